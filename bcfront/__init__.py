@@ -1,0 +1,29 @@
+"""bcfront: a bytecode-level Python frontend and program analyzer for PyTorch.
+
+Public API (see DESIGN.md): `capture`, `explain`, `analyze`, `GraphBreakError`.
+Importing bcfront never imports torch; the parts that need it import it lazily.
+"""
+from __future__ import annotations
+
+from .errors import BcfrontError, GraphBreakError
+
+__all__ = ["capture", "explain", "analyze", "GraphBreakError", "BcfrontError"]
+__version__ = "0.1.0"
+
+
+def analyze(fn_or_code):
+    """Static analysis of a function or code object (no execution, no torch)."""
+    from .analysis import analyze as _analyze
+    return _analyze(fn_or_code)
+
+
+def capture(fn=None, *, backend="auto", fullgraph=False, **options):
+    """Capture `fn` (function, bound method or nn.Module); usable as a decorator."""
+    from .capture import capture as _capture
+    return _capture(fn, backend=backend, fullgraph=fullgraph, **options)
+
+
+def explain(fn, *args, **kwargs):
+    """Run `fn` once under capture and return a `Report` of graphs, breaks, guards."""
+    from .explain import explain as _explain
+    return _explain(fn, *args, **kwargs)

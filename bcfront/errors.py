@@ -1,0 +1,34 @@
+"""Exceptions that bcfront raises to its users."""
+from __future__ import annotations
+
+
+class BcfrontError(Exception):
+    """Base class of every error bcfront raises on purpose."""
+
+
+class GraphBreakError(BcfrontError):
+    """Raised by ``capture(fn, fullgraph=True)`` at the first graph break.
+
+    Carries the same fields as a `report.GraphBreak`: reason (short
+    category), message, filename, lineno, user_stack.
+    """
+
+    def __init__(self, reason: str, message: str, filename: str | None = None,
+                 lineno: int | None = None, user_stack: tuple = (), instruction: str | None = None):
+        self.reason = reason
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.user_stack = tuple(user_stack)
+        self.instruction = instruction
+        where = f" at {filename}:{lineno}" if filename else ""
+        super().__init__(f"graph break ({reason}){where}: {message}")
+
+
+class UnsupportedError(BcfrontError):
+    """Internal signal: the interpreter cannot represent something (becomes a graph break)."""
+
+    def __init__(self, reason: str, message: str):
+        self.reason = reason
+        self.message = message
+        super().__init__(f"{reason}: {message}")
