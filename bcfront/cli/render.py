@@ -1,0 +1,286 @@
+"""Render a `report.Report` with rich: one section per captured function.
+
+Each section is a sequence of parts (time share, graphs, breaks, guards,
+recompiles, side effects, notes, warnings), produced by small functions in a
+table, each returning renderables or nothing.  Nothing here decides colours
+or width: the `Console` does (colour on a terminal, plain text when piped,
+the terminal's width or ``COLUMNS``).
+"""
+from __future__ import annotations
+
+import io
+import linecache
+import os
+from dataclasses import dataclass
+
+from rich import box
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from bcfront.report import Frame, FunctionReport, GraphBreak, Report
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    verbose: bool = False      # graph code, kernel source, every guard
+    max_guards: int = 12       # guards listed per function unless verbose
+    theme: str = "ansi_dark"   # pygments theme of highlighted source
+
+
+class StripTrailing(io.TextIOBase):
+    """A text stream that drops trailing spaces from each line before passing it on.
+
+    Rich pads lines to the width of their block; on a terminal that is
+    invisible, but piped plain text should not carry it.
+    """
+
+    def __init__(self, target):
+        self.target = target
+        self.pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, s: str) -> int:
+        *lines, self.pending = (self.pending + s).split("\n")
+        for line in lines:
+            self.target.write(line.rstrip(" ") + "\n")
+        return len(s)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.target.write(self.pending.rstrip(" "))
+            self.pending = ""
+        self.target.flush()
+
+
+def short_path(filename: str | None) -> str:
+    """`filename` relative to the working directory when it lies below it."""
+    if not filename:
+        return "?"
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:  # another drive on Windows
+        return filename
+    return filename if rel.startswith("..") else rel
+
+
+def indent(renderable, n: int) -> Padding:
+    """`renderable` indented by `n` columns, without padding lines out to the full width."""
+    return Padding(renderable, (0, 0, 0, n), expand=False)
+
+
+def where(filename: str | None, lineno: int | None) -> str:
+    return f"{short_path(filename)}:{lineno}" if lineno else short_path(filename)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _heading(title: str, n: int | None = None) -> Text:
+    text = Text(title, style="bold")
+    if n is not None:
+        text.append(f" ({n})", style="dim")
+    return text
+
+
+def _table(*columns: str) -> Table:
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    return t
+
+
+def _source(filename: str | None, lineno: int | None, line: str, opts: RenderOptions):
+    """The source line at filename:lineno, highlighted, with its line number."""
+    text = line or (linecache.getline(filename, lineno).rstrip() if filename and lineno else "")
+    if not text.strip():
+        return None
+    return Syntax(text.strip(), "python", line_numbers=True, start_line=lineno or 1,
+                  theme=opts.theme, word_wrap=True, background_color="default")
+
+
+def _frame_text(f: Frame) -> str:
+    return f"{f.function} ({where(f.filename, f.lineno)})"
+
+
+# -- parts of a function section -----------------------------------------------
+
+def part_time(fr: FunctionReport, opts: RenderOptions):
+    total = fr.compiled_seconds + fr.python_seconds
+    calls = _plural(fr.calls, "call")
+    if total <= 0:
+        return [Text(f"{calls}; time split not measured", style="dim")]
+    share = fr.compiled_seconds / total
+    bar_len = 20
+    filled = round(share * bar_len)
+    text = Text(f"{calls}; run time ")
+    text.append("█" * filled, style="green")
+    text.append("░" * (bar_len - filled), style="yellow")
+    text.append(f" {share:.0%} compiled ({_ms(fr.compiled_seconds)}), "
+                f"{1 - share:.0%} Python ({_ms(fr.python_seconds)})")
+    return [text]
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def part_graphs(fr: FunctionReport, opts: RenderOptions):
+    if not fr.graphs:
+        return [_heading("Graphs", 0), indent(Text("no graph captured", style="dim"), 2)]
+    t = _table("#", "graph of", "backend", "ops", "kernels", "left to torch")
+    for i, g in enumerate(fr.graphs, 1):
+        left = ", ".join(sorted(set(g.fallback_ops))) or "—"
+        t.add_row(str(i), g.function, g.backend, str(g.op_count), str(len(g.kernels)), left)
+    out = [_heading("Graphs", len(fr.graphs)), indent(t, 2)]
+    if opts.verbose:
+        for i, g in enumerate(fr.graphs, 1):
+            out.append(indent(Text(f"graph {i} ({g.function}):", style="bold dim"), 2))
+            out.append(indent(Syntax(g.code, "python", theme=opts.theme, word_wrap=True,
+                                      background_color="default"), 4))
+            for k in g.kernels:
+                out.append(indent(Text(f"kernel {k.name} fuses {', '.join(k.ops)}:",
+                                        style="bold dim"), 4))
+                out.append(indent(Syntax(k.source, "python", theme=opts.theme, word_wrap=True,
+                                          background_color="default"), 6))
+    return out
+
+
+def _break_item(i: int, b: GraphBreak, opts: RenderOptions):
+    head = Text(f"{i}. ", style="bold")
+    head.append(b.reason, style="bold red")
+    if b.count > 1:
+        head.append(f" ×{b.count}", style="bold")
+    head.append(f"  {where(b.filename, b.lineno)}", style="cyan")
+    parts = [head, indent(Text(b.message), 3)]
+    src = _source(b.filename, b.lineno, b.source_line, opts)
+    if src is not None:
+        parts.append(indent(src, 3))
+    if b.instruction:
+        parts.append(indent(Text(f"at {b.instruction}", style="dim"), 3))
+    if len(b.user_stack) > 1:
+        stack = " → ".join(_frame_text(f) for f in b.user_stack)
+        parts.append(indent(Text(f"user stack: {stack}", style="dim"), 3))
+    return Group(*parts)
+
+
+def part_breaks(fr: FunctionReport, opts: RenderOptions):
+    if not fr.graph_breaks:
+        return [_heading("Graph breaks", 0),
+                indent(Text("none — the whole function ran as compiled graphs", style="green"), 2)]
+    total = sum(b.count for b in fr.graph_breaks)
+    out = [_heading("Graph breaks", total)]
+    out += [indent(_break_item(i, b, opts), 2)
+            for i, b in enumerate(fr.graph_breaks, 1)]
+    return out
+
+
+def part_guards(fr: FunctionReport, opts: RenderOptions):
+    if not fr.guards:
+        return []
+    shown = fr.guards if opts.verbose else fr.guards[:opts.max_guards]
+    t = _table("guards", "kind", "check", "first used at")
+    for g in shown:
+        use = ""
+        if g.first_use is not None:
+            use = where(g.first_use.filename, g.first_use.lineno)
+            if g.first_use.source_line:
+                use += f"  {g.first_use.source_line.strip()}"
+        t.add_row(g.source, g.kind, g.expr, use)
+    out = [_heading("Guards", len(fr.guards)), indent(t, 2)]
+    if len(shown) < len(fr.guards):
+        out.append(indent(Text(f"… {len(fr.guards) - len(shown)} more (--verbose shows all)",
+                                style="dim"), 2))
+    return out
+
+
+def part_recompiles(fr: FunctionReport, opts: RenderOptions):
+    if not fr.recompiles:
+        return []
+    t = _table("#", "failed guard", "expected", "actual", "why")
+    for i, r in enumerate(fr.recompiles, 1):
+        why = r.reason
+        if r.first_use is not None:
+            why += f" (value first used at {where(r.first_use.filename, r.first_use.lineno)})"
+        t.add_row(str(i), r.guard, r.expected, r.actual, why)
+    return [_heading("Recompiles", len(fr.recompiles)), indent(t, 2)]
+
+
+def part_side_effects(fr: FunctionReport, opts: RenderOptions):
+    if not fr.side_effects:
+        return []
+    t = _table("side effect replayed", "target", "at")
+    for s in fr.side_effects:
+        t.add_row(s.kind, s.target, where(s.filename, s.lineno) if s.filename else "")
+    return [_heading("Side effects", len(fr.side_effects)), indent(t, 2)]
+
+
+def part_notes(fr: FunctionReport, opts: RenderOptions):
+    if not fr.notes:
+        return []
+    return [_heading("Notes")] + [indent(Text(f"• {n}"), 2) for n in fr.notes]
+
+
+def part_warnings(fr: FunctionReport, opts: RenderOptions):
+    out = []
+    for w in fr.warnings:
+        text = Text("⚠ warning: ", style="bold yellow")
+        text.append(w)
+        out.append(text)
+    return out
+
+
+# Sections of a function, in the order a person reads them.
+PARTS = (part_time, part_warnings, part_graphs, part_breaks, part_recompiles,
+         part_guards, part_side_effects, part_notes)
+
+
+def function_section(fr: FunctionReport, opts: RenderOptions) -> Group:
+    title = Text(fr.function, style="bold magenta")
+    if fr.filename:
+        title.append(f"  {where(fr.filename, fr.lineno)}", style="cyan")
+    parts: list = [Rule(title, align="left", style="magenta")]
+    for part in PARTS:
+        got = part(fr, opts)
+        if got:
+            parts.extend(got)
+            parts.append(Text(""))
+    return Group(*parts)
+
+
+def summary_line(report: Report) -> Text:
+    n_breaks = sum(b.count for b in report.graph_breaks)
+    text = Text("bcfront explain: ", style="bold")
+    text.append(", ".join([
+        _plural(len(report.functions), "captured function"),
+        _plural(len(report.graphs), "graph"),
+        _plural(n_breaks, "graph break"),
+        _plural(len(report.recompiles), "recompile"),
+    ]))
+    storms = sum(1 for f in report.functions for w in f.warnings)
+    if storms:
+        text.append(f", {_plural(storms, 'warning')}", style="bold yellow")
+    return text
+
+
+def render_report(report: Report, console: Console, opts: RenderOptions = RenderOptions()) -> None:
+    """Print `report` to `console`."""
+    console.print()
+    console.print(summary_line(report))
+    if not report.functions:
+        console.print(Text("No captured function ran. Wrap the code to inspect with "
+                           "bcfront.capture (as a decorator or cf = bcfront.capture(fn)).",
+                           style="yellow"))
+        return
+    for fr in report.functions:
+        console.print(function_section(fr, opts))
+

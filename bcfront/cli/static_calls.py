@@ -1,0 +1,183 @@
+"""Calls in the static predictor: what a call returns, and whether it breaks the graph.
+
+One handler per kind of callee (`CALLEES`): builtins, library callables known
+by dotted name (torch, numpy, math, I/O, bcfront.capture itself), tensor
+methods, and functions, classes and instances defined in the analysed file —
+calls into those also *seed* the callee's parameters and record a call edge,
+which is how tensors flow between functions of one file.
+"""
+from __future__ import annotations
+
+from . import static_values as sv
+from .static_values import NULL, TENSOR, UNKNOWN, V, derived
+
+
+def _args_result(args: list[V]) -> V:
+    """A call of something unknown: a tensor in, most likely a tensor out."""
+    tensors = [a for a in args if a.kind == "tensor"]
+    return V("tensor", any(a.certain for a in tensors)) if tensors else UNKNOWN
+
+
+def _scalar(ins, certain: bool = True) -> V:
+    return V("scalar", certain, origin=ins.offset)
+
+
+def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
+    name, every = f.name, args + list(kwargs.values())
+    if name in sv.BUILTIN_IO:
+        fl.predict(ins, "io", f"{name}()", True)
+        return UNKNOWN
+    first = args[0] if args else UNKNOWN
+    if name in sv.BUILTIN_TO_PYTHON:
+        if first.kind == "tensor":
+            fl.predict(ins, "tensor-to-python", f"{name}()", first.certain)
+            return _scalar(ins, first.certain)
+        return first if first.kind == "scalar" else UNKNOWN
+    if name in sv.BUILTIN_COMPARE and any(a.kind == "tensor" for a in every):
+        fl.predict(ins, "tensor-to-python", f"{name}()", all(a.certain for a in every if a.tainted))
+        return _scalar(ins) if name in ("any", "all") else TENSOR
+    if name == "range":
+        for a in every:
+            fl.steer(a)    # a loop count read from a tensor steers control flow
+        return UNKNOWN
+    if name in sv.BUILTIN_META:
+        return UNKNOWN
+    return derived(every)
+
+
+def _is_capture(name: str) -> bool:
+    return name in sv.CAPTURE_NAMES or (sv.root(name) == "bcfront" and name.endswith(".capture"))
+
+
+def _mark_entry(fl, v: V) -> None:
+    target = _callee_of(fl, v)
+    if target:
+        fl.facts.entries.add(target[0])
+
+
+def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
+    name, every = f.name, args + list(kwargs.values())
+    top = sv.root(name)
+    if _is_capture(name):
+        if not args:
+            return V("capdeco")    # @bcfront.capture(backend=...) returns a decorator
+        _mark_entry(fl, args[0])
+        return args[0]             # the captured function calls like the original
+    if top == "bcfront" and name.endswith(".explain") and args:
+        _mark_entry(fl, args[0])
+        call(fl, ins, args[0], args[1:], kwargs)
+        return UNKNOWN
+    if top == "torch":
+        return sv.torch_call_result(name)
+    if top in sv.NUMPY_ROOTS:
+        if any(a.kind == "tensor" for a in every):
+            fl.predict(ins, "numpy", name, all(a.certain for a in every if a.kind == "tensor"))
+        return UNKNOWN
+    if top in sv.SCALAR_C_ROOTS:
+        tensors = [a for a in every if a.kind == "tensor"]
+        if tensors:
+            fl.predict(ins, "tensor-to-python", f"{name}()", all(a.certain for a in tensors))
+            return _scalar(ins)
+        return derived(every)
+    if sv.is_io(name):
+        fl.predict(ins, "io", name, True)
+        return UNKNOWN
+    return _args_result(every)
+
+
+def call_tensor_method(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
+    name = f.name
+    if name in sv.TENSOR_TO_PYTHON:
+        fl.predict(ins, "tensor-to-python", sv.TENSOR_TO_PYTHON[name], f.certain)
+        return _scalar(ins, f.certain)
+    if name in sv.TENSOR_TO_NUMPY:
+        fl.predict(ins, "numpy", f".{name}()", f.certain)
+        return UNKNOWN
+    if name in sv.TENSOR_META_METHODS:
+        return UNKNOWN
+    return V("tensor", f.certain)
+
+
+def _callee_of(fl, f: V) -> tuple[str, int] | None:
+    """(qualname, number of implicit leading arguments) of a file function `f` calls into."""
+    if f.kind == "func" and f.name in fl.facts.functions:
+        return f.name, 0
+    if f.kind == "bfunc":
+        return f.name, 1
+    if f.kind == "class":
+        init = f"{f.name}.__init__"
+        return (init, 1) if init in fl.facts.functions else None
+    if f.kind in ("inst", "self"):
+        for meth in ("forward", "__call__"):
+            if meth in fl.facts.methods.get(f.name, ()):
+                return f"{f.name}.{meth}", 1
+    return None
+
+
+def call(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
+    """The result of calling `f`; records predictions, seeds and call edges."""
+    handler = CALLEES.get(f.kind)
+    if handler is not None:
+        return handler(fl, ins, f, args, kwargs)
+    target = _callee_of(fl, f)
+    every = args + list(kwargs.values())
+    if target is None:
+        if f.kind == "class":
+            return V("inst", name=f.name)
+        if f.kind == "capdeco" and args:
+            _mark_entry(fl, args[0])
+            return args[0]
+        if f.kind == "tinst":
+            return _args_result(every) if every else UNKNOWN
+        return _args_result(every)
+    qual, implicit = target
+    facts = fl.facts
+    facts.calls.setdefault(fl.qualname, set()).add(qual)
+    for i, a in enumerate(args):
+        facts.seed(qual, i + implicit, a)
+    for k, a in kwargs.items():
+        facts.seed(qual, k, a)
+    if f.kind == "class":
+        return V("inst", name=f.name)
+    ret = facts.returns.get(qual)
+    return ret if ret is not None and ret.kind != "none" else _args_result(every)
+
+
+CALLEES = {
+    "builtin": call_builtin, "mod": call_mod, "tmethod": call_tensor_method,
+}
+
+
+def _split(items: list[V]) -> tuple[V, list[V]]:
+    """(callee, implicit self arguments) from the two slots below a call's arguments."""
+    a, b = items
+    if a == NULL or a.kind == "null":
+        return b, []
+    return a, ([] if b.kind == "null" else [b])
+
+
+def op_call(fl, ins):
+    argc = ins.arg or 0
+    names, fl.kwnames = fl.kwnames, ()
+    items = fl.pop(argc + 2)
+    f, implicit = _split(items[:2])
+    args = items[2:]
+    kw = {}
+    if names:
+        kw = dict(zip(names, args[len(args) - len(names):]))
+        args = args[:len(args) - len(names)]
+    fl.push(call(fl, ins, f, implicit + args, kw))
+
+
+def op_call_kw(fl, ins):
+    (names,) = fl.pop()
+    fl.kwnames = tuple(names.value or ())
+    op_call(fl, ins)
+
+
+def op_call_function_ex(fl, ins):
+    n = 3 + (ins.arg & 1)
+    items = fl.pop(n)
+    f, implicit = _split(items[:2])
+    spread = derived(items[2:])
+    fl.push(call(fl, ins, f, implicit + ([spread] if spread.tainted else []), {}))
