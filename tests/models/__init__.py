@@ -1,0 +1,1 @@
+"""Small-model and tensor-idiom correctness corpus for `bcfront.capture` (torch needed)."""
