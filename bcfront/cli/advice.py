@@ -12,7 +12,7 @@ from __future__ import annotations
 import linecache
 import re
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from bcfront.report import FunctionReport, Report
 
@@ -21,50 +21,72 @@ STORM_MIN_FAILURES = 2
 STORM_MIN_SHARE = 0.5
 
 _SHAPE = re.compile(r"\.(?:shape|size\(\))\s*\[\s*(\d+)\s*\]|\.size\((\d+)\)")
+_TUPLE = re.compile(r"\(\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*\)")
 
 
-def _shape_fix(source: str, expr: str, kind: str) -> str | None:
-    m = _SHAPE.search(source) or _SHAPE.search(expr)
-    if not m:
-        return None
-    dim = m.group(1) or m.group(2)
-    base = source.split(".shape")[0].split(".size")[0] or source
-    return (f"the size of dimension {dim} of {base} changes between calls: mark that "
+@dataclass(frozen=True)
+class Failure:
+    """What a recompile says about one guard: enough to pick a fix."""
+    source: str
+    expr: str
+    kind: str
+    expected: str = ""
+    actual: str = ""
+
+
+def _dims(text: str) -> tuple[int, ...] | None:
+    m = _TUPLE.search(text)
+    return tuple(int(x) for x in m.group(1).split(",")) if m else None
+
+
+def _shape_fix(f: Failure) -> str | None:
+    m = _SHAPE.search(f.source) or _SHAPE.search(f.expr)
+    if m:
+        dims = [int(m.group(1) or m.group(2))]
+        base = f.source.split(".shape")[0].split(".size")[0] or f.source
+    else:   # a whole-shape check: find the dimensions that differ
+        old, new = _dims(f.expected), _dims(f.actual)
+        if old is None or new is None or len(old) != len(new) or old == new:
+            return None
+        dims = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+        base = f.source
+    which = "dimension " + ", ".join(map(str, dims))
+    return (f"the size of {which} of {base} changes between calls: mark that "
             f"dimension dynamic, or pad/bucket the inputs to a few fixed sizes")
 
 
-def _scalar_fix(source: str, expr: str, kind: str) -> str | None:
-    if kind not in ("CONSTANT", "EQUALS_MATCH", "CONSTANT_MATCH") and " == " not in expr:
+def _scalar_fix(f: Failure) -> str | None:
+    if f.kind not in ("CONSTANT", "EQUALS_MATCH", "CONSTANT_MATCH") and " == " not in f.expr:
         return None
-    return (f"{source} is a Python value baked into the graph as a constant and it changes "
+    return (f"{f.source} is a Python value baked into the graph as a constant and it changes "
             f"between calls: stop passing a changing Python scalar (pass it as a tensor, "
             f"e.g. torch.tensor(value), or keep it fixed)")
 
 
-def _identity_fix(source: str, expr: str, kind: str) -> str | None:
-    if kind != "ID_MATCH" and " is " not in expr:
+def _identity_fix(f: Failure) -> str | None:
+    if f.kind != "ID_MATCH" and " is " not in f.expr:
         return None
-    return (f"{source} is a different object on each call (a new module, lambda or "
+    return (f"{f.source} is a different object on each call (a new module, lambda or "
             f"closure?): create it once and reuse it")
 
 
-def _type_fix(source: str, expr: str, kind: str) -> str | None:
-    if kind != "TYPE_MATCH":
+def _type_fix(f: Failure) -> str | None:
+    if f.kind != "TYPE_MATCH":
         return None
-    return f"the type of {source} changes between calls: pass values of one type"
+    return f"the type of {f.source} changes between calls: pass values of one type"
 
 
-def _tensor_fix(source: str, expr: str, kind: str) -> str | None:
-    if kind != "TENSOR_MATCH":
+def _tensor_fix(f: Failure) -> str | None:
+    if f.kind != "TENSOR_MATCH":
         return None
-    return (f"the dtype, device, layout or requires_grad of {source} changes between calls: "
+    return (f"the dtype, device, layout or requires_grad of {f.source} changes between calls: "
             f"convert inputs consistently before the call")
 
 
-def _global_fix(source: str, expr: str, kind: str) -> str | None:
-    if not (source.startswith("G[") or kind.startswith("GLOBAL")):
+def _global_fix(f: Failure) -> str | None:
+    if not (f.source.startswith("G[") or f.kind.startswith("GLOBAL")):
         return None
-    return (f"{source} (global state) changes between calls: pass it as an argument, "
+    return (f"{f.source} (global state) changes between calls: pass it as an argument, "
             f"or change it outside the hot loop")
 
 
@@ -73,29 +95,34 @@ FIXES = (_shape_fix, _scalar_fix, _identity_fix, _type_fix, _tensor_fix, _global
 FALLBACK_FIX = "make this value the same on every call, or pass it as a tensor argument"
 
 
-def suggest_fix(source: str, expr: str, kind: str = "") -> str:
+def suggest_fix(failure: Failure) -> str:
     for rule in FIXES:
-        text = rule(source, expr, kind)
+        text = rule(failure)
         if text:
             return text
     return FALLBACK_FIX
 
 
-def storm_warnings(fr: FunctionReport, kinds: dict[str, str] | None = None) -> list[str]:
-    """One warning per guard that failed on most calls of `fr`."""
+def storm_warnings(fr: FunctionReport) -> list[str]:
+    """One warning per guarded value whose guard failed on most calls of `fr`.
+
+    Failures are grouped by the value guarded (``L['x'].shape[1]``), not by
+    the check's text, which names a different expected value in each entry.
+    """
     if not fr.recompiles:
         return []
-    kinds = kinds if kinds is not None else {g.expr: g.kind for g in fr.guards}
-    fails = Counter(r.guard for r in fr.recompiles)
+    kinds = {g.expr: g.kind for g in fr.guards}
+    fails = Counter(r.source or r.guard for r in fr.recompiles)
     calls = max(fr.calls, len(fr.recompiles) + 1)
     out = []
-    for guard, n in fails.most_common():
+    for key, n in fails.most_common():
         if n < STORM_MIN_FAILURES or n < STORM_MIN_SHARE * calls:
             continue
-        rec = next(r for r in fr.recompiles if r.guard == guard)
-        fix = suggest_fix(rec.source, guard, kinds.get(guard, ""))
-        out.append(f"recompile storm: the guard `{guard}` failed on {n} of {calls} calls "
-                   f"(last: expected {rec.expected}, got {rec.actual}); fix: {fix}")
+        rec = [r for r in fr.recompiles if (r.source or r.guard) == key][-1]
+        fix = suggest_fix(Failure(rec.source or key, rec.guard, kinds.get(rec.guard, ""),
+                                  rec.expected, rec.actual))
+        out.append(f"recompile storm: the guard on {key} failed on {n} of {calls} calls "
+                   f"(last: `{rec.guard}` expected {rec.expected}, got {rec.actual}); fix: {fix}")
     return out
 
 
@@ -107,12 +134,17 @@ def _with_source(fr: FunctionReport) -> FunctionReport:
     return replace(fr, graph_breaks=breaks)
 
 
+def _already_warned(warning: str, existing: tuple[str, ...]) -> bool:
+    """Capture may warn about the same guard itself (e.g. at the recompile limit)."""
+    guarded = warning.split(" failed on ")[0].removeprefix("recompile storm: the guard on ")
+    return any(guarded in w for w in existing)
+
+
 def enrich(report: Report) -> Report:
     """`report` with storm warnings added and missing break source lines filled in."""
     out = []
     for fr in report.functions:
         fr = _with_source(fr)
-        extra = [w for w in storm_warnings(fr)
-                 if not any(w.split("`")[1] in old for old in fr.warnings)]
+        extra = [w for w in storm_warnings(fr) if not _already_warned(w, fr.warnings)]
         out.append(replace(fr, warnings=fr.warnings + tuple(extra)) if extra else fr)
     return Report(functions=tuple(out))

@@ -199,7 +199,7 @@ def predict_file(path: str) -> StaticReport:
     flows: dict[types.CodeType, Flow] = {}
     for _ in range(MAX_FILE_ROUNDS):
         before = _snapshot(facts)
-        flows = {}
+        flows, facts.calls = {}, {}
         for c in codes:
             q = c.co_qualname
             info = defs.get(q)
@@ -207,10 +207,11 @@ def predict_file(path: str) -> StaticReport:
             entry = q in facts.entries or _is_forward(q, defs)
             fl.run(param_values(c, info, facts, entry) if is_function(c) else {})
             if is_function(c):
-                old = facts.returns.get(q)
-                facts.returns[q] = fl.returned if old is None else join(old, fl.returned)
+                old = facts.new_returns.get(q)
+                facts.new_returns[q] = fl.returned if old is None else join(old, fl.returned)
             flows[c] = fl
-        if _snapshot(facts) == before:
+        changed = facts.next_round()
+        if not changed and _snapshot(facts) == before:
             break
     captured = _captured(facts, defs)
     out = []
@@ -218,8 +219,8 @@ def predict_file(path: str) -> StaticReport:
         if not is_function(c):
             continue
         q = c.co_qualname
-        preds = tuple(_prediction(path, q, fl, raw) for raw in
-                      sorted(fl.predictions.values(), key=lambda r: r.offset)) \
+        preds = _merge_lines(_prediction(path, q, fl, raw) for raw in
+                             sorted(fl.predictions.values(), key=lambda r: r.offset)) \
             if q in captured else ()
         out.append(FunctionPredictions(q.replace(".<locals>", ""), c.co_firstlineno,
                                        q in captured, preds))
@@ -227,9 +228,9 @@ def predict_file(path: str) -> StaticReport:
 
 
 def _snapshot(facts: Facts):
-    return (repr(sorted(facts.seeds.items(), key=str)), repr(sorted(facts.returns.items())),
-            repr(sorted(facts.class_attrs.items(), key=str)), repr(sorted(facts.globals.items())),
-            tuple(sorted(facts.entries)))
+    """The facts that only grow (seeds and returns are compared by `Facts.next_round`)."""
+    return (repr(sorted(facts.class_attrs.items(), key=str)),
+            repr(sorted(facts.globals.items())), tuple(sorted(facts.entries)))
 
 
 def _captured(facts: Facts, defs: dict[str, DefInfo]) -> set[str]:
@@ -246,6 +247,16 @@ def _captured(facts: Facts, defs: dict[str, DefInfo]) -> set[str]:
     # Code nested in a captured function (comprehensions, closures) runs under it too.
     return seen | {q for q in facts.functions
                    if any(q.startswith(s + ".<locals>.") for s in seen)}
+
+
+def _merge_lines(preds) -> tuple[Prediction, ...]:
+    """One prediction per line and reason (a ``while`` tests its condition in two places)."""
+    out: dict[tuple, Prediction] = {}
+    for p in preds:
+        key = (p.lineno, p.reason)
+        if key not in out or p.confidence > out[key].confidence:
+            out[key] = p
+    return tuple(out.values())
 
 
 def _prediction(path: str, qualname: str, fl: Flow, raw: RawPrediction) -> Prediction:

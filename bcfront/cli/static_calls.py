@@ -36,6 +36,9 @@ def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     if name in sv.BUILTIN_COMPARE and any(a.kind == "tensor" for a in every):
         fl.predict(ins, "tensor-to-python", f"{name}()", all(a.certain for a in every if a.tainted))
         return _scalar(ins) if name in ("any", "all") else TENSOR
+    if name in ("enumerate", "zip"):
+        elems = tuple(element(a) for a in args)
+        return V(name, value=(UNKNOWN, *elems) if name == "enumerate" else elems)
     if name == "range":
         for a in every:
             fl.steer(a)    # a loop count read from a tensor steers control flow
@@ -43,6 +46,18 @@ def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     if name in sv.BUILTIN_META:
         return UNKNOWN
     return derived(every)
+
+
+def element(v: V) -> V:
+    """What iterating over `v` yields."""
+    if v.kind in ("enumerate", "zip"):
+        return V("tuple", value=v.value)
+    if v.kind == "tuple":
+        out = UNKNOWN
+        for i, item in enumerate(v.value):
+            out = item if i == 0 else sv.join(out, item)
+        return out
+    return derived([v])
 
 
 def _is_capture(name: str) -> bool:
@@ -67,6 +82,8 @@ def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
         _mark_entry(fl, args[0])
         call(fl, ins, args[0], args[1:], kwargs)
         return UNKNOWN
+    if name in sv.RETURNS_OBJECT:
+        return V("mod", name=sv.RETURNS_OBJECT[name])
     if top == "torch":
         return sv.torch_call_result(name)
     if top in sv.NUMPY_ROOTS:

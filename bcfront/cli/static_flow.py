@@ -35,14 +35,26 @@ class Facts:
     class_attrs: dict[str, dict[str, V]] = field(default_factory=dict)
     methods: dict[str, set[str]] = field(default_factory=dict)       # class -> method names
     functions: set[str] = field(default_factory=set)                 # function qualnames
-    returns: dict[str, V] = field(default_factory=dict)
-    seeds: dict[str, dict[int | str, V]] = field(default_factory=dict)   # callee -> param -> V
+    returns: dict[str, V] = field(default_factory=dict)             # last round's
+    new_returns: dict[str, V] = field(default_factory=dict)
+    # callee -> parameter (index or name) -> value passed.  Read from the last
+    # round, written afresh in this one, so a guess made before a caller was
+    # seen does not linger once the caller says better.
+    seeds: dict[str, dict[int | str, V]] = field(default_factory=dict)
+    new_seeds: dict[str, dict[int | str, V]] = field(default_factory=dict)
     entries: set[str] = field(default_factory=set)                   # captured functions
     calls: dict[str, set[str]] = field(default_factory=dict)         # caller -> callees
 
     def seed(self, callee: str, key: int | str, v: V) -> None:
-        d = self.seeds.setdefault(callee, {})
+        d = self.new_seeds.setdefault(callee, {})
         d[key] = join(d[key], v) if key in d else v
+
+    def next_round(self) -> bool:
+        """Make this round's seeds and returns current; whether anything changed."""
+        changed = (self.new_seeds, self.new_returns) != (self.seeds, self.returns)
+        self.seeds, self.new_seeds = self.new_seeds, {}
+        self.returns, self.new_returns = self.new_returns, {}
+        return changed
 
 
 @dataclass(frozen=True)
@@ -362,7 +374,10 @@ def op_push_null(fl, ins):
 
 def op_unpack_sequence(fl, ins):
     (seq,) = fl.pop()
-    fl.push(*([derived([seq])] * ins.arg))
+    if seq.kind == "tuple" and len(seq.value) == ins.arg:
+        fl.push(*reversed(seq.value))     # the first item ends on top
+    else:
+        fl.push(*([derived([seq])] * ins.arg))
 
 
 def op_unpack_ex(fl, ins):
@@ -381,7 +396,27 @@ def _append_into(n_items: int):
 
 
 def op_for_iter(fl, ins):
-    fl.push(derived([fl.peek()]))
+    from .static_calls import element
+    fl.push(element(fl.peek()))
+
+
+def op_get_iter(fl, ins):
+    (v,) = fl.pop()
+    fl.push(v if v.kind in sv.STRUCTURED else derived([v]))
+
+
+def op_build_tuple(fl, ins):
+    items = fl.pop(ins.arg or 0)
+    fl.push(V("tuple", value=tuple(items)) if len(items) <= 8 else derived(items))
+
+
+def op_binary_subscr(fl, ins):
+    container, key = fl.pop(2)
+    if container.kind == "tuple" and key.kind == "const" and isinstance(key.value, int) \
+            and -len(container.value) <= key.value < len(container.value):
+        fl.push(container.value[key.value])
+    else:
+        fl.push(derived([container, key]))
 
 
 def op_make_function(fl, ins):
@@ -457,7 +492,8 @@ HANDLERS = {
     "LIST_APPEND": _append_into(1), "SET_ADD": _append_into(1), "LIST_EXTEND": _append_into(1),
     "SET_UPDATE": _append_into(1), "DICT_UPDATE": _append_into(1),
     "DICT_MERGE": _append_into(1), "MAP_ADD": _append_into(2),
-    "FOR_ITER": op_for_iter, "MAKE_FUNCTION": op_make_function,
+    "FOR_ITER": op_for_iter, "GET_ITER": op_get_iter, "BUILD_TUPLE": op_build_tuple,
+    "BINARY_SUBSCR": op_binary_subscr, "MAKE_FUNCTION": op_make_function,
     "SET_FUNCTION_ATTRIBUTE": op_set_function_attribute, "KW_NAMES": op_kw_names,
     "LOAD_BUILD_CLASS": op_load_build_class,
     "POP_JUMP_IF_TRUE": op_pop_jump_bool, "POP_JUMP_IF_FALSE": op_pop_jump_bool,

@@ -37,8 +37,23 @@ TENSOR = V("tensor")
 MAYBE_TENSOR = V("tensor", certain=False)
 
 
+STRUCTURED = ("tuple", "enumerate", "zip")   # values that remember their items' values
+
+
+def flat(v: V) -> V:
+    """`v` with any structure forgotten: a tuple of tensors is a tensor-derived value."""
+    if v.kind in STRUCTURED:
+        return derived(v.value)
+    return v
+
+
 def join(a: V, b: V) -> V:
     """The least value describing both `a` and `b` (a may-analysis: taint wins)."""
+    if a == b:
+        return a
+    if a.kind == b.kind and a.kind in STRUCTURED and len(a.value) == len(b.value):
+        return V(a.kind, value=tuple(join(x, y) for x, y in zip(a.value, b.value)))
+    a, b = flat(a), flat(b)
     if a == b:
         return a
     if a.kind == b.kind and a.name == b.name and a.origin == b.origin:
@@ -54,6 +69,7 @@ def join(a: V, b: V) -> V:
 
 def derived(inputs) -> V:
     """The result of plain computation (arithmetic, indexing, containers) on `inputs`."""
+    inputs = [flat(v) for v in inputs]
     tensors = [v for v in inputs if v.kind == "tensor"]
     if tensors:
         return V("tensor", any(v.certain for v in tensors))
@@ -112,8 +128,12 @@ NUMPY_ROOTS = frozenset({"numpy", "scipy", "pandas"})
 # call float()/int() on it.
 SCALAR_C_ROOTS = frozenset({"math", "cmath", "statistics"})
 # Dotted names (prefixes) that do I/O.
-IO_NAMES = ("sys.stdout", "sys.stderr", "logging", "os.write", "builtins.print",
-            "builtins.open", "pprint", "warnings.warn", "json.dump", "pickle.dump")
+IO_NAMES = ("sys.stdout.write", "sys.stderr.write", "os.write", "builtins.print",
+            "builtins.open", "pprint", "warnings.warn", "json.dump", "pickle.dump",
+            "logging.debug", "logging.info", "logging.warning", "logging.error",
+            "logging.critical", "logging.exception", "logging.log", "logging.Logger")
+# Library calls that return an object whose methods are known by a dotted name.
+RETURNS_OBJECT = {"logging.getLogger": "logging.Logger", "logging.Logger.getChild": "logging.Logger"}
 # How capture is spelled: its result calls the function it wraps.
 CAPTURE_NAMES = frozenset({"bcfront.capture", "bcfront.capture.capture", "capture"})
 
