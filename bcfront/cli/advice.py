@@ -64,7 +64,7 @@ def _scalar_fix(f: Failure) -> str | None:
 
 
 def _identity_fix(f: Failure) -> str | None:
-    if f.kind != "ID_MATCH" and " is " not in f.expr:
+    if f.kind != "ID_MATCH" and not f.expr.startswith("id("):
         return None
     return (f"{f.source} is a different object on each call (a new module, lambda or "
             f"closure?): create it once and reuse it")
@@ -91,7 +91,7 @@ def _global_fix(f: Failure) -> str | None:
 
 
 # Checked in order; the first rule that returns a suggestion wins.
-FIXES = (_shape_fix, _scalar_fix, _identity_fix, _type_fix, _tensor_fix, _global_fix)
+FIXES = (_shape_fix, _type_fix, _identity_fix, _tensor_fix, _global_fix, _scalar_fix)
 FALLBACK_FIX = "make this value the same on every call, or pass it as a tensor argument"
 
 

@@ -28,6 +28,7 @@ from bcfront.report import Frame, FunctionReport, GraphBreak, Report
 class RenderOptions:
     verbose: bool = False      # graph code, kernel source, every guard
     max_guards: int = 12       # guards listed per function unless verbose
+    max_recompiles: int = 8    # recompiles listed per function unless verbose
     theme: str = "ansi_dark"   # pygments theme of highlighted source
 
 
@@ -166,7 +167,7 @@ def _break_item(i: int, b: GraphBreak, opts: RenderOptions):
     if src is not None:
         parts.append(indent(src, 3))
     if b.instruction:
-        parts.append(indent(Text(f"at {b.instruction}", style="dim"), 3))
+        parts.append(indent(Text(f"instruction: {b.instruction}", style="dim"), 3))
     if len(b.user_stack) > 1:
         stack = " → ".join(_frame_text(f) for f in b.user_stack)
         parts.append(indent(Text(f"user stack: {stack}", style="dim"), 3))
@@ -206,13 +207,18 @@ def part_guards(fr: FunctionReport, opts: RenderOptions):
 def part_recompiles(fr: FunctionReport, opts: RenderOptions):
     if not fr.recompiles:
         return []
+    shown = fr.recompiles if opts.verbose else fr.recompiles[:opts.max_recompiles]
     t = _table("#", "failed guard", "expected", "actual", "why")
-    for i, r in enumerate(fr.recompiles, 1):
+    for i, r in enumerate(shown, 1):
         why = r.reason
         if r.first_use is not None:
             why += f" (value first used at {where(r.first_use.filename, r.first_use.lineno)})"
         t.add_row(str(i), r.guard, r.expected, r.actual, why)
-    return [_heading("Recompiles", len(fr.recompiles)), indent(t, 2)]
+    out = [_heading("Recompiles", len(fr.recompiles)), indent(t, 2)]
+    if len(shown) < len(fr.recompiles):
+        out.append(indent(Text(f"… {len(fr.recompiles) - len(shown)} more (--verbose shows all)",
+                               style="dim"), 2))
+    return out
 
 
 def part_side_effects(fr: FunctionReport, opts: RenderOptions):

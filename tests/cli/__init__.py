@@ -1,0 +1,1 @@
+"""Tests of `bcfront-explain` (bcfront/cli) and the examples it runs on."""

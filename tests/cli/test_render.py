@@ -1,0 +1,108 @@
+"""Rendering of explain reports: content, width, colour, verbosity (hand-built reports)."""
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from rich.console import Console
+
+from bcfront.cli.advice import enrich
+from bcfront.cli.render import RenderOptions, StripTrailing, render_report
+from bcfront.report import Report
+
+from .samples import full_report, source_file
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def render(report, width=100, verbose=False, terminal=False) -> str:
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=terminal,
+                      color_system="truecolor" if terminal else None, highlight=False)
+    render_report(report, console, RenderOptions(verbose=verbose))
+    return buf.getvalue()
+
+
+@pytest.fixture
+def report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)   # paths below the working directory print relative
+    return enrich(full_report(source_file(tmp_path)))
+
+
+def test_summary_counts_every_break_occurrence(report):
+    first = render(report).strip().splitlines()[0]
+    # 3 identical breaks + 1 print break; 2 functions; 3 graphs; 4 recompiles; 1 storm.
+    assert first == ("bcfront explain: 2 captured functions, 3 graphs, 4 graph breaks, "
+                     "4 recompiles, 1 warning")
+
+
+def test_breaks_show_reason_location_source_count_and_stack(report):
+    out = render(report)
+    assert "data-dependent-branch ×3" in out
+    assert "  user_model.py:3" in out          # relative to the working directory
+    # The source line was filled in from the file (the report left it empty).
+    assert re.search(r"3 .*if y\.sum\(\) > 0:", out)
+    assert "POP_JUMP_IF_FALSE at offset 40" in out
+    assert "user stack: main (" in out and "→ step (" in out
+
+
+def test_user_text_is_never_markup(report):
+    out = render(report)
+    assert "[bold]not markup[/bold]" in out
+
+
+def test_guards_recompiles_side_effects_and_time(report):
+    out = render(report, width=220)    # wide enough that no table cell wraps
+    assert "L['x'] is a float32 tensor of shape (4, 8) on cpu" in out
+    assert "y = x * 2" in out                      # first use of L['x']
+    assert "L['n'] == 2" in out                    # a failing guard ...
+    assert re.search(r"L\['n'\] == 3\s+3\s+4\s", out)   # ... with expected 3, actual 4
+    assert "list.append" in out and "G['log']" in out
+    assert "75% compiled" in out and "25% Python" in out
+    assert "time split not measured" in out        # helper has no timing
+    assert "torch.relu is a C function" in out
+
+
+def test_recompile_storm_warning_names_guard_and_fix(report):
+    out = " ".join(render(report, width=200).split())
+    assert "recompile storm: the guard on L['n'] failed on 4 of 6 calls" in out
+    assert "stop passing a changing Python scalar" in out
+
+
+def test_guards_truncated_unless_verbose(report):
+    quiet, loud = render(report), render(report, verbose=True)
+    assert "more (--verbose shows all)" in quiet and "G['g19']" not in quiet
+    assert "G['g19']" in loud and "more (--verbose" not in loud
+    # Graph code and kernel source only in verbose mode.
+    assert "def graph_1(y):" in loud and "def graph_1(y):" not in quiet
+    assert "fused_sub_relu_0" in loud and "@triton.jit" in loud and "@triton.jit" not in quiet
+    assert "aten.sort" in quiet                    # ops left to torch are always listed
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 160])
+def test_fits_the_width(report, width):
+    for verbose in (False, True):
+        lines = render(report, width=width, verbose=verbose).splitlines()
+        assert lines and max(len(line) for line in lines) <= width
+
+
+def test_plain_without_terminal_colour_with(report):
+    assert not ANSI.search(render(report))
+    coloured = render(report, terminal=True)
+    assert ANSI.search(coloured)
+    assert "data-dependent-branch" in ANSI.sub("", coloured)
+
+
+def test_empty_report_says_how_to_capture():
+    out = render(Report())
+    assert "0 captured functions" in out and "bcfront.capture" in out
+
+
+def test_strip_trailing_removes_padding_only():
+    buf = io.StringIO()
+    s = StripTrailing(buf)
+    s.write("a  b   \nc")
+    s.write("  \n  d  ")
+    s.flush()
+    assert buf.getvalue() == "a  b\nc\n  d"
