@@ -321,7 +321,7 @@ def attribute(fl: Flow, obj: V, name: str) -> V:
     if obj.kind in ("self", "inst"):
         cls = obj.name
         if name in fl.facts.methods.get(cls, ()):
-            return V("func", name=f"{cls}.{name}")
+            return V("bfunc", name=f"{cls}.{name}")     # bound: self is passed implicitly
         return fl.facts.class_attrs.get(cls, {}).get(name, UNKNOWN)
     if obj.kind == "tinst":   # attributes of torch modules: weights are tensors
         return TENSOR if name in ("weight", "bias") else UNKNOWN
@@ -433,10 +433,8 @@ def op_set_function_attribute(fl, ins):
 
 
 def op_kw_names(fl, ins):
-    names = ins.argval
-    if isinstance(names, int):
-        names = fl.code.co_consts[names]
-    fl.kwnames = tuple(names)
+    # 3.11 and 3.12: the names tuple is a constant (3.11's dis does not resolve it).
+    fl.kwnames = tuple(fl.code.co_consts[ins.arg])
 
 
 def op_load_build_class(fl, ins):
