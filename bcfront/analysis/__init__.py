@@ -1,0 +1,181 @@
+"""Static analysis of CPython 3.11–3.13 bytecode, for other compilers to use.
+
+Pure Python; imports no torch and runs nothing it analyzes::
+
+    fa = bcfront.analysis.analyze(fn_or_code)     # also bcfront.analyze
+    fa.cfg.blocks, fa.cfg.edges                   # basic blocks; edges carry a kind
+    fa.idom, fa.dominates(a, b), fa.dom_tree      # dominators (blocks are start offsets)
+    fa.dominance_frontier, fa.post_idom           # frontiers; post-dominators (exit = -1)
+    fa.loops                                      # LoopForest (None until loops.py exists)
+    fa.stack                                      # stack depth / slot use per instruction
+    fa.liveness                                   # live locals, cells and free variables
+    fa.ssa                                        # SSA values of locals and stack slots
+    fa.aliases                                    # may-alias sets of locals
+    fa.nested()                                   # analyses of nested code objects
+    fa.to_text(), fa.render(), fa.to_dot(), fa.to_dict(), fa.to_json()
+
+Every analysis is computed on first access and cached; each one's module
+docstring states the definition it computes.  Nothing recurses on the graph.
+"""
+from __future__ import annotations
+
+import types
+from functools import cached_property
+
+from .cfg import CFG, EXIT
+from .decode import Bytecode, code_of, decode
+from .dominance import (cfg_dominance_frontier, cfg_idom, cfg_post_idom, dominator_tree)
+
+__all__ = ["analyze", "FunctionAnalysis", "EXIT"]
+
+
+def analyze(fn_or_code) -> "FunctionAnalysis":
+    """Analysis of a function, method or code object (TypeError for anything else)."""
+    if isinstance(fn_or_code, FunctionAnalysis):
+        return fn_or_code
+    if isinstance(fn_or_code, Bytecode):
+        return FunctionAnalysis(fn_or_code.code, fn_or_code)
+    return FunctionAnalysis(code_of(fn_or_code))
+
+
+class FunctionAnalysis:
+    """The lazily computed analyses of one code object."""
+
+    def __init__(self, code: types.CodeType, bytecode: Bytecode | None = None):
+        self.code = code
+        if bytecode is not None:
+            self.__dict__["bytecode"] = bytecode
+
+    def __repr__(self) -> str:
+        return f"<FunctionAnalysis {self.code.co_qualname} ({self.code.co_filename}:{self.code.co_firstlineno})>"
+
+    # -- control flow ------------------------------------------------------------
+    @cached_property
+    def bytecode(self) -> Bytecode:
+        """The decoded instructions and exception table."""
+        return decode(self.code)
+
+    @cached_property
+    def cfg(self) -> CFG:
+        """Basic blocks and typed edges (see `bcfront.analysis.cfg`)."""
+        return CFG(self.bytecode)
+
+    @cached_property
+    def idom(self) -> dict[int, int | None]:
+        """Immediate dominator of every reachable block (the entry maps to None)."""
+        return cfg_idom(self.cfg)
+
+    @cached_property
+    def dom_tree(self) -> dict[int, list[int]]:
+        """Children of each reachable block in the dominator tree."""
+        return dominator_tree(self.idom)
+
+    @cached_property
+    def dominance_frontier(self) -> dict[int, set[int]]:
+        """DF(d): blocks n where d dominates a predecessor of n but not strictly n."""
+        return cfg_dominance_frontier(self.cfg, self.idom)
+
+    @cached_property
+    def post_idom(self) -> dict[int, int | None]:
+        """Immediate post-dominators, rooted at the virtual exit `EXIT` (-1)."""
+        return cfg_post_idom(self.cfg)
+
+    @cached_property
+    def _dom_intervals(self) -> dict[int, tuple[int, int]]:
+        # preorder entry/exit numbers of the dominator tree: a dominates b iff
+        # a's interval contains b's (O(1) queries; built without recursion)
+        out: dict[int, tuple[int, int]] = {}
+        if not self.idom:
+            return out
+        tree = self.dom_tree
+        clock = 0
+        start: dict[int, int] = {}
+        work = [(self.cfg.entry, False)]
+        while work:
+            node, done = work.pop()
+            if done:
+                out[node] = (start[node], clock)
+                continue
+            start[node] = clock
+            clock += 1
+            work.append((node, True))
+            work.extend((c, False) for c in reversed(tree[node]))
+        return out
+
+    def dominates(self, a: int, b: int) -> bool:
+        """Whether block a dominates block b (reflexive; False if either is unreachable)."""
+        iv = self._dom_intervals
+        ia, ib = iv.get(a), iv.get(b)
+        return ia is not None and ib is not None and ia[0] <= ib[0] and ib[1] <= ia[1]
+
+    @cached_property
+    def loops(self):
+        """Natural loops (`bcfront.analysis.loops.LoopForest`); None if that module is absent."""
+        try:
+            from .loops import find_loops
+        except ImportError:
+            return None
+        return find_loops(self.cfg, self.idom)
+
+    # -- dataflow ------------------------------------------------------------------
+    @cached_property
+    def stack(self):
+        """Stack depth before each instruction and the slots it reads and writes."""
+        from .stack import StackInfo
+        return StackInfo(self.cfg)
+
+    @cached_property
+    def liveness(self):
+        """Live locals, cells and free variables per block and instruction."""
+        from .liveness import Liveness
+        return Liveness(self.cfg)
+
+    @cached_property
+    def ssa(self):
+        """SSA values of locals and stack slots, phis, def-use chains."""
+        from .ssa import SSA
+        return SSA(self.cfg, self.idom, self.dominance_frontier, self.liveness, self.stack)
+
+    @cached_property
+    def aliases(self):
+        """Flow-insensitive may-alias information about the objects locals hold."""
+        from .objalias import Aliases
+        return Aliases(self.ssa)
+
+    # -- nesting ---------------------------------------------------------------------
+    def nested(self, recursive: bool = False) -> list["FunctionAnalysis"]:
+        """Analyses of the code objects in this one's constants (all descendants if
+        `recursive`, in preorder)."""
+        out: list[FunctionAnalysis] = []
+        work = [c for c in reversed(self.code.co_consts) if isinstance(c, types.CodeType)]
+        while work:
+            c = work.pop()
+            out.append(FunctionAnalysis(c))
+            if recursive:
+                work.extend(k for k in reversed(c.co_consts) if isinstance(k, types.CodeType))
+        return out
+
+    # -- output ------------------------------------------------------------------------
+    def to_text(self) -> str:
+        """Plain-text report: blocks, edges, dominators, loops, liveness and SSA."""
+        from .render import to_text
+        return to_text(self)
+
+    def render(self, console=None) -> None:
+        """Print the report: with rich when `console` is given or stdout is a terminal."""
+        from .render import render
+        render(self, console)
+
+    def to_dot(self) -> str:
+        """Graphviz source: blocks with their instructions, edges styled by kind."""
+        from .render import to_dot
+        return to_dot(self)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict in the schema documented in `bcfront.analysis.render`."""
+        from .render import to_dict
+        return to_dict(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        import json
+        return json.dumps(self.to_dict(), indent=indent)

@@ -1,0 +1,344 @@
+"""Abstract simulation of the operand stack: depth and slot use of each instruction.
+
+Definitions.  Stack slots are numbered from 0 at the bottom.  `depth` of an
+instruction is the number of slots in use just before it executes.  Every
+instruction is described by an `Effect`: it pops `pops` slots (its inputs,
+numbered 0 = deepest popped, ``pops - 1`` = top of stack), reads the inputs
+listed in `uses`, and pushes a tuple of outputs, each either one of the
+`news` values it defines (``k >= 0``) or an input moved back unchanged
+(``~j`` = input ``j``).  A branch may push different outputs on its two
+sides (`fall` and `jump`): 3.11's FOR_ITER pops the iterator only when the
+loop ends.  So SWAP and COPY define nothing (they move values), FOR_ITER keeps
+its iterator in place and defines the next item, LIST_APPEND reads the list
+two slots down and leaves it where it is.
+
+Counts come from the per-opcode rules below (checked against
+``dis.stack_effect`` by the tests), with three deliberate departures from
+CPython's compile-time accounting, each one closer to what the interpreter
+does: 3.11's PRECALL moves nothing (its arguments stay on the stack until
+CALL pops them); RETURN_GENERATOR pushes one value on 3.11/3.12 as on 3.13
+(the value the first ``send()`` delivers, popped by the next POP_TOP);
+and nothing else.
+
+Exception handlers start at depth ``entry.depth + entry.lasti + 1`` (the
+stack unwound to `depth`, then the raising offset if `lasti`, then the
+exception).  Depths must agree wherever control merges; `StackDepthError`
+says where they do not.  Unreachable blocks have no depth (-1).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cfg import CFG
+from .decode import Instr
+
+
+class StackDepthError(ValueError):
+    """Two paths reach one instruction with different stack depths (or a pop underflows)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """What one instruction does to the operand stack (see the module docstring)."""
+    pops: int
+    fall: tuple[int, ...]   # outputs, bottom first, when execution falls through
+    jump: tuple[int, ...]   # outputs when the jump is taken (== fall for non-branches)
+    uses: tuple[int, ...]   # popped inputs the instruction reads (0 = deepest)
+    news: int               # values it defines
+
+    def outs(self, edge_kind: str) -> tuple[int, ...]:
+        return self.jump if edge_kind in ("jump", "branch") else self.fall
+
+
+def _fx(pops: int, pushes: int) -> Effect:
+    """Pops `pops` inputs and reads them all; pushes `pushes` new values."""
+    new = tuple(range(pushes))
+    return Effect(pops, new, new, tuple(range(pops)), pushes)
+
+
+def _keep(pops: int, news: int) -> Effect:
+    """Reads its `pops` inputs, leaves them in place and pushes `news` new values above."""
+    outs = tuple(~j for j in range(pops)) + tuple(range(news))
+    return Effect(pops, outs, outs, tuple(range(pops)), news)
+
+
+def _swap(n: int) -> Effect:
+    outs = (~(n - 1),) + tuple(~j for j in range(1, n - 1)) + (~0,)
+    return Effect(n, outs, outs, (), 0)
+
+
+def _copy(n: int) -> Effect:
+    outs = tuple(~j for j in range(n)) + (~0,)
+    return Effect(n, outs, outs, (), 0)
+
+
+def _append(i: int) -> Effect:
+    """LIST_APPEND/SET_ADD/LIST_EXTEND/...(i): pop the item, read the container i down."""
+    outs = tuple(~j for j in range(i))
+    return Effect(i + 1, outs, outs, (0, i), 0)
+
+
+def _map_add(i: int) -> Effect:
+    outs = tuple(~j for j in range(i))
+    return Effect(i + 2, outs, outs, (0, i, i + 1), 0)
+
+
+def _make_function_311(flags: int) -> Effect:
+    return _fx(1 + bin(flags & 0xF).count("1"), 1)
+
+
+def _format_value(flags: int) -> Effect:
+    return _fx(1 + ((flags & 4) == 4), 1)
+
+
+def _unpack_ex(arg: int) -> Effect:
+    return _fx(1, 1 + (arg & 0xFF) + (arg >> 8))
+
+
+def _branch(pops: int, fall: tuple[int, ...], jump: tuple[int, ...]) -> Effect:
+    return Effect(pops, fall, jump, tuple(range(pops)), max((o + 1 for o in fall + jump if o >= 0),
+                                                             default=0))
+
+
+_ZERO = _fx(0, 0)
+_PUSH = _fx(0, 1)
+_POP = _fx(1, 0)
+_UNARY = _fx(1, 1)
+_BINARY = _fx(2, 1)
+_POP_BRANCH = _fx(1, 0)
+
+# A rule is an Effect or a function of the instruction's arg returning one.
+_COMMON: dict[str, object] = {
+    **dict.fromkeys([
+        "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "MAKE_CELL", "COPY_FREE_VARS", "DELETE_FAST",
+        "DELETE_DEREF", "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "KW_NAMES",
+        "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_CONST",
+        "ENTER_EXECUTOR", "RESERVED", "PRECALL"], _ZERO),
+    **dict.fromkeys([
+        "LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",
+        "LOAD_CLOSURE", "LOAD_CLASSDEREF", "LOAD_NAME", "LOAD_BUILD_CLASS",
+        "LOAD_ASSERTION_ERROR", "LOAD_LOCALS", "PUSH_NULL", "RETURN_GENERATOR"], _PUSH),
+    **dict.fromkeys([
+        "STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME", "POP_TOP", "POP_EXCEPT",
+        "RETURN_VALUE", "DELETE_ATTR", "IMPORT_STAR", "PRINT_EXPR", "EXIT_INIT_CHECK",
+        "INTERPRETER_EXIT"], _POP),
+    **dict.fromkeys([
+        "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_NOT", "UNARY_INVERT", "GET_ITER",
+        "GET_YIELD_FROM_ITER", "GET_AITER", "GET_AWAITABLE", "TO_BOOL", "CALL_INTRINSIC_1",
+        "FORMAT_SIMPLE", "CONVERT_VALUE", "LIST_TO_TUPLE", "ASYNC_GEN_WRAP", "YIELD_VALUE",
+        "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"], _UNARY),
+    **dict.fromkeys([
+        "BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "CALL_INTRINSIC_2",
+        "IMPORT_NAME", "FORMAT_WITH_SPEC", "PREP_RERAISE_STAR"], _BINARY),
+    **dict.fromkeys([
+        "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+        "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_NONE",
+        "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
+        "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"], _POP_BRANCH),
+    "LOAD_FAST_LOAD_FAST": _fx(0, 2),
+    "STORE_FAST_LOAD_FAST": _fx(1, 1),
+    "STORE_FAST_STORE_FAST": _fx(2, 0),
+    "STORE_ATTR": _fx(2, 0),
+    "DELETE_SUBSCR": _fx(2, 0),
+    "END_ASYNC_FOR": _fx(2, 0),
+    "STORE_SUBSCR": _fx(3, 0),
+    "STORE_SLICE": _fx(4, 0),
+    "BINARY_SLICE": _fx(3, 1),
+    "MATCH_CLASS": _fx(3, 1),
+    "CLEANUP_THROW": _fx(3, 2),
+    "BEFORE_WITH": _fx(1, 2),
+    "BEFORE_ASYNC_WITH": _fx(1, 2),
+    "CHECK_EG_MATCH": _fx(2, 2),
+    "LOAD_METHOD": _fx(1, 2),
+    "GET_LEN": _keep(1, 1),
+    "MATCH_MAPPING": _keep(1, 1),
+    "MATCH_SEQUENCE": _keep(1, 1),
+    "GET_ANEXT": _keep(1, 1),
+    "IMPORT_FROM": _keep(1, 1),
+    "MATCH_KEYS": _keep(2, 1),
+    "CHECK_EXC_MATCH": Effect(2, (~0, 0), (~0, 0), (0, 1), 1),
+    "PUSH_EXC_INFO": Effect(1, (0, ~0), (0, ~0), (0,), 1),
+    "WITH_EXCEPT_START": _keep(4, 1),
+    "END_SEND": Effect(2, (~1,), (~1,), (0, 1), 0),
+    "SET_FUNCTION_ATTRIBUTE": Effect(2, (~1,), (~1,), (0, 1), 0),
+    "LOAD_GLOBAL": lambda a: _fx(0, 1 + (a & 1)),
+    "LOAD_SUPER_ATTR": lambda a: _fx(3, 1 + (a & 1)),
+    "COPY": _copy,
+    "SWAP": _swap,
+    "LIST_APPEND": _append,
+    "SET_ADD": _append,
+    "LIST_EXTEND": _append,
+    "SET_UPDATE": _append,
+    "DICT_UPDATE": _append,
+    "DICT_MERGE": _append,
+    "MAP_ADD": _map_add,
+    "BUILD_TUPLE": lambda a: _fx(a, 1),
+    "BUILD_LIST": lambda a: _fx(a, 1),
+    "BUILD_SET": lambda a: _fx(a, 1),
+    "BUILD_STRING": lambda a: _fx(a, 1),
+    "BUILD_SLICE": lambda a: _fx(a, 1),
+    "BUILD_MAP": lambda a: _fx(2 * a, 1),
+    "BUILD_CONST_KEY_MAP": lambda a: _fx(a + 1, 1),
+    "UNPACK_SEQUENCE": lambda a: _fx(1, a),
+    "UNPACK_EX": _unpack_ex,
+    "CALL": lambda a: _fx(a + 2, 1),
+    "CALL_KW": lambda a: _fx(a + 3, 1),
+    "CALL_FUNCTION_EX": lambda a: _fx(3 + (a & 1), 1),
+    "RAISE_VARARGS": lambda a: _fx(a, 0),
+    "RERAISE": lambda a: Effect(1 + a, tuple(~j for j in range(a)), tuple(~j for j in range(a)),
+                                tuple(range(1 + a)), 0),
+    "FORMAT_VALUE": _format_value,
+    "MAKE_FUNCTION": _make_function_311,
+    # 3.12+: FOR_ITER keeps the iterator on both sides; the exhausted side pushes a
+    # dummy that END_FOR pops (CPython's compile-time model, see decode).
+    "FOR_ITER": _keep(1, 1),
+    "SEND": Effect(2, (~0, 0), (~0, 0), (0, 1), 1),
+    "END_FOR": _fx(2, 0),
+}
+
+_BY_VERSION: dict[tuple[int, int], dict[str, object]] = {
+    (3, 11): {
+        **_COMMON,
+        "LOAD_ATTR": _UNARY,
+        # The exhausted iterator is popped on the jump; SEND's jump leaves only the result.
+        "FOR_ITER": _branch(1, (~0, 0), ()),
+        "SEND": Effect(2, (~0, 0), (0,), (0, 1), 1),
+        "JUMP_IF_TRUE_OR_POP": _branch(1, (), (~0,)),
+        "JUMP_IF_FALSE_OR_POP": _branch(1, (), (~0,)),
+    },
+    (3, 12): {
+        **_COMMON,
+        "LOAD_ATTR": lambda a: _fx(1, 1 + (a & 1)),
+    },
+    (3, 13): {
+        **_COMMON,
+        "LOAD_ATTR": lambda a: _fx(1, 1 + (a & 1)),
+        "END_FOR": _POP,
+        "MAKE_FUNCTION": _UNARY,
+    },
+}
+
+_CACHE: dict[tuple[tuple[int, int], str, int | None], Effect] = {}
+
+
+def has_rule(opname: str, version: tuple[int, int]) -> bool:
+    return opname in _BY_VERSION[version]
+
+
+def effect_of(ins: Instr, version: tuple[int, int]) -> Effect:
+    """The `Effect` of `ins` under CPython `version` (memoized per opname and arg)."""
+    key = (version, ins.opname, ins.arg)
+    eff = _CACHE.get(key)
+    if eff is None:
+        rule = _BY_VERSION[version].get(ins.opname)
+        if rule is None:
+            eff = _fallback(ins)
+        elif isinstance(rule, Effect):
+            eff = rule
+        else:
+            eff = rule(ins.arg or 0)
+        if len(_CACHE) < 50_000:
+            _CACHE[key] = eff
+    return eff
+
+
+def _fallback(ins: Instr) -> Effect:
+    # An opcode without a rule (none in 3.11-3.13 as far as the tests know): trust
+    # the net effect and assume it reads what it consumes and defines what it adds.
+    fall = ins.stack_effect
+    jump = fall if ins.jump_stack_effect is None else ins.jump_stack_effect
+    pops = max(0, -min(fall, jump))
+    return Effect(pops, tuple(range(pops + fall)), tuple(range(pops + jump)),
+                  tuple(range(pops)), max(pops + fall, pops + jump))
+
+
+class StackInfo:
+    """Stack depth before every reachable instruction and each instruction's `Effect`.
+
+    `depth[i]` and `effects[i]` are indexed like ``bytecode.instructions``;
+    `depth_in[b]` is the entry depth of reachable block `b`.
+    """
+
+    def __init__(self, cfg: CFG):
+        bc = cfg.bytecode
+        self.cfg = cfg
+        self.version = bc.version
+        instrs = bc.instructions
+        self.index = {ins.offset: i for i, ins in enumerate(instrs)}
+        self.effects: list[Effect] = [effect_of(ins, bc.version) for ins in instrs]
+        self.depth: list[int] = [-1] * len(instrs)
+        self.depth_in: dict[int, int] = {}
+        self.max_depth = 0
+        if cfg.blocks:
+            self._simulate()
+
+    def _simulate(self) -> None:
+        cfg, effects, depth, index = self.cfg, self.effects, self.depth, self.index
+        depth_in = self.depth_in
+        name = cfg.bytecode.code.co_qualname
+        depth_in[cfg.entry] = 0
+        work = [cfg.entry]
+        top = 0
+        out_edges: dict[int, list] = {b: [] for b in cfg.blocks}
+        for e in cfg.edges:
+            out_edges[e.src].append(e)
+        while work:
+            b = work.pop()
+            block = cfg.blocks[b]
+            d = depth_in[b]
+            i = index[b]
+            for ins in block.instructions:
+                depth[i] = d
+                eff = effects[i]
+                if d < eff.pops:
+                    raise StackDepthError(f"{name}: the instruction at offset {ins.offset} pops "
+                                          f"{eff.pops} values from a stack of depth {d}")
+                if ins is not block.last:
+                    d += len(eff.fall) - eff.pops
+                    top = max(top, d)
+                    i += 1
+            for e in out_edges[b]:
+                if e.kind == "exception":
+                    nd = block.handler.handler_depth
+                else:
+                    nd = d - eff.pops + len(eff.outs(e.kind))
+                top = max(top, nd, d)
+                old = depth_in.get(e.dst)
+                if old is None:
+                    depth_in[e.dst] = nd
+                    work.append(e.dst)
+                elif old != nd:
+                    raise StackDepthError(
+                        f"{name}: block {e.dst} is entered with stack depth {old} and, "
+                        f"along the {e.kind} edge from block {b}, with depth {nd}")
+        self.max_depth = top
+
+    # -- queries ------------------------------------------------------------
+    def depth_before(self, offset: int) -> int:
+        """Stack depth just before the instruction at `offset` (-1 if unreachable)."""
+        return self.depth[self.index[offset]]
+
+    def depth_after(self, offset: int, edge_kind: str = "fallthrough") -> int:
+        i = self.index[offset]
+        eff = self.effects[i]
+        if self.depth[i] < 0:
+            return -1
+        return self.depth[i] - eff.pops + len(eff.outs(edge_kind))
+
+    def reads(self, offset: int) -> tuple[int, ...]:
+        """Absolute stack slots the instruction at `offset` reads."""
+        i = self.index[offset]
+        d, eff = self.depth[i], self.effects[i]
+        if d < 0:
+            return ()
+        base = d - eff.pops
+        return tuple(base + u for u in eff.uses)
+
+    def writes(self, offset: int, edge_kind: str = "fallthrough") -> tuple[int, ...]:
+        """Absolute slots whose content the instruction changes (new or moved values)."""
+        i = self.index[offset]
+        d, eff = self.depth[i], self.effects[i]
+        if d < 0:
+            return ()
+        base = d - eff.pops
+        return tuple(base + j for j, o in enumerate(eff.outs(edge_kind)) if o >= 0 or ~o != j)
