@@ -43,6 +43,9 @@ def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
         for a in every:
             fl.steer(a)    # a loop count read from a tensor steers control flow
         return UNKNOWN
+    if name in sv.BUILTIN_FORMAT and first.kind == "tensor":
+        fl.predict(ins, "tensor-to-python", f"{name}()", first.certain)
+        return UNKNOWN
     if name in sv.BUILTIN_META:
         return UNKNOWN
     return derived(every)
@@ -84,6 +87,11 @@ def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
         return UNKNOWN
     if name in sv.RETURNS_OBJECT:
         return V("mod", name=sv.RETURNS_OBJECT[name])
+    if name.startswith("torch.Tensor.") and args:
+        # An unbound tensor method: torch.Tensor.item(t) is t.item().
+        method = V("tmethod", args[0].certain, name.rsplit(".", 1)[1])
+        return call_tensor_method(fl, ins, method, args[1:], kwargs) \
+            if args[0].kind == "tensor" else UNKNOWN
     if top == "torch":
         return sv.torch_call_result(name)
     if top in sv.NUMPY_ROOTS:
@@ -131,8 +139,21 @@ def _callee_of(fl, f: V) -> tuple[str, int] | None:
     return None
 
 
+def _register(fl, f: V, args: list[V], kwargs: dict) -> None:
+    """``self.register_buffer("name", t)``: afterwards ``self.name`` is that tensor."""
+    owner = f.value
+    name = args[0] if args else kwargs.get("name", UNKNOWN)
+    value = args[1] if len(args) > 1 else kwargs.get("tensor", kwargs.get("param", UNKNOWN))
+    if name.kind == "const" and isinstance(name.value, str):
+        attrs = fl.facts.class_attrs.setdefault(owner, {})
+        attrs[name.value] = sv.join(attrs[name.value], value) if name.value in attrs else value
+
+
 def call(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     """The result of calling `f`; records predictions, seeds and call edges."""
+    if f.kind == "register":
+        _register(fl, f, args, kwargs)
+        return UNKNOWN
     handler = CALLEES.get(f.kind)
     if handler is not None:
         return handler(fl, ins, f, args, kwargs)

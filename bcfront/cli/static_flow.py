@@ -320,6 +320,8 @@ def attribute(fl: Flow, obj: V, name: str) -> V:
         return V("mod", name=f"{obj.name}.{name}")
     if obj.kind in ("self", "inst"):
         cls = obj.name
+        if name in sv.REGISTER_METHODS:
+            return V("register", value=cls)
         if name in fl.facts.methods.get(cls, ()):
             return V("bfunc", name=f"{cls}.{name}")     # bound: self is passed implicitly
         return fl.facts.class_attrs.get(cls, {}).get(name, UNKNOWN)
@@ -463,6 +465,15 @@ def op_pop_jump_none(fl, ins):
     fl.pop()
 
 
+def op_format(fl, ins):
+    """f-string formatting: of a tensor, it reads the tensor's data."""
+    n = POPS[ins.opname](ins)
+    items = fl.pop(n)
+    if items and items[0].kind == "tensor":
+        fl.predict(ins, "tensor-to-python", "formatting a tensor in an f-string", items[0].certain)
+    fl.push(UNKNOWN)
+
+
 def op_unary_not(fl, ins):
     (v,) = fl.pop()
     fl.push(v if v.tainted else UNKNOWN)
@@ -498,6 +509,7 @@ HANDLERS = {
     "JUMP_IF_TRUE_OR_POP": op_jump_or_pop, "JUMP_IF_FALSE_OR_POP": op_jump_or_pop,
     "POP_JUMP_IF_NONE": op_pop_jump_none, "POP_JUMP_IF_NOT_NONE": op_pop_jump_none,
     "UNARY_NOT": op_unary_not, "IS_OP": op_is_op,
+    "FORMAT_VALUE": op_format, "FORMAT_SIMPLE": op_format, "FORMAT_WITH_SPEC": op_format,
     "PRECALL": lambda fl, ins: None,
 }
 

@@ -104,14 +104,18 @@ BUILTIN_TO_PYTHON = frozenset({"int", "float", "bool", "complex"})
 BUILTIN_IO = frozenset({"print", "input", "open", "breakpoint"})
 BUILTIN_META = frozenset({
     "len", "isinstance", "issubclass", "type", "hasattr", "getattr", "id", "callable",
-    "repr", "str", "hash", "range", "super", "object", "setattr", "vars", "dir",
+    "hash", "range", "super", "object", "setattr", "vars", "dir",
 })
+# Builtins that format a value as text: for a tensor, that reads its data.
+BUILTIN_FORMAT = frozenset({"str", "repr", "format", "ascii"})
 # Builtins that compare or test tensors elementwise in Python: bool() of a tensor inside.
 BUILTIN_COMPARE = frozenset({"min", "max", "any", "all", "sorted"})
-BUILTINS = BUILTIN_TO_PYTHON | BUILTIN_IO | BUILTIN_META | BUILTIN_COMPARE | frozenset({
+BUILTINS = BUILTIN_TO_PYTHON | BUILTIN_IO | BUILTIN_META | BUILTIN_COMPARE | BUILTIN_FORMAT | frozenset({
     "abs", "sum", "list", "tuple", "dict", "set", "zip", "enumerate", "map", "filter",
-    "reversed", "iter", "next", "round", "divmod", "pow", "frozenset", "print", "format",
+    "reversed", "iter", "next", "round", "divmod", "pow", "frozenset",
 })
+# nn.Module methods that bind an attribute name to a tensor.
+REGISTER_METHODS = frozenset({"register_buffer", "register_parameter"})
 
 # -- libraries -----------------------------------------------------------------
 

@@ -202,6 +202,38 @@ def f(x: torch.Tensor):
 ''')
 
 
+case("formatting_a_tensor_reads_it", '''
+import torch
+def f(x: torch.Tensor, n: int):
+    a = f"{n} items"
+    b = f"sum {x.sum():.3f}"            # break: tensor-to-python
+    c = str(x)                          # break: tensor-to-python
+    return x, a, b, c
+''')
+
+case("registered_buffer", '''
+import torch
+from torch import nn
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(()))
+        self.limit = 3
+    def forward(self, x: torch.Tensor):
+        if self.total > self.limit:     # break: data-dependent-branch
+            return x
+        return x + 1
+''')
+
+case("unbound_tensor_methods", '''
+import torch
+def f(x: torch.Tensor):
+    y = torch.Tensor.relu(x)
+    n = torch.Tensor.tolist(y)          # break: tensor-to-python
+    return y, n
+''')
+
+
 def labels(source: str) -> dict[int, str]:
     out = {}
     for i, line in enumerate(source.splitlines(), 1):
