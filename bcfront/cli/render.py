@@ -185,40 +185,48 @@ def part_breaks(fr: FunctionReport, opts: RenderOptions):
     return out
 
 
+def _limited_table(title: str, items, limit: int | None, columns, row) -> list:
+    """A titled table of `items` (at most `limit` rows unless None) and a "… more" line."""
+    shown = items if limit is None else items[:limit]
+    t = _table(*columns)
+    for i, item in enumerate(shown, 1):
+        t.add_row(*row(i, item))
+    out = [_heading(title, len(items)), indent(t, 2)]
+    if len(shown) < len(items):
+        out.append(indent(Text(f"… {len(items) - len(shown)} more (--verbose shows all)",
+                               style="dim"), 2))
+    return out
+
+
+def _guard_row(i: int, g) -> tuple[str, ...]:
+    use = ""
+    if g.first_use is not None:
+        use = where(g.first_use.filename, g.first_use.lineno)
+        if g.first_use.source_line:
+            use += f"  {g.first_use.source_line.strip()}"
+    return g.source, g.kind, g.expr, use
+
+
+def _recompile_row(i: int, r) -> tuple[str, ...]:
+    why = r.reason
+    if r.first_use is not None:
+        why += f" (value first used at {where(r.first_use.filename, r.first_use.lineno)})"
+    return str(i), r.guard, r.expected, r.actual, why
+
+
 def part_guards(fr: FunctionReport, opts: RenderOptions):
     if not fr.guards:
         return []
-    shown = fr.guards if opts.verbose else fr.guards[:opts.max_guards]
-    t = _table("guards", "kind", "check", "first used at")
-    for g in shown:
-        use = ""
-        if g.first_use is not None:
-            use = where(g.first_use.filename, g.first_use.lineno)
-            if g.first_use.source_line:
-                use += f"  {g.first_use.source_line.strip()}"
-        t.add_row(g.source, g.kind, g.expr, use)
-    out = [_heading("Guards", len(fr.guards)), indent(t, 2)]
-    if len(shown) < len(fr.guards):
-        out.append(indent(Text(f"… {len(fr.guards) - len(shown)} more (--verbose shows all)",
-                                style="dim"), 2))
-    return out
+    return _limited_table("Guards", fr.guards, None if opts.verbose else opts.max_guards,
+                          ("guards", "kind", "check", "first used at"), _guard_row)
 
 
 def part_recompiles(fr: FunctionReport, opts: RenderOptions):
     if not fr.recompiles:
         return []
-    shown = fr.recompiles if opts.verbose else fr.recompiles[:opts.max_recompiles]
-    t = _table("#", "failed guard", "expected", "actual", "why")
-    for i, r in enumerate(shown, 1):
-        why = r.reason
-        if r.first_use is not None:
-            why += f" (value first used at {where(r.first_use.filename, r.first_use.lineno)})"
-        t.add_row(str(i), r.guard, r.expected, r.actual, why)
-    out = [_heading("Recompiles", len(fr.recompiles)), indent(t, 2)]
-    if len(shown) < len(fr.recompiles):
-        out.append(indent(Text(f"… {len(fr.recompiles) - len(shown)} more (--verbose shows all)",
-                               style="dim"), 2))
-    return out
+    return _limited_table("Recompiles", fr.recompiles,
+                          None if opts.verbose else opts.max_recompiles,
+                          ("#", "failed guard", "expected", "actual", "why"), _recompile_row)
 
 
 def part_side_effects(fr: FunctionReport, opts: RenderOptions):

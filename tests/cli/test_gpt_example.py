@@ -1,0 +1,77 @@
+"""The main job: `bcfront-explain examples/gpt.py`, end to end (needs torch and capture)."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+pytest.importorskip("torch")
+
+from bcfront.cli.schema import validate  # noqa: E402
+
+from .helpers import EXAMPLES, capture_ready, expected_breaks, run_cli  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not capture_ready(),
+                                reason="bcfront.capture (with its registry) is not built yet")
+
+GPT = EXAMPLES / "gpt.py"
+BREAK_LINE = next(iter(expected_breaks(GPT)))
+
+
+@pytest.fixture(scope="module")
+def main_run():
+    return run_cli(str(GPT))
+
+
+@pytest.fixture(scope="module")
+def json_run():
+    return run_cli("--json", str(GPT))
+
+
+def test_script_output_then_report(main_run):
+    r = main_run
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.count("matches eager: True") == 2          # forward and generation agree
+    assert out.index("generated:") < out.index("bcfront explain:")
+    assert "Traceback" not in r.stderr
+
+
+def test_report_shows_the_deliberate_break(main_run):
+    out = main_run.stdout
+    assert "pick_next" in out
+    assert f"gpt.py:{BREAK_LINE}" in out
+    assert "data-dependent-branch" in out or "branch" in out
+    assert "(best[:, :1] == prev).any()" in out          # the source line itself
+
+
+def test_report_names_the_recompile_storm_and_the_fix(main_run):
+    text = " ".join(main_run.stdout.split())
+    assert "recompile storm" in text
+    assert re.search(r"the guard on \S*idx\S* failed on \d+ of \d+ calls", text)
+    assert "dynamic" in text or "pad" in text
+
+
+def test_fixed_window_has_no_storm():
+    r = run_cli(str(GPT), "--fixed-window")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("matches eager: True") == 2
+    assert "recompile storm" not in r.stdout
+
+
+def test_json_report(json_run):
+    r = json_run
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert validate(data) == []
+    assert "matches eager: True" in r.stderr               # the script's stdout moved aside
+    fns = {f["function"]: f for f in data["functions"]}
+    pick = next(f for name, f in fns.items() if "pick_next" in name)
+    assert pick["calls"] >= 6
+    lines = {b["lineno"] for b in pick["graph_breaks"]}
+    assert BREAK_LINE in lines
+    model = next(f for name, f in fns.items() if "pick_next" not in name)
+    assert model["graphs"] and len(model["recompiles"]) >= 3
+    assert model["compiled_seconds"] > 0
+    assert any("recompile storm" in w for w in model["warnings"])

@@ -1,0 +1,47 @@
+"""The static predictor scored against the breaks capture really takes (needs torch and capture)."""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+pytest.importorskip("torch")
+
+from .helpers import REPO, capture_ready  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not capture_ready(),
+                                reason="bcfront.capture (with its registry) is not built yet")
+
+# Floors, not targets: tools/results/static_precision.json has the measured numbers.
+MIN_PRECISION = 0.8
+MIN_RECALL = 0.7
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("static_precision",
+                                                  REPO / "tools" / "static_precision.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def result():
+    tool = _tool()
+    return tool.evaluate(tool.default_files())
+
+
+def test_every_corpus_script_runs_under_capture(result):
+    bad = [(e["file"], e["actual_status"]) for e in result["per_file"] if e["actual"] is None]
+    assert not bad
+
+
+def test_precision_and_recall_against_actual_breaks(result):
+    s = result["against_actual"]["0.5"]
+    assert s["precision"] is not None and s["precision"] >= MIN_PRECISION, s
+    assert s["recall"] is not None and s["recall"] >= MIN_RECALL, s
+
+
+def test_higher_threshold_never_lowers_precision_much(result):
+    table = result["against_actual"]
+    assert table["0.9"]["fp"] <= table["0.5"]["fp"] <= table["0.3"]["fp"]
