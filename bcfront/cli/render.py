@@ -286,8 +286,13 @@ def summary_line(report: Report) -> Text:
     return text
 
 
-def render_report(report: Report, console: Console, opts: RenderOptions = RenderOptions()) -> None:
-    """Print `report` to `console`."""
+def render_report(report: Report, console: Console | None = None,
+                  opts: RenderOptions = RenderOptions()) -> None:
+    """Print `report` to `console` (a new one on stdout by default).
+
+    Also for reports from the API: ``render_report(bcfront.explain(fn, x))``.
+    """
+    console = console if console is not None else Console(highlight=False)
     console.print()
     console.print(summary_line(report))
     if not report.functions:
