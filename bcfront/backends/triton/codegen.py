@@ -1,0 +1,574 @@
+"""Readable Triton source for one fused kernel (`KernelPlan` -> `KernelSource`).
+
+Kernel shapes:
+
+* ``pointwise``: 1-D blocks over the flattened space (``xindex``);
+* ``tiled``: 2-D ``[YBLOCK, XBLOCK]`` tiles when some input is contiguous along
+  a different dimension than the output (a transposed add), so that both
+  sides are read and written in coalesced runs;
+* ``persistent``: a reduction whose whole row fits one block (``rindex`` spans
+  the row): everything is computed once, in registers;
+* ``looped``: a reduction looping over ``RBLOCK`` chunks of the row.  Work is
+  split into phases: loop ``p`` accumulates the reductions whose inputs only
+  need results of earlier loops, and writes the outputs that become
+  computable; each loop recomputes what it needs from memory.
+
+Index arithmetic is printed from canonical `index.Affine` expressions, with
+each floor-div / modulo atom named once (``x0 = xindex % 64``).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from . import index as ix
+from .fuse import KernelPlan, kvar_ranges
+from .ir import Arena, compute_dtype, is_float
+from .triton_ops import (TL_DTYPE, helper_source, helpers_used, literal, render, render_cast)
+
+INT32_LIMIT = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class KernelSource:
+    name: str
+    source: str        # a module: imports, helpers, one @triton.jit kernel
+    args: tuple        # buffer names in signature order
+    kind: str          # pointwise | tiled | persistent | looped
+    numels: tuple      # (xnumel,) | (ynumel, xnumel) | (xnumel, rnumel)
+    ops: tuple
+    rblock: int = 0    # the fixed RBLOCK of a persistent reduction
+
+
+def next_pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def _numel(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def _identity(kind: str, dtype: str):
+    cd = compute_dtype(dtype)
+    if kind in ("sum", "any"):
+        return 0 if kind == "sum" else False
+    if kind in ("prod", "all"):
+        return 1 if kind == "prod" else True
+    big = kind in ("min", "argmin")
+    if is_float(cd):
+        return float("inf") if big else float("-inf")
+    if cd == "bool":
+        return big
+    bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}[cd]
+    if cd == "uint8":
+        return 255 if big else 0
+    return 2 ** (bits - 1) - 1 if big else -2 ** (bits - 1)
+
+
+class _Writer:
+    """Emits the body of one kernel."""
+
+    def __init__(self, plan: KernelPlan, arena: Arena, layouts: dict, persistent_max: int,
+                 looped_rblock: int | None):
+        self.plan, self.arena, self.layouts = plan, arena, layouts
+        self.params: dict[str, str] = {}
+        self.loads_order: list[str] = []
+        self.store_order: list[str] = []
+        self.lines: list[str] = []
+        self.memo: dict[int, str] = {}
+        self.dims: dict[int, frozenset] = {}
+        self.atoms: dict = {}
+        self.counter = 0
+        space = plan.space
+        self.xpos = [j for j, (_, red) in enumerate(space) if not red]
+        self.rpos = [j for j, (_, red) in enumerate(space) if red]
+        self.xsizes = [space[j][0] for j in self.xpos]
+        self.rsizes = [space[j][0] for j in self.rpos]
+        self.xnumel, self.rnumel = _numel(self.xsizes), _numel(self.rsizes)
+        if plan.is_reduction:
+            persistent = next_pow2(self.rnumel) <= persistent_max and looped_rblock is None
+            self.kind = "persistent" if persistent else "looped"
+        else:
+            self.kind = "pointwise"
+        self.ysizes: list = []
+        self.resolved: dict[str, int] = {}
+        self.red_body: dict[str, int] = {}
+
+    # ---------------------------------------------------------------- setup
+    def resolve(self):
+        """Replace loads of in-kernel buffers by the producing values."""
+        ar = self.arena
+        for m in self.plan.members:
+            def leaf(_, n, _res=self.resolved):
+                if n.op == "load" and n.attr[0] in _res:
+                    return _res[n.attr[0]]
+                return None
+            body = ar.rewrite([m.body], leaf)[0]
+            if m.node.reduced:
+                self.red_body[m.node.name] = body
+                self.resolved[m.node.name] = ar.add("redval", (), m.node.layout.dtype, m.node.name)
+            else:
+                self.resolved[m.node.name] = body
+
+    def iteration_vars(self):
+        """Map kernel variables k_j onto xindex / rindex (/ yindex when tiled)."""
+        space = self.plan.space
+        mapping = {}
+        if self.kind == "pointwise":
+            split = self._tile_split()
+            if split:
+                self.kind = "tiled"
+                ypos, xpos = list(range(split)), list(range(split, len(space)))
+                self.ysizes = [space[j][0] for j in ypos]
+                self.xsizes = [space[j][0] for j in xpos]
+                self.xpos = xpos
+                self.xnumel = _numel(self.xsizes)
+                self.ynumel = _numel(self.ysizes)
+                rng = {"yindex": self.ynumel, "xindex": self.xnumel}
+                for j, e in zip(ypos, ix.unravel(ix.var("yindex"), self.ysizes, rng)):
+                    mapping[f"k{j}"] = e
+            else:
+                rng = {"xindex": self.xnumel}
+        else:
+            rng = {"xindex": self.xnumel, "rindex": self.rnumel}
+        for j, e in zip(self.xpos, ix.unravel(ix.var("xindex"), self.xsizes, rng)):
+            mapping[f"k{j}"] = e
+        for j, e in zip(self.rpos, ix.unravel(ix.var("rindex"), self.rsizes, rng)):
+            mapping[f"k{j}"] = e
+        self.rng = rng
+        names = list(self.resolved)
+        roots = [self.resolved[n] for n in names] + [self.red_body[n] for n in self.red_body]
+        new = self.arena.substitute(roots, mapping, rng)
+        self.resolved = dict(zip(names, new[:len(names)]))
+        self.red_body = dict(zip(self.red_body, new[len(names):]))
+        self.stores = {m.node.name: ix.substitute(m.store, mapping, rng) for m in self.plan.members}
+
+    def _tile_split(self) -> int:
+        """Split point for 2-D tiling, or 0 when 1-D blocks read everything contiguously."""
+        space = self.plan.space
+        if len(space) < 2:
+            return 0
+        offsets = [m.store for m in self.plan.members if m.node.name in self.plan.stored]
+        offsets += [n.attr[1] for n in self.arena.loads(self.resolved.values())]
+        last = len(space) - 1
+        split = 0
+        for off in offsets:
+            for atom, c in off.terms:
+                if c == 1 and isinstance(atom, ix.Var) and atom.name.startswith("k"):
+                    j = int(atom.name[1:])
+                    if j != last:
+                        split = max(split, j + 1)
+        if split == 0 or _numel([s for s, _ in space[:split]]) < 16 \
+                or _numel([s for s, _ in space[split:]]) < 16:
+            return 0
+        return split
+
+    # ---------------------------------------------------------------- naming
+    def param(self, buf: str, store: bool) -> str:
+        if buf not in self.params:
+            if store:
+                self.params[buf] = f"out_ptr{len(self.store_order)}"
+                self.store_order.append(buf)
+            else:
+                self.params[buf] = f"in_ptr{len(self.loads_order)}"
+                self.loads_order.append(buf)
+        return self.params[buf]
+
+    def tmp(self) -> str:
+        self.counter += 1
+        return f"tmp{self.counter - 1}"
+
+    def emit(self, line: str, scope: str = "x"):
+        if scope == "r" and self.kind == "looped":
+            self.body.append("        " + line)
+        else:
+            self.pre.append("    " + line)
+
+    # ---------------------------------------------------------------- index printing
+    def affine(self, e: ix.Affine) -> str:
+        parts = []
+        for atom, c in e.terms:
+            name = self.atom(atom)
+            parts.append(name if c == 1 else f"{c} * {name}")
+        if e.const or not parts:
+            parts.append(str(e.const))
+        return " + ".join(parts).replace("+ -", "- ")
+
+    def atom(self, atom) -> str:
+        if isinstance(atom, ix.Var):
+            return atom.name
+        if atom in self.atoms:
+            return self.atoms[atom]
+        names = ix.free_vars(ix.lift(atom))
+        prefix = "r" if "rindex" in names else ("y" if "yindex" in names else "x")
+        inner = self.affine(atom.arg)
+        inner = inner if " " not in inner else f"({inner})"
+        self.atom_count[prefix] = self.atom_count.get(prefix, -1) + 1
+        name = f"{prefix}{self.atom_count[prefix]}"
+        op = "//" if isinstance(atom, ix.Div) else "%"
+        self.emit(f"{name} = {inner} {op} {atom.den}", "r" if prefix == "r" else "x")
+        self.atoms[atom] = name
+        if prefix == "r":
+            self.r_scoped.add(("atom", atom))
+        return name
+
+    @staticmethod
+    def var_dims(names) -> frozenset:
+        return frozenset(n[0] for n in names)   # 'x', 'r', 'y'
+
+    # ---------------------------------------------------------------- values
+    def node_dims(self, n) -> frozenset:
+        if n.op == "const":
+            return frozenset()
+        if n.op == "redval":
+            return frozenset("x")
+        if n.op == "index":
+            return self.var_dims(ix.free_vars(n.attr))
+        if n.op == "load":
+            v = ix.free_vars(n.attr[1])
+            if not v:
+                return frozenset()
+            d = self.var_dims(v)
+            return d | self.dims[n.args[0]] if n.args else d
+        return frozenset().union(*(self.dims[a] for a in n.args))
+
+    def value(self, root: int) -> str:
+        """Emit `root` (and what it needs) in the right scope; return its name."""
+        ar = self.arena
+        for i in ar.postorder([root]):
+            if i in self.memo:
+                continue
+            n = ar[i]
+            dims = self.dims[i] = self.node_dims(n)
+            scope = "r" if "r" in dims else "x"
+            args = [self.memo[a] for a in n.args]
+            if n.op == "const":
+                expr = None
+                self.memo[i] = literal(n.attr, n.dtype)
+            elif n.op == "redval":
+                expr = None
+                self.memo[i] = self.red_names[n.attr]
+            elif n.op == "load":
+                expr = self.load_expr(n, args)
+            elif n.op == "index":
+                expr = self.affine(n.attr)
+            elif n.op == "cast":
+                expr = render_cast(args[0], ar[n.args[0]].dtype, n.dtype)
+                if expr == args[0]:
+                    self.memo[i], expr = args[0], None
+            else:
+                expr = render(n.op, args, [ar[a].dtype for a in n.args], n.dtype)
+            if expr is not None:
+                name = self.tmp()
+                self.emit(f"{name} = {expr}", scope)
+                self.memo[i] = name
+            if scope == "r":
+                self.r_scoped.add(i)
+        return self.memo[root]
+
+    def load_expr(self, n, args) -> str:
+        buf, off = n.attr
+        ptr = self.param(buf, store=False)
+        v = ix.free_vars(off)
+        if not v:
+            # a single element: always valid to read, no mask needed
+            expr = f"tl.load({ptr} + {self.affine(off)})"
+        else:
+            dims = self.var_dims(v)
+            masks = [f"{d}mask" for d in "yxr" if d in dims]
+            if n.args:
+                masks.append(args[0])
+            expr = f"tl.load({ptr} + ({self.affine(off)}), {' & '.join(masks)}, other=0)"
+        if self.layouts[buf].dtype in ("float16", "bfloat16"):
+            expr += ".to(tl.float32)"
+        return expr
+
+    def shape_of(self, dims) -> str:
+        if self.kind == "pointwise":
+            return "[XBLOCK]"
+        if self.kind == "tiled":
+            return "[YBLOCK, XBLOCK]"
+        return "[XBLOCK, RBLOCK]" if "r" in dims else "[XBLOCK, 1]"
+
+    def broadcast(self, root: int, value: str, want: frozenset, dtype: str) -> str:
+        have = self.dims.get(root, frozenset())
+        if have >= want:
+            return value
+        shape = self.shape_of(want)
+        if self.arena[root].op == "const":
+            return f"tl.full({shape}, {value}, {TL_DTYPE[compute_dtype(dtype)]})"
+        return f"tl.broadcast_to({value}, {shape})"
+
+    def store_dims(self, off) -> frozenset:
+        if self.kind == "pointwise":
+            return frozenset("x")
+        if self.kind == "tiled":
+            return frozenset("yx")
+        return frozenset("xr") if "rindex" in ix.free_vars(off) else frozenset("x")
+
+    def store(self, name: str, root: int):
+        lay = self.layouts[name]
+        off = self.stores[name]
+        dims = self.store_dims(off)
+        scope = "r" if "r" in dims else "x"
+        val = self.broadcast(root, self.value(root), dims, lay.dtype)
+        if lay.dtype in ("float16", "bfloat16"):
+            val = f"{val}.to({TL_DTYPE[lay.dtype]})"
+        off_s = self.affine(off)
+        missing = [d for d in dims if d not in self.var_dims(ix.free_vars(off))]
+        for d in sorted(missing):
+            # make the pointer a block of the stored shape (e.g. a 0-d output)
+            off_s += f" + 0 * {d}index"
+        masks = " & ".join(f"{d}mask" for d in "yxr" if d in dims)
+        ptr = self.param(name, store=True)
+        self.emit(f"tl.store({ptr} + ({off_s}), {val}, {masks})", scope)
+
+    # ---------------------------------------------------------------- reductions
+    def reduce_final(self, kind: str, acc: str, dtype: str, idx: str | None = None) -> str:
+        """Reduce `acc` ([XBLOCK, RBLOCK]) along the row; returns the [XBLOCK, 1] name."""
+        out = self.tmp()
+        cd = compute_dtype(dtype)
+        if kind == "sum":
+            expr = f"tl.sum({acc}, 1)[:, None]"
+        elif kind == "prod":
+            expr = f"tl.reduce({acc}, 1, _prod)[:, None]"
+        elif kind in ("max", "min"):
+            expr = (f"tl.reduce({acc}, 1, _{kind}_nan)[:, None]" if is_float(cd)
+                    else f"tl.{kind}({acc}, 1)[:, None]")
+        elif kind in ("any", "all"):
+            fn = "max" if kind == "any" else "min"
+            expr = f"tl.{fn}({acc}.to(tl.int32), 1)[:, None] != 0"
+        else:
+            self.emit(f"{out}_v, {out}_i = tl.reduce(({acc}, {idx}), 1, _{kind})")
+            expr = f"{out}_i[:, None].to(tl.int64)"
+        self.emit(f"{out} = {expr}")
+        return out
+
+    def masked_input(self, member, scope_value: str, body: int) -> str:
+        kind = member.node.reduction
+        dtype = self.arena[body].dtype
+        v = self.broadcast(body, scope_value, frozenset("xr"), dtype)
+        ident = literal(_identity(kind, dtype), dtype)
+        return f"tl.where(rmask, {v}, {ident})"
+
+    def reduce_persistent(self, member):
+        name = member.node.name
+        body = self.red_body[name]
+        masked = self.masked_input(member, self.value(body), body)
+        tmp = self.tmp()
+        self.emit(f"{tmp} = {masked}")
+        idx = None
+        if member.node.reduction in ("argmax", "argmin"):
+            idx = self.tmp()
+            self.emit(f"{idx} = tl.broadcast_to(rindex, [XBLOCK, RBLOCK])")
+        self.red_names[name] = self.reduce_final(member.node.reduction, tmp, self.arena[body].dtype, idx)
+
+    def reduce_loop_start(self, member) -> tuple:
+        name = member.node.name
+        kind = member.node.reduction
+        dtype = self.arena[self.red_body[name]].dtype
+        cd = compute_dtype(dtype)
+        acc = f"acc{len(self.red_names) + len(self.accs)}"
+        ident = literal(_identity(kind, dtype), dtype)
+        self.emit(f"{acc} = tl.full([XBLOCK, RBLOCK], {ident}, {TL_DTYPE[cd]})")
+        if kind in ("argmax", "argmin"):
+            self.emit(f"{acc}_i = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)")
+        self.accs[name] = acc
+        return acc
+
+    def reduce_loop_step(self, member):
+        name = member.node.name
+        kind = member.node.reduction
+        body = self.red_body[name]
+        acc = self.accs[name]
+        masked = self.masked_input(member, self.value(body), body)
+        cd = compute_dtype(self.arena[body].dtype)
+        if kind == "sum":
+            line = f"{acc} = {acc} + {masked}"
+        elif kind == "prod":
+            line = f"{acc} = {acc} * {masked}"
+        elif kind in ("max", "min"):
+            line = (f"{acc} = _{kind}_nan({acc}, {masked})" if is_float(cd)
+                    else f"{acc} = tl.{kind}imum({acc}, {masked})")
+        elif kind in ("any", "all"):
+            line = f"{acc} = {acc} {'|' if kind == 'any' else '&'} {masked}"
+        else:
+            line = f"{acc}, {acc}_i = _{kind}({acc}, {acc}_i, {masked}, rindex)"
+        self.emit(line, "r")
+
+    def reduce_loop_end(self, member):
+        name = member.node.name
+        acc = self.accs.pop(name)
+        dtype = self.arena[self.red_body[name]].dtype
+        idx = f"{acc}_i" if member.node.reduction in ("argmax", "argmin") else None
+        self.red_names[name] = self.reduce_final(member.node.reduction, acc, dtype, idx)
+
+    # ---------------------------------------------------------------- bodies
+    def write(self) -> list[str]:
+        self.pre: list[str] = []
+        self.body: list[str] = []
+        self.red_names: dict[str, str] = {}
+        self.accs: dict[str, str] = {}
+        self.r_scoped: set = set()
+        self.atom_count: dict[str, int] = {}
+        self.header()
+        stored = self.plan.stored
+        members = self.plan.members
+        if self.kind in ("pointwise", "tiled", "persistent"):
+            for m in members:
+                if m.node.reduced:
+                    self.reduce_persistent(m)
+                if m.node.name in stored:
+                    self.store(m.node.name, self.resolved[m.node.name])
+            return self.pre
+        phase = self.phases()
+        nloops = 1 + max([phase[m.node.name] for m in members], default=0)
+        lines: list[str] = []
+        for p in range(nloops):
+            self.begin_loop()
+            for m in members:
+                if phase[m.node.name] != p:
+                    continue
+                if m.node.reduced:
+                    self.reduce_loop_start(m)
+                    self.reduce_loop_step(m)
+                elif m.node.name in stored and "rindex" in ix.free_vars(self.stores[m.node.name]):
+                    self.store(m.node.name, self.resolved[m.node.name])
+            lines += self.pre + [f"    for roffset in range(0, {self.rnumel}, RBLOCK):",
+                                 "        rindex = roffset + rbase",
+                                 f"        rmask = rindex < {self.rnumel}"] + self.body
+            self.pre, self.body = [], []
+            for m in members:
+                if phase[m.node.name] == p and m.node.reduced:
+                    self.reduce_loop_end(m)
+        for m in members:
+            name = m.node.name
+            if name in stored and (m.node.reduced or "rindex" not in ix.free_vars(self.stores[name])):
+                self.store(name, self.resolved[name])
+        return lines + self.pre
+
+    def begin_loop(self):
+        for item in self.r_scoped:
+            if isinstance(item, tuple):
+                self.atoms.pop(item[1], None)
+            else:
+                self.memo.pop(item, None)
+        self.r_scoped = set()
+        self.atom_count["r"] = -1
+
+    def phases(self) -> dict:
+        """Loop index of every member: a reduction runs in the first loop after
+        the reductions it depends on; a stored row value likewise."""
+        ar = self.arena
+        ready: dict[int, int] = {}
+        phase: dict[str, int] = {}
+
+        def readiness(root):
+            for i in ar.postorder([root]):
+                if i in ready:
+                    continue
+                n = ar[i]
+                if n.op == "redval":
+                    ready[i] = phase[n.attr] + 1
+                else:
+                    ready[i] = max((ready[a] for a in n.args), default=0)
+            return ready[root]
+
+        for m in self.plan.members:
+            name = m.node.name
+            if m.node.reduced:
+                phase[name] = readiness(self.red_body[name])
+            else:
+                phase[name] = readiness(self.resolved[name])
+        return phase
+
+    def header(self):
+        need64 = self.needs_int64()
+        pid = "tl.program_id(0).to(tl.int64)" if need64 else "tl.program_id(0)"
+        if self.kind == "pointwise":
+            self.emit(f"xoffset = {pid} * XBLOCK")
+            self.emit("xindex = xoffset + tl.arange(0, XBLOCK)")
+            self.emit(f"xmask = xindex < {self.xnumel}")
+        elif self.kind == "tiled":
+            self.emit(f"pid = {pid}")
+            self.emit(f"xtiles = ({self.xnumel} + XBLOCK - 1) // XBLOCK")
+            self.emit("yoffset = (pid // xtiles) * YBLOCK")
+            self.emit("xoffset = (pid % xtiles) * XBLOCK")
+            self.emit("yindex = yoffset + tl.arange(0, YBLOCK)[:, None]")
+            self.emit("xindex = xoffset + tl.arange(0, XBLOCK)[None, :]")
+            self.emit(f"ymask = yindex < {self.ynumel}")
+            self.emit(f"xmask = xindex < {self.xnumel}")
+        else:
+            self.emit(f"xoffset = {pid} * XBLOCK")
+            self.emit("xindex = xoffset + tl.arange(0, XBLOCK)[:, None]")
+            self.emit(f"xmask = xindex < {self.xnumel}")
+            self.emit("rbase = tl.arange(0, RBLOCK)[None, :]")
+            if self.kind == "persistent":
+                self.emit("rindex = rbase")
+                self.emit(f"rmask = rindex < {self.rnumel}")
+
+    def needs_int64(self) -> bool:
+        total = self.xnumel * max(self.rnumel, 1) * max(getattr(self, "ynumel", 1), 1)
+        if total > INT32_LIMIT:
+            return True
+        for buf in self.params:
+            lay = self.layouts[buf]
+            span = sum((s - 1) * abs(st) for s, st in zip(lay.shape, lay.stride) if s > 0)
+            if span > INT32_LIMIT:
+                return True
+        for m in self.plan.members:
+            lay = m.node.layout
+            if sum((s - 1) * abs(st) for s, st in zip(lay.shape, lay.stride) if s > 0) > INT32_LIMIT:
+                return True
+        for n in self.arena.loads(list(self.resolved.values()) + list(self.red_body.values())):
+            lay = self.layouts[n.attr[0]]
+            if sum((s - 1) * abs(st) for s, st in zip(lay.shape, lay.stride) if s > 0) > INT32_LIMIT:
+                return True
+        return False
+
+
+_KIND_TAG = {"pointwise": "poi", "tiled": "tile", "persistent": "per", "looped": "red"}
+
+
+def _short_ops(ops) -> str:
+    names = [re.sub(r"\W", "", o.split(".")[-1].strip("_")) for o in ops]
+    names = [n for n in dict.fromkeys(names) if n][:4]
+    return "_".join(names) or "copy"
+
+
+def generate(plan: KernelPlan, arena: Arena, layouts: dict, *, interpret: bool,
+             persistent_max: int = 4096, looped_rblock: int | None = None) -> KernelSource:
+    """Triton source for `plan`."""
+    w = _Writer(plan, arena, layouts, persistent_max, looped_rblock)
+    w.resolve()
+    w.iteration_vars()
+    body = w.write()
+    args = tuple(w.loads_order) + tuple(w.store_order)
+    params = [w.params[a] for a in args]
+    consts = {"pointwise": ["XBLOCK"], "tiled": ["YBLOCK", "XBLOCK"]}.get(w.kind, ["XBLOCK", "RBLOCK"])
+    sig = ", ".join(params + [f"{c}: tl.constexpr" for c in consts])
+    body_text = "\n".join(body)
+    digest = hashlib.sha256(f"{sig}\n{body_text}".encode()).hexdigest()[:10]
+    name = f"bcf_{_KIND_TAG[w.kind]}_{_short_ops(plan.ops)}_{digest}"
+    comment = f"# fused: {', '.join(plan.ops)}" if plan.ops else "# copy"
+    kernel = f"@triton.jit\ndef {name}({sig}):\n    {comment}\n{body_text}\n"
+    helpers = [helper_source(h, interpret) for h in helpers_used(kernel)]
+    head = "import triton\nimport triton.language as tl\n"
+    if not interpret and any("libdevice." in h for h in helpers):
+        head += "from triton.language.extra import libdevice\n"
+    source = head + "\n\n" + "".join(h + "\n\n" for h in helpers) + kernel
+    if w.kind == "pointwise":
+        numels = (w.xnumel,)
+    elif w.kind == "tiled":
+        numels = (w.ynumel, w.xnumel)
+    else:
+        numels = (w.xnumel, w.rnumel)
+    rblock = next_pow2(w.rnumel) if w.kind == "persistent" else (looped_rblock or 0)
+    return KernelSource(name, source, args, w.kind, numels, plan.ops, rblock)

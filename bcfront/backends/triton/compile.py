@@ -1,0 +1,102 @@
+"""`CompiledGraph`: the callable `compile_fx` returns, one specialization per input signature."""
+from __future__ import annotations
+
+import torch
+from torch.utils._pytree import tree_unflatten
+
+from bcfront.errors import BcfrontError
+
+from .codegen import generate
+from .frontend import trace_aten
+from .fuse import KernelPlan, schedule
+from .lower import lower_program
+from .runtime import Launcher, cache_root, interpreting
+from .wrapper import KernelInfo, build
+
+
+def signature(args) -> tuple:
+    """What a compiled specialization depends on: layouts of tensors, values of scalars."""
+    key = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            key.append((tuple(a.shape), a.stride(), a.dtype, a.device))
+        elif isinstance(a, (bool, int, float, str, type(None))):
+            key.append((type(a), a))
+        else:
+            key.append((type(a), id(a)))
+    return tuple(key)
+
+
+class Specialization:
+    """Everything compiled for one input signature."""
+
+    def __init__(self, gm, example_inputs, config):
+        aten_gm, self.out_spec = trace_aten(gm, example_inputs)
+        self.aten_graph = aten_gm
+        prog, self.fallback_ops = lower_program(aten_gm)
+        _check_device(prog)
+        steps = schedule(prog, fuse=config.fuse)
+        root = cache_root(config.cache_dir)
+        sources, launchers, self.kernels = {}, {}, []
+        interpret = interpreting()
+        for st in steps:
+            if isinstance(st, KernelPlan):
+                ks = generate(st, prog.arena, prog.layouts, interpret=interpret,
+                              persistent_max=config.persistent_max,
+                              looped_rblock=config.looped_rblock)
+                sources[id(st)] = ks
+                launchers[id(st)] = Launcher(ks, root, autotune=config.autotune)
+                self.kernels.append(KernelInfo(ks.name, ks.ops, ks.source, ks.kind, ks.numels))
+        # input mutations are written back with torch's copy_ after the last kernel
+        self.fallback_ops = self.fallback_ops + ["aten.copy_"] * len(prog.copy_backs)
+        self.call, self.wrapper_source = build(prog, steps, launchers, sources)
+
+    def __call__(self, args):
+        return tree_unflatten(self.call(args), self.out_spec)
+
+
+def _check_device(prog) -> None:
+    dev = prog.device
+    if dev is None or dev.type == "cuda":
+        return
+    if dev.type == "cpu" and interpreting():
+        return
+    raise BcfrontError(f"the triton backend runs on CUDA tensors (or CPU tensors under "
+                       f"TRITON_INTERPRET=1), not on {dev.type}")
+
+
+class CompiledGraph:
+    """Callable with the same inputs and outputs as the graph it was built from."""
+
+    def __init__(self, gm, example_inputs, config):
+        self._gm = gm
+        self._config = config
+        self._specs: dict = {}
+        self._current = self._specialize(example_inputs)
+
+    def _specialize(self, args) -> Specialization:
+        key = signature(args)
+        spec = self._specs.get(key)
+        if spec is None:
+            with torch.no_grad():
+                spec = Specialization(self._gm, list(args), self._config)
+            self._specs[key] = spec
+        return spec
+
+    @property
+    def kernels(self) -> list:
+        return self._current.kernels
+
+    @property
+    def fallback_ops(self) -> list:
+        return self._current.fallback_ops
+
+    @property
+    def wrapper_source(self) -> str:
+        return self._current.wrapper_source
+
+    def __call__(self, *args):
+        spec = self._specs.get(signature(args))
+        if spec is None:
+            spec = self._current = self._specialize(args)
+        return spec(list(args))

@@ -1,0 +1,276 @@
+"""Loop-level IR: a hash-consed arena of scalar value expressions, plus buffers.
+
+A lowered tensor is an expression for *one element* in terms of index variables
+``i0 .. i{n-1}`` (one per dimension).  Expressions live in an `Arena`; each node
+is interned, so identical sub-expressions share one id: that is both the CSE of
+generated kernels and what makes register reuse across fused nodes free.
+
+Scheduler nodes (`Compute`, `Extern`) define buffers; `Compute` is either
+pointwise or a reduction over some positions of its iteration sizes.
+
+Dtypes are torch dtype names ("float32", "bfloat16", "bool", ...); imports no torch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import index as ix
+
+FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
+HALF_DTYPES = ("float16", "bfloat16")
+
+
+def compute_dtype(dtype: str) -> str:
+    """The dtype a value is held in inside a kernel: halves compute in float32."""
+    return "float32" if dtype in HALF_DTYPES else dtype
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in FLOAT_DTYPES
+
+
+# Every scalar op: name -> arity.  Codegen and the reference evaluator both key on it.
+OPS = {
+    # leaves
+    "load": 0, "const": 0, "index": 0, "redval": 0,
+    # casts
+    "cast": 1,
+    # unary
+    "neg": 1, "abs": 1, "exp": 1, "exp2": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1,
+    "log1p": 1, "sqrt": 1, "rsqrt": 1, "reciprocal": 1, "sin": 1, "cos": 1, "tan": 1,
+    "tanh": 1, "sigmoid": 1, "erf": 1, "floor": 1, "ceil": 1, "round": 1, "trunc": 1,
+    "sign": 1, "isnan": 1, "isinf": 1, "not": 1, "bitnot": 1, "relu": 1,
+    "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "asinh": 1, "acosh": 1, "atanh": 1,
+    "erfinv": 1, "lgamma": 1,
+    # binary
+    "add": 2, "sub": 2, "mul": 2, "truediv": 2, "floordiv": 2, "truncdiv": 2, "remainder": 2,
+    "fmod": 2, "pow": 2, "maximum": 2, "minimum": 2, "atan2": 2,
+    "eq": 2, "ne": 2, "lt": 2, "le": 2, "gt": 2, "ge": 2,
+    "and": 2, "or": 2, "xor": 2, "bitand": 2, "bitor": 2, "bitxor": 2, "lshift": 2, "rshift": 2,
+    # ternary
+    "where": 3,
+}
+
+REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One scalar operation.  `attr` holds leaf data:
+
+    load:   (buffer_name, ix.Affine offset); args = (mask,) or ()
+    const:  a Python bool/int/float
+    index:  ix.Affine (an index expression used as an int64 value)
+    redval: name of a reduction buffer computed in the same kernel
+    """
+    op: str
+    args: tuple
+    dtype: str
+    attr: object = None
+
+
+class Arena:
+    """Interning store of `Node`s; an expression is an int id into `nodes`."""
+
+    __slots__ = ("nodes", "_ids")
+
+    def __init__(self):
+        self.nodes: list[Node] = []
+        self._ids: dict[Node, int] = {}
+
+    def add(self, op: str, args=(), dtype: str = "float32", attr=None) -> int:
+        if op not in OPS:
+            raise KeyError(f"unknown scalar op {op!r}")
+        n = Node(op, tuple(args), dtype, attr)
+        i = self._ids.get(n)
+        if i is None:
+            i = len(self.nodes)
+            self.nodes.append(n)
+            self._ids[n] = i
+        return i
+
+    def __getitem__(self, i: int) -> Node:
+        return self.nodes[i]
+
+    # ---- convenience builders
+    def const(self, value, dtype: str) -> int:
+        if dtype == "bool":
+            value = bool(value)
+        elif dtype in INT_DTYPES:
+            value = int(value)
+        else:
+            value = float(value)
+        return self.add("const", (), dtype, value)
+
+    def cast(self, e: int, dtype: str) -> int:
+        n = self.nodes[e]
+        if n.dtype == dtype:
+            return e
+        if n.op == "const":
+            return self.const(n.attr, dtype)
+        return self.add("cast", (e,), dtype)
+
+    def load(self, buf: str, offset: ix.Affine, dtype: str, mask: int | None = None) -> int:
+        return self.add("load", () if mask is None else (mask,), dtype, (buf, offset))
+
+    def op(self, name: str, *args: int, dtype: str | None = None) -> int:
+        return self.add(name, args, dtype or self.nodes[args[0]].dtype)
+
+    # ---- traversal (iterative: expression DAGs can be thousands of nodes deep)
+    def postorder(self, roots) -> list[int]:
+        """Ids reachable from `roots`, each after all of its arguments."""
+        out, seen = [], set()
+        stack = [(r, False) for r in reversed(list(roots))]
+        while stack:
+            i, expanded = stack.pop()
+            if expanded:
+                out.append(i)
+                continue
+            if i in seen:
+                continue
+            seen.add(i)
+            stack.append((i, True))
+            for a in reversed(self.nodes[i].args):
+                if a not in seen:
+                    stack.append((a, False))
+        return out
+
+    def rewrite(self, roots, leaf_fn: Callable[[int, Node], int | None]) -> list[int]:
+        """Rebuild the DAG under `roots`; `leaf_fn(id, node)` may replace any node
+        (given its already-rewritten args via the returned mapping)."""
+        new: dict[int, int] = {}
+        for i in self.postorder(roots):
+            n = self.nodes[i]
+            args = tuple(new[a] for a in n.args)
+            if args != n.args:
+                n = Node(n.op, args, n.dtype, n.attr)
+            r = leaf_fn(i, n)
+            new[i] = r if r is not None else self.add(n.op, n.args, n.dtype, n.attr)
+        return [new[r] for r in roots]
+
+    def substitute(self, roots, mapping, ranges=None, mask: int | None = None) -> list[int]:
+        """Replace index variables in every load/index leaf; AND `mask` into loads."""
+        def leaf(_, n: Node):
+            if n.op == "load":
+                buf, off = n.attr
+                off = ix.substitute(off, mapping, ranges)
+                m = n.args[0] if n.args else None
+                if mask is not None:
+                    m = mask if m is None else self.add("and", (m, mask), "bool")
+                return self.load(buf, off, n.dtype, m)
+            if n.op == "index":
+                return self.add("index", (), n.dtype, ix.substitute(n.attr, mapping, ranges))
+            return None
+        return self.rewrite(roots, leaf)
+
+    def loads(self, roots) -> list[Node]:
+        return [self.nodes[i] for i in self.postorder(roots) if self.nodes[i].op == "load"]
+
+    def count_ops(self, roots) -> int:
+        return sum(1 for i in self.postorder(roots) if self.nodes[i].op not in ("const", "index"))
+
+
+def ivars(n: int, prefix: str = "i") -> list[ix.Affine]:
+    return [ix.var(f"{prefix}{k}") for k in range(n)]
+
+
+def ranges_of(sizes, prefix: str = "i") -> dict:
+    return {f"{prefix}{k}": s for k, s in enumerate(sizes)}
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A dense-or-strided buffer: shape, strides (elements) and dtype."""
+    shape: tuple
+    stride: tuple
+    dtype: str
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def offset(self, index_vars) -> ix.Affine:
+        return ix.strided(index_vars, self.stride)
+
+
+def contiguous_strides(shape) -> tuple:
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(out))
+
+
+@dataclass(slots=True)
+class Compute:
+    """A buffer computed by a kernel: pointwise when `reduced` is empty.
+
+    `body` is an expression over ``i0..i{len(sizes)-1}``; for a reduction the
+    positions in `reduced` are summed (or maxed, ...) away and the buffer's
+    layout indexes the kept positions in order.
+    """
+    name: str
+    layout: Layout
+    sizes: tuple
+    body: int
+    reduced: tuple = ()
+    reduction: str | None = None
+    origins: tuple = ()
+    store: ix.Affine | None = None   # output offset over i0..; default: layout order
+
+    @property
+    def kept(self) -> tuple:
+        return tuple(p for p in range(len(self.sizes)) if p not in self.reduced)
+
+    def store_offset(self) -> ix.Affine:
+        """Offset of the element this node computes, in its own variables."""
+        if self.store is not None:
+            return self.store
+        vs = ivars(len(self.sizes))
+        return self.layout.offset([vs[p] for p in self.kept])
+
+    def reads(self, arena: Arena) -> set:
+        return {n.attr[0] for n in arena.loads([self.body])}
+
+
+@dataclass(slots=True)
+class Extern:
+    """An op left to torch.  `call(*tensors)` returns a flat tuple of tensors,
+    one per name in `outputs` (layouts known at compile time)."""
+    outputs: tuple          # of (name, Layout)
+    inputs: tuple           # of TensorRef
+    call: Callable
+    op_name: str
+    describe: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.outputs[0][0] if self.outputs else f"extern_{id(self)}"
+
+    def reads(self, arena: Arena) -> set:
+        return {r.base for r in self.inputs}
+
+
+@dataclass(frozen=True, slots=True)
+class TensorRef:
+    """A real tensor at run time: buffer `base` with view ops replayed on it."""
+    base: str
+    steps: tuple = ()        # of (callable, args tuple, label)
+
+
+@dataclass(slots=True)
+class Program:
+    """The whole lowered graph."""
+    arena: Arena
+    inputs: list            # of (name, Layout) in placeholder order
+    constants: dict          # name -> tensor (get_attr / lifted constants)
+    nodes: list             # Compute | Extern in a valid order
+    outputs: list           # of TensorRef | ("scalar", value)
+    copy_backs: list        # of (input name, TensorRef) in mutation order
+    layouts: dict = field(default_factory=dict)   # every buffer name -> Layout
+    device: object = None

@@ -1,0 +1,394 @@
+"""Lowering: a functional aten graph becomes a `Program` of loop-level nodes.
+
+Each fx node's value is a `TV`: one scalar expression per element, over index
+variables ``i0..`` of its shape.  Pointwise ops and views only build bigger
+expressions (nothing is materialized); a value becomes a buffer (`realize`)
+when a reduction, an extern call, a graph output or an input mutation needs
+it.  Rules live in per-family modules (`rules_pointwise`, `rules_views`,
+`rules_reduce`) registered in `RULES` keyed by aten overload or packet; an op
+without a rule, or whose rule raises `Unsupported`, becomes an `Extern`.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, replace
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from . import index as ix
+from .ir import (Arena, Compute, Extern, Layout, Program, TensorRef, contiguous_strides,
+                 ivars, ranges_of, FLOAT_DTYPES, INT_DTYPES)
+
+SUPPORTED_DTYPES = FLOAT_DTYPES + INT_DTYPES + ("bool",)
+# Pointwise values with more work than this are materialized rather than
+# recomputed by each of several consumers.
+INLINE_MAX_LOADS = 6
+INLINE_MAX_OPS = 40
+
+
+class Unsupported(Exception):
+    """A rule cannot lower this node; it runs through torch instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class TV:
+    """A lowered tensor value: `expr` gives element ``(i0, i1, ...)``.
+
+    `ref` is set when the value is (a view of) a real buffer; `hint` carries the
+    eager strides of the fx node it came from (used when it gets materialized);
+    `origins` names the fx nodes whose work is inlined into `expr`.
+    """
+    shape: tuple
+    dtype: str
+    expr: int
+    ref: TensorRef | None = None
+    hint: tuple | None = None
+    origins: frozenset = frozenset()
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+RULES: dict = {}
+
+
+def rule(*ops):
+    """Register a lowering rule for aten overloads or overload packets."""
+    def deco(fn):
+        for op in ops:
+            RULES[op] = fn
+        return fn
+    return deco
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    return getattr(torch, name)
+
+
+def layout_of(t: torch.Tensor) -> Layout:
+    return Layout(tuple(t.shape), tuple(t.stride()), dtype_name(t.dtype))
+
+
+def dense_strides_ok(shape, stride) -> bool:
+    """True when `stride` is a permutation of a contiguous layout of `shape`."""
+    dims = sorted((st, sz) for sz, st in zip(shape, stride) if sz != 1)
+    expect = 1
+    for st, sz in dims:
+        if st != expect:
+            return False
+        expect *= sz
+    return True
+
+
+def numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+class Lowering:
+    """State of one lowering: the arena, buffers, and the node list."""
+
+    def __init__(self, gm: torch.fx.GraphModule):
+        self.gm = gm
+        self.arena = Arena()
+        self.layouts: dict[str, Layout] = {}
+        self.nodes: list = []
+        self.inputs: list = []
+        self.constants: dict = {}
+        self.copy_backs: list = []
+        self.device = None
+        self._count = 0
+        self.node_order: dict[str, int] = {}
+        self.node_ops: dict[str, str] = {}
+
+    # ------------------------------------------------------------ names
+    def new_name(self, prefix: str = "buf") -> str:
+        self._count += 1
+        return f"{prefix}{self._count - 1}"
+
+    # ------------------------------------------------------------ values
+    def load_buffer(self, name: str, layout: Layout) -> TV:
+        self.layouts[name] = layout
+        off = layout.offset(ivars(len(layout.shape)))
+        expr = self.arena.load(name, off, layout.dtype)
+        return TV(layout.shape, layout.dtype, expr, TensorRef(name), layout.stride)
+
+    def broadcast(self, tv: TV, shape) -> int:
+        """`tv`'s expression re-indexed by the variables of `shape` (numpy rules)."""
+        shape = tuple(shape)
+        if tv.shape == shape:
+            return tv.expr
+        lead = len(shape) - tv.ndim
+        if lead < 0:
+            raise Unsupported(f"cannot broadcast {tv.shape} to {shape}")
+        mapping = {}
+        for j, size in enumerate(tv.shape):
+            if size == shape[lead + j]:
+                mapping[f"i{j}"] = ix.var(f"i{lead + j}")
+            elif size == 1:
+                mapping[f"i{j}"] = ix.ZERO
+            else:
+                raise Unsupported(f"cannot broadcast {tv.shape} to {shape}")
+        return self.arena.substitute([tv.expr], mapping, ranges_of(shape))[0]
+
+    def value(self, a, shape, dtype: str) -> int:
+        """Tensor or Python scalar `a` as an expression of `shape`, cast to `dtype`."""
+        if isinstance(a, TV):
+            return self.arena.cast(self.broadcast(a, shape), dtype)
+        if isinstance(a, (bool, int, float)):
+            return self.arena.const(a, dtype)
+        raise Unsupported(f"operand of type {type(a).__name__}")
+
+    def make(self, shape, dtype: str, expr: int, *sources, ref=None) -> TV:
+        origins = frozenset().union(*(s.origins for s in sources if isinstance(s, TV)))
+        return TV(tuple(shape), dtype, expr, ref, None, origins)
+
+    def view(self, tv: TV, shape, mapping: dict, step=None) -> TV:
+        """A view: old variable name -> Affine over the new shape's variables."""
+        shape = tuple(shape)
+        expr = self.arena.substitute([tv.expr], mapping, ranges_of(shape))[0]
+        ref = None
+        if tv.ref is not None and step is not None:
+            ref = TensorRef(tv.ref.base, tv.ref.steps + (step,))
+        return TV(shape, tv.dtype, expr, ref, None, tv.origins)
+
+    # ------------------------------------------------------------ buffers
+    def compute(self, sizes, body: int, layout: Layout, reduced=(), reduction=None,
+                origins=frozenset()) -> str:
+        name = self.new_name()
+        self.layouts[name] = layout
+        order = sorted(origins, key=lambda n: self.node_order.get(n, 0))
+        ops = tuple(dict.fromkeys(self.node_ops[n] for n in order if n in self.node_ops))
+        store = None
+        if not reduced:
+            sizes, body, store = self._memory_order(sizes, body, layout)
+        self.nodes.append(Compute(name, layout, tuple(sizes), body, tuple(reduced), reduction, ops,
+                                  store))
+        return name
+
+    def _memory_order(self, sizes, body, layout):
+        """Iterate a pointwise buffer in the order its elements lie in memory, so a
+        transposed output is written in coalesced runs and shares the iteration
+        of the kernel that computes its inputs."""
+        nd = len(sizes)
+        big = [p for p in range(nd) if sizes[p] != 1]
+        order = sorted(big, key=lambda p: -layout.stride[p])
+        if order == big:
+            return sizes, body, None
+        perm = order + [p for p in range(nd) if sizes[p] == 1]
+        # new variable k iterates old dimension perm[k]
+        mapping = {f"i{p}": ix.var(f"i{k}") for k, p in enumerate(perm)}
+        new_sizes = tuple(sizes[p] for p in perm)
+        body = self.arena.substitute([body], mapping, ranges_of(new_sizes))[0]
+        store = ix.strided(ivars(nd), [layout.stride[p] for p in perm])
+        return new_sizes, body, store
+
+    def realize(self, tv: TV, stride=None) -> TV:
+        """Materialize `tv` into a buffer (eager strides when known and dense)."""
+        if tv.ref is not None and not tv.ref.steps:
+            return tv
+        stride = stride or tv.hint
+        if stride is None or not dense_strides_ok(tv.shape, stride) or numel(tv.shape) == 0:
+            stride = contiguous_strides(tv.shape)
+        layout = Layout(tv.shape, tuple(stride), tv.dtype)
+        body = self.arena.cast(tv.expr, tv.dtype)
+        name = self.compute(tv.shape, body, layout, origins=tv.origins)
+        return self.load_buffer(name, layout)
+
+    def ref(self, tv: TV) -> TensorRef:
+        return tv.ref if tv.ref is not None else self.realize(tv).ref
+
+    def maybe_realize_shared(self, tv: TV, users: int) -> TV:
+        """Materialize a value that several consumers would otherwise recompute
+        when recomputing it is expensive."""
+        if users < 2 or tv.ref is not None:
+            return tv
+        roots = [tv.expr]
+        loads = {(n.attr[0], n.attr[1]) for n in self.arena.loads(roots)}
+        if len(loads) > INLINE_MAX_LOADS or self.arena.count_ops(roots) > INLINE_MAX_OPS:
+            return self.realize(tv)
+        return tv
+
+    # ------------------------------------------------------------ externs
+    def extern(self, node: torch.fx.Node, args, kwargs):
+        flat, spec = tree_flatten((args, kwargs))
+        pos, refs = [], []
+        for i, a in enumerate(flat):
+            if isinstance(a, TV):
+                pos.append(i)
+                refs.append(self.ref(a))
+                flat[i] = None
+        out_flat, out_spec = tree_flatten(node.meta.get("val"))
+        outputs, results = [], []
+        for o in out_flat:
+            if isinstance(o, torch.Tensor):
+                name = self.new_name()
+                layout = layout_of(o)
+                outputs.append((name, layout))
+                tv = self.load_buffer(name, layout)
+                results.append(replace(tv, origins=frozenset()))
+            elif o is None or isinstance(o, (bool, int, float)):
+                results.append(o)
+            else:
+                raise NotImplementedError(f"{node.target} returns {type(o).__name__}")
+        call = _extern_call(node.target, flat, spec, pos, [lay for _, lay in outputs])
+        self.nodes.append(Extern(tuple(outputs), tuple(refs), call, _op_name(node.target),
+                                 node.format_node() or ""))
+        return tree_unflatten(results, out_spec)
+
+
+def _op_name(target) -> str:
+    packet = getattr(target, "overloadpacket", None)
+    return str(packet) if packet is not None else getattr(target, "__name__", str(target))
+
+
+def _extern_call(op, flat, spec, pos, layouts):
+    expect = [(lay.shape, lay.stride) for lay in layouts]
+    template = list(flat)
+
+    def call(*tensors):
+        f = template.copy()
+        for p, t in zip(pos, tensors):
+            f[p] = t
+        a, kw = tree_unflatten(f, spec)
+        out, _ = tree_flatten(op(*a, **kw))
+        outs = [o for o in out if isinstance(o, torch.Tensor)]
+        for k, (o, (shape, stride)) in enumerate(zip(outs, expect)):
+            if tuple(o.stride()) != stride and numel(shape) > 1:
+                fixed = torch.empty_strided(shape, stride, dtype=o.dtype, device=o.device)
+                outs[k] = fixed.copy_(o)
+        return outs
+    return call
+
+
+def _is_inplace(target) -> bool:
+    schema = getattr(target, "_schema", None)
+    return (schema is not None and schema.name.endswith("_") and schema.arguments
+            and schema.arguments[0].alias_info is not None and schema.arguments[0].alias_info.is_write)
+
+
+def _functional_variant(target):
+    packet = getattr(torch.ops.aten, target._schema.name.split("::")[-1][:-1], None)
+    if packet is None:
+        return None
+    return getattr(packet, target._overloadname, None)
+
+
+def lower_program(gm: torch.fx.GraphModule) -> tuple[Program, list]:
+    """Lower every node of `gm`; returns the program and the fallback op names."""
+    from . import rules_pointwise, rules_reduce, rules_views  # noqa: F401  (register rules)
+    low = Lowering(gm)
+    env: dict = {}
+    placeholders = {}
+    users = {n: len(n.users) for n in gm.graph.nodes}
+    fallback = []
+    outputs = []
+    for k, node in enumerate(gm.graph.nodes):
+        low.node_order[node.name] = k
+        if node.op == "placeholder":
+            val = node.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                name = f"arg{len(low.inputs)}"
+                layout = layout_of(val)
+                low.inputs.append((name, layout))
+                low.device = low.device or val.device
+                env[node] = low.load_buffer(name, layout)
+                placeholders[node] = name
+            else:
+                low.inputs.append((f"arg{len(low.inputs)}", None))
+                env[node] = val
+            continue
+        if node.op == "get_attr":
+            t = getattr(gm, node.target)
+            name = low.new_name("const")
+            low.constants[name] = t
+            env[node] = low.load_buffer(name, layout_of(t))
+            continue
+        if node.op == "output":
+            outputs = list(node.args[0])
+            continue
+        args = torch.fx.node.map_arg(node.args, lambda n: env[n])
+        kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+        target = node.target
+        if target is operator.getitem:
+            env[node] = args[0][args[1]]
+            continue
+        if target is torch.ops.aten.copy_.default and node.args[0] in placeholders:
+            dst = placeholders[node.args[0]]
+            src = args[1]
+            lay = low.layouts[dst]
+            tv = low.make(lay.shape, lay.dtype, low.value(src, lay.shape, lay.dtype), src)
+            low.copy_backs.append((dst, low.ref(low.realize(tv, lay.stride))))
+            env[node] = env[node.args[0]]
+            continue
+        mutated = None
+        if _is_inplace(target):
+            functional = _functional_variant(target)
+            if functional is None:
+                raise NotImplementedError(f"in-place {target} has no functional variant")
+            mutated, target = node.args[0], functional
+        low.node_ops[node.name] = _op_name(target)
+        env[node] = _lower_node(low, node, target, args, kwargs, fallback)
+        if isinstance(env[node], TV):
+            env[node] = low.maybe_realize_shared(env[node], users[node])
+        if mutated is not None:
+            if mutated in placeholders:
+                dst = placeholders[mutated]
+                low.copy_backs.append((dst, low.ref(low.realize(env[node], low.layouts[dst].stride))))
+            env[mutated] = env[node]
+    outs = []
+    for o in outputs:
+        v = env[o] if isinstance(o, torch.fx.Node) else o
+        if isinstance(v, TV):
+            outs.append(low.ref(v))
+        else:
+            outs.append(("const", v))
+    prog = Program(low.arena, low.inputs, low.constants, low.nodes, outs, low.copy_backs,
+                   low.layouts, low.device)
+    return prog, fallback
+
+
+def _lower_node(low: Lowering, node, target, args, kwargs, fallback):
+    fn = RULES.get(target) or RULES.get(getattr(target, "overloadpacket", None))
+    val = node.meta.get("val")
+    outs = [t for t in tree_flatten(val)[0] if isinstance(t, torch.Tensor)]
+    if low.device is None and outs:
+        low.device = outs[0].device
+    ok_dtypes = all(dtype_name(t.dtype) in SUPPORTED_DTYPES for t in outs)
+    ok_dtypes = ok_dtypes and all(a.dtype in SUPPORTED_DTYPES
+                                  for a in tree_flatten((args, kwargs))[0] if isinstance(a, TV))
+    if fn is not None and ok_dtypes:
+        try:
+            result = fn(low, node, *args, **kwargs)
+        except Unsupported:
+            result = None
+        if result is not None:
+            return _annotate(result, node)
+    fallback.append(_op_name(target))
+    return low.extern(node, args, kwargs)
+
+
+def _annotate(result, node):
+    """Attach the eager strides and the origin of `node` to a rule's result."""
+    val = node.meta.get("val")
+    if isinstance(result, TV):
+        hint = tuple(val.stride()) if isinstance(val, torch.Tensor) else None
+        return replace(result, hint=hint, origins=result.origins | {node.name})
+    if isinstance(result, (list, tuple)):
+        vals = val if isinstance(val, (list, tuple)) else [None] * len(result)
+        out = []
+        for r, v in zip(result, vals):
+            if isinstance(r, TV):
+                hint = tuple(v.stride()) if isinstance(v, torch.Tensor) else None
+                r = replace(r, hint=hint, origins=r.origins | {node.name})
+            out.append(r)
+        return type(result)(out)
+    return result
