@@ -17,13 +17,21 @@ def analyze(fn_or_code):
     return _analyze(fn_or_code)
 
 
+# Import the submodules before defining the functions of the same name: importing
+# a submodule binds it as a package attribute, which must not shadow the functions.
+from . import capture as _capture_module  # noqa: E402  (torch-free)
+from . import explain as _explain_module  # noqa: E402  (torch-free)
+
+
 def capture(fn=None, *, backend="auto", fullgraph=False, **options):
     """Capture `fn` (function, bound method or nn.Module); usable as a decorator."""
-    from .capture import capture as _capture
-    return _capture(fn, backend=backend, fullgraph=fullgraph, **options)
+    return _capture_module.capture(fn, backend=backend, fullgraph=fullgraph, **options)
+
+
+capture.registry = _capture_module.registry
+capture.CapturedFunction = _capture_module.CapturedFunction
 
 
 def explain(fn, *args, **kwargs):
     """Run `fn` once under capture and return a `Report` of graphs, breaks, guards."""
-    from .explain import explain as _explain
-    return _explain(fn, *args, **kwargs)
+    return _explain_module.explain(fn, *args, **kwargs)

@@ -1,0 +1,75 @@
+"""Backend registry: turn a captured `Graph` into code the region function runs.
+
+``resolve(spec)`` accepts ``"auto"``, ``"eager"``, ``"fx"``, ``"triton"`` or a
+callable ``(gm: torch.fx.GraphModule, example_inputs) -> callable`` (any graph
+compiler, e.g. TorchInductor's ``compile_fx``).  Every backend returns a
+`CompiledGraph`, which emits the region's statements for the graph: the eager
+backend emits straight-line torch calls, the others one call of a compiled
+callable.  ``"triton"`` is imported lazily from ``bcfront.backends.triton``
+(``compile_fx(gm, example_inputs)`` with ``.kernels``/``.fallback_ops``); if
+it is missing or fails, the graph runs on the eager backend and the entry
+records a note.  ``"auto"`` picks triton for CUDA inputs, eager otherwise.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class CompiledGraph:
+    backend: str
+    emit: object                          # emit(graph, ns, lines, indent) -> None
+    kernels: tuple = ()
+    fallback_ops: tuple = ()
+    notes: list = field(default_factory=list)
+
+
+NAMES = ("auto", "eager", "fx", "triton")
+
+
+def check(spec) -> None:
+    """Validate a backend spec at capture() time (TypeError/ValueError for bad ones)."""
+    if callable(spec):
+        return
+    if not isinstance(spec, str) or spec not in NAMES:
+        raise ValueError(f"unknown backend {spec!r}; expected one of {', '.join(NAMES)} "
+                         "or a callable (gm, example_inputs) -> callable")
+
+
+def name_of(spec) -> str:
+    if isinstance(spec, str):
+        return spec
+    return getattr(spec, "__name__", None) or type(spec).__name__
+
+
+def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
+    """Compile `graph` with the backend `spec` (see module docstring)."""
+    from . import eager
+    if spec == "eager" or not graph.body:
+        return eager.compile_graph(graph)
+    if spec == "auto":
+        if any(getattr(t, "is_cuda", False) for t in example_inputs):
+            return _triton(graph, example_inputs)
+        return eager.compile_graph(graph)
+    if spec == "triton":
+        return _triton(graph, example_inputs)
+    from . import fx
+    if spec == "fx":
+        return fx.compile_graph(graph, example_inputs, None, "fx")
+    return fx.compile_graph(graph, example_inputs, spec, name_of(spec))
+
+
+def _triton(graph, example_inputs) -> CompiledGraph:
+    from . import eager, fx
+    try:
+        from .triton import compile_fx
+    except Exception as e:  # the backend is optional; fall back to eager with a note
+        out = eager.compile_graph(graph)
+        out.notes.append(f"triton backend unavailable ({type(e).__name__}: {e}); ran eager")
+        return out
+    try:
+        out = fx.compile_graph(graph, example_inputs, compile_fx, "triton")
+    except Exception as e:
+        out = eager.compile_graph(graph)
+        out.notes.append(f"triton backend failed ({type(e).__name__}: {e}); ran eager")
+    return out

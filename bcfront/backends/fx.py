@@ -1,0 +1,88 @@
+"""The FX backend: the graph as a `torch.fx.GraphModule`, optionally compiled further.
+
+Inputs become placeholders, ``call`` nodes ``call_function``, ``method`` nodes
+``call_method`` and tensor properties ``call_function(getattr, ...)``; the
+output is always a tuple.  Nodes under another grad mode are bracketed by
+``torch._C._set_grad_enabled`` calls (the convention TorchDynamo uses, which
+AOTAutograd and Inductor understand).  Each placeholder carries
+``meta["example_value"]`` (the fake tensor) and ``meta["val"]``.
+
+With a compiler callable (``backend=callable``) the region calls
+``compiler(gm, example_inputs)``'s result; without one it calls ``gm``.
+"""
+from __future__ import annotations
+
+import torch
+import torch.fx
+
+from ..frontend.graph import map_nodes
+from . import CompiledGraph
+
+
+def to_fx(graph) -> torch.fx.GraphModule:
+    g = torch.fx.Graph()
+    env = {}
+    for n in graph.inputs:
+        p = g.placeholder(n.name)
+        p.meta["example_value"] = n.meta
+        p.meta["val"] = n.meta
+        env[n] = p
+    entry_grad = None
+    current = None
+    for n in graph.body:
+        state = n.state
+        if state is not None and state.autocast:
+            raise NotImplementedError("autocast regions are not exported to FX yet")
+        want = None if state is None else state.grad
+        if want != current:
+            if want is None:
+                g.call_function(torch._C._set_grad_enabled, (entry_grad,))
+            else:
+                if entry_grad is None:
+                    entry_grad = torch.is_grad_enabled()
+                g.call_function(torch._C._set_grad_enabled, (want,))
+            current = want
+        args = map_nodes(n.args, env.__getitem__)
+        kwargs = map_nodes(n.kwargs, env.__getitem__)
+        if n.op == "call":
+            fx_node = g.call_function(n.target, tuple(args), kwargs)
+        elif n.op == "method":
+            fx_node = g.call_method(n.target, tuple(args), kwargs)
+        elif n.op == "getattr":
+            fx_node = g.call_function(getattr, (args[0], n.target))
+        else:
+            raise ValueError(f"unknown node op {n.op}")
+        fx_node.meta["example_value"] = n.meta
+        fx_node.meta["val"] = n.meta
+        if n.loc is not None:
+            fx_node.meta["stack_trace"] = f'  File "{n.loc.filename}", line {n.loc.lineno}, in {n.loc.function}\n    {n.loc.line}\n'
+        env[n] = fx_node
+    if current is not None:
+        g.call_function(torch._C._set_grad_enabled, (entry_grad,))
+    g.output(tuple(env[o] for o in graph.outputs))
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    gm.meta["bcfront_graph"] = graph.name
+    return gm
+
+
+def compile_graph(graph, example_inputs, compiler, name: str) -> CompiledGraph:
+    gm = to_fx(graph)
+    fn = gm if compiler is None else compiler(gm, list(example_inputs))
+    if not callable(fn):
+        raise TypeError(f"backend {name!r} returned {type(fn).__name__}, not a callable")
+
+    def emit(graph, ns, lines, indent="    "):
+        ins = ", ".join(n.name for n in graph.inputs)
+        outs = ", ".join(o.name for o in graph.outputs)
+        call = f"{ns.const(fn, 'compiled_graph')}({ins})"
+        if graph.outputs:
+            lines.append(f"{indent}{outs}, = {call}" if len(graph.outputs) == 1 else f"{indent}{outs} = {call}")
+        else:
+            lines.append(f"{indent}{call}")
+
+    kernels = tuple(getattr(fn, "kernels", ()) or ())
+    fallback = tuple(getattr(fn, "fallback_ops", ()) or ())
+    out = CompiledGraph(name, emit, kernels, fallback)
+    out.gm = gm
+    return out
+

@@ -1,0 +1,220 @@
+"""`bcfront.capture`: the cache of compiled entries around a function, bound method or module.
+
+A `CapturedFunction` keeps a list of entries (each a generated guard function
+and a generated region function).  A call tries the entries in order; the
+first whose guard holds runs its region.  On a miss it records why (the
+first failing guard of the newest entry, expected and actual value, where the
+value was first used), traces the function again and appends the new entry.
+After `recompile_limit` entries it stops capturing: the function then runs
+natively and one warning names the guard that kept failing.
+
+What gets traced (the "root"):
+
+* a Python function: itself;
+* a bound method: its function, with ``self`` passed as the first argument;
+* an nn.Module: ``type(m).forward`` with the module as ``self`` (guarded to
+  have no hooks), or, when hooks are registered, a small wrapper whose call
+  ``m(*args)`` the interpreter models with full ``__call__`` semantics;
+* any other Python callable object: the same kind of wrapper;
+* C functions and classes: not traced; they run natively (noted in explain).
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import types
+import warnings
+import weakref
+
+from . import report
+
+_REGISTRY: "weakref.WeakSet[CapturedFunction]" = weakref.WeakSet()
+DEFAULT_RECOMPILE_LIMIT = 8
+_NO_SELF = object()
+
+
+def _call_object(obj, *args, **kwargs):
+    return obj(*args, **kwargs)
+
+
+class CapturedFunction:
+    """The callable `bcfront.capture` returns."""
+
+    def __init__(self, target, *, backend="auto", fullgraph=False, recompile_limit=None,
+                 **options):
+        from .backends import check
+        check(backend)
+        self.target = target
+        self.backend = backend
+        self.fullgraph = bool(fullgraph)
+        self.recompile_limit = DEFAULT_RECOMPILE_LIMIT if recompile_limit is None else int(recompile_limit)
+        self.options = dict(options)
+        self._entries: list = []
+        self._self = _NO_SELF
+        self.module_root = None
+        self.native_reason = None
+        self.calls = 0
+        self.recompiles: list[report.Recompile] = []
+        self.notes: list[str] = []
+        self.warnings: list[str] = []
+        self._root = self._choose_root(target)
+        functools.update_wrapper(self, target if not _is_module(target) else type(target).forward,
+                                 updated=())
+
+    # -- root selection ---------------------------------------------------------------------
+    def _choose_root(self, target):
+        if isinstance(target, types.FunctionType):
+            return target
+        if isinstance(target, types.MethodType) and isinstance(target.__func__, types.FunctionType):
+            self._self = target.__self__
+            return target.__func__
+        if _is_module(target):
+            self._self = target
+            self.module_root = target
+            return None                  # chosen per capture (hooks may come and go)
+        if isinstance(target, type) or not _has_python_call(target):
+            what = "class" if isinstance(target, type) else "C function"
+            self.native_reason = (f"{getattr(target, '__qualname__', type(target).__name__)} is a "
+                                  f"{what} with no Python bytecode: it runs natively")
+            self.notes.append(self.native_reason)
+            return None
+        self._self = target
+        return _call_object
+
+    def _root_for_call(self):
+        if self.module_root is None:
+            return self._root
+        m = self.module_root
+        import torch
+        if type(m).__call__ is torch.nn.Module.__call__ and not _module_has_hooks(m) \
+                and isinstance(getattr(type(m), "forward", None), types.FunctionType):
+            return type(m).forward
+        return _call_object
+
+    # -- calling --------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if self._self is not _NO_SELF:
+            args = (self._self, *args)
+        for e in self._entries:
+            if e.guard(*args, **kwargs):
+                return e.region(*args, **kwargs)
+        return self._miss(args, kwargs)
+
+    def _run_native(self, args):
+        fn = self.target
+        if self._self is not _NO_SELF:
+            args = args[1:]
+        return args, fn
+
+    def _miss(self, args, kwargs):
+        self.calls += 1
+        _REGISTRY.add(self)
+        if self.native_reason is not None:
+            a, fn = self._run_native(args)
+            return fn(*a, **kwargs)
+        if self._entries:
+            self._record_recompile(args, kwargs)
+            if len(self._entries) >= self.recompile_limit:
+                self._give_up()
+                a, fn = self._run_native(args)
+                return fn(*a, **kwargs)
+        root = self._root_for_call()
+        from .frontend.driver import BindError, trace_entry
+        try:
+            entry = trace_entry(self, root, args, kwargs)
+        except BindError:
+            # The arguments do not bind: the native call raises the same TypeError.
+            a, fn = self._run_native(args)
+            return fn(*a, **kwargs)
+        if not entry.guard(*args, **kwargs):
+            # Would be a bcfront bug; stay correct: run natively this time, keep no entry.
+            self.warnings.append(f"a fresh entry of {self.__qualname__} failed its own guards")
+            a, fn = self._run_native(args)
+            return fn(*a, **kwargs)
+        self._entries.append(entry)
+        return entry.region(*args, **kwargs)
+
+    def _record_recompile(self, args, kwargs) -> None:
+        from .frontend.diagnose import first_failure
+        last = self._entries[-1]
+        fail = first_failure(self, last, args, kwargs)
+        if fail is not None:
+            self.recompiles.append(fail)
+
+    def _give_up(self) -> None:
+        last = self.recompiles[-1] if self.recompiles else None
+        why = f"guard {last.guard!r} kept failing" if last else "guards kept failing"
+        msg = (f"bcfront: {self.__qualname__} hit the recompile limit "
+               f"({self.recompile_limit}); {why}. It now runs natively.")
+        self.native_reason = msg
+        self.warnings.append(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=4)
+
+    # -- module-like behaviour ----------------------------------------------------------------------
+    def __getattr__(self, name):
+        target = self.__dict__.get("target")
+        if target is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(target, name)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    def __repr__(self):
+        return f"<bcfront.capture of {getattr(self.target, '__qualname__', self.target)!r}>"
+
+    # -- reporting ----------------------------------------------------------------------------------
+    @property
+    def entries(self) -> list:
+        return list(self._entries)
+
+    def reset(self) -> None:
+        """Forget every entry (the next call captures again)."""
+        self._entries.clear()
+        self.recompiles.clear()
+        self.native_reason = None if self._root is not None or self.module_root is not None \
+            else self.native_reason
+
+    def report(self) -> report.FunctionReport:
+        from .explain import function_report
+        return function_report(self)
+
+
+def _is_module(obj) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.nn.Module)
+
+
+def _has_python_call(obj) -> bool:
+    call = getattr(type(obj), "__call__", None)
+    if isinstance(obj, functools.partial):
+        return True
+    return isinstance(call, types.FunctionType)
+
+
+def _module_has_hooks(m) -> bool:
+    from .frontend.objects import _HOOK_DICTS
+    if any(getattr(m, n, None) for n in _HOOK_DICTS):
+        return True
+    import torch.nn.modules.module as mm
+    return any(getattr(mm, n, None) for n in ("_global_forward_hooks", "_global_forward_pre_hooks",
+                                               "_global_backward_hooks", "_global_backward_pre_hooks",
+                                               "_global_forward_hooks_always_called"))
+
+
+def capture(fn=None, *, backend="auto", fullgraph=False, **options):
+    """Capture `fn` (function, bound method, nn.Module or callable); usable as a decorator."""
+    if fn is None:
+        return lambda f: capture(f, backend=backend, fullgraph=fullgraph, **options)
+    if not callable(fn):
+        raise TypeError(f"bcfront.capture needs a callable, got {type(fn).__name__} ({fn!r:.60})")
+    if isinstance(fn, CapturedFunction):
+        return fn
+    return CapturedFunction(fn, backend=backend, fullgraph=fullgraph, **options)
+
+
+def registry() -> list:
+    """Every captured function that has run in this process (alive), oldest first."""
+    return sorted(_REGISTRY, key=id)

@@ -1,0 +1,74 @@
+"""`bcfront.explain`: run a function once under capture and report what happened.
+
+The report (see `bcfront.report`) lists, for the captured function and every
+function captured on its behalf (continuations after graph breaks, callees
+that broke while inlined): the graphs with their readable code and backend,
+the graph breaks (identical ones merged with a count), the guards of the
+newest entry with where each guarded value was first used, the recompiles,
+the side effects replayed after regions, and notes.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from . import report
+
+
+def explain(fn, *args, **kwargs) -> report.Report:
+    from .capture import CapturedFunction, capture
+    if isinstance(fn, CapturedFunction):
+        cf = CapturedFunction(fn.target, backend=fn.backend, fullgraph=fn.fullgraph,
+                              recompile_limit=fn.recompile_limit, **fn.options)
+    else:
+        cf = capture(fn)
+    cf(*args, **kwargs)
+    return report.Report(tuple(collect(cf)))
+
+
+def collect(cf) -> list[report.FunctionReport]:
+    """Reports of `cf` and of every captured function its entries call, depth first, once each."""
+    out, seen, work = [], set(), [cf]
+    while work:
+        f = work.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        out.append(function_report(f))
+        for e in reversed(f.entries):
+            work.extend(reversed(e.children))
+    return out
+
+
+def function_report(cf) -> report.FunctionReport:
+    target = cf.target
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    if code is None and cf.module_root is not None:
+        code = getattr(type(cf.module_root).forward, "__code__", None)
+    graphs, notes, effects = [], list(cf.notes), []
+    breaks = Counter()
+    for e in cf.entries:
+        graphs.extend(e.graphs)
+        notes.extend(n for n in e.notes if n not in notes)
+        effects.extend(s for s in e.side_effects if s not in effects)
+        for b in e.breaks:
+            key = (b.reason, b.message, b.filename, b.lineno, b.instruction)
+            breaks[key] += b.count
+    merged = []
+    for e in cf.entries:
+        for b in e.breaks:
+            key = (b.reason, b.message, b.filename, b.lineno, b.instruction)
+            if key in breaks:
+                merged.append(report.GraphBreak(b.reason, b.message, b.filename, b.lineno,
+                                                b.source_line, b.instruction, b.user_stack,
+                                                breaks.pop(key)))
+    guards = []
+    if cf.entries:
+        for g in cf.entries[-1].guards:
+            guards.append(report.Guard(g.source.readable() if g.source is not None else str(g.extra),
+                                       g.kind, g.readable(), g.first_use))
+    return report.FunctionReport(
+        function=cf.__qualname__, filename=code.co_filename if code else None,
+        lineno=code.co_firstlineno if code else None, graphs=tuple(graphs),
+        graph_breaks=tuple(merged), guards=tuple(guards), recompiles=tuple(cf.recompiles),
+        side_effects=tuple(effects), calls=cf.calls, notes=tuple(notes),
+        warnings=tuple(cf.warnings))

@@ -1,0 +1,226 @@
+"""Generated source: the guard function and the region function of a cache entry.
+
+Both take the captured function's own parameters.  The region function
+
+1. fetches the graph inputs from their sources (``L_x = x``,
+   ``L_self_fc1_weight = self._modules['fc1']._parameters['weight']``);
+2. runs the graph through the backend: straight-line torch calls (eager) or
+   one call of a compiled callable (fx/triton);
+3. rebuilds every value the outside world will see (the return value, the
+   new contents of mutated objects) into temporaries *before* any write, so
+   a replayed write can never change what another rebuilt value reads;
+4. replays the writes in first-write order and returns.
+
+`Rebuilder` turns symbolic values into Python expressions: constants become
+literals or reserved names, values with a source become the source
+expression, values created during the trace are rebuilt from their parts
+(memoized, so a list referenced twice is built once and identity holds).
+"""
+from __future__ import annotations
+
+import types
+
+from ..errors import UnsupportedError
+from .graph import is_identifier, is_literal
+from .namespace import Namespace
+from .values import (DELETED, CellV, Const, DictV, DictViewV, ExceptionV, ListV, MadeFunctionV,
+                     MethodV, NewObjectV, ObjectV, PartialV, SetV, TensorV, TupleV, Value, NULL)
+
+
+def _new_object(cls, attrs):
+    obj = object.__new__(cls)
+    d = getattr(obj, "__dict__", None)
+    if d is not None:
+        d.update(attrs)
+    else:
+        for k, v in attrs.items():
+            object.__setattr__(obj, k, v)
+    return obj
+
+
+def _make_exception(cls, args, attrs):
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    for k, v in attrs.items():
+        setattr(exc, k, v)
+    return exc
+
+
+def _make_function(code, fn_globals, qualname, defaults, kwdefaults, closure):
+    fn = types.FunctionType(code, fn_globals, code.co_name, defaults, closure)
+    fn.__qualname__ = qualname
+    if kwdefaults:
+        fn.__kwdefaults__ = kwdefaults
+    return fn
+
+
+class Rebuilder:
+    """Emits statements that rebuild symbolic values; `expr(v)` returns an expression."""
+
+    def __init__(self, ns: Namespace, tensor_name, lines: list[str], indent: str = "    ",
+                 globals_values: dict | None = None):
+        self.ns = ns
+        self.tensor_name = tensor_name       # TensorV -> variable name
+        self.lines = lines
+        self.indent = indent
+        self.memo: dict[int, str] = {}
+        self.globals_values = globals_values or {}
+
+    def emit(self, line: str) -> None:
+        self.lines.append(self.indent + line)
+
+    def temp(self, expr: str, v: Value, hint: str = "v") -> str:
+        name = self.ns.fresh(hint)
+        self.emit(f"{name} = {expr}")
+        self.memo[id(v)] = name
+        return name
+
+    def expr(self, v: Value) -> str:
+        hit = self.memo.get(id(v))
+        if hit is not None:
+            return hit
+        ns = self.ns
+        if isinstance(v, Const):
+            return repr(v.value) if is_literal(v.value) else ns.const(v.value)
+        if isinstance(v, TensorV):
+            return self.tensor_name(v)
+        if v.source is not None and not isinstance(v, (TupleV,)) and not _changed(v):
+            return v.source.expr(ns)
+        if isinstance(v, ObjectV):
+            if v.source is not None:
+                return v.source.expr(ns)
+            return ns.const(v.obj)
+        if isinstance(v, ListV):
+            if v.source is not None:
+                return v.source.expr(ns)
+            return self.temp("[" + ", ".join(self.expr(x) for x in v.items) + "]", v, "list")
+        if isinstance(v, TupleV):
+            if v.source is not None and all(_unchanged_item(x) for x in v.items):
+                return v.source.expr(ns)
+            inner = ", ".join(self.expr(x) for x in v.items)
+            tup = f"({inner},)" if len(v.items) == 1 else f"({inner})"
+            if v.cls is tuple:
+                return tup
+            if hasattr(v.cls, "_fields"):
+                return f"{ns.const(v.cls)}({inner})"
+            return f"{ns.const(v.cls)}({tup})"
+        if isinstance(v, DictV):
+            if v.source is not None:
+                return v.source.expr(ns)
+            body = ", ".join(f"{self.expr(k)}: {self.expr(x)}" for k, x in v.entries.values())
+            if v.cls is dict:
+                return self.temp("{" + body + "}", v, "dict")
+            return self.temp(f"{ns.const(v.cls)}({{{body}}})", v, "dict")
+        if isinstance(v, SetV):
+            if v.source is not None:
+                return v.source.expr(ns)
+            items = ", ".join(self.expr(x) for x in v.entries.values())
+            text = f"{{{items}}}" if items else f"{ns.helper('set')}()"
+            if v.frozen:
+                text = f"{ns.helper('frozenset')}({text})"
+            return self.temp(text, v, "set")
+        if isinstance(v, NewObjectV):
+            name = self.temp(f"{ns.const(_new_object)}({ns.const(v.cls)}, {{}})", v, "obj")
+            for k, x in v.attrs.items():
+                self.emit(f"{ns.const(object.__setattr__, 'object_setattr')}({name}, {k!r}, {self.expr(x)})")
+            return name
+        if isinstance(v, ExceptionV):
+            args = ", ".join(self.expr(a) for a in v.args)
+            attrs = ", ".join(f"{k!r}: {self.expr(x)}" for k, x in v.attrs.items())
+            return self.temp(f"{ns.const(_make_exception)}({ns.const(v.cls)}, ({args}{',' if v.args else ''}), "
+                             f"{{{attrs}}})", v, "exc")
+        if isinstance(v, CellV):
+            if v.real is not None:
+                return ns.const(v.real)
+            contents = "" if v.contents is None else self.expr(v.contents)
+            return self.temp(f"{ns.const(types.CellType, 'CellType')}({contents})", v, "cell")
+        if isinstance(v, MadeFunctionV):
+            defaults = "None" if not v.defaults else "(" + ", ".join(self.expr(d) for d in v.defaults) + ",)"
+            kwd = "None" if not v.kwdefaults else "{" + ", ".join(
+                f"{k!r}: {self.expr(x)}" for k, x in v.kwdefaults.items()) + "}"
+            closure = "None" if not v.closure else "(" + ", ".join(self.expr(c) for c in v.closure) + ",)"
+            return self.temp(f"{ns.const(_make_function)}({ns.const(v.code)}, {ns.const(v.globals, 'globals')}, "
+                             f"{v.qualname!r}, {defaults}, {kwd}, {closure})", v, "fn")
+        if isinstance(v, MethodV):
+            return f"{self.expr(v.func)}.__get__({self.expr(v.obj)})"
+        if isinstance(v, PartialV):
+            import functools
+            args = ", ".join([self.expr(v.func)] + [self.expr(a) for a in v.args]
+                             + [f"**{{{k!r}: {self.expr(x)}}}" for k, x in v.kwargs.items()])
+            return self.temp(f"{ns.const(functools.partial)}({args})", v, "partial")
+        if isinstance(v, DictViewV):
+            return f"{self.expr(v.dict)}.{v.kind}()"
+        if v is NULL:
+            raise UnsupportedError("unreconstructable", "NULL has no Python value")
+        raise UnsupportedError("unreconstructable",
+                               f"{v.describe()} cannot be rebuilt outside the trace")
+
+    # -- side effects ----------------------------------------------------------------------
+    def replay(self, mutated) -> list[str]:
+        """Statements applying every outside mutation; right-hand sides are computed first."""
+        ns = self.ns
+        pending = []
+        for v in mutated:
+            if isinstance(v, ObjectV) and id(v.obj) in self.globals_values and \
+                    self.globals_values[id(v.obj)] is v:
+                g = ns.const(v.obj, "globals")
+                for name, x in v.overlay.items():
+                    if x is DELETED:
+                        pending.append(f"{g}.pop({name!r}, None)")
+                    else:
+                        pending.append(f"{g}[{name!r}] = {self.expr(x)}")
+            elif isinstance(v, ObjectV):
+                target = self.expr_source(v)
+                for name, x in v.overlay.items():
+                    if x is DELETED:
+                        pending.append(f"{ns.helper('delattr')}({target}, {name!r})")
+                    elif is_identifier(name):
+                        pending.append(f"{target}.{name} = {self.expr(x)}")
+                    else:
+                        pending.append(f"{ns.helper('setattr')}({target}, {name!r}, {self.expr(x)})")
+            elif isinstance(v, ListV):
+                items = ", ".join(self.expr(x) for x in v.items)
+                pending.append(f"{v.source.expr(ns)}[:] = [{items}]")
+            elif isinstance(v, DictV):
+                body = ", ".join(f"({self.expr(k)}, {self.expr(x)})" for k, x in v.entries.values())
+                tmp = ns.fresh("items")
+                self.emit(f"{tmp} = [{body}]")
+                pending.append(f"{v.source.expr(ns)}.clear(); {v.source.expr(ns)}.update({tmp})")
+            elif isinstance(v, SetV):
+                items = ", ".join(self.expr(x) for x in v.entries.values())
+                tmp = ns.fresh("items")
+                self.emit(f"{tmp} = [{items}]")
+                pending.append(f"{v.source.expr(ns)}.clear(); {v.source.expr(ns)}.update({tmp})")
+            elif isinstance(v, CellV):
+                pending.append(f"{ns.const(v.real)}.cell_contents = {self.expr(v.contents)}")
+            else:
+                raise UnsupportedError("unreconstructable", f"cannot replay writes to {v.describe()}")
+        return pending
+
+    def expr_source(self, v: ObjectV) -> str:
+        return v.source.expr(self.ns) if v.source is not None else self.ns.const(v.obj)
+
+
+def _changed(v) -> bool:
+    return bool(getattr(v, "mutated", False))
+
+
+def _unchanged_item(x) -> bool:
+    return isinstance(x, Const) or (x.source is not None and not _changed(x)) or isinstance(x, TensorV)
+
+
+def function_source(name: str, params: list[str], body: list[str]) -> str:
+    head = f"def {name}({', '.join(params)}):"
+    return "\n".join([head] + (body or ["    pass"])) + "\n"
+
+
+def compile_function(source: str, ns: Namespace, name: str, filename: str):
+    """Exec generated source in the namespace's globals and return the function."""
+    code = compile(source, filename, "exec")
+    scope = dict(ns.globals)
+    exec(code, scope)
+    fn = scope[name]
+    fn.__bcfront_source__ = source
+    import linecache
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return fn

@@ -1,0 +1,241 @@
+"""From one call to a cache entry: trace the root frame, then generate guard and region code.
+
+`trace_entry(root_fn, args, kwargs, options)` runs the root function's
+bytecode symbolically on the real arguments (wrapped as inputs with
+``L[...]`` sources) and returns an `Entry`:
+
+* normally a compiled entry: one generated guard function and one generated
+  region function, both with the root function's own signature;
+* at a graph break, the entry produced by `breaks.compile_break` (region up
+  to the break, the instruction run natively, a captured continuation);
+  `fullgraph=True` raises `GraphBreakError` instead.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from .. import report
+from ..errors import GraphBreakError, UnsupportedError
+from .builder import wrap
+from .codegen import Rebuilder, compile_function, function_source
+from .frame import Frame
+from .interpreter import bind, builtins_of, run
+from .namespace import Namespace, reserved_prefix, signature_params
+from .sources import ConstSource, LocalSource, Ref, AttrSource
+from .tracer import SymbolicRaise, Tracer
+from .values import CellV, ObjectV, TensorV
+
+_counter = itertools.count()
+
+
+class BindError(TypeError):
+    """The call's arguments do not bind to the root's parameters (the native call raises too)."""
+
+
+@dataclass
+class Entry:
+    guard: object                      # guard(*args, **kwargs) -> bool
+    region: object                     # region(*args, **kwargs) -> result
+    guards: list = field(default_factory=list)        # frontend.guards.Guard, discovery order
+    graphs: list = field(default_factory=list)        # report.GraphInfo
+    breaks: list = field(default_factory=list)        # report.GraphBreak
+    side_effects: list = field(default_factory=list)  # report.SideEffect
+    notes: list = field(default_factory=list)
+    guard_source: str = ""
+    region_source: str = ""
+    children: list = field(default_factory=list)      # CapturedFunctions it calls (continuations)
+    native: bool = False
+    graph_objects: list = field(default_factory=list)  # frontend.graph.Graph
+
+
+def break_record(e: UnsupportedError, count: int = 1) -> report.GraphBreak:
+    stack = tuple(getattr(e, "user_stack", None) or ())
+    top = stack[-1] if stack else None
+    return report.GraphBreak(
+        reason=e.reason, message=e.message,
+        filename=top.filename if top else None, lineno=top.lineno if top else None,
+        source_line=top.source_line if top else "",
+        instruction=getattr(e, "instruction", "") or "", user_stack=stack, count=count)
+
+
+def raise_fullgraph(e: UnsupportedError):
+    b = break_record(e)
+    raise GraphBreakError(b.reason, b.message, b.filename, b.lineno, b.user_stack,
+                          b.instruction) from None
+
+
+def trace_entry(cf, root, args, kwargs) -> Entry:
+    """Symbolically execute `root(*args, **kwargs)` and build the entry for this call."""
+    code = root.__code__
+    tx = Tracer(root.__qualname__, root.__globals__, cf.options)
+    tx.graph.reserve(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))
+    try:
+        real_locals = bind(code, args, kwargs, root.__defaults__ or (), root.__kwdefaults__ or {},
+                           tuple, dict)
+    except TypeError as e:
+        raise BindError(str(e)) from None
+    root_src = ConstSource(Ref(root, root.__qualname__))
+    if root.__defaults__:
+        tx.guard("ID_MATCH", AttrSource(root_src, "__defaults__"), root.__defaults__)
+    if root.__kwdefaults__:
+        tx.guard("ID_MATCH", AttrSource(root_src, "__kwdefaults__"), root.__kwdefaults__)
+    frame = Frame(code, root.__globals__, builtins_of(root.__globals__), fn=ObjectV(root, root_src))
+    tx.frames.append(frame)
+    try:
+        frame.locals = {name: wrap(tx, value, LocalSource(name)) for name, value in real_locals.items()}
+        for name, cell in zip(code.co_freevars, root.__closure__ or ()):
+            frame.locals[name] = CellV(None, real=cell, name=name)
+        if cf.module_root is not None:
+            from .objects import _guard_global_hooks, _HOOK_DICTS
+            _guard_global_hooks(tx)
+            tx.guard("NO_HOOKS", LocalSource(code.co_varnames[0]), None, _HOOK_DICTS)
+    except UnsupportedError as e:
+        e.user_stack = getattr(e, "user_stack", None) or tx.user_stack()
+        tx.frames.pop()
+        return _broken(cf, root, tx, e, frame)
+    tx.frames.pop()
+    try:
+        kind, value = run(tx, frame)
+    except UnsupportedError as e:
+        return _broken(cf, root, tx, e, frame)
+    except SymbolicRaise as e:
+        err = UnsupportedError("exception-escapes",
+                               f"{e.exc.cls.__name__} raised by the captured code escapes it")
+        err.user_stack = tx.user_stack()
+        return _broken(cf, root, tx, err, frame)
+    if kind != "return":
+        err = UnsupportedError("unsupported-generator", "the captured function yields")
+        return _broken(cf, root, tx, err, frame)
+    try:
+        return build_entry(cf, root, tx, value)
+    except UnsupportedError as e:
+        e.user_stack = getattr(e, "user_stack", None) or (tx.report_frame(frame),)
+        return _broken(cf, root, tx, e, frame)
+
+
+def _broken(cf, root, tx, e, frame) -> Entry:
+    if cf.fullgraph:
+        raise_fullgraph(e)
+    from . import breaks
+    return breaks.compile_break(cf, root, tx, e, frame)
+
+
+def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
+    """An entry that runs the function natively whenever the guards collected so far hold."""
+    guard, gsrc = make_guard(root, tx)
+    entry = Entry(guard, root, list(tx.guards), [], list(breaks_), [], list(notes), gsrc,
+                  f"# runs {root.__qualname__} natively", native=True)
+    return entry
+
+
+# -- code generation ------------------------------------------------------------------------------
+
+def _signature(root):
+    code = root.__code__
+    sig = signature_params(code)
+    prefix = reserved_prefix(code)
+    if sig is None:
+        raise UnsupportedError("unsupported-signature", "a parameter name is not an identifier")
+    parts, params = sig
+    return parts, params, prefix
+
+
+def _finish(fn, root):
+    fn.__defaults__ = root.__defaults__
+    fn.__kwdefaults__ = root.__kwdefaults__
+    return fn
+
+
+def make_guard(root, tx):
+    parts, params, prefix = _signature(root)
+    ns = Namespace(params, prefix)
+    exprs = tx.guards.expressions(ns)
+    name = f"{prefix}guard"
+    if exprs:
+        body = ["    try:", "        return (" + "\n                and ".join(exprs) + ")",
+                "    except Exception:", "        return False"]
+    else:
+        body = ["    return True"]
+    src = function_source(name, parts, body)
+    fn = compile_function(src, ns, name, f"<bcfront guard {root.__qualname__} #{next(_counter)}>")
+    return _finish(fn, root), src
+
+
+def build_entry(cf, root, tx, result) -> Entry:
+    """A compiled entry returning `result` (a symbolic value) after the graph and the writes."""
+    from .. import backends
+    parts, params, prefix = _signature(root)
+    ns = Namespace(params, prefix)
+    graph = tx.graph
+    outputs: dict[int, object] = {}
+
+    def tensor_name(v: TensorV) -> str:
+        if v.node.op != "input":
+            outputs.setdefault(v.node.index, v.node)
+        return v.node.name
+
+    tail: list[str] = []
+    rb = Rebuilder(ns, tensor_name, tail, globals_values=tx.globals_values)
+    ret = rb.expr(result)
+    ret_name = ns.fresh("result")
+    tail.append(f"    {ret_name} = {ret}")
+    pending = rb.replay(tx.mutated)
+    tail.extend("    " + p for p in pending)
+    tail.append(f"    return {ret_name}")
+    graph.outputs = [outputs[i] for i in sorted(outputs)]
+    example = example_inputs(tx)
+    head = [f"    {n.name} = {n.target.expr(ns)}" for n in graph.inputs]
+    compiled = backends.compile_graph(cf.backend, graph, example)
+    body: list[str] = []
+    compiled.emit(graph, ns, body)
+    name = f"{prefix}region"
+    src = function_source(name, parts, head + body + tail)
+    region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} #{next(_counter)}>"),
+                     root)
+    add_distinct_guard(tx)
+    guard, gsrc = make_guard(root, tx)
+    info = graph_info(root.__qualname__, graph, compiled)
+    effects = side_effect_records(tx)
+    entry = Entry(guard, region, list(tx.guards), [info] if graph.body else [], [], effects,
+                  list(tx.notes) + list(compiled.notes), gsrc, src, graph_objects=[graph])
+    return entry
+
+
+def add_distinct_guard(tx) -> None:
+    """When the graph mutates tensors, distinct input tensors must stay distinct objects."""
+    if not tx.has_mutation:
+        return
+    srcs = [v.source for v in tx.input_tensors if v.source is not None]
+    if len(srcs) > 1:
+        tx.guard("TENSOR_DISTINCT", srcs[0], tuple(srcs))
+
+
+def example_inputs(tx) -> list:
+    return [tx.real_tensors[id(v)] for v in tx.input_tensors]
+
+
+def graph_info(name, graph, compiled) -> report.GraphInfo:
+    return report.GraphInfo(
+        function=name, backend=compiled.backend, op_count=graph.op_count, code=graph.format(),
+        kernels=tuple(report.KernelInfo(getattr(k, "name", str(k)), tuple(getattr(k, "ops", ())),
+                                        getattr(k, "source", "")) for k in compiled.kernels),
+        fallback_ops=tuple(str(o) for o in compiled.fallback_ops))
+
+
+def side_effect_records(tx) -> list:
+    out = []
+    for v in tx.mutated:
+        if isinstance(v, ObjectV) and tx.globals_values.get(id(v.obj)) is v:
+            for name in v.overlay:
+                out.append(report.SideEffect("global", f"G[{name!r}]"))
+        elif isinstance(v, ObjectV):
+            target = v.source.readable() if v.source is not None else repr(v.obj)[:60]
+            for name in v.overlay:
+                out.append(report.SideEffect("setattr", f"{target}.{name}"))
+        elif isinstance(v, CellV):
+            out.append(report.SideEffect("nonlocal", f"C[{v.name!r}]"))
+        else:
+            kind = type(v).__name__.replace("V", "").lower()
+            out.append(report.SideEffect(f"{kind}-mutation", v.source.readable() if v.source else "?"))
+    return out

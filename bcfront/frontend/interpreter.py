@@ -1,0 +1,197 @@
+"""The run loop: executes a symbolic frame instruction by instruction.
+
+`run` dispatches each instruction to the handler table (keyed by `Instr.op`,
+see `handlers`).  Handlers return None to continue, or a signal tuple:
+``("return", value)``, ``("yield", value)`` or ``("generator", None)``.
+A `SymbolicRaise` from a handler is unwound with the frame's exception table
+(exactly as CPython 3.11+ does: truncate the stack to the entry's depth, push
+lasti if asked, push the exception, jump); when no entry covers the
+instruction it propagates to the caller frame.  An `UnsupportedError`
+propagates to the capture driver, which turns it into a graph break at the
+outermost frame's current instruction (see `capture`).
+
+`inline_call` binds arguments like CPython and runs a callee frame;
+generator functions return a `GeneratorV` that `resume_generator` advances.
+"""
+from __future__ import annotations
+
+import builtins as _py_builtins
+import inspect
+
+from ..errors import UnsupportedError
+from . import objects
+from .frame import Frame
+from .handlers import HANDLERS, unsupported_opcode
+from .ops import Exhausted
+from .tracer import INLINE_DEPTH_LIMIT, STEP_LIMIT, SymbolicRaise
+from .values import Const, DictV, ExceptionV, GeneratorV, TupleV
+
+CO_VARARGS = inspect.CO_VARARGS
+CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
+CO_GENERATOR = inspect.CO_GENERATOR
+CO_ASYNC = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+
+def run(tx, frame: Frame):
+    tx.frames.append(frame)
+    try:
+        return _loop(tx, frame)
+    except UnsupportedError as e:
+        if getattr(e, "user_stack", None) is None:
+            # Remember where it happened (innermost frame) before the stack unwinds.
+            e.user_stack = tx.user_stack()
+            e.instruction = f"{frame.cur.opname} at offset {frame.cur.offset}" if frame.cur else ""
+        raise
+    finally:
+        tx.frames.pop()
+
+
+def _loop(tx, frame: Frame):
+    instrs = frame.instrs
+    n = len(instrs)
+    handlers = HANDLERS
+    while True:
+        if frame.ip >= n:
+            raise UnsupportedError("malformed-bytecode", "execution ran past the last instruction")
+        ins = instrs[frame.ip]
+        frame.cur = ins
+        frame.snap = frame.stack[:]
+        frame.ip += 1
+        tx.steps += 1
+        if tx.steps > STEP_LIMIT:
+            raise UnsupportedError("step-limit", f"more than {STEP_LIMIT} instructions traced")
+        handler = handlers.get(ins.op, unsupported_opcode)
+        try:
+            sig = handler(tx, frame, ins)
+        except SymbolicRaise as e:
+            if not unwind(tx, frame, ins, e.exc):
+                raise
+            continue
+        if sig is not None:
+            return sig
+
+
+def unwind(tx, frame: Frame, ins, exc) -> bool:
+    """Jump to the exception handler covering `ins`, if any (CPython 3.11+ semantics)."""
+    entry = frame.bc.handler_for(ins.offset)
+    if entry is None:
+        return False
+    frame.stack = frame.snap[:entry.depth]
+    if entry.lasti:
+        frame.push(Const(ins.offset))
+    frame.push(exc)
+    frame.jump(entry.target)
+    return True
+
+
+# -- calls -----------------------------------------------------------------------------------
+
+def builtins_of(fn_globals: dict) -> dict:
+    b = fn_globals.get("__builtins__", _py_builtins)
+    return b if isinstance(b, dict) else b.__dict__
+
+
+def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict) -> dict:
+    """Bind call arguments to parameter names the way CPython does (TypeError on mismatch)."""
+    argc, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    flags = code.co_flags
+    name = code.co_name
+    out = {}
+    for i in range(min(len(args), argc)):
+        out[names[i]] = args[i]
+    extra = list(args[argc:])
+    star_index = argc + kwonly
+    if extra and not flags & CO_VARARGS:
+        raise TypeError(f"{name}() takes {argc} positional arguments but {len(args)} were given")
+    if flags & CO_VARARGS:
+        out[names[star_index]] = make_tuple(extra)
+    keyword_names = names[posonly:argc + kwonly]
+    rest = {}
+    for k, v in kwargs.items():
+        if k in keyword_names:
+            if k in out:
+                raise TypeError(f"{name}() got multiple values for argument '{k}'")
+            out[k] = v
+        elif flags & CO_VARKEYWORDS:
+            rest[k] = v
+        else:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    if flags & CO_VARKEYWORDS:
+        out[names[star_index + (1 if flags & CO_VARARGS else 0)]] = make_dict(rest)
+    ndef = len(defaults)
+    for i in range(argc):
+        if names[i] not in out:
+            j = i - (argc - ndef)
+            if j < 0:
+                raise TypeError(f"{name}() missing required positional argument: '{names[i]}'")
+            out[names[i]] = defaults[j]
+    for k in names[argc:argc + kwonly]:
+        if k not in out:
+            if k not in kwdefaults:
+                raise TypeError(f"{name}() missing required keyword-only argument: '{k}'")
+            out[k] = kwdefaults[k]
+    return out
+
+
+def _sym_tuple(items):
+    return TupleV(items)
+
+
+def _sym_dict(d):
+    return DictV({k: (Const(k), v) for k, v in d.items()})
+
+
+def inline_call(tx, fnv, args, kwargs):
+    """Call a Python function value by interpreting its bytecode in a child frame."""
+    code, fn_globals, cells, defaults, kwdefaults, qualname = objects.function_parts(tx, fnv)
+    if code.co_flags & CO_ASYNC:
+        raise UnsupportedError("async", f"{qualname} is a coroutine or async generator")
+    if code in tx.no_inline:
+        raise UnsupportedError("callee-break", f"{qualname} breaks the graph; it is called, not inlined")
+    if len(tx.frames) > INLINE_DEPTH_LIMIT:
+        raise UnsupportedError("recursion-limit",
+                               f"inlining deeper than {INLINE_DEPTH_LIMIT} calls ({qualname})")
+    try:
+        locals_ = bind(code, args, kwargs, defaults, kwdefaults, _sym_tuple, _sym_dict)
+    except TypeError as e:
+        raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
+    parent = tx.frames[-1] if tx.frames else None
+    frame = Frame(code, fn_globals, builtins_of(fn_globals), fn=fnv, parent=parent, locals_=locals_)
+    for name, cell in zip(code.co_freevars, cells):
+        frame.locals[name] = cell
+    if code.co_argcount or code.co_flags & CO_VARARGS:
+        frame.self_value = locals_.get(code.co_varnames[0]) if code.co_varnames else None
+    kind, value = run(tx, frame)
+    if kind == "generator":
+        gen = GeneratorV(frame)
+        frame.generator = gen
+        return gen
+    if kind != "return":
+        raise UnsupportedError("unsupported-generator", f"{kind} outside a generator")
+    return value
+
+
+def resume_generator(tx, gen: GeneratorV, sent):
+    """Run a generator frame until its next yield (Exhausted on return)."""
+    if gen.done:
+        raise Exhausted()
+    f = gen.frame
+    if not gen.started:
+        if not (isinstance(sent, Const) and sent.value is None):
+            raise SymbolicRaise(ExceptionV(TypeError, [Const(
+                "can't send non-None value to a just-started generator")]))
+        tx.set(gen, "started", True)
+    tx.set(f, "stack", f.stack[:])
+    tx.set(f, "locals", dict(f.locals))
+    tx.set(f, "ip", f.ip)
+    f.push(sent)
+    try:
+        kind, value = run(tx, f)
+    except SymbolicRaise:
+        tx.set(gen, "done", True)
+        raise
+    if kind == "yield":
+        return value
+    tx.set(gen, "done", True)
+    raise Exhausted(None if isinstance(value, Const) and value.value is None else value)

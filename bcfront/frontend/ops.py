@@ -1,0 +1,625 @@
+"""Python operators on symbolic values: arithmetic, comparison, truth, items, iteration.
+
+Dispatch order for a binary operator, mirroring CPython's:
+tensors go to `torch_calls` (they become graph nodes); constants fold
+(exceptions become symbolic exceptions the traced code may catch);
+lists/tuples/dicts/sets are modelled; user classes run their Python dunder
+methods (inlined), trying the reflected one on NotImplemented; anything else
+is a graph break.
+"""
+from __future__ import annotations
+
+import operator
+
+from ..errors import UnsupportedError
+from . import objects
+from .tracer import SymbolicRaise
+from .values import (Const, DictV, DictViewV, EnumerateIterV, ExceptionV, FilterIterV,
+                     GeneratorV, IterV, ListV, MapIterV, NewObjectV, ObjectV, RangeIterV,
+                     SeqIterV, SetV, TensorV, TupleV, Value, ZipIterV, const_value)
+
+BINARY_OPS = [operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
+              operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift,
+              operator.sub, operator.truediv, operator.xor,
+              operator.iadd, operator.iand, operator.ifloordiv, operator.ilshift,
+              operator.imatmul, operator.imul, operator.imod, operator.ior, operator.ipow,
+              operator.irshift, operator.isub, operator.itruediv, operator.ixor]
+INPLACE_TO_BINARY = dict(zip(BINARY_OPS[13:], BINARY_OPS[:13]))
+DUNDERS = {operator.add: "add", operator.and_: "and", operator.floordiv: "floordiv",
+           operator.lshift: "lshift", operator.matmul: "matmul", operator.mul: "mul",
+           operator.mod: "mod", operator.or_: "or", operator.pow: "pow",
+           operator.rshift: "rshift", operator.sub: "sub", operator.truediv: "truediv",
+           operator.xor: "xor"}
+COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+           ">": operator.gt, ">=": operator.ge}
+REFLECTED_CMP = {"__lt__": "__gt__", "__le__": "__ge__", "__gt__": "__lt__", "__ge__": "__le__",
+                 "__eq__": "__eq__", "__ne__": "__ne__"}
+CMP_DUNDER = {operator.lt: "__lt__", operator.le: "__le__", operator.eq: "__eq__",
+              operator.ne: "__ne__", operator.gt: "__gt__", operator.ge: "__ge__"}
+
+
+class Exhausted(Exception):
+    """Internal: a symbolic iterator has no more items (carries the return value)."""
+
+    def __init__(self, value=None):
+        super().__init__()
+        self.value = value
+
+
+class NotConst(Exception):
+    pass
+
+
+def raise_(cls, *args):
+    raise SymbolicRaise(ExceptionV(cls, [Const(a) for a in args]))
+
+
+def fold(fn, *args, **kwargs) -> Value:
+    """Call a pure function on constants; its exceptions become symbolic exceptions."""
+    try:
+        return Const(fn(*args, **kwargs))
+    except Exception as e:  # the traced code sees exactly the exception Python would raise
+        raise SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args])) from None
+
+
+def as_python(v: Value):
+    """The plain Python value of a fully constant value (raises NotConst)."""
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, TupleV):
+        items = [as_python(x) for x in v.items]
+        if v.cls is tuple:
+            return tuple(items)
+        if hasattr(v.cls, "_fields"):
+            return v.cls(*items)
+        return v.cls(items)
+    if isinstance(v, ListV):
+        return [as_python(x) for x in v.items]
+    if isinstance(v, DictV):
+        return v.cls((k, as_python(e[1])) for k, e in v.entries.items())
+    if isinstance(v, SetV):
+        return (frozenset if v.frozen else set)(v.entries)
+    raise NotConst(v)
+
+
+def is_python_const(v: Value) -> bool:
+    try:
+        as_python(v)
+        return True
+    except NotConst:
+        return False
+
+
+# -- binary / unary / compare ---------------------------------------------------------
+
+def binary(tx, fn, a: Value, b: Value) -> Value:
+    if isinstance(a, TensorV) or isinstance(b, TensorV):
+        if not (_user_class(a) or _user_class(b)):
+            from . import torch_calls
+            return torch_calls.call_operator(tx, fn, [a, b])
+    inplace = fn in INPLACE_TO_BINARY
+    base = INPLACE_TO_BINARY.get(fn, fn)
+    if isinstance(a, Const) and isinstance(b, Const):
+        return fold(fn, a.value, b.value)
+    r = _container_binary(tx, fn, base, inplace, a, b)
+    if r is not None:
+        return r
+    name = DUNDERS.get(base)
+    if name is not None:
+        if inplace:
+            m = objects.lookup_dunder(a, f"__i{name}__")
+            if m is not None:
+                r = objects.call(tx, m, [a, b], {})
+                if not _is_notimpl(r):
+                    return r
+        m = objects.lookup_dunder(a, f"__{name}__")
+        if m is not None:
+            r = objects.call(tx, m, [a, b], {})
+            if not _is_notimpl(r):
+                return r
+        m = objects.lookup_dunder(b, f"__r{name}__")
+        if m is not None:
+            r = objects.call(tx, m, [b, a], {})
+            if not _is_notimpl(r):
+                return r
+        if _all_known(a, b):
+            raise_(TypeError, f"unsupported operand type(s) for {name}: "
+                              f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
+    raise UnsupportedError("unsupported-operator",
+                           f"{getattr(fn, '__name__', fn)} on {a.describe()} and {b.describe()}")
+
+
+def _is_notimpl(v) -> bool:
+    return isinstance(v, Const) and v.value is NotImplemented
+
+
+def _user_class(v) -> bool:
+    return isinstance(v, NewObjectV) or (isinstance(v, ObjectV) and objects.is_user_instance(v.obj))
+
+
+def _all_known(*vals) -> bool:
+    return all(isinstance(v, (Const, ListV, TupleV, DictV, SetV, NewObjectV)) for v in vals)
+
+
+def _container_binary(tx, fn, base, inplace, a, b):
+    if base is operator.add:
+        if isinstance(a, ListV) and isinstance(b, ListV):
+            if inplace:
+                list_extend(tx, a, b.items)
+                return a
+            return ListV(a.items + b.items)
+        if isinstance(a, ListV) and inplace:
+            list_extend(tx, a, to_list(tx, b))
+            return a
+        if isinstance(a, TupleV) and isinstance(b, TupleV) and not hasattr(a.cls, "_fields"):
+            cls = a.cls if a.cls is b.cls else tuple
+            return TupleV(a.items + b.items, tuple if cls is not a.cls else cls)
+        if isinstance(a, TupleV) and isinstance(b, Const) and type(b.value) is tuple:
+            return TupleV(a.items + tuple(Const(x) for x in b.value))
+        if isinstance(b, TupleV) and isinstance(a, Const) and type(a.value) is tuple:
+            return TupleV(tuple(Const(x) for x in a.value) + b.items)
+    if base is operator.mul:
+        seq, n = (a, b) if isinstance(b, Const) else (b, a)
+        if isinstance(n, Const) and type(n.value) is int:
+            if isinstance(seq, ListV):
+                if inplace and seq is a:
+                    tx.set(seq, "items", seq.items * n.value)
+                    _touch(tx, seq)
+                    return seq
+                return ListV(seq.items * n.value)
+            if isinstance(seq, TupleV):
+                return TupleV(seq.items * n.value)
+    if isinstance(a, SetV) and isinstance(b, SetV) and base in (operator.and_, operator.or_,
+                                                                  operator.sub, operator.xor):
+        keys = base(set(a.entries), set(b.entries))
+        merged = {**b.entries, **a.entries}
+        entries = {k: merged[k] for k in keys}
+        if inplace and not a.frozen:
+            tx.set(a, "entries", entries)
+            _touch(tx, a)
+            return a
+        return SetV(entries, a.frozen)
+    if isinstance(a, DictV) and isinstance(b, DictV) and base is operator.or_:
+        if inplace:
+            tx.set(a, "entries", {**a.entries, **b.entries})
+            _touch(tx, a)
+            return a
+        return DictV({**a.entries, **b.entries})
+    if base is operator.mod and isinstance(a, Const) and isinstance(a.value, str):
+        ok, args = const_value(b)
+        if ok:
+            return fold(operator.mod, a.value, args)
+    return None
+
+
+def unary(tx, fn, a: Value) -> Value:
+    if isinstance(a, TensorV):
+        from . import torch_calls
+        return torch_calls.call_operator(tx, fn, [a])
+    if isinstance(a, Const):
+        return fold(fn, a.value)
+    if fn is operator.not_:
+        return Const(not truth(tx, a))
+    name = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__"}[fn]
+    m = objects.lookup_dunder(a, name)
+    if m is not None:
+        return objects.call(tx, m, [a], {})
+    raise UnsupportedError("unsupported-operator", f"{name} on {a.describe()}")
+
+
+def compare(tx, opname: str, a: Value, b: Value) -> Value:
+    fn = COMPARE[opname]
+    if isinstance(a, TensorV) or isinstance(b, TensorV):
+        if not (_user_class(a) or _user_class(b)):
+            from . import torch_calls
+            return torch_calls.call_operator(tx, fn, [a, b])
+    if isinstance(a, Const) and isinstance(b, Const):
+        return fold(fn, a.value, b.value)
+    if fn in (operator.eq, operator.ne):
+        if isinstance(a, (ListV, TupleV)) and isinstance(b, (ListV, TupleV)):
+            same = _seq_equal(tx, a, b)
+            return Const(same if fn is operator.eq else not same)
+        if isinstance(a, (DictV, SetV)) and isinstance(b, (DictV, SetV)):
+            same = _mapping_equal(tx, a, b)
+            return Const(same if fn is operator.eq else not same)
+    if fn not in (operator.eq, operator.ne) and isinstance(a, (ListV, TupleV)) \
+            and isinstance(b, (ListV, TupleV)):
+        return _seq_order(tx, fn, a, b)
+    name = CMP_DUNDER[fn]
+    for x, y, n in ((a, b, name), (b, a, REFLECTED_CMP[name])):
+        m = objects.lookup_dunder(x, n)
+        if m is not None:
+            r = objects.call(tx, m, [x, y], {})
+            if not _is_notimpl(r):
+                return r
+    if fn in (operator.eq, operator.ne):
+        same = is_same(a, b)
+        if same is not None:
+            return Const(same if fn is operator.eq else not same)
+    if fn not in (operator.eq, operator.ne) and _all_known(a, b):
+        raise_(TypeError, f"'{opname}' not supported between instances of "
+                          f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
+    raise UnsupportedError("unsupported-operator", f"{opname} on {a.describe()} and {b.describe()}")
+
+
+def is_same(a: Value, b: Value):
+    """Python `is`; None when it cannot be known."""
+    if a is b:
+        return True
+    if isinstance(a, Const) and isinstance(b, Const):
+        return a.value is b.value
+    if isinstance(a, ObjectV) and isinstance(b, ObjectV):
+        return a.obj is b.obj
+    if isinstance(a, TensorV) and isinstance(b, TensorV):
+        return a.fake is b.fake
+    if isinstance(a, Const) or isinstance(b, Const):
+        c, o = (a, b) if isinstance(a, Const) else (b, a)
+        if isinstance(o, ObjectV):
+            return c.value is o.obj
+        return False
+    if isinstance(a, ObjectV) or isinstance(b, ObjectV):
+        return False       # an outside object is never one created during the trace
+    return False
+
+
+def equal(tx, a: Value, b: Value) -> bool:
+    """`a == b` as a Python bool, with the identity shortcut containers use."""
+    if is_same(a, b):
+        return True
+    return truth(tx, compare(tx, "==", a, b))
+
+
+def _seq_equal(tx, a, b) -> bool:
+    if type(a) is not type(b) and not (isinstance(a, TupleV) and isinstance(b, TupleV)):
+        return False
+    if len(a.items) != len(b.items):
+        return False
+    return all(equal(tx, x, y) for x, y in zip(a.items, b.items))
+
+
+def _seq_order(tx, fn, a, b) -> Value:
+    for x, y in zip(a.items, b.items):
+        if not equal(tx, x, y):
+            return compare(tx, {operator.lt: "<", operator.le: "<=", operator.gt: ">",
+                                operator.ge: ">="}[fn], x, y)
+    return Const(fn(len(a.items), len(b.items)))
+
+
+def _mapping_equal(tx, a, b) -> bool:
+    if type(a) is not type(b) or set(a.entries) != set(b.entries):
+        return False
+    if isinstance(a, SetV):
+        return True
+    return all(equal(tx, a.entries[k][1], b.entries[k][1]) for k in a.entries)
+
+
+def contains(tx, item: Value, container: Value) -> bool:
+    if isinstance(container, Const):
+        if isinstance(item, Const):
+            r = fold(operator.contains, container.value, item.value)
+            return r.value
+        if isinstance(container.value, (tuple, list, frozenset, set)):
+            return any(equal(tx, item, Const(x)) for x in container.value)
+    if isinstance(container, (ListV, TupleV)):
+        return any(equal(tx, item, x) for x in container.items)
+    if isinstance(container, (DictV, SetV)):
+        return hkey(tx, item) in container.entries
+    if isinstance(container, DictViewV):
+        if container.kind == "keys":
+            return hkey(tx, item) in container.dict.entries
+        return contains(tx, item, TupleV(iter_items(tx, container)))
+    if isinstance(container, TensorV):
+        raise UnsupportedError("data-dependent", "`in` on a tensor depends on its values")
+    m = objects.lookup_dunder(container, "__contains__")
+    if m is not None:
+        return truth(tx, objects.call(tx, m, [container, item], {}))
+    it = get_iter(tx, container)
+    while True:
+        try:
+            x = next_value(tx, it)
+        except Exhausted:
+            return False
+        if equal(tx, item, x):
+            return True
+
+
+# -- truth and length ----------------------------------------------------------------
+
+def truth(tx, v: Value) -> bool:
+    if isinstance(v, Const):
+        return bool(v.value)
+    if isinstance(v, TensorV):
+        raise UnsupportedError("data-dependent-branch",
+                               "the truth value of a tensor depends on its data")
+    if isinstance(v, (ListV, TupleV)):
+        return bool(v.items)
+    if isinstance(v, (DictV, SetV)):
+        return bool(v.entries)
+    if isinstance(v, DictViewV):
+        return bool(v.dict.entries)
+    if isinstance(v, (NewObjectV, ObjectV)):
+        for name in ("__bool__", "__len__"):
+            m = objects.lookup_dunder(v, name)
+            if m is not None:
+                r = objects.call(tx, m, [v], {})
+                return truth(tx, r) if name == "__bool__" else length_of(r) > 0
+        if isinstance(v, ObjectV) and not objects.default_truth(v.obj):
+            raise UnsupportedError("unsupported-truth", f"truth value of {v.describe()}")
+        return True
+    return True
+
+
+def length_of(v: Value) -> int:
+    if isinstance(v, Const) and type(v.value) is int:
+        return v.value
+    raise UnsupportedError("unsupported-len", f"__len__ returned {v.describe()}")
+
+
+def length(tx, v: Value) -> int:
+    if isinstance(v, (ListV, TupleV)):
+        return len(v.items)
+    if isinstance(v, (DictV, SetV)):
+        return len(v.entries)
+    if isinstance(v, DictViewV):
+        return len(v.dict.entries)
+    if isinstance(v, Const):
+        return fold(len, v.value).value
+    if isinstance(v, TensorV):
+        if v.fake.dim() == 0:
+            raise_(TypeError, "len() of a 0-d tensor")
+        return int(v.fake.shape[0])
+    m = objects.lookup_dunder(v, "__len__")
+    if m is not None:
+        return length_of(objects.call(tx, m, [v], {}))
+    raise_(TypeError, f"object of type '{v.python_type().__name__}' has no len()")
+
+
+# -- items ------------------------------------------------------------------------------
+
+def _touch(tx, container) -> None:
+    if not container.mutated:
+        tx.set(container, "mutated", True)
+    if container.source is not None:
+        tx.mark_mutated(container)
+
+
+def list_extend(tx, lst: ListV, items) -> None:
+    tx.set(lst, "items", lst.items + list(items))
+    _touch(tx, lst)
+
+
+def getitem(tx, obj: Value, key: Value) -> Value:
+    if isinstance(obj, TensorV):
+        from . import torch_calls
+        return torch_calls.getitem(tx, obj, key)
+    if isinstance(obj, (ListV, TupleV)):
+        if isinstance(key, Const) and type(key.value) in (int, bool):
+            try:
+                return obj.items[key.value]
+            except IndexError:
+                raise_(IndexError, f"{obj.python_type().__name__} index out of range")
+        if isinstance(key, Const) and type(key.value) is slice:
+            items = obj.items[key.value]
+            return ListV(items) if isinstance(obj, ListV) else TupleV(items)
+        idx = objects.index_of(tx, key)
+        if idx is not None:
+            return getitem(tx, obj, Const(idx))
+    if isinstance(obj, Const):
+        if isinstance(key, Const):
+            return fold(operator.getitem, obj.value, key.value)
+    if isinstance(obj, DictV):
+        k = hkey(tx, key)
+        if k in obj.entries:
+            return obj.entries[k][1]
+        missing = objects.lookup_dunder(obj, "__missing__") if obj.cls is not dict else None
+        if missing is not None:
+            return objects.call(tx, missing, [obj, key], {})
+        raise SymbolicRaise(ExceptionV(KeyError, [key]))
+    m = objects.lookup_dunder(obj, "__getitem__")
+    if m is not None:
+        return objects.call(tx, m, [obj, key], {})
+    if isinstance(obj, ObjectV) and isinstance(obj.obj, type):
+        ok, k = const_value(key)
+        if ok and hasattr(obj.obj, "__class_getitem__"):
+            return fold(operator.getitem, obj.obj, k)
+    raise UnsupportedError("unsupported-subscript", f"{obj.describe()}[{key.describe()}]")
+
+
+def setitem(tx, obj: Value, key: Value, value: Value) -> None:
+    if isinstance(obj, TensorV):
+        from . import torch_calls
+        torch_calls.setitem(tx, obj, key, value)
+        return
+    if isinstance(obj, ListV):
+        items = list(obj.items)
+        if isinstance(key, Const) and type(key.value) in (int, bool, slice):
+            try:
+                if type(key.value) is slice:
+                    items[key.value] = to_list(tx, value)
+                else:
+                    items[key.value] = value
+            except (IndexError, ValueError) as e:
+                raise SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args])) from None
+            tx.set(obj, "items", items)
+            _touch(tx, obj)
+            return
+    if isinstance(obj, DictV):
+        k = hkey(tx, key)
+        entries = dict(obj.entries)
+        old = entries.get(k)
+        entries[k] = (old[0] if old else key, value)
+        tx.set(obj, "entries", entries)
+        _touch(tx, obj)
+        return
+    m = objects.lookup_dunder(obj, "__setitem__")
+    if m is not None:
+        objects.call(tx, m, [obj, key, value], {})
+        return
+    raise UnsupportedError("unsupported-subscript", f"{obj.describe()}[...] = ...")
+
+
+def delitem(tx, obj: Value, key: Value) -> None:
+    if isinstance(obj, ListV) and isinstance(key, Const):
+        items = list(obj.items)
+        try:
+            del items[key.value]
+        except (IndexError, TypeError) as e:
+            raise SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args])) from None
+        tx.set(obj, "items", items)
+        _touch(tx, obj)
+        return
+    if isinstance(obj, DictV):
+        k = hkey(tx, key)
+        if k not in obj.entries:
+            raise SymbolicRaise(ExceptionV(KeyError, [key]))
+        entries = dict(obj.entries)
+        del entries[k]
+        tx.set(obj, "entries", entries)
+        _touch(tx, obj)
+        return
+    m = objects.lookup_dunder(obj, "__delitem__")
+    if m is not None:
+        objects.call(tx, m, [obj, key], {})
+        return
+    raise UnsupportedError("unsupported-subscript", f"del {obj.describe()}[...]")
+
+
+def hkey(tx, v: Value):
+    """A real Python object that hashes and compares like `v` as a dict key."""
+    if isinstance(v, Const):
+        try:
+            hash(v.value)
+        except TypeError as e:
+            raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
+        return v.value
+    if isinstance(v, TupleV):
+        return tuple(hkey(tx, x) for x in v.items)
+    if isinstance(v, ObjectV) and objects.hashes_by_identity(v.obj):
+        return v.obj
+    if isinstance(v, TensorV):
+        return _Identity(v.fake)
+    if isinstance(v, NewObjectV) and objects.lookup_dunder(v, "__hash__") is None \
+            and objects.lookup_dunder(v, "__eq__") is None:
+        return _Identity(v)
+    if isinstance(v, (ListV, DictV)) or (isinstance(v, SetV) and not v.frozen):
+        raise_(TypeError, f"unhashable type: '{v.python_type().__name__}'")
+    raise UnsupportedError("unsupported-hash", f"hash of {v.describe()}")
+
+
+class _Identity:
+    """Hashes and compares by the identity of the wrapped object (tensor keys, plain instances)."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+# -- iteration -----------------------------------------------------------------------------
+
+def get_iter(tx, v: Value) -> IterV:
+    if isinstance(v, IterV):
+        return v
+    if isinstance(v, (ListV, TupleV)):
+        return SeqIterV(v)
+    if isinstance(v, Const):
+        val = v.value
+        if type(val) is range:
+            return RangeIterV(val)
+        if isinstance(val, (str, bytes, tuple, frozenset)):
+            return SeqIterV(tuple(Const(x) for x in val))
+        raise_(TypeError, f"'{type(val).__name__}' object is not iterable")
+    if isinstance(v, (DictV, SetV, DictViewV)):
+        return SeqIterV(tuple(iter_items(tx, v)))
+    if isinstance(v, TensorV):
+        from . import torch_calls
+        return SeqIterV(torch_calls.unbind_for_iter(tx, v))
+    m = objects.lookup_dunder(v, "__iter__")
+    if m is not None:
+        r = objects.call(tx, m, [v], {})
+        if isinstance(r, IterV):
+            return r
+        if isinstance(r, (ListV, TupleV)):
+            return SeqIterV(r)
+        raise UnsupportedError("unsupported-iterator", f"__iter__ returned {r.describe()}")
+    raise UnsupportedError("unsupported-iterator", f"iter() of {v.describe()}")
+
+
+def iter_items(tx, v) -> list[Value]:
+    """The items iteration over a dict/set/view yields, as a snapshot."""
+    if isinstance(v, SetV):
+        return list(v.entries.values())
+    if isinstance(v, DictV):
+        return [e[0] for e in v.entries.values()]
+    d = v.dict
+    if v.kind == "keys":
+        return [e[0] for e in d.entries.values()]
+    if v.kind == "values":
+        return [e[1] for e in d.entries.values()]
+    return [TupleV((e[0], e[1])) for e in d.entries.values()]
+
+
+def next_value(tx, it: IterV) -> Value:
+    if isinstance(it, SeqIterV):
+        seq = it.seq
+        items = seq.items if isinstance(seq, (ListV, TupleV)) else seq
+        if it.index >= len(items):
+            raise Exhausted()
+        tx.set(it, "index", it.index + 1)
+        return items[it.index - 1]
+    if isinstance(it, RangeIterV):
+        if it.index >= len(it.range):
+            raise Exhausted()
+        tx.set(it, "index", it.index + 1)
+        return Const(it.range[it.index - 1])
+    if isinstance(it, EnumerateIterV):
+        x = next_value(tx, it.it)
+        tx.set(it, "count", it.count + 1)
+        return TupleV((Const(it.count - 1), x))
+    if isinstance(it, ZipIterV):
+        if it.strict:
+            raise UnsupportedError("unsupported-iterator", "zip(strict=True)")
+        return TupleV(tuple(next_value(tx, i) for i in it.iters))
+    if isinstance(it, MapIterV):
+        args = [next_value(tx, i) for i in it.iters]
+        return objects.call(tx, it.fn, args, {})
+    if isinstance(it, FilterIterV):
+        while True:
+            x = next_value(tx, it.it)
+            keep = truth(tx, x) if isinstance(it.fn, Const) and it.fn.value is None \
+                else truth(tx, objects.call(tx, it.fn, [x], {}))
+            if keep:
+                return x
+    if isinstance(it, GeneratorV):
+        from .interpreter import resume_generator
+        return resume_generator(tx, it, Const(None))
+    raise UnsupportedError("unsupported-iterator", f"next() of {it.describe()}")
+
+
+def to_list(tx, v: Value) -> list[Value]:
+    """Materialize an iterable value into a list of values."""
+    if isinstance(v, (ListV, TupleV)):
+        return list(v.items)
+    it = get_iter(tx, v)
+    out = []
+    while True:
+        try:
+            out.append(next_value(tx, it))
+        except Exhausted:
+            return out
+        if len(out) > 100_000:
+            raise UnsupportedError("unbounded-iteration", "iterating over more than 100000 items")
+
+
+def unpack(tx, v: Value, n: int) -> list[Value]:
+    items = to_list(tx, v)
+    if len(items) != n:
+        if len(items) > n:
+            raise_(ValueError, f"too many values to unpack (expected {n})")
+        raise_(ValueError, f"not enough values to unpack (expected {n}, got {len(items)})")
+    return items
