@@ -3,7 +3,10 @@
 This is the only module that knows how CPython versions spell things
 differently; everything above it (CFG, analyses, the symbolic interpreter)
 reads `Instr.op` and the normalized fields.  Each `Instr` keeps `offset`,
-`opname`, `opcode`, `arg` and `argval` exactly as `dis` reports them.
+`opname`, `opcode`, `arg` and `argval` exactly as `dis` reports them
+(`tests/analysis/test_decode.py` checks this on the corpus and the standard
+library); `argrepr` too, except that 3.13's jump labels (``to L3``) are
+written as offsets (``to 24``), as 3.11 and 3.12 do.
 
 Version differences, in one table (``op`` is the normalized operation):
 
@@ -19,7 +22,8 @@ pop and branch (``POP_JUMP_IF_*``)      POP_JUMP_FORWARD_IF_*  POP_JUMP_IF_*    
 branch keeping the value on one path    JUMP_IF_{TRUE,FALSE}   (gone: COPY+POP_JUMP)  (gone)
                                         _OR_POP
 method load (op ``LOAD_METHOD``)        LOAD_METHOD            LOAD_ATTR, arg & 1     LOAD_ATTR, arg & 1
-global load pushing NULL                LOAD_GLOBAL, arg & 1   same                   same
+global load pushing NULL                LOAD_GLOBAL, arg & 1   same                   same; argrepr
+                                                                                      ``name + NULL``
 call                                    PRECALL + CALL,        CALL, KW_NAMES         CALL; CALL_KW takes
                                         KW_NAMES before        before                 names from the stack
 for-loop exit                           FOR_ITER jumps past    FOR_ITER "jumps" to    FOR_ITER "jumps" to
@@ -34,9 +38,21 @@ super-instructions                      —                      —            
 function attributes                     MAKE_FUNCTION flags    MAKE_FUNCTION flags    SET_FUNCTION_ATTRIBUTE
 comprehensions                          nested code object     inlined (LOAD_FAST_    inlined
                                                                AND_CLEAR/SWAP)
+KW_NAMES argval                         dis.UNKNOWN (the       the names tuple        (gone: CALL_KW)
+                                        names: co_consts[arg])
 intrinsics                              dedicated opcodes      CALL_INTRINSIC_1/2     CALL_INTRINSIC_1/2
 slicing                                 BUILD_SLICE+BINARY_    BINARY_SLICE,          same as 3.12
                                         SUBSCR                 STORE_SLICE
+comparison argval                       cmp_op[arg]            cmp_op[arg >> 4]       cmp_op[arg >> 5]
+                                                                                      (arg & 16: to bool)
+f-string conversion                     FORMAT_VALUE arg       FORMAT_VALUE arg       CONVERT_VALUE +
+                                                                                      FORMAT_SIMPLE/_SPEC
+relative jump base                      next instruction       after the inline       after the inline
+                                                               caches                 caches (POP_JUMP_IF_*
+                                                                                      and JUMP_BACKWARD have
+                                                                                      one)
+opcode numbers                          RESUME 151,            RESUME 151,            RESUME 149,
+                                        HAVE_ARGUMENT 90       HAVE_ARGUMENT 90       HAVE_ARGUMENT 44
 ======================================  =====================  =====================  =====================
 
 Jump targets follow `dis` (so block leaders agree with it); stack effects come
@@ -46,15 +62,31 @@ makes the 3.12/3.13 ``FOR_ITER``/``END_FOR`` modelling consistent.
 EXTENDED_ARG prefixes are folded into the instruction they extend: a jump or
 exception-table entry aimed at the prefix is redirected to the instruction
 itself, whose `start_offset` remembers where the prefix began.  Inline cache
-entries are skipped (`dis` already hides them).  Exception-table entries are
-decoded from `co_exceptiontable` directly, with exclusive ends.
+entries are skipped.  Exception-table entries are decoded from
+`co_exceptiontable` directly, with exclusive ends.
+
+The decoder reads ``co_code`` itself rather than going through
+`dis.get_instructions` (several times slower).  A code object built for
+another CPython (e.g. ``code.replace(co_code=...)`` with 3.12 bytes on 3.11)
+shows up as an opcode this interpreter does not have, a missing ``RESUME``
+after the prologue, an argument out of range or a jump into the middle of an
+instruction; `decode` then raises `BytecodeVersionError` naming this version
+and the one `guess_version` infers from the tables in `opcode_tables`.
 """
 from __future__ import annotations
 
+import bisect
 import dis
+import re
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import add, itemgetter
+from typing import NamedTuple
+
+from ..errors import BcfrontError
+from .opcode_tables import TABLES
 
 PY = sys.version_info[:2]
 SUPPORTED = ((3, 11), (3, 12), (3, 13))
@@ -63,14 +95,8 @@ _UNCONDITIONAL = frozenset({
     "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT",
 })
 _BRANCH_RENAME = {
-    "POP_JUMP_FORWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
-    "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
-    "POP_JUMP_FORWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
-    "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
-    "POP_JUMP_FORWARD_IF_NONE": "POP_JUMP_IF_NONE",
-    "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_IF_NONE",
-    "POP_JUMP_FORWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
-    "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+    f"POP_JUMP_{d}_IF_{c}": f"POP_JUMP_IF_{c}"
+    for d in ("FORWARD", "BACKWARD") for c in ("FALSE", "TRUE", "NONE", "NOT_NONE")
 }
 _CONDITIONAL = frozenset({
     "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
@@ -78,9 +104,11 @@ _CONDITIONAL = frozenset({
 })
 # Instructions after which control never falls through to the next one.
 _TERMINATORS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+# What may precede RESUME in a prologue (cells, free variables, generator setup).
+_PROLOGUE = frozenset({"MAKE_CELL", "COPY_FREE_VARS", "RETURN_GENERATOR", "POP_TOP", "NOP"})
 
 
-class BytecodeVersionError(ValueError):
+class BytecodeVersionError(BcfrontError, ValueError):
     """A code object that was not compiled by the running CPython."""
 
 
@@ -96,26 +124,56 @@ class ExceptionEntry:
     def covers(self, offset: int) -> bool:
         return self.start <= offset < self.end
 
+    @property
+    def handler_depth(self) -> int:
+        """Stack depth at the first instruction of the handler."""
+        return self.depth + self.lasti + 1
 
-@dataclass(frozen=True, slots=True)
-class Instr:
-    """One decoded instruction (EXTENDED_ARG folded, caches skipped)."""
+
+# Instr is a NamedTuple rather than a frozen dataclass because a function has
+# thousands of them and `tuple.__new__` builds one several times faster than a
+# frozen dataclass's __init__ (one object.__setattr__ per field); it is just
+# as immutable and structurally comparable.
+class Instr(NamedTuple):
+    """One decoded instruction (EXTENDED_ARG folded, caches skipped).
+
+    Fields are ordered per-instruction first, then those shared by every
+    instruction with the same opcode and argument (the decoder concatenates
+    the two halves).
+    """
     offset: int                 # as dis reports it
     start_offset: int           # first EXTENDED_ARG prefix, else == offset
+    next_offset: int            # offset of the following instruction (caches skipped)
+    jump_target: int | None     # offset control may jump to (dis's target, prefix skipped)
+    positions: tuple            # (lineno, end_lineno, col, end_col), as dis reports them
+    argval: object              # as dis reports it
     opname: str                 # as dis reports it
     opcode: int
-    arg: int | None
-    argval: object
-    argrepr: str
+    arg: int | None             # as dis reports it (EXTENDED_ARG bits included)
     op: str                     # normalized meaning, see the module table
-    jump_target: int | None     # offset control may jump to (dis's target)
-    lineno: int | None
-    end_lineno: int | None
-    col: int | None
-    end_col: int | None
     stack_effect: int           # on fall-through
     jump_stack_effect: int | None  # when the jump is taken
-    next_offset: int            # offset of the following instruction (caches skipped)
+
+    @property
+    def argrepr(self) -> str:
+        """dis's human-readable argument (computed on demand)."""
+        return _ARGREPR.get(self.opname, _KIND_REPR[_KIND[self.opcode]])(self)
+
+    @property
+    def lineno(self) -> int | None:
+        return self.positions[0]
+
+    @property
+    def end_lineno(self) -> int | None:
+        return self.positions[1]
+
+    @property
+    def col(self) -> int | None:
+        return self.positions[2]
+
+    @property
+    def end_col(self) -> int | None:
+        return self.positions[3]
 
     @property
     def is_jump(self) -> bool:
@@ -134,7 +192,7 @@ class Instr:
 
     @property
     def falls_through(self) -> bool:
-        return not (self.is_jump or self.is_terminator)
+        return not (self.op == "JUMP" or self.op in _TERMINATORS)
 
     @property
     def push_null(self) -> bool:
@@ -144,8 +202,8 @@ class Instr:
         return self.op == "LOAD_METHOD"
 
     def __repr__(self) -> str:
-        arg = f" {self.argrepr}" if self.argrepr else ""
-        return f"<{self.offset} {self.opname}{arg}>"
+        arg = self.argrepr
+        return f"<{self.offset} {self.opname}{' ' + arg if arg else ''}>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,47 +213,40 @@ class Bytecode:
     instructions: tuple[Instr, ...]
     exception_table: tuple[ExceptionEntry, ...]
     version: tuple[int, int]
+    # offset -> index, and the table's starts; filled on first use
+    _lazy: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def at(self, offset: int) -> Instr:
         return self.instructions[self.index_of(offset)]
 
     def index_of(self, offset: int) -> int:
-        idx = _offset_index(self)
+        idx = self._lazy.get("index")
+        if idx is None:
+            idx = self._lazy["index"] = {ins.offset: i for i, ins in enumerate(self.instructions)}
         try:
             return idx[offset]
         except KeyError:
             raise KeyError(f"no instruction at offset {offset}") from None
 
     def handler_for(self, offset: int) -> ExceptionEntry | None:
-        """The innermost exception-table entry covering `offset` (the one CPython uses)."""
-        for e in self.exception_table:
-            if e.covers(offset):
-                return e
+        """The exception-table entry covering `offset` (entries never overlap), O(log n)."""
+        starts = self._lazy.get("starts")
+        if starts is None:
+            starts = self._lazy["starts"] = [e.start for e in self.exception_table]
+        i = bisect.bisect_right(starts, offset) - 1
+        if i >= 0 and offset < self.exception_table[i].end:
+            return self.exception_table[i]
         return None
 
 
-_INDEX_CACHE: dict[int, dict[int, int]] = {}
-
-
-def _offset_index(bc: Bytecode) -> dict[int, int]:
-    key = id(bc)
-    idx = _INDEX_CACHE.get(key)
-    if idx is None or len(idx) != len(bc.instructions):
-        idx = {ins.offset: i for i, ins in enumerate(bc.instructions)}
-        if len(_INDEX_CACHE) > 256:
-            _INDEX_CACHE.clear()
-        _INDEX_CACHE[key] = idx
-    return idx
-
+# -- what the caller passed --------------------------------------------------
 
 def code_of(obj) -> types.CodeType:
     """The code object behind a function, method, or code object; TypeError otherwise."""
     if isinstance(obj, types.CodeType):
         return obj
-    seen = 0
-    while seen < 16:
-        seen += 1
-        if isinstance(obj, (types.FunctionType, types.LambdaType)):
+    for _ in range(16):
+        if isinstance(obj, types.FunctionType):
             return obj.__code__
         if isinstance(obj, types.MethodType):
             obj = obj.__func__
@@ -204,8 +255,7 @@ def code_of(obj) -> types.CodeType:
             obj = obj.__wrapped__
             continue
         break
-    kind = _describe(obj)
-    raise TypeError(f"bcfront.analyze needs a Python function or code object, got {kind}")
+    raise TypeError(f"bcfront.analyze needs a Python function or code object, got {_describe(obj)}")
 
 
 def _describe(obj) -> str:
@@ -218,40 +268,326 @@ def _describe(obj) -> str:
     return f"a non-callable {type(obj).__name__} ({obj!r:.60})"
 
 
-def _check_version(code: types.CodeType) -> None:
-    # A code object built for another CPython (e.g. unmarshalled from a .pyc
-    # of another version via code.replace tricks) cannot be decoded with this
-    # interpreter's opcode table.  Such objects show up as invalid opcodes or
-    # malformed tables; we detect what we can up front.
+# -- this interpreter's tables ----------------------------------------------
+# Per-opcode arrays, indexed by the opcode byte.  _KIND says how dis turns
+# the raw arg into argval; the decoder dispatches on it.
+
+(K_NOARG, K_INT, K_CONST, K_NAME, K_NAME1, K_NAME2, K_LOCAL, K_PAIR, K_JFWD, K_JBACK,
+ K_CMP, K_FORMAT, K_CONVERT, K_UNKNOWN) = range(14)
+
+
+def _host_tables():
+    names = [None] * 256        # None: not an opcode that can appear in co_code
+    caches = [0] * 256
+    for name, code in dis.opmap.items():
+        if code < 256 and not name.startswith("INSTRUMENTED_") \
+                and name not in ("CACHE", "RESERVED", "ENTER_EXECUTOR"):
+            names[code] = name
+    entries = dis._inline_cache_entries  # list before 3.13, dict keyed by name in 3.13
+    for code in range(256):
+        name = dis.opname[code]
+        caches[code] = entries.get(name, 0) if isinstance(entries, dict) else entries[code]
+    has_arg = getattr(dis, "hasarg", range(dis.HAVE_ARGUMENT, 256))
+    kind = [K_INT if c in has_arg else K_NOARG for c in range(256)]
+    groups = [(dis.hasconst, K_CONST), (dis.hasname, K_NAME), (dis.haslocal, K_LOCAL),
+              (dis.hasfree, K_LOCAL), (dis.hascompare, K_CMP), (dis.hasjrel, K_JFWD)]
+    for ops, k in groups:
+        for c in ops:
+            if c < 256:
+                kind[c] = k
+    special = {"LOAD_GLOBAL": K_NAME1, "LOAD_SUPER_ATTR": K_NAME2, "FORMAT_VALUE": K_FORMAT,
+               "CONVERT_VALUE": K_CONVERT, "LOAD_FAST_LOAD_FAST": K_PAIR,
+               "STORE_FAST_LOAD_FAST": K_PAIR, "STORE_FAST_STORE_FAST": K_PAIR}
+    if PY >= (3, 12):
+        special["LOAD_ATTR"] = K_NAME1
+    else:
+        special["KW_NAMES"] = K_UNKNOWN  # 3.11's dis resolves only LOAD_CONST's constant
+    for name, k in special.items():
+        if name in dis.opmap:
+            kind[dis.opmap[name]] = k
+    for c in dis.hasjrel:
+        if c < 256 and "JUMP_BACKWARD" in dis.opname[c]:
+            kind[c] = K_JBACK
+    return names, caches, kind
+
+
+_OPNAME, _CACHES, _KIND = _host_tables()
+# 3.13 lists the opcodes with an argument (WITH_EXCEPT_START, 44 == HAVE_ARGUMENT, has none).
+_HAS_ARG = [c in dis.hasarg if hasattr(dis, "hasarg") else c >= dis.HAVE_ARGUMENT for c in range(256)]
+_EXTENDED_ARG = dis.EXTENDED_ARG
+_RESUME = dis.opmap["RESUME"]
+_CMP_SHIFT = {(3, 11): 0, (3, 12): 4}.get(PY, 5)
+_FORMAT_CONVERTERS = (None, str, repr, ascii)
+_INT_OVERFLOW = 2 ** 31
+_OP = [None if n is None else _BRANCH_RENAME.get(n, "JUMP" if n in _UNCONDITIONAL else n)
+       for n in _OPNAME]
+_IS_JUMP = [k in (K_JFWD, K_JBACK) for k in _KIND]
+_LOAD_ATTR = dis.opmap["LOAD_ATTR"] if PY >= (3, 12) else -1
+_STACK_EFFECTS: dict[tuple[int, int | None], tuple[int, int | None]] = {}
+
+
+def _stack_effects(op: int, arg: int | None) -> tuple[int, int | None]:
+    """(fall-through, taken-jump) stack effects, memoized: most (op, arg) pairs repeat."""
+    key = (op, arg)
+    eff = _STACK_EFFECTS.get(key)
+    if eff is None:
+        fall = dis.stack_effect(op, arg)  # ValueError on nonsense; decode reports it
+        eff = (fall, dis.stack_effect(op, arg, jump=True)) if _IS_JUMP[op] else (fall, None)
+        if len(_STACK_EFFECTS) < 100_000:
+            _STACK_EFFECTS[key] = eff
+    return eff
+
+
+# -- decoding ------------------------------------------------------------------
+
+def decode(obj) -> Bytecode:
+    """Decode a function or code object into a `Bytecode`.
+
+    Raises TypeError for objects without bytecode and `BytecodeVersionError`
+    for bytecode this CPython did not compile.
+    """
+    code = code_of(obj)
     if PY not in SUPPORTED:
         raise BytecodeVersionError(
             f"bcfront supports CPython 3.11–3.13; this is CPython {PY[0]}.{PY[1]}")
+    try:
+        bc = _decode(code)
+    except (IndexError, ValueError, KeyError, TypeError) as exc:
+        raise _version_error(code, str(exc)) from None
+    problem = _check(bc)
+    if problem:
+        raise _version_error(code, problem)
+    return bc
+
+
+class _UnitInfo(dict):
+    """(op byte, arg) -> what every instruction with them shares, computed once per process.
+
+    Keys are the raw 16-bit code unit (``op | arg_byte << 8`` as the machine
+    reads it) for plain instructions and ``(op, arg)`` for EXTENDED_ARG-prefixed
+    ones.  Values are ``(shared, kind, code units incl. caches, jump
+    displacement from the instruction's offset)`` where `shared` is the tail of
+    an `Instr`: (opname, opcode, arg, op, stack effect, jump stack effect).
+    EXTENDED_ARG maps to None.
+    """
+
+    def __missing__(self, key):
+        if isinstance(key, int):
+            op, arg = (key >> 8, key & 255) if _BIG_ENDIAN else (key & 255, key >> 8)
+        else:
+            op, arg = key
+        name = _OPNAME[op]
+        if name is None:
+            raise ValueError(f"opcode {op} does not exist")
+        if not _HAS_ARG[op]:
+            arg = None
+        info = None
+        if op != _EXTENDED_ARG:
+            kind = _KIND[op]
+            units = 1 + _CACHES[op]
+            delta = None
+            if kind == K_JFWD:
+                delta = 2 * (units + arg)
+            elif kind == K_JBACK:
+                delta = 2 * (units - arg)
+            opn = "LOAD_METHOD" if op == _LOAD_ATTR and arg & 1 else _OP[op]
+            info = ((name, op, arg, opn) + _stack_effects(op, arg), kind, units, delta)
+        if len(self) < 200_000:
+            self[key] = info
+        return info
+
+
+_UNITS = _UnitInfo()
+_new = tuple.__new__
+_EXTENDED_ARG_BYTE = bytes([_EXTENDED_ARG])
+_BIG_ENDIAN = sys.byteorder == "big"
+_SIZE = bytes(1 + c for c in _CACHES)            # code units per instruction, by opcode byte
+_JUMP_OPS = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256)
+                                       if _KIND[c] in (K_JFWD, K_JBACK)) + b"]")
+
+
+def _positions(code: types.CodeType, n: int) -> list[tuple]:
+    positions = list(code.co_positions())
+    if len(positions) != n:
+        if positions:  # a genuine line table covers every code unit, caches included
+            raise ValueError(f"the line table covers {len(positions)} code units, the "
+                             f"bytecode has {n} (co_code was replaced)")
+        positions = [(None, None, None, None)] * n
+    return positions
+
+
+def _decode(code: types.CodeType) -> Bytecode:
     raw = code.co_code
-    if len(raw) % 2:
-        raise BytecodeVersionError(
-            f"{code.co_name}: bytecode of odd length; it was not compiled by CPython {PY[0]}.{PY[1]}")
-    for i in range(0, len(raw), 2):
-        if dis.opname[raw[i]].startswith("<"):
-            guess = guess_version(code)
-            other = f"CPython {guess}" if guess else "another CPython version"
-            raise BytecodeVersionError(
-                f"{code.co_name}: opcode {raw[i]} at offset {i} does not exist in CPython "
-                f"{PY[0]}.{PY[1]}; the code object was compiled by {other}")
+    if len(raw) & 1:
+        raise ValueError("bytecode of odd length")
+    n = len(raw) >> 1
+    positions = _positions(code, n)
+    ops = raw[0::2]
+    if _EXTENDED_ARG_BYTE not in ops:
+        out = _decode_columns(code, raw, ops, positions)
+        if out is not None:
+            return Bytecode(code, out, parse_exception_table(code), PY)
+    out = _decode_loop(code, raw, positions)
+    table = parse_exception_table(code)
+    if any(ins.start_offset != ins.offset for ins in out):
+        out, table = _fold_prefixes(out, table)
+    return Bytecode(code, tuple(out), table, PY)
 
 
-def guess_version(code: types.CodeType) -> str | None:
-    """Best-effort guess, from the magic of its first opcode, of a foreign code object's version."""
+def _decode_columns(code, raw, ops, positions) -> tuple[Instr, ...] | None:
+    """The fast path, column by column with C-level iterators (no EXTENDED_ARG).
+
+    ``co_code`` zeroes every inline cache unit and no instruction has opcode
+    0 (CACHE), so the instructions are exactly the units with a non-zero
+    opcode byte -- provided their sizes add up to the whole, which is checked;
+    None sends the caller to the careful loop (and its error messages).
+    """
+    n = len(ops)
+    starts = list(compress(range(0, 2 * n, 2), ops))
+    opbytes = bytes(compress(ops, ops))
+    if sum(opbytes.translate(_SIZE)) != n:
+        return None
+    units = memoryview(raw).cast("H")
+    words = list(compress(units, ops))
+    try:
+        infos = list(map(_UNITS.__getitem__, words))
+    except ValueError:
+        return None
+    # argval of the non-jump instructions depends only on the unit: resolve each distinct one once
+    argvals = {}
+    consts, names, local = code.co_consts, code.co_names, code._varname_from_oparg
+    for w in set(words):
+        shared, kind, size, delta = _UNITS[w]
+        if delta is None:
+            argvals[w] = _argval(kind, shared[2], consts, names, local)
+    vals = list(map(argvals.get, words))
+    targets = [None] * len(words)
+    for m in _JUMP_OPS.finditer(opbytes):
+        i = m.start()
+        targets[i] = vals[i] = starts[i] + infos[i][3]
+    nexts = starts[1:]
+    nexts.append(2 * n)
+    head = zip(starts, starts, nexts, targets, compress(positions, ops), vals)
+    return tuple(map(_new, repeat(Instr), map(add, head, map(itemgetter(0), infos))))
+
+
+def _decode_loop(code, raw, positions) -> list[Instr]:
+    """The careful path: one instruction at a time, folding EXTENDED_ARG prefixes."""
+    n = len(raw) >> 1
+    consts, names, local = code.co_consts, code.co_names, code._varname_from_oparg
+    out = []
+    k = 0
+    while k < n:
+        start = k
+        info = _UNITS[(raw[2 * k], raw[2 * k + 1])]
+        arg = 0
+        while info is None:    # EXTENDED_ARG: accumulate into the next instruction's arg
+            arg = arg << 8 | raw[2 * k + 1]
+            k += 1
+            if k >= n:
+                raise ValueError("EXTENDED_ARG at the end of the bytecode")
+            info = _UNITS[(raw[2 * k], arg << 8 | raw[2 * k + 1])]
+        shared, kind, size, delta = info
+        off = 2 * k
+        if delta is None:
+            target, argval = None, _argval(kind, shared[2], consts, names, local)
+        else:
+            target = argval = off + delta
+        pos = positions[k]
+        k += size
+        out.append(_new(Instr, (off, 2 * start, 2 * k, target, pos, argval) + shared))
+    if k != n:
+        raise ValueError("the last instruction's inline caches run past the end")
+    return out
+
+
+def _argval(kind: int, arg, consts, names, local):
+    """argval of a non-jump instruction, as dis computes it."""
+    if kind <= K_INT:
+        return arg
+    if kind == K_LOCAL:
+        return local(arg)
+    if kind == K_CONST:
+        return consts[arg]
+    if kind == K_NAME1:
+        return names[arg >> 1]
+    if kind == K_NAME:
+        return names[arg]
+    return _RARE_ARGVAL[kind](arg, names, local)
+
+
+def _pair(arg, names, local):
+    return local(arg >> 4), local(arg & 15)
+
+
+_RARE_ARGVAL = {
+    K_NAME2: lambda arg, names, local: names[arg >> 2],
+    K_CMP: lambda arg, names, local: dis.cmp_op[arg >> _CMP_SHIFT],
+    K_FORMAT: lambda arg, names, local: (_FORMAT_CONVERTERS[arg & 3], bool(arg & 4)),
+    K_CONVERT: lambda arg, names, local: _FORMAT_CONVERTERS[arg],
+    K_UNKNOWN: lambda arg, names, local: dis.UNKNOWN,
+    K_PAIR: _pair,
+}
+
+
+def _fold_prefixes(out: list[Instr], table: tuple[ExceptionEntry, ...]):
+    """Redirect jumps, next offsets and table entries aimed at EXTENDED_ARG prefixes."""
+    prefixes: dict[int, int] = {}
+    for ins in out:
+        if ins.start_offset != ins.offset:
+            for p in range(ins.start_offset, ins.offset, 2):
+                prefixes[p] = ins.offset
+    fixed = []
+    for ins in out:
+        t, nx = ins.jump_target, ins.next_offset
+        if t in prefixes or nx in prefixes:
+            ins = ins._replace(jump_target=prefixes.get(t, t), next_offset=prefixes.get(nx, nx))
+        fixed.append(ins)
+    table = tuple(ExceptionEntry(prefixes.get(e.start, e.start), e.end,
+                                 prefixes.get(e.target, e.target), e.depth, e.lasti)
+                  for e in table)
+    return fixed, table
+
+
+def _check(bc: Bytecode) -> str | None:
+    """Structural checks that this interpreter's own compiler always satisfies."""
+    ins = bc.instructions
+    if not ins:
+        return "empty bytecode"
+    for x in ins:
+        if x.opname not in _PROLOGUE:
+            if x.opcode != _RESUME:
+                return f"no RESUME after the prologue (found {x.opname} at offset {x.offset})"
+            break
+    else:
+        return "no RESUME instruction"
+    if PY == (3, 11):
+        # 3.11 quickens a code object only after it has run a while, rewriting
+        # every instruction that has caches; until then the compiler's zeros
+        # are still in them.  Non-zero "caches" under unquickened opcodes are
+        # another version's instructions read with 3.11's cache layout.
+        adaptive = bc.code._co_code_adaptive
+        for x in ins:
+            n = _CACHES[x.opcode]
+            if n and adaptive[x.offset] == x.opcode and any(adaptive[x.offset + 2:x.offset + 2 + 2 * n]):
+                return f"the inline caches of {x.opname} at offset {x.offset} hold instructions"
+    starts = {x.offset for x in ins}
+    end = ins[-1].next_offset
+    for x in ins:
+        if x.jump_target is not None and x.jump_target not in starts:
+            return f"{x.opname} at offset {x.offset} jumps to {x.jump_target}, not an instruction"
+    for e in bc.exception_table:
+        if e.start not in starts or e.target not in starts or not (e.start < e.end <= end):
+            return f"exception-table entry {e} does not fit the instructions"
     return None
 
 
 def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:
     """Decode `co_exceptiontable` (varint-encoded, in code units) with exclusive ends."""
     data = code.co_exceptiontable
-    pos = 0
-    out = []
-
-    def varint() -> int:
-        nonlocal pos
+    pos, n = 0, len(data)
+    vals = []
+    while pos < n:  # six bits per byte, bit 6 = more follows, bit 7 marks an entry start
         b = data[pos]
         pos += 1
         val = b & 63
@@ -259,90 +595,162 @@ def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:
             b = data[pos]
             pos += 1
             val = (val << 6) | (b & 63)
-        return val
-
-    while pos < len(data):
-        start = varint() * 2
-        length = varint() * 2
-        target = varint() * 2
-        dl = varint()
-        out.append(ExceptionEntry(start, start + length, target, dl >> 1, bool(dl & 1)))
-    return tuple(out)
+        vals.append(val)
+    if len(vals) % 4:
+        raise ValueError("truncated exception table")
+    return tuple(ExceptionEntry(vals[k] * 2, (vals[k] + vals[k + 1]) * 2, vals[k + 2] * 2,
+                                vals[k + 3] >> 1, bool(vals[k + 3] & 1))
+                 for k in range(0, len(vals), 4))
 
 
-def _normalize_op(opname: str, arg: int | None) -> str:
-    if opname in _UNCONDITIONAL:
-        return "JUMP"
-    if opname in _BRANCH_RENAME:
-        return _BRANCH_RENAME[opname]
-    if opname == "LOAD_ATTR" and PY >= (3, 12) and arg is not None and arg & 1:
-        return "LOAD_METHOD"
-    return opname
+# -- argrepr -------------------------------------------------------------------
+
+def _null_repr(prefix_3_12: str):
+    """LOAD_GLOBAL/LOAD_ATTR: dis puts the NULL marker before the name until 3.13, after it since."""
+    if PY >= (3, 13):
+        return lambda i: f"{i.argval} + {prefix_3_12}" if i.arg & 1 else i.argval
+    return lambda i: f"{prefix_3_12} + {i.argval}" if i.arg & 1 else i.argval
 
 
-def _jump_target(ins: dis.Instruction) -> int | None:
-    if ins.opcode in _JUMP_OPCODES:
-        return ins.argval if isinstance(ins.argval, int) else None
-    return None
+def _flags_repr(flag_names):
+    return lambda i: ", ".join(s for b, s in enumerate(flag_names) if i.arg & (1 << b))
 
 
-if hasattr(dis, "hasjump"):
-    _JUMP_OPCODES = frozenset(dis.hasjump)
-else:
-    _JUMP_OPCODES = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+def _nb_op_repr(i):
+    return dis._nb_ops[i.arg][1]
 
 
-def _stack_effects(opcode: int, arg: int | None, is_jump: bool) -> tuple[int, int | None]:
-    a = arg if opcode >= dis.HAVE_ARGUMENT else None
-    try:
-        fall = dis.stack_effect(opcode, a, jump=False)
-    except ValueError:
-        fall = 0
-    if not is_jump:
-        return fall, None
-    try:
-        return fall, dis.stack_effect(opcode, a, jump=True)
-    except ValueError:
-        return fall, fall
+def _cmp_repr(i):
+    return f"bool({i.argval})" if PY >= (3, 13) and i.arg & 16 else i.argval
 
 
-def decode(obj) -> Bytecode:
-    """Decode a function or code object into a `Bytecode`."""
-    code = code_of(obj)
-    _check_version(code)
-    raw = list(dis.get_instructions(code))
-    # Fold EXTENDED_ARG: remember where each real instruction's prefix started.
-    redirect: dict[int, int] = {}
-    pending: list[int] = []
-    kept: list[tuple[dis.Instruction, int]] = []
-    for ins in raw:
-        if ins.opname == "EXTENDED_ARG":
-            pending.append(ins.offset)
+def _format_repr(i):
+    conv = ("", "str", "repr", "ascii")[i.arg & 3]
+    return f"{conv}, with format" if conv and i.arg & 4 else ("with format" if i.arg & 4 else conv)
+
+
+_KIND_REPR = {
+    K_NOARG: lambda i: "", K_INT: lambda i: "", K_CONST: lambda i: repr(i.argval),
+    K_NAME: lambda i: i.argval, K_NAME1: lambda i: i.argval, K_NAME2: lambda i: i.argval,
+    K_LOCAL: lambda i: i.argval, K_PAIR: lambda i: ", ".join(i.argval),
+    K_JFWD: lambda i: f"to {i.argval}", K_JBACK: lambda i: f"to {i.argval}",
+    K_CMP: _cmp_repr, K_FORMAT: _format_repr,
+    K_CONVERT: lambda i: ("", "str", "repr", "ascii")[i.arg], K_UNKNOWN: lambda i: "",
+}
+_ARGREPR = {
+    "LOAD_GLOBAL": _null_repr("NULL"),
+    "LOAD_ATTR": _null_repr("NULL|self") if PY >= (3, 12) else _KIND_REPR[K_NAME],
+    "LOAD_SUPER_ATTR": _null_repr("NULL|self"),
+    "BINARY_OP": _nb_op_repr,
+    "MAKE_FUNCTION": _flags_repr(getattr(dis, "MAKE_FUNCTION_FLAGS", ())),
+    "SET_FUNCTION_ATTRIBUTE": _flags_repr(getattr(dis, "FUNCTION_ATTR_FLAGS", ())),
+    "CALL_INTRINSIC_1": lambda i: dis._intrinsic_1_descs[i.arg],
+    "CALL_INTRINSIC_2": lambda i: dis._intrinsic_2_descs[i.arg],
+}
+
+
+# -- foreign bytecode ----------------------------------------------------------
+
+def _version_error(code: types.CodeType, problem: str) -> BytecodeVersionError:
+    here = f"{PY[0]}.{PY[1]}"
+    guesses = guess_version(code)
+    if guesses:
+        other = " or ".join(f"CPython {g}" for g in guesses)
+        what = f"it looks like bytecode compiled by {other}"
+    else:
+        what = "it matches none of the opcode tables of CPython 3.11, 3.12 and 3.13"
+    return BytecodeVersionError(
+        f"{code.co_name!r} ({code.co_filename}:{code.co_firstlineno}) was not compiled by this "
+        f"CPython {here}: {problem}; {what}.  Analyze it with the CPython that compiled it.")
+
+
+def _host_base() -> list[int]:
+    """Opcode byte -> its base opcode on this interpreter (0 where it has none)."""
+    base = [0] * 256
+    for name, code in dis.opmap.items():
+        if code < 256:
+            base[code] = code
+    for name, specs in dis._specializations.items():
+        for s in specs:
+            if dis._all_opmap.get(s, 256) < 256:
+                base[dis._all_opmap[s]] = dis.opmap[name]
+    return base
+
+
+def _original_units(code: types.CodeType) -> list[int | None]:
+    """The opcode byte of each code unit as compiled, or None where it is unknown.
+
+    ``co_code`` is not what was compiled: CPython rewrites it through this
+    interpreter's tables (specialized opcodes deoptimized, what it takes for
+    inline caches zeroed).  ``_co_code_adaptive`` keeps the original bytes,
+    except that 3.12+ quickens new code objects: a warm-up counter goes into
+    the first cache unit of each instruction that has caches *by this
+    interpreter's reading*, and 3.12 fuses LOAD_FAST pairs into
+    ``LOAD_FAST__LOAD_FAST``-style superinstructions.  Those units are undone
+    or marked unknown here, walking the bytes as the quickener did.
+    """
+    units: list[int | None] = list(getattr(code, "_co_code_adaptive", code.co_code)[0::2])
+    if PY < (3, 12):
+        return units  # 3.11 quickens only after warm-up calls; foreign code never runs
+    base, allnames = _host_base(), dis._all_opname
+    k = 0
+    while k < len(units):
+        a = units[k]
+        b = base[a]
+        if a != b and "__" in allnames[a]:
+            units[k] = b
+        c = _CACHES[b]
+        if c and k + 1 < len(units):
+            units[k + 1] = None
+        k += 1 + c
+    return units
+
+
+def _mismatches(units: list[int | None], version: tuple[int, int]) -> tuple[int, int]:
+    """(definite problems, confirmed opcodes) when reading `units` with `version`'s table."""
+    have_arg, table = TABLES[version]
+    by_code = {c: (name, n) for name, (c, n) in table.items()}
+    bad = good = 0
+    seen_resume = False
+    k = 0
+    while k < len(units):
+        u = units[k]
+        if u is None:   # unknown, and so is its cache count: resync past zero units,
+            k += 1      # which are caches (the compiler zeroes them; 0 is no opcode)
+            seen_resume = True  # it may have been the RESUME
+            while k < len(units) and units[k] == 0:
+                k += 1
             continue
-        start = pending[0] if pending else ins.offset
-        for p in pending:
-            redirect[p] = ins.offset
-        pending.clear()
-        kept.append((ins, start))
-    out: list[Instr] = []
-    for i, (ins, start) in enumerate(kept):
-        nxt = kept[i + 1][1] if i + 1 < len(kept) else len(code.co_code)
-        target = _jump_target(ins)
-        if target is not None:
-            target = redirect.get(target, target)
-        pos = ins.positions
-        fall, jump = _stack_effects(ins.opcode, ins.arg, target is not None)
-        out.append(Instr(
-            offset=ins.offset, start_offset=start, opname=ins.opname, opcode=ins.opcode,
-            arg=ins.arg, argval=ins.argval, argrepr=ins.argrepr,
-            op=_normalize_op(ins.opname, ins.arg), jump_target=target,
-            lineno=pos.lineno if pos else None, end_lineno=pos.end_lineno if pos else None,
-            col=pos.col_offset if pos else None, end_col=pos.end_col_offset if pos else None,
-            stack_effect=fall, jump_stack_effect=jump,
-            next_offset=redirect.get(nxt, nxt),
-        ))
-    table = tuple(
-        ExceptionEntry(redirect.get(e.start, e.start), e.end, redirect.get(e.target, e.target),
-                       e.depth, e.lasti)
-        for e in parse_exception_table(code))
-    return Bytecode(code, tuple(out), table, PY)
+        entry = by_code.get(u)
+        if entry is None or entry[0] in ("CACHE", "RESERVED", "ENTER_EXECUTOR"):
+            bad += 1
+            k += 1
+            continue
+        name, n = entry
+        good += 1
+        if not seen_resume and name not in _PROLOGUE:
+            seen_resume = True
+            if name != "RESUME":
+                bad += 5    # the strongest single signal: every code object starts so
+        for c in units[k + 1:k + 1 + n]:
+            bad += bool(c)  # the compiler leaves caches zero; None (unknown) is fine
+        k += 1 + n
+    if k > len(units):
+        bad += 1
+    return bad, good
+
+
+def guess_version(code: types.CodeType) -> list[str]:
+    """CPython versions (e.g. ``["3.12"]``) whose opcode tables best explain `code`.
+
+    Versions other than the running one are scored by how many opcodes are
+    invalid for them and whether RESUME sits after the prologue; the best
+    scores win.  Empty when none of them reads the bytecode cleanly enough.
+    """
+    units = _original_units(code)
+    scores = {v: _mismatches(units, v) for v in TABLES if v != PY}
+    best = min(scores.values())
+    if best[0] > max(2, best[1] // 10):
+        return []
+    top = [v for v, s in scores.items() if s[0] == best[0]]
+    return [f"{v[0]}.{v[1]}" for v in sorted(top)]
