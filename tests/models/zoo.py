@@ -325,6 +325,23 @@ class AutocastMLP(nn.Module):
         return h.float() + self.skip(x), h.dtype
 
 
+def _scale_input_hook(module, args):
+    return (args[0] * 0.5,)
+
+
+def _shift_output_hook(module, args, output):
+    return output + module.weight.sum(1)
+
+
+class HookedMLP(MLP):
+    """An MLP whose fc1 has a forward pre-hook and fc2 a forward hook (both rewrite values)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1.register_forward_pre_hook(_scale_input_hook)
+        self.fc2.register_forward_hook(_shift_output_hook)
+
+
 class TorchMHA(nn.Module):
     def __init__(self):
         super().__init__()
@@ -349,6 +366,12 @@ def mlp():
 
 
 @model
+def mlp_with_hooks():
+    """MLP with a forward pre-hook and a forward hook on submodules (module __call__ semantics)."""
+    return _built(HookedMLP), seeded(lambda g, v: (randn(g, SHAPES[v][0] * 2, 16),))
+
+
+@model
 def residual_mlp_dropout_eval():
     """Residual blocks (LayerNorm, Linear, ReLU, Dropout p=0.3) in eval mode over a ModuleList."""
     return _built(ResidualMLP, train=False), seeded(lambda g, v: (randn(g, *SHAPES[v], 16),))
@@ -370,28 +393,23 @@ def layernorm_manual():
     return _built(ManualLayerNorm), seeded(_tokens_inputs)
 
 
-@model
-def mha_causal_softmax():
-    """Multi-head attention, causal mask sliced from a tril buffer, explicit masked_fill + softmax."""
-    return _built(SelfAttention, causal=True, use_sdpa=False), seeded(_tokens_inputs)
+def _attention_entry(name: str, causal: bool, use_sdpa: bool, doc: str) -> None:
+    """Register one SelfAttention variant; padding variants take a mask argument."""
+    def factory():
+        inputs = _tokens_inputs if causal else _padded_inputs
+        return _built(SelfAttention, causal=causal, use_sdpa=use_sdpa), seeded(inputs)
+    factory.__name__, factory.__doc__ = name, doc
+    model(factory)
 
 
-@model
-def mha_causal_sdpa():
-    """Multi-head attention through F.scaled_dot_product_attention(is_causal=True)."""
-    return _built(SelfAttention, causal=True, use_sdpa=True), seeded(_tokens_inputs)
-
-
-@model
-def mha_padding_softmax():
-    """Multi-head attention with a key-padding mask argument, explicit masked_fill + softmax."""
-    return _built(SelfAttention, causal=False, use_sdpa=False), seeded(_padded_inputs)
-
-
-@model
-def mha_padding_sdpa():
-    """Multi-head attention with a key-padding mask turned into a boolean SDPA attn_mask."""
-    return _built(SelfAttention, causal=False, use_sdpa=True), seeded(_padded_inputs)
+_attention_entry("mha_causal_softmax", True, False,
+                 "Multi-head attention, causal mask sliced from a tril buffer, explicit masked_fill + softmax.")
+_attention_entry("mha_causal_sdpa", True, True,
+                 "Multi-head attention through F.scaled_dot_product_attention(is_causal=True).")
+_attention_entry("mha_padding_softmax", False, False,
+                 "Multi-head attention with a key-padding mask argument, explicit masked_fill + softmax.")
+_attention_entry("mha_padding_sdpa", False, True,
+                 "Multi-head attention with a key-padding mask turned into a boolean SDPA attn_mask.")
 
 
 @model
@@ -402,11 +420,12 @@ def gpt2_block():
 
 @model
 def gpt2_model():
-    """2-layer GPT-2: token + position embeddings, tied lm_head, cross-entropy loss; (logits, loss)."""
+    """2-layer GPT-2: token + position embeddings, tied lm_head; (logits, cross-entropy loss or None)."""
     def build(g, v):
         b, t = SHAPES[v]
-        return (torch.randint(0, VOCAB, (b, t), generator=g),
-                torch.randint(0, VOCAB, (b, t), generator=g))
+        idx = torch.randint(0, VOCAB, (b, t), generator=g)
+        # variant 1 leaves `targets` at its default: loss is None, a different arity
+        return (idx,) if v else (idx, torch.randint(0, VOCAB, (b, t), generator=g))
     return _built(GPT2, train=False), seeded(build)
 
 
