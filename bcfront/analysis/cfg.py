@@ -2,9 +2,9 @@
 
 Blocks are identified by the offset of their first instruction and kept in
 offset order.  A block ends at a jump, branch, return/raise, or just before a
-leader (a jump target, an exception handler, or the first instruction whose
-exception-table entry differs from its predecessor's, so that every
-instruction of a block shares one handler).  Edges carry a kind:
+leader: a jump target, an exception handler, or an instruction where an
+exception-table entry begins or ends, so that every instruction of a block
+shares one handler (`Block.handler`).  Edges carry a kind:
 
 * ``fallthrough`` — to the next block in offset order;
 * ``jump`` — an unconditional jump's target;
@@ -13,13 +13,20 @@ instruction of a block shares one handler).  Edges carry a kind:
 
 Blocks that cannot be reached from the entry (along any edge kind) are kept and
 flagged `reachable=False`.  `EXIT` is a virtual exit node: every block that
-returns or raises without a handler has an edge to it (in `exit_preds`), for
-post-dominance.
+returns, or raises with no handler, has an edge to it (listed in
+`exit_preds`, not in `edges`), for post-dominance.  An instruction that may
+raise anywhere else is not given an exit edge: post-dominance here is about
+normal returns and explicit raises.
 """
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import NamedTuple
 
+from . import decode as _decode
 from .decode import Bytecode, ExceptionEntry, Instr, decode
 
 EXIT = -1  # the virtual exit's id; never a real offset
@@ -27,8 +34,8 @@ EXIT = -1  # the virtual exit's id; never a real offset
 EDGE_KINDS = ("fallthrough", "jump", "branch", "exception")
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(NamedTuple):
+    """A typed CFG edge between two block starts (a NamedTuple: cheap to build by the thousand)."""
     src: int
     dst: int
     kind: str
@@ -40,8 +47,12 @@ class Block:
     instructions: tuple[Instr, ...]
     handler: ExceptionEntry | None   # shared by every instruction of the block
     reachable: bool = True
+    # Successors in edge order (jump/branch target, fall-through, handler) and
+    # predecessors; a block reached along two edges (a branch to the next
+    # block) is listed twice, once per edge.
     succs: list[int] = field(default_factory=list)
     preds: list[int] = field(default_factory=list)
+    index: int = 0                   # position in offset order
 
     @property
     def end(self) -> int:
@@ -56,6 +67,33 @@ class Block:
         return f"<Block {self.start}..{self.end} {len(self.instructions)} instrs>"
 
 
+# How each opcode ends a block, by opcode byte: 0 it does not, 1 branch, 2 jump, 3 return,
+# 4 raise.  The regex finds the block-ending instructions of a whole function in C.
+_BRANCH, _JUMP, _RETURN, _RAISE = 1, 2, 3, 4
+
+
+def _ending_table() -> bytes:
+    ends = bytearray(256)
+    for code, op in enumerate(_decode._OP):
+        if op is None:
+            continue
+        if op == "JUMP":
+            ends[code] = _JUMP
+        elif op in _decode._CONDITIONAL:
+            ends[code] = _BRANCH
+        elif op in ("RETURN_VALUE", "RETURN_CONST"):
+            ends[code] = _RETURN
+        elif op in _decode._TERMINATORS:
+            ends[code] = _RAISE
+    return bytes(ends)
+
+
+_ENDS = _ending_table()
+_ENDS_RE = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256) if _ENDS[c]) + b"]")
+_OFFSET = attrgetter("offset")
+_OPCODE = attrgetter("opcode")
+
+
 class CFG:
     """Basic blocks in offset order, typed edges, entry and a virtual exit."""
 
@@ -64,76 +102,85 @@ class CFG:
         self.blocks: dict[int, Block] = {}
         self.edges: list[Edge] = []
         self.exit_preds: list[int] = []
-        self._build()
+        self.entry = 0
+        self._starts: list[int] = []
+        self._rpo: list[int] | None = None
+        if bytecode.instructions:
+            self._build()
 
     # -- construction -------------------------------------------------------
     def _build(self) -> None:
         instrs = self.bytecode.instructions
-        if not instrs:
-            self.entry = 0
-            return
-        bc = self.bytecode
-        leaders = {instrs[0].offset}
-        for e in bc.exception_table:
-            leaders.add(e.target)
-        prev_handler = object()
-        for i, ins in enumerate(instrs):
-            h = bc.handler_for(ins.offset)
-            if h is not prev_handler and i > 0 and h != prev_handler:
-                leaders.add(ins.offset)
-            prev_handler = h
-            if ins.jump_target is not None:
-                leaders.add(ins.jump_target)
-            if (ins.jump_target is not None or ins.is_terminator) and i + 1 < len(instrs):
-                leaders.add(instrs[i + 1].offset)
-        current: list[Instr] = []
-        starts = []
-        for ins in instrs:
-            if ins.offset in leaders and current:
-                starts.append(current)
-                current = []
-            current.append(ins)
-        starts.append(current)
-        for chunk in starts:
-            b = Block(chunk[0].offset, tuple(chunk), bc.handler_for(chunk[0].offset))
-            self.blocks[b.start] = b
-        self.entry = instrs[0].offset
-        order = list(self.blocks)
-        for i, start in enumerate(order):
-            b = self.blocks[start]
-            last = b.last
-            nxt = order[i + 1] if i + 1 < len(order) else None
-            if last.jump_target is not None:
-                self._add(start, last.jump_target, "jump" if last.is_jump else "branch")
-            if last.falls_through and nxt is not None:
-                self._add(start, nxt, "fallthrough")
-            if b.handler is not None:
-                self._add(start, b.handler.target, "exception")
-            if last.op in ("RETURN_VALUE", "RETURN_CONST") or (
-                    last.is_terminator and b.handler is None):
-                self.exit_preds.append(start)
-            elif last.falls_through and nxt is None:
-                self.exit_preds.append(start)  # malformed tail; treat as leaving
+        n = len(instrs)
+        offsets = list(map(_OFFSET, instrs))
+        opbytes = bytes(map(_OPCODE, instrs))
+        enders = [m.start() for m in _ENDS_RE.finditer(opbytes)]
+        index = self.bytecode._lazy.get("index")
+        if index is None:
+            index = self.bytecode._lazy["index"] = dict(zip(offsets, range(n)))
+        leaders = {0}
+        leaders.update(i + 1 for i in enders)
+        leaders.update(index[instrs[i].jump_target] for i in enders
+                       if instrs[i].jump_target is not None)
+        table = sorted(self.bytecode.exception_table, key=_START)
+        for e in table:
+            leaders.add(index[e.start])
+            leaders.add(index[e.target])
+            leaders.add(bisect.bisect_left(offsets, e.end))  # end may be a prefix or the end
+        leaders.discard(n)
+        cuts = sorted(leaders)
+        cuts.append(n)
+        # Blocks, each with the table entry covering its first instruction (walk both in order).
+        blocks = self.blocks
+        starts = self._starts = [offsets[i] for i in cuts[:-1]]
+        k, nt = 0, len(table)
+        for bi, (a, b) in enumerate(zip(cuts, cuts[1:])):
+            start = offsets[a]
+            while k < nt and table[k].end <= start:
+                k += 1
+            h = table[k] if k < nt and table[k].start <= start else None
+            blocks[start] = Block(start, instrs[a:b], h, True, [], [], bi)
+        self.entry = offsets[0]
+        # Edges, in block order: the last instruction's jump, then fall-through, then handler.
+        edges = self.edges
+        exit_preds = self.exit_preds
+        nxt_starts = starts[1:] + [None]
+        for start, nxt in zip(starts, nxt_starts):
+            blk = blocks[start]
+            last = blk.instructions[-1]
+            how = _ENDS[last.opcode]
+            out = blk.succs
+            if how == _BRANCH or how == _JUMP:
+                dst = last.jump_target
+                edges.append(Edge(start, dst, "branch" if how == _BRANCH else "jump"))
+                out.append(dst)
+            if how <= _BRANCH:
+                if nxt is None:
+                    exit_preds.append(start)  # falls off the end: malformed, treat as leaving
+                else:
+                    edges.append(Edge(start, nxt, "fallthrough"))
+                    out.append(nxt)
+            if blk.handler is not None:
+                edges.append(Edge(start, blk.handler.target, "exception"))
+                out.append(blk.handler.target)
+            if how == _RETURN or (how == _RAISE and blk.handler is None):
+                exit_preds.append(start)
+        for start in starts:
+            for s in blocks[start].succs:
+                blocks[s].preds.append(start)
         self._mark_reachable()
 
-    def _add(self, src: int, dst: int, kind: str) -> None:
-        if dst not in self.blocks:
-            raise ValueError(f"edge {src}->{dst}: no block starts at {dst}")
-        self.edges.append(Edge(src, dst, kind))
-        self.blocks[src].succs.append(dst)
-        self.blocks[dst].preds.append(src)
-
     def _mark_reachable(self) -> None:
-        for b in self.blocks.values():
+        blocks = self.blocks
+        for b in blocks.values():
             b.reachable = False
-        if not self.blocks:
-            return
+        blocks[self.entry].reachable = True
         work = [self.entry]
-        self.blocks[self.entry].reachable = True
         while work:
-            for s in self.blocks[work.pop()].succs:
-                if not self.blocks[s].reachable:
-                    self.blocks[s].reachable = True
+            for s in blocks[work.pop()].succs:
+                b = blocks[s]
+                if not b.reachable:
+                    b.reachable = True
                     work.append(s)
 
     # -- queries ------------------------------------------------------------
@@ -144,13 +191,28 @@ class CFG:
         return self.blocks[start].preds
 
     def block_of(self, offset: int) -> Block:
-        """The block containing the instruction at `offset`."""
-        import bisect
-        starts = list(self.blocks)
-        i = bisect.bisect_right(starts, offset) - 1
+        """The block containing the instruction at `offset` (binary search, O(log n))."""
+        i = bisect.bisect_right(self._starts, offset) - 1
         if i < 0:
             raise KeyError(offset)
-        return self.blocks[starts[i]]
+        blk = self.blocks[self._starts[i]]
+        if offset >= blk.end:
+            raise KeyError(offset)
+        return blk
+
+    @property
+    def order(self) -> list[int]:
+        """Block starts in offset order."""
+        return self._starts
+
+    @property
+    def rpo(self) -> list[int]:
+        """Reachable blocks in reverse post-order of a DFS from the entry (successors in
+        edge order); computed once."""
+        if self._rpo is None:
+            from .dominance import reverse_postorder
+            self._rpo = reverse_postorder(self.entry, self.successors) if self.blocks else []
+        return self._rpo
 
     @property
     def reachable(self) -> list[int]:
@@ -165,6 +227,9 @@ class CFG:
 
     def __repr__(self) -> str:
         return f"<CFG {self.bytecode.code.co_name}: {len(self.blocks)} blocks, {len(self.edges)} edges>"
+
+
+_START = attrgetter("start")
 
 
 def build_cfg(obj) -> CFG:
