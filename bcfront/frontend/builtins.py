@@ -58,6 +58,9 @@ def model_for(obj):
     if m is not None:
         return m
     owner = getattr(obj, "__objclass__", None)
+    if isinstance(owner, type) and issubclass(owner, BaseException):
+        if getattr(obj, "__name__", "") == "__init__":
+            return _exc_init
     if owner in PURE_TYPES or (owner is not None and owner.__module__ == "torch"
                                and owner.__name__ in ("dtype", "device", "finfo", "iinfo")):
         return _fold_model(obj)

@@ -100,15 +100,12 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
     except UnsupportedError as e:
         return _broken(cf, root, tx, e, frame)
     except SymbolicRaise as e:
-        err = UnsupportedError("exception-escapes",
-                               f"{e.exc.cls.__name__} raised by the captured code escapes it")
-        err.user_stack = tx.user_stack()
-        return _broken(cf, root, tx, err, frame)
-    if kind != "return":
+        kind, value = "raise", e.exc
+    if kind not in ("return", "raise"):
         err = UnsupportedError("unsupported-generator", "the captured function yields")
         return _broken(cf, root, tx, err, frame)
     try:
-        return build_entry(cf, root, tx, value)
+        return build_entry(cf, root, tx, value, raises=kind == "raise")
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or (tx.report_frame(frame),)
         return _broken(cf, root, tx, e, frame)
@@ -162,8 +159,8 @@ def make_guard(root, tx):
     return _finish(fn, root), src
 
 
-def build_entry(cf, root, tx, result) -> Entry:
-    """A compiled entry returning `result` (a symbolic value) after the graph and the writes."""
+def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
+    """A compiled entry returning (or, with `raises`, raising) `result` after the graph and writes."""
     from .. import backends
     parts, params, prefix = _signature(root)
     ns = Namespace(params, prefix)
@@ -182,7 +179,7 @@ def build_entry(cf, root, tx, result) -> Entry:
     tail.append(f"    {ret_name} = {ret}")
     pending = rb.replay(tx.mutated)
     tail.extend("    " + p for p in pending)
-    tail.append(f"    return {ret_name}")
+    tail.append(f"    {'raise' if raises else 'return'} {ret_name}")
     graph.outputs = [outputs[i] for i in sorted(outputs)]
     example = example_inputs(tx)
     head = [f"    {n.name} = {n.target.expr(ns)}" for n in graph.inputs]

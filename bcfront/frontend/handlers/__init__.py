@@ -36,7 +36,7 @@ UNSUPPORTED: dict[str, str] = {
     "CACHE": _PSEUDO, "EXTENDED_ARG": _PSEUDO, "RESERVED": _PSEUDO, "SETUP_FINALLY": _PSEUDO,
     "SETUP_CLEANUP": _PSEUDO, "SETUP_WITH": _PSEUDO, "POP_BLOCK": _PSEUDO,
     "LOAD_SUPER_METHOD": _PSEUDO, "LOAD_ZERO_SUPER_METHOD": _PSEUDO,
-    "LOAD_ZERO_SUPER_ATTR": _PSEUDO, "JUMP_NO_INTERRUPT": _PSEUDO,
+    "LOAD_ZERO_SUPER_ATTR": _PSEUDO,
     "INTERPRETER_EXIT": "the interpreter's internal exit instruction",
     "ENTER_EXECUTOR": "a JIT executor entry that dis never reports",
     "EXIT_INIT_CHECK": "an internal check of CPython's __init__ shim frames",
