@@ -332,23 +332,33 @@ class _Writer:
 
     # ---------------------------------------------------------------- reductions
     def reduce_final(self, kind: str, acc: str, dtype: str, idx: str | None = None) -> str:
-        """Reduce `acc` ([XBLOCK, RBLOCK]) along the row; returns the [XBLOCK, 1] name."""
+        """Reduce `acc` ([XBLOCK, RBLOCK]) along the row; returns the [XBLOCK, 1] name.
+
+        Only tl.sum / tl.max / tl.min are used (not tl.reduce with a combine
+        function): they are what the interpreter runs fast, and nan propagation
+        and first-index tie breaking are made explicit instead."""
         out = self.tmp()
         cd = compute_dtype(dtype)
         if kind == "sum":
-            expr = f"tl.sum({acc}, 1)[:, None]"
+            self.emit(f"{out} = tl.sum({acc}, 1)[:, None]")
         elif kind == "prod":
-            expr = f"tl.reduce({acc}, 1, _prod)[:, None]"
+            self.emit(f"{out} = tl.reduce({acc}, 1, _prod)[:, None]")
         elif kind in ("max", "min"):
-            expr = (f"tl.reduce({acc}, 1, _{kind}_nan)[:, None]" if is_float(cd)
-                    else f"tl.{kind}({acc}, 1)[:, None]")
+            if is_float(cd):
+                self.emit(f"{out}_m = tl.{kind}({acc}, 1)[:, None]")
+                self.emit(f"{out}_n = tl.max(({acc} != {acc}).to(tl.int8), 1)[:, None]")
+                self.emit(f'{out} = tl.where({out}_n != 0, float("nan"), {out}_m)')
+            else:
+                self.emit(f"{out} = tl.{kind}({acc}, 1)[:, None]")
         elif kind in ("any", "all"):
             fn = "max" if kind == "any" else "min"
-            expr = f"tl.{fn}({acc}.to(tl.int32), 1)[:, None] != 0"
+            self.emit(f"{out} = tl.{fn}({acc}.to(tl.int8), 1)[:, None] != 0")
         else:
-            self.emit(f"{out}_v, {out}_i = tl.reduce(({acc}, {idx}), 1, _{kind})")
-            expr = f"{out}_i[:, None].to(tl.int64)"
-        self.emit(f"{out} = {expr}")
+            best = self.reduce_final(kind[3:], acc, dtype)
+            hit = f"({acc} == {best})"
+            if is_float(cd):
+                hit = f"({hit} | (({acc} != {acc}) & ({best} != {best})))"
+            self.emit(f"{out} = tl.min(tl.where({hit}, {idx}, 2147483647), 1)[:, None].to(tl.int64)")
         return out
 
     def masked_input(self, member, scope_value: str, body: int) -> str:
@@ -396,7 +406,7 @@ class _Writer:
             line = f"{acc} = {acc} * {masked}"
         elif kind in ("max", "min"):
             line = (f"{acc} = _{kind}_nan({acc}, {masked})" if is_float(cd)
-                    else f"{acc} = tl.{kind}imum({acc}, {masked})")
+                    else f"{acc} = tl.{kind}imum({acc}, {masked})")  # elementwise: no tl.reduce
         elif kind in ("any", "all"):
             line = f"{acc} = {acc} {'|' if kind == 'any' else '&'} {masked}"
         else:

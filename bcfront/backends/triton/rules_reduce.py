@@ -188,14 +188,20 @@ def _variance(ctx, node, x, dim, correction, acc):
     xf = TV(x.shape, acc, ctx.arena.cast(x.expr, acc), None, None, x.origins)
     origins = _origins(x, node)
     s1 = reduce(ctx, xf, dims, "sum", acc, origins)
-    if not isinstance(s1, Reduced):
-        raise Unsupported("variance over an empty or trivial range")
     ar = ctx.arena
-    mean_full = ar.op("truediv", s1.load_full(), ar.const(n, acc))
+    mean_full = ar.op("truediv", _full(ctx, s1, x, dims), ar.const(n, acc))
     dev = ar.op("sub", xf.expr, mean_full)
     sq = TV(x.shape, acc, ar.op("mul", dev, dev), None, None, x.origins)
     s2 = reduce(ctx, sq, dims, "sum", acc, origins)
     return dims, s1, s2, n, divisor
+
+
+def _full(ctx, r, x: TV, dims) -> int:
+    """A reduction result as an expression over the input's full index space."""
+    if isinstance(r, Reduced):
+        return r.load_full()
+    kept = [p for p in range(x.ndim) if p not in dims]
+    return ctx.arena.substitute([r], {f"i{k}": ix.var(f"i{p}") for k, p in enumerate(kept)})[0]
 
 
 def _var_post(ctx, divisor):

@@ -126,6 +126,10 @@ class LaunchConfig:
         return {"blocks": dict(self.blocks), "num_warps": self.num_warps}
 
 
+# The interpreter pays per operation, not per element: big numpy blocks are cheap.
+INTERP_ELEMS = 65536
+
+
 def _cap(block: int, numel: int) -> int:
     return max(1, min(block, next_pow2(max(numel, 1))))
 
@@ -137,21 +141,21 @@ def candidate_configs(ks: KernelSource, interpret: bool) -> list[LaunchConfig]:
     if ks.kind == "pointwise":
         (n,) = ks.numels
         if interpret:
-            return [LaunchConfig((("XBLOCK", _cap(4096, n)),))]
+            return [LaunchConfig((("XBLOCK", _cap(INTERP_ELEMS, n)),))]
         for xb, nw in ((1024, 4), (512, 4), (2048, 8), (1024, 8)):
             xb = _cap(xb, n)
             out.append(LaunchConfig((("XBLOCK", xb),), max(1, min(nw, xb // 64))))
     elif ks.kind == "tiled":
         y, x = ks.numels
         if interpret:
-            return [LaunchConfig((("YBLOCK", _cap(64, y)), ("XBLOCK", _cap(64, x))))]
+            return [LaunchConfig((("YBLOCK", _cap(256, y)), ("XBLOCK", _cap(256, x))))]
         for yb, xb, nw in ((32, 32, 4), (64, 64, 8), (32, 128, 4), (128, 32, 4)):
             out.append(LaunchConfig((("YBLOCK", _cap(yb, y)), ("XBLOCK", _cap(xb, x))), nw))
     elif ks.kind == "persistent":
         x, _ = ks.numels
         rb = ks.rblock
         if interpret:
-            return [LaunchConfig((("XBLOCK", _cap(max(1, 16384 // rb), x)), ("RBLOCK", rb)))]
+            return [LaunchConfig((("XBLOCK", _cap(max(1, INTERP_ELEMS // rb), x)), ("RBLOCK", rb)))]
         for xb in (1, 2, 4, 8, 16, 32):
             xb_c = _cap(xb, x)
             if xb_c * rb > 8192 and xb_c > 1:
@@ -162,8 +166,8 @@ def candidate_configs(ks: KernelSource, interpret: bool) -> list[LaunchConfig]:
     else:
         x, r = ks.numels
         if interpret:
-            rb = ks.rblock or _cap(2048, r)
-            return [LaunchConfig((("XBLOCK", _cap(max(1, 8192 // rb), x)), ("RBLOCK", rb)))]
+            rb = ks.rblock or _cap(4096, r)
+            return [LaunchConfig((("XBLOCK", _cap(max(1, INTERP_ELEMS // rb), x)), ("RBLOCK", rb)))]
         shapes = ((1, 2048, 8), (1, 4096, 16), (64, 32, 4), (128, 16, 8), (8, 512, 8))
         if ks.rblock:
             shapes = ((1, ks.rblock, 8),)
