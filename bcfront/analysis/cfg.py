@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import NamedTuple
 
-from . import decode as _decode
-from .decode import Bytecode, ExceptionEntry, Instr, decode
+from .decode import _CONDITIONAL, _OP, _TERMINATORS, Bytecode, ExceptionEntry, Instr, decode
 
 EXIT = -1  # the virtual exit's id; never a real offset
 
@@ -74,16 +73,16 @@ _BRANCH, _JUMP, _RETURN, _RAISE = 1, 2, 3, 4
 
 def _ending_table() -> bytes:
     ends = bytearray(256)
-    for code, op in enumerate(_decode._OP):
+    for code, op in enumerate(_OP):
         if op is None:
             continue
         if op == "JUMP":
             ends[code] = _JUMP
-        elif op in _decode._CONDITIONAL:
+        elif op in _CONDITIONAL:
             ends[code] = _BRANCH
         elif op in ("RETURN_VALUE", "RETURN_CONST"):
             ends[code] = _RETURN
-        elif op in _decode._TERMINATORS:
+        elif op in _TERMINATORS:
             ends[code] = _RAISE
     return bytes(ends)
 

@@ -82,7 +82,7 @@ import sys
 import types
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import add, itemgetter
+from operator import add, attrgetter, itemgetter
 from typing import NamedTuple
 
 from ..errors import BcfrontError
@@ -422,11 +422,9 @@ def _decode(code: types.CodeType) -> Bytecode:
         raise ValueError("bytecode of odd length")
     n = len(raw) >> 1
     positions = _positions(code, n)
-    ops = raw[0::2]
-    if _EXTENDED_ARG_BYTE not in ops:
-        out = _decode_columns(code, raw, ops, positions)
-        if out is not None:
-            return Bytecode(code, out, parse_exception_table(code), PY)
+    out = _decode_columns(code, raw, raw[0::2], positions)
+    if out is not None:
+        return Bytecode(code, out, parse_exception_table(code), PY)
     out = _decode_loop(code, raw, positions)
     table = parse_exception_table(code)
     if any(ins.start_offset != ins.offset for ins in out):
@@ -435,13 +433,15 @@ def _decode(code: types.CodeType) -> Bytecode:
 
 
 def _decode_columns(code, raw, ops, positions) -> tuple[Instr, ...] | None:
-    """The fast path, column by column with C-level iterators (no EXTENDED_ARG).
+    """The fast path, column by column with C-level iterators; None if there are EXTENDED_ARGs.
 
     ``co_code`` zeroes every inline cache unit and no instruction has opcode
     0 (CACHE), so the instructions are exactly the units with a non-zero
     opcode byte -- provided their sizes add up to the whole, which is checked;
     None sends the caller to the careful loop (and its error messages).
     """
+    if _EXTENDED_ARG_BYTE in ops:
+        return None
     n = len(ops)
     starts = list(compress(range(0, 2 * n, 2), ops))
     opbytes = bytes(compress(ops, ops))
@@ -562,24 +562,40 @@ def _check(bc: Bytecode) -> str | None:
     else:
         return "no RESUME instruction"
     if PY == (3, 11):
-        # 3.11 quickens a code object only after it has run a while, rewriting
-        # every instruction that has caches; until then the compiler's zeros
-        # are still in them.  Non-zero "caches" under unquickened opcodes are
-        # another version's instructions read with 3.11's cache layout.
-        adaptive = bc.code._co_code_adaptive
-        for x in ins:
-            n = _CACHES[x.opcode]
-            if n and adaptive[x.offset] == x.opcode and any(adaptive[x.offset + 2:x.offset + 2 + 2 * n]):
-                return f"the inline caches of {x.opname} at offset {x.offset} hold instructions"
-    starts = {x.offset for x in ins}
+        problem = _check_caches_311(bc)
+        if problem:
+            return problem
+    starts = set(map(_OFFSET, ins))
+    targets = set(map(_TARGET, ins))
+    targets.discard(None)
+    if not targets <= starts:
+        x = next(x for x in ins if x.jump_target is not None and x.jump_target not in starts)
+        return f"{x.opname} at offset {x.offset} jumps to {x.jump_target}, not an instruction"
     end = ins[-1].next_offset
-    for x in ins:
-        if x.jump_target is not None and x.jump_target not in starts:
-            return f"{x.opname} at offset {x.offset} jumps to {x.jump_target}, not an instruction"
     for e in bc.exception_table:
         if e.start not in starts or e.target not in starts or not (e.start < e.end <= end):
             return f"exception-table entry {e} does not fit the instructions"
     return None
+
+
+def _check_caches_311(bc: Bytecode) -> str | None:
+    # 3.11 quickens a code object only after it has run a while, rewriting
+    # every instruction that has caches; until then the compiler's zeros are
+    # still in them (and the adaptive bytes equal co_code).  Non-zero "caches"
+    # under unquickened opcodes are another version's instructions read with
+    # 3.11's cache layout.
+    adaptive = bc.code._co_code_adaptive
+    if adaptive == bc.code.co_code:
+        return None
+    for x in bc.instructions:
+        n = _CACHES[x.opcode]
+        if n and adaptive[x.offset] == x.opcode and any(adaptive[x.offset + 2:x.offset + 2 + 2 * n]):
+            return f"the inline caches of {x.opname} at offset {x.offset} hold instructions"
+    return None
+
+
+_OFFSET = attrgetter("offset")
+_TARGET = attrgetter("jump_target")
 
 
 def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:

@@ -540,3 +540,39 @@ if PY >= (3, 12):
         "    return x",
     ]), "PEP 695 type parameters and a type alias (3.12+): annotation-scope code objects.")
 
+
+
+# -- the standard library ------------------------------------------------------
+
+def stdlib_files() -> list[str]:
+    """This interpreter's standard-library ``.py`` files in a fixed (sorted walk) order."""
+    import os
+    import sysconfig
+    lib = sysconfig.get_paths()["stdlib"]
+    out = []
+    for root, dirs, names in os.walk(lib):
+        dirs[:] = sorted(d for d in dirs if d not in ("site-packages", "__pycache__"))
+        out.extend(os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
+    return out
+
+
+def stdlib_code_objects(every: int = 1, limit: int | None = None) -> list[types.CodeType]:
+    """Every code object (nested ones too) of every `every`-th standard-library file.
+
+    Files that do not compile (test data in other dialects) are skipped; the
+    walk and the sample are deterministic.  At most `limit` code objects.
+    """
+    import warnings
+    codes: list[types.CodeType] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for path in stdlib_files()[::every]:
+            try:
+                with open(path, "rb") as f:
+                    top = compile(f.read(), path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError, UnicodeDecodeError):
+                continue
+            codes.extend(all_code_objects(top))
+            if limit is not None and len(codes) >= limit:
+                return codes[:limit]
+    return codes

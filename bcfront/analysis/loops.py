@@ -1,0 +1,254 @@
+"""Natural loops, their nesting, and irreducible regions.
+
+Definitions (over the blocks reachable from the entry, along every edge kind,
+exception edges included):
+
+* A *back edge* is an edge u → h whose target h dominates its source u.
+* The *natural loop* of header h is h together with every block that can
+  reach a back-edge source u → h without passing through h; the loops of all
+  back edges into one header are merged into one `Loop`.
+* Two natural loops are either disjoint or nested (a textbook theorem that
+  holds for any graph); `parent` is the innermost loop strictly containing
+  this one, `depth` counts enclosing loops (1 for an outermost loop), and
+  `loop_of(b)` is the innermost loop containing block b.
+* A *retreating edge* goes from a block to one of its ancestors in the
+  depth-first spanning tree, i.e. to a block not after it in reverse
+  post-order.  Every back edge is retreating; a retreating edge that is not
+  a back edge proves the graph *irreducible*.  Such edges are not turned
+  into loops; each is reported in an `IrreducibleRegion`: with d the nearest
+  common dominator of its two ends, the region is the strongly connected
+  component containing both ends among the blocks d strictly dominates.  It
+  is entered from outside at two or more blocks (`entries`).
+
+CPython's compiler emits reducible graphs; irreducible ones come from
+hand-made bytecode and from the tests' random graphs.  Everything here is
+iterative.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Hashable, Iterable, Mapping, Sequence
+
+from .cfg import CFG
+
+Node = Hashable
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """A natural loop (all back edges into one header merged)."""
+    header: Node
+    body: frozenset               # blocks of the loop, header included
+    back_edges: tuple             # ((latch, header), ...) sorted
+    exits: tuple                  # ((src in body, dst outside), ...) sorted, any edge kind
+    parent: Node | None           # header of the innermost enclosing loop
+    depth: int                    # 1 for an outermost loop
+    children: tuple = ()          # headers of the loops directly nested in this one
+
+    @property
+    def latches(self) -> tuple:
+        return tuple(u for u, _ in self.back_edges)
+
+    @property
+    def exit_blocks(self) -> frozenset:
+        """Blocks outside the loop that an edge from inside reaches."""
+        return frozenset(d for _, d in self.exits)
+
+    def __contains__(self, block) -> bool:
+        return block in self.body
+
+
+@dataclass(frozen=True, slots=True)
+class IrreducibleRegion:
+    """A multiple-entry cycle region (see the module docstring for the definition)."""
+    blocks: frozenset
+    entries: tuple                # blocks of the region with a predecessor outside it
+    retreating_edges: tuple       # the non-back retreating edges ((src, dst), ...) inside it
+
+
+@dataclass(slots=True)
+class LoopForest:
+    """The natural loops of a graph (parents before children, siblings by header) and
+    its irreducible regions."""
+    loops: list[Loop]
+    irreducible: list[IrreducibleRegion]
+    _by_header: dict = field(default_factory=dict, repr=False)
+    _innermost: dict = field(default_factory=dict, repr=False)
+
+    def __iter__(self):
+        return iter(self.loops)
+
+    def __len__(self) -> int:
+        return len(self.loops)
+
+    @property
+    def reducible(self) -> bool:
+        return not self.irreducible
+
+    @property
+    def roots(self) -> list[Loop]:
+        """The outermost loops."""
+        return [lp for lp in self.loops if lp.parent is None]
+
+    def loop(self, header) -> Loop:
+        """The loop with this header (KeyError if there is none)."""
+        return self._by_header[header]
+
+    def loop_of(self, block) -> Loop | None:
+        """The innermost loop containing `block`, or None."""
+        h = self._innermost.get(block)
+        return None if h is None else self._by_header[h]
+
+    def children(self, loop: Loop) -> list[Loop]:
+        return [self._by_header[h] for h in loop.children]
+
+    def parent(self, loop: Loop) -> Loop | None:
+        return None if loop.parent is None else self._by_header[loop.parent]
+
+
+def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
+    """Natural loops and irreducible regions of `cfg` (`idom` from `cfg_idom`, or computed)."""
+    if not cfg.blocks:
+        return LoopForest([], [])
+    if idom is None:
+        from .dominance import cfg_idom
+        idom = cfg_idom(cfg)
+    return _find(cfg.rpo, cfg.successors, cfg.predecessors, idom)
+
+
+def natural_loops(entry: Node, succs: Callable[[Node], Iterable[Node]],
+                  preds: Callable[[Node], Iterable[Node]],
+                  idom: Mapping | None = None) -> LoopForest:
+    """`find_loops` for any graph given as a root and successor/predecessor callables
+    (nodes must be hashable and mutually orderable)."""
+    from .dominance import immediate_dominators, reverse_postorder
+    if idom is None:
+        idom = immediate_dominators(entry, succs, preds)
+    return _find(reverse_postorder(entry, succs), succs, preds, idom)
+
+
+def _find(order: Sequence[Node], succs, preds, idom: Mapping) -> LoopForest:
+    num = {n: i for i, n in enumerate(order)}
+    back: dict[Node, list] = {}
+    odd: list[tuple] = []                     # retreating edges that are not back edges
+    for u in order:
+        nu = num[u]
+        for v in succs(u):
+            nv = num.get(v)
+            if nv is None or nv > nu:
+                continue                      # tree, forward or cross edge
+            x = u                             # does v dominate u?  walk up u's idom chain
+            while num[x] > nv:
+                x = idom[x]
+            if x == v:
+                back.setdefault(v, []).append((u, v))
+            else:
+                odd.append((u, v))
+    loops = _natural(back, preds, num)
+    forest = _nest(loops, succs)
+    forest.irreducible = _regions(odd, order, num, succs, preds, idom)
+    return forest
+
+
+def _natural(back: dict, preds, num) -> dict[Node, tuple[frozenset, tuple]]:
+    """header -> (body, back edges), bodies by backward search from the latches."""
+    out = {}
+    for h, edges in back.items():
+        body = {h}
+        work = [u for u, _ in edges if u != h]
+        while work:
+            x = work.pop()
+            if x in body:
+                continue
+            body.add(x)
+            work.extend(p for p in preds(x) if p not in body and p in num)
+        out[h] = (frozenset(body), tuple(sorted(set(edges))))
+    return out
+
+
+def _nest(loops: dict, succs) -> LoopForest:
+    """Parents, depths, children and exits; bigger loops first so parents come before children."""
+    innermost: dict = {}
+    parent: dict = {}
+    depth: dict = {}
+    for h in sorted(loops, key=lambda h: -len(loops[h][0])):
+        p = innermost.get(h)                  # innermost bigger loop containing h, if any
+        parent[h] = p
+        depth[h] = 1 if p is None else depth[p] + 1
+        for b in loops[h][0]:
+            innermost[b] = h
+    kids: dict = {h: [] for h in loops}
+    for h, p in parent.items():
+        if p is not None:
+            kids[p].append(h)
+    by_header = {}
+    for h, (body, edges) in loops.items():
+        exits = {(b, s) for b in body for s in succs(b) if s not in body}
+        by_header[h] = Loop(h, body, edges, tuple(sorted(exits)), parent[h], depth[h],
+                            tuple(sorted(kids[h])))
+    ordered = []                              # preorder of the loop tree, siblings by header
+    work = sorted((h for h in loops if parent[h] is None), reverse=True)
+    while work:
+        h = work.pop()
+        ordered.append(by_header[h])
+        work.extend(sorted(kids[h], reverse=True))
+    return LoopForest(ordered, [], by_header, innermost)
+
+
+def _regions(odd: list, order, num, succs, preds, idom) -> list[IrreducibleRegion]:
+    if not odd:
+        return []
+    enter, leave = _dom_intervals(order, idom)
+
+    def strictly_dominated(d, x) -> bool:
+        return enter[d] < enter[x] and leave[x] <= leave[d]
+
+    def search(start, d, step) -> set:
+        seen = {start}
+        work = [start]
+        while work:
+            for y in step(work.pop()):
+                if y not in seen and y in num and strictly_dominated(d, y):
+                    seen.add(y)
+                    work.append(y)
+        return seen
+
+    regions: dict[frozenset, list] = {}
+    for u, v in odd:
+        a, b = num[u], num[v]                 # nearest common dominator, by RPO numbers
+        while a != b:
+            while a > b:
+                a = num[idom[order[a]]]
+            while b > a:
+                b = num[idom[order[b]]]
+        d = order[a]
+        blocks = frozenset(search(v, d, succs) & search(v, d, preds))
+        regions.setdefault(blocks, []).append((u, v))
+    out = []
+    for blocks, edges in sorted(regions.items(), key=lambda kv: sorted(kv[0])):
+        entries = sorted(b for b in blocks if any(p in num and p not in blocks for p in preds(b)))
+        out.append(IrreducibleRegion(blocks, tuple(entries), tuple(sorted(set(edges)))))
+    return out
+
+
+def _dom_intervals(order, idom) -> tuple[dict, dict]:
+    """Preorder entry and exit clocks of the dominator tree (iteratively): a dominates b
+    iff enter[a] <= enter[b] and leave[b] <= leave[a]."""
+    kids: dict = {n: [] for n in order}
+    for n in order:
+        d = idom.get(n)
+        if d is not None:
+            kids[d].append(n)
+    enter, leave = {}, {}
+    clock = 0
+    work = [(order[0], False)]
+    while work:
+        n, done = work.pop()
+        if done:
+            leave[n] = clock
+            continue
+        enter[n] = clock
+        clock += 1
+        work.append((n, True))
+        work.extend((c, False) for c in kids[n])
+    return enter, leave

@@ -1,0 +1,345 @@
+"""decode: every field against `dis`, the exception table against
+`dis._parse_exception_table`, bad input, and code objects of other versions."""
+from __future__ import annotations
+
+import dis
+import functools
+import importlib
+import sys
+import types
+
+import pytest
+
+from bcfront.analysis.decode import (BytecodeVersionError, Instr, code_of, decode, guess_version,
+                                     parse_exception_table)
+from bcfront.analysis.opcode_tables import TABLES
+from corpus import CORPUS, all_code_objects, stdlib_code_objects
+
+PY = sys.version_info[:2]
+HERE = f"{PY[0]}.{PY[1]}"
+CORPUS_CODES = [(f"{name}/{c.co_qualname}", c) for name, fn in CORPUS.items()
+                for c in all_code_objects(fn)]
+
+# Jumps as dis knows them (hasjump on 3.13, hasjrel/hasjabs before): an independent list.
+DIS_JUMPS = frozenset(getattr(dis, "hasjump", dis.hasjrel + dis.hasjabs))
+
+
+def dis_reference(code: types.CodeType) -> list[dict]:
+    """What each folded instruction must be, computed from dis alone.
+
+    EXTENDED_ARG rows are dropped (their offsets become the next instruction's
+    start_offset), a jump aimed at a prefix is aimed at the instruction it
+    extends, and next_offset is the next row's offset (dis hides caches).
+    """
+    rows = list(dis.get_instructions(code))
+    real_after: dict[int, int] = {}
+    pending: list[int] = []
+    out = []
+    for r in rows:
+        if r.opname == "EXTENDED_ARG":
+            pending.append(r.offset)
+            continue
+        for p in pending:
+            real_after[p] = r.offset
+        out.append({"row": r, "start_offset": pending[0] if pending else r.offset})
+        pending = []
+    for i, ref in enumerate(out):
+        r = ref["row"]
+        ref["next_offset"] = out[i + 1]["start_offset"] if i + 1 < len(out) else len(code.co_code)
+        ref["next_offset"] = real_after.get(ref["next_offset"], ref["next_offset"])
+        target = r.argval if r.opcode in DIS_JUMPS else None
+        ref["jump_target"] = real_after.get(target, target)
+        ref["argrepr"] = f"to {r.argval}" if PY >= (3, 13) and r.opcode in DIS_JUMPS else r.argrepr
+    return out, real_after
+
+
+def same_value(a, b) -> bool:
+    return a is b or (type(a) is type(b) and a == b) or (a != a and b != b)
+
+
+def check_against_dis(code: types.CodeType) -> None:
+    bc = decode(code)
+    ref, real_after = dis_reference(code)
+    assert len(bc.instructions) == len(ref), code
+    for ins, x in zip(bc.instructions, ref):
+        r = x["row"]
+        assert (ins.offset, ins.opname, ins.opcode, ins.arg) == (r.offset, r.opname, r.opcode, r.arg)
+        assert same_value(ins.argval, r.argval), (ins, r)
+        assert ins.argrepr == x["argrepr"], (ins, r)
+        assert tuple(ins.positions) == tuple(r.positions), (ins, r)
+        assert ins.lineno == r.positions.lineno and ins.end_col == r.positions.end_col_offset
+        assert ins.start_offset == x["start_offset"]
+        assert ins.next_offset == x["next_offset"]
+        assert ins.jump_target == x["jump_target"]
+        assert ins.stack_effect == dis.stack_effect(r.opcode, r.arg)
+    ref_table = dis._parse_exception_table(code)
+    assert [(e.start, e.end, e.target, e.depth, e.lasti) for e in bc.exception_table] == [
+        (real_after.get(e.start, e.start), e.end, real_after.get(e.target, e.target), e.depth, e.lasti)
+        for e in ref_table]
+
+
+@pytest.mark.parametrize("name,code", CORPUS_CODES, ids=[n for n, _ in CORPUS_CODES])
+def test_corpus_matches_dis(name, code, shallow_stack):
+    with shallow_stack():
+        decode(code)
+    check_against_dis(code)
+
+
+def test_stdlib_sample_matches_dis():
+    codes = stdlib_code_objects(every=40)
+    assert len(codes) > 1000
+    for code in codes:
+        check_against_dis(code)
+
+
+@pytest.mark.slow
+def test_all_of_stdlib_matches_dis():
+    for code in stdlib_code_objects():
+        check_against_dis(code)
+
+
+def test_extended_arg_is_folded():
+    for name in ("far_jumps", "many_constants"):
+        bc = decode(CORPUS[name])
+        raw_ext = sum(1 for r in dis.get_instructions(CORPUS[name]) if r.opname == "EXTENDED_ARG")
+        assert raw_ext > 0
+        assert all(i.opname != "EXTENDED_ARG" for i in bc.instructions)
+        prefixed = [i for i in bc.instructions if i.start_offset < i.offset]
+        assert sum((i.offset - i.start_offset) // 2 for i in prefixed) == raw_ext
+        assert all(i.arg > 255 for i in prefixed if i.arg is not None)
+        starts = {i.offset for i in bc.instructions}
+        assert all(i.jump_target in starts for i in bc.instructions if i.jump_target is not None)
+    far = decode(CORPUS["far_jumps"])
+    assert any(i.jump_target is not None and i.start_offset < i.offset for i in far.instructions)
+
+
+def test_fast_and_careful_paths_agree():
+    mod = importlib.import_module("bcfront.analysis.decode")  # the package rebinds the name
+    compared = 0
+    for _, code in CORPUS_CODES:
+        pos = mod._positions(code, len(code.co_code) // 2)
+        fast = mod._decode_columns(code, code.co_code, code.co_code[0::2], pos)
+        slow = tuple(mod._decode_loop(code, code.co_code, pos))
+        if dis.EXTENDED_ARG in code.co_code[0::2]:
+            assert fast is None          # prefixes are the careful loop's job
+        else:
+            assert fast == slow
+            compared += 1
+    assert compared > 30
+
+
+NORMALIZED = {
+    "JUMP_FORWARD": "JUMP", "JUMP_BACKWARD": "JUMP", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP",
+    "POP_JUMP_FORWARD_IF_FALSE": "POP_JUMP_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_FORWARD_IF_TRUE": "POP_JUMP_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
+    "POP_JUMP_FORWARD_IF_NONE": "POP_JUMP_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_IF_NONE",
+    "POP_JUMP_FORWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+    "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+}
+
+
+def test_normalized_op():
+    seen = set()
+    for _, code in CORPUS_CODES:
+        for ins in decode(code).instructions:
+            want = NORMALIZED.get(ins.opname, ins.opname)
+            if ins.opname == "LOAD_ATTR" and PY >= (3, 12) and ins.arg & 1:
+                want = "LOAD_METHOD"
+            assert ins.op == want, ins
+            seen.add(ins.op)
+            assert ins.is_jump == (want == "JUMP")
+            assert ins.is_terminator == (ins.opname in (
+                "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"))
+    assert {"JUMP", "POP_JUMP_IF_FALSE", "LOAD_METHOD"} <= seen
+
+
+def test_bytecode_lookups():
+    bc = decode(CORPUS["try_except_else_finally"])
+    for i, ins in enumerate(bc.instructions):
+        assert bc.index_of(ins.offset) == i and bc.at(ins.offset) is ins
+        covering = [e for e in bc.exception_table if e.start <= ins.offset < e.end]
+        assert bc.handler_for(ins.offset) == (covering[0] if covering else None)
+        assert len(covering) <= 1   # CPython's table never overlaps
+    with pytest.raises(KeyError):
+        bc.index_of(1)
+    assert bc.handler_for(10 ** 6) is None
+
+
+def test_exception_table_parser_matches_dis():
+    for _, code in CORPUS_CODES:
+        mine = [(e.start, e.end, e.target, e.depth, e.lasti) for e in parse_exception_table(code)]
+        assert mine == [tuple(e) for e in dis._parse_exception_table(code)]
+
+
+def test_instr_is_immutable_and_comparable():
+    a = decode(CORPUS["straight_line"]).instructions
+    b = decode(CORPUS["straight_line"]).instructions
+    assert a == b and isinstance(a[0], Instr)
+    with pytest.raises(AttributeError):
+        a[0].offset = 3
+    assert "RESUME" in repr(a[0])
+
+
+# -- what callers pass ------------------------------------------------------------
+
+class _Widget:
+    def method(self):
+        return 1
+
+
+def _decorated():
+    @functools.wraps(_Widget.method)
+    def wrapper(*args):
+        return args
+    return wrapper
+
+
+@pytest.mark.parametrize("obj,needle", [
+    (len, "built-in len"),
+    ([].append, "built-in"),
+    (int, "class int"),
+    (_Widget, "class _Widget"),
+    (3, "non-callable int"),
+    ("text", "non-callable str"),
+    (functools.partial(print, 1), "partial"),
+    (None, "NoneType"),
+])
+def test_bad_input_raises_type_error(obj, needle):
+    with pytest.raises(TypeError, match="Python function or code object") as err:
+        decode(obj)
+    assert needle in str(err.value)
+
+
+def test_accepted_callables():
+    w = _Widget()
+    assert code_of(w.method) is _Widget.method.__code__
+    assert code_of(_Widget.method) is _Widget.method.__code__
+    assert code_of(_decorated()) is _decorated().__code__  # wraps sets __wrapped__; the wrapper wins
+    assert code_of(CORPUS["empty"].__code__) is CORPUS["empty"].__code__
+    assert decode(lambda: 0).instructions
+
+
+# -- code objects of other CPython versions -----------------------------------------
+# co_code of the four functions below as 3.11.7, 3.12.1 and 3.13.0 compile them
+# (PYENV_VERSION=3.12.1 python -c '... print(f.__code__.co_code.hex())').
+
+def foreign_loop(xs):
+    t = 0
+    for x in xs:
+        if x > 1:
+            t += x
+    return t
+
+
+def foreign_gen(n):
+    try:
+        yield n
+    except ValueError:
+        pass
+
+
+def foreign_calls(o):
+    return o.method(1, k=2), len(o), o[1:2]
+
+
+def foreign_with(cm, d):
+    with cm as c:
+        return {k: v for k, v in d.items() if k is not c}
+
+
+FOREIGN = {
+    "3.11": {
+        "foreign_loop": "970064017d017c0044005d0d7d027c0264026b040000000072057c017c027a0d00007d018c0e7c015300",
+        "foreign_gen": "4b000100970009007c005600970101006400530023007400000000000000000000002400720401005900640053007700780359007701",
+        "foreign_calls": "97007c00a000000000000000000000000000000000000000000064016402ac03a6020000ab0200000000000000007403000000000000000000007c00a6010000ab0100000000000000007c006401640285021900000000000000000066035300",
+        "foreign_with": "870297007c0035008a0288026601640184087c01a0000000000000000000000000000000000000000000a6000000ab0000000000000000004400a6000000ab0000000000000000006302640064006400a6020000ab020000000000000000010053002300310073047702780359007701010059000100010064005300",
+    },
+    "3.12": {
+        "foreign_loop": "970064017d017c0044005d0d00007d027c0264026b44000073018c097c017c027a0d00007d018c0f04007c015300",
+        "foreign_gen": "4b000100970009007c009602970101007900230074000000000000000000240072030100590079007700780359007701ad037701",
+        "foreign_calls": "97007c006a0100000000000000000000000000000000000064016402ac03ab02000000000000740300000000000000007c00ab010000000000007c00640164021a0066035300",
+        "foreign_with": "97007c0035007d027c016a01000000000000000000000000000000000000ab0000000000000044008f038f046303690063025d0d00005c0200007d037d047c037c02750173018c0b7c037c0493028c0f040063037d047d036302640064006400ab02000000000000010053006302010063037d047d037700230031007301770201005900010001007900780359007701",
+    },
+    "3.13": {
+        "foreign_loop": "950053016e0155001300480f00006e02550253023a940000640200004d0b000058122d0d00006e014d1100000b00200055012400",
+        "foreign_gen": "2300200095001e005500760095012000670021005b00000000000000000007006103000020001f00670066003d031f00660137036601",
+        "foreign_calls": "95005500520100000000000000000000000000000000000053015302530339025b03000000000000000055003501000000000000550053015302040034032400",
+        "foreign_with": "9500550002006e02550152010000000000000000000000000000000000003500000000000000130056035604730330007302480d000075020000703458324c01640200004d0b000058345f024d0f00000b00200073036e046e0373025300530053003502000000000000200024007302200073036e046e03660021002c00280000000000000064010000660220001f002000200067003d031f006601",
+    },
+}
+
+
+def _foreign_cases():
+    fns = {f.__name__: f for f in (foreign_loop, foreign_gen, foreign_calls, foreign_with)}
+    for version, codes in FOREIGN.items():
+        if version == HERE:
+            continue
+        for name, hexcode in codes.items():
+            yield pytest.param(version, fns[name], bytes.fromhex(hexcode), id=f"{version}-{name}")
+
+
+@pytest.mark.parametrize("version,fn,raw", list(_foreign_cases()))
+def test_foreign_bytecode_names_both_versions(version, fn, raw):
+    assert raw != fn.__code__.co_code
+    foreign = fn.__code__.replace(co_code=raw)
+    with pytest.raises(BytecodeVersionError) as err:
+        decode(foreign)
+    msg = str(err.value)
+    assert f"CPython {HERE}" in msg and f"CPython {version}" in msg, msg
+    assert version in guess_version(foreign)
+    assert isinstance(err.value, ValueError)   # callers catching ValueError still do
+
+
+def test_own_bytecode_from_the_tables_decodes():
+    # the shipped table of the running version is the one dis has
+    have_arg, table = TABLES[PY]
+    assert have_arg == dis.HAVE_ARGUMENT
+    for name, (code, _caches) in table.items():
+        assert dis.opmap[name] == code
+    real = {n for n, c in dis.opmap.items() if c < 256 and not n.startswith("INSTRUMENTED_")}
+    assert set(table) == real
+
+
+def test_missing_resume_is_a_version_error():
+    def f(x):
+        return x
+    code = f.__code__
+    units = bytearray(code.co_code)
+    i = next(r.offset for r in dis.get_instructions(code) if r.opname == "RESUME")
+    units[i] = dis.opmap["LOAD_FAST"]          # RESUME 0 -> LOAD_FAST 0
+    with pytest.raises(BytecodeVersionError, match=f"CPython {HERE}.*RESUME"):
+        decode(code.replace(co_code=bytes(units)))
+
+
+def test_invalid_opcode_and_bad_jump_are_version_errors():
+    def f(x):
+        while x:
+            x -= 1
+        return x
+    code = f.__code__
+    unknown = next(c for c in range(1, 256) if dis.opname[c].startswith("<"))
+    units = bytearray(code.co_code)
+    units[-2] = unknown
+    with pytest.raises(BytecodeVersionError, match=f"CPython {HERE}"):
+        decode(code.replace(co_code=bytes(units)))
+    jump = next(r for r in dis.get_instructions(code) if r.opcode in DIS_JUMPS)
+    units = bytearray(code.co_code)
+    units[jump.offset + 1] += 1 if "BACKWARD" not in jump.opname else -1
+    bad = code.replace(co_code=bytes(units))
+    targets = {r.offset for r in dis.get_instructions(code)}
+    new_target = next(r.argval for r in dis.get_instructions(bad) if r.offset == jump.offset)
+    if new_target not in targets:   # the nudged jump now lands inside an instruction
+        with pytest.raises(BytecodeVersionError, match="jumps to"):
+            decode(bad)
+
+
+def test_replaced_code_of_another_length_is_caught():
+    def f(x):
+        return x
+    code = f.__code__
+    longer = code.co_code[:-2] + bytes([dis.opmap["NOP"], 0]) + code.co_code[-2:]
+    with pytest.raises(BytecodeVersionError, match="line table"):
+        decode(code.replace(co_code=longer))
+    # without a line table the same code is fine (positions are unknown)
+    ok = decode(code.replace(co_code=longer, co_linetable=b""))
+    assert all(i.lineno is None for i in ok.instructions)

@@ -1,0 +1,184 @@
+"""Benchmark the static analyzer on every code object of the standard library.
+
+    python tools/bench_analysis.py [--limit N] [--chunk N] [--out PATH] [--json]
+
+Compiles every ``.py`` file of this interpreter's standard library (sorted
+walk, ``site-packages`` left out; the walker is the test corpus's), collects
+all code objects (nested ones too), and times each analysis phase over all of them through the facade
+(`bcfront.analysis.FunctionAnalysis`, whose properties cache each phase, so a
+phase's time excludes the phases it builds on).  Phases the facade does not
+have yet are skipped with a note.
+
+Reports code objects per second per phase and for the whole analysis, and
+the ratio of the whole analysis's time to networkx's
+``immediate_dominators`` + ``dominance_frontiers`` alone on the same CFGs
+(networkx graphs are built outside the timing).  Times are CPU seconds of
+this process (`time.process_time`), which a busy machine disturbs less than
+wall time.  Writes ``tools/results/bench_analysis.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+import types
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _p in (ROOT, os.path.join(ROOT, "tests", "analysis")):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from bcfront.analysis import FunctionAnalysis  # noqa: E402
+from corpus import stdlib_code_objects, stdlib_files  # noqa: E402  (the test corpus's walker)
+
+# (phase, FunctionAnalysis attribute); each is computed after the ones before it.
+PHASES = [
+    ("decode", "bytecode"),
+    ("cfg", "cfg"),
+    ("dominators", "idom"),
+    ("frontiers", "dominance_frontier"),
+    ("post_dominators", "post_idom"),
+    ("loops", "loops"),
+    ("stack", "stack"),
+    ("liveness", "liveness"),
+    ("ssa", "ssa"),
+]
+
+
+def available_phases() -> tuple[list[tuple[str, str]], list[str]]:
+    """Phases whose module exists, and notes about the ones skipped."""
+    import importlib
+    have, notes = [], []
+    for phase, attr in PHASES:
+        if phase in ("loops", "stack", "liveness", "ssa"):
+            try:
+                importlib.import_module(f"bcfront.analysis.{phase}")
+            except ImportError:
+                notes.append(f"{phase}: skipped (bcfront.analysis.{phase} does not exist yet)")
+                continue
+        have.append((phase, attr))
+    return have, notes
+
+
+def run(codes: list[types.CodeType], chunk: int) -> dict:
+    import networkx as nx
+    phases, notes = available_phases()
+    totals = {p: 0.0 for p, _ in phases}
+    errors: dict[str, list[str]] = {p: [] for p, _ in phases}
+    failed = {p: 0 for p, _ in phases}
+    nx_time = 0.0
+    blocks = instrs = 0
+    clock = time.process_time
+    for lo in range(0, len(codes), chunk):
+        fas = [FunctionAnalysis(c) for c in codes[lo:lo + chunk]]
+        ok = fas
+        for phase, attr in phases:
+            gc.collect()
+            survivors = []
+            t = clock()
+            for fa in ok:
+                try:
+                    getattr(fa, attr)
+                except Exception as exc:  # report, and leave this code object out of later phases
+                    failed[phase] += 1
+                    if len(errors[phase]) < 20:
+                        errors[phase].append(f"{fa.code.co_filename}:{fa.code.co_firstlineno} "
+                                             f"{fa.code.co_qualname}: {type(exc).__name__}: {exc}")
+                    continue
+                survivors.append(fa)
+            totals[phase] += clock() - t
+            ok = survivors
+        graphs = []
+        for fa in fas:
+            if "cfg" not in fa.__dict__:
+                continue
+            cfg = fa.cfg
+            blocks += len(cfg.blocks)
+            instrs += len(fa.bytecode.instructions)
+            if not cfg.blocks:
+                continue
+            g = nx.DiGraph()
+            g.add_nodes_from(cfg.blocks)
+            g.add_edges_from((e.src, e.dst) for e in cfg.edges)
+            graphs.append((g, cfg.entry))
+        gc.collect()
+        t = clock()
+        for g, entry in graphs:
+            nx.immediate_dominators(g, entry)
+            nx.dominance_frontiers(g, entry)
+        nx_time += clock() - t
+        del fas, ok, graphs
+    n = len(codes)
+    full = sum(totals.values())
+    rate = {p: (n / s if s else None) for p, s in totals.items()}
+    return {
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "code_objects": n,
+        "blocks": blocks,
+        "instructions": instrs,
+        "clock": "process_time (CPU seconds)",
+        "phases": {p: {"seconds": round(totals[p], 4),
+                       "code_objects_per_second": round(rate[p], 1) if rate[p] else None,
+                       "errors": failed[p]}
+                   for p, _ in phases},
+        "skipped": notes,
+        "full": {"seconds": round(full, 4),
+                 "code_objects_per_second": round(n / full, 1) if full else None},
+        "networkx": {"what": "immediate_dominators + dominance_frontiers",
+                     "seconds": round(nx_time, 4),
+                     "code_objects_per_second": round(n / nx_time, 1) if nx_time else None},
+        "ratio_full_to_networkx": round(full / nx_time, 3) if nx_time else None,
+        "ratio_dominance_to_networkx": (round((totals.get("dominators", 0) + totals.get(
+            "frontiers", 0)) / nx_time, 3) if nx_time else None),
+        "target_ratio": 3.0,
+        "error_samples": {p: e for p, e in errors.items() if e},
+    }
+
+
+def table(res: dict) -> str:
+    lines = [f"CPython {res['python']}: {res['code_objects']} code objects, "
+             f"{res['blocks']} blocks, {res['instructions']} instructions ({res['clock']})",
+             f"{'phase':<16}{'seconds':>10}{'codes/s':>12}{'errors':>8}"]
+    for p, r in res["phases"].items():
+        lines.append(f"{p:<16}{r['seconds']:>10.3f}{r['code_objects_per_second'] or 0:>12.0f}"
+                     f"{r['errors']:>8}")
+    f, x = res["full"], res["networkx"]
+    lines.append(f"{'full analysis':<16}{f['seconds']:>10.3f}{f['code_objects_per_second'] or 0:>12.0f}")
+    lines.append(f"{'networkx idom+df':<16}{x['seconds']:>10.3f}{x['code_objects_per_second'] or 0:>12.0f}")
+    lines.append(f"full / networkx = {res['ratio_full_to_networkx']} (target <= {res['target_ratio']}); "
+                 f"dominators+frontiers / networkx = {res['ratio_dominance_to_networkx']}")
+    lines.extend(f"note: {n}" for n in res["skipped"])
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--limit", type=int, default=None,
+                    help="analyze only the first N code objects (default: all)")
+    ap.add_argument("--chunk", type=int, default=2000,
+                    help="code objects analyzed together before their results are dropped")
+    ap.add_argument("--out", default=os.path.join(ROOT, "tools", "results", "bench_analysis.json"),
+                    help="where to write the JSON results")
+    ap.add_argument("--json", action="store_true", help="print the JSON instead of the table")
+    args = ap.parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        ap.error("--limit must be at least 1")
+    codes = stdlib_code_objects(limit=args.limit)
+    res = run(codes, max(1, args.chunk))
+    res["stdlib_files"] = len(stdlib_files())
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(res, f, indent=2)
+        f.write("\n")
+    print(json.dumps(res, indent=2) if args.json else table(res))
+    if not args.json:
+        print(f"wrote {os.path.relpath(args.out, os.getcwd())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
