@@ -14,11 +14,12 @@ a few tokens.  Two things in it are there to be explained:
   the previous one is a property of tensor *values*, so Python has to look at
   them; the graph ends at the `if` and each branch runs as its own region.
 * Generating token by token feeds the model a sequence one longer on every
-  call.  Each new length fails the shape guard and recaptures the model — a
-  recompile storm, which the report names along with the fix.
-  ``--fixed-window`` applies the fix: pad every context to the block size
+  call.  Each new length fails the shape guard and recaptures the model, and
+  the slices handed to `pick_next` change their strides — two recompile
+  storms, which the report names along with their fixes.  ``--fixed-window``
+  applies them: the tokens live in one buffer of the full block size
   (causal attention makes the padding invisible to the real positions), so
-  every call has the same shape and reuses one graph.
+  every call sees the same shapes and strides and reuses one graph.
 """
 from __future__ import annotations
 
@@ -122,19 +123,30 @@ def pick_next(logits, prev):
 
 def generate(model, pick, prompt, steps: int, block_size: int, fixed_window: bool):
     """Append `steps` tokens to `prompt`, one model call per token."""
+    if fixed_window:
+        return generate_fixed(model, pick, prompt, steps, block_size)
     idx = prompt
     for _ in range(steps):
         T = idx.shape[1]
-        if fixed_window:
-            # The fix for the recompile storm: one shape for every call.  The
-            # padding sits after the real tokens, where causal attention
-            # keeps it from changing the logits at position T - 1.
-            logits = model(F.pad(idx, (0, block_size - T)))
-        else:
-            logits = model(idx)
+        logits = model(idx)                          # a new length on every call
         nxt = pick(logits[:, T - 1, :], idx[:, -1:])
         idx = torch.cat([idx, nxt], dim=1)
     return idx
+
+
+def generate_fixed(model, pick, prompt, steps: int, block_size: int):
+    """The same tokens, with every call seeing the same shapes: the fix for the storm.
+
+    The tokens live in a buffer of the full block size.  Padding sits after
+    the real tokens, where causal attention keeps it from changing the logits
+    at position T - 1; slices of the buffer have the same strides every time.
+    """
+    T0 = prompt.shape[1]
+    buf = F.pad(prompt, (0, block_size - T0))
+    for T in range(T0, T0 + steps):
+        logits = model(buf)
+        buf[:, T] = pick(logits[:, T - 1, :], buf[:, T - 1:T])[:, 0]
+    return buf[:, :T0 + steps]
 
 
 def main(argv=None) -> None:

@@ -21,7 +21,11 @@ STORM_MIN_FAILURES = 2
 STORM_MIN_SHARE = 0.5
 
 _SHAPE = re.compile(r"\.(?:shape|size\(\))\s*\[\s*(\d+)\s*\]|\.size\((\d+)\)")
-_TUPLE = re.compile(r"\(\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*\)")
+_TUPLE = re.compile(r"[(\[]\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*[)\]]")
+# ``key=value`` in a value's description, e.g. "Tensor(torch.int64, shape=[2, 8], stride=[8, 1])".
+_FIELD = re.compile(r"(\w+)=(\[[^\]]*\]|\([^)]*\)|'[^']*'|\"[^\"]*\"|[^,()\[\]]+)")
+# Positional words of a tensor's description that are worth naming when they change.
+_DTYPE = re.compile(r"torch\.(?:u?int\d+|float\d+|bfloat16|bool|complex\d+|half|double)")
 
 
 @dataclass(frozen=True)
@@ -34,9 +38,45 @@ class Failure:
     actual: str = ""
 
 
+def fields(text: str) -> dict[str, str]:
+    """The ``key=value`` parts of a value's description (plus ``dtype`` when it is named)."""
+    out = {k: v.strip() for k, v in _FIELD.findall(text)}
+    m = _DTYPE.search(text)
+    if m and "dtype" not in out:
+        out["dtype"] = m.group(0)
+    return out
+
+
+def changes(expected: str, actual: str) -> list[tuple[str, str, str]]:
+    """What differs between two descriptions: ``[(field, expected, actual)]``.
+
+    Descriptions with ``key=value`` parts are compared field by field; plain
+    values are one change named "value".
+    """
+    old, new = fields(expected), fields(actual)
+    if old and new:
+        diff = [(k, old[k], new.get(k, "?")) for k in old if old[k] != new.get(k)]
+        diff += [(k, "?", new[k]) for k in new if k not in old]
+        if diff:
+            return diff
+    return [] if expected == actual else [("value", expected, actual)]
+
+
+def describe_changes(expected: str, actual: str) -> str:
+    """e.g. "shape [2, 8] → [2, 9], stride [8, 1] → [9, 1]"."""
+    parts = changes(expected, actual)
+    if len(parts) == 1 and parts[0][0] == "value":
+        return f"{expected} → {actual}"
+    return ", ".join(f"{k} {a} → {b}" for k, a, b in parts)
+
+
 def _dims(text: str) -> tuple[int, ...] | None:
     m = _TUPLE.search(text)
     return tuple(int(x) for x in m.group(1).split(",")) if m else None
+
+
+def _changed(f: Failure) -> dict[str, tuple[str, str]]:
+    return {k: (a, b) for k, a, b in changes(f.expected, f.actual)}
 
 
 def _shape_fix(f: Failure) -> str | None:
@@ -45,7 +85,9 @@ def _shape_fix(f: Failure) -> str | None:
         dims = [int(m.group(1) or m.group(2))]
         base = f.source.split(".shape")[0].split(".size")[0] or f.source
     else:   # a whole-shape check: find the dimensions that differ
-        old, new = _dims(f.expected), _dims(f.actual)
+        changed = _changed(f)
+        old, new = (_dims(changed["shape"][0]), _dims(changed["shape"][1])) \
+            if "shape" in changed else (_dims(f.expected), _dims(f.actual))
         if old is None or new is None or len(old) != len(new) or old == new:
             return None
         dims = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
@@ -53,6 +95,15 @@ def _shape_fix(f: Failure) -> str | None:
     which = "dimension " + ", ".join(map(str, dims))
     return (f"the size of {which} of {base} changes between calls: mark that "
             f"dimension dynamic, or pad/bucket the inputs to a few fixed sizes")
+
+
+def _stride_fix(f: Failure) -> str | None:
+    changed = _changed(f)
+    if "stride" not in changed or "shape" in changed:
+        return None
+    return (f"{f.source} has the same shape but different strides on each call: it is a view "
+            f"into a tensor whose size changes (a slice of a growing sequence?); pass a "
+            f"contiguous copy (.contiguous()) or slice it from a fixed-size buffer")
 
 
 def _scalar_fix(f: Failure) -> str | None:
@@ -77,7 +128,7 @@ def _type_fix(f: Failure) -> str | None:
 
 
 def _tensor_fix(f: Failure) -> str | None:
-    if f.kind != "TENSOR_MATCH":
+    if f.kind != "TENSOR_MATCH" and not {"dtype", "device", "requires_grad"} & set(_changed(f)):
         return None
     return (f"the dtype, device, layout or requires_grad of {f.source} changes between calls: "
             f"convert inputs consistently before the call")
@@ -91,7 +142,8 @@ def _global_fix(f: Failure) -> str | None:
 
 
 # Checked in order; the first rule that returns a suggestion wins.
-FIXES = (_shape_fix, _type_fix, _identity_fix, _tensor_fix, _global_fix, _scalar_fix)
+FIXES = (_shape_fix, _stride_fix, _type_fix, _identity_fix, _tensor_fix, _global_fix,
+         _scalar_fix)
 FALLBACK_FIX = "make this value the same on every call, or pass it as a tensor argument"
 
 
@@ -122,7 +174,7 @@ def storm_warnings(fr: FunctionReport) -> list[str]:
         fix = suggest_fix(Failure(rec.source or key, rec.guard, kinds.get(rec.guard, ""),
                                   rec.expected, rec.actual))
         out.append(f"recompile storm: the guard on {key} failed on {n} of {calls} calls "
-                   f"(last: `{rec.guard}` expected {rec.expected}, got {rec.actual}); fix: {fix}")
+                   f"(last: {describe_changes(rec.expected, rec.actual)}); fix: {fix}")
     return out
 
 

@@ -158,19 +158,20 @@ def _emit_json(args, text: str) -> None:
 
 def cmd_run(args) -> int:
     from .advice import enrich
-    from .collect import collect
+    from .collect import collect, keep_alive
     from .runner import compile_script, run_script, stdout_to_stderr
 
     compile_script(args.script)  # missing file or syntax error: fail before anything runs
-    if args.json:
-        with stdout_to_stderr():
+    with keep_alive():
+        if args.json:
+            with stdout_to_stderr():
+                result = run_script(args.script, args.args, full_traceback=args.full_traceback)
+        else:
             result = run_script(args.script, args.args, full_traceback=args.full_traceback)
-    else:
-        result = run_script(args.script, args.args, full_traceback=args.full_traceback)
-    if result.traceback:
-        sys.stderr.write(result.traceback)
-        sys.stderr.flush()
-    report = enrich(collect())
+        if result.traceback:
+            sys.stderr.write(result.traceback)
+            sys.stderr.flush()
+        report = enrich(collect())
     if args.json:
         _emit_json(args, report.to_json())
     else:

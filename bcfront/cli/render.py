@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import linecache
 import os
+from collections import Counter
 from dataclasses import dataclass
 
 from rich import box
@@ -22,6 +23,8 @@ from rich.table import Table
 from rich.text import Text
 
 from bcfront.report import Frame, FunctionReport, GraphBreak, Report
+
+from .advice import describe_changes
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,13 @@ def short_path(filename: str | None) -> str:
         rel = os.path.relpath(filename)
     except ValueError:  # another drive on Windows
         return filename
-    return filename if rel.startswith("..") else rel
+    if not rel.startswith(".."):
+        return rel
+    # Library code: from the package down is what a person recognizes.
+    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
+        if marker in filename:
+            return filename.split(marker, 1)[1]
+    return filename
 
 
 def indent(renderable, n: int) -> Padding:
@@ -135,24 +144,34 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
+def _graph_groups(graphs) -> list[tuple[object, int]]:
+    """Identical-looking graphs (one per cache entry, typically) as (first, count)."""
+    groups: dict[tuple, list] = {}
+    for g in graphs:
+        key = (g.function, g.backend, g.op_count, len(g.kernels), tuple(sorted(set(g.fallback_ops))))
+        groups.setdefault(key, []).append(g)
+    return [(gs[0], len(gs)) for gs in groups.values()]
+
+
 def part_graphs(fr: FunctionReport, opts: RenderOptions):
     if not fr.graphs:
         return [_heading("Graphs", 0), indent(Text("no graph captured", style="dim"), 2)]
     t = _table("#", "graph of", "backend", "ops", "kernels", "left to torch")
-    for i, g in enumerate(fr.graphs, 1):
+    for i, (g, n) in enumerate(_graph_groups(fr.graphs), 1):
         left = ", ".join(sorted(set(g.fallback_ops))) or "—"
-        t.add_row(str(i), g.function, g.backend, str(g.op_count), str(len(g.kernels)), left)
+        name = g.function if n == 1 else f"{g.function} ×{n}"
+        t.add_row(str(i), name, g.backend, str(g.op_count), str(len(g.kernels)), left)
     out = [_heading("Graphs", len(fr.graphs)), indent(t, 2)]
     if opts.verbose:
         for i, g in enumerate(fr.graphs, 1):
             out.append(indent(Text(f"graph {i} ({g.function}):", style="bold dim"), 2))
             out.append(indent(Syntax(g.code, "python", theme=opts.theme, word_wrap=True,
-                                      background_color="default"), 4))
+                                     background_color="default"), 4))
             for k in g.kernels:
                 out.append(indent(Text(f"kernel {k.name} fuses {', '.join(k.ops)}:",
-                                        style="bold dim"), 4))
+                                       style="bold dim"), 4))
                 out.append(indent(Syntax(k.source, "python", theme=opts.theme, word_wrap=True,
-                                          background_color="default"), 6))
+                                         background_color="default"), 6))
     return out
 
 
@@ -185,48 +204,66 @@ def part_breaks(fr: FunctionReport, opts: RenderOptions):
     return out
 
 
-def _limited_table(title: str, items, limit: int | None, columns, row) -> list:
-    """A titled table of `items` (at most `limit` rows unless None) and a "… more" line."""
-    shown = items if limit is None else items[:limit]
-    t = _table(*columns)
-    for i, item in enumerate(shown, 1):
-        t.add_row(*row(i, item))
-    out = [_heading(title, len(items)), indent(t, 2)]
-    if len(shown) < len(items):
-        out.append(indent(Text(f"… {len(items) - len(shown)} more (--verbose shows all)",
-                               style="dim"), 2))
-    return out
+def _more(shown: int, total: int) -> list:
+    if shown >= total:
+        return []
+    return [indent(Text(f"… {total - shown} more (--verbose shows all)", style="dim"), 2)]
 
 
-def _guard_row(i: int, g) -> tuple[str, ...]:
-    use = ""
-    if g.first_use is not None:
-        use = where(g.first_use.filename, g.first_use.lineno)
-        if g.first_use.source_line:
-            use += f"  {g.first_use.source_line.strip()}"
-    return g.source, g.kind, g.expr, use
+def _guard_rank(g) -> int:
+    """Guards on the arguments first (what a person changes), then globals, then the rest."""
+    if g.source.startswith("L[") and "." not in g.source.split("]")[0]:
+        return 0 if g.kind in ("TENSOR_MATCH", "CONSTANT_MATCH", "CONSTANT") else 1
+    if g.source.startswith(("L[", "G[")):
+        return 2
+    return 3
 
 
-def _recompile_row(i: int, r) -> tuple[str, ...]:
-    why = r.reason
-    if r.first_use is not None:
-        why += f" (value first used at {where(r.first_use.filename, r.first_use.lineno)})"
-    return str(i), r.guard, r.expected, r.actual, why
+def _use(fr: FunctionReport, f) -> str:
+    if f is None:
+        return ""
+    at = f"line {f.lineno}" if f.filename == fr.filename and f.lineno else where(f.filename, f.lineno)
+    return f"{at}  {f.source_line.strip()}" if f.source_line else at
 
 
 def part_guards(fr: FunctionReport, opts: RenderOptions):
     if not fr.guards:
         return []
-    return _limited_table("Guards", fr.guards, None if opts.verbose else opts.max_guards,
-                          ("guards", "kind", "check", "first used at"), _guard_row)
+    ranked = sorted(fr.guards, key=_guard_rank)        # stable: original order within a rank
+    shown = ranked if opts.verbose else ranked[:opts.max_guards]
+    kinds = Counter(g.kind for g in fr.guards).most_common()
+    head = _heading("Guards", len(fr.guards))
+    head.append("  " + ", ".join(f"{n} {k}" for k, n in kinds), style="dim")
+    out = [head]
+    for g in shown:
+        line = Text(g.source, style="bold")
+        line.append(f"  {g.kind}", style="dim")
+        out.append(indent(line, 2))
+        out.append(indent(Text(g.expr), 6))
+        if g.first_use is not None:
+            out.append(indent(Text(f"first used at {_use(fr, g.first_use)}", style="dim"), 6))
+    return out + _more(len(shown), len(fr.guards))
 
 
 def part_recompiles(fr: FunctionReport, opts: RenderOptions):
     if not fr.recompiles:
         return []
-    return _limited_table("Recompiles", fr.recompiles,
-                          None if opts.verbose else opts.max_recompiles,
-                          ("#", "failed guard", "expected", "actual", "why"), _recompile_row)
+    shown = fr.recompiles if opts.verbose else fr.recompiles[:opts.max_recompiles]
+    out = [_heading("Recompiles", len(fr.recompiles))]
+    for i, r in enumerate(shown, 1):
+        line = Text(f"{i}. ", style="bold")
+        line.append(r.source or r.guard, style="bold")
+        line.append(f"  {describe_changes(r.expected, r.actual)}")
+        out.append(indent(line, 2))
+        detail = []
+        if opts.verbose or i == len(shown):
+            detail.append(f"failed check: {r.guard}")
+        if r.reason and r.guard not in r.reason:
+            detail.append(r.reason)
+        if r.first_use is not None and "first used" not in r.reason:
+            detail.append(f"value first used at {_use(fr, r.first_use)}")
+        out += [indent(Text(d, style="dim"), 5) for d in detail]
+    return out + _more(len(shown), len(fr.recompiles))
 
 
 def part_side_effects(fr: FunctionReport, opts: RenderOptions):

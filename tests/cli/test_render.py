@@ -56,8 +56,9 @@ def test_guards_recompiles_side_effects_and_time(report):
     out = render(report, width=220)    # wide enough that no table cell wraps
     assert "L['x'] is a float32 tensor of shape (4, 8) on cpu" in out
     assert "y = x * 2" in out                      # first use of L['x']
-    assert "L['n'] == 2" in out                    # a failing guard ...
-    assert re.search(r"L\['n'\] == 3\s+3\s+4\s", out)   # ... with expected 3, actual 4
+    assert "1. L['n']  0 → 1" in out and "4. L['n']  3 → 4" in out   # expected → actual
+    assert "failed check: L['n'] == 3" in out
+    assert "the value of L['n'] changed" in out
     assert "list.append" in out and "G['log']" in out
     assert "75% compiled" in out and "25% Python" in out
     assert "time split not measured" in out        # helper has no timing
@@ -106,3 +107,36 @@ def test_strip_trailing_removes_padding_only():
     s.write("  \n  d  ")
     s.flush()
     assert buf.getvalue() == "a  b\nc\n  d"
+
+
+def _fr(**kw):
+    from bcfront.report import FunctionReport
+    return FunctionReport("f", "/x/f.py", 1, calls=3, **kw)
+
+
+def test_recompiles_show_what_changed_field_by_field():
+    from bcfront.report import Recompile
+    exp = "Tensor(torch.float32, device='cpu', shape=[2, 8], stride=[8, 1], requires_grad=False)"
+    act = "Tensor(torch.float32, device='cpu', shape=[2, 9], stride=[9, 1], requires_grad=False)"
+    fr = _fr(recompiles=(Recompile("f", f"check_tensor(L['x'], {exp})", "L['x']", exp, act,
+                                   "shape changed"),))
+    out = render(Report((fr,)), width=200)
+    assert "1. L['x']  shape [2, 8] → [2, 9], stride [8, 1] → [9, 1]" in out
+    assert "device" not in out.split("1. L['x']")[1].splitlines()[0]   # unchanged fields omitted
+
+
+def test_identical_graphs_are_grouped():
+    from bcfront.report import GraphInfo
+    gs = tuple(GraphInfo("f", "eager", 66, "code") for _ in range(5)) + \
+        (GraphInfo("f (continuation)", "eager", 3, "code"),)
+    out = render(Report((_fr(graphs=gs),)))
+    assert "Graphs (6)" in out and "f ×5" in out and re.search(r"2\s+f \(continuation\)", out)
+
+
+def test_guards_on_arguments_come_first():
+    from bcfront.report import Guard
+    noise = tuple(Guard(f"torch.nn.hooks_{i}", "LENGTH", f"len(h{i}) == 0") for i in range(20))
+    gs = noise + (Guard("L['x']", "TENSOR_MATCH", "x is a tensor"),)
+    out = render(Report((_fr(guards=gs),)), width=200)
+    assert "L['x']" in out and "Guards (21)  20 LENGTH, 1 TENSOR_MATCH" in out
+    assert out.index("L['x']") < out.index("torch.nn.hooks_0")
