@@ -15,3 +15,8 @@ from .triton_env import GPU_RUN
 if not GPU_RUN:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 os.environ.setdefault("BCFRONT_CACHE_DIR", tempfile.mkdtemp(prefix="bcfront-test-cache-"))
+
+
+def pytest_configure(config):
+    # numpy warns about inf/nan arithmetic inside the interpreter; those values are the point
+    config.addinivalue_line("filterwarnings", "ignore::RuntimeWarning:triton.runtime.interpreter")

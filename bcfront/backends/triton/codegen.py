@@ -264,7 +264,8 @@ class _Writer:
                 if expr == args[0]:
                     self.memo[i], expr = args[0], None
             else:
-                expr = render(n.op, args, [ar[a].dtype for a in n.args], n.dtype)
+                consts = {k for k, a in enumerate(n.args) if ar[a].op == "const"}
+                expr = render(n.op, args, [ar[a].dtype for a in n.args], n.dtype, consts)
             if expr is not None:
                 name = self.tmp()
                 self.emit(f"{name} = {expr}", scope)

@@ -41,12 +41,10 @@ OPS = {
     "neg": 1, "abs": 1, "exp": 1, "exp2": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1,
     "log1p": 1, "sqrt": 1, "rsqrt": 1, "reciprocal": 1, "sin": 1, "cos": 1, "tan": 1,
     "tanh": 1, "sigmoid": 1, "erf": 1, "floor": 1, "ceil": 1, "round": 1, "trunc": 1,
-    "sign": 1, "isnan": 1, "isinf": 1, "not": 1, "bitnot": 1, "relu": 1,
-    "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "asinh": 1, "acosh": 1, "atanh": 1,
-    "erfinv": 1, "lgamma": 1,
+    "sign": 1, "isnan": 1, "isinf": 1, "not": 1, "bitnot": 1, "relu": 1, "signbit": 1,
     # binary
     "add": 2, "sub": 2, "mul": 2, "truediv": 2, "floordiv": 2, "truncdiv": 2, "remainder": 2,
-    "fmod": 2, "pow": 2, "maximum": 2, "minimum": 2, "atan2": 2,
+    "fmod": 2, "pow": 2, "maximum": 2, "minimum": 2,
     "eq": 2, "ne": 2, "lt": 2, "le": 2, "gt": 2, "ge": 2,
     "and": 2, "or": 2, "xor": 2, "bitand": 2, "bitor": 2, "bitxor": 2, "lshift": 2, "rshift": 2,
     # ternary

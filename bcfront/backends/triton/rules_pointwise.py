@@ -129,6 +129,27 @@ def _div(ctx, node, a, b, rounding_mode=None):
     return _apply(ctx, node, op, (a, b), out)
 
 
+@rule(aten.copysign)
+def _copysign(ctx, node, a, b):
+    shape, out = out_meta(node)
+    if not is_float(out):
+        raise Unsupported("copysign of integers")
+    ar = ctx.arena
+    mag = ar.op("abs", ctx.value(a, shape, out))
+    neg = ar.op("signbit", ctx.value(b, shape, out), dtype="bool")
+    return ctx.make(shape, out, ar.op("where", neg, ar.op("neg", mag), mag, dtype=out), a, b)
+
+
+@rule(aten.signbit)
+def _signbit(ctx, node, x):
+    shape, _ = out_meta(node)
+    if not is_float(x.dtype):
+        return ctx.make(shape, "bool", ctx.arena.op("lt", ctx.value(x, shape, x.dtype),
+                                                     ctx.arena.const(0, x.dtype), dtype="bool"), x)
+    return ctx.make(shape, "bool", ctx.arena.op("signbit", ctx.value(x, shape, x.dtype),
+                                                 dtype="bool"), x)
+
+
 @rule(aten.where)
 def _where(ctx, node, cond, a, b):
     shape, out = out_meta(node)

@@ -71,7 +71,9 @@ OPS = {
     "sqrt": lambda a, ad, d: ("tl.sqrt_rn({0})" if ad[0] == "float32" else "tl.sqrt({0})").format(*a),
     "rsqrt": _f("tl.rsqrt({0})"), "reciprocal": _f("1.0 / {0}"),
     "sin": _f("tl.sin({0})"), "cos": _f("tl.cos({0})"), "tanh": _f("_tanh({0})"),
-    "sigmoid": _f("tl.sigmoid({0})"), "erf": _f("tl.erf({0})"),
+    "sigmoid": _f("tl.sigmoid({0})"), "erf": _f("_erf({0})"),
+    "signbit": lambda a, ad, d: "({0}.to({1}, bitcast=True) < 0)".format(
+        a[0], "tl.int64" if ad[0] == "float64" else "tl.int32"),
     "floor": _f("tl.floor({0})"), "ceil": _f("tl.ceil({0})"),
     "round": _f("_round({0})"), "trunc": _f("_trunc({0})"),
     "sign": _float_int("_sign_f({0})", "_sign_i({0})"),
@@ -81,12 +83,21 @@ OPS = {
 }
 
 
-def render(op: str, args, arg_dtypes, dtype: str) -> str:
-    """Triton expression for `op`; args are already in the op's compute dtypes."""
+def render(op: str, args, arg_dtypes, dtype: str, const_args=()) -> str:
+    """Triton expression for `op`; args are already in the op's compute dtypes.
+
+    Constant arguments of helper calls become typed 0-d tensors: inside a
+    helper a bare Python float would follow Python, not tensor, semantics."""
     fn = OPS.get(op)
     if fn is None:
         raise NotImplementedError(f"no Triton spelling for scalar op {op!r}")
-    return fn(list(args), [compute_dtype(d) for d in arg_dtypes], compute_dtype(dtype))
+    cds = [compute_dtype(d) for d in arg_dtypes]
+    text = fn(list(args), cds, compute_dtype(dtype))
+    if const_args and text.startswith("_"):
+        args = [f"tl.full([], {a}, {TL_DTYPE[cd]})" if k in const_args else a
+                for k, (a, cd) in enumerate(zip(args, cds))]
+        text = fn(args, cds, compute_dtype(dtype))
+    return text
 
 
 def render_cast(arg: str, src: str, dst: str) -> str:
@@ -194,7 +205,16 @@ def _round(x):
     "_sign_f": '''
 @triton.jit
 def _sign_f(x):
-    return tl.where(x > 0, 1.0, tl.where(x < 0, -1.0, x))
+    # like torch.sign: nan and -0.0 give 0
+    return tl.where(x > 0, 1.0, tl.where(x < 0, -1.0, 0.0))
+''',
+    "_erf": '''
+@triton.jit
+def _erf(x):
+    # erf is +-1 to float precision beyond |x| = 10; clamping keeps +-inf exact
+    c = tl.minimum(tl.maximum(x, -10.0, propagate_nan=tl.PropagateNan.ALL), 10.0,
+                   propagate_nan=tl.PropagateNan.ALL)
+    return tl.erf(c)
 ''',
     "_sign_i": '''
 @triton.jit
@@ -245,11 +265,14 @@ def _pow(a, b):
 ''', '''
 @triton.jit
 def _pow(a, b):
+    # exp2(b * log2|a|) with pow's sign rules; selects only (no bool arithmetic)
     r = tl.exp2(b * tl.log2(tl.abs(a)))
     integral = tl.floor(b) == b
-    odd = integral & (tl.abs(b % 2.0) == 1.0)
-    r = tl.where((a < 0) & odd, -r, r)
-    r = tl.where((a < 0) & (integral == 0), float("nan"), r)
-    return tl.where((b == 0) | (a == 1), 1.0, r)
+    half = b * 0.5
+    odd = tl.where(integral, tl.floor(half) != half, False)
+    nan = tl.where(a < 0, tl.where(integral, False, a != float("-inf")), False)
+    r = tl.where(nan, float("nan"), tl.where(a < 0, tl.where(odd, -r, r), r))
+    r = tl.where(b == 0, 1.0, r)
+    return tl.where(a == 1, 1.0, r)
 '''),
 }
