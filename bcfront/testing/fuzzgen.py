@@ -1,0 +1,503 @@
+"""Random programs for differential fuzzing: `generate(seed, mode)` -> `Program`.
+
+A program is a module (prelude: globals, an exception class, a small `Box`
+class, and torch for tensor programs) and one function ``f`` whose body mixes
+control flow (if/elif/else, for and while with break/continue/else, match),
+containers and their mutation (inputs included), closures (nonlocal
+counters, lambdas, generator functions), exceptions (try/except/else/finally,
+raise, assert, suppress), comprehensions, prints, globals and, in tensor
+programs, tensor ops with views, in-place ops through views, setitem,
+data-dependent branches (`bool(t.sum() > 0)`, `.item()`), shape-dependent
+Python, `torch.no_grad()` blocks and lists of tensors.
+
+Programs are well-typed by construction (the scope tracks each variable's
+type; see `fuzzexpr`), always terminate (every loop is bounded by a small
+constant, while loops by a pinned counter, and iteration is over copies so a
+loop never sees its container grow) and are deterministic (no randomness,
+no hash-order dependence), so eager execution is a valid oracle.  They still
+raise exceptions on purpose: a risky index, a missing key or a `raise`
+under a condition; matching those is part of the test.
+
+Statements come from `STATEMENTS`, a table of (weight, method, needs); the
+calls (`CallSpec`s) vary values, list lengths, dict keys, bool-for-int,
+tensor shapes (1 included), dtypes, layouts (transposed inputs),
+requires_grad and grad mode, and repeat earlier inputs to exercise cache hits.
+"""
+from __future__ import annotations
+
+import random
+
+from .fuzzexpr import TENSOR_TYPES, Expander, NoCandidate
+from .program import CallSpec, Node, Program, Suite
+
+PRELUDE_PY = '''\
+from contextlib import suppress
+
+G = 0
+STATE = []
+
+
+class FuzzError(Exception):
+    pass
+
+
+class Box:
+    def __init__(self, v, items=()):
+        self.v = v
+        self.items = list(items)
+
+    def bump(self, k):
+        self.v += k
+        return self.v
+'''
+
+PRELUDE_TENSOR = "import torch\n" + PRELUDE_PY + "\n\nBIAS = torch.tensor(1.5)\n"
+
+PARAMS = {"py": "a, b, xs, d, s, o, k=2", "tensor": "t, u, n, xs"}
+PARAM_TYPES = {
+    "py": {"a": "int", "b": "int", "xs": "list", "d": "dict", "s": "str", "o": "box", "k": "int"},
+    "tensor": {"t": "M", "u": "M", "n": "int", "xs": "list"},
+}
+# Names the function may read or mutate but never rebind (rebinding would make them local).
+FIXED = {"py": {"STATE": "list"}, "tensor": {"STATE": "list", "BIAS": "S"}}
+PY_TYPES = frozenset({"int", "bool", "list", "dict", "str", "box"})
+NEW_VAR_TYPES = {"py": ("int", "int", "list", "dict", "str"),
+                 "tensor": ("M", "M", "M", "R", "C", "S", "MT", "F", "int", "list")}
+ERRORS = ("ValueError", "KeyError", "IndexError", "ZeroDivisionError", "FuzzError",
+          "(KeyError, IndexError)", "LookupError", "ArithmeticError", "Exception",
+          "RuntimeError", "TypeError", "AssertionError")
+STRINGS = ("''", "'abc'", "'a'", "\"it's\"", "'q\"x'", "'é\\n'", "'ba'")
+
+
+class Scope:
+    """Variables by name -> type, in nested blocks; `fn_base` marks the current function."""
+
+    def __init__(self, params: dict, fixed: dict):
+        self.frames = [dict(params)]
+        self.fixed = dict(fixed)
+        self.fn_base = 0
+        self.frozen: set[str] = set()    # loop counters: rebinding one could make a loop endless
+
+    def names(self, typ: str) -> list[str]:
+        out = [n for fr in self.frames for n, t in fr.items() if t == typ]
+        out += [n for n, t in self.fixed.items() if t == typ]
+        return sorted(set(out))
+
+    def rebindable(self, typ: str) -> list[str]:
+        return sorted({n for fr in self.frames[self.fn_base:] for n, t in fr.items()
+                       if t == typ and n not in self.frozen})
+
+    def define(self, name: str, typ: str) -> None:
+        self.frames[-1][name] = typ
+
+
+class Gen:
+    """State of one program's generation."""
+
+    MAX_DEPTH = 3
+
+    def __init__(self, seed: int, mode: str):
+        self.rng = random.Random(seed)
+        self.mode = mode
+        self.scope = Scope(PARAM_TYPES[mode], FIXED[mode])
+        allowed = PY_TYPES | {"fn", "gen"} | (TENSOR_TYPES if mode == "tensor" else frozenset())
+        self.ex = Expander(self.rng, self.scope.names, allowed, hostile=0.15)
+        self.counter = 0
+        self.loops = 0           # enclosing loops in the current function
+        self.in_def = 0          # nested function depth
+
+    # -- helpers ------------------------------------------------------------------------
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def e(self, typ: str) -> str:
+        return self.ex.expr(typ, 1)
+
+    def var(self, typ: str, rebind: bool = False) -> str:
+        names = self.scope.rebindable(typ) if rebind else self.scope.names(typ)
+        if not names:
+            raise NoCandidate(typ)
+        return self.rng.choice(names)
+
+    def block(self, depth: int, count: int | None = None, define: dict | None = None):
+        """A nested block: its new variables are not visible after it."""
+        self.scope.frames.append(dict(define or {}))
+        try:
+            n = count if count is not None else self.rng.randint(1, 4)
+            return tuple(self.stmt(depth) for _ in range(n))
+        finally:
+            self.scope.frames.pop()
+
+    def stmt(self, depth: int) -> Node:
+        options = [(w, m) for w, m, needs in STATEMENTS if self._can(needs, depth)]
+        for _ in range(20):
+            method = self._weighted(options)
+            try:
+                return method(self, depth)
+            except NoCandidate:
+                continue
+        return Node(f"print({self.e('int')})")
+
+    def _can(self, needs: str, depth: int) -> bool:
+        if "c" in needs and depth >= self.MAX_DEPTH:
+            return False
+        if "l" in needs and not self.loops:
+            return False
+        if "t" in needs and self.mode != "tensor":
+            return False
+        if "g" in needs and self.in_def:
+            return False
+        return True
+
+    def _weighted(self, options):
+        total = sum(w for w, _ in options)
+        x = self.rng.uniform(0, total)
+        for w, m in options:
+            x -= w
+            if x <= 0:
+                return m
+        return options[-1][1]
+
+    def ret_value(self) -> str:
+        frames = self.scope.frames[self.scope.fn_base:]
+        names = sorted({n for fr in frames for n, t in fr.items() if t not in ("fn", "gen")})
+        picked = self.rng.sample(names, min(len(names), self.rng.randint(1, 4)))
+        shape = self.rng.random()
+        if shape < 0.2 and picked:
+            return "[" + ", ".join(picked) + "]"
+        if shape < 0.35 and picked:
+            return "{" + ", ".join(f"{n!r}: {n}" for n in picked) + "}"
+        return "(" + "".join(f"{n}, " for n in picked) + ")"
+
+    # -- simple statements ----------------------------------------------------------------
+    def s_assign_new(self, depth):
+        typ = self.rng.choice(NEW_VAR_TYPES[self.mode])
+        value, simple = self.e(typ), self.ex.expr(typ, Expander.MAX_DEPTH)
+        name = self.fresh()
+        self.scope.define(name, typ)
+        return Node(f"{name} = {value}", alts=(f"{name} = {simple}",))
+
+    def s_assign(self, depth):
+        typ = self.rng.choice(NEW_VAR_TYPES[self.mode] + ("int", "dict", "str"))
+        name = self.var(typ, rebind=True)
+        return Node(f"{name} = {self.e(typ)}", alts=(f"{name} = {self.ex.expr(typ, Expander.MAX_DEPTH)}",))
+
+    def s_augassign(self, depth):
+        r = self.rng.random()
+        if r < 0.5:
+            return Node(f"{self.var('int', rebind=True)} {self.rng.choice(('+=', '-=', '*='))} {self.e('int')}")
+        if r < 0.7:
+            return Node(f"{self.var('list', rebind=True)} += [{self.e('int')}]")
+        if r < 0.8 and not self.in_def:
+            return Node(f"G += {self.ex.fill('$small', 0)}")
+        return Node(f"{self.var('str', rebind=True)} += 'y'")
+
+    def s_list_mut(self, depth):
+        xs = self.var("list")
+        forms = (f"{xs}.append({self.e('int')})", f"{xs}.pop()", f"{xs}.insert(0, {self.e('int')})",
+                 f"{xs}.extend([{self.e('int')}, {self.e('int')}])", f"{xs}.sort()", f"{xs}.reverse()",
+                 f"if {xs}:\n    {xs}[{self.e('int')} % len({xs})] = {self.e('int')}",
+                 f"del {xs}[0]", f"{xs}.remove({self.e('int')})", f"{xs}[1:2] = [{self.e('int')}]",
+                 f"STATE.append(len({xs}))")
+        weights = (6, 0.5, 2, 2, 2, 1, 3, 0.4, 0.3, 1, 1)
+        return Node(self.rng.choices(forms, weights)[0])
+
+    def s_dict_mut(self, depth):
+        d = self.var("dict")
+        key = self.ex.fill("$key", 0)
+        forms = (f"{d}[{key}] = {self.e('int')}", f"{d}.pop({key}, None)", f"{d}.update({{{key}: {self.e('int')}}})",
+                 f"del {d}[{key}]", f"{d}.setdefault({key}, {self.e('int')})", f"{d}.clear()")
+        return Node(self.rng.choices(forms, (6, 2, 2, 0.3, 2, 0.5))[0])
+
+    def s_box_mut(self, depth):
+        o = self.var("box")
+        forms = (f"{o}.v = {self.e('int')}", f"{o}.v += {self.e('int')}", f"{o}.items.append({self.e('int')})",
+                 f"{o}.w = {self.e('int')}", f"{o}.bump({self.e('int')})")
+        return Node(self.rng.choice(forms))
+
+    def s_print(self, depth):
+        forms = (lambda: f"print({self.e('int')}, {self.e('str')})",
+                 lambda: f"print({self.e('list')}, {self.e('dict')})",
+                 lambda: f"print(*{self.e('list')}, sep=',')",
+                 lambda: f"print('at', {self.e('bool')}, end=';\\n')",
+                 lambda: f"print(f'{{{self.var('int')}}}:{{{self.var('str')}}}')")
+        return Node(self.rng.choice(forms)())
+
+    def s_assert(self, depth):
+        return Node(f"assert {self.e('bool')}, 'check ' + str({self.e('int')})")
+
+    def s_raise(self, depth):
+        forms = (f"raise ValueError(f'bad {{{self.var('int')}}}')", f"raise FuzzError({self.e('int')})",
+                 f"raise KeyError({self.ex.fill('$key', 0)})", "raise IndexError('fuzz index')")
+        return Node(f"if {self.e('bool')}:", (Suite(None, (Node(self.rng.choice(forms)),)),))
+
+    def s_return(self, depth):
+        return Node(f"if {self.e('bool')}:", (Suite(None, (Node(f"return {self.ret_value()}"),)),))
+
+    def s_break(self, depth):
+        word = self.rng.choice(("break", "continue"))
+        return Node(f"if {self.e('bool')}:", (Suite(None, (Node(word),)),))
+
+    # -- compound statements -------------------------------------------------------------
+    def s_if(self, depth):
+        cond = self.e("bool")
+        suites = [Suite(None, self.block(depth + 1))]
+        r = self.rng.random()
+        if r < 0.3:
+            suites.append(Suite(f"elif {self.e('bool')}:", self.block(depth + 1), optional=True))
+        if r < 0.6:
+            suites.append(Suite("else:", self.block(depth + 1), optional=True))
+        return Node(f"if {cond}:", tuple(suites))
+
+    def _iteration(self):
+        """(header text, {loop variable: type}) of a for loop over something that cannot grow."""
+        forms = [
+            (3, lambda: (f"range({self.ex.fill('$small', 0)})", {"int": 1})),
+            (2, lambda: (f"range({self.e('int')} % 4)", {"int": 1})),
+            (3, lambda: (f"list({self.var('list')})", {"int": 1})),
+            (1, lambda: (f"{self.e('list')}[:3]", {"int": 1})),
+            (2, lambda: (f"enumerate(list({self.var('list')}))", {"int": 2})),
+            (1, lambda: (f"zip({self.e('list')}, {self.e('list')})", {"int": 2})),
+            (2, lambda: (f"list({self.var('dict')}.items())", {"str": 1, "int": 1})),
+            (1, lambda: (f"sorted({self.var('dict')})", {"str": 1})),
+            (1, lambda: (self.var("str"), {"str": 1})),
+        ]
+        if self.mode == "tensor":
+            forms += [(3, lambda: (self.var("M"), {"R": 1})),
+                      (1, lambda: (f"list({self.var('tlist')})", {"M": 1}))]
+        options = [(w, f) for w, f in forms]
+        for _ in range(10):
+            try:
+                return self._weighted(options)()
+            except NoCandidate:
+                continue
+        return f"range({self.ex.fill('$small', 0)})", {"int": 1}
+
+    def _loop_body(self, depth, define):
+        self.loops += 1
+        try:
+            return self.block(depth + 1, define=define)
+        finally:
+            self.loops -= 1
+
+    def s_for(self, depth):
+        it, kinds = self._iteration()
+        names, define = [], {}
+        for typ, count in kinds.items():
+            for _ in range(count):
+                n = self.fresh("i")
+                names.append(n)
+                define[n] = typ
+        suites = [Suite(None, self._loop_body(depth, define))]
+        if self.rng.random() < 0.15:
+            suites.append(Suite("else:", self.block(depth + 1), optional=True))
+        return Node(f"for {', '.join(names)} in {it}:", tuple(suites))
+
+    def s_while(self, depth):
+        w = self.fresh("w")
+        self.scope.define(w, "int")
+        self.scope.frozen.add(w)
+        bound = self.ex.fill("$small", 0)
+        cond = f"{w} < {bound}" + (f" and {self.e('bool')}" if self.rng.random() < 0.3 else "")
+        body = (Node(f"{w} += 1", pinned=True),) + self._loop_body(depth, {})
+        suites = [Suite(None, body)]
+        if self.rng.random() < 0.15:
+            suites.append(Suite("else:", self.block(depth + 1), optional=True))
+        return Node(f"{w} = 0\nwhile {cond}:", tuple(suites), pinned=False)
+
+    def s_try(self, depth):
+        suites = [Suite(None, self.block(depth + 1))]
+        for _ in range(self.rng.choice((0, 1, 1, 1, 2))):
+            err = self.rng.choice(ERRORS)
+            if self.rng.random() < 0.5:
+                body = (Node(self.rng.choice(("print(type(e).__name__, e)", "print(repr(e))",
+                                              "print(e.args)"))),) + self.block(depth + 1, 1)
+                suites.append(Suite(f"except {err} as e:", body))
+            else:
+                suites.append(Suite(f"except {err}:", self.block(depth + 1)))
+        has_handler = len(suites) > 1
+        if has_handler and self.rng.random() < 0.2:
+            suites.append(Suite("else:", self.block(depth + 1), optional=True))
+        if not has_handler or self.rng.random() < 0.35:
+            suites.append(Suite("finally:", self.block(depth + 1), optional=has_handler))
+        return Node("try:", tuple(suites))
+
+    def s_suppress(self, depth):
+        return Node("with suppress(KeyError, IndexError, ZeroDivisionError):", (Suite(None, self.block(depth + 1)),))
+
+    def s_match(self, depth):
+        subject = self.e("int")
+        cases = (Node("case 0:", (Suite(None, self.block(depth + 2)),)),
+                 Node(f"case 1 | 2 if {self.e('bool')}:", (Suite(None, self.block(depth + 2)),)),
+                 Node("case _:", (Suite(None, self.block(depth + 2)),)))
+        return Node(f"match {subject} % 3:", (Suite(None, cases),), hoist=False)
+
+    def _def(self, depth, name, params: dict, body_fn, tail):
+        """A nested function: its own locals, the enclosing variables readable (closure cells)."""
+        saved = (self.scope.fn_base, self.loops)
+        self.scope.frames.append(dict(params))
+        self.scope.fn_base, self.loops = len(self.scope.frames) - 1, 0
+        self.in_def += 1
+        try:
+            body = body_fn() + tail()
+        finally:
+            self.in_def -= 1
+            self.scope.frames.pop()
+            self.scope.fn_base, self.loops = saved
+        return body
+
+    def s_closure(self, depth):
+        name = self.fresh("fn")
+        counter = self.fresh("cnt") if self.rng.random() < 0.5 else None
+        pre = (Node(f"nonlocal {counter}", pinned=True), Node(f"{counter} += 1")) if counter else ()
+        body = self._def(depth, name, {"z": "int"}, lambda: self.block(depth + 1, self.rng.randint(0, 3)),
+                         lambda: (Node(f"return {self.e('int')}", alts=("return z",), pinned=True),))
+        node = Node(f"def {name}(z):", (Suite(None, pre + body),), hoist=False)
+        self.scope.define(name, "fn")
+        if counter:
+            self.scope.define(counter, "int")
+            return Node(f"{counter} = 0\n" + node.head, node.suites, hoist=False)
+        return node
+
+    def s_lambda(self, depth):
+        name = self.fresh("fn")
+        node = Node(f"{name} = lambda z: z * {self.ex.fill('$small', 0)} + {self.var('int')}")
+        self.scope.define(name, "fn")
+        return node
+
+    def s_genfn(self, depth):
+        name = self.fresh("gen")
+        inner = self.fresh("j")
+
+        def body():
+            self.scope.define(inner, "int")
+            loop = Node(f"for {inner} in range(m % 4):",
+                        (Suite(None, (Node(f"yield {self.e('int')}", alts=(f"yield {inner}",)),)),))
+            return (loop,)
+        node_body = self._def(depth, name, {"m": "int"}, body, lambda: ())
+        self.scope.define(name, "gen")
+        return Node(f"def {name}(m):", (Suite(None, node_body),), hoist=False)
+
+    # -- tensor statements ------------------------------------------------------------------
+    def s_tensor_new(self, depth):
+        typ = self.rng.choice(("M", "M", "M", "R", "C", "S", "MT", "F"))
+        name = self.fresh("x")
+        node = Node(f"{name} = {self.e(typ)}", alts=(f"{name} = {self.ex.expr(typ, Expander.MAX_DEPTH)}",))
+        self.scope.define(name, typ)
+        return node
+
+    def s_inplace(self, depth):
+        typ = self.rng.choice(("M", "M", "M", "R", "C", "S"))
+        v = self.var(typ)
+        num = self.ex.fill("$num", 0)
+        forms = [f"{v}.add_({self.e(typ)})", f"{v}.mul_({num})", f"{v}.clamp_(min=-1)", f"{v}.relu_()",
+                 f"{v}.sub_({self.e(typ)})", f"{v} += {self.e(typ)}", f"{v}.copy_({self.e(typ)})",
+                 f"{v}.masked_fill_({v} < 0, {num})", f"{v}.zero_()", f"{v} *= {num}"]
+        if v in self.scope.fixed:       # `BIAS += x` would make BIAS a local of f
+            forms = [fm for fm in forms if "=" not in fm]
+        if typ == "M":
+            forms += [f"{v}[0] = {num}", f"{v}[:, 0] = {self.e('C')}", f"{v}[0].add_({num})",
+                      f"{v}[{v} > 1] = {num}", f"{v}.t().mul_({num})", f"{v}[:, -1].sub_({self.e('C')})"]
+        return Node(self.rng.choice(forms))
+
+    def s_tensor_misc(self, depth):
+        forms = [lambda: f"{self.var('int', rebind=True)} += {self.e('M')}.shape[0]",
+                 lambda: f"{self.var('list')}.append(int({self.e('S')}.item()))",
+                 lambda: f"print({self.e('M')}.shape, {self.e('S')}.item())",
+                 lambda: f"print({self.e('M')}.tolist())",
+                 lambda: f"print({self.e('R')})",
+                 lambda: f"{self.var('tlist')}.append({self.e('M')})"]
+        return Node(self.rng.choice(forms)())
+
+    def s_tlist(self, depth):
+        name = self.fresh("ts")
+        node = Node(f"{name} = [{self.e('M')}, {self.e('M')}]")
+        self.scope.define(name, "tlist")
+        return node
+
+    def s_no_grad(self, depth):
+        ctx = self.rng.choice(("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)"))
+        return Node(f"with {ctx}:", (Suite(None, self.block(depth + 1)),))
+
+
+# (weight, method, needs): c = compound (depth-limited), l = inside a loop,
+# t = tensor programs only, g = not inside a nested def.
+STATEMENTS = (
+    (8, Gen.s_assign_new, ""), (5, Gen.s_assign, ""), (4, Gen.s_augassign, ""),
+    (4, Gen.s_list_mut, ""), (3, Gen.s_dict_mut, ""), (2, Gen.s_box_mut, ""), (3, Gen.s_print, ""),
+    (0.5, Gen.s_assert, ""), (1, Gen.s_raise, ""), (1, Gen.s_return, "g"), (4, Gen.s_break, "l"),
+    (4, Gen.s_if, "c"), (3, Gen.s_for, "c"), (2, Gen.s_while, "c"), (3, Gen.s_try, "c"),
+    (1, Gen.s_suppress, "c"), (1, Gen.s_match, "c"), (2, Gen.s_closure, "cg"), (1, Gen.s_lambda, ""),
+    (1, Gen.s_genfn, "cg"),
+    (12, Gen.s_tensor_new, "t"), (6, Gen.s_inplace, "t"), (3, Gen.s_tensor_misc, "t"),
+    (1, Gen.s_tlist, "t"), (2, Gen.s_no_grad, "ct"),
+)
+
+
+def generate(seed: int, mode: str = "py", size: int | None = None) -> Program:
+    """A random program of `mode` ("py": no torch, or "tensor") and its calls, from `seed`."""
+    if mode not in PARAMS:
+        raise ValueError(f"mode must be one of {sorted(PARAMS)}, not {mode!r}")
+    g = Gen(seed, mode)
+    prologue = (Node("global G", pinned=True),)
+    n = size if size is not None else g.rng.randint(4, 14)
+    body = tuple(g.stmt(0) for _ in range(n))
+    tail = (Node(f"return {g.ret_value()}", alts=("return None",), pinned=False),)
+    calls = (tensor_calls if mode == "tensor" else py_calls)(g.rng)
+    prelude = PRELUDE_TENSOR if mode == "tensor" else PRELUDE_PY
+    return Program(f"{mode}-{seed}", mode, prelude, PARAMS[mode], prologue + body + tail, calls, seed)
+
+
+# -- inputs ----------------------------------------------------------------------------------
+
+def _ints(rng, lo=-3, hi=9, n=None):
+    return [rng.randint(lo, hi) for _ in range(rng.randint(0, 5) if n is None else n)]
+
+
+def _py_spec(rng, base=None) -> CallSpec:
+    def scalar():
+        r = rng.random()
+        return repr(bool(rng.getrandbits(1))) if r < 0.1 else str(rng.randint(-4, 9))
+    keys = [k for k in ("'k'", "'p'", "'q'", "\"it's\"") if rng.random() < 0.5]
+    d = "{" + ", ".join(f"{k}: {rng.randint(-3, 9)}" for k in keys) + "}"
+    args = [scalar(), scalar(), repr(_ints(rng)), d, rng.choice(STRINGS),
+            f"Box({rng.randint(-2, 5)}, {_ints(rng, n=rng.randint(0, 3))!r})"]
+    if rng.random() < 0.5:
+        args.append(scalar())
+    return CallSpec(tuple(args))
+
+
+def py_calls(rng) -> tuple[CallSpec, ...]:
+    """Five calls: A, B, A again (a cache hit must still be right), C, A again."""
+    a, b, c = _py_spec(rng), _py_spec(rng), _py_spec(rng)
+    return (a, b, a, c, a)
+
+
+def tensor_literal(rng, shape, dtype: str, layout: str, grad: bool) -> str:
+    rows, cols = shape
+    if layout == "T":
+        rows, cols = cols, rows
+    data = [[float(rng.randint(-3, 3)) for _ in range(cols)] for _ in range(rows)]
+    text = f"torch.tensor({data!r}, dtype=torch.{dtype}"
+    text += ", requires_grad=True)" if grad and layout != "T" else ")"
+    return text + (".t()" if layout == "T" else "")
+
+
+def _tensor_spec(rng, shape, dtype, layout, grad_input, grad_mode=True) -> CallSpec:
+    t = tensor_literal(rng, shape, dtype, layout, grad_input)
+    udtype = dtype if rng.random() < 0.85 else rng.choice(("float32", "float64"))
+    u = tensor_literal(rng, shape, udtype, "C", False)
+    return CallSpec((t, u, str(rng.randint(-2, 6)), repr(_ints(rng))), grad=grad_mode)
+
+
+def tensor_calls(rng) -> tuple[CallSpec, ...]:
+    """Same shape twice (new values), a repeat, a new shape/dtype/layout, then the first again."""
+    shape = (rng.randint(1, 4), rng.randint(1, 4))
+    dtype = rng.choice(("float32", "float64"))
+    first = _tensor_spec(rng, shape, dtype, "C", False)
+    second = _tensor_spec(rng, shape, dtype, "C", False)
+    other_shape = (rng.randint(1, 4), rng.randint(1, 4))
+    other = _tensor_spec(rng, other_shape, rng.choice(("float32", "float64")),
+                         rng.choice(("C", "C", "T")), rng.random() < 0.2, rng.random() < 0.8)
+    return (first, second, first, other, first)

@@ -1,0 +1,119 @@
+"""The program IR of the fuzzer: a statement tree, its call specs, and rendering to source.
+
+A generated program is a module: a prelude (imports, globals, helper classes)
+and one function ``f``.  The function body is a tree of `Node`s; a compound
+statement (if, while, for, try, def, with, match) is a header plus `Suite`s
+(its clauses).  Keeping the tree, not just text, is what lets the shrinker
+delete a statement, hoist a loop body or drop an ``else:`` and still emit
+valid Python.
+
+Inputs are `CallSpec`s: Python expressions (strings) evaluated in the
+program's own module namespace, so each side of a differential run gets
+fresh, equal arguments, and a reproducer is plain source text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+INDENT = "    "
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    """One clause of a compound statement: its header (None: the statement's own body)."""
+    head: str | None
+    body: tuple["Node", ...]
+    optional: bool = False          # the shrinker may drop this clause (else:, finally:, ...)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A statement: a simple line, or a compound header with suites.
+
+    `alts` are simpler replacements for `head` the shrinker may try.
+    `pinned` statements are never deleted (a while loop's counter increment:
+    without it the loop would not end).  `hoist` says whether a suite's body
+    may replace the whole statement (False for def, whose body uses `return`).
+    """
+    head: str
+    suites: tuple[Suite, ...] = ()
+    alts: tuple[str, ...] = ()
+    pinned: bool = False
+    hoist: bool = True
+
+    def lines(self, depth: int) -> list[str]:
+        pad = INDENT * depth
+        out = [pad + line for line in self.head.split("\n")]
+        for s in self.suites:
+            if s.head is not None:
+                out.append(pad + s.head)
+            out.extend(render_body(s.body, depth + 1))
+        return out
+
+    def size(self) -> int:
+        return 1 + sum(n.size() for s in self.suites for n in s.body)
+
+
+def render_body(body, depth: int) -> list[str]:
+    if not body:
+        return [INDENT * depth + "pass"]
+    return [line for n in body for line in n.lines(depth)]
+
+
+@dataclass(frozen=True, slots=True)
+class CallSpec:
+    """One call: argument expressions (evaluated in the program's namespace) and grad mode."""
+    args: tuple[str, ...]
+    grad: bool = True
+
+    def source(self) -> str:
+        inner = ", ".join(self.args)
+        return f"({inner},)" if len(self.args) == 1 else f"({inner})"
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A generated module with one function `f` and the calls to run it with."""
+    name: str
+    mode: str                       # "py" (no torch) or "tensor"
+    prelude: str
+    params: str                     # the parameter list of f, as source
+    body: tuple[Node, ...]
+    calls: tuple[CallSpec, ...]
+    seed: int = 0
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def source(self) -> str:
+        lines = [self.prelude.rstrip(), "", "", f"def f({self.params}):"]
+        lines.extend(render_body(self.body, 1))
+        return "\n".join(lines) + "\n"
+
+    def size(self) -> int:
+        return sum(n.size() for n in self.body)
+
+    def with_body(self, body) -> "Program":
+        return replace(self, body=tuple(body))
+
+    def with_calls(self, calls) -> "Program":
+        return replace(self, calls=tuple(calls))
+
+    @property
+    def needs_torch(self) -> bool:
+        return self.mode != "py"
+
+
+def from_source(source: str, calls, *, name: str = "repro", mode: str | None = None) -> Program:
+    """A program made from hand-written module source (regression tests, reproducers).
+
+    The body is one opaque node, so such a program is run, not shrunk.
+    """
+    head, sep, body = source.partition("\ndef f(")
+    if not sep:
+        raise ValueError("the source must define a top-level function `f`")
+    params, _, rest = body.partition("):\n")
+    lines = [ln[len(INDENT):] if ln.startswith(INDENT) else ln for ln in rest.rstrip().split("\n")]
+    specs = tuple(c if isinstance(c, CallSpec) else CallSpec(tuple(c)) for c in calls)
+    if mode is None:
+        mode = "tensor" if "torch" in source else "py"
+    return Program(name, mode, head, params, (Node("\n".join(lines)),), specs)

@@ -1,0 +1,155 @@
+"""Shrinking: reduce a mismatching program to a small reproducer, and write it out.
+
+`shrink(program, still_fails)` is greedy delta debugging over the program
+tree: it tries, in order, dropping calls, deleting statements (largest first),
+replacing a compound statement by one of its clause bodies (a loop by its
+body, a try by its try-block), dropping optional clauses (else, elif,
+finally) and replacing a statement by a simpler variant the generator
+recorded (`Node.alts`).  A candidate is kept when it still compiles and
+`still_fails` holds; passes repeat until none makes progress or the attempt
+budget is spent.  Pinned statements (loop counters) are never deleted, so
+shrinking cannot create an endless loop.
+
+`shrink_mismatch` wires this to the differential runner, keeping the
+mismatch's `signature` (the same part differs, with the same exception
+types), so a shrink cannot wander off to a different bug.  `reproducer`
+renders the result as a standalone script.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import differential
+from .program import Node, Program, Suite
+
+
+def shrink(program: Program, still_fails, *, budget: int = 300) -> Program:
+    """The smallest program reachable by greedy reductions for which `still_fails` holds."""
+    current, attempts = program, 0
+    progress = True
+    while progress and attempts < budget:
+        progress = False
+        position = 0
+        while attempts < budget:
+            cands = list(candidates(current))
+            if position >= len(cands):
+                break
+            cand = cands[position]
+            attempts += 1
+            if _compiles(cand) and still_fails(cand):
+                current, progress = cand, True      # stay at this position: the list changed
+            else:
+                position += 1
+    return current
+
+
+def _compiles(program: Program) -> bool:
+    try:
+        compile(program.source, "<shrink>", "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
+def candidates(program: Program):
+    """Smaller variants of `program`, the most reducing kinds first."""
+    calls = program.calls
+    for i in range(len(calls)):
+        if len(calls) > 1:
+            yield program.with_calls(calls[:i] + calls[i + 1:])
+    sites = sorted(_sites(program.body), key=lambda s: -s[1].size())
+    for path, node in sites:
+        if not node.pinned:
+            yield program.with_body(_edit(program.body, path, ()))
+    for path, node in sites:
+        if node.hoist:
+            for suite in node.suites:
+                yield program.with_body(_edit(program.body, path, suite.body))
+        for k, suite in enumerate(node.suites):
+            if suite.optional:
+                kept = node.suites[:k] + node.suites[k + 1:]
+                yield program.with_body(_edit(program.body, path, (replace(node, suites=kept),)))
+        for alt in node.alts:
+            yield program.with_body(_edit(program.body, path, (replace(node, head=alt, alts=()),)))
+
+
+def _sites(body, prefix=()):
+    """(path, node) for every node; a path alternates node index and suite index."""
+    out, work = [], [(body, prefix)]
+    while work:
+        nodes, pre = work.pop()
+        for i, node in enumerate(nodes):
+            out.append((pre + (i,), node))
+            for k, suite in enumerate(node.suites):
+                work.append((suite.body, pre + (i, k)))
+    return out
+
+
+def _edit(body: tuple, path: tuple, new: tuple) -> tuple:
+    """`body` with the node at `path` replaced by the nodes `new` (recursion depth = nesting)."""
+    i = path[0]
+    if len(path) == 1:
+        return body[:i] + tuple(new) + body[i + 1:]
+    node = body[i]
+    k = path[1]
+    suite = node.suites[k]
+    suites = node.suites[:k] + (Suite(suite.head, _edit(suite.body, path[2:], new), suite.optional),) \
+        + node.suites[k + 1:]
+    return body[:i] + (replace(node, suites=suites),) + body[i + 1:]
+
+
+def shrink_mismatch(program: Program, capture=None, *, budget: int = 300, signature=None):
+    """Shrink while the differential run keeps failing the same way; returns (program, verdict)."""
+    first = differential.run(program, capture)
+    if first.ok:
+        return program, first
+    signature = signature or first.mismatch.signature
+    last = {"verdict": first}
+
+    def still_fails(cand: Program) -> bool:
+        try:
+            verdict = differential.run(cand, capture)
+        except Exception:  # noqa: BLE001 - e.g. an argument expression no longer evaluates
+            return False
+        if verdict.ok or verdict.mismatch.signature != signature:
+            return False
+        last["verdict"] = verdict
+        return True
+
+    small = shrink(program, still_fails, budget=budget)
+    verdict = differential.run(small, capture)
+    return small, verdict if not verdict.ok else last["verdict"]
+
+
+REPRO_TEMPLATE = '''\
+"""Fuzz reproducer {name} (mode {mode}, seed {seed}).
+
+{description}
+
+Run:  python {filename}     (exit status 1 while the mismatch persists)
+"""
+import sys
+
+from bcfront.testing.differential import run
+from bcfront.testing.program import CallSpec, from_source
+
+SOURCE = {source!r}
+
+CALLS = {calls}
+
+if __name__ == "__main__":
+    verdict = run(from_source(SOURCE, CALLS, name={name!r}))
+    print("ok" if verdict.ok else verdict.mismatch.describe())
+    sys.exit(0 if verdict.ok else 1)
+'''
+
+
+def reproducer(program: Program, verdict, filename: str = "repro.py") -> str:
+    """A standalone script that reruns `program` differentially and reports the mismatch."""
+    calls = "[\n" + "".join(f"    CallSpec({c.args!r}{'' if c.grad else ', grad=False'}),\n"
+                            for c in program.calls) + "]"
+    description = verdict.mismatch.describe() if verdict.mismatch else "no mismatch"
+    description = description.replace('"""', "'''").replace("\\", "\\\\")
+    return REPRO_TEMPLATE.format(name=program.name, mode=program.mode, seed=program.seed,
+                                 description=description, filename=filename,
+                                 source=program.source, calls=calls)
