@@ -73,6 +73,7 @@ def test_json_report(json_run):
     assert BREAK_LINE in lines
     model = next(f for name, f in fns.items() if "pick_next" not in name)
     assert model["graphs"] and len(model["recompiles"]) >= 3
+    assert any("recompile storm" in w for w in model["warnings"])
 
 
 def test_time_split_shown_exactly_when_measured(main_run, json_run):
@@ -81,4 +82,3 @@ def test_time_split_shown_exactly_when_measured(main_run, json_run):
         calls_line = main_run.stdout.split(f"{f['function']}  ", 1)[1].splitlines()[1]
         assert ("time split not measured" in calls_line) is not measured, calls_line
         assert ("% compiled" in calls_line) is measured
-    assert any("recompile storm" in w for w in model["warnings"])
