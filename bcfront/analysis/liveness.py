@@ -81,11 +81,30 @@ def variables_of(code) -> tuple[tuple[str, ...], dict[str, str]]:
     return tuple(kinds), kinds
 
 
+# The common shapes of `_EVENTS`, as (gen, kill) of the instruction's one name:
+# the inner loop of `gen_kill` handles these without building event lists.
+_READ, _WRITE, _READ_WRITE = 1, 2, 3
+_SHAPE = {
+    **dict.fromkeys(["LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE",
+                     "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF", "STORE_DEREF",
+                     "DELETE_DEREF"], _READ),
+    "STORE_FAST": _WRITE,
+    "DELETE_FAST": _READ_WRITE,
+    "LOAD_FAST_AND_CLEAR": _READ_WRITE,
+}
+
+
 def gen_kill(instructions, code, bit: dict[str, int], all_bits: int) -> tuple[list[int], list[int]]:
     """Per instruction, the (gen, kill) masks of ``before = gen | (after & ~kill)``."""
     gens, kills = [], []
-    events = _EVENTS
+    events, shape = _EVENTS, _SHAPE
     for ins in instructions:
+        sh = shape.get(ins.opname)
+        if sh is not None:
+            m = bit.get(ins.argval, 0)
+            gens.append(m if sh & _READ else 0)
+            kills.append(0 if sh == _READ else m)
+            continue
         rule = events.get(ins.opname)
         g = k = 0
         if rule is not None:

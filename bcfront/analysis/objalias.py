@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .ssa import gc_paused
+
 E = 0  # bit index of the external object
 
 
@@ -370,9 +372,10 @@ class Aliases:
     """May-alias sets of a code object's locals, cells and free variables."""
 
     def __init__(self, ssa):
-        g = _Gen(ssa).run()
+        with gc_paused():
+            g = _Gen(ssa).run()
+            pts, escaped = _solve(g)
         self.objects: tuple[AbstractObject, ...] = tuple(g.objects)
-        pts, escaped = _solve(g)
         self._value_bits = {k: v for k, v in pts.items() if isinstance(k, int)}
         self._escaped = escaped
         code = ssa.cfg.bytecode.code

@@ -28,25 +28,40 @@ iteratively, with an undo log.  Unreachable blocks have no SSA.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
+
 from .cfg import CFG
-from .liveness import Liveness, _EVENTS
+from .liveness import Liveness
 from .stack import StackInfo
 
 
 class Value:
     """One SSA value.  `var` is the local's name or the stack slot number."""
-    __slots__ = ("id", "name", "kind", "var", "block", "offset", "args", "edges", "uses")
+    __slots__ = ("id", "num", "kind", "var", "block", "offset", "args", "edges", "_ssa", "_uses")
 
-    def __init__(self, id, name, kind, var, block, offset=None, args=()):
-        self.id = id
-        self.name = name
+    def __init__(self, kind, var, block, offset, args):
         self.kind = kind          # param undef store op phi exc lasti catch
-        self.var = var            # local name (str) or stack slot (int); None for cells
+        self.var = var            # local name (str) or stack slot (int)
         self.block = block        # block that defines it
         self.offset = offset      # defining instruction, None at block heads/ends
         self.args = args          # operands (phi: aligned with `edges`)
         self.edges = ()           # phi only: incoming (src block, edge kind) pairs
-        self.uses: list = []      # SSAOp or Value (phi/catch) that read it
+        # id and num are given when construction ends
+
+    @property
+    def name(self) -> str:
+        """``v7`` for a stack value, ``x.2`` for a value of local x."""
+        return f"{self.var}.{self.num}" if isinstance(self.var, str) else f"v{self.num}"
+
+    @property
+    def uses(self) -> list:
+        """The instructions (`SSAOp`) and phi/catch values that read this value."""
+        try:
+            return self._uses
+        except AttributeError:      # def-use chains are linked on first request
+            self._ssa._link_uses()
+            return self._uses
 
     def __repr__(self) -> str:
         return self.name
@@ -87,7 +102,19 @@ class SSA:
         self.stack_in: dict[int, tuple[Value, ...]] = {}
         self._locals_in: dict[int, dict[str, Value]] = {}
         if cfg.blocks:
-            _Builder(self, idom, frontier, liveness, stack).run()
+            with gc_paused():
+                _Builder(self, idom, frontier, liveness, stack).run()
+
+    def _link_uses(self) -> None:
+        for v in self.values:
+            v._uses = []
+        for op in self.ops.values():
+            for u in op.uses:
+                u._uses.append(op)
+        for vs in (*self.phis.values(), *self.catches.values()):
+            for v in vs:
+                for a in v.args:
+                    a._uses.append(v)
 
     # -- queries ---------------------------------------------------------------
     def uses_of(self, value: Value) -> list:
@@ -129,99 +156,102 @@ class SSA:
                 f"{sum(map(len, self.phis.values()))} phis>")
 
 
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector.  Construction allocates an object or two
+    per instruction; with a large heap alive (a caller analyzing thousands of
+    functions) the full collections that this triggers cost more than the
+    construction itself, and it creates no garbage cycles to collect."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class _Builder:
+    """One construction; its state is the renaming environment `cur` (a list indexed
+    by variable: SSA locals first, then stack slots) with an undo `log`."""
+
     def __init__(self, ssa: SSA, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.ssa, self.idom, self.frontier = ssa, idom, frontier
         self.live, self.stack = liveness, stack
         self.cfg = ssa.cfg
-        code = self.cfg.bytecode.code
-        self.code = code
+        self.code = self.cfg.bytecode.code
         self.locals = [n for n in liveness.variables if liveness.kinds[n] == "local"]
         self.lid = {n: i for i, n in enumerate(self.locals)}
         self.nloc = len(self.locals)
+        # liveness bit index -> SSA local id (-1 for cells and free variables)
+        self.var_of_bit = [self.lid.get(n, -1) for n in liveness.variables]
+        self.local_mask = sum(1 << i for i, v in enumerate(self.var_of_bit) if v >= 0)
         self.nvars = self.nloc + stack.max_depth + 1
         self.cur: list = [None] * self.nvars
         self.log: list = []
         self.track: dict | None = None       # var -> values seen in a protected block
         self.track_last: dict | None = None  # var -> value before the block's last instruction
 
-    # -- values --------------------------------------------------------------------
-    def new(self, kind, var, block, offset=None, args=()) -> Value:
-        # ids and names are given at the end, in program order (see `number`)
-        return Value(-1, None, kind, var, block, offset, args)
-
-    def number(self) -> None:
-        """Name every value in program order: entry, then per block phis, handler
-        values, instruction definitions and catch values.  Stack values are
-        ``v0, v1, ...``; a local's values are ``x.0, x.1, ...``."""
-        ssa = self.ssa
-        order = list(ssa.entry)
-        for b in sorted(self.idom):
-            order += ssa.phis.get(b, ())
-            order += ssa.handler_values.get(b, ())
-            for ins in self.cfg.blocks[b].instructions:
-                order += ssa.ops[ins.offset].defs
-            order += ssa.catches.get(b, ())
-        counter: dict[str, int] = {}
-        vnum = 0
-        for i, v in enumerate(order):
-            v.id = i
-            if isinstance(v.var, str):
-                k = counter.get(v.var, 0)
-                counter[v.var] = k + 1
-                v.name = f"{v.var}.{k}"
-            else:
-                v.name = f"v{vnum}"
-                vnum += 1
-        ssa.values = order
-
     def set(self, var: int, val: Value, last: bool = False) -> None:
         old = self.cur[var]
         if old is val:
             return
-        self.log.append((var, old))
+        self.log += (var, old)
         self.cur[var] = val
         if self.track is not None:
-            if last:
-                if var not in self.track:
-                    self.track_last.setdefault(var, old)
-            elif var in self.track:
-                self.track[var].append(val)
-            else:
-                self.track[var] = [old, val]
+            self.tracked(var, old, val, last)
+
+    def tracked(self, var, old, val, last) -> None:
+        track = self.track
+        if last:
+            if var not in track:
+                self.track_last.setdefault(var, old)
+        elif var in track:
+            track[var].append(val)
+        else:
+            track[var] = [old, val]
+
+    def locals_of(self, mask: int) -> list[int]:
+        out = []
+        m = mask & self.local_mask
+        while m:
+            low = m & -m
+            out.append(self.var_of_bit[low.bit_length() - 1])
+            m ^= low
+        return out
 
     # -- phase 1: where each variable is defined ---------------------------------------
     def def_blocks(self) -> list[set[int]]:
-        cfg, st, nloc, lid = self.cfg, self.stack, self.nloc, self.lid
+        cfg, st, nloc = self.cfg, self.stack, self.nloc
+        kills = self.live._kill
+        effects, depth, index = st.effects, st.depth, st.index
         defs = [set() for _ in range(self.nvars)]
         self.written: dict[int, set[int]] = {}
         self.jump_diff: list[tuple[int, int, set[int]]] = []
-        index = st.index
         for b in self.idom:
             blk = cfg.blocks[b]
+            i0 = index[b]
+            km = 0
             w = set()
-            i = index[b]
-            for ins in blk.instructions:
-                d, eff = st.depth[i], st.effects[i]
-                base = nloc + d - eff.pops
-                for j, o in enumerate(eff.fall):
-                    if o >= 0 or ~o != j:
+            for i in range(i0, i0 + len(blk.instructions)):
+                km |= kills[i]
+                eff = effects[i]
+                if eff.moved:
+                    base = nloc + depth[i] - eff.pops
+                    for j in eff.moved:
                         w.add(base + j)
-                if ins is blk.last and eff.jump != eff.fall:
-                    # slots the taken jump leaves differently from the fall-through:
-                    # the jump target cannot inherit them from this block's exit state
-                    # (past the fall-through's outputs a slot keeps its input, ~j)
-                    diff = {base + j for j, o in enumerate(eff.jump)
-                            if o != (eff.fall[j] if j < len(eff.fall) else ~j)}
-                    w |= diff
-                    if diff and ins.jump_target is not None:
-                        self.jump_diff.append((b, ins.jump_target, diff))
-                rule = _EVENTS.get(ins.opname)
-                if rule is not None:
-                    for kind, name in rule(ins, self.code):
-                        if kind == "w" and name in lid:
-                            w.add(lid[name])
-                i += 1
+            eff = effects[i]
+            if eff.jump != eff.fall:
+                # slots the taken jump leaves differently from the fall-through (past
+                # the fall-through's outputs a slot keeps its input, ~j): the jump
+                # target cannot inherit them from this block's exit state
+                base = nloc + depth[i] - eff.pops
+                diff = {base + j for j, o in enumerate(eff.jump)
+                        if o != (eff.fall[j] if j < len(eff.fall) else ~j)}
+                w |= diff
+                if diff and blk.last.jump_target is not None:
+                    self.jump_diff.append((b, blk.last.jump_target, diff))
+            w.update(self.locals_of(km))
             self.written[b] = w
             for v in w:
                 defs[v].add(b)
@@ -231,22 +261,20 @@ class _Builder:
 
     # -- phase 2: phi placement -------------------------------------------------------
     def place_phis(self) -> dict[int, list[int]]:
-        cfg, st, live, nloc = self.cfg, self.stack, self.live, self.nloc
+        st, live, nloc = self.stack, self.live, self.nloc
         defs = self.def_blocks()
-        live_bits = [live.bit[n] for n in self.locals]
+        bit_of = {v: 1 << self.var_of_bit.index(v) for v in range(nloc)}
+        handlers = self.handlers
         phis: dict[int, set[int]] = {}
 
         def wanted(v, b):
             if v < nloc:
-                return bool(live.bits_in[b] & live_bits[v])
-            k = v - nloc
-            if b in self.handlers:
-                return k < self.handlers[b].depth
-            return k < st.depth_in[b]
+                return bool(live.bits_in[b] & bit_of[v])
+            entry = handlers.get(b)
+            return v - nloc < (entry.depth if entry is not None else st.depth_in[b])
 
-        # handlers: a variable a protected block changes needs a phi, even when
-        # the protected block dominates the handler (its exit value is not the
-        # value the handler sees)
+        # a handler needs a phi for every variable a protected block changes, even
+        # when that block dominates it: the handler does not see its exit value
         for h, srcs in self.exc_preds.items():
             for b in srcs:
                 for v in self.written[b]:
@@ -258,7 +286,7 @@ class _Builder:
                 if target in st.depth_in and wanted(v, target):
                     phis.setdefault(target, set()).add(v)
                     defs[v].add(target)
-        for h, entry in self.handlers.items():
+        for h, entry in handlers.items():
             for k in range(entry.depth, entry.handler_depth):
                 defs[nloc + k].add(h)
         frontier = self.frontier
@@ -270,12 +298,9 @@ class _Builder:
             work = list(blocks)
             seen = set(blocks)
             while work:
-                x = work.pop()
-                for y in frontier.get(x, ()):
+                for y in frontier.get(work.pop(), ()):
                     has = phis.get(y)
-                    if has is not None and v in has:
-                        continue
-                    if wanted(v, y):
+                    if (has is None or v not in has) and wanted(v, y):
                         phis.setdefault(y, set()).add(v)
                         if y not in seen:
                             seen.add(y)
@@ -284,53 +309,53 @@ class _Builder:
 
     # -- phase 3: renaming -------------------------------------------------------------
     def run(self) -> None:
-        cfg, ssa = self.cfg, self.ssa
+        cfg, ssa, idom = self.cfg, self.ssa, self.idom
         self.handlers = {}                   # handler block -> its exception entry
         self.exc_preds: dict[int, list[int]] = {}
-        in_edges: dict[int, list] = {b: [] for b in self.idom}
-        out_edges: dict[int, list] = {b: [] for b in self.idom}
+        in_edges: dict[int, list] = {b: [] for b in idom}
+        out_edges: dict[int, list] = {b: [] for b in idom}
         for e in cfg.edges:
-            if e.src in self.idom and e.dst in self.idom:
+            if e.src in idom:
                 in_edges[e.dst].append(e)
                 out_edges[e.src].append(e)
                 if e.kind == "exception":
                     self.handlers[e.dst] = cfg.blocks[e.src].handler
                     self.exc_preds.setdefault(e.dst, []).append(e.src)
-        self.in_pos = {b: {(e.src, e.kind): i for i, e in enumerate(es)}
-                       for b, es in in_edges.items()}
         self.phi_at: dict[int, dict[int, Value]] = {}
+        self.in_pos: dict[int, dict] = {}
         for b, vs in self.place_phis().items():
             table = self.phi_at[b] = {}
+            edges = tuple((e.src, e.kind) for e in in_edges[b])
+            self.in_pos[b] = {edge: i for i, edge in enumerate(edges)}
             for var in vs:
-                phi = table[var] = self.new("phi", self.locals[var] if var < self.nloc
-                                            else var - self.nloc, b)
-                phi.args = [None] * len(in_edges[b])
-                phi.edges = tuple((e.src, e.kind) for e in in_edges[b])
+                phi = table[var] = Value("phi", self.locals[var] if var < self.nloc
+                                         else var - self.nloc, b, None, [None] * len(edges))
+                phi.edges = edges
         self.make_entry()
-        children: dict[int, list[int]] = {b: [] for b in self.idom}
-        for b, d in self.idom.items():
+        children: dict[int, list[int]] = {b: [] for b in idom}
+        for b, d in idom.items():
             if d is not None:
                 children[d].append(b)
         work: list = [cfg.entry]
+        log, cur = self.log, self.cur
         while work:
             item = work.pop()
-            if isinstance(item, tuple):          # leaving a subtree: undo its definitions
+            if item.__class__ is tuple:          # leaving a subtree: undo its definitions
                 mark = item[0]
-                log, cur = self.log, self.cur
-                while len(log) > mark:
-                    var, old = log.pop()
-                    cur[var] = old
+                while len(log) > mark:       # the log is flat: var, old, var, old, ...
+                    old = log.pop()
+                    cur[log.pop()] = old
                 continue
-            work.append((len(self.log),))
+            work.append((len(log),))
             self.block(item, out_edges[item])
             work.extend(reversed(children[item]))
         for b, vals in self.phi_at.items():
             ssa.phis[b] = list(vals.values())
             for v in ssa.phis[b]:
-                if any(a is None for a in v.args):
+                if None in v.args:
                     raise AssertionError(f"a phi at block {b} lacks an argument")
                 v.args = tuple(v.args)
-        self.number()
+        self.finish()
 
     def make_entry(self) -> None:
         code, cfg = self.code, self.cfg
@@ -341,16 +366,17 @@ class _Builder:
         for n in self.live.variables:
             kind = self.live.kinds[n]
             if kind == "local":
-                v = self.new("param" if n in params else "undef", n, cfg.entry)
+                v = Value("param" if n in params else "undef", n, cfg.entry, None, ())
                 self.cur[self.lid[n]] = v
                 self.ssa.entry.append(v)
             elif kind == "cell" and n in params:
-                v = self.new("param", n, cfg.entry)
+                v = Value("param", n, cfg.entry, None, ())
                 self.cell_params[n] = v
                 self.ssa.entry.append(v)
 
     def block(self, b: int, outs) -> None:
         ssa, st, nloc, cfg = self.ssa, self.stack, self.nloc, self.cfg
+        cur, log = self.cur, self.log
         blk = cfg.blocks[b]
         for var, phi in self.phi_at.get(b, {}).items():
             self.set(var, phi)
@@ -358,43 +384,68 @@ class _Builder:
         if entry is not None:
             vals = []
             for k in range(entry.depth, entry.handler_depth):
-                kind = "lasti" if entry.lasti and k == entry.depth else "exc"
-                v = self.new(kind, k, b)
+                v = Value("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None, ())
                 vals.append(v)
                 self.set(nloc + k, v)
             ssa.handler_values[b] = vals
-        depth_in = st.depth_in[b]
-        ssa.stack_in[b] = tuple(self.cur[nloc:nloc + depth_in])
-        live = self.live
-        ssa._locals_in[b] = {n: self.cur[self.lid[n]] for n in live.live_in(b)
-                             if n in self.lid}
+        ssa.stack_in[b] = tuple(cur[nloc:nloc + st.depth_in[b]])
+        ssa._locals_in[b] = {self.locals[v]: cur[v] for v in self.locals_of(self.live.bits_in[b])}
         protected = blk.handler is not None
         if protected:
             self.track, self.track_last = {}, {}
+        track = self.track
+        effects, depth = st.effects, st.depth
+        ops = ssa.ops
         i = st.index[b]
-        last = blk.last
+        instrs = blk.instructions
+        last_k = len(instrs) - 1
         jump_override = None
-        for ins in blk.instructions:
-            is_last = ins is last
-            d, eff = st.depth[i], st.effects[i]
-            base = d - eff.pops
-            cur = self.cur
-            inputs = cur[nloc + base:nloc + d]
-            handler = _HANDLERS.get(ins.opname, _default)
-            news, uses, defs = handler(self, ins, inputs, eff, b, is_last)
-            for j, o in enumerate(eff.fall):
-                val = news[o] if o >= 0 else inputs[~o]
-                if cur[nloc + base + j] is not val:
-                    self.set(nloc + base + j, val, is_last)
-            results = tuple(news[o] if o >= 0 else inputs[~o] for o in eff.fall)
-            op = SSAOp(ins, b, d, eff.pops, tuple(uses), tuple(defs), results)
-            ssa.ops[ins.offset] = op
-            for u in op.uses:
-                u.uses.append(op)
-            if is_last and eff.jump != eff.fall:
-                jump_override = {nloc + base + j: (news[o] if o >= 0 else inputs[~o])
-                                 for j, o in enumerate(eff.jump)}
+        local_ops = _LOCAL_OPS
+        for k, ins in enumerate(instrs):
+            eff = effects[i]
+            d = depth[i]
             i += 1
+            pops = eff.pops
+            base = nloc + d - pops
+            inputs = cur[base:base + pops] if pops else ()
+            handler = local_ops.get(ins.opname)
+            if handler is None:
+                off = ins.offset
+                if eff.news == 1:
+                    defs = news = (Value("op", base - nloc + eff.new_pos[0], b, off, ()),)
+                elif eff.news:
+                    defs = news = tuple(Value("op", base - nloc + p, b, off, ())
+                                        for p in eff.new_pos)
+                else:
+                    defs = news = ()
+                uses = tuple(inputs) if eff.reads_all else tuple(inputs[u] for u in eff.uses)
+            else:
+                news, uses, defs = handler(self, ins, inputs, b, k == last_k)
+            if eff.plain:
+                results = news
+                slot = base
+                for val in news:
+                    old = cur[slot]
+                    if old is not val:
+                        log += (slot, old)
+                        cur[slot] = val
+                        if track is not None:
+                            self.tracked(slot, old, val, k == last_k)
+                    slot += 1
+            else:
+                results = tuple(news[o] if o >= 0 else inputs[~o] for o in eff.fall)
+                for j in eff.moved:
+                    val = results[j]
+                    old = cur[base + j]
+                    if old is not val:
+                        log += (base + j, old)
+                        cur[base + j] = val
+                        if track is not None:
+                            self.tracked(base + j, old, val, k == last_k)
+                if k == last_k and eff.jump != eff.fall:
+                    jump_override = {base + j: (news[o] if o >= 0 else inputs[~o])
+                                     for j, o in enumerate(eff.jump)}
+            ops[ins.offset] = SSAOp(ins, b, d, pops, uses, defs, results)
         catch_vals: dict[int, Value] = {}
         for e in outs:
             phis = self.phi_at.get(e.dst)
@@ -406,13 +457,12 @@ class _Builder:
                     val = catch_vals.get(var)
                     if val is None:
                         val = catch_vals[var] = self.catch_value(var, b)
-                elif jump_override is not None and e.kind in ("jump", "branch") \
+                elif jump_override is not None and e.kind != "fallthrough" \
                         and var in jump_override:
                     val = jump_override[var]
                 else:
-                    val = self.cur[var]
+                    val = cur[var]
                 phi.args[pos] = val
-                val.uses.append(phi)
         if protected:
             self.track = self.track_last = None
 
@@ -425,43 +475,51 @@ class _Builder:
         if len(distinct) == 1:
             return distinct[0]
         name = self.locals[var] if var < self.nloc else var - self.nloc
-        v = self.new("catch", name, b, None, tuple(distinct))
-        for a in distinct:
-            a.uses.append(v)
+        v = Value("catch", name, b, None, tuple(distinct))
         self.ssa.catches.setdefault(b, []).append(v)
         return v
 
-    # -- helpers for the handlers ------------------------------------------------------
-    def op_values(self, n: int, b: int, ins) -> list[Value]:
-        """`n` new values of `ins`; each one's var is the slot it is first pushed to."""
-        i = self.stack.index[ins.offset]
-        eff = self.stack.effects[i]
-        base = self.stack.depth[i] - eff.pops
-        out = []
-        for k in range(n):
-            pos = eff.fall.index(k) if k in eff.fall else eff.jump.index(k) if k in eff.jump else 0
-            out.append(self.new("op", base + pos, b, ins.offset))
-        return out
+    # -- phase 4: numbering and def-use -----------------------------------------------
+    def finish(self) -> None:
+        """Number values in program order (entry, then per block: phis, handler values,
+        instruction definitions, catch values); def-use links wait for a request."""
+        ssa = self.ssa
+        order = list(ssa.entry)
+        for b in sorted(self.idom):
+            order += ssa.phis.get(b, ())
+            order += ssa.handler_values.get(b, ())
+            for ins in self.cfg.blocks[b].instructions:
+                order += ssa.ops[ins.offset].defs
+            order += ssa.catches.get(b, ())
+        counter: dict[str, int] = {}
+        vnum = 0
+        for i, v in enumerate(order):
+            v.id = i
+            v._ssa = ssa
+            if v.var.__class__ is str:
+                k = v.num = counter.get(v.var, 0)
+                counter[v.var] = k + 1
+            else:
+                v.num = vnum
+                vnum += 1
+        ssa.values = order
 
 
-# -- per-opcode handlers: (builder, ins, inputs, effect, block, is_last) ->
+# -- per-opcode handlers for fast locals: (builder, ins, inputs, block, is_last) ->
 #    (values for the effect's new outputs, values used, values defined)
-
-def _default(bd: _Builder, ins, inputs, eff, b, last):
-    news = bd.op_values(eff.news, b, ins)
-    return news, [inputs[u] for u in eff.uses], news
-
 
 def _names(ins) -> tuple:
     a = ins.argval
-    return tuple(a) if isinstance(a, tuple) else (a,)
+    return a if a.__class__ is tuple else (a,)
 
 
 def _load(bd, name, ins, b, uses, defs):
     """The value a load of `name` pushes: the local's value, or a new one for a cell."""
     var = bd.lid.get(name)
     if var is None:
-        v = bd.op_values(1, b, ins)[0]
+        i = bd.stack.index[ins.offset]
+        v = Value("op", bd.stack.depth[i] - bd.stack.effects[i].pops + len(defs), b,
+                  ins.offset, ())
         defs.append(v)
         return v
     v = bd.cur[var]
@@ -471,77 +529,85 @@ def _load(bd, name, ins, b, uses, defs):
 
 def _store(bd, name, val, ins, b, last, defs):
     var = bd.lid.get(name)
-    if var is None:
-        return
-    v = bd.new("store", name, b, ins.offset, (val,))
-    defs.append(v)
-    bd.set(var, v, last)
+    if var is not None:
+        v = Value("store", name, b, ins.offset, (val,))
+        defs.append(v)
+        bd.set(var, v, last)
 
 
 def _clear(bd, name, ins, b, last, defs):
     var = bd.lid.get(name)
-    if var is None:
-        return
-    v = bd.new("undef", name, b, ins.offset)
-    defs.append(v)
-    bd.set(var, v, last)
+    if var is not None:
+        v = Value("undef", name, b, ins.offset, ())
+        defs.append(v)
+        bd.set(var, v, last)
 
 
-def _h_load_fast(bd, ins, inputs, eff, b, last):
+def _h_load_fast(bd, ins, inputs, b, last):
+    var = bd.lid.get(ins.argval)
+    if var is not None:                         # the common case, kept short
+        t = (bd.cur[var],)
+        return t, t, ()
     uses, defs = [], []
     news = [_load(bd, n, ins, b, uses, defs) for n in _names(ins)]
-    return news, uses, defs
+    return news, tuple(uses), tuple(defs)
 
 
-def _h_load_and_clear(bd, ins, inputs, eff, b, last):
+def _h_load_pair(bd, ins, inputs, b, last):
+    uses, defs = [], []
+    news = [_load(bd, n, ins, b, uses, defs) for n in _names(ins)]
+    return news, tuple(uses), tuple(defs)
+
+
+def _h_load_and_clear(bd, ins, inputs, b, last):
     uses, defs = [], []
     news = [_load(bd, ins.argval, ins, b, uses, defs)]
     _clear(bd, ins.argval, ins, b, last, defs)
-    return news, uses, defs
+    return news, tuple(uses), tuple(defs)
 
 
-def _h_delete_fast(bd, ins, inputs, eff, b, last):
+def _h_delete_fast(bd, ins, inputs, b, last):
     uses, defs = [], []
     var = bd.lid.get(ins.argval)
     if var is not None:
         uses.append(bd.cur[var])
     _clear(bd, ins.argval, ins, b, last, defs)
-    return [], uses, defs
+    return (), tuple(uses), tuple(defs)
 
 
-def _h_store_fast(bd, ins, inputs, eff, b, last):
+def _h_store_fast(bd, ins, inputs, b, last):
     defs = []
     _store(bd, ins.argval, inputs[0], ins, b, last, defs)
-    return [], [inputs[0]], defs
+    return (), (inputs[0],), tuple(defs)
 
 
-def _h_store_store(bd, ins, inputs, eff, b, last):
+def _h_store_store(bd, ins, inputs, b, last):
     first, second = _names(ins)
     defs = []
     _store(bd, first, inputs[1], ins, b, last, defs)   # the first store takes the top
     _store(bd, second, inputs[0], ins, b, last, defs)
-    return [], [inputs[1], inputs[0]], defs
+    return (), (inputs[1], inputs[0]), tuple(defs)
 
 
-def _h_store_load(bd, ins, inputs, eff, b, last):
+def _h_store_load(bd, ins, inputs, b, last):
     store, load = _names(ins)
     uses, defs = [inputs[0]], []
     _store(bd, store, inputs[0], ins, b, last, defs)
     pushed = _load(bd, load, ins, b, uses, defs)
     if defs and uses[-1] is defs[0]:      # `x = ...; x`: it reloads what it stored
         uses.pop()
-    return [pushed], uses, defs
+    return (pushed,), tuple(uses), tuple(defs)
 
 
-def _h_make_cell(bd, ins, inputs, eff, b, last):
+def _h_make_cell(bd, ins, inputs, b, last):
     v = bd.cell_params.get(ins.argval)
-    return [], ([v] if v is not None else []), []
+    return (), ((v,) if v is not None else ()), ()
 
 
-_HANDLERS = {
+_LOCAL_OPS = {
     "LOAD_FAST": _h_load_fast,
     "LOAD_FAST_CHECK": _h_load_fast,
-    "LOAD_FAST_LOAD_FAST": _h_load_fast,
+    "LOAD_FAST_LOAD_FAST": _h_load_pair,
     "LOAD_FAST_AND_CLEAR": _h_load_and_clear,
     "DELETE_FAST": _h_delete_fast,
     "STORE_FAST": _h_store_fast,

@@ -27,7 +27,7 @@ says where they do not.  Unreachable blocks have no depth (-1).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .cfg import CFG
 from .decode import Instr
@@ -45,6 +45,23 @@ class Effect:
     jump: tuple[int, ...]   # outputs when the jump is taken (== fall for non-branches)
     uses: tuple[int, ...]   # popped inputs the instruction reads (0 = deepest)
     news: int               # values it defines
+    # derived, for the SSA builder's inner loop:
+    plain: bool = field(init=False)      # reads all inputs, pushes new values 0..news-1
+    reads_all: bool = field(init=False)  # uses == all inputs, in order
+    new_pos: tuple[int, ...] = field(init=False)  # output position of each new value
+    moved: tuple[int, ...] = field(init=False)    # fall outputs whose slot content changes
+
+    def __post_init__(self):
+        fall = self.fall
+        plain = fall == tuple(range(self.news)) and self.jump == fall \
+            and self.uses == tuple(range(self.pops))
+        pos = tuple(fall.index(k) if k in fall else self.jump.index(k) if k in self.jump else 0
+                    for k in range(self.news))
+        moved = tuple(j for j, o in enumerate(fall) if o >= 0 or ~o != j)
+        object.__setattr__(self, "plain", plain)
+        object.__setattr__(self, "reads_all", self.uses == tuple(range(self.pops)))
+        object.__setattr__(self, "new_pos", pos)
+        object.__setattr__(self, "moved", moved)
 
     def outs(self, edge_kind: str) -> tuple[int, ...]:
         return self.jump if edge_kind in ("jump", "branch") else self.fall
@@ -218,7 +235,8 @@ _BY_VERSION: dict[tuple[int, int], dict[str, object]] = {
     },
 }
 
-_CACHE: dict[tuple[tuple[int, int], str, int | None], Effect] = {}
+# version -> opname -> arg -> Effect; constant rules need no per-arg entry
+_CACHE: dict[tuple[int, int], dict[str, object]] = {v: {} for v in _BY_VERSION}
 
 
 def has_rule(opname: str, version: tuple[int, int]) -> bool:
@@ -227,18 +245,21 @@ def has_rule(opname: str, version: tuple[int, int]) -> bool:
 
 def effect_of(ins: Instr, version: tuple[int, int]) -> Effect:
     """The `Effect` of `ins` under CPython `version` (memoized per opname and arg)."""
-    key = (version, ins.opname, ins.arg)
-    eff = _CACHE.get(key)
+    per_op = _CACHE[version].get(ins.opname)
+    if per_op.__class__ is Effect:
+        return per_op
+    if per_op is None:
+        rule = _BY_VERSION[version].get(ins.opname)
+        if rule.__class__ is Effect:
+            _CACHE[version][ins.opname] = rule
+            return rule
+        per_op = _CACHE[version][ins.opname] = {}
+    eff = per_op.get(ins.arg)
     if eff is None:
         rule = _BY_VERSION[version].get(ins.opname)
-        if rule is None:
-            eff = _fallback(ins)
-        elif isinstance(rule, Effect):
-            eff = rule
-        else:
-            eff = rule(ins.arg or 0)
-        if len(_CACHE) < 50_000:
-            _CACHE[key] = eff
+        eff = _fallback(ins) if rule is None else rule(ins.arg or 0)
+        if len(per_op) < 4096:
+            per_op[ins.arg] = eff
     return eff
 
 
@@ -265,7 +286,8 @@ class StackInfo:
         self.version = bc.version
         instrs = bc.instructions
         self.index = {ins.offset: i for i, ins in enumerate(instrs)}
-        self.effects: list[Effect] = [effect_of(ins, bc.version) for ins in instrs]
+        version = bc.version
+        self.effects: list[Effect] = [effect_of(ins, version) for ins in instrs]
         self.depth: list[int] = [-1] * len(instrs)
         self.depth_in: dict[int, int] = {}
         self.max_depth = 0

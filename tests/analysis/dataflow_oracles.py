@@ -135,9 +135,10 @@ def brute_live_before(code) -> dict[int, set[str]]:
     return out
 
 
-def trace(fn, *args, **kwargs):
-    """Run fn(*args) tracing opcodes; returns (result or exception, {frame: [offsets]})."""
-    code = fn.__code__
+def trace(code, run):
+    """Call `run()` tracing the opcodes of every frame of `code` (generator frames
+    included).  Returns (result or the exception raised, {frame: [offsets]}).
+    `run` is called twice (see below), so it must be repeatable."""
     traces: dict = {}
 
     def local(frame, event, arg):
@@ -152,14 +153,23 @@ def trace(fn, *args, **kwargs):
         return None
 
     old = sys.gettrace()
-    sys.settrace(glob)
-    try:
-        result = fn(*args, **kwargs)
-    except Exception as e:  # the exception is part of the behaviour we traced
-        result = e
-    finally:
-        sys.settrace(old)
+    result = None
+    # CPython 3.13.0 starts opcode events only from a code object's second traced
+    # call, so run once to warm up and keep what the second run records.
+    for _ in range(2):
+        traces.clear()
+        sys.settrace(glob)
+        try:
+            result = run()
+        except Exception as e:  # the exception is part of the behaviour we traced
+            result = e
+        finally:
+            sys.settrace(old)
     return result, traces
+
+
+def normal_successors(code) -> dict[int, list[int]]:
+    return instruction_graph(code)[1]
 
 
 # -- SSA invariants ----------------------------------------------------------------

@@ -1,0 +1,265 @@
+"""SSA form: invariants on every corpus code object, hand-checked shapes, and a
+dynamic reaching-definition oracle (the local a read sees at run time was written
+by one of the definitions its SSA value can stand for)."""
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+
+from corpus import CORPUS, all_code_objects
+from dataflow_cases import RUNNABLE
+from dataflow_oracles import check_ssa, events, instructions, normal_successors, trace
+
+from bcfront.analysis import analyze
+
+PY = sys.version_info[:2]
+
+
+def _all_codes():
+    for name, fn in CORPUS.items():
+        for code in all_code_objects(fn):
+            yield pytest.param(code, id=f"{name}:{code.co_qualname}")
+
+
+@pytest.mark.parametrize("code", list(_all_codes()))
+def test_invariants(code):
+    check_ssa(analyze(code))
+
+
+def _leaves(v, seen=None) -> set:
+    """The definitions (entry, or an instruction offset) a value may stand for."""
+    out, work, seen = set(), [v], set()
+    while work:
+        x = work.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if x.kind in ("phi", "catch"):
+            work.extend(x.args)
+        elif x.kind in ("param", "undef") and x.offset is None:
+            out.add("entry")
+        else:
+            out.add(x.offset)
+    return out
+
+
+# -- shapes ---------------------------------------------------------------------------
+
+def add(a, b):
+    c = a + b
+    return c
+
+
+def test_printer_one_line_per_instruction():
+    fa = analyze(add)
+    text = str(fa.ssa)
+    assert text.startswith("entry: a.0 = param  b.0 = param  c.0 = undef")
+    assert re.search(r"\bv\d+ = BINARY_OP\(\+\)\(a\.0, b\.0\)  # line \d+$", text, re.M), text
+    assert re.search(r"\bc\.1 = STORE_FAST\(c\)\(v\d+\)", text), text
+    n_instr = len(fa.bytecode.instructions)
+    assert sum(bool(re.match(r"\s+\d+ ", ln)) for ln in text.splitlines()) == n_instr
+
+
+def test_parameters_are_defined_at_entry():
+    fa = analyze(add)
+    ssa = fa.ssa
+    assert [(v.name, v.kind, v.block) for v in ssa.entry] == [
+        ("a.0", "param", 0), ("b.0", "param", 0), ("c.0", "undef", 0)]
+    assert ssa.value("a.0") is ssa.entry[0]
+
+
+def ternary(c, a, b):
+    r = g(
+        (a if c else b),
+        c,
+    )
+    return r
+
+
+g = print
+
+
+def test_conditional_expression_merges_on_the_stack():
+    fa = analyze(ternary)
+    ssa = fa.ssa
+    stack_phis = [v for vs in ssa.phis.values() for v in vs if isinstance(v.var, int)]
+    assert len(stack_phis) == 1
+    phi = stack_phis[0]
+    assert {a.name for a in phi.args} == {"a.0", "b.0"}
+    user = next(u for u in phi.uses if getattr(u, "instr", None) is not None)
+    assert user.instr.opname == "CALL"
+
+
+def loop(xs):
+    t = 0
+    for x in xs:
+        t = t + x
+    return t
+
+
+def test_for_loop_iterator_crosses_blocks():
+    fa = analyze(loop)
+    ssa = fa.ssa
+    get_iter = next(op for op in ssa.ops.values() if op.instr.opname == "GET_ITER")
+    it = get_iter.defs[0]
+    for_iter = next(op for op in ssa.ops.values() if op.instr.opname == "FOR_ITER")
+    assert it in for_iter.uses and for_iter.block != get_iter.block
+    # the iterator stays in its slot across the loop: it is on the header's entry stack
+    assert ssa.stack_in[for_iter.block][-1] is it
+    # t is merged at the loop header from `t = 0` and `t = t + x`
+    assert [v.var for v in ssa.phis[for_iter.block]] == ["t"]
+    stores = {op.offset for op in ssa.ops.values()
+              if any(d.var == "t" and d.kind == "store" for d in op.defs)}
+    assert len(stores) == 2
+    assert _leaves(ssa.phis[for_iter.block][0]) == stores
+
+
+def comp(xs, k):
+    y = 1
+    return [y * k for y in xs if y], y
+
+
+@pytest.mark.skipif(PY < (3, 12), reason="comprehensions are inlined from 3.12")
+def test_inlined_comprehension_stack_values():
+    fa = analyze(comp)
+    ssa = fa.ssa
+    build = next(op for op in ssa.ops.values() if op.instr.opname == "BUILD_LIST")
+    lst = build.defs[0]
+    appends = [op for op in ssa.ops.values() if op.instr.opname == "LIST_APPEND"]
+    assert appends and all(lst in op.uses and op.block != build.block for op in appends)
+    # the outer y, saved on the stack by LOAD_FAST_AND_CLEAR, is what gets restored
+    clear = next(op for op in ssa.ops.values() if op.instr.opname == "LOAD_FAST_AND_CLEAR")
+    saved = clear.results[0]
+    assert saved.name == "y.1"
+    restores = [op for op in ssa.ops.values()
+                if op.instr.opname == "STORE_FAST" and op.instr.argval == "y"
+                and op.uses[0] is saved]
+    assert restores, str(ssa)
+    assert any(op.block != clear.block for op in restores)
+    check_ssa(fa)
+
+
+def test_nested_comprehension_on_311_takes_iterator_parameter():
+    fa = analyze(comp)
+    if PY >= (3, 12):
+        assert not fa.nested()
+        return
+    inner = fa.nested()[0]
+    assert inner.ssa.entry[0].name == ".0.0" and inner.ssa.entry[0].kind == "param"
+
+
+def try_finally(f):
+    x = 1
+    try:
+        x = f()
+        x = f(x)
+        f()
+    except KeyError as e:
+        return x, e
+    finally:
+        x = None
+    return x
+
+
+def test_handler_entry_defines_exception_and_lasti():
+    fa = analyze(try_finally)
+    ssa = fa.ssa
+    handlers = {b: vs for b, vs in ssa.handler_values.items()}
+    assert handlers
+    kinds = [[v.kind for v in vs] for vs in handlers.values()]
+    assert ["exc"] in kinds                       # except: depth d, just the exception
+    assert ["lasti", "exc"] in kinds              # cleanup handlers push lasti first
+    for b, vs in handlers.items():
+        entry = fa.cfg.blocks[[p for p in fa.cfg.blocks[b].preds][0]].handler
+        assert [v.var for v in vs] == list(range(entry.depth, entry.handler_depth))
+
+
+def test_handler_sees_every_value_of_the_protected_block():
+    fa = analyze(try_finally)
+    ssa = fa.ssa
+    stores = {op.defs[0].name: op.offset for op in ssa.ops.values()
+              if op.defs and op.defs[0].var == "x" and op.defs[0].kind == "store"}
+    # the except clause returns x: whatever value it reads, any of x = 1, f(), f(x)
+    ret = next(op for op in ssa.ops.values() if op.instr.opname == "BUILD_TUPLE")
+    x_val = ret.uses[0]
+    assert _leaves(x_val) == {stores["x.1"], stores["x.2"], stores["x.3"]}, str(ssa)
+
+
+def test_def_use_chains_are_symmetric():
+    for fn in (try_finally, loop, ternary, comp, CORPUS["match_statement"]):
+        ssa = analyze(fn).ssa
+        for v in ssa.values:
+            for u in v.uses:
+                assert v in (u.uses if hasattr(u, "instr") else u.args)
+        for op in ssa.ops.values():
+            for v in op.uses:
+                assert op in v.uses
+        for vs in ssa.phis.values():
+            for phi in vs:
+                for a in phi.args:
+                    assert phi in a.uses
+
+
+def test_stack_before_replays_to_the_recorded_depth():
+    fa = analyze(CORPUS["with_statements"])
+    for ins in fa.bytecode.instructions:
+        if fa.cfg.block_of(ins.offset).reachable:
+            assert len(fa.ssa.stack_before(ins.offset)) == fa.stack.depth_before(ins.offset)
+
+
+def test_cells_are_not_renamed():
+    fa = analyze(CORPUS["closures"])
+    ssa = fa.ssa
+    assert not [v for v in ssa.values if v.var == "a" and v.kind == "store"]
+    assert [v.kind for v in ssa.entry if v.var == "a"] == ["param"]   # wrapped by MAKE_CELL
+
+
+def test_under_low_recursion_limit(shallow_stack):
+    fa = analyze(CORPUS["huge_function"])
+    fa.cfg, fa.idom, fa.dominance_frontier, fa.liveness, fa.stack
+    with shallow_stack():
+        ssa = fa.ssa
+        str(ssa)
+    assert len(ssa.values) > 1000
+
+
+# -- dynamic oracle -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(RUNNABLE))
+def test_reaching_definitions_match_execution(name):
+    """At every executed read of a local, the value CPython reads was written by the
+    instruction (or entry) that the SSA value used there may stand for."""
+    fn, run = RUNNABLE[name]
+    code = fn.__code__
+    fa = analyze(fn)
+    ssa = fa.ssa
+    ins = instructions(code)
+    succ = normal_successors(code)
+    offsets = [i.offset for i in fa.bytecode.instructions]
+    local = {n for n, k in fa.liveness.kinds.items() if k == "local"}
+    _, traces = trace(code, run)
+    checked = 0
+    for seq in traces.values():
+        seq = [min(o for o in offsets if o >= off) for off in seq]
+        writer = {n: "entry" for n in local}
+        prev = None
+        for off in seq:
+            if prev is not None and off in succ[prev]:   # prev completed normally
+                for kind, n in events(ins[prev], code):
+                    if kind == "w" and n in writer:
+                        writer[n] = prev
+            op = ssa.ops[off]
+            reads = [n for kind, n in events(ins[off], code) if kind == "r" and n in local]
+            if ins[off].opname == "STORE_FAST_LOAD_FAST" and reads:
+                stored, loaded = ins[off].argval
+                if stored == loaded:
+                    reads = []                       # reads its own store: not a use
+            for n in reads:
+                vals = [v for v in op.uses if v.var == n]
+                assert vals, (off, n)
+                assert writer[n] in _leaves(vals[0]), (off, n, writer[n], vals[0].name)
+                checked += 1
+            prev = off
+    assert checked >= 2
