@@ -38,10 +38,19 @@ def traceable(fn, arity: int):
     return ns["wrapped"]
 
 
+def graph_of(fn, inputs):
+    """An FX graph of `fn`: symbolic_trace, or make_fx where Python control flow
+    iterates over tensors (split/unbind results)."""
+    try:
+        return torch.fx.symbolic_trace(traceable(fn, len(inputs)))
+    except torch.fx.proxy.TraceError:
+        from torch.fx.experimental.proxy_tensor import make_fx
+        return make_fx(traceable(fn, len(inputs)))(*_clone(inputs))
+
+
 def compare(fn, inputs, *, config=None, kernels=None, fallback=None, tol=None):
     """Check `fn` through the backend against eager; returns the compiled graph."""
-    gm = torch.fx.symbolic_trace(traceable(fn, len(inputs)))
-    compiled = compile_fx(gm, _clone(inputs), config)
+    compiled = compile_fx(graph_of(fn, inputs), _clone(inputs), config)
     mine_in = _clone(inputs)
     got = compiled(*mine_in)
     eager_in = _clone(inputs)

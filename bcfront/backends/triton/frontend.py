@@ -21,6 +21,9 @@ aten = torch.ops.aten
 _KEEP = ("scaled_dot_product", "embedding", "addmm", "convolution", "_flash_attention",
          "_efficient_attention", "_cudnn_attention")
 
+# Lowered directly (index arithmetic); their decompositions gather through index tensors.
+_LOWERED = ("roll",)
+
 # Decomposed even though core ATen keeps them: they fuse into one kernel.
 _DECOMPOSE = (
     "_softmax", "_log_softmax", "native_layer_norm", "gelu", "hardtanh", "leaky_relu", "elu",
@@ -35,7 +38,7 @@ def decomposition_table() -> dict:
     import torch._decomp as D
     table = dict(D.core_aten_decompositions())
     for op in list(table):
-        if any(k in str(op) for k in _KEEP):
+        if any(k in str(op) for k in _KEEP) or op.name().split("::")[-1].split(".")[0] in _LOWERED:
             del table[op]
     wanted = [getattr(aten, name) for name in _DECOMPOSE if hasattr(aten, name)]
     table.update(D.get_decompositions(wanted))

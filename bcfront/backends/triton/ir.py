@@ -81,7 +81,13 @@ class Arena:
     def add(self, op: str, args=(), dtype: str = "float32", attr=None) -> int:
         if op not in OPS:
             raise KeyError(f"unknown scalar op {op!r}")
-        n = Node(op, tuple(args), dtype, attr)
+        args = tuple(args)
+        if op == "index" and attr.is_const:
+            return self.const(attr.const, dtype)
+        folded = _fold(self, op, args, dtype)
+        if folded is not None:
+            return folded
+        n = Node(op, args, dtype, attr)
         i = self._ids.get(n)
         if i is None:
             i = len(self.nodes)
@@ -111,6 +117,10 @@ class Arena:
         return self.add("cast", (e,), dtype)
 
     def load(self, buf: str, offset: ix.Affine, dtype: str, mask: int | None = None) -> int:
+        if mask is not None and self.nodes[mask].op == "const":
+            if not self.nodes[mask].attr:
+                return self.const(0, dtype)      # never read
+            mask = None
         return self.add("load", () if mask is None else (mask,), dtype, (buf, offset))
 
     def op(self, name: str, *args: int, dtype: str | None = None) -> int:
@@ -168,6 +178,47 @@ class Arena:
 
     def count_ops(self, roots) -> int:
         return sum(1 for i in self.postorder(roots) if self.nodes[i].op not in ("const", "index"))
+
+
+# Constant folding and identities that are exact in every dtype.  Float
+# arithmetic is not folded (Python computes in float64, kernels in float32).
+_FOLD_CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+             "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+_FOLD_INT = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}
+
+
+def _fold(arena: "Arena", op: str, args: tuple, dtype: str):
+    if not args:
+        return None
+    ns = [arena.nodes[a] for a in args]
+    consts = [n.attr if n.op == "const" else None for n in ns]
+    all_const = all(n.op == "const" for n in ns)
+    if op == "where" and ns[0].op == "const":
+        return args[1] if consts[0] else args[2]
+    if op in ("and", "or") and dtype == "bool":
+        for k in (0, 1):
+            if ns[k].op == "const":
+                other = args[1 - k]
+                if op == "and":
+                    return other if consts[k] else arena.const(False, "bool")
+                return arena.const(True, "bool") if consts[k] else other
+    if op == "not" and all_const:
+        return arena.const(not consts[0], "bool")
+    if all_const and op in _FOLD_CMP and not any(isinstance(c, float) for c in consts):
+        return arena.const(_FOLD_CMP[op](*consts), "bool")
+    if dtype in ("int32", "int64") and op in _FOLD_INT:
+        if all_const:
+            v = _FOLD_INT[op](*consts)
+            if -2**31 <= v < 2**31:
+                return arena.const(v, dtype)
+        if op in ("add", "sub") and ns[1].op == "const" and consts[1] == 0:
+            return args[0]
+        if op == "mul" and ns[1].op == "const" and consts[1] == 1:
+            return args[0]
+    if op == "mul" and dtype in FLOAT_DTYPES and ns[1].op == "const" and consts[1] == 1.0 \
+            and ns[0].dtype == dtype:
+        return args[0]
+    return None
 
 
 def ivars(n: int, prefix: str = "i") -> list[ix.Affine]:

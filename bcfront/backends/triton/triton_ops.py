@@ -93,7 +93,7 @@ def render(op: str, args, arg_dtypes, dtype: str, const_args=()) -> str:
         raise NotImplementedError(f"no Triton spelling for scalar op {op!r}")
     cds = [compute_dtype(d) for d in arg_dtypes]
     text = fn(list(args), cds, compute_dtype(dtype))
-    if const_args and text.startswith("_"):
+    if const_args and (text.startswith("_") or len(const_args) == len(args)):
         args = [f"tl.full([], {a}, {TL_DTYPE[cd]})" if k in const_args else a
                 for k, (a, cd) in enumerate(zip(args, cds))]
         text = fn(args, cds, compute_dtype(dtype))
