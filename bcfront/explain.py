@@ -22,7 +22,28 @@ def explain(fn, *args, **kwargs) -> report.Report:
     else:
         cf = capture(fn)
     cf(*args, **kwargs)
-    return report.Report(tuple(collect(cf)))
+    return report.Report(tuple(merge_breaks(collect(cf))))
+
+
+def merge_breaks(functions: list[report.FunctionReport]) -> list[report.FunctionReport]:
+    """Identical breaks (same reason, message, place, instruction) across functions: once, counted."""
+    import dataclasses
+    first: dict = {}
+    counts: dict = {}
+    for fi, f in enumerate(functions):
+        for b in f.graph_breaks:
+            key = (b.reason, b.message, b.filename, b.lineno, b.instruction)
+            first.setdefault(key, fi)
+            counts[key] = counts.get(key, 0) + b.count
+    out = []
+    for fi, f in enumerate(functions):
+        kept = []
+        for b in f.graph_breaks:
+            key = (b.reason, b.message, b.filename, b.lineno, b.instruction)
+            if first[key] == fi and key in counts:
+                kept.append(dataclasses.replace(b, count=counts.pop(key)))
+        out.append(dataclasses.replace(f, graph_breaks=tuple(kept)))
+    return out
 
 
 def collect(cf) -> list[report.FunctionReport]:

@@ -1,12 +1,293 @@
-"""Graph breaks: what happens when the trace reaches something it cannot represent.
+"""Graph breaks: compile the region before the break, run the instruction, continue captured.
 
-(Placeholder until continuations land: the function runs natively under the
-guards collected so far, and the break is recorded.)
+At a break the root frame is rolled back to the start of the breaking
+instruction (an inlined callee that broke is rolled back as a whole: the
+journal undoes its effects, the graph drops its nodes -- no retrace).  The
+entry's region function then
+
+1. runs the graph so far and rebuilds the stack and the live locals (liveness
+   from the analyzer) from graph outputs, sources and constants;
+2. replays the outside writes made so far and sets the torch state (grad mode)
+   to the one at the break;
+3. runs the instruction natively (`native`): a call (through the callee's own
+   capture when the break happened inside it), a branch on a tensor, an
+   iteration step, an operator, ...; an exception it raises inside a
+   try block goes to a continuation starting at the handler;
+4. returns the result of a *continuation*: the original bytecode resumed after
+   the instruction (`resume.make_resume`), itself wrapped by `capture` and so
+   captured on its first call, with its own guards, graphs and breaks.
+
+Continuations are cached per (function, offset, stack layout, live locals).
+A continuation that would call itself again (a break inside a loop) calls
+the plain resume function instead, so the rest of that loop runs natively
+rather than recursing once per iteration.  Whatever cannot be rebuilt or run
+on its own makes the whole function run natively under the guards so far,
+with the reason in explain.
 """
 from __future__ import annotations
 
-from .driver import break_record, native_entry
+import sys
+import weakref
+
+from ..errors import UnsupportedError
+from .codegen import Rebuilder, compile_function, function_source
+from .driver import (Entry, _finish, _signature, add_distinct_guard, break_record, example_inputs,
+                     graph_info, make_guard, native_entry, side_effect_records)
+from .namespace import Namespace
+from .native import Ctx, native_outcomes
+from .resume import make_resume
+from .values import (NULL, CellV, Const, DictV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
+                     PartialV, SetV, TensorV, TupleV, Value)
+
+_CONTINUATIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_LIVENESS: dict = {}
 
 
-def compile_break(cf, root, tx, err, frame):
-    return native_entry(cf, root, tx, breaks_=[break_record(err)])
+def compile_break(cf, root, tx, err, frame) -> Entry:
+    rec = break_record(err)
+    try:
+        return _compile(cf, root, tx, err, frame, rec)
+    except UnsupportedError as why:
+        note = f"no continuation after the break at line {rec.lineno}: {why.message}"
+        return native_entry(cf, root, tx, notes=[note], breaks_=[rec])
+
+
+def origin(fn):
+    """(original function, offset map) of a continuation; (fn, None) for anything else."""
+    info = getattr(fn, "__bcfront_resume__", None)
+    return info if info is not None else (fn, None)
+
+
+def _live(code, offset) -> set | None:
+    key = (code, offset)
+    hit = _LIVENESS.get(key)
+    if hit is None:
+        try:
+            from ..analysis import analyze
+            hit = set(analyze(code).liveness.live_before(offset))
+        except Exception:  # analyzer unavailable or failed: pass every bound local
+            hit = None
+        if len(_LIVENESS) > 10000:
+            _LIVENESS.clear()
+        _LIVENESS[key] = hit
+    return hit
+
+
+def _compile(cf, root, tx, err, frame, rec) -> Entry:
+    if tx.root_cp is None or frame.cur is None:
+        raise UnsupportedError("no-continuation", "the break happened before the first instruction")
+    tx.rollback(tx.root_cp)
+    stack = list(frame.snap)
+    ins = frame.cur
+    orig, offmap = origin(root)
+    to_orig = (lambda off: offmap[off]) if offmap is not None else (lambda off: off)
+    code = orig.__code__
+    parts, params, prefix = _signature(root)
+    ns = Namespace(params, prefix)
+    graph = tx.graph
+    outputs: dict[int, object] = {}
+
+    def tensor_name(v: TensorV) -> str:
+        if v.node.op != "input":
+            outputs.setdefault(v.node.index, v.node)
+        return v.node.name
+
+    tail: list[str] = []
+    rb = Rebuilder(ns, tensor_name, tail, globals_values=tx.globals_values)
+    _check_cells(frame, stack, code)
+    slot_exprs = []
+    for v in stack:
+        if v is NULL:
+            slot_exprs.append(None)
+        else:
+            e = rb.expr(v)
+            name = ns.fresh("s")
+            tail.append(f"    {name} = {e}")
+            slot_exprs.append(name)
+    local_exprs: dict[str, str] = {}
+
+    def local_expr(name):
+        if name not in local_exprs:
+            v = frame.locals[name]
+            if isinstance(v, CellV):
+                v = v.contents
+            e = rb.expr(v)
+            temp = ns.fresh(f"l_{name}")
+            tail.append(f"    {temp} = {e}")
+            local_exprs[name] = temp
+        return local_exprs[name]
+
+    def live_names(offset):
+        bound = [n for n in code.co_varnames + code.co_cellvars
+                 if n in frame.locals and not (isinstance(frame.locals[n], CellV)
+                                               and frame.locals[n].contents is None)
+                 and not n.startswith("___stack")]
+        live = _live(code, to_orig(offset))
+        return [n for n in bound if live is None or n in live]
+
+    kw = frame.snap_kw
+    if ins.op == "CALL_KW":
+        names_v = stack[-1]
+        kw = names_v.value if isinstance(names_v, Const) else None
+    handler = frame.bc.handler_for(ins.offset)
+    native_lines: list[str] = []
+    children: list = []
+    caller = None
+    if _from_callee(err):
+        site_name = ns.const(CallSite(cf, children), "call_captured")
+        caller = lambda fn: f"{site_name}({fn})"  # noqa: E731
+    ctx = Ctx(ins, slot_exprs, ns, native_lines, frame.bc, kw, caller=caller)
+    outcomes = native_outcomes(ctx)
+    resolved = []
+    for oc in outcomes:
+        live = live_names(oc.offset)
+        for n in live:
+            local_expr(n)
+        resolved.append((oc, live))
+    if handler is not None:
+        h_live = live_names(handler.target)
+        for n in h_live:
+            local_expr(n)
+    pending = rb.replay(tx.mutated)
+    tail.extend("    " + p for p in pending)
+    if tx.fakes is not None:
+        import torch
+        tail.append(f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})")
+        if tx.state.autocast:
+            raise UnsupportedError("no-continuation", "a break inside an autocast region")
+
+    def cont_call(offset, stack_exprs, live) -> str:
+        nulls = [e is None for e in stack_exprs]
+        target = continuation(cf, orig, to_orig(offset), nulls, live, children)
+        args = [e for e in stack_exprs if e is not None] + [local_exprs[n] for n in live]
+        return f"{ns.const(target, 'resume')}({', '.join(args)})"
+
+    if handler is not None:
+        tail.append("    try:")
+        tail.extend("        " + line for line in native_lines)
+        tail.append(f"    except {ns.helper('BaseException')} as {prefix}exc:")
+        h_stack = slot_exprs[:handler.depth] + ([repr(ins.offset)] if handler.lasti else []) \
+            + [f"{prefix}exc"]
+        tail.append(f"        return {cont_call(handler.target, h_stack, h_live)}")
+    else:
+        tail.extend("    " + line for line in native_lines)
+    for oc, live in resolved:
+        call = f"return {cont_call(oc.offset, oc.stack, live)}"
+        if oc.condition is not None:
+            tail.append(f"    if {oc.condition}:")
+            tail.append(f"        {call}")
+        else:
+            tail.append(f"    {call}")
+    if not resolved:
+        tail.append(f"    raise {ns.helper('RuntimeError')}('unreachable: the native instruction raises')")
+    graph.outputs = [outputs[i] for i in sorted(outputs)]
+    from .. import backends
+    compiled = backends.compile_graph(cf.backend, graph, example_inputs(tx))
+    head = [f"    {n.name} = {n.target.expr(ns)}" for n in graph.inputs]
+    body: list[str] = []
+    compiled.emit(graph, ns, body)
+    name = f"{prefix}region"
+    src = function_source(name, parts, head + body + tail)
+    region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} (break)>"),
+                     root)
+    add_distinct_guard(tx)
+    guard, gsrc = make_guard(root, tx)
+    graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
+    entry = Entry(guard, region, list(tx.guards), graphs, [rec], side_effect_records(tx),
+                  list(tx.notes) + list(compiled.notes), gsrc, src, children=children,
+                  graph_objects=[graph])
+    return entry
+
+
+def _from_callee(err) -> bool:
+    return len(getattr(err, "user_stack", None) or ()) > 1
+
+
+class CallSite:
+    """At a break inside an inlined callee: call the callee through its own capture."""
+
+    def __init__(self, cf, children):
+        self.cf = cf
+        self.children = children
+        self._cache = weakref.WeakKeyDictionary()
+
+    def __call__(self, fn):
+        import types
+        target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        if not isinstance(target, types.FunctionType) and not _is_module(fn):
+            return fn
+        try:
+            cap = self._cache.get(target)
+        except TypeError:
+            return fn
+        if cap is None:
+            from ..capture import CapturedFunction
+            cap = CapturedFunction(target, backend=self.cf.backend, recompile_limit=self.cf.recompile_limit,
+                                   **self.cf.options)
+            self._cache[target] = cap
+            self.children.append(cap)
+        if isinstance(fn, types.MethodType):
+            return lambda *a, **k: cap(fn.__self__, *a, **k)
+        return cap
+
+
+def _is_module(obj) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.nn.Module)
+
+
+def continuation(cf, orig, offset, nulls, live, children):
+    """The captured continuation of `orig` at `offset` (cached), or the plain resume function
+    when capturing it would re-enter a continuation already on this chain (a loop)."""
+    per = _CONTINUATIONS.get(orig)
+    if per is None:
+        per = _CONTINUATIONS[orig] = {}
+    key = (offset, tuple(nulls), tuple(live))
+    hit = per.get(key)
+    if hit is None:
+        fn = make_resume(orig, offset, nulls, live, f"{orig.__name__}_resume_at_{offset}")
+        from ..capture import CapturedFunction
+        cap = CapturedFunction(fn, backend=cf.backend, recompile_limit=cf.recompile_limit,
+                               **cf.options)
+        cap.chain = getattr(cf, "chain", frozenset()) | {(orig.__code__, key)}
+        hit = per[key] = (cap, fn)
+    cap, fn = hit
+    chain = getattr(cf, "chain", frozenset())
+    if (orig.__code__, key) in chain:
+        return fn
+    if cap not in children:
+        children.append(cap)
+    return cap
+
+
+def _check_cells(frame, stack, code) -> None:
+    """Cells re-created in a continuation must not be shared with a live closure."""
+    own = {id(frame.locals[n]) for n in code.co_cellvars if isinstance(frame.locals.get(n), CellV)}
+    if not own:
+        return
+    seen, work = set(), list(stack) + list(frame.locals.values())
+    while work:
+        v = work.pop()
+        if id(v) in seen or not isinstance(v, Value):
+            continue
+        seen.add(id(v))
+        if isinstance(v, MadeFunctionV):
+            if any(id(c) in own for c in (v.closure or ())):
+                raise UnsupportedError("no-continuation", "a closure made before the break shares a cell")
+            work.extend(v.defaults or ())
+        elif isinstance(v, (ListV, TupleV)):
+            work.extend(v.items)
+        elif isinstance(v, DictV):
+            work.extend(x for e in v.entries.values() for x in e)
+        elif isinstance(v, SetV):
+            work.extend(v.entries.values())
+        elif isinstance(v, NewObjectV):
+            work.extend(v.attrs.values())
+        elif isinstance(v, ObjectV):
+            work.extend(x for x in v.overlay.values() if isinstance(x, Value))
+        elif isinstance(v, MethodV):
+            work.extend((v.func, v.obj))
+        elif isinstance(v, PartialV):
+            work.extend((v.func, *v.args, *v.kwargs.values()))
+        elif isinstance(v, CellV) and v.contents is not None and id(v) not in own:
+            work.append(v.contents)

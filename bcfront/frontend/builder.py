@@ -127,6 +127,8 @@ def wrap(tx, obj, source=None, guard=True):
         return MethodV(func, self_v, source)
     if t is types.CellType:
         return CellV(None, real=obj)
+    if t in _ITERATOR_TYPES and source is not None:
+        return _wrap_iterator(tx, obj, source, guard)
     if _is_id_matched(obj):
         g("ID_MATCH", source, obj)
         v = ObjectV(obj, source)
@@ -208,3 +210,47 @@ def wrap_tensor(tx, t, source, guard=True):
     tx.input_tensors.append(v)
     tx.real_tensors[id(v)] = t
     return v
+
+
+_ITERATOR_TYPES = {type(iter(range(0))): "range", type(iter([])): "list", type(iter(())): "tuple",
+                   enumerate: "enumerate", zip: "zip", map: "map"}
+
+
+def _wrap_iterator(tx, it, source, guard):
+    """A builtin iterator from outside, read through ``__reduce__`` (state guarded)."""
+    from .sources import ReduceSource
+    from .values import EnumerateIterV, MapIterV, RangeIterV, SeqIterV, ZipIterV
+    kind = _ITERATOR_TYPES[type(it)]
+    g = tx.guard if guard else _no_guard
+    g("TYPE_MATCH", source, type(it))
+    red = it.__reduce__()
+    rsrc = ReduceSource(source)
+    args = red[1]
+    if kind in ("range", "list", "tuple"):
+        if len(args) == 0 or (kind != "range" and len(red) < 3):
+            v = SeqIterV(())                      # exhausted
+            v.source = None
+            return v
+        seq_src = item_source(item_source(rsrc, 1), 0)
+        index = red[2] if len(red) > 2 and red[2] is not None else 0
+        g("CONSTANT_MATCH", item_source(rsrc, 2), red[2] if len(red) > 2 else None)
+        if kind == "range":
+            g("CONSTANT_MATCH", seq_src, args[0])
+            v = RangeIterV(args[0], index)
+        else:
+            v = SeqIterV(wrap(tx, args[0], seq_src, guard), index)
+        v.source = source
+        _remember(tx, it, v, source)
+        return v
+    if kind == "enumerate":
+        return EnumerateIterV(wrap(tx, args[0], item_source(item_source(rsrc, 1), 0), guard),
+                              _const_arg(g, rsrc, args, 1))
+    inner = [wrap(tx, a, item_source(item_source(rsrc, 1), i), guard) for i, a in enumerate(args)]
+    if kind == "zip":
+        return ZipIterV(inner)
+    return MapIterV(inner[0], inner[1:])
+
+
+def _const_arg(g, rsrc, args, i):
+    g("CONSTANT_MATCH", item_source(item_source(rsrc, 1), i), args[i])
+    return args[i]

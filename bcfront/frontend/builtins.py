@@ -221,10 +221,17 @@ def _hash(tx, args, kwargs):
     raise UnsupportedError("unsupported-hash", f"hash() of {args[0].describe()}")
 
 
-@model(print, input, open, breakpoint, exec, eval, compile, globals, locals, vars, dir,
-       __import__)
-def _unsupported_builtin(tx, args, kwargs):
-    raise UnsupportedError("io", "a call with effects outside the program (I/O, introspection)")
+def _unsupported_builtin(fn):
+    what = "I/O" if fn in (print, input, open, breakpoint) else "frame introspection or dynamic code"
+
+    def m(tx, args, kwargs):
+        raise UnsupportedError("io", f"call to {fn.__name__}() ({what}) runs natively")
+    return m
+
+
+for _f in (print, input, open, breakpoint, exec, eval, compile, globals, locals, vars, dir,
+           __import__):
+    MODELS[_f] = _unsupported_builtin(_f)
 
 
 # -- iteration ------------------------------------------------------------------------
@@ -422,7 +429,7 @@ def _scalar_ctor(cls, dunder):
             m = lookup_dunder(v, name)
             if m is not None:
                 return call(tx, m, [v], {})
-        if isinstance(v, ObjectV) and cls is str and isinstance(v.obj, type):
+        if isinstance(v, ObjectV) and cls is str and isinstance(v.obj, (type, BaseException)):
             return Const(str(v.obj))
         raise UnsupportedError("unsupported-call", f"{cls.__name__}() of {v.describe()}")
     return c

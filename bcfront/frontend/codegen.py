@@ -23,8 +23,10 @@ import types
 from ..errors import UnsupportedError
 from .graph import is_identifier, is_literal
 from .namespace import Namespace
-from .values import (DELETED, CellV, Const, DictV, DictViewV, ExceptionV, ListV, MadeFunctionV,
-                     MethodV, NewObjectV, ObjectV, PartialV, SetV, TensorV, TupleV, Value, NULL)
+from .values import (DELETED, CellV, Const, DictV, DictViewV, EnumerateIterV, ExceptionV,
+                     FilterIterV, IterV, ListV, MadeFunctionV, MapIterV, MethodV, NewObjectV,
+                     ObjectV, PartialV, RangeIterV, SeqIterV, SetV, StateCMV, TensorV, TupleV,
+                     Value, ZipIterV, NULL)
 
 
 def _new_object(cls, attrs):
@@ -142,7 +144,17 @@ class Rebuilder:
             return self.temp(f"{ns.const(_make_function)}({ns.const(v.code)}, {ns.const(v.globals, 'globals')}, "
                              f"{v.qualname!r}, {defaults}, {kwd}, {closure})", v, "fn")
         if isinstance(v, MethodV):
+            attr = getattr(getattr(v.func, "obj", None), "rebuild_attr", None)
+            if attr is not None:          # a torch context manager's __enter__/__exit__
+                return f"{self.expr(v.obj)}.{attr}"
             return f"{self.expr(v.func)}.__get__({self.expr(v.obj)})"
+        if isinstance(v, IterV):
+            if v.source is not None:
+                return v.source.expr(ns)     # an outside iterator; its position is replayed
+            return self._iterator(v)
+        if isinstance(v, StateCMV):
+            from .torch_calls import rebuild_state_cm
+            return rebuild_state_cm(self, v)
         if isinstance(v, PartialV):
             import functools
             args = ", ".join([self.expr(v.func)] + [self.expr(a) for a in v.args]
@@ -154,6 +166,29 @@ class Rebuilder:
             raise UnsupportedError("unreconstructable", "NULL has no Python value")
         raise UnsupportedError("unreconstructable",
                                f"{v.describe()} cannot be rebuilt outside the trace")
+
+    def _iterator(self, v) -> str:
+        ns = self.ns
+        if isinstance(v, SeqIterV):
+            if isinstance(v.seq, ListV):
+                name = self.temp(f"{ns.helper('iter')}({self.expr(v.seq)})", v, "it")
+                self.emit(f"{name}.__setstate__({v.index})")
+                return name
+            items = v.seq.items if isinstance(v.seq, TupleV) else v.seq
+            rest = ", ".join(self.expr(x) for x in items[v.index:])
+            return self.temp(f"{ns.helper('iter')}(({rest}{',' if rest else ''}))", v, "it")
+        if isinstance(v, RangeIterV):
+            return self.temp(f"{ns.helper('iter')}({ns.const(v.range[v.index:], 'range')})", v, "it")
+        if isinstance(v, EnumerateIterV):
+            return self.temp(f"{ns.helper('enumerate')}({self.expr(v.it)}, {v.count})", v, "it")
+        if isinstance(v, ZipIterV):
+            return self.temp(f"{ns.helper('zip')}({', '.join(self.expr(i) for i in v.iters)})", v, "it")
+        if isinstance(v, MapIterV):
+            its = ", ".join(self.expr(i) for i in v.iters)
+            return self.temp(f"{ns.helper('map')}({self.expr(v.fn)}, {its})", v, "it")
+        if isinstance(v, FilterIterV):
+            return self.temp(f"{ns.helper('filter')}({self.expr(v.fn)}, {self.expr(v.it)})", v, "it")
+        raise UnsupportedError("unreconstructable", f"{v.describe()} cannot be rebuilt outside the trace")
 
     # -- side effects ----------------------------------------------------------------------
     def replay(self, mutated) -> list[str]:
@@ -193,6 +228,8 @@ class Rebuilder:
                 pending.append(f"{v.source.expr(ns)}.clear(); {v.source.expr(ns)}.update({tmp})")
             elif isinstance(v, CellV):
                 pending.append(f"{ns.const(v.real)}.cell_contents = {self.expr(v.contents)}")
+            elif isinstance(v, (SeqIterV, RangeIterV)):
+                pending.append(f"{v.source.expr(ns)}.__setstate__({v.index})")
             else:
                 raise UnsupportedError("unreconstructable", f"cannot replay writes to {v.describe()}")
         return pending

@@ -120,7 +120,10 @@ def _broken(cf, root, tx, e, frame) -> Entry:
 
 def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
     """An entry that runs the function natively whenever the guards collected so far hold."""
-    guard, gsrc = make_guard(root, tx)
+    try:
+        guard, gsrc = make_guard(root, tx)
+    except UnsupportedError:
+        guard, gsrc = (lambda *a, **k: True), "# no guards: the signature cannot be spelled"
     entry = Entry(guard, root, list(tx.guards), [], list(breaks_), [], list(notes), gsrc,
                   f"# runs {root.__qualname__} natively", native=True)
     return entry

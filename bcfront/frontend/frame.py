@@ -33,7 +33,7 @@ def decoded(code: types.CodeType) -> tuple[Bytecode, dict[int, int]]:
 class Frame:
     __slots__ = ("code", "bc", "instrs", "index", "ip", "stack", "locals", "globals", "builtins",
                  "fn", "parent", "depth", "kw_names", "cur", "snap", "name", "generator",
-                 "self_value")
+                 "self_value", "snap_kw")
 
     def __init__(self, code, fn_globals, builtins_dict, fn=None, parent=None, locals_=None):
         self.code = code
@@ -50,6 +50,7 @@ class Frame:
         self.kw_names = None                 # KW_NAMES (3.11/3.12) for the next CALL
         self.cur = None                      # the instruction being executed
         self.snap: list[Value] = []
+        self.snap_kw = None                  # kw_names before the current instruction
         self.name = code.co_qualname if hasattr(code, "co_qualname") else code.co_name
         self.generator = None                # the GeneratorV this frame belongs to
         self.self_value = None               # first argument, for zero-argument super()

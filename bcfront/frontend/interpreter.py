@@ -40,7 +40,12 @@ def run(tx, frame: Frame):
         if getattr(e, "user_stack", None) is None:
             # Remember where it happened (innermost frame) before the stack unwinds.
             e.user_stack = tx.user_stack()
-            e.instruction = f"{frame.cur.opname} at offset {frame.cur.offset}" if frame.cur else ""
+            if frame.cur is not None:
+                from .resume import original_offset
+                off = original_offset(frame.code, frame.cur.offset)
+                e.instruction = f"{frame.cur.opname} at offset {off}"
+            else:
+                e.instruction = ""
         raise
     finally:
         tx.frames.pop()
@@ -56,6 +61,10 @@ def _loop(tx, frame: Frame):
         ins = instrs[frame.ip]
         frame.cur = ins
         frame.snap = frame.stack[:]
+        if frame.depth == 0:
+            # A break anywhere inside this instruction resumes from exactly here.
+            tx.root_cp = tx.checkpoint()
+            frame.snap_kw = frame.kw_names
         frame.ip += 1
         tx.steps += 1
         if tx.steps > STEP_LIMIT:

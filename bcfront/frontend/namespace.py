@@ -93,6 +93,10 @@ def signature_params(code: types.CodeType) -> tuple[list[str], dict[str, str]] |
     if code.co_flags & 0x08:
         parts.append("**" + names[argc + kwc + (1 if star else 0)])
     params = [p.lstrip("*") for p in parts if p != "/"]
-    if not all(is_identifier(p) for p in params):
+    if all(is_identifier(p) for p in params):
+        return parts, {p: p for p in params}
+    # Compiler-made parameters such as a 3.11 comprehension's ".0": positional only.
+    if kwc or code.co_flags & 0x0C:
         return None
-    return parts, {p: p for p in params}
+    prefix = reserved_prefix(code)
+    return [f"*{prefix}args"], {names[i]: f"{prefix}args[{i}]" for i in range(argc)}

@@ -570,12 +570,12 @@ def next_value(tx, it: IterV) -> Value:
         items = seq.items if isinstance(seq, (ListV, TupleV)) else seq
         if it.index >= len(items):
             raise Exhausted()
-        tx.set(it, "index", it.index + 1)
+        _advance(tx, it)
         return items[it.index - 1]
     if isinstance(it, RangeIterV):
         if it.index >= len(it.range):
             raise Exhausted()
-        tx.set(it, "index", it.index + 1)
+        _advance(tx, it)
         return Const(it.range[it.index - 1])
     if isinstance(it, EnumerateIterV):
         x = next_value(tx, it.it)
@@ -599,6 +599,12 @@ def next_value(tx, it: IterV) -> Value:
         from .interpreter import resume_generator
         return resume_generator(tx, it, Const(None))
     raise UnsupportedError("unsupported-iterator", f"next() of {it.describe()}")
+
+
+def _advance(tx, it) -> None:
+    tx.set(it, "index", it.index + 1)
+    if it.source is not None:
+        tx.mark_mutated(it)          # an outside iterator: its position is replayed
 
 
 def to_list(tx, v: Value) -> list[Value]:

@@ -206,3 +206,19 @@ def item_source(base: Source | None, key) -> Source | None:
     if not is_literal(key):
         key = Ref(key, repr(key))
     return ItemSource(base, key)
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceSource(Source):
+    """``base.__reduce__()``: how a builtin iterator's state (sequence, position) is read."""
+    base: Source
+
+    @property
+    def root(self):
+        return self.base.root
+
+    def readable(self):
+        return f"{self.base.readable()}.__reduce__()"
+
+    def expr(self, ns):
+        return f"{self.base.expr(ns)}.__reduce__()"

@@ -353,6 +353,33 @@ def cm_exit(tx, args, kwargs):
 class _CMMethod:
     def __init__(self, name):
         self.__name__ = self.__qualname__ = name
+        self.rebuild_attr = name
+
+
+def rebuild_state_cm(rb, cm: StateCMV) -> str:
+    """Generated code re-creating a torch state manager as it is at a graph break."""
+    ns = rb.ns
+    set_grad = ns.const(torch._C._set_grad_enabled, "set_grad_enabled")
+    cls = ns.const(cm.cls)
+    if cm.kind == "grad":
+        if cm.saved:
+            rb.emit(f"{set_grad}({cm.saved[-1]!r})")
+        name = rb.temp(f"{cls}()", cm, "cm")
+        if cm.saved:
+            rb.emit(f"{name}.__enter__()")
+        return name
+    if cm.kind == "set_grad":
+        mode, prev = cm.args
+        rb.emit(f"{set_grad}({prev!r})")
+        return rb.temp(f"{cls}({mode!r})", cm, "cm")
+    if cm.kind == "autocast":
+        dev, dtype, enabled, cache = cm.args
+        name = rb.temp(f"{cls}({dev!r}, dtype={ns.const(dtype)}, enabled={enabled!r}, "
+                       f"cache_enabled={cache!r})", cm, "cm")
+        if cm.saved:
+            rb.emit(f"{name}.__enter__()")
+        return name
+    raise UnsupportedError("unreconstructable", f"torch context manager {cm.kind}")
 
 
 CM_ENTER, CM_EXIT = _CMMethod("__enter__"), _CMMethod("__exit__")

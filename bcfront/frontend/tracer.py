@@ -86,6 +86,7 @@ class Tracer:
         self.has_mutation = False            # some graph op mutates a tensor in place
         self.globals_values: dict[int, object] = {}   # id(globals dict) -> GlobalsV
         self.no_inline: set = set()          # code objects that must be called, not inlined
+        self.root_cp = None                  # checkpoint before the root frame's current instruction
 
     # -- torch --------------------------------------------------------------------
     def torch_env(self):

@@ -14,7 +14,7 @@ from ..tracer import SymbolicRaise
 from ..values import Const, ExceptionV, ObjectV, TupleV, Value
 
 
-def _as_exception(tx, v: Value) -> ExceptionV:
+def _as_exception(tx, v: Value):
     if isinstance(v, ExceptionV):
         return v
     if isinstance(v, ObjectV) and isinstance(v.obj, type) and issubclass(v.obj, BaseException):
@@ -22,7 +22,7 @@ def _as_exception(tx, v: Value) -> ExceptionV:
         if isinstance(exc, ExceptionV):
             return exc
     if isinstance(v, ObjectV) and isinstance(v.obj, BaseException):
-        raise UnsupportedError("unsupported-exception", "raising an exception object from outside")
+        return v            # an exception object from outside (re-raised as itself)
     raise SymbolicRaise(ExceptionV(TypeError, [Const("exceptions must derive from BaseException")]))
 
 
@@ -72,13 +72,22 @@ def _classinfo(v: Value):
 def check_exc_match(tx, f, ins):
     cls = _classinfo(f.pop())
     exc = f.peek()
-    f.push(Const(isinstance(exc, ExceptionV) and issubclass(exc.cls, cls)))
+    f.push(Const(issubclass(exception_class(exc), cls)))
+
+
+def exception_class(exc):
+    if isinstance(exc, ExceptionV):
+        return exc.cls
+    if isinstance(exc, ObjectV) and isinstance(exc.obj, BaseException):
+        return type(exc.obj)
+    return type(None)
 
 
 def with_except_start(tx, f, ins):
     exc = f.peek()
     exit_fn = f.stack[-4]
-    cls = ObjectV(exc.cls) if isinstance(exc, ExceptionV) else Const(None)
+    t = exception_class(exc)
+    cls = ObjectV(t) if t is not type(None) else Const(None)
     f.push(objects.call(tx, exit_fn, [cls, exc, Const(None)], {}))
 
 

@@ -1,0 +1,422 @@
+"""Alias facts of a captured graph, read off the aten ops its nodes dispatch.
+
+`observe(graph, example_inputs)` runs the graph once more on fresh fake
+tensors (made from the real example inputs by one converter, so inputs that
+share storage share it here too) under a dispatch mode that records every
+aten call each node makes.  Each call's schema says which outputs alias which
+arguments (``Tensor(a)``) and which arguments it writes (``Tensor(a!)``); the
+dispatcher has already chosen the overload, so Tensor methods, torch
+functions, ``x[1:, 0]`` and ``x[:, 0] = v`` all resolve to the aten ops they
+really are (``slice``, ``select``, ``copy_``...), with no hand list.
+
+From those calls every tensor gets a *provenance*: the storage root it lives
+in (a graph input, a synthetic base for inputs sharing storage, or the op
+output that allocated it) and the chain of aten view ops leading from the root
+to it.  The chain is what functionalization replays and inverts; the roots
+give the torch-free `bcfront.analysis.alias.AliasAnalysis` its facts.  As a
+safety net the fake storages are compared too: a tensor sharing storage with
+a root its schema facts do not explain keeps the root, with an unknown chain.
+"""
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ..analysis.alias import AliasAnalysis, OpFacts
+from .graph import Graph, Node, map_nodes
+
+aten = torch.ops.aten
+
+
+# -- provenance ---------------------------------------------------------------------------------
+
+class Root:
+    """A storage root: ``input`` (a graph input), ``shared`` (synthetic base of inputs
+    sharing one storage), ``fresh`` (allocated by an op), ``const`` (a constant
+    tensor made inside an op, e.g. the value in ``x[i] = 0.5``)."""
+    __slots__ = ("kind", "label", "fake", "node")
+
+    def __init__(self, kind: str, label: str, fake, node=None):
+        self.kind, self.label, self.fake, self.node = kind, label, fake, node
+
+    def __repr__(self):
+        return f"<root {self.kind} {self.label}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One view op: ``func(base, *args, **kwargs)``, then ``[index]`` for multi-output views."""
+    func: object
+    args: tuple
+    kwargs: tuple = ()
+    index: int | None = None
+
+    def apply(self, base):
+        out = self.func(base, *self.args, **dict(self.kwargs))
+        return out if self.index is None else out[self.index]
+
+
+@dataclass(frozen=True, slots=True)
+class Prov:
+    root: Root
+    chain: tuple | None                  # Steps from the root; None: aliases, chain unknown
+
+
+@dataclass
+class AtenCall:
+    func: object
+    args: tuple
+    kwargs: dict
+    out: object
+    writes: tuple                        # fakes written in place
+
+
+@dataclass
+class NodeTrace:
+    node: Node
+    value: object                        # the node's fake output (tensor, tuple, None, ...)
+    calls: list = field(default_factory=list)
+
+    @property
+    def writes(self) -> bool:
+        return any(c.writes for c in self.calls)
+
+    @property
+    def inplace_view(self) -> bool:
+        """Some call changes a tensor's metadata in place (``t_``, ``unsqueeze_``, ``resize_``)."""
+        return any(torch.Tag.inplace_view in getattr(c.func, "tags", ()) or
+                   _packet_name(c.func) in _METADATA_WRITERS for c in self.calls)
+
+
+_METADATA_WRITERS = frozenset({"set_", "resize_", "resize_as_", "_resize_output_"})
+
+
+def _packet_name(func) -> str:
+    packet = getattr(func, "overloadpacket", None)
+    return getattr(packet, "__name__", "") if packet is not None else ""
+
+
+# -- schemas ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class _ArgSpec:
+    name: str
+    kwarg_only: bool
+    sets: frozenset
+    write: bool
+
+
+_SCHEMAS: dict = {}
+_LIST_RETURN = re.compile(r"Tensor\((\w+)\)\[\]")
+
+
+def schema_info(func):
+    """(argument specs, alias sets of each return) of an aten OpOverload, cached."""
+    hit = _SCHEMAS.get(func)
+    if hit is None:
+        s = func._schema
+        args = tuple(_ArgSpec(a.name, a.kwarg_only,
+                              frozenset(a.alias_info.before_set) if a.alias_info else frozenset(),
+                              bool(a.alias_info and a.alias_info.is_write)) for a in s.arguments)
+        rets = []
+        for r in s.returns:
+            info = r.alias_info
+            sets = frozenset(info.before_set) if info is not None else frozenset()
+            if info is not None and not sets:           # Tensor(a)[]: the letter is on the element
+                m = _LIST_RETURN.search(str(s).split(") -> ", 1)[-1])
+                sets = frozenset({m.group(1)}) if m else frozenset()
+            rets.append(sets)
+        hit = _SCHEMAS[func] = (args, tuple(rets))
+    return hit
+
+
+# Ops that write arguments their schema does not annotate (torch special-cases the same one in
+# torch._decomp._should_decompose_because_unsafe_op): op -> names of the arguments written.
+UNANNOTATED_WRITES = {
+    aten.native_batch_norm.default: lambda a: ("running_mean", "running_var") if a.get("training") else (),
+}
+
+
+def bind(specs, args, kwargs) -> list:
+    """(spec, value) for each schema argument the call passed."""
+    out = []
+    for i, spec in enumerate(specs):
+        if i < len(args) and not spec.kwarg_only:
+            out.append((spec, args[i]))
+        elif spec.name in kwargs:
+            out.append((spec, kwargs[spec.name]))
+    return out
+
+
+def tensors_in(x) -> list:
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (tuple, list)):
+        return [t for i in x for t in tensors_in(i)]
+    return []
+
+
+def storage_key(t):
+    try:
+        return t.untyped_storage()._cdata
+    except Exception:  # sparse, nested or otherwise storage-less tensors
+        return None
+
+
+class _Recorder(TorchDispatchMode):
+    """Records every aten call made under it, then lets the next mode (fake) run it."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: list = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        self.calls.append((func, args, kwargs, out))
+        return out
+
+
+# -- the observation ----------------------------------------------------------------------------
+
+def _extent(t) -> int:
+    if t.numel() == 0:
+        return 0
+    return 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
+
+
+class Observation:
+    """Provenance of every tensor of one fake re-execution of a graph (see module docstring)."""
+
+    def __init__(self, graph: Graph, example_inputs):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        self.graph = graph
+        self.mode = FakeTensorMode(allow_non_fake_inputs=True)
+        self.prov: dict[int, Prov] = {}
+        self.keep: list = []
+        self.env: dict = {}                       # Node -> fake value
+        self.traces: list[NodeTrace] = []
+        self.shared_groups: list[list[Node]] = []  # inputs sharing one storage
+        self.shared_ok: dict[int, bool] = {}       # group index -> one dtype, synthetic base valid
+        self.inconsistent: list[Node] = []        # storage sharing the schemas did not explain
+        self._storage_root: dict = {}
+        self._counter = 0
+        self._inputs(list(example_inputs))
+        for n in graph.body:
+            self._run(n)
+
+    # -- setup ----------------------------------------------------------------------------
+    def _inputs(self, reals) -> None:
+        fakes = [self.mode.from_tensor(t, static_shapes=True) for t in reals]
+        by_storage: dict = {}
+        for n, f in zip(self.graph.inputs, fakes):
+            self.env[n] = f
+            by_storage.setdefault(storage_key(f), []).append((n, f))
+        for key, members in by_storage.items():
+            if len(members) == 1 or key is None:
+                for n, f in members:
+                    root = Root("input", n.name, f, n)
+                    self._set(f, Prov(root, ()))
+                    self._storage_root.setdefault(key, root)
+                continue
+            self._shared(key, members)
+
+    def _shared(self, key, members) -> None:
+        gi = len(self.shared_groups)
+        self.shared_groups.append([n for n, _ in members])
+        fakes = [f for _, f in members]
+        # The base spans the storage from its start, so as_strided offsets stay absolute.
+        lo = 0
+        hi = max(f.storage_offset() + _extent(f) for f in fakes)
+        ok = len({f.dtype for f in fakes}) == 1
+        with self.mode:
+            base = torch.as_strided(fakes[0], (max(hi - lo, 0),), (1,), lo)
+        self.shared_ok[gi] = ok
+        root = Root("shared", f"base{gi}", base)
+        root.node = (lo, hi)
+        self._set(base, Prov(root, ()))
+        self._storage_root[key] = root
+        for f in fakes:
+            step = Step(aten.as_strided.default,
+                        (tuple(f.shape), tuple(f.stride()), f.storage_offset() - lo))
+            self._set(f, Prov(root, (step,) if ok else None))
+
+    def _set(self, t, p: Prov) -> None:
+        self.prov[id(t)] = p
+        self.keep.append(t)
+
+    def _fresh(self, t, label: str, node) -> Prov:
+        root = Root("fresh", label, t, node)
+        p = Prov(root, ())
+        self._set(t, p)
+        self._storage_root.setdefault(storage_key(t), root)
+        return p
+
+    def prov_of(self, t, node=None) -> Prov:
+        """Provenance of a fake met as an argument (constants made inside an op get a root)."""
+        p = self.prov.get(id(t))
+        if p is None:
+            kind = "const" if getattr(t, "constant", None) is not None else "fresh"
+            root = Root(kind, f"c{len(self.keep)}", t, node)
+            p = Prov(root, ())
+            self._set(t, p)
+        return p
+
+    # -- running ----------------------------------------------------------------------------
+    def _run(self, n: Node) -> None:
+        rec = _Recorder()
+        look = lambda a: map_nodes(a, self.env.__getitem__)  # noqa: E731
+        args, kwargs = look(n.args), look(n.kwargs)
+        if n.op == "call":
+            fn = n.target
+        elif n.op == "method":
+            fn = lambda *a, **k: getattr(a[0], n.target)(*a[1:], **k)  # noqa: E731
+        else:
+            fn = lambda a: getattr(a, n.target)  # noqa: E731
+        state = n.state or self._entry_state
+        with state.context(), self.mode, rec:
+            value = fn(*args, **kwargs)
+        self.env[n] = value
+        trace = NodeTrace(n, value)
+        for k, (func, cargs, ckw, out) in enumerate(rec.calls):
+            trace.calls.append(self._call(n, k, func, cargs, ckw, out))
+        for i, t in enumerate(tensors_in(value) if isinstance(value, (tuple, list)) else
+                              ([value] if isinstance(value, torch.Tensor) else [])):
+            if id(t) not in self.prov:
+                self._fresh(t, f"{n.name}.{i}", n)
+            self._check_storage(n, t)
+        self.traces.append(trace)
+
+    @cached_property
+    def _entry_state(self):
+        from .fake import TorchState
+        return TorchState.current()
+
+    def _call(self, n, k, func, args, kwargs, out) -> AtenCall:
+        if not isinstance(func, torch._ops.OpOverload):
+            return AtenCall(func, args, kwargs, out, ())
+        specs, rets = schema_info(func)
+        bound = bind(specs, args, kwargs)
+        for _, v in bound:
+            for t in tensors_in(v):
+                self.prov_of(t, n)
+        extra = UNANNOTATED_WRITES.get(func)
+        extra = extra({spec.name: v for spec, v in bound}) if extra else ()
+        writes = tuple(t for spec, v in bound if spec.write or spec.name in extra
+                       for t in tensors_in(v))
+        outs = out if len(rets) > 1 else (out,)
+        for ri, (sets, rv) in enumerate(zip(rets, outs)):
+            is_list = isinstance(rv, (list, tuple))
+            for li, t in enumerate(rv if is_list else (rv,)):
+                if not isinstance(t, torch.Tensor) or id(t) in self.prov:
+                    continue           # in-place results are their argument (same object)
+                src = [(spec, v) for spec, v in bound if spec.sets & sets
+                       and isinstance(v, torch.Tensor)] if sets else []
+                if not src:
+                    self._fresh(t, f"{n.name}.{k}.{ri}.{li}", n)
+                    continue
+                base = self.prov_of(src[0][1], n)
+                index = li if is_list else (ri if len(rets) > 1 else None)
+                replayable = (base.chain is not None and args and args[0] is src[0][1]
+                              and not tensors_in(args[1:]) and not tensors_in(list(kwargs.values())))
+                chain = base.chain + (Step(func, tuple(args[1:]), tuple(kwargs.items()), index),) \
+                    if replayable else None
+                self._set(t, Prov(base.root, chain))
+        return AtenCall(func, args, kwargs, out, writes)
+
+    def _check_storage(self, n, t) -> None:
+        key = storage_key(t)
+        if key is None:
+            return
+        p = self.prov[id(t)]
+        owner = self._storage_root.get(key)
+        if owner is None:
+            self._storage_root[key] = p.root
+        elif owner is not p.root:
+            self.inconsistent.append(n)
+            self.prov[id(t)] = Prov(owner, None)
+
+    # -- facts for the torch-free analysis ----------------------------------------------------
+    def leaves(self, n: Node) -> list:
+        """(value id, fake) of each tensor the node produces."""
+        v = self.env[n]
+        if isinstance(v, torch.Tensor):
+            return [(n.name, v)]
+        if isinstance(v, (tuple, list)):
+            return [(f"{n.name}[{i}]", t) for i, t in enumerate(v) if isinstance(t, torch.Tensor)]
+        return []
+
+    def value_ids(self, a) -> list:
+        """Value ids a (nested) node argument reads."""
+        out = []
+        for m in _nodes_in(a):
+            out.extend(vid for vid, _ in self.leaves(m))
+        return out
+
+    @cached_property
+    def facts(self) -> tuple[list, list[OpFacts], list]:
+        """(input ids, per-node facts, shared input groups) for `AliasAnalysis`."""
+        root_value: dict[int, str] = {}
+        inputs = []
+        for n in self.graph.inputs:
+            inputs.append(n.name)
+            root_value.setdefault(id(self.prov[id(self.env[n])].root), n.name)
+        ops = []
+        for tr in self.traces:
+            n = tr.node
+            reads = self.value_ids((n.args, n.kwargs))
+            writes = []
+            for c in tr.calls:
+                for t in c.writes:
+                    rv = root_value.get(id(self.prov_of(t).root))
+                    if rv is not None and rv not in writes:
+                        writes.append(rv)
+            outputs = []
+            for vid, t in self.leaves(n):
+                root = self.prov[id(t)].root
+                rv = root_value.setdefault(id(root), vid)
+                outputs.append((vid, (rv,) if rv != vid else ()))
+            ops.append(OpFacts(n.name, tuple(reads), tuple(writes), tuple(outputs)))
+        groups = [[n.name for n in g] for g in self.shared_groups]
+        return inputs, ops, groups
+
+    @cached_property
+    def analysis(self) -> AliasAnalysis:
+        inputs, ops, groups = self.facts
+        return AliasAnalysis(inputs, ops, groups)
+
+
+def _nodes_in(a) -> list:
+    out = []
+    map_nodes(a, out.append)
+    return out
+
+
+def observe(graph: Graph, example_inputs) -> Observation:
+    return Observation(graph, example_inputs)
+
+
+def node_mutates_by_name(n: Node) -> bool:
+    """The frontend's own reading of a node as mutating (``add_``, ``x += y``, ``x[i] = v``, ``out=``)."""
+    if "out" in n.kwargs:
+        return True
+    if n.op == "method":
+        name = n.target
+    elif n.op == "call":
+        if n.target in _INPLACE_OPERATORS:
+            return True
+        name = getattr(n.target, "__name__", "")
+    else:
+        return False
+    return isinstance(name, str) and name.endswith("_") and not name.endswith("__")
+
+
+_INPLACE_OPERATORS = frozenset({
+    operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv,
+    operator.ifloordiv, operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
+    operator.ilshift, operator.irshift, operator.imatmul})

@@ -1,0 +1,594 @@
+"""Functionalization: the graph non-eager backends get is pure, and callers still see eager's state.
+
+The captured graph has reference semantics (``v = x[1:]; v.add_(1)`` changes
+``x``); the eager backend replays it as is.  For every other backend
+`functionalize(graph, example_inputs)` returns a `Plan`:
+
+* ``plan.graph`` — a pure graph: every in-place op becomes its functional
+  variant (``add_`` -> ``add``, ``copy_`` -> ``copy``, ``x.out=`` -> the
+  plain overload, ``native_batch_norm`` -> ``_native_batch_norm_legit_functional``)
+  and its result is scattered back into the storage root along the view
+  chain it was written through (``slice_scatter``, ``select_scatter``,
+  ``diagonal_scatter``, inverse permutes and reshapes, ``as_strided_scatter``
+  on a synthetic base); a view read after its storage changed is
+  regenerated from the root's current value.
+* ``plan.emit`` — what the region runs around the compiled graph: the
+  synthetic base of inputs that share one storage (a tensor and its view),
+  then the graph call, then the new values of mutated inputs copied back in
+  program order (each under the grad mode of its last write), then every
+  output that is an input, a view of an input or a view of another output
+  rebuilt as that view of the real tensor — so ``out is x`` and "mutating a
+  returned view changes the input" hold exactly as in eager.
+
+The bookkeeping rides on `alias_facts.Observation`: each tensor's storage root
+and aten view chain.  Anything it cannot express (metadata-changing in-place
+ops such as ``t_``, a write through ``unfold``, a ``resize`` of an ``out=``
+tensor) raises `FunctionalizeError`; the caller then keeps the graph on the
+eager backend, so the answer is never wrong.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import torch
+
+from ..errors import UnsupportedError
+from .alias_facts import (Observation, Prov, Root, Step, bind, node_mutates_by_name, observe,
+                          schema_info, tensors_in)
+from .graph import Graph, Node, format_arg, map_nodes
+
+aten = torch.ops.aten
+
+
+class FunctionalizeError(Exception):
+    """The graph uses a mutation functionalization cannot express (it then stays eager)."""
+
+
+# -- functional variants and view inverses ----------------------------------------------------------
+
+def _packet(func) -> str:
+    return func.overloadpacket.__name__
+
+
+def _overload(packet_name: str, overload: str):
+    packet = getattr(aten, packet_name, None)
+    return None if packet is None else getattr(packet, overload, None)
+
+
+def _out_functional(func):
+    """The overload of `func`'s packet taking the same arguments minus ``out=``."""
+    specs, _ = schema_info(func)
+    want = [s.name for s in specs if not s.write]
+    packet = func.overloadpacket
+    for name in packet.overloads():
+        cand = getattr(packet, name)
+        cspecs, _ = schema_info(cand)
+        if [s.name for s in cspecs] == want and not any(s.write for s in cspecs):
+            return cand
+    return None
+
+
+# op -> functional op whose results are (the op's results..., new values of the written args)
+SPECIAL_FUNCTIONAL = {
+    aten.native_batch_norm.default: aten._native_batch_norm_legit_functional.default,
+}
+
+
+def functional_variant(func):
+    """(functional op, kind): kind "inplace" (result is the new value of the one written
+    argument), "out" (result is the new value of ``out``) or "extra" (new values follow
+    the op's own results)."""
+    if func in SPECIAL_FUNCTIONAL:
+        return SPECIAL_FUNCTIONAL[func], "extra"
+    name = _packet(func)
+    specs, _ = schema_info(func)
+    written = [s for s in specs if s.write]
+    if len(written) == 1 and written[0].kwarg_only:
+        fop = _out_functional(func)
+        if fop is not None:
+            return fop, "out"
+    if name.endswith("_") and len(written) == 1 and written[0] is specs[0]:
+        fop = _overload(name[:-1], func._overloadname)
+        if fop is not None:
+            return fop, "inplace"
+    raise FunctionalizeError(f"no functional variant of {func}")
+
+
+def _reshape_back(base_meta, src, step):
+    return aten.reshape.default, (src, list(base_meta.shape)), {}
+
+
+def _split_bounds(base_meta, step):
+    given = dict(zip(("split_size", "dim"), step.args)) | dict(step.kwargs)
+    sizes = given.get("split_size", given.get("split_sizes"))
+    dim = given.get("dim", 0) % max(base_meta.dim(), 1)
+    if isinstance(sizes, int):
+        start = sizes * step.index
+        return dim, start, min(start + sizes, base_meta.shape[dim])
+    start = sum(sizes[:step.index])
+    return dim, start, start + sizes[step.index]
+
+
+def _split_inverse(base_meta, src, step):
+    dim, start, end = _split_bounds(base_meta, step)
+    return aten.slice_scatter.default, (BASE, src, dim, start, end, 1), {}
+
+
+def _unbind_inverse(base_meta, src, step):
+    dim = step.args[0] if step.args else dict(step.kwargs).get("dim", 0)
+    return aten.select_scatter.default, (BASE, src, dim, step.index), {}
+
+
+def _scatter_like(scatter):
+    def inv(base_meta, src, step):
+        return scatter, (BASE, src, *step.args), dict(step.kwargs)
+    return inv
+
+
+def _permute_inverse(base_meta, src, step):
+    dims = step.args[0] if step.args else dict(step.kwargs)["dims"]
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d % len(dims)] = i
+    return aten.permute.default, (src, inv), {}
+
+
+def _identity(base_meta, src, step):
+    return None, (src,), {}
+
+
+def _expand_inverse(base_meta, src, step):
+    sizes = step.args[0] if step.args else dict(step.kwargs)["size"]
+    numel = 1
+    for i, s in enumerate(sizes):
+        numel *= base_meta.shape[i - len(sizes) + base_meta.dim()] if s == -1 else s
+    if numel != base_meta.numel():
+        raise FunctionalizeError("a write through an expanded view")
+    return _reshape_back(base_meta, src, step)
+
+
+BASE = object()        # stands for the base in an inverse's arguments
+
+# view op packet -> inverse(base meta, new view value, step) -> (op, args, kwargs) computing
+# the base's new value (op None: the new value itself).  Reshape-like views invert by
+# reshaping back: they keep the logical (row-major) order of elements.
+VIEW_INVERSES = {
+    "slice": _scatter_like(aten.slice_scatter.default),
+    "select": _scatter_like(aten.select_scatter.default),
+    "diagonal": _scatter_like(aten.diagonal_scatter.default),
+    "as_strided": _scatter_like(aten.as_strided_scatter.default),
+    "view": _reshape_back, "_unsafe_view": _reshape_back, "reshape": _reshape_back,
+    "_reshape_alias": _reshape_back, "squeeze": _reshape_back, "unsqueeze": _reshape_back,
+    "flatten": _reshape_back, "unflatten": _reshape_back, "view_as": _reshape_back,
+    "expand": _expand_inverse,
+    "permute": _permute_inverse,
+    "t": lambda b, s, st: (aten.t.default, (s,), {}),
+    "transpose": lambda b, s, st: (aten.transpose.int, (s, *st.args), dict(st.kwargs)),
+    "alias": _identity, "detach": _identity, "lift_fresh": _identity,
+    "split": _split_inverse, "split_with_sizes": _split_inverse, "unsafe_split": _split_inverse,
+    "unbind": _unbind_inverse,
+}
+
+
+# -- the plan ---------------------------------------------------------------------------------------
+
+@dataclass
+class Plan:
+    """A pure graph plus what the region does around it (see module docstring)."""
+    graph: Graph
+    example_inputs: list
+    bases: list = field(default_factory=list)       # (name, first input name, lo, hi)
+    writebacks: list = field(default_factory=list)  # (target name, graph output index, state)
+    outputs: dict = field(default_factory=dict)     # original output name -> (base expr kind, base, chain)
+    observation: Observation | None = None
+
+    @property
+    def analysis(self):
+        return self.observation.analysis
+
+    @property
+    def mutated_inputs(self) -> list[str]:
+        return [w[0] for w in self.writebacks]
+
+    def wrap_emit(self, inner):
+        """An `emit(graph, ns, lines, indent)` for the region around the inner one."""
+        def emit(_graph, ns, lines, indent="    "):
+            for name, first, lo, hi in self.bases:
+                lines.append(f"{indent}{name} = {ns.const(torch.as_strided, 'as_strided')}"
+                             f"({first}, ({hi - lo},), (1,), {lo})")
+            inner(self.graph, ns, lines, indent)
+            outs = self.graph.outputs
+            for target, idx, state in self.writebacks:
+                pad = indent
+                if state is not None:
+                    lines.append(f"{indent}with {ns.const(state, 'state')}.context():")
+                    pad = indent + "    "
+                lines.append(f"{pad}{target}.copy_({outs[idx].name})")
+            for name, (kind, base, chain) in self.outputs.items():
+                expr = outs[base].name if kind == "graph" else base
+                for step in chain:
+                    args = ", ".join([expr] + [format_arg(a, ns.const) for a in step.args]
+                                     + [f"{k}={format_arg(v, ns.const)}" for k, v in step.kwargs])
+                    expr = f"{ns.const(step.func, _op_hint(step.func))}({args})"
+                    if step.index is not None:
+                        expr = f"{expr}[{step.index}]"
+                lines.append(f"{indent}{name} = {expr}")
+        return emit
+
+
+def _op_hint(func) -> str:
+    return "aten_" + str(func).replace("aten.", "").replace(".", "_")
+
+
+# -- the builder ------------------------------------------------------------------------------------
+
+class _Builder:
+    def __init__(self, obs: Observation, example_inputs):
+        self.obs = obs
+        old = obs.graph
+        self.g = Graph(old.name)
+        self.g.reserve(old._names)
+        self.cur: dict[int, Node] = {}
+        self.ver: dict[int, int] = {}
+        self.mat: dict[tuple, Node] = {}
+        self.fake: dict[Node, object] = {}
+        self.node_of: dict[Node, Node] = {}
+        self.roots: dict[int, Root] = {}
+        self.written: list[Root] = []
+        self.last_state: dict[int, object] = {}
+        self.entangled: set[int] = set()
+        self.rerooted: dict[int, int] = {}
+        self.examples: list = []
+        self.plan = Plan(self.g, self.examples, observation=obs)
+        self._inputs(list(example_inputs))
+
+    # -- inputs -----------------------------------------------------------------------------
+    def _inputs(self, reals) -> None:
+        obs = self.obs
+        written = {v for c in obs.analysis.written for v in c.inputs}
+        for gi, members in enumerate(obs.shared_groups):
+            if not any(m.name in written for m in members):
+                continue
+            if not obs.shared_ok[gi]:
+                raise FunctionalizeError("inputs sharing storage with different dtypes are written")
+            root = obs.prov[id(obs.env[members[0]])].root
+            lo, hi = root.node
+            name = self.g._unique(f"base{gi}")
+            n = Node(len(self.g.inputs), "input", None, meta=root.fake, name=name)
+            self.g.inputs.append(n)
+            first = reals[obs.graph.inputs.index(members[0])]
+            self.examples.append(torch.as_strided(first, (hi - lo,), (1,), lo))
+            self.plan.bases.append((name, members[0].name, lo, hi))
+            self._set_root(root, n)
+        for n, real in zip(obs.graph.inputs, reals):
+            f = obs.env[n]
+            root = obs.prov[id(f)].root
+            if root.kind == "shared" and id(root) in self.cur:
+                continue
+            new = Node(len(self.g.inputs), "input", n.target, meta=f, name=n.name)
+            self.g.inputs.append(new)
+            self.examples.append(real)
+            self.fake[new] = f
+            self.mat[(id(f), 0)] = new
+            if root.kind == "input":
+                self._set_root(root, new)
+
+    def _set_root(self, root: Root, node: Node) -> None:
+        self.roots[id(root)] = root
+        self.cur[id(root)] = node
+        self.ver.setdefault(id(root), 0)
+        self.fake.setdefault(node, root.fake)
+
+    # -- emitting ---------------------------------------------------------------------------
+    def add(self, op, target, args, kwargs, state, loc, meta=None) -> Node:
+        if meta is None:
+            look = lambda a: map_nodes(a, self.fake.__getitem__)  # noqa: E731
+            fargs, fkw = look(args), look(kwargs)
+            if op == "call":
+                fn = target
+            elif op == "method":
+                fn = lambda *a, **k: getattr(a[0], target)(*a[1:], **k)  # noqa: E731
+            else:
+                fn = lambda a: getattr(a, target)  # noqa: E731
+            with (state or self.obs._entry_state).context(), self.obs.mode:
+                meta = fn(*fargs, **fkw)
+        n = self.g.add(op, target, args, kwargs, meta=meta, loc=loc, state=state)
+        self.fake[n] = meta
+        return n
+
+    def emit_step(self, base: Node, step: Step, state, loc) -> Node:
+        if _packet(step.func) == "as_strided" and not self._strided_ok(base):
+            raise FunctionalizeError("as_strided view regenerated on a value of another layout")
+        out = self.add("call", step.func, (base, *step.args), dict(step.kwargs), state, loc)
+        if step.index is not None:
+            out = self.add("call", operator.getitem, (out, step.index), {}, state, loc,
+                           meta=self.fake[out][step.index])
+        return out
+
+    def _strided_ok(self, base: Node) -> bool:
+        f = self.fake[base]
+        return f.is_contiguous() and f.storage_offset() == 0 and \
+            (base.op == "input" or any(base is self.cur.get(k) for k in self.cur))
+
+    # -- reading ----------------------------------------------------------------------------
+    def get(self, t, state, loc) -> Node:
+        """The graph value of fake `t` as of now (regenerated when its storage was written)."""
+        p = self.obs.prov.get(id(t))
+        if p is None:
+            raise FunctionalizeError("a tensor of unknown origin")
+        key = (id(t), self.ver.get(id(p.root), 0))
+        hit = self.mat.get(key)
+        if hit is not None:
+            return hit
+        if p.chain is None:
+            raise FunctionalizeError("a view with an unknown view chain is read after a write")
+        node = self._root_value(p.root, state, loc)
+        for step in p.chain:
+            node = self.emit_step(node, step, state, loc)
+        self.mat[key] = node
+        return node
+
+    def _root_value(self, root: Root, state, loc) -> Node:
+        node = self.cur.get(id(root))
+        if node is not None:
+            return node
+        if root.kind == "const":
+            c = root.fake.constant
+            node = self.add("call", torch.tensor, (c.tolist(),), {"dtype": c.dtype, "device": c.device},
+                            state, loc)
+            self._set_root(root, node)
+            return node
+        raise FunctionalizeError(f"no value for storage root {root.label}")
+
+    def read_arg(self, m: Node, state, loc) -> Node:
+        v = self.obs.env[m]
+        if isinstance(v, torch.Tensor):
+            return self.get(v, state, loc)
+        hit = self.node_of.get(m)
+        if hit is None:
+            raise FunctionalizeError(f"{m.name} has no functional value")
+        return hit
+
+    # -- nodes ------------------------------------------------------------------------------
+    def node(self, tr) -> None:
+        n = tr.node
+        if tr.inplace_view:
+            raise FunctionalizeError(f"{n.name} changes a tensor's metadata in place")
+        if tr.writes:
+            self._mutating(tr)
+            return
+        if node_mutates_by_name(n):
+            raise FunctionalizeError(f"{n.name} mutates state functionalization cannot see")
+        read = lambda a: map_nodes(a, lambda m: self.read_arg(m, n.state, n.loc))  # noqa: E731
+        args, kwargs = read(n.args), read(n.kwargs)
+        same = all(self.fake.get(a) is self.obs.env[m]
+                   for a, m in zip(_nodes((args, kwargs)), _nodes((n.args, n.kwargs))))
+        value = self.obs.env[n]
+        new = self.add(n.op, n.target, args, kwargs, n.state, n.loc, meta=value if same else None)
+        self.node_of[n] = new
+        if isinstance(value, torch.Tensor):
+            self._bind(value, new, n)
+
+    def _bind(self, t, node: Node, n: Node) -> None:
+        """Record that graph `node` holds fake `t` now; allocate or re-root its storage."""
+        p = self.obs.prov[id(t)]
+        root = p.root
+        if id(root) not in self.cur and (p.chain == () or root.kind in ("fresh", "const")):
+            if p.chain != ():
+                # a view of storage allocated inside one node: the view becomes the root
+                k = self.rerooted.get(id(root), 0) + 1
+                self.rerooted[id(root)] = k
+                new_root = Root("fresh", f"{n.name}", t, n)
+                if k > 1:
+                    self.entangled.add(id(root))
+                self.obs.prov[id(t)] = p = Prov(new_root, ())
+                self._entangle(new_root, root)
+                root = new_root
+            self._set_root(root, node)
+        self.mat[(id(t), self.ver.get(id(root), 0))] = node
+
+    def _entangle(self, new_root, old_root) -> None:
+        if id(old_root) in self.entangled:
+            self.entangled.add(id(new_root))
+        self.roots[id(new_root)] = new_root
+        self.roots.setdefault(id(old_root), old_root)
+        self._twins = getattr(self, "_twins", {})
+        self._twins.setdefault(id(old_root), []).append(id(new_root))
+        if len(self._twins[id(old_root)]) > 1:
+            self.entangled.update(self._twins[id(old_root)])
+
+    def _mutating(self, tr) -> None:
+        n = tr.node
+        for c in tr.calls:
+            if not isinstance(c.func, torch._ops.OpOverload):
+                continue
+            if not (tensors_in(c.args) or tensors_in(list(c.kwargs.values())) or tensors_in(c.out)):
+                continue                       # prim.device and friends
+            if c.writes:
+                self._functional_write(c, n)
+            else:
+                self._plain_call(c, n)
+
+    def _map_call_args(self, c, n, skip=()):
+        def conv(x):
+            if isinstance(x, torch.Tensor):
+                if any(x is s for s in skip):
+                    return None
+                return self.get(x, n.state, n.loc)
+            if isinstance(x, (list, tuple)):
+                return type(x)(conv(i) for i in x)
+            return x
+        return conv(tuple(c.args)), {k: conv(v) for k, v in c.kwargs.items()}
+
+    def _bind_outputs(self, out, node: Node, n: Node) -> None:
+        if isinstance(out, torch.Tensor):
+            self._bind(out, node, n)
+        elif isinstance(out, (list, tuple)):
+            for i, t in enumerate(out):
+                if isinstance(t, torch.Tensor):
+                    item = self.add("call", operator.getitem, (node, i), {}, n.state, n.loc,
+                                    meta=self.fake[node][i])
+                    self._bind(t, item, n)
+
+    def _plain_call(self, c, n) -> None:
+        args, kwargs = self._map_call_args(c, n)
+        node = self.add("call", c.func, args, kwargs, n.state, n.loc)
+        self._bind_outputs(c.out, node, n)
+
+    def _functional_write(self, c, n) -> None:
+        fop, kind = functional_variant(c.func)
+        specs, rets = schema_info(c.func)
+        bound = bind(specs, c.args, c.kwargs)
+        if kind == "out":
+            args, kwargs = self._map_call_args(c, n)
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+            res = self.add("call", fop, args, kwargs, n.state, n.loc)
+            (w,) = c.writes
+            self._write(w, self._cast(res, w, n, resize_ok=False), n)
+            return
+        if kind == "inplace":
+            (w,) = c.writes
+            args, kwargs = self._map_call_args(c, n)
+            res = self.add("call", fop, args, kwargs, n.state, n.loc)
+            self._write(w, self._cast(res, w, n), n)
+            return
+        # "extra": the op's results, then the new values of the written arguments in order
+        args, kwargs = self._map_call_args(c, n)
+        res = self.add("call", fop, args, kwargs, n.state, n.loc)
+        k = len(rets)
+        names = [s.name for s, v in bound if isinstance(v, torch.Tensor) and any(v is w for w in c.writes)]
+        by_name = {s.name: v for s, v in bound}
+        for j, name in enumerate(names):
+            item = self.add("call", operator.getitem, (res, k + j), {}, n.state, n.loc,
+                            meta=self.fake[res][k + j])
+            self._write(by_name[name], self._cast(item, by_name[name], n), n)
+        for i, t in enumerate(c.out if isinstance(c.out, (tuple, list)) else (c.out,)):
+            if isinstance(t, torch.Tensor) and id(t) not in {id(w) for w in c.writes}:
+                item = self.add("call", operator.getitem, (res, i), {}, n.state, n.loc,
+                                meta=self.fake[res][i])
+                self._bind(t, item, n)
+
+    def _cast(self, node: Node, like, n, resize_ok=True) -> Node:
+        f = self.fake[node]
+        if tuple(f.shape) != tuple(like.shape):
+            raise FunctionalizeError(f"{n.name}: in-place result of another shape")
+        if f.dtype != like.dtype:
+            node = self.add("call", aten._to_copy.default, (node,), {"dtype": like.dtype}, n.state, n.loc)
+        return node
+
+    def _write(self, w, value: Node, n: Node) -> None:
+        """Scatter `value`, the new contents of fake `w`, back into its storage root."""
+        p = self.obs.prov.get(id(w))
+        if p is None or p.chain is None:
+            raise FunctionalizeError(f"{n.name} writes through a view functionalization cannot invert")
+        root = p.root
+        if id(root) in self.entangled:
+            raise FunctionalizeError(f"{n.name} writes storage shared by several outputs of one op")
+        state, loc = n.state, n.loc
+        bases = [self._root_value(root, state, loc)]
+        for step in p.chain[:-1]:
+            bases.append(self.emit_step(bases[-1], step, state, loc))
+        val = value
+        for step, base in zip(reversed(p.chain), reversed(bases)):
+            val = self._scatter(step, base, val, state, loc)
+        self.cur[id(root)] = val
+        self.ver[id(root)] = self.ver.get(id(root), 0) + 1
+        self.roots[id(root)] = root
+        self.mat[(id(w), self.ver[id(root)])] = value
+        if root.kind in ("input", "shared"):
+            if root not in self.written:
+                self.written.append(root)
+            self.last_state[id(root)] = state
+
+    def _scatter(self, step: Step, base: Node, src: Node, state, loc) -> Node:
+        name = _packet(step.func)
+        inv = VIEW_INVERSES.get(name)
+        if inv is None:
+            raise FunctionalizeError(f"cannot write through the view op {step.func}")
+        if name == "as_strided" and not self._strided_ok(base):
+            raise FunctionalizeError("a write through as_strided on a value of another layout")
+        op, args, kwargs = inv(self.fake[base], self.fake[src], step)
+        if op is None:
+            return src
+        args = tuple(base if a is None else (src if a is self.fake[src] else a) for a in args)
+        args = tuple(src if a is self.fake[src] else a for a in args)
+        args = tuple(_swap(a, self.fake[src], src) for a in args)
+        return self.add("call", op, args, kwargs, state, loc)
+
+    # -- the end ----------------------------------------------------------------------------
+    def finish(self) -> Plan:
+        obs, g, plan = self.obs, self.g, self.plan
+        outs: list[Node] = []
+        for root in self.written:
+            target = self.cur[id(root)]
+            name = root.node.name if root.kind == "input" else \
+                next(b[0] for b in plan.bases if self.cur.get(id(root)) is not None and
+                     b[0] == self._base_name(root))
+            plan.writebacks.append((name, len(outs), self.last_state[id(root)]))
+            outs.append(target)
+        input_of = {id(obs.env[n]): n.name for n in obs.graph.inputs}
+        for o in obs.graph.outputs:
+            t = obs.env[o]
+            if not isinstance(t, torch.Tensor):
+                raise FunctionalizeError(f"output {o.name} is not a tensor")
+            if id(t) in input_of:
+                plan.outputs[o.name] = ("input", input_of[id(t)], ())
+                continue
+            p = obs.prov[id(t)]
+            if p.chain is None:
+                raise FunctionalizeError(f"output {o.name} aliases storage along an unknown chain")
+            root = p.root
+            if root.kind == "input":
+                plan.outputs[o.name] = ("input", root.node.name, p.chain)
+            elif root.kind == "shared":
+                name = self._base_name(root) or self._shared_base(root)
+                plan.outputs[o.name] = ("input", name, p.chain)
+            else:
+                node = self._root_value(root, o.state, o.loc)
+                idx = next((i for i, x in enumerate(outs) if x is node), None)
+                if idx is None:
+                    idx = len(outs)
+                    outs.append(node)
+                plan.outputs[o.name] = ("graph", idx, p.chain)
+        g.outputs = outs
+        return plan
+
+    def _base_name(self, root: Root):
+        node = None
+        for name, first, lo, hi in self.plan.bases:
+            node = next((n for n in self.g.inputs if n.name == name), None)
+            if node is not None and self.obs.prov[id(node.meta)].root is root:
+                return name
+        return None
+
+    def _shared_base(self, root: Root) -> str:
+        """A region-side name for the synthetic base of an unwritten group (outputs view it)."""
+        gi = next(i for i, m in enumerate(self.obs.shared_groups)
+                  if self.obs.prov[id(self.obs.env[m[0]])].root is root)
+        lo, hi = root.node
+        name = self.g._unique(f"base{gi}")
+        self.plan.bases.append((name, self.obs.shared_groups[gi][0].name, lo, hi))
+        return name
+
+
+def _swap(a, fake, node):
+    return node if a is fake else a
+
+
+def _nodes(a) -> list:
+    out = []
+    map_nodes(a, out.append)
+    return out
+
+
+def functionalize(graph: Graph, example_inputs) -> Plan:
+    """The pure graph and region plan for `graph` (raises `FunctionalizeError`)."""
+    try:
+        obs = observe(graph, example_inputs)
+    except UnsupportedError as e:
+        raise FunctionalizeError(str(e)) from None
+    b = _Builder(obs, example_inputs)
+    for tr in obs.traces:
+        b.node(tr)
+    return b.finish()

@@ -1,0 +1,120 @@
+"""Continuation functions: the original bytecode, resumed at an offset (built with `bytecode`).
+
+``make_resume(fn, offset, stack, live)`` returns a new function whose code is
+the original code object's, preceded by a prologue that
+
+1. copies the closure (COPY_FREE_VARS) and re-creates cell variables from
+   their current values (MAKE_CELL; only used when no closure made before the
+   break shares them, which the caller checks);
+2. pushes the saved stack: each slot is a parameter ``___stack<i>``, or PUSH_NULL
+   for a NULL slot;
+3. jumps to `offset`.
+
+Its parameters are the stack slots followed by the live locals, so the
+values arrive exactly where the original frame had them.  Everything else --
+the instructions after `offset`, exception table, line numbers -- is the
+original's, so a break inside try/except/finally, a with block or a loop
+resumes inside it: the handlers still cover the resumed instructions, and a
+finally block runs exactly once.  The abstract `bytecode.Bytecode` is mapped
+to decoded instructions one to one (labels and try markers aside), which we
+check instruction by instruction.
+"""
+from __future__ import annotations
+
+import types
+
+from ..errors import UnsupportedError
+from .frame import decoded
+
+CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x100 | 0x200
+
+
+def stack_param(i: int) -> str:
+    return f"___stack{i}"
+
+
+def _abstract(code):
+    try:
+        from bytecode import Bytecode, Instr
+    except ImportError as e:  # a declared dependency; say so clearly when it is missing
+        raise UnsupportedError("no-continuation", f"the bytecode library is missing ({e})") from None
+    b = Bytecode.from_code(code)
+    reals = [i for i, x in enumerate(b) if isinstance(x, Instr)]
+    bc, _ = decoded(code)
+    if len(reals) != len(bc.instructions) or any(
+            b[p].name != d.opname for p, d in zip(reals, bc.instructions)):
+        raise UnsupportedError("no-continuation", "bytecode library and decoder disagree on this code")
+    return b, reals, bc
+
+
+def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], live: list[str],
+                name: str) -> types.FunctionType:
+    """A function running `fn`'s code from `offset` with the given stack and locals."""
+    from bytecode import Bytecode, Instr, Label
+    code = fn.__code__
+    if code.co_flags & CO_GENERATOR_LIKE:
+        raise UnsupportedError("no-continuation", "continuations of generators and coroutines")
+    b, reals, bc = _abstract(code)
+    index = bc.index_of(offset)
+    label = Label()
+    body = list(b)
+    body.insert(reals[index], label)
+    pro = []
+    if code.co_freevars:
+        pro.append(Instr("COPY_FREE_VARS", len(code.co_freevars)))
+    for c in code.co_cellvars:
+        pro.append(Instr("MAKE_CELL", _cell_arg(c, b)))
+    pro.append(Instr("RESUME", 0))
+    for i, null in enumerate(stack_nulls):
+        pro.append(Instr("PUSH_NULL") if null else Instr("LOAD_FAST", stack_param(i)))
+    pro.append(Instr("JUMP_FORWARD", label))
+    for ins in pro:
+        ins.lineno = code.co_firstlineno
+    nb = Bytecode(pro + body)
+    nb.name = code.co_name              # tracebacks and explain show the user's function
+    nb.qualname = code.co_qualname
+    nb.filename = code.co_filename
+    nb.first_lineno = code.co_firstlineno
+    nb.docstring = None
+    args = [stack_param(i) for i, null in enumerate(stack_nulls) if not null] + list(live)
+    nb.argnames = args
+    nb.argcount = len(args)
+    nb.posonlyargcount = 0
+    nb.kwonlyargcount = 0
+    nb.flags = code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)
+    nb.freevars = list(code.co_freevars)
+    nb.cellvars = list(code.co_cellvars)
+    try:
+        new_code = nb.to_code()
+    except Exception as e:  # the library could not assemble it: no continuation, run natively
+        raise UnsupportedError("no-continuation", f"assembling the continuation failed: {e}") from None
+    out = types.FunctionType(new_code, fn.__globals__, name, None, fn.__closure__)
+    out.__qualname__ = f"{fn.__qualname__}.<resume@{offset}>"
+    offmap = _offset_map(new_code, len(pro), bc)
+    out.__bcfront_resume__ = (fn, offmap)
+    ORIGINAL_OFFSETS[new_code] = offmap
+    return out
+
+
+# continuation code object -> {its offset: the original code's offset}, for reports
+ORIGINAL_OFFSETS: dict = {}
+
+
+def original_offset(code, offset: int) -> int:
+    m = ORIGINAL_OFFSETS.get(code)
+    return m.get(offset, offset) if m else offset
+
+
+def _offset_map(new_code, n_prologue: int, bc) -> dict[int, int]:
+    """Offsets of the continuation's instructions -> offsets of the same original instructions."""
+    new, _ = decoded(new_code)
+    body = new.instructions[n_prologue:]
+    if len(body) != len(bc.instructions):
+        raise UnsupportedError("no-continuation", "the continuation does not mirror the original code")
+    return {a.offset: b.offset for a, b in zip(body, bc.instructions)}
+
+
+def _cell_arg(name, b):
+    from bytecode import CellVar
+    return CellVar(name)

@@ -1,0 +1,194 @@
+"""Graph-break corpus (pure Python): each function breaks at `print` inside some block.
+
+`print` is I/O, so the trace must break there; everything around it is
+captured.  `CASES` maps a name to (function, argument tuples, expected
+number of breaks on the first call or None when it depends on the path).
+Shared by the break tests on 3.11, 3.12 and 3.13.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class BreakCase:
+    fn: object
+    calls: list
+    breaks: int | None = 1         # breaks recorded by the root entry for the first call
+    continued: bool = True         # the break must be compiled with a continuation
+
+
+CASES: dict[str, BreakCase] = {}
+
+
+def case(*calls, breaks=1, continued=True):
+    def register(fn):
+        CASES[fn.__name__] = BreakCase(fn, list(calls), breaks, continued)
+        return fn
+    return register
+
+
+@case((1,), (2,), (5,))
+def straight_line(x):
+    """A break between two computations; locals cross it."""
+    y = x * 2
+    print("y is", y)
+    z = y + x
+    return z, y
+
+
+@case((1,), (3,))
+def value_on_stack(x):
+    """A break in the middle of an expression: list items built before it stay on the stack."""
+    items = [x, x + 1, print("mid", x), x + 2]
+    return items, (x * 3, print("again"), x - 1)
+
+
+@case((3,), (0,), (4,))
+def in_for_loop(n):
+    """A break inside a for loop: the iterator crosses the break."""
+    total = 0
+    for i in range(n):
+        total += i
+        print("i =", i)
+        total *= 2
+    return total
+
+
+@case((3,), (1,))
+def in_while_loop(n):
+    """A break inside a while loop."""
+    k, acc = 0, []
+    while k < n:
+        acc.append(k)
+        print("k", k)
+        k += 1
+    return acc
+
+
+@case((0,), (1,), (2,))
+def in_try_except(x):
+    """A break inside try; the exception raised after it is caught by the original handler."""
+    log = []
+    try:
+        log.append("start")
+        print("in try", x)
+        if x == 1:
+            raise ValueError("one")
+        log.append("end")
+    except ValueError as e:
+        log.append(f"caught {e}")
+    return log
+
+
+@case((0,), (1,))
+def in_try_finally(x):
+    """A break inside try/finally: the finally block runs exactly once."""
+    log = []
+    try:
+        log.append("body")
+        print("body", x)
+        log.append("after")
+    finally:
+        log.append("finally")
+    return log
+
+
+@case((0,), (3,))
+def native_call_raises(x):
+    """The natively run call itself raises inside try: the handler continuation catches it."""
+    log = []
+    try:
+        print("x", x, sep=x if x else " ")      # sep must be a str: raises TypeError for x != 0
+        log.append("printed")
+    except TypeError:
+        log.append("type error")
+    finally:
+        log.append("done")
+    return log
+
+
+class Tracker:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        self.log.append("exit")
+        return False
+
+
+@case((1,), (2,))
+def in_with_block(x):
+    """A break inside a with block: entered once, exited once, after the break."""
+    log = []
+    with Tracker(log) as t:
+        t.log.append(x)
+        print("inside", x)
+        t.log.append(x + 1)
+    return log
+
+
+@case((3,), (2,), breaks=None)
+def in_comprehension(n):
+    """A break inside a comprehension (3.11: a nested function; 3.12+: inlined)."""
+    return [print("c", i) or i * 2 for i in range(n)]
+
+
+def _helper(v):
+    w = v + 1
+    print("helper", w)
+    return w * 2
+
+
+@case((1,), (4,))
+def in_inlined_callee(x):
+    """A break inside an inlined callee: the callee is captured on its own at the call site."""
+    a = x * 10
+    b = _helper(x)
+    return a + b
+
+
+def _gen(n):
+    for i in range(n):
+        yield i * i
+
+
+@case((3,), (2,), breaks=None, continued=False)
+def consuming_generator(n):
+    """A break while a generator is suspended (it cannot be rebuilt: runs natively, correctly)."""
+    out = []
+    for v in _gen(n):
+        print("v", v)
+        out.append(v)
+    return out
+
+
+@case((2,), (3,))
+def nested_blocks(n):
+    """A break inside a loop inside try/finally inside a with block."""
+    log = []
+    with Tracker(log):
+        try:
+            for i in range(n):
+                log.append(i)
+                if i == 1:
+                    print("one")
+        finally:
+            log.append("fin")
+    return log
+
+
+COUNT = [0]
+
+
+@case((1,), (2,))
+def side_effects_order(x):
+    """Writes before and after a break keep their order relative to the printed output."""
+    COUNT[0] += x
+    print("count", COUNT[0])
+    COUNT[0] *= 10
+    return COUNT[0]
