@@ -231,3 +231,30 @@ def _var_mean(ctx, node, x, dim=None, *, correction=None, keepdim=False):
     mean = _result(ctx, node, x, dims, keepdim, s1, out, _mean_post(ctx, n))
     return (var, mean)
 
+
+
+@rule(aten.linalg_vector_norm)
+def _vector_norm(ctx, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    _, out = out_meta(node)
+    if not is_float(out):
+        raise Unsupported("norm of integers")
+    acc = compute_dtype(out)
+    ar = ctx.arena
+    dims = _dims(x, dim)
+    mag = ar.op("abs", ar.cast(x.expr, acc))
+    ord = float(ord)
+    if ord == float("inf") or ord == float("-inf"):
+        kind, body, post = ("max" if ord > 0 else "min"), mag, None
+    elif ord == 0:
+        kind, body, post = "sum", ar.cast(ar.op("ne", mag, ar.const(0, acc), dtype="bool"), acc), None
+    elif ord == 1:
+        kind, body, post = "sum", mag, None
+    elif ord == 2:
+        kind, body = "sum", ar.op("mul", mag, mag)
+        post = lambda e: ar.op("sqrt", e)  # noqa: E731
+    else:
+        kind, body = "sum", ar.op("pow", mag, ar.const(ord, acc))
+        post = lambda e: ar.op("pow", e, ar.const(1.0 / ord, acc))  # noqa: E731
+    src = TV(x.shape, acc, body, None, None, x.origins)
+    r = reduce(ctx, src, dims, kind, acc, _origins(x, node))
+    return _result(ctx, node, x, dims, keepdim, r, out, post)
