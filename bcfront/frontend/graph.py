@@ -213,6 +213,8 @@ def readable_const(value) -> str:
         return str(value)                      # torch.float32
     if mod == "torch" and type(value).__name__ in ("device", "layout", "memory_format"):
         return f"torch.{type(value).__name__}({str(value)!r})"
+    if mod == "torch._ops" and type(value).__name__ == "OpOverload":
+        return f"torch.ops.{value}"            # torch.ops.aten.slice_scatter.default
     name = qualified_name(value)
     return name if name else f"<{type(value).__name__}>"
 
