@@ -85,6 +85,26 @@ def _distinct_check(g: Guard, ns: Namespace) -> str:
     return f"{ns.helper('len')}({{{ids}}}) == {len(g.expected)}"
 
 
+def storage_signature(*tensors) -> tuple:
+    """Which tensors share a storage, and at which offsets: for each, None when its
+    storage is its own, else (index of the first tensor on that storage, storage_offset)."""
+    first: dict = {}
+    out = []
+    for i, t in enumerate(tensors):
+        s = t.untyped_storage()
+        key = (str(t.device), s.data_ptr()) if s.nbytes() else ("empty", i)
+        j = first.setdefault(key, i)
+        out.append((j, t.storage_offset()))
+    leaders = {j for j, _ in out}
+    shared = {j for j in leaders if sum(1 for k, _ in out if k == j) > 1}
+    return tuple(x if x[0] in shared else None for x in out)
+
+
+def _storage_check(g: Guard, ns: Namespace) -> str:
+    srcs = ", ".join(x.expr(ns) for x in g.expected[0])
+    return f"{ns.const(storage_signature)}({srcs}) == {g.expected[1]!r}"
+
+
 def _hooks_check(g: Guard, s: str, ns: Namespace) -> str:
     return " and ".join(f"not {s}.{name}" for name in g.extra)
 
@@ -115,6 +135,10 @@ KINDS = {
     "TENSOR_DISTINCT": (4, lambda g: "no two of " + ", ".join(x.readable() for x in g.expected)
                         + " are the same tensor",
                         lambda g, s, ns: _distinct_check(g, ns)),
+    # inputs of a graph that writes input storage share storage exactly as when captured
+    "TENSOR_STORAGE": (4, lambda g: "storage shared among " + ", ".join(x.readable() for x in g.expected[0])
+                       + f" as captured: {g.expected[1]}",
+                       lambda g, s, ns: _storage_check(g, ns)),
 }
 
 
@@ -148,6 +172,9 @@ def _torch_reader(path):
 STATE_READERS = {k: _torch_reader(v) for k, v in STATE_NAMES.items()}
 
 
+_AFTER_TENSOR_CHECKS = ("TENSOR_ALIAS", "TENSOR_DISTINCT", "TENSOR_STORAGE")
+
+
 class GuardSet:
     """Guards of one capture, deduplicated, in discovery order."""
 
@@ -179,13 +206,13 @@ class GuardSet:
             if g.kind == "TENSOR_MATCH":
                 tensors.append(g)
                 continue
-            if g.kind == "TENSOR_ALIAS" or g.kind == "TENSOR_DISTINCT":
+            if g.kind in _AFTER_TENSOR_CHECKS:
                 continue
             out.append(KINDS[g.kind][2](g, g.source.expr(ns) if g.source else "", ns))
         if tensors:
             out.append(_batched_tensor_check(tensors, ns))
         for g in self.ordered():
-            if g.kind in ("TENSOR_ALIAS", "TENSOR_DISTINCT"):
+            if g.kind in _AFTER_TENSOR_CHECKS:
                 out.append(KINDS[g.kind][2](g, g.source.expr(ns) if g.source else "", ns))
         return out
 
