@@ -53,14 +53,21 @@ def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
         return eager.compile_graph(graph)
     if spec == "triton":
         return _triton(graph, example_inputs)
-    from . import fx
     if spec == "fx":
-        return fx.compile_graph(graph, example_inputs, None, "fx")
-    return fx.compile_graph(graph, example_inputs, spec, name_of(spec))
+        return _fx(graph, example_inputs, None, "fx")
+    return _fx(graph, example_inputs, spec, name_of(spec))
+
+
+def _fx(graph, example_inputs, compiler, name) -> CompiledGraph:
+    """Non-eager backends get the functionalized (pure) graph; the region does the writes."""
+    from . import fx
+    from ..frontend.functionalize import compile_functional
+    return compile_functional(graph, example_inputs,
+                              lambda g, ex: fx.compile_graph(g, ex, compiler, name))
 
 
 def _triton(graph, example_inputs) -> CompiledGraph:
-    from . import eager, fx
+    from . import eager
     try:
         from .triton import compile_fx
     except Exception as e:  # the backend is optional; fall back to eager with a note
@@ -68,7 +75,7 @@ def _triton(graph, example_inputs) -> CompiledGraph:
         out.notes.append(f"triton backend unavailable ({type(e).__name__}: {e}); ran eager")
         return out
     try:
-        out = fx.compile_graph(graph, example_inputs, compile_fx, "triton")
+        out = _fx(graph, example_inputs, compile_fx, "triton")
     except Exception as e:
         out = eager.compile_graph(graph)
         out.notes.append(f"triton backend failed ({type(e).__name__}: {e}); ran eager")
