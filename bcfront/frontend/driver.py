@@ -182,6 +182,7 @@ def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
     tail.append(f"    {ret_name} = {ret}")
     pending = rb.replay(tx.mutated)
     tail.extend("    " + p for p in pending)
+    tail.extend(state_epilogue(tx, ns))
     tail.append(f"    {'raise' if raises else 'return'} {ret_name}")
     graph.outputs = [outputs[i] for i in sorted(outputs)]
     example = example_inputs(tx)
@@ -194,12 +195,25 @@ def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
     region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} #{next(_counter)}>"),
                      root)
     add_distinct_guard(tx)
+    if getattr(compiled, "plan", None) is not None:     # functionalized: guard input storage sharing
+        from .functionalize import add_storage_guard
+        add_storage_guard(tx, compiled.plan)
     guard, gsrc = make_guard(root, tx)
     info = graph_info(root.__qualname__, graph, compiled)
     effects = side_effect_records(tx)
     entry = Entry(guard, region, list(tx.guards), [info] if graph.body else [], [], effects,
                   list(tx.notes) + list(compiled.notes), gsrc, src, graph_objects=[graph])
     return entry
+
+
+def state_epilogue(tx, ns) -> list[str]:
+    """Torch state the traced code changed and left changed (e.g. a set_grad_enabled call)."""
+    if tx.fakes is None or tx.state == tx.entry_state:
+        return []
+    if tx.state.autocast != tx.entry_state.autocast:
+        raise UnsupportedError("autocast", "the function returns inside an autocast region")
+    import torch
+    return [f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})"]
 
 
 def add_distinct_guard(tx) -> None:
