@@ -224,22 +224,29 @@ def _op_hint(func) -> str:
 # -- the builder ------------------------------------------------------------------------------------
 
 class _Builder:
+    """Walks the observed nodes, emitting the pure graph (see module docstring).
+
+    State: `cur[root]`, the graph node holding a storage root's current value;
+    `ver[root]`, how many writes it has seen; `mat[(fake, version)]`, the graph
+    node holding a tensor as of that version.
+    """
+
     def __init__(self, obs: Observation, example_inputs):
         self.obs = obs
-        old = obs.graph
-        self.g = Graph(old.name)
-        self.g.reserve(old._names)
+        self.g = Graph(obs.graph.name)
+        self.g.reserve(obs.graph._names)
         self.cur: dict[int, Node] = {}
         self.ver: dict[int, int] = {}
         self.mat: dict[tuple, Node] = {}
         self.fake: dict[Node, object] = {}
         self.node_of: dict[Node, Node] = {}
-        self.roots: dict[int, Root] = {}
+        self.base_name: dict[int, str] = {}        # shared root -> region name of its base
         self.written: list[Root] = []
         self.last_state: dict[int, object] = {}
+        self.twins: dict[int, list[int]] = {}      # storage allocated inside one node -> roots made of it
         self.entangled: set[int] = set()
-        self.rerooted: dict[int, int] = {}
         self.examples: list = []
+        self.impure: set[Node] = set()             # random ops: kept even when unused
         self.plan = Plan(self.g, self.examples, observation=obs)
         self._inputs(list(example_inputs))
 
@@ -253,19 +260,18 @@ class _Builder:
             if not obs.shared_ok[gi]:
                 raise FunctionalizeError("inputs sharing storage with different dtypes are written")
             root = obs.prov[id(obs.env[members[0]])].root
-            lo, hi = root.node
-            name = self.g._unique(f"base{gi}")
-            n = Node(len(self.g.inputs), "input", None, meta=root.fake, name=name)
+            name = self._declare_base(root, gi)
+            src = _BaseSource(members[0].target, root.node[1])
+            n = Node(len(self.g.inputs), "input", src, meta=root.fake, name=name)
             self.g.inputs.append(n)
             first = reals[obs.graph.inputs.index(members[0])]
-            self.examples.append(torch.as_strided(first, (hi - lo,), (1,), lo))
-            self.plan.bases.append((name, members[0].name, lo, hi))
+            self.examples.append(torch.as_strided(first, (root.node[1],), (1,), 0))
             self._set_root(root, n)
         for n, real in zip(obs.graph.inputs, reals):
             f = obs.env[n]
             root = obs.prov[id(f)].root
             if root.kind == "shared" and id(root) in self.cur:
-                continue
+                continue                        # read through the synthetic base
             new = Node(len(self.g.inputs), "input", n.target, meta=f, name=n.name)
             self.g.inputs.append(new)
             self.examples.append(real)
@@ -274,14 +280,22 @@ class _Builder:
             if root.kind == "input":
                 self._set_root(root, new)
 
+    def _declare_base(self, root: Root, gi: int) -> str:
+        name = self.base_name.get(id(root))
+        if name is None:
+            name = self.base_name[id(root)] = self.g._unique(f"base{gi}")
+            first = self.obs.shared_groups[gi][0].name
+            self.plan.bases.append((name, first, 0, root.node[1]))
+        return name
+
     def _set_root(self, root: Root, node: Node) -> None:
-        self.roots[id(root)] = root
         self.cur[id(root)] = node
         self.ver.setdefault(id(root), 0)
         self.fake.setdefault(node, root.fake)
 
     # -- emitting ---------------------------------------------------------------------------
     def add(self, op, target, args, kwargs, state, loc, meta=None) -> Node:
+        """Append a node; its example value comes from a fake run unless given."""
         if meta is None:
             look = lambda a: map_nodes(a, self.fake.__getitem__)  # noqa: E731
             fargs, fkw = look(args), look(kwargs)
@@ -295,39 +309,28 @@ class _Builder:
                 meta = fn(*fargs, **fkw)
         n = self.g.add(op, target, args, kwargs, meta=meta, loc=loc, state=state)
         self.fake[n] = meta
+        if _seeded(target):
+            self.impure.add(n)
         return n
 
-    def emit_step(self, base: Node, step: Step, state, loc) -> Node:
-        if _packet(step.func) == "as_strided" and not self._strided_ok(base):
-            raise FunctionalizeError("as_strided view regenerated on a value of another layout")
-        out = self.add("call", step.func, (base, *step.args), dict(step.kwargs), state, loc)
-        if step.index is not None:
-            out = self.add("call", operator.getitem, (out, step.index), {}, state, loc,
-                           meta=self.fake[out][step.index])
-        return out
+    def item(self, node: Node, i: int, state, loc) -> Node:
+        return self.add("call", operator.getitem, (node, i), {}, state, loc, meta=self.fake[node][i])
 
-    def _strided_ok(self, base: Node) -> bool:
-        f = self.fake[base]
-        return f.is_contiguous() and f.storage_offset() == 0 and \
-            (base.op == "input" or any(base is self.cur.get(k) for k in self.cur))
+    def chain(self, root: Root, chain, state, loc) -> list[Node]:
+        """The root's current value, then each view of `chain` applied in turn."""
+        nodes = [self._root_value(root, state, loc)]
+        for k, step in enumerate(chain):
+            if _packet(step.func) == "as_strided" and not (k == 0 and self._strided_ok(root, nodes[0])):
+                raise FunctionalizeError("an as_strided view of a value whose layout changed")
+            out = self.add("call", step.func, (nodes[-1], *step.args), dict(step.kwargs), state, loc)
+            nodes.append(out if step.index is None else self.item(out, step.index, state, loc))
+        return nodes
 
-    # -- reading ----------------------------------------------------------------------------
-    def get(self, t, state, loc) -> Node:
-        """The graph value of fake `t` as of now (regenerated when its storage was written)."""
-        p = self.obs.prov.get(id(t))
-        if p is None:
-            raise FunctionalizeError("a tensor of unknown origin")
-        key = (id(t), self.ver.get(id(p.root), 0))
-        hit = self.mat.get(key)
-        if hit is not None:
-            return hit
-        if p.chain is None:
-            raise FunctionalizeError("a view with an unknown view chain is read after a write")
-        node = self._root_value(p.root, state, loc)
-        for step in p.chain:
-            node = self.emit_step(node, step, state, loc)
-        self.mat[key] = node
-        return node
+    def _strided_ok(self, root: Root, node: Node) -> bool:
+        """as_strided offsets are absolute: valid on a value laid out like the root was."""
+        now, then = self.fake[node], root.fake
+        return (now.is_contiguous() and then.is_contiguous()
+                and now.storage_offset() == 0 and then.storage_offset() == 0)
 
     def _root_value(self, root: Root, state, loc) -> Node:
         node = self.cur.get(id(root))
@@ -340,6 +343,20 @@ class _Builder:
             self._set_root(root, node)
             return node
         raise FunctionalizeError(f"no value for storage root {root.label}")
+
+    # -- reading ----------------------------------------------------------------------------
+    def get(self, t, state, loc) -> Node:
+        """The graph value of fake `t` as of now (regenerated when its storage was written)."""
+        p = self.obs.prov.get(id(t))
+        if p is None:
+            raise FunctionalizeError("a tensor of unknown origin")
+        key = (id(t), self.ver.get(id(p.root), 0))
+        hit = self.mat.get(key)
+        if hit is None:
+            if p.chain is None:
+                raise FunctionalizeError("a view with an unknown view chain is read after a write")
+            hit = self.mat[key] = self.chain(p.root, p.chain, state, loc)[-1]
+        return hit
 
     def read_arg(self, m: Node, state, loc) -> Node:
         v = self.obs.env[m]
@@ -366,113 +383,81 @@ class _Builder:
                    for a, m in zip(_nodes((args, kwargs)), _nodes((n.args, n.kwargs))))
         value = self.obs.env[n]
         new = self.add(n.op, n.target, args, kwargs, n.state, n.loc, meta=value if same else None)
+        if any(_seeded(c.func) for c in tr.calls):
+            self.impure.add(new)
         self.node_of[n] = new
         if isinstance(value, torch.Tensor):
             self._bind(value, new, n)
 
     def _bind(self, t, node: Node, n: Node) -> None:
-        """Record that graph `node` holds fake `t` now; allocate or re-root its storage."""
+        """Graph `node` holds fake `t` now; storage first seen here gets `node` as its value."""
         p = self.obs.prov[id(t)]
         root = p.root
-        if id(root) not in self.cur and (p.chain == () or root.kind in ("fresh", "const")):
+        if id(root) not in self.cur and root.kind in ("fresh", "const"):
             if p.chain != ():
-                # a view of storage allocated inside one node: the view becomes the root
-                k = self.rerooted.get(id(root), 0) + 1
-                self.rerooted[id(root)] = k
-                new_root = Root("fresh", f"{n.name}", t, n)
-                if k > 1:
-                    self.entangled.add(id(root))
-                self.obs.prov[id(t)] = p = Prov(new_root, ())
-                self._entangle(new_root, root)
+                # A view of storage allocated inside one node (``x.t().reshape(-1)``): nothing
+                # else can name that storage, so the view becomes a root of its own -- unless
+                # two outputs view it, which a write must then keep in sync (we refuse).
+                new_root = Root("fresh", n.name, t, n)
+                twins = self.twins.setdefault(id(root), [])
+                twins.append(id(new_root))
+                if len(twins) > 1:
+                    self.entangled.update(twins)
+                self.obs.prov[id(t)] = Prov(new_root, ())
                 root = new_root
             self._set_root(root, node)
         self.mat[(id(t), self.ver.get(id(root), 0))] = node
-
-    def _entangle(self, new_root, old_root) -> None:
-        if id(old_root) in self.entangled:
-            self.entangled.add(id(new_root))
-        self.roots[id(new_root)] = new_root
-        self.roots.setdefault(id(old_root), old_root)
-        self._twins = getattr(self, "_twins", {})
-        self._twins.setdefault(id(old_root), []).append(id(new_root))
-        if len(self._twins[id(old_root)]) > 1:
-            self.entangled.update(self._twins[id(old_root)])
 
     def _mutating(self, tr) -> None:
         n = tr.node
         for c in tr.calls:
             if not isinstance(c.func, torch._ops.OpOverload):
                 continue
-            if not (tensors_in(c.args) or tensors_in(list(c.kwargs.values())) or tensors_in(c.out)):
-                continue                       # prim.device and friends
+            if not c.writes and not tensors_in(c.out):
+                continue                       # prim.device and friends: results are constants
             if c.writes:
                 self._functional_write(c, n)
             else:
-                self._plain_call(c, n)
+                args, kwargs = self._call_args(c, n)
+                self._bind_outputs(c.out, self.add("call", c.func, args, kwargs, n.state, n.loc), n)
 
-    def _map_call_args(self, c, n, skip=()):
+    def _call_args(self, c, n, drop=()):
         def conv(x):
             if isinstance(x, torch.Tensor):
-                if any(x is s for s in skip):
-                    return None
                 return self.get(x, n.state, n.loc)
             if isinstance(x, (list, tuple)):
                 return type(x)(conv(i) for i in x)
             return x
-        return conv(tuple(c.args)), {k: conv(v) for k, v in c.kwargs.items()}
+        return conv(tuple(c.args)), {k: conv(v) for k, v in c.kwargs.items() if k not in drop}
 
-    def _bind_outputs(self, out, node: Node, n: Node) -> None:
+    def _bind_outputs(self, out, node: Node, n: Node, skip=()) -> None:
         if isinstance(out, torch.Tensor):
             self._bind(out, node, n)
         elif isinstance(out, (list, tuple)):
             for i, t in enumerate(out):
-                if isinstance(t, torch.Tensor):
-                    item = self.add("call", operator.getitem, (node, i), {}, n.state, n.loc,
-                                    meta=self.fake[node][i])
-                    self._bind(t, item, n)
-
-    def _plain_call(self, c, n) -> None:
-        args, kwargs = self._map_call_args(c, n)
-        node = self.add("call", c.func, args, kwargs, n.state, n.loc)
-        self._bind_outputs(c.out, node, n)
+                if isinstance(t, torch.Tensor) and not any(t is s for s in skip):
+                    self._bind(t, self.item(node, i, n.state, n.loc), n)
 
     def _functional_write(self, c, n) -> None:
         fop, kind = functional_variant(c.func)
-        specs, rets = schema_info(c.func)
-        bound = bind(specs, c.args, c.kwargs)
-        if kind == "out":
-            args, kwargs = self._map_call_args(c, n)
-            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-            res = self.add("call", fop, args, kwargs, n.state, n.loc)
+        args, kwargs = self._call_args(c, n, drop=("out",) if kind == "out" else ())
+        res = self.add("call", fop, args, kwargs, n.state, n.loc)
+        if kind in ("out", "inplace"):
             (w,) = c.writes
-            self._write(w, self._cast(res, w, n, resize_ok=False), n)
-            return
-        if kind == "inplace":
-            (w,) = c.writes
-            args, kwargs = self._map_call_args(c, n)
-            res = self.add("call", fop, args, kwargs, n.state, n.loc)
             self._write(w, self._cast(res, w, n), n)
             return
-        # "extra": the op's results, then the new values of the written arguments in order
-        args, kwargs = self._map_call_args(c, n)
-        res = self.add("call", fop, args, kwargs, n.state, n.loc)
-        k = len(rets)
-        names = [s.name for s, v in bound if isinstance(v, torch.Tensor) and any(v is w for w in c.writes)]
-        by_name = {s.name: v for s, v in bound}
-        for j, name in enumerate(names):
-            item = self.add("call", operator.getitem, (res, k + j), {}, n.state, n.loc,
-                            meta=self.fake[res][k + j])
-            self._write(by_name[name], self._cast(item, by_name[name], n), n)
-        for i, t in enumerate(c.out if isinstance(c.out, (tuple, list)) else (c.out,)):
-            if isinstance(t, torch.Tensor) and id(t) not in {id(w) for w in c.writes}:
-                item = self.add("call", operator.getitem, (res, i), {}, n.state, n.loc,
-                                meta=self.fake[res][i])
-                self._bind(t, item, n)
+        # "extra": the op's own results, then the new values of the written arguments in order
+        specs, rets = schema_info(c.func)
+        written = [v for _, v in bind(specs, c.args, c.kwargs)
+                   if isinstance(v, torch.Tensor) and any(v is w for w in c.writes)]
+        for j, w in enumerate(written):
+            self._write(w, self._cast(self.item(res, len(rets) + j, n.state, n.loc), w, n), n)
+        self._bind_outputs(c.out, res, n, skip=written)
 
-    def _cast(self, node: Node, like, n, resize_ok=True) -> Node:
+    def _cast(self, node: Node, like, n) -> Node:
         f = self.fake[node]
         if tuple(f.shape) != tuple(like.shape):
-            raise FunctionalizeError(f"{n.name}: in-place result of another shape")
+            raise FunctionalizeError(f"{n.name}: the in-place result has another shape")
         if f.dtype != like.dtype:
             node = self.add("call", aten._to_copy.default, (node,), {"dtype": like.dtype}, n.state, n.loc)
         return node
@@ -484,49 +469,38 @@ class _Builder:
             raise FunctionalizeError(f"{n.name} writes through a view functionalization cannot invert")
         root = p.root
         if id(root) in self.entangled:
-            raise FunctionalizeError(f"{n.name} writes storage shared by several outputs of one op")
+            raise FunctionalizeError(f"{n.name} writes storage that several outputs of one op view")
         state, loc = n.state, n.loc
-        bases = [self._root_value(root, state, loc)]
-        for step in p.chain[:-1]:
-            bases.append(self.emit_step(bases[-1], step, state, loc))
+        bases = self.chain(root, p.chain[:-1], state, loc)
         val = value
         for step, base in zip(reversed(p.chain), reversed(bases)):
             val = self._scatter(step, base, val, state, loc)
         self.cur[id(root)] = val
         self.ver[id(root)] = self.ver.get(id(root), 0) + 1
-        self.roots[id(root)] = root
         self.mat[(id(w), self.ver[id(root)])] = value
         if root.kind in ("input", "shared"):
-            if root not in self.written:
+            if all(r is not root for r in self.written):
                 self.written.append(root)
             self.last_state[id(root)] = state
 
     def _scatter(self, step: Step, base: Node, src: Node, state, loc) -> Node:
-        name = _packet(step.func)
-        inv = VIEW_INVERSES.get(name)
+        inv = VIEW_INVERSES.get(_packet(step.func))
         if inv is None:
             raise FunctionalizeError(f"cannot write through the view op {step.func}")
-        if name == "as_strided" and not self._strided_ok(base):
-            raise FunctionalizeError("a write through as_strided on a value of another layout")
-        op, args, kwargs = inv(self.fake[base], self.fake[src], step)
+        op, args, kwargs = inv(self.fake[base], src, step)
         if op is None:
             return src
-        args = tuple(base if a is None else (src if a is self.fake[src] else a) for a in args)
-        args = tuple(src if a is self.fake[src] else a for a in args)
-        args = tuple(_swap(a, self.fake[src], src) for a in args)
+        args = tuple(base if a is BASE else a for a in args)
         return self.add("call", op, args, kwargs, state, loc)
 
     # -- the end ----------------------------------------------------------------------------
     def finish(self) -> Plan:
-        obs, g, plan = self.obs, self.g, self.plan
+        obs, plan = self.obs, self.plan
         outs: list[Node] = []
         for root in self.written:
-            target = self.cur[id(root)]
-            name = root.node.name if root.kind == "input" else \
-                next(b[0] for b in plan.bases if self.cur.get(id(root)) is not None and
-                     b[0] == self._base_name(root))
+            name = root.node.name if root.kind == "input" else self.base_name[id(root)]
             plan.writebacks.append((name, len(outs), self.last_state[id(root)]))
-            outs.append(target)
+            outs.append(self.cur[id(root)])
         input_of = {id(obs.env[n]): n.name for n in obs.graph.inputs}
         for o in obs.graph.outputs:
             t = obs.env[o]
@@ -542,8 +516,15 @@ class _Builder:
             if root.kind == "input":
                 plan.outputs[o.name] = ("input", root.node.name, p.chain)
             elif root.kind == "shared":
-                name = self._base_name(root) or self._shared_base(root)
-                plan.outputs[o.name] = ("input", name, p.chain)
+                gi = next(i for i, m in enumerate(obs.shared_groups)
+                          if obs.prov[id(obs.env[m[0]])].root is root)
+                # rebase on the input the chain starts from, so ``out._base`` is that input
+                member = next((m for m in obs.shared_groups[gi]
+                               if obs.prov[id(obs.env[m])].chain == p.chain[:1]), None)
+                if member is not None:
+                    plan.outputs[o.name] = ("input", member.name, p.chain[1:])
+                else:
+                    plan.outputs[o.name] = ("input", self._declare_base(root, gi), p.chain)
             else:
                 node = self._root_value(root, o.state, o.loc)
                 idx = next((i for i, x in enumerate(outs) if x is node), None)
@@ -551,29 +532,31 @@ class _Builder:
                     idx = len(outs)
                     outs.append(node)
                 plan.outputs[o.name] = ("graph", idx, p.chain)
-        g.outputs = outs
+        self.g.outputs = outs
+        self._dead_code()
         return plan
 
-    def _base_name(self, root: Root):
-        node = None
-        for name, first, lo, hi in self.plan.bases:
-            node = next((n for n in self.g.inputs if n.name == name), None)
-            if node is not None and self.obs.prov[id(node.meta)].root is root:
-                return name
-        return None
-
-    def _shared_base(self, root: Root) -> str:
-        """A region-side name for the synthetic base of an unwritten group (outputs view it)."""
-        gi = next(i for i, m in enumerate(self.obs.shared_groups)
-                  if self.obs.prov[id(self.obs.env[m[0]])].root is root)
-        lo, hi = root.node
-        name = self.g._unique(f"base{gi}")
-        self.plan.bases.append((name, self.obs.shared_groups[gi][0].name, lo, hi))
-        return name
+    def _dead_code(self) -> None:
+        """Drop nodes no output needs (views regenerated in the region leave some), keeping random ops."""
+        live = set(self.g.outputs) | self.impure
+        for n in reversed(self.g.body):
+            if n in live:
+                live.update(_nodes((n.args, n.kwargs)))
+        self.g.body = [n for n in self.g.body if n in live]
 
 
-def _swap(a, fake, node):
-    return node if a is fake else a
+def _seeded(func) -> bool:
+    return torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
+
+
+class _BaseSource:
+    """Where a synthetic base comes from: the storage under an input, from its start."""
+
+    def __init__(self, first, size: int):
+        self.first, self.size = first, size
+
+    def readable(self) -> str:
+        return f"as_strided({self.first.readable()}, ({self.size},), (1,), 0)"
 
 
 def _nodes(a) -> list:
@@ -592,3 +575,34 @@ def functionalize(graph: Graph, example_inputs) -> Plan:
     for tr in obs.traces:
         b.node(tr)
     return b.finish()
+
+
+# -- integration ------------------------------------------------------------------------------------
+
+def compile_functional(graph: Graph, example_inputs, compile_pure):
+    """Functionalize `graph`, compile the pure graph with ``compile_pure(graph, examples)``
+    (a `CompiledGraph`) and wrap its emit with the plan; on `FunctionalizeError` the
+    graph stays on the eager backend, with a note saying why."""
+    try:
+        plan = functionalize(graph, example_inputs)
+    except FunctionalizeError as e:
+        from ..backends import eager
+        out = eager.compile_graph(graph)
+        out.notes.append(f"functionalization failed ({e}); the graph ran on the eager backend")
+        return out
+    compiled = compile_pure(plan.graph, plan.example_inputs)
+    compiled.emit = plan.wrap_emit(compiled.emit)
+    compiled.plan = plan
+    return compiled
+
+
+def add_storage_guard(tx, plan: Plan) -> None:
+    """When the graph writes input storage, later calls must share storage exactly as this one."""
+    if not plan.writebacks:
+        return
+    vals = [v for v in tx.input_tensors if v.source is not None]
+    if not vals:
+        return
+    from .guards import storage_signature
+    sig = storage_signature(*(tx.real_tensors[id(v)] for v in vals))
+    tx.guard("TENSOR_STORAGE", vals[0].source, (tuple(v.source for v in vals), sig))
