@@ -13,6 +13,7 @@ fresh, equal arguments, and a reproducer is plain source text.
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field, replace
 
 INDENT = "    "
@@ -106,14 +107,84 @@ class Program:
 def from_source(source: str, calls, *, name: str = "repro", mode: str | None = None) -> Program:
     """A program made from hand-written module source (regression tests, reproducers).
 
-    The body is one opaque node, so such a program is run, not shrunk.
+    The module must define a top-level ``def f(...)``; everything before it is
+    the prelude.  The body is parsed into a statement tree (`parse_body`), so a
+    hand-written program shrinks like a generated one.  `calls` items are
+    `CallSpec`s, sequences of argument expressions, or one string holding
+    them all ("1, [2, 3]").
     """
-    head, sep, body = source.partition("\ndef f(")
+    head, sep, rest = ("\n" + source).partition("\ndef f(")
     if not sep:
         raise ValueError("the source must define a top-level function `f`")
-    params, _, rest = body.partition("):\n")
-    lines = [ln[len(INDENT):] if ln.startswith(INDENT) else ln for ln in rest.rstrip().split("\n")]
-    specs = tuple(c if isinstance(c, CallSpec) else CallSpec(tuple(c)) for c in calls)
+    fn = ast.parse("def f(" + rest).body[0]
+    params = ast.unparse(fn.args)
+    specs = tuple(c if isinstance(c, CallSpec) else CallSpec((c,)) if isinstance(c, str)
+                  else CallSpec(tuple(c)) for c in calls)
     if mode is None:
         mode = "tensor" if "torch" in source else "py"
-    return Program(name, mode, head, params, (Node("\n".join(lines)),), specs)
+    return Program(name, mode, head.strip("\n"), params, parse_body(fn.body), specs)
+
+
+def parse_body(stmts) -> tuple[Node, ...]:
+    """Statement tree of a list of `ast` statements (heads re-rendered with `ast.unparse`)."""
+    return tuple(_node(s) for s in stmts)
+
+
+def _node(s) -> Node:
+    kind = type(s).__name__
+    rule = _COMPOUND.get(kind)
+    if rule is None:
+        return Node(ast.unparse(s))
+    head, suites = rule(s)
+    return Node(head, tuple(suites), hoist=kind not in ("FunctionDef", "Match"))
+
+
+def _if(s):
+    suites = [Suite(None, parse_body(s.body))]
+    if s.orelse:
+        suites.append(Suite("else:", parse_body(s.orelse), optional=True))
+    return f"if {ast.unparse(s.test)}:", suites
+
+
+def _loop(s):
+    head = (f"for {ast.unparse(s.target)} in {ast.unparse(s.iter)}:" if isinstance(s, ast.For)
+            else f"while {ast.unparse(s.test)}:")
+    suites = [Suite(None, parse_body(s.body))]
+    if s.orelse:
+        suites.append(Suite("else:", parse_body(s.orelse), optional=True))
+    return head, suites
+
+
+def _try(s):
+    suites = [Suite(None, parse_body(s.body))]
+    for h in s.handlers:
+        what = f" {ast.unparse(h.type)}" if h.type is not None else ""
+        name = f" as {h.name}" if h.name else ""
+        suites.append(Suite(f"except{what}{name}:", parse_body(h.body), optional=len(s.handlers) > 1
+                            or bool(s.finalbody)))
+    if s.orelse:
+        suites.append(Suite("else:", parse_body(s.orelse), optional=True))
+    if s.finalbody:
+        suites.append(Suite("finally:", parse_body(s.finalbody), optional=bool(s.handlers)))
+    return "try:", suites
+
+
+def _with(s):
+    return f"with {', '.join(ast.unparse(i) for i in s.items)}:", [Suite(None, parse_body(s.body))]
+
+
+def _def(s):
+    decorators = "".join(f"@{ast.unparse(d)}\n" for d in s.decorator_list)
+    return f"{decorators}def {s.name}({ast.unparse(s.args)}):", [Suite(None, parse_body(s.body))]
+
+
+def _match(s):
+    cases = []
+    for c in s.cases:
+        guard = f" if {ast.unparse(c.guard)}" if c.guard is not None else ""
+        cases.append(Node(f"case {ast.unparse(c.pattern)}{guard}:", (Suite(None, parse_body(c.body)),)))
+    return f"match {ast.unparse(s.subject)}:", [Suite(None, tuple(cases))]
+
+
+_COMPOUND = {"If": _if, "For": _loop, "While": _loop, "Try": _try, "With": _with,
+             "FunctionDef": _def, "Match": _match}

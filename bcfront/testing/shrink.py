@@ -17,6 +17,8 @@ renders the result as a standalone script.
 """
 from __future__ import annotations
 
+import ast
+import copy
 from dataclasses import replace
 
 from . import differential
@@ -71,6 +73,80 @@ def candidates(program: Program):
                 yield program.with_body(_edit(program.body, path, (replace(node, suites=kept),)))
         for alt in node.alts:
             yield program.with_body(_edit(program.body, path, (replace(node, head=alt, alts=()),)))
+    for path, node in sites:
+        for head in expression_variants(node.head):
+            yield program.with_body(_edit(program.body, path, (replace(node, head=head, alts=()),)))
+
+
+MAX_VARIANTS = 40
+_PASS = "\n    pass"
+
+
+def expression_variants(head: str) -> list[str]:
+    """`head` with one sub-expression replaced by one of its operands, or an element dropped.
+
+    ``x = g(a + b, c)`` gives ``x = a + b``, ``x = g(a, c)``, ``x = g(a + b)``, ...
+    Compound headers are parsed with a ``pass`` body; heads that do not parse
+    alone (``case 0:``, ``nonlocal n``) have no variants.
+    """
+    compound = head.rstrip().endswith(":")
+    try:
+        tree = ast.parse(head + (_PASS if compound else ""))
+    except SyntaxError:
+        return []
+    out: list[str] = []
+    nodes = list(ast.walk(tree))
+    for index, node in enumerate(nodes):
+        if not isinstance(node, ast.expr) or isinstance(node, (ast.JoinedStr, ast.FormattedValue)):
+            continue
+        for child in _operands(node):
+            out.append(_replaced(tree, index, child, compound))
+        for field_name in ("elts", "args"):
+            items = getattr(node, field_name, None)
+            for k in range(len(items or ())):
+                out.append(_dropped(tree, index, field_name, k, compound))
+        if len(out) >= MAX_VARIANTS:
+            break
+    return [v for v in dict.fromkeys(out) if v and v != head][:MAX_VARIANTS]
+
+
+def _operands(node) -> list[int]:
+    """Indices (in `ast.iter_child_nodes` order) of the expression children of `node`."""
+    return [i for i, c in enumerate(ast.iter_child_nodes(node))
+            if isinstance(c, ast.expr) and not isinstance(node, (ast.Lambda, ast.comprehension))]
+
+
+def _copy_at(tree, index):
+    twin = copy.deepcopy(tree)
+    return twin, list(ast.walk(twin))[index]
+
+
+def _unparse(tree, compound: bool) -> str:
+    try:
+        text = ast.unparse(tree)
+    except Exception:  # noqa: BLE001 - a replacement the unparser rejects (e.g. inside an f-string)
+        return ""
+    return text[:-len(_PASS)] if compound and text.endswith(_PASS) else text
+
+
+def _replaced(tree, index, child_pos, compound) -> str:
+    twin, target = _copy_at(tree, index)
+    child = list(ast.iter_child_nodes(target))[child_pos]
+    for parent in ast.walk(twin):
+        for name, value in ast.iter_fields(parent):
+            if value is target:
+                setattr(parent, name, child)
+                return _unparse(twin, compound)
+            if isinstance(value, list) and any(v is target for v in value):
+                value[[i for i, v in enumerate(value) if v is target][0]] = child
+                return _unparse(twin, compound)
+    return ""
+
+
+def _dropped(tree, index, field_name, k, compound) -> str:
+    twin, target = _copy_at(tree, index)
+    del getattr(target, field_name)[k]
+    return _unparse(twin, compound)
 
 
 def _sites(body, prefix=()):
@@ -133,7 +209,7 @@ import sys
 from bcfront.testing.differential import run
 from bcfront.testing.program import CallSpec, from_source
 
-SOURCE = {source!r}
+SOURCE = {source}
 
 CALLS = {calls}
 
@@ -152,4 +228,11 @@ def reproducer(program: Program, verdict, filename: str = "repro.py") -> str:
     description = description.replace('"""', "'''").replace("\\", "\\\\")
     return REPRO_TEMPLATE.format(name=program.name, mode=program.mode, seed=program.seed,
                                  description=description, filename=filename,
-                                 source=program.source, calls=calls)
+                                 source=source_literal(program.source), calls=calls)
+
+
+def source_literal(text: str) -> str:
+    """`text` as a readable Python literal: a raw triple-quoted string when that is exact."""
+    if "'''" not in text and not text.endswith("\\"):
+        return "r'''" + text + "'''"
+    return repr(text)

@@ -1,0 +1,146 @@
+#!/usr/bin/env python
+"""Differential fuzzing campaigns for bcfront.capture.
+
+Generates random programs (bcfront.testing.fuzzgen), runs each eagerly and
+captured over several calls with changing inputs (bcfront.testing.differential),
+shrinks every mismatch to a small reproducer (bcfront.testing.shrink) and
+writes it to the output directory as a standalone script.  The last line of
+output is always ``N passed, M failed``.
+
+Examples:
+    python tools/fuzz.py --seed 1 --count 500
+    python tools/fuzz.py --seed 7 --time 600 --mode tensor
+    python tools/fuzz.py --seed 3 --count 50 --mode py --no-shrink
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import signal
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OUT = os.path.join(ROOT, "tools", "results", "fuzz")
+SEED_STRIDE = 1_000_003          # program i of campaign seed s has seed s * SEED_STRIDE + i
+
+
+class ProgramTimeout(BaseException):
+    """Raised by SIGALRM; a BaseException so the runner's `except Exception` lets it through."""
+
+
+def _alarm(signum, frame):
+    raise ProgramTimeout()
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=__doc__.split("\n\n", 2)[2])
+    p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    p.add_argument("--count", type=int, default=None, help="number of programs (default 200 unless --time)")
+    p.add_argument("--time", type=float, default=None, help="stop starting new programs after this many seconds")
+    p.add_argument("--mode", choices=("py", "tensor", "both"), default="both",
+                   help="pure-Python programs, tensor programs, or alternate (default)")
+    p.add_argument("--backend", default="auto", help="bcfront.capture backend (default auto)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per program before it counts as failed")
+    p.add_argument("--shrink-budget", type=int, default=200, help="differential runs spent shrinking each failure")
+    p.add_argument("--no-shrink", action="store_true", help="write failing programs unshrunk")
+    p.add_argument("--out", default=DEFAULT_OUT, help="where reproducers go (default tools/results/fuzz)")
+    p.add_argument("-q", "--quiet", action="store_true", help="only the failures and the final line")
+    args = p.parse_args(argv)
+    if args.count is None and args.time is None:
+        args.count = 200
+    if args.mode != "py" and not _has_torch():
+        p.error("tensor programs need torch; use --mode py")
+    return args
+
+
+def _has_torch() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def modes(mode: str):
+    return ("py", "tensor") if mode == "both" else (mode,)
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    import bcfront
+    from bcfront.testing import differential, shrink
+    from bcfront.testing.fuzzgen import generate
+
+    def capture(fn):
+        return bcfront.capture(fn, backend=args.backend)
+
+    def timed(fn, *a, **k):
+        signal.setitimer(signal.ITIMER_REAL, args.timeout)
+        try:
+            return fn(*a, **k)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    signal.signal(signal.SIGALRM, _alarm)
+    os.makedirs(args.out, exist_ok=True)
+    passed = failed = 0
+    kinds = collections.Counter()
+    start = time.monotonic()
+    i = 0
+    while (args.count is None or i < args.count) and \
+            (args.time is None or time.monotonic() - start < args.time):
+        mode = modes(args.mode)[i % len(modes(args.mode))]
+        seed = args.seed * SEED_STRIDE + i
+        i += 1
+        program = generate(seed, mode)
+        try:
+            verdict = timed(differential.run, program, capture)
+        except ProgramTimeout:
+            failed += 1
+            kinds["timeout"] += 1
+            print(f"FAIL {program.name}: no result within {args.timeout:g}s")
+            _write(args.out, program, None, shrink)
+            continue
+        if verdict.ok:
+            passed += 1
+            if not args.quiet:
+                print(f"ok   {program.name}")
+            continue
+        failed += 1
+        kinds[verdict.mismatch.part] += 1
+        small, small_verdict = program, verdict
+        if not args.no_shrink:
+            try:
+                small, small_verdict = timed(shrink.shrink_mismatch, program, capture,
+                                             budget=args.shrink_budget)
+            except ProgramTimeout:
+                pass
+        path = _write(args.out, small, small_verdict, shrink)
+        print(f"FAIL {program.name}: {verdict.mismatch.part} (shrunk {program.size()} -> "
+              f"{small.size()} statements) -> {os.path.relpath(path)}")
+        print("     " + small_verdict.mismatch.describe().replace("\n", "\n     ")
+              if small_verdict.mismatch else "")
+        sys.stdout.flush()
+    if kinds:
+        print("failures by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def _write(out: str, program, verdict, shrink) -> str:
+    path = os.path.join(out, f"{program.name}.py")
+    if verdict is None:
+        text = f'"""Fuzz program {program.name}: timed out."""\nSOURCE = {program.source!r}\n'
+    else:
+        text = shrink.reproducer(program, verdict, os.path.relpath(path, ROOT))
+    with open(path, "w") as fh:
+        fh.write(text)
+    return path
+
+
+if __name__ == "__main__":
+    sys.exit(main())
