@@ -54,6 +54,7 @@ class CapturedFunction:
         self.module_root = None
         self.native_reason = None
         self.calls = 0
+        self.continuations: dict = {}      # see frontend.breaks.continuation
         self.recompiles: list[report.Recompile] = []
         self.notes: list[str] = []
         self.warnings: list[str] = []

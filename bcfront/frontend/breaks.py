@@ -17,7 +17,8 @@ entry's region function then
    the instruction (`resume.make_resume`), itself wrapped by `capture` and so
    captured on its first call, with its own guards, graphs and breaks.
 
-Continuations are cached per (function, offset, stack layout, live locals).
+Continuations are cached per (function, offset, stack layout, live locals) in
+the captured function that made them (shared with its continuations).
 A continuation that would call itself again (a break inside a loop) calls
 the plain resume function instead, so the rest of that loop runs natively
 rather than recursing once per iteration.  Whatever cannot be rebuilt or run
@@ -39,7 +40,6 @@ from .resume import make_resume
 from .values import (NULL, CellV, Const, DictV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
                      PartialV, SetV, TensorV, TupleV, Value)
 
-_CONTINUATIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _LIVENESS: dict = {}
 
 
@@ -239,9 +239,10 @@ def _is_module(obj) -> bool:
 def continuation(cf, orig, offset, nulls, live, children):
     """The captured continuation of `orig` at `offset` (cached), or the plain resume function
     when capturing it would re-enter a continuation already on this chain (a loop)."""
-    per = _CONTINUATIONS.get(orig)
+    family = cf.continuations                 # shared by a captured function and its continuations
+    per = family.get(orig)
     if per is None:
-        per = _CONTINUATIONS[orig] = {}
+        per = family[orig] = {}
     key = (offset, tuple(nulls), tuple(live))
     hit = per.get(key)
     if hit is None:
@@ -249,6 +250,7 @@ def continuation(cf, orig, offset, nulls, live, children):
         from ..capture import CapturedFunction
         cap = CapturedFunction(fn, backend=cf.backend, recompile_limit=cf.recompile_limit,
                                **cf.options)
+        cap.continuations = family
         cap.chain = getattr(cf, "chain", frozenset()) | {(orig.__code__, key)}
         hit = per[key] = (cap, fn)
     cap, fn = hit
