@@ -9,11 +9,12 @@ parameters; a few rounds let that settle).  A break is predicted where such a
 value meets something a graph cannot hold:
 
 * ``data-dependent-branch`` — ``if``/``while``/``assert``/``and``/``or`` on a tensor;
-* ``tensor-to-python`` — ``.item()``, ``.tolist()``, ``int()``/``float()``/``bool()``,
+* ``data-dependent`` — ``.item()``, ``.tolist()``, ``int()``/``float()``/``bool()``,
   ``math.*`` or ``max``/``any`` on tensors (surest when the number then steers
   control flow);
-* ``io`` — ``print``, ``open``, ``input``, ``sys.stdout.write``, logging;
-* ``numpy`` — numpy (or ``.numpy()``) with tensor arguments: opaque to the interpreter.
+* ``io`` — ``print``, ``open``, ``input``, ``sys.stdout.write``;
+* ``numpy`` — numpy (or ``.numpy()``) with tensor arguments: opaque to the interpreter;
+* ``numpy-array`` — numpy arrays used afterwards (their methods, torch calls on them).
 
 Predictions are made for the functions that run under capture: those passed to
 ``bcfront.capture`` (call or decorator) or ``bcfront.explain``, ``forward``
@@ -40,22 +41,24 @@ MAX_FILE_ROUNDS = 8
 CONFIDENCE = {
     ("data-dependent-branch", True, False): 0.9,
     ("data-dependent-branch", False, False): 0.5,
-    ("tensor-to-python", True, True): 0.9,
-    ("tensor-to-python", True, False): 0.7,
-    ("tensor-to-python", False, True): 0.6,
-    ("tensor-to-python", False, False): 0.45,
+    ("data-dependent", True, True): 0.9,
+    ("data-dependent", True, False): 0.7,
+    ("data-dependent", False, True): 0.6,
+    ("data-dependent", False, False): 0.45,
     ("io", True, False): 0.85,
     ("io", False, False): 0.85,
     ("numpy", True, False): 0.85,
     ("numpy", False, False): 0.5,
+    ("numpy-array", True, False): 0.6,
 }
 
 MESSAGES = {
     "data-dependent-branch": "the condition depends on tensor data: Python needs its value, "
                              "so the graph ends here",
-    "tensor-to-python": "{detail} turns tensor data into a Python value",
+    "data-dependent": "{detail} turns tensor data into a Python value",
     "io": "{detail} does I/O, which cannot be part of a graph",
     "numpy": "{detail} gets a tensor: numpy is opaque to the interpreter",
+    "numpy-array": "{detail} works on a numpy array, which cannot be part of a graph",
 }
 
 
@@ -250,17 +253,20 @@ def _captured(facts: Facts, defs: dict[str, DefInfo]) -> set[str]:
 
 
 def _merge_lines(preds) -> tuple[Prediction, ...]:
-    """One prediction per line and reason (a ``while`` tests its condition in two places)."""
-    out: dict[tuple, Prediction] = {}
-    for p in preds:
-        key = (p.lineno, p.reason)
-        if key not in out or p.confidence > out[key].confidence:
-            out[key] = p
+    """One prediction per line: the likeliest, the earliest on a tie.
+
+    Capture breaks at most once per line per pass (the rest of the line runs
+    in the continuation), and a ``while`` tests its condition in two places.
+    """
+    out: dict[int | None, Prediction] = {}
+    for p in preds:       # in offset order
+        if p.lineno not in out or p.confidence > out[p.lineno].confidence:
+            out[p.lineno] = p
     return tuple(out.values())
 
 
 def _prediction(path: str, qualname: str, fl: Flow, raw: RawPrediction) -> Prediction:
-    steers = raw.reason == "tensor-to-python" and raw.offset in fl.steering
+    steers = raw.reason == "data-dependent" and raw.offset in fl.steering
     conf = CONFIDENCE.get((raw.reason, raw.certain, steers),
                           CONFIDENCE.get((raw.reason, raw.certain, False), 0.5))
     message = MESSAGES[raw.reason].format(detail=raw.detail)

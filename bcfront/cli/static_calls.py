@@ -30,11 +30,11 @@ def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     first = args[0] if args else UNKNOWN
     if name in sv.BUILTIN_TO_PYTHON:
         if first.kind == "tensor":
-            fl.predict(ins, "tensor-to-python", f"{name}()", first.certain)
+            fl.predict(ins, "data-dependent", f"{name}()", first.certain)
             return _scalar(ins, first.certain)
         return first if first.kind == "scalar" else UNKNOWN
     if name in sv.BUILTIN_COMPARE and any(a.kind == "tensor" for a in every):
-        fl.predict(ins, "tensor-to-python", f"{name}()", all(a.certain for a in every if a.tainted))
+        fl.predict(ins, "data-dependent", f"{name}()", all(a.certain for a in every if a.tainted))
         return _scalar(ins) if name in ("any", "all") else TENSOR
     if name in ("enumerate", "zip"):
         elems = tuple(element(a) for a in args)
@@ -44,7 +44,7 @@ def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
             fl.steer(a)    # a loop count read from a tensor steers control flow
         return UNKNOWN
     if name in sv.BUILTIN_FORMAT and first.kind == "tensor":
-        fl.predict(ins, "tensor-to-python", f"{name}()", first.certain)
+        fl.predict(ins, "data-dependent", f"{name}()", first.certain)
         return UNKNOWN
     if name in sv.BUILTIN_META:
         return UNKNOWN
@@ -85,23 +85,23 @@ def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
         _mark_entry(fl, args[0])
         call(fl, ins, args[0], args[1:], kwargs)
         return UNKNOWN
-    if name in sv.RETURNS_OBJECT:
-        return V("mod", name=sv.RETURNS_OBJECT[name])
     if name.startswith("torch.Tensor.") and args:
         # An unbound tensor method: torch.Tensor.item(t) is t.item().
         method = V("tmethod", args[0].certain, name.rsplit(".", 1)[1])
         return call_tensor_method(fl, ins, method, args[1:], kwargs) \
             if args[0].kind == "tensor" else UNKNOWN
     if top == "torch":
+        if any(a.kind == "ndarray" for a in every):
+            fl.predict(ins, "numpy-array", f"{name}()", True)
         return sv.torch_call_result(name)
     if top in sv.NUMPY_ROOTS:
         if any(a.kind == "tensor" for a in every):
             fl.predict(ins, "numpy", name, all(a.certain for a in every if a.kind == "tensor"))
-        return UNKNOWN
+        return sv.NDARRAY
     if top in sv.SCALAR_C_ROOTS:
         tensors = [a for a in every if a.kind == "tensor"]
         if tensors:
-            fl.predict(ins, "tensor-to-python", f"{name}()", all(a.certain for a in tensors))
+            fl.predict(ins, "data-dependent", f"{name}()", all(a.certain for a in tensors))
             return _scalar(ins)
         return derived(every)
     if sv.is_io(name):
@@ -113,11 +113,11 @@ def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
 def call_tensor_method(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     name = f.name
     if name in sv.TENSOR_TO_PYTHON:
-        fl.predict(ins, "tensor-to-python", sv.TENSOR_TO_PYTHON[name], f.certain)
+        fl.predict(ins, "data-dependent", sv.TENSOR_TO_PYTHON[name], f.certain)
         return _scalar(ins, f.certain)
     if name in sv.TENSOR_TO_NUMPY:
         fl.predict(ins, "numpy", f".{name}()", f.certain)
-        return UNKNOWN
+        return sv.NDARRAY
     if name in sv.TENSOR_META_METHODS:
         return UNKNOWN
     return V("tensor", f.certain)
@@ -181,8 +181,14 @@ def call(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     return ret if ret is not None and ret.kind != "none" else _args_result(every)
 
 
+def call_ndarray_method(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
+    fl.predict(ins, "numpy-array", f"ndarray.{f.name}()", True)
+    return sv.NDARRAY
+
+
 CALLEES = {
     "builtin": call_builtin, "mod": call_mod, "tmethod": call_tensor_method,
+    "ndmethod": call_ndarray_method,
 }
 
 

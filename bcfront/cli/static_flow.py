@@ -318,6 +318,8 @@ def attribute(fl: Flow, obj: V, name: str) -> V:
         return V("tmethod", obj.certain, name)
     if obj.kind == "mod":
         return V("mod", name=f"{obj.name}.{name}")
+    if obj.kind == "ndarray":
+        return UNKNOWN if name in ("shape", "dtype", "ndim", "size") else V("ndmethod", name=name)
     if obj.kind in ("self", "inst"):
         cls = obj.name
         if name in sv.REGISTER_METHODS:
@@ -470,7 +472,7 @@ def op_format(fl, ins):
     n = POPS[ins.opname](ins)
     items = fl.pop(n)
     if items and items[0].kind == "tensor":
-        fl.predict(ins, "tensor-to-python", "formatting a tensor in an f-string", items[0].certain)
+        fl.predict(ins, "data-dependent", "formatting a tensor in an f-string", items[0].certain)
     fl.push(UNKNOWN)
 
 

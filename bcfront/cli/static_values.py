@@ -35,6 +35,7 @@ UNKNOWN = V("unknown")
 NULL = V("null")            # the NULL / self slot of a call sequence
 TENSOR = V("tensor")
 MAYBE_TENSOR = V("tensor", certain=False)
+NDARRAY = V("ndarray")      # a numpy array: the interpreter cannot put it in a graph
 
 
 STRUCTURED = ("tuple", "enumerate", "zip")   # values that remember their items' values
@@ -76,6 +77,8 @@ def derived(inputs) -> V:
     scalars = [v for v in inputs if v.kind == "scalar"]
     if scalars:
         return V("scalar", scalars[0].certain, "", scalars[0].origin)
+    if any(v.kind == "ndarray" for v in inputs):
+        return NDARRAY
     return UNKNOWN
 
 
@@ -132,12 +135,10 @@ NUMPY_ROOTS = frozenset({"numpy", "scipy", "pandas"})
 # call float()/int() on it.
 SCALAR_C_ROOTS = frozenset({"math", "cmath", "statistics"})
 # Dotted names (prefixes) that do I/O.
+# (Logging is not here: it is Python code the interpreter can follow, and
+# whatever I/O it does happens, and breaks, inside the logging package.)
 IO_NAMES = ("sys.stdout.write", "sys.stderr.write", "os.write", "builtins.print",
-            "builtins.open", "pprint", "warnings.warn", "json.dump", "pickle.dump",
-            "logging.debug", "logging.info", "logging.warning", "logging.error",
-            "logging.critical", "logging.exception", "logging.log", "logging.Logger")
-# Library calls that return an object whose methods are known by a dotted name.
-RETURNS_OBJECT = {"logging.getLogger": "logging.Logger", "logging.Logger.getChild": "logging.Logger"}
+            "builtins.open", "pprint.pprint", "json.dump", "pickle.dump")
 # How capture is spelled: its result calls the function it wraps.
 CAPTURE_NAMES = frozenset({"bcfront.capture", "bcfront.capture.capture", "capture"})
 

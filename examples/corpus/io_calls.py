@@ -20,7 +20,7 @@ def noisy(x):
 @bcfront.capture
 def logged(x):
     y = x.sin()
-    log.debug("sin done")                       # expect-break: io
+    log.debug("sin done")                       # Python code, followed; disabled: no I/O
     return y
 
 
@@ -28,13 +28,13 @@ def logged(x):
 def via_numpy(x):
     y = x + 1
     z = np.asarray(y).clip(-1, 1)               # expect-break: numpy
-    return torch.as_tensor(z) * 2
+    return torch.as_tensor(z) * 2               # expect-break: numpy-array
 
 
 @bcfront.capture
 def to_numpy(x):
     arr = x.detach().numpy()                    # expect-break: numpy
-    return arr.sum()
+    return arr.sum()                            # expect-break: numpy-array
 
 
 @bcfront.capture

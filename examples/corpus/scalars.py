@@ -6,7 +6,7 @@ import bcfront
 
 @bcfront.capture
 def threshold(x):
-    m = x.mean().item()                         # expect-break: tensor-to-python
+    m = x.mean().item()                         # expect-break: data-dependent
     if m > 0:
         return x - m
     return x + m
@@ -14,7 +14,7 @@ def threshold(x):
 
 @bcfront.capture
 def repeat_by_count(x, counts):
-    n = int(counts.sum())                       # expect-break: tensor-to-python
+    n = int(counts.sum())                       # expect-break: data-dependent
     for _ in range(n):
         x = x * 0.5
     return x
@@ -22,7 +22,7 @@ def repeat_by_count(x, counts):
 
 @bcfront.capture
 def first_positive(x):
-    values = x.tolist()                         # expect-break: tensor-to-python
+    values = x.tolist()                         # expect-break: data-dependent
     for i, v in enumerate(values):
         if v > 0:
             return i
@@ -31,7 +31,7 @@ def first_positive(x):
 
 @bcfront.capture
 def gate(x, g):
-    if bool(g > 0.5):                           # expect-break: tensor-to-python
+    if bool(g > 0.5):                           # expect-break: data-dependent
         return x * 2
     return x
 

@@ -52,7 +52,7 @@ def f(x: torch.Tensor, mask: torch.Tensor = None):
 case("item_steers_flow", '''
 import torch
 def f(x: torch.Tensor):
-    v = x.max().item()              # break: tensor-to-python
+    v = x.max().item()              # break: data-dependent
     if v > 0.5:
         return x / v
     return x
@@ -61,7 +61,7 @@ def f(x: torch.Tensor):
 case("int_of_tensor_as_loop_count", '''
 import torch
 def f(x: torch.Tensor, k: torch.Tensor):
-    for _ in range(int(k)):         # break: tensor-to-python
+    for _ in range(int(k)):         # break: data-dependent
         x = x * 2
     return x
 ''')
@@ -72,7 +72,7 @@ import torch
 def f(x: torch.Tensor):
     print("shape", x.shape)         # break: io
     y = np.asarray(x)               # break: numpy
-    return torch.from_numpy(y)
+    return torch.from_numpy(y)      # break: numpy-array
 ''')
 
 case("numpy_on_python_values_is_fine", '''
@@ -162,7 +162,7 @@ import sys
 import torch
 log = logging.getLogger(__name__)
 def f(x: torch.Tensor):
-    log.info("running")                  # break: io
+    log.info("running")                  # Python code: any I/O breaks inside logging
     sys.stdout.write("hi\\n")            # break: io
     return x + 1
 ''')
@@ -172,7 +172,7 @@ import math
 import torch
 def f(x: torch.Tensor, d: int):
     s = math.sqrt(d)
-    t = math.exp(x.sum())                # break: tensor-to-python
+    t = math.exp(x.sum())                # break: data-dependent
     return x / s
 ''')
 
@@ -206,8 +206,8 @@ case("formatting_a_tensor_reads_it", '''
 import torch
 def f(x: torch.Tensor, n: int):
     a = f"{n} items"
-    b = f"sum {x.sum():.3f}"            # break: tensor-to-python
-    c = str(x)                          # break: tensor-to-python
+    b = f"sum {x.sum():.3f}"            # break: data-dependent
+    c = str(x)                          # break: data-dependent
     return x, a, b, c
 ''')
 
@@ -229,7 +229,7 @@ case("unbound_tensor_methods", '''
 import torch
 def f(x: torch.Tensor):
     y = torch.Tensor.relu(x)
-    n = torch.Tensor.tolist(y)          # break: tensor-to-python
+    n = torch.Tensor.tolist(y)          # break: data-dependent
     return y, n
 ''')
 

@@ -72,7 +72,7 @@ def test_cli_static_text_and_json(tmp_path):
     r = run_cli("--static", str(path))
     assert r.returncode == 0, r.stderr
     assert "4 predicted graph breaks" in r.stdout and "(not run)" in r.stdout
-    assert "tensor-to-python" in r.stdout and "m = x.mean().item()" in r.stdout
+    assert "data-dependent" in r.stdout and "m = x.mean().item()" in r.stdout
     js = run_cli("--static", str(path), "--json")
     data = json.loads(js.stdout)
     assert data["kind"] == "static-predictions" and data["schema_version"] == 1
