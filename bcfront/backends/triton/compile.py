@@ -10,21 +10,53 @@ from .codegen import generate
 from .frontend import trace_aten
 from .fuse import KernelPlan, schedule
 from .lower import lower_program
-from .runtime import Launcher, cache_root, interpreting
+from .runtime import Launcher, cache_root, interpreting, private_dir
 from .wrapper import KernelInfo, build
 
 
-def signature(args) -> tuple:
-    """What a compiled specialization depends on: layouts of tensors, values of scalars."""
+def signature(args, aliasing: bool = False) -> tuple:
+    """What a compiled specialization depends on: layouts of tensors, values of
+    scalars and, for graphs that mutate inputs, which inputs share storage."""
     key = []
+    storages: dict = {}
     for a in args:
         if isinstance(a, torch.Tensor):
-            key.append((tuple(a.shape), a.stride(), a.dtype, a.device))
+            entry = (tuple(a.shape), a.stride(), a.dtype, a.device)
+            if aliasing:
+                ptr = a.untyped_storage().data_ptr()
+                entry += (storages.setdefault((a.device, ptr), len(storages)),)
+            key.append(entry)
         elif isinstance(a, (bool, int, float, str, type(None))):
             key.append((type(a), a))
         else:
             key.append((type(a), id(a)))
     return tuple(key)
+
+
+def _shares_storage(args) -> bool:
+    seen = set()
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.numel():
+            key = (a.device, a.untyped_storage().data_ptr())
+            if key in seen:
+                return True
+            seen.add(key)
+    return False
+
+
+class EagerSpecialization:
+    """Runs the graph as it is.  Used when inputs alias each other and the graph
+    mutates one of them: functionalization assumes distinct inputs, so fused
+    kernels could read values the mutation should have changed."""
+
+    def __init__(self, gm, reason: str):
+        self.gm = gm
+        self.kernels, self.fallback_ops = [], [reason]
+        self.wrapper_source = "# runs the captured graph eagerly: " + reason
+        self.mutates = True
+
+    def __call__(self, args):
+        return self.gm(*args)
 
 
 class Specialization:
@@ -37,6 +69,7 @@ class Specialization:
         _check_device(prog)
         steps = schedule(prog, fuse=config.fuse)
         root = cache_root(config.cache_dir)
+        private_dir(private_dir(root) / "kernels")    # refuse an unsafe cache up front
         sources, launchers, self.kernels = {}, {}, []
         interpret = interpreting()
         for st in steps:
@@ -49,6 +82,7 @@ class Specialization:
                 self.kernels.append(KernelInfo(ks.name, ks.ops, ks.source, ks.kind, ks.numels))
         # input mutations are written back with torch's copy_ after the last kernel
         self.fallback_ops = self.fallback_ops + ["aten.copy_"] * len(prog.copy_backs)
+        self.mutates = bool(prog.copy_backs)
         self.call, self.wrapper_source = build(prog, steps, launchers, sources)
 
     def __call__(self, args):
@@ -72,14 +106,22 @@ class CompiledGraph:
         self._gm = gm
         self._config = config
         self._specs: dict = {}
+        self._aliasing = False
         self._current = self._specialize(example_inputs)
 
-    def _specialize(self, args) -> Specialization:
-        key = signature(args)
+    def _specialize(self, args):
+        key = signature(args, self._aliasing)
         spec = self._specs.get(key)
         if spec is None:
             with torch.no_grad():
                 spec = Specialization(self._gm, list(args), self._config)
+            if spec.mutates and not self._aliasing:
+                # from now on the storage sharing between inputs is part of the key
+                self._aliasing = True
+                self._specs.clear()
+                key = signature(args, True)
+            if spec.mutates and _shares_storage(args):
+                spec = EagerSpecialization(self._gm, "inputs share storage and the graph mutates one")
             self._specs[key] = spec
         return spec
 
@@ -96,7 +138,7 @@ class CompiledGraph:
         return self._current.wrapper_source
 
     def __call__(self, *args):
-        spec = self._specs.get(signature(args))
+        spec = self._specs.get(signature(args, self._aliasing))
         if spec is None:
             spec = self._current = self._specialize(args)
         return spec(list(args))
