@@ -153,6 +153,8 @@ class Tracer:
 
     def mark_mutated(self, value) -> None:
         """Record that the outside object behind `value` changes (replayed after the region)."""
+        from .effects import note
+        note(self, value)                    # the effect log explain shows (kind, target, line)
         if not any(v is value for v in self.mutated):
             self.set(self, "mutated", self.mutated + (value,))
 
