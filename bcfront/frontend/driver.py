@@ -200,7 +200,8 @@ def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
         add_storage_guard(tx, compiled.plan)
     guard, gsrc = make_guard(root, tx)
     info = graph_info(root.__qualname__, graph, compiled)
-    effects = side_effect_records(tx)
+    from .effects import records
+    effects = records(tx, graph, compiled, example)
     entry = Entry(guard, region, list(tx.guards), [info] if graph.body else [], [], effects,
                   list(tx.notes) + list(compiled.notes), gsrc, src, graph_objects=[graph])
     return entry
