@@ -51,13 +51,18 @@ relative jump base                      next instruction       after the inline 
                                                                caches                 caches (POP_JUMP_IF_*
                                                                                       and JUMP_BACKWARD have
                                                                                       one)
+RETURN_GENERATOR stack effect           dis: 0; decoded: +1    dis: 0; decoded: +1    dis: +1 (the value
+                                        (the POP_TOP after it  (same)                 sent at the first
+                                        pops the sent value)                          resume)
 opcode numbers                          RESUME 151,            RESUME 151,            RESUME 149,
                                         HAVE_ARGUMENT 90       HAVE_ARGUMENT 90       HAVE_ARGUMENT 44
 ======================================  =====================  =====================  =====================
 
 Jump targets follow `dis` (so block leaders agree with it); stack effects come
-from `dis.stack_effect` and therefore agree with CPython's compiler, which
-makes the 3.12/3.13 ``FOR_ITER``/``END_FOR`` modelling consistent.
+from `dis.stack_effect` (``jump=False`` for the fall-through, ``jump=True`` for
+the taken jump) and therefore agree with CPython's compiler, which makes the
+3.12/3.13 ``FOR_ITER``/``END_FOR`` modelling consistent; the one correction is
+RETURN_GENERATOR's, in the table.
 
 EXTENDED_ARG prefixes are folded into the instruction they extend: a jump or
 exception-table entry aimed at the prefix is redirected to the instruction
@@ -331,7 +336,9 @@ def _stack_effects(op: int, arg: int | None) -> tuple[int, int | None]:
     key = (op, arg)
     eff = _STACK_EFFECTS.get(key)
     if eff is None:
-        fall = dis.stack_effect(op, arg)  # ValueError on nonsense; decode reports it
+        fall = dis.stack_effect(op, arg, jump=False)  # ValueError on nonsense; decode reports it
+        if _OPNAME[op] == "RETURN_GENERATOR":
+            fall = 1  # see the version table: the resumed frame holds the sent value
         eff = (fall, dis.stack_effect(op, arg, jump=True)) if _IS_JUMP[op] else (fall, None)
         if len(_STACK_EFFECTS) < 100_000:
             _STACK_EFFECTS[key] = eff
