@@ -244,6 +244,17 @@ def _tensor_desc(t, path: str, storages: dict, torch) -> tuple:
 
 # -- comparison ---------------------------------------------------------------------------------
 
+def diff(expected, actual) -> str | None:
+    """None when `actual` is indistinguishable from `expected` (see `snapshot`); else the first difference."""
+    import sys
+    torch = sys.modules.get("torch")
+    found = _compare_snaps(snapshot(expected, torch), snapshot(actual, torch), torch)
+    if found is None:
+        return None
+    path, e, c = found
+    return f"at {path or 'top level'}: expected {e}, got {c}"
+
+
 def compare(ref: Outcome, got: Outcome, call: int, torch) -> Mismatch | None:
     if ref.exc != got.exc:
         return Mismatch(call, "exception", "", ref.exc or "no exception", got.exc or "no exception",

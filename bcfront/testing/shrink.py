@@ -103,7 +103,7 @@ def expression_variants(head: str) -> list[str]:
             out.append(_replaced(tree, index, child, compound))
         for field_name in ("elts", "args"):
             items = getattr(node, field_name, None)
-            for k in range(len(items or ())):
+            for k in range(len(items) if isinstance(items, list) else 0):
                 out.append(_dropped(tree, index, field_name, k, compound))
         if len(out) >= MAX_VARIANTS:
             break
