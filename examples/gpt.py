@@ -116,7 +116,7 @@ def pick_next(logits, prev):
     and each branch continues in a region of its own.
     """
     best = logits.topk(2, dim=-1).indices          # (B, 2): best and runner-up
-    if (best[:, :1] == prev).any():                # expect-break: data-dependent-branch
+    if (best[:, :1] == prev).any():  # expect-break: data-dependent-branch
         return torch.where(best[:, :1] == prev, best[:, 1:], best[:, :1])
     return best[:, :1]
 
