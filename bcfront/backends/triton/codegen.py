@@ -39,6 +39,7 @@ class KernelSource:
     numels: tuple      # (xnumel,) | (ynumel, xnumel) | (xnumel, rnumel)
     ops: tuple
     rblock: int = 0    # the fixed RBLOCK of a persistent reduction
+    columns: bool = False   # a reduction whose data is contiguous along x, not r
 
 
 def next_pow2(n: int) -> int:
@@ -92,9 +93,10 @@ class _Writer:
         self.xsizes = [space[j][0] for j in self.xpos]
         self.rsizes = [space[j][0] for j in self.rpos]
         self.xnumel, self.rnumel = _numel(self.xsizes), _numel(self.rsizes)
+        self.persistent_max, self.looped_rblock = persistent_max, looped_rblock
+        self.columns = False
         if plan.is_reduction:
-            persistent = next_pow2(self.rnumel) <= persistent_max and looped_rblock is None
-            self.kind = "persistent" if persistent else "looped"
+            self.kind = "reduction"      # persistent or looped: decided in iteration_vars
         else:
             self.kind = "pointwise"
         self.ysizes: list = []
@@ -149,6 +151,22 @@ class _Writer:
         self.resolved = dict(zip(names, new[:len(names)]))
         self.red_body = dict(zip(self.red_body, new[len(names):]))
         self.stores = {m.node.name: ix.substitute(m.store, mapping, rng) for m in self.plan.members}
+        if self.kind == "reduction":
+            # Rows contiguous along x (a column reduction) are strided along r: keep
+            # them in registers only when short, so blocks can span many columns.
+            self.columns = self._x_contiguous()
+            limit = min(self.persistent_max, 256) if self.columns else self.persistent_max
+            persistent = next_pow2(self.rnumel) <= limit and self.looped_rblock is None
+            self.kind = "persistent" if persistent else "looped"
+
+    def _x_contiguous(self) -> bool:
+        """Does most of the data read vary fastest along x rather than along r?"""
+        score = 0
+        for n in self.arena.loads(list(self.resolved.values()) + list(self.red_body.values())):
+            for atom, c in n.attr[1].terms:
+                if c == 1 and isinstance(atom, ix.Var):
+                    score += 1 if atom.name == "xindex" else -1 if atom.name == "rindex" else 0
+        return score > 0
 
     def _tile_split(self) -> int:
         """Split point for 2-D tiling, or 0 when 1-D blocks read everything contiguously."""
@@ -582,4 +600,4 @@ def generate(plan: KernelPlan, arena: Arena, layouts: dict, *, interpret: bool,
     else:
         numels = (w.xnumel, w.rnumel)
     rblock = next_pow2(w.rnumel) if w.kind == "persistent" else (looped_rblock or 0)
-    return KernelSource(name, source, args, w.kind, numels, plan.ops, rblock)
+    return KernelSource(name, source, args, w.kind, numels, plan.ops, rblock, w.columns)

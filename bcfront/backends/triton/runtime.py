@@ -156,19 +156,22 @@ def candidate_configs(ks: KernelSource, interpret: bool) -> list[LaunchConfig]:
         rb = ks.rblock
         if interpret:
             return [LaunchConfig((("XBLOCK", _cap(max(1, INTERP_ELEMS // rb), x)), ("RBLOCK", rb)))]
-        for xb in (1, 2, 4, 8, 16, 32):
+        for xb in (1, 2, 4, 8, 16, 32, 64, 128, 256):
             xb_c = _cap(xb, x)
             if xb_c * rb > 8192 and xb_c > 1:
                 continue
             nw = max(2, min(16, xb_c * rb // 256))
             out.append(LaunchConfig((("XBLOCK", xb_c), ("RBLOCK", rb)), nw))
-        out = out[-3:]
+        out = list(dict.fromkeys(out))[-3:]      # the widest blocks that fit
     else:
         x, r = ks.numels
         if interpret:
             rb = ks.rblock or _cap(4096, r)
             return [LaunchConfig((("XBLOCK", _cap(max(1, INTERP_ELEMS // rb), x)), ("RBLOCK", rb)))]
-        shapes = ((1, 2048, 8), (1, 4096, 16), (64, 32, 4), (128, 16, 8), (8, 512, 8))
+        if ks.columns:   # contiguous along x: wide in x, short in r
+            shapes = ((64, 32, 4), (128, 16, 8), (32, 64, 4), (256, 8, 8))
+        else:
+            shapes = ((1, 2048, 8), (1, 4096, 16), (2, 1024, 8), (8, 512, 8))
         if ks.rblock:
             shapes = ((1, ks.rblock, 8),)
         for xb, rb, nw in shapes:
