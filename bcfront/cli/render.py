@@ -163,8 +163,9 @@ def part_graphs(fr: FunctionReport, opts: RenderOptions):
         t.add_row(str(i), name, g.backend, str(g.op_count), str(len(g.kernels)), left)
     out = [_heading("Graphs", len(fr.graphs)), indent(t, 2)]
     if opts.verbose:
-        for i, g in enumerate(fr.graphs, 1):
-            out.append(indent(Text(f"graph {i} ({g.function}):", style="bold dim"), 2))
+        for i, (g, n) in enumerate(_graph_groups(fr.graphs), 1):
+            same = f", first of {n} alike" if n > 1 else ""
+            out.append(indent(Text(f"graph {i} ({g.function}{same}):", style="bold dim"), 2))
             out.append(indent(Syntax(g.code, "python", theme=opts.theme, word_wrap=True,
                                      background_color="default"), 4))
             for k in g.kernels:
