@@ -230,14 +230,16 @@ def _add_items(g, op):
 def _unpack(g, op):
     t = g.tmp()
     g.load(t, op.uses[0].id, "[]")
-    for d in op.defs:
-        g.copy(d.id, t)
-    if op.instr.opname == "UNPACK_EX":          # the starred target is a new list
-        star = g.tmp()
-        g.addr(star, g.obj("alloc", f"alloc@{op.offset}", op.offset))
-        g.store(star, "[]", t)
-        for d in op.defs:
-            g.copy(d.id, star)
+    star = None
+    if op.instr.opname == "UNPACK_EX":
+        # outputs, bottom first: the targets after the star, the starred list (a new
+        # list of items), then the targets before it
+        star = op.instr.arg >> 8
+        site = g.tmp()
+        g.addr(site, g.obj("alloc", f"alloc@{op.offset}", op.offset))
+        g.store(site, "[]", t)
+    for k, d in enumerate(op.defs):
+        g.copy(d.id, site if k == star else t)
 
 
 def _get_iter(g, op):

@@ -3,6 +3,7 @@ dynamic reaching-definition oracle (the local a read sees at run time was writte
 by one of the definitions its SSA value can stand for)."""
 from __future__ import annotations
 
+import dis
 import re
 import sys
 
@@ -10,7 +11,8 @@ import pytest
 
 from corpus import CORPUS, all_code_objects
 from dataflow_cases import RUNNABLE
-from dataflow_oracles import check_ssa, events, instructions, normal_successors, trace
+from dataflow_oracles import (JUMPS, check_ssa, events, instructions, normal_successors,
+                              trace)
 
 from bcfront.analysis import analyze
 
@@ -263,3 +265,74 @@ def test_reaching_definitions_match_execution(name):
                 checked += 1
             prev = off
     assert checked >= 2
+
+
+# -- the stack model under SSA ----------------------------------------------------------
+
+_REAL_OPS = [n for n, c in dis.opmap.items() if c < 256 and not n.startswith("INSTRUMENTED_")
+             and n not in ("CACHE", "RESERVED", "ENTER_EXECUTOR", "EXTENDED_ARG")]
+
+
+def test_every_real_opcode_has_a_stack_rule():
+    from bcfront.analysis.stack import has_rule
+    assert [n for n in _REAL_OPS if not has_rule(n, PY)] == []
+
+
+# documented departures from CPython's compile-time accounting (see stack.py)
+_DEPARTURES = {"RETURN_GENERATOR"} | ({"PRECALL", "CALL"} if PY == (3, 11) else set())
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_stack_rules_agree_with_dis(name):
+    from bcfront.analysis.stack import effect_of
+    for code in all_code_objects(CORPUS[name]):
+        for ins in dis.get_instructions(code):
+            if ins.opname in _DEPARTURES or ins.opname == "EXTENDED_ARG":
+                continue
+            eff = effect_of(ins, PY)
+            arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
+            assert len(eff.fall) - eff.pops == dis.stack_effect(ins.opcode, arg, jump=False), ins
+            if ins.opcode in JUMPS:
+                assert len(eff.jump) - eff.pops == dis.stack_effect(ins.opcode, arg, jump=True)
+            assert all(0 <= u < eff.pops for u in eff.uses)
+            assert all(~o < eff.pops if o < 0 else o < eff.news for o in eff.fall + eff.jump)
+
+
+def test_precall_and_call_together_match_dis_on_311():
+    if PY != (3, 11):
+        pytest.skip("3.11 only")
+    fa = analyze(add)
+    code = compile("f(a, b)", "<c>", "eval")
+    ins = [i for i in dis.get_instructions(code) if i.opname in ("PRECALL", "CALL")]
+    from bcfront.analysis.stack import effect_of
+    ours = sum(len(effect_of(i, PY).fall) - effect_of(i, PY).pops for i in ins)
+    assert ours == sum(dis.stack_effect(i.opcode, i.arg) for i in ins) == -3
+    assert fa
+
+
+def appender(xs):
+    out = []
+    for x in xs:
+        out.append(x)
+    a, b = xs, out
+    return [y for y in out]
+
+
+def test_slot_reads_and_writes():
+    fa = analyze(appender)
+    st = fa.stack
+    for ins in fa.bytecode.instructions:
+        d = st.depth_before(ins.offset)
+        if ins.opname == "FOR_ITER":
+            assert st.reads(ins.offset) == (d - 1,)             # the iterator
+            assert st.writes(ins.offset) == (d,)                # the next item; iterator stays
+        elif ins.opname == "LIST_APPEND":
+            assert st.reads(ins.offset) == (d - 1 - ins.arg, d - 1)   # the list, the item
+            assert st.writes(ins.offset) == ()
+        elif ins.opname == "SWAP":
+            assert st.reads(ins.offset) == ()
+            assert st.writes(ins.offset) == (d - ins.arg, d - 1)
+        elif ins.opname == "COPY":
+            assert st.writes(ins.offset) == (d,)
+        elif ins.opname == "BINARY_OP":
+            assert st.reads(ins.offset) == (d - 2, d - 1) and st.writes(ins.offset) == (d - 2,)
