@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..analysis.alias import AliasAnalysis, OpFacts
@@ -81,6 +82,7 @@ class NodeTrace:
     node: Node
     value: object                        # the node's fake output (tensor, tuple, None, ...)
     calls: list = field(default_factory=list)
+    resized: bool = False                # a mutable call changed an argument's layout
 
     @property
     def writes(self) -> bool:
@@ -89,8 +91,8 @@ class NodeTrace:
     @property
     def inplace_view(self) -> bool:
         """Some call changes a tensor's metadata in place (``t_``, ``unsqueeze_``, ``resize_``)."""
-        return any(torch.Tag.inplace_view in getattr(c.func, "tags", ()) or
-                   _packet_name(c.func) in _METADATA_WRITERS for c in self.calls)
+        return self.resized or any(torch.Tag.inplace_view in getattr(c.func, "tags", ()) or
+                                   _packet_name(c.func) in _METADATA_WRITERS for c in self.calls)
 
 
 _METADATA_WRITERS = frozenset({"set_", "resize_", "resize_as_", "_resize_output_"})
@@ -177,9 +179,18 @@ class _Recorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        before = _layouts(args, kwargs) if func._schema.is_mutable else None
         out = func(*args, **kwargs)
-        self.calls.append((func, args, kwargs, out))
+        # a mutable op that changed an argument's layout (``out=`` resized, ``t_``) is a
+        # metadata write, which no functional rewrite of its data can express
+        resized = before is not None and before != _layouts(args, kwargs)
+        self.calls.append((func, args, kwargs, out, resized))
         return out
+
+
+def _layouts(args, kwargs) -> list:
+    return [(tuple(t.shape), t.stride(), t.storage_offset())
+            for t in tensors_in(list(args) + list(kwargs.values()))]
 
 
 # -- the observation ----------------------------------------------------------------------------
@@ -261,8 +272,10 @@ class Observation:
         """Provenance of a fake met as an argument (constants made inside an op get a root)."""
         p = self.prov.get(id(t))
         if p is None:
-            kind = "const" if getattr(t, "constant", None) is not None else "fresh"
-            root = Root(kind, f"c{len(self.keep)}", t, node)
+            # a real tensor made inside an op (``x[i] = 0.5`` lifts tensor(0.5)), or a fake
+            # that carries the constant it was made from
+            value = t if not isinstance(t, FakeTensor) else getattr(t, "constant", None)
+            root = Root("fresh" if value is None else "const", f"c{len(self.keep)}", t, value)
             p = Prov(root, ())
             self._set(t, p)
         return p
@@ -283,8 +296,9 @@ class Observation:
             value = fn(*args, **kwargs)
         self.env[n] = value
         trace = NodeTrace(n, value)
-        for k, (func, cargs, ckw, out) in enumerate(rec.calls):
+        for k, (func, cargs, ckw, out, resized) in enumerate(rec.calls):
             trace.calls.append(self._call(n, k, func, cargs, ckw, out))
+            trace.resized = trace.resized or resized
         for i, t in enumerate(tensors_in(value) if isinstance(value, (tuple, list)) else
                               ([value] if isinstance(value, torch.Tensor) else [])):
             if id(t) not in self.prov:

@@ -337,7 +337,7 @@ class _Builder:
         if node is not None:
             return node
         if root.kind == "const":
-            c = root.fake.constant
+            c = root.node
             node = self.add("call", torch.tensor, (c.tolist(),), {"dtype": c.dtype, "device": c.device},
                             state, loc)
             self._set_root(root, node)
