@@ -222,11 +222,29 @@ def _make_div(e: Affine, den: int, ranges) -> Affine:
     g = _gcd_of(r, den)
     if g > 1:
         r, den = _scale_down(r, g), den // g
+    peeled = _peel(r, den, ranges)
+    if peeled is not None:
+        c, a, _ = peeled
+        return q + _make_div(a, den // c, ranges)
     # (a // d1) // d2 == a // (d1 * d2)
     if not r.const and len(r.terms) == 1 and r.terms[0][1] == 1 and isinstance(r.terms[0][0], Div):
         inner = r.terms[0][0]
         return q + _make_div(inner.arg, inner.den * den, ranges)
     return q + lift(Div(r, den))
+
+
+def _peel(e: Affine, den: int, ranges):
+    """Write ``e = c*a + low`` with `c` dividing `den` and ``0 <= low < c``, so that
+    ``e // den == a // (den/c)`` and ``e % den == c*(a % (den/c)) + low``.  Picks
+    the largest such c among the coefficients; None when none works."""
+    for c in sorted({abs(k) for _, k in e.terms if k > 1 and den % k == 0}, reverse=True):
+        high = {a: k // c for a, k in e.terms if k % c == 0}
+        low = affine(e.const % c, {a: k for a, k in e.terms if k % c != 0})
+        b = bounds(low, ranges)
+        if b is None or b[0] < 0 or b[1] >= c:
+            continue
+        return c, affine(e.const // c, high), low
+    return None
 
 
 def _scale_down(e: Affine, g: int) -> Affine:
@@ -243,6 +261,10 @@ def _make_mod(e: Affine, den: int, ranges) -> Affine:
     g = _gcd_of(r, den)
     if g > 1:
         return _make_mod(_scale_down(r, g), den // g, ranges) * g
+    peeled = _peel(r, den, ranges)
+    if peeled is not None:
+        c, a, low = peeled
+        return _make_mod(a, den // c, ranges) * c + low
     # (a % d1) % d2 == a % d2 when d2 divides d1
     if not r.const and len(r.terms) == 1 and r.terms[0][1] == 1 and isinstance(r.terms[0][0], Mod):
         inner = r.terms[0][0]
