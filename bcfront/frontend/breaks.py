@@ -33,7 +33,8 @@ import weakref
 from ..errors import UnsupportedError
 from .codegen import Rebuilder, compile_function, function_source
 from .driver import (Entry, _finish, _signature, add_distinct_guard, break_record, example_inputs,
-                     graph_info, make_guard, native_entry, side_effect_records)
+                     graph_info, input_fetches, make_guard, native_entry,
+                     side_effect_records)
 from .namespace import Namespace
 from .native import Ctx, native_outcomes
 from .resume import make_resume
@@ -183,7 +184,7 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     graph.outputs = [outputs[i] for i in sorted(outputs)]
     from .. import backends
     compiled = backends.compile_graph(cf.backend, graph, example_inputs(tx))
-    head = [f"    {n.name} = {n.target.expr(ns)}" for n in graph.inputs]
+    head = input_fetches(tx, graph, ns)
     body: list[str] = []
     compiled.emit(graph, ns, body)
     name = f"{prefix}region"
@@ -191,6 +192,9 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} (break)>"),
                      root)
     add_distinct_guard(tx)
+    if getattr(compiled, "plan", None) is not None:     # functionalized: guard input storage sharing
+        from .functionalize import add_storage_guard
+        add_storage_guard(tx, compiled.plan)
     guard, gsrc = make_guard(root, tx)
     graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
     entry = Entry(guard, region, list(tx.guards), graphs, [rec], side_effect_records(tx),

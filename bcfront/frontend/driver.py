@@ -89,7 +89,8 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
         if cf.module_root is not None:
             from .objects import _guard_global_hooks, _HOOK_DICTS
             _guard_global_hooks(tx)
-            tx.guard("NO_HOOKS", LocalSource(code.co_varnames[0]), None, _HOOK_DICTS)
+            tx.guard("NO_HOOKS", LocalSource(code.co_varnames[0]), None, _HOOK_DICTS,
+                     example=cf.module_root)
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or tx.user_stack()
         tx.frames.pop()
@@ -186,7 +187,7 @@ def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
     tail.append(f"    {'raise' if raises else 'return'} {ret_name}")
     graph.outputs = [outputs[i] for i in sorted(outputs)]
     example = example_inputs(tx)
-    head = [f"    {n.name} = {n.target.expr(ns)}" for n in graph.inputs]
+    head = input_fetches(tx, graph, ns)
     compiled = backends.compile_graph(cf.backend, graph, example)
     body: list[str] = []
     compiled.emit(graph, ns, body)
@@ -224,6 +225,12 @@ def add_distinct_guard(tx) -> None:
     srcs = [v.source for v in tx.input_tensors if v.source is not None]
     if len(srcs) > 1:
         tx.guard("TENSOR_DISTINCT", srcs[0], tuple(srcs))
+
+
+def input_fetches(tx, graph, ns) -> list[str]:
+    """``name = <source>`` for every graph input, reaching through identity-guarded objects."""
+    tx.guards.identity_checks(ns, emit=False)
+    return [f"    {n.name} = {ns.spell(n.target)}" for n in graph.inputs]
 
 
 def example_inputs(tx) -> list:

@@ -49,10 +49,11 @@ class Loc:
 
 
 class Node:
-    __slots__ = ("index", "op", "target", "args", "kwargs", "meta", "loc", "state", "name")
+    __slots__ = ("index", "op", "target", "args", "kwargs", "meta", "loc", "state", "name",
+                 "mutates")
 
     def __init__(self, index, op, target, args=(), kwargs=None, meta=None, loc=None,
-                 state=None, name=None):
+                 state=None, name=None, mutates=False):
         self.index = index
         self.op = op
         self.target = target
@@ -62,6 +63,7 @@ class Node:
         self.loc = loc
         self.state = state
         self.name = name or f"t{index}"
+        self.mutates = mutates               # writes to (a view of) its first argument or out=
 
     def __repr__(self) -> str:
         return f"%{self.name}"
@@ -132,10 +134,11 @@ class Graph:
         self.inputs.append(n)
         return n
 
-    def add(self, op, target, args=(), kwargs=None, meta=None, loc=None, state=None) -> Node:
+    def add(self, op, target, args=(), kwargs=None, meta=None, loc=None, state=None,
+            mutates=False) -> Node:
         index = len(self.inputs) + len(self.body)
         n = Node(index, op, target, tuple(args), dict(kwargs or {}), meta, loc, state,
-                 name=self._unique(f"t{index}"))
+                 name=self._unique(f"t{index}"), mutates=mutates)
         self.body.append(n)
         return n
 
@@ -174,21 +177,23 @@ class Graph:
         return self.format()
 
 
-def format_arg(arg, const_name) -> str:
-    """Python source for a nested argument; `const_name(value)` spells non-literals."""
+def format_arg(arg, const_name, name_of=None) -> str:
+    """Python source for a nested argument; `const_name(value)` spells non-literals and
+    `name_of(node)` (default: its name) spells nodes."""
     if isinstance(arg, Node):
-        return arg.name
+        return arg.name if name_of is None else name_of(arg)
     t = type(arg)
     if t is tuple:
-        inner = ", ".join(format_arg(a, const_name) for a in arg)
+        inner = ", ".join(format_arg(a, const_name, name_of) for a in arg)
         return f"({inner},)" if len(arg) == 1 else f"({inner})"
     if t is list:
-        return "[" + ", ".join(format_arg(a, const_name) for a in arg) + "]"
+        return "[" + ", ".join(format_arg(a, const_name, name_of) for a in arg) + "]"
     if t is dict and all(type(k) is str for k in arg):
-        return "{" + ", ".join(f"{k!r}: {format_arg(v, const_name)}" for k, v in arg.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {format_arg(v, const_name, name_of)}"
+                               for k, v in arg.items()) + "}"
     if t is slice:
-        parts = (format_arg(arg.start, const_name), format_arg(arg.stop, const_name),
-                 format_arg(arg.step, const_name))
+        parts = (format_arg(arg.start, const_name, name_of), format_arg(arg.stop, const_name, name_of),
+                 format_arg(arg.step, const_name, name_of))
         return f"slice({', '.join(parts)})"
     if is_literal(arg):
         return repr(arg)
@@ -238,9 +243,9 @@ def qualified_name(fn) -> str | None:
     return f"{mod}.{qual}" if mod and mod != "builtins" else qual
 
 
-def node_expr(n: Node, const_name) -> str:
+def node_expr(n: Node, const_name, name_of=None) -> str:
     """The right-hand side of a node as Python source."""
-    fa = lambda a: format_arg(a, const_name)  # noqa: E731
+    fa = lambda a: format_arg(a, const_name, name_of)  # noqa: E731
     if n.op == "getattr":
         return f"{fa(n.args[0])}.{n.target}"
     kw = [f"{k}={fa(v)}" for k, v in n.kwargs.items()]
@@ -249,7 +254,7 @@ def node_expr(n: Node, const_name) -> str:
         return f"{fa(n.args[0])}.{n.target}({args})"
     if n.op == "call":
         if n.target is operator.getitem and not kw:
-            return f"{fa(n.args[0])}[{format_index(n.args[1], const_name)}]"
+            return f"{fa(n.args[0])}[{format_index(n.args[1], const_name, name_of)}]"
         if n.target in INFIX and len(n.args) == 2 and not kw:
             return f"{fa(n.args[0])} {INFIX[n.target]} {fa(n.args[1])}"
         if n.target in PREFIX and len(n.args) == 1 and not kw:
@@ -259,16 +264,17 @@ def node_expr(n: Node, const_name) -> str:
     raise ValueError(f"cannot print node op {n.op!r}")
 
 
-def format_index(idx, const_name) -> str:
+def format_index(idx, const_name, name_of=None) -> str:
     """An index expression as it would appear inside brackets."""
     if type(idx) is tuple and idx:
-        return ", ".join(format_index(i, const_name) for i in idx) + ("," if len(idx) == 1 else "")
+        return ", ".join(format_index(i, const_name, name_of) for i in idx) + ("," if len(idx) == 1 else "")
     if type(idx) is slice:
-        parts = ["" if p is None else format_arg(p, const_name) for p in (idx.start, idx.stop, idx.step)]
+        parts = ["" if p is None else format_arg(p, const_name, name_of)
+                 for p in (idx.start, idx.stop, idx.step)]
         return f"{parts[0]}:{parts[1]}" + (f":{parts[2]}" if idx.step is not None else "")
     if idx is Ellipsis:
         return "..."
-    return format_arg(idx, const_name)
+    return format_arg(idx, const_name, name_of)
 
 
 def describe_meta(meta) -> str:

@@ -81,7 +81,7 @@ def _state_check(g: Guard, s: str, ns: Namespace) -> str:
 
 
 def _distinct_check(g: Guard, ns: Namespace) -> str:
-    ids = ", ".join(f"{ns.helper('id')}({x.expr(ns)})" for x in g.expected)
+    ids = ", ".join(f"{ns.helper('id')}({ns.spell(x)})" for x in g.expected)
     return f"{ns.helper('len')}({{{ids}}}) == {len(g.expected)}"
 
 
@@ -101,7 +101,7 @@ def storage_signature(*tensors) -> tuple:
 
 
 def _storage_check(g: Guard, ns: Namespace) -> str:
-    srcs = ", ".join(x.expr(ns) for x in g.expected[0])
+    srcs = ", ".join(ns.spell(x) for x in g.expected[0])
     return f"{ns.const(storage_signature)}({srcs}) == {g.expected[1]!r}"
 
 
@@ -131,7 +131,7 @@ KINDS = {
                      _state_check),
     "TENSOR_MATCH": (3, _tensor_readable, _tensor_py),
     "TENSOR_ALIAS": (4, lambda g: f"{g.source.readable()} is {g.expected.readable()}",
-                     lambda g, s, ns: f"{s} is {g.expected.expr(ns)}"),
+                     lambda g, s, ns: f"{s} is {ns.spell(g.expected)}"),
     "TENSOR_DISTINCT": (4, lambda g: "no two of " + ", ".join(x.readable() for x in g.expected)
                         + " are the same tensor",
                         lambda g, s, ns: _distinct_check(g, ns)),
@@ -198,31 +198,59 @@ class GuardSet:
         """Cheapest kinds first; discovery order within a kind (parents before children)."""
         return sorted(self._guards.values(), key=lambda g: KINDS[g.kind][0])
 
+    def identity_checks(self, ns: Namespace, emit: bool = True) -> list[str]:
+        """ID_MATCH checks, outermost sources first; each checked source is rebased in `ns`
+        so later expressions reach through it from the constant (one lookup, not a chain)."""
+        out = []
+        ids = [g for g in self._guards.values() if g.kind == "ID_MATCH"]
+        for g in sorted(ids, key=lambda g: source_depth(g.source)):
+            name = ns.const(g.expected)
+            if emit:
+                out.append(f"{ns.spell(g.source)} is {name}")
+            ns.rebased.setdefault(g.source, name)
+        return out
+
     def expressions(self, ns: Namespace) -> list[str]:
         """Boolean expressions whose conjunction is the guard (cheapest first)."""
-        out = []
-        tensors = []
+        out = self.identity_checks(ns)
+        tensors, hooks = [], []
         for g in self.ordered():
+            if g.kind == "ID_MATCH":
+                continue
             if g.kind == "TENSOR_MATCH":
                 tensors.append(g)
                 continue
+            if g.kind == "NO_HOOKS" and g.example is not None:
+                hooks.append(g)
+                continue
             if g.kind in _AFTER_TENSOR_CHECKS:
                 continue
-            out.append(KINDS[g.kind][2](g, g.source.expr(ns) if g.source else "", ns))
+            out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
+        if hooks:
+            # Hook dicts are mutated in place by register_*_hook: one C-level any() over them.
+            dicts = tuple(getattr(g.example, n) for g in hooks for n in g.extra)
+            out.append(f"not {ns.helper('any')}({ns.const(dicts, 'hook_dicts')})")
         if tensors:
             out.append(_batched_tensor_check(tensors, ns))
         for g in self.ordered():
             if g.kind in _AFTER_TENSOR_CHECKS:
-                out.append(KINDS[g.kind][2](g, g.source.expr(ns) if g.source else "", ns))
+                out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
         return out
+
+
+def source_depth(src) -> int:
+    n = 0
+    while getattr(src, "base", None) is not None:
+        src, n = src.base, n + 1
+    return n
 
 
 def _batched_tensor_check(guards: list[Guard], ns: Namespace) -> str:
     checker = _cxx_tensor_guards(guards)
     if checker is None:
-        return " and ".join(f"({_tensor_py(g, g.source.expr(ns), ns)})" for g in guards)
+        return " and ".join(f"({_tensor_py(g, ns.spell(g.source), ns)})" for g in guards)
     name = ns.const(checker.check, hint="check_tensors")
-    return f"{name}({', '.join(g.source.expr(ns) for g in guards)})"
+    return f"{name}({', '.join(ns.spell(g.source) for g in guards)})"
 
 
 def _cxx_tensor_guards(guards: list[Guard]):

@@ -35,6 +35,14 @@ class Namespace:
         self.globals: dict[str, object] = {"__builtins__": builtins}
         self._by_id: dict[int, str] = {}
         self._keep: list = []               # keep constants alive (ids must stay unique)
+        # Sources whose object identity a guard checked earlier in the same function:
+        # anything reached through them starts from the constant instead of re-walking.
+        self.rebased: dict = {}
+
+    def spell(self, source) -> str:
+        """The expression for `source`, starting from the nearest identity-checked prefix."""
+        hit = self.rebased.get(source)
+        return hit if hit is not None else source.expr(self)
 
     def local(self, name: str) -> str:
         try:

@@ -250,7 +250,7 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
     _guard_global_hooks(tx)
     src = source_of(mv)
     present = [n for n in _HOOK_DICTS if getattr(mod, n, None)]
-    tx.guard("NO_HOOKS", src, None, tuple(n for n in _HOOK_DICTS if n not in present))
+    tx.guard("NO_HOOKS", src, None, tuple(n for n in _HOOK_DICTS if n not in present), example=mod)
     if any(n not in ("_forward_hooks", "_forward_pre_hooks") for n in present):
         raise UnsupportedError("module-hooks",
                                f"{cls.__qualname__} has backward or keyword hooks")

@@ -130,7 +130,7 @@ class AttrSource(Source):
         return f"{b}.{self.attr}" if is_identifier(self.attr) else f"getattr({b}, {self.attr!r})"
 
     def expr(self, ns):
-        b = self.base.expr(ns)
+        b = ns.spell(self.base)
         if is_identifier(self.attr):
             return f"{b}.{self.attr}"
         return f"{ns.helper('getattr')}({b}, {self.attr!r})"
@@ -154,7 +154,7 @@ class ItemSource(Source):
         return f"{self.base.readable()}[{self._key(lambda k: repr(self.key))}]"
 
     def expr(self, ns):
-        return f"{self.base.expr(ns)}[{self._key(ns.const)}]"
+        return f"{ns.spell(self.base)}[{self._key(ns.const)}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +178,7 @@ class ModuleAttrSource(Source):
         return f"{b}.{self.name}" if is_identifier(self.name) else f"getattr({b}, {self.name!r})"
 
     def expr(self, ns):
-        return f"{self.base.expr(ns)}.{self.where}[{self.name!r}]"
+        return f"{ns.spell(self.base)}.{self.where}[{self.name!r}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +193,7 @@ class TypeSource(Source):
         return f"type({self.base.readable()})"
 
     def expr(self, ns):
-        return f"{ns.helper('type')}({self.base.expr(ns)})"
+        return f"{ns.helper('type')}({ns.spell(self.base)})"
 
 
 def attr_source(base: Source | None, attr: str) -> Source | None:
@@ -221,4 +221,4 @@ class ReduceSource(Source):
         return f"{self.base.readable()}.__reduce__()"
 
     def expr(self, ns):
-        return f"{self.base.expr(ns)}.__reduce__()"
+        return f"{ns.spell(self.base)}.__reduce__()"

@@ -153,7 +153,7 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
     if not _contains_fake(out) and not mutates:
         return _wrap_python(out)
     node = tx.graph.add(op, target, [c[1] for c in conv], {k: c[1] for k, c in kconv.items()},
-                        meta=out, loc=tx.loc(), state=tx.node_state())
+                        meta=out, loc=tx.loc(), state=tx.node_state(), mutates=mutates)
     if mutates:
         tx.has_mutation = True
     return wrap_output(tx, node, out, args)

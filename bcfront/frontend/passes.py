@@ -1,0 +1,72 @@
+"""Graph passes used by backends.
+
+`fold_constants(graph)`: nodes computed only from constants (factories such
+as ``torch.ones(t, t)``, ``torch.arange(t)``, and pure ops on them), computed
+once when the entry is built and reused by every call.  A node is *not*
+folded when it is random or uninitialized (its value must differ per call or
+is meaningless), requires grad, is written in place later (a mutated
+constant would leak between calls; the writer's first argument and all of
+its constant ancestors are excluded, covering views), or reaches the outside
+(a graph output, or an ancestor it may alias).  Folding runs the real ops
+with the reference evaluator, under each node's recorded torch state.
+"""
+from __future__ import annotations
+
+from .graph import Node, iter_nodes, run_node
+
+_NONDETERMINISTIC = ("rand", "normal", "bernoulli", "multinomial", "dropout", "uniform",
+                     "exponential", "geometric", "cauchy", "poisson", "empty", "rng", "seed",
+                     "randperm")
+
+
+def _name(n: Node) -> str:
+    t = n.target
+    return t if isinstance(t, str) else (getattr(t, "__name__", "") or "")
+
+
+def fold_constants(graph) -> dict:
+    """{node: real value} for the nodes that can be computed once."""
+    foldable: dict[Node, list[Node]] = {}
+    for n in graph.body:
+        if n.op not in ("call", "method", "getattr") or n.mutates:
+            continue
+        name = _name(n).lower()
+        if any(k in name for k in _NONDETERMINISTIC):
+            continue
+        deps = iter_nodes((n.args, n.kwargs))
+        if all(d in foldable for d in deps) and getattr(n.meta, "requires_grad", False) is False:
+            foldable[n] = deps
+    if not foldable:
+        return {}
+
+    def drop(n: Node) -> None:
+        work = [n]
+        while work:
+            m = work.pop()
+            if m in foldable:
+                work.extend(foldable.pop(m))
+
+    for n in graph.body:
+        if n.mutates:
+            first = iter_nodes(n.args[:1]) + iter_nodes(n.kwargs.get("out"))
+            for a in first:
+                drop(a)
+    for o in graph.outputs:
+        drop(o)
+    if not foldable:
+        return {}
+    env: dict = {}
+    out = {}
+    for n in graph.body:
+        if n not in foldable:
+            continue
+        try:
+            if n.state is not None:
+                with n.state.context():
+                    env[n] = run_node(n, env)
+            else:
+                env[n] = run_node(n, env)
+        except Exception:  # leave it to run per call, where it fails or succeeds as eager does
+            return out
+        out[n] = env[n]
+    return out
