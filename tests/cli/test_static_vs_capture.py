@@ -25,10 +25,28 @@ def _tool():
     return mod
 
 
+# A quick sample by default (one file per kind of break, plus the held-out
+# file); the whole corpus with -m slow.
+SAMPLE = ("branches.py", "scalars.py", "io_calls.py", "holdout.py")
+
+
 @pytest.fixture(scope="module")
 def result():
     tool = _tool()
+    return tool.evaluate([f for f in tool.default_files() if f.name in SAMPLE])
+
+
+@pytest.fixture(scope="module")
+def full_result():
+    tool = _tool()
     return tool.evaluate(tool.default_files())
+
+
+@pytest.mark.slow
+def test_whole_corpus_precision_and_recall(full_result):
+    assert not [e["file"] for e in full_result["per_file"] if e["actual"] is None]
+    s = full_result["against_actual"]["0.5"]
+    assert s["precision"] >= MIN_PRECISION and s["recall"] >= MIN_RECALL, s
 
 
 def test_every_corpus_script_runs_under_capture(result):
