@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from bcfront.report import FunctionReport, Report
+from bcfront.report import FunctionReport, GraphBreak, Report
 
 # At least this many failures of one guard, on at least this share of calls.
 STORM_MIN_FAILURES = 2
@@ -190,6 +190,27 @@ def _already_warned(warning: str, existing: tuple[str, ...]) -> bool:
     """Capture may warn about the same guard itself (e.g. at the recompile limit)."""
     guarded = warning.split(" failed on ")[0].removeprefix("recompile storm: the guard on ")
     return any(guarded in w for w in existing)
+
+
+def with_raised_break(report: Report, exc: BaseException | None) -> Report:
+    """`report` with the break a ``fullgraph=True`` capture raised, if capture did not record it.
+
+    It goes to the function defined closest above the break in the same file.
+    """
+    from bcfront.errors import GraphBreakError
+    if not isinstance(exc, GraphBreakError) or not exc.filename or not exc.lineno:
+        return report
+    same_file = [f for f in report.functions if f.filename == exc.filename
+                 and f.lineno is not None and f.lineno <= exc.lineno]
+    if not same_file:
+        return report
+    target = max(same_file, key=lambda f: f.lineno)
+    if any(b.lineno == exc.lineno for b in target.graph_breaks):
+        return report
+    brk = GraphBreak(exc.reason, exc.message + " (raised: fullgraph=True)", exc.filename,
+                     exc.lineno, "", exc.instruction or "", tuple(exc.user_stack))
+    return Report(tuple(replace(f, graph_breaks=f.graph_breaks + (brk,)) if f is target else f
+                        for f in report.functions))
 
 
 def enrich(report: Report) -> Report:

@@ -157,7 +157,7 @@ def _emit_json(args, text: str) -> None:
 
 
 def cmd_run(args) -> int:
-    from .advice import enrich
+    from .advice import enrich, with_raised_break
     from .collect import collect, keep_alive
     from .runner import compile_script, run_script, stdout_to_stderr
 
@@ -171,7 +171,7 @@ def cmd_run(args) -> int:
         if result.traceback:
             sys.stderr.write(result.traceback)
             sys.stderr.flush()
-        report = enrich(collect())
+        report = enrich(with_raised_break(collect(), result.exception))
     if args.json:
         _emit_json(args, report.to_json())
     else:

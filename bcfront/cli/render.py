@@ -196,8 +196,9 @@ def _break_item(i: int, b: GraphBreak, opts: RenderOptions):
 
 def part_breaks(fr: FunctionReport, opts: RenderOptions):
     if not fr.graph_breaks:
-        return [_heading("Graph breaks", 0),
-                indent(Text("none — the whole function ran as compiled graphs", style="green"), 2)]
+        text = Text("none — the whole function ran as compiled graphs", style="green") \
+            if fr.graphs else Text("none recorded", style="dim")
+        return [_heading("Graph breaks", 0), indent(text, 2)]
     total = sum(b.count for b in fr.graph_breaks)
     out = [_heading("Graph breaks", total)]
     out += [indent(_break_item(i, b, opts), 2)

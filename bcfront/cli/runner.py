@@ -38,6 +38,7 @@ class ScriptResult:
     exit_code: int          # what ``python script.py`` would have exited with
     error: str = ""         # one-line summary when the script raised, else ""
     traceback: str = ""     # the script's own traceback, bcfront frames trimmed
+    exception: BaseException | None = None   # what it raised, if anything
 
 
 def compile_script(path: str) -> types.CodeType:
@@ -92,7 +93,7 @@ def run_script(path: str, argv: list[str], *, full_traceback: bool = False) -> S
     except KeyboardInterrupt:
         return ScriptResult(130, "interrupted")
     except BaseException as e:  # noqa: BLE001 - anything the script raises is reported
-        return ScriptResult(1, _summary(e), format_script_traceback(e, full=full_traceback))
+        return ScriptResult(1, _summary(e), format_script_traceback(e, full=full_traceback), e)
     finally:
         _flush()
         sys.argv = saved_argv

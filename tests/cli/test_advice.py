@@ -75,3 +75,23 @@ def test_enrich_adds_storm_and_source_lines_once(tmp_path):
 def test_enrich_leaves_quiet_functions_alone():
     fr = FunctionReport("f", None, None, calls=3)
     assert enrich(Report((fr,))).functions[0] == fr
+
+
+def test_a_raised_fullgraph_break_is_added_to_the_closest_function():
+    from bcfront.cli.advice import with_raised_break
+    from bcfront.errors import GraphBreakError
+    outer = FunctionReport("outer", "/p/m.py", 1, calls=1)
+    inner = FunctionReport("inner", "/p/m.py", 10, calls=1)
+    other = FunctionReport("other", "/p/o.py", 1, calls=1)
+    exc = GraphBreakError("data-dependent-branch", "truth of a tensor", "/p/m.py", 12,
+                          instruction="POP_JUMP_IF_FALSE at offset 8")
+    out = with_raised_break(Report((outer, inner, other)), exc)
+    got = {f.function: f.graph_breaks for f in out.functions}
+    assert got["outer"] == () and got["other"] == ()
+    (b,) = got["inner"]
+    assert (b.reason, b.lineno, b.instruction) == ("data-dependent-branch", 12,
+                                                   "POP_JUMP_IF_FALSE at offset 8")
+    assert "fullgraph=True" in b.message
+    # Recorded already (same line): not added twice; other exceptions: nothing added.
+    assert with_raised_break(out, exc) == out
+    assert with_raised_break(out, ValueError("x")) == out
