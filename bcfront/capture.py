@@ -94,6 +94,7 @@ class CapturedFunction:
 
     # -- calling --------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        self.calls += 1
         if self._self is not _NO_SELF:
             args = (self._self, *args)
         for e in self._entries:
@@ -108,7 +109,6 @@ class CapturedFunction:
         return args, fn
 
     def _miss(self, args, kwargs):
-        self.calls += 1
         _REGISTRY.add(self)
         if self.native_reason is not None:
             a, fn = self._run_native(args)
@@ -120,11 +120,22 @@ class CapturedFunction:
                 a, fn = self._run_native(args)
                 return fn(*a, **kwargs)
         root = self._root_for_call()
+        from .errors import GraphBreakError
         from .frontend.driver import BindError, trace_entry
         try:
             entry = trace_entry(self, root, args, kwargs)
         except BindError:
             # The arguments do not bind: the native call raises the same TypeError.
+            a, fn = self._run_native(args)
+            return fn(*a, **kwargs)
+        except GraphBreakError:
+            raise
+        except Exception as e:  # a bcfront bug must never change the result: run natively
+            msg = (f"bcfront: internal error while capturing {self.__qualname__} "
+                   f"({type(e).__name__}: {e}); it runs natively from now on")
+            self.native_reason = msg
+            self.warnings.append(msg)
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
             a, fn = self._run_native(args)
             return fn(*a, **kwargs)
         if not entry.guard(*args, **kwargs):

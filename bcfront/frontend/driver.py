@@ -29,6 +29,7 @@ from .values import CellV, ObjectV, TensorV
 _counter = itertools.count()
 
 
+
 class BindError(TypeError):
     """The call's arguments do not bind to the root's parameters (the native call raises too)."""
 
@@ -86,7 +87,8 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
         frame.locals = {name: wrap(tx, value, LocalSource(name)) for name, value in real_locals.items()}
         for name, cell in zip(code.co_freevars, root.__closure__ or ()):
             frame.locals[name] = CellV(None, real=cell, name=name)
-        if cf.module_root is not None:
+        from ..capture import _call_object
+        if cf.module_root is not None and root is not _call_object:
             from .objects import _guard_global_hooks, _HOOK_DICTS
             _guard_global_hooks(tx)
             tx.guard("NO_HOOKS", LocalSource(code.co_varnames[0]), None, _HOOK_DICTS,

@@ -97,6 +97,8 @@ class Tracer:
             self.state = self.entry_state = TorchState.current()
             self.add_guard(Guard("GLOBAL_STATE", None, self.state.grad, "grad"))
             import torch
+            # factories and Python scalars promoted to tensors follow the default dtype
+            self.add_guard(Guard("GLOBAL_STATE", None, torch.get_default_dtype(), "dtype"))
             any_autocast = torch._C._is_any_autocast_enabled()
             self.add_guard(Guard("GLOBAL_STATE", None, any_autocast, "autocast"))
             if any_autocast:
