@@ -296,3 +296,22 @@ def functional_layers(x, idx, w):
     emb = F.embedding(idx, w)
     loss = F.cross_entropy(h.reshape(B * T, -1), idx.reshape(-1))
     return h * onehot, ln, padded, emb, loss
+
+
+@idiom(lambda g, v: (randn(g, *SHAPES[v], C).to(torch.float64 if v else torch.float32),))
+def dtype_dispatch(x):
+    """Python branches on x.dtype, is_floating_point() and dtype.itemsize; variant 1 is float64."""
+    if x.dtype == torch.float64:
+        y = x * 2
+    elif x.is_floating_point():
+        y = x + 1
+    else:
+        y = x - 1
+    return y * x.dtype.itemsize, torch.zeros(3, dtype=x.dtype) + x.sum()
+
+
+@idiom(_one)
+def views_of_inputs(x):
+    """Returns views of its input (index, transpose, view, unsqueeze, chunk, detach): they alias x in eager."""
+    B, T, Cx = x.shape
+    return x[0], x.transpose(0, 1), x.view(B * T, Cx), x.unsqueeze(1), x.chunk(2, dim=-1)[1], x.detach()

@@ -63,14 +63,22 @@ def assert_same(actual, expected, where: str) -> None:
             assert type(a) is type(e) and a == e, f"{path}: got {a!r}, eager gives {e!r}"
 
 
+PLAIN = (bool, int, float, str, type(None))
+
+
 def assert_state(mod, ref, where: str) -> None:
-    """Parameters and buffers (persistent or not) of `mod` equal those of `ref`."""
+    """Parameters, buffers (persistent or not) and plain Python attributes of every submodule."""
     for kind in ("parameters", "buffers"):
         got = dict(getattr(mod, f"named_{kind}")())
         want = dict(getattr(ref, f"named_{kind}")())
         assert got.keys() == want.keys(), f"{where}: {kind} {sorted(got)} vs {sorted(want)}"
         for name, value in want.items():
             assert_same(got[name], value, f"{where}: {kind[:-1]} {name}")
+    subs = dict(mod.named_modules())
+    for name, ref_sub in ref.named_modules():
+        plain = {k: v for k, v in vars(ref_sub).items() if isinstance(v, PLAIN)}
+        got = {k: v for k, v in vars(subs[name]).items() if isinstance(v, PLAIN)}
+        assert got == plain, f"{where}: attributes of module {name or 'root'!r}: {got} vs {plain}"
 
 
 def assert_param_grads(mod, ref, where: str) -> None:
@@ -228,6 +236,57 @@ def test_training_loop(name):
         assert_state(mod, ref, f"{here}, after the optimizer step")
 
 
+def _swap_activation(m):
+    m.act = torch.nn.Tanh()
+
+
+def _change_eps(m):
+    m.eps = 0.5
+
+
+def _attention_flags(m):
+    m.use_sdpa, m.causal = True, False
+
+
+def _new_parameters(m):
+    m.fc1.weight = torch.nn.Parameter(torch.linspace(-1, 1, 32 * 16).view(32, 16))
+    m.fc2.bias = None
+
+
+def _add_hook(m):
+    m.fc2.register_forward_hook(lambda module, args, out: out * 3 + args[0][..., :8])
+
+
+def _remove_hooks(m):
+    m.fc1._forward_pre_hooks.clear()
+    m.fc2._forward_hooks.clear()
+
+
+# Changes made to a module between calls; each must be seen by the next call.
+MODULE_CHANGES = {
+    "swap_submodule": ("mlp", _swap_activation),
+    "float_attribute": ("layernorm_manual", _change_eps),
+    "bool_flags": ("mha_causal_softmax", _attention_flags),
+    "parameter_reassigned": ("mlp", _new_parameters),
+    "hook_added": ("mlp", _add_hook),
+    "hooks_removed": ("mlp_with_hooks", _remove_hooks),
+}
+
+
+@pytest.mark.parametrize("change", sorted(MODULE_CHANGES))
+def test_module_changed_after_capture(change):
+    name, mutate = MODULE_CHANGES[change]
+    mod, ref, make_inputs = _pair(name)
+    cf = bcfront.capture(mod)
+    for i in range(4):
+        if i == 2:
+            mutate(mod)
+            mutate(ref)
+        here = f"{name}, call {i} ({'after' if i >= 2 else 'before'} {change})"
+        assert_same(cf(*make_inputs(i, 0)), ref(*make_inputs(i, 0)), f"{here}: output")
+        assert_state(mod, ref, here)
+
+
 # -- backends -----------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["mlp", "gpt2_model"])
@@ -273,7 +332,32 @@ def test_callable_backend(name):
 @pytest.mark.parametrize("name", sorted(IDIOMS))
 def test_idiom_matches_eager(name):
     case = IDIOMS[name]
-    compare_calls(bcfront.capture(case.fn), case.fn, case.make_inputs, CALLS, name)
+    cf = bcfront.capture(case.fn)
+    for i, (seed, variant) in enumerate(CALLS):
+        here = f"{name}, call {i} (seed={seed}, variant={variant})"
+        ref_args, cap_args = case.make_inputs(seed, variant), case.make_inputs(seed, variant)
+        expected, actual = case.fn(*ref_args), cf(*cap_args)
+        assert_same(actual, expected, f"{here}: output")
+        assert_same(cap_args, ref_args, f"{here}: arguments after the call")
+        # Outputs that are views of inputs in eager must stay views: write to the inputs.
+        for a in _tensors(ref_args) + _tensors(cap_args):
+            if a.is_floating_point():
+                a.add_(1.5)
+        assert_same(actual, expected, f"{here}: output after writing to the inputs")
+
+
+def test_factories_follow_default_dtype():
+    """torch.ones/full/linspace/eye follow torch.get_default_dtype(), a global the capture must guard."""
+    case = IDIOMS["factories"]
+    cf = bcfront.capture(case.fn)
+    saved = torch.get_default_dtype()
+    try:
+        for i, dtype in enumerate((torch.float32, torch.float64, torch.float32, torch.float64)):
+            torch.set_default_dtype(dtype)
+            assert_same(cf(*case.make_inputs(i, 0)), case.fn(*case.make_inputs(i, 0)),
+                        f"factories, call {i} (default dtype {dtype})")
+    finally:
+        torch.set_default_dtype(saved)
 
 
 @pytest.mark.parametrize("name", GRAD_IDIOMS)

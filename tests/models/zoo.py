@@ -342,6 +342,59 @@ class HookedMLP(MLP):
         self.fc2.register_forward_hook(_shift_output_hook)
 
 
+class EMANormalizer(nn.Module):
+    """Reassigns a buffer (not in place) and bumps a plain Python counter in train mode."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.register_buffer("avg", torch.zeros(d))
+        self.steps = 0
+
+    def forward(self, x):
+        y = self.lin(x)
+        if self.training:
+            self.avg = 0.9 * self.avg + 0.1 * y.detach().flatten(0, -2).mean(0)
+            self.steps += 1
+        return y - self.avg
+
+
+class ClippedLinear(nn.Module):
+    """Clamps its own weight in place under no_grad at the start of forward (WGAN-style clipping)."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        with torch.no_grad():
+            self.lin.weight.mul_(4.0)
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.lin.weight.clamp_(-0.2, 0.2)
+        return self.lin(x)
+
+
+class CachedAttention(nn.Module):
+    """Single-head attention over a key/value cache buffer written at a Python-int position."""
+
+    def __init__(self, d=D, cache_len=24):
+        super().__init__()
+        self.q, self.kv = nn.Linear(d, d), nn.Linear(d, 2 * d)
+        self.cache_len, self.pos = cache_len, 0
+        self.register_buffer("cache", torch.zeros(2, cache_len, 2 * d))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        if self.cache.shape[0] != B or self.pos + T > self.cache_len:
+            self.cache = x.new_zeros(B, self.cache_len, 2 * C)     # a new batch or a full cache
+            self.pos = 0
+        self.cache[:, self.pos:self.pos + T] = self.kv(x).detach()
+        self.pos += T
+        k, v = self.cache[:, :self.pos].split(C, dim=-1)
+        att = (self.q(x) @ k.transpose(1, 2)) / math.sqrt(C)
+        return att.softmax(-1) @ v
+
+
 class TorchMHA(nn.Module):
     def __init__(self):
         super().__init__()
@@ -469,6 +522,24 @@ def grad_mode_blocks():
 def autocast_mlp():
     """A bf16 torch.autocast('cpu') block inside forward, float32 skip path outside it."""
     return _built(AutocastMLP), seeded(lambda g, v: (randn(g, *SHAPES[v], 16),))
+
+
+@model
+def ema_buffer_reassign():
+    """Train-mode EMA: `self.avg = ...` replaces a registered buffer; `self.steps += 1` on a plain int."""
+    return _built(EMANormalizer), seeded(lambda g, v: (randn(g, *SHAPES[v], 16),))
+
+
+@model
+def weight_clip_in_forward():
+    """A parameter clamped in place under torch.no_grad() inside forward, then used."""
+    return _built(ClippedLinear), seeded(lambda g, v: (randn(g, *SHAPES[v], 16),))
+
+
+@model
+def kv_cache_attention():
+    """Decoding-style KV cache: buffer slice-assigned at self.pos, reset (buffer replaced) on a new batch or when full."""
+    return _built(CachedAttention), seeded(_tokens_inputs)
 
 
 @model
