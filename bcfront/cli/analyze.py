@@ -30,6 +30,42 @@ def emit(fa, fmt: str, console):
         return data
     if hasattr(fa, "render"):
         fa.render(console)
+        render_structure(fa, console)
     else:
         console.print(fa.to_text(), markup=False, highlight=False)
     return None
+
+
+def _block_label(fa, b) -> str:
+    blk = fa.cfg.blocks.get(b)
+    line = blk.instructions[0].lineno if blk is not None and blk.instructions else None
+    return f"block {b}" + (f" (line {line})" if line else "")
+
+
+def render_structure(fa, console) -> None:
+    """The dominator tree and the loop nest, as trees (the block table shows neither shape)."""
+    from rich.tree import Tree
+    entry = fa.cfg.entry
+    if fa.dom_tree:
+        root = Tree(f"dominator tree: {_block_label(fa, entry)}")
+        todo = [(root, entry)]
+        while todo:      # iterative: functions can have thousands of blocks
+            node, b = todo.pop()
+            for child in reversed(fa.dom_tree.get(b, ())):
+                todo.append((node.add(_block_label(fa, child)), child))
+        console.print(root)
+    loops = getattr(fa, "loops", None)
+    if loops is None:
+        return
+    forest = Tree(f"loops ({len(loops.loops)})")
+    nodes = {}
+    for lp in sorted(loops.loops, key=lambda lp: lp.depth):
+        back = ", ".join(f"{a}→{b}" for a, b in lp.back_edges)
+        exits = ", ".join(f"{a}→{b}" for a, b in lp.exits) or "none"
+        label = (f"header {_block_label(fa, lp.header)}: body {sorted(lp.body)}, "
+                 f"back edges {back}, exits {exits}")
+        parent = nodes.get(id(lp.parent)) if lp.parent is not None else None
+        nodes[id(lp)] = (parent or forest).add(label)
+    if loops.irreducible:
+        forest.add(f"irreducible regions: {loops.irreducible}")
+    console.print(forest)

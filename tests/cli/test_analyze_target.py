@@ -4,6 +4,7 @@ from __future__ import annotations
 import dis
 import importlib.util
 import json
+import re
 import textwrap
 
 import pytest
@@ -154,3 +155,15 @@ def test_analyze_and_static_never_run_the_file(tmp_path):
     assert run_cli("--analyze", f"{p}:f", cwd=tmp_path).returncode == 0
     assert run_cli("--static", str(p), cwd=tmp_path).returncode == 0
     assert not marker.exists()
+
+
+def test_analyze_text_shows_dominator_tree_and_loops(mod_file, tmp_path):
+    r = run_cli("--analyze", f"{mod_file}:Model.forward", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "dominator tree: block 0" in out
+    assert "loops (1)" in out                 # the source has exactly one loop
+    # The loop header is the block of the `for` line (line 6 of SOURCE).
+    assert re.search(r"header block \d+ \(line 6\)", out)
+    r = run_cli("--analyze", f"{mod_file}:simple", cwd=tmp_path)
+    assert "loops (0)" in r.stdout
