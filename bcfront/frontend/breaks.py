@@ -119,7 +119,8 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         return local_exprs[name]
 
     def live_names(offset):
-        bound = [n for n in code.co_varnames + code.co_cellvars
+        names = dict.fromkeys(code.co_varnames + code.co_cellvars)   # a parameter may be a cell too
+        bound = [n for n in names
                  if n in frame.locals and not (isinstance(frame.locals[n], CellV)
                                                and frame.locals[n].contents is None)
                  and not n.startswith("___stack")]

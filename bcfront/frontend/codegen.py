@@ -48,6 +48,12 @@ def _make_exception(cls, args, attrs):
     return exc
 
 
+def _bind(func, obj):
+    # Always pass the owner type: method_descriptor.__get__(obj) alone crashes CPython 3.11
+    # for methods of some C types (re.Pattern.sub).
+    return func.__get__(obj, type(obj))
+
+
 def _make_function(code, fn_globals, qualname, defaults, kwdefaults, closure):
     fn = types.FunctionType(code, fn_globals, code.co_name, defaults, closure)
     fn.__qualname__ = qualname
@@ -147,7 +153,7 @@ class Rebuilder:
             attr = getattr(getattr(v.func, "obj", None), "rebuild_attr", None)
             if attr is not None:          # a torch context manager's __enter__/__exit__
                 return f"{self.expr(v.obj)}.{attr}"
-            return f"{self.expr(v.func)}.__get__({self.expr(v.obj)})"
+            return f"{ns.const(_bind)}({self.expr(v.func)}, {self.expr(v.obj)})"
         if isinstance(v, IterV):
             if v.source is not None:
                 return v.source.expr(ns)     # an outside iterator; its position is replayed

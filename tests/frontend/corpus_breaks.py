@@ -192,3 +192,13 @@ def side_effects_order(x):
     print("count", COUNT[0])
     COUNT[0] *= 10
     return COUNT[0]
+
+
+@case((2,), (3,), breaks=None)
+def cell_parameter(k):
+    """A parameter captured by a generator expression (a cell in 3.11) crosses a break."""
+    total = 0
+    for i in range(2):
+        print("i", i)
+        total += sum(k * j for j in range(i + 1))
+    return total, k
