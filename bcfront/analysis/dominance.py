@@ -88,6 +88,15 @@ def frontier_numbers(preds: Sequence[Sequence[int]], doms: Sequence[int]) -> lis
     """Dominance frontiers on RPO numbers (the runner formulation)."""
     df: list[set[int]] = [set() for _ in preds]
     for i, ps in enumerate(preds):
+        if i == 0:
+            # The root is a join of the (implicit) way in and its back edges: every
+            # dominator of a predecessor has it in its frontier, the root included.
+            for r in ps:
+                df[r].add(0)
+                while r:
+                    r = doms[r]
+                    df[r].add(0)
+            continue
         if len(ps) < 2:
             continue  # a single predecessor is the idom: nothing to add
         stop = doms[i]
@@ -114,7 +123,7 @@ def dominance_frontier(idom: Mapping[Node, Node | None],
     df: dict[Node, set[Node]] = {n: set() for n in idom}
     for n in idom:
         ps = [p for p in preds(n) if p in idom]
-        if len(ps) < 2:
+        if len(ps) < 2 and idom[n] is not None:  # the root is a join whenever it has preds
             continue
         stop = idom[n]
         for runner in ps:

@@ -542,6 +542,42 @@ if PY >= (3, 12):
 
 
 
+# -- hand-made code objects (not in CORPUS: CPython's compiler never emits them) ----
+
+def dead_code() -> types.CodeType:
+    """``return None`` twice: the second return (offset 6) is unreachable."""
+    import dis
+
+    def f():
+        return None
+    op = dis.opmap
+    units = [op["RESUME"], 0, op["LOAD_CONST"], 0, op["RETURN_VALUE"], 0,
+             op["LOAD_CONST"], 0, op["RETURN_VALUE"], 0]
+    return f.__code__.replace(co_code=bytes(units), co_linetable=b"", co_exceptiontable=b"")
+
+
+def irreducible_code() -> types.CodeType:
+    """A two-entry cycle: the entry branches into the middle of a loop (assembled
+    with the `bytecode` package; CPython's compiler only emits reducible graphs).
+
+    Blocks: entry (branch to B), A (exit test), B (exit test), C (jump back to A).
+    """
+    from bytecode import Bytecode, Instr, Label
+    cond = "POP_JUMP_FORWARD_IF_FALSE" if PY == (3, 11) else "POP_JUMP_IF_FALSE"
+    a, b, out = Label(), Label(), Label()
+    code = Bytecode([
+        Instr("RESUME", 0),
+        Instr("LOAD_FAST", "x"), Instr(cond, b),
+        a, Instr("LOAD_FAST", "x"), Instr(cond, out),
+        b, Instr("LOAD_FAST", "y"), Instr(cond, out), Instr("JUMP_BACKWARD", a),
+        out, Instr("LOAD_CONST", None), Instr("RETURN_VALUE"),
+    ])
+    code.argnames = ["x", "y"]
+    code.argcount = 2
+    code.name = "irreducible"
+    return code.to_code()
+
+
 # -- the standard library ------------------------------------------------------
 
 def stdlib_files() -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from bcfront.analysis.cfg import CFG, EDGE_KINDS, build_cfg
 from bcfront.analysis.decode import decode
-from corpus import CORPUS, all_code_objects, stdlib_code_objects
+from corpus import CORPUS, all_code_objects, dead_code, stdlib_code_objects
 
 PY = sys.version_info[:2]
 CORPUS_CODES = [(f"{name}/{c.co_qualname}", c) for name, fn in CORPUS.items()
@@ -169,18 +169,8 @@ def test_edge_kinds_appear():
     assert kinds == set(EDGE_KINDS)
 
 
-def _dead_code() -> types.CodeType:
-    """A function whose second return is unreachable (CPython's compiler never emits one)."""
-    def f():
-        return None
-    op = dis.opmap
-    units = [op["RESUME"], 0, op["LOAD_CONST"], 0, op["RETURN_VALUE"], 0,
-             op["LOAD_CONST"], 0, op["RETURN_VALUE"], 0]
-    return f.__code__.replace(co_code=bytes(units), co_linetable=b"", co_exceptiontable=b"")
-
-
 def test_unreachable_blocks_are_kept_and_flagged():
-    cfg = build_cfg(_dead_code())
+    cfg = build_cfg(dead_code())
     assert list(cfg.blocks) == [0, 6]
     assert cfg.blocks[0].reachable and not cfg.blocks[6].reachable
     assert cfg.unreachable == [6] and cfg.reachable == [0]
