@@ -178,13 +178,6 @@ def _store_deref(g, op):
     g.escape(op.uses[0].id)
 
 
-def _escape_uses(g, op):
-    for u in op.uses:
-        g.escape(u.id)
-    for d in op.defs:
-        g.external(d.id)
-
-
 def _load_attr(g, op):
     base = op.uses[0].id
     for d in op.defs:
@@ -290,7 +283,7 @@ _RULES = {
     **dict.fromkeys(["LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF"], _load_deref),
     "STORE_DEREF": _store_deref,
     **dict.fromkeys(["STORE_GLOBAL", "STORE_NAME", "IMPORT_STAR", "PRINT_EXPR", "RAISE_VARARGS",
-                     "YIELD_VALUE"], _escape_uses),
+                     "YIELD_VALUE"], _call),
     **dict.fromkeys(["LOAD_ATTR", "LOAD_METHOD"], _load_attr),
     "LOAD_SUPER_ATTR": _super_attr,
     "STORE_ATTR": _store_attr,

@@ -35,18 +35,22 @@ SCHEMA = "bcfront.analysis/1"
 
 # -- SSA listing ----------------------------------------------------------------
 
-def _op_line(op) -> str:
+def _op_line(op, stack) -> str:
     ins = op.instr
     head = ins.opname
-    arg = ins.argrepr
+    arg = ins.argrepr or ("" if ins.arg is None else str(ins.arg))
     if arg:
         head += f"({arg})"
     if op.uses and (op.defs or op.uses != op.results):
         head += "(" + ", ".join(v.name for v in op.uses) + ")"
     if op.defs:
         head = ", ".join(v.name for v in op.defs) + " = " + head
-    elif op.results:
-        head += " -> " + ", ".join(v.name for v in op.results)
+    if op.results:
+        # loads and stack moves: what lands in the slots it changes, if not defined here
+        moved = [op.results[j] for j in stack.effects[stack.index[ins.offset]].moved]
+        moved = [v for v in moved if all(v is not d for d in op.defs)]
+        if moved:
+            head += " -> " + ", ".join(v.name for v in moved)
     if ins.lineno is not None:
         head += f"  # line {ins.lineno}"
     return head
@@ -75,7 +79,7 @@ def ssa_text(ssa) -> str:
         for v in ssa.handler_values.get(b, ()):
             lines.append(f"        {v.name} = {'LASTI' if v.kind == 'lasti' else 'EXCEPTION'}")
         for ins in blk.instructions:
-            lines.append(f"  {ins.offset:>5} {_op_line(ssa.ops[ins.offset])}")
+            lines.append(f"  {ins.offset:>5} {_op_line(ssa.ops[ins.offset], ssa.stack)}")
         for v in ssa.catches.get(b, ()):
             lines.append(f"        {v.name} = catch({', '.join(a.name for a in v.args)})"
                          f"  # what the handler may see")

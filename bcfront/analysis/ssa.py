@@ -100,7 +100,9 @@ class SSA:
         self.catches: dict[int, list[Value]] = {}
         self.ops: dict[int, SSAOp] = {}
         self.stack_in: dict[int, tuple[Value, ...]] = {}
+        self._idom, self._liveness, self.stack = idom, liveness, stack
         self._locals_in: dict[int, dict[str, Value]] = {}
+        self._last_defs: dict[int, dict[str, Value]] = {}
         if cfg.blocks:
             with gc_paused():
                 _Builder(self, idom, frontier, liveness, stack).run()
@@ -133,8 +135,37 @@ class SSA:
         return [v for v in self.values if v.var == local]
 
     def locals_in(self, block: int) -> dict[str, Value]:
-        """The value of each local live on entry to `block`."""
-        return self._locals_in[block]
+        """The value of each local (not cell) live on entry to `block`."""
+        out = self._locals_in.get(block)
+        if out is None:
+            live = self._liveness
+            out = self._locals_in[block] = {
+                n: self._reaching(n, block) for n in live.live_in(block)
+                if live.kinds[n] == "local"}
+        return out
+
+    def _reaching(self, name: str, block: int) -> Value:
+        # the phi here, else the last definition in the closest dominator that has
+        # one (renaming walked the dominator tree, so this is what it saw)
+        phis = {v.var: v for v in self.phis.get(block, ())}
+        if name in phis:
+            return phis[name]
+        d = self._idom[block]
+        while d is not None:
+            last = self._last_defs.get(d)
+            if last is None:
+                last = self._last_defs[d] = {}
+                for ins in self.cfg.blocks[d].instructions:
+                    for v in self.ops[ins.offset].defs:
+                        if v.var.__class__ is str:
+                            last[v.var] = v
+                for v in self.phis.get(d, ()):
+                    if v.var.__class__ is str:
+                        last.setdefault(v.var, v)
+            if name in last:
+                return last[name]
+            d = self._idom[d]
+        return next(v for v in self.entry if v.var == name)
 
     def stack_before(self, offset: int) -> tuple[Value, ...]:
         """The stack, bottom first, just before the instruction at `offset`."""
@@ -389,7 +420,6 @@ class _Builder:
                 self.set(nloc + k, v)
             ssa.handler_values[b] = vals
         ssa.stack_in[b] = tuple(cur[nloc:nloc + st.depth_in[b]])
-        ssa._locals_in[b] = {self.locals[v]: cur[v] for v in self.locals_of(self.live.bits_in[b])}
         protected = blk.handler is not None
         if protected:
             self.track, self.track_last = {}, {}

@@ -20,6 +20,9 @@ import bcfront
 from bcfront.analysis import analyze
 
 PY = sys.version_info[:2]
+handler_reads = RUNNABLE["handler_reads"][0]
+shadowing = RUNNABLE["shadowing"][0]
+swap = RUNNABLE["swap"][0]
 
 
 def _small_codes():
@@ -99,16 +102,6 @@ def test_straight_line():
     assert "a" not in lv.live_after(store_c.offset)
 
 
-def handler_reads(g, y):
-    x = 0
-    try:
-        x = g()
-        x = g(x)
-    except ValueError:
-        return y + x
-    return x
-
-
 def test_handler_variables_live_throughout_protected_block():
     fa = analyze(handler_reads)
     lv = fa.liveness
@@ -157,12 +150,6 @@ def test_cells_stay_live_until_last_reference():
     assert not inner.liveness.live_before(ret)
 
 
-def shadowing(xs):
-    y = 10
-    z = [y for y in xs]
-    return y, z
-
-
 def test_comprehension_variable_restored():
     """On 3.12+ the comprehension is inlined: LOAD_FAST_AND_CLEAR saves the outer y, so
     y is live across the whole comprehension; on 3.11 it lives in a nested code object."""
@@ -181,11 +168,6 @@ def test_comprehension_variable_restored():
     restore = [i for i in fa.bytecode.instructions if i.offset < ret
                and i.opname.startswith("STORE_FAST") and "y" in _names(i.argval)][-1]
     assert "y" in lv.live_after(restore.offset)
-
-
-def swap(a, b):
-    a, b = b, a
-    return a - b
 
 
 def test_super_instructions_both_halves():

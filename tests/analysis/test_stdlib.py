@@ -20,6 +20,7 @@ import warnings
 
 import pytest
 
+from corpus import all_code_objects
 from dataflow_oracles import check_ssa
 
 from bcfront.analysis import analyze
@@ -39,13 +40,7 @@ def _code_objects(path: str) -> list[types.CodeType]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with open(path, "rb") as f:
-            top = compile(f.read(), path, "exec", dont_inherit=True)
-    out, work = [], [top]
-    while work:
-        c = work.pop()
-        out.append(c)
-        work.extend(k for k in reversed(c.co_consts) if isinstance(k, types.CodeType))
-    return out
+            return all_code_objects(compile(f.read(), path, "exec", dont_inherit=True))
 
 
 def _sample() -> list[types.CodeType]:
