@@ -216,6 +216,7 @@ class Observation:
         self.shared_ok: dict[int, bool] = {}       # group index -> one dtype, synthetic base valid
         self.inconsistent: list[Node] = []        # storage sharing the schemas did not explain
         self._storage_root: dict = {}
+        self._claimed: set = set()                # roots that took over a node's internal storage
         self._counter = 0
         self._inputs(list(example_inputs))
         for n in graph.body:
@@ -352,6 +353,12 @@ class Observation:
         if owner is None:
             self._storage_root[key] = p.root
         elif owner is not p.root:
+            if owner.node is n and owner.kind == "fresh" and id(owner) not in self._claimed:
+                # Storage allocated inside this very node and exposed by an op without an
+                # alias annotation (``reshape`` = ``clone`` + ``_unsafe_view``): the output owns it.
+                self._claimed.add(id(p.root))
+                self._storage_root[key] = p.root
+                return
             self.inconsistent.append(n)
             self.prov[id(t)] = Prov(owner, None)
 

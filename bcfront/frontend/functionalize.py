@@ -243,8 +243,7 @@ class _Builder:
         self.base_name: dict[int, str] = {}        # shared root -> region name of its base
         self.written: list[Root] = []
         self.last_state: dict[int, object] = {}
-        self.twins: dict[int, list[int]] = {}      # storage allocated inside one node -> roots made of it
-        self.entangled: set[int] = set()
+        self.rerooted: dict[int, tuple] = {}       # storage allocated inside one node -> (root, prefix)
         self.examples: list = []
         self.impure: set[Node] = set()             # random ops: kept even when unused
         self.plan = Plan(self.g, self.examples, observation=obs)
@@ -345,9 +344,19 @@ class _Builder:
         raise FunctionalizeError(f"no value for storage root {root.label}")
 
     # -- reading ----------------------------------------------------------------------------
+    def prov(self, t) -> Prov | None:
+        """The provenance of fake `t`, expressed from a root this graph has a value for."""
+        p = self.obs.prov.get(id(t))
+        if p is None or id(p.root) not in self.rerooted:
+            return p
+        new_root, prefix = self.rerooted[id(p.root)]
+        if p.chain is not None and p.chain[:len(prefix)] == prefix:
+            return Prov(new_root, p.chain[len(prefix):])
+        return Prov(p.root, None)       # another view of that storage: no way to rebuild it
+
     def get(self, t, state, loc) -> Node:
         """The graph value of fake `t` as of now (regenerated when its storage was written)."""
-        p = self.obs.prov.get(id(t))
+        p = self.prov(t)
         if p is None:
             raise FunctionalizeError("a tensor of unknown origin")
         key = (id(t), self.ver.get(id(p.root), 0))
@@ -391,19 +400,15 @@ class _Builder:
 
     def _bind(self, t, node: Node, n: Node) -> None:
         """Graph `node` holds fake `t` now; storage first seen here gets `node` as its value."""
-        p = self.obs.prov[id(t)]
+        p = self.prov(t)
         root = p.root
-        if id(root) not in self.cur and root.kind in ("fresh", "const"):
+        if id(root) not in self.cur and root.kind in ("fresh", "const") and p.chain is not None:
             if p.chain != ():
-                # A view of storage allocated inside one node (``x.t().reshape(-1)``): nothing
-                # else can name that storage, so the view becomes a root of its own -- unless
-                # two outputs view it, which a write must then keep in sync (we refuse).
+                # A view of storage allocated inside one node (``x.t().reshape(-1)`` copies,
+                # then views the copy): nothing outside can name that storage, so this view
+                # becomes its root, and whatever else views the storage through it follows.
                 new_root = Root("fresh", n.name, t, n)
-                twins = self.twins.setdefault(id(root), [])
-                twins.append(id(new_root))
-                if len(twins) > 1:
-                    self.entangled.update(twins)
-                self.obs.prov[id(t)] = Prov(new_root, ())
+                self.rerooted[id(root)] = (new_root, p.chain)
                 root = new_root
             self._set_root(root, node)
         self.mat[(id(t), self.ver.get(id(root), 0))] = node
@@ -464,17 +469,25 @@ class _Builder:
 
     def _write(self, w, value: Node, n: Node) -> None:
         """Scatter `value`, the new contents of fake `w`, back into its storage root."""
-        p = self.obs.prov.get(id(w))
+        p = self.prov(w)
         if p is None or p.chain is None:
             raise FunctionalizeError(f"{n.name} writes through a view functionalization cannot invert")
         root = p.root
-        if id(root) in self.entangled:
-            raise FunctionalizeError(f"{n.name} writes storage that several outputs of one op view")
         state, loc = n.state, n.loc
-        bases = self.chain(root, p.chain[:-1], state, loc)
-        val = value
-        for step, base in zip(reversed(p.chain), reversed(bases)):
-            val = self._scatter(step, base, val, state, loc)
+        try:
+            bases = self.chain(root, p.chain[:-1], state, loc)
+            val = value
+            for step, base in zip(reversed(p.chain), reversed(bases)):
+                val = self._scatter(step, base, val, state, loc)
+        except FunctionalizeError:
+            # No inverse along the chain (a write through expand(...)[0], unfold, ...): when
+            # the root is laid out densely from offset 0, the view's own geometry is exact.
+            cur = self._root_value(root, state, loc)
+            if not self._strided_ok(root, cur) or torch._debug_has_internal_overlap(w) != 0:
+                raise               # (a fill through an expanded view writes one cell many times)
+            val = self.add("call", aten.as_strided_scatter.default,
+                           (cur, value, tuple(w.shape), tuple(w.stride()), w.storage_offset()),
+                           {}, state, loc)
         self.cur[id(root)] = val
         self.ver[id(root)] = self.ver.get(id(root), 0) + 1
         self.mat[(id(w), self.ver[id(root)])] = value
@@ -509,7 +522,7 @@ class _Builder:
             if id(t) in input_of:
                 plan.outputs[o.name] = ("input", input_of[id(t)], ())
                 continue
-            p = obs.prov[id(t)]
+            p = self.prov(t)
             if p.chain is None:
                 raise FunctionalizeError(f"output {o.name} aliases storage along an unknown chain")
             root = p.root

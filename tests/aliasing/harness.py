@@ -138,6 +138,7 @@ def check_no_fallback(cf, backend):
     for e in cf.entries:
         bad = [n for n in e.notes if "functionalization failed" in n]
         assert not bad, bad
+        assert all(g.backend == backend for g in e.graphs), [g.backend for g in e.graphs]
 
 
 def run_hazard(h: Hazard, backend: str):
