@@ -5,9 +5,12 @@ equal, separately built inputs for plain functions).  Every test makes several
 calls with changing inputs: the same shape repeatedly, then a new shape (a
 recompile under static-shape guards), then the first shape again.  After each
 call it compares outputs (values, dtype, device, strides, requires_grad and
-container structure), the arguments (input mutations), parameters and buffers,
-and, where inputs require grad, the gradients of a fixed random projection of
-the outputs.  Whole models and idioms must capture with zero graph breaks.
+container structure), the arguments (input mutations), parameters, buffers and
+plain Python attributes of every submodule, and, where inputs require grad, the
+gradients of a fixed random projection of the outputs.  Whole models and
+idioms must capture with zero graph breaks.  Further tests change things
+between calls that guards must notice: grad mode, .training, submodules,
+attributes, parameters, hooks, the default dtype, optimizer steps.
 """
 from __future__ import annotations
 
