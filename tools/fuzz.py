@@ -45,7 +45,7 @@ def parse(argv):
     p.add_argument("--mode", choices=("py", "tensor", "both"), default="both",
                    help="pure-Python programs, tensor programs, or alternate (default)")
     p.add_argument("--backend", default="auto", help="bcfront.capture backend (default auto)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per program before it counts as failed")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per program before it counts as failed")
     p.add_argument("--shrink-budget", type=int, default=300, help="differential runs spent shrinking each failure")
     p.add_argument("--shrink-time", type=float, default=300.0, help="seconds spent shrinking each failure")
     p.add_argument("--no-shrink", action="store_true", help="write failing programs unshrunk")
@@ -87,6 +87,12 @@ def main(argv=None) -> int:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
+    def run_limited(program, capture):
+        try:
+            return timed(differential.run, program, capture)
+        except ProgramTimeout:
+            return None
+
     signal.signal(signal.SIGALRM, _alarm)
     # Fake-tensor kernels that fail log a traceback before raising; the raise is what we compare.
     logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
@@ -118,11 +124,12 @@ def main(argv=None) -> int:
         kinds[verdict.mismatch.part] += 1
         small, small_verdict = program, verdict
         if not args.no_shrink:
-            try:
-                small, small_verdict = timed(shrink.shrink_mismatch, program, capture,
-                                             budget=args.shrink_budget, limit=args.shrink_time)
-            except ProgramTimeout:
-                pass
+            small, small_verdict = shrink.shrink_mismatch(
+                program, capture, budget=args.shrink_budget, time_limit=args.shrink_time,
+                signature=verdict.mismatch.signature, run=run_limited)
+            if small_verdict is None or small_verdict.ok:     # did not fail again: flaky
+                small, small_verdict = program, verdict
+                kinds["flaky"] += 1
         path = _write(args.out, small, small_verdict, shrink)
         print(f"FAIL {program.name}: {verdict.mismatch.part} (shrunk {program.size()} -> "
               f"{small.size()} statements) -> {os.path.relpath(path)}")

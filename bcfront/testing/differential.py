@@ -93,7 +93,8 @@ def load(program: Program, tag: str) -> dict:
     filename = f"<fuzz:{program.name}:{tag}>"
     source = program.source
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    ns = {"__name__": f"fuzz_{tag}", "__builtins__": __builtins__}
+    # Both sides get the same module name: reprs of the program's own classes must agree.
+    ns = {"__name__": "fuzz", "__builtins__": __builtins__}
     exec(compile(source, filename, "exec"), ns)
     return ns
 
@@ -145,7 +146,7 @@ def _call(fn, ns: dict, spec, torch) -> Outcome:
             out.exc = _exc_text(e)
             out.where = _innermost(e)
             out.internal = out.where.startswith(BCFRONT_DIR) and not out.where.startswith(TESTING_DIR)
-    out.stdout = buf.getvalue()
+    out.stdout = ADDRESS.sub("", buf.getvalue())
     globals_ = {k: v for k, v in ns.items() if _is_state(k, v)}
     out.snap = snapshot({"args": args, "result": result, "globals": globals_}, torch)
     if torch is not None and out.exc is None:

@@ -19,26 +19,40 @@ from __future__ import annotations
 
 import ast
 import copy
+import itertools
+import time
 from dataclasses import replace
 
 from . import differential
 from .program import Node, Program, Suite
 
 
-def shrink(program: Program, still_fails, *, budget: int = 300) -> Program:
-    """The smallest program reachable by greedy reductions for which `still_fails` holds."""
+def shrink(program: Program, still_fails, *, budget: int = 300, time_limit: float | None = None) -> Program:
+    """The smallest program reachable by greedy reductions for which `still_fails` holds.
+
+    `budget` bounds the calls of `still_fails` (candidates that do not compile
+    are free), `time_limit` the seconds spent; either way the best program so
+    far is returned.
+    """
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     current, attempts = program, 0
+
+    def spent() -> bool:
+        return attempts >= budget or (deadline is not None and time.monotonic() > deadline)
+
     progress = True
-    while progress and attempts < budget:
+    while progress and not spent():
         progress = False
         position = 0
-        while attempts < budget:
-            cands = list(candidates(current))
-            if position >= len(cands):
+        while not spent():
+            cand = next(itertools.islice(candidates(current), position, None), None)
+            if cand is None:
                 break
-            cand = cands[position]
+            if not _compiles(cand):
+                position += 1
+                continue
             attempts += 1
-            if _compiles(cand) and still_fails(cand):
+            if still_fails(cand):
                 current, progress = cand, True      # stay at this position: the list changed
             else:
                 position += 1
@@ -59,6 +73,14 @@ def candidates(program: Program):
     for i in range(len(calls)):
         if len(calls) > 1:
             yield program.with_calls(calls[:i] + calls[i + 1:])
+    body = program.body
+    chunk = len(body) // 2
+    while chunk >= 2:                       # delta debugging: big contiguous chunks first
+        for start in range(0, len(body) - chunk + 1, chunk):
+            kept = tuple(n for k, n in enumerate(body) if n.pinned or not start <= k < start + chunk)
+            if len(kept) < len(body):
+                yield program.with_body(kept)
+        chunk //= 2
     sites = sorted(_sites(program.body), key=lambda s: -s[1].size())
     for path, node in sites:
         if not node.pinned:
@@ -74,6 +96,8 @@ def candidates(program: Program):
         for alt in node.alts:
             yield program.with_body(_edit(program.body, path, (replace(node, head=alt, alts=()),)))
     for path, node in sites:
+        if node.pinned or "while " in node.head:    # `while w < 3` -> `while 3` would never end
+            continue
         for head in expression_variants(node.head):
             yield program.with_body(_edit(program.body, path, (replace(node, head=head, alts=()),)))
 
@@ -174,27 +198,32 @@ def _edit(body: tuple, path: tuple, new: tuple) -> tuple:
     return body[:i] + (replace(node, suites=suites),) + body[i + 1:]
 
 
-def shrink_mismatch(program: Program, capture=None, *, budget: int = 300, signature=None):
-    """Shrink while the differential run keeps failing the same way; returns (program, verdict)."""
-    first = differential.run(program, capture)
-    if first.ok:
+def shrink_mismatch(program: Program, capture=None, *, budget: int = 300, time_limit: float | None = None,
+                    signature=None, run=None):
+    """Shrink while the differential run keeps failing the same way; returns (program, verdict).
+
+    `run(program, capture)` defaults to `differential.run`; a caller may wrap it
+    (with a timeout, say) and return None for "no verdict", which counts as passing.
+    """
+    run = run or differential.run
+    first = run(program, capture)
+    if first is None or first.ok:
         return program, first
     signature = signature or first.mismatch.signature
     last = {"verdict": first}
 
     def still_fails(cand: Program) -> bool:
         try:
-            verdict = differential.run(cand, capture)
+            verdict = run(cand, capture)
         except Exception:  # noqa: BLE001 - e.g. an argument expression no longer evaluates
             return False
-        if verdict.ok or verdict.mismatch.signature != signature:
+        if verdict is None or verdict.ok or verdict.mismatch.signature != signature:
             return False
         last["verdict"] = verdict
         return True
 
-    small = shrink(program, still_fails, budget=budget)
-    verdict = differential.run(small, capture)
-    return small, verdict if not verdict.ok else last["verdict"]
+    small = shrink(program, still_fails, budget=budget, time_limit=time_limit)
+    return small, last["verdict"]
 
 
 REPRO_TEMPLATE = '''\

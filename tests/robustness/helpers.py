@@ -16,7 +16,7 @@ from bcfront.testing.differential import diff
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
-def outcome(fn, *args, **kwargs):
+def outcome(fn, /, *args, **kwargs):
     """("value", v) or ("raise", type name, message) for ``fn(*args, **kwargs)``."""
     try:
         return ("value", fn(*args, **kwargs))
@@ -24,7 +24,7 @@ def outcome(fn, *args, **kwargs):
         return ("raise", type(e).__name__, str(e))
 
 
-def assert_agree(captured, plain, *args, where: str = "", **kwargs):
+def assert_agree(captured, plain, /, *args, where: str = "", **kwargs):
     """The captured call and the plain call on equal arguments behave the same."""
     expected = outcome(plain, *args, **kwargs)
     actual = outcome(captured, *args, **kwargs)
