@@ -53,9 +53,14 @@ def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
         return eager.compile_graph(graph)
     if spec == "triton":
         return _triton(graph, example_inputs)
-    if spec == "fx":
-        return _fx(graph, example_inputs, None, "fx")
-    return _fx(graph, example_inputs, spec, name_of(spec))
+    try:
+        if spec == "fx":
+            return _fx(graph, example_inputs, None, "fx")
+        return _fx(graph, example_inputs, spec, name_of(spec))
+    except NotImplementedError as e:      # a graph FX export does not cover: run it eagerly
+        out = eager.compile_graph(graph)
+        out.notes.append(f"{name_of(spec)} backend cannot take this graph ({e}); ran eager")
+        return out
 
 
 def _fx(graph, example_inputs, compiler, name) -> CompiledGraph:

@@ -3,7 +3,8 @@
 Inputs become placeholders, ``call`` nodes ``call_function``, ``method`` nodes
 ``call_method`` and tensor properties ``call_function(getattr, ...)``; the
 output is always a tuple.  Nodes under another grad mode are bracketed by
-``torch._C._set_grad_enabled`` calls (the convention TorchDynamo uses, which
+``torch._C._set_grad_enabled`` calls, autocast regions by
+``_enter_autocast``/``_exit_autocast`` (the conventions TorchDynamo uses, which
 AOTAutograd and Inductor understand).  Each placeholder carries
 ``meta["example_value"]`` (the fake tensor) and ``meta["val"]``.
 
@@ -29,10 +30,10 @@ def to_fx(graph) -> torch.fx.GraphModule:
         env[n] = p
     entry_grad = None
     current = None
+    autocast: list = []            # [(args, enter node)] currently open, outermost first
     for n in graph.body:
         state = n.state
-        if state is not None and state.autocast:
-            raise NotImplementedError("autocast regions are not exported to FX yet")
+        _switch_autocast(g, autocast, state.autocast if state is not None else ())
         want = None if state is None else state.grad
         if want != current:
             if want is None:
@@ -57,12 +58,25 @@ def to_fx(graph) -> torch.fx.GraphModule:
         if n.loc is not None:
             fx_node.meta["stack_trace"] = f'  File "{n.loc.filename}", line {n.loc.lineno}, in {n.loc.function}\n    {n.loc.line}\n'
         env[n] = fx_node
+    _switch_autocast(g, autocast, ())
     if current is not None:
         g.call_function(torch._C._set_grad_enabled, (entry_grad,))
     g.output(tuple(env[o] for o in graph.outputs))
     gm = torch.fx.GraphModule(torch.nn.Module(), g)
     gm.meta["bcfront_graph"] = graph.name
     return gm
+
+
+def _switch_autocast(g, open_: list, want: tuple) -> None:
+    """Exit/enter autocast contexts (TorchDynamo's _enter_autocast/_exit_autocast nodes)."""
+    from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
+    keep = 0
+    while keep < len(open_) and keep < len(want) and open_[keep][0] == want[keep]:
+        keep += 1
+    while len(open_) > keep:
+        g.call_function(_exit_autocast, (open_.pop()[1],))
+    for args in want[keep:]:
+        open_.append((args, g.call_function(_enter_autocast, tuple(args))))
 
 
 def compile_graph(graph, example_inputs, compiler, name: str) -> CompiledGraph:

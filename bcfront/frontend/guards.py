@@ -156,6 +156,7 @@ STATE_NAMES = {
     "grad": "torch.is_grad_enabled",
     "dtype": "torch.get_default_dtype",
     "autocast": "torch._C._is_any_autocast_enabled",
+    "torch_function_mode": "torch._C._is_torch_function_mode_enabled",
 }
 
 

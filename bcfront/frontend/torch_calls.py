@@ -214,6 +214,12 @@ def call_function(tx, fn, args: list, kwargs: dict) -> Value:
     if not has_tensor and name not in FACTORIES:
         raise UnsupportedError("unsupported-torch-call",
                                f"{_label('call', fn)} without tensor arguments is not a known factory")
+    from .lowering import lower
+    low = lower(tx, fn, args, kwargs)
+    if low is not None:
+        op, target, largs, lkw = low
+        tname = target if isinstance(target, str) else getattr(target, "__name__", "")
+        return record(tx, op, target, largs, lkw, mutates=tname.endswith("_"))
     return record(tx, "call", fn, args, kwargs, mutates=name.endswith("_") and not name.endswith("__"))
 
 

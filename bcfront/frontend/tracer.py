@@ -103,7 +103,18 @@ class Tracer:
             self.add_guard(Guard("GLOBAL_STATE", None, any_autocast, "autocast"))
             if any_autocast:
                 raise UnsupportedError("autocast", "capture under an enclosing autocast region")
+            tf_mode = torch._C._is_torch_function_mode_enabled()
+            self.add_guard(Guard("GLOBAL_STATE", None, tf_mode, "torch_function_mode"))
+            if tf_mode:
+                raise UnsupportedError("torch-function-mode", "capture under a TorchFunctionMode")
         return self.fakes
+
+    def guard_cudnn(self) -> None:
+        """Graphs that baked in torch.backends.cudnn.enabled (layer_norm lowering) guard it."""
+        import torch.backends.cudnn as cudnn
+        from .sources import AttrSource, ConstSource
+        self.guard("CONSTANT_MATCH", AttrSource(ConstSource(Ref(cudnn, "torch.backends.cudnn")), "enabled"),
+                   cudnn.enabled)
 
     def node_state(self):
         """The state to record on a new node (None when it equals the entry state)."""

@@ -77,6 +77,15 @@ def grad_modes(x):
     return a, b, c, d, a.requires_grad, b.requires_grad, torch.is_grad_enabled()
 
 
+@case(two)
+def autocast_block(x, w):
+    """torch.autocast inside the function: bf16 matmul inside, float32 outside."""
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = x @ w
+        z = torch.relu(y)
+    return z.float(), y.dtype, (x @ w).dtype
+
+
 @case(one)
 def inplace_on_input(x):
     """In-place ops on an input and on intermediates; the input's mutation is visible outside."""

@@ -95,7 +95,8 @@ def test_matches_eager(name):
         assert len(cf.entries) == 2, "one entry per input shape"
 
 
-@pytest.mark.parametrize("name", ["arithmetic_and_methods", "gpt_block", "conv_bn_train"])
+@pytest.mark.parametrize("name", ["arithmetic_and_methods", "gpt_block", "conv_bn_train",
+                                  "autocast_block"])
 def test_fx_backend_matches_eager(name):
     cf = run_case(CASES[name], backend="fx")
     assert {g.backend for e in cf.entries for g in e.graphs} == {"fx"}
