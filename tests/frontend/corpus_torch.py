@@ -236,6 +236,56 @@ class ConvBN(nn.Module):
         return F.relu(self.bn(self.conv(x)))
 
 
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rope(x, theta=10000.0):
+    """Rotary embedding on (batch, heads, time, dim) with complex multiplication."""
+    t, d = x.shape[-2], x.shape[-1]
+    freqs = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
+    angles = torch.outer(torch.arange(t, dtype=torch.float32), freqs)
+    rot = torch.polar(torch.ones_like(angles), angles)
+    xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+    return torch.view_as_real(xc * rot).flatten(-2).type_as(x)
+
+
+class LlamaBlock(nn.Module):
+    """RMSNorm, rotary embeddings, grouped-query attention (4 query heads, 2 kv heads), SwiGLU."""
+
+    def __init__(self, d=32, heads=4, kv_heads=2, hidden=64):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.norm1, self.norm2 = RMSNorm(d), RMSNorm(d)
+        self.wq = nn.Linear(d, heads * self.hd, bias=False)
+        self.wk = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.wv = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.wo = nn.Linear(d, d, bias=False)
+        self.w1, self.w3 = nn.Linear(d, hidden, bias=False), nn.Linear(d, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, d, bias=False)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        h = self.norm1(x)
+        q = self.wq(h).view(b, t, self.heads, self.hd).transpose(1, 2)
+        k = self.wk(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.wv(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        q, k = rope(q), rope(k)
+        rep = self.heads // self.kv_heads
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.wo(att.transpose(1, 2).reshape(b, t, -1))
+        h = self.norm2(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
 def tokens(seed, v):
     return (torch.randint(0, 50, (2, 6 + v), generator=_g(seed)),)
 
@@ -253,5 +303,7 @@ def seq16(seed, v):
 CASES["attention"] = TorchCase(lambda: Attention(), seq16, module=True, grad=True)
 CASES["gpt_block"] = TorchCase(lambda: Block(), seq16, module=True, grad=True)
 CASES["gpt"] = TorchCase(lambda: GPT(), tokens, module=True)
+CASES["llama_block"] = TorchCase(lambda: LlamaBlock(), lambda s, v: (torch.randn(
+    2, 5 + v, 32, generator=_g(s)),), module=True, grad=True)
 CASES["conv_bn_train"] = TorchCase(lambda: ConvBN().train(), images, module=True)
 CASES["conv_bn_eval"] = TorchCase(lambda: ConvBN().eval(), images, module=True)

@@ -197,3 +197,18 @@ def test_explain_report_contents():
     cf = bcfront.capture(f, backend="eager")
     rep2 = bcfront.explain(cf, [3])
     assert rep2.functions[0].calls == 1
+
+
+def _deep(n):
+    return 0 if n == 0 else 1 + _deep(n - 1)
+
+
+def test_recursion_is_inlined_to_a_limit_then_breaks():
+    from bcfront.frontend.tracer import INLINE_DEPTH_LIMIT
+    cf = bcfront.capture(_deep)
+    assert cf(5) == 5 and not cf.entries[0].breaks           # inlined whole
+    deep = INLINE_DEPTH_LIMIT + 10
+    assert cf(deep) == deep                                    # correct past the limit
+    reasons = {b.reason for e in cf.entries for b in e.breaks}
+    assert "recursion-limit" in reasons or any(
+        b.reason == "recursion-limit" for c in cf.entries[-1].children for e in c.entries for b in e.breaks)
