@@ -519,9 +519,10 @@ class _Builder:
             t = obs.env[o]
             if not isinstance(t, torch.Tensor):
                 raise FunctionalizeError(f"output {o.name} is not a tensor")
-            if id(t) in input_of:
+            if id(t) in input_of:           # the input object itself (``return x.add_(1)``)
                 plan.outputs[o.name] = ("input", input_of[id(t)], ())
                 continue
+            input_of[id(t)] = o.name        # a later output that is this very tensor is this name
             p = self.prov(t)
             if p.chain is None:
                 raise FunctionalizeError(f"output {o.name} aliases storage along an unknown chain")
@@ -539,7 +540,8 @@ class _Builder:
                 else:
                     plan.outputs[o.name] = ("input", self._declare_base(root, gi), p.chain)
             else:
-                node = self._root_value(root, o.state, o.loc)
+                node = self._laid_out_like(self._root_value(root, o.state, o.loc), root.fake, o)
+                self.cur[id(root)] = node
                 idx = next((i for i, x in enumerate(outs) if x is node), None)
                 if idx is None:
                     idx = len(outs)
@@ -549,6 +551,16 @@ class _Builder:
         self._dead_code()
         return plan
 
+    def _laid_out_like(self, node: Node, like, o: Node) -> Node:
+        """`node` with the strides eager gave the root (in place writes keep them; the
+        functional ops that replace them choose their own), so returned views match too."""
+        f = self.fake[node]
+        if _strides(f) == _strides(like) or f.shape != like.shape:
+            return node
+        empty = self.add("call", aten.empty_strided.default, (tuple(like.shape), tuple(like.stride())),
+                         {"dtype": like.dtype, "device": like.device}, o.state, o.loc)
+        return self.add("call", aten.copy.default, (empty, node), {}, o.state, o.loc)
+
     def _dead_code(self) -> None:
         """Drop nodes no output needs (views regenerated in the region leave some), keeping random ops."""
         live = set(self.g.outputs) | self.impure
@@ -556,6 +568,11 @@ class _Builder:
             if n in live:
                 live.update(_nodes((n.args, n.kwargs)))
         self.g.body = [n for n in self.g.body if n in live]
+
+
+def _strides(t) -> tuple:
+    """Strides of the dimensions longer than one (the others mean nothing)."""
+    return tuple(st for sz, st in zip(t.shape, t.stride()) if sz != 1) if t.numel() > 1 else ()
 
 
 def _seeded(func) -> bool:
