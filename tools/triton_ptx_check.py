@@ -108,7 +108,7 @@ def kernels_of(fn, inputs):
     import torch
     from bcfront.backends.triton import codegen, fuse, lower
     from bcfront.backends.triton.frontend import trace_aten
-    gm, _ = trace_aten(torch.fx.symbolic_trace(fn), inputs)
+    gm, _, _ = trace_aten(torch.fx.symbolic_trace(fn), inputs)
     prog, _ = lower.lower_program(gm)
     out = []
     for st in fuse.schedule(prog):

@@ -158,7 +158,7 @@ def test_long_chain_does_not_recurse(shallow_stack):
     from bcfront.backends.triton import compile_fx
     gm = torch.fx.symbolic_trace(fn)
     from bcfront.backends.triton.frontend import trace_aten
-    aten_gm, _ = trace_aten(gm, [x])
+    aten_gm, _, _ = trace_aten(gm, [x])
     from bcfront.backends.triton import codegen, fuse, lower
     with shallow_stack():
         prog, _ = lower.lower_program(aten_gm)

@@ -226,7 +226,7 @@ def test_int64_indexing_for_huge_tensors():
         big = torch.empty(2**16, 2**16 + 1)
         small = torch.empty(64, 64)
     for t, want in ((big, True), (small, False)):
-        g, _ = trace_aten(torch.fx.symbolic_trace(lambda x: (x * 2).sum(-1)), [t])
+        g, _, _ = trace_aten(torch.fx.symbolic_trace(lambda x: (x * 2).sum(-1)), [t])
         prog, _ = lower.lower_program(g)
         (plan,) = fuse.schedule(prog)
         src = codegen.generate(plan, prog.arena, prog.layouts, interpret=True).source

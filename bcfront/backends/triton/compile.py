@@ -63,7 +63,7 @@ class Specialization:
     """Everything compiled for one input signature."""
 
     def __init__(self, gm, example_inputs, config):
-        aten_gm, self.out_spec = trace_aten(gm, example_inputs)
+        aten_gm, self.out_spec, self.state = trace_aten(gm, example_inputs)
         self.aten_graph = aten_gm
         prog, self.fallback_ops = lower_program(aten_gm)
         _check_device(prog)
@@ -86,7 +86,7 @@ class Specialization:
         self.call, self.wrapper_source = build(prog, steps, launchers, sources)
 
     def __call__(self, args):
-        return tree_unflatten(self.call(args), self.out_spec)
+        return tree_unflatten(self.call(self.state + args), self.out_spec)
 
 
 def _check_device(prog) -> None:
@@ -120,7 +120,7 @@ class CompiledGraph:
                 self._aliasing = True
                 self._specs.clear()
                 key = signature(args, True)
-            if spec.mutates and _shares_storage(args):
+            if spec.mutates and _shares_storage(getattr(spec, "state", []) + list(args)):
                 spec = EagerSpecialization(self._gm, "inputs share storage and the graph mutates one")
             self._specs[key] = spec
         return spec

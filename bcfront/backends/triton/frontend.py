@@ -30,6 +30,8 @@ _DECOMPOSE = (
     "hardswish", "hardsigmoid", "mish", "logsumexp", "_safe_softmax", "std", "std_mean",
     "rms_norm", "_fused_rms_norm", "native_dropout", "silu", "glu", "lerp", "addcmul", "addcdiv",
     "logit", "xlogy", "softplus", "threshold", "clamp_min", "clamp_max", "square", "frac",
+    "native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit_functional", "native_group_norm", "group_norm",
 )
 
 
@@ -45,20 +47,41 @@ def decomposition_table() -> dict:
     return table
 
 
+def module_state(gm) -> tuple[list, list]:
+    """Names and tensors of `gm`'s parameters and buffers (traced as inputs)."""
+    if not isinstance(gm, torch.nn.Module):
+        return [], []
+    items = list(gm.named_parameters(remove_duplicate=False)) + \
+        list(gm.named_buffers(remove_duplicate=False))
+    return [n for n, _ in items], [t for _, t in items]
+
+
 def trace_aten(gm, example_inputs):
-    """Return ``(aten_gm, out_spec)``: a functional aten GraphModule whose output
-    is the flat list of `gm`'s outputs, and the pytree spec to rebuild them."""
-    from torch.func import functionalize
+    """Return ``(aten_gm, out_spec, state)``: a functional aten GraphModule whose
+    inputs are `state` (the module's parameters and buffers) followed by the
+    example inputs and whose output is the flat list of `gm`'s outputs, and the
+    pytree spec to rebuild them.
+
+    Lifting the state to inputs keeps tracing from touching it (a batch-norm
+    in training mode bumps its counters in place) and turns writes to buffers
+    into ordinary input mutations, copied back after the kernels."""
+    from torch.func import functional_call, functionalize
     holder = {}
+    names, state = module_state(gm)
+    n_state = len(names)
 
     def flat_fn(*args):
-        out = gm(*args)
+        if n_state:
+            out = functional_call(gm, dict(zip(names, args[:n_state])), tuple(args[n_state:]))
+        else:
+            out = gm(*args)
         flat, holder["spec"] = tree_flatten(out)
         return flat
 
-    fake = any(isinstance(t, torch._subclasses.FakeTensor) for t in example_inputs)
+    inputs = list(state) + list(example_inputs)
+    fake = any(isinstance(t, torch._subclasses.FakeTensor) for t in inputs)
     traced = make_fx(functionalize(flat_fn, remove="mutations"),
                      decomposition_table=decomposition_table(),
                      tracing_mode="real" if fake else "fake",
-                     _allow_non_fake_inputs=True)(*example_inputs)
-    return traced, holder["spec"]
+                     _allow_non_fake_inputs=True)(*inputs)
+    return traced, holder["spec"], state

@@ -69,32 +69,79 @@ def kvar_ranges(space) -> dict:
     return {f"k{j}": s for j, (s, _) in enumerate(space)}
 
 
+def _numel(sizes) -> int:
+    n = 1
+    for v in sizes:
+        n *= v
+    return n
+
+
 def _level_for(node: Compute, space) -> str | None:
-    ns = space_of(node)
+    """How `node` iterates `space`: 'full', 'x' (kept dims only) or None (it cannot).
+
+    Shapes need not match, only element counts: a node is iterated through the
+    row-major flat index of the space (see `place`), so a reshaped value (a
+    [2, 6, 16] normalization feeding a [12, 16] matmul input) shares a kernel."""
+    full = _numel(s for s, _ in space)
+    kept = _numel(kept_sizes(space))
     if node.reduced:
-        return "full" if ns == space else None
-    sizes = tuple(s for s, _ in ns)
-    if sizes == tuple(s for s, _ in space):
+        ns = space_of(node)
+        if ns == space:
+            return "full"
+        same = _numel(s for s, _ in ns) == full and _numel(kept_sizes(ns)) == kept
+        return "full" if same and is_reduction_space(space) else None
+    n = _numel(node.sizes)
+    if n == full:
         return "full"
-    if is_reduction_space(space) and sizes == kept_sizes(space):
+    if is_reduction_space(space) and n == kept:
         return "x"
     return None
 
 
+def _flat_mapping(sizes, positions, flat: ix.Affine, rng) -> dict:
+    """Variables i{p} (p in positions, with these sizes) of a row-major unravel of `flat`."""
+    parts = ix.unravel(flat, [sizes[p] for p in positions], rng)
+    return {f"i{p}": e for p, e in zip(positions, parts)}
+
+
+def _flat(space, js) -> ix.Affine:
+    """Row-major flat index of kernel variables k_j, j in js."""
+    return ix.strided([ix.var(f"k{j}") for j in js],
+                      _row_major([space[j][0] for j in js]))
+
+
+def _row_major(sizes) -> list:
+    out, acc = [], 1
+    for v in reversed(list(sizes)):
+        out.append(acc)
+        acc *= v
+    return out[::-1]
+
+
 def place(arena: Arena, node: Compute, space, level: str) -> Member:
-    """Express `node` over the kernel variables of `space`."""
-    if level == "full":
-        targets = list(range(len(space)))
-    else:
-        targets = [j for j, (_, red) in enumerate(space) if not red]
-    mapping, t = {}, 0
-    for p, s in enumerate(node.sizes):
-        if s == 1:
-            mapping[f"i{p}"] = ix.ZERO
-        else:
-            mapping[f"i{p}"] = ix.var(f"k{targets[t]}")
-            t += 1
+    """Express `node` over the kernel variables ``k0..`` of `space`.
+
+    When the node's non-unit dims are the space's (or its kept dims), each maps
+    to its k variable; otherwise the node's index is the unravel of the space's
+    row-major flat index (separately for kept and reduced dims of a reduction)."""
     rng = kvar_ranges(space)
+    xs = [j for j, (_, red) in enumerate(space) if not red]
+    rs = [j for j, (_, red) in enumerate(space) if red]
+    big = [p for p, s in enumerate(node.sizes) if s != 1]
+    mapping = {f"i{p}": ix.ZERO for p, s in enumerate(node.sizes) if s == 1}
+    targets = list(range(len(space))) if level == "full" else xs
+    if node.reduced:
+        if space_of(node) == space:
+            mapping.update({f"i{p}": ix.var(f"k{j}") for p, j in zip(big, targets)})
+        else:
+            kept = [p for p in big if p not in node.reduced]
+            red = [p for p in big if p in node.reduced]
+            mapping.update(_flat_mapping(node.sizes, kept, _flat(space, xs), rng))
+            mapping.update(_flat_mapping(node.sizes, red, _flat(space, rs), rng))
+    elif [node.sizes[p] for p in big] == [space[j][0] for j in targets]:
+        mapping.update({f"i{p}": ix.var(f"k{j}") for p, j in zip(big, targets)})
+    else:
+        mapping.update(_flat_mapping(node.sizes, big, _flat(space, targets), rng))
     body = arena.substitute([node.body], mapping, rng)[0]
     store = ix.substitute(node.store_offset(), mapping, rng)
     return Member(node, level, body, store)

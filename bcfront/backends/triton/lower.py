@@ -311,6 +311,7 @@ def lower_program(gm: torch.fx.GraphModule) -> tuple[Program, list]:
             name = low.new_name("const")
             low.constants[name] = t
             env[node] = low.load_buffer(name, layout_of(t))
+            placeholders[node] = name      # module buffers can be mutated too (running stats)
             continue
         if node.op == "output":
             outputs = list(node.args[0])

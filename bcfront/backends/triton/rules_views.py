@@ -12,7 +12,7 @@ import torch
 
 from . import index as ix
 from .ir import contiguous_strides, ivars, ranges_of
-from .lower import TV, Unsupported, rule
+from .lower import TV, Unsupported, dense_strides_ok, rule
 from .rules_pointwise import out_meta
 
 aten = torch.ops.aten
@@ -335,3 +335,22 @@ def _select_scatter(ctx, node, base, src, dim, index):
     expr = ar.op("where", cond, val, ctx.value(base, shape, out), dtype=out)
     return ctx.make(shape, out, expr, base, src)
 
+
+
+@rule(aten.as_strided)
+def _as_strided(ctx, node, x, size, stride, storage_offset=None):
+    """as_strided over a value not yet in memory: eager would have laid it out
+    densely with the strides the trace recorded, so storage position p is the
+    element whose dense offset is p."""
+    if x.ref is not None or x.hint is None or not dense_strides_ok(x.shape, x.hint):
+        raise Unsupported("as_strided of a real buffer stays a torch view")
+    shape, _ = out_meta(node)
+    rng = ranges_of(shape)
+    pos = ix.strided(ivars(len(shape)), stride, storage_offset or 0)
+    order = sorted((d for d in range(x.ndim) if x.shape[d] != 1), key=lambda d: -x.hint[d])
+    parts = ix.unravel(pos, [x.shape[d] for d in order], rng) if order else []
+    old = [ix.ZERO] * x.ndim
+    for d, e in zip(order, parts):
+        old[d] = e
+    expr = ctx.arena.substitute([x.expr], _mapping(old), rng)[0]
+    return ctx.make(shape, x.dtype, expr, x)
