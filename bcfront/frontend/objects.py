@@ -69,7 +69,7 @@ def lookup_dunder(v: Value, name: str):
     """The Python function implementing special method `name` on v's class, as a value."""
     cls = value_class(v)
     if cls is None or not _is_heap_type(cls):
-        from .values import DictV, ListV
+        from .values import DictV
         if isinstance(v, (DictV,)) and v.cls is not dict and _is_heap_type(v.cls):
             cls = v.cls
         else:

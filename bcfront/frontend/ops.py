@@ -14,9 +14,8 @@ import operator
 from ..errors import UnsupportedError
 from . import objects
 from .tracer import SymbolicRaise
-from .values import (Const, DictV, DictViewV, EnumerateIterV, ExceptionV, FilterIterV,
-                     GeneratorV, IterV, ListV, MapIterV, NewObjectV, ObjectV, RangeIterV,
-                     SeqIterV, SetV, TensorV, TupleV, Value, ZipIterV, const_value)
+from .values import (Const, DictV, DictViewV, ExceptionV, ListV, NewObjectV, ObjectV, SetV,
+                     TensorV, TupleV, Value, const_value)
 
 BINARY_OPS = [operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
               operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift,
@@ -36,14 +35,6 @@ REFLECTED_CMP = {"__lt__": "__gt__", "__le__": "__ge__", "__gt__": "__lt__", "__
                  "__eq__": "__eq__", "__ne__": "__ne__"}
 CMP_DUNDER = {operator.lt: "__lt__", operator.le: "__le__", operator.eq: "__eq__",
               operator.ne: "__ne__", operator.gt: "__gt__", operator.ge: "__ge__"}
-
-
-class Exhausted(Exception):
-    """Internal: a symbolic iterator has no more items (carries the return value)."""
-
-    def __init__(self, value=None):
-        super().__init__()
-        self.value = value
 
 
 class NotConst(Exception):
@@ -520,112 +511,6 @@ class _Identity:
         return id(self.obj)
 
 
-# -- iteration -----------------------------------------------------------------------------
-
-def get_iter(tx, v: Value) -> IterV:
-    if isinstance(v, IterV):
-        return v
-    if isinstance(v, (ListV, TupleV)):
-        return SeqIterV(v)
-    if isinstance(v, Const):
-        val = v.value
-        if type(val) is range:
-            return RangeIterV(val)
-        if isinstance(val, (str, bytes, tuple, frozenset)):
-            return SeqIterV(tuple(Const(x) for x in val))
-        raise_(TypeError, f"'{type(val).__name__}' object is not iterable")
-    if isinstance(v, (DictV, SetV, DictViewV)):
-        return SeqIterV(tuple(iter_items(tx, v)))
-    if isinstance(v, TensorV):
-        from . import torch_calls
-        return SeqIterV(torch_calls.unbind_for_iter(tx, v))
-    m = objects.lookup_dunder(v, "__iter__")
-    if m is not None:
-        r = objects.call(tx, m, [v], {})
-        if isinstance(r, IterV):
-            return r
-        if isinstance(r, (ListV, TupleV)):
-            return SeqIterV(r)
-        raise UnsupportedError("unsupported-iterator", f"__iter__ returned {r.describe()}")
-    raise UnsupportedError("unsupported-iterator", f"iter() of {v.describe()}")
-
-
-def iter_items(tx, v) -> list[Value]:
-    """The items iteration over a dict/set/view yields, as a snapshot."""
-    if isinstance(v, SetV):
-        return list(v.entries.values())
-    if isinstance(v, DictV):
-        return [e[0] for e in v.entries.values()]
-    d = v.dict
-    if v.kind == "keys":
-        return [e[0] for e in d.entries.values()]
-    if v.kind == "values":
-        return [e[1] for e in d.entries.values()]
-    return [TupleV((e[0], e[1])) for e in d.entries.values()]
-
-
-def next_value(tx, it: IterV) -> Value:
-    if isinstance(it, SeqIterV):
-        seq = it.seq
-        items = seq.items if isinstance(seq, (ListV, TupleV)) else seq
-        if it.index >= len(items):
-            raise Exhausted()
-        _advance(tx, it)
-        return items[it.index - 1]
-    if isinstance(it, RangeIterV):
-        if it.index >= len(it.range):
-            raise Exhausted()
-        _advance(tx, it)
-        return Const(it.range[it.index - 1])
-    if isinstance(it, EnumerateIterV):
-        x = next_value(tx, it.it)
-        tx.set(it, "count", it.count + 1)
-        return TupleV((Const(it.count - 1), x))
-    if isinstance(it, ZipIterV):
-        if it.strict:
-            raise UnsupportedError("unsupported-iterator", "zip(strict=True)")
-        return TupleV(tuple(next_value(tx, i) for i in it.iters))
-    if isinstance(it, MapIterV):
-        args = [next_value(tx, i) for i in it.iters]
-        return objects.call(tx, it.fn, args, {})
-    if isinstance(it, FilterIterV):
-        while True:
-            x = next_value(tx, it.it)
-            keep = truth(tx, x) if isinstance(it.fn, Const) and it.fn.value is None \
-                else truth(tx, objects.call(tx, it.fn, [x], {}))
-            if keep:
-                return x
-    if isinstance(it, GeneratorV):
-        from .interpreter import resume_generator
-        return resume_generator(tx, it, Const(None))
-    raise UnsupportedError("unsupported-iterator", f"next() of {it.describe()}")
-
-
-def _advance(tx, it) -> None:
-    tx.set(it, "index", it.index + 1)
-    if it.source is not None:
-        tx.mark_mutated(it)          # an outside iterator: its position is replayed
-
-
-def to_list(tx, v: Value) -> list[Value]:
-    """Materialize an iterable value into a list of values."""
-    if isinstance(v, (ListV, TupleV)):
-        return list(v.items)
-    it = get_iter(tx, v)
-    out = []
-    while True:
-        try:
-            out.append(next_value(tx, it))
-        except Exhausted:
-            return out
-        if len(out) > 100_000:
-            raise UnsupportedError("unbounded-iteration", "iterating over more than 100000 items")
-
-
-def unpack(tx, v: Value, n: int) -> list[Value]:
-    items = to_list(tx, v)
-    if len(items) != n:
-        if len(items) > n:
-            raise_(ValueError, f"too many values to unpack (expected {n})")
-        raise_(ValueError, f"not enough values to unpack (expected {n}, got {len(items)})")
-    return items
+# Iteration lives in its own module; re-exported here for the handlers.
+from .iteration import (Exhausted, get_iter, iter_items, next_value, to_list,  # noqa: E402,F401
+                        unpack, _advance)

@@ -70,7 +70,6 @@ def test_inlined_callee_break_has_user_stack_and_is_captured_separately():
         cf(1)
     (b,) = cf.entries[0].breaks
     assert [f.function for f in b.user_stack][-2:] == ["in_inlined_callee", "_helper"]
-    report = bcfront.explain(cf, 1) if False else None
     names = [c.__qualname__ for c in cf.entries[0].children]
     assert any(n == "_helper" for n in names), names
 
