@@ -31,15 +31,11 @@ import sys
 import weakref
 
 from ..errors import UnsupportedError
-from .codegen import Rebuilder, compile_function, function_source
-from .driver import (Entry, _finish, _signature, add_distinct_guard, break_record, example_inputs,
-                     graph_info, input_fetches, make_guard, native_entry,
-                     side_effect_records)
-from .namespace import Namespace
+from .driver import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
 from .resume import make_resume
 from .values import (NULL, CellV, Const, DictV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
-                     PartialV, SetV, TensorV, TupleV, Value)
+                     PartialV, SetV, TupleV, Value)
 
 _LIVENESS: dict = {}
 
@@ -83,18 +79,8 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     orig, offmap = origin(root)
     to_orig = (lambda off: offmap[off]) if offmap is not None else (lambda off: off)
     code = orig.__code__
-    parts, params, prefix = _signature(root)
-    ns = Namespace(params, prefix)
-    graph = tx.graph
-    outputs: dict[int, object] = {}
-
-    def tensor_name(v: TensorV) -> str:
-        if v.node.op != "input":
-            outputs.setdefault(v.node.index, v.node)
-        return v.node.name
-
-    tail: list[str] = []
-    rb = Rebuilder(ns, tensor_name, tail, globals_values=tx.globals_values)
+    region = RegionCode(root, tx)
+    ns, tail, rb, prefix = region.ns, region.tail, region.rb, region.prefix
     _check_cells(frame, stack, code)
     slot_exprs = []
     for v in stack:
@@ -182,26 +168,7 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
             tail.append(f"    {call}")
     if not resolved:
         tail.append(f"    raise {ns.helper('RuntimeError')}('unreachable: the native instruction raises')")
-    graph.outputs = [outputs[i] for i in sorted(outputs)]
-    from .. import backends
-    compiled = backends.compile_graph(cf.backend, graph, example_inputs(tx))
-    head = input_fetches(tx, graph, ns)
-    body: list[str] = []
-    compiled.emit(graph, ns, body)
-    name = f"{prefix}region"
-    src = function_source(name, parts, head + body + tail)
-    region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} (break)>"),
-                     root)
-    add_distinct_guard(tx)
-    if getattr(compiled, "plan", None) is not None:     # functionalized: guard input storage sharing
-        from .functionalize import add_storage_guard
-        add_storage_guard(tx, compiled.plan)
-    guard, gsrc = make_guard(root, tx)
-    graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
-    entry = Entry(guard, region, list(tx.guards), graphs, [rec], side_effect_records(tx),
-                  list(tx.notes) + list(compiled.notes), gsrc, src, children=children,
-                  graph_objects=[graph])
-    return entry
+    return region.finish(cf, "(break)", breaks=[rec], children=children)
 
 
 def _from_callee(err) -> bool:

@@ -165,49 +165,65 @@ def make_guard(root, tx):
     return _finish(fn, root), src
 
 
-def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
-    """A compiled entry returning (or, with `raises`, raising) `result` after the graph and writes."""
-    from .. import backends
-    parts, params, prefix = _signature(root)
-    ns = Namespace(params, prefix)
-    graph = tx.graph
-    outputs: dict[int, object] = {}
+class RegionCode:
+    """The region function of an entry being built: namespace, rebuild statements, finish().
 
-    def tensor_name(v: TensorV) -> str:
+    `tail` collects the statements after the graph (rebuilding values, replaying
+    writes, the break's native instruction...); every tensor the rebuilt values
+    use becomes a graph output.
+    """
+
+    def __init__(self, root, tx):
+        self.root, self.tx = root, tx
+        self.parts, params, self.prefix = _signature(root)
+        self.ns = Namespace(params, self.prefix)
+        self.tail: list[str] = []
+        self._outputs: dict[int, object] = {}
+        self.rb = Rebuilder(self.ns, self._tensor_name, self.tail, globals_values=tx.globals_values)
+
+    def _tensor_name(self, v: TensorV) -> str:
         if v.node.op != "input":
-            outputs.setdefault(v.node.index, v.node)
+            self._outputs.setdefault(v.node.index, v.node)
         return v.node.name
 
-    tail: list[str] = []
-    rb = Rebuilder(ns, tensor_name, tail, globals_values=tx.globals_values)
-    ret = rb.expr(result)
+    def finish(self, cf, tag: str, breaks=(), children=None) -> Entry:
+        """Compile the graph with the backend, assemble and compile guard and region."""
+        from .. import backends
+        from .effects import records
+        tx, root, ns, graph = self.tx, self.root, self.ns, self.tx.graph
+        graph.outputs = [self._outputs[i] for i in sorted(self._outputs)]
+        example = example_inputs(tx)
+        head = input_fetches(tx, graph, ns)
+        compiled = backends.compile_graph(cf.backend, graph, example)
+        body: list[str] = []
+        compiled.emit(graph, ns, body)
+        name = f"{self.prefix}region"
+        src = function_source(name, self.parts, head + body + self.tail)
+        region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} {tag}>"),
+                         root)
+        add_distinct_guard(tx)
+        if getattr(compiled, "plan", None) is not None:     # functionalized: guard input storage sharing
+            from .functionalize import add_storage_guard
+            add_storage_guard(tx, compiled.plan)
+        guard, gsrc = make_guard(root, tx)
+        graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
+        return Entry(guard, region, list(tx.guards), graphs, list(breaks),
+                     records(tx, graph, compiled, example), list(tx.notes) + list(compiled.notes),
+                     gsrc, src, children=children if children is not None else [],
+                     graph_objects=[graph])
+
+
+def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
+    """A compiled entry returning (or, with `raises`, raising) `result` after the graph and writes."""
+    code = RegionCode(root, tx)
+    ns, tail = code.ns, code.tail
+    ret = code.rb.expr(result)
     ret_name = ns.fresh("result")
     tail.append(f"    {ret_name} = {ret}")
-    pending = rb.replay(tx.mutated)
-    tail.extend("    " + p for p in pending)
+    tail.extend("    " + p for p in code.rb.replay(tx.mutated))
     tail.extend(state_epilogue(tx, ns))
     tail.append(f"    {'raise' if raises else 'return'} {ret_name}")
-    graph.outputs = [outputs[i] for i in sorted(outputs)]
-    example = example_inputs(tx)
-    head = input_fetches(tx, graph, ns)
-    compiled = backends.compile_graph(cf.backend, graph, example)
-    body: list[str] = []
-    compiled.emit(graph, ns, body)
-    name = f"{prefix}region"
-    src = function_source(name, parts, head + body + tail)
-    region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} #{next(_counter)}>"),
-                     root)
-    add_distinct_guard(tx)
-    if getattr(compiled, "plan", None) is not None:     # functionalized: guard input storage sharing
-        from .functionalize import add_storage_guard
-        add_storage_guard(tx, compiled.plan)
-    guard, gsrc = make_guard(root, tx)
-    info = graph_info(root.__qualname__, graph, compiled)
-    from .effects import records
-    effects = records(tx, graph, compiled, example)
-    entry = Entry(guard, region, list(tx.guards), [info] if graph.body else [], [], effects,
-                  list(tx.notes) + list(compiled.notes), gsrc, src, graph_objects=[graph])
-    return entry
+    return code.finish(cf, f"#{next(_counter)}")
 
 
 def state_epilogue(tx, ns) -> list[str]:
@@ -245,21 +261,3 @@ def graph_info(name, graph, compiled) -> report.GraphInfo:
         kernels=tuple(report.KernelInfo(getattr(k, "name", str(k)), tuple(getattr(k, "ops", ())),
                                         getattr(k, "source", "")) for k in compiled.kernels),
         fallback_ops=tuple(str(o) for o in compiled.fallback_ops))
-
-
-def side_effect_records(tx) -> list:
-    out = []
-    for v in tx.mutated:
-        if isinstance(v, ObjectV) and tx.globals_values.get(id(v.obj)) is v:
-            for name in v.overlay:
-                out.append(report.SideEffect("global", f"G[{name!r}]"))
-        elif isinstance(v, ObjectV):
-            target = v.source.readable() if v.source is not None else repr(v.obj)[:60]
-            for name in v.overlay:
-                out.append(report.SideEffect("setattr", f"{target}.{name}"))
-        elif isinstance(v, CellV):
-            out.append(report.SideEffect("nonlocal", f"C[{v.name!r}]"))
-        else:
-            kind = type(v).__name__.replace("V", "").lower()
-            out.append(report.SideEffect(f"{kind}-mutation", v.source.readable() if v.source else "?"))
-    return out
