@@ -20,7 +20,7 @@ import warnings
 
 import pytest
 
-from corpus import all_code_objects
+from corpus import all_code_objects, stdlib_files
 from dataflow_oracles import check_ssa
 
 from bcfront.analysis import analyze
@@ -52,14 +52,6 @@ def _sample() -> list[types.CodeType]:
     codes.sort(key=lambda c: (c.co_filename, c.co_firstlineno, c.co_qualname))
     step = max(1, len(codes) / SAMPLE_SIZE)
     return [codes[int(i * step)] for i in range(min(SAMPLE_SIZE, len(codes)))]
-
-
-def _all_files() -> list[str]:
-    out = []
-    for root, dirs, names in os.walk(LIB):
-        dirs[:] = sorted(d for d in dirs if d not in ("site-packages", "__pycache__"))
-        out += [os.path.join(root, n) for n in sorted(names) if n.endswith(".py")]
-    return out
 
 
 @contextlib.contextmanager
@@ -115,7 +107,7 @@ def test_sample_is_varied():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", _all_files(), ids=lambda p: os.path.relpath(p, LIB))
+@pytest.mark.parametrize("path", stdlib_files(), ids=lambda p: os.path.relpath(p, LIB))
 def test_whole_stdlib(path):
     try:
         codes = _code_objects(path)
