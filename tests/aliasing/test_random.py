@@ -11,6 +11,7 @@ really share a storage.
 from __future__ import annotations
 
 import itertools
+import types
 
 import pytest
 
@@ -18,7 +19,7 @@ torch = pytest.importorskip("torch")
 
 import bcfront  # noqa: E402
 from bcfront.frontend.alias_facts import observe  # noqa: E402
-from bcfront.frontend.graph import run_node  # noqa: E402
+from bcfront.frontend.graph import evaluate  # noqa: E402
 
 from .harness import Hazard, run_hazard  # noqa: E402
 from .randprog import generate  # noqa: E402
@@ -58,15 +59,9 @@ def overlap(a, b) -> bool:
 
 def _real_values(graph, inputs) -> dict:
     """value id (as `Observation.leaves` names them) -> the real tensor, running node by node."""
-    env = dict(zip(graph.inputs, inputs))
-    out = {n.name: t for n, t in env.items()}
-    for n in graph.body:
-        if n.state is not None:
-            with n.state.context():
-                env[n] = run_node(n, env)
-        else:
-            env[n] = run_node(n, env)
-        v = env[n]
+    every = types.SimpleNamespace(inputs=graph.inputs, body=graph.body, outputs=graph.body)
+    out = {n.name: t for n, t in zip(graph.inputs, inputs)}
+    for n, v in zip(graph.body, evaluate(every, inputs)):     # every node's value, kept alive
         if isinstance(v, torch.Tensor):
             out[n.name] = v
         elif isinstance(v, (tuple, list)):
