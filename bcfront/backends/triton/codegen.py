@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from . import index as ix
 from .fuse import KernelPlan, kvar_ranges
 from .ir import Arena, compute_dtype, is_float
+from .codegen_reduce import ReductionEmitter
 from .triton_ops import (TL_DTYPE, helper_source, helpers_used, literal, render, render_cast)
 
 INT32_LIMIT = 2**31 - 1
@@ -56,24 +57,7 @@ def _numel(sizes) -> int:
     return n
 
 
-def _identity(kind: str, dtype: str):
-    cd = compute_dtype(dtype)
-    if kind in ("sum", "any"):
-        return 0 if kind == "sum" else False
-    if kind in ("prod", "all"):
-        return 1 if kind == "prod" else True
-    big = kind in ("min", "argmin")
-    if is_float(cd):
-        return float("inf") if big else float("-inf")
-    if cd == "bool":
-        return big
-    bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}[cd]
-    if cd == "uint8":
-        return 255 if big else 0
-    return 2 ** (bits - 1) - 1 if big else -2 ** (bits - 1)
-
-
-class _Writer:
+class _Writer(ReductionEmitter):
     """Emits the body of one kernel."""
 
     def __init__(self, plan: KernelPlan, arena: Arena, layouts: dict, persistent_max: int,
@@ -349,96 +333,6 @@ class _Writer:
         ptr = self.param(name, store=True)
         self.emit(f"tl.store({ptr} + ({off_s}), {val}, {masks})", scope)
 
-    # ---------------------------------------------------------------- reductions
-    def reduce_final(self, kind: str, acc: str, dtype: str, idx: str | None = None) -> str:
-        """Reduce `acc` ([XBLOCK, RBLOCK]) along the row; returns the [XBLOCK, 1] name.
-
-        Only tl.sum / tl.max / tl.min are used (not tl.reduce with a combine
-        function): they are what the interpreter runs fast, and nan propagation
-        and first-index tie breaking are made explicit instead."""
-        out = self.tmp()
-        cd = compute_dtype(dtype)
-        if kind == "sum":
-            self.emit(f"{out} = tl.sum({acc}, 1)[:, None]")
-        elif kind == "prod":
-            self.emit(f"{out} = tl.reduce({acc}, 1, _prod)[:, None]")
-        elif kind in ("max", "min"):
-            if is_float(cd):
-                self.emit(f"{out}_m = tl.{kind}({acc}, 1)[:, None]")
-                self.emit(f"{out}_n = tl.max(({acc} != {acc}).to(tl.int8), 1)[:, None]")
-                self.emit(f'{out} = tl.where({out}_n != 0, float("nan"), {out}_m)')
-            else:
-                self.emit(f"{out} = tl.{kind}({acc}, 1)[:, None]")
-        elif kind in ("any", "all"):
-            fn = "max" if kind == "any" else "min"
-            self.emit(f"{out} = tl.{fn}({acc}.to(tl.int8), 1)[:, None] != 0")
-        else:
-            best = self.reduce_final(kind[3:], acc, dtype)
-            hit = f"({acc} == {best})"
-            if is_float(cd):
-                hit = f"({hit} | (({acc} != {acc}) & ({best} != {best})))"
-            self.emit(f"{out} = tl.min(tl.where({hit}, {idx}, 2147483647), 1)[:, None].to(tl.int64)")
-        return out
-
-    def masked_input(self, member, scope_value: str, body: int) -> str:
-        kind = member.node.reduction
-        dtype = self.arena[body].dtype
-        v = self.broadcast(body, scope_value, frozenset("xr"), dtype)
-        ident = literal(_identity(kind, dtype), dtype)
-        return f"tl.where(rmask, {v}, {ident})"
-
-    def reduce_persistent(self, member):
-        name = member.node.name
-        body = self.red_body[name]
-        masked = self.masked_input(member, self.value(body), body)
-        tmp = self.tmp()
-        self.emit(f"{tmp} = {masked}")
-        idx = None
-        if member.node.reduction in ("argmax", "argmin"):
-            idx = self.tmp()
-            self.emit(f"{idx} = tl.broadcast_to(rindex, [XBLOCK, RBLOCK])")
-        self.red_names[name] = self.reduce_final(member.node.reduction, tmp, self.arena[body].dtype, idx)
-
-    def reduce_loop_start(self, member) -> tuple:
-        name = member.node.name
-        kind = member.node.reduction
-        dtype = self.arena[self.red_body[name]].dtype
-        cd = compute_dtype(dtype)
-        acc = f"acc{len(self.red_names) + len(self.accs)}"
-        ident = literal(_identity(kind, dtype), dtype)
-        self.emit(f"{acc} = tl.full([XBLOCK, RBLOCK], {ident}, {TL_DTYPE[cd]})")
-        if kind in ("argmax", "argmin"):
-            self.emit(f"{acc}_i = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)")
-        self.accs[name] = acc
-        return acc
-
-    def reduce_loop_step(self, member):
-        name = member.node.name
-        kind = member.node.reduction
-        body = self.red_body[name]
-        acc = self.accs[name]
-        masked = self.masked_input(member, self.value(body), body)
-        cd = compute_dtype(self.arena[body].dtype)
-        if kind == "sum":
-            line = f"{acc} = {acc} + {masked}"
-        elif kind == "prod":
-            line = f"{acc} = {acc} * {masked}"
-        elif kind in ("max", "min"):
-            line = (f"{acc} = _{kind}_nan({acc}, {masked})" if is_float(cd)
-                    else f"{acc} = tl.{kind}imum({acc}, {masked})")  # elementwise: no tl.reduce
-        elif kind in ("any", "all"):
-            line = f"{acc} = {acc} {'|' if kind == 'any' else '&'} {masked}"
-        else:
-            line = f"{acc}, {acc}_i = _{kind}({acc}, {acc}_i, {masked}, rindex)"
-        self.emit(line, "r")
-
-    def reduce_loop_end(self, member):
-        name = member.node.name
-        acc = self.accs.pop(name)
-        dtype = self.arena[self.red_body[name]].dtype
-        idx = f"{acc}_i" if member.node.reduction in ("argmax", "argmin") else None
-        self.red_names[name] = self.reduce_final(member.node.reduction, acc, dtype, idx)
-
     # ---------------------------------------------------------------- bodies
     def write(self) -> list[str]:
         self.pre: list[str] = []
@@ -447,6 +341,7 @@ class _Writer:
         self.accs: dict[str, str] = {}
         self.r_scoped: set = set()
         self.atom_count: dict[str, int] = {}
+        self.online: dict[str, str] = {}
         self.header()
         stored = self.plan.stored
         members = self.plan.members
@@ -457,25 +352,40 @@ class _Writer:
                 if m.node.name in stored:
                     self.store(m.node.name, self.resolved[m.node.name])
             return self.pre
+        self.online = self.find_online_pairs()
+        partner = {mx: next(m for m in members if m.node.name == sm)
+                   for sm, mx in self.online.items()}
         phase = self.phases()
-        nloops = 1 + max([phase[m.node.name] for m in members], default=0)
+        # loops run the reductions and the row stores; kept-dim stores follow the last
+        nloops = 1 + max([phase[m.node.name] for m in members
+                          if m.node.reduced or "rindex" in ix.free_vars(self.stores[m.node.name])],
+                         default=0)
         lines: list[str] = []
         for p in range(nloops):
             self.begin_loop()
             for m in members:
-                if phase[m.node.name] != p:
+                name = m.node.name
+                if phase[name] != p or name in self.online:
                     continue
-                if m.node.reduced:
+                if name in partner:
+                    self.online_loop_start(m, partner[name])
+                    self.online_loop_step(m, partner[name])
+                elif m.node.reduced:
                     self.reduce_loop_start(m)
                     self.reduce_loop_step(m)
-                elif m.node.name in stored and "rindex" in ix.free_vars(self.stores[m.node.name]):
-                    self.store(m.node.name, self.resolved[m.node.name])
+                elif name in stored and "rindex" in ix.free_vars(self.stores[name]):
+                    self.store(name, self.resolved[name])
             lines += self.pre + [f"    for roffset in range(0, {self.rnumel}, RBLOCK):",
                                  "        rindex = roffset + rbase",
                                  f"        rmask = rindex < {self.rnumel}"] + self.body
             self.pre, self.body = [], []
             for m in members:
-                if phase[m.node.name] == p and m.node.reduced:
+                name = m.node.name
+                if phase[name] != p or name in self.online:
+                    continue
+                if name in partner:
+                    self.online_loop_end(m, partner[name])
+                elif m.node.reduced:
                     self.reduce_loop_end(m)
         for m in members:
             name = m.node.name
@@ -491,32 +401,6 @@ class _Writer:
                 self.memo.pop(item, None)
         self.r_scoped = set()
         self.atom_count["r"] = -1
-
-    def phases(self) -> dict:
-        """Loop index of every member: a reduction runs in the first loop after
-        the reductions it depends on; a stored row value likewise."""
-        ar = self.arena
-        ready: dict[int, int] = {}
-        phase: dict[str, int] = {}
-
-        def readiness(root):
-            for i in ar.postorder([root]):
-                if i in ready:
-                    continue
-                n = ar[i]
-                if n.op == "redval":
-                    ready[i] = phase[n.attr] + 1
-                else:
-                    ready[i] = max((ready[a] for a in n.args), default=0)
-            return ready[root]
-
-        for m in self.plan.members:
-            name = m.node.name
-            if m.node.reduced:
-                phase[name] = readiness(self.red_body[name])
-            else:
-                phase[name] = readiness(self.resolved[name])
-        return phase
 
     def header(self):
         need64 = self.needs_int64()

@@ -108,6 +108,7 @@ class Lowering:
         self._count = 0
         self.node_order: dict[str, int] = {}
         self.node_ops: dict[str, str] = {}
+        self._reductions: dict = {}
 
     # ------------------------------------------------------------ names
     def new_name(self, prefix: str = "buf") -> str:
@@ -163,7 +164,15 @@ class Lowering:
     # ------------------------------------------------------------ buffers
     def compute(self, sizes, body: int, layout: Layout, reduced=(), reduction=None,
                 origins=frozenset()) -> str:
+        if reduced:
+            # the same reduction of the same values (softmax and log_softmax of one
+            # tensor both take its max) is computed once
+            key = (tuple(sizes), body, tuple(reduced), reduction, layout)
+            if key in self._reductions:
+                return self._reductions[key]
         name = self.new_name()
+        if reduced:
+            self._reductions[key] = name
         self.layouts[name] = layout
         order = sorted(origins, key=lambda n: self.node_order.get(n, 0))
         ops = tuple(dict.fromkeys(self.node_ops[n] for n in order if n in self.node_ops))
@@ -345,13 +354,21 @@ def lower_program(gm: torch.fx.GraphModule) -> tuple[Program, list]:
                 dst = placeholders[mutated]
                 low.copy_backs.append((dst, low.ref(low.realize(env[node], low.layouts[dst].stride))))
             env[mutated] = env[node]
-    outs = []
+    outs, computed = [], {n.name for n in low.nodes if isinstance(n, Compute)}
+    returned = set()
     for o in outputs:
         v = env[o] if isinstance(o, torch.fx.Node) else o
-        if isinstance(v, TV):
-            outs.append(low.ref(v))
-        else:
+        if not isinstance(v, TV):
             outs.append(("const", v))
+            continue
+        ref = low.ref(v)
+        if ref.base in computed and not ref.steps and ref.base in returned:
+            # eager returns distinct tensors; so must we (a shared reduction, say)
+            lay = low.layouts[ref.base]
+            copy = TV(lay.shape, lay.dtype, low.load_buffer(ref.base, lay).expr)
+            ref = TensorRef(low.compute(lay.shape, copy.expr, lay))
+        returned.add(ref.base)
+        outs.append(ref)
     prog = Program(low.arena, low.inputs, low.constants, low.nodes, outs, low.copy_backs,
                    low.layouts, low.device)
     return prog, fallback

@@ -109,7 +109,11 @@ def build(prog: Program, steps: list, launchers: dict, sources: dict) -> tuple:
         b.emit(f"{dst}.copy_({b.ref(ref)})  # input mutation")
     outs = [b.const(r[1]) if isinstance(r, tuple) else b.ref(r) for r in prog.outputs]
     b.emit(f"return [{', '.join(outs)}]")
-    source = "def call(args):\n" + "\n".join(b.lines) + "\n"
+    lines = b.lines
+    if device.type == "cuda":
+        # kernels launch on the current device; make it the tensors' one
+        lines = ["    with torch.cuda.device(device):"] + ["    " + ln for ln in lines]
+    source = "def call(args):\n" + "\n".join(lines) + "\n"
     code = compile(source, "<bcfront-triton-wrapper>", "exec")
     ns = dict(b.glob)
     exec(code, ns)
