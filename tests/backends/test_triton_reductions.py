@@ -128,3 +128,22 @@ def test_column_softmax_and_layernorm_over_noncontiguous_input():
 def test_reduction_feeding_reduction_of_other_shape():
     """Row sums, their max and the full mean: three iteration spaces, three kernels."""
     compare(lambda t: (t.sum(-1).amax(), t.mean()), [_x(9, 14)], kernels=3)
+
+
+@pytest.mark.parametrize("fn", [lambda t: torch.softmax(t, -1), lambda t: torch.log_softmax(t, -1),
+                                lambda t: torch.softmax(t, 0)])
+def test_online_softmax_reads_rows_twice_and_keeps_edge_semantics(fn):
+    x = _x(5, 37) * 4
+    x[1, 3] = float("inf")
+    x[2, :] = float("-inf")
+    x[3, 5] = float("nan")
+    x[4, :20] = float("-inf")
+    compiled = compare(fn, [x], config=TritonConfig(looped_rblock=8), kernels=1)
+    assert compiled.kernels[0].source.count("for roffset") == 2
+
+
+def test_same_reduction_shared_but_outputs_distinct():
+    compiled = compare(lambda t: (t.sum(-1), t.sum(-1), t.amax(-1)), [_x(3, 9)], kernels=1)
+    a, b, _ = compiled(_x(3, 9))
+    assert a.data_ptr() != b.data_ptr()
+    assert compiled.kernels[0].source.count("tl.sum(") == 1
