@@ -470,12 +470,15 @@ def functionalize(graph: Graph, example_inputs) -> Plan:
     """The pure graph and region plan for `graph` (raises `FunctionalizeError`)."""
     try:
         obs = observe(graph, example_inputs)
-    except UnsupportedError as e:
-        raise FunctionalizeError(str(e)) from None
-    b = _Builder(obs, example_inputs)
-    for tr in obs.traces:
-        b.node(tr)
-    return b.finish()
+        b = _Builder(obs, example_inputs)
+        for tr in obs.traces:
+            b.node(tr)
+        return b.finish()
+    except FunctionalizeError:
+        raise
+    except (UnsupportedError, Exception) as e:
+        # Whatever goes wrong here, the eager graph is still right: say why and keep it.
+        raise FunctionalizeError(f"{type(e).__name__}: {e}") from e
 
 
 # -- integration ------------------------------------------------------------------------------------
