@@ -392,11 +392,7 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
         if not raw and isinstance(hook, types.FunctionType):
             call(tx, ObjectV(hook), [v, Const(name), value], {})
             return
-        d = mro_lookup(cls, name)
-        if isinstance(d, property):
-            if d.fset is None:
-                attribute_error(cls.__name__, name)
-            call(tx, wrap(tx, d.fset, None), [v, value], {})
+        if _set_property(tx, cls, name, v, value):
             return
         tx.set(v, "attrs", {**v.attrs, name: value})
         return
@@ -406,6 +402,17 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
     if isinstance(v, TensorV):
         raise UnsupportedError("tensor-attribute-write", f"setting tensor attribute .{name}")
     raise UnsupportedError("unsupported-attribute", f"setting {name} on {v.describe()}")
+
+
+def _set_property(tx, cls, name, v, value) -> bool:
+    """Run a property's setter when `name` is a property of `cls` (True if it was)."""
+    d = mro_lookup(cls, name)
+    if not isinstance(d, property):
+        return False
+    if d.fset is None:
+        attribute_error(cls.__name__, name)
+    call(tx, wrap(tx, d.fset, None), [v, value], {})
+    return True
 
 
 def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
@@ -420,11 +427,7 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
     if not (raw or hook is object.__setattr__ or is_module
             or isinstance(obj, (types.ModuleType, types.FunctionType, type))):
         raise UnsupportedError("unsupported-attribute", f"{cls.__qualname__}.__setattr__")
-    d = mro_lookup(cls, name)
-    if isinstance(d, property):
-        if d.fset is None:
-            attribute_error(cls.__name__, name)
-        call(tx, wrap(tx, d.fset, None), [v, value], {})
+    if _set_property(tx, cls, name, v, value):
         return
     if is_module:
         for where in ("_parameters", "_modules"):

@@ -103,7 +103,7 @@ def _fold_model(fn):
         try:
             return from_python(fn(*pa, **pk))
         except Exception as e:
-            raise SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args])) from None
+            raise ops.as_symbolic(e) from None
     return fold_call
 
 

@@ -45,12 +45,17 @@ def raise_(cls, *args):
     raise SymbolicRaise(ExceptionV(cls, [Const(a) for a in args]))
 
 
+def as_symbolic(e: Exception) -> SymbolicRaise:
+    """The symbolic twin of a real exception raised while folding on constants."""
+    return SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args]))
+
+
 def fold(fn, *args, **kwargs) -> Value:
     """Call a pure function on constants; its exceptions become symbolic exceptions."""
     try:
         return Const(fn(*args, **kwargs))
     except Exception as e:  # the traced code sees exactly the exception Python would raise
-        raise SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args])) from None
+        raise as_symbolic(e) from None
 
 
 def as_python(v: Value):
@@ -430,7 +435,7 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
                 else:
                     items[key.value] = value
             except (IndexError, ValueError) as e:
-                raise SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args])) from None
+                raise as_symbolic(e) from None
             tx.set(obj, "items", items)
             _touch(tx, obj)
             return
@@ -455,7 +460,7 @@ def delitem(tx, obj: Value, key: Value) -> None:
         try:
             del items[key.value]
         except (IndexError, TypeError) as e:
-            raise SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args])) from None
+            raise as_symbolic(e) from None
         tx.set(obj, "items", items)
         _touch(tx, obj)
         return
