@@ -21,7 +21,6 @@ from .builder import CONST_TYPES, is_torch_const, wrap
 from .objects import call
 from .ops import NotConst, as_python, fold, raise_, to_list, truth
 from .sources import ConstSource, Ref
-from .tracer import SymbolicRaise
 from .values import (Const, DictV, ExceptionV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
                      PartialV, SetV, SuperV, TensorV, TupleV, Value)
 
