@@ -103,7 +103,7 @@ class CFG:
         self.exit_preds: list[int] = []
         self.entry = 0
         self._starts: list[int] = []
-        self._rpo: list[int] | None = None
+        self._rpo: list[int] = []
         if bytecode.instructions:
             self._build()
 
@@ -129,58 +129,47 @@ class CFG:
         leaders.discard(n)
         cuts = sorted(leaders)
         cuts.append(n)
-        # Blocks, each with the table entry covering its first instruction (walk both in order).
+        # Blocks in order, each with the table entry covering its first instruction (the
+        # table is walked alongside) and its out-edges: the last instruction's jump, then
+        # fall-through, then the handler.
         blocks = self.blocks
+        edges = self.edges
+        exit_preds = self.exit_preds
         starts = self._starts = [offsets[i] for i in cuts[:-1]]
+        nxt_starts = starts[1:]
+        nxt_starts.append(None)
         k, nt = 0, len(table)
-        for bi, (a, b) in enumerate(zip(cuts, cuts[1:])):
-            start = offsets[a]
+        new = _new
+        for bi, (a, b, start, nxt) in enumerate(zip(cuts, cuts[1:], starts, nxt_starts)):
             while k < nt and table[k].end <= start:
                 k += 1
             h = table[k] if k < nt and table[k].start <= start else None
-            blocks[start] = Block(start, instrs[a:b], h, True, [], [], bi)
-        self.entry = offsets[0]
-        # Edges, in block order: the last instruction's jump, then fall-through, then handler.
-        edges = self.edges
-        exit_preds = self.exit_preds
-        nxt_starts = starts[1:] + [None]
-        for start, nxt in zip(starts, nxt_starts):
-            blk = blocks[start]
-            last = blk.instructions[-1]
+            last = instrs[b - 1]
             how = _ENDS[last.opcode]
-            out = blk.succs
+            out = []
             if how == _BRANCH or how == _JUMP:
                 dst = last.jump_target
-                edges.append(Edge(start, dst, "branch" if how == _BRANCH else "jump"))
+                edges.append(new(Edge, (start, dst, "branch" if how == _BRANCH else "jump")))
                 out.append(dst)
             if how <= _BRANCH:
                 if nxt is None:
                     exit_preds.append(start)  # falls off the end: malformed, treat as leaving
                 else:
-                    edges.append(Edge(start, nxt, "fallthrough"))
+                    edges.append(new(Edge, (start, nxt, "fallthrough")))
                     out.append(nxt)
-            if blk.handler is not None:
-                edges.append(Edge(start, blk.handler.target, "exception"))
-                out.append(blk.handler.target)
-            if how == _RETURN or (how == _RAISE and blk.handler is None):
+            if h is not None:
+                edges.append(new(Edge, (start, h.target, "exception")))
+                out.append(h.target)
+            if how == _RETURN or (how == _RAISE and h is None):
                 exit_preds.append(start)
-        for start in starts:
-            for s in blocks[start].succs:
+            blocks[start] = Block(start, instrs[a:b], h, False, out, [], bi)
+        for start, blk in blocks.items():
+            for s in blk.succs:
                 blocks[s].preds.append(start)
-        self._mark_reachable()
-
-    def _mark_reachable(self) -> None:
-        blocks = self.blocks
-        for b in blocks.values():
-            b.reachable = False
-        blocks[self.entry].reachable = True
-        work = [self.entry]
-        while work:
-            for s in blocks[work.pop()].succs:
-                b = blocks[s]
-                if not b.reachable:
-                    b.reachable = True
-                    work.append(s)
+        self.entry = offsets[0]
+        self._rpo = rpo = _reverse_postorder(blocks, self.entry)
+        for s in rpo:
+            blocks[s].reachable = True
 
     # -- queries ------------------------------------------------------------
     def successors(self, start: int) -> list[int]:
@@ -207,10 +196,7 @@ class CFG:
     @property
     def rpo(self) -> list[int]:
         """Reachable blocks in reverse post-order of a DFS from the entry (successors in
-        edge order); computed once."""
-        if self._rpo is None:
-            from .dominance import reverse_postorder
-            self._rpo = reverse_postorder(self.entry, self.successors) if self.blocks else []
+        edge order).  The reachable blocks are exactly these."""
         return self._rpo
 
     @property
@@ -229,6 +215,27 @@ class CFG:
 
 
 _START = attrgetter("start")
+_new = tuple.__new__
+
+
+def _reverse_postorder(blocks: dict[int, Block], entry: int) -> list[int]:
+    """`dominance.reverse_postorder` specialized to blocks (the same DFS, without the
+    callable); nodes are visited in successor order."""
+    seen = {entry}
+    order: list[int] = []
+    stack = [(entry, iter(blocks[entry].succs))]
+    while stack:
+        node, it = stack[-1]
+        for s in it:
+            if s not in seen:
+                seen.add(s)
+                stack.append((s, iter(blocks[s].succs)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    order.reverse()
+    return order
 
 
 def build_cfg(obj) -> CFG:

@@ -211,7 +211,7 @@ class Instr(NamedTuple):
         return f"<{self.offset} {self.opname}{' ' + arg if arg else ''}>"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Bytecode:
     """A decoded code object: instructions in offset order plus its exception table."""
     code: types.CodeType
@@ -219,7 +219,7 @@ class Bytecode:
     exception_table: tuple[ExceptionEntry, ...]
     version: tuple[int, int]
     # offset -> index, and the table's starts; filled on first use
-    _lazy: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _lazy: dict = field(default_factory=dict, repr=False, compare=False)
 
     def at(self, offset: int) -> Instr:
         return self.instructions[self.index_of(offset)]
@@ -399,12 +399,17 @@ class _UnitInfo(dict):
                 delta = 2 * (units - arg)
             opn = "LOAD_METHOD" if op == _LOAD_ATTR and arg & 1 else _OP[op]
             info = ((name, op, arg, opn) + _stack_effects(op, arg), kind, units, delta)
-        if len(self) < 200_000:
+        if isinstance(key, int):        # at most 65536 of these: always kept
+            self[key] = info
+            if info is not None:
+                _SHARED[key] = info[0]
+        elif len(self) < 200_000:       # (op, extended arg): bounded, in case of odd code
             self[key] = info
         return info
 
 
 _UNITS = _UnitInfo()
+_SHARED: dict[int, tuple] = {}    # plain code unit -> _UNITS[unit][0] (the Instr tail)
 _new = tuple.__new__
 _EXTENDED_ARG_BYTE = bytes([_EXTENDED_ARG])
 _BIG_ENDIAN = sys.byteorder == "big"
@@ -454,28 +459,33 @@ def _decode_columns(code, raw, ops, positions) -> tuple[Instr, ...] | None:
     opbytes = bytes(compress(ops, ops))
     if sum(opbytes.translate(_SIZE)) != n:
         return None
-    units = memoryview(raw).cast("H")
-    words = list(compress(units, ops))
-    try:
-        infos = list(map(_UNITS.__getitem__, words))
-    except ValueError:
-        return None
-    # argval of the non-jump instructions depends only on the unit: resolve each distinct one once
+    words = list(compress(memoryview(raw).cast("H"), ops))
+    # argval of a non-jump instruction depends only on its code unit: resolve each
+    # distinct unit once (the common kinds inline: this loop is hot)
     argvals = {}
-    consts, names, local = code.co_consts, code.co_names, code._varname_from_oparg
-    for w in set(words):
-        shared, kind, size, delta = _UNITS[w]
-        if delta is None:
-            argvals[w] = _argval(kind, shared[2], consts, names, local)
+    consts, names, local, table = code.co_consts, code.co_names, code._varname_from_oparg, _UNITS
+    try:
+        for w in set(words):
+            shared, kind, size, delta = table[w]
+            if kind <= K_INT:
+                argvals[w] = shared[2]
+            elif kind == K_LOCAL:
+                argvals[w] = local(shared[2])
+            elif kind == K_CONST:
+                argvals[w] = consts[shared[2]]
+            elif delta is None:
+                argvals[w] = _argval(kind, shared[2], consts, names, local)
+    except ValueError:
+        return None     # an opcode this interpreter does not have: the loop will say where
     vals = list(map(argvals.get, words))
     targets = [None] * len(words)
     for m in _JUMP_OPS.finditer(opbytes):
         i = m.start()
-        targets[i] = vals[i] = starts[i] + infos[i][3]
+        targets[i] = vals[i] = starts[i] + table[words[i]][3]
     nexts = starts[1:]
     nexts.append(2 * n)
     head = zip(starts, starts, nexts, targets, compress(positions, ops), vals)
-    return tuple(map(_new, repeat(Instr), map(add, head, map(itemgetter(0), infos))))
+    return tuple(map(_new, repeat(Instr), map(add, head, map(_SHARED.__getitem__, words))))
 
 
 def _decode_loop(code, raw, positions) -> list[Instr]:

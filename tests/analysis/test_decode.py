@@ -100,6 +100,7 @@ def test_stdlib_sample_matches_dis():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)   # every code object of the standard library: minutes
 def test_all_of_stdlib_matches_dis():
     for code in stdlib_code_objects():
         check_against_dis(code)

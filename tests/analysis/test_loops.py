@@ -236,6 +236,7 @@ def test_stdlib_sample_loops_against_brute_force():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)   # every code object of the standard library: minutes
 def test_all_of_stdlib_pipeline(shallow_stack):
     codes = stdlib_code_objects()
     with shallow_stack():
