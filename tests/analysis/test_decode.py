@@ -351,3 +351,27 @@ def test_replaced_code_of_another_length_is_caught():
     # without a line table the same code is fine (positions are unknown)
     ok = decode(code.replace(co_code=longer, co_linetable=b""))
     assert all(i.lineno is None for i in ok.instructions)
+
+
+def test_hot_code_still_decodes():
+    # running a function quickens and specializes its bytecode in place (caches fill
+    # with counters and type versions); co_code and the decode do not change
+    class P:
+        def __init__(self):
+            self.x = 1
+
+    def hot(objs, d):
+        t = 0
+        for o in objs:
+            t += o.x + d["k"] + len(objs)
+            if t > 10 ** 9:
+                t = 0
+        return t
+
+    before = decode(hot).instructions
+    objs = [P() for _ in range(50)]
+    for _ in range(400):
+        hot(objs, {"k": 2})
+    assert hot.__code__._co_code_adaptive != hot.__code__.co_code   # it was quickened
+    assert decode(hot).instructions == before
+    check_against_dis(hot.__code__)
