@@ -11,6 +11,7 @@ Examples:
     python tools/fuzz.py --seed 1 --count 500
     python tools/fuzz.py --seed 7 --time 600 --mode tensor
     python tools/fuzz.py --seed 3 --count 50 --mode py --no-shrink
+    python tools/fuzz.py --mode tensor --program 20250007     # one program, shrunk
 """
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ def parse(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 2)[2])
     p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    p.add_argument("--program", type=int, default=None, metavar="SEED",
+                   help="run (and shrink) just the program with this seed, as in its name 'py-SEED'")
     p.add_argument("--count", type=int, default=None, help="number of programs (default 200 unless --time)")
     p.add_argument("--time", type=float, default=None, help="stop starting new programs after this many seconds")
     p.add_argument("--mode", choices=("py", "tensor", "both"), default="both",
@@ -52,7 +55,11 @@ def parse(argv):
     p.add_argument("--out", default=DEFAULT_OUT, help="where reproducers go (default tools/results/fuzz)")
     p.add_argument("-q", "--quiet", action="store_true", help="only the failures and the final line")
     args = p.parse_args(argv)
-    if args.count is None and args.time is None:
+    if args.program is not None:
+        if args.mode == "both":
+            p.error("--program needs --mode py or --mode tensor")
+        args.count, args.time = 1, None
+    elif args.count is None and args.time is None:
         args.count = 200
     if args.mode != "py" and not _has_torch():
         p.error("tensor programs need torch; use --mode py")
@@ -73,6 +80,7 @@ def modes(mode: str):
 
 def main(argv=None) -> int:
     args = parse(argv)
+    sys.stdout.reconfigure(line_buffering=True)      # progress shows up in logs as it happens
     import bcfront
     from bcfront.testing import differential, shrink
     from bcfront.testing.fuzzgen import generate
@@ -104,7 +112,7 @@ def main(argv=None) -> int:
     while (args.count is None or i < args.count) and \
             (args.time is None or time.monotonic() - start < args.time):
         mode = modes(args.mode)[i % len(modes(args.mode))]
-        seed = args.seed * SEED_STRIDE + i
+        seed = args.program if args.program is not None else args.seed * SEED_STRIDE + i
         i += 1
         program = generate(seed, mode)
         try:

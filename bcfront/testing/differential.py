@@ -239,8 +239,12 @@ def _tensor_desc(t, path: str, storages: dict, torch) -> tuple:
         key = storage.data_ptr()
         base = storages.setdefault(key, path)
         base = None if base == path else base
+    try:
+        has_fn = t.grad_fn is not None
+    except RuntimeError as e:   # e.g. a no_grad view whose base was modified in place with grad on
+        has_fn = _exc_text(e)
     return ("tensor", str(t.dtype), str(t.device), tuple(t.shape), t.stride(), t.requires_grad,
-            t.grad_fn is not None, base, t.detach().clone())
+            has_fn, base, t.detach().clone())
 
 
 # -- comparison ---------------------------------------------------------------------------------

@@ -1,0 +1,140 @@
+"""Every mismatch the differential fuzzer found, shrunk to a minimal program.
+
+Each `Regression` is module source defining ``f``, the calls to make, where
+it came from, and what went wrong.  The test runs it with
+`bcfront.testing.differential.run` (eager is the oracle: results, inputs
+after the call, globals, printed output, exceptions, gradients).  A
+regression that still fails carries `open_bug`: it is a strict xfail, so the
+suite stays green, the bug stays visible, and the day it is fixed the xfail
+turns into a failure that asks for the mark to go.  docs/known-bugs.md lists
+the open ones.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import pytest
+
+from bcfront.testing import differential
+from bcfront.testing.program import from_source
+
+from .helpers import HAS_TORCH
+
+
+@dataclass(frozen=True)
+class Regression:
+    source: str
+    calls: tuple
+    found: str                      # campaign / program, and the symptom
+    open_bug: str | None = None     # set while the bug is not fixed (strict xfail)
+
+
+PY = {
+    "cell-param-and-local-cell-after-breaks": Regression('''
+def f(o):
+    v = -2
+    print(1)
+    print(v)
+    def g():
+        return o + v
+''', (("0",),), "tools/fuzz.py py seed 34 (session 1): after a print break, reading the local cell "
+                   "`v` gave the parameter cell `o` (printed 0 instead of -2)"),
+
+    "cell-swap-in-loop-with-unrun-closure-and-finally": Regression('''
+def f(t):
+    ts2 = [t]
+    for i in []:
+        def fn6(z):
+            return (ts2, t)
+    print()
+    try:
+        x16 = t
+    finally:
+        print(ts2)
+''', (("3",),), "tools/fuzz.py tensor seed 10, shrunk and made pure Python: after a break, the cell "
+                   "`ts2` read as the parameter cell `t` (printed 3 instead of [3])"),
+
+    "while-loop-counter-cell-reruns-iterations": Regression('''
+def f(b):
+    w = 0
+    while w < 3:
+        w += 1
+        print(w)
+    def g():
+        return w, b
+''', (("1",), ("True",)), "tools/fuzz.py py program 1000004: a loop counter that is also a cell, with "
+                             "a parameter cell, printed 1 2 2 3 (an iteration re-run after a break)"),
+
+    "else-clause-reads-wrong-cell": Regression('''
+def f(d, k=2):
+    v = k
+    try:
+        print()
+    except RuntimeError:
+        pass
+    else:
+        raise ValueError(f'bad {v}')
+    def g():
+        return v, d
+''', (("{1: 2}",), ("{}", "5")), "tools/fuzz.py py program 1000060: after a break in a try, the "
+                                   "else-clause read the parameter cell `d` for the local cell `v`"),
+}
+
+TENSOR = {
+    "runtime-op-error-skips-finally": Regression('''
+import torch
+
+def f(t, u):
+    try:
+        t @ u
+    finally:
+        print('finally')
+''', (("torch.ones(2, 2, dtype=torch.float64)", "torch.ones(2, 2)"),
+      ("torch.ones(2, 2)", "torch.ones(2, 2)")),
+        "test_fuzz tensor program 20250063: matmul of float64 by float32 passes the meta kernel "
+        "but raises in the real one; the error escaped the compiled region without running `finally`",
+        open_bug="an op whose real kernel raises where its meta kernel does not (mm with mixed dtypes) "
+                 "raises outside the user's try: finally blocks are skipped"),
+
+    "runtime-op-error-not-caught-by-except": Regression('''
+import torch
+
+def f(t, u):
+    try:
+        t @ u
+    except RuntimeError as e:
+        print('caught', e)
+    return 1
+''', (("torch.ones(2, 2, dtype=torch.float64)", "torch.ones(2, 2)"),
+      ("torch.ones(2, 2)", "torch.ones(2, 2)")),
+        "shrunk by hand from test_fuzz tensor program 20250063: the same error is not caught by the "
+        "user's `except RuntimeError`",
+        open_bug="an op whose real kernel raises where its meta kernel does not (mm with mixed dtypes) "
+                 "is not caught by the user's except clause"),
+}
+
+
+def _params(table):
+    out = []
+    for name, reg in sorted(table.items()):
+        marks = (pytest.mark.xfail(strict=True, reason=reg.open_bug),) if reg.open_bug else ()
+        out.append(pytest.param(name, marks=marks, id=name))
+    return out
+
+
+def _run(name: str, reg: Regression) -> None:
+    verdict = differential.run(from_source(reg.source, reg.calls, name=name))
+    assert verdict.ok, f"{name} ({reg.found}):\n{verdict.mismatch.describe()}"
+
+
+@pytest.mark.parametrize("name", _params(PY))
+def test_python_regression(name):
+    _run(name, PY[name])
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+@pytest.mark.parametrize("name", _params(TENSOR))
+def test_tensor_regression(name):
+    logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
+    _run(name, TENSOR[name])
