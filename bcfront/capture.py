@@ -88,7 +88,8 @@ class CapturedFunction:
         m = self.module_root
         import torch
         if type(m).__call__ is torch.nn.Module.__call__ and not _module_has_hooks(m) \
-                and isinstance(getattr(type(m), "forward", None), types.FunctionType):
+                and isinstance(getattr(type(m), "forward", None), types.FunctionType) \
+                and "forward" not in m.__dict__:
             return type(m).forward
         return _call_object
 

@@ -123,6 +123,9 @@ def _object_attr(tx, v: ObjectV, name):
     if d is not None and name in d:
         return wrap(tx, d[name], AttrSource(src, name))
     if raw is not _MISS:
+        if d is not None:
+            # found on the class: an instance attribute set later would shadow it
+            tx.guard("NOT_PRESENT", AttrSource(src, "__dict__"), None, name)
         return bind_class_attr(tx, raw, v, cls, name)
     hook = mro_lookup(cls, "__getattr__")
     torch = sys.modules.get("torch")

@@ -93,6 +93,8 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
             _guard_global_hooks(tx)
             tx.guard("NO_HOOKS", LocalSource(code.co_varnames[0]), None, _HOOK_DICTS,
                      example=cf.module_root)
+            tx.guard("NOT_PRESENT", AttrSource(LocalSource(code.co_varnames[0]), "__dict__"), None,
+                     "forward")                    # an instance-level forward would shadow the class's
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or tx.user_stack()
         tx.frames.pop()

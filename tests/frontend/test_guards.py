@@ -212,3 +212,24 @@ def test_recursion_is_inlined_to_a_limit_then_breaks():
     reasons = {b.reason for e in cf.entries for b in e.breaks}
     assert "recursion-limit" in reasons or any(
         b.reason == "recursion-limit" for c in cf.entries[-1].children for e in c.entries for b in e.breaks)
+
+
+class WithClassAttr:
+    scale = 2
+
+    def times(self, x):
+        return x * self.scale
+
+    def run(self, x):
+        return self.times(x) + 1
+
+
+def test_instance_attribute_shadowing_class_attribute_recompiles():
+    o = WithClassAttr()
+    cf = bcfront.capture(lambda obj, x: obj.run(x))
+    assert cf(o, 3) == 7
+    o.scale = 10                         # now an instance attribute shadows the class's
+    assert cf(o, 3) == 31
+    o.times = lambda x: -x               # an instance attribute shadows a method
+    assert cf(o, 3) == -2
+    assert len(cf.entries) == 3

@@ -112,3 +112,13 @@ def test_module_attribute_written_in_forward_is_replayed():
     assert m.steps == 3
     torch.testing.assert_close(m.last, x.sum())
     assert {s.target for s in cf.report().side_effects} >= {"L['self'].steps", "L['self'].last"}
+
+
+def test_instance_level_forward_override_is_respected():
+    torch.manual_seed(0)
+    m = MLP()
+    cf = bcfront.capture(m)
+    x = torch.randn(2, 16)
+    torch.testing.assert_close(cf(x), m(x))
+    m.forward = lambda inp: inp * 3
+    torch.testing.assert_close(cf(x), x * 3)
