@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 
 from . import index as ix
-from .fuse import KernelPlan, kvar_ranges
-from .ir import Arena, compute_dtype, is_float
+from .fuse import KernelPlan
+from .ir import Arena, compute_dtype, numel
 from .codegen_reduce import ReductionEmitter
 from .triton_ops import (TL_DTYPE, helper_source, helpers_used, literal, render, render_cast)
 
@@ -50,13 +50,6 @@ def next_pow2(n: int) -> int:
     return p
 
 
-def _numel(sizes) -> int:
-    n = 1
-    for s in sizes:
-        n *= s
-    return n
-
-
 class _Writer(ReductionEmitter):
     """Emits the body of one kernel."""
 
@@ -76,7 +69,7 @@ class _Writer(ReductionEmitter):
         self.rpos = [j for j, (_, red) in enumerate(space) if red]
         self.xsizes = [space[j][0] for j in self.xpos]
         self.rsizes = [space[j][0] for j in self.rpos]
-        self.xnumel, self.rnumel = _numel(self.xsizes), _numel(self.rsizes)
+        self.xnumel, self.rnumel = numel(self.xsizes), numel(self.rsizes)
         self.persistent_max, self.looped_rblock = persistent_max, looped_rblock
         self.columns = False
         if plan.is_reduction:
@@ -115,8 +108,8 @@ class _Writer(ReductionEmitter):
                 self.ysizes = [space[j][0] for j in ypos]
                 self.xsizes = [space[j][0] for j in xpos]
                 self.xpos = xpos
-                self.xnumel = _numel(self.xsizes)
-                self.ynumel = _numel(self.ysizes)
+                self.xnumel = numel(self.xsizes)
+                self.ynumel = numel(self.ysizes)
                 rng = {"yindex": self.ynumel, "xindex": self.xnumel}
                 for j, e in zip(ypos, ix.unravel(ix.var("yindex"), self.ysizes, rng)):
                     mapping[f"k{j}"] = e
@@ -167,8 +160,8 @@ class _Writer(ReductionEmitter):
                     j = int(atom.name[1:])
                     if j != last:
                         split = max(split, j + 1)
-        if split == 0 or _numel([s for s, _ in space[:split]]) < 16 \
-                or _numel([s for s, _ in space[split:]]) < 16:
+        if split == 0 or numel([s for s, _ in space[:split]]) < 16 \
+                or numel([s for s, _ in space[split:]]) < 16:
             return 0
         return split
 
@@ -363,10 +356,7 @@ class _Writer(ReductionEmitter):
         lines: list[str] = []
         for p in range(nloops):
             self.begin_loop()
-            for m in members:
-                name = m.node.name
-                if phase[name] != p or name in self.online:
-                    continue
+            for m, name in self._in_phase(members, phase, p):
                 if name in partner:
                     self.online_loop_start(m, partner[name])
                     self.online_loop_step(m, partner[name])
@@ -379,10 +369,7 @@ class _Writer(ReductionEmitter):
                                  "        rindex = roffset + rbase",
                                  f"        rmask = rindex < {self.rnumel}"] + self.body
             self.pre, self.body = [], []
-            for m in members:
-                name = m.node.name
-                if phase[name] != p or name in self.online:
-                    continue
+            for m, name in self._in_phase(members, phase, p):
                 if name in partner:
                     self.online_loop_end(m, partner[name])
                 elif m.node.reduced:
@@ -392,6 +379,13 @@ class _Writer(ReductionEmitter):
             if name in stored and (m.node.reduced or "rindex" not in ix.free_vars(self.stores[name])):
                 self.store(name, self.resolved[name])
         return lines + self.pre
+
+    def _in_phase(self, members, phase, p):
+        """Members that loop `p` handles (an online sum goes with its max)."""
+        for m in members:
+            name = m.node.name
+            if phase[name] == p and name not in self.online:
+                yield m, name
 
     def begin_loop(self):
         for item in self.r_scoped:

@@ -9,7 +9,6 @@ logsumexp read a long row twice instead of three times.
 """
 from __future__ import annotations
 
-from . import index as ix
 from .ir import compute_dtype, is_float
 from .triton_ops import TL_DTYPE, literal
 

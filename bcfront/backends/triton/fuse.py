@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import index as ix
-from .ir import Arena, Compute, Extern, Program
+from .ir import Arena, Compute, Extern, Program, contiguous_strides, numel
 
 
 def space_of(node: Compute) -> tuple:
@@ -69,28 +69,21 @@ def kvar_ranges(space) -> dict:
     return {f"k{j}": s for j, (s, _) in enumerate(space)}
 
 
-def _numel(sizes) -> int:
-    n = 1
-    for v in sizes:
-        n *= v
-    return n
-
-
 def _level_for(node: Compute, space) -> str | None:
     """How `node` iterates `space`: 'full', 'x' (kept dims only) or None (it cannot).
 
     Shapes need not match, only element counts: a node is iterated through the
     row-major flat index of the space (see `place`), so a reshaped value (a
     [2, 6, 16] normalization feeding a [12, 16] matmul input) shares a kernel."""
-    full = _numel(s for s, _ in space)
-    kept = _numel(kept_sizes(space))
+    full = numel(s for s, _ in space)
+    kept = numel(kept_sizes(space))
     if node.reduced:
         ns = space_of(node)
         if ns == space:
             return "full"
-        same = _numel(s for s, _ in ns) == full and _numel(kept_sizes(ns)) == kept
+        same = numel(s for s, _ in ns) == full and numel(kept_sizes(ns)) == kept
         return "full" if same and is_reduction_space(space) else None
-    n = _numel(node.sizes)
+    n = numel(node.sizes)
     if n == full:
         return "full"
     if is_reduction_space(space) and n == kept:
@@ -106,16 +99,7 @@ def _flat_mapping(sizes, positions, flat: ix.Affine, rng) -> dict:
 
 def _flat(space, js) -> ix.Affine:
     """Row-major flat index of kernel variables k_j, j in js."""
-    return ix.strided([ix.var(f"k{j}") for j in js],
-                      _row_major([space[j][0] for j in js]))
-
-
-def _row_major(sizes) -> list:
-    out, acc = [], 1
-    for v in reversed(list(sizes)):
-        out.append(acc)
-        acc *= v
-    return out[::-1]
+    return ix.strided([ix.var(f"k{j}") for j in js], contiguous_strides([space[j][0] for j in js]))
 
 
 def place(arena: Arena, node: Compute, space, level: str) -> Member:

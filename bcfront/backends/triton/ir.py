@@ -238,13 +238,17 @@ class Layout:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return numel(self.shape)
 
     def offset(self, index_vars) -> ix.Affine:
         return ix.strided(index_vars, self.stride)
+
+
+def numel(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
 
 
 def contiguous_strides(shape) -> tuple:

@@ -18,7 +18,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from . import index as ix
 from .ir import (Arena, Compute, Extern, Layout, Program, TensorRef, contiguous_strides,
-                 ivars, ranges_of, FLOAT_DTYPES, INT_DTYPES)
+                 ivars, numel, ranges_of, FLOAT_DTYPES, INT_DTYPES)
 
 SUPPORTED_DTYPES = FLOAT_DTYPES + INT_DTYPES + ("bool",)
 # Pointwise values with more work than this are materialized rather than
@@ -84,13 +84,6 @@ def dense_strides_ok(shape, stride) -> bool:
             return False
         expect *= sz
     return True
-
-
-def numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 class Lowering:
