@@ -9,16 +9,16 @@ listed in `uses`, and pushes a tuple of outputs, each either one of the
 (``~j`` = input ``j``).  A branch may push different outputs on its two
 sides (`fall` and `jump`): 3.11's FOR_ITER pops the iterator only when the
 loop ends.  So SWAP and COPY define nothing (they move values), FOR_ITER keeps
-its iterator in place and defines the next item, LIST_APPEND reads the list
-two slots down and leaves it where it is.
+its iterator in place and defines the next item, ``LIST_APPEND i`` reads
+the list i slots below the item and leaves it where it is.
 
 Counts come from the per-opcode rules below (checked against
-``dis.stack_effect`` by the tests), with three deliberate departures from
+``dis.stack_effect`` by the tests), with two deliberate departures from
 CPython's compile-time accounting, each one closer to what the interpreter
 does: 3.11's PRECALL moves nothing (its arguments stay on the stack until
-CALL pops them); RETURN_GENERATOR pushes one value on 3.11/3.12 as on 3.13
-(the value the first ``send()`` delivers, popped by the next POP_TOP);
-and nothing else.
+CALL pops them, so PRECALL + CALL together match); RETURN_GENERATOR pushes
+one value on 3.11/3.12 as on 3.13 (the value the first ``send()`` delivers,
+popped by the next POP_TOP).
 
 Exception handlers start at depth ``entry.depth + entry.lasti + 1`` (the
 stack unwound to `depth`, then the raising offset if `lasti`, then the
@@ -113,6 +113,7 @@ def _unpack_ex(arg: int) -> Effect:
 
 
 def _branch(pops: int, fall: tuple[int, ...], jump: tuple[int, ...]) -> Effect:
+    """A branch that reads its inputs and pushes different outputs on its two sides."""
     return Effect(pops, fall, jump, tuple(range(pops)), max((o + 1 for o in fall + jump if o >= 0),
                                                              default=0))
 
@@ -122,7 +123,6 @@ _PUSH = _fx(0, 1)
 _POP = _fx(1, 0)
 _UNARY = _fx(1, 1)
 _BINARY = _fx(2, 1)
-_POP_BRANCH = _fx(1, 0)
 
 # A rule is an Effect or a function of the instruction's arg returning one.
 _COMMON: dict[str, object] = {
@@ -151,7 +151,7 @@ _COMMON: dict[str, object] = {
         "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
         "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_NONE",
         "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
-        "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"], _POP_BRANCH),
+        "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"], _POP),
     "LOAD_FAST_LOAD_FAST": _fx(0, 2),
     "STORE_FAST_LOAD_FAST": _fx(1, 1),
     "STORE_FAST_STORE_FAST": _fx(2, 0),
@@ -286,7 +286,7 @@ class StackInfo:
         self.version = bc.version
         instrs = bc.instructions
         self.index = {ins.offset: i for i, ins in enumerate(instrs)}
-        version = bc.version
+        version = self.version
         self.effects: list[Effect] = [effect_of(ins, version) for ins in instrs]
         self.depth: list[int] = [-1] * len(instrs)
         self.depth_in: dict[int, int] = {}
