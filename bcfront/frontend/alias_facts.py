@@ -39,11 +39,13 @@ aten = torch.ops.aten
 class Root:
     """A storage root: ``input`` (a graph input), ``shared`` (synthetic base of inputs
     sharing one storage), ``fresh`` (allocated by an op), ``const`` (a constant
-    tensor made inside an op, e.g. the value in ``x[i] = 0.5``)."""
-    __slots__ = ("kind", "label", "fake", "node")
+    tensor made inside an op, e.g. the value in ``x[i] = 0.5``).  `node` is the graph
+    node that made it; `value` the real constant (``const``) or the number of elements
+    the synthetic base spans (``shared``)."""
+    __slots__ = ("kind", "label", "fake", "node", "value")
 
-    def __init__(self, kind: str, label: str, fake, node=None):
-        self.kind, self.label, self.fake, self.node = kind, label, fake, node
+    def __init__(self, kind: str, label: str, fake, node=None, value=None):
+        self.kind, self.label, self.fake, self.node, self.value = kind, label, fake, node, value
 
     def __repr__(self):
         return f"<root {self.kind} {self.label}>"
@@ -217,7 +219,6 @@ class Observation:
         self.inconsistent: list[Node] = []        # storage sharing the schemas did not explain
         self._storage_root: dict = {}
         self._claimed: set = set()                # roots that took over a node's internal storage
-        self._counter = 0
         self._inputs(list(example_inputs))
         for n in graph.body:
             self._run(n)
@@ -243,19 +244,16 @@ class Observation:
         self.shared_groups.append([n for n, _ in members])
         fakes = [f for _, f in members]
         # The base spans the storage from its start, so as_strided offsets stay absolute.
-        lo = 0
         hi = max(f.storage_offset() + _extent(f) for f in fakes)
         ok = len({f.dtype for f in fakes}) == 1
         with self.mode:
-            base = torch.as_strided(fakes[0], (max(hi - lo, 0),), (1,), lo)
+            base = torch.as_strided(fakes[0], (hi,), (1,), 0)
         self.shared_ok[gi] = ok
-        root = Root("shared", f"base{gi}", base)
-        root.node = (lo, hi)
+        root = Root("shared", f"base{gi}", base, value=hi)
         self._set(base, Prov(root, ()))
         self._storage_root[key] = root
         for f in fakes:
-            step = Step(aten.as_strided.default,
-                        (tuple(f.shape), tuple(f.stride()), f.storage_offset() - lo))
+            step = Step(aten.as_strided.default, (tuple(f.shape), tuple(f.stride()), f.storage_offset()))
             self._set(f, Prov(root, (step,) if ok else None))
 
     def _set(self, t, p: Prov) -> None:
@@ -276,7 +274,7 @@ class Observation:
             # a real tensor made inside an op (``x[i] = 0.5`` lifts tensor(0.5)), or a fake
             # that carries the constant it was made from
             value = t if not isinstance(t, FakeTensor) else getattr(t, "constant", None)
-            root = Root("fresh" if value is None else "const", f"c{len(self.keep)}", t, value)
+            root = Root("fresh" if value is None else "const", f"c{len(self.keep)}", t, node, value)
             p = Prov(root, ())
             self._set(t, p)
         return p

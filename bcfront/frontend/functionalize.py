@@ -49,7 +49,7 @@ class Plan:
     """A pure graph plus what the region does around it (see module docstring)."""
     graph: Graph
     example_inputs: list
-    bases: list = field(default_factory=list)       # (name, first input name, lo, hi)
+    bases: list = field(default_factory=list)       # (name, first input's name, elements)
     writebacks: list = field(default_factory=list)  # (target name, graph output index, state)
     outputs: dict = field(default_factory=dict)     # original output name -> (base expr kind, base, chain)
     observation: Observation | None = None
@@ -65,9 +65,9 @@ class Plan:
     def wrap_emit(self, inner):
         """An `emit(graph, ns, lines, indent)` for the region around the inner one."""
         def emit(_graph, ns, lines, indent="    "):
-            for name, first, lo, hi in self.bases:
+            for name, first, size in self.bases:
                 lines.append(f"{indent}{name} = {ns.const(torch.as_strided, 'as_strided')}"
-                             f"({first}, ({hi - lo},), (1,), {lo})")
+                             f"({first}, ({size},), (1,), 0)")
             inner(self.graph, ns, lines, indent)
             outs = self.graph.outputs
             for target, idx, state in self.writebacks:
@@ -131,11 +131,11 @@ class _Builder:
                 raise FunctionalizeError("inputs sharing storage with different dtypes are written")
             root = obs.prov[id(obs.env[members[0]])].root
             name = self._declare_base(root, gi)
-            src = _BaseSource(members[0].target, root.node[1])
+            src = _BaseSource(members[0].target, root.value)
             n = Node(len(self.g.inputs), "input", src, meta=root.fake, name=name)
             self.g.inputs.append(n)
             first = reals[obs.graph.inputs.index(members[0])]
-            self.examples.append(torch.as_strided(first, (root.node[1],), (1,), 0))
+            self.examples.append(torch.as_strided(first, (root.value,), (1,), 0))
             self._set_root(root, n)
         for n, real in zip(obs.graph.inputs, reals):
             f = obs.env[n]
@@ -155,7 +155,7 @@ class _Builder:
         if name is None:
             name = self.base_name[id(root)] = self.g._unique(f"base{gi}")
             first = self.obs.shared_groups[gi][0].name
-            self.plan.bases.append((name, first, 0, root.node[1]))
+            self.plan.bases.append((name, first, root.value))
         return name
 
     def _set_root(self, root: Root, node: Node) -> None:
@@ -207,7 +207,7 @@ class _Builder:
         if node is not None:
             return node
         if root.kind == "const":
-            c = root.node
+            c = root.value
             node = self.add("call", torch.tensor, (c.tolist(),), {"dtype": c.dtype, "device": c.device},
                             state, loc)
             self._set_root(root, node)
