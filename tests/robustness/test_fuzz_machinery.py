@@ -1,0 +1,302 @@
+"""The fuzzing machinery itself: generator, differential runner, shrinker, reproducers.
+
+A fuzzer that cannot see a bug proves nothing, so the runner is checked
+against deliberately wrong "captures" (each breaks one observable: the
+result, an input's mutation, a global, printed output, an exception, a
+gradient, aliasing, a stale cache) and must report exactly that part; the
+plain function passed as its own capture must always pass.  The generator
+must emit programs that compile, are deterministic per seed, terminate, and
+exercise what they claim to (loops, closures, exceptions, views, in-place
+ops); the shrinker must cut a planted bug down to a few statements, and a
+written reproducer must run standalone and fail while the bug persists.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bcfront.testing import differential, shrink
+from bcfront.testing.fuzzgen import generate
+from bcfront.testing.program import CallSpec, from_source
+
+from .helpers import HAS_TORCH
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def identity(fn):
+    return fn
+
+
+# -- wrong captures, one per observable ----------------------------------------------------------
+
+def wrong_result(fn):
+    @functools.wraps(fn)
+    def run(*args):
+        out = fn(*args)
+        return (out, "extra") if out is not None else 0
+    return run
+
+
+def copies_inputs(fn):
+    """Runs on copies: the caller never sees its arguments mutated."""
+    return lambda *args: fn(*copy.deepcopy(args))
+
+
+def silent(fn):
+    def run(*args):
+        sys.stdout, old = io.StringIO(), sys.stdout
+        try:
+            return fn(*args)
+        finally:
+            sys.stdout = old
+    return run
+
+
+def swallows(fn):
+    def run(*args):
+        try:
+            return fn(*args)
+        except Exception:  # noqa: BLE001 - the planted bug
+            return None
+    return run
+
+
+def stale(fn):
+    """Runs every call but returns the first call's result forever (a missing guard)."""
+    memo = []
+
+    def run(*args):
+        out = fn(*args)
+        memo.append(out)
+        return memo[0]
+    return run
+
+
+def forgets_globals(fn):
+    """Restores the function's global G after each call (a lost global write)."""
+    def run(*args):
+        g = fn.__globals__
+        saved = g.get("G")
+        try:
+            return fn(*args)
+        finally:
+            g["G"] = saved
+    return run
+
+
+PLANTED = '''
+G = 0
+
+def f(a, xs):
+    global G
+    G += a
+    xs.append(a)
+    print("a is", a)
+    if a > 2:
+        raise ValueError(f"big {a}")
+    return a * 2, len(xs)
+'''
+PLANTED_CALLS = (("1", "[5]"), ("2", "[]"), ("3", "[1, 2]"))
+
+
+@pytest.mark.parametrize("capture, part", [
+    (wrong_result, "result"), (copies_inputs, "args"), (silent, "stdout"), (swallows, "exception"),
+    (stale, "result"), (forgets_globals, "globals")], ids=lambda x: getattr(x, "__name__", x))
+def test_runner_sees_each_planted_bug(capture, part):
+    verdict = differential.run(from_source(PLANTED, PLANTED_CALLS), capture)
+    assert not verdict.ok, f"{capture.__name__} went unnoticed"
+    assert verdict.mismatch.part == part, verdict.mismatch.describe()
+
+
+def test_runner_passes_the_plain_function():
+    verdict = differential.run(from_source(PLANTED, PLANTED_CALLS), identity)
+    assert verdict.ok, verdict.mismatch.describe()
+    assert verdict.eager_errors == 1
+
+
+def test_runner_reports_a_failing_capture_call():
+    def refuses(fn):
+        raise RuntimeError("cannot capture")
+    verdict = differential.run(from_source(PLANTED, PLANTED_CALLS), refuses)
+    assert verdict.mismatch.part == "capture" and verdict.mismatch.call == -1
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+def test_runner_sees_tensor_bugs():
+    import torch
+    src = '''
+import torch
+
+def f(t):
+    v = t[0]
+    v.mul_(2)
+    return v, t.sum()
+'''
+    calls = (("torch.ones(2, 3, requires_grad=False)",), ("torch.arange(6.0).reshape(2, 3)",))
+
+    def returns_copy(fn):        # result no longer aliases the input
+        def run(*args):
+            v, s = fn(*args)
+            return v.clone(), s
+        return run
+
+    def wrong_dtype(fn):
+        def run(*args):
+            v, s = fn(*args)
+            return v, s.double()
+        return run
+
+    def detaches(fn):            # drops autograd history
+        return lambda *args: fn(*args).detach()
+
+    for capture, part in ((returns_copy, "result"), (wrong_dtype, "result")):
+        verdict = differential.run(from_source(src, calls), capture)
+        assert not verdict.ok and verdict.mismatch.part == part, capture.__name__
+    assert differential.run(from_source(src, calls), identity).ok
+
+    grad_src = '''
+import torch
+
+def f(t):
+    return (t * t).sum()
+'''
+    grad_calls = (("torch.ones(3, requires_grad=True)",),)
+    verdict = differential.run(from_source(grad_src, grad_calls), detaches)
+    assert not verdict.ok and verdict.mismatch.part == "result"
+
+    def wrong_grad(fn):          # same forward value, different gradient
+        def run(t):
+            out = fn(t)
+            return out + (t * 0.5).sum() - (t * 0.5).sum().detach()
+        return run
+    verdict = differential.run(from_source(grad_src, grad_calls), wrong_grad)
+    assert not verdict.ok and verdict.mismatch.part == "grads", verdict.mismatch
+
+
+def test_diff_reports_aliasing():
+    xs = [1]
+    assert differential.diff((xs, xs), ([1], [1])) is not None
+    assert differential.diff((xs, xs), (xs, xs)) is None
+
+
+# -- the generator ------------------------------------------------------------------------------------
+
+MODES = ["py"] + (["tensor"] if HAS_TORCH else [])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_generator_is_deterministic(mode):
+    assert generate(7, mode).source == generate(7, mode).source
+    assert generate(7, mode).calls == generate(7, mode).calls
+    assert generate(7, mode).source != generate(8, mode).source
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_generated_programs_compile_run_and_cover_features(mode):
+    """60 programs: all compile, each call of the plain function ends; features show up."""
+    seen = set()
+    features = {"while ": "while", "for ": "for", "try:": "try", "except": "except",
+                "finally:": "finally", "def fn": "closure", "nonlocal": "nonlocal", "yield": "generator",
+                "lambda": "lambda", "raise ": "raise", " for c_": "comprehension", "print(": "print",
+                "break": "break", "continue": "continue", "match ": "match", ".append(": "list-mutation"}
+    if mode == "tensor":
+        features.update({"_(": "in-place", "[0]": "view", ".t()": "transpose", "no_grad": "no_grad",
+                         ".item()": "item"})
+    for seed in range(60):
+        program = generate(seed, mode)
+        compile(program.source, program.name, "exec")
+        seen |= {name for token, name in features.items() if token in program.source}
+        verdict = differential.run(program, identity)
+        assert verdict.ok, f"{program.name} disagrees with itself: {verdict.mismatch.describe()}"
+    assert seen == set(features.values()), f"never generated: {set(features.values()) - seen}"
+
+
+def test_most_generated_calls_do_not_raise():
+    """Programs that always raise would test little; most calls must return normally."""
+    calls = errors = 0
+    for seed in range(40):
+        verdict = differential.run(generate(seed, "py"), identity)
+        calls += verdict.calls
+        errors += verdict.eager_errors
+    assert errors < calls / 2, f"{errors} of {calls} calls raised"
+
+
+# -- shrinking and reproducers ---------------------------------------------------------------------
+
+def test_shrinker_cuts_a_planted_bug_to_a_few_statements():
+    """`silent` hides prints: the first generated program that prints shrinks to about one print."""
+    capture = silent
+    program = next(p for p in map(lambda s: generate(s, "py"), range(40))
+                   if p.size() > 20 and not differential.run(p, capture).ok)
+    small, small_verdict = shrink.shrink_mismatch(program, capture, budget=150)
+    assert not small_verdict.ok and small_verdict.mismatch.part == "stdout"
+    assert small.size() <= 4 < program.size(), small.source
+    assert not differential.run(small, capture).ok
+
+
+def test_shrink_keeps_the_mismatch_kind():
+    calls = []
+
+    def still_fails(p):
+        calls.append(p)
+        return "print" in p.source
+    program = from_source("def f(a):\n    x = a + 1\n    if x:\n        print(x)\n    return x\n", [["1"]])
+    small = shrink.shrink(program, still_fails)
+    assert "print" in small.source and small.size() == 1, small.source
+
+
+def test_expression_variants():
+    got = shrink.expression_variants("x = g(a + b, c)")
+    assert "x = a + b" in got and "x = g(a + b)" in got and "x = c" in got
+    assert shrink.expression_variants("case 0:") == []
+
+
+def test_from_source_round_trip_is_shrinkable():
+    src = '''
+def f(xs, k=2):
+    total = 0
+    for x in xs:
+        if x > k:
+            total += x
+        else:
+            continue
+    try:
+        total //= len(xs)
+    except ZeroDivisionError as e:
+        print(e)
+    finally:
+        print("done")
+    return total
+'''
+    program = from_source(src, [["[1, 5, 7]"], ["[]", "0"]])
+    assert program.size() > 5
+    ns1, ns2 = {}, {}
+    exec(src, ns1)
+    exec(program.source, ns2)
+    for args in (([1, 5, 7],), ([], 0)):
+        assert ns1["f"](*args) == ns2["f"](*args)
+
+
+def test_reproducer_runs_standalone_and_fails_while_the_bug_persists(tmp_path):
+    program = from_source(PLANTED, PLANTED_CALLS, name="planted")
+    verdict = differential.run(program, silent)
+    path = tmp_path / "repro.py"
+    path.write_text(shrink.reproducer(program, verdict, str(path)))
+    # Standalone, the reproducer uses the real bcfront.capture: it must run and print a verdict.
+    env = dict(os.environ, PYTHONPATH=REPO)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    assert ("ok" in done.stdout) == (done.returncode == 0), done.stdout
+    assert "stdout differs" in path.read_text()
+
+
+def test_call_spec_source():
+    assert CallSpec(("1",)).source() == "(1,)"
+    assert CallSpec(("1", "[2]")).source() == "(1, [2])"
