@@ -341,3 +341,21 @@ def test_weird_keys_around_tensors(key):
     cf = bcfront.capture(ns["f"])
     for n in (2, 3, 2):
         assert_agree(cf, ns["f"], {key: torch.ones(n), "b": torch.zeros(n)}, where=f"key {key!r}")
+
+
+def test_injection_payload_stays_data_in_generated_source():
+    """White-box: the generated guard and region sources hold the payload only as string data."""
+    import ast
+    ns = make_namespace(f"""
+        KEY = {INJECT!r}
+        def f(d, s):
+            d[KEY] = s + KEY
+            return d.get({INJECT!r}), getattr(OBJ, KEY)
+    """, name="inject", OBJ=type("O", (), {INJECT: 1})())
+    cf = bcfront.capture(ns["f"])
+    assert_agree(cf, ns["f"], {INJECT: 0}, INJECT)
+    sources = [src for e in cf.entries for src in (e.guard_source, e.region_source) if src]
+    assert sources, "no generated source to inspect"
+    for src in sources:
+        names = {n.id for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name)}
+        assert "SystemExit" not in names, f"the payload became code:\n{src}"
