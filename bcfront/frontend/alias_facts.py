@@ -144,6 +144,20 @@ def schema_info(func):
 UNANNOTATED_WRITES = {
     aten.native_batch_norm.default: lambda a: ("running_mean", "running_var") if a.get("training") else (),
 }
+# Names of the user-level calls that reach those ops (``F.batch_norm``, ``torch.instance_norm``):
+# a graph without in-place ops by name still writes when it has one of these.
+HIDDEN_WRITERS = ("batch_norm", "instance_norm")
+
+
+def may_write(graph: Graph) -> bool:
+    """Cheap pre-check: could some node of `graph` write a tensor (by name, or a hidden writer)?"""
+    for n in graph.body:
+        if node_mutates_by_name(n):
+            return True
+        name = n.target if n.op == "method" else getattr(n.target, "__name__", "")
+        if isinstance(name, str) and any(h in name for h in HIDDEN_WRITERS):
+            return True
+    return False
 
 
 def bind(specs, args, kwargs) -> list:

@@ -151,14 +151,16 @@ def records(tx, graph=None, compiled=None, example_inputs=None) -> list[report.S
 
 def _tensor_writes(tx, graph, compiled, example_inputs) -> list:
     """Input tensors the graph writes (through any view), at their first write."""
-    if graph is None or not getattr(tx, "has_mutation", False):
-        return []
     plan = getattr(compiled, "plan", None)
+    if graph is None or not graph.body:
+        return []
     try:
         if plan is not None:
             obs = plan.observation
         else:
-            from .alias_facts import observe
+            from .alias_facts import may_write, observe
+            if not may_write(graph):       # spare the eager backend a second fake run
+                return []
             obs = observe(graph, example_inputs)
         analysis = obs.analysis
     except Exception as e:  # the report degrades; the region itself is unaffected

@@ -175,3 +175,13 @@ def test_storage_guard_only_when_inputs_are_written():
     x = T(0, 4, 3)
     cf(x, x[1:2].expand(4, 3))
     assert "TENSOR_STORAGE" not in [g.kind for g in cf.report().guards]
+
+
+@pytest.mark.parametrize("backend", ["eager", "fx"])
+def test_batchnorm_running_stats_are_input_mutations(backend):
+    """native_batch_norm's schema hides its writes; the effect log still lists them."""
+    bn = torch.nn.BatchNorm1d(3)
+    r = bcfront.explain(bcfront.capture(bn, backend=backend), T(0, 4, 3))
+    targets = {s.target for s in r.side_effects if s.kind == "input-mutation"}
+    assert {"L['self'].running_mean", "L['self'].running_var",
+            "L['self'].num_batches_tracked"} <= targets, targets
