@@ -112,6 +112,22 @@ def f(t, u):
         "user's `except RuntimeError`",
         open_bug="an op whose real kernel raises where its meta kernel does not (mm with mixed dtypes) "
                  "is not caught by the user's except clause"),
+
+    "raise-in-loop-in-with-after-tensor-branch": Regression('''
+import torch
+
+def f(t):
+    with torch.no_grad():
+        for i in range(2):
+            if t.sum() > 0:
+                raise ValueError('a')
+    return t
+''', (("torch.ones(2)",), ("-torch.ones(2)",), ("torch.ones(3)",)),
+        "tools/fuzz.py --seed 2 --mode tensor, program 2000132: after a data-dependent branch, an "
+        "exception raised in a for loop inside a with block unwound a wrong stack: "
+        "TypeError: 'range_iterator' object is not callable (the iterator taken for __exit__)",
+        open_bug="an exception raised in a for loop inside a with block, in the continuation after a "
+                 "data-dependent branch, calls the loop iterator as the with block's __exit__"),
 }
 
 
