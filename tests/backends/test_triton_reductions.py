@@ -147,3 +147,14 @@ def test_same_reduction_shared_but_outputs_distinct():
     a, b, _ = compiled(_x(3, 9))
     assert a.data_ptr() != b.data_ptr()
     assert compiled.kernels[0].source.count("tl.sum(") == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_long_reductions_with_few_outputs_are_split(dtype):
+    """x.sum() over 70001 x 3 elements: partial sums over row chunks, then their sum."""
+    x = (_x(70001, 3) * 10).to(dtype)
+    fns = lambda t: (t.sum(), t.amax(), t.sum(0), t.amin(0), (t > 2).any())  # noqa: E731
+    if dtype.is_floating_point:
+        fns = lambda t: (t.sum(), t.amax(), t.mean(0), t.var(), (t > 2).any())  # noqa: E731
+    compiled = compare(fns, [x], tol=(1e-4, 1e-4))
+    assert any(k.numels[0] > 8 for k in compiled.kernels if k.kind != "pointwise")

@@ -9,26 +9,8 @@ logsumexp read a long row twice instead of three times.
 """
 from __future__ import annotations
 
-from .ir import compute_dtype, is_float
+from .ir import compute_dtype, identity, is_float
 from .triton_ops import TL_DTYPE, literal
-
-
-def identity(kind: str, dtype: str):
-    """The value a masked-off lane contributes to a `kind` reduction."""
-    cd = compute_dtype(dtype)
-    if kind in ("sum", "any"):
-        return 0 if kind == "sum" else False
-    if kind in ("prod", "all"):
-        return 1 if kind == "prod" else True
-    big = kind in ("min", "argmin")
-    if is_float(cd):
-        return float("inf") if big else float("-inf")
-    if cd == "bool":
-        return big
-    bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}[cd]
-    if cd == "uint8":
-        return 255 if big else 0
-    return 2 ** (bits - 1) - 1 if big else -2 ** (bits - 1)
 
 
 class ReductionEmitter:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from . import index as ix
-from .ir import Layout, compute_dtype, contiguous_strides, is_float
+from .ir import Layout, compute_dtype, contiguous_strides, identity, is_float
 from .lower import TV, Unsupported, dtype_name, numel, rule
 from .rules_pointwise import out_meta
 
@@ -73,10 +73,53 @@ def reduce(ctx, x: TV, dims, kind: str, acc: str, origins) -> Reduced | int:
         kept = [p for p in range(len(sizes)) if p not in dims]
         mapping.update({f"i{p}": ix.var(f"i{k}") for k, p in enumerate(kept)})
         return ar.substitute([body], mapping)[0]
+    splits = split_factor(numel(kept_sizes), rnumel) if kind in _IDENTITY or kind in ("max", "min") else 1
+    if splits > 1:
+        return _split_reduce(ctx, x, body, dims, kind, acc, origins, splits)
     out_dtype = "int64" if kind in ("argmax", "argmin") else acc
     layout = Layout(kept_sizes, contiguous_strides(kept_sizes), out_dtype)
     name = ctx.compute(sizes, body, layout, dims, kind, origins)
     return Reduced(ctx, name, layout, sizes, dims, None, frozenset())
+
+
+# A reduction with few outputs and long rows would run on a handful of programs
+# (x.sum() on one); it is split in two: partial results over chunks of each
+# row, then a short reduction of the partials.
+SPLIT_MIN_RNUMEL = 1 << 16
+SPLIT_MAX_XNUMEL = 256
+
+
+def split_factor(xnumel: int, rnumel: int) -> int:
+    if rnumel < SPLIT_MIN_RNUMEL or xnumel > SPLIT_MAX_XNUMEL:
+        return 1
+    return max(2, min(-(-rnumel // 4096), 1024 // max(xnumel, 1)))
+
+
+def _split_reduce(ctx, x: TV, body: int, dims, kind, acc, origins, splits) -> Reduced:
+    ar = ctx.arena
+    sizes = x.shape
+    rnumel = numel([sizes[d] for d in dims])
+    chunk = -(-rnumel // splits)
+    splits = -(-rnumel // chunk)
+    kept = [p for p in range(len(sizes)) if p not in dims]
+    k = len(kept)
+    part_sizes = tuple(sizes[p] for p in kept) + (splits, chunk)
+    rng = {f"i{j}": s for j, s in enumerate(part_sizes)}
+    r = ix.var(f"i{k}") * chunk + ix.var(f"i{k + 1}")
+    mapping = {f"i{p}": ix.var(f"i{j}") for j, p in enumerate(kept)}
+    mapping.update({f"i{d}": e for d, e in zip(dims, ix.unravel(r, [sizes[d] for d in dims], rng))})
+    valid = None
+    if splits * chunk != rnumel:       # the last chunk is ragged
+        valid = ar.op("lt", ar.add("index", (), "int64", r), ar.const(rnumel, "int64"), dtype="bool")
+    part_body = ar.substitute([body], mapping, rng, valid)[0]
+    if valid is not None:
+        part_body = ar.op("where", valid, part_body, ar.const(identity(kind, acc), acc), dtype=acc)
+    part_layout = Layout(part_sizes[:-1], contiguous_strides(part_sizes[:-1]), acc)
+    part = ctx.compute(part_sizes, part_body, part_layout, (k + 1,), kind, origins)
+    partial = ctx.load_buffer(part, part_layout)
+    final = reduce(ctx, TV(partial.shape, acc, partial.expr), (k,), kind, acc, origins)
+    # the caller sees an ordinary reduction of `x` over `dims`
+    return Reduced(ctx, final.name, final.layout, sizes, dims, None, frozenset())
 
 
 def _result(ctx, node, x, dims, keepdim, r, out: str, post=None) -> TV:
