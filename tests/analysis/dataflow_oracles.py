@@ -175,22 +175,14 @@ def normal_successors(code) -> dict[int, list[int]]:
 # -- SSA invariants ----------------------------------------------------------------
 
 def _intervals(idom, entry):
-    kids = {n: [] for n in idom}
-    kids.setdefault(entry, [])
-    for n, d in idom.items():
-        if n != d and d is not None:
-            kids[d].append(n)
-    iv, clock, start, work = {}, 0, {}, [(entry, False)]
-    while work:
-        n, done = work.pop()
-        if done:
-            iv[n] = (start[n], clock)
-            continue
-        start[n] = clock
-        clock += 1
-        work.append((n, True))
-        work.extend((c, False) for c in kids[n])
-    return iv
+    """networkx's DFS pre/post numbers of the dominator tree: a dominates b iff a's
+    interval contains b's."""
+    tree = nx.DiGraph()
+    tree.add_node(entry)
+    tree.add_edges_from((d, n) for n, d in idom.items() if n != d and d is not None)
+    pre = {n: i for i, n in enumerate(nx.dfs_preorder_nodes(tree, entry))}
+    post = {n: i for i, n in enumerate(nx.dfs_postorder_nodes(tree, entry))}
+    return {n: (pre[n], post[n]) for n in pre}
 
 
 def _dis_effect(i, jump: bool) -> int:
