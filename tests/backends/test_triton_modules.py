@@ -49,8 +49,9 @@ def _run(module, *inputs, kernels=None, tol=1e-5):
         from torch.fx.experimental.proxy_tensor import make_fx
         gm = make_fx(copy.deepcopy(module))(*inputs)
     compiled = compile_fx(gm, list(inputs))
-    got = compiled(*inputs)
-    ref = ref_module(*inputs)
+    with torch.no_grad():          # with autograd recording the graph would run eagerly
+        got = compiled(*inputs)
+        ref = ref_module(*inputs)
     torch.testing.assert_close(got, ref, rtol=tol, atol=tol)
     for (name, b), (_, rb) in zip(module.named_buffers(), ref_module.named_buffers()):
         torch.testing.assert_close(b, rb, msg=name)
@@ -85,6 +86,20 @@ def test_mlp_with_layernorm_gelu_dropout_eval():
     m = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.2), nn.LayerNorm(16),
                       nn.Linear(16, 4), nn.Tanh()).eval()
     _run(m, _x(5, 8), kernels=2)
+
+
+def test_autograd_recording_runs_eagerly():
+    """Kernels compute no gradients, so while autograd records, eager runs."""
+    m = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+    x = _x(3, 4)
+    compiled = compile_fx(torch.fx.symbolic_trace(m), [x])
+    out = compiled(x)
+    assert out.requires_grad and out.grad_fn is not None
+    out.sum().backward()
+    assert m[0].weight.grad is not None
+    with torch.no_grad():
+        assert compiled(x).grad_fn is None
+        torch.testing.assert_close(compiled(x), m(x))
 
 
 def test_transformer_block():

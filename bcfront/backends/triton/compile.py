@@ -107,6 +107,9 @@ class CompiledGraph:
         self._config = config
         self._specs: dict = {}
         self._aliasing = False
+        from .frontend import module_state
+        # kernels compute no gradients: with autograd recording, eager runs instead
+        self._state_needs_grad = any(t.requires_grad for t in module_state(gm)[1])
         self._current = self._specialize(example_inputs)
 
     def _specialize(self, args):
@@ -138,6 +141,9 @@ class CompiledGraph:
         return self._current.wrapper_source
 
     def __call__(self, *args):
+        if torch.is_grad_enabled() and (self._state_needs_grad or any(
+                isinstance(a, torch.Tensor) and a.requires_grad for a in args)):
+            return self._gm(*args)
         spec = self._specs.get(signature(args, self._aliasing))
         if spec is None:
             spec = self._current = self._specialize(args)

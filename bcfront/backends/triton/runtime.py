@@ -142,14 +142,14 @@ def candidate_configs(ks: KernelSource, interpret: bool) -> list[LaunchConfig]:
         (n,) = ks.numels
         if interpret:
             return [LaunchConfig((("XBLOCK", _cap(INTERP_ELEMS, n)),))]
-        for xb, nw in ((1024, 4), (512, 4), (2048, 8), (1024, 8)):
+        for xb, nw in ((1024, 4), (512, 4), (2048, 8)):
             xb = _cap(xb, n)
             out.append(LaunchConfig((("XBLOCK", xb),), max(1, min(nw, xb // 64))))
     elif ks.kind == "tiled":
         y, x = ks.numels
         if interpret:
             return [LaunchConfig((("YBLOCK", _cap(256, y)), ("XBLOCK", _cap(256, x))))]
-        for yb, xb, nw in ((32, 32, 4), (64, 64, 8), (32, 128, 4), (128, 32, 4)):
+        for yb, xb, nw in ((32, 32, 4), (64, 64, 8), (32, 128, 4)):
             out.append(LaunchConfig((("YBLOCK", _cap(yb, y)), ("XBLOCK", _cap(xb, x))), nw))
     elif ks.kind == "persistent":
         x, _ = ks.numels
@@ -169,9 +169,9 @@ def candidate_configs(ks: KernelSource, interpret: bool) -> list[LaunchConfig]:
             rb = ks.rblock or _cap(4096, r)
             return [LaunchConfig((("XBLOCK", _cap(max(1, INTERP_ELEMS // rb), x)), ("RBLOCK", rb)))]
         if ks.columns:   # contiguous along x: wide in x, short in r
-            shapes = ((64, 32, 4), (128, 16, 8), (32, 64, 4), (256, 8, 8))
+            shapes = ((64, 32, 4), (128, 16, 8), (32, 64, 4))
         else:
-            shapes = ((1, 2048, 8), (1, 4096, 16), (2, 1024, 8), (8, 512, 8))
+            shapes = ((1, 2048, 8), (1, 4096, 16), (4, 512, 8))
         if ks.rblock:
             shapes = ((1, ks.rblock, 8),)
         for xb, rb, nw in shapes:
