@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 import types
 import warnings
 import weakref
@@ -50,6 +51,7 @@ class CapturedFunction:
         self.recompile_limit = DEFAULT_RECOMPILE_LIMIT if recompile_limit is None else int(recompile_limit)
         self.options = dict(options)
         self._entries: list = []
+        self._lock = threading.RLock()
         self._self = _NO_SELF
         self.module_root = None
         self.native_reason = None
@@ -110,6 +112,17 @@ class CapturedFunction:
         return args, fn
 
     def _miss(self, args, kwargs):
+        # One capture at a time per function: a thread that waited finds the entry the
+        # other thread added instead of adding a duplicate.
+        with self._lock:
+            for e in self._entries:
+                if e.guard(*args, **kwargs):
+                    break
+            else:
+                return self._capture_and_run(args, kwargs)
+        return e.region(*args, **kwargs)
+
+    def _capture_and_run(self, args, kwargs):
         _REGISTRY.add(self)
         if self.native_reason is not None:
             a, fn = self._run_native(args)

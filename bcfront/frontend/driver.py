@@ -199,6 +199,8 @@ class RegionCode:
         compiled = backends.compile_graph(cf.backend, graph, example)
         body: list[str] = []
         compiled.emit(graph, ns, body)
+        if body:
+            body = guard_graph_errors(body, graph, root, self.parts, ns)
         name = f"{self.prefix}region"
         src = function_source(name, self.parts, head + body + self.tail)
         region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} {tag}>"),
@@ -213,6 +215,46 @@ class RegionCode:
                      records(tx, graph, compiled, example), list(tx.notes) + list(compiled.notes),
                      gsrc, src, children=children if children is not None else [],
                      graph_objects=[graph])
+
+
+def guard_graph_errors(body: list[str], graph, root, parts: list[str], ns) -> list[str]:
+    """Wrap the graph's statements.  An error fake tensors could not foresee (a dtype
+    mismatch in a matmul, an index out of range) must surface where eager raises it,
+    inside the function's own try blocks: while no statement with a lasting effect (an
+    in-place write, a random draw) has run, the failed run is discarded and the function
+    runs natively instead; after one has, the error propagates as it is."""
+    from .passes import is_nondeterministic
+    first = next((n for n in graph.body if n.mutates or is_nondeterministic(n)), None)
+    clean = ns.fresh("clean")
+    marker = f"{first.name} = " if first is not None else None
+    wrapped = [f"    {clean} = True", "    try:"]
+    for line in body:
+        if marker is not None and line.strip().startswith(marker):
+            indent = line[:len(line) - len(line.lstrip())]
+            wrapped.append(f"    {indent}{clean} = False")
+            marker = None
+        wrapped.append("    " + line)
+    wrapped += [f"    except {ns.helper('Exception')}:",
+                f"        if not {clean}:", "            raise",
+                f"        return {_native_call(root, parts, ns)}"]
+    return wrapped
+
+
+def _native_call(root, parts, ns) -> str:
+    """`root(...)` passing the region's own parameters through."""
+    call_args = []
+    kwonly = False
+    for p in parts:
+        if p == "/":
+            continue
+        if p == "*":
+            kwonly = True
+        elif p.startswith("*"):
+            call_args.append(p)
+            kwonly = kwonly or not p.startswith("**")
+        else:
+            call_args.append(f"{p}={ns.local(p)}" if kwonly else ns.local(p))
+    return f"{ns.const(root, 'native')}({', '.join(call_args)})"
 
 
 def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:

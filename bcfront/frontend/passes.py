@@ -24,14 +24,19 @@ def _name(n: Node) -> str:
     return t if isinstance(t, str) else (getattr(t, "__name__", "") or "")
 
 
+def is_nondeterministic(n: Node) -> bool:
+    """Random draws and uninitialized memory: a different value on every run."""
+    name = _name(n).lower()
+    return any(k in name for k in _NONDETERMINISTIC)
+
+
 def fold_constants(graph) -> dict:
     """{node: real value} for the nodes that can be computed once."""
     foldable: dict[Node, list[Node]] = {}
     for n in graph.body:
         if n.op not in ("call", "method", "getattr") or n.mutates:
             continue
-        name = _name(n).lower()
-        if any(k in name for k in _NONDETERMINISTIC):
+        if is_nondeterministic(n):
             continue
         deps = iter_nodes((n.args, n.kwargs))
         if all(d in foldable for d in deps) and getattr(n.meta, "requires_grad", False) is False:

@@ -56,6 +56,7 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     if code.co_flags & CO_GENERATOR_LIKE:
         raise UnsupportedError("no-continuation", "continuations of generators and coroutines")
     b, reals, bc = _abstract(code)
+    _set_try_depths(b, reals, bc)
     index = bc.index_of(offset)
     label = Label()
     body = list(b)
@@ -86,7 +87,9 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     nb.freevars = list(code.co_freevars)
     nb.cellvars = list(code.co_cellvars)
     try:
-        new_code = nb.to_code()
+        # Keep the original handlers' stack depths: the flow analysis would start at the
+        # prologue and never see the skipped try-entries, getting their depths wrong.
+        new_code = nb.to_code(compute_exception_stack_depths=False)
     except Exception as e:  # the library could not assemble it: no continuation, run natively
         raise UnsupportedError("no-continuation", f"assembling the continuation failed: {e}") from None
     out = types.FunctionType(new_code, fn.__globals__, name, None, fn.__closure__)
@@ -104,6 +107,22 @@ ORIGINAL_OFFSETS: dict = {}
 def original_offset(code, offset: int) -> int:
     m = ORIGINAL_OFFSETS.get(code)
     return m.get(offset, offset) if m else offset
+
+
+def _set_try_depths(b, reals, bc) -> None:
+    """Give each TryBegin the stack depth of the original exception-table entry it opens
+    (we keep them rather than let the library recompute them; see make_resume)."""
+    from bytecode import TryBegin
+    by_start = {e.start: e for e in bc.exception_table}
+    real_at = {pos: i for i, pos in enumerate(reals)}
+    for pos, item in enumerate(b):
+        if not isinstance(item, TryBegin):
+            continue
+        nxt = next((p for p in range(pos + 1, len(b)) if p in real_at), None)
+        entry = by_start.get(bc.instructions[real_at[nxt]].offset) if nxt is not None else None
+        if entry is None:
+            raise UnsupportedError("no-continuation", "cannot match a try block to the exception table")
+        item.stack_depth = entry.depth
 
 
 def _offset_map(new_code, n_prologue: int, bc) -> dict[int, int]:

@@ -149,6 +149,7 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
             raise UnsupportedError("data-dependent",
                                    f"{what} depends on tensor values ({name})") from None
         raise UnsupportedError("torch-error", f"{what} failed on fake tensors: {name}: {e}") from None
+    _check_dtypes(tx, op, target, fargs, fkw)
     mutates = mutates or bool(kwargs.get("out")) or "out" in kwargs
     if not _contains_fake(out) and not mutates:
         return _wrap_python(out)
@@ -157,6 +158,34 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
     if mutates:
         tx.has_mutation = True
     return wrap_output(tx, node, out, args)
+
+
+_SAME_DTYPE_OPS = {"matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot",
+                   "linear", "einsum", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                   "conv_transpose2d", "conv_transpose3d", "imatmul"}
+
+
+def _check_dtypes(tx, op, target, fargs, fkw) -> None:
+    """Kernels that require equal dtypes, where meta kernels do not check (fake runs pass,
+    real runs raise): break so the real call raises where eager does."""
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if name not in _SAME_DTYPE_OPS or tx.state.autocast:
+        return
+    dtypes = {t.dtype for t in _tensors(fargs) + _tensors(list(fkw.values()))
+              if t.is_floating_point() or t.is_complex()}
+    if len(dtypes) > 1:
+        raise UnsupportedError("torch-error", f"{_label(op, target)} on mixed dtypes "
+                                              f"{sorted(str(d) for d in dtypes)} raises at run time")
+
+
+def _tensors(xs) -> list:
+    out = []
+    for x in xs:
+        if isinstance(x, torch.Tensor):
+            out.append(x)
+        elif isinstance(x, (list, tuple)):
+            out.extend(_tensors(x))
+    return out
 
 
 def _label(op, target) -> str:

@@ -202,3 +202,24 @@ def cell_parameter(k):
         print("i", i)
         total += sum(k * j for j in range(i + 1))
     return total, k
+
+
+class Suppress(Tracker):
+    def __exit__(self, *exc):
+        self.log.append(f"exit {exc[0].__name__ if exc[0] else None}")
+        return True
+
+
+@case((3,), (1,), breaks=None)
+def raise_after_break_in_with_loop(n):
+    """A break in a loop inside a with block, then an exception the manager suppresses:
+    the continuation's exception table must keep the original stack depths."""
+    log = []
+    with Suppress(log):
+        for i in range(n):
+            print("i", i)
+            if i == 1:
+                raise KeyError(i)
+            log.append(i)
+    log.append("after")
+    return log
