@@ -76,7 +76,7 @@ another CPython (e.g. ``code.replace(co_code=...)`` with 3.12 bytes on 3.11)
 shows up as an opcode this interpreter does not have, a missing ``RESUME``
 after the prologue, an argument out of range or a jump into the middle of an
 instruction; `decode` then raises `BytecodeVersionError` naming this version
-and the one `guess_version` infers from the tables in `opcode_tables`.
+and the one `versions.guess_version` infers from its opcode tables.
 """
 from __future__ import annotations
 
@@ -87,11 +87,12 @@ import sys
 import types
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import add, attrgetter, itemgetter
+from operator import add, attrgetter
 from typing import NamedTuple
 
 from ..errors import BcfrontError
-from .opcode_tables import TABLES
+from .versions import PROLOGUE as _PROLOGUE
+from .versions import guess_version
 
 PY = sys.version_info[:2]
 SUPPORTED = ((3, 11), (3, 12), (3, 13))
@@ -109,8 +110,6 @@ _CONDITIONAL = frozenset({
 })
 # Instructions after which control never falls through to the next one.
 _TERMINATORS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
-# What may precede RESUME in a prologue (cells, free variables, generator setup).
-_PROLOGUE = frozenset({"MAKE_CELL", "COPY_FREE_VARS", "RETURN_GENERATOR", "POP_TOP", "NOP"})
 
 
 class BytecodeVersionError(BcfrontError, ValueError):
@@ -695,95 +694,3 @@ def _version_error(code: types.CodeType, problem: str) -> BytecodeVersionError:
     return BytecodeVersionError(
         f"{code.co_name!r} ({code.co_filename}:{code.co_firstlineno}) was not compiled by this "
         f"CPython {here}: {problem}; {what}.  Analyze it with the CPython that compiled it.")
-
-
-def _host_base() -> list[int]:
-    """Opcode byte -> its base opcode on this interpreter (0 where it has none)."""
-    base = [0] * 256
-    for name, code in dis.opmap.items():
-        if code < 256:
-            base[code] = code
-    for name, specs in dis._specializations.items():
-        for s in specs:
-            if dis._all_opmap.get(s, 256) < 256:
-                base[dis._all_opmap[s]] = dis.opmap[name]
-    return base
-
-
-def _original_units(code: types.CodeType) -> list[int | None]:
-    """The opcode byte of each code unit as compiled, or None where it is unknown.
-
-    ``co_code`` is not what was compiled: CPython rewrites it through this
-    interpreter's tables (specialized opcodes deoptimized, what it takes for
-    inline caches zeroed).  ``_co_code_adaptive`` keeps the original bytes,
-    except that 3.12+ quickens new code objects: a warm-up counter goes into
-    the first cache unit of each instruction that has caches *by this
-    interpreter's reading*, and 3.12 fuses LOAD_FAST pairs into
-    ``LOAD_FAST__LOAD_FAST``-style superinstructions.  Those units are undone
-    or marked unknown here, walking the bytes as the quickener did.
-    """
-    units: list[int | None] = list(getattr(code, "_co_code_adaptive", code.co_code)[0::2])
-    if PY < (3, 12):
-        return units  # 3.11 quickens only after warm-up calls; foreign code never runs
-    base, allnames = _host_base(), dis._all_opname
-    k = 0
-    while k < len(units):
-        a = units[k]
-        b = base[a]
-        if a != b and "__" in allnames[a]:
-            units[k] = b
-        c = _CACHES[b]
-        if c and k + 1 < len(units):
-            units[k + 1] = None
-        k += 1 + c
-    return units
-
-
-def _mismatches(units: list[int | None], version: tuple[int, int]) -> tuple[int, int]:
-    """(definite problems, confirmed opcodes) when reading `units` with `version`'s table."""
-    have_arg, table = TABLES[version]
-    by_code = {c: (name, n) for name, (c, n) in table.items()}
-    bad = good = 0
-    seen_resume = False
-    k = 0
-    while k < len(units):
-        u = units[k]
-        if u is None:   # unknown, and so is its cache count: resync past zero units,
-            k += 1      # which are caches (the compiler zeroes them; 0 is no opcode)
-            seen_resume = True  # it may have been the RESUME
-            while k < len(units) and units[k] == 0:
-                k += 1
-            continue
-        entry = by_code.get(u)
-        if entry is None or entry[0] in ("CACHE", "RESERVED", "ENTER_EXECUTOR"):
-            bad += 1
-            k += 1
-            continue
-        name, n = entry
-        good += 1
-        if not seen_resume and name not in _PROLOGUE:
-            seen_resume = True
-            if name != "RESUME":
-                bad += 5    # the strongest single signal: every code object starts so
-        for c in units[k + 1:k + 1 + n]:
-            bad += bool(c)  # the compiler leaves caches zero; None (unknown) is fine
-        k += 1 + n
-    if k > len(units):
-        bad += 1
-    return bad, good
-
-
-def guess_version(code: types.CodeType) -> list[str]:
-    """CPython versions (e.g. ``["3.12"]``) whose opcode tables best explain `code`.
-
-    Versions other than the running one are scored by how many opcodes are
-    invalid for them and whether RESUME sits after the prologue; the best
-    scores win.  Empty when none of them reads the bytecode cleanly enough.
-    """
-    units = _original_units(code)
-    scores = {v: _mismatches(units, v) for v in TABLES if v != PY}
-    best = min(scores.values())
-    if best[0] > max(2, best[1] // 10):
-        return []
-    top = [v for v, s in scores.items() if s[0] == best[0]]
-    return [f"{v[0]}.{v[1]}" for v in sorted(top)]

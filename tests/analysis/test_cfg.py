@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import bisect
 import dis
-import sys
 import types
 
 import pytest
@@ -14,7 +13,6 @@ from bcfront.analysis.cfg import CFG, EDGE_KINDS, build_cfg
 from bcfront.analysis.decode import decode
 from corpus import CORPUS, all_code_objects, dead_code, stdlib_code_objects
 
-PY = sys.version_info[:2]
 CORPUS_CODES = [(f"{name}/{c.co_qualname}", c) for name, fn in CORPUS.items()
                 for c in all_code_objects(fn)]
 

@@ -12,7 +12,7 @@ import pytest
 
 from bcfront.analysis.decode import (BytecodeVersionError, Instr, code_of, decode, guess_version,
                                      parse_exception_table)
-from bcfront.analysis.opcode_tables import TABLES
+from bcfront.analysis.versions import TABLES
 from corpus import CORPUS, all_code_objects, stdlib_code_objects
 
 PY = sys.version_info[:2]

@@ -1,17 +1,25 @@
-"""Opcode tables of CPython 3.11, 3.12 and 3.13, as plain data.
+"""Which CPython compiled a code object: the opcode tables of 3.11, 3.12 and 3.13.
 
-`decode` reads the running interpreter's own tables from `dis`; these copies
-exist so that a code object compiled by *another* supported CPython can be
-recognized and named in the error (`decode.guess_version`), whatever version
+`decode` reads the running interpreter's own tables from `dis`; the copies in
+`TABLES` exist so that a code object compiled by *another* supported CPython
+can be recognized and named in the error (`guess_version`), whatever version
 is running.  Each entry is ``version: (HAVE_ARGUMENT, {opname: (opcode,
 inline cache entries)})``, listing the real opcodes (< 256) that can appear in
 ``co_code``; specialized, instrumented and pseudo instructions are left out.
 
 Regenerate a row with the interpreter of that version::
 
-    PYENV_VERSION=3.12.1 python -m bcfront.analysis.opcode_tables
+    PYENV_VERSION=3.12.1 python -m bcfront.analysis.versions
 """
 from __future__ import annotations
+
+import dis
+import sys
+import types
+
+PY = sys.version_info[:2]
+# What may precede RESUME in a prologue (cells, free variables, generator setup).
+PROLOGUE = frozenset({"MAKE_CELL", "COPY_FREE_VARS", "RETURN_GENERATOR", "POP_TOP", "NOP"})
 
 TABLES: dict[tuple[int, int], tuple[int, dict[str, tuple[int, int]]]] = {
     (3, 11): (
@@ -150,10 +158,103 @@ TABLES: dict[tuple[int, int], tuple[int, dict[str, tuple[int, int]]]] = {
 }
 
 
+def _host_base() -> list[int]:
+    """Opcode byte -> its base opcode on this interpreter (0 where it has none)."""
+    base = [0] * 256
+    for name, code in dis.opmap.items():
+        if code < 256:
+            base[code] = code
+    for name, specs in dis._specializations.items():
+        for s in specs:
+            if dis._all_opmap.get(s, 256) < 256:
+                base[dis._all_opmap[s]] = dis.opmap[name]
+    return base
+
+
+def _original_units(code: types.CodeType) -> list[int | None]:
+    """The opcode byte of each code unit as compiled, or None where it is unknown.
+
+    ``co_code`` is not what was compiled: CPython rewrites it through this
+    interpreter's tables (specialized opcodes deoptimized, what it takes for
+    inline caches zeroed).  ``_co_code_adaptive`` keeps the original bytes,
+    except that 3.12+ quickens new code objects: a warm-up counter goes into
+    the first cache unit of each instruction that has caches *by this
+    interpreter's reading*, and 3.12 fuses LOAD_FAST pairs into
+    ``LOAD_FAST__LOAD_FAST``-style superinstructions.  Those units are undone
+    or marked unknown here, walking the bytes as the quickener did.
+    """
+    units: list[int | None] = list(getattr(code, "_co_code_adaptive", code.co_code)[0::2])
+    if PY < (3, 12):
+        return units  # 3.11 quickens only after warm-up calls; foreign code never runs
+    base, allnames = _host_base(), dis._all_opname
+    caches = [0] * 256
+    for code, n in TABLES[PY][1].values():
+        caches[code] = n
+    k = 0
+    while k < len(units):
+        a = units[k]
+        b = base[a]
+        if a != b and "__" in allnames[a]:
+            units[k] = b
+        c = caches[b]
+        if c and k + 1 < len(units):
+            units[k + 1] = None
+        k += 1 + c
+    return units
+
+
+def _mismatches(units: list[int | None], version: tuple[int, int]) -> tuple[int, int]:
+    """(definite problems, confirmed opcodes) when reading `units` with `version`'s table."""
+    have_arg, table = TABLES[version]
+    by_code = {c: (name, n) for name, (c, n) in table.items()}
+    bad = good = 0
+    seen_resume = False
+    k = 0
+    while k < len(units):
+        u = units[k]
+        if u is None:   # unknown, and so is its cache count: resync past zero units,
+            k += 1      # which are caches (the compiler zeroes them; 0 is no opcode)
+            seen_resume = True  # it may have been the RESUME
+            while k < len(units) and units[k] == 0:
+                k += 1
+            continue
+        entry = by_code.get(u)
+        if entry is None or entry[0] in ("CACHE", "RESERVED", "ENTER_EXECUTOR"):
+            bad += 1
+            k += 1
+            continue
+        name, n = entry
+        good += 1
+        if not seen_resume and name not in PROLOGUE:
+            seen_resume = True
+            if name != "RESUME":
+                bad += 5    # the strongest single signal: every code object starts so
+        for c in units[k + 1:k + 1 + n]:
+            bad += bool(c)  # the compiler leaves caches zero; None (unknown) is fine
+        k += 1 + n
+    if k > len(units):
+        bad += 1
+    return bad, good
+
+
+def guess_version(code: types.CodeType) -> list[str]:
+    """CPython versions (e.g. ``["3.12"]``) whose opcode tables best explain `code`.
+
+    Versions other than the running one are scored by how many opcodes are
+    invalid for them and whether RESUME sits after the prologue; the best
+    scores win.  Empty when none of them reads the bytecode cleanly enough.
+    """
+    units = _original_units(code)
+    scores = {v: _mismatches(units, v) for v in TABLES if v != PY}
+    best = min(scores.values())
+    if best[0] > max(2, best[1] // 10):
+        return []
+    top = [v for v, s in scores.items() if s[0] == best[0]]
+    return [f"{v[0]}.{v[1]}" for v in sorted(top)]
+
+
 def _emit() -> str:
     """This interpreter's row of `TABLES`, as source text."""
-    import dis
-    import sys
     caches = dis._inline_cache_entries  # a list before 3.13, a dict keyed by name after
     ops = sorted((code, name) for name, code in dis.opmap.items()
                  if code < 256 and not name.startswith("INSTRUMENTED_"))
