@@ -7,9 +7,11 @@
     compiled.wrapper_source    # the generated host function
 
 Pipeline: `frontend` (make_fx + functionalize + decompositions) -> `lower`
-(aten -> loop-level IR in `ir`, index arithmetic in `index`) -> `fuse`
-(kernel grouping) -> `codegen` (Triton source) -> `runtime` (cache, compile,
-autotune) and `wrapper` (host code).  Importing this package does not import
+(aten -> loop-level IR in `ir`, index arithmetic in `index`; per-family rules
+in `rules_pointwise`, `rules_views`, `rules_reduce`) -> `fuse` (kernel
+grouping) -> `codegen` + `codegen_reduce` (Triton source, op spellings in
+`triton_ops`) -> `runtime` (cache, compile, autotune) and `wrapper` (host
+code), tied together by `compile`.  Importing this package does not import
 torch or triton; `compile_fx` does.
 """
 from __future__ import annotations

@@ -314,6 +314,9 @@ class _Writer(ReductionEmitter):
         off = self.stores[name]
         dims = self.store_dims(off)
         scope = "r" if "r" in dims else "x"
+        n = self.arena[root]
+        if n.op == "cast" and n.dtype == lay.dtype and lay.dtype in ("float16", "bfloat16"):
+            root = n.args[0]        # the store rounds anyway: skip the explicit round trip
         val = self.broadcast(root, self.value(root), dims, lay.dtype)
         if lay.dtype in ("float16", "bfloat16"):
             val = f"{val}.to({TL_DTYPE[lay.dtype]})"
