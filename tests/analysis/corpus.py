@@ -45,6 +45,11 @@ def _wrap_code(name: str, code: types.CodeType, doc: str) -> types.FunctionType:
     return fn
 
 
+def corpus_code_objects() -> list[tuple[str, types.CodeType]]:
+    """(``entry/qualname``, code object) for every code object of every entry, nested ones too."""
+    return [(f"{name}/{c.co_qualname}", c) for name, fn in CORPUS.items() for c in all_code_objects(fn)]
+
+
 def all_code_objects(obj) -> list[types.CodeType]:
     """`obj`'s code object and every code object nested in its constants (iterative)."""
     root = obj if isinstance(obj, types.CodeType) else obj.__code__

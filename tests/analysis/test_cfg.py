@@ -11,10 +11,9 @@ import pytest
 
 from bcfront.analysis.cfg import CFG, EDGE_KINDS, build_cfg
 from bcfront.analysis.decode import decode
-from corpus import CORPUS, all_code_objects, dead_code, stdlib_code_objects
+from corpus import CORPUS, corpus_code_objects, dead_code, stdlib_code_objects
 
-CORPUS_CODES = [(f"{name}/{c.co_qualname}", c) for name, fn in CORPUS.items()
-                for c in all_code_objects(fn)]
+CORPUS_CODES = corpus_code_objects()
 
 # What ends a block, by dis opname (written out here, independently of decode).
 DIS_JUMPS = frozenset(getattr(dis, "hasjump", dis.hasjrel + dis.hasjabs))

@@ -13,12 +13,11 @@ import pytest
 from bcfront.analysis.decode import (BytecodeVersionError, Instr, code_of, decode, guess_version,
                                      parse_exception_table)
 from bcfront.analysis.versions import TABLES
-from corpus import CORPUS, all_code_objects, stdlib_code_objects
+from corpus import CORPUS, corpus_code_objects, stdlib_code_objects
 
 PY = sys.version_info[:2]
 HERE = f"{PY[0]}.{PY[1]}"
-CORPUS_CODES = [(f"{name}/{c.co_qualname}", c) for name, fn in CORPUS.items()
-                for c in all_code_objects(fn)]
+CORPUS_CODES = corpus_code_objects()
 
 # Jumps as dis knows them (hasjump on 3.13, hasjrel/hasjabs before): an independent list.
 DIS_JUMPS = frozenset(getattr(dis, "hasjump", dis.hasjrel + dis.hasjabs))

@@ -11,12 +11,11 @@ from bcfront.analysis.cfg import EXIT, build_cfg
 from bcfront.analysis.dominance import (cfg_dominance_frontier, cfg_idom, cfg_post_idom,
                                         dominance_frontier, dominates, dominator_tree,
                                         immediate_dominators, reverse_postorder)
-from corpus import CORPUS, all_code_objects, dead_code, stdlib_code_objects
+from corpus import CORPUS, corpus_code_objects, dead_code, stdlib_code_objects
 from graph_oracles import (brute_dominators, brute_frontier, brute_idom, graphs, nx_idom, nx_of,
                            preds_of, reach)
 
-CORPUS_CODES = [(f"{name}/{c.co_qualname}", c) for name, fn in CORPUS.items()
-                for c in all_code_objects(fn)]
+CORPUS_CODES = corpus_code_objects()
 
 
 def cfg_succ(cfg) -> dict:

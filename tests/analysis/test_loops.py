@@ -12,11 +12,10 @@ from bcfront.analysis.cfg import build_cfg
 from bcfront.analysis.decode import decode
 from bcfront.analysis.dominance import cfg_dominance_frontier, cfg_idom, cfg_post_idom
 from bcfront.analysis.loops import Loop, find_loops, natural_loops
-from corpus import CORPUS, all_code_objects, irreducible_code, stdlib_code_objects
+from corpus import CORPUS, corpus_code_objects, irreducible_code, stdlib_code_objects
 from graph_oracles import brute_dominators, graphs, preds_of, reach
 
-CORPUS_CODES = [(f"{name}/{c.co_qualname}", c) for name, fn in CORPUS.items()
-                for c in all_code_objects(fn)]
+CORPUS_CODES = corpus_code_objects()
 
 
 # -- the oracle ----------------------------------------------------------------
