@@ -74,9 +74,13 @@ The decoder reads ``co_code`` itself rather than going through
 `dis.get_instructions` (several times slower).  A code object built for
 another CPython (e.g. ``code.replace(co_code=...)`` with 3.12 bytes on 3.11)
 shows up as an opcode this interpreter does not have, a missing ``RESUME``
-after the prologue, an argument out of range or a jump into the middle of an
-instruction; `decode` then raises `BytecodeVersionError` naming this version
-and the one `versions.guess_version` infers from its opcode tables.
+after the prologue, an argument out of range, a jump into the middle of an
+instruction, a line table that does not cover the bytecode, or (3.11, code
+that has not run yet) instructions where this version keeps its zeroed inline
+caches; `decode` then raises `BytecodeVersionError` naming this version and
+the one `versions.guess_version` infers from its opcode tables.  Bytes that
+are valid bytecode of this interpreter are decoded as such: that is what it
+would run.
 """
 from __future__ import annotations
 
