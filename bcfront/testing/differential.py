@@ -135,22 +135,22 @@ def _torch():
 
 def _call(fn, ns: dict, spec, torch) -> Outcome:
     out = Outcome()
-    args = eval(spec.source(), ns)  # noqa: S307 - the fuzzer's own argument expressions
+    args, kwargs = spec.build(ns)
     buf = io.StringIO()
     result = None
     grad_ctx = torch.set_grad_enabled(spec.grad) if torch is not None else contextlib.nullcontext()
     with grad_ctx, contextlib.redirect_stdout(buf):
         try:
-            result = fn(*args)
+            result = fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - the exception is part of the observable behaviour
             out.exc = _exc_text(e)
             out.where = _innermost(e)
             out.internal = out.where.startswith(BCFRONT_DIR) and not out.where.startswith(TESTING_DIR)
     out.stdout = ADDRESS.sub("", buf.getvalue())
     globals_ = {k: v for k, v in ns.items() if _is_state(k, v)}
-    out.snap = snapshot({"args": args, "result": result, "globals": globals_}, torch)
+    out.snap = snapshot({"args": args, "kwargs": kwargs, "result": result, "globals": globals_}, torch)
     if torch is not None and out.exc is None:
-        out.grads = _grads(args, result, torch)
+        out.grads = _grads((args, kwargs), result, torch)
     return out
 
 

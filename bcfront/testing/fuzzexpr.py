@@ -14,6 +14,7 @@ with ``$name`` placeholders that `Expander` fills:
     $c $c2          fresh comprehension variables (one name per template)
 
 Types: int, bool, list (of ints), dict (str -> int), str, box (a `Box`),
+rest (the ``*rest`` tuple of ints),
 fn (a closure int -> int), gen (a generator function int -> ints), and for
 tensor programs M (r, c), MT (c, r), R (c,), C (r,), S (0-d), F (r*c,) and
 tlist (a non-empty list of M tensors).  Templates keep every value bounded:
@@ -53,7 +54,9 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "$v_box.bump($small)"), _t(1, "G"), _t(1, "len(STATE)"),
         _t(2, "$M.shape[0]"), _t(2, "$M.size(1)"), _t(1, "$M.numel()"), _t(1, "len($v_M)"),
         _t(1, "$F.shape[0]"), _t(2, "int($S.item())"), _t(1, "int($S > 0)"),
-        _t(1, "len($v_tlist)"),
+        _t(1, "len($v_tlist)"), _t(2, "len($v_rest)"), _t(1, "sum($v_rest)"),
+        _t(1, "functools.reduce(lambda p, q: p + q, $list, 0)"), _t(1, "bisect.bisect(sorted($list), $int)"),
+        _t(1, "math.gcd($int, $int)"),
     ],
     "bool": [
         _t(3, "True"), _t(8, "$int $cmp $int"), _t(2, "$int in $list"), _t(2, "$key in $dict"),
@@ -63,7 +66,7 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "hasattr($v_box, 'w')"), _t(1, "$v_box.v > $lit"),
         _t(3, "bool($S > $lit)"), _t(1, "$M.is_contiguous()"), _t(1, "$v_M.dtype == torch.float32"),
         _t(1, "$v_M.requires_grad"), _t(1, "torch.is_grad_enabled()"),
-        _t(2, "$v_M.shape[0] > $small"), _t(1, "bool(($M > 0).any())"),
+        _t(2, "$v_M.shape[0] > $small"), _t(1, "bool(($M > 0).any())"), _t(1, "bool($v_rest)"),
     ],
     "list": [
         _t(5, "$v_list"), _t(3, "[$int, $int]"), _t(2, "($list + [$int])"), _t(2, "$list[1:]"),
@@ -73,7 +76,9 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "[$c * $c2 for $c in $list for $c2 in range(2)]"), _t(1, "list(map(abs, $list))"),
         _t(1, "[$c * $c2 for $c, $c2 in enumerate($list)]"),
         _t(1, "[$c - $c2 for $c, $c2 in zip($list, $list)]"), _t(1, "list($v_gen($int))"),
-        _t(1, "list($v_M.shape)"), _t(1, "[int($c) for $c in $C.tolist()]"),
+        _t(1, "list($v_M.shape)"), _t(1, "[int($c) for $c in $C.tolist()]"), _t(1, "list($v_rest)"),
+        _t(1, "list(itertools.accumulate($list))"), _t(1, "heapq.nsmallest(2, $list)"),
+        _t(1, "copy.deepcopy($v_list)"), _t(1, "[$c for $c, _ in collections.Counter($list).most_common(2)]"),
     ],
     "dict": [
         _t(5, "$v_dict"), _t(3, "{$key: $int}"), _t(1, "dict($dict)"),
@@ -84,7 +89,7 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(4, "$v_str"), _t(2, "$skey"), _t(2, "f'{$v_int}|{$v_str}'"), _t(1, "($str + 'x')"),
         _t(2, "str($int)"), _t(1, "$str.upper()"), _t(1, "','.join(str($c) for $c in $list)"),
         _t(1, "$str[::-1]"), _t(1, "$str.replace('a', 'b')"), _t(1, "repr($str)"),
-        _t(1, "type($v_box).__name__"), _t(1, "str($v_M.dtype)"),
+        _t(1, "type($v_box).__name__"), _t(1, "str($v_M.dtype)"), _t(1, "json.dumps($dict, sort_keys=True)"),
     ],
     "box": [_t(5, "$v_box"), _t(1, "Box($int, $list)")],
     "M": [
@@ -97,7 +102,9 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "$M.contiguous()"), _t(1, "$M.cumsum(0)"), _t(1, "$M.softmax(-1)"),
         _t(1, "$M.masked_fill($M > 1, 0.0)"), _t(1, "(($M @ $MT) @ $M)"), _t(1, "$v_tlist[0]"),
         _t(1, "torch.stack($v_tlist).sum(0)"), _t(1, "$M[:, :]"), _t(1, "$M.view_as($v_M)"),
-        _t(1, "$M.detach()"), _t(1, "($M * BIAS)"),
+        _t(1, "$M.detach()"), _t(1, "($M * BIAS)"), _t(1, "$M[torch.arange($v_M.shape[0])]"),
+        _t(1, "torch.where($M > 0, 1.0, 0.0)"), _t(1, "($M > 0).to($v_M.dtype)"),
+        _t(1, "$M.gather(1, ($M.abs() * 0).long())"),
     ],
     "MT": [_t(3, "$v_M.t()"), _t(2, "$M.transpose(0, 1)"), _t(1, "$M.permute(1, 0)"),
            _t(1, "$M.T"), _t(2, "$v_MT")],
@@ -108,7 +115,7 @@ RULES: dict[str, list[tuple[int, str]]] = {
     ],
     "C": [
         _t(3, "$v_M[:, 0]"), _t(2, "$M.sum(1)"), _t(1, "$M.amax(-1)"), _t(1, "$MT[0]"),
-        _t(1, "$M.norm(dim=1)"), _t(3, "$v_C"),
+        _t(1, "$M.norm(dim=1)"), _t(3, "$v_C"), _t(1, "$M.argmax(1)"),
     ],
     "S": [
         _t(3, "$v_M.sum()"), _t(2, "$M.sum()"), _t(1, "$R.max()"), _t(1, "($M * $M).sum()"),

@@ -31,6 +31,14 @@ from .fuzzexpr import TENSOR_TYPES, Expander, NoCandidate
 from .program import CallSpec, Node, Program, Suite
 
 PRELUDE_PY = '''\
+import bisect
+import collections
+import copy
+import functools
+import heapq
+import itertools
+import json
+import math
 from contextlib import suppress
 
 G = 0
@@ -53,9 +61,10 @@ class Box:
 
 PRELUDE_TENSOR = "import torch\n" + PRELUDE_PY + "\n\nBIAS = torch.tensor(1.5)\n"
 
-PARAMS = {"py": "a, b, xs, d, s, o, k=2", "tensor": "t, u, n, xs"}
+PARAMS = {"py": "a, b, xs, d, s, o, k=2, *rest, **kw", "tensor": "t, u, n, xs"}
 PARAM_TYPES = {
-    "py": {"a": "int", "b": "int", "xs": "list", "d": "dict", "s": "str", "o": "box", "k": "int"},
+    "py": {"a": "int", "b": "int", "xs": "list", "d": "dict", "s": "str", "o": "box", "k": "int",
+           "rest": "rest", "kw": "dict"},
     "tensor": {"t": "M", "u": "M", "n": "int", "xs": "list"},
 }
 # Names the function may read or mutate but never rebind (rebinding would make them local).
@@ -251,17 +260,22 @@ class Gen:
         return Node(f"if {cond}:", tuple(suites))
 
     def _iteration(self):
-        """(header text, {loop variable: type}) of a for loop over something that cannot grow."""
+        """(header text, {loop variable: type}) of a for loop over something that cannot grow.
+
+        Lists are iterated through copies cut to 4 items: a loop over a global
+        list that the body extends would otherwise grow it geometrically over
+        nested loops and calls.
+        """
         forms = [
             (3, lambda: (f"range({self.ex.fill('$small', 0)})", {"int": 1})),
             (2, lambda: (f"range({self.e('int')} % 4)", {"int": 1})),
-            (3, lambda: (f"list({self.var('list')})", {"int": 1})),
+            (3, lambda: (f"list({self.var('list')})[:4]", {"int": 1})),
             (1, lambda: (f"{self.e('list')}[:3]", {"int": 1})),
-            (2, lambda: (f"enumerate(list({self.var('list')}))", {"int": 2})),
-            (1, lambda: (f"zip({self.e('list')}, {self.e('list')})", {"int": 2})),
+            (2, lambda: (f"enumerate(list({self.var('list')})[:4])", {"int": 2})),
+            (1, lambda: (f"zip({self.e('list')}[:4], {self.e('list')})", {"int": 2})),
             (2, lambda: (f"list({self.var('dict')}.items())", {"str": 1, "int": 1})),
             (1, lambda: (f"sorted({self.var('dict')})", {"str": 1})),
-            (1, lambda: (self.var("str"), {"str": 1})),
+            (1, lambda: (f"{self.var('str')}[:4]", {"str": 1})),
         ]
         if self.mode == "tensor":
             forms += [(3, lambda: (self.var("M"), {"R": 1})),
@@ -463,8 +477,14 @@ def _py_spec(rng, base=None) -> CallSpec:
     d = "{" + ", ".join(f"{k}: {rng.randint(-3, 9)}" for k in keys) + "}"
     args = [scalar(), scalar(), repr(_ints(rng)), d, rng.choice(STRINGS),
             f"Box({rng.randint(-2, 5)}, {_ints(rng, n=rng.randint(0, 3))!r})"]
-    if rng.random() < 0.5:
+    r = rng.random()
+    if r < 0.3:
         args.append(scalar())
+        args += [str(rng.randint(-2, 5)) for _ in range(rng.randint(0, 2))]   # into *rest
+    elif r < 0.5:
+        args.append(f"k={scalar()}")
+    if rng.random() < 0.3:
+        args.append(f"z={rng.randint(-2, 5)}")                                # into **kw
     return CallSpec(tuple(args))
 
 

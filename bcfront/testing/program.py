@@ -63,13 +63,20 @@ def render_body(body, depth: int) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class CallSpec:
-    """One call: argument expressions (evaluated in the program's namespace) and grad mode."""
+    """One call: argument expressions (evaluated in the program's namespace) and grad mode.
+
+    An item ``"name=expr"`` is a keyword argument, ``"*expr"`` / ``"**expr"``
+    unpack, exactly as in a call.
+    """
     args: tuple[str, ...]
     grad: bool = True
 
     def source(self) -> str:
-        inner = ", ".join(self.args)
-        return f"({inner},)" if len(self.args) == 1 else f"({inner})"
+        """An expression whose value is ``(positional args tuple, keyword args dict)``."""
+        return f"(lambda *a, **k: (a, k))({', '.join(self.args)})"
+
+    def build(self, ns: dict) -> tuple[tuple, dict]:
+        return eval(self.source(), ns)  # noqa: S307 - the fuzzer's own argument expressions
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,31 +38,31 @@ def identity(fn):
 
 def wrong_result(fn):
     @functools.wraps(fn)
-    def run(*args):
-        out = fn(*args)
+    def run(*args, **kwargs):
+        out = fn(*args, **kwargs)
         return (out, "extra") if out is not None else 0
     return run
 
 
 def copies_inputs(fn):
     """Runs on copies: the caller never sees its arguments mutated."""
-    return lambda *args: fn(*copy.deepcopy(args))
+    return lambda *args, **kwargs: fn(*copy.deepcopy(args), **copy.deepcopy(kwargs))
 
 
 def silent(fn):
-    def run(*args):
+    def run(*args, **kwargs):
         sys.stdout, old = io.StringIO(), sys.stdout
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         finally:
             sys.stdout = old
     return run
 
 
 def swallows(fn):
-    def run(*args):
+    def run(*args, **kwargs):
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except Exception:  # noqa: BLE001 - the planted bug
             return None
     return run
@@ -72,8 +72,8 @@ def stale(fn):
     """Runs every call but returns the first call's result forever (a missing guard)."""
     memo = []
 
-    def run(*args):
-        out = fn(*args)
+    def run(*args, **kwargs):
+        out = fn(*args, **kwargs)
         memo.append(out)
         return memo[0]
     return run
@@ -81,11 +81,11 @@ def stale(fn):
 
 def forgets_globals(fn):
     """Restores the function's global G after each call (a lost global write)."""
-    def run(*args):
+    def run(*args, **kwargs):
         g = fn.__globals__
         saved = g.get("G")
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         finally:
             g["G"] = saved
     return run
@@ -142,13 +142,13 @@ def f(t):
     calls = (("torch.ones(2, 3, requires_grad=False)",), ("torch.arange(6.0).reshape(2, 3)",))
 
     def returns_copy(fn):        # result no longer aliases the input
-        def run(*args):
+        def run(*args, **kwargs):
             v, s = fn(*args)
             return v.clone(), s
         return run
 
     def wrong_dtype(fn):
-        def run(*args):
+        def run(*args, **kwargs):
             v, s = fn(*args)
             return v, s.double()
         return run
@@ -297,6 +297,7 @@ def test_reproducer_runs_standalone_and_fails_while_the_bug_persists(tmp_path):
     assert "stdout differs" in path.read_text()
 
 
-def test_call_spec_source():
-    assert CallSpec(("1",)).source() == "(1,)"
-    assert CallSpec(("1", "[2]")).source() == "(1, [2])"
+def test_call_spec_builds_positional_and_keyword_arguments():
+    assert CallSpec(("1",)).build({}) == ((1,), {})
+    assert CallSpec(("1", "[2]", "k=3", "*(4, 5)", "**{'z': 6}")).build({}) == \
+        ((1, [2], 4, 5), {"k": 3, "z": 6})
