@@ -138,6 +138,17 @@ def leaf_rules(rules):
 LEAVES = leaf_rules(RULES)
 
 
+def weighted_choice(rng, options):
+    """The second item of one (weight, item) pair of `options`, drawn by weight."""
+    total = sum(w for w, _ in options)
+    x = rng.uniform(0, total)
+    for w, item in options:
+        x -= w
+        if x <= 0:
+            return item
+    return options[-1][1]
+
+
 class NoCandidate(Exception):
     """A template needs something the scope does not have (e.g. no list variable)."""
 
@@ -183,13 +194,7 @@ class Expander:
         return True
 
     def _weighted(self, options):
-        total = sum(w for w, _ in options)
-        x = self.rng.uniform(0, total)
-        for w, s in options:
-            x -= w
-            if x <= 0:
-                return s
-        return options[-1][1]
+        return weighted_choice(self.rng, options)
 
     def fill(self, template: str, depth: int) -> str:
         fresh: dict[str, str] = {}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 
-from .fuzzexpr import TENSOR_TYPES, Expander, NoCandidate
+from .fuzzexpr import TENSOR_TYPES, Expander, NoCandidate, weighted_choice
 from .program import CallSpec, Node, Program, Suite
 
 PRELUDE_PY = '''\
@@ -160,13 +160,13 @@ class Gen:
         return True
 
     def _weighted(self, options):
-        total = sum(w for w, _ in options)
-        x = self.rng.uniform(0, total)
-        for w, m in options:
-            x -= w
-            if x <= 0:
-                return m
-        return options[-1][1]
+        return weighted_choice(self.rng, options)
+
+    def _new(self, prefix: str, typ: str, value: str, alts=()) -> Node:
+        """``name = value`` for a fresh name, defined (with `typ`) after its value is built."""
+        name = self.fresh(prefix)
+        self.scope.define(name, typ)
+        return Node(f"{name} = {value}", alts=tuple(f"{name} = {a}" for a in alts))
 
     def ret_value(self) -> str:
         frames = self.scope.frames[self.scope.fn_base:]
@@ -182,10 +182,7 @@ class Gen:
     # -- simple statements ----------------------------------------------------------------
     def s_assign_new(self, depth):
         typ = self.rng.choice(NEW_VAR_TYPES[self.mode])
-        value, simple = self.e(typ), self.ex.expr(typ, Expander.MAX_DEPTH)
-        name = self.fresh()
-        self.scope.define(name, typ)
-        return Node(f"{name} = {value}", alts=(f"{name} = {simple}",))
+        return self._new("v", typ, self.e(typ), (self.ex.expr(typ, Expander.MAX_DEPTH),))
 
     def s_assign(self, depth):
         typ = self.rng.choice(NEW_VAR_TYPES[self.mode] + ("int", "dict", "str"))
@@ -375,10 +372,7 @@ class Gen:
         return node
 
     def s_lambda(self, depth):
-        name = self.fresh("fn")
-        node = Node(f"{name} = lambda z: z * {self.ex.fill('$small', 0)} + {self.var('int')}")
-        self.scope.define(name, "fn")
-        return node
+        return self._new("fn", "fn", f"lambda z: z * {self.ex.fill('$small', 0)} + {self.var('int')}")
 
     def s_genfn(self, depth):
         name = self.fresh("gen")
@@ -396,10 +390,7 @@ class Gen:
     # -- tensor statements ------------------------------------------------------------------
     def s_tensor_new(self, depth):
         typ = self.rng.choice(("M", "M", "M", "R", "C", "S", "MT", "F"))
-        name = self.fresh("x")
-        node = Node(f"{name} = {self.e(typ)}", alts=(f"{name} = {self.ex.expr(typ, Expander.MAX_DEPTH)}",))
-        self.scope.define(name, typ)
-        return node
+        return self._new("x", typ, self.e(typ), (self.ex.expr(typ, Expander.MAX_DEPTH),))
 
     def s_inplace(self, depth):
         typ = self.rng.choice(("M", "M", "M", "R", "C", "S"))
@@ -425,10 +416,7 @@ class Gen:
         return Node(self.rng.choice(forms)())
 
     def s_tlist(self, depth):
-        name = self.fresh("ts")
-        node = Node(f"{name} = [{self.e('M')}, {self.e('M')}]")
-        self.scope.define(name, "tlist")
-        return node
+        return self._new("ts", "tlist", f"[{self.e('M')}, {self.e('M')}]")
 
     def s_no_grad(self, depth):
         ctx = self.rng.choice(("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)"))
