@@ -21,8 +21,10 @@ What gets traced (the "root"):
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
+import traceback
 import types
 import warnings
 import weakref
@@ -146,7 +148,11 @@ class CapturedFunction:
             raise
         except Exception as e:  # a bcfront bug must never change the result: run natively
             msg = (f"bcfront: internal error while capturing {self.__qualname__} "
-                   f"({type(e).__name__}: {e}); it runs natively from now on")
+                   f"({type(e).__name__}: {e}); it runs natively from now on. This is a "
+                   "bcfront bug: please report it as an issue with the traceback "
+                   "(set BCFRONT_DEBUG=1 to print it)")
+            if os.environ.get("BCFRONT_DEBUG"):
+                traceback.print_exc()
             self.native_reason = msg
             self.warnings.append(msg)
             warnings.warn(msg, RuntimeWarning, stacklevel=3)

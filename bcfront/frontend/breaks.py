@@ -42,6 +42,10 @@ _LIVENESS: dict = {}
 
 def compile_break(cf, root, tx, err, frame) -> Entry:
     rec = break_record(err)
+    if err.reason == "frame-introspection":
+        # locals(), sys._getframe(), eval(): only the function's own frame gives the right
+        # answer, so no region and no continuation -- the whole function runs natively.
+        return native_entry(cf, root, tx, notes=[err.message], breaks_=[rec])
     try:
         return _compile(cf, root, tx, err, frame, rec)
     except UnsupportedError as why:
@@ -121,7 +125,9 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     native_lines: list[str] = []
     children: list = []
     caller = None
-    if _from_callee(err):
+    if _from_callee(err) and err.reason != "recursion-limit":
+        # a callee that broke is captured on its own; past the inlining depth limit the
+        # recursion runs plain (a capture per level would cost frames per level)
         site_name = ns.const(CallSite(cf, children), "call_captured")
         caller = lambda fn: f"{site_name}({fn})"  # noqa: E731
     ctx = Ctx(ins, slot_exprs, ns, native_lines, frame.bc, kw, caller=caller)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import sys
 import operator
 import types
 
@@ -216,17 +217,27 @@ def _hash(tx, args, kwargs):
     raise UnsupportedError("unsupported-hash", f"hash() of {args[0].describe()}")
 
 
-def _unsupported_builtin(fn):
-    what = "I/O" if fn in (print, input, open, breakpoint) else "frame introspection or dynamic code"
-
+def _io_builtin(fn):
     def m(tx, args, kwargs):
-        raise UnsupportedError("io", f"call to {fn.__name__}() ({what}) runs natively")
+        raise UnsupportedError("io", f"call to {fn.__name__}() (I/O) runs natively")
     return m
 
 
-for _f in (print, input, open, breakpoint, exec, eval, compile, globals, locals, vars, dir,
-           __import__):
-    MODELS[_f] = _unsupported_builtin(_f)
+def _frame_builtin(fn):
+    """Calls that look at the calling frame: the whole function must run in its own frame."""
+    def m(tx, args, kwargs):
+        if fn in (vars, dir) and args:
+            raise UnsupportedError("call-to-c-function", f"{fn.__name__}() of an object runs natively")
+        raise UnsupportedError("frame-introspection",
+                               f"{getattr(fn, '__qualname__', fn)}() needs the function's real frame; "
+                               "the function runs natively")
+    return m
+
+
+for _f in (print, input, open, breakpoint, __import__, compile):
+    MODELS[_f] = _io_builtin(_f)
+for _f in (exec, eval, locals, globals, vars, dir, sys._getframe):
+    MODELS[_f] = _frame_builtin(_f)
 
 
 @model(abs, operator.abs)

@@ -147,9 +147,7 @@ GLOBALS_BUG = ("globals() inside a captured function is not the function's modul
 
 
 @pytest.mark.parametrize("fn", [
-    pytest.param(uses_getframe, marks=pytest.mark.xfail(strict=True, reason=GETFRAME_BUG)),
-    pytest.param(uses_locals, marks=pytest.mark.xfail(strict=True, reason=LOCALS_BUG)),
-    pytest.param(uses_globals, marks=pytest.mark.xfail(strict=True, reason=GLOBALS_BUG)),
+    uses_getframe, uses_locals, uses_globals,  # fixed: frame introspection runs natively
     uses_eval, uses_exec, uses_getframe_caller], ids=lambda f: f.__name__)
 def test_introspection_behaves_natively(fn):
     cf = bcfront.capture(fn)
@@ -204,8 +202,7 @@ RECURSION_BUG = ("each level of a recursion through a captured function costs bc
                  "works")
 
 
-@pytest.mark.xfail(strict=True, reason=RECURSION_BUG)
-@pytest.mark.parametrize("n", [300, 400])
+@pytest.mark.parametrize("n", [300, 400])   # RECURSION_BUG fixed: plain calls past the limit
 def test_recursion_that_works_natively_works_captured(n):
     assert sys.getrecursionlimit() >= 1000
     ns = make_namespace("""

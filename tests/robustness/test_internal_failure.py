@@ -108,7 +108,6 @@ def test_user_exceptions_pass_through_a_fallback(point, monkeypatch):
     _check(*_calls_with_warnings(cf, user_fn_raises, [1, 3, 3, 0]))
 
 
-@pytest.mark.xfail(strict=True, reason=NO_REPORT_HINT)
 def test_fallback_warning_says_how_to_report(monkeypatch):
     INTERNAL_POINTS["tracing"](monkeypatch)
     _, messages = _calls_with_warnings(bcfront.capture(user_fn), user_fn, [1])

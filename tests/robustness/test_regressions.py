@@ -93,9 +93,7 @@ def f(t, u):
 ''', (("torch.ones(2, 2, dtype=torch.float64)", "torch.ones(2, 2)"),
       ("torch.ones(2, 2)", "torch.ones(2, 2)")),
         "test_fuzz tensor program 20250063: matmul of float64 by float32 passes the meta kernel "
-        "but raises in the real one; the error escaped the compiled region without running `finally`",
-        open_bug="an op whose real kernel raises where its meta kernel does not (mm with mixed dtypes) "
-                 "raises outside the user's try: finally blocks are skipped"),
+        "but raises in the real one; the error escaped the compiled region without running `finally`"),
 
     "runtime-op-error-not-caught-by-except": Regression('''
 import torch
@@ -109,9 +107,7 @@ def f(t, u):
 ''', (("torch.ones(2, 2, dtype=torch.float64)", "torch.ones(2, 2)"),
       ("torch.ones(2, 2)", "torch.ones(2, 2)")),
         "shrunk by hand from test_fuzz tensor program 20250063: the same error is not caught by the "
-        "user's `except RuntimeError`",
-        open_bug="an op whose real kernel raises where its meta kernel does not (mm with mixed dtypes) "
-                 "is not caught by the user's except clause"),
+        "user's `except RuntimeError`"),
 
     "raise-in-loop-in-with-after-tensor-branch": Regression('''
 import torch
@@ -125,9 +121,7 @@ def f(t):
 ''', (("torch.ones(2)",), ("-torch.ones(2)",), ("torch.ones(3)",)),
         "tools/fuzz.py --seed 2 --mode tensor, program 2000132: after a data-dependent branch, an "
         "exception raised in a for loop inside a with block unwound a wrong stack: "
-        "TypeError: 'range_iterator' object is not callable (the iterator taken for __exit__)",
-        open_bug="an exception raised in a for loop inside a with block, in the continuation after a "
-                 "data-dependent branch, calls the loop iterator as the with block's __exit__"),
+        "TypeError: 'range_iterator' object is not callable (the iterator taken for __exit__)"),
 }
 
 
