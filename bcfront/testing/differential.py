@@ -195,6 +195,8 @@ def snapshot(root, torch=None) -> list[tuple[str, tuple]]:
         keep.append(value)
         if torch is not None and isinstance(value, torch.Tensor):
             out.append((path, _tensor_desc(value, path, storages, torch)))
+            if value.is_leaf and value.grad is not None:    # accumulated by a backward()
+                work.append((value.grad, f"{path}.grad"))
             continue
         children = _children(value, path)
         if children is None:

@@ -59,7 +59,7 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "math.gcd($int, $int)"),
     ],
     "bool": [
-        _t(3, "True"), _t(8, "$int $cmp $int"), _t(2, "$int in $list"), _t(2, "$key in $dict"),
+        _t(3, "True"), _t(8, "$int $cmp $int"), _t(1, "$int < $int <= $int"), _t(2, "$int in $list"), _t(2, "$key in $dict"),
         _t(2, "not $bool"), _t(2, "($bool and $bool)"), _t(2, "($bool or $bool)"),
         _t(1, "$str.startswith('a')"), _t(1, "isinstance($v_int, bool)"), _t(1, "bool($list)"),
         _t(1, "any($c > $lit for $c in $list)"), _t(1, "all($c != $lit for $c in $list)"),
@@ -104,7 +104,8 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "torch.stack($v_tlist).sum(0)"), _t(1, "$M[:, :]"), _t(1, "$M.view_as($v_M)"),
         _t(1, "$M.detach()"), _t(1, "($M * BIAS)"), _t(1, "$M[torch.arange($v_M.shape[0])]"),
         _t(1, "torch.where($M > 0, 1.0, 0.0)"), _t(1, "($M > 0).to($v_M.dtype)"),
-        _t(1, "$M.gather(1, ($M.abs() * 0).long())"),
+        _t(1, "$M.gather(1, ($M.abs() * 0).long())"), _t(1, "torch.cat([$M, $M], 0)[:$v_M.shape[0]]"),
+        _t(1, "$M.new_zeros($v_M.shape)"),
     ],
     "MT": [_t(3, "$v_M.t()"), _t(2, "$M.transpose(0, 1)"), _t(1, "$M.permute(1, 0)"),
            _t(1, "$M.T"), _t(2, "$v_MT")],

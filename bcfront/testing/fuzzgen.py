@@ -57,6 +57,19 @@ class Box:
     def bump(self, k):
         self.v += k
         return self.v
+
+
+class Ctx:
+    def __init__(self, tag, swallow=False):
+        self.tag, self.swallow = tag, swallow
+
+    def __enter__(self):
+        print('enter', self.tag)
+        return self.tag
+
+    def __exit__(self, typ, exc, tb):
+        print('exit', self.tag, None if typ is None else typ.__name__)
+        return self.swallow
 '''
 
 PRELUDE_TENSOR = "import torch\n" + PRELUDE_PY + "\n\nBIAS = torch.tensor(1.5)\n"
@@ -337,6 +350,44 @@ class Gen:
     def s_suppress(self, depth):
         return Node("with suppress(KeyError, IndexError, ZeroDivisionError):", (Suite(None, self.block(depth + 1)),))
 
+    def s_with_ctx(self, depth):
+        name = self.fresh("c")
+        swallow = self.rng.choice(("False", "False", "True"))
+        body = self.block(depth + 1, define={name: "int"})
+        return Node(f"with Ctx({self.e('int')}, {swallow}) as {name}:", (Suite(None, body),))
+
+    def s_walrus(self, depth):
+        name = self.fresh("v")
+        head = f"if ({name} := {self.e('int')}) > {self.ex.fill('$lit', 0)}:"
+        body = self.block(depth + 1)
+        self.scope.define(name, "int")          # bound whichever way the test goes
+        return Node(head, (Suite(None, body),))
+
+    def s_unpack(self, depth):
+        r = self.rng.random()
+        if r < 0.4:
+            first, rest = self.fresh("v"), self.fresh("v")
+            node = Node(f"{first}, *{rest} = {self.e('list')} + [{self.e('int')}]")
+            self.scope.define(first, "int")
+            self.scope.define(rest, "list")
+            return node
+        if r < 0.7:
+            x, y = self.var("int", rebind=True), self.var("int", rebind=True)
+            return Node(f"{x}, {y} = {y}, {x}")
+        gen, out = self.fresh("g"), self.fresh("v")
+        node = Node(f"{gen} = {self.var('gen')}({self.e('int')})\n{out} = next({gen}, -1) + sum({gen})")
+        self.scope.define(out, "int")
+        return node
+
+    def s_del(self, depth):
+        names = [n for n, t in self.scope.frames[-1].items() if n not in self.scope.frozen
+                 and t not in ("fn", "gen", "rest") and n not in ("kw",)]
+        if not names:
+            raise NoCandidate("del")
+        name = self.rng.choice(sorted(names))
+        del self.scope.frames[-1][name]
+        return Node(f"del {name}")
+
     def s_match(self, depth):
         subject = self.e("int")
         cases = (Node("case 0:", (Suite(None, self.block(depth + 2)),)),
@@ -412,7 +463,8 @@ class Gen:
                  lambda: f"print({self.e('M')}.shape, {self.e('S')}.item())",
                  lambda: f"print({self.e('M')}.tolist())",
                  lambda: f"print({self.e('R')})",
-                 lambda: f"{self.var('tlist')}.append({self.e('M')})"]
+                 lambda: f"{self.var('tlist')}.append({self.e('M')})",
+                 lambda: f"if {self.var('M')}.requires_grad:\n    ({self.e('M')} * {self.e('M')}).sum().backward()"]
         return Node(self.rng.choice(forms)())
 
     def s_tlist(self, depth):
@@ -431,7 +483,8 @@ STATEMENTS = (
     (0.5, Gen.s_assert, ""), (1, Gen.s_raise, ""), (1, Gen.s_return, "g"), (4, Gen.s_break, "l"),
     (4, Gen.s_if, "c"), (3, Gen.s_for, "c"), (2, Gen.s_while, "c"), (3, Gen.s_try, "c"),
     (1, Gen.s_suppress, "c"), (1, Gen.s_match, "c"), (2, Gen.s_closure, "cg"), (1, Gen.s_lambda, ""),
-    (1, Gen.s_genfn, "cg"),
+    (1, Gen.s_genfn, "cg"), (1.5, Gen.s_with_ctx, "c"), (1, Gen.s_walrus, "c"), (1.5, Gen.s_unpack, ""),
+    (0.5, Gen.s_del, "g"),
     (12, Gen.s_tensor_new, "t"), (6, Gen.s_inplace, "t"), (3, Gen.s_tensor_misc, "t"),
     (1, Gen.s_tlist, "t"), (2, Gen.s_no_grad, "ct"),
 )
