@@ -2,7 +2,8 @@
 
     program       the program IR the fuzzer emits (statement tree, call specs) and its rendering
     fuzzexpr      typed expression grammar (pure Python and tensor), as rule tables
-    fuzzgen       random programs: statements, control flow, closures, exceptions, inputs
+    fuzzgen       random programs: statements, control flow, closures, exceptions, tensors
+    fuzzinputs    the five calls each program is run with (values, shapes, dtypes, layouts)
     differential  run eagerly and captured over several calls; compare everything observable
     shrink        reduce a mismatching program to a small reproducer
 

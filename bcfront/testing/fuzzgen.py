@@ -18,17 +18,16 @@ no hash-order dependence), so eager execution is a valid oracle.  They still
 raise exceptions on purpose: a risky index, a missing key or a `raise`
 under a condition; matching those is part of the test.
 
-Statements come from `STATEMENTS`, a table of (weight, method, needs); the
-calls (`CallSpec`s) vary values, list lengths, dict keys, bool-for-int,
-tensor shapes (1 included), dtypes, layouts (transposed inputs),
-requires_grad and grad mode, and repeat earlier inputs to exercise cache hits.
+Statements come from `STATEMENTS`, a table of (weight, method, needs);
+the calls come from `fuzzinputs`.
 """
 from __future__ import annotations
 
 import random
 
 from .fuzzexpr import TENSOR_TYPES, Expander, NoCandidate, weighted_choice
-from .program import CallSpec, Node, Program, Suite
+from .fuzzinputs import py_calls, tensor_calls
+from .program import Node, Program, Suite
 
 PRELUDE_PY = '''\
 import bisect
@@ -88,7 +87,6 @@ NEW_VAR_TYPES = {"py": ("int", "int", "list", "dict", "str"),
 ERRORS = ("ValueError", "KeyError", "IndexError", "ZeroDivisionError", "FuzzError",
           "(KeyError, IndexError)", "LookupError", "ArithmeticError", "Exception",
           "RuntimeError", "TypeError", "AssertionError")
-STRINGS = ("''", "'abc'", "'a'", "\"it's\"", "'q\"x'", "'é\\n'", "'ba'")
 
 
 class Scope:
@@ -502,63 +500,3 @@ def generate(seed: int, mode: str = "py", size: int | None = None) -> Program:
     calls = (tensor_calls if mode == "tensor" else py_calls)(g.rng)
     prelude = PRELUDE_TENSOR if mode == "tensor" else PRELUDE_PY
     return Program(f"{mode}-{seed}", mode, prelude, PARAMS[mode], prologue + body + tail, calls, seed)
-
-
-# -- inputs ----------------------------------------------------------------------------------
-
-def _ints(rng, lo=-3, hi=9, n=None):
-    return [rng.randint(lo, hi) for _ in range(rng.randint(0, 5) if n is None else n)]
-
-
-def _py_spec(rng, base=None) -> CallSpec:
-    def scalar():
-        r = rng.random()
-        return repr(bool(rng.getrandbits(1))) if r < 0.1 else str(rng.randint(-4, 9))
-    keys = [k for k in ("'k'", "'p'", "'q'", "\"it's\"") if rng.random() < 0.5]
-    d = "{" + ", ".join(f"{k}: {rng.randint(-3, 9)}" for k in keys) + "}"
-    args = [scalar(), scalar(), repr(_ints(rng)), d, rng.choice(STRINGS),
-            f"Box({rng.randint(-2, 5)}, {_ints(rng, n=rng.randint(0, 3))!r})"]
-    r = rng.random()
-    if r < 0.3:
-        args.append(scalar())
-        args += [str(rng.randint(-2, 5)) for _ in range(rng.randint(0, 2))]   # into *rest
-    elif r < 0.5:
-        args.append(f"k={scalar()}")
-    if rng.random() < 0.3:
-        args.append(f"z={rng.randint(-2, 5)}")                                # into **kw
-    return CallSpec(tuple(args))
-
-
-def py_calls(rng) -> tuple[CallSpec, ...]:
-    """Five calls: A, B, A again (a cache hit must still be right), C, A again."""
-    a, b, c = _py_spec(rng), _py_spec(rng), _py_spec(rng)
-    return (a, b, a, c, a)
-
-
-def tensor_literal(rng, shape, dtype: str, layout: str, grad: bool) -> str:
-    rows, cols = shape
-    if layout == "T":
-        rows, cols = cols, rows
-    data = [[float(rng.randint(-3, 3)) for _ in range(cols)] for _ in range(rows)]
-    text = f"torch.tensor({data!r}, dtype=torch.{dtype}"
-    text += ", requires_grad=True)" if grad and layout != "T" else ")"
-    return text + (".t()" if layout == "T" else "")
-
-
-def _tensor_spec(rng, shape, dtype, layout, grad_input, grad_mode=True) -> CallSpec:
-    t = tensor_literal(rng, shape, dtype, layout, grad_input)
-    udtype = dtype if rng.random() < 0.85 else rng.choice(("float32", "float64"))
-    u = tensor_literal(rng, shape, udtype, "C", False)
-    return CallSpec((t, u, str(rng.randint(-2, 6)), repr(_ints(rng))), grad=grad_mode)
-
-
-def tensor_calls(rng) -> tuple[CallSpec, ...]:
-    """Same shape twice (new values), a repeat, a new shape/dtype/layout, then the first again."""
-    shape = (rng.randint(1, 4), rng.randint(1, 4))
-    dtype = rng.choice(("float32", "float64"))
-    first = _tensor_spec(rng, shape, dtype, "C", False)
-    second = _tensor_spec(rng, shape, dtype, "C", False)
-    other_shape = (rng.randint(1, 4), rng.randint(1, 4))
-    other = _tensor_spec(rng, other_shape, rng.choice(("float32", "float64")),
-                         rng.choice(("C", "C", "T")), rng.random() < 0.2, rng.random() < 0.8)
-    return (first, second, first, other, first)
