@@ -170,3 +170,16 @@ def test_numbered_core_on_random_graphs(graph):
     want = nx.dominance_frontiers(g, entry)
     assert {order[i]: {order[j] for j in s} for i, s in enumerate(df)} == {
         k: set(v) for k, v in want.items()}
+
+
+def test_shallow_stack_would_catch_a_recursive_walk(shallow_stack):
+    # the fixture the corpus tests run under really stops a recursive DFS of a big CFG
+    cfg = build_cfg(CORPUS["huge_function"])
+
+    def dfs(b, seen):
+        seen.add(b)
+        for s in cfg.blocks[b].succs:
+            if s not in seen:
+                dfs(s, seen)
+    with shallow_stack(), pytest.raises(RecursionError):
+        dfs(cfg.entry, set())
