@@ -13,6 +13,7 @@ bytecode symbolically on the real arguments (wrapped as inputs with
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import dataclass, field
 
 from .. import report
@@ -27,6 +28,7 @@ from .tracer import SymbolicRaise, Tracer
 from .values import CellV, ObjectV, TensorV
 
 _counter = itertools.count()
+CAPTURE_LOCK = threading.RLock()     # one capture at a time (they share fake-tensor state)
 
 
 
@@ -67,7 +69,15 @@ def raise_fullgraph(e: UnsupportedError):
 
 
 def trace_entry(cf, root, args, kwargs) -> Entry:
-    """Symbolically execute `root(*args, **kwargs)` and build the entry for this call."""
+    """Symbolically execute `root(*args, **kwargs)` and build the entry for this call.
+
+    Captures are serialized process-wide: they share fake-tensor state (`fake`).
+    """
+    with CAPTURE_LOCK:
+        return _trace_entry(cf, root, args, kwargs)
+
+
+def _trace_entry(cf, root, args, kwargs) -> Entry:
     code = root.__code__
     tx = Tracer(root.__qualname__, root.__globals__, cf.options)
     tx.graph.reserve(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))

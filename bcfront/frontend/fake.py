@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils.weak import WeakIdKeyDictionary
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,17 +42,31 @@ class TorchState:
 
 
 class FakeEnv:
-    """One FakeTensorMode per capture; real tensors map to fakes by identity."""
+    """Fake tensors for one capture.
+
+    All captures share one FakeTensorMode, and a real tensor keeps its fake across
+    captures (a recompile of the same model does not re-describe its parameters) as
+    long as the real tensor's metadata and storage are unchanged and the fake still
+    agrees with them (a trace may have changed a fake in place, e.g. requires_grad_).
+    Captures are serialized (`driver.CAPTURE_LOCK`), so the shared mode is never
+    entered from two threads at once.
+    """
 
     def __init__(self):
-        self.mode = FakeTensorMode(allow_non_fake_inputs=False)
+        self.mode = _shared_mode()
         self._fakes: dict[int, object] = {}
         self._keep: list = []
 
     def from_real(self, t):
         fake = self._fakes.get(id(t))
         if fake is None:
-            fake = self.mode.from_tensor(t, static_shapes=True)
+            sig = _signature(t)
+            hit = _FAKES.get(t)
+            if hit is not None and hit[1] == sig and _meta(hit[0]) == sig[0]:
+                fake = hit[0]
+            else:
+                fake = self.mode.from_tensor(t, static_shapes=True)
+                _FAKES[t] = (fake, sig)
             self._fakes[id(t)] = fake
             self._keep.append(t)
         return fake
@@ -60,6 +75,27 @@ class FakeEnv:
         """Call `fn` on fake arguments under `state`."""
         with state.context(), self.mode:
             return fn(*args, **kwargs)
+
+
+_MODE = None
+_FAKES = WeakIdKeyDictionary()            # real tensor -> (fake, signature); tensors compare by id
+
+
+def _shared_mode():
+    global _MODE
+    if _MODE is None:
+        _MODE = FakeTensorMode(allow_non_fake_inputs=False)
+    return _MODE
+
+
+def _meta(t) -> tuple:
+    return (tuple(t.shape), tuple(t.stride()), t.storage_offset(), t.dtype, str(t.device),
+            t.requires_grad)
+
+
+def _signature(t) -> tuple:
+    """What must be unchanged for a real tensor's cached fake to stand for it again."""
+    return (_meta(t), type(t), t.untyped_storage().data_ptr())
 
 
 def is_tensor(obj) -> bool:

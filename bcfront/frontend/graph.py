@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import keyword
 import operator
+import re
 from dataclasses import dataclass
 
 INFIX = {
@@ -94,12 +95,13 @@ def is_identifier(name) -> bool:
     return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
 
 
+_NOT_WORD = re.compile(r"[^0-9A-Za-z_]+")
+_UNDERSCORES = re.compile(r"__+")
+
+
 def sanitize(text: str) -> str:
     """A Python identifier made from arbitrary text (for readable generated names)."""
-    out = "".join(c if c.isalnum() or c == "_" else "_" for c in text)
-    while "__" in out:
-        out = out.replace("__", "_")
-    out = out.strip("_") or "v"
+    out = _UNDERSCORES.sub("_", _NOT_WORD.sub("_", text)).strip("_") or "v"
     return out if not out[0].isdigit() else "v" + out
 
 

@@ -26,6 +26,9 @@ INLINE_DEPTH_LIMIT = 24          # recursion is inlined this deep, then breaks
 STEP_LIMIT = 500_000             # instructions per capture before giving up
 
 
+_FRAMES: dict = {}        # (function, file, line) -> report.Frame, shared by all captures
+
+
 class SymbolicRaise(Exception):
     """A Python exception raised inside the traced code (carries an ExceptionV)."""
 
@@ -147,8 +150,14 @@ class Tracer:
     def report_frame(self, f=None) -> ReportFrame:
         f = f or self.frames[-1]
         lineno = f.cur.lineno if f.cur is not None else f.code.co_firstlineno
-        line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
-        return ReportFrame(f.name, f.code.co_filename, lineno, line)
+        key = (f.name, f.code.co_filename, lineno)
+        hit = _FRAMES.get(key)
+        if hit is None:
+            line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
+            hit = _FRAMES[key] = ReportFrame(f.name, f.code.co_filename, lineno, line)
+            if len(_FRAMES) > 50_000:
+                _FRAMES.clear()
+        return hit
 
     def user_stack(self) -> tuple[ReportFrame, ...]:
         return tuple(self.report_frame(f) for f in self.frames)
