@@ -79,6 +79,20 @@ def f(d, k=2):
         return v, d
 ''', (("{1: 2}",), ("{}", "5")), "tools/fuzz.py py program 1000060: after a break in a try, the "
                                    "else-clause read the parameter cell `d` for the local cell `v`"),
+
+    "closure-in-a-cell-keeps-a-stale-cell-after-break": Regression('''
+def f(k):
+    fn1 = lambda: k
+    print()
+    k = 5
+    return fn1()
+    def g():
+        return fn1
+''', (("4",), ("7",)), "tools/fuzz.py --seed 4, program py-4000132 (102 statements, shrunk to 9, "
+                           "then by hand): a closure that is itself a cell variable still sees the "
+                           "old value of the cell `k` written after a graph break (4, eager 5)",
+        open_bug="after a graph break, a closure held in a cell variable reads a stale copy of the "
+                 "cells it closes over: writes made by the continuation do not reach it"),
 }
 
 TENSOR = {
