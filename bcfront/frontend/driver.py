@@ -133,6 +133,33 @@ def _broken(cf, root, tx, e, frame) -> Entry:
     return breaks.compile_break(cf, root, tx, e, frame)
 
 
+def refine_first_use(tx, root) -> None:
+    """Guards on arguments were made when the frame was set up (at the `def` line); point
+    them at the first instruction that loads the argument instead."""
+    import dataclasses
+    from ..report import Frame as ReportFrame
+    from .frame import decoded
+    code = root.__code__
+    first: dict[str, int] = {}
+    for ins in decoded(code)[0].instructions:
+        if ins.opname.startswith("LOAD_FAST") or ins.opname in ("LOAD_DEREF", "LOAD_CLOSURE"):
+            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            for n in names:
+                if isinstance(n, str) and ins.lineno is not None:
+                    first.setdefault(n, ins.lineno)
+    for key, g in list(tx.guards._guards.items()):
+        src = g.source.root if g.source is not None else None
+        fu = g.first_use
+        if not isinstance(src, LocalSource) or fu is None or fu.lineno != code.co_firstlineno:
+            continue
+        line = first.get(src.name)
+        if line is not None and line != fu.lineno:
+            import linecache
+            text = linecache.getline(code.co_filename, line).strip()
+            tx.guards._guards[key] = dataclasses.replace(
+                g, first_use=ReportFrame(fu.function, fu.filename, line, text))
+
+
 def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
     """An entry that runs the function natively whenever the guards collected so far hold."""
     try:
@@ -203,6 +230,7 @@ class RegionCode:
         from .. import backends
         from .effects import records
         tx, root, ns, graph = self.tx, self.root, self.ns, self.tx.graph
+        refine_first_use(tx, root)
         graph.outputs = [self._outputs[i] for i in sorted(self._outputs)]
         example = example_inputs(tx)
         head = input_fetches(tx, graph, ns)
