@@ -69,7 +69,27 @@ def _dropout(tx, a):
             [a["input"], Const(p), Const(bool(training))], {})
 
 
-RULES = {F.layer_norm: _layer_norm, F.softmax: _softmax, F.relu: _relu, F.dropout: _dropout}
+def _embedding(tx, a):
+    consts = [_const(a.get(k), d) for k, d in (("padding_idx", None), ("max_norm", None),
+                                               ("scale_grad_by_freq", False), ("sparse", False))]
+    if not all(ok for ok, _ in consts) or not _plain(a["input"], a["weight"]):
+        return None
+    (_, pad), (_, max_norm), (_, scale), (_, sparse) = consts
+    if max_norm is not None:
+        return None
+    n = a["weight"].fake.size(0)
+    if pad is None:
+        pad = -1
+    elif not -n <= pad < n:
+        return None                  # F.embedding raises its own AssertionError: keep the call
+    elif pad < 0:
+        pad = n + pad
+    return ("call", torch.embedding, [a["weight"], a["input"], Const(pad), Const(bool(scale)),
+                                      Const(bool(sparse))], {})
+
+
+RULES = {F.layer_norm: _layer_norm, F.softmax: _softmax, F.relu: _relu, F.dropout: _dropout,
+         F.embedding: _embedding}
 _SIGNATURES = {fn: inspect.signature(fn) for fn in RULES}
 
 
