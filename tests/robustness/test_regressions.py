@@ -93,6 +93,18 @@ def f(k):
                            "old value of the cell `k` written after a graph break (4, eager 5)",
         open_bug="after a graph break, a closure held in a cell variable reads a stale copy of the "
                  "cells it closes over: writes made by the continuation do not reach it"),
+
+    "dict-display-with-unpacking-loses-keys-after-break": Regression('''
+def f(xs):
+    return {**xs, 'k': print(), 'j': 2}
+''', (("{1: 2}",), ("{}",)), "test_fuzz.py py program 20240030 (101 statements, shrunk to 3, then by "
+                             "hand): `{**{...}, 'k': copy.deepcopy(...)}` lost 'k' when the value's call "
+                             "graph-broke"),
+
+    "set-display-with-unpacking-loses-items-after-break": Regression('''
+def f(xs):
+    return {*xs, print()}
+''', (("[1]",), ("[]",)), "variant of the dict-display case: `{*xs, print()}`"),
 }
 
 TENSOR = {
