@@ -223,3 +223,10 @@ def raise_after_break_in_with_loop(n):
             log.append(i)
     log.append("after")
     return log
+
+
+@case((1,), (2,))
+def break_while_building_a_dict(x):
+    """A break in the middle of a dict display: the half-built dict crosses the break and the
+    rest of the display updates it in the continuation (its writes must be replayed)."""
+    return {**{i: i for i in range(x)}, "k": print("k") or x, **{"z": [x]}}

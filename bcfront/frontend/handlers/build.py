@@ -64,8 +64,7 @@ def list_append(tx, f, ins):
     v = f.pop()
     lst = f.stack[-ins.arg]
     tx.set(lst, "items", lst.items + [v])
-    if lst.source is not None:
-        ops._touch(tx, lst)
+    ops._touch(tx, lst)
 
 
 def set_add(tx, f, ins):
@@ -74,6 +73,7 @@ def set_add(tx, f, ins):
     hk = ops.hkey(tx, v)
     if hk not in s.entries:
         tx.set(s, "entries", {**s.entries, hk: v})
+        ops._touch(tx, s)
 
 
 def map_add(tx, f, ins):
@@ -83,6 +83,7 @@ def map_add(tx, f, ins):
     hk = ops.hkey(tx, key)
     old = d.entries.get(hk)
     tx.set(d, "entries", {**d.entries, hk: (old[0] if old else key, value)})
+    ops._touch(tx, d)
 
 
 def list_extend(tx, f, ins):
@@ -93,6 +94,7 @@ def list_extend(tx, f, ins):
     else:
         items = ops.to_list(tx, v)
     tx.set(lst, "items", lst.items + items)
+    ops._touch(tx, lst)
 
 
 def set_update(tx, f, ins):
@@ -106,6 +108,7 @@ def set_update(tx, f, ins):
     for x in items:
         entries.setdefault(ops.hkey(tx, x), x)
     tx.set(s, "entries", entries)
+    ops._touch(tx, s)
 
 
 def _merge(tx, f, ins, strict: bool):
@@ -121,6 +124,7 @@ def _merge(tx, f, ins, strict: bool):
             ops.raise_(TypeError, f"got multiple values for keyword argument '{k}'")
         entries[k] = e
     tx.set(d, "entries", entries)
+    ops._touch(tx, d)
 
 
 def dict_update(tx, f, ins):
