@@ -139,15 +139,8 @@ def uses_globals(x):
     return sorted(k for k in globals() if k.startswith("uses_"))[:2], globals()["WEIRD"][0], x
 
 
-GETFRAME_BUG = ("sys._getframe() inside a captured function returns the generated region's frame "
-                "(co_name '___region'), not the function's own frame")
-LOCALS_BUG = "locals() inside a captured function holds an extra entry (the region's own variables)"
-GLOBALS_BUG = ("globals() inside a captured function is not the function's module globals "
-               "(KeyError for the module's own names)")
-
-
 @pytest.mark.parametrize("fn", [
-    uses_getframe, uses_locals, uses_globals,  # fixed: frame introspection runs natively
+    uses_getframe, uses_locals, uses_globals,  # known-bugs F3-F5, fixed: these run natively
     uses_eval, uses_exec, uses_getframe_caller], ids=lambda f: f.__name__)
 def test_introspection_behaves_natively(fn):
     cf = bcfront.capture(fn)
@@ -196,13 +189,7 @@ def test_recursion_deeper_than_inlining():
         assert_agree(cf, fn, n, where=f"n={n}")
 
 
-RECURSION_BUG = ("each level of a recursion through a captured function costs bcfront several Python "
-                 "frames: depth 300 hits RecursionError inside bcfront (internal-error fallback), "
-                 "depth 400 raises RecursionError to the caller, where the plain function (limit 1000) "
-                 "works")
-
-
-@pytest.mark.parametrize("n", [300, 400])   # RECURSION_BUG fixed: plain calls past the limit
+@pytest.mark.parametrize("n", [300, 400])   # known-bugs F6 (fixed): depth 300 and 400 once failed
 def test_recursion_that_works_natively_works_captured(n):
     assert sys.getrecursionlimit() >= 1000
     ns = make_namespace("""

@@ -12,8 +12,8 @@ raise an exception no user code would.  The captured function must then
   is a bcfront bug and how to report it.
 
 `bcfront/capture.py` catches unexpected exceptions around tracing and
-compilation, marks the function native and warns once.  What the warning
-lacks (how to report the bug) is a strict xfail, listed in docs/known-bugs.md.
+compilation, marks the function native and warns once, saying how to report
+it (docs/known-bugs.md F7).
 """
 from __future__ import annotations
 
@@ -24,10 +24,6 @@ import pytest
 import bcfront
 
 from .helpers import HAS_TORCH, outcome
-
-NO_REPORT_HINT = ("the fallback warning names the internal error but not how to report it "
-                  "(no issue tracker or 'please report' hint; docs/known-bugs.md)")
-
 
 class SimulatedBug(Exception):
     """What a bug inside bcfront looks like to the caller."""
