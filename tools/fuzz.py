@@ -48,6 +48,7 @@ def parse(argv):
     p.add_argument("--mode", choices=("py", "tensor", "both"), default="both",
                    help="pure-Python programs, tensor programs, or alternate (default)")
     p.add_argument("--backend", default="auto", help="bcfront.capture backend (default auto)")
+    p.add_argument("--device", default=None, help="where tensor programs' inputs live, e.g. cuda (default cpu)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per program before it counts as failed")
     p.add_argument("--shrink-budget", type=int, default=300, help="differential runs spent shrinking each failure")
     p.add_argument("--shrink-time", type=float, default=300.0, help="seconds spent shrinking each failure")
@@ -114,7 +115,7 @@ def main(argv=None) -> int:
         mode = modes(args.mode)[i % len(modes(args.mode))]
         seed = args.program if args.program is not None else args.seed * SEED_STRIDE + i
         i += 1
-        program = generate(seed, mode)
+        program = generate(seed, mode, device=args.device)
         try:
             verdict = timed(differential.run, program, capture)
         except ProgramTimeout:

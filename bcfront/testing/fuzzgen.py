@@ -488,8 +488,11 @@ STATEMENTS = (
 )
 
 
-def generate(seed: int, mode: str = "py", size: int | None = None) -> Program:
-    """A random program of `mode` ("py": no torch, or "tensor") and its calls, from `seed`."""
+def generate(seed: int, mode: str = "py", size: int | None = None, device: str | None = None) -> Program:
+    """A random program of `mode` ("py": no torch, or "tensor") and its calls, from `seed`.
+
+    `device` places a tensor program's argument tensors (e.g. "cuda"); the program is the same.
+    """
     if mode not in PARAMS:
         raise ValueError(f"mode must be one of {sorted(PARAMS)}, not {mode!r}")
     g = Gen(seed, mode)
@@ -497,6 +500,6 @@ def generate(seed: int, mode: str = "py", size: int | None = None) -> Program:
     n = size if size is not None else g.rng.randint(4, 14)
     body = tuple(g.stmt(0) for _ in range(n))
     tail = (Node(f"return {g.ret_value()}", alts=("return None",), pinned=False),)
-    calls = (tensor_calls if mode == "tensor" else py_calls)(g.rng)
+    calls = tensor_calls(g.rng, device) if mode == "tensor" else py_calls(g.rng)
     prelude = PRELUDE_TENSOR if mode == "tensor" else PRELUDE_PY
     return Program(f"{mode}-{seed}", mode, prelude, PARAMS[mode], prologue + body + tail, calls, seed)

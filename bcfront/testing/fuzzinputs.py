@@ -45,30 +45,33 @@ def py_calls(rng) -> tuple[CallSpec, ...]:
     return (a, b, a, c, a)
 
 
-def tensor_literal(rng, shape, dtype: str, layout: str, grad: bool) -> str:
+def tensor_literal(rng, shape, dtype: str, layout: str, grad: bool, device: str | None = None) -> str:
     rows, cols = shape
     if layout == "T":
         rows, cols = cols, rows
     data = [[float(rng.randint(-3, 3)) for _ in range(cols)] for _ in range(rows)]
-    text = f"torch.tensor({data!r}, dtype=torch.{dtype}"
+    text = f"torch.tensor({data!r}, dtype=torch.{dtype}" + (f", device={device!r}" if device else "")
     text += ", requires_grad=True)" if grad and layout != "T" else ")"
     return text + (".t()" if layout == "T" else "")
 
 
-def _tensor_spec(rng, shape, dtype, layout, grad_input, grad_mode=True) -> CallSpec:
-    t = tensor_literal(rng, shape, dtype, layout, grad_input)
+def _tensor_spec(rng, shape, dtype, layout, grad_input, grad_mode=True, device=None) -> CallSpec:
+    t = tensor_literal(rng, shape, dtype, layout, grad_input, device)
     udtype = dtype if rng.random() < 0.85 else rng.choice(("float32", "float64"))
-    u = tensor_literal(rng, shape, udtype, "C", False)
+    u = tensor_literal(rng, shape, udtype, "C", False, device)
     return CallSpec((t, u, str(rng.randint(-2, 6)), repr(_ints(rng))), grad=grad_mode)
 
 
-def tensor_calls(rng) -> tuple[CallSpec, ...]:
-    """Same shape twice (new values), a repeat, a new shape/dtype/layout, then the first again."""
+def tensor_calls(rng, device: str | None = None) -> tuple[CallSpec, ...]:
+    """Same shape twice (new values), a repeat, a new shape/dtype/layout, then the first again.
+
+    `device` (e.g. "cuda") puts the argument tensors there; None keeps the default (CPU).
+    """
     shape = (rng.randint(1, 4), rng.randint(1, 4))
     dtype = rng.choice(("float32", "float64"))
-    first = _tensor_spec(rng, shape, dtype, "C", False)
-    second = _tensor_spec(rng, shape, dtype, "C", False)
+    first = _tensor_spec(rng, shape, dtype, "C", False, device=device)
+    second = _tensor_spec(rng, shape, dtype, "C", False, device=device)
     other_shape = (rng.randint(1, 4), rng.randint(1, 4))
     other = _tensor_spec(rng, other_shape, rng.choice(("float32", "float64")),
-                         rng.choice(("C", "C", "T")), rng.random() < 0.2, rng.random() < 0.8)
+                         rng.choice(("C", "C", "T")), rng.random() < 0.2, rng.random() < 0.8, device)
     return (first, second, first, other, first)
