@@ -16,7 +16,7 @@ import types
 
 from ..errors import UnsupportedError
 from .builder import CONST_TYPES, is_torch_const, wrap
-from .objects import (_MISS, _is_heap_type, call, is_trusted_module, mro_lookup, source_of)
+from .objects import (_MISS, _is_heap_type, call, mro_lookup, source_of)
 from .sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 from .tracer import SymbolicRaise
 from .values import (DELETED, CellV, Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV,
@@ -170,8 +170,9 @@ def _pymodule_attr(tx, v, mod, src, name):
         if name == "__name__":
             return Const(mod.__name__)
         attribute_error("module", name)
-    trusted = is_trusted_module(mod.__name__)
-    return wrap(tx, d[name], AttrSource(src, name), guard=not trusted)
+    # Module attributes are guarded too (an identity check each, reached through the
+    # identity-checked module): monkeypatching torch.nn.functional.gelu recompiles.
+    return wrap(tx, d[name], AttrSource(src, name))
 
 
 def _class_attr(tx, v, cls, src, name):

@@ -269,5 +269,5 @@ def _check_cells(frame, stack, code) -> None:
             work.extend((v.func, v.obj))
         elif isinstance(v, PartialV):
             work.extend((v.func, *v.args, *v.kwargs.values()))
-        elif isinstance(v, CellV) and v.contents is not None and id(v) not in own:
-            work.append(v.contents)
+        elif isinstance(v, CellV) and v.contents is not None:
+            work.append(v.contents)       # own cells too: a closure may sit in one

@@ -19,19 +19,6 @@ from .tracer import SymbolicRaise
 from .values import (Const, ExceptionV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
                      PartialV, StateCMV, TensorV, TupleV, Value, NULL)
 
-TRUSTED_MODULES = ("builtins", "math", "operator", "functools", "itertools", "collections",
-                   "typing", "dataclasses", "enum", "numbers", "abc", "contextlib", "types",
-                   "torch", "warnings", "inspect", "copy", "cmath", "string", "re")
-
-
-def is_trusted_module(name) -> bool:
-    """Library modules whose attributes are assumed not to be reassigned (no guards)."""
-    if not isinstance(name, str):
-        return False
-    top = name.split(".", 1)[0]
-    return top in TRUSTED_MODULES or top.startswith("_")
-
-
 def mro_lookup(cls, name):
     """The raw class attribute (from the first class in the MRO that has it), or a miss marker."""
     for c in cls.__mro__:

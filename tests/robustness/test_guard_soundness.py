@@ -440,7 +440,7 @@ TORCH_CASES = {f.__name__: f for f in (
 
 TORCH_PATCH_BUG = ("functions looked up on torch modules (torch.nn.functional.gelu) are treated as "
                    "constants: monkeypatching one after capture is not seen (stale result)")
-OPEN_BUGS = {"torch_function_patched": TORCH_PATCH_BUG}
+OPEN_BUGS: dict = {}     # torch_function_patched: fixed (torch module attributes are guarded)
 
 
 def _torch_params():

@@ -90,9 +90,7 @@ def f(k):
         return fn1
 ''', (("4",), ("7",)), "tools/fuzz.py --seed 4, program py-4000132 (102 statements, shrunk to 9, "
                            "then by hand): a closure that is itself a cell variable still sees the "
-                           "old value of the cell `k` written after a graph break (4, eager 5)",
-        open_bug="after a graph break, a closure held in a cell variable reads a stale copy of the "
-                 "cells it closes over: writes made by the continuation do not reach it"),
+                           "old value of the cell `k` written after a graph break (4, eager 5)"),
 
     "dict-display-with-unpacking-loses-keys-after-break": Regression('''
 def f(xs):
