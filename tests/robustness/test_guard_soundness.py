@@ -438,9 +438,9 @@ TORCH_CASES = {f.__name__: f for f in (
     module_plain_attribute, module_buffer_replaced, module_hook_added, torch_function_patched)}
 
 
-TORCH_PATCH_BUG = ("functions looked up on torch modules (torch.nn.functional.gelu) are treated as "
-                   "constants: monkeypatching one after capture is not seen (stale result)")
-OPEN_BUGS: dict = {}     # torch_function_patched: fixed (torch module attributes are guarded)
+# case name -> reason, for cases that expose an open bug (strict xfail; docs/known-bugs.md).
+# torch_function_patched was one (O2), fixed: torch module attributes are guarded.
+OPEN_BUGS: dict[str, str] = {}
 
 
 def _torch_params():
