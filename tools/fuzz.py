@@ -45,8 +45,9 @@ def parse(argv):
                    help="run (and shrink) just the program with this seed, as in its name 'py-SEED'")
     p.add_argument("--count", type=int, default=None, help="number of programs (default 200 unless --time)")
     p.add_argument("--time", type=float, default=None, help="stop starting new programs after this many seconds")
-    p.add_argument("--mode", choices=("py", "tensor", "both"), default="both",
-                   help="pure-Python programs, tensor programs, or alternate (default)")
+    p.add_argument("--mode", choices=tuple(MODES), default="all",
+                   help="py (no torch), tensor, module (nn.Module forward), both (py and tensor) "
+                        "or all (default): the modes alternate")
     p.add_argument("--backend", default="auto", help="bcfront.capture backend (default auto)")
     p.add_argument("--device", default=None, help="where tensor programs' inputs live, e.g. cuda (default cpu)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per program before it counts as failed")
@@ -57,8 +58,8 @@ def parse(argv):
     p.add_argument("-q", "--quiet", action="store_true", help="only the failures and the final line")
     args = p.parse_args(argv)
     if args.program is not None:
-        if args.mode == "both":
-            p.error("--program needs --mode py or --mode tensor")
+        if len(MODES[args.mode]) > 1:
+            p.error("--program needs --mode py, tensor or module")
         args.count, args.time = 1, None
     elif args.count is None and args.time is None:
         args.count = 200
@@ -75,8 +76,8 @@ def _has_torch() -> bool:
     return True
 
 
-def modes(mode: str):
-    return ("py", "tensor") if mode == "both" else (mode,)
+MODES = {"py": ("py",), "tensor": ("tensor",), "module": ("module",), "both": ("py", "tensor"),
+         "all": ("py", "tensor", "module")}
 
 
 def main(argv=None) -> int:
@@ -112,7 +113,7 @@ def main(argv=None) -> int:
     i = 0
     while (args.count is None or i < args.count) and \
             (args.time is None or time.monotonic() - start < args.time):
-        mode = modes(args.mode)[i % len(modes(args.mode))]
+        mode = MODES[args.mode][i % len(MODES[args.mode])]
         seed = args.program if args.program is not None else args.seed * SEED_STRIDE + i
         i += 1
         program = generate(seed, mode, device=args.device)

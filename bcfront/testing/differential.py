@@ -108,7 +108,7 @@ def run(program: Program, capture=None, *, max_calls: int | None = None) -> Verd
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            compiled = capture(cap_ns["f"])
+            compiled = capture(cap_ns[program.entry])
         except Exception as e:  # noqa: BLE001 - capturing a valid function must not fail
             return Verdict(program.name, Mismatch(-1, "capture", "", "a function", _exc_text(e),
                                                   _innermost(e)), 0, internal=True)
@@ -116,7 +116,7 @@ def run(program: Program, capture=None, *, max_calls: int | None = None) -> Verd
     eager_errors = 0
     calls = program.calls[:max_calls] if max_calls else program.calls
     for i, spec in enumerate(calls):
-        ref = _call(eager_ns["f"], eager_ns, spec, torch)
+        ref = _call(eager_ns[program.entry], eager_ns, spec, torch)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             got = _call(compiled, cap_ns, spec, torch)
@@ -135,6 +135,8 @@ def _torch():
 
 def _call(fn, ns: dict, spec, torch) -> Outcome:
     out = Outcome()
+    if spec.before:
+        exec(spec.before, ns)  # noqa: S102 - the fuzzer's own state change between calls
     args, kwargs = spec.build(ns)
     buf = io.StringIO()
     result = None
@@ -150,7 +152,8 @@ def _call(fn, ns: dict, spec, torch) -> Outcome:
     globals_ = {k: v for k, v in ns.items() if _is_state(k, v)}
     out.snap = snapshot({"args": args, "kwargs": kwargs, "result": result, "globals": globals_}, torch)
     if torch is not None and out.exc is None:
-        out.grads = _grads((args, kwargs), result, torch)
+        params = [p for v in globals_.values() if isinstance(v, torch.nn.Module) for p in v.parameters()]
+        out.grads = _grads((args, kwargs, params), result, torch)
     return out
 
 

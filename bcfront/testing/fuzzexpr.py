@@ -14,7 +14,7 @@ with ``$name`` placeholders that `Expander` fills:
     $c $c2          fresh comprehension variables (one name per template)
 
 Types: int, bool, list (of ints), dict (str -> int), str, box (a `Box`),
-rest (the ``*rest`` tuple of ints),
+rest (the ``*rest`` tuple of ints), mod (the module ``self`` of a module program),
 fn (a closure int -> int), gen (a generator function int -> ints), and for
 tensor programs M (r, c), MT (c, r), R (c,), C (r,), S (0-d), F (r*c,) and
 tlist (a non-empty list of M tensors).  Templates keep every value bounded:
@@ -56,7 +56,7 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "$F.shape[0]"), _t(2, "int($S.item())"), _t(1, "int($S > 0)"),
         _t(1, "len($v_tlist)"), _t(2, "len($v_rest)"), _t(1, "sum($v_rest)"),
         _t(1, "functools.reduce(lambda p, q: p + q, $list, 0)"), _t(1, "bisect.bisect(sorted($list), $int)"),
-        _t(1, "math.gcd($int, $int)"),
+        _t(1, "math.gcd($int, $int)"), _t(2, "$v_mod.calls"),
     ],
     "bool": [
         _t(3, "True"), _t(8, "$int $cmp $int"), _t(1, "$int < $int <= $int"), _t(2, "$int in $list"), _t(2, "$key in $dict"),
@@ -67,6 +67,7 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(3, "bool($S > $lit)"), _t(1, "$M.is_contiguous()"), _t(1, "$v_M.dtype == torch.float32"),
         _t(1, "$v_M.requires_grad"), _t(1, "torch.is_grad_enabled()"),
         _t(2, "$v_M.shape[0] > $small"), _t(1, "bool(($M > 0).any())"), _t(1, "bool($v_rest)"),
+        _t(3, "$v_mod.training"),
     ],
     "list": [
         _t(5, "$v_list"), _t(3, "[$int, $int]"), _t(2, "($list + [$int])"), _t(2, "$list[1:]"),
@@ -105,7 +106,8 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "$M.detach()"), _t(1, "($M * BIAS)"), _t(1, "$M[torch.arange($v_M.shape[0])]"),
         _t(1, "torch.where($M > 0, 1.0, 0.0)"), _t(1, "($M > 0).to($v_M.dtype)"),
         _t(1, "$M.gather(1, ($M.abs() * 0).long())"), _t(1, "torch.cat([$M, $M], 0)[:$v_M.shape[0]]"),
-        _t(1, "$M.new_zeros($v_M.shape)"),
+        _t(1, "$M.new_zeros($v_M.shape)"), _t(3, "$v_mod.act($M)"), _t(3, "($M * $v_mod.scale)"),
+        _t(1, "torch.nn.functional.dropout($M, 0.0, $v_mod.training)"),
     ],
     "MT": [_t(3, "$v_M.t()"), _t(2, "$M.transpose(0, 1)"), _t(1, "$M.permute(1, 0)"),
            _t(1, "$M.T"), _t(2, "$v_MT")],
@@ -121,7 +123,7 @@ RULES: dict[str, list[tuple[int, str]]] = {
     "S": [
         _t(3, "$v_M.sum()"), _t(2, "$M.sum()"), _t(1, "$R.max()"), _t(1, "($M * $M).sum()"),
         _t(1, "$C.mean()"), _t(1, "$M.amin()"), _t(1, "($S + $S)"), _t(1, "$v_M[0, 0]"),
-        _t(3, "$v_S"), _t(1, "BIAS"),
+        _t(3, "$v_S"), _t(1, "BIAS"), _t(2, "$v_mod.scale"), _t(2, "$v_mod.count"),
     ],
     "F": [_t(2, "$v_M.reshape(-1)"), _t(1, "$M.flatten()"), _t(1, "$M.contiguous().view(-1)"),
           _t(2, "$v_F")],

@@ -73,17 +73,36 @@ class Ctx:
 
 PRELUDE_TENSOR = "import torch\n" + PRELUDE_PY + "\n\nBIAS = torch.tensor(1.5)\n"
 
-PARAMS = {"py": "a, b, xs, d, s, o, k=2, *rest, **kw", "tensor": "t, u, n, xs"}
+# A module program's `f` becomes the forward of `M`; `MOD` is what gets captured and called.
+POSTLUDE_MODULE = '''\
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.tensor(1.5))
+        self.register_buffer("count", torch.zeros(()))
+        self.act = torch.nn.ReLU()
+        self.calls = 0
+
+    forward = f
+
+
+MOD = M()
+'''
+
+PARAMS = {"py": "a, b, xs, d, s, o, k=2, *rest, **kw", "tensor": "t, u, n, xs", "module": "self, t, u, n, xs"}
 PARAM_TYPES = {
     "py": {"a": "int", "b": "int", "xs": "list", "d": "dict", "s": "str", "o": "box", "k": "int",
            "rest": "rest", "kw": "dict"},
     "tensor": {"t": "M", "u": "M", "n": "int", "xs": "list"},
+    "module": {"self": "mod", "t": "M", "u": "M", "n": "int", "xs": "list"},
 }
 # Names the function may read or mutate but never rebind (rebinding would make them local).
-FIXED = {"py": {"STATE": "list"}, "tensor": {"STATE": "list", "BIAS": "S"}}
+FIXED = {"py": {"STATE": "list"}, "tensor": {"STATE": "list", "BIAS": "S"},
+         "module": {"STATE": "list", "BIAS": "S"}}
 PY_TYPES = frozenset({"int", "bool", "list", "dict", "str", "box"})
 NEW_VAR_TYPES = {"py": ("int", "int", "list", "dict", "str"),
                  "tensor": ("M", "M", "M", "R", "C", "S", "MT", "F", "int", "list")}
+NEW_VAR_TYPES["module"] = NEW_VAR_TYPES["tensor"]
 ERRORS = ("ValueError", "KeyError", "IndexError", "ZeroDivisionError", "FuzzError",
           "(KeyError, IndexError)", "LookupError", "ArithmeticError", "Exception",
           "RuntimeError", "TypeError", "AssertionError")
@@ -120,7 +139,7 @@ class Gen:
         self.rng = random.Random(seed)
         self.mode = mode
         self.scope = Scope(PARAM_TYPES[mode], FIXED[mode])
-        allowed = PY_TYPES | {"fn", "gen"} | (TENSOR_TYPES if mode == "tensor" else frozenset())
+        allowed = PY_TYPES | {"fn", "gen", "rest"} | (TENSOR_TYPES | {"mod"} if mode != "py" else frozenset())
         self.ex = Expander(self.rng, self.scope.names, allowed, hostile=0.15)
         self.counter = 0
         self.loops = 0           # enclosing loops in the current function
@@ -164,7 +183,9 @@ class Gen:
             return False
         if "l" in needs and not self.loops:
             return False
-        if "t" in needs and self.mode != "tensor":
+        if "t" in needs and self.mode == "py":
+            return False
+        if "m" in needs and self.mode != "module":
             return False
         if "g" in needs and self.in_def:
             return False
@@ -285,7 +306,7 @@ class Gen:
             (1, lambda: (f"sorted({self.var('dict')})", {"str": 1})),
             (1, lambda: (f"{self.var('str')}[:4]", {"str": 1})),
         ]
-        if self.mode == "tensor":
+        if self.mode != "py":
             forms += [(3, lambda: (self.var("M"), {"R": 1})),
                       (1, lambda: (f"list({self.var('tlist')})", {"M": 1}))]
         options = [(w, f) for w, f in forms]
@@ -468,13 +489,19 @@ class Gen:
     def s_tlist(self, depth):
         return self._new("ts", "tlist", f"[{self.e('M')}, {self.e('M')}]")
 
+    def s_module_state(self, depth):
+        m = self.var("mod")
+        forms = (f"{m}.calls += 1", f"{m}.count.add_(1)", f"{m}.last = {self.e('M')}.detach()",
+                 f"{m}.count.copy_({self.e('S')}.detach())", f"print({m}.training, {m}.calls)")
+        return Node(self.rng.choice(forms))
+
     def s_no_grad(self, depth):
         ctx = self.rng.choice(("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)"))
         return Node(f"with {ctx}:", (Suite(None, self.block(depth + 1)),))
 
 
 # (weight, method, needs): c = compound (depth-limited), l = inside a loop,
-# t = tensor programs only, g = not inside a nested def.
+# t = tensor and module programs only, m = module programs only, g = not inside a nested def.
 STATEMENTS = (
     (8, Gen.s_assign_new, ""), (5, Gen.s_assign, ""), (4, Gen.s_augassign, ""),
     (4, Gen.s_list_mut, ""), (3, Gen.s_dict_mut, ""), (2, Gen.s_box_mut, ""), (3, Gen.s_print, ""),
@@ -484,7 +511,7 @@ STATEMENTS = (
     (1, Gen.s_genfn, "cg"), (1.5, Gen.s_with_ctx, "c"), (1, Gen.s_walrus, "c"), (1.5, Gen.s_unpack, ""),
     (0.5, Gen.s_del, "g"),
     (12, Gen.s_tensor_new, "t"), (6, Gen.s_inplace, "t"), (3, Gen.s_tensor_misc, "t"),
-    (1, Gen.s_tlist, "t"), (2, Gen.s_no_grad, "ct"),
+    (1, Gen.s_tlist, "t"), (2, Gen.s_no_grad, "ct"), (3, Gen.s_module_state, "m"),
 )
 
 
@@ -500,6 +527,11 @@ def generate(seed: int, mode: str = "py", size: int | None = None, device: str |
     n = size if size is not None else g.rng.randint(4, 14)
     body = tuple(g.stmt(0) for _ in range(n))
     tail = (Node(f"return {g.ret_value()}", alts=("return None",), pinned=False),)
-    calls = tensor_calls(g.rng, device) if mode == "tensor" else py_calls(g.rng)
-    prelude = PRELUDE_TENSOR if mode == "tensor" else PRELUDE_PY
-    return Program(f"{mode}-{seed}", mode, prelude, PARAMS[mode], prologue + body + tail, calls, seed)
+    if mode == "py":
+        calls = py_calls(g.rng)
+    else:
+        calls = tensor_calls(g.rng, device, module=mode == "module")
+    prelude = PRELUDE_TENSOR if mode != "py" else PRELUDE_PY
+    post, entry = (POSTLUDE_MODULE, "MOD") if mode == "module" else ("", "f")
+    return Program(f"{mode}-{seed}", mode, prelude, PARAMS[mode], prologue + body + tail, calls, seed,
+                   postlude=post, entry=entry)

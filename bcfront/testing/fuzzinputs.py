@@ -11,6 +11,8 @@ Earlier inputs come back later: a cache hit must be as right as a capture.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .program import CallSpec
 
 STRINGS = ("''", "'abc'", "'a'", "\"it's\"", "'q\"x'", "'é\\n'", "'ba'")
@@ -62,10 +64,16 @@ def _tensor_spec(rng, shape, dtype, layout, grad_input, grad_mode=True, device=N
     return CallSpec((t, u, str(rng.randint(-2, 6)), repr(_ints(rng))), grad=grad_mode)
 
 
-def tensor_calls(rng, device: str | None = None) -> tuple[CallSpec, ...]:
+MODULE_CHANGES = ("MOD.eval()", "MOD.train()", "MOD.calls = 0", "MOD.act = torch.nn.Tanh()",
+                  "MOD.act = torch.nn.ReLU()", "G = 2", "MOD.count.zero_()")
+
+
+def tensor_calls(rng, device: str | None = None, module: bool = False) -> tuple[CallSpec, ...]:
     """Same shape twice (new values), a repeat, a new shape/dtype/layout, then the first again.
 
     `device` (e.g. "cuda") puts the argument tensors there; None keeps the default (CPU).
+    For a module program, some calls are preceded by a change of the module
+    (train/eval, a swapped submodule, an attribute or buffer reset).
     """
     shape = (rng.randint(1, 4), rng.randint(1, 4))
     dtype = rng.choice(("float32", "float64"))
@@ -74,4 +82,8 @@ def tensor_calls(rng, device: str | None = None) -> tuple[CallSpec, ...]:
     other_shape = (rng.randint(1, 4), rng.randint(1, 4))
     other = _tensor_spec(rng, other_shape, rng.choice(("float32", "float64")),
                          rng.choice(("C", "C", "T")), rng.random() < 0.2, rng.random() < 0.8, device)
-    return (first, second, first, other, first)
+    calls = (first, second, first, other, first)
+    if module:
+        calls = tuple(c if i == 0 or rng.random() < 0.5 else replace(c, before=rng.choice(MODULE_CHANGES))
+                      for i, c in enumerate(calls))
+    return calls

@@ -66,10 +66,13 @@ class CallSpec:
     """One call: argument expressions (evaluated in the program's namespace) and grad mode.
 
     An item ``"name=expr"`` is a keyword argument, ``"*expr"`` / ``"**expr"``
-    unpack, exactly as in a call.
+    unpack, exactly as in a call.  `before` is a statement run in the
+    program's namespace just before the call (on each side): a change of
+    state between calls, such as ``G = 3`` or ``MOD.eval()``.
     """
     args: tuple[str, ...]
     grad: bool = True
+    before: str = ""
 
     def source(self) -> str:
         """An expression whose value is ``(positional args tuple, keyword args dict)``."""
@@ -81,20 +84,29 @@ class CallSpec:
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """A generated module with one function `f` and the calls to run it with."""
+    """A generated module with one function `f` and the calls to run it with.
+
+    `entry` names what is captured and called: ``f`` itself, or an object the
+    `postlude` (source after ``f``) builds from it, e.g. a module whose
+    ``forward`` is ``f``.
+    """
     name: str
-    mode: str                       # "py" (no torch) or "tensor"
+    mode: str                       # "py" (no torch), "tensor" or "module"
     prelude: str
     params: str                     # the parameter list of f, as source
     body: tuple[Node, ...]
     calls: tuple[CallSpec, ...]
     seed: int = 0
+    postlude: str = ""
+    entry: str = "f"
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def source(self) -> str:
         lines = [self.prelude.rstrip(), "", "", f"def f({self.params}):"]
         lines.extend(render_body(self.body, 1))
+        if self.postlude:
+            lines += ["", "", self.postlude.strip("\n")]
         return "\n".join(lines) + "\n"
 
     def size(self) -> int:
@@ -111,25 +123,29 @@ class Program:
         return self.mode != "py"
 
 
-def from_source(source: str, calls, *, name: str = "repro", mode: str | None = None) -> Program:
+def from_source(source: str, calls, *, name: str = "repro", mode: str | None = None,
+                entry: str = "f") -> Program:
     """A program made from hand-written module source (regression tests, reproducers).
 
-    The module must define a top-level ``def f(...)``; everything before it is
-    the prelude.  The body is parsed into a statement tree (`parse_body`), so a
-    hand-written program shrinks like a generated one.  `calls` items are
-    `CallSpec`s, sequences of argument expressions, or one string holding
-    them all ("1, [2, 3]").
+    The module must define a top-level ``def f(...)``; what comes before it is
+    the prelude, what comes after it the postlude.  The body is parsed into a
+    statement tree (`parse_body`), so a hand-written program shrinks like a
+    generated one.  `calls` items are `CallSpec`s, sequences of argument
+    expressions, or one string holding them all ("1, [2, 3]").
     """
     head, sep, rest = ("\n" + source).partition("\ndef f(")
     if not sep:
         raise ValueError("the source must define a top-level function `f`")
-    fn = ast.parse("def f(" + rest).body[0]
+    tree = ast.parse("def f(" + rest)
+    fn = tree.body[0]
+    tail = "\n".join(("def f(" + rest).split("\n")[fn.end_lineno:])
     params = ast.unparse(fn.args)
     specs = tuple(c if isinstance(c, CallSpec) else CallSpec((c,)) if isinstance(c, str)
                   else CallSpec(tuple(c)) for c in calls)
     if mode is None:
         mode = "tensor" if "torch" in source else "py"
-    return Program(name, mode, head.strip("\n"), params, parse_body(fn.body), specs)
+    return Program(name, mode, head.strip("\n"), params, parse_body(fn.body), specs,
+                   postlude=tail.strip("\n"), entry=entry)
 
 
 def parse_body(stmts) -> tuple[Node, ...]:

@@ -243,7 +243,7 @@ SOURCE = {source}
 CALLS = {calls}
 
 if __name__ == "__main__":
-    verdict = run(from_source(SOURCE, CALLS, name={name!r}))
+    verdict = run(from_source(SOURCE, CALLS, name={name!r}, entry={entry!r}))
     print("ok" if verdict.ok else verdict.mismatch.describe())
     sys.exit(0 if verdict.ok else 1)
 '''
@@ -251,13 +251,14 @@ if __name__ == "__main__":
 
 def reproducer(program: Program, verdict, filename: str = "repro.py") -> str:
     """A standalone script that reruns `program` differentially and reports the mismatch."""
-    calls = "[\n" + "".join(f"    CallSpec({c.args!r}{'' if c.grad else ', grad=False'}),\n"
+    calls = "[\n" + "".join(f"    CallSpec({c.args!r}{'' if c.grad else ', grad=False'}"
+                            f"{f', before={c.before!r}' if c.before else ''}),\n"
                             for c in program.calls) + "]"
     description = verdict.mismatch.describe() if verdict.mismatch else "no mismatch"
     description = description.replace('"""', "'''").replace("\\", "\\\\")
     return REPRO_TEMPLATE.format(name=program.name, mode=program.mode, seed=program.seed,
                                  description=description, filename=filename,
-                                 source=source_literal(program.source), calls=calls)
+                                 source=source_literal(program.source), calls=calls, entry=program.entry)
 
 
 def source_literal(text: str) -> str:

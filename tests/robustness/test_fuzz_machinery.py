@@ -188,7 +188,7 @@ def test_diff_reports_aliasing():
 
 # -- the generator ------------------------------------------------------------------------------------
 
-MODES = ["py"] + (["tensor"] if HAS_TORCH else [])
+MODES = ["py"] + (["tensor", "module"] if HAS_TORCH else [])
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -206,9 +206,12 @@ def test_generated_programs_compile_run_and_cover_features(mode):
                 "finally:": "finally", "def fn": "closure", "nonlocal": "nonlocal", "yield": "generator",
                 "lambda": "lambda", "raise ": "raise", " for c_": "comprehension", "print(": "print",
                 "break": "break", "continue": "continue", "match ": "match", ".append(": "list-mutation"}
-    if mode == "tensor":
+    if mode != "py":
         features.update({"_(": "in-place", "[0]": "view", ".t()": "transpose", "no_grad": "no_grad",
                          ".item()": "item"})
+    if mode == "module":
+        features.update({"self.act(": "submodule", "self.scale": "parameter", "self.count": "buffer",
+                         "self.training": "training"})
     for seed in range(60):
         program = generate(seed, mode)
         compile(program.source, program.name, "exec")
@@ -301,3 +304,14 @@ def test_call_spec_builds_positional_and_keyword_arguments():
     assert CallSpec(("1",)).build({}) == ((1,), {})
     assert CallSpec(("1", "[2]", "k=3", "*(4, 5)", "**{'z': 6}")).build({}) == \
         ((1, [2], 4, 5), {"k": 3, "z": 6})
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+def test_module_programs_round_trip_through_source():
+    """A module program (f is M.forward, MOD is called) re-parses with its postlude and entry."""
+    program = generate(3, "module")
+    again = from_source(program.source, program.calls, entry=program.entry)
+    assert again.source.split("class M(")[1] == program.source.split("class M(")[1]
+    assert differential.run(again, identity).ok
+    verdict = differential.run(again, silent)
+    assert again.entry == "MOD" and (verdict.ok or verdict.mismatch.part == "stdout")
