@@ -119,6 +119,11 @@ def main(argv=None) -> int:
         program = generate(seed, mode, device=args.device)
         try:
             verdict = timed(differential.run, program, capture)
+        except Exception as e:  # noqa: BLE001 - a harness bug must not end the campaign
+            failed += 1
+            kinds["harness-error"] += 1
+            print(f"FAIL {program.name}: the harness raised {type(e).__name__}: {e}")
+            continue
         except ProgramTimeout:
             failed += 1
             kinds["timeout"] += 1

@@ -198,8 +198,9 @@ def snapshot(root, torch=None) -> list[tuple[str, tuple]]:
         keep.append(value)
         if torch is not None and isinstance(value, torch.Tensor):
             out.append((path, _tensor_desc(value, path, storages, torch)))
-            if value.is_leaf and value.grad is not None:    # accumulated by a backward()
-                work.append((value.grad, f"{path}.grad"))
+            grad = _leaf_grad(value)
+            if grad is not None:                            # accumulated by a backward()
+                work.append((grad, f"{path}.grad"))
             continue
         children = _children(value, path)
         if children is None:
@@ -209,6 +210,13 @@ def snapshot(root, torch=None) -> list[tuple[str, tuple]]:
         out.append((path, desc))
         work.extend(reversed(kids))
     return out
+
+
+def _leaf_grad(t):
+    try:
+        return t.grad if t.is_leaf else None
+    except RuntimeError:    # a no_grad view whose base changed in place: autograd refuses to look
+        return None
 
 
 def _is_atom(value) -> bool:
