@@ -102,6 +102,28 @@ def test_async_function():
     assert asyncio.run(coro) == 5
 
 
+def _notes_and_breaks(cf, *args):
+    report = bcfront.explain(cf, *args)
+    return ([n for f in report.functions for n in f.notes] + [b.message for b in report.graph_breaks])
+
+
+@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited")   # explain drops the coroutine
+@pytest.mark.parametrize("kind", ["generator", "async", "class", "getframe"])
+def test_odd_callables_say_why_in_explain(kind):
+    """Whatever bcfront does with them, explain says so (a note or a break with a message)."""
+    def gen(n):
+        yield n
+
+    async def work(x):
+        return x
+
+    fn, args = {"generator": (gen, (1,)), "async": (work, (1,)),
+                "class": (type("K", (), {"__init__": lambda self, x: None}), (1,)),
+                "getframe": (uses_getframe, (1,))}[kind]
+    said = _notes_and_breaks(bcfront.capture(fn), *args)
+    assert said and all(isinstance(s, str) and s for s in said), f"{kind}: explain is silent"
+
+
 def test_lambda_and_partial():
     import functools
     f = functools.partial(lambda a, b: a * 10 + b, 4)
