@@ -57,6 +57,9 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "len($v_tlist)"), _t(2, "len($v_rest)"), _t(1, "sum($v_rest)"),
         _t(1, "functools.reduce(lambda p, q: p + q, $list, 0)"), _t(1, "bisect.bisect(sorted($list), $int)"),
         _t(1, "math.gcd($int, $int)"), _t(2, "$v_mod.calls"),
+        # prints inside expressions: graph breaks with values still on the stack
+        _t(1, "(print('b', end='|') or $int)"), _t(1, "($int + (print(end='') or $int))"),
+        _t(1, "sum(print($c, end='|') or $c for $c in $list)"), _t(1, "min($int, print(end='') or $int)"),
     ],
     "bool": [
         _t(3, "True"), _t(8, "$int $cmp $int"), _t(1, "$int < $int <= $int"), _t(2, "$int in $list"), _t(2, "$key in $dict"),
@@ -67,7 +70,7 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(3, "bool($S > $lit)"), _t(1, "$M.is_contiguous()"), _t(1, "$v_M.dtype == torch.float32"),
         _t(1, "$v_M.requires_grad"), _t(1, "torch.is_grad_enabled()"),
         _t(2, "$v_M.shape[0] > $small"), _t(1, "bool(($M > 0).any())"), _t(1, "bool($v_rest)"),
-        _t(3, "$v_mod.training"),
+        _t(3, "$v_mod.training"), _t(1, "(print(end='') or $bool)"),
     ],
     "list": [
         _t(5, "$v_list"), _t(3, "[$int, $int]"), _t(2, "($list + [$int])"), _t(2, "$list[1:]"),
@@ -80,11 +83,13 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "list($v_M.shape)"), _t(1, "[int($c) for $c in $C.tolist()]"), _t(1, "list($v_rest)"),
         _t(1, "list(itertools.accumulate($list))"), _t(1, "heapq.nsmallest(2, $list)"),
         _t(1, "copy.deepcopy($v_list)"), _t(1, "[$c for $c, _ in collections.Counter($list).most_common(2)]"),
+        _t(1, "[print($c, end='|') or $c for $c in $list]"), _t(1, "[$int, (print(end='') or $int)]"),
     ],
     "dict": [
         _t(5, "$v_dict"), _t(3, "{$key: $int}"), _t(1, "dict($dict)"),
         _t(2, "{**$dict, $key: $int}"), _t(2, "{$c: $c2 + $small for $c, $c2 in $dict.items()}"),
         _t(1, "{str($c): $c for $c in $list}"), _t(1, "dict(zip(['k', 'p'], $list))"),
+        _t(1, "{**$dict, $key: print(end='') or $int}"),
     ],
     "str": [
         _t(4, "$v_str"), _t(2, "$skey"), _t(2, "f'{$v_int}|{$v_str}'"), _t(1, "($str + 'x')"),
@@ -108,6 +113,7 @@ RULES: dict[str, list[tuple[int, str]]] = {
         _t(1, "$M.gather(1, ($M.abs() * 0).long())"), _t(1, "torch.cat([$M, $M], 0)[:$v_M.shape[0]]"),
         _t(1, "$M.new_zeros($v_M.shape)"), _t(3, "$v_mod.act($M)"), _t(3, "($M * $v_mod.scale)"),
         _t(1, "torch.nn.functional.dropout($M, 0.0, $v_mod.training)"),
+        _t(1, "(print(end='') or $M)"), _t(1, "($M + (print(end='') or $M))"),
     ],
     "MT": [_t(3, "$v_M.t()"), _t(2, "$M.transpose(0, 1)"), _t(1, "$M.permute(1, 0)"),
            _t(1, "$M.T"), _t(2, "$v_MT")],
