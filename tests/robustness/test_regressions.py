@@ -12,6 +12,8 @@ the open ones.
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -28,6 +30,8 @@ class Regression:
     calls: tuple
     found: str                      # campaign / program, and the symptom
     open_bug: str | None = None     # set while the bug is not fixed (strict xfail)
+    open_from: tuple = (3, 0)       # the Python versions the bug shows on (this one and later)
+    isolate: bool = False           # run in a child process (the bug crashes the interpreter)
 
 
 PY = {
@@ -99,6 +103,40 @@ def f(xs):
                              "hand): `{**{...}, 'k': copy.deepcopy(...)}` lost 'k' when the value's call "
                              "graph-broke"),
 
+    "loop-over-appended-list-repeats-an-iteration-after-break": Regression('''
+def f(xs):
+    xs.append(0)
+    for c in xs:
+        print(end='|')
+    return xs
+''', (("[]",), ("[1]",)), "test_fuzz.py py program 20240090 on 3.12/3.13, shrunk by hand: after "
+                           "xs.append, a loop over xs whose body breaks the graph runs its first "
+                           "iteration twice (prints '||' for one element); 3.11 too",
+        open_bug="a for loop over a list appended to earlier in the function repeats an iteration "
+                 "when its body breaks the graph"),
+
+    "comprehension-over-global-after-slice-assignment-crashes": Regression('''
+import collections
+STATE = []
+
+
+def f(a, b, xs, d, s, o, k=2, *rest, **kw):
+    STATE[1:2] = [b]
+    print([c_9 for c_9, _ in collections.Counter([print(end='|') or c_10 for c_10 in STATE]).most_common()], sep=',')
+    v8 = s
+    if min(o, k):
+        if b + a:
+            v13 = {c_16: c2_17 for c2_17 in d}
+            xs(rest)
+        k = kw
+''', (("3", "0", "[0]", "{'q': 3}", "'s'", "object()"),),
+        "test_fuzz.py py program 20240090 (shrunk from 80 to 8 statements, crash as the predicate): "
+        "3.13 dies with a segmentation fault in the continuation after the break in the inner "
+        "comprehension; 3.12 prints the inner comprehension's output twice",
+        open_bug="3.12+: a break inside nested comprehensions over a global list mutated before: "
+                 "3.13 segfaults (invalid continuation), 3.12 repeats the inner comprehension's prints",
+        open_from=(3, 12), isolate=True),
+
     "set-display-with-unpacking-loses-items-after-break": Regression('''
 def f(xs):
     return {*xs, print()}
@@ -152,12 +190,29 @@ def f(t):
 def _params(table):
     out = []
     for name, reg in sorted(table.items()):
-        marks = (pytest.mark.xfail(strict=True, reason=reg.open_bug),) if reg.open_bug else ()
+        is_open = reg.open_bug and sys.version_info[:2] >= reg.open_from
+        marks = (pytest.mark.xfail(strict=True, reason=reg.open_bug),) if is_open else ()
         out.append(pytest.param(name, marks=marks, id=name))
     return out
 
 
+CHILD = """
+import sys
+from bcfront.testing.differential import run
+from bcfront.testing.program import from_source
+verdict = run(from_source(sys.argv[1], eval(sys.argv[2]), name=sys.argv[3]))
+print("ok" if verdict.ok else verdict.mismatch.describe())
+"""
+
+
 def _run(name: str, reg: Regression) -> None:
+    if reg.isolate:
+        done = subprocess.run([sys.executable, "-c", CHILD, reg.source, repr(reg.calls), name],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (f"{name} ({reg.found}): the interpreter died "
+                                      f"(exit status {done.returncode}); output {done.stdout[-300:]!r}")
+        assert done.stdout.strip() == "ok", f"{name} ({reg.found}):\n{done.stdout}"
+        return
     verdict = differential.run(from_source(reg.source, reg.calls, name=name))
     assert verdict.ok, f"{name} ({reg.found}):\n{verdict.mismatch.describe()}"
 
