@@ -12,15 +12,19 @@ Examples:
     python tools/fuzz.py --seed 7 --time 600 --mode tensor
     python tools/fuzz.py --seed 3 --count 50 --mode py --no-shrink
     python tools/fuzz.py --mode tensor --program 20250007     # one program, shrunk
+    python tools/fuzz.py --mode py --isolate --count 300      # survives interpreter crashes
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import json
 import logging
 import os
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -55,8 +59,14 @@ def parse(argv):
     p.add_argument("--shrink-time", type=float, default=300.0, help="seconds spent shrinking each failure")
     p.add_argument("--no-shrink", action="store_true", help="write failing programs unshrunk")
     p.add_argument("--out", default=DEFAULT_OUT, help="where reproducers go (default tools/results/fuzz)")
+    p.add_argument("--isolate", action="store_true",
+                   help="run every program (and every shrinking step) in a child process, so a program "
+                        "that crashes the interpreter is a failure of kind 'crash', not the end")
     p.add_argument("-q", "--quiet", action="store_true", help="only the failures and the final line")
+    p.add_argument("--child", help=argparse.SUPPRESS)      # internal: run one program, print JSON
     args = p.parse_args(argv)
+    if args.child:
+        return args
     if args.program is not None:
         if len(MODES[args.mode]) > 1:
             p.error("--program needs --mode py, tensor or module")
@@ -80,8 +90,50 @@ MODES = {"py": ("py",), "tensor": ("tensor",), "module": ("module",), "both": ("
          "all": ("py", "tensor", "module")}
 
 
+def child(path: str, backend: str) -> int:
+    """Run the program described in the JSON file `path`; print the verdict as JSON."""
+    import bcfront
+    from bcfront.testing import differential
+    from bcfront.testing.program import CallSpec, from_source
+    logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
+    with open(path) as fh:
+        d = json.load(fh)
+    calls = [CallSpec(tuple(c["args"]), c["grad"], c["before"]) for c in d["calls"]]
+    program = from_source(d["source"], calls, name=d["name"], mode=d["mode"], entry=d["entry"])
+    verdict = differential.run(program, lambda fn: bcfront.capture(fn, backend=backend))
+    m = verdict.mismatch
+    print(json.dumps(None if m is None else {f: getattr(m, f) for f in m.__slots__}))
+    return 0
+
+
+def isolated(program, backend: str, timeout: float):
+    """`differential.run` in a child process: a Verdict, None on timeout, or a 'crash' mismatch."""
+    from bcfront.testing.differential import Mismatch, Verdict
+    d = {"source": program.source, "name": program.name, "mode": program.mode, "entry": program.entry,
+         "calls": [{"args": list(c.args), "grad": c.grad, "before": c.before} for c in program.calls]}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(d, fh)
+    try:
+        done = subprocess.run([sys.executable, __file__, "--child", fh.name, "--backend", backend],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        os.unlink(fh.name)
+    tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+    if done.returncode < 0:             # killed by a signal: SIGSEGV, SIGABRT, ...
+        what = f"the interpreter died (signal {-done.returncode}): {tail[0][:200]}"
+        return Verdict(program.name, Mismatch(0, "crash", "", "no crash", what), 0)
+    if done.returncode != 0:
+        raise RuntimeError(f"the child runner failed (exit status {done.returncode}): {tail[0][:300]}")
+    m = json.loads(done.stdout.strip().splitlines()[-1])
+    return Verdict(program.name, None if m is None else Mismatch(**m), len(program.calls))
+
+
 def main(argv=None) -> int:
     args = parse(argv)
+    if args.child:
+        return child(args.child, args.backend)
     sys.stdout.reconfigure(line_buffering=True)      # progress shows up in logs as it happens
     import bcfront
     from bcfront.testing import differential, shrink
@@ -98,6 +150,8 @@ def main(argv=None) -> int:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
     def run_limited(program, capture):
+        if args.isolate:
+            return isolated(program, args.backend, args.timeout)
         try:
             return timed(differential.run, program, capture)
         except ProgramTimeout:
@@ -118,7 +172,9 @@ def main(argv=None) -> int:
         i += 1
         program = generate(seed, mode, device=args.device)
         try:
-            verdict = timed(differential.run, program, capture)
+            verdict = run_limited(program, capture) if args.isolate else timed(differential.run, program, capture)
+            if verdict is None:
+                raise ProgramTimeout()
         except Exception as e:  # noqa: BLE001 - a harness bug must not end the campaign
             failed += 1
             kinds["harness-error"] += 1
