@@ -137,6 +137,40 @@ def f(a, b, xs, d, s, o, k=2, *rest, **kw):
                  "3.13 segfaults (invalid continuation), 3.12 repeats the inner comprehension's prints",
         open_from=(3, 12), isolate=True),
 
+    "del-of-loop-target-after-break-unbound-on-313": Regression('''
+import functools
+STATE = []
+
+
+class Box:
+    def __init__(self, v, items=()):
+        self.v = v
+        self.items = list(items)
+
+
+def f(a, b, xs, d, s, o, k=2, *rest, **kw):
+    v2 = len
+    for (i4, i5) in zip([6], sorted([a, print(end='') or o.v])):
+        if v2:
+            v6 = a - b
+            v7 = s
+        match functools.reduce(lambda p, q: p + q, STATE, 0) % 3:
+            case 0:
+                d['p'] = sum
+                if rest:
+                    pass
+                v8 = kw
+            case 1 | 2 if any((c_11 > 4 for c_11 in xs + [len(o.items)])):
+                xs[k] = 7
+        del i4
+''', (("1", "8", "[8, -2, 8, 1]", "{}", "''", "Box(3, [6])"),),
+        "/work/v313/bin/python tools/fuzz.py --seed 9 --mode py --isolate, program py-9000036 (37 "
+        "statements, shrunk to 13; every remaining line is needed): on 3.13 only, `del i4` of the "
+        "loop target in the continuation raises UnboundLocalError",
+        open_bug="3.13: after a break in a for loop's iterable, the continuation loses the loop "
+                 "target `i4` (del raises UnboundLocalError)",
+        open_from=(3, 13)),
+
     "set-display-with-unpacking-loses-items-after-break": Regression('''
 def f(xs):
     return {*xs, print()}
