@@ -37,6 +37,10 @@ KNOWN: dict[tuple[str, int], tuple[tuple[int, int], str]] = {
     ("py", 20_240_090): ((3, 12), "3.13 segfaults and 3.12 repeats prints: a break inside nested "
                                   "comprehensions over a mutated global list (test_regressions: "
                                   "comprehension-over-global-after-slice-assignment-crashes)"),
+    ("py", 20_240_020): ((3, 13), "3.13: nested comprehensions in a loop over a growing list after a "
+                                  "break (test_regressions: nested-comprehension-in-loop-over-growing-list-313)"),
+    ("py", 20_240_146): ((3, 13), "3.13: augmented assignment in a try after a break (test_regressions: "
+                                  "augmented-assignment-in-try-after-break-313)"),
 }
 
 

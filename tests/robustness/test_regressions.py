@@ -171,6 +171,62 @@ def f(a, b, xs, d, s, o, k=2, *rest, **kw):
                  "target `i4` (del raises UnboundLocalError)",
         open_from=(3, 13)),
 
+    "nested-comprehension-in-loop-over-growing-list-313": Regression('''
+class Box:
+    def __init__(self, v, items=()):
+        self.v = v
+        self.items = list(items)
+
+
+def f(a, b, xs, d, s, o, k=2, *rest, **kw):
+    for i1, i2 in enumerate(list(xs)):
+        xs += [len([c_2 for c_2 in [print(end='|') or c_3 for c_3 in xs] if c_2 > 6])]
+        if k or o:
+            pass
+    else:
+        b = b + a
+        v3 = s
+    v4 = kw
+    v5 = {c_5: c2_6 for c_5, c2_6 in d.items()}
+''', (('True', '8', '[3, 6, 6, 8]', '{\'p\': -3, "it\'s": 2}', "'a'", 'Box(-2, [2])', '2', 'z=-2'),),
+        "test_fuzz.py py program 20240020 on 3.13 (shrunk with --isolate: some shrinking candidates "
+        "segfault 3.13): the inner comprehension's variable receives the enumerate object "
+        "(TypeError: '>' not supported between instances of 'enumerate' and 'int')",
+        open_bug="3.13: a break inside nested comprehensions in a loop over a list that the loop grows "
+                 "corrupts the continuation's stack",
+        open_from=(3, 13), isolate=True),
+
+    "augmented-assignment-in-try-after-break-313": Regression('''
+import copy
+STATE = []
+
+
+class Box:
+    def __init__(self, v, items=()):
+        self.v = v
+        self.items = list(items)
+
+
+def f(a, b, xs, d, s, o, k=2, *rest, **kw):
+    v1 = dict(zip('k', [c_1 for c_1, c2_2 in enumerate(copy.deepcopy(xs))]))
+    try:
+        v2, *v3 = [3]
+        a += xs if v3 else 8
+        if o:
+            xs = rest
+            if k < sum((c_3 for c_3 in STATE)):
+                raise b
+    except ArithmeticError:
+        v6 = d
+    kw
+    return a
+''', (('-2', '-3', '[]', '{\'k\': -2, \'q\': 8, "it\'s": 0}', '\'q"x\'', 'Box(0, [3, 5])', 'z=2'),),
+        "test_fuzz.py py program 20240146 on 3.13 (29 statements, shrunk to 12; simpler variants "
+        "are right): `a += xs if v3 else 8` in a try after a break returns 5 instead of 6",
+        open_bug="3.13: after a break, an augmented assignment with a conditional expression inside a "
+                 "try computes a wrong value",
+        open_from=(3, 13)),
+
     "set-display-with-unpacking-loses-items-after-break": Regression('''
 def f(xs):
     return {*xs, print()}
