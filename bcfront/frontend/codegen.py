@@ -73,6 +73,9 @@ class Rebuilder:
         self.indent = indent
         self.memo: dict[int, str] = {}
         self.globals_values = globals_values or {}
+        # list-iterator positions, set after the replayed writes: __setstate__ clamps the
+        # index to the list's length at that moment, which must be its final length
+        self.positions: list[str] = []
 
     def emit(self, line: str) -> None:
         self.lines.append(self.indent + line)
@@ -178,7 +181,7 @@ class Rebuilder:
         if isinstance(v, SeqIterV):
             if isinstance(v.seq, ListV):
                 name = self.temp(f"{ns.helper('iter')}({self.expr(v.seq)})", v, "it")
-                self.emit(f"{name}.__setstate__({v.index})")
+                self.positions.append(f"{name}.__setstate__({v.index})")
                 return name
             items = v.seq.items if isinstance(v.seq, TupleV) else v.seq
             rest = ", ".join(self.expr(x) for x in items[v.index:])
@@ -200,7 +203,7 @@ class Rebuilder:
     def replay(self, mutated) -> list[str]:
         """Statements applying every outside mutation; right-hand sides are computed first."""
         ns = self.ns
-        pending = []
+        pending, positions = [], []
         for v in mutated:
             if isinstance(v, ObjectV) and id(v.obj) in self.globals_values and \
                     self.globals_values[id(v.obj)] is v:
@@ -234,14 +237,21 @@ class Rebuilder:
                 pending.append(f"{v.source.expr(ns)}.clear(); {v.source.expr(ns)}.update({tmp})")
             elif isinstance(v, CellV):
                 pending.append(f"{ns.const(v.real)}.cell_contents = {self.expr(v.contents)}")
+            elif isinstance(v, SeqIterV) and isinstance(v.seq, ListV) and v.seq.source is None:
+                positions.append(f"{ns.const(_run_out, 'run_out')}({v.source.expr(ns)})")  # exhausted
             elif isinstance(v, (SeqIterV, RangeIterV)):
-                pending.append(f"{v.source.expr(ns)}.__setstate__({v.index})")
+                positions.append(f"{v.source.expr(ns)}.__setstate__({v.index})")
             else:
                 raise UnsupportedError("unreconstructable", f"cannot replay writes to {v.describe()}")
-        return pending
+        return pending + positions + self.positions
 
     def expr_source(self, v: ObjectV) -> str:
         return v.source.expr(self.ns) if v.source is not None else self.ns.const(v.obj)
+
+
+def _run_out(it) -> None:
+    for _ in it:
+        pass
 
 
 def _changed(v) -> bool:

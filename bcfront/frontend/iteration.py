@@ -71,6 +71,8 @@ def next_value(tx, it: IterV) -> Value:
         seq = it.seq
         items = seq.items if isinstance(seq, (ListV, TupleV)) else seq
         if it.index >= len(items):
+            if isinstance(seq, ListV):
+                _exhaust(tx, it)
             raise Exhausted()
         _advance(tx, it)
         return items[it.index - 1]
@@ -107,6 +109,16 @@ def _advance(tx, it) -> None:
     tx.set(it, "index", it.index + 1)
     if it.source is not None:
         tx.mark_mutated(it)          # an outside iterator: its position is replayed
+
+
+def _exhaust(tx, it) -> None:
+    """An exhausted list iterator drops its list (CPython clears it_seq): items appended
+    later are never seen.  It now iterates a fresh empty list; an outside one is run to
+    its end when the writes are replayed."""
+    tx.set(it, "seq", ListV(()))
+    tx.set(it, "index", 0)
+    if it.source is not None:
+        tx.mark_mutated(it)
 
 
 def to_list(tx, v: Value) -> list[Value]:

@@ -111,9 +111,7 @@ def f(xs):
     return xs
 ''', (("[]",), ("[1]",)), "test_fuzz.py py program 20240090 on 3.12/3.13, shrunk by hand: after "
                            "xs.append, a loop over xs whose body breaks the graph runs its first "
-                           "iteration twice (prints '||' for one element); 3.11 too",
-        open_bug="a for loop over a list appended to earlier in the function repeats an iteration "
-                 "when its body breaks the graph"),
+                           "iteration twice (prints '||' for one element); 3.11 too"),
 
     "comprehension-over-global-after-slice-assignment-crashes": Regression('''
 import collections
