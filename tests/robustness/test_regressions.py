@@ -229,6 +229,92 @@ def f(a, b, xs, d, s, o, k=2, *rest, **kw):
 def f(xs):
     return {*xs, print()}
 ''', (("[1]",), ("[]",)), "variant of the dict-display case: `{*xs, print()}`"),
+
+    "len-of-opaque-builtin-container-raises": Regression('''
+import collections
+
+def f(v):
+    return len(v)
+''', (("collections.deque([1, 2])",), ("{'a': 1}.keys()",), ("collections.Counter('aab')",)),
+        "hand probes of argument kinds the fuzzer does not pass (session 3): len() of a deque, "
+        "a dict view, a Counter, a defaultdict or an array raises TypeError \"object of type "
+        "'deque' has no len()\"",
+        open_bug="len() of an opaque C-implemented container (deque, dict views, Counter, "
+                 "defaultdict, array) raises TypeError"),
+
+    "dict-view-len-after-break-raises": Regression('''
+def f(d):
+    v = d.items()
+    print()
+    return len(v)
+''', (("{'a': 1}",),), "hand probe (session 3): a dict view that crosses a graph break is an "
+                        "opaque object in the continuation, where len() raises TypeError",
+        open_bug="len() of an opaque C-implemented container (here a dict view rebuilt after a "
+                 "break) raises TypeError"),
+
+    "dict-mutated-during-iteration-does-not-raise": Regression('''
+def f(d):
+    for k in d:
+        d[k + 'x'] = 1
+    return d
+''', (("{'a': 1}",), ("{}",)), "hand probe (session 3): eager raises RuntimeError "
+                                 "'dictionary changed size during iteration'; captured iterates a "
+                                 "snapshot of the keys and returns {'a': 1, 'ax': 1}",
+        open_bug="iteration over a dict or set is a snapshot: growing or re-keying it inside the "
+                 "loop does not raise RuntimeError"),
+
+    "class-attribute-written-in-f-is-stale-through-an-instance": Regression('''
+class K:
+    n = 0
+
+def f(k):
+    K.n = 5
+    return k.n
+''', (("K()",),), "hand probe (session 3): a class attribute written inside f and read "
+                   "through an instance gives the old value (0, eager 5); no graph break needed",
+        open_bug="a class attribute assigned inside the captured function is not seen by "
+                 "attribute reads through instances (stale class dict)"),
+
+    "exception-slot-attributes-are-member-descriptors": Regression('''
+def f(a):
+    return StopIteration(a).value, OSError(2, 'nf').errno
+''', (("7",),), "hand probe (session 3): C-level attributes of exceptions created in f "
+                 "(StopIteration.value, OSError.errno, UnicodeError.start, SystemExit.code) "
+                 "read as the class's member descriptor",
+        open_bug="attributes stored in C slots of exceptions created in the function read as "
+                 "member descriptors"),
+
+    "caught-exception-has-no-traceback": Regression('''
+def f(a):
+    try:
+        raise ValueError(a)
+    except ValueError as e:
+        return e.__traceback__ is None
+''', (("1",),), "hand probe (session 3): an exception raised and caught inside the "
+                 "captured function has __traceback__ None (eager: a traceback)",
+        open_bug="exceptions raised inside the traced function have no __traceback__"),
+
+    "bare-raise-in-handler-after-break-has-no-active-exception": Regression('''
+def f(a):
+    try:
+        raise KeyError(a)
+    except KeyError:
+        print()
+        raise
+''', (("1",),), "hand probe (session 3): after a graph break inside an except block, `raise` "
+                 "gives RuntimeError 'No active exception to reraise' (and sys.exc_info() is "
+                 "empty) in the continuation",
+        open_bug="a continuation that starts inside an except block has no active exception "
+                 "(bare raise, sys.exc_info)"),
+
+    "tuple-argument-is-copied-when-an-item-is-mutated": Regression('''
+def f(v):
+    v[0].append(1)
+    return v
+''', (("([],)",),), "hand probe (session 3): a tuple argument returned after one of its lists "
+                     "was mutated comes back as a new tuple (f(t) is t is False)",
+        open_bug="a tuple argument whose item was mutated is returned as a rebuilt tuple, not "
+                 "the same object"),
 }
 
 TENSOR = {
