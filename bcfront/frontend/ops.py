@@ -367,6 +367,11 @@ def length(tx, v: Value) -> int:
     m = objects.lookup_dunder(v, "__len__")
     if m is not None:
         return length_of(objects.call(tx, m, [v], {}))
+    cls = objects.value_class(v)
+    if cls is not None and hasattr(cls, "__len__"):
+        # A C-level length slot (deque, dict views, array, ...): the size can change with
+        # no trace of it here, so run len() natively rather than guess.
+        raise UnsupportedError("unsupported-call", f"len() of a {cls.__name__} (implemented in C)")
     raise_(TypeError, f"object of type '{v.python_type().__name__}' has no len()")
 
 

@@ -238,9 +238,7 @@ def f(v):
 ''', (("collections.deque([1, 2])",), ("{'a': 1}.keys()",), ("collections.Counter('aab')",)),
         "hand probes of argument kinds the fuzzer does not pass (session 3): len() of a deque, "
         "a dict view, a Counter, a defaultdict or an array raises TypeError \"object of type "
-        "'deque' has no len()\"",
-        open_bug="len() of an opaque C-implemented container (deque, dict views, Counter, "
-                 "defaultdict, array) raises TypeError"),
+        "'deque' has no len()\""),
 
     "dict-view-len-after-break-raises": Regression('''
 def f(d):
@@ -248,9 +246,7 @@ def f(d):
     print()
     return len(v)
 ''', (("{'a': 1}",),), "hand probe (session 3): a dict view that crosses a graph break is an "
-                        "opaque object in the continuation, where len() raises TypeError",
-        open_bug="len() of an opaque C-implemented container (here a dict view rebuilt after a "
-                 "break) raises TypeError"),
+                        "opaque object in the continuation, where len() raises TypeError"),
 
     "dict-mutated-during-iteration-does-not-raise": Regression('''
 def f(d):
