@@ -75,7 +75,11 @@ def _compile(ks, layouts, cfg, arch):
     for p in params[len(ks.args):]:
         signature[p] = "constexpr"
     src = ASTSource(fn, signature, constexprs=blocks, attrs=attrs)
-    return triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": cfg.num_warps})
+    options = {"num_warps": cfg.num_warps}
+    if ks.checked:      # index asserts are live only in debug builds (as the launcher runs them)
+        from bcfront.backends.triton.runtime import CHECKED_OPTIONS
+        options.update(CHECKED_OPTIONS)
+    return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=options)
 
 
 def ptxas_stats(ptx: str, arch: int = 90) -> dict:
@@ -135,12 +139,24 @@ def all_ops(x, i, m):
             (x > 0).all(0), i.amax(-1), x.amin(0), torch.div(x, x.floor(), rounding_mode="floor"))
 
 
+def gather_ops(w, idx, x, i2):
+    """Gathers: embedding plus positions into a LayerNorm, index_select, gather,
+    advanced indexing with wrapped negatives (kernels with index asserts)."""
+    import torch
+    import torch.nn.functional as F
+    e = F.embedding(idx, w) + F.embedding(idx.flip(0), w)
+    return (F.layer_norm(e, (w.shape[1],)), torch.index_select(x, 1, i2[0]),
+            torch.gather(x, 1, i2), x[i2[0], :7])
+
+
 def _sources(args):
     """(label, fn, fake inputs) for the patterns to check."""
     import torch
     if args.ops:
         yield "all_ops", all_ops, fake_inputs([((64, 96), torch.float32), ((64, 96), torch.int64),
                                                ((64, 96), torch.bool)])
+        yield "gathers", gather_ops, fake_inputs([((512, 256), torch.float32), ((4, 64), torch.int64),
+                                                  ((64, 96), torch.float32), ((64, 96), torch.int64)])
         return
     if args.corpus:
         from tests.backends.triton_cases import CASES
@@ -169,6 +185,7 @@ def check(fn, inputs, arch: int = 90, label: str = "") -> list[dict]:
                 ck = compile_kernel(ks, layouts, cfg, arch)
                 row.update(ptxas_stats(ck.asm["ptx"], arch))
                 row["vector"] = vector_width(ck.asm["ptx"])
+                row["asserts"] = ck.asm["ptx"].count("__assertfail")   # live device asserts
                 row["ok"] = True
             except Exception as e:
                 row.update(ok=False, error=f"{type(e).__name__}: {e}"[:600])

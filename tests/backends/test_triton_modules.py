@@ -107,3 +107,33 @@ def test_transformer_block():
     assert any("scaled_dot_product" in op for op in c.fallback_ops)
     # rms-norms, residual adds and the SwiGLU gate fuse around the matmuls
     assert len(c.kernels) == 4
+
+
+def _example_gpt():
+    import importlib.util
+    import os
+    import sys
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "gpt.py")
+    spec = importlib.util.spec_from_file_location("bcfront_example_gpt", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod          # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_gpt_example_embeddings_fuse():
+    """examples/gpt.py: the token and position embeddings are gathered inside the
+    first LayerNorm's kernel (before gathers were lowered: 14 kernels and both
+    embeddings left to torch); only the matmuls remain torch calls."""
+    gpt = _example_gpt()
+    torch.manual_seed(1)
+    cfg = gpt.Config()
+    model = gpt.GPT(cfg).eval()
+    idx = torch.randint(0, cfg.vocab_size, (2, 8), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        c = _run(model, idx, tol=1e-4)
+    assert sorted(set(c.fallback_ops)) == ["aten.addmm", "aten.bmm", "aten.mm"], c.fallback_ops
+    assert len(c.kernels) == 13
+    assert "aten.embedding" in c.kernels[0].ops
+    # one check (the token ids); the positions are an arange, provably in range
+    assert sum(k.source.count("tl.device_assert") for k in c.kernels) == 1

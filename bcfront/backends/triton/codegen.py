@@ -29,6 +29,7 @@ from .codegen_reduce import ReductionEmitter
 from .triton_ops import (TL_DTYPE, helper_source, helpers_used, literal, render, render_cast)
 
 INT32_LIMIT = 2**31 - 1
+INDEX_ASSERT = "bcfront: index out of bounds"   # runtime turns it into an IndexError
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class KernelSource:
     ops: tuple
     rblock: int = 0    # the fixed RBLOCK of a persistent reduction
     columns: bool = False   # a reduction whose data is contiguous along x, not r
+    checked: bool = False   # holds index-range asserts: launch with debug on (runtime)
 
 
 def next_pow2(n: int) -> int:
@@ -79,6 +81,7 @@ class _Writer(ReductionEmitter):
         self.ysizes: list = []
         self.resolved: dict[str, int] = {}
         self.red_body: dict[str, int] = {}
+        self.checked = False
 
     # ---------------------------------------------------------------- setup
     def resolve(self):
@@ -232,6 +235,8 @@ class _Writer(ReductionEmitter):
                 return frozenset()
             d = self.var_dims(v)
             return d | self.dims[n.args[0]] if n.args else d
+        if n.op == "gather":
+            return self.var_dims(ix.free_vars(n.attr[1])).union(*(self.dims[a] for a in n.args))
         return frozenset().union(*(self.dims[a] for a in n.args))
 
     def value(self, root: int) -> str:
@@ -252,6 +257,10 @@ class _Writer(ReductionEmitter):
                 self.memo[i] = self.red_names[n.attr]
             elif n.op == "load":
                 expr = self.load_expr(n, args)
+            elif n.op == "gather":
+                expr = self.gather_expr(n, args, dims)
+            elif n.op == "checkidx":
+                expr = self.checkidx_expr(n, args, dims, scope)
             elif n.op == "index":
                 expr = self.affine(n.attr)
             elif n.op == "cast":
@@ -269,22 +278,54 @@ class _Writer(ReductionEmitter):
                 self.r_scoped.add(i)
         return self.memo[root]
 
+    @staticmethod
+    def lane_mask(dims, extra: str | None = None) -> str:
+        """The lanes of a value with `dims` that hold valid elements ('' when all do)."""
+        masks = [f"{d}mask" for d in "yxr" if d in dims]
+        if extra is not None:
+            masks.append(extra)
+        return " & ".join(masks)
+
     def load_expr(self, n, args) -> str:
         buf, off = n.attr
-        ptr = self.param(buf, store=False)
         v = ix.free_vars(off)
-        if not v:
-            # a single element: always valid to read, no mask needed
-            expr = f"tl.load({ptr} + {self.affine(off)})"
+        # a single element (no variables) is always valid to read: no mask needed
+        masks = self.lane_mask(self.var_dims(v), args[0] if n.args else None) if v else ""
+        return self._load(buf, self.affine(off), masks)
+
+    def _load(self, buf: str, off: str, masks: str) -> str:
+        ptr = self.param(buf, store=False)
+        if masks:
+            expr = f"tl.load({ptr} + ({off}), {masks}, other=0)"
         else:
-            dims = self.var_dims(v)
-            masks = [f"{d}mask" for d in "yxr" if d in dims]
-            if n.args:
-                masks.append(args[0])
-            expr = f"tl.load({ptr} + ({self.affine(off)}), {' & '.join(masks)}, other=0)"
+            expr = f"tl.load({ptr} + {off})"
         if self.layouts[buf].dtype in ("float16", "bfloat16"):
             expr += ".to(tl.float32)"
         return expr
+
+    def gather_expr(self, n, args, dims) -> str:
+        """A load at ``base + dyn``; `dyn` comes from `checkidx` values, in range."""
+        buf, base = n.attr
+        off = args[0] if base == ix.ZERO else f"{self.affine(base)} + {args[0]}"
+        return self._load(buf, off, self.lane_mask(dims, args[1] if len(args) > 1 else None))
+
+    def checkidx_expr(self, n, args, dims, scope: str) -> str:
+        """Wrap a negative index (when asked), assert it is in range on every valid
+        lane, and clamp it so that a kernel built without asserts still never
+        reads outside the buffer."""
+        size, wrap = n.attr
+        v = args[0]
+        if wrap:
+            w = self.tmp()
+            self.emit(f"{w} = tl.where({v} < 0, {v} + {size}, {v})", scope)
+            v = w
+        ok = self.tmp()
+        self.emit(f"{ok} = (0 <= {v}) & ({v} < {size})", scope)
+        valid = self.lane_mask(dims, args[1] if len(args) > 1 else None)
+        cond = f"{ok} | ~({valid})" if valid else ok
+        self.emit(f'tl.device_assert({cond}, "{INDEX_ASSERT}")', scope)
+        self.checked = True
+        return f"tl.where({ok}, {v}, 0)"
 
     def shape_of(self, dims) -> str:
         if self.kind == "pointwise":
@@ -481,4 +522,4 @@ def generate(plan: KernelPlan, arena: Arena, layouts: dict, *, interpret: bool,
     else:
         numels = (w.xnumel, w.rnumel)
     rblock = next_pow2(w.rnumel) if w.kind == "persistent" else (looped_rblock or 0)
-    return KernelSource(name, source, args, w.kind, numels, plan.ops, rblock, w.columns)
+    return KernelSource(name, source, args, w.kind, numels, plan.ops, rblock, w.columns, w.checked)

@@ -8,7 +8,8 @@ reduced or kept, named ``k0..``.  A node joins a kernel when
   reduction over exactly the space;
 * every buffer it reads from the kernel is read at exactly the element the
   producer computes in that iteration (so the value is in registers) - the
-  canonical index expressions make this a structural equality;
+  canonical index expressions make this a structural equality (a gather,
+  whose element depends on loaded data, never reads from its own kernel);
 * everything else it reads is produced by an earlier step.
 
 The graph is functional (input mutations are copy-backs after the last step),
@@ -136,7 +137,8 @@ def _reads_ok(arena: Arena, member: Member, plan: KernelPlan) -> bool:
     for ld in arena.loads([member.body]):
         buf, off = ld.attr
         producer = inside.get(buf)
-        if producer is not None and producer.store != off:
+        # a gather reads at a data-dependent element: never one held in registers
+        if producer is not None and (ld.op == "gather" or producer.store != off):
             return False
     return True
 

@@ -35,6 +35,8 @@ def is_float(dtype: str) -> bool:
 OPS = {
     # leaves
     "load": 0, "const": 0, "index": 0, "redval": 0,
+    # indirect access: a load at a computed offset, and a range-checked index
+    "gather": 1, "checkidx": 1,
     # casts
     "cast": 1,
     # unary
@@ -80,6 +82,12 @@ class Node:
     const:  a Python bool/int/float
     index:  ix.Affine (an index expression used as an int64 value)
     redval: name of a reduction buffer computed in the same kernel
+    gather: (buffer_name, ix.Affine base); args = (dyn,) or (dyn, mask): the
+            element at ``base + dyn``, `dyn` an int64 expression (index values
+            times strides) computed in the kernel
+    checkidx: (size, wrap); args = (idx,) or (idx, mask): `idx` as int64, with
+            negative values wrapped by `size` when `wrap`; the kernel asserts
+            ``0 <= idx < size`` on every valid lane (see `rules_gather`)
     """
     op: str
     args: tuple
@@ -141,6 +149,14 @@ class Arena:
             mask = None
         return self.add("load", () if mask is None else (mask,), dtype, (buf, offset))
 
+    def gather(self, buf: str, base: ix.Affine, dyn: int, dtype: str,
+               mask: int | None = None) -> int:
+        if mask is not None and self.nodes[mask].op == "const":
+            if not self.nodes[mask].attr:
+                return self.const(0, dtype)      # never read
+            mask = None
+        return self.add("gather", (dyn,) if mask is None else (dyn, mask), dtype, (buf, base))
+
     def op(self, name: str, *args: int, dtype: str | None = None) -> int:
         return self.add(name, args, dtype or self.nodes[args[0]].dtype)
 
@@ -178,24 +194,39 @@ class Arena:
 
     def substitute(self, roots, mapping, ranges=None, mask: int | None = None) -> list[int]:
         """Replace index variables in every load/index leaf; AND `mask` into loads."""
+        def with_mask(m):
+            if mask is None:
+                return m
+            return mask if m is None else self.add("and", (m, mask), "bool")
+
         def leaf(_, n: Node):
             if n.op == "load":
                 buf, off = n.attr
                 off = ix.substitute(off, mapping, ranges)
-                m = n.args[0] if n.args else None
-                if mask is not None:
-                    m = mask if m is None else self.add("and", (m, mask), "bool")
-                return self.load(buf, off, n.dtype, m)
+                return self.load(buf, off, n.dtype, with_mask(n.args[0] if n.args else None))
+            if n.op == "gather":
+                buf, off = n.attr
+                off = ix.substitute(off, mapping, ranges)
+                m = with_mask(n.args[1] if len(n.args) > 1 else None)
+                return self.gather(buf, off, n.args[0], n.dtype, m)
+            if n.op == "checkidx" and mask is not None:
+                # lanes a selection disables may hold any index: they must not assert
+                m = with_mask(n.args[1] if len(n.args) > 1 else None)
+                return self.add("checkidx", (n.args[0], m), n.dtype, n.attr)
             if n.op == "index":
                 return self.add("index", (), n.dtype, ix.substitute(n.attr, mapping, ranges))
             return None
         return self.rewrite(roots, leaf)
 
     def loads(self, roots) -> list[Node]:
-        return [self.nodes[i] for i in self.postorder(roots) if self.nodes[i].op == "load"]
+        """Every memory read under `roots`: direct loads and gathers (attr (buf, offset))."""
+        return [self.nodes[i] for i in self.postorder(roots) if self.nodes[i].op in _MEMORY_OPS]
 
     def count_ops(self, roots) -> int:
         return sum(1 for i in self.postorder(roots) if self.nodes[i].op not in ("const", "index"))
+
+
+_MEMORY_OPS = ("load", "gather")
 
 
 # Constant folding and identities that are exact in every dtype.  Float

@@ -5,7 +5,7 @@ variables ``i0..`` of its shape.  Pointwise ops and views only build bigger
 expressions (nothing is materialized); a value becomes a buffer (`realize`)
 when a reduction, an extern call, a graph output or an input mutation needs
 it.  Rules live in per-family modules (`rules_pointwise`, `rules_views`,
-`rules_reduce`) registered in `RULES` keyed by aten overload or packet; an op
+`rules_reduce`, `rules_gather`) registered in `RULES` keyed by aten overload or packet; an op
 without a rule, or whose rule raises `Unsupported`, becomes an `Extern`.
 """
 from __future__ import annotations
@@ -214,8 +214,13 @@ class Lowering:
         if users < 2 or tv.ref is not None:
             return tv
         roots = [tv.expr]
-        loads = {(n.attr[0], n.attr[1]) for n in self.arena.loads(roots)}
+        reads = self.arena.loads(roots)
+        loads = {(n.attr[0], n.attr[1]) for n in reads}
         if len(loads) > INLINE_MAX_LOADS or self.arena.count_ops(roots) > INLINE_MAX_OPS:
+            return self.realize(tv)
+        if any(n.op == "gather" for n in reads):
+            # a gather is a chain of dependent loads plus an index check: read it
+            # once, not once per consumer
             return self.realize(tv)
         return tv
 
@@ -286,7 +291,7 @@ def _functional_variant(target):
 
 def lower_program(gm: torch.fx.GraphModule) -> tuple[Program, list]:
     """Lower every node of `gm`; returns the program and the fallback op names."""
-    from . import rules_pointwise, rules_reduce, rules_views  # noqa: F401  (register rules)
+    from . import rules_gather, rules_pointwise, rules_reduce, rules_views  # noqa: F401  (register rules)
     low = Lowering(gm)
     env: dict = {}
     placeholders = {}

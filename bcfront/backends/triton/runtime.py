@@ -11,6 +11,14 @@ writable by group or others, because importing a planted file would run it.
 On a GPU each kernel benchmarks a few block-size / warp configurations the
 first time it runs and remembers the winner (in memory and on disk, per GPU
 name); under ``TRITON_INTERPRET=1`` one interpreter-friendly configuration runs.
+
+Kernels that gather through index tensors assert their indices are in range
+(`KernelSource.checked`).  Triton drops ``tl.device_assert`` unless a kernel is
+compiled with ``debug``, so those kernels are launched with ``debug=True`` (and
+without the integer-overflow sanitizer that debug would also switch on: int32
+arithmetic that wraps is torch semantics, not an error); under the interpreter,
+which has no per-launch debug option, the interpreter's options are switched for
+the launch and a failed assert is raised as the IndexError eager raises.
 """
 from __future__ import annotations
 
@@ -21,12 +29,13 @@ import os
 import stat
 import sys
 import tempfile
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bcfront.errors import BcfrontError
 
-from .codegen import KernelSource, next_pow2
+from .codegen import INDEX_ASSERT, KernelSource, next_pow2
 
 
 class CacheDirError(BcfrontError):
@@ -189,6 +198,29 @@ def grid_for(ks: KernelSource, cfg: LaunchConfig) -> tuple:
 
 # ---------------------------------------------------------------- launching
 
+# Launch options of kernels that hold index asserts (see the module docstring).
+CHECKED_OPTIONS = {"debug": True, "sanitize_overflow": False}
+
+
+@contextmanager
+def _interpreter_asserts():
+    """Make the interpreter run `tl.device_assert` for one launch; its failure
+    becomes the IndexError eager raises for an out-of-range index."""
+    from triton.runtime import interpreter
+    builder = interpreter.interpreter_builder
+    old = builder.options
+    builder.options = replace(old, **CHECKED_OPTIONS)
+    try:
+        yield
+    except Exception as e:        # the interpreter wraps the AssertionError
+        if INDEX_ASSERT not in str(e):
+            raise
+        raise IndexError("index out of range in a Triton gather (an index tensor holds a "
+                         "value outside the indexed dimension)") from None
+    finally:
+        builder.options = old
+
+
 class Launcher:
     """Calls one generated kernel; picks its launch configuration on first use."""
 
@@ -199,6 +231,7 @@ class Launcher:
         self.fn = getattr(load_module(ks.source, root), ks.name)
         self.configs = candidate_configs(ks, self.interpret)
         self.best: LaunchConfig | None = None
+        self.extra = CHECKED_OPTIONS if ks.checked and not self.interpret else {}
         self.autotune = autotune and not self.interpret and len(self.configs) > 1
         if not self.autotune:
             self._use(self.configs[0])
@@ -206,11 +239,15 @@ class Launcher:
     def _use(self, cfg: LaunchConfig):
         self.best = cfg
         self.grid = grid_for(self.ks, cfg)
-        self.kwargs = cfg.kwargs(self.interpret)
+        self.kwargs = {**cfg.kwargs(self.interpret), **self.extra}
 
     def __call__(self, *args):
         if self.best is None:
             self._use(self.tune(args))
+        if self.interpret and self.ks.checked:
+            with _interpreter_asserts():
+                self.fn[self.grid](*args, **self.kwargs)
+            return
         self.fn[self.grid](*args, **self.kwargs)
 
     # ---- autotuning (GPU only)
@@ -253,7 +290,7 @@ class Launcher:
         from triton.testing import do_bench
         timings, error = [], None
         for cfg in self.configs:
-            grid, kw = grid_for(self.ks, cfg), cfg.kwargs(False)
+            grid, kw = grid_for(self.ks, cfg), {**cfg.kwargs(False), **self.extra}
             try:
                 ms = do_bench(lambda: self.fn[grid](*args, **kw), warmup=5, rep=20)
             except Exception as e:   # e.g. out of shared memory / registers for this shape
