@@ -76,6 +76,11 @@ CASES = {
     "index_int32": (lambda x, i: x[i], lambda: [_x(10, 4), _i(10, 5, dtype=torch.int32)], 1),
     "cat_two_gathers": (_cat_two_gathers, lambda: [_x(5, 3), _i(5, 4), _i(5, 2, seed=2)], 1),
     "cross_entropy": (lambda x, t: F.cross_entropy(x, t), lambda: [_x(6, 10), _i(10, 6)], 2),
+    "argmax_then_embedding": (lambda w, x: F.embedding(x.argmax(-1), w), lambda: [_x(7, 5), _x(4, 7)], 2),
+    "softmax_then_gather": (lambda x, i: torch.gather(x.softmax(-1), 1, i), lambda: [_x(4, 9), _i(9, 4, 2)], 2),
+    "computed_index": (lambda x, i: x[(i * 3 + 1) % 10], lambda: [_x(10, 4), _i(50, 8)], 1),
+    "iota_index": (lambda x: x[torch.arange(x.shape[0] // 2) * 2 + 1] * 2, lambda: [_x(10, 4)], 1),
+    "gather_of_gather": (lambda x, i, j: x[i][j], lambda: [_x(10, 4), _i(10, 6), _i(6, 3, seed=2)], 1),
 }
 
 
@@ -140,6 +145,20 @@ def test_ranges_proven_statically_need_no_assert():
     compiled = _compiled(lambda p, t: F.embedding(torch.arange(t.shape[0]), p) + t,
                          [_x(9, 4), _x(6, 4)])
     assert _asserts(compiled) == 0 and compiled.fallback_ops == []
+
+
+def test_iota_index_out_of_range_is_not_proven():
+    """An arange index (traced from a shape, not a constant tensor) is checked
+    exactly: in range, no assert; one past, eager and the kernel both raise."""
+    ok = _compiled(lambda x: x[torch.arange(x.shape[0])] + 1, [_x(10, 3)])
+    assert _asserts(ok) == 0
+    with pytest.raises(IndexError):
+        _x(10, 3)[torch.arange(11)]
+    bad = _compiled(lambda x: torch.index_select(x, 0, torch.arange(x.shape[0] + 1)) + 1,
+                    [_x(10, 3)])
+    assert _asserts(bad) == 1
+    with pytest.raises(IndexError):
+        bad(_x(10, 3))
 
 
 def test_kernel_checks_are_launched_with_debug_on():
