@@ -106,7 +106,10 @@ class Rebuilder:
                 return v.source.expr(ns)
             return self.temp("[" + ", ".join(self.expr(x) for x in v.items) + "]", v, "list")
         if isinstance(v, TupleV):
-            if v.source is not None and all(_unchanged_item(x) for x in v.items):
+            if v.source is not None:
+                # a tuple cannot change, and writes to its items land in those same objects
+                # (replayed effects, tensor write-back): the original is still right, and
+                # returning it keeps its identity (O13)
                 return v.source.expr(ns)
             inner = ", ".join(self.expr(x) for x in v.items)
             tup = f"({inner},)" if len(v.items) == 1 else f"({inner})"
@@ -201,8 +204,13 @@ class Rebuilder:
 
     # -- side effects ----------------------------------------------------------------------
     def replay(self, mutated) -> list[str]:
-        """Statements applying every outside mutation; right-hand sides are computed first."""
+        """Statements applying every outside mutation.
+
+        Every object and value they name is read first, into a temporary: a replayed write
+        (``o.a = 1``) must not change what a later one reads through a source path
+        (``o.b = x`` with ``x`` read from ``o.a`` before the write)."""
         ns = self.ns
+        pin, val = self.pinned, self.pinned_value
         pending, positions = [], []
         for v in mutated:
             if isinstance(v, ObjectV) and id(v.obj) in self.globals_values and \
@@ -212,38 +220,52 @@ class Rebuilder:
                     if x is DELETED:
                         pending.append(f"{g}.pop({name!r}, None)")
                     else:
-                        pending.append(f"{g}[{name!r}] = {self.expr(x)}")
+                        pending.append(f"{g}[{name!r}] = {val(x)}")
             elif isinstance(v, ObjectV):
-                target = self.expr_source(v)
+                target = pin(self.expr_source(v))
                 for name, x in v.overlay.items():
                     if x is DELETED:
                         pending.append(f"{ns.helper('delattr')}({target}, {name!r})")
                     elif is_identifier(name):
-                        pending.append(f"{target}.{name} = {self.expr(x)}")
+                        pending.append(f"{target}.{name} = {val(x)}")
                     else:
-                        pending.append(f"{ns.helper('setattr')}({target}, {name!r}, {self.expr(x)})")
+                        pending.append(f"{ns.helper('setattr')}({target}, {name!r}, {val(x)})")
             elif isinstance(v, ListV):
-                items = ", ".join(self.expr(x) for x in v.items)
-                pending.append(f"{v.source.expr(ns)}[:] = [{items}]")
+                items = ", ".join(val(x) for x in v.items)
+                pending.append(f"{pin(v.source.expr(ns))}[:] = [{items}]")
             elif isinstance(v, DictV):
-                body = ", ".join(f"({self.expr(k)}, {self.expr(x)})" for k, x in v.entries.values())
+                body = ", ".join(f"({val(k)}, {val(x)})" for k, x in v.entries.values())
                 tmp = ns.fresh("items")
                 self.emit(f"{tmp} = [{body}]")
-                pending.append(f"{v.source.expr(ns)}.clear(); {v.source.expr(ns)}.update({tmp})")
+                target = pin(v.source.expr(ns))
+                pending.append(f"{target}.clear(); {target}.update({tmp})")
             elif isinstance(v, SetV):
-                items = ", ".join(self.expr(x) for x in v.entries.values())
+                items = ", ".join(val(x) for x in v.entries.values())
                 tmp = ns.fresh("items")
                 self.emit(f"{tmp} = [{items}]")
-                pending.append(f"{v.source.expr(ns)}.clear(); {v.source.expr(ns)}.update({tmp})")
+                target = pin(v.source.expr(ns))
+                pending.append(f"{target}.clear(); {target}.update({tmp})")
             elif isinstance(v, CellV):
-                pending.append(f"{ns.const(v.real)}.cell_contents = {self.expr(v.contents)}")
+                pending.append(f"{ns.const(v.real)}.cell_contents = {val(v.contents)}")
             elif isinstance(v, SeqIterV) and isinstance(v.seq, ListV) and v.seq.source is None:
-                positions.append(f"{ns.const(_run_out, 'run_out')}({v.source.expr(ns)})")  # exhausted
+                positions.append(f"{ns.const(_run_out, 'run_out')}({pin(v.source.expr(ns))})")  # exhausted
             elif isinstance(v, (SeqIterV, RangeIterV)):
-                positions.append(f"{v.source.expr(ns)}.__setstate__({v.index})")
+                positions.append(f"{pin(v.source.expr(ns))}.__setstate__({v.index})")
             else:
                 raise UnsupportedError("unreconstructable", f"cannot replay writes to {v.describe()}")
         return pending + positions + self.positions
+
+    def pinned(self, text: str) -> str:
+        """`text` read now, before any replayed write: a temporary unless it is a bare name."""
+        if text.isidentifier():
+            return text
+        tmp = self.ns.fresh("pin")
+        self.emit(f"{tmp} = {text}")
+        return tmp
+
+    def pinned_value(self, v: Value) -> str:
+        text = self.expr(v)
+        return text if isinstance(v, Const) else self.pinned(text)
 
     def expr_source(self, v: ObjectV) -> str:
         return v.source.expr(self.ns) if v.source is not None else self.ns.const(v.obj)
@@ -256,10 +278,6 @@ def _run_out(it) -> None:
 
 def _changed(v) -> bool:
     return bool(getattr(v, "mutated", False))
-
-
-def _unchanged_item(x) -> bool:
-    return isinstance(x, Const) or (x.source is not None and not _changed(x)) or isinstance(x, TensorV)
 
 
 def function_source(name: str, params: list[str], body: list[str]) -> str:

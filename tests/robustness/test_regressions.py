@@ -308,9 +308,55 @@ def f(v):
     v[0].append(1)
     return v
 ''', (("([],)",),), "hand probe (session 3): a tuple argument returned after one of its lists "
-                     "was mutated comes back as a new tuple (f(t) is t is False)",
-        open_bug="a tuple argument whose item was mutated is returned as a rebuilt tuple, not "
-                 "the same object"),
+                     "was mutated comes back as a new tuple (f(t) is t is False)"),
+
+    "exception-raised-in-handler-after-break-loses-its-context": Regression('''
+def f(a):
+    try:
+        raise KeyError(a)
+    except KeyError:
+        print()
+        raise ValueError(a)
+''', (("1",),), "hand probe (session 3), seen once differential.py compared exception chains: "
+                 "eager ValueError carries __context__ KeyError; captured has none (also for a "
+                 "raise in a finally block after a break)",
+        open_bug="a continuation that starts inside an except/finally block has no active "
+                 "exception (the new exception's __context__ is lost)"),
+
+    "list-index-ignores-start": Regression('''
+def f(xs, a):
+    return xs.index(a, 1)
+''', (("[1, 2, 1]", "1"), ("[1, 2]", "1")), "hand probe of builtin edge cases (session 3): "
+                                              "list.index(x, start) ignores start (0, eager 2) and "
+                                              "its error says 'x not in sequence' ('1 is not in list')",
+        open_bug="list.index ignores its start/stop arguments and has CPython's old error message"),
+
+    "set-display-keeps-the-last-of-equal-keys": Regression('''
+def f(a):
+    return {a, 1}, {True: 'x', 1: 'y'}, dict.fromkeys([a, 1])
+''', (("True",),), "hand probe of builtin edge cases (session 3): of equal keys (True, 1) CPython "
+                   "keeps the first; captured set displays, constant-key dict displays and "
+                   "dict.fromkeys keep the last ({1}, eager {True})",
+        open_bug="set displays, constant-key dict displays and dict.fromkeys keep the last of equal "
+                 "keys instead of the first"),
+
+    "dict-of-a-non-dict-mapping-raises": Regression('''
+import collections
+
+def f(m):
+    return dict(m)
+''', (("collections.ChainMap({'a': 1}, {'b': 2})",),),
+        "hand probe of builtin edge cases (session 3): dict(m), {**m} and d.update(m) of a "
+        "mapping that is not a dict iterate it as (key, value) pairs: ValueError: not enough "
+        "values to unpack",
+        open_bug="dict(m)/update(m)/{**m} of a non-dict mapping with keys() iterates it as pairs"),
+
+    "sum-with-a-string-start-does-not-raise": Regression('''
+def f(xs):
+    return sum(xs, '')
+''', (("['a']",), ("[]",)), "hand probe of builtin edge cases (session 3): eager TypeError "
+                            "\"sum() can't sum strings\"; captured returns 'a'",
+        open_bug="sum() with a str start concatenates instead of raising TypeError"),
 }
 
 TENSOR = {
