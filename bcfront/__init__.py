@@ -35,3 +35,6 @@ capture.CapturedFunction = _capture_module.CapturedFunction
 def explain(fn, *args, **kwargs):
     """Run `fn` once under capture and return a `Report` of graphs, breaks, guards."""
     return _explain_module.explain(fn, *args, **kwargs)
+
+
+explain.collect = _explain_module.collect     # with bcfront.explain.collect() as run: ...

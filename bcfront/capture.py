@@ -28,8 +28,10 @@ import traceback
 import types
 import warnings
 import weakref
+from time import perf_counter
 
 from . import report
+from .timing import CLOCK, COLLECTIONS, ON
 
 _REGISTRY: "weakref.WeakSet[CapturedFunction]" = weakref.WeakSet()
 DEFAULT_RECOMPILE_LIMIT = 8
@@ -57,7 +59,13 @@ class CapturedFunction:
         self._self = _NO_SELF
         self.module_root = None
         self.native_reason = None
-        self.calls = 0
+        self.calls = 0                     # every call, cache hits included
+        # Run time of the calls made while measured (see bcfront.timing), seconds.
+        self.timed_calls = 0
+        self.total_seconds = 0.0           # wall time of those calls
+        self.capture_seconds = 0.0         # ... spent capturing (tracing, compiling)
+        self.compiled_seconds = 0.0        # ... inside compiled graphs (its continuations' too)
+        self._timing = False               # a measured call of this function is running
         self.continuations: dict = {}      # see frontend.breaks.continuation
         self.recompiles: list[report.Recompile] = []
         self.notes: list[str] = []
@@ -100,12 +108,52 @@ class CapturedFunction:
     # -- calling --------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         self.calls += 1
+        if ON[0] and not self._timing:
+            return self._measured(args, kwargs)
+        # The cached fast path, kept inline (one frame less than calling _dispatch).
         if self._self is not _NO_SELF:
             args = (self._self, *args)
         for e in self._entries:
             if e.guard(*args, **kwargs):
                 return e.region(*args, **kwargs)
         return self._miss(args, kwargs)
+
+    def _dispatch(self, args, kwargs):
+        """`__call__` past the counting: the first entry whose guard holds, or a capture."""
+        if self._self is not _NO_SELF:
+            args = (self._self, *args)
+        for e in self._entries:
+            if e.guard(*args, **kwargs):
+                return e.region(*args, **kwargs)
+        return self._miss(args, kwargs)
+
+    def _measured(self, args, kwargs):
+        """A call while some collection is active: tell it, and time the call.
+
+        A recursive call of the same function is inside the outer measurement
+        already, so only the outermost one is timed (like a profiler's cumulative time).
+        """
+        for c in COLLECTIONS:
+            c.saw(self)
+        clock = CLOCK
+        graph0, capture0 = clock.graph, clock.capture
+        self._timing = True
+        t0 = perf_counter()
+        try:
+            return self._dispatch(args, kwargs)
+        finally:
+            wall = perf_counter() - t0
+            self._timing = False
+            capture = min(max(clock.capture - capture0, 0.0), wall)
+            self.timed_calls += 1
+            self.total_seconds += wall
+            self.capture_seconds += capture
+            self.compiled_seconds += min(max(clock.graph - graph0, 0.0), wall - capture)
+
+    @property
+    def python_seconds(self) -> float:
+        """Measured run time outside compiled graphs (capture excluded)."""
+        return max(self.total_seconds - self.capture_seconds - self.compiled_seconds, 0.0)
 
     def _run_native(self, args):
         fn = self.target
@@ -126,24 +174,32 @@ class CapturedFunction:
 
     def _capture_and_run(self, args, kwargs):
         _REGISTRY.add(self)
-        if self.native_reason is not None:
+        t0 = perf_counter()
+        try:
+            entry = self._new_entry(args, kwargs)
+        finally:
+            CLOCK.capture += perf_counter() - t0
+        if entry is None:
             a, fn = self._run_native(args)
             return fn(*a, **kwargs)
+        return entry.region(*args, **kwargs)
+
+    def _new_entry(self, args, kwargs):
+        """Capture this call: the new entry (appended), or None when the call must run natively."""
+        if self.native_reason is not None:
+            return None
         if self._entries:
             self._record_recompile(args, kwargs)
             if len(self._entries) >= self.recompile_limit:
                 self._give_up()
-                a, fn = self._run_native(args)
-                return fn(*a, **kwargs)
+                return None
         root = self._root_for_call()
         from .errors import GraphBreakError
         from .frontend.driver import BindError, trace_entry
         try:
             entry = trace_entry(self, root, args, kwargs)
         except BindError:
-            # The arguments do not bind: the native call raises the same TypeError.
-            a, fn = self._run_native(args)
-            return fn(*a, **kwargs)
+            return None      # the arguments do not bind: the native call raises the same TypeError
         except GraphBreakError:
             raise
         except Exception as e:  # a bcfront bug must never change the result: run natively
@@ -155,16 +211,14 @@ class CapturedFunction:
                 traceback.print_exc()
             self.native_reason = msg
             self.warnings.append(msg)
-            warnings.warn(msg, RuntimeWarning, stacklevel=3)
-            a, fn = self._run_native(args)
-            return fn(*a, **kwargs)
+            warnings.warn(msg, RuntimeWarning, stacklevel=5)
+            return None
         if not entry.guard(*args, **kwargs):
             # Would be a bcfront bug; stay correct: run natively this time, keep no entry.
             self.warnings.append(f"a fresh entry of {self.__qualname__} failed its own guards")
-            a, fn = self._run_native(args)
-            return fn(*a, **kwargs)
+            return None
         self._entries.append(entry)
-        return entry.region(*args, **kwargs)
+        return entry
 
     def _record_recompile(self, args, kwargs) -> None:
         from .frontend.diagnose import first_failure
@@ -180,7 +234,7 @@ class CapturedFunction:
                f"({self.recompile_limit}); {why}. It now runs natively.")
         self.native_reason = msg
         self.warnings.append(msg)
-        warnings.warn(msg, RuntimeWarning, stacklevel=4)
+        warnings.warn(msg, RuntimeWarning, stacklevel=6)
 
     # -- module-like behaviour ----------------------------------------------------------------------
     def __getattr__(self, name):

@@ -5,13 +5,23 @@ function captured on its behalf (continuations after graph breaks, callees
 that broke while inlined): the graphs with their readable code and backend,
 the graph breaks (identical ones merged with a count), the guards of the
 newest entry with where each guarded value was first used, the recompiles,
-the side effects replayed after regions, and notes.
+the side effects replayed after regions, notes, and where the run time went
+(compiled graphs against Python, see `bcfront.timing`).
+
+`collect()` is the public hook for tools that run a whole program (the
+``bcfront-explain`` CLI): while it is active, every captured function that
+runs is kept alive and its calls are timed::
+
+    with bcfront.explain.collect() as run:
+        main()
+    report = run.report()
 """
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 
-from . import report
+from . import report, timing
 
 
 def explain(fn, *args, **kwargs) -> report.Report:
@@ -21,8 +31,68 @@ def explain(fn, *args, **kwargs) -> report.Report:
                               recompile_limit=fn.recompile_limit, **fn.options)
     else:
         cf = capture(fn)
-    cf(*args, **kwargs)
-    return report.Report(tuple(merge_breaks(collect(cf))))
+    with collect():
+        cf(*args, **kwargs)
+    return report.Report(tuple(merge_breaks(reports_of(cf))))
+
+
+class Collection:
+    """The captured functions that ran while a `collect()` was active (kept alive), and their report."""
+
+    def __init__(self):
+        self._ran: dict[int, object] = {}     # id -> CapturedFunction, in order of first call
+
+    def saw(self, cf) -> None:
+        """Called by capture for each measured call."""
+        if id(cf) not in self._ran:
+            self._ran[id(cf)] = cf
+
+    @property
+    def functions(self) -> list:
+        """Every captured function that ran, each followed by those made on its behalf."""
+        ran = list(self._ran.values())
+        made_for_others = {id(c) for cf in ran for c in _children(cf)}
+        return _depth_first([cf for cf in ran if id(cf) not in made_for_others] + ran)
+
+    def report(self) -> report.Report:
+        """A `Report` of every captured function that ran (calls, graphs or breaks to show)."""
+        out = []
+        for cf in self.functions:
+            fr = function_report(cf)
+            if fr.calls or fr.graphs or fr.graph_breaks:
+                out.append(fr)
+        return report.Report(tuple(out))
+
+
+@contextlib.contextmanager
+def collect():
+    """Collect and time every captured function that runs while active; yields a `Collection`.
+
+    Collections nest (each sees what ran while it was active).  Outside any
+    collection, cached calls are not timed.
+    """
+    c = Collection()
+    timing.start(c)
+    try:
+        yield c
+    finally:
+        timing.stop(c)
+
+
+def _children(cf) -> list:
+    return [c for e in cf.entries for c in e.children]
+
+
+def _depth_first(roots: list) -> list:
+    out, seen, work = [], set(), list(reversed(roots))
+    while work:
+        f = work.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        out.append(f)
+        work.extend(reversed(_children(f)))
+    return out
 
 
 def merge_breaks(functions: list[report.FunctionReport]) -> list[report.FunctionReport]:
@@ -46,18 +116,9 @@ def merge_breaks(functions: list[report.FunctionReport]) -> list[report.Function
     return out
 
 
-def collect(cf) -> list[report.FunctionReport]:
+def reports_of(cf) -> list[report.FunctionReport]:
     """Reports of `cf` and of every captured function its entries call, depth first, once each."""
-    out, seen, work = [], set(), [cf]
-    while work:
-        f = work.pop()
-        if id(f) in seen:
-            continue
-        seen.add(id(f))
-        out.append(function_report(f))
-        for e in reversed(f.entries):
-            work.extend(reversed(e.children))
-    return out
+    return [function_report(f) for f in _depth_first([cf])]
 
 
 def function_report(cf) -> report.FunctionReport:
@@ -92,4 +153,6 @@ def function_report(cf) -> report.FunctionReport:
         lineno=code.co_firstlineno if code else None, graphs=tuple(graphs),
         graph_breaks=tuple(merged), guards=tuple(guards), recompiles=tuple(cf.recompiles),
         side_effects=tuple(effects), calls=cf.calls, notes=tuple(notes),
-        warnings=tuple(cf.warnings))
+        warnings=tuple(cf.warnings), timed_calls=cf.timed_calls,
+        compiled_seconds=cf.compiled_seconds, python_seconds=cf.python_seconds,
+        total_seconds=cf.total_seconds, capture_seconds=cf.capture_seconds)

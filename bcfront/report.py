@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -89,11 +89,16 @@ class FunctionReport:
     guards: tuple[Guard, ...] = ()
     recompiles: tuple[Recompile, ...] = ()
     side_effects: tuple[SideEffect, ...] = ()
-    calls: int = 0
-    compiled_seconds: float = 0.0   # measured time inside compiled regions
-    python_seconds: float = 0.0     # measured time in plain Python between them
+    calls: int = 0                  # every call, cache hits included
+    # Run time of the `timed_calls` made while explain collected (bcfront.timing):
+    # compiled_seconds + python_seconds + capture_seconds == total_seconds.
+    compiled_seconds: float = 0.0   # inside compiled graphs, its continuations' included
+    python_seconds: float = 0.0     # the rest: guards, breaks, continuations' Python
     notes: tuple[str, ...] = ()     # e.g. "torch.relu is a C function: ran natively"
     warnings: tuple[str, ...] = ()  # e.g. recompile storms
+    timed_calls: int = 0
+    total_seconds: float = 0.0      # wall time of the timed calls
+    capture_seconds: float = 0.0    # ... spent capturing (tracing, compiling): neither side
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``--analyze TARGET``: the analyzer's view of one function, as text, JSON or graphviz."""
+"""``--analyze TARGET``: the analyzer's view of one function, as text or JSON (graphviz: `dot`)."""
 from __future__ import annotations
 
 import bcfront
@@ -19,9 +19,7 @@ def analyze_target(target: str):
 
 
 def emit(fa, fmt: str, console):
-    """Text goes to `console`; "json" and "dot" are returned as strings."""
-    if fmt == "dot":
-        return fa.to_dot()
+    """Text goes to `console`; "json" is returned as a string."""
     if fmt == "json":
         data = fa.to_json()
         if not isinstance(data, str):
@@ -58,14 +56,13 @@ def render_structure(fa, console) -> None:
     if loops is None:
         return
     forest = Tree(f"loops ({len(loops.loops)})")
-    nodes = {}
+    nodes = {}          # loop header -> its tree node (`parent` is the enclosing loop's header)
     for lp in sorted(loops.loops, key=lambda lp: lp.depth):
         back = ", ".join(f"{a}→{b}" for a, b in lp.back_edges)
         exits = ", ".join(f"{a}→{b}" for a, b in lp.exits) or "none"
         label = (f"header {_block_label(fa, lp.header)}: body {sorted(lp.body)}, "
                  f"back edges {back}, exits {exits}")
-        parent = nodes.get(id(lp.parent)) if lp.parent is not None else None
-        nodes[id(lp)] = (parent or forest).add(label)
+        nodes[lp.header] = nodes.get(lp.parent, forest).add(label)
     if loops.irreducible:
         forest.add(f"irreducible regions: {loops.irreducible}")
     console.print(forest)

@@ -23,6 +23,7 @@ import sys
 from .runner import CliError
 
 PROG = "bcfront-explain"
+DOT_VIEWS = ("cfg", "domtree", "loops", "ssa")     # bcfront.cli.dot.VIEWS, without importing it
 
 DESCRIPTION = """\
 Explain what bcfront does with a PyTorch program: where graphs break and why,
@@ -43,6 +44,9 @@ examples:
   bcfront-explain --analyze examples/gpt.py:GPT.forward        CFG, dominators, loops,
                                                                 liveness, SSA
   bcfront-explain --analyze json.decoder:JSONDecoder.raw_decode --dot | dot -Tsvg > cfg.svg
+  bcfront-explain --analyze examples/gpt.py:generate --dot loops | dot -Tpng > loops.png
+                                                   --dot VIEW: cfg (default), domtree,
+                                                   loops, ssa (def-use chains)
   bcfront-explain --static examples/breaks.py      predicted graph breaks, no execution
 
 exit status: 0 ok; the script's own sys.exit status; 1 the script raised or has
@@ -67,9 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--json", action="store_true",
                      help="print the result as JSON and nothing else on stdout; the script's "
                           "own stdout goes to stderr (e.g. --json examples/gpt.py > report.json)")
-    out.add_argument("--dot", action="store_true",
-                     help="with --analyze: the CFG and dominator tree as graphviz "
-                          "(e.g. --analyze f.py:g --dot | dot -Tpng > g.png)")
+    out.add_argument("--dot", nargs="?", const="cfg", metavar="VIEW",
+                     help="with --analyze: one view as graphviz source -- cfg (the default: "
+                          "blocks and edges by kind), domtree (dominator tree, dominance "
+                          "frontier dotted), loops (the CFG with each natural loop as a "
+                          "nested cluster, back edges red) or ssa (def-use chains: "
+                          "instructions, SSA values and phis) "
+                          "(e.g. --analyze f.py:g --dot domtree | dot -Tpng > g.png)")
     out.add_argument("-o", "--output", metavar="FILE",
                      help="write the report to FILE instead of stdout (e.g. -o report.txt)")
     out.add_argument("-v", "--verbose", action="store_true",
@@ -146,7 +154,7 @@ def _emit_text(args, render) -> None:
             f.close()
 
 
-def _emit_json(args, text: str) -> None:
+def _emit_raw(args, text: str) -> None:
     f = _open_output(args)
     if f is None:
         sys.stdout.write(text + "\n")
@@ -157,12 +165,13 @@ def _emit_json(args, text: str) -> None:
 
 
 def cmd_run(args) -> int:
+    import bcfront
+
     from .advice import enrich, with_raised_break
-    from .collect import collect, keep_alive
     from .runner import compile_script, run_script, stdout_to_stderr
 
     compile_script(args.script)  # missing file or syntax error: fail before anything runs
-    with keep_alive():
+    with bcfront.explain.collect() as run:     # keeps what ran alive and times it
         if args.json:
             with stdout_to_stderr():
                 result = run_script(args.script, args.args, full_traceback=args.full_traceback)
@@ -171,9 +180,9 @@ def cmd_run(args) -> int:
         if result.traceback:
             sys.stderr.write(result.traceback)
             sys.stderr.flush()
-        report = enrich(with_raised_break(collect(), result.exception))
+    report = enrich(with_raised_break(run.report(), result.exception))
     if args.json:
-        _emit_json(args, report.to_json())
+        _emit_raw(args, report.to_json())
     else:
         from .render import RenderOptions, render_report
         _emit_text(args, lambda c: render_report(report, c, RenderOptions(verbose=args.verbose)))
@@ -186,11 +195,13 @@ def cmd_run(args) -> int:
 def cmd_analyze(args) -> int:
     from .analyze import analyze_target, emit
     fa = analyze_target(args.analyze)
-    fmt = "dot" if args.dot else "json" if args.json else "text"
-    if fmt == "text":
-        _emit_text(args, lambda c: emit(fa, "text", c))
+    if args.dot:
+        from .dot import to_dot
+        _emit_raw(args, to_dot(fa, args.dot).rstrip("\n"))
+    elif args.json:
+        _emit_raw(args, emit(fa, "json", None))
     else:
-        _emit_json(args, emit(fa, fmt, None))
+        _emit_text(args, lambda c: emit(fa, "text", c))
     return 0
 
 
@@ -199,7 +210,7 @@ def cmd_static(args) -> int:
     from .static_render import render_static, to_json
     report = predict_file(args.static)
     if args.json:
-        _emit_json(args, to_json(report, args.min_confidence))
+        _emit_raw(args, to_json(report, args.min_confidence))
     else:
         _emit_text(args, lambda c: render_static(report, c, args.min_confidence))
     return 0
@@ -208,6 +219,10 @@ def cmd_static(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.dot is not None and not args.analyze:
+        parser.error("--dot goes with --analyze")
+    if args.dot is not None and args.dot not in DOT_VIEWS:
+        parser.error(f"--dot takes one of {', '.join(DOT_VIEWS)} (got {args.dot!r})")
     modes = [m for m in ("analyze", "static") if getattr(args, m)]
     if len(modes) > 1:
         parser.error("--analyze and --static are separate modes; give one")
@@ -215,8 +230,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--{modes[0]} takes no SCRIPT (got {args.script!r})")
     if not modes and not args.script:
         parser.error("give a SCRIPT to run, or --analyze TARGET, or --static FILE")
-    if args.dot and not args.analyze:
-        parser.error("--dot goes with --analyze")
     command = {"analyze": cmd_analyze, "static": cmd_static}.get(modes[0] if modes else "", cmd_run)
     try:
         return command(args)

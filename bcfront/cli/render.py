@@ -127,7 +127,7 @@ def _frame_text(f: Frame) -> str:
 def part_time(fr: FunctionReport, opts: RenderOptions):
     total = fr.compiled_seconds + fr.python_seconds
     calls = _plural(fr.calls, "call")
-    if total <= 0:
+    if fr.timed_calls <= 0 or total <= 0:
         return [Text(f"{calls}; time split not measured", style="dim")]
     share = fr.compiled_seconds / total
     bar_len = 20
@@ -137,6 +137,11 @@ def part_time(fr: FunctionReport, opts: RenderOptions):
     text.append("░" * (bar_len - filled), style="yellow")
     text.append(f" {share:.0%} compiled ({_ms(fr.compiled_seconds)}), "
                 f"{1 - share:.0%} Python ({_ms(fr.python_seconds)})")
+    extra = [] if fr.timed_calls == fr.calls else [f"over {_plural(fr.timed_calls, 'timed call')}"]
+    if fr.capture_seconds > 0:
+        extra.append(f"capture {_ms(fr.capture_seconds)} not counted")
+    if extra:
+        text.append(f"; {', '.join(extra)}", style="dim")
     return [text]
 
 

@@ -46,7 +46,9 @@ FUNCTION = _obj({
     "recompiles": _list(RECOMPILE), "side_effects": _list(SIDE_EFFECT),
     "calls": {"type": "integer", "minimum": 0},
     "compiled_seconds": _SECONDS, "python_seconds": _SECONDS,
-    "notes": _list(_STR), "warnings": _list(_STR)})
+    "notes": _list(_STR), "warnings": _list(_STR),
+    "timed_calls": {"type": "integer", "minimum": 0},
+    "total_seconds": _SECONDS, "capture_seconds": _SECONDS})
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "bcfront explain report",

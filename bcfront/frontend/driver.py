@@ -239,6 +239,8 @@ class RegionCode:
         compiled.emit(graph, ns, body)
         if body:
             body = guard_graph_errors(body, graph, root, self.parts, ns)
+        from ..timing import time_graph
+        body = time_graph(body, ns)     # graph time, read only while explain collects
         name = f"{self.prefix}region"
         src = function_source(name, self.parts, head + body + self.tail)
         region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} {tag}>"),

@@ -26,13 +26,13 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: dict | None = None,
 
 
 def capture_ready() -> bool:
-    """Whether bcfront.capture exists and keeps the registry bcfront-explain reads."""
+    """Whether bcfront.capture exists and offers the collection hook bcfront-explain uses."""
     try:
-        import importlib
-        mod = importlib.import_module("bcfront.capture")
+        import bcfront
+        import torch  # noqa: F401
     except Exception:  # noqa: BLE001 - not built yet, or torch missing
         return False
-    return callable(getattr(mod, "registry", None))
+    return callable(getattr(bcfront.explain, "collect", None))
 
 
 def expected_breaks(path: Path) -> dict[int, str]:

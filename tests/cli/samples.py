@@ -60,7 +60,8 @@ def full_report(path: Path, calls: int = 6) -> Report:
         "step", f, 1, graphs, breaks, guards, recompiles,
         (SideEffect("list.append", "G['log']", f, 5),), calls=calls,
         compiled_seconds=0.003, python_seconds=0.001,
-        notes=("torch.relu is a C function: ran natively",), warnings=())
+        notes=("torch.relu is a C function: ran natively",), warnings=(),
+        timed_calls=calls, total_seconds=0.009, capture_seconds=0.005)
     clean = FunctionReport("helper", f, 9, (GraphInfo("helper", "eager", 1, "def g(y):\n    return y.relu()"),),
                            calls=2, compiled_seconds=0.0, python_seconds=0.0)
     return Report((step, clean))

@@ -14,7 +14,7 @@ from bcfront.cli.schema import validate  # noqa: E402
 from .helpers import CORPUS, capture_ready, expected_breaks, run_cli  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not capture_ready(),
-                                reason="bcfront.capture (with its registry) is not built yet")
+                                reason="bcfront.capture (with bcfront.explain.collect) is not built yet")
 
 
 def test_fullgraph_break_traceback_is_the_scripts_and_the_report_has_the_break(tmp_path):

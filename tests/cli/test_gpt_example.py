@@ -13,7 +13,7 @@ from bcfront.cli.schema import validate  # noqa: E402
 from .helpers import EXAMPLES, capture_ready, expected_breaks, run_cli  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not capture_ready(),
-                                reason="bcfront.capture (with its registry) is not built yet")
+                                reason="bcfront.capture (with bcfront.explain.collect) is not built yet")
 
 GPT = EXAMPLES / "gpt.py"
 BREAK_LINE = next(iter(expected_breaks(GPT)))
@@ -82,3 +82,13 @@ def test_time_split_shown_exactly_when_measured(main_run, json_run):
         calls_line = main_run.stdout.split(f"{f['function']}  ", 1)[1].splitlines()[1]
         assert ("time split not measured" in calls_line) is not measured, calls_line
         assert ("% compiled" in calls_line) is measured
+
+
+def test_every_call_of_the_script_is_timed(json_run):
+    fns = json.loads(json_run.stdout)["functions"]
+    for f in fns:
+        assert f["timed_calls"] == f["calls"] > 0, f["function"]
+        assert f["compiled_seconds"] + f["python_seconds"] <= f["total_seconds"] + 1e-9
+        assert f["capture_seconds"] <= f["total_seconds"] + 1e-9
+    model = next(f for f in fns if "pick_next" not in f["function"])
+    assert model["compiled_seconds"] > 0             # its graphs ran, and were timed

@@ -10,7 +10,7 @@ pytest.importorskip("torch")
 from .helpers import REPO, capture_ready  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not capture_ready(),
-                                reason="bcfront.capture (with its registry) is not built yet")
+                                reason="bcfront.capture (with bcfront.explain.collect) is not built yet")
 
 # Floors, not targets: tools/results/static_precision.json has the measured numbers.
 MIN_PRECISION = 0.8
