@@ -89,6 +89,11 @@ def _object_attr(tx, v: ObjectV, name):
     obj = v.obj
     src = source_of(v)
     if isinstance(obj, types.ModuleType):
+        written = _module_namespace(tx, obj).overlay.get(name, _MISS)
+        if written is DELETED:
+            attribute_error("module", name)
+        if written is not _MISS:
+            return written
         return _pymodule_attr(tx, v, obj, src, name)
     if isinstance(obj, type):
         return _class_attr(tx, v, obj, src, name)
@@ -274,16 +279,33 @@ def _exception_attr(tx, v: ExceptionV, name):
         return TupleV(v.args)
     if name in v.attrs:
         return v.attrs[name]
-    if name in ("__cause__", "__context__", "__traceback__"):
-        return Const(None)
+    if name in ("__cause__", "__suppress_context__"):
+        return Const(None if name == "__cause__" else False)   # only `raise ... from` sets them
+    if name in ("__context__", "__traceback__"):
+        # set by the interpreter as the exception travels (implicit chaining, the frames it
+        # passed through), which the trace does not model: only the real frame knows (O11)
+        raise UnsupportedError("frame-introspection", f"reading {name} of an exception")
     if name == "__class__":
         return wrap(tx, v.cls, ConstSource(Ref(v.cls, v.cls.__qualname__)), guard=False)
     raw = mro_lookup(v.cls, name)
+    if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+        return _exception_slot(v, name)
     if raw is not _MISS:
         return bind_class_attr(tx, raw, v, v.cls, name)
-    if name == "value" and issubclass(v.cls, StopIteration):
-        return v.args[0] if v.args else Const(None)
     attribute_error(v.cls.__name__, name)
+
+
+def _exception_slot(v: ExceptionV, name):
+    """A C-level field of a built-in exception (StopIteration.value, OSError.errno, ...):
+    the value its constructor would store, computed on a real exception made from the same
+    constant arguments (O10)."""
+    if v.cls.__module__ != "builtins" or not all(isinstance(a, Const) for a in v.args):
+        raise UnsupportedError("unsupported-attribute", f"{v.cls.__name__}.{name} of a traced exception")
+    real = v.cls(*(a.value for a in v.args))
+    try:
+        return Const(getattr(real, name))
+    except AttributeError:
+        attribute_error(v.cls.__name__, name)
 
 
 def _made_fn_attr(tx, v: MadeFunctionV, name):
@@ -440,10 +462,22 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
                                        f"assigning to the {where[1:-1]} {name!r} of a module")
         if isinstance(value, TensorV) and issubclass(value.ptype, torch.nn.Parameter):
             raise UnsupportedError("module-mutation", "registering a new parameter")
-    if isinstance(obj, type) and name.startswith("__"):
-        raise UnsupportedError("unsupported-attribute", f"setting {name} on a class")
+    if isinstance(obj, type):
+        # instances, subclasses and methods read class attributes through the real class, not
+        # through this value's overlay: the write must really happen first (O9)
+        raise UnsupportedError("class-mutation", f"setting {obj.__qualname__}.{name}")
+    if isinstance(obj, types.ModuleType) and type(obj).__setattr__ is types.ModuleType.__setattr__:
+        v = _module_namespace(tx, obj)     # one model of the module's globals (see below)
     tx.set(v, "overlay", {**v.overlay, name: value})
     tx.mark_mutated(v)
+
+
+def _module_namespace(tx, mod) -> ObjectV:
+    """The symbolic globals dict of `mod`: ``m.x = 1`` and a function of `m` reading its
+    global ``x`` must see the same write, so module attributes live in the same overlay as
+    STORE_GLOBAL's."""
+    from .handlers.load_store import globals_value
+    return globals_value(tx, mod.__dict__)
 
 
 def delattr_(tx, v: Value, name: str) -> None:
@@ -454,6 +488,14 @@ def delattr_(tx, v: Value, name: str) -> None:
         del attrs[name]
         tx.set(v, "attrs", attrs)
         return
+    if isinstance(v, ObjectV) and type(v.obj) is types.ModuleType:
+        getattr_(tx, v, name)      # AttributeError when missing
+        ns = _module_namespace(tx, v.obj)
+        tx.set(ns, "overlay", {**ns.overlay, name: DELETED})
+        tx.mark_mutated(ns)
+        return
+    if isinstance(v, ObjectV) and isinstance(v.obj, type):
+        raise UnsupportedError("class-mutation", f"del {v.obj.__qualname__}.{name}")
     if isinstance(v, ObjectV) and mro_lookup(type(v.obj), "__delattr__") is object.__delattr__:
         getattr_(tx, v, name)      # AttributeError when missing
         tx.set(v, "overlay", {**v.overlay, name: DELETED})

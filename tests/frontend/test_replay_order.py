@@ -80,3 +80,26 @@ def test_a_tuple_argument_keeps_its_identity_when_an_item_is_mutated():
     for _ in range(2):
         t = ([],)
         assert cf(t) is t and t == ([1],)
+
+
+def test_a_module_attribute_written_is_seen_by_the_modules_own_functions():
+    import sys
+    import types
+    mod = types.ModuleType("bcfront_test_replay_mod")
+    exec("x = 1\ndef reader():\n    return x\n", mod.__dict__)
+    sys.modules[mod.__name__] = mod
+    try:
+        def f(a):
+            mod.x = a
+            return mod.reader(), mod.x
+
+        cf = bcfront.capture(f)
+        for a in (5, 6, 6):
+            assert cf(a) == (a, a) and mod.x == a
+            mod.x = 1
+        def g():
+            del mod.x
+            return hasattr(mod, "x")
+        assert bcfront.capture(g)() is False and not hasattr(mod, "x")
+    finally:
+        del sys.modules[mod.__name__]

@@ -267,18 +267,14 @@ def f(k):
     K.n = 5
     return k.n
 ''', (("K()",),), "hand probe (session 3): a class attribute written inside f and read "
-                   "through an instance gives the old value (0, eager 5); no graph break needed",
-        open_bug="a class attribute assigned inside the captured function is not seen by "
-                 "attribute reads through instances (stale class dict)"),
+                   "through an instance gives the old value (0, eager 5); no graph break needed"),
 
     "exception-slot-attributes-are-member-descriptors": Regression('''
 def f(a):
     return StopIteration(a).value, OSError(2, 'nf').errno
 ''', (("7",),), "hand probe (session 3): C-level attributes of exceptions created in f "
                  "(StopIteration.value, OSError.errno, UnicodeError.start, SystemExit.code) "
-                 "read as the class's member descriptor",
-        open_bug="attributes stored in C slots of exceptions created in the function read as "
-                 "member descriptors"),
+                 "read as the class's member descriptor"),
 
     "caught-exception-has-no-traceback": Regression('''
 def f(a):
@@ -287,8 +283,7 @@ def f(a):
     except ValueError as e:
         return e.__traceback__ is None
 ''', (("1",),), "hand probe (session 3): an exception raised and caught inside the "
-                 "captured function has __traceback__ None (eager: a traceback)",
-        open_bug="exceptions raised inside the traced function have no __traceback__"),
+                 "captured function has __traceback__ None (eager: a traceback)"),
 
     "bare-raise-in-handler-after-break-has-no-active-exception": Regression('''
 def f(a):
