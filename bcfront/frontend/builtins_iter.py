@@ -133,6 +133,11 @@ MODELS[max] = _make_minmax("max", ">")
 @model(sum)
 def _sum(tx, args, kwargs):
     total = kwargs.get("start", args[1] if len(args) > 1 else Const(0))
+    kind = total.python_type()
+    if issubclass(kind, (str, bytes, bytearray)):      # CPython refuses these starts (O17)
+        what, hint = ("strings", "''") if issubclass(kind, str) else (
+            "bytes" if issubclass(kind, bytes) else "bytearray", "b''")
+        raise_(TypeError, f"sum() can't sum {what} [use {hint}.join(seq) instead]")
     for x in to_list(tx, args[0]):
         total = ops.binary(tx, operator.add, total, x)
     return total

@@ -100,10 +100,20 @@ def _index(tx, args, kwargs):
     items = seq.items if isinstance(seq, (ListV, TupleV)) else None
     if items is None:
         raise UnsupportedError("unsupported-call", "index() on this value")
-    for i, x in enumerate(items):
-        if ops.equal(tx, x, args[1]):
+    try:  # start and stop are clipped like slice bounds (O14)
+        bounds = [as_python(a) for a in args[2:4]]
+        start, stop, _ = slice(*(bounds + [None, None])[:2]).indices(len(items))
+    except (ops.NotConst, TypeError):
+        raise UnsupportedError("unsupported-call", "index() with these bounds") from None
+    for i in range(start, stop):
+        if ops.equal(tx, items[i], args[1]):
             return Const(i)
-    raise_(ValueError, "x not in sequence")
+    if isinstance(seq, TupleV):
+        raise_(ValueError, "tuple.index(x): x not in tuple")
+    text = MODELS[repr](tx, [args[1]], {})
+    if not isinstance(text, Const):
+        raise UnsupportedError("unsupported-call", "index() error message of this value")
+    raise_(ValueError, f"{text.value} is not in list")
 
 
 @model(list.count, tuple.count)
@@ -190,6 +200,11 @@ def _dict_update(tx, args, kwargs):
         src = args[1]
         if isinstance(src, DictV):
             pairs = [(e[0], e[1]) for e in src.entries.values()]
+        elif not isinstance(src, DictViewV) and hasattr(src.python_type(), "keys"):
+            # CPython reads any other mapping through keys() and [] (ChainMap, MappingProxy,
+            # user mappings), which may run code we do not see: run it natively (O16)
+            raise UnsupportedError("unsupported-call",
+                                   f"dict update from a {src.python_type().__name__} mapping")
         else:
             pairs = []
             for item in to_list(tx, src):
@@ -256,7 +271,10 @@ def _dict_copy(tx, args, kwargs):
 def _fromkeys(tx, args, kwargs):
     keys = to_list(tx, args[0])
     value = args[1] if len(args) > 1 else Const(None)
-    return DictV({hkey(tx, k): (k, value) for k in keys})
+    entries = {}
+    for k in keys:
+        entries.setdefault(hkey(tx, k), (k, value))   # of equal keys the first stays
+    return DictV(entries)
 
 
 for _name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "copy",

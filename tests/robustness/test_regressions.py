@@ -323,17 +323,14 @@ def f(xs, a):
     return xs.index(a, 1)
 ''', (("[1, 2, 1]", "1"), ("[1, 2]", "1")), "hand probe of builtin edge cases (session 3): "
                                               "list.index(x, start) ignores start (0, eager 2) and "
-                                              "its error says 'x not in sequence' ('1 is not in list')",
-        open_bug="list.index ignores its start/stop arguments and has CPython's old error message"),
+                                              "its error says 'x not in sequence' ('1 is not in list')"),
 
     "set-display-keeps-the-last-of-equal-keys": Regression('''
 def f(a):
     return {a, 1}, {True: 'x', 1: 'y'}, dict.fromkeys([a, 1])
 ''', (("True",),), "hand probe of builtin edge cases (session 3): of equal keys (True, 1) CPython "
                    "keeps the first; captured set displays, constant-key dict displays and "
-                   "dict.fromkeys keep the last ({1}, eager {True})",
-        open_bug="set displays, constant-key dict displays and dict.fromkeys keep the last of equal "
-                 "keys instead of the first"),
+                   "dict.fromkeys keep the last ({1}, eager {True})"),
 
     "dict-of-a-non-dict-mapping-raises": Regression('''
 import collections
@@ -343,15 +340,13 @@ def f(m):
 ''', (("collections.ChainMap({'a': 1}, {'b': 2})",),),
         "hand probe of builtin edge cases (session 3): dict(m), {**m} and d.update(m) of a "
         "mapping that is not a dict iterate it as (key, value) pairs: ValueError: not enough "
-        "values to unpack",
-        open_bug="dict(m)/update(m)/{**m} of a non-dict mapping with keys() iterates it as pairs"),
+        "values to unpack"),
 
     "sum-with-a-string-start-does-not-raise": Regression('''
 def f(xs):
     return sum(xs, '')
 ''', (("['a']",), ("[]",)), "hand probe of builtin edge cases (session 3): eager TypeError "
-                            "\"sum() can't sum strings\"; captured returns 'a'",
-        open_bug="sum() with a str start concatenates instead of raising TypeError"),
+                            "\"sum() can't sum strings\"; captured returns 'a'"),
 }
 
 TENSOR = {

@@ -19,8 +19,10 @@ def build_list(tx, f, ins):
 
 
 def build_set(tx, f, ins):
-    items = f.popn(ins.arg)
-    f.push(SetV({ops.hkey(tx, x): x for x in items}))
+    entries = {}
+    for x in f.popn(ins.arg):
+        entries.setdefault(ops.hkey(tx, x), x)     # of equal items (1, True) the first stays
+    f.push(SetV(entries))
 
 
 def build_map(tx, f, ins):
@@ -39,7 +41,11 @@ def build_const_key_map(tx, f, ins):
     ok, names = const_value(keys)
     if not ok:
         raise UnsupportedError("unsupported-dict", "BUILD_CONST_KEY_MAP with non-constant keys")
-    f.push(DictV({k: (Const(k), v) for k, v in zip(names, values)}))
+    entries = {}
+    for k, v in zip(names, values):
+        # equal keys (True, 1): the first key object stays, the last value wins
+        entries[k] = (entries[k][0] if k in entries else Const(k), v)
+    f.push(DictV(entries))
 
 
 def build_slice(tx, f, ins):
