@@ -149,6 +149,11 @@ def gather_ops(w, idx, x, i2):
             torch.gather(x, 1, i2), x[i2[0], :7])
 
 
+def scan_ops(x, h):
+    """cumsum along rows (persistent and looped), a column, and of a half tensor."""
+    return x.cumsum(-1), x[:, :64].exp().cumsum(0), h.cumsum(-1)
+
+
 def _sources(args):
     """(label, fn, fake inputs) for the patterns to check."""
     import torch
@@ -157,6 +162,7 @@ def _sources(args):
                                                ((64, 96), torch.bool)])
         yield "gathers", gather_ops, fake_inputs([((512, 256), torch.float32), ((4, 64), torch.int64),
                                                   ((64, 96), torch.float32), ((64, 96), torch.int64)])
+        yield "scans", scan_ops, fake_inputs([((64, 8192), torch.float32), ((32, 1000), torch.bfloat16)])
         return
     if args.corpus:
         from tests.backends.triton_cases import CASES

@@ -66,7 +66,7 @@ def test_gpu_flavour_compiles_full(n, dtype):
 
 
 def test_gpu_flavour_of_every_op_family_compiles():
-    """libdevice helpers, bitcasts, int64 constants, bool buffers, arg-reductions, gathers."""
+    """libdevice helpers, bitcasts, int64 constants, bool buffers, arg-reductions, gathers, scans."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     out = subprocess.run([sys.executable, TOOL, "--ops", "--json"], capture_output=True, text=True,
                          env=env, cwd=ROOT, timeout=1500)

@@ -93,7 +93,9 @@ class _Writer(ReductionEmitter):
                     return _res[n.attr[0]]
                 return None
             body = ar.rewrite([m.body], leaf)[0]
-            if m.node.reduced:
+            if m.node.scan:
+                self.red_body[m.node.name] = self.resolved[m.node.name] = body
+            elif m.node.reduced:
                 self.red_body[m.node.name] = body
                 self.resolved[m.node.name] = ar.add("redval", (), m.node.layout.dtype, m.node.name)
             else:
@@ -352,13 +354,18 @@ class _Writer(ReductionEmitter):
 
     def store(self, name: str, root: int):
         lay = self.layouts[name]
-        off = self.stores[name]
-        dims = self.store_dims(off)
-        scope = "r" if "r" in dims else "x"
+        dims = self.store_dims(self.stores[name])
         n = self.arena[root]
         if n.op == "cast" and n.dtype == lay.dtype and lay.dtype in ("float16", "bfloat16"):
             root = n.args[0]        # the store rounds anyway: skip the explicit round trip
-        val = self.broadcast(root, self.value(root), dims, lay.dtype)
+        self.store_value(name, self.broadcast(root, self.value(root), dims, lay.dtype))
+
+    def store_value(self, name: str, val: str):
+        """Store the named value `val` (already of the stored block shape)."""
+        lay = self.layouts[name]
+        off = self.stores[name]
+        dims = self.store_dims(off)
+        scope = "r" if "r" in dims else "x"
         if lay.dtype in ("float16", "bfloat16"):
             val = f"{val}.to({TL_DTYPE[lay.dtype]})"
         off_s = self.affine(off)
@@ -382,6 +389,8 @@ class _Writer(ReductionEmitter):
         self.header()
         stored = self.plan.stored
         members = self.plan.members
+        if members[0].node.scan:
+            return self.write_scan(members[0])      # a scan is its kernel's only member
         if self.kind in ("pointwise", "tiled", "persistent"):
             for m in members:
                 if m.node.reduced:
@@ -409,9 +418,7 @@ class _Writer(ReductionEmitter):
                     self.reduce_loop_step(m)
                 elif name in stored and "rindex" in ix.free_vars(self.stores[name]):
                     self.store(name, self.resolved[name])
-            lines += self.pre + [f"    for roffset in range(0, {self.rnumel}, RBLOCK):",
-                                 "        rindex = roffset + rbase",
-                                 f"        rmask = rindex < {self.rnumel}"] + self.body
+            lines += self.pre + self.loop_header() + self.body
             self.pre, self.body = [], []
             for m, name in self._in_phase(members, phase, p):
                 if name in partner:
@@ -423,6 +430,11 @@ class _Writer(ReductionEmitter):
             if name in stored and (m.node.reduced or "rindex" not in ix.free_vars(self.stores[name])):
                 self.store(name, self.resolved[name])
         return lines + self.pre
+
+    def loop_header(self) -> list[str]:
+        return [f"    for roffset in range(0, {self.rnumel}, RBLOCK):",
+                "        rindex = roffset + rbase",
+                f"        rmask = rindex < {self.rnumel}"]
 
     def _in_phase(self, members, phase, p):
         """Members that loop `p` handles (an online sum goes with its max)."""

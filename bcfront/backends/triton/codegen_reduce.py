@@ -5,7 +5,9 @@ Persistent reductions mask the row and reduce once.  Looped reductions keep a
 happens once, after the loop) and run in phases (`phases`).  A sum of
 ``exp(x - max(x))`` over the same row is computed *online* in the max's loop
 (running per-lane max and rescaled sum), so softmax, log_softmax and
-logsumexp read a long row twice instead of three times.
+logsumexp read a long row twice instead of three times.  A scan (cumsum)
+is `tl.cumsum` over the row block; looped, it carries the running total of
+the chunks before.
 """
 from __future__ import annotations
 
@@ -185,3 +187,25 @@ class ReductionEmitter:
             else:
                 phase[name] = readiness(self.resolved[name])
         return phase
+
+    def write_scan(self, member) -> list:
+        """Lines of a kernel whose only member is an inclusive cumulative sum."""
+        name = member.node.name
+        body = self.red_body[name]
+        dtype = self.arena[body].dtype
+        xr = frozenset("xr")
+        if self.kind == "persistent":
+            out = self.tmp()
+            v = self.broadcast(body, self.value(body), xr, dtype)
+            self.emit(f"{out} = tl.cumsum(tl.where(rmask, {v}, 0), 1)")
+            self.store_value(name, out)
+            return self.pre
+        carry = self.tmp()
+        self.emit(f"{carry} = tl.zeros([XBLOCK, 1], {TL_DTYPE[compute_dtype(dtype)]})")
+        v = self.broadcast(body, self.value(body), xr, dtype)
+        chunk, out = self.tmp(), self.tmp()
+        self.emit(f"{chunk} = tl.where(rmask, {v}, 0)", "r")
+        self.emit(f"{out} = {carry} + tl.cumsum({chunk}, 1)", "r")
+        self.store_value(name, out)
+        self.emit(f"{carry} = {carry} + tl.sum({chunk}, 1)[:, None]", "r")
+        return self.pre + self.loop_header() + self.body

@@ -12,6 +12,8 @@ reduced or kept, named ``k0..``.  A node joins a kernel when
   whose element depends on loaded data, never reads from its own kernel);
 * everything else it reads is produced by an earlier step.
 
+A scan (cumsum) is a kernel of its own.
+
 The graph is functional (input mutations are copy-backs after the last step),
 so a kernel never crosses a write to storage that another step reads.
 """
@@ -145,6 +147,8 @@ def _reads_ok(arena: Arena, member: Member, plan: KernelPlan) -> bool:
 
 def fit(arena: Arena, plan: KernelPlan, node: Compute):
     """``(space, members)`` of `plan` with `node` added, or None if it cannot join."""
+    if node.scan or any(m.node.scan for m in plan.members):
+        return None     # a scan runs alone: its prologue is inlined in its body
     space = plan.space
     if node.reduced and not plan.is_reduction:
         # A pointwise kernel can become a reduction kernel if its members fit.

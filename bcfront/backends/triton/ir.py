@@ -314,7 +314,9 @@ class Compute:
 
     `body` is an expression over ``i0..i{len(sizes)-1}``; for a reduction the
     positions in `reduced` are summed (or maxed, ...) away and the buffer's
-    layout indexes the kept positions in order.
+    layout indexes the kept positions in order.  A `scan` keeps every
+    position: element ``i`` is the reduction of the elements up to ``i``
+    along the (single) reduced position.
     """
     name: str
     layout: Layout
@@ -324,9 +326,12 @@ class Compute:
     reduction: str | None = None
     origins: tuple = ()
     store: ix.Affine | None = None   # output offset over i0..; default: layout order
+    scan: bool = False    # an inclusive scan along `reduced` (cumsum): one output per element
 
     @property
     def kept(self) -> tuple:
+        if self.scan:
+            return tuple(range(len(self.sizes)))
         return tuple(p for p in range(len(self.sizes)) if p not in self.reduced)
 
     def store_offset(self) -> ix.Affine:

@@ -156,11 +156,11 @@ class Lowering:
 
     # ------------------------------------------------------------ buffers
     def compute(self, sizes, body: int, layout: Layout, reduced=(), reduction=None,
-                origins=frozenset()) -> str:
+                origins=frozenset(), scan: bool = False) -> str:
         if reduced:
             # the same reduction of the same values (softmax and log_softmax of one
             # tensor both take its max) is computed once
-            key = (tuple(sizes), body, tuple(reduced), reduction, layout)
+            key = (tuple(sizes), body, tuple(reduced), reduction, layout, scan)
             if key in self._reductions:
                 return self._reductions[key]
         name = self.new_name()
@@ -173,7 +173,7 @@ class Lowering:
         if not reduced:
             sizes, body, store = self._memory_order(sizes, body, layout)
         self.nodes.append(Compute(name, layout, tuple(sizes), body, tuple(reduced), reduction, ops,
-                                  store))
+                                  store, scan))
         return name
 
     def _memory_order(self, sizes, body, layout):

@@ -5,7 +5,9 @@ over the full iteration sizes; its buffer holds the accumulator dtype (float32
 for half inputs), and casts to the output dtype are ordinary pointwise work
 that fuses after it.  mean and var/std are sums plus pointwise epilogues; var
 is two-pass (sum, then sum of squared deviations from the mean), which the
-scheduler puts in one kernel.
+scheduler puts in one kernel.  cumsum is a scan: a `Compute` with ``scan``
+set, whose buffer holds the output dtype (it runs in a kernel of its own, so
+there is no later kernel for the cast to fuse into).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import torch
 
 from . import index as ix
 from .ir import Layout, compute_dtype, contiguous_strides, identity, is_float
-from .lower import TV, Unsupported, dtype_name, numel, rule
+from .lower import TV, Unsupported, dense_strides_ok, dtype_name, numel, rule
 from .rules_pointwise import out_meta
 
 aten = torch.ops.aten
@@ -301,3 +303,18 @@ def _vector_norm(ctx, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
     src = TV(x.shape, acc, body, None, None, x.origins)
     r = reduce(ctx, src, dims, kind, acc, _origins(x, node))
     return _result(ctx, node, x, dims, keepdim, r, out, post)
+
+
+@rule(aten.cumsum.default)
+def _cumsum(ctx, node, x, dim, dtype=None):
+    shape, out = out_meta(node)
+    (d,) = _dims(x, dim) if x.ndim else (None,)
+    body = ctx.value(x, shape, compute_dtype(out))
+    if d is None or shape[d] == 1:
+        # nothing to accumulate: a cast
+        return ctx.make(shape, out, ctx.arena.cast(body, out), x)
+    hint = tuple(node.meta["val"].stride())
+    stride = hint if dense_strides_ok(shape, hint) else contiguous_strides(shape)
+    layout = Layout(shape, stride, out)
+    name = ctx.compute(shape, body, layout, (d,), "sum", _origins(x, node), scan=True)
+    return ctx.load_buffer(name, layout)
