@@ -8,7 +8,8 @@ buffer, counting the read and the write).  Then, for each pattern, times eager
 PyTorch, ``torch.compile`` and ``bcfront.backends.triton.compile_fx`` on the
 same inputs in the same process, reporting the median time, the achieved
 bandwidth (every input read once and every output written once, the minimum
-traffic of the pattern), its share of the copy bandwidth, and the speedups.
+traffic of the pattern; a gather counts the table rows it reads, not the
+whole table), its share of the copy bandwidth, and the speedups.
 Outputs are checked against eager before timing.  Full results go to
 ``tools/results/bench_triton.json`` (``--out`` to change), a short table to
 stdout.
@@ -101,7 +102,19 @@ def rope(x, cos, sin):
     return x * c + torch.cat((-x2, x1), dim=-1) * s
 
 
-BF16, F32 = torch.bfloat16, torch.float32
+def embedding_ln(idx, wte, wpe, w, b):
+    """A GPT input stage: token rows gathered from a table bigger than L2, plus
+    positions, into LayerNorm."""
+    x = F.embedding(idx, wte) + wpe[:idx.shape[1]]
+    return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+
+def cumsum_rows(x):
+    return x.cumsum(-1)
+
+
+BF16, F32, I64 = torch.bfloat16, torch.float32, torch.int64
+INDEX_HIGH = 32768          # int64 inputs are indices drawn from [0, INDEX_HIGH)
 
 # name -> (fn, [(shape, dtype)] per input, tiny shapes for --cpu-smoke)
 PATTERNS = {
@@ -122,13 +135,36 @@ PATTERNS = {
                [((8, 256), BF16), ((8, 256), BF16)]),
     "rope": (rope, [((16, 2048, 32, 128), BF16), ((2048, 128), BF16), ((2048, 128), BF16)],
              [((1, 16, 2, 32), BF16), ((16, 32), BF16), ((16, 32), BF16)]),
+    "embedding_ln": (embedding_ln, [((16, 2048), I64), ((INDEX_HIGH, 1024), BF16), ((2048, 1024), BF16),
+                                    ((1024,), BF16), ((1024,), BF16)],
+                     [((2, 8), I64), ((INDEX_HIGH, 64), BF16), ((8, 64), BF16), ((64,), BF16),
+                      ((64,), BF16)]),
+    "cumsum_rows": (cumsum_rows, [((16384, 4096), F32)], [((4, 4096), F32)]),
 }
+
+
+def _embedding_traffic(inputs, outputs) -> int:
+    """Indices, the gathered table rows (not the whole table), the rest once."""
+    idx, wte = inputs[0], inputs[1]
+    rows = idx.numel() * wte.shape[1] * wte.element_size()
+    return nbytes([idx] + inputs[2:] + outputs) + rows
+
+
+def _every_input_once(inputs, outputs) -> int:
+    return nbytes(inputs) + nbytes(outputs)
+
+
+# Patterns whose minimum traffic is not "every input read once".
+TRAFFIC = {"embedding_ln": _embedding_traffic}
 
 
 def make_inputs(specs, device):
     g = torch.Generator(device="cpu").manual_seed(0)
     out = []
     for shape, dtype in specs:
+        if dtype == I64:
+            out.append(torch.randint(0, INDEX_HIGH, shape, generator=g).to(device))
+            continue
         t = torch.randn(shape, generator=g, dtype=torch.float32) if device == "cpu" else \
             torch.randn(shape, dtype=torch.float32, device=device)
         out.append(t.to(dtype))
@@ -189,7 +225,7 @@ def bench_pattern(name, device, smoke, bench, with_compile):
     fn, specs, tiny = PATTERNS[name]
     inputs = make_inputs(tiny if smoke else specs, device)
     ref = fn(*inputs)
-    traffic = nbytes(inputs) + nbytes(flat(ref))
+    traffic = TRAFFIC.get(name, _every_input_once)(inputs, flat(ref))
     row = {"name": name, "shapes": [list(t.shape) for t in inputs],
            "dtypes": [str(t.dtype).removeprefix("torch.") for t in inputs], "bytes": traffic}
     t0 = time.perf_counter()
