@@ -81,6 +81,10 @@ CASES = {
     "computed_index": (lambda x, i: x[(i * 3 + 1) % 10], lambda: [_x(10, 4), _i(50, 8)], 1),
     "iota_index": (lambda x: x[torch.arange(x.shape[0] // 2) * 2 + 1] * 2, lambda: [_x(10, 4)], 1),
     "gather_of_gather": (lambda x, i, j: x[i][j], lambda: [_x(10, 4), _i(10, 6), _i(6, 3, seed=2)], 1),
+    "gather_from_cat": (lambda a, b, i: torch.cat([a, b * 2])[i], lambda: [_x(3, 4), _x(5, 4, seed=2), _i(8, 9)], 1),
+    "gather_from_pad_flip": (lambda x, i: F.pad(x.flip(1), (2, 1))[:, i],
+                             lambda: [_x(3, 6), _i(9, 7)], 1),
+    "gather_from_roll": (lambda x, i: torch.roll(x, 2, 0)[i], lambda: [_x(6, 3), _i(6, 5)], 2),
 }
 
 

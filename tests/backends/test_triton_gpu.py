@@ -74,3 +74,45 @@ def test_autotune_winner_is_remembered(tmp_path):
                               4096 if k.kind == "persistent" else 0)
     launcher = runtime.Launcher(ks, root)
     assert launcher._recall(torch.cuda.get_device_name(0)) is not None
+
+
+def _gathers(idx, w, x, i2):
+    import torch.nn.functional as F
+    e = F.embedding(idx, w) + w[:idx.shape[1]]
+    return (F.layer_norm(e, (w.shape[1],)), torch.gather(x, 1, i2), x[:, i2[0]], x.cumsum(-1),
+            x[:, :1000].cumsum(0))
+
+
+def test_gathers_and_scans_on_gpu():
+    g = torch.Generator().manual_seed(0)
+    inputs = [torch.randint(0, 4096, (4, 512), generator=g), torch.randn(4096, 768, generator=g),
+              torch.randn(64, 5000, generator=g), torch.randint(0, 5000, (64, 300), generator=g)]
+    inputs = [t.cuda() for t in inputs]
+    compiled = compile_fx(torch.fx.symbolic_trace(_gathers), inputs)
+    assert compiled.fallback_ops == []
+    for got, ref in zip(compiled(*inputs), _gathers(*inputs)):
+        torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-3)
+
+
+_BAD_INDEX = """
+import torch, torch.nn.functional as F
+from bcfront.backends.triton import compile_fx
+fn = lambda w, i: F.embedding(i, w) * 2
+w, i = torch.randn(5, 8, device="cuda"), torch.tensor([0, 1, 2], device="cuda")
+c = compile_fx(torch.fx.symbolic_trace(fn), [w, i])
+torch.testing.assert_close(c(w, i), fn(w, i))
+c(w, torch.tensor([0, 5, 1], device="cuda"))
+torch.cuda.synchronize()
+print("NO ASSERT")
+"""
+
+
+def test_out_of_range_index_trips_the_device_assert(tmp_path):
+    """The index assert is live in the GPU build (a device-side assert poisons the
+    CUDA context, so it runs in a child process)."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _BAD_INDEX], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode != 0 and "NO ASSERT" not in out.stdout, out.stdout + out.stderr[-2000:]
+    assert "index out of bounds" in out.stderr or "device-side assert" in out.stderr, out.stderr[-2000:]
