@@ -5,7 +5,8 @@
 inputs) and a decomposition table chosen for fusion: composite ops that are
 really pointwise + reductions (softmax, layer_norm, gelu, ...) are decomposed,
 while ops better left to a library (matmul, convolution, attention, random
-ops) are kept whole so that they become extern calls.
+ops) are kept whole so that they become extern calls, and embedding is kept
+whole for the gather rule.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from torch.utils._pytree import tree_flatten
 
 aten = torch.ops.aten
 
-# Kept whole even where torch ships a decomposition: library kernels beat ours.
+# Kept whole even where torch ships a decomposition: library kernels beat ours
+# (embedding is kept whole because `rules_gather` lowers it as one gather).
 _KEEP = ("scaled_dot_product", "embedding", "addmm", "convolution", "_flash_attention",
          "_efficient_attention", "_cudnn_attention")
 
