@@ -13,6 +13,8 @@ Examples:
     python tools/fuzz.py --seed 3 --count 50 --mode py --no-shrink
     python tools/fuzz.py --mode tensor --program 20250007     # one program, shrunk
     python tools/fuzz.py --mode py --isolate --count 300      # survives interpreter crashes
+    python tools/fuzz.py --seed 5 --mode py --extra all       # opt-in grammar (docs/fuzzing.md)
+    python tools/fuzz.py --seed 5 --mode py --extra sets,loops,exc
 """
 from __future__ import annotations
 
@@ -62,11 +64,19 @@ def parse(argv):
     p.add_argument("--isolate", action="store_true",
                    help="run every program (and every shrinking step) in a child process, so a program "
                         "that crashes the interpreter is a failure of kind 'crash', not the end")
+    p.add_argument("--extra", default="", metavar="FEATURES",
+                   help="opt-in grammar features, comma-separated, or 'all': "
+                        "sets, opaque, dictiter, classattr, exc, loops (programs are named <mode>x-SEED)")
     p.add_argument("-q", "--quiet", action="store_true", help="only the failures and the final line")
     p.add_argument("--child", help=argparse.SUPPRESS)      # internal: run one program, print JSON
     args = p.parse_args(argv)
     if args.child:
         return args
+    from bcfront.testing.fuzzextra import parse_features
+    try:
+        args.extra = parse_features(args.extra)
+    except ValueError as e:
+        p.error(str(e))
     if args.program is not None:
         if len(MODES[args.mode]) > 1:
             p.error("--program needs --mode py, tensor or module")
@@ -170,7 +180,7 @@ def main(argv=None) -> int:
         mode = MODES[args.mode][i % len(MODES[args.mode])]
         seed = args.program if args.program is not None else args.seed * SEED_STRIDE + i
         i += 1
-        program = generate(seed, mode, device=args.device)
+        program = generate(seed, mode, device=args.device, extra=args.extra)
         try:
             verdict = run_limited(program, capture) if args.isolate else timed(differential.run, program, capture)
             if verdict is None:

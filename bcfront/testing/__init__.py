@@ -4,6 +4,7 @@
     fuzzexpr      typed expression grammar (pure Python and tensor), as rule tables
     fuzzgen       random programs: statements, control flow, closures, exceptions, tensors
     fuzzinputs    the five calls each program is run with (values, shapes, dtypes, layouts)
+    fuzzextra     opt-in grammar features for campaigns (sets, opaque containers, ...)
     differential  run eagerly and captured over several calls; compare everything observable
     shrink        reduce a mismatching program to a small reproducer
 

@@ -163,7 +163,19 @@ def _is_state(name: str, value) -> bool:
 
 
 def _exc_text(e: BaseException) -> str:
-    return f"{type(e).__qualname__}: {ADDRESS.sub('', str(e))}"
+    """Type and message, then the chain a traceback would show (``raise ... from``, or an
+    exception raised while handling another): a chain that differs is a visible difference."""
+    text = f"{type(e).__qualname__}: {ADDRESS.sub('', str(e))}"
+    seen = {id(e)}
+    for _ in range(4):
+        nxt = e.__cause__ if e.__cause__ is not None else (None if e.__suppress_context__ else e.__context__)
+        if nxt is None or id(nxt) in seen:
+            break
+        how = "from" if e.__cause__ is not None else "while handling"
+        text += f" ({how} {type(nxt).__qualname__})"
+        seen.add(id(nxt))
+        e = nxt
+    return text
 
 
 def _innermost(e: BaseException) -> str:

@@ -167,15 +167,18 @@ class Expander:
 
     MAX_DEPTH = 3
 
-    def __init__(self, rng, scope, allowed_types, hostile: float = 0.0):
+    def __init__(self, rng, scope, allowed_types, hostile: float = 0.0, rules=None):
         self.rng = rng
+        # `rules` (same types as RULES) lets a generator add templates; None: the standard grammar
+        self.rules = RULES if rules is None else rules
+        self.leaves = LEAVES if rules is None else leaf_rules(rules)
         self.scope = scope
         self.allowed = allowed_types
         self.hostile = hostile
         self.fresh = 0
 
     def expr(self, typ: str, depth: int = 0) -> str:
-        table = (LEAVES if depth >= self.MAX_DEPTH else RULES)[typ]
+        table = (self.leaves if depth >= self.MAX_DEPTH else self.rules)[typ]
         options = [(w, s) for w, s in table if self._possible(s)]
         for _ in range(8 if options else 0):
             template = self._weighted(options)
@@ -183,7 +186,7 @@ class Expander:
                 return self.fill(template, depth)
             except NoCandidate:
                 continue
-        for _, template in LEAVES[typ]:
+        for _, template in self.leaves[typ]:
             try:
                 return self.fill(template, self.MAX_DEPTH)
             except NoCandidate:
@@ -196,7 +199,7 @@ class Expander:
         for m in PLACEHOLDER.finditer(template):
             name = m.group(1)
             base = name[2:] if name.startswith("v_") else name
-            if base in RULES and base not in self.allowed:
+            if base in self.rules and base not in self.allowed:
                 return False
             if name.startswith("v_") and not self.scope(base):
                 return False
@@ -211,7 +214,7 @@ class Expander:
 
     def _one(self, name: str, depth: int, fresh: dict) -> str:
         rng = self.rng
-        if name in RULES:
+        if name in self.rules:
             return self.expr(name, depth + 1)
         if name.startswith("v_"):
             # One variable per template: "$v_list[$int % len($v_list)] if $v_list" names one list.

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import random
 
+from . import fuzzextra
 from .fuzzexpr import TENSOR_TYPES, Expander, NoCandidate, weighted_choice
 from .fuzzinputs import py_calls, tensor_calls
 from .program import Node, Program, Suite
@@ -135,15 +136,19 @@ class Gen:
 
     MAX_DEPTH = 3
 
-    def __init__(self, seed: int, mode: str):
+    def __init__(self, seed: int, mode: str, extra: tuple[str, ...] = ()):
         self.rng = random.Random(seed)
         self.mode = mode
         self.scope = Scope(PARAM_TYPES[mode], FIXED[mode])
         allowed = PY_TYPES | {"fn", "gen", "rest"} | (TENSOR_TYPES | {"mod"} if mode != "py" else frozenset())
-        self.ex = Expander(self.rng, self.scope.names, allowed, hostile=0.15)
+        self.ex = Expander(self.rng, self.scope.names, allowed, hostile=0.15,
+                           rules=fuzzextra.rules(extra) if extra else None)
+        self.statements = STATEMENTS + fuzzextra.statements(extra)
         self.counter = 0
         self.loops = 0           # enclosing loops in the current function
         self.in_def = 0          # nested function depth
+        self.in_handler = 0      # enclosing except blocks in the current function
+        self.handler_var = None  # the name bound by the innermost `except ... as`, while bound
 
     # -- helpers ------------------------------------------------------------------------
     def fresh(self, prefix: str = "v") -> str:
@@ -169,7 +174,7 @@ class Gen:
             self.scope.frames.pop()
 
     def stmt(self, depth: int) -> Node:
-        options = [(w, m) for w, m, needs in STATEMENTS if self._can(needs, depth)]
+        options = [(w, m) for w, m, needs in self.statements if self._can(needs, depth)]
         for _ in range(20):
             method = self._weighted(options)
             try:
@@ -188,6 +193,8 @@ class Gen:
         if "m" in needs and self.mode != "module":
             return False
         if "g" in needs and self.in_def:
+            return False
+        if "h" in needs and not self.in_handler:
             return False
         return True
 
@@ -354,17 +361,27 @@ class Gen:
         for _ in range(self.rng.choice((0, 1, 1, 1, 2))):
             err = self.rng.choice(ERRORS)
             if self.rng.random() < 0.5:
-                body = (Node(self.rng.choice(("print(type(e).__name__, e)", "print(repr(e))",
-                                              "print(e.args)"))),) + self.block(depth + 1, 1)
+                first = Node(self.rng.choice(("print(type(e).__name__, e)", "print(repr(e))", "print(e.args)")))
+                body = (first,) + self._handler(depth, "e", 1)
                 suites.append(Suite(f"except {err} as e:", body))
             else:
-                suites.append(Suite(f"except {err}:", self.block(depth + 1)))
+                suites.append(Suite(f"except {err}:", self._handler(depth, self.handler_var, None)))
         has_handler = len(suites) > 1
         if has_handler and self.rng.random() < 0.2:
             suites.append(Suite("else:", self.block(depth + 1), optional=True))
         if not has_handler or self.rng.random() < 0.35:
             suites.append(Suite("finally:", self.block(depth + 1), optional=has_handler))
         return Node("try:", tuple(suites))
+
+    def _handler(self, depth, var, count):
+        """The body of an except block; `e` is unbound after an ``except ... as e`` ends."""
+        self.in_handler += 1
+        self.handler_var = var
+        try:
+            return self.block(depth + 1, count)
+        finally:
+            self.in_handler -= 1
+            self.handler_var = None
 
     def s_suppress(self, depth):
         return Node("with suppress(KeyError, IndexError, ZeroDivisionError):", (Suite(None, self.block(depth + 1)),))
@@ -416,16 +433,17 @@ class Gen:
 
     def _def(self, depth, name, params: dict, body_fn, tail):
         """A nested function: its own locals, the enclosing variables readable (closure cells)."""
-        saved = (self.scope.fn_base, self.loops)
+        saved = (self.scope.fn_base, self.loops, self.in_handler, self.handler_var)
         self.scope.frames.append(dict(params))
         self.scope.fn_base, self.loops = len(self.scope.frames) - 1, 0
+        self.in_handler, self.handler_var = 0, None
         self.in_def += 1
         try:
             body = body_fn() + tail()
         finally:
             self.in_def -= 1
             self.scope.frames.pop()
-            self.scope.fn_base, self.loops = saved
+            self.scope.fn_base, self.loops, self.in_handler, self.handler_var = saved
         return body
 
     def s_closure(self, depth):
@@ -501,7 +519,8 @@ class Gen:
 
 
 # (weight, method, needs): c = compound (depth-limited), l = inside a loop,
-# t = tensor and module programs only, m = module programs only, g = not inside a nested def.
+# t = tensor and module programs only, m = module programs only, g = not inside a nested def,
+# h = inside an except block (used by the opt-in statements of `fuzzextra`).
 STATEMENTS = (
     (8, Gen.s_assign_new, ""), (5, Gen.s_assign, ""), (4, Gen.s_augassign, ""),
     (4, Gen.s_list_mut, ""), (3, Gen.s_dict_mut, ""), (2, Gen.s_box_mut, ""), (3, Gen.s_print, ""),
@@ -515,14 +534,18 @@ STATEMENTS = (
 )
 
 
-def generate(seed: int, mode: str = "py", size: int | None = None, device: str | None = None) -> Program:
+def generate(seed: int, mode: str = "py", size: int | None = None, device: str | None = None,
+             extra: tuple[str, ...] = ()) -> Program:
     """A random program of `mode` ("py": no torch, or "tensor") and its calls, from `seed`.
 
     `device` places a tensor program's argument tensors (e.g. "cuda"); the program is the same.
+    `extra` names opt-in grammar features (`fuzzextra.FEATURES`); such programs are named
+    ``<mode>x-<seed>``.  Without them the program of a seed never changes with new features.
     """
     if mode not in PARAMS:
         raise ValueError(f"mode must be one of {sorted(PARAMS)}, not {mode!r}")
-    g = Gen(seed, mode)
+    extra = tuple(f for f in fuzzextra.FEATURES if f in extra)
+    g = Gen(seed, mode, extra)
     prologue = (Node("global G", pinned=True),)
     n = size if size is not None else g.rng.randint(4, 14)
     body = tuple(g.stmt(0) for _ in range(n))
@@ -531,7 +554,7 @@ def generate(seed: int, mode: str = "py", size: int | None = None, device: str |
         calls = py_calls(g.rng)
     else:
         calls = tensor_calls(g.rng, device, module=mode == "module")
-    prelude = PRELUDE_TENSOR if mode != "py" else PRELUDE_PY
+    prelude = fuzzextra.prelude(PRELUDE_TENSOR if mode != "py" else PRELUDE_PY, extra)
     post, entry = (POSTLUDE_MODULE, "MOD") if mode == "module" else ("", "f")
-    return Program(f"{mode}-{seed}", mode, prelude, PARAMS[mode], prologue + body + tail, calls, seed,
+    return Program(f"{mode}{'x' if extra else ''}-{seed}", mode, prelude, PARAMS[mode], prologue + body + tail, calls, seed,
                    postlude=post, entry=entry)

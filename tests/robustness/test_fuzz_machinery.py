@@ -16,6 +16,7 @@ import copy
 import functools
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -121,6 +122,29 @@ def test_runner_passes_the_plain_function():
     assert verdict.eager_errors == 1
 
 
+def test_runner_sees_a_lost_exception_chain():
+    """Same type and message, but the exception no longer says what it was raised while handling."""
+    def drops_context(fn):
+        def run(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - the planted bug
+                raise type(e)(*e.args) from None
+        return run
+    src = '''
+def f(a):
+    try:
+        {}[a]
+    except KeyError:
+        raise ValueError(a)
+'''
+    assert differential.run(from_source(src, (("1",),)), identity).ok
+    verdict = differential.run(from_source(src, (("1",),)), drops_context)
+    assert verdict.mismatch.part == "exception", verdict.mismatch
+    assert verdict.mismatch.eager == "ValueError: 1 (while handling KeyError)", verdict.mismatch
+    assert verdict.mismatch.captured == "ValueError: 1"
+
+
 def test_runner_reports_a_failing_capture_call():
     def refuses(fn):
         raise RuntimeError("cannot capture")
@@ -219,6 +243,38 @@ def test_generated_programs_compile_run_and_cover_features(mode):
         verdict = differential.run(program, identity)
         assert verdict.ok, f"{program.name} disagrees with itself: {verdict.mismatch.describe()}"
     assert seen == set(features.values()), f"never generated: {set(features.values()) - seen}"
+
+
+EXTRA_PATTERNS = {"sets": r"\{c_\d+ % \d for|set\(", "opaque": r"collections\.deque\(|len\(\w+\.(keys|items)\(\)\)",
+                  "dictiter": r"for [\w, ]+ in \w+(\.items\(\))?:", "classattr": r"\.kind\b",
+                  "exc": r"\n +raise\n|from e\n", "loops": r"while True:|for i\d+, \*i\d+ in"}
+
+
+def test_extra_grammar_is_opt_in_and_covers_its_features():
+    """`extra` programs compile, are deterministic, agree with themselves (they terminate) and
+    show each feature's constructs; without `extra` a seed's program does not depend on them."""
+    from bcfront.testing import fuzzextra
+    assert generate(3, "py", extra=()).source == generate(3, "py").source
+    assert generate(3, "py", extra=fuzzextra.FEATURES).name == "pyx-3"
+    seen = {feat: False for feat in fuzzextra.FEATURES}
+    for seed in range(50):
+        program = generate(seed, "py", extra=fuzzextra.FEATURES)
+        assert program.source == generate(seed, "py", extra=fuzzextra.FEATURES).source
+        compile(program.source, program.name, "exec")
+        body = program.source.split("\ndef f(", 1)[1]
+        seen.update({feat: True for feat, pattern in EXTRA_PATTERNS.items() if re.search(pattern, body)})
+        verdict = differential.run(program, identity)
+        assert verdict.ok, f"{program.name} disagrees with itself: {verdict.mismatch.describe()}"
+    assert "kind = 0" in generate(0, "py", extra=("classattr",)).source
+    assert all(seen.values()), f"never generated: {[f for f, s in seen.items() if not s]}"
+
+
+def test_extra_feature_names_are_checked():
+    from bcfront.testing.fuzzextra import FEATURES, parse_features
+    assert parse_features("all") == FEATURES and parse_features("") == ()
+    assert parse_features("sets, exc") == ("sets", "exc")
+    with pytest.raises(ValueError, match="unknown fuzz feature"):
+        parse_features("sets,nope")
 
 
 def test_most_generated_calls_do_not_raise():

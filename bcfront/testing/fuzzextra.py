@@ -1,0 +1,177 @@
+"""Opt-in grammar of the fuzzer: constructs the fixed-seed budget does not generate.
+
+``generate(seed, mode, extra=FEATURES)`` (``tools/fuzz.py --extra all``) adds,
+per named feature, expression templates (`RULES`) and statements
+(`STATEMENTS`) to the standard grammar.  They are opt-in so that the
+fixed-seed programs of tests/robustness/test_fuzz.py stay what they are, and
+so that a campaign can leave out a feature whose known bug would hide
+everything else (``--extra sets,loops``).
+
+    sets      set displays, set comprehensions and set algebra
+    opaque    C containers the interpreter does not model: deque, Counter, dict views
+              (also one held across a graph break)
+    dictiter  loops directly over a dict or its items (the body may mutate the dict)
+    classattr a class attribute of `Box`, written through the class and read through instances
+    exc       bare ``raise`` and ``raise ... from`` in handlers, exception attributes
+    loops     ``while True`` with a pinned break, star targets, closures made in loops
+
+Statements are functions of the generator (`fuzzgen.Gen`) and the depth, like
+`Gen` methods; `needs` letters are the ones of `fuzzgen.STATEMENTS` plus
+``h`` (inside an ``except`` handler of the current function).
+"""
+from __future__ import annotations
+
+from .fuzzexpr import RULES as BASE_RULES
+from .fuzzexpr import NoCandidate
+from .program import Node, Suite
+
+FEATURES = ("sets", "opaque", "dictiter", "classattr", "exc", "loops")
+
+# feature -> type -> [(weight, template)]
+TEMPLATES: dict[str, dict[str, list[tuple[float, str]]]] = {
+    "sets": {
+        "int": [(1, "len({$c % 3 for $c in $list})"), (1, "len(set($list) | {$int})"),
+                (0.5, "sum({$c for $c in $list if $c > $lit})")],
+        "list": [(1, "sorted({$c % 4 for $c in $list})"), (1, "sorted(set($list) - {$int})"),
+                 (0.5, "sorted(set($list) & set($list))")],
+        "bool": [(1, "$int in {$int, $lit}"), (0.5, "set($list) <= set($list)"),
+                 (0.5, "bool({$c for $c in $list} ^ {$lit})")],
+    },
+    "opaque": {
+        "int": [(1, "len($v_dict.keys())"), (1, "len($v_dict.items())"),
+                (1, "len(collections.deque($list, maxlen=3))"), (1, "collections.Counter($list)[$lit]"),
+                (0.5, "len(collections.Counter($str))")],
+        "list": [(1, "list(collections.deque($list, maxlen=2))"), (1, "sorted($v_dict.values())")],
+        "bool": [(1, "$key in $v_dict.keys()")],
+    },
+    "dictiter": {
+        "list": [(0.3, "[$c for $c in $v_dict.values()]")],
+        "int": [(0.3, "sum(len($c) for $c in $v_dict)")],
+    },
+    "classattr": {
+        "int": [(2, "$v_box.kind"), (1, "Box.kind"), (0.5, "Box(0).kind")],
+    },
+    "exc": {
+        "int": [(0.3, "StopIteration($int).value")],
+    },
+}
+
+CLASS_ATTR = "    kind = 0\n\n"
+
+
+def rules(features) -> dict:
+    """The standard rules plus the templates of `features`."""
+    out = {t: list(rs) for t, rs in BASE_RULES.items()}
+    for feat in features:
+        for typ, templates in TEMPLATES.get(feat, {}).items():
+            out[typ] += templates
+    return out
+
+
+def prelude(text: str, features) -> str:
+    """The program prelude, with a class attribute on `Box` for 'classattr'."""
+    if "classattr" in features:
+        text = text.replace("class Box:\n", "class Box:\n" + CLASS_ATTR, 1)
+    return text
+
+
+# -- statements --------------------------------------------------------------------------------
+def s_view(g, depth):
+    """A dict view kept in a local across a graph break."""
+    view, n = g.fresh("vw"), g.fresh("v")
+    node = Node(f"{view} = {g.var('dict')}.{g.rng.choice(('keys', 'items', 'values'))}()\n"
+                f"print(end='')\n{n} = len({view}) + len(list({view}))")
+    g.scope.define(n, "int")
+    return node
+
+
+def s_deque(g, depth):
+    dq = g.fresh("dq")
+    return Node(f"{dq} = collections.deque({g.e('list')}, maxlen=4)\n{dq}.appendleft({g.e('int')})\n"
+                f"{dq}.rotate({g.ex.fill('$small', 0)})\nprint(list({dq}), len({dq}))")
+
+
+def s_for_dict(g, depth):
+    """A loop straight over a dict (not a copy): a body that grows it raises RuntimeError eagerly."""
+    d = g.var("dict")
+    if g.rng.random() < 0.5:
+        k = g.fresh("i")
+        head, define = f"for {k} in {d}:", {k: "str"}
+    else:
+        k, v = g.fresh("i"), g.fresh("i")
+        head, define = f"for {k}, {v} in {d}.items():", {k: "str", v: "int"}
+    return Node(head, (Suite(None, g._loop_body(depth, define)),))
+
+
+def s_class_attr(g, depth):
+    forms = (lambda: f"Box.kind = {g.e('int')}", lambda: f"type({g.var('box')}).kind += {g.ex.fill('$small', 0)}",
+             lambda: "Box.kind += 1", lambda: f"{g.var('box')}.kind = {g.e('int')}")
+    return Node(g.rng.choice(forms)())
+
+
+def s_reraise(g, depth):
+    forms = ("raise", "raise ValueError('again') from e" if g.handler_var else "raise ValueError('again')",
+             "raise FuzzError('in handler')")
+    return Node(f"if {g.e('bool')}:", (Suite(None, (Node(g.rng.choice(forms)),)),))
+
+
+def s_exc_attrs(g, depth):
+    if not g.handler_var:
+        raise NoCandidate("handler variable")
+    e = g.handler_var
+    forms = (f"print(type({e}.__context__).__name__, {e}.__cause__ is None)",
+             f"print({e}.__traceback__ is None)", f"print(type({e}).__mro__[1].__name__)")
+    return Node(g.rng.choice(forms))
+
+
+def s_while_true(g, depth):
+    w = g.fresh("w")
+    g.scope.define(w, "int")
+    g.scope.frozen.add(w)
+    bound = g.ex.fill("$small", 0)
+    body = (Node(f"{w} += 1", pinned=True),
+            Node(f"if {w} > {bound}:", (Suite(None, (Node("break"),)),), pinned=True)) + g._loop_body(depth, {})
+    return Node(f"{w} = 0\nwhile True:", (Suite(None, body),), pinned=False)
+
+
+def s_star_for(g, depth):
+    first, rest = g.fresh("i"), g.fresh("i")
+    head = f"for {first}, *{rest} in [{g.e('list')} + [{g.e('int')}], [{g.e('int')}]]:"
+    return Node(head, (Suite(None, g._loop_body(depth, {first: "int", rest: "list"})),))
+
+
+def s_loop_closures(g, depth):
+    fs, i, out = g.fresh("fs"), g.fresh("i"), g.fresh("v")
+    late = g.rng.random() < 0.5
+    fn = f"lambda: {i} * 2" if late else f"lambda {i}={i}: {i} * 2"
+    node = Node(f"{fs} = []\nfor {i} in range({g.ex.fill('$small', 0)}):\n    {fs}.append({fn})\n"
+                f"    print(end='')\n{out} = [h() for h in {fs}]")
+    g.scope.define(out, "list")
+    return node
+
+
+# feature -> [(weight, statement, needs)]
+STATEMENTS = {
+    "opaque": [(1, s_view, ""), (0.5, s_deque, "")],
+    "dictiter": [(1.5, s_for_dict, "c")],
+    "classattr": [(1, s_class_attr, "")],
+    "exc": [(3, s_reraise, "h"), (1, s_exc_attrs, "h")],
+    "loops": [(1.5, s_while_true, "c"), (1, s_star_for, "c"), (0.7, s_loop_closures, "")],
+}
+
+
+def statements(features) -> tuple:
+    return tuple(s for feat in features for s in STATEMENTS.get(feat, ()))
+
+
+def parse_features(text: str) -> tuple[str, ...]:
+    """'all', '' or a comma-separated list of FEATURES -> a tuple of feature names."""
+    if text in ("", "none"):
+        return ()
+    if text == "all":
+        return FEATURES
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    bad = [n for n in names if n not in FEATURES]
+    if bad:
+        raise ValueError(f"unknown fuzz feature(s) {', '.join(bad)}; choose from {', '.join(FEATURES)} or 'all'")
+    return names
