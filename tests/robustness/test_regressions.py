@@ -347,6 +347,15 @@ def f(xs):
     return sum(xs, '')
 ''', (("['a']",), ("[]",)), "hand probe of builtin edge cases (session 3): eager TypeError "
                             "\"sum() can't sum strings\"; captured returns 'a'"),
+
+    "set-subset-comparison-raises": Regression('''
+def f(xs, ys):
+    return set(xs) <= set(ys), {1} < set(ys), frozenset(xs) >= set(ys)
+''', (("[1, 2]", "[1, 2, 3]"), ("[]", "[4]")),
+        "tools/fuzz.py --seed 41 --mode py --extra all (sets): 6 of the first 100 programs, "
+        "e.g. pyx-41000135; captured TypeError: '<=' not supported between instances of 'set' "
+        "and 'set'",
+        open_bug="set ordering comparisons (subset/superset: <, <=, >, >=) raise TypeError"),
 }
 
 TENSOR = {
