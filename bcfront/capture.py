@@ -107,19 +107,9 @@ class CapturedFunction:
 
     # -- calling --------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        self.calls += 1
         if ON[0] and not self._timing:
-            return self._measured(args, kwargs)
-        # The cached fast path, kept inline (one frame less than calling _dispatch).
-        if self._self is not _NO_SELF:
-            args = (self._self, *args)
-        for e in self._entries:
-            if e.guard(*args, **kwargs):
-                return e.region(*args, **kwargs)
-        return self._miss(args, kwargs)
-
-    def _dispatch(self, args, kwargs):
-        """`__call__` past the counting: the first entry whose guard holds, or a capture."""
+            return self._measured(args, kwargs)      # comes back here, timed
+        self.calls += 1
         if self._self is not _NO_SELF:
             args = (self._self, *args)
         for e in self._entries:
@@ -140,7 +130,7 @@ class CapturedFunction:
         self._timing = True
         t0 = perf_counter()
         try:
-            return self._dispatch(args, kwargs)
+            return self(*args, **kwargs)
         finally:
             wall = perf_counter() - t0
             self._timing = False
@@ -302,5 +292,6 @@ def capture(fn=None, *, backend="auto", fullgraph=False, **options):
 
 
 def registry() -> list:
-    """Every captured function that has run in this process (alive), oldest first."""
+    """Every captured function that has been captured in this process and is still alive
+    (in no particular order; `bcfront.explain.collect()` gives the order of first calls)."""
     return sorted(_REGISTRY, key=id)

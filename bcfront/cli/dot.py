@@ -6,7 +6,8 @@ Each view is built from the public `bcfront.analyze` result only:
 * ``domtree`` — the dominator tree (solid, parent to child) with the dominance
   frontier as dotted edges that do not shape the layout;
 * ``loops`` — the CFG with each natural loop drawn as a cluster around its
-  body, nested as the loops nest, back edges bold and red, exits dashed;
+  body, nested as the loops nest, back edges bold and red, exits dashed,
+  exception edges dotted;
 * ``ssa`` — def-use chains: one box per instruction that reads or defines a
   value, one ellipse per SSA value (diamonds for phi and catch values), inside
   a cluster per block; an edge from each instruction to the values it defines
@@ -19,12 +20,6 @@ from __future__ import annotations
 
 VIEWS = ("cfg", "domtree", "loops", "ssa")
 
-_EDGE_STYLE = {
-    "fallthrough": "style=solid",
-    "jump": "style=bold",
-    "branch": 'style=dashed, color="blue"',
-    "exception": 'style=dotted, color="red"',
-}
 
 
 def quote(s: str) -> str:
@@ -110,7 +105,7 @@ def loops_dot(fa) -> str:
         key = (e.src, e.dst)
         style = ('style=bold, color="red", label="back"' if key in back_edges
                  else 'style=dashed, color="darkgreen", label="exit"' if key in exits
-                 else _EDGE_STYLE.get(e.kind, "style=solid"))
+                 else 'style=dotted, color="red"' if e.kind == "exception" else "style=solid")
         lines.append(f"  b{e.src} -> b{e.dst} [{style}];")
     for i, region in enumerate(forest.irreducible):
         lines.append(f"  // irreducible region {i}: blocks {sorted(region.blocks)}")

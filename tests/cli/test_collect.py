@@ -167,3 +167,27 @@ def test_storm_warning_uses_every_call_not_only_the_misses():
     (fr,) = enrich(run.report()).functions
     assert fr.calls == 5 and len(fr.recompiles) == 4
     assert any("failed on 4 of 5 calls" in w for w in fr.warnings), fr.warnings
+
+
+def countdown(x, n):
+    if n == 0:
+        return x
+    print("", end="")                 # a break: the rest runs natively and calls the capture again
+    return countdown(x + 1, n - 1)
+
+
+def test_recursive_calls_are_counted_and_timed_once_as_part_of_the_outermost():
+    global countdown
+    plain = countdown
+    countdown = bcfront.capture(plain)
+    try:
+        with bcfront.explain.collect() as run:
+            for _ in range(2):
+                out = countdown(torch.zeros(2), 3)
+        assert torch.equal(out, torch.full((2,), 3.0))
+        fr = run.report().functions[0]
+        assert fr.function == "countdown"
+        assert (fr.calls, fr.timed_calls) == (8, 2)     # 2 outer calls, 4 levels each
+        check_split(fr)
+    finally:
+        countdown = plain
