@@ -17,7 +17,10 @@ original's, so a break inside try/except/finally, a with block or a loop
 resumes inside it: the handlers still cover the resumed instructions, and a
 finally block runs exactly once.  The abstract `bytecode.Bytecode` is mapped
 to decoded instructions one to one (labels and try markers aside), which we
-check instruction by instruction.
+check instruction by instruction; 3.13's two-local superinstructions are the
+one exception (each becomes its two plain halves, see below).  Every
+continuation is validated before use (`resume_check`): what CPython could not
+run is refused, and the function runs natively instead.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import types
 
 from ..errors import UnsupportedError
 from .frame import decoded
+from .resume_check import SUPER, check_continuation
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x100 | 0x200
@@ -61,6 +65,7 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     label = Label()
     body = list(b)
     body.insert(reals[index], label)
+    body, widths = _split_superinstructions(body)
     pro = []
     if code.co_freevars:
         pro.append(Instr("COPY_FREE_VARS", len(code.co_freevars)))
@@ -87,14 +92,19 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     nb.freevars = list(code.co_freevars)
     nb.cellvars = list(code.co_cellvars)
     try:
-        # Keep the original handlers' stack depths: the flow analysis would start at the
-        # prologue and never see the skipped try-entries, getting their depths wrong.
-        new_code = nb.to_code(compute_exception_stack_depths=False)
+        # Keep the original handlers' stack depths, and the original stack size: the
+        # library's flow analysis starts at the prologue and never sees the try-entries
+        # it skips, so it gets their depths wrong and leaves their handlers out of the
+        # size (a handler then pushes past the frame's stack).  After the prologue every
+        # instruction runs at its original depth (`resume_check` verifies it).
+        new_code = nb.to_code(stacksize=max(code.co_stacksize, len(stack_nulls)),
+                              compute_exception_stack_depths=False)
     except Exception as e:  # the library could not assemble it: no continuation, run natively
         raise UnsupportedError("no-continuation", f"assembling the continuation failed: {e}") from None
     out = types.FunctionType(new_code, fn.__globals__, name, None, fn.__closure__)
     out.__qualname__ = f"{fn.__qualname__}.<resume@{offset}>"
-    offmap = _offset_map(new_code, len(pro), bc)
+    offmap = _offset_map(new_code, len(pro), bc, widths)
+    check_continuation(new_code, code, offmap)
     out.__bcfront_resume__ = (fn, offmap)
     ORIGINAL_OFFSETS[new_code] = offmap
     return out
@@ -125,13 +135,46 @@ def _set_try_depths(b, reals, bc) -> None:
         item.stack_depth = entry.depth
 
 
-def _offset_map(new_code, n_prologue: int, bc) -> dict[int, int]:
-    """Offsets of the continuation's instructions -> offsets of the same original instructions."""
+def _offset_map(new_code, n_prologue: int, bc, widths: list[int]) -> dict[int, int]:
+    """Offsets of the continuation's instructions -> offsets of the same original instructions
+    (both halves of a split superinstruction map to the original one)."""
     new, _ = decoded(new_code)
     body = new.instructions[n_prologue:]
-    if len(body) != len(bc.instructions):
+    if len(body) != sum(widths) or len(widths) != len(bc.instructions):
         raise UnsupportedError("no-continuation", "the continuation does not mirror the original code")
-    return {a.offset: b.offset for a, b in zip(body, bc.instructions)}
+    out, pos = {}, 0
+    for width, b in zip(widths, bc.instructions):
+        for a in body[pos:pos + width]:
+            out[a.offset] = b.offset
+        pos += width
+    return out
+
+
+# 3.13 superinstructions pack two local indices into 4-bit halves of one argument.  The
+# continuation's parameters come first among its locals and shift every other index, so
+# a pair may no longer fit -- and the bytecode library packs it without checking, making
+# the instruction read or write a wrong local (O4's segfault, O5, O6).  The continuation
+# uses the two plain instructions instead (`resume_check.SUPER`).
+
+
+def _split_superinstructions(body: list) -> tuple[list, list[int]]:
+    """`body` with every superinstruction split in two, and the number of instructions each
+    original instruction became (in order)."""
+    from bytecode import Instr
+    out, widths = [], []
+    for item in body:
+        if not isinstance(item, Instr):
+            out.append(item)
+            continue
+        pair = SUPER.get(item.name)
+        if pair is None:
+            out.append(item)
+            widths.append(1)
+            continue
+        for op, name in zip(pair, item.arg):
+            out.append(Instr(op, name, location=item.location))
+        widths.append(2)
+    return out, widths
 
 
 def _cell_arg(name, b):

@@ -11,11 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dis
+import inspect
 import io
+import sys
+import types
 
 import pytest
 
 import bcfront
+from bcfront.analysis import analyze
+from bcfront.errors import UnsupportedError
+from bcfront.frontend import resume
+from bcfront.frontend.resume import make_resume
+from bcfront.frontend.resume_check import check_bound_locals, check_continuation
 
 CASES: dict = {}
 
@@ -59,6 +68,38 @@ def iterator_advanced_after_growth(xs):
     return list(it), xs
 
 
+@case(([1, 2, 3],), ([],))
+def many_locals_pair_store(xs):
+    """3.13: STORE_FAST_STORE_FAST (p, q) after a break; the continuation's parameters push
+    p and q past local index 15, which a superinstruction cannot encode (O4-O6)."""
+    p = q = None
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = a12 = 1
+    print(end="")
+    for p, q in zip(xs, xs[1:]):
+        a12 = p
+        a11 = q
+    return (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, p)
+
+
+@case(([3, 1],), ([],))
+def nested_comprehensions_with_break(xs):
+    """A break in an inner (inlined on 3.12+) comprehension, in a loop that grows the list."""
+    for i, x in enumerate(list(xs)):
+        xs += [len([c for c in [print(end="|") or d for d in xs] if c > 1])]
+    return xs
+
+
+@case((1, [5]), (0, []))
+def augmented_assignment_in_try(a, xs):
+    """The continuation resumes inside a try; the handler's depth is the original's."""
+    try:
+        v, *rest = [print(end="") or 3]
+        a += xs if rest else 8
+    except ArithmeticError:
+        a = None
+    return a
+
+
 def _run(fn, args):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -88,3 +129,115 @@ def test_outside_exhausted_iterator_replayed_to_its_end():
     xs = [0]
     it = bcfront.capture(f)(iter(xs), xs)
     assert list(it) == [] and xs == [0, 1]
+
+
+# -- the continuation validator (resume_check) ------------------------------------------------
+
+PY = sys.version_info[:2]
+
+
+def _after_first_print(fn) -> int:
+    """Offset of the instruction after the first call of print (its result on the stack)."""
+    ins = list(dis.get_instructions(fn))
+    i = next(k for k, x in enumerate(ins) if x.argval == "print")
+    j = next(k for k in range(i, len(ins)) if ins[k].opname in ("CALL", "CALL_KW"))
+    return ins[j + 1].offset
+
+
+def _sample(k):
+    total = k
+    print(end="")
+    try:
+        total += [k][0]
+    except IndexError:
+        total = -1
+    return total, k
+
+
+def test_validator_accepts_a_well_formed_continuation():
+    fn = make_resume(_sample, _after_first_print(_sample), [False], ["total", "k"], "r")
+    assert fn(None, 2, 3) == (5, 3)
+
+
+def test_validator_refuses_a_prologue_with_the_wrong_stack_depth():
+    with pytest.raises(UnsupportedError, match="invalid continuation bytecode: .*stack depth"):
+        make_resume(_sample, _after_first_print(_sample), [False, False], ["total", "k"], "r")
+
+
+def test_validator_refuses_a_stack_size_too_small_for_a_handler():
+    fn = make_resume(_sample, _after_first_print(_sample), [False], ["total", "k"], "r")
+    code = fn.__code__
+    _, offmap = fn.__bcfront_resume__
+    with pytest.raises(UnsupportedError, match="co_stacksize"):
+        check_continuation(code.replace(co_stacksize=1), _sample.__code__, offmap)
+
+
+def test_validator_refuses_changed_exception_table_depths(monkeypatch):
+    real = resume._set_try_depths
+
+    def deeper(b, reals, bc):
+        real(b, reals, bc)
+        for item in b:
+            if type(item).__name__ == "TryBegin":
+                item.stack_depth += 1
+    monkeypatch.setattr(resume, "_set_try_depths", deeper)
+    with pytest.raises(UnsupportedError, match="invalid continuation bytecode"):
+        make_resume(_sample, _after_first_print(_sample), [False], ["total", "k"], "r")
+
+
+def test_validator_refuses_a_missing_local_where_load_fast_does_not_check():
+    """3.12+: LOAD_FAST of an unbound local pushes NULL (a crash later), so a continuation
+    that does not receive a local it reads is refused; 3.11's LOAD_FAST checks."""
+    offset = _after_first_print(_sample)
+    if PY >= (3, 12):
+        with pytest.raises(UnsupportedError, match="may be unbound"):
+            make_resume(_sample, offset, [False], ["k"], "r")
+    else:
+        with pytest.raises(UnboundLocalError):
+            make_resume(_sample, offset, [False], ["k"], "r")(None, 3)
+
+
+@pytest.mark.skipif(PY < (3, 13), reason="superinstructions with local pairs are 3.13's")
+def test_unsplit_superinstructions_are_refused_and_run_natively(monkeypatch):
+    """Without the split, the library packs local indices >= 16 into 4 bits (a wrong local
+    is written); the validator refuses that continuation and the function runs natively."""
+    monkeypatch.setattr(resume, "_split_superinstructions",
+                        lambda body: (body, [1] * sum(type(x).__name__ == "Instr" for x in body)))
+    fn = many_locals_pair_store
+    cf = bcfront.capture(fn)
+    assert _run(cf, ([1, 2, 3],)) == _run(fn, ([1, 2, 3],))
+    (entry,) = cf.entries
+    assert entry.native and "invalid continuation bytecode" in entry.notes[0]
+
+
+def _code_objects(code):
+    work = [code]
+    while work:
+        c = work.pop()
+        yield c
+        work.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+
+@pytest.mark.skipif(PY < (3, 12), reason="3.11's LOAD_FAST checks; nothing to compare")
+@pytest.mark.parametrize("module", ["difflib", "argparse", "collections", "tarfile", "ast",
+                                    "dataclasses", "json.decoder", "textwrap"])
+def test_bound_locals_agree_with_cpythons_compiler(module):
+    """Oracle: CPython emits an unchecked LOAD_FAST only where it proved the local bound.
+    From a function's own entry the validator must prove every one of them too (else it
+    would refuse continuations that are fine)."""
+    import importlib
+    mod = importlib.import_module(module)
+    top = compile(inspect.getsource(mod), mod.__file__, "exec")
+    n = 0
+    for code in _code_objects(top):
+        check_bound_locals(analyze(code).cfg, code)
+        n += 1
+    assert n > 10
+
+
+def test_stack_check_accepts_original_code():
+    """The original code mapped onto itself passes every check (stack depths, handlers)."""
+    import difflib
+    for code in _code_objects(difflib.Differ._fancy_replace.__code__):
+        ident = {ins.offset: ins.offset for ins in dis.get_instructions(code)}
+        check_continuation(code, code, ident)

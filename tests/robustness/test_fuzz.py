@@ -34,13 +34,6 @@ MODULE_SEED, MODULE_PROGRAMS = 20_260_000, 30
 # xfailed: the bug may crash the interpreter.  Their shrunk reproducers are strict xfails
 # in test_regressions.py (run in a child process where they crash).
 KNOWN: dict[tuple[str, int], tuple[tuple[int, int], str]] = {
-    ("py", 20_240_090): ((3, 12), "3.13 segfaults and 3.12 repeats prints: a break inside nested "
-                                  "comprehensions over a mutated global list (test_regressions: "
-                                  "comprehension-over-global-after-slice-assignment-crashes)"),
-    ("py", 20_240_020): ((3, 13), "3.13: nested comprehensions in a loop over a growing list after a "
-                                  "break (test_regressions: nested-comprehension-in-loop-over-growing-list-313)"),
-    ("py", 20_240_146): ((3, 13), "3.13: augmented assignment in a try after a break (test_regressions: "
-                                  "augmented-assignment-in-try-after-break-313)"),
 }
 
 

@@ -131,9 +131,7 @@ def f(a, b, xs, d, s, o, k=2, *rest, **kw):
         "test_fuzz.py py program 20240090 (shrunk from 80 to 8 statements, crash as the predicate): "
         "3.13 dies with a segmentation fault in the continuation after the break in the inner "
         "comprehension; 3.12 prints the inner comprehension's output twice",
-        open_bug="3.12+: a break inside nested comprehensions over a global list mutated before: "
-                 "3.13 segfaults (invalid continuation), 3.12 repeats the inner comprehension's prints",
-        open_from=(3, 12), isolate=True),
+        isolate=True),
 
     "del-of-loop-target-after-break-unbound-on-313": Regression('''
 import functools
@@ -164,10 +162,7 @@ def f(a, b, xs, d, s, o, k=2, *rest, **kw):
 ''', (("1", "8", "[8, -2, 8, 1]", "{}", "''", "Box(3, [6])"),),
         "/work/v313/bin/python tools/fuzz.py --seed 9 --mode py --isolate, program py-9000036 (37 "
         "statements, shrunk to 13; every remaining line is needed): on 3.13 only, `del i4` of the "
-        "loop target in the continuation raises UnboundLocalError",
-        open_bug="3.13: after a break in a for loop's iterable, the continuation loses the loop "
-                 "target `i4` (del raises UnboundLocalError)",
-        open_from=(3, 13)),
+        "loop target in the continuation raises UnboundLocalError"),
 
     "nested-comprehension-in-loop-over-growing-list-313": Regression('''
 class Box:
@@ -190,9 +185,7 @@ def f(a, b, xs, d, s, o, k=2, *rest, **kw):
         "test_fuzz.py py program 20240020 on 3.13 (shrunk with --isolate: some shrinking candidates "
         "segfault 3.13): the inner comprehension's variable receives the enumerate object "
         "(TypeError: '>' not supported between instances of 'enumerate' and 'int')",
-        open_bug="3.13: a break inside nested comprehensions in a loop over a list that the loop grows "
-                 "corrupts the continuation's stack",
-        open_from=(3, 13), isolate=True),
+        isolate=True),
 
     "augmented-assignment-in-try-after-break-313": Regression('''
 import copy
@@ -220,10 +213,7 @@ def f(a, b, xs, d, s, o, k=2, *rest, **kw):
     return a
 ''', (('-2', '-3', '[]', '{\'k\': -2, \'q\': 8, "it\'s": 0}', '\'q"x\'', 'Box(0, [3, 5])', 'z=2'),),
         "test_fuzz.py py program 20240146 on 3.13 (29 statements, shrunk to 12; simpler variants "
-        "are right): `a += xs if v3 else 8` in a try after a break returns 5 instead of 6",
-        open_bug="3.13: after a break, an augmented assignment with a conditional expression inside a "
-                 "try computes a wrong value",
-        open_from=(3, 13)),
+        "are right): `a += xs if v3 else 8` in a try after a break returns 5 instead of 6"),
 
     "set-display-with-unpacking-loses-items-after-break": Regression('''
 def f(xs):
