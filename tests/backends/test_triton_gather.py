@@ -15,7 +15,7 @@ pytest.importorskip("triton")
 
 import torch.nn.functional as F  # noqa: E402
 
-from bcfront.backends.triton import compile_fx  # noqa: E402
+from bcfront.backends.triton import TritonConfig, compile_fx  # noqa: E402
 
 from .triton_env import GPU_RUN  # noqa: E402
 from .triton_util import compare, graph_of  # noqa: E402
@@ -92,6 +92,18 @@ CASES = {
 def test_gather_matches_eager(name):
     fn, inputs, kernels = CASES[name]
     compare(fn, inputs(), kernels=kernels, fallback=[])
+
+
+@pytest.mark.parametrize("rblock", [8, 32])
+def test_gathers_in_looped_reductions(rblock):
+    """Index loads and checks along x are hoisted out of the loop; along r they
+    are redone per chunk (and per phase of a multi-loop kernel)."""
+    cfg = TritonConfig(looped_rblock=rblock)
+    compare(_emb_ln, [_x(13, 40), _i(13, 3, 5), _x(40, seed=3), _x(40, seed=4)], config=cfg,
+            kernels=1, fallback=[])
+    c = compare(lambda x, i: torch.gather(x, 1, i).softmax(-1), [_x(4, 50), _i(50, 4, 45)],
+                config=cfg, kernels=1, fallback=[])
+    assert c.kernels[0].kind == "looped"
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
