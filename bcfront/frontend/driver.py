@@ -235,10 +235,13 @@ class RegionCode:
         example = example_inputs(tx)
         head = input_fetches(tx, graph, ns)
         compiled = backends.compile_graph(cf.backend, graph, example)
+        if graph.body:
+            from .functionalize import write_back_last
+            compiled = write_back_last(graph, example, compiled)
         body: list[str] = []
         compiled.emit(graph, ns, body)
         if body:
-            body = guard_graph_errors(body, graph, root, self.parts, ns)
+            body = guard_graph_errors(body, graph, compiled, root, self.parts, ns)
         from ..timing import time_graph
         body = time_graph(body, ns)     # graph time, read only while explain collects
         name = f"{self.prefix}region"
@@ -257,27 +260,86 @@ class RegionCode:
                      graph_objects=[graph])
 
 
-def guard_graph_errors(body: list[str], graph, root, parts: list[str], ns) -> list[str]:
-    """Wrap the graph's statements.  An error fake tensors could not foresee (a dtype
-    mismatch in a matmul, an index out of range) must surface where eager raises it,
-    inside the function's own try blocks: while no statement with a lasting effect (an
-    in-place write, a random draw) has run, the failed run is discarded and the function
-    runs natively instead; after one has, the error propagates as it is."""
-    from .passes import is_nondeterministic
-    first = next((n for n in graph.body if n.mutates or is_nondeterministic(n)), None)
+def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str], ns) -> list[str]:
+    """Wrap the graph's statements.  An error fake tensors could not foresee (an index out
+    of range, a check only the real kernel makes) must surface where eager raises it,
+    inside the function's own try blocks.  While no statement with a lasting effect has
+    run, the failed run is discarded and the function runs natively instead, exactly as
+    eager would: the graph writes input storage only at its end (`write_back_last`), and
+    the random number generators are put back as they were.  Only past a lasting
+    statement (the write-back, or an in-place write when functionalization failed) does
+    the error propagate as it is."""
+    plan = getattr(compiled, "plan", None)
+    emitted = plan.graph if plan is not None else graph
+    stops = _lasting_prefixes(emitted, getattr(compiled, "first_write", None))
+    draws = _draw_devices(emitted)
     clean = ns.fresh("clean")
-    marker = f"{first.name} = " if first is not None else None
-    wrapped = [f"    {clean} = True", "    try:"]
+    wrapped = [f"    {clean} = True"]
+    if draws is not None:
+        rng = ns.fresh("rng")
+        wrapped.append(f"    {rng} = {ns.const(rng_save, 'rng_save')}({draws!r})")
+    wrapped.append("    try:")
     for line in body:
-        if marker is not None and line.strip().startswith(marker):
+        if stops and line.strip().startswith(stops):
             indent = line[:len(line) - len(line.lstrip())]
             wrapped.append(f"    {indent}{clean} = False")
-            marker = None
+            stops = ()
         wrapped.append("    " + line)
     wrapped += [f"    except {ns.helper('Exception')}:",
-                f"        if not {clean}:", "            raise",
-                f"        return {_native_call(root, parts, ns)}"]
+                f"        if not {clean}:", "            raise"]
+    if draws is not None:
+        wrapped.append(f"        {ns.const(rng_restore, 'rng_restore')}({rng})")
+    wrapped.append(f"        return {_native_call(root, parts, ns)}")
     return wrapped
+
+
+def _lasting_prefixes(graph, first_write) -> tuple:
+    """Line prefixes of the statements that start lasting effects (see guard_graph_errors)."""
+    from .functionalize import WRITEBACK_MARK
+    stops = [] if first_write is None else [first_write if first_write == WRITEBACK_MARK
+                                            else f"{first_write} = "]
+    for n in graph.body if graph is not None else ():
+        if _draw(n) == "lasting":
+            stops.append(f"{n.name} = ")
+    return tuple(stops)
+
+
+def _draw(n) -> str | None:
+    """"draw": a random draw from a default generator (undone by restoring its state);
+    "lasting": seeding, or a draw from a generator passed in; None: not random."""
+    from .passes import _name, is_nondeterministic
+    name = _name(n).lower()
+    if not is_nondeterministic(n) or name.startswith("empty") or name.endswith("empty"):
+        return None
+    if "seed" in name or "rng" in name or n.kwargs.get("generator") is not None:
+        return "lasting"
+    return "draw"
+
+
+def _draw_devices(graph) -> tuple | None:
+    """CUDA device indexes whose generators the graph draws from (None: it draws nothing)."""
+    if graph is None:
+        return None
+    found = None
+    for n in graph.body:
+        if _draw(n) == "draw":
+            found = found or set()
+            dev = getattr(n.meta, "device", None)
+            if dev is not None and dev.type == "cuda":
+                found.add(dev.index or 0)
+    return None if found is None else tuple(sorted(found))
+
+
+def rng_save(cuda_devices: tuple) -> list:
+    """The states of the CPU generator and of the given CUDA devices' default generators."""
+    import torch
+    gens = [torch.default_generator] + [torch.cuda.default_generators[i] for i in cuda_devices]
+    return [(g, g.get_state()) for g in gens]
+
+
+def rng_restore(saved: list) -> None:
+    for g, state in saved:
+        g.set_state(state)
 
 
 def _native_call(root, parts, ns) -> str:

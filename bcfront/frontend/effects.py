@@ -155,9 +155,8 @@ def _tensor_writes(tx, graph, compiled, example_inputs) -> list:
     if graph is None or not graph.body:
         return []
     try:
-        if plan is not None:
-            obs = plan.observation
-        else:
+        obs = getattr(compiled, "observation", None) or (plan.observation if plan is not None else None)
+        if obs is None:
             from .alias_facts import may_write, observe
             if not may_write(graph):       # spare the eager backend a second fake run
                 return []

@@ -53,6 +53,10 @@ class Plan:
     writebacks: list = field(default_factory=list)  # (target name, graph output index, state)
     outputs: dict = field(default_factory=dict)     # original output name -> (base expr kind, base, chain)
     observation: Observation | None = None
+    # Autograd may record: the graph reads each written input through a clone, so the tensors
+    # its ops save for backward are not the ones the write-back overwrites (eager's in-place
+    # ops save what they need themselves; a later copy_ would fail the version check).
+    shield: bool = False
 
     @property
     def analysis(self):
@@ -68,8 +72,21 @@ class Plan:
             for name, first, size in self.bases:
                 lines.append(f"{indent}{name} = {ns.const(torch.as_strided, 'as_strided')}"
                              f"({first}, ({size},), (1,), 0)")
+            held = {}
+            if self.shield:
+                pad = indent
+                if not torch.is_grad_enabled():         # the clone must record (see `shield`)
+                    lines.append(f"{indent}with {ns.const(torch.enable_grad, 'enable_grad')}():")
+                    pad = indent + "    "
+                for target, _, _ in self.writebacks:
+                    held[target] = ns.fresh(f"{target}_real")
+                    lines.append(f"{pad}{held[target]}, {target} = {target}, {target}.clone()")
             inner(self.graph, ns, lines, indent)
             outs = self.graph.outputs
+            if self.writebacks:
+                lines.append(f"{indent}{WRITEBACK_MARK}")
+            for target, real in held.items():
+                lines.append(f"{indent}{target} = {real}")
             for target, idx, state in self.writebacks:
                 pad = indent
                 if state is not None:
@@ -86,6 +103,9 @@ class Plan:
                         expr = f"{expr}[{step.index}]"
                 lines.append(f"{indent}{name} = {expr}")
         return emit
+
+
+WRITEBACK_MARK = "# write the new values back into the inputs"
 
 
 def _op_hint(func) -> str:
@@ -473,12 +493,22 @@ def functionalize(graph: Graph, example_inputs) -> Plan:
         b = _Builder(obs, example_inputs)
         for tr in obs.traces:
             b.node(tr)
-        return b.finish()
+        plan = b.finish()
+        plan.shield = bool(plan.writebacks) and _autograd_may_record(graph, example_inputs)
+        return plan
     except FunctionalizeError:
         raise
     except (UnsupportedError, Exception) as e:
         # Whatever goes wrong here, the eager graph is still right: say why and keep it.
         raise FunctionalizeError(f"{type(e).__name__}: {e}") from e
+
+
+def _autograd_may_record(graph: Graph, example_inputs) -> bool:
+    """Some input requires grad and some node runs with grad mode on (both are guarded)."""
+    if not any(getattr(t, "requires_grad", False) for t in example_inputs):
+        return False
+    entry = torch.is_grad_enabled()
+    return any((n.state.grad if n.state is not None else entry) for n in graph.body)
 
 
 # -- integration ------------------------------------------------------------------------------------
@@ -510,3 +540,63 @@ def add_storage_guard(tx, plan: Plan) -> None:
     from .guards import storage_signature
     sig = storage_signature(*(tx.real_tensors[id(v)] for v in vals))
     tx.guard("TENSOR_STORAGE", vals[0].source, (tuple(v.source for v in vals), sig))
+
+
+def write_back_last(graph: Graph, example_inputs, compiled):
+    """For an eager-backend `compiled` graph that writes input storage (an in-place op on an
+    argument, a parameter or a buffer, a batch norm's running statistics): the functional
+    graph with the write-back at its end, so that every error fake tensors could not
+    foresee (an index out of range, a check only the real kernel makes) happens before
+    any lasting write, and the region can rerun the function natively, exactly.
+
+    Sets ``compiled.first_write``: `WRITEBACK_MARK` (functionalized), the name of the first
+    node that may write input storage (functionalization failed: that node ends the clean
+    prefix), or None (no input storage is written).
+    """
+    from .alias_facts import may_write
+    plan = getattr(compiled, "plan", None)
+    if plan is not None:
+        compiled.first_write = WRITEBACK_MARK if plan.writebacks else None
+        return compiled
+    compiled.first_write = None
+    if not may_write(graph):
+        return compiled
+    if any(n.startswith("functionalization failed") for n in compiled.notes):
+        compiled.first_write = _first_writer(graph)      # a non-eager backend tried already
+        return compiled
+    try:
+        plan = functionalize(graph, example_inputs)
+    except FunctionalizeError as e:
+        compiled.first_write = _first_writer(graph)
+        compiled.notes.append(f"functionalization failed ({e}); an error raised after the graph's "
+                              "first in-place write propagates as it is")
+        return compiled
+    if not plan.writebacks:              # only storage made inside the graph is written
+        compiled.observation = plan.observation
+        return compiled
+    examples = {n.name: t for n, t in zip(plan.graph.inputs, plan.example_inputs)}
+    if any(examples[w[0]].requires_grad for w in plan.writebacks):
+        # written under no_grad (a clamp_ of a parameter), the tensor keeps its autograd
+        # identity in eager; its functional value would be a new, detached tensor
+        compiled.first_write = _first_writer(graph)
+        compiled.observation = plan.observation
+        return compiled
+    from ..backends import eager
+    out = eager.compile_graph(plan.graph)
+    out.emit = plan.wrap_emit(out.emit)
+    out.plan, out.observation, out.first_write = plan, plan.observation, WRITEBACK_MARK
+    out.notes = list(compiled.notes) + out.notes
+    return out
+
+
+def _first_writer(graph: Graph) -> str | None:
+    from .alias_facts import may_write
+    first = next((n for n in graph.body if may_write(_Just(n))), None)
+    return first.name if first is not None else None
+
+
+class _Just:
+    """A one-node stand-in for a graph (`may_write` reads only ``.body``)."""
+
+    def __init__(self, node):
+        self.body = (node,)
