@@ -228,15 +228,35 @@ class GuardSet:
                 continue
             out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
         if hooks:
-            # Hook dicts are mutated in place by register_*_hook: one C-level any() over them.
-            dicts = tuple(getattr(g.example, n) for g in hooks for n in g.extra)
-            out.append(f"not {ns.helper('any')}({ns.const(dicts, 'hook_dicts')})")
+            out.append(_hooks_batched(hooks, ns))
         if tensors:
             out.append(_batched_tensor_check(tensors, ns))
         for g in self.ordered():
             if g.kind in _AFTER_TENSOR_CHECKS:
                 out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
         return out
+
+
+# nn.Module.__call__ runs forward directly when these four are empty (the keyword and
+# always-called dicts only refine hooks registered in them).
+_HOOK_GATES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+def _hooks_batched(hooks: list[Guard], ns: Namespace) -> str:
+    """All NO_HOOKS guards as one C-level ``any(map(getattr, modules, names))``.
+
+    The attributes are read afresh on every call: register_*_hook changes the dicts in
+    place, but a user may also replace one wholesale (``m._forward_hooks = OrderedDict(...)``),
+    which a check over the dict objects seen at capture would miss.  The modules are
+    identity-guarded, so the example module is the one the source reaches."""
+    mods, names = [], []
+    for g in hooks:
+        gates = [n for n in g.extra if n in _HOOK_GATES]
+        picked = gates if len(gates) == len(_HOOK_GATES) else list(g.extra)
+        mods += [g.example] * len(picked)
+        names += picked
+    return (f"not {ns.helper('any')}({ns.helper('map')}({ns.helper('getattr')}, "
+            f"{ns.const(tuple(mods), 'hooked_modules')}, {ns.const(tuple(names), 'hook_names')}))")
 
 
 def source_depth(src) -> int:

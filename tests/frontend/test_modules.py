@@ -122,3 +122,78 @@ def test_instance_level_forward_override_is_respected():
     torch.testing.assert_close(cf(x), m(x))
     m.forward = lambda inp: inp * 3
     torch.testing.assert_close(cf(x), x * 3)
+
+
+# -- hook dicts replaced wholesale after capture (not through register_*_hook) ----------------------
+
+class _Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.inner(x) * 2
+
+
+def _hook_for(attr, log):
+    """A hook of the kind `attr` holds that logs its call and (forward kinds) changes the value."""
+    if attr == "_forward_hooks":
+        return lambda mod, args, out: log.append(attr) or out * 3
+    if attr == "_forward_pre_hooks":
+        return lambda mod, args: log.append(attr) or (args[0] + 1,)
+    return lambda mod, grad_in, grad_out: log.append(attr) or None     # a backward hook
+
+
+_HOOK_ATTRS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks")
+
+
+@pytest.mark.parametrize("where", ["root", "submodule"])
+@pytest.mark.parametrize("attr", _HOOK_ATTRS)
+def test_replaced_hook_dict_is_never_stale(where, attr):
+    """After capture the hook dict is replaced (``m._forward_hooks = OrderedDict(...)``), emptied
+    by replacement, refilled in place: every call runs exactly the hooks eager runs."""
+    import collections
+    torch.manual_seed(0)
+    m = _Two()
+    owner = m if where == "root" else m.inner
+    cf = bcfront.capture(m)
+    log: list = []
+
+    def replace(entries):
+        setattr(owner, attr, collections.OrderedDict(entries))
+
+    changes = [
+        lambda: None,
+        lambda: replace({0: _hook_for(attr, log)}),
+        lambda: replace({0: lambda *a: log.append("other") or None}),
+        lambda: replace({}),
+        lambda: getattr(owner, attr).__setitem__(5, _hook_for(attr, log)),   # in place, new dict
+        lambda: replace({}),
+    ]
+    for i, change in enumerate(changes):
+        change()
+        x = torch.randn(2, 3, requires_grad=True)
+        x_ref = x.detach().clone().requires_grad_()
+        del log[:]
+        got = cf(x)
+        got.sum().backward()
+        ran_captured = list(log)
+        del log[:]
+        expected = m(x_ref)
+        expected.sum().backward()
+        torch.testing.assert_close(got, expected, msg=lambda s: f"step {i}: {s}")
+        torch.testing.assert_close(x.grad, x_ref.grad)
+        assert ran_captured == log, f"step {i}: hooks {ran_captured} vs eager {log}"
+
+
+def test_replacing_an_empty_hook_dict_keeps_the_entry():
+    """A replaced but still empty dict is re-read each call and costs no recompile."""
+    import collections
+    m = _Two()
+    cf = bcfront.capture(m)
+    x = torch.randn(2, 3)
+    cf(x)
+    m.inner._forward_hooks = collections.OrderedDict()
+    m._forward_pre_hooks = collections.OrderedDict()
+    torch.testing.assert_close(cf(x), m(x))
+    assert len(cf.entries) == 1
