@@ -34,7 +34,7 @@ def emit_graph(graph, ns, lines: list[str], indent: str = "    ", folded=None) -
 
 def _state_cm(state, ns) -> str:
     """A context manager expression entering `state` (grad mode alone: torch.set_grad_enabled)."""
-    if not state.autocast:
+    if not state.autocast and not state.inference:
         import torch
         return f"{ns.const(torch.set_grad_enabled, 'set_grad_enabled_cm')}({state.grad!r})"
     return f"{ns.const(state, 'state')}.context()"

@@ -378,6 +378,8 @@ def state_epilogue(tx, ns) -> list[str]:
         return []
     if tx.state.autocast != tx.entry_state.autocast:
         raise UnsupportedError("autocast", "the function returns inside an autocast region")
+    if tx.state.inference != tx.entry_state.inference:
+        raise UnsupportedError("inference-mode", "the function returns inside an inference_mode region")
     import torch
     return [f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})"]
 

@@ -17,16 +17,19 @@ from torch.utils.weak import WeakIdKeyDictionary
 
 @dataclass(frozen=True, slots=True)
 class TorchState:
-    """The ambient torch state a node runs under (grad mode, autocast stack)."""
+    """The ambient torch state a node runs under (grad mode, autocast stack, inference mode)."""
     grad: bool
     autocast: tuple = ()        # ((device_type, dtype, enabled, cache_enabled), ...) innermost last
+    inference: bool = False
 
     @staticmethod
     def current() -> "TorchState":
-        return TorchState(torch.is_grad_enabled(), ())
+        return TorchState(torch.is_grad_enabled(), (), torch.is_inference_mode_enabled())
 
     def describe(self) -> str:
         parts = ["grad enabled" if self.grad else "no_grad"]
+        if self.inference:
+            parts.append("inference_mode")
         for dev, dtype, enabled, _ in self.autocast:
             parts.append(f"autocast({dev!r}, {dtype}, enabled={enabled})")
         return ", ".join(parts)
@@ -34,6 +37,8 @@ class TorchState:
     @contextlib.contextmanager
     def context(self):
         with contextlib.ExitStack() as stack:
+            if self.inference or torch.is_inference_mode_enabled():
+                stack.enter_context(torch.inference_mode(self.inference))   # sets grad mode too
             stack.enter_context(torch.set_grad_enabled(self.grad))
             for dev, dtype, enabled, cache in self.autocast:
                 stack.enter_context(torch.autocast(dev, dtype=dtype, enabled=enabled,

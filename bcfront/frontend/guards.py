@@ -157,6 +157,8 @@ STATE_NAMES = {
     "dtype": "torch.get_default_dtype",
     "autocast": "torch._C._is_any_autocast_enabled",
     "torch_function_mode": "torch._C._is_torch_function_mode_enabled",
+    "inference": "torch.is_inference_mode_enabled",
+    "dispatch_mode": "torch._C._len_torch_dispatch_stack",
 }
 
 

@@ -10,8 +10,8 @@ graph (backward, hooks, RNG seeding, I/O) are breaks up front, as are calls
 without tensor arguments that are not known factories or pure queries (they
 would otherwise run at capture time).
 
-Global torch state (grad mode, autocast) is symbolic: the context managers
-change `tx.state`, every node records the state it runs under.
+Global torch state (grad mode, inference mode, autocast) is symbolic: the
+context managers change `tx.state`, every node records the state it runs under.
 """
 from __future__ import annotations
 
@@ -313,7 +313,7 @@ def unbind_for_iter(tx, t: TensorV) -> tuple:
     return out.items
 
 
-# -- global state: grad mode and autocast --------------------------------------------------------
+# -- global state: grad mode, inference mode and autocast ------------------------------------------
 
 def _set_state(tx, **changes) -> None:
     tx.set(tx, "state", dataclasses.replace(tx.state, **changes))
@@ -332,6 +332,15 @@ def _set_grad_ctor(tx, clsv, args, kwargs):
     cm = StateCMV("set_grad", (mode, tx.state.grad), clsv.obj)
     _set_state(tx, grad=mode)          # set_grad_enabled(mode) switches on construction
     return cm
+
+
+def _inference_ctor(tx, clsv, args, kwargs):
+    tx.torch_env()
+    mode = bool(_const(args[0] if args else kwargs.get("mode", Const(True)), "inference_mode mode"))
+    if not mode and tx.entry_state.inference:
+        # the eager backend's fast path would run the block's ops in the caller's inference mode
+        raise UnsupportedError("inference-mode", "inference_mode(False) inside a caller's inference_mode")
+    return StateCMV("inference", mode, clsv.obj)
 
 
 def _autocast_ctor(default_device=None):
@@ -369,6 +378,9 @@ def cm_enter(tx, args, kwargs):
     elif cm.kind == "autocast":
         tx.set(cm, "saved", cm.saved + [tx.state.autocast])
         _set_state(tx, autocast=tx.state.autocast + (cm.args,))
+    elif cm.kind == "inference":          # inference_mode(m) sets grad mode to (not m)
+        tx.set(cm, "saved", cm.saved + [(tx.state.grad, tx.state.inference)])
+        _set_state(tx, grad=not cm.args, inference=cm.args)
     return Const(None)
 
 
@@ -381,6 +393,10 @@ def cm_exit(tx, args, kwargs):
         _set_state(tx, grad=cm.args[1])
     elif cm.kind == "autocast":
         _set_state(tx, autocast=cm.saved[-1])
+        tx.set(cm, "saved", cm.saved[:-1])
+    elif cm.kind == "inference":
+        grad, inference = cm.saved[-1]
+        _set_state(tx, grad=grad, inference=inference)
         tx.set(cm, "saved", cm.saved[:-1])
     return Const(None)
 
@@ -407,6 +423,13 @@ def rebuild_state_cm(rb, cm: StateCMV) -> str:
         mode, prev = cm.args
         rb.emit(f"{set_grad}({prev!r})")
         return rb.temp(f"{cls}({mode!r})", cm, "cm")
+    if cm.kind == "inference":
+        # entering it here (the region runs in the entry state) restores the traced state;
+        # the native `with` exit restores the caller's
+        name = rb.temp(f"{cls}({cm.args!r})", cm, "cm")
+        if cm.saved:
+            rb.emit(f"{name}.__enter__()")
+        return name
     if cm.kind == "autocast":
         dev, dtype, enabled, cache = cm.args
         name = rb.temp(f"{cls}({dev!r}, dtype={ns.const(dtype)}, enabled={enabled!r}, "
@@ -435,6 +458,11 @@ def _const_result(value):
 def _is_grad_enabled(tx, args, kwargs):
     tx.torch_env()
     return Const(tx.state.grad)
+
+
+def _is_inference_mode_enabled(tx, args, kwargs):
+    tx.torch_env()
+    return Const(tx.state.inference)
 
 
 def _get_default_dtype(tx, args, kwargs):
@@ -482,7 +510,7 @@ CONSTRUCTORS = {
     torch.no_grad: _grad_ctor(False), torch.enable_grad: _grad_ctor(True),
     torch.set_grad_enabled: _set_grad_ctor, torch.autocast: _autocast_ctor(),
     torch.Size: _size_ctor, torch.device: _device_ctor,
-    torch.inference_mode: _unsupported_ctor("inference-mode", "torch.inference_mode"),
+    torch.inference_mode: _inference_ctor,
     torch.nn.Parameter: _unsupported_ctor("parameter-construction",
                                           "creating an nn.Parameter inside captured code"),
     torch.Tensor: _unsupported_ctor("unsupported-call", "torch.Tensor(...)"),
@@ -509,7 +537,7 @@ SPECIAL = {
     torch.jit.is_scripting: _const_result(False),
     torch.jit.is_tracing: _const_result(False),
     torch._C._get_tracing_state: _const_result(None),
-    torch.is_inference_mode_enabled: _const_result(False),
+    torch.is_inference_mode_enabled: _is_inference_mode_enabled,
     torch.cuda.is_available: _fold_call(torch.cuda.is_available),
     torch.is_autocast_enabled: _unsupported("autocast", "reading autocast state"),
 }
