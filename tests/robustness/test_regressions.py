@@ -346,6 +346,19 @@ def f(xs, ys):
         "e.g. pyx-41000135; captured TypeError: '<=' not supported between instances of 'set' "
         "and 'set'",
         open_bug="set ordering comparisons (subset/superset: <, <=, >, >=) raise TypeError"),
+
+    "builtin-error-in-finally-has-no-context": Regression('''
+def f(d):
+    try:
+        raise ValueError
+    finally:
+        d['p']
+''', (("{}",),), "tools/fuzz.py --seed 41 --mode py --extra all, program pyx-41000312 (136 "
+                  "statements, shrunk to 4: `del STATE` of an unbound local in a try, `del d['p']` "
+                  "in the finally), then by hand: eager KeyError carries __context__ ValueError; "
+                  "captured has none (no graph break)",
+        open_bug="exceptions raised by modeled operations (KeyError of a dict lookup, ...) inside "
+                 "an except or finally block get no __context__"),
 }
 
 TENSOR = {
