@@ -34,6 +34,9 @@ def model_next(tx, args, kwargs):
     if not isinstance(it, IterV):
         from .objects import lookup_dunder
         m = lookup_dunder(it, "__next__")
+        if m is None and hasattr(it.python_type(), "__next__"):
+            # a C iterator from outside (dict or set iterator, generator object, ...)
+            raise UnsupportedError("unsupported-iterator", f"next() of a {it.python_type().__name__}")
         if m is None:
             raise_(TypeError, f"'{it.python_type().__name__}' object is not an iterator")
         return call(tx, m, [it], {})

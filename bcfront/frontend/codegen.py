@@ -24,7 +24,7 @@ from ..errors import UnsupportedError
 from .graph import is_identifier, is_literal
 from .namespace import Namespace
 from .values import (DELETED, CellV, Const, DictV, DictViewV, EnumerateIterV, ExceptionV,
-                     FilterIterV, IterV, ListV, MadeFunctionV, MapIterV, MethodV, NewObjectV,
+                     FilterIterV, HashIterV, IterV, ListV, MadeFunctionV, MapIterV, MethodV, NewObjectV,
                      ObjectV, PartialV, RangeIterV, SeqIterV, SetV, StateCMV, TensorV, TupleV,
                      Value, ZipIterV, NULL)
 
@@ -189,6 +189,8 @@ class Rebuilder:
             items = v.seq.items if isinstance(v.seq, TupleV) else v.seq
             rest = ", ".join(self.expr(x) for x in items[v.index:])
             return self.temp(f"{ns.helper('iter')}(({rest}{',' if rest else ''}))", v, "it")
+        if isinstance(v, HashIterV):
+            return self._hash_iterator(v)
         if isinstance(v, RangeIterV):
             return self.temp(f"{ns.helper('iter')}({ns.const(v.range[v.index:], 'range')})", v, "it")
         if isinstance(v, EnumerateIterV):
@@ -201,6 +203,21 @@ class Rebuilder:
         if isinstance(v, FilterIterV):
             return self.temp(f"{ns.helper('filter')}({self.expr(v.fn)}, {self.expr(v.it)})", v, "it")
         raise UnsupportedError("unreconstructable", f"{v.describe()} cannot be rebuilt outside the trace")
+
+    def _hash_iterator(self, v: HashIterV) -> str:
+        """A real dict/set iterator at the same step.  Made before the replayed writes, so
+        only over a container they leave alone (else the iterator would see them change)."""
+        ns = self.ns
+        c = v.container
+        if c is None:
+            return self.temp(f"{ns.helper('iter')}(())", v, "it")
+        if tuple(c.entries) != v.keys or (c.source is not None and _changed(c)):
+            raise UnsupportedError("unreconstructable", "an iterator over a dict or set changed meanwhile")
+        over = self.expr(c) if v.kind in ("set", "keys") else f"{self.expr(c)}.{v.kind}()"
+        it = f"{ns.helper('iter')}({over})"
+        if v.index:
+            it = f"{ns.const(_advanced, 'advanced')}({it}, {v.index})"
+        return self.temp(it, v, "it")
 
     # -- side effects ----------------------------------------------------------------------
     def replay(self, mutated) -> list[str]:
@@ -269,6 +286,12 @@ class Rebuilder:
 
     def expr_source(self, v: ObjectV) -> str:
         return v.source.expr(self.ns) if v.source is not None else self.ns.const(v.obj)
+
+
+def _advanced(it, n: int):
+    for _ in range(n):
+        next(it)
+    return it
 
 
 def _run_out(it) -> None:

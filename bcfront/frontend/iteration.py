@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError
 from . import objects
-from .values import (Const, DictV, DictViewV, EnumerateIterV, FilterIterV, GeneratorV, IterV, ListV,
-                     MapIterV, RangeIterV, SeqIterV, SetV, TensorV, TupleV, Value, ZipIterV)
+from .values import (Const, DictV, DictViewV, EnumerateIterV, FilterIterV, GeneratorV, HashIterV,
+                     IterV, ListV, MapIterV, RangeIterV, SeqIterV, SetV, TensorV, TupleV, Value,
+                     ZipIterV)
 
 
 class Exhausted(Exception):
@@ -37,7 +38,9 @@ def get_iter(tx, v: Value) -> IterV:
             return SeqIterV(tuple(Const(x) for x in val))
         _ops().raise_(TypeError, f"'{type(val).__name__}' object is not iterable")
     if isinstance(v, (DictV, SetV, DictViewV)):
-        return SeqIterV(tuple(iter_items(tx, v)))
+        container = v.dict if isinstance(v, DictViewV) else v
+        kind = v.kind if isinstance(v, DictViewV) else "set" if isinstance(v, SetV) else "keys"
+        return HashIterV(container, kind, tuple(container.entries))
     if isinstance(v, TensorV):
         from . import torch_calls
         return SeqIterV(torch_calls.unbind_for_iter(tx, v))
@@ -76,6 +79,8 @@ def next_value(tx, it: IterV) -> Value:
             raise Exhausted()
         _advance(tx, it)
         return items[it.index - 1]
+    if isinstance(it, HashIterV):
+        return _next_hashed(tx, it)
     if isinstance(it, RangeIterV):
         if it.index >= len(it.range):
             raise Exhausted()
@@ -103,6 +108,31 @@ def next_value(tx, it: IterV) -> Value:
         from .interpreter import resume_generator
         return resume_generator(tx, it, Const(None))
     raise UnsupportedError("unsupported-iterator", f"next() of {it.describe()}")
+
+
+def _next_hashed(tx, it: HashIterV) -> Value:
+    """CPython's dict/set iterator step: a size change raises (every later step too), an
+    exhausted iterator stays exhausted, values are read from the live container (O8)."""
+    c = it.container
+    if c is None:
+        raise Exhausted()
+    if len(c.entries) != len(it.keys):
+        what = "Set" if it.kind == "set" else "dictionary"
+        _ops().raise_(RuntimeError, f"{what} changed size during iteration")
+    if tuple(c.entries) != it.keys:
+        # same size, other keys: where CPython's iterator goes next depends on its hash
+        # table layout -- run that natively (the iterator cannot be rebuilt: whole function)
+        raise UnsupportedError("unsupported-iterator", "a dict or set re-keyed while iterated")
+    if it.index >= len(it.keys):
+        tx.set(it, "container", None)
+        raise Exhausted()
+    entry = c.entries[it.keys[it.index]]
+    tx.set(it, "index", it.index + 1)
+    if it.kind == "set":
+        return entry
+    if it.kind == "keys":
+        return entry[0]
+    return entry[1] if it.kind == "values" else TupleV((entry[0], entry[1]))
 
 
 def _advance(tx, it) -> None:

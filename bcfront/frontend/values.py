@@ -330,6 +330,25 @@ class RangeIterV(IterV):
         return type(iter(range(0)))
 
 
+class HashIterV(IterV):
+    """Iterator over a dict (or one of its views) or a set, made inside the trace.
+
+    It keeps the key order it started with (`keys`, hash keys) and reads entries from the
+    live container, so a value stored meanwhile is seen, and -- as in CPython -- a size
+    change makes the next step raise.  `container` is None once exhausted."""
+    __slots__ = ("container", "kind", "keys", "index")
+
+    def __init__(self, container, kind, keys, index=0):
+        super().__init__(None)
+        self.container = container          # DictV / SetV, None when exhausted
+        self.kind = kind                    # keys / values / items / set
+        self.keys = keys                    # tuple of hash keys, in iteration order
+        self.index = index
+
+    def python_type(self):
+        return type(iter(set())) if self.kind == "set" else type(iter(getattr({}, self.kind)()))
+
+
 class ZipIterV(IterV):
     __slots__ = ("iters", "strict")
 

@@ -245,9 +245,7 @@ def f(d):
     return d
 ''', (("{'a': 1}",), ("{}",)), "hand probe (session 3): eager raises RuntimeError "
                                  "'dictionary changed size during iteration'; captured iterates a "
-                                 "snapshot of the keys and returns {'a': 1, 'ax': 1}",
-        open_bug="iteration over a dict or set is a snapshot: growing or re-keying it inside the "
-                 "loop does not raise RuntimeError"),
+                                 "snapshot of the keys and returns {'a': 1, 'ax': 1}"),
 
     "class-attribute-written-in-f-is-stale-through-an-instance": Regression('''
 class K:
