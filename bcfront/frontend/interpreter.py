@@ -73,11 +73,22 @@ def _loop(tx, frame: Frame):
         try:
             sig = handler(tx, frame, ins)
         except SymbolicRaise as e:
+            _chain(tx, e.exc)
             if not unwind(tx, frame, ins, e.exc):
                 raise
             continue
         if sig is not None:
             return sig
+
+
+def _chain(tx, exc) -> None:
+    """Implicit chaining, as CPython does when an exception is raised: its ``__context__`` is
+    the exception being handled then (None outside handlers).  Set where it is first caught
+    -- the innermost frame, still at the raising instruction -- so every way of raising
+    (a failing lookup in a modelled builtin too) gets it (O19)."""
+    if isinstance(exc, ExceptionV) and "__context__" not in exc.attrs:
+        ctx = tx.exc_info if tx.exc_info is not exc else None
+        tx.set(exc, "attrs", {**exc.attrs, "__context__": ctx if ctx is not None else Const(None)})
 
 
 def unwind(tx, frame: Frame, ins, exc) -> bool:

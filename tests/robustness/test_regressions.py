@@ -354,9 +354,7 @@ def f(d):
 ''', (("{}",),), "tools/fuzz.py --seed 41 --mode py --extra all, program pyx-41000312 (136 "
                   "statements, shrunk to 4: `del STATE` of an unbound local in a try, `del d['p']` "
                   "in the finally), then by hand: eager KeyError carries __context__ ValueError; "
-                  "captured has none (no graph break)",
-        open_bug="exceptions raised by modeled operations (KeyError of a dict lookup, ...) inside "
-                 "an except or finally block get no __context__"),
+                  "captured has none (no graph break)"),
 }
 
 TENSOR = {

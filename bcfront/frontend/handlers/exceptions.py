@@ -40,7 +40,7 @@ def raise_varargs(tx, f, ins):
             cause_v = _as_exception(tx, cause)
         tx.set(exc, "attrs", {**exc.attrs, "__cause__": cause_v,
                               "__suppress_context__": Const(True)})
-    if tx.exc_info is not None and tx.exc_info is not exc and "__context__" not in exc.attrs:
+    if tx.exc_info is not None and tx.exc_info is not exc:     # CPython overwrites it
         tx.set(exc, "attrs", {**exc.attrs, "__context__": tx.exc_info})
     raise SymbolicRaise(exc)
 
