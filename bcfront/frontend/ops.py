@@ -221,6 +221,12 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
     if fn not in (operator.eq, operator.ne) and isinstance(a, (ListV, TupleV)) \
             and isinstance(b, (ListV, TupleV)):
         return _seq_order(tx, fn, a, b)
+    if fn not in (operator.eq, operator.ne):
+        ka, kb = _set_keys(tx, a), _set_keys(tx, b)
+        if ka is not None and kb is not None:       # subset / superset (O18)
+            if fn in (operator.gt, operator.ge):
+                ka, kb = kb, ka
+            return Const(ka <= kb and (fn in (operator.le, operator.ge) or len(ka) < len(kb)))
     name = CMP_DUNDER[fn]
     for x, y, n in ((a, b, name), (b, a, REFLECTED_CMP[name])):
         m = objects.lookup_dunder(x, n)
@@ -271,6 +277,15 @@ def _seq_equal(tx, a, b) -> bool:
     if len(a.items) != len(b.items):
         return False
     return all(equal(tx, x, y) for x, y in zip(a.items, b.items))
+
+
+def _set_keys(tx, v: Value):
+    """The hash keys of a set or frozenset value (symbolic or constant); None for others."""
+    if isinstance(v, SetV):
+        return set(v.entries)
+    if isinstance(v, Const) and isinstance(v.value, (set, frozenset)):
+        return {hkey(tx, Const(x)) for x in v.value}
+    return None
 
 
 def _seq_order(tx, fn, a, b) -> Value:

@@ -342,8 +342,7 @@ def f(xs, ys):
 ''', (("[1, 2]", "[1, 2, 3]"), ("[]", "[4]")),
         "tools/fuzz.py --seed 41 --mode py --extra all (sets): 6 of the first 100 programs, "
         "e.g. pyx-41000135; captured TypeError: '<=' not supported between instances of 'set' "
-        "and 'set'",
-        open_bug="set ordering comparisons (subset/superset: <, <=, >, >=) raise TypeError"),
+        "and 'set'"),
 
     "builtin-error-in-finally-has-no-context": Regression('''
 def f(d):
