@@ -354,6 +354,15 @@ def f(d):
                   "statements, shrunk to 4: `del STATE` of an unbound local in a try, `del d['p']` "
                   "in the finally), then by hand: eager KeyError carries __context__ ValueError; "
                   "captured has none (no graph break)"),
+
+    "tuple-compared-with-a-constant-tuple": Regression('''
+def f(a, xs):
+    return (a, 2) == (1, 2), tuple(xs) != (1, 2), (a, 2) in [(1, 2)], (a, 2) < (1, 3)
+''', (("1", "[1, 2]"), ("2", "[1]")),
+        "hand probe of tensor idioms (`t.shape == (2, 2)`), generalized (session 3): a tuple "
+        "built in the function compared with a constant tuple is never equal (False, eager "
+        "True) and ordering raises TypeError; lists are right",
+        open_bug="a symbolic tuple compared with a constant tuple: == is always False, < raises"),
 }
 
 TENSOR = {
@@ -397,6 +406,40 @@ def f(t):
         "tools/fuzz.py --seed 2 --mode tensor, program 2000132: after a data-dependent branch, an "
         "exception raised in a for loop inside a with block unwound a wrong stack: "
         "TypeError: 'range_iterator' object is not callable (the iterator taken for __exit__)"),
+
+    "torch-size-equals-tuple-is-false": Regression('''
+import torch
+
+def f(t):
+    return t.shape == (2, 2), t.size() != (2, 2), (2, 2) == t.shape, t.shape in [(2, 2)]
+''', (("torch.ones(2, 2)",), ("torch.ones(3, 2)",)),
+        "hand probe of tensor idioms (session 3): `t.shape == (2, 2)` is False under capture "
+        "(eager True); comparing with torch.Size or a list is right; no graph break",
+        open_bug="torch.Size compared with a tuple (==, !=, in) gives the wrong answer"),
+
+    "tensor-setitem-called-as-a-method-is-lost": Regression('''
+import torch
+
+def f(t):
+    t.__setitem__(0, 5.0)
+    return t
+''', (("torch.ones(2, 2)",),),
+        "hand probe of tensor idioms (session 3): an explicit `t.__setitem__(0, 5.0)` call does "
+        "not change the tensor (`t[0] = 5.0` does)",
+        open_bug="an explicit tensor __setitem__ method call is dropped"),
+
+    "native-rerun-after-a-failing-graph-chains-the-graph-error": Regression('''
+import torch
+
+def f(t):
+    return t.long() // 0
+''', (("torch.ones(2)",),),
+        "hand probe of tensor errors (session 3), seen once differential.py compared exception "
+        "chains: the error raised by the native rerun of a graph that failed carries the graph's "
+        "own error as __context__ (traceback: 'During handling of the above exception, another "
+        "exception occurred'); also `torch.tensor([[1, 2]]).pow(-1)`",
+        open_bug="the native rerun of a failing graph runs inside the region's except block, so "
+                 "its exceptions chain the graph's error"),
 }
 
 
