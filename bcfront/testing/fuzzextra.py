@@ -14,6 +14,7 @@ everything else (``--extra sets,loops``).
     classattr a class attribute of `Box`, written through the class and read through instances
     exc       bare ``raise`` and ``raise ... from`` in handlers, exception attributes
     loops     ``while True`` with a pinned break, star targets, closures made in loops
+    tuples    tuples built in the function compared with constant tuples (``t.shape == (2, 3)``)
 
 Statements are functions of the generator (`fuzzgen.Gen`) and the depth, like
 `Gen` methods; `needs` letters are the ones of `fuzzgen.STATEMENTS` plus
@@ -25,7 +26,7 @@ from .fuzzexpr import RULES as BASE_RULES
 from .fuzzexpr import NoCandidate
 from .program import Node, Suite
 
-FEATURES = ("sets", "opaque", "dictiter", "classattr", "exc", "loops")
+FEATURES = ("sets", "opaque", "dictiter", "classattr", "exc", "loops", "tuples")
 
 # feature -> type -> [(weight, template)]
 TEMPLATES: dict[str, dict[str, list[tuple[float, str]]]] = {
@@ -53,6 +54,13 @@ TEMPLATES: dict[str, dict[str, list[tuple[float, str]]]] = {
     },
     "exc": {
         "int": [(0.3, "StopIteration($int).value")],
+    },
+    "tuples": {
+        "bool": [(1, "($int, $lit) == ($lit, $lit)"), (1, "tuple($list) != ($lit,)"),
+                 (0.5, "($int, $int) in [($lit, $small), ($small, $lit)]"), (0.5, "($int, $lit) < ($lit, $int)"),
+                 (1, "divmod($int, $nz) == ($lit, $small)"), (1, "tuple($v_M.shape) == ($small, $small)"),
+                 (2, "$v_M.shape == ($small, $small)"), (1, "$M.size() != ($small, $small)")],
+        "int": [(0.5, "len(($int, $int) + tuple($list))"), (0.5, "sorted([($int, $lit), ($lit, $int)])[0][0]")],
     },
 }
 
