@@ -363,6 +363,40 @@ def f(a, xs):
         "built in the function compared with a constant tuple is never equal (False, eager "
         "True) and ordering raises TypeError; lists are right",
         open_bug="a symbolic tuple compared with a constant tuple: == is always False, < raises"),
+
+    "store-to-a-missing-slot-escapes-the-users-try": Regression('''
+class S:
+    __slots__ = ('a',)
+
+def f(s):
+    try:
+        s.c = 1
+    except AttributeError:
+        return 'caught'
+    return 'stored'
+''', (("S()",),), "hand probe of class kinds (session 3): a store to a __slots__ object "
+                      "without that slot is replayed after the region, so its AttributeError "
+                      "escapes the user's try (and for an object made in f it is never raised)",
+        open_bug="attribute stores are not checked against __slots__ at trace time: the "
+                 "AttributeError is raised after the region, outside the user's try"),
+
+    "int-subclass-equals-int-is-false": Regression('''
+class MyInt(int):
+    pass
+
+def f(m, a):
+    return m == a, MyInt(a) == a
+''', (("MyInt(1)", "1"),), "hand probe of class kinds (session 3): an instance of a user "
+                             "subclass of int compared with an equal int is False (eager True)",
+        open_bug="comparisons of instances of user subclasses of builtins ignore the inherited "
+                 "C-level __eq__"),
+
+    "printf-formatting-with-a-list-or-dict-raises": Regression('''
+def f(a, d):
+    return '%s' % [a], '%(k)s' % d
+''', (("1", "{'k': 2}"),), "hand probe of string formatting (session 3): `'%s' % [a]` and "
+                             "`'%(k)s' % d` raise TypeError: unsupported operand type(s) for mod",
+        open_bug="str % list and str % dict raise TypeError instead of formatting"),
 }
 
 TENSOR = {
