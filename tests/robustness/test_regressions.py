@@ -474,6 +474,30 @@ def f(t):
         "exception occurred'); also `torch.tensor([[1, 2]]).pow(-1)`",
         open_bug="the native rerun of a failing graph runs inside the region's except block, so "
                  "its exceptions chain the graph's error"),
+
+    "requires-grad-assignment-is-not-seen": Regression('''
+import torch
+
+def f(t):
+    t.requires_grad = True
+    return t.requires_grad, (t * 2).requires_grad
+''', (("torch.ones(2)",),),
+        "hand probe of tensor attributes (session 3): after `t.requires_grad = True` (or "
+        "setattr) the function still sees requires_grad False, and ops on t record no autograd "
+        "history; `t.requires_grad_()` is right",
+        open_bug="assigning a tensor's requires_grad attribute is not seen by later reads and ops"),
+
+    "python-attribute-stored-on-a-tensor-is-missing-after-break": Regression('''
+import torch
+
+def f(t):
+    t.tag = 5
+    return t.tag
+''', (("torch.ones(2)",),),
+        "hand probe of tensor attributes (session 3): reading back a Python attribute stored on a "
+        "tensor breaks the graph, and the continuation raises AttributeError: 'Tensor' object has "
+        "no attribute 'tag' (the store is replayed only afterwards)",
+        open_bug="a Python attribute stored on a tensor is not there when the continuation reads it"),
 }
 
 
