@@ -422,6 +422,19 @@ def f(a):
         "hand probe of guards (session 3): replacing a callee's __code__ (what IPython's "
         "autoreload does) between calls is not seen (2, eager 0)",
         open_bug="inlined callees are guarded by identity only, not by their __code__"),
+
+    "exception-crossing-a-break-loses-traceback-and-value": Regression('''
+def f(a):
+    try:
+        raise StopIteration(a)
+    except StopIteration as e:
+        print()
+        return e.value, e.__traceback__ is None
+''', (("7",),), "hand probe (session 3), variants of the fixed O10/O11 that cross a graph break: "
+                   "the caught exception rebuilt for the continuation has value None (eager 7) and "
+                   "no __traceback__",
+        open_bug="an exception object rebuilt for a continuation loses its traceback and C-slot "
+                 "attributes (StopIteration.value)"),
 }
 
 TENSOR = {
