@@ -10,6 +10,7 @@ is a graph break.
 from __future__ import annotations
 
 import operator
+import types
 
 from ..errors import UnsupportedError
 from . import objects
@@ -100,6 +101,13 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
     r = _container_binary(tx, fn, base, inplace, a, b)
     if r is not None:
         return r
+    if base is operator.mod and isinstance(a, Const) and isinstance(a.value, (str, bytes)):
+        # printf-style formatting of a container operand ('%s' % [x], '%(k)s' % d): on its
+        # plain value when it is all constants, natively otherwise (O25)
+        try:
+            return fold(fn, a.value, as_python(b))
+        except NotConst:
+            raise UnsupportedError("unsupported-operator", f"% formatting of {b.describe()}") from None
     name = DUNDERS.get(base)
     if name is not None:
         if inplace:
@@ -211,6 +219,8 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
             return torch_calls.call_operator(tx, fn, [a, b])
     if isinstance(a, Const) and isinstance(b, Const):
         return fold(fn, a.value, b.value)
+    if isinstance(a, (ListV, TupleV)) or isinstance(b, (ListV, TupleV)):
+        a, b = _as_sequence(a), _as_sequence(b)     # (x, 2) == (1, 2), t.shape == (2, 2) (O20)
     if fn in (operator.eq, operator.ne):
         if isinstance(a, (ListV, TupleV)) and isinstance(b, (ListV, TupleV)):
             same = _seq_equal(tx, a, b)
@@ -234,6 +244,9 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
             r = objects.call(tx, m, [x, y], {})
             if not _is_notimpl(r):
                 return r
+    if _c_level_dunder(a, name) or _c_level_dunder(b, REFLECTED_CMP[name]):
+        # a user subclass of a builtin (int, str, IntEnum) compares in C: run it natively (O24)
+        raise UnsupportedError("unsupported-operator", f"{opname} of {a.describe()} and {b.describe()}")
     if fn in (operator.eq, operator.ne):
         same = is_same(a, b)
         if same is not None:
@@ -269,6 +282,28 @@ def equal(tx, a: Value, b: Value) -> bool:
     if is_same(a, b):
         return True
     return truth(tx, compare(tx, "==", a, b))
+
+
+def _c_level_dunder(v: Value, name: str) -> bool:
+    """Whether `v` is an instance of a user class that inherits C-level special method
+    `name` from a builtin base (not object's default)."""
+    cls = objects.value_class(v)
+    if cls is None or cls.__module__ == "builtins":
+        return False
+    raw = getattr(cls, name, None)
+    return raw is not None and not isinstance(raw, types.FunctionType) and \
+        raw is not getattr(object, name, None)
+
+
+def _as_sequence(v: Value) -> Value:
+    """A constant list or tuple as a symbolic one (item by item), to compare with one."""
+    if isinstance(v, Const):
+        t = type(v.value)
+        if t is list:
+            return ListV([Const(x) for x in v.value])
+        if issubclass(t, tuple) and t.__eq__ is tuple.__eq__ and t.__lt__ is tuple.__lt__:
+            return TupleV([Const(x) for x in v.value], t)
+    return v
 
 
 def _seq_equal(tx, a, b) -> bool:

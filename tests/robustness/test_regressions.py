@@ -361,8 +361,7 @@ def f(a, xs):
 ''', (("1", "[1, 2]"), ("2", "[1]")),
         "hand probe of tensor idioms (`t.shape == (2, 2)`), generalized (session 3): a tuple "
         "built in the function compared with a constant tuple is never equal (False, eager "
-        "True) and ordering raises TypeError; lists are right",
-        open_bug="a symbolic tuple compared with a constant tuple: == is always False, < raises"),
+        "True) and ordering raises TypeError; lists are right"),
 
     "store-to-a-missing-slot-escapes-the-users-try": Regression('''
 class S:
@@ -387,16 +386,13 @@ class MyInt(int):
 def f(m, a):
     return m == a, MyInt(a) == a
 ''', (("MyInt(1)", "1"),), "hand probe of class kinds (session 3): an instance of a user "
-                             "subclass of int compared with an equal int is False (eager True)",
-        open_bug="comparisons of instances of user subclasses of builtins ignore the inherited "
-                 "C-level __eq__"),
+                             "subclass of int compared with an equal int is False (eager True)"),
 
     "printf-formatting-with-a-list-or-dict-raises": Regression('''
 def f(a, d):
     return '%s' % [a], '%(k)s' % d
 ''', (("1", "{'k': 2}"),), "hand probe of string formatting (session 3): `'%s' % [a]` and "
-                             "`'%(k)s' % d` raise TypeError: unsupported operand type(s) for mod",
-        open_bug="str % list and str % dict raise TypeError instead of formatting"),
+                             "`'%(k)s' % d` raise TypeError: unsupported operand type(s) for mod"),
 
     "builtin-patched-in-the-builtins-module-is-stale": Regression('''
 import builtins
@@ -486,8 +482,7 @@ def f(t):
     return t.shape == (2, 2), t.size() != (2, 2), (2, 2) == t.shape, t.shape in [(2, 2)]
 ''', (("torch.ones(2, 2)",), ("torch.ones(3, 2)",)),
         "hand probe of tensor idioms (session 3): `t.shape == (2, 2)` is False under capture "
-        "(eager True); comparing with torch.Size or a list is right; no graph break",
-        open_bug="torch.Size compared with a tuple (==, !=, in) gives the wrong answer"),
+        "(eager True); comparing with torch.Size or a list is right; no graph break"),
 
     "tensor-setitem-called-as-a-method-is-lost": Regression('''
 import torch
