@@ -66,7 +66,8 @@ def parse(argv):
                         "that crashes the interpreter is a failure of kind 'crash', not the end")
     p.add_argument("--extra", default="", metavar="FEATURES",
                    help="opt-in grammar features, comma-separated, or 'all': "
-                        "sets, opaque, dictiter, classattr, exc, loops, tuples (programs are named <mode>x-SEED)")
+                        "sets, opaque, dictiter, classattr, exc, loops, tuples, builtins "
+                        "(programs are named <mode>x-SEED)")
     p.add_argument("-q", "--quiet", action="store_true", help="only the failures and the final line")
     p.add_argument("--child", help=argparse.SUPPRESS)      # internal: run one program, print JSON
     args = p.parse_args(argv)

@@ -15,6 +15,8 @@ everything else (``--extra sets,loops``).
     exc       bare ``raise`` and ``raise ... from`` in handlers, exception attributes
     loops     ``while True`` with a pinned break, star targets, closures made in loops
     tuples    tuples built in the function compared with constant tuples (``t.shape == (2, 3)``)
+    builtins  builtins and methods with their optional arguments: index/find with a start,
+              sum/pow/round/divmod/format, printf-style and str.format formatting
 
 Statements are functions of the generator (`fuzzgen.Gen`) and the depth, like
 `Gen` methods; `needs` letters are the ones of `fuzzgen.STATEMENTS` plus
@@ -26,7 +28,7 @@ from .fuzzexpr import RULES as BASE_RULES
 from .fuzzexpr import NoCandidate
 from .program import Node, Suite
 
-FEATURES = ("sets", "opaque", "dictiter", "classattr", "exc", "loops", "tuples")
+FEATURES = ("sets", "opaque", "dictiter", "classattr", "exc", "loops", "tuples", "builtins")
 
 # feature -> type -> [(weight, template)]
 TEMPLATES: dict[str, dict[str, list[tuple[float, str]]]] = {
@@ -61,6 +63,21 @@ TEMPLATES: dict[str, dict[str, list[tuple[float, str]]]] = {
                  (1, "divmod($int, $nz) == ($lit, $small)"), (1, "tuple($v_M.shape) == ($small, $small)"),
                  (2, "$v_M.shape == ($small, $small)"), (1, "$M.size() != ($small, $small)")],
         "int": [(0.5, "len(($int, $int) + tuple($list))"), (0.5, "sorted([($int, $lit), ($lit, $int)])[0][0]")],
+    },
+    "builtins": {
+        "int": [(1, "[$int, $lit, $int].count($lit)"), (1, "sum([$int, $int], $int)"), (1, "round($int / $nz)"),
+                (1, "divmod($int, $nz)[1]"), (1, "int(str($int))"), (1, "len('%s|%s' % ($int, $str))"),
+                (0.5, "len('%s' % $list)"), (1, "pow($int, 2, $nz)"), (1, "$str.find('a', 1)"),
+                (1, "len(dict.fromkeys($list))"), (0.5, "([$lit, $int, $lit] + $list).index($lit, 1)"),
+                (0.5, "max($list, key=lambda $c: -$c, default=$lit)"), (0.5, "int(round($int / 3, 1) * 10)")],
+        "str": [(1, "'%s' % ($int,)"), (1, "'{}-{}'.format($int, $str)"), (0.5, "'%(k)s' % {'k': $int}"),
+                (1, "str(($int, $lit))"), (1, "format($int, '03d')"), (0.5, "'%5.1f|%-3s|' % ($int / 4, $str)"),
+                (0.5, "$str.rjust(4, '*')"), (0.5, "':'.join(sorted($str))")],
+        "bool": [(1, "isinstance($int, (int, str))"), (0.5, "$str.endswith(('a', 'x'))"),
+                 (0.5, "$str.isdigit() or $str.isalpha()")],
+        "list": [(1, "sorted([$int, $lit], key=abs)"), (1, "list(divmod($int, $nz))"),
+                 (1, "sorted($list, reverse=True)[:2]"), (0.5, "[*reversed($list)]"),
+                 (0.5, "list(itertools.islice($list, 1, None, 2))")],
     },
 }
 

@@ -248,7 +248,8 @@ def test_generated_programs_compile_run_and_cover_features(mode):
 EXTRA_PATTERNS = {"sets": r"\{c_\d+ % \d for|set\(", "opaque": r"collections\.deque\(|len\(\w+\.(keys|items)\(\)\)",
                   "dictiter": r"for [\w, ]+ in \w+(\.items\(\))?:", "classattr": r"\.kind\b",
                   "exc": r"\n +raise\n|from e\n", "loops": r"while True:|for i\d+, \*i\d+ in",
-                  "tuples": r"(==|!=) \(-?\d+, ?-?\d*\)|divmod\("}
+                  "tuples": r"(==|!=) \(-?\d+, ?-?\d*\)|divmod\(\w+, -?\d\) ==",
+                  "builtins": r"\.find\('a', 1\)|format\(|dict\.fromkeys|'%s' % \(|\)\.index\("}
 
 
 def test_extra_grammar_is_opt_in_and_covers_its_features():
