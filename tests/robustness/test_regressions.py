@@ -531,6 +531,26 @@ def f(t):
         "tensor breaks the graph, and the continuation raises AttributeError: 'Tensor' object has "
         "no attribute 'tag' (the store is replayed only afterwards)",
         open_bug="a Python attribute stored on a tensor is not there when the continuation reads it"),
+
+    "runtime-op-error-in-try-with-breaking-finally-is-swallowed": Regression('''
+import torch
+
+def f(t, u):
+    x = u.long()
+    try:
+        x.mul_(1.5)
+        u.sub_(u)
+    finally:
+        if t.sum() > -2:
+            print('x')
+    return u
+''', (("torch.tensor([[0.0, 3.0]])", "torch.tensor([[-2.0, 0.0]])"),),
+        "tools/fuzz.py --seed 44 --mode tensor --extra sets,opaque,dictiter,classattr,exc,loops, "
+        "program tensorx-44000262 (107 statements, shrunk to 16, then by hand to 8): eager raises "
+        "RuntimeError at x.mul_ (Float can't be cast to Long) and leaves u alone; captured raises "
+        "nothing, prints 'x' and zeroes u (the write after the failing op happened)",
+        open_bug="a runtime error of a graph op inside try/finally whose finally breaks the graph "
+                 "is swallowed, and the writes after the failing op happen"),
 }
 
 
