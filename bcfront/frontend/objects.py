@@ -293,15 +293,18 @@ def function_parts(tx, fv: Value):
             cells.append(c)
     else:
         cells = ()
+    # The function object is identity-guarded, but its body and defaults can be replaced in
+    # place (IPython's autoreload assigns __code__): guard them too (O29)
+    tx.guard("ID_MATCH", AttrSource(src, "__code__"), fn.__code__)
+    dsrc = AttrSource(src, "__defaults__")
+    tx.guard("ID_MATCH", dsrc, fn.__defaults__)
     defaults = ()
     if fn.__defaults__:
-        dsrc = AttrSource(src, "__defaults__")
-        tx.guard("ID_MATCH", dsrc, fn.__defaults__)
         defaults = wrap(tx, fn.__defaults__, dsrc).items
     kwdefaults = {}
+    ksrc = AttrSource(src, "__kwdefaults__")
+    tx.guard("ID_MATCH", ksrc, fn.__kwdefaults__)
     if fn.__kwdefaults__:
-        ksrc = AttrSource(src, "__kwdefaults__")
-        tx.guard("ID_MATCH", ksrc, fn.__kwdefaults__)
         kw = wrap(tx, fn.__kwdefaults__, ksrc)
         kwdefaults = {k: e[1] for k, e in kw.entries.items()}
     return fn.__code__, fn.__globals__, tuple(cells), tuple(defaults), kwdefaults, fn.__qualname__

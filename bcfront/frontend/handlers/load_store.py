@@ -101,7 +101,9 @@ def read_global(tx, f, name: str) -> Value:
     if name in f.builtins:
         tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.globals), None, name)
         bref = tx.globals_ref(f.builtins)
-        return wrap(tx, f.builtins[name], BuiltinSource(name, bref), guard=False)
+        # guarded like a global: patching the builtins module (mocks of open/print, import
+        # hooks) must recompile (O28)
+        return wrap(tx, f.builtins[name], BuiltinSource(name, bref))
     tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.globals), None, name)
     raise SymbolicRaise(ExceptionV(NameError, [Const(f"name '{name}' is not defined")]))
 
