@@ -402,7 +402,6 @@ def f(a):
 ''', (CallSpec(("1",)), CallSpec(("1",), before="builtins.abs = lambda x: 99")),
         "hand probe of guards (session 3): after `builtins.abs = ...` between calls the cached "
         "entry still calls the old abs (1, eager 99); shadowing abs with a module global is right",
-        open_bug="no guard on the builtins module: a patched builtin is not seen by cached entries",
         isolate=True),       # the patch is process-wide: keep it out of the test process
 
     "function-code-replaced-is-stale": Regression('''
@@ -416,8 +415,7 @@ def f(a):
     return h(a)
 ''', (CallSpec(("1",)), CallSpec(("1",), before="h.__code__ = h2.__code__")),
         "hand probe of guards (session 3): replacing a callee's __code__ (what IPython's "
-        "autoreload does) between calls is not seen (2, eager 0)",
-        open_bug="inlined callees are guarded by identity only, not by their __code__"),
+        "autoreload does) between calls is not seen (2, eager 0)"),
 
     "exception-crossing-a-break-loses-traceback-and-value": Regression('''
 def f(a):
