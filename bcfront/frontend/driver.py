@@ -237,7 +237,7 @@ class RegionCode:
         compiled = backends.compile_graph(cf.backend, graph, example)
         if graph.body:
             from .functionalize import write_back_last
-            compiled = write_back_last(graph, example, compiled)
+            compiled = write_back_last(graph, example, compiled, _errors_observable(tx, graph))
         body: list[str] = []
         compiled.emit(graph, ns, body)
         if body:
@@ -258,6 +258,20 @@ class RegionCode:
                      records(tx, graph, compiled, example), list(tx.notes) + list(compiled.notes),
                      gsrc, src, children=children if children is not None else [],
                      graph_objects=[graph])
+
+
+def _errors_observable(tx, graph) -> bool:
+    """Could a run-time error in the middle of the graph be seen with the graph's in-place
+    writes only partly done?  Yes when a node was recorded under an exception handler of
+    some frame of the trace, or when a Python write the region replays after the graph
+    precedes a node in program order.  Otherwise the error reaches the caller just as in
+    eager: the in-place writes before the failing op done, in program order, and nothing
+    after it -- so the graph may keep its in-place ops (no functional copies)."""
+    from .effects import LOG
+    if tx.__dict__.get("graph_in_try"):
+        return True
+    n = len(graph.body)
+    return any(e.position < n for e in getattr(tx, LOG, ()))
 
 
 def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str], ns) -> list[str]:

@@ -20,6 +20,11 @@ The captured graph has reference semantics (``v = x[1:]; v.add_(1)`` changes
   rebuilt as that view of the real tensor — so ``out is x`` and "mutating a
   returned view changes the input" hold exactly as in eager.
 
+The eager backend takes the plan too when a run-time error in the middle of
+the graph could be seen by a handler (`write_back_last`): everything is then
+computed before the first write to an input, so such an error leaves no trace
+and the region reruns the function natively (`driver.guard_graph_errors`).
+
 The bookkeeping rides on `alias_facts.Observation`: each tensor's storage root
 and aten view chain.  Anything it cannot express (metadata-changing in-place
 ops such as ``t_``, a write through ``unfold``, a ``resize`` of an ``out=``
@@ -542,12 +547,14 @@ def add_storage_guard(tx, plan: Plan) -> None:
     tx.guard("TENSOR_STORAGE", vals[0].source, (tuple(v.source for v in vals), sig))
 
 
-def write_back_last(graph: Graph, example_inputs, compiled):
+def write_back_last(graph: Graph, example_inputs, compiled, observable: bool = True):
     """For an eager-backend `compiled` graph that writes input storage (an in-place op on an
     argument, a parameter or a buffer, a batch norm's running statistics): the functional
     graph with the write-back at its end, so that every error fake tensors could not
     foresee (an index out of range, a check only the real kernel makes) happens before
     any lasting write, and the region can rerun the function natively, exactly.
+    Without `observable` (no handler could see a half-done graph, see
+    driver._errors_observable) the in-place graph stays: it fails exactly as eager does.
 
     Sets ``compiled.first_write``: `WRITEBACK_MARK` (functionalized), the name of the first
     node that may write input storage (functionalization failed: that node ends the clean
@@ -561,8 +568,8 @@ def write_back_last(graph: Graph, example_inputs, compiled):
     compiled.first_write = None
     if not may_write(graph):
         return compiled
-    if any(n.startswith("functionalization failed") for n in compiled.notes):
-        compiled.first_write = _first_writer(graph)      # a non-eager backend tried already
+    if not observable or any(n.startswith("functionalization failed") for n in compiled.notes):
+        compiled.first_write = _first_writer(graph)      # (or a non-eager backend tried already)
         return compiled
     try:
         plan = functionalize(graph, example_inputs)
@@ -580,6 +587,8 @@ def write_back_last(graph: Graph, example_inputs, compiled):
         # identity in eager; its functional value would be a new, detached tensor
         compiled.first_write = _first_writer(graph)
         compiled.observation = plan.observation
+        compiled.notes.append("the graph writes a tensor that requires grad in place; a run-time "
+                              "error after that write propagates as it is")
         return compiled
     from ..backends import eager
     out = eager.compile_graph(plan.graph)
@@ -590,13 +599,7 @@ def write_back_last(graph: Graph, example_inputs, compiled):
 
 
 def _first_writer(graph: Graph) -> str | None:
-    from .alias_facts import may_write
-    first = next((n for n in graph.body if may_write(_Just(n))), None)
+    from types import SimpleNamespace
+    from .alias_facts import may_write          # (reads only ``.body``)
+    first = next((n for n in graph.body if may_write(SimpleNamespace(body=(n,)))), None)
     return first.name if first is not None else None
-
-
-class _Just:
-    """A one-node stand-in for a graph (`may_write` reads only ``.body``)."""
-
-    def __init__(self, node):
-        self.body = (node,)

@@ -157,7 +157,18 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
                         meta=out, loc=tx.loc(), state=tx.node_state(), mutates=mutates)
     if mutates:
         tx.has_mutation = True
+    if not tx.__dict__.get("graph_in_try") and _in_handler(tx):
+        tx.graph_in_try = True          # see driver.RegionCode.finish: errors may be caught here
     return wrap_output(tx, node, out, args)
+
+
+def _in_handler(tx) -> bool:
+    """Some frame of the trace runs its current instruction under an exception handler
+    (a try, or a with block whose exit may look at the state)."""
+    for f in tx.frames:
+        if f.cur is not None and f.bc.handler_for(f.cur.offset) is not None:
+            return True
+    return False
 
 
 _SAME_DTYPE_OPS = {"matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot",

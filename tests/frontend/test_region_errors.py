@@ -105,6 +105,15 @@ def no_handler(x, idx, log):
     return x[idx]
 
 
+def no_handler_no_effects(x, idx):
+    """No handler and no Python write: the graph keeps its in-place ops; the error leaves
+    the writes before it done, as in eager."""
+    x.add_(1)
+    y = x[idx]
+    x.mul_(2)
+    return y
+
+
 def _log_ok():
     return (*_idx_ok(), [7])
 
@@ -203,6 +212,7 @@ CASES = {
     "nested_try": Case(nested_try, (_idx_bad, _idx_ok, _idx_bad)),
     "error_after_print": Case(error_after_print, (_idx_ok, _idx_bad, _idx_ok, _idx_bad)),
     "no_handler": Case(no_handler, (_log_ok, _log_bad, _log_ok)),
+    "no_handler_no_effects": Case(no_handler_no_effects, (_idx_ok, _idx_bad, _idx_ok)),
     "embedding_out_of_range": Case(embedding_out_of_range, (_emb_ok, _emb_bad, _emb_ok, _emb_bad)),
     "cholesky_not_positive_definite": Case(cholesky_not_positive_definite,
                                            (_chol_ok, _chol_bad, _chol_ok)),
@@ -273,3 +283,12 @@ def test_writes_to_inputs_come_after_the_computation():
     body = src[src.index("try:"):]
     assert "copy_(" in body
     assert body.index("clean") < body.index("copy_(") and "add_(" not in body
+
+
+def test_unobservable_errors_keep_the_in_place_graph():
+    """Without a handler or a pending Python write nothing can see a half-done graph: no
+    functional copies (a KV cache update stays one in-place write)."""
+    cf = bcfront.capture(no_handler_no_effects, backend="eager")
+    cf(*_idx_ok())
+    src = cf.entries[0].region_source
+    assert "add_(" in src and "mul_(" in src and "copy_(" not in src
