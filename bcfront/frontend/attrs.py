@@ -420,6 +420,7 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
             return
         if _set_property(tx, cls, name, v, value):
             return
+        _check_store(cls, name)
         tx.set(v, "attrs", {**v.attrs, name: value})
         return
     if isinstance(v, ObjectV):
@@ -436,9 +437,37 @@ def _set_property(tx, cls, name, v, value) -> bool:
     if not isinstance(d, property):
         return False
     if d.fset is None:
-        attribute_error(cls.__name__, name)
+        raise SymbolicRaise(ExceptionV(AttributeError, [
+            Const(f"property '{name}' of '{cls.__name__}' object has no setter")]))
     call(tx, wrap(tx, d.fset, None), [v, value], {})
     return True
+
+
+def _check_store(cls, name) -> None:
+    """Raise, as CPython would, when an instance of `cls` cannot hold attribute `name` (no
+    ``__dict__`` and no slot of that name), before the store is recorded: the replay at the
+    region's end would raise outside the user's ``try`` (O23).  Properties are handled by
+    `_set_property`; other C-level data descriptors run natively."""
+    raw = mro_lookup(cls, name)
+    if isinstance(raw, types.MemberDescriptorType):
+        return
+    if raw is not _MISS and hasattr(type(raw), "__set__"):
+        raise UnsupportedError("unsupported-attribute", f"storing {cls.__qualname__}.{name} (a C descriptor)")
+    if cls.__dictoffset__ == 0:       # no instance __dict__, and `name` is no slot
+        if not _is_heap_type(cls):    # a C type: its message names it its own way
+            raise UnsupportedError("unsupported-attribute", f"storing {name} on a {cls.__qualname__}")
+        raise SymbolicRaise(ExceptionV(AttributeError, [Const(_no_slot_message(cls.__name__, name))]))
+
+
+@functools.lru_cache(maxsize=256)
+def _no_slot_message(type_name: str, name: str) -> str:
+    """This CPython's wording of a store to a missing slot, asked of a stand-in slotted
+    class with the same name (the user's class is never instantiated)."""
+    try:
+        object.__setattr__(type(type_name, (), {"__slots__": ()})(), name, None)
+    except AttributeError as e:
+        return str(e)
+    return f"'{type_name}' object has no attribute '{name}'"
 
 
 def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
@@ -468,6 +497,8 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
         raise UnsupportedError("class-mutation", f"setting {obj.__qualname__}.{name}")
     if isinstance(obj, types.ModuleType) and type(obj).__setattr__ is types.ModuleType.__setattr__:
         v = _module_namespace(tx, obj)     # one model of the module's globals (see below)
+    elif not is_module and not isinstance(obj, (types.ModuleType, types.FunctionType)):
+        _check_store(cls, name)
     tx.set(v, "overlay", {**v.overlay, name: value})
     tx.mark_mutated(v)
 

@@ -375,9 +375,7 @@ def f(s):
     return 'stored'
 ''', (("S()",),), "hand probe of class kinds (session 3): a store to a __slots__ object "
                       "without that slot is replayed after the region, so its AttributeError "
-                      "escapes the user's try (and for an object made in f it is never raised)",
-        open_bug="attribute stores are not checked against __slots__ at trace time: the "
-                 "AttributeError is raised after the region, outside the user's try"),
+                      "escapes the user's try (and for an object made in f it is never raised)"),
 
     "int-subclass-equals-int-is-false": Regression('''
 class MyInt(int):
