@@ -427,6 +427,14 @@ def f(a):
                    "no __traceback__",
         open_bug="an exception object rebuilt for a continuation loses its traceback and C-slot "
                  "attributes (StopIteration.value)"),
+
+    "sequence-repeated-by-a-bool-raises": Regression('''
+def f(a, xs):
+    return xs * a, [0] * a, a * (1, 2)
+''', (("True", "[1, 2]"), ("False", "[3]"), ("2", "[]")),
+        "hand probe of builtin edge cases with a bool for an int (session 3): `[0] * True` is [0] "
+        "eagerly; captured TypeError: unsupported operand type(s) for mul: 'list' and 'bool'",
+        open_bug="list/tuple repetition by a bool raises TypeError"),
 }
 
 TENSOR = {
