@@ -77,7 +77,8 @@ TEMPLATES: dict[str, dict[str, list[tuple[float, str]]]] = {
                  (0.5, "$str.isdigit() or $str.isalpha()")],
         "list": [(1, "sorted([$int, $lit], key=abs)"), (1, "list(divmod($int, $nz))"),
                  (1, "sorted($list, reverse=True)[:2]"), (0.5, "[*reversed($list)]"),
-                 (0.5, "list(itertools.islice($list, 1, None, 2))")],
+                 (0.5, "list(itertools.islice($list, 1, None, 2))"),
+                 (1, "$list[:2] * min($v_int, 2)")],       # a bool argument stays a bool through min
     },
 }
 
