@@ -164,7 +164,7 @@ def _container_binary(tx, fn, base, inplace, a, b):
             return TupleV(tuple(Const(x) for x in a.value) + b.items)
     if base is operator.mul:
         seq, n = (a, b) if isinstance(b, Const) else (b, a)
-        if isinstance(n, Const) and type(n.value) is int:
+        if isinstance(n, Const) and isinstance(n.value, int):   # bools count too (O32)
             if isinstance(seq, ListV):
                 if inplace and seq is a:
                     tx.set(seq, "items", seq.items * n.value)

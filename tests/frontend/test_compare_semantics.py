@@ -1,4 +1,4 @@
-"""Comparisons and %-formatting that mix built and constant values match CPython (pure Python).
+"""Comparisons, %-formatting and repetition mixing built and constant values match CPython (pure Python).
 
 A tuple or list built in the function compares with a constant one item by item
 (``t.shape == (2, 2)`` is the common case); a user subclass of a builtin compares through
@@ -67,3 +67,13 @@ def test_shape_equals_a_constant_tuple():
     cf = bcfront.capture(f)
     for t in (torch.ones(2, 2), torch.ones(2, 3), torch.ones(2, 2)):
         assert cf(t) == f(t)
+
+
+def repeat_by_a_count(a, xs):
+    return xs * a, [0] * a, a * (1, 2), tuple(xs) * a
+
+
+def test_sequences_repeat_by_any_int_bools_included():
+    cf = bcfront.capture(repeat_by_a_count)
+    for args in ((True, [1, 2]), (False, [1]), (2, [3]), (True, [1, 2])):
+        assert _outcome(cf, args) == _outcome(repeat_by_a_count, args)

@@ -433,8 +433,7 @@ def f(a, xs):
     return xs * a, [0] * a, a * (1, 2)
 ''', (("True", "[1, 2]"), ("False", "[3]"), ("2", "[]")),
         "hand probe of builtin edge cases with a bool for an int (session 3): `[0] * True` is [0] "
-        "eagerly; captured TypeError: unsupported operand type(s) for mul: 'list' and 'bool'",
-        open_bug="list/tuple repetition by a bool raises TypeError"),
+        "eagerly; captured TypeError: unsupported operand type(s) for mul: 'list' and 'bool'"),
 }
 
 TENSOR = {
