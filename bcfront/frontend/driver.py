@@ -24,6 +24,7 @@ from .frame import Frame
 from .interpreter import bind, builtins_of, run
 from .namespace import Namespace, reserved_prefix, signature_params
 from .sources import ConstSource, LocalSource, Ref, AttrSource
+from .region_errors import errors_observable, guard_graph_errors, write_back_last
 from .tracer import SymbolicRaise, Tracer
 from .values import CellV, ObjectV, TensorV
 
@@ -236,8 +237,7 @@ class RegionCode:
         head = input_fetches(tx, graph, ns)
         compiled = backends.compile_graph(cf.backend, graph, example)
         if graph.body:
-            from .functionalize import write_back_last
-            compiled = write_back_last(graph, example, compiled, _errors_observable(tx, graph))
+            compiled = write_back_last(graph, example, compiled, errors_observable(tx, graph))
         body: list[str] = []
         compiled.emit(graph, ns, body)
         if body:
@@ -258,119 +258,6 @@ class RegionCode:
                      records(tx, graph, compiled, example), list(tx.notes) + list(compiled.notes),
                      gsrc, src, children=children if children is not None else [],
                      graph_objects=[graph])
-
-
-def _errors_observable(tx, graph) -> bool:
-    """Could a run-time error in the middle of the graph be seen with the graph's in-place
-    writes only partly done?  Yes when a node was recorded under an exception handler of
-    some frame of the trace, or when a Python write the region replays after the graph
-    precedes a node in program order.  Otherwise the error reaches the caller just as in
-    eager: the in-place writes before the failing op done, in program order, and nothing
-    after it -- so the graph may keep its in-place ops (no functional copies)."""
-    from .effects import LOG
-    if tx.__dict__.get("graph_in_try"):
-        return True
-    n = len(graph.body)
-    return any(e.position < n for e in getattr(tx, LOG, ()))
-
-
-def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str], ns) -> list[str]:
-    """Wrap the graph's statements.  An error fake tensors could not foresee (an index out
-    of range, a check only the real kernel makes) must surface where eager raises it,
-    inside the function's own try blocks.  While no statement with a lasting effect has
-    run, the failed run is discarded and the function runs natively instead, exactly as
-    eager would: the graph writes input storage only at its end (`write_back_last`), and
-    the random number generators are put back as they were.  Only past a lasting
-    statement (the write-back, or an in-place write when functionalization failed) does
-    the error propagate as it is."""
-    plan = getattr(compiled, "plan", None)
-    emitted = plan.graph if plan is not None else graph
-    stops = _lasting_prefixes(emitted, getattr(compiled, "first_write", None))
-    draws = _draw_devices(emitted)
-    clean = ns.fresh("clean")
-    wrapped = [f"    {clean} = True"]
-    if draws is not None:
-        rng = ns.fresh("rng")
-        wrapped.append(f"    {rng} = {ns.const(rng_save, 'rng_save')}({draws!r})")
-    wrapped.append("    try:")
-    for line in body:
-        if stops and line.strip().startswith(stops):
-            indent = line[:len(line) - len(line.lstrip())]
-            wrapped.append(f"    {indent}{clean} = False")
-            stops = ()
-        wrapped.append("    " + line)
-    wrapped += [f"    except {ns.helper('Exception')}:",
-                f"        if not {clean}:", "            raise"]
-    if draws is not None:
-        wrapped.append(f"        {ns.const(rng_restore, 'rng_restore')}({rng})")
-    wrapped.append(f"        return {_native_call(root, parts, ns)}")
-    return wrapped
-
-
-def _lasting_prefixes(graph, first_write) -> tuple:
-    """Line prefixes of the statements that start lasting effects (see guard_graph_errors)."""
-    from .functionalize import WRITEBACK_MARK
-    stops = [] if first_write is None else [first_write if first_write == WRITEBACK_MARK
-                                            else f"{first_write} = "]
-    for n in graph.body if graph is not None else ():
-        if _draw(n) == "lasting":
-            stops.append(f"{n.name} = ")
-    return tuple(stops)
-
-
-def _draw(n) -> str | None:
-    """"draw": a random draw from a default generator (undone by restoring its state);
-    "lasting": seeding, or a draw from a generator passed in; None: not random."""
-    from .passes import _name, is_nondeterministic
-    name = _name(n).lower()
-    if not is_nondeterministic(n) or name.startswith("empty") or name.endswith("empty"):
-        return None
-    if "seed" in name or "rng" in name or n.kwargs.get("generator") is not None:
-        return "lasting"
-    return "draw"
-
-
-def _draw_devices(graph) -> tuple | None:
-    """CUDA device indexes whose generators the graph draws from (None: it draws nothing)."""
-    if graph is None:
-        return None
-    found = None
-    for n in graph.body:
-        if _draw(n) == "draw":
-            found = found or set()
-            dev = getattr(n.meta, "device", None)
-            if dev is not None and dev.type == "cuda":
-                found.add(dev.index or 0)
-    return None if found is None else tuple(sorted(found))
-
-
-def rng_save(cuda_devices: tuple) -> list:
-    """The states of the CPU generator and of the given CUDA devices' default generators."""
-    import torch
-    gens = [torch.default_generator] + [torch.cuda.default_generators[i] for i in cuda_devices]
-    return [(g, g.get_state()) for g in gens]
-
-
-def rng_restore(saved: list) -> None:
-    for g, state in saved:
-        g.set_state(state)
-
-
-def _native_call(root, parts, ns) -> str:
-    """`root(...)` passing the region's own parameters through."""
-    call_args = []
-    kwonly = False
-    for p in parts:
-        if p == "/":
-            continue
-        if p == "*":
-            kwonly = True
-        elif p.startswith("*"):
-            call_args.append(p)
-            kwonly = kwonly or not p.startswith("**")
-        else:
-            call_args.append(f"{p}={ns.local(p)}" if kwonly else ns.local(p))
-    return f"{ns.const(root, 'native')}({', '.join(call_args)})"
 
 
 def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:

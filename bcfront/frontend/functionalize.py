@@ -23,7 +23,7 @@ The captured graph has reference semantics (``v = x[1:]; v.add_(1)`` changes
 The eager backend takes the plan too when a run-time error in the middle of
 the graph could be seen by a handler (`write_back_last`): everything is then
 computed before the first write to an input, so such an error leaves no trace
-and the region reruns the function natively (`driver.guard_graph_errors`).
+and the region reruns the function natively (`region_errors`).
 
 The bookkeeping rides on `alias_facts.Observation`: each tensor's storage root
 and aten view chain.  Anything it cannot express (metadata-changing in-place
@@ -43,6 +43,7 @@ from .alias_facts import (Observation, Prov, Root, Step, bind, node_mutates_by_n
                           schema_info, tensors_in)
 from .inverses import BASE, VIEW_INVERSES, FunctionalizeError, functional_variant, packet
 from .graph import Graph, Node, format_arg, map_nodes
+from .region_errors import WRITEBACK_MARK
 
 aten = torch.ops.aten
 
@@ -108,9 +109,6 @@ class Plan:
                         expr = f"{expr}[{step.index}]"
                 lines.append(f"{indent}{name} = {expr}")
         return emit
-
-
-WRITEBACK_MARK = "# write the new values back into the inputs"
 
 
 def _op_hint(func) -> str:
@@ -545,61 +543,3 @@ def add_storage_guard(tx, plan: Plan) -> None:
     from .guards import storage_signature
     sig = storage_signature(*(tx.real_tensors[id(v)] for v in vals))
     tx.guard("TENSOR_STORAGE", vals[0].source, (tuple(v.source for v in vals), sig))
-
-
-def write_back_last(graph: Graph, example_inputs, compiled, observable: bool = True):
-    """For an eager-backend `compiled` graph that writes input storage (an in-place op on an
-    argument, a parameter or a buffer, a batch norm's running statistics): the functional
-    graph with the write-back at its end, so that every error fake tensors could not
-    foresee (an index out of range, a check only the real kernel makes) happens before
-    any lasting write, and the region can rerun the function natively, exactly.
-    Without `observable` (no handler could see a half-done graph, see
-    driver._errors_observable) the in-place graph stays: it fails exactly as eager does.
-
-    Sets ``compiled.first_write``: `WRITEBACK_MARK` (functionalized), the name of the first
-    node that may write input storage (functionalization failed: that node ends the clean
-    prefix), or None (no input storage is written).
-    """
-    from .alias_facts import may_write
-    plan = getattr(compiled, "plan", None)
-    if plan is not None:
-        compiled.first_write = WRITEBACK_MARK if plan.writebacks else None
-        return compiled
-    compiled.first_write = None
-    if not may_write(graph):
-        return compiled
-    if not observable or any(n.startswith("functionalization failed") for n in compiled.notes):
-        compiled.first_write = _first_writer(graph)      # (or a non-eager backend tried already)
-        return compiled
-    try:
-        plan = functionalize(graph, example_inputs)
-    except FunctionalizeError as e:
-        compiled.first_write = _first_writer(graph)
-        compiled.notes.append(f"functionalization failed ({e}); an error raised after the graph's "
-                              "first in-place write propagates as it is")
-        return compiled
-    if not plan.writebacks:              # only storage made inside the graph is written
-        compiled.observation = plan.observation
-        return compiled
-    examples = {n.name: t for n, t in zip(plan.graph.inputs, plan.example_inputs)}
-    if any(examples[w[0]].requires_grad for w in plan.writebacks):
-        # written under no_grad (a clamp_ of a parameter), the tensor keeps its autograd
-        # identity in eager; its functional value would be a new, detached tensor
-        compiled.first_write = _first_writer(graph)
-        compiled.observation = plan.observation
-        compiled.notes.append("the graph writes a tensor that requires grad in place; a run-time "
-                              "error after that write propagates as it is")
-        return compiled
-    from ..backends import eager
-    out = eager.compile_graph(plan.graph)
-    out.emit = plan.wrap_emit(out.emit)
-    out.plan, out.observation, out.first_write = plan, plan.observation, WRITEBACK_MARK
-    out.notes = list(compiled.notes) + out.notes
-    return out
-
-
-def _first_writer(graph: Graph) -> str | None:
-    from types import SimpleNamespace
-    from .alias_facts import may_write          # (reads only ``.body``)
-    first = next((n for n in graph.body if may_write(SimpleNamespace(body=(n,)))), None)
-    return first.name if first is not None else None

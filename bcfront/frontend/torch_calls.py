@@ -163,12 +163,38 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
 
 
 def _in_handler(tx) -> bool:
-    """Some frame of the trace runs its current instruction under an exception handler
-    (a try, or a with block whose exit may look at the state)."""
-    for f in tx.frames:
-        if f.cur is not None and f.bc.handler_for(f.cur.offset) is not None:
+    """Some frame of the trace runs its current instruction under an exception handler a
+    user could see the state from: a try, or a with block other than a torch state
+    manager's (no_grad, autocast...: its exit restores the state and re-raises)."""
+    return any(f.cur is not None and _user_handler(f, f.bc.handler_for(f.cur.offset))
+               for f in tx.frames)
+
+
+def _user_handler(f, h) -> bool:
+    for _ in range(64):                          # state-manager with blocks, innermost first
+        if h is None:
+            return False
+        if not _state_cm_cleanup(f, h):
             return True
-    return False
+        # the cleanup's own handler (COPY 3; POP_EXCEPT; RERAISE 1), then whatever covers it
+        inner = f.bc.handler_for(h.target)
+        if inner is None:
+            return True                          # not the layout expected: assume a handler
+        h = f.bc.handler_for(inner.target)
+    return True
+
+
+def _state_cm_cleanup(f, h) -> bool:
+    """Handler `h` is the cleanup of a with block over a torch state manager."""
+    try:
+        i = f.bc.index_of(h.target)
+        ops = (f.instrs[i].opname, f.instrs[i + 1].opname)
+    except (KeyError, IndexError):
+        return False
+    if ops != ("PUSH_EXC_INFO", "WITH_EXCEPT_START") or not 0 < h.depth <= len(f.stack):
+        return False
+    exit_ = f.stack[h.depth - 1]               # the with's bound __exit__, below the block
+    return isinstance(exit_, MethodV) and isinstance(exit_.obj, StateCMV)
 
 
 _SAME_DTYPE_OPS = {"matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot",

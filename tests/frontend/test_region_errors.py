@@ -114,6 +114,38 @@ def no_handler_no_effects(x, idx):
     return y
 
 
+def try_around_no_grad(x, idx):
+    """The write and the error inside no_grad, the handler outside it."""
+    try:
+        with torch.no_grad():
+            x.add_(1)
+            y = x[idx]
+    except IndexError:
+        return x.clone()
+    return y
+
+
+def no_grad_in_loop_with_finally(x, idx):
+    """A finally around a no_grad block, in a loop (the iterator below the with on the stack)."""
+    for _ in range(2):
+        try:
+            with torch.no_grad():
+                x.add_(1)
+                y = x[idx]
+        finally:
+            print("finally", x.sum().item())
+    return y
+
+
+def state_blocks_only(x, idx):
+    """Nested torch state blocks and no try: their exits only restore the grad mode."""
+    with torch.no_grad():
+        with torch.enable_grad():
+            x.mul_(3)
+            y = x[idx]
+    return y
+
+
 def _log_ok():
     return (*_idx_ok(), [7])
 
@@ -198,12 +230,38 @@ class BNThenIndex(nn.Module):
             return None
 
 
+class ClipThenIndex(nn.Module):
+    """A parameter clamped in place under no_grad (it keeps its autograd identity, so the
+    graph stays in place; the region puts the parameter back before a native rerun)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x, idx):
+        try:
+            with torch.no_grad():
+                self.lin.weight.clamp_(-0.1, 0.1)
+            return self.lin(x)[idx]
+        except IndexError:
+            print("caught")
+            return None
+
+
 def _bn_ok():
     return (torch.arange(12.0).reshape(4, 3), torch.tensor([0, 3]))
 
 
 def _bn_bad():
     return (torch.arange(12.0).reshape(4, 3), torch.tensor([0, 8]))
+
+
+def _clip_ok():
+    return (torch.arange(6.0).reshape(2, 3), torch.tensor([1]))
+
+
+def _clip_bad():
+    return (torch.arange(6.0).reshape(2, 3), torch.tensor([4]))
 
 
 CASES = {
@@ -213,12 +271,16 @@ CASES = {
     "error_after_print": Case(error_after_print, (_idx_ok, _idx_bad, _idx_ok, _idx_bad)),
     "no_handler": Case(no_handler, (_log_ok, _log_bad, _log_ok)),
     "no_handler_no_effects": Case(no_handler_no_effects, (_idx_ok, _idx_bad, _idx_ok)),
+    "try_around_no_grad": Case(try_around_no_grad, (_idx_ok, _idx_bad, _idx_ok, _idx_bad)),
+    "no_grad_in_loop_with_finally": Case(no_grad_in_loop_with_finally, (_idx_ok, _idx_bad, _idx_ok)),
+    "state_blocks_only": Case(state_blocks_only, (_idx_ok, _idx_bad, _idx_ok)),
     "embedding_out_of_range": Case(embedding_out_of_range, (_emb_ok, _emb_bad, _emb_ok, _emb_bad)),
     "cholesky_not_positive_definite": Case(cholesky_not_positive_definite,
                                            (_chol_ok, _chol_bad, _chol_ok)),
     "random_draw_before_error": Case(random_draw_before_error, (_idx_ok, _idx_bad, _idx_ok, _idx_bad)),
     "fresh_write_then_error": Case(fresh_write_then_error, (_idx_ok, _idx_bad, _idx_ok)),
     "bn_then_index": Case(BNThenIndex, (_bn_ok, _bn_bad, _bn_ok, _bn_bad), module=True),
+    "clip_then_index": Case(ClipThenIndex, (_clip_ok, _clip_bad, _clip_ok, _clip_bad), module=True),
 }
 
 
@@ -285,10 +347,12 @@ def test_writes_to_inputs_come_after_the_computation():
     assert body.index("clean") < body.index("copy_(") and "add_(" not in body
 
 
-def test_unobservable_errors_keep_the_in_place_graph():
+@pytest.mark.parametrize("fn", [no_handler_no_effects, state_blocks_only])
+def test_unobservable_errors_keep_the_in_place_graph(fn):
     """Without a handler or a pending Python write nothing can see a half-done graph: no
-    functional copies (a KV cache update stays one in-place write)."""
-    cf = bcfront.capture(no_handler_no_effects, backend="eager")
+    functional copies (a KV cache update stays one in-place write).  A torch state
+    manager's with block is no such handler."""
+    cf = bcfront.capture(fn, backend="eager")
     cf(*_idx_ok())
     src = cf.entries[0].region_source
-    assert "add_(" in src and "mul_(" in src and "copy_(" not in src
+    assert "mul_(" in src and "copy_(" not in src

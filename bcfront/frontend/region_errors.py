@@ -1,0 +1,229 @@
+"""Run-time errors of a compiled region: where eager raises them, with eager's state.
+
+Fake tensors cannot foresee every error (an index out of range, an embedding id
+past the table, a factorization of a matrix that is not positive definite).  Such
+an error, raised by the graph inside the region, must reach the user's ``except``
+and ``finally`` blocks with the writes made before it exactly as eager leaves them.
+
+* `errors_observable(tx, graph)`: could anything see a half-done graph?  Yes when a
+  node was recorded under a handler of some traced frame (a try; a torch state
+  manager's with block does not count: its exit only restores the state), or a
+  Python write the region replays after the graph precedes a node.
+* `write_back_last(graph, examples, compiled, observable)`: if so, and the graph
+  writes input storage, the eager backend gets the functional graph whose writes
+  to inputs come at its end (`functionalize.Plan`); when the in-place graph must
+  stay (a tensor that requires grad written under no_grad), the written inputs
+  are snapshotted instead when no write records autograd.
+* `guard_graph_errors(...)`: wraps the graph's statements; an error before the
+  first lasting statement puts back the random generators (and snapshots), then
+  reruns the function natively, exactly as eager would run it.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+# the comment line before a functional graph's write-back (`functionalize.Plan.wrap_emit`)
+WRITEBACK_MARK = "# write the new values back into the inputs"
+
+
+def write_back_last(graph, example_inputs, compiled, observable: bool = True):
+    """For an eager-backend `compiled` graph that writes input storage (an in-place op on an
+    argument, a parameter or a buffer, a batch norm's running statistics): the functional
+    graph with the write-back at its end, so that every error fake tensors could not
+    foresee (an index out of range, a check only the real kernel makes) happens before
+    any lasting write, and the region can rerun the function natively, exactly.
+    Without `observable` (no handler could see a half-done graph, see
+    `errors_observable`) the in-place graph stays: it fails exactly as eager does.
+
+    Sets ``compiled.first_write``: `WRITEBACK_MARK` (functionalized), the name of the first
+    node that may write input storage (functionalization failed: that node ends the clean
+    prefix), or None (no input storage is written).
+    """
+    from .alias_facts import may_write
+    from .functionalize import FunctionalizeError, functionalize
+    plan = getattr(compiled, "plan", None)
+    if plan is not None:
+        compiled.first_write = WRITEBACK_MARK if plan.writebacks else None
+        return compiled
+    compiled.first_write = None
+    if not may_write(graph):
+        return compiled
+    if not observable or any(n.startswith("functionalization failed") for n in compiled.notes):
+        compiled.first_write = _first_writer(graph)      # (or a non-eager backend tried already)
+        return compiled
+    try:
+        plan = functionalize(graph, example_inputs)
+    except FunctionalizeError as e:
+        compiled.first_write = _first_writer(graph)
+        compiled.notes.append(f"functionalization failed ({e}); an error raised after the graph's "
+                              "first in-place write propagates as it is")
+        return compiled
+    if not plan.writebacks:              # only storage made inside the graph is written
+        compiled.observation = plan.observation
+        return compiled
+    examples = {n.name: t for n, t in zip(plan.graph.inputs, plan.example_inputs)}
+    if any(examples[w[0]].requires_grad for w in plan.writebacks):
+        # written under no_grad (a clamp_ of a parameter), the tensor keeps its autograd
+        # identity in eager; its functional value would be a new, detached tensor.  The
+        # in-place graph stays; when no write records autograd, the region snapshots the
+        # written inputs and puts them back before a native rerun.
+        compiled.first_write = _first_writer(graph)
+        compiled.observation = plan.observation
+        names = {n.name for n in graph.inputs}
+        if all(w[0] in names for w in plan.writebacks) and not _writes_record(graph):
+            compiled.restore = tuple(w[0] for w in plan.writebacks)
+        else:
+            compiled.notes.append("the graph writes a tensor that requires grad in place; a "
+                                  "run-time error after that write propagates as it is")
+        return compiled
+    from ..backends import eager
+    out = eager.compile_graph(plan.graph)
+    out.emit = plan.wrap_emit(out.emit)
+    out.plan, out.observation, out.first_write = plan, plan.observation, WRITEBACK_MARK
+    out.notes = list(compiled.notes) + out.notes
+    return out
+
+
+def _writes_record(graph) -> bool:
+    """Some node that may write runs with grad mode on (autograd may record the write)."""
+    import torch
+    from .alias_facts import may_write
+    entry = torch.is_grad_enabled()
+    return any((n.state.grad if n.state is not None else entry)
+               for n in graph.body if may_write(SimpleNamespace(body=(n,))))
+
+
+def _first_writer(graph) -> str | None:
+    from .alias_facts import may_write          # (reads only ``.body``)
+    first = next((n for n in graph.body if may_write(SimpleNamespace(body=(n,)))), None)
+    return first.name if first is not None else None
+
+
+def errors_observable(tx, graph) -> bool:
+    """Could a run-time error in the middle of the graph be seen with the graph's in-place
+    writes only partly done?  Yes when a node was recorded under an exception handler of
+    some frame of the trace, or when a Python write the region replays after the graph
+    precedes a node in program order.  Otherwise the error reaches the caller just as in
+    eager: the in-place writes before the failing op done, in program order, and nothing
+    after it -- so the graph may keep its in-place ops (no functional copies)."""
+    from .effects import LOG
+    if tx.__dict__.get("graph_in_try"):
+        return True
+    n = len(graph.body)
+    return any(e.position < n for e in getattr(tx, LOG, ()))
+
+
+def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str], ns) -> list[str]:
+    """Wrap the graph's statements.  An error fake tensors could not foresee (an index out
+    of range, a check only the real kernel makes) must surface where eager raises it,
+    inside the function's own try blocks.  While no statement with a lasting effect has
+    run, the failed run is discarded and the function runs natively instead, exactly as
+    eager would: the graph writes input storage only at its end (`write_back_last`), and
+    the random number generators are put back as they were (and, for in-place writes
+    no autograd records, the written inputs: `write_back_last` sets ``restore``).  Only
+    past a lasting statement (the write-back, or an in-place write when functionalization
+    failed) does the error propagate as it is."""
+    plan = getattr(compiled, "plan", None)
+    emitted = plan.graph if plan is not None else graph
+    restore = getattr(compiled, "restore", ())
+    stops = _lasting_prefixes(emitted, None if restore else getattr(compiled, "first_write", None))
+    draws = _draw_devices(emitted)
+    clean = ns.fresh("clean")
+    wrapped = [f"    {clean} = True"]
+    if draws is not None:
+        rng = ns.fresh("rng")
+        wrapped.append(f"    {rng} = {ns.const(rng_save, 'rng_save')}({draws!r})")
+    if restore:
+        saved = ns.fresh("saved")
+        wrapped.append(f"    {saved} = {ns.const(snapshot, 'snapshot')}(({', '.join(restore)},))")
+    wrapped.append("    try:")
+    for line in body:
+        if stops and line.strip().startswith(stops):
+            indent = line[:len(line) - len(line.lstrip())]
+            wrapped.append(f"    {indent}{clean} = False")
+            stops = ()
+        wrapped.append("    " + line)
+    wrapped += [f"    except {ns.helper('Exception')}:",
+                f"        if not {clean}:", "            raise"]
+    if restore:               # no write recorded autograd: putting the values back undoes it
+        wrapped.append(f"        {ns.const(put_back, 'put_back')}(({', '.join(restore)},), {saved})")
+    if draws is not None:
+        wrapped.append(f"        {ns.const(rng_restore, 'rng_restore')}({rng})")
+    wrapped.append(f"        return {_native_call(root, parts, ns)}")
+    return wrapped
+
+
+def _lasting_prefixes(graph, first_write) -> tuple:
+    """Line prefixes of the statements that start lasting effects (see guard_graph_errors)."""
+    stops = [] if first_write is None else [first_write if first_write == WRITEBACK_MARK
+                                            else f"{first_write} = "]
+    for n in graph.body if graph is not None else ():
+        if _draw(n) == "lasting":
+            stops.append(f"{n.name} = ")
+    return tuple(stops)
+
+
+def _draw(n) -> str | None:
+    """"draw": a random draw from a default generator (undone by restoring its state);
+    "lasting": seeding, or a draw from a generator passed in; None: not random."""
+    from .passes import _name, is_nondeterministic
+    name = _name(n).lower()
+    if not is_nondeterministic(n) or name.startswith("empty") or name.endswith("empty"):
+        return None
+    if "seed" in name or "rng" in name or n.kwargs.get("generator") is not None:
+        return "lasting"
+    return "draw"
+
+
+def _draw_devices(graph) -> tuple | None:
+    """CUDA device indexes whose generators the graph draws from (None: it draws nothing)."""
+    if graph is None:
+        return None
+    found = None
+    for n in graph.body:
+        if _draw(n) == "draw":
+            found = found or set()
+            dev = getattr(n.meta, "device", None)
+            if dev is not None and dev.type == "cuda":
+                found.add(dev.index or 0)
+    return None if found is None else tuple(sorted(found))
+
+
+def rng_save(cuda_devices: tuple) -> list:
+    """The states of the CPU generator and of the given CUDA devices' default generators."""
+    import torch
+    gens = [torch.default_generator] + [torch.cuda.default_generators[i] for i in cuda_devices]
+    return [(g, g.get_state()) for g in gens]
+
+
+def rng_restore(saved: list) -> None:
+    for g, state in saved:
+        g.set_state(state)
+
+
+def snapshot(tensors: tuple) -> list:
+    return [t.detach().clone() for t in tensors]
+
+
+def put_back(tensors: tuple, saved: list) -> None:
+    import torch
+    with torch.no_grad():
+        for t, s in zip(tensors, saved):
+            t.copy_(s)
+
+
+def _native_call(root, parts, ns) -> str:
+    """`root(...)` passing the region's own parameters through."""
+    call_args = []
+    kwonly = False
+    for p in parts:
+        if p == "/":
+            continue
+        if p == "*":
+            kwonly = True
+        elif p.startswith("*"):
+            call_args.append(p)
+            kwonly = kwonly or not p.startswith("**")
+        else:
+            call_args.append(f"{p}={ns.local(p)}" if kwonly else ns.local(p))
+    return f"{ns.const(root, 'native')}({', '.join(call_args)})"
