@@ -21,9 +21,11 @@ Continuations are cached per (function, offset, stack layout, live locals) in
 the captured function that made them (shared with its continuations).
 A continuation that would call itself again (a break inside a loop) calls
 the plain resume function instead, so the rest of that loop runs natively
-rather than recursing once per iteration.  Whatever cannot be rebuilt or run
-on its own makes the whole function run natively under the guards so far,
-with the reason in explain.
+rather than recursing once per iteration.  A generator the trace created and
+has not started is rebuilt by calling its function again (`rebuild_gen`); an
+autocast state entered by with-blocks is re-entered by rebuilding their
+managers.  Whatever cannot be rebuilt or run on its own makes the whole
+function run natively under the guards so far, with the reason in explain.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from .driver import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
 from .resume import make_resume
 from .values import (NULL, CellV, Const, DictV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
-                     PartialV, SetV, TupleV, Value)
+                     PartialV, SetV, StateCMV, TupleV, Value)
 
 _LIVENESS: dict = {}
 
@@ -130,7 +132,7 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         # recursion runs plain (a capture per level would cost frames per level)
         site_name = ns.const(CallSite(cf, children), "call_captured")
         caller = lambda fn: f"{site_name}({fn})"  # noqa: E731
-    ctx = Ctx(ins, slot_exprs, ns, native_lines, frame.bc, kw, caller=caller)
+    ctx = Ctx(ins, slot_exprs, ns, native_lines, frame.bc, kw, caller=caller, values=stack)
     outcomes = native_outcomes(ctx)
     resolved = []
     for oc in outcomes:
@@ -147,8 +149,9 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     if tx.fakes is not None:
         import torch
         tail.append(f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})")
-        if tx.state.autocast:
-            raise UnsupportedError("no-continuation", "a break inside an autocast region")
+        if tx.state.autocast != tx.entry_state.autocast and not _autocast_reentered(stack, tx):
+            raise UnsupportedError("no-continuation", "a break inside an autocast region entered "
+                                   "other than by a with-block")
 
     def cont_call(offset, stack_exprs, live) -> str:
         nulls = [e is None for e in stack_exprs]
@@ -175,6 +178,19 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     if not resolved:
         tail.append(f"    raise {ns.helper('RuntimeError')}('unreachable: the native instruction raises')")
     return region.finish(cf, "(break)", breaks=[rec], children=children)
+
+
+def _autocast_reentered(stack, tx) -> bool:
+    """Whether rebuilding the stack re-enters exactly the autocast state of the break: the
+    region runs in the entry state, and each with-block's manager on the stack (its
+    ``__exit__``) is rebuilt entered, outermost first (`torch_calls.rebuild_state_cm`)."""
+    entered = []
+    for v in stack:
+        cm = v.obj if isinstance(v, MethodV) else v
+        if isinstance(cm, StateCMV) and cm.kind == "autocast" and cm.saved:
+            entered.append(cm.args)
+    base = tx.entry_state.autocast
+    return tx.state.autocast[:len(base)] == base and tuple(entered) == tx.state.autocast[len(base):]
 
 
 def _from_callee(err) -> bool:

@@ -24,8 +24,8 @@ from ..errors import UnsupportedError
 from .graph import is_identifier, is_literal
 from .namespace import Namespace
 from .values import (DELETED, CellV, Const, DictV, DictViewV, EnumerateIterV, ExceptionV,
-                     FilterIterV, HashIterV, IterV, ListV, MadeFunctionV, MapIterV, MethodV, NewObjectV,
-                     ObjectV, PartialV, RangeIterV, SeqIterV, SetV, StateCMV, TensorV, TupleV,
+                     FilterIterV, GeneratorV, HashIterV, IterV, ListV, MadeFunctionV, MapIterV, MethodV,
+                     NewObjectV, ObjectV, PartialV, RangeIterV, SeqIterV, SetV, StateCMV, TensorV, TupleV,
                      Value, ZipIterV, NULL)
 
 
@@ -181,6 +181,9 @@ class Rebuilder:
 
     def _iterator(self, v) -> str:
         ns = self.ns
+        if isinstance(v, GeneratorV):
+            from .rebuild_gen import rebuild_generator
+            return rebuild_generator(self, v)
         if isinstance(v, SeqIterV):
             if isinstance(v.seq, ListV):
                 name = self.temp(f"{ns.helper('iter')}({self.expr(v.seq)})", v, "it")

@@ -11,8 +11,9 @@ or exhausted), everything else one.
 
 The table covers what breaks in practice: calls, branches on tensors,
 iteration, attribute access, operators, subscripts, f-string formatting,
-unpacking, raise and `with` entry.  An instruction not in the table makes the
-whole function run natively (recorded in explain).
+unpacking, raise, `with` entry and `with` exit on an exception raised
+natively.  An instruction not in the table makes the whole function run
+natively (recorded in explain).
 """
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ class Outcome:
 class Ctx:
     """What a native handler sees: the instruction, the stack slots and an emitter."""
 
-    def __init__(self, ins, stack, ns, lines, bc, kw_names, caller=None):
+    def __init__(self, ins, stack, ns, lines, bc, kw_names, caller=None, values=None):
         self.ins = ins
+        self.values = list(values) if values is not None else None   # the symbolic stack
         self.caller = caller or (lambda fn: fn)   # expression calling a callee expression
         self.stack = list(stack)      # expressions; None = NULL
         self.ns = ns
@@ -209,6 +211,19 @@ def before_with(ctx):
     return ctx.next([exit_, entered])
 
 
+def with_except_start(ctx):
+    # [exit, lasti, prev_exc, exc] stay; exit(type(exc), exc, exc.__traceback__) is pushed
+    exit_, exc = ctx.stack[-4], ctx.stack[-1]
+    if exit_ is None or exc is None:
+        raise UnsupportedError("no-continuation", "WITH_EXCEPT_START with a NULL slot")
+    if ctx.values is None or ctx.values[-1].source is None:
+        # an exception raised in the trace is rebuilt without its traceback, which
+        # __exit__ receives; only a real one (raised natively) is passed on
+        raise UnsupportedError("no-continuation", "__exit__ of an exception raised in the trace")
+    return ctx.next([ctx.result(f"{ctx.caller(exit_)}({ctx.h('type')}({exc}), {exc}, "
+                                f"{exc}.__traceback__)")])
+
+
 NATIVE = {
     "CALL": call, "CALL_KW": call, "CALL_FUNCTION_EX": call_function_ex,
     "POP_JUMP_IF_TRUE": _branch(lambda c, v: f"{c.h('bool')}({v})"),
@@ -237,6 +252,7 @@ NATIVE = {
     "FORMAT_WITH_SPEC": _simple(2, lambda c, v, spec: f"{c.h('format')}({v}, {spec})"),
     "CONVERT_VALUE": _simple(1, lambda c, v: f"{c.h({1: 'str', 2: 'repr', 3: 'ascii'}[c.ins.arg])}({v})"),
     "UNPACK_SEQUENCE": unpack_sequence, "RAISE_VARARGS": raise_varargs, "BEFORE_WITH": before_with,
+    "WITH_EXCEPT_START": with_except_start,
 }
 
 

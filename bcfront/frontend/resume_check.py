@@ -48,15 +48,18 @@ def check_continuation(new_code, orig_code, offmap: dict[int, int]) -> None:
     instructions map to original offsets by `offmap`) is bytecode CPython can run."""
     from ..analysis import analyze
     from ..analysis.stack import StackDepthError
-    new, orig = analyze(new_code), analyze(orig_code)
-    check_mirror(new.bytecode, orig.bytecode, offmap)
     try:
-        new_stack, orig_stack = new.stack, orig.stack
+        new, orig = analyze(new_code), analyze(orig_code)
+        check_mirror(new.bytecode, orig.bytecode, offmap)
+        check_stack(new.cfg, new.stack, orig.stack, offmap, new_code.co_stacksize)
+        if PY >= (3, 12):
+            check_bound_locals(new.cfg, new_code)
+    except UnsupportedError:
+        raise
     except StackDepthError as e:
         refuse(str(e))
-    check_stack(new.cfg, new_stack, orig_stack, offmap, new_code.co_stacksize)
-    if PY >= (3, 12):
-        check_bound_locals(new.cfg, new_code)
+    except Exception as e:  # unvalidated is unsafe: an analyzer failure refuses too
+        refuse(f"the analysis failed ({type(e).__name__}: {e})")
 
 
 # -- 1. mirror ------------------------------------------------------------------------------

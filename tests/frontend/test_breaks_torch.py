@@ -87,7 +87,42 @@ def print_order(x):
     return y + 1
 
 
+def break_in_autocast(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = x @ x
+        print("in autocast", torch.is_autocast_enabled("cpu"))
+        z = y @ x
+    return y.dtype, z.dtype, (z + 1).dtype, torch.is_autocast_enabled("cpu")
+
+
+def break_in_nested_autocast(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = x @ x
+        with torch.autocast("cpu", enabled=False):
+            b = x @ x
+            print("inner", torch.is_autocast_enabled("cpu"))
+            c = x @ x
+        d = x @ x
+    return a.dtype, b.dtype, c.dtype, d.dtype, torch.is_autocast_enabled("cpu")
+
+
+def raise_after_break_in_autocast(x):
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            print("before")
+            if x.shape[0] > 2:
+                raise ValueError("big")
+            y = x @ x
+    except ValueError:
+        y = x * 0
+    return y.dtype, torch.is_autocast_enabled("cpu")
+
+
 CASES = {
+    "break_in_autocast": (break_in_autocast, lambda s: (torch.randn(3, 3),)),
+    "break_in_nested_autocast": (break_in_nested_autocast, lambda s: (torch.randn(2, 2),)),
+    "raise_after_break_in_autocast": (raise_after_break_in_autocast,
+                                      lambda s: (torch.randn(2 + s % 2, 2 + s % 2),)),
     "branchy": (branchy, lambda s: (torch.randn(4, generator=torch.Generator().manual_seed(s)) + (2 if s % 2 else -2),)),
     "item_in_python": (item_in_python, lambda s: (torch.randn(5, generator=torch.Generator().manual_seed(s)),)),
     "tolist_and_len": (tolist_and_len, lambda s: (torch.randn(3, generator=torch.Generator().manual_seed(s)),)),
@@ -121,7 +156,7 @@ def test_break_matches_eager(name):
         actual, out_cap = _run(cf, cap_args)
         assert_same(actual, expected, f"{name} seed {seed}")
         assert out_cap == out_ref
-        assert torch.is_grad_enabled()
+        assert torch.is_grad_enabled() and not torch.is_autocast_enabled("cpu")
     first = cf.entries[0]
     assert first.breaks, f"{name}: expected a graph break"
     assert not first.native, f"{name}: no continuation: {first.notes}"

@@ -100,6 +100,102 @@ def augmented_assignment_in_try(a, xs):
     return a
 
 
+@case(([1, 2],), ([],))
+def generator_expression_consumed_by_a_builtin(xs):
+    """A break inside an unstarted generator driven by sum(): it is rebuilt and run natively."""
+    g = (print(end="|") or x * 2 for x in xs)
+    return sum(g), list(g)
+
+
+@case(([1, 2, 3],),)
+def generator_in_a_for_loop(xs):
+    total = 0
+    for v in (print(end=".") or x for x in xs):
+        total += v
+    return total
+
+
+def _gen(a, *rest, k=1, **kw):
+    print(end="g")
+    yield a * k
+    yield from rest
+    yield kw
+
+
+@case((2,), (0,))
+def generator_function_with_every_kind_of_parameter(n):
+    return list(_gen(n, 1, 2, k=3, z=4))
+
+
+@case(([1, 2, 3],),)
+def started_generator(xs):
+    """A generator advanced before the break that happens in its body."""
+    g = (x for x in xs)
+    first = next(g)
+    return first, [print(end="") or v for v in g]
+
+
+@case(([1],),)
+def generator_over_a_list_grown_after_creation(xs):
+    g = (x for x in xs)
+    xs.append(9)
+    return [print(end="") or v for v in g]
+
+
+class _Exits:
+    """A context manager whose __exit__ breaks the graph and reports what it received."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, t, v, tb):
+        print("exit", t.__name__ if t else None, v, tb is not None)
+        return t is KeyError
+
+
+def _raises(x):
+    print(end="")
+    if x > 1:
+        raise KeyError(x)
+    if x > 0:
+        raise ValueError(x)
+
+
+@case((0,), (1,), (2,))
+def exit_breaks_on_a_native_exception(x):
+    """WITH_EXCEPT_START breaks (print in __exit__) on an exception raised natively: the
+    region calls __exit__ with the real exception and its traceback, then continues."""
+    out = []
+    try:
+        with _Exits():
+            out.append(1)
+            _raises(x)
+            out.append(2)
+    except ValueError as e:
+        out.append(("caught", str(e)))
+    return out
+
+
+@case((0,), (1,), (2,))
+def exit_breaks_on_a_traced_exception(x):
+    """The same with the exception raised in the trace: rebuilt, it would lose its
+    traceback, so this one runs natively (the results must still agree)."""
+    out = []
+    try:
+        with _Exits():
+            if x > 1:
+                raise KeyError(x)
+            if x > 0:
+                raise ValueError(x)
+    except ValueError as e:
+        out.append(("caught", str(e)))
+    return out
+
+
+GENERATOR_CASES = ["generator_expression_consumed_by_a_builtin", "generator_in_a_for_loop",
+                   "generator_function_with_every_kind_of_parameter"]
+
+
 def _run(fn, args):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -117,6 +213,24 @@ def test_continuation_matches_python(name):
     for args in calls + calls[:1]:
         expected = _run(fn, copy.deepcopy(args))
         assert _run(cf, copy.deepcopy(args)) == expected, f"{name}{args}"
+
+
+@pytest.mark.parametrize("name", GENERATOR_CASES)
+def test_break_in_an_unstarted_generator_continues(name):
+    fn, calls = CASES[name]
+    cf = bcfront.capture(fn)
+    _run(cf, copy.deepcopy(calls[0]))
+    entry = cf.entries[0]
+    assert not entry.native, entry.notes
+    assert entry.breaks and entry.children
+
+
+def test_with_except_start_breaks_continue():
+    fn, calls = CASES["exit_breaks_on_a_native_exception"]
+    cf = bcfront.capture(fn)
+    for args in calls:
+        _run(cf, args)
+    assert cf.entries and not any(e.native for e in cf.entries), [e.notes for e in cf.entries]
 
 
 def test_outside_exhausted_iterator_replayed_to_its_end():
