@@ -22,6 +22,7 @@ import argparse
 import gc
 import json
 import os
+import platform
 import sys
 import time
 import types
@@ -175,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     codes = stdlib_code_objects(limit=args.limit)
     res = run(codes, max(1, args.chunk))
     res["stdlib_files"] = len(stdlib_files())
+    res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    res["machine"] = f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}"
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(res, f, indent=2)

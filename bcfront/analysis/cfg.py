@@ -52,6 +52,7 @@ class Block:
     succs: list[int] = field(default_factory=list)
     preds: list[int] = field(default_factory=list)
     index: int = 0                   # position in offset order
+    first: int = 0                   # position of its first instruction in the bytecode
 
     @property
     def end(self) -> int:
@@ -90,7 +91,6 @@ def _ending_table() -> bytes:
 _ENDS = _ending_table()
 _ENDS_RE = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256) if _ENDS[c]) + b"]")
 _OFFSET = attrgetter("offset")
-_OPCODE = attrgetter("opcode")
 
 
 class CFG:
@@ -101,6 +101,7 @@ class CFG:
         self.blocks: dict[int, Block] = {}
         self.edges: list[Edge] = []
         self.exit_preds: list[int] = []
+        self.out_kinds: dict[int, list[str]] = {}   # block -> kinds of its edges, as succs
         self.entry = 0
         self._starts: list[int] = []
         self._rpo: list[int] = []
@@ -112,11 +113,9 @@ class CFG:
         instrs = self.bytecode.instructions
         n = len(instrs)
         offsets = list(map(_OFFSET, instrs))
-        opbytes = bytes(map(_OPCODE, instrs))
+        opbytes = self.bytecode.opcodes
         enders = [m.start() for m in _ENDS_RE.finditer(opbytes)]
-        index = self.bytecode._lazy.get("index")
-        if index is None:
-            index = self.bytecode._lazy["index"] = dict(zip(offsets, range(n)))
+        index = self.bytecode.index
         leaders = {0}
         leaders.update(i + 1 for i in enders)
         leaders.update(index[instrs[i].jump_target] for i in enders
@@ -140,6 +139,7 @@ class CFG:
         nxt_starts.append(None)
         k, nt = 0, len(table)
         new = _new
+        out_kinds = self.out_kinds
         for bi, (a, b, start, nxt) in enumerate(zip(cuts, cuts[1:], starts, nxt_starts)):
             while k < nt and table[k].end <= start:
                 k += 1
@@ -147,22 +147,27 @@ class CFG:
             last = instrs[b - 1]
             how = _ENDS[last.opcode]
             out = []
+            kinds = out_kinds[start] = []
             if how == _BRANCH or how == _JUMP:
                 dst = last.jump_target
-                edges.append(new(Edge, (start, dst, "branch" if how == _BRANCH else "jump")))
+                kind = "branch" if how == _BRANCH else "jump"
+                edges.append(new(Edge, (start, dst, kind)))
                 out.append(dst)
+                kinds.append(kind)
             if how <= _BRANCH:
                 if nxt is None:
                     exit_preds.append(start)  # falls off the end: malformed, treat as leaving
                 else:
                     edges.append(new(Edge, (start, nxt, "fallthrough")))
                     out.append(nxt)
+                    kinds.append("fallthrough")
             if h is not None:
                 edges.append(new(Edge, (start, h.target, "exception")))
                 out.append(h.target)
+                kinds.append("exception")
             if how == _RETURN or (how == _RAISE and h is None):
                 exit_preds.append(start)
-            blocks[start] = Block(start, instrs[a:b], h, False, out, [], bi)
+            blocks[start] = Block(start, instrs[a:b], h, False, out, [], bi, a)
         for start, blk in blocks.items():
             for s in blk.succs:
                 blocks[s].preds.append(start)

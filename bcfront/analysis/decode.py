@@ -81,13 +81,14 @@ caches; `decode` then raises `BytecodeVersionError` naming this version and
 the one `versions.guess_version` infers from its opcode tables.  Bytes that
 are valid bytecode of this interpreter are decoded as such: that is what it
 would run.
+
+This module holds the instruction model (`Instr`, `ExceptionEntry`,
+`Bytecode`) and the decoder; this interpreter's per-opcode tables and the
+``argrepr`` rules live in `bcfront.analysis.opcodes`.
 """
 from __future__ import annotations
 
 import bisect
-import dis
-import re
-import sys
 import types
 from dataclasses import dataclass, field
 from itertools import compress, repeat
@@ -95,25 +96,16 @@ from operator import add, attrgetter
 from typing import NamedTuple
 
 from ..errors import BcfrontError
+from .opcodes import (_ARGREPR, _BRANCH_RENAME, _CACHES, _CONDITIONAL, _EXTENDED_ARG,  # noqa: F401
+                      _EXTENDED_ARG_BYTE, _JUMP_OPS, _KIND, _KIND_REPR, _OP, _OPNAME, _RESUME,
+                      _SHARED, _SIZE, _TERMINATORS, _UNCONDITIONAL, _UNITS, K_CONST, K_INT,
+                      K_LOCAL, PY, SUPPORTED, _argval, _new)
 from .versions import PROLOGUE as _PROLOGUE
 from .versions import guess_version
 
-PY = sys.version_info[:2]
-SUPPORTED = ((3, 11), (3, 12), (3, 13))
 
-_UNCONDITIONAL = frozenset({
-    "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT",
-})
-_BRANCH_RENAME = {
-    f"POP_JUMP_{d}_IF_{c}": f"POP_JUMP_IF_{c}"
-    for d in ("FORWARD", "BACKWARD") for c in ("FALSE", "TRUE", "NONE", "NOT_NONE")
-}
-_CONDITIONAL = frozenset({
-    "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-    "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", "FOR_ITER", "SEND",
-})
-# Instructions after which control never falls through to the next one.
-_TERMINATORS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+_OFFSET = attrgetter("offset")
+_OPCODE = attrgetter("opcode")
 
 
 class BytecodeVersionError(BcfrontError, ValueError):
@@ -227,12 +219,26 @@ class Bytecode:
     def at(self, offset: int) -> Instr:
         return self.instructions[self.index_of(offset)]
 
-    def index_of(self, offset: int) -> int:
+    @property
+    def index(self) -> dict[int, int]:
+        """offset -> position in `instructions` (built once, shared by the analyses)."""
         idx = self._lazy.get("index")
         if idx is None:
-            idx = self._lazy["index"] = {ins.offset: i for i, ins in enumerate(self.instructions)}
+            idx = self._lazy["index"] = dict(zip(map(_OFFSET, self.instructions), range(
+                len(self.instructions))))
+        return idx
+
+    @property
+    def opcodes(self) -> bytes:
+        """The opcode of every instruction, as one bytes object (for C-speed scans)."""
+        ops = self._lazy.get("opcodes")
+        if ops is None:
+            ops = self._lazy["opcodes"] = bytes(map(_OPCODE, self.instructions))
+        return ops
+
+    def index_of(self, offset: int) -> int:
         try:
-            return idx[offset]
+            return self.index[offset]
         except KeyError:
             raise KeyError(f"no instruction at offset {offset}") from None
 
@@ -276,77 +282,6 @@ def _describe(obj) -> str:
     return f"a non-callable {type(obj).__name__} ({obj!r:.60})"
 
 
-# -- this interpreter's tables ----------------------------------------------
-# Per-opcode arrays, indexed by the opcode byte.  _KIND says how dis turns
-# the raw arg into argval; the decoder dispatches on it.
-
-(K_NOARG, K_INT, K_CONST, K_NAME, K_NAME1, K_NAME2, K_LOCAL, K_PAIR, K_JFWD, K_JBACK,
- K_CMP, K_FORMAT, K_CONVERT, K_UNKNOWN) = range(14)
-
-
-def _host_tables():
-    names = [None] * 256        # None: not an opcode that can appear in co_code
-    caches = [0] * 256
-    for name, code in dis.opmap.items():
-        if code < 256 and not name.startswith("INSTRUMENTED_") \
-                and name not in ("CACHE", "RESERVED", "ENTER_EXECUTOR"):
-            names[code] = name
-    entries = dis._inline_cache_entries  # list before 3.13, dict keyed by name in 3.13
-    for code in range(256):
-        name = dis.opname[code]
-        caches[code] = entries.get(name, 0) if isinstance(entries, dict) else entries[code]
-    has_arg = getattr(dis, "hasarg", range(dis.HAVE_ARGUMENT, 256))
-    kind = [K_INT if c in has_arg else K_NOARG for c in range(256)]
-    groups = [(dis.hasconst, K_CONST), (dis.hasname, K_NAME), (dis.haslocal, K_LOCAL),
-              (dis.hasfree, K_LOCAL), (dis.hascompare, K_CMP), (dis.hasjrel, K_JFWD)]
-    for ops, k in groups:
-        for c in ops:
-            if c < 256:
-                kind[c] = k
-    special = {"LOAD_GLOBAL": K_NAME1, "LOAD_SUPER_ATTR": K_NAME2, "FORMAT_VALUE": K_FORMAT,
-               "CONVERT_VALUE": K_CONVERT, "LOAD_FAST_LOAD_FAST": K_PAIR,
-               "STORE_FAST_LOAD_FAST": K_PAIR, "STORE_FAST_STORE_FAST": K_PAIR}
-    if PY >= (3, 12):
-        special["LOAD_ATTR"] = K_NAME1
-    else:
-        special["KW_NAMES"] = K_UNKNOWN  # 3.11's dis resolves only LOAD_CONST's constant
-    for name, k in special.items():
-        if name in dis.opmap:
-            kind[dis.opmap[name]] = k
-    for c in dis.hasjrel:
-        if c < 256 and "JUMP_BACKWARD" in dis.opname[c]:
-            kind[c] = K_JBACK
-    return names, caches, kind
-
-
-_OPNAME, _CACHES, _KIND = _host_tables()
-# 3.13 lists the opcodes with an argument (WITH_EXCEPT_START, 44 == HAVE_ARGUMENT, has none).
-_HAS_ARG = [c in dis.hasarg if hasattr(dis, "hasarg") else c >= dis.HAVE_ARGUMENT for c in range(256)]
-_EXTENDED_ARG = dis.EXTENDED_ARG
-_RESUME = dis.opmap["RESUME"]
-_CMP_SHIFT = {(3, 11): 0, (3, 12): 4}.get(PY, 5)
-_FORMAT_CONVERTERS = (None, str, repr, ascii)
-_INT_OVERFLOW = 2 ** 31
-_OP = [None if n is None else _BRANCH_RENAME.get(n, "JUMP" if n in _UNCONDITIONAL else n)
-       for n in _OPNAME]
-_IS_JUMP = [k in (K_JFWD, K_JBACK) for k in _KIND]
-_LOAD_ATTR = dis.opmap["LOAD_ATTR"] if PY >= (3, 12) else -1
-_STACK_EFFECTS: dict[tuple[int, int | None], tuple[int, int | None]] = {}
-
-
-def _stack_effects(op: int, arg: int | None) -> tuple[int, int | None]:
-    """(fall-through, taken-jump) stack effects, memoized: most (op, arg) pairs repeat."""
-    key = (op, arg)
-    eff = _STACK_EFFECTS.get(key)
-    if eff is None:
-        fall = dis.stack_effect(op, arg, jump=False)  # ValueError on nonsense; decode reports it
-        if _OPNAME[op] == "RETURN_GENERATOR":
-            fall = 1  # see the version table: the resumed frame holds the sent value
-        eff = (fall, dis.stack_effect(op, arg, jump=True)) if _IS_JUMP[op] else (fall, None)
-        if len(_STACK_EFFECTS) < 100_000:
-            _STACK_EFFECTS[key] = eff
-    return eff
-
 
 # -- decoding ------------------------------------------------------------------
 
@@ -368,57 +303,6 @@ def decode(obj) -> Bytecode:
     if problem:
         raise _version_error(code, problem)
     return bc
-
-
-class _UnitInfo(dict):
-    """(op byte, arg) -> what every instruction with them shares, computed once per process.
-
-    Keys are the raw 16-bit code unit (``op | arg_byte << 8`` as the machine
-    reads it) for plain instructions and ``(op, arg)`` for EXTENDED_ARG-prefixed
-    ones.  Values are ``(shared, kind, code units incl. caches, jump
-    displacement from the instruction's offset)`` where `shared` is the tail of
-    an `Instr`: (opname, opcode, arg, op, stack effect, jump stack effect).
-    EXTENDED_ARG maps to None.
-    """
-
-    def __missing__(self, key):
-        if isinstance(key, int):
-            op, arg = (key >> 8, key & 255) if _BIG_ENDIAN else (key & 255, key >> 8)
-        else:
-            op, arg = key
-        name = _OPNAME[op]
-        if name is None:
-            raise ValueError(f"opcode {op} does not exist")
-        if not _HAS_ARG[op]:
-            arg = None
-        info = None
-        if op != _EXTENDED_ARG:
-            kind = _KIND[op]
-            units = 1 + _CACHES[op]
-            delta = None
-            if kind == K_JFWD:
-                delta = 2 * (units + arg)
-            elif kind == K_JBACK:
-                delta = 2 * (units - arg)
-            opn = "LOAD_METHOD" if op == _LOAD_ATTR and arg & 1 else _OP[op]
-            info = ((name, op, arg, opn) + _stack_effects(op, arg), kind, units, delta)
-        if isinstance(key, int):        # at most 65536 of these: always kept
-            self[key] = info
-            if info is not None:
-                _SHARED[key] = info[0]
-        elif len(self) < 200_000:       # (op, extended arg): bounded, in case of odd code
-            self[key] = info
-        return info
-
-
-_UNITS = _UnitInfo()
-_SHARED: dict[int, tuple] = {}    # plain code unit -> _UNITS[unit][0] (the Instr tail)
-_new = tuple.__new__
-_EXTENDED_ARG_BYTE = bytes([_EXTENDED_ARG])
-_BIG_ENDIAN = sys.byteorder == "big"
-_SIZE = bytes(1 + c for c in _CACHES)            # code units per instruction, by opcode byte
-_JUMP_OPS = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256)
-                                       if _KIND[c] in (K_JFWD, K_JBACK)) + b"]")
 
 
 def _positions(code: types.CodeType, n: int) -> list[tuple]:
@@ -521,35 +405,6 @@ def _decode_loop(code, raw, positions) -> list[Instr]:
     return out
 
 
-def _argval(kind: int, arg, consts, names, local):
-    """argval of a non-jump instruction, as dis computes it."""
-    if kind <= K_INT:
-        return arg
-    if kind == K_LOCAL:
-        return local(arg)
-    if kind == K_CONST:
-        return consts[arg]
-    if kind == K_NAME1:
-        return names[arg >> 1]
-    if kind == K_NAME:
-        return names[arg]
-    return _RARE_ARGVAL[kind](arg, names, local)
-
-
-def _pair(arg, names, local):
-    return local(arg >> 4), local(arg & 15)
-
-
-_RARE_ARGVAL = {
-    K_NAME2: lambda arg, names, local: names[arg >> 2],
-    K_CMP: lambda arg, names, local: dis.cmp_op[arg >> _CMP_SHIFT],
-    K_FORMAT: lambda arg, names, local: (_FORMAT_CONVERTERS[arg & 3], bool(arg & 4)),
-    K_CONVERT: lambda arg, names, local: _FORMAT_CONVERTERS[arg],
-    K_UNKNOWN: lambda arg, names, local: dis.UNKNOWN,
-    K_PAIR: _pair,
-}
-
-
 def _fold_prefixes(out: list[Instr], table: tuple[ExceptionEntry, ...]):
     """Redirect jumps, next offsets and table entries aimed at EXTENDED_ARG prefixes."""
     prefixes: dict[int, int] = {}
@@ -614,7 +469,6 @@ def _check_caches_311(bc: Bytecode) -> str | None:
     return None
 
 
-_OFFSET = attrgetter("offset")
 _TARGET = attrgetter("jump_target")
 
 
@@ -637,52 +491,6 @@ def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:
     return tuple(ExceptionEntry(vals[k] * 2, (vals[k] + vals[k + 1]) * 2, vals[k + 2] * 2,
                                 vals[k + 3] >> 1, bool(vals[k + 3] & 1))
                  for k in range(0, len(vals), 4))
-
-
-# -- argrepr -------------------------------------------------------------------
-
-def _null_repr(prefix_3_12: str):
-    """LOAD_GLOBAL/LOAD_ATTR: dis puts the NULL marker before the name until 3.13, after it since."""
-    if PY >= (3, 13):
-        return lambda i: f"{i.argval} + {prefix_3_12}" if i.arg & 1 else i.argval
-    return lambda i: f"{prefix_3_12} + {i.argval}" if i.arg & 1 else i.argval
-
-
-def _flags_repr(flag_names):
-    return lambda i: ", ".join(s for b, s in enumerate(flag_names) if i.arg & (1 << b))
-
-
-def _nb_op_repr(i):
-    return dis._nb_ops[i.arg][1]
-
-
-def _cmp_repr(i):
-    return f"bool({i.argval})" if PY >= (3, 13) and i.arg & 16 else i.argval
-
-
-def _format_repr(i):
-    conv = ("", "str", "repr", "ascii")[i.arg & 3]
-    return f"{conv}, with format" if conv and i.arg & 4 else ("with format" if i.arg & 4 else conv)
-
-
-_KIND_REPR = {
-    K_NOARG: lambda i: "", K_INT: lambda i: "", K_CONST: lambda i: repr(i.argval),
-    K_NAME: lambda i: i.argval, K_NAME1: lambda i: i.argval, K_NAME2: lambda i: i.argval,
-    K_LOCAL: lambda i: i.argval, K_PAIR: lambda i: ", ".join(i.argval),
-    K_JFWD: lambda i: f"to {i.argval}", K_JBACK: lambda i: f"to {i.argval}",
-    K_CMP: _cmp_repr, K_FORMAT: _format_repr,
-    K_CONVERT: lambda i: ("", "str", "repr", "ascii")[i.arg], K_UNKNOWN: lambda i: "",
-}
-_ARGREPR = {
-    "LOAD_GLOBAL": _null_repr("NULL"),
-    "LOAD_ATTR": _null_repr("NULL|self") if PY >= (3, 12) else _KIND_REPR[K_NAME],
-    "LOAD_SUPER_ATTR": _null_repr("NULL|self"),
-    "BINARY_OP": _nb_op_repr,
-    "MAKE_FUNCTION": _flags_repr(getattr(dis, "MAKE_FUNCTION_FLAGS", ())),
-    "SET_FUNCTION_ATTRIBUTE": _flags_repr(getattr(dis, "FUNCTION_ATTR_FLAGS", ())),
-    "CALL_INTRINSIC_1": lambda i: dis._intrinsic_1_descs[i.arg],
-    "CALL_INTRINSIC_2": lambda i: dis._intrinsic_2_descs[i.arg],
-}
 
 
 # -- foreign bytecode ----------------------------------------------------------

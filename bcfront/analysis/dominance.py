@@ -156,8 +156,14 @@ def dominates(idom: Mapping[Node, Node | None], a: Node, b: Node) -> bool:
 # -- CFG adapters ------------------------------------------------------------
 
 def _cfg_numbers(cfg: CFG) -> tuple[list[int], list[list[int]]]:
-    order = cfg.rpo
-    return order, _pred_numbers(order, cfg.predecessors)
+    """Reverse post-order and each block's reachable predecessors by RPO number (cached
+    on the CFG: dominators and frontiers both start from them)."""
+    hit = cfg.__dict__.get("_rpo_preds")
+    if hit is None:
+        order = cfg.rpo
+        blocks = cfg.blocks
+        hit = cfg._rpo_preds = (order, _pred_numbers(order, lambda n: blocks[n].preds))
+    return hit
 
 
 def cfg_idom(cfg: CFG) -> dict[int, int | None]:
@@ -175,9 +181,8 @@ def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int
     """Dominance frontier of every reachable block."""
     if not idom:
         return {}
-    order = cfg.rpo
-    index = {n: i for i, n in enumerate(order)}
-    preds = _pred_numbers(order, cfg.predecessors)
+    order, preds = _cfg_numbers(cfg)
+    index = dict(zip(order, range(len(order))))
     doms = [index[idom[n]] if idom[n] is not None else 0 for n in order]
     df = frontier_numbers(preds, doms)
     return {order[i]: {order[j] for j in s} for i, s in enumerate(df)}
@@ -194,13 +199,9 @@ def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
         return {}
     blocks = cfg.blocks
     exits = set(cfg.exit_preds)
-
-    def rsuccs(n):
-        return cfg.exit_preds if n == EXIT else blocks[n].preds
-
-    def rpreds(n):
-        if n == EXIT:
-            return ()
-        s = blocks[n].succs
-        return s + [EXIT] if n in exits else s
-    return immediate_dominators(EXIT, rsuccs, rpreds)
+    # the reversed graph as dicts, so that the generic code calls C-level lookups
+    rsuccs = {n: blk.preds for n, blk in blocks.items()}
+    rsuccs[EXIT] = cfg.exit_preds
+    rpreds = {n: (blk.succs + [EXIT] if n in exits else blk.succs) for n, blk in blocks.items()}
+    rpreds[EXIT] = ()
+    return immediate_dominators(EXIT, rsuccs.__getitem__, rpreds.__getitem__)

@@ -28,6 +28,9 @@ Python ints; per-instruction sets are derived on demand, block by block.
 """
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
+
 from .cfg import CFG
 
 _INTROSPECTION = frozenset({"locals", "vars", "dir", "eval", "exec", "super"})
@@ -94,16 +97,34 @@ _SHAPE = {
 }
 
 
-def gen_kill(instructions, code, bit: dict[str, int], all_bits: int) -> tuple[list[int], list[int]]:
-    """Per instruction, the (gen, kill) masks of ``before = gen | (after & ~kill)``."""
-    gens, kills = [], []
+def _event_regex():
+    from .decode import _OPNAME
+    codes = [c for c, n in enumerate(_OPNAME) if n in _EVENTS]
+    return re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in codes) + b"]")
+
+
+_EVENT_RE = _event_regex()
+
+
+def gen_kill(instructions, code, bit: dict[str, int], all_bits: int,
+             where=None) -> tuple[list[int], list[int]]:
+    """Per instruction, the (gen, kill) masks of ``before = gen | (after & ~kill)``.
+
+    `where` lists the positions of the instructions that read or write a
+    variable (every position if None); the others have empty masks.
+    """
+    n = len(instructions)
+    gens, kills = [0] * n, [0] * n
     events, shape = _EVENTS, _SHAPE
-    for ins in instructions:
+    for i in (range(n) if where is None else where):
+        ins = instructions[i]
         sh = shape.get(ins.opname)
         if sh is not None:
             m = bit.get(ins.argval, 0)
-            gens.append(m if sh & _READ else 0)
-            kills.append(0 if sh == _READ else m)
+            if sh & _READ:
+                gens[i] = m
+            if sh != _READ:
+                kills[i] = m
             continue
         rule = events.get(ins.opname)
         g = k = 0
@@ -116,8 +137,8 @@ def gen_kill(instructions, code, bit: dict[str, int], all_bits: int) -> tuple[li
                 else:
                     g &= ~m
                     k |= m
-        gens.append(g)
-        kills.append(k)
+        gens[i] = g
+        kills[i] = k
     return gens, kills
 
 
@@ -134,32 +155,57 @@ class Liveness:
         self.variables, self.kinds = variables_of(code)
         self.bit = {n: 1 << i for i, n in enumerate(self.variables)}
         all_bits = (1 << len(self.variables)) - 1
-        instrs = cfg.bytecode.instructions
-        self._index = {ins.offset: i for i, ins in enumerate(instrs)}
-        self._gen, self._kill = gen_kill(instrs, code, self.bit, all_bits)
-        self._block_at = [0] * len(instrs)     # instruction index -> its block's start
-        for b, blk in cfg.blocks.items():
-            i = self._index[b]
-            self._block_at[i:i + len(blk.instructions)] = [b] * len(blk.instructions)
+        bc = cfg.bytecode
+        instrs = bc.instructions
+        self._index = bc.index
+        self._where = [m.start() for m in _EVENT_RE.finditer(bc.opcodes)]
+        self._gen, self._kill = gen_kill(instrs, code, self.bit, all_bits, self._where)
         self._per_block: dict[int, list[int]] = {}
         self._names: dict[int, frozenset[str]] = {}
         self.bits_in: dict[int, int] = {}
         self.bits_out: dict[int, int] = {}
+        self.block_kill: dict[int, int] = {}    # block -> every variable it writes
         self._solve()
 
-    def _block_summary(self, b: int) -> tuple[int, int]:
-        """(G, K) with ``live_in = G | (live_out & ~K) | live_in(handler)``."""
-        g = k = 0
-        i = self._index[b]
-        gens, kills = self._gen, self._kill
-        for j in range(i + len(self.cfg.blocks[b].instructions) - 1, i - 1, -1):
-            g = gens[j] | (g & ~kills[j])
-            k = kills[j] | k
-        return g, k & ~g
+    @property
+    def _block_at(self) -> list[int]:
+        """instruction index -> its block's start (built on the first per-instruction query)."""
+        at = self._block_at_list
+        if at is None:
+            at = [0] * len(self.cfg.bytecode.instructions)
+            for b, blk in self.cfg.blocks.items():
+                at[blk.first:blk.first + len(blk.instructions)] = [b] * len(blk.instructions)
+            self._block_at_list = at
+        return at
+
+    _block_at_list = None
+
+    def _summaries(self) -> dict[int, tuple[int, int]]:
+        """Per block (G, K) with ``live_in = G | (live_out & ~K) | live_in(handler)``;
+        only the instructions that touch a variable take part."""
+        gens, kills, where = self._gen, self._kill, self._where
+        out = {}
+        block_kill = self.block_kill
+        empty = (0, 0)
+        for b, blk in self.cfg.blocks.items():
+            lo = blk.first
+            a = bisect_left(where, lo)
+            z = bisect_left(where, lo + len(blk.instructions), a)
+            if a == z:
+                out[b] = empty
+                block_kill[b] = 0
+                continue
+            g = k = 0
+            for j in reversed(where[a:z]):
+                g = gens[j] | (g & ~kills[j])
+                k = kills[j] | k
+            out[b] = (g, k & ~g)
+            block_kill[b] = k
+        return out
 
     def _solve(self) -> None:
         blocks = self.cfg.blocks
-        summary = {b: self._block_summary(b) for b in blocks}
+        summary = self._summaries()
         live_in = {b: 0 for b in blocks}
         live_out = {b: 0 for b in blocks}
         handler = {b: (blk.handler.target if blk.handler is not None else None)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .cfg import CFG
 
@@ -66,18 +66,24 @@ class Value:
         return self.name
 
 
-class SSAOp:
-    """One instruction in SSA form: the values it reads and defines, and what it pushes."""
-    __slots__ = ("instr", "block", "depth", "pops", "uses", "defs", "results")
+class SSAOp(NamedTuple):
+    """One instruction in SSA form: the values it reads and defines, and what it pushes.
 
-    def __init__(self, instr, block, depth, pops, uses, defs, results):
-        self.instr = instr
-        self.block = block
-        self.depth = depth        # stack depth before it
-        self.pops = pops          # stack slots it consumes
-        self.uses = uses          # values read (stack inputs and locals)
-        self.defs = defs          # values defined
-        self.results = results    # values on its output slots (fall-through), bottom first
+    A NamedTuple because there is one per instruction and `tuple.__new__` builds
+    one several times faster than a class's ``__init__``; equality and hashing
+    are by identity, as for `Value`.
+    """
+    instr: object       # the `Instr`
+    block: int
+    depth: int          # stack depth before it
+    pops: int           # stack slots it consumes
+    uses: tuple         # values read (stack inputs and locals)
+    defs: tuple         # values defined
+    results: tuple      # values on its output slots (fall-through), bottom first
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
 
     @property
     def offset(self) -> int:

@@ -13,6 +13,9 @@ their targets get a phi for what differs even when the source dominates them:
 """
 from __future__ import annotations
 
+from itertools import chain, compress
+from operator import add, attrgetter, sub
+
 from .liveness import Liveness
 from .ssa import SSA, SSAOp, Value
 from .stack import StackInfo
@@ -20,7 +23,8 @@ from .stack import StackInfo
 
 class Builder:
     """One construction; its state is the renaming environment `cur` (a list indexed
-    by variable: SSA locals first, then stack slots) with an undo `log`."""
+    by variable: SSA locals first, then stack slots) with an undo `log` for the
+    locals (see `run` for the stack slots)."""
 
     def __init__(self, ssa: SSA, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.ssa, self.idom, self.frontier = ssa, idom, frontier
@@ -70,23 +74,25 @@ class Builder:
     # -- phase 1: where each variable is defined ---------------------------------------
     def def_blocks(self) -> list[set[int]]:
         cfg, st, nloc = self.cfg, self.stack, self.nloc
-        kills = self.live._kill
-        effects, depth, index = st.effects, st.depth, st.index
+        effects, depth = st.effects, st.depth
         defs = [set() for _ in range(self.nvars)]
         self.written: dict[int, set[int]] = {}
         self.jump_diff: list[tuple[int, int, set[int]]] = []
+        block_kill = self.live.block_kill
         for b in self.idom:
             blk = cfg.blocks[b]
-            i0 = index[b]
-            km = 0
-            w = set()
-            for i in range(i0, i0 + len(blk.instructions)):
-                km |= kills[i]
-                eff = effects[i]
-                if eff.moved:
-                    base = nloc + depth[i] - eff.pops
-                    for j in eff.moved:
-                        w.add(base + j)
+            lo = blk.first
+            hi = lo + len(blk.instructions)
+            # slots whose content some instruction changes: the first of each one's
+            # `moved` at C speed (a negative sentinel when it has none), then the rest
+            effs = effects[lo:hi]
+            bases = list(map(sub, depth[lo:hi], map(_POPS, effs)))
+            w = set(map(add, bases, map(_MOVED0, effs)))
+            for k in compress(range(hi - lo), map(_MOVED_REST, effs)):
+                w.update([bases[k] + j for j in effs[k].moved[1:]])
+            w = {nloc + x for x in w if x >= 0}
+            km = block_kill[b]
+            i = hi - 1
             eff = effects[i]
             if eff.jump != eff.fall:
                 # slots the taken jump leaves differently from the fall-through (past
@@ -183,8 +189,12 @@ class Builder:
         for b, d in idom.items():
             if d is not None:
                 children[d].append(b)
+        # Preorder walk of the dominator tree.  Locals are restored with an undo log
+        # when a subtree is left; the stack slots (few, and rewritten by nearly every
+        # instruction) are instead copied from the immediate dominator's exit state.
         work: list = [cfg.entry]
-        log, cur = self.log, self.cur
+        log, cur, nloc = self.log, self.cur, self.nloc
+        stack_exit: dict[int, list] = {}
         while work:
             item = work.pop()
             if item.__class__ is tuple:          # leaving a subtree: undo its definitions
@@ -194,8 +204,14 @@ class Builder:
                     cur[log.pop()] = old
                 continue
             work.append((len(log),))
+            d = idom[item]
+            if d is not None:
+                cur[nloc:] = stack_exit[d]
             self.block(item, out_edges[item])
-            work.extend(reversed(children[item]))
+            kids = children[item]
+            if kids:
+                stack_exit[item] = cur[nloc:]
+                work.extend(reversed(kids))
         for b, vals in self.phi_at.items():
             ssa.phis[b] = list(vals.values())
             for v in ssa.phis[b]:
@@ -223,7 +239,7 @@ class Builder:
 
     def block(self, b: int, outs) -> None:
         ssa, st, nloc, cfg = self.ssa, self.stack, self.nloc, self.cfg
-        cur, log = self.cur, self.log
+        cur = self.cur
         blk = cfg.blocks[b]
         for var, phi in self.phi_at.get(b, {}).items():
             self.set(var, phi)
@@ -233,65 +249,75 @@ class Builder:
             for k in range(entry.depth, entry.handler_depth):
                 v = Value("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None, ())
                 vals.append(v)
-                self.set(nloc + k, v)
+                cur[nloc + k] = v
             ssa.handler_values[b] = vals
         ssa.stack_in[b] = tuple(cur[nloc:nloc + st.depth_in[b]])
         protected = blk.handler is not None
         if protected:
             self.track, self.track_last = {}, {}
         track = self.track
-        effects, depth = st.effects, st.depth
-        ops = ssa.ops
-        i = st.index[b]
         instrs = blk.instructions
-        last_k = len(instrs) - 1
+        lo = blk.first
+        hi = lo + len(instrs)
+        last = instrs[-1]
         jump_override = None
         local_ops = _LOCAL_OPS
-        for k, ins in enumerate(instrs):
-            eff = effects[i]
-            d = depth[i]
-            i += 1
+        ops = ssa.ops
+        new = _new
+        for ins, eff, d in zip(instrs, st.effects[lo:hi], st.depth[lo:hi]):
             pops = eff.pops
             base = nloc + d - pops
-            inputs = cur[base:base + pops] if pops else ()
             handler = local_ops.get(ins.opname)
+            if handler is None and eff.plain:
+                # the common case: reads its inputs, pushes new values in order
+                uses = tuple(cur[base:base + pops])
+                n = eff.news
+                if n == 1:
+                    v = Value("op", d - pops, b, ins.offset, ())
+                    if track is not None:
+                        self.tracked(base, cur[base], v, ins is last)
+                    cur[base] = v
+                    defs = (v,)
+                elif n:
+                    defs = tuple([Value("op", d - pops + p, b, ins.offset, ()) for p in range(n)])
+                    if track is not None:
+                        for p, v in enumerate(defs):
+                            self.tracked(base + p, cur[base + p], v, ins is last)
+                    cur[base:base + n] = defs
+                else:
+                    defs = ()
+                ops[ins.offset] = new(SSAOp, (ins, b, d, pops, uses, defs, defs))
+                continue
+            inputs = cur[base:base + pops]
             if handler is None:
                 off = ins.offset
-                if eff.news == 1:
-                    defs = news = (Value("op", base - nloc + eff.new_pos[0], b, off, ()),)
-                elif eff.news:
-                    defs = news = tuple(Value("op", base - nloc + p, b, off, ())
-                                        for p in eff.new_pos)
-                else:
-                    defs = news = ()
-                uses = tuple(inputs) if eff.reads_all else tuple(inputs[u] for u in eff.uses)
+                defs = news = tuple([Value("op", base - nloc + p, b, off, ()) for p in eff.new_pos])
+                uses = tuple(inputs) if eff.reads_all else tuple([inputs[u] for u in eff.uses])
             else:
-                news, uses, defs = handler(self, ins, inputs, b, k == last_k)
+                news, uses, defs = handler(self, ins, inputs, b, ins is last)
             if eff.plain:
                 results = news
                 slot = base
                 for val in news:
                     old = cur[slot]
                     if old is not val:
-                        log += (slot, old)
                         cur[slot] = val
                         if track is not None:
-                            self.tracked(slot, old, val, k == last_k)
+                            self.tracked(slot, old, val, ins is last)
                     slot += 1
             else:
-                results = tuple(news[o] if o >= 0 else inputs[~o] for o in eff.fall)
+                results = tuple([news[o] if o >= 0 else inputs[~o] for o in eff.fall])
                 for j in eff.moved:
                     val = results[j]
                     old = cur[base + j]
                     if old is not val:
-                        log += (base + j, old)
                         cur[base + j] = val
                         if track is not None:
-                            self.tracked(base + j, old, val, k == last_k)
-                if k == last_k and eff.jump != eff.fall:
+                            self.tracked(base + j, old, val, ins is last)
+                if ins is last and eff.jump != eff.fall:
                     jump_override = {base + j: (news[o] if o >= 0 else inputs[~o])
                                      for j, o in enumerate(eff.jump)}
-            ops[ins.offset] = SSAOp(ins, b, d, pops, uses, defs, results)
+            ops[ins.offset] = new(SSAOp, (ins, b, d, pops, uses, defs, results))
         catch_vals: dict[int, Value] = {}
         for e in outs:
             phis = self.phi_at.get(e.dst)
@@ -331,11 +357,12 @@ class Builder:
         instruction definitions, catch values); def-use links wait for a request."""
         ssa = self.ssa
         order = list(ssa.entry)
+        ops = ssa.ops
         for b in sorted(self.idom):
             order += ssa.phis.get(b, ())
             order += ssa.handler_values.get(b, ())
-            for ins in self.cfg.blocks[b].instructions:
-                order += ssa.ops[ins.offset].defs
+            order += chain.from_iterable(map(_DEFS, map(ops.__getitem__, map(
+                _OFFSET, self.cfg.blocks[b].instructions))))
             order += ssa.catches.get(b, ())
         counter: dict[str, int] = {}
         vnum = 0
@@ -349,6 +376,14 @@ class Builder:
                 v.num = vnum
                 vnum += 1
         ssa.values = order
+
+
+_new = tuple.__new__
+_POPS = attrgetter("pops")
+_MOVED0 = attrgetter("moved0")
+_MOVED_REST = attrgetter("moved_rest")
+_DEFS = attrgetter("defs")
+_OFFSET = attrgetter("offset")
 
 
 # -- per-opcode handlers for fast locals: (builder, ins, inputs, block, is_last) ->

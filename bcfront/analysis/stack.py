@@ -28,9 +28,11 @@ says where they do not.  Unreachable blocks have no depth (-1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import accumulate
+from operator import attrgetter, sub
 
 from .cfg import CFG
-from .decode import Instr
+from .decode import PY, Instr
 
 
 class StackDepthError(ValueError):
@@ -50,6 +52,9 @@ class Effect:
     reads_all: bool = field(init=False)  # uses == all inputs, in order
     new_pos: tuple[int, ...] = field(init=False)  # output position of each new value
     moved: tuple[int, ...] = field(init=False)    # fall outputs whose slot content changes
+    net: int = field(init=False)                  # depth change on the fall-through
+    moved0: int = field(init=False)               # moved[0], or a very negative number
+    moved_rest: bool = field(init=False)          # whether `moved` has more than one
 
     def __post_init__(self):
         fall = self.fall
@@ -62,6 +67,9 @@ class Effect:
         object.__setattr__(self, "reads_all", self.uses == tuple(range(self.pops)))
         object.__setattr__(self, "new_pos", pos)
         object.__setattr__(self, "moved", moved)
+        object.__setattr__(self, "net", len(fall) - self.pops)
+        object.__setattr__(self, "moved0", moved[0] if moved else -1 << 40)
+        object.__setattr__(self, "moved_rest", len(moved) > 1)
 
     def outs(self, edge_kind: str) -> tuple[int, ...]:
         return self.jump if edge_kind in ("jump", "branch") else self.fall
@@ -235,8 +243,31 @@ _BY_VERSION: dict[tuple[int, int], dict[str, object]] = {
     },
 }
 
-# version -> opname -> arg -> Effect; constant rules need no per-arg entry
-_CACHE: dict[tuple[int, int], dict[str, object]] = {v: {} for v in _BY_VERSION}
+class _EffectTable(dict):
+    """(opcode, arg) -> Effect for one CPython version, filled on first use (the
+    stack phase maps whole instruction columns through it at C speed)."""
+
+    def __init__(self, version):
+        super().__init__()
+        self.rules = _BY_VERSION[version]
+        self.unruled: set[int] = set()      # opcodes without a rule (none known)
+
+    def __missing__(self, key):
+        op, arg = key
+        from .decode import _OPNAME
+        name = _OPNAME[op]
+        rule = self.rules.get(name)
+        if rule is None:
+            eff = None          # no rule: the caller falls back on the instruction
+            self.unruled.add(op)
+        else:
+            eff = rule if rule.__class__ is Effect else rule(arg or 0)
+        if len(self) < 100_000:
+            self[key] = eff
+        return eff
+
+
+_TABLES: dict[tuple[int, int], _EffectTable] = {v: _EffectTable(v) for v in _BY_VERSION}
 
 
 def has_rule(opname: str, version: tuple[int, int]) -> bool:
@@ -244,23 +275,13 @@ def has_rule(opname: str, version: tuple[int, int]) -> bool:
 
 
 def effect_of(ins: Instr, version: tuple[int, int]) -> Effect:
-    """The `Effect` of `ins` under CPython `version` (memoized per opname and arg)."""
-    per_op = _CACHE[version].get(ins.opname)
-    if per_op.__class__ is Effect:
-        return per_op
-    if per_op is None:
-        rule = _BY_VERSION[version].get(ins.opname)
-        if rule.__class__ is Effect:
-            _CACHE[version][ins.opname] = rule
-            return rule
-        per_op = _CACHE[version][ins.opname] = {}
-    eff = per_op.get(ins.arg)
-    if eff is None:
-        rule = _BY_VERSION[version].get(ins.opname)
-        eff = _fallback(ins) if rule is None else rule(ins.arg or 0)
-        if len(per_op) < 4096:
-            per_op[ins.arg] = eff
-    return eff
+    """The `Effect` of `ins` under CPython `version` (memoized per opcode and arg)."""
+    rule = _BY_VERSION[version].get(ins.opname)
+    if rule is None:
+        return _fallback(ins)
+    if rule.__class__ is Effect:
+        return rule
+    return _TABLES[version][ins.opcode, ins.arg] if version == PY else rule(ins.arg or 0)
 
 
 def _fallback(ins: Instr) -> Effect:
@@ -273,6 +294,11 @@ def _fallback(ins: Instr) -> Effect:
                   tuple(range(pops)), max(pops + fall, pops + jump))
 
 
+_NET = attrgetter("net")
+_POPS = attrgetter("pops")
+_ARG = attrgetter("arg")
+
+
 class StackInfo:
     """Stack depth before every reachable instruction and each instruction's `Effect`.
 
@@ -283,11 +309,18 @@ class StackInfo:
     def __init__(self, cfg: CFG):
         bc = cfg.bytecode
         self.cfg = cfg
-        self.version = bc.version
+        self.version = version = bc.version
         instrs = bc.instructions
-        self.index = {ins.offset: i for i, ins in enumerate(instrs)}
-        version = self.version
-        self.effects: list[Effect] = [effect_of(ins, version) for ins in instrs]
+        self.index = bc.index
+        if version == PY:
+            table = _TABLES[version]
+            effects = list(map(table.__getitem__, zip(bc.opcodes, map(_ARG, instrs))))
+            if table.unruled and not table.unruled.isdisjoint(bc.opcodes):
+                effects = [e if e is not None else _fallback(ins)
+                           for e, ins in zip(effects, instrs)]
+        else:
+            effects = [effect_of(ins, version) for ins in instrs]
+        self.effects: list[Effect] = effects
         self.depth: list[int] = [-1] * len(instrs)
         self.depth_in: dict[int, int] = {}
         self.max_depth = 0
@@ -295,45 +328,52 @@ class StackInfo:
             self._simulate()
 
     def _simulate(self) -> None:
-        cfg, effects, depth, index = self.cfg, self.effects, self.depth, self.index
+        cfg, effects, depth = self.cfg, self.effects, self.depth
+        blocks = cfg.blocks
         depth_in = self.depth_in
-        name = cfg.bytecode.code.co_qualname
         depth_in[cfg.entry] = 0
         work = [cfg.entry]
         top = 0
-        out_edges: dict[int, list] = {b: [] for b in cfg.blocks}
-        for e in cfg.edges:
-            out_edges[e.src].append(e)
+        kinds = cfg.out_kinds
         while work:
             b = work.pop()
-            block = cfg.blocks[b]
-            d = depth_in[b]
-            i = index[b]
-            for ins in block.instructions:
-                depth[i] = d
-                eff = effects[i]
-                if d < eff.pops:
-                    raise StackDepthError(f"{name}: the instruction at offset {ins.offset} pops "
-                                          f"{eff.pops} values from a stack of depth {d}")
-                if ins is not block.last:
-                    d += len(eff.fall) - eff.pops
-                    top = max(top, d)
-                    i += 1
-            for e in out_edges[b]:
-                if e.kind == "exception":
-                    nd = block.handler.handler_depth
+            block = blocks[b]
+            lo, hi = block.first, block.first + len(block.instructions)
+            effs = effects[lo:hi]
+            # depths before each instruction (and after the last one's fall-through)
+            ds = list(accumulate(map(_NET, effs), initial=depth_in[b]))
+            if min(map(sub, ds, map(_POPS, effs))) < 0:
+                self._underflow(lo, ds, effs)
+            del ds[-1]
+            depth[lo:hi] = ds
+            d = ds[-1]
+            eff = effs[-1]
+            top = max(top, max(ds))
+            hd = block.handler.handler_depth if block.handler is not None else 0
+            for dst, kind in zip(block.succs, kinds[b]):
+                if kind == "exception":
+                    nd = hd
                 else:
-                    nd = d - eff.pops + len(eff.outs(e.kind))
-                top = max(top, nd, d)
-                old = depth_in.get(e.dst)
+                    nd = d - eff.pops + len(eff.outs(kind))
+                if nd > top:
+                    top = nd
+                old = depth_in.get(dst)
                 if old is None:
-                    depth_in[e.dst] = nd
-                    work.append(e.dst)
+                    depth_in[dst] = nd
+                    work.append(dst)
                 elif old != nd:
                     raise StackDepthError(
-                        f"{name}: block {e.dst} is entered with stack depth {old} and, "
-                        f"along the {e.kind} edge from block {b}, with depth {nd}")
+                        f"{cfg.bytecode.code.co_qualname}: block {dst} is entered with stack "
+                        f"depth {old} and, along the {kind} edge from block {b}, with depth {nd}")
         self.max_depth = top
+
+    def _underflow(self, lo, ds, effs):
+        for k, (d, eff) in enumerate(zip(ds, effs)):
+            if d < eff.pops:
+                off = self.cfg.bytecode.instructions[lo + k].offset
+                raise StackDepthError(f"{self.cfg.bytecode.code.co_qualname}: the instruction at "
+                                      f"offset {off} pops {eff.pops} values from a stack of "
+                                      f"depth {d}")
 
     # -- queries ------------------------------------------------------------
     def depth_before(self, offset: int) -> int:
