@@ -128,8 +128,8 @@ def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str],
     restore = getattr(compiled, "restore", ())
     stops = _lasting_prefixes(emitted, None if restore else getattr(compiled, "first_write", None))
     draws = _draw_devices(emitted)
-    clean = ns.fresh("clean")
-    wrapped = [f"    {clean} = True"]
+    clean, failed = ns.fresh("clean"), ns.fresh("failed")
+    wrapped = [f"    {clean} = True", f"    {failed} = False"]
     if draws is not None:
         rng = ns.fresh("rng")
         wrapped.append(f"    {rng} = {ns.const(rng_save, 'rng_save')}({draws!r})")
@@ -149,7 +149,10 @@ def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str],
         wrapped.append(f"        {ns.const(put_back, 'put_back')}(({', '.join(restore)},), {saved})")
     if draws is not None:
         wrapped.append(f"        {ns.const(rng_restore, 'rng_restore')}({rng})")
-    wrapped.append(f"        return {_native_call(root, parts, ns)}")
+    # the rerun comes after the except block: inside it, its errors would chain the graph's
+    # error as __context__ and sys.exc_info() would see it
+    wrapped += [f"        {failed} = True", f"    if {failed}:",
+                f"        return {_native_call(root, parts, ns)}"]
     return wrapped
 
 
