@@ -71,6 +71,10 @@ class FakeEnv:
                 fake = hit[0]
             else:
                 fake = self.mode.from_tensor(t, static_shapes=True)
+                if fake.requires_grad != t.requires_grad:
+                    # the mode's own memo keeps the fake of the tensor as first seen; its
+                    # requires_grad may have been assigned since (``t.requires_grad = True``, O26)
+                    fake.requires_grad_(t.requires_grad)
                 _FAKES[t] = (fake, sig)
             self._fakes[id(t)] = fake
             self._keep.append(t)

@@ -150,6 +150,8 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
                                    f"{what} depends on tensor values ({name})") from None
         raise UnsupportedError("torch-error", f"{what} failed on fake tensors: {name}: {e}") from None
     _check_dtypes(tx, op, target, fargs, fkw)
+    if mutates:
+        _check_inplace_cast(tx, op, target, fargs, fkw)
     mutates = mutates or bool(kwargs.get("out")) or "out" in kwargs
     if not _contains_fake(out) and not mutates:
         return _wrap_python(out)
@@ -213,6 +215,33 @@ def _check_dtypes(tx, op, target, fargs, fkw) -> None:
     if len(dtypes) > 1:
         raise UnsupportedError("torch-error", f"{_label(op, target)} on mixed dtypes "
                                               f"{sorted(str(d) for d in dtypes)} raises at run time")
+
+
+def _check_inplace_cast(tx, op, target, fargs, fkw) -> None:
+    """An in-place op whose result type cannot be cast to its tensor's dtype (``long.mul_(1.5)``)
+    raises in the real kernel, while meta kernels accept it: break so the real call raises
+    where eager does (a functional copy of the graph would compute it silently)."""
+    if not fargs or not isinstance(fargs[0], torch.Tensor) or fkw:
+        return
+    dtype = fargs[0].dtype
+    if dtype.is_complex or (dtype.is_floating_point and not any(
+            isinstance(a, complex) or (isinstance(a, torch.Tensor) and a.is_complex())
+            for a in fargs[1:])):
+        return                          # (only an int/bool tensor, or a complex operand, can fail)
+    if op == "method" and isinstance(target, str) and target.endswith("_") \
+            and not target.endswith("__") and callable(getattr(torch.Tensor, target[:-1], None)):
+        plain, pargs = (lambda *a: getattr(a[0], target[:-1])(*a[1:])), fargs
+    elif op == "call" and target in _INPLACE_OPERATORS:
+        plain, pargs = getattr(operator, target.__name__[1:]), fargs
+    else:
+        return
+    try:
+        out = tx.torch_env().run(plain, pargs, {}, tx.state)
+    except Exception:       # noqa: BLE001 - the out-of-place variant does not apply; the op ran
+        return
+    if isinstance(out, torch.Tensor) and not torch.can_cast(out.dtype, dtype):
+        raise UnsupportedError("torch-error", f"{_label(op, target)}: result type {out.dtype} "
+                                              f"can't be cast to {dtype} (raises at run time)")
 
 
 def _tensors(xs) -> list:
@@ -294,8 +323,34 @@ def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
     if denied is not None:
         raise UnsupportedError(denied, f"Tensor.{name}() " + (
             "reads the tensor's data" if denied == "data-dependent" else "has effects outside the graph"))
+    inplace = INPLACE_DUNDERS.get(name)
+    if inplace is not None and not kwargs:
+        # `t.__setitem__(k, v)` / `t.__iadd__(u)` called by name: the same effect as the
+        # statement (a name ending in "__" is not in-place by the "_" rule below).
+        return inplace(tx, t, *args)
     mutates = name.endswith("_") and not name.endswith("__")
     return record(tx, "method", name, [t, *args], kwargs, mutates=mutates)
+
+
+def _setitem_dunder(tx, t, *args) -> Value:
+    if len(args) != 2:
+        raise UnsupportedError("unsupported-call", f"Tensor.__setitem__ with {len(args)} arguments")
+    setitem(tx, t, *args)
+    return Const(None)
+
+
+def _inplace_operator(fn):
+    def m(tx, t, *args):
+        return call_operator(tx, fn, [t, *args])
+    return m
+
+
+_INPLACE_OPERATORS = (operator.iadd, operator.isub, operator.imul, operator.itruediv,
+                      operator.ifloordiv, operator.imod, operator.ipow, operator.iand,
+                      operator.ior, operator.ixor, operator.ilshift, operator.irshift,
+                      operator.imatmul)
+INPLACE_DUNDERS = {"__setitem__": _setitem_dunder,
+                   **{f"__{fn.__name__}__": _inplace_operator(fn) for fn in _INPLACE_OPERATORS}}
 
 
 def tensor_attr(tx, t: TensorV, name: str) -> Value:
@@ -318,6 +373,10 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
     if name == "__class__":
         return ObjectV(t.ptype)
     raw = getattr(torch.Tensor, name, None)
+    if raw is None or not _is_data_descriptor(raw):
+        found = _instance_attr(tx, t, name, raw is None)
+        if found is not None:
+            return found
     if raw is None:
         from .attrs import attribute_error
         attribute_error("Tensor", name)
@@ -326,12 +385,29 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
     raise UnsupportedError("unsupported-tensor-attribute", f"Tensor.{name}")
 
 
+def _is_data_descriptor(raw) -> bool:
+    return hasattr(type(raw), "__set__") or hasattr(type(raw), "__delete__")
+
+
+def _instance_attr(tx, t: TensorV, name: str, missing: bool) -> Value | None:
+    """A Python attribute stored on an input tensor (``t.tag = 5`` before the call, or before
+    the break whose continuation this is, O27): read from its ``__dict__``.  When the class
+    has no such attribute either, its absence is guarded (a later store makes it appear)."""
+    real = tx.real_tensors.get(id(t))
+    if real is None or t.source is None:
+        return None
+    from .sources import AttrSource
+    d = real.__dict__
+    if name in d:
+        from .builder import wrap
+        return wrap(tx, d[name], AttrSource(t.source, name))
+    if missing:
+        tx.guard("NOT_PRESENT", AttrSource(t.source, "__dict__"), None, name)
+    return None
+
+
 def call_operator(tx, fn, args) -> Value:
-    mutates = fn in (operator.iadd, operator.isub, operator.imul, operator.itruediv,
-                     operator.ifloordiv, operator.imod, operator.ipow, operator.iand,
-                     operator.ior, operator.ixor, operator.ilshift, operator.irshift,
-                     operator.imatmul)
-    return record(tx, "call", fn, args, {}, mutates=mutates)
+    return record(tx, "call", fn, args, {}, mutates=fn in _INPLACE_OPERATORS)
 
 
 def getitem(tx, t: TensorV, key: Value) -> Value:
