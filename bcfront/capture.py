@@ -42,6 +42,13 @@ def _call_object(obj, *args, **kwargs):
     return obj(*args, **kwargs)
 
 
+
+def _hit(entry, args, kwargs) -> bool:
+    try:
+        return entry.guard(*args, **kwargs)
+    except TypeError:   # the arguments do not bind to the entry's signature (the root's
+        return False    # __code__ was replaced since): not this entry
+
 class CapturedFunction:
     """The callable `bcfront.capture` returns."""
 
@@ -113,7 +120,7 @@ class CapturedFunction:
         if self._self is not _NO_SELF:
             args = (self._self, *args)
         for e in self._entries:
-            if e.guard(*args, **kwargs):
+            if _hit(e, args, kwargs):
                 return e.region(*args, **kwargs)
         return self._miss(args, kwargs)
 
@@ -156,7 +163,7 @@ class CapturedFunction:
         # other thread added instead of adding a duplicate.
         with self._lock:
             for e in self._entries:
-                if e.guard(*args, **kwargs):
+                if _hit(e, args, kwargs):
                     break
             else:
                 return self._capture_and_run(args, kwargs)

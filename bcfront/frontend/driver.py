@@ -88,10 +88,10 @@ def _trace_entry(cf, root, args, kwargs) -> Entry:
     except TypeError as e:
         raise BindError(str(e)) from None
     root_src = ConstSource(Ref(root, root.__qualname__))
-    if root.__defaults__:
-        tx.guard("ID_MATCH", AttrSource(root_src, "__defaults__"), root.__defaults__)
-    if root.__kwdefaults__:
-        tx.guard("ID_MATCH", AttrSource(root_src, "__kwdefaults__"), root.__kwdefaults__)
+    # the body and defaults can be replaced in place (IPython's autoreload assigns __code__):
+    # identity guards, also on None defaults so that adding some later recompiles
+    for attr in ("__code__", "__defaults__", "__kwdefaults__"):
+        tx.guard("ID_MATCH", AttrSource(root_src, attr), getattr(root, attr))
     frame = Frame(code, root.__globals__, builtins_of(root.__globals__), fn=ObjectV(root, root_src))
     tx.frames.append(frame)
     try:
