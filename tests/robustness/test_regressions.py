@@ -495,8 +495,7 @@ def f(t):
     return t
 ''', (("torch.ones(2, 2)",),),
         "hand probe of tensor idioms (session 3): an explicit `t.__setitem__(0, 5.0)` call does "
-        "not change the tensor (`t[0] = 5.0` does)",
-        open_bug="an explicit tensor __setitem__ method call is dropped"),
+        "not change the tensor (`t[0] = 5.0` does)"),
 
     "native-rerun-after-a-failing-graph-chains-the-graph-error": Regression('''
 import torch
@@ -507,9 +506,7 @@ def f(t):
         "hand probe of tensor errors (session 3), seen once differential.py compared exception "
         "chains: the error raised by the native rerun of a graph that failed carries the graph's "
         "own error as __context__ (traceback: 'During handling of the above exception, another "
-        "exception occurred'); also `torch.tensor([[1, 2]]).pow(-1)`",
-        open_bug="the native rerun of a failing graph runs inside the region's except block, so "
-                 "its exceptions chain the graph's error"),
+        "exception occurred'); also `torch.tensor([[1, 2]]).pow(-1)`"),
 
     "requires-grad-assignment-is-not-seen": Regression('''
 import torch
@@ -520,8 +517,7 @@ def f(t):
 ''', (("torch.ones(2)",),),
         "hand probe of tensor attributes (session 3): after `t.requires_grad = True` (or "
         "setattr) the function still sees requires_grad False, and ops on t record no autograd "
-        "history; `t.requires_grad_()` is right",
-        open_bug="assigning a tensor's requires_grad attribute is not seen by later reads and ops"),
+        "history; `t.requires_grad_()` is right"),
 
     "python-attribute-stored-on-a-tensor-is-missing-after-break": Regression('''
 import torch
@@ -532,8 +528,7 @@ def f(t):
 ''', (("torch.ones(2)",),),
         "hand probe of tensor attributes (session 3): reading back a Python attribute stored on a "
         "tensor breaks the graph, and the continuation raises AttributeError: 'Tensor' object has "
-        "no attribute 'tag' (the store is replayed only afterwards)",
-        open_bug="a Python attribute stored on a tensor is not there when the continuation reads it"),
+        "no attribute 'tag' (the store is replayed only afterwards)"),
 
     "runtime-op-error-in-try-with-breaking-finally-is-swallowed": Regression('''
 import torch
@@ -551,9 +546,7 @@ def f(t, u):
         "tools/fuzz.py --seed 44 --mode tensor --extra sets,opaque,dictiter,classattr,exc,loops, "
         "program tensorx-44000262 (107 statements, shrunk to 16, then by hand to 8): eager raises "
         "RuntimeError at x.mul_ (Float can't be cast to Long) and leaves u alone; captured raises "
-        "nothing, prints 'x' and zeroes u (the write after the failing op happened)",
-        open_bug="a runtime error of a graph op inside try/finally whose finally breaks the graph "
-                 "is swallowed, and the writes after the failing op happen"),
+        "nothing, prints 'x' and zeroes u (the write after the failing op happened)"),
 }
 
 
