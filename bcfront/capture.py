@@ -49,6 +49,7 @@ def _hit(entry, args, kwargs) -> bool:
     except TypeError:   # the arguments do not bind to the entry's signature (the root's
         return False    # __code__ was replaced since): not this entry
 
+
 class CapturedFunction:
     """The callable `bcfront.capture` returns."""
 
@@ -120,7 +121,11 @@ class CapturedFunction:
         if self._self is not _NO_SELF:
             args = (self._self, *args)
         for e in self._entries:
-            if _hit(e, args, kwargs):
+            try:                  # inline, not a helper: this loop is the cached fast path
+                hit = e.guard(*args, **kwargs)
+            except TypeError:     # the arguments no longer bind (the root's __code__ was
+                hit = False       # replaced since): not this entry
+            if hit:
                 return e.region(*args, **kwargs)
         return self._miss(args, kwargs)
 
