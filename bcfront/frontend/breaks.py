@@ -153,10 +153,20 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
             raise UnsupportedError("no-continuation", "a break inside an autocast region entered "
                                    "other than by a with-block")
 
+    exc_slots = tuple(i for i in frame.exc_slots if i < len(stack) and stack[i] is not NULL)
+    exc_info_expr = None
+    if exc_slots:
+        if tx.exc_info is None:
+            raise UnsupportedError("no-continuation", "inside an except block with no handled exception")
+        exc_info_expr = ns.fresh("exc_info")
+        tail.append(f"    {exc_info_expr} = {rb.expr(tx.exc_info)}")
+
     def cont_call(offset, stack_exprs, live) -> str:
         nulls = [e is None for e in stack_exprs]
-        target = continuation(cf, orig, to_orig(offset), nulls, live, children)
-        args = [e for e in stack_exprs if e is not None] + [local_exprs[n] for n in live]
+        slots = tuple(i for i in exc_slots if i < len(stack_exprs) and stack_exprs[i] is not None)
+        target = continuation(cf, orig, to_orig(offset), nulls, live, children, slots)
+        args = [e for e in stack_exprs if e is not None] + ([exc_info_expr] if slots else []) \
+            + [local_exprs[n] for n in live]
         return f"{ns.const(target, 'resume')}({', '.join(args)})"
 
     if handler is not None:
@@ -230,17 +240,17 @@ def _is_module(obj) -> bool:
     return torch is not None and isinstance(obj, torch.nn.Module)
 
 
-def continuation(cf, orig, offset, nulls, live, children):
+def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
     """The captured continuation of `orig` at `offset` (cached), or the plain resume function
     when capturing it would re-enter a continuation already on this chain (a loop)."""
     family = cf.continuations                 # shared by a captured function and its continuations
     per = family.get(orig)
     if per is None:
         per = family[orig] = {}
-    key = (offset, tuple(nulls), tuple(live))
+    key = (offset, tuple(nulls), tuple(live), exc_slots)
     hit = per.get(key)
     if hit is None:
-        fn = make_resume(orig, offset, nulls, live, f"{orig.__name__}_resume_at_{offset}")
+        fn = make_resume(orig, offset, nulls, live, f"{orig.__name__}_resume_at_{offset}", exc_slots)
         from ..capture import CapturedFunction
         cap = CapturedFunction(fn, backend=cf.backend, recompile_limit=cf.recompile_limit,
                                **cf.options)

@@ -305,6 +305,21 @@ CONSTRUCTORS[str] = _scalar_ctor(str, "__str__")
 CONSTRUCTORS[complex] = _scalar_ctor(complex, "__complex__")
 
 
+@model(sys.exception)
+def _sys_exception(tx, args, kwargs):
+    """The exception being handled, as the trace knows it (a native call would ask the
+    region's frame, which handles none)."""
+    return tx.exc_info if tx.exc_info is not None else Const(None)
+
+
+@model(sys.exc_info)
+def _sys_exc_info(tx, args, kwargs):
+    if tx.exc_info is None:
+        return Const((None, None, None))
+    # the third item is the traceback: frames only the function's own frame has
+    raise UnsupportedError("frame-introspection", "sys.exc_info() inside an except block")
+
+
 @model(repr)
 def _repr(tx, args, kwargs):
     v = args[0]

@@ -33,7 +33,7 @@ def decoded(code: types.CodeType) -> tuple[Bytecode, dict[int, int]]:
 class Frame:
     __slots__ = ("code", "bc", "instrs", "index", "ip", "stack", "locals", "globals", "builtins",
                  "fn", "parent", "depth", "kw_names", "cur", "snap", "name", "generator",
-                 "self_value", "snap_kw")
+                 "self_value", "snap_kw", "exc_slots")
 
     def __init__(self, code, fn_globals, builtins_dict, fn=None, parent=None, locals_=None):
         self.code = code
@@ -54,6 +54,10 @@ class Frame:
         self.name = code.co_qualname if hasattr(code, "co_qualname") else code.co_name
         self.generator = None                # the GeneratorV this frame belongs to
         self.self_value = None               # first argument, for zero-argument super()
+        # stack indices of the "previous exception" slots PUSH_EXC_INFO pushed and POP_EXCEPT
+        # has not popped yet (outermost first): where the frame is inside except/finally
+        # blocks, which a continuation must re-enter (see resume.make_resume)
+        self.exc_slots: tuple[int, ...] = ()
 
     # -- stack ------------------------------------------------------------------
     def push(self, v: Value) -> None:

@@ -52,9 +52,20 @@ def _abstract(code):
     return b, reals, bc
 
 
+EXC_PARAM = "___exc_info"
+
+
 def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], live: list[str],
-                name: str) -> types.FunctionType:
-    """A function running `fn`'s code from `offset` with the given stack and locals."""
+                name: str, exc_slots: tuple[int, ...] = ()) -> types.FunctionType:
+    """A function running `fn`'s code from `offset` with the given stack and locals.
+
+    `exc_slots` are the stack indices of the "previous exception" slots of the except /
+    finally blocks the offset is inside (outermost first).  CPython's PUSH_EXC_INFO pushed
+    them and made the caught exception the handled one (``sys.exc_info()``, bare
+    ``raise``, implicit ``__context__``); the prologue re-enters each block the same way:
+    it runs PUSH_EXC_INFO on the exception handled there -- the next block's saved slot,
+    or the extra parameter ``___exc_info`` for the innermost -- and keeps the
+    previous exception it pushes in place of the saved slot (O12)."""
     from bytecode import Bytecode, Instr, Label
     code = fn.__code__
     if code.co_flags & CO_GENERATOR_LIKE:
@@ -72,8 +83,13 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     for c in code.co_cellvars:
         pro.append(Instr("MAKE_CELL", _cell_arg(c, b)))
     pro.append(Instr("RESUME", 0))
+    handled = {p: (stack_param(exc_slots[k + 1]) if k + 1 < len(exc_slots) else EXC_PARAM)
+               for k, p in enumerate(exc_slots)}
     for i, null in enumerate(stack_nulls):
-        pro.append(Instr("PUSH_NULL") if null else Instr("LOAD_FAST", stack_param(i)))
+        if i in handled:
+            pro += [Instr("LOAD_FAST", handled[i]), Instr("PUSH_EXC_INFO"), Instr("POP_TOP")]
+        else:
+            pro.append(Instr("PUSH_NULL") if null else Instr("LOAD_FAST", stack_param(i)))
     pro.append(Instr("JUMP_FORWARD", label))
     for ins in pro:
         ins.lineno = code.co_firstlineno
@@ -83,7 +99,8 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     nb.filename = code.co_filename
     nb.first_lineno = code.co_firstlineno
     nb.docstring = None
-    args = [stack_param(i) for i, null in enumerate(stack_nulls) if not null] + list(live)
+    args = [stack_param(i) for i, null in enumerate(stack_nulls) if not null] \
+        + ([EXC_PARAM] if exc_slots else []) + list(live)
     nb.argnames = args
     nb.argcount = len(args)
     nb.posonlyargcount = 0
@@ -97,7 +114,7 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
         # it skips, so it gets their depths wrong and leaves their handlers out of the
         # size (a handler then pushes past the frame's stack).  After the prologue every
         # instruction runs at its original depth (`resume_check` verifies it).
-        new_code = nb.to_code(stacksize=max(code.co_stacksize, len(stack_nulls)),
+        new_code = nb.to_code(stacksize=max(code.co_stacksize, len(stack_nulls) + 1),
                               compute_exception_stack_depths=False)
     except Exception as e:  # the library could not assemble it: no continuation, run natively
         raise UnsupportedError("no-continuation", f"assembling the continuation failed: {e}") from None

@@ -282,9 +282,7 @@ def f(a):
         raise
 ''', (("1",),), "hand probe (session 3): after a graph break inside an except block, `raise` "
                  "gives RuntimeError 'No active exception to reraise' (and sys.exc_info() is "
-                 "empty) in the continuation",
-        open_bug="a continuation that starts inside an except block has no active exception "
-                 "(bare raise, sys.exc_info)"),
+                 "empty) in the continuation"),
 
     "tuple-argument-is-copied-when-an-item-is-mutated": Regression('''
 def f(v):
@@ -302,9 +300,7 @@ def f(a):
         raise ValueError(a)
 ''', (("1",),), "hand probe (session 3), seen once differential.py compared exception chains: "
                  "eager ValueError carries __context__ KeyError; captured has none (also for a "
-                 "raise in a finally block after a break)",
-        open_bug="a continuation that starts inside an except/finally block has no active "
-                 "exception (the new exception's __context__ is lost)"),
+                 "raise in a finally block after a break)"),
 
     "list-index-ignores-start": Regression('''
 def f(xs, a):

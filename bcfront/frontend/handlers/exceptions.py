@@ -52,11 +52,13 @@ def reraise(tx, f, ins):
 def push_exc_info(tx, f, ins):
     exc = f.pop()
     f.push(tx.exc_info if tx.exc_info is not None else Const(None))
+    tx.set(f, "exc_slots", f.exc_slots + (len(f.stack) - 1,))
     tx.set(tx, "exc_info", exc)
     f.push(exc)
 
 
 def pop_except(tx, f, ins):
+    tx.set(f, "exc_slots", f.exc_slots[:-1])
     prev = f.pop()
     tx.set(tx, "exc_info", None if isinstance(prev, Const) and prev.value is None else prev)
 

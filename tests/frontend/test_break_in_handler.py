@@ -1,0 +1,79 @@
+"""A graph break inside an except or finally block keeps the handled exception (pure Python).
+
+The continuation re-enters each block it resumes in (PUSH_EXC_INFO in its prologue), so a
+bare ``raise``, implicit chaining and ``sys.exc_info()``/``sys.exception()`` behave as in
+the original frame.  Oracle: the plain function.
+"""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import bcfront
+
+
+def bare_raise_after_break(a):
+    try:
+        raise KeyError(a)
+    except KeyError:
+        print(end="")          # graph break inside the handler
+        raise
+
+
+def new_exception_after_break_is_chained(a):
+    try:
+        raise KeyError(a)
+    except KeyError:
+        print(end="")
+        raise ValueError(a)
+
+
+def nested_handlers_after_break(a):
+    try:
+        raise KeyError(a)
+    except KeyError:
+        try:
+            raise IndexError(a)
+        except IndexError:
+            print(end="")
+            inner = repr(sys.exc_info()[1])
+        outer = repr(sys.exc_info()[1])
+    return inner, outer, sys.exc_info()
+
+
+def finally_after_break(a):
+    try:
+        raise KeyError(a)
+    finally:
+        print(end="")
+
+
+def handled_exception_read_after_break(a):
+    try:
+        return [][a]
+    except IndexError as e:
+        print(end="")
+        return repr(sys.exception()), repr(e)
+
+
+def _outcome(fn, a):
+    try:
+        return "ok", fn(a)
+    except Exception as e:  # both must raise alike, chain included
+        return "raise", type(e), str(e), repr(e.__context__)
+
+
+@pytest.mark.parametrize("fn", [bare_raise_after_break, new_exception_after_break_is_chained,
+                                nested_handlers_after_break, finally_after_break,
+                                handled_exception_read_after_break], ids=lambda f: f.__name__)
+def test_matches_cpython(fn):
+    cf = bcfront.capture(fn)
+    for a in (1, 2, 1):
+        assert _outcome(cf, a) == _outcome(fn, a)
+
+
+def test_sys_exception_outside_handlers_is_none():
+    def f(a):
+        return sys.exc_info(), sys.exception(), a
+    assert bcfront.capture(f)(1) == ((None, None, None), None, 1)
