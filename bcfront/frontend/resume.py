@@ -7,7 +7,8 @@ the original code object's, preceded by a prologue that
    their current values (MAKE_CELL; only used when no closure made before the
    break shares them, which the caller checks);
 2. pushes the saved stack: each slot is a parameter ``___stack<i>``, or PUSH_NULL
-   for a NULL slot;
+   for a NULL slot -- and re-enters the except/finally blocks the offset is inside
+   (PUSH_EXC_INFO on the exception each one handles; see `make_resume`);
 3. jumps to `offset`.
 
 Its parameters are the stack slots followed by the live locals, so the
