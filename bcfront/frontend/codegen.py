@@ -42,6 +42,13 @@ def _new_object(cls, attrs):
 
 def _make_exception(cls, args, attrs):
     exc = cls.__new__(cls, *args)
+    # the C fields a built-in base sets from the arguments (StopIteration.value, OSError.errno)
+    # come from its __init__; a user class's own __init__ ran in the trace (its attrs follow)
+    base = next(c for c in cls.__mro__ if c.__module__ == "builtins")
+    try:
+        base.__init__(exc, *args)
+    except TypeError:      # arguments the base does not take: only `args` is known then
+        pass
     exc.args = args
     for k, v in attrs.items():
         setattr(exc, k, v)

@@ -77,3 +77,28 @@ def test_sys_exception_outside_handlers_is_none():
     def f(a):
         return sys.exc_info(), sys.exception(), a
     assert bcfront.capture(f)(1) == ((None, None, None), None, 1)
+
+
+class _MyOSError(OSError):
+    def __init__(self, n):
+        super().__init__(n, "msg")
+        self.extra = n
+
+
+def exception_fields_after_break(a):
+    try:
+        raise StopIteration(a)
+    except StopIteration as e:
+        print(end="")          # e crosses the break: rebuilt for the continuation
+        first = (e.value, e.args)
+    try:
+        raise _MyOSError(a)
+    except _MyOSError as e:
+        print(end="")
+        return first, e.errno, e.strerror, e.extra, e.args
+
+
+def test_exception_fields_survive_a_break():
+    cf = bcfront.capture(exception_fields_after_break)
+    for a in (7, 8):
+        assert cf(a) == exception_fields_after_break(a)
