@@ -358,6 +358,9 @@ class _Builder:
         if tuple(f.shape) != tuple(like.shape):
             raise FunctionalizeError(f"{n.name}: the in-place result has another shape")
         if f.dtype != like.dtype:
+            if not torch.can_cast(f.dtype, like.dtype):
+                # the real in-place kernel raises here (long.mul_(1.5)); a cast would hide it
+                raise FunctionalizeError(f"{n.name}: result type {f.dtype} can't be cast to {like.dtype}")
             node = self.add("call", aten._to_copy.default, (node,), {"dtype": like.dtype}, n.state, n.loc)
         return node
 
