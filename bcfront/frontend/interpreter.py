@@ -19,7 +19,7 @@ import builtins as _py_builtins
 import inspect
 
 from ..errors import UnsupportedError
-from . import objects
+from . import objects, tracebacks
 from .frame import Frame
 from .handlers import HANDLERS, unsupported_opcode
 from .ops import Exhausted
@@ -74,6 +74,7 @@ def _loop(tx, frame: Frame):
             sig = handler(tx, frame, ins)
         except SymbolicRaise as e:
             _chain(tx, e.exc)
+            _trace_back(tx, frame, ins, e.exc)
             if not unwind(tx, frame, ins, e.exc):
                 raise
             continue
@@ -89,6 +90,15 @@ def _chain(tx, exc) -> None:
     if isinstance(exc, ExceptionV) and "__context__" not in exc.attrs:
         ctx = tx.exc_info if tx.exc_info is not exc else None
         tx.set(exc, "attrs", {**exc.attrs, "__context__": ctx if ctx is not None else Const(None)})
+
+
+def _trace_back(tx, frame: Frame, ins, exc) -> None:
+    """The traceback entry CPython adds as the exception leaves or is caught in this frame
+    (kept for a rebuild after a break, O30)."""
+    if isinstance(exc, ExceptionV):
+        entry = tracebacks.frame_entry(frame, ins)
+        if entry is not None:
+            tx.set(exc, "tb", (entry,) + exc.tb)
 
 
 def unwind(tx, frame: Frame, ins, exc) -> bool:
@@ -112,18 +122,25 @@ def builtins_of(fn_globals: dict) -> dict:
 
 
 def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict) -> dict:
-    """Bind call arguments to parameter names the way CPython does (TypeError on mismatch)."""
+    """Bind call arguments to parameter names the way CPython does (TypeError on mismatch).
+
+    The TypeError carries CPython's own message (`bind_error`): code that catches
+    it and reads the text must see what it sees natively.
+    """
     argc, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
     names = code.co_varnames
     flags = code.co_flags
-    name = code.co_name
+
+    def fail(fallback: str):
+        return bind_error(code, len(args), tuple(kwargs), len(defaults), tuple(kwdefaults), fallback)
+
     out = {}
     for i in range(min(len(args), argc)):
         out[names[i]] = args[i]
     extra = list(args[argc:])
     star_index = argc + kwonly
     if extra and not flags & CO_VARARGS:
-        raise TypeError(f"{name}() takes {argc} positional arguments but {len(args)} were given")
+        raise fail(f"takes {argc} positional arguments but {len(args)} were given")
     if flags & CO_VARARGS:
         out[names[star_index]] = make_tuple(extra)
     keyword_names = names[posonly:argc + kwonly]
@@ -131,12 +148,12 @@ def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict) -> dic
     for k, v in kwargs.items():
         if k in keyword_names:
             if k in out:
-                raise TypeError(f"{name}() got multiple values for argument '{k}'")
+                raise fail(f"got multiple values for argument '{k}'")
             out[k] = v
         elif flags & CO_VARKEYWORDS:
             rest[k] = v
         else:
-            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+            raise fail(f"got an unexpected keyword argument '{k}'")
     if flags & CO_VARKEYWORDS:
         out[names[star_index + (1 if flags & CO_VARARGS else 0)]] = make_dict(rest)
     ndef = len(defaults)
@@ -144,14 +161,71 @@ def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict) -> dic
         if names[i] not in out:
             j = i - (argc - ndef)
             if j < 0:
-                raise TypeError(f"{name}() missing required positional argument: '{names[i]}'")
+                raise fail(f"missing required positional argument: '{names[i]}'")
             out[names[i]] = defaults[j]
     for k in names[argc:argc + kwonly]:
         if k not in out:
             if k not in kwdefaults:
-                raise TypeError(f"{name}() missing required keyword-only argument: '{k}'")
+                raise fail(f"missing required keyword-only argument: '{k}'")
             out[k] = kwdefaults[k]
     return out
+
+
+def bind_error(code, nargs: int, kwnames: tuple, ndefaults: int, kwdefault_names: tuple,
+               fallback: str) -> TypeError:
+    """The TypeError CPython raises for this failed binding, with its exact message.
+
+    Whether a binding fails, and how, depends only on the signature, the number of
+    positional arguments and the keyword names, so calling a stub with the same
+    signature (an empty body, the callee's name and qualname) and placeholder
+    arguments raises the very error -- wording, counts, plurals and order of checks
+    included (they changed between versions).  `fallback` is used when no stub can
+    be made (a parameter name that is not an identifier).
+    """
+    stub = _stub(code, ndefaults, kwdefault_names)
+    if stub is not None:
+        try:
+            stub(*(None,) * nargs, **dict.fromkeys(kwnames))
+        except TypeError as e:
+            return TypeError(*e.args)
+    return TypeError(f"{code.co_qualname}() {fallback}")
+
+
+_STUBS: dict = {}
+
+
+def _stub(code, ndefaults: int, kwdefault_names: tuple):
+    key = (code, ndefaults, kwdefault_names)
+    if key in _STUBS:
+        return _STUBS[key]
+    argc, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    flags = code.co_flags
+    n_all = argc + kwonly + bool(flags & CO_VARARGS) + bool(flags & CO_VARKEYWORDS)
+    stub = None
+    if all(n.isidentifier() for n in names[:n_all]):
+        params = [n + ("=None" if i >= argc - ndefaults else "") for i, n in enumerate(names[:argc])]
+        if posonly:
+            params.insert(posonly, "/")
+        i = argc + kwonly
+        if flags & CO_VARARGS:
+            params.append("*" + names[i])
+            i += 1
+        elif kwonly:
+            params.append("*")
+        params += [n + ("=None" if n in kwdefault_names else "") for n in names[argc:argc + kwonly]]
+        if flags & CO_VARKEYWORDS:
+            params.append("**" + names[i])
+        ns: dict = {}
+        exec(f"def stub({', '.join(params)}):\n    pass\n", ns)  # noqa: S102 - names are identifiers
+        fn = ns["stub"]
+        fn.__code__ = fn.__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname)
+        fn.__name__, fn.__qualname__ = code.co_name, code.co_qualname   # the messages use these
+        stub = fn
+    if len(_STUBS) > 256:
+        _STUBS.clear()
+    _STUBS[key] = stub
+    return stub
 
 
 def _sym_tuple(items):

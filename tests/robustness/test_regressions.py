@@ -430,6 +430,41 @@ def f(a, xs):
 ''', (("True", "[1, 2]"), ("False", "[3]"), ("2", "[]")),
         "hand probe of builtin edge cases with a bool for an int (session 3): `[0] * True` is [0] "
         "eagerly; captured TypeError: unsupported operand type(s) for mul: 'list' and 'bool'"),
+
+    "call-binding-error-message-differs": Regression('''
+def g(a, b=2, *args, c, **kw):
+    return a
+
+def h(p, /, q=1, *, r):
+    return p
+
+def f(n, d):
+    out = []
+    try:
+        out.append(g(c=1))
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        out.append(g(*range(n)))
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        out.append(g(1, a=2, c=3))
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        out.append(h(1, 2, 3, r=0))
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        out.append(h(p=1, **d))
+    except TypeError as e:
+        out.append(str(e))
+    return out
+''', (("3", "{'r': 1}"), ("0", "{'z': 1}"), ("1", "{'q': 1, 'w': 2}")),
+        "hand probe of call binding (session 4): an inlined call that fails to bind raised "
+        "TypeError(\"g() missing required keyword-only argument: 'c'\"); CPython says \"g() missing 1 "
+        "required keyword-only argument: 'c'\" (counts, plurals, qualnames, order of checks)"),
 }
 
 TENSOR = {
