@@ -420,9 +420,7 @@ def f(a):
         return e.value, e.__traceback__ is None
 ''', (("7",),), "hand probe (session 3), variants of the fixed O10/O11 that cross a graph break: "
                    "the caught exception rebuilt for the continuation has value None (eager 7) and "
-                   "no __traceback__",
-        open_bug="an exception object rebuilt for a continuation loses its traceback and C-slot "
-                 "attributes (StopIteration.value)"),
+                   "no __traceback__ (fixed: tracebacks.py)"),
 
     "sequence-repeated-by-a-bool-raises": Regression('''
 def f(a, xs):
@@ -430,6 +428,20 @@ def f(a, xs):
 ''', (("True", "[1, 2]"), ("False", "[3]"), ("2", "[]")),
         "hand probe of builtin edge cases with a bool for an int (session 3): `[0] * True` is [0] "
         "eagerly; captured TypeError: unsupported operand type(s) for mul: 'list' and 'bool'"),
+
+    "equal-tuples-built-at-run-time-are-one-object": Regression('''
+def f(a, d):
+    x = (a, 2)
+    y = (a, 2)
+    e = dict(d)
+    items = list(e.items())
+    return x, y, items, e.popitem()
+''', (("1", "{'k': 3}"), ("'s'", "{'k': 3, 'j': 4}")),
+        "hand probe of dict methods (session 4): two equal tuples built at run time come back as one "
+        "object (`r[0] is r[1]`, also `id(x) == id(y)`); the popitem() tuple is the same object as "
+        "the equal tuple in the items list",
+        open_bug="O34: a tuple of constants is rendered as a literal, which the compiler folds into "
+                 "one shared constant (codegen.py expr of TupleV)"),
 
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
