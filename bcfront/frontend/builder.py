@@ -238,7 +238,11 @@ def _wrap_iterator(tx, it, source, guard):
             g("CONSTANT_MATCH", seq_src, args[0])
             v = RangeIterV(args[0], index)
         else:
-            v = SeqIterV(wrap(tx, args[0], seq_src, guard), index)
+            seq = wrap(tx, args[0], seq_src, guard)
+            if not isinstance(seq, (ListV, TupleV)):     # a list subclass (traceback's StackSummary)
+                raise UnsupportedError("unsupported-iterator",
+                                       f"an iterator over a {type(args[0]).__name__} from outside")
+            v = SeqIterV(seq, index)
         v.source = source
         _remember(tx, it, v, source)
         return v

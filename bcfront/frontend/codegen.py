@@ -23,6 +23,7 @@ import types
 from ..errors import UnsupportedError
 from .graph import is_identifier, is_literal
 from .namespace import Namespace
+from .tracebacks import attach as attach_traceback
 from .values import (DELETED, CellV, Const, DictV, DictViewV, EnumerateIterV, ExceptionV,
                      FilterIterV, GeneratorV, HashIterV, IterV, ListV, MadeFunctionV, MapIterV, MethodV,
                      NewObjectV, ObjectV, PartialV, RangeIterV, SeqIterV, SetV, StateCMV, TensorV, TupleV,
@@ -40,7 +41,7 @@ def _new_object(cls, attrs):
     return obj
 
 
-def _make_exception(cls, args, attrs):
+def _make_exception(cls, args, attrs, tb=()):
     exc = cls.__new__(cls, *args)
     # the C fields a built-in base sets from the arguments (StopIteration.value, OSError.errno)
     # come from its __init__; a user class's own __init__ ran in the trace (its attrs follow)
@@ -50,6 +51,7 @@ def _make_exception(cls, args, attrs):
     except TypeError:      # arguments the base does not take: only `args` is known then
         pass
     exc.args = args
+    attach_traceback(exc, tb)        # before the chaining attrs: raising would set __context__
     for k, v in attrs.items():
         setattr(exc, k, v)
     return exc
@@ -148,8 +150,9 @@ class Rebuilder:
         if isinstance(v, ExceptionV):
             args = ", ".join(self.expr(a) for a in v.args)
             attrs = ", ".join(f"{k!r}: {self.expr(x)}" for k, x in v.attrs.items())
+            tb = f", {ns.const(v.tb)}" if v.tb else ""
             return self.temp(f"{ns.const(_make_exception)}({ns.const(v.cls)}, ({args}{',' if v.args else ''}), "
-                             f"{{{attrs}}})", v, "exc")
+                             f"{{{attrs}}}{tb})", v, "exc")
         if isinstance(v, CellV):
             if v.real is not None:
                 return ns.const(v.real)

@@ -186,14 +186,16 @@ class NewObjectV(Value):
 
 
 class ExceptionV(Value):
-    """An exception instance created during the trace."""
-    __slots__ = ("cls", "args", "attrs")
+    """An exception instance created during the trace; `tb` holds the traceback entries
+    ((filename, name, positions), outermost first) of the frames it was raised through."""
+    __slots__ = ("cls", "args", "attrs", "tb")
 
     def __init__(self, cls, args=(), attrs=None):
         super().__init__(None)
         self.cls = cls
         self.args = tuple(args)
         self.attrs = dict(attrs or {})
+        self.tb = ()
 
     def python_type(self):
         return self.cls

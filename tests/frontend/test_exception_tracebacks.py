@@ -1,0 +1,130 @@
+"""An exception raised in traced code and read after a graph break has eager's traceback (O30).
+
+The continuation gets the exception rebuilt as a real object; its ``__traceback__``
+must list the same frames (file, function, line, source line) that CPython's would, and
+the C fields (``StopIteration.value``) and chaining must survive.  Oracle: the plain
+function.  Pure Python: runs on 3.11-3.13.
+"""
+from __future__ import annotations
+
+import io
+import sys
+import traceback
+from contextlib import redirect_stdout
+
+import pytest
+
+import bcfront
+from bcfront.explain import reports_of
+
+
+def frames(e):
+    return [(f.filename, f.name, f.lineno, f.line) for f in traceback.extract_tb(e.__traceback__)]
+
+
+def brk():
+    print("break")      # print is a graph break: the caught exception crosses it
+
+
+def raised_here(a):
+    try:
+        raise StopIteration(a)
+    except StopIteration as e:
+        brk()
+        return e.value, frames(e)
+
+
+def inner(a):
+    raise KeyError(a)
+
+
+def middle(a):
+    return inner(a) + 1
+
+
+def raised_two_calls_down(a):
+    try:
+        middle(a)
+    except KeyError as e:
+        brk()
+        return e.args, frames(e)
+
+
+def raised_again_by_name(a):
+    try:
+        raise ValueError(a)
+    except ValueError as e:
+        try:
+            raise e
+        except ValueError as e2:
+            brk()
+            return frames(e2), e2.__context__ is None
+
+
+def bare_raise_adds_nothing(a):
+    try:
+        try:
+            inner(a)
+        except KeyError:
+            raise
+    except KeyError as e:
+        brk()
+        return frames(e)
+
+
+def kept_in_a_local(a):
+    err = None
+    try:
+        {}[a]
+    except KeyError as e:
+        err = e
+    brk()
+    return err.args, frames(err)
+
+
+def formatted_after_break(a):
+    try:
+        middle(a)
+    except KeyError as e:
+        brk()
+        return traceback.format_tb(e.__traceback__)     # source lines and carets included
+
+
+def chained_cause(a):
+    try:
+        try:
+            inner(a)
+        except KeyError as k:
+            raise ValueError("wrapped") from k
+    except ValueError as e:
+        brk()
+        return frames(e), frames(e.__cause__), e.__suppress_context__
+
+
+CASES = [raised_here, raised_two_calls_down, raised_again_by_name, bare_raise_adds_nothing,
+         kept_in_a_local, formatted_after_break, chained_cause]
+
+
+def _run(fn, arg):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        result = fn(arg)
+    return result, out.getvalue()
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_traceback_of_an_exception_crossing_a_break_matches_eager(fn):
+    cap = bcfront.capture(fn)
+    for arg in (7, "k", 7):
+        assert _run(cap, arg) == _run(fn, arg)
+    reports = reports_of(cap)            # the function and its continuations
+    assert reports[0].graph_breaks, "the case must really cross a graph break"
+    notes = [n for r in reports for n in r.notes + r.warnings]
+    assert not any("natively" in n or "internal error" in n for n in notes), notes
+
+
+def test_rebuilt_exception_traceback_does_not_show_bcfront_frames():
+    cap = bcfront.capture(raised_two_calls_down)
+    _, tb = _run(cap, 3)[0]
+    assert all("bcfront" not in f[0] for f in tb), tb
+    assert sys.exc_info() == (None, None, None)     # rebuilding raised nothing that stays handled
