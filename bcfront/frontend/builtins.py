@@ -22,6 +22,7 @@ from .builder import CONST_TYPES, is_torch_const, wrap
 from .objects import call
 from .ops import NotConst, as_python, fold, raise_, to_list, truth
 from .sources import ConstSource, Ref
+from .tracer import SymbolicRaise
 from .values import (Const, DictV, ExceptionV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
                      PartialV, SetV, SuperV, TensorV, TupleV, Value)
 
@@ -164,9 +165,12 @@ def _getattr(tx, args, kwargs):
     name = as_python(args[1])
     if len(args) == 2:
         return getattr_(tx, args[0], name)
-    if has_attr(tx, args[0], name):
+    try:        # one lookup: a property or __getattr__ runs once, as natively (O35)
         return getattr_(tx, args[0], name)
-    return args[2]
+    except SymbolicRaise as e:
+        if isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, AttributeError):
+            return args[2]
+        raise
 
 
 @model(hasattr)

@@ -439,9 +439,30 @@ def f(a, d):
 ''', (("1", "{'k': 3}"), ("'s'", "{'k': 3, 'j': 4}")),
         "hand probe of dict methods (session 4): two equal tuples built at run time come back as one "
         "object (`r[0] is r[1]`, also `id(x) == id(y)`); the popitem() tuple is the same object as "
-        "the equal tuple in the items list",
-        open_bug="O34: a tuple of constants is rendered as a literal, which the compiler folds into "
-                 "one shared constant (codegen.py expr of TupleV)"),
+        "the equal tuple in the items list (fixed: codegen builds each at run time)"),
+
+    "getattr-with-default-runs-the-getter-twice": Regression('''
+class P:
+    def __init__(self):
+        self.log = []
+
+    @property
+    def p(self):
+        self.log.append('p')
+        return len(self.log)
+
+    def __getattr__(self, name):
+        self.log.append(name)
+        if name == 'missing':
+            raise AttributeError(name)
+        return len(name)
+
+def f(a):
+    o = P()
+    return getattr(o, 'p', a), getattr(o, 'abc', a), getattr(o, 'missing', a), o.log
+''', (("1",), ("'d'",)),
+        "hand probe of classes with __getattr__/__setattr__ (session 4): `getattr(o, name, default)` "
+        "ran a property getter or __getattr__ twice (log ['p', 'p', ...], result 2 instead of 1)"),
 
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
