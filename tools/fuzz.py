@@ -150,8 +150,12 @@ def main(argv=None) -> int:
     from bcfront.testing import differential, shrink
     from bcfront.testing.fuzzgen import generate
 
+    made = []            # captured functions of the current program, for the coverage stats
+
     def capture(fn):
-        return bcfront.capture(fn, backend=args.backend)
+        cf = bcfront.capture(fn, backend=args.backend)
+        made.append(cf)
+        return cf
 
     def timed(fn, *a, limit=args.timeout, **k):
         signal.setitimer(signal.ITIMER_REAL, limit)
@@ -174,6 +178,7 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     passed = failed = 0
     kinds = collections.Counter()
+    stats = CaptureStats()
     start = time.monotonic()
     i = 0
     while (args.count is None or i < args.count) and \
@@ -182,10 +187,12 @@ def main(argv=None) -> int:
         seed = args.program if args.program is not None else args.seed * SEED_STRIDE + i
         i += 1
         program = generate(seed, mode, device=args.device, extra=args.extra)
+        made.clear()
         try:
             verdict = run_limited(program, capture) if args.isolate else timed(differential.run, program, capture)
             if verdict is None:
                 raise ProgramTimeout()
+            stats.add(made)
         except Exception as e:  # noqa: BLE001 - a harness bug must not end the campaign
             failed += 1
             kinds["harness-error"] += 1
@@ -220,8 +227,60 @@ def main(argv=None) -> int:
         sys.stdout.flush()
     if kinds:
         print("failures by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+    for line in stats.lines():
+        print(line)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+class CaptureStats:
+    """What the captured side did over a campaign: how much it really captured.
+
+    A program that passes because bcfront ran it natively tests little, so the
+    campaign ends with the programs whose root ran natively (an entry that runs
+    the whole function natively, or no entry), those where a continuation did,
+    the graph breaks by reason and the reasons behind the native entries (from
+    the captured functions' entries; not with --isolate, whose children keep
+    their captures).
+    """
+
+    def __init__(self):
+        self.programs = self.root_native = self.some_native = 0
+        self.breaks = collections.Counter()
+        self.native = collections.Counter()
+
+    def add(self, made) -> None:
+        if not made:
+            return
+        self.programs += 1
+        root_native = any(not cf.entries or all(e.native for e in cf.entries) for cf in made)
+        some_native = False
+        seen, work = set(), list(made)
+        while work:
+            cf = work.pop()
+            if id(cf) in seen:
+                continue
+            seen.add(id(cf))
+            for e in cf.entries:
+                work.extend(e.children)
+                some_native |= e.native
+                for b in e.breaks:
+                    self.breaks[b.reason] += b.count
+                    if e.native:
+                        self.native[b.reason] += b.count
+        self.root_native += root_native
+        self.some_native += some_native and not root_native
+
+    def lines(self) -> list[str]:
+        if not self.programs:
+            return []
+        out = [f"captured: {self.programs} programs; the whole function ran natively in {self.root_native}, "
+               f"a continuation did in {self.some_native}"]
+        if self.breaks:
+            out.append("graph breaks by reason: " + ", ".join(f"{k} {n}" for k, n in self.breaks.most_common(12)))
+        if self.native:
+            out.append("native entries by reason: " + ", ".join(f"{k} {n}" for k, n in self.native.most_common(8)))
+        return out
 
 
 def _write(out: str, program, verdict, shrink) -> str:
