@@ -92,7 +92,7 @@ def next_value(tx, it: IterV) -> Value:
         return TupleV((Const(it.count - 1), x))
     if isinstance(it, ZipIterV):
         if it.strict:
-            raise UnsupportedError("unsupported-iterator", "zip(strict=True)")
+            return _next_strict_zip(tx, it)
         return TupleV(tuple(next_value(tx, i) for i in it.iters))
     if isinstance(it, MapIterV):
         args = [next_value(tx, i) for i in it.iters]
@@ -108,6 +108,32 @@ def next_value(tx, it: IterV) -> Value:
         from .interpreter import resume_generator
         return resume_generator(tx, it, Const(None))
     raise UnsupportedError("unsupported-iterator", f"next() of {it.describe()}")
+
+
+def _next_strict_zip(tx, it: ZipIterV) -> Value:
+    """CPython's ``zip(..., strict=True)`` step: the first argument to run out must be the
+    first one, and then every other one must be exhausted too, else ValueError."""
+    items = []
+    for i, sub in enumerate(it.iters):
+        try:
+            items.append(next_value(tx, sub))
+        except Exhausted:
+            if i:
+                _ops().raise_(ValueError, f"zip() argument {i + 1} is shorter than {_zip_args(i)}")
+            break
+    else:
+        return TupleV(tuple(items))
+    for i, sub in enumerate(it.iters[1:], 1):
+        try:
+            next_value(tx, sub)
+        except Exhausted:
+            continue
+        _ops().raise_(ValueError, f"zip() argument {i + 1} is longer than {_zip_args(i)}")
+    raise Exhausted()
+
+
+def _zip_args(i: int) -> str:
+    return "argument 1" if i == 1 else f"arguments 1-{i}"
 
 
 def _next_hashed(tx, it: HashIterV) -> Value:
