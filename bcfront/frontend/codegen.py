@@ -123,10 +123,14 @@ class Rebuilder:
             inner = ", ".join(self.expr(x) for x in v.items)
             tup = f"({inner},)" if len(v.items) == 1 else f"({inner})"
             if v.cls is tuple:
-                return tup
+                if v.items and all(isinstance(x, Const) and is_literal(x.value) for x in v.items):
+                    # a literal would be folded into one constant shared by every equal
+                    # tuple of the code object; built at run time, each is its own (O34)
+                    tup = f"{ns.helper('tuple')}([{inner}])"
+                return self.temp(tup, v, "tup")      # built once: identity holds (`x, x`)
             if hasattr(v.cls, "_fields"):
-                return f"{ns.const(v.cls)}({inner})"
-            return f"{ns.const(v.cls)}({tup})"
+                return self.temp(f"{ns.const(v.cls)}({inner})", v, "tup")
+            return self.temp(f"{ns.const(v.cls)}({tup})", v, "tup")
         if isinstance(v, DictV):
             if v.source is not None:
                 return v.source.expr(ns)
