@@ -251,7 +251,13 @@ def _wrap_iterator(tx, it, source, guard):
                               _const_arg(g, rsrc, args, 1))
     inner = [wrap(tx, a, item_source(item_source(rsrc, 1), i), guard) for i, a in enumerate(args)]
     if kind == "zip":
-        return ZipIterV(inner)
+        # zip(strict=True) reduces to a third item, the flag; a plain zip to two (O37)
+        g("LENGTH", rsrc, len(red))
+        strict = False
+        if len(red) > 2:
+            g("CONSTANT_MATCH", item_source(rsrc, 2), red[2])
+            strict = bool(red[2])
+        return ZipIterV(inner, strict)
     return MapIterV(inner[0], inner[1:])
 
 

@@ -213,7 +213,8 @@ class Rebuilder:
         if isinstance(v, EnumerateIterV):
             return self.temp(f"{ns.helper('enumerate')}({self.expr(v.it)}, {v.count})", v, "it")
         if isinstance(v, ZipIterV):
-            return self.temp(f"{ns.helper('zip')}({', '.join(self.expr(i) for i in v.iters)})", v, "it")
+            strict = ", strict=True" if v.strict else ""
+            return self.temp(f"{ns.helper('zip')}({', '.join(self.expr(i) for i in v.iters)}{strict})", v, "it")
         if isinstance(v, MapIterV):
             its = ", ".join(self.expr(i) for i in v.iters)
             return self.temp(f"{ns.helper('map')}({self.expr(v.fn)}, {its})", v, "it")

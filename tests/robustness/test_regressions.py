@@ -492,9 +492,7 @@ def f(z):
         return str(e)
 ''', (("zip([1, 2], [3], strict=True)",), ("zip([1], [3, 4], strict=True)",)),
         "hand probe of builtins with optional arguments (session 4): a zip(strict=True) passed in "
-        "is read as a plain zip: list(z) is [(1, 3)] instead of ValueError",
-        open_bug="O37: builder._wrap_iterator drops the strict flag of zip.__reduce__() (its third "
-                 "item); codegen's rebuild of a ZipIterV drops it too"),
+        "is read as a plain zip: list(z) is [(1, 3)] instead of ValueError (fixed)"),
 
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
