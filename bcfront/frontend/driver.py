@@ -24,7 +24,7 @@ from .frame import Frame
 from .interpreter import bind, builtins_of, run
 from .namespace import Namespace, reserved_prefix, signature_params
 from .sources import ConstSource, LocalSource, Ref, AttrSource
-from .region_errors import errors_observable, guard_graph_errors, write_back_last
+from .region_errors import errors_observable, guard_graph_errors, trace_with_splits, write_back_last
 from .tracer import SymbolicRaise, Tracer
 from .values import CellV, ObjectV, TensorV
 
@@ -75,12 +75,13 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
     Captures are serialized process-wide: they share fake-tensor state (`fake`).
     """
     with CAPTURE_LOCK:
-        return _trace_entry(cf, root, args, kwargs)
+        return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split))
 
 
-def _trace_entry(cf, root, args, kwargs) -> Entry:
+def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
     code = root.__code__
     tx = Tracer(root.__qualname__, root.__globals__, cf.options)
+    tx.split = split                 # where to end the region early (`region_errors.Split`)
     tx.graph.reserve(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))
     try:
         real_locals = bind(code, args, kwargs, root.__defaults__ or (), root.__kwdefaults__ or {},
@@ -237,7 +238,7 @@ class RegionCode:
         head = input_fetches(tx, graph, ns)
         compiled = backends.compile_graph(cf.backend, graph, example)
         if graph.body:
-            compiled = write_back_last(graph, example, compiled, errors_observable(tx, graph))
+            compiled = write_back_last(graph, example, compiled, errors_observable(tx, graph), tx)
         body: list[str] = []
         compiled.emit(graph, ns, body)
         if body:

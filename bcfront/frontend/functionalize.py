@@ -139,7 +139,9 @@ class _Builder:
         self.last_state: dict[int, object] = {}
         self.rerooted: dict[int, tuple] = {}       # storage allocated inside one node -> (root, prefix)
         self.examples: list = []
-        self.impure: set[Node] = set()             # random ops: kept even when unused
+        # random ops and the user's own ops (an unused one may still raise at run time, as
+        # in eager: an index out of range): kept even when unused
+        self.impure: set[Node] = set()
         self.plan = Plan(self.g, self.examples, observation=obs)
         self._inputs(list(example_inputs))
 
@@ -286,8 +288,7 @@ class _Builder:
                    for a, m in zip(_nodes((args, kwargs)), _nodes((n.args, n.kwargs))))
         value = self.obs.env[n]
         new = self.add(n.op, n.target, args, kwargs, n.state, n.loc, meta=value if same else None)
-        if any(_seeded(c.func) for c in tr.calls):
-            self.impure.add(new)
+        self.impure.add(new)
         self.node_of[n] = new
         if isinstance(value, torch.Tensor):
             self._bind(value, new, n)
@@ -318,7 +319,9 @@ class _Builder:
                 self._functional_write(c, n)
             else:
                 args, kwargs = self._call_args(c, n)
-                self._bind_outputs(c.out, self.add("call", c.func, args, kwargs, n.state, n.loc), n)
+                out = self.add("call", c.func, args, kwargs, n.state, n.loc)
+                self.impure.add(out)
+                self._bind_outputs(c.out, out, n)
 
     def _call_args(self, c, n, drop=()):
         def conv(x):
@@ -341,6 +344,7 @@ class _Builder:
         fop, kind = functional_variant(c.func)
         args, kwargs = self._call_args(c, n, drop=("out",) if kind == "out" else ())
         res = self.add("call", fop, args, kwargs, n.state, n.loc)
+        self.impure.add(res)
         if kind in ("out", "inplace"):
             (w,) = c.writes
             self._write(w, self._cast(res, w, n), n)
@@ -459,7 +463,8 @@ class _Builder:
         return self.add("call", aten.copy.default, (empty, node), {}, o.state, o.loc)
 
     def _dead_code(self) -> None:
-        """Drop nodes no output needs (views regenerated in the region leave some), keeping random ops."""
+        """Drop nodes no output needs (views regenerated in the region leave some), keeping
+        random ops and the user's own ops."""
         live = set(self.g.outputs) | self.impure
         for n in reversed(self.g.body):
             if n in live:
@@ -498,7 +503,11 @@ def functionalize(graph: Graph, example_inputs) -> Plan:
         obs = observe(graph, example_inputs)
         b = _Builder(obs, example_inputs)
         for tr in obs.traces:
-            b.node(tr)
+            try:
+                b.node(tr)
+            except FunctionalizeError as e:
+                e.node = tr.node            # where the graph could end instead (`region_errors`)
+                raise
         plan = b.finish()
         plan.shield = bool(plan.writebacks) and _autograd_may_record(graph, example_inputs)
         return plan

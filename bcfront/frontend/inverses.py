@@ -24,7 +24,10 @@ aten = torch.ops.aten
 
 
 class FunctionalizeError(Exception):
-    """The graph uses a mutation functionalization cannot express (it then stays eager)."""
+    """The graph uses a mutation functionalization cannot express (it then stays eager).
+    ``node``: the graph node it failed at, when it failed at one."""
+
+    node = None
 
 
 def packet(func) -> str:

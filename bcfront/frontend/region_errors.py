@@ -17,16 +17,98 @@ and ``finally`` blocks with the writes made before it exactly as eager leaves th
 * `guard_graph_errors(...)`: wraps the graph's statements; an error before the
   first lasting statement puts back the random generators (and snapshots), then
   reruns the function natively, exactly as eager would run it.
+* When neither works (a write functionalization cannot express: ``t_``, a write
+  through ``unfold``; or a write autograd records on a tensor that requires
+  grad), the region is split instead: `write_back_last` raises `SplitAt`, and
+  `trace_with_splits` traces the function again with a graph break just before
+  that write (`check_split`, called for every node recorded).  The write then
+  runs natively, and the continuation after it is a region of its own, whose
+  errors again rerun natively -- inside the user's try, with eager's state.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import SimpleNamespace
+
+from ..errors import UnsupportedError
 
 # the comment line before a functional graph's write-back (`functionalize.Plan.wrap_emit`)
 WRITEBACK_MARK = "# write the new values back into the inputs"
+MAX_SPLITS = 8          # retraces per capture before giving up (then the old note stays)
 
 
-def write_back_last(graph, example_inputs, compiled, observable: bool = True):
+# -- splitting the region before a write that cannot be undone -------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """Where this trace ends its region early: before graph body node `at` (None: nowhere),
+    for reason `why`; `enabled`: whether a region may still ask for a (new) split."""
+    at: int | None = None
+    why: str = ""
+    enabled: bool = True
+
+
+class SplitAt(Exception):
+    """Raised while building a region: trace again, breaking before body node `index`."""
+
+    def __init__(self, index: int, why: str):
+        super().__init__(index, why)
+        self.index, self.why = index, why
+
+
+def trace_with_splits(trace):
+    """``trace(split)`` -> an entry, traced again as long as a region asks for a split (each
+    retrace splits earlier, so this ends; after `MAX_SPLITS` the last split stays and no
+    new one is asked for)."""
+    split = Split()
+    for _ in range(MAX_SPLITS):
+        try:
+            return trace(split)
+        except SplitAt as s:
+            if split.at is not None and s.index >= split.at:
+                break                           # (cannot happen: the graph ends before `at`)
+            split = Split(s.index, s.why)
+    return trace(Split(split.at, split.why, enabled=False))
+
+
+def check_split(tx) -> None:
+    """Called before each node is recorded: the graph break a `Split` asked for."""
+    split = tx.__dict__.get("split")
+    if split is not None and split.at is not None and len(tx.graph.body) >= split.at:
+        raise UnsupportedError("write-before-error", split.why)
+
+
+def _split_or_note(tx, graph, node, why: str, compiled) -> None:
+    """Ask for a split before `node` (a body node; None: before the first writer), or, when
+    no split may be asked for, say in explain that such an error escapes the handler."""
+    split = tx.__dict__.get("split") if tx is not None else None
+    at = graph.body.index(node) if node is not None and node in graph.body else None
+    if at is None:
+        first = _first_writer(graph)
+        at = next((i for i, n in enumerate(graph.body) if n.name == first), None)
+    if split is not None and split.enabled and at is not None:
+        raise SplitAt(at, f"the graph ends before an in-place write that cannot be undone ({why}), "
+                          "so that a run-time error after it reaches the function's handlers "
+                          "with eager's state")
+    compiled.notes.append(f"{why}; an error raised after the graph's first in-place write "
+                          "propagates as it is")
+
+
+def _first_grad_write(obs, names) -> object | None:
+    """The first body node writing the storage of an input named in `names` (or of a
+    synthetic base of inputs sharing storage)."""
+    for tr in obs.traces:
+        for c in tr.calls:
+            for w in c.writes:
+                p = obs.prov.get(id(w))
+                root = p.root if p is not None else None
+                if root is None or root.kind == "shared" or (
+                        root.kind == "input" and root.node.name in names):
+                    return tr.node
+    return None
+
+
+def write_back_last(graph, example_inputs, compiled, observable: bool = True, tx=None):
     """For an eager-backend `compiled` graph that writes input storage (an in-place op on an
     argument, a parameter or a buffer, a batch norm's running statistics): the functional
     graph with the write-back at its end, so that every error fake tensors could not
@@ -34,6 +116,9 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True):
     any lasting write, and the region can rerun the function natively, exactly.
     Without `observable` (no handler could see a half-done graph, see
     `errors_observable`) the in-place graph stays: it fails exactly as eager does.
+
+    When neither the functional graph nor a snapshot can undo the writes, raises
+    `SplitAt` if the trace `tx` may still split its region (see the module docstring).
 
     Sets ``compiled.first_write``: `WRITEBACK_MARK` (functionalized), the name of the first
     node that may write input storage (functionalization failed: that node ends the clean
@@ -48,15 +133,14 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True):
     compiled.first_write = None
     if not may_write(graph):
         return compiled
-    if not observable or any(n.startswith("functionalization failed") for n in compiled.notes):
-        compiled.first_write = _first_writer(graph)      # (or a non-eager backend tried already)
+    if not observable:
+        compiled.first_write = _first_writer(graph)
         return compiled
     try:
         plan = functionalize(graph, example_inputs)
     except FunctionalizeError as e:
         compiled.first_write = _first_writer(graph)
-        compiled.notes.append(f"functionalization failed ({e}); an error raised after the graph's "
-                              "first in-place write propagates as it is")
+        _split_or_note(tx, graph, e.node, f"functionalization failed ({e})", compiled)
         return compiled
     if not plan.writebacks:              # only storage made inside the graph is written
         compiled.observation = plan.observation
@@ -73,8 +157,9 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True):
         if all(w[0] in names for w in plan.writebacks) and not _writes_record(graph):
             compiled.restore = tuple(w[0] for w in plan.writebacks)
         else:
-            compiled.notes.append("the graph writes a tensor that requires grad in place; a "
-                                  "run-time error after that write propagates as it is")
+            grad = {w[0] for w in plan.writebacks if examples[w[0]].requires_grad}
+            _split_or_note(tx, graph, _first_grad_write(plan.observation, grad),
+                           "the graph writes a tensor that requires grad in place", compiled)
         return compiled
     from ..backends import eager
     out = eager.compile_graph(plan.graph)

@@ -22,6 +22,7 @@ import types
 import torch
 
 from ..errors import UnsupportedError
+from .region_errors import check_split
 from .values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
 
 _TENSOR_BASE = torch._C.TensorBase
@@ -127,6 +128,7 @@ def _contains_fake(x) -> bool:
 def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = False,
            label: str = "") -> Value:
     """Run a torch call on fakes and record it as a node; wrap its outputs."""
+    check_split(tx)
     env = tx.torch_env()
     conv = [convert(a) for a in args]
     kconv = {k: convert(v) for k, v in kwargs.items()}

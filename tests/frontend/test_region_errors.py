@@ -27,7 +27,7 @@ nn = torch.nn
 
 import bcfront  # noqa: E402
 
-from .test_torch_semantics import assert_same  # noqa: E402
+from .test_torch_semantics import _loss, assert_same  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -213,6 +213,17 @@ def fresh_write_then_error(x, idx):
         return x.sum()
 
 
+def unused_failing_op(x, idx):
+    """The failing op's result is never used: the functional graph must still run it."""
+    try:
+        x.add_(1)
+        _unused = x[idx]
+        return x * 2
+    except IndexError:
+        print("caught")
+        return x.clone()
+
+
 class BNThenIndex(nn.Module):
     """Batch norm in training mode updates its running statistics (a hidden write), then
     an index fails."""
@@ -264,6 +275,297 @@ def _clip_bad():
     return (torch.arange(6.0).reshape(2, 3), torch.tensor([4]))
 
 
+# -- writes no functional graph can undo: the region ends before them -----------------------------
+
+def _t_ok():
+    return (torch.arange(6.0).reshape(2, 3), torch.tensor([0, 1]))
+
+
+def _t_bad():
+    return (torch.arange(6.0).reshape(2, 3), torch.tensor([0, 7]))
+
+
+def transpose_in_place_then_index(x, idx):
+    """``t_`` changes the argument's metadata in place: no pure graph expresses it."""
+    try:
+        x.t_()
+        y = x[idx] + 1
+    except IndexError as e:
+        print("caught", e, tuple(x.shape))
+        return x * 2
+    return y
+
+
+def transpose_outside_try(x, idx):
+    """The write before the try, the failing op inside it."""
+    x.mul_(2)
+    x.t_()
+    try:
+        return x[idx].sum(0)
+    except IndexError:
+        print("caught", x.stride())
+        return x.clone()
+
+
+def transpose_finally(x, idx):
+    """Only a finally block: it sees the transposed argument, then the error propagates."""
+    try:
+        x.t_()
+        x.add_(1)
+        return x[idx]
+    finally:
+        print("finally", tuple(x.shape), x.sum().item())
+
+
+def _unfold_ok():
+    return (torch.arange(6.0), torch.tensor([0, 2]))
+
+
+def _unfold_bad():
+    return (torch.arange(6.0), torch.tensor([1, 9]))
+
+
+def write_through_unfold(x, idx):
+    """A write through overlapping ``unfold`` windows (no inverse, no as_strided_scatter)."""
+    try:
+        x.unfold(0, 2, 1).mul_(2)
+        y = x[idx] - 1
+    except IndexError as e:
+        print("caught", e)
+        y = x.neg()
+    return y
+
+
+def failing_write_through_unfold(x, idx):
+    """The write itself fails at run time (an index past the windows), so it must run where
+    eager runs it: inside the try."""
+    w = x.unfold(0, 2, 1)
+    try:
+        w[idx] = 0.5
+        y = x * 3
+    except IndexError:
+        print("caught")
+        y = x.clone()
+    return y
+
+
+def _in_callee(x):
+    x.t_()
+    return x
+
+
+def transpose_in_callee(x, idx):
+    """The un-undoable write sits in an inlined callee; the handler in the caller."""
+    try:
+        y = _in_callee(x)[idx]
+    except IndexError:
+        print("caught", tuple(x.shape))
+        y = x.sum(1)
+    return y
+
+
+def transpose_in_loop(x, idx):
+    """Each iteration writes and may fail; the handler sees each iteration's state."""
+    out = []
+    for i in range(3):
+        try:
+            x.t_()
+            out.append(x[idx].sum() + i)
+        except IndexError:
+            out.append(x.sum(0))
+    return out
+
+
+def pending_append_then_transpose(x, idx, log):
+    """No handler, but a list append the region replays precedes the failing op: the
+    caller must see the append, the transposed argument and the error."""
+    log.append("before")
+    x.t_()
+    return x[idx]
+
+
+def _t_log_ok():
+    return (*_t_ok(), [])
+
+
+def _t_log_bad():
+    return (*_t_bad(), [])
+
+
+def _grad_ok():
+    w = torch.arange(3.0, requires_grad=True)
+    return (w * 1, torch.tensor([0, 2]), w)
+
+
+def _grad_bad():
+    w = torch.arange(3.0, requires_grad=True)
+    return (w * 1, torch.tensor([0, 5]), w)
+
+
+def grad_recorded_write(x, idx, w):
+    """An input that requires grad written in place with grad mode on: autograd records
+    the write, so a pure graph would give it another history.  Grads flow to `w`."""
+    try:
+        x.mul_(w + 1)
+        y = x[idx] * 3
+    except IndexError:
+        print("caught", x.grad_fn is not None)
+        y = x.exp()
+    return y
+
+
+def grad_write_after_pure_work(x, idx, w):
+    """Pure work first (it stays in the graph), then the recorded write, then the error."""
+    try:
+        z = (x.detach() * w).sin()
+        x.add_(z)
+        y = x[idx]
+    except IndexError:
+        y = (x * 2).sum()
+    return y
+
+
+class TransposeBuffer(nn.Module):
+    """A buffer transposed in place, then an index of it fails."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.arange(6.0).reshape(2, 3))
+
+    def forward(self, x, idx):
+        try:
+            self.buf.t_()
+            return self.buf[idx] + x
+        except IndexError:
+            print("caught", tuple(self.buf.shape))
+            return None
+
+
+def _buf_ok():
+    return (torch.ones(3), torch.tensor([2]))
+
+
+def _buf_bad():
+    return (torch.ones(3), torch.tensor([5]))
+
+
+def foreach_then_index(a, b, idx):
+    """A multi-output writer (``_foreach_mul_``) on two arguments, then the error."""
+    try:
+        torch._foreach_mul_([a, b], 2.0)
+        y = a[idx] + b[idx]
+    except IndexError as e:
+        print("caught", e)
+        y = a + b
+    return y
+
+
+def _two_ok():
+    return (torch.arange(3.0), torch.ones(3), torch.tensor([0, 2]))
+
+
+def _two_bad():
+    return (torch.arange(3.0), torch.ones(3), torch.tensor([0, 3]))
+
+
+def fill_through_expand(x, idx):
+    """A fill through an expanded view writes each element many times."""
+    try:
+        x.unsqueeze(0).expand(2, 3).fill_(7)
+        y = x[idx]
+    except IndexError:
+        y = x * 2
+    return y
+
+
+def _idx3_ok():
+    return (torch.arange(3.0), torch.tensor([0, 2]))
+
+
+def _idx3_bad():
+    return (torch.arange(3.0), torch.tensor([0, 3]))
+
+
+def shared_storage_two_dtypes(x, xi, idx):
+    """Two arguments viewing one storage with different dtypes, both written."""
+    try:
+        x.add_(1)
+        xi.add_(1)
+        y = x[idx]
+    except IndexError:
+        y = x.clone()
+    return y
+
+
+def _shared_dtypes(i):
+    base = torch.zeros(6)
+    return (base[:3], base[3:].view(torch.int32), torch.tensor([0, i]))
+
+
+def _shared_ok():
+    return _shared_dtypes(2)
+
+
+def _shared_bad():
+    return _shared_dtypes(4)
+
+
+def resized_out(a, o, idx):
+    """An ``out=`` tensor of the wrong size is resized by the call (a metadata write)."""
+    try:
+        torch.add(a, 1, out=o)
+        y = o[idx]
+    except IndexError:
+        y = o * 3
+    return y
+
+
+def _out_ok():
+    return (torch.arange(3.0), torch.empty(0), torch.tensor([1]))
+
+
+def _out_bad():
+    return (torch.arange(3.0), torch.empty(0), torch.tensor([6]))
+
+
+def saved_then_written(x, idx, w):
+    """A tensor autograd saved for backward is then written in place: eager's backward
+    fails on the version check, and so must the captured function's."""
+    try:
+        z = x * w
+        x.mul_(2)
+        y = x[idx] + z.sum()
+    except IndexError:
+        y = z.sum()
+    return y
+
+
+SPLIT_CASES = {
+    "foreach_then_index": Case(foreach_then_index, (_two_ok, _two_bad, _two_ok, _two_bad)),
+    "fill_through_expand": Case(fill_through_expand, (_idx3_ok, _idx3_bad, _idx3_ok, _idx3_bad)),
+    "shared_storage_two_dtypes": Case(shared_storage_two_dtypes,
+                                      (_shared_ok, _shared_bad, _shared_ok, _shared_bad)),
+    "resized_out": Case(resized_out, (_out_ok, _out_bad, _out_ok, _out_bad)),
+    "saved_then_written": Case(saved_then_written, (_grad_ok, _grad_bad, _grad_ok, _grad_bad)),
+    "transpose_in_place_then_index": Case(transpose_in_place_then_index,
+                                          (_t_ok, _t_bad, _t_ok, _t_bad)),
+    "transpose_outside_try": Case(transpose_outside_try, (_t_bad, _t_ok, _t_bad)),
+    "transpose_finally": Case(transpose_finally, (_t_ok, _t_bad, _t_ok, _t_bad)),
+    "write_through_unfold": Case(write_through_unfold, (_unfold_ok, _unfold_bad, _unfold_ok,
+                                                        _unfold_bad)),
+    "failing_write_through_unfold": Case(failing_write_through_unfold,
+                                         (_unfold_ok, _unfold_bad, _unfold_ok, _unfold_bad)),
+    "transpose_in_callee": Case(transpose_in_callee, (_t_ok, _t_bad, _t_ok, _t_bad)),
+    "transpose_in_loop": Case(transpose_in_loop, (_t_ok, _t_bad, _t_ok)),
+    "pending_append_then_transpose": Case(pending_append_then_transpose,
+                                          (_t_log_ok, _t_log_bad, _t_log_ok, _t_log_bad)),
+    "grad_recorded_write": Case(grad_recorded_write, (_grad_ok, _grad_bad, _grad_ok, _grad_bad)),
+    "grad_write_after_pure_work": Case(grad_write_after_pure_work,
+                                       (_grad_ok, _grad_bad, _grad_ok, _grad_bad)),
+    "transpose_buffer": Case(TransposeBuffer, (_buf_ok, _buf_bad, _buf_ok, _buf_bad), module=True),
+}
+
+
 CASES = {
     "except_after_inplace": Case(except_after_inplace, (_idx_ok, _idx_bad, _idx_ok, _idx_bad)),
     "finally_after_inplace": Case(finally_after_inplace, (_idx_ok, _idx_bad, _idx_bad, _idx_ok)),
@@ -278,16 +580,19 @@ CASES = {
     "cholesky_not_positive_definite": Case(cholesky_not_positive_definite,
                                            (_chol_ok, _chol_bad, _chol_ok)),
     "random_draw_before_error": Case(random_draw_before_error, (_idx_ok, _idx_bad, _idx_ok, _idx_bad)),
+    "unused_failing_op": Case(unused_failing_op, (_idx_ok, _idx_bad, _idx_ok, _idx_bad)),
     "fresh_write_then_error": Case(fresh_write_then_error, (_idx_ok, _idx_bad, _idx_ok)),
     "bn_then_index": Case(BNThenIndex, (_bn_ok, _bn_bad, _bn_ok, _bn_bad), module=True),
     "clip_then_index": Case(ClipThenIndex, (_clip_ok, _clip_bad, _clip_ok, _clip_bad), module=True),
+    **SPLIT_CASES,
 }
 
 
 # -- the harness --------------------------------------------------------------------------------
 
 def _run(fn, make, seed):
-    """(outcome, printed text, arguments after the call, random stream after the call)."""
+    """(outcome, printed text, arguments after the call, random stream after the call,
+    autograd facts: the argument histories and the leaves' grads of a backward from the result)."""
     args = make()
     buf = io.StringIO()
     torch.manual_seed(seed)
@@ -296,7 +601,19 @@ def _run(fn, make, seed):
             outcome = ("return", fn(*args))
         except Exception as e:  # compared by type and message
             outcome = ("raise", type(e), str(e))
-    return outcome, buf.getvalue(), args, torch.rand(2)
+    rand = torch.rand(2)
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    history = [type(a.grad_fn).__name__ for a in tensors]
+    backward = None
+    if outcome[0] == "return" and any(t.requires_grad for t in tensors):
+        loss = _loss(outcome[1])
+        if isinstance(loss, torch.Tensor):
+            try:
+                loss.backward()
+            except RuntimeError as e:       # (a saved tensor written in place, as in eager)
+                backward = str(e)
+    grads = [a.grad for a in tensors if a.is_leaf and a.requires_grad]
+    return outcome, buf.getvalue(), args, rand, (history, grads, backward)
 
 
 def check_case(case: Case, backend: str):
@@ -320,6 +637,10 @@ def check_case(case: Case, backend: str):
         assert got[1] == exp[1], f"{where}: printed {got[1]!r} vs {exp[1]!r}"
         assert_same(list(got[2]), list(exp[2]), where + " args")
         assert_same(got[3], exp[3], where + " random stream")
+        if backend == "eager":      # (fx writes inputs back by copy_: CopyBackwards)
+            assert got[4][0] == exp[4][0], f"{where}: argument autograd histories"
+        assert_same(got[4][1], exp[4][1], where + " grads")
+        assert got[4][2] == exp[4][2], f"{where}: backward error"
         if case.module:
             assert_same(dict(mod.state_dict()), dict(ref.state_dict()), where + " state")
     return fn_cap
@@ -332,7 +653,7 @@ def test_runtime_error_matches_eager(name):
 
 
 @pytest.mark.parametrize("name", ["except_after_inplace", "nested_try", "bn_then_index",
-                                  "random_draw_before_error"])
+                                  "random_draw_before_error", "unused_failing_op"])
 def test_runtime_error_matches_eager_fx(name):
     check_case(CASES[name], "fx")
 
@@ -356,3 +677,58 @@ def test_unobservable_errors_keep_the_in_place_graph(fn):
     cf(*_idx_ok())
     src = cf.entries[0].region_source
     assert "mul_(" in src and "copy_(" not in src
+
+
+@pytest.mark.parametrize("name", ["transpose_in_place_then_index", "write_through_unfold",
+                                  "grad_recorded_write", "transpose_in_loop"])
+def test_split_cases_match_eager_fx(name):
+    check_case(SPLIT_CASES[name], "fx")
+
+
+def _all_entries(cf):
+    """The entries of a captured function and of every continuation it made, transitively."""
+    out, work, seen = [], [cf], set()
+    while work:
+        c = work.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        for e in c.entries:
+            out.append(e)
+            work.extend(e.children)
+    return out
+
+
+@pytest.mark.parametrize("name", ["transpose_in_place_then_index", "write_through_unfold",
+                                  "grad_recorded_write"])
+def test_region_ends_before_the_write_and_the_rest_is_captured(name):
+    """The write that no pure graph can undo ends the region (a graph break explain names);
+    the work after it is still compiled, in the continuation's own graph."""
+    cf = check_case(SPLIT_CASES[name], "eager")
+    entries = _all_entries(cf)
+    reasons = [b.reason for e in entries for b in e.breaks]
+    assert "write-before-error" in reasons
+    after = [e for e in entries if not e.native and e.graphs
+             and any("getitem" in g.code or "[" in g.code for g in e.graphs)]
+    assert after, "the indexing after the write was not compiled"
+    assert not any("propagates as it is" in n for e in entries for n in e.notes)
+
+
+def transpose_unobserved(x, idx):
+    """No handler and nothing pending: no region split, the in-place graph stays whole."""
+    x.t_()
+    return x[idx]
+
+
+def test_unobservable_write_does_not_split():
+    case = Case(transpose_unobserved, (_t_ok, _t_bad, _t_ok))
+    cf = check_case(case, "eager")
+    assert not any(b.reason == "write-before-error" for e in _all_entries(cf) for b in e.breaks)
+
+
+def test_fullgraph_names_the_split():
+    """fullgraph=True cannot end the region early: the capture says why."""
+    cf = bcfront.capture(transpose_in_place_then_index, fullgraph=True)
+    with pytest.raises(bcfront.GraphBreakError) as info:
+        cf(*_t_ok())
+    assert "write-before-error" in str(info.value.reason)
