@@ -13,31 +13,45 @@ entry's region function then
    capture when the break happened inside it), a branch on a tensor, an
    iteration step, an operator, ...; an exception it raises inside a
    try block goes to a continuation starting at the handler;
-4. returns the result of a *continuation*: the original bytecode resumed after
-   the instruction (`resume.make_resume`), itself wrapped by `capture` and so
+4. goes on in a *continuation*: the original bytecode resumed after the
+   instruction (`resume.make_resume`), itself wrapped by `capture` and so
    captured on its first call, with its own guards, graphs and breaks.
 
 Continuations are cached per (function, offset, stack layout, live locals) in
-the captured function that made them (shared with its continuations).
-A continuation that would call itself again (a break inside a loop) calls
-the plain resume function instead, so the rest of that loop runs natively
-rather than recursing once per iteration.  A generator the trace created and
-has not started is rebuilt by calling its function again (`rebuild_gen`); an
-autocast state entered by with-blocks is re-entered by rebuilding their
-managers.  Whatever cannot be rebuilt or run on its own makes the whole
-function run natively under the guards so far, with the reason in explain.
+the captured function that made them (shared with its continuations).  They
+run as tail calls (`tailcalls`): a continuation's region returns the next
+continuation and its arguments, and the outermost captured call runs the
+chain in a loop, so the stack does not grow with the number of breaks.  A
+continuation re-entering one already on its chain (a break inside a loop)
+goes through that one's `LoopEntry`: cached entries on every iteration (a
+``while`` on a tensor condition stays compiled), a few new captures, then the
+rest of the loop natively when the guards change every iteration (an int
+counter, an iterator position).
+
+The function's cell variables cross a break as the cell objects themselves:
+the region rebuilds each cell once (closures rebuilt with it hold the same
+one) and passes it, and the continuation's cell slots hold exactly those
+cells (no MAKE_CELL; `cells` guards what is read through them, not their
+identity, and wraps closures passed in by code), so closures made before or
+after the break and ``nonlocal`` writes on either side stay in sync.  A
+generator the trace created and has not started is rebuilt by calling its
+function again (`rebuild_gen`); an autocast state entered by with-blocks is
+re-entered by rebuilding their managers.  Whatever cannot be rebuilt or run
+on its own makes the whole function run natively under the guards so far,
+with the reason in explain.
 """
 from __future__ import annotations
 
 import sys
+import types
 import weakref
 
 from ..errors import UnsupportedError
 from .driver import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
 from .resume import make_resume
-from .values import (NULL, CellV, Const, DictV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
-                     PartialV, SetV, StateCMV, TupleV, Value)
+from .tailcalls import LoopEntry, TailCall, run_chain
+from .values import NULL, CellV, Const, MethodV, StateCMV
 
 _LIVENESS: dict = {}
 
@@ -87,7 +101,6 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     code = orig.__code__
     region = RegionCode(root, tx)
     ns, tail, rb, prefix = region.ns, region.tail, region.rb, region.prefix
-    _check_cells(frame, stack, code)
     slot_exprs = []
     for v in stack:
         if v is NULL:
@@ -111,13 +124,14 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         return local_exprs[name]
 
     def live_names(offset):
-        names = dict.fromkeys(code.co_varnames + code.co_cellvars)   # a parameter may be a cell too
-        bound = [n for n in names
-                 if n in frame.locals and not (isinstance(frame.locals[n], CellV)
-                                               and frame.locals[n].contents is None)
-                 and not n.startswith("___stack")]
+        cells = set(code.co_cellvars)          # passed as cells (below), bound or not
+        bound = [n for n in code.co_varnames
+                 if n in frame.locals and n not in cells and not n.startswith("___stack")]
         live = _live(code, to_orig(offset))
         return [n for n in bound if live is None or n in live]
+
+    cell_exprs = [rb.expr(frame.locals[n]) if isinstance(frame.locals.get(n), CellV)
+                  else f"{ns.const(types.CellType, 'CellType')}()" for n in code.co_cellvars]
 
     kw = frame.snap_kw
     if ins.op == "CALL_KW":
@@ -161,13 +175,22 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         exc_info_expr = ns.fresh("exc_info")
         tail.append(f"    {exc_info_expr} = {rb.expr(tx.exc_info)}")
 
-    def cont_call(offset, stack_exprs, live) -> str:
+    tail_call = ns.const(TailCall, "TailCall")
+
+    def cont_call(offset, stack_exprs, live) -> list[str]:
+        """Statements going on in the continuation: a continuation returns it as a tail call,
+        the outermost captured call runs the chain (`tailcalls`)."""
         nulls = [e is None for e in stack_exprs]
         slots = tuple(i for i in exc_slots if i < len(stack_exprs) and stack_exprs[i] is not None)
         target = continuation(cf, orig, to_orig(offset), nulls, live, children, slots)
         args = [e for e in stack_exprs if e is not None] + ([exc_info_expr] if slots else []) \
-            + [local_exprs[n] for n in live]
-        return f"{ns.const(target, 'resume')}({', '.join(args)})"
+            + [local_exprs[n] for n in live] + cell_exprs
+        if getattr(cf, "tail_calls", False):
+            return [f"return {tail_call}(({', '.join([ns.const(target, 'resume')] + args)},))"]
+        r = ns.fresh("r")
+        return [f"{r} = {ns.const(target, 'resume')}({', '.join(args)})",
+                f"return {r} if {ns.helper('type')}({r}) is not {tail_call} "
+                f"else {ns.const(run_chain, 'run_chain')}({r})"]
 
     if handler is not None:
         tail.append("    try:")
@@ -175,16 +198,16 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         tail.append(f"    except {ns.helper('BaseException')} as {prefix}exc:")
         h_stack = slot_exprs[:handler.depth] + ([repr(ins.offset)] if handler.lasti else []) \
             + [f"{prefix}exc"]
-        tail.append(f"        return {cont_call(handler.target, h_stack, h_live)}")
+        tail.extend("        " + line for line in cont_call(handler.target, h_stack, h_live))
     else:
         tail.extend("    " + line for line in native_lines)
     for oc, live in resolved:
-        call = f"return {cont_call(oc.offset, oc.stack, live)}"
+        call = cont_call(oc.offset, oc.stack, live)
         if oc.condition is not None:
             tail.append(f"    if {oc.condition}:")
-            tail.append(f"        {call}")
+            tail.extend(f"        {line}" for line in call)
         else:
-            tail.append(f"    {call}")
+            tail.extend(f"    {line}" for line in call)
     if not resolved:
         tail.append(f"    raise {ns.helper('RuntimeError')}('unreachable: the native instruction raises')")
     return region.finish(cf, "(break)", breaks=[rec], children=children)
@@ -241,8 +264,8 @@ def _is_module(obj) -> bool:
 
 
 def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
-    """The captured continuation of `orig` at `offset` (cached), or the plain resume function
-    when capturing it would re-enter a continuation already on this chain (a loop)."""
+    """The captured continuation of `orig` at `offset` (cached), or its `LoopEntry` when it is
+    already on this chain (a loop around a break: its cached entries, few new captures)."""
     family = cf.continuations                 # shared by a captured function and its continuations
     per = family.get(orig)
     if per is None:
@@ -255,45 +278,14 @@ def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
         cap = CapturedFunction(fn, backend=cf.backend, recompile_limit=cf.recompile_limit,
                                **cf.options)
         cap.continuations = family
+        cap.tail_calls = True             # its region returns TailCall markers
         cap.chain = getattr(cf, "chain", frozenset()) | {(orig.__code__, key)}
-        hit = per[key] = (cap, fn)
-    cap, fn = hit
+        hit = per[key] = (cap, LoopEntry(cap, fn))
+    cap, loop = hit
     chain = getattr(cf, "chain", frozenset())
     if (orig.__code__, key) in chain:
-        return fn
+        return loop
     if cap not in children:
         children.append(cap)
     return cap
 
-
-def _check_cells(frame, stack, code) -> None:
-    """Cells re-created in a continuation must not be shared with a live closure."""
-    own = {id(frame.locals[n]) for n in code.co_cellvars if isinstance(frame.locals.get(n), CellV)}
-    if not own:
-        return
-    seen, work = set(), list(stack) + list(frame.locals.values())
-    while work:
-        v = work.pop()
-        if id(v) in seen or not isinstance(v, Value):
-            continue
-        seen.add(id(v))
-        if isinstance(v, MadeFunctionV):
-            if any(id(c) in own for c in (v.closure or ())):
-                raise UnsupportedError("no-continuation", "a closure made before the break shares a cell")
-            work.extend(v.defaults or ())
-        elif isinstance(v, (ListV, TupleV)):
-            work.extend(v.items)
-        elif isinstance(v, DictV):
-            work.extend(x for e in v.entries.values() for x in e)
-        elif isinstance(v, SetV):
-            work.extend(v.entries.values())
-        elif isinstance(v, NewObjectV):
-            work.extend(v.attrs.values())
-        elif isinstance(v, ObjectV):
-            work.extend(x for x in v.overlay.values() if isinstance(x, Value))
-        elif isinstance(v, MethodV):
-            work.extend((v.func, v.obj))
-        elif isinstance(v, PartialV):
-            work.extend((v.func, *v.args, *v.kwargs.values()))
-        elif isinstance(v, CellV) and v.contents is not None:
-            work.append(v.contents)       # own cells too: a closure may sit in one

@@ -3,13 +3,119 @@
 A cell that exists outside the trace (a closure of an outside function) is
 loaded lazily, guarded through a `CellSource`; writes to such a cell are
 replayed after the region like any other outside mutation.
+
+A continuation (`resume.make_resume`) receives the cells of its original
+function as arguments: the region before the break made (or was given) them,
+and closures made before the break hold the same cells.  Such a cell is an
+*input*: its value has a source (``L['n']``), its contents are read and
+guarded through ``L['n'].cell_contents`` (so a new cell per call does not
+recompile), and writes are replayed through the argument.  Functions passed
+to a continuation -- closures the region rebuilt, a new object per call --
+are wrapped by code (`function_by_code`): ``__code__`` identity, defaults and
+closure cells as inputs, the cells aliased to the continuation's own.
 """
 from __future__ import annotations
 
+import types
+from dataclasses import dataclass
+
 from ..errors import UnsupportedError
-from .sources import CellSource, Ref
+from .sources import CellSource, Ref, Source, attr_source, item_source
 from .tracer import SymbolicRaise
-from .values import CellV, Const, ExceptionV, ObjectV, SuperV
+from .values import CellV, Const, ExceptionV, MadeFunctionV, ObjectV, SuperV
+
+
+@dataclass(frozen=True, slots=True)
+class CellFilledSource(Source):
+    """Whether the cell at `base` holds a value (an empty cell's ``cell_contents`` raises)."""
+    base: Source
+
+    @property
+    def root(self):
+        return self.base.root
+
+    def readable(self):
+        return f"{self.base.readable()}.cell_contents is set"
+
+    def expr(self, ns):
+        return f"{ns.const(cell_filled, 'cell_filled')}({ns.spell(self.base)})"
+
+
+def cell_filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def input_cell(tx, cell, source, name: str) -> CellV:
+    """The value of a real cell reached through `source` (an argument of a continuation, or a
+    closure item of a function passed in); one value per cell object, so that every path to
+    it sees the same contents in the trace -- other paths are alias-guarded."""
+    hit = tx.by_id.get(id(cell))
+    if isinstance(hit, CellV):
+        if hit.source is not None:
+            tx.guard("TENSOR_ALIAS", source, hit.source)     # an identity check between sources
+        elif hit.real is not None:
+            tx.guard("ID_MATCH", source, hit.real)
+        return hit
+    v = CellV(None, real=cell, name=name)
+    v.source = source
+    tx.by_id[id(cell)] = v
+    tx.keepalive.append(cell)
+    return v
+
+
+def function_by_code(tx, fn, source) -> MadeFunctionV:
+    """A function argument of a continuation, guarded by what it does rather than identity:
+    ``__code__``, ``__globals__`` and ``__kwdefaults__`` by identity, defaults like any value,
+    closure cells as input cells."""
+    from .builder import wrap
+    hit = tx.by_id.get(id(fn))
+    if isinstance(hit, MadeFunctionV):
+        return hit
+    tx.guard("TYPE_MATCH", source, types.FunctionType)
+    for attr in ("__code__", "__globals__", "__kwdefaults__"):
+        tx.guard("ID_MATCH", attr_source(source, attr), getattr(fn, attr))
+    code = fn.__code__
+    defaults = fn.__defaults__
+    dsrc = attr_source(source, "__defaults__")
+    if defaults and any(type(d) is types.FunctionType for d in defaults):
+        tx.guard("TYPE_MATCH", dsrc, tuple)
+        tx.guard("LENGTH", dsrc, len(defaults))
+        defaults = tuple(by_code_or_wrap(tx, d, item_source(dsrc, i)) for i, d in enumerate(defaults))
+    elif defaults:
+        defaults = tuple(wrap(tx, defaults, dsrc).items)
+    else:
+        wrap(tx, defaults, dsrc)           # None or (): guarded to stay so
+        defaults = None
+    cells = None
+    if fn.__closure__:
+        clo = attr_source(source, "__closure__")
+        tx.guard("LENGTH", clo, len(fn.__closure__))
+        cells = tuple(input_cell(tx, c, item_source(clo, i), name)
+                      for i, (name, c) in enumerate(zip(code.co_freevars, fn.__closure__)))
+    v = MadeFunctionV(code, fn.__globals__, fn.__qualname__, defaults,
+                      None if not fn.__kwdefaults__ else _kwdefaults(tx, fn, source), cells)
+    v.source = source
+    tx.by_id[id(fn)] = v
+    tx.keepalive.append(fn)
+    return v
+
+
+def by_code_or_wrap(tx, obj, source):
+    """`obj` reached from a continuation's arguments: a function by its code, else `wrap`."""
+    if type(obj) is types.FunctionType:
+        return function_by_code(tx, obj, source)
+    from .builder import wrap
+    return wrap(tx, obj, source)
+
+
+def _kwdefaults(tx, fn, source) -> dict:
+    from .builder import wrap
+    d = wrap(tx, fn.__kwdefaults__, attr_source(source, "__kwdefaults__"))
+    return {k: e[1] for k, e in d.entries.items()}
 
 
 def load_cell(tx, cell: CellV):
@@ -20,12 +126,22 @@ def load_cell(tx, cell: CellV):
             contents = None
         else:
             from .builder import wrap
-            contents = wrap(tx, real, CellSource(cell.name, Ref(cell.real)))
+            src = attr_source(cell.source, "cell_contents") if cell.source is not None \
+                else CellSource(cell.name, Ref(cell.real))
+            # a continuation's cell may hold a closure made per call
+            contents = by_code_or_wrap(tx, real, src) if cell.source is not None else wrap(tx, real, src)
+        if contents is None and cell.source is not None:       # a later call's may be full
+            tx.guard("CONSTANT_MATCH", CellFilledSource(cell.source), False)
         tx.set(cell, "contents", contents)
         tx.set(cell, "loaded", True)
     if cell.contents is None:
+        code = tx.frames[-1].code if tx.frames else None
+        if code is not None and cell.name in code.co_cellvars:       # the frame's own variable
+            raise SymbolicRaise(ExceptionV(UnboundLocalError, [Const(
+                f"cannot access local variable '{cell.name}' where it is not associated with a value")]))
         raise SymbolicRaise(ExceptionV(NameError, [Const(
-            f"cannot access free variable '{cell.name}' where it is not associated with a value")]))
+            f"cannot access free variable '{cell.name}' where it is not associated with a value"
+            " in enclosing scope")]))
     return cell.contents
 
 

@@ -160,8 +160,11 @@ class Rebuilder:
         if isinstance(v, CellV):
             if v.real is not None:
                 return ns.const(v.real)
-            contents = "" if v.contents is None else self.expr(v.contents)
-            return self.temp(f"{ns.const(types.CellType, 'CellType')}({contents})", v, "cell")
+            # made empty first, filled after: its contents may be a closure holding it
+            name = self.temp(f"{ns.const(types.CellType, 'CellType')}()", v, "cell")
+            if v.contents is not None:
+                self.emit(f"{name}.cell_contents = {self.expr(v.contents)}")
+            return name
         if isinstance(v, MadeFunctionV):
             defaults = "None" if not v.defaults else "(" + ", ".join(self.expr(d) for d in v.defaults) + ",)"
             kwd = "None" if not v.kwdefaults else "{" + ", ".join(
@@ -281,7 +284,8 @@ class Rebuilder:
                 target = pin(v.source.expr(ns))
                 pending.append(f"{target}.clear(); {target}.update({tmp})")
             elif isinstance(v, CellV):
-                pending.append(f"{ns.const(v.real)}.cell_contents = {val(v.contents)}")
+                cell = v.source.expr(ns) if v.source is not None else ns.const(v.real)
+                pending.append(f"{cell}.cell_contents = {val(v.contents)}")
             elif isinstance(v, SeqIterV) and isinstance(v.seq, ListV) and v.seq.source is None:
                 positions.append(f"{ns.const(_run_out, 'run_out')}({pin(v.source.expr(ns))})")  # exhausted
             elif isinstance(v, (SeqIterV, RangeIterV)):

@@ -89,16 +89,16 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
     except TypeError as e:
         raise BindError(str(e)) from None
     root_src = ConstSource(Ref(root, root.__qualname__))
-    # the body and defaults can be replaced in place (IPython's autoreload assigns __code__):
-    # identity guards, also on None defaults so that adding some later recompiles
-    for attr in ("__code__", "__defaults__", "__kwdefaults__"):
-        tx.guard("ID_MATCH", AttrSource(root_src, attr), getattr(root, attr))
+    if not is_continuation(root):
+        # the body and defaults can be replaced in place (IPython's autoreload assigns __code__):
+        # identity guards, also on None defaults so that adding some later recompiles.  A
+        # continuation is private to bcfront: nothing replaces its body.
+        for attr in ("__code__", "__defaults__", "__kwdefaults__"):
+            tx.guard("ID_MATCH", AttrSource(root_src, attr), getattr(root, attr))
     frame = Frame(code, root.__globals__, builtins_of(root.__globals__), fn=ObjectV(root, root_src))
     tx.frames.append(frame)
     try:
-        frame.locals = {name: wrap(tx, value, LocalSource(name)) for name, value in real_locals.items()}
-        for name, cell in zip(code.co_freevars, root.__closure__ or ()):
-            frame.locals[name] = CellV(None, real=cell, name=name)
+        frame.locals = root_locals(tx, root, real_locals)
         from ..capture import _call_object
         if cf.module_root is not None and root is not _call_object:
             from .objects import _guard_global_hooks, _HOOK_DICTS
@@ -126,6 +126,33 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or (tx.report_frame(frame),)
         return _broken(cf, root, tx, e, frame)
+
+
+def is_continuation(fn) -> bool:
+    return hasattr(fn, "__bcfront_resume__")
+
+
+def root_locals(tx, root, real_locals) -> dict:
+    """The root frame's locals: arguments wrapped as inputs, closure cells.  A continuation's
+    cell arguments and function arguments (the region before the break made them, new
+    objects per call) are inputs by contents and code, not identity (`cells`)."""
+    from .cells import by_code_or_wrap, input_cell
+    from .resume import CELL_PARAMS
+    code = root.__code__
+    out = {}
+    for name, cell in zip(code.co_freevars, root.__closure__ or ()):
+        out[name] = CellV(None, real=cell, name=name)
+        tx.by_id[id(cell)] = out[name]        # a closure passed in may share it
+    if not is_continuation(root):
+        out.update((name, wrap(tx, value, LocalSource(name))) for name, value in real_locals.items())
+        return out
+    cells = getattr(root, CELL_PARAMS)
+    for name in cells:                   # first: functions passed in may hold them
+        out[name] = input_cell(tx, real_locals[name], LocalSource(name), name)
+    for name, value in real_locals.items():
+        if name not in cells:
+            out[name] = by_code_or_wrap(tx, value, LocalSource(name))
+    return out
 
 
 def _broken(cf, root, tx, e, frame) -> Entry:

@@ -3,15 +3,17 @@
 ``make_resume(fn, offset, stack, live)`` returns a new function whose code is
 the original code object's, preceded by a prologue that
 
-1. copies the closure (COPY_FREE_VARS) and re-creates cell variables from
-   their current values (MAKE_CELL; only used when no closure made before the
-   break shares them, which the caller checks);
+1. copies the closure (COPY_FREE_VARS); the function's own cell variables
+   arrive as arguments holding the cell objects themselves (the region rebuilt
+   them, and closures made before the break hold the very same cells, so a
+   write through either side is seen by the other) -- so, unlike the
+   compiler's code, no MAKE_CELL: the parameter's slot already holds a cell;
 2. pushes the saved stack: each slot is a parameter ``___stack<i>``, or PUSH_NULL
    for a NULL slot -- and re-enters the except/finally blocks the offset is inside
    (PUSH_EXC_INFO on the exception each one handles; see `make_resume`);
 3. jumps to `offset`.
 
-Its parameters are the stack slots followed by the live locals, so the
+Its parameters are the stack slots, the live locals, then the cells, so the
 values arrive exactly where the original frame had them.  Everything else --
 the instructions after `offset`, exception table, line numbers -- is the
 original's, so a break inside try/except/finally, a with block or a loop
@@ -60,6 +62,10 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
                 name: str, exc_slots: tuple[int, ...] = ()) -> types.FunctionType:
     """A function running `fn`'s code from `offset` with the given stack and locals.
 
+    Its parameters: the non-NULL stack slots, ``___exc_info`` (with `exc_slots`), the
+    `live` locals (cell variables excluded), then every cell variable of `fn`, each
+    passed the cell object itself (`CELL_PARAMS` names them on the function).
+
     `exc_slots` are the stack indices of the "previous exception" slots of the except /
     finally blocks the offset is inside (outermost first).  CPython's PUSH_EXC_INFO pushed
     them and made the caught exception the handled one (``sys.exc_info()``, bare
@@ -81,8 +87,6 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     pro = []
     if code.co_freevars:
         pro.append(Instr("COPY_FREE_VARS", len(code.co_freevars)))
-    for c in code.co_cellvars:
-        pro.append(Instr("MAKE_CELL", _cell_arg(c, b)))
     pro.append(Instr("RESUME", 0))
     handled = {p: (stack_param(exc_slots[k + 1]) if k + 1 < len(exc_slots) else EXC_PARAM)
                for k, p in enumerate(exc_slots)}
@@ -100,8 +104,10 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     nb.filename = code.co_filename
     nb.first_lineno = code.co_firstlineno
     nb.docstring = None
+    cells = list(code.co_cellvars)
+    live = [n for n in live if n not in cells]
     args = [stack_param(i) for i, null in enumerate(stack_nulls) if not null] \
-        + ([EXC_PARAM] if exc_slots else []) + list(live)
+        + ([EXC_PARAM] if exc_slots else []) + live + cells
     nb.argnames = args
     nb.argcount = len(args)
     nb.posonlyargcount = 0
@@ -124,9 +130,12 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     offmap = _offset_map(new_code, len(pro), bc, widths)
     check_continuation(new_code, code, offmap)
     out.__bcfront_resume__ = (fn, offmap)
+    setattr(out, CELL_PARAMS, tuple(cells))
     ORIGINAL_OFFSETS[new_code] = offmap
     return out
 
+
+CELL_PARAMS = "__bcfront_cells__"       # a continuation's parameters that are passed cells
 
 # continuation code object -> {its offset: the original code's offset}, for reports
 ORIGINAL_OFFSETS: dict = {}
@@ -194,7 +203,3 @@ def _split_superinstructions(body: list) -> tuple[list, list[int]]:
         widths.append(2)
     return out, widths
 
-
-def _cell_arg(name, b):
-    from bytecode import CellVar
-    return CellVar(name)

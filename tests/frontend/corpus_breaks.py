@@ -230,3 +230,109 @@ def break_while_building_a_dict(x):
     """A break in the middle of a dict display: the half-built dict crosses the break and the
     rest of the display updates it in the continuation (its writes must be replayed)."""
     return {**{i: i for i in range(x)}, "k": print("k") or x, **{"z": [x]}}
+
+
+# -- closures sharing the function's cells across a break (each must stay compiled) ----------
+
+@case((1,), (2,), (2,))
+def closure_made_before_break(x):
+    """A closure made before the break reads a cell the continuation then writes."""
+    y = x + 1
+    g = lambda: y * 10
+    print("y", y)
+    y += 1
+    return g() + y
+
+
+@case((1,), (3,), (3,))
+def nonlocal_writes_both_sides(x):
+    """`nonlocal` writes in the closure and plain writes in the continuation see each other."""
+    n = x
+    def bump(k):
+        nonlocal n
+        n += k
+        return n
+    bump(1)
+    print("n", n)
+    bump(2)
+    n *= 3
+    r = bump(0)
+    return n, r
+
+
+@case((1,), (4,), (4,))
+def recursive_closure(n):
+    """A closure whose own cell holds it (self-recursion): the cell is rebuilt empty, then filled."""
+    def fact(k):
+        return 1 if k <= 1 else k * fact(k - 1)
+    print("n", n)
+    return fact(n)
+
+
+@case((1,), (2,), (2,))
+def cell_bound_after_break(x):
+    """The shared cell is still empty at the break; the continuation fills it."""
+    def get():
+        return v
+    print("x", x)
+    v = x * 2
+    return get()
+
+
+@case((1,), (5,), (5,))
+def closure_made_after_break(x):
+    """Closures made before and after the break share one cell."""
+    n = x
+    g = lambda: n
+    print("n", n)
+    h = lambda: n + 1
+    n = 7
+    return g(), h(), n
+
+
+@case((1,), (2,), (2,))
+def closure_escapes(x):
+    """A closure made before the break is returned and keeps working on the same cell."""
+    total = x
+    log = []
+    def add(v):
+        nonlocal total
+        total += v
+        log.append(total)
+        return total
+    print("t", total)
+    add(2)
+    f = add
+    return f(5), log, total
+
+
+@case((1,), (2,), (2,), breaks=None)
+def two_breaks_shared_cell(x):
+    """Two breaks in a row: the second continuation gets the cells the first one was given."""
+    k = x
+    inc = lambda: k + 100
+    print("a", k)
+    k = k * 2
+    print("b", inc())
+    k = k + 1
+    return inc(), k
+
+
+@case((1,), (3,), (3,))
+def parameter_cell_shared(k):
+    """A parameter that is also a cell, shared with a closure made before the break."""
+    f = lambda: k * 2
+    print("k", k)
+    k = 10
+    return f(), k
+
+
+@case((2,), (4,), (4,))
+def closure_in_default(x):
+    """A closure held by another function's default is rebuilt with the same cell."""
+    c = x
+    def outer(get=lambda: c):
+        return get()
+    print("c", c)
+    c = c + 5
+    return outer()

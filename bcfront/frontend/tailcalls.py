@@ -1,0 +1,68 @@
+"""Continuations as tail calls: a chain of breaks runs in a loop, not in nested calls.
+
+A region that ends at a graph break must go on in a continuation.  Calling it
+would nest one Python frame per break, so a break inside a loop (the
+continuation at offset X reaching X again on the next iteration) would grow
+the stack by a few frames per iteration and hit the recursion limit.  Instead:
+
+* a continuation's region *returns* ``TailCall((target, *args))`` -- the next
+  continuation and its arguments (a tuple subclass: one allocation, no
+  ``__init__``);
+* the outermost captured call (the user's function, or a callee captured at
+  a call site) calls its first continuation and, while the result is a
+  `TailCall`, calls the next one (`run_chain`).  The generated code checks
+  ``type(r) is TailCall`` inline, so a chain of one costs one type test.
+
+Nothing is shared between calls (each marker is a fresh tuple), so this is
+re-entrant and thread-safe; an exception simply propagates out of the loop
+with the frames of the continuation that raised it.  Only bcfront's own
+generated code calls continuations, so no user code ever sees a marker.
+
+`LoopEntry` is what a continuation calls when it re-enters a continuation
+already on its own chain (a loop around a break): it runs the target's
+cached entries, captures a new one at most `LOOP_RECAPTURES` times, and
+otherwise runs the rest natively (the plain resume function) -- a loop whose
+guards change every iteration (an int counter, an iterator position) would
+otherwise recompile once per iteration up to the recompile limit.
+"""
+from __future__ import annotations
+
+LOOP_RECAPTURES = 2        # new entries a continuation may capture from inside its own loop
+
+
+class TailCall(tuple):
+    """(callable, *args): what to call next, returned by a continuation's region."""
+    __slots__ = ()
+
+
+def run_chain(r):
+    """Run tail calls until a real result comes back (it is returned or raised)."""
+    while type(r) is TailCall:
+        r = r[0](*r[1:])
+    return r
+
+
+class LoopEntry:
+    """A continuation re-entered from its own chain (see the module docstring)."""
+    __slots__ = ("cap", "fn", "__weakref__")
+
+    def __init__(self, cap, fn):
+        self.cap, self.fn = cap, fn
+
+    def __call__(self, *args):
+        cap = self.cap
+        for e in cap._entries:
+            try:                  # the same inline check as CapturedFunction.__call__
+                hit = e.guard(*args)
+            except TypeError:
+                hit = False
+            if hit:
+                cap.calls += 1
+                return e.region(*args)
+        if cap.native_reason is None and getattr(cap, "loop_captures", 0) < LOOP_RECAPTURES:
+            cap.loop_captures = getattr(cap, "loop_captures", 0) + 1
+            return cap(*args)
+        return self.fn(*args)     # the rest of the loop, natively
+
+    def __repr__(self):
+        return f"<loop entry of {self.cap!r}>"
