@@ -71,6 +71,12 @@ class FakeEnv:
                 fake = hit[0]
             else:
                 fake = self.mode.from_tensor(t, static_shapes=True)
+                if _meta(fake)[:3] != sig[0][:3]:
+                    # an earlier trace changed the memo's fake in place (``x.unsqueeze_(0)``)
+                    # and was rolled back or retraced, so the real tensor never changed: the
+                    # memo's fake no longer describes it -- describe it anew
+                    _forget(self.mode, t)
+                    fake = self.mode.from_tensor(t, static_shapes=True)
                 if fake.requires_grad != t.requires_grad:
                     # the mode's own memo keeps the fake of the tensor as first seen; its
                     # requires_grad may have been assigned since (``t.requires_grad = True``, O26)
@@ -95,6 +101,14 @@ def _shared_mode():
     if _MODE is None:
         _MODE = FakeTensorMode(allow_non_fake_inputs=False)
     return _MODE
+
+
+def _forget(mode, t) -> None:
+    """Drop the fake tensor mode's memo entry for real tensor `t`."""
+    conv = mode.fake_tensor_converter
+    tid = conv.meta_converter.describer.lookup_tensor.get(t)
+    if tid is not None:
+        conv.tensor_memo.pop(tid, None)
 
 
 def _meta(t) -> tuple:

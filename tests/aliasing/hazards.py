@@ -187,6 +187,19 @@ class BatchNormBlock(torch.nn.Module):
         return self.bn(x).relu()
 
 
+def _unsqueeze_then_break(x):
+    x.unsqueeze_(0)
+    print("a graph break inside the callee")     # the inlined call is rolled back
+    return x
+
+
+def metadata_write_in_rolled_back_callee(x):
+    """An inlined callee changes an input's metadata in place, then breaks: the call is
+    rolled back and runs through its own capture, which must see the input unchanged."""
+    y = _unsqueeze_then_break(x)
+    return y * 2, torch.ones(y.shape), x.sum(-1)
+
+
 COUNTER = {"n": 0}
 LOG = []
 
@@ -242,6 +255,8 @@ HAZARDS = {
     "global_writes": Hazard(global_writes, lambda k: [T(k, 3)],
                             globals_=(globals(), ("COUNTER", "LOG", "LAST"))),
     "closure_writes": Hazard(make_closure, lambda k: [T(k, 3)], factory=True),
+    "metadata_write_in_rolled_back_callee": Hazard(metadata_write_in_rolled_back_callee,
+                                                   lambda k: [T(k, 2, 3)]),
     "persistent_input_mutation": Hazard(input_mutation_visible,
                                         lambda k: [T(k, 4, 3), T(k + 1, 4, 3), T(k + 2, 4, 3)],
                                         persistent=True),

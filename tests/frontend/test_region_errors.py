@@ -528,6 +528,20 @@ def _out_bad():
     return (torch.arange(3.0), torch.empty(0), torch.tensor([6]))
 
 
+def metadata_write_after_split(x, idx):
+    """The first trace runs on to ``unsqueeze_``, changing the fake of `x` in place; the
+    retrace (and the continuation after the split) must still see `x` as it really is."""
+    try:
+        x.unfold(0, 2, 1).mul_(2)
+        v = x.reshape(2, -1)
+        x.unsqueeze_(0)
+        y = x[0, idx] + v.sum()
+    except IndexError:
+        print("caught", tuple(x.shape))
+        y = x.sum()
+    return y
+
+
 def saved_then_written(x, idx, w):
     """A tensor autograd saved for backward is then written in place: eager's backward
     fails on the version check, and so must the captured function's."""
@@ -541,6 +555,8 @@ def saved_then_written(x, idx, w):
 
 
 SPLIT_CASES = {
+    "metadata_write_after_split": Case(metadata_write_after_split,
+                                       (_unfold_ok, _unfold_bad, _unfold_ok, _unfold_bad)),
     "foreach_then_index": Case(foreach_then_index, (_two_ok, _two_bad, _two_ok, _two_bad)),
     "fill_through_expand": Case(fill_through_expand, (_idx3_ok, _idx3_bad, _idx3_ok, _idx3_bad)),
     "shared_storage_two_dtypes": Case(shared_storage_two_dtypes,
