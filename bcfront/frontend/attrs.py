@@ -84,14 +84,18 @@ def _object_attr(tx, v: ObjectV, name):
     if name in v.overlay:
         val = v.overlay[name]
         if val is DELETED:
-            attribute_error(type(v.obj).__name__, name)
+            cls = type(v.obj)
+            if isinstance(mro_lookup(cls, name), types.MemberDescriptorType):   # a deleted slot
+                raise SymbolicRaise(ExceptionV(AttributeError, [Const(_unset_slot_message(
+                    cls.__module__, cls.__qualname__, name))]))
+            attribute_error(cls.__name__, name)
         return val
     obj = v.obj
     src = source_of(v)
     if isinstance(obj, types.ModuleType):
         written = _module_namespace(tx, obj).overlay.get(name, _MISS)
         if written is DELETED:
-            attribute_error("module", name)
+            _module_missing(tx, obj, name, src)
         if written is not _MISS:
             return written
         return _pymodule_attr(tx, v, obj, src, name)
@@ -118,8 +122,8 @@ def _object_attr(tx, v: ObjectV, name):
                 raise UnsupportedError("unsupported-attribute", "reading an object's __dict__")
             try:
                 real = getattr(obj, name)
-            except AttributeError:
-                attribute_error(cls.__name__, name)
+            except AttributeError as e:     # CPython's own words (3.13 qualifies the type name)
+                raise SymbolicRaise(ExceptionV(AttributeError, [Const(str(e))])) from None
             if name == "__class__":
                 return wrap(tx, real, ConstSource(Ref(real, real.__qualname__)), guard=False)
             return wrap(tx, real, AttrSource(src, name))
@@ -174,10 +178,31 @@ def _pymodule_attr(tx, v, mod, src, name):
     if name not in d:
         if name == "__name__":
             return Const(mod.__name__)
-        attribute_error("module", name)
+        _module_missing(tx, mod, name, src)
     # Module attributes are guarded too (an identity check each, reached through the
     # identity-checked module): monkeypatching torch.nn.functional.gelu recompiles.
     return wrap(tx, d[name], AttrSource(src, name))
+
+
+def _module_missing(tx, mod, name, src):
+    """A name a module does not have: its ``__getattr__`` (PEP 562: lazy imports, deprecation
+    shims) runs natively; else CPython's AttributeError.  Both absences are guarded: a
+    cached entry must not keep raising once the module gains the name or the hook."""
+    overlay = _module_namespace(tx, mod).overlay
+    hook = overlay.get("__getattr__", _MISS)
+    if hook is _MISS:
+        hook = mod.__dict__.get("__getattr__", _MISS)
+    if hook is not _MISS and hook is not DELETED:
+        raise UnsupportedError("unsupported-attribute", f"module {mod.__name__!r} defines __getattr__ ({name})")
+    if src is None:
+        raise UnsupportedError("unsupported-attribute", f"missing attribute {name} of an unguardable module")
+    for missing in (name, "__getattr__"):
+        if missing not in overlay:          # else the trace itself deleted it
+            tx.guard("NOT_PRESENT", AttrSource(src, "__dict__"), None, missing)
+    owner = mod.__dict__.get("__name__")
+    text = f"module '{owner}' has no attribute '{name}'" if isinstance(owner, str) else \
+        f"module has no attribute '{name}'"
+    raise SymbolicRaise(ExceptionV(AttributeError, [Const(text)]))
 
 
 def _class_attr(tx, v, cls, src, name):
@@ -257,7 +282,8 @@ def _new_object_attr(tx, v: NewObjectV, name):
         if isinstance(raw, types.MemberDescriptorType):
             if name in v.attrs:
                 return v.attrs[name]
-            attribute_error(cls.__name__, name)
+            raise SymbolicRaise(ExceptionV(AttributeError, [Const(_unset_slot_message(
+                cls.__module__, cls.__qualname__, name))]))
         if name == "__class__":
             return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
         if name == "__dict__":
@@ -457,6 +483,19 @@ def _check_store(cls, name) -> None:
         if not _is_heap_type(cls):    # a C type: its message names it its own way
             raise UnsupportedError("unsupported-attribute", f"storing {name} on a {cls.__qualname__}")
         raise SymbolicRaise(ExceptionV(AttributeError, [Const(_no_slot_message(cls.__name__, name))]))
+
+
+@functools.lru_cache(maxsize=256)
+def _unset_slot_message(module: str, qualname: str, name: str) -> str:
+    """This CPython's wording of a read of an unset slot (3.13 names the type with its
+    module), asked of a stand-in slotted class with the same names."""
+    stand_in = type(qualname.rpartition(".")[2], (), {"__slots__": (name,), "__module__": module,
+                                                       "__qualname__": qualname})
+    try:
+        getattr(object.__new__(stand_in), name)
+    except AttributeError as e:
+        return str(e)
+    return f"'{stand_in.__name__}' object has no attribute '{name}'"
 
 
 @functools.lru_cache(maxsize=256)

@@ -141,9 +141,17 @@ def _sum(tx, args, kwargs):
         what, hint = ("strings", "''") if issubclass(kind, str) else (
             "bytes" if issubclass(kind, bytes) else "bytearray", "b''")
         raise_(TypeError, f"sum() can't sum {what} [use {hint}.join(seq) instead]")
-    for x in to_list(tx, args[0]):
+    items = to_list(tx, args[0])
+    if all(isinstance(v, Const) and type(v.value) in _NUMBERS for v in (total, *items)):
+        # CPython 3.12+ adds floats with compensated summation (sum([0.1] * 10) == 1.0):
+        # the real sum of the constants is right on every version
+        return Const(sum((v.value for v in items), total.value))
+    for x in items:
         total = ops.binary(tx, operator.add, total, x)
     return total
+
+
+_NUMBERS = (int, float, bool, complex)
 
 
 def _any(tx, args, kwargs):

@@ -494,6 +494,79 @@ def f(z):
         "hand probe of builtins with optional arguments (session 4): a zip(strict=True) passed in "
         "is read as a plain zip: list(z) is [(1, 3)] instead of ValueError (fixed)"),
 
+    "module-getattr-hook-is-ignored": Regression('''
+import types
+
+M = types.ModuleType('mymod')
+M.x = 1
+M.__getattr__ = lambda name: 'dyn-' + name
+
+def f(a):
+    return M.x + a, M.qq, getattr(M, 'rr', None), hasattr(M, 'ss')
+''', (("1",), ("2",)),
+        "hand probe of module attributes (session 4): a module-level __getattr__ (PEP 562: lazy "
+        "imports, deprecation shims) was ignored: M.qq raised AttributeError under capture"),
+
+    "missing-module-attribute-is-not-guarded": Regression('''
+import types
+
+M = types.ModuleType('mymod')
+
+def f(a):
+    try:
+        return M.qq + a
+    except AttributeError as e:
+        return str(e)
+''', (CallSpec(("1",)), CallSpec(("1",), before="M.qq = 5"),
+          CallSpec(("1",), before="del M.qq; M.__getattr__ = lambda n: 7"),
+          CallSpec(("1",), before="del M.__getattr__"), CallSpec(("2",))),
+        "hand probe of module attributes (session 4): after a call that found M.qq missing, the "
+        "cached entry kept raising AttributeError once M.qq existed (no guard on the absence)"),
+
+    "attribute-error-messages-of-deleted-attributes": Regression('''
+import types
+
+M = types.ModuleType('mymod')
+M.x = 1
+
+class P:
+    __slots__ = ('x', '_y')
+
+    def __init__(self, x):
+        self.x = x
+        self._y = 0
+
+def f(a):
+    out = []
+    p = P(a)
+    try:
+        p.z = 1
+    except AttributeError as e:
+        out.append(str(e))
+    del p.x
+    try:
+        out.append(p.x)
+    except AttributeError as e:
+        out.append(str(e))
+    del M.x
+    try:
+        out.append(M.x)
+    except AttributeError as e:
+        out.append(str(e))
+    M.x = a
+    return out
+''', (("1",), ("2",)),
+        "hand probe of __slots__ classes (session 4): reading a deleted module attribute said "
+        "\"'module' object has no attribute 'x'\" (CPython: \"module 'mymod' has no attribute 'x'\"); "
+        "on 3.13 a deleted slot said \"'P' object ...\" where CPython says \"'fuzz.P' object ...\""),
+
+    "sum-of-floats-is-not-compensated": Regression('''
+def f(xs, a):
+    return sum([0.1] * 10), sum(xs), sum(xs, 0.5), sum([a, 0.1, 0.2, 0.3]), sum([1e100, 1.0, -1e100])
+''', (("[0.1, 0.2, 0.3]", "1"), ("[0.1] * 7", "2.5")),
+        "hand probe of builtins (session 4), 3.12+: sum([0.1] * 10) is 1.0 (CPython 3.12 adds "
+        "floats with compensated summation); captured 0.9999999999999999 (plain left-to-right +)"),
+
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
     return a
