@@ -221,6 +221,16 @@ class _Builder:
             nodes.append(out if step.index is None else self.item(out, step.index, state, loc))
         return nodes
 
+    def _check_strided(self, root: Root, chain, state, loc) -> None:
+        """An as_strided step's inverse (as_strided_scatter on the value below it) is exact
+        only first in the chain, on a root laid out as it was: its geometry is absolute in
+        the storage, not relative to a view (``x.diagonal().as_strided((2,), (1,))`` is
+        ``x``'s first two elements)."""
+        for k, step in enumerate(chain):
+            if packet(step.func) == "as_strided" and not (
+                    k == 0 and self._strided_ok(root, self._root_value(root, state, loc))):
+                raise FunctionalizeError("a write through an as_strided view of a view")
+
     def _strided_ok(self, root: Root, node: Node) -> bool:
         """as_strided offsets are absolute: valid on a value laid out like the root was."""
         now, then = self.fake[node], root.fake
@@ -376,6 +386,7 @@ class _Builder:
         root = p.root
         state, loc = n.state, n.loc
         try:
+            self._check_strided(root, p.chain, state, loc)
             bases = self.chain(root, p.chain[:-1], state, loc)
             val = value
             for step, base in zip(reversed(p.chain), reversed(bases)):

@@ -187,6 +187,16 @@ class BatchNormBlock(torch.nn.Module):
         return self.bn(x).relu()
 
 
+def as_strided_of_a_view_written(x):
+    """``as_strided`` offsets and strides are absolute in the storage: through a diagonal
+    view they still address the base's first elements, not the diagonal's."""
+    v = x * 2 + 1
+    d = v.diagonal()
+    d.as_strided((2,), (1,)).add_(1)
+    x.diagonal().as_strided((2,), (1,), 1).mul_(-1)
+    return v, d, x
+
+
 def _unsqueeze_then_break(x):
     x.unsqueeze_(0)
     print("a graph break inside the callee")     # the inlined call is rolled back
@@ -255,6 +265,7 @@ HAZARDS = {
     "global_writes": Hazard(global_writes, lambda k: [T(k, 3)],
                             globals_=(globals(), ("COUNTER", "LOG", "LAST"))),
     "closure_writes": Hazard(make_closure, lambda k: [T(k, 3)], factory=True),
+    "as_strided_of_a_view_written": Hazard(as_strided_of_a_view_written, lambda k: [T(k, 4, 6)]),
     "metadata_write_in_rolled_back_callee": Hazard(metadata_write_in_rolled_back_callee,
                                                    lambda k: [T(k, 2, 3)]),
     "persistent_input_mutation": Hazard(input_mutation_visible,
