@@ -554,6 +554,8 @@ def generate(seed: int, mode: str = "py", size: int | None = None, device: str |
         calls = py_calls(g.rng)
     else:
         calls = tensor_calls(g.rng, device, module=mode == "module")
+    if "guards" in extra:
+        calls = fuzzextra.between_calls(calls, seed, mode)
     prelude = fuzzextra.prelude(PRELUDE_TENSOR if mode != "py" else PRELUDE_PY, extra)
     post, entry = (POSTLUDE_MODULE, "MOD") if mode == "module" else ("", "f")
     return Program(f"{mode}{'x' if extra else ''}-{seed}", mode, prelude, PARAMS[mode], prologue + body + tail, calls, seed,

@@ -249,7 +249,9 @@ EXTRA_PATTERNS = {"sets": r"\{c_\d+ % \d for|set\(", "opaque": r"collections\.de
                   "dictiter": r"for [\w, ]+ in \w+(\.items\(\))?:", "classattr": r"\.kind\b",
                   "exc": r"\n +raise\n|from e\n", "loops": r"while True:|for i\d+, \*i\d+ in",
                   "tuples": r"(==|!=) \(-?\d+, ?-?\d*\)|divmod\(\w+, -?\d\) ==",
-                  "builtins": r"\.find\('a', 1\)|format\(|dict\.fromkeys|'%s' % \(|\)\.index\("}
+                  "builtins": r"\.find\('a', 1\)|format\(|dict\.fromkeys|'%s' % \(|\)\.index\(",
+                  "breaks": r"nonlocal acc\d+|print\('fin'|yield j \*|err\d+ = e\d+",
+                  "objects": r"= Slot\(", "calls": r"kwf\("}
 
 
 def test_extra_grammar_is_opt_in_and_covers_its_features():
@@ -258,7 +260,8 @@ def test_extra_grammar_is_opt_in_and_covers_its_features():
     from bcfront.testing import fuzzextra
     assert generate(3, "py", extra=()).source == generate(3, "py").source
     assert generate(3, "py", extra=fuzzextra.FEATURES).name == "pyx-3"
-    seen = {feat: False for feat in fuzzextra.FEATURES}
+    assert set(EXTRA_PATTERNS) | {"guards"} == set(fuzzextra.FEATURES)   # guards: in the calls
+    seen = {feat: False for feat in EXTRA_PATTERNS}
     for seed in range(50):
         program = generate(seed, "py", extra=fuzzextra.FEATURES)
         assert program.source == generate(seed, "py", extra=fuzzextra.FEATURES).source
@@ -268,6 +271,8 @@ def test_extra_grammar_is_opt_in_and_covers_its_features():
         verdict = differential.run(program, identity)
         assert verdict.ok, f"{program.name} disagrees with itself: {verdict.mismatch.describe()}"
     assert "kind = 0" in generate(0, "py", extra=("classattr",)).source
+    befores = [c.before for seed in range(10) for c in generate(seed, "py", extra=("guards",)).calls]
+    assert any(befores) and not any(c.before for c in generate(3, "py").calls)
     assert all(seen.values()), f"never generated: {[f for f, s in seen.items() if not s]}"
 
 
