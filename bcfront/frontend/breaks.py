@@ -101,6 +101,7 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     code = orig.__code__
     region = RegionCode(root, tx)
     ns, tail, rb, prefix = region.ns, region.tail, region.rb, region.prefix
+    rb.has_mutation = tx.has_mutation        # a started generator's replay reads its tensors
     slot_exprs = []
     for v in stack:
         if v is NULL:
@@ -231,12 +232,19 @@ def _from_callee(err) -> bool:
 
 
 class CallSite:
-    """At a break inside an inlined callee: call the callee through its own capture."""
+    """At a break inside an inlined callee: call the callee through its own capture.
+
+    A capture belongs to one function object.  A function made anew on every call (a
+    closure) would get a capture per call, each kept as a child: past `FRESH_LIMIT`
+    objects with one code the call runs natively instead."""
+
+    FRESH_LIMIT = 2
 
     def __init__(self, cf, children):
         self.cf = cf
         self.children = children
         self._cache = weakref.WeakKeyDictionary()
+        self._per_code: dict = {}
 
     def __call__(self, fn):
         import types
@@ -248,6 +256,11 @@ class CallSite:
         except TypeError:
             return fn
         if cap is None:
+            code = getattr(target, "__code__", None)        # None: a module
+            seen = self._per_code.get(code, 0)
+            if code is not None and seen >= self.FRESH_LIMIT:
+                return fn
+            self._per_code[code] = seen + 1
             from ..capture import CapturedFunction
             cap = CapturedFunction(target, backend=self.cf.backend, recompile_limit=self.cf.recompile_limit,
                                    **self.cf.options)

@@ -276,6 +276,7 @@ def resume_generator(tx, gen: GeneratorV, sent):
             raise SymbolicRaise(ExceptionV(TypeError, [Const(
                 "can't send non-None value to a just-started generator")]))
         tx.set(gen, "started", True)
+    tx.set(gen, "steps", gen.steps + 1)
     tx.set(f, "stack", f.stack[:])
     tx.set(f, "locals", dict(f.locals))
     tx.set(f, "ip", f.ip)

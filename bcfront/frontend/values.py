@@ -401,13 +401,14 @@ class EnumerateIterV(IterV):
 
 class GeneratorV(IterV):
     """A generator created during the trace: a suspended symbolic frame."""
-    __slots__ = ("frame", "done", "started")
+    __slots__ = ("frame", "done", "started", "steps")
 
     def __init__(self, frame):
         super().__init__(None)
         self.frame = frame
         self.done = False
         self.started = False
+        self.steps = 0                      # resumptions so far (rebuild_gen replays them)
 
     def python_type(self):
         import types

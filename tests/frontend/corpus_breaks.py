@@ -157,9 +157,10 @@ def _gen(n):
         yield i * i
 
 
-@case((3,), (2,), breaks=None, continued=False)
+@case((3,), (2,), breaks=None)
 def consuming_generator(n):
-    """A break while a generator is suspended (it cannot be rebuilt: runs natively, correctly)."""
+    """A break while a generator is suspended: its steps are pure, so it is made afresh and
+    advanced by as many steps as the trace ran."""
     out = []
     for v in _gen(n):
         print("v", v)
@@ -336,3 +337,49 @@ def closure_in_default(x):
     print("c", c)
     c = c + 5
     return outer()
+
+
+# -- started generators at a break ---------------------------------------------------------
+
+def _running_sum(scale, n):
+    acc = 0
+    for i in range(n):
+        acc = acc + i
+        yield scale * acc
+
+
+@case((5,), (2,), (5,))
+def generator_with_state_at_break(n):
+    """Two steps taken before the break; the generator's own state (acc) must be restored."""
+    g = _running_sum(3, n)
+    a = next(g)
+    b = next(g, None)
+    print("ab", a, b)
+    return a, b, list(g)
+
+
+@case(([1, 2, 3],), ([],), breaks=None)
+def genexpr_partly_consumed(xs):
+    """A generator expression over a list, advanced before the break; the list grows after it."""
+    g = (x * 10 for x in xs)
+    first = next(g, None)
+    print("first", first)
+    xs.append(7)
+    return first, list(g), xs
+
+
+def _appending(xs):
+    for x in xs:
+        if len(xs) < 4:
+            xs.append(x + 1)
+        yield x
+
+
+@case(([1],), ([5, 6],), breaks=None, continued=False)
+def impure_generator_at_break(xs):
+    """A generator whose steps write outside its frame cannot be replayed: runs natively."""
+    out = []
+    for v in _appending(xs):
+        print("v", v)
+        out.append(v)
+    return out, xs

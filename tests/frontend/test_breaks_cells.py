@@ -127,3 +127,19 @@ def test_empty_cell_at_capture_then_full_recompiles():
     cf = bcfront.capture(f)
     for flag in (False, True, False, True):
         assert _quiet(cf, flag) == _quiet(f, flag)
+
+
+def test_closure_callee_breaking_is_not_captured_once_per_call():
+    """A closure made per call that breaks inside: a capture per function object would grow
+    without bound; after a couple the call site runs it natively (results still match)."""
+    def f(x):
+        def tick(v):
+            print("tick", v)
+            return v + x
+        return tick(x) * 2
+
+    cf = bcfront.capture(f)
+    for _ in range(6):
+        assert _quiet(cf, 1) == _quiet(f, 1)
+    ticks = [g for g in walk(cf) if g.__qualname__.endswith("<locals>.tick")]
+    assert 1 <= len(ticks) <= 2, [g.__qualname__ for g in walk(cf)]

@@ -118,7 +118,25 @@ def raise_after_break_in_autocast(x):
     return y.dtype, torch.is_autocast_enabled("cpu")
 
 
+def _scaled(x, n):
+    for i in range(n):
+        yield x * (i - 1)
+
+
+def branch_on_generated_tensors(x):
+    """A data-dependent branch while a generator over tensors is suspended (replayed)."""
+    total = torch.zeros_like(x)
+    for t in _scaled(x, 3):
+        if t.sum() > 0:
+            total = total + t
+        else:
+            total = total - t
+    return total
+
+
 CASES = {
+    "branch_on_generated_tensors": (branch_on_generated_tensors,
+                                    lambda s: (torch.randn(4, generator=torch.Generator().manual_seed(s)),)),
     "break_in_autocast": (break_in_autocast, lambda s: (torch.randn(3, 3),)),
     "break_in_nested_autocast": (break_in_nested_autocast, lambda s: (torch.randn(2, 2),)),
     "raise_after_break_in_autocast": (raise_after_break_in_autocast,
