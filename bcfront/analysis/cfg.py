@@ -21,8 +21,7 @@ normal returns and explicit raises.
 from __future__ import annotations
 
 import bisect
-import re
-from dataclasses import dataclass, field
+from itertools import compress
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -40,31 +39,55 @@ class Edge(NamedTuple):
     kind: str
 
 
-@dataclass(slots=True, eq=False)
 class Block:
-    start: int
-    instructions: tuple[Instr, ...]
-    handler: ExceptionEntry | None   # shared by every instruction of the block
-    reachable: bool = True
-    # Successors in edge order (jump/branch target, fall-through, handler) and
-    # predecessors; a block reached along two edges (a branch to the next
-    # block) is listed twice, once per edge.
-    succs: list[int] = field(default_factory=list)
-    preds: list[int] = field(default_factory=list)
-    index: int = 0                   # position in offset order
-    first: int = 0                   # position of its first instruction in the bytecode
+    """A basic block: the instructions at positions [first, stop) of the bytecode.
+
+    Successors are in edge order (jump/branch target, fall-through, handler),
+    predecessors likewise; a block reached along two edges (a branch to the
+    next block) is listed twice, once per edge.  `instructions` (the `Instr`
+    objects) is built on first access; the analyses read the bytecode's columns.
+    """
+    __slots__ = ("start", "handler", "reachable", "succs", "preds", "index", "first", "stop",
+                 "_bytecode", "_instructions")
+
+    def __init__(self, start: int, bytecode: Bytecode, first: int, stop: int,
+                 handler: ExceptionEntry | None, reachable: bool = True,
+                 succs: list[int] | None = None, preds: list[int] | None = None,
+                 index: int = 0):
+        self.start = start
+        self.handler = handler          # shared by every instruction of the block
+        self.reachable = reachable
+        self.succs = [] if succs is None else succs
+        self.preds = [] if preds is None else preds
+        self.index = index              # position in offset order
+        self.first = first              # position of its first instruction in the bytecode
+        self.stop = stop                # one past its last instruction's position
+        self._bytecode = bytecode
+        self._instructions = None
+
+    @property
+    def instructions(self) -> tuple[Instr, ...]:
+        ins = self._instructions
+        if ins is None:
+            ins = self._instructions = self._bytecode.instructions[self.first:self.stop]
+        return ins
+
+    @property
+    def size(self) -> int:
+        """Number of instructions."""
+        return self.stop - self.first
 
     @property
     def end(self) -> int:
         """Offset just past the block's last instruction."""
-        return self.instructions[-1].next_offset
+        return self._bytecode.next_offset(self.stop - 1)
 
     @property
     def last(self) -> Instr:
-        return self.instructions[-1]
+        return self._bytecode.instructions[self.stop - 1]
 
     def __repr__(self) -> str:
-        return f"<Block {self.start}..{self.end} {len(self.instructions)} instrs>"
+        return f"<Block {self.start}..{self.end} {self.size} instrs>"
 
 
 # How each opcode ends a block, by opcode byte: 0 it does not, 1 branch, 2 jump, 3 return,
@@ -89,8 +112,6 @@ def _ending_table() -> bytes:
 
 
 _ENDS = _ending_table()
-_ENDS_RE = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256) if _ENDS[c]) + b"]")
-_OFFSET = attrgetter("offset")
 
 
 class CFG:
@@ -105,21 +126,21 @@ class CFG:
         self.entry = 0
         self._starts: list[int] = []
         self._rpo: list[int] = []
-        if bytecode.instructions:
+        if bytecode.offsets:
             self._build()
 
     # -- construction -------------------------------------------------------
     def _build(self) -> None:
-        instrs = self.bytecode.instructions
-        n = len(instrs)
-        offsets = list(map(_OFFSET, instrs))
-        opbytes = self.bytecode.opcodes
-        enders = [m.start() for m in _ENDS_RE.finditer(opbytes)]
-        index = self.bytecode.index
+        bc = self.bytecode
+        offsets = bc.offsets
+        n = len(offsets)
+        targets = bc.targets
+        opbytes = bc.opcodes
+        enders = list(compress(range(n), opbytes.translate(_ENDS)))
+        index = bc.index
         leaders = {0}
         leaders.update(i + 1 for i in enders)
-        leaders.update(index[instrs[i].jump_target] for i in enders
-                       if instrs[i].jump_target is not None)
+        leaders.update(index[targets[i]] for i in enders if targets[i] is not None)
         table = sorted(self.bytecode.exception_table, key=_START)
         for e in table:
             leaders.add(index[e.start])
@@ -144,12 +165,11 @@ class CFG:
             while k < nt and table[k].end <= start:
                 k += 1
             h = table[k] if k < nt and table[k].start <= start else None
-            last = instrs[b - 1]
-            how = _ENDS[last.opcode]
+            how = _ENDS[opbytes[b - 1]]
             out = []
             kinds = out_kinds[start] = []
             if how == _BRANCH or how == _JUMP:
-                dst = last.jump_target
+                dst = targets[b - 1]
                 kind = "branch" if how == _BRANCH else "jump"
                 edges.append(new(Edge, (start, dst, kind)))
                 out.append(dst)
@@ -167,7 +187,7 @@ class CFG:
                 kinds.append("exception")
             if how == _RETURN or (how == _RAISE and h is None):
                 exit_preds.append(start)
-            blocks[start] = Block(start, instrs[a:b], h, False, out, [], bi, a)
+            blocks[start] = Block(start, bc, a, b, h, False, out, [], bi)
         for start, blk in blocks.items():
             for s in blk.succs:
                 blocks[s].preds.append(start)

@@ -71,7 +71,11 @@ entries are skipped.  Exception-table entries are decoded from
 `co_exceptiontable` directly, with exclusive ends.
 
 The decoder reads ``co_code`` itself rather than going through
-`dis.get_instructions` (several times slower).  A code object built for
+`dis.get_instructions` (several times slower), and in two layers: `decode`
+produces flat columns (`Bytecode.offsets`, `opcodes`, `args`, `targets`),
+which is all the analyses read, checked as below; the `Instr` objects, with
+their source positions (``co_positions``), are built on the first access to
+`Bytecode.instructions`.  A code object built for
 another CPython (e.g. ``code.replace(co_code=...)`` with 3.12 bytes on 3.11)
 shows up as an opcode this interpreter does not have, a missing ``RESUME``
 after the prologue, an argument out of range, a jump into the middle of an
@@ -90,9 +94,9 @@ from __future__ import annotations
 
 import bisect
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import add, attrgetter
+from operator import add, attrgetter, itemgetter
 from typing import NamedTuple
 
 from ..errors import BcfrontError
@@ -105,7 +109,6 @@ from .versions import guess_version
 
 
 _OFFSET = attrgetter("offset")
-_OPCODE = attrgetter("opcode")
 
 
 class BytecodeVersionError(BcfrontError, ValueError):
@@ -206,15 +209,40 @@ class Instr(NamedTuple):
         return f"<{self.offset} {self.opname}{' ' + arg if arg else ''}>"
 
 
-@dataclass(slots=True)
 class Bytecode:
-    """A decoded code object: instructions in offset order plus its exception table."""
-    code: types.CodeType
-    instructions: tuple[Instr, ...]
-    exception_table: tuple[ExceptionEntry, ...]
-    version: tuple[int, int]
-    # offset -> index, and the table's starts; filled on first use
-    _lazy: dict = field(default_factory=dict, repr=False, compare=False)
+    """A decoded code object: instructions in offset order plus its exception table.
+
+    The analyses read the columns, one entry per instruction (EXTENDED_ARG
+    folded, caches skipped): `offsets`, `opcodes` (one bytes object), `args`
+    (as dis reports them) and `targets` (jump target offset or None).  The
+    `Instr` objects are built on first access to `instructions`.
+    """
+    __slots__ = ("code", "exception_table", "version", "offsets", "opcodes", "args",
+                 "targets", "end", "_instructions", "_index", "_starts")
+
+    def __init__(self, code: types.CodeType, offsets: list, opcodes: bytes, args: list,
+                 targets: list, end: int, exception_table: tuple[ExceptionEntry, ...],
+                 version: tuple[int, int]):
+        self.code = code
+        self.offsets = offsets
+        self.opcodes = opcodes
+        self.args = args
+        self.targets = targets
+        self.end = end              # offset just past the last instruction (and its caches)
+        self.exception_table = exception_table
+        self.version = version
+        self._instructions = self._index = self._starts = None
+
+    def __repr__(self) -> str:
+        return f"<Bytecode {self.code.co_qualname}: {len(self.offsets)} instructions>"
+
+    @property
+    def instructions(self) -> tuple[Instr, ...]:
+        """The `Instr` of every instruction, in offset order (built on first access)."""
+        ins = self._instructions
+        if ins is None:
+            ins = self._instructions = _instructions(self.code)
+        return ins
 
     def at(self, offset: int) -> Instr:
         return self.instructions[self.index_of(offset)]
@@ -222,19 +250,23 @@ class Bytecode:
     @property
     def index(self) -> dict[int, int]:
         """offset -> position in `instructions` (built once, shared by the analyses)."""
-        idx = self._lazy.get("index")
+        idx = self._index
         if idx is None:
-            idx = self._lazy["index"] = dict(zip(map(_OFFSET, self.instructions), range(
-                len(self.instructions))))
+            idx = self._index = dict(zip(self.offsets, range(len(self.offsets))))
         return idx
 
-    @property
-    def opcodes(self) -> bytes:
-        """The opcode of every instruction, as one bytes object (for C-speed scans)."""
-        ops = self._lazy.get("opcodes")
-        if ops is None:
-            ops = self._lazy["opcodes"] = bytes(map(_OPCODE, self.instructions))
-        return ops
+    def next_offset(self, i: int) -> int:
+        """Offset of the instruction after the `i`-th (caches skipped), or `end`."""
+        return self.offsets[i + 1] if i + 1 < len(self.offsets) else self.end
+
+    def argval(self, i: int):
+        """The `i`-th instruction's argval, as dis reports it (without building `Instr`)."""
+        op = self.opcodes[i]
+        if self.targets[i] is not None:
+            return self.targets[i]
+        code = self.code
+        return _argval(_KIND[op], self.args[i], code.co_consts, code.co_names,
+                       code._varname_from_oparg)
 
     def index_of(self, offset: int) -> int:
         try:
@@ -244,9 +276,9 @@ class Bytecode:
 
     def handler_for(self, offset: int) -> ExceptionEntry | None:
         """The exception-table entry covering `offset` (entries never overlap), O(log n)."""
-        starts = self._lazy.get("starts")
+        starts = self._starts
         if starts is None:
-            starts = self._lazy["starts"] = [e.start for e in self.exception_table]
+            starts = self._starts = [e.start for e in self.exception_table]
         i = bisect.bisect_right(starts, offset) - 1
         if i >= 0 and offset < self.exception_table[i].end:
             return self.exception_table[i]
@@ -315,20 +347,114 @@ def _positions(code: types.CodeType, n: int) -> list[tuple]:
     return positions
 
 
+# The location table's entries each start with a byte whose top bit is set and whose
+# low three bits are the entry's length in code units minus one (the varints after it
+# stay below 128): the units covered are a byte-translate and a sum away, without
+# decoding a position.
+_LINE_UNITS = bytes(((b & 7) + 1) if b & 128 else 0 for b in range(256))
+
+
+def _check_line_table(code: types.CodeType, n: int) -> None:
+    """What `_positions` checks, without building the positions."""
+    covered = sum(code.co_linetable.translate(_LINE_UNITS))
+    if covered and covered != n:
+        raise ValueError(f"the line table covers {covered} code units, the bytecode has {n} "
+                         f"(co_code was replaced)")
+
+
+def _instructions(code: types.CodeType) -> tuple[Instr, ...]:
+    """The `Instr` objects of a code object that `decode` accepted."""
+    raw = code.co_code
+    positions = _positions(code, len(raw) >> 1)
+    out = _decode_columns(code, raw, raw[0::2], positions)
+    if out is not None:
+        return out
+    out = _decode_loop(code, raw, positions)
+    if any(ins.start_offset != ins.offset for ins in out):
+        out, _ = _fold_prefixes(out, ())
+    return tuple(out)
+
+
+_ARG_OF = itemgetter(2)
+_DELTA_OF = itemgetter(3)
+
+
 def _decode(code: types.CodeType) -> Bytecode:
     raw = code.co_code
     if len(raw) & 1:
         raise ValueError("bytecode of odd length")
     n = len(raw) >> 1
-    positions = _positions(code, n)
-    out = _decode_columns(code, raw, raw[0::2], positions)
-    if out is not None:
-        return Bytecode(code, out, parse_exception_table(code), PY)
-    out = _decode_loop(code, raw, positions)
+    _check_line_table(code, n)
+    ops = raw[0::2]
+    if _EXTENDED_ARG_BYTE not in ops:
+        # co_code zeroes every inline cache unit and no instruction has opcode 0
+        # (CACHE), so the instructions are exactly the units with a non-zero opcode
+        # byte -- provided their sizes add up to the whole, which is checked
+        opbytes = bytes(compress(ops, ops))
+        if sum(opbytes.translate(_SIZE)) == n:
+            starts = list(compress(range(0, 2 * n, 2), ops))
+            words = list(compress(memoryview(raw).cast("H"), ops))
+            infos = list(map(_UNITS.__getitem__, words))
+            _check_args(code, map(_UNITS.__getitem__, set(words)))
+            args = list(map(_ARG_OF, map(_FIRST, infos)))
+            targets = [None] * len(starts)
+            for m in _JUMP_OPS.finditer(opbytes):
+                i = m.start()
+                targets[i] = starts[i] + infos[i][3]
+            return Bytecode(code, starts, opbytes, args, targets, 2 * n,
+                            parse_exception_table(code), PY)
+    return _decode_prefixed(code, raw, n)
+
+
+_FIRST = itemgetter(0)
+
+
+def _check_args(code, infos) -> None:
+    """Resolve the argval of each distinct non-jump (opcode, arg): an argument out of
+    range for this code object's tables raises (IndexError), as dis would."""
+    consts, names, local = code.co_consts, code.co_names, code._varname_from_oparg
+    for shared, kind, _, delta in infos:
+        if delta is None and kind > K_INT:
+            _argval(kind, shared[2], consts, names, local)
+
+
+def _decode_prefixed(code, raw, n) -> Bytecode:
+    """The careful path, one instruction at a time, folding EXTENDED_ARG prefixes: a jump
+    or table entry aimed at a prefix goes to the instruction it extends."""
+    offsets, opcodes, args, targets = [], bytearray(), [], []
+    prefixes: dict[int, int] = {}
+    checks: set = set()         # the distinct (opcode, arg) summaries, for _check_args
+    k = 0
+    while k < n:
+        start = k
+        info = _UNITS[(raw[2 * k], raw[2 * k + 1])]
+        arg = 0
+        while info is None:    # EXTENDED_ARG: accumulate into the next instruction's arg
+            arg = arg << 8 | raw[2 * k + 1]
+            k += 1
+            if k >= n:
+                raise ValueError("EXTENDED_ARG at the end of the bytecode")
+            info = _UNITS[(raw[2 * k], arg << 8 | raw[2 * k + 1])]
+        shared, kind, size, delta = info
+        checks.add(info)
+        off = 2 * k
+        for p in range(2 * start, off, 2):
+            prefixes[p] = off
+        offsets.append(off)
+        opcodes.append(shared[1])
+        args.append(shared[2])
+        targets.append(None if delta is None else off + delta)
+        k += size
+    if k != n:
+        raise ValueError("the last instruction's inline caches run past the end")
+    _check_args(code, checks)
     table = parse_exception_table(code)
-    if any(ins.start_offset != ins.offset for ins in out):
-        out, table = _fold_prefixes(out, table)
-    return Bytecode(code, tuple(out), table, PY)
+    if prefixes:
+        get = prefixes.get
+        targets = [t if t is None else get(t, t) for t in targets]
+        table = tuple(ExceptionEntry(get(e.start, e.start), e.end, get(e.target, e.target),
+                                     e.depth, e.lasti) for e in table)
+    return Bytecode(code, offsets, bytes(opcodes), args, targets, 2 * n, table, PY)
 
 
 def _decode_columns(code, raw, ops, positions) -> tuple[Instr, ...] | None:
@@ -426,13 +552,13 @@ def _fold_prefixes(out: list[Instr], table: tuple[ExceptionEntry, ...]):
 
 def _check(bc: Bytecode) -> str | None:
     """Structural checks that this interpreter's own compiler always satisfies."""
-    ins = bc.instructions
-    if not ins:
+    ops, offsets = bc.opcodes, bc.offsets
+    if not ops:
         return "empty bytecode"
-    for x in ins:
-        if x.opname not in _PROLOGUE:
-            if x.opcode != _RESUME:
-                return f"no RESUME after the prologue (found {x.opname} at offset {x.offset})"
+    for k, op in enumerate(ops):
+        if _OPNAME[op] not in _PROLOGUE:
+            if op != _RESUME:
+                return f"no RESUME after the prologue (found {_OPNAME[op]} at offset {offsets[k]})"
             break
     else:
         return "no RESUME instruction"
@@ -440,13 +566,14 @@ def _check(bc: Bytecode) -> str | None:
         problem = _check_caches_311(bc)
         if problem:
             return problem
-    starts = set(map(_OFFSET, ins))
-    targets = set(map(_TARGET, ins))
+    starts = set(offsets)
+    targets = set(bc.targets)
     targets.discard(None)
     if not targets <= starts:
-        x = next(x for x in ins if x.jump_target is not None and x.jump_target not in starts)
-        return f"{x.opname} at offset {x.offset} jumps to {x.jump_target}, not an instruction"
-    end = ins[-1].next_offset
+        k = next(k for k, t in enumerate(bc.targets) if t is not None and t not in starts)
+        return (f"{_OPNAME[ops[k]]} at offset {offsets[k]} jumps to {bc.targets[k]}, "
+                f"not an instruction")
+    end = bc.end
     for e in bc.exception_table:
         if e.start not in starts or e.target not in starts or not (e.start < e.end <= end):
             return f"exception-table entry {e} does not fit the instructions"
@@ -462,14 +589,13 @@ def _check_caches_311(bc: Bytecode) -> str | None:
     adaptive = bc.code._co_code_adaptive
     if adaptive == bc.code.co_code:
         return None
-    for x in bc.instructions:
-        n = _CACHES[x.opcode]
-        if n and adaptive[x.offset] == x.opcode and any(adaptive[x.offset + 2:x.offset + 2 + 2 * n]):
-            return f"the inline caches of {x.opname} at offset {x.offset} hold instructions"
+    for off, op in zip(bc.offsets, bc.opcodes):
+        n = _CACHES[op]
+        if n and adaptive[off] == op and any(adaptive[off + 2:off + 2 + 2 * n]):
+            return f"the inline caches of {_OPNAME[op]} at offset {off} hold instructions"
     return None
 
 
-_TARGET = attrgetter("jump_target")
 
 
 def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:

@@ -28,8 +28,9 @@ Python ints; per-instruction sets are derived on demand, block by block.
 """
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
+from itertools import compress
+from typing import NamedTuple
 
 from .cfg import CFG
 
@@ -97,40 +98,63 @@ _SHAPE = {
 }
 
 
-def _event_regex():
+def _event_masks() -> tuple[bytes, bytes]:
+    """opcode byte -> 1 if it has `_EVENTS`, else 0 (for bytes.translate); the second
+    mask leaves out the global loads, events only when the code names an
+    introspection builtin."""
     from .decode import _OPNAME
-    codes = [c for c, n in enumerate(_OPNAME) if n in _EVENTS]
-    return re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in codes) + b"]")
+    every = bytes(n in _EVENTS for n in _OPNAME)
+    fast = bytes(n in _EVENTS and n not in ("LOAD_GLOBAL", "LOAD_NAME") for n in _OPNAME)
+    return every, fast
 
 
-_EVENT_RE = _event_regex()
+_EVENT_MASK, _EVENT_MASK_NO_GLOBALS = _event_masks()
 
 
-def gen_kill(instructions, code, bit: dict[str, int], all_bits: int,
+class _Ins(NamedTuple):
+    """What an `_EVENTS` rule reads of an instruction (built for the rare rules only)."""
+    opname: str
+    argval: object
+
+
+def _shape_table() -> list:
+    from .decode import _OPNAME
+    return [_SHAPE.get(n) for n in _OPNAME]
+
+
+_SHAPE_OF = _shape_table()      # opcode byte -> _READ / _WRITE / _READ_WRITE / None
+
+
+def gen_kill(bc, bit: dict[str, int], all_bits: int,
              where=None) -> tuple[list[int], list[int]]:
-    """Per instruction, the (gen, kill) masks of ``before = gen | (after & ~kill)``.
+    """Per instruction of `bc` (a `Bytecode`), the (gen, kill) masks of
+    ``before = gen | (after & ~kill)``.
 
     `where` lists the positions of the instructions that read or write a
     variable (every position if None); the others have empty masks.
     """
-    n = len(instructions)
+    from .decode import _OPNAME
+    code = bc.code
+    ops, args = bc.opcodes, bc.args
+    n = len(ops)
     gens, kills = [0] * n, [0] * n
-    events, shape = _EVENTS, _SHAPE
+    events, shape_of = _EVENTS, _SHAPE_OF
+    local = code._varname_from_oparg
     for i in (range(n) if where is None else where):
-        ins = instructions[i]
-        sh = shape.get(ins.opname)
-        if sh is not None:
-            m = bit.get(ins.argval, 0)
+        op = ops[i]
+        sh = shape_of[op]
+        if sh is not None:      # these take a local, cell or free variable (dis: haslocal/hasfree)
+            m = bit.get(local(args[i]), 0)
             if sh & _READ:
                 gens[i] = m
             if sh != _READ:
                 kills[i] = m
             continue
-        rule = events.get(ins.opname)
+        rule = events.get(_OPNAME[op])
         g = k = 0
         if rule is not None:
             # compose backward: a read adds to gen, a write removes from gen and adds to kill
-            for kind, name in reversed(rule(ins, code)):
+            for kind, name in reversed(rule(_Ins(_OPNAME[op], bc.argval(i)), code)):
                 m = all_bits if name == "*" else bit.get(name, 0)
                 if kind == "r":
                     g |= m
@@ -156,10 +180,10 @@ class Liveness:
         self.bit = {n: 1 << i for i, n in enumerate(self.variables)}
         all_bits = (1 << len(self.variables)) - 1
         bc = cfg.bytecode
-        instrs = bc.instructions
-        self._index = bc.index
-        self._where = [m.start() for m in _EVENT_RE.finditer(bc.opcodes)]
-        self._gen, self._kill = gen_kill(instrs, code, self.bit, all_bits, self._where)
+        ops = bc.opcodes
+        mask = _EVENT_MASK if _INTROSPECTION.intersection(code.co_names) else _EVENT_MASK_NO_GLOBALS
+        self._where = list(compress(range(len(ops)), ops.translate(mask)))
+        self._gen, self._kill = gen_kill(bc, self.bit, all_bits, self._where)
         self._per_block: dict[int, list[int]] = {}
         self._names: dict[int, frozenset[str]] = {}
         self.bits_in: dict[int, int] = {}
@@ -168,13 +192,17 @@ class Liveness:
         self._solve()
 
     @property
+    def _index(self) -> dict[int, int]:
+        return self.cfg.bytecode.index
+
+    @property
     def _block_at(self) -> list[int]:
         """instruction index -> its block's start (built on the first per-instruction query)."""
         at = self._block_at_list
         if at is None:
-            at = [0] * len(self.cfg.bytecode.instructions)
+            at = [0] * len(self.cfg.bytecode.offsets)
             for b, blk in self.cfg.blocks.items():
-                at[blk.first:blk.first + len(blk.instructions)] = [b] * len(blk.instructions)
+                at[blk.first:blk.stop] = [b] * blk.size
             self._block_at_list = at
         return at
 
@@ -190,7 +218,7 @@ class Liveness:
         for b, blk in self.cfg.blocks.items():
             lo = blk.first
             a = bisect_left(where, lo)
-            z = bisect_left(where, lo + len(blk.instructions), a)
+            z = bisect_left(where, blk.stop, a)
             if a == z:
                 out[b] = empty
                 block_kill[b] = 0
@@ -239,8 +267,8 @@ class Liveness:
         out = self._per_block.get(b)
         if out is None:
             blk = self.cfg.blocks[b]
-            n = len(blk.instructions)
-            i = self._index[b]
+            n = blk.size
+            i = blk.first
             exc = self.bits_in[blk.handler.target] if blk.handler is not None else 0
             live = self.bits_out[b]
             out = [0] * n
@@ -260,7 +288,7 @@ class Liveness:
         i = self._index[offset]
         b = self._block_at[i]
         j = i - self._index[b]
-        if j == len(self.cfg.blocks[b].instructions) - 1:
+        if j == self.cfg.blocks[b].size - 1:
             return self.bits_out[b]
         return self._befores(b)[j + 1]
 

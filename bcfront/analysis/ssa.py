@@ -94,17 +94,40 @@ class SSAOp(NamedTuple):
 
 
 class SSA:
-    """SSA form of one code object (see the module docstring)."""
+    """SSA form of one code object (see the module docstring).
+
+    Construction renames on integer value ids (`bcfront.analysis.ssa_build`);
+    the object view -- `values`, `entry`, `phis`, `handler_values`, `catches`,
+    `ops`, `stack_in` -- is built from them on the first access to any of these.
+    """
+
+    _VIEW = frozenset({"values", "entry", "phis", "handler_values", "catches", "ops",
+                       "stack_in"})
 
     def __init__(self, cfg: CFG, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.cfg = cfg
-        self.values: list[Value] = []
-        self.entry: list[Value] = []
-        self.phis: dict[int, list[Value]] = {}
-        self.handler_values: dict[int, list[Value]] = {}
-        self.catches: dict[int, list[Value]] = {}
-        self.ops: dict[int, SSAOp] = {}
-        self.stack_in: dict[int, tuple[Value, ...]] = {}
+        # The integer form.  A value id indexes `_vals`, whose entry is the value's
+        # record (kind, var, block, offset, args) -- args are ids, a list for a phi --
+        # or, for a value an instruction pushes, that instruction's position (its slot
+        # and block follow from the stack and the CFG).  Per instruction position i,
+        # `_first[i]` says what it is:
+        # * >= -1: it reads all its inputs and pushes new values: `_first[i]` is the first
+        #   of their consecutive ids (-1: none), and the ids it reads start at
+        #   `_flat[_uses[i]]` (None: it reads none);
+        # * -3: a load of a local, which reads and pushes the one value `_uses[i]`;
+        # * -2: anything else: `_uses[i]` the ids it reads, `_special[i]` = (defs, results).
+        self._vals: list = []
+        self._uses: list = []
+        self._flat: list[int] = []
+        self._first: list[int] = []
+        self._special: dict[int, tuple] = {}
+        self._entry: list[int] = []
+        self._phis: dict[int, list[int]] = {}
+        self._phi_edges: dict[int, tuple] = {}
+        self._handler_values: dict[int, list[int]] = {}
+        self._catches: dict[int, list[int]] = {}
+        self._stack_in: dict[int, tuple] = {}
+        self._order: list[int] = []       # blocks in renaming order
         self._idom, self._liveness, self.stack = idom, liveness, stack
         self._locals_in: dict[int, dict[str, Value]] = {}
         self._last_defs: dict[int, dict[str, Value]] = {}
@@ -112,6 +135,92 @@ class SSA:
             from .ssa_build import Builder
             with gc_paused():
                 Builder(self, idom, frontier, liveness, stack).run()
+
+    def __getattr__(self, name):
+        if name in SSA._VIEW:
+            with gc_paused():
+                self._materialize()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _materialize(self) -> None:
+        """Build the `Value` and `SSAOp` objects from the integer form, numbered in
+        program order (entry, then per block in offset order: phis, handler values,
+        instruction definitions, catch values)."""
+        vals = self._vals
+        objs = [Value(*rec) if rec.__class__ is tuple else None for rec in vals]
+        get = objs.__getitem__
+        instrs = self.cfg.bytecode.instructions
+        blocks = self.cfg.blocks
+        effects, depth = self.stack.effects, self.stack.depth
+        uses_at, first_at, special, flat = self._uses, self._first, self._special, self._flat
+        ops: dict[int, SSAOp] = {}
+        defs_at: dict[int, tuple] = {}
+        new = tuple.__new__
+        # in renaming order every value an instruction reads already exists
+        for b in self._order:
+            blk = blocks[b]
+            for i in range(blk.first, blk.stop):
+                ins = instrs[i]
+                eff, d = effects[i], depth[i]
+                u = uses_at[i]
+                f = first_at[i]
+                if f == -3:
+                    uses = (objs[u],)
+                    defs, results = (), uses
+                else:
+                    if f == -2:
+                        def_ids, res_ids = special[i]
+                    else:
+                        def_ids = res_ids = range(f, f + eff.news) if f >= 0 else ()
+                        u = () if u is None else flat[u:u + eff.pops]
+                    if def_ids:
+                        base = d - eff.pops
+                        f = def_ids[0]
+                        for v in def_ids:
+                            if vals[v].__class__ is int:
+                                objs[v] = Value("op", base + eff.new_pos[v - f], b, ins.offset,
+                                                ())
+                    uses = tuple(map(get, u))
+                    defs = tuple(map(get, def_ids))
+                    results = defs if res_ids is def_ids else tuple(map(get, res_ids))
+                defs_at[i] = defs
+                ops[ins.offset] = new(SSAOp, (ins, b, d, eff.pops, uses, defs, results))
+        for v in objs:
+            if v.args:
+                v.args = tuple(map(get, v.args))
+        for b, ids in self._phis.items():
+            edges = self._phi_edges[b]
+            for i in ids:
+                objs[i].edges = edges
+        d = self.__dict__
+        d["ops"] = ops
+        d["entry"] = entry = list(map(get, self._entry))
+        d["phis"] = phis = {b: list(map(get, ids)) for b, ids in self._phis.items()}
+        d["handler_values"] = hv = {b: list(map(get, ids))
+                                    for b, ids in self._handler_values.items()}
+        d["catches"] = catches = {b: list(map(get, ids)) for b, ids in self._catches.items()}
+        d["stack_in"] = {b: tuple(map(get, ids)) for b, ids in self._stack_in.items()}
+        order = list(entry)
+        for b in sorted(self._idom):
+            order += phis.get(b, ())
+            order += hv.get(b, ())
+            blk = blocks[b]
+            for i in range(blk.first, blk.stop):
+                order += defs_at[i]
+            order += catches.get(b, ())
+        counter: dict[str, int] = {}
+        vnum = 0
+        for i, v in enumerate(order):
+            v.id = i
+            v._ssa = self
+            if v.var.__class__ is str:
+                k = v.num = counter.get(v.var, 0)
+                counter[v.var] = k + 1
+            else:
+                v.num = vnum
+                vnum += 1
+        d["values"] = order
 
     def _link_uses(self) -> None:
         for v in self.values:

@@ -3,8 +3,12 @@
 Cytron et al.: phis at the iterated dominance frontier of the blocks that
 define a variable, pruned by liveness (locals) and by the entry stack depth
 (slots); then renaming along the dominator tree, iteratively, with an undo
-log.  Two kinds of edge do not carry their source block's exit state, so
-their targets get a phi for what differs even when the source dominates them:
+log.  Renaming works on integer value ids, and records per instruction only
+what it reads and defines (see `SSA` for the layout); `SSA` turns them into
+`Value` and `SSAOp` objects only when a caller asks for them.
+
+Two kinds of edge do not carry their source block's exit state, so their
+targets get a phi for what differs even when the source dominates them:
 
 * exception edges: the handler sees a variable as it was before whichever
   protected instruction raised (a ``catch`` value when that varies);
@@ -13,24 +17,31 @@ their targets get a phi for what differs even when the source dominates them:
 """
 from __future__ import annotations
 
-from itertools import chain, compress
+from bisect import bisect_left
+from itertools import compress, count, repeat
 from operator import add, attrgetter, sub
 
 from .liveness import Liveness
-from .ssa import SSA, SSAOp, Value
+from .ssa import SSA
 from .stack import StackInfo
 
 
 class Builder:
     """One construction; its state is the renaming environment `cur` (a list indexed
-    by variable: SSA locals first, then stack slots) with an undo `log` for the
-    locals (see `run` for the stack slots)."""
+    by variable: SSA locals first, then stack slots, holding value ids) with an undo
+    `log` for the locals (see `run` for the stack slots).  `vals` holds the value
+    records, indexed by id."""
 
     def __init__(self, ssa: SSA, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.ssa, self.idom, self.frontier = ssa, idom, frontier
         self.live, self.stack = liveness, stack
         self.cfg = ssa.cfg
-        self.code = self.cfg.bytecode.code
+        self.bc = self.cfg.bytecode
+        self.code = self.bc.code
+        self.local = self.code._varname_from_oparg   # a local-variable opcode's arg -> name
+        ssa._uses = [None] * len(self.bc.offsets)
+        ssa._flat = []
+        ssa._first = [-1] * len(self.bc.offsets)
         self.locals = [n for n in liveness.variables if liveness.kinds[n] == "local"]
         self.lid = {n: i for i, n in enumerate(self.locals)}
         self.nloc = len(self.locals)
@@ -38,14 +49,27 @@ class Builder:
         self.var_of_bit = [self.lid.get(n, -1) for n in liveness.variables]
         self.local_mask = sum(1 << i for i, v in enumerate(self.var_of_bit) if v >= 0)
         self.nvars = self.nloc + stack.max_depth + 1
+        # LOAD_FAST's arg -> SSA local id, for the args this code uses
+        self.lid_of_arg = {}
+        for k in range(len(self.code.co_varnames)):
+            var = self.lid.get(self.local(k))
+            if var is not None:
+                self.lid_of_arg[k] = var
         self.cur: list = [None] * self.nvars
         self.log: list = []
+        self.vals: list[tuple] = []
         self.track: dict | None = None       # var -> values seen in a protected block
         self.track_last: dict | None = None  # var -> value before the block's last instruction
 
-    def set(self, var: int, val: Value, last: bool = False) -> None:
+    def new(self, kind: str, var, b: int, offset, args=()) -> int:
+        """A new value record; its id."""
+        vals = self.vals
+        vals.append((kind, var, b, offset, args))
+        return len(vals) - 1
+
+    def set(self, var: int, val: int, last: bool = False) -> None:
         old = self.cur[var]
-        if old is val:
+        if old == val:
             return
         self.log += (var, old)
         self.cur[var] = val
@@ -79,18 +103,24 @@ class Builder:
         self.written: dict[int, set[int]] = {}
         self.jump_diff: list[tuple[int, int, set[int]]] = []
         block_kill = self.live.block_kill
+        # per instruction, the variable id of the first slot whose content it changes
+        # (its `moved[0]`), at C speed over the whole function: negative when it
+        # changes none (the sentinel) or is unreachable; the rest of `moved` is rare
+        bases = list(map(sub, depth, map(_POPS, effects)))
+        first = list(map(add, bases, map(_MOVED0, effects)))
+        if nloc:
+            first = list(map(add, first, repeat(nloc, len(first))))
+        rest = list(compress(range(len(effects)), map(_MOVED_REST, effects)))
         for b in self.idom:
             blk = cfg.blocks[b]
             lo = blk.first
-            hi = lo + len(blk.instructions)
-            # slots whose content some instruction changes: the first of each one's
-            # `moved` at C speed (a negative sentinel when it has none), then the rest
-            effs = effects[lo:hi]
-            bases = list(map(sub, depth[lo:hi], map(_POPS, effs)))
-            w = set(map(add, bases, map(_MOVED0, effs)))
-            for k in compress(range(hi - lo), map(_MOVED_REST, effs)):
-                w.update([bases[k] + j for j in effs[k].moved[1:]])
-            w = {nloc + x for x in w if x >= 0}
+            hi = blk.stop
+            w = set(first[lo:hi])
+            if min(w) < 0:
+                w = {x for x in w if x >= 0}
+            if rest:
+                for k in rest[bisect_left(rest, lo):bisect_left(rest, hi)]:
+                    w.update([nloc + bases[k] + j for j in effects[k].moved[1:]])
             km = block_kill[b]
             i = hi - 1
             eff = effects[i]
@@ -102,8 +132,9 @@ class Builder:
                 diff = {base + j for j, o in enumerate(eff.jump)
                         if o != (eff.fall[j] if j < len(eff.fall) else ~j)}
                 w |= diff
-                if diff and blk.last.jump_target is not None:
-                    self.jump_diff.append((b, blk.last.jump_target, diff))
+                target = self.bc.targets[i]
+                if diff and target is not None:
+                    self.jump_diff.append((b, target, diff))
             w.update(self.locals_of(km))
             self.written[b] = w
             for v in w:
@@ -116,7 +147,7 @@ class Builder:
     def place_phis(self) -> dict[int, list[int]]:
         st, live, nloc = self.stack, self.live, self.nloc
         defs = self.def_blocks()
-        bit_of = {v: 1 << self.var_of_bit.index(v) for v in range(nloc)}
+        bit_of = {v: 1 << k for k, v in enumerate(self.var_of_bit) if v >= 0}
         handlers = self.handlers
         phis: dict[int, set[int]] = {}
 
@@ -165,25 +196,25 @@ class Builder:
         cfg, ssa, idom = self.cfg, self.ssa, self.idom
         self.handlers = {}                   # handler block -> its exception entry
         self.exc_preds: dict[int, list[int]] = {}
-        in_edges: dict[int, list] = {b: [] for b in idom}
-        out_edges: dict[int, list] = {b: [] for b in idom}
-        for e in cfg.edges:
-            if e.src in idom:
-                in_edges[e.dst].append(e)
-                out_edges[e.src].append(e)
-                if e.kind == "exception":
-                    self.handlers[e.dst] = cfg.blocks[e.src].handler
-                    self.exc_preds.setdefault(e.dst, []).append(e.src)
-        self.phi_at: dict[int, dict[int, Value]] = {}
+        blocks, kinds = cfg.blocks, cfg.out_kinds
+        for b in cfg.order:                  # a block with a handler has an exception edge
+            h = blocks[b].handler
+            if h is not None and b in idom:
+                self.handlers[h.target] = h
+                self.exc_preds.setdefault(h.target, []).append(b)
+        self.phi_at: dict[int, dict[int, int]] = {}
         self.in_pos: dict[int, dict] = {}
+        phi_edges = ssa._phi_edges
         for b, vs in self.place_phis().items():
             table = self.phi_at[b] = {}
-            edges = tuple((e.src, e.kind) for e in in_edges[b])
+            # incoming (src, kind) pairs in the order of `cfg.edges`
+            edges = phi_edges[b] = tuple(
+                (p, k) for p in dict.fromkeys(blocks[b].preds) if p in idom
+                for s, k in zip(blocks[p].succs, kinds[p]) if s == b)
             self.in_pos[b] = {edge: i for i, edge in enumerate(edges)}
             for var in vs:
-                phi = table[var] = Value("phi", self.locals[var] if var < self.nloc
-                                         else var - self.nloc, b, None, [None] * len(edges))
-                phi.edges = edges
+                table[var] = self.new("phi", self.locals[var] if var < self.nloc
+                                      else var - self.nloc, b, None, [None] * len(edges))
         self.make_entry()
         children: dict[int, list[int]] = {b: [] for b in idom}
         for b, d in idom.items():
@@ -195,6 +226,7 @@ class Builder:
         work: list = [cfg.entry]
         log, cur, nloc = self.log, self.cur, self.nloc
         stack_exit: dict[int, list] = {}
+        order = ssa._order
         while work:
             item = work.pop()
             if item.__class__ is tuple:          # leaving a subtree: undo its definitions
@@ -207,37 +239,39 @@ class Builder:
             d = idom[item]
             if d is not None:
                 cur[nloc:] = stack_exit[d]
-            self.block(item, out_edges[item])
+            order.append(item)
+            self.block(item)
             kids = children[item]
             if kids:
                 stack_exit[item] = cur[nloc:]
                 work.extend(reversed(kids))
-        for b, vals in self.phi_at.items():
-            ssa.phis[b] = list(vals.values())
-            for v in ssa.phis[b]:
-                if None in v.args:
+        vals = self.vals
+        for b, table in self.phi_at.items():
+            ids = ssa._phis[b] = list(table.values())
+            for v in ids:
+                if None in vals[v][4]:
                     raise AssertionError(f"a phi at block {b} lacks an argument")
-                v.args = tuple(v.args)
-        self.finish()
+        ssa._vals = vals
 
     def make_entry(self) -> None:
         code, cfg = self.code, self.cfg
         nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
             + bool(code.co_flags & 0x08)
         params = set(code.co_varnames[:nargs])
-        self.cell_params: dict[str, Value] = {}
+        self.cell_params: dict[str, int] = {}
+        entry = self.ssa._entry
         for n in self.live.variables:
             kind = self.live.kinds[n]
             if kind == "local":
-                v = Value("param" if n in params else "undef", n, cfg.entry, None, ())
+                v = self.new("param" if n in params else "undef", n, cfg.entry, None)
                 self.cur[self.lid[n]] = v
-                self.ssa.entry.append(v)
+                entry.append(v)
             elif kind == "cell" and n in params:
-                v = Value("param", n, cfg.entry, None, ())
+                v = self.new("param", n, cfg.entry, None)
                 self.cell_params[n] = v
-                self.ssa.entry.append(v)
+                entry.append(v)
 
-    def block(self, b: int, outs) -> None:
+    def block(self, b: int) -> None:
         ssa, st, nloc, cfg = self.ssa, self.stack, self.nloc, self.cfg
         cur = self.cur
         blk = cfg.blocks[b]
@@ -245,100 +279,121 @@ class Builder:
             self.set(var, phi)
         entry = self.handlers.get(b)
         if entry is not None:
-            vals = []
+            hv = []
             for k in range(entry.depth, entry.handler_depth):
-                v = Value("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None, ())
-                vals.append(v)
+                v = self.new("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None)
+                hv.append(v)
                 cur[nloc + k] = v
-            ssa.handler_values[b] = vals
-        ssa.stack_in[b] = tuple(cur[nloc:nloc + st.depth_in[b]])
+            ssa._handler_values[b] = hv
+        ssa._stack_in[b] = tuple(cur[nloc:nloc + st.depth_in[b]])
         protected = blk.handler is not None
         if protected:
             self.track, self.track_last = {}, {}
         track = self.track
-        instrs = blk.instructions
+        bc = self.bc
         lo = blk.first
-        hi = lo + len(instrs)
-        last = instrs[-1]
+        hi = blk.stop
+        last = hi - 1
         jump_override = None
         local_ops = _LOCAL_OPS
-        ops = ssa.ops
-        new = _new
-        for ins, eff, d in zip(instrs, st.effects[lo:hi], st.depth[lo:hi]):
+        load_fast = _LOAD_FAST
+        lid_of_arg = self.lid_of_arg
+        uses_at, first_at, special = ssa._uses, ssa._first, ssa._special
+        flat = ssa._flat
+        vals = self.vals
+        append = vals.append
+        for i, op, arg, eff, d in zip(count(lo), bc.opcodes[lo:hi], bc.args[lo:hi],
+                                      st.effects[lo:hi], st.depth[lo:hi]):
             pops = eff.pops
             base = nloc + d - pops
-            handler = local_ops.get(ins.opname)
+            if op in load_fast:
+                var = lid_of_arg.get(arg)
+                if var is not None:     # a load of a local pushes its value: uses_at holds it
+                    v = uses_at[i] = cur[var]
+                    first_at[i] = -3
+                    old = cur[base]
+                    if old != v:
+                        cur[base] = v
+                        if track is not None:
+                            self.tracked(base, old, v, i == last)
+                    continue
+            handler = local_ops[op]
             if handler is None and eff.plain:
-                # the common case: reads its inputs, pushes new values in order
-                uses = tuple(cur[base:base + pops])
+                # the common case: reads its inputs, pushes new values in order (the
+                # record of a value an instruction pushes is the instruction's position)
+                if pops:
+                    uses_at[i] = len(flat)
+                    flat += cur[base:base + pops]
                 n = eff.news
                 if n == 1:
-                    v = Value("op", d - pops, b, ins.offset, ())
+                    v = first_at[i] = len(vals)
+                    append(i)
                     if track is not None:
-                        self.tracked(base, cur[base], v, ins is last)
+                        self.tracked(base, cur[base], v, i == last)
                     cur[base] = v
-                    defs = (v,)
                 elif n:
-                    defs = tuple([Value("op", d - pops + p, b, ins.offset, ()) for p in range(n)])
+                    v = first_at[i] = len(vals)
+                    vals += [i] * n
+                    defs = range(v, v + n)
                     if track is not None:
                         for p, v in enumerate(defs):
-                            self.tracked(base + p, cur[base + p], v, ins is last)
+                            self.tracked(base + p, cur[base + p], v, i == last)
                     cur[base:base + n] = defs
-                else:
-                    defs = ()
-                ops[ins.offset] = new(SSAOp, (ins, b, d, pops, uses, defs, defs))
                 continue
             inputs = cur[base:base + pops]
             if handler is None:
-                off = ins.offset
-                defs = news = tuple([Value("op", base - nloc + p, b, off, ()) for p in eff.new_pos])
-                uses = tuple(inputs) if eff.reads_all else tuple([inputs[u] for u in eff.uses])
+                v = len(vals)
+                vals += [i] * eff.news
+                defs = news = tuple(range(v, len(vals)))
+                uses = inputs if eff.reads_all else [inputs[u] for u in eff.uses]
             else:
-                news, uses, defs = handler(self, ins, inputs, b, ins is last)
+                news, uses, defs = handler(self, i, inputs, b, i == last)
             if eff.plain:
                 results = news
                 slot = base
                 for val in news:
                     old = cur[slot]
-                    if old is not val:
+                    if old != val:
                         cur[slot] = val
                         if track is not None:
-                            self.tracked(slot, old, val, ins is last)
+                            self.tracked(slot, old, val, i == last)
                     slot += 1
             else:
                 results = tuple([news[o] if o >= 0 else inputs[~o] for o in eff.fall])
                 for j in eff.moved:
                     val = results[j]
                     old = cur[base + j]
-                    if old is not val:
+                    if old != val:
                         cur[base + j] = val
                         if track is not None:
-                            self.tracked(base + j, old, val, ins is last)
-                if ins is last and eff.jump != eff.fall:
+                            self.tracked(base + j, old, val, i == last)
+                if i == last and eff.jump != eff.fall:
                     jump_override = {base + j: (news[o] if o >= 0 else inputs[~o])
                                      for j, o in enumerate(eff.jump)}
-            ops[ins.offset] = new(SSAOp, (ins, b, d, pops, uses, defs, results))
-        catch_vals: dict[int, Value] = {}
-        for e in outs:
-            phis = self.phi_at.get(e.dst)
+            uses_at[i] = uses
+            first_at[i] = -2
+            special[i] = (defs, results)
+        catch_vals: dict[int, int] = {}
+        for dst, kind in zip(blk.succs, cfg.out_kinds[b]):
+            phis = self.phi_at.get(dst)
             if phis is None:
                 continue
-            pos = self.in_pos[e.dst][(e.src, e.kind)]
+            pos = self.in_pos[dst][(b, kind)]
             for var, phi in phis.items():
-                if e.kind == "exception":
+                if kind == "exception":
                     val = catch_vals.get(var)
                     if val is None:
                         val = catch_vals[var] = self.catch_value(var, b)
-                elif jump_override is not None and e.kind != "fallthrough" \
+                elif jump_override is not None and kind != "fallthrough" \
                         and var in jump_override:
                     val = jump_override[var]
                 else:
                     val = cur[var]
-                phi.args[pos] = val
+                vals[phi][4][pos] = val
         if protected:
             self.track = self.track_last = None
 
-    def catch_value(self, var: int, b: int) -> Value:
+    def catch_value(self, var: int, b: int) -> int:
         """The value of `var` that the handler of protected block `b` may see."""
         seen = self.track.get(var)
         if seen is None:
@@ -347,60 +402,29 @@ class Builder:
         if len(distinct) == 1:
             return distinct[0]
         name = self.locals[var] if var < self.nloc else var - self.nloc
-        v = Value("catch", name, b, None, tuple(distinct))
-        self.ssa.catches.setdefault(b, []).append(v)
+        v = self.new("catch", name, b, None, tuple(distinct))
+        self.ssa._catches.setdefault(b, []).append(v)
         return v
 
-    # -- phase 4: numbering and def-use -----------------------------------------------
-    def finish(self) -> None:
-        """Number values in program order (entry, then per block: phis, handler values,
-        instruction definitions, catch values); def-use links wait for a request."""
-        ssa = self.ssa
-        order = list(ssa.entry)
-        ops = ssa.ops
-        for b in sorted(self.idom):
-            order += ssa.phis.get(b, ())
-            order += ssa.handler_values.get(b, ())
-            order += chain.from_iterable(map(_DEFS, map(ops.__getitem__, map(
-                _OFFSET, self.cfg.blocks[b].instructions))))
-            order += ssa.catches.get(b, ())
-        counter: dict[str, int] = {}
-        vnum = 0
-        for i, v in enumerate(order):
-            v.id = i
-            v._ssa = ssa
-            if v.var.__class__ is str:
-                k = v.num = counter.get(v.var, 0)
-                counter[v.var] = k + 1
-            else:
-                v.num = vnum
-                vnum += 1
-        ssa.values = order
-
-
-_new = tuple.__new__
 _POPS = attrgetter("pops")
 _MOVED0 = attrgetter("moved0")
 _MOVED_REST = attrgetter("moved_rest")
-_DEFS = attrgetter("defs")
-_OFFSET = attrgetter("offset")
 
 
-# -- per-opcode handlers for fast locals: (builder, ins, inputs, block, is_last) ->
-#    (values for the effect's new outputs, values used, values defined)
+# -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,
+#    is_last) -> (values for the effect's new outputs, values used, values defined)
 
-def _names(ins) -> tuple:
-    a = ins.argval
+def _names(bd, i) -> tuple:
+    a = bd.bc.argval(i)
     return a if a.__class__ is tuple else (a,)
 
 
-def _load(bd, name, ins, b, uses, defs):
+def _load(bd, name, i, b, uses, defs):
     """The value a load of `name` pushes: the local's value, or a new one for a cell."""
     var = bd.lid.get(name)
     if var is None:
-        i = bd.stack.index[ins.offset]
-        v = Value("op", bd.stack.depth[i] - bd.stack.effects[i].pops + len(defs), b,
-                  ins.offset, ())
+        v = bd.new("op", bd.stack.depth[i] - bd.stack.effects[i].pops + len(defs), b,
+                   bd.bc.offsets[i])
         defs.append(v)
         return v
     v = bd.cur[var]
@@ -408,91 +432,102 @@ def _load(bd, name, ins, b, uses, defs):
     return v
 
 
-def _store(bd, name, val, ins, b, last, defs):
+def _store(bd, name, val, i, b, last, defs):
     var = bd.lid.get(name)
     if var is not None:
-        v = Value("store", name, b, ins.offset, (val,))
+        v = bd.new("store", name, b, bd.bc.offsets[i], (val,))
         defs.append(v)
         bd.set(var, v, last)
 
 
-def _clear(bd, name, ins, b, last, defs):
+def _clear(bd, name, i, b, last, defs):
     var = bd.lid.get(name)
     if var is not None:
-        v = Value("undef", name, b, ins.offset, ())
+        v = bd.new("undef", name, b, bd.bc.offsets[i])
         defs.append(v)
         bd.set(var, v, last)
 
 
-def _h_load_fast(bd, ins, inputs, b, last):
-    var = bd.lid.get(ins.argval)
+def _h_load_fast(bd, i, inputs, b, last):
+    name = bd.local(bd.bc.args[i])
+    var = bd.lid.get(name)
     if var is not None:                         # the common case, kept short
         t = (bd.cur[var],)
         return t, t, ()
     uses, defs = [], []
-    news = [_load(bd, n, ins, b, uses, defs) for n in _names(ins)]
+    news = [_load(bd, name, i, b, uses, defs)]
     return news, tuple(uses), tuple(defs)
 
 
-def _h_load_pair(bd, ins, inputs, b, last):
+def _h_load_pair(bd, i, inputs, b, last):
     uses, defs = [], []
-    news = [_load(bd, n, ins, b, uses, defs) for n in _names(ins)]
+    news = [_load(bd, n, i, b, uses, defs) for n in _names(bd, i)]
     return news, tuple(uses), tuple(defs)
 
 
-def _h_load_and_clear(bd, ins, inputs, b, last):
+def _h_load_and_clear(bd, i, inputs, b, last):
     uses, defs = [], []
-    news = [_load(bd, ins.argval, ins, b, uses, defs)]
-    _clear(bd, ins.argval, ins, b, last, defs)
+    name = bd.local(bd.bc.args[i])
+    news = [_load(bd, name, i, b, uses, defs)]
+    _clear(bd, name, i, b, last, defs)
     return news, tuple(uses), tuple(defs)
 
 
-def _h_delete_fast(bd, ins, inputs, b, last):
+def _h_delete_fast(bd, i, inputs, b, last):
     uses, defs = [], []
-    var = bd.lid.get(ins.argval)
+    name = bd.local(bd.bc.args[i])
+    var = bd.lid.get(name)
     if var is not None:
         uses.append(bd.cur[var])
-    _clear(bd, ins.argval, ins, b, last, defs)
+    _clear(bd, name, i, b, last, defs)
     return (), tuple(uses), tuple(defs)
 
 
-def _h_store_fast(bd, ins, inputs, b, last):
+def _h_store_fast(bd, i, inputs, b, last):
     defs = []
-    _store(bd, ins.argval, inputs[0], ins, b, last, defs)
+    _store(bd, bd.local(bd.bc.args[i]), inputs[0], i, b, last, defs)
     return (), (inputs[0],), tuple(defs)
 
 
-def _h_store_store(bd, ins, inputs, b, last):
-    first, second = _names(ins)
+def _h_store_store(bd, i, inputs, b, last):
+    first, second = _names(bd, i)
     defs = []
-    _store(bd, first, inputs[1], ins, b, last, defs)   # the first store takes the top
-    _store(bd, second, inputs[0], ins, b, last, defs)
+    _store(bd, first, inputs[1], i, b, last, defs)   # the first store takes the top
+    _store(bd, second, inputs[0], i, b, last, defs)
     return (), (inputs[1], inputs[0]), tuple(defs)
 
 
-def _h_store_load(bd, ins, inputs, b, last):
-    store, load = _names(ins)
+def _h_store_load(bd, i, inputs, b, last):
+    store, load = _names(bd, i)
     uses, defs = [inputs[0]], []
-    _store(bd, store, inputs[0], ins, b, last, defs)
-    pushed = _load(bd, load, ins, b, uses, defs)
-    if defs and uses[-1] is defs[0]:      # `x = ...; x`: it reloads what it stored
+    _store(bd, store, inputs[0], i, b, last, defs)
+    pushed = _load(bd, load, i, b, uses, defs)
+    if defs and uses[-1] == defs[0]:      # `x = ...; x`: it reloads what it stored
         uses.pop()
     return (pushed,), tuple(uses), tuple(defs)
 
 
-def _h_make_cell(bd, ins, inputs, b, last):
-    v = bd.cell_params.get(ins.argval)
+def _h_make_cell(bd, i, inputs, b, last):
+    v = bd.cell_params.get(bd.local(bd.bc.args[i]))
     return (), ((v,) if v is not None else ()), ()
 
 
-_LOCAL_OPS = {
-    "LOAD_FAST": _h_load_fast,
-    "LOAD_FAST_CHECK": _h_load_fast,
-    "LOAD_FAST_LOAD_FAST": _h_load_pair,
-    "LOAD_FAST_AND_CLEAR": _h_load_and_clear,
-    "DELETE_FAST": _h_delete_fast,
-    "STORE_FAST": _h_store_fast,
-    "STORE_FAST_STORE_FAST": _h_store_store,
-    "STORE_FAST_LOAD_FAST": _h_store_load,
-    "MAKE_CELL": _h_make_cell,
-}
+def _local_ops() -> list:
+    """opcode byte -> handler (None for the opcodes that do not touch a fast local)."""
+    from .decode import _OPNAME
+    by_name = {
+        "LOAD_FAST": _h_load_fast,
+        "LOAD_FAST_CHECK": _h_load_fast,
+        "LOAD_FAST_LOAD_FAST": _h_load_pair,
+        "LOAD_FAST_AND_CLEAR": _h_load_and_clear,
+        "DELETE_FAST": _h_delete_fast,
+        "STORE_FAST": _h_store_fast,
+        "STORE_FAST_STORE_FAST": _h_store_store,
+        "STORE_FAST_LOAD_FAST": _h_store_load,
+        "MAKE_CELL": _h_make_cell,
+    }
+    return [by_name.get(n) for n in _OPNAME]
+
+
+_LOCAL_OPS = _local_ops()
+_LOAD_FAST = frozenset(op for op, h in enumerate(_LOCAL_OPS) if h is _h_load_fast)

@@ -296,7 +296,6 @@ def _fallback(ins: Instr) -> Effect:
 
 _NET = attrgetter("net")
 _POPS = attrgetter("pops")
-_ARG = attrgetter("arg")
 
 
 class StackInfo:
@@ -310,22 +309,26 @@ class StackInfo:
         bc = cfg.bytecode
         self.cfg = cfg
         self.version = version = bc.version
-        instrs = bc.instructions
-        self.index = bc.index
+        self._bytecode = bc
         if version == PY:
             table = _TABLES[version]
-            effects = list(map(table.__getitem__, zip(bc.opcodes, map(_ARG, instrs))))
+            effects = list(map(table.__getitem__, zip(bc.opcodes, bc.args)))
             if table.unruled and not table.unruled.isdisjoint(bc.opcodes):
                 effects = [e if e is not None else _fallback(ins)
-                           for e, ins in zip(effects, instrs)]
+                           for e, ins in zip(effects, bc.instructions)]
         else:
-            effects = [effect_of(ins, version) for ins in instrs]
+            effects = [effect_of(ins, version) for ins in bc.instructions]
         self.effects: list[Effect] = effects
-        self.depth: list[int] = [-1] * len(instrs)
+        self.depth: list[int] = [-1] * len(effects)
         self.depth_in: dict[int, int] = {}
         self.max_depth = 0
         if cfg.blocks:
             self._simulate()
+
+    @property
+    def index(self) -> dict[int, int]:
+        """offset -> instruction position (the bytecode's)."""
+        return self._bytecode.index
 
     def _simulate(self) -> None:
         cfg, effects, depth = self.cfg, self.effects, self.depth
@@ -335,26 +338,31 @@ class StackInfo:
         work = [cfg.entry]
         top = 0
         kinds = cfg.out_kinds
+        nets = list(map(_NET, effects))
+        pops = list(map(_POPS, effects))
         while work:
             b = work.pop()
             block = blocks[b]
-            lo, hi = block.first, block.first + len(block.instructions)
-            effs = effects[lo:hi]
+            lo, hi = block.first, block.stop
             # depths before each instruction (and after the last one's fall-through)
-            ds = list(accumulate(map(_NET, effs), initial=depth_in[b]))
-            if min(map(sub, ds, map(_POPS, effs))) < 0:
-                self._underflow(lo, ds, effs)
-            del ds[-1]
+            ds = list(accumulate(nets[lo:hi], initial=depth_in[b]))
+            if min(map(sub, ds, pops[lo:hi])) < 0:
+                self._underflow(lo, ds, effects[lo:hi])
+            fall = ds.pop()
             depth[lo:hi] = ds
             d = ds[-1]
-            eff = effs[-1]
-            top = max(top, max(ds))
+            eff = effects[hi - 1]
+            m = max(ds)
+            if m > top:
+                top = m
             hd = block.handler.handler_depth if block.handler is not None else 0
             for dst, kind in zip(block.succs, kinds[b]):
                 if kind == "exception":
                     nd = hd
+                elif kind == "fallthrough":
+                    nd = fall
                 else:
-                    nd = d - eff.pops + len(eff.outs(kind))
+                    nd = d - eff.pops + len(eff.jump)
                 if nd > top:
                     top = nd
                 old = depth_in.get(dst)
@@ -370,7 +378,7 @@ class StackInfo:
     def _underflow(self, lo, ds, effs):
         for k, (d, eff) in enumerate(zip(ds, effs)):
             if d < eff.pops:
-                off = self.cfg.bytecode.instructions[lo + k].offset
+                off = self.cfg.bytecode.offsets[lo + k]
                 raise StackDepthError(f"{self.cfg.bytecode.code.co_qualname}: the instruction at "
                                       f"offset {off} pops {eff.pops} values from a stack of "
                                       f"depth {d}")
