@@ -221,14 +221,8 @@ def _finish(fn, root):
 def make_guard(root, tx):
     parts, params, prefix = _signature(root)
     ns = Namespace(params, prefix)
-    exprs = tx.guards.expressions(ns)
     name = f"{prefix}guard"
-    if exprs:
-        body = ["    try:", "        return (" + "\n                and ".join(exprs) + ")",
-                "    except Exception:", "        return False"]
-    else:
-        body = ["    return True"]
-    src = function_source(name, parts, body)
+    src = function_source(name, parts, tx.guards.function_body(ns))
     fn = compile_function(src, ns, name, f"<bcfront guard {root.__qualname__} #{next(_counter)}>")
     return _finish(fn, root), src
 

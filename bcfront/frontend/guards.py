@@ -2,12 +2,21 @@
 
 A `Guard` names a source, a kind and the expected value.  `GuardSet` keeps
 them deduplicated and in the order they were discovered (that order is the
-"first use" order explain shows).  `GuardSet.expressions(ns)` turns them into
-boolean Python expressions, cheapest kinds first; codegen joins them with
-``and`` into one generated function.  Tensor checks are batched into a single
-call to torch's C++ ``TensorGuards`` when it is available (dtype, device,
-shape, stride, requires_grad and dispatch keys in one call), with an
-equivalent pure-Python expression otherwise.
+"first use" order explain shows).  `GuardSet.function_body(ns)` turns them
+into the body of one generated function: boolean expressions, cheapest kinds
+first, joined with ``and``.  Tensor checks are batched into a single call to
+torch's C++ ``TensorGuards`` when it is available (dtype, device, shape,
+stride, requires_grad and dispatch keys in one call), with an equivalent
+pure-Python expression otherwise.
+
+nn.Module trees are most of a model's guard.  An identity-checked module
+also gets its class guarded, and a value read through its ``_modules`` /
+``_parameters`` / ``_buffers`` dicts (what ``nn.Module.__getattr__`` does)
+gets the facts that lookup relies on: nothing of that name in the instance
+``__dict__`` (which attribute lookup consults first) nor in an earlier store.
+The generated function reads each such module's instance dict and stores
+once into locals (`ModuleViews`) instead of going through
+``nn.Module.__getattr__``-hooked attribute access for every check.
 
 The kinds, their cost class and their readable form live in one table,
 `KINDS`.  On a miss, `first_failure` evaluates the guards one at a time to say
@@ -16,10 +25,12 @@ which one failed, with the expected and the actual value.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 
 from .graph import is_literal, qualified_name
 from .namespace import Namespace
+from .sources import AttrSource, ModuleAttrSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +116,17 @@ def _storage_check(g: Guard, ns: Namespace) -> str:
     return f"{ns.const(storage_signature)}({srcs}) == {g.expected[1]!r}"
 
 
+# nn.Module.__call__ runs forward directly when these four are empty (the keyword and
+# always-called dicts only refine hooks registered in them).
+_HOOK_GATES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
 def _hooks_check(g: Guard, s: str, ns: Namespace) -> str:
-    return " and ".join(f"not {s}.{name}" for name in g.extra)
+    """``not (m._forward_hooks or ...)``, the dicts read afresh on every call: register_*_hook
+    changes them in place, but a user may also replace one wholesale."""
+    gates = [n for n in g.extra if n in _HOOK_GATES]
+    names = gates if len(gates) == len(_HOOK_GATES) else list(g.extra)
+    return "not (" + " or ".join(ns.spell(AttrSource(g.source, n)) for n in names) + ")"
 
 
 # kind -> (cost class, readable(g), code(g, source_expr, ns))
@@ -176,6 +196,13 @@ STATE_READERS = {k: _torch_reader(v) for k, v in STATE_NAMES.items()}
 
 
 _AFTER_TENSOR_CHECKS = ("TENSOR_ALIAS", "TENSOR_DISTINCT", "TENSOR_STORAGE")
+# nn.Module.__getattr__ looks a name up in these instance-dict stores, in this order
+_STORES = ("_parameters", "_buffers", "_modules")
+
+
+def _is_module(obj) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.nn.Module)
 
 
 class GuardSet:
@@ -185,8 +212,34 @@ class GuardSet:
         self._guards: dict = {}
 
     def add(self, guard: Guard) -> None:
-        if guard.key not in self._guards:
-            self._guards[guard.key] = guard
+        if guard.key in self._guards:
+            return
+        self._guards[guard.key] = guard
+        if guard.kind == "ID_MATCH" and _is_module(guard.expected):
+            # the identity says nothing of the class: `m.__class__ = Other` swaps forward
+            self.add(Guard("TYPE_MATCH", guard.source, type(guard.expected), first_use=guard.first_use))
+        src = guard.source
+        while src is not None:
+            if type(src) is ModuleAttrSource:
+                self._add_lookup_guards(src, guard.first_use)
+            src = getattr(src, "base", None)
+
+    def _add_lookup_guards(self, src: ModuleAttrSource, first_use) -> None:
+        """What reading ``m.<name>`` from ``m.<where>[name]`` relies on: attribute lookup would
+        find the name in the instance ``__dict__`` first, then nn.Module.__getattr__ in the
+        stores before `where` (an empty store is guarded empty, one check for all names)."""
+        owner = self._guards.get(("ID_MATCH", src.base, None))
+        if owner is None or not _is_module(owner.expected):
+            return
+        d = owner.expected.__dict__
+        self.add(Guard("NOT_PRESENT", AttrSource(src.base, "__dict__"), None, src.name, first_use))
+        for store in _STORES[:_STORES.index(src.where)] if src.where in _STORES else ():
+            if store not in d:
+                continue
+            if d[store]:
+                self.add(Guard("NOT_PRESENT", AttrSource(src.base, store), None, src.name, first_use))
+            else:
+                self.add(Guard("LENGTH", AttrSource(src.base, store), 0, None, first_use))
 
     def __iter__(self):
         return iter(self._guards.values())
@@ -201,9 +254,10 @@ class GuardSet:
         """Cheapest kinds first; discovery order within a kind (parents before children)."""
         return sorted(self._guards.values(), key=lambda g: KINDS[g.kind][0])
 
-    def identity_checks(self, ns: Namespace, emit: bool = True) -> list[str]:
+    def identity_checks(self, ns: Namespace, emit: bool = True, views=None) -> list[str]:
         """ID_MATCH checks, outermost sources first; each checked source is rebased in `ns`
-        so later expressions reach through it from the constant (one lookup, not a chain)."""
+        so later expressions reach through it from the constant (one lookup, not a chain).
+        With `views`, an identity-checked nn.Module's dicts are read through its view."""
         out = []
         ids = [g for g in self._guards.values() if g.kind == "ID_MATCH"]
         for g in sorted(ids, key=lambda g: source_depth(g.source)):
@@ -211,26 +265,33 @@ class GuardSet:
             if emit:
                 out.append(f"{ns.spell(g.source)} is {name}")
             ns.rebased.setdefault(g.source, name)
+            if views is not None and _is_module(g.expected):
+                views.add(g.source, g.expected, name)
         return out
 
-    def expressions(self, ns: Namespace) -> list[str]:
-        """Boolean expressions whose conjunction is the guard (cheapest first)."""
-        out = self.identity_checks(ns)
-        tensors, hooks = [], []
+    def function_body(self, ns: Namespace) -> list[str]:
+        """The body of the guard function: module dicts fetched into locals, then one
+        conjunction of boolean expressions (cheapest first); any exception means False."""
+        views = ModuleViews(ns)
+        exprs = self._expressions(ns, views)
+        if not exprs:
+            return ["    return True"]
+        return (["    try:"] + [f"        {line}" for line in views.prologue()]
+                + ["        return (" + "\n                and ".join(exprs) + ")",
+                   "    except Exception:", "        return False"])
+
+    def _expressions(self, ns: Namespace, views) -> list[str]:
+        out = self.identity_checks(ns, views=views)
+        tensors = []
         for g in self.ordered():
             if g.kind == "ID_MATCH":
                 continue
             if g.kind == "TENSOR_MATCH":
                 tensors.append(g)
                 continue
-            if g.kind == "NO_HOOKS" and g.example is not None:
-                hooks.append(g)
-                continue
             if g.kind in _AFTER_TENSOR_CHECKS:
                 continue
             out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
-        if hooks:
-            out.append(_hooks_batched(hooks, ns))
         if tensors:
             out.append(_batched_tensor_check(tensors, ns))
         for g in self.ordered():
@@ -239,26 +300,96 @@ class GuardSet:
         return out
 
 
-# nn.Module.__call__ runs forward directly when these four are empty (the keyword and
-# always-called dicts only refine hooks registered in them).
-_HOOK_GATES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+class _ModuleView:
+    """How the guard function reads one identity-checked nn.Module: its instance dict in a
+    local, each store (``_modules``...) in a local taken from it, plain attributes as items.
+
+    Reading ``d[name]`` is what ``m.name`` does when the class has no data descriptor of that
+    name and does not override ``__getattribute__`` (checked here; the class itself is
+    guarded by TYPE_MATCH).  A name absent from the dict raises: the guard fails, no worse."""
+
+    def __init__(self, ns: Namespace, const: str, module):
+        self.ns, self.const, self.module = ns, const, module
+        self.locals: dict[str, str] = {}            # "__dict__" or an attribute -> local name
+        self.cls = type(module)
+
+    def _plain(self, attr: str) -> bool:
+        if attr not in self.module.__dict__:
+            return False
+        for c in self.cls.__mro__:
+            raw = c.__dict__.get(attr)
+            if raw is not None:
+                t = type(raw)
+                return not (hasattr(t, "__set__") or hasattr(t, "__delete__"))
+        return True
+
+    def local(self, key: str) -> str:
+        name = self.locals.get(key)
+        if name is None:
+            base = f"{self.const}_{'dict' if key == '__dict__' else key.strip('_')}"
+            name, i = base, 1
+            while name in self.ns.globals:
+                name, i = f"{base}_{i}", i + 1
+            self.ns.globals[name] = None          # reserved: no constant may take the name
+            self.locals[key] = name
+        return name
+
+    def spell(self, source):
+        if type(source) is ModuleAttrSource:
+            return f"{self.local(source.where)}[{source.name!r}]" if self._plain(source.where) else None
+        attr = source.attr
+        if attr == "__dict__":
+            return self.local("__dict__")
+        if not self._plain(attr):
+            return None
+        if attr in _STORES:
+            return self.local(attr)
+        return f"{self.local('__dict__')}[{attr!r}]"
+
+    def prologue(self) -> list[str]:
+        if not self.locals:
+            return []
+        d = self.local("__dict__")
+        return [f"{d} = {self.const}.__dict__"] + [
+            f"{name} = {d}[{key!r}]" for key, name in self.locals.items() if key != "__dict__"]
 
 
-def _hooks_batched(hooks: list[Guard], ns: Namespace) -> str:
-    """All NO_HOOKS guards as one C-level ``any(map(getattr, modules, names))``.
+def _default_getattribute(cls) -> bool:
+    for c in cls.__mro__:
+        if "__getattribute__" in c.__dict__:
+            return c is object
+    return True
 
-    The attributes are read afresh on every call: register_*_hook changes the dicts in
-    place, but a user may also replace one wholesale (``m._forward_hooks = OrderedDict(...)``),
-    which a check over the dict objects seen at capture would miss.  The modules are
-    identity-guarded, so the example module is the one the source reaches."""
-    mods, names = [], []
-    for g in hooks:
-        gates = [n for n in g.extra if n in _HOOK_GATES]
-        picked = gates if len(gates) == len(_HOOK_GATES) else list(g.extra)
-        mods += [g.example] * len(picked)
-        names += picked
-    return (f"not {ns.helper('any')}({ns.helper('map')}({ns.helper('getattr')}, "
-            f"{ns.const(tuple(mods), 'hooked_modules')}, {ns.const(tuple(names), 'hook_names')}))")
+
+class ModuleViews(dict):
+    """`Namespace.rebased` for a guard function: besides the identity-checked sources (plain
+    entries), sources one attribute below an identity-checked nn.Module are spelled through
+    that module's `_ModuleView`.  `prologue()` binds the locals those spellings use."""
+
+    def __init__(self, ns: Namespace):
+        super().__init__(ns.rebased)
+        self.ns = ns
+        self.views: dict = {}                        # module source -> _ModuleView
+        ns.rebased = self
+
+    def add(self, source, module, const: str) -> None:
+        if source not in self.views and _default_getattribute(type(module)):
+            self.views[source] = _ModuleView(self.ns, const, module)
+
+    def get(self, source, default=None):
+        hit = dict.get(self, source)
+        if hit is not None:
+            return hit
+        if type(source) is AttrSource or type(source) is ModuleAttrSource:
+            view = self.views.get(source.base)
+            if view is not None:
+                text = view.spell(source)
+                if text is not None:
+                    return text
+        return default
+
+    def prologue(self) -> list[str]:
+        return [line for v in self.views.values() for line in v.prologue()]
 
 
 def source_depth(src) -> int:

@@ -431,11 +431,175 @@ def python_scalar_into_tensor_op():
     return Case(lambda x, k: x * k, lambda: (torch.ones(2), state["k"]), lambda: state.__setitem__("k", 5))
 
 
+# -- nn.Module trees: every way to change what a nested submodule call does -----------------------
+
+def _tree():
+    """A fresh Outer(Inner(Linear, ReLU, scale)) whose classes belong to this case alone (so a
+    case may patch a class), with a python branch on the inner module's `.training`."""
+    torch = _torch()
+
+    class Inner(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3)
+            self.act = torch.nn.ReLU()
+            self.scale = 2
+
+        def forward(self, x):
+            y = self.act(self.lin(x)) * self.scale
+            return y + 1 if self.training else y - 1
+
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+            self.layers = torch.nn.ModuleList([torch.nn.Identity(), torch.nn.Sigmoid()])
+
+        def forward(self, x):
+            x = self.inner(x)
+            for layer in self.layers:
+                x = layer(x)
+            return x
+    torch.manual_seed(0)
+    return Outer(), Inner
+
+
+def _tree_case(change, restore=None):
+    torch = _torch()
+    m, Inner = _tree()
+    x = torch.linspace(-1, 1, 6).reshape(2, 3)
+    return Case(m, lambda: (x,), lambda: change(m, Inner),
+                (lambda: restore(m, Inner)) if restore else (lambda: None))
+
+
+def tree_child_via_setattr():
+    """A nested submodule is replaced through setattr (nn.Module.__setattr__)."""
+    torch = _torch()
+    return _tree_case(lambda m, _: setattr(m.inner, "act", torch.nn.Tanh()))
+
+
+def tree_child_via_modules_dict():
+    """A nested submodule is replaced by writing its parent's `_modules` dict directly."""
+    torch = _torch()
+    return _tree_case(lambda m, _: m.inner._modules.__setitem__("act", torch.nn.Tanh()))
+
+
+def tree_child_shadowed_in_instance_dict():
+    """A module is stored in the parent's instance `__dict__` under the child's name: attribute
+    lookup finds it before nn.Module.__getattr__ consults `_modules`."""
+    torch = _torch()
+    return _tree_case(lambda m, _: m.inner.__dict__.__setitem__("act", torch.nn.Tanh()))
+
+
+def tree_child_forward_on_instance():
+    """A nested submodule gets an instance-level `forward` (shadows its class's)."""
+    return _tree_case(lambda m, _: setattr(m.inner.act, "forward", lambda x: x * 100))
+
+
+def tree_class_forward_replaced():
+    """The class of a nested submodule gets a new `forward`."""
+    def change(m, Inner):
+        Inner.forward = lambda self, x: self.lin(x) * 10
+    return _tree_case(change)
+
+
+def tree_child_class_swapped():
+    """A nested submodule's `__class__` is reassigned to a subclass with another forward."""
+    def change(m, Inner):
+        class Sub(Inner):
+            def forward(self, x):
+                return self.lin(x) - 100
+        m.inner.__class__ = Sub
+    return _tree_case(change)
+
+
+def tree_child_training():
+    """Only the nested submodule switches to eval mode (`.training` of a child)."""
+    return _tree_case(lambda m, _: m.inner.eval())
+
+
+def tree_parameter_via_parameters_dict():
+    """A nested parameter is replaced by writing the `_parameters` dict directly."""
+    torch = _torch()
+
+    def change(m, _):
+        m.inner.lin._parameters["weight"] = torch.nn.Parameter(torch.full((3, 3), 0.25))
+    return _tree_case(change)
+
+
+def tree_parameter_data_reshaped():
+    """A parameter keeps its object but `.data` is swapped for a tensor of another shape."""
+    torch = _torch()
+
+    def change(m, _):
+        with torch.no_grad():
+            m.inner.lin.bias.data = torch.full((1,), 3.0)
+    return _tree_case(change)
+
+
+def tree_plain_attribute():
+    """A plain attribute of a nested submodule changes."""
+    return _tree_case(lambda m, _: setattr(m.inner, "scale", -4))
+
+
+def tree_instance_dict_replaced():
+    """A nested submodule's whole `__dict__` is replaced by a copy with one attribute changed."""
+    def change(m, _):
+        m.inner.__dict__ = {**m.inner.__dict__, "scale": 7}
+    return _tree_case(change)
+
+
+def tree_child_hook():
+    """A forward hook is registered on a nested submodule."""
+    handles = []
+
+    def change(m, _):
+        handles.append(m.inner.act.register_forward_hook(lambda mod, inp, out: out + 5))
+    return _tree_case(change, lambda m, _: [h.remove() for h in handles])
+
+
+def tree_child_hooks_dict_replaced():
+    """A nested submodule's `_forward_pre_hooks` dict is replaced wholesale."""
+    import collections
+
+    def change(m, _):
+        m.inner.lin._forward_pre_hooks = collections.OrderedDict({0: lambda mod, inp: (inp[0] * 0,)})
+    return _tree_case(change)
+
+
+def tree_global_hook():
+    """A global forward hook (every module) is registered."""
+    torch = _torch()
+    handles = []
+
+    def change(m, _):
+        handles.append(torch.nn.modules.module.register_module_forward_hook(
+            lambda mod, inp, out: out * 2 if isinstance(out, torch.Tensor) else out))
+    return _tree_case(change, lambda m, _: [h.remove() for h in handles])
+
+
+def tree_module_list_item():
+    """An item of a ModuleList iterated by the forward is replaced."""
+    torch = _torch()
+    return _tree_case(lambda m, _: m.layers.__setitem__(1, torch.nn.Tanh()))
+
+
+def tree_module_list_append():
+    """A ModuleList iterated by the forward grows."""
+    torch = _torch()
+    return _tree_case(lambda m, _: m.layers.append(torch.nn.Softplus()))
+
+
 TORCH_CASES = {f.__name__: f for f in (
     tensor_dtype, tensor_shape, tensor_stride, tensor_device, tensor_requires_grad, grad_mode,
     default_dtype, global_tensor_replaced, module_training, module_parameter_replaced,
     module_parameter_in_place, module_submodule_replaced, python_scalar_into_tensor_op,
-    module_plain_attribute, module_buffer_replaced, module_hook_added, torch_function_patched)}
+    module_plain_attribute, module_buffer_replaced, module_hook_added, torch_function_patched,
+    tree_child_via_setattr, tree_child_via_modules_dict, tree_child_shadowed_in_instance_dict,
+    tree_child_forward_on_instance, tree_class_forward_replaced, tree_child_class_swapped,
+    tree_child_training, tree_parameter_via_parameters_dict, tree_parameter_data_reshaped,
+    tree_plain_attribute, tree_instance_dict_replaced, tree_child_hook, tree_child_hooks_dict_replaced,
+    tree_global_hook, tree_module_list_item, tree_module_list_append)}
 
 
 # case name -> reason, for cases that expose an open bug (strict xfail; docs/known-bugs.md).
