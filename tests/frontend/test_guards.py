@@ -233,3 +233,81 @@ def test_instance_attribute_shadowing_class_attribute_recompiles():
     o.times = lambda x: -x               # an instance attribute shadows a method
     assert cf(o, 3) == -2
     assert len(cf.entries) == 3
+
+
+# -- nn.Module trees (torch) ----------------------------------------------------------------------
+
+def _module_tree(torch, child_name="lin", child_cls=None):
+    child_cls = child_cls or torch.nn.Linear
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.add_module(child_name, child_cls(3, 3))
+            self.act = torch.nn.ReLU()
+
+        def forward(self, x):
+            return self.act(getattr(self, child_name)(x))
+
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x):
+            return self.block(x) * 2
+    return Outer()
+
+
+def test_module_tree_guard_reads_each_module_dict_once():
+    torch = pytest.importorskip("torch")
+    m = _module_tree(torch)
+    cf = bcfront.capture(m)
+    x = torch.ones(2, 3)
+    assert torch.equal(cf(x), m(x))
+    src = cf.entries[0].guard_source
+    prologue = src.split("return (")[0]
+    # one instance-dict read per module (Outer, Block, Linear, ReLU) and its stores from it
+    assert prologue.count(".__dict__\n") == 4, src
+    conjuncts = src.split("return (")[1]
+    assert "._modules[" not in conjuncts and "._parameters[" not in conjuncts, src
+    assert "getattr(" not in src, src          # no attribute reads through getattr calls
+    types_guarded = {g.expected for g in cf.entries[0].guards if g.kind == "TYPE_MATCH"}
+    assert {type(m), type(m.block), torch.nn.Linear, torch.nn.ReLU} <= types_guarded
+    absent = {(g.source.readable(), g.extra) for g in cf.entries[0].guards if g.kind == "NOT_PRESENT"}
+    assert ("L['self'].block.__dict__", "lin") in absent and ("L['self'].__dict__", "block") in absent
+
+
+def test_module_locals_never_take_a_constant_name():
+    """A class called `<other class>_dict` would collide with that module's dict local."""
+    torch = pytest.importorskip("torch")
+
+    class Linear_dict(torch.nn.Linear):
+        pass
+
+    m = _module_tree(torch, "lin", Linear_dict)
+    m.block.act = torch.nn.Linear(3, 3)        # a plain Linear next to the Linear_dict
+    cf = bcfront.capture(m)
+    x = torch.ones(2, 3)
+    for _ in range(2):
+        assert torch.equal(cf(x), m(x))
+    assert len(cf.entries) == 1
+    src = cf.entries[0].guard_source
+    assert "___Linear_dict_1 = " in src or "___Linear_dict = ___Linear.__dict__" in src, src
+
+
+def test_hostile_child_name_stays_data_in_guard_source():
+    import ast
+    torch = pytest.importorskip("torch")
+    name = "x'); raise SystemExit('boom'); ('"
+    m = _module_tree(torch, name)
+    cf = bcfront.capture(m)
+    x = torch.ones(2, 3)
+    assert torch.equal(cf(x), m(x))
+    src = cf.entries[0].guard_source
+    names = {n.id for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name)}
+    assert "SystemExit" not in names
+    assert repr(name) in src
+    setattr(m.block, name, torch.nn.Linear(3, 3))      # replaced: recompiles, agrees
+    assert torch.equal(cf(x), m(x))
+    assert len(cf.entries) == 2
