@@ -129,6 +129,8 @@ def _object_attr(tx, v: ObjectV, name):
             return wrap(tx, real, AttrSource(src, name))
         raise UnsupportedError("unsupported-attribute", f"data descriptor {cls.__qualname__}.{name}")
     d = _instance_dict(obj)
+    if d is not None and id(d) in tx.by_id:
+        _dict_also_wrapped(name)
     if d is not None and name in d:
         return wrap(tx, d[name], AttrSource(src, name))
     if raw is not _MISS:
@@ -155,6 +157,13 @@ def _instance_dict(obj):
         return object.__getattribute__(obj, "__dict__")
     except (AttributeError, TypeError):
         return None
+
+
+def _dict_also_wrapped(name: str):
+    """The object's ``__dict__`` is also a symbolic dict of this trace (``d = vars(o)``, or
+    passed in): writes through one would be missed by the other, so the attribute access
+    runs natively, after the recorded writes are replayed (O42)."""
+    raise UnsupportedError("unsupported-attribute", f"attribute {name} of an object whose __dict__ is also in use")
 
 
 def _is_data_descriptor(raw) -> bool:
@@ -287,7 +296,9 @@ def _new_object_attr(tx, v: NewObjectV, name):
         if name == "__class__":
             return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
         if name == "__dict__":
-            return DictV({k: (Const(k), x) for k, x in v.attrs.items()})
+            # the live dict: writes through it (copy.copy's state.update, vars(o)[k] = ...)
+            # must reach the object, which a detached DictV would not do (O42)
+            raise UnsupportedError("unsupported-attribute", "reading an object's __dict__")
         if not isinstance(raw, types.GetSetDescriptorType):
             return bind_class_attr(tx, raw, v, cls, name)
     if name in v.attrs:
@@ -403,8 +414,8 @@ def _generator_attr(tx, v: GeneratorV, name):
 
 
 def _tensor_attr(tx, v, name):
-    from . import torch_calls
-    return torch_calls.tensor_attr(tx, v, name)
+    from . import tensor_attrs
+    return tensor_attrs.tensor_attr(tx, v, name)
 
 
 def _state_cm_attr(tx, v, name):
@@ -538,6 +549,9 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
         v = _module_namespace(tx, obj)     # one model of the module's globals (see below)
     elif not is_module and not isinstance(obj, (types.ModuleType, types.FunctionType)):
         _check_store(cls, name)
+        d = _instance_dict(obj)
+        if d is not None and id(d) in tx.by_id:
+            _dict_also_wrapped(name)
     tx.set(v, "overlay", {**v.overlay, name: value})
     tx.mark_mutated(v)
 

@@ -567,6 +567,40 @@ def f(xs, a):
         "hand probe of builtins (session 4), 3.12+: sum([0.1] * 10) is 1.0 (CPython 3.12 adds "
         "floats with compensated summation); captured 0.9999999999999999 (plain left-to-right +)"),
 
+    "writes-through-an-objects-dict-are-lost": Regression('''
+import copy
+
+class O:
+    def __init__(self, v):
+        self.v = v
+        self.inner = [v]
+
+def f(o):
+    c = copy.copy(o)
+    c.inner.append(2)
+    d = vars(o)
+    d['v'] = 7
+    return c.v, c.inner, o.v
+''', (("O(1)",), ("O(-2)",)),
+        "hand probe of functools/copy helpers (session 4): copy.copy(o) came back without "
+        "attributes (AttributeError: 'O' object has no attribute 'inner': the object made by "
+        "__reduce_ex__ had its __dict__ read as a detached dict, so state.update() was lost), and "
+        "`vars(o)['v'] = 7` was not seen by `o.v`"),
+
+    "function-attributes-written-are-stale-after-the-break": Regression('''
+def f(a):
+    def w(x):
+        return x
+    w.__name__ = 'g'
+    w.__module__ = 'm'
+    return w.__name__, w.__module__, w(a)
+''', (("1",), ("2",)),
+        "hand probe of functools.wraps (session 4): after `w.__name__ = 'g'` (a graph break) the "
+        "continuation reads w.__name__ as 'w' and w.__module__ as the module's name; "
+        "functools.wraps(fn) wrappers report the wrapper's name",
+        open_bug="O43: a function crossing a break is rebuilt by its code (cells.function_by_code) "
+                 "with __name__ from co_name and __module__ from its globals, unguarded"),
+
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
     return a
