@@ -22,7 +22,7 @@ from ..errors import UnsupportedError
 from . import objects, tracebacks
 from .frame import Frame
 from .handlers import HANDLERS, unsupported_opcode
-from .ops import Exhausted
+from .ops import Exhausted, NotConst
 from .tracer import INLINE_DEPTH_LIMIT, STEP_LIMIT, SymbolicRaise
 from .values import Const, DictV, ExceptionV, GeneratorV, TupleV
 
@@ -78,6 +78,11 @@ def _loop(tx, frame: Frame):
             if not unwind(tx, frame, ins, e.exc):
                 raise
             continue
+        except NotConst as e:
+            # a model needed a constant where the trace has a symbolic value (range() of an
+            # object with __index__, ...): the instruction runs natively, not an internal error
+            raise UnsupportedError("unsupported-call", f"{ins.opname} needs a constant, got "
+                                   f"{e.args[0].describe() if e.args else '?'}") from None
         if sig is not None:
             return sig
 

@@ -9,6 +9,7 @@ is a graph break.
 """
 from __future__ import annotations
 
+import sys
 import operator
 import types
 
@@ -396,8 +397,16 @@ def truth(tx, v: Value) -> bool:
 
 
 def length_of(v: Value) -> int:
-    if isinstance(v, Const) and type(v.value) is int:
-        return v.value
+    """What ``len()`` makes of a ``__len__`` result, with CPython's errors (O44)."""
+    if isinstance(v, Const) and type(v.value) in (int, bool):
+        n = int(v.value)
+        if n < 0:
+            raise_(ValueError, "__len__() should return >= 0")
+        if n > sys.maxsize:
+            raise_(OverflowError, "cannot fit 'int' into an index-sized integer")
+        return n
+    if isinstance(v, Const) and not isinstance(v.value, int):
+        raise_(TypeError, f"'{type(v.value).__name__}' object cannot be interpreted as an integer")
     raise UnsupportedError("unsupported-len", f"__len__ returned {v.describe()}")
 
 

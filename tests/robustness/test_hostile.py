@@ -170,6 +170,32 @@ def test_introspection_behaves_natively(fn):
         assert_agree(cf, fn, x, where=fn.__name__)
 
 
+# -- user objects where a builtin wants a plain value --------------------------------------------
+
+class Idx:
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+
+def uses_index_objects(n, xs):
+    out = [xs[Idx(1):Idx(n)], list(range(Idx(n))), bin(Idx(5))]
+    print(end="")                     # the rest is a continuation
+    out.append(list(range(Idx(1), Idx(n))))
+    out.append(xs[Idx(0)] if xs else None)
+    return out
+
+
+def test_index_objects_in_builtins_are_no_internal_error():
+    """range() of an object with __index__ once raised NotConst from inside bcfront (an internal
+    error, so a native fallback with a 'please report' warning) -- O45."""
+    cf = bcfront.capture(uses_index_objects)
+    for n, xs in ((3, [1, 2, 3, 4]), (0, []), (3, [1, 2, 3, 4])):
+        assert_agree(cf, uses_index_objects, n, xs, where="uses_index_objects")
+
+
 # -- size and depth ----------------------------------------------------------------------------
 
 def test_ten_thousand_line_function():

@@ -601,6 +601,27 @@ def f(a):
         open_bug="O43: a function crossing a break is rebuilt by its code (cells.function_by_code) "
                  "with __name__ from co_name and __module__ from its globals, unguarded"),
 
+    "len-of-a-negative-or-non-int-dunder-len": Regression('''
+class L:
+    def __init__(self, r):
+        self.r = r
+
+    def __len__(self):
+        return self.r
+
+def f(n):
+    out = [n]
+    for r in (-1, True, 1.5, 'x', None, 2 ** 70, n):
+        try:
+            out.append(len(L(r)))
+        except (ValueError, TypeError, OverflowError) as e:
+            out.append(type(e).__name__ + ': ' + str(e))
+    return out
+''', (("3",), ("-2",)),
+        "hand probe of user dunders (session 4): len() of an object whose __len__ returns -1 "
+        "returned -1 (eager ValueError: __len__() should return >= 0); a float/str/None result "
+        "was a graph break, a huge int was not an OverflowError"),
+
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
     return a
