@@ -622,6 +622,48 @@ def f(n):
         "returned -1 (eager ValueError: __len__() should return >= 0); a float/str/None result "
         "was a graph break, a huge int was not an OverflowError"),
 
+    "star-and-double-star-argument-errors-differ": Regression('''
+def kwf(a, b=1, *more, c=2, **named):
+    return a
+
+class Obj:
+    def m(self, **k):
+        return k
+
+def f(a):
+    out = []
+    try:
+        kwf(a, c=a, **{'c': 1})
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        kwf(c=a, **'c')
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        Obj().m(**{'x': 1}, **{'x': 2})
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        kwf(*a)
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        kwf(1, *a)
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        out.append({**a})
+    except TypeError as e:
+        out.append(str(e))
+    return out
+''', (("1",), ("2",)),
+        "tools/fuzz.py --seed 74 --mode py --extra breaks,objects,calls,guards,exc,loops, programs "
+        "pyx-74000308 and pyx-74000311 (shrunk 53 -> 2 statements): `kwf(c=a, **'c')` said "
+        "\"'str' object is not a mapping\" (CPython: \"fuzz.kwf() argument after ** must be a mapping, "
+        "not str\"); duplicate ** keys lacked the callee's name; `*` of a non-iterable had the "
+        "generic 'not iterable' message"),
+
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
     return a

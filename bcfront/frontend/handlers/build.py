@@ -98,6 +98,9 @@ def list_extend(tx, f, ins):
     if isinstance(v, Const) and isinstance(v.value, tuple):
         items = [Const(x) for x in v.value]
     else:
+        cls = v.python_type()
+        if not (hasattr(cls, "__iter__") or hasattr(cls, "__getitem__")):    # CPython's wording
+            ops.raise_(TypeError, f"Value after * must be an iterable, not {cls.__name__}")
         items = ops.to_list(tx, v)
     tx.set(lst, "items", lst.items + items)
     ops._touch(tx, lst)
@@ -123,14 +126,22 @@ def _merge(tx, f, ins, strict: bool):
     if not isinstance(v, DictV):
         if isinstance(v, ObjectV) or isinstance(v, NewObjectV):
             raise UnsupportedError("unsupported-dict", "** of a mapping that is not a dict")
+        if strict:      # DICT_MERGE builds a call's **kwargs: CPython names the callee
+            ops.raise_(TypeError, f"{_callee(f, ins)} argument after ** must be a mapping, "
+                                  f"not {v.python_type().__name__}")
         ops.raise_(TypeError, f"'{v.python_type().__name__}' object is not a mapping")
     entries = dict(d.entries)
     for k, e in v.entries.items():
         if strict and k in entries:
-            ops.raise_(TypeError, f"got multiple values for keyword argument '{k}'")
+            ops.raise_(TypeError, f"{_callee(f, ins)} got multiple values for keyword argument '{k}'")
         entries[k] = e
     tx.set(d, "entries", entries)
     ops._touch(tx, d)
+
+
+def _callee(f, ins) -> str:
+    from .calls import callee_below, function_str
+    return function_str(callee_below(f, ins.arg + 1))
 
 
 def dict_update(tx, f, ins):

@@ -12,7 +12,7 @@ import sys
 from ...errors import UnsupportedError
 from .. import objects, ops
 from ..values import (NULL, CellV, Const, DictV, ExceptionV, GeneratorV, ListV, MadeFunctionV,
-                      TupleV, Value)
+                      MethodV, ObjectV, TupleV, Value)
 
 PY = sys.version_info[:2]
 
@@ -65,6 +65,9 @@ def call_function_ex(tx, f, ins):
             raise UnsupportedError("malformed-bytecode", "CALL_FUNCTION_EX with a bound method")
     else:
         fn = a
+    if not isinstance(args_v, (TupleV, ListV)) and not _iterable(args_v):
+        ops.raise_(TypeError, f"{function_str(fn)} argument after * must be an iterable, "
+                              f"not {args_v.python_type().__name__}")
     pos = ops.to_list(tx, args_v)
     kwargs = {}
     if kwargs_v is not None:
@@ -75,6 +78,41 @@ def call_function_ex(tx, f, ins):
                 ops.raise_(TypeError, "keywords must be strings")
             kwargs[k] = v
     f.push(objects.call(tx, fn, pos, kwargs))
+
+
+def _iterable(v: Value) -> bool:
+    cls = v.python_type()
+    return hasattr(cls, "__iter__") or hasattr(cls, "__getitem__")
+
+
+def callee_below(f, depth: int) -> Value:
+    """The callable of a CALL_FUNCTION_EX whose arguments tuple is `depth` slots below the
+    top of the stack (DICT_MERGE's error names it)."""
+    a, b = f.stack[-depth - 2], f.stack[-depth - 1]
+    if PY < (3, 13):
+        return b if a is NULL else a
+    return a
+
+
+def function_str(v: Value) -> str:
+    """CPython's ``_PyObject_FunctionStr``: ``module.qualname()`` (no module for builtins),
+    as call errors name the callee ("fuzz.g() argument after ** must be a mapping")."""
+    if isinstance(v, MadeFunctionV):
+        qualname, module = v.qualname, v.globals.get("__name__")
+    elif isinstance(v, MethodV):        # a bound method: its function's names
+        return function_str(v.func)
+    elif isinstance(v, (Const, ObjectV)):
+        obj = v.value if isinstance(v, Const) else v.obj
+        try:
+            qualname = obj.__qualname__
+        except AttributeError:
+            return str(obj)
+        module = getattr(obj, "__module__", None)
+    else:
+        return f"{v.python_type().__name__} object"
+    if isinstance(module, str) and module != "builtins":
+        return f"{module}.{qualname}()"
+    return f"{qualname}()"
 
 
 # -- function creation -------------------------------------------------------------------------
