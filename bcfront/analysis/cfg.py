@@ -21,6 +21,7 @@ normal returns and explicit raises.
 from __future__ import annotations
 
 import bisect
+from functools import partial
 from itertools import compress
 from operator import attrgetter
 from typing import NamedTuple
@@ -137,14 +138,17 @@ class CFG:
         targets = bc.targets
         opbytes = bc.opcodes
         enders = list(compress(range(n), opbytes.translate(_ENDS)))
-        index = bc.index
+        # positions of offsets by binary search (decode checked that every jump target
+        # and table entry lands on an instruction): cheaper than the offset index
+        # when jumps are a small part of the instructions
+        pos = partial(bisect.bisect_left, offsets)
         leaders = {0}
         leaders.update(i + 1 for i in enders)
-        leaders.update(index[targets[i]] for i in enders if targets[i] is not None)
+        leaders.update(map(pos, [t for t in map(targets.__getitem__, enders) if t is not None]))
         table = sorted(self.bytecode.exception_table, key=_START)
         for e in table:
-            leaders.add(index[e.start])
-            leaders.add(index[e.target])
+            leaders.add(pos(e.start))
+            leaders.add(pos(e.target))
             leaders.add(bisect.bisect_left(offsets, e.end))  # end may be a prefix or the end
         leaders.discard(n)
         cuts = sorted(leaders)

@@ -96,7 +96,7 @@ import bisect
 import types
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import add, attrgetter, itemgetter
+from operator import add, itemgetter
 from typing import NamedTuple
 
 from ..errors import BcfrontError
@@ -108,7 +108,6 @@ from .versions import PROLOGUE as _PROLOGUE
 from .versions import guess_version
 
 
-_OFFSET = attrgetter("offset")
 
 
 class BytecodeVersionError(BcfrontError, ValueError):
@@ -214,16 +213,20 @@ class Bytecode:
 
     The analyses read the columns, one entry per instruction (EXTENDED_ARG
     folded, caches skipped): `offsets`, `opcodes` (one bytes object), `args`
-    (as dis reports them) and `targets` (jump target offset or None).  The
-    `Instr` objects are built on first access to `instructions`.
+    (as dis reports them), `targets` (jump target offset or None) and `units` (keys
+    for per-(opcode, arg) tables).  The `Instr` objects are built on first access
+    to `instructions`.
     """
     __slots__ = ("code", "exception_table", "version", "offsets", "opcodes", "args",
-                 "targets", "end", "_instructions", "_index", "_starts")
+                 "targets", "end", "units", "_instructions", "_index", "_starts")
 
     def __init__(self, code: types.CodeType, offsets: list, opcodes: bytes, args: list,
                  targets: list, end: int, exception_table: tuple[ExceptionEntry, ...],
-                 version: tuple[int, int]):
+                 version: tuple[int, int], units: list | None = None):
         self.code = code
+        # per instruction, a key for per-(opcode, arg) tables: its code unit (an int,
+        # as co_code holds it) when it has no EXTENDED_ARG, else (opcode, arg)
+        self.units = list(zip(opcodes, args)) if units is None else units
         self.offsets = offsets
         self.opcodes = opcodes
         self.args = args
@@ -402,7 +405,7 @@ def _decode(code: types.CodeType) -> Bytecode:
                 i = m.start()
                 targets[i] = starts[i] + infos[i][3]
             return Bytecode(code, starts, opbytes, args, targets, 2 * n,
-                            parse_exception_table(code), PY)
+                            parse_exception_table(code), PY, words)
     return _decode_prefixed(code, raw, n)
 
 

@@ -18,8 +18,8 @@ targets get a phi for what differs even when the source dominates them:
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import compress, count, repeat
-from operator import add, attrgetter, sub
+from itertools import compress, count
+from operator import add, attrgetter
 
 from .liveness import Liveness
 from .ssa import SSA
@@ -103,24 +103,23 @@ class Builder:
         self.written: dict[int, set[int]] = {}
         self.jump_diff: list[tuple[int, int, set[int]]] = []
         block_kill = self.live.block_kill
-        # per instruction, the variable id of the first slot whose content it changes
-        # (its `moved[0]`), at C speed over the whole function: negative when it
-        # changes none (the sentinel) or is unreachable; the rest of `moved` is rare
-        bases = list(map(sub, depth, map(_POPS, effects)))
-        first = list(map(add, bases, map(_MOVED0, effects)))
-        if nloc:
-            first = list(map(add, first, repeat(nloc, len(first))))
-        rest = list(compress(range(len(effects)), map(_MOVED_REST, effects)))
+        # per instruction, the first two stack slots whose content it changes (its
+        # `moved[0]` and `moved[1]`), at C speed over the whole function: negative when
+        # it changes none (the sentinel) or is unreachable; a third one is rare
+        first = list(map(add, depth, map(_FIRST_REL, effects)))
+        second = list(map(add, depth, map(_SECOND_REL, effects)))
+        rest = list(compress(range(len(effects)), map(_MOVED_MORE, effects)))
         for b in self.idom:
             blk = cfg.blocks[b]
             lo = blk.first
             hi = blk.stop
             w = set(first[lo:hi])
-            if min(w) < 0:
-                w = {x for x in w if x >= 0}
+            w.update(second[lo:hi])
             if rest:
                 for k in rest[bisect_left(rest, lo):bisect_left(rest, hi)]:
-                    w.update([nloc + bases[k] + j for j in effects[k].moved[1:]])
+                    base = depth[k] - effects[k].pops
+                    w.update([base + j for j in effects[k].moved[2:]])
+            w = {nloc + x for x in w if x >= 0}
             km = block_kill[b]
             i = hi - 1
             eff = effects[i]
@@ -407,8 +406,9 @@ class Builder:
         return v
 
 _POPS = attrgetter("pops")
-_MOVED0 = attrgetter("moved0")
-_MOVED_REST = attrgetter("moved_rest")
+_FIRST_REL = attrgetter("first_rel")
+_SECOND_REL = attrgetter("second_rel")
+_MOVED_MORE = attrgetter("moved_more")
 
 
 # -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,

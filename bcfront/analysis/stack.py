@@ -55,6 +55,11 @@ class Effect:
     net: int = field(init=False)                  # depth change on the fall-through
     moved0: int = field(init=False)               # moved[0], or a very negative number
     moved_rest: bool = field(init=False)          # whether `moved` has more than one
+    # moved[0] and moved[1] relative to the base of the popped inputs (a very negative
+    # number when absent), and whether `moved` has more than two
+    first_rel: int = field(init=False)
+    second_rel: int = field(init=False)
+    moved_more: bool = field(init=False)
 
     def __post_init__(self):
         fall = self.fall
@@ -70,6 +75,10 @@ class Effect:
         object.__setattr__(self, "net", len(fall) - self.pops)
         object.__setattr__(self, "moved0", moved[0] if moved else -1 << 40)
         object.__setattr__(self, "moved_rest", len(moved) > 1)
+        none = -1 << 40
+        object.__setattr__(self, "first_rel", moved[0] - self.pops if moved else none)
+        object.__setattr__(self, "second_rel", moved[1] - self.pops if len(moved) > 1 else none)
+        object.__setattr__(self, "moved_more", len(moved) > 2)
 
     def outs(self, edge_kind: str) -> tuple[int, ...]:
         return self.jump if edge_kind in ("jump", "branch") else self.fall
@@ -245,7 +254,9 @@ _BY_VERSION: dict[tuple[int, int], dict[str, object]] = {
 
 class _EffectTable(dict):
     """(opcode, arg) -> Effect for one CPython version, filled on first use (the
-    stack phase maps whole instruction columns through it at C speed)."""
+    stack phase maps whole instruction columns through it at C speed).  A key may
+    also be a raw code unit (`Bytecode.units`: an int, for an instruction without
+    EXTENDED_ARG), which hashes faster than a pair."""
 
     def __init__(self, version):
         super().__init__()
@@ -253,8 +264,14 @@ class _EffectTable(dict):
         self.unruled: set[int] = set()      # opcodes without a rule (none known)
 
     def __missing__(self, key):
-        op, arg = key
         from .decode import _OPNAME
+        if key.__class__ is int:
+            from .opcodes import _BIG_ENDIAN, _HAS_ARG
+            op, arg = (key >> 8, key & 255) if _BIG_ENDIAN else (key & 255, key >> 8)
+            if not _HAS_ARG[op]:
+                arg = None
+        else:
+            op, arg = key
         name = _OPNAME[op]
         rule = self.rules.get(name)
         if rule is None:
@@ -312,7 +329,7 @@ class StackInfo:
         self._bytecode = bc
         if version == PY:
             table = _TABLES[version]
-            effects = list(map(table.__getitem__, zip(bc.opcodes, bc.args)))
+            effects = list(map(table.__getitem__, bc.units))
             if table.unruled and not table.unruled.isdisjoint(bc.opcodes):
                 effects = [e if e is not None else _fallback(ins)
                            for e, ins in zip(effects, bc.instructions)]
