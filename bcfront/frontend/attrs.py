@@ -123,6 +123,8 @@ def _object_attr(tx, v: ObjectV, name):
             try:
                 real = getattr(obj, name)
             except AttributeError as e:     # CPython's own words (3.13 qualifies the type name)
+                if src is not None:
+                    tx.guard("HASATTR", src, False, name)      # still unset next call (O47)
                 raise SymbolicRaise(ExceptionV(AttributeError, [Const(str(e))])) from None
             if name == "__class__":
                 return wrap(tx, real, ConstSource(Ref(real, real.__qualname__)), guard=False)
@@ -144,6 +146,8 @@ def _object_attr(tx, v: ObjectV, name):
         return _module_attr(tx, v, obj, src, name)
     if isinstance(hook, types.FunctionType):
         return call(tx, ObjectV(hook), [v, Const(name)], {})
+    if src is not None:     # the attribute (or a __getattr__) may exist by the next call (O47)
+        tx.guard("HASATTR", src, False, name)
     attribute_error(cls.__name__, name)
 
 
@@ -227,7 +231,10 @@ def _class_attr(tx, v, cls, src, name):
                 pass
         elif isinstance(meta, types.FunctionType):
             return MethodV(ObjectV(meta), v)
-        attribute_error(f"type object '{cls.__name__}'", name)
+        if src is not None:     # the class may gain it by the next call (O47)
+            tx.guard("HASATTR", src, False, name)
+        raise SymbolicRaise(ExceptionV(AttributeError, [Const(
+            f"type object '{cls.__name__}' has no attribute '{name}'")]))
     if isinstance(raw, staticmethod):
         return wrap(tx, raw.__func__, AttrSource(src, name))
     if isinstance(raw, classmethod):

@@ -664,6 +664,39 @@ def f(a):
         "not str\"); duplicate ** keys lacked the callee's name; `*` of a non-iterable had the "
         "generic 'not iterable' message"),
 
+    "missing-attribute-is-not-guarded": Regression('''
+class K:
+    pass
+
+class S:
+    __slots__ = ('x',)
+
+OBJ = K()
+SL = S()
+
+def f(a):
+    out = []
+    try:
+        out.append(OBJ.zz + a)
+    except AttributeError as e:
+        out.append(str(e))
+    try:
+        out.append(K.yy)
+    except AttributeError as e:
+        out.append(str(e))
+    try:
+        out.append(SL.x)
+    except AttributeError as e:
+        out.append(str(e))
+    return out
+''', (CallSpec(("1",)), CallSpec(("1",), before="OBJ.zz = 5; SL.x = 3"),
+          CallSpec(("1",), before="del OBJ.zz; K.yy = 2"), CallSpec(("1",), before="del SL.x; K.zz = 7"),
+          CallSpec(("2",), before="K.__getattr__ = lambda self, n: n * 2"), CallSpec(("1",), before="del K.__getattr__")),
+        "hand probe of guards (session 4): after a call that found OBJ.zz (or an unset slot, or "
+        "a class attribute) missing, the cached entry kept raising AttributeError once the "
+        "attribute existed (no guard on the absence); `type object 'K' has no attribute 'yy'` "
+        "read \"'type object 'K'' object has no attribute 'yy'\""),
+
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
     return a
