@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import os
+import platform
 import statistics
 import sys
 import time
@@ -142,6 +143,7 @@ def main(argv=None) -> int:
     opts = ap.parse_args(argv)
     torch.set_num_threads(1)
     torch.manual_seed(0)
+    load_start = round(os.getloadavg()[0], 2)
     reps, inner, first_reps = (5, 200, 2) if opts.quick else (15, 1000, 5)
     results = {}
     rows = []
@@ -194,7 +196,11 @@ def main(argv=None) -> int:
                  f"{t_tc * 1e6:.2f} us", f"{t_bc / t_tc:.2f}", "<= 1.00"))
 
     results["meta"] = {"torch": torch.__version__, "python": sys.version.split()[0], "threads": 1,
-                       "repeats": reps, "quick": opts.quick}
+                       "repeats": reps, "quick": opts.quick,
+                       "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                       "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+                       # other processes share the box: its 1-minute load at start and end
+                       "load_start": load_start, "load_end": round(os.getloadavg()[0], 2)}
     os.makedirs(os.path.dirname(opts.out), exist_ok=True)
     with open(opts.out, "w") as fh:
         json.dump(results, fh, indent=2)
@@ -203,7 +209,8 @@ def main(argv=None) -> int:
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
     for r in rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
-    print(f"\nwrote {opts.out}")
+    print(f"\nload average {load_start} at start, {results['meta']['load_end']} at end")
+    print(f"wrote {opts.out}")
     return 0
 
 

@@ -1,26 +1,55 @@
 """The eager backend: the graph becomes straight-line torch calls in the region function.
 
 No FX and no interpreter on the fast path: each node is one Python statement
-calling the very function (or Tensor method) the user called, in the original
-order, so results, aliasing and RNG consumption are exactly eager's.  Nodes
-recorded under a different grad/autocast state than the entry's run inside a
-``with`` block restoring it.
+calling the function (or Tensor method) the user called, in the original order,
+so results, aliasing and RNG consumption are exactly eager's.  Nodes recorded
+under a different grad/autocast state than the entry's run inside a ``with``
+block restoring it.
+
+Two rewrites, invisible outside the graph and made only where nothing requires
+grad (autograd could have saved what they change):
+
+* an elementwise op whose first operand is a temporary the graph made and uses
+  nowhere after runs in place on it (``t6 = t3.add_(t5)`` for ``t3 + t5``),
+  saving an allocation, and for ``masked_fill`` a copy.  The in-place kernel is
+  the one the out-of-place op runs on its fresh output, so the bits are the same
+  (`reusable` states the conditions);
+* a chain of views of a temporary (``split``, ``[i]``, ``view``, ``transpose``...)
+  becomes one ``as_strided`` per view the rest of the graph uses, with the sizes,
+  strides and offset fake tensors computed, when that saves calls (`view_plan`).
+  They rest on the temporary's own layout, checked once per call: a temporary laid
+  out otherwise runs the original chain.
 """
 from __future__ import annotations
 
-from ..frontend.graph import is_identifier, node_expr
+import operator
+
+from ..frontend.graph import INFIX, format_arg, is_identifier, iter_nodes, node_expr
 from . import CompiledGraph
 
+# out-of-place op -> its in-place method (infix operators and Tensor methods) ...
+_INPLACE_METHOD = {operator.add: "add_", operator.sub: "sub_", operator.mul: "mul_",
+                   operator.truediv: "div_", "add": "add_", "sub": "sub_", "mul": "mul_",
+                   "div": "div_", "masked_fill": "masked_fill_", "relu": "relu_"}
+# ... or in-place function (looked up lazily: this module imports without torch)
+_INPLACE_FUNCS = (("torch._C._nn.gelu", "torch._C._nn.gelu_"), ("torch.relu", "torch.relu_"))
 
-def emit_graph(graph, ns, lines: list[str], indent: str = "    ", folded=None) -> None:
+
+def emit_graph(graph, ns, lines: list[str], indent: str = "    ", folded=None, inplace=None,
+               views=None) -> None:
     const = ns.const
     folded = folded or {}
+    inplace = inplace or {}
+    views = views or ViewPlan()
     names = {n: ns.const(v, f"const_{n.name}") for n, v in folded.items()}
     name_of = (lambda n: names.get(n, n.name)) if names else None
+    if views.mode:
+        name_of = _inline_dropped(views, const, name_of)
+    checks: dict = {}
     current = None
     inner = indent
     for n in graph.body:
-        if n in names:
+        if n in names or views.mode.get(n) == "drop":
             continue
         if n.state != current:
             current = n.state
@@ -29,7 +58,20 @@ def emit_graph(graph, ns, lines: list[str], indent: str = "    ", folded=None) -
             else:
                 lines.append(f"{indent}with {_state_cm(current, ns)}:")
                 inner = indent + "    "
-        lines.append(f"{inner}{n.name} = {_node_code(n, const, name_of)}")
+        if views.mode.get(n) == "fold":
+            root, (size, stride, offset) = views.root[n], views.layout[n]
+            code = (f"{root.name}.as_strided({size!r}, {stride!r}, {offset!r}) if {checks[root]} "
+                    f"else {_node_code(n, const, name_of)}")
+        elif n in inplace:
+            code = _inplace_code(n, inplace[n], const, name_of)
+        else:
+            code = _node_code(n, const, name_of)
+        lines.append(f"{inner}{n.name} = {code}")
+        if n in views.roots:
+            checks[n] = ns.fresh(f"{n.name}_layout")
+            stride = tuple(n.meta.stride())
+            lines.append(f"{inner}{checks[n]} = {n.name}.stride() == {stride!r} "
+                         f"and {n.name}.storage_offset() == 0")
 
 
 def _state_cm(state, ns) -> str:
@@ -46,14 +88,220 @@ def _node_code(n, const, name_of=None) -> str:
     return node_expr(n, const, name_of)
 
 
+def _inplace_code(n, how, const, name_of=None) -> str:
+    fa = lambda a: format_arg(a, const, name_of)  # noqa: E731
+    args = ", ".join([fa(a) for a in n.args[1:]] + [f"{k}={fa(v)}" for k, v in n.kwargs.items()])
+    if isinstance(how, str):
+        return f"{fa(n.args[0])}.{how}({args})"
+    first = ", ".join([fa(a) for a in n.args] + [f"{k}={fa(v)}" for k, v in n.kwargs.items()])
+    return f"{const(how, how.__name__ + 'inplace')}({first})"
+
+
+def _inplace_funcs() -> dict:
+    import torch
+    out = {}
+    for src, dst in _INPLACE_FUNCS:
+        try:
+            objs = []
+            for path in (src, dst):
+                obj = torch
+                for part in path.split(".")[1:]:
+                    obj = getattr(obj, part)
+                objs.append(obj)
+            out[objs[0]] = objs[1]
+        except AttributeError:      # another torch version: that rewrite is just not made
+            continue
+    return out
+
+
+def reusable(graph, folded=()) -> dict:
+    """Nodes that may run in place on their first operand -> the in-place method name or
+    function.  The operand `a` of node `n` qualifies when
+
+    * `n` is one of the elementwise ops above, out of place, outside autocast;
+    * `a` is a body node (not an input, not a folded constant, not a graph output), made
+      under the same grad/inference state, that no node after `n` uses and `n` uses once;
+    * no other node's value shares `a`'s storage (no input, view or alias sees the write);
+    * `a` and `n`'s result are contiguous with the same shape, dtype and device, and
+      neither requires grad (so the result has exactly the layout eager's fresh one has,
+      and autograd saved nothing that the write could change).
+    """
+    if not graph.body:              # (a pure-Python function: no torch import)
+        return {}
+    import torch
+    from ..frontend.alias_facts import storage_key, tensors_in
+    funcs = _inplace_funcs()
+    last_use: dict = {}
+    for i, n in enumerate(graph.body):
+        for a in iter_nodes((n.args, n.kwargs)):
+            last_use[a] = i
+    for o in graph.outputs:
+        last_use[o] = len(graph.body)
+    owners: dict = {}
+    for n in graph.nodes:
+        for t in tensors_in(n.meta):
+            owners.setdefault(storage_key(t), set()).add(n)
+    body = set(graph.body)
+    out = {}
+    for i, n in enumerate(graph.body):
+        if n.mutates or (n.state is not None and (n.state.autocast or n.state.inference)):
+            continue
+        how = None
+        if n.op == "method":
+            how = _INPLACE_METHOD.get(n.target)
+        elif n.op == "call" and _hashable(n.target):
+            if n.target in INFIX:
+                how = _INPLACE_METHOD.get(n.target) if len(n.args) == 2 and not n.kwargs else None
+            else:
+                how = funcs.get(n.target)
+        if how is None or not n.args or not isinstance(n.args[0], type(n)):
+            continue
+        a = n.args[0]
+        # same ambient state: an inference tensor made inside inference_mode cannot be
+        # written outside it
+        if a not in body or a.state != n.state or a in folded or last_use.get(a) != i \
+                or sum(1 for x in iter_nodes((n.args, n.kwargs)) if x is a) != 1:
+            continue
+        ta, tn = a.meta, n.meta
+        if not (isinstance(ta, torch.Tensor) and isinstance(tn, torch.Tensor)):
+            continue
+        if storage_key(ta) is None or owners.get(storage_key(ta)) != {a}:
+            continue
+        if (ta.requires_grad or tn.requires_grad or ta.dtype != tn.dtype or ta.device != tn.device
+                or ta.shape != tn.shape or not ta.is_contiguous() or not tn.is_contiguous()
+                or ta.storage_offset() != 0):
+            continue
+        out[n] = how
+    return out
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
 def compile_graph(graph) -> CompiledGraph:
     """Straight-line code; input-independent subgraphs are computed once (`fold_constants`)."""
     from ..frontend.passes import fold_constants
     folded = fold_constants(graph) if graph.body else {}
+    inplace = _safe(reusable, graph, folded, {})
+    views = _safe(view_plan, graph, folded, ViewPlan())
+    out = None
 
-    def emit(graph, ns, lines, indent="    "):
-        emit_graph(graph, ns, lines, indent, folded)
+    def emit(g, ns, lines, indent="    "):
+        # only for the graph analysed, whose outputs are all its uses outside the body; a
+        # functionalization plan wrapping this emit (`plan`) uses node names of its own
+        if g is graph and getattr(out, "plan", None) is None:
+            emit_graph(g, ns, lines, indent, folded, inplace, views)
+        else:
+            emit_graph(g, ns, lines, indent, folded)
     out = CompiledGraph("eager", emit)
     if folded:
         out.notes.append(f"{len(folded)} input-independent op(s) computed once at capture")
     return out
+
+
+def _safe(analysis, graph, folded, nothing):
+    try:
+        return analysis(graph, folded)
+    except Exception:   # metadata a fake tensor cannot give (no storage): no rewrite
+        return nothing
+
+
+# -- view chains -------------------------------------------------------------------------------
+
+_VIEW_METHODS = frozenset(("view", "transpose", "permute", "unsqueeze", "squeeze", "t", "narrow",
+                           "expand", "split", "chunk", "unbind", "select"))
+
+
+class ViewPlan:
+    """`mode[n]`: "fold" (made by as_strided from `root[n]` with `layout[n]`), "drop" (only
+    folded views use it: not emitted), absent (emitted as is).  `roots`: temporaries whose
+    layout is checked right after they are made."""
+
+    def __init__(self):
+        self.mode: dict = {}
+        self.root: dict = {}
+        self.layout: dict = {}
+        self.roots: set = set()
+
+
+def _is_view_node(n) -> bool:
+    import operator as op
+    from ..frontend.alias_facts import storage_key, tensors_in
+    if not n.args or not isinstance(n.args[0], type(n)) or n.mutates or n.state is not None:
+        return False
+    if iter_nodes((n.args[1:], n.kwargs)):
+        return False
+    parent = n.args[0]
+    if n.op == "method":
+        ok = n.target in _VIEW_METHODS
+    else:
+        ok = (n.op == "call" and n.target is op.getitem and isinstance(parent.meta, tuple)
+              and type(n.args[1]) is int)
+    if not ok:
+        return False
+    ts = tensors_in(n.meta)
+    keys = {storage_key(t) for t in ts + tensors_in(parent.meta)}
+    return bool(ts) and all(not t.requires_grad for t in ts) and len(keys) == 1 and None not in keys
+
+
+def view_plan(graph, folded=()) -> ViewPlan:
+    """Fold chains of views of one temporary (a body node, not itself such a view, in the
+    entry state, requiring no grad) into one as_strided per view used outside the chain.
+    A view that is a graph output, or that an emitted view needs, stays as it is."""
+    plan = ViewPlan()
+    if not graph.body:
+        return plan
+    import torch
+    users: dict = {}
+    for n in graph.body:
+        for a in iter_nodes((n.args, n.kwargs)):
+            users.setdefault(a, []).append(n)
+    outputs = set(graph.outputs)
+    body = set(graph.body)
+    cand = {}
+    for n in graph.body:
+        if n in folded or not _is_view_node(n):
+            continue
+        parent = n.args[0]
+        root = cand.get(parent)
+        if root is None:
+            if (parent not in body or parent in folded or parent.state is not None
+                    or not isinstance(parent.meta, torch.Tensor) or parent.meta.requires_grad):
+                continue
+            root = parent
+        cand[n] = root
+    for n in reversed([n for n in graph.body if n in cand]):
+        outside = n in outputs or any(u not in cand for u in users.get(n, ()))
+        keep = n in outputs or any(plan.mode.get(u) is None for u in users.get(n, ()) if u in cand)
+        if keep or (outside and not isinstance(n.meta, torch.Tensor)):
+            continue                                   # emitted as is
+        if outside:
+            t = n.meta
+            plan.mode[n] = "fold"
+            plan.root[n] = cand[n]
+            plan.layout[n] = (tuple(t.shape), tuple(t.stride()), t.storage_offset())
+            plan.roots.add(cand[n])
+        else:
+            plan.mode[n] = "drop"
+    for root in list(plan.roots):                  # worth it only when it saves view calls
+        family = [n for n, r in cand.items() if r is root]
+        calls = sum(1 for n in family if n.op == "method")
+        if sum(1 for n in family if plan.mode.get(n) == "fold") >= calls:
+            plan.roots.discard(root)
+            for n in family:
+                plan.mode.pop(n, None)
+    return plan
+
+
+def _inline_dropped(views, const, name_of):
+    """Spell a dropped view as its own expression (for the fallback of a folded one)."""
+    def spell(n):
+        if views.mode.get(n) == "drop":
+            return f"({_node_code(n, const, spell)})"
+        return name_of(n) if name_of is not None else n.name
+    return spell
