@@ -108,7 +108,8 @@ def wrap(tx, obj, source=None, guard=True):
         return v
     if t is set or t is frozenset:
         if all(type(k) in CONST_TYPES for k in obj):
-            g("CONSTANT_MATCH", source, obj if t is frozenset else obj)
+            # a copy of a set: the live set as the expected value would always equal itself (O48)
+            g("CONSTANT_MATCH", source, obj if t is frozenset else set(obj))
             v = SetV({k: Const(k) for k in obj}, t is frozenset, source)
             if t is set:
                 _remember(tx, obj, v, source)

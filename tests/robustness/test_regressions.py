@@ -697,6 +697,29 @@ def f(a):
         "attribute existed (no guard on the absence); `type object 'K' has no attribute 'yy'` "
         "read \"'type object 'K'' object has no attribute 'yy'\""),
 
+    "global-set-mutated-in-place-is-stale": Regression('''
+GS = {1, 2}
+
+def f(x):
+    return x in GS, len(GS), sorted(GS)
+''', (CallSpec(("3",)), CallSpec(("3",), before="GS.add(3)"), CallSpec(("3",), before="GS.discard(3)"),
+          CallSpec(("1",), before="GS.clear()")),
+        "hand probe of guards (session 4): a global set changed in place between calls kept its "
+        "first contents under capture (`3 in GS` False after GS.add(3)): the guard compared the "
+        "set with itself"),
+
+    "undefined-name-defined-as-builtin-later-is-stale": Regression('''
+def f(a):
+    try:
+        return UNDEF + a
+    except NameError as e:
+        return str(e)
+''', (CallSpec(("1",)), CallSpec(("1",), before="UNDEF = 5"), CallSpec(("1",), before="del UNDEF"),
+          CallSpec(("1",), before="import builtins; builtins.UNDEF = 3"),
+          CallSpec(("1",), before="import builtins; builtins.__dict__.pop('UNDEF', None)")),
+        "hand probe of guards (session 4): after a NameError, defining the name in the builtins "
+        "module was not seen (only the module globals were guarded)"),
+
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
     return a

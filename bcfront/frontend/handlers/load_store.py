@@ -105,6 +105,8 @@ def read_global(tx, f, name: str) -> Value:
         # hooks) must recompile (O28)
         return wrap(tx, f.builtins[name], BuiltinSource(name, bref))
     tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.globals), None, name)
+    # nor a builtin by the next call (builtins.NAME = ... also defines it, O49)
+    tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.builtins), None, name)
     raise SymbolicRaise(ExceptionV(NameError, [Const(f"name '{name}' is not defined")]))
 
 
