@@ -7,8 +7,9 @@ and ``finally`` blocks with the writes made before it exactly as eager leaves th
 
 * `errors_observable(tx, graph)`: could anything see a half-done graph?  Yes when a
   node was recorded under a handler of some traced frame (a try; a torch state
-  manager's with block does not count: its exit only restores the state), or a
-  Python write the region replays after the graph precedes a node.
+  manager's with block does not count: its exit only restores the state; `note_node`
+  is told of every node), or a Python write the region replays after the graph
+  precedes a node.
 * `write_back_last(graph, examples, compiled, observable)`: if so, and the graph
   writes input storage, the eager backend gets the functional graph whose writes
   to inputs come at its end (`functionalize.Plan`); when the in-place graph must
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from ..errors import UnsupportedError
+from .values import MethodV, StateCMV
 
 # the comment line before a functional graph's write-back (`functionalize.Plan.wrap_emit`)
 WRITEBACK_MARK = "# write the new values back into the inputs"
@@ -182,6 +184,47 @@ def _first_writer(graph) -> str | None:
     from .alias_facts import may_write          # (reads only ``.body``)
     first = next((n for n in graph.body if may_write(SimpleNamespace(body=(n,)))), None)
     return first.name if first is not None else None
+
+
+def note_node(tx) -> None:
+    """Called for each node recorded: remember when one runs under a user's handler."""
+    if not tx.__dict__.get("graph_in_try") and _in_handler(tx):
+        tx.graph_in_try = True          # see errors_observable: errors may be caught here
+
+
+def _in_handler(tx) -> bool:
+    """Some frame of the trace runs its current instruction under an exception handler a
+    user could see the state from: a try, or a with block other than a torch state
+    manager's (no_grad, autocast...: its exit restores the state and re-raises)."""
+    return any(f.cur is not None and _user_handler(f, f.bc.handler_for(f.cur.offset))
+               for f in tx.frames)
+
+
+def _user_handler(f, h) -> bool:
+    for _ in range(64):                          # state-manager with blocks, innermost first
+        if h is None:
+            return False
+        if not _state_cm_cleanup(f, h):
+            return True
+        # the cleanup's own handler (COPY 3; POP_EXCEPT; RERAISE 1), then whatever covers it
+        inner = f.bc.handler_for(h.target)
+        if inner is None:
+            return True                          # not the layout expected: assume a handler
+        h = f.bc.handler_for(inner.target)
+    return True
+
+
+def _state_cm_cleanup(f, h) -> bool:
+    """Handler `h` is the cleanup of a with block over a torch state manager."""
+    try:
+        i = f.bc.index_of(h.target)
+        ops = (f.instrs[i].opname, f.instrs[i + 1].opname)
+    except (KeyError, IndexError):
+        return False
+    if ops != ("PUSH_EXC_INFO", "WITH_EXCEPT_START") or not 0 < h.depth <= len(f.stack):
+        return False
+    exit_ = f.stack[h.depth - 1]               # the with's bound __exit__, below the block
+    return isinstance(exit_, MethodV) and isinstance(exit_.obj, StateCMV)
 
 
 def errors_observable(tx, graph) -> bool:

@@ -1,4 +1,4 @@
-"""Torch functions, Tensor methods and attributes, operators on tensors -> graph nodes.
+"""Torch functions, Tensor methods, operators on tensors -> graph nodes.
 
 Every tensor-valued call is run once on fake tensors (exact output dtype,
 shape, stride, device and requires_grad, no kernels) and recorded as a node.
@@ -22,7 +22,8 @@ import types
 import torch
 
 from ..errors import UnsupportedError
-from .region_errors import check_split
+from .kernel_checks import check_dtypes, check_inplace_cast, label as _label
+from .region_errors import check_split, note_node
 from .values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
 
 _TENSOR_BASE = torch._C.TensorBase
@@ -54,10 +55,6 @@ FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "rand
              "hann_window", "hamming_window", "bartlett_window", "blackman_window",
              "kaiser_window", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
              "randn_like", "randint_like", "get_rng_state", "bernoulli", "complex", "polar"}
-META_ATTRS = {"shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda",
-              "is_sparse", "is_quantized", "is_meta", "layout", "is_nested", "itemsize",
-              "nbytes", "is_mps", "is_cpu", "is_complex", "is_floating_point"}
-VIEW_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data"}
 _INLINED_TORCH_MODULES = ("torch.nn.modules", "torch.utils._contextlib", "torch._jit_internal",
                           "torch.nn.utils.parametrize", "torch.autograd.grad_mode",
                           "torch.amp.autocast_mode")
@@ -151,9 +148,9 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
             raise UnsupportedError("data-dependent",
                                    f"{what} depends on tensor values ({name})") from None
         raise UnsupportedError("torch-error", f"{what} failed on fake tensors: {name}: {e}") from None
-    _check_dtypes(tx, op, target, fargs, fkw)
+    check_dtypes(tx, op, target, fargs, fkw)
     if mutates:
-        _check_inplace_cast(tx, op, target, fargs, fkw)
+        check_inplace_cast(tx, _label(op, target), _out_of_place(op, target), fargs, fkw)
     mutates = mutates or bool(kwargs.get("out")) or "out" in kwargs
     if not _contains_fake(out) and not mutates:
         return _wrap_python(out)
@@ -161,105 +158,18 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
                         meta=out, loc=tx.loc(), state=tx.node_state(), mutates=mutates)
     if mutates:
         tx.has_mutation = True
-    if not tx.__dict__.get("graph_in_try") and _in_handler(tx):
-        tx.graph_in_try = True          # see driver.RegionCode.finish: errors may be caught here
+    note_node(tx)
     return wrap_output(tx, node, out, args)
 
 
-def _in_handler(tx) -> bool:
-    """Some frame of the trace runs its current instruction under an exception handler a
-    user could see the state from: a try, or a with block other than a torch state
-    manager's (no_grad, autocast...: its exit restores the state and re-raises)."""
-    return any(f.cur is not None and _user_handler(f, f.bc.handler_for(f.cur.offset))
-               for f in tx.frames)
-
-
-def _user_handler(f, h) -> bool:
-    for _ in range(64):                          # state-manager with blocks, innermost first
-        if h is None:
-            return False
-        if not _state_cm_cleanup(f, h):
-            return True
-        # the cleanup's own handler (COPY 3; POP_EXCEPT; RERAISE 1), then whatever covers it
-        inner = f.bc.handler_for(h.target)
-        if inner is None:
-            return True                          # not the layout expected: assume a handler
-        h = f.bc.handler_for(inner.target)
-    return True
-
-
-def _state_cm_cleanup(f, h) -> bool:
-    """Handler `h` is the cleanup of a with block over a torch state manager."""
-    try:
-        i = f.bc.index_of(h.target)
-        ops = (f.instrs[i].opname, f.instrs[i + 1].opname)
-    except (KeyError, IndexError):
-        return False
-    if ops != ("PUSH_EXC_INFO", "WITH_EXCEPT_START") or not 0 < h.depth <= len(f.stack):
-        return False
-    exit_ = f.stack[h.depth - 1]               # the with's bound __exit__, below the block
-    return isinstance(exit_, MethodV) and isinstance(exit_.obj, StateCMV)
-
-
-_SAME_DTYPE_OPS = {"matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot",
-                   "linear", "einsum", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-                   "conv_transpose2d", "conv_transpose3d", "imatmul"}
-
-
-def _check_dtypes(tx, op, target, fargs, fkw) -> None:
-    """Kernels that require equal dtypes, where meta kernels do not check (fake runs pass,
-    real runs raise): break so the real call raises where eager does."""
-    name = target if isinstance(target, str) else getattr(target, "__name__", "")
-    if name not in _SAME_DTYPE_OPS or tx.state.autocast:
-        return
-    dtypes = {t.dtype for t in _tensors(fargs) + _tensors(list(fkw.values()))
-              if t.is_floating_point() or t.is_complex()}
-    if len(dtypes) > 1:
-        raise UnsupportedError("torch-error", f"{_label(op, target)} on mixed dtypes "
-                                              f"{sorted(str(d) for d in dtypes)} raises at run time")
-
-
-def _check_inplace_cast(tx, op, target, fargs, fkw) -> None:
-    """An in-place op whose result type cannot be cast to its tensor's dtype (``long.mul_(1.5)``)
-    raises in the real kernel, while meta kernels accept it: break so the real call raises
-    where eager does (a functional copy of the graph would compute it silently)."""
-    if not fargs or not isinstance(fargs[0], torch.Tensor) or fkw:
-        return
-    dtype = fargs[0].dtype
-    if dtype.is_complex or (dtype.is_floating_point and not any(
-            isinstance(a, complex) or (isinstance(a, torch.Tensor) and a.is_complex())
-            for a in fargs[1:])):
-        return                          # (only an int/bool tensor, or a complex operand, can fail)
+def _out_of_place(op, target):
+    """The out-of-place variant of an in-place method or operator call (None: not known)."""
     if op == "method" and isinstance(target, str) and target.endswith("_") \
             and not target.endswith("__") and callable(getattr(torch.Tensor, target[:-1], None)):
-        plain, pargs = (lambda *a: getattr(a[0], target[:-1])(*a[1:])), fargs
-    elif op == "call" and target in _INPLACE_OPERATORS:
-        plain, pargs = getattr(operator, target.__name__[1:]), fargs
-    else:
-        return
-    try:
-        out = tx.torch_env().run(plain, pargs, {}, tx.state)
-    except Exception:       # noqa: BLE001 - the out-of-place variant does not apply; the op ran
-        return
-    if isinstance(out, torch.Tensor) and not torch.can_cast(out.dtype, dtype):
-        raise UnsupportedError("torch-error", f"{_label(op, target)}: result type {out.dtype} "
-                                              f"can't be cast to {dtype} (raises at run time)")
-
-
-def _tensors(xs) -> list:
-    out = []
-    for x in xs:
-        if isinstance(x, torch.Tensor):
-            out.append(x)
-        elif isinstance(x, (list, tuple)):
-            out.extend(_tensors(x))
-    return out
-
-
-def _label(op, target) -> str:
-    if op in ("method", "getattr"):
-        return f"Tensor.{target}"
-    return getattr(target, "__qualname__", None) or getattr(target, "__name__", str(target))
+        return lambda *a: getattr(a[0], target[:-1])(*a[1:])
+    if op == "call" and target in _INPLACE_OPERATORS:
+        return getattr(operator, target.__name__[1:])
+    return None
 
 
 def _wrap_python(x) -> Value:
@@ -353,59 +263,6 @@ _INPLACE_OPERATORS = (operator.iadd, operator.isub, operator.imul, operator.itru
                       operator.imatmul)
 INPLACE_DUNDERS = {"__setitem__": _setitem_dunder,
                    **{f"__{fn.__name__}__": _inplace_operator(fn) for fn in _INPLACE_OPERATORS}}
-
-
-def tensor_attr(tx, t: TensorV, name: str) -> Value:
-    if name in META_ATTRS:
-        val = getattr(t.fake, name)
-        if callable(val) and name in ("is_complex", "is_floating_point"):
-            return MethodV(ObjectV(getattr(torch.Tensor, name)), t)
-        if isinstance(val, torch.Size):
-            return TupleV([Const(int(i)) for i in val], torch.Size)
-        return Const(val)
-    if name in VIEW_ATTRS:
-        return record(tx, "getattr", name, [t], {})
-    if name == "grad":
-        real = tx.real_tensors.get(id(t))
-        if real is not None and t.source is not None:
-            from .builder import wrap
-            from .sources import AttrSource
-            return wrap(tx, real.grad, AttrSource(t.source, "grad"))
-        return Const(None)
-    if name == "__class__":
-        return ObjectV(t.ptype)
-    raw = getattr(torch.Tensor, name, None)
-    if raw is None or not _is_data_descriptor(raw):
-        found = _instance_attr(tx, t, name, raw is None)
-        if found is not None:
-            return found
-    if raw is None:
-        from .attrs import attribute_error
-        attribute_error("Tensor", name)
-    if callable(raw):
-        return MethodV(ObjectV(raw), t)
-    raise UnsupportedError("unsupported-tensor-attribute", f"Tensor.{name}")
-
-
-def _is_data_descriptor(raw) -> bool:
-    return hasattr(type(raw), "__set__") or hasattr(type(raw), "__delete__")
-
-
-def _instance_attr(tx, t: TensorV, name: str, missing: bool) -> Value | None:
-    """A Python attribute stored on an input tensor (``t.tag = 5`` before the call, or before
-    the break whose continuation this is, O27): read from its ``__dict__``.  When the class
-    has no such attribute either, its absence is guarded (a later store makes it appear)."""
-    real = tx.real_tensors.get(id(t))
-    if real is None or t.source is None:
-        return None
-    from .sources import AttrSource
-    d = real.__dict__
-    if name in d:
-        from .builder import wrap
-        return wrap(tx, d[name], AttrSource(t.source, name))
-    if missing:
-        tx.guard("NOT_PRESENT", AttrSource(t.source, "__dict__"), None, name)
-    return None
 
 
 def call_operator(tx, fn, args) -> Value:
