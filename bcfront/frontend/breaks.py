@@ -34,9 +34,11 @@ one) and passes it, and the continuation's cell slots hold exactly those
 cells (no MAKE_CELL; `cells` guards what is read through them, not their
 identity, and wraps closures passed in by code), so closures made before or
 after the break and ``nonlocal`` writes on either side stay in sync.  A
-generator the trace created and has not started is rebuilt by calling its
-function again (`rebuild_gen`); an autocast state entered by with-blocks is
-re-entered by rebuilding their managers.  Whatever cannot be rebuilt or run
+generator the trace created is rebuilt by calling its function again
+(`rebuild_gen`: an unstarted one; a started generator expression over its
+advanced iterator; a started generator whose steps are pure, advanced again
+natively); an autocast state entered by with-blocks is re-entered by
+rebuilding their managers.  Whatever cannot be rebuilt or run
 on its own makes the whole function run natively under the guards so far,
 with the reason in explain.
 """

@@ -16,17 +16,12 @@ import threading
 import bcfront
 from bcfront.frontend.tailcalls import LOOP_RECAPTURES
 
+from .test_breaks import _run
 from .test_breaks_cells import walk
 
 
 def _quiet(fn, *args):
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        try:
-            out = ("ok", fn(*args))
-        except Exception as e:  # compared with the oracle's exception
-            out = ("raise", type(e), str(e))
-    return out, buf.getvalue()
+    return _run(fn, args)
 
 
 @contextlib.contextmanager
