@@ -351,8 +351,11 @@ class Observation:
                 index = li if is_list else (ri if len(rets) > 1 else None)
                 replayable = (base.chain is not None and args and args[0] is src[0][1]
                               and not tensors_in(args[1:]) and not tensors_in(list(kwargs.values())))
-                chain = base.chain + (Step(func, tuple(args[1:]), tuple(kwargs.items()), index),) \
-                    if replayable else None
+                step = Step(func, tuple(args[1:]), tuple(kwargs.items()), index)
+                if func.overloadpacket is aten.as_strided and index is None:
+                    # its default storage offset is its input's: spell the absolute one out
+                    step = Step(func, (tuple(t.shape), tuple(t.stride()), t.storage_offset()))
+                chain = base.chain + (step,) if replayable else None
                 self._set(t, Prov(base.root, chain))
         return AtenCall(func, args, kwargs, out, writes)
 

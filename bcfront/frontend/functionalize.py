@@ -253,6 +253,8 @@ class _Builder:
     def prov(self, t) -> Prov | None:
         """The provenance of fake `t`, expressed from a root this graph has a value for."""
         p = self.obs.prov.get(id(t))
+        if p is not None and p.chain:
+            p = Prov(p.root, _from_last_absolute(p.chain))
         if p is None or id(p.root) not in self.rerooted:
             return p
         new_root, prefix = self.rerooted[id(p.root)]
@@ -292,6 +294,13 @@ class _Builder:
             return
         if node_mutates_by_name(n):
             raise FunctionalizeError(f"{n.name} mutates state functionalization cannot see")
+        if isinstance(self.obs.env[n], torch.Tensor) and any(
+                isinstance(c.func, torch._ops.OpOverload) and packet(c.func) == "as_strided"
+                for c in tr.calls):
+            # as_strided addresses its input's storage, which a functional value is not:
+            # take the view from the storage root's current value instead
+            self.node_of[n] = self.get(self.obs.env[n], n.state, n.loc)
+            return
         read = lambda a: map_nodes(a, lambda m: self.read_arg(m, n.state, n.loc))  # noqa: E731
         args, kwargs = read(n.args), read(n.kwargs)
         same = all(self.fake.get(a) is self.obs.env[m]
@@ -481,6 +490,18 @@ class _Builder:
             if n in live:
                 live.update(_nodes((n.args, n.kwargs)))
         self.g.body = [n for n in self.g.body if n in live]
+
+
+def _from_last_absolute(chain: tuple) -> tuple:
+    """A view chain from its last as_strided step with an explicit storage offset: that step
+    addresses the storage from its start, whatever views came before it."""
+    for k in range(len(chain) - 1, -1, -1):
+        step = chain[k]
+        if packet(step.func) == "as_strided" and (
+                (len(step.args) > 2 and step.args[2] is not None)
+                or dict(step.kwargs).get("storage_offset") is not None):
+            return chain[k:]
+    return chain
 
 
 def _strides(t) -> tuple:

@@ -197,6 +197,20 @@ def as_strided_of_a_view_written(x):
     return v, d, x
 
 
+def as_strided_past_its_view(x, z):
+    """`z` views rows 1-2 of `x`; ``z.diagonal().as_strided(.., 1)`` addresses the storage
+    from its start (``x[0, 1:3]``, outside `z`), read and written after `z` was rewritten
+    (a functional value of `z` is not a view of that storage)."""
+    z.clamp_(-0.5, 0.5)
+    z.diagonal().as_strided((2,), (1,), 1).mul_(-1)
+    return x.sum(0), z * 2
+
+
+def _row_view_args(k):
+    x = T(k, 4, 6)
+    return [x, x[1:3]]
+
+
 def _unsqueeze_then_break(x):
     x.unsqueeze_(0)
     print("a graph break inside the callee")     # the inlined call is rolled back
@@ -266,6 +280,7 @@ HAZARDS = {
                             globals_=(globals(), ("COUNTER", "LOG", "LAST"))),
     "closure_writes": Hazard(make_closure, lambda k: [T(k, 3)], factory=True),
     "as_strided_of_a_view_written": Hazard(as_strided_of_a_view_written, lambda k: [T(k, 4, 6)]),
+    "as_strided_past_its_view": Hazard(as_strided_past_its_view, _row_view_args),
     "metadata_write_in_rolled_back_callee": Hazard(metadata_write_in_rolled_back_callee,
                                                    lambda k: [T(k, 2, 3)]),
     "persistent_input_mutation": Hazard(input_mutation_visible,

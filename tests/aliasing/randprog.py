@@ -6,7 +6,9 @@ shapes always fit and no write goes through an expanded view); the result is
 Python source compiled into a function.  The arguments are two or three
 tensors; with some seeds the third is a view of the first (inputs sharing
 storage).  Programs are small and bounded (no exp, clamps here and there) so
-results stay finite.
+results stay finite.  With ``extra=True`` the generator also draws `EXTRA`
+writes no pure graph can express (``t_``, writes through ``unfold``,
+``_foreach_*``...), which change layouts or write overlapping windows.
 """
 from __future__ import annotations
 
@@ -32,6 +34,12 @@ WRITES = [
     ("{a}[0] *= 3", 1), ("{a} += {b}", 1), ("{a}.masked_fill_({a} > 0.5, -2.0)", 1),
     ("{a}.sub_({b}, alpha=0.5)", 1), ("torch.add({b}, 1, out={a})", 1), ("{a}[{i}:{j}] = 0.0", 1),
     ("{a}.div_(2)", 1),
+]
+EXTRA = [
+    ("{a}.t_()", 2), ("{a}.unsqueeze_(0)", 1), ("{a}.squeeze_()", 1),
+    ("{a}.unfold(-1, 2, 1).mul_(1.5)", 1), ("torch._foreach_add_([{a}, {b}], 1.0)", 1),
+    ("{a}.index_fill_(-1, torch.tensor([0]), 3.0)", 1), ("{a}.as_strided((2,), (1,)).add_(1)", 1),
+    ("{a}.diagonal().as_strided((2,), (1,), 1).mul_(-1)", 2),
 ]
 PURE = [
     ("{a} * 2 + 1", 1), ("{a}.tanh()", 1), ("{a}.softmax(-1)", 1), ("{a}.sum(0)", 2),
@@ -66,7 +74,7 @@ class Program:
         return [x, y, eval(self.view_input, {"x": x})]
 
 
-def generate(seed: int, n_statements: int = 12) -> Program:
+def generate(seed: int, n_statements: int = 12, extra: bool = False) -> Program:
     rng = random.Random(seed)
     view_input = rng.choice([None, None, "x[1:3]", "x.t()", "x[:, ::2]"])
     params = ("x", "y") if view_input is None else ("x", "y", "z")
@@ -74,8 +82,9 @@ def generate(seed: int, n_statements: int = 12) -> Program:
     for _ in range(200):
         if len(body) >= n_statements:
             break
-        stmt, a, b = _draw(rng, params, body)
-        if _acceptable(seed, params, view_input, body, stmt, a, b):
+        stmt, a, b = _draw(rng, params, body, extra)
+        if _acceptable(seed, params, view_input, body, stmt, a, b,
+                       metadata=any(stmt == t.format(a=a, b=b) for t, _ in EXTRA)):
             body.append(stmt)
     names = _tensor_names(seed, params, view_input, body)
     outs = rng.sample(names, min(3, len(names)))
@@ -83,15 +92,18 @@ def generate(seed: int, n_statements: int = 12) -> Program:
     return Program(seed, params, tuple(body), view_input)
 
 
-def _draw(rng, params, body):
+def _draw(rng, params, body, extra=False):
     env = _env(body, params)
-    kind = rng.choices(("view", "write", "pure"), (4, 4, 2))[0]
-    table = {"view": VIEWS, "write": WRITES, "pure": PURE}[kind]
+    if extra:
+        kind = rng.choices(("view", "write", "pure", "extra"), (4, 4, 2, 2))[0]
+    else:
+        kind = rng.choices(("view", "write", "pure"), (4, 4, 2))[0]
+    table = {"view": VIEWS, "write": WRITES, "pure": PURE, "extra": EXTRA}[kind]
     template, _ = rng.choice(table)
     a, b = rng.choice(env), rng.choice(env)
     i = rng.randint(0, 2)
     text = template.format(a=a, b=b, i=i, j=i + rng.randint(1, 3), k=rng.randint(0, 1))
-    if kind == "write":
+    if kind in ("write", "extra"):
         return text, a, (b if "{b}" in template else None)
     return f"v{len(body)} = {text}", None, None
 
@@ -113,16 +125,18 @@ def _execute(seed, params, view_input, body):
     return env
 
 
-def _acceptable(seed, params, view_input, body, stmt, a, b) -> bool:
-    """The statement runs, leaves every value finite and keeps every existing tensor's layout;
-    a write reads no operand that partially overlaps its target (eager's result would then
-    depend on its loop order: torch does not promise one) and its target has no two elements
-    on one memory cell."""
+def _acceptable(seed, params, view_input, body, stmt, a, b, metadata=False) -> bool:
+    """The statement runs, leaves every value finite and keeps every existing tensor's layout
+    (unless it is a `metadata` write); a write reads no operand that partially overlaps its
+    target (eager's result would then depend on its loop order: torch does not promise one)
+    and its target has no two elements on one memory cell."""
     import warnings
     try:
         before = _execute(seed, params, view_input, body)
         if b is not None and _partial_overlap(before[a], before[b]):
             return False
+        if metadata and b is not None and b != a and _same_storage(before[a], before[b]):
+            return False          # (_foreach_add_ of two views of one storage: order-dependent)
         if a is not None and torch._debug_has_internal_overlap(before[a]) != 0:
             return False          # a fill through an expanded view: stays eager (tested apart)
         layouts = {k: _layout(v) for k, v in before.items() if isinstance(v, torch.Tensor)}
@@ -131,7 +145,7 @@ def _acceptable(seed, params, view_input, body, stmt, a, b) -> bool:
             after = _execute(seed, params, view_input, body + [stmt])
     except Exception:
         return False
-    if any(_layout(after[k]) != lay for k, lay in layouts.items()):
+    if not metadata and any(_layout(after[k]) != lay for k, lay in layouts.items()):
         return False                              # an out= resize: a metadata write
     return all(torch.isfinite(v).all() for v in after.values() if isinstance(v, torch.Tensor))
 
@@ -140,9 +154,12 @@ def _layout(t):
     return (tuple(t.shape), t.stride(), t.storage_offset())
 
 
+def _same_storage(t, u) -> bool:
+    return t.untyped_storage().data_ptr() == u.untyped_storage().data_ptr()
+
+
 def _partial_overlap(t, u) -> bool:
-    same_storage = t.untyped_storage().data_ptr() == u.untyped_storage().data_ptr()
-    return same_storage and _layout(t) != _layout(u)
+    return _same_storage(t, u) and _layout(t) != _layout(u)
 
 
 def _tensor_names(seed, params, view_input, body) -> list:
