@@ -41,6 +41,32 @@ class CellFilledSource(Source):
         return f"{ns.const(cell_filled, 'cell_filled')}({ns.spell(self.base)})"
 
 
+@dataclass(frozen=True, slots=True)
+class PlainFunctionSource(Source):
+    """Whether the function at `base` still has the given names and module and no attributes
+    of its own (what a `MadeFunctionV` answers without looking at the object)."""
+    base: Source
+    name: str
+    qualname: str
+    module: object
+
+    @property
+    def root(self):
+        return self.base.root
+
+    def readable(self):
+        return f"{self.base.readable()} named {self.qualname!r} in {self.module!r}, no attributes"
+
+    def expr(self, ns):
+        return (f"{ns.const(plain_function, 'plain_function')}({ns.spell(self.base)}, {self.name!r}, "
+                f"{self.qualname!r}, {ns.const(self.module) if not isinstance(self.module, str) else repr(self.module)})")
+
+
+def plain_function(fn, name, qualname, module) -> bool:
+    return (fn.__name__ == name and fn.__qualname__ == qualname and fn.__module__ == module
+            and not fn.__dict__)
+
+
 def cell_filled(cell) -> bool:
     try:
         cell.cell_contents
@@ -75,7 +101,12 @@ def function_by_code(tx, fn, source) -> MadeFunctionV:
     hit = tx.by_id.get(id(fn))
     if isinstance(hit, MadeFunctionV):
         return hit
+    if fn.__dict__ or fn.__module__ != fn.__globals__.get("__name__"):
+        return wrap(tx, fn, source)       # attributes set on it (functools.wraps): by identity
     tx.guard("TYPE_MATCH", source, types.FunctionType)
+    # names read from the value: they must still be the object's (O43)
+    tx.guard("CONSTANT_MATCH", PlainFunctionSource(source, fn.__name__, fn.__qualname__, fn.__module__),
+             True)
     for attr in ("__code__", "__globals__", "__kwdefaults__"):
         tx.guard("ID_MATCH", attr_source(source, attr), getattr(fn, attr))
     code = fn.__code__
@@ -98,6 +129,7 @@ def function_by_code(tx, fn, source) -> MadeFunctionV:
                       for i, (name, c) in enumerate(zip(code.co_freevars, fn.__closure__)))
     v = MadeFunctionV(code, fn.__globals__, fn.__qualname__, defaults,
                       None if not fn.__kwdefaults__ else _kwdefaults(tx, fn, source), cells)
+    v.name = fn.__name__
     v.source = source
     tx.by_id[id(fn)] = v
     tx.keepalive.append(fn)

@@ -597,9 +597,7 @@ def f(a):
 ''', (("1",), ("2",)),
         "hand probe of functools.wraps (session 4): after `w.__name__ = 'g'` (a graph break) the "
         "continuation reads w.__name__ as 'w' and w.__module__ as the module's name; "
-        "functools.wraps(fn) wrappers report the wrapper's name",
-        open_bug="O43: a function crossing a break is rebuilt by its code (cells.function_by_code) "
-                 "with __name__ from co_name and __module__ from its globals, unguarded"),
+        "functools.wraps(fn) wrappers report the wrapper's name"),
 
     "len-of-a-negative-or-non-int-dunder-len": Regression('''
 class L:
