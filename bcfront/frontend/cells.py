@@ -137,10 +137,25 @@ def function_by_code(tx, fn, source) -> MadeFunctionV:
 
 
 def by_code_or_wrap(tx, obj, source):
-    """`obj` reached from a continuation's arguments: a function by its code, else `wrap`."""
-    if type(obj) is types.FunctionType:
+    """`obj` reached from a continuation's arguments: a function by its code, a list or tuple
+    holding functions item by item (like `wrap`'s), anything else by `wrap`."""
+    t = type(obj)
+    if t is types.FunctionType:
         return function_by_code(tx, obj, source)
     from .builder import wrap
+    if (t is list or t is tuple) and len(obj) <= 64 and tx.by_id.get(id(obj)) is None \
+            and any(type(x) in (types.FunctionType, list, tuple) for x in obj):
+        from .values import ListV, TupleV
+        tx.guard("TYPE_MATCH", source, t)
+        tx.guard("LENGTH", source, len(obj))
+        if t is tuple:
+            return TupleV([by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)],
+                          tuple, source)
+        v = ListV([], source)
+        tx.by_id[id(obj)] = v             # aliases of the list are the same value
+        tx.keepalive.append(obj)
+        v.items = [by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)]
+        return v
     return wrap(tx, obj, source)
 
 

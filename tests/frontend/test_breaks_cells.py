@@ -143,3 +143,21 @@ def test_closure_callee_breaking_is_not_captured_once_per_call():
         assert _quiet(cf, 1) == _quiet(f, 1)
     ticks = [g for g in walk(cf) if g.__qualname__.endswith("<locals>.tick")]
     assert 1 <= len(ticks) <= 2, [g.__qualname__ for g in walk(cf)]
+
+
+def test_closures_in_a_list_cross_the_break_without_recompiles():
+    """Closures made per call inside a list (and a tuple) passed to the continuation are
+    guarded by code, item by item: no recompile per call."""
+    def f(x):
+        fs = [lambda: x + 1, lambda: x * 2]
+        pair = (fs[0], (lambda v: v - x,))
+        print("made", len(fs))
+        fs.append(lambda: 0)
+        return [g() for g in fs], pair[1][0](10)
+
+    cf = bcfront.capture(f)
+    for _ in range(4):
+        assert _quiet(cf, 3) == _quiet(f, 3)
+    for g in walk(cf):
+        assert len(g.entries) == 1, f"{g.__qualname__}: {[r.reason for r in g.recompiles]}"
+        assert not g.entries[0].native
