@@ -11,8 +11,10 @@ and closures made before the break hold the same cells.  Such a cell is an
 guarded through ``L['n'].cell_contents`` (so a new cell per call does not
 recompile), and writes are replayed through the argument.  Functions passed
 to a continuation -- closures the region rebuilt, a new object per call --
-are wrapped by code (`function_by_code`): ``__code__`` identity, defaults and
-closure cells as inputs, the cells aliased to the continuation's own.
+directly, in a cell, or in a list or tuple, are wrapped by code
+(`function_by_code`): ``__code__`` identity, names, defaults and closure cells
+as inputs, the cells aliased to the continuation's own.  A function carrying
+attributes of its own (``functools.wraps``) stays identity-guarded.
 """
 from __future__ import annotations
 
