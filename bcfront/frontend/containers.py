@@ -207,9 +207,8 @@ def _dict_update(tx, args, kwargs):
                                    f"dict update from a {src.python_type().__name__} mapping")
         else:
             pairs = []
-            for item in to_list(tx, src):
-                k, v = ops.unpack(tx, item, 2)
-                pairs.append((k, v))
+            for i, item in enumerate(to_list(tx, src)):
+                pairs.append(_update_pair(tx, i, item))
         for k, v in pairs:
             hk = hkey(tx, k)
             old = entries.get(hk)
@@ -220,6 +219,17 @@ def _dict_update(tx, args, kwargs):
     tx.set(d, "entries", entries)
     _touch(tx, d)
     return Const(None)
+
+
+def _update_pair(tx, i: int, item):
+    """Element `i` of a dict update sequence as a key/value pair, with CPython's errors (O51)."""
+    cls = item.python_type()
+    if not (hasattr(cls, "__iter__") or hasattr(cls, "__getitem__")):
+        raise_(TypeError, f"cannot convert dictionary update sequence element #{i} to a sequence")
+    items = to_list(tx, item)
+    if len(items) != 2:
+        raise_(ValueError, f"dictionary update sequence element #{i} has length {len(items)}; 2 is required")
+    return items[0], items[1]
 
 
 @model(dict.pop)
@@ -303,7 +313,14 @@ def _set_add(tx, args, kwargs):
     return Const(None)
 
 
-@model(set.discard, set.remove)
+@model(set.remove)
+def _set_remove(tx, args, kwargs):
+    if hkey(tx, args[1]) not in _set(args[0]).entries:      # discard's silence was O52
+        raise SymbolicRaise(ExceptionV(KeyError, [args[1]]))
+    return _set_discard(tx, args, kwargs)
+
+
+@model(set.discard)
 def _set_discard(tx, args, kwargs):
     s = _set(args[0])
     hk = hkey(tx, args[1])

@@ -60,21 +60,29 @@ def fold(fn, *args, **kwargs) -> Value:
         raise as_symbolic(e) from None
 
 
-def as_python(v: Value):
-    """The plain Python value of a fully constant value (raises NotConst)."""
+def as_python(v: Value, _open: frozenset = frozenset()):
+    """The plain Python value of a fully constant value (raises NotConst).
+
+    A container that holds itself (``x.append(x)``) is not a constant: NotConst, so
+    the operation runs natively, where CPython's recursion guards (``[[...]]``) live.
+    """
     if isinstance(v, Const):
         return v.value
+    if isinstance(v, (TupleV, ListV, DictV)):
+        if id(v) in _open:
+            raise NotConst(v)
+        _open = _open | {id(v)}
     if isinstance(v, TupleV):
-        items = [as_python(x) for x in v.items]
+        items = [as_python(x, _open) for x in v.items]
         if v.cls is tuple:
             return tuple(items)
         if hasattr(v.cls, "_fields"):
             return v.cls(*items)
         return v.cls(items)
     if isinstance(v, ListV):
-        return [as_python(x) for x in v.items]
+        return [as_python(x, _open) for x in v.items]
     if isinstance(v, DictV):
-        return v.cls((k, as_python(e[1])) for k, e in v.entries.items())
+        return v.cls((k, as_python(e[1], _open)) for k, e in v.entries.items())
     if isinstance(v, SetV):
         return (frozenset if v.frozen else set)(v.entries)
     raise NotConst(v)
@@ -128,10 +136,38 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
             if not _is_notimpl(r):
                 return r
         if _all_known(a, b):
-            raise_(TypeError, f"unsupported operand type(s) for {name}: "
-                              f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
+            raise_(TypeError, binary_error(fn, a.python_type(), b.python_type()))
     raise UnsupportedError("unsupported-operator",
                            f"{getattr(fn, '__name__', fn)} on {a.describe()} and {b.describe()}")
+
+
+_STAND_IN_TYPES = frozenset({int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set,
+                             frozenset, type(None)})
+
+
+def _stand_in(cls):
+    """A value whose type CPython names like `cls` in a binary-op error, or None."""
+    if cls in _STAND_IN_TYPES:
+        return cls()
+    if cls.__mro__ == (cls, object) and not cls.__dict__.get("__slots__"):
+        return type(cls.__name__, (), {})()      # no operator dunders, the same name
+    return None
+
+
+def binary_error(fn, ta, tb) -> str:
+    """CPython's TypeError text for ``fn`` on a `ta` and a `tb` that do not support it
+    ("can only concatenate list (not "tuple") to list", "unsupported operand type(s) for
+    +=: ..."), asked of stand-in values of the same types (O51)."""
+    a, b = _stand_in(ta), _stand_in(tb)
+    if a is not None and b is not None:
+        try:
+            fn(a, b)
+        except TypeError as e:
+            return str(e)
+        except Exception:  # noqa: BLE001 - a stand-in that fails otherwise: use the generic text
+            pass
+    name = DUNDERS.get(INPLACE_TO_BINARY.get(fn, fn), "?")
+    return f"unsupported operand type(s) for {name}: '{ta.__name__}' and '{tb.__name__}'"
 
 
 def _is_notimpl(v) -> bool:
@@ -190,6 +226,11 @@ def _container_binary(tx, fn, base, inplace, a, b):
             _touch(tx, a)
             return a
         return DictV({**a.entries, **b.entries})
+    if isinstance(a, DictV) and inplace and base is operator.or_ and a.cls is dict:
+        # d |= iterable of pairs: dict.__ior__ is dict.update (O51)
+        from .containers import _dict_update
+        _dict_update(tx, [a, b], {})
+        return a
     if base is operator.mod and isinstance(a, Const) and isinstance(a.value, str):
         ok, args = const_value(b)
         if ok:

@@ -196,6 +196,23 @@ def test_index_objects_in_builtins_are_no_internal_error():
         assert_agree(cf, uses_index_objects, n, xs, where="uses_index_objects")
 
 
+def builds_a_cycle(a):
+    x = [a]
+    x.append(x)
+    d = {"self": None}
+    d["self"] = d
+    print(end="")                     # both cross a graph break
+    return repr(x), len(x), x[1] is x, repr(d), d["self"] is d
+
+
+@pytest.mark.xfail(strict=True, reason="O53: codegen.expr renders a list or dict that contains "
+                                       "itself without end (RecursionError inside bcfront)")
+def test_self_containing_containers_are_no_internal_error():
+    cf = bcfront.capture(builds_a_cycle)
+    for a in (1, 2, 1):
+        assert_agree(cf, builds_a_cycle, a, where="builds_a_cycle")
+
+
 # -- size and depth ----------------------------------------------------------------------------
 
 def test_ten_thousand_line_function():

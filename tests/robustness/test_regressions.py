@@ -731,6 +731,49 @@ def f(a):
         open_bug="O50: CONSTANT_MATCH compares floats with == (guards._const_check), so -0.0 "
                  "matches 0.0"),
 
+    "set-remove-of-a-missing-item-does-not-raise": Regression('''
+def f(s, a):
+    x = set(s)
+    try:
+        x.remove(a)
+        r = 'removed'
+    except KeyError as e:
+        r = repr(e)
+    return r, sorted(x)
+''', (("{1, 2, 3}", "99"), ("{1, 2, 3}", "2"), ("set()", "0")),
+        "hand probe of set methods (session 4): set.remove of a missing item raised nothing "
+        "(it was modelled as discard); eager KeyError(99)"),
+
+    "container-operator-and-dict-update-errors-differ": Regression('''
+class A:
+    pass
+
+def f(xs, d):
+    out = []
+    for p, q in ((xs, (1,)), ('s', 1), (1, 's'), (xs, A()), ({1}, xs)):
+        try:
+            out.append(p + q)
+        except TypeError as e:
+            out.append(str(e))
+    x = 1
+    try:
+        x += 's'
+    except TypeError as e:
+        out.append(str(e))
+    try:
+        dict(d).update([(1, 2, 3)])
+    except ValueError as e:
+        out.append(str(e))
+    e = dict(d)
+    e |= [('b', 2)]
+    out.append(e)
+    return out
+''', (("[1]", "{'a': 1}"), ("[]", "{}")),
+        "hand probe of list/dict methods (session 4): `[1] + (1,)` said \"unsupported operand "
+        "type(s) for add: 'list' and 'tuple'\" (CPython: 'can only concatenate list (not \"tuple\") "
+        "to list'; operator names instead of symbols everywhere); a 3-item dict update element "
+        "said 'too many values to unpack'; `d |= [pairs]` raised TypeError"),
+
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
     return a
