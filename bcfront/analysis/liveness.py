@@ -233,6 +233,11 @@ class Liveness:
 
     def _solve(self) -> None:
         blocks = self.cfg.blocks
+        if not self._where:             # nothing reads or writes a variable: all empty
+            self.bits_in = dict.fromkeys(blocks, 0)
+            self.bits_out = dict.fromkeys(blocks, 0)
+            self.block_kill = dict.fromkeys(blocks, 0)
+            return
         summary = self._summaries()
         live_in = {b: 0 for b in blocks}
         live_out = {b: 0 for b in blocks}
