@@ -292,6 +292,34 @@ def resume_generator(tx, gen: GeneratorV, sent):
         tx.set(gen, "done", True)
         raise
     if kind == "yield":
+        if f.cur is not None and f.bc.handler_for(f.cur.offset) is not None:
+            tx.suspended_in_try.append(gen)
         return value
     tx.set(gen, "done", True)
     raise Exhausted(None if isinstance(value, Const) and value.value is None else value)
+
+
+def check_dropped_generators(tx, frame: Frame, kept=None) -> None:
+    """A generator left suspended inside try/finally or a with block is closed when it is
+    collected -- natively, at once, its finally/__exit__ running (printing, releasing) --
+    which the trace cannot do.  So a frame that returns while one of its locals (other than
+    the value it returns) holds such a generator runs that return natively: the root's as a
+    graph break, a callee's by calling it (O54).  Generators kept elsewhere (an attribute,
+    as contextlib's managers do) are not dropped here."""
+    if frame.generator is not None:
+        return
+    for v in list(frame.locals.values()) + frame.stack[:-1]:
+        if v is not kept and dropping_pending_generator(tx, v):
+            raise UnsupportedError("generator-cleanup", "a generator suspended inside try/with is "
+                                   "dropped: its cleanup runs when it is collected")
+
+
+def dropping_pending_generator(tx, v) -> bool:
+    """Whether `v` is a generator suspended inside try/with (deleting or rebinding the name
+    that holds it may close it)."""
+    return isinstance(v, GeneratorV) and v in tx.suspended_in_try and _pending(v)
+
+
+def _pending(gen) -> bool:
+    f = gen.frame
+    return gen.started and not gen.done and f.cur is not None and f.bc.handler_for(f.cur.offset) is not None

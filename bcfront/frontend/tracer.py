@@ -90,6 +90,7 @@ class Tracer:
         self.globals_values: dict[int, object] = {}   # id(globals dict) -> GlobalsV
         self.no_inline: set = set()          # code objects that must be called, not inlined
         self.root_cp = None                  # checkpoint before the root frame's current instruction
+        self.suspended_in_try: list = []     # generators that yielded inside try/with (O54)
 
     # -- torch --------------------------------------------------------------------
     def torch_env(self):

@@ -774,6 +774,38 @@ def f(xs, d):
         "to list'; operator names instead of symbols everywhere); a 3-item dict update element "
         "said 'too many values to unpack'; `d |= [pairs]` raised TypeError"),
 
+    "dropped-generator-never-runs-its-finally": Regression('''
+def gen(n):
+    try:
+        for i in range(n):
+            yield i
+    finally:
+        print('gen closed')
+
+def helper(n):
+    g = gen(n)
+    return next(g, -1)
+
+def f(n):
+    out = [helper(n)]
+    for x in gen(n):
+        if x == 1:
+            break
+        out.append(x)
+    print('after loop')
+    g = gen(n)
+    out.append(next(g, None))
+    del g
+    print('after del')
+    g = gen(n)
+    out.append(next(g, None))
+    return out
+''', (("3",), ("0",), ("3",)),
+        "hand probe of generators (session 4): a generator suspended inside try/finally (or a "
+        "with block) and then dropped -- by `del`, rebinding, `break` out of a for loop, a callee "
+        "returning, the function returning -- is closed at once natively (its finally prints); "
+        "under capture the symbolic generator just vanished and the finally never ran"),
+
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
     return a

@@ -176,11 +176,20 @@ def _kwdefaults(v):
 # -- returns and generators ------------------------------------------------------------------------
 
 def return_value(tx, f, ins):
+    if tx.suspended_in_try:
+        _check_dropped(tx, f, f.stack[-1] if f.stack else None)
     return ("return", f.pop())
 
 
 def return_const(tx, f, ins):
+    if tx.suspended_in_try:
+        _check_dropped(tx, f, None)
     return ("return", Const(ins.argval))
+
+
+def _check_dropped(tx, f, kept):
+    from ..interpreter import check_dropped_generators
+    check_dropped_generators(tx, f, kept)
 
 
 def return_generator(tx, f, ins):

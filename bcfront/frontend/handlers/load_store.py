@@ -48,7 +48,17 @@ def load_fast_load_fast(tx, f, ins):
         f.push(v)
 
 
+def _dropping(tx, f, name):
+    """Rebinding or deleting the name of a generator suspended inside try/with may close it
+    (its finally runs): that instruction runs natively (O54)."""
+    if tx.suspended_in_try:
+        from ..interpreter import dropping_pending_generator
+        if dropping_pending_generator(tx, f.locals.get(name)):
+            raise UnsupportedError("generator-cleanup", f"dropping {name}, a generator suspended inside try/with")
+
+
 def store_fast(tx, f, ins):
+    _dropping(tx, f, ins.argval)
     v = f.pop()
     if v is NULL:
         f.locals.pop(ins.argval, None)    # STORE_FAST_MAYBE_NULL restoring an unbound name
@@ -72,6 +82,7 @@ def store_fast_store_fast(tx, f, ins):
 
 
 def delete_fast(tx, f, ins):
+    _dropping(tx, f, ins.argval)
     if ins.argval not in f.locals:
         _unbound(ins.argval)
     del f.locals[ins.argval]
@@ -218,6 +229,10 @@ def load_assertion_error(tx, f, ins):
 # -- stack ---------------------------------------------------------------------------------------
 
 def pop_top(tx, f, ins):
+    if tx.suspended_in_try and f.stack:        # `break` out of `for x in gen()` drops gen (O54)
+        from ..interpreter import dropping_pending_generator
+        if dropping_pending_generator(tx, f.stack[-1]):
+            raise UnsupportedError("generator-cleanup", "dropping a generator suspended inside try/with")
     f.pop()
 
 
