@@ -19,8 +19,9 @@ docstring states the definition it computes.  Nothing recurses on the graph.
 """
 from __future__ import annotations
 
+import gc
 import types
-from functools import cached_property
+from functools import cached_property, wraps
 
 from .cfg import CFG, EXIT
 from .decode import Bytecode, code_of, decode
@@ -38,6 +39,24 @@ def analyze(fn_or_code) -> "FunctionAnalysis":
     return FunctionAnalysis(code_of(fn_or_code))
 
 
+def _gc_paused(build):
+    """Run an analysis with the cyclic garbage collector paused (as `ssa.gc_paused`
+    does): each one allocates many small containers and no garbage cycles, and with
+    a large heap alive (a caller analyzing thousands of functions) the collections
+    these allocations trigger cost more than the analysis itself.  The objects are
+    still collected: the collector runs as usual once it is enabled again."""
+    @wraps(build)
+    def run(self):
+        if not gc.isenabled():
+            return build(self)
+        gc.disable()
+        try:
+            return build(self)
+        finally:
+            gc.enable()
+    return run
+
+
 class FunctionAnalysis:
     """The lazily computed analyses of one code object."""
 
@@ -51,16 +70,19 @@ class FunctionAnalysis:
 
     # -- control flow ------------------------------------------------------------
     @cached_property
+    @_gc_paused
     def bytecode(self) -> Bytecode:
         """The decoded instructions and exception table."""
         return decode(self.code)
 
     @cached_property
+    @_gc_paused
     def cfg(self) -> CFG:
         """Basic blocks and typed edges (see `bcfront.analysis.cfg`)."""
         return CFG(self.bytecode)
 
     @cached_property
+    @_gc_paused
     def idom(self) -> dict[int, int | None]:
         """Immediate dominator of every reachable block (the entry maps to None)."""
         return cfg_idom(self.cfg)
@@ -71,11 +93,13 @@ class FunctionAnalysis:
         return dominator_tree(self.idom)
 
     @cached_property
+    @_gc_paused
     def dominance_frontier(self) -> dict[int, set[int]]:
         """DF(d): blocks n where d dominates a predecessor of n but not strictly n."""
         return cfg_dominance_frontier(self.cfg, self.idom)
 
     @cached_property
+    @_gc_paused
     def post_idom(self) -> dict[int, int | None]:
         """Immediate post-dominators, rooted at the virtual exit `EXIT` (-1)."""
         return cfg_post_idom(self.cfg)
@@ -109,6 +133,7 @@ class FunctionAnalysis:
         return ia is not None and ib is not None and ia[0] <= ib[0] and ib[1] <= ia[1]
 
     @cached_property
+    @_gc_paused
     def loops(self):
         """Natural loops (`bcfront.analysis.loops.LoopForest`); None if that module is absent."""
         try:
@@ -119,12 +144,14 @@ class FunctionAnalysis:
 
     # -- dataflow ------------------------------------------------------------------
     @cached_property
+    @_gc_paused
     def stack(self):
         """Stack depth before each instruction and the slots it reads and writes."""
         from .stack import StackInfo
         return StackInfo(self.cfg)
 
     @cached_property
+    @_gc_paused
     def liveness(self):
         """Live locals, cells and free variables per block and instruction."""
         from .liveness import Liveness
