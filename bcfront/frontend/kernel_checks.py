@@ -1,9 +1,9 @@
 """Checks only the real kernels make: break before such a call, so it raises where eager does.
 
 Meta kernels (what fake tensors run) check shapes, not everything: ``mm`` on
-float64 and float32 operands, or ``long_tensor.mul_(1.5)`` (a result type the
-in-place write cannot cast back), pass on fakes and raise only in the real
-kernel.  Recorded in a graph, such a call would raise inside the compiled
+float64 and float32 operands, ``long_tensor.mul_(1.5)`` (a result type the
+in-place write cannot cast back) or ``x.add_(x.t())`` (a write partially
+overlapping its operand) pass on fakes and raise only in the real kernel.  Recorded in a graph, such a call would raise inside the compiled
 region (or, functionalized, compute a silent cast); instead the trace breaks
 before it and the call runs natively.  `label` names a torch call in messages.
 """
@@ -50,6 +50,36 @@ def check_inplace_cast(tx, what: str, plain, fargs, fkw) -> None:
     if isinstance(out, torch.Tensor) and not torch.can_cast(out.dtype, dtype):
         raise UnsupportedError("torch-error", f"{what}: result type {out.dtype} "
                                               f"can't be cast to {dtype} (raises at run time)")
+
+
+def check_partial_overlap(tx, what: str, target, operands) -> None:
+    """An in-place write whose `target` partially overlaps one of its `operands`
+    (``x.add_(x.t())``, ``x[1:] = x[:-1]``) raises in the real kernel (TensorIterator's
+    check; meta kernels skip it), while a functional copy of the graph would compute a
+    value: break so the real call raises -- or not -- where eager does."""
+    if not isinstance(target, torch.Tensor):
+        return
+    for t in _tensors(operands):
+        if t is not target and _partial_overlap(target, t):
+            raise UnsupportedError("torch-error", f"{what} writes a tensor that partially "
+                                                  "overlaps an operand (raises at run time)")
+
+
+def _partial_overlap(a, b) -> bool:
+    """ATen's ``get_overlap_status(a, b) == Partial``: same storage, both non-overlapping
+    and dense, byte ranges that intersect without being the same range in the same layout."""
+    from torch._prims_common import is_non_overlapping_and_dense_or_false as dense
+    from .alias_facts import storage_key
+    if a.numel() == 0 or b.numel() == 0 or not (dense(a) and dense(b)):
+        return False
+    key = storage_key(a)
+    if key is None or key != storage_key(b):
+        return False
+    a0, b0 = a.storage_offset() * a.element_size(), b.storage_offset() * b.element_size()
+    a1, b1 = a0 + a.numel() * a.element_size(), b0 + b.numel() * b.element_size()
+    if (a0, a1) == (b0, b1):
+        return a.stride() != b.stride()
+    return a0 < b1 and b0 < a1
 
 
 def _tensors(xs) -> list:

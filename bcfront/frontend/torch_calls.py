@@ -22,7 +22,7 @@ import types
 import torch
 
 from ..errors import UnsupportedError
-from .kernel_checks import check_dtypes, check_inplace_cast, label as _label
+from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap, label as _label
 from .region_errors import check_split, note_node
 from .values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
 
@@ -151,6 +151,7 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
     check_dtypes(tx, op, target, fargs, fkw)
     if mutates:
         check_inplace_cast(tx, _label(op, target), _out_of_place(op, target), fargs, fkw)
+        check_partial_overlap(tx, _label(op, target), *_written(env, tx, op, target, fargs, fkw))
     mutates = mutates or bool(kwargs.get("out")) or "out" in kwargs
     if not _contains_fake(out) and not mutates:
         return _wrap_python(out)
@@ -160,6 +161,22 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         tx.has_mutation = True
     note_node(tx)
     return wrap_output(tx, node, out, args)
+
+
+def _written(env, tx, op, target, fargs, fkw) -> tuple:
+    """(the tensor an in-place call writes, the operands it reads) on fakes."""
+    if "out" in fkw:
+        return fkw["out"], [fargs, [v for k, v in fkw.items() if k != "out"]]
+    if op == "call" and target is operator.setitem and len(fargs) == 3:
+        t, key, value = fargs
+        try:
+            view = env.run(operator.getitem, [t, key], {}, tx.state)
+        except Exception:   # noqa: BLE001 - not an indexing the fake run accepts: no view
+            view = None
+        # basic indexing copies into a view of `t`; advanced indexing (index_put_) writes `t`
+        basic = isinstance(view, torch.Tensor) and view._base is not None
+        return (view if basic else t), [value]
+    return (fargs[0] if fargs else None), [fargs[1:], list(fkw.values())]
 
 
 def _out_of_place(op, target):

@@ -554,6 +554,66 @@ def saved_then_written(x, idx, w):
     return y
 
 
+# -- writes partially overlapping an operand: only the real kernel raises ----------------------------
+
+def _sq():
+    return (torch.arange(9.0).reshape(3, 3), torch.ones(3))
+
+
+def add_transpose_of_itself(x, w):
+    """``x.add_(x.t())``: same bytes, other strides (a partial overlap in ATen's terms)."""
+    try:
+        w.mul_(2)
+        x.add_(x.t())
+        return x
+    except RuntimeError as e:
+        print("caught", e)
+        return x + w
+
+
+def shifted_copy(x, w):
+    """``x[1:].copy_(x[:-1])`` and ``x[1:] = x[:-1]``: overlapping shifted rows."""
+    x.add_(w)
+    try:
+        x[1:].copy_(x[:-1])
+    except RuntimeError:
+        print("copy_ refused")
+    try:
+        x[1:] = x[:-1]
+    except RuntimeError:
+        print("setitem refused")
+    return x * 2
+
+
+def shifted_index_put(x, w):
+    """index_put_ whose values are a shifted view of the written tensor."""
+    try:
+        x.index_put_((torch.tensor([0, 1]),), x[1:3])
+    except RuntimeError:
+        print("refused")
+    x[0] = x[0] + w          # (a full overlap: allowed)
+    return x
+
+
+def same_tensor_operand(x, w):
+    """``x.add_(x)`` and ``x.mul_(x.view(3, 3))``: full overlaps, allowed; no break needed."""
+    try:
+        x.add_(x)
+        x.mul_(x.view(3, 3))
+        y = x + w
+    except RuntimeError:
+        y = None
+    return y
+
+
+OVERLAP_CASES = {
+    "add_transpose_of_itself": Case(add_transpose_of_itself, (_sq, _sq, _sq)),
+    "shifted_copy": Case(shifted_copy, (_sq, _sq, _sq)),
+    "shifted_index_put": Case(shifted_index_put, (_sq, _sq, _sq)),
+    "same_tensor_operand": Case(same_tensor_operand, (_sq, _sq, _sq)),
+}
+
+
 SPLIT_CASES = {
     "metadata_write_after_split": Case(metadata_write_after_split,
                                        (_unfold_ok, _unfold_bad, _unfold_ok, _unfold_bad)),
@@ -601,6 +661,7 @@ CASES = {
     "bn_then_index": Case(BNThenIndex, (_bn_ok, _bn_bad, _bn_ok, _bn_bad), module=True),
     "clip_then_index": Case(ClipThenIndex, (_clip_ok, _clip_bad, _clip_ok, _clip_bad), module=True),
     **SPLIT_CASES,
+    **OVERLAP_CASES,
 }
 
 
@@ -748,3 +809,13 @@ def test_fullgraph_names_the_split():
     with pytest.raises(bcfront.GraphBreakError) as info:
         cf(*_t_ok())
     assert "write-before-error" in str(info.value.reason)
+
+
+@pytest.mark.parametrize("name", sorted(OVERLAP_CASES))
+def test_partial_overlap_cases_match_eager_fx(name):
+    check_case(OVERLAP_CASES[name], "fx")
+
+
+def test_full_overlap_does_not_break():
+    cf = check_case(OVERLAP_CASES["same_tensor_operand"], "eager")
+    assert not any(e.breaks for e in _all_entries(cf))
