@@ -63,7 +63,9 @@ def emit_graph(graph, ns, lines: list[str], indent: str = "    ", folded=None, i
             code = (f"{root.name}.as_strided({size!r}, {stride!r}, {offset!r}) if {checks[root]} "
                     f"else {_node_code(n, const, name_of)}")
         elif n in inplace:
-            code = _inplace_code(n, inplace[n], const, name_of)
+            code = (f"{_inplace_code(n, inplace[n], const, name_of)} "
+                    f"if {name_of(n.args[0]) if name_of else n.args[0].name}.is_contiguous() "
+                    f"else {_node_code(n, const, name_of)}")
         else:
             code = _node_code(n, const, name_of)
         lines.append(f"{inner}{n.name} = {code}")
@@ -122,9 +124,15 @@ def reusable(graph, folded=()) -> dict:
     * `a` is a body node (not an input, not a folded constant, not a graph output), made
       under the same grad/inference state, that no node after `n` uses and `n` uses once;
     * no other node's value shares `a`'s storage (no input, view or alias sees the write);
-    * `a` and `n`'s result are contiguous with the same shape, dtype and device, and
-      neither requires grad (so the result has exactly the layout eager's fresh one has,
-      and autograd saved nothing that the write could change).
+    * `a` and `n`'s result are contiguous, with the same shape, dtype and device, and
+      neither requires grad (autograd saved nothing the write could change);
+    * no dimension has size 1 or 0: there a layout has more than one set of strides, and
+      fake tensors do not always pick the one the real kernel picks (``v + 0.5`` on a
+      (2, 1) tensor with strides (1, 2) keeps them; the fake says (1, 1)).
+
+    At run time the region writes in place only when `a` really is contiguous (else it
+    runs the op as written): then the fresh result eager makes is contiguous too (`a` is
+    its first operand and decides its layout), and so is the in-place one.
     """
     if not graph.body:              # (a pure-Python function: no torch import)
         return {}
@@ -168,8 +176,8 @@ def reusable(graph, folded=()) -> dict:
         if storage_key(ta) is None or owners.get(storage_key(ta)) != {a}:
             continue
         if (ta.requires_grad or tn.requires_grad or ta.dtype != tn.dtype or ta.device != tn.device
-                or ta.shape != tn.shape or not ta.is_contiguous() or not tn.is_contiguous()
-                or ta.storage_offset() != 0):
+                or ta.shape != tn.shape or any(d < 2 for d in ta.shape) or not ta.is_contiguous()
+                or not tn.is_contiguous()):
             continue
         out[n] = how
     return out

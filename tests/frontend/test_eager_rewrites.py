@@ -142,6 +142,21 @@ def test_input_is_not_written():
     assert torch.equal(x, before)
 
 
+def test_in_place_ops_fall_back_when_the_temporary_is_not_contiguous():
+    """The run-time contiguity check guards each in-place op: forced false, the op runs as
+    written (same bits)."""
+    cf = bcfront.capture(residual_mlp, backend="eager")
+    x = _inputs(4)
+    with torch.no_grad():
+        cf(x)
+        region, src = cf.entries[0].region, cf.entries[0].region_source
+        assert src.count(".is_contiguous() else ") == REWRITES[residual_mlp]
+        scope = dict(region.__globals__)
+        exec(compile(src.replace(".is_contiguous()", ".is_contiguous() and False"), "<r>", "exec"), scope)
+        got = scope[region.__name__](x.clone())
+        assert torch.equal(got, residual_mlp(x.clone()))
+
+
 def test_no_rewrite_when_autograd_records():
     """With grad on and a weight that requires grad, temporaries are saved for backward."""
     w = torch.randn(4, 4, requires_grad=True)
@@ -211,9 +226,19 @@ def _x(i):
     return torch.randn(2, 4, 12, generator=torch.Generator().manual_seed(i))
 
 
+def size_one_dims(v):
+    """Fuzz seed 20250033: on a (2, 1) input with strides (1, 2), eager's ``v + 0.5`` keeps
+    those strides (the fake tensor says (1, 1)) and the sum of two such makes (1, 1)."""
+    return (v + 0.5) + v.detach()
+
+
+def _column(i):
+    return torch.randn(1, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(i)).t()
+
+
 # (function, its inputs, the rewrite's pattern in the region source, how many)
 CASES = [(fn, _inputs, INPLACE, n) for fn, n in REWRITES.items()] + \
-        [(fn, _x, FOLD, n) for fn, n in AS_STRIDED.items()]
+        [(fn, _x, FOLD, n) for fn, n in AS_STRIDED.items()] + [(size_one_dims, _column, INPLACE, 0)]
 
 
 @pytest.mark.parametrize("fn, inputs, pattern, count", CASES, ids=[c[0].__name__ for c in CASES])
