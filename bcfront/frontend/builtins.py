@@ -470,8 +470,15 @@ for _f in (operator.neg, operator.pos, operator.invert, operator.not_):
 MODELS[operator.truth] = lambda tx, args, kwargs: Const(truth(tx, args[0]))
 MODELS[operator.getitem] = lambda tx, args, kwargs: ops.getitem(tx, args[0], args[1])
 MODELS[operator.contains] = lambda tx, args, kwargs: Const(ops.contains(tx, args[1], args[0]))
-MODELS[operator.is_] = lambda tx, args, kwargs: Const(bool(ops.is_same(args[0], args[1])))
-MODELS[operator.is_not] = lambda tx, args, kwargs: Const(not ops.is_same(args[0], args[1]))
+def _is(tx, a, b) -> bool:
+    same = ops.is_same(a, b, tx)
+    if same is None:
+        raise UnsupportedError("unsupported-identity", f"`is` between {a.describe()} and {b.describe()}")
+    return same
+
+
+MODELS[operator.is_] = lambda tx, args, kwargs: Const(_is(tx, args[0], args[1]))
+MODELS[operator.is_not] = lambda tx, args, kwargs: Const(not _is(tx, args[0], args[1]))
 
 
 @model(operator.setitem)

@@ -71,6 +71,15 @@ def _make_function(code, fn_globals, qualname, defaults, kwdefaults, closure):
     return fn
 
 
+class _Cycle(UnsupportedError):
+    """A container reached again while its items are being rendered (caught by that
+    container's rendering; one escaping is an honest "cannot rebuild")."""
+
+    def __init__(self, value):
+        super().__init__("unreconstructable", f"{value.describe()} contains itself")
+        self.value = value
+
+
 class Rebuilder:
     """Emits statements that rebuild symbolic values; `expr(v)` returns an expression."""
 
@@ -81,6 +90,9 @@ class Rebuilder:
         self.lines = lines
         self.indent = indent
         self.memo: dict[int, str] = {}
+        self.open: set[int] = set()          # containers whose items are being rendered
+        self.defer = False                   # make lists/dicts empty, fill them later (O53)
+        self.pending: list = []
         self.globals_values = globals_values or {}
         # list-iterator positions, set after the replayed writes: __setstate__ clamps the
         # index to the list's length at that moment, which must be its final length
@@ -94,6 +106,48 @@ class Rebuilder:
         self.emit(f"{name} = {expr}")
         self.memo[id(v)] = name
         return name
+
+    def _closed(self, v: Value, render) -> str:
+        """`render()` the items of `v` while it is open: an `expr(v)` reached from them (a
+        cycle) raises `_Cycle` before its own try, so this outer rendering catches it."""
+        self.open.add(id(v))
+        try:
+            return render()
+        finally:
+            self.open.discard(id(v))
+
+    def _fillable(self, v: Value, hint: str, whole, empty: str, fill: str, render) -> str:
+        """A mutable container as one expression `whole(items)`, or -- when it contains
+        itself (O53) -- made `empty` under its name first and filled after, so its items
+        can name it."""
+        if self.defer:                        # filled once the tuple holding it exists
+            name = self.temp(empty, v, hint)
+            self.pending.append(lambda: self.emit(fill.format(name, render())))
+            return name
+        if id(v) in self.open:
+            raise _Cycle(v)
+        try:
+            items = self._closed(v, render)
+        except _Cycle as c:
+            if c.value is not v:
+                raise
+            name = self.temp(empty, v, hint)
+            self.emit(fill.format(name, render()))
+            return name
+        return self.temp(whole(items), v, hint)
+
+    def _tuple(self, v: TupleV, inner: str) -> str:
+        ns = self.ns
+        tup = f"({inner},)" if len(v.items) == 1 else f"({inner})"
+        if v.cls is tuple:
+            if v.items and all(isinstance(x, Const) and is_literal(x.value) for x in v.items):
+                # a literal would be folded into one constant shared by every equal tuple of
+                # the code object; built at run time, each is its own (O34)
+                tup = f"{ns.helper('tuple')}([{inner}])"
+            return self.temp(tup, v, "tup")      # built once: identity holds (`x, x`)
+        if hasattr(v.cls, "_fields"):
+            return self.temp(f"{ns.const(v.cls)}({inner})", v, "tup")
+        return self.temp(f"{ns.const(v.cls)}({tup})", v, "tup")
 
     def expr(self, v: Value) -> str:
         hit = self.memo.get(id(v))
@@ -113,31 +167,41 @@ class Rebuilder:
         if isinstance(v, ListV):
             if v.source is not None:
                 return v.source.expr(ns)
-            return self.temp("[" + ", ".join(self.expr(x) for x in v.items) + "]", v, "list")
+            return self._fillable(v, "list", lambda items: f"[{items}]", "[]", "{}.extend([{}])",
+                                  lambda: ", ".join(self.expr(x) for x in v.items))
         if isinstance(v, TupleV):
             if v.source is not None:
                 # a tuple cannot change, and writes to its items land in those same objects
                 # (replayed effects, tensor write-back): the original is still right, and
                 # returning it keeps its identity (O13)
                 return v.source.expr(ns)
-            inner = ", ".join(self.expr(x) for x in v.items)
-            tup = f"({inner},)" if len(v.items) == 1 else f"({inner})"
-            if v.cls is tuple:
-                if v.items and all(isinstance(x, Const) and is_literal(x.value) for x in v.items):
-                    # a literal would be folded into one constant shared by every equal
-                    # tuple of the code object; built at run time, each is its own (O34)
-                    tup = f"{ns.helper('tuple')}([{inner}])"
-                return self.temp(tup, v, "tup")      # built once: identity holds (`x, x`)
-            if hasattr(v.cls, "_fields"):
-                return self.temp(f"{ns.const(v.cls)}({inner})", v, "tup")
-            return self.temp(f"{ns.const(v.cls)}({tup})", v, "tup")
+            render = lambda: ", ".join(self.expr(x) for x in v.items)     # noqa: E731
+            if id(v) in self.open:
+                raise _Cycle(v)
+            try:
+                return self._tuple(v, self._closed(v, render))
+            except _Cycle as c:
+                if c.value is not v:
+                    raise
+            # it holds a list or dict that holds it: those are made empty first, the tuple
+            # from them, then they are filled (O53)
+            self.defer, pending, self.pending = True, self.pending, []
+            try:
+                inner = render()
+            finally:
+                self.defer, fills, self.pending = False, self.pending, pending
+            name = self._tuple(v, inner)
+            for fill in fills:
+                fill()
+            return name
         if isinstance(v, DictV):
             if v.source is not None:
                 return v.source.expr(ns)
-            body = ", ".join(f"{self.expr(k)}: {self.expr(x)}" for k, x in v.entries.values())
-            if v.cls is dict:
-                return self.temp("{" + body + "}", v, "dict")
-            return self.temp(f"{ns.const(v.cls)}({{{body}}})", v, "dict")
+            cls = "" if v.cls is dict else ns.const(v.cls)
+            return self._fillable(v, "dict", lambda items: f"{cls}({{{items}}})" if cls else f"{{{items}}}",
+                                  f"{cls}()" if cls else "{}", "{}.update({{{}}})",
+                                  lambda: ", ".join(f"{self.expr(k)}: {self.expr(x)}"
+                                                    for k, x in v.entries.values()))
         if isinstance(v, SetV):
             if v.source is not None:
                 return v.source.expr(ns)

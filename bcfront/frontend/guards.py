@@ -147,6 +147,11 @@ KINDS = {
                 lambda g, s, ns: f"{ns.helper('hasattr')}({s}, {g.extra!r}) is {g.expected!r}"),
     "NO_HOOKS": (1, lambda g: " and ".join(f"not {g.source.readable()}.{n}" for n in g.extra),
                  _hooks_check),
+    # `a is b` between two objects from outside, as the trace answered it (extra: b's source)
+    "SAME_OBJECT": (1, lambda g: f"{g.source.readable()} is {g.extra.readable()}",
+                    lambda g, s, ns: f"{s} is {ns.spell(g.extra)}"),
+    "DISTINCT_OBJECTS": (1, lambda g: f"{g.source.readable()} is not {g.extra.readable()}",
+                         lambda g, s, ns: f"{s} is not {ns.spell(g.extra)}"),
     "GLOBAL_STATE": (2, lambda g: f"{STATE_NAMES[g.extra]}() == {_describe(g.expected)}",
                      _state_check),
     "TENSOR_MATCH": (3, _tensor_readable, _tensor_py),

@@ -290,7 +290,7 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
         # a user subclass of a builtin (int, str, IntEnum) compares in C: run it natively (O24)
         raise UnsupportedError("unsupported-operator", f"{opname} of {a.describe()} and {b.describe()}")
     if fn in (operator.eq, operator.ne):
-        same = is_same(a, b)
+        same = is_same(a, b, tx)
         if same is not None:
             return Const(same if fn is operator.eq else not same)
     if fn not in (operator.eq, operator.ne) and _all_known(a, b):
@@ -299,8 +299,23 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
     raise UnsupportedError("unsupported-operator", f"{opname} on {a.describe()} and {b.describe()}")
 
 
-def is_same(a: Value, b: Value):
-    """Python `is`; None when it cannot be known."""
+def is_same(a: Value, b: Value, tx=None):
+    """Python `is`; None when it cannot be known.  With `tx`, an answer about two objects
+    from outside is guarded: it holds for this call's arguments only."""
+    same = _identical(a, b)
+    if tx is not None and same is not None:
+        _guard_identity(tx, a, b, same)
+    return same
+
+
+def _guard_identity(tx, a: Value, b: Value, same: bool) -> None:
+    sa, sb = a.source, b.source
+    if sa is None or sb is None or sa == sb or isinstance(a, Const) or isinstance(b, Const):
+        return      # a value made in the trace is never an outside object; constants by value
+    tx.guard("SAME_OBJECT" if same else "DISTINCT_OBJECTS", sb, extra=sa)
+
+
+def _identical(a: Value, b: Value):
     if a is b:
         return True
     if isinstance(a, Const) and isinstance(b, Const):
@@ -321,7 +336,7 @@ def is_same(a: Value, b: Value):
 
 def equal(tx, a: Value, b: Value) -> bool:
     """`a == b` as a Python bool, with the identity shortcut containers use."""
-    if is_same(a, b):
+    if is_same(a, b, tx):
         return True
     return truth(tx, compare(tx, "==", a, b))
 

@@ -29,7 +29,7 @@ def compare_op(tx, f, ins):
 def is_op(tx, f, ins):
     b = f.pop()
     a = f.pop()
-    same = ops.is_same(a, b)
+    same = ops.is_same(a, b, tx)
     if same is None:
         raise UnsupportedError("unsupported-identity", f"`is` between {a.describe()} and {b.describe()}")
     f.push(Const(same != bool(ins.arg)))
