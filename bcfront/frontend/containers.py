@@ -135,13 +135,25 @@ def _list_sort(tx, args, kwargs):
     key = kwargs.get("key")
     reverse = as_python(kwargs["reverse"]) if "reverse" in kwargs else False
     from .builtins import _key_list
-    keys = _key_list(tx, lst.items, key)
+    items, empty = lst.items, []
+    # CPython empties the list while it sorts: the key function sees [], and a change made
+    # meanwhile is a ValueError once the sorted items are back (O55)
+    tx.set(lst, "items", empty)
+    try:
+        keys = _key_list(tx, items, key)
+    except SymbolicRaise:
+        tx.set(lst, "items", items)         # a failing key puts the items back, unsorted
+        raise
+    modified = lst.items is not empty
     try:
         order = sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
     except TypeError as e:
+        tx.set(lst, "items", items)
         raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
-    tx.set(lst, "items", [lst.items[i] for i in order])
+    tx.set(lst, "items", [items[i] for i in order])
     _touch(tx, lst)
+    if modified:
+        raise_(ValueError, "list modified during sort")
     return Const(None)
 
 

@@ -806,6 +806,31 @@ def f(n):
         "returning, the function returning -- is closed at once natively (its finally prints); "
         "under capture the symbolic generator just vanished and the finally never ran"),
 
+    "list-seen-or-changed-by-its-sort-key": Regression('''
+def f(xs):
+    ys = list(xs)
+    seen = []
+
+    def key(v):
+        seen.append(len(ys))
+        return -v
+    ys.sort(key=key)
+    zs = list(xs)
+
+    def grow(v):
+        zs.append(v)
+        return v
+    try:
+        zs.sort(key=grow)
+        r = 'sorted'
+    except ValueError as e:
+        r = str(e)
+    return ys, seen, zs, r
+''', (("[3, 1, 2]",), ("[]",)),
+        "hand probe of list.sort (session 4): a key function saw the list unchanged (CPython "
+        "empties it while sorting: len 0) and one that appended to it raised nothing (CPython: "
+        "ValueError: list modified during sort, the appended items dropped)"),
+
     "call-binding-error-message-differs": Regression('''
 def g(a, b=2, *args, c, **kw):
     return a
