@@ -64,7 +64,24 @@ def _const_check(g: Guard, s: str, ns: Namespace) -> str:
     if t is float and math.isnan(v):
         return f"{ns.helper('type')}({s}) is {tn} and {s} != {s}"
     lit = repr(v) if is_literal(v) else ns.const(v)
-    return f"{ns.helper('type')}({s}) is {tn} and {s} == {lit}"
+    check = f"{ns.helper('type')}({s}) is {tn} and {s} == {lit}"
+    if _has_signed_zero(v):
+        # -0.0 == 0.0, but str(), copysign and 1/x tell them apart (O50): repr is exact
+        check += f" and {ns.helper('repr')}({s}) == {repr(v)!r}"
+    return check
+
+
+def _has_signed_zero(v) -> bool:
+    """A float or complex zero (part), also inside a tuple: == cannot see its sign."""
+    work = [v]
+    while work:
+        x = work.pop()
+        t = type(x)
+        if (t is float and x == 0.0) or (t is complex and (x.real == 0.0 or x.imag == 0.0)):
+            return True
+        if t is tuple:
+            work.extend(x)
+    return False
 
 
 def _tensor_py(g: Guard, s: str, ns: Namespace) -> str:

@@ -727,9 +727,7 @@ def f(a):
     return str(X), math.copysign(1.0, X) * a, f'{X}'
 ''', (CallSpec(("1",)), CallSpec(("1",), before="X = -0.0"), CallSpec(("2",))),
         "hand probe of guards (session 4): after a capture with X == 0.0, X = -0.0 passes the "
-        "guard `X == 0.0` and the cached entry prints '0.0' (eager '-0.0') and copysign is +1",
-        open_bug="O50: CONSTANT_MATCH compares floats with == (guards._const_check), so -0.0 "
-                 "matches 0.0"),
+        "guard `X == 0.0` and the cached entry prints '0.0' (eager '-0.0') and copysign is +1"),
 
     "set-remove-of-a-missing-item-does-not-raise": Regression('''
 def f(s, a):
