@@ -322,4 +322,14 @@ def dropping_pending_generator(tx, v) -> bool:
 
 def _pending(gen) -> bool:
     f = gen.frame
-    return gen.started and not gen.done and f.cur is not None and f.bc.handler_for(f.cur.offset) is not None
+    if not gen.started or gen.done or f.cur is None:
+        return False
+    entry = f.bc.handler_for(f.cur.offset)
+    # 3.12+ cover a generator's whole body with an implicit handler that only turns a
+    # StopIteration into RuntimeError: no cleanup of the user's runs there
+    return entry is not None and not _stop_iteration_guard(f.bc, entry)
+
+
+def _stop_iteration_guard(bc, entry) -> bool:
+    target = bc.at(entry.target)
+    return target.opname == "CALL_INTRINSIC_1" and target.arg == 3    # INTRINSIC_STOPITERATION_ERROR
