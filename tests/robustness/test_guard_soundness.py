@@ -228,11 +228,21 @@ def instance_attribute_shadows_method():
     return Case(lambda obj: obj.get(), lambda: (c,), lambda: setattr(c, "get", lambda: 99))
 
 
+def arguments_alias():
+    """Two distinct arguments become the same object (`is`, and `==` by identity) -- L1."""
+    class Plain:
+        pass
+    a, b = Plain(), Plain()
+    state = {"args": (a, b)}
+    return Case(lambda x, y: (x is y, x == y, x in [y]), lambda: state["args"],
+                lambda: state.__setitem__("args", (a, a)))
+
+
 PY_CASES = {f.__name__: f for f in (
     global_int, global_function, global_shadows_builtin, closure_cell, module_attribute,
     object_attribute, object_identity, class_attribute, dict_keys, dict_value, list_length,
     list_element, int_to_bool, default_argument, string_argument, method_replaced, callee_closure_cell,
-    instance_attribute_shadows_method)}
+    instance_attribute_shadows_method, arguments_alias)}
 
 
 @pytest.mark.parametrize("name", sorted(PY_CASES))
