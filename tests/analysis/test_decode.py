@@ -374,3 +374,19 @@ def test_hot_code_still_decodes():
     assert hot.__code__._co_code_adaptive != hot.__code__.co_code   # it was quickened
     assert decode(hot).instructions == before
     check_against_dis(hot.__code__)
+
+
+def test_code_assembled_by_the_bytecode_library_with_wide_columns_decodes():
+    """The `bytecode` library (which builds bcfront's continuations) writes one-line location
+    entries with columns >= 128, which CPython's compiler never does; the fast count of the
+    units a line table covers must not take those bytes for entry headers (MHA.forward's
+    continuations were rejected as foreign bytecode)."""
+    bytecode = pytest.importorskip("bytecode")
+    pad = " " * 150
+    ns = {}
+    exec(f"def wide(a, b):\n    x = {pad}(a + b) * (a - b) + a\n    return x\n", ns)
+    code = bytecode.Bytecode.from_code(ns["wide"].__code__).to_code()
+    # this is the case the fast count gets wrong: a byte >= 128 after an entry's first byte
+    assert len(list(code.co_positions())) == len(code.co_code) // 2
+    bc = decode(code)
+    assert [i.opname for i in bc.instructions] == [i.opname for i in dis.get_instructions(code)]
