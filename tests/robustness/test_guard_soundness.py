@@ -600,6 +600,25 @@ def tree_module_list_append():
     return _tree_case(lambda m, _: m.layers.append(torch.nn.Softplus()))
 
 
+def tree_class_attribute_shadows_child():
+    """A class attribute (a property) named like a submodule is added after capture: Python's
+    normal lookup finds it before nn.Module.__getattr__ looks in _modules (L2)."""
+    torch = _torch()
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = torch.nn.ReLU()
+
+        def forward(self, x):
+            return self.act(x) + 1
+    m = M()
+    tanh = torch.nn.Tanh()
+    return Case(m, lambda: (torch.linspace(-2, 2, 5),),
+                lambda: setattr(M, "act", property(lambda self: tanh)),
+                lambda: delattr(M, "act"))
+
+
 TORCH_CASES = {f.__name__: f for f in (
     tensor_dtype, tensor_shape, tensor_stride, tensor_device, tensor_requires_grad, grad_mode,
     default_dtype, global_tensor_replaced, module_training, module_parameter_replaced,
@@ -609,12 +628,16 @@ TORCH_CASES = {f.__name__: f for f in (
     tree_child_forward_on_instance, tree_class_forward_replaced, tree_child_class_swapped,
     tree_child_training, tree_parameter_via_parameters_dict, tree_parameter_data_reshaped,
     tree_plain_attribute, tree_instance_dict_replaced, tree_child_hook, tree_child_hooks_dict_replaced,
-    tree_global_hook, tree_module_list_item, tree_module_list_append)}
+    tree_global_hook, tree_module_list_item, tree_module_list_append,
+    tree_class_attribute_shadows_child)}
 
 
 # case name -> reason, for cases that expose an open bug (strict xfail; docs/known-bugs.md).
 # torch_function_patched was one (O2), fixed: torch module attributes are guarded.
-OPEN_BUGS: dict[str, str] = {}
+OPEN_BUGS: dict[str, str] = {
+    "tree_class_attribute_shadows_child": "L2: a class attribute named like a submodule, added "
+                                          "after capture, is not guarded (guards.py module tree)",
+}
 
 
 def _torch_params():
