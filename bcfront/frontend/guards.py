@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from .graph import is_literal, qualified_name
 from .namespace import Namespace
-from .sources import AttrSource, ModuleAttrSource
+from .sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +255,11 @@ class GuardSet:
             return
         d = owner.expected.__dict__
         self.add(Guard("NOT_PRESENT", AttrSource(src.base, "__dict__"), None, src.name, first_use))
+        # a class attribute of that name (a property, say) would be found before
+        # nn.Module.__getattr__ looks in the stores (L2); the class itself is guarded
+        for cls in type(owner.expected).__mro__[:-1]:          # object's dict is fixed
+            self.add(Guard("NOT_PRESENT", AttrSource(ConstSource(Ref(cls, cls.__qualname__)), "__dict__"),
+                           None, src.name, first_use))
         for store in _STORES[:_STORES.index(src.where)] if src.where in _STORES else ():
             if store not in d:
                 continue

@@ -634,10 +634,7 @@ TORCH_CASES = {f.__name__: f for f in (
 
 # case name -> reason, for cases that expose an open bug (strict xfail; docs/known-bugs.md).
 # torch_function_patched was one (O2), fixed: torch module attributes are guarded.
-OPEN_BUGS: dict[str, str] = {
-    "tree_class_attribute_shadows_child": "L2: a class attribute named like a submodule, added "
-                                          "after capture, is not guarded (guards.py module tree)",
-}
+OPEN_BUGS: dict[str, str] = {}
 
 
 def _torch_params():
