@@ -83,6 +83,12 @@ def _children(cf) -> list:
     return [c for e in cf.entries for c in e.children]
 
 
+def family(*roots) -> list:
+    """The captured functions `roots` and every one made on their behalf (continuations,
+    callees captured at a call site), transitively, depth first, each once."""
+    return _depth_first(list(roots))
+
+
 def _depth_first(roots: list) -> list:
     out, seen, work = [], set(), list(reversed(roots))
     while work:

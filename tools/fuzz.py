@@ -254,15 +254,10 @@ class CaptureStats:
             return
         self.programs += 1
         root_native = any(not cf.entries or all(e.native for e in cf.entries) for cf in made)
+        from bcfront.explain import family
         some_native = False
-        seen, work = set(), list(made)
-        while work:
-            cf = work.pop()
-            if id(cf) in seen:
-                continue
-            seen.add(id(cf))
+        for cf in family(*made):
             for e in cf.entries:
-                work.extend(e.children)
                 some_native |= e.native
                 for b in e.breaks:
                     self.breaks[b.reason] += b.count

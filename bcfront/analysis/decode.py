@@ -431,17 +431,7 @@ def _decode_prefixed(code, raw, n) -> Bytecode:
     offsets, opcodes, args, targets = [], bytearray(), [], []
     prefixes: dict[int, int] = {}
     checks: set = set()         # the distinct (opcode, arg) summaries, for _check_args
-    k = 0
-    while k < n:
-        start = k
-        info = _UNITS[(raw[2 * k], raw[2 * k + 1])]
-        arg = 0
-        while info is None:    # EXTENDED_ARG: accumulate into the next instruction's arg
-            arg = arg << 8 | raw[2 * k + 1]
-            k += 1
-            if k >= n:
-                raise ValueError("EXTENDED_ARG at the end of the bytecode")
-            info = _UNITS[(raw[2 * k], arg << 8 | raw[2 * k + 1])]
+    for start, k, info in _prefixed_units(raw, n):
         shared, kind, size, delta = info
         checks.add(info)
         off = 2 * k
@@ -451,9 +441,6 @@ def _decode_prefixed(code, raw, n) -> Bytecode:
         opcodes.append(shared[1])
         args.append(shared[2])
         targets.append(None if delta is None else off + delta)
-        k += size
-    if k != n:
-        raise ValueError("the last instruction's inline caches run past the end")
     _check_args(code, checks)
     table = parse_exception_table(code)
     if prefixes:
@@ -513,6 +500,19 @@ def _decode_loop(code, raw, positions) -> list[Instr]:
     n = len(raw) >> 1
     consts, names, local = code.co_consts, code.co_names, code._varname_from_oparg
     out = []
+    for start, k, (shared, kind, size, delta) in _prefixed_units(raw, n):
+        off = 2 * k
+        if delta is None:
+            target, argval = None, _argval(kind, shared[2], consts, names, local)
+        else:
+            target = argval = off + delta
+        out.append(_new(Instr, (off, 2 * start, 2 * (k + size), target, positions[k], argval) + shared))
+    return out
+
+
+def _prefixed_units(raw, n: int):
+    """(first unit of its EXTENDED_ARG prefixes, its own unit, its `_UNITS` entry) for each
+    instruction of `raw`, in order; the careful walk both slow paths share."""
     k = 0
     while k < n:
         start = k
@@ -524,18 +524,10 @@ def _decode_loop(code, raw, positions) -> list[Instr]:
             if k >= n:
                 raise ValueError("EXTENDED_ARG at the end of the bytecode")
             info = _UNITS[(raw[2 * k], arg << 8 | raw[2 * k + 1])]
-        shared, kind, size, delta = info
-        off = 2 * k
-        if delta is None:
-            target, argval = None, _argval(kind, shared[2], consts, names, local)
-        else:
-            target = argval = off + delta
-        pos = positions[k]
-        k += size
-        out.append(_new(Instr, (off, 2 * start, 2 * k, target, pos, argval) + shared))
+        yield start, k, info
+        k += info[2]
     if k != n:
         raise ValueError("the last instruction's inline caches run past the end")
-    return out
 
 
 def _fold_prefixes(out: list[Instr], table: tuple[ExceptionEntry, ...]):

@@ -26,6 +26,7 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 
 import bcfront  # noqa: E402
+from bcfront.explain import family  # noqa: E402
 
 from .test_torch_semantics import _loss, assert_same  # noqa: E402
 
@@ -764,16 +765,7 @@ def test_split_cases_match_eager_fx(name):
 
 def _all_entries(cf):
     """The entries of a captured function and of every continuation it made, transitively."""
-    out, work, seen = [], [cf], set()
-    while work:
-        c = work.pop()
-        if id(c) in seen:
-            continue
-        seen.add(id(c))
-        for e in c.entries:
-            out.append(e)
-            work.extend(e.children)
-    return out
+    return [e for c in family(cf) for e in c.entries]
 
 
 @pytest.mark.parametrize("name", ["transpose_in_place_then_index", "write_through_unfold",

@@ -367,10 +367,8 @@ def module_parameter_in_place():
     return Case(m, lambda: (torch.ones(1, 3),), change)
 
 
-def module_submodule_replaced():
-    """A submodule is swapped for a different module type."""
-    torch = _torch()
-
+def _module_with_act(torch):
+    """An instance of a fresh module class whose forward calls its child `act` (a ReLU)."""
     class M(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -378,7 +376,13 @@ def module_submodule_replaced():
 
         def forward(self, x):
             return self.act(x) + 1
-    m = M()
+    return M()
+
+
+def module_submodule_replaced():
+    """A submodule is swapped for a different module type."""
+    torch = _torch()
+    m = _module_with_act(torch)
     return Case(m, lambda: (torch.linspace(-2, 2, 5),), lambda: setattr(m, "act", torch.nn.Tanh()))
 
 
@@ -604,19 +608,11 @@ def tree_class_attribute_shadows_child():
     """A class attribute (a property) named like a submodule is added after capture: Python's
     normal lookup finds it before nn.Module.__getattr__ looks in _modules (L2)."""
     torch = _torch()
-
-    class M(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.act = torch.nn.ReLU()
-
-        def forward(self, x):
-            return self.act(x) + 1
-    m = M()
-    tanh = torch.nn.Tanh()
+    m = _module_with_act(torch)
+    cls, tanh = type(m), torch.nn.Tanh()
     return Case(m, lambda: (torch.linspace(-2, 2, 5),),
-                lambda: setattr(M, "act", property(lambda self: tanh)),
-                lambda: delattr(M, "act"))
+                lambda: setattr(cls, "act", property(lambda self: tanh)),
+                lambda: delattr(cls, "act"))
 
 
 TORCH_CASES = {f.__name__: f for f in (
