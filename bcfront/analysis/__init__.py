@@ -6,7 +6,7 @@ Pure Python; imports no torch and runs nothing it analyzes::
     fa.cfg.blocks, fa.cfg.edges                   # basic blocks; edges carry a kind
     fa.idom, fa.dominates(a, b), fa.dom_tree      # dominators (blocks are start offsets)
     fa.dominance_frontier, fa.post_idom           # frontiers; post-dominators (exit = -1)
-    fa.loops                                      # LoopForest (None until loops.py exists)
+    fa.loops                                      # natural loops (LoopForest)
     fa.stack                                      # stack depth / slot use per instruction
     fa.liveness                                   # live locals, cells and free variables
     fa.ssa                                        # SSA values of locals and stack slots
@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import gc
 import types
-from functools import cached_property, wraps
 
 from .cfg import CFG, EXIT
 from .decode import Bytecode, code_of, decode
 from .dominance import (cfg_dominance_frontier, cfg_idom, cfg_post_idom, dominator_tree)
+from .liveness import Liveness
+from .loops import find_loops
+from .ssa import SSA
+from .stack import StackInfo
 
 __all__ = ["analyze", "FunctionAnalysis", "EXIT"]
 
@@ -39,22 +42,35 @@ def analyze(fn_or_code) -> "FunctionAnalysis":
     return FunctionAnalysis(code_of(fn_or_code))
 
 
-def _gc_paused(build):
-    """Run an analysis with the cyclic garbage collector paused (as `ssa.gc_paused`
-    does): each one allocates many small containers and no garbage cycles, and with
-    a large heap alive (a caller analyzing thousands of functions) the collections
-    these allocations trigger cost more than the analysis itself.  The objects are
-    still collected: the collector runs as usual once it is enabled again."""
-    @wraps(build)
-    def run(self):
-        if not gc.isenabled():
-            return build(self)
-        gc.disable()
-        try:
-            return build(self)
-        finally:
-            gc.enable()
-    return run
+class _analysis:
+    """A `FunctionAnalysis` property computed on first access and cached in the
+    instance dict (a non-data descriptor, so later reads never reach it: cheaper
+    than `functools.cached_property`, which takes a lock on 3.11).
+
+    It runs the build with the cyclic garbage collector paused (as `ssa.gc_paused`
+    does): each analysis allocates many small containers and no garbage cycles, and
+    with a large heap alive (a caller analyzing thousands of functions) the
+    collections these allocations trigger cost more than the analysis itself.  The
+    objects are still collected: the collector runs as usual once it is enabled again."""
+
+    def __init__(self, build):
+        self.build = build
+        self.name = build.__name__
+        self.__doc__ = build.__doc__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if gc.isenabled():
+            gc.disable()
+            try:
+                value = self.build(obj)
+            finally:
+                gc.enable()
+        else:
+            value = self.build(obj)
+        obj.__dict__[self.name] = value
+        return value
 
 
 class FunctionAnalysis:
@@ -69,42 +85,37 @@ class FunctionAnalysis:
         return f"<FunctionAnalysis {self.code.co_qualname} ({self.code.co_filename}:{self.code.co_firstlineno})>"
 
     # -- control flow ------------------------------------------------------------
-    @cached_property
-    @_gc_paused
+    @_analysis
     def bytecode(self) -> Bytecode:
         """The decoded instructions and exception table."""
         return decode(self.code)
 
-    @cached_property
-    @_gc_paused
+    @_analysis
     def cfg(self) -> CFG:
         """Basic blocks and typed edges (see `bcfront.analysis.cfg`)."""
         return CFG(self.bytecode)
 
-    @cached_property
-    @_gc_paused
+    @_analysis
     def idom(self) -> dict[int, int | None]:
         """Immediate dominator of every reachable block (the entry maps to None)."""
         return cfg_idom(self.cfg)
 
-    @cached_property
+    @_analysis
     def dom_tree(self) -> dict[int, list[int]]:
         """Children of each reachable block in the dominator tree."""
         return dominator_tree(self.idom)
 
-    @cached_property
-    @_gc_paused
+    @_analysis
     def dominance_frontier(self) -> dict[int, set[int]]:
         """DF(d): blocks n where d dominates a predecessor of n but not strictly n."""
         return cfg_dominance_frontier(self.cfg, self.idom)
 
-    @cached_property
-    @_gc_paused
+    @_analysis
     def post_idom(self) -> dict[int, int | None]:
         """Immediate post-dominators, rooted at the virtual exit `EXIT` (-1)."""
         return cfg_post_idom(self.cfg)
 
-    @cached_property
+    @_analysis
     def _dom_intervals(self) -> dict[int, tuple[int, int]]:
         # preorder entry/exit numbers of the dominator tree: a dominates b iff
         # a's interval contains b's (O(1) queries; built without recursion)
@@ -132,38 +143,28 @@ class FunctionAnalysis:
         ia, ib = iv.get(a), iv.get(b)
         return ia is not None and ib is not None and ia[0] <= ib[0] and ib[1] <= ia[1]
 
-    @cached_property
-    @_gc_paused
+    @_analysis
     def loops(self):
-        """Natural loops (`bcfront.analysis.loops.LoopForest`); None if that module is absent."""
-        try:
-            from .loops import find_loops
-        except ImportError:
-            return None
+        """Natural loops and irreducible regions (`bcfront.analysis.loops.LoopForest`)."""
         return find_loops(self.cfg, self.idom)
 
     # -- dataflow ------------------------------------------------------------------
-    @cached_property
-    @_gc_paused
+    @_analysis
     def stack(self):
         """Stack depth before each instruction and the slots it reads and writes."""
-        from .stack import StackInfo
         return StackInfo(self.cfg)
 
-    @cached_property
-    @_gc_paused
+    @_analysis
     def liveness(self):
         """Live locals, cells and free variables per block and instruction."""
-        from .liveness import Liveness
         return Liveness(self.cfg)
 
-    @cached_property
+    @_analysis
     def ssa(self):
         """SSA values of locals and stack slots, phis, def-use chains."""
-        from .ssa import SSA
         return SSA(self.cfg, self.idom, self.dominance_frontier, self.liveness, self.stack)
 
-    @cached_property
+    @_analysis
     def aliases(self):
         """Flow-insensitive may-alias information about the objects locals hold."""
         from .objalias import Aliases

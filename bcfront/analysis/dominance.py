@@ -61,13 +61,17 @@ def idom_numbers(preds: Sequence[Sequence[int]]) -> list[int]:
     if not n:
         return doms
     doms[0] = 0
-    changed = True
-    while changed:
+    # Only the first pass meets unprocessed predecessors, along retreating edges;
+    # without one, the first pass is already the fixpoint, which spares acyclic
+    # graphs (most functions) the confirming second pass.
+    cyclic = False
+    while True:
         changed = False
         for i in range(1, n):
             new = -1
             for p in preds[i]:
                 if doms[p] < 0:
+                    cyclic = True
                     continue
                 if new < 0:
                     new = p
@@ -81,28 +85,35 @@ def idom_numbers(preds: Sequence[Sequence[int]]) -> list[int]:
             if doms[i] != new:
                 doms[i] = new
                 changed = True
-    return doms
+        if not (changed and cyclic):
+            return doms
 
 
-def frontier_numbers(preds: Sequence[Sequence[int]], doms: Sequence[int]) -> list[set[int]]:
-    """Dominance frontiers on RPO numbers (the runner formulation)."""
-    df: list[set[int]] = [set() for _ in preds]
+def frontier_numbers(preds: Sequence[Sequence[int]], doms: Sequence[int],
+                     names: Sequence[Node] | None = None) -> list[set]:
+    """Dominance frontiers on RPO numbers (the runner formulation); the sets hold
+    `names[i]` for node i (its number when `names` is None)."""
+    if names is None:
+        names = range(len(preds))
+    df: list[set] = [set() for _ in preds]
     for i, ps in enumerate(preds):
         if i == 0:
             # The root is a join of the (implicit) way in and its back edges: every
             # dominator of a predecessor has it in its frontier, the root included.
+            root = names[0]
             for r in ps:
-                df[r].add(0)
+                df[r].add(root)
                 while r:
                     r = doms[r]
-                    df[r].add(0)
+                    df[r].add(root)
             continue
         if len(ps) < 2:
             continue  # a single predecessor is the idom: nothing to add
         stop = doms[i]
+        name = names[i]
         for r in ps:
             while r != stop:
-                df[r].add(i)
+                df[r].add(name)
                 r = doms[r]
     return df
 
@@ -157,13 +168,35 @@ def dominates(idom: Mapping[Node, Node | None], a: Node, b: Node) -> bool:
 
 def _cfg_numbers(cfg: CFG) -> tuple[list[int], list[list[int]]]:
     """Reverse post-order and each block's reachable predecessors by RPO number (cached
-    on the CFG: dominators and frontiers both start from them)."""
+    on the CFG: dominators, frontiers and loops all start from them)."""
     hit = cfg.__dict__.get("_rpo_preds")
     if hit is None:
         order = cfg.rpo
-        blocks = cfg.blocks
-        hit = cfg._rpo_preds = (order, _pred_numbers(order, lambda n: blocks[n].preds))
+        hit = cfg._rpo_preds = (order, _numbered(order, cfg.blocks, "preds"))
     return hit
+
+
+def _numbered(order: list, blocks: dict, side: str) -> list[list[int]]:
+    """For each block of `order`, the RPO numbers of its `side` neighbours (``preds``
+    or ``succs``) that are in `order`."""
+    get = dict(zip(order, range(len(order)))).get
+    out = []
+    for n in order:
+        ns = list(map(get, getattr(blocks[n], side)))
+        if None in ns:    # a neighbour outside the order (rare: unreachable code)
+            ns = [j for j in ns if j is not None]
+        out.append(ns)
+    return out
+
+
+def _cfg_doms(cfg: CFG, idom: Mapping) -> list[int]:
+    """Idom RPO numbers matching `idom` (cached by `cfg_idom`, else derived from it)."""
+    hit = cfg.__dict__.get("_rpo_doms")
+    if hit is not None and hit[0] is idom:
+        return hit[1]
+    order = _cfg_numbers(cfg)[0]
+    index = dict(zip(order, range(len(order))))
+    return [index[idom[n]] if idom[n] is not None else 0 for n in order]
 
 
 def cfg_idom(cfg: CFG) -> dict[int, int | None]:
@@ -174,6 +207,7 @@ def cfg_idom(cfg: CFG) -> dict[int, int | None]:
     doms = idom_numbers(preds)
     out: dict[int, int | None] = dict(zip(order, map(order.__getitem__, doms)))
     out[cfg.entry] = None
+    cfg._rpo_doms = (out, doms)   # for frontiers and loops
     return out
 
 
@@ -182,10 +216,17 @@ def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int
     if not idom:
         return {}
     order, preds = _cfg_numbers(cfg)
-    index = dict(zip(order, range(len(order))))
-    doms = [index[idom[n]] if idom[n] is not None else 0 for n in order]
-    df = frontier_numbers(preds, doms)
-    return {order[i]: {order[j] for j in s} for i, s in enumerate(df)}
+    return dict(zip(order, frontier_numbers(preds, _cfg_doms(cfg, idom), order)))
+
+
+def cfg_retreating(cfg: CFG) -> list[tuple[int, int]]:
+    """Retreating edges (p, i) of the reachable graph by RPO numbers (p >= i): empty iff
+    it is acyclic.  Cached on the CFG (loops and post-dominators both ask)."""
+    hit = cfg.__dict__.get("_rpo_retreating")
+    if hit is None:
+        preds = _cfg_numbers(cfg)[1]
+        hit = cfg._rpo_retreating = [(p, i) for i, ps in enumerate(preds) for p in ps if p >= i]
+    return hit
 
 
 def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
@@ -195,13 +236,52 @@ def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
     reversed graph's successors are the CFG's predecessors and vice versa;
     blocks in `exit_preds` are the exit's (reversed) successors.
     """
-    if not cfg.blocks:
-        return {}
     blocks = cfg.blocks
-    exits = set(cfg.exit_preds)
-    # the reversed graph as dicts, so that the generic code calls C-level lookups
-    rsuccs = {n: blk.preds for n, blk in blocks.items()}
-    rsuccs[EXIT] = cfg.exit_preds
-    rpreds = {n: (blk.succs + [EXIT] if n in exits else blk.succs) for n, blk in blocks.items()}
-    rpreds[EXIT] = ()
-    return immediate_dominators(EXIT, rsuccs.__getitem__, rpreds.__getitem__)
+    if not blocks:
+        return {}
+    if len(cfg.rpo) == len(blocks) and not cfg_retreating(cfg):
+        # Acyclic with every block reachable (most functions): the forward post-order,
+        # after the exit, already has every block after its successors and after its
+        # post-dominators, which is all the algorithm needs of its order; no DFS of
+        # the reversed graph.
+        order = cfg.rpo[::-1]
+        order.insert(0, EXIT)
+    else:
+        order = _reversed_rpo(blocks, cfg.exit_preds)
+    index = dict(zip(order, range(len(order))))
+    get = index.get
+    preds = [[]]                    # the exit has no (reversed) predecessor
+    for n in order[1:]:
+        ps = list(map(get, blocks[n].succs))
+        if None in ps:              # a successor that cannot reach the exit
+            ps = [j for j in ps if j is not None]
+        preds.append(ps)
+    for n in cfg.exit_preds:        # the edges into the exit, reversed
+        preds[index[n]].append(0)
+    doms = idom_numbers(preds)
+    out: dict[int, int | None] = {}
+    for n, d in zip(order, doms):
+        if d >= 0:                  # -1: cannot reach the exit (only in the acyclic order)
+            out[n] = order[d]
+    out[EXIT] = None
+    return out
+
+
+def _reversed_rpo(blocks: dict, exit_preds: list[int]) -> list[int]:
+    """`reverse_postorder` of the reversed CFG from `EXIT` (predecessors in order),
+    without the callables."""
+    seen = {EXIT}
+    order: list[int] = []
+    stack = [(EXIT, iter(exit_preds))]
+    while stack:
+        node, it = stack[-1]
+        for s in it:
+            if s not in seen:
+                seen.add(s)
+                stack.append((s, iter(blocks[s].preds)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    order.reverse()
+    return order

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from .cfg import CFG
+from .dominance import (_cfg_doms, _cfg_numbers, cfg_idom, cfg_retreating, immediate_dominators,
+                        reverse_postorder)
 
 Node = Hashable
 
@@ -111,9 +113,42 @@ def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
     if not cfg.blocks:
         return LoopForest([], [])
     if idom is None:
-        from .dominance import cfg_idom
         idom = cfg_idom(cfg)
-    return _find(cfg.rpo, cfg.successors, cfg.predecessors, idom)
+    # Retreating edges p -> i (p >= i in reverse post-order) from the RPO-numbered
+    # predecessor lists dominance already built: most functions have none, and then
+    # there is nothing else to do.
+    retreating = cfg_retreating(cfg)
+    if not retreating:
+        return LoopForest([], [])
+    order, preds = _cfg_numbers(cfg)
+    doms = _cfg_doms(cfg, idom)
+    back: dict[int, list] = {}
+    odd: list[tuple] = []                     # retreating edges that are not back edges
+    for p, i in retreating:
+        x = p                                 # does i dominate p?  walk up p's idom chain
+        while x > i:
+            x = doms[x]
+        if x == i:
+            back.setdefault(i, []).append(p)
+        else:
+            odd.append((order[p], order[i]))
+    loops = {}
+    for i, latches in back.items():           # bodies by backward search from the latches
+        body = {i}
+        work = list(latches)
+        while work:
+            x = work.pop()
+            if x not in body:
+                body.add(x)
+                work.extend(preds[x])
+        h = order[i]
+        loops[h] = (frozenset(map(order.__getitem__, body)),
+                    tuple(sorted({(order[u], h) for u in latches})))
+    forest = _nest(loops, cfg.successors)
+    if odd:
+        num = dict(zip(order, range(len(order))))
+        forest.irreducible = _regions(odd, order, num, cfg.successors, cfg.predecessors, idom)
+    return forest
 
 
 def natural_loops(entry: Node, succs: Callable[[Node], Iterable[Node]],
@@ -121,7 +156,6 @@ def natural_loops(entry: Node, succs: Callable[[Node], Iterable[Node]],
                   idom: Mapping | None = None) -> LoopForest:
     """`find_loops` for any graph given as a root and successor/predecessor callables
     (nodes must be hashable and mutually orderable)."""
-    from .dominance import immediate_dominators, reverse_postorder
     if idom is None:
         idom = immediate_dominators(entry, succs, preds)
     return _find(reverse_postorder(entry, succs), succs, preds, idom)

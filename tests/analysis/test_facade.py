@@ -6,7 +6,6 @@ import functools
 import io
 import json
 import re
-import sys
 import types
 
 import networkx as nx
@@ -90,18 +89,7 @@ def test_nothing_is_computed_until_asked_and_then_cached():
     assert fa.ssa is fa.ssa
 
 
-def test_loops_degrade_gracefully_without_the_module(monkeypatch):
-    monkeypatch.setitem(sys.modules, "bcfront.analysis.loops", None)   # import fails
-    assert analyze(sample).loops is None
-    assert analyze(sample).to_dict()["loops"] is None
-    assert "ssa:" in analyze(sample).to_text()
-
-
-def test_loops_when_available():
-    try:
-        import bcfront.analysis.loops  # noqa: F401
-    except ImportError:
-        pytest.skip("loops.py has not landed")
+def test_loops_of_the_sample_function():
     forest = analyze(sample).loops
     assert len(forest.loops) == 1
     d = analyze(sample).to_dict()["loops"]
