@@ -106,21 +106,23 @@ class SSA:
 
     def __init__(self, cfg: CFG, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.cfg = cfg
-        # The integer form.  A value id indexes `_vals`, whose entry is the value's
-        # record (kind, var, block, offset, args) -- args are ids, a list for a phi --
-        # or, for a value an instruction pushes, that instruction's position (its slot
-        # and block follow from the stack and the CFG).  Per instruction position i,
-        # `_first[i]` says what it is:
-        # * >= -1: it reads all its inputs and pushes new values: `_first[i]` is the first
-        #   of their consecutive ids (-1: none), and the ids it reads start at
-        #   `_flat[_uses[i]]` (None: it reads none);
-        # * -3: a load of a local, which reads and pushes the one value `_uses[i]`;
-        # * -2: anything else: `_uses[i]` the ids it reads, `_special[i]` = (defs, results).
-        self._vals: list = []
+        # The integer form.  A value id is either an ``op`` value's number (>= 0: a
+        # value an instruction pushes, numbered by a counter; its slot and block follow
+        # from the stack and the CFG), or ``~k`` for record k of `_recs`, the other
+        # values: (kind, var, block, offset, args) -- args are ids, a list for a phi.
+        # Per instruction position i:
+        # * `_special[i]` an int: a load of a local, which reads and pushes that value;
+        # * `_special[i]` a tuple (uses, defs, results) of ids: any other instruction
+        #   that is not plain;
+        # * else it reads all its inputs and pushes new values: `_first[i]` is the first
+        #   of their consecutive ids, and the ids it reads start at `_flat[_uses[i]]`
+        #   (`_uses[i]` None: it reads none).
+        self._recs: list[tuple] = []
+        self._nops = 0
         self._uses: list = []
         self._flat: list[int] = []
         self._first: list[int] = []
-        self._special: dict[int, tuple] = {}
+        self._special: dict[int, object] = {}
         self._entry: list[int] = []
         self._phis: dict[int, list[int]] = {}
         self._phi_edges: dict[int, tuple] = {}
@@ -133,7 +135,13 @@ class SSA:
         self._last_defs: dict[int, dict[str, Value]] = {}
         if cfg.blocks:
             from .ssa_build import Builder
-            with gc_paused():
+            if gc.isenabled():      # see `gc_paused` (inline: a context manager costs more)
+                gc.disable()
+                try:
+                    Builder(self, idom, frontier, liveness, stack).run()
+                finally:
+                    gc.enable()
+            else:
                 Builder(self, idom, frontier, liveness, stack).run()
 
     def __getattr__(self, name):
@@ -147,8 +155,11 @@ class SSA:
         """Build the `Value` and `SSAOp` objects from the integer form, numbered in
         program order (entry, then per block in offset order: phis, handler values,
         instruction definitions, catch values)."""
-        vals = self._vals
-        objs = [Value(*rec) if rec.__class__ is tuple else None for rec in vals]
+        # op values first (filled in below), then the records backwards: id ~k, a
+        # negative index, finds record k
+        recs = [Value(*rec) for rec in self._recs]
+        recs.reverse()
+        objs = [None] * self._nops + recs
         get = objs.__getitem__
         instrs = self.cfg.bytecode.instructions
         blocks = self.cfg.blocks
@@ -163,22 +174,23 @@ class SSA:
             for i in range(blk.first, blk.stop):
                 ins = instrs[i]
                 eff, d = effects[i], depth[i]
-                u = uses_at[i]
-                f = first_at[i]
-                if f == -3:
-                    uses = (objs[u],)
+                s = special.get(i)
+                if s.__class__ is int:
+                    uses = (objs[s],)
                     defs, results = (), uses
                 else:
-                    if f == -2:
-                        def_ids, res_ids = special[i]
-                    else:
+                    if s is None:
+                        f = first_at[i]
                         def_ids = res_ids = range(f, f + eff.news) if f >= 0 else ()
+                        u = uses_at[i]
                         u = () if u is None else flat[u:u + eff.pops]
+                    else:
+                        u, def_ids, res_ids = s
                     if def_ids:
                         base = d - eff.pops
                         f = def_ids[0]
                         for v in def_ids:
-                            if vals[v].__class__ is int:
+                            if v >= 0:
                                 objs[v] = Value("op", base + eff.new_pos[v - f], b, ins.offset,
                                                 ())
                     uses = tuple(map(get, u))
@@ -186,7 +198,7 @@ class SSA:
                     results = defs if res_ids is def_ids else tuple(map(get, res_ids))
                 defs_at[i] = defs
                 ops[ins.offset] = new(SSAOp, (ins, b, d, eff.pops, uses, defs, results))
-        for v in objs:
+        for v in recs:
             if v.args:
                 v.args = tuple(map(get, v.args))
         for b, ids in self._phis.items():

@@ -14,11 +14,19 @@ targets get a phi for what differs even when the source dominates them:
   protected instruction raised (a ``catch`` value when that varies);
 * the taken side of a branch whose two sides push different things (3.11's
   FOR_ITER, SEND, JUMP_IF_*_OR_POP).
+
+Costs.  Most code objects are one block without a handler: they skip phi
+placement and the dominator walk.  Phi placement runs on bitmasks (every
+variable at once, liveness's bit layout for the locals).  The renaming loop
+handles the common instructions inline (loads of locals, and "plain" ones
+that read their inputs and push new values); everything else, and every
+instruction of a block with a handler (which must track what its handler can
+see), goes through `Builder.step`.
 """
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import compress, count
+from itertools import compress
 from operator import add, attrgetter
 
 from .liveness import Liveness
@@ -27,54 +35,70 @@ from .stack import StackInfo
 
 
 class Builder:
-    """One construction; its state is the renaming environment `cur` (a list indexed
-    by variable: SSA locals first, then stack slots, holding value ids) with an undo
-    `log` for the locals (see `run` for the stack slots).  `vals` holds the value
-    records, indexed by id."""
+    """One construction.  Its state is the renaming environment: `loc` (the value id of
+    each SSA local, with an undo `log`) and `stk` (the value id in each stack slot,
+    copied from the immediate dominator's exit state).  A variable id `var` is a local
+    below `nloc`, else stack slot ``var - nloc``.  Value ids: a value an instruction
+    pushes (an ``op`` value, the bulk) gets the next number of a counter, ``0, 1, ...``;
+    every other value is a record ``(kind, var, block, offset, args)`` in `recs`, and
+    its id is ``~k`` for record k (so the two never collide, and `SSA` can look both up
+    in one list)."""
 
     def __init__(self, ssa: SSA, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.ssa, self.idom, self.frontier = ssa, idom, frontier
         self.live, self.stack = liveness, stack
-        self.cfg = ssa.cfg
-        self.bc = self.cfg.bytecode
-        self.code = self.bc.code
-        self.local = self.code._varname_from_oparg   # a local-variable opcode's arg -> name
-        ssa._uses = [None] * len(self.bc.offsets)
-        ssa._flat = []
-        ssa._first = [-1] * len(self.bc.offsets)
-        self.locals = [n for n in liveness.variables if liveness.kinds[n] == "local"]
-        self.lid = {n: i for i, n in enumerate(self.locals)}
-        self.nloc = len(self.locals)
-        # liveness bit index -> SSA local id (-1 for cells and free variables)
-        self.var_of_bit = [self.lid.get(n, -1) for n in liveness.variables]
-        self.local_mask = sum(1 << i for i, v in enumerate(self.var_of_bit) if v >= 0)
-        self.nvars = self.nloc + stack.max_depth + 1
+        self.cfg = cfg = ssa.cfg
+        self.bc = bc = cfg.bytecode
+        self.code = code = bc.code
+        self.local = code._varname_from_oparg   # a local-variable opcode's arg -> name
+        n = len(bc.offsets)
+        ssa._uses = self.uses_at = [None] * n
+        ssa._first = self.first_at = [-1] * n
+        ssa._flat = self.flat = []
+        ssa._recs = self.recs = []
+        self.special = ssa._special
+        kinds = liveness.kinds
+        self.locals = locs = [v for v in liveness.variables if kinds[v] == "local"]
+        self.nloc = nloc = len(locs)
+        self.lid = lid = dict(zip(locs, range(nloc)))
         # LOAD_FAST's arg -> SSA local id, for the args this code uses
-        self.lid_of_arg = {}
-        for k in range(len(self.code.co_varnames)):
-            var = self.lid.get(self.local(k))
-            if var is not None:
-                self.lid_of_arg[k] = var
-        self.cur: list = [None] * self.nvars
+        self.lid_of_arg = {k: lid[m] for k, m in enumerate(map(self.local,
+                                                                range(len(code.co_varnames))))
+                           if m in lid}
+        self.loc: list = [None] * nloc
+        self.stk: list = [None] * (stack.max_depth + 1)
         self.log: list = []
-        self.vals: list[tuple] = []
+        self.nv = 0                          # the next op value id
+        self.phi_at: dict[int, dict[int, int]] = {}
+        self.handlers: dict = {}             # handler block -> its exception entry
         self.track: dict | None = None       # var -> values seen in a protected block
         self.track_last: dict | None = None  # var -> value before the block's last instruction
 
     def new(self, kind: str, var, b: int, offset, args=()) -> int:
         """A new value record; its id."""
-        vals = self.vals
-        vals.append((kind, var, b, offset, args))
-        return len(vals) - 1
+        recs = self.recs
+        recs.append((kind, var, b, offset, args))
+        return -len(recs)                    # ~(len(recs) - 1)
 
     def set(self, var: int, val: int, last: bool = False) -> None:
-        old = self.cur[var]
+        """Give local `var` the value `val` (undo-logged, tracked in a protected block)."""
+        loc = self.loc
+        old = loc[var]
         if old == val:
             return
         self.log += (var, old)
-        self.cur[var] = val
+        loc[var] = val
         if self.track is not None:
             self.tracked(var, old, val, last)
+
+    def put(self, slot: int, val: int, last: bool) -> None:
+        """Put `val` in stack slot `slot` (tracked in a protected block)."""
+        stk = self.stk
+        old = stk[slot]
+        if old != val:
+            stk[slot] = val
+            if self.track is not None:
+                self.tracked(self.nloc + slot, old, val, last)
 
     def tracked(self, var, old, val, last) -> None:
         track = self.track
@@ -86,125 +110,41 @@ class Builder:
         else:
             track[var] = [old, val]
 
-    def locals_of(self, mask: int) -> list[int]:
-        out = []
-        m = mask & self.local_mask
-        while m:
-            low = m & -m
-            out.append(self.var_of_bit[low.bit_length() - 1])
-            m ^= low
-        return out
+    def get(self, var: int) -> int:
+        nloc = self.nloc
+        return self.loc[var] if var < nloc else self.stk[var - nloc]
 
-    # -- phase 1: where each variable is defined ---------------------------------------
-    def def_blocks(self) -> list[set[int]]:
-        cfg, st, nloc = self.cfg, self.stack, self.nloc
-        effects, depth = st.effects, st.depth
-        defs = [set() for _ in range(self.nvars)]
-        self.written: dict[int, set[int]] = {}
-        self.jump_diff: list[tuple[int, int, set[int]]] = []
-        block_kill = self.live.block_kill
-        # per instruction, the first two stack slots whose content it changes (its
-        # `moved[0]` and `moved[1]`), at C speed over the whole function: negative when
-        # it changes none (the sentinel) or is unreachable; a third one is rare
-        first = list(map(add, depth, map(_FIRST_REL, effects)))
-        second = list(map(add, depth, map(_SECOND_REL, effects)))
-        rest = list(compress(range(len(effects)), map(_MOVED_MORE, effects)))
-        for b in self.idom:
-            blk = cfg.blocks[b]
-            lo = blk.first
-            hi = blk.stop
-            w = set(first[lo:hi])
-            w.update(second[lo:hi])
-            if rest:
-                for k in rest[bisect_left(rest, lo):bisect_left(rest, hi)]:
-                    base = depth[k] - effects[k].pops
-                    w.update([base + j for j in effects[k].moved[2:]])
-            w = {nloc + x for x in w if x >= 0}
-            km = block_kill[b]
-            i = hi - 1
-            eff = effects[i]
-            if eff.jump != eff.fall:
-                # slots the taken jump leaves differently from the fall-through (past
-                # the fall-through's outputs a slot keeps its input, ~j): the jump
-                # target cannot inherit them from this block's exit state
-                base = nloc + depth[i] - eff.pops
-                diff = {base + j for j, o in enumerate(eff.jump)
-                        if o != (eff.fall[j] if j < len(eff.fall) else ~j)}
-                w |= diff
-                target = self.bc.targets[i]
-                if diff and target is not None:
-                    self.jump_diff.append((b, target, diff))
-            w.update(self.locals_of(km))
-            self.written[b] = w
-            for v in w:
-                defs[v].add(b)
-        for v in range(nloc):
-            defs[v].add(cfg.entry)
-        return defs
-
-    # -- phase 2: phi placement -------------------------------------------------------
-    def place_phis(self) -> dict[int, list[int]]:
-        st, live, nloc = self.stack, self.live, self.nloc
-        defs = self.def_blocks()
-        bit_of = {v: 1 << k for k, v in enumerate(self.var_of_bit) if v >= 0}
-        handlers = self.handlers
-        phis: dict[int, set[int]] = {}
-
-        def wanted(v, b):
-            if v < nloc:
-                return bool(live.bits_in[b] & bit_of[v])
-            entry = handlers.get(b)
-            return v - nloc < (entry.depth if entry is not None else st.depth_in[b])
-
-        # a handler needs a phi for every variable a protected block changes, even
-        # when that block dominates it: the handler does not see its exit value
-        for h, srcs in self.exc_preds.items():
-            for b in srcs:
-                for v in self.written[b]:
-                    if wanted(v, h):
-                        phis.setdefault(h, set()).add(v)
-                        defs[v].add(h)
-        for b, target, diff in self.jump_diff:
-            for v in diff:
-                if target in st.depth_in and wanted(v, target):
-                    phis.setdefault(target, set()).add(v)
-                    defs[v].add(target)
-        for h, entry in handlers.items():
-            for k in range(entry.depth, entry.handler_depth):
-                defs[nloc + k].add(h)
-        frontier = self.frontier
-        deepest = max(st.depth_in.values(), default=0)
-        for v in range(nloc + deepest):
-            blocks = defs[v]
-            if not blocks:
-                continue
-            work = list(blocks)
-            seen = set(blocks)
-            while work:
-                for y in frontier.get(work.pop(), ()):
-                    has = phis.get(y)
-                    if (has is None or v not in has) and wanted(v, y):
-                        phis.setdefault(y, set()).add(v)
-                        if y not in seen:
-                            seen.add(y)
-                            work.append(y)
-        return {b: sorted(vs) for b, vs in phis.items()}
-
-    # -- phase 3: renaming -------------------------------------------------------------
+    # -- driver ------------------------------------------------------------------------
     def run(self) -> None:
         cfg, ssa, idom = self.cfg, self.ssa, self.idom
-        self.handlers = {}                   # handler block -> its exception entry
-        self.exc_preds: dict[int, list[int]] = {}
+        entry = cfg.entry
+        blk = cfg.blocks[entry]
+        self.make_entry()
+        if len(idom) == 1 and blk.handler is None and entry not in blk.preds:
+            # one block, entered only at the start: no phis, no walk
+            ssa._order.append(entry)
+            ssa._stack_in[entry] = ()
+            self.nv = self.block(entry, blk.first, blk.stop, self.nv)
+        else:
+            self.place()
+            self.walk()
+        ssa._nops = self.nv
+
+    def place(self) -> None:
+        """Phi values (argument lists still empty) for every block that needs some."""
+        cfg, ssa, idom = self.cfg, self.ssa, self.idom
         blocks, kinds = cfg.blocks, cfg.out_kinds
+        exc_preds: dict[int, list[int]] = {}
         for b in cfg.order:                  # a block with a handler has an exception edge
             h = blocks[b].handler
             if h is not None and b in idom:
                 self.handlers[h.target] = h
-                self.exc_preds.setdefault(h.target, []).append(b)
-        self.phi_at: dict[int, dict[int, int]] = {}
+                exc_preds.setdefault(h.target, []).append(b)
         self.in_pos: dict[int, dict] = {}
         phi_edges = ssa._phi_edges
-        for b, vs in self.place_phis().items():
+        names = self.locals
+        nloc = self.nloc
+        for b, vs in place_phis(self, exc_preds).items():
             table = self.phi_at[b] = {}
             # incoming (src, kind) pairs in the order of `cfg.edges`
             edges = phi_edges[b] = tuple(
@@ -212,169 +152,214 @@ class Builder:
                 for s, k in zip(blocks[p].succs, kinds[p]) if s == b)
             self.in_pos[b] = {edge: i for i, edge in enumerate(edges)}
             for var in vs:
-                table[var] = self.new("phi", self.locals[var] if var < self.nloc
-                                      else var - self.nloc, b, None, [None] * len(edges))
-        self.make_entry()
+                table[var] = self.new("phi", names[var] if var < nloc else var - nloc, b,
+                                      None, [None] * len(edges))
+
+    def walk(self) -> None:
+        """Rename block by block in a preorder of the dominator tree."""
+        cfg, ssa, idom = self.cfg, self.ssa, self.idom
         children: dict[int, list[int]] = {b: [] for b in idom}
         for b, d in idom.items():
             if d is not None:
                 children[d].append(b)
-        # Preorder walk of the dominator tree.  Locals are restored with an undo log
-        # when a subtree is left; the stack slots (few, and rewritten by nearly every
-        # instruction) are instead copied from the immediate dominator's exit state.
+        # Locals are restored with an undo log when a subtree is left; the stack
+        # slots (few, and rewritten by nearly every instruction) are instead copied
+        # from the immediate dominator's exit state.
         work: list = [cfg.entry]
-        log, cur, nloc = self.log, self.cur, self.nloc
+        log, loc, stk = self.log, self.loc, self.stk
         stack_exit: dict[int, list] = {}
         order = ssa._order
+        blocks = cfg.blocks
+        phi_at, handlers = self.phi_at, self.handlers
+        depth_in = self.stack.depth_in
+        stack_in = ssa._stack_in
+        nv = self.nv
         while work:
-            item = work.pop()
-            if item.__class__ is tuple:          # leaving a subtree: undo its definitions
-                mark = item[0]
+            b = work.pop()
+            if b.__class__ is tuple:         # leaving a subtree: undo its definitions
+                mark = b[0]
                 while len(log) > mark:       # the log is flat: var, old, var, old, ...
                     old = log.pop()
-                    cur[log.pop()] = old
+                    loc[log.pop()] = old
                 continue
             work.append((len(log),))
-            d = idom[item]
+            d = idom[b]
             if d is not None:
-                cur[nloc:] = stack_exit[d]
-            order.append(item)
-            self.block(item)
-            kids = children[item]
+                stk[:] = stack_exit[d]
+            order.append(b)
+            phis = phi_at.get(b)
+            if phis is not None:
+                self.enter_phis(phis)
+            if b in handlers:
+                self.enter_handler(b, handlers[b])
+            stack_in[b] = tuple(stk[:depth_in[b]])
+            blk = blocks[b]
+            if blk.handler is None:
+                nv = self.block(b, blk.first, blk.stop, nv)
+            else:
+                self.nv = nv
+                self.tracked_block(b, blk.first, blk.stop)
+                nv = self.nv
+            self.nv = nv
+            self.phi_args(b)
+            kids = children[b]
             if kids:
-                stack_exit[item] = cur[nloc:]
+                stack_exit[b] = stk[:]
                 work.extend(reversed(kids))
-        vals = self.vals
-        for b, table in self.phi_at.items():
-            ids = ssa._phis[b] = list(table.values())
+        recs = self.recs
+        for b in sorted(phi_at):             # blocks in offset order
+            ids = ssa._phis[b] = list(phi_at[b].values())
             for v in ids:
-                if None in vals[v][4]:
+                if None in recs[~v][4]:
                     raise AssertionError(f"a phi at block {b} lacks an argument")
-        ssa._vals = vals
+
+    def enter_phis(self, phis: dict) -> None:
+        nloc, stk = self.nloc, self.stk
+        for var, phi in phis.items():
+            if var < nloc:
+                self.set(var, phi)
+            else:
+                stk[var - nloc] = phi
+
+    def enter_handler(self, b: int, entry) -> None:
+        hv = []
+        stk = self.stk
+        for k in range(entry.depth, entry.handler_depth):
+            v = self.new("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None)
+            hv.append(v)
+            stk[k] = v
+        self.ssa._handler_values[b] = hv
 
     def make_entry(self) -> None:
-        code, cfg = self.code, self.cfg
+        code, cfg, live = self.code, self.cfg, self.live
         nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
             + bool(code.co_flags & 0x08)
-        params = set(code.co_varnames[:nargs])
+        params = code.co_varnames[:nargs]
         self.cell_params: dict[str, int] = {}
         entry = self.ssa._entry
-        for n in self.live.variables:
-            kind = self.live.kinds[n]
+        b = cfg.entry
+        loc, lid, kinds = self.loc, self.lid, live.kinds
+        for n in live.variables:
+            kind = kinds[n]
             if kind == "local":
-                v = self.new("param" if n in params else "undef", n, cfg.entry, None)
-                self.cur[self.lid[n]] = v
+                v = self.new("param" if n in params else "undef", n, b, None)
+                loc[lid[n]] = v
                 entry.append(v)
             elif kind == "cell" and n in params:
-                v = self.new("param", n, cfg.entry, None)
+                v = self.new("param", n, b, None)
                 self.cell_params[n] = v
                 entry.append(v)
 
-    def block(self, b: int) -> None:
-        ssa, st, nloc, cfg = self.ssa, self.stack, self.nloc, self.cfg
-        cur = self.cur
-        blk = cfg.blocks[b]
-        for var, phi in self.phi_at.get(b, {}).items():
-            self.set(var, phi)
-        entry = self.handlers.get(b)
-        if entry is not None:
-            hv = []
-            for k in range(entry.depth, entry.handler_depth):
-                v = self.new("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None)
-                hv.append(v)
-                cur[nloc + k] = v
-            ssa._handler_values[b] = hv
-        ssa._stack_in[b] = tuple(cur[nloc:nloc + st.depth_in[b]])
-        protected = blk.handler is not None
-        if protected:
-            self.track, self.track_last = {}, {}
-        track = self.track
-        bc = self.bc
-        lo = blk.first
-        hi = blk.stop
+    # -- renaming a block --------------------------------------------------------------
+    def block(self, b: int, lo: int, hi: int, nv: int) -> int:
+        """Rename the instructions of unprotected block `b`; returns the next op id.
+
+        Inline: loads of locals, and plain instructions (read every input, push new
+        values); the rest goes through `step`."""
+        bc, st = self.bc, self.stack
+        stk, loc = self.stk, self.loc
+        uses_at, first_at, special, flat = self.uses_at, self.first_at, self.special, self.flat
+        args = bc.args
+        lid_get = self.lid_of_arg.get
+        kind_of = _KIND
         last = hi - 1
-        jump_override = None
-        local_ops = _LOCAL_OPS
-        load_fast = _LOAD_FAST
-        lid_of_arg = self.lid_of_arg
-        uses_at, first_at, special = ssa._uses, ssa._first, ssa._special
-        flat = ssa._flat
-        vals = self.vals
-        append = vals.append
-        for i, op, arg, eff, d in zip(count(lo), bc.opcodes[lo:hi], bc.args[lo:hi],
-                                      st.effects[lo:hi], st.depth[lo:hi]):
-            pops = eff.pops
-            base = nloc + d - pops
-            if op in load_fast:
-                var = lid_of_arg.get(arg)
-                if var is not None:     # a load of a local pushes its value: uses_at holds it
-                    v = uses_at[i] = cur[var]
-                    first_at[i] = -3
-                    old = cur[base]
-                    if old != v:
-                        cur[base] = v
-                        if track is not None:
-                            self.tracked(base, old, v, i == last)
-                    continue
-            handler = local_ops[op]
-            if handler is None and eff.plain:
-                # the common case: reads its inputs, pushes new values in order (the
-                # record of a value an instruction pushes is the instruction's position)
-                if pops:
+        for i, op, eff, d in zip(range(lo, hi), bc.opcodes[lo:hi], st.effects[lo:hi],
+                                 st.depth[lo:hi]):
+            k = kind_of[op]
+            if k == 0 and eff.plain:
+                p = eff.pops
+                if p:
                     uses_at[i] = len(flat)
-                    flat += cur[base:base + pops]
+                    d -= p
+                    flat += stk[d:d + p]
                 n = eff.news
-                if n == 1:
-                    v = first_at[i] = len(vals)
-                    append(i)
-                    if track is not None:
-                        self.tracked(base, cur[base], v, i == last)
-                    cur[base] = v
-                elif n:
-                    v = first_at[i] = len(vals)
-                    vals += [i] * n
-                    defs = range(v, v + n)
-                    if track is not None:
-                        for p, v in enumerate(defs):
-                            self.tracked(base + p, cur[base + p], v, i == last)
-                    cur[base:base + n] = defs
+                if n:
+                    first_at[i] = nv
+                    if n == 1:
+                        stk[d] = nv
+                        nv += 1
+                    else:
+                        stk[d:d + n] = range(nv, nv + n)
+                        nv += n
                 continue
-            inputs = cur[base:base + pops]
-            if handler is None:
-                v = len(vals)
-                vals += [i] * eff.news
-                defs = news = tuple(range(v, len(vals)))
-                uses = inputs if eff.reads_all else [inputs[u] for u in eff.uses]
-            else:
-                news, uses, defs = handler(self, i, inputs, b, i == last)
-            if eff.plain:
-                results = news
-                slot = base
-                for val in news:
-                    old = cur[slot]
-                    if old != val:
-                        cur[slot] = val
-                        if track is not None:
-                            self.tracked(slot, old, val, i == last)
-                    slot += 1
-            else:
-                results = tuple([news[o] if o >= 0 else inputs[~o] for o in eff.fall])
-                for j in eff.moved:
-                    val = results[j]
-                    old = cur[base + j]
-                    if old != val:
-                        cur[base + j] = val
-                        if track is not None:
-                            self.tracked(base + j, old, val, i == last)
-                if i == last and eff.jump != eff.fall:
-                    jump_override = {base + j: (news[o] if o >= 0 else inputs[~o])
-                                     for j, o in enumerate(eff.jump)}
-            uses_at[i] = uses
-            first_at[i] = -2
-            special[i] = (defs, results)
-        catch_vals: dict[int, int] = {}
-        for dst, kind in zip(blk.succs, cfg.out_kinds[b]):
-            phis = self.phi_at.get(dst)
+            if k == 1:                     # a load of a local pushes the local's value
+                var = lid_get(args[i])
+                if var is not None:
+                    stk[d] = special[i] = loc[var]
+                    continue
+            self.nv = nv
+            self.step(b, i, i == last)
+            nv = self.nv
+        return nv
+
+    def tracked_block(self, b: int, lo: int, hi: int) -> None:
+        """Rename protected block `b`, recording what its handler can see."""
+        self.track, self.track_last = {}, {}
+        last = hi - 1
+        step = self.step
+        for i in range(lo, hi):
+            step(b, i, i == last)
+        self.catch_vals: dict[int, int] = {}
+
+    def step(self, b: int, i: int, last: bool) -> None:
+        """Rename one instruction, any kind."""
+        st = self.stack
+        eff, d = st.effects[i], st.depth[i]
+        pops = eff.pops
+        base = d - pops
+        stk = self.stk
+        op = self.bc.opcodes[i]
+        if _KIND[op] == 1:
+            var = self.lid_of_arg.get(self.bc.args[i])
+            if var is not None:
+                v = self.special[i] = self.loc[var]
+                self.put(base, v, last)
+                return
+        handler = _LOCAL_OPS[op]
+        if handler is None and eff.plain:
+            if pops:
+                self.uses_at[i] = len(self.flat)
+                self.flat += stk[base:d]
+            n = eff.news
+            if n:
+                v = self.first_at[i] = self.nv
+                self.nv = v + n
+                for p in range(n):
+                    self.put(base + p, v + p, last)
+            return
+        inputs = stk[base:d]
+        if handler is None:
+            v = self.nv
+            self.nv = v + eff.news
+            defs = news = tuple(range(v, v + eff.news))
+            uses = inputs if eff.reads_all else [inputs[u] for u in eff.uses]
+        else:
+            news, uses, defs = handler(self, i, inputs, b, last)
+        if eff.plain:
+            results = news
+            for p, val in enumerate(news):
+                self.put(base + p, val, last)
+        else:
+            results = tuple([news[o] if o >= 0 else inputs[~o] for o in eff.fall])
+            for j in eff.moved:
+                self.put(base + j, results[j], last)
+            if last and eff.jump != eff.fall:
+                nloc = self.nloc
+                self.jump_override = {nloc + base + j: (news[o] if o >= 0 else inputs[~o])
+                                      for j, o in enumerate(eff.jump)}
+        self.special[i] = (uses, defs, results)
+
+    def phi_args(self, b: int) -> None:
+        """Fill this block's argument of the phis of its successors."""
+        phi_at = self.phi_at
+        jump_override = self.__dict__.pop("jump_override", None)
+        catch_vals = self.__dict__.pop("catch_vals", None)
+        if not phi_at:
+            self.track = self.track_last = None
+            return
+        recs, get = self.recs, self.get
+        for dst, kind in zip(self.cfg.blocks[b].succs, self.cfg.out_kinds[b]):
+            phis = phi_at.get(dst)
             if phis is None:
                 continue
             pos = self.in_pos[dst][(b, kind)]
@@ -387,16 +372,15 @@ class Builder:
                         and var in jump_override:
                     val = jump_override[var]
                 else:
-                    val = cur[var]
-                vals[phi][4][pos] = val
-        if protected:
-            self.track = self.track_last = None
+                    val = get(var)
+                recs[~phi][4][pos] = val
+        self.track = self.track_last = None
 
     def catch_value(self, var: int, b: int) -> int:
         """The value of `var` that the handler of protected block `b` may see."""
         seen = self.track.get(var)
         if seen is None:
-            return self.track_last.get(var, self.cur[var])
+            return self.track_last.get(var, self.get(var))
         distinct = list(dict.fromkeys(seen))
         if len(distinct) == 1:
             return distinct[0]
@@ -405,7 +389,137 @@ class Builder:
         self.ssa._catches.setdefault(b, []).append(v)
         return v
 
-_POPS = attrgetter("pops")
+
+# -- phi placement -----------------------------------------------------------------------
+
+def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[int]]:
+    """block -> the variables (ids, ascending) that need a phi there.
+
+    On bitmasks, every variable at once: a local is liveness's bit for it, stack slot
+    s is bit ``sh + s`` (``sh`` = the number of liveness variables).  Only slots below
+    the deepest block entry can ever be wanted, so only those are tracked."""
+    cfg, st, live, idom = bd.cfg, bd.stack, bd.live, bd.idom
+    depth_in = st.depth_in
+    handlers = bd.handlers
+    deepest = max(depth_in.values(), default=0)
+    nbits = len(live.variables)
+    local_mask = _local_mask(live)
+    bits_in = live.bits_in
+    # the variables wanted at each block: live locals, slots below its entry depth
+    wanted = {}
+    for b in idom:
+        entry = handlers.get(b)
+        dep = entry.depth if entry is not None else depth_in[b]
+        wanted[b] = (bits_in[b] & local_mask) | (((1 << dep) - 1) << nbits)
+    written, jump_diff = _written(bd, deepest, nbits, local_mask)
+    defs = dict(written)
+    defs[cfg.entry] = defs.get(cfg.entry, 0) | local_mask
+    phis: dict[int, int] = {}
+    # a handler needs a phi for every variable a protected block changes, even when
+    # that block dominates it: the handler does not see its exit value
+    for h, srcs in exc_preds.items():
+        for b in srcs:
+            new = written.get(b, 0) & wanted[h]
+            if new:
+                phis[h] = phis.get(h, 0) | new
+                defs[h] = defs.get(h, 0) | new
+    for target, diff in jump_diff:
+        new = diff & wanted[target]
+        if new:
+            phis[target] = phis.get(target, 0) | new
+            defs[target] = defs.get(target, 0) | new
+    for h, entry in handlers.items():
+        defs[h] = defs.get(h, 0) | ((((1 << entry.handler_depth) - 1) >> entry.depth)
+                                    << (nbits + entry.depth))
+    # iterated dominance frontier, all variables at once (a block goes back on the
+    # work list whenever it gains definitions)
+    frontier = bd.frontier
+    work = [b for b, m in defs.items() if m]
+    while work:
+        x = work.pop()
+        dx = defs[x]
+        for y in frontier.get(x, ()):
+            new = dx & wanted[y] & ~phis.get(y, 0)
+            if new:
+                phis[y] = phis.get(y, 0) | new
+                old = defs.get(y, 0)
+                if old | new != old:
+                    defs[y] = old | new
+                    work.append(y)
+    return {b: _var_ids(bd, m, nbits) for b, m in phis.items()}
+
+
+def _local_mask(live) -> int:
+    kinds = live.kinds
+    return sum(1 << k for k, n in enumerate(live.variables) if kinds[n] == "local")
+
+
+def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
+    """The variable ids of the bits of `mask`, ascending (locals keep liveness's order)."""
+    out = []
+    lid, names, nloc = bd.lid, bd.live.variables, bd.nloc
+    while mask:
+        low = mask & -mask
+        k = low.bit_length() - 1
+        out.append(lid[names[k]] if k < nbits else nloc + k - nbits)
+        mask ^= low
+    return out
+
+
+def _written(bd: Builder, deepest: int, nbits: int, local_mask: int):
+    """Per reachable block, the mask of the variables it writes (locals it kills, slots
+    below `deepest` whose content changes); and (target, slot mask) for the branches
+    whose taken side leaves slots differently from the fall-through."""
+    cfg, st, live = bd.cfg, bd.stack, bd.live
+    blocks = cfg.blocks
+    block_kill = live.block_kill
+    written = {b: km for b in bd.idom if (km := block_kill[b] & local_mask)}
+    jump_diff = []
+    if not deepest:
+        return written, jump_diff
+    effects, depth = st.effects, st.depth
+    targets = cfg.bytecode.targets
+    depth_in = st.depth_in
+    # per instruction, the first two stack slots whose content it changes (its
+    # `moved[0]` and `moved[1]`), at C speed over the whole function: negative when
+    # it changes none (the sentinel) or is unreachable; a third one is rare
+    first = list(map(add, depth, map(_FIRST_REL, effects)))
+    second = list(map(add, depth, map(_SECOND_REL, effects)))
+    rest = list(compress(range(len(effects)), map(_MOVED_MORE, effects)))
+    slots = range(deepest)
+    for b in bd.idom:
+        blk = blocks[b]
+        lo = blk.first
+        hi = blk.stop
+        w = set(first[lo:hi])
+        w.update(second[lo:hi])
+        if rest:
+            for k in rest[bisect_left(rest, lo):bisect_left(rest, hi)]:
+                base = depth[k] - effects[k].pops
+                w.update([base + j for j in effects[k].moved[2:]])
+        m = 0
+        for s in w.intersection(slots):
+            m |= 1 << s
+        i = hi - 1
+        eff = effects[i]
+        if eff.jump != eff.fall:
+            # slots the taken jump leaves differently from the fall-through (past
+            # the fall-through's outputs a slot keeps its input, ~j): the jump
+            # target cannot inherit them from this block's exit state
+            base = depth[i] - eff.pops
+            diff = 0
+            for j, o in enumerate(eff.jump):
+                if o != (eff.fall[j] if j < len(eff.fall) else ~j) and base + j < deepest:
+                    diff |= 1 << (base + j)
+            m |= diff
+            target = targets[i]
+            if diff and target is not None and target in depth_in:
+                jump_diff.append((target, diff << nbits))
+        if m:
+            written[b] = written.get(b, 0) | (m << nbits)
+    return written, jump_diff
+
+
 _FIRST_REL = attrgetter("first_rel")
 _SECOND_REL = attrgetter("second_rel")
 _MOVED_MORE = attrgetter("moved_more")
@@ -427,7 +541,7 @@ def _load(bd, name, i, b, uses, defs):
                    bd.bc.offsets[i])
         defs.append(v)
         return v
-    v = bd.cur[var]
+    v = bd.loc[var]
     uses.append(v)
     return v
 
@@ -449,13 +563,9 @@ def _clear(bd, name, i, b, last, defs):
 
 
 def _h_load_fast(bd, i, inputs, b, last):
-    name = bd.local(bd.bc.args[i])
-    var = bd.lid.get(name)
-    if var is not None:                         # the common case, kept short
-        t = (bd.cur[var],)
-        return t, t, ()
+    # a load of a local never gets here (`Builder.step` handles it first): a cell's
     uses, defs = [], []
-    news = [_load(bd, name, i, b, uses, defs)]
+    news = [_load(bd, bd.local(bd.bc.args[i]), i, b, uses, defs)]
     return news, tuple(uses), tuple(defs)
 
 
@@ -478,7 +588,7 @@ def _h_delete_fast(bd, i, inputs, b, last):
     name = bd.local(bd.bc.args[i])
     var = bd.lid.get(name)
     if var is not None:
-        uses.append(bd.cur[var])
+        uses.append(bd.loc[var])
     _clear(bd, name, i, b, last, defs)
     return (), tuple(uses), tuple(defs)
 
@@ -530,4 +640,6 @@ def _local_ops() -> list:
 
 
 _LOCAL_OPS = _local_ops()
-_LOAD_FAST = frozenset(op for op, h in enumerate(_LOCAL_OPS) if h is _h_load_fast)
+# opcode byte -> 0 (touches no fast local), 1 (LOAD_FAST, LOAD_FAST_CHECK), 2 (another
+# handler of `_LOCAL_OPS`): the renaming loop's dispatch
+_KIND = bytes(0 if h is None else 1 if h is _h_load_fast else 2 for h in _LOCAL_OPS)
