@@ -48,8 +48,10 @@ def fingerprint(code) -> str:
                 per_instr.append([o, list(st.reads(o)), list(st.writes(o)),
                                   sorted(live.live_before(o)), sorted(live.live_after(o))])
         doc["per_instruction"] = per_instr
-        # argreprs of code objects name their address, which differs between runs
+        # argreprs of code objects name their address, which differs between runs, and
+        # the corpus's functions name this checkout's path
         text = _ADDRESS.sub("at 0x?", json.dumps(doc, sort_keys=True, default=repr))
+        text = text.replace(ROOT, "<checkout>")
     except Exception as exc:  # an analysis error is part of the output too
         text = f"error: {type(exc).__name__}: {exc}"
     return hashlib.sha256(text.encode()).hexdigest()
