@@ -189,6 +189,15 @@ def _numbered(order: list, blocks: dict, side: str) -> list[list[int]]:
     return out
 
 
+def _lone_block(cfg: CFG) -> int | None:
+    """The entry, if it is the only block and no edge leads back to it (most code
+    objects): its dominance questions have fixed answers."""
+    blocks = cfg.blocks
+    if len(blocks) == 1 and not blocks[cfg.entry].preds:
+        return cfg.entry
+    return None
+
+
 def _cfg_doms(cfg: CFG, idom: Mapping) -> list[int]:
     """Idom RPO numbers matching `idom` (cached by `cfg_idom`, else derived from it)."""
     hit = cfg.__dict__.get("_rpo_doms")
@@ -203,6 +212,11 @@ def cfg_idom(cfg: CFG) -> dict[int, int | None]:
     """Immediate dominators of the reachable blocks; the entry maps to None."""
     if not cfg.blocks:
         return {}
+    lone = _lone_block(cfg)
+    if lone is not None:
+        out = {lone: None}
+        cfg._rpo_doms = (out, [0])
+        return out
     order, preds = _cfg_numbers(cfg)
     doms = idom_numbers(preds)
     out: dict[int, int | None] = dict(zip(order, map(order.__getitem__, doms)))
@@ -215,6 +229,9 @@ def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int
     """Dominance frontier of every reachable block."""
     if not idom:
         return {}
+    lone = _lone_block(cfg)
+    if lone is not None:
+        return {lone: set()}
     order, preds = _cfg_numbers(cfg)
     return dict(zip(order, frontier_numbers(preds, _cfg_doms(cfg, idom), order)))
 
@@ -224,6 +241,8 @@ def cfg_retreating(cfg: CFG) -> list[tuple[int, int]]:
     it is acyclic.  Cached on the CFG (loops and post-dominators both ask)."""
     hit = cfg.__dict__.get("_rpo_retreating")
     if hit is None:
+        if _lone_block(cfg) is not None:
+            return []
         preds = _cfg_numbers(cfg)[1]
         hit = cfg._rpo_retreating = [(p, i) for i, ps in enumerate(preds) for p in ps if p >= i]
     return hit
@@ -239,6 +258,9 @@ def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
     blocks = cfg.blocks
     if not blocks:
         return {}
+    lone = _lone_block(cfg)
+    if lone is not None:
+        return {EXIT: None, lone: EXIT} if cfg.exit_preds else {EXIT: None}
     if len(cfg.rpo) == len(blocks) and not cfg_retreating(cfg):
         # Acyclic with every block reachable (most functions): the forward post-order,
         # after the exit, already has every block after its successors and after its
