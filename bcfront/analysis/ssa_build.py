@@ -25,9 +25,7 @@ see), goes through `Builder.step`.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
-from itertools import compress
-from operator import add, attrgetter
+from operator import attrgetter, sub
 
 from .liveness import Liveness
 from .ssa import SSA
@@ -73,6 +71,9 @@ class Builder:
         self.handlers: dict = {}             # handler block -> its exception entry
         self.track: dict | None = None       # var -> values seen in a protected block
         self.track_last: dict | None = None  # var -> value before the block's last instruction
+        self.tvars: dict = {}                # the variables to track
+        self.catch_vals: dict = {}           # var -> its catch value, per protected block
+        self.jump_override = None            # var -> value along the last branch's jump
 
     def new(self, kind: str, var, b: int, offset, args=()) -> int:
         """A new value record; its id."""
@@ -101,6 +102,8 @@ class Builder:
                 self.tracked(self.nloc + slot, old, val, last)
 
     def tracked(self, var, old, val, last) -> None:
+        if var not in self.tvars:
+            return
         track = self.track
         if last:
             if var not in track:
@@ -141,6 +144,7 @@ class Builder:
                 self.handlers[h.target] = h
                 exc_preds.setdefault(h.target, []).append(b)
         self.in_pos: dict[int, dict] = {}
+        self.feeds: set[int] = set()         # blocks with a successor that has phis
         phi_edges = ssa._phi_edges
         names = self.locals
         nloc = self.nloc
@@ -151,6 +155,7 @@ class Builder:
                 (p, k) for p in dict.fromkeys(blocks[b].preds) if p in idom
                 for s, k in zip(blocks[p].succs, kinds[p]) if s == b)
             self.in_pos[b] = {edge: i for i, edge in enumerate(edges)}
+            self.feeds.update(p for p, _ in edges)
             for var in vs:
                 table[var] = self.new("phi", names[var] if var < nloc else var - nloc, b,
                                       None, [None] * len(edges))
@@ -164,16 +169,19 @@ class Builder:
                 children[d].append(b)
         # Locals are restored with an undo log when a subtree is left; the stack
         # slots (few, and rewritten by nearly every instruction) are instead copied
-        # from the immediate dominator's exit state.
+        # from the immediate dominator's exit state -- unless the dominator is the
+        # block just renamed (a first child), whose exit state is still there.
         work: list = [cfg.entry]
         log, loc, stk = self.log, self.loc, self.stk
         stack_exit: dict[int, list] = {}
         order = ssa._order
         blocks = cfg.blocks
         phi_at, handlers = self.phi_at, self.handlers
+        feeds = self.feeds
         depth_in = self.stack.depth_in
         stack_in = ssa._stack_in
-        nv = self.nv
+        block = self.block
+        prev = None
         while work:
             b = work.pop()
             if b.__class__ is tuple:         # leaving a subtree: undo its definitions
@@ -184,28 +192,30 @@ class Builder:
                 continue
             work.append((len(log),))
             d = idom[b]
-            if d is not None:
+            if d is not prev and d is not None:
                 stk[:] = stack_exit[d]
             order.append(b)
-            phis = phi_at.get(b)
-            if phis is not None:
-                self.enter_phis(phis)
+            if b in phi_at:
+                self.enter_phis(phi_at[b])
             if b in handlers:
                 self.enter_handler(b, handlers[b])
             stack_in[b] = tuple(stk[:depth_in[b]])
             blk = blocks[b]
-            if blk.handler is None:
-                nv = self.block(b, blk.first, blk.stop, nv)
+            h = blk.handler
+            if h is None or h.target not in phi_at:   # no handler, or none that sees a change
+                self.nv = block(b, blk.first, blk.stop, self.nv)
+                if b in feeds:
+                    self.phi_args(b)
             else:
-                self.nv = nv
-                self.tracked_block(b, blk.first, blk.stop)
-                nv = self.nv
-            self.nv = nv
-            self.phi_args(b)
+                self.tracked_block(b, blk, phi_at[h.target])
+                self.phi_args(b)
+                self.track = self.track_last = None
+            self.jump_override = None
             kids = children[b]
             if kids:
                 stack_exit[b] = stk[:]
                 work.extend(reversed(kids))
+            prev = b
         recs = self.recs
         for b in sorted(phi_at):             # blocks in offset order
             ids = ssa._phis[b] = list(phi_at[b].values())
@@ -292,14 +302,26 @@ class Builder:
             nv = self.nv
         return nv
 
-    def tracked_block(self, b: int, lo: int, hi: int) -> None:
-        """Rename protected block `b`, recording what its handler can see."""
-        self.track, self.track_last = {}, {}
+    def tracked_block(self, b: int, blk, wanted: dict) -> None:
+        """Rename protected block `b`, recording the values its handler may see of the
+        variables `wanted` (those with a phi at the handler; no other is asked for)."""
+        self.track, self.track_last, self.tvars = {}, {}, wanted
+        self.catch_vals = {}
+        lo, hi = blk.first, blk.stop
+        nloc = self.nloc
+        slots = [v - nloc for v in wanted if v >= nloc]
+        st = self.stack
+        # an instruction changes no slot below the base of its inputs: when no
+        # instruction reaches down to a wanted slot, only local stores (which go
+        # through `step` and `set`) need tracking, and the fast loop does
+        if not slots or min(map(sub, st.depth[lo:hi], map(_POPS, st.effects[lo:hi]))) \
+                > max(slots):
+            self.nv = self.block(b, lo, hi, self.nv)
+            return
         last = hi - 1
         step = self.step
         for i in range(lo, hi):
             step(b, i, i == last)
-        self.catch_vals: dict[int, int] = {}
 
     def step(self, b: int, i: int, last: bool) -> None:
         """Rename one instruction, any kind."""
@@ -352,11 +374,7 @@ class Builder:
     def phi_args(self, b: int) -> None:
         """Fill this block's argument of the phis of its successors."""
         phi_at = self.phi_at
-        jump_override = self.__dict__.pop("jump_override", None)
-        catch_vals = self.__dict__.pop("catch_vals", None)
-        if not phi_at:
-            self.track = self.track_last = None
-            return
+        jump_override = self.jump_override
         recs, get = self.recs, self.get
         for dst, kind in zip(self.cfg.blocks[b].succs, self.cfg.out_kinds[b]):
             phis = phi_at.get(dst)
@@ -365,16 +383,15 @@ class Builder:
             pos = self.in_pos[dst][(b, kind)]
             for var, phi in phis.items():
                 if kind == "exception":
-                    val = catch_vals.get(var)
+                    val = self.catch_vals.get(var)
                     if val is None:
-                        val = catch_vals[var] = self.catch_value(var, b)
+                        val = self.catch_vals[var] = self.catch_value(var, b)
                 elif jump_override is not None and kind != "fallthrough" \
                         and var in jump_override:
                     val = jump_override[var]
                 else:
                     val = get(var)
                 recs[~phi][4][pos] = val
-        self.track = self.track_last = None
 
     def catch_value(self, var: int, b: int) -> int:
         """The value of `var` that the handler of protected block `b` may see."""
@@ -480,28 +497,25 @@ def _written(bd: Builder, deepest: int, nbits: int, local_mask: int):
     effects, depth = st.effects, st.depth
     targets = cfg.bytecode.targets
     depth_in = st.depth_in
-    # per instruction, the first two stack slots whose content it changes (its
-    # `moved[0]` and `moved[1]`), at C speed over the whole function: negative when
-    # it changes none (the sentinel) or is unreachable; a third one is rare
-    first = list(map(add, depth, map(_FIRST_REL, effects)))
-    second = list(map(add, depth, map(_SECOND_REL, effects)))
-    rest = list(compress(range(len(effects)), map(_MOVED_MORE, effects)))
-    slots = range(deepest)
     for b in bd.idom:
         blk = blocks[b]
         lo = blk.first
-        hi = blk.stop
-        w = set(first[lo:hi])
-        w.update(second[lo:hi])
-        if rest:
-            for k in rest[bisect_left(rest, lo):bisect_left(rest, hi)]:
-                base = depth[k] - effects[k].pops
-                w.update([base + j for j in effects[k].moved[2:]])
-        m = 0
-        for s in w.intersection(slots):
-            m |= 1 << s
-        i = hi - 1
+        i = hi = blk.stop
+        i -= 1
         eff = effects[i]
+        din = depth_in[b]
+        # A slot at or above the entry depth is changed iff the stack grows past it
+        # (the instruction that first covers it writes it): those below the highest
+        # depth the block reaches.  A slot below the entry depth is changed only by an
+        # instruction whose inputs reach down to it.
+        top = max(max(depth[lo:hi]), depth[i] + eff.net)
+        m = 0
+        if din < deepest and top > din:
+            m = ((1 << min(top, deepest)) - 1) >> din << din
+        if din:
+            lim = min(din, deepest)
+            if min(map(sub, depth[lo:hi], map(_POPS, effects[lo:hi]))) < lim:
+                m |= _entry_slots_changed(effects, depth, lo, hi, lim)
         if eff.jump != eff.fall:
             # slots the taken jump leaves differently from the fall-through (past
             # the fall-through's outputs a slot keeps its input, ~j): the jump
@@ -520,9 +534,20 @@ def _written(bd: Builder, deepest: int, nbits: int, local_mask: int):
     return written, jump_diff
 
 
-_FIRST_REL = attrgetter("first_rel")
-_SECOND_REL = attrgetter("second_rel")
-_MOVED_MORE = attrgetter("moved_more")
+def _entry_slots_changed(effects, depth, lo: int, hi: int, lim: int) -> int:
+    """The mask of the slots below `lim` that instructions [lo, hi) change."""
+    m = 0
+    for k in range(lo, hi):
+        eff = effects[k]
+        base = depth[k] - eff.pops
+        if base < lim:
+            for j in eff.moved:
+                if base + j < lim:
+                    m |= 1 << (base + j)
+    return m
+
+
+_POPS = attrgetter("pops")
 
 
 # -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,
