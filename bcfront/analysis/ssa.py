@@ -114,14 +114,15 @@ class SSA:
         # * `_special[i]` an int: a load of a local, which reads and pushes that value;
         # * `_special[i]` a tuple (uses, defs, results) of ids: any other instruction
         #   that is not plain;
-        # * else it reads all its inputs and pushes new values: `_first[i]` is the first
-        #   of their consecutive ids, and the ids it reads start at `_flat[_uses[i]]`
-        #   (`_uses[i]` None: it reads none).
+        # * else it reads all its inputs and pushes new values, recorded in bulk: per
+        #   block b, ``_starts[b] = (f, v)``, and the plain instructions of b, in order,
+        #   read the consecutive entries of `_flat` from f on (``pops`` each) and push
+        #   consecutive op ids from v on (``news`` each; the op values of the other
+        #   instructions of b are numbered in the same sequence).
         self._recs: list[tuple] = []
         self._nops = 0
-        self._uses: list = []
         self._flat: list[int] = []
-        self._first: list[int] = []
+        self._starts: dict[int, tuple[int, int]] = {}
         self._special: dict[int, object] = {}
         self._entry: list[int] = []
         self._phis: dict[int, list[int]] = {}
@@ -164,13 +165,14 @@ class SSA:
         instrs = self.cfg.bytecode.instructions
         blocks = self.cfg.blocks
         effects, depth = self.stack.effects, self.stack.depth
-        uses_at, first_at, special, flat = self._uses, self._first, self._special, self._flat
+        special, flat, starts = self._special, self._flat, self._starts
         ops: dict[int, SSAOp] = {}
         defs_at: dict[int, tuple] = {}
         new = tuple.__new__
         # in renaming order every value an instruction reads already exists
         for b in self._order:
             blk = blocks[b]
+            fo, nv = starts[b]
             for i in range(blk.first, blk.stop):
                 ins = instrs[i]
                 eff, d = effects[i], depth[i]
@@ -180,10 +182,9 @@ class SSA:
                     defs, results = (), uses
                 else:
                     if s is None:
-                        f = first_at[i]
-                        def_ids = res_ids = range(f, f + eff.news) if f >= 0 else ()
-                        u = uses_at[i]
-                        u = () if u is None else flat[u:u + eff.pops]
+                        u = flat[fo:fo + eff.pops]
+                        fo += eff.pops
+                        def_ids = res_ids = range(nv, nv + eff.news)
                     else:
                         u, def_ids, res_ids = s
                     if def_ids:
@@ -193,6 +194,7 @@ class SSA:
                             if v >= 0:
                                 objs[v] = Value("op", base + eff.new_pos[v - f], b, ins.offset,
                                                 ())
+                                nv = v + 1
                     uses = tuple(map(get, u))
                     defs = tuple(map(get, def_ids))
                     results = defs if res_ids is def_ids else tuple(map(get, res_ids))

@@ -49,23 +49,23 @@ class Builder:
         self.bc = bc = cfg.bytecode
         self.code = code = bc.code
         self.local = code._varname_from_oparg   # a local-variable opcode's arg -> name
-        n = len(bc.offsets)
-        ssa._uses = self.uses_at = [None] * n
-        ssa._first = self.first_at = [-1] * n
-        ssa._flat = self.flat = []
-        ssa._recs = self.recs = []
+        self.flat = ssa._flat
+        self.recs = ssa._recs
         self.special = ssa._special
         kinds = liveness.kinds
         self.locals = locs = [v for v in liveness.variables if kinds[v] == "local"]
         self.nloc = nloc = len(locs)
         self.lid = lid = dict(zip(locs, range(nloc)))
-        # LOAD_FAST's arg -> SSA local id, for the args this code uses
-        self.lid_of_arg = {k: lid[m] for k, m in enumerate(map(self.local,
-                                                                range(len(code.co_varnames))))
-                           if m in lid}
+        # a local-variable opcode's arg -> SSA local id, -1 for a cell or free variable
+        self.var_of_arg = var_of = [-1] * len(code.co_varnames)
+        for k, m in enumerate(map(self.local, range(len(var_of)))):
+            if m in lid:
+                var_of[k] = lid[m]
+        var_of += [-1] * (len(code.co_cellvars) + len(code.co_freevars))  # the rest
         self.loc: list = [None] * nloc
         self.stk: list = [None] * (stack.max_depth + 1)
         self.log: list = []
+        self.ctx = (self.stk, self.loc, self.log, self.special, self.flat, self.recs)
         self.nv = 0                          # the next op value id
         self.phi_at: dict[int, dict[int, int]] = {}
         self.handlers: dict = {}             # handler block -> its exception entry
@@ -167,10 +167,10 @@ class Builder:
         for b, d in idom.items():
             if d is not None:
                 children[d].append(b)
-        # Locals are restored with an undo log when a subtree is left; the stack
-        # slots (few, and rewritten by nearly every instruction) are instead copied
-        # from the immediate dominator's exit state -- unless the dominator is the
-        # block just renamed (a first child), whose exit state is still there.
+        # Before a block, the state is put back to its immediate dominator's exit:
+        # locals with an undo log, the stack slots (few, and rewritten by nearly every
+        # instruction) by a copy -- unless the dominator is the block just renamed (a
+        # first child), whose exit state is still there.
         work: list = [cfg.entry]
         log, loc, stk = self.log, self.loc, self.stk
         stack_exit: dict[int, list] = {}
@@ -182,18 +182,18 @@ class Builder:
         stack_in = ssa._stack_in
         block = self.block
         prev = None
+        exit_mark: dict[int, int] = {}       # block -> length of the log at its exit
         while work:
             b = work.pop()
-            if b.__class__ is tuple:         # leaving a subtree: undo its definitions
-                mark = b[0]
-                while len(log) > mark:       # the log is flat: var, old, var, old, ...
-                    old = log.pop()
-                    loc[log.pop()] = old
-                continue
-            work.append((len(log),))
             d = idom[b]
             if d is not prev and d is not None:
+                # back to the dominator's exit state: undo what the blocks renamed since
+                # (the log is flat: var, old, var, old, ...)
                 stk[:] = stack_exit[d]
+                mark = exit_mark[d]
+                while len(log) > mark:
+                    old = log.pop()
+                    loc[log.pop()] = old
             order.append(b)
             if b in phi_at:
                 self.enter_phis(phi_at[b])
@@ -214,6 +214,7 @@ class Builder:
             kids = children[b]
             if kids:
                 stack_exit[b] = stk[:]
+                exit_mark[b] = len(log)
                 work.extend(reversed(kids))
             prev = b
         recs = self.recs
@@ -262,16 +263,19 @@ class Builder:
 
     # -- renaming a block --------------------------------------------------------------
     def block(self, b: int, lo: int, hi: int, nv: int) -> int:
-        """Rename the instructions of unprotected block `b`; returns the next op id.
+        """Rename the instructions of block `b`; returns the next op id.
 
-        Inline: loads of locals, and plain instructions (read every input, push new
-        values); the rest goes through `step`."""
+        Inline: plain instructions (read every input, push new values), loads of
+        locals and, unless the block is tracked, stores; the rest goes through `step`.
+        A plain instruction records nothing of its own: its inputs are the next
+        ``pops`` entries of `flat` and its values the next ``news`` op ids, counted from
+        the block's `starts` entry."""
         bc, st = self.bc, self.stack
-        stk, loc = self.stk, self.loc
-        uses_at, first_at, special, flat = self.uses_at, self.first_at, self.special, self.flat
+        stk, loc, log, special, flat, recs = self.ctx
         args = bc.args
-        lid_get = self.lid_of_arg.get
-        kind_of = _KIND
+        var_of = self.var_of_arg
+        kind_of = _KIND if self.track is None else _KIND_TRACKED
+        self.ssa._starts[b] = (len(flat), nv)
         last = hi - 1
         for i, op, eff, d in zip(range(lo, hi), bc.opcodes[lo:hi], st.effects[lo:hi],
                                  st.depth[lo:hi]):
@@ -279,23 +283,29 @@ class Builder:
             if k == 0 and eff.plain:
                 p = eff.pops
                 if p:
-                    uses_at[i] = len(flat)
                     d -= p
                     flat += stk[d:d + p]
                 n = eff.news
-                if n:
-                    first_at[i] = nv
-                    if n == 1:
-                        stk[d] = nv
-                        nv += 1
-                    else:
-                        stk[d:d + n] = range(nv, nv + n)
-                        nv += n
+                if n == 1:
+                    stk[d] = nv
+                    nv += 1
+                elif n:
+                    stk[d:d + n] = range(nv, nv + n)
+                    nv += n
                 continue
             if k == 1:                     # a load of a local pushes the local's value
-                var = lid_get(args[i])
-                if var is not None:
+                var = var_of[args[i]]
+                if var >= 0:
                     stk[d] = special[i] = loc[var]
+                    continue
+            elif k == 3:                   # a store to a local (as `_h_store_fast`)
+                var = var_of[args[i]]
+                if var >= 0:
+                    v = stk[d - 1]
+                    recs.append(("store", self.locals[var], b, bc.offsets[i], (v,)))
+                    log += (var, loc[var])
+                    loc[var] = r = -len(recs)
+                    special[i] = ((v,), (r,), ())
                     continue
             self.nv = nv
             self.step(b, i, i == last)
@@ -318,6 +328,7 @@ class Builder:
                 > max(slots):
             self.nv = self.block(b, lo, hi, self.nv)
             return
+        self.ssa._starts[b] = (len(self.flat), self.nv)
         last = hi - 1
         step = self.step
         for i in range(lo, hi):
@@ -332,19 +343,18 @@ class Builder:
         stk = self.stk
         op = self.bc.opcodes[i]
         if _KIND[op] == 1:
-            var = self.lid_of_arg.get(self.bc.args[i])
-            if var is not None:
+            var = self.var_of_arg[self.bc.args[i]]
+            if var >= 0:
                 v = self.special[i] = self.loc[var]
                 self.put(base, v, last)
                 return
         handler = _LOCAL_OPS[op]
         if handler is None and eff.plain:
             if pops:
-                self.uses_at[i] = len(self.flat)
                 self.flat += stk[base:d]
             n = eff.news
             if n:
-                v = self.first_at[i] = self.nv
+                v = self.nv
                 self.nv = v + n
                 for p in range(n):
                     self.put(base + p, v + p, last)
@@ -422,13 +432,20 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
     nbits = len(live.variables)
     local_mask = _local_mask(live)
     bits_in = live.bits_in
-    # the variables wanted at each block: live locals, slots below its entry depth
+    frontier = bd.frontier
+    # only the blocks with a dominance frontier, and the protected ones, can place a
+    # phi with their definitions; only blocks in a frontier, handlers and branch
+    # targets can receive one
+    need = {b for b, f in frontier.items() if f}
+    for srcs in exc_preds.values():
+        need.update(srcs)
+    written, jump_diff = _written(bd, deepest, nbits, local_mask, need)
+    # the variables wanted at such a block: live locals, slots below its entry depth
     wanted = {}
-    for b in idom:
+    for b in set().union(handlers, *frontier.values(), (t for t, _ in jump_diff)):
         entry = handlers.get(b)
         dep = entry.depth if entry is not None else depth_in[b]
         wanted[b] = (bits_in[b] & local_mask) | (((1 << dep) - 1) << nbits)
-    written, jump_diff = _written(bd, deepest, nbits, local_mask)
     defs = dict(written)
     defs[cfg.entry] = defs.get(cfg.entry, 0) | local_mask
     phis: dict[int, int] = {}
@@ -450,7 +467,6 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
                                     << (nbits + entry.depth))
     # iterated dominance frontier, all variables at once (a block goes back on the
     # work list whenever it gains definitions)
-    frontier = bd.frontier
     work = [b for b, m in defs.items() if m]
     while work:
         x = work.pop()
@@ -483,14 +499,14 @@ def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
     return out
 
 
-def _written(bd: Builder, deepest: int, nbits: int, local_mask: int):
-    """Per reachable block, the mask of the variables it writes (locals it kills, slots
+def _written(bd: Builder, deepest: int, nbits: int, local_mask: int, need: set):
+    """Per block of `need`, the mask of the variables it writes (locals it kills, slots
     below `deepest` whose content changes); and (target, slot mask) for the branches
     whose taken side leaves slots differently from the fall-through."""
     cfg, st, live = bd.cfg, bd.stack, bd.live
     blocks = cfg.blocks
     block_kill = live.block_kill
-    written = {b: km for b in bd.idom if (km := block_kill[b] & local_mask)}
+    written = {b: km for b in need if (km := block_kill[b] & local_mask)}
     jump_diff = []
     if not deepest:
         return written, jump_diff
@@ -499,10 +515,13 @@ def _written(bd: Builder, deepest: int, nbits: int, local_mask: int):
     depth_in = st.depth_in
     for b in bd.idom:
         blk = blocks[b]
-        lo = blk.first
         i = hi = blk.stop
         i -= 1
         eff = effects[i]
+        jumps = eff.jump != eff.fall
+        if not jumps and b not in need:
+            continue
+        lo = blk.first
         din = depth_in[b]
         # A slot at or above the entry depth is changed iff the stack grows past it
         # (the instruction that first covers it writes it): those below the highest
@@ -516,7 +535,7 @@ def _written(bd: Builder, deepest: int, nbits: int, local_mask: int):
             lim = min(din, deepest)
             if min(map(sub, depth[lo:hi], map(_POPS, effects[lo:hi]))) < lim:
                 m |= _entry_slots_changed(effects, depth, lo, hi, lim)
-        if eff.jump != eff.fall:
+        if jumps:
             # slots the taken jump leaves differently from the fall-through (past
             # the fall-through's outputs a slot keeps its input, ~j): the jump
             # target cannot inherit them from this block's exit state
@@ -529,7 +548,7 @@ def _written(bd: Builder, deepest: int, nbits: int, local_mask: int):
             target = targets[i]
             if diff and target is not None and target in depth_in:
                 jump_diff.append((target, diff << nbits))
-        if m:
+        if m and b in need:
             written[b] = written.get(b, 0) | (m << nbits)
     return written, jump_diff
 
@@ -665,6 +684,9 @@ def _local_ops() -> list:
 
 
 _LOCAL_OPS = _local_ops()
-# opcode byte -> 0 (touches no fast local), 1 (LOAD_FAST, LOAD_FAST_CHECK), 2 (another
-# handler of `_LOCAL_OPS`): the renaming loop's dispatch
-_KIND = bytes(0 if h is None else 1 if h is _h_load_fast else 2 for h in _LOCAL_OPS)
+# opcode byte -> 0 (touches no fast local), 1 (LOAD_FAST, LOAD_FAST_CHECK), 3
+# (STORE_FAST), 2 (another handler of `_LOCAL_OPS`): the renaming loop's dispatch; in a
+# tracked block stores go through `Builder.step` (which tracks them)
+_KIND = bytes(0 if h is None else 1 if h is _h_load_fast else 3 if h is _h_store_fast else 2
+              for h in _LOCAL_OPS)
+_KIND_TRACKED = _KIND.replace(b"\x03", b"\x02")
