@@ -42,6 +42,15 @@ class Builder:
     its id is ``~k`` for record k (so the two never collide, and `SSA` can look both up
     in one list)."""
 
+    # defaults, replaced (never mutated) by the instances that need otherwise
+    track: dict | None = None       # var -> values seen in a protected block
+    track_last: dict | None = None  # var -> value before the block's last instruction
+    tvars: dict = {}                # the variables to track
+    jump_override = None            # (block, {var: value along its last branch's jump})
+    phi_at: dict = {}               # block -> {var: its phi}
+    handlers: dict = {}             # handler block -> its exception entry
+    feeds: frozenset = frozenset()  # blocks with a successor that has phis
+
     def __init__(self, ssa: SSA, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.ssa, self.idom, self.frontier = ssa, idom, frontier
         self.live, self.stack = liveness, stack
@@ -49,31 +58,20 @@ class Builder:
         self.bc = bc = cfg.bytecode
         self.code = code = bc.code
         self.local = code._varname_from_oparg   # a local-variable opcode's arg -> name
-        self.flat = ssa._flat
-        self.recs = ssa._recs
-        self.special = ssa._special
+        self.flat, self.recs, self.special = ssa._flat, ssa._recs, ssa._special
         kinds = liveness.kinds
         self.locals = locs = [v for v in liveness.variables if kinds[v] == "local"]
         self.nloc = nloc = len(locs)
         self.lid = lid = dict(zip(locs, range(nloc)))
         # a local-variable opcode's arg -> SSA local id, -1 for a cell or free variable
-        self.var_of_arg = var_of = [-1] * len(code.co_varnames)
-        for k, m in enumerate(map(self.local, range(len(var_of)))):
-            if m in lid:
-                var_of[k] = lid[m]
-        var_of += [-1] * (len(code.co_cellvars) + len(code.co_freevars))  # the rest
+        # (cells and free variables numbered after the locals, for 3.13's LOAD_FAST)
+        self.var_of_arg = var_of = [lid.get(m, -1) for m in map(self.local,
+                                                                 range(len(code.co_varnames)))]
+        var_of += [-1] * (len(code.co_cellvars) + len(code.co_freevars))
         self.loc: list = [None] * nloc
         self.stk: list = [None] * (stack.max_depth + 1)
         self.log: list = []
-        self.ctx = (self.stk, self.loc, self.log, self.special, self.flat, self.recs)
         self.nv = 0                          # the next op value id
-        self.phi_at: dict[int, dict[int, int]] = {}
-        self.handlers: dict = {}             # handler block -> its exception entry
-        self.track: dict | None = None       # var -> values seen in a protected block
-        self.track_last: dict | None = None  # var -> value before the block's last instruction
-        self.tvars: dict = {}                # the variables to track
-        self.catch_vals: dict = {}           # var -> its catch value, per protected block
-        self.jump_override = None            # var -> value along the last branch's jump
 
     def new(self, kind: str, var, b: int, offset, args=()) -> int:
         """A new value record; its id."""
@@ -119,32 +117,29 @@ class Builder:
 
     # -- driver ------------------------------------------------------------------------
     def run(self) -> None:
-        cfg, ssa, idom = self.cfg, self.ssa, self.idom
+        cfg, idom = self.cfg, self.idom
         entry = cfg.entry
         blk = cfg.blocks[entry]
         self.make_entry()
-        if len(idom) == 1 and blk.handler is None and entry not in blk.preds:
-            # one block, entered only at the start: no phis, no walk
-            ssa._order.append(entry)
-            ssa._stack_in[entry] = ()
-            self.nv = self.block(entry, blk.first, blk.stop, self.nv)
-        else:
+        # one block entered only at the start (most code objects): no phis to place
+        if len(idom) > 1 or blk.handler is not None or entry in blk.preds:
             self.place()
-            self.walk()
-        ssa._nops = self.nv
+        self.walk()
+        self.ssa._nops = self.nv
 
     def place(self) -> None:
         """Phi values (argument lists still empty) for every block that needs some."""
         cfg, ssa, idom = self.cfg, self.ssa, self.idom
         blocks, kinds = cfg.blocks, cfg.out_kinds
         exc_preds: dict[int, list[int]] = {}
+        self.handlers = handlers = {}
         for b in cfg.order:                  # a block with a handler has an exception edge
             h = blocks[b].handler
             if h is not None and b in idom:
-                self.handlers[h.target] = h
+                handlers[h.target] = h
                 exc_preds.setdefault(h.target, []).append(b)
         self.in_pos: dict[int, dict] = {}
-        self.feeds: set[int] = set()         # blocks with a successor that has phis
+        self.phi_at, self.feeds = {}, set()
         phi_edges = ssa._phi_edges
         names = self.locals
         nloc = self.nloc
@@ -161,36 +156,48 @@ class Builder:
                                       None, [None] * len(edges))
 
     def walk(self) -> None:
-        """Rename block by block in a preorder of the dominator tree."""
+        """Rename block by block in a preorder of the dominator tree.
+
+        The loop over a block's instructions handles inline the plain instructions
+        (read every input, push new values), loads of locals and, unless the block
+        is tracked, stores; the rest goes through `step`.  A plain instruction records
+        nothing of its own: its inputs are the next ``pops`` entries of `flat` and its
+        values the next ``news`` op ids, counted from the block's `SSA._starts` entry."""
         cfg, ssa, idom = self.cfg, self.ssa, self.idom
-        children: dict[int, list[int]] = {b: [] for b in idom}
-        for b, d in idom.items():
-            if d is not None:
-                children[d].append(b)
+        if len(idom) == 1:
+            children: dict = {cfg.entry: ()}
+        else:
+            children = {b: [] for b in idom}
+            for b, d in idom.items():
+                if d is not None:
+                    children[d].append(b)
         # Before a block, the state is put back to its immediate dominator's exit:
         # locals with an undo log, the stack slots (few, and rewritten by nearly every
         # instruction) by a copy -- unless the dominator is the block just renamed (a
         # first child), whose exit state is still there.
         work: list = [cfg.entry]
-        log, loc, stk = self.log, self.loc, self.stk
+        log, loc, stk, flat, recs = self.log, self.loc, self.stk, self.flat, self.recs
+        special, starts = self.special, ssa._starts
         stack_exit: dict[int, list] = {}
+        exit_mark: dict[int, int] = {}       # block -> length of the log at its exit
         order = ssa._order
         blocks = cfg.blocks
-        phi_at, handlers = self.phi_at, self.handlers
-        feeds = self.feeds
+        phi_at, handlers, feeds = self.phi_at, self.handlers, self.feeds
         depth_in = self.stack.depth_in
         stack_in = ssa._stack_in
-        block = self.block
+        ops, args, offsets = self.bc.opcodes, self.bc.args, self.bc.offsets
+        effects, depth = self.stack.effects, self.stack.depth
+        var_of, names = self.var_of_arg, self.locals
+        nv = self.nv
         prev = None
-        exit_mark: dict[int, int] = {}       # block -> length of the log at its exit
         while work:
             b = work.pop()
-            d = idom[b]
-            if d is not prev and d is not None:
+            dom = idom[b]
+            if dom is not prev and dom is not None:
                 # back to the dominator's exit state: undo what the blocks renamed since
                 # (the log is flat: var, old, var, old, ...)
-                stk[:] = stack_exit[d]
-                mark = exit_mark[d]
+                stk[:] = stack_exit[dom]
+                mark = exit_mark[dom]
                 while len(log) > mark:
                     old = log.pop()
                     loc[log.pop()] = old
@@ -201,28 +208,80 @@ class Builder:
                 self.enter_handler(b, handlers[b])
             stack_in[b] = tuple(stk[:depth_in[b]])
             blk = blocks[b]
+            lo, hi = blk.first, blk.stop
             h = blk.handler
-            if h is None or h.target not in phi_at:   # no handler, or none that sees a change
-                self.nv = block(b, blk.first, blk.stop, self.nv)
-                if b in feeds:
+            kind_of = _KIND
+            if h is not None and h.target in phi_at:
+                # a handler that sees a change here: track what it can see
+                self.nv = nv
+                if not self.start_tracking(b, blk, phi_at[h.target]):
                     self.phi_args(b)
-            else:
-                self.tracked_block(b, blk, phi_at[h.target])
+                    self.track = self.track_last = None
+                    nv = self.nv
+                    prev = self.after(b, children[b], stack_exit, exit_mark, work)
+                    continue
+                kind_of = _KIND_TRACKED
+            starts[b] = (len(flat), nv)
+            last = hi - 1
+            for i, op, eff, d in zip(range(lo, hi), ops[lo:hi], effects[lo:hi], depth[lo:hi]):
+                k = kind_of[op]
+                if k == 0 and eff.plain:
+                    p = eff.pops
+                    if p:
+                        d -= p
+                        flat += stk[d:d + p]
+                    n = eff.news
+                    if n == 1:
+                        stk[d] = nv
+                        nv += 1
+                    elif n:
+                        stk[d:d + n] = range(nv, nv + n)
+                        nv += n
+                    continue
+                if k == 1:                 # a load of a local pushes the local's value
+                    var = var_of[args[i]]
+                    if var >= 0:
+                        stk[d] = special[i] = loc[var]
+                        continue
+                elif k == 3:               # a store to a local (as `_h_store_fast`)
+                    var = var_of[args[i]]
+                    if var >= 0:
+                        v = stk[d - 1]
+                        recs.append(("store", names[var], b, offsets[i], (v,)))
+                        log += (var, loc[var])
+                        loc[var] = r = -len(recs)
+                        special[i] = ((v,), (r,), ())
+                        continue
+                self.nv = nv
+                self.step(b, i, i == last)
+                nv = self.nv
+            if kind_of is _KIND_TRACKED:
+                self.nv = nv
                 self.phi_args(b)
                 self.track = self.track_last = None
-            self.jump_override = None
+            elif b in feeds:
+                self.nv = nv
+                self.phi_args(b)
             kids = children[b]
             if kids:
                 stack_exit[b] = stk[:]
                 exit_mark[b] = len(log)
                 work.extend(reversed(kids))
             prev = b
-        recs = self.recs
+        self.nv = nv
         for b in sorted(phi_at):             # blocks in offset order
             ids = ssa._phis[b] = list(phi_at[b].values())
             for v in ids:
                 if None in recs[~v][4]:
                     raise AssertionError(f"a phi at block {b} lacks an argument")
+
+    def after(self, b, kids, stack_exit, exit_mark, work) -> int:
+        """What `walk` does after renaming block `b`; returns `b`."""
+        if kids:
+            stack_exit[b] = self.stk[:]
+            exit_mark[b] = len(self.log)
+            work.extend(reversed(kids))
+        return b
 
     def enter_phis(self, phis: dict) -> None:
         nloc, stk = self.nloc, self.stk
@@ -261,78 +320,28 @@ class Builder:
                 self.cell_params[n] = v
                 entry.append(v)
 
-    # -- renaming a block --------------------------------------------------------------
-    def block(self, b: int, lo: int, hi: int, nv: int) -> int:
-        """Rename the instructions of block `b`; returns the next op id.
-
-        Inline: plain instructions (read every input, push new values), loads of
-        locals and, unless the block is tracked, stores; the rest goes through `step`.
-        A plain instruction records nothing of its own: its inputs are the next
-        ``pops`` entries of `flat` and its values the next ``news`` op ids, counted from
-        the block's `starts` entry."""
-        bc, st = self.bc, self.stack
-        stk, loc, log, special, flat, recs = self.ctx
-        args = bc.args
-        var_of = self.var_of_arg
-        kind_of = _KIND if self.track is None else _KIND_TRACKED
-        self.ssa._starts[b] = (len(flat), nv)
-        last = hi - 1
-        for i, op, eff, d in zip(range(lo, hi), bc.opcodes[lo:hi], st.effects[lo:hi],
-                                 st.depth[lo:hi]):
-            k = kind_of[op]
-            if k == 0 and eff.plain:
-                p = eff.pops
-                if p:
-                    d -= p
-                    flat += stk[d:d + p]
-                n = eff.news
-                if n == 1:
-                    stk[d] = nv
-                    nv += 1
-                elif n:
-                    stk[d:d + n] = range(nv, nv + n)
-                    nv += n
-                continue
-            if k == 1:                     # a load of a local pushes the local's value
-                var = var_of[args[i]]
-                if var >= 0:
-                    stk[d] = special[i] = loc[var]
-                    continue
-            elif k == 3:                   # a store to a local (as `_h_store_fast`)
-                var = var_of[args[i]]
-                if var >= 0:
-                    v = stk[d - 1]
-                    recs.append(("store", self.locals[var], b, bc.offsets[i], (v,)))
-                    log += (var, loc[var])
-                    loc[var] = r = -len(recs)
-                    special[i] = ((v,), (r,), ())
-                    continue
-            self.nv = nv
-            self.step(b, i, i == last)
-            nv = self.nv
-        return nv
-
-    def tracked_block(self, b: int, blk, wanted: dict) -> None:
-        """Rename protected block `b`, recording the values its handler may see of the
-        variables `wanted` (those with a phi at the handler; no other is asked for)."""
+    # -- renaming: protected blocks and the instructions `walk` does not inline -------
+    def start_tracking(self, b: int, blk, wanted: dict) -> bool:
+        """Start tracking the values the handler of protected block `b` may see of the
+        variables `wanted` (those with a phi at the handler; no other is asked for).
+        False when this renamed the block itself; True when `walk` may rename it with
+        its loop, only local stores (through `step` and `set`) needing tracking."""
         self.track, self.track_last, self.tvars = {}, {}, wanted
         self.catch_vals = {}
         lo, hi = blk.first, blk.stop
         nloc = self.nloc
         slots = [v - nloc for v in wanted if v >= nloc]
         st = self.stack
-        # an instruction changes no slot below the base of its inputs: when no
-        # instruction reaches down to a wanted slot, only local stores (which go
-        # through `step` and `set`) need tracking, and the fast loop does
+        # an instruction changes no slot below the base of its inputs
         if not slots or min(map(sub, st.depth[lo:hi], map(_POPS, st.effects[lo:hi]))) \
                 > max(slots):
-            self.nv = self.block(b, lo, hi, self.nv)
-            return
+            return True
         self.ssa._starts[b] = (len(self.flat), self.nv)
         last = hi - 1
         step = self.step
         for i in range(lo, hi):
             step(b, i, i == last)
+        return False
 
     def step(self, b: int, i: int, last: bool) -> None:
         """Rename one instruction, any kind."""
@@ -377,14 +386,15 @@ class Builder:
                 self.put(base + j, results[j], last)
             if last and eff.jump != eff.fall:
                 nloc = self.nloc
-                self.jump_override = {nloc + base + j: (news[o] if o >= 0 else inputs[~o])
-                                      for j, o in enumerate(eff.jump)}
+                self.jump_override = (b, {nloc + base + j: (news[o] if o >= 0 else inputs[~o])
+                                          for j, o in enumerate(eff.jump)})
         self.special[i] = (uses, defs, results)
 
     def phi_args(self, b: int) -> None:
         """Fill this block's argument of the phis of its successors."""
         phi_at = self.phi_at
-        jump_override = self.jump_override
+        jump_override = self.jump_override     # set by this block's last instruction?
+        jump_override = jump_override[1] if jump_override and jump_override[0] == b else None
         recs, get = self.recs, self.get
         for dst, kind in zip(self.cfg.blocks[b].succs, self.cfg.out_kinds[b]):
             phis = phi_at.get(dst)
