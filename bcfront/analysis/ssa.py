@@ -132,10 +132,7 @@ class SSA:
         self._stack_in: dict[int, tuple] = {}
         self._order: list[int] = []       # blocks in renaming order
         self._idom, self._liveness, self.stack = idom, liveness, stack
-        self._locals_in: dict[int, dict[str, Value]] = {}
-        self._last_defs: dict[int, dict[str, Value]] = {}
         if cfg.blocks:
-            from .ssa_build import Builder
             if gc.isenabled():      # see `gc_paused` (inline: a context manager costs more)
                 gc.disable()
                 try:
@@ -150,6 +147,9 @@ class SSA:
             with gc_paused():
                 self._materialize()
             return self.__dict__[name]
+        if name in ("_locals_in", "_last_defs"):    # query caches, made on first use
+            d = self.__dict__[name] = {}
+            return d
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _materialize(self) -> None:
@@ -329,3 +329,6 @@ def gc_paused():
     finally:
         if enabled:
             gc.enable()
+
+
+from .ssa_build import Builder  # noqa: E402  (it imports this module)

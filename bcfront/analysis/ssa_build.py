@@ -26,10 +26,12 @@ see), goes through `Builder.step`.
 from __future__ import annotations
 
 from operator import attrgetter, sub
+from typing import TYPE_CHECKING
 
-from .liveness import Liveness
-from .ssa import SSA
-from .stack import StackInfo
+if TYPE_CHECKING:
+    from .liveness import Liveness
+    from .ssa import SSA
+    from .stack import StackInfo
 
 
 class Builder:
@@ -449,13 +451,19 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
     need = {b for b, f in frontier.items() if f}
     for srcs in exc_preds.values():
         need.update(srcs)
-    written, jump_diff = _written(bd, deepest, nbits, local_mask, need)
     # the variables wanted at such a block: live locals, slots below its entry depth
     wanted = {}
-    for b in set().union(handlers, *frontier.values(), (t for t, _ in jump_diff)):
+    reach = 0                           # slots below this are wanted somewhere
+    for b in set().union(handlers, *frontier.values()):
         entry = handlers.get(b)
         dep = entry.depth if entry is not None else depth_in[b]
         wanted[b] = (bits_in[b] & local_mask) | (((1 << dep) - 1) << nbits)
+        if dep > reach:
+            reach = dep
+    written, jump_diff = _written(bd, deepest, min(deepest, reach), nbits, local_mask, need)
+    for b, _ in jump_diff:
+        if b not in wanted:
+            wanted[b] = (bits_in[b] & local_mask) | (((1 << depth_in[b]) - 1) << nbits)
     defs = dict(written)
     defs[cfg.entry] = defs.get(cfg.entry, 0) | local_mask
     phis: dict[int, int] = {}
@@ -509,10 +517,12 @@ def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
     return out
 
 
-def _written(bd: Builder, deepest: int, nbits: int, local_mask: int, need: set):
+def _written(bd: Builder, deepest: int, reach: int, nbits: int, local_mask: int,
+             need: set):
     """Per block of `need`, the mask of the variables it writes (locals it kills, slots
-    below `deepest` whose content changes); and (target, slot mask) for the branches
-    whose taken side leaves slots differently from the fall-through."""
+    below `reach` whose content changes: no other slot is wanted at a frontier or a
+    handler); and (target, slot mask) for the branches whose taken side leaves slots
+    (below `deepest`) differently from the fall-through."""
     cfg, st, live = bd.cfg, bd.stack, bd.live
     blocks = cfg.blocks
     block_kill = live.block_kill
@@ -529,7 +539,7 @@ def _written(bd: Builder, deepest: int, nbits: int, local_mask: int, need: set):
         i -= 1
         eff = effects[i]
         jumps = eff.jump != eff.fall
-        if not jumps and b not in need:
+        if not jumps and (not reach or b not in need):
             continue
         lo = blk.first
         din = depth_in[b]
@@ -537,14 +547,14 @@ def _written(bd: Builder, deepest: int, nbits: int, local_mask: int, need: set):
         # (the instruction that first covers it writes it): those below the highest
         # depth the block reaches.  A slot below the entry depth is changed only by an
         # instruction whose inputs reach down to it.
-        top = max(max(depth[lo:hi]), depth[i] + eff.net)
         m = 0
-        if din < deepest and top > din:
-            m = ((1 << min(top, deepest)) - 1) >> din << din
-        if din:
-            lim = min(din, deepest)
-            if min(map(sub, depth[lo:hi], map(_POPS, effects[lo:hi]))) < lim:
-                m |= _entry_slots_changed(effects, depth, lo, hi, lim)
+        if din < reach:
+            top = max(max(depth[lo:hi]), depth[i] + eff.net)
+            if top > din:
+                m = ((1 << min(top, reach)) - 1) >> din << din
+        lim = min(din, reach)
+        if lim and min(map(sub, depth[lo:hi], map(_POPS, effects[lo:hi]))) < lim:
+            m |= _entry_slots_changed(effects, depth, lo, hi, lim)
         if jumps:
             # slots the taken jump leaves differently from the fall-through (past
             # the fall-through's outputs a slot keeps its input, ~j): the jump
