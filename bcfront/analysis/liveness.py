@@ -73,20 +73,28 @@ _EVENTS = {
 }
 
 
+_POW2 = [1 << i for i in range(64)]
+
+
+def _powers(n: int) -> list[int]:
+    """At least `n` powers of two, 1 first (one shared list, grown on demand)."""
+    if n > len(_POW2):
+        _POW2.extend(1 << i for i in range(len(_POW2), n))
+    return _POW2
+
+
 def variables_of(code) -> tuple[tuple[str, ...], dict[str, str]]:
     """All fast-local, cell and free variable names of `code`, and each one's kind."""
-    kinds: dict[str, str] = {}
-    for n in code.co_varnames:
-        kinds[n] = "local"
-    for n in code.co_cellvars:
-        kinds[n] = "cell"       # a cell parameter is both; what it holds is a cell
-    for n in code.co_freevars:
-        kinds[n] = "free"
+    # dict.fromkeys runs in C; a cell parameter keeps its place among the locals
+    kinds = dict.fromkeys(code.co_varnames, "local")
+    if code.co_cellvars:
+        kinds.update(dict.fromkeys(code.co_cellvars, "cell"))  # what it holds is a cell
+    if code.co_freevars:
+        kinds.update(dict.fromkeys(code.co_freevars, "free"))
     return tuple(kinds), kinds
 
 
-# The common shapes of `_EVENTS`, as (gen, kill) of the instruction's one name:
-# the inner loop of `gen_kill` handles these without building event lists.
+# The common shapes of `_EVENTS`, as (gen, kill) of the instruction's one name.
 _READ, _WRITE, _READ_WRITE = 1, 2, 3
 _SHAPE = {
     **dict.fromkeys(["LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE",
@@ -96,19 +104,30 @@ _SHAPE = {
     "DELETE_FAST": _READ_WRITE,
     "LOAD_FAST_AND_CLEAR": _READ_WRITE,
 }
+# 3.13's super-instructions: two variables packed in the arg as (hi << 4) | lo,
+# as (gen, kill) of the masks `hi` and `lo` (``STORE_FAST_LOAD_FAST`` writes hi, then reads lo)
+_PAIRS = {
+    "LOAD_FAST_LOAD_FAST": lambda hi, lo: (hi | lo, 0),
+    "STORE_FAST_STORE_FAST": lambda hi, lo: (0, hi | lo),
+    "STORE_FAST_LOAD_FAST": lambda hi, lo: (lo & ~hi, hi),
+}
+# The `_EVENTS` whose masks depend on more than the code unit (the parameters, the
+# free variables, the global's name): computed per instruction from the rules.
+_PER_CODE = ("MAKE_CELL", "COPY_FREE_VARS", "LOAD_GLOBAL", "LOAD_NAME")
 
 
-def _event_masks() -> tuple[bytes, bytes]:
-    """opcode byte -> 1 if it has `_EVENTS`, else 0 (for bytes.translate); the second
-    mask leaves out the global loads, events only when the code names an
-    introspection builtin."""
-    from .decode import _OPNAME
-    every = bytes(n in _EVENTS for n in _OPNAME)
-    fast = bytes(n in _EVENTS and n not in ("LOAD_GLOBAL", "LOAD_NAME") for n in _OPNAME)
+def _event_flags() -> tuple[bytes, bytes]:
+    """opcode byte -> 1 if its masks come from `_GENS`/`_KILLS`, 2 if they depend on the code,
+    0 if it touches no variable (for bytes.translate).  The second table leaves out
+    the global loads: events only when the code names an introspection builtin."""
+    from .opcodes import _OPNAME
+    every = bytes(0 if n not in _EVENTS else 2 if n in _PER_CODE else 1 for n in _OPNAME)
+    fast = bytes(0 if n in ("LOAD_GLOBAL", "LOAD_NAME") else f for n, f in zip(_OPNAME, every))
     return every, fast
 
 
-_EVENT_MASK, _EVENT_MASK_NO_GLOBALS = _event_masks()
+_FLAGS, _FLAGS_NO_GLOBALS = _event_flags()
+_SECOND = bytes(f == 2 for f in range(256))     # flag 2 -> 1, others -> 0
 
 
 class _Ins(NamedTuple):
@@ -117,44 +136,63 @@ class _Ins(NamedTuple):
     argval: object
 
 
-def _shape_table() -> list:
-    from .decode import _OPNAME
-    return [_SHAPE.get(n) for n in _OPNAME]
+def _unit_masks(key) -> tuple[int, int]:
+    """The (gen, kill) masks of the instruction with code unit `key` (`Bytecode.units`:
+    an int, or (opcode, arg) after EXTENDED_ARG) if it is a `_SHAPE` or `_PAIRS`
+    instruction, with variable i as bit i; (0, 0) for any other."""
+    from .opcodes import _BIG_ENDIAN, _OPNAME
+    if key.__class__ is int:
+        op, arg = (key >> 8, key & 255) if _BIG_ENDIAN else (key & 255, key >> 8)
+    else:
+        op, arg = key
+    name = _OPNAME[op]
+    sh = _SHAPE.get(name)
+    if sh is not None:
+        m = 1 << arg
+        return (m if sh & _READ else 0, m if sh & _WRITE else 0)
+    if name in _PAIRS:
+        return _PAIRS[name](1 << (arg >> 4), 1 << (arg & 15))
+    return (0, 0)
 
 
-_SHAPE_OF = _shape_table()      # opcode byte -> _READ / _WRITE / _READ_WRITE / None
+class _MaskTable(dict):
+    """Code unit -> one of its `_unit_masks` (0: gen, 1: kill), filled on first use: a
+    function's masks are then C-level maps over its units (`Liveness` checks that
+    the code numbers its variables as `variables`)."""
+
+    def __init__(self, which: int):
+        super().__init__()
+        self.which = which
+
+    def __missing__(self, key):
+        mask = _unit_masks(key)[self.which]
+        if len(self) < 100_000:
+            self[key] = mask
+        return mask
+
+
+_GENS, _KILLS = _MaskTable(0), _MaskTable(1)
 
 
 def gen_kill(bc, bit: dict[str, int], all_bits: int,
              where=None) -> tuple[list[int], list[int]]:
     """Per instruction of `bc` (a `Bytecode`), the (gen, kill) masks of
-    ``before = gen | (after & ~kill)``.
+    ``before = gen | (after & ~kill)``, from the `_EVENTS` rules.
 
     `where` lists the positions of the instructions that read or write a
     variable (every position if None); the others have empty masks.
     """
-    from .decode import _OPNAME
+    from .opcodes import _OPNAME
     code = bc.code
-    ops, args = bc.opcodes, bc.args
+    ops = bc.opcodes
     n = len(ops)
     gens, kills = [0] * n, [0] * n
-    events, shape_of = _EVENTS, _SHAPE_OF
-    local = code._varname_from_oparg
     for i in (range(n) if where is None else where):
-        op = ops[i]
-        sh = shape_of[op]
-        if sh is not None:      # these take a local, cell or free variable (dis: haslocal/hasfree)
-            m = bit.get(local(args[i]), 0)
-            if sh & _READ:
-                gens[i] = m
-            if sh != _READ:
-                kills[i] = m
-            continue
-        rule = events.get(_OPNAME[op])
+        rule = _EVENTS.get(_OPNAME[ops[i]])
         g = k = 0
         if rule is not None:
             # compose backward: a read adds to gen, a write removes from gen and adds to kill
-            for kind, name in reversed(rule(_Ins(_OPNAME[op], bc.argval(i)), code)):
+            for kind, name in reversed(rule(_Ins(_OPNAME[ops[i]], bc.argval(i)), code)):
                 m = all_bits if name == "*" else bit.get(name, 0)
                 if kind == "r":
                     g |= m
@@ -166,6 +204,29 @@ def gen_kill(bc, bit: dict[str, int], all_bits: int,
     return gens, kills
 
 
+def _numbered_alike(code, variables) -> bool:
+    """Whether fast-locals slot i holds ``variables[i]`` for every i, and no slot is
+    left over (a class body's ``__class__`` cell next to a free ``__class__`` has two
+    slots for one name)."""
+    local = code._varname_from_oparg
+    if tuple(map(local, range(len(variables)))) != variables:
+        return False
+    try:
+        local(len(variables))
+    except IndexError:
+        return True
+    return False
+
+
+def _fold(gens, kills, a: int, z: int) -> tuple[int, int]:
+    """(gen, kill) of the events a..z-1 in sequence: kill is everything they write."""
+    g = k = 0
+    for j in range(z - 1, a - 1, -1):
+        g = gens[j] | (g & ~kills[j])
+        k |= kills[j]
+    return g, k
+
+
 class Liveness:
     """Live variables per block and per instruction (see the module docstring).
 
@@ -175,21 +236,65 @@ class Liveness:
 
     def __init__(self, cfg: CFG):
         self.cfg = cfg
-        code = cfg.bytecode.code
-        self.variables, self.kinds = variables_of(code)
-        self.bit = {n: 1 << i for i, n in enumerate(self.variables)}
-        all_bits = (1 << len(self.variables)) - 1
         bc = cfg.bytecode
-        ops = bc.opcodes
-        mask = _EVENT_MASK if _INTROSPECTION.intersection(code.co_names) else _EVENT_MASK_NO_GLOBALS
-        self._where = list(compress(range(len(ops)), ops.translate(mask)))
-        self._gen, self._kill = gen_kill(bc, self.bit, all_bits, self._where)
+        code = bc.code
+        self.variables, self.kinds = variables_of(code)
+        nv = len(self.variables)
+        self.bit = dict(zip(self.variables, _powers(nv)))
         self._per_block: dict[int, list[int]] = {}
         self._names: dict[int, frozenset[str]] = {}
         self.bits_in: dict[int, int] = {}
         self.bits_out: dict[int, int] = {}
         self.block_kill: dict[int, int] = {}    # block -> every variable it writes
-        self._solve()
+        # the events: positions of the instructions that touch a variable, and their masks
+        ops = bc.opcodes
+        flags = ops.translate(_FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names)
+                              else _FLAGS)
+        self._where = where = list(compress(range(len(ops)), flags))
+        if where:
+            self._gen, self._kill = self._masks(bc, flags, where, nv)
+            self._solve()
+        else:                           # nothing reads or writes a variable: all empty
+            self._gen = self._kill = []
+            blocks = cfg.blocks
+            self.bits_in = dict.fromkeys(blocks, 0)
+            self.bits_out = dict.fromkeys(blocks, 0)
+            self.block_kill = dict.fromkeys(blocks, 0)
+
+    def _masks(self, bc, flags: bytes, where: list[int], nv: int) -> tuple[list[int], list[int]]:
+        """(gen, kill) of each event, in `where` order."""
+        code = bc.code
+        if (code.co_cellvars or code.co_freevars) and not _numbered_alike(code, self.variables):
+            # the tables number variables by oparg: a code object whose fast locals are
+            # numbered otherwise than `variables` takes every event from the rules
+            gens, kills = gen_kill(bc, self.bit, (1 << nv) - 1, where)
+            return [gens[i] for i in where], [kills[i] for i in where]
+        units = list(compress(bc.units, flags))
+        gens = list(map(_GENS.__getitem__, units))
+        kills = list(map(_KILLS.__getitem__, units))
+        if 2 in flags:                  # events whose masks depend on the code object
+            self._per_code(bc, bytes(compress(flags, flags)), where, gens, kills)
+        return gens, kills
+
+    def _per_code(self, bc, event_flags: bytes, where, gens, kills) -> None:
+        """Fill in the masks of the `_PER_CODE` events (flag 2), numbered as `_masks` checked."""
+        from .opcodes import _OPNAME
+        code = bc.code
+        nv = len(self.variables)
+        nfree = len(code.co_freevars)
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
+                                  + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)]
+        for e in compress(range(len(where)), event_flags.translate(_SECOND)):
+            i = where[e]
+            name = _OPNAME[bc.opcodes[i]]
+            if name == "MAKE_CELL":     # reads the argument a cell parameter wraps
+                m = 1 << bc.args[i]
+                gens[e] = m if self.variables[bc.args[i]] in params else 0
+                kills[e] = m
+            elif name == "COPY_FREE_VARS":      # the free variables are numbered last
+                kills[e] = ((1 << nfree) - 1) << (nv - nfree)
+            elif bc.argval(i) in _INTROSPECTION:    # LOAD_GLOBAL, LOAD_NAME
+                gens[e] = (1 << nv) - 1
 
     @property
     def _index(self) -> dict[int, int]:
@@ -208,42 +313,52 @@ class Liveness:
 
     _block_at_list = None
 
-    def _summaries(self) -> dict[int, tuple[int, int]]:
-        """Per block (G, K) with ``live_in = G | (live_out & ~K) | live_in(handler)``;
-        only the instructions that touch a variable take part."""
-        gens, kills, where = self._gen, self._kill, self._where
-        out = {}
-        block_kill = self.block_kill
-        empty = (0, 0)
-        for b, blk in self.cfg.blocks.items():
-            lo = blk.first
-            a = bisect_left(where, lo)
-            z = bisect_left(where, blk.stop, a)
-            if a == z:
-                out[b] = empty
-                block_kill[b] = 0
-                continue
-            g = k = 0
-            for j in reversed(where[a:z]):
-                g = gens[j] | (g & ~kills[j])
-                k = kills[j] | k
-            out[b] = (g, k & ~g)
-            block_kill[b] = k
-        return out
-
     def _solve(self) -> None:
+        """One backward pass over the blocks in reverse offset order, each block's
+        (gen, kill) folded from its events on the way; the blocks with an edge to
+        themselves or an earlier block (loops, the odd handler placed before) then
+        go to a worklist, which iterates to the same least fixpoint."""
         blocks = self.cfg.blocks
-        if not self._where:             # nothing reads or writes a variable: all empty
-            self.bits_in = dict.fromkeys(blocks, 0)
-            self.bits_out = dict.fromkeys(blocks, 0)
-            self.block_kill = dict.fromkeys(blocks, 0)
-            return
-        summary = self._summaries()
-        live_in = {b: 0 for b in blocks}
-        live_out = {b: 0 for b in blocks}
-        handler = {b: (blk.handler.target if blk.handler is not None else None)
-                   for b, blk in blocks.items()}
-        work = list(blocks)             # offset order; popped from the end = backward
+        gens, kills, where = self._gen, self._kill, self._where
+        if len(blocks) == 1:
+            (b, blk), = blocks.items()
+            if not blk.succs:           # most code objects: live-in is what the block reads
+                g, k = _fold(gens, kills, 0, len(where))
+                self.bits_in = {b: g}
+                self.bits_out = {b: 0}
+                self.block_kill = {b: k}
+                return
+        # the dicts are made in offset order (as the results are listed), filled backward
+        self.bits_in = live_in = dict.fromkeys(blocks, 0)
+        self.bits_out = live_out = dict.fromkeys(blocks, 0)
+        self.block_kill = block_kill = dict.fromkeys(blocks, 0)
+        summary = {}
+        back = []
+        z = len(where)
+        for b, blk in reversed(blocks.items()):
+            out = 0
+            for s in blk.succs:
+                out |= live_in[s]
+                if s <= b:              # not final yet: revisit b in the worklist
+                    back.append(b)
+            a = bisect_left(where, blk.first, 0, z)
+            if a == z:
+                g = k = 0
+            else:
+                g, k = _fold(gens, kills, a, z)
+                z = a
+                block_kill[b] = k
+            summary[b] = (g, k)
+            live_out[b] = out
+            h = blk.handler
+            live_in[b] = g | (out & ~k) if h is None else g | (out & ~k) | live_in[h.target]
+        if back:
+            self._iterate(summary, back)
+
+    def _iterate(self, summary: dict[int, tuple[int, int]], work: list[int]) -> None:
+        """Worklist iteration from the state of the first pass, starting at `work`."""
+        blocks = self.cfg.blocks
+        live_in, live_out = self.bits_in, self.bits_out
         queued = set(work)
         while work:
             b = work.pop()
@@ -255,16 +370,15 @@ class Liveness:
             live_out[b] = out
             g, k = summary[b]
             new = g | (out & ~k)
-            h = handler[b]
+            h = blk.handler
             if h is not None:
-                new |= live_in[h]
+                new |= live_in[h.target]
             if new != live_in[b]:
                 live_in[b] = new
                 for p in blk.preds:
                     if p not in queued:
                         queued.add(p)
                         work.append(p)
-        self.bits_in, self.bits_out = live_in, live_out
 
     # -- per instruction ------------------------------------------------------
     def _befores(self, b: int) -> list[int]:
@@ -272,14 +386,18 @@ class Liveness:
         out = self._per_block.get(b)
         if out is None:
             blk = self.cfg.blocks[b]
-            n = blk.size
-            i = blk.first
+            first = blk.first
             exc = self.bits_in[blk.handler.target] if blk.handler is not None else 0
             live = self.bits_out[b]
-            out = [0] * n
-            gens, kills = self._gen, self._kill
-            for j in range(n - 1, -1, -1):
-                live = gens[i + j] | (live & ~kills[i + j]) | exc
+            out = [0] * blk.size
+            gens, kills, where = self._gen, self._kill, self._where
+            a = bisect_left(where, first)
+            e = bisect_left(where, blk.stop, a) - 1     # the block's last event
+            for j in range(blk.size - 1, -1, -1):
+                if e >= a and where[e] == first + j:
+                    live = gens[e] | (live & ~kills[e])
+                    e -= 1
+                live |= exc
                 out[j] = live
             self._per_block[b] = out
         return out

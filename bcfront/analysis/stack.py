@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import accumulate
-from operator import attrgetter, sub
+from operator import attrgetter, lt, sub
 
 from .cfg import CFG
 from .decode import PY, Instr
@@ -339,13 +339,92 @@ class StackInfo:
         self.depth: list[int] = [-1] * len(effects)
         self.depth_in: dict[int, int] = {}
         self.max_depth = 0
-        if cfg.blocks:
-            self._simulate()
+        if cfg.blocks and not self._simulate_fast():
+            self._simulate()        # the careful walk, and its error messages
 
     @property
     def index(self) -> dict[int, int]:
         """offset -> instruction position (the bytecode's)."""
         return self._bytecode.index
+
+    def _simulate_fast(self) -> bool:
+        """Depths of the whole function from one running sum; False (nothing set) if a
+        pop underflows or two paths disagree, for `_simulate` to say where.
+
+        `ds` sums the net effects in layout order, as if every block fell through to
+        the next; a reachable block's depths are ``ds`` plus its `delta` (entry depth
+        minus ``ds`` at its first instruction).  A fall-through keeps the delta, so
+        only jumps and handlers need arithmetic, and the per-instruction depths come
+        from one more running sum whose terms change at the blocks that shift it.
+        """
+        cfg, effects = self.cfg, self.effects
+        blocks = cfg.blocks
+        nets = list(map(_NET, effects))
+        ds = list(accumulate(nets, initial=0))
+        if len(blocks) == 1:        # most code objects: no edges to follow
+            (b, blk), = blocks.items()
+            if blk.succs:
+                return False        # a loop onto itself: the general walk checks it
+            ds.pop()
+            if any(map(lt, ds, map(_POPS, effects))):   # a pop below the bottom
+                return False
+            self.depth = ds
+            self.depth_in = {b: 0}
+            self.max_depth = max(ds)
+            return True
+        delta = {cfg.entry: 0}
+        get = delta.get
+        kinds = cfg.out_kinds
+        for b in cfg.rpo:           # a block's first predecessor in RPO order comes first
+            blk = blocks[b]
+            d = get(b)
+            if d is None:
+                return False
+            for dst, kind in zip(blk.succs, kinds[b]):
+                if kind == "fallthrough":
+                    nd = d
+                elif kind == "exception":
+                    nd = blk.handler.handler_depth - ds[blocks[dst].first]
+                else:
+                    i = blk.stop - 1
+                    eff = effects[i]
+                    nd = ds[i] + d - eff.pops + len(eff.jump) - ds[blocks[dst].first]
+                old = get(dst)
+                if old is None:
+                    delta[dst] = nd
+                elif old != nd:
+                    return False
+        return self._depths(ds, nets, delta)
+
+    def _depths(self, ds, nets, delta) -> bool:
+        """Per-instruction depths from the running sum `ds` and each block's `delta`."""
+        blocks = self.cfg.blocks
+        depth_in = self.depth_in
+        unreachable = []
+        prev = 0
+        for b, blk in blocks.items():
+            d = delta.get(b)
+            if d is None:
+                unreachable.append(blk)
+                continue
+            first = blk.first
+            depth_in[b] = ds[first] + d
+            if d != prev:           # shift the running sum from this block on
+                nets[first - 1] += d - prev
+                prev = d
+        depth = list(accumulate(nets, initial=0))
+        depth.pop()
+        pops = map(_POPS, self.effects)
+        if unreachable:
+            pops = list(pops)
+            for blk in unreachable:     # -1, and a check that always passes
+                depth[blk.first:blk.stop] = pops[blk.first:blk.stop] = [-1] * blk.size
+        if any(map(lt, depth, pops)):
+            self.depth_in = {}
+            return False
+        self.depth = depth
+        self.max_depth = max(depth)
+        return True
 
     def _simulate(self) -> None:
         cfg, effects, depth = self.cfg, self.effects, self.depth
