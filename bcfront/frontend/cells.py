@@ -19,62 +19,12 @@ attributes of its own (``functools.wraps``) stays identity-guarded.
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
 
 from ..errors import UnsupportedError
-from .sources import CellSource, Ref, Source, attr_source, item_source
+from .sources import (CellFilledSource, CellSource, PlainFunctionSource, Ref, attr_source,
+                      item_source)
 from .tracer import SymbolicRaise
 from .values import CellV, Const, ExceptionV, MadeFunctionV, ObjectV, SuperV
-
-
-@dataclass(frozen=True, slots=True)
-class CellFilledSource(Source):
-    """Whether the cell at `base` holds a value (an empty cell's ``cell_contents`` raises)."""
-    base: Source
-
-    @property
-    def root(self):
-        return self.base.root
-
-    def readable(self):
-        return f"{self.base.readable()}.cell_contents is set"
-
-    def expr(self, ns):
-        return f"{ns.const(cell_filled, 'cell_filled')}({ns.spell(self.base)})"
-
-
-@dataclass(frozen=True, slots=True)
-class PlainFunctionSource(Source):
-    """Whether the function at `base` still has the given names and module and no attributes
-    of its own (what a `MadeFunctionV` answers without looking at the object)."""
-    base: Source
-    name: str
-    qualname: str
-    module: object
-
-    @property
-    def root(self):
-        return self.base.root
-
-    def readable(self):
-        return f"{self.base.readable()} named {self.qualname!r} in {self.module!r}, no attributes"
-
-    def expr(self, ns):
-        return (f"{ns.const(plain_function, 'plain_function')}({ns.spell(self.base)}, {self.name!r}, "
-                f"{self.qualname!r}, {ns.const(self.module) if not isinstance(self.module, str) else repr(self.module)})")
-
-
-def plain_function(fn, name, qualname, module) -> bool:
-    return (fn.__name__ == name and fn.__qualname__ == qualname and fn.__module__ == module
-            and not fn.__dict__)
-
-
-def cell_filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True
 
 
 def input_cell(tx, cell, source, name: str) -> CellV:

@@ -15,15 +15,15 @@ import types
 from ..errors import UnsupportedError
 from . import objects
 from .iteration import Exhausted, get_iter, iter_items, next_value
-from .ops import (CMP_DUNDER, COMPARE, REFLECTED_CMP, _all_known, _is_notimpl, _user_class, fold,
-                  hkey, raise_, truth)
+from .ops import (CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, fold, hkey, is_notimpl,
+                  is_user_class, raise_, truth)
 from .values import Const, DictV, DictViewV, ListV, ObjectV, SetV, TensorV, TupleV, Value
 
 
 def compare(tx, opname: str, a: Value, b: Value) -> Value:
     fn = COMPARE[opname]
     if isinstance(a, TensorV) or isinstance(b, TensorV):
-        if not (_user_class(a) or _user_class(b)):
+        if not (is_user_class(a) or is_user_class(b)):
             from . import torch_calls
             return torch_calls.call_operator(tx, fn, [a, b])
     if isinstance(a, Const) and isinstance(b, Const):
@@ -51,7 +51,7 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
         m = objects.lookup_dunder(x, n)
         if m is not None:
             r = objects.call(tx, m, [x, y], {})
-            if not _is_notimpl(r):
+            if not is_notimpl(r):
                 return r
     if _c_level_dunder(a, name) or _c_level_dunder(b, REFLECTED_CMP[name]):
         # a user subclass of a builtin (int, str, IntEnum) compares in C: run it natively (O24)
@@ -60,7 +60,7 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
         same = is_same(a, b, tx)
         if same is not None:
             return Const(same if fn is operator.eq else not same)
-    if fn not in (operator.eq, operator.ne) and _all_known(a, b):
+    if fn not in (operator.eq, operator.ne) and all_known(a, b):
         raise_(TypeError, f"'{opname}' not supported between instances of "
                           f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
     raise UnsupportedError("unsupported-operator", f"{opname} on {a.describe()} and {b.describe()}")

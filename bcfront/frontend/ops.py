@@ -100,7 +100,7 @@ def is_python_const(v: Value) -> bool:
 
 def binary(tx, fn, a: Value, b: Value) -> Value:
     if isinstance(a, TensorV) or isinstance(b, TensorV):
-        if not (_user_class(a) or _user_class(b)):
+        if not (is_user_class(a) or is_user_class(b)):
             from . import torch_calls
             return torch_calls.call_operator(tx, fn, [a, b])
     inplace = fn in INPLACE_TO_BINARY
@@ -123,19 +123,19 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
             m = objects.lookup_dunder(a, f"__i{name}__")
             if m is not None:
                 r = objects.call(tx, m, [a, b], {})
-                if not _is_notimpl(r):
+                if not is_notimpl(r):
                     return r
         m = objects.lookup_dunder(a, f"__{name}__")
         if m is not None:
             r = objects.call(tx, m, [a, b], {})
-            if not _is_notimpl(r):
+            if not is_notimpl(r):
                 return r
         m = objects.lookup_dunder(b, f"__r{name}__")
         if m is not None:
             r = objects.call(tx, m, [b, a], {})
-            if not _is_notimpl(r):
+            if not is_notimpl(r):
                 return r
-        if _all_known(a, b):
+        if all_known(a, b):
             raise_(TypeError, binary_error(fn, a.python_type(), b.python_type()))
     raise UnsupportedError("unsupported-operator",
                            f"{getattr(fn, '__name__', fn)} on {a.describe()} and {b.describe()}")
@@ -170,15 +170,18 @@ def binary_error(fn, ta, tb) -> str:
     return f"unsupported operand type(s) for {name}: '{ta.__name__}' and '{tb.__name__}'"
 
 
-def _is_notimpl(v) -> bool:
+def is_notimpl(v) -> bool:
+    """Whether `v` is the constant NotImplemented (a binary dunder declined)."""
     return isinstance(v, Const) and v.value is NotImplemented
 
 
-def _user_class(v) -> bool:
+def is_user_class(v) -> bool:
+    """Whether `v` is an instance of a user-defined class (its dunders may run user code)."""
     return isinstance(v, NewObjectV) or (isinstance(v, ObjectV) and objects.is_user_instance(v.obj))
 
 
-def _all_known(*vals) -> bool:
+def all_known(*vals) -> bool:
+    """Whether every value is fully known at trace time (constants and containers of them)."""
     return all(isinstance(v, (Const, ListV, TupleV, DictV, SetV, NewObjectV)) for v in vals)
 
 

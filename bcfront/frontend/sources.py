@@ -54,6 +54,16 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class DerivedSource(Source):
+    """A source read from another one, `base`: it has base's root."""
+    base: Source
+
+    @property
+    def root(self):
+        return self.base.root
+
+
+@dataclass(frozen=True, slots=True)
 class LocalSource(Source):
     name: str
 
@@ -117,13 +127,8 @@ class ConstSource(Source):
 
 
 @dataclass(frozen=True, slots=True)
-class AttrSource(Source):
-    base: Source
+class AttrSource(DerivedSource):
     attr: str
-
-    @property
-    def root(self):
-        return self.base.root
 
     def readable(self):
         b = self.base.readable()
@@ -137,14 +142,9 @@ class AttrSource(Source):
 
 
 @dataclass(frozen=True, slots=True)
-class ItemSource(Source):
+class ItemSource(DerivedSource):
     """``base[key]`` for a constant key (an int, str, or an object held by identity)."""
-    base: Source
     key: object
-
-    @property
-    def root(self):
-        return self.base.root
 
     def _key(self, spell):
         k = self.key.obj if isinstance(self.key, Ref) else self.key
@@ -158,20 +158,15 @@ class ItemSource(Source):
 
 
 @dataclass(frozen=True, slots=True)
-class ModuleAttrSource(Source):
+class ModuleAttrSource(DerivedSource):
     """An nn.Module attribute stored in one of its dicts (`_parameters`, `_buffers`, `_modules`).
 
     Reads it from that dict directly: what ``module.name`` returns when the
     name is not in the instance ``__dict__`` (guarded by the module's type and
     the module's own dict layout), without nn.Module.__getattr__'s cost.
     """
-    base: Source
     where: str
     name: str
-
-    @property
-    def root(self):
-        return self.base.root
 
     def readable(self):
         b = self.base.readable()
@@ -182,12 +177,7 @@ class ModuleAttrSource(Source):
 
 
 @dataclass(frozen=True, slots=True)
-class TypeSource(Source):
-    base: Source
-
-    @property
-    def root(self):
-        return self.base.root
+class TypeSource(DerivedSource):
 
     def readable(self):
         return f"type({self.base.readable()})"
@@ -209,16 +199,51 @@ def item_source(base: Source | None, key) -> Source | None:
 
 
 @dataclass(frozen=True, slots=True)
-class ReduceSource(Source):
+class ReduceSource(DerivedSource):
     """``base.__reduce__()``: how a builtin iterator's state (sequence, position) is read."""
-    base: Source
-
-    @property
-    def root(self):
-        return self.base.root
 
     def readable(self):
         return f"{self.base.readable()}.__reduce__()"
 
     def expr(self, ns):
         return f"{ns.spell(self.base)}.__reduce__()"
+
+
+@dataclass(frozen=True, slots=True)
+class CellFilledSource(DerivedSource):
+    """Whether the cell at `base` holds a value (an empty cell's ``cell_contents`` raises)."""
+
+    def readable(self):
+        return f"{self.base.readable()}.cell_contents is set"
+
+    def expr(self, ns):
+        return f"{ns.const(cell_filled, 'cell_filled')}({ns.spell(self.base)})"
+
+
+@dataclass(frozen=True, slots=True)
+class PlainFunctionSource(DerivedSource):
+    """Whether the function at `base` still has the given names and module and no attributes
+    of its own (what a `MadeFunctionV` answers without looking at the object)."""
+    name: str
+    qualname: str
+    module: object
+
+    def readable(self):
+        return f"{self.base.readable()} named {self.qualname!r} in {self.module!r}, no attributes"
+
+    def expr(self, ns):
+        return (f"{ns.const(plain_function, 'plain_function')}({ns.spell(self.base)}, {self.name!r}, "
+                f"{self.qualname!r}, {ns.const(self.module) if not isinstance(self.module, str) else repr(self.module)})")
+
+
+def plain_function(fn, name, qualname, module) -> bool:
+    return (fn.__name__ == name and fn.__qualname__ == qualname and fn.__module__ == module
+            and not fn.__dict__)
+
+
+def cell_filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
