@@ -240,6 +240,18 @@ class Builder:
                         stk[d:d + n] = range(nv, nv + n)
                         nv += n
                     continue
+                if k == 0 and (i != last or eff.jump == eff.fall):
+                    # moves some inputs (COPY, SWAP, LIST_APPEND, ...): as in `step`
+                    base = d - eff.pops
+                    inputs = stk[base:d]
+                    news = range(nv, nv + eff.news)
+                    nv += eff.news
+                    results = tuple([news[o] if o >= 0 else inputs[~o] for o in eff.fall])
+                    for j in eff.moved:
+                        stk[base + j] = results[j]
+                    special[i] = (inputs if eff.reads_all else [inputs[u] for u in eff.uses],
+                                  news, results)
+                    continue
                 if k == 1:                 # a load of a local pushes the local's value
                     var = var_of[args[i]]
                     if var >= 0:
@@ -445,22 +457,24 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
     local_mask = _local_mask(live)
     bits_in = live.bits_in
     frontier = bd.frontier
-    # only the blocks with a dominance frontier, and the protected ones, can place a
-    # phi with their definitions; only blocks in a frontier, handlers and branch
-    # targets can receive one
-    need = {b for b, f in frontier.items() if f}
-    for srcs in exc_preds.values():
-        need.update(srcs)
-    # the variables wanted at such a block: live locals, slots below its entry depth
+    # the variables wanted at a block that can receive a phi (in a frontier, a handler;
+    # branch targets below): live locals, slots below `dep` (its entry depth)
     wanted = {}
-    reach = 0                           # slots below this are wanted somewhere
+    slot_depth = {}
     for b in set().union(handlers, *frontier.values()):
         entry = handlers.get(b)
-        dep = entry.depth if entry is not None else depth_in[b]
+        dep = slot_depth[b] = entry.depth if entry is not None else depth_in[b]
         wanted[b] = (bits_in[b] & local_mask) | (((1 << dep) - 1) << nbits)
-        if dep > reach:
-            reach = dep
-    written, jump_diff = _written(bd, deepest, min(deepest, reach), nbits, local_mask, need)
+    # only the blocks with a dominance frontier, and the protected ones, can place a
+    # phi with their definitions; of the slots they change only those below the
+    # deepest one wanted where they place phis matter
+    need = {b: max(map(slot_depth.__getitem__, f)) for b, f in frontier.items() if f}
+    for h, srcs in exc_preds.items():
+        dep = slot_depth[h]
+        for b in srcs:
+            if need.get(b, -1) < dep:
+                need[b] = dep
+    written, jump_diff = _written(bd, deepest, nbits, local_mask, need)
     for b, _ in jump_diff:
         if b not in wanted:
             wanted[b] = (bits_in[b] & local_mask) | (((1 << depth_in[b]) - 1) << nbits)
@@ -517,12 +531,11 @@ def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
     return out
 
 
-def _written(bd: Builder, deepest: int, reach: int, nbits: int, local_mask: int,
-             need: set):
-    """Per block of `need`, the mask of the variables it writes (locals it kills, slots
-    below `reach` whose content changes: no other slot is wanted at a frontier or a
-    handler); and (target, slot mask) for the branches whose taken side leaves slots
-    (below `deepest`) differently from the fall-through."""
+def _written(bd: Builder, deepest: int, nbits: int, local_mask: int, need: dict):
+    """Per block b of `need`, the mask of the variables it writes (locals it kills,
+    slots below ``need[b]`` whose content changes); and (target, slot mask) for the
+    branches whose taken side leaves slots (below `deepest`) differently from the
+    fall-through."""
     cfg, st, live = bd.cfg, bd.stack, bd.live
     blocks = cfg.blocks
     block_kill = live.block_kill
@@ -539,7 +552,8 @@ def _written(bd: Builder, deepest: int, reach: int, nbits: int, local_mask: int,
         i -= 1
         eff = effects[i]
         jumps = eff.jump != eff.fall
-        if not jumps and (not reach or b not in need):
+        reach = need.get(b, 0)
+        if not jumps and not reach:
             continue
         lo = blk.first
         din = depth_in[b]
@@ -568,7 +582,7 @@ def _written(bd: Builder, deepest: int, reach: int, nbits: int, local_mask: int,
             target = targets[i]
             if diff and target is not None and target in depth_in:
                 jump_diff.append((target, diff << nbits))
-        if m and b in need:
+        if m and reach:
             written[b] = written.get(b, 0) | (m << nbits)
     return written, jump_diff
 
