@@ -51,7 +51,7 @@ class Builder:
     jump_override = None            # (block, {var: value along its last branch's jump})
     phi_at: dict = {}               # block -> {var: its phi}
     handlers: dict = {}             # handler block -> its exception entry
-    feeds: frozenset = frozenset()  # blocks with a successor that has phis
+    feeds: dict = {}                # block -> its out-edges to blocks with phis
 
     def __init__(self, ssa: SSA, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.ssa, self.idom, self.frontier = ssa, idom, frontier
@@ -140,8 +140,9 @@ class Builder:
             if h is not None and b in idom:
                 handlers[h.target] = h
                 exc_preds.setdefault(h.target, []).append(b)
-        self.in_pos: dict[int, dict] = {}
-        self.phi_at, self.feeds = {}, set()
+        # block -> the (phi block, edge kind, argument position) of its out-edges
+        self.phi_at, self.feeds = {}, {}
+        feeds = self.feeds
         phi_edges = ssa._phi_edges
         names = self.locals
         nloc = self.nloc
@@ -151,8 +152,8 @@ class Builder:
             edges = phi_edges[b] = tuple(
                 (p, k) for p in dict.fromkeys(blocks[b].preds) if p in idom
                 for s, k in zip(blocks[p].succs, kinds[p]) if s == b)
-            self.in_pos[b] = {edge: i for i, edge in enumerate(edges)}
-            self.feeds.update(p for p, _ in edges)
+            for pos, (p, k) in enumerate(edges):
+                feeds.setdefault(p, []).append((b, k, pos))
             for var in vs:
                 table[var] = self.new("phi", names[var] if var < nloc else var - nloc, b,
                                       None, [None] * len(edges))
@@ -189,7 +190,7 @@ class Builder:
         stack_in = ssa._stack_in
         ops, args, offsets = self.bc.opcodes, self.bc.args, self.bc.offsets
         effects, depth = self.stack.effects, self.stack.depth
-        var_of, names = self.var_of_arg, self.locals
+        var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
         nv = self.nv
         prev = None
         while work:
@@ -204,8 +205,14 @@ class Builder:
                     old = log.pop()
                     loc[log.pop()] = old
             order.append(b)
-            if b in phi_at:
-                self.enter_phis(phi_at[b])
+            phis = phi_at.get(b)
+            if phis is not None:
+                for var, phi in phis.items():
+                    if var < nloc:
+                        log += (var, loc[var])
+                        loc[var] = phi
+                    else:
+                        stk[var - nloc] = phi
             if b in handlers:
                 self.enter_handler(b, handlers[b])
             stack_in[b] = tuple(stk[:depth_in[b]])
@@ -296,14 +303,6 @@ class Builder:
             exit_mark[b] = len(self.log)
             work.extend(reversed(kids))
         return b
-
-    def enter_phis(self, phis: dict) -> None:
-        nloc, stk = self.nloc, self.stk
-        for var, phi in phis.items():
-            if var < nloc:
-                self.set(var, phi)
-            else:
-                stk[var - nloc] = phi
 
     def enter_handler(self, b: int, entry) -> None:
         hv = []
@@ -406,16 +405,11 @@ class Builder:
 
     def phi_args(self, b: int) -> None:
         """Fill this block's argument of the phis of its successors."""
-        phi_at = self.phi_at
+        phi_at, recs, nloc, loc, stk = self.phi_at, self.recs, self.nloc, self.loc, self.stk
         jump_override = self.jump_override     # set by this block's last instruction?
         jump_override = jump_override[1] if jump_override and jump_override[0] == b else None
-        recs, get = self.recs, self.get
-        for dst, kind in zip(self.cfg.blocks[b].succs, self.cfg.out_kinds[b]):
-            phis = phi_at.get(dst)
-            if phis is None:
-                continue
-            pos = self.in_pos[dst][(b, kind)]
-            for var, phi in phis.items():
+        for dst, kind, pos in self.feeds[b]:
+            for var, phi in phi_at[dst].items():
                 if kind == "exception":
                     val = self.catch_vals.get(var)
                     if val is None:
@@ -424,7 +418,7 @@ class Builder:
                         and var in jump_override:
                     val = jump_override[var]
                 else:
-                    val = get(var)
+                    val = loc[var] if var < nloc else stk[var - nloc]
                 recs[~phi][4][pos] = val
 
     def catch_value(self, var: int, b: int) -> int:
