@@ -25,6 +25,7 @@ see), goes through `Builder.step`.
 """
 from __future__ import annotations
 
+from itertools import compress
 from operator import attrgetter, sub
 from typing import TYPE_CHECKING
 
@@ -188,8 +189,8 @@ class Builder:
         phi_at, handlers, feeds = self.phi_at, self.handlers, self.feeds
         depth_in = self.stack.depth_in
         stack_in = ssa._stack_in
-        ops, args, offsets = self.bc.opcodes, self.bc.args, self.bc.offsets
-        effects, depth = self.stack.effects, self.stack.depth
+        args, offsets = self.bc.args, self.bc.offsets
+        effs, depth = _marked(self.bc.opcodes, self.stack.effects), self.stack.depth
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
         nv = self.nv
         prev = None
@@ -219,7 +220,7 @@ class Builder:
             blk = blocks[b]
             lo, hi = blk.first, blk.stop
             h = blk.handler
-            kind_of = _KIND
+            tracking = False
             if h is not None and h.target in phi_at:
                 # a handler that sees a change here: track what it can see
                 self.nv = nv
@@ -229,12 +230,11 @@ class Builder:
                     nv = self.nv
                     prev = self.after(b, children[b], stack_exit, exit_mark, work)
                     continue
-                kind_of = _KIND_TRACKED
+                tracking = True
             starts[b] = (len(flat), nv)
             last = hi - 1
-            for i, op, eff, d in zip(range(lo, hi), ops[lo:hi], effects[lo:hi], depth[lo:hi]):
-                k = kind_of[op]
-                if k == 0 and eff.plain:
+            for i, eff, d in zip(range(lo, hi), effs[lo:hi], depth[lo:hi]):
+                if eff.plain:
                     p = eff.pops
                     if p:
                         d -= p
@@ -247,7 +247,21 @@ class Builder:
                         stk[d:d + n] = range(nv, nv + n)
                         nv += n
                     continue
-                if k == 0 and (i != last or eff.jump == eff.fall):
+                if eff is _LOAD:           # a load of a local pushes the local's value
+                    var = var_of[args[i]]
+                    if var >= 0:
+                        stk[d] = special[i] = loc[var]
+                        continue
+                elif eff is _STORE:        # a store to a local (as `_h_store_fast`)
+                    var = var_of[args[i]]
+                    if var >= 0 and not tracking:
+                        v = stk[d - 1]
+                        recs.append(("store", names[var], b, offsets[i], (v,)))
+                        log += (var, loc[var])
+                        loc[var] = r = -len(recs)
+                        special[i] = ((v,), (r,), ())
+                        continue
+                elif eff is not _OTHER and (i != last or eff.jump == eff.fall):
                     # moves some inputs (COPY, SWAP, LIST_APPEND, ...): as in `step`
                     base = d - eff.pops
                     inputs = stk[base:d]
@@ -259,24 +273,10 @@ class Builder:
                     special[i] = (inputs if eff.reads_all else [inputs[u] for u in eff.uses],
                                   news, results)
                     continue
-                if k == 1:                 # a load of a local pushes the local's value
-                    var = var_of[args[i]]
-                    if var >= 0:
-                        stk[d] = special[i] = loc[var]
-                        continue
-                elif k == 3:               # a store to a local (as `_h_store_fast`)
-                    var = var_of[args[i]]
-                    if var >= 0:
-                        v = stk[d - 1]
-                        recs.append(("store", names[var], b, offsets[i], (v,)))
-                        log += (var, loc[var])
-                        loc[var] = r = -len(recs)
-                        special[i] = ((v,), (r,), ())
-                        continue
                 self.nv = nv
                 self.step(b, i, i == last)
                 nv = self.nv
-            if kind_of is _KIND_TRACKED:
+            if tracking:
                 self.nv = nv
                 self.phi_args(b)
                 self.track = self.track_last = None
@@ -712,9 +712,30 @@ def _local_ops() -> list:
 
 
 _LOCAL_OPS = _local_ops()
-# opcode byte -> 0 (touches no fast local), 1 (LOAD_FAST, LOAD_FAST_CHECK), 3
-# (STORE_FAST), 2 (another handler of `_LOCAL_OPS`): the renaming loop's dispatch; in a
-# tracked block stores go through `Builder.step` (which tracks them)
+# opcode byte -> 1 (LOAD_FAST, LOAD_FAST_CHECK) if it is one of `_LOCAL_OPS`, else 0
 _KIND = bytes(0 if h is None else 1 if h is _h_load_fast else 3 if h is _h_store_fast else 2
               for h in _LOCAL_OPS)
-_KIND_TRACKED = _KIND.replace(b"\x03", b"\x02")
+_IS_LOCAL = bytes(min(k, 1) for k in _KIND)
+
+
+class _Mark:
+    """Stands for the `Effect` of an instruction on fast locals in `_marked`."""
+    __slots__ = ()
+    plain = False
+
+
+_LOAD, _STORE, _OTHER = _Mark(), _Mark(), _Mark()
+_MARKS = (None, _LOAD, _OTHER, _STORE)      # by `_KIND`
+
+
+def _marked(ops: bytes, effects: list) -> list:
+    """`effects` with the instructions on fast locals replaced by a `_Mark` (`_LOAD`,
+    `_STORE`, `_OTHER`), so the renaming loop dispatches on one column: its common
+    case, a plain instruction that touches no local, is the one with ``eff.plain``."""
+    at = list(compress(range(len(ops)), ops.translate(_IS_LOCAL)))
+    if not at:
+        return effects
+    effects = effects[:]
+    for i in at:
+        effects[i] = _MARKS[_KIND[ops[i]]]
+    return effects
