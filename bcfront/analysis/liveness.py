@@ -29,6 +29,7 @@ Python ints; per-instruction sets are derived on demand, block by block.
 from __future__ import annotations
 
 from bisect import bisect_left
+from functools import cached_property
 from itertools import compress
 from typing import NamedTuple
 
@@ -117,7 +118,7 @@ _PER_CODE = ("MAKE_CELL", "COPY_FREE_VARS", "LOAD_GLOBAL", "LOAD_NAME")
 
 
 def _event_flags() -> tuple[bytes, bytes]:
-    """opcode byte -> 1 if its masks come from `_GENS`/`_KILLS`, 2 if they depend on the code,
+    """opcode byte -> 1 if its masks come from `_MASKS`, 2 if they depend on the code,
     0 if it touches no variable (for bytes.translate).  The second table leaves out
     the global loads: events only when the code names an introspection builtin."""
     from .opcodes import _OPNAME
@@ -156,22 +157,18 @@ def _unit_masks(key) -> tuple[int, int]:
 
 
 class _MaskTable(dict):
-    """Code unit -> one of its `_unit_masks` (0: gen, 1: kill), filled on first use: a
-    function's masks are then C-level maps over its units (`Liveness` checks that
-    the code numbers its variables as `variables`)."""
-
-    def __init__(self, which: int):
-        super().__init__()
-        self.which = which
+    """Code unit -> its `_unit_masks`, filled on first use: a function's masks are then
+    one C-level map over its units (`Liveness` checks that the code numbers its
+    variables as `variables`)."""
 
     def __missing__(self, key):
-        mask = _unit_masks(key)[self.which]
+        masks = _unit_masks(key)
         if len(self) < 100_000:
-            self[key] = mask
-        return mask
+            self[key] = masks
+        return masks
 
 
-_GENS, _KILLS = _MaskTable(0), _MaskTable(1)
+_MASKS = _MaskTable()
 
 
 def gen_kill(bc, bit: dict[str, int], all_bits: int,
@@ -218,12 +215,12 @@ def _numbered_alike(code, variables) -> bool:
     return False
 
 
-def _fold(gens, kills, a: int, z: int) -> tuple[int, int]:
-    """(gen, kill) of the events a..z-1 in sequence: kill is everything they write."""
+def _fold(masks) -> tuple[int, int]:
+    """(gen, kill) of a sequence of events' (gen, kill): kill is everything they write."""
     g = k = 0
-    for j in range(z - 1, a - 1, -1):
-        g = gens[j] | (g & ~kills[j])
-        k |= kills[j]
+    for gm, km in reversed(masks):
+        g = gm | (g & ~km)
+        k |= km
     return g, k
 
 
@@ -239,45 +236,57 @@ class Liveness:
         bc = cfg.bytecode
         code = bc.code
         self.variables, self.kinds = variables_of(code)
-        nv = len(self.variables)
-        self.bit = dict(zip(self.variables, _powers(nv)))
-        self._per_block: dict[int, list[int]] = {}
-        self._names: dict[int, frozenset[str]] = {}
-        self.bits_in: dict[int, int] = {}
-        self.bits_out: dict[int, int] = {}
-        self.block_kill: dict[int, int] = {}    # block -> every variable it writes
-        # the events: positions of the instructions that touch a variable, and their masks
+        # the events: the instructions that touch a variable (flag 1 or 2), their masks
         ops = bc.opcodes
-        flags = ops.translate(_FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names)
-                              else _FLAGS)
-        self._where = where = list(compress(range(len(ops)), flags))
+        self._flags = flags = ops.translate(
+            _FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names) else _FLAGS)
+        blocks = cfg.blocks
+        if len(blocks) == 1 and 2 not in flags and not (code.co_cellvars or code.co_freevars):
+            (b, blk), = blocks.items()
+            if not blk.succs:   # most code objects: live-in is what the block reads
+                g, k = _fold(list(map(_MASKS.__getitem__, compress(bc.units, flags))))
+                self.bits_in = {b: g}
+                self.bits_out = {b: 0}
+                self.block_kill = {b: k}
+                return
+        where, masks = self._events()
         if where:
-            self._gen, self._kill = self._masks(bc, flags, where, nv)
-            self._solve()
+            self._solve(where, masks)
         else:                           # nothing reads or writes a variable: all empty
-            self._gen = self._kill = []
-            blocks = cfg.blocks
             self.bits_in = dict.fromkeys(blocks, 0)
             self.bits_out = dict.fromkeys(blocks, 0)
             self.block_kill = dict.fromkeys(blocks, 0)
 
-    def _masks(self, bc, flags: bytes, where: list[int], nv: int) -> tuple[list[int], list[int]]:
-        """(gen, kill) of each event, in `where` order."""
-        code = bc.code
-        if (code.co_cellvars or code.co_freevars) and not _numbered_alike(code, self.variables):
-            # the tables number variables by oparg: a code object whose fast locals are
-            # numbered otherwise than `variables` takes every event from the rules
-            gens, kills = gen_kill(bc, self.bit, (1 << nv) - 1, where)
-            return [gens[i] for i in where], [kills[i] for i in where]
-        units = list(compress(bc.units, flags))
-        gens = list(map(_GENS.__getitem__, units))
-        kills = list(map(_KILLS.__getitem__, units))
-        if 2 in flags:                  # events whose masks depend on the code object
-            self._per_code(bc, bytes(compress(flags, flags)), where, gens, kills)
-        return gens, kills
+    _per_block = _names = _where = _masks = None      # built on first use
 
-    def _per_code(self, bc, event_flags: bytes, where, gens, kills) -> None:
-        """Fill in the masks of the `_PER_CODE` events (flag 2), numbered as `_masks` checked."""
+    @cached_property
+    def bit(self) -> dict[str, int]:
+        """variable name -> its mask."""
+        return dict(zip(self.variables, _powers(len(self.variables))))
+
+    def _events(self) -> tuple[list[int], list[tuple[int, int]]]:
+        """Positions of the events and their (gen, kill) masks (computed once)."""
+        if self._where is not None:
+            return self._where, self._masks
+        bc = self.cfg.bytecode
+        code = bc.code
+        flags = self._flags
+        self._where = where = list(compress(range(len(flags)), flags))
+        if (code.co_cellvars or code.co_freevars) and not _numbered_alike(code, self.variables):
+            # the table numbers variables by oparg: a code object whose fast locals are
+            # numbered otherwise than `variables` takes every event from the rules
+            nv = len(self.variables)
+            gens, kills = gen_kill(bc, self.bit, (1 << nv) - 1, where)
+            masks = [(gens[i], kills[i]) for i in where]
+        else:
+            masks = list(map(_MASKS.__getitem__, compress(bc.units, flags)))
+            if 2 in flags:              # events whose masks depend on the code object
+                self._per_code(bc, bytes(compress(flags, flags)), where, masks)
+        self._masks = masks
+        return where, masks
+
+    def _per_code(self, bc, event_flags: bytes, where, masks) -> None:
+        """Fill in the masks of the `_PER_CODE` events (flag 2), numbered as `_events` checked."""
         from .opcodes import _OPNAME
         code = bc.code
         nv = len(self.variables)
@@ -289,12 +298,11 @@ class Liveness:
             name = _OPNAME[bc.opcodes[i]]
             if name == "MAKE_CELL":     # reads the argument a cell parameter wraps
                 m = 1 << bc.args[i]
-                gens[e] = m if self.variables[bc.args[i]] in params else 0
-                kills[e] = m
+                masks[e] = (m if self.variables[bc.args[i]] in params else 0, m)
             elif name == "COPY_FREE_VARS":      # the free variables are numbered last
-                kills[e] = ((1 << nfree) - 1) << (nv - nfree)
+                masks[e] = (0, ((1 << nfree) - 1) << (nv - nfree))
             elif bc.argval(i) in _INTROSPECTION:    # LOAD_GLOBAL, LOAD_NAME
-                gens[e] = (1 << nv) - 1
+                masks[e] = ((1 << nv) - 1, 0)
 
     @property
     def _index(self) -> dict[int, int]:
@@ -313,26 +321,16 @@ class Liveness:
 
     _block_at_list = None
 
-    def _solve(self) -> None:
+    def _solve(self, where, masks) -> None:
         """One backward pass over the blocks in reverse offset order, each block's
         (gen, kill) folded from its events on the way; the blocks with an edge to
         themselves or an earlier block (loops, the odd handler placed before) then
         go to a worklist, which iterates to the same least fixpoint."""
         blocks = self.cfg.blocks
-        gens, kills, where = self._gen, self._kill, self._where
-        if len(blocks) == 1:
-            (b, blk), = blocks.items()
-            if not blk.succs:           # most code objects: live-in is what the block reads
-                g, k = _fold(gens, kills, 0, len(where))
-                self.bits_in = {b: g}
-                self.bits_out = {b: 0}
-                self.block_kill = {b: k}
-                return
         # the dicts are made in offset order (as the results are listed), filled backward
         self.bits_in = live_in = dict.fromkeys(blocks, 0)
         self.bits_out = live_out = dict.fromkeys(blocks, 0)
         self.block_kill = block_kill = dict.fromkeys(blocks, 0)
-        summary = {}
         back = []
         z = len(where)
         for b, blk in reversed(blocks.items()):
@@ -345,20 +343,20 @@ class Liveness:
             if a == z:
                 g = k = 0
             else:
-                g, k = _fold(gens, kills, a, z)
+                g, k = _fold(masks[a:z])
                 z = a
                 block_kill[b] = k
-            summary[b] = (g, k)
             live_out[b] = out
             h = blk.handler
             live_in[b] = g | (out & ~k) if h is None else g | (out & ~k) | live_in[h.target]
         if back:
-            self._iterate(summary, back)
+            self._iterate(where, masks, back)
 
-    def _iterate(self, summary: dict[int, tuple[int, int]], work: list[int]) -> None:
+    def _iterate(self, where, masks, work: list[int]) -> None:
         """Worklist iteration from the state of the first pass, starting at `work`."""
         blocks = self.cfg.blocks
         live_in, live_out = self.bits_in, self.bits_out
+        summary = {}            # block -> its (gen, kill), folded again on first visit
         queued = set(work)
         while work:
             b = work.pop()
@@ -368,7 +366,11 @@ class Liveness:
             for s in blk.succs:
                 out |= live_in[s]
             live_out[b] = out
-            g, k = summary[b]
+            gk = summary.get(b)
+            if gk is None:
+                a = bisect_left(where, blk.first)
+                gk = summary[b] = _fold(masks[a:bisect_left(where, blk.stop, a)])
+            g, k = gk
             new = g | (out & ~k)
             h = blk.handler
             if h is not None:
@@ -383,23 +385,27 @@ class Liveness:
     # -- per instruction ------------------------------------------------------
     def _befores(self, b: int) -> list[int]:
         """live-before masks of block `b`'s instructions, computed once per block."""
-        out = self._per_block.get(b)
+        per_block = self._per_block
+        if per_block is None:
+            per_block = self._per_block = {}
+        out = per_block.get(b)
         if out is None:
             blk = self.cfg.blocks[b]
             first = blk.first
             exc = self.bits_in[blk.handler.target] if blk.handler is not None else 0
             live = self.bits_out[b]
             out = [0] * blk.size
-            gens, kills, where = self._gen, self._kill, self._where
+            where, masks = self._events()
             a = bisect_left(where, first)
             e = bisect_left(where, blk.stop, a) - 1     # the block's last event
             for j in range(blk.size - 1, -1, -1):
                 if e >= a and where[e] == first + j:
-                    live = gens[e] | (live & ~kills[e])
+                    gm, km = masks[e]
+                    live = gm | (live & ~km)
                     e -= 1
                 live |= exc
                 out[j] = live
-            self._per_block[b] = out
+            per_block[b] = out
         return out
 
     def live_before_bits(self, offset: int) -> int:
@@ -418,10 +424,13 @@ class Liveness:
     # -- names ----------------------------------------------------------------
     def names(self, mask: int) -> frozenset[str]:
         """The variable names of a mask."""
-        out = self._names.get(mask)
+        cache = self._names
+        if cache is None:
+            cache = self._names = {}
+        out = cache.get(mask)
         if out is None:
             out = frozenset(n for n, m in self.bit.items() if mask & m)
-            self._names[mask] = out
+            cache[mask] = out
         return out
 
     def live_in(self, block: int) -> frozenset[str]:

@@ -336,10 +336,12 @@ class StackInfo:
         else:
             effects = [effect_of(ins, version) for ins in bc.instructions]
         self.effects: list[Effect] = effects
+        if cfg.blocks and self._simulate_fast(cfg, effects):
+            return
         self.depth: list[int] = [-1] * len(effects)
         self.depth_in: dict[int, int] = {}
         self.max_depth = 0
-        if cfg.blocks and not self._simulate_fast():
+        if cfg.blocks:
             self._simulate()        # the careful walk, and its error messages
 
     @property
@@ -347,7 +349,7 @@ class StackInfo:
         """offset -> instruction position (the bytecode's)."""
         return self._bytecode.index
 
-    def _simulate_fast(self) -> bool:
+    def _simulate_fast(self, cfg, effects) -> bool:
         """Depths of the whole function from one running sum; False (nothing set) if a
         pop underflows or two paths disagree, for `_simulate` to say where.
 
@@ -357,7 +359,6 @@ class StackInfo:
         only jumps and handlers need arithmetic, and the per-instruction depths come
         from one more running sum whose terms change at the blocks that shift it.
         """
-        cfg, effects = self.cfg, self.effects
         blocks = cfg.blocks
         nets = list(map(_NET, effects))
         ds = list(accumulate(nets, initial=0))
@@ -399,7 +400,7 @@ class StackInfo:
     def _depths(self, ds, nets, delta) -> bool:
         """Per-instruction depths from the running sum `ds` and each block's `delta`."""
         blocks = self.cfg.blocks
-        depth_in = self.depth_in
+        depth_in = {}
         unreachable = []
         prev = 0
         for b, blk in blocks.items():
@@ -420,9 +421,9 @@ class StackInfo:
             for blk in unreachable:     # -1, and a check that always passes
                 depth[blk.first:blk.stop] = pops[blk.first:blk.stop] = [-1] * blk.size
         if any(map(lt, depth, pops)):
-            self.depth_in = {}
             return False
         self.depth = depth
+        self.depth_in = depth_in
         self.max_depth = max(depth)
         return True
 
