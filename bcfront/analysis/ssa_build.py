@@ -216,22 +216,20 @@ class Builder:
                         stk[var - nloc] = phi
             if b in handlers:
                 self.enter_handler(b, handlers[b])
-            stack_in[b] = tuple(stk[:depth_in[b]])
+            din = depth_in[b]
+            stack_in[b] = tuple(stk[:din]) if din else ()
             blk = blocks[b]
             lo, hi = blk.first, blk.stop
             h = blk.handler
+            starts[b] = (len(flat), nv)
             tracking = False
             if h is not None and h.target in phi_at:
                 # a handler that sees a change here: track what it can see
+                tracking = True
                 self.nv = nv
                 if not self.start_tracking(b, blk, phi_at[h.target]):
-                    self.phi_args(b)
-                    self.track = self.track_last = None
                     nv = self.nv
-                    prev = self.after(b, children[b], stack_exit, exit_mark, work)
-                    continue
-                tracking = True
-            starts[b] = (len(flat), nv)
+                    hi = lo                  # it renamed the block itself
             last = hi - 1
             for i, eff, d in zip(range(lo, hi), effs[lo:hi], depth[lo:hi]):
                 if eff.plain:
@@ -285,8 +283,9 @@ class Builder:
                 self.phi_args(b)
             kids = children[b]
             if kids:
-                stack_exit[b] = stk[:]
-                exit_mark[b] = len(log)
+                if len(kids) > 1:            # (the first child finds the state here)
+                    stack_exit[b] = stk[:]
+                    exit_mark[b] = len(log)
                 work.extend(reversed(kids))
             prev = b
         self.nv = nv
@@ -295,14 +294,6 @@ class Builder:
             for v in ids:
                 if None in recs[~v][4]:
                     raise AssertionError(f"a phi at block {b} lacks an argument")
-
-    def after(self, b, kids, stack_exit, exit_mark, work) -> int:
-        """What `walk` does after renaming block `b`; returns `b`."""
-        if kids:
-            stack_exit[b] = self.stk[:]
-            exit_mark[b] = len(self.log)
-            work.extend(reversed(kids))
-        return b
 
     def enter_handler(self, b: int, entry) -> None:
         hv = []
@@ -349,7 +340,6 @@ class Builder:
         if not slots or min(map(sub, st.depth[lo:hi], map(_POPS, st.effects[lo:hi]))) \
                 > max(slots):
             return True
-        self.ssa._starts[b] = (len(self.flat), self.nv)
         last = hi - 1
         step = self.step
         for i in range(lo, hi):
