@@ -68,9 +68,10 @@ class Builder:
         self.lid = lid = dict(zip(locs, range(nloc)))
         # a local-variable opcode's arg -> SSA local id, -1 for a cell or free variable
         # (cells and free variables numbered after the locals, for 3.13's LOAD_FAST)
-        self.var_of_arg = var_of = [lid.get(m, -1) for m in map(self.local,
-                                                                 range(len(code.co_varnames)))]
-        var_of += [-1] * (len(code.co_cellvars) + len(code.co_freevars))
+        # (`co_varnames` builds a new tuple on every access: the names come from the arg)
+        self.varnames = names = list(map(self.local, range(code.co_nlocals)))
+        self.var_of_arg = var_of = [lid.get(m, -1) for m in names]
+        var_of += [-1] * len(liveness.variables)   # at least the cells and free variables
         self.loc: list = [None] * nloc
         self.stk: list = [None] * (stack.max_depth + 1)
         self.log: list = []
@@ -308,7 +309,7 @@ class Builder:
         code, cfg, live = self.code, self.cfg, self.live
         nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
             + bool(code.co_flags & 0x08)
-        params = code.co_varnames[:nargs]
+        params = self.varnames[:nargs]
         self.cell_params: dict[str, int] = {}
         entry = self.ssa._entry
         b = cfg.entry
@@ -442,23 +443,28 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
     bits_in = live.bits_in
     frontier = bd.frontier
     # the variables wanted at a block that can receive a phi (in a frontier, a handler;
-    # branch targets below): live locals, slots below `dep` (its entry depth)
+    # branch targets below): live locals, slots below its entry depth
     wanted = {}
-    slot_depth = {}
     for b in set().union(handlers, *frontier.values()):
         entry = handlers.get(b)
-        dep = slot_depth[b] = entry.depth if entry is not None else depth_in[b]
+        dep = entry.depth if entry is not None else depth_in[b]
         wanted[b] = (bits_in[b] & local_mask) | (((1 << dep) - 1) << nbits)
     # only the blocks with a dominance frontier, and the protected ones, can place a
-    # phi with their definitions; of the slots they change only those below the
-    # deepest one wanted where they place phis matter
-    need = {b: max(map(slot_depth.__getitem__, f)) for b, f in frontier.items() if f}
+    # phi with their definitions, and only for the variables wanted where they place
+    # it: block -> those variables
+    need = {}
+    for b, f in frontier.items():
+        m = 0
+        for y in f:
+            m |= wanted[y]
+        if m:
+            need[b] = m
     for h, srcs in exc_preds.items():
-        dep = slot_depth[h]
-        for b in srcs:
-            if need.get(b, -1) < dep:
-                need[b] = dep
-    written, jump_diff = _written(bd, deepest, nbits, local_mask, need)
+        m = wanted[h]
+        if m:
+            for b in srcs:
+                need[b] = need.get(b, 0) | m
+    written, jump_diff = _written(bd, deepest, nbits, need)
     for b, _ in jump_diff:
         if b not in wanted:
             wanted[b] = (bits_in[b] & local_mask) | (((1 << depth_in[b]) - 1) << nbits)
@@ -515,15 +521,14 @@ def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
     return out
 
 
-def _written(bd: Builder, deepest: int, nbits: int, local_mask: int, need: dict):
-    """Per block b of `need`, the mask of the variables it writes (locals it kills,
-    slots below ``need[b]`` whose content changes); and (target, slot mask) for the
-    branches whose taken side leaves slots (below `deepest`) differently from the
-    fall-through."""
+def _written(bd: Builder, deepest: int, nbits: int, need: dict):
+    """Per block b of `need`, the mask of the variables of ``need[b]`` it writes (locals
+    it kills, slots whose content changes); and (target, slot mask) for the branches
+    whose taken side leaves slots (below `deepest`) differently from the fall-through."""
     cfg, st, live = bd.cfg, bd.stack, bd.live
     blocks = cfg.blocks
     block_kill = live.block_kill
-    written = {b: km for b in need if (km := block_kill[b] & local_mask)}
+    written = {b: km for b, m in need.items() if (km := block_kill[b] & m)}
     jump_diff = []
     if not deepest:
         return written, jump_diff
@@ -536,7 +541,7 @@ def _written(bd: Builder, deepest: int, nbits: int, local_mask: int, need: dict)
         i -= 1
         eff = effects[i]
         jumps = eff.jump != eff.fall
-        reach = need.get(b, 0)
+        reach = (need.get(b, 0) >> nbits).bit_length()    # the slots below it matter
         if not jumps and not reach:
             continue
         lo = blk.first
