@@ -60,22 +60,25 @@ class Builder:
         self.cfg = cfg = ssa.cfg
         self.bc = bc = cfg.bytecode
         self.code = code = bc.code
-        self.local = code._varname_from_oparg   # a local-variable opcode's arg -> name
         self.flat, self.recs, self.special = ssa._flat, ssa._recs, ssa._special
         kinds = liveness.kinds
-        self.locals = locs = [v for v in liveness.variables if kinds[v] == "local"]
+        # (`co_varnames` is the locals' names in arg order, built afresh on each access)
+        self.varnames = names = code.co_varnames
+        self.locals = locs = [v for v in names if kinds[v] == "local"]
         self.nloc = nloc = len(locs)
         self.lid = lid = dict(zip(locs, range(nloc)))
         # a local-variable opcode's arg -> SSA local id, -1 for a cell or free variable
         # (cells and free variables numbered after the locals, for 3.13's LOAD_FAST)
-        # (`co_varnames` builds a new tuple on every access: the names come from the arg)
-        self.varnames = names = list(map(self.local, range(code.co_nlocals)))
         self.var_of_arg = var_of = [lid.get(m, -1) for m in names]
         var_of += [-1] * len(liveness.variables)   # at least the cells and free variables
         self.loc: list = [None] * nloc
         self.stk: list = [None] * (stack.max_depth + 1)
         self.log: list = []
         self.nv = 0                          # the next op value id
+
+    def local(self, arg: int) -> str:
+        """The name a local-variable opcode's arg stands for."""
+        return self.code._varname_from_oparg(arg)
 
     def new(self, kind: str, var, b: int, offset, args=()) -> int:
         """A new value record; its id."""
