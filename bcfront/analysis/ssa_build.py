@@ -130,9 +130,21 @@ class Builder:
         self.make_entry()
         # one block entered only at the start (most code objects): no phis to place
         if len(idom) > 1 or blk.handler is not None or entry in blk.preds:
-            self.place()
+            if any(self.frontier.values()) or self.has_edge_phis():
+                self.place()
         self.walk()
         self.ssa._nops = self.nv
+
+    def has_edge_phis(self) -> bool:
+        """Whether some block has a handler or ends in a branch whose taken side pushes
+        differently: the phis that blocks without a dominance frontier can get."""
+        blocks, effects = self.cfg.blocks, self.stack.effects
+        for b in self.idom:
+            blk = blocks[b]
+            eff = effects[blk.stop - 1]
+            if blk.handler is not None or eff.jump != eff.fall:
+                return True
+        return False
 
     def place(self) -> None:
         """Phi values (argument lists still empty) for every block that needs some."""
