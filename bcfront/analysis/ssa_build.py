@@ -351,10 +351,17 @@ class Builder:
         lo, hi = blk.first, blk.stop
         nloc = self.nloc
         slots = [v - nloc for v in wanted if v >= nloc]
+        if not slots:
+            return True
         st = self.stack
-        # an instruction changes no slot below the base of its inputs
-        if not slots or min(map(sub, st.depth[lo:hi], map(_POPS, st.effects[lo:hi]))) \
-                > max(slots):
+        top = max(slots) + 1
+        # an instruction changes no slot below the base of its inputs; when none
+        # reaches down to a wanted slot, or those that do leave them as they are,
+        # stack slots need no tracking
+        if min(map(sub, st.depth[lo:hi], map(_POPS, st.effects[lo:hi]))) >= top:
+            return True
+        changed = _entry_slots_changed(st.effects, st.depth, lo, hi, top)
+        if not any(changed >> s & 1 for s in slots):
             return True
         last = hi - 1
         step = self.step
@@ -592,7 +599,8 @@ def _written(bd: Builder, deepest: int, nbits: int, need: dict):
 
 
 def _entry_slots_changed(effects, depth, lo: int, hi: int, lim: int) -> int:
-    """The mask of the slots below `lim` that instructions [lo, hi) change."""
+    """The mask of the slots below `lim` that instructions [lo, hi) change (any time,
+    the last instruction's fall-through included)."""
     m = 0
     for k in range(lo, hi):
         eff = effects[k]
