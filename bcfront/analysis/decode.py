@@ -93,17 +93,20 @@ This module holds the instruction model (`Instr`, `ExceptionEntry`,
 from __future__ import annotations
 
 import bisect
+import dis
+import re
 import types
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import add, itemgetter
+from itertools import accumulate, compress, repeat
+from operator import add
 from typing import NamedTuple
 
 from ..errors import BcfrontError
-from .opcodes import (_ARGREPR, _BRANCH_RENAME, _CACHES, _CONDITIONAL, _EXTENDED_ARG,  # noqa: F401
-                      _EXTENDED_ARG_BYTE, _JUMP_OPS, _KIND, _KIND_REPR, _OP, _OPNAME, _RESUME,
-                      _SHARED, _SIZE, _TERMINATORS, _UNCONDITIONAL, _UNITS, K_CONST, K_INT,
-                      K_LOCAL, PY, SUPPORTED, _argval, _new)
+from .opcodes import (_ARGREPR, _ARGS, _BRANCH_RENAME, _CACHES, _CMP_SHIFT,  # noqa: F401
+                      _CONDITIONAL, _EXTENDED_ARG, _EXTENDED_ARG_BYTE, _JUMP_OPS, _KIND,
+                      _KIND_OF, _KIND_REPR, _LOW_NIBBLE, _OP, _OPNAME, _RESUME, _SHARED, _SIZE,
+                      _SIZE2, _TERMINATORS, _UNCONDITIONAL, _UNITS, K_CONST, K_INT, K_LOCAL,
+                      K_NAME, K_NAME1, K_NAME2, K_PAIR, PY, SUPPORTED, _argval, _new)
 from .versions import PROLOGUE as _PROLOGUE
 from .versions import guess_version
 
@@ -382,10 +385,6 @@ def _instructions(code: types.CodeType) -> tuple[Instr, ...]:
     return tuple(out)
 
 
-_ARG_OF = itemgetter(2)
-_DELTA_OF = itemgetter(3)
-
-
 def _decode(code: types.CodeType) -> Bytecode:
     raw = code.co_code
     if len(raw) & 1:
@@ -393,27 +392,158 @@ def _decode(code: types.CodeType) -> Bytecode:
     n = len(raw) >> 1
     _check_line_table(code, n)
     ops = raw[0::2]
-    if _EXTENDED_ARG_BYTE not in ops:
-        # co_code zeroes every inline cache unit and no instruction has opcode 0
-        # (CACHE), so the instructions are exactly the units with a non-zero opcode
-        # byte -- provided their sizes add up to the whole, which is checked
-        opbytes = bytes(compress(ops, ops))
-        if sum(opbytes.translate(_SIZE)) == n:
-            starts = list(compress(range(0, 2 * n, 2), ops))
-            words = list(compress(memoryview(raw).cast("H"), ops))
-            infos = list(map(_UNITS.__getitem__, words))
-            _check_args(code, map(_UNITS.__getitem__, set(words)))
-            args = list(map(_ARG_OF, map(_FIRST, infos)))
-            targets = [None] * len(starts)
-            for m in _JUMP_OPS.finditer(opbytes):
-                i = m.start()
-                targets[i] = starts[i] + infos[i][3]
-            return Bytecode(code, starts, opbytes, args, targets, 2 * n,
-                            parse_exception_table(code), PY, words)
+    # co_code zeroes every inline cache unit and no instruction has opcode 0 (CACHE),
+    # so the instructions (and EXTENDED_ARG prefixes) are exactly the units with a
+    # non-zero opcode byte -- provided their sizes add up to the whole, which is checked
+    opbytes = ops.translate(None, b"\0")
+    if sum(opbytes.translate(_SIZE)) == n:
+        starts = list(compress(range(0, 2 * n, 2), ops))
+        words = list(compress(memoryview(raw).cast("H"), ops))
+        if _EXTENDED_ARG_BYTE not in opbytes:
+            return _decode_plain(code, raw, ops, opbytes, starts, words)
+        bc = _decode_extended(code, raw, ops, opbytes, starts, words)
+        if bc is not None:
+            return bc
     return _decode_prefixed(code, raw, n)
 
 
-_FIRST = itemgetter(0)
+def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
+    """The columns of bytecode without EXTENDED_ARG, each mapped in C."""
+    args = list(map(_ARGS.__getitem__, words))  # ValueError: no such opcode
+    if not _args_fit(code, ops, raw[1::2]):
+        _check_args(code, map(_UNITS.__getitem__, set(words)))  # raises, saying which
+    targets = [None] * len(starts)
+    if _JUMP_OPS.search(opbytes):
+        for m in _JUMP_OPS.finditer(opbytes):
+            i = m.start()
+            targets[i] = starts[i] + _UNITS[words[i]][3]
+    return Bytecode(code, starts, opbytes, args, targets, len(raw), parse_exception_table(code),
+                    PY, words)
+
+
+def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
+    """The columns of bytecode with EXTENDED_ARG prefixes (big functions), folding each
+    run of prefixes into the instruction after it; the result is the careful walk's
+    (`_decode_prefixed`), which the caller runs instead where this returns None: on
+    anything unusual, so that the walk raises its own error."""
+    # the walk steps from each instruction to the unit after its caches: it meets
+    # the non-zero units only if each one starts where the previous one's caches end
+    steps = list(accumulate(opbytes.translate(_SIZE2), initial=0))
+    steps.pop()
+    if steps != starts:
+        return None
+    try:
+        args = list(map(_ARGS.__getitem__, words))      # None for the prefixes
+        folded: dict[int, tuple] = {}   # position of a prefixed instruction -> _UNITS entry
+        prefixes: dict[int, int] = {}   # offset of a prefix -> the instruction's offset
+        for m in _EXTENDED_ARG_RUN.finditer(opbytes):
+            i, j = m.span()
+            arg = 0
+            for off in starts[i:j + 1]:                 # IndexError: prefixes at the end
+                arg = arg << 8 | raw[off + 1]
+            info = folded[j] = _UNITS[(opbytes[j], arg)]
+            args[j] = info[0][2]
+            prefixes.update(dict.fromkeys(starts[i:j], starts[j]))
+        if not _args_fit(code, ops, raw[1::2]):        # the prefixed ones' low bytes,
+            return None
+        _check_args(code, folded.values())             # and their whole arguments
+        targets = [None] * len(starts)
+        for m in _JUMP_OPS.finditer(opbytes):
+            i = m.start()
+            t = starts[i] + (folded[i] if i in folded else _UNITS[words[i]])[3]
+            targets[i] = prefixes.get(t, t)
+        table = _fold_table(parse_exception_table(code), prefixes)
+    except (IndexError, ValueError, KeyError, TypeError):
+        return None
+    keep = opbytes.translate(_NOT_EXTENDED_ARG)
+    args = list(compress(args, keep))
+    opbytes = opbytes.translate(None, _EXTENDED_ARG_BYTE)
+    return Bytecode(code, list(compress(starts, keep)), opbytes, args,
+                    list(compress(targets, keep)), len(raw), table, PY)
+
+
+_EXTENDED_ARG_RUN = re.compile(re.escape(_EXTENDED_ARG_BYTE) + b"+")
+_NOT_EXTENDED_ARG = bytes(c != _EXTENDED_ARG for c in range(256))
+
+
+def _args_fit(code: types.CodeType, ops: bytes, argbytes: bytes) -> bool:
+    """Whether the argval of every instruction resolves in this code object (what
+    `_check_args` checks, without saying which fails), for bytecode whose arguments
+    are bytes (no EXTENDED_ARG).
+
+    `ops` and `argbytes` are the opcode and argument bytes of every code unit (a
+    cache unit has opcode 0, whose kind takes no argument).  An argument fits if it
+    is below its kind's limit (the length of the table it indexes, scaled by the
+    kind's shift), that is if it plus the kind's room (256 minus the limit) stays
+    below 256: the rooms of all units are one translate of their kinds, and the sums
+    are one addition of two big integers whose 16-bit lanes hold the two bytes, a
+    lane reaching 256 where an argument does not fit.  A few C calls, whatever the
+    length of the code.
+    """
+    kinds = ops.translate(_KIND_OF)
+    nc, nn, nl = len(code.co_consts), len(code.co_names), _fast_locals(code)
+    if nl is None:
+        return False
+    # a room of 256 does not fit in a byte: an empty table fails any use of it
+    if not nc and K_CONST in kinds or not nl and (K_LOCAL in kinds or K_PAIR in kinds) \
+            or not nn and (K_NAME in kinds or K_NAME1 in kinds or K_NAME2 in kinds):
+        return False
+    rc = 256 - nc if 0 < nc < 256 else 0    # the rooms of the kinds that index tables
+    rn = 256 - nn if 0 < nn < 256 else 0
+    rn1 = 256 - 2 * nn if 0 < nn < 128 else 0
+    rn2 = 256 - 4 * nn if 0 < nn < 64 else 0
+    rl = 256 - nl if 0 < nl < 256 else 0
+    rp = 256 - 16 * nl if 0 < nl < 16 else 0
+    rooms = bytes((0, 0, rc, rn, rn1, rn2, rl, rp, 0, 0, _CMP_ROOM, 0, 252, 0)) + _PADDING
+    if _overflows(argbytes, kinds.translate(rooms)):
+        return False
+    if nl < 16 and K_PAIR in kinds:     # a pair's second local is its low nibble
+        return not _overflows(argbytes.translate(_LOW_NIBBLE), kinds.translate(_PAIR_ROOMS[nl]))
+    return True
+
+
+def _overflows(a: bytes, b: bytes) -> bool:
+    """Whether a[i] + b[i] >= 256 for some i (two equal-length byte strings), in C: each
+    byte widened to a 16-bit lane of a big integer, one addition, then the high bytes."""
+    n = len(a)
+    wide_a, wide_b = bytearray(2 * n), bytearray(2 * n)
+    wide_a[0::2] = a
+    wide_b[0::2] = b
+    total = int.from_bytes(wide_a, "little") + int.from_bytes(wide_b, "little")
+    return total.to_bytes(2 * n, "little")[1::2].count(0) != n
+
+
+# rooms by kind, in `opcodes.K_*` order: none (0) for the kinds that index no table, a
+# comparison's index below len(dis.cmp_op), a conversion's below 4 (room 252); the kinds
+# are below 14, the rest of the translate table is padding
+_CMP_ROOM = 256 - min(len(dis.cmp_op) << _CMP_SHIFT, 256)
+_PADDING = bytes(256 - 14)
+# fewer than 16 locals -> the rooms of a pair's low nibble (the other kinds: none)
+_PAIR_ROOMS = [bytes(256 - nl if k == K_PAIR else 0 for k in range(256)) for nl in range(1, 17)]
+_PAIR_ROOMS.insert(0, None)
+
+
+def _fast_locals(code: types.CodeType) -> int | None:
+    """How many names the fast-locals table has (locals, then cells and free variables),
+    which Python does not expose; None if neither way of counting them fits it."""
+    n = code.co_nlocals
+    if _table_ends(code, n):    # no cells and no free variables: the usual case
+        return n
+    n += len(code.co_freevars) + len(set(code.co_cellvars).difference(code.co_varnames))
+    return n if _table_ends(code, n) else None
+
+
+def _table_ends(code: types.CodeType, n: int) -> bool:
+    """Whether the fast-locals table has exactly n names."""
+    return (n == 0 or _has_local(code, n - 1)) and not _has_local(code, n)
+
+
+def _has_local(code: types.CodeType, k: int) -> bool:
+    try:
+        code._varname_from_oparg(k)
+    except IndexError:
+        return False
+    return True
 
 
 def _check_args(code, infos) -> None:
@@ -446,9 +576,18 @@ def _decode_prefixed(code, raw, n) -> Bytecode:
     if prefixes:
         get = prefixes.get
         targets = [t if t is None else get(t, t) for t in targets]
-        table = tuple(ExceptionEntry(get(e.start, e.start), e.end, get(e.target, e.target),
-                                     e.depth, e.lasti) for e in table)
+        table = _fold_table(table, prefixes)
     return Bytecode(code, offsets, bytes(opcodes), args, targets, 2 * n, table, PY)
+
+
+def _fold_table(table: tuple[ExceptionEntry, ...], prefixes: dict[int, int]):
+    """The exception table with entries that start or jump at an EXTENDED_ARG prefix
+    moved to the instruction it extends."""
+    if not prefixes:
+        return table
+    get = prefixes.get
+    return tuple(ExceptionEntry(get(e.start, e.start), e.end, get(e.target, e.target),
+                                e.depth, e.lasti) for e in table)
 
 
 def _decode_columns(code, raw, ops, positions) -> tuple[Instr, ...] | None:
@@ -554,17 +693,17 @@ def _check(bc: Bytecode) -> str | None:
     ops, offsets = bc.opcodes, bc.offsets
     if not ops:
         return "empty bytecode"
-    for k, op in enumerate(ops):
-        if _OPNAME[op] not in _PROLOGUE:
-            if op != _RESUME:
-                return f"no RESUME after the prologue (found {_OPNAME[op]} at offset {offsets[k]})"
-            break
-    else:
+    k = _PROLOGUE_RUN.match(ops).end()    # the prologue's opcodes, then RESUME
+    if k == len(ops):
         return "no RESUME instruction"
+    if ops[k] != _RESUME:
+        return f"no RESUME after the prologue (found {_OPNAME[ops[k]]} at offset {offsets[k]})"
     if PY == (3, 11):
         problem = _check_caches_311(bc)
         if problem:
             return problem
+    if not bc.exception_table and not _JUMP_OPS.search(ops):
+        return None     # no jump and no table entry: nothing else can point anywhere
     starts = set(offsets)
     targets = set(bc.targets)
     targets.discard(None)
@@ -577,6 +716,11 @@ def _check(bc: Bytecode) -> str | None:
         if e.start not in starts or e.target not in starts or not (e.start < e.end <= end):
             return f"exception-table entry {e} does not fit the instructions"
     return None
+
+
+# A run of opcodes that may precede RESUME (`versions.PROLOGUE`), matched in C.
+_PROLOGUE_RUN = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c, name in enumerate(_OPNAME)
+                                           if name in _PROLOGUE) + b"]*")
 
 
 def _check_caches_311(bc: Bytecode) -> str | None:
@@ -600,6 +744,8 @@ def _check_caches_311(bc: Bytecode) -> str | None:
 def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:
     """Decode `co_exceptiontable` (varint-encoded, in code units) with exclusive ends."""
     data = code.co_exceptiontable
+    if not data:
+        return ()
     pos, n = 0, len(data)
     vals = []
     while pos < n:  # six bits per byte, bit 6 = more follows, bit 7 marks an entry start

@@ -144,8 +144,22 @@ class _UnitInfo(dict):
         return info
 
 
+class _UnitArgs(dict):
+    """Plain code unit -> its arg as dis reports it (None for an opcode without one,
+    and for EXTENDED_ARG, which the decoder folds into the next instruction), so that
+    `decode` maps a whole function's units to their args in C.  A miss asks `_UNITS`,
+    which raises ValueError for an opcode that does not exist."""
+
+    def __missing__(self, key):
+        info = _UNITS[key]
+        arg = self[key] = None if info is None else info[0][2]
+        return arg
+
+
 _UNITS = _UnitInfo()
 _SHARED: dict[int, tuple] = {}    # plain code unit -> _UNITS[unit][0] (the Instr tail)
+_ARGS = _UnitArgs()               # plain code unit -> arg
+_SIZE2 = bytes(2 + 2 * c for c in _CACHES)       # bytes per instruction, by opcode byte
 _new = tuple.__new__
 _EXTENDED_ARG_BYTE = bytes([_EXTENDED_ARG])
 _BIG_ENDIAN = sys.byteorder == "big"
@@ -183,6 +197,9 @@ _RARE_ARGVAL = {
     K_PAIR: _pair,
 }
 
+
+_KIND_OF = bytes(_KIND)                  # opcode byte -> kind, a translate table
+_LOW_NIBBLE = bytes(b & 15 for b in range(256))
 
 
 # -- argrepr -------------------------------------------------------------------
