@@ -321,23 +321,24 @@ class Builder:
         self.ssa._handler_values[b] = hv
 
     def make_entry(self) -> None:
-        code, cfg, live = self.code, self.cfg, self.live
+        """The entry values: each local's (a parameter, or unbound), each cell
+        parameter's (records made inline, as `new` would)."""
+        code, live = self.code, self.live
         nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
             + bool(code.co_flags & 0x08)
         params = self.varnames[:nargs]
-        self.cell_params: dict[str, int] = {}
-        entry = self.ssa._entry
-        b = cfg.entry
-        loc, lid, kinds = self.loc, self.lid, live.kinds
+        self.cell_params = cell_params = {}
+        entry, recs, loc, lid, kinds = self.ssa._entry, self.recs, self.loc, self.lid, live.kinds
+        b = self.cfg.entry
         for n in live.variables:
             kind = kinds[n]
             if kind == "local":
-                v = self.new("param" if n in params else "undef", n, b, None)
-                loc[lid[n]] = v
+                recs.append(("param" if n in params else "undef", n, b, None, ()))
+                loc[lid[n]] = v = -len(recs)
                 entry.append(v)
             elif kind == "cell" and n in params:
-                v = self.new("param", n, b, None)
-                self.cell_params[n] = v
+                recs.append(("param", n, b, None, ()))
+                cell_params[n] = v = -len(recs)
                 entry.append(v)
 
     # -- renaming: protected blocks and the instructions `walk` does not inline -------
