@@ -331,6 +331,7 @@ class Liveness:
         self.bits_in = live_in = dict.fromkeys(blocks, 0)
         self.bits_out = live_out = dict.fromkeys(blocks, 0)
         self.block_kill = block_kill = dict.fromkeys(blocks, 0)
+        summary = {}            # block -> (gen, kill), for the worklist
         back = []
         z = len(where)
         for b, blk in reversed(blocks.items()):
@@ -340,23 +341,24 @@ class Liveness:
                 if s <= b:              # not final yet: revisit b in the worklist
                     back.append(b)
             a = bisect_left(where, blk.first, 0, z)
-            if a == z:
-                g = k = 0
-            else:
-                g, k = _fold(masks[a:z])
+            g = k = 0
+            if a != z:
+                for gm, km in reversed(masks[a:z]):     # `_fold`, inline
+                    g = gm | (g & ~km)
+                    k |= km
                 z = a
                 block_kill[b] = k
+            summary[b] = (g, k)
             live_out[b] = out
             h = blk.handler
             live_in[b] = g | (out & ~k) if h is None else g | (out & ~k) | live_in[h.target]
         if back:
-            self._iterate(where, masks, back)
+            self._iterate(summary, back)
 
-    def _iterate(self, where, masks, work: list[int]) -> None:
+    def _iterate(self, summary: dict[int, tuple[int, int]], work: list[int]) -> None:
         """Worklist iteration from the state of the first pass, starting at `work`."""
         blocks = self.cfg.blocks
         live_in, live_out = self.bits_in, self.bits_out
-        summary = {}            # block -> its (gen, kill), folded again on first visit
         queued = set(work)
         while work:
             b = work.pop()
@@ -366,11 +368,7 @@ class Liveness:
             for s in blk.succs:
                 out |= live_in[s]
             live_out[b] = out
-            gk = summary.get(b)
-            if gk is None:
-                a = bisect_left(where, blk.first)
-                gk = summary[b] = _fold(masks[a:bisect_left(where, blk.stop, a)])
-            g, k = gk
+            g, k = summary[b]
             new = g | (out & ~k)
             h = blk.handler
             if h is not None:

@@ -350,22 +350,23 @@ class StackInfo:
         return self._bytecode.index
 
     def _simulate_fast(self, cfg, effects) -> bool:
-        """Depths of the whole function from one running sum; False (nothing set) if a
-        pop underflows or two paths disagree, for `_simulate` to say where.
+        """Depths of the whole function from running sums; False (nothing set) if a pop
+        underflows, two paths disagree or a block is reached only from later ones
+        (which CPython's compiler does not lay out), for `_simulate` to say where.
 
         `ds` sums the net effects in layout order, as if every block fell through to
         the next; a reachable block's depths are ``ds`` plus its `delta` (entry depth
-        minus ``ds`` at its first instruction).  A fall-through keeps the delta, so
-        only jumps and handlers need arithmetic, and the per-instruction depths come
-        from one more running sum whose terms change at the blocks that shift it.
+        minus ``ds`` at its first instruction).  The blocks are visited in layout
+        order, each one's delta known from an earlier one; a fall-through keeps the
+        delta, so only jumps and handlers need arithmetic.  The per-instruction
+        depths are one more running sum, its terms shifted where the delta changes.
         """
         blocks = cfg.blocks
-        nets = list(map(_NET, effects))
-        ds = list(accumulate(nets, initial=0))
         if len(blocks) == 1:        # most code objects: no edges to follow
             (b, blk), = blocks.items()
             if blk.succs:
                 return False        # a loop onto itself: the general walk checks it
+            ds = list(accumulate(map(_NET, effects), initial=0))
             ds.pop()
             if any(map(lt, ds, map(_POPS, effects))):   # a pop below the bottom
                 return False
@@ -373,14 +374,26 @@ class StackInfo:
             self.depth_in = {b: 0}
             self.max_depth = max(ds)
             return True
+        nets = list(map(_NET, effects))
+        ds = list(accumulate(nets, initial=0))
         delta = {cfg.entry: 0}
         get = delta.get
         kinds = cfg.out_kinds
-        for b in cfg.rpo:           # a block's first predecessor in RPO order comes first
-            blk = blocks[b]
+        depth_in = {}
+        unreachable = []
+        prev = 0
+        for b, blk in blocks.items():
             d = get(b)
             if d is None:
-                return False
+                if blk.reachable:
+                    return False
+                unreachable.append(blk)
+                continue
+            first = blk.first
+            depth_in[b] = ds[first] + d
+            if d != prev:           # shift the running sum from this block on
+                nets[first - 1] += d - prev
+                prev = d
             for dst, kind in zip(blk.succs, kinds[b]):
                 if kind == "fallthrough":
                     nd = d
@@ -395,27 +408,9 @@ class StackInfo:
                     delta[dst] = nd
                 elif old != nd:
                     return False
-        return self._depths(ds, nets, delta)
-
-    def _depths(self, ds, nets, delta) -> bool:
-        """Per-instruction depths from the running sum `ds` and each block's `delta`."""
-        blocks = self.cfg.blocks
-        depth_in = {}
-        unreachable = []
-        prev = 0
-        for b, blk in blocks.items():
-            d = delta.get(b)
-            if d is None:
-                unreachable.append(blk)
-                continue
-            first = blk.first
-            depth_in[b] = ds[first] + d
-            if d != prev:           # shift the running sum from this block on
-                nets[first - 1] += d - prev
-                prev = d
         depth = list(accumulate(nets, initial=0))
         depth.pop()
-        pops = map(_POPS, self.effects)
+        pops = map(_POPS, effects)
         if unreachable:
             pops = list(pops)
             for blk in unreachable:     # -1, and a check that always passes
