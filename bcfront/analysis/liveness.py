@@ -23,8 +23,13 @@ What reads and writes (one table, `_EVENTS`, in execution order per opcode):
   ``eval``, ``exec`` or ``super`` (zero-argument super reads the first
   argument and ``__class__`` behind the compiler's back) reads every variable.
 
-Algorithm: backward iterative dataflow over blocks with variables as bits of
-Python ints; per-instruction sets are derived on demand, block by block.
+Algorithm: backward dataflow over blocks with variable i as bit i of a Python
+int.  Each instruction's (gen, kill) masks come from a per-code-unit table
+(one C-level map per function; the few events that depend on the code object
+are patched); one pass over the blocks in reverse layout order settles every
+block that has no edge back to itself or an earlier block, and a worklist
+iterates the rest to the least fixpoint.  Per-instruction sets are derived on
+demand, block by block.
 """
 from __future__ import annotations
 
@@ -88,6 +93,8 @@ def variables_of(code) -> tuple[tuple[str, ...], dict[str, str]]:
     """All fast-local, cell and free variable names of `code`, and each one's kind."""
     # dict.fromkeys runs in C; a cell parameter keeps its place among the locals
     kinds = dict.fromkeys(code.co_varnames, "local")
+    if not (code.co_cellvars or code.co_freevars) and len(kinds) == len(code.co_varnames):
+        return code.co_varnames, kinds      # the common case: no names to merge
     if code.co_cellvars:
         kinds.update(dict.fromkeys(code.co_cellvars, "cell"))  # what it holds is a cell
     if code.co_freevars:
