@@ -364,16 +364,22 @@ class StackInfo:
         blocks = cfg.blocks
         if len(blocks) == 1:        # most code objects: no edges to follow
             (b, blk), = blocks.items()
-            if blk.succs:
-                return False        # a loop onto itself: the general walk checks it
-            ds = list(accumulate(map(_NET, effects), initial=0))
-            ds.pop()
-            if any(map(lt, ds, map(_POPS, effects))):   # a pop below the bottom
-                return False
-            self.depth = ds
-            self.depth_in = {b: 0}
-            self.max_depth = max(ds)
-            return True
+            # (one that loops onto itself is left to the careful walk)
+            return not blk.succs and self._one_block(b, effects)
+        return self._in_layout_order(cfg, effects)
+
+    def _one_block(self, b: int, effects: list[Effect]) -> bool:
+        ds = list(accumulate(map(_NET, effects), initial=0))
+        ds.pop()
+        if any(map(lt, ds, map(_POPS, effects))):   # a pop below the bottom
+            return False
+        self.depth = ds
+        self.depth_in = {b: 0}
+        self.max_depth = max(ds)
+        return True
+
+    def _in_layout_order(self, cfg, effects: list[Effect]) -> bool:
+        blocks = cfg.blocks
         nets = list(map(_NET, effects))
         ds = list(accumulate(nets, initial=0))
         delta = {cfg.entry: 0}
@@ -386,7 +392,7 @@ class StackInfo:
             d = get(b)
             if d is None:
                 if blk.reachable:
-                    return False
+                    return False    # reached only from later blocks
                 unreachable.append(blk)
                 continue
             first = blk.first
