@@ -29,6 +29,8 @@ from itertools import compress
 from operator import attrgetter, sub
 from typing import TYPE_CHECKING
 
+from .stack import Effect
+
 if TYPE_CHECKING:
     from .liveness import Liveness
     from .ssa import SSA
@@ -737,18 +739,15 @@ _KIND = bytes(0 if h is None else 1 if h is _h_load_fast else 3 if h is _h_store
 _IS_LOCAL = bytes(min(k, 1) for k in _KIND)
 
 
-class _Mark:
-    """Stands for the `Effect` of an instruction on fast locals in `_marked`."""
-    __slots__ = ()
-    plain = False
-
-
-_LOAD, _STORE, _OTHER = _Mark(), _Mark(), _Mark()
+# Stand-ins for the `Effect` of an instruction on fast locals in `_marked`: effects
+# themselves (not plain), so that ``eff.plain`` in the renaming loop always reads the
+# attribute of one type (a second type there undoes the interpreter's specialization).
+_LOAD, _STORE, _OTHER = Effect(0, (), (), (), 1), Effect(0, (), (), (), 1), Effect(0, (), (), (), 1)
 _MARKS = (None, _LOAD, _OTHER, _STORE)      # by `_KIND`
 
 
 def _marked(ops: bytes, effects: list) -> list:
-    """`effects` with the instructions on fast locals replaced by a `_Mark` (`_LOAD`,
+    """`effects` with the instructions on fast locals replaced by a mark (`_LOAD`,
     `_STORE`, `_OTHER`), so the renaming loop dispatches on one column: its common
     case, a plain instruction that touches no local, is the one with ``eff.plain``."""
     at = list(compress(range(len(ops)), ops.translate(_IS_LOCAL)))
