@@ -21,8 +21,9 @@ normal returns and explicit raises.
 from __future__ import annotations
 
 import bisect
+import re
 from functools import partial
-from itertools import compress
+from itertools import compress, count, repeat
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -91,9 +92,9 @@ class Block:
         return f"<Block {self.start}..{self.end} {self.size} instrs>"
 
 
-# How each opcode ends a block, by opcode byte: 0 it does not, 1 branch, 2 jump, 3 return,
+# How each opcode ends a block, by opcode byte: 0 it does not (falls through), 1 branch, 2 jump, 3 return,
 # 4 raise.  The regex finds the block-ending instructions of a whole function in C.
-_BRANCH, _JUMP, _RETURN, _RAISE = 1, 2, 3, 4
+_FALLS, _BRANCH, _JUMP, _RETURN, _RAISE = 0, 1, 2, 3, 4
 
 
 def _ending_table() -> bytes:
@@ -113,6 +114,23 @@ def _ending_table() -> bytes:
 
 
 _ENDS = _ending_table()
+# Opcodes that end a block, and those of them that jump or branch, as regex classes.
+_ENDERS = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256) if _ENDS[c]) + b"]")
+_JUMPERS = bytes(c for c in range(256) if _ENDS[c] in (_BRANCH, _JUMP))
+_JUMPS_OR_BRANCHES = bytes(how in (_BRANCH, _JUMP) for how in range(256))  # on _ENDS values
+_NEXT = (1).__add__
+
+
+def _positions(n: int) -> list[int]:
+    """At least the positions 0..n-1: one list of int objects shared by every CFG (picking
+    from it allocates no ints), grown on demand."""
+    have = len(_POSITIONS)
+    if n > have:
+        _POSITIONS.extend(range(have, n))
+    return _POSITIONS
+
+
+_POSITIONS: list[int] = []
 
 
 class CFG:
@@ -135,70 +153,105 @@ class CFG:
         bc = self.bytecode
         offsets = bc.offsets
         n = len(offsets)
-        targets = bc.targets
         opbytes = bc.opcodes
-        enders = list(compress(range(n), opbytes.translate(_ENDS)))
-        # positions of offsets by binary search (decode checked that every jump target
-        # and table entry lands on an instruction): cheaper than the offset index
-        # when jumps are a small part of the instructions
-        pos = partial(bisect.bisect_left, offsets)
-        leaders = {0}
-        leaders.update(i + 1 for i in enders)
-        leaders.update(map(pos, [t for t in map(targets.__getitem__, enders) if t is not None]))
-        table = sorted(self.bytecode.exception_table, key=_START)
-        for e in table:
-            leaders.add(pos(e.start))
-            leaders.add(pos(e.target))
-            leaders.add(bisect.bisect_left(offsets, e.end))  # end may be a prefix or the end
+        self.entry = entry = offsets[0]
+        if not bc.exception_table and _ENDERS.search(opbytes, 0, n - 1) is None \
+                and opbytes[-1] not in _JUMPERS:
+            self._one_block(entry, n)
+            return
+        targets = bc.targets
+        ends = opbytes.translate(_ENDS)
+        # leaders: the entry, each instruction after a block-ending one, jump targets
+        # (positions by binary search: decode checked that every jump target and table
+        # entry lands on an instruction) and the table's edges
+        leaders = set(map(_NEXT, compress(_positions(n), ends)))
+        leaders.add(0)
+        leaders.update(map(bisect.bisect_left, repeat(offsets),
+                           compress(targets, ends.translate(_JUMPS_OR_BRANCHES))))
+        table = bc.exception_table
+        if table:
+            table = sorted(table, key=_START)
+            pos = partial(bisect.bisect_left, offsets)
+            for e in table:
+                leaders.add(pos(e.start))
+                leaders.add(pos(e.target))
+                leaders.add(pos(e.end))         # end may be a prefix or the end
         leaders.discard(n)
         cuts = sorted(leaders)
         cuts.append(n)
         # Blocks in order, each with the table entry covering its first instruction (the
         # table is walked alongside) and its out-edges: the last instruction's jump, then
-        # fall-through, then the handler.
+        # fall-through, then the handler.  Predecessor lists exist before their blocks,
+        # filled as the edges are made (so in the order of their sources, then of edges).
         blocks = self.blocks
         edges = self.edges
         exit_preds = self.exit_preds
-        starts = self._starts = [offsets[i] for i in cuts[:-1]]
+        starts = self._starts = list(map(offsets.__getitem__, cuts[:-1]))
+        preds = {s: [] for s in starts}
         nxt_starts = starts[1:]
         nxt_starts.append(None)
         k, nt = 0, len(table)
+        h = None
         new = _new
+        block = _new_block
         out_kinds = self.out_kinds
-        for bi, (a, b, start, nxt) in enumerate(zip(cuts, cuts[1:], starts, nxt_starts)):
-            while k < nt and table[k].end <= start:
-                k += 1
-            h = table[k] if k < nt and table[k].start <= start else None
-            how = _ENDS[opbytes[b - 1]]
-            out = []
-            kinds = out_kinds[start] = []
-            if how == _BRANCH or how == _JUMP:
-                dst = targets[b - 1]
-                kind = "branch" if how == _BRANCH else "jump"
-                edges.append(new(Edge, (start, dst, kind)))
-                out.append(dst)
-                kinds.append(kind)
-            if how <= _BRANCH:
-                if nxt is None:
-                    exit_preds.append(start)  # falls off the end: malformed, treat as leaving
+        for bi, a, b, start, nxt in zip(count(), cuts, cuts[1:], starts, nxt_starts):
+            if nt:
+                while k < nt and table[k].end <= start:
+                    k += 1
+                h = table[k] if k < nt and table[k].start <= start else None
+            how = ends[b - 1]
+            if how == _FALLS:
+                if nxt is None:         # falls off the end: malformed, treat as leaving
+                    out, kinds = [], []
+                    exit_preds.append(start)
                 else:
+                    out, kinds = [nxt], ["fallthrough"]
                     edges.append(new(Edge, (start, nxt, "fallthrough")))
-                    out.append(nxt)
-                    kinds.append("fallthrough")
+                    preds[nxt].append(start)
+            elif how == _BRANCH:
+                dst = targets[b - 1]
+                edges.append(new(Edge, (start, dst, "branch")))
+                preds[dst].append(start)
+                if nxt is None:
+                    out, kinds = [dst], ["branch"]
+                    exit_preds.append(start)
+                else:
+                    out, kinds = [dst, nxt], ["branch", "fallthrough"]
+                    edges.append(new(Edge, (start, nxt, "fallthrough")))
+                    preds[nxt].append(start)
+            elif how == _JUMP:
+                dst = targets[b - 1]
+                out, kinds = [dst], ["jump"]
+                edges.append(new(Edge, (start, dst, "jump")))
+                preds[dst].append(start)
+            else:
+                out, kinds = [], []
+                if how == _RETURN or h is None:
+                    exit_preds.append(start)
             if h is not None:
-                edges.append(new(Edge, (start, h.target, "exception")))
-                out.append(h.target)
+                dst = h.target
+                edges.append(new(Edge, (start, dst, "exception")))
+                out.append(dst)
                 kinds.append("exception")
-            if how == _RETURN or (how == _RAISE and h is None):
-                exit_preds.append(start)
-            blocks[start] = Block(start, bc, a, b, h, False, out, [], bi)
-        for start, blk in blocks.items():
-            for s in blk.succs:
-                blocks[s].preds.append(start)
-        self.entry = offsets[0]
-        self._rpo = rpo = _reverse_postorder(blocks, self.entry)
+                preds[dst].append(start)
+            out_kinds[start] = kinds
+            blk = blocks[start] = block(Block)
+            # the slots one by one: several times cheaper than a call to Block.__init__
+            blk.start, blk.handler, blk.reachable, blk.succs, blk.preds = start, h, False, out, preds[start]
+            blk.index, blk.first, blk.stop, blk._bytecode, blk._instructions = bi, a, b, bc, None
+        self._rpo = rpo = _reverse_postorder(blocks, entry)
         for s in rpo:
             blocks[s].reachable = True
+
+    def _one_block(self, entry: int, n: int) -> None:
+        """The whole code is one block (no instruction but the last ends a block, and that
+        one does not jump; no exception table): it returns, raises, or falls off the end."""
+        self.blocks[entry] = Block(entry, self.bytecode, 0, n, None, True, [], [], 0)
+        self.out_kinds[entry] = []
+        self.exit_preds.append(entry)
+        self._starts = [entry]
+        self._rpo = [entry]
 
     # -- queries ------------------------------------------------------------
     def successors(self, start: int) -> list[int]:
@@ -245,24 +298,27 @@ class CFG:
 
 _START = attrgetter("start")
 _new = tuple.__new__
+_new_block = object.__new__
 
 
 def _reverse_postorder(blocks: dict[int, Block], entry: int) -> list[int]:
     """`dominance.reverse_postorder` specialized to blocks (the same DFS, without the
-    callable); nodes are visited in successor order."""
+    callable); nodes are visited in successor order.  The path is two parallel stacks
+    (its nodes, and an iterator over each one's successors): no tuple per step."""
     seen = {entry}
     order: list[int] = []
-    stack = [(entry, iter(blocks[entry].succs))]
-    while stack:
-        node, it = stack[-1]
-        for s in it:
+    path = [entry]
+    pending = [iter(blocks[entry].succs)]
+    while pending:
+        for s in pending[-1]:
             if s not in seen:
                 seen.add(s)
-                stack.append((s, iter(blocks[s].succs)))
+                path.append(s)
+                pending.append(iter(blocks[s].succs))
                 break
         else:
-            stack.pop()
-            order.append(node)
+            pending.pop()
+            order.append(path.pop())
     order.reverse()
     return order
 
