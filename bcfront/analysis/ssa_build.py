@@ -16,19 +16,19 @@ targets get a phi for what differs even when the source dominates them:
   FOR_ITER, SEND, JUMP_IF_*_OR_POP).
 
 Costs.  Most code objects are one block without a handler: they skip phi
-placement and the dominator walk.  Phi placement runs on bitmasks (every
-variable at once, liveness's bit layout for the locals).  The renaming loop
-handles the common instructions inline (loads of locals, and "plain" ones
-that read their inputs and push new values); everything else, and every
-instruction of a block with a handler (which must track what its handler can
-see), goes through `Builder.step`.
+placement (`bcfront.analysis.ssa_phis`, on bitmasks).  The renaming loop
+handles the common instructions inline (loads and stores of locals, "plain"
+ones that read their inputs and push new values, ones that move inputs);
+the rest goes through `Builder.step`, and so does every instruction of a
+protected block in which one changes a stack slot that its handler has a
+phi for (the values the handler can see must be tracked).
 """
 from __future__ import annotations
 
 from itertools import compress
-from operator import attrgetter, sub
 from typing import TYPE_CHECKING
 
+from .ssa_phis import lowest_input, place_phis, slots_changed
 from .stack import Effect
 
 if TYPE_CHECKING:
@@ -361,9 +361,9 @@ class Builder:
         # an instruction changes no slot below the base of its inputs; when none
         # reaches down to a wanted slot, or those that do leave them as they are,
         # stack slots need no tracking
-        if min(map(sub, st.depth[lo:hi], map(_POPS, st.effects[lo:hi]))) >= top:
+        if lowest_input(st.effects, st.depth, lo, hi) >= top:
             return True
-        changed = _entry_slots_changed(st.effects, st.depth, lo, hi, top)
+        changed = slots_changed(st.effects, st.depth, lo, hi, top)
         if not any(changed >> s & 1 for s in slots):
             return True
         last = hi - 1
@@ -449,173 +449,6 @@ class Builder:
         v = self.new("catch", name, b, None, tuple(distinct))
         self.ssa._catches.setdefault(b, []).append(v)
         return v
-
-
-# -- phi placement -----------------------------------------------------------------------
-
-def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[int]]:
-    """block -> the variables (ids, ascending) that need a phi there.
-
-    On bitmasks, every variable at once: a local is liveness's bit for it, stack slot
-    s is bit ``sh + s`` (``sh`` = the number of liveness variables).  Only slots below
-    the deepest block entry can ever be wanted, so only those are tracked."""
-    cfg, st, live, idom = bd.cfg, bd.stack, bd.live, bd.idom
-    depth_in = st.depth_in
-    handlers = bd.handlers
-    deepest = max(depth_in.values(), default=0)
-    nbits = len(live.variables)
-    local_mask = _local_mask(live)
-    bits_in = live.bits_in
-    frontier = bd.frontier
-    # the variables wanted at a block that can receive a phi (in a frontier, a handler;
-    # branch targets below): live locals, slots below its entry depth
-    wanted = {}
-    for b in set().union(handlers, *frontier.values()):
-        entry = handlers.get(b)
-        dep = entry.depth if entry is not None else depth_in[b]
-        wanted[b] = (bits_in[b] & local_mask) | (((1 << dep) - 1) << nbits)
-    # only the blocks with a dominance frontier, and the protected ones, can place a
-    # phi with their definitions, and only for the variables wanted where they place
-    # it: block -> those variables
-    need = {}
-    for b, f in frontier.items():
-        m = 0
-        for y in f:
-            m |= wanted[y]
-        if m:
-            need[b] = m
-    for h, srcs in exc_preds.items():
-        m = wanted[h]
-        if m:
-            for b in srcs:
-                need[b] = need.get(b, 0) | m
-    written, jump_diff = _written(bd, deepest, nbits, need)
-    for b, _ in jump_diff:
-        if b not in wanted:
-            wanted[b] = (bits_in[b] & local_mask) | (((1 << depth_in[b]) - 1) << nbits)
-    defs = dict(written)
-    defs[cfg.entry] = defs.get(cfg.entry, 0) | local_mask
-    phis: dict[int, int] = {}
-    # a handler needs a phi for every variable a protected block changes, even when
-    # that block dominates it: the handler does not see its exit value
-    for h, srcs in exc_preds.items():
-        for b in srcs:
-            new = written.get(b, 0) & wanted[h]
-            if new:
-                phis[h] = phis.get(h, 0) | new
-                defs[h] = defs.get(h, 0) | new
-    for target, diff in jump_diff:
-        new = diff & wanted[target]
-        if new:
-            phis[target] = phis.get(target, 0) | new
-            defs[target] = defs.get(target, 0) | new
-    for h, entry in handlers.items():
-        defs[h] = defs.get(h, 0) | ((((1 << entry.handler_depth) - 1) >> entry.depth)
-                                    << (nbits + entry.depth))
-    # iterated dominance frontier, all variables at once (a block goes back on the
-    # work list whenever it gains definitions)
-    work = [b for b, m in defs.items() if m]
-    while work:
-        x = work.pop()
-        dx = defs[x]
-        for y in frontier.get(x, ()):
-            new = dx & wanted[y] & ~phis.get(y, 0)
-            if new:
-                phis[y] = phis.get(y, 0) | new
-                old = defs.get(y, 0)
-                if old | new != old:
-                    defs[y] = old | new
-                    work.append(y)
-    return {b: _var_ids(bd, m, nbits) for b, m in phis.items()}
-
-
-def _local_mask(live) -> int:
-    kinds = live.kinds
-    return sum(1 << k for k, n in enumerate(live.variables) if kinds[n] == "local")
-
-
-def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
-    """The variable ids of the bits of `mask`, ascending (locals keep liveness's order)."""
-    out = []
-    lid, names, nloc = bd.lid, bd.live.variables, bd.nloc
-    while mask:
-        low = mask & -mask
-        k = low.bit_length() - 1
-        out.append(lid[names[k]] if k < nbits else nloc + k - nbits)
-        mask ^= low
-    return out
-
-
-def _written(bd: Builder, deepest: int, nbits: int, need: dict):
-    """Per block b of `need`, the mask of the variables of ``need[b]`` it writes (locals
-    it kills, slots whose content changes); and (target, slot mask) for the branches
-    whose taken side leaves slots (below `deepest`) differently from the fall-through."""
-    cfg, st, live = bd.cfg, bd.stack, bd.live
-    blocks = cfg.blocks
-    block_kill = live.block_kill
-    written = {b: km for b, m in need.items() if (km := block_kill[b] & m)}
-    jump_diff = []
-    if not deepest:
-        return written, jump_diff
-    effects, depth = st.effects, st.depth
-    targets = cfg.bytecode.targets
-    depth_in = st.depth_in
-    for b in bd.idom:
-        blk = blocks[b]
-        i = hi = blk.stop
-        i -= 1
-        eff = effects[i]
-        jumps = eff.jump != eff.fall
-        reach = (need.get(b, 0) >> nbits).bit_length()    # the slots below it matter
-        if not jumps and not reach:
-            continue
-        lo = blk.first
-        din = depth_in[b]
-        # A slot at or above the entry depth is changed iff the stack grows past it
-        # (the instruction that first covers it writes it): those below the highest
-        # depth the block reaches.  A slot below the entry depth is changed only by an
-        # instruction whose inputs reach down to it.
-        m = 0
-        if din < reach:
-            top = max(max(depth[lo:hi]), depth[i] + eff.net)
-            if top > din:
-                m = ((1 << min(top, reach)) - 1) >> din << din
-        lim = min(din, reach)
-        if lim and min(map(sub, depth[lo:hi], map(_POPS, effects[lo:hi]))) < lim:
-            m |= _entry_slots_changed(effects, depth, lo, hi, lim)
-        if jumps:
-            # slots the taken jump leaves differently from the fall-through (past
-            # the fall-through's outputs a slot keeps its input, ~j): the jump
-            # target cannot inherit them from this block's exit state
-            base = depth[i] - eff.pops
-            diff = 0
-            for j, o in enumerate(eff.jump):
-                if o != (eff.fall[j] if j < len(eff.fall) else ~j) and base + j < deepest:
-                    diff |= 1 << (base + j)
-            m |= diff
-            target = targets[i]
-            if diff and target is not None and target in depth_in:
-                jump_diff.append((target, diff << nbits))
-        if m and reach:
-            written[b] = written.get(b, 0) | (m << nbits)
-    return written, jump_diff
-
-
-def _entry_slots_changed(effects, depth, lo: int, hi: int, lim: int) -> int:
-    """The mask of the slots below `lim` that instructions [lo, hi) change (any time,
-    the last instruction's fall-through included)."""
-    m = 0
-    for k in range(lo, hi):
-        eff = effects[k]
-        base = depth[k] - eff.pops
-        if base < lim:
-            for j in eff.moved:
-                if base + j < lim:
-                    m |= 1 << (base + j)
-    return m
-
-
-_POPS = attrgetter("pops")
 
 
 # -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,
