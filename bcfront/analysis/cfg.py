@@ -118,7 +118,6 @@ _ENDS = _ending_table()
 _ENDERS = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256) if _ENDS[c]) + b"]")
 _JUMPERS = bytes(c for c in range(256) if _ENDS[c] in (_BRANCH, _JUMP))
 _JUMPS_OR_BRANCHES = bytes(how in (_BRANCH, _JUMP) for how in range(256))  # on _ENDS values
-_NEXT = (1).__add__
 
 
 def _positions(n: int) -> list[int]:
@@ -164,8 +163,7 @@ class CFG:
         # leaders: the entry, each instruction after a block-ending one, jump targets
         # (positions by binary search: decode checked that every jump target and table
         # entry lands on an instruction) and the table's edges
-        leaders = set(map(_NEXT, compress(_positions(n), ends)))
-        leaders.add(0)
+        leaders = set(compress(_positions(n), b"\1" + ends[:-1]))  # the entry, and after each ender
         leaders.update(map(bisect.bisect_left, repeat(offsets),
                            compress(targets, ends.translate(_JUMPS_OR_BRANCHES))))
         table = bc.exception_table
@@ -195,6 +193,7 @@ class CFG:
         new = _new
         block = _new_block
         out_kinds = self.out_kinds
+        succs = {}                      # block -> its successors, for the DFS
         for bi, a, b, start, nxt in zip(count(), cuts, cuts[1:], starts, nxt_starts):
             if nt:
                 while k < nt and table[k].end <= start:
@@ -236,13 +235,23 @@ class CFG:
                 kinds.append("exception")
                 preds[dst].append(start)
             out_kinds[start] = kinds
+            succs[start] = out
+            # the slots one by one: cheaper than a call to Block.__init__
             blk = blocks[start] = block(Block)
-            # the slots one by one: several times cheaper than a call to Block.__init__
-            blk.start, blk.handler, blk.reachable, blk.succs, blk.preds = start, h, False, out, preds[start]
-            blk.index, blk.first, blk.stop, blk._bytecode, blk._instructions = bi, a, b, bc, None
-        self._rpo = rpo = _reverse_postorder(blocks, entry)
-        for s in rpo:
-            blocks[s].reachable = True
+            blk.start = start
+            blk.handler = h
+            blk.reachable = True        # until the DFS misses it
+            blk.succs = out
+            blk.preds = preds[start]
+            blk.index = bi
+            blk.first = a
+            blk.stop = b
+            blk._bytecode = bc
+            blk._instructions = None
+        self._rpo = rpo = _reverse_postorder(succs, entry)
+        if len(rpo) < len(blocks):
+            for s in blocks.keys() - set(rpo):
+                blocks[s].reachable = False
 
     def _one_block(self, entry: int, n: int) -> None:
         """The whole code is one block (no instruction but the last ends a block, and that
@@ -301,21 +310,25 @@ _new = tuple.__new__
 _new_block = object.__new__
 
 
-def _reverse_postorder(blocks: dict[int, Block], entry: int) -> list[int]:
+def _reverse_postorder(succs: dict[int, list[int]], entry: int) -> list[int]:
     """`dominance.reverse_postorder` specialized to blocks (the same DFS, without the
     callable); nodes are visited in successor order.  The path is two parallel stacks
-    (its nodes, and an iterator over each one's successors): no tuple per step."""
+    (its nodes, and an iterator over each one's successors): no tuple per step; a node
+    without successors is finished as soon as it is found."""
     seen = {entry}
     order: list[int] = []
     path = [entry]
-    pending = [iter(blocks[entry].succs)]
+    pending = [iter(succs[entry])]
     while pending:
         for s in pending[-1]:
             if s not in seen:
                 seen.add(s)
-                path.append(s)
-                pending.append(iter(blocks[s].succs))
-                break
+                out = succs[s]
+                if out:
+                    path.append(s)
+                    pending.append(iter(out))
+                    break
+                order.append(s)
         else:
             pending.pop()
             order.append(path.pop())

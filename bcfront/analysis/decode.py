@@ -105,12 +105,16 @@ from ..errors import BcfrontError
 from .opcodes import (_ARGREPR, _ARGS, _BRANCH_RENAME, _CACHES, _CMP_SHIFT,  # noqa: F401
                       _CONDITIONAL, _EXTENDED_ARG, _EXTENDED_ARG_BYTE, _JUMP_OPS, _KIND,
                       _KIND_OF, _KIND_REPR, _LOW_NIBBLE, _OP, _OPNAME, _RESUME, _SHARED, _SIZE,
-                      _SIZE2, _TERMINATORS, _UNCONDITIONAL, _UNITS, K_CONST, K_INT, K_LOCAL,
-                      K_NAME, K_NAME1, K_NAME2, K_PAIR, PY, SUPPORTED, _argval, _new)
+                      _SIZE2, _TERMINATORS, _UNCONDITIONAL, _UNITS, K_CONST, K_INT, K_JBACK,
+                      K_JFWD, K_LOCAL, K_NAME, K_NAME1, K_NAME2, K_PAIR, PY, SUPPORTED, _argval,
+                      _new)
 from .versions import PROLOGUE as _PROLOGUE
 from .versions import guess_version
 
 
+
+
+_SUPPORTED_HERE = PY in SUPPORTED
 
 
 class BytecodeVersionError(BcfrontError, ValueError):
@@ -221,7 +225,7 @@ class Bytecode:
     to `instructions`.
     """
     __slots__ = ("code", "exception_table", "version", "offsets", "opcodes", "args",
-                 "targets", "end", "units", "_instructions", "_index", "_starts")
+                 "targets", "end", "units", "_instructions", "_index", "_starts", "_raw")
 
     def __init__(self, code: types.CodeType, offsets: list, opcodes: bytes, args: list,
                  targets: list, end: int, exception_table: tuple[ExceptionEntry, ...],
@@ -238,6 +242,9 @@ class Bytecode:
         self.exception_table = exception_table
         self.version = version
         self._instructions = self._index = self._starts = None
+        # co_code when the instructions are exactly its units whose opcode is neither
+        # 0 (a cache) nor EXTENDED_ARG (the column decoders), for `_check`
+        self._raw = None
 
     def __repr__(self) -> str:
         return f"<Bytecode {self.code.co_qualname}: {len(self.offsets)} instructions>"
@@ -330,7 +337,7 @@ def decode(obj) -> Bytecode:
     for bytecode this CPython did not compile.
     """
     code = code_of(obj)
-    if PY not in SUPPORTED:
+    if not _SUPPORTED_HERE:
         raise BytecodeVersionError(
             f"bcfront supports CPython 3.11–3.13; this is CPython {PY[0]}.{PY[1]}")
     try:
@@ -358,11 +365,12 @@ def _positions(code: types.CodeType, n: int) -> list[tuple]:
 # compiler writes, the bytes after it stay below 128): the units covered are a
 # byte-translate and a sum away, without decoding a position.
 _LINE_UNITS = bytes(((b & 7) + 1) if b & 128 else 0 for b in range(256))
+_NOT_ENTRY_START = bytes(range(128))    # deleted first: the sum runs over the entries only
 
 
 def _check_line_table(code: types.CodeType, n: int) -> None:
     """What `_positions` checks, without building the positions."""
-    covered = sum(code.co_linetable.translate(_LINE_UNITS))
+    covered = sum(code.co_linetable.translate(_LINE_UNITS, _NOT_ENTRY_START))
     if covered and covered != n:
         # CPython's compiler keeps one-line entries' columns below 128, other assemblers
         # (the `bytecode` library, which builds our continuations) may not: count exactly
@@ -397,14 +405,26 @@ def _decode(code: types.CodeType) -> Bytecode:
     # non-zero opcode byte -- provided their sizes add up to the whole, which is checked
     opbytes = ops.translate(None, b"\0")
     if sum(opbytes.translate(_SIZE)) == n:
-        starts = list(compress(range(0, 2 * n, 2), ops))
+        starts = list(compress(_even_offsets(n), ops))
         words = list(compress(memoryview(raw).cast("H"), ops))
-        if _EXTENDED_ARG_BYTE not in opbytes:
+        if _EXTENDED_ARG not in opbytes:
             return _decode_plain(code, raw, ops, opbytes, starts, words)
         bc = _decode_extended(code, raw, ops, opbytes, starts, words)
         if bc is not None:
             return bc
     return _decode_prefixed(code, raw, n)
+
+
+def _even_offsets(n: int) -> list[int]:
+    """At least the offsets of n code units, 0, 2, 4, ...: one list of int objects shared
+    by every decoded function (picking from it allocates no ints), grown on demand."""
+    have = len(_EVEN_OFFSETS)
+    if n > have:
+        _EVEN_OFFSETS.extend(range(2 * have, 2 * n, 2))
+    return _EVEN_OFFSETS
+
+
+_EVEN_OFFSETS: list[int] = []
 
 
 def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
@@ -417,8 +437,10 @@ def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
         for m in _JUMP_OPS.finditer(opbytes):
             i = m.start()
             targets[i] = starts[i] + _UNITS[words[i]][3]
-    return Bytecode(code, starts, opbytes, args, targets, len(raw), parse_exception_table(code),
-                    PY, words)
+    bc = Bytecode(code, starts, opbytes, args, targets, len(raw), parse_exception_table(code),
+                  PY, words)
+    bc._raw = raw
+    return bc
 
 
 def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
@@ -458,8 +480,10 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
     keep = opbytes.translate(_NOT_EXTENDED_ARG)
     args = list(compress(args, keep))
     opbytes = opbytes.translate(None, _EXTENDED_ARG_BYTE)
-    return Bytecode(code, list(compress(starts, keep)), opbytes, args,
-                    list(compress(targets, keep)), len(raw), table, PY)
+    bc = Bytecode(code, list(compress(starts, keep)), opbytes, args,
+                  list(compress(targets, keep)), len(raw), table, PY)
+    bc._raw = raw
+    return bc
 
 
 _EXTENDED_ARG_RUN = re.compile(re.escape(_EXTENDED_ARG_BYTE) + b"+")
@@ -475,26 +499,18 @@ def _args_fit(code: types.CodeType, ops: bytes, argbytes: bytes) -> bool:
     cache unit has opcode 0, whose kind takes no argument).  An argument fits if it
     is below its kind's limit (the length of the table it indexes, scaled by the
     kind's shift), that is if it plus the kind's room (256 minus the limit) stays
-    below 256: the rooms of all units are one translate of their kinds, and the sums
-    are one addition of two big integers whose 16-bit lanes hold the two bytes, a
-    lane reaching 256 where an argument does not fit.  A few C calls, whatever the
-    length of the code.
+    below 256: the rooms of all units are one translate of their kinds, and
+    `_overflows` adds them to the arguments in C, whatever the length of the code.
     """
     kinds = ops.translate(_KIND_OF)
     nc, nn, nl = len(code.co_consts), len(code.co_names), _fast_locals(code)
-    if nl is None:
-        return False
     # a room of 256 does not fit in a byte: an empty table fails any use of it
-    if not nc and K_CONST in kinds or not nl and (K_LOCAL in kinds or K_PAIR in kinds) \
-            or not nn and (K_NAME in kinds or K_NAME1 in kinds or K_NAME2 in kinds):
+    if not (nc and nn and nl) and (not nc and K_CONST in kinds or not nl and (
+            K_LOCAL in kinds or K_PAIR in kinds) or not nn and (
+            K_NAME in kinds or K_NAME1 in kinds or K_NAME2 in kinds)):
         return False
-    rc = 256 - nc if 0 < nc < 256 else 0    # the rooms of the kinds that index tables
-    rn = 256 - nn if 0 < nn < 256 else 0
-    rn1 = 256 - 2 * nn if 0 < nn < 128 else 0
-    rn2 = 256 - 4 * nn if 0 < nn < 64 else 0
-    rl = 256 - nl if 0 < nl < 256 else 0
-    rp = 256 - 16 * nl if 0 < nl < 16 else 0
-    rooms = bytes((0, 0, rc, rn, rn1, rn2, rl, rp, 0, 0, _CMP_ROOM, 0, 252, 0)) + _PADDING
+    rooms = (_CONST_ROOMS[nc if nc < 256 else 256] + _NAME_ROOMS[nn if nn < 256 else 256]
+             + _LOCAL_ROOMS[nl if nl < 256 else 256] + _OTHER_ROOMS)
     if _overflows(argbytes, kinds.translate(rooms)):
         return False
     if nl < 16 and K_PAIR in kinds:     # a pair's second local is its low nibble
@@ -502,40 +518,49 @@ def _args_fit(code: types.CodeType, ops: bytes, argbytes: bytes) -> bool:
     return True
 
 
-def _overflows(a: bytes, b: bytes) -> bool:
-    """Whether a[i] + b[i] >= 256 for some i (two equal-length byte strings), in C: each
-    byte widened to a 16-bit lane of a big integer, one addition, then the high bytes."""
-    n = len(a)
-    wide_a, wide_b = bytearray(2 * n), bytearray(2 * n)
-    wide_a[0::2] = a
-    wide_b[0::2] = b
-    total = int.from_bytes(wide_a, "little") + int.from_bytes(wide_b, "little")
-    return total.to_bytes(2 * n, "little")[1::2].count(0) != n
+def _room(limit: int) -> int:
+    """256 minus the limit, 0 (unchecked) where every byte is below it or it is 0 (an
+    empty table, checked apart)."""
+    return 256 - limit if 0 < limit < 256 else 0
 
 
-# rooms by kind, in `opcodes.K_*` order: none (0) for the kinds that index no table, a
-# comparison's index below len(dis.cmp_op), a conversion's below 4 (room 252); the kinds
-# are below 14, the rest of the translate table is padding
-_CMP_ROOM = 256 - min(len(dis.cmp_op) << _CMP_SHIFT, 256)
-_PADDING = bytes(256 - 14)
+# The translate table of rooms by kind, in `opcodes.K_*` order, in pieces indexed by a
+# table's length (256: that or more): K_NOARG, K_INT and K_CONST; K_NAME, K_NAME1 and
+# K_NAME2 (shifted by 0, 1, 2); K_LOCAL and K_PAIR (its high nibble); then the jumps (no
+# table), a comparison's index below len(dis.cmp_op), K_FORMAT (always fits), a
+# conversion below 4 and K_UNKNOWN, and padding (the kinds are below 14).
+_CONST_ROOMS = [bytes((0, 0, _room(n))) for n in range(257)]
+_NAME_ROOMS = [bytes((_room(n), _room(2 * n), _room(4 * n))) for n in range(257)]
+_LOCAL_ROOMS = [bytes((_room(n), _room(16 * n))) for n in range(257)]
+_OTHER_ROOMS = bytes((0, 0, _room(len(dis.cmp_op) << _CMP_SHIFT), 0, _room(4), 0)) + bytes(242)
 # fewer than 16 locals -> the rooms of a pair's low nibble (the other kinds: none)
-_PAIR_ROOMS = [bytes(256 - nl if k == K_PAIR else 0 for k in range(256)) for nl in range(1, 17)]
-_PAIR_ROOMS.insert(0, None)
+_PAIR_ROOMS = [None] + [bytes(256 - nl if k == K_PAIR else 0 for k in range(256))
+                        for nl in range(1, 17)]
 
 
-def _fast_locals(code: types.CodeType) -> int | None:
-    """How many names the fast-locals table has (locals, then cells and free variables),
-    which Python does not expose; None if neither way of counting them fits it."""
-    n = code.co_nlocals
-    if _table_ends(code, n):    # no cells and no free variables: the usual case
-        return n
-    n += len(code.co_freevars) + len(set(code.co_cellvars).difference(code.co_varnames))
-    return n if _table_ends(code, n) else None
+def _overflows(a: bytes, b: bytes) -> bool:
+    """Whether a[i] + b[i] >= 256 for some i (two equal-length byte strings), in C: read as
+    two big integers of 8-bit lanes, their sum carries out of a lane exactly where that
+    happens (a lane at 255 only passes on a carry that some lane below started), and
+    the carries into each bit are the bits where the sum differs from the xor."""
+    x, y = int.from_bytes(a, "little"), int.from_bytes(b, "little")
+    lanes = _LANE_STARTS if len(a) <= 8192 else int.from_bytes(bytes(1) + b"\1" * len(a), "little")
+    return ((x + y) ^ x ^ y) & lanes != 0
 
 
-def _table_ends(code: types.CodeType, n: int) -> bool:
-    """Whether the fast-locals table has exactly n names."""
-    return (n == 0 or _has_local(code, n - 1)) and not _has_local(code, n)
+_LANE_STARTS = int.from_bytes(bytes(1) + b"\1" * 8192, "little")   # bits 8, 16, 24, ...
+
+
+def _fast_locals(code: types.CodeType) -> int:
+    """How many names the fast-locals table (locals, then cells and free variables) has at
+    least, which Python does not expose: a count refuted by asking for its last name
+    gives way to a smaller one.  Too low a count only sends `_args_fit`'s caller to
+    the exact check."""
+    cells = code.co_cellvars
+    n = code.co_nlocals + len(cells) + len(code.co_freevars)
+    if cells and not _has_local(code, n - 1):     # a local that is also a cell counts once
+        n -= len(set(cells).intersection(code.co_varnames))
+    return n if n == 0 or _has_local(code, n - 1) else code.co_nlocals
 
 
 def _has_local(code: types.CodeType, k: int) -> bool:
@@ -704,6 +729,8 @@ def _check(bc: Bytecode) -> str | None:
             return problem
     if not bc.exception_table and not _JUMP_OPS.search(ops):
         return None     # no jump and no table entry: nothing else can point anywhere
+    if bc._raw is not None and _lands(bc):
+        return None
     starts = set(offsets)
     targets = set(bc.targets)
     targets.discard(None)
@@ -716,6 +743,26 @@ def _check(bc: Bytecode) -> str | None:
         if e.start not in starts or e.target not in starts or not (e.start < e.end <= end):
             return f"exception-table entry {e} does not fit the instructions"
     return None
+
+
+def _lands(bc: Bytecode) -> bool:
+    """Whether every jump target and exception-table entry of column-decoded bytecode
+    is an instruction (an entry's end: up to the end), tested on co_code (where an
+    instruction is a unit whose opcode is neither 0 nor EXTENDED_ARG) rather than
+    against a set of all the offsets; `_check` says what is wrong where it is not."""
+    raw, end = bc._raw, bc.end
+    for t in compress(bc.targets, bc.opcodes.translate(_JUMP_FLAGS)):
+        if not 0 <= t < end or raw[t] in _NOT_AN_INSTRUCTION:
+            return False
+    for e in bc.exception_table:
+        if not (0 <= e.start < e.end <= end and e.target < end) or e.target < 0 \
+                or raw[e.start] in _NOT_AN_INSTRUCTION or raw[e.target] in _NOT_AN_INSTRUCTION:
+            return False
+    return True
+
+
+_JUMP_FLAGS = bytes(_KIND[c] in (K_JFWD, K_JBACK) for c in range(256))
+_NOT_AN_INSTRUCTION = (0, _EXTENDED_ARG)
 
 
 # A run of opcodes that may precede RESUME (`versions.PROLOGUE`), matched in C.
