@@ -340,6 +340,32 @@ def test_invalid_opcode_and_bad_jump_are_version_errors():
             decode(bad)
 
 
+def test_arguments_past_shortened_tables_are_refused_exactly_where_dis_fails():
+    # decode checks every argument against the table it indexes (constants, names,
+    # fast locals) without resolving each one; dis resolves them all, so it is the
+    # oracle: shortening a table is refused exactly when dis cannot decode the result
+    refused = 0
+    for _, code in CORPUS_CODES:
+        for field in ("co_consts", "co_names", "co_varnames"):
+            table = getattr(code, field)
+            if not table or (field == "co_varnames" and (code.co_argcount or code.co_cellvars
+                                                          or code.co_kwonlyargcount)):
+                continue
+            changes = {field: table[:-1]}
+            if field == "co_varnames":
+                changes["co_nlocals"] = len(table) - 1
+            short = code.replace(**changes)
+            try:
+                list(dis.get_instructions(short))
+            except IndexError:
+                refused += 1
+                with pytest.raises(BytecodeVersionError, match="index out of range"):
+                    decode(short)
+            else:
+                decode(short)
+    assert refused > 20
+
+
 def test_replaced_code_of_another_length_is_caught():
     def f(x):
         return x
