@@ -1,0 +1,195 @@
+"""What `decode` verifies before it accepts a code object's bytecode.
+
+Two kinds of check, both cheap on what CPython's own compiler writes and exact
+about what is wrong otherwise:
+
+* every instruction's argument resolves in this code object's tables
+  (`args_fit` over whole byte strings in C; `check_args` raises saying which
+  does not, as `dis` would);
+* the structure only this interpreter's compiler produces (`check_structure`:
+  a RESUME after the prologue, 3.11's zeroed inline caches, jump targets and
+  exception-table entries on instructions).  A failure is reported by `decode`
+  as a `BytecodeVersionError`.
+"""
+from __future__ import annotations
+
+import dis
+import re
+import types
+from itertools import compress
+from typing import TYPE_CHECKING
+
+from .opcodes import (_CACHES, _CMP_SHIFT, _EXTENDED_ARG, _JUMP_OPS, _KIND, _KIND_OF,
+                      _LOW_NIBBLE, _OPNAME, _RESUME, K_CONST, K_INT, K_JBACK, K_JFWD, K_LOCAL,
+                      K_NAME, K_NAME1, K_NAME2, K_PAIR, PY, _argval)
+from .versions import PROLOGUE as _PROLOGUE
+
+if TYPE_CHECKING:
+    from .decode import Bytecode
+
+
+# -- arguments ------------------------------------------------------------------
+
+def args_fit(code: types.CodeType, ops: bytes, argbytes: bytes) -> bool:
+    """Whether the argval of every instruction resolves in this code object (what
+    `check_args` checks, without saying which fails), for bytecode whose arguments
+    are bytes (no EXTENDED_ARG).
+
+    `ops` and `argbytes` are the opcode and argument bytes of every code unit (a
+    cache unit has opcode 0, whose kind takes no argument).  An argument fits if it
+    is below its kind's limit (the length of the table it indexes, scaled by the
+    kind's shift), that is if it plus the kind's room (256 minus the limit) stays
+    below 256: the rooms of all units are one translate of their kinds, and
+    `_overflows` adds them to the arguments in C, whatever the length of the code.
+    """
+    kinds = ops.translate(_KIND_OF)
+    nc, nn, nl = len(code.co_consts), len(code.co_names), _fast_locals(code)
+    # a room of 256 does not fit in a byte: an empty table fails any use of it
+    if not (nc and nn and nl) and (not nc and K_CONST in kinds or not nl and (
+            K_LOCAL in kinds or K_PAIR in kinds) or not nn and (
+            K_NAME in kinds or K_NAME1 in kinds or K_NAME2 in kinds)):
+        return False
+    rooms = (_CONST_ROOMS[nc if nc < 256 else 256] + _NAME_ROOMS[nn if nn < 256 else 256]
+             + _LOCAL_ROOMS[nl if nl < 256 else 256] + _OTHER_ROOMS)
+    if _overflows(argbytes, kinds.translate(rooms)):
+        return False
+    if nl < 16 and K_PAIR in kinds:     # a pair's second local is its low nibble
+        return not _overflows(argbytes.translate(_LOW_NIBBLE), kinds.translate(_PAIR_ROOMS[nl]))
+    return True
+
+
+def _room(limit: int) -> int:
+    """256 minus the limit, 0 (unchecked) where every byte is below it or it is 0 (an
+    empty table, checked apart)."""
+    return 256 - limit if 0 < limit < 256 else 0
+
+
+# The translate table of rooms by kind, in `opcodes.K_*` order, in pieces indexed by a
+# table's length (256: that or more): K_NOARG, K_INT and K_CONST; K_NAME, K_NAME1 and
+# K_NAME2 (shifted by 0, 1, 2); K_LOCAL and K_PAIR (its high nibble); then the jumps (no
+# table), a comparison's index below len(dis.cmp_op), K_FORMAT (always fits), a
+# conversion below 4 and K_UNKNOWN, and padding (the kinds are below 14).
+_CONST_ROOMS = [bytes((0, 0, _room(n))) for n in range(257)]
+_NAME_ROOMS = [bytes((_room(n), _room(2 * n), _room(4 * n))) for n in range(257)]
+_LOCAL_ROOMS = [bytes((_room(n), _room(16 * n))) for n in range(257)]
+_OTHER_ROOMS = bytes((0, 0, _room(len(dis.cmp_op) << _CMP_SHIFT), 0, _room(4), 0)) + bytes(242)
+# fewer than 16 locals -> the rooms of a pair's low nibble (the other kinds: none)
+_PAIR_ROOMS = [None] + [bytes(256 - nl if k == K_PAIR else 0 for k in range(256))
+                        for nl in range(1, 17)]
+
+
+def _overflows(a: bytes, b: bytes) -> bool:
+    """Whether a[i] + b[i] >= 256 for some i (two equal-length byte strings), in C: read as
+    two big integers of 8-bit lanes, their sum carries out of a lane exactly where that
+    happens (a lane at 255 only passes on a carry that some lane below started), and
+    the carries into each bit are the bits where the sum differs from the xor."""
+    x, y = int.from_bytes(a, "little"), int.from_bytes(b, "little")
+    lanes = _LANE_STARTS if len(a) <= 8192 else int.from_bytes(bytes(1) + b"\1" * len(a), "little")
+    return ((x + y) ^ x ^ y) & lanes != 0
+
+
+_LANE_STARTS = int.from_bytes(bytes(1) + b"\1" * 8192, "little")   # bits 8, 16, 24, ...
+
+
+def _fast_locals(code: types.CodeType) -> int:
+    """How many names the fast-locals table (locals, then cells and free variables) has at
+    least, which Python does not expose: a count refuted by asking for its last name
+    gives way to a smaller one.  Too low a count only sends `args_fit`'s caller to
+    the exact check."""
+    cells = code.co_cellvars
+    n = code.co_nlocals + len(cells) + len(code.co_freevars)
+    if cells and not _has_local(code, n - 1):     # a local that is also a cell counts once
+        n -= len(set(cells).intersection(code.co_varnames))
+    return n if n == 0 or _has_local(code, n - 1) else code.co_nlocals
+
+
+def _has_local(code: types.CodeType, k: int) -> bool:
+    try:
+        code._varname_from_oparg(k)
+    except IndexError:
+        return False
+    return True
+
+
+def check_args(code, infos) -> None:
+    """Resolve the argval of each distinct non-jump (opcode, arg): an argument out of
+    range for this code object's tables raises (IndexError), as dis would."""
+    consts, names, local = code.co_consts, code.co_names, code._varname_from_oparg
+    for shared, kind, _, delta in infos:
+        if delta is None and kind > K_INT:
+            _argval(kind, shared[2], consts, names, local)
+
+
+# -- structure --------------------------------------------------------------------
+
+def check_structure(bc: Bytecode) -> str | None:
+    """Structural checks that this interpreter's own compiler always satisfies."""
+    ops, offsets = bc.opcodes, bc.offsets
+    if not ops:
+        return "empty bytecode"
+    k = _PROLOGUE_RUN.match(ops).end()    # the prologue's opcodes, then RESUME
+    if k == len(ops):
+        return "no RESUME instruction"
+    if ops[k] != _RESUME:
+        return f"no RESUME after the prologue (found {_OPNAME[ops[k]]} at offset {offsets[k]})"
+    if PY == (3, 11):
+        problem = _check_caches_311(bc)
+        if problem:
+            return problem
+    if not bc.exception_table and not _JUMP_OPS.search(ops):
+        return None     # no jump and no table entry: nothing else can point anywhere
+    if bc._raw is not None and _lands(bc):
+        return None
+    starts = set(offsets)
+    targets = set(bc.targets)
+    targets.discard(None)
+    if not targets <= starts:
+        k = next(k for k, t in enumerate(bc.targets) if t is not None and t not in starts)
+        return (f"{_OPNAME[ops[k]]} at offset {offsets[k]} jumps to {bc.targets[k]}, "
+                f"not an instruction")
+    end = bc.end
+    for e in bc.exception_table:
+        if e.start not in starts or e.target not in starts or not (e.start < e.end <= end):
+            return f"exception-table entry {e} does not fit the instructions"
+    return None
+
+
+def _lands(bc: Bytecode) -> bool:
+    """Whether every jump target and exception-table entry of column-decoded bytecode
+    is an instruction (an entry's end: up to the end), tested on co_code (where an
+    instruction is a unit whose opcode is neither 0 nor EXTENDED_ARG) rather than
+    against a set of all the offsets; `check_structure` says what is wrong where it is not."""
+    raw, end = bc._raw, bc.end
+    for t in compress(bc.targets, bc.opcodes.translate(_JUMP_FLAGS)):
+        if not 0 <= t < end or raw[t] in _NOT_AN_INSTRUCTION:
+            return False
+    for e in bc.exception_table:
+        if not (0 <= e.start < e.end <= end and e.target < end) or e.target < 0 \
+                or raw[e.start] in _NOT_AN_INSTRUCTION or raw[e.target] in _NOT_AN_INSTRUCTION:
+            return False
+    return True
+
+
+_JUMP_FLAGS = bytes(_KIND[c] in (K_JFWD, K_JBACK) for c in range(256))
+_NOT_AN_INSTRUCTION = (0, _EXTENDED_ARG)
+
+
+# A run of opcodes that may precede RESUME (`versions.PROLOGUE`), matched in C.
+_PROLOGUE_RUN = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c, name in enumerate(_OPNAME)
+                                           if name in _PROLOGUE) + b"]*")
+
+
+def _check_caches_311(bc: Bytecode) -> str | None:
+    # 3.11 quickens a code object only after it has run a while, rewriting
+    # every instruction that has caches; until then the compiler's zeros are
+    # still in them (and the adaptive bytes equal co_code).  Non-zero "caches"
+    # under unquickened opcodes are another version's instructions read with
+    # 3.11's cache layout.
+    adaptive = bc.code._co_code_adaptive
+    if adaptive == bc.code.co_code:
+        return None
+    for off, op in zip(bc.offsets, bc.opcodes):
+        n = _CACHES[op]
+        if n and adaptive[off] == op and any(adaptive[off + 2:off + 2 + 2 * n]):
+            return f"the inline caches of {_OPNAME[op]} at offset {off} hold instructions"
+    return None
