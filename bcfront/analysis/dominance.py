@@ -172,18 +172,17 @@ def _cfg_numbers(cfg: CFG) -> tuple[list[int], list[list[int]]]:
     hit = cfg.__dict__.get("_rpo_preds")
     if hit is None:
         order = cfg.rpo
-        hit = cfg._rpo_preds = (order, _numbered(order, cfg.blocks, "preds"))
+        hit = cfg._rpo_preds = (order, _numbered_preds(order, cfg.blocks))
     return hit
 
 
-def _numbered(order: list, blocks: dict, side: str) -> list[list[int]]:
-    """For each block of `order`, the RPO numbers of its `side` neighbours (``preds``
-    or ``succs``) that are in `order`."""
+def _numbered_preds(order: list, blocks: dict) -> list[list[int]]:
+    """For each block of `order`, the positions in `order` of its predecessors there."""
     get = dict(zip(order, range(len(order)))).get
     out = []
     for n in order:
-        ns = list(map(get, getattr(blocks[n], side)))
-        if None in ns:    # a neighbour outside the order (rare: unreachable code)
+        ns = list(map(get, blocks[n].preds))
+        if None in ns:    # a predecessor outside the order (rare: unreachable code)
             ns = [j for j in ns if j is not None]
         out.append(ns)
     return out
