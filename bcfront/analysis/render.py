@@ -16,8 +16,7 @@ offsets, written as strings where they are object keys; the virtual exit is
     idom        {"block": idom | null}      reachable blocks only
     frontiers   {"block": [block, ...]}
     post_idom   {"block": post-idom | null} "-1" (exit) maps to null
-    loops       null (no loop analysis) |
-                {irreducible: bool, loops: [{header, body, back_edges: [[src, dst]],
+    loops       {irreducible: bool, loops: [{header, body, back_edges: [[src, dst]],
                                              exits, parent: header | null, depth}]}
     liveness    {variables: {name: "local" | "cell" | "free"},
                  live_in: {"block": [name]}, live_out: {"block": [name]}}
@@ -122,12 +121,11 @@ def to_text(fa) -> str:
         if succ_kinds[b]:
             out.append("    -> " + ", ".join(succ_kinds[b]))
     loops = fa.loops
-    if loops is not None:
-        out.append("loops:" if loops.loops else "loops: none")
-        for lp in loops.loops:
-            out.append(f"  header {lp.header} depth {lp.depth}: body {_names(map(str, lp.body))}")
-        if getattr(loops, "irreducible", False):
-            out.append("  (irreducible control flow)")
+    out.append("loops:" if loops.loops else "loops: none")
+    for lp in loops.loops:
+        out.append(f"  header {lp.header} depth {lp.depth}: body {_names(map(str, lp.body))}")
+    if loops.irreducible:
+        out.append("  (irreducible control flow)")
     out.append("ssa:")
     out.extend("  " + line for line in str(fa.ssa).splitlines())
     sets = fa.aliases.sets
@@ -213,23 +211,14 @@ def _key_map(d: dict, conv=lambda x: x) -> dict:
     return {str(k): conv(d[k]) for k in sorted(d)}
 
 
-def _loops_dict(forest) -> dict | None:
-    if forest is None:
-        return None
+def _loops_dict(forest) -> dict:
+    def pairs(edges):
+        return [list(e) for e in edges]      # already sorted
 
-    def head(lp):
-        return None if lp is None else getattr(lp, "header", lp)
-
-    def norm(x):
-        return sorted([list(e) if isinstance(e, tuple) else e for e in x],
-                      key=lambda e: e if isinstance(e, list) else [e])
-
-    loops = [{"header": lp.header, "body": sorted(lp.body),
-              "back_edges": norm(getattr(lp, "back_edges", ())),
-              "exits": norm(getattr(lp, "exits", ())),
-              "parent": head(getattr(lp, "parent", None)),
-              "depth": getattr(lp, "depth", None)} for lp in forest.loops]
-    return {"irreducible": bool(getattr(forest, "irreducible", False)), "loops": loops}
+    loops = [{"header": lp.header, "body": sorted(lp.body), "back_edges": pairs(lp.back_edges),
+              "exits": pairs(lp.exits), "parent": lp.parent, "depth": lp.depth}
+             for lp in forest.loops]
+    return {"irreducible": bool(forest.irreducible), "loops": loops}
 
 
 def _ssa_dict(ssa) -> dict:

@@ -380,7 +380,7 @@ class Builder:
         base = d - pops
         stk = self.stk
         op = self.bc.opcodes[i]
-        if _KIND[op] == 1:
+        if _LOCAL_KIND[op] == _LOCAL_LOAD:
             var = self.var_of_arg[self.bc.args[i]]
             if var >= 0:
                 v = self.special[i] = self.loc[var]
@@ -566,17 +566,18 @@ def _local_ops() -> list:
 
 
 _LOCAL_OPS = _local_ops()
-# opcode byte -> 1 (LOAD_FAST, LOAD_FAST_CHECK) if it is one of `_LOCAL_OPS`, else 0
-_KIND = bytes(0 if h is None else 1 if h is _h_load_fast else 3 if h is _h_store_fast else 2
-              for h in _LOCAL_OPS)
-_IS_LOCAL = bytes(min(k, 1) for k in _KIND)
+# opcode byte -> how it touches fast locals (not `opcodes._KIND`, an argument's kind)
+_NO_LOCAL, _LOCAL_LOAD, _LOCAL_OTHER, _LOCAL_STORE = range(4)
+_LOCAL_KIND = bytes(_NO_LOCAL if h is None else _LOCAL_LOAD if h is _h_load_fast
+                    else _LOCAL_STORE if h is _h_store_fast else _LOCAL_OTHER for h in _LOCAL_OPS)
+_IS_LOCAL = bytes(min(k, 1) for k in _LOCAL_KIND)
 
 
 # Stand-ins for the `Effect` of an instruction on fast locals in `_marked`: effects
 # themselves (not plain), so that ``eff.plain`` in the renaming loop always reads the
 # attribute of one type (a second type there undoes the interpreter's specialization).
 _LOAD, _STORE, _OTHER = Effect(0, (), (), (), 1), Effect(0, (), (), (), 1), Effect(0, (), (), (), 1)
-_MARKS = (None, _LOAD, _OTHER, _STORE)      # by `_KIND`
+_MARKS = (None, _LOAD, _OTHER, _STORE)      # by `_LOCAL_KIND`
 
 
 def _marked(ops: bytes, effects: list) -> list:
@@ -588,5 +589,5 @@ def _marked(ops: bytes, effects: list) -> list:
         return effects
     effects = effects[:]
     for i in at:
-        effects[i] = _MARKS[_KIND[ops[i]]]
+        effects[i] = _MARKS[_LOCAL_KIND[ops[i]]]
     return effects

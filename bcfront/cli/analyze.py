@@ -52,9 +52,7 @@ def render_structure(fa, console) -> None:
             for child in reversed(fa.dom_tree.get(b, ())):
                 todo.append((node.add(_block_label(fa, child)), child))
         console.print(root)
-    loops = getattr(fa, "loops", None)
-    if loops is None:
-        return
+    loops = fa.loops
     forest = Tree(f"loops ({len(loops.loops)})")
     nodes = {}          # loop header -> its tree node (`parent` is the enclosing loop's header)
     for lp in sorted(loops.loops, key=lambda lp: lp.depth):
