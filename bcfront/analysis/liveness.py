@@ -80,6 +80,15 @@ _EVENTS = {
 
 
 _POW2 = [1 << i for i in range(64)]
+_POSITIONS: list[int] = []
+
+
+def _positions(n: int) -> list[int]:
+    """At least 0..n-1: one list of ints shared by every function (compressing it
+    allocates no ints), grown on demand."""
+    if n > len(_POSITIONS):
+        _POSITIONS.extend(range(len(_POSITIONS), n))
+    return _POSITIONS
 
 
 def _powers(n: int) -> list[int]:
@@ -89,16 +98,21 @@ def _powers(n: int) -> list[int]:
     return _POW2
 
 
-def variables_of(code) -> tuple[tuple[str, ...], dict[str, str]]:
-    """All fast-local, cell and free variable names of `code`, and each one's kind."""
-    # dict.fromkeys runs in C; a cell parameter keeps its place among the locals
-    kinds = dict.fromkeys(code.co_varnames, "local")
-    if not (code.co_cellvars or code.co_freevars) and len(kinds) == len(code.co_varnames):
-        return code.co_varnames, kinds      # the common case: no names to merge
-    if code.co_cellvars:
-        kinds.update(dict.fromkeys(code.co_cellvars, "cell"))  # what it holds is a cell
-    if code.co_freevars:
-        kinds.update(dict.fromkeys(code.co_freevars, "free"))
+def variables_of(code, cells=None, free=None) -> tuple[tuple[str, ...], dict[str, str]]:
+    """All fast-local, cell and free variable names of `code`, and each one's kind
+    (`cells` and `free`: its co_cellvars and co_freevars, if the caller has them)."""
+    # dict.fromkeys runs in C; a cell parameter keeps its place among the locals.  Each
+    # co_* tuple is read once: 3.11 builds a new one on every access
+    names = code.co_varnames
+    kinds = dict.fromkeys(names, "local")
+    if cells is None:
+        cells, free = code.co_cellvars, code.co_freevars
+    if not (cells or free) and len(kinds) == len(names):
+        return names, kinds         # the common case: no names to merge
+    if cells:
+        kinds.update(dict.fromkeys(cells, "cell"))  # what it holds is a cell
+    if free:
+        kinds.update(dict.fromkeys(free, "free"))
     return tuple(kinds), kinds
 
 
@@ -178,6 +192,23 @@ class _MaskTable(dict):
 _MASKS = _MaskTable()
 
 
+def _masks_by_unit() -> list:
+    """`_unit_masks` of every int code unit (a 16-bit word of co_code) whose opcode is
+    a `_SHAPE` or `_PAIRS` one, None for every other: list indexing maps a column
+    faster than a dict, and ``filter(None, ...)`` keeps just the events."""
+    from .opcodes import _BIG_ENDIAN, _OPNAME
+    out = [None] * 65536
+    for op, name in enumerate(_OPNAME):
+        if name in _SHAPE or name in _PAIRS:
+            for arg in range(256):
+                key = op << 8 | arg if _BIG_ENDIAN else arg << 8 | op
+                out[key] = _unit_masks(key)
+    return out
+
+
+_BY_UNIT = _masks_by_unit()
+
+
 def gen_kill(bc, bit: dict[str, int], all_bits: int,
              where=None) -> tuple[list[int], list[int]]:
     """Per instruction of `bc` (a `Bytecode`), the (gen, kill) masks of
@@ -242,16 +273,21 @@ class Liveness:
         self.cfg = cfg
         bc = cfg.bytecode
         code = bc.code
-        self.variables, self.kinds = variables_of(code)
-        # the events: the instructions that touch a variable (flag 1 or 2), their masks
-        ops = bc.opcodes
-        self._flags = flags = ops.translate(
-            _FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names) else _FLAGS)
+        cells, free = code.co_cellvars, code.co_freevars
+        self.variables, self.kinds = variables_of(code, cells, free)
+        # plain: the events are exactly the `_SHAPE` and `_PAIRS` instructions (no cell
+        # or free variable, no introspection), numbered as `variables` by their arg
+        self._plain = plain = not (cells or free) and _INTROSPECTION.isdisjoint(code.co_names)
         blocks = cfg.blocks
-        if len(blocks) == 1 and 2 not in flags and not (code.co_cellvars or code.co_freevars):
+        if plain and len(blocks) == 1:
             (b, blk), = blocks.items()
             if not blk.succs:   # most code objects: live-in is what the block reads
-                g, k = _fold(list(map(_MASKS.__getitem__, compress(bc.units, flags))))
+                try:
+                    masks = list(filter(None, map(_BY_UNIT.__getitem__, bc.units)))
+                except TypeError:       # (opcode, arg) keys: the code has EXTENDED_ARG
+                    masks = list(map(_MASKS.__getitem__, compress(bc.units, bc.opcodes.translate(
+                        _FLAGS_NO_GLOBALS))))
+                g, k = _fold(masks)
                 self.bits_in = {b: g}
                 self.bits_out = {b: 0}
                 self.block_kill = {b: k}
@@ -264,7 +300,7 @@ class Liveness:
             self.bits_out = dict.fromkeys(blocks, 0)
             self.block_kill = dict.fromkeys(blocks, 0)
 
-    _per_block = _names = _where = _masks = None      # built on first use
+    _per_block = _names = _where = _masks = _gen = None      # built on first use
 
     @cached_property
     def bit(self) -> dict[str, int]:
@@ -277,16 +313,25 @@ class Liveness:
             return self._where, self._masks
         bc = self.cfg.bytecode
         code = bc.code
-        flags = self._flags
-        self._where = where = list(compress(range(len(flags)), flags))
-        if (code.co_cellvars or code.co_freevars) and not _numbered_alike(code, self.variables):
+        flags = bc.opcodes.translate(_FLAGS_NO_GLOBALS if self._plain or _INTROSPECTION.isdisjoint(
+            code.co_names) else _FLAGS)
+        # the events' positions, then their code units picked by position (fewer than
+        # all the instructions a second compress would walk)
+        self._where = where = list(compress(_positions(len(flags)), flags))
+        units = map(bc.units.__getitem__, where)
+        if self._plain:
+            try:
+                masks = list(map(_BY_UNIT.__getitem__, units))
+            except TypeError:           # (opcode, arg) keys: the code has EXTENDED_ARG
+                masks = list(map(_MASKS.__getitem__, map(bc.units.__getitem__, where)))
+        elif (code.co_cellvars or code.co_freevars) and not _numbered_alike(code, self.variables):
             # the table numbers variables by oparg: a code object whose fast locals are
             # numbered otherwise than `variables` takes every event from the rules
             nv = len(self.variables)
             gens, kills = gen_kill(bc, self.bit, (1 << nv) - 1, where)
             masks = [(gens[i], kills[i]) for i in where]
         else:
-            masks = list(map(_MASKS.__getitem__, compress(bc.units, flags)))
+            masks = list(map(_MASKS.__getitem__, units))
             if 2 in flags:              # events whose masks depend on the code object
                 self._per_code(bc, bytes(compress(flags, flags)), where, masks)
         self._masks = masks
@@ -338,34 +383,39 @@ class Liveness:
         self.bits_in = live_in = dict.fromkeys(blocks, 0)
         self.bits_out = live_out = dict.fromkeys(blocks, 0)
         self.block_kill = block_kill = dict.fromkeys(blocks, 0)
-        summary = {}            # block -> (gen, kill), for the worklist
+        self._gen = block_gen = {}      # gen of the blocks with events, for the worklist
         back = []
         z = len(where)
+        last = where[-1]                # the last event not folded yet
         for b, blk in reversed(blocks.items()):
             out = 0
             for s in blk.succs:
                 out |= live_in[s]
                 if s <= b:              # not final yet: revisit b in the worklist
                     back.append(b)
-            a = bisect_left(where, blk.first, 0, z)
-            g = k = 0
-            if a != z:
-                for gm, km in reversed(masks[a:z]):     # `_fold`, inline
+            live_out[b] = out
+            first = blk.first
+            if last >= first:           # the block has events: fold them (`_fold`, inline)
+                a = bisect_left(where, first, 0, z)
+                g = k = 0
+                for gm, km in reversed(masks[a:z]):
                     g = gm | (g & ~km)
                     k |= km
                 z = a
+                last = where[a - 1] if a else -1
+                block_gen[b] = g
                 block_kill[b] = k
-            summary[b] = (g, k)
-            live_out[b] = out
+                out = g | (out & ~k)
             h = blk.handler
-            live_in[b] = g | (out & ~k) if h is None else g | (out & ~k) | live_in[h.target]
+            live_in[b] = out if h is None else out | live_in[h.target]
         if back:
-            self._iterate(summary, back)
+            self._iterate(back)
 
-    def _iterate(self, summary: dict[int, tuple[int, int]], work: list[int]) -> None:
+    def _iterate(self, work: list[int]) -> None:
         """Worklist iteration from the state of the first pass, starting at `work`."""
         blocks = self.cfg.blocks
         live_in, live_out = self.bits_in, self.bits_out
+        gen, kill = self._gen, self.block_kill
         queued = set(work)
         while work:
             b = work.pop()
@@ -375,8 +425,8 @@ class Liveness:
             for s in blk.succs:
                 out |= live_in[s]
             live_out[b] = out
-            g, k = summary[b]
-            new = g | (out & ~k)
+            g = gen.get(b)
+            new = out if g is None else g | (out & ~kill[b])
             h = blk.handler
             if h is not None:
                 new |= live_in[h.target]

@@ -262,6 +262,9 @@ class _EffectTable(dict):
         super().__init__()
         self.rules = _BY_VERSION[version]
         self.unruled: set[int] = set()      # opcodes without a rule (none known)
+        # the int keys again, as a list indexed by the code unit (None until met):
+        # list indexing maps a column about twice as fast as a dict lookup
+        self.by_unit: list[Effect | None] = [None] * 65536
 
     def __missing__(self, key):
         from .decode import _OPNAME
@@ -281,6 +284,8 @@ class _EffectTable(dict):
             eff = rule if rule.__class__ is Effect else rule(arg or 0)
         if len(self) < 100_000:
             self[key] = eff
+            if key.__class__ is int:
+                self.by_unit[key] = eff
         return eff
 
 
@@ -329,19 +334,29 @@ class StackInfo:
         self._bytecode = bc
         if version == PY:
             table = _TABLES[version]
-            effects = list(map(table.__getitem__, bc.units))
-            if table.unruled and not table.unruled.isdisjoint(bc.opcodes):
-                effects = [e if e is not None else _fallback(ins)
-                           for e, ins in zip(effects, bc.instructions)]
+            units = bc.units
+            try:                        # `_EffectTable.by_unit` (see there), inline
+                effects = list(map(table.by_unit.__getitem__, units))
+            except TypeError:           # (opcode, arg) keys: the code has EXTENDED_ARG
+                effects = None
+            if effects is None or not all(effects):     # (an Effect is always true)
+                effects = list(map(table.__getitem__, units))   # fills in what is new
+                if table.unruled and not table.unruled.isdisjoint(bc.opcodes):
+                    effects = [e if e is not None else _fallback(ins)
+                               for e, ins in zip(effects, bc.instructions)]
         else:
             effects = [effect_of(ins, version) for ins in bc.instructions]
         self.effects: list[Effect] = effects
-        if cfg.blocks and self._simulate_fast(cfg, effects):
+        blocks = cfg.blocks
+        if len(blocks) == 1:        # most code objects: no edges to follow
+            if self._one_block(blocks, effects):
+                return
+        elif blocks and self._in_layout_order(cfg, effects):
             return
         self.depth: list[int] = [-1] * len(effects)
         self.depth_in: dict[int, int] = {}
         self.max_depth = 0
-        if cfg.blocks:
+        if blocks:
             self._simulate()        # the careful walk, and its error messages
 
     @property
@@ -349,26 +364,14 @@ class StackInfo:
         """offset -> instruction position (the bytecode's)."""
         return self._bytecode.index
 
-    def _simulate_fast(self, cfg, effects) -> bool:
-        """Depths of the whole function from running sums; False (nothing set) if a pop
-        underflows, two paths disagree or a block is reached only from later ones
-        (which CPython's compiler does not lay out), for `_simulate` to say where.
+    # The fast walks: depths of the whole function from running sums; False (nothing
+    # set) if a pop underflows, two paths disagree or a block is reached only from
+    # later ones (which CPython's compiler does not lay out), for `_simulate` to say where.
 
-        `ds` sums the net effects in layout order, as if every block fell through to
-        the next; a reachable block's depths are ``ds`` plus its `delta` (entry depth
-        minus ``ds`` at its first instruction).  The blocks are visited in layout
-        order, each one's delta known from an earlier one; a fall-through keeps the
-        delta, so only jumps and handlers need arithmetic.  The per-instruction
-        depths are one more running sum, its terms shifted where the delta changes.
-        """
-        blocks = cfg.blocks
-        if len(blocks) == 1:        # most code objects: no edges to follow
-            (b, blk), = blocks.items()
-            # (one that loops onto itself is left to the careful walk)
-            return not blk.succs and self._one_block(b, effects)
-        return self._in_layout_order(cfg, effects)
-
-    def _one_block(self, b: int, effects: list[Effect]) -> bool:
+    def _one_block(self, blocks, effects: list[Effect]) -> bool:
+        (b, blk), = blocks.items()
+        if blk.succs:               # one that loops onto itself: the careful walk
+            return False
         ds = list(accumulate(map(_NET, effects), initial=0))
         ds.pop()
         if any(map(lt, ds, map(_POPS, effects))):   # a pop below the bottom
@@ -379,15 +382,22 @@ class StackInfo:
         return True
 
     def _in_layout_order(self, cfg, effects: list[Effect]) -> bool:
+        """`ds` sums the net effects in layout order, as if every block fell through to
+        the next; a reachable block's depths are ``ds`` plus its `delta` (entry depth
+        minus ``ds`` at its first instruction).  The blocks are visited in layout
+        order, each one's delta known from an earlier one; a fall-through keeps the
+        delta, so only jumps and handlers need arithmetic.  The depths are then `ds`
+        with each run of blocks whose delta is not 0 shifted (one slice each)."""
         blocks = cfg.blocks
-        nets = list(map(_NET, effects))
-        ds = list(accumulate(nets, initial=0))
+        ds = list(accumulate(map(_NET, effects), initial=0))
+        ds.pop()
         delta = {cfg.entry: 0}
         get = delta.get
         kinds = cfg.out_kinds
         depth_in = {}
         unreachable = []
-        prev = 0
+        shifts = []                 # (first, stop, delta) of the runs to shift
+        prev = start = 0
         for b, blk in blocks.items():
             d = get(b)
             if d is None:
@@ -397,14 +407,17 @@ class StackInfo:
                 continue
             first = blk.first
             depth_in[b] = ds[first] + d
-            if d != prev:           # shift the running sum from this block on
-                nets[first - 1] += d - prev
+            if d != prev:           # a new run of blocks from here
+                if prev:
+                    shifts.append((start, first, prev))
+                start = first
                 prev = d
             for dst, kind in zip(blk.succs, kinds[b]):
                 if kind == "fallthrough":
                     nd = d
-                elif kind == "exception":
-                    nd = blk.handler.handler_depth - ds[blocks[dst].first]
+                elif kind == "exception":   # the handler's depth (`handler_depth`, inline)
+                    h = blk.handler
+                    nd = h.depth + h.lasti + 1 - ds[blocks[dst].first]
                 else:
                     i = blk.stop - 1
                     eff = effects[i]
@@ -414,8 +427,11 @@ class StackInfo:
                     delta[dst] = nd
                 elif old != nd:
                     return False
-        depth = list(accumulate(nets, initial=0))
-        depth.pop()
+        if prev:
+            shifts.append((start, len(ds), prev))
+        depth = ds                  # shifted in place: the edges above read it unshifted
+        for a, z, d in shifts:
+            depth[a:z] = map(d.__add__, depth[a:z])
         pops = map(_POPS, effects)
         if unreachable:
             pops = list(pops)
