@@ -65,14 +65,14 @@ class Block:
         self.first = first              # position of its first instruction in the bytecode
         self.stop = stop                # one past its last instruction's position
         self._bytecode = bytecode
-        self._instructions = None
 
     @property
     def instructions(self) -> tuple[Instr, ...]:
-        ins = self._instructions
-        if ins is None:
+        try:
+            return self._instructions
+        except AttributeError:      # not read yet (the CFG leaves the slot unset)
             ins = self._instructions = self._bytecode.instructions[self.first:self.stop]
-        return ins
+            return ins
 
     @property
     def size(self) -> int:
@@ -138,7 +138,6 @@ class CFG:
     def __init__(self, bytecode: Bytecode):
         self.bytecode = bytecode
         self.blocks: dict[int, Block] = {}
-        self.edges: list[Edge] = []
         self.exit_preds: list[int] = []
         self.out_kinds: dict[int, list[str]] = {}   # block -> kinds of its edges, as succs
         self.entry = 0
@@ -181,8 +180,8 @@ class CFG:
         # table is walked alongside) and its out-edges: the last instruction's jump, then
         # fall-through, then the handler.  Predecessor lists exist before their blocks,
         # filled as the edges are made (so in the order of their sources, then of edges).
+        # `edges` is built from the successors and their kinds when first read.
         blocks = self.blocks
-        edges = self.edges
         exit_preds = self.exit_preds
         starts = self._starts = list(map(offsets.__getitem__, cuts[:-1]))
         preds = {s: [] for s in starts}
@@ -190,7 +189,6 @@ class CFG:
         nxt_starts.append(None)
         k, nt = 0, len(table)
         h = None
-        new = _new
         block = _new_block
         out_kinds = self.out_kinds
         succs = {}                      # block -> its successors, for the DFS
@@ -206,23 +204,19 @@ class CFG:
                     exit_preds.append(start)
                 else:
                     out, kinds = [nxt], ["fallthrough"]
-                    edges.append(new(Edge, (start, nxt, "fallthrough")))
                     preds[nxt].append(start)
             elif how == _BRANCH:
                 dst = targets[b - 1]
-                edges.append(new(Edge, (start, dst, "branch")))
                 preds[dst].append(start)
                 if nxt is None:
                     out, kinds = [dst], ["branch"]
                     exit_preds.append(start)
                 else:
                     out, kinds = [dst, nxt], ["branch", "fallthrough"]
-                    edges.append(new(Edge, (start, nxt, "fallthrough")))
                     preds[nxt].append(start)
             elif how == _JUMP:
                 dst = targets[b - 1]
                 out, kinds = [dst], ["jump"]
-                edges.append(new(Edge, (start, dst, "jump")))
                 preds[dst].append(start)
             else:
                 out, kinds = [], []
@@ -230,7 +224,6 @@ class CFG:
                     exit_preds.append(start)
             if h is not None:
                 dst = h.target
-                edges.append(new(Edge, (start, dst, "exception")))
                 out.append(dst)
                 kinds.append("exception")
                 preds[dst].append(start)
@@ -246,8 +239,7 @@ class CFG:
             blk.index = bi
             blk.first = a
             blk.stop = b
-            blk._bytecode = bc
-            blk._instructions = None
+            blk._bytecode = bc         # (`_instructions` stays unset until first read)
         self._rpo = rpo = _reverse_postorder(succs, entry)
         if len(rpo) < len(blocks):
             for s in blocks.keys() - set(rpo):
@@ -263,6 +255,17 @@ class CFG:
         self._rpo = [entry]
 
     # -- queries ------------------------------------------------------------
+    @property
+    def edges(self) -> list[Edge]:
+        """Every edge, by source block in offset order, each block's in successor order
+        (built on first access from the successor lists and `out_kinds`)."""
+        edges = self.__dict__.get("_edges")
+        if edges is None:
+            new, blocks, kinds = _new, self.blocks, self.out_kinds
+            edges = self._edges = [new(Edge, (s, d, k)) for s in self._starts
+                                   for d, k in zip(blocks[s].succs, kinds[s])]
+        return edges
+
     def successors(self, start: int) -> list[int]:
         return self.blocks[start].succs
 
