@@ -95,16 +95,17 @@ from __future__ import annotations
 import bisect
 import re
 import types
-from dataclasses import dataclass
+from zlib import adler32
 from itertools import accumulate, compress, repeat
 from operator import add
 from typing import NamedTuple
 
 from ..errors import BcfrontError
 from .decode_checks import args_fit, check_args, check_structure
-from .opcodes import (_ARGREPR, _ARGS, _EXTENDED_ARG, _EXTENDED_ARG_BYTE, _JUMP_OPS, _KIND,
-                      _KIND_REPR, _SHARED, _SIZE, _SIZE2, _UNITS, K_CONST, K_INT, K_LOCAL, PY,
-                      SUPPORTED, _argval, _new)
+from .opcodes import (_ARG_OF_UNIT, _ARGREPR, _ARGS, _EXTENDED_ARG, _EXTENDED_ARG_BYTE,
+                      _JUMP_OPS, _KIND, _KIND_OF, _KIND_REPR, _MAX_SIZE, _SHARED, _SIZE, _SIZE2,
+                      _UNITS, K_CONST, K_INT, K_JBACK, K_JFWD, K_LOCAL, PY, SUPPORTED, _argval,
+                      _new)
 # re-exported: cfg, stack and ssa_build read these opcode tables from here
 from .opcodes import (_BRANCH_RENAME, _CONDITIONAL, _OP, _OPNAME, _TERMINATORS,  # noqa: F401
                       _UNCONDITIONAL)
@@ -120,8 +121,8 @@ class BytecodeVersionError(BcfrontError, ValueError):
     """A code object that was not compiled by the running CPython."""
 
 
-@dataclass(frozen=True, slots=True)
-class ExceptionEntry:
+# A NamedTuple for the reason given at `Instr`: `parse_exception_table` builds one per row.
+class ExceptionEntry(NamedTuple):
     """One `co_exceptiontable` row: instructions in [start, end) jump to target."""
     start: int
     end: int        # exclusive
@@ -224,7 +225,8 @@ class Bytecode:
     to `instructions`.
     """
     __slots__ = ("code", "exception_table", "version", "offsets", "opcodes", "args",
-                 "targets", "end", "units", "_instructions", "_index", "_starts", "_raw")
+                 "targets", "end", "units", "_instructions", "_index", "_starts", "_raw",
+                 "_jumps")
 
     def __init__(self, code: types.CodeType, offsets: list, opcodes: bytes, args: list,
                  targets: list, end: int, exception_table: tuple[ExceptionEntry, ...],
@@ -242,8 +244,9 @@ class Bytecode:
         self.version = version
         self._instructions = self._index = self._starts = None
         # co_code when the instructions are exactly its units whose opcode is neither
-        # 0 (a cache) nor EXTENDED_ARG (the column decoders), for `check_structure`
-        self._raw = None
+        # 0 (a cache) nor EXTENDED_ARG (the column decoders), for `check_structure`; the
+        # column decoders also list the jump targets (None: not listed)
+        self._raw = self._jumps = None
 
     def __repr__(self) -> str:
         return f"<Bytecode {self.code.co_qualname}: {len(self.offsets)} instructions>"
@@ -362,14 +365,13 @@ def _positions(code: types.CodeType, n: int) -> list[tuple]:
 # The location table's entries each start with a byte whose top bit is set and whose
 # low three bits are the entry's length in code units minus one (in what CPython's
 # compiler writes, the bytes after it stay below 128): the units covered are a
-# byte-translate and a sum away, without decoding a position.
+# byte-translate and a byte sum away, without decoding a position.
 _LINE_UNITS = bytes(((b & 7) + 1) if b & 128 else 0 for b in range(256))
-_NOT_ENTRY_START = bytes(range(128))    # deleted first: the sum runs over the entries only
 
 
 def _check_line_table(code: types.CodeType, n: int) -> None:
     """What `_positions` checks, without building the positions."""
-    covered = sum(code.co_linetable.translate(_LINE_UNITS, _NOT_ENTRY_START))
+    covered = _byte_sum(code.co_linetable.translate(_LINE_UNITS), 8)
     if covered and covered != n:
         # CPython's compiler keeps one-line entries' columns below 128, other assemblers
         # (the `bytecode` library, which builds our continuations) may not: count exactly
@@ -377,6 +379,17 @@ def _check_line_table(code: types.CodeType, n: int) -> None:
     if covered and covered != n:
         raise ValueError(f"the line table covers {covered} code units, the bytecode has {n} "
                          f"(co_code was replaced)")
+
+
+def _byte_sum(data: bytes, top: int) -> int:
+    """sum(data) for bytes that are each at most `top`, in C: the low half of adler32 is 1
+    plus the byte sum modulo 65521, exact while the sum stays below 65520, so it runs over
+    slices short enough for that (one slice for all but the biggest functions)."""
+    step = 65519 // top
+    if len(data) <= step:
+        return (adler32(data) & 0xFFFF) - 1
+    mv = memoryview(data)
+    return sum([(adler32(mv[i:i + step]) & 0xFFFF) - 1 for i in range(0, len(data), step)])
 
 
 def _instructions(code: types.CodeType) -> tuple[Instr, ...]:
@@ -403,7 +416,7 @@ def _decode(code: types.CodeType) -> Bytecode:
     # so the instructions (and EXTENDED_ARG prefixes) are exactly the units with a
     # non-zero opcode byte -- provided their sizes add up to the whole, which is checked
     opbytes = ops.translate(None, b"\0")
-    if sum(opbytes.translate(_SIZE)) == n:
+    if _byte_sum(opbytes.translate(_SIZE), _MAX_SIZE) == n:
         starts = list(compress(_even_offsets(n), ops))
         words = list(compress(memoryview(raw).cast("H"), ops))
         if _EXTENDED_ARG not in opbytes:
@@ -428,17 +441,21 @@ _EVEN_OFFSETS: list[int] = []
 
 def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
     """The columns of bytecode without EXTENDED_ARG, each mapped in C."""
-    args = list(map(_ARGS.__getitem__, words))  # ValueError: no such opcode
-    if not args_fit(code, ops, raw[1::2]):
+    args = list(map(_ARG_OF_UNIT.__getitem__, words))
+    kinds = ops.translate(_KIND_OF)
+    if not args_fit(code, kinds, raw[1::2]):
+        list(map(_ARGS.__getitem__, words))     # ValueError: the first opcode that does not exist
         check_args(code, map(_UNITS.__getitem__, set(words)))  # raises, saying which
     targets = [None] * len(starts)
-    if _JUMP_OPS.search(opbytes):
+    jumps = []
+    if K_JFWD in kinds or K_JBACK in kinds:
         for m in _JUMP_OPS.finditer(opbytes):
             i = m.start()
-            targets[i] = starts[i] + _UNITS[words[i]][3]
+            t = targets[i] = starts[i] + _UNITS[words[i]][3]
+            jumps.append(t)
     bc = Bytecode(code, starts, opbytes, args, targets, len(raw), parse_exception_table(code),
                   PY, words)
-    bc._raw = raw
+    bc._raw, bc._jumps = raw, jumps
     return bc
 
 
@@ -454,7 +471,7 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
     if steps != starts:
         return None
     try:
-        args = list(map(_ARGS.__getitem__, words))      # None for the prefixes
+        args = list(map(_ARGS.__getitem__, words))      # None for the prefixes; ValueError
         folded: dict[int, tuple] = {}   # position of a prefixed instruction -> _UNITS entry
         prefixes: dict[int, int] = {}   # offset of a prefix -> the instruction's offset
         for m in _EXTENDED_ARG_RUN.finditer(opbytes):
@@ -465,14 +482,16 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
             info = folded[j] = _UNITS[(opbytes[j], arg)]
             args[j] = info[0][2]
             prefixes.update(dict.fromkeys(starts[i:j], starts[j]))
-        if not args_fit(code, ops, raw[1::2]):        # the prefixed ones' low bytes,
-            return None
+        if not args_fit(code, ops.translate(_KIND_OF), raw[1::2]):  # the prefixed ones' low
+            return None                                                # bytes,
         check_args(code, folded.values())             # and their whole arguments
         targets = [None] * len(starts)
+        jumps = []
         for m in _JUMP_OPS.finditer(opbytes):
             i = m.start()
             t = starts[i] + (folded[i] if i in folded else _UNITS[words[i]])[3]
-            targets[i] = prefixes.get(t, t)
+            t = targets[i] = prefixes.get(t, t)
+            jumps.append(t)
         table = _fold_table(parse_exception_table(code), prefixes)
     except (IndexError, ValueError, KeyError, TypeError):
         return None
@@ -481,7 +500,7 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
     opbytes = opbytes.translate(None, _EXTENDED_ARG_BYTE)
     bc = Bytecode(code, list(compress(starts, keep)), opbytes, args,
                   list(compress(targets, keep)), len(raw), table, PY)
-    bc._raw = raw
+    bc._raw, bc._jumps = raw, jumps
     return bc
 
 
@@ -627,22 +646,36 @@ def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:
     data = code.co_exceptiontable
     if not data:
         return ()
-    pos, n = 0, len(data)
-    vals = []
-    while pos < n:  # six bits per byte, bit 6 = more follows, bit 7 marks an entry start
-        b = data[pos]
-        pos += 1
-        val = b & 63
-        while b & 64:
-            b = data[pos]
-            pos += 1
-            val = (val << 6) | (b & 63)
-        vals.append(val)
+    if data[-1] & 64:   # the last number goes on past the end
+        raise IndexError("index out of range")
+    vals = list(map(_VARINT_VALUES.__getitem__, _VARINT.findall(data)))
     if len(vals) % 4:
         raise ValueError("truncated exception table")
-    return tuple(ExceptionEntry(vals[k] * 2, (vals[k] + vals[k + 1]) * 2, vals[k + 2] * 2,
-                                vals[k + 3] >> 1, bool(vals[k + 3] & 1))
-                 for k in range(0, len(vals), 4))
+    rows = iter(vals)   # zip'ed with itself: the rows' four numbers
+    return tuple([_new(ExceptionEntry, (start * 2, (start + size) * 2, target * 2,
+                                        depth_lasti >> 1, bool(depth_lasti & 1)))
+                  for start, size, target, depth_lasti in zip(rows, rows, rows, rows)])
+
+
+# The table's numbers: six bits per byte, big end first, bit 6 set on every byte but the
+# last (bit 7 marks an entry's first number: not needed here).  The regex cuts the bytes
+# into numbers in C; each number's value is computed once per process.
+_VARINT = re.compile(rb"[\x40-\x7f\xc0-\xff]*[\x00-\x3f\x80-\xbf]")
+
+
+class _VarintValues(dict):
+    """The bytes of one number -> its value (bounded, like `opcodes._UNITS`)."""
+
+    def __missing__(self, key: bytes) -> int:
+        val = 0
+        for b in key:
+            val = val << 6 | b & 63
+        if len(self) < 100_000:
+            self[key] = val
+        return val
+
+
+_VARINT_VALUES = _VarintValues()
 
 
 # -- foreign bytecode ----------------------------------------------------------

@@ -16,12 +16,11 @@ from __future__ import annotations
 import dis
 import re
 import types
-from itertools import compress
 from typing import TYPE_CHECKING
 
-from .opcodes import (_CACHES, _CMP_SHIFT, _EXTENDED_ARG, _JUMP_OPS, _KIND, _KIND_OF,
-                      _LOW_NIBBLE, _OPNAME, _RESUME, K_CONST, K_INT, K_JBACK, K_JFWD, K_LOCAL,
-                      K_NAME, K_NAME1, K_NAME2, K_PAIR, PY, _argval)
+from .opcodes import (_CACHES, _CMP_SHIFT, _EXTENDED_ARG, _JUMP_OPS, _LOW_NIBBLE, _OPNAME,
+                      _RESUME, K_BAD, K_CONST, K_INT, K_LOCAL, K_NAME, K_NAME1, K_NAME2, K_PAIR,
+                      PY, _argval)
 from .versions import PROLOGUE as _PROLOGUE
 
 if TYPE_CHECKING:
@@ -30,19 +29,21 @@ if TYPE_CHECKING:
 
 # -- arguments ------------------------------------------------------------------
 
-def args_fit(code: types.CodeType, ops: bytes, argbytes: bytes) -> bool:
+def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
     """Whether the argval of every instruction resolves in this code object (what
     `check_args` checks, without saying which fails), for bytecode whose arguments
     are bytes (no EXTENDED_ARG).
 
-    `ops` and `argbytes` are the opcode and argument bytes of every code unit (a
-    cache unit has opcode 0, whose kind takes no argument).  An argument fits if it
-    is below its kind's limit (the length of the table it indexes, scaled by the
-    kind's shift), that is if it plus the kind's room (256 minus the limit) stays
-    below 256: the rooms of all units are one translate of their kinds, and
-    `_overflows` adds them to the arguments in C, whatever the length of the code.
+    `kinds` and `argbytes` are the `_KIND_OF` kinds of the opcode bytes and the argument
+    bytes of every code unit (a cache unit has opcode 0, whose kind takes no argument).
+    An argument fits if it is below its kind's limit (the length of the table it
+    indexes, scaled by the kind's shift), that is if it plus the kind's room (256 minus
+    the limit) stays below 256: the rooms of all units are one translate of their
+    kinds, and `_overflows` adds them to the arguments in C, whatever the length of the
+    code.
     """
-    kinds = ops.translate(_KIND_OF)
+    if K_BAD in kinds:      # an opcode this interpreter does not have
+        return False
     nc, nn, nl = len(code.co_consts), len(code.co_names), _fast_locals(code)
     # a room of 256 does not fit in a byte: an empty table fails any use of it
     if not (nc and nn and nl) and (not nc and K_CONST in kinds or not nl and (
@@ -96,8 +97,10 @@ def _fast_locals(code: types.CodeType) -> int:
     least, which Python does not expose: a count refuted by asking for its last name
     gives way to a smaller one.  Too low a count only sends `args_fit`'s caller to
     the exact check."""
-    cells = code.co_cellvars
-    n = code.co_nlocals + len(cells) + len(code.co_freevars)
+    cells, free = code.co_cellvars, code.co_freevars
+    if not (cells or free):     # every name is a local: co_nlocals counts them all
+        return code.co_nlocals
+    n = code.co_nlocals + len(cells) + len(free)
     if cells and not _has_local(code, n - 1):     # a local that is also a cell counts once
         n -= len(set(cells).intersection(code.co_varnames))
     return n if n == 0 or _has_local(code, n - 1) else code.co_nlocals
@@ -127,16 +130,18 @@ def check_structure(bc: Bytecode) -> str | None:
     ops, offsets = bc.opcodes, bc.offsets
     if not ops:
         return "empty bytecode"
-    k = _PROLOGUE_RUN.match(ops).end()    # the prologue's opcodes, then RESUME
-    if k == len(ops):
-        return "no RESUME instruction"
-    if ops[k] != _RESUME:
-        return f"no RESUME after the prologue (found {_OPNAME[ops[k]]} at offset {offsets[k]})"
+    if ops[0] != _RESUME:       # else the prologue's opcodes, then RESUME
+        k = _PROLOGUE_RUN.match(ops).end()
+        if k == len(ops):
+            return "no RESUME instruction"
+        if ops[k] != _RESUME:
+            return f"no RESUME after the prologue (found {_OPNAME[ops[k]]} at offset {offsets[k]})"
     if PY == (3, 11):
         problem = _check_caches_311(bc)
         if problem:
             return problem
-    if not bc.exception_table and not _JUMP_OPS.search(ops):
+    jumps = bc._jumps
+    if not bc.exception_table and not (_JUMP_OPS.search(ops) if jumps is None else jumps):
         return None     # no jump and no table entry: nothing else can point anywhere
     if bc._raw is not None and _lands(bc):
         return None
@@ -160,7 +165,7 @@ def _lands(bc: Bytecode) -> bool:
     instruction is a unit whose opcode is neither 0 nor EXTENDED_ARG) rather than
     against a set of all the offsets; `check_structure` says what is wrong where it is not."""
     raw, end = bc._raw, bc.end
-    for t in compress(bc.targets, bc.opcodes.translate(_JUMP_FLAGS)):
+    for t in bc._jumps:
         if not 0 <= t < end or raw[t] in _NOT_AN_INSTRUCTION:
             return False
     for e in bc.exception_table:
@@ -170,7 +175,6 @@ def _lands(bc: Bytecode) -> bool:
     return True
 
 
-_JUMP_FLAGS = bytes(_KIND[c] in (K_JFWD, K_JBACK) for c in range(256))
 _NOT_AN_INSTRUCTION = (0, _EXTENDED_ARG)
 
 

@@ -164,6 +164,21 @@ _new = tuple.__new__
 _EXTENDED_ARG_BYTE = bytes([_EXTENDED_ARG])
 _BIG_ENDIAN = sys.byteorder == "big"
 _SIZE = bytes(1 + c for c in _CACHES)            # code units per instruction, by opcode byte
+_MAX_SIZE = max(_SIZE)
+
+
+def _unit_args() -> tuple:
+    """`_ARGS` as a tuple indexed by every 16-bit code unit, for whole columns mapped in C
+    (a subscript is cheaper than a dict lookup; a tuple of ints and None, which the
+    garbage collector stops tracking, is not walked at each collection, as a list is); units of opcodes that do not exist
+    map to None too: `_KIND_OF` flags them (K_BAD) and the caller asks `_ARGS`, which raises."""
+    takes = [_HAS_ARG[op] and op != _EXTENDED_ARG and _OPNAME[op] is not None for op in range(256)]
+    if _BIG_ENDIAN:     # unit = op << 8 | arg
+        return tuple([a if takes[op] else None for op in range(256) for a in range(256)])
+    return tuple([a if t else None for a in range(256) for t in takes])  # unit = arg << 8 | op
+
+
+_ARG_OF_UNIT = _unit_args()
 _JUMP_OPS = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256)
                                        if _KIND[c] in (K_JFWD, K_JBACK)) + b"]")
 
@@ -198,7 +213,9 @@ _RARE_ARGVAL = {
 }
 
 
-_KIND_OF = bytes(_KIND)                  # opcode byte -> kind, a translate table
+K_BAD = 14      # `_KIND_OF` only: an opcode this interpreter does not have (not 0, a cache)
+# opcode byte -> kind, a translate table
+_KIND_OF = bytes(K_BAD if c and _OPNAME[c] is None else _KIND[c] for c in range(256))
 _LOW_NIBBLE = bytes(b & 15 for b in range(256))
 
 
