@@ -167,15 +167,15 @@ _SIZE = bytes(1 + c for c in _CACHES)            # code units per instruction, b
 _MAX_SIZE = max(_SIZE)
 
 
-def _unit_args() -> tuple:
-    """`_ARGS` as a tuple indexed by every 16-bit code unit, for whole columns mapped in C
-    (a subscript is cheaper than a dict lookup; a tuple of ints and None, which the
-    garbage collector stops tracking, is not walked at each collection, as a list is); units of opcodes that do not exist
+def _unit_args() -> list:
+    """`_ARGS` as a list indexed by every 16-bit code unit, for whole columns mapped in C
+    (`list.__getitem__` is a plain C method, cheaper than a dict lookup, and than a
+    tuple's, which goes through a slot wrapper that packs its argument); units of opcodes that do not exist
     map to None too: `_KIND_OF` flags them (K_BAD) and the caller asks `_ARGS`, which raises."""
     takes = [_HAS_ARG[op] and op != _EXTENDED_ARG and _OPNAME[op] is not None for op in range(256)]
     if _BIG_ENDIAN:     # unit = op << 8 | arg
-        return tuple([a if takes[op] else None for op in range(256) for a in range(256)])
-    return tuple([a if t else None for a in range(256) for t in takes])  # unit = arg << 8 | op
+        return [a if takes[op] else None for op in range(256) for a in range(256)]
+    return [a if t else None for a in range(256) for t in takes]      # unit = arg << 8 | op
 
 
 _ARG_OF_UNIT = _unit_args()
