@@ -36,9 +36,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from functools import cached_property
 from itertools import compress
+from operator import itemgetter
 from typing import NamedTuple
 
 from .cfg import CFG
+from .opcodes import _BIG_ENDIAN, _OPNAME
 
 _INTROSPECTION = frozenset({"locals", "vars", "dir", "eval", "exec", "super"})
 
@@ -142,7 +144,6 @@ def _event_flags() -> tuple[bytes, bytes]:
     """opcode byte -> 1 if its masks come from `_MASKS`, 2 if they depend on the code,
     0 if it touches no variable (for bytes.translate).  The second table leaves out
     the global loads: events only when the code names an introspection builtin."""
-    from .opcodes import _OPNAME
     every = bytes(0 if n not in _EVENTS else 2 if n in _PER_CODE else 1 for n in _OPNAME)
     fast = bytes(0 if n in ("LOAD_GLOBAL", "LOAD_NAME") else f for n, f in zip(_OPNAME, every))
     return every, fast
@@ -162,7 +163,6 @@ def _unit_masks(key) -> tuple[int, int]:
     """The (gen, kill) masks of the instruction with code unit `key` (`Bytecode.units`:
     an int, or (opcode, arg) after EXTENDED_ARG) if it is a `_SHAPE` or `_PAIRS`
     instruction, with variable i as bit i; (0, 0) for any other."""
-    from .opcodes import _BIG_ENDIAN, _OPNAME
     if key.__class__ is int:
         op, arg = (key >> 8, key & 255) if _BIG_ENDIAN else (key & 255, key >> 8)
     else:
@@ -196,7 +196,6 @@ def _masks_by_unit() -> list:
     """`_unit_masks` of every int code unit (a 16-bit word of co_code) whose opcode is
     a `_SHAPE` or `_PAIRS` one, None for every other: list indexing maps a column
     faster than a dict, and ``filter(None, ...)`` keeps just the events."""
-    from .opcodes import _BIG_ENDIAN, _OPNAME
     out = [None] * 65536
     for op, name in enumerate(_OPNAME):
         if name in _SHAPE or name in _PAIRS:
@@ -217,7 +216,6 @@ def gen_kill(bc, bit: dict[str, int], all_bits: int,
     `where` lists the positions of the instructions that read or write a
     variable (every position if None); the others have empty masks.
     """
-    from .opcodes import _OPNAME
     code = bc.code
     ops = bc.opcodes
     n = len(ops)
@@ -253,6 +251,13 @@ def _numbered_alike(code, variables) -> bool:
     return False
 
 
+def _pick(table, keys: list) -> list:
+    """``[table[k] for k in keys]``, in one C call (itemgetter) from two keys on."""
+    if len(keys) > 1:
+        return list(itemgetter(*keys)(table))
+    return [table[k] for k in keys]
+
+
 def _fold(masks) -> tuple[int, int]:
     """(gen, kill) of a sequence of events' (gen, kill): kill is everything they write."""
     g = k = 0
@@ -276,17 +281,19 @@ class Liveness:
         cells, free = code.co_cellvars, code.co_freevars
         self.variables, self.kinds = variables_of(code, cells, free)
         # plain: the events are exactly the `_SHAPE` and `_PAIRS` instructions (no cell
-        # or free variable, no introspection), numbered as `variables` by their arg
-        self._plain = plain = not (cells or free) and _INTROSPECTION.isdisjoint(code.co_names)
+        # or free variable, no introspection, no flag 2 left), numbered as `variables`
+        # by their arg
+        self._flags = flags = None if cells or free or not _INTROSPECTION.isdisjoint(
+            code.co_names) else bc.opcodes.translate(_FLAGS_NO_GLOBALS)
+        self._plain = plain = flags is not None and 2 not in flags
         blocks = cfg.blocks
-        if plain and len(blocks) == 1:
+        if len(blocks) == 1:
             (b, blk), = blocks.items()
             if not blk.succs:   # most code objects: live-in is what the block reads
-                try:
-                    masks = list(filter(None, map(_BY_UNIT.__getitem__, bc.units)))
-                except TypeError:       # (opcode, arg) keys: the code has EXTENDED_ARG
-                    masks = list(map(_MASKS.__getitem__, compress(bc.units, bc.opcodes.translate(
-                        _FLAGS_NO_GLOBALS))))
+                if not plain:
+                    masks = self._events()[1]
+                else:
+                    masks = self._plain_masks(bc.units)
                 g, k = _fold(masks)
                 self.bits_in = {b: g}
                 self.bits_out = {b: 0}
@@ -302,6 +309,15 @@ class Liveness:
 
     _per_block = _names = _where = _masks = _gen = None      # built on first use
 
+    def _plain_masks(self, units: list) -> tuple | list:
+        """The events' masks of a plain code object, in order."""
+        if len(units) > 1:
+            try:    # every unit's masks (None if no event) in one C call, the events kept
+                return tuple(filter(None, itemgetter(*units)(_BY_UNIT)))
+            except TypeError:           # (opcode, arg) keys: the code has EXTENDED_ARG
+                pass
+        return self._events()[1]
+
     @cached_property
     def bit(self) -> dict[str, int]:
         """variable name -> its mask."""
@@ -313,17 +329,19 @@ class Liveness:
             return self._where, self._masks
         bc = self.cfg.bytecode
         code = bc.code
-        flags = bc.opcodes.translate(_FLAGS_NO_GLOBALS if self._plain or _INTROSPECTION.isdisjoint(
-            code.co_names) else _FLAGS)
+        flags = self._flags
+        if flags is None:
+            flags = bc.opcodes.translate(
+                _FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names) else _FLAGS)
         # the events' positions, then their code units picked by position (fewer than
         # all the instructions a second compress would walk)
         self._where = where = list(compress(_positions(len(flags)), flags))
-        units = map(bc.units.__getitem__, where)
+        units = _pick(bc.units, where)
         if self._plain:
             try:
-                masks = list(map(_BY_UNIT.__getitem__, units))
+                masks = _pick(_BY_UNIT, units)
             except TypeError:           # (opcode, arg) keys: the code has EXTENDED_ARG
-                masks = list(map(_MASKS.__getitem__, map(bc.units.__getitem__, where)))
+                masks = _pick(_MASKS, units)
         elif (code.co_cellvars or code.co_freevars) and not _numbered_alike(code, self.variables):
             # the table numbers variables by oparg: a code object whose fast locals are
             # numbered otherwise than `variables` takes every event from the rules
@@ -331,7 +349,7 @@ class Liveness:
             gens, kills = gen_kill(bc, self.bit, (1 << nv) - 1, where)
             masks = [(gens[i], kills[i]) for i in where]
         else:
-            masks = list(map(_MASKS.__getitem__, units))
+            masks = _pick(_MASKS, units)
             if 2 in flags:              # events whose masks depend on the code object
                 self._per_code(bc, bytes(compress(flags, flags)), where, masks)
         self._masks = masks
@@ -339,7 +357,6 @@ class Liveness:
 
     def _per_code(self, bc, event_flags: bytes, where, masks) -> None:
         """Fill in the masks of the `_PER_CODE` events (flag 2), numbered as `_events` checked."""
-        from .opcodes import _OPNAME
         code = bc.code
         nv = len(self.variables)
         nfree = len(code.co_freevars)
@@ -388,11 +405,18 @@ class Liveness:
         z = len(where)
         last = where[-1]                # the last event not folded yet
         for b, blk in reversed(blocks.items()):
-            out = 0
-            for s in blk.succs:
-                out |= live_in[s]
+            succs = blk.succs
+            if len(succs) == 1:         # the common case, without a loop
+                s = succs[0]
+                out = live_in[s]
                 if s <= b:              # not final yet: revisit b in the worklist
                     back.append(b)
+            else:
+                out = 0
+                for s in succs:
+                    out |= live_in[s]
+                    if s <= b:
+                        back.append(b)
             live_out[b] = out
             first = blk.first
             if last >= first:           # the block has events: fold them (`_fold`, inline)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import accumulate
-from operator import attrgetter, lt, sub
+from operator import attrgetter, itemgetter, lt, sub
 
 from .cfg import CFG
 from .decode import PY, Instr
@@ -262,9 +262,13 @@ class _EffectTable(dict):
         super().__init__()
         self.rules = _BY_VERSION[version]
         self.unruled: set[int] = set()      # opcodes without a rule (none known)
-        # the int keys again, as a list indexed by the code unit (None until met):
-        # list indexing maps a column about twice as fast as a dict lookup
-        self.by_unit: list[Effect | None] = [None] * 65536
+        # the int keys again, as lists indexed by the code unit (None until met): its
+        # Effect, and the Effect's net and pops.  One itemgetter of a function's units
+        # picks all three columns, faster than a map through the dict and attrgetters
+        n = 65536 if version == PY else 0
+        self.by_unit: list[Effect | None] = [None] * n
+        self.nets: list[int | None] = [None] * n
+        self.pops: list[int | None] = [None] * n
 
     def __missing__(self, key):
         from .decode import _OPNAME
@@ -284,12 +288,39 @@ class _EffectTable(dict):
             eff = rule if rule.__class__ is Effect else rule(arg or 0)
         if len(self) < 100_000:
             self[key] = eff
-            if key.__class__ is int:
+            if key.__class__ is int and eff is not None and self.by_unit:
                 self.by_unit[key] = eff
+                self.nets[key] = eff.net
+                self.pops[key] = eff.pops
         return eff
+
+    def column(self, bc) -> tuple[list[Effect], itemgetter | None]:
+        """The effects of `bc`'s instructions, and an itemgetter of its units that
+        picks the `by_unit`, `nets` and `pops` columns (None where it cannot: fewer
+        than two instructions, EXTENDED_ARG, an opcode without a rule)."""
+        units = bc.units
+        if len(units) > 1 and units[0].__class__ is int:   # (one key: no tuple)
+            pick = itemgetter(*units)
+            try:
+                effects = pick(self.by_unit)
+            except TypeError:           # a pair among the ints (not from decode)
+                pass
+            else:
+                if not all(effects):    # a unit not met before (an Effect is always true)
+                    for _ in map(self.__getitem__, units):  # fills the lists in
+                        pass
+                    effects = pick(self.by_unit)
+                if all(effects):
+                    return list(effects), pick
+        effects = list(map(self.__getitem__, units))
+        if self.unruled and not self.unruled.isdisjoint(bc.opcodes):
+            effects = [e if e is not None else _fallback(ins)
+                       for e, ins in zip(effects, bc.instructions)]
+        return effects, None
 
 
 _TABLES: dict[tuple[int, int], _EffectTable] = {v: _EffectTable(v) for v in _BY_VERSION}
+_PY_NETS, _PY_POPS = (_TABLES[PY].nets, _TABLES[PY].pops) if PY in _TABLES else ([], [])
 
 
 def has_rule(opname: str, version: tuple[int, int]) -> bool:
@@ -332,26 +363,17 @@ class StackInfo:
         self.cfg = cfg
         self.version = version = bc.version
         self._bytecode = bc
+        pick = None
         if version == PY:
-            table = _TABLES[version]
-            units = bc.units
-            try:                        # `_EffectTable.by_unit` (see there), inline
-                effects = list(map(table.by_unit.__getitem__, units))
-            except TypeError:           # (opcode, arg) keys: the code has EXTENDED_ARG
-                effects = None
-            if effects is None or not all(effects):     # (an Effect is always true)
-                effects = list(map(table.__getitem__, units))   # fills in what is new
-                if table.unruled and not table.unruled.isdisjoint(bc.opcodes):
-                    effects = [e if e is not None else _fallback(ins)
-                               for e, ins in zip(effects, bc.instructions)]
+            effects, pick = _TABLES[version].column(bc)
         else:
             effects = [effect_of(ins, version) for ins in bc.instructions]
         self.effects: list[Effect] = effects
         blocks = cfg.blocks
         if len(blocks) == 1:        # most code objects: no edges to follow
-            if self._one_block(blocks, effects):
+            if self._one_block(blocks, effects, pick):
                 return
-        elif blocks and self._in_layout_order(cfg, effects):
+        elif blocks and self._in_layout_order(cfg, effects, pick):
             return
         self.depth: list[int] = [-1] * len(effects)
         self.depth_in: dict[int, int] = {}
@@ -368,20 +390,22 @@ class StackInfo:
     # set) if a pop underflows, two paths disagree or a block is reached only from
     # later ones (which CPython's compiler does not lay out), for `_simulate` to say where.
 
-    def _one_block(self, blocks, effects: list[Effect]) -> bool:
+    # `pick`: `_EffectTable.column`'s itemgetter, or None (then attrgetters instead)
+
+    def _one_block(self, blocks, effects: list[Effect], pick) -> bool:
         (b, blk), = blocks.items()
         if blk.succs:               # one that loops onto itself: the careful walk
             return False
-        ds = list(accumulate(map(_NET, effects), initial=0))
+        ds = list(accumulate(map(_NET, effects) if pick is None else pick(_PY_NETS), initial=0))
         ds.pop()
-        if any(map(lt, ds, map(_POPS, effects))):   # a pop below the bottom
-            return False
+        if any(map(lt, ds, map(_POPS, effects) if pick is None else pick(_PY_POPS))):
+            return False            # a pop below the bottom
         self.depth = ds
         self.depth_in = {b: 0}
         self.max_depth = max(ds)
         return True
 
-    def _in_layout_order(self, cfg, effects: list[Effect]) -> bool:
+    def _in_layout_order(self, cfg, effects: list[Effect], pick) -> bool:
         """`ds` sums the net effects in layout order, as if every block fell through to
         the next; a reachable block's depths are ``ds`` plus its `delta` (entry depth
         minus ``ds`` at its first instruction).  The blocks are visited in layout
@@ -389,7 +413,7 @@ class StackInfo:
         delta, so only jumps and handlers need arithmetic.  The depths are then `ds`
         with each run of blocks whose delta is not 0 shifted (one slice each)."""
         blocks = cfg.blocks
-        ds = list(accumulate(map(_NET, effects), initial=0))
+        ds = list(accumulate(map(_NET, effects) if pick is None else pick(_PY_NETS), initial=0))
         ds.pop()
         delta = {cfg.entry: 0}
         get = delta.get
@@ -432,7 +456,7 @@ class StackInfo:
         depth = ds                  # shifted in place: the edges above read it unshifted
         for a, z, d in shifts:
             depth[a:z] = map(d.__add__, depth[a:z])
-        pops = map(_POPS, effects)
+        pops = map(_POPS, effects) if pick is None else pick(_PY_POPS)
         if unreachable:
             pops = list(pops)
             for blk in unreachable:     # -1, and a check that always passes
