@@ -137,13 +137,22 @@ class CFG:
 
     def __init__(self, bytecode: Bytecode):
         self.bytecode = bytecode
+        offsets = bytecode.offsets
+        n = len(offsets)
+        opbytes = bytecode.opcodes
+        if n and not bytecode.exception_table and _ENDERS.search(opbytes, 0, n - 1) is None \
+                and opbytes[-1] not in _JUMPERS:
+            self._one_block(offsets[0], n)
+            return
+        # (the attributes in the same order on both paths: the instances share their keys)
         self.blocks: dict[int, Block] = {}
         self.exit_preds: list[int] = []
         self.out_kinds: dict[int, list[str]] = {}   # block -> kinds of its edges, as succs
         self.entry = 0
         self._starts: list[int] = []
         self._rpo: list[int] = []
-        if bytecode.offsets:
+        self._lone = False
+        if n:
             self._build()
 
     # -- construction -------------------------------------------------------
@@ -153,10 +162,6 @@ class CFG:
         n = len(offsets)
         opbytes = bc.opcodes
         self.entry = entry = offsets[0]
-        if not bc.exception_table and _ENDERS.search(opbytes, 0, n - 1) is None \
-                and opbytes[-1] not in _JUMPERS:
-            self._one_block(entry, n)
-            return
         targets = bc.targets
         ends = opbytes.translate(_ENDS)
         # leaders: the entry, each instruction after a block-ending one, jump targets
@@ -185,6 +190,10 @@ class CFG:
         exit_preds = self.exit_preds
         starts = self._starts = list(map(offsets.__getitem__, cuts[:-1]))
         preds = {s: [] for s in starts}
+        # A block start reached by a jump or an exception is looked up in `start_of`, so
+        # that every list holds one int object per block (the one in `starts`): callers
+        # may compare blocks with `is`.
+        start_of = dict(zip(starts, starts))
         nxt_starts = starts[1:]
         nxt_starts.append(None)
         k, nt = 0, len(table)
@@ -206,7 +215,7 @@ class CFG:
                     out, kinds = [nxt], ["fallthrough"]
                     preds[nxt].append(start)
             elif how == _BRANCH:
-                dst = targets[b - 1]
+                dst = start_of[targets[b - 1]]
                 preds[dst].append(start)
                 if nxt is None:
                     out, kinds = [dst], ["branch"]
@@ -215,7 +224,7 @@ class CFG:
                     out, kinds = [dst, nxt], ["branch", "fallthrough"]
                     preds[nxt].append(start)
             elif how == _JUMP:
-                dst = targets[b - 1]
+                dst = start_of[targets[b - 1]]
                 out, kinds = [dst], ["jump"]
                 preds[dst].append(start)
             else:
@@ -223,7 +232,7 @@ class CFG:
                 if how == _RETURN or h is None:
                     exit_preds.append(start)
             if h is not None:
-                dst = h.target
+                dst = start_of[h.target]
                 out.append(dst)
                 kinds.append("exception")
                 preds[dst].append(start)
@@ -247,12 +256,18 @@ class CFG:
 
     def _one_block(self, entry: int, n: int) -> None:
         """The whole code is one block (no instruction but the last ends a block, and that
-        one does not jump; no exception table): it returns, raises, or falls off the end."""
-        self.blocks[entry] = Block(entry, self.bytecode, 0, n, None, True, [], [], 0)
-        self.out_kinds[entry] = []
-        self.exit_preds.append(entry)
+        one does not jump; no exception table): it returns, raises, or falls off the end.
+        Most code objects: the attributes are set once each, the block's slots directly."""
+        blk = _new_block(Block)
+        blk.start, blk.handler, blk.reachable, blk.succs, blk.preds = entry, None, True, [], []
+        blk.index, blk.first, blk.stop, blk._bytecode = 0, 0, n, self.bytecode
+        self.blocks = {entry: blk}
+        self.exit_preds = [entry]
+        self.out_kinds = {entry: []}
+        self.entry = entry
         self._starts = [entry]
         self._rpo = [entry]
+        self._lone = True       # the analyses' answers are fixed (`dominance`, `loops`)
 
     # -- queries ------------------------------------------------------------
     @property

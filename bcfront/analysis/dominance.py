@@ -18,9 +18,11 @@ tests can feed them random graphs; the ``cfg_*`` adapters run them on a CFG.
 """
 from __future__ import annotations
 
+from itertools import count, islice, repeat
+from operator import attrgetter
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
-from .cfg import CFG, EXIT
+from .cfg import CFG, EXIT, _reverse_postorder
 
 Node = Hashable
 
@@ -166,84 +168,146 @@ def dominates(idom: Mapping[Node, Node | None], a: Node, b: Node) -> bool:
 
 # -- CFG adapters ------------------------------------------------------------
 
-def _cfg_numbers(cfg: CFG) -> tuple[list[int], list[list[int]]]:
-    """Reverse post-order and each block's reachable predecessors by RPO number (cached
-    on the CFG: dominators, frontiers and loops all start from them)."""
-    hit = cfg.__dict__.get("_rpo_preds")
-    if hit is None:
-        order = cfg.rpo
-        hit = cfg._rpo_preds = (order, _numbered_preds(order, cfg.blocks))
-    return hit
+_PREDS = attrgetter("preds")
+_SUCCS = attrgetter("succs")
 
 
-def _numbered_preds(order: list, blocks: dict) -> list[list[int]]:
-    """For each block of `order`, the positions in `order` of its predecessors there."""
-    get = dict(zip(order, range(len(order)))).get
-    out = []
-    for n in order:
-        ns = list(map(get, blocks[n].preds))
-        if None in ns:    # a predecessor outside the order (rare: unreachable code)
-            ns = [j for j in ns if j is not None]
-        out.append(ns)
-    return out
+def _chk(order: list, lists: Iterable[list], exits, partial: bool,
+         retreating: list | None) -> tuple[dict, list]:
+    """Cooper–Harvey–Kennedy on the nodes themselves: `order` is a reverse post-order
+    of the graph (root first) and `lists` yields the predecessors of each node after
+    the root; nodes in `exits` have the root among them (the virtual exit, for
+    post-dominance).  `partial`: predecessors may lie outside the order.  Retreating
+    edges (as RPO number pairs) go to `retreating` when it is a list.
 
-
-def _lone_block(cfg: CFG) -> int | None:
-    """The entry, if it is the only block and no edge leads back to it (most code
-    objects): its dominance questions have fixed answers."""
-    blocks = cfg.blocks
-    if len(blocks) == 1 and not blocks[cfg.entry].preds:
-        return cfg.entry
-    return None
-
-
-def _cfg_doms(cfg: CFG, idom: Mapping) -> list[int]:
-    """Idom RPO numbers matching `idom` (cached by `cfg_idom`, else derived from it)."""
-    hit = cfg.__dict__.get("_rpo_doms")
-    if hit is not None and hit[0] is idom:
-        return hit[1]
-    order = _cfg_numbers(cfg)[0]
-    index = dict(zip(order, range(len(order))))
-    return [index[idom[n]] if idom[n] is not None else 0 for n in order]
+    Returns the idom of each node (the root maps to None), in `order`, and the joins:
+    (node, RPO number, predecessors in the order) for each node with several.  The
+    fingers compare RPO numbers, looked up from a dict: cheaper than renumbering
+    every predecessor list, and a node with one predecessor (most of them) has it
+    for idom without more work."""
+    out = {order[0]: None}
+    pos = dict(zip(order, count()))
+    joins = []
+    cyclic = False
+    for i, b, ps in zip(count(1), islice(order, 1, None), lists):
+        if b in exits:
+            out[b] = order[0]
+        elif len(ps) == 1:          # the predecessor precedes b in RPO (its DFS parent)
+            out[b] = ps[0]
+        else:
+            if partial:
+                ps = [p for p in ps if p in pos]
+            joins.append((b, i, ps))
+            # the first pass, in RPO: a predecessor at or after b is the source of a
+            # retreating edge, not processed yet; every other one has its idom, and so
+            # do the nodes up its idom chain (all before it)
+            new = None
+            pn = 0
+            for p in ps:
+                pp = pos[p]
+                if pp >= i:
+                    cyclic = True
+                    if retreating is not None:
+                        retreating.append((pp, i))
+                    continue
+                if new is None:
+                    new, pn = p, pp
+                    continue
+                while pp != pn:     # intersect: walk the later finger up the tree
+                    while pp > pn:
+                        p = out[p]
+                        pp = pos[p]
+                    while pn > pp:
+                        new = out[new]
+                        pn = pos[new]
+            out[b] = new
+    # Without a retreating edge the first pass is already the fixpoint (acyclic graphs:
+    # most functions); else the joins iterate (their predecessors all have idoms now).
+    while cyclic:
+        cyclic = False
+        for b, i, ps in joins:
+            it = iter(ps)
+            new = next(it)
+            pn = pos[new]
+            for p in it:
+                pp = pos[p]
+                while pp != pn:
+                    while pp > pn:
+                        p = out[p]
+                        pp = pos[p]
+                    while pn > pp:
+                        new = out[new]
+                        pn = pos[new]
+            if out[b] != new:
+                out[b] = new
+                cyclic = True
+    return out, joins
 
 
 def cfg_idom(cfg: CFG) -> dict[int, int | None]:
     """Immediate dominators of the reachable blocks; the entry maps to None."""
-    if not cfg.blocks:
+    if cfg._lone:       # one block, no edge (most code objects): no retreating edge either
+        return {cfg.entry: None}
+    blocks = cfg.blocks
+    if not blocks:
         return {}
-    lone = _lone_block(cfg)
-    if lone is not None:
-        out = {lone: None}
-        cfg._rpo_doms = (out, [0])
-        return out
-    order, preds = _cfg_numbers(cfg)
-    doms = idom_numbers(preds)
-    out: dict[int, int | None] = dict(zip(order, map(order.__getitem__, doms)))
-    out[cfg.entry] = None
-    cfg._rpo_doms = (out, doms)   # for frontiers and loops
+    order = cfg.rpo
+    partial = len(order) < len(blocks)
+    root_preds = blocks[order[0]].preds
+    if partial:
+        root_preds = [p for p in root_preds if blocks[p].reachable]
+    retreating: list[tuple[int, int]] = []      # for loops and post-dominators
+    if root_preds:      # every edge into the root retreats
+        pos = dict(zip(order, count()))
+        retreating.extend(zip(map(pos.__getitem__, root_preds), repeat(0)))
+    out, joins = _chk(order, map(_PREDS, map(blocks.__getitem__, islice(order, 1, None))), (),
+                      partial, retreating)
+    cfg._rpo_retreating = retreating
+    cfg._dom_joins = (root_preds, joins)        # for frontiers
     return out
 
 
 def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int, set[int]]:
-    """Dominance frontier of every reachable block."""
+    """Dominance frontier of every reachable block (Cooper–Harvey–Kennedy's runner
+    formulation; a block with one predecessor has it for idom: only joins have runners)."""
+    if cfg._lone:
+        return {cfg.entry: set()}
     if not idom:
         return {}
-    lone = _lone_block(cfg)
-    if lone is not None:
-        return {lone: set()}
-    order, preds = _cfg_numbers(cfg)
-    return dict(zip(order, frontier_numbers(preds, _cfg_doms(cfg, idom), order)))
+    hit = cfg.__dict__.get("_dom_joins")
+    if hit is None:
+        cfg_idom(cfg)
+        hit = cfg._dom_joins
+    root_preds, joins = hit
+    order = cfg.rpo
+    df = {b: set() for b in order}
+    # The root is a join of the (implicit) way in and its back edges: every dominator
+    # of a predecessor has it in its frontier, the root included.
+    root = order[0]
+    for r in root_preds:
+        df[r].add(root)
+        while r != root:
+            r = idom[r]
+            df[r].add(root)
+    for b, _, ps in joins:
+        stop = idom[b]
+        for r in ps:
+            while r != stop:
+                df[r].add(b)
+                r = idom[r]
+    return df
 
 
 def cfg_retreating(cfg: CFG) -> list[tuple[int, int]]:
-    """Retreating edges (p, i) of the reachable graph by RPO numbers (p >= i): empty iff
-    it is acyclic.  Cached on the CFG (loops and post-dominators both ask)."""
+    """Retreating edges (p, i) of the reachable graph by RPO numbers (p >= i), by i then
+    in predecessor order: empty iff it is acyclic.  `cfg_idom` finds them (and is run
+    for them if it has not been); loops and post-dominators ask."""
+    if cfg._lone:
+        return []
     hit = cfg.__dict__.get("_rpo_retreating")
     if hit is None:
-        if _lone_block(cfg) is not None:
-            return []
-        preds = _cfg_numbers(cfg)[1]
-        hit = cfg._rpo_retreating = [(p, i) for i, ps in enumerate(preds) for p in ps if p >= i]
+        cfg_idom(cfg)
+        hit = cfg.__dict__.get("_rpo_retreating", [])
     return hit
 
 
@@ -254,55 +318,25 @@ def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
     reversed graph's successors are the CFG's predecessors and vice versa;
     blocks in `exit_preds` are the exit's (reversed) successors.
     """
+    if cfg._lone:       # one block, which leads to the exit
+        return {EXIT: None, cfg.entry: EXIT}
     blocks = cfg.blocks
     if not blocks:
         return {}
-    lone = _lone_block(cfg)
-    if lone is not None:
-        return {EXIT: None, lone: EXIT} if cfg.exit_preds else {EXIT: None}
     if len(cfg.rpo) == len(blocks) and not cfg_retreating(cfg):
         # Acyclic with every block reachable (most functions): the forward post-order,
         # after the exit, already has every block after its successors and after its
         # post-dominators, which is all the algorithm needs of its order; no DFS of
-        # the reversed graph.
+        # the reversed graph.  Every block reaches the exit.
         order = cfg.rpo[::-1]
         order.insert(0, EXIT)
+        partial = False
     else:
-        order = _reversed_rpo(blocks, cfg.exit_preds)
-    index = dict(zip(order, range(len(order))))
-    get = index.get
-    preds = [[]]                    # the exit has no (reversed) predecessor
-    for n in order[1:]:
-        ps = list(map(get, blocks[n].succs))
-        if None in ps:              # a successor that cannot reach the exit
-            ps = [j for j in ps if j is not None]
-        preds.append(ps)
-    for n in cfg.exit_preds:        # the edges into the exit, reversed
-        preds[index[n]].append(0)
-    doms = idom_numbers(preds)
-    out: dict[int, int | None] = {}
-    for n, d in zip(order, doms):
-        if d >= 0:                  # -1: cannot reach the exit (only in the acyclic order)
-            out[n] = order[d]
-    out[EXIT] = None
-    return out
-
-
-def _reversed_rpo(blocks: dict, exit_preds: list[int]) -> list[int]:
-    """`reverse_postorder` of the reversed CFG from `EXIT` (predecessors in order),
-    without the callables."""
-    seen = {EXIT}
-    order: list[int] = []
-    stack = [(EXIT, iter(exit_preds))]
-    while stack:
-        node, it = stack[-1]
-        for s in it:
-            if s not in seen:
-                seen.add(s)
-                stack.append((s, iter(blocks[s].preds)))
-                break
-        else:
-            stack.pop()
-            order.append(node)
-    order.reverse()
-    return order
+        preds = dict(zip(blocks, map(_PREDS, blocks.values())))
+        preds[EXIT] = cfg.exit_preds
+        order = _reverse_postorder(preds, EXIT)
+        partial = len(order) <= len(blocks)     # some blocks cannot reach the exit
+    # the reversed graph: a block's predecessors are its successors, and the exit for
+    # the blocks that lead to it
+    return _chk(order, map(_SUCCS, map(blocks.__getitem__, islice(order, 1, None))),
+                set(cfg.exit_preds), partial, None)[0]

@@ -27,11 +27,11 @@ iterative.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import count, repeat
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from .cfg import CFG
-from .dominance import (_cfg_doms, _cfg_numbers, cfg_idom, cfg_retreating, immediate_dominators,
-                        reverse_postorder)
+from .dominance import cfg_idom, cfg_retreating, immediate_dominators, reverse_postorder
 
 Node = Hashable
 
@@ -110,44 +110,52 @@ class LoopForest:
 
 def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
     """Natural loops and irreducible regions of `cfg` (`idom` from `cfg_idom`, or computed)."""
-    if not cfg.blocks:
+    if cfg._lone or not cfg.blocks:
         return LoopForest([], [])
     if idom is None:
         idom = cfg_idom(cfg)
-    # Retreating edges p -> i (p >= i in reverse post-order) from the RPO-numbered
-    # predecessor lists dominance already built: most functions have none, and then
-    # there is nothing else to do.
-    retreating = cfg_retreating(cfg)
+    # Retreating edges p -> i (p >= i in reverse post-order), which dominance found:
+    # most functions have none, and then there is nothing else to do.
+    retreating = cfg.__dict__.get("_rpo_retreating")       # (cfg_retreating's cache)
+    if retreating is None:
+        retreating = cfg_retreating(cfg)
     if not retreating:
         return LoopForest([], [])
-    order, preds = _cfg_numbers(cfg)
-    doms = _cfg_doms(cfg, idom)
+    # The rest works on the blocks, with their RPO numbers from a dict (no renumbered
+    # predecessor lists): the retreating edges come as RPO number pairs, and the
+    # bodies are sets of RPO numbers, searched as before through the predecessors
+    # (those outside the order, unreachable, are skipped when popped).
+    order = cfg.rpo
+    blocks = cfg.blocks
+    pos = dict(zip(order, count()))
     back: dict[int, list] = {}
     odd: list[tuple] = []                     # retreating edges that are not back edges
     for p, i in retreating:
-        x = p                                 # does i dominate p?  walk up p's idom chain
-        while x > i:
-            x = doms[x]
-        if x == i:
+        x = order[p]                          # does i dominate p?  walk up p's idom chain
+        while pos[x] > i:
+            x = idom[x]
+        if pos[x] == i:
             back.setdefault(i, []).append(p)
         else:
             odd.append((order[p], order[i]))
     loops = {}
     for i, latches in back.items():           # bodies by backward search from the latches
         body = {i}
-        work = list(latches)
+        work = list(map(order.__getitem__, latches))
         while work:
-            x = work.pop()
-            if x not in body:
+            x = pos.get(work.pop())
+            if x is not None and x not in body:
                 body.add(x)
-                work.extend(preds[x])
+                work.extend(blocks[order[x]].preds)
         h = order[i]
-        loops[h] = (frozenset(map(order.__getitem__, body)),
-                    tuple(sorted({(order[u], h) for u in latches})))
-    forest = _nest(loops, cfg.successors)
+        body = frozenset(map(order.__getitem__, body))
+        edges = ((order[latches[0]], h),) if len(latches) == 1 else \
+            tuple(sorted({(order[u], h) for u in latches}))
+        exits = {(b, s) for b in body for s in blocks[b].succs if s not in body}
+        loops[h] = (body, edges, tuple(sorted(exits)))
+    forest = _nest(loops)
     if odd:
-        num = dict(zip(order, range(len(order))))
-        forest.irreducible = _regions(odd, order, num, cfg.successors, cfg.predecessors, idom)
+        forest.irreducible = _regions(odd, order, pos, cfg.successors, cfg.predecessors, idom)
     return forest
 
 
@@ -178,14 +186,14 @@ def _find(order: Sequence[Node], succs, preds, idom: Mapping) -> LoopForest:
                 back.setdefault(v, []).append((u, v))
             else:
                 odd.append((u, v))
-    loops = _natural(back, preds, num)
-    forest = _nest(loops, succs)
+    loops = _natural(back, succs, preds, num)
+    forest = _nest(loops)
     forest.irreducible = _regions(odd, order, num, succs, preds, idom)
     return forest
 
 
-def _natural(back: dict, preds, num) -> dict[Node, tuple[frozenset, tuple]]:
-    """header -> (body, back edges), bodies by backward search from the latches."""
+def _natural(back: dict, succs, preds, num) -> dict[Node, tuple[frozenset, tuple, tuple]]:
+    """header -> (body, back edges, exits), bodies by backward search from the latches."""
     out = {}
     for h, edges in back.items():
         body = {h}
@@ -196,30 +204,31 @@ def _natural(back: dict, preds, num) -> dict[Node, tuple[frozenset, tuple]]:
                 continue
             body.add(x)
             work.extend(p for p in preds(x) if p not in body and p in num)
-        out[h] = (frozenset(body), tuple(sorted(set(edges))))
+        exits = {(b, s) for b in body for s in succs(b) if s not in body}
+        out[h] = (frozenset(body), tuple(sorted(set(edges))), tuple(sorted(exits)))
     return out
 
 
-def _nest(loops: dict, succs) -> LoopForest:
-    """Parents, depths, children and exits; bigger loops first so parents come before children."""
+def _nest(loops: dict) -> LoopForest:
+    """Parents, depths and children of the loops (header -> (body, back edges, exits));
+    bigger loops first so parents come before children."""
     innermost: dict = {}
     parent: dict = {}
     depth: dict = {}
-    for h in sorted(loops, key=lambda h: -len(loops[h][0])):
+    kids: dict = {}
+    for h in sorted(loops, key=lambda h: -len(loops[h][0])) if len(loops) > 1 else loops:
         p = innermost.get(h)                  # innermost bigger loop containing h, if any
         parent[h] = p
-        depth[h] = 1 if p is None else depth[p] + 1
-        for b in loops[h][0]:
-            innermost[b] = h
-    kids: dict = {h: [] for h in loops}
-    for h, p in parent.items():
-        if p is not None:
+        kids[h] = []
+        if p is None:
+            depth[h] = 1
+        else:
+            depth[h] = depth[p] + 1
             kids[p].append(h)
+        innermost.update(zip(loops[h][0], repeat(h)))
     by_header = {}
-    for h, (body, edges) in loops.items():
-        exits = {(b, s) for b in body for s in succs(b) if s not in body}
-        by_header[h] = Loop(h, body, edges, tuple(sorted(exits)), parent[h], depth[h],
-                            tuple(sorted(kids[h])))
+    for h, (body, edges, exits) in loops.items():
+        by_header[h] = Loop(h, body, edges, exits, parent[h], depth[h], tuple(sorted(kids[h])))
     ordered = []                              # preorder of the loop tree, siblings by header
     work = sorted((h for h in loops if parent[h] is None), reverse=True)
     while work:

@@ -96,6 +96,34 @@ def test_dominator_tree_matches_idom():
         assert all(idom[k] == parent for k in kids)
 
 
+def test_one_int_object_per_block():
+    # SSA compares blocks with `is`: every block start the CFG and the dominance
+    # results hold is the very object that keys `cfg.blocks` (offsets above 256, which
+    # CPython does not cache, come from the offsets, jump targets and exception table)
+    from bcfront.analysis.loops import find_loops
+    codes = [CORPUS[n] for n in ("huge_function", "many_exception_handlers", "with_statements",
+                                 "nested_loops")]
+    checked = 0
+    for code in codes + stdlib_code_objects(every=200):
+        cfg = build_cfg(code)
+        key = {s: s for s in cfg.blocks}
+        idom = cfg_idom(cfg)
+        df = cfg_dominance_frontier(cfg, idom)
+        post = cfg_post_idom(cfg)
+        loops = find_loops(cfg, idom)
+        held = [*cfg.rpo, *cfg.order, *cfg.exit_preds, *cfg.out_kinds, *idom, *df, *post]
+        for blk in cfg.blocks.values():
+            held += blk.succs + blk.preds
+        held += [d for d in [*idom.values(), *post.values()] if d is not None and d != EXIT]
+        held += [b for s in df.values() for b in s]
+        for lp in loops:
+            held += [lp.header, *lp.body, *(x for e in lp.back_edges + lp.exits for x in e)]
+        held = [s for s in held if s != EXIT]
+        assert all(key[s] is s for s in held), code
+        checked += sum(s > 256 for s in held)
+    assert checked > 1000       # the cases that matter were met
+
+
 # -- random graphs -------------------------------------------------------------
 
 @settings(max_examples=300, deadline=None)
