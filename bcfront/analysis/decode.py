@@ -95,10 +95,11 @@ from __future__ import annotations
 import bisect
 import re
 import types
-from zlib import adler32
+from array import array
 from itertools import accumulate, compress, repeat
-from operator import add
+from operator import add, itemgetter
 from typing import NamedTuple
+from zlib import adler32
 
 from ..errors import BcfrontError
 from .decode_checks import args_fit, check_args, check_structure
@@ -418,7 +419,11 @@ def _decode(code: types.CodeType) -> Bytecode:
     opbytes = ops.translate(None, b"\0")
     if _byte_sum(opbytes.translate(_SIZE), _MAX_SIZE) == n:
         starts = list(compress(_even_offsets(n), ops))
-        words = list(compress(memoryview(raw).cast("H"), ops))
+        # the non-zero units (one iterator, cheaper than compress's two): the units with a
+        # non-zero opcode, unless a unit with opcode 0 has a non-zero argument byte
+        words = list(filter(None, array("H", raw)))
+        if len(words) != len(opbytes):
+            words = list(compress(memoryview(raw).cast("H"), ops))
         if _EXTENDED_ARG not in opbytes:
             return _decode_plain(code, raw, ops, opbytes, starts, words)
         bc = _decode_extended(code, raw, ops, opbytes, starts, words)
@@ -439,9 +444,17 @@ def _even_offsets(n: int) -> list[int]:
 _EVEN_OFFSETS: list[int] = []
 
 
+def _pick(table: list, keys: list) -> list:
+    """[table[k] for k in keys], in C: one itemgetter over all the keys (cheaper than
+    map's call per key), which returns a tuple for two keys or more."""
+    if len(keys) > 1:
+        return list(itemgetter(*keys)(table))
+    return [table[k] for k in keys]
+
+
 def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
     """The columns of bytecode without EXTENDED_ARG, each mapped in C."""
-    args = list(map(_ARG_OF_UNIT.__getitem__, words))
+    args = _pick(_ARG_OF_UNIT, words)
     kinds = ops.translate(_KIND_OF)
     if not args_fit(code, kinds, raw[1::2]):
         list(map(_ARGS.__getitem__, words))     # ValueError: the first opcode that does not exist
