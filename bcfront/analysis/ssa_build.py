@@ -19,9 +19,9 @@ Costs.  Most code objects are one block without a handler: they skip phi
 placement (`bcfront.analysis.ssa_phis`, on bitmasks).  The renaming loop
 handles the common instructions inline (loads and stores of locals, "plain"
 ones that read their inputs and push new values, ones that move inputs);
-the rest goes through `Builder.step`, and so does every instruction of a
-protected block in which one changes a stack slot that its handler has a
-phi for (the values the handler can see must be tracked).
+the rest goes through `Builder.step`, and so does, in a protected block, every
+instruction that may change a stack slot its handler has a phi for (the values
+the handler can see of it must be tracked).
 """
 from __future__ import annotations
 
@@ -66,13 +66,26 @@ class Builder:
         kinds = liveness.kinds
         # (`co_varnames` is the locals' names in arg order, built afresh on each access)
         self.varnames = names = code.co_varnames
-        self.locals = locs = [v for v in names if kinds[v] == "local"]
-        self.nloc = nloc = len(locs)
-        self.lid = lid = dict(zip(locs, range(nloc)))
-        # a local-variable opcode's arg -> SSA local id, -1 for a cell or free variable
-        # (cells and free variables numbered after the locals, for 3.13's LOAD_FAST)
-        self.var_of_arg = var_of = [lid.get(m, -1) for m in names]
-        var_of += [-1] * len(liveness.variables)   # at least the cells and free variables
+        variables = liveness.variables
+        nbits = len(variables)
+        if not (code.co_cellvars or code.co_freevars) and nbits == len(names):
+            # every variable is a local, in arg order (as `variables_of` found)
+            self.locals = locs = list(names)
+            self.nloc = nloc = nbits
+            self.lid = dict(zip(locs, range(nloc)))
+            var_of = list(range(nloc))
+            self.local_mask = (1 << nbits) - 1   # liveness's bits of the locals
+        else:
+            self.locals = locs = [v for v in names if kinds[v] == "local"]
+            self.nloc = nloc = len(locs)
+            self.lid = lid = dict(zip(locs, range(nloc)))
+            # a local-variable opcode's arg -> SSA local id, -1 for a cell or free
+            # variable (cells and free variables numbered after the locals, for 3.13's
+            # LOAD_FAST)
+            var_of = [lid.get(m, -1) for m in names]
+            self.local_mask = sum(1 << k for k, n in enumerate(variables) if kinds[n] == "local")
+        self.var_of_arg = var_of
+        var_of += [-1] * nbits                 # at least the cells and free variables
         self.loc: list = [None] * nloc
         self.stk: list = [None] * (stack.max_depth + 1)
         self.log: list = []
@@ -200,6 +213,7 @@ class Builder:
         work: list = [cfg.entry]
         log, loc, stk, flat, recs = self.log, self.loc, self.stk, self.flat, self.recs
         special, starts = self.special, ssa._starts
+        append = flat.append
         stack_exit: dict[int, list] = {}
         exit_mark: dict[int, int] = {}       # block -> length of the log at its exit
         order = ssa._order
@@ -244,15 +258,21 @@ class Builder:
             if h is not None and h.target in phi_at:
                 # a handler that sees a change here: track what it can see
                 tracking = True
-                self.nv = nv
-                if not self.start_tracking(b, blk, phi_at[h.target]):
-                    nv = self.nv
-                    hi = lo                  # it renamed the block itself
+                touching = self.start_tracking(b, blk, phi_at[h.target])
+                if touching:
+                    # the instructions that may change a tracked slot go through `step`
+                    if effs is self.stack.effects:
+                        effs = effs[:]       # (a copy: the stack phase's column)
+                    for i in touching:
+                        effs[i] = _OTHER
             last = hi - 1
             for i, eff, d in zip(range(lo, hi), effs[lo:hi], depth[lo:hi]):
                 if eff.plain:
                     p = eff.pops
-                    if p:
+                    if p == 1:               # (the commonest: no slice to build)
+                        d -= 1
+                        append(stk[d])
+                    elif p:
                         d -= p
                         flat += stk[d:d + p]
                     n = eff.news
@@ -344,33 +364,31 @@ class Builder:
                 entry.append(v)
 
     # -- renaming: protected blocks and the instructions `walk` does not inline -------
-    def start_tracking(self, b: int, blk, wanted: dict) -> bool:
+    def start_tracking(self, b: int, blk, wanted: dict) -> list:
         """Start tracking the values the handler of protected block `b` may see of the
         variables `wanted` (those with a phi at the handler; no other is asked for).
-        False when this renamed the block itself; True when `walk` may rename it with
-        its loop, only local stores (through `step` and `set`) needing tracking."""
+        Returns the positions of the instructions that may change a wanted stack slot
+        (they must go through `step`, which tracks them); the others leave the
+        wanted slots as they are (an instruction changes no slot below the base of
+        its inputs), and only local stores (through `step` and `set`) need tracking."""
         self.track, self.track_last, self.tvars = {}, {}, wanted
         self.catch_vals = {}
         lo, hi = blk.first, blk.stop
         nloc = self.nloc
         slots = [v - nloc for v in wanted if v >= nloc]
         if not slots:
-            return True
+            return []
         st = self.stack
         top = max(slots) + 1
-        # an instruction changes no slot below the base of its inputs; when none
-        # reaches down to a wanted slot, or those that do leave them as they are,
-        # stack slots need no tracking
+        # when no instruction reaches down to a wanted slot, or those that do leave
+        # them as they are, stack slots need no tracking
         if lowest_input(st.effects, st.depth, lo, hi) >= top:
-            return True
+            return []
         changed = slots_changed(st.effects, st.depth, lo, hi, top)
         if not any(changed >> s & 1 for s in slots):
-            return True
-        last = hi - 1
-        step = self.step
-        for i in range(lo, hi):
-            step(b, i, i == last)
-        return False
+            return []
+        effects, depth = st.effects, st.depth
+        return [i for i in range(lo, hi) if depth[i] - effects[i].pops < top]
 
     def step(self, b: int, i: int, last: bool) -> None:
         """Rename one instruction, any kind."""

@@ -24,7 +24,7 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
     handlers = bd.handlers
     deepest = max(depth_in.values(), default=0)
     nbits = len(live.variables)
-    local_mask = _local_mask(live)
+    local_mask = bd.local_mask
     bits_in = live.bits_in
     frontier = bd.frontier
     # the variables wanted at a block that can receive a phi (in a frontier, a handler;
@@ -87,11 +87,6 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
                     defs[y] = old | new
                     work.append(y)
     return {b: _var_ids(bd, m, nbits) for b, m in phis.items()}
-
-
-def _local_mask(live) -> int:
-    kinds = live.kinds
-    return sum(1 << k for k, n in enumerate(live.variables) if kinds[n] == "local")
 
 
 def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
