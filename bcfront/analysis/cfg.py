@@ -200,7 +200,6 @@ class CFG:
         h = None
         block = _new_block
         out_kinds = self.out_kinds
-        succs = {}                      # block -> its successors, for the DFS
         for bi, a, b, start, nxt in zip(count(), cuts, cuts[1:], starts, nxt_starts):
             if nt:
                 while k < nt and table[k].end <= start:
@@ -237,22 +236,18 @@ class CFG:
                 kinds.append("exception")
                 preds[dst].append(start)
             out_kinds[start] = kinds
-            succs[start] = out
             # the slots one by one: cheaper than a call to Block.__init__
             blk = blocks[start] = block(Block)
             blk.start = start
             blk.handler = h
-            blk.reachable = True        # until the DFS misses it
+            blk.reachable = False       # until the DFS reaches it
             blk.succs = out
             blk.preds = preds[start]
             blk.index = bi
             blk.first = a
             blk.stop = b
             blk._bytecode = bc         # (`_instructions` stays unset until first read)
-        self._rpo = rpo = _reverse_postorder(succs, entry)
-        if len(rpo) < len(blocks):
-            for s in blocks.keys() - set(rpo):
-                blocks[s].reachable = False
+        self._rpo = _reverse_postorder(blocks, entry)
 
     def _one_block(self, entry: int, n: int) -> None:
         """The whole code is one block (no instruction but the last ends a block, and that
@@ -328,20 +323,24 @@ _new = tuple.__new__
 _new_block = object.__new__
 
 
-def _reverse_postorder(succs: dict[int, list[int]], entry: int) -> list[int]:
+def _reverse_postorder(blocks: dict[int, Block], entry: int) -> list[int]:
     """`dominance.reverse_postorder` specialized to blocks (the same DFS, without the
-    callable); nodes are visited in successor order.  The path is two parallel stacks
-    (its nodes, and an iterator over each one's successors): no tuple per step; a node
+    callable): the blocks reachable from `entry` in reverse post-order, successors
+    visited in order; each one reached is flagged `reachable` (the flag doubles as the
+    DFS's "seen": the blocks start unflagged).  The path is two parallel stacks (its
+    nodes, and an iterator over each one's successors): no tuple per step; a node
     without successors is finished as soon as it is found."""
-    seen = {entry}
     order: list[int] = []
+    blk = blocks[entry]
+    blk.reachable = True
     path = [entry]
-    pending = [iter(succs[entry])]
+    pending = [iter(blk.succs)]
     while pending:
         for s in pending[-1]:
-            if s not in seen:
-                seen.add(s)
-                out = succs[s]
+            blk = blocks[s]
+            if not blk.reachable:
+                blk.reachable = True
+                out = blk.succs
                 if out:
                     path.append(s)
                     pending.append(iter(out))

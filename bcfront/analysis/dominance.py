@@ -22,7 +22,7 @@ from itertools import count, islice, repeat
 from operator import attrgetter
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
-from .cfg import CFG, EXIT, _reverse_postorder
+from .cfg import CFG, EXIT
 
 Node = Hashable
 
@@ -172,31 +172,38 @@ _PREDS = attrgetter("preds")
 _SUCCS = attrgetter("succs")
 
 
-def _chk(order: list, lists: Iterable[list], exits, partial: bool,
+def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
          retreating: list | None) -> tuple[dict, list]:
-    """Cooper–Harvey–Kennedy on the nodes themselves: `order` is a reverse post-order
-    of the graph (root first) and `lists` yields the predecessors of each node after
-    the root; nodes in `exits` have the root among them (the virtual exit, for
-    post-dominance).  `partial`: predecessors may lie outside the order.  Retreating
-    edges (as RPO number pairs) go to `retreating` when it is a list.
+    """Cooper–Harvey–Kennedy on the blocks themselves: `order` is a reverse post-order
+    of the graph (root first), a block's predecessors are its `preds` (`forward`) or
+    its `succs` (the reversed graph, rooted at the virtual exit), and the blocks in
+    `exits` have the root among them too (post-dominance).  `partial`: predecessors
+    may lie outside the order.  Retreating edges (as RPO number pairs) go to
+    `retreating` when it is a list.
 
-    Returns the idom of each node (the root maps to None), in `order`, and the joins:
-    (node, RPO number, predecessors in the order) for each node with several.  The
+    Returns the idom of each node (the root maps to None), in `order`; the joins:
+    (node, RPO number, predecessors in the order) for each node with several; and the
+    RPO numbers (a dict).  The
     fingers compare RPO numbers, looked up from a dict: cheaper than renumbering
     every predecessor list, and a node with one predecessor (most of them) has it
     for idom without more work."""
-    out = {order[0]: None}
+    root = order[0]
+    out = {root: None}
     pos = dict(zip(order, count()))
     joins = []
     cyclic = False
-    for i, b, ps in zip(count(1), islice(order, 1, None), lists):
+    for blk in map(blocks.__getitem__, islice(order, 1, None)):
+        b = blk.start
         if b in exits:
-            out[b] = order[0]
-        elif len(ps) == 1:          # the predecessor precedes b in RPO (its DFS parent)
+            out[b] = root
+            continue
+        ps = blk.preds if forward else blk.succs
+        if len(ps) == 1:            # the predecessor precedes b in RPO (its DFS parent)
             out[b] = ps[0]
         else:
             if partial:
                 ps = [p for p in ps if p in pos]
+            i = pos[b]
             joins.append((b, i, ps))
             # the first pass, in RPO: a predecessor at or after b is the source of a
             # retreating edge, not processed yet; every other one has its idom, and so
@@ -241,7 +248,7 @@ def _chk(order: list, lists: Iterable[list], exits, partial: bool,
             if out[b] != new:
                 out[b] = new
                 cyclic = True
-    return out, joins
+    return out, joins, pos
 
 
 def cfg_idom(cfg: CFG) -> dict[int, int | None]:
@@ -260,10 +267,9 @@ def cfg_idom(cfg: CFG) -> dict[int, int | None]:
     if root_preds:      # every edge into the root retreats
         pos = dict(zip(order, count()))
         retreating.extend(zip(map(pos.__getitem__, root_preds), repeat(0)))
-    out, joins = _chk(order, map(_PREDS, map(blocks.__getitem__, islice(order, 1, None))), (),
-                      partial, retreating)
+    out, joins, pos = _chk(order, blocks, True, (), partial, retreating)
     cfg._rpo_retreating = retreating
-    cfg._dom_joins = (root_preds, joins)        # for frontiers
+    cfg._dom_joins = (root_preds, joins, pos)   # for frontiers and loops
     return out
 
 
@@ -278,7 +284,7 @@ def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int
     if hit is None:
         cfg_idom(cfg)
         hit = cfg._dom_joins
-    root_preds, joins = hit
+    root_preds, joins, _ = hit
     order = cfg.rpo
     df = {b: set() for b in order}
     # The root is a join of the (implicit) way in and its back edges: every dominator
@@ -338,5 +344,30 @@ def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
         partial = len(order) <= len(blocks)     # some blocks cannot reach the exit
     # the reversed graph: a block's predecessors are its successors, and the exit for
     # the blocks that lead to it
-    return _chk(order, map(_SUCCS, map(blocks.__getitem__, islice(order, 1, None))),
-                set(cfg.exit_preds), partial, None)[0]
+    return _chk(order, blocks, False, set(cfg.exit_preds), partial, None)[0]
+
+
+def _reverse_postorder(succs: dict[Node, list[Node]], entry: Node) -> list[Node]:
+    """`reverse_postorder` given the successor lists as a dict (no callable); nodes are
+    visited in successor order.  The path is two parallel stacks (its nodes, and an
+    iterator over each one's successors): no tuple per step; a node without successors
+    is finished as soon as it is found."""
+    seen = {entry}
+    order: list[Node] = []
+    path = [entry]
+    pending = [iter(succs[entry])]
+    while pending:
+        for s in pending[-1]:
+            if s not in seen:
+                seen.add(s)
+                out = succs[s]
+                if out:
+                    path.append(s)
+                    pending.append(iter(out))
+                    break
+                order.append(s)
+        else:
+            pending.pop()
+            order.append(path.pop())
+    order.reverse()
+    return order

@@ -127,7 +127,8 @@ def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
     # (those outside the order, unreachable, are skipped when popped).
     order = cfg.rpo
     blocks = cfg.blocks
-    pos = dict(zip(order, count()))
+    hit = cfg.__dict__.get("_dom_joins")      # RPO numbers, from `cfg_idom`
+    pos = dict(zip(order, count())) if hit is None else hit[2]
     back: dict[int, list] = {}
     odd: list[tuple] = []                     # retreating edges that are not back edges
     for p, i in retreating:
@@ -212,11 +213,15 @@ def _natural(back: dict, succs, preds, num) -> dict[Node, tuple[frozenset, tuple
 def _nest(loops: dict) -> LoopForest:
     """Parents, depths and children of the loops (header -> (body, back edges, exits));
     bigger loops first so parents come before children."""
+    if len(loops) == 1:                       # (most functions with a loop)
+        (h, (body, edges, exits)), = loops.items()
+        lp = Loop(h, body, edges, exits, None, 1, ())
+        return LoopForest([lp], [], {h: lp}, dict(zip(body, repeat(h))))
     innermost: dict = {}
     parent: dict = {}
     depth: dict = {}
     kids: dict = {}
-    for h in sorted(loops, key=lambda h: -len(loops[h][0])) if len(loops) > 1 else loops:
+    for h in sorted(loops, key=lambda h: -len(loops[h][0])):
         p = innermost.get(h)                  # innermost bigger loop containing h, if any
         parent[h] = p
         kids[h] = []
