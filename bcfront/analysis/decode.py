@@ -372,7 +372,8 @@ _LINE_UNITS = bytes(((b & 7) + 1) if b & 128 else 0 for b in range(256))
 
 def _check_line_table(code: types.CodeType, n: int) -> None:
     """What `_positions` checks, without building the positions."""
-    covered = _byte_sum(code.co_linetable.translate(_LINE_UNITS), 8)
+    units = code.co_linetable.translate(_LINE_UNITS)
+    covered = (adler32(units) & 0xFFFF) - 1 if len(units) <= _SUM_STEP_8 else _byte_sum(units, 8)
     if covered and covered != n:
         # CPython's compiler keeps one-line entries' columns below 128, other assemblers
         # (the `bytecode` library, which builds our continuations) may not: count exactly
@@ -385,12 +386,18 @@ def _check_line_table(code: types.CodeType, n: int) -> None:
 def _byte_sum(data: bytes, top: int) -> int:
     """sum(data) for bytes that are each at most `top`, in C: the low half of adler32 is 1
     plus the byte sum modulo 65521, exact while the sum stays below 65520, so it runs over
-    slices short enough for that (one slice for all but the biggest functions)."""
+    slices short enough for that (one slice for all but the biggest functions, which the
+    callers take inline: ``(adler32(data) & 0xFFFF) - 1`` up to `_SUM_STEP_*` bytes)."""
     step = 65519 // top
     if len(data) <= step:
         return (adler32(data) & 0xFFFF) - 1
     mv = memoryview(data)
     return sum([(adler32(mv[i:i + step]) & 0xFFFF) - 1 for i in range(0, len(data), step)])
+
+
+# how many bytes of at most 8 (a line-table entry's units), or of at most _MAX_SIZE (an
+# instruction's), adler32 sums exactly at one go
+_SUM_STEP_8, _SUM_STEP_SIZE = 65519 // 8, 65519 // _MAX_SIZE
 
 
 def _instructions(code: types.CodeType) -> tuple[Instr, ...]:
@@ -417,8 +424,12 @@ def _decode(code: types.CodeType) -> Bytecode:
     # so the instructions (and EXTENDED_ARG prefixes) are exactly the units with a
     # non-zero opcode byte -- provided their sizes add up to the whole, which is checked
     opbytes = ops.translate(None, b"\0")
-    if _byte_sum(opbytes.translate(_SIZE), _MAX_SIZE) == n:
-        starts = list(compress(_even_offsets(n), ops))
+    sizes = opbytes.translate(_SIZE)
+    if n == ((adler32(sizes) & 0xFFFF) - 1 if len(sizes) <= _SUM_STEP_SIZE
+             else _byte_sum(sizes, _MAX_SIZE)):
+        if n > len(_EVEN_OFFSETS):
+            _even_offsets(n)
+        starts = list(compress(_EVEN_OFFSETS, ops))
         # the non-zero units (one iterator, cheaper than compress's two): the units with a
         # non-zero opcode, unless a unit with opcode 0 has a non-zero argument byte
         words = list(filter(None, array("H", raw)))
