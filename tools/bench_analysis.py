@@ -10,7 +10,8 @@ phase's time excludes the phases it builds on).  Phases the facade does not
 have yet are skipped with a note.
 
 Reports code objects per second per phase and for the whole analysis, and
-the ratio of the whole analysis's time to networkx's
+the ratio of the whole analysis's time (and of the phases issue #2's target
+names: all but post-dominators) to networkx's
 ``immediate_dominators`` + ``dominance_frontiers`` alone on the same CFGs
 (networkx graphs are built outside the timing).  Times are CPU seconds of
 this process (`time.process_time`), which a busy machine disturbs less than
@@ -48,6 +49,10 @@ PHASES = [
     ("ssa", "ssa"),
 ]
 CORE = ("decode", "cfg", "dominators", "frontiers", "post_dominators", "loops")
+# The phases issue #2's target names ("the full analysis (decode, CFG, dominators,
+# frontiers, loops, liveness, SSA)"): every phase but post-dominators.  The stack
+# phase counts, as SSA's input (SSA renames stack slots by their depths).
+TARGET_PHASES = ("decode", "cfg", "dominators", "frontiers", "loops", "stack", "liveness", "ssa")
 
 
 def available_phases() -> tuple[list[tuple[str, str]], list[str]]:
@@ -133,6 +138,9 @@ def run(codes: list[types.CodeType], chunk: int) -> dict:
                      "seconds": round(nx_time, 4),
                      "code_objects_per_second": round(n / nx_time, 1) if nx_time else None},
         "ratio_full_to_networkx": round(full / nx_time, 3) if nx_time else None,
+        "target_phases": list(TARGET_PHASES),
+        "ratio_target_phases_to_networkx": round(
+            sum(totals.get(p, 0) for p in TARGET_PHASES) / nx_time, 3) if nx_time else None,
         # the control-flow core (decode .. loops) apart from the dataflow phases after it
         "ratio_core_to_networkx": round(sum(totals.get(p, 0) for p in CORE) / nx_time, 3)
         if nx_time else None,
@@ -153,7 +161,9 @@ def table(res: dict) -> str:
     f, x = res["full"], res["networkx"]
     lines.append(f"{'full analysis':<16}{f['seconds']:>10.3f}{f['code_objects_per_second'] or 0:>12.0f}")
     lines.append(f"{'networkx idom+df':<16}{x['seconds']:>10.3f}{x['code_objects_per_second'] or 0:>12.0f}")
-    lines.append(f"full / networkx = {res['ratio_full_to_networkx']} (target <= {res['target_ratio']}); "
+    lines.append(f"full / networkx = {res['ratio_full_to_networkx']}; the issue's phases "
+                 f"(all but post_dominators) / networkx = {res['ratio_target_phases_to_networkx']} "
+                 f"(target <= {res['target_ratio']}); "
                  f"decode..loops / networkx = {res['ratio_core_to_networkx']}; "
                  f"dominators+frontiers / networkx = {res['ratio_dominance_to_networkx']}")
     lines.extend(f"note: {n}" for n in res["skipped"])
