@@ -231,7 +231,8 @@ class Bytecode:
 
     def __init__(self, code: types.CodeType, offsets: list, opcodes: bytes, args: list,
                  targets: list, end: int, exception_table: tuple[ExceptionEntry, ...],
-                 version: tuple[int, int], units: list | None = None):
+                 version: tuple[int, int], units: list | None = None, raw: bytes | None = None,
+                 jumps: list | None = None):
         self.code = code
         # per instruction, a key for per-(opcode, arg) tables: its code unit (an int,
         # as co_code holds it) when it has no EXTENDED_ARG, else (opcode, arg)
@@ -247,7 +248,7 @@ class Bytecode:
         # co_code when the instructions are exactly its units whose opcode is neither
         # 0 (a cache) nor EXTENDED_ARG (the column decoders), for `check_structure`; the
         # column decoders also list the jump targets (None: not listed)
-        self._raw = self._jumps = None
+        self._raw, self._jumps = raw, jumps
 
     def __repr__(self) -> str:
         return f"<Bytecode {self.code.co_qualname}: {len(self.offsets)} instructions>"
@@ -477,10 +478,8 @@ def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
             i = m.start()
             t = targets[i] = starts[i] + _UNITS[words[i]][3]
             jumps.append(t)
-    bc = Bytecode(code, starts, opbytes, args, targets, len(raw), parse_exception_table(code),
-                  PY, words)
-    bc._raw, bc._jumps = raw, jumps
-    return bc
+    return Bytecode(code, starts, opbytes, args, targets, len(raw), parse_exception_table(code),
+                    PY, words, raw, jumps)
 
 
 def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
@@ -522,10 +521,8 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
     keep = opbytes.translate(_NOT_EXTENDED_ARG)
     args = list(compress(args, keep))
     opbytes = opbytes.translate(None, _EXTENDED_ARG_BYTE)
-    bc = Bytecode(code, list(compress(starts, keep)), opbytes, args,
-                  list(compress(targets, keep)), len(raw), table, PY)
-    bc._raw, bc._jumps = raw, jumps
-    return bc
+    return Bytecode(code, list(compress(starts, keep)), opbytes, args,
+                    list(compress(targets, keep)), len(raw), table, PY, None, raw, jumps)
 
 
 _EXTENDED_ARG_RUN = re.compile(re.escape(_EXTENDED_ARG_BYTE) + b"+")

@@ -52,8 +52,9 @@ def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
         return False
     rooms = (_CONST_ROOMS[nc if nc < 256 else 256] + _NAME_ROOMS[nn if nn < 256 else 256]
              + _LOCAL_ROOMS[nl if nl < 256 else 256] + _OTHER_ROOMS)
-    if _overflows(argbytes, kinds.translate(rooms)):
-        return False
+    x, y = int.from_bytes(argbytes, "little"), int.from_bytes(kinds.translate(rooms), "little")
+    if ((x + y) ^ x ^ y) & (_LANE_STARTS if len(argbytes) <= 8192 else _lane_starts(len(argbytes))):
+        return False    # `_overflows`, inline
     if nl < 16 and K_PAIR in kinds:     # a pair's second local is its low nibble
         return not _overflows(argbytes.translate(_LOW_NIBBLE), kinds.translate(_PAIR_ROOMS[nl]))
     return True
@@ -85,11 +86,16 @@ def _overflows(a: bytes, b: bytes) -> bool:
     happens (a lane at 255 only passes on a carry that some lane below started), and
     the carries into each bit are the bits where the sum differs from the xor."""
     x, y = int.from_bytes(a, "little"), int.from_bytes(b, "little")
-    lanes = _LANE_STARTS if len(a) <= 8192 else int.from_bytes(bytes(1) + b"\1" * len(a), "little")
+    lanes = _LANE_STARTS if len(a) <= 8192 else _lane_starts(len(a))
     return ((x + y) ^ x ^ y) & lanes != 0
 
 
-_LANE_STARTS = int.from_bytes(bytes(1) + b"\1" * 8192, "little")   # bits 8, 16, 24, ...
+def _lane_starts(n: int) -> int:
+    """Bits 8, 16, 24, ... up to n lanes: where a carry out of a lane lands."""
+    return int.from_bytes(bytes(1) + b"\1" * n, "little")
+
+
+_LANE_STARTS = _lane_starts(8192)
 
 
 def _fast_locals(code: types.CodeType) -> int:
