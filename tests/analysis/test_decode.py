@@ -5,6 +5,7 @@ from __future__ import annotations
 import dis
 import functools
 import importlib
+import random
 import sys
 import types
 
@@ -416,3 +417,73 @@ def test_code_assembled_by_the_bytecode_library_with_wide_columns_decodes():
     assert len(list(code.co_positions())) == len(code.co_code) // 2
     bc = decode(code)
     assert [i.opname for i in bc.instructions] == [i.opname for i in dis.get_instructions(code)]
+
+
+def test_byte_sum_is_exact_across_slices():
+    # adler32 sums bytes modulo 65521, exactly only up to a bound: longer data goes in
+    # slices; the oracle is sum() itself, at and around the slice boundaries
+    mod = importlib.import_module("bcfront.analysis.decode")
+    rng = random.Random(7)
+    for top in (1, 8, 11, 255):
+        step = 65519 // top
+        for n in (0, 1, step - 1, step, step + 1, 2 * step, 3 * step + 5):
+            for data in (bytes([top]) * n, bytes(rng.randrange(top + 1) for _ in range(n))):
+                assert mod._byte_sum(data, top) == sum(data), (top, n)
+
+
+def _varint(value: int, row_start: bool) -> bytes:
+    """One number of co_exceptiontable: six-bit groups, big end first, bit 6 on all but the
+    last, bit 7 on a row's first byte (written here from the format, not by the parser)."""
+    groups = [value & 63]
+    value >>= 6
+    while value:
+        groups.append(value & 63)
+        value >>= 6
+    groups.reverse()
+    out = bytes(g | 64 for g in groups[:-1]) + bytes(groups[-1:])
+    return bytes([out[0] | 128]) + out[1:] if row_start else out
+
+
+def test_exception_table_parser_matches_dis_on_long_numbers():
+    # numbers of one, two, three and four six-bit groups (code units past 64, 4096, 262144)
+    rng = random.Random(3)
+    code = CORPUS_CODES[0][1]
+    for _ in range(200):
+        rows = [[rng.choice((rng.randrange(64), rng.randrange(4096), rng.randrange(300_000)))
+                 for _ in range(4)] for _ in range(rng.randrange(1, 6))]
+        table = b"".join(_varint(v, k == 0) for row in rows for k, v in enumerate(row))
+        short = code.replace(co_exceptiontable=table)
+        mine = [(e.start, e.end, e.target, e.depth, e.lasti) for e in parse_exception_table(short)]
+        assert mine == [tuple(e) for e in dis._parse_exception_table(short)]
+    stdlib = [c for c in stdlib_code_objects(every=40) if c.co_exceptiontable]
+    assert len(stdlib) > 100
+    for code in stdlib:
+        mine = [(e.start, e.end, e.target, e.depth, e.lasti) for e in parse_exception_table(code)]
+        assert mine == [tuple(e) for e in dis._parse_exception_table(code)]
+
+
+def test_exception_table_cut_short_is_a_version_error():
+    # a table ends with the last byte of a row's fourth number: cut inside a number
+    # (its last byte has bit 6 set, more follows) or between rows, it cannot be CPython's
+    code = next(c for _, c in CORPUS_CODES if len(c.co_exceptiontable) > 8)
+    table = code.co_exceptiontable
+    for cut in range(1, len(table)):
+        short = table[:cut]
+        whole_rows = sum(1 for b in short if b & 128) * 4 == sum(1 for b in short if not b & 64) \
+            and not short[-1] & 64
+        if whole_rows:
+            continue    # a shorter table of whole rows: fine as far as the parser knows
+        with pytest.raises(BytecodeVersionError, match=f"CPython {HERE}"):
+            decode(code.replace(co_exceptiontable=short))
+
+
+def test_huge_line_table_and_size_sums_are_counted_in_slices():
+    # the line table's and the instruction sizes' byte sums run over slices past a bound;
+    # a function that long still decodes, and one unit more is still caught
+    mod = importlib.import_module("bcfront.analysis.decode")
+    code = decode(CORPUS["huge_function"]).code
+    assert len(code.co_linetable) > mod._SUM_STEP_8 and len(code.co_code) // 2 > mod._SUM_STEP_SIZE
+    assert len(list(code.co_positions())) == len(code.co_code) // 2
+    longer = code.co_code[:-2] + bytes([dis.opmap["NOP"], 0]) + code.co_code[-2:]
+    with pytest.raises(BytecodeVersionError, match="line table"):
+        decode(code.replace(co_code=longer))
