@@ -200,7 +200,8 @@ class CFG:
         h = None
         block = _new_block
         out_kinds = self.out_kinds
-        for bi, a, b, start, nxt in zip(count(), cuts, cuts[1:], starts, nxt_starts):
+        for bi, a, b, start, nxt, ps in zip(count(), cuts, cuts[1:], starts, nxt_starts,
+                                            preds.values()):
             if nt:
                 while k < nt and table[k].end <= start:
                     k += 1
@@ -242,7 +243,7 @@ class CFG:
             blk.handler = h
             blk.reachable = False       # until the DFS reaches it
             blk.succs = out
-            blk.preds = preds[start]
+            blk.preds = ps
             blk.index = bi
             blk.first = a
             blk.stop = b
@@ -254,8 +255,14 @@ class CFG:
         one does not jump; no exception table): it returns, raises, or falls off the end.
         Most code objects: the attributes are set once each, the block's slots directly."""
         blk = _new_block(Block)
-        blk.start, blk.handler, blk.reachable, blk.succs, blk.preds = entry, None, True, [], []
-        blk.index, blk.first, blk.stop, blk._bytecode = 0, 0, n, self.bytecode
+        blk.start = entry
+        blk.handler = None
+        blk.reachable = True
+        blk.succs = []
+        blk.preds = []
+        blk.index = blk.first = 0
+        blk.stop = n
+        blk._bytecode = self.bytecode
         self.blocks = {entry: blk}
         self.exit_preds = [entry]
         self.out_kinds = {entry: []}

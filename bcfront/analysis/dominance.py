@@ -19,7 +19,6 @@ tests can feed them random graphs; the ``cfg_*`` adapters run them on a CFG.
 from __future__ import annotations
 
 from itertools import count, islice, repeat
-from operator import attrgetter
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from .cfg import CFG, EXIT
@@ -167,10 +166,6 @@ def dominates(idom: Mapping[Node, Node | None], a: Node, b: Node) -> bool:
 
 
 # -- CFG adapters ------------------------------------------------------------
-
-_PREDS = attrgetter("preds")
-_SUCCS = attrgetter("succs")
-
 
 def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
          retreating: list | None) -> tuple[dict, list]:
@@ -338,29 +333,28 @@ def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
         order.insert(0, EXIT)
         partial = False
     else:
-        preds = dict(zip(blocks, map(_PREDS, blocks.values())))
-        preds[EXIT] = cfg.exit_preds
-        order = _reverse_postorder(preds, EXIT)
+        order = _reversed_rpo(blocks, cfg.exit_preds)
         partial = len(order) <= len(blocks)     # some blocks cannot reach the exit
     # the reversed graph: a block's predecessors are its successors, and the exit for
     # the blocks that lead to it
     return _chk(order, blocks, False, set(cfg.exit_preds), partial, None)[0]
 
 
-def _reverse_postorder(succs: dict[Node, list[Node]], entry: Node) -> list[Node]:
-    """`reverse_postorder` given the successor lists as a dict (no callable); nodes are
-    visited in successor order.  The path is two parallel stacks (its nodes, and an
-    iterator over each one's successors): no tuple per step; a node without successors
-    is finished as soon as it is found."""
-    seen = {entry}
-    order: list[Node] = []
-    path = [entry]
-    pending = [iter(succs[entry])]
+def _reversed_rpo(blocks: dict, exit_preds: list[int]) -> list[int]:
+    """`reverse_postorder` of the reversed CFG from `EXIT` (predecessors in order): the
+    exit, then the blocks that reach it.  The same walk as the CFG's own (two parallel
+    stacks), with each block's "seen" mark a byte at its index."""
+    seen = bytearray(len(blocks))
+    order: list[int] = []
+    path = [EXIT]
+    pending = [iter(exit_preds)]
     while pending:
         for s in pending[-1]:
-            if s not in seen:
-                seen.add(s)
-                out = succs[s]
+            blk = blocks[s]
+            i = blk.index
+            if not seen[i]:
+                seen[i] = 1
+                out = blk.preds
                 if out:
                     path.append(s)
                     pending.append(iter(out))

@@ -111,7 +111,7 @@ class LoopForest:
 def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
     """Natural loops and irreducible regions of `cfg` (`idom` from `cfg_idom`, or computed)."""
     if cfg._lone or not cfg.blocks:
-        return LoopForest([], [])
+        return _no_loops()
     if idom is None:
         idom = cfg_idom(cfg)
     # Retreating edges p -> i (p >= i in reverse post-order), which dominance found:
@@ -120,7 +120,7 @@ def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
     if retreating is None:
         retreating = cfg_retreating(cfg)
     if not retreating:
-        return LoopForest([], [])
+        return _no_loops()
     # The rest works on the blocks, with their RPO numbers from a dict (no renumbered
     # predecessor lists): the retreating edges come as RPO number pairs, and the
     # bodies are sets of RPO numbers, searched as before through the predecessors
@@ -158,6 +158,20 @@ def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
     if odd:
         forest.irreducible = _regions(odd, order, pos, cfg.successors, cfg.predecessors, idom)
     return forest
+
+
+def _no_loops() -> LoopForest:
+    """An empty forest (most code objects), its slots set directly: cheaper than the
+    dataclass's __init__, and its lookup tables are one shared empty dict (read-only)."""
+    forest = _new(LoopForest)
+    forest.loops = []
+    forest.irreducible = []
+    forest._by_header = forest._innermost = _NOTHING
+    return forest
+
+
+_new = object.__new__
+_NOTHING: dict = {}
 
 
 def natural_loops(entry: Node, succs: Callable[[Node], Iterable[Node]],
