@@ -669,7 +669,12 @@ def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:
         return ()
     if data[-1] & 64:   # the last number goes on past the end
         raise IndexError("index out of range")
-    vals = list(map(_VARINT_VALUES.__getitem__, _VARINT.findall(data)))
+    # each byte's six bits, then each byte with bit 6 set (more follows) shifted into the
+    # next one, and dropped: the numbers' values, with Python work per extra byte only
+    vals = list(data.translate(_LOW6))
+    for i in compress(range(len(data)), data.translate(_MORE)):
+        vals[i + 1] |= vals[i] << 6
+    vals = list(compress(vals, data.translate(_LAST)))
     if len(vals) % 4:
         raise ValueError("truncated exception table")
     rows = iter(vals)   # zip'ed with itself: the rows' four numbers
@@ -679,24 +684,10 @@ def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:
 
 
 # The table's numbers: six bits per byte, big end first, bit 6 set on every byte but the
-# last (bit 7 marks an entry's first number: not needed here).  The regex cuts the bytes
-# into numbers in C; each number's value is computed once per process.
-_VARINT = re.compile(rb"[\x40-\x7f\xc0-\xff]*[\x00-\x3f\x80-\xbf]")
-
-
-class _VarintValues(dict):
-    """The bytes of one number -> its value (bounded, like `opcodes._UNITS`)."""
-
-    def __missing__(self, key: bytes) -> int:
-        val = 0
-        for b in key:
-            val = val << 6 | b & 63
-        if len(self) < 100_000:
-            self[key] = val
-        return val
-
-
-_VARINT_VALUES = _VarintValues()
+# last (bit 7 marks an entry's first number: not needed here).
+_LOW6 = bytes(b & 63 for b in range(256))
+_MORE = bytes(b >> 6 & 1 for b in range(256))
+_LAST = bytes(1 - (b >> 6 & 1) for b in range(256))
 
 
 # -- foreign bytecode ----------------------------------------------------------
