@@ -192,17 +192,19 @@ class _MaskTable(dict):
 _MASKS = _MaskTable()
 
 
-def _masks_by_unit() -> list:
+def _masks_by_unit() -> tuple:
     """`_unit_masks` of every int code unit (a 16-bit word of co_code) whose opcode is
-    a `_SHAPE` or `_PAIRS` one, None for every other: list indexing maps a column
-    faster than a dict, and ``filter(None, ...)`` keeps just the events."""
+    a `_SHAPE` or `_PAIRS` one, None for every other: indexing picks a column faster
+    than a dict, and ``filter(None, ...)`` keeps just the events.  A tuple of ints
+    and None, which the garbage collector stops tracking (a list would be walked,
+    all 65536 slots, by every full collection)."""
     out = [None] * 65536
     for op, name in enumerate(_OPNAME):
         if name in _SHAPE or name in _PAIRS:
             for arg in range(256):
                 key = op << 8 | arg if _BIG_ENDIAN else arg << 8 | op
                 out[key] = _unit_masks(key)
-    return out
+    return tuple(out)
 
 
 _BY_UNIT = _masks_by_unit()

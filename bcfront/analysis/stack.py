@@ -269,6 +269,20 @@ class _EffectTable(dict):
         self.by_unit: list[Effect | None] = [None] * n
         self.nets: list[int | None] = [None] * n
         self.pops: list[int | None] = [None] * n
+        if n:
+            self._prefill()
+
+    def _prefill(self) -> None:
+        """The lists' entries for every opcode whose rule is one Effect whatever the arg
+        (one slice assignment each: the units of an opcode are 256 apart, or adjacent)."""
+        from .opcodes import _BIG_ENDIAN, _OPNAME
+        for op, name in enumerate(_OPNAME):
+            eff = self.rules.get(name)
+            if eff.__class__ is Effect:
+                keys = slice(op << 8, op + 1 << 8) if _BIG_ENDIAN else slice(op, 65536, 256)
+                self.by_unit[keys] = [eff] * 256
+                self.nets[keys] = [eff.net] * 256
+                self.pops[keys] = [eff.pops] * 256
 
     def __missing__(self, key):
         from .decode import _OPNAME
@@ -306,12 +320,11 @@ class _EffectTable(dict):
             except TypeError:           # a pair among the ints (not from decode)
                 pass
             else:
-                if not all(effects):    # a unit not met before (an Effect is always true)
-                    for _ in map(self.__getitem__, units):  # fills the lists in
-                        pass
-                    effects = pick(self.by_unit)
-                if all(effects):
+                if all(effects):        # (an Effect is always true, None is not)
                     return list(effects), pick
+                effects = list(map(self.__getitem__, units))    # fills the lists in
+                if all(effects):
+                    return effects, pick
         effects = list(map(self.__getitem__, units))
         if self.unruled and not self.unruled.isdisjoint(bc.opcodes):
             effects = [e if e is not None else _fallback(ins)
@@ -357,6 +370,8 @@ class StackInfo:
     `depth[i]` and `effects[i]` are indexed like ``bytecode.instructions``;
     `depth_in[b]` is the entry depth of reachable block `b`.
     """
+    # slots: one object fewer per function (no instance dict) for the allocator and the GC
+    __slots__ = ("cfg", "version", "_bytecode", "effects", "depth", "depth_in", "max_depth")
 
     def __init__(self, cfg: CFG):
         bc = cfg.bytecode
