@@ -121,8 +121,8 @@ _JUMPS_OR_BRANCHES = bytes(how in (_BRANCH, _JUMP) for how in range(256))  # on 
 
 
 def _positions(n: int) -> list[int]:
-    """At least the positions 0..n-1: one list of int objects shared by every CFG (picking
-    from it allocates no ints), grown on demand."""
+    """At least the ints 0..n-1, each `ints[k]` the int k: one list of int objects shared
+    by every CFG (picking from it allocates no ints), grown on demand."""
     have = len(_POSITIONS)
     if n > have:
         _POSITIONS.extend(range(have, n))
@@ -161,13 +161,18 @@ class CFG:
         offsets = bc.offsets
         n = len(offsets)
         opbytes = bc.opcodes
-        self.entry = entry = offsets[0]
+        # `ints[k]` is k: the positions below, and the one object used for each block
+        # start (offsets, jump targets and the exception table each hold their own int
+        # objects): every list holds one int object per block, and callers may compare
+        # blocks with `is`
+        ints = _positions(bc.end + 1)
+        self.entry = entry = ints[offsets[0]]
         targets = bc.targets
         ends = opbytes.translate(_ENDS)
         # leaders: the entry, each instruction after a block-ending one, jump targets
         # (positions by binary search: decode checked that every jump target and table
         # entry lands on an instruction) and the table's edges
-        leaders = set(compress(_positions(n), b"\1" + ends[:-1]))  # the entry, and after each ender
+        leaders = set(compress(ints, b"\1" + ends[:-1]))  # the entry, and after each ender
         leaders.update(map(bisect.bisect_left, repeat(offsets),
                            compress(targets, ends.translate(_JUMPS_OR_BRANCHES))))
         table = bc.exception_table
@@ -188,12 +193,8 @@ class CFG:
         # `edges` is built from the successors and their kinds when first read.
         blocks = self.blocks
         exit_preds = self.exit_preds
-        starts = self._starts = list(map(offsets.__getitem__, cuts[:-1]))
+        starts = self._starts = list(map(ints.__getitem__, map(offsets.__getitem__, cuts[:-1])))
         preds = {s: [] for s in starts}
-        # A block start reached by a jump or an exception is looked up in `start_of`, so
-        # that every list holds one int object per block (the one in `starts`): callers
-        # may compare blocks with `is`.
-        start_of = dict(zip(starts, starts))
         nxt_starts = starts[1:]
         nxt_starts.append(None)
         k, nt = 0, len(table)
@@ -215,7 +216,7 @@ class CFG:
                     out, kinds = [nxt], ["fallthrough"]
                     preds[nxt].append(start)
             elif how == _BRANCH:
-                dst = start_of[targets[b - 1]]
+                dst = ints[targets[b - 1]]
                 preds[dst].append(start)
                 if nxt is None:
                     out, kinds = [dst], ["branch"]
@@ -224,7 +225,7 @@ class CFG:
                     out, kinds = [dst, nxt], ["branch", "fallthrough"]
                     preds[nxt].append(start)
             elif how == _JUMP:
-                dst = start_of[targets[b - 1]]
+                dst = ints[targets[b - 1]]
                 out, kinds = [dst], ["jump"]
                 preds[dst].append(start)
             else:
@@ -232,7 +233,7 @@ class CFG:
                 if how == _RETURN or h is None:
                     exit_preds.append(start)
             if h is not None:
-                dst = start_of[h.target]
+                dst = ints[h.target]
                 out.append(dst)
                 kinds.append("exception")
                 preds[dst].append(start)
