@@ -133,10 +133,6 @@ class Builder:
         else:
             track[var] = [old, val]
 
-    def get(self, var: int) -> int:
-        nloc = self.nloc
-        return self.loc[var] if var < nloc else self.stk[var - nloc]
-
     # -- driver ------------------------------------------------------------------------
     def run(self) -> None:
         cfg, idom = self.cfg, self.idom
@@ -372,20 +368,18 @@ class Builder:
         wanted slots as they are (an instruction changes no slot below the base of
         its inputs), and only local stores (through `step` and `set`) need tracking."""
         self.track, self.track_last, self.tvars = {}, {}, wanted
-        self.catch_vals = {}
-        lo, hi = blk.first, blk.stop
         nloc = self.nloc
-        slots = [v - nloc for v in wanted if v >= nloc]
-        if not slots:
+        top = max(wanted) - nloc + 1           # above the highest wanted slot
+        if top <= 0:                           # no slot wanted
             return []
+        lo, hi = blk.first, blk.stop
         st = self.stack
-        top = max(slots) + 1
         # when no instruction reaches down to a wanted slot, or those that do leave
         # them as they are, stack slots need no tracking
         if lowest_input(st.effects, st.depth, lo, hi) >= top:
             return []
         changed = slots_changed(st.effects, st.depth, lo, hi, top)
-        if not any(changed >> s & 1 for s in slots):
+        if not any(changed >> (v - nloc) & 1 for v in wanted if v >= nloc):
             return []
         effects, depth = st.effects, st.depth
         return [i for i in range(lo, hi) if depth[i] - effects[i].pops < top]
@@ -443,23 +437,36 @@ class Builder:
         jump_override = self.jump_override     # set by this block's last instruction?
         jump_override = jump_override[1] if jump_override and jump_override[0] == b else None
         for dst, kind, pos in self.feeds[b]:
+            if kind == "exception":
+                self.catch_args(b, phi_at[dst], pos)
+                continue
+            override = jump_override if kind != "fallthrough" else None
             for var, phi in phi_at[dst].items():
-                if kind == "exception":
-                    val = self.catch_vals.get(var)
-                    if val is None:
-                        val = self.catch_vals[var] = self.catch_value(var, b)
-                elif jump_override is not None and kind != "fallthrough" \
-                        and var in jump_override:
-                    val = jump_override[var]
+                if override is not None and var in override:
+                    val = override[var]
                 else:
                     val = loc[var] if var < nloc else stk[var - nloc]
                 recs[~phi][4][pos] = val
 
-    def catch_value(self, var: int, b: int) -> int:
-        """The value of `var` that the handler of protected block `b` may see."""
-        seen = self.track.get(var)
-        if seen is None:
-            return self.track_last.get(var, self.get(var))
+    def catch_args(self, b: int, phis: dict, pos: int) -> None:
+        """Fill protected block `b`'s argument of its handler's phis `phis`: for each
+        variable, the value it had when the block began if the block never changes it,
+        else what the block's tracking saw (one value, or a ``catch`` merging them)."""
+        recs, nloc, loc, stk = self.recs, self.nloc, self.loc, self.stk
+        track, track_last = self.track, self.track_last
+        for var, phi in phis.items():
+            seen = track.get(var)
+            if seen is None:
+                val = track_last.get(var)   # changed only by the last instruction
+                if val is None:             # unchanged
+                    val = loc[var] if var < nloc else stk[var - nloc]
+            else:
+                val = self.catch_value(var, b, seen)
+            recs[~phi][4][pos] = val
+
+    def catch_value(self, var: int, b: int, seen: list) -> int:
+        """The value of `var` that the handler of protected block `b` may see, given the
+        values `seen` in the block."""
         distinct = list(dict.fromkeys(seen))
         if len(distinct) == 1:
             return distinct[0]
