@@ -505,8 +505,9 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
             info = folded[j] = _UNITS[(opbytes[j], arg)]
             args[j] = info[0][2]
             prefixes.update(dict.fromkeys(starts[i:j], starts[j]))
-        if not args_fit(code, ops.translate(_KIND_OF), raw[1::2]):  # the prefixed ones' low
-            return None                                                # bytes,
+        kinds = ops.translate(_KIND_OF)
+        if not args_fit(code, kinds, raw[1::2]):      # the prefixed ones' low bytes,
+            return None
         check_args(code, folded.values())             # and their whole arguments
         targets = [None] * len(starts)
         jumps = []
