@@ -225,7 +225,7 @@ class Builder:
         while work:
             b = work.pop()
             dom = idom[b]
-            if dom is not prev and dom is not None:
+            if dom != prev and dom is not None:
                 # back to the dominator's exit state: undo what the blocks renamed since
                 # (the log is flat: var, old, var, old, ...)
                 stk[:] = stack_exit[dom]
