@@ -242,14 +242,16 @@ class CFG:
             blk = blocks[start] = block(Block)
             blk.start = start
             blk.handler = h
-            blk.reachable = False       # until the DFS reaches it
+            blk.reachable = False       # until the DFS reaches it (below)
             blk.succs = out
             blk.preds = ps
             blk.index = bi
             blk.first = a
             blk.stop = b
             blk._bytecode = bc         # (`_instructions` stays unset until first read)
-        self._rpo = _reverse_postorder(blocks, entry)
+        self._rpo = rpo = block_rpo(blocks, entry, blocks[entry].succs, True)
+        for b in rpo:
+            blocks[b].reachable = True
 
     def _one_block(self, entry: int, n: int) -> None:
         """The whole code is one block (no instruction but the last ends a block, and that
@@ -331,24 +333,27 @@ _new = tuple.__new__
 _new_block = object.__new__
 
 
-def _reverse_postorder(blocks: dict[int, Block], entry: int) -> list[int]:
+def block_rpo(blocks: dict[int, Block], root, first, forward: bool) -> list:
     """`dominance.reverse_postorder` specialized to blocks (the same DFS, without the
-    callable): the blocks reachable from `entry` in reverse post-order, successors
-    visited in order; each one reached is flagged `reachable` (the flag doubles as the
-    DFS's "seen": the blocks start unflagged).  The path is two parallel stacks (its
-    nodes, and an iterator over each one's successors): no tuple per step; a node
-    without successors is finished as soon as it is found."""
-    order: list[int] = []
-    blk = blocks[entry]
-    blk.reachable = True
-    path = [entry]
-    pending = [iter(blk.succs)]
+    callable): `root`, then the blocks reached from its neighbours `first` and on
+    through each block's `succs` (`forward`: the CFG from its entry) or `preds` (the
+    reversed CFG from `EXIT`), in reverse post-order, neighbours visited in order.
+    Each block's "seen" mark is a byte at its index; the path is two parallel stacks
+    (its nodes, and an iterator over each one's neighbours): no tuple per step; a
+    node without neighbours is finished as soon as it is found."""
+    seen = bytearray(len(blocks))
+    if root in blocks:
+        seen[blocks[root].index] = 1
+    order: list = []
+    path = [root]
+    pending = [iter(first)]
     while pending:
         for s in pending[-1]:
             blk = blocks[s]
-            if not blk.reachable:
-                blk.reachable = True
-                out = blk.succs
+            i = blk.index
+            if not seen[i]:
+                seen[i] = 1
+                out = blk.succs if forward else blk.preds
                 if out:
                     path.append(s)
                     pending.append(iter(out))

@@ -21,7 +21,7 @@ from __future__ import annotations
 from itertools import count, islice, repeat
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
-from .cfg import CFG, EXIT
+from .cfg import CFG, EXIT, block_rpo
 
 Node = Hashable
 
@@ -214,14 +214,8 @@ def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
                     continue
                 if new is None:
                     new, pn = p, pp
-                    continue
-                while pp != pn:     # intersect: walk the later finger up the tree
-                    while pp > pn:
-                        p = out[p]
-                        pp = pos[p]
-                    while pn > pp:
-                        new = out[new]
-                        pn = pos[new]
+                elif pp != pn:
+                    new, pn = _intersect(new, pn, p, pp, out, pos)
             out[b] = new
     # Without a retreating edge the first pass is already the fixpoint (acyclic graphs:
     # most functions); else the joins iterate (their predecessors all have idoms now).
@@ -233,17 +227,25 @@ def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
             pn = pos[new]
             for p in it:
                 pp = pos[p]
-                while pp != pn:
-                    while pp > pn:
-                        p = out[p]
-                        pp = pos[p]
-                    while pn > pp:
-                        new = out[new]
-                        pn = pos[new]
+                if pp != pn:
+                    new, pn = _intersect(new, pn, p, pp, out, pos)
             if out[b] != new:
                 out[b] = new
                 cyclic = True
     return out, joins, pos
+
+
+def _intersect(a, an: int, b, bn: int, out: dict, pos: dict) -> tuple:
+    """The nearest common dominator of `a` and `b` (RPO numbers `an`, `bn`), and its
+    RPO number: walk the later finger up the tree until the two meet."""
+    while an != bn:
+        while bn > an:
+            b = out[b]
+            bn = pos[b]
+        while an > bn:
+            a = out[a]
+            an = pos[a]
+    return a, an
 
 
 def cfg_idom(cfg: CFG) -> dict[int, int | None]:
@@ -333,35 +335,8 @@ def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
         order.insert(0, EXIT)
         partial = False
     else:
-        order = _reversed_rpo(blocks, cfg.exit_preds)
+        order = block_rpo(blocks, EXIT, cfg.exit_preds, False)
         partial = len(order) <= len(blocks)     # some blocks cannot reach the exit
     # the reversed graph: a block's predecessors are its successors, and the exit for
     # the blocks that lead to it
     return _chk(order, blocks, False, set(cfg.exit_preds), partial, None)[0]
-
-
-def _reversed_rpo(blocks: dict, exit_preds: list[int]) -> list[int]:
-    """`reverse_postorder` of the reversed CFG from `EXIT` (predecessors in order): the
-    exit, then the blocks that reach it.  The same walk as the CFG's own (two parallel
-    stacks), with each block's "seen" mark a byte at its index."""
-    seen = bytearray(len(blocks))
-    order: list[int] = []
-    path = [EXIT]
-    pending = [iter(exit_preds)]
-    while pending:
-        for s in pending[-1]:
-            blk = blocks[s]
-            i = blk.index
-            if not seen[i]:
-                seen[i] = 1
-                out = blk.preds
-                if out:
-                    path.append(s)
-                    pending.append(iter(out))
-                    break
-                order.append(s)
-        else:
-            pending.pop()
-            order.append(path.pop())
-    order.reverse()
-    return order
