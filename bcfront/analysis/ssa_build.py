@@ -64,7 +64,7 @@ class Builder:
         self.code = code = bc.code
         self.flat, self.recs, self.special = ssa._flat, ssa._recs, ssa._special
         kinds = liveness.kinds
-        # (`co_varnames` is the locals' names in arg order, built afresh on each access)
+        # (`co_varnames`: the locals' names in arg order)
         self.varnames = names = code.co_varnames
         variables = liveness.variables
         nbits = len(variables)

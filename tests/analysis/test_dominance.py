@@ -97,9 +97,11 @@ def test_dominator_tree_matches_idom():
 
 
 def test_one_int_object_per_block():
-    # SSA compares blocks with `is`: every block start the CFG and the dominance
-    # results hold is the very object that keys `cfg.blocks` (offsets above 256, which
-    # CPython does not cache, come from the offsets, jump targets and exception table)
+    # The CFG shares one int object per block start (cfg.py: callers may compare
+    # blocks with `is`; the SSA builder no longer does, test_ssa pins that): every
+    # block start the CFG and the dominance results hold is the very object that keys
+    # `cfg.blocks` (offsets above 256, which CPython does not cache, come from the
+    # offsets, jump targets and exception table)
     from bcfront.analysis.loops import find_loops
     codes = [CORPUS[n] for n in ("huge_function", "many_exception_handlers", "with_statements",
                                  "nested_loops")]
