@@ -277,11 +277,7 @@ def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int
         return {cfg.entry: set()}
     if not idom:
         return {}
-    hit = cfg.__dict__.get("_dom_joins")
-    if hit is None:
-        cfg_idom(cfg)
-        hit = cfg._dom_joins
-    root_preds, joins, _ = hit
+    root_preds, joins, _ = _dom_joins(cfg)
     order = cfg.rpo
     df = {b: set() for b in order}
     # The root is a join of the (implicit) way in and its back edges: every dominator
@@ -299,6 +295,21 @@ def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int
                 df[r].add(b)
                 r = idom[r]
     return df
+
+
+def _dom_joins(cfg: CFG) -> tuple:
+    """What `cfg_idom` leaves on the CFG for the phases after it (run for it if it has
+    not been): the root's reachable predecessors, the joins, the RPO numbers."""
+    hit = cfg.__dict__.get("_dom_joins")
+    if hit is None:
+        cfg_idom(cfg)
+        hit = cfg._dom_joins
+    return hit
+
+
+def cfg_rpo_numbers(cfg: CFG) -> dict[int, int]:
+    """Reachable block start -> its number in `cfg.rpo` (the dict `cfg_idom` made)."""
+    return _dom_joins(cfg)[2]
 
 
 def cfg_retreating(cfg: CFG) -> list[tuple[int, int]]:

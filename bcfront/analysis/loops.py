@@ -27,11 +27,12 @@ iterative.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import count, repeat
+from itertools import repeat
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from .cfg import CFG
-from .dominance import cfg_idom, cfg_retreating, immediate_dominators, reverse_postorder
+from .dominance import (cfg_idom, cfg_retreating, cfg_rpo_numbers, immediate_dominators,
+                        reverse_postorder)
 
 Node = Hashable
 
@@ -116,9 +117,7 @@ def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
         idom = cfg_idom(cfg)
     # Retreating edges p -> i (p >= i in reverse post-order), which dominance found:
     # most functions have none, and then there is nothing else to do.
-    retreating = cfg.__dict__.get("_rpo_retreating")       # (cfg_retreating's cache)
-    if retreating is None:
-        retreating = cfg_retreating(cfg)
+    retreating = cfg_retreating(cfg)
     if not retreating:
         return _no_loops()
     # The rest works on the blocks, with their RPO numbers from a dict (no renumbered
@@ -127,8 +126,7 @@ def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
     # (those outside the order, unreachable, are skipped when popped).
     order = cfg.rpo
     blocks = cfg.blocks
-    hit = cfg.__dict__.get("_dom_joins")      # RPO numbers, from `cfg_idom`
-    pos = dict(zip(order, count())) if hit is None else hit[2]
+    pos = cfg_rpo_numbers(cfg)
     back: dict[int, list] = {}
     odd: list[tuple] = []                     # retreating edges that are not back edges
     for p, i in retreating:
