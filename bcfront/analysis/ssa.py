@@ -130,7 +130,7 @@ class SSA:
         self._handler_values: dict[int, list[int]] = {}
         self._catches: dict[int, list[int]] = {}
         self._stack_in: dict[int, tuple] = {}
-        self._order: list[int] = []       # blocks in renaming order
+        self._order: list[int] = []       # the reachable blocks in renaming order
         self._idom, self._liveness, self.stack = idom, liveness, stack
         if cfg.blocks:
             if gc.isenabled():      # see `gc_paused` (inline: a context manager costs more)
@@ -169,8 +169,9 @@ class SSA:
         ops: dict[int, SSAOp] = {}
         defs_at: dict[int, tuple] = {}
         new = tuple.__new__
-        # in renaming order every value an instruction reads already exists
-        for b in self._order:
+        # in a preorder of the dominator tree every value an instruction reads already
+        # exists (and `ops`, so the use lists, come in that order)
+        for b in _dom_preorder(self._idom, self._order):
             blk = blocks[b]
             fo, nv = starts[b]
             for i in range(blk.first, blk.stop):
@@ -314,6 +315,25 @@ class SSA:
     def __repr__(self) -> str:
         return (f"<SSA {self.cfg.bytecode.code.co_qualname}: {len(self.values)} values, "
                 f"{sum(map(len, self.phis.values()))} phis>")
+
+
+def _dom_preorder(idom, blocks: list) -> list:
+    """A preorder of the dominator tree of `blocks` (a topological order of it, root
+    first), visiting children in that order."""
+    if len(blocks) == 1:
+        return blocks
+    children: dict = {b: [] for b in blocks}
+    for b in blocks:
+        d = idom[b]
+        if d is not None:
+            children[d].append(b)
+    out = []
+    work = [blocks[0]]
+    while work:
+        b = work.pop()
+        out.append(b)
+        work.extend(reversed(children[b]))
+    return out
 
 
 @contextlib.contextmanager

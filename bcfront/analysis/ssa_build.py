@@ -2,8 +2,8 @@
 
 Cytron et al.: phis at the iterated dominance frontier of the blocks that
 define a variable, pruned by liveness (locals) and by the entry stack depth
-(slots); then renaming along the dominator tree, iteratively, with an undo
-log.  Renaming works on integer value ids, and records per instruction only
+(slots); then renaming in reverse post-order, each block starting from its
+immediate dominator's exit state.  Renaming works on integer value ids, and records per instruction only
 what it reads and defines (see `SSA` for the layout); `SSA` turns them into
 `Value` and `SSAOp` objects only when a caller asks for them.
 
@@ -25,7 +25,7 @@ the handler can see of it must be tracked).
 """
 from __future__ import annotations
 
-from itertools import compress
+from itertools import compress, islice
 from typing import TYPE_CHECKING
 
 from .ssa_phis import lowest_input, place_phis, slots_changed
@@ -39,8 +39,7 @@ if TYPE_CHECKING:
 
 class Builder:
     """One construction.  Its state is the renaming environment: `loc` (the value id of
-    each SSA local, with an undo `log`) and `stk` (the value id in each stack slot,
-    copied from the immediate dominator's exit state).  A variable id `var` is a local
+    each SSA local) and `stk` (the value id in each stack slot).  A variable id `var` is a local
     below `nloc`, else stack slot ``var - nloc``.  Value ids: a value an instruction
     pushes (an ``op`` value, the bulk) gets the next number of a counter, ``0, 1, ...``;
     every other value is a record ``(kind, var, block, offset, args)`` in `recs`, and
@@ -88,7 +87,6 @@ class Builder:
         var_of += [-1] * nbits                 # at least the cells and free variables
         self.loc: list = [None] * nloc
         self.stk: list = [None] * (stack.max_depth + 1)
-        self.log: list = []
         self.nv = 0                          # the next op value id
 
     def local(self, arg: int) -> str:
@@ -102,12 +100,11 @@ class Builder:
         return -len(recs)                    # ~(len(recs) - 1)
 
     def set(self, var: int, val: int, last: bool = False) -> None:
-        """Give local `var` the value `val` (undo-logged, tracked in a protected block)."""
+        """Give local `var` the value `val` (tracked in a protected block)."""
         loc = self.loc
         old = loc[var]
         if old == val:
             return
-        self.log += (var, old)
         loc[var] = val
         if self.track is not None:
             self.tracked(var, old, val, last)
@@ -187,7 +184,8 @@ class Builder:
                                       None, [None] * len(edges))
 
     def walk(self) -> None:
-        """Rename block by block in a preorder of the dominator tree.
+        """Rename block by block in reverse post-order (`cfg.rpo`: a block comes after its
+        immediate dominator).
 
         The loop over a block's instructions handles inline the plain instructions
         (read every input, push new values), loads of locals and, unless the block
@@ -195,24 +193,21 @@ class Builder:
         nothing of its own: its inputs are the next ``pops`` entries of `flat` and its
         values the next ``news`` op ids, counted from the block's `SSA._starts` entry."""
         cfg, ssa, idom = self.cfg, self.ssa, self.idom
-        if len(idom) == 1:
-            children: dict = {cfg.entry: ()}
+        # A block starts from its immediate dominator's exit state: the state at hand
+        # when the dominator is the block just renamed, else a copy taken at the
+        # dominator's exit -- of the blocks that some block does not directly follow
+        # in the order.
+        if len(idom) > 1:
+            order = ssa._order = cfg.rpo
+            saved = _dominators_left(order, idom)
+            loc_exit: dict[int, list] = {}
+            stk_exit: dict[int, list] = {}
         else:
-            children = {b: [] for b in idom}
-            for b, d in idom.items():
-                if d is not None:
-                    children[d].append(b)
-        # Before a block, the state is put back to its immediate dominator's exit:
-        # locals with an undo log, the stack slots (few, and rewritten by nearly every
-        # instruction) by a copy -- unless the dominator is the block just renamed (a
-        # first child), whose exit state is still there.
-        work: list = [cfg.entry]
-        log, loc, stk, flat, recs = self.log, self.loc, self.stk, self.flat, self.recs
+            order = ssa._order = [cfg.entry]
+            saved = ()
+        loc, stk, flat, recs = self.loc, self.stk, self.flat, self.recs
         special, starts = self.special, ssa._starts
         append = flat.append
-        stack_exit: dict[int, list] = {}
-        exit_mark: dict[int, int] = {}       # block -> length of the log at its exit
-        order = ssa._order
         blocks = cfg.blocks
         phi_at, handlers, feeds = self.phi_at, self.handlers, self.feeds
         depth_in = self.stack.depth_in
@@ -222,30 +217,22 @@ class Builder:
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
         nv = self.nv
         prev = None
-        while work:
-            b = work.pop()
+        for b in order:
             dom = idom[b]
             if dom != prev and dom is not None:
-                # back to the dominator's exit state: undo what the blocks renamed since
-                # (the log is flat: var, old, var, old, ...)
-                stk[:] = stack_exit[dom]
-                mark = exit_mark[dom]
-                while len(log) > mark:
-                    old = log.pop()
-                    loc[log.pop()] = old
-            order.append(b)
+                loc[:] = loc_exit[dom]
+                stk[:] = stk_exit[dom]
             phis = phi_at.get(b)
             if phis is not None:
                 for var, phi in phis.items():
                     if var < nloc:
-                        log += (var, loc[var])
                         loc[var] = phi
                     else:
                         stk[var - nloc] = phi
             if b in handlers:
                 self.enter_handler(b, handlers[b])
             din = depth_in[b]
-            stack_in[b] = tuple(stk[:din]) if din else ()
+            stack_in[b] = stk[:din]
             blk = blocks[b]
             lo, hi = blk.first, blk.stop
             h = blk.handler
@@ -289,7 +276,6 @@ class Builder:
                     if var >= 0 and not tracking:
                         v = stk[d - 1]
                         recs.append(("store", names[var], b, offsets[i], (v,)))
-                        log += (var, loc[var])
                         loc[var] = r = -len(recs)
                         special[i] = ((v,), (r,), ())
                         continue
@@ -315,12 +301,9 @@ class Builder:
             elif b in feeds:
                 self.nv = nv
                 self.phi_args(b)
-            kids = children[b]
-            if kids:
-                if len(kids) > 1:            # (the first child finds the state here)
-                    stack_exit[b] = stk[:]
-                    exit_mark[b] = len(log)
-                work.extend(reversed(kids))
+            if b in saved:
+                loc_exit[b] = loc[:]
+                stk_exit[b] = stk[:]
             prev = b
         self.nv = nv
         for b in sorted(phi_at):             # blocks in offset order
@@ -474,6 +457,12 @@ class Builder:
         v = self.new("catch", name, b, None, tuple(distinct))
         self.ssa._catches.setdefault(b, []).append(v)
         return v
+
+
+def _dominators_left(order: list, idom) -> set:
+    """The blocks whose exit state a block renamed later needs (its immediate dominator)
+    when another block is renamed in between (the order is `walk`'s)."""
+    return {d for a, b in zip(order, islice(order, 1, None)) if (d := idom[b]) != a}
 
 
 # -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,
