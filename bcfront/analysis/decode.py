@@ -102,9 +102,9 @@ from typing import NamedTuple
 from zlib import adler32
 
 from ..errors import BcfrontError
-from .decode_checks import args_fit, check_args, check_structure
+from .decode_checks import args_fit, check_args, check_structure, lands, resumes
 from .opcodes import (_ARG_OF_UNIT, _ARGREPR, _ARGS, _EXTENDED_ARG, _EXTENDED_ARG_BYTE,
-                      _JUMP_OPS, _KIND, _KIND_OF, _KIND_REPR, _MAX_SIZE, _SHARED, _SIZE, _SIZE2,
+                      _JUMP_OPS, _KIND, _KIND_OF, _KIND_REPR, _MAX_SIZE, _RESUME, _SHARED, _SIZE, _SIZE2,
                       _UNITS, K_CONST, K_INT, K_JBACK, K_JFWD, K_LOCAL, PY, SUPPORTED, _argval,
                       _new)
 # re-exported: cfg, stack and ssa_build read these opcode tables from here
@@ -340,18 +340,15 @@ def decode(obj) -> Bytecode:
     Raises TypeError for objects without bytecode and `BytecodeVersionError`
     for bytecode this CPython did not compile.
     """
-    code = code_of(obj)
+    code = obj if type(obj) is types.CodeType else code_of(obj)
     if not _SUPPORTED_HERE:
         raise BytecodeVersionError(
             f"bcfront supports CPython 3.11–3.13; this is CPython {PY[0]}.{PY[1]}")
     try:
-        bc = _decode(code)
+        return _decode(code)
     except (IndexError, ValueError, KeyError, TypeError) as exc:
+        # (a structural problem that `check_structure` names comes as a ValueError too)
         raise _version_error(code, str(exc)) from None
-    problem = check_structure(bc)
-    if problem:
-        raise _version_error(code, problem)
-    return bc
 
 
 def _positions(code: types.CodeType, n: int) -> list[tuple]:
@@ -415,11 +412,18 @@ def _instructions(code: types.CodeType) -> tuple[Instr, ...]:
 
 
 def _decode(code: types.CodeType) -> Bytecode:
+    """The checked `Bytecode` of a code object (the three paths below, then
+    `check_structure`); the first problem found raises, as `decode` reports it."""
     raw = code.co_code
     if len(raw) & 1:
         raise ValueError("bytecode of odd length")
     n = len(raw) >> 1
-    _check_line_table(code, n)
+    # `_check_line_table`, inline: the units the line table covers, counted exactly only
+    # where the fast count disagrees
+    units = code.co_linetable.translate(_LINE_UNITS)
+    covered = (adler32(units) & 0xFFFF) - 1 if len(units) <= _SUM_STEP_8 else _byte_sum(units, 8)
+    if covered and covered != n:
+        _check_line_table(code, n)
     ops = raw[0::2]
     # co_code zeroes every inline cache unit and no instruction has opcode 0 (CACHE),
     # so the instructions (and EXTENDED_ARG prefixes) are exactly the units with a
@@ -427,7 +431,7 @@ def _decode(code: types.CodeType) -> Bytecode:
     opbytes = ops.translate(None, b"\0")
     sizes = opbytes.translate(_SIZE)
     if n == ((adler32(sizes) & 0xFFFF) - 1 if len(sizes) <= _SUM_STEP_SIZE
-             else _byte_sum(sizes, _MAX_SIZE)):
+             else _byte_sum(sizes, _MAX_SIZE)) and opbytes:
         if n > len(_EVEN_OFFSETS):
             _even_offsets(n)
         starts = list(compress(_EVEN_OFFSETS, ops))
@@ -439,9 +443,19 @@ def _decode(code: types.CodeType) -> Bytecode:
         if _EXTENDED_ARG not in opbytes:
             return _decode_plain(code, raw, ops, opbytes, starts, words)
         bc = _decode_extended(code, raw, ops, opbytes, starts, words)
-        if bc is not None:
-            return bc
-    return _decode_prefixed(code, raw, n)
+        if bc is None:
+            bc = _decode_prefixed(code, raw, n)
+    else:
+        bc = _decode_prefixed(code, raw, n)
+    return _checked(bc)
+
+
+def _checked(bc: Bytecode) -> Bytecode:
+    """`bc` if `check_structure` finds nothing wrong, else ValueError saying what."""
+    problem = check_structure(bc)
+    if problem:
+        raise ValueError(problem)
+    return bc
 
 
 def _even_offsets(n: int) -> list[int]:
@@ -465,8 +479,10 @@ def _pick(table: list, keys: list) -> list:
 
 
 def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
-    """The columns of bytecode without EXTENDED_ARG, each mapped in C."""
-    args = _pick(_ARG_OF_UNIT, words)
+    """The columns of bytecode without EXTENDED_ARG, each mapped in C, checked (most code
+    objects: the common case's checks inline, `check_structure` only to say what is wrong)."""
+    # `_pick` inline: the args by one itemgetter over the units
+    args = list(itemgetter(*words)(_ARG_OF_UNIT)) if len(words) > 1 else [_ARG_OF_UNIT[words[0]]]
     kinds = ops.translate(_KIND_OF)
     if not args_fit(code, kinds, raw[1::2]):
         list(map(_ARGS.__getitem__, words))     # ValueError: the first opcode that does not exist
@@ -478,8 +494,33 @@ def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
             i = m.start()
             t = targets[i] = starts[i] + _UNITS[words[i]][3]
             jumps.append(t)
-    return Bytecode(code, starts, opbytes, args, targets, len(raw), parse_exception_table(code),
-                    PY, words, raw, jumps)
+    table = parse_exception_table(code) if code.co_exceptiontable else ()
+    # the slots one by one (what `Bytecode.__init__` sets): cheaper than the call
+    bc = _new_object(Bytecode)
+    bc.code = code
+    bc.units = words
+    bc.offsets = starts
+    bc.opcodes = opbytes
+    bc.args = args
+    bc.targets = targets
+    bc.end = len(raw)
+    bc.exception_table = table
+    bc.version = PY
+    bc._instructions = bc._index = bc._starts = None
+    bc._raw = raw
+    bc._jumps = jumps
+    # `check_structure`'s checks, as they pass on what this CPython compiled: RESUME first
+    # (or after the prologue), 3.11's caches still zero, every jump and table entry on
+    # an instruction
+    if opbytes[0] != _RESUME and not resumes(opbytes) \
+            or _PY311 and code._co_code_adaptive != raw \
+            or (jumps or table) and not lands(raw, len(raw), jumps, table):
+        return _checked(bc)
+    return bc
+
+
+_new_object = object.__new__
+_PY311 = PY == (3, 11)
 
 
 def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:

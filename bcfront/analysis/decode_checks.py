@@ -50,8 +50,9 @@ def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
             K_LOCAL in kinds or K_PAIR in kinds) or not nn and (
             K_NAME in kinds or K_NAME1 in kinds or K_NAME2 in kinds)):
         return False
-    rooms = (_CONST_ROOMS[nc if nc < 256 else 256] + _NAME_ROOMS[nn if nn < 256 else 256]
-             + _LOCAL_ROOMS[nl if nl < 256 else 256] + _OTHER_ROOMS)
+    rooms = _ROOMS.get((nc, nn, nl))
+    if rooms is None:
+        rooms = _rooms(nc, nn, nl)
     x, y = int.from_bytes(argbytes, "little"), int.from_bytes(kinds.translate(rooms), "little")
     if ((x + y) ^ x ^ y) & (_LANE_STARTS if len(argbytes) <= 8192 else _lane_starts(len(argbytes))):
         return False    # `_overflows`, inline
@@ -78,6 +79,20 @@ _OTHER_ROOMS = bytes((0, 0, _room(len(dis.cmp_op) << _CMP_SHIFT), 0, _room(4), 0
 # fewer than 16 locals -> the rooms of a pair's low nibble (the other kinds: none)
 _PAIR_ROOMS = [None] + [bytes(256 - nl if k == K_PAIR else 0 for k in range(256))
                         for nl in range(1, 17)]
+
+
+def _rooms(nc: int, nn: int, nl: int) -> bytes:
+    """The translate table of rooms by kind for tables of these lengths (constants,
+    names, fast locals), kept in `_ROOMS` (a few thousand distinct lengths in practice;
+    bounded all the same)."""
+    rooms = (_CONST_ROOMS[nc if nc < 256 else 256] + _NAME_ROOMS[nn if nn < 256 else 256]
+             + _LOCAL_ROOMS[nl if nl < 256 else 256] + _OTHER_ROOMS)
+    if len(_ROOMS) < 50_000:
+        _ROOMS[nc, nn, nl] = rooms
+    return rooms
+
+
+_ROOMS: dict[tuple[int, int, int], bytes] = {}
 
 
 def _overflows(a: bytes, b: bytes) -> bool:
@@ -149,7 +164,7 @@ def check_structure(bc: Bytecode) -> str | None:
     jumps = bc._jumps
     if not bc.exception_table and not (_JUMP_OPS.search(ops) if jumps is None else jumps):
         return None     # no jump and no table entry: nothing else can point anywhere
-    if bc._raw is not None and _lands(bc):
+    if bc._raw is not None and lands(bc._raw, bc.end, jumps, bc.exception_table):
         return None
     starts = set(offsets)
     targets = set(bc.targets)
@@ -165,16 +180,22 @@ def check_structure(bc: Bytecode) -> str | None:
     return None
 
 
-def _lands(bc: Bytecode) -> bool:
-    """Whether every jump target and exception-table entry of column-decoded bytecode
-    is an instruction (an entry's end: up to the end), tested on co_code (where an
-    instruction is a unit whose opcode is neither 0 nor EXTENDED_ARG) rather than
+def resumes(ops: bytes) -> bool:
+    """Whether RESUME follows the prologue's opcodes (`check_structure`'s first check, on
+    bytecode that does not start with RESUME)."""
+    k = _PROLOGUE_RUN.match(ops).end()
+    return k < len(ops) and ops[k] == _RESUME
+
+
+def lands(raw: bytes, end: int, jumps: list, table) -> bool:
+    """Whether every jump target (`jumps`) and exception-table entry of column-decoded
+    bytecode is an instruction (an entry's end: up to the end), tested on co_code (`raw`,
+    where an instruction is a unit whose opcode is neither 0 nor EXTENDED_ARG) rather than
     against a set of all the offsets; `check_structure` says what is wrong where it is not."""
-    raw, end = bc._raw, bc.end
-    for t in bc._jumps:
+    for t in jumps:
         if not 0 <= t < end or raw[t] in _NOT_AN_INSTRUCTION:
             return False
-    for e in bc.exception_table:
+    for e in table:
         if not (0 <= e.start < e.end <= end and e.target < end) or e.target < 0 \
                 or raw[e.start] in _NOT_AN_INSTRUCTION or raw[e.target] in _NOT_AN_INSTRUCTION:
             return False
