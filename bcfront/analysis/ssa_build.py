@@ -25,7 +25,7 @@ the handler can see of it must be tracked).
 """
 from __future__ import annotations
 
-from itertools import compress, islice
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from .ssa_phis import lowest_input, place_phis, slots_changed
@@ -195,16 +195,13 @@ class Builder:
         cfg, ssa, idom = self.cfg, self.ssa, self.idom
         # A block starts from its immediate dominator's exit state: the state at hand
         # when the dominator is the block just renamed, else a copy taken at the
-        # dominator's exit -- of the blocks that some block does not directly follow
-        # in the order.
-        if len(idom) > 1:
-            order = ssa._order = cfg.rpo
-            saved = _dominators_left(order, idom)
-            loc_exit: dict[int, list] = {}
-            stk_exit: dict[int, list] = {}
-        else:
-            order = ssa._order = [cfg.entry]
-            saved = ()
+        # dominator's exit.  Only a block with several successors needs the copy: one
+        # with a single successor s dominates s at most (a path to a block it dominates
+        # leaves it through s, so s dominates that block too), and the depth-first
+        # search behind the order visits s from it, so s comes right after it.
+        order = ssa._order = cfg.rpo if len(idom) > 1 else [cfg.entry]
+        loc_exit: dict[int, list] = {}
+        stk_exit: dict[int, list] = {}
         loc, stk, flat, recs = self.loc, self.stk, self.flat, self.recs
         special, starts = self.special, ssa._starts
         append = flat.append
@@ -301,7 +298,7 @@ class Builder:
             elif b in feeds:
                 self.nv = nv
                 self.phi_args(b)
-            if b in saved:
+            if len(blk.succs) > 1:        # its children may come later: keep its state
                 loc_exit[b] = loc[:]
                 stk_exit[b] = stk[:]
             prev = b
@@ -457,12 +454,6 @@ class Builder:
         v = self.new("catch", name, b, None, tuple(distinct))
         self.ssa._catches.setdefault(b, []).append(v)
         return v
-
-
-def _dominators_left(order: list, idom) -> set:
-    """The blocks whose exit state a block renamed later needs (its immediate dominator)
-    when another block is renamed in between (the order is `walk`'s)."""
-    return {d for a, b in zip(order, islice(order, 1, None)) if (d := idom[b]) != a}
 
 
 # -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,

@@ -53,8 +53,8 @@ def _fresh(n):
 
 @pytest.mark.parametrize("name", ["huge_function", "many_exception_handlers"])
 def test_renaming_compares_blocks_by_value(name):
-    # The dominator walk restores a dominator's exit state only when the block it
-    # enters is not that dominator's first child; block starts that are equal but
+    # The renaming walk restores a dominator's exit state only when the block it
+    # enters does not directly follow that dominator; block starts that are equal but
     # different int objects (offsets above 256) must not make it restore a state it
     # never saved.  Same SSA as with the CFG's own (shared) int objects.
     from bcfront.analysis.ssa import SSA
@@ -64,6 +64,23 @@ def test_renaming_compares_blocks_by_value(name):
     assert any(b > 256 for b in idom)
     ssa = SSA(fa.cfg, idom, fa.dominance_frontier, fa.liveness, fa.stack)
     assert str(ssa) == str(fa.ssa)
+
+
+@pytest.mark.parametrize("code", list(_all_codes()))
+def test_one_successor_blocks_dominate_at_most_the_next_in_rpo(code):
+    # What the renaming walk relies on to keep exit states only of blocks with several
+    # successors: in reverse post-order a block with one successor is directly followed
+    # by every block it immediately dominates.  Dominators from networkx.
+    nx = pytest.importorskip("networkx")
+    cfg = analyze(code).cfg
+    g = nx.DiGraph()
+    g.add_nodes_from(cfg.rpo)
+    g.add_edges_from((e.src, e.dst) for e in cfg.edges if e.src in g and e.dst in g)
+    idom = nx.immediate_dominators(g, cfg.entry)
+    pos = {b: k for k, b in enumerate(cfg.rpo)}
+    for b, d in idom.items():
+        if b != d and len(cfg.blocks[d].succs) == 1:
+            assert pos[b] == pos[d] + 1, (d, b)
 
 
 # -- shapes ---------------------------------------------------------------------------
