@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import accumulate
-from operator import attrgetter, itemgetter, lt, sub
+from operator import attrgetter, sub
 
 from .cfg import CFG
 from .decode import PY, Instr
@@ -253,27 +253,22 @@ _BY_VERSION: dict[tuple[int, int], dict[str, object]] = {
 }
 
 class _EffectTable(dict):
-    """(opcode, arg) -> Effect for one CPython version, filled on first use (the
-    stack phase maps whole instruction columns through it at C speed).  A key may
-    also be a raw code unit (`Bytecode.units`: an int, for an instruction without
-    EXTENDED_ARG), which hashes faster than a pair."""
+    """(opcode, arg) -> Effect for one CPython version, filled on first use.  A key
+    may also be a raw code unit (`Bytecode.units`: an int, for an instruction
+    without EXTENDED_ARG), which hashes faster than a pair."""
 
     def __init__(self, version):
         super().__init__()
         self.rules = _BY_VERSION[version]
         self.unruled: set[int] = set()      # opcodes without a rule (none known)
-        # the int keys again, as lists indexed by the code unit (None until met): its
-        # Effect, and the Effect's net and pops.  One itemgetter of a function's units
-        # picks all three columns, faster than a map through the dict and attrgetters
-        n = 65536 if version == PY else 0
-        self.by_unit: list[Effect | None] = [None] * n
-        self.nets: list[int | None] = [None] * n
-        self.pops: list[int | None] = [None] * n
-        if n:
+        # the int keys again, as a list indexed by the code unit (None until met):
+        # indexing a list is the cheapest lookup there is
+        self.by_unit: list[Effect | None] = [None] * (65536 if version == PY else 0)
+        if self.by_unit:
             self._prefill()
 
     def _prefill(self) -> None:
-        """The lists' entries for every opcode whose rule is one Effect whatever the arg
+        """`by_unit`'s entries for every opcode whose rule is one Effect whatever the arg
         (one slice assignment each: the units of an opcode are 256 apart, or adjacent)."""
         from .opcodes import _BIG_ENDIAN, _OPNAME
         for op, name in enumerate(_OPNAME):
@@ -281,8 +276,6 @@ class _EffectTable(dict):
             if eff.__class__ is Effect:
                 keys = slice(op << 8, op + 1 << 8) if _BIG_ENDIAN else slice(op, 65536, 256)
                 self.by_unit[keys] = [eff] * 256
-                self.nets[keys] = [eff.net] * 256
-                self.pops[keys] = [eff.pops] * 256
 
     def __missing__(self, key):
         from .decode import _OPNAME
@@ -304,36 +297,26 @@ class _EffectTable(dict):
             self[key] = eff
             if key.__class__ is int and eff is not None and self.by_unit:
                 self.by_unit[key] = eff
-                self.nets[key] = eff.net
-                self.pops[key] = eff.pops
         return eff
 
-    def column(self, bc) -> tuple[list[Effect], itemgetter | None]:
-        """The effects of `bc`'s instructions, and an itemgetter of its units that
-        picks the `by_unit`, `nets` and `pops` columns (None where it cannot: fewer
-        than two instructions, EXTENDED_ARG, an opcode without a rule)."""
+    def column(self, bc) -> list[Effect]:
+        """The effects of `bc`'s instructions."""
         units = bc.units
-        if len(units) > 1 and units[0].__class__ is int:   # (one key: no tuple)
-            pick = itemgetter(*units)
-            try:
-                effects = pick(self.by_unit)
-            except TypeError:           # a pair among the ints (not from decode)
-                pass
-            else:
-                if all(effects):        # (an Effect is always true, None is not)
-                    return list(effects), pick
-                effects = list(map(self.__getitem__, units))    # fills the lists in
-                if all(effects):
-                    return effects, pick
-        effects = list(map(self.__getitem__, units))
+        try:    # (a list comprehension over the list beats any C-level pick here)
+            by_unit = self.by_unit
+            effects = [by_unit[u] for u in units]
+            if all(effects):            # (an Effect is always true, None is not)
+                return effects
+        except TypeError:               # (opcode, arg) keys: the code has EXTENDED_ARG
+            pass
+        effects = list(map(self.__getitem__, units))        # fills `by_unit` in
         if self.unruled and not self.unruled.isdisjoint(bc.opcodes):
             effects = [e if e is not None else _fallback(ins)
                        for e, ins in zip(effects, bc.instructions)]
-        return effects, None
+        return effects
 
 
 _TABLES: dict[tuple[int, int], _EffectTable] = {v: _EffectTable(v) for v in _BY_VERSION}
-_PY_NETS, _PY_POPS = (_TABLES[PY].nets, _TABLES[PY].pops) if PY in _TABLES else ([], [])
 
 
 def has_rule(opname: str, version: tuple[int, int]) -> bool:
@@ -360,7 +343,7 @@ def _fallback(ins: Instr) -> Effect:
                   tuple(range(pops)), max(pops + fall, pops + jump))
 
 
-_NET = attrgetter("net")
+_NET = attrgetter("net")      # (for the careful walk)
 _POPS = attrgetter("pops")
 
 
@@ -378,17 +361,16 @@ class StackInfo:
         self.cfg = cfg
         self.version = version = bc.version
         self._bytecode = bc
-        pick = None
         if version == PY:
-            effects, pick = _TABLES[version].column(bc)
+            effects = _TABLES[version].column(bc)
         else:
             effects = [effect_of(ins, version) for ins in bc.instructions]
         self.effects: list[Effect] = effects
         blocks = cfg.blocks
         if len(blocks) == 1:        # most code objects: no edges to follow
-            if self._one_block(blocks, effects, pick):
+            if self._one_block(blocks, effects):
                 return
-        elif blocks and self._in_layout_order(cfg, effects, pick):
+        elif blocks and self._in_layout_order(cfg, effects):
             return
         self.depth: list[int] = [-1] * len(effects)
         self.depth_in: dict[int, int] = {}
@@ -401,83 +383,69 @@ class StackInfo:
         """offset -> instruction position (the bytecode's)."""
         return self._bytecode.index
 
-    # The fast walks: depths of the whole function from running sums; False (nothing
-    # set) if a pop underflows, two paths disagree or a block is reached only from
-    # later ones (which CPython's compiler does not lay out), for `_simulate` to say where.
+    # The fast walks: depths of the whole function in one pass over the effects, in
+    # layout order; False (nothing set) if a pop underflows, two paths disagree or a
+    # block is reached only from later ones (which CPython's compiler does not lay
+    # out), for `_simulate` to say where.  A plain Python loop: cheaper, on the short
+    # blocks most code is made of, than the chain of C-level passes (picks through
+    # unit-indexed columns, running sums, compares) it replaced, each call of which has
+    # a fixed cost and a generic per-item one.
 
-    # `pick`: `_EffectTable.column`'s itemgetter, or None (then attrgetters instead)
-
-    def _one_block(self, blocks, effects: list[Effect], pick) -> bool:
+    def _one_block(self, blocks, effects: list[Effect]) -> bool:
         (b, blk), = blocks.items()
         if blk.succs:               # one that loops onto itself: the careful walk
             return False
-        ds = list(accumulate(map(_NET, effects) if pick is None else pick(_PY_NETS), initial=0))
-        ds.pop()
-        if any(map(lt, ds, map(_POPS, effects) if pick is None else pick(_PY_POPS))):
-            return False            # a pop below the bottom
-        self.depth = ds
+        depth = []
+        push = depth.append
+        d = 0
+        for eff in effects:
+            if d < eff.pops:
+                return False        # a pop below the bottom
+            push(d)
+            d += eff.net
+        self.depth = depth
         self.depth_in = {b: 0}
-        self.max_depth = max(ds)
+        self.max_depth = max(depth)
         return True
 
-    def _in_layout_order(self, cfg, effects: list[Effect], pick) -> bool:
-        """`ds` sums the net effects in layout order, as if every block fell through to
-        the next; a reachable block's depths are ``ds`` plus its `delta` (entry depth
-        minus ``ds`` at its first instruction).  The blocks are visited in layout
-        order, each one's delta known from an earlier one; a fall-through keeps the
-        delta, so only jumps and handlers need arithmetic.  The depths are then `ds`
-        with each run of blocks whose delta is not 0 shifted (one slice each)."""
+    def _in_layout_order(self, cfg, effects: list[Effect]) -> bool:
+        """The blocks in layout order, each one's entry depth known from an earlier one
+        (`entry`, filled in along the edges): its depths follow from it, and its edges
+        give its successors theirs."""
         blocks = cfg.blocks
-        ds = list(accumulate(map(_NET, effects) if pick is None else pick(_PY_NETS), initial=0))
-        ds.pop()
-        delta = {cfg.entry: 0}
-        get = delta.get
         kinds = cfg.out_kinds
-        depth_in = {}
-        unreachable = []
-        shifts = []                 # (first, stop, delta) of the runs to shift
-        prev = start = 0
+        entry = {cfg.entry: 0}
+        get = entry.get
+        depth_in = {}               # (in layout order, as the careful walk's is not)
+        depth = []
+        push = depth.append
         for b, blk in blocks.items():
             d = get(b)
             if d is None:
                 if blk.reachable:
                     return False    # reached only from later blocks
-                unreachable.append(blk)
+                depth += [-1] * blk.size
                 continue
-            first = blk.first
-            depth_in[b] = ds[first] + d
-            if d != prev:           # a new run of blocks from here
-                if prev:
-                    shifts.append((start, first, prev))
-                start = first
-                prev = d
+            depth_in[b] = d
+            for eff in effects[blk.first:blk.stop]:
+                if d < eff.pops:
+                    return False    # a pop below the bottom
+                push(d)
+                d += eff.net
+            # d: the depth after the last instruction's fall-through; eff: its effect
             for dst, kind in zip(blk.succs, kinds[b]):
                 if kind == "fallthrough":
                     nd = d
                 elif kind == "exception":   # the handler's depth (`handler_depth`, inline)
                     h = blk.handler
-                    nd = h.depth + h.lasti + 1 - ds[blocks[dst].first]
+                    nd = h.depth + h.lasti + 1
                 else:
-                    i = blk.stop - 1
-                    eff = effects[i]
-                    nd = ds[i] + d - eff.pops + len(eff.jump) - ds[blocks[dst].first]
+                    nd = depth[-1] - eff.pops + len(eff.jump)
                 old = get(dst)
                 if old is None:
-                    delta[dst] = nd
+                    entry[dst] = nd
                 elif old != nd:
                     return False
-        if prev:
-            shifts.append((start, len(ds), prev))
-        depth = ds                  # shifted in place: the edges above read it unshifted
-        for a, z, d in shifts:
-            depth[a:z] = map(d.__add__, depth[a:z])
-        pops = map(_POPS, effects) if pick is None else pick(_PY_POPS)
-        if unreachable:
-            pops = list(pops)
-            for blk in unreachable:     # -1, and a check that always passes
-                depth[blk.first:blk.stop] = pops[blk.first:blk.stop] = [-1] * blk.size
-        if any(map(lt, depth, pops)):
-            return False
         self.depth = depth
         self.depth_in = depth_in
         self.max_depth = max(depth)
