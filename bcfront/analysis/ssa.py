@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from .cfg import CFG
@@ -103,6 +104,10 @@ class SSA:
 
     _VIEW = frozenset({"values", "entry", "phis", "handler_values", "catches", "ops",
                        "stack_in"})
+    # what the builder fills only for a code object with phis (see `Builder.place`);
+    # read-only until then
+    _phis = _phi_edges = _handler_values = _catches = MappingProxyType({})
+    _order: list[int] = []            # the reachable blocks in renaming order
 
     def __init__(self, cfg: CFG, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.cfg = cfg
@@ -125,12 +130,7 @@ class SSA:
         self._starts: dict[int, tuple[int, int]] = {}
         self._special: dict[int, object] = {}
         self._entry: list[int] = []
-        self._phis: dict[int, list[int]] = {}
-        self._phi_edges: dict[int, tuple] = {}
-        self._handler_values: dict[int, list[int]] = {}
-        self._catches: dict[int, list[int]] = {}
-        self._stack_in: dict[int, tuple] = {}
-        self._order: list[int] = []       # the reachable blocks in renaming order
+        self._stack_in: dict[int, list] = {}
         self._idom, self._liveness, self.stack = idom, liveness, stack
         if cfg.blocks:
             if gc.isenabled():      # see `gc_paused` (inline: a context manager costs more)

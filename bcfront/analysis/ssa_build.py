@@ -62,32 +62,39 @@ class Builder:
         self.bc = bc = cfg.bytecode
         self.code = code = bc.code
         self.flat, self.recs, self.special = ssa._flat, ssa._recs, ssa._special
-        kinds = liveness.kinds
         # (`co_varnames`: the locals' names in arg order)
         self.varnames = names = code.co_varnames
         variables = liveness.variables
         nbits = len(variables)
         if not (code.co_cellvars or code.co_freevars) and nbits == len(names):
-            # every variable is a local, in arg order (as `variables_of` found)
-            self.locals = locs = list(names)
+            # every variable is a local, in arg order (as `variables_of` found), and a
+            # local-variable opcode's arg is the local's id
+            self.locals = names
             self.nloc = nloc = nbits
-            self.lid = dict(zip(locs, range(nloc)))
-            var_of = list(range(nloc))
+            self.lid = None                      # (`local_ids`)
+            self.var_of_arg = _identity(nloc)
             self.local_mask = (1 << nbits) - 1   # liveness's bits of the locals
         else:
+            kinds = liveness.kinds
             self.locals = locs = [v for v in names if kinds[v] == "local"]
             self.nloc = nloc = len(locs)
             self.lid = lid = dict(zip(locs, range(nloc)))
             # a local-variable opcode's arg -> SSA local id, -1 for a cell or free
             # variable (cells and free variables numbered after the locals, for 3.13's
             # LOAD_FAST)
-            var_of = [lid.get(m, -1) for m in names]
+            var_of = self.var_of_arg = [lid.get(m, -1) for m in names]
+            var_of += [-1] * nbits                 # at least the cells and free variables
             self.local_mask = sum(1 << k for k, n in enumerate(variables) if kinds[n] == "local")
-        self.var_of_arg = var_of
-        var_of += [-1] * nbits                 # at least the cells and free variables
         self.loc: list = [None] * nloc
         self.stk: list = [None] * (stack.max_depth + 1)
         self.nv = 0                          # the next op value id
+
+    def local_ids(self) -> dict[str, int]:
+        """Local name -> SSA local id (made on first use)."""
+        lid = self.lid
+        if lid is None:
+            lid = self.lid = dict(zip(self.locals, range(self.nloc)))
+        return lid
 
     def local(self, arg: int) -> str:
         """The name a local-variable opcode's arg stands for."""
@@ -168,6 +175,8 @@ class Builder:
         # block -> the (phi block, edge kind, argument position) of its out-edges
         self.phi_at, self.feeds = {}, {}
         feeds = self.feeds
+        # (the SSA's containers of what only placement brings)
+        ssa._phis, ssa._phi_edges, ssa._handler_values, ssa._catches = {}, {}, {}, {}
         phi_edges = ssa._phi_edges
         names = self.locals
         nloc = self.nloc
@@ -324,10 +333,17 @@ class Builder:
         code, live = self.code, self.live
         nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
             + bool(code.co_flags & 0x08)
-        params = self.varnames[:nargs]
-        self.cell_params = cell_params = {}
-        entry, recs, loc, lid, kinds = self.ssa._entry, self.recs, self.loc, self.lid, live.kinds
+        names = self.varnames
         b = self.cfg.entry
+        self.cell_params = cell_params = {}
+        entry, recs, loc = self.ssa._entry, self.recs, self.loc
+        if self.locals is names:    # all locals, in arg order: ids -1, -2, ... in order
+            recs += [("param", n, b, None, ()) for n in names[:nargs]]
+            recs += [("undef", n, b, None, ()) for n in names[nargs:]]
+            loc[:] = entry[:] = range(-1, -len(names) - 1, -1)
+            return
+        params = names[:nargs]
+        lid, kinds = self.local_ids(), live.kinds
         for n in live.variables:
             kind = kinds[n]
             if kind == "local":
@@ -456,6 +472,17 @@ class Builder:
         return v
 
 
+def _identity(n: int) -> list[int]:
+    """At least the ints 0..n-1, each at its own index: one list shared by every builder
+    (never mutated), grown on demand."""
+    if n > len(_IDENTITY):
+        _IDENTITY.extend(range(len(_IDENTITY), n))
+    return _IDENTITY
+
+
+_IDENTITY: list[int] = []
+
+
 # -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,
 #    is_last) -> (values for the effect's new outputs, values used, values defined)
 
@@ -466,7 +493,7 @@ def _names(bd, i) -> tuple:
 
 def _load(bd, name, i, b, uses, defs):
     """The value a load of `name` pushes: the local's value, or a new one for a cell."""
-    var = bd.lid.get(name)
+    var = bd.local_ids().get(name)
     if var is None:
         v = bd.new("op", bd.stack.depth[i] - bd.stack.effects[i].pops + len(defs), b,
                    bd.bc.offsets[i])
@@ -478,7 +505,7 @@ def _load(bd, name, i, b, uses, defs):
 
 
 def _store(bd, name, val, i, b, last, defs):
-    var = bd.lid.get(name)
+    var = bd.local_ids().get(name)
     if var is not None:
         v = bd.new("store", name, b, bd.bc.offsets[i], (val,))
         defs.append(v)
@@ -486,7 +513,7 @@ def _store(bd, name, val, i, b, last, defs):
 
 
 def _clear(bd, name, i, b, last, defs):
-    var = bd.lid.get(name)
+    var = bd.local_ids().get(name)
     if var is not None:
         v = bd.new("undef", name, b, bd.bc.offsets[i])
         defs.append(v)
@@ -517,7 +544,7 @@ def _h_load_and_clear(bd, i, inputs, b, last):
 def _h_delete_fast(bd, i, inputs, b, last):
     uses, defs = [], []
     name = bd.local(bd.bc.args[i])
-    var = bd.lid.get(name)
+    var = bd.local_ids().get(name)
     if var is not None:
         uses.append(bd.loc[var])
     _clear(bd, name, i, b, last, defs)

@@ -92,7 +92,7 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
 def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
     """The variable ids of the bits of `mask`, ascending (locals keep liveness's order)."""
     out = []
-    lid, names, nloc = bd.lid, bd.live.variables, bd.nloc
+    lid, names, nloc = bd.local_ids(), bd.live.variables, bd.nloc
     while mask:
         low = mask & -mask
         k = low.bit_length() - 1
