@@ -28,7 +28,7 @@ from __future__ import annotations
 from itertools import compress
 from typing import TYPE_CHECKING
 
-from .ssa_phis import lowest_input, place_phis, slots_changed
+from .ssa_phis import has_edge_phis, lowest_input, place, slots_changed
 from .stack import Effect
 
 if TYPE_CHECKING:
@@ -145,52 +145,10 @@ class Builder:
         self.make_entry()
         # one block entered only at the start (most code objects): no phis to place
         if len(idom) > 1 or blk.handler is not None or entry in blk.preds:
-            if any(self.frontier.values()) or self.has_edge_phis():
-                self.place()
+            if any(self.frontier.values()) or has_edge_phis(self):
+                place(self)
         self.walk()
         self.ssa._nops = self.nv
-
-    def has_edge_phis(self) -> bool:
-        """Whether some block has a handler or ends in a branch whose taken side pushes
-        differently: the phis that blocks without a dominance frontier can get."""
-        blocks, effects = self.cfg.blocks, self.stack.effects
-        for b in self.idom:
-            blk = blocks[b]
-            eff = effects[blk.stop - 1]
-            if blk.handler is not None or eff.jump != eff.fall:
-                return True
-        return False
-
-    def place(self) -> None:
-        """Phi values (argument lists still empty) for every block that needs some."""
-        cfg, ssa, idom = self.cfg, self.ssa, self.idom
-        blocks, kinds = cfg.blocks, cfg.out_kinds
-        exc_preds: dict[int, list[int]] = {}
-        self.handlers = handlers = {}
-        for b in cfg.order:                  # a block with a handler has an exception edge
-            h = blocks[b].handler
-            if h is not None and b in idom:
-                handlers[h.target] = h
-                exc_preds.setdefault(h.target, []).append(b)
-        # block -> the (phi block, edge kind, argument position) of its out-edges
-        self.phi_at, self.feeds = {}, {}
-        feeds = self.feeds
-        # (the SSA's containers of what only placement brings)
-        ssa._phis, ssa._phi_edges, ssa._handler_values, ssa._catches = {}, {}, {}, {}
-        phi_edges = ssa._phi_edges
-        names = self.locals
-        nloc = self.nloc
-        for b, vs in place_phis(self, exc_preds).items():
-            table = self.phi_at[b] = {}
-            # incoming (src, kind) pairs in the order of `cfg.edges`
-            edges = phi_edges[b] = tuple(
-                (p, k) for p in dict.fromkeys(blocks[b].preds) if p in idom
-                for s, k in zip(blocks[p].succs, kinds[p]) if s == b)
-            for pos, (p, k) in enumerate(edges):
-                feeds.setdefault(p, []).append((b, k, pos))
-            for var in vs:
-                table[var] = self.new("phi", names[var] if var < nloc else var - nloc, b,
-                                      None, [None] * len(edges))
 
     def walk(self) -> None:
         """Rename block by block in reverse post-order (`cfg.rpo`: a block comes after its

@@ -1,5 +1,7 @@
 """Phi placement for SSA construction (`bcfront.analysis.ssa_build`).
 
+`place` makes the phi values of a construction; `place_phis` finds where they go.
+
 Cytron et al.'s iterated dominance frontier, pruned by liveness (locals) and by
 the entry stack depth (slots), plus the phis that exception edges and branches
 pushing differently on their two sides need (see `ssa_build`).  On bitmasks,
@@ -13,6 +15,50 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .ssa_build import Builder
+
+
+def has_edge_phis(bd: Builder) -> bool:
+    """Whether some block has a handler or ends in a branch whose taken side pushes
+    differently: the phis that blocks without a dominance frontier can get."""
+    blocks, effects = bd.cfg.blocks, bd.stack.effects
+    for b in bd.idom:
+        blk = blocks[b]
+        eff = effects[blk.stop - 1]
+        if blk.handler is not None or eff.jump != eff.fall:
+            return True
+    return False
+
+
+def place(bd: Builder) -> None:
+    """Phi values (argument lists still empty) for every block that needs some: fills
+    the builder's `handlers`, `phi_at` and `feeds` and the SSA's `_phi_edges`."""
+    cfg, ssa, idom = bd.cfg, bd.ssa, bd.idom
+    blocks, kinds = cfg.blocks, cfg.out_kinds
+    exc_preds: dict[int, list[int]] = {}
+    bd.handlers = handlers = {}
+    for b in cfg.order:                  # a block with a handler has an exception edge
+        h = blocks[b].handler
+        if h is not None and b in idom:
+            handlers[h.target] = h
+            exc_preds.setdefault(h.target, []).append(b)
+    # block -> the (phi block, edge kind, argument position) of its out-edges
+    bd.phi_at, bd.feeds = phi_at, feeds = {}, {}
+    # (the SSA's containers of what only placement brings)
+    ssa._phis, ssa._phi_edges, ssa._handler_values, ssa._catches = {}, {}, {}, {}
+    phi_edges = ssa._phi_edges
+    names = bd.locals
+    nloc = bd.nloc
+    for b, vs in place_phis(bd, exc_preds).items():
+        table = phi_at[b] = {}
+        # incoming (src, kind) pairs in the order of `cfg.edges`
+        edges = phi_edges[b] = tuple(
+            (p, k) for p in dict.fromkeys(blocks[b].preds) if p in idom
+            for s, k in zip(blocks[p].succs, kinds[p]) if s == b)
+        for pos, (p, k) in enumerate(edges):
+            feeds.setdefault(p, []).append((b, k, pos))
+        for var in vs:
+            table[var] = bd.new("phi", names[var] if var < nloc else var - nloc, b,
+                                None, [None] * len(edges))
 
 
 def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[int]]:
