@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from functools import partial
-from itertools import compress, count, repeat
+from itertools import chain, compress, count, repeat
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -173,16 +172,17 @@ class CFG:
         # (positions by binary search: decode checked that every jump target and table
         # entry lands on an instruction) and the table's edges
         leaders = set(compress(ints, b"\1" + ends[:-1]))  # the entry, and after each ender
-        leaders.update(map(bisect.bisect_left, repeat(offsets),
-                           compress(targets, ends.translate(_JUMPS_OR_BRANCHES))))
+        jumps = bc._jumps       # the jump targets, listed by the column decoders
+        if jumps is None:
+            jumps = compress(targets, ends.translate(_JUMPS_OR_BRANCHES))
+        leaders.update(map(bisect.bisect_left, repeat(offsets), jumps))
         table = bc.exception_table
         if table:
-            table = sorted(table, key=_START)
-            pos = partial(bisect.bisect_left, offsets)
-            for e in table:
-                leaders.add(pos(e.start))
-                leaders.add(pos(e.target))
-                leaders.add(pos(e.end))         # end may be a prefix or the end
+            if len(table) > 1:
+                table = sorted(table, key=_START)
+            # each entry's start, target and end (which may be a prefix or the end)
+            leaders.update(map(bisect.bisect_left, repeat(offsets),
+                               chain.from_iterable(map(_EDGE_OFFSETS, table))))
         leaders.discard(n)
         cuts = sorted(leaders)
         cuts.append(n)
@@ -329,6 +329,7 @@ class CFG:
 
 
 _START = attrgetter("start")
+_EDGE_OFFSETS = attrgetter("start", "target", "end")
 _new = tuple.__new__
 _new_block = object.__new__
 

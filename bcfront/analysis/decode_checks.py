@@ -18,7 +18,7 @@ import re
 import types
 from typing import TYPE_CHECKING
 
-from .opcodes import (_CACHES, _CMP_SHIFT, _EXTENDED_ARG, _JUMP_OPS, _LOW_NIBBLE, _OPNAME,
+from .opcodes import (_CACHES, _CMP_SHIFT, _EXTENDED_ARG, _JUMP_OPS, _KIND, _LOW_NIBBLE, _OPNAME,
                       _RESUME, K_BAD, K_CONST, K_INT, K_LOCAL, K_NAME, K_NAME1, K_NAME2, K_PAIR,
                       PY, _argval)
 from .versions import PROLOGUE as _PROLOGUE
@@ -44,7 +44,9 @@ def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
     """
     if K_BAD in kinds:      # an opcode this interpreter does not have
         return False
-    nc, nn, nl = len(code.co_consts), len(code.co_names), _fast_locals(code)
+    # (`_fast_locals`' first case inline: every name is a local)
+    nl = _fast_locals(code) if code.co_cellvars or code.co_freevars else code.co_nlocals
+    nc, nn = len(code.co_consts), len(code.co_names)
     # a room of 256 does not fit in a byte: an empty table fails any use of it
     if not (nc and nn and nl) and (not nc and K_CONST in kinds or not nl and (
             K_LOCAL in kinds or K_PAIR in kinds) or not nn and (
@@ -53,10 +55,10 @@ def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
     rooms = _ROOMS.get((nc, nn, nl))
     if rooms is None:
         rooms = _rooms(nc, nn, nl)
-    x, y = int.from_bytes(argbytes, "little"), int.from_bytes(kinds.translate(rooms), "little")
+    x, y = _from_bytes(argbytes), _from_bytes(kinds.translate(rooms))
     if ((x + y) ^ x ^ y) & (_LANE_STARTS if len(argbytes) <= 8192 else _lane_starts(len(argbytes))):
         return False    # `_overflows`, inline
-    if nl < 16 and K_PAIR in kinds:     # a pair's second local is its low nibble
+    if nl < 16 and _PAIRS and K_PAIR in kinds:     # a pair's second local is its low nibble
         return not _overflows(argbytes.translate(_LOW_NIBBLE), kinds.translate(_PAIR_ROOMS[nl]))
     return True
 
@@ -99,8 +101,10 @@ def _overflows(a: bytes, b: bytes) -> bool:
     """Whether a[i] + b[i] >= 256 for some i (two equal-length byte strings), in C: read as
     two big integers of 8-bit lanes, their sum carries out of a lane exactly where that
     happens (a lane at 255 only passes on a carry that some lane below started), and
-    the carries into each bit are the bits where the sum differs from the xor."""
-    x, y = int.from_bytes(a, "little"), int.from_bytes(b, "little")
+    the carries into each bit are the bits where the sum differs from the xor.  (Read
+    big-endian, `int.from_bytes`' default and its cheapest call: the lanes' order does
+    not matter, the carries land on bits 8, 16, ... either way.)"""
+    x, y = _from_bytes(a), _from_bytes(b)
     lanes = _LANE_STARTS if len(a) <= 8192 else _lane_starts(len(a))
     return ((x + y) ^ x ^ y) & lanes != 0
 
@@ -111,6 +115,8 @@ def _lane_starts(n: int) -> int:
 
 
 _LANE_STARTS = _lane_starts(8192)
+_from_bytes = int.from_bytes
+_PAIRS = K_PAIR in _KIND     # this CPython has LOAD_FAST_LOAD_FAST and the like (3.13)
 
 
 def _fast_locals(code: types.CodeType) -> int:
