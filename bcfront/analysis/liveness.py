@@ -25,11 +25,11 @@ What reads and writes (one table, `_EVENTS`, in execution order per opcode):
 
 Algorithm: backward dataflow over blocks with variable i as bit i of a Python
 int.  Each instruction's (gen, kill) masks come from a per-code-unit table
-(one C-level map per function; the few events that depend on the code object
-are patched); one pass over the blocks in reverse layout order settles every
-block that has no edge back to itself or an earlier block, and a worklist
-iterates the rest to the least fixpoint.  Per-instruction sets are derived on
-demand, block by block.
+(the few events that depend on the code object are patched; a one-block
+function without them folds its units' masks in one loop); one pass over the
+blocks in reverse layout order settles every block that has no edge back to
+itself or an earlier block, and a worklist iterates the rest to the least
+fixpoint.  Per-instruction sets are derived on demand, block by block.
 """
 from __future__ import annotations
 
@@ -269,6 +269,23 @@ def _fold(masks) -> tuple[int, int]:
     return g, k
 
 
+def _fold_plain(units: list) -> tuple[int, int] | tuple[None, None]:
+    """`_fold` of a plain code object's events, straight from its code units: a Python
+    loop over them all costs less than picking the events out first (C calls with a
+    fixed cost each); (None, None) if a unit is not an int (EXTENDED_ARG)."""
+    g = k = 0
+    try:
+        for u in reversed(units):
+            m = _BY_UNIT[u]
+            if m is not None:
+                gm, km = m
+                g = gm | (g & ~km)
+                k |= km
+    except TypeError:
+        return None, None
+    return g, k
+
+
 class Liveness:
     """Live variables per block and per instruction (see the module docstring).
 
@@ -292,11 +309,9 @@ class Liveness:
         if len(blocks) == 1:
             (b, blk), = blocks.items()
             if not blk.succs:   # most code objects: live-in is what the block reads
-                if not plain:
-                    masks = self._events()[1]
-                else:
-                    masks = self._plain_masks(bc.units)
-                g, k = _fold(masks)
+                g, k = _fold_plain(bc.units) if plain else (None, None)
+                if g is None:   # (also for plain code with EXTENDED_ARG)
+                    g, k = _fold(self._events()[1])
                 self.bits_in = {b: g}
                 self.bits_out = {b: 0}
                 self.block_kill = {b: k}
@@ -310,15 +325,6 @@ class Liveness:
             self.block_kill = dict.fromkeys(blocks, 0)
 
     _per_block = _names = _where = _masks = _gen = None      # built on first use
-
-    def _plain_masks(self, units: list) -> tuple | list:
-        """The events' masks of a plain code object, in order."""
-        if len(units) > 1:
-            try:    # every unit's masks (None if no event) in one C call, the events kept
-                return tuple(filter(None, itemgetter(*units)(_BY_UNIT)))
-            except TypeError:           # (opcode, arg) keys: the code has EXTENDED_ARG
-                pass
-        return self._events()[1]
 
     @cached_property
     def bit(self) -> dict[str, int]:
@@ -404,8 +410,8 @@ class Liveness:
         self.block_kill = block_kill = dict.fromkeys(blocks, 0)
         self._gen = block_gen = {}      # gen of the blocks with events, for the worklist
         back = []
-        z = len(where)
-        last = where[-1]                # the last event not folded yet
+        e = len(where) - 1              # the last event not folded yet
+        last = where[e]                 # (its position)
         for b, blk in reversed(blocks.items()):
             succs = blk.succs
             if len(succs) == 1:         # the common case, without a loop
@@ -422,13 +428,13 @@ class Liveness:
             live_out[b] = out
             first = blk.first
             if last >= first:           # the block has events: fold them (`_fold`, inline)
-                a = bisect_left(where, first, 0, z)
                 g = k = 0
-                for gm, km in reversed(masks[a:z]):
+                while last >= first:
+                    gm, km = masks[e]
                     g = gm | (g & ~km)
                     k |= km
-                z = a
-                last = where[a - 1] if a else -1
+                    e -= 1
+                    last = where[e] if e >= 0 else -1
                 block_gen[b] = g
                 block_kill[b] = k
                 out = g | (out & ~k)
