@@ -48,8 +48,11 @@ class Block:
     next block) is listed twice, once per edge.  `instructions` (the `Instr`
     objects) is built on first access; the analyses read the bytecode's columns.
     """
-    __slots__ = ("start", "handler", "reachable", "succs", "preds", "index", "first", "stop",
+    __slots__ = ("start", "handler", "succs", "preds", "index", "first", "stop",
                  "_bytecode", "_instructions")
+    # A class attribute, not a slot: the CFG stores nothing for the (many) reachable
+    # blocks and turns an unreachable one into an `_UnreachableBlock`, which says False.
+    reachable = True
 
     def __init__(self, start: int, bytecode: Bytecode, first: int, stop: int,
                  handler: ExceptionEntry | None, reachable: bool = True,
@@ -57,7 +60,8 @@ class Block:
                  index: int = 0):
         self.start = start
         self.handler = handler          # shared by every instruction of the block
-        self.reachable = reachable
+        if not reachable:
+            self.__class__ = _UnreachableBlock
         self.succs = [] if succs is None else succs
         self.preds = [] if preds is None else preds
         self.index = index              # position in offset order
@@ -89,6 +93,12 @@ class Block:
 
     def __repr__(self) -> str:
         return f"<Block {self.start}..{self.end} {self.size} instrs>"
+
+
+class _UnreachableBlock(Block):
+    """A block the entry does not reach (same slots: a `Block` becomes one in place)."""
+    __slots__ = ()
+    reachable = False
 
 
 # How each opcode ends a block, by opcode byte: 0 it does not (falls through), 1 branch, 2 jump, 3 return,
@@ -146,7 +156,8 @@ class CFG:
         # (the attributes in the same order on both paths: the instances share their keys)
         self.blocks: dict[int, Block] = {}
         self.exit_preds: list[int] = []
-        self.out_kinds: dict[int, list[str]] = {}   # block -> kinds of its edges, as succs
+        # block -> kinds of its edges, as succs (shared tuples, one per combination)
+        self.out_kinds: dict[int, tuple[str, ...]] = {}
         self.entry = 0
         self._starts: list[int] = []
         self._rpo: list[int] = []
@@ -194,15 +205,18 @@ class CFG:
         blocks = self.blocks
         exit_preds = self.exit_preds
         starts = self._starts = list(map(ints.__getitem__, map(offsets.__getitem__, cuts[:-1])))
-        preds = {s: [] for s in starts}
+        plists = [[] for _ in starts]       # each block's predecessors
+        preds = dict(zip(starts, plists))
         nxt_starts = starts[1:]
         nxt_starts.append(None)
+        nxt_plists = plists[1:]             # (the fall-through's, without a lookup)
+        nxt_plists.append(None)
         k, nt = 0, len(table)
         h = None
         block = _new_block
         out_kinds = self.out_kinds
-        for bi, a, b, start, nxt, ps in zip(count(), cuts, cuts[1:], starts, nxt_starts,
-                                            preds.values()):
+        for bi, a, b, start, nxt, ps, nps in zip(count(), cuts, cuts[1:], starts, nxt_starts,
+                                                 plists, nxt_plists):
             if nt:
                 while k < nt and table[k].end <= start:
                     k += 1
@@ -210,39 +224,38 @@ class CFG:
             how = ends[b - 1]
             if how == _FALLS:
                 if nxt is None:         # falls off the end: malformed, treat as leaving
-                    out, kinds = [], []
+                    out, kinds = [], _NO_EDGE
                     exit_preds.append(start)
                 else:
-                    out, kinds = [nxt], ["fallthrough"]
-                    preds[nxt].append(start)
+                    out, kinds = [nxt], _FALL
+                    nps.append(start)
             elif how == _BRANCH:
                 dst = ints[targets[b - 1]]
                 preds[dst].append(start)
                 if nxt is None:
-                    out, kinds = [dst], ["branch"]
+                    out, kinds = [dst], _BRANCH_ONLY
                     exit_preds.append(start)
                 else:
-                    out, kinds = [dst, nxt], ["branch", "fallthrough"]
-                    preds[nxt].append(start)
+                    out, kinds = [dst, nxt], _BRANCH_FALL
+                    nps.append(start)
             elif how == _JUMP:
                 dst = ints[targets[b - 1]]
-                out, kinds = [dst], ["jump"]
+                out, kinds = [dst], _JUMP_ONLY
                 preds[dst].append(start)
             else:
-                out, kinds = [], []
+                out, kinds = [], _NO_EDGE
                 if how == _RETURN or h is None:
                     exit_preds.append(start)
             if h is not None:
                 dst = ints[h.target]
                 out.append(dst)
-                kinds.append("exception")
+                kinds = _AND_EXCEPTION[kinds]
                 preds[dst].append(start)
             out_kinds[start] = kinds
             # the slots one by one: cheaper than a call to Block.__init__
             blk = blocks[start] = block(Block)
             blk.start = start
             blk.handler = h
-            blk.reachable = False       # until the DFS reaches it (below)
             blk.succs = out
             blk.preds = ps
             blk.index = bi
@@ -250,8 +263,10 @@ class CFG:
             blk.stop = b
             blk._bytecode = bc         # (`_instructions` stays unset until first read)
         self._rpo = rpo = block_rpo(blocks, entry, blocks[entry].succs, True)
-        for b in rpo:
-            blocks[b].reachable = True
+        if len(rpo) != len(blocks):     # (`reachable` is True unless the block says not)
+            for b in blocks.keys() - rpo:
+                blocks[b].__class__ = _UnreachableBlock
+
 
     def _one_block(self, entry: int, n: int) -> None:
         """The whole code is one block (no instruction but the last ends a block, and that
@@ -260,7 +275,6 @@ class CFG:
         blk = _new_block(Block)
         blk.start = entry
         blk.handler = None
-        blk.reachable = True
         blk.succs = []
         blk.preds = []
         blk.index = blk.first = 0
@@ -268,7 +282,7 @@ class CFG:
         blk._bytecode = self.bytecode
         self.blocks = {entry: blk}
         self.exit_preds = [entry]
-        self.out_kinds = {entry: []}
+        self.out_kinds = {entry: _NO_EDGE}
         self.entry = entry
         self._starts = [entry]
         self._rpo = [entry]
@@ -328,6 +342,11 @@ class CFG:
         return f"<CFG {self.bytecode.code.co_name}: {len(self.blocks)} blocks, {len(self.edges)} edges>"
 
 
+# The kinds of a block's out-edges (`CFG.out_kinds`): one tuple per combination, shared.
+_NO_EDGE, _FALL, _JUMP_ONLY = (), ("fallthrough",), ("jump",)
+_BRANCH_ONLY, _BRANCH_FALL = ("branch",), ("branch", "fallthrough")
+_AND_EXCEPTION = {k: k + ("exception",) for k in (_NO_EDGE, _FALL, _JUMP_ONLY, _BRANCH_ONLY,
+                                                   _BRANCH_FALL)}
 _START = attrgetter("start")
 _EDGE_OFFSETS = attrgetter("start", "target", "end")
 _new = tuple.__new__
