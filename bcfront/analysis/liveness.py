@@ -269,18 +269,17 @@ def _fold(masks) -> tuple[int, int]:
     return g, k
 
 
-def _fold_plain(units: list) -> tuple[int, int] | tuple[None, None]:
-    """`_fold` of a plain code object's events, straight from its code units: a Python
-    loop over them all costs less than picking the events out first (C calls with a
-    fixed cost each); (None, None) if a unit is not an int (EXTENDED_ARG)."""
+def _fold_plain(units: list, flags: bytes) -> tuple[int, int] | tuple[None, None]:
+    """`_fold` of a plain code object's events (the units `flags` marks), in one loop
+    over them: forward, a read counts unless an earlier event wrote the variable
+    (the same masks as `_fold`'s backward composition, without a list to reverse);
+    (None, None) if a unit is not an int (EXTENDED_ARG)."""
     g = k = 0
     try:
-        for u in reversed(units):
-            m = _BY_UNIT[u]
-            if m is not None:
-                gm, km = m
-                g = gm | (g & ~km)
-                k |= km
+        for u in compress(units, flags):
+            gm, km = _BY_UNIT[u]
+            g |= gm & ~k
+            k |= km
     except TypeError:
         return None, None
     return g, k
@@ -309,7 +308,7 @@ class Liveness:
         if len(blocks) == 1:
             (b, blk), = blocks.items()
             if not blk.succs:   # most code objects: live-in is what the block reads
-                g, k = _fold_plain(bc.units) if plain else (None, None)
+                g, k = _fold_plain(bc.units, flags) if plain else (None, None)
                 if g is None:   # (also for plain code with EXTENDED_ARG)
                     g, k = _fold(self._events()[1])
                 self.bits_in = {b: g}
