@@ -470,18 +470,10 @@ def _even_offsets(n: int) -> list[int]:
 _EVEN_OFFSETS: list[int] = []
 
 
-def _pick(table: list, keys: list) -> list:
-    """[table[k] for k in keys], in C: one itemgetter over all the keys (cheaper than
-    map's call per key), which returns a tuple for two keys or more."""
-    if len(keys) > 1:
-        return list(itemgetter(*keys)(table))
-    return [table[k] for k in keys]
-
-
 def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
     """The columns of bytecode without EXTENDED_ARG, each mapped in C, checked (most code
     objects: the common case's checks inline, `check_structure` only to say what is wrong)."""
-    # `_pick` inline: the args by one itemgetter over the units
+    # the args by one itemgetter over the units (in C; it returns a tuple for two or more)
     args = list(itemgetter(*words)(_ARG_OF_UNIT)) if len(words) > 1 else [_ARG_OF_UNIT[words[0]]]
     kinds = ops.translate(_KIND_OF)
     if not args_fit(code, kinds, raw[1::2]):

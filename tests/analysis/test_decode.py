@@ -487,3 +487,30 @@ def test_huge_line_table_and_size_sums_are_counted_in_slices():
     longer = code.co_code[:-2] + bytes([dis.opmap["NOP"], 0]) + code.co_code[-2:]
     with pytest.raises(BytecodeVersionError, match="line table"):
         decode(code.replace(co_code=longer))
+
+
+def test_table_entries_off_the_instructions_are_refused():
+    # the column decoder checks that every exception-table entry starts and lands on an
+    # instruction (dis's offsets are the oracle) before it accepts bytecode without asking
+    # check_structure; an entry moved onto a cache unit or past the end is another
+    # version's table, named as such
+    def f(x):
+        try:
+            return x.attr + len(x)
+        except AttributeError:
+            return None
+    code = f.__code__
+    starts = {r.offset for r in dis.get_instructions(code)}
+    (entry, *rest) = dis._parse_exception_table(code)
+    off = next(o for o in range(entry.start, entry.end, 2) if o not in starts)   # a cache unit
+    moved = 0
+    for start, target in ((off, entry.target), (entry.start, off), (entry.start, len(code.co_code))):
+        rows = [(start, entry.end, target, entry.depth, entry.lasti)]
+        rows += [(e.start, e.end, e.target, e.depth, e.lasti) for e in rest]
+        table = b"".join(_varint(v, k == 0) for s, e, t, d, lasti in rows
+                         for k, v in enumerate((s // 2, (e - s) // 2, t // 2, 2 * d + lasti)))
+        with pytest.raises(BytecodeVersionError, match="does not fit the instructions"):
+            decode(code.replace(co_exceptiontable=table))
+        moved += 1
+    assert moved == 3
+    assert decode(code).exception_table     # the real table is fine
