@@ -297,12 +297,19 @@ class Liveness:
         bc = cfg.bytecode
         code = bc.code
         cells, free = code.co_cellvars, code.co_freevars
-        self.variables, self.kinds = variables_of(code, cells, free)
+        if cells or free:
+            self.variables, self.kinds = variables_of(code, cells, free)
+            flags = None
+        else:                   # `variables_of`'s common case, inline (a call less)
+            names = code.co_varnames
+            self.kinds = kinds = dict.fromkeys(names, "local")
+            self.variables = names if len(kinds) == len(names) else tuple(kinds)
+            flags = bc.opcodes.translate(_FLAGS_NO_GLOBALS) \
+                if _INTROSPECTION.isdisjoint(code.co_names) else None
         # plain: the events are exactly the `_SHAPE` and `_PAIRS` instructions (no cell
         # or free variable, no introspection, no flag 2 left), numbered as `variables`
         # by their arg
-        self._flags = flags = None if cells or free or not _INTROSPECTION.isdisjoint(
-            code.co_names) else bc.opcodes.translate(_FLAGS_NO_GLOBALS)
+        self._flags = flags
         self._plain = plain = flags is not None and 2 not in flags
         blocks = cfg.blocks
         if len(blocks) == 1:
