@@ -10,7 +10,7 @@ every variable at once: a local is liveness's bit for it, stack slot s is bit
 """
 from __future__ import annotations
 
-from operator import attrgetter, sub
+from itertools import compress
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,44 +21,66 @@ def has_edge_phis(bd: Builder) -> bool:
     """Whether some block has a handler or ends in a branch whose taken side pushes
     differently: the phis that blocks without a dominance frontier can get."""
     blocks, effects = bd.cfg.blocks, bd.stack.effects
+    if bd.cfg.bytecode.exception_table:     # (a handler needs a table entry)
+        for b in bd.idom:
+            if blocks[b].handler is not None:
+                return True
     for b in bd.idom:
-        blk = blocks[b]
-        eff = effects[blk.stop - 1]
-        if blk.handler is not None or eff.jump != eff.fall:
+        eff = effects[blocks[b].stop - 1]
+        if eff.jump != eff.fall:
             return True
     return False
 
 
 def place(bd: Builder) -> None:
     """Phi values (argument lists still empty) for every block that needs some: fills
-    the builder's `handlers`, `phi_at` and `feeds` and the SSA's `_phi_edges`."""
+    the builder's `handlers`, `phi_at` and `feeds` and the SSA's `_phi_edges` (each left
+    as the class's empty default when it has nothing to hold)."""
     cfg, ssa, idom = bd.cfg, bd.ssa, bd.idom
-    blocks, kinds = cfg.blocks, cfg.out_kinds
+    blocks = cfg.blocks
     exc_preds: dict[int, list[int]] = {}
-    bd.handlers = handlers = {}
-    for b in cfg.order:                  # a block with a handler has an exception edge
-        h = blocks[b].handler
-        if h is not None and b in idom:
-            handlers[h.target] = h
-            exc_preds.setdefault(h.target, []).append(b)
+    if cfg.bytecode.exception_table:     # (no table, no handler: most functions)
+        handlers = {}
+        for b in cfg.order:              # a block with a handler has an exception edge
+            h = blocks[b].handler
+            if h is not None and b in idom:
+                handlers[h.target] = h
+                exc_preds.setdefault(h.target, []).append(b)
+        if handlers:
+            bd.handlers = handlers
+            ssa._handler_values, ssa._catches = {}, {}
+    phis = place_phis(bd, exc_preds)
+    if not phis:                         # (40% of the multi-block code objects)
+        return
+    kinds = cfg.out_kinds
     # block -> the (phi block, edge kind, argument position) of its out-edges
     bd.phi_at, bd.feeds = phi_at, feeds = {}, {}
-    # (the SSA's containers of what only placement brings)
-    ssa._phis, ssa._phi_edges, ssa._handler_values, ssa._catches = {}, {}, {}, {}
+    ssa._phis, ssa._phi_edges = {}, {}
     phi_edges = ssa._phi_edges
     names = bd.locals
     nloc = bd.nloc
-    for b, vs in place_phis(bd, exc_preds).items():
+    new = bd.new
+    for b, vs in phis.items():
         table = phi_at[b] = {}
         # incoming (src, kind) pairs in the order of `cfg.edges`
-        edges = phi_edges[b] = tuple(
-            (p, k) for p in dict.fromkeys(blocks[b].preds) if p in idom
-            for s, k in zip(blocks[p].succs, kinds[p]) if s == b)
+        edges = []
+        for p in dict.fromkeys(blocks[b].preds):
+            if p in idom:
+                ks = kinds[p]
+                if len(ks) == 1:        # (its one successor is b)
+                    edges.append((p, ks[0]))
+                else:
+                    edges += [(p, k) for s, k in zip(blocks[p].succs, ks) if s == b]
+        phi_edges[b] = edges = tuple(edges)
         for pos, (p, k) in enumerate(edges):
-            feeds.setdefault(p, []).append((b, k, pos))
+            if p in feeds:
+                feeds[p].append((b, k, pos))
+            else:
+                feeds[p] = [(b, k, pos)]
+        n = len(edges)
         for var in vs:
-            table[var] = bd.new("phi", names[var] if var < nloc else var - nloc, b,
-                                None, [None] * len(edges))
+            table[var] = new("phi", names[var] if var < nloc else var - nloc, b, None,
+                             [None] * n)
 
 
 def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[int]]:
@@ -68,23 +90,22 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
     cfg, st, live = bd.cfg, bd.stack, bd.live
     depth_in = st.depth_in
     handlers = bd.handlers
-    deepest = max(depth_in.values(), default=0)
     nbits = len(live.variables)
     local_mask = bd.local_mask
     bits_in = live.bits_in
     frontier = bd.frontier
+    fronts = frontier.values()
     # the variables wanted at a block that can receive a phi (in a frontier, a handler;
     # branch targets below): live locals, slots below its entry depth
-    wanted = {}
-    for b in set().union(handlers, *frontier.values()):
-        entry = handlers.get(b)
-        dep = entry.depth if entry is not None else depth_in[b]
-        wanted[b] = (bits_in[b] & local_mask) | (((1 << dep) - 1) << nbits)
+    wanted = {y: (bits_in[y] & local_mask) | (((1 << depth_in[y]) - 1) << nbits)
+              for y in set().union(*fronts)}
+    for h, entry in handlers.items():
+        wanted[h] = (bits_in[h] & local_mask) | (((1 << entry.depth) - 1) << nbits)
     # only the blocks with a dominance frontier, and the protected ones, can place a
     # phi with their definitions, and only for the variables wanted where they place
-    # it: block -> those variables
+    # it: block -> those variables (the blocks with an empty frontier skipped in C)
     need = {}
-    for b, f in frontier.items():
+    for b, f in compress(frontier.items(), fronts):
         m = 0
         for y in f:
             m |= wanted[y]
@@ -95,11 +116,11 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
         if m:
             for b in srcs:
                 need[b] = need.get(b, 0) | m
-    written, jump_diff = _written(bd, deepest, nbits, need)
+    written, jump_diff = _written(bd, nbits, need)
     for b, _ in jump_diff:
         if b not in wanted:
             wanted[b] = (bits_in[b] & local_mask) | (((1 << depth_in[b]) - 1) << nbits)
-    defs = dict(written)
+    defs = written.copy()
     defs[cfg.entry] = defs.get(cfg.entry, 0) | local_mask
     phis: dict[int, int] = {}
     # a handler needs a phi for every variable a protected block changes, even when
@@ -132,45 +153,50 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
                 if old | new != old:
                     defs[y] = old | new
                     work.append(y)
+    if not phis:
+        return phis
+    locs, variables = bd.locals, live.variables
+    if bd.nloc == nbits and tuple(locs) == variables:
+        # every variable a local, numbered alike: a variable's id is its bit
+        return {b: _bits(m) for b, m in phis.items()}
     return {b: _var_ids(bd, m, nbits) for b, m in phis.items()}
-
-
-def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
-    """The variable ids of the bits of `mask`, ascending (locals keep liveness's order)."""
+def _bits(mask: int) -> list[int]:
+    """The positions of the bits of `mask`, ascending."""
     out = []
-    lid, names, nloc = bd.local_ids(), bd.live.variables, bd.nloc
     while mask:
         low = mask & -mask
-        k = low.bit_length() - 1
-        out.append(lid[names[k]] if k < nbits else nloc + k - nbits)
+        out.append(low.bit_length() - 1)
         mask ^= low
     return out
 
 
-def _written(bd: Builder, deepest: int, nbits: int, need: dict):
+def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
+    """The variable ids of the bits of `mask`, ascending (locals keep liveness's order)."""
+    lid, names, nloc = bd.local_ids(), bd.live.variables, bd.nloc
+    return [lid[names[k]] if k < nbits else nloc + k - nbits for k in _bits(mask)]
+
+
+def _written(bd: Builder, nbits: int, need: dict):
     """Per block b of `need`, the mask of the variables of ``need[b]`` it writes (locals
     it kills, slots whose content changes); and (target, slot mask) for the branches
-    whose taken side leaves slots (below `deepest`) differently from the fall-through."""
-    cfg, st, live = bd.cfg, bd.stack, bd.live
-    blocks = cfg.blocks
-    block_kill = live.block_kill
+    whose taken side leaves slots (below the deepest entry depth) differently from the
+    fall-through."""
+    block_kill = bd.live.block_kill
     written = {b: km for b, m in need.items() if (km := block_kill[b] & m)}
-    jump_diff = []
-    if not deepest:
-        return written, jump_diff
-    effects, depth = st.effects, st.depth
-    targets = cfg.bytecode.targets
+    st = bd.stack
     depth_in = st.depth_in
-    for b in bd.idom:
-        blk = blocks[b]
-        i = hi = blk.stop
-        i -= 1
-        eff = effects[i]
-        jumps = eff.jump != eff.fall
-        reach = (need.get(b, 0) >> nbits).bit_length()    # the slots below it matter
-        if not jumps and not reach:
+    if not any(depth_in.values()):      # no stack value crosses a block
+        return written, []
+    blocks = bd.cfg.blocks
+    effects, depth = st.effects, st.depth
+    # the slots a block changes, for the blocks that need some: those whose frontier
+    # (or handler) has a nonzero entry depth
+    for b, m in need.items():
+        reach = (m >> nbits).bit_length()    # the slots below it matter
+        if not reach:
             continue
-        lo = blk.first
+        blk = blocks[b]
+        lo, hi = blk.first, blk.stop
         din = depth_in[b]
         # A slot at or above the entry depth is changed iff the stack grows past it
         # (the instruction that first covers it writes it): those below the highest
@@ -178,33 +204,54 @@ def _written(bd: Builder, deepest: int, nbits: int, need: dict):
         # instruction whose inputs reach down to it.
         m = 0
         if din < reach:
-            top = max(max(depth[lo:hi]), depth[i] + eff.net)
+            eff = effects[hi - 1]
+            top = max(max(depth[lo:hi]), depth[hi - 1] + eff.net)
             if top > din:
                 m = ((1 << min(top, reach)) - 1) >> din << din
-        lim = min(din, reach)
+        lim = din if din < reach else reach
         if lim and lowest_input(effects, depth, lo, hi) < lim:
             m |= slots_changed(effects, depth, lo, hi, lim)
-        if jumps:
-            # slots the taken jump leaves differently from the fall-through (past
-            # the fall-through's outputs a slot keeps its input, ~j): the jump
-            # target cannot inherit them from this block's exit state
-            base = depth[i] - eff.pops
-            diff = 0
-            for j, o in enumerate(eff.jump):
-                if o != (eff.fall[j] if j < len(eff.fall) else ~j) and base + j < deepest:
-                    diff |= 1 << (base + j)
-            m |= diff
-            target = targets[i]
-            if diff and target is not None and target in depth_in:
-                jump_diff.append((target, diff << nbits))
-        if m and reach:
+        if m:
             written[b] = written.get(b, 0) | (m << nbits)
+    # the branches whose two sides push differently (3.11's FOR_ITER, SEND, ...)
+    jump_diff = []
+    deepest = 0
+    for b in bd.idom:
+        i = blocks[b].stop - 1
+        eff = effects[i]
+        if eff.jump == eff.fall:
+            continue
+        # slots the taken jump leaves differently from the fall-through (past the
+        # fall-through's outputs a slot keeps its input, ~j): the jump target cannot
+        # inherit them from this block's exit state
+        if not deepest:
+            deepest = max(depth_in.values())
+        base = depth[i] - eff.pops
+        diff = 0
+        for j, o in enumerate(eff.jump):
+            if o != (eff.fall[j] if j < len(eff.fall) else ~j) and base + j < deepest:
+                diff |= 1 << (base + j)
+        if not diff:
+            continue
+        target = bd.cfg.bytecode.targets[i]
+        if target is not None and target in depth_in:
+            jump_diff.append((target, diff << nbits))
+        m = need.get(b, 0) >> nbits
+        if m:
+            written[b] = written.get(b, 0) | (diff << nbits)
     return written, jump_diff
 
 
 def lowest_input(effects, depth, lo: int, hi: int) -> int:
     """The lowest stack slot an instruction of [lo, hi) pops: none below it changes."""
-    return min(map(sub, depth[lo:hi], map(_POPS, effects[lo:hi])))
+    # (a plain loop: on the few instructions of most blocks, cheaper than min() over
+    # maps, whose argument parsing alone costs more in 3.11)
+    low = depth[lo] - effects[lo].pops
+    for k in range(lo + 1, hi):
+        x = depth[k] - effects[k].pops
+        if x < low:
+            low = x
+    return low
 
 
 def slots_changed(effects, depth, lo: int, hi: int, lim: int) -> int:
@@ -219,6 +266,3 @@ def slots_changed(effects, depth, lo: int, hi: int, lim: int) -> int:
                 if base + j < lim:
                     m |= 1 << (base + j)
     return m
-
-
-_POPS = attrgetter("pops")
