@@ -69,8 +69,12 @@ def place(bd: Builder) -> None:
                 ks = kinds[p]
                 if len(ks) == 1:        # (its one successor is b)
                     edges.append((p, ks[0]))
-                else:
-                    edges += [(p, k) for s, k in zip(blocks[p].succs, ks) if s == b]
+                    continue
+                succs = blocks[p].succs
+                j = succs.index(b)
+                edges.append((p, ks[j]))
+                if succs.count(b) > 1:  # (rare: several edges from p to b)
+                    edges += [(p, k) for s, k in zip(succs[j + 1:], ks[j + 1:]) if s == b]
         phi_edges[b] = edges = tuple(edges)
         for pos, (p, k) in enumerate(edges):
             if p in feeds:
