@@ -69,9 +69,7 @@ class _analysis:
                 gc.enable()
         else:
             value = self.build(obj)
-        # (setattr, not obj.__dict__[...]: reading __dict__ makes 3.11 give the instance
-        # a real dict in place of its inline attribute values)
-        setattr(obj, self.name, value)
+        obj.__dict__[self.name] = value
         return value
 
 
@@ -81,7 +79,7 @@ class FunctionAnalysis:
     def __init__(self, code: types.CodeType, bytecode: Bytecode | None = None):
         self.code = code
         if bytecode is not None:
-            self.bytecode = bytecode      # (the property is not a data descriptor)
+            self.__dict__["bytecode"] = bytecode
 
     def __repr__(self) -> str:
         return f"<FunctionAnalysis {self.code.co_qualname} ({self.code.co_filename}:{self.code.co_firstlineno})>"
