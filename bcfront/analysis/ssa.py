@@ -104,8 +104,8 @@ class SSA:
 
     _VIEW = frozenset({"values", "entry", "phis", "handler_values", "catches", "ops",
                        "stack_in"})
-    # what the builder fills only for a code object with phis (see `Builder.place`);
-    # read-only until then
+    # what the builder fills only for a code object with phis or handlers (see
+    # `ssa_phis.place`); read-only until then
     _phis = _phi_edges = _handler_values = _catches = MappingProxyType({})
     _order: list[int] = []            # the reachable blocks in renaming order
 
@@ -320,7 +320,7 @@ class SSA:
 def _dom_preorder(idom, blocks: list) -> list:
     """A preorder of the dominator tree of `blocks` (a topological order of it, root
     first), visiting children in that order."""
-    if len(blocks) == 1:
+    if len(blocks) <= 1:
         return blocks
     children: dict = {b: [] for b in blocks}
     for b in blocks:

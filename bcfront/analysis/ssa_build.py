@@ -3,9 +3,10 @@
 Cytron et al.: phis at the iterated dominance frontier of the blocks that
 define a variable, pruned by liveness (locals) and by the entry stack depth
 (slots); then renaming in reverse post-order, each block starting from its
-immediate dominator's exit state.  Renaming works on integer value ids, and records per instruction only
-what it reads and defines (see `SSA` for the layout); `SSA` turns them into
-`Value` and `SSAOp` objects only when a caller asks for them.
+immediate dominator's exit state.  Renaming works on integer value ids, and
+records per instruction only what it reads and defines (see `SSA` for the
+layout); `SSA` turns them into `Value` and `SSAOp` objects only when a caller
+asks for them.
 
 Two kinds of edge do not carry their source block's exit state, so their
 targets get a phi for what differs even when the source dominates them:
@@ -39,8 +40,8 @@ if TYPE_CHECKING:
 
 class Builder:
     """One construction.  Its state is the renaming environment: `loc` (the value id of
-    each SSA local) and `stk` (the value id in each stack slot).  A variable id `var` is a local
-    below `nloc`, else stack slot ``var - nloc``.  Value ids: a value an instruction
+    each SSA local) and `stk` (the value id in each stack slot).  A variable id `var`
+    is a local below `nloc`, else stack slot ``var - nloc``.  Value ids: a value an instruction
     pushes (an ``op`` value, the bulk) gets the next number of a counter, ``0, 1, ...``;
     every other value is a record ``(kind, var, block, offset, args)`` in `recs`, and
     its id is ``~k`` for record k (so the two never collide, and `SSA` can look both up

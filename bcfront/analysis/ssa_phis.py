@@ -164,6 +164,8 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
         # every variable a local, numbered alike: a variable's id is its bit
         return {b: _bits(m) for b, m in phis.items()}
     return {b: _var_ids(bd, m, nbits) for b, m in phis.items()}
+
+
 def _bits(mask: int) -> list[int]:
     """The positions of the bits of `mask`, ascending."""
     out = []
