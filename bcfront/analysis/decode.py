@@ -418,12 +418,7 @@ def _decode(code: types.CodeType) -> Bytecode:
     if len(raw) & 1:
         raise ValueError("bytecode of odd length")
     n = len(raw) >> 1
-    # `_check_line_table`, inline: the units the line table covers, counted exactly only
-    # where the fast count disagrees
-    units = code.co_linetable.translate(_LINE_UNITS)
-    covered = (adler32(units) & 0xFFFF) - 1 if len(units) <= _SUM_STEP_8 else _byte_sum(units, 8)
-    if covered and covered != n:
-        _check_line_table(code, n)
+    _check_line_table(code, n)
     ops = raw[0::2]
     # co_code zeroes every inline cache unit and no instruction has opcode 0 (CACHE),
     # so the instructions (and EXTENDED_ARG prefixes) are exactly the units with a
@@ -487,20 +482,7 @@ def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
             t = targets[i] = starts[i] + _UNITS[words[i]][3]
             jumps.append(t)
     table = parse_exception_table(code) if code.co_exceptiontable else ()
-    # the slots one by one (what `Bytecode.__init__` sets): cheaper than the call
-    bc = _new_object(Bytecode)
-    bc.code = code
-    bc.units = words
-    bc.offsets = starts
-    bc.opcodes = opbytes
-    bc.args = args
-    bc.targets = targets
-    bc.end = len(raw)
-    bc.exception_table = table
-    bc.version = PY
-    bc._instructions = bc._index = bc._starts = None
-    bc._raw = raw
-    bc._jumps = jumps
+    bc = Bytecode(code, starts, opbytes, args, targets, len(raw), table, PY, words, raw, jumps)
     # `check_structure`'s checks, as they pass on what this CPython compiled: RESUME first
     # (or after the prologue), 3.11's caches still zero, every jump and table entry on
     # an instruction
@@ -511,7 +493,6 @@ def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
     return bc
 
 
-_new_object = object.__new__
 _PY311 = PY == (3, 11)
 
 

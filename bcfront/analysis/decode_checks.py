@@ -55,9 +55,8 @@ def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
     rooms = _ROOMS.get((nc, nn, nl))
     if rooms is None:
         rooms = _rooms(nc, nn, nl)
-    x, y = _from_bytes(argbytes), _from_bytes(kinds.translate(rooms))
-    if ((x + y) ^ x ^ y) & (_LANE_STARTS if len(argbytes) <= 8192 else _lane_starts(len(argbytes))):
-        return False    # `_overflows`, inline
+    if _overflows(argbytes, kinds.translate(rooms)):
+        return False
     if nl < 16 and _PAIRS and K_PAIR in kinds:     # a pair's second local is its low nibble
         return not _overflows(argbytes.translate(_LOW_NIBBLE), kinds.translate(_PAIR_ROOMS[nl]))
     return True
