@@ -26,11 +26,10 @@ the handler can see of it must be tracked).
 """
 from __future__ import annotations
 
-from itertools import compress
 from typing import TYPE_CHECKING
 
 from .ssa_phis import has_edge_phis, lowest_input, place, slots_changed
-from .stack import Effect
+from .stack import LOAD_LOCAL, LOCAL_OTHER, STORE_LOCAL, Effect
 
 if TYPE_CHECKING:
     from .liveness import Liveness
@@ -178,7 +177,7 @@ class Builder:
         depth_in = self.stack.depth_in
         stack_in = ssa._stack_in
         args, offsets = self.bc.args, self.bc.offsets
-        effs, depth = _marked(self.bc.opcodes, self.stack.effects), self.stack.depth
+        effs, depth = self.stack.effects, self.stack.depth
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
         nv = self.nv
         prev = None
@@ -215,7 +214,7 @@ class Builder:
                         effs[i] = _OTHER
             last = hi - 1
             for i, eff, d in zip(range(lo, hi), effs[lo:hi], depth[lo:hi]):
-                if eff.plain:
+                if eff.simple:
                     p = eff.pops
                     if p == 1:               # (the commonest: no slice to build)
                         d -= 1
@@ -231,12 +230,12 @@ class Builder:
                         stk[d:d + n] = range(nv, nv + n)
                         nv += n
                     continue
-                if eff is _LOAD:           # a load of a local pushes the local's value
+                if eff is LOAD_LOCAL:      # a load of a local pushes the local's value
                     var = var_of[args[i]]
                     if var >= 0:
                         stk[d] = special[i] = loc[var]
                         continue
-                elif eff is _STORE:        # a store to a local (as `_h_store_fast`)
+                elif eff is STORE_LOCAL:   # a store to a local (as `_h_store_fast`)
                     var = var_of[args[i]]
                     if var >= 0 and not tracking:
                         v = stk[d - 1]
@@ -244,7 +243,7 @@ class Builder:
                         loc[var] = r = -len(recs)
                         special[i] = ((v,), (r,), ())
                         continue
-                elif eff is not _OTHER and (i != last or eff.jump == eff.fall):
+                elif eff.moves and (i != last or eff.jump == eff.fall):
                     # moves some inputs (COPY, SWAP, LIST_APPEND, ...): as in `step`
                     base = d - eff.pops
                     inputs = stk[base:d]
@@ -346,14 +345,13 @@ class Builder:
         pops = eff.pops
         base = d - pops
         stk = self.stk
-        op = self.bc.opcodes[i]
-        if _LOCAL_KIND[op] == _LOCAL_LOAD:
+        if eff is LOAD_LOCAL:
             var = self.var_of_arg[self.bc.args[i]]
             if var >= 0:
                 v = self.special[i] = self.loc[var]
                 self.put(base, v, last)
                 return
-        handler = _LOCAL_OPS[op]
+        handler = _LOCAL_OPS[self.bc.opcodes[i]]
         if handler is None and eff.plain:
             if pops:
                 self.flat += stk[base:d]
@@ -557,28 +555,9 @@ def _local_ops() -> list:
 
 
 _LOCAL_OPS = _local_ops()
-# opcode byte -> how it touches fast locals (not `opcodes._KIND`, an argument's kind)
-_NO_LOCAL, _LOCAL_LOAD, _LOCAL_OTHER, _LOCAL_STORE = range(4)
-_LOCAL_KIND = bytes(_NO_LOCAL if h is None else _LOCAL_LOAD if h is _h_load_fast
-                    else _LOCAL_STORE if h is _h_store_fast else _LOCAL_OTHER for h in _LOCAL_OPS)
-_IS_LOCAL = bytes(min(k, 1) for k in _LOCAL_KIND)
 
 
-# Stand-ins for the `Effect` of an instruction on fast locals in `_marked`: effects
-# themselves (not plain), so that ``eff.plain`` in the renaming loop always reads the
-# attribute of one type (a second type there undoes the interpreter's specialization).
-_LOAD, _STORE, _OTHER = Effect(0, (), (), (), 1), Effect(0, (), (), (), 1), Effect(0, (), (), (), 1)
-_MARKS = (None, _LOAD, _OTHER, _STORE)      # by `_LOCAL_KIND`
-
-
-def _marked(ops: bytes, effects: list) -> list:
-    """`effects` with the instructions on fast locals replaced by a mark (`_LOAD`,
-    `_STORE`, `_OTHER`), so the renaming loop dispatches on one column: its common
-    case, a plain instruction that touches no local, is the one with ``eff.plain``."""
-    at = list(compress(range(len(ops)), ops.translate(_IS_LOCAL)))
-    if not at:
-        return effects
-    effects = effects[:]
-    for i in at:
-        effects[i] = _MARKS[_LOCAL_KIND[ops[i]]]
-    return effects
+# The mark of an instruction `walk` must hand to `step` (one that may change a slot a
+# handler sees): an `Effect`, as the column's entries are (a second type there undoes
+# the interpreter's specialization of the attribute reads), neither simple nor moving.
+_OTHER = Effect(0, (), (), (), 1, LOCAL_OTHER)

@@ -10,7 +10,9 @@ listed in `uses`, and pushes a tuple of outputs, each either one of the
 sides (`fall` and `jump`): 3.11's FOR_ITER pops the iterator only when the
 loop ends.  So SWAP and COPY define nothing (they move values), FOR_ITER keeps
 its iterator in place and defines the next item, ``LIST_APPEND i`` reads
-the list i slots below the item and leaves it where it is.
+the list i slots below the item and leaves it where it is.  `local` marks the
+instructions on fast locals (a load pushes the local's value, not a new one), for
+the SSA builder, which renames locals and slots in one pass over this column.
 
 Counts come from the per-opcode rules below (checked against
 ``dis.stack_effect`` by the tests), with two deliberate departures from
@@ -47,8 +49,11 @@ class Effect:
     jump: tuple[int, ...]   # outputs when the jump is taken (== fall for non-branches)
     uses: tuple[int, ...]   # popped inputs the instruction reads (0 = deepest)
     news: int               # values it defines
+    local: int = 0          # how it touches a fast local (`NO_LOCAL`, `LOCAL_LOAD`, ...)
     # derived, for the SSA builder's inner loop:
     plain: bool = field(init=False)      # reads all inputs, pushes new values 0..news-1
+    simple: bool = field(init=False)     # plain and touches no fast local
+    moves: bool = field(init=False)      # not plain and touches no fast local
     reads_all: bool = field(init=False)  # uses == all inputs, in order
     new_pos: tuple[int, ...] = field(init=False)  # output position of each new value
     moved: tuple[int, ...] = field(init=False)    # fall outputs whose slot content changes
@@ -69,6 +74,8 @@ class Effect:
                     for k in range(self.news))
         moved = tuple(j for j, o in enumerate(fall) if o >= 0 or ~o != j)
         object.__setattr__(self, "plain", plain)
+        object.__setattr__(self, "simple", plain and not self.local)
+        object.__setattr__(self, "moves", not plain and not self.local)
         object.__setattr__(self, "reads_all", self.uses == tuple(range(self.pops)))
         object.__setattr__(self, "new_pos", pos)
         object.__setattr__(self, "moved", moved)
@@ -84,10 +91,10 @@ class Effect:
         return self.jump if edge_kind in ("jump", "branch") else self.fall
 
 
-def _fx(pops: int, pushes: int) -> Effect:
+def _fx(pops: int, pushes: int, local: int = 0) -> Effect:
     """Pops `pops` inputs and reads them all; pushes `pushes` new values."""
     new = tuple(range(pushes))
-    return Effect(pops, new, new, tuple(range(pops)), pushes)
+    return Effect(pops, new, new, tuple(range(pops)), pushes, local)
 
 
 def _keep(pops: int, news: int) -> Effect:
@@ -135,6 +142,13 @@ def _branch(pops: int, fall: tuple[int, ...], jump: tuple[int, ...]) -> Effect:
                                                              default=0))
 
 
+# `Effect.local`: the SSA builder renames fast locals and stack slots together, and its
+# inner loop tells the instructions on fast locals apart by this field of the column it
+# walks anyway.  A load pushes the local's value (no new one), a store pops into it.
+NO_LOCAL, LOCAL_LOAD, LOCAL_STORE, LOCAL_OTHER = range(4)
+LOAD_LOCAL = _fx(0, 1, LOCAL_LOAD)        # LOAD_FAST, LOAD_FAST_CHECK
+STORE_LOCAL = _fx(1, 0, LOCAL_STORE)      # STORE_FAST
+
 _ZERO = _fx(0, 0)
 _PUSH = _fx(0, 1)
 _POP = _fx(1, 0)
@@ -144,16 +158,15 @@ _BINARY = _fx(2, 1)
 # A rule is an Effect or a function of the instruction's arg returning one.
 _COMMON: dict[str, object] = {
     **dict.fromkeys([
-        "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "MAKE_CELL", "COPY_FREE_VARS", "DELETE_FAST",
-        "DELETE_DEREF", "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "KW_NAMES",
+        "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "DELETE_DEREF", "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "KW_NAMES",
         "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_CONST",
         "ENTER_EXECUTOR", "RESERVED", "PRECALL"], _ZERO),
     **dict.fromkeys([
-        "LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",
+        "LOAD_CONST", "LOAD_DEREF",
         "LOAD_CLOSURE", "LOAD_CLASSDEREF", "LOAD_NAME", "LOAD_BUILD_CLASS",
         "LOAD_ASSERTION_ERROR", "LOAD_LOCALS", "PUSH_NULL", "RETURN_GENERATOR"], _PUSH),
     **dict.fromkeys([
-        "STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME", "POP_TOP", "POP_EXCEPT",
+        "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME", "POP_TOP", "POP_EXCEPT",
         "RETURN_VALUE", "DELETE_ATTR", "IMPORT_STAR", "PRINT_EXPR", "EXIT_INIT_CHECK",
         "INTERPRETER_EXIT"], _POP),
     **dict.fromkeys([
@@ -169,9 +182,15 @@ _COMMON: dict[str, object] = {
         "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_NONE",
         "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
         "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"], _POP),
-    "LOAD_FAST_LOAD_FAST": _fx(0, 2),
-    "STORE_FAST_LOAD_FAST": _fx(1, 1),
-    "STORE_FAST_STORE_FAST": _fx(2, 0),
+    "LOAD_FAST": LOAD_LOCAL,
+    "LOAD_FAST_CHECK": LOAD_LOCAL,
+    "STORE_FAST": STORE_LOCAL,
+    "LOAD_FAST_AND_CLEAR": _fx(0, 1, LOCAL_OTHER),
+    "DELETE_FAST": _fx(0, 0, LOCAL_OTHER),
+    "MAKE_CELL": _fx(0, 0, LOCAL_OTHER),
+    "LOAD_FAST_LOAD_FAST": _fx(0, 2, LOCAL_OTHER),
+    "STORE_FAST_LOAD_FAST": _fx(1, 1, LOCAL_OTHER),
+    "STORE_FAST_STORE_FAST": _fx(2, 0, LOCAL_OTHER),
     "STORE_ATTR": _fx(2, 0),
     "DELETE_SUBSCR": _fx(2, 0),
     "END_ASYNC_FOR": _fx(2, 0),

@@ -133,3 +133,22 @@ def test_one_block_loop_onto_itself():
     fa = analyze(spin)
     assert fa.stack.max_depth == 0
     assert all(d == 0 for d in fa.stack.depth)
+
+
+def test_effects_mark_the_instructions_on_fast_locals_as_dis_lists_them():
+    """`Effect.local` (what the SSA builder's loop dispatches on) is set exactly for the
+    opcodes `dis.haslocal` lists, plus MAKE_CELL (it turns a fast local into a cell);
+    only LOAD_FAST/LOAD_FAST_CHECK count as plain loads, only STORE_FAST as a store."""
+    from bcfront.analysis.stack import LOCAL_LOAD, LOCAL_STORE, NO_LOCAL, _TABLES
+    rules = _TABLES[PY].rules
+    for name, op in dis.opmap.items():
+        if op >= 256 or name not in rules:
+            continue
+        eff = rules[name] if not callable(rules[name]) else rules[name](1)
+        on_local = op in dis.haslocal or name == "MAKE_CELL"
+        assert (eff.local != NO_LOCAL) == on_local, name
+        assert (eff.local == LOCAL_LOAD) == (name in ("LOAD_FAST", "LOAD_FAST_CHECK")), name
+        assert (eff.local == LOCAL_STORE) == (name == "STORE_FAST"), name
+        # the loop's two derived flags split the other instructions by `plain`
+        assert eff.simple == (eff.plain and not on_local), name
+        assert eff.moves == (not eff.plain and not on_local), name
