@@ -72,7 +72,7 @@ class Builder:
             self.locals = names
             self.nloc = nloc = nbits
             self.lid = None                      # (`local_ids`)
-            self.var_of_arg = _identity(nloc)
+            self.var_of_arg = _IDENTITY if nloc <= len(_IDENTITY) else _identity(nloc)
             self.local_mask = (1 << nbits) - 1   # liveness's bits of the locals
         else:
             kinds = liveness.kinds
@@ -270,6 +270,8 @@ class Builder:
                 stk_exit[b] = stk[:]
             prev = b
         self.nv = nv
+        if not phi_at:
+            return
         for b in sorted(phi_at):             # blocks in offset order
             ids = ssa._phis[b] = list(phi_at[b].values())
             for v in ids:
@@ -296,9 +298,13 @@ class Builder:
         self.cell_params = cell_params = {}
         entry, recs, loc = self.ssa._entry, self.recs, self.loc
         if self.locals is names:    # all locals, in arg order: ids -1, -2, ... in order
-            recs += [("param", n, b, None, ()) for n in names[:nargs]]
-            recs += [("undef", n, b, None, ()) for n in names[nargs:]]
-            loc[:] = entry[:] = range(-1, -len(names) - 1, -1)
+            recs += [("param" if k < nargs else "undef", n, b, None, ())
+                     for k, n in enumerate(names)]
+            n = len(names)
+            # (a slice of a list: assigning a range with a negative step costs more)
+            ids = _NEGATIVE[:n] if n <= len(_NEGATIVE) else list(range(-1, -n - 1, -1))
+            loc[:] = ids
+            entry += ids
             return
         params = names[:nargs]
         lid, kinds = self.local_ids(), live.kinds
@@ -438,6 +444,7 @@ def _identity(n: int) -> list[int]:
 
 
 _IDENTITY: list[int] = []
+_NEGATIVE = list(range(-1, -257, -1))    # the entry's value ids, -1, -2, ... (`make_entry`)
 
 
 # -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,

@@ -108,6 +108,31 @@ def test_parameters_are_defined_at_entry():
     assert ssa.value("a.0") is ssa.entry[0]
 
 
+@pytest.mark.parametrize("nlocals", [3, 256, 257, 300])
+def test_every_local_of_a_wide_function_gets_its_entry_value(nlocals):
+    # the entry's value ids come from a fixed table up to 256 locals, built past it
+    names = [f"v{k}" for k in range(nlocals)]
+    src = f"def wide({', '.join(names[:2])}, *, {names[2]}):\n"
+    src += "".join(f"    {n} = {k}\n" for k, n in enumerate(names[3:]))
+    src += f"    return {' + '.join(names)}\n"
+    ns = {}
+    exec(compile(src, "<wide>", "exec"), ns)
+    code = ns["wide"].__code__
+    ssa = analyze(code).ssa
+    nargs = code.co_argcount + code.co_kwonlyargcount
+    assert [(v.var, v.kind) for v in ssa.entry] == \
+        [(n, "param" if k < nargs else "undef") for k, n in enumerate(code.co_varnames)]
+    assert len({v.id for v in ssa.entry}) == nlocals
+    # each read of a local in the return finds the parameter or the store before it
+    params = set(code.co_varnames[:nargs])
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_FAST", "LOAD_FAST_LOAD_FAST"):
+            read = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            uses = ssa.ops[ins.offset].uses
+            assert [(v.var, v.kind) for v in uses] == \
+                [(n, "param" if n in params else "store") for n in read]
+
+
 def ternary(c, a, b):
     r = g(
         (a if c else b),
