@@ -253,11 +253,12 @@ def _numbered_alike(code, variables) -> bool:
     return False
 
 
-def _pick(table, keys: list) -> list:
-    """``[table[k] for k in keys]``, in one C call (itemgetter) from two keys on."""
+def _pick(table, keys: tuple) -> tuple:
+    """``tuple(table[k] for k in keys)``, in one C call (itemgetter) from two keys on:
+    a tuple `keys` is passed to it as is, and its tuple result is kept (no copies)."""
     if len(keys) > 1:
-        return list(itemgetter(*keys)(table))
-    return [table[k] for k in keys]
+        return itemgetter(*keys)(table)
+    return tuple([table[k] for k in keys])
 
 
 def _fold(masks) -> tuple[int, int]:
@@ -311,24 +312,22 @@ class Liveness:
         # by their arg
         self._flags = flags
         self._plain = plain = flags is not None and 2 not in flags
-        blocks = cfg.blocks
-        if len(blocks) == 1:
-            (b, blk), = blocks.items()
-            if not blk.succs:   # most code objects: live-in is what the block reads
-                g, k = _fold_plain(bc.units, flags) if plain else (None, None)
-                if g is None:   # (also for plain code with EXTENDED_ARG)
-                    g, k = _fold(self._events()[1])
-                self.bits_in = {b: g}
-                self.bits_out = {b: 0}
-                self.block_kill = {b: k}
-                return
+        if cfg._lone:       # one block, no edge (most code objects): live-in is what it
+            b = cfg.entry   # reads (the CFG's flag: no look at the block itself)
+            g, k = _fold_plain(bc.units, flags) if plain else (None, None)
+            if g is None:   # (also for plain code with EXTENDED_ARG)
+                g, k = _fold(self._events()[1])
+            self.bits_in = {b: g}
+            self.bits_out = {b: 0}
+            self.block_kill = {b: k}
+            return
         where, masks = self._events()
         if where:
             self._solve(where, masks)
         else:                           # nothing reads or writes a variable: all empty
-            self.bits_in = dict.fromkeys(blocks, 0)
-            self.bits_out = dict.fromkeys(blocks, 0)
-            self.block_kill = dict.fromkeys(blocks, 0)
+            self.bits_in = live = dict.fromkeys(cfg.blocks, 0)
+            self.bits_out = live.copy()
+            self.block_kill = live.copy()
 
     _per_block = _names = _where = _masks = _gen = None      # built on first use
 
@@ -337,7 +336,7 @@ class Liveness:
         """variable name -> its mask."""
         return dict(zip(self.variables, _powers(len(self.variables))))
 
-    def _events(self) -> tuple[list[int], list[tuple[int, int]]]:
+    def _events(self) -> tuple[tuple[int, ...], tuple | list]:
         """Positions of the events and their (gen, kill) masks (computed once)."""
         if self._where is not None:
             return self._where, self._masks
@@ -349,7 +348,7 @@ class Liveness:
                 _FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names) else _FLAGS)
         # the events' positions, then their code units picked by position (fewer than
         # all the instructions a second compress would walk)
-        self._where = where = list(compress(_positions(len(flags)), flags))
+        self._where = where = tuple(compress(_positions(len(flags)), flags))
         units = _pick(bc.units, where)
         if self._plain:
             try:
@@ -365,6 +364,7 @@ class Liveness:
         else:
             masks = _pick(_MASKS, units)
             if 2 in flags:              # events whose masks depend on the code object
+                masks = list(masks)
                 self._per_code(bc, bytes(compress(flags, flags)), where, masks)
         self._masks = masks
         return where, masks
@@ -410,20 +410,27 @@ class Liveness:
         themselves or an earlier block (loops, the odd handler placed before) then
         go to a worklist, which iterates to the same least fixpoint."""
         blocks = self.cfg.blocks
-        # the dicts are made in offset order (as the results are listed), filled backward
+        # the dicts are made in offset order (as the results are listed), filled backward;
+        # copies of one all-zero dict (a copy is a memcpy, fromkeys re-inserts every key)
         self.bits_in = live_in = dict.fromkeys(blocks, 0)
-        self.bits_out = live_out = dict.fromkeys(blocks, 0)
-        self.block_kill = block_kill = dict.fromkeys(blocks, 0)
+        self.bits_out = live_out = live_in.copy()
+        self.block_kill = block_kill = live_in.copy()
         self._gen = block_gen = {}      # gen of the blocks with events, for the worklist
         back = []
         e = len(where) - 1              # the last event not folded yet
         last = where[e]                 # (its position)
         for b, blk in reversed(blocks.items()):
             succs = blk.succs
-            if len(succs) == 1:         # the common case, without a loop
+            n = len(succs)
+            if n == 1:                  # the common cases, without a loop
                 s = succs[0]
                 out = live_in[s]
                 if s <= b:              # not final yet: revisit b in the worklist
+                    back.append(b)
+            elif n == 2:
+                s, t = succs
+                out = live_in[s] | live_in[t]
+                if s <= b or t <= b:
                     back.append(b)
             else:
                 out = 0
