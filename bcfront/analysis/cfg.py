@@ -21,9 +21,8 @@ normal returns and explicit raises.
 from __future__ import annotations
 
 import bisect
-import re
 from itertools import chain, compress, count, repeat
-from operator import attrgetter
+from operator import itemgetter
 from typing import NamedTuple
 
 from .decode import _CONDITIONAL, _OP, _TERMINATORS, Bytecode, ExceptionEntry, Instr, decode
@@ -102,7 +101,7 @@ class _UnreachableBlock(Block):
 
 
 # How each opcode ends a block, by opcode byte: 0 it does not (falls through), 1 branch, 2 jump, 3 return,
-# 4 raise.  The regex finds the block-ending instructions of a whole function in C.
+# 4 raise: one translate gives a whole function's, in C.
 _FALLS, _BRANCH, _JUMP, _RETURN, _RAISE = 0, 1, 2, 3, 4
 
 
@@ -123,10 +122,10 @@ def _ending_table() -> bytes:
 
 
 _ENDS = _ending_table()
-# Opcodes that end a block, and those of them that jump or branch, as regex classes.
-_ENDERS = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256) if _ENDS[c]) + b"]")
-_JUMPERS = bytes(c for c in range(256) if _ENDS[c] in (_BRANCH, _JUMP))
 _JUMPS_OR_BRANCHES = bytes(how in (_BRANCH, _JUMP) for how in range(256))  # on _ENDS values
+# 1 for the opcodes that end a block (a translate table), and those that jump or branch
+_ENDER_FLAGS = bytes(bool(how) for how in _ENDS)
+_JUMPERS = bytes(c for c in range(256) if _ENDS[c] in (_BRANCH, _JUMP))
 
 
 def _positions(n: int) -> list[int]:
@@ -149,7 +148,9 @@ class CFG:
         offsets = bytecode.offsets
         n = len(offsets)
         opbytes = bytecode.opcodes
-        if n and not bytecode.exception_table and _ENDERS.search(opbytes, 0, n - 1) is None \
+        # one block: no table, no instruction but the last ends a block (a translate to
+        # flags, then a memchr: cheaper than a regex search), and that one does not jump
+        if n and not bytecode.exception_table and 1 not in opbytes[:-1].translate(_ENDER_FLAGS) \
                 and opbytes[-1] not in _JUMPERS:
             self._one_block(offsets[0], n)
             return
@@ -170,7 +171,6 @@ class CFG:
         bc = self.bytecode
         offsets = bc.offsets
         n = len(offsets)
-        opbytes = bc.opcodes
         # `ints[k]` is k: the positions below, and the one object used for each block
         # start (offsets, jump targets and the exception table each hold their own int
         # objects): every list holds one int object per block, and callers may compare
@@ -178,7 +178,7 @@ class CFG:
         ints = _positions(bc.end + 1)
         self.entry = entry = ints[offsets[0]]
         targets = bc.targets
-        ends = opbytes.translate(_ENDS)
+        ends = bc.opcodes.translate(_ENDS)
         # leaders: the entry, each instruction after a block-ending one, jump targets
         # (positions by binary search: decode checked that every jump target and table
         # entry lands on an instruction) and the table's edges
@@ -190,7 +190,7 @@ class CFG:
         table = bc.exception_table
         if table:
             if len(table) > 1:
-                table = sorted(table, key=_START)
+                table = sorted(table, key=_BY_START)
             # each entry's start, target and end (which may be a prefix or the end)
             leaders.update(map(bisect.bisect_left, repeat(offsets),
                                chain.from_iterable(map(_EDGE_OFFSETS, table))))
@@ -218,9 +218,11 @@ class CFG:
         for bi, a, b, start, nxt, ps, nps in zip(count(), cuts, cuts[1:], starts, nxt_starts,
                                                  plists, nxt_plists):
             if nt:
-                while k < nt and table[k].end <= start:
+                # (the entries' fields by index, _START/_END/_TARGET: a tuple subscript is
+                # cheaper than a NamedTuple field's descriptor)
+                while k < nt and table[k][_END] <= start:
                     k += 1
-                h = table[k] if k < nt and table[k].start <= start else None
+                h = table[k] if k < nt and table[k][_START] <= start else None
             how = ends[b - 1]
             if how == _FALLS:
                 if nxt is None:         # falls off the end: malformed, treat as leaving
@@ -247,7 +249,7 @@ class CFG:
                 if how == _RETURN or h is None:
                     exit_preds.append(start)
             if h is not None:
-                dst = ints[h.target]
+                dst = ints[h[_TARGET]]
                 out.append(dst)
                 kinds = _AND_EXCEPTION[kinds]
                 preds[dst].append(start)
@@ -347,8 +349,9 @@ _NO_EDGE, _FALL, _JUMP_ONLY = (), ("fallthrough",), ("jump",)
 _BRANCH_ONLY, _BRANCH_FALL = ("branch",), ("branch", "fallthrough")
 _AND_EXCEPTION = {k: k + ("exception",) for k in (_NO_EDGE, _FALL, _JUMP_ONLY, _BRANCH_ONLY,
                                                    _BRANCH_FALL)}
-_START = attrgetter("start")
-_EDGE_OFFSETS = attrgetter("start", "target", "end")
+_START, _END, _TARGET = 0, 1, 2      # an `ExceptionEntry`'s fields, by index
+_BY_START = itemgetter(_START)
+_EDGE_OFFSETS = itemgetter(_START, _TARGET, _END)
 _new = tuple.__new__
 _new_block = object.__new__
 
@@ -358,21 +361,20 @@ def block_rpo(blocks: dict[int, Block], root, first, forward: bool) -> list:
     callable): `root`, then the blocks reached from its neighbours `first` and on
     through each block's `succs` (`forward`: the CFG from its entry) or `preds` (the
     reversed CFG from `EXIT`), in reverse post-order, neighbours visited in order.
-    Each block's "seen" mark is a byte at its index; the path is two parallel stacks
+    The blocks not found yet are a copy of `blocks` (a memcpy), each popped when
+    found: one C call per edge both tests and marks.  The path is two parallel stacks
     (its nodes, and an iterator over each one's neighbours): no tuple per step; a
     node without neighbours is finished as soon as it is found."""
-    seen = bytearray(len(blocks))
-    if root in blocks:
-        seen[blocks[root].index] = 1
+    todo = blocks.copy()
+    pop = todo.pop
+    pop(root, None)
     order: list = []
     path = [root]
     pending = [iter(first)]
     while pending:
         for s in pending[-1]:
-            blk = blocks[s]
-            i = blk.index
-            if not seen[i]:
-                seen[i] = 1
+            blk = pop(s, None)
+            if blk is not None:
                 out = blk.succs if forward else blk.preds
                 if out:
                     path.append(s)
