@@ -468,8 +468,7 @@ _EVEN_OFFSETS: list[int] = []
 def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
     """The columns of bytecode without EXTENDED_ARG, each mapped in C, checked (most code
     objects: the common case's checks inline, `check_structure` only to say what is wrong)."""
-    # the args by one itemgetter over the units (in C; it returns a tuple for two or more)
-    args = list(itemgetter(*words)(_ARG_OF_UNIT)) if len(words) > 1 else [_ARG_OF_UNIT[words[0]]]
+    args = _args_of(words)
     kinds = ops.translate(_KIND_OF)
     if not args_fit(code, kinds, raw[1::2]):
         list(map(_ARGS.__getitem__, words))     # ValueError: the first opcode that does not exist
@@ -496,6 +495,13 @@ def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
 _PY311 = PY == (3, 11)
 
 
+def _args_of(words: list[int]) -> list:
+    """The args of these code units as dis reports them (None for an opcode without one,
+    for EXTENDED_ARG, and for an opcode that does not exist: `args_fit` refuses those), by
+    one itemgetter over the unit-indexed table (in C; it returns a tuple for two or more)."""
+    return list(itemgetter(*words)(_ARG_OF_UNIT)) if len(words) > 1 else [_ARG_OF_UNIT[words[0]]]
+
+
 def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
     """The columns of bytecode with EXTENDED_ARG prefixes (big functions), folding each
     run of prefixes into the instruction after it; the result is the careful walk's
@@ -508,7 +514,9 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
     if steps != starts:
         return None
     try:
-        args = list(map(_ARGS.__getitem__, words))      # None for the prefixes; ValueError
+        args = _args_of(words)          # None for the prefixes
+        # `Bytecode.units`: the code unit, or (opcode, arg) for a prefixed instruction
+        units = words.copy()
         folded: dict[int, tuple] = {}   # position of a prefixed instruction -> _UNITS entry
         prefixes: dict[int, int] = {}   # offset of a prefix -> the instruction's offset
         for m in _EXTENDED_ARG_RUN.finditer(opbytes):
@@ -516,8 +524,9 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
             arg = 0
             for off in starts[i:j + 1]:                 # IndexError: prefixes at the end
                 arg = arg << 8 | raw[off + 1]
-            info = folded[j] = _UNITS[(opbytes[j], arg)]
-            args[j] = info[0][2]
+            info = folded[j] = _UNITS[(opbytes[j], arg)]    # ValueError: no such opcode
+            arg = args[j] = info[0][2]
+            units[j] = (opbytes[j], arg)
             prefixes.update(dict.fromkeys(starts[i:j], starts[j]))
         kinds = ops.translate(_KIND_OF)
         if not args_fit(code, kinds, raw[1::2]):      # the prefixed ones' low bytes,
@@ -537,7 +546,8 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
     args = list(compress(args, keep))
     opbytes = opbytes.translate(None, _EXTENDED_ARG_BYTE)
     return Bytecode(code, list(compress(starts, keep)), opbytes, args,
-                    list(compress(targets, keep)), len(raw), table, PY, None, raw, jumps)
+                    list(compress(targets, keep)), len(raw), table, PY, list(compress(units, keep)),
+                    raw, jumps)
 
 
 _EXTENDED_ARG_RUN = re.compile(re.escape(_EXTENDED_ARG_BYTE) + b"+")
