@@ -25,7 +25,8 @@ from itertools import chain, compress, count, repeat
 from operator import itemgetter
 from typing import NamedTuple
 
-from .decode import _CONDITIONAL, _OP, _TERMINATORS, Bytecode, ExceptionEntry, Instr, decode
+from .decode import (_CONDITIONAL, _OP, _TERMINATORS, Bytecode, ExceptionEntry, Instr, _ints,
+                     decode)
 
 EXIT = -1  # the virtual exit's id; never a real offset
 
@@ -128,18 +129,6 @@ _ENDER_FLAGS = bytes(bool(how) for how in _ENDS)
 _JUMPERS = bytes(c for c in range(256) if _ENDS[c] in (_BRANCH, _JUMP))
 
 
-def _positions(n: int) -> list[int]:
-    """At least the ints 0..n-1, each `ints[k]` the int k: one list of int objects shared
-    by every CFG (picking from it allocates no ints), grown on demand."""
-    have = len(_POSITIONS)
-    if n > have:
-        _POSITIONS.extend(range(have, n))
-    return _POSITIONS
-
-
-_POSITIONS: list[int] = []
-
-
 class CFG:
     """Basic blocks in offset order, typed edges, entry and a virtual exit."""
 
@@ -175,7 +164,7 @@ class CFG:
         # start (offsets, jump targets and the exception table each hold their own int
         # objects): every list holds one int object per block, and callers may compare
         # blocks with `is`
-        ints = _positions(bc.end + 1)
+        ints = _ints(bc.end + 1)
         self.entry = entry = ints[offsets[0]]
         targets = bc.targets
         ends = bc.opcodes.translate(_ENDS)

@@ -465,6 +465,29 @@ def _even_offsets(n: int) -> list[int]:
 _EVEN_OFFSETS: list[int] = []
 
 
+def _ints(n: int) -> list[int]:
+    """At least the ints 0..n-1, each `ints[k]` the int k: one list of int objects shared
+    by the decoder and every CFG (picking from it allocates no ints), grown on demand."""
+    have = len(_INTS)
+    if n > have:
+        _INTS.extend(range(have, n))
+    return _INTS
+
+
+_INTS: list[int] = []
+
+
+def _jump_positions(opbytes: bytes):
+    """The positions of the jump instructions among `opbytes`: a translate to flags and a
+    compress over the shared ints, in C (a regex search costs ~40 machine instructions
+    per byte, and a match object per jump)."""
+    n = len(opbytes)
+    return compress(_INTS if n <= len(_INTS) else _ints(n), opbytes.translate(_JUMP_FLAGS))
+
+
+_JUMP_FLAGS = bytes(k in (K_JFWD, K_JBACK) for k in _KIND)
+
+
 def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
     """The columns of bytecode without EXTENDED_ARG, each mapped in C, checked (most code
     objects: the common case's checks inline, `check_structure` only to say what is wrong)."""
@@ -476,8 +499,7 @@ def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
     targets = [None] * len(starts)
     jumps = []
     if K_JFWD in kinds or K_JBACK in kinds:
-        for m in _JUMP_OPS.finditer(opbytes):
-            i = m.start()
+        for i in _jump_positions(opbytes):
             t = targets[i] = starts[i] + _UNITS[words[i]][3]
             jumps.append(t)
     table = parse_exception_table(code) if code.co_exceptiontable else ()
@@ -534,8 +556,7 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
         check_args(code, folded.values())             # and their whole arguments
         targets = [None] * len(starts)
         jumps = []
-        for m in _JUMP_OPS.finditer(opbytes):
-            i = m.start()
+        for i in _jump_positions(opbytes):
             t = starts[i] + (folded[i] if i in folded else _UNITS[words[i]])[3]
             t = targets[i] = prefixes.get(t, t)
             jumps.append(t)
