@@ -93,7 +93,6 @@ This module holds the instruction model (`Instr`, `ExceptionEntry`,
 from __future__ import annotations
 
 import bisect
-import re
 import types
 from array import array
 from itertools import accumulate, compress, repeat
@@ -477,15 +476,16 @@ def _ints(n: int) -> list[int]:
 _INTS: list[int] = []
 
 
-def _jump_positions(opbytes: bytes):
-    """The positions of the jump instructions among `opbytes`: a translate to flags and a
-    compress over the shared ints, in C (a regex search costs ~40 machine instructions
-    per byte, and a match object per jump)."""
+def _where(opbytes: bytes, flags: bytes):
+    """The positions in `opbytes` of the opcodes that `flags` (a translate table) marks 1:
+    a translate and a compress over the shared ints, in C (a regex search costs ~40
+    machine instructions per byte, and a match object per hit)."""
     n = len(opbytes)
-    return compress(_INTS if n <= len(_INTS) else _ints(n), opbytes.translate(_JUMP_FLAGS))
+    return compress(_INTS if n <= len(_INTS) else _ints(n), opbytes.translate(flags))
 
 
 _JUMP_FLAGS = bytes(k in (K_JFWD, K_JBACK) for k in _KIND)
+_EXTENDED_ARG_FLAGS = bytes(c == _EXTENDED_ARG for c in range(256))
 
 
 def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
@@ -499,7 +499,7 @@ def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
     targets = [None] * len(starts)
     jumps = []
     if K_JFWD in kinds or K_JBACK in kinds:
-        for i in _jump_positions(opbytes):
+        for i in _where(opbytes, _JUMP_FLAGS):
             t = targets[i] = starts[i] + _UNITS[words[i]][3]
             jumps.append(t)
     table = parse_exception_table(code) if code.co_exceptiontable else ()
@@ -541,22 +541,26 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
         units = words.copy()
         folded: dict[int, tuple] = {}   # position of a prefixed instruction -> _UNITS entry
         prefixes: dict[int, int] = {}   # offset of a prefix -> the instruction's offset
-        for m in _EXTENDED_ARG_RUN.finditer(opbytes):
-            i, j = m.span()
-            arg = 0
-            for off in starts[i:j + 1]:                 # IndexError: prefixes at the end
-                arg = arg << 8 | raw[off + 1]
-            info = folded[j] = _UNITS[(opbytes[j], arg)]    # ValueError: no such opcode
-            arg = args[j] = info[0][2]
-            units[j] = (opbytes[j], arg)
-            prefixes.update(dict.fromkeys(starts[i:j], starts[j]))
+        i, arg = None, 0                # the run of prefixes at hand: its first, its bits
+        for p in _where(opbytes, _EXTENDED_ARG_FLAGS):  # each prefix, in order
+            if i is None:
+                i = p
+            arg = arg << 8 | raw[starts[p] + 1]
+            j = p + 1
+            if opbytes[j] != _EXTENDED_ARG:             # IndexError: prefixes at the end
+                arg = arg << 8 | raw[starts[j] + 1]     # the run ends: fold it into j
+                info = folded[j] = _UNITS[(opbytes[j], arg)]    # ValueError: no such opcode
+                arg = args[j] = info[0][2]
+                units[j] = (opbytes[j], arg)
+                prefixes.update(dict.fromkeys(starts[i:j], starts[j]))
+                i, arg = None, 0
         kinds = ops.translate(_KIND_OF)
         if not args_fit(code, kinds, raw[1::2]):      # the prefixed ones' low bytes,
             return None
         check_args(code, folded.values())             # and their whole arguments
         targets = [None] * len(starts)
         jumps = []
-        for i in _jump_positions(opbytes):
+        for i in _where(opbytes, _JUMP_FLAGS):
             t = starts[i] + (folded[i] if i in folded else _UNITS[words[i]])[3]
             t = targets[i] = prefixes.get(t, t)
             jumps.append(t)
@@ -571,7 +575,6 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
                     raw, jumps)
 
 
-_EXTENDED_ARG_RUN = re.compile(re.escape(_EXTENDED_ARG_BYTE) + b"+")
 _NOT_EXTENDED_ARG = bytes(c != _EXTENDED_ARG for c in range(256))
 
 
