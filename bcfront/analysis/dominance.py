@@ -277,7 +277,8 @@ def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int
         return {cfg.entry: set()}
     if not idom:
         return {}
-    root_preds, joins, _ = _dom_joins(cfg)
+    # (what `cfg_idom` left on the CFG, without a call in the common case)
+    root_preds, joins, _ = cfg.__dict__.get("_dom_joins") or _dom_joins(cfg)
     order = cfg.rpo
     df = {b: set() for b in order}
     # The root is a join of the (implicit) way in and its back edges: every dominator

@@ -121,9 +121,9 @@ def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
     if not retreating:
         return _no_loops()
     # The rest works on the blocks, with their RPO numbers from a dict (no renumbered
-    # predecessor lists): the retreating edges come as RPO number pairs, and the
-    # bodies are sets of RPO numbers, searched as before through the predecessors
-    # (those outside the order, unreachable, are skipped when popped).
+    # predecessor lists): the retreating edges come as RPO number pairs; the bodies
+    # are searched through the predecessors (those outside the order, unreachable,
+    # are skipped when popped).
     order = cfg.rpo
     blocks = cfg.blocks
     pos = cfg_rpo_numbers(cfg)
@@ -139,15 +139,15 @@ def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
             odd.append((order[p], order[i]))
     loops = {}
     for i, latches in back.items():           # bodies by backward search from the latches
-        body = {i}
+        h = order[i]
+        body = {h}
         work = list(map(order.__getitem__, latches))
         while work:
-            x = pos.get(work.pop())
-            if x is not None and x not in body:
+            x = work.pop()
+            if x not in body and x in pos:    # (a predecessor outside the order: unreachable)
                 body.add(x)
-                work.extend(blocks[order[x]].preds)
-        h = order[i]
-        body = frozenset(map(order.__getitem__, body))
+                work.extend(blocks[x].preds)
+        body = frozenset(body)
         edges = ((order[latches[0]], h),) if len(latches) == 1 else \
             tuple(sorted({(order[u], h) for u in latches}))
         exits = {(b, s) for b in body for s in blocks[b].succs if s not in body}
