@@ -103,7 +103,7 @@ from zlib import adler32
 from ..errors import BcfrontError
 from .decode_checks import args_fit, check_args, check_structure, lands, resumes
 from .opcodes import (_ARG_OF_UNIT, _ARGREPR, _ARGS, _EXTENDED_ARG, _EXTENDED_ARG_BYTE,
-                      _JUMP_OPS, _KIND, _KIND_OF, _KIND_REPR, _MAX_SIZE, _RESUME, _SHARED, _SIZE, _SIZE2,
+                      _KIND, _KIND_OF, _KIND_REPR, _MAX_SIZE, _RESUME, _SHARED, _SIZE, _SIZE2,
                       _UNITS, K_CONST, K_INT, K_JBACK, K_JFWD, K_LOCAL, PY, SUPPORTED, _argval,
                       _new)
 # re-exported: cfg, stack and ssa_build read these opcode tables from here
@@ -648,8 +648,7 @@ def _decode_columns(code, raw, ops, positions) -> tuple[Instr, ...] | None:
         return None     # an opcode this interpreter does not have: the loop will say where
     vals = list(map(argvals.get, words))
     targets = [None] * len(words)
-    for m in _JUMP_OPS.finditer(opbytes):
-        i = m.start()
+    for i in _where(opbytes, _JUMP_FLAGS):
         targets[i] = vals[i] = starts[i] + table[words[i]][3]
     nexts = starts[1:]
     nexts.append(2 * n)

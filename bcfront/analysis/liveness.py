@@ -40,6 +40,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from .cfg import CFG
+from .decode import _ints
 from .opcodes import _BIG_ENDIAN, _OPNAME
 
 _INTROSPECTION = frozenset({"locals", "vars", "dir", "eval", "exec", "super"})
@@ -82,15 +83,6 @@ _EVENTS = {
 
 
 _POW2 = [1 << i for i in range(64)]
-_POSITIONS: list[int] = []
-
-
-def _positions(n: int) -> list[int]:
-    """At least 0..n-1: one list of ints shared by every function (compressing it
-    allocates no ints), grown on demand."""
-    if n > len(_POSITIONS):
-        _POSITIONS.extend(range(len(_POSITIONS), n))
-    return _POSITIONS
 
 
 def _powers(n: int) -> list[int]:
@@ -348,7 +340,7 @@ class Liveness:
                 _FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names) else _FLAGS)
         # the events' positions, then their code units picked by position (fewer than
         # all the instructions a second compress would walk)
-        self._where = where = tuple(compress(_positions(len(flags)), flags))
+        self._where = where = tuple(compress(_ints(len(flags)), flags))
         units = _pick(bc.units, where)
         if self._plain:
             try:

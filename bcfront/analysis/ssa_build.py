@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .decode import _INTS, _ints
 from .ssa_phis import has_edge_phis, lowest_input, place, slots_changed
 from .stack import LOAD_LOCAL, LOCAL_OTHER, STORE_LOCAL, Effect
 
@@ -72,7 +73,8 @@ class Builder:
             self.locals = names
             self.nloc = nloc = nbits
             self.lid = None                      # (`local_ids`)
-            self.var_of_arg = _IDENTITY if nloc <= len(_IDENTITY) else _identity(nloc)
+            # (the ints 0..nloc-1 at their own index: decode's shared list, never mutated)
+            self.var_of_arg = _INTS if nloc <= len(_INTS) else _ints(nloc)
             self.local_mask = (1 << nbits) - 1   # liveness's bits of the locals
         else:
             kinds = liveness.kinds
@@ -435,15 +437,6 @@ class Builder:
         return v
 
 
-def _identity(n: int) -> list[int]:
-    """At least the ints 0..n-1, each at its own index: one list shared by every builder
-    (never mutated), grown on demand."""
-    if n > len(_IDENTITY):
-        _IDENTITY.extend(range(len(_IDENTITY), n))
-    return _IDENTITY
-
-
-_IDENTITY: list[int] = []
 _NEGATIVE = list(range(-1, -257, -1))    # the entry's value ids, -1, -2, ... (`make_entry`)
 
 

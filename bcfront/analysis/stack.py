@@ -158,7 +158,8 @@ _BINARY = _fx(2, 1)
 # A rule is an Effect or a function of the instruction's arg returning one.
 _COMMON: dict[str, object] = {
     **dict.fromkeys([
-        "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "DELETE_DEREF", "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "KW_NAMES",
+        "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "DELETE_DEREF",
+        "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "KW_NAMES",
         "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_CONST",
         "ENTER_EXECUTOR", "RESERVED", "PRECALL"], _ZERO),
     **dict.fromkeys([

@@ -152,3 +152,18 @@ def test_effects_mark_the_instructions_on_fast_locals_as_dis_lists_them():
         # the loop's two derived flags split the other instructions by `plain`
         assert eff.simple == (eff.plain and not on_local), name
         assert eff.moves == (not eff.plain and not on_local), name
+
+
+def test_ssa_handlers_cover_exactly_the_marked_instructions():
+    """The SSA builder's per-opcode handlers (`_LOCAL_OPS`, for the instructions its loop
+    does not inline) exist for exactly the opcodes the stack rules mark as on a fast
+    local: the two tables name the same opcodes, or an instruction would be renamed as
+    a plain one (or a plain one handed to a handler)."""
+    from bcfront.analysis.ssa_build import _LOCAL_OPS
+    from bcfront.analysis.stack import NO_LOCAL, _TABLES
+    rules = _TABLES[PY].rules
+    for name, op in dis.opmap.items():
+        if op >= 256 or name not in rules:
+            continue
+        eff = rules[name] if not callable(rules[name]) else rules[name](1)
+        assert (_LOCAL_OPS[op] is not None) == (eff.local != NO_LOCAL), name
