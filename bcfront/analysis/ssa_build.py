@@ -351,10 +351,25 @@ class Builder:
         if lowest_input(st.effects, st.depth, lo, hi) >= top:
             return []
         changed = slots_changed(st.effects, st.depth, lo, hi, top)
-        if not any(changed >> (v - nloc) & 1 for v in wanted if v >= nloc):
+        slots = 0                              # the wanted slots, as a mask
+        for v in wanted:
+            if v >= nloc:
+                slots |= 1 << (v - nloc)
+        if not changed & slots:
             return []
+        # those that write a wanted slot (one that only reads below `top`, or writes
+        # only slots no phi wants, leaves every tracked value as it is)
         effects, depth = st.effects, st.depth
-        return [i for i in range(lo, hi) if depth[i] - effects[i].pops < top]
+        out = []
+        for i in range(lo, hi):
+            eff = effects[i]
+            base = depth[i] - eff.pops
+            if base < top:
+                for j in eff.moved:
+                    if slots >> (base + j) & 1:
+                        out.append(i)
+                        break
+        return out
 
     def step(self, b: int, i: int, last: bool) -> None:
         """Rename one instruction, any kind."""
