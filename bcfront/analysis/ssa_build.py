@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .decode import _INTS, _ints
-from .ssa_phis import has_edge_phis, lowest_input, place, slots_changed
+from .ssa_phis import has_edge_phis, place
 from .stack import LOAD_LOCAL, LOCAL_OTHER, STORE_LOCAL, Effect
 
 if TYPE_CHECKING:
@@ -335,35 +335,25 @@ class Builder:
     def start_tracking(self, b: int, blk, wanted: dict) -> list:
         """Start tracking the values the handler of protected block `b` may see of the
         variables `wanted` (those with a phi at the handler; no other is asked for).
-        Returns the positions of the instructions that may change a wanted stack slot
-        (they must go through `step`, which tracks them); the others leave the
-        wanted slots as they are (an instruction changes no slot below the base of
-        its inputs), and only local stores (through `step` and `set`) need tracking."""
+        Returns the positions of the instructions that write a wanted stack slot (they
+        must go through `step`, which tracks them); the others leave the wanted slots
+        as they are (one that only reads them, or writes only slots no phi wants),
+        and only local stores (through `step` and `set`) need tracking."""
         self.track, self.track_last, self.tvars = {}, {}, wanted
         nloc = self.nloc
         top = max(wanted) - nloc + 1           # above the highest wanted slot
         if top <= 0:                           # no slot wanted
             return []
-        lo, hi = blk.first, blk.stop
-        st = self.stack
-        # when no instruction reaches down to a wanted slot, or those that do leave
-        # them as they are, stack slots need no tracking
-        if lowest_input(st.effects, st.depth, lo, hi) >= top:
-            return []
-        changed = slots_changed(st.effects, st.depth, lo, hi, top)
         slots = 0                              # the wanted slots, as a mask
         for v in wanted:
             if v >= nloc:
                 slots |= 1 << (v - nloc)
-        if not changed & slots:
-            return []
-        # those that write a wanted slot (one that only reads below `top`, or writes
-        # only slots no phi wants, leaves every tracked value as it is)
-        effects, depth = st.effects, st.depth
+        st = self.stack
+        lo, hi = blk.first, blk.stop
         out = []
-        for i in range(lo, hi):
-            eff = effects[i]
-            base = depth[i] - eff.pops
+        # (an instruction writes no slot below the base of its inputs)
+        for i, eff, d in zip(range(lo, hi), st.effects[lo:hi], st.depth[lo:hi]):
+            base = d - eff.pops
             if base < top:
                 for j in eff.moved:
                     if slots >> (base + j) & 1:
