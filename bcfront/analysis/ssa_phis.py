@@ -215,7 +215,7 @@ def _written(bd: Builder, nbits: int, need: dict):
             if top > din:
                 m = ((1 << min(top, reach)) - 1) >> din << din
         lim = din if din < reach else reach
-        if lim and lowest_input(effects, depth, lo, hi) < lim:
+        if lim:
             m |= slots_changed(effects, depth, lo, hi, lim)
         if m:
             written[b] = written.get(b, 0) | (m << nbits)
@@ -248,25 +248,13 @@ def _written(bd: Builder, nbits: int, need: dict):
     return written, jump_diff
 
 
-def lowest_input(effects, depth, lo: int, hi: int) -> int:
-    """The lowest stack slot an instruction of [lo, hi) pops: none below it changes."""
-    # (a plain loop: on the few instructions of most blocks, cheaper than min() over
-    # maps, whose argument parsing alone costs more in 3.11)
-    low = depth[lo] - effects[lo].pops
-    for k in range(lo + 1, hi):
-        x = depth[k] - effects[k].pops
-        if x < low:
-            low = x
-    return low
-
-
 def slots_changed(effects, depth, lo: int, hi: int, lim: int) -> int:
     """The mask of the slots below `lim` that instructions [lo, hi) change (any time,
-    the last instruction's fall-through included)."""
+    the last instruction's fall-through included): an instruction changes no slot below
+    the base of its inputs."""
     m = 0
-    for k in range(lo, hi):
-        eff = effects[k]
-        base = depth[k] - eff.pops
+    for eff, d in zip(effects[lo:hi], depth[lo:hi]):
+        base = d - eff.pops
         if base < lim:
             for j in eff.moved:
                 if base + j < lim:
