@@ -210,10 +210,12 @@ class Builder:
                 touching = self.start_tracking(b, blk, phi_at[h.target])
                 if touching:
                     # the instructions that may change a tracked slot go through `step`
-                    if effs is self.stack.effects:
-                        effs = effs[:]       # (a copy: the stack phase's column)
+                    # (those that only move inputs track them inline)
                     for i in touching:
-                        effs[i] = _OTHER
+                        if not effs[i].moves:
+                            if effs is st_effs:
+                                effs = effs[:]   # (a copy: the stack phase's column)
+                            effs[i] = _OTHER
             last = hi - 1
             # (i and d carried along: one list iterator, cheaper than a zip of three)
             i = lo - 1
@@ -260,8 +262,12 @@ class Builder:
                     news = range(nv, nv + eff.news)
                     nv += eff.news
                     results = tuple([news[o] if o >= 0 else inputs[~o] for o in eff.fall])
-                    for j in eff.moved:
-                        stk[base + j] = results[j]
+                    if tracking:             # (`put` tracks what the handler may see)
+                        for j in eff.moved:
+                            self.put(base + j, results[j], i == last)
+                    else:
+                        for j in eff.moved:
+                            stk[base + j] = results[j]
                     special[i] = (inputs if eff.reads_all else [inputs[u] for u in eff.uses],
                                   news, results)
                     d += eff.net
