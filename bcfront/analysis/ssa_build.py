@@ -297,13 +297,21 @@ class Builder:
                     raise AssertionError(f"a phi at block {b} lacks an argument")
 
     def enter_handler(self, b: int, entry) -> None:
-        hv = []
-        stk = self.stk
-        for k in range(entry.depth, entry.handler_depth):
-            v = self.new("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None)
-            hv.append(v)
-            stk[k] = v
-        self.ssa._handler_values[b] = hv
+        """The values handler `b` finds pushed: the raising offset (if `lasti`), then the
+        exception, at the entry's depth (records made inline, as `new` would)."""
+        recs, stk = self.recs, self.stk
+        k = entry.depth
+        if entry.lasti:
+            recs.append(("lasti", k, b, None, ()))
+            recs.append(("exc", k + 1, b, None, ()))
+            n = len(recs)
+            stk[k] = lasti = 1 - n
+            stk[k + 1] = exc = -n
+            self.ssa._handler_values[b] = [lasti, exc]
+        else:
+            recs.append(("exc", k, b, None, ()))
+            stk[k] = exc = -len(recs)
+            self.ssa._handler_values[b] = [exc]
 
     def make_entry(self) -> None:
         """The entry values: each local's (a parameter, or unbound), each cell
