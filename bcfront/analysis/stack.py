@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import attrgetter, itemgetter, sub
 
-from .cfg import CFG
+from .cfg import _FALL, CFG
 from .decode import PY, Instr
 
 
@@ -456,7 +456,18 @@ class StackInfo:
                 push(d)
                 d += eff.net
             # d: the depth after the last instruction's fall-through; eff: its effect
-            for dst, kind in zip(blk.succs, kinds[b]):
+            ks = kinds[b]
+            if ks is _FALL:             # (the commonest kinds without a loop)
+                dst = blk.succs[0]
+                old = get(dst)
+                if old is None:
+                    entry[dst] = d
+                elif old != d:
+                    return False
+                continue
+            if not ks:
+                continue
+            for dst, kind in zip(blk.succs, ks):
                 if kind == "fallthrough":
                     nd = d
                 elif kind == "exception":   # the handler's depth (`handler_depth`, inline)
