@@ -5,10 +5,14 @@
 `HEADROOM` frames (at least 150 in total), so a recursive walk over a CFG with
 thousands of blocks fails loudly instead of passing by luck.  Oracles
 (networkx, brute force) should run outside the ``with``.
+
+`load_tool` imports a script of ``tools/`` as a module, for the tests of the tools.
 """
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import pathlib
 import sys
 
 import pytest
@@ -44,3 +48,16 @@ def low_recursion_limit():
     """The whole test runs with only `HEADROOM` frames above the test function."""
     with _limited():
         yield
+
+
+@pytest.fixture(scope="session")
+def load_tool():
+    """``load_tool("bench_analysis")``: tools/bench_analysis.py imported as a module."""
+    tools = pathlib.Path(__file__).resolve().parents[1] / "tools"
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, tools / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    return load

@@ -3,26 +3,14 @@ are made and reported, and the counts it reports agree with `dis`."""
 from __future__ import annotations
 
 import dis
-import importlib.util
-import pathlib
 
 import pytest
 
 pytest.importorskip("networkx")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("bench_analysis",
-                                                  ROOT / "tools" / "bench_analysis.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_reports_every_phase_with_the_collector_on_and_off():
-    tool = _tool()
+def test_reports_every_phase_with_the_collector_on_and_off(load_tool):
+    tool = load_tool("bench_analysis")
     from corpus import stdlib_code_objects
     codes = stdlib_code_objects(limit=60)
     res = tool.run(codes, chunk=25)

@@ -1,13 +1,11 @@
 """The static predictor scored against the breaks capture really takes (needs torch and capture)."""
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 pytest.importorskip("torch")
 
-from .helpers import REPO, capture_ready  # noqa: E402
+from .helpers import capture_ready  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not capture_ready(),
                                 reason="bcfront.capture (with bcfront.explain.collect) is not built yet")
@@ -17,28 +15,20 @@ MIN_PRECISION = 0.8
 MIN_RECALL = 0.7
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("static_precision",
-                                                  REPO / "tools" / "static_precision.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 # A quick sample by default (one file per kind of break, plus the held-out
 # file); the whole corpus with -m slow.
 SAMPLE = ("branches.py", "scalars.py", "io_calls.py", "holdout.py")
 
 
 @pytest.fixture(scope="module")
-def result():
-    tool = _tool()
+def result(load_tool):
+    tool = load_tool("static_precision")
     return tool.evaluate([f for f in tool.default_files() if f.name in SAMPLE])
 
 
 @pytest.fixture(scope="module")
-def full_result():
-    tool = _tool()
+def full_result(load_tool):
+    tool = load_tool("static_precision")
     return tool.evaluate(tool.default_files())
 
 
