@@ -358,11 +358,13 @@ class Builder:
         top = max(wanted) - nloc + 1           # above the highest wanted slot
         if top <= 0:                           # no slot wanted
             return []
+        st = self.stack
+        if st.block_low[b] >= top:             # no instruction reaches down to them
+            return []
         slots = 0                              # the wanted slots, as a mask
         for v in wanted:
             if v >= nloc:
                 slots |= 1 << (v - nloc)
-        st = self.stack
         lo, hi = blk.first, blk.stop
         out = []
         # (an instruction writes no slot below the base of its inputs)

@@ -194,7 +194,7 @@ def _written(bd: Builder, nbits: int, need: dict):
     if not any(depth_in.values()):      # no stack value crosses a block
         return written, []
     blocks = bd.cfg.blocks
-    effects, depth = st.effects, st.depth
+    effects, depth, block_low = st.effects, st.depth, st.block_low
     # the slots a block changes, for the blocks that need some: those whose frontier
     # (or handler) has a nonzero entry depth
     for b, m in need.items():
@@ -215,7 +215,7 @@ def _written(bd: Builder, nbits: int, need: dict):
             if top > din:
                 m = ((1 << min(top, reach)) - 1) >> din << din
         lim = din if din < reach else reach
-        if lim:
+        if block_low[b] < lim:
             m |= slots_changed(effects, depth, lo, hi, lim)
         if m:
             written[b] = written.get(b, 0) | (m << nbits)

@@ -365,10 +365,13 @@ class StackInfo:
     """Stack depth before every reachable instruction and each instruction's `Effect`.
 
     `depth[i]` and `effects[i]` are indexed like ``bytecode.instructions``;
-    `depth_in[b]` is the entry depth of reachable block `b`.
+    `depth_in[b]` is the entry depth of reachable block `b`, `block_low[b]` the lowest
+    slot an instruction of it pops (the least ``depth[i] - effects[i].pops``): it changes
+    no slot below that.
     """
     # slots: one object fewer per function (no instance dict) for the allocator and the GC
-    __slots__ = ("cfg", "version", "_bytecode", "effects", "depth", "depth_in", "max_depth")
+    __slots__ = ("cfg", "version", "_bytecode", "effects", "depth", "depth_in", "max_depth",
+                 "block_low")
 
     def __init__(self, cfg: CFG):
         bc = cfg.bytecode
@@ -397,6 +400,7 @@ class StackInfo:
             return
         self.depth: list[int] = [-1] * len(effects)
         self.depth_in: dict[int, int] = {}
+        self.block_low: dict[int, int] = {}
         self.max_depth = 0
         if blocks:
             self._simulate()        # the careful walk, and its error messages
@@ -428,6 +432,8 @@ class StackInfo:
             d += eff.net
         self.depth = depth
         self.depth_in = {b: 0}
+        # (its first instruction pops nothing from the empty stack: its base is 0)
+        self.block_low = {b: 0}
         self.max_depth = max(depth)
         return True
 
@@ -440,6 +446,7 @@ class StackInfo:
         entry = {cfg.entry: 0}
         get = entry.get
         depth_in = {}               # (in layout order, as the careful walk's is not)
+        block_low = {}
         depth = []
         push = depth.append
         for b, blk in blocks.items():
@@ -449,12 +456,16 @@ class StackInfo:
                     return False    # reached only from later blocks
                 depth += [-1] * blk.size
                 continue
-            depth_in[b] = d
+            depth_in[b] = low = d
             for eff in effects[blk.first:blk.stop]:
-                if d < eff.pops:
-                    return False    # a pop below the bottom
+                base = d - eff.pops
+                if base < low:
+                    if base < 0:
+                        return False    # a pop below the bottom
+                    low = base
                 push(d)
                 d += eff.net
+            block_low[b] = low
             # d: the depth after the last instruction's fall-through; eff: its effect
             ks = kinds[b]
             if ks is _FALL:             # (the commonest kinds without a loop)
@@ -482,6 +493,7 @@ class StackInfo:
                     return False
         self.depth = depth
         self.depth_in = depth_in
+        self.block_low = block_low
         self.max_depth = max(depth)
         return True
 
@@ -501,7 +513,8 @@ class StackInfo:
             lo, hi = block.first, block.stop
             # depths before each instruction (and after the last one's fall-through)
             ds = list(accumulate(nets[lo:hi], initial=depth_in[b]))
-            if min(map(sub, ds, pops[lo:hi])) < 0:
+            low = self.block_low[b] = min(map(sub, ds, pops[lo:hi]))
+            if low < 0:
                 self._underflow(lo, ds, effects[lo:hi])
             fall = ds.pop()
             depth[lo:hi] = ds

@@ -81,6 +81,11 @@ def test_depth_of_every_instruction_matches_dis(code):
     assert {o: d for o, d in got.items() if d >= 0} == {o: d for o, d in want.items() if o in got}
     assert st.max_depth == max(want.values())
     assert st.depth_in == {b: want[b] for b in fa.cfg.blocks if b in want}
+    # the lowest slot each block pops: dis's depths less each instruction's pops
+    offsets = fa.bytecode.offsets
+    assert st.block_low == {
+        b: min(want[offsets[i]] - st.effects[i].pops for i in range(blk.first, blk.stop))
+        for b, blk in fa.cfg.blocks.items() if b in want}
 
 
 # -- bytecode whose depths do not add up ------------------------------------------------
