@@ -235,6 +235,12 @@ class Builder:
                         stk[d] = nv
                         nv += 1
                         d += 1
+                    elif n == 2:             # (no range and slice to build either)
+                        stk[d] = nv
+                        nv += 1
+                        stk[d + 1] = nv
+                        nv += 1
+                        d += 2
                     elif n:
                         stk[d:d + n] = range(nv, nv + n)
                         nv += n
