@@ -198,7 +198,7 @@ class Builder:
             if b in handlers:
                 self.enter_handler(b, handlers[b])
             din = depth_in[b]
-            stack_in[b] = stk[:din]
+            stack_in[b] = stk[:din] if din else ()   # (no list for an empty stack)
             blk = blocks[b]
             lo, hi = blk.first, blk.stop
             h = blk.handler
