@@ -265,9 +265,13 @@ class Builder:
                     # moves some inputs (COPY, SWAP, LIST_APPEND, ...): as in `step`
                     base = d - eff.pops
                     inputs = stk[base:d]
-                    news = range(nv, nv + eff.news)
-                    nv += eff.news
-                    results = tuple([news[o] if o >= 0 else inputs[~o] for o in eff.fall])
+                    n = eff.news
+                    news = range(nv, nv + n)
+                    if n:
+                        nv += n
+                        results = eff.fall_pick(inputs + list(news))
+                    else:
+                        results = eff.fall_pick(inputs)
                     if tracking:             # (`put` tracks what the handler may see)
                         for j in eff.moved:
                             self.put(base + j, results[j], i == last)

@@ -58,13 +58,9 @@ class Effect:
     new_pos: tuple[int, ...] = field(init=False)  # output position of each new value
     moved: tuple[int, ...] = field(init=False)    # fall outputs whose slot content changes
     net: int = field(init=False)                  # depth change on the fall-through
-    moved0: int = field(init=False)               # moved[0], or a very negative number
-    moved_rest: bool = field(init=False)          # whether `moved` has more than one
-    # moved[0] and moved[1] relative to the base of the popped inputs (a very negative
-    # number when absent), and whether `moved` has more than two
-    first_rel: int = field(init=False)
-    second_rel: int = field(init=False)
-    moved_more: bool = field(init=False)
+    # the fall outputs picked from the inputs followed by the new values (``pops + k``
+    # for new value k, j for input j), in C: ``fall_pick(inputs + news)``
+    fall_pick: object = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
         fall = self.fall
@@ -80,12 +76,10 @@ class Effect:
         object.__setattr__(self, "new_pos", pos)
         object.__setattr__(self, "moved", moved)
         object.__setattr__(self, "net", len(fall) - self.pops)
-        object.__setattr__(self, "moved0", moved[0] if moved else -1 << 40)
-        object.__setattr__(self, "moved_rest", len(moved) > 1)
-        none = -1 << 40
-        object.__setattr__(self, "first_rel", moved[0] - self.pops if moved else none)
-        object.__setattr__(self, "second_rel", moved[1] - self.pops if len(moved) > 1 else none)
-        object.__setattr__(self, "moved_more", len(moved) > 2)
+        picks = [self.pops + o if o >= 0 else ~o for o in fall]
+        # (itemgetter returns a tuple for two or more keys; a slice keeps one or none a list)
+        object.__setattr__(self, "fall_pick", itemgetter(*picks) if len(picks) > 1 else
+                           itemgetter(slice(picks[0], picks[0] + 1) if picks else slice(0)))
 
     def outs(self, edge_kind: str) -> tuple[int, ...]:
         return self.jump if edge_kind in ("jump", "branch") else self.fall
