@@ -125,6 +125,9 @@ class SSA:
         #   consecutive op ids from v on (``news`` each; the op values of the other
         #   instructions of b are numbered in the same sequence).
         self._recs: list[tuple] = []
+        # (nargs, entry block) when the first records are the entry values of the
+        # locals, kept as their names: a parameter's for the first nargs, else "undef"
+        self._lead = None
         self._nops = 0
         self._flat: list[int] = []
         self._starts: dict[int, tuple[int, int]] = {}
@@ -158,7 +161,14 @@ class SSA:
         instruction definitions, catch values)."""
         # op values first (filled in below), then the records backwards: id ~k, a
         # negative index, finds record k
-        recs = [Value(*rec) for rec in self._recs]
+        recs = self._recs
+        lead = self._lead
+        if lead is not None:     # the entry records, kept as names (`Builder.make_entry`)
+            nargs, b = lead
+            recs = [Value("param" if k < nargs else "undef", n, b, None, ()) if n.__class__
+                    is str else Value(*n) for k, n in enumerate(recs)]
+        else:
+            recs = [Value(*rec) for rec in recs]
         recs.reverse()
         objs = [None] * self._nops + recs
         get = objs.__getitem__

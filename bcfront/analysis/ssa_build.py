@@ -334,8 +334,10 @@ class Builder:
         self.cell_params = cell_params = {}
         entry, recs, loc = self.ssa._entry, self.recs, self.loc
         if self.locals is names:    # all locals, in arg order: ids -1, -2, ... in order
-            recs += [("param" if k < nargs else "undef", n, b, None, ())
-                     for k, n in enumerate(names)]
+            # the records ("param" or "undef", name, b, None, ()) kept as the names alone
+            # (`SSA._lead`; no tuple per local)
+            recs += names
+            self.ssa._lead = (nargs, b)
             n = len(names)
             # (a slice of a list: assigning a range with a negative step costs more)
             ids = _NEGATIVE[:n] if n <= len(_NEGATIVE) else list(range(-1, -n - 1, -1))
