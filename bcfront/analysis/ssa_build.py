@@ -256,10 +256,10 @@ class Builder:
                     var = var_of[args[i]]
                     if var >= 0 and not tracking:
                         d -= 1
-                        v = stk[d]
-                        recs.append(("store", names[var], b, offsets[i], (v,)))
+                        v = (stk[d],)        # (one tuple for the record and the uses)
+                        recs.append(("store", names[var], b, offsets[i], v))
                         loc[var] = r = -len(recs)
-                        special[i] = ((v,), (r,), ())
+                        special[i] = (v, (r,), ())
                         continue
                 elif eff.moves and (i != last or eff.jump == eff.fall):
                     # moves some inputs (COPY, SWAP, LIST_APPEND, ...): as in `step`
