@@ -100,19 +100,23 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
     frontier = bd.frontier
     fronts = frontier.values()
     # the variables wanted at a block that can receive a phi (in a frontier, a handler;
-    # branch targets below): live locals, slots below its entry depth
-    wanted = {y: (bits_in[y] & local_mask) | (((1 << depth_in[y]) - 1) << nbits)
-              for y in set().union(*fronts)}
-    for h, entry in handlers.items():
-        wanted[h] = (bits_in[h] & local_mask) | (((1 << entry.depth) - 1) << nbits)
+    # branch targets below): live locals, slots below its entry depth (a handler's:
+    # below the depth its table entry unwinds to)
+    wanted = {h: (bits_in[h] & local_mask) | (((1 << entry.depth) - 1) << nbits)
+              for h, entry in handlers.items()} if handlers else {}
+    get = wanted.get
     # only the blocks with a dominance frontier, and the protected ones, can place a
     # phi with their definitions, and only for the variables wanted where they place
-    # it: block -> those variables (the blocks with an empty frontier skipped in C)
+    # it: block -> those variables (the blocks with an empty frontier skipped in C; a
+    # frontier block's wanted mask made when first met)
     need = {}
     for b, f in compress(frontier.items(), fronts):
         m = 0
         for y in f:
-            m |= wanted[y]
+            w = get(y)
+            if w is None:
+                w = wanted[y] = (bits_in[y] & local_mask) | (((1 << depth_in[y]) - 1) << nbits)
+            m |= w
         if m:
             need[b] = m
     for h, srcs in exc_preds.items():
