@@ -41,8 +41,8 @@ def place(bd: Builder) -> None:
     exc_preds: dict[int, list[int]] = {}
     if cfg.bytecode.exception_table:     # (no table, no handler: most functions)
         handlers = {}
-        for b in cfg.order:              # a block with a handler has an exception edge
-            h = blocks[b].handler
+        for b, blk in blocks.items():    # a block with a handler has an exception edge
+            h = blk.handler
             if h is not None and b in idom:
                 handlers[h.target] = h
                 exc_preds.setdefault(h.target, []).append(b)
@@ -59,7 +59,7 @@ def place(bd: Builder) -> None:
     phi_edges = ssa._phi_edges
     names = bd.locals
     nloc = bd.nloc
-    new = bd.new
+    recs = bd.recs
     for b, vs in phis.items():
         table = phi_at[b] = {}
         # incoming (src, kind) pairs in the order of `cfg.edges`
@@ -82,9 +82,9 @@ def place(bd: Builder) -> None:
             else:
                 feeds[p] = [(b, k, pos)]
         n = len(edges)
-        for var in vs:
-            table[var] = new("phi", names[var] if var < nloc else var - nloc, b, None,
-                             [None] * n)
+        for var in vs:                   # (records made inline, as `Builder.new` would)
+            recs.append(("phi", names[var] if var < nloc else var - nloc, b, None, [None] * n))
+            table[var] = -len(recs)
 
 
 def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[int]]:
