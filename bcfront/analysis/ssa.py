@@ -125,7 +125,7 @@ class SSA:
         #   consecutive op ids from v on (``news`` each; the op values of the other
         #   instructions of b are numbered in the same sequence).
         self._recs: list[tuple] = []
-        # (nargs, entry block) when the first records are the entry values of the
+        # (nargs, entry block, n) when the first n records are the entry values of the
         # locals, kept as their names: a parameter's for the first nargs, else "undef"
         self._lead = None
         self._nops = 0
@@ -163,12 +163,12 @@ class SSA:
         # negative index, finds record k
         recs = self._recs
         lead = self._lead
-        if lead is not None:     # the entry records, kept as names (`Builder.make_entry`)
-            nargs, b = lead
-            recs = [Value("param" if k < nargs else "undef", n, b, None, ()) if n.__class__
-                    is str else Value(*n) for k, n in enumerate(recs)]
-        else:
+        if lead is None:
             recs = [Value(*rec) for rec in recs]
+        else:                    # the first n records kept as names (`Builder.make_entry`)
+            nargs, b, n = lead
+            recs = ([Value("param" if k < nargs else "undef", name, b, None, ())
+                     for k, name in enumerate(recs[:n])] + [Value(*rec) for rec in recs[n:]])
         recs.reverse()
         objs = [None] * self._nops + recs
         get = objs.__getitem__

@@ -308,20 +308,14 @@ class Builder:
 
     def enter_handler(self, b: int, entry) -> None:
         """The values handler `b` finds pushed: the raising offset (if `lasti`), then the
-        exception, at the entry's depth (records made inline, as `new` would)."""
-        recs, stk = self.recs, self.stk
-        k = entry.depth
-        if entry.lasti:
-            recs.append(("lasti", k, b, None, ()))
-            recs.append(("exc", k + 1, b, None, ()))
-            n = len(recs)
-            stk[k] = lasti = 1 - n
-            stk[k + 1] = exc = -n
-            self.ssa._handler_values[b] = [lasti, exc]
-        else:
-            recs.append(("exc", k, b, None, ()))
-            stk[k] = exc = -len(recs)
-            self.ssa._handler_values[b] = [exc]
+        exception, from the entry's depth on."""
+        hv = []
+        stk = self.stk
+        for k in range(entry.depth, entry.handler_depth):
+            v = self.new("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None)
+            hv.append(v)
+            stk[k] = v
+        self.ssa._handler_values[b] = hv
 
     def make_entry(self) -> None:
         """The entry values: each local's (a parameter, or unbound), each cell
@@ -337,7 +331,7 @@ class Builder:
             # the records ("param" or "undef", name, b, None, ()) kept as the names alone
             # (`SSA._lead`; no tuple per local)
             recs += names
-            self.ssa._lead = (nargs, b)
+            self.ssa._lead = (nargs, b, len(names))
             n = len(names)
             # (a slice of a list: assigning a range with a negative step costs more)
             ids = _NEGATIVE[:n] if n <= len(_NEGATIVE) else list(range(-1, -n - 1, -1))
@@ -426,7 +420,7 @@ class Builder:
             for p, val in enumerate(news):
                 self.put(base + p, val, last)
         else:
-            results = tuple([news[o] if o >= 0 else inputs[~o] for o in eff.fall])
+            results = eff.fall_pick(inputs + list(news)) if news else eff.fall_pick(inputs)
             for j in eff.moved:
                 self.put(base + j, results[j], last)
             if last and eff.jump != eff.fall:

@@ -59,7 +59,7 @@ def place(bd: Builder) -> None:
     phi_edges = ssa._phi_edges
     names = bd.locals
     nloc = bd.nloc
-    recs = bd.recs
+    new = bd.new
     for b, vs in phis.items():
         table = phi_at[b] = {}
         # incoming (src, kind) pairs in the order of `cfg.edges`
@@ -82,9 +82,9 @@ def place(bd: Builder) -> None:
             else:
                 feeds[p] = [(b, k, pos)]
         n = len(edges)
-        for var in vs:                   # (records made inline, as `Builder.new` would)
-            recs.append(("phi", names[var] if var < nloc else var - nloc, b, None, [None] * n))
-            table[var] = -len(recs)
+        for var in vs:
+            table[var] = new("phi", names[var] if var < nloc else var - nloc, b, None,
+                             [None] * n)
 
 
 def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[int]]:

@@ -22,8 +22,6 @@ def test_reports_every_phase_with_the_collector_on_and_off(load_tool):
         for key in ("ratio_full_to_networkx", "ratio_target_phases_to_networkx",
                     "ratio_core_to_networkx", "ratio_dominance_to_networkx"):
             assert section[key] is not None and section[key] > 0
-    off = res["collector_off"]
-    assert off["full_seconds"] == pytest.approx(sum(off["phases"].values()), abs=1e-3)
     # the instruction count against dis (caches skipped, EXTENDED_ARG folded)
     expected = sum(1 for c in codes for ins in dis.get_instructions(c)
                    if ins.opname != "EXTENDED_ARG")
