@@ -55,6 +55,7 @@ class Builder:
     phi_at: dict = {}               # block -> {var: its phi}
     handlers: dict = {}             # handler block -> its exception entry
     feeds: dict = {}                # block -> its out-edges to blocks with phis
+    changing: set = frozenset()     # protected blocks that change what their handler wants
 
     def __init__(self, ssa: SSA, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.ssa, self.idom, self.frontier = ssa, idom, frontier
@@ -175,7 +176,7 @@ class Builder:
         special, starts = self.special, ssa._starts
         append = flat.append
         blocks = cfg.blocks
-        phi_at, handlers, feeds = self.phi_at, self.handlers, self.feeds
+        phi_at, handlers, feeds, changing = self.phi_at, self.handlers, self.feeds, self.changing
         depth_in = self.stack.depth_in
         stack_in = ssa._stack_in
         args, offsets = self.bc.args, self.bc.offsets
@@ -204,7 +205,7 @@ class Builder:
             h = blk.handler
             starts[b] = (len(flat), nv)
             tracking = False
-            if h is not None and h.target in phi_at:
+            if b in changing:
                 # a handler that sees a change here: track what it can see
                 tracking = True
                 touching = self.start_tracking(b, blk, phi_at[h.target])
@@ -436,9 +437,12 @@ class Builder:
         jump_override = jump_override[1] if jump_override and jump_override[0] == b else None
         for dst, kind, pos in self.feeds[b]:
             if kind == "exception":
-                self.catch_args(b, phi_at[dst], pos)
-                continue
-            override = jump_override if kind != "fallthrough" else None
+                if self.track is not None:
+                    self.catch_args(b, phi_at[dst], pos)
+                    continue
+                override = None     # (untracked: the block changes nothing the handler sees)
+            else:
+                override = jump_override if kind != "fallthrough" else None
             for var, phi in phi_at[dst].items():
                 if override is not None and var in override:
                     val = override[var]

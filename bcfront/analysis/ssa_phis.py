@@ -132,13 +132,19 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
     defs[cfg.entry] = defs.get(cfg.entry, 0) | local_mask
     phis: dict[int, int] = {}
     # a handler needs a phi for every variable a protected block changes, even when
-    # that block dominates it: the handler does not see its exit value
+    # that block dominates it: the handler does not see its exit value.  Only those
+    # blocks are tracked while renaming (`Builder.changing`): in the others, every
+    # variable the handler wants keeps the value it entered with.
+    changing = set()
     for h, srcs in exc_preds.items():
         for b in srcs:
             new = written.get(b, 0) & wanted[h]
             if new:
                 phis[h] = phis.get(h, 0) | new
                 defs[h] = defs.get(h, 0) | new
+                changing.add(b)
+    if changing:
+        bd.changing = changing
     for target, diff in jump_diff:
         new = diff & wanted[target]
         if new:
