@@ -18,8 +18,8 @@ targets get a phi for what differs even when the source dominates them:
 
 Costs.  Most code objects are one block without a handler: they skip phi
 placement (`bcfront.analysis.ssa_phis`, on bitmasks).  The renaming loop
-handles the common instructions inline (loads and stores of locals, "plain"
-ones that read their inputs and push new values, ones that move inputs);
+handles the common instructions inline (loads and stores of locals, 3.13's paired
+loads, "plain" ones that read their inputs and push new values, ones that move inputs);
 the rest goes through `Builder.step`, and so does, in a protected block, every
 instruction that may change a stack slot its handler has a phi for (the values
 the handler can see of it must be tracked).
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from .decode import _INTS, _ints
 from .ssa_phis import has_edge_phis, place
-from .stack import LOAD_LOCAL, LOCAL_OTHER, STORE_LOCAL, Effect
+from .stack import LOAD_LOCAL, LOAD_LOCAL_PAIR, LOCAL_OTHER, STORE_LOCAL, Effect
 
 if TYPE_CHECKING:
     from .liveness import Liveness
@@ -261,6 +261,14 @@ class Builder:
                         recs.append(("store", names[var], b, offsets[i], v))
                         loc[var] = r = -len(recs)
                         special[i] = (v, (r,), ())
+                        continue
+                elif eff is LOAD_LOCAL_PAIR:   # 3.13: two loads in one (as `_h_load_pair`)
+                    arg = args[i]
+                    first, second = var_of[arg >> 4], var_of[arg & 15]
+                    if first >= 0 and second >= 0:
+                        pair = stk[d], stk[d + 1] = loc[first], loc[second]
+                        special[i] = (pair, (), pair)
+                        d += 2
                         continue
                 elif eff.moves and (i != last or eff.jump == eff.fall):
                     # moves some inputs (COPY, SWAP, LIST_APPEND, ...): as in `step`

@@ -142,6 +142,7 @@ def _branch(pops: int, fall: tuple[int, ...], jump: tuple[int, ...]) -> Effect:
 NO_LOCAL, LOCAL_LOAD, LOCAL_STORE, LOCAL_OTHER = range(4)
 LOAD_LOCAL = _fx(0, 1, LOCAL_LOAD)        # LOAD_FAST, LOAD_FAST_CHECK
 STORE_LOCAL = _fx(1, 0, LOCAL_STORE)      # STORE_FAST
+LOAD_LOCAL_PAIR = _fx(0, 2, LOCAL_OTHER)  # 3.13's LOAD_FAST_LOAD_FAST (arg: two nibbles)
 
 _ZERO = _fx(0, 0)
 _PUSH = _fx(0, 1)
@@ -183,7 +184,7 @@ _COMMON: dict[str, object] = {
     "LOAD_FAST_AND_CLEAR": _fx(0, 1, LOCAL_OTHER),
     "DELETE_FAST": _fx(0, 0, LOCAL_OTHER),
     "MAKE_CELL": _fx(0, 0, LOCAL_OTHER),
-    "LOAD_FAST_LOAD_FAST": _fx(0, 2, LOCAL_OTHER),
+    "LOAD_FAST_LOAD_FAST": LOAD_LOCAL_PAIR,
     "STORE_FAST_LOAD_FAST": _fx(1, 1, LOCAL_OTHER),
     "STORE_FAST_STORE_FAST": _fx(2, 0, LOCAL_OTHER),
     "STORE_ATTR": _fx(2, 0),

@@ -133,6 +133,27 @@ def test_every_local_of_a_wide_function_gets_its_entry_value(nlocals):
                 [(n, "param" if n in params else "store") for n in read]
 
 
+def _paired(a, b):
+    a = b * 2
+    print()
+    return a + b
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="LOAD_FAST_LOAD_FAST is 3.13's")
+def test_a_paired_load_pushes_the_reaching_values_of_both_locals():
+    code = _paired.__code__
+    ssa = analyze(code).ssa
+    ins = [i for i in dis.get_instructions(code) if i.opname == "LOAD_FAST_LOAD_FAST"]
+    assert [i.argval for i in ins] == [("a", "b")]
+    op = ssa.ops[ins[0].offset]
+    # what dis says it reads, in its order: the store of a, then b's parameter value
+    assert [(v.var, v.kind) for v in op.uses] == [("a", "store"), ("b", "param")]
+    assert op.uses[0] is next(v for v in ssa.values if v.var == "a" and v.kind == "store")
+    assert op.defs == () and op.results == op.uses
+    add = next(i for i in dis.get_instructions(code) if i.offset > ins[0].offset)
+    assert add.opname == "BINARY_OP" and ssa.ops[add.offset].uses == op.uses
+
+
 def ternary(c, a, b):
     r = g(
         (a if c else b),
