@@ -28,13 +28,13 @@ import tarfile
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# (bench_analysis puts the repository and the test corpus on the path)
+from bench_analysis import PHASES as _BENCH_PHASES, ROOT, TARGET_PHASES  # noqa: E402
 from corpus import stdlib_code_objects  # noqa: E402  (the test corpus's walker)
 
-# the facade attribute of each of the target's phases (`bench_analysis.TARGET_PHASES`)
-PHASES = ("bytecode", "cfg", "idom", "dominance_frontier", "loops", "stack", "liveness", "ssa")
+# the facade attribute of each of the target's phases, in the benchmark's order
+PHASES = tuple(attr for phase, attr in _BENCH_PHASES if phase in TARGET_PHASES)
 
 
 def stage(ref: str, into: str) -> None:
