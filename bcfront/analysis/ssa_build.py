@@ -19,7 +19,8 @@ targets get a phi for what differs even when the source dominates them:
 Costs.  Most code objects are one block without a handler: they skip phi
 placement (`bcfront.analysis.ssa_phis`, on bitmasks).  The renaming loop
 handles the common instructions inline (loads and stores of locals, 3.13's paired
-loads, "plain" ones that read their inputs and push new values, ones that move inputs);
+loads and stores and its loads of cell objects, MAKE_CELL, "plain" ones that read
+their inputs and push new values, ones that move inputs);
 the rest goes through `Builder.step`, and so does, in a protected block, every
 instruction that may change a stack slot its handler has a phi for (the values
 the handler can see of it must be tracked).
@@ -30,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from .decode import _INTS, _ints
 from .ssa_phis import has_edge_phis, place
-from .stack import LOAD_LOCAL, LOAD_LOCAL_PAIR, LOCAL_OTHER, STORE_LOCAL, Effect
+from .stack import (LOAD_LOCAL, LOAD_LOCAL_PAIR, LOCAL_OTHER, STORE_LOCAL, STORE_LOCAL_PAIR,
+                    WRAP_CELL, Effect)
 
 if TYPE_CHECKING:
     from .liveness import Liveness
@@ -182,6 +184,7 @@ class Builder:
         args, offsets = self.bc.args, self.bc.offsets
         effs = st_effs = self.stack.effects
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
+        cell_params, varname = self.cell_params, self.code._varname_from_oparg
         nv = self.nv
         prev = None
         for b in order:
@@ -251,8 +254,11 @@ class Builder:
                     var = var_of[args[i]]
                     if var >= 0:
                         stk[d] = special[i] = loc[var]
-                        d += 1
-                        continue
+                    else:                    # 3.13's load of a cell object: a new value
+                        stk[d] = nv          # (a plain push, as `_load`'s record is)
+                        nv += 1
+                    d += 1
+                    continue
                 elif eff is STORE_LOCAL:   # a store to a local (as `_h_store_fast`)
                     var = var_of[args[i]]
                     if var >= 0 and not tracking:
@@ -290,6 +296,23 @@ class Builder:
                     special[i] = (inputs if eff.reads_all else [inputs[u] for u in eff.uses],
                                   news, results)
                     d += eff.net
+                    continue
+                elif eff is STORE_LOCAL_PAIR:  # 3.13: two stores in one (as `_h_store_store`)
+                    arg = args[i]
+                    first, second = var_of[arg >> 4], var_of[arg & 15]
+                    if first >= 0 and second >= 0 and not tracking:
+                        d -= 2
+                        top, below = stk[d + 1], stk[d]   # the first store takes the top
+                        off = offsets[i]
+                        recs.append(("store", names[first], b, off, (top,)))
+                        loc[first] = r1 = -len(recs)
+                        recs.append(("store", names[second], b, off, (below,)))
+                        loc[second] = r2 = -len(recs)
+                        special[i] = ((top, below), (r1, r2), ())
+                        continue
+                elif eff is WRAP_CELL:     # MAKE_CELL reads the parameter a cell wraps
+                    v = cell_params.get(varname(args[i]))    # (as `_h_make_cell`)
+                    special[i] = ((v,) if v is not None else (), (), ())
                     continue
                 self.nv = nv
                 self.step(b, i, i == last)

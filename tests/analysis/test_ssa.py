@@ -154,6 +154,57 @@ def test_a_paired_load_pushes_the_reaching_values_of_both_locals():
     assert add.opname == "BINARY_OP" and ssa.ops[add.offset].uses == op.uses
 
 
+def _pair_store(x, y):
+    p, q = x + 1, y * 2
+    return p - q
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="STORE_FAST_STORE_FAST is 3.13's")
+def test_a_paired_store_gives_each_local_the_value_its_expression_pushed():
+    code = _pair_store.__code__
+    ssa = analyze(code).ssa
+    by_op = {i.argrepr: i for i in dis.get_instructions(code) if i.opname == "BINARY_OP"}
+    (store,) = [i for i in dis.get_instructions(code) if i.opname == "STORE_FAST_STORE_FAST"]
+    plus, times = (ssa.ops[by_op[r].offset].defs[0] for r in ("+", "*"))
+    op = ssa.ops[store.offset]
+    # p = x + 1 and q = y * 2, whichever of the two the instruction stores first
+    stored = {v.var: v for v in op.defs}
+    assert sorted(stored) == ["p", "q"] and all(v.kind == "store" for v in op.defs)
+    assert stored["p"].args == (plus,) and stored["q"].args == (times,)
+    assert set(op.uses) == {plus, times} and op.results == ()
+    # the paired load after it reads those two stores
+    (load,) = [i for i in dis.get_instructions(code) if i.opname == "LOAD_FAST_LOAD_FAST"]
+    assert ssa.ops[load.offset].uses == (stored["p"], stored["q"])
+
+
+def _closure(a):
+    b = a + 1
+
+    def inner():
+        return a + b
+    return inner
+
+
+def test_closure_cells_are_pushed_as_new_values_and_make_cell_reads_a_cell_parameter():
+    code = _closure.__code__
+    ssa = analyze(code).ssa
+    ins = list(dis.get_instructions(code))
+    # the loads that push the cells for the closure tuple (LOAD_CLOSURE; 3.13: LOAD_FAST)
+    build = next(i for i in ins if i.opname == "BUILD_TUPLE")
+    pushes = [i for i in ins if i.opname in ("LOAD_CLOSURE", "LOAD_FAST")
+              and i.argval in ("a", "b") and i.offset < build.offset]
+    assert [i.argval for i in pushes] == ["a", "b"]
+    cells = ssa.ops[build.offset].uses
+    assert [(v.kind, v.offset) for v in cells] == [("op", i.offset) for i in pushes]
+    assert [ssa.ops[i.offset].defs for i in pushes] == [(v,) for v in cells]
+    # MAKE_CELL a wraps the parameter a (its entry value); MAKE_CELL b wraps nothing yet
+    make = {i.argval: ssa.ops[i.offset] for i in ins if i.opname == "MAKE_CELL"}
+    (param,) = [v for v in ssa.entry if v.var == "a"]
+    assert param.kind == "param"
+    assert make["a"].uses == (param,) and make["b"].uses == ()
+    assert make["a"].defs == make["b"].defs == ()
+
+
 def ternary(c, a, b):
     r = g(
         (a if c else b),
