@@ -27,3 +27,21 @@ def test_reports_every_phase_with_the_collector_on_and_off(load_tool):
                    if ins.opname != "EXTENDED_ARG")
     assert res["code_objects"] == len(codes)
     assert res["instructions"] == expected
+
+
+def test_cpu_info_reads_the_first_processor_entry_only(load_tool, tmp_path):
+    tool = load_tool("bench_analysis")
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n"
+                       "model\t\t: 1\nmodel name\t: AMD EPYC\nstepping\t: 1\nflags\t\t: fpu\n\n"
+                       "processor\t: 1\nvendor_id\t: Other\ncpu family\t: 6\nmodel\t\t: 85\n")
+    assert tool.cpu_info(str(cpuinfo)) == {"vendor": "AuthenticAMD", "family": "25",
+                                           "model": "1", "name": "AMD EPYC", "stepping": "1"}
+    assert tool.cpu_info(str(tmp_path / "absent")) == {}
+
+
+def test_results_name_the_networkx_version_they_were_measured_against(load_tool):
+    from importlib.metadata import version
+    env = load_tool("bench_analysis").environment()
+    assert env["networkx_version"] == version("networkx")
+    assert set(env) == {"machine", "cpu", "networkx_version"}
