@@ -1,6 +1,6 @@
 """Benchmark the static analyzer on every code object of the standard library.
 
-    python tools/bench_analysis.py [--limit N] [--chunk N] [--out PATH] [--json]
+    python tools/bench_analysis.py [--limit N] [--chunk N] [--out PATH] [--json] [--by-kind]
 
 Compiles every ``.py`` file of this interpreter's standard library (sorted
 walk, ``site-packages`` left out; the walker is the test corpus's), collects
@@ -16,6 +16,10 @@ names: all but post-dominators) to networkx's
 (networkx graphs are built outside the timing).  Times are CPU seconds of
 this process (`time.process_time`), which a busy machine disturbs less than
 wall time.  Writes ``tools/results/bench_analysis.json``.
+
+With ``--by-kind`` the code objects are also timed in three groups apart (one block
+without a handler, several blocks without one, with an exception handler), whose
+ratios differ: fixed costs weigh most in the first, SSA's handler work in the last.
 
 Each chunk of code objects is timed twice, in alternating order: with the cyclic
 collector on (the headline figures, and the target's) and with it off during
@@ -193,6 +197,42 @@ def run(codes: list[types.CodeType], chunk: int) -> dict:
     }
 
 
+# --by-kind: the code objects in three groups, whose costs differ in kind
+KINDS = ("one block", "several blocks", "with a handler")
+
+
+def kind_of(code: types.CodeType) -> str:
+    """A code object's group: with an exception handler, else by its number of blocks."""
+    if code.co_exceptiontable:
+        return "with a handler"
+    return "one block" if len(FunctionAnalysis(code).cfg.blocks) == 1 else "several blocks"
+
+
+def run_by_kind(codes: list[types.CodeType], chunk: int) -> dict:
+    """Each group of `KINDS` timed apart (collector on, as the headline): its code objects,
+    instructions, target phases' seconds, networkx's seconds and their ratio."""
+    phases, _ = available_phases()
+    groups: dict[str, list] = {k: [] for k in KINDS}
+    for c in codes:
+        groups[kind_of(c)].append(c)
+    gc.collect()
+    out = {}
+    for kind, cs in groups.items():
+        tally = {"totals": {p: 0.0 for p, _ in phases}, "nx": 0.0,
+                 "errors": {p: [] for p, _ in phases}, "failed": {p: 0 for p, _ in phases},
+                 "blocks": 0, "instrs": 0}
+        for lo in range(0, len(cs), chunk):
+            _time_chunk(cs[lo:lo + chunk], phases, True, tally)
+        target = sum(tally["totals"].get(p, 0) for p in TARGET_PHASES)
+        out[kind] = {"code_objects": len(cs), "instructions": tally["instrs"],
+                     "phases": {p: round(v, 4) for p, v in tally["totals"].items()},
+                     "target_phases_seconds": round(target, 4),
+                     "networkx_seconds": round(tally["nx"], 4),
+                     "ratio_target_phases_to_networkx":
+                         round(target / tally["nx"], 3) if tally["nx"] else None}
+    return out
+
+
 def cpu_info(path: str = "/proc/cpuinfo") -> dict:
     """The first processor's vendor, family, model, stepping and name from `path` (empty
     where there is none).  Under a hypervisor the name is often generic ("AMD EPYC"):
@@ -249,6 +289,11 @@ def table(res: dict) -> str:
                  f"{off['networkx_seconds']:.3f} s; full / networkx = "
                  f"{off['ratio_full_to_networkx']}; the issue's phases / networkx = "
                  f"{off['ratio_target_phases_to_networkx']}")
+    for kind, g in res.get("by_kind", {}).items():
+        lines.append(f"{kind:<16}{g['code_objects']:>7} code objects, {g['instructions']:>8} "
+                     f"instructions: the issue's phases {g['target_phases_seconds']:.3f} s, "
+                     f"networkx {g['networkx_seconds']:.3f} s, ratio "
+                     f"{g['ratio_target_phases_to_networkx']}")
     lines.extend(f"note: {n}" for n in res["skipped"])
     return "\n".join(lines)
 
@@ -263,11 +308,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=os.path.join(ROOT, "tools", "results", "bench_analysis.json"),
                     help="where to write the JSON results")
     ap.add_argument("--json", action="store_true", help="print the JSON instead of the table")
+    ap.add_argument("--by-kind", action="store_true",
+                    help="also time one-block code objects, other handler-free ones and "
+                         "those with an exception handler apart (`by_kind` in the JSON)")
     args = ap.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         ap.error("--limit must be at least 1")
     codes = stdlib_code_objects(limit=args.limit)
     res = run(codes, max(1, args.chunk))
+    if args.by_kind:
+        res["by_kind"] = run_by_kind(codes, max(1, args.chunk))
     res["stdlib_files"] = len(stdlib_files())
     res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     res.update(environment())

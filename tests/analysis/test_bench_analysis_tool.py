@@ -45,3 +45,25 @@ def test_results_name_the_networkx_version_they_were_measured_against(load_tool)
     env = load_tool("bench_analysis").environment()
     assert env["networkx_version"] == version("networkx")
     assert set(env) == {"machine", "cpu", "networkx_version"}
+
+
+def test_by_kind_partitions_the_code_objects_as_their_tables_and_jumps_say(load_tool):
+    tool = load_tool("bench_analysis")
+    from corpus import stdlib_code_objects
+    codes = stdlib_code_objects(limit=120)
+    groups = tool.run_by_kind(codes, chunk=40)
+    assert list(groups) == list(tool.KINDS)
+    assert sum(g["code_objects"] for g in groups.values()) == len(codes)
+    # oracles: the exception table itself, and dis's jump opcodes
+    assert groups["with a handler"]["code_objects"] == sum(1 for c in codes if c.co_exceptiontable)
+    jumps = set(dis.hasjrel) | set(dis.hasjabs)
+    for c in codes:
+        if tool.kind_of(c) == "one block":
+            assert not c.co_exceptiontable
+            assert not any(ins.opcode in jumps for ins in dis.get_instructions(c))
+    for kind, g in groups.items():
+        assert g["code_objects"] > 0, kind
+        assert g["ratio_target_phases_to_networkx"] > 0
+        expected = sum(1 for c in codes if tool.kind_of(c) == kind
+                       for ins in dis.get_instructions(c) if ins.opname != "EXTENDED_ARG")
+        assert g["instructions"] == expected
