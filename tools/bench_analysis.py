@@ -153,11 +153,17 @@ def _ratios(totals: dict, nx_time: float) -> dict:
             "ratio_dominance_to_networkx": over(("dominators", "frontiers"))}
 
 
+def _new_tally(phases) -> dict:
+    """What `_time_chunk` adds to with the collector on: seconds per phase and for
+    networkx, failures and their samples per phase, blocks and instructions."""
+    return {"totals": {p: 0.0 for p, _ in phases}, "nx": 0.0,
+            "errors": {p: [] for p, _ in phases}, "failed": {p: 0 for p, _ in phases},
+            "blocks": 0, "instrs": 0}
+
+
 def run(codes: list[types.CodeType], chunk: int) -> dict:
     phases, notes = available_phases()
-    on = {"totals": {p: 0.0 for p, _ in phases}, "nx": 0.0,
-          "errors": {p: [] for p, _ in phases}, "failed": {p: 0 for p, _ in phases},
-          "blocks": 0, "instrs": 0}
+    on = _new_tally(phases)
     off = {"totals": {p: 0.0 for p, _ in phases}, "nx": 0.0}
     for k, lo in enumerate(range(0, len(codes), chunk)):
         # both ways on every chunk, in alternating order (the machine drifts)
@@ -218,18 +224,18 @@ def run_by_kind(codes: list[types.CodeType], chunk: int) -> dict:
     gc.collect()
     out = {}
     for kind, cs in groups.items():
-        tally = {"totals": {p: 0.0 for p, _ in phases}, "nx": 0.0,
-                 "errors": {p: [] for p, _ in phases}, "failed": {p: 0 for p, _ in phases},
-                 "blocks": 0, "instrs": 0}
+        tally = _new_tally(phases)
         for lo in range(0, len(cs), chunk):
             _time_chunk(cs[lo:lo + chunk], phases, True, tally)
-        target = sum(tally["totals"].get(p, 0) for p in TARGET_PHASES)
+        totals = tally["totals"]
         out[kind] = {"code_objects": len(cs), "instructions": tally["instrs"],
-                     "phases": {p: round(v, 4) for p, v in tally["totals"].items()},
-                     "target_phases_seconds": round(target, 4),
+                     # (a code object a phase fails on is left out of the later phases)
+                     "errors": {p: n for p, n in tally["failed"].items() if n},
+                     "phases": {p: round(v, 4) for p, v in totals.items()},
+                     "target_phases_seconds": round(sum(totals.get(p, 0) for p in TARGET_PHASES), 4),
                      "networkx_seconds": round(tally["nx"], 4),
                      "ratio_target_phases_to_networkx":
-                         round(target / tally["nx"], 3) if tally["nx"] else None}
+                         _ratios(totals, tally["nx"])["ratio_target_phases_to_networkx"]}
     return out
 
 
@@ -293,7 +299,8 @@ def table(res: dict) -> str:
         lines.append(f"{kind:<16}{g['code_objects']:>7} code objects, {g['instructions']:>8} "
                      f"instructions: the issue's phases {g['target_phases_seconds']:.3f} s, "
                      f"networkx {g['networkx_seconds']:.3f} s, ratio "
-                     f"{g['ratio_target_phases_to_networkx']}")
+                     f"{g['ratio_target_phases_to_networkx']}"
+                     + (f", errors {g['errors']}" if g.get("errors") else ""))
     lines.extend(f"note: {n}" for n in res["skipped"])
     return "\n".join(lines)
 

@@ -63,7 +63,7 @@ def test_by_kind_partitions_the_code_objects_as_their_tables_and_jumps_say(load_
             assert not any(ins.opcode in jumps for ins in dis.get_instructions(c))
     for kind, g in groups.items():
         assert g["code_objects"] > 0, kind
-        assert g["ratio_target_phases_to_networkx"] > 0
+        assert g["ratio_target_phases_to_networkx"] > 0 and g["errors"] == {}
         expected = sum(1 for c in codes if tool.kind_of(c) == kind
                        for ins in dis.get_instructions(c) if ins.opname != "EXTENDED_ARG")
         assert g["instructions"] == expected
