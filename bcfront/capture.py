@@ -197,7 +197,7 @@ class CapturedFunction:
                 return None
         root = self._root_for_call()
         from .errors import GraphBreakError
-        from .frontend.driver import BindError, trace_entry
+        from .frontend.regions.driver import BindError, trace_entry
         try:
             entry = trace_entry(self, root, args, kwargs)
         except BindError:
@@ -223,7 +223,7 @@ class CapturedFunction:
         return entry
 
     def _record_recompile(self, args, kwargs) -> None:
-        from .frontend.diagnose import first_failure
+        from .frontend.regions.diagnose import first_failure
         last = self._entries[-1]
         fail = first_failure(self, last, args, kwargs)
         if fail is not None:
@@ -283,7 +283,7 @@ def _has_python_call(obj) -> bool:
 
 
 def _module_has_hooks(m) -> bool:
-    from .frontend.objects import _HOOK_DICTS
+    from .frontend.semantics.objects import _HOOK_DICTS
     if any(getattr(m, n, None) for n in _HOOK_DICTS):
         return True
     import torch.nn.modules.module as mm

@@ -16,7 +16,7 @@ overlap — the assumption the frontend guards.  An op *writes* a class when it
 mutates (in place) a value of that class.
 
 The analysis is flow-insensitive over classes and exact for the facts it is
-given; the facts come from the frontend (`bcfront.frontend.alias_facts`),
+given; the facts come from the frontend (`bcfront.ir.alias_facts`),
 which derives them from the alias annotations of the aten ops each graph node
 dispatches (``Tensor(a)`` / ``Tensor(a!)`` in the op schemas), so this module
 needs no torch and no per-op table.

@@ -66,7 +66,7 @@ def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
 def _fx(graph, example_inputs, compiler, name) -> CompiledGraph:
     """Non-eager backends get the functionalized (pure) graph; the region does the writes."""
     from . import fx
-    from ..frontend.functionalize import compile_functional
+    from ..ir.functionalize import compile_functional
     return compile_functional(graph, example_inputs,
                               lambda g, ex: fx.compile_graph(g, ex, compiler, name))
 

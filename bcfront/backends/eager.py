@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import operator
 
-from ..frontend.graph import INFIX, format_arg, is_identifier, iter_nodes, node_expr
+from ..ir.graph import INFIX, format_arg, is_identifier, iter_nodes, node_expr
 from . import CompiledGraph
 
 # out-of-place op -> its in-place method (infix operators and Tensor methods) ...
@@ -137,7 +137,7 @@ def reusable(graph, folded=()) -> dict:
     if not graph.body:              # (a pure-Python function: no torch import)
         return {}
     import torch
-    from ..frontend.alias_facts import storage_key, tensors_in
+    from ..ir.alias_facts import storage_key, tensors_in
     funcs = _inplace_funcs()
     last_use: dict = {}
     for i, n in enumerate(graph.body):
@@ -193,7 +193,7 @@ def _hashable(x) -> bool:
 
 def compile_graph(graph) -> CompiledGraph:
     """Straight-line code; input-independent subgraphs are computed once (`fold_constants`)."""
-    from ..frontend.passes import fold_constants
+    from ..ir.passes import fold_constants
     folded = fold_constants(graph) if graph.body else {}
     inplace = _safe(reusable, graph, folded, {})
     views = _safe(view_plan, graph, folded, ViewPlan())
@@ -239,7 +239,7 @@ class ViewPlan:
 
 def _is_view_node(n) -> bool:
     import operator as op
-    from ..frontend.alias_facts import storage_key, tensors_in
+    from ..ir.alias_facts import storage_key, tensors_in
     if not n.args or not isinstance(n.args[0], type(n)) or n.mutates or n.state is not None:
         return False
     if iter_nodes((n.args[1:], n.kwargs)):

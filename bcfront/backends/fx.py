@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 import torch.fx
 
-from ..frontend.graph import map_nodes
+from ..ir.graph import map_nodes
 from . import CompiledGraph
 
 

@@ -1,17 +1,11 @@
-"""The symbolic frontend: bytecode interpreter, values, guards, graph IR, codegen.
+"""The symbolic frontend, in the order a call flows through it.
 
-Layering (each module imports only those above it):
+    model/      the data of a trace: values, sources, guards, frame, tracer, effects
+    semantics/  what Python and torch operations mean on symbolic values
+    interp/     the bytecode run loop and its opcode handler tables
+    regions/    from a trace to an entry: codegen, graph breaks, continuations
 
-    graph      SSA graph IR, printer, reference evaluator
-    sources    how to fetch a value from the inputs at run time
-    values     symbolic values held on the symbolic stack and in locals
-    guards     guard records and their compilation into one function
-    fake       torch-side helpers (fake tensors, global state), imported lazily
-    builder    real object + source -> symbolic value (+ guards)
-    frame      the symbolic frame; tracer: per-capture state
-    objects, builtins, torch_calls   call/attribute semantics
-    handlers/  opcode tables; interpreter: the run loop
-    codegen    generated entry/region source; resume: continuation bytecode
-
-Nothing here imports torch at module level.
+Each sub-package imports only those listed before it (and `bcfront.ir`,
+`bcfront.backends`, `bcfront.analysis` below them); `tests/test_layers.py`
+enforces it.  Nothing here imports torch at module level.
 """

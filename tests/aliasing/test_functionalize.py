@@ -13,9 +13,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import bcfront  # noqa: E402
-from bcfront.frontend.alias_facts import node_mutates_by_name, observe  # noqa: E402
-from bcfront.frontend.functionalize import FunctionalizeError, functionalize  # noqa: E402
-from bcfront.frontend.graph import evaluate  # noqa: E402
+from bcfront.ir.alias_facts import node_mutates_by_name, observe  # noqa: E402
+from bcfront.ir.functionalize import FunctionalizeError, functionalize  # noqa: E402
+from bcfront.ir.graph import evaluate  # noqa: E402
 
 from .harness import Hazard, run_hazard  # noqa: E402
 from .hazards import HAZARDS, T  # noqa: E402

@@ -18,8 +18,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import bcfront  # noqa: E402
-from bcfront.frontend.alias_facts import observe  # noqa: E402
-from bcfront.frontend.graph import evaluate  # noqa: E402
+from bcfront.ir.alias_facts import observe  # noqa: E402
+from bcfront.ir.graph import evaluate  # noqa: E402
 
 from .harness import Hazard, run_hazard  # noqa: E402
 from .randprog import generate  # noqa: E402

@@ -14,7 +14,7 @@ import sys
 import threading
 
 import bcfront
-from bcfront.frontend.tailcalls import LOOP_RECAPTURES
+from bcfront.frontend.regions.tailcalls import LOOP_RECAPTURES
 
 from .test_breaks import _run
 from .test_breaks_cells import walk

@@ -54,7 +54,7 @@ def test_fx_backend_name_in_report():
 
 
 def test_to_fx_roundtrip_matches_reference_evaluator():
-    from bcfront.frontend.graph import evaluate
+    from bcfront.ir.graph import evaluate
     cf = bcfront.capture(mlp_like, backend="eager")
     args = _inputs()
     cf(*args)

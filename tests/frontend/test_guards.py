@@ -204,7 +204,7 @@ def _deep(n):
 
 
 def test_recursion_is_inlined_to_a_limit_then_breaks():
-    from bcfront.frontend.tracer import INLINE_DEPTH_LIMIT
+    from bcfront.frontend.model.tracer import INLINE_DEPTH_LIMIT
     cf = bcfront.capture(_deep)
     assert cf(5) == 5 and not cf.entries[0].breaks           # inlined whole
     deep = INLINE_DEPTH_LIMIT + 10

@@ -14,7 +14,7 @@ import bcfront
 
 decode = importlib.import_module("bcfront.analysis.decode")
 from bcfront.errors import UnsupportedError
-from bcfront.frontend.handlers import HANDLERS, UNSUPPORTED, unsupported_opcode
+from bcfront.frontend.interp.handlers import HANDLERS, UNSUPPORTED, unsupported_opcode
 
 
 def _ops(name):

@@ -22,9 +22,9 @@ import pytest
 import bcfront
 from bcfront.analysis import analyze
 from bcfront.errors import UnsupportedError
-from bcfront.frontend import resume
-from bcfront.frontend.resume import make_resume
-from bcfront.frontend.resume_check import check_bound_locals, check_continuation
+from bcfront.frontend.regions import resume
+from bcfront.frontend.regions.resume import make_resume
+from bcfront.frontend.regions.resume_check import check_bound_locals, check_continuation
 
 CASES: dict = {}
 

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import bcfront  # noqa: E402
-from bcfront.frontend.graph import evaluate  # noqa: E402
+from bcfront.ir.graph import evaluate  # noqa: E402
 
 from .corpus_torch import CASES  # noqa: E402
 

@@ -44,18 +44,18 @@ def _patch_attr(path):
 
 def _patch_handler(opname):
     def apply(monkeypatch):
-        from bcfront.frontend.handlers import HANDLERS
+        from bcfront.frontend.interp.handlers import HANDLERS
         monkeypatch.setitem(HANDLERS, opname, _boom)
     return apply
 
 
 INTERNAL_POINTS = {
-    "tracing": _patch_attr("bcfront.frontend.driver.trace_entry"),
+    "tracing": _patch_attr("bcfront.frontend.regions.driver.trace_entry"),
     "opcode-handler": _patch_handler("BINARY_OP"),
-    "entry-building": _patch_attr("bcfront.frontend.driver.build_entry"),
+    "entry-building": _patch_attr("bcfront.frontend.regions.driver.build_entry"),
     # Patched where it is used: driver imported the name (patching codegen would not reach it,
     # and would leak into driver if driver were first imported while the patch is active).
-    "codegen": _patch_attr("bcfront.frontend.driver.compile_function"),
+    "codegen": _patch_attr("bcfront.frontend.regions.driver.compile_function"),
 }
 
 

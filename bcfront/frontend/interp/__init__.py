@@ -1,0 +1,1 @@
+"""The bytecode interpreter: the run loop and its opcode handler tables."""

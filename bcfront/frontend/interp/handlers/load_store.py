@@ -1,0 +1,302 @@
+"""Loads and stores: constants, locals, globals, cells, attributes, stack shuffles, imports."""
+from __future__ import annotations
+
+import sys
+
+from ....errors import UnsupportedError
+from ...semantics import attrs
+from ...model.builder import wrap
+from ...semantics.cells import load_cell, store_cell
+from ...model.frame import push_null_pair
+from ...model.sources import BuiltinSource, GlobalSource
+from ...model.tracer import SymbolicRaise
+from ...model.values import DELETED, NULL, CellV, Const, ExceptionV, ObjectV, SuperV, Value
+
+NULL_FIRST = sys.version_info < (3, 13)     # 3.13 pushes NULL after the callable
+
+
+def _nop(tx, f, ins):
+    return None
+
+
+def load_const(tx, f, ins):
+    f.push(Const(ins.argval))
+
+
+def _unbound(name):
+    raise SymbolicRaise(ExceptionV(UnboundLocalError, [Const(
+        f"cannot access local variable '{name}' where it is not associated with a value")]))
+
+
+def load_fast(tx, f, ins):
+    v = f.locals.get(ins.argval)
+    if v is None:
+        _unbound(ins.argval)
+    f.push(v)
+
+
+def load_fast_and_clear(tx, f, ins):
+    v = f.locals.pop(ins.argval, None)
+    f.push(NULL if v is None else v)
+
+
+def load_fast_load_fast(tx, f, ins):
+    for name in ins.argval:
+        v = f.locals.get(name)
+        if v is None:
+            _unbound(name)
+        f.push(v)
+
+
+def _dropping(tx, f, name):
+    """Rebinding or deleting the name of a generator suspended inside try/with may close it
+    (its finally runs): that instruction runs natively (O54)."""
+    if tx.suspended_in_try:
+        from ..interpreter import dropping_pending_generator
+        if dropping_pending_generator(tx, f.locals.get(name)):
+            raise UnsupportedError("generator-cleanup", f"dropping {name}, a generator suspended inside try/with")
+
+
+def store_fast(tx, f, ins):
+    _dropping(tx, f, ins.argval)
+    v = f.pop()
+    if v is NULL:
+        f.locals.pop(ins.argval, None)    # STORE_FAST_MAYBE_NULL restoring an unbound name
+    else:
+        f.locals[ins.argval] = v
+
+
+def store_fast_load_fast(tx, f, ins):
+    store_name, load_name = ins.argval
+    f.locals[store_name] = f.pop()
+    v = f.locals.get(load_name)
+    if v is None:
+        _unbound(load_name)
+    f.push(v)
+
+
+def store_fast_store_fast(tx, f, ins):
+    first, second = ins.argval
+    f.locals[first] = f.pop()
+    f.locals[second] = f.pop()
+
+
+def delete_fast(tx, f, ins):
+    _dropping(tx, f, ins.argval)
+    if ins.argval not in f.locals:
+        _unbound(ins.argval)
+    del f.locals[ins.argval]
+
+
+# -- globals -------------------------------------------------------------------------------
+
+def globals_value(tx, g: dict) -> ObjectV:
+    """The symbolic stand-in for a globals dict: its overlay holds writes made by the trace."""
+    v = tx.globals_values.get(id(g))
+    if v is None:
+        v = ObjectV(g, None)
+        tx.globals_values[id(g)] = v
+    return v
+
+
+def read_global(tx, f, name: str) -> Value:
+    gv = globals_value(tx, f.globals)
+    if name in gv.overlay:
+        val = gv.overlay[name]
+        if val is not DELETED:
+            return val
+        raise SymbolicRaise(ExceptionV(NameError, [Const(f"name '{name}' is not defined")]))
+    ref = tx.globals_ref(f.globals)
+    if name in f.globals:
+        return wrap(tx, f.globals[name], GlobalSource(name, ref))
+    if name in f.builtins:
+        tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.globals), None, name)
+        bref = tx.globals_ref(f.builtins)
+        # guarded like a global: patching the builtins module (mocks of open/print, import
+        # hooks) must recompile (O28)
+        return wrap(tx, f.builtins[name], BuiltinSource(name, bref))
+    tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.globals), None, name)
+    # nor a builtin by the next call (builtins.NAME = ... also defines it, O49)
+    tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.builtins), None, name)
+    raise SymbolicRaise(ExceptionV(NameError, [Const(f"name '{name}' is not defined")]))
+
+
+def _globals_dict_source(tx, g):
+    from ...model.sources import ConstSource
+    ref = tx.globals_ref(g)
+    return ConstSource(ref)
+
+
+def load_global(tx, f, ins):
+    v = read_global(tx, f, ins.argval)
+    if ins.arg & 1:
+        push_null_pair(f, v, NULL_FIRST)
+    else:
+        f.push(v)
+
+
+def store_global(tx, f, ins):
+    gv = globals_value(tx, f.globals)
+    tx.set(gv, "overlay", {**gv.overlay, ins.argval: f.pop()})
+    tx.mark_mutated(gv)
+
+
+def delete_global(tx, f, ins):
+    gv = globals_value(tx, f.globals)
+    read_global(tx, f, ins.argval)           # NameError when missing
+    tx.set(gv, "overlay", {**gv.overlay, ins.argval: DELETED})
+    tx.mark_mutated(gv)
+
+
+# -- cells -----------------------------------------------------------------------------------
+
+def make_cell(tx, f, ins):
+    name = ins.argval
+    f.locals[name] = CellV(f.locals.get(name), name=name)
+
+
+def copy_free_vars(tx, f, ins):
+    return None      # inline_call already placed the closure's cells in the frame
+
+
+def load_closure(tx, f, ins):
+    f.push(f.locals[ins.argval])
+
+
+def _cell(f, name) -> CellV:
+    c = f.locals.get(name)
+    if not isinstance(c, CellV):
+        raise UnsupportedError("unsupported-closure", f"cell variable {name!r} has no cell")
+    return c
+
+
+def load_deref(tx, f, ins):
+    f.push(load_cell(tx, _cell(f, ins.argval)))
+
+
+def store_deref(tx, f, ins):
+    store_cell(tx, _cell(f, ins.argval), f.pop())
+
+
+def delete_deref(tx, f, ins):
+    c = _cell(f, ins.argval)
+    load_cell(tx, c)
+    tx.set(c, "contents", None)
+    if c.real is not None:
+        raise UnsupportedError("unsupported-closure", "deleting an outside closure variable")
+
+
+# -- attributes ------------------------------------------------------------------------------
+
+def load_attr(tx, f, ins):
+    name = ins.argval
+    obj = f.pop()
+    f.push(attrs.getattr_(tx, obj, name))
+
+
+def load_method(tx, f, ins):
+    obj = f.pop()
+    push_null_pair(f, attrs.getattr_(tx, obj, ins.argval), NULL_FIRST)
+
+
+def store_attr(tx, f, ins):
+    obj = f.pop()
+    value = f.pop()
+    attrs.setattr_(tx, obj, ins.argval, value)
+
+
+def delete_attr(tx, f, ins):
+    attrs.delattr_(tx, f.pop(), ins.argval)
+
+
+def load_super_attr(tx, f, ins):
+    self_v = f.pop()
+    cls_v = f.pop()
+    f.pop()                                  # the global `super`
+    if not (isinstance(cls_v, ObjectV) and isinstance(cls_v.obj, type)):
+        raise UnsupportedError("unsupported-super", "super() with an unusual class cell")
+    v = attrs.getattr_(tx, SuperV(cls_v.obj, self_v), ins.argval)
+    if ins.arg & 1:
+        push_null_pair(f, v, NULL_FIRST)
+    else:
+        f.push(v)
+
+
+def load_assertion_error(tx, f, ins):
+    f.push(ObjectV(AssertionError))
+
+
+# -- stack ---------------------------------------------------------------------------------------
+
+def pop_top(tx, f, ins):
+    if tx.suspended_in_try and f.stack:        # `break` out of `for x in gen()` drops gen (O54)
+        from ..interpreter import dropping_pending_generator
+        if dropping_pending_generator(tx, f.stack[-1]):
+            raise UnsupportedError("generator-cleanup", "dropping a generator suspended inside try/with")
+    f.pop()
+
+
+def push_null(tx, f, ins):
+    f.push(NULL)
+
+
+def copy(tx, f, ins):
+    f.push(f.stack[-ins.arg])
+
+
+def swap(tx, f, ins):
+    s = f.stack
+    s[-1], s[-ins.arg] = s[-ins.arg], s[-1]
+
+
+def end_for(tx, f, ins):
+    # Reached only by falling through (never: FOR_ITER skips it on exhaustion).
+    f.pop()
+    if sys.version_info < (3, 13):
+        f.pop()
+
+
+def end_send(tx, f, ins):
+    v = f.pop()
+    f.pop()
+    f.push(v)
+
+
+# -- imports -----------------------------------------------------------------------------------------
+
+def import_name(tx, f, ins):
+    fromlist = f.pop()
+    level = f.pop()
+    name = ins.argval
+    if not (isinstance(level, Const) and level.value == 0):
+        raise UnsupportedError("import", "relative import inside captured code")
+    mod = sys.modules.get(name)
+    if mod is None:
+        raise UnsupportedError("import", f"importing {name!r} (not yet imported) runs module code")
+    if isinstance(fromlist, Const) and not fromlist.value and "." in name:
+        mod = sys.modules.get(name.split(".", 1)[0])
+    f.push(wrap(tx, mod, None))
+
+
+def import_from(tx, f, ins):
+    mod = f.peek()
+    f.push(attrs.getattr_(tx, mod, ins.argval))
+
+
+HANDLERS = {
+    "NOP": _nop, "RESUME": _nop, "PRECALL": _nop, "COPY_FREE_VARS": copy_free_vars,
+    "LOAD_CONST": load_const, "LOAD_FAST": load_fast, "LOAD_FAST_CHECK": load_fast,
+    "LOAD_FAST_AND_CLEAR": load_fast_and_clear, "LOAD_FAST_LOAD_FAST": load_fast_load_fast,
+    "STORE_FAST": store_fast, "STORE_FAST_MAYBE_NULL": store_fast,
+    "STORE_FAST_LOAD_FAST": store_fast_load_fast, "STORE_FAST_STORE_FAST": store_fast_store_fast,
+    "DELETE_FAST": delete_fast,
+    "LOAD_GLOBAL": load_global, "STORE_GLOBAL": store_global, "DELETE_GLOBAL": delete_global,
+    "MAKE_CELL": make_cell, "LOAD_CLOSURE": load_closure, "LOAD_DEREF": load_deref,
+    "STORE_DEREF": store_deref, "DELETE_DEREF": delete_deref,
+    "LOAD_ATTR": load_attr, "LOAD_METHOD": load_method, "STORE_ATTR": store_attr,
+    "DELETE_ATTR": delete_attr, "LOAD_SUPER_ATTR": load_super_attr,
+    "LOAD_ASSERTION_ERROR": load_assertion_error,
+    "POP_TOP": pop_top, "PUSH_NULL": push_null, "COPY": copy, "SWAP": swap,
+    "END_FOR": end_for, "END_SEND": end_send,
+    "IMPORT_NAME": import_name, "IMPORT_FROM": import_from,
+}

@@ -1,0 +1,146 @@
+"""Operators: arithmetic, comparison, identity, membership, subscripts, slices, f-strings."""
+from __future__ import annotations
+
+import operator
+import sys
+
+from ....errors import UnsupportedError
+from ...semantics import objects, ops
+from ...model.values import Const, ObjectV, TensorV
+
+PY = sys.version_info[:2]
+
+
+def binary_op(tx, f, ins):
+    b = f.pop()
+    a = f.pop()
+    f.push(ops.binary(tx, ops.BINARY_OPS[ins.arg], a, b))
+
+
+def compare_op(tx, f, ins):
+    b = f.pop()
+    a = f.pop()
+    r = ops.compare(tx, ins.argval, a, b)
+    if PY >= (3, 13) and ins.arg & 16:
+        r = Const(ops.truth(tx, r))       # 3.13 fuses the bool() of a following branch
+    f.push(r)
+
+
+def is_op(tx, f, ins):
+    b = f.pop()
+    a = f.pop()
+    same = ops.is_same(a, b, tx)
+    if same is None:
+        raise UnsupportedError("unsupported-identity", f"`is` between {a.describe()} and {b.describe()}")
+    f.push(Const(same != bool(ins.arg)))
+
+
+def contains_op(tx, f, ins):
+    container = f.pop()
+    item = f.pop()
+    f.push(Const(ops.contains(tx, item, container) != bool(ins.arg)))
+
+
+def _unary(fn):
+    def h(tx, f, ins):
+        f.push(ops.unary(tx, fn, f.pop()))
+    return h
+
+
+def binary_subscr(tx, f, ins):
+    key = f.pop()
+    obj = f.pop()
+    f.push(ops.getitem(tx, obj, key))
+
+
+def store_subscr(tx, f, ins):
+    key = f.pop()
+    obj = f.pop()
+    value = f.pop()
+    ops.setitem(tx, obj, key, value)
+
+
+def delete_subscr(tx, f, ins):
+    key = f.pop()
+    obj = f.pop()
+    ops.delitem(tx, obj, key)
+
+
+def _slice(start, stop):
+    try:
+        return Const(slice(ops.as_python(start), ops.as_python(stop)))
+    except ops.NotConst:
+        raise UnsupportedError("data-dependent" if isinstance(start, TensorV) or isinstance(stop, TensorV)
+                               else "unsupported-slice", "a slice with non-constant bounds") from None
+
+
+def binary_slice(tx, f, ins):
+    stop = f.pop()
+    start = f.pop()
+    obj = f.pop()
+    f.push(ops.getitem(tx, obj, _slice(start, stop)))
+
+
+def store_slice(tx, f, ins):
+    stop = f.pop()
+    start = f.pop()
+    obj = f.pop()
+    value = f.pop()
+    ops.setitem(tx, obj, _slice(start, stop), value)
+
+
+# -- f-strings -----------------------------------------------------------------------------------
+
+_CONVERSIONS = {1: str, 2: repr, 3: ascii}
+
+
+def _convert(tx, v, which):
+    fn = _CONVERSIONS[which]
+    return objects.call(tx, ObjectV(fn), [v], {})
+
+
+def _format(tx, v, spec) -> Const:
+    if isinstance(v, TensorV):
+        raise UnsupportedError("io", "formatting a tensor reads its data")
+    try:
+        value = ops.as_python(v)
+    except ops.NotConst:
+        m = objects.lookup_dunder(v, "__format__")
+        if m is not None:
+            return objects.call(tx, m, [v, Const(spec)], {})
+        if spec == "":
+            return _convert(tx, v, 1)
+        raise UnsupportedError("unsupported-format", f"formatting {v.describe()}") from None
+    return ops.fold(format, value, spec)
+
+
+def format_value(tx, f, ins):
+    spec = ops.as_python(f.pop()) if ins.arg & 4 else ""
+    v = f.pop()
+    if ins.arg & 3:
+        v = _convert(tx, v, ins.arg & 3)
+    f.push(_format(tx, v, spec))
+
+
+def convert_value(tx, f, ins):
+    f.push(_convert(tx, f.pop(), ins.arg))
+
+
+def format_simple(tx, f, ins):
+    f.push(_format(tx, f.pop(), ""))
+
+
+def format_with_spec(tx, f, ins):
+    spec = ops.as_python(f.pop())
+    f.push(_format(tx, f.pop(), spec))
+
+
+HANDLERS = {
+    "BINARY_OP": binary_op, "COMPARE_OP": compare_op, "IS_OP": is_op, "CONTAINS_OP": contains_op,
+    "UNARY_NEGATIVE": _unary(operator.neg), "UNARY_NOT": _unary(operator.not_),
+    "UNARY_INVERT": _unary(operator.invert), "UNARY_POSITIVE": _unary(operator.pos),
+    "BINARY_SUBSCR": binary_subscr, "STORE_SUBSCR": store_subscr, "DELETE_SUBSCR": delete_subscr,
+    "BINARY_SLICE": binary_slice, "STORE_SLICE": store_slice,
+    "FORMAT_VALUE": format_value, "CONVERT_VALUE": convert_value,
+    "FORMAT_SIMPLE": format_simple, "FORMAT_WITH_SPEC": format_with_spec,
+}

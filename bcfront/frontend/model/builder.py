@@ -1,0 +1,267 @@
+"""Wrap real objects met during the trace into symbolic values, installing guards.
+
+`wrap(tx, obj, source)` is the single entry point.  The rules, by type:
+
+==========================  ===================  ==========================================
+object                      value                guards on `source`
+==========================  ===================  ==========================================
+int/float/bool/str/None...  Const                CONSTANT_MATCH (type and value)
+torch dtype                 Const                ID_MATCH
+torch device/layout/...     Const                CONSTANT_MATCH
+tensor / Parameter          TensorV (graph in)   TENSOR_MATCH (+ TENSOR_ALIAS if seen before)
+tuple / list / namedtuple   TupleV / ListV       TYPE_MATCH + LENGTH, items recursively
+dict / OrderedDict          DictV                TYPE_MATCH + DICT_KEYS, values recursively
+set / frozenset             SetV                 CONSTANT_MATCH
+function, class, builtin,   ObjectV              ID_MATCH
+module, nn.Module
+functools.partial           PartialV             TYPE_MATCH, parts recursively
+bound method                MethodV              TYPE_MATCH, __func__/__self__ recursively
+cell                        CellV                (contents guarded when read)
+anything else               ObjectV              TYPE_MATCH (attributes guarded when read)
+==========================  ===================  ==========================================
+
+Values with a source are memoized by identity for mutable objects, so two
+paths to one object yield one value (plus an alias guard).
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import types
+
+from ...errors import UnsupportedError
+from .sources import item_source, attr_source
+from .values import Const, ListV, TupleV, DictV, SetV, ObjectV, PartialV, MethodV, CellV
+
+CONST_TYPES = frozenset({int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
+                         type(NotImplemented), range, types.CodeType})
+CONTAINER_LIMIT = 4096
+
+
+def torch_mod():
+    return sys.modules.get("torch")
+
+
+def is_tensor(obj) -> bool:
+    torch = torch_mod()
+    return torch is not None and isinstance(obj, torch.Tensor)
+
+
+def is_torch_const(obj) -> bool:
+    torch = torch_mod()
+    return torch is not None and isinstance(obj, (torch.dtype, torch.device, torch.layout,
+                                                  torch.memory_format))
+
+
+def is_namedtuple_class(cls) -> bool:
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def is_structseq_class(cls) -> bool:
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "n_fields")
+
+
+def wrap(tx, obj, source=None, guard=True):
+    """The symbolic value for real object `obj` fetched from `source`."""
+    g = tx.guard if (guard and source is not None) else _no_guard
+    t = type(obj)
+    if t in CONST_TYPES:
+        g("CONSTANT_MATCH", source, obj)
+        return Const(obj, source)
+    if is_tensor(obj):
+        return wrap_tensor(tx, obj, source, guard)
+    if is_torch_const(obj):
+        torch = torch_mod()
+        g("ID_MATCH" if isinstance(obj, torch.dtype) else "CONSTANT_MATCH", source, obj)
+        return Const(obj, source)
+    known = tx.by_id.get(id(obj)) if source is not None else None
+    if known is not None and getattr(known, "obj", known) is not None:
+        if known.source is not None and known.source != source and guard and t not in (tuple,):
+            g("ID_MATCH", source, obj)
+        return known
+    if t is tuple or is_namedtuple_class(t) or is_structseq_class(t) or _is_size(t):
+        if len(obj) > CONTAINER_LIMIT:
+            raise UnsupportedError("large-container", f"a {t.__name__} of {len(obj)} items")
+        g("TYPE_MATCH", source, t)
+        g("LENGTH", source, len(obj))
+        items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
+        return TupleV(items, t, source)
+    if t is list:
+        if len(obj) > CONTAINER_LIMIT:
+            raise UnsupportedError("large-container", f"a list of {len(obj)} items")
+        g("TYPE_MATCH", source, t)
+        g("LENGTH", source, len(obj))
+        v = ListV([], source)
+        _remember(tx, obj, v, source)
+        v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
+        return v
+    if t is dict or _is_ordered_dict(t):
+        if len(obj) > CONTAINER_LIMIT or not all(type(k) in CONST_TYPES or is_torch_const(k)
+                                                 for k in obj):
+            return _opaque(tx, obj, source, g)
+        g("TYPE_MATCH", source, t)
+        g("DICT_KEYS", source, tuple(obj))
+        v = DictV({}, t, source)
+        _remember(tx, obj, v, source)
+        v.entries = {k: (Const(k), wrap(tx, x, item_source(source, k), guard))
+                     for k, x in obj.items()}
+        return v
+    if t is set or t is frozenset:
+        if all(type(k) in CONST_TYPES for k in obj):
+            # a copy of a set: the live set as the expected value would always equal itself (O48)
+            g("CONSTANT_MATCH", source, obj if t is frozenset else set(obj))
+            v = SetV({k: Const(k) for k in obj}, t is frozenset, source)
+            if t is set:
+                _remember(tx, obj, v, source)
+            return v
+        return _opaque(tx, obj, source, g)
+    if t is functools.partial:
+        g("TYPE_MATCH", source, t)
+        func = wrap(tx, obj.func, attr_source(source, "func"), guard)
+        args = wrap(tx, obj.args, attr_source(source, "args"), guard)
+        kw = wrap(tx, obj.keywords, attr_source(source, "keywords"), guard)
+        return PartialV(func, args.items, {k: e[1] for k, e in kw.entries.items()}, source)
+    if t is types.MethodType:
+        g("TYPE_MATCH", source, t)
+        func = wrap(tx, obj.__func__, attr_source(source, "__func__"), guard)
+        self_v = wrap(tx, obj.__self__, attr_source(source, "__self__"), guard)
+        return MethodV(func, self_v, source)
+    if t is types.CellType:
+        return CellV(None, real=obj)
+    if t in _ITERATOR_TYPES and source is not None:
+        return _wrap_iterator(tx, obj, source, guard)
+    if _is_id_matched(obj):
+        g("ID_MATCH", source, obj)
+        v = ObjectV(obj, source)
+        if source is not None:
+            _remember(tx, obj, v, source)
+        return v
+    return _opaque(tx, obj, source, g)
+
+
+def _opaque(tx, obj, source, g):
+    g("TYPE_MATCH", source, type(obj))
+    v = ObjectV(obj, source)
+    if source is not None:
+        _remember(tx, obj, v, source)
+    return v
+
+
+def _remember(tx, obj, v, source) -> None:
+    tx.by_id[id(obj)] = v
+    tx.keepalive.append(obj)
+
+
+def _no_guard(*args, **kwargs):
+    return None
+
+
+def _is_id_matched(obj) -> bool:
+    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType,
+                        types.MethodDescriptorType, types.WrapperDescriptorType,
+                        types.MethodWrapperType, types.ClassMethodDescriptorType,
+                        types.GetSetDescriptorType, types.MemberDescriptorType,
+                        property, staticmethod, classmethod)):
+        return True
+    torch = torch_mod()
+    if torch is not None and isinstance(obj, torch.nn.Module):
+        return True
+    return callable(obj) and type(obj).__module__ in ("builtins", "operator", "functools",
+                                                        "math", "itertools")
+
+
+def _is_size(t) -> bool:
+    torch = torch_mod()
+    return torch is not None and t is torch.Size
+
+
+def _is_ordered_dict(t) -> bool:
+    import collections
+    return t is collections.OrderedDict
+
+
+def wrap_tensor(tx, t, source, guard=True):
+    """A graph input for real tensor `t`."""
+    known = tx.by_id.get(id(t))
+    if known is not None:
+        if guard and source is not None and known.source is not None and known.source != source:
+            tx.guard("TENSOR_ALIAS", source, known.source)
+        return known
+    torch = torch_mod()
+    ptype = type(t)
+    if ptype is not torch.Tensor and not isinstance(t, torch.nn.Parameter):
+        raise UnsupportedError("tensor-subclass",
+                               f"tensor subclass {ptype.__qualname__} is not supported")
+    if source is None:
+        raise UnsupportedError("tensor-without-source", "a tensor with no way to fetch it at run time")
+    env = tx.torch_env()
+    from .values import TensorV
+    try:
+        fake = env.from_real(t)
+    except Exception as e:  # sparse, nested or quantized tensors and the like
+        raise UnsupportedError("fake-tensor", f"cannot make a fake tensor of this input: {e}") from None
+    node = tx.graph.add_input(source, fake)
+    if guard:
+        tx.guard("TENSOR_MATCH", source,
+                 (ptype, t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad),
+                 example=t)
+    v = TensorV(node, fake, ptype, source)
+    tx.by_id[id(t)] = v
+    tx.keepalive.append(t)
+    tx.input_tensors.append(v)
+    tx.real_tensors[id(v)] = t
+    return v
+
+
+_ITERATOR_TYPES = {type(iter(range(0))): "range", type(iter([])): "list", type(iter(())): "tuple",
+                   enumerate: "enumerate", zip: "zip", map: "map"}
+
+
+def _wrap_iterator(tx, it, source, guard):
+    """A builtin iterator from outside, read through ``__reduce__`` (state guarded)."""
+    from .sources import ReduceSource
+    from .values import EnumerateIterV, MapIterV, RangeIterV, SeqIterV, ZipIterV
+    kind = _ITERATOR_TYPES[type(it)]
+    g = tx.guard if guard else _no_guard
+    g("TYPE_MATCH", source, type(it))
+    red = it.__reduce__()
+    rsrc = ReduceSource(source)
+    args = red[1]
+    if kind in ("range", "list", "tuple"):
+        if len(args) == 0 or (kind != "range" and len(red) < 3):
+            v = SeqIterV(())                      # exhausted
+            v.source = None
+            return v
+        seq_src = item_source(item_source(rsrc, 1), 0)
+        index = red[2] if len(red) > 2 and red[2] is not None else 0
+        g("CONSTANT_MATCH", item_source(rsrc, 2), red[2] if len(red) > 2 else None)
+        if kind == "range":
+            g("CONSTANT_MATCH", seq_src, args[0])
+            v = RangeIterV(args[0], index)
+        else:
+            seq = wrap(tx, args[0], seq_src, guard)
+            if not isinstance(seq, (ListV, TupleV)):     # a list subclass (traceback's StackSummary)
+                raise UnsupportedError("unsupported-iterator",
+                                       f"an iterator over a {type(args[0]).__name__} from outside")
+            v = SeqIterV(seq, index)
+        v.source = source
+        _remember(tx, it, v, source)
+        return v
+    if kind == "enumerate":
+        return EnumerateIterV(wrap(tx, args[0], item_source(item_source(rsrc, 1), 0), guard),
+                              _const_arg(g, rsrc, args, 1))
+    inner = [wrap(tx, a, item_source(item_source(rsrc, 1), i), guard) for i, a in enumerate(args)]
+    if kind == "zip":
+        # zip(strict=True) reduces to a third item, the flag; a plain zip to two (O37)
+        g("LENGTH", rsrc, len(red))
+        strict = False
+        if len(red) > 2:
+            g("CONSTANT_MATCH", item_source(rsrc, 2), red[2])
+            strict = bool(red[2])
+        return ZipIterV(inner, strict)
+    return MapIterV(inner[0], inner[1:])
+
+
+def _const_arg(g, rsrc, args, i):
+    g("CONSTANT_MATCH", item_source(item_source(rsrc, 1), i), args[i])
+    return args[i]

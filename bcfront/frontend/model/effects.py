@@ -1,0 +1,178 @@
+"""The effect log: every write a captured region makes to the world outside it.
+
+During the trace each write to an outside object — a list, dict or set that
+came in (or is reachable from an input or a global), an attribute of an
+object or ``nn.Module`` (buffers included), a global, a closure cell — goes
+through `Tracer.mark_mutated`, which calls `note` here.  `note` appends an
+`Effect` (kind, target as a source expression, source line, position in the
+graph) to ``tx.effect_log`` through the journal, so an inlined call that is
+rolled back takes its effects with it.
+
+The region replays the writes after the graph (`codegen.Rebuilder.replay`:
+the final contents of each written object, objects in first-write order,
+which is what program order leaves behind).  `records` turns the log, plus
+the graph's writes to input tensors (from the alias analysis), into the
+`report.SideEffect` entries `bcfront.explain` lists, in program order.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from ... import report
+from .values import DELETED, CellV, DictV, ListV, ObjectV, SetV
+
+LOG = "effect_log"
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    kind: str                  # setattr, delattr, buffer, global, del-global, nonlocal, list.append, ...
+    target: str                # a source expression: L['self'].count, G['cache'], L['xs']
+    filename: str | None
+    lineno: int | None
+    position: int              # graph nodes recorded before it (orders it among tensor writes)
+
+
+# -- recording ------------------------------------------------------------------------------------
+
+_INSTRUCTION_KINDS = {
+    "STORE_SUBSCR": "setitem", "DELETE_SUBSCR": "delitem", "BINARY_OP": "inplace-op",
+    "STORE_SLICE": "setitem", "DELETE_SLICE": "delitem",
+}
+
+
+def note(tx, value) -> None:
+    """Log the write that just changed `value` (called by `Tracer.mark_mutated`)."""
+    loc = tx.loc()
+    filename, lineno = (loc.filename, loc.lineno) if loc is not None else (None, None)
+    pos = len(tx.graph.body)
+    new = [Effect(kind, target, filename, lineno, pos) for kind, target in _describe(tx, value)]
+    if new:
+        if not hasattr(tx, LOG):
+            setattr(tx, LOG, ())
+        tx.set(tx, LOG, getattr(tx, LOG) + tuple(new))
+
+
+def _describe(tx, value) -> list[tuple[str, str]]:
+    if isinstance(value, CellV):
+        return [("nonlocal", f"C[{value.name!r}]")]
+    if isinstance(value, ObjectV):
+        return _attribute_writes(tx, value)
+    if isinstance(value, (ListV, DictV, SetV)):
+        target = value.source.readable() if value.source is not None else "?"
+        return [(_container_kind(tx, value), target)]
+    return [("mutation", value.source.readable() if value.source is not None else "?")]
+
+
+def _attribute_writes(tx, v: ObjectV) -> list[tuple[str, str]]:
+    """The attributes (or globals) whose overlay entry changed since the last note."""
+    seen = _snapshots(tx).get(id(v), {})
+    changed = [(k, x) for k, x in v.overlay.items() if seen.get(k, _MISSING) is not x]
+    _snapshots(tx)[id(v)] = dict(v.overlay)
+    if tx.globals_values.get(id(v.obj)) is v:
+        return [("del-global" if x is DELETED else "global", f"G[{k!r}]") for k, x in changed]
+    target = v.source.readable() if v.source is not None else f"<{type(v.obj).__name__}>"
+    buffers = getattr(v.obj, "__dict__", {}).get("_buffers", {})
+    out = []
+    for k, x in changed:
+        kind = "delattr" if x is DELETED else ("buffer" if k in buffers else "setattr")
+        out.append((kind, f"{target}.{k}"))
+    return out
+
+
+_MISSING = object()
+
+
+def _snapshots(tx) -> dict:
+    # Overlay snapshots only serve to name the attribute a write changed; they are not
+    # journaled (a rolled-back write just makes the next diff a little larger).
+    snaps = tx.__dict__.get("_effect_snapshots")
+    if snaps is None:
+        snaps = tx.__dict__["_effect_snapshots"] = {}
+    return snaps
+
+
+def _container_kind(tx, value) -> str:
+    """``list.append`` when a method model made the write, else from the instruction."""
+    kind = _calling_model()
+    if kind is not None:
+        return kind
+    f = tx.frames[-1] if tx.frames else None
+    op = f.cur.opname if f is not None and f.cur is not None else ""
+    base = type(value).__name__.replace("V", "").lower()
+    return f"{base}.{_INSTRUCTION_KINDS[op]}" if op in _INSTRUCTION_KINDS else f"{base}-mutation"
+
+
+def _calling_model(limit: int = 8) -> str | None:
+    # The container models (``containers._append`` for ``list.append``...) are plain
+    # functions registered in `builtins.MODELS`; the nearest one on the Python stack is
+    # the method the user called.  Looking it up here keeps every model unaware of the log.
+    codes = _model_codes()
+    f = sys._getframe(2)
+    for _ in range(limit):
+        if f is None:
+            return None
+        name = codes.get(f.f_code)
+        if name is not None:
+            return name
+        f = f.f_back
+    return None
+
+
+_CODES: dict = {}
+
+
+def _model_codes() -> dict:
+    if not _CODES:
+        from ..semantics.builtins import MODELS
+        for fn, m in MODELS.items():
+            code = getattr(m, "__code__", None)
+            owner = getattr(fn, "__objclass__", None)
+            if code is not None and owner in (list, dict, set):
+                _CODES.setdefault(code, f"{owner.__name__}.{fn.__name__}")
+    return _CODES
+
+
+# -- reporting --------------------------------------------------------------------------------------
+
+def records(tx, graph=None, compiled=None, example_inputs=None) -> list[report.SideEffect]:
+    """Every side effect of the region, in program order, as report entries."""
+    rows = [(e.position, 0, i, report.SideEffect(e.kind, e.target, e.filename, e.lineno))
+            for i, e in enumerate(getattr(tx, LOG, ()))]
+    rows.extend(_tensor_writes(tx, graph, compiled, example_inputs))
+    rows.sort(key=lambda r: r[:3])
+    out = []
+    for *_, s in rows:
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def _tensor_writes(tx, graph, compiled, example_inputs) -> list:
+    """Input tensors the graph writes (through any view), at their first write."""
+    plan = getattr(compiled, "plan", None)
+    if graph is None or not graph.body:
+        return []
+    try:
+        obs = getattr(compiled, "observation", None) or (plan.observation if plan is not None else None)
+        if obs is None:
+            from ...ir.alias_facts import may_write, observe
+            if not may_write(graph):       # spare the eager backend a second fake run
+                return []
+            obs = observe(graph, example_inputs)
+        analysis = obs.analysis
+    except Exception as e:  # the report degrades; the region itself is unaffected
+        tx.notes.append(f"alias analysis for the effect log failed: {type(e).__name__}: {e}")
+        return []
+    by_name = {n.name: n for n in graph.nodes}
+    out = []
+    for c in analysis.written:
+        first = by_name[c.written_by[0]]
+        for name in c.inputs:
+            src = by_name[name].target
+            loc = first.loc
+            out.append((graph.body.index(first), 1, len(out),
+                        report.SideEffect("input-mutation", src.readable(),
+                                          loc.filename if loc else None, loc.lineno if loc else None)))
+    return out

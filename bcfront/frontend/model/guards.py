@@ -1,0 +1,452 @@
+"""Guards: the facts a captured graph relies on, compiled into one Python function.
+
+A `Guard` names a source, a kind and the expected value.  `GuardSet` keeps
+them deduplicated and in the order they were discovered (that order is the
+"first use" order explain shows).  `GuardSet.function_body(ns)` turns them
+into the body of one generated function: boolean expressions, cheapest kinds
+first, joined with ``and``.  Tensor checks are batched into a single call to
+torch's C++ ``TensorGuards`` when it is available (dtype, device, shape,
+stride, requires_grad and dispatch keys in one call), with an equivalent
+pure-Python expression otherwise.
+
+nn.Module trees are most of a model's guard.  An identity-checked module
+also gets its class guarded, and a value read through its ``_modules`` /
+``_parameters`` / ``_buffers`` dicts (what ``nn.Module.__getattr__`` does)
+gets the facts that lookup relies on: nothing of that name in the instance
+``__dict__`` (which attribute lookup consults first) nor in an earlier store.
+The generated function reads each such module's instance dict and stores
+once into locals (`ModuleViews`) instead of going through
+``nn.Module.__getattr__``-hooked attribute access for every check.
+
+The kinds, their cost class and their readable form live in one table,
+`KINDS`.  On a miss, `first_failure` evaluates the guards one at a time to say
+which one failed, with the expected and the actual value.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+
+from ...ir.graph import is_literal, qualified_name
+from .namespace import Namespace
+from .sources import AttrSource, ConstSource, ModuleAttrSource, Ref
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    kind: str
+    source: object                  # a Source, or None for global state
+    expected: object = None         # what the check compares with
+    extra: object = None            # kind-specific (an attribute name, a state name, ...)
+    first_use: object = None        # report.Frame where the value was first used
+    # Example value used to build C++ tensor checks; not part of identity.
+    example: object = field(default=None, compare=False, hash=False)
+
+    @property
+    def key(self):
+        return (self.kind, self.source, self.extra)
+
+    def readable(self) -> str:
+        return KINDS[self.kind][1](self)
+
+
+def _type_name(t) -> str:
+    return qualified_name(t) or repr(t)
+
+
+def _const_check(g: Guard, s: str, ns: Namespace) -> str:
+    v = g.expected
+    if v is None or v is True or v is False or v is Ellipsis:
+        return f"{s} is {v!r}"
+    t = type(v)
+    tn = ns.const(t, hint=t.__name__)
+    if t is float and math.isnan(v):
+        return f"{ns.helper('type')}({s}) is {tn} and {s} != {s}"
+    lit = repr(v) if is_literal(v) else ns.const(v)
+    check = f"{ns.helper('type')}({s}) is {tn} and {s} == {lit}"
+    if _has_signed_zero(v):
+        # -0.0 == 0.0, but str(), copysign and 1/x tell them apart (O50): repr is exact
+        check += f" and {ns.helper('repr')}({s}) == {repr(v)!r}"
+    return check
+
+
+def _has_signed_zero(v) -> bool:
+    """A float or complex zero (part), also inside a tuple: == cannot see its sign."""
+    work = [v]
+    while work:
+        x = work.pop()
+        t = type(x)
+        if (t is float and x == 0.0) or (t is complex and (x.real == 0.0 or x.imag == 0.0)):
+            return True
+        if t is tuple:
+            work.extend(x)
+    return False
+
+
+def _tensor_py(g: Guard, s: str, ns: Namespace) -> str:
+    ptype, dtype, device, shape, stride, rg = g.expected
+    return (f"{ns.helper('type')}({s}) is {ns.const(ptype)} and {s}.dtype is {ns.const(dtype)} "
+            f"and {s}.device == {ns.const(device)} and {s}.shape == {shape!r} "
+            f"and {s}.stride() == {stride!r} and {s}.requires_grad is {rg!r}")
+
+
+def _tensor_readable(g: Guard) -> str:
+    ptype, dtype, device, shape, stride, rg = g.expected
+    s = g.source.readable()
+    return (f"check_tensor({s}, {_type_name(ptype)}, {dtype}, device={str(device)!r}, "
+            f"shape={list(shape)}, stride={list(stride)}, requires_grad={rg})")
+
+
+def _state_check(g: Guard, s: str, ns: Namespace) -> str:
+    fn = ns.const(STATE_READERS[g.extra](), hint=f"state_{g.extra}")
+    v = g.expected
+    lit = repr(v) if is_literal(v) else ns.const(v)
+    op = "is" if v is None or isinstance(v, bool) else "=="
+    if not is_literal(v):
+        op = "is"
+    return f"{fn}() {op} {lit}"
+
+
+def _distinct_check(g: Guard, ns: Namespace) -> str:
+    ids = ", ".join(f"{ns.helper('id')}({ns.spell(x)})" for x in g.expected)
+    return f"{ns.helper('len')}({{{ids}}}) == {len(g.expected)}"
+
+
+def storage_signature(*tensors) -> tuple:
+    """Which tensors share a storage, and at which offsets: for each, None when its
+    storage is its own, else (index of the first tensor on that storage, storage_offset)."""
+    first: dict = {}
+    out = []
+    for i, t in enumerate(tensors):
+        s = t.untyped_storage()
+        key = (str(t.device), s.data_ptr()) if s.nbytes() else ("empty", i)
+        j = first.setdefault(key, i)
+        out.append((j, t.storage_offset()))
+    leaders = {j for j, _ in out}
+    shared = {j for j in leaders if sum(1 for k, _ in out if k == j) > 1}
+    return tuple(x if x[0] in shared else None for x in out)
+
+
+def _storage_check(g: Guard, ns: Namespace) -> str:
+    srcs = ", ".join(ns.spell(x) for x in g.expected[0])
+    return f"{ns.const(storage_signature)}({srcs}) == {g.expected[1]!r}"
+
+
+# nn.Module.__call__ runs forward directly when these four are empty (the keyword and
+# always-called dicts only refine hooks registered in them).
+_HOOK_GATES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+def _hooks_check(g: Guard, s: str, ns: Namespace) -> str:
+    """``not (m._forward_hooks or ...)``, the dicts read afresh on every call: register_*_hook
+    changes them in place, but a user may also replace one wholesale."""
+    gates = [n for n in g.extra if n in _HOOK_GATES]
+    names = gates if len(gates) == len(_HOOK_GATES) else list(g.extra)
+    return "not (" + " or ".join(ns.spell(AttrSource(g.source, n)) for n in names) + ")"
+
+
+# kind -> (cost class, readable(g), code(g, source_expr, ns))
+KINDS = {
+    "ID_MATCH": (0, lambda g: f"{g.source.readable()} is {_describe(g.expected)}",
+                 lambda g, s, ns: f"{s} is {ns.const(g.expected)}"),
+    "TYPE_MATCH": (0, lambda g: f"type({g.source.readable()}) is {_type_name(g.expected)}",
+                   lambda g, s, ns: f"{ns.helper('type')}({s}) is {ns.const(g.expected)}"),
+    "CONSTANT_MATCH": (1, lambda g: f"{g.source.readable()} == {g.expected!r:.80}",
+                       _const_check),
+    "LENGTH": (1, lambda g: f"len({g.source.readable()}) == {g.expected}",
+               lambda g, s, ns: f"{ns.helper('len')}({s}) == {g.expected}"),
+    "DICT_KEYS": (2, lambda g: f"list({g.source.readable()}.keys()) == {list(g.expected)!r:.120}",
+                  lambda g, s, ns: f"{ns.helper('list')}({s}) == {ns.const(list(g.expected), 'keys')}"),
+    "NOT_PRESENT": (1, lambda g: f"{g.extra!r} not in {g.source.readable()}",
+                    lambda g, s, ns: f"{g.extra!r} not in {s}"),
+    "HASATTR": (1, lambda g: f"hasattr({g.source.readable()}, {g.extra!r}) is {g.expected}",
+                lambda g, s, ns: f"{ns.helper('hasattr')}({s}, {g.extra!r}) is {g.expected!r}"),
+    "NO_HOOKS": (1, lambda g: " and ".join(f"not {g.source.readable()}.{n}" for n in g.extra),
+                 _hooks_check),
+    # `a is b` between two objects from outside, as the trace answered it (extra: b's source)
+    "SAME_OBJECT": (1, lambda g: f"{g.source.readable()} is {g.extra.readable()}",
+                    lambda g, s, ns: f"{s} is {ns.spell(g.extra)}"),
+    "DISTINCT_OBJECTS": (1, lambda g: f"{g.source.readable()} is not {g.extra.readable()}",
+                         lambda g, s, ns: f"{s} is not {ns.spell(g.extra)}"),
+    "GLOBAL_STATE": (2, lambda g: f"{STATE_NAMES[g.extra]}() == {_describe(g.expected)}",
+                     _state_check),
+    "TENSOR_MATCH": (3, _tensor_readable, _tensor_py),
+    "TENSOR_ALIAS": (4, lambda g: f"{g.source.readable()} is {g.expected.readable()}",
+                     lambda g, s, ns: f"{s} is {ns.spell(g.expected)}"),
+    "TENSOR_DISTINCT": (4, lambda g: "no two of " + ", ".join(x.readable() for x in g.expected)
+                        + " are the same tensor",
+                        lambda g, s, ns: _distinct_check(g, ns)),
+    # inputs of a graph that writes input storage share storage exactly as when captured
+    "TENSOR_STORAGE": (4, lambda g: "storage shared among " + ", ".join(x.readable() for x in g.expected[0])
+                       + f" as captured: {g.expected[1]}",
+                       lambda g, s, ns: _storage_check(g, ns)),
+}
+
+
+def _describe(v) -> str:
+    name = qualified_name(v) if (callable(v) or isinstance(v, type)) else None
+    if name:
+        return name
+    if type(v).__name__ == "module":
+        return f"<module {v.__name__}>"
+    text = repr(v)
+    return text if len(text) < 80 else f"<{type(v).__name__} object>"
+
+
+STATE_NAMES = {
+    "grad": "torch.is_grad_enabled",
+    "dtype": "torch.get_default_dtype",
+    "autocast": "torch._C._is_any_autocast_enabled",
+    "torch_function_mode": "torch._C._is_torch_function_mode_enabled",
+    "inference": "torch.is_inference_mode_enabled",
+    "dispatch_mode": "torch._C._len_torch_dispatch_stack",
+}
+
+
+def _torch_reader(path):
+    def get():
+        import torch
+        obj = torch
+        for part in path.split(".")[1:]:
+            obj = getattr(obj, part)
+        return obj
+    return get
+
+
+STATE_READERS = {k: _torch_reader(v) for k, v in STATE_NAMES.items()}
+
+
+_AFTER_TENSOR_CHECKS = ("TENSOR_ALIAS", "TENSOR_DISTINCT", "TENSOR_STORAGE")
+# nn.Module.__getattr__ looks a name up in these instance-dict stores, in this order
+_STORES = ("_parameters", "_buffers", "_modules")
+
+
+def _is_module(obj) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.nn.Module)
+
+
+class GuardSet:
+    """Guards of one capture, deduplicated, in discovery order."""
+
+    def __init__(self):
+        self._guards: dict = {}
+
+    def add(self, guard: Guard) -> None:
+        if guard.key in self._guards:
+            return
+        self._guards[guard.key] = guard
+        if guard.kind == "ID_MATCH" and _is_module(guard.expected):
+            # the identity says nothing of the class: `m.__class__ = Other` swaps forward
+            self.add(Guard("TYPE_MATCH", guard.source, type(guard.expected), first_use=guard.first_use))
+        src = guard.source
+        while src is not None:
+            if type(src) is ModuleAttrSource:
+                self._add_lookup_guards(src, guard.first_use)
+            src = getattr(src, "base", None)
+
+    def _add_lookup_guards(self, src: ModuleAttrSource, first_use) -> None:
+        """What reading ``m.<name>`` from ``m.<where>[name]`` relies on: attribute lookup would
+        find the name in the instance ``__dict__`` first, then nn.Module.__getattr__ in the
+        stores before `where` (an empty store is guarded empty, one check for all names)."""
+        owner = self._guards.get(("ID_MATCH", src.base, None))
+        if owner is None or not _is_module(owner.expected):
+            return
+        d = owner.expected.__dict__
+        self.add(Guard("NOT_PRESENT", AttrSource(src.base, "__dict__"), None, src.name, first_use))
+        # a class attribute of that name (a property, say) would be found before
+        # nn.Module.__getattr__ looks in the stores (L2); the class itself is guarded
+        for cls in type(owner.expected).__mro__[:-1]:          # object's dict is fixed
+            self.add(Guard("NOT_PRESENT", AttrSource(ConstSource(Ref(cls, cls.__qualname__)), "__dict__"),
+                           None, src.name, first_use))
+        for store in _STORES[:_STORES.index(src.where)] if src.where in _STORES else ():
+            if store not in d:
+                continue
+            if d[store]:
+                self.add(Guard("NOT_PRESENT", AttrSource(src.base, store), None, src.name, first_use))
+            else:
+                self.add(Guard("LENGTH", AttrSource(src.base, store), 0, None, first_use))
+
+    def __iter__(self):
+        return iter(self._guards.values())
+
+    def __len__(self):
+        return len(self._guards)
+
+    def __contains__(self, key):
+        return key in self._guards
+
+    def ordered(self) -> list[Guard]:
+        """Cheapest kinds first; discovery order within a kind (parents before children)."""
+        return sorted(self._guards.values(), key=lambda g: KINDS[g.kind][0])
+
+    def identity_checks(self, ns: Namespace, emit: bool = True, views=None) -> list[str]:
+        """ID_MATCH checks, outermost sources first; each checked source is rebased in `ns`
+        so later expressions reach through it from the constant (one lookup, not a chain).
+        With `views`, an identity-checked nn.Module's dicts are read through its view."""
+        out = []
+        ids = [g for g in self._guards.values() if g.kind == "ID_MATCH"]
+        for g in sorted(ids, key=lambda g: source_depth(g.source)):
+            name = ns.const(g.expected)
+            if emit:
+                out.append(f"{ns.spell(g.source)} is {name}")
+            ns.rebased.setdefault(g.source, name)
+            if views is not None and _is_module(g.expected):
+                views.add(g.source, g.expected, name)
+        return out
+
+    def function_body(self, ns: Namespace) -> list[str]:
+        """The body of the guard function: module dicts fetched into locals, then one
+        conjunction of boolean expressions (cheapest first); any exception means False."""
+        views = ModuleViews(ns)
+        exprs = self._expressions(ns, views)
+        if not exprs:
+            return ["    return True"]
+        return (["    try:"] + [f"        {line}" for line in views.prologue()]
+                + ["        return (" + "\n                and ".join(exprs) + ")",
+                   "    except Exception:", "        return False"])
+
+    def _expressions(self, ns: Namespace, views) -> list[str]:
+        out = self.identity_checks(ns, views=views)
+        tensors = []
+        for g in self.ordered():
+            if g.kind == "ID_MATCH":
+                continue
+            if g.kind == "TENSOR_MATCH":
+                tensors.append(g)
+                continue
+            if g.kind in _AFTER_TENSOR_CHECKS:
+                continue
+            out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
+        if tensors:
+            out.append(_batched_tensor_check(tensors, ns))
+        for g in self.ordered():
+            if g.kind in _AFTER_TENSOR_CHECKS:
+                out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
+        return out
+
+
+class _ModuleView:
+    """How the guard function reads one identity-checked nn.Module: its instance dict in a
+    local, each store (``_modules``...) in a local taken from it, plain attributes as items.
+
+    Reading ``d[name]`` is what ``m.name`` does when the class has no data descriptor of that
+    name and does not override ``__getattribute__`` (checked here; the class itself is
+    guarded by TYPE_MATCH).  A name absent from the dict raises: the guard fails, no worse."""
+
+    def __init__(self, ns: Namespace, const: str, module):
+        self.ns, self.const, self.module = ns, const, module
+        self.locals: dict[str, str] = {}            # "__dict__" or an attribute -> local name
+        self.cls = type(module)
+
+    def _plain(self, attr: str) -> bool:
+        if attr not in self.module.__dict__:
+            return False
+        for c in self.cls.__mro__:
+            raw = c.__dict__.get(attr)
+            if raw is not None:
+                t = type(raw)
+                return not (hasattr(t, "__set__") or hasattr(t, "__delete__"))
+        return True
+
+    def local(self, key: str) -> str:
+        name = self.locals.get(key)
+        if name is None:
+            base = f"{self.const}_{'dict' if key == '__dict__' else key.strip('_')}"
+            name, i = base, 1
+            while name in self.ns.globals:
+                name, i = f"{base}_{i}", i + 1
+            self.ns.globals[name] = None          # reserved: no constant may take the name
+            self.locals[key] = name
+        return name
+
+    def spell(self, source):
+        if type(source) is ModuleAttrSource:
+            return f"{self.local(source.where)}[{source.name!r}]" if self._plain(source.where) else None
+        attr = source.attr
+        if attr == "__dict__":
+            return self.local("__dict__")
+        if not self._plain(attr):
+            return None
+        if attr in _STORES:
+            return self.local(attr)
+        return f"{self.local('__dict__')}[{attr!r}]"
+
+    def prologue(self) -> list[str]:
+        if not self.locals:
+            return []
+        d = self.local("__dict__")
+        return [f"{d} = {self.const}.__dict__"] + [
+            f"{name} = {d}[{key!r}]" for key, name in self.locals.items() if key != "__dict__"]
+
+
+def _default_getattribute(cls) -> bool:
+    for c in cls.__mro__:
+        if "__getattribute__" in c.__dict__:
+            return c is object
+    return True
+
+
+class ModuleViews(dict):
+    """`Namespace.rebased` for a guard function: besides the identity-checked sources (plain
+    entries), sources one attribute below an identity-checked nn.Module are spelled through
+    that module's `_ModuleView`.  `prologue()` binds the locals those spellings use."""
+
+    def __init__(self, ns: Namespace):
+        super().__init__(ns.rebased)
+        self.ns = ns
+        self.views: dict = {}                        # module source -> _ModuleView
+        ns.rebased = self
+
+    def add(self, source, module, const: str) -> None:
+        if source not in self.views and _default_getattribute(type(module)):
+            self.views[source] = _ModuleView(self.ns, const, module)
+
+    def get(self, source, default=None):
+        hit = dict.get(self, source)
+        if hit is not None:
+            return hit
+        if type(source) is AttrSource or type(source) is ModuleAttrSource:
+            view = self.views.get(source.base)
+            if view is not None:
+                text = view.spell(source)
+                if text is not None:
+                    return text
+        return default
+
+    def prologue(self) -> list[str]:
+        return [line for v in self.views.values() for line in v.prologue()]
+
+
+def source_depth(src) -> int:
+    n = 0
+    while getattr(src, "base", None) is not None:
+        src, n = src.base, n + 1
+    return n
+
+
+def _batched_tensor_check(guards: list[Guard], ns: Namespace) -> str:
+    checker = _cxx_tensor_guards(guards)
+    if checker is None:
+        return " and ".join(f"({_tensor_py(g, ns.spell(g.source), ns)})" for g in guards)
+    name = ns.const(checker.check, hint="check_tensors")
+    return f"{name}({', '.join(ns.spell(g.source) for g in guards)})"
+
+
+def _cxx_tensor_guards(guards: list[Guard]):
+    """torch's C++ TensorGuards over the example tensors, or None if unavailable."""
+    if any(g.example is None for g in guards):
+        return None
+    try:
+        from torch._C._dynamo.guards import TensorGuards
+        ex = [g.example for g in guards]
+        return TensorGuards(*ex, dynamic_dims_sizes=[list(t.shape) for t in ex],
+                            dynamic_dims_strides=[list(t.stride()) for t in ex])
+    except Exception:  # an older/newer torch without this API: fall back to Python checks
+        return None
+
+
+def single_check_source(g: Guard, ns: Namespace) -> str:
+    """One guard as a standalone expression (used to diagnose misses)."""
+    return KINDS[g.kind][2](g, g.source.expr(ns) if g.source else "", ns)

@@ -1,0 +1,249 @@
+"""Sources: how to fetch a value at run time, starting from the captured call's inputs.
+
+A source is a small frozen dataclass.  It has two spellings:
+
+* ``readable()`` — what explain shows, in TorchDynamo's notation:
+  ``L['x']`` (a local/argument), ``G['w']`` (a global of the captured
+  function), ``C['n']`` (a closure cell of the captured function),
+  ``B['len']`` (a builtin), ``L['self'].fc1.weight`` ...;
+* ``expr(ns)`` — a Python expression for generated code.  ``ns`` (a
+  `codegen.Namespace`) spells locals and constants; user names become
+  attribute or subscript text only when they are safe identifiers, otherwise
+  they go through ``getattr``/constants, so nothing from user code is ever
+  pasted into generated source unescaped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...ir.graph import is_identifier, is_literal
+
+
+class Ref:
+    """Identity wrapper: lets a source hold an arbitrary object yet stay hashable."""
+    __slots__ = ("obj", "label")
+
+    def __init__(self, obj, label: str = ""):
+        self.obj = obj
+        self.label = label
+
+    def __eq__(self, other):
+        return isinstance(other, Ref) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __repr__(self):
+        return self.label or f"<{type(self.obj).__name__}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    def readable(self) -> str:
+        raise NotImplementedError
+
+    def expr(self, ns) -> str:
+        raise NotImplementedError
+
+    @property
+    def root(self) -> "Source":
+        return self
+
+    def __str__(self) -> str:
+        return self.readable()
+
+
+@dataclass(frozen=True, slots=True)
+class DerivedSource(Source):
+    """A source read from another one, `base`: it has base's root."""
+    base: Source
+
+    @property
+    def root(self):
+        return self.base.root
+
+
+@dataclass(frozen=True, slots=True)
+class LocalSource(Source):
+    name: str
+
+    def readable(self):
+        return f"L[{self.name!r}]"
+
+    def expr(self, ns):
+        return ns.local(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalSource(Source):
+    name: str
+    globals: Ref          # the globals dict the name is looked up in
+
+    def readable(self):
+        if self.globals.label == "G":
+            return f"G[{self.name!r}]"
+        return f"{self.globals.label}.{self.name}" if is_identifier(self.name) \
+            else f"{self.globals.label}[{self.name!r}]"
+
+    def expr(self, ns):
+        return f"{ns.const(self.globals.obj)}[{self.name!r}]"
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinSource(Source):
+    name: str
+    builtins: Ref
+
+    def readable(self):
+        return f"B[{self.name!r}]"
+
+    def expr(self, ns):
+        return f"{ns.const(self.builtins.obj)}[{self.name!r}]"
+
+
+@dataclass(frozen=True, slots=True)
+class CellSource(Source):
+    """The contents of a closure cell object known at capture time (the captured function's)."""
+    name: str
+    cell: Ref
+
+    def readable(self):
+        return f"C[{self.name!r}]"
+
+    def expr(self, ns):
+        return f"{ns.const(self.cell.obj)}.cell_contents"
+
+
+@dataclass(frozen=True, slots=True)
+class ConstSource(Source):
+    """An object held by identity (a class, a function object, a cell)."""
+    value: Ref
+
+    def readable(self):
+        return repr(self.value)
+
+    def expr(self, ns):
+        return ns.const(self.value.obj)
+
+
+@dataclass(frozen=True, slots=True)
+class AttrSource(DerivedSource):
+    attr: str
+
+    def readable(self):
+        b = self.base.readable()
+        return f"{b}.{self.attr}" if is_identifier(self.attr) else f"getattr({b}, {self.attr!r})"
+
+    def expr(self, ns):
+        b = ns.spell(self.base)
+        if is_identifier(self.attr):
+            return f"{b}.{self.attr}"
+        return f"{ns.helper('getattr')}({b}, {self.attr!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSource(DerivedSource):
+    """``base[key]`` for a constant key (an int, str, or an object held by identity)."""
+    key: object
+
+    def _key(self, spell):
+        k = self.key.obj if isinstance(self.key, Ref) else self.key
+        return repr(k) if is_literal(k) else spell(k)
+
+    def readable(self):
+        return f"{self.base.readable()}[{self._key(lambda k: repr(self.key))}]"
+
+    def expr(self, ns):
+        return f"{ns.spell(self.base)}[{self._key(ns.const)}]"
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleAttrSource(DerivedSource):
+    """An nn.Module attribute stored in one of its dicts (`_parameters`, `_buffers`, `_modules`).
+
+    Reads it from that dict directly: what ``module.name`` returns when the
+    name is not in the instance ``__dict__`` (guarded by the module's type and
+    the module's own dict layout), without nn.Module.__getattr__'s cost.
+    """
+    where: str
+    name: str
+
+    def readable(self):
+        b = self.base.readable()
+        return f"{b}.{self.name}" if is_identifier(self.name) else f"getattr({b}, {self.name!r})"
+
+    def expr(self, ns):
+        return f"{ns.spell(self.base)}.{self.where}[{self.name!r}]"
+
+
+@dataclass(frozen=True, slots=True)
+class TypeSource(DerivedSource):
+
+    def readable(self):
+        return f"type({self.base.readable()})"
+
+    def expr(self, ns):
+        return f"{ns.helper('type')}({ns.spell(self.base)})"
+
+
+def attr_source(base: Source | None, attr: str) -> Source | None:
+    return AttrSource(base, attr) if base is not None else None
+
+
+def item_source(base: Source | None, key) -> Source | None:
+    if base is None:
+        return None
+    if not is_literal(key):
+        key = Ref(key, repr(key))
+    return ItemSource(base, key)
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceSource(DerivedSource):
+    """``base.__reduce__()``: how a builtin iterator's state (sequence, position) is read."""
+
+    def readable(self):
+        return f"{self.base.readable()}.__reduce__()"
+
+    def expr(self, ns):
+        return f"{ns.spell(self.base)}.__reduce__()"
+
+
+@dataclass(frozen=True, slots=True)
+class CellFilledSource(DerivedSource):
+    """Whether the cell at `base` holds a value (an empty cell's ``cell_contents`` raises)."""
+
+    def readable(self):
+        return f"{self.base.readable()}.cell_contents is set"
+
+    def expr(self, ns):
+        return f"{ns.const(cell_filled, 'cell_filled')}({ns.spell(self.base)})"
+
+
+@dataclass(frozen=True, slots=True)
+class PlainFunctionSource(DerivedSource):
+    """Whether the function at `base` still has the given names and module and no attributes
+    of its own (what a `MadeFunctionV` answers without looking at the object)."""
+    name: str
+    qualname: str
+    module: object
+
+    def readable(self):
+        return f"{self.base.readable()} named {self.qualname!r} in {self.module!r}, no attributes"
+
+    def expr(self, ns):
+        return (f"{ns.const(plain_function, 'plain_function')}({ns.spell(self.base)}, {self.name!r}, "
+                f"{self.qualname!r}, {ns.const(self.module) if not isinstance(self.module, str) else repr(self.module)})")
+
+
+def plain_function(fn, name, qualname, module) -> bool:
+    return (fn.__name__ == name and fn.__qualname__ == qualname and fn.__module__ == module
+            and not fn.__dict__)
+
+
+def cell_filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True

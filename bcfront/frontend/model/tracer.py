@@ -1,0 +1,202 @@
+"""Per-capture state: graph, guards, journal, side effects, torch state, frames.
+
+One `Tracer` lives for one symbolic execution of one function.  It owns
+
+* the `Graph` being recorded and the `GuardSet`;
+* the `Journal`, an undo log of every change to mutable symbolic state, so an
+  inlined call that ends in a graph break can be rolled back to the call site
+  (the caller is not retraced);
+* `mutated`: the outside objects (and globals dicts, cells) written during the
+  trace, in first-write order, replayed after the region;
+* the fake-tensor environment and the symbolic torch state (grad mode, autocast),
+  both created only when the first tensor shows up (no torch otherwise).
+"""
+from __future__ import annotations
+
+import linecache
+import types
+
+from ...errors import UnsupportedError
+from ...report import Frame as ReportFrame
+from ...ir.graph import Graph, Loc
+from .guards import Guard, GuardSet
+from .sources import Ref
+
+INLINE_DEPTH_LIMIT = 24          # recursion is inlined this deep, then breaks
+STEP_LIMIT = 500_000             # instructions per capture before giving up
+
+
+_FRAMES: dict = {}        # (function, file, line) -> report.Frame, shared by all captures
+
+
+class SymbolicRaise(Exception):
+    """A Python exception raised inside the traced code (carries an ExceptionV)."""
+
+    def __init__(self, exc):
+        super().__init__(exc)
+        self.exc = exc
+
+
+class Journal:
+    """Undo log for attribute writes on symbolic state."""
+
+    __slots__ = ("log",)
+
+    def __init__(self):
+        self.log: list = []
+
+    def set(self, obj, attr: str, value) -> None:
+        self.log.append((obj, attr, getattr(obj, attr)))
+        setattr(obj, attr, value)
+
+    def mark(self) -> int:
+        return len(self.log)
+
+    def rollback(self, mark: int) -> None:
+        log = self.log
+        while len(log) > mark:
+            obj, attr, old = log.pop()
+            setattr(obj, attr, old)
+
+
+class Checkpoint:
+    __slots__ = ("journal", "nodes", "steps")
+
+    def __init__(self, journal, nodes, steps):
+        self.journal, self.nodes, self.steps = journal, nodes, steps
+
+
+class Tracer:
+    def __init__(self, name: str, root_globals: dict, options=None):
+        self.graph = Graph(name)
+        self.guards = GuardSet()
+        self.journal = Journal()
+        self.options = options or {}
+        self.root_globals = root_globals
+        self.globals_refs: dict[int, Ref] = {id(root_globals): Ref(root_globals, "G")}
+        self.mutated: tuple = ()             # values whose outside object must be updated
+        self.by_id: dict[int, object] = {}   # id(real object) -> its value (identity)
+        self.keepalive: list = []
+        self.frames: list = []               # the symbolic call stack (root first)
+        self.steps = 0
+        self.notes: list[str] = []
+        self.fakes = None                    # fake.FakeEnv once a tensor is seen
+        self.state = None                    # fake.TorchState (symbolic) once torch is seen
+        self.entry_state = None
+        self.exc_info = None                 # the exception being handled (sys.exc_info())
+        self.input_tensors: list = []
+        self.real_tensors: dict[int, object] = {}     # id(TensorV) -> real input tensor
+        self.has_mutation = False            # some graph op mutates a tensor in place
+        self.globals_values: dict[int, object] = {}   # id(globals dict) -> GlobalsV
+        self.no_inline: set = set()          # code objects that must be called, not inlined
+        self.root_cp = None                  # checkpoint before the root frame's current instruction
+        self.suspended_in_try: list = []     # generators that yielded inside try/with (O54)
+
+    # -- torch --------------------------------------------------------------------
+    def torch_env(self):
+        """The fake-tensor environment (imports torch on first use)."""
+        if self.fakes is None:
+            from ...ir.fake import FakeEnv, TorchState
+            self.fakes = FakeEnv()
+            self.state = self.entry_state = TorchState.current()
+            self.add_guard(Guard("GLOBAL_STATE", None, self.state.grad, "grad"))
+            import torch
+            # factories and Python scalars promoted to tensors follow the default dtype
+            self.add_guard(Guard("GLOBAL_STATE", None, torch.get_default_dtype(), "dtype"))
+            any_autocast = torch._C._is_any_autocast_enabled()
+            self.add_guard(Guard("GLOBAL_STATE", None, any_autocast, "autocast"))
+            if any_autocast:
+                raise UnsupportedError("autocast", "capture under an enclosing autocast region")
+            self.add_guard(Guard("GLOBAL_STATE", None, self.state.inference, "inference"))
+            tf_mode = torch._C._is_torch_function_mode_enabled()
+            self.add_guard(Guard("GLOBAL_STATE", None, tf_mode, "torch_function_mode"))
+            if tf_mode:
+                raise UnsupportedError("torch-function-mode", "capture under a TorchFunctionMode")
+            # a user's dispatch mode would see the trace's fake tensors (it runs before FakeTensorMode)
+            depth = torch._C._len_torch_dispatch_stack()
+            self.add_guard(Guard("GLOBAL_STATE", None, depth, "dispatch_mode"))
+            if depth:
+                raise UnsupportedError("torch-dispatch-mode", "capture under a TorchDispatchMode")
+        return self.fakes
+
+    def guard_cudnn(self) -> None:
+        """Graphs that baked in torch.backends.cudnn.enabled (layer_norm lowering) guard it."""
+        import torch.backends.cudnn as cudnn
+        from .sources import AttrSource, ConstSource
+        self.guard("CONSTANT_MATCH", AttrSource(ConstSource(Ref(cudnn, "torch.backends.cudnn")), "enabled"),
+                   cudnn.enabled)
+
+    def node_state(self):
+        """The state to record on a new node (None when it equals the entry state)."""
+        return None if self.state == self.entry_state else self.state
+
+    # -- guards -------------------------------------------------------------------
+    def add_guard(self, guard: Guard) -> None:
+        if guard.key in self.guards:
+            return
+        if guard.first_use is None and self.frames:
+            guard = Guard(guard.kind, guard.source, guard.expected, guard.extra, self.report_frame(),
+                          guard.example)
+        self.guards.add(guard)
+
+    def guard(self, kind, source, expected=None, extra=None, example=None) -> None:
+        if source is None and kind != "GLOBAL_STATE":
+            return
+        self.add_guard(Guard(kind, source, expected, extra, None, example))
+
+    # -- locations ------------------------------------------------------------------
+    def loc(self) -> Loc | None:
+        if not self.frames:
+            return None
+        f = self.frames[-1]
+        ins = f.cur
+        lineno = ins.lineno if ins is not None else f.code.co_firstlineno
+        line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
+        return Loc(f.code.co_filename, lineno, f.code.co_name, line)
+
+    def report_frame(self, f=None) -> ReportFrame:
+        f = f or self.frames[-1]
+        lineno = f.cur.lineno if f.cur is not None else f.code.co_firstlineno
+        key = (f.name, f.code.co_filename, lineno)
+        hit = _FRAMES.get(key)
+        if hit is None:
+            line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
+            hit = _FRAMES[key] = ReportFrame(f.name, f.code.co_filename, lineno, line)
+            if len(_FRAMES) > 50_000:
+                _FRAMES.clear()
+        return hit
+
+    def user_stack(self) -> tuple[ReportFrame, ...]:
+        return tuple(self.report_frame(f) for f in self.frames)
+
+    # -- journal / checkpoints ----------------------------------------------------------
+    def checkpoint(self) -> Checkpoint:
+        return Checkpoint(self.journal.mark(), len(self.graph.body), self.steps)
+
+    def rollback(self, cp: Checkpoint) -> None:
+        self.journal.rollback(cp.journal)
+        self.graph.truncate(cp.nodes)
+
+    def set(self, obj, attr, value) -> None:
+        self.journal.set(obj, attr, value)
+
+    def mark_mutated(self, value) -> None:
+        """Record that the outside object behind `value` changes (replayed after the region)."""
+        from .effects import note
+        note(self, value)                    # the effect log explain shows (kind, target, line)
+        if not any(v is value for v in self.mutated):
+            self.set(self, "mutated", self.mutated + (value,))
+
+    def globals_ref(self, g: dict) -> Ref:
+        ref = self.globals_refs.get(id(g))
+        if ref is None:
+            ref = Ref(g, g.get("__name__", "?") if isinstance(g, dict) else "?")
+            self.globals_refs[id(g)] = ref
+        return ref
+
+    def unsupported(self, reason: str, message: str):
+        raise UnsupportedError(reason, message)
+
+
+def is_function(obj) -> bool:
+    return isinstance(obj, types.FunctionType)

@@ -1,0 +1,434 @@
+"""Symbolic values: what the symbolic stack, locals and containers hold.
+
+Each value may carry a `source` (how to fetch the same object at run time
+from the inputs); values without one are rebuilt from their parts (`codegen`).
+Values are plain slotted classes holding data; the semantics of operations on
+them live in `objects`, `builtins` and `torch_calls`.
+
+Mutable symbolic state (list items, dict entries, object attributes written
+during the trace, cell contents, iterator positions) is only ever changed
+through `Journal.set`, so that an inlined call that ends in a graph break can
+be rolled back exactly (no retracing of the caller).
+"""
+from __future__ import annotations
+
+from .sources import Ref
+
+
+class Value:
+    __slots__ = ("source",)
+
+    def __init__(self, source=None):
+        self.source = source
+
+    def python_type(self) -> type:
+        raise NotImplementedError(type(self).__name__)
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+class Const(Value):
+    """An immutable Python value specialized at capture time (int, str, None, dtype, ...)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value, source=None):
+        super().__init__(source)
+        self.value = value
+
+    def python_type(self):
+        return type(self.value)
+
+    def describe(self):
+        return f"Const({self.value!r:.40})"
+
+    def __repr__(self):
+        return self.describe()
+
+
+class NullV(Value):
+    """The NULL CPython pushes below (3.11/3.12) or above (3.13) a callable."""
+    __slots__ = ()
+
+    def python_type(self):
+        return type(None)
+
+    def __repr__(self):
+        return "NULL"
+
+
+NULL = NullV()
+
+
+class TensorV(Value):
+    """A tensor proxy: the graph node that produces it and its fake-tensor example value."""
+    __slots__ = ("node", "fake", "ptype")
+
+    def __init__(self, node, fake, ptype, source=None):
+        super().__init__(source)
+        self.node = node
+        self.fake = fake
+        self.ptype = ptype
+
+    def python_type(self):
+        return self.ptype
+
+    def describe(self):
+        from ...ir.graph import describe_meta
+        return f"Tensor({describe_meta(self.fake)})"
+
+    def __repr__(self):
+        return self.describe()
+
+
+class ListV(Value):
+    __slots__ = ("items", "mutated")
+
+    def __init__(self, items, source=None):
+        super().__init__(source)
+        self.items = list(items)
+        self.mutated = False
+
+    def python_type(self):
+        return list
+
+
+class TupleV(Value):
+    """A tuple, namedtuple (cls), torch.Size or torch.return_types structseq."""
+    __slots__ = ("items", "cls")
+
+    def __init__(self, items, cls=tuple, source=None):
+        super().__init__(source)
+        self.items = tuple(items)
+        self.cls = cls
+
+    def python_type(self):
+        return self.cls
+
+
+class DictV(Value):
+    """A dict; `entries` maps a hashable key (see `objects.hkey`) to (key value, value)."""
+    __slots__ = ("entries", "cls", "mutated")
+
+    def __init__(self, entries, cls=dict, source=None):
+        super().__init__(source)
+        self.entries = dict(entries)
+        self.cls = cls
+        self.mutated = False
+
+    def python_type(self):
+        return self.cls
+
+
+class SetV(Value):
+    __slots__ = ("entries", "frozen", "mutated")
+
+    def __init__(self, entries, frozen=False, source=None):
+        super().__init__(source)
+        self.entries = dict(entries)        # hashable key -> key value
+        self.frozen = frozen
+        self.mutated = False
+
+    def python_type(self):
+        return frozenset if self.frozen else set
+
+
+class DictViewV(Value):
+    __slots__ = ("dict", "kind")            # kind: keys / values / items
+
+    def __init__(self, d, kind):
+        super().__init__(None)
+        self.dict = d
+        self.kind = kind
+
+    def python_type(self):
+        return type(getattr({}, self.kind)())
+
+
+class ObjectV(Value):
+    """An object that exists outside the trace (argument, global, attribute of one).
+
+    Reads go to the real object (guarded); writes go to `overlay` (attribute
+    name -> value, or DELETED) and are replayed after the region.
+    """
+    __slots__ = ("obj", "overlay", "order")
+
+    def __init__(self, obj, source=None):
+        super().__init__(source)
+        self.obj = obj
+        self.overlay = {}
+        self.order = 0
+
+    def python_type(self):
+        return type(self.obj)
+
+    def describe(self):
+        return f"Object({type(self.obj).__name__})"
+
+    def __repr__(self):
+        return f"ObjectV({self.obj!r:.60})"
+
+
+DELETED = Ref(object(), "<deleted>")
+
+
+class NewObjectV(Value):
+    """An instance of a Python class created during the trace; `attrs` is its __dict__."""
+    __slots__ = ("cls", "attrs")
+
+    def __init__(self, cls, attrs=None):
+        super().__init__(None)
+        self.cls = cls
+        self.attrs = dict(attrs or {})
+
+    def python_type(self):
+        return self.cls
+
+
+class ExceptionV(Value):
+    """An exception instance created during the trace; `tb` holds the traceback entries
+    ((filename, name, positions), outermost first) of the frames it was raised through."""
+    __slots__ = ("cls", "args", "attrs", "tb")
+
+    def __init__(self, cls, args=(), attrs=None):
+        super().__init__(None)
+        self.cls = cls
+        self.args = tuple(args)
+        self.attrs = dict(attrs or {})
+        self.tb = ()
+
+    def python_type(self):
+        return self.cls
+
+    def __repr__(self):
+        return f"ExceptionV({self.cls.__name__}, {self.args})"
+
+
+class CellV(Value):
+    """A closure cell; `real` is the cell object when it exists outside the trace."""
+    __slots__ = ("contents", "real", "loaded", "name")
+
+    def __init__(self, contents=None, real=None, name=""):
+        super().__init__(None)
+        self.contents = contents            # None: empty (or not yet loaded when real)
+        self.real = real
+        self.loaded = real is None
+        self.name = name
+
+    def python_type(self):
+        import types
+        return types.CellType
+
+
+class MadeFunctionV(Value):
+    """A function created by MAKE_FUNCTION during the trace (closures, lambdas, comprehensions)."""
+    __slots__ = ("code", "globals", "name", "qualname", "defaults", "kwdefaults", "closure",
+                 "annotations")
+
+    def __init__(self, code, fn_globals, qualname, defaults=None, kwdefaults=None, closure=None,
+                 annotations=None):
+        super().__init__(None)
+        self.code = code
+        self.globals = fn_globals
+        self.name = code.co_name
+        self.qualname = qualname
+        self.defaults = defaults            # tuple of values or None
+        self.kwdefaults = kwdefaults        # dict name -> value or None
+        self.closure = closure              # tuple of CellV or None
+        self.annotations = annotations
+
+    def python_type(self):
+        import types
+        return types.FunctionType
+
+
+class MethodV(Value):
+    """A bound method: calling it calls `func` with `obj` prepended."""
+    __slots__ = ("func", "obj")
+
+    def __init__(self, func, obj, source=None):
+        super().__init__(source)
+        self.func = func
+        self.obj = obj
+
+    def python_type(self):
+        import types
+        if isinstance(self.func, ObjectV) and not isinstance(self.func.obj, types.FunctionType):
+            return types.BuiltinMethodType
+        return types.MethodType
+
+
+class PartialV(Value):
+    __slots__ = ("func", "args", "kwargs")
+
+    def __init__(self, func, args, kwargs, source=None):
+        super().__init__(source)
+        self.func = func
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs)
+
+    def python_type(self):
+        import functools
+        return functools.partial
+
+
+class SuperV(Value):
+    __slots__ = ("cls", "obj")
+
+    def __init__(self, cls, obj):
+        super().__init__(None)
+        self.cls = cls
+        self.obj = obj
+
+    def python_type(self):
+        return super
+
+
+class StateCMV(Value):
+    """A torch global-state context manager (no_grad, enable_grad, set_grad_enabled, autocast,
+    nullcontext); `kind` selects its semantics in torch_calls, `args` its parameters."""
+    __slots__ = ("kind", "args", "cls", "saved")
+
+    def __init__(self, kind, args, cls):
+        super().__init__(None)
+        self.kind = kind
+        self.args = args
+        self.cls = cls
+        self.saved = []                     # state to restore on __exit__ (a stack)
+
+    def python_type(self):
+        return self.cls
+
+
+# -- iterators ----------------------------------------------------------------------
+
+class IterV(Value):
+    """Base of symbolic iterators; `objects.next_value` advances them."""
+    __slots__ = ()
+
+
+class SeqIterV(IterV):
+    """Iterator over a list/tuple value or a Python sequence of values; sees list mutations."""
+    __slots__ = ("seq", "index")
+
+    def __init__(self, seq, index=0):
+        super().__init__(None)
+        self.seq = seq                      # ListV / TupleV / tuple of values
+        self.index = index
+
+    def python_type(self):
+        return type(iter(list() if isinstance(self.seq, ListV) else tuple()))
+
+
+class RangeIterV(IterV):
+    __slots__ = ("range", "index")
+
+    def __init__(self, r, index=0):
+        super().__init__(None)
+        self.range = r
+        self.index = index
+
+    def python_type(self):
+        return type(iter(range(0)))
+
+
+class HashIterV(IterV):
+    """Iterator over a dict (or one of its views) or a set, made inside the trace.
+
+    It keeps the key order it started with (`keys`, hash keys) and reads entries from the
+    live container, so a value stored meanwhile is seen, and -- as in CPython -- a size
+    change makes the next step raise.  `container` is None once exhausted."""
+    __slots__ = ("container", "kind", "keys", "index")
+
+    def __init__(self, container, kind, keys, index=0):
+        super().__init__(None)
+        self.container = container          # DictV / SetV, None when exhausted
+        self.kind = kind                    # keys / values / items / set
+        self.keys = keys                    # tuple of hash keys, in iteration order
+        self.index = index
+
+    def python_type(self):
+        return type(iter(set())) if self.kind == "set" else type(iter(getattr({}, self.kind)()))
+
+
+class ZipIterV(IterV):
+    __slots__ = ("iters", "strict")
+
+    def __init__(self, iters, strict=False):
+        super().__init__(None)
+        self.iters = tuple(iters)
+        self.strict = strict
+
+    def python_type(self):
+        return zip
+
+
+class MapIterV(IterV):
+    __slots__ = ("fn", "iters")
+
+    def __init__(self, fn, iters):
+        super().__init__(None)
+        self.fn = fn
+        self.iters = tuple(iters)
+
+    def python_type(self):
+        return map
+
+
+class FilterIterV(IterV):
+    __slots__ = ("fn", "it")
+
+    def __init__(self, fn, it):
+        super().__init__(None)
+        self.fn = fn
+        self.it = it
+
+    def python_type(self):
+        return filter
+
+
+class EnumerateIterV(IterV):
+    __slots__ = ("it", "count")
+
+    def __init__(self, it, count=0):
+        super().__init__(None)
+        self.it = it
+        self.count = count
+
+    def python_type(self):
+        return enumerate
+
+
+class GeneratorV(IterV):
+    """A generator created during the trace: a suspended symbolic frame."""
+    __slots__ = ("frame", "done", "started", "steps")
+
+    def __init__(self, frame):
+        super().__init__(None)
+        self.frame = frame
+        self.done = False
+        self.started = False
+        self.steps = 0                      # resumptions so far (rebuild_gen replays them)
+
+    def python_type(self):
+        import types
+        return types.GeneratorType
+
+
+def const_value(v: Value):
+    """(True, python value) when `v` is fully constant, else (False, None)."""
+    if isinstance(v, Const):
+        return True, v.value
+    if isinstance(v, TupleV) and v.cls is tuple:
+        out = []
+        for item in v.items:
+            ok, x = const_value(item)
+            if not ok:
+                return False, None
+            out.append(x)
+        return True, tuple(out)
+    return False, None
+
+
+def is_const(v: Value) -> bool:
+    return isinstance(v, Const)

@@ -1,0 +1,306 @@
+"""Graph breaks: compile the region before the break, run the instruction, continue captured.
+
+At a break the root frame is rolled back to the start of the breaking
+instruction (an inlined callee that broke is rolled back as a whole: the
+journal undoes its effects, the graph drops its nodes -- no retrace).  The
+entry's region function then
+
+1. runs the graph so far and rebuilds the stack and the live locals (liveness
+   from the analyzer) from graph outputs, sources and constants;
+2. replays the outside writes made so far and sets the torch state (grad mode)
+   to the one at the break;
+3. runs the instruction natively (`native`): a call (through the callee's own
+   capture when the break happened inside it), a branch on a tensor, an
+   iteration step, an operator, ...; an exception it raises inside a
+   try block goes to a continuation starting at the handler;
+4. goes on in a *continuation*: the original bytecode resumed after the
+   instruction (`resume.make_resume`), itself wrapped by `capture` and so
+   captured on its first call, with its own guards, graphs and breaks.
+
+Continuations are cached per (function, offset, stack layout, live locals) in
+the captured function that made them (shared with its continuations).  They
+run as tail calls (`tailcalls`): a continuation's region returns the next
+continuation and its arguments, and the outermost captured call runs the
+chain in a loop, so the stack does not grow with the number of breaks.  A
+continuation re-entering one already on its chain (a break inside a loop)
+goes through that one's `LoopEntry`: cached entries on every iteration (a
+``while`` on a tensor condition stays compiled), a few new captures, then the
+rest of the loop natively when the guards change every iteration (an int
+counter, an iterator position).
+
+The function's cell variables cross a break as the cell objects themselves:
+the region rebuilds each cell once (closures rebuilt with it hold the same
+one) and passes it, and the continuation's cell slots hold exactly those
+cells (no MAKE_CELL; `cells` guards what is read through them, not their
+identity, and wraps closures passed in by code), so closures made before or
+after the break and ``nonlocal`` writes on either side stay in sync.  A
+generator the trace created is rebuilt by calling its function again
+(`rebuild_gen`: an unstarted one; a started generator expression over its
+advanced iterator; a started generator whose steps are pure, advanced again
+natively); an autocast state entered by with-blocks is re-entered by
+rebuilding their managers.  Whatever cannot be rebuilt or run
+on its own makes the whole function run natively under the guards so far,
+with the reason in explain.
+"""
+from __future__ import annotations
+
+import sys
+import types
+import weakref
+
+from ...errors import UnsupportedError
+from .driver import Entry, RegionCode, break_record, native_entry
+from .native import Ctx, native_outcomes
+from .resume import make_resume
+from .tailcalls import LoopEntry, TailCall, run_chain
+from ..model.values import NULL, CellV, Const, MethodV, StateCMV
+
+_LIVENESS: dict = {}
+
+
+def compile_break(cf, root, tx, err, frame) -> Entry:
+    rec = break_record(err)
+    if err.reason == "frame-introspection":
+        # locals(), sys._getframe(), eval(): only the function's own frame gives the right
+        # answer, so no region and no continuation -- the whole function runs natively.
+        return native_entry(cf, root, tx, notes=[err.message], breaks_=[rec])
+    try:
+        return _compile(cf, root, tx, err, frame, rec)
+    except UnsupportedError as why:
+        note = f"no continuation after the break at line {rec.lineno}: {why.message}"
+        return native_entry(cf, root, tx, notes=[note], breaks_=[rec])
+
+
+def origin(fn):
+    """(original function, offset map) of a continuation; (fn, None) for anything else."""
+    info = getattr(fn, "__bcfront_resume__", None)
+    return info if info is not None else (fn, None)
+
+
+def _live(code, offset) -> set | None:
+    key = (code, offset)
+    hit = _LIVENESS.get(key)
+    if hit is None:
+        try:
+            from ...analysis import analyze
+            hit = set(analyze(code).liveness.live_before(offset))
+        except Exception:  # analyzer unavailable or failed: pass every bound local
+            hit = None
+        if len(_LIVENESS) > 10000:
+            _LIVENESS.clear()
+        _LIVENESS[key] = hit
+    return hit
+
+
+def _compile(cf, root, tx, err, frame, rec) -> Entry:
+    if tx.root_cp is None or frame.cur is None:
+        raise UnsupportedError("no-continuation", "the break happened before the first instruction")
+    tx.rollback(tx.root_cp)
+    stack = list(frame.snap)
+    ins = frame.cur
+    orig, offmap = origin(root)
+    to_orig = (lambda off: offmap[off]) if offmap is not None else (lambda off: off)
+    code = orig.__code__
+    region = RegionCode(root, tx)
+    ns, tail, rb, prefix = region.ns, region.tail, region.rb, region.prefix
+    rb.has_mutation = tx.has_mutation        # a started generator's replay reads its tensors
+    slot_exprs = []
+    for v in stack:
+        if v is NULL:
+            slot_exprs.append(None)
+        else:
+            e = rb.expr(v)
+            name = ns.fresh("s")
+            tail.append(f"    {name} = {e}")
+            slot_exprs.append(name)
+    local_exprs: dict[str, str] = {}
+
+    def local_expr(name):
+        if name not in local_exprs:
+            v = frame.locals[name]
+            if isinstance(v, CellV):
+                v = v.contents
+            e = rb.expr(v)
+            temp = ns.fresh(f"l_{name}")
+            tail.append(f"    {temp} = {e}")
+            local_exprs[name] = temp
+        return local_exprs[name]
+
+    def live_names(offset):
+        cells = set(code.co_cellvars)          # passed as cells (below), bound or not
+        bound = [n for n in code.co_varnames
+                 if n in frame.locals and n not in cells and not n.startswith("___stack")]
+        live = _live(code, to_orig(offset))
+        return [n for n in bound if live is None or n in live]
+
+    cell_exprs = [rb.expr(frame.locals[n]) if isinstance(frame.locals.get(n), CellV)
+                  else f"{ns.const(types.CellType, 'CellType')}()" for n in code.co_cellvars]
+
+    kw = frame.snap_kw
+    if ins.op == "CALL_KW":
+        names_v = stack[-1]
+        kw = names_v.value if isinstance(names_v, Const) else None
+    handler = frame.bc.handler_for(ins.offset)
+    native_lines: list[str] = []
+    children: list = []
+    caller = None
+    if _from_callee(err) and err.reason != "recursion-limit":
+        # a callee that broke is captured on its own; past the inlining depth limit the
+        # recursion runs plain (a capture per level would cost frames per level)
+        site_name = ns.const(CallSite(cf, children), "call_captured")
+        caller = lambda fn: f"{site_name}({fn})"  # noqa: E731
+    ctx = Ctx(ins, slot_exprs, ns, native_lines, frame.bc, kw, caller=caller, values=stack)
+    outcomes = native_outcomes(ctx)
+    resolved = []
+    for oc in outcomes:
+        live = live_names(oc.offset)
+        for n in live:
+            local_expr(n)
+        resolved.append((oc, live))
+    if handler is not None:
+        h_live = live_names(handler.target)
+        for n in h_live:
+            local_expr(n)
+    pending = rb.replay(tx.mutated)
+    tail.extend("    " + p for p in pending)
+    if tx.fakes is not None:
+        import torch
+        tail.append(f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})")
+        if tx.state.autocast != tx.entry_state.autocast and not _autocast_reentered(stack, tx):
+            raise UnsupportedError("no-continuation", "a break inside an autocast region entered "
+                                   "other than by a with-block")
+
+    exc_slots = tuple(i for i in frame.exc_slots if i < len(stack) and stack[i] is not NULL)
+    exc_info_expr = None
+    if exc_slots:
+        if tx.exc_info is None:
+            raise UnsupportedError("no-continuation", "inside an except block with no handled exception")
+        exc_info_expr = ns.fresh("exc_info")
+        tail.append(f"    {exc_info_expr} = {rb.expr(tx.exc_info)}")
+
+    tail_call = ns.const(TailCall, "TailCall")
+
+    def cont_call(offset, stack_exprs, live) -> list[str]:
+        """Statements going on in the continuation: a continuation returns it as a tail call,
+        the outermost captured call runs the chain (`tailcalls`)."""
+        nulls = [e is None for e in stack_exprs]
+        slots = tuple(i for i in exc_slots if i < len(stack_exprs) and stack_exprs[i] is not None)
+        target = continuation(cf, orig, to_orig(offset), nulls, live, children, slots)
+        args = [e for e in stack_exprs if e is not None] + ([exc_info_expr] if slots else []) \
+            + [local_exprs[n] for n in live] + cell_exprs
+        if getattr(cf, "tail_calls", False):
+            return [f"return {tail_call}(({', '.join([ns.const(target, 'resume')] + args)},))"]
+        r = ns.fresh("r")
+        return [f"{r} = {ns.const(target, 'resume')}({', '.join(args)})",
+                f"return {r} if {ns.helper('type')}({r}) is not {tail_call} "
+                f"else {ns.const(run_chain, 'run_chain')}({r})"]
+
+    if handler is not None:
+        tail.append("    try:")
+        tail.extend("        " + line for line in native_lines)
+        tail.append(f"    except {ns.helper('BaseException')} as {prefix}exc:")
+        h_stack = slot_exprs[:handler.depth] + ([repr(ins.offset)] if handler.lasti else []) \
+            + [f"{prefix}exc"]
+        tail.extend("        " + line for line in cont_call(handler.target, h_stack, h_live))
+    else:
+        tail.extend("    " + line for line in native_lines)
+    for oc, live in resolved:
+        call = cont_call(oc.offset, oc.stack, live)
+        if oc.condition is not None:
+            tail.append(f"    if {oc.condition}:")
+            tail.extend(f"        {line}" for line in call)
+        else:
+            tail.extend(f"    {line}" for line in call)
+    if not resolved:
+        tail.append(f"    raise {ns.helper('RuntimeError')}('unreachable: the native instruction raises')")
+    return region.finish(cf, "(break)", breaks=[rec], children=children)
+
+
+def _autocast_reentered(stack, tx) -> bool:
+    """Whether rebuilding the stack re-enters exactly the autocast state of the break: the
+    region runs in the entry state, and each with-block's manager on the stack (its
+    ``__exit__``) is rebuilt entered, outermost first (`torch_calls.rebuild_state_cm`)."""
+    entered = []
+    for v in stack:
+        cm = v.obj if isinstance(v, MethodV) else v
+        if isinstance(cm, StateCMV) and cm.kind == "autocast" and cm.saved:
+            entered.append(cm.args)
+    base = tx.entry_state.autocast
+    return tx.state.autocast[:len(base)] == base and tuple(entered) == tx.state.autocast[len(base):]
+
+
+def _from_callee(err) -> bool:
+    return len(getattr(err, "user_stack", None) or ()) > 1
+
+
+class CallSite:
+    """At a break inside an inlined callee: call the callee through its own capture.
+
+    A capture belongs to one function object.  A function made anew on every call (a
+    closure) would get a capture per call, each kept as a child: past `FRESH_LIMIT`
+    objects with one code the call runs natively instead."""
+
+    FRESH_LIMIT = 2
+
+    def __init__(self, cf, children):
+        self.cf = cf
+        self.children = children
+        self._cache = weakref.WeakKeyDictionary()
+        self._per_code: dict = {}
+
+    def __call__(self, fn):
+        import types
+        target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        if not isinstance(target, types.FunctionType) and not _is_module(fn):
+            return fn
+        try:
+            cap = self._cache.get(target)
+        except TypeError:
+            return fn
+        if cap is None:
+            code = getattr(target, "__code__", None)        # None: a module
+            seen = self._per_code.get(code, 0)
+            if code is not None and seen >= self.FRESH_LIMIT:
+                return fn
+            self._per_code[code] = seen + 1
+            from ...capture import CapturedFunction
+            cap = CapturedFunction(target, backend=self.cf.backend, recompile_limit=self.cf.recompile_limit,
+                                   **self.cf.options)
+            self._cache[target] = cap
+            self.children.append(cap)
+        if isinstance(fn, types.MethodType):
+            return lambda *a, **k: cap(fn.__self__, *a, **k)
+        return cap
+
+
+def _is_module(obj) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.nn.Module)
+
+
+def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
+    """The captured continuation of `orig` at `offset` (cached), or its `LoopEntry` when it is
+    already on this chain (a loop around a break: its cached entries, few new captures)."""
+    family = cf.continuations                 # shared by a captured function and its continuations
+    per = family.get(orig)
+    if per is None:
+        per = family[orig] = {}
+    key = (offset, tuple(nulls), tuple(live), exc_slots)
+    hit = per.get(key)
+    if hit is None:
+        fn = make_resume(orig, offset, nulls, live, f"{orig.__name__}_resume_at_{offset}", exc_slots)
+        from ...capture import CapturedFunction
+        cap = CapturedFunction(fn, backend=cf.backend, recompile_limit=cf.recompile_limit,
+                               **cf.options)
+        cap.continuations = family
+        cap.tail_calls = True             # its region returns TailCall markers
+        cap.chain = getattr(cf, "chain", frozenset()) | {(orig.__code__, key)}
+        hit = per[key] = (cap, LoopEntry(cap, fn))
+    cap, loop = hit
+    chain = getattr(cf, "chain", frozenset())
+    if (orig.__code__, key) in chain:
+        return loop
+    if cap not in children:
+        children.append(cap)
+    return cap
+

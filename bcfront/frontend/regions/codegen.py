@@ -1,0 +1,406 @@
+"""Generated source: the guard function and the region function of a cache entry.
+
+Both take the captured function's own parameters.  The region function
+
+1. fetches the graph inputs from their sources (``L_x = x``,
+   ``L_self_fc1_weight = self._modules['fc1']._parameters['weight']``);
+2. runs the graph through the backend: straight-line torch calls (eager) or
+   one call of a compiled callable (fx/triton);
+3. rebuilds every value the outside world will see (the return value, the
+   new contents of mutated objects) into temporaries *before* any write, so
+   a replayed write can never change what another rebuilt value reads;
+4. replays the writes in first-write order and returns.
+
+`Rebuilder` turns symbolic values into Python expressions: constants become
+literals or reserved names, values with a source become the source
+expression, values created during the trace are rebuilt from their parts
+(memoized, so a list referenced twice is built once and identity holds).
+"""
+from __future__ import annotations
+
+import types
+
+from ...errors import UnsupportedError
+from ...ir.graph import is_identifier, is_literal
+from ..model.namespace import Namespace
+from .tracebacks import attach as attach_traceback
+from ..model.values import (DELETED, CellV, Const, DictV, DictViewV, EnumerateIterV, ExceptionV,
+                     FilterIterV, GeneratorV, HashIterV, IterV, ListV, MadeFunctionV, MapIterV, MethodV,
+                     NewObjectV, ObjectV, PartialV, RangeIterV, SeqIterV, SetV, StateCMV, TensorV, TupleV,
+                     Value, ZipIterV, NULL)
+
+
+def _new_object(cls, attrs):
+    obj = object.__new__(cls)
+    d = getattr(obj, "__dict__", None)
+    if d is not None:
+        d.update(attrs)
+    else:
+        for k, v in attrs.items():
+            object.__setattr__(obj, k, v)
+    return obj
+
+
+def _make_exception(cls, args, attrs, tb=()):
+    exc = cls.__new__(cls, *args)
+    # the C fields a built-in base sets from the arguments (StopIteration.value, OSError.errno)
+    # come from its __init__; a user class's own __init__ ran in the trace (its attrs follow)
+    base = next(c for c in cls.__mro__ if c.__module__ == "builtins")
+    try:
+        base.__init__(exc, *args)
+    except TypeError:      # arguments the base does not take: only `args` is known then
+        pass
+    exc.args = args
+    attach_traceback(exc, tb)        # before the chaining attrs: raising would set __context__
+    for k, v in attrs.items():
+        setattr(exc, k, v)
+    return exc
+
+
+def _bind(func, obj):
+    # Always pass the owner type: method_descriptor.__get__(obj) alone crashes CPython 3.11
+    # for methods of some C types (re.Pattern.sub).
+    return func.__get__(obj, type(obj))
+
+
+def _make_function(code, fn_globals, qualname, defaults, kwdefaults, closure):
+    fn = types.FunctionType(code, fn_globals, code.co_name, defaults, closure)
+    fn.__qualname__ = qualname
+    if kwdefaults:
+        fn.__kwdefaults__ = kwdefaults
+    return fn
+
+
+class _Cycle(UnsupportedError):
+    """A container reached again while its items are being rendered (caught by that
+    container's rendering; one escaping is an honest "cannot rebuild")."""
+
+    def __init__(self, value):
+        super().__init__("unreconstructable", f"{value.describe()} contains itself")
+        self.value = value
+
+
+class Rebuilder:
+    """Emits statements that rebuild symbolic values; `expr(v)` returns an expression."""
+
+    def __init__(self, ns: Namespace, tensor_name, lines: list[str], indent: str = "    ",
+                 globals_values: dict | None = None):
+        self.ns = ns
+        self.tensor_name = tensor_name       # TensorV -> variable name
+        self.lines = lines
+        self.indent = indent
+        self.memo: dict[int, str] = {}
+        self.open: set[int] = set()          # containers whose items are being rendered
+        self.defer = False                   # make lists/dicts empty, fill them later (O53)
+        self.pending: list = []
+        self.globals_values = globals_values or {}
+        # list-iterator positions, set after the replayed writes: __setstate__ clamps the
+        # index to the list's length at that moment, which must be its final length
+        self.positions: list[str] = []
+
+    def emit(self, line: str) -> None:
+        self.lines.append(self.indent + line)
+
+    def temp(self, expr: str, v: Value, hint: str = "v") -> str:
+        name = self.ns.fresh(hint)
+        self.emit(f"{name} = {expr}")
+        self.memo[id(v)] = name
+        return name
+
+    def _closed(self, v: Value, render) -> str:
+        """`render()` the items of `v` while it is open: an `expr(v)` reached from them (a
+        cycle) raises `_Cycle` before its own try, so this outer rendering catches it."""
+        self.open.add(id(v))
+        try:
+            return render()
+        finally:
+            self.open.discard(id(v))
+
+    def _fillable(self, v: Value, hint: str, whole, empty: str, fill: str, render) -> str:
+        """A mutable container as one expression `whole(items)`, or -- when it contains
+        itself (O53) -- made `empty` under its name first and filled after, so its items
+        can name it."""
+        if self.defer:                        # filled once the tuple holding it exists
+            name = self.temp(empty, v, hint)
+            self.pending.append(lambda: self.emit(fill.format(name, render())))
+            return name
+        if id(v) in self.open:
+            raise _Cycle(v)
+        try:
+            items = self._closed(v, render)
+        except _Cycle as c:
+            if c.value is not v:
+                raise
+            name = self.temp(empty, v, hint)
+            self.emit(fill.format(name, render()))
+            return name
+        return self.temp(whole(items), v, hint)
+
+    def _tuple(self, v: TupleV, inner: str) -> str:
+        ns = self.ns
+        tup = f"({inner},)" if len(v.items) == 1 else f"({inner})"
+        if v.cls is tuple:
+            if v.items and all(isinstance(x, Const) and is_literal(x.value) for x in v.items):
+                # a literal would be folded into one constant shared by every equal tuple of
+                # the code object; built at run time, each is its own (O34)
+                tup = f"{ns.helper('tuple')}([{inner}])"
+            return self.temp(tup, v, "tup")      # built once: identity holds (`x, x`)
+        if hasattr(v.cls, "_fields"):
+            return self.temp(f"{ns.const(v.cls)}({inner})", v, "tup")
+        return self.temp(f"{ns.const(v.cls)}({tup})", v, "tup")
+
+    def expr(self, v: Value) -> str:
+        hit = self.memo.get(id(v))
+        if hit is not None:
+            return hit
+        ns = self.ns
+        if isinstance(v, Const):
+            return repr(v.value) if is_literal(v.value) else ns.const(v.value)
+        if isinstance(v, TensorV):
+            return self.tensor_name(v)
+        if v.source is not None and not isinstance(v, (TupleV,)) and not _changed(v):
+            return v.source.expr(ns)
+        if isinstance(v, ObjectV):
+            if v.source is not None:
+                return v.source.expr(ns)
+            return ns.const(v.obj)
+        if isinstance(v, ListV):
+            if v.source is not None:
+                return v.source.expr(ns)
+            return self._fillable(v, "list", lambda items: f"[{items}]", "[]", "{}.extend([{}])",
+                                  lambda: ", ".join(self.expr(x) for x in v.items))
+        if isinstance(v, TupleV):
+            if v.source is not None:
+                # a tuple cannot change, and writes to its items land in those same objects
+                # (replayed effects, tensor write-back): the original is still right, and
+                # returning it keeps its identity (O13)
+                return v.source.expr(ns)
+            render = lambda: ", ".join(self.expr(x) for x in v.items)     # noqa: E731
+            if id(v) in self.open:
+                raise _Cycle(v)
+            try:
+                return self._tuple(v, self._closed(v, render))
+            except _Cycle as c:
+                if c.value is not v:
+                    raise
+            # it holds a list or dict that holds it: those are made empty first, the tuple
+            # from them, then they are filled (O53)
+            self.defer, pending, self.pending = True, self.pending, []
+            try:
+                inner = render()
+            finally:
+                self.defer, fills, self.pending = False, self.pending, pending
+            name = self._tuple(v, inner)
+            for fill in fills:
+                fill()
+            return name
+        if isinstance(v, DictV):
+            if v.source is not None:
+                return v.source.expr(ns)
+            cls = "" if v.cls is dict else ns.const(v.cls)
+            return self._fillable(v, "dict", lambda items: f"{cls}({{{items}}})" if cls else f"{{{items}}}",
+                                  f"{cls}()" if cls else "{}", "{}.update({{{}}})",
+                                  lambda: ", ".join(f"{self.expr(k)}: {self.expr(x)}"
+                                                    for k, x in v.entries.values()))
+        if isinstance(v, SetV):
+            if v.source is not None:
+                return v.source.expr(ns)
+            items = ", ".join(self.expr(x) for x in v.entries.values())
+            text = f"{{{items}}}" if items else f"{ns.helper('set')}()"
+            if v.frozen:
+                text = f"{ns.helper('frozenset')}({text})"
+            return self.temp(text, v, "set")
+        if isinstance(v, NewObjectV):
+            name = self.temp(f"{ns.const(_new_object)}({ns.const(v.cls)}, {{}})", v, "obj")
+            for k, x in v.attrs.items():
+                self.emit(f"{ns.const(object.__setattr__, 'object_setattr')}({name}, {k!r}, {self.expr(x)})")
+            return name
+        if isinstance(v, ExceptionV):
+            args = ", ".join(self.expr(a) for a in v.args)
+            attrs = ", ".join(f"{k!r}: {self.expr(x)}" for k, x in v.attrs.items())
+            tb = f", {ns.const(v.tb)}" if v.tb else ""
+            return self.temp(f"{ns.const(_make_exception)}({ns.const(v.cls)}, ({args}{',' if v.args else ''}), "
+                             f"{{{attrs}}}{tb})", v, "exc")
+        if isinstance(v, CellV):
+            if v.real is not None:
+                return ns.const(v.real)
+            # made empty first, filled after: its contents may be a closure holding it
+            name = self.temp(f"{ns.const(types.CellType, 'CellType')}()", v, "cell")
+            if v.contents is not None:
+                self.emit(f"{name}.cell_contents = {self.expr(v.contents)}")
+            return name
+        if isinstance(v, MadeFunctionV):
+            defaults = "None" if not v.defaults else "(" + ", ".join(self.expr(d) for d in v.defaults) + ",)"
+            kwd = "None" if not v.kwdefaults else "{" + ", ".join(
+                f"{k!r}: {self.expr(x)}" for k, x in v.kwdefaults.items()) + "}"
+            closure = "None" if not v.closure else "(" + ", ".join(self.expr(c) for c in v.closure) + ",)"
+            return self.temp(f"{ns.const(_make_function)}({ns.const(v.code)}, {ns.const(v.globals, 'globals')}, "
+                             f"{v.qualname!r}, {defaults}, {kwd}, {closure})", v, "fn")
+        if isinstance(v, MethodV):
+            attr = getattr(getattr(v.func, "obj", None), "rebuild_attr", None)
+            if attr is not None:          # a torch context manager's __enter__/__exit__
+                return f"{self.expr(v.obj)}.{attr}"
+            return f"{ns.const(_bind)}({self.expr(v.func)}, {self.expr(v.obj)})"
+        if isinstance(v, IterV):
+            if v.source is not None:
+                return v.source.expr(ns)     # an outside iterator; its position is replayed
+            return self._iterator(v)
+        if isinstance(v, StateCMV):
+            from ..semantics.torch_calls import rebuild_state_cm
+            return rebuild_state_cm(self, v)
+        if isinstance(v, PartialV):
+            import functools
+            args = ", ".join([self.expr(v.func)] + [self.expr(a) for a in v.args]
+                             + [f"**{{{k!r}: {self.expr(x)}}}" for k, x in v.kwargs.items()])
+            return self.temp(f"{ns.const(functools.partial)}({args})", v, "partial")
+        if isinstance(v, DictViewV):
+            return f"{self.expr(v.dict)}.{v.kind}()"
+        if v is NULL:
+            raise UnsupportedError("unreconstructable", "NULL has no Python value")
+        raise UnsupportedError("unreconstructable",
+                               f"{v.describe()} cannot be rebuilt outside the trace")
+
+    def _iterator(self, v) -> str:
+        ns = self.ns
+        if isinstance(v, GeneratorV):
+            from .rebuild_gen import rebuild_generator
+            return rebuild_generator(self, v)
+        if isinstance(v, SeqIterV):
+            if isinstance(v.seq, ListV):
+                name = self.temp(f"{ns.helper('iter')}({self.expr(v.seq)})", v, "it")
+                self.positions.append(f"{name}.__setstate__({v.index})")
+                return name
+            items = v.seq.items if isinstance(v.seq, TupleV) else v.seq
+            rest = ", ".join(self.expr(x) for x in items[v.index:])
+            return self.temp(f"{ns.helper('iter')}(({rest}{',' if rest else ''}))", v, "it")
+        if isinstance(v, HashIterV):
+            return self._hash_iterator(v)
+        if isinstance(v, RangeIterV):
+            return self.temp(f"{ns.helper('iter')}({ns.const(v.range[v.index:], 'range')})", v, "it")
+        if isinstance(v, EnumerateIterV):
+            return self.temp(f"{ns.helper('enumerate')}({self.expr(v.it)}, {v.count})", v, "it")
+        if isinstance(v, ZipIterV):
+            strict = ", strict=True" if v.strict else ""
+            return self.temp(f"{ns.helper('zip')}({', '.join(self.expr(i) for i in v.iters)}{strict})", v, "it")
+        if isinstance(v, MapIterV):
+            its = ", ".join(self.expr(i) for i in v.iters)
+            return self.temp(f"{ns.helper('map')}({self.expr(v.fn)}, {its})", v, "it")
+        if isinstance(v, FilterIterV):
+            return self.temp(f"{ns.helper('filter')}({self.expr(v.fn)}, {self.expr(v.it)})", v, "it")
+        raise UnsupportedError("unreconstructable", f"{v.describe()} cannot be rebuilt outside the trace")
+
+    def _hash_iterator(self, v: HashIterV) -> str:
+        """A real dict/set iterator at the same step.  Made before the replayed writes, so
+        only over a container they leave alone (else the iterator would see them change)."""
+        ns = self.ns
+        c = v.container
+        if c is None:
+            return self.temp(f"{ns.helper('iter')}(())", v, "it")
+        if tuple(c.entries) != v.keys or (c.source is not None and _changed(c)):
+            raise UnsupportedError("unreconstructable", "an iterator over a dict or set changed meanwhile")
+        over = self.expr(c) if v.kind in ("set", "keys") else f"{self.expr(c)}.{v.kind}()"
+        it = f"{ns.helper('iter')}({over})"
+        if v.index:
+            it = f"{ns.const(_advanced, 'advanced')}({it}, {v.index})"
+        return self.temp(it, v, "it")
+
+    # -- side effects ----------------------------------------------------------------------
+    def replay(self, mutated) -> list[str]:
+        """Statements applying every outside mutation.
+
+        Every object and value they name is read first, into a temporary: a replayed write
+        (``o.a = 1``) must not change what a later one reads through a source path
+        (``o.b = x`` with ``x`` read from ``o.a`` before the write)."""
+        ns = self.ns
+        pin, val = self.pinned, self.pinned_value
+        pending, positions = [], []
+        for v in mutated:
+            if isinstance(v, ObjectV) and id(v.obj) in self.globals_values and \
+                    self.globals_values[id(v.obj)] is v:
+                g = ns.const(v.obj, "globals")
+                for name, x in v.overlay.items():
+                    if x is DELETED:
+                        pending.append(f"{g}.pop({name!r}, None)")
+                    else:
+                        pending.append(f"{g}[{name!r}] = {val(x)}")
+            elif isinstance(v, ObjectV):
+                target = pin(self.expr_source(v))
+                for name, x in v.overlay.items():
+                    if x is DELETED:
+                        pending.append(f"{ns.helper('delattr')}({target}, {name!r})")
+                    elif is_identifier(name):
+                        pending.append(f"{target}.{name} = {val(x)}")
+                    else:
+                        pending.append(f"{ns.helper('setattr')}({target}, {name!r}, {val(x)})")
+            elif isinstance(v, ListV):
+                items = ", ".join(val(x) for x in v.items)
+                pending.append(f"{pin(v.source.expr(ns))}[:] = [{items}]")
+            elif isinstance(v, DictV):
+                body = ", ".join(f"({val(k)}, {val(x)})" for k, x in v.entries.values())
+                tmp = ns.fresh("items")
+                self.emit(f"{tmp} = [{body}]")
+                target = pin(v.source.expr(ns))
+                pending.append(f"{target}.clear(); {target}.update({tmp})")
+            elif isinstance(v, SetV):
+                items = ", ".join(val(x) for x in v.entries.values())
+                tmp = ns.fresh("items")
+                self.emit(f"{tmp} = [{items}]")
+                target = pin(v.source.expr(ns))
+                pending.append(f"{target}.clear(); {target}.update({tmp})")
+            elif isinstance(v, CellV):
+                cell = v.source.expr(ns) if v.source is not None else ns.const(v.real)
+                pending.append(f"{cell}.cell_contents = {val(v.contents)}")
+            elif isinstance(v, SeqIterV) and isinstance(v.seq, ListV) and v.seq.source is None:
+                positions.append(f"{ns.const(_run_out, 'run_out')}({pin(v.source.expr(ns))})")  # exhausted
+            elif isinstance(v, (SeqIterV, RangeIterV)):
+                positions.append(f"{pin(v.source.expr(ns))}.__setstate__({v.index})")
+            else:
+                raise UnsupportedError("unreconstructable", f"cannot replay writes to {v.describe()}")
+        return pending + positions + self.positions
+
+    def pinned(self, text: str) -> str:
+        """`text` read now, before any replayed write: a temporary unless it is a bare name."""
+        if text.isidentifier():
+            return text
+        tmp = self.ns.fresh("pin")
+        self.emit(f"{tmp} = {text}")
+        return tmp
+
+    def pinned_value(self, v: Value) -> str:
+        text = self.expr(v)
+        return text if isinstance(v, Const) else self.pinned(text)
+
+    def expr_source(self, v: ObjectV) -> str:
+        return v.source.expr(self.ns) if v.source is not None else self.ns.const(v.obj)
+
+
+def _advanced(it, n: int):
+    for _ in range(n):
+        next(it)
+    return it
+
+
+def _run_out(it) -> None:
+    for _ in it:
+        pass
+
+
+def _changed(v) -> bool:
+    return bool(getattr(v, "mutated", False))
+
+
+def function_source(name: str, params: list[str], body: list[str]) -> str:
+    head = f"def {name}({', '.join(params)}):"
+    return "\n".join([head] + (body or ["    pass"])) + "\n"
+
+
+def compile_function(source: str, ns: Namespace, name: str, filename: str):
+    """Exec generated source in the namespace's globals and return the function."""
+    code = compile(source, filename, "exec")
+    scope = dict(ns.globals)
+    exec(code, scope)
+    fn = scope[name]
+    fn.__bcfront_source__ = source
+    import linecache
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return fn

@@ -1,0 +1,91 @@
+"""Why did an entry miss?  Evaluate its guards one at a time on the new arguments.
+
+Only runs on the slow path (a cache miss): each guard is compiled into its
+own small function with the root's signature, checked in discovery order,
+and the first failure is reported with the expected value, the actual value
+(the guarded source evaluated on the new arguments) and where the value was
+first used.
+"""
+from __future__ import annotations
+
+from ... import report
+from .codegen import compile_function, function_source
+from ..model.guards import single_check_source
+from ..model.namespace import Namespace, reserved_prefix, signature_params
+
+
+def _compile(root, expr: str, what: str):
+    code = root.__code__
+    sig = signature_params(code)
+    if sig is None:
+        return None
+    parts, params = sig
+    ns = Namespace(params, reserved_prefix(code))
+    text = expr(ns)
+    name = f"{ns.prefix}{what}"
+    src = function_source(name, parts, [f"    return {text}"])
+    fn = compile_function(src, ns, name, f"<bcfront {what}>")
+    fn.__defaults__ = root.__defaults__
+    fn.__kwdefaults__ = root.__kwdefaults__
+    return fn
+
+
+def _actual(root, g, args, kwargs) -> str:
+    if g.source is None:
+        from ..model.guards import STATE_READERS
+        try:
+            return repr(STATE_READERS[g.extra]()())
+        except Exception as e:  # reading state failed; say so
+            return f"<{type(e).__name__}>"
+    fn = _compile(root, lambda ns: g.source.expr(ns), "value")
+    try:
+        v = fn(*args, **kwargs)
+    except Exception as e:
+        return f"<{type(e).__name__}: {e}>"
+    if g.kind == "TENSOR_MATCH":
+        try:
+            return (f"{type(v).__name__}({v.dtype}, device={str(v.device)!r}, shape={list(v.shape)}, "
+                    f"stride={list(v.stride())}, requires_grad={v.requires_grad})")
+        except Exception:
+            return repr(type(v))
+    text = repr(v)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def first_failure(cf, entry, args, kwargs):
+    root = entry.region if entry.native else entry.guard
+    for g in entry.guards:
+        fn = _compile(root, lambda ns: single_check_source(g, ns), "check")
+        if fn is None:
+            return None
+        try:
+            ok = bool(fn(*args, **kwargs))
+        except Exception:
+            ok = False
+        if ok:
+            continue
+        expected = _expected(g)
+        actual = _actual(root, g, args, kwargs)
+        src = g.source.readable() if g.source is not None else g.extra
+        where = f" (first used at {g.first_use.filename}:{g.first_use.lineno})" if g.first_use else ""
+        return report.Recompile(
+            function=cf.__qualname__, guard=g.readable(), source=str(src), expected=expected,
+            actual=actual, reason=f"{g.readable()} failed: expected {expected}, got {actual}{where}",
+            first_use=g.first_use)
+    return None
+
+
+def _expected(g) -> str:
+    if g.kind == "TENSOR_MATCH":
+        ptype, dtype, device, shape, stride, rg = g.expected
+        return (f"{ptype.__name__}({dtype}, device={str(device)!r}, shape={list(shape)}, "
+                f"stride={list(stride)}, requires_grad={rg})")
+    if g.kind in ("ID_MATCH", "TYPE_MATCH"):
+        from ..model.guards import _describe
+        return _describe(g.expected)
+    if g.kind == "NO_HOOKS":
+        return "no hooks"
+    if g.kind == "NOT_PRESENT":
+        return f"{g.extra!r} absent"
+    text = repr(g.expected)
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,147 @@
+"""Rebuilding a generator the trace created, for the code after a graph break.
+
+A generator that has not started yet (its frame has run no user instruction:
+a generator expression handed to ``sum``, ``list`` or a ``for`` loop whose
+body breaks on the first item) is rebuilt by calling its function again with
+the arguments it was bound to: a generator object is nothing but that frame.
+A started generator holds a suspended position no Python code can recreate
+directly.  Two kinds are rebuilt anyway:
+
+* a generator expression with a single ``for`` and no cells, suspended at its
+  ``yield``: its frame holds nothing but its argument iterator ``.0`` (on the
+  stack, as the loop's iterator, and as the local), so a fresh generator over
+  that iterator at its current position goes on exactly as the suspended one;
+* a generator function whose steps so far can be run again with nothing
+  outside seeing it: made afresh and advanced natively by as many steps as
+  the trace ran (`GeneratorV.steps`).  Only when that is provably harmless:
+  its code is on a whitelist (locals, constants, arithmetic, comparisons,
+  loops, calls of a few pure builtins -- no attribute access, no stores
+  outside the frame, no cells), it never rebinds a parameter, and the
+  arguments are immutable (constants, tuples, tensors the graph does not
+  write in place), so the replayed steps compute what the traced ones did.
+
+Any other started generator stays unrebuildable (the whole function then runs
+natively).
+"""
+from __future__ import annotations
+
+from ...errors import UnsupportedError
+from ..model.values import CellV, Const, DictV, TensorV, TupleV
+
+CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+
+
+def rebuild_generator(rb, gen) -> str:
+    """An expression creating a fresh generator equal to the unstarted `gen` (memoized in
+    `rb`, so every reference gets the same object)."""
+    frame = gen.frame
+    code = frame.code
+    replay = 0
+    if gen.started and not _restartable_genexpr(frame):
+        if not _replayable(rb, frame):
+            raise UnsupportedError("unreconstructable",
+                                   "a generator suspended inside its body cannot be rebuilt")
+        replay = gen.steps
+    if gen.done:
+        raise UnsupportedError("unreconstructable", "a finished generator")
+    if frame.fn is None:
+        raise UnsupportedError("unreconstructable", "a generator without its function")
+    names = code.co_varnames
+    n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
+
+    def arg(name):
+        v = frame.locals[name]
+        return rb.expr(v.contents if isinstance(v, CellV) else v)
+
+    parts = [arg(n) for n in names[:n_pos]]
+    i = n_pos + n_kw
+    if code.co_flags & CO_VARARGS:
+        star = frame.locals[names[i]]
+        if not isinstance(star, TupleV):
+            raise UnsupportedError("unreconstructable", "a generator's *args is not a tuple")
+        parts.append(f"*{rb.expr(star)}")
+        i += 1
+    kw = {n: arg(n) for n in names[n_pos:n_pos + n_kw]}
+    parts.append("**{" + ", ".join(f"{k!r}: {e}" for k, e in kw.items()) + "}")
+    if code.co_flags & CO_VARKEYWORDS:
+        dstar = frame.locals[names[i]]
+        if not isinstance(dstar, DictV):
+            raise UnsupportedError("unreconstructable", "a generator's **kwargs is not a dict")
+        parts.append(f"**{rb.expr(dstar)}")
+    made = f"{rb.expr(frame.fn)}({', '.join(parts)})"
+    if replay:
+        from .codegen import _advanced
+        made = f"{rb.ns.const(_advanced, 'advanced')}({made}, {replay})"
+    return rb.temp(made, gen, "gen")
+
+
+def _restartable_genexpr(frame) -> bool:
+    """A generator expression suspended at its yield whose whole state is its iterator."""
+    code = frame.code
+    it = frame.locals.get(".0")
+    if code.co_name != "<genexpr>" or it is None or code.co_cellvars or code.co_freevars:
+        return False
+    if len(frame.stack) != 1 or frame.stack[0] is not it:
+        return False
+    from ..model.frame import decoded
+    return sum(ins.opname == "FOR_ITER" for ins in decoded(code)[0].instructions) == 1
+
+
+# what a replayed generator step may run (3.11-3.13 spellings)
+_PURE_OPS = frozenset("""
+    RESUME RETURN_GENERATOR POP_TOP NOP EXTENDED_ARG CACHE PRECALL PUSH_NULL COPY SWAP
+    LOAD_FAST LOAD_FAST_CHECK LOAD_FAST_LOAD_FAST STORE_FAST STORE_FAST_STORE_FAST
+    STORE_FAST_LOAD_FAST LOAD_CONST RETURN_CONST RETURN_VALUE YIELD_VALUE GET_ITER FOR_ITER
+    END_FOR JUMP_BACKWARD JUMP_FORWARD JUMP_BACKWARD_NO_INTERRUPT POP_JUMP_IF_FALSE
+    POP_JUMP_IF_TRUE POP_JUMP_IF_NONE POP_JUMP_IF_NOT_NONE POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_FORWARD_IF_TRUE POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_BACKWARD_IF_TRUE
+    POP_JUMP_FORWARD_IF_NONE POP_JUMP_FORWARD_IF_NOT_NONE COMPARE_OP TO_BOOL UNARY_NEGATIVE
+    UNARY_NOT UNARY_INVERT BUILD_TUPLE UNPACK_SEQUENCE BINARY_SUBSCR CALL CALL_INTRINSIC_1
+    RERAISE LOAD_GLOBAL IS_OP CONTAINS_OP
+""".split())
+_PURE_BUILTINS = frozenset({"range", "len", "abs", "min", "max", "enumerate", "zip", "reversed",
+                            "int", "float", "bool", "divmod", "round"})
+_INPLACE_MIN = 13          # BINARY_OP arguments from here on are the in-place forms (+= ...)
+
+
+def _replayable(rb, frame) -> bool:
+    """Whether running the generator's first steps again is invisible (module docstring)."""
+    code = frame.code
+    if code.co_name == "<genexpr>" or code.co_cellvars or code.co_freevars or frame.fn is None:
+        return False
+    if code.co_flags & (CO_VARARGS | CO_VARKEYWORDS):
+        return False
+    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    import builtins
+    from ..model.frame import decoded
+    fn_globals = frame.globals
+    for ins in decoded(code)[0].instructions:
+        op = ins.opname
+        if op == "BINARY_OP":
+            if ins.arg >= _INPLACE_MIN:
+                return False
+            continue
+        if op not in _PURE_OPS:
+            return False
+        if op == "LOAD_GLOBAL":
+            name = ins.argval
+            b = frame.builtins
+            real = b.get(name) if isinstance(b, dict) else getattr(b, name, None)
+            if name not in _PURE_BUILTINS or name in fn_globals or real is not getattr(builtins, name):
+                return False
+        if op.startswith("STORE_FAST"):
+            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            if params & set(names):
+                return False
+    mutation = getattr(rb, "has_mutation", True)
+    return all(_immutable(frame.locals.get(n), mutation) for n in params)
+
+
+def _immutable(v, tensors_written: bool) -> bool:
+    if isinstance(v, Const):
+        return True
+    if isinstance(v, TensorV):
+        return not tensors_written
+    if isinstance(v, TupleV) and v.cls is tuple:
+        return all(_immutable(x, tensors_written) for x in v.items)
+    return False

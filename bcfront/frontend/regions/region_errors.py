@@ -1,0 +1,360 @@
+"""Run-time errors of a compiled region: where eager raises them, with eager's state.
+
+Fake tensors cannot foresee every error (an index out of range, an embedding id
+past the table, a factorization of a matrix that is not positive definite).  Such
+an error, raised by the graph inside the region, must reach the user's ``except``
+and ``finally`` blocks with the writes made before it exactly as eager leaves them.
+
+* `errors_observable(tx, graph)`: could anything see a half-done graph?  Yes when a
+  node was recorded under a handler of some traced frame (a try; a torch state
+  manager's with block does not count: its exit only restores the state; `note_node`
+  is told of every node), or a Python write the region replays after the graph
+  precedes a node.
+* `write_back_last(graph, examples, compiled, observable)`: if so, and the graph
+  writes input storage, the eager backend gets the functional graph whose writes
+  to inputs come at its end (`functionalize.Plan`); when the in-place graph must
+  stay (a tensor that requires grad written under no_grad), the written inputs
+  are snapshotted instead when no write records autograd.
+* `guard_graph_errors(...)`: wraps the graph's statements; an error before the
+  first lasting statement puts back the random generators (and snapshots), then
+  reruns the function natively, exactly as eager would run it.
+* When neither works (a write functionalization cannot express: ``t_``, a write
+  through ``unfold``; or a write autograd records on a tensor that requires
+  grad), the region is split instead: `write_back_last` raises `SplitAt`, and
+  `trace_with_splits` traces the function again with a graph break just before
+  that write (`check_split`, called for every node recorded).  The write then
+  runs natively, and the continuation after it is a region of its own, whose
+  errors again rerun natively -- inside the user's try, with eager's state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+from ...errors import UnsupportedError
+from ..model.values import MethodV, StateCMV
+
+# the comment line before a functional graph's write-back (`functionalize.Plan.wrap_emit`)
+WRITEBACK_MARK = "# write the new values back into the inputs"
+MAX_SPLITS = 8          # retraces per capture before giving up (then the old note stays)
+
+
+# -- splitting the region before a write that cannot be undone -------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """Where this trace ends its region early: before graph body node `at` (None: nowhere),
+    for reason `why`; `enabled`: whether a region may still ask for a (new) split."""
+    at: int | None = None
+    why: str = ""
+    enabled: bool = True
+
+
+class SplitAt(Exception):
+    """Raised while building a region: trace again, breaking before body node `index`."""
+
+    def __init__(self, index: int, why: str):
+        super().__init__(index, why)
+        self.index, self.why = index, why
+
+
+def trace_with_splits(trace):
+    """``trace(split)`` -> an entry, traced again as long as a region asks for a split (each
+    retrace splits earlier, so this ends; after `MAX_SPLITS` the last split stays and no
+    new one is asked for)."""
+    split = Split()
+    for _ in range(MAX_SPLITS):
+        try:
+            return trace(split)
+        except SplitAt as s:
+            if split.at is not None and s.index >= split.at:
+                break                           # (cannot happen: the graph ends before `at`)
+            split = Split(s.index, s.why)
+    return trace(Split(split.at, split.why, enabled=False))
+
+
+def check_split(tx) -> None:
+    """Called before each node is recorded: the graph break a `Split` asked for."""
+    split = tx.__dict__.get("split")
+    if split is not None and split.at is not None and len(tx.graph.body) >= split.at:
+        raise UnsupportedError("write-before-error", split.why)
+
+
+def _split_or_note(tx, graph, node, why: str, compiled) -> None:
+    """Ask for a split before `node` (a body node; None: before the first writer), or, when
+    no split may be asked for, say in explain that such an error escapes the handler."""
+    split = tx.__dict__.get("split") if tx is not None else None
+    at = graph.body.index(node) if node is not None and node in graph.body else None
+    if at is None:
+        first = _first_writer(graph)
+        at = next((i for i, n in enumerate(graph.body) if n.name == first), None)
+    if split is not None and split.enabled and at is not None:
+        raise SplitAt(at, f"the graph ends before an in-place write that cannot be undone ({why}), "
+                          "so that a run-time error after it reaches the function's handlers "
+                          "with eager's state")
+    compiled.notes.append(f"{why}; an error raised after the graph's first in-place write "
+                          "propagates as it is")
+
+
+def _first_grad_write(obs, names) -> object | None:
+    """The first body node writing the storage of an input named in `names` (or of a
+    synthetic base of inputs sharing storage)."""
+    for tr in obs.traces:
+        for c in tr.calls:
+            for w in c.writes:
+                p = obs.prov.get(id(w))
+                root = p.root if p is not None else None
+                if root is None or root.kind == "shared" or (
+                        root.kind == "input" and root.node.name in names):
+                    return tr.node
+    return None
+
+
+def write_back_last(graph, example_inputs, compiled, observable: bool = True, tx=None):
+    """For an eager-backend `compiled` graph that writes input storage (an in-place op on an
+    argument, a parameter or a buffer, a batch norm's running statistics): the functional
+    graph with the write-back at its end, so that every error fake tensors could not
+    foresee (an index out of range, a check only the real kernel makes) happens before
+    any lasting write, and the region can rerun the function natively, exactly.
+    Without `observable` (no handler could see a half-done graph, see
+    `errors_observable`) the in-place graph stays: it fails exactly as eager does.
+
+    When neither the functional graph nor a snapshot can undo the writes, raises
+    `SplitAt` if the trace `tx` may still split its region (see the module docstring).
+
+    Sets ``compiled.first_write``: `WRITEBACK_MARK` (functionalized), the name of the first
+    node that may write input storage (functionalization failed: that node ends the clean
+    prefix), or None (no input storage is written).
+    """
+    from ...ir.alias_facts import may_write
+    from ...ir.functionalize import FunctionalizeError, functionalize
+    plan = getattr(compiled, "plan", None)
+    if plan is not None:
+        compiled.first_write = WRITEBACK_MARK if plan.writebacks else None
+        return compiled
+    compiled.first_write = None
+    if not may_write(graph):
+        return compiled
+    if not observable:
+        compiled.first_write = _first_writer(graph)
+        return compiled
+    try:
+        plan = functionalize(graph, example_inputs)
+    except FunctionalizeError as e:
+        compiled.first_write = _first_writer(graph)
+        _split_or_note(tx, graph, e.node, f"functionalization failed ({e})", compiled)
+        return compiled
+    if not plan.writebacks:              # only storage made inside the graph is written
+        compiled.observation = plan.observation
+        return compiled
+    examples = {n.name: t for n, t in zip(plan.graph.inputs, plan.example_inputs)}
+    if any(examples[w[0]].requires_grad for w in plan.writebacks):
+        # written under no_grad (a clamp_ of a parameter), the tensor keeps its autograd
+        # identity in eager; its functional value would be a new, detached tensor.  The
+        # in-place graph stays; when no write records autograd, the region snapshots the
+        # written inputs and puts them back before a native rerun.
+        compiled.first_write = _first_writer(graph)
+        compiled.observation = plan.observation
+        names = {n.name for n in graph.inputs}
+        if all(w[0] in names for w in plan.writebacks) and not _writes_record(graph):
+            compiled.restore = tuple(w[0] for w in plan.writebacks)
+        else:
+            grad = {w[0] for w in plan.writebacks if examples[w[0]].requires_grad}
+            _split_or_note(tx, graph, _first_grad_write(plan.observation, grad),
+                           "the graph writes a tensor that requires grad in place", compiled)
+        return compiled
+    from ...backends import eager
+    out = eager.compile_graph(plan.graph)
+    out.emit = plan.wrap_emit(out.emit)
+    out.plan, out.observation, out.first_write = plan, plan.observation, WRITEBACK_MARK
+    out.notes = list(compiled.notes) + out.notes
+    return out
+
+
+def _writes_record(graph) -> bool:
+    """Some node that may write runs with grad mode on (autograd may record the write)."""
+    import torch
+    from ...ir.alias_facts import may_write
+    entry = torch.is_grad_enabled()
+    return any((n.state.grad if n.state is not None else entry)
+               for n in graph.body if may_write(SimpleNamespace(body=(n,))))
+
+
+def _first_writer(graph) -> str | None:
+    from ...ir.alias_facts import may_write          # (reads only ``.body``)
+    first = next((n for n in graph.body if may_write(SimpleNamespace(body=(n,)))), None)
+    return first.name if first is not None else None
+
+
+def note_node(tx) -> None:
+    """Called for each node recorded: remember when one runs under a user's handler."""
+    if not tx.__dict__.get("graph_in_try") and _in_handler(tx):
+        tx.graph_in_try = True          # see errors_observable: errors may be caught here
+
+
+def _in_handler(tx) -> bool:
+    """Some frame of the trace runs its current instruction under an exception handler a
+    user could see the state from: a try, or a with block other than a torch state
+    manager's (no_grad, autocast...: its exit restores the state and re-raises)."""
+    return any(f.cur is not None and _user_handler(f, f.bc.handler_for(f.cur.offset))
+               for f in tx.frames)
+
+
+def _user_handler(f, h) -> bool:
+    for _ in range(64):                          # state-manager with blocks, innermost first
+        if h is None:
+            return False
+        if not _state_cm_cleanup(f, h):
+            return True
+        # the cleanup's own handler (COPY 3; POP_EXCEPT; RERAISE 1), then whatever covers it
+        inner = f.bc.handler_for(h.target)
+        if inner is None:
+            return True                          # not the layout expected: assume a handler
+        h = f.bc.handler_for(inner.target)
+    return True
+
+
+def _state_cm_cleanup(f, h) -> bool:
+    """Handler `h` is the cleanup of a with block over a torch state manager."""
+    try:
+        i = f.bc.index_of(h.target)
+        ops = (f.instrs[i].opname, f.instrs[i + 1].opname)
+    except (KeyError, IndexError):
+        return False
+    if ops != ("PUSH_EXC_INFO", "WITH_EXCEPT_START") or not 0 < h.depth <= len(f.stack):
+        return False
+    exit_ = f.stack[h.depth - 1]               # the with's bound __exit__, below the block
+    return isinstance(exit_, MethodV) and isinstance(exit_.obj, StateCMV)
+
+
+def errors_observable(tx, graph) -> bool:
+    """Could a run-time error in the middle of the graph be seen with the graph's in-place
+    writes only partly done?  Yes when a node was recorded under an exception handler of
+    some frame of the trace, or when a Python write the region replays after the graph
+    precedes a node in program order.  Otherwise the error reaches the caller just as in
+    eager: the in-place writes before the failing op done, in program order, and nothing
+    after it -- so the graph may keep its in-place ops (no functional copies)."""
+    from ..model.effects import LOG
+    if tx.__dict__.get("graph_in_try"):
+        return True
+    n = len(graph.body)
+    return any(e.position < n for e in getattr(tx, LOG, ()))
+
+
+def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str], ns) -> list[str]:
+    """Wrap the graph's statements.  An error fake tensors could not foresee (an index out
+    of range, a check only the real kernel makes) must surface where eager raises it,
+    inside the function's own try blocks.  While no statement with a lasting effect has
+    run, the failed run is discarded and the function runs natively instead, exactly as
+    eager would: the graph writes input storage only at its end (`write_back_last`), and
+    the random number generators are put back as they were (and, for in-place writes
+    no autograd records, the written inputs: `write_back_last` sets ``restore``).  Only
+    past a lasting statement (the write-back, or an in-place write when functionalization
+    failed) does the error propagate as it is."""
+    plan = getattr(compiled, "plan", None)
+    emitted = plan.graph if plan is not None else graph
+    restore = getattr(compiled, "restore", ())
+    stops = _lasting_prefixes(emitted, None if restore else getattr(compiled, "first_write", None))
+    draws = _draw_devices(emitted)
+    clean, failed = ns.fresh("clean"), ns.fresh("failed")
+    wrapped = [f"    {clean} = True", f"    {failed} = False"]
+    if draws is not None:
+        rng = ns.fresh("rng")
+        wrapped.append(f"    {rng} = {ns.const(rng_save, 'rng_save')}({draws!r})")
+    if restore:
+        saved = ns.fresh("saved")
+        wrapped.append(f"    {saved} = {ns.const(snapshot, 'snapshot')}(({', '.join(restore)},))")
+    wrapped.append("    try:")
+    for line in body:
+        if stops and line.strip().startswith(stops):
+            indent = line[:len(line) - len(line.lstrip())]
+            wrapped.append(f"    {indent}{clean} = False")
+            stops = ()
+        wrapped.append("    " + line)
+    wrapped += [f"    except {ns.helper('Exception')}:",
+                f"        if not {clean}:", "            raise"]
+    if restore:               # no write recorded autograd: putting the values back undoes it
+        wrapped.append(f"        {ns.const(put_back, 'put_back')}(({', '.join(restore)},), {saved})")
+    if draws is not None:
+        wrapped.append(f"        {ns.const(rng_restore, 'rng_restore')}({rng})")
+    # the rerun comes after the except block: inside it, its errors would chain the graph's
+    # error as __context__ and sys.exc_info() would see it
+    wrapped += [f"        {failed} = True", f"    if {failed}:",
+                f"        return {_native_call(root, parts, ns)}"]
+    return wrapped
+
+
+def _lasting_prefixes(graph, first_write) -> tuple:
+    """Line prefixes of the statements that start lasting effects (see guard_graph_errors)."""
+    stops = [] if first_write is None else [first_write if first_write == WRITEBACK_MARK
+                                            else f"{first_write} = "]
+    for n in graph.body if graph is not None else ():
+        if _draw(n) == "lasting":
+            stops.append(f"{n.name} = ")
+    return tuple(stops)
+
+
+def _draw(n) -> str | None:
+    """"draw": a random draw from a default generator (undone by restoring its state);
+    "lasting": seeding, or a draw from a generator passed in; None: not random."""
+    from ...ir.passes import _name, is_nondeterministic
+    name = _name(n).lower()
+    if not is_nondeterministic(n) or name.startswith("empty") or name.endswith("empty"):
+        return None
+    if "seed" in name or "rng" in name or n.kwargs.get("generator") is not None:
+        return "lasting"
+    return "draw"
+
+
+def _draw_devices(graph) -> tuple | None:
+    """CUDA device indexes whose generators the graph draws from (None: it draws nothing)."""
+    if graph is None:
+        return None
+    found = None
+    for n in graph.body:
+        if _draw(n) == "draw":
+            found = found or set()
+            dev = getattr(n.meta, "device", None)
+            if dev is not None and dev.type == "cuda":
+                found.add(dev.index or 0)
+    return None if found is None else tuple(sorted(found))
+
+
+def rng_save(cuda_devices: tuple) -> list:
+    """The states of the CPU generator and of the given CUDA devices' default generators."""
+    import torch
+    gens = [torch.default_generator] + [torch.cuda.default_generators[i] for i in cuda_devices]
+    return [(g, g.get_state()) for g in gens]
+
+
+def rng_restore(saved: list) -> None:
+    for g, state in saved:
+        g.set_state(state)
+
+
+def snapshot(tensors: tuple) -> list:
+    return [t.detach().clone() for t in tensors]
+
+
+def put_back(tensors: tuple, saved: list) -> None:
+    import torch
+    with torch.no_grad():
+        for t, s in zip(tensors, saved):
+            t.copy_(s)
+
+
+def _native_call(root, parts, ns) -> str:
+    """`root(...)` passing the region's own parameters through."""
+    call_args = []
+    kwonly = False
+    for p in parts:
+        if p == "/":
+            continue
+        if p == "*":
+            kwonly = True
+        elif p.startswith("*"):
+            call_args.append(p)
+            kwonly = kwonly or not p.startswith("**")
+        else:
+            call_args.append(f"{p}={ns.local(p)}" if kwonly else ns.local(p))
+    return f"{ns.const(root, 'native')}({', '.join(call_args)})"

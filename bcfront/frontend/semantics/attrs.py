@@ -1,0 +1,595 @@
+"""Attribute access on symbolic values: ``getattr_``, ``setattr_``, ``delattr_``.
+
+Lookup follows CPython's order (data descriptor on the type, instance
+``__dict__``, non-data descriptor or plain class attribute, ``__getattr__``),
+resolved statically on the real classes.  Properties and Python descriptors
+are inlined; C slots and getset descriptors are read from the real object
+under a guard; nn.Module's ``__getattr__`` reads ``_parameters``,
+``_buffers`` and ``_modules`` directly.  Writes to outside objects go to the
+value's overlay and are replayed after the region.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import types
+
+from ...errors import UnsupportedError
+from ..model.builder import CONST_TYPES, is_torch_const, wrap
+from .objects import (_MISS, _is_heap_type, call, mro_lookup, source_of)
+from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
+from ..model.tracer import SymbolicRaise
+from ..model.values import (DELETED, CellV, Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV,
+                     MadeFunctionV, MethodV, NewObjectV, ObjectV, PartialV, SetV, StateCMV,
+                     SuperV, TensorV, TupleV, Value)
+
+
+def attribute_error(owner: str, name: str):
+    raise SymbolicRaise(ExceptionV(AttributeError, [Const(f"'{owner}' object has no attribute '{name}'")]))
+
+
+def getattr_(tx, v: Value, name: str) -> Value:
+    h = _GETTERS.get(type(v))
+    if h is None:
+        for klass, fn in _GETTERS.items():
+            if isinstance(v, klass):
+                h = fn
+                break
+    if h is None:
+        raise UnsupportedError("unsupported-attribute", f"{v.describe()}.{name}")
+    return h(tx, v, name)
+
+
+def has_attr(tx, v: Value, name: str) -> bool:
+    try:
+        getattr_(tx, v, name)
+        return True
+    except SymbolicRaise as e:
+        if isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, AttributeError):
+            return False
+        raise
+
+
+# -- per-kind getters ----------------------------------------------------------------------
+
+def _const_attr(tx, v: Const, name):
+    val = v.value
+    try:
+        attr = getattr(val, name)
+    except AttributeError:
+        attribute_error(type(val).__name__, name)
+    if isinstance(attr, (types.BuiltinMethodType, types.MethodWrapperType)) and \
+            getattr(attr, "__self__", None) is val:
+        return MethodV(ObjectV(getattr(type(val), name)), v)
+    if type(attr) in CONST_TYPES or is_torch_const(attr) or attr is None:
+        return Const(attr)
+    return wrap(tx, attr, None)
+
+
+def _container_attr(tx, v, name):
+    cls = v.python_type()
+    if isinstance(v, TupleV) and cls is not tuple:
+        fields = getattr(cls, "_fields", None) or getattr(cls, "__match_args__", ())
+        if name in fields:
+            return v.items[list(fields).index(name)]
+    raw = mro_lookup(cls, name)
+    if raw is _MISS:
+        if name == "__class__":
+            return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
+        attribute_error(cls.__name__, name)
+    return bind_class_attr(tx, raw, v, cls, name)
+
+
+def _object_attr(tx, v: ObjectV, name):
+    if name in v.overlay:
+        val = v.overlay[name]
+        if val is DELETED:
+            cls = type(v.obj)
+            if isinstance(mro_lookup(cls, name), types.MemberDescriptorType):   # a deleted slot
+                raise SymbolicRaise(ExceptionV(AttributeError, [Const(_unset_slot_message(
+                    cls.__module__, cls.__qualname__, name))]))
+            attribute_error(cls.__name__, name)
+        return val
+    obj = v.obj
+    src = source_of(v)
+    if isinstance(obj, types.ModuleType):
+        written = _module_namespace(tx, obj).overlay.get(name, _MISS)
+        if written is DELETED:
+            _module_missing(tx, obj, name, src)
+        if written is not _MISS:
+            return written
+        return _pymodule_attr(tx, v, obj, src, name)
+    if isinstance(obj, type):
+        return _class_attr(tx, v, obj, src, name)
+    if isinstance(obj, types.FunctionType):
+        if name in ("__name__", "__qualname__", "__module__", "__doc__", "__code__",
+                    "__defaults__", "__kwdefaults__", "__globals__", "__closure__",
+                    "__annotations__", "__dict__") or name in obj.__dict__:
+            return wrap(tx, getattr(obj, name), AttrSource(src, name))
+        if name == "__get__":
+            return MethodV(ObjectV(types.FunctionType.__get__), v)
+        attribute_error("function", name)
+    cls = type(obj)
+    ga = mro_lookup(cls, "__getattribute__")
+    if ga is not object.__getattribute__ and _is_heap_type(cls) and not _is_module_class(cls):
+        raise UnsupportedError("unsupported-attribute", f"{cls.__qualname__} defines __getattribute__")
+    raw = mro_lookup(cls, name)
+    if raw is not _MISS and _is_data_descriptor(raw):
+        if isinstance(raw, property):
+            return _call_property(tx, raw, v, cls, name)
+        if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+            if name == "__dict__":
+                raise UnsupportedError("unsupported-attribute", "reading an object's __dict__")
+            try:
+                real = getattr(obj, name)
+            except AttributeError as e:     # CPython's own words (3.13 qualifies the type name)
+                if src is not None:
+                    tx.guard("HASATTR", src, False, name)      # still unset next call (O47)
+                raise SymbolicRaise(ExceptionV(AttributeError, [Const(str(e))])) from None
+            if name == "__class__":
+                return wrap(tx, real, ConstSource(Ref(real, real.__qualname__)), guard=False)
+            return wrap(tx, real, AttrSource(src, name))
+        raise UnsupportedError("unsupported-attribute", f"data descriptor {cls.__qualname__}.{name}")
+    d = _instance_dict(obj)
+    if d is not None and id(d) in tx.by_id:
+        _dict_also_wrapped(name)
+    if d is not None and name in d:
+        return wrap(tx, d[name], AttrSource(src, name))
+    if raw is not _MISS:
+        if d is not None:
+            # found on the class: an instance attribute set later would shadow it
+            tx.guard("NOT_PRESENT", AttrSource(src, "__dict__"), None, name)
+        return bind_class_attr(tx, raw, v, cls, name)
+    hook = mro_lookup(cls, "__getattr__")
+    torch = sys.modules.get("torch")
+    if torch is not None and hook is torch.nn.Module.__getattr__:
+        return _module_attr(tx, v, obj, src, name)
+    if isinstance(hook, types.FunctionType):
+        return call(tx, ObjectV(hook), [v, Const(name)], {})
+    if src is not None:     # the attribute (or a __getattr__) may exist by the next call (O47)
+        tx.guard("HASATTR", src, False, name)
+    attribute_error(cls.__name__, name)
+
+
+def _is_module_class(cls) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and issubclass(cls, torch.nn.Module)
+
+
+def _instance_dict(obj):
+    try:
+        return object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return None
+
+
+def _dict_also_wrapped(name: str):
+    """The object's ``__dict__`` is also a symbolic dict of this trace (``d = vars(o)``, or
+    passed in): writes through one would be missed by the other, so the attribute access
+    runs natively, after the recorded writes are replayed (O42)."""
+    raise UnsupportedError("unsupported-attribute", f"attribute {name} of an object whose __dict__ is also in use")
+
+
+def _is_data_descriptor(raw) -> bool:
+    t = type(raw)
+    return hasattr(t, "__set__") or hasattr(t, "__delete__")
+
+
+def _module_attr(tx, v, mod, src, name):
+    """nn.Module.__getattr__: parameters, buffers, submodules, read from their dicts."""
+    d = mod.__dict__
+    for where in ("_parameters", "_buffers", "_modules"):
+        store = d.get(where)
+        if store is not None and name in store:
+            value = store[name]
+            return wrap(tx, value, ModuleAttrSource(src, where, name))
+    attribute_error(type(mod).__name__, name)
+
+
+def _pymodule_attr(tx, v, mod, src, name):
+    d = mod.__dict__
+    if name not in d:
+        if name == "__name__":
+            return Const(mod.__name__)
+        _module_missing(tx, mod, name, src)
+    # Module attributes are guarded too (an identity check each, reached through the
+    # identity-checked module): monkeypatching torch.nn.functional.gelu recompiles.
+    return wrap(tx, d[name], AttrSource(src, name))
+
+
+def _module_missing(tx, mod, name, src):
+    """A name a module does not have: its ``__getattr__`` (PEP 562: lazy imports, deprecation
+    shims) runs natively; else CPython's AttributeError.  Both absences are guarded: a
+    cached entry must not keep raising once the module gains the name or the hook."""
+    overlay = _module_namespace(tx, mod).overlay
+    hook = overlay.get("__getattr__", _MISS)
+    if hook is _MISS:
+        hook = mod.__dict__.get("__getattr__", _MISS)
+    if hook is not _MISS and hook is not DELETED:
+        raise UnsupportedError("unsupported-attribute", f"module {mod.__name__!r} defines __getattr__ ({name})")
+    if src is None:
+        raise UnsupportedError("unsupported-attribute", f"missing attribute {name} of an unguardable module")
+    for missing in (name, "__getattr__"):
+        if missing not in overlay:          # else the trace itself deleted it
+            tx.guard("NOT_PRESENT", AttrSource(src, "__dict__"), None, missing)
+    owner = mod.__dict__.get("__name__")
+    text = f"module '{owner}' has no attribute '{name}'" if isinstance(owner, str) else \
+        f"module has no attribute '{name}'"
+    raise SymbolicRaise(ExceptionV(AttributeError, [Const(text)]))
+
+
+def _class_attr(tx, v, cls, src, name):
+    if name in ("__name__", "__qualname__", "__module__", "__mro__", "__bases__", "__doc__"):
+        return wrap(tx, getattr(cls, name), AttrSource(src, name), guard=False)
+    raw = mro_lookup(cls, name)
+    if raw is _MISS:
+        meta = mro_lookup(type(cls), name)
+        if meta is not _MISS and not isinstance(meta, types.FunctionType):
+            try:
+                return wrap(tx, getattr(cls, name), AttrSource(src, name))
+            except AttributeError:
+                pass
+        elif isinstance(meta, types.FunctionType):
+            return MethodV(ObjectV(meta), v)
+        if src is not None:     # the class may gain it by the next call (O47)
+            tx.guard("HASATTR", src, False, name)
+        raise SymbolicRaise(ExceptionV(AttributeError, [Const(
+            f"type object '{cls.__name__}' has no attribute '{name}'")]))
+    if isinstance(raw, staticmethod):
+        return wrap(tx, raw.__func__, AttrSource(src, name))
+    if isinstance(raw, classmethod):
+        return MethodV(wrap(tx, raw.__func__, None), v)
+    if isinstance(raw, types.FunctionType):
+        return wrap(tx, raw, AttrSource(src, name))
+    if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType,
+                        types.ClassMethodDescriptorType, types.BuiltinFunctionType)):
+        return ObjectV(getattr(cls, name))
+    return wrap(tx, getattr(cls, name), AttrSource(src, name))
+
+
+def _call_property(tx, prop, inst, cls, name):
+    if prop.fget is None:
+        attribute_error(cls.__name__, name)
+    _guard_class_attr(tx, cls, name, prop)
+    return call(tx, wrap(tx, prop.fget, None), [inst], {})
+
+
+def _guard_class_attr(tx, cls, name, raw) -> None:
+    tx.guard("ID_MATCH", AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name), raw)
+
+
+def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
+    """A class attribute found through an instance, bound the way the descriptor protocol binds it."""
+    if isinstance(raw, types.FunctionType):
+        if _is_heap_type(cls):
+            _guard_class_attr(tx, cls, name, raw)
+        return MethodV(ObjectV(raw), inst)
+    if isinstance(raw, staticmethod):
+        return wrap(tx, raw.__func__, None)
+    if isinstance(raw, classmethod):
+        return MethodV(wrap(tx, raw.__func__, None),
+                       wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False))
+    if isinstance(raw, property):
+        return _call_property(tx, raw, inst, cls, name)
+    if isinstance(raw, functools.cached_property):
+        raise UnsupportedError("unsupported-attribute", f"functools.cached_property {name}")
+    if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return MethodV(ObjectV(raw), inst)
+    if isinstance(raw, types.ClassMethodDescriptorType):
+        return ObjectV(getattr(cls, name))
+    getter = mro_lookup(type(raw), "__get__")
+    if getter is not _MISS:
+        if isinstance(getter, types.FunctionType):
+            clsv = wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
+            return call(tx, ObjectV(getter), [wrap(tx, raw, None), inst, clsv], {})
+        if type(raw).__module__ == "builtins" and not callable(raw):
+            pass
+        else:
+            raise UnsupportedError("unsupported-attribute", f"descriptor {cls.__qualname__}.{name}")
+    return wrap(tx, raw, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name))
+
+
+def _new_object_attr(tx, v: NewObjectV, name):
+    cls = v.cls
+    raw = mro_lookup(cls, name)
+    if raw is not _MISS and _is_data_descriptor(raw):
+        if isinstance(raw, property):
+            return _call_property(tx, raw, v, cls, name)
+        if isinstance(raw, types.MemberDescriptorType):
+            if name in v.attrs:
+                return v.attrs[name]
+            raise SymbolicRaise(ExceptionV(AttributeError, [Const(_unset_slot_message(
+                cls.__module__, cls.__qualname__, name))]))
+        if name == "__class__":
+            return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
+        if name == "__dict__":
+            # the live dict: writes through it (copy.copy's state.update, vars(o)[k] = ...)
+            # must reach the object, which a detached DictV would not do (O42)
+            raise UnsupportedError("unsupported-attribute", "reading an object's __dict__")
+        if not isinstance(raw, types.GetSetDescriptorType):
+            return bind_class_attr(tx, raw, v, cls, name)
+    if name in v.attrs:
+        return v.attrs[name]
+    if raw is not _MISS:
+        return bind_class_attr(tx, raw, v, cls, name)
+    hook = mro_lookup(cls, "__getattr__")
+    if isinstance(hook, types.FunctionType):
+        return call(tx, ObjectV(hook), [v, Const(name)], {})
+    attribute_error(cls.__name__, name)
+
+
+def _exception_attr(tx, v: ExceptionV, name):
+    if name == "args":
+        return TupleV(v.args)
+    if name in v.attrs:
+        return v.attrs[name]
+    if name in ("__cause__", "__suppress_context__"):
+        return Const(None if name == "__cause__" else False)   # only `raise ... from` sets them
+    if name in ("__context__", "__traceback__"):
+        # set by the interpreter as the exception travels (implicit chaining, the frames it
+        # passed through), which the trace does not model: only the real frame knows (O11)
+        raise UnsupportedError("frame-introspection", f"reading {name} of an exception")
+    if name == "__class__":
+        return wrap(tx, v.cls, ConstSource(Ref(v.cls, v.cls.__qualname__)), guard=False)
+    raw = mro_lookup(v.cls, name)
+    if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+        return _exception_slot(v, name)
+    if raw is not _MISS:
+        return bind_class_attr(tx, raw, v, v.cls, name)
+    attribute_error(v.cls.__name__, name)
+
+
+def _exception_slot(v: ExceptionV, name):
+    """A C-level field of a built-in exception (StopIteration.value, OSError.errno, ...):
+    the value its constructor would store, computed on a real exception made from the same
+    constant arguments (O10)."""
+    if v.cls.__module__ != "builtins" or not all(isinstance(a, Const) for a in v.args):
+        raise UnsupportedError("unsupported-attribute", f"{v.cls.__name__}.{name} of a traced exception")
+    real = v.cls(*(a.value for a in v.args))
+    try:
+        return Const(getattr(real, name))
+    except AttributeError:
+        attribute_error(v.cls.__name__, name)
+
+
+def _made_fn_attr(tx, v: MadeFunctionV, name):
+    simple = {"__name__": v.name, "__qualname__": v.qualname, "__code__": v.code,
+              "__module__": v.globals.get("__name__")}
+    if name in simple:
+        return Const(simple[name])
+    if name == "__defaults__":
+        return TupleV(v.defaults) if v.defaults else Const(None)
+    if name == "__get__":
+        return MethodV(ObjectV(types.FunctionType.__get__), v)
+    raise UnsupportedError("unsupported-attribute", f"function attribute {name}")
+
+
+def _method_attr(tx, v: MethodV, name):
+    if name == "__self__":
+        return v.obj
+    if name == "__func__":
+        return v.func
+    if name in ("__name__", "__qualname__", "__doc__", "__module__"):
+        return getattr_(tx, v.func, name)
+    raise UnsupportedError("unsupported-attribute", f"bound method attribute {name}")
+
+
+def _partial_attr(tx, v: PartialV, name):
+    if name == "func":
+        return v.func
+    if name == "args":
+        return TupleV(v.args)
+    if name == "keywords":
+        return DictV({k: (Const(k), x) for k, x in v.kwargs.items()})
+    attribute_error("functools.partial", name)
+
+
+def _super_attr(tx, v: SuperV, name):
+    obj = v.obj
+    objcls = obj.obj if isinstance(obj, ObjectV) and isinstance(obj.obj, type) else \
+        obj.python_type()
+    mro = objcls.__mro__
+    try:
+        start = mro.index(v.cls) + 1
+    except ValueError:
+        raise UnsupportedError("unsupported-super", "super(): obj is not an instance of cls") from None
+    for c in mro[start:]:
+        if name in c.__dict__:
+            raw = c.__dict__[name]
+            if isinstance(obj, ObjectV) and isinstance(obj.obj, type):
+                if isinstance(raw, classmethod):
+                    return MethodV(wrap(tx, raw.__func__, None), obj)
+                return wrap(tx, raw, None)
+            return bind_class_attr(tx, raw, obj, objcls, name) if not isinstance(raw, types.FunctionType) \
+                else MethodV(ObjectV(raw), obj)
+    attribute_error("super", name)
+
+
+def _cell_attr(tx, v: CellV, name):
+    if name == "cell_contents":
+        from .cells import load_cell
+        return load_cell(tx, v)
+    attribute_error("cell", name)
+
+
+def _generator_attr(tx, v: GeneratorV, name):
+    from . import builtins as bmodels
+    m = bmodels.generator_method(name)
+    if m is None:
+        raise UnsupportedError("unsupported-attribute", f"generator.{name}")
+    return MethodV(ObjectV(m), v)
+
+
+def _tensor_attr(tx, v, name):
+    from . import tensor_attrs
+    return tensor_attrs.tensor_attr(tx, v, name)
+
+
+def _state_cm_attr(tx, v, name):
+    from . import torch_calls
+    return torch_calls.state_cm_attr(tx, v, name)
+
+
+def _iter_attr(tx, v, name):
+    if name == "__next__":
+        from . import builtins as bmodels
+        return MethodV(ObjectV(bmodels.model_next), v)
+    if name == "__iter__":
+        from . import builtins as bmodels
+        return MethodV(ObjectV(bmodels.model_iter), v)
+    raise UnsupportedError("unsupported-attribute", f"iterator.{name}")
+
+
+from ..model.values import IterV  # noqa: E402  (ordering: the table below needs every class)
+
+_GETTERS = {
+    Const: _const_attr, TensorV: _tensor_attr, ListV: _container_attr, TupleV: _container_attr,
+    DictV: _container_attr, SetV: _container_attr, DictViewV: _container_attr,
+    ObjectV: _object_attr, NewObjectV: _new_object_attr, ExceptionV: _exception_attr,
+    MadeFunctionV: _made_fn_attr, MethodV: _method_attr, PartialV: _partial_attr,
+    SuperV: _super_attr, CellV: _cell_attr, GeneratorV: _generator_attr,
+    StateCMV: _state_cm_attr, IterV: _iter_attr,
+}
+
+
+# -- writes ---------------------------------------------------------------------------------
+
+def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
+    """``v.name = value``; `raw` bypasses a Python ``__setattr__`` (object.__setattr__)."""
+    if isinstance(v, NewObjectV) or isinstance(v, ExceptionV):
+        cls = v.python_type()
+        hook = mro_lookup(cls, "__setattr__")
+        if not raw and isinstance(hook, types.FunctionType):
+            call(tx, ObjectV(hook), [v, Const(name), value], {})
+            return
+        if _set_property(tx, cls, name, v, value):
+            return
+        _check_store(cls, name)
+        tx.set(v, "attrs", {**v.attrs, name: value})
+        return
+    if isinstance(v, ObjectV):
+        _object_setattr(tx, v, name, value, raw)
+        return
+    if isinstance(v, TensorV):
+        raise UnsupportedError("tensor-attribute-write", f"setting tensor attribute .{name}")
+    raise UnsupportedError("unsupported-attribute", f"setting {name} on {v.describe()}")
+
+
+def _set_property(tx, cls, name, v, value) -> bool:
+    """Run a property's setter when `name` is a property of `cls` (True if it was)."""
+    d = mro_lookup(cls, name)
+    if not isinstance(d, property):
+        return False
+    if d.fset is None:
+        raise SymbolicRaise(ExceptionV(AttributeError, [
+            Const(f"property '{name}' of '{cls.__name__}' object has no setter")]))
+    call(tx, wrap(tx, d.fset, None), [v, value], {})
+    return True
+
+
+def _check_store(cls, name) -> None:
+    """Raise, as CPython would, when an instance of `cls` cannot hold attribute `name` (no
+    ``__dict__`` and no slot of that name), before the store is recorded: the replay at the
+    region's end would raise outside the user's ``try`` (O23).  Properties are handled by
+    `_set_property`; other C-level data descriptors run natively."""
+    raw = mro_lookup(cls, name)
+    if isinstance(raw, types.MemberDescriptorType):
+        return
+    if raw is not _MISS and hasattr(type(raw), "__set__"):
+        raise UnsupportedError("unsupported-attribute", f"storing {cls.__qualname__}.{name} (a C descriptor)")
+    if cls.__dictoffset__ == 0:       # no instance __dict__, and `name` is no slot
+        if not _is_heap_type(cls):    # a C type: its message names it its own way
+            raise UnsupportedError("unsupported-attribute", f"storing {name} on a {cls.__qualname__}")
+        raise SymbolicRaise(ExceptionV(AttributeError, [Const(_no_slot_message(cls.__name__, name))]))
+
+
+@functools.lru_cache(maxsize=256)
+def _unset_slot_message(module: str, qualname: str, name: str) -> str:
+    """This CPython's wording of a read of an unset slot (3.13 names the type with its
+    module), asked of a stand-in slotted class with the same names."""
+    stand_in = type(qualname.rpartition(".")[2], (), {"__slots__": (name,), "__module__": module,
+                                                       "__qualname__": qualname})
+    try:
+        getattr(object.__new__(stand_in), name)
+    except AttributeError as e:
+        return str(e)
+    return f"'{stand_in.__name__}' object has no attribute '{name}'"
+
+
+@functools.lru_cache(maxsize=256)
+def _no_slot_message(type_name: str, name: str) -> str:
+    """This CPython's wording of a store to a missing slot, asked of a stand-in slotted
+    class with the same name (the user's class is never instantiated)."""
+    try:
+        object.__setattr__(type(type_name, (), {"__slots__": ()})(), name, None)
+    except AttributeError as e:
+        return str(e)
+    return f"'{type_name}' object has no attribute '{name}'"
+
+
+def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
+    obj = v.obj
+    cls = type(obj)
+    hook = mro_lookup(cls, "__setattr__")
+    torch = sys.modules.get("torch")
+    is_module = torch is not None and isinstance(obj, torch.nn.Module)
+    if not raw and isinstance(hook, types.FunctionType) and not is_module:
+        call(tx, ObjectV(hook), [v, Const(name), value], {})
+        return
+    if not (raw or hook is object.__setattr__ or is_module
+            or isinstance(obj, (types.ModuleType, types.FunctionType, type))):
+        raise UnsupportedError("unsupported-attribute", f"{cls.__qualname__}.__setattr__")
+    if _set_property(tx, cls, name, v, value):
+        return
+    if is_module:
+        for where in ("_parameters", "_modules"):
+            if name in obj.__dict__.get(where, {}):
+                raise UnsupportedError("module-mutation",
+                                       f"assigning to the {where[1:-1]} {name!r} of a module")
+        if isinstance(value, TensorV) and issubclass(value.ptype, torch.nn.Parameter):
+            raise UnsupportedError("module-mutation", "registering a new parameter")
+    if isinstance(obj, type):
+        # instances, subclasses and methods read class attributes through the real class, not
+        # through this value's overlay: the write must really happen first (O9)
+        raise UnsupportedError("class-mutation", f"setting {obj.__qualname__}.{name}")
+    if isinstance(obj, types.ModuleType) and type(obj).__setattr__ is types.ModuleType.__setattr__:
+        v = _module_namespace(tx, obj)     # one model of the module's globals (see below)
+    elif not is_module and not isinstance(obj, (types.ModuleType, types.FunctionType)):
+        _check_store(cls, name)
+        d = _instance_dict(obj)
+        if d is not None and id(d) in tx.by_id:
+            _dict_also_wrapped(name)
+    tx.set(v, "overlay", {**v.overlay, name: value})
+    tx.mark_mutated(v)
+
+
+def _module_namespace(tx, mod) -> ObjectV:
+    """The symbolic globals dict of `mod`: ``m.x = 1`` and a function of `m` reading its
+    global ``x`` must see the same write, so module attributes live in the same overlay as
+    STORE_GLOBAL's."""
+    from ..interp.handlers.load_store import globals_value
+    return globals_value(tx, mod.__dict__)
+
+
+def delattr_(tx, v: Value, name: str) -> None:
+    if isinstance(v, NewObjectV):
+        if name not in v.attrs:
+            attribute_error(v.cls.__name__, name)
+        attrs = dict(v.attrs)
+        del attrs[name]
+        tx.set(v, "attrs", attrs)
+        return
+    if isinstance(v, ObjectV) and type(v.obj) is types.ModuleType:
+        getattr_(tx, v, name)      # AttributeError when missing
+        ns = _module_namespace(tx, v.obj)
+        tx.set(ns, "overlay", {**ns.overlay, name: DELETED})
+        tx.mark_mutated(ns)
+        return
+    if isinstance(v, ObjectV) and isinstance(v.obj, type):
+        raise UnsupportedError("class-mutation", f"del {v.obj.__qualname__}.{name}")
+    if isinstance(v, ObjectV) and mro_lookup(type(v.obj), "__delattr__") is object.__delattr__:
+        getattr_(tx, v, name)      # AttributeError when missing
+        tx.set(v, "overlay", {**v.overlay, name: DELETED})
+        tx.mark_mutated(v)
+        return
+    raise UnsupportedError("unsupported-attribute", f"del {v.describe()}.{name}")

@@ -1,0 +1,502 @@
+"""Models of Python builtins, builtin-type methods, `operator`, `math` and `functools`.
+
+`MODELS` maps a real callable to ``model(tx, args, kwargs) -> Value``;
+`CONSTRUCTORS` maps builtin classes to their construction model.  Methods of
+immutable builtin types (str, int, float, bytes, tuple, ...) and functions of
+`math`/`operator` fold when every argument is constant; a tensor argument
+goes to the graph where Python would dispatch to torch, and is a graph break
+where Python would read the tensor's data (``int(t)``, ``math.sqrt(t)``).
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import sys
+import operator
+import types
+
+from ...errors import UnsupportedError
+from . import ops
+from .attrs import getattr_, has_attr, setattr_, delattr_
+from ..model.builder import CONST_TYPES, is_torch_const, wrap
+from .objects import call
+from .ops import NotConst, as_python, fold, raise_, to_list, truth
+from ..model.sources import ConstSource, Ref
+from ..model.tracer import SymbolicRaise
+from ..model.values import (Const, DictV, ExceptionV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
+                     PartialV, SetV, SuperV, TensorV, TupleV, Value)
+
+MODELS: dict = {}
+CONSTRUCTORS: dict = {}
+PURE_TYPES = (str, bytes, int, float, complex, bool, tuple, frozenset, range, slice, type(None))
+
+
+def model(*targets):
+    def register(fn):
+        for t in targets:
+            MODELS[t] = fn
+        return fn
+    return register
+
+
+def ctor(*classes):
+    def register(fn):
+        for c in classes:
+            CONSTRUCTORS[c] = fn
+        return fn
+    return register
+
+
+def model_for(obj):
+    try:
+        m = MODELS.get(obj)
+    except TypeError:
+        return None
+    if m is not None:
+        return m
+    owner = getattr(obj, "__objclass__", None)
+    if isinstance(owner, type) and issubclass(owner, BaseException):
+        if getattr(obj, "__name__", "") == "__init__":
+            return _exc_init
+    if owner in PURE_TYPES or (owner is not None and owner.__module__ == "torch"
+                               and owner.__name__ in ("dtype", "device", "finfo", "iinfo")):
+        return _fold_model(obj)
+    if isinstance(obj, types.BuiltinFunctionType) and getattr(obj, "__module__", None) == "math":
+        return _fold_model(obj)
+    return None
+
+
+def constructor_for(cls):
+    c = CONSTRUCTORS.get(cls)
+    if c is not None or not (getattr(cls, "__module__", "") or "").startswith("torch"):
+        return c
+    from . import torch_calls
+    return torch_calls.constructor_for(cls)
+
+
+def from_python(x) -> Value:
+    """A value for a Python object produced by folding (no source, no guards)."""
+    t = type(x)
+    if t in CONST_TYPES or is_torch_const(x):
+        return Const(x)
+    if t is list:
+        return ListV([from_python(i) for i in x])
+    if t is tuple:
+        return TupleV([from_python(i) for i in x])
+    if t is dict:
+        return DictV({k: (from_python(k), from_python(v)) for k, v in x.items()})
+    if t in (set, frozenset):
+        return SetV({k: from_python(k) for k in x}, t is frozenset)
+    return ObjectV(x)
+
+
+def _fold_model(fn):
+    def fold_call(tx, args, kwargs):
+        if any(isinstance(a, TensorV) for a in args):
+            raise UnsupportedError("data-dependent",
+                                   f"{getattr(fn, '__qualname__', fn)} reads a tensor's value")
+        try:
+            pa = [as_python(a) for a in args]
+            pk = {k: as_python(v) for k, v in kwargs.items()}
+        except NotConst:
+            raise UnsupportedError("call-to-c-function",
+                                   f"{getattr(fn, '__qualname__', fn)} on non-constant arguments") from None
+        try:
+            return from_python(fn(*pa, **pk))
+        except Exception as e:
+            raise ops.as_symbolic(e) from None
+    return fold_call
+
+
+def _arity(name, args, lo, hi=None):
+    hi = lo if hi is None else hi
+    if not lo <= len(args) <= hi:
+        raise_(TypeError, f"{name}() takes {lo}..{hi} arguments ({len(args)} given)")
+
+
+# -- introspection ----------------------------------------------------------------------
+
+@model(len)
+def _len(tx, args, kwargs):
+    _arity("len", args, 1)
+    return Const(ops.length(tx, args[0]))
+
+
+def _classinfo(v: Value):
+    if isinstance(v, ObjectV) and isinstance(v.obj, type):
+        return v.obj
+    if isinstance(v, TupleV):
+        return tuple(_classinfo(x) for x in v.items)
+    if isinstance(v, Const) and isinstance(v.value, tuple):
+        return v.value
+    if isinstance(v, ObjectV) and type(v.obj).__name__ in ("UnionType", "_UnionGenericAlias"):
+        return v.obj
+    raise UnsupportedError("unsupported-isinstance", f"isinstance with {v.describe()}")
+
+
+@model(isinstance)
+def _isinstance(tx, args, kwargs):
+    _arity("isinstance", args, 2)
+    return Const(issubclass(args[0].python_type(), _classinfo(args[1])))
+
+
+@model(issubclass)
+def _issubclass(tx, args, kwargs):
+    _arity("issubclass", args, 2)
+    return Const(issubclass(_classinfo(args[0]), _classinfo(args[1])))
+
+
+@model(callable)
+def _callable(tx, args, kwargs):
+    v = args[0]
+    if isinstance(v, (MadeFunctionV, MethodV, PartialV)):
+        return Const(True)
+    if isinstance(v, ObjectV):
+        return Const(callable(v.obj))
+    if isinstance(v, NewObjectV):
+        from .objects import lookup_dunder
+        return Const(lookup_dunder(v, "__call__") is not None)
+    return Const(False)
+
+
+@model(getattr)
+def _getattr(tx, args, kwargs):
+    _arity("getattr", args, 2, 3)
+    name = as_python(args[1])
+    if len(args) == 2:
+        return getattr_(tx, args[0], name)
+    try:        # one lookup: a property or __getattr__ runs once, as natively (O35)
+        return getattr_(tx, args[0], name)
+    except SymbolicRaise as e:
+        if isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, AttributeError):
+            return args[2]
+        raise
+
+
+@model(hasattr)
+def _hasattr(tx, args, kwargs):
+    _arity("hasattr", args, 2)
+    name = as_python(args[1])
+    found = has_attr(tx, args[0], name)
+    if not found and isinstance(args[0], ObjectV) and args[0].source is not None:
+        tx.guard("HASATTR", args[0].source, False, name)
+    return Const(found)
+
+
+@model(setattr, object.__setattr__)
+def _setattr(tx, args, kwargs):
+    _arity("setattr", args, 3)
+    setattr_(tx, args[0], as_python(args[1]), args[2], raw=False)
+    return Const(None)
+
+
+def _raw_setattr(tx, args, kwargs):
+    setattr_(tx, args[0], as_python(args[1]), args[2], raw=True)
+    return Const(None)
+
+
+MODELS[object.__setattr__] = _raw_setattr
+
+
+@model(delattr)
+def _delattr(tx, args, kwargs):
+    delattr_(tx, args[0], as_python(args[1]))
+    return Const(None)
+
+
+@model(id)
+def _id(tx, args, kwargs):
+    v = args[0]
+    if isinstance(v, ObjectV) and v.source is not None:
+        tx.guard("ID_MATCH", v.source, v.obj)
+        return Const(id(v.obj))
+    raise UnsupportedError("unsupported-id", f"id() of {v.describe()}")
+
+
+@model(hash)
+def _hash(tx, args, kwargs):
+    k = ops.hkey(tx, args[0])
+    if isinstance(args[0], (Const, TupleV)):
+        return Const(hash(k))
+    raise UnsupportedError("unsupported-hash", f"hash() of {args[0].describe()}")
+
+
+def _io_builtin(fn):
+    def m(tx, args, kwargs):
+        raise UnsupportedError("io", f"call to {fn.__name__}() (I/O) runs natively")
+    return m
+
+
+def _frame_builtin(fn):
+    """Calls that look at the calling frame: the whole function must run in its own frame."""
+    def m(tx, args, kwargs):
+        if fn in (vars, dir) and args:
+            raise UnsupportedError("call-to-c-function", f"{fn.__name__}() of an object runs natively")
+        raise UnsupportedError("frame-introspection",
+                               f"{getattr(fn, '__qualname__', fn)}() needs the function's real frame; "
+                               "the function runs natively")
+    return m
+
+
+for _f in (print, input, open, breakpoint, __import__, compile):
+    MODELS[_f] = _io_builtin(_f)
+for _f in (exec, eval, locals, globals, vars, dir, sys._getframe):
+    MODELS[_f] = _frame_builtin(_f)
+
+
+@model(abs, operator.abs)
+def _abs(tx, args, kwargs):
+    return _dunder1(tx, abs, "__abs__", args[0])
+
+
+def _dunder1(tx, fn, dunder, v):
+    if isinstance(v, TensorV):
+        from . import torch_calls
+        return torch_calls.call_operator(tx, fn, [v])
+    if isinstance(v, Const):
+        return fold(fn, v.value)
+    from .objects import lookup_dunder
+    m = lookup_dunder(v, dunder)
+    if m is not None:
+        return call(tx, m, [v], {})
+    raise UnsupportedError("unsupported-call", f"{fn.__name__}() of {v.describe()}")
+
+
+@model(round)
+def _round(tx, args, kwargs):
+    if isinstance(args[0], TensorV):
+        raise UnsupportedError("data-dependent", "round() of a tensor reads its value")
+    return _fold_model(round)(tx, args, kwargs)
+
+
+for _f in (divmod, pow, chr, ord, bin, hex, oct, ascii, format):
+    MODELS[_f] = _fold_model(_f)
+
+
+# -- conversions -----------------------------------------------------------------------------
+
+def _scalar_ctor(cls, dunder):
+    def c(tx, clsv, args, kwargs):
+        if not args:
+            return Const(cls())
+        v = args[0]
+        if isinstance(v, TensorV):
+            raise UnsupportedError("data-dependent", f"{cls.__name__}() of a tensor reads its value")
+        if isinstance(v, Const) and all(isinstance(a, Const) for a in args):
+            return fold(cls, *[a.value for a in args])
+        if cls is bool:
+            return Const(truth(tx, v))
+        if cls is str and isinstance(v, (ListV, TupleV, DictV, SetV)):
+            try:
+                return fold(str, as_python(v))
+            except NotConst:
+                pass
+        from .objects import lookup_dunder
+        for name in (dunder, "__repr__") if cls is str else (dunder,):
+            m = lookup_dunder(v, name)
+            if m is not None:
+                return call(tx, m, [v], {})
+        if isinstance(v, ObjectV) and cls is str and isinstance(v.obj, (type, BaseException)):
+            return Const(str(v.obj))
+        raise UnsupportedError("unsupported-call", f"{cls.__name__}() of {v.describe()}")
+    return c
+
+
+CONSTRUCTORS[int] = _scalar_ctor(int, "__int__")
+CONSTRUCTORS[float] = _scalar_ctor(float, "__float__")
+CONSTRUCTORS[bool] = _scalar_ctor(bool, "__bool__")
+CONSTRUCTORS[str] = _scalar_ctor(str, "__str__")
+CONSTRUCTORS[complex] = _scalar_ctor(complex, "__complex__")
+
+
+@model(sys.exception)
+def _sys_exception(tx, args, kwargs):
+    """The exception being handled, as the trace knows it (a native call would ask the
+    region's frame, which handles none)."""
+    return tx.exc_info if tx.exc_info is not None else Const(None)
+
+
+@model(sys.exc_info)
+def _sys_exc_info(tx, args, kwargs):
+    if tx.exc_info is None:
+        return Const((None, None, None))
+    # the third item is the traceback: frames only the function's own frame has
+    raise UnsupportedError("frame-introspection", "sys.exc_info() inside an except block")
+
+
+@model(repr)
+def _repr(tx, args, kwargs):
+    v = args[0]
+    try:
+        return Const(repr(as_python(v)))
+    except NotConst:
+        pass
+    from .objects import lookup_dunder
+    m = lookup_dunder(v, "__repr__")
+    if m is not None:
+        return call(tx, m, [v], {})
+    raise UnsupportedError("unsupported-call", f"repr() of {v.describe()}")
+
+
+@ctor(list)
+def _list(tx, clsv, args, kwargs):
+    return ListV(to_list(tx, args[0]) if args else [])
+
+
+@ctor(tuple)
+def _tuple(tx, clsv, args, kwargs):
+    return TupleV(to_list(tx, args[0]) if args else [])
+
+
+@ctor(set, frozenset)
+def _set(tx, clsv, args, kwargs):
+    items = to_list(tx, args[0]) if args else []
+    return SetV({ops.hkey(tx, x): x for x in items}, clsv.obj is frozenset)
+
+
+@ctor(dict, collections.OrderedDict)
+def _dict(tx, clsv, args, kwargs):
+    d = DictV({}, clsv.obj)
+    if args:
+        _dict_update(tx, [d, args[0]], {})
+    if kwargs:
+        _dict_update(tx, [d], kwargs)
+    return d
+
+
+@ctor(range)
+def _range(tx, clsv, args, kwargs):
+    if any(isinstance(a, TensorV) for a in args):
+        raise UnsupportedError("data-dependent", "range() of a tensor reads its value")
+    return fold(range, *[as_python(a) for a in args])
+
+
+@ctor(slice)
+def _slice(tx, clsv, args, kwargs):
+    try:
+        return Const(slice(*[as_python(a) for a in args]))
+    except NotConst:
+        raise UnsupportedError("unsupported-slice", "a slice with non-constant bounds") from None
+
+
+@ctor(object)
+def _object(tx, clsv, args, kwargs):
+    return NewObjectV(object)
+
+
+@ctor(type)
+def _type(tx, clsv, args, kwargs):
+    if len(args) != 1:
+        raise UnsupportedError("unsupported-call", "type() with three arguments")
+    cls = args[0].python_type()
+    return wrap(tx, cls, ConstSource(Ref(cls, getattr(cls, "__qualname__", "?"))), guard=False)
+
+
+@ctor(super)
+def _super(tx, clsv, args, kwargs):
+    if len(args) == 2:
+        return SuperV(as_class(args[0]), args[1])
+    if args:
+        raise UnsupportedError("unsupported-super", "super() with one argument")
+    from .cells import zero_arg_super
+    return zero_arg_super(tx)
+
+
+def as_class(v: Value):
+    if isinstance(v, ObjectV) and isinstance(v.obj, type):
+        return v.obj
+    raise UnsupportedError("unsupported-super", f"super() with {v.describe()}")
+
+
+@ctor(functools.partial)
+def _partial(tx, clsv, args, kwargs):
+    return PartialV(args[0], args[1:], kwargs)
+
+
+# -- object / exception / tuple internals ---------------------------------------------------
+
+@model(object.__new__)
+def _object_new(tx, args, kwargs):
+    cls = as_class(args[0])
+    return NewObjectV(cls)
+
+
+@model(object.__init__)
+def _object_init(tx, args, kwargs):
+    return Const(None)
+
+
+@model(tuple.__new__)
+def _tuple_new(tx, args, kwargs):
+    cls = as_class(args[0])
+    return TupleV(to_list(tx, args[1]) if len(args) > 1 else [], cls)
+
+
+@model(BaseException.__init__)
+def _exc_init(tx, args, kwargs):
+    exc = args[0]
+    if isinstance(exc, ExceptionV):
+        tx.set(exc, "args", tuple(args[1:]))
+        return Const(None)
+    raise UnsupportedError("unsupported-call", "BaseException.__init__ on a non-exception")
+
+
+@model(object.__getattribute__)
+def _object_getattribute(tx, args, kwargs):
+    return getattr_(tx, args[0], as_python(args[1]))
+
+
+@model(types.FunctionType.__get__)
+def _function_get(tx, args, kwargs):
+    fn, inst = args[0], args[1]
+    if isinstance(inst, Const) and inst.value is None:
+        return fn
+    return MethodV(fn, inst)
+
+
+# -- operator ------------------------------------------------------------------------------
+
+def _binary_model(fn):
+    return lambda tx, args, kwargs: ops.binary(tx, fn, args[0], args[1])
+
+
+for _f in ops.BINARY_OPS:
+    MODELS[_f] = _binary_model(_f)
+for _name, _sym in (("lt", "<"), ("le", "<="), ("eq", "=="), ("ne", "!="), ("gt", ">"), ("ge", ">=")):
+    MODELS[getattr(operator, _name)] = (lambda sym: lambda tx, args, kwargs:
+                                        ops.compare(tx, sym, args[0], args[1]))(_sym)
+for _f in (operator.neg, operator.pos, operator.invert, operator.not_):
+    MODELS[_f] = (lambda f: lambda tx, args, kwargs: ops.unary(tx, f, args[0]))(_f)
+MODELS[operator.truth] = lambda tx, args, kwargs: Const(truth(tx, args[0]))
+MODELS[operator.getitem] = lambda tx, args, kwargs: ops.getitem(tx, args[0], args[1])
+MODELS[operator.contains] = lambda tx, args, kwargs: Const(ops.contains(tx, args[1], args[0]))
+def _is(tx, a, b) -> bool:
+    same = ops.is_same(a, b, tx)
+    if same is None:
+        raise UnsupportedError("unsupported-identity", f"`is` between {a.describe()} and {b.describe()}")
+    return same
+
+
+MODELS[operator.is_] = lambda tx, args, kwargs: Const(_is(tx, args[0], args[1]))
+MODELS[operator.is_not] = lambda tx, args, kwargs: Const(not _is(tx, args[0], args[1]))
+
+
+@model(operator.setitem)
+def _op_setitem(tx, args, kwargs):
+    ops.setitem(tx, args[0], args[1], args[2])
+    return Const(None)
+
+
+@model(operator.index)
+def _op_index(tx, args, kwargs):
+    from .objects import index_of
+    i = index_of(tx, args[0])
+    if i is None:
+        raise_(TypeError, f"'{args[0].python_type().__name__}' object cannot be interpreted as an integer")
+    return Const(i)
+
+
+from . import builtins_iter  # noqa: E402,F401  (registers iteration builtins and itertools)
+from .builtins_iter import _key_list, model_iter, model_next  # noqa: E402,F401
+from . import containers  # noqa: E402,F401  (registers list/dict/set/generator method models)
+from .containers import _dict_update, _list_sort, generator_method  # noqa: E402,F401

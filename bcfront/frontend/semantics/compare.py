@@ -1,0 +1,193 @@
+"""Comparison, identity and membership of symbolic values: `==`/`<`/..., `is`, `in`.
+
+Comparisons follow CPython's order: tensors become graph nodes, constants fold,
+lists/tuples compare item by item (lexicographically for orderings), dicts and sets
+by keys and values, sets also as subsets; a user class's rich comparison is inlined
+(the reflected one on NotImplemented); `==` without one falls back to identity.
+Identity between two objects from outside is a fact about one call, so `is_same`
+guards it (SAME_OBJECT / DISTINCT_OBJECTS).  Re-exported by `ops`.
+"""
+from __future__ import annotations
+
+import operator
+import types
+
+from ...errors import UnsupportedError
+from . import objects
+from .iteration import Exhausted, get_iter, iter_items, next_value
+from .ops import (CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, fold, hkey, is_notimpl,
+                  is_user_class, raise_, truth)
+from ..model.values import Const, DictV, DictViewV, ListV, ObjectV, SetV, TensorV, TupleV, Value
+
+
+def compare(tx, opname: str, a: Value, b: Value) -> Value:
+    fn = COMPARE[opname]
+    if isinstance(a, TensorV) or isinstance(b, TensorV):
+        if not (is_user_class(a) or is_user_class(b)):
+            from . import torch_calls
+            return torch_calls.call_operator(tx, fn, [a, b])
+    if isinstance(a, Const) and isinstance(b, Const):
+        return fold(fn, a.value, b.value)
+    if isinstance(a, (ListV, TupleV)) or isinstance(b, (ListV, TupleV)):
+        a, b = _as_sequence(a), _as_sequence(b)     # (x, 2) == (1, 2), t.shape == (2, 2) (O20)
+    if fn in (operator.eq, operator.ne):
+        if isinstance(a, (ListV, TupleV)) and isinstance(b, (ListV, TupleV)):
+            same = _seq_equal(tx, a, b)
+            return Const(same if fn is operator.eq else not same)
+        if isinstance(a, (DictV, SetV)) and isinstance(b, (DictV, SetV)):
+            same = _mapping_equal(tx, a, b)
+            return Const(same if fn is operator.eq else not same)
+    if fn not in (operator.eq, operator.ne) and isinstance(a, (ListV, TupleV)) \
+            and isinstance(b, (ListV, TupleV)):
+        return _seq_order(tx, fn, a, b)
+    if fn not in (operator.eq, operator.ne):
+        ka, kb = _set_keys(tx, a), _set_keys(tx, b)
+        if ka is not None and kb is not None:       # subset / superset (O18)
+            if fn in (operator.gt, operator.ge):
+                ka, kb = kb, ka
+            return Const(ka <= kb and (fn in (operator.le, operator.ge) or len(ka) < len(kb)))
+    name = CMP_DUNDER[fn]
+    for x, y, n in ((a, b, name), (b, a, REFLECTED_CMP[name])):
+        m = objects.lookup_dunder(x, n)
+        if m is not None:
+            r = objects.call(tx, m, [x, y], {})
+            if not is_notimpl(r):
+                return r
+    if _c_level_dunder(a, name) or _c_level_dunder(b, REFLECTED_CMP[name]):
+        # a user subclass of a builtin (int, str, IntEnum) compares in C: run it natively (O24)
+        raise UnsupportedError("unsupported-operator", f"{opname} of {a.describe()} and {b.describe()}")
+    if fn in (operator.eq, operator.ne):
+        same = is_same(a, b, tx)
+        if same is not None:
+            return Const(same if fn is operator.eq else not same)
+    if fn not in (operator.eq, operator.ne) and all_known(a, b):
+        raise_(TypeError, f"'{opname}' not supported between instances of "
+                          f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
+    raise UnsupportedError("unsupported-operator", f"{opname} on {a.describe()} and {b.describe()}")
+
+
+def is_same(a: Value, b: Value, tx=None):
+    """Python `is`; None when it cannot be known.  With `tx`, an answer about two objects
+    from outside is guarded: it holds for this call's arguments only."""
+    same = _identical(a, b)
+    if tx is not None and same is not None:
+        _guard_identity(tx, a, b, same)
+    return same
+
+
+def _guard_identity(tx, a: Value, b: Value, same: bool) -> None:
+    sa, sb = a.source, b.source
+    if sa is None or sb is None or sa == sb or isinstance(a, Const) or isinstance(b, Const):
+        return      # a value made in the trace is never an outside object; constants by value
+    tx.guard("SAME_OBJECT" if same else "DISTINCT_OBJECTS", sb, extra=sa)
+
+
+def _identical(a: Value, b: Value):
+    if a is b:
+        return True
+    if isinstance(a, Const) and isinstance(b, Const):
+        return a.value is b.value
+    if isinstance(a, ObjectV) and isinstance(b, ObjectV):
+        return a.obj is b.obj
+    if isinstance(a, TensorV) and isinstance(b, TensorV):
+        return a.fake is b.fake
+    if isinstance(a, Const) or isinstance(b, Const):
+        c, o = (a, b) if isinstance(a, Const) else (b, a)
+        if isinstance(o, ObjectV):
+            return c.value is o.obj
+        return False
+    if isinstance(a, ObjectV) or isinstance(b, ObjectV):
+        return False       # an outside object is never one created during the trace
+    return False
+
+
+def equal(tx, a: Value, b: Value) -> bool:
+    """`a == b` as a Python bool, with the identity shortcut containers use."""
+    if is_same(a, b, tx):
+        return True
+    return truth(tx, compare(tx, "==", a, b))
+
+
+def _c_level_dunder(v: Value, name: str) -> bool:
+    """Whether `v` is an instance of a user class that inherits C-level special method
+    `name` from a builtin base (not object's default)."""
+    cls = objects.value_class(v)
+    if cls is None or cls.__module__ == "builtins":
+        return False
+    raw = getattr(cls, name, None)
+    return raw is not None and not isinstance(raw, types.FunctionType) and \
+        raw is not getattr(object, name, None)
+
+
+def _as_sequence(v: Value) -> Value:
+    """A constant list or tuple as a symbolic one (item by item), to compare with one."""
+    if isinstance(v, Const):
+        t = type(v.value)
+        if t is list:
+            return ListV([Const(x) for x in v.value])
+        if issubclass(t, tuple) and t.__eq__ is tuple.__eq__ and t.__lt__ is tuple.__lt__:
+            return TupleV([Const(x) for x in v.value], t)
+    return v
+
+
+def _seq_equal(tx, a, b) -> bool:
+    if type(a) is not type(b) and not (isinstance(a, TupleV) and isinstance(b, TupleV)):
+        return False
+    if len(a.items) != len(b.items):
+        return False
+    return all(equal(tx, x, y) for x, y in zip(a.items, b.items))
+
+
+def _set_keys(tx, v: Value):
+    """The hash keys of a set or frozenset value (symbolic or constant); None for others."""
+    if isinstance(v, SetV):
+        return set(v.entries)
+    if isinstance(v, Const) and isinstance(v.value, (set, frozenset)):
+        return {hkey(tx, Const(x)) for x in v.value}
+    return None
+
+
+def _seq_order(tx, fn, a, b) -> Value:
+    for x, y in zip(a.items, b.items):
+        if not equal(tx, x, y):
+            return compare(tx, {operator.lt: "<", operator.le: "<=", operator.gt: ">",
+                                operator.ge: ">="}[fn], x, y)
+    return Const(fn(len(a.items), len(b.items)))
+
+
+def _mapping_equal(tx, a, b) -> bool:
+    if type(a) is not type(b) or set(a.entries) != set(b.entries):
+        return False
+    if isinstance(a, SetV):
+        return True
+    return all(equal(tx, a.entries[k][1], b.entries[k][1]) for k in a.entries)
+
+
+def contains(tx, item: Value, container: Value) -> bool:
+    if isinstance(container, Const):
+        if isinstance(item, Const):
+            r = fold(operator.contains, container.value, item.value)
+            return r.value
+        if isinstance(container.value, (tuple, list, frozenset, set)):
+            return any(equal(tx, item, Const(x)) for x in container.value)
+    if isinstance(container, (ListV, TupleV)):
+        return any(equal(tx, item, x) for x in container.items)
+    if isinstance(container, (DictV, SetV)):
+        return hkey(tx, item) in container.entries
+    if isinstance(container, DictViewV):
+        if container.kind == "keys":
+            return hkey(tx, item) in container.dict.entries
+        return contains(tx, item, TupleV(iter_items(tx, container)))
+    if isinstance(container, TensorV):
+        raise UnsupportedError("data-dependent", "`in` on a tensor depends on its values")
+    m = objects.lookup_dunder(container, "__contains__")
+    if m is not None:
+        return truth(tx, objects.call(tx, m, [container, item], {}))
+    it = get_iter(tx, container)
+    while True:
+        try:
+            x = next_value(tx, it)
+        except Exhausted:
+            return False
+        if equal(tx, item, x):
+            return True

@@ -1,0 +1,435 @@
+"""Models of list, dict and set methods, and of generator methods.
+
+Every mutation goes through the journal (`tx.set`) and marks containers that
+came from outside as mutated, so the region replays their final contents.
+"""
+from __future__ import annotations
+
+import collections
+
+from ...errors import UnsupportedError
+from . import ops
+from .builtins import MODELS, model
+from .ops import Exhausted, as_python, hkey, raise_, to_list
+from ..model.tracer import SymbolicRaise
+from ..model.values import Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV, SetV, TupleV
+
+
+def _touch(tx, c) -> None:
+    ops._touch(tx, c)
+
+
+def _list(v) -> ListV:
+    if not isinstance(v, ListV):
+        raise UnsupportedError("unsupported-call", f"list method on {v.describe()}")
+    return v
+
+
+# -- list ------------------------------------------------------------------------------------
+
+@model(list.append)
+def _append(tx, args, kwargs):
+    lst = _list(args[0])
+    tx.set(lst, "items", lst.items + [args[1]])
+    _touch(tx, lst)
+    return Const(None)
+
+
+@model(list.extend)
+def _extend(tx, args, kwargs):
+    lst = _list(args[0])
+    ops.list_extend(tx, lst, to_list(tx, args[1]))
+    return Const(None)
+
+
+@model(list.insert)
+def _insert(tx, args, kwargs):
+    lst = _list(args[0])
+    items = list(lst.items)
+    items.insert(as_python(args[1]), args[2])
+    tx.set(lst, "items", items)
+    _touch(tx, lst)
+    return Const(None)
+
+
+@model(list.pop)
+def _pop(tx, args, kwargs):
+    lst = _list(args[0])
+    items = list(lst.items)
+    if not items:
+        raise_(IndexError, "pop from empty list")
+    i = as_python(args[1]) if len(args) > 1 else -1
+    try:
+        v = items.pop(i)
+    except IndexError:
+        raise_(IndexError, "pop index out of range")
+    tx.set(lst, "items", items)
+    _touch(tx, lst)
+    return v
+
+
+@model(list.remove)
+def _remove(tx, args, kwargs):
+    lst = _list(args[0])
+    for i, x in enumerate(lst.items):
+        if ops.equal(tx, x, args[1]):
+            tx.set(lst, "items", lst.items[:i] + lst.items[i + 1:])
+            _touch(tx, lst)
+            return Const(None)
+    raise_(ValueError, "list.remove(x): x not in list")
+
+
+@model(list.clear)
+def _clear(tx, args, kwargs):
+    c = args[0]
+    if isinstance(c, ListV):
+        tx.set(c, "items", [])
+    else:
+        tx.set(c, "entries", {})
+    _touch(tx, c)
+    return Const(None)
+
+
+MODELS[dict.clear] = _clear
+MODELS[set.clear] = _clear
+
+
+@model(list.index, tuple.index)
+def _index(tx, args, kwargs):
+    seq = args[0]
+    items = seq.items if isinstance(seq, (ListV, TupleV)) else None
+    if items is None:
+        raise UnsupportedError("unsupported-call", "index() on this value")
+    try:  # start and stop are clipped like slice bounds (O14)
+        bounds = [as_python(a) for a in args[2:4]]
+        start, stop, _ = slice(*(bounds + [None, None])[:2]).indices(len(items))
+    except (ops.NotConst, TypeError):
+        raise UnsupportedError("unsupported-call", "index() with these bounds") from None
+    for i in range(start, stop):
+        if ops.equal(tx, items[i], args[1]):
+            return Const(i)
+    if isinstance(seq, TupleV):
+        raise_(ValueError, "tuple.index(x): x not in tuple")
+    text = MODELS[repr](tx, [args[1]], {})
+    if not isinstance(text, Const):
+        raise UnsupportedError("unsupported-call", "index() error message of this value")
+    raise_(ValueError, f"{text.value} is not in list")
+
+
+@model(list.count, tuple.count)
+def _count(tx, args, kwargs):
+    return Const(sum(1 for x in args[0].items if ops.equal(tx, x, args[1])))
+
+
+@model(list.reverse)
+def _reverse(tx, args, kwargs):
+    lst = _list(args[0])
+    tx.set(lst, "items", lst.items[::-1])
+    _touch(tx, lst)
+    return Const(None)
+
+
+@model(list.sort)
+def _list_sort(tx, args, kwargs):
+    lst = _list(args[0])
+    key = kwargs.get("key")
+    reverse = as_python(kwargs["reverse"]) if "reverse" in kwargs else False
+    from .builtins import _key_list
+    items, empty = lst.items, []
+    # CPython empties the list while it sorts: the key function sees [], and a change made
+    # meanwhile is a ValueError once the sorted items are back (O55)
+    tx.set(lst, "items", empty)
+    try:
+        keys = _key_list(tx, items, key)
+    except SymbolicRaise:
+        tx.set(lst, "items", items)         # a failing key puts the items back, unsorted
+        raise
+    modified = lst.items is not empty
+    try:
+        order = sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+    except TypeError as e:
+        tx.set(lst, "items", items)
+        raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
+    tx.set(lst, "items", [items[i] for i in order])
+    _touch(tx, lst)
+    if modified:
+        raise_(ValueError, "list modified during sort")
+    return Const(None)
+
+
+@model(list.copy)
+def _list_copy(tx, args, kwargs):
+    return ListV(_list(args[0]).items)
+
+
+# -- dict -------------------------------------------------------------------------------------
+
+def _dict(v) -> DictV:
+    if not isinstance(v, DictV):
+        raise UnsupportedError("unsupported-call", f"dict method on {v.describe()}")
+    return v
+
+
+@model(dict.get)
+def _get(tx, args, kwargs):
+    d = _dict(args[0])
+    e = d.entries.get(hkey(tx, args[1]))
+    if e is not None:
+        return e[1]
+    return args[2] if len(args) > 2 else Const(None)
+
+
+@model(dict.keys)
+def _keys(tx, args, kwargs):
+    return DictViewV(_dict(args[0]), "keys")
+
+
+@model(dict.values)
+def _values(tx, args, kwargs):
+    return DictViewV(_dict(args[0]), "values")
+
+
+@model(dict.items)
+def _items(tx, args, kwargs):
+    return DictViewV(_dict(args[0]), "items")
+
+
+@model(dict.__getitem__)
+def _dict_getitem(tx, args, kwargs):
+    return ops.getitem(tx, args[0], args[1])
+
+
+@model(dict.__contains__)
+def _dict_contains(tx, args, kwargs):
+    return Const(ops.contains(tx, args[1], args[0]))
+
+
+@model(dict.update)
+def _dict_update(tx, args, kwargs):
+    d = _dict(args[0])
+    entries = dict(d.entries)
+    if len(args) > 1:
+        src = args[1]
+        if isinstance(src, DictV):
+            pairs = [(e[0], e[1]) for e in src.entries.values()]
+        elif not isinstance(src, DictViewV) and hasattr(src.python_type(), "keys"):
+            # CPython reads any other mapping through keys() and [] (ChainMap, MappingProxy,
+            # user mappings), which may run code we do not see: run it natively (O16)
+            raise UnsupportedError("unsupported-call",
+                                   f"dict update from a {src.python_type().__name__} mapping")
+        else:
+            pairs = []
+            for i, item in enumerate(to_list(tx, src)):
+                pairs.append(_update_pair(tx, i, item))
+        for k, v in pairs:
+            hk = hkey(tx, k)
+            old = entries.get(hk)
+            entries[hk] = (old[0] if old else k, v)
+    for name, v in kwargs.items():
+        old = entries.get(name)
+        entries[name] = (old[0] if old else Const(name), v)
+    tx.set(d, "entries", entries)
+    _touch(tx, d)
+    return Const(None)
+
+
+def _update_pair(tx, i: int, item):
+    """Element `i` of a dict update sequence as a key/value pair, with CPython's errors (O51)."""
+    cls = item.python_type()
+    if not (hasattr(cls, "__iter__") or hasattr(cls, "__getitem__")):
+        raise_(TypeError, f"cannot convert dictionary update sequence element #{i} to a sequence")
+    items = to_list(tx, item)
+    if len(items) != 2:
+        raise_(ValueError, f"dictionary update sequence element #{i} has length {len(items)}; 2 is required")
+    return items[0], items[1]
+
+
+@model(dict.pop)
+def _dict_pop(tx, args, kwargs):
+    d = _dict(args[0])
+    hk = hkey(tx, args[1])
+    if hk not in d.entries:
+        if len(args) > 2:
+            return args[2]
+        raise SymbolicRaise(ExceptionV(KeyError, [args[1]]))
+    entries = dict(d.entries)
+    v = entries.pop(hk)[1]
+    tx.set(d, "entries", entries)
+    _touch(tx, d)
+    return v
+
+
+@model(dict.popitem)
+def _popitem(tx, args, kwargs):
+    d = _dict(args[0])
+    if not d.entries:
+        raise_(KeyError, "popitem(): dictionary is empty")
+    entries = dict(d.entries)
+    k, v = entries.popitem()[1]
+    tx.set(d, "entries", entries)
+    _touch(tx, d)
+    return TupleV((k, v))
+
+
+@model(dict.setdefault)
+def _setdefault(tx, args, kwargs):
+    d = _dict(args[0])
+    hk = hkey(tx, args[1])
+    if hk in d.entries:
+        return d.entries[hk][1]
+    v = args[2] if len(args) > 2 else Const(None)
+    tx.set(d, "entries", {**d.entries, hk: (args[1], v)})
+    _touch(tx, d)
+    return v
+
+
+@model(dict.copy)
+def _dict_copy(tx, args, kwargs):
+    d = _dict(args[0])
+    return DictV(d.entries, d.cls)
+
+
+@model(dict.fromkeys)
+def _fromkeys(tx, args, kwargs):
+    keys = to_list(tx, args[0])
+    value = args[1] if len(args) > 1 else Const(None)
+    entries = {}
+    for k in keys:
+        entries.setdefault(hkey(tx, k), (k, value))   # of equal keys the first stays
+    return DictV(entries)
+
+
+for _name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "copy",
+              "popitem", "__getitem__", "__contains__", "clear"):
+    _od = getattr(collections.OrderedDict, _name, None)
+    _d = getattr(dict, _name)
+    if _od is not None and _od is not _d and _d in MODELS:
+        MODELS[_od] = MODELS[_d]
+
+
+# -- set -------------------------------------------------------------------------------------
+
+def _set(v) -> SetV:
+    if not isinstance(v, SetV):
+        raise UnsupportedError("unsupported-call", f"set method on {v.describe()}")
+    return v
+
+
+@model(set.add)
+def _set_add(tx, args, kwargs):
+    s = _set(args[0])
+    hk = hkey(tx, args[1])
+    if hk not in s.entries:
+        tx.set(s, "entries", {**s.entries, hk: args[1]})
+        _touch(tx, s)
+    return Const(None)
+
+
+@model(set.remove)
+def _set_remove(tx, args, kwargs):
+    if hkey(tx, args[1]) not in _set(args[0]).entries:      # discard's silence was O52
+        raise SymbolicRaise(ExceptionV(KeyError, [args[1]]))
+    return _set_discard(tx, args, kwargs)
+
+
+@model(set.discard)
+def _set_discard(tx, args, kwargs):
+    s = _set(args[0])
+    hk = hkey(tx, args[1])
+    if hk in s.entries:
+        entries = dict(s.entries)
+        del entries[hk]
+        tx.set(s, "entries", entries)
+        _touch(tx, s)
+    return Const(None)
+
+
+@model(set.update)
+def _set_update(tx, args, kwargs):
+    s = _set(args[0])
+    entries = dict(s.entries)
+    for other in args[1:]:
+        for x in to_list(tx, other):
+            entries.setdefault(hkey(tx, x), x)
+    tx.set(s, "entries", entries)
+    _touch(tx, s)
+    return Const(None)
+
+
+def _set_algebra(op):
+    def m(tx, args, kwargs):
+        s = _set(args[0])
+        result = SetV(s.entries, s.frozen)
+        for other in args[1:]:
+            o = SetV({hkey(tx, x): x for x in to_list(tx, other)})
+            result = ops._container_binary(tx, op, op, False, result, o)
+        return result
+    return m
+
+
+import operator as _operator  # noqa: E402
+
+MODELS[set.union] = MODELS[frozenset.union] = _set_algebra(_operator.or_)
+MODELS[set.intersection] = MODELS[frozenset.intersection] = _set_algebra(_operator.and_)
+MODELS[set.difference] = MODELS[frozenset.difference] = _set_algebra(_operator.sub)
+
+
+@model(set.issubset, frozenset.issubset)
+def _issubset(tx, args, kwargs):
+    other = {hkey(tx, x) for x in to_list(tx, args[1])}
+    return Const(set(_set(args[0]).entries) <= other)
+
+
+@model(set.copy, frozenset.copy)
+def _set_copy(tx, args, kwargs):
+    s = _set(args[0])
+    return SetV(s.entries, s.frozen)
+
+
+# -- generators --------------------------------------------------------------------------------
+
+def _gen_send(tx, args, kwargs):
+    gen = args[0]
+    if not isinstance(gen, GeneratorV):
+        raise UnsupportedError("unsupported-call", "send() on a non-generator")
+    from ..interp.interpreter import resume_generator
+    try:
+        return resume_generator(tx, gen, args[1] if len(args) > 1 else Const(None))
+    except Exhausted as e:
+        raise SymbolicRaise(ExceptionV(StopIteration, [] if e.value is None else [e.value])) from None
+
+
+def _gen_next(tx, args, kwargs):
+    return _gen_send(tx, [args[0], Const(None)], kwargs)
+
+
+def _gen_close(tx, args, kwargs):
+    gen = args[0]
+    if isinstance(gen, GeneratorV) and (gen.done or not gen.started):
+        tx.set(gen, "done", True)
+        return Const(None)
+    raise UnsupportedError("unsupported-generator", "closing a suspended generator")
+
+
+_GEN_METHODS = {"send": _gen_send, "__next__": _gen_next, "close": _gen_close}
+
+
+class _GenMethod:
+    """A callable standing for a generator method (so MethodV can hold it)."""
+
+    def __init__(self, name):
+        self.__name__ = self.__qualname__ = name
+
+    def __repr__(self):
+        return f"<generator.{self.__name__}>"
+
+
+_GEN_OBJECTS = {}
+for _n, _fn in _GEN_METHODS.items():
+    _GEN_OBJECTS[_n] = _GenMethod(_n)
+    MODELS[_GEN_OBJECTS[_n]] = _fn
+
+
+def generator_method(name):
+    return _GEN_OBJECTS.get(name)
+

@@ -1,0 +1,105 @@
+"""Lowering rules: Python wrappers in torch.nn.functional -> the C call they make.
+
+`torch.nn.functional.layer_norm` and friends are Python functions that check
+for ``__torch_function__`` overrides, normalize arguments, then call one C
+function.  With plain tensors (exact types, guarded) and no torch function
+mode (guarded), the graph can record that C call directly: same kernels, same
+results, less Python per call.  Each rule binds the call's arguments by name
+and returns ``(op, target, args, kwargs)`` for the graph, or None to keep the
+original call (an unusual argument, an override, a dtype request...).
+"""
+from __future__ import annotations
+
+import inspect
+
+import torch
+import torch.nn.functional as F
+
+from ..model.values import Const, TensorV
+
+
+def _const(v, default=None):
+    if v is None:
+        return True, default
+    if isinstance(v, Const):
+        return True, v.value
+    return False, None
+
+
+def _plain(*tensors) -> bool:
+    return all(t is None or (isinstance(t, TensorV) and t.ptype in (torch.Tensor, torch.nn.Parameter))
+               or (isinstance(t, Const) and t.value is None) for t in tensors)
+
+
+def _layer_norm(tx, a):
+    ok, eps = _const(a.get("eps"), 1e-5)
+    if not ok or not _plain(a["input"], a.get("weight"), a.get("bias")):
+        return None
+    tx.guard_cudnn()
+    none = Const(None)
+    return ("call", torch.layer_norm, [a["input"], a["normalized_shape"], a.get("weight", none),
+                                       a.get("bias", none), Const(eps),
+                                       Const(torch.backends.cudnn.enabled)], {})
+
+
+def _softmax(tx, a):
+    ok_dim, dim = _const(a.get("dim"))
+    ok_dt, dtype = _const(a.get("dtype"))
+    if not (ok_dim and ok_dt) or dim is None or not _plain(a["input"]):
+        return None
+    kwargs = {} if dtype is None else {"dtype": Const(dtype)}
+    return ("method", "softmax", [a["input"], Const(dim)], kwargs)
+
+
+def _relu(tx, a):
+    ok, inplace = _const(a.get("inplace"), False)
+    if not ok or not _plain(a["input"]):
+        return None
+    return ("call", torch.relu_ if inplace else torch.relu, [a["input"]], {})
+
+
+def _dropout(tx, a):
+    ok_p, p = _const(a.get("p"), 0.5)
+    ok_t, training = _const(a.get("training"), True)
+    ok_i, inplace = _const(a.get("inplace"), False)
+    if not (ok_p and ok_t and ok_i) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0 \
+            or not _plain(a["input"]):
+        return None
+    return ("call", torch.dropout_ if inplace else torch.dropout,
+            [a["input"], Const(p), Const(bool(training))], {})
+
+
+def _embedding(tx, a):
+    consts = [_const(a.get(k), d) for k, d in (("padding_idx", None), ("max_norm", None),
+                                               ("scale_grad_by_freq", False), ("sparse", False))]
+    if not all(ok for ok, _ in consts) or not _plain(a["input"], a["weight"]):
+        return None
+    (_, pad), (_, max_norm), (_, scale), (_, sparse) = consts
+    if max_norm is not None:
+        return None
+    n = a["weight"].fake.size(0)
+    if pad is None:
+        pad = -1
+    elif not -n <= pad < n:
+        return None                  # F.embedding raises its own AssertionError: keep the call
+    elif pad < 0:
+        pad = n + pad
+    return ("call", torch.embedding, [a["weight"], a["input"], Const(pad), Const(bool(scale)),
+                                      Const(bool(sparse))], {})
+
+
+RULES = {F.layer_norm: _layer_norm, F.softmax: _softmax, F.relu: _relu, F.dropout: _dropout,
+         F.embedding: _embedding}
+_SIGNATURES = {fn: inspect.signature(fn) for fn in RULES}
+
+
+def lower(tx, fn, args, kwargs):
+    """(op, target, args, kwargs) of the C call `fn(*args, **kwargs)` makes, or None."""
+    rule = RULES.get(fn)
+    if rule is None:
+        return None
+    try:
+        bound = _SIGNATURES[fn].bind(*args, **kwargs)
+    except TypeError:
+        return None
+    return rule(tx, dict(bound.arguments))

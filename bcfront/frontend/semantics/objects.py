@@ -1,0 +1,315 @@
+"""Calling symbolic values: functions, methods, classes, modules, partials, builtins.
+
+`call(tx, fn, args, kwargs)` is the single entry point.  Python functions are
+inlined (their bytecode is interpreted in a child frame); torch functions go
+to `torch_calls`; builtins and C methods of builtin types to the model table
+in `builtins`; classes are constructed (``__new__`` then ``__init__``, both
+inlined when written in Python); nn.Module instances keep ``__call__``
+semantics (hooks, then ``forward``).  Anything else is a graph break naming
+what could not be called.
+"""
+from __future__ import annotations
+
+import sys
+import types
+
+from ...errors import UnsupportedError
+from ..model.sources import AttrSource, ConstSource, Ref
+from ..model.tracer import SymbolicRaise
+from ..model.values import (Const, ExceptionV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
+                     PartialV, StateCMV, TensorV, TupleV, Value, NULL)
+
+def mro_lookup(cls, name):
+    """The raw class attribute (from the first class in the MRO that has it), or a miss marker."""
+    for c in cls.__mro__:
+        d = c.__dict__
+        if name in d:
+            return d[name]
+    return _MISS
+
+
+_MISS = object()
+
+
+def is_user_instance(obj) -> bool:
+    """True for instances of classes defined in Python (not builtin C types)."""
+    return _is_heap_type(type(obj))
+
+
+def _is_heap_type(t) -> bool:
+    return bool(t.__flags__ & (1 << 9))   # Py_TPFLAGS_HEAPTYPE: defined by a class statement
+
+
+def value_class(v: Value):
+    if isinstance(v, NewObjectV):
+        return v.cls
+    if isinstance(v, ObjectV):
+        return type(v.obj)
+    if isinstance(v, ExceptionV):
+        return v.cls
+    if isinstance(v, TupleV) and v.cls is not tuple:
+        return v.cls
+    return None
+
+
+def lookup_dunder(v: Value, name: str):
+    """The Python function implementing special method `name` on v's class, as a value."""
+    cls = value_class(v)
+    if cls is None or not _is_heap_type(cls):
+        from ..model.values import DictV
+        if isinstance(v, (DictV,)) and v.cls is not dict and _is_heap_type(v.cls):
+            cls = v.cls
+        else:
+            return None
+    raw = mro_lookup(cls, name)
+    if isinstance(raw, types.FunctionType):
+        return ObjectV(raw)
+    return None
+
+
+def default_truth(obj) -> bool:
+    """Objects whose truth value is True without running any code."""
+    t = type(obj)
+    return mro_lookup(t, "__bool__") is _MISS and mro_lookup(t, "__len__") is _MISS
+
+
+def hashes_by_identity(obj) -> bool:
+    t = type(obj)
+    if isinstance(obj, (type, types.FunctionType, types.ModuleType, types.BuiltinFunctionType)):
+        return True
+    return mro_lookup(t, "__hash__") is object.__hash__ and mro_lookup(t, "__eq__") is object.__eq__
+
+
+def source_of(v: Value):
+    """How to fetch `v` at run time: its source, or the object itself held by identity."""
+    if v.source is not None:
+        return v.source
+    if isinstance(v, ObjectV):
+        return ConstSource(Ref(v.obj, repr(v.obj)[:60]))
+    return None
+
+
+def index_of(tx, v: Value):
+    """operator.index(v) for constant ints, else None."""
+    if isinstance(v, Const) and isinstance(v.value, int):
+        return int(v.value)
+    if isinstance(v, TensorV):
+        raise UnsupportedError("data-dependent", "using a tensor as a Python index reads its value")
+    return None
+
+
+# -- calls ----------------------------------------------------------------------------
+
+def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
+    if isinstance(fn, MethodV):
+        return call(tx, fn.func, [fn.obj, *args], kwargs)
+    if isinstance(fn, MadeFunctionV):
+        from ..interp.interpreter import inline_call
+        return inline_call(tx, fn, args, kwargs)
+    if isinstance(fn, PartialV):
+        return call(tx, fn.func, [*fn.args, *args], {**fn.kwargs, **kwargs})
+    if isinstance(fn, ObjectV):
+        return call_object(tx, fn, args, kwargs)
+    if isinstance(fn, NewObjectV):
+        m = lookup_dunder(fn, "__call__")
+        if m is not None:
+            return call(tx, m, [fn, *args], kwargs)
+    if isinstance(fn, StateCMV):
+        raise UnsupportedError("unsupported-call", "a torch context manager used as a decorator")
+    if isinstance(fn, (Const, TupleV)) or fn is NULL:
+        from .ops import raise_
+        raise_(TypeError, f"'{fn.python_type().__name__}' object is not callable")
+    raise UnsupportedError("unsupported-call", f"calling {fn.describe()}")
+
+
+def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
+    obj = fv.obj
+    from . import builtins as bmodels
+    model = bmodels.model_for(obj)
+    if model is not None:
+        return model(tx, args, kwargs)
+    torch_loaded = "torch" in sys.modules
+    if isinstance(obj, types.FunctionType):
+        if torch_loaded and _from_torch(obj):
+            from . import torch_calls
+            if torch_calls.is_torch_function(obj):
+                return torch_calls.call_function(tx, obj, args, kwargs)
+        from ..interp.interpreter import inline_call
+        return inline_call(tx, fv, args, kwargs)
+    if torch_loaded:
+        from . import torch_calls
+        if torch_calls.is_torch_callable(obj):
+            return torch_calls.call_function(tx, obj, args, kwargs)
+    if isinstance(obj, type):
+        return construct(tx, fv, args, kwargs)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.nn.Module):
+        return call_module(tx, fv, args, kwargs)
+    if _is_heap_type(type(obj)):
+        raw = mro_lookup(type(obj), "__call__")
+        if isinstance(raw, types.FunctionType):
+            tx.guard("ID_MATCH", AttrSource(ConstSource(Ref(type(obj), type(obj).__qualname__)),
+                                            "__call__"), raw)
+            return call(tx, ObjectV(raw), [fv, *args], kwargs)
+    what = getattr(obj, "__qualname__", None) or type(obj).__name__
+    if isinstance(obj, (types.BuiltinFunctionType, types.MethodDescriptorType,
+                        types.WrapperDescriptorType, types.MethodWrapperType)):
+        reason = "io" if what in ("print", "input", "open") else "call-to-c-function"
+        raise UnsupportedError(reason, f"call to {_c_name(obj)}, which bcfront cannot see into")
+    raise UnsupportedError("unsupported-call", f"calling {what}")
+
+
+def _from_torch(fn) -> bool:
+    mod = getattr(fn, "__module__", None) or ""
+    return mod == "torch" or mod.startswith("torch.")
+
+
+def _c_name(obj) -> str:
+    mod = getattr(obj, "__module__", None)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
+    return f"{mod}.{name}" if mod and mod != "builtins" else f"the built-in {name}"
+
+
+def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
+    cls = clsv.obj
+    from . import builtins as bmodels
+    ctor = bmodels.constructor_for(cls)
+    if ctor is not None:
+        return ctor(tx, clsv, args, kwargs)
+    if issubclass(cls, BaseException):
+        exc = ExceptionV(cls, args)
+        init = mro_lookup(cls, "__init__")
+        if isinstance(init, types.FunctionType):
+            call(tx, ObjectV(init), [exc, *args], kwargs)
+        elif kwargs:
+            raise UnsupportedError("unsupported-call", f"{cls.__name__}(**kwargs)")
+        return exc
+    torch = sys.modules.get("torch")
+    if torch is not None and issubclass(cls, torch.nn.Module):
+        raise UnsupportedError("module-construction", f"creating a {cls.__qualname__} module inside captured code")
+    meta_call = mro_lookup(type(cls), "__call__")
+    if meta_call is not type.__call__ and meta_call is not _MISS:
+        raise UnsupportedError("unsupported-call", f"metaclass {type(cls).__name__}.__call__")
+    if not _is_heap_type(cls):
+        raise UnsupportedError("unsupported-call", f"constructing the C type {cls.__qualname__}")
+    new = mro_lookup(cls, "__new__")
+    if new is object.__new__ or new is _MISS:
+        inst = NewObjectV(cls)
+    elif isinstance(new, staticmethod) and isinstance(new.__func__, types.FunctionType):
+        inst = call(tx, ObjectV(new.__func__), [clsv, *args], kwargs)
+    elif isinstance(new, types.FunctionType):
+        inst = call(tx, ObjectV(new), [clsv, *args], kwargs)
+    else:
+        # __new__ of a builtin base (tuple.__new__, ...) goes through its model.
+        inst = call(tx, ObjectV(getattr(cls, "__new__")), [clsv, *args], kwargs)
+    if value_class(inst) is not None and isinstance(inst, (NewObjectV, TupleV)) \
+            and issubclass(value_class(inst), cls):
+        init = mro_lookup(cls, "__init__")
+        if isinstance(init, types.FunctionType):
+            r = call(tx, ObjectV(init), [inst, *args], kwargs)
+            if not (isinstance(r, Const) and r.value is None):
+                from .ops import raise_
+                raise_(TypeError, "__init__() should return None")
+        elif init is not object.__init__ and init is not _MISS and not isinstance(inst, TupleV):
+            raise UnsupportedError("unsupported-call", f"C __init__ of {cls.__qualname__}")
+        elif (init is object.__init__ or init is _MISS) and new is object.__new__ \
+                and (args or kwargs):
+            from .ops import raise_
+            raise_(TypeError, f"{cls.__name__}() takes no arguments")
+    return inst
+
+
+_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+               "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs",
+               "_forward_hooks_always_called")
+
+
+def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
+    """``module(*args)``: nn.Module.__call__ semantics (pre-hooks, forward, hooks), inlined."""
+    import torch
+    mod = mv.obj
+    cls = type(mod)
+    call_impl = mro_lookup(cls, "__call__")
+    if call_impl is not torch.nn.Module.__call__:
+        if isinstance(call_impl, types.FunctionType):
+            return call(tx, ObjectV(call_impl), [mv, *args], kwargs)
+        raise UnsupportedError("unsupported-call", f"{cls.__qualname__}.__call__")
+    _guard_global_hooks(tx)
+    src = source_of(mv)
+    present = [n for n in _HOOK_DICTS if getattr(mod, n, None)]
+    tx.guard("NO_HOOKS", src, None, tuple(n for n in _HOOK_DICTS if n not in present), example=mod)
+    if any(n not in ("_forward_hooks", "_forward_pre_hooks") for n in present):
+        raise UnsupportedError("module-hooks",
+                               f"{cls.__qualname__} has backward or keyword hooks")
+    from .attrs import getattr_
+    from ..model.builder import wrap
+    if "_forward_pre_hooks" in present:
+        hooks = wrap(tx, mod._forward_pre_hooks, AttrSource(src, "_forward_pre_hooks"))
+        for _, (_, hook) in hooks.entries.items():
+            r = call(tx, hook, [mv, TupleV(args)], {})
+            if not (isinstance(r, Const) and r.value is None):
+                args = list(r.items) if isinstance(r, TupleV) else [r]
+    forward = getattr_(tx, mv, "forward")
+    out = call(tx, forward, list(args), kwargs)
+    if "_forward_hooks" in present:
+        hooks = wrap(tx, mod._forward_hooks, AttrSource(src, "_forward_hooks"))
+        for _, (_, hook) in hooks.entries.items():
+            r = call(tx, hook, [mv, TupleV(args), out], {})
+            if not (isinstance(r, Const) and r.value is None):
+                out = r
+    return out
+
+
+def _guard_global_hooks(tx) -> None:
+    import torch.nn.modules.module as m
+    for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                 "_global_backward_pre_hooks", "_global_forward_hooks_always_called",
+                 "_global_forward_hooks_with_kwargs"):
+        d = getattr(m, name, None)
+        if d is None:
+            continue
+        if d:
+            raise UnsupportedError("module-hooks", f"global module hooks ({name}) are registered")
+        tx.guard("LENGTH", ConstSource(Ref(d, f"torch.nn.modules.module.{name}")), 0)
+
+
+def function_parts(tx, fv: Value):
+    """(code, globals, closure cells, defaults, kwdefaults, name) of a function value."""
+    from ..model.builder import wrap
+    from ..model.values import CellV
+    if isinstance(fv, MadeFunctionV):
+        return (fv.code, fv.globals, fv.closure or (), fv.defaults or (), fv.kwdefaults or {},
+                fv.qualname)
+    fn = fv.obj
+    src = source_of(fv)
+    if fn.__closure__:
+        cells = []
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            c = tx.by_id.get(id(cell))
+            if c is None:
+                c = CellV(None, real=cell, name=name)
+                tx.by_id[id(cell)] = c
+                tx.keepalive.append(cell)
+            cells.append(c)
+    else:
+        cells = ()
+    # The function object is identity-guarded, but its body and defaults can be replaced in
+    # place (IPython's autoreload assigns __code__): guard them too (O29)
+    tx.guard("ID_MATCH", AttrSource(src, "__code__"), fn.__code__)
+    dsrc = AttrSource(src, "__defaults__")
+    tx.guard("ID_MATCH", dsrc, fn.__defaults__)
+    defaults = ()
+    if fn.__defaults__:
+        defaults = wrap(tx, fn.__defaults__, dsrc).items
+    kwdefaults = {}
+    ksrc = AttrSource(src, "__kwdefaults__")
+    tx.guard("ID_MATCH", ksrc, fn.__kwdefaults__)
+    if fn.__kwdefaults__:
+        kw = wrap(tx, fn.__kwdefaults__, ksrc)
+        kwdefaults = {k: e[1] for k, e in kw.entries.items()}
+    return fn.__code__, fn.__globals__, tuple(cells), tuple(defaults), kwdefaults, fn.__qualname__
+
+
+def raise_type_error(msg: str):
+    raise SymbolicRaise(ExceptionV(TypeError, [Const(msg)]))
+

@@ -1,0 +1,472 @@
+"""Python operators on symbolic values: arithmetic, truth, length, items (comparison in
+`compare`, iteration in `iteration`).
+
+Dispatch order for a binary operator, mirroring CPython's:
+tensors go to `torch_calls` (they become graph nodes); constants fold
+(exceptions become symbolic exceptions the traced code may catch);
+lists/tuples/dicts/sets are modelled; user classes run their Python dunder
+methods (inlined), trying the reflected one on NotImplemented; anything else
+is a graph break.
+"""
+from __future__ import annotations
+
+import sys
+import operator
+
+from ...errors import UnsupportedError
+from . import objects
+from ..model.tracer import SymbolicRaise
+from ..model.values import (Const, DictV, DictViewV, ExceptionV, ListV, NewObjectV, ObjectV, SetV,
+                     TensorV, TupleV, Value, const_value)
+
+BINARY_OPS = [operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
+              operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift,
+              operator.sub, operator.truediv, operator.xor,
+              operator.iadd, operator.iand, operator.ifloordiv, operator.ilshift,
+              operator.imatmul, operator.imul, operator.imod, operator.ior, operator.ipow,
+              operator.irshift, operator.isub, operator.itruediv, operator.ixor]
+INPLACE_TO_BINARY = dict(zip(BINARY_OPS[13:], BINARY_OPS[:13]))
+DUNDERS = {operator.add: "add", operator.and_: "and", operator.floordiv: "floordiv",
+           operator.lshift: "lshift", operator.matmul: "matmul", operator.mul: "mul",
+           operator.mod: "mod", operator.or_: "or", operator.pow: "pow",
+           operator.rshift: "rshift", operator.sub: "sub", operator.truediv: "truediv",
+           operator.xor: "xor"}
+COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+           ">": operator.gt, ">=": operator.ge}
+REFLECTED_CMP = {"__lt__": "__gt__", "__le__": "__ge__", "__gt__": "__lt__", "__ge__": "__le__",
+                 "__eq__": "__eq__", "__ne__": "__ne__"}
+CMP_DUNDER = {operator.lt: "__lt__", operator.le: "__le__", operator.eq: "__eq__",
+              operator.ne: "__ne__", operator.gt: "__gt__", operator.ge: "__ge__"}
+
+
+class NotConst(Exception):
+    pass
+
+
+def raise_(cls, *args):
+    raise SymbolicRaise(ExceptionV(cls, [Const(a) for a in args]))
+
+
+def as_symbolic(e: Exception) -> SymbolicRaise:
+    """The symbolic twin of a real exception raised while folding on constants."""
+    return SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args]))
+
+
+def fold(fn, *args, **kwargs) -> Value:
+    """Call a pure function on constants; its exceptions become symbolic exceptions."""
+    try:
+        return Const(fn(*args, **kwargs))
+    except Exception as e:  # the traced code sees exactly the exception Python would raise
+        raise as_symbolic(e) from None
+
+
+def as_python(v: Value, _open: frozenset = frozenset()):
+    """The plain Python value of a fully constant value (raises NotConst).
+
+    A container that holds itself (``x.append(x)``) is not a constant: NotConst, so
+    the operation runs natively, where CPython's recursion guards (``[[...]]``) live.
+    """
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, (TupleV, ListV, DictV)):
+        if id(v) in _open:
+            raise NotConst(v)
+        _open = _open | {id(v)}
+    if isinstance(v, TupleV):
+        items = [as_python(x, _open) for x in v.items]
+        if v.cls is tuple:
+            return tuple(items)
+        if hasattr(v.cls, "_fields"):
+            return v.cls(*items)
+        return v.cls(items)
+    if isinstance(v, ListV):
+        return [as_python(x, _open) for x in v.items]
+    if isinstance(v, DictV):
+        return v.cls((k, as_python(e[1], _open)) for k, e in v.entries.items())
+    if isinstance(v, SetV):
+        return (frozenset if v.frozen else set)(v.entries)
+    raise NotConst(v)
+
+
+def is_python_const(v: Value) -> bool:
+    try:
+        as_python(v)
+        return True
+    except NotConst:
+        return False
+
+
+# -- binary / unary / compare ---------------------------------------------------------
+
+def binary(tx, fn, a: Value, b: Value) -> Value:
+    if isinstance(a, TensorV) or isinstance(b, TensorV):
+        if not (is_user_class(a) or is_user_class(b)):
+            from . import torch_calls
+            return torch_calls.call_operator(tx, fn, [a, b])
+    inplace = fn in INPLACE_TO_BINARY
+    base = INPLACE_TO_BINARY.get(fn, fn)
+    if isinstance(a, Const) and isinstance(b, Const):
+        return fold(fn, a.value, b.value)
+    r = _container_binary(tx, fn, base, inplace, a, b)
+    if r is not None:
+        return r
+    if base is operator.mod and isinstance(a, Const) and isinstance(a.value, (str, bytes)):
+        # printf-style formatting of a container operand ('%s' % [x], '%(k)s' % d): on its
+        # plain value when it is all constants, natively otherwise (O25)
+        try:
+            return fold(fn, a.value, as_python(b))
+        except NotConst:
+            raise UnsupportedError("unsupported-operator", f"% formatting of {b.describe()}") from None
+    name = DUNDERS.get(base)
+    if name is not None:
+        if inplace:
+            m = objects.lookup_dunder(a, f"__i{name}__")
+            if m is not None:
+                r = objects.call(tx, m, [a, b], {})
+                if not is_notimpl(r):
+                    return r
+        m = objects.lookup_dunder(a, f"__{name}__")
+        if m is not None:
+            r = objects.call(tx, m, [a, b], {})
+            if not is_notimpl(r):
+                return r
+        m = objects.lookup_dunder(b, f"__r{name}__")
+        if m is not None:
+            r = objects.call(tx, m, [b, a], {})
+            if not is_notimpl(r):
+                return r
+        if all_known(a, b):
+            raise_(TypeError, binary_error(fn, a.python_type(), b.python_type()))
+    raise UnsupportedError("unsupported-operator",
+                           f"{getattr(fn, '__name__', fn)} on {a.describe()} and {b.describe()}")
+
+
+_STAND_IN_TYPES = frozenset({int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set,
+                             frozenset, type(None)})
+
+
+def _stand_in(cls):
+    """A value whose type CPython names like `cls` in a binary-op error, or None."""
+    if cls in _STAND_IN_TYPES:
+        return cls()
+    if cls.__mro__ == (cls, object) and not cls.__dict__.get("__slots__"):
+        return type(cls.__name__, (), {})()      # no operator dunders, the same name
+    return None
+
+
+def binary_error(fn, ta, tb) -> str:
+    """CPython's TypeError text for ``fn`` on a `ta` and a `tb` that do not support it
+    ("can only concatenate list (not "tuple") to list", "unsupported operand type(s) for
+    +=: ..."), asked of stand-in values of the same types (O51)."""
+    a, b = _stand_in(ta), _stand_in(tb)
+    if a is not None and b is not None:
+        try:
+            fn(a, b)
+        except TypeError as e:
+            return str(e)
+        except Exception:  # noqa: BLE001 - a stand-in that fails otherwise: use the generic text
+            pass
+    name = DUNDERS.get(INPLACE_TO_BINARY.get(fn, fn), "?")
+    return f"unsupported operand type(s) for {name}: '{ta.__name__}' and '{tb.__name__}'"
+
+
+def is_notimpl(v) -> bool:
+    """Whether `v` is the constant NotImplemented (a binary dunder declined)."""
+    return isinstance(v, Const) and v.value is NotImplemented
+
+
+def is_user_class(v) -> bool:
+    """Whether `v` is an instance of a user-defined class (its dunders may run user code)."""
+    return isinstance(v, NewObjectV) or (isinstance(v, ObjectV) and objects.is_user_instance(v.obj))
+
+
+def all_known(*vals) -> bool:
+    """Whether every value is fully known at trace time (constants and containers of them)."""
+    return all(isinstance(v, (Const, ListV, TupleV, DictV, SetV, NewObjectV)) for v in vals)
+
+
+def _container_binary(tx, fn, base, inplace, a, b):
+    if base is operator.add:
+        if isinstance(a, ListV) and isinstance(b, ListV):
+            if inplace:
+                list_extend(tx, a, b.items)
+                return a
+            return ListV(a.items + b.items)
+        if isinstance(a, ListV) and inplace:
+            list_extend(tx, a, to_list(tx, b))
+            return a
+        if isinstance(a, TupleV) and isinstance(b, TupleV) and not hasattr(a.cls, "_fields"):
+            cls = a.cls if a.cls is b.cls else tuple
+            return TupleV(a.items + b.items, tuple if cls is not a.cls else cls)
+        if isinstance(a, TupleV) and isinstance(b, Const) and type(b.value) is tuple:
+            return TupleV(a.items + tuple(Const(x) for x in b.value))
+        if isinstance(b, TupleV) and isinstance(a, Const) and type(a.value) is tuple:
+            return TupleV(tuple(Const(x) for x in a.value) + b.items)
+    if base is operator.mul:
+        seq, n = (a, b) if isinstance(b, Const) else (b, a)
+        if isinstance(n, Const) and isinstance(n.value, int):   # bools count too (O32)
+            if isinstance(seq, ListV):
+                if inplace and seq is a:
+                    tx.set(seq, "items", seq.items * n.value)
+                    _touch(tx, seq)
+                    return seq
+                return ListV(seq.items * n.value)
+            if isinstance(seq, TupleV):
+                return TupleV(seq.items * n.value)
+    if isinstance(a, SetV) and isinstance(b, SetV) and base in (operator.and_, operator.or_,
+                                                                  operator.sub, operator.xor):
+        keys = base(set(a.entries), set(b.entries))
+        merged = {**b.entries, **a.entries}
+        entries = {k: merged[k] for k in keys}
+        if inplace and not a.frozen:
+            tx.set(a, "entries", entries)
+            _touch(tx, a)
+            return a
+        return SetV(entries, a.frozen)
+    if isinstance(a, DictV) and isinstance(b, DictV) and base is operator.or_:
+        if inplace:
+            tx.set(a, "entries", {**a.entries, **b.entries})
+            _touch(tx, a)
+            return a
+        return DictV({**a.entries, **b.entries})
+    if isinstance(a, DictV) and inplace and base is operator.or_ and a.cls is dict:
+        # d |= iterable of pairs: dict.__ior__ is dict.update (O51)
+        from .containers import _dict_update
+        _dict_update(tx, [a, b], {})
+        return a
+    if base is operator.mod and isinstance(a, Const) and isinstance(a.value, str):
+        ok, args = const_value(b)
+        if ok:
+            return fold(operator.mod, a.value, args)
+    return None
+
+
+def unary(tx, fn, a: Value) -> Value:
+    if isinstance(a, TensorV):
+        from . import torch_calls
+        return torch_calls.call_operator(tx, fn, [a])
+    if isinstance(a, Const):
+        return fold(fn, a.value)
+    if fn is operator.not_:
+        return Const(not truth(tx, a))
+    name = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__"}[fn]
+    m = objects.lookup_dunder(a, name)
+    if m is not None:
+        return objects.call(tx, m, [a], {})
+    raise UnsupportedError("unsupported-operator", f"{name} on {a.describe()}")
+
+
+# -- truth and length ----------------------------------------------------------------
+
+def truth(tx, v: Value) -> bool:
+    if isinstance(v, Const):
+        return bool(v.value)
+    if isinstance(v, TensorV):
+        raise UnsupportedError("data-dependent-branch",
+                               "the truth value of a tensor depends on its data")
+    if isinstance(v, (ListV, TupleV)):
+        return bool(v.items)
+    if isinstance(v, (DictV, SetV)):
+        return bool(v.entries)
+    if isinstance(v, DictViewV):
+        return bool(v.dict.entries)
+    if isinstance(v, (NewObjectV, ObjectV)):
+        for name in ("__bool__", "__len__"):
+            m = objects.lookup_dunder(v, name)
+            if m is not None:
+                r = objects.call(tx, m, [v], {})
+                return truth(tx, r) if name == "__bool__" else length_of(r) > 0
+        if isinstance(v, ObjectV) and not objects.default_truth(v.obj):
+            raise UnsupportedError("unsupported-truth", f"truth value of {v.describe()}")
+        return True
+    return True
+
+
+def length_of(v: Value) -> int:
+    """What ``len()`` makes of a ``__len__`` result, with CPython's errors (O44)."""
+    if isinstance(v, Const) and type(v.value) in (int, bool):
+        n = int(v.value)
+        if n < 0:
+            raise_(ValueError, "__len__() should return >= 0")
+        if n > sys.maxsize:
+            raise_(OverflowError, "cannot fit 'int' into an index-sized integer")
+        return n
+    if isinstance(v, Const) and not isinstance(v.value, int):
+        raise_(TypeError, f"'{type(v.value).__name__}' object cannot be interpreted as an integer")
+    raise UnsupportedError("unsupported-len", f"__len__ returned {v.describe()}")
+
+
+def length(tx, v: Value) -> int:
+    if isinstance(v, (ListV, TupleV)):
+        return len(v.items)
+    if isinstance(v, (DictV, SetV)):
+        return len(v.entries)
+    if isinstance(v, DictViewV):
+        return len(v.dict.entries)
+    if isinstance(v, Const):
+        return fold(len, v.value).value
+    if isinstance(v, TensorV):
+        if v.fake.dim() == 0:
+            raise_(TypeError, "len() of a 0-d tensor")
+        return int(v.fake.shape[0])
+    m = objects.lookup_dunder(v, "__len__")
+    if m is not None:
+        return length_of(objects.call(tx, m, [v], {}))
+    cls = objects.value_class(v)
+    if cls is not None and hasattr(cls, "__len__"):
+        # A C-level length slot (deque, dict views, array, ...): the size can change with
+        # no trace of it here, so run len() natively rather than guess.
+        raise UnsupportedError("unsupported-call", f"len() of a {cls.__name__} (implemented in C)")
+    raise_(TypeError, f"object of type '{v.python_type().__name__}' has no len()")
+
+
+# -- items ------------------------------------------------------------------------------
+
+def _touch(tx, container) -> None:
+    if not container.mutated:
+        tx.set(container, "mutated", True)
+    if container.source is not None:
+        tx.mark_mutated(container)
+
+
+def list_extend(tx, lst: ListV, items) -> None:
+    tx.set(lst, "items", lst.items + list(items))
+    _touch(tx, lst)
+
+
+def getitem(tx, obj: Value, key: Value) -> Value:
+    if isinstance(obj, TensorV):
+        from . import torch_calls
+        return torch_calls.getitem(tx, obj, key)
+    if isinstance(obj, (ListV, TupleV)):
+        if isinstance(key, Const) and type(key.value) in (int, bool):
+            try:
+                return obj.items[key.value]
+            except IndexError:
+                raise_(IndexError, f"{obj.python_type().__name__} index out of range")
+        if isinstance(key, Const) and type(key.value) is slice:
+            items = obj.items[key.value]
+            return ListV(items) if isinstance(obj, ListV) else TupleV(items)
+        idx = objects.index_of(tx, key)
+        if idx is not None:
+            return getitem(tx, obj, Const(idx))
+    if isinstance(obj, Const):
+        if isinstance(key, Const):
+            return fold(operator.getitem, obj.value, key.value)
+    if isinstance(obj, DictV):
+        k = hkey(tx, key)
+        if k in obj.entries:
+            return obj.entries[k][1]
+        missing = objects.lookup_dunder(obj, "__missing__") if obj.cls is not dict else None
+        if missing is not None:
+            return objects.call(tx, missing, [obj, key], {})
+        raise SymbolicRaise(ExceptionV(KeyError, [key]))
+    m = objects.lookup_dunder(obj, "__getitem__")
+    if m is not None:
+        return objects.call(tx, m, [obj, key], {})
+    if isinstance(obj, ObjectV) and isinstance(obj.obj, type):
+        ok, k = const_value(key)
+        if ok and hasattr(obj.obj, "__class_getitem__"):
+            return fold(operator.getitem, obj.obj, k)
+    raise UnsupportedError("unsupported-subscript", f"{obj.describe()}[{key.describe()}]")
+
+
+def setitem(tx, obj: Value, key: Value, value: Value) -> None:
+    if isinstance(obj, TensorV):
+        from . import torch_calls
+        torch_calls.setitem(tx, obj, key, value)
+        return
+    if isinstance(obj, ListV):
+        items = list(obj.items)
+        if isinstance(key, Const) and type(key.value) in (int, bool, slice):
+            try:
+                if type(key.value) is slice:
+                    items[key.value] = to_list(tx, value)
+                else:
+                    items[key.value] = value
+            except (IndexError, ValueError) as e:
+                raise as_symbolic(e) from None
+            tx.set(obj, "items", items)
+            _touch(tx, obj)
+            return
+    if isinstance(obj, DictV):
+        k = hkey(tx, key)
+        entries = dict(obj.entries)
+        old = entries.get(k)
+        entries[k] = (old[0] if old else key, value)
+        tx.set(obj, "entries", entries)
+        _touch(tx, obj)
+        return
+    m = objects.lookup_dunder(obj, "__setitem__")
+    if m is not None:
+        objects.call(tx, m, [obj, key, value], {})
+        return
+    raise UnsupportedError("unsupported-subscript", f"{obj.describe()}[...] = ...")
+
+
+def delitem(tx, obj: Value, key: Value) -> None:
+    if isinstance(obj, ListV) and isinstance(key, Const):
+        items = list(obj.items)
+        try:
+            del items[key.value]
+        except (IndexError, TypeError) as e:
+            raise as_symbolic(e) from None
+        tx.set(obj, "items", items)
+        _touch(tx, obj)
+        return
+    if isinstance(obj, DictV):
+        k = hkey(tx, key)
+        if k not in obj.entries:
+            raise SymbolicRaise(ExceptionV(KeyError, [key]))
+        entries = dict(obj.entries)
+        del entries[k]
+        tx.set(obj, "entries", entries)
+        _touch(tx, obj)
+        return
+    m = objects.lookup_dunder(obj, "__delitem__")
+    if m is not None:
+        objects.call(tx, m, [obj, key], {})
+        return
+    raise UnsupportedError("unsupported-subscript", f"del {obj.describe()}[...]")
+
+
+def hkey(tx, v: Value):
+    """A real Python object that hashes and compares like `v` as a dict key."""
+    if isinstance(v, Const):
+        try:
+            hash(v.value)
+        except TypeError as e:
+            raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
+        return v.value
+    if isinstance(v, TupleV):
+        return tuple(hkey(tx, x) for x in v.items)
+    if isinstance(v, ObjectV) and objects.hashes_by_identity(v.obj):
+        return v.obj
+    if isinstance(v, TensorV):
+        return _Identity(v.fake)
+    if isinstance(v, NewObjectV) and objects.lookup_dunder(v, "__hash__") is None \
+            and objects.lookup_dunder(v, "__eq__") is None:
+        return _Identity(v)
+    if isinstance(v, (ListV, DictV)) or (isinstance(v, SetV) and not v.frozen):
+        raise_(TypeError, f"unhashable type: '{v.python_type().__name__}'")
+    raise UnsupportedError("unsupported-hash", f"hash of {v.describe()}")
+
+
+class _Identity:
+    """Hashes and compares by the identity of the wrapped object (tensor keys, plain instances)."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+# Iteration and comparison live in their own modules; re-exported here for the handlers.
+from .iteration import (Exhausted, get_iter, iter_items, next_value, to_list,  # noqa: E402,F401
+                        unpack, _advance)
+from .compare import compare, contains, equal, is_same  # noqa: E402,F401

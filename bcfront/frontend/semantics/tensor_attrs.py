@@ -1,0 +1,74 @@
+"""Attribute reads on tensor values: metadata, view attributes, ``.grad``, Python attributes.
+
+Metadata (``shape``, ``dtype``, ``requires_grad``...) is read off the fake
+tensor and becomes a constant (the guards pin it); view attributes (``.T``,
+``.real``, ``.data``...) are recorded as graph nodes; ``.grad`` of an input is
+wrapped from the real tensor under its own source; a Python attribute stored
+on an input tensor (``t.tag = 5`` before the call, O27) is read from its
+``__dict__``, its absence guarded; other names resolve to Tensor methods.
+"""
+from __future__ import annotations
+
+import torch
+
+from ...errors import UnsupportedError
+from .torch_calls import record
+from ..model.values import Const, MethodV, ObjectV, TensorV, TupleV, Value
+
+META_ATTRS = {"shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda",
+              "is_sparse", "is_quantized", "is_meta", "layout", "is_nested", "itemsize",
+              "nbytes", "is_mps", "is_cpu", "is_complex", "is_floating_point"}
+VIEW_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data"}
+
+
+def tensor_attr(tx, t: TensorV, name: str) -> Value:
+    if name in META_ATTRS:
+        val = getattr(t.fake, name)
+        if callable(val) and name in ("is_complex", "is_floating_point"):
+            return MethodV(ObjectV(getattr(torch.Tensor, name)), t)
+        if isinstance(val, torch.Size):
+            return TupleV([Const(int(i)) for i in val], torch.Size)
+        return Const(val)
+    if name in VIEW_ATTRS:
+        return record(tx, "getattr", name, [t], {})
+    if name == "grad":
+        real = tx.real_tensors.get(id(t))
+        if real is not None and t.source is not None:
+            from ..model.builder import wrap
+            from ..model.sources import AttrSource
+            return wrap(tx, real.grad, AttrSource(t.source, "grad"))
+        return Const(None)
+    if name == "__class__":
+        return ObjectV(t.ptype)
+    raw = getattr(torch.Tensor, name, None)
+    if raw is None or not _is_data_descriptor(raw):
+        found = _instance_attr(tx, t, name, raw is None)
+        if found is not None:
+            return found
+    if raw is None:
+        from .attrs import attribute_error
+        attribute_error("Tensor", name)
+    if callable(raw):
+        return MethodV(ObjectV(raw), t)
+    raise UnsupportedError("unsupported-tensor-attribute", f"Tensor.{name}")
+
+
+def _is_data_descriptor(raw) -> bool:
+    return hasattr(type(raw), "__set__") or hasattr(type(raw), "__delete__")
+
+
+def _instance_attr(tx, t: TensorV, name: str, missing: bool) -> Value | None:
+    """A Python attribute stored on an input tensor (``t.tag = 5`` before the call, or before
+    the break whose continuation this is, O27): read from its ``__dict__``.  When the class
+    has no such attribute either, its absence is guarded (a later store makes it appear)."""
+    real = tx.real_tensors.get(id(t))
+    if real is None or t.source is None:
+        return None
+    from ..model.sources import AttrSource
+    d = real.__dict__
+    if name in d:
+        from ..model.builder import wrap
+        return wrap(tx, d[name], AttrSource(t.source, name))
+    if missing:
+        tx.guard("NOT_PRESENT", AttrSource(t.source, "__dict__"), None, name)
+    return None

@@ -1,0 +1,549 @@
+"""Torch functions, Tensor methods, operators on tensors -> graph nodes.
+
+Every tensor-valued call is run once on fake tensors (exact output dtype,
+shape, stride, device and requires_grad, no kernels) and recorded as a node.
+A call whose fake run produces no tensor is folded to a constant: fake tensors
+carry no data, so such a result can only depend on metadata (which the
+guards pin down); calls that would read data raise in the fake run and
+become graph breaks ("data-dependent").  Calls with effects outside the
+graph (backward, hooks, RNG seeding, I/O) are breaks up front, as are calls
+without tensor arguments that are not known factories or pure queries (they
+would otherwise run at capture time).
+
+Global torch state (grad mode, inference mode, autocast) is symbolic: the
+context managers change `tx.state`, every node records the state it runs under.
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+import types
+
+import torch
+
+from ...errors import UnsupportedError
+from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap, label as _label
+from ..regions.region_errors import check_split, note_node
+from ..model.values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
+
+_TENSOR_BASE = torch._C.TensorBase
+
+DENIED_METHODS = {
+    "item": "data-dependent", "tolist": "data-dependent", "numpy": "data-dependent",
+    "__bool__": "data-dependent", "__int__": "data-dependent", "__float__": "data-dependent",
+    "__index__": "data-dependent", "__complex__": "data-dependent",
+    "data_ptr": "data-dependent", "storage": "unsupported-tensor-method",
+    "untyped_storage": "unsupported-tensor-method", "_cdata": "unsupported-tensor-method",
+    "__repr__": "io", "__str__": "io", "__format__": "io", "__reduce_ex__": "unsupported-tensor-method",
+    "__deepcopy__": "unsupported-tensor-method", "__hash__": "unsupported-tensor-method",
+    "__array__": "data-dependent", "backward": "autograd", "register_hook": "autograd",
+    "retain_grad": "autograd", "record_stream": "unsupported-tensor-method",
+    "share_memory_": "unsupported-tensor-method", "apply_": "unsupported-tensor-method",
+    "map_": "unsupported-tensor-method", "map2_": "unsupported-tensor-method",
+    "set_": "unsupported-tensor-method", "pin_memory": "unsupported-tensor-method",
+    "__setstate__": "unsupported-tensor-method", "register_post_accumulate_grad_hook": "autograd",
+}
+DENIED_FUNCTIONS = {"manual_seed", "seed", "initial_seed", "set_rng_state", "save", "load",
+                    "set_default_dtype", "set_default_device", "set_default_tensor_type",
+                    "set_printoptions", "use_deterministic_algorithms", "set_num_threads",
+                    "set_num_interop_threads", "set_flush_denormal", "set_float32_matmul_precision",
+                    "from_numpy", "frombuffer", "backward", "grad", "set_anomaly_enabled",
+                    "set_grad_enabled", "_set_grad_enabled", "set_autocast_enabled"}
+FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+             "range", "linspace", "logspace", "eye", "tensor", "as_tensor", "asarray",
+             "empty_strided", "scalar_tensor", "normal", "tril_indices", "triu_indices",
+             "hann_window", "hamming_window", "bartlett_window", "blackman_window",
+             "kaiser_window", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+             "randn_like", "randint_like", "get_rng_state", "bernoulli", "complex", "polar"}
+_INLINED_TORCH_MODULES = ("torch.nn.modules", "torch.utils._contextlib", "torch._jit_internal",
+                          "torch.nn.utils.parametrize", "torch.autograd.grad_mode",
+                          "torch.amp.autocast_mode")
+
+
+def is_torch_function(fn: types.FunctionType) -> bool:
+    """A Python function from torch that is one op to us (not inlined)."""
+    mod = getattr(fn, "__module__", None) or ""
+    if not (mod == "torch" or mod.startswith("torch.")):
+        return False
+    if mod.startswith(_INLINED_TORCH_MODULES) or fn.__closure__ or hasattr(fn, "__wrapped__"):
+        return False
+    return True
+
+
+def is_torch_callable(obj) -> bool:
+    """A C function or method descriptor of torch."""
+    if isinstance(obj, (types.MethodDescriptorType, types.WrapperDescriptorType,
+                        types.GetSetDescriptorType)):
+        return getattr(obj, "__objclass__", None) is _TENSOR_BASE
+    if isinstance(obj, types.BuiltinFunctionType):
+        mod = getattr(obj, "__module__", None) or ""
+        return mod == "torch" or mod.startswith("torch.")
+    return isinstance(obj, (torch._ops.OpOverloadPacket, torch._ops.OpOverload))
+
+
+# -- argument conversion -----------------------------------------------------------------
+
+def convert(v: Value):
+    """(fake value, graph argument) for a symbolic argument of a torch call."""
+    if isinstance(v, TensorV):
+        return v.fake, v.node
+    if isinstance(v, Const):
+        return v.value, v.value
+    if isinstance(v, (TupleV, ListV)):
+        pairs = [convert(x) for x in v.items]
+        fakes = [p[0] for p in pairs]
+        graph = [p[1] for p in pairs]
+        if isinstance(v, ListV):
+            return fakes, graph
+        if v.cls is torch.Size:
+            return torch.Size(fakes), tuple(graph)
+        return tuple(fakes), tuple(graph)
+    if isinstance(v, DictV) and all(isinstance(k, str) for k in v.entries):
+        pairs = {k: convert(e[1]) for k, e in v.entries.items()}
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
+    raise UnsupportedError("unsupported-argument", f"a torch call received {v.describe()}")
+
+
+def _has_tensor(v: Value) -> bool:
+    if isinstance(v, TensorV):
+        return True
+    if isinstance(v, (TupleV, ListV)):
+        return any(_has_tensor(x) for x in v.items)
+    if isinstance(v, DictV):
+        return any(_has_tensor(e[1]) for e in v.entries.values())
+    return False
+
+
+def _contains_fake(x) -> bool:
+    if isinstance(x, torch.Tensor):
+        return True
+    if isinstance(x, (tuple, list)):
+        return any(_contains_fake(i) for i in x)
+    return False
+
+
+def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = False,
+           label: str = "") -> Value:
+    """Run a torch call on fakes and record it as a node; wrap its outputs."""
+    check_split(tx)
+    env = tx.torch_env()
+    conv = [convert(a) for a in args]
+    kconv = {k: convert(v) for k, v in kwargs.items()}
+    fargs = [c[0] for c in conv]
+    fkw = {k: c[0] for k, c in kconv.items()}
+    if op == "method":
+        fn = lambda *a, **k: getattr(a[0], target)(*a[1:], **k)  # noqa: E731
+    elif op == "getattr":
+        fn = lambda a: getattr(a, target)  # noqa: E731
+    else:
+        fn = target
+    try:
+        out = env.run(fn, fargs, fkw, tx.state)
+    except UnsupportedError:
+        raise
+    except Exception as e:
+        name = type(e).__name__
+        what = label or _label(op, target)
+        if "DataDependent" in name or "DynamicOutputShape" in name:
+            raise UnsupportedError("data-dependent",
+                                   f"{what} depends on tensor values ({name})") from None
+        raise UnsupportedError("torch-error", f"{what} failed on fake tensors: {name}: {e}") from None
+    check_dtypes(tx, op, target, fargs, fkw)
+    if mutates:
+        check_inplace_cast(tx, _label(op, target), _out_of_place(op, target), fargs, fkw)
+        check_partial_overlap(tx, _label(op, target), *_written(env, tx, op, target, fargs, fkw))
+    mutates = mutates or bool(kwargs.get("out")) or "out" in kwargs
+    if not _contains_fake(out) and not mutates:
+        return _wrap_python(out)
+    node = tx.graph.add(op, target, [c[1] for c in conv], {k: c[1] for k, c in kconv.items()},
+                        meta=out, loc=tx.loc(), state=tx.node_state(), mutates=mutates)
+    if mutates:
+        tx.has_mutation = True
+    note_node(tx)
+    return wrap_output(tx, node, out, args)
+
+
+def _written(env, tx, op, target, fargs, fkw) -> tuple:
+    """(the tensor an in-place call writes, the operands it reads) on fakes."""
+    if "out" in fkw:
+        return fkw["out"], [fargs, [v for k, v in fkw.items() if k != "out"]]
+    if op == "call" and target is operator.setitem and len(fargs) == 3:
+        t, key, value = fargs
+        try:
+            view = env.run(operator.getitem, [t, key], {}, tx.state)
+        except Exception:   # noqa: BLE001 - not an indexing the fake run accepts: no view
+            view = None
+        # basic indexing copies into a view of `t`; advanced indexing (index_put_) writes `t`
+        basic = isinstance(view, torch.Tensor) and view._base is not None
+        return (view if basic else t), [value]
+    return (fargs[0] if fargs else None), [fargs[1:], list(fkw.values())]
+
+
+def _out_of_place(op, target):
+    """The out-of-place variant of an in-place method or operator call (None: not known)."""
+    if op == "method" and isinstance(target, str) and target.endswith("_") \
+            and not target.endswith("__") and callable(getattr(torch.Tensor, target[:-1], None)):
+        return lambda *a: getattr(a[0], target[:-1])(*a[1:])
+    if op == "call" and target in _INPLACE_OPERATORS:
+        return getattr(operator, target.__name__[1:])
+    return None
+
+
+def _wrap_python(x) -> Value:
+    if isinstance(x, torch.Size):
+        return TupleV([Const(int(i)) for i in x], torch.Size)
+    if isinstance(x, (tuple, list)) and type(x) in (tuple, list):
+        items = [_wrap_python(i) for i in x]
+        return TupleV(items) if type(x) is tuple else ListV(items)
+    from .builtins import from_python
+    return from_python(x)
+
+
+def wrap_output(tx, node, out, inputs=()) -> Value:
+    if isinstance(out, torch.Tensor):
+        for a in inputs:
+            if isinstance(a, TensorV) and a.fake is out:
+                return TensorV(node, out, a.ptype)      # in-place: same object as its input
+        return TensorV(node, out, torch.Tensor)
+    if isinstance(out, (tuple, list)):
+        items = []
+        for i, x in enumerate(out):
+            if isinstance(x, torch.Tensor):
+                n = tx.graph.add("call", operator.getitem, [node, i], meta=x, loc=node.loc,
+                                 state=node.state)
+                items.append(TensorV(n, x, torch.Tensor))
+            else:
+                items.append(_wrap_python(x))
+        if isinstance(out, list):
+            return ListV(items)
+        return TupleV(items, type(out))
+    return _wrap_python(out)
+
+
+# -- calls -------------------------------------------------------------------------------------
+
+def call_function(tx, fn, args: list, kwargs: dict) -> Value:
+    special = SPECIAL.get(fn)
+    if special is not None:
+        return special(tx, args, kwargs)
+    name = getattr(fn, "__name__", "")
+    if getattr(fn, "__objclass__", None) is _TENSOR_BASE or (
+            isinstance(fn, types.FunctionType) and fn.__qualname__.startswith("Tensor.")):
+        if not args or not isinstance(args[0], TensorV):
+            raise UnsupportedError("unsupported-call", f"Tensor.{name} on a non-tensor")
+        return call_method(tx, args[0], name, args[1:], kwargs)
+    if name in DENIED_FUNCTIONS:
+        raise UnsupportedError("torch-global-effect", f"torch.{name} changes state outside the graph")
+    has_tensor = any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values())
+    if not has_tensor and name not in FACTORIES:
+        raise UnsupportedError("unsupported-torch-call",
+                               f"{_label('call', fn)} without tensor arguments is not a known factory")
+    from .lowering import lower
+    low = lower(tx, fn, args, kwargs)
+    if low is not None:
+        op, target, largs, lkw = low
+        tname = target if isinstance(target, str) else getattr(target, "__name__", "")
+        return record(tx, op, target, largs, lkw, mutates=tname.endswith("_"))
+    return record(tx, "call", fn, args, kwargs, mutates=name.endswith("_") and not name.endswith("__"))
+
+
+def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
+    denied = DENIED_METHODS.get(name)
+    if denied is not None:
+        raise UnsupportedError(denied, f"Tensor.{name}() " + (
+            "reads the tensor's data" if denied == "data-dependent" else "has effects outside the graph"))
+    inplace = INPLACE_DUNDERS.get(name)
+    if inplace is not None and not kwargs:
+        # `t.__setitem__(k, v)` / `t.__iadd__(u)` called by name: the same effect as the
+        # statement (a name ending in "__" is not in-place by the "_" rule below).
+        return inplace(tx, t, *args)
+    mutates = name.endswith("_") and not name.endswith("__")
+    return record(tx, "method", name, [t, *args], kwargs, mutates=mutates)
+
+
+def _setitem_dunder(tx, t, *args) -> Value:
+    if len(args) != 2:
+        raise UnsupportedError("unsupported-call", f"Tensor.__setitem__ with {len(args)} arguments")
+    setitem(tx, t, *args)
+    return Const(None)
+
+
+def _inplace_operator(fn):
+    def m(tx, t, *args):
+        return call_operator(tx, fn, [t, *args])
+    return m
+
+
+_INPLACE_OPERATORS = (operator.iadd, operator.isub, operator.imul, operator.itruediv,
+                      operator.ifloordiv, operator.imod, operator.ipow, operator.iand,
+                      operator.ior, operator.ixor, operator.ilshift, operator.irshift,
+                      operator.imatmul)
+INPLACE_DUNDERS = {"__setitem__": _setitem_dunder,
+                   **{f"__{fn.__name__}__": _inplace_operator(fn) for fn in _INPLACE_OPERATORS}}
+
+
+def call_operator(tx, fn, args) -> Value:
+    return record(tx, "call", fn, args, {}, mutates=fn in _INPLACE_OPERATORS)
+
+
+def getitem(tx, t: TensorV, key: Value) -> Value:
+    return record(tx, "call", operator.getitem, [t, key], {})
+
+
+def setitem(tx, t: TensorV, key: Value, value: Value) -> None:
+    record(tx, "call", operator.setitem, [t, key, value], {}, mutates=True)
+
+
+def unbind_for_iter(tx, t: TensorV) -> tuple:
+    if t.fake.dim() == 0:
+        from .ops import raise_
+        raise_(TypeError, "iteration over a 0-d tensor")
+    out = record(tx, "method", "unbind", [t, Const(0)], {})
+    return out.items
+
+
+# -- global state: grad mode, inference mode and autocast ------------------------------------------
+
+def _set_state(tx, **changes) -> None:
+    tx.set(tx, "state", dataclasses.replace(tx.state, **changes))
+
+
+def _grad_ctor(mode):
+    def c(tx, clsv, args, kwargs):
+        tx.torch_env()
+        return StateCMV("grad", mode, clsv.obj)
+    return c
+
+
+def _set_grad_ctor(tx, clsv, args, kwargs):
+    tx.torch_env()
+    mode = bool(_const(args[0] if args else kwargs["mode"], "set_grad_enabled mode"))
+    cm = StateCMV("set_grad", (mode, tx.state.grad), clsv.obj)
+    _set_state(tx, grad=mode)          # set_grad_enabled(mode) switches on construction
+    return cm
+
+
+def _inference_ctor(tx, clsv, args, kwargs):
+    tx.torch_env()
+    mode = bool(_const(args[0] if args else kwargs.get("mode", Const(True)), "inference_mode mode"))
+    if not mode and tx.entry_state.inference:
+        # the eager backend's fast path would run the block's ops in the caller's inference mode
+        raise UnsupportedError("inference-mode", "inference_mode(False) inside a caller's inference_mode")
+    return StateCMV("inference", mode, clsv.obj)
+
+
+def _autocast_ctor(default_device=None):
+    def c(tx, clsv, args, kwargs):
+        tx.torch_env()
+        params = dict(kwargs)
+        names = ["device_type", "dtype", "enabled", "cache_enabled"]
+        if default_device is not None:
+            names = names[1:]
+            params.setdefault("device_type", Const(default_device))
+        for n, a in zip(names, args):
+            params[n] = a
+        dev = _const(params["device_type"], "autocast device_type")
+        dtype = _const(params.get("dtype", Const(None)), "autocast dtype")
+        enabled = bool(_const(params.get("enabled", Const(True)), "autocast enabled"))
+        cache = _const(params.get("cache_enabled", Const(None)), "autocast cache_enabled")
+        if dtype is None:
+            dtype = torch.get_autocast_dtype(dev)
+        cache = torch.is_autocast_cache_enabled() if cache is None else bool(cache)
+        return StateCMV("autocast", (dev, dtype, enabled, cache), clsv.obj)
+    return c
+
+
+def _const(v: Value, what: str):
+    if isinstance(v, Const):
+        return v.value
+    raise UnsupportedError("unsupported-argument", f"{what} must be a constant")
+
+
+def cm_enter(tx, args, kwargs):
+    cm = args[0]
+    if cm.kind == "grad":
+        tx.set(cm, "saved", cm.saved + [tx.state.grad])
+        _set_state(tx, grad=cm.args)
+    elif cm.kind == "autocast":
+        tx.set(cm, "saved", cm.saved + [tx.state.autocast])
+        _set_state(tx, autocast=tx.state.autocast + (cm.args,))
+    elif cm.kind == "inference":          # inference_mode(m) sets grad mode to (not m)
+        tx.set(cm, "saved", cm.saved + [(tx.state.grad, tx.state.inference)])
+        _set_state(tx, grad=not cm.args, inference=cm.args)
+    return Const(None)
+
+
+def cm_exit(tx, args, kwargs):
+    cm = args[0]
+    if cm.kind == "grad":
+        _set_state(tx, grad=cm.saved[-1])
+        tx.set(cm, "saved", cm.saved[:-1])
+    elif cm.kind == "set_grad":
+        _set_state(tx, grad=cm.args[1])
+    elif cm.kind == "autocast":
+        _set_state(tx, autocast=cm.saved[-1])
+        tx.set(cm, "saved", cm.saved[:-1])
+    elif cm.kind == "inference":
+        grad, inference = cm.saved[-1]
+        _set_state(tx, grad=grad, inference=inference)
+        tx.set(cm, "saved", cm.saved[:-1])
+    return Const(None)
+
+
+class _CMMethod:
+    def __init__(self, name):
+        self.__name__ = self.__qualname__ = name
+        self.rebuild_attr = name
+
+
+def rebuild_state_cm(rb, cm: StateCMV) -> str:
+    """Generated code re-creating a torch state manager as it is at a graph break."""
+    ns = rb.ns
+    set_grad = ns.const(torch._C._set_grad_enabled, "set_grad_enabled")
+    cls = ns.const(cm.cls)
+    if cm.kind == "grad":
+        if cm.saved:
+            rb.emit(f"{set_grad}({cm.saved[-1]!r})")
+        name = rb.temp(f"{cls}()", cm, "cm")
+        if cm.saved:
+            rb.emit(f"{name}.__enter__()")
+        return name
+    if cm.kind == "set_grad":
+        mode, prev = cm.args
+        rb.emit(f"{set_grad}({prev!r})")
+        return rb.temp(f"{cls}({mode!r})", cm, "cm")
+    if cm.kind == "inference":
+        # entering it here (the region runs in the entry state) restores the traced state;
+        # the native `with` exit restores the caller's
+        name = rb.temp(f"{cls}({cm.args!r})", cm, "cm")
+        if cm.saved:
+            rb.emit(f"{name}.__enter__()")
+        return name
+    if cm.kind == "autocast":
+        dev, dtype, enabled, cache = cm.args
+        name = rb.temp(f"{cls}({dev!r}, dtype={ns.const(dtype)}, enabled={enabled!r}, "
+                       f"cache_enabled={cache!r})", cm, "cm")
+        if cm.saved:
+            rb.emit(f"{name}.__enter__()")
+        return name
+    raise UnsupportedError("unreconstructable", f"torch context manager {cm.kind}")
+
+
+CM_ENTER, CM_EXIT = _CMMethod("__enter__"), _CMMethod("__exit__")
+
+
+def state_cm_attr(tx, cm: StateCMV, name: str) -> Value:
+    if name == "__enter__":
+        return MethodV(ObjectV(CM_ENTER), cm)
+    if name == "__exit__":
+        return MethodV(ObjectV(CM_EXIT), cm)
+    raise UnsupportedError("unsupported-attribute", f"{cm.cls.__name__}.{name}")
+
+
+def _const_result(value):
+    return lambda tx, args, kwargs: Const(value)
+
+
+def _is_grad_enabled(tx, args, kwargs):
+    tx.torch_env()
+    return Const(tx.state.grad)
+
+
+def _is_inference_mode_enabled(tx, args, kwargs):
+    tx.torch_env()
+    return Const(tx.state.inference)
+
+
+def _get_default_dtype(tx, args, kwargs):
+    tx.torch_env()
+    tx.guard("GLOBAL_STATE", None, torch.get_default_dtype(), "dtype")
+    return Const(torch.get_default_dtype())
+
+
+def _fold_call(fn):
+    def m(tx, args, kwargs):
+        from .builtins import _fold_model
+        return _fold_model(fn)(tx, args, kwargs)
+    return m
+
+
+def _unsupported(reason, message):
+    def m(tx, args, kwargs):
+        raise UnsupportedError(reason, message)
+    return m
+
+
+def _size_ctor(tx, clsv, args, kwargs):
+    from .ops import to_list
+    items = to_list(tx, args[0]) if args else []
+    return TupleV(items, torch.Size)
+
+
+def _fold_ctor(cls):
+    def c(tx, clsv, args, kwargs):
+        from .builtins import _fold_model
+        return _fold_model(cls)(tx, args, kwargs)
+    return c
+
+
+def _unsupported_ctor(reason, message):
+    def c(tx, clsv, args, kwargs):
+        raise UnsupportedError(reason, message)
+    return c
+
+
+_device_ctor = _fold_ctor(torch.device)
+
+
+CONSTRUCTORS = {
+    torch.no_grad: _grad_ctor(False), torch.enable_grad: _grad_ctor(True),
+    torch.set_grad_enabled: _set_grad_ctor, torch.autocast: _autocast_ctor(),
+    torch.Size: _size_ctor, torch.device: _device_ctor,
+    torch.inference_mode: _inference_ctor,
+    torch.nn.Parameter: _unsupported_ctor("parameter-construction",
+                                          "creating an nn.Parameter inside captured code"),
+    torch.Tensor: _unsupported_ctor("unsupported-call", "torch.Tensor(...)"),
+    torch.finfo: _fold_ctor(torch.finfo),
+    torch.iinfo: _fold_ctor(torch.iinfo),
+}
+for _path, _dev in (("cuda.amp", "cuda"), ("cpu.amp", "cpu")):
+    _mod = torch
+    try:
+        for _p in _path.split("."):
+            _mod = getattr(_mod, _p)
+        CONSTRUCTORS[_mod.autocast] = _autocast_ctor(_dev)
+    except AttributeError:
+        pass
+
+
+def constructor_for(cls):
+    return CONSTRUCTORS.get(cls)
+
+
+SPECIAL = {
+    torch.is_grad_enabled: _is_grad_enabled,
+    torch.get_default_dtype: _get_default_dtype,
+    torch.jit.is_scripting: _const_result(False),
+    torch.jit.is_tracing: _const_result(False),
+    torch._C._get_tracing_state: _const_result(None),
+    torch.is_inference_mode_enabled: _is_inference_mode_enabled,
+    torch.cuda.is_available: _fold_call(torch.cuda.is_available),
+    torch.is_autocast_enabled: _unsupported("autocast", "reading autocast state"),
+}
+for _name in ("compiler.is_compiling", "compiler.is_dynamo_compiling", "_dynamo.is_compiling",
+              "_utils.is_compiling"):
+    _obj = torch
+    try:
+        for _p in _name.split("."):
+            _obj = getattr(_obj, _p)
+        SPECIAL[_obj] = _const_result(False)
+    except AttributeError:
+        pass
+
+def _register_models() -> None:
+    from .builtins import MODELS
+    MODELS[CM_ENTER] = cm_enter
+    MODELS[CM_EXIT] = cm_exit
+
+
+_register_models()
