@@ -8,18 +8,28 @@ running kernels, and keep view/alias relations between inputs.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils.weak import WeakIdKeyDictionary
+
+# an autocast region: (device_type, dtype, enabled, cache_enabled)
+Autocast: TypeAlias = tuple[str, torch.dtype, bool, bool]
+# what a fake must still agree with: shape, stride, storage offset, dtype, device, requires_grad
+TensorMeta: TypeAlias = tuple[tuple[int, ...], tuple[int, ...], int | torch.SymInt, torch.dtype,
+                              str, bool]
+# a real tensor's metadata, its type and its storage address
+Signature: TypeAlias = tuple[TensorMeta, type, int]
 
 
 @dataclass(frozen=True, slots=True)
 class TorchState:
     """The ambient torch state a node runs under (grad mode, autocast stack, inference mode)."""
     grad: bool
-    autocast: tuple = ()        # ((device_type, dtype, enabled, cache_enabled), ...) innermost last
+    autocast: tuple[Autocast, ...] = ()        # innermost last
     inference: bool = False
 
     @staticmethod
@@ -35,7 +45,7 @@ class TorchState:
         return ", ".join(parts)
 
     @contextlib.contextmanager
-    def context(self):
+    def context(self) -> Iterator[None]:
         with contextlib.ExitStack() as stack:
             if self.inference or torch.is_inference_mode_enabled():
                 stack.enter_context(torch.inference_mode(self.inference))   # sets grad mode too
@@ -57,16 +67,17 @@ class FakeEnv:
     entered from two threads at once.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.mode = _shared_mode()
-        self._fakes: dict[int, object] = {}
-        self._keep: list = []
+        self._fakes: dict[int, FakeTensor] = {}
+        self._keep: list[torch.Tensor] = []
 
-    def from_real(self, t):
+    def from_real(self, t: torch.Tensor) -> FakeTensor:
         fake = self._fakes.get(id(t))
         if fake is None:
             sig = _signature(t)
-            hit = _FAKES.get(t)
+            # (the ignore: torch's WeakIdKeyDictionary is unannotated)
+            hit: tuple[FakeTensor, Signature] | None = _FAKES.get(t)  # type: ignore[no-untyped-call]
             if hit is not None and hit[1] == sig and _meta(hit[0]) == sig[0]:
                 fake = hit[0]
             else:
@@ -86,40 +97,42 @@ class FakeEnv:
             self._keep.append(t)
         return fake
 
-    def run(self, fn, args, kwargs, state: TorchState):
+    def run(self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any],
+            state: TorchState) -> Any:
         """Call `fn` on fake arguments under `state`."""
         with state.context(), self.mode:
             return fn(*args, **kwargs)
 
 
-_MODE = None
-_FAKES = WeakIdKeyDictionary()            # real tensor -> (fake, signature); tensors compare by id
+_MODE: FakeTensorMode | None = None
+_FAKES: WeakIdKeyDictionary = WeakIdKeyDictionary()            # real tensor -> (fake, signature); tensors compare by id
 
 
-def _shared_mode():
+def _shared_mode() -> FakeTensorMode:
     global _MODE
     if _MODE is None:
         _MODE = FakeTensorMode(allow_non_fake_inputs=False)
     return _MODE
 
 
-def _forget(mode, t) -> None:
+def _forget(mode: FakeTensorMode, t: torch.Tensor) -> None:
     """Drop the fake tensor mode's memo entry for real tensor `t`."""
     conv = mode.fake_tensor_converter
-    tid = conv.meta_converter.describer.lookup_tensor.get(t)
+    # (the ignore: torch's WeakIdKeyDictionary is unannotated)
+    tid = conv.meta_converter.describer.lookup_tensor.get(t)  # type: ignore[no-untyped-call]
     if tid is not None:
         conv.tensor_memo.pop(tid, None)
 
 
-def _meta(t) -> tuple:
+def _meta(t: torch.Tensor) -> TensorMeta:
     return (tuple(t.shape), tuple(t.stride()), t.storage_offset(), t.dtype, str(t.device),
             t.requires_grad)
 
 
-def _signature(t) -> tuple:
+def _signature(t: torch.Tensor) -> Signature:
     """What must be unchanged for a real tensor's cached fake to stand for it again."""
     return (_meta(t), type(t), t.untyped_storage().data_ptr())
 
 
-def is_tensor(obj) -> bool:
+def is_tensor(obj: object) -> bool:
     return isinstance(obj, torch.Tensor)

@@ -17,13 +17,20 @@ order, which is what makes the eager backend reproduce eager exactly.
 `Graph.format()` prints the graph as readable Python; `evaluate` is the
 reference evaluator (about thirty lines) that tests use as an oracle for the
 backends.
+
+Types: a node's target, arguments and example value hold user objects and
+tensors, so they are `Any` (named `Target`, `Arg` and `Meta` below); this
+module stays torch-free, and the torch state is the `NodeState` protocol.
 """
 from __future__ import annotations
 
 import keyword
 import operator
 import re
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias
 
 INFIX = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -33,6 +40,32 @@ INFIX = {
     operator.ge: ">=", operator.eq: "==", operator.ne: "!=",
 }
 PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
+
+# input: its Source; call: the callable (any user object); method/getattr: the attribute name
+Target: TypeAlias = Any
+# a nested tuple/list/dict/slice of Nodes and plain constants (user values)
+Arg: TypeAlias = Any
+# a node's example value: a fake tensor, a tuple of them, a constant, None
+Meta: TypeAlias = Any
+# spells a non-literal constant in printed or generated code
+ConstName: TypeAlias = Callable[[Any], str]
+
+
+class NodeState(Protocol):
+    """The ambient torch state a node runs under (`fake.TorchState`; torch-free here)."""
+
+    @property
+    def grad(self) -> bool: ...
+
+    def describe(self) -> str: ...
+
+    def context(self) -> AbstractContextManager[None]: ...
+
+
+class InputSource(Protocol):
+    """What an input node's target is: a `Source`, or anything that spells itself."""
+
+    def readable(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +86,10 @@ class Node:
     __slots__ = ("index", "op", "target", "args", "kwargs", "meta", "loc", "state", "name",
                  "mutates")
 
-    def __init__(self, index, op, target, args=(), kwargs=None, meta=None, loc=None,
-                 state=None, name=None, mutates=False):
+    def __init__(self, index: int, op: str, target: Target, args: tuple[Arg, ...] = (),
+                 kwargs: dict[str, Arg] | None = None, meta: Meta = None, loc: Loc | None = None,
+                 state: NodeState | None = None, name: str | None = None,
+                 mutates: bool = False) -> None:
         self.index = index
         self.op = op
         self.target = target
@@ -70,7 +105,7 @@ class Node:
         return f"%{self.name}"
 
 
-def map_nodes(arg, fn):
+def map_nodes(arg: Arg, fn: Callable[[Node], Any]) -> Arg:
     """Rebuild a nested argument structure with `fn` applied to each Node."""
     if isinstance(arg, Node):
         return fn(arg)
@@ -84,14 +119,14 @@ def map_nodes(arg, fn):
     return arg
 
 
-def iter_nodes(arg):
+def iter_nodes(arg: Arg) -> list[Node]:
     """The Nodes inside a nested argument structure, in order."""
-    out = []
+    out: list[Node] = []
     map_nodes(arg, out.append)
     return out
 
 
-def is_identifier(name) -> bool:
+def is_identifier(name: object) -> bool:
     return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
 
 
@@ -115,7 +150,7 @@ class Graph:
         self.outputs: list[Node] = []
         self._names: set[str] = set()
 
-    def reserve(self, names) -> None:
+    def reserve(self, names: Iterable[str]) -> None:
         """Names node variables must not take (the captured function's own locals)."""
         self._names.update(names)
 
@@ -130,14 +165,15 @@ class Graph:
         self._names.add(name)
         return name
 
-    def add_input(self, source, meta) -> Node:
+    def add_input(self, source: InputSource, meta: Meta) -> Node:
         name = self._unique(sanitize(source.readable()))
         n = Node(len(self.inputs) + len(self.body), "input", source, meta=meta, name=name)
         self.inputs.append(n)
         return n
 
-    def add(self, op, target, args=(), kwargs=None, meta=None, loc=None, state=None,
-            mutates=False) -> Node:
+    def add(self, op: str, target: Target, args: Iterable[Arg] = (),
+            kwargs: Mapping[str, Arg] | None = None, meta: Meta = None, loc: Loc | None = None,
+            state: NodeState | None = None, mutates: bool = False) -> Node:
         index = len(self.inputs) + len(self.body)
         n = Node(index, op, target, tuple(args), dict(kwargs or {}), meta, loc, state,
                  name=self._unique(f"t{index}"), mutates=mutates)
@@ -155,7 +191,7 @@ class Graph:
         return len(self.body)
 
     # -- printing -------------------------------------------------------------
-    def format(self, const_name=None) -> str:
+    def format(self, const_name: ConstName | None = None) -> str:
         """The graph as readable Python (one statement per node, source lines as comments)."""
         const_name = const_name or readable_const
         params = ", ".join(f"{n.name}: {describe_meta(n.meta)!r}" for n in self.inputs)
@@ -179,7 +215,8 @@ class Graph:
         return self.format()
 
 
-def format_arg(arg, const_name, name_of=None) -> str:
+def format_arg(arg: Arg, const_name: ConstName,
+               name_of: Callable[[Node], str] | None = None) -> str:
     """Python source for a nested argument; `const_name(value)` spells non-literals and
     `name_of(node)` (default: its name) spells nodes."""
     if isinstance(arg, Node):
@@ -202,7 +239,7 @@ def format_arg(arg, const_name, name_of=None) -> str:
     return const_name(arg)
 
 
-def is_literal(value) -> bool:
+def is_literal(value: object) -> bool:
     """True when repr(value) is a Python literal evaluating to an equal value."""
     t = type(value)
     if value is None or value is Ellipsis or t in (bool, int, str, bytes):
@@ -213,7 +250,7 @@ def is_literal(value) -> bool:
     return False
 
 
-def readable_const(value) -> str:
+def readable_const(value: object) -> str:
     """A readable spelling of a non-literal constant (for printing, not execution)."""
     mod = type(value).__module__
     if mod == "torch" and type(value).__name__ == "dtype":
@@ -226,7 +263,7 @@ def readable_const(value) -> str:
     return name if name else f"<{type(value).__name__}>"
 
 
-def qualified_name(fn) -> str | None:
+def qualified_name(fn: object) -> str | None:
     """`module.qualname` for functions and classes, spelled the way users import them."""
     qual = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
     if not isinstance(qual, str):
@@ -245,9 +282,10 @@ def qualified_name(fn) -> str | None:
     return f"{mod}.{qual}" if mod and mod != "builtins" else qual
 
 
-def node_expr(n: Node, const_name, name_of=None) -> str:
+def node_expr(n: Node, const_name: ConstName,
+              name_of: Callable[[Node], str] | None = None) -> str:
     """The right-hand side of a node as Python source."""
-    fa = lambda a: format_arg(a, const_name, name_of)  # noqa: E731
+    fa: Callable[[Arg], str] = lambda a: format_arg(a, const_name, name_of)  # noqa: E731
     if n.op == "getattr":
         return f"{fa(n.args[0])}.{n.target}"
     kw = [f"{k}={fa(v)}" for k, v in n.kwargs.items()]
@@ -266,7 +304,8 @@ def node_expr(n: Node, const_name, name_of=None) -> str:
     raise ValueError(f"cannot print node op {n.op!r}")
 
 
-def format_index(idx, const_name, name_of=None) -> str:
+def format_index(idx: Arg, const_name: ConstName,
+                 name_of: Callable[[Node], str] | None = None) -> str:
     """An index expression as it would appear inside brackets."""
     if type(idx) is tuple and idx:
         return ", ".join(format_index(i, const_name, name_of) for i in idx) + ("," if len(idx) == 1 else "")
@@ -279,7 +318,7 @@ def format_index(idx, const_name, name_of=None) -> str:
     return format_arg(idx, const_name, name_of)
 
 
-def describe_meta(meta) -> str:
+def describe_meta(meta: Meta) -> str:
     """Short dtype/shape description of an example value, e.g. ``f32[8, 64]``."""
     if meta is None:
         return "?"
@@ -299,9 +338,9 @@ def describe_meta(meta) -> str:
 
 # -- reference evaluator -----------------------------------------------------------
 
-def run_node(n: Node, env: dict):
+def run_node(n: Node, env: dict[Node, Any]) -> Any:
     """Execute one node given the values of the nodes it reads."""
-    look = lambda a: map_nodes(a, env.__getitem__)  # noqa: E731
+    look: Callable[[Arg], Arg] = lambda a: map_nodes(a, env.__getitem__)  # noqa: E731
     args, kwargs = look(n.args), look(n.kwargs)
     if n.op == "call":
         return n.target(*args, **kwargs)
@@ -312,7 +351,7 @@ def run_node(n: Node, env: dict):
     raise ValueError(f"cannot evaluate node op {n.op!r}")
 
 
-def evaluate(graph: Graph, inputs) -> list:
+def evaluate(graph: Graph, inputs: Iterable[Any]) -> list[Any]:
     """Run `graph` on real `inputs` (one per input node), node by node, under each node's state."""
     env = dict(zip(graph.inputs, inputs))
     for n in graph.body:

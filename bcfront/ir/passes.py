@@ -12,7 +12,9 @@ with the reference evaluator, under each node's recorded torch state.
 """
 from __future__ import annotations
 
-from .graph import Node, iter_nodes, run_node
+from typing import Any
+
+from .graph import Graph, Node, iter_nodes, run_node
 
 _NONDETERMINISTIC = ("rand", "normal", "bernoulli", "multinomial", "dropout", "uniform",
                      "exponential", "geometric", "cauchy", "poisson", "empty", "rng", "seed",
@@ -30,7 +32,7 @@ def is_nondeterministic(n: Node) -> bool:
     return any(k in name for k in _NONDETERMINISTIC)
 
 
-def fold_constants(graph) -> dict:
+def fold_constants(graph: Graph) -> dict[Node, Any]:
     """{node: real value} for the nodes that can be computed once."""
     foldable: dict[Node, list[Node]] = {}
     for n in graph.body:
@@ -60,8 +62,8 @@ def fold_constants(graph) -> dict:
         drop(o)
     if not foldable:
         return {}
-    env: dict = {}
-    out = {}
+    env: dict[Node, Any] = {}
+    out: dict[Node, Any] = {}
     for n in graph.body:
         if n not in foldable:
             continue
