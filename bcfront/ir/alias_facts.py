@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
@@ -30,6 +32,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..analysis.alias import AliasAnalysis, OpFacts
 from .graph import Graph, Node, map_nodes
+
+if TYPE_CHECKING:
+    from torch._ops import OpOverload
+
+    from .fake import TorchState
 
 aten = torch.ops.aten
 
@@ -44,22 +51,23 @@ class Root:
     the synthetic base spans (``shared``)."""
     __slots__ = ("kind", "label", "fake", "node", "value")
 
-    def __init__(self, kind: str, label: str, fake, node=None, value=None):
+    def __init__(self, kind: str, label: str, fake: torch.Tensor, node: Node | None = None,
+                 value: torch.Tensor | int | torch.SymInt | None = None) -> None:
         self.kind, self.label, self.fake, self.node, self.value = kind, label, fake, node, value
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<root {self.kind} {self.label}>"
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
     """One view op: ``func(base, *args, **kwargs)``, then ``[index]`` for multi-output views."""
-    func: object
-    args: tuple
-    kwargs: tuple = ()
+    func: OpOverload
+    args: tuple[Any, ...]
+    kwargs: tuple[tuple[str, Any], ...] = ()
     index: int | None = None
 
-    def apply(self, base):
+    def apply(self, base: torch.Tensor) -> Any:
         out = self.func(base, *self.args, **dict(self.kwargs))
         return out if self.index is None else out[self.index]
 
@@ -67,23 +75,23 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Prov:
     root: Root
-    chain: tuple | None                  # Steps from the root; None: aliases, chain unknown
+    chain: tuple[Step, ...] | None       # Steps from the root; None: aliases, chain unknown
 
 
 @dataclass
 class AtenCall:
-    func: object
-    args: tuple
-    kwargs: dict
-    out: object
-    writes: tuple                        # fakes written in place
+    func: object                         # an aten OpOverload, or another dispatched callable
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    out: Any
+    writes: tuple[torch.Tensor, ...]     # fakes written in place
 
 
 @dataclass
 class NodeTrace:
     node: Node
     value: object                        # the node's fake output (tensor, tuple, None, ...)
-    calls: list = field(default_factory=list)
+    calls: list[AtenCall] = field(default_factory=list)
     resized: bool = False                # a mutable call changed an argument's layout
 
     @property
@@ -100,7 +108,7 @@ class NodeTrace:
 _METADATA_WRITERS = frozenset({"set_", "resize_", "resize_as_", "_resize_output_"})
 
 
-def _packet_name(func) -> str:
+def _packet_name(func: object) -> str:
     packet = getattr(func, "overloadpacket", None)
     return getattr(packet, "__name__", "") if packet is not None else ""
 
@@ -111,15 +119,17 @@ def _packet_name(func) -> str:
 class _ArgSpec:
     name: str
     kwarg_only: bool
-    sets: frozenset
+    sets: frozenset[str]
     write: bool
 
 
-_SCHEMAS: dict = {}
+# (argument specs, alias sets of each return)
+SchemaInfo: TypeAlias = tuple[tuple[_ArgSpec, ...], tuple[frozenset[str], ...]]
+_SCHEMAS: dict[OpOverload, SchemaInfo] = {}
 _LIST_RETURN = re.compile(r"Tensor\((\w+)\)\[\]")
 
 
-def schema_info(func):
+def schema_info(func: OpOverload) -> SchemaInfo:
     """(argument specs, alias sets of each return) of an aten OpOverload, cached."""
     hit = _SCHEMAS.get(func)
     if hit is None:
@@ -141,7 +151,7 @@ def schema_info(func):
 
 # Ops that write arguments their schema does not annotate (torch special-cases the same one in
 # torch._decomp._should_decompose_because_unsafe_op): op -> names of the arguments written.
-UNANNOTATED_WRITES = {
+UNANNOTATED_WRITES: dict[OpOverload, Callable[[dict[str, Any]], tuple[str, ...]]] = {
     aten.native_batch_norm.default: lambda a: ("running_mean", "running_var") if a.get("training") else (),
 }
 # Names of the user-level calls that reach those ops (``F.batch_norm``, ``torch.instance_norm``):
@@ -160,7 +170,8 @@ def may_write(graph: Graph) -> bool:
     return False
 
 
-def bind(specs, args, kwargs) -> list:
+def bind(specs: Sequence[_ArgSpec], args: Sequence[Any],
+         kwargs: Mapping[str, Any]) -> list[tuple[_ArgSpec, Any]]:
     """(spec, value) for each schema argument the call passed."""
     out = []
     for i, spec in enumerate(specs):
@@ -171,7 +182,7 @@ def bind(specs, args, kwargs) -> list:
     return out
 
 
-def tensors_in(x) -> list:
+def tensors_in(x: object) -> list[torch.Tensor]:
     if isinstance(x, torch.Tensor):
         return [x]
     if isinstance(x, (tuple, list)):
@@ -179,21 +190,24 @@ def tensors_in(x) -> list:
     return []
 
 
-def storage_key(t):
+def storage_key(t: torch.Tensor) -> int | None:
     try:
-        return t.untyped_storage()._cdata
+        key: int = t.untyped_storage()._cdata
+        return key
     except Exception:  # sparse, nested or otherwise storage-less tensors
         return None
 
 
-class _Recorder(TorchDispatchMode):
+# (the ignores: TorchDispatchMode's __init_subclass__ and __init__ are unannotated in torch)
+class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Records every aten call made under it, then lets the next mode (fake) run it."""
 
-    def __init__(self):
-        super().__init__()
-        self.calls: list = []
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.calls: list[tuple[OpOverload, tuple[Any, ...], dict[str, Any], Any, bool]] = []
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func: OpOverload, types: Sequence[type],
+                           args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
         kwargs = kwargs or {}
         before = _layouts(args, kwargs) if func._schema.is_mutable else None
         out = func(*args, **kwargs)
@@ -204,14 +218,15 @@ class _Recorder(TorchDispatchMode):
         return out
 
 
-def _layouts(args, kwargs) -> list:
+def _layouts(args: Sequence[Any], kwargs: Mapping[str, Any]
+             ) -> list[tuple[tuple[int, ...], tuple[int, ...], int | torch.SymInt]]:
     return [(tuple(t.shape), t.stride(), t.storage_offset())
             for t in tensors_in(list(args) + list(kwargs.values()))]
 
 
 # -- the observation ----------------------------------------------------------------------------
 
-def _extent(t) -> int:
+def _extent(t: torch.Tensor) -> int:
     if t.numel() == 0:
         return 0
     return 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
@@ -220,27 +235,27 @@ def _extent(t) -> int:
 class Observation:
     """Provenance of every tensor of one fake re-execution of a graph (see module docstring)."""
 
-    def __init__(self, graph: Graph, example_inputs):
+    def __init__(self, graph: Graph, example_inputs: Iterable[torch.Tensor]) -> None:
         from torch._subclasses.fake_tensor import FakeTensorMode
         self.graph = graph
         self.mode = FakeTensorMode(allow_non_fake_inputs=True)
         self.prov: dict[int, Prov] = {}
-        self.keep: list = []
-        self.env: dict = {}                       # Node -> fake value
+        self.keep: list[torch.Tensor] = []
+        self.env: dict[Node, Any] = {}            # Node -> fake value
         self.traces: list[NodeTrace] = []
         self.shared_groups: list[list[Node]] = []  # inputs sharing one storage
         self.shared_ok: dict[int, bool] = {}       # group index -> one dtype, synthetic base valid
         self.inconsistent: list[Node] = []        # storage sharing the schemas did not explain
-        self._storage_root: dict = {}
-        self._claimed: set = set()                # roots that took over a node's internal storage
+        self._storage_root: dict[int | None, Root] = {}
+        self._claimed: set[int] = set()           # roots that took over a node's internal storage
         self._inputs(list(example_inputs))
         for n in graph.body:
             self._run(n)
 
     # -- setup ----------------------------------------------------------------------------
-    def _inputs(self, reals) -> None:
+    def _inputs(self, reals: list[torch.Tensor]) -> None:
         fakes = [self.mode.from_tensor(t, static_shapes=True) for t in reals]
-        by_storage: dict = {}
+        by_storage: dict[int | None, list[tuple[Node, FakeTensor]]] = {}
         for n, f in zip(self.graph.inputs, fakes):
             self.env[n] = f
             by_storage.setdefault(storage_key(f), []).append((n, f))
@@ -253,7 +268,7 @@ class Observation:
                 continue
             self._shared(key, members)
 
-    def _shared(self, key, members) -> None:
+    def _shared(self, key: int | None, members: list[tuple[Node, FakeTensor]]) -> None:
         gi = len(self.shared_groups)
         self.shared_groups.append([n for n, _ in members])
         fakes = [f for _, f in members]
@@ -270,18 +285,18 @@ class Observation:
             step = Step(aten.as_strided.default, (tuple(f.shape), tuple(f.stride()), f.storage_offset()))
             self._set(f, Prov(root, (step,) if ok else None))
 
-    def _set(self, t, p: Prov) -> None:
+    def _set(self, t: torch.Tensor, p: Prov) -> None:
         self.prov[id(t)] = p
         self.keep.append(t)
 
-    def _fresh(self, t, label: str, node) -> Prov:
+    def _fresh(self, t: torch.Tensor, label: str, node: Node) -> Prov:
         root = Root("fresh", label, t, node)
         p = Prov(root, ())
         self._set(t, p)
         self._storage_root.setdefault(storage_key(t), root)
         return p
 
-    def prov_of(self, t, node=None) -> Prov:
+    def prov_of(self, t: torch.Tensor, node: Node | None = None) -> Prov:
         """Provenance of a fake met as an argument (constants made inside an op get a root)."""
         p = self.prov.get(id(t))
         if p is None:
@@ -296,8 +311,9 @@ class Observation:
     # -- running ----------------------------------------------------------------------------
     def _run(self, n: Node) -> None:
         rec = _Recorder()
-        look = lambda a: map_nodes(a, self.env.__getitem__)  # noqa: E731
+        look: Callable[[Any], Any] = lambda a: map_nodes(a, self.env.__getitem__)  # noqa: E731
         args, kwargs = look(n.args), look(n.kwargs)
+        fn: Callable[..., Any]
         if n.op == "call":
             fn = n.target
         elif n.op == "method":
@@ -320,11 +336,12 @@ class Observation:
         self.traces.append(trace)
 
     @cached_property
-    def _entry_state(self):
+    def _entry_state(self) -> TorchState:
         from .fake import TorchState
         return TorchState.current()
 
-    def _call(self, n, k, func, args, kwargs, out) -> AtenCall:
+    def _call(self, n: Node, k: int, func: object, args: tuple[Any, ...], kwargs: dict[str, Any],
+              out: Any) -> AtenCall:
         if not isinstance(func, torch._ops.OpOverload):
             return AtenCall(func, args, kwargs, out, ())
         specs, rets = schema_info(func)
@@ -332,8 +349,8 @@ class Observation:
         for _, v in bound:
             for t in tensors_in(v):
                 self.prov_of(t, n)
-        extra = UNANNOTATED_WRITES.get(func)
-        extra = extra({spec.name: v for spec, v in bound}) if extra else ()
+        hidden = UNANNOTATED_WRITES.get(func)
+        extra = hidden({spec.name: v for spec, v in bound}) if hidden else ()
         writes = tuple(t for spec, v in bound if spec.write or spec.name in extra
                        for t in tensors_in(v))
         outs = out if len(rets) > 1 else (out,)
@@ -355,11 +372,11 @@ class Observation:
                 if func.overloadpacket is aten.as_strided and index is None:
                     # its default storage offset is its input's: spell the absolute one out
                     step = Step(func, (tuple(t.shape), tuple(t.stride()), t.storage_offset()))
-                chain = base.chain + (step,) if replayable else None
+                chain = base.chain + (step,) if replayable and base.chain is not None else None
                 self._set(t, Prov(base.root, chain))
         return AtenCall(func, args, kwargs, out, writes)
 
-    def _check_storage(self, n, t) -> None:
+    def _check_storage(self, n: Node, t: torch.Tensor) -> None:
         key = storage_key(t)
         if key is None:
             return
@@ -378,7 +395,7 @@ class Observation:
             self.prov[id(t)] = Prov(owner, None)
 
     # -- facts for the torch-free analysis ----------------------------------------------------
-    def leaves(self, n: Node) -> list:
+    def leaves(self, n: Node) -> list[tuple[str, torch.Tensor]]:
         """(value id, fake) of each tensor the node produces."""
         v = self.env[n]
         if isinstance(v, torch.Tensor):
@@ -387,15 +404,15 @@ class Observation:
             return [(f"{n.name}[{i}]", t) for i, t in enumerate(v) if isinstance(t, torch.Tensor)]
         return []
 
-    def value_ids(self, a) -> list:
+    def value_ids(self, a: Any) -> list[str]:
         """Value ids a (nested) node argument reads."""
-        out = []
+        out: list[str] = []
         for m in _nodes_in(a):
             out.extend(vid for vid, _ in self.leaves(m))
         return out
 
     @cached_property
-    def facts(self) -> tuple[list, list[OpFacts], list]:
+    def facts(self) -> tuple[list[str], list[OpFacts], list[list[str]]]:
         """(input ids, per-node facts, shared input groups) for `AliasAnalysis`."""
         root_value: dict[int, str] = {}
         inputs = []
@@ -427,13 +444,13 @@ class Observation:
         return AliasAnalysis(inputs, ops, groups)
 
 
-def _nodes_in(a) -> list:
-    out = []
+def _nodes_in(a: Any) -> list[Node]:
+    out: list[Node] = []
     map_nodes(a, out.append)
     return out
 
 
-def observe(graph: Graph, example_inputs) -> Observation:
+def observe(graph: Graph, example_inputs: Iterable[torch.Tensor]) -> Observation:
     return Observation(graph, example_inputs)
 
 

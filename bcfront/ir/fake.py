@@ -77,7 +77,8 @@ class FakeEnv:
         if fake is None:
             sig = _signature(t)
             # (the ignore: torch's WeakIdKeyDictionary is unannotated)
-            hit: tuple[FakeTensor, Signature] | None = _FAKES.get(t)  # type: ignore[no-untyped-call]
+            hit: tuple[FakeTensor, Signature] | None
+            hit = _FAKES.get(t)  # type: ignore[no-untyped-call]
             if hit is not None and hit[1] == sig and _meta(hit[0]) == sig[0]:
                 fake = hit[0]
             else:
@@ -105,7 +106,8 @@ class FakeEnv:
 
 
 _MODE: FakeTensorMode | None = None
-_FAKES: WeakIdKeyDictionary = WeakIdKeyDictionary()            # real tensor -> (fake, signature); tensors compare by id
+# real tensor -> (fake, signature); tensors compare by id
+_FAKES: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
 
 def _shared_mode() -> FakeTensorMode:
@@ -118,8 +120,8 @@ def _shared_mode() -> FakeTensorMode:
 def _forget(mode: FakeTensorMode, t: torch.Tensor) -> None:
     """Drop the fake tensor mode's memo entry for real tensor `t`."""
     conv = mode.fake_tensor_converter
-    # (the ignore: torch's WeakIdKeyDictionary is unannotated)
-    tid = conv.meta_converter.describer.lookup_tensor.get(t)  # type: ignore[no-untyped-call]
+    tensor_ids = conv.meta_converter.describer.lookup_tensor
+    tid = tensor_ids.get(t)  # type: ignore[no-untyped-call]  # unannotated WeakIdKeyDictionary
     if tid is not None:
         conv.tensor_memo.pop(tid, None)
 

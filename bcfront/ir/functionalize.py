@@ -34,7 +34,9 @@ eager backend, so the answer is never wrong.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 import torch
 
@@ -45,7 +47,26 @@ from .inverses import BASE, VIEW_INVERSES, FunctionalizeError, functional_varian
 from .graph import Graph, Node, format_arg, map_nodes
 from ..frontend.regions.region_errors import WRITEBACK_MARK
 
+if TYPE_CHECKING:
+    from ..analysis.alias import AliasAnalysis
+    from ..backends import CompiledGraph
+    from ..frontend.model.tracer import Tracer
+    from .alias_facts import AtenCall, NodeTrace
+    from .graph import InputSource, Loc, NodeState
+
 aten = torch.ops.aten
+
+
+class EmitNamespace(Protocol):
+    """The names generated region code may use (`frontend.model.namespace.Namespace`)."""
+
+    def const(self, obj: object, hint: str | None = None) -> str: ...
+
+    def fresh(self, hint: str = "v") -> str: ...
+
+
+# emit(graph, ns, lines, indent): appends the region's statements for the graph to `lines`
+Emit: TypeAlias = Callable[[Graph, EmitNamespace, list[str], str], None]
 
 
 # -- the plan ---------------------------------------------------------------------------------------
@@ -54,10 +75,14 @@ aten = torch.ops.aten
 class Plan:
     """A pure graph plus what the region does around it (see module docstring)."""
     graph: Graph
-    example_inputs: list
-    bases: list = field(default_factory=list)       # (name, first input's name, elements)
-    writebacks: list = field(default_factory=list)  # (target name, graph output index, state)
-    outputs: dict = field(default_factory=dict)     # original output name -> (base expr kind, base, chain)
+    example_inputs: list[torch.Tensor]
+    # (name, first input's name, elements)
+    bases: list[tuple[str, str, int]] = field(default_factory=list)
+    # (target name, graph output index, state)
+    writebacks: list[tuple[str, int, NodeState | None]] = field(default_factory=list)
+    # original output name -> (base expr kind, base, chain): ("input", input name, chain) or
+    # ("graph", graph output index, chain)
+    outputs: dict[str, tuple[str, Any, tuple[Step, ...]]] = field(default_factory=dict)
     observation: Observation | None = None
     # Autograd may record: the graph reads each written input through a clone, so the tensors
     # its ops save for backward are not the ones the write-back overwrites (eager's in-place
@@ -65,20 +90,21 @@ class Plan:
     shield: bool = False
 
     @property
-    def analysis(self):
+    def analysis(self) -> AliasAnalysis:
+        assert self.observation is not None     # a plan from `functionalize` has one
         return self.observation.analysis
 
     @property
     def mutated_inputs(self) -> list[str]:
         return [w[0] for w in self.writebacks]
 
-    def wrap_emit(self, inner):
+    def wrap_emit(self, inner: Emit) -> Emit:
         """An `emit(graph, ns, lines, indent)` for the region around the inner one."""
-        def emit(_graph, ns, lines, indent="    "):
+        def emit(_graph: Graph, ns: EmitNamespace, lines: list[str], indent: str = "    ") -> None:
             for name, first, size in self.bases:
                 lines.append(f"{indent}{name} = {ns.const(torch.as_strided, 'as_strided')}"
                              f"({first}, ({size},), (1,), 0)")
-            held = {}
+            held: dict[str, str] = {}
             if self.shield:
                 pad = indent
                 if not torch.is_grad_enabled():         # the clone must record (see `shield`)
@@ -111,7 +137,7 @@ class Plan:
         return emit
 
 
-def _op_hint(func) -> str:
+def _op_hint(func: object) -> str:
     return "aten_" + str(func).replace("aten.", "").replace(".", "_")
 
 
@@ -125,20 +151,21 @@ class _Builder:
     node holding a tensor as of that version.
     """
 
-    def __init__(self, obs: Observation, example_inputs):
+    def __init__(self, obs: Observation, example_inputs: Iterable[torch.Tensor]) -> None:
         self.obs = obs
         self.g = Graph(obs.graph.name)
         self.g.reserve(obs.graph._names)
         self.cur: dict[int, Node] = {}
         self.ver: dict[int, int] = {}
-        self.mat: dict[tuple, Node] = {}
-        self.fake: dict[Node, object] = {}
+        self.mat: dict[tuple[int, int], Node] = {}
+        self.fake: dict[Node, Any] = {}             # graph node -> its fake value
         self.node_of: dict[Node, Node] = {}
         self.base_name: dict[int, str] = {}        # shared root -> region name of its base
         self.written: list[Root] = []
-        self.last_state: dict[int, object] = {}
-        self.rerooted: dict[int, tuple] = {}       # storage allocated inside one node -> (root, prefix)
-        self.examples: list = []
+        self.last_state: dict[int, NodeState | None] = {}
+        # storage allocated inside one node -> (root, prefix)
+        self.rerooted: dict[int, tuple[Root, tuple[Step, ...]]] = {}
+        self.examples: list[torch.Tensor] = []
         # random ops and the user's own ops (an unused one may still raise at run time, as
         # in eager: an index out of range): kept even when unused
         self.impure: set[Node] = set()
@@ -146,7 +173,7 @@ class _Builder:
         self._inputs(list(example_inputs))
 
     # -- inputs -----------------------------------------------------------------------------
-    def _inputs(self, reals) -> None:
+    def _inputs(self, reals: list[torch.Tensor]) -> None:
         obs = self.obs
         written = {v for c in obs.analysis.written for v in c.inputs}
         for gi, members in enumerate(obs.shared_groups):
@@ -156,11 +183,12 @@ class _Builder:
                 raise FunctionalizeError("inputs sharing storage with different dtypes are written")
             root = obs.prov[id(obs.env[members[0]])].root
             name = self._declare_base(root, gi)
-            src = _BaseSource(members[0].target, root.value)
+            size = cast(int, root.value)        # a shared root's value: the elements it spans
+            src = _BaseSource(members[0].target, size)
             n = Node(len(self.g.inputs), "input", src, meta=root.fake, name=name)
             self.g.inputs.append(n)
             first = reals[obs.graph.inputs.index(members[0])]
-            self.examples.append(torch.as_strided(first, (root.value,), (1,), 0))
+            self.examples.append(torch.as_strided(first, (size,), (1,), 0))
             self._set_root(root, n)
         for n, real in zip(obs.graph.inputs, reals):
             f = obs.env[n]
@@ -180,7 +208,7 @@ class _Builder:
         if name is None:
             name = self.base_name[id(root)] = self.g._unique(f"base{gi}")
             first = self.obs.shared_groups[gi][0].name
-            self.plan.bases.append((name, first, root.value))
+            self.plan.bases.append((name, first, cast(int, root.value)))
         return name
 
     def _set_root(self, root: Root, node: Node) -> None:
@@ -189,11 +217,13 @@ class _Builder:
         self.fake.setdefault(node, root.fake)
 
     # -- emitting ---------------------------------------------------------------------------
-    def add(self, op, target, args, kwargs, state, loc, meta=None) -> Node:
+    def add(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+            state: NodeState | None, loc: Loc | None, meta: Any = None) -> Node:
         """Append a node; its example value comes from a fake run unless given."""
         if meta is None:
-            look = lambda a: map_nodes(a, self.fake.__getitem__)  # noqa: E731
+            look: Callable[[Any], Any] = lambda a: map_nodes(a, self.fake.__getitem__)  # noqa: E731
             fargs, fkw = look(args), look(kwargs)
+            fn: Callable[..., Any]
             if op == "call":
                 fn = target
             elif op == "method":
@@ -208,10 +238,11 @@ class _Builder:
             self.impure.add(n)
         return n
 
-    def item(self, node: Node, i: int, state, loc) -> Node:
+    def item(self, node: Node, i: int, state: NodeState | None, loc: Loc | None) -> Node:
         return self.add("call", operator.getitem, (node, i), {}, state, loc, meta=self.fake[node][i])
 
-    def chain(self, root: Root, chain, state, loc) -> list[Node]:
+    def chain(self, root: Root, chain: tuple[Step, ...], state: NodeState | None,
+              loc: Loc | None) -> list[Node]:
         """The root's current value, then each view of `chain` applied in turn."""
         nodes = [self._root_value(root, state, loc)]
         for k, step in enumerate(chain):
@@ -221,7 +252,8 @@ class _Builder:
             nodes.append(out if step.index is None else self.item(out, step.index, state, loc))
         return nodes
 
-    def _check_strided(self, root: Root, chain, state, loc) -> None:
+    def _check_strided(self, root: Root, chain: tuple[Step, ...], state: NodeState | None,
+                       loc: Loc | None) -> None:
         """An as_strided step's inverse (as_strided_scatter on the value below it) is exact
         only first in the chain, on a root laid out as it was: its geometry is absolute in
         the storage, not relative to a view (``x.diagonal().as_strided((2,), (1,))`` is
@@ -234,15 +266,15 @@ class _Builder:
     def _strided_ok(self, root: Root, node: Node) -> bool:
         """as_strided offsets are absolute: valid on a value laid out like the root was."""
         now, then = self.fake[node], root.fake
-        return (now.is_contiguous() and then.is_contiguous()
+        return bool(now.is_contiguous() and then.is_contiguous()
                 and now.storage_offset() == 0 and then.storage_offset() == 0)
 
-    def _root_value(self, root: Root, state, loc) -> Node:
+    def _root_value(self, root: Root, state: NodeState | None, loc: Loc | None) -> Node:
         node = self.cur.get(id(root))
         if node is not None:
             return node
         if root.kind == "const":
-            c = root.value
+            c = cast(torch.Tensor, root.value)  # a const root's value: the real constant
             node = self.add("call", torch.tensor, (c.tolist(),), {"dtype": c.dtype, "device": c.device},
                             state, loc)
             self._set_root(root, node)
@@ -250,7 +282,7 @@ class _Builder:
         raise FunctionalizeError(f"no value for storage root {root.label}")
 
     # -- reading ----------------------------------------------------------------------------
-    def prov(self, t) -> Prov | None:
+    def prov(self, t: torch.Tensor) -> Prov | None:
         """The provenance of fake `t`, expressed from a root this graph has a value for."""
         p = self.obs.prov.get(id(t))
         if p is not None and p.chain:
@@ -262,7 +294,7 @@ class _Builder:
             return Prov(new_root, p.chain[len(prefix):])
         return Prov(p.root, None)       # another view of that storage: no way to rebuild it
 
-    def get(self, t, state, loc) -> Node:
+    def get(self, t: torch.Tensor, state: NodeState | None, loc: Loc | None) -> Node:
         """The graph value of fake `t` as of now (regenerated when its storage was written)."""
         p = self.prov(t)
         if p is None:
@@ -275,7 +307,7 @@ class _Builder:
             hit = self.mat[key] = self.chain(p.root, p.chain, state, loc)[-1]
         return hit
 
-    def read_arg(self, m: Node, state, loc) -> Node:
+    def read_arg(self, m: Node, state: NodeState | None, loc: Loc | None) -> Node:
         v = self.obs.env[m]
         if isinstance(v, torch.Tensor):
             return self.get(v, state, loc)
@@ -285,7 +317,7 @@ class _Builder:
         return hit
 
     # -- nodes ------------------------------------------------------------------------------
-    def node(self, tr) -> None:
+    def node(self, tr: NodeTrace) -> None:
         n = tr.node
         if tr.inplace_view:
             raise FunctionalizeError(f"{n.name} changes a tensor's metadata in place")
@@ -301,7 +333,8 @@ class _Builder:
             # take the view from the storage root's current value instead
             self.node_of[n] = self.get(self.obs.env[n], n.state, n.loc)
             return
-        read = lambda a: map_nodes(a, lambda m: self.read_arg(m, n.state, n.loc))  # noqa: E731
+        read: Callable[[Any], Any] = lambda a: map_nodes(  # noqa: E731
+            a, lambda m: self.read_arg(m, n.state, n.loc))
         args, kwargs = read(n.args), read(n.kwargs)
         same = all(self.fake.get(a) is self.obs.env[m]
                    for a, m in zip(_nodes((args, kwargs)), _nodes((n.args, n.kwargs))))
@@ -312,9 +345,10 @@ class _Builder:
         if isinstance(value, torch.Tensor):
             self._bind(value, new, n)
 
-    def _bind(self, t, node: Node, n: Node) -> None:
+    def _bind(self, t: torch.Tensor, node: Node, n: Node) -> None:
         """Graph `node` holds fake `t` now; storage first seen here gets `node` as its value."""
         p = self.prov(t)
+        assert p is not None                    # every tensor a node makes has a provenance
         root = p.root
         if id(root) not in self.cur and root.kind in ("fresh", "const") and p.chain is not None:
             if p.chain != ():
@@ -327,7 +361,7 @@ class _Builder:
             self._set_root(root, node)
         self.mat[(id(t), self.ver.get(id(root), 0))] = node
 
-    def _mutating(self, tr) -> None:
+    def _mutating(self, tr: NodeTrace) -> None:
         n = tr.node
         for c in tr.calls:
             if not isinstance(c.func, torch._ops.OpOverload):
@@ -342,8 +376,9 @@ class _Builder:
                 self.impure.add(out)
                 self._bind_outputs(c.out, out, n)
 
-    def _call_args(self, c, n, drop=()):
-        def conv(x):
+    def _call_args(self, c: AtenCall, n: Node, drop: Sequence[str] = ()
+                   ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        def conv(x: Any) -> Any:
             if isinstance(x, torch.Tensor):
                 return self.get(x, n.state, n.loc)
             if isinstance(x, (list, tuple)):
@@ -351,7 +386,8 @@ class _Builder:
             return x
         return conv(tuple(c.args)), {k: conv(v) for k, v in c.kwargs.items() if k not in drop}
 
-    def _bind_outputs(self, out, node: Node, n: Node, skip=()) -> None:
+    def _bind_outputs(self, out: Any, node: Node, n: Node,
+                      skip: Sequence[torch.Tensor] = ()) -> None:
         if isinstance(out, torch.Tensor):
             self._bind(out, node, n)
         elif isinstance(out, (list, tuple)):
@@ -359,8 +395,9 @@ class _Builder:
                 if isinstance(t, torch.Tensor) and not any(t is s for s in skip):
                     self._bind(t, self.item(node, i, n.state, n.loc), n)
 
-    def _functional_write(self, c, n) -> None:
-        fop, kind = functional_variant(c.func)
+    def _functional_write(self, c: AtenCall, n: Node) -> None:
+        func = cast(torch._ops.OpOverload, c.func)     # `_mutating` passes aten calls only
+        fop, kind = functional_variant(func)
         args, kwargs = self._call_args(c, n, drop=("out",) if kind == "out" else ())
         res = self.add("call", fop, args, kwargs, n.state, n.loc)
         self.impure.add(res)
@@ -369,14 +406,14 @@ class _Builder:
             self._write(w, self._cast(res, w, n), n)
             return
         # "extra": the op's own results, then the new values of the written arguments in order
-        specs, rets = schema_info(c.func)
+        specs, rets = schema_info(func)
         written = [v for _, v in bind(specs, c.args, c.kwargs)
                    if isinstance(v, torch.Tensor) and any(v is w for w in c.writes)]
         for j, w in enumerate(written):
             self._write(w, self._cast(self.item(res, len(rets) + j, n.state, n.loc), w, n), n)
         self._bind_outputs(c.out, res, n, skip=written)
 
-    def _cast(self, node: Node, like, n) -> Node:
+    def _cast(self, node: Node, like: torch.Tensor, n: Node) -> Node:
         f = self.fake[node]
         if tuple(f.shape) != tuple(like.shape):
             raise FunctionalizeError(f"{n.name}: the in-place result has another shape")
@@ -387,7 +424,7 @@ class _Builder:
             node = self.add("call", aten._to_copy.default, (node,), {"dtype": like.dtype}, n.state, n.loc)
         return node
 
-    def _write(self, w, value: Node, n: Node) -> None:
+    def _write(self, w: torch.Tensor, value: Node, n: Node) -> None:
         """Scatter `value`, the new contents of fake `w`, back into its storage root."""
         p = self.prov(w)
         if p is None or p.chain is None:
@@ -417,7 +454,8 @@ class _Builder:
                 self.written.append(root)
             self.last_state[id(root)] = state
 
-    def _scatter(self, step: Step, base: Node, src: Node, state, loc) -> Node:
+    def _scatter(self, step: Step, base: Node, src: Node, state: NodeState | None,
+                 loc: Loc | None) -> Node:
         inv = VIEW_INVERSES.get(packet(step.func))
         if inv is None:
             raise FunctionalizeError(f"cannot write through the view op {step.func}")
@@ -432,7 +470,8 @@ class _Builder:
         obs, plan = self.obs, self.plan
         outs: list[Node] = []
         for root in self.written:
-            name = root.node.name if root.kind == "input" else self.base_name[id(root)]
+            # (an input root's node is that input)
+            name = cast(Node, root.node).name if root.kind == "input" else self.base_name[id(root)]
             plan.writebacks.append((name, len(outs), self.last_state[id(root)]))
             outs.append(self.cur[id(root)])
         input_of = {id(obs.env[n]): n.name for n in obs.graph.inputs}
@@ -445,11 +484,12 @@ class _Builder:
                 continue
             input_of[id(t)] = o.name        # a later output that is this very tensor is this name
             p = self.prov(t)
+            assert p is not None            # an output tensor has a provenance
             if p.chain is None:
                 raise FunctionalizeError(f"output {o.name} aliases storage along an unknown chain")
             root = p.root
             if root.kind == "input":
-                plan.outputs[o.name] = ("input", root.node.name, p.chain)
+                plan.outputs[o.name] = ("input", cast(Node, root.node).name, p.chain)
             elif root.kind == "shared":
                 gi = next(i for i, m in enumerate(obs.shared_groups)
                           if obs.prov[id(obs.env[m[0]])].root is root)
@@ -472,7 +512,7 @@ class _Builder:
         self._dead_code()
         return plan
 
-    def _laid_out_like(self, node: Node, like, o: Node) -> Node:
+    def _laid_out_like(self, node: Node, like: torch.Tensor, o: Node) -> Node:
         """`node` with the strides eager gave the root (in place writes keep them; the
         functional ops that replace them choose their own), so returned views match too."""
         f = self.fake[node]
@@ -492,7 +532,7 @@ class _Builder:
         self.g.body = [n for n in self.g.body if n in live]
 
 
-def _from_last_absolute(chain: tuple) -> tuple:
+def _from_last_absolute(chain: tuple[Step, ...]) -> tuple[Step, ...]:
     """A view chain from its last as_strided step with an explicit storage offset: that step
     addresses the storage from its start, whatever views came before it."""
     for k in range(len(chain) - 1, -1, -1):
@@ -504,32 +544,32 @@ def _from_last_absolute(chain: tuple) -> tuple:
     return chain
 
 
-def _strides(t) -> tuple:
+def _strides(t: torch.Tensor) -> tuple[int, ...]:
     """Strides of the dimensions longer than one (the others mean nothing)."""
     return tuple(st for sz, st in zip(t.shape, t.stride()) if sz != 1) if t.numel() > 1 else ()
 
 
-def _seeded(func) -> bool:
+def _seeded(func: object) -> bool:
     return torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
 
 
 class _BaseSource:
     """Where a synthetic base comes from: the storage under an input, from its start."""
 
-    def __init__(self, first, size: int):
+    def __init__(self, first: InputSource, size: int) -> None:
         self.first, self.size = first, size
 
     def readable(self) -> str:
         return f"as_strided({self.first.readable()}, ({self.size},), (1,), 0)"
 
 
-def _nodes(a) -> list:
-    out = []
+def _nodes(a: Any) -> list[Node]:
+    out: list[Node] = []
     map_nodes(a, out.append)
     return out
 
 
-def functionalize(graph: Graph, example_inputs) -> Plan:
+def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
     """The pure graph and region plan for `graph` (raises `FunctionalizeError`)."""
     try:
         obs = observe(graph, example_inputs)
@@ -550,7 +590,7 @@ def functionalize(graph: Graph, example_inputs) -> Plan:
         raise FunctionalizeError(f"{type(e).__name__}: {e}") from e
 
 
-def _autograd_may_record(graph: Graph, example_inputs) -> bool:
+def _autograd_may_record(graph: Graph, example_inputs: Iterable[torch.Tensor]) -> bool:
     """Some input requires grad and some node runs with grad mode on (both are guarded)."""
     if not any(getattr(t, "requires_grad", False) for t in example_inputs):
         return False
@@ -560,7 +600,9 @@ def _autograd_may_record(graph: Graph, example_inputs) -> bool:
 
 # -- integration ------------------------------------------------------------------------------------
 
-def compile_functional(graph: Graph, example_inputs, compile_pure):
+def compile_functional(graph: Graph, example_inputs: Sequence[torch.Tensor],
+                       compile_pure: Callable[[Graph, list[torch.Tensor]], CompiledGraph]
+                       ) -> CompiledGraph:
     """Functionalize `graph`, compile the pure graph with ``compile_pure(graph, examples)``
     (a `CompiledGraph`) and wrap its emit with the plan; on `FunctionalizeError` the
     graph stays on the eager backend, with a note saying why."""
@@ -572,12 +614,13 @@ def compile_functional(graph: Graph, example_inputs, compile_pure):
         out.notes.append(f"functionalization failed ({e}); the graph ran on the eager backend")
         return out
     compiled = compile_pure(plan.graph, plan.example_inputs)
-    compiled.emit = plan.wrap_emit(compiled.emit)
-    compiled.plan = plan
+    compiled.emit = plan.wrap_emit(cast(Emit, compiled.emit))
+    # (the ignore: `CompiledGraph` declares no `plan`; only functionalized graphs carry one)
+    compiled.plan = plan  # type: ignore[attr-defined]
     return compiled
 
 
-def add_storage_guard(tx, plan: Plan) -> None:
+def add_storage_guard(tx: Tracer, plan: Plan) -> None:
     """When the graph writes input storage, later calls must share storage exactly as this one."""
     if not plan.writebacks:
         return
