@@ -13,12 +13,16 @@ records a note.  ``"auto"`` picks triton for CUDA inputs, eager otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..ir.functionalize import Emit
 
 
 @dataclass
 class CompiledGraph:
     backend: str
-    emit: object                          # emit(graph, ns, lines, indent) -> None
+    emit: Emit                            # emit(graph, ns, lines, indent) -> None
     kernels: tuple = ()
     fallback_ops: tuple = ()
     notes: list = field(default_factory=list)

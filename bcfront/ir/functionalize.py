@@ -36,7 +36,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import torch
 
@@ -65,8 +65,11 @@ class EmitNamespace(Protocol):
     def fresh(self, hint: str = "v") -> str: ...
 
 
-# emit(graph, ns, lines, indent): appends the region's statements for the graph to `lines`
-Emit: TypeAlias = Callable[[Graph, EmitNamespace, list[str], str], None]
+class Emit(Protocol):
+    """A backend's `CompiledGraph.emit`: appends the region's statements for `graph` to `lines`."""
+
+    def __call__(self, graph: Graph, ns: EmitNamespace, lines: list[str],
+                 indent: str = "    ", /) -> None: ...
 
 
 # -- the plan ---------------------------------------------------------------------------------------
@@ -614,7 +617,7 @@ def compile_functional(graph: Graph, example_inputs: Sequence[torch.Tensor],
         out.notes.append(f"functionalization failed ({e}); the graph ran on the eager backend")
         return out
     compiled = compile_pure(plan.graph, plan.example_inputs)
-    compiled.emit = plan.wrap_emit(cast(Emit, compiled.emit))
+    compiled.emit = plan.wrap_emit(compiled.emit)
     # (the ignore: `CompiledGraph` declares no `plan`; only functionalized graphs carry one)
     compiled.plan = plan  # type: ignore[attr-defined]
     return compiled
