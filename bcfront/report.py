@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from .reasons import BreakReason
+
 SCHEMA_VERSION = 2
 
 
@@ -41,7 +43,7 @@ class GraphInfo:
 
 @dataclass(frozen=True)
 class GraphBreak:
-    reason: str                  # short category, e.g. "data-dependent-branch", "unsupported-opcode"
+    reason: BreakReason          # short category, e.g. "data-dependent-branch", "unsupported-opcode"
     message: str                 # what a person reads
     filename: str | None
     lineno: int | None
@@ -49,6 +51,10 @@ class GraphBreak:
     instruction: str = ""        # e.g. "POP_JUMP_IF_FALSE at offset 42"
     user_stack: tuple[Frame, ...] = ()
     count: int = 1               # identical breaks are reported once
+
+    def __post_init__(self) -> None:
+        # A plain string is accepted (tools build reports by hand); an unknown one is refused.
+        object.__setattr__(self, "reason", BreakReason(self.reason))
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ import sys
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from .sources import item_source, attr_source
 from .values import Const, ListV, TupleV, DictV, SetV, ObjectV, PartialV, MethodV, CellV
 
@@ -81,14 +82,14 @@ def wrap(tx, obj, source=None, guard=True):
         return known
     if t is tuple or is_namedtuple_class(t) or is_structseq_class(t) or _is_size(t):
         if len(obj) > CONTAINER_LIMIT:
-            raise UnsupportedError("large-container", f"a {t.__name__} of {len(obj)} items")
+            raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a {t.__name__} of {len(obj)} items")
         g("TYPE_MATCH", source, t)
         g("LENGTH", source, len(obj))
         items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return TupleV(items, t, source)
     if t is list:
         if len(obj) > CONTAINER_LIMIT:
-            raise UnsupportedError("large-container", f"a list of {len(obj)} items")
+            raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a list of {len(obj)} items")
         g("TYPE_MATCH", source, t)
         g("LENGTH", source, len(obj))
         v = ListV([], source)
@@ -190,16 +191,18 @@ def wrap_tensor(tx, t, source, guard=True):
     torch = torch_mod()
     ptype = type(t)
     if ptype is not torch.Tensor and not isinstance(t, torch.nn.Parameter):
-        raise UnsupportedError("tensor-subclass",
+        raise UnsupportedError(BreakReason.TENSOR_SUBCLASS,
                                f"tensor subclass {ptype.__qualname__} is not supported")
     if source is None:
-        raise UnsupportedError("tensor-without-source", "a tensor with no way to fetch it at run time")
+        raise UnsupportedError(BreakReason.TENSOR_WITHOUT_SOURCE,
+                               "a tensor with no way to fetch it at run time")
     env = tx.torch_env()
     from .values import TensorV
     try:
         fake = env.from_real(t)
     except Exception as e:  # sparse, nested or quantized tensors and the like
-        raise UnsupportedError("fake-tensor", f"cannot make a fake tensor of this input: {e}") from None
+        raise UnsupportedError(BreakReason.FAKE_TENSOR,
+                               f"cannot make a fake tensor of this input: {e}") from None
     node = tx.graph.add_input(source, fake)
     if guard:
         tx.guard("TENSOR_MATCH", source,
@@ -241,7 +244,7 @@ def _wrap_iterator(tx, it, source, guard):
         else:
             seq = wrap(tx, args[0], seq_src, guard)
             if not isinstance(seq, (ListV, TupleV)):     # a list subclass (traceback's StackSummary)
-                raise UnsupportedError("unsupported-iterator",
+                raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR,
                                        f"an iterator over a {type(args[0]).__name__} from outside")
             v = SeqIterV(seq, index)
         v.source = source

@@ -17,6 +17,7 @@ import linecache
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ...report import Frame as ReportFrame
 from ...ir.graph import Graph, Loc
 from .guards import Guard, GuardSet
@@ -106,17 +107,17 @@ class Tracer:
             any_autocast = torch._C._is_any_autocast_enabled()
             self.add_guard(Guard("GLOBAL_STATE", None, any_autocast, "autocast"))
             if any_autocast:
-                raise UnsupportedError("autocast", "capture under an enclosing autocast region")
+                raise UnsupportedError(BreakReason.AUTOCAST, "capture under an enclosing autocast region")
             self.add_guard(Guard("GLOBAL_STATE", None, self.state.inference, "inference"))
             tf_mode = torch._C._is_torch_function_mode_enabled()
             self.add_guard(Guard("GLOBAL_STATE", None, tf_mode, "torch_function_mode"))
             if tf_mode:
-                raise UnsupportedError("torch-function-mode", "capture under a TorchFunctionMode")
+                raise UnsupportedError(BreakReason.TORCH_FUNCTION_MODE, "capture under a TorchFunctionMode")
             # a user's dispatch mode would see the trace's fake tensors (it runs before FakeTensorMode)
             depth = torch._C._len_torch_dispatch_stack()
             self.add_guard(Guard("GLOBAL_STATE", None, depth, "dispatch_mode"))
             if depth:
-                raise UnsupportedError("torch-dispatch-mode", "capture under a TorchDispatchMode")
+                raise UnsupportedError(BreakReason.TORCH_DISPATCH_MODE, "capture under a TorchDispatchMode")
         return self.fakes
 
     def guard_cudnn(self) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ... import report
 from ...errors import GraphBreakError, UnsupportedError
+from ...reasons import BreakReason
 from ..model.builder import wrap
 from .codegen import Rebuilder, compile_function, function_source
 from ..model.frame import Frame
@@ -119,7 +120,7 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
     except SymbolicRaise as e:
         kind, value = "raise", e.exc
     if kind not in ("return", "raise"):
-        err = UnsupportedError("unsupported-generator", "the captured function yields")
+        err = UnsupportedError(BreakReason.UNSUPPORTED_GENERATOR, "the captured function yields")
         return _broken(cf, root, tx, err, frame)
     try:
         return build_entry(cf, root, tx, value, raises=kind == "raise")
@@ -207,7 +208,7 @@ def _signature(root):
     sig = signature_params(code)
     prefix = reserved_prefix(code)
     if sig is None:
-        raise UnsupportedError("unsupported-signature", "a parameter name is not an identifier")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SIGNATURE, "a parameter name is not an identifier")
     parts, params = sig
     return parts, params, prefix
 
@@ -300,9 +301,10 @@ def state_epilogue(tx, ns) -> list[str]:
     if tx.fakes is None or tx.state == tx.entry_state:
         return []
     if tx.state.autocast != tx.entry_state.autocast:
-        raise UnsupportedError("autocast", "the function returns inside an autocast region")
+        raise UnsupportedError(BreakReason.AUTOCAST, "the function returns inside an autocast region")
     if tx.state.inference != tx.entry_state.inference:
-        raise UnsupportedError("inference-mode", "the function returns inside an inference_mode region")
+        raise UnsupportedError(BreakReason.INFERENCE_MODE,
+                               "the function returns inside an inference_mode region")
     import torch
     return [f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})"]
 

@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ..semantics.ops import BINARY_OPS, COMPARE
 
 PY = sys.version_info[:2]
@@ -215,11 +216,11 @@ def with_except_start(ctx):
     # [exit, lasti, prev_exc, exc] stay; exit(type(exc), exc, exc.__traceback__) is pushed
     exit_, exc = ctx.stack[-4], ctx.stack[-1]
     if exit_ is None or exc is None:
-        raise UnsupportedError("no-continuation", "WITH_EXCEPT_START with a NULL slot")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION, "WITH_EXCEPT_START with a NULL slot")
     if ctx.values is None or ctx.values[-1].source is None:
         # an exception raised in the trace is rebuilt without its traceback, which
         # __exit__ receives; only a real one (raised natively) is passed on
-        raise UnsupportedError("no-continuation", "__exit__ of an exception raised in the trace")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION, "__exit__ of an exception raised in the trace")
     return ctx.next([ctx.result(f"{ctx.caller(exit_)}({ctx.h('type')}({exc}), {exc}, "
                                 f"{exc}.__traceback__)")])
 
@@ -259,6 +260,6 @@ NATIVE = {
 def native_outcomes(ctx) -> list[Outcome]:
     h = NATIVE.get(ctx.ins.op)
     if h is None:
-        raise UnsupportedError("no-continuation", f"{ctx.ins.opname} cannot be run on its own")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION, f"{ctx.ins.opname} cannot be run on its own")
     return h(ctx)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ..model.sources import (CellFilledSource, CellSource, PlainFunctionSource, Ref, attr_source,
                       item_source)
 from ..model.tracer import SymbolicRaise
@@ -155,11 +156,11 @@ def zero_arg_super(tx):
     frame = tx.frames[-1]
     cls_cell = frame.locals.get("__class__")
     if not isinstance(cls_cell, CellV) or not frame.code.co_argcount:
-        raise UnsupportedError("unsupported-super", "super() without __class__ cell or arguments")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, "super() without __class__ cell or arguments")
     cls = load_cell(tx, cls_cell)
     first = frame.locals.get(frame.code.co_varnames[0])
     if isinstance(first, CellV):
         first = load_cell(tx, first)
     if not isinstance(cls, ObjectV) or not isinstance(cls.obj, type) or first is None:
-        raise UnsupportedError("unsupported-super", "super() in an unusual frame")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, "super() in an unusual frame")
     return SuperV(cls.obj, first)

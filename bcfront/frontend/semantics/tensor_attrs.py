@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from .torch_calls import record
 from ..model.values import Const, MethodV, ObjectV, TensorV, TupleV, Value
 
@@ -50,7 +51,7 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
         attribute_error("Tensor", name)
     if callable(raw):
         return MethodV(ObjectV(raw), t)
-    raise UnsupportedError("unsupported-tensor-attribute", f"Tensor.{name}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_TENSOR_ATTRIBUTE, f"Tensor.{name}")
 
 
 def _is_data_descriptor(raw) -> bool:
