@@ -20,6 +20,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ...report import Frame as ReportFrame
 from ...ir.graph import Graph, Loc
+from .guard_kinds import GuardKind
 from .guards import Guard, GuardSet
 from .sources import Ref
 
@@ -100,22 +101,22 @@ class Tracer:
             from ...ir.fake import FakeEnv, TorchState
             self.fakes = FakeEnv()
             self.state = self.entry_state = TorchState.current()
-            self.add_guard(Guard("GLOBAL_STATE", None, self.state.grad, "grad"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, self.state.grad, "grad"))
             import torch
             # factories and Python scalars promoted to tensors follow the default dtype
-            self.add_guard(Guard("GLOBAL_STATE", None, torch.get_default_dtype(), "dtype"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, torch.get_default_dtype(), "dtype"))
             any_autocast = torch._C._is_any_autocast_enabled()
-            self.add_guard(Guard("GLOBAL_STATE", None, any_autocast, "autocast"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, any_autocast, "autocast"))
             if any_autocast:
                 raise UnsupportedError(BreakReason.AUTOCAST, "capture under an enclosing autocast region")
-            self.add_guard(Guard("GLOBAL_STATE", None, self.state.inference, "inference"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, self.state.inference, "inference"))
             tf_mode = torch._C._is_torch_function_mode_enabled()
-            self.add_guard(Guard("GLOBAL_STATE", None, tf_mode, "torch_function_mode"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, tf_mode, "torch_function_mode"))
             if tf_mode:
                 raise UnsupportedError(BreakReason.TORCH_FUNCTION_MODE, "capture under a TorchFunctionMode")
             # a user's dispatch mode would see the trace's fake tensors (it runs before FakeTensorMode)
             depth = torch._C._len_torch_dispatch_stack()
-            self.add_guard(Guard("GLOBAL_STATE", None, depth, "dispatch_mode"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, depth, "dispatch_mode"))
             if depth:
                 raise UnsupportedError(BreakReason.TORCH_DISPATCH_MODE, "capture under a TorchDispatchMode")
         return self.fakes
@@ -124,8 +125,8 @@ class Tracer:
         """Graphs that baked in torch.backends.cudnn.enabled (layer_norm lowering) guard it."""
         import torch.backends.cudnn as cudnn
         from .sources import AttrSource, ConstSource
-        self.guard("CONSTANT_MATCH", AttrSource(ConstSource(Ref(cudnn, "torch.backends.cudnn")), "enabled"),
-                   cudnn.enabled)
+        enabled = AttrSource(ConstSource(Ref(cudnn, "torch.backends.cudnn")), "enabled")
+        self.guard(GuardKind.CONSTANT_MATCH, enabled, cudnn.enabled)
 
     def node_state(self):
         """The state to record on a new node (None when it equals the entry state)."""
@@ -141,7 +142,7 @@ class Tracer:
         self.guards.add(guard)
 
     def guard(self, kind, source, expected=None, extra=None, example=None) -> None:
-        if source is None and kind != "GLOBAL_STATE":
+        if source is None and kind != GuardKind.GLOBAL_STATE:
             return
         self.add_guard(Guard(kind, source, expected, extra, None, example))
 

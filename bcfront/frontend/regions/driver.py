@@ -23,6 +23,7 @@ from ..model.builder import wrap
 from .codegen import Rebuilder, compile_function, function_source
 from ..model.frame import Frame
 from ..interp.interpreter import bind, builtins_of, run
+from ..model.guard_kinds import GuardKind
 from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import ConstSource, LocalSource, Ref, AttrSource
 from .region_errors import errors_observable, guard_graph_errors, trace_with_splits, write_back_last
@@ -95,7 +96,7 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
         # identity guards, also on None defaults so that adding some later recompiles.  A
         # continuation is private to bcfront: nothing replaces its body.
         for attr in ("__code__", "__defaults__", "__kwdefaults__"):
-            tx.guard("ID_MATCH", AttrSource(root_src, attr), getattr(root, attr))
+            tx.guard(GuardKind.ID_MATCH, AttrSource(root_src, attr), getattr(root, attr))
     frame = Frame(code, root.__globals__, builtins_of(root.__globals__), fn=ObjectV(root, root_src))
     tx.frames.append(frame)
     try:
@@ -104,9 +105,9 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
         if cf.module_root is not None and root is not _call_object:
             from ..semantics.objects import _guard_global_hooks, _HOOK_DICTS
             _guard_global_hooks(tx)
-            tx.guard("NO_HOOKS", LocalSource(code.co_varnames[0]), None, _HOOK_DICTS,
+            tx.guard(GuardKind.NO_HOOKS, LocalSource(code.co_varnames[0]), None, _HOOK_DICTS,
                      example=cf.module_root)
-            tx.guard("NOT_PRESENT", AttrSource(LocalSource(code.co_varnames[0]), "__dict__"), None,
+            tx.guard(GuardKind.NOT_PRESENT, AttrSource(LocalSource(code.co_varnames[0]), "__dict__"), None,
                      "forward")                    # an instance-level forward would shadow the class's
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or tx.user_stack()
@@ -315,7 +316,7 @@ def add_distinct_guard(tx) -> None:
         return
     srcs = [v.source for v in tx.input_tensors if v.source is not None]
     if len(srcs) > 1:
-        tx.guard("TENSOR_DISTINCT", srcs[0], tuple(srcs))
+        tx.guard(GuardKind.TENSOR_DISTINCT, srcs[0], tuple(srcs))
 
 
 def input_fetches(tx, graph, ns) -> list[str]:

@@ -18,6 +18,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import CONST_TYPES, is_torch_const, wrap
 from .objects import (_MISS, _is_heap_type, call, mro_lookup, source_of)
+from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (DELETED, CellV, Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV,
@@ -126,7 +127,7 @@ def _object_attr(tx, v: ObjectV, name):
                 real = getattr(obj, name)
             except AttributeError as e:     # CPython's own words (3.13 qualifies the type name)
                 if src is not None:
-                    tx.guard("HASATTR", src, False, name)      # still unset next call (O47)
+                    tx.guard(GuardKind.HASATTR, src, False, name)      # still unset next call (O47)
                 raise SymbolicRaise(ExceptionV(AttributeError, [Const(str(e))])) from None
             if name == "__class__":
                 return wrap(tx, real, ConstSource(Ref(real, real.__qualname__)), guard=False)
@@ -140,7 +141,7 @@ def _object_attr(tx, v: ObjectV, name):
     if raw is not _MISS:
         if d is not None:
             # found on the class: an instance attribute set later would shadow it
-            tx.guard("NOT_PRESENT", AttrSource(src, "__dict__"), None, name)
+            tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
         return bind_class_attr(tx, raw, v, cls, name)
     hook = mro_lookup(cls, "__getattr__")
     torch = sys.modules.get("torch")
@@ -149,7 +150,7 @@ def _object_attr(tx, v: ObjectV, name):
     if isinstance(hook, types.FunctionType):
         return call(tx, ObjectV(hook), [v, Const(name)], {})
     if src is not None:     # the attribute (or a __getattr__) may exist by the next call (O47)
-        tx.guard("HASATTR", src, False, name)
+        tx.guard(GuardKind.HASATTR, src, False, name)
     attribute_error(cls.__name__, name)
 
 
@@ -216,7 +217,7 @@ def _module_missing(tx, mod, name, src):
                                f"missing attribute {name} of an unguardable module")
     for missing in (name, "__getattr__"):
         if missing not in overlay:          # else the trace itself deleted it
-            tx.guard("NOT_PRESENT", AttrSource(src, "__dict__"), None, missing)
+            tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, missing)
     owner = mod.__dict__.get("__name__")
     text = f"module '{owner}' has no attribute '{name}'" if isinstance(owner, str) else \
         f"module has no attribute '{name}'"
@@ -237,7 +238,7 @@ def _class_attr(tx, v, cls, src, name):
         elif isinstance(meta, types.FunctionType):
             return MethodV(ObjectV(meta), v)
         if src is not None:     # the class may gain it by the next call (O47)
-            tx.guard("HASATTR", src, False, name)
+            tx.guard(GuardKind.HASATTR, src, False, name)
         raise SymbolicRaise(ExceptionV(AttributeError, [Const(
             f"type object '{cls.__name__}' has no attribute '{name}'")]))
     if isinstance(raw, staticmethod):
@@ -260,7 +261,7 @@ def _call_property(tx, prop, inst, cls, name):
 
 
 def _guard_class_attr(tx, cls, name, raw) -> None:
-    tx.guard("ID_MATCH", AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name), raw)
+    tx.guard(GuardKind.ID_MATCH, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name), raw)
 
 
 def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:

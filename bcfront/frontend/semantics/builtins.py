@@ -22,6 +22,7 @@ from .attrs import getattr_, has_attr, setattr_, delattr_
 from ..model.builder import CONST_TYPES, is_torch_const, wrap
 from .objects import call
 from .ops import NotConst, as_python, fold, raise_, to_list, truth
+from ..model.guard_kinds import GuardKind
 from ..model.sources import ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (Const, DictV, ExceptionV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
@@ -180,7 +181,7 @@ def _hasattr(tx, args, kwargs):
     name = as_python(args[1])
     found = has_attr(tx, args[0], name)
     if not found and isinstance(args[0], ObjectV) and args[0].source is not None:
-        tx.guard("HASATTR", args[0].source, False, name)
+        tx.guard(GuardKind.HASATTR, args[0].source, False, name)
     return Const(found)
 
 
@@ -209,7 +210,7 @@ def _delattr(tx, args, kwargs):
 def _id(tx, args, kwargs):
     v = args[0]
     if isinstance(v, ObjectV) and v.source is not None:
-        tx.guard("ID_MATCH", v.source, v.obj)
+        tx.guard(GuardKind.ID_MATCH, v.source, v.obj)
         return Const(id(v.obj))
     raise UnsupportedError(BreakReason.UNSUPPORTED_ID, f"id() of {v.describe()}")
 

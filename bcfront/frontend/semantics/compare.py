@@ -18,6 +18,7 @@ from . import objects
 from .iteration import Exhausted, get_iter, iter_items, next_value
 from .ops import (CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, fold, hkey, is_notimpl,
                   is_user_class, raise_, truth)
+from ..model.guard_kinds import GuardKind
 from ..model.values import Const, DictV, DictViewV, ListV, ObjectV, SetV, TensorV, TupleV, Value
 
 
@@ -81,7 +82,7 @@ def _guard_identity(tx, a: Value, b: Value, same: bool) -> None:
     sa, sb = a.source, b.source
     if sa is None or sb is None or sa == sb or isinstance(a, Const) or isinstance(b, Const):
         return      # a value made in the trace is never an outside object; constants by value
-    tx.guard("SAME_OBJECT" if same else "DISTINCT_OBJECTS", sb, extra=sa)
+    tx.guard(GuardKind.SAME_OBJECT if same else GuardKind.DISTINCT_OBJECTS, sb, extra=sa)
 
 
 def _identical(a: Value, b: Value):

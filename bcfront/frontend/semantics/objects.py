@@ -15,6 +15,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (Const, ExceptionV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
@@ -149,7 +150,7 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     if _is_heap_type(type(obj)):
         raw = mro_lookup(type(obj), "__call__")
         if isinstance(raw, types.FunctionType):
-            tx.guard("ID_MATCH", AttrSource(ConstSource(Ref(type(obj), type(obj).__qualname__)),
+            tx.guard(GuardKind.ID_MATCH, AttrSource(ConstSource(Ref(type(obj), type(obj).__qualname__)),
                                             "__call__"), raw)
             return call(tx, ObjectV(raw), [fv, *args], kwargs)
     what = getattr(obj, "__qualname__", None) or type(obj).__name__
@@ -239,7 +240,7 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
     _guard_global_hooks(tx)
     src = source_of(mv)
     present = [n for n in _HOOK_DICTS if getattr(mod, n, None)]
-    tx.guard("NO_HOOKS", src, None, tuple(n for n in _HOOK_DICTS if n not in present), example=mod)
+    tx.guard(GuardKind.NO_HOOKS, src, None, tuple(n for n in _HOOK_DICTS if n not in present), example=mod)
     if any(n not in ("_forward_hooks", "_forward_pre_hooks") for n in present):
         raise UnsupportedError(BreakReason.MODULE_HOOKS,
                                f"{cls.__qualname__} has backward or keyword hooks")
@@ -272,7 +273,7 @@ def _guard_global_hooks(tx) -> None:
             continue
         if d:
             raise UnsupportedError(BreakReason.MODULE_HOOKS, f"global module hooks ({name}) are registered")
-        tx.guard("LENGTH", ConstSource(Ref(d, f"torch.nn.modules.module.{name}")), 0)
+        tx.guard(GuardKind.LENGTH, ConstSource(Ref(d, f"torch.nn.modules.module.{name}")), 0)
 
 
 def function_parts(tx, fv: Value):
@@ -297,15 +298,15 @@ def function_parts(tx, fv: Value):
         cells = ()
     # The function object is identity-guarded, but its body and defaults can be replaced in
     # place (IPython's autoreload assigns __code__): guard them too (O29)
-    tx.guard("ID_MATCH", AttrSource(src, "__code__"), fn.__code__)
+    tx.guard(GuardKind.ID_MATCH, AttrSource(src, "__code__"), fn.__code__)
     dsrc = AttrSource(src, "__defaults__")
-    tx.guard("ID_MATCH", dsrc, fn.__defaults__)
+    tx.guard(GuardKind.ID_MATCH, dsrc, fn.__defaults__)
     defaults = ()
     if fn.__defaults__:
         defaults = wrap(tx, fn.__defaults__, dsrc).items
     kwdefaults = {}
     ksrc = AttrSource(src, "__kwdefaults__")
-    tx.guard("ID_MATCH", ksrc, fn.__kwdefaults__)
+    tx.guard(GuardKind.ID_MATCH, ksrc, fn.__kwdefaults__)
     if fn.__kwdefaults__:
         kw = wrap(tx, fn.__kwdefaults__, ksrc)
         kwdefaults = {k: e[1] for k, e in kw.entries.items()}

@@ -14,6 +14,7 @@ import torch
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from .torch_calls import record
+from ..model.guard_kinds import GuardKind
 from ..model.values import Const, MethodV, ObjectV, TensorV, TupleV, Value
 
 META_ATTRS = {"shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda",
@@ -71,5 +72,5 @@ def _instance_attr(tx, t: TensorV, name: str, missing: bool) -> Value | None:
         from ..model.builder import wrap
         return wrap(tx, d[name], AttrSource(t.source, name))
     if missing:
-        tx.guard("NOT_PRESENT", AttrSource(t.source, "__dict__"), None, name)
+        tx.guard(GuardKind.NOT_PRESENT, AttrSource(t.source, "__dict__"), None, name)
     return None

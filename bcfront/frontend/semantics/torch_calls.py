@@ -25,6 +25,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap, label as _label
 from ..regions.region_errors import check_split, note_node
+from ..model.guard_kinds import GuardKind
 from ..model.values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
 
 _TENSOR_BASE = torch._C.TensorBase
@@ -455,7 +456,7 @@ def _is_inference_mode_enabled(tx, args, kwargs):
 
 def _get_default_dtype(tx, args, kwargs):
     tx.torch_env()
-    tx.guard("GLOBAL_STATE", None, torch.get_default_dtype(), "dtype")
+    tx.guard(GuardKind.GLOBAL_STATE, None, torch.get_default_dtype(), "dtype")
     return Const(torch.get_default_dtype())
 
 

@@ -9,6 +9,7 @@ from ...semantics import attrs
 from ...model.builder import wrap
 from ...semantics.cells import load_cell, store_cell
 from ...model.frame import push_null_pair
+from ...model.guard_kinds import GuardKind
 from ...model.sources import BuiltinSource, GlobalSource
 from ...model.tracer import SymbolicRaise
 from ...model.values import DELETED, NULL, CellV, Const, ExceptionV, ObjectV, SuperV, Value
@@ -112,14 +113,14 @@ def read_global(tx, f, name: str) -> Value:
     if name in f.globals:
         return wrap(tx, f.globals[name], GlobalSource(name, ref))
     if name in f.builtins:
-        tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.globals), None, name)
+        tx.guard(GuardKind.NOT_PRESENT, _globals_dict_source(tx, f.globals), None, name)
         bref = tx.globals_ref(f.builtins)
         # guarded like a global: patching the builtins module (mocks of open/print, import
         # hooks) must recompile (O28)
         return wrap(tx, f.builtins[name], BuiltinSource(name, bref))
-    tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.globals), None, name)
+    tx.guard(GuardKind.NOT_PRESENT, _globals_dict_source(tx, f.globals), None, name)
     # nor a builtin by the next call (builtins.NAME = ... also defines it, O49)
-    tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.builtins), None, name)
+    tx.guard(GuardKind.NOT_PRESENT, _globals_dict_source(tx, f.builtins), None, name)
     raise SymbolicRaise(ExceptionV(NameError, [Const(f"name '{name}' is not defined")]))
 
 
