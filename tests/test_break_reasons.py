@@ -59,12 +59,20 @@ def bare_reasons(source: str) -> list[tuple[int, str]]:
     taker, compared (==, !=) with a `.reason`, or assigned to a variable named `reason`.
     (`in` is left out: `Recompile.reason` is a sentence searched for words.)"""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    # super().__init__(reason, ...) inside a subclass of UnsupportedError
+    subclass_inits = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                      and any(isinstance(b, ast.Name) and b.id == "UnsupportedError" for b in c.bases)
+                      for n in ast.walk(c) if isinstance(n, ast.Call)
+                      and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"}
+    for node in ast.walk(tree):
         exprs = []
         if isinstance(node, ast.Call):
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if name in REASON_TAKERS:
+            if id(node) in subclass_inits and node.args:
+                exprs.append(node.args[0])
+            elif name in REASON_TAKERS:
                 if name == "predict" and len(node.args) > 1:
                     exprs.append(node.args[1])
                 elif name != "predict" and node.args:
@@ -94,6 +102,7 @@ def test_no_bare_string_is_used_as_a_reason():
     'fl.predict(ins, "io", name, True)',
     'if err.reason == "recursion-limit": pass',
     'reason = "io" if x else BreakReason.IO',
+    'class E(UnsupportedError):\n    def __init__(self):\n        super().__init__("io", "m")',
 ])
 def test_scan_finds_a_planted_bare_reason(planted):
     assert bare_reasons(planted)

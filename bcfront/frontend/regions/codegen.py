@@ -77,7 +77,7 @@ class _Cycle(UnsupportedError):
     container's rendering; one escaping is an honest "cannot rebuild")."""
 
     def __init__(self, value):
-        super().__init__("unreconstructable", f"{value.describe()} contains itself")
+        super().__init__(BreakReason.UNRECONSTRUCTABLE, f"{value.describe()} contains itself")
         self.value = value
 
 
