@@ -16,7 +16,7 @@ SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
-class Frame:
+class UserFrame:
     """One entry of a user stack (outermost first)."""
     function: str
     filename: str
@@ -49,7 +49,7 @@ class GraphBreak:
     lineno: int | None
     source_line: str = ""
     instruction: str = ""        # e.g. "POP_JUMP_IF_FALSE at offset 42"
-    user_stack: tuple[Frame, ...] = ()
+    user_stack: tuple[UserFrame, ...] = ()
     count: int = 1               # identical breaks are reported once
 
     def __post_init__(self) -> None:
@@ -58,11 +58,11 @@ class GraphBreak:
 
 
 @dataclass(frozen=True)
-class Guard:
+class GuardInfo:
     source: str                  # e.g. "L['x'].shape[0]"
     kind: str                    # e.g. "TENSOR_MATCH", "CONSTANT", "ID_MATCH", "TYPE_MATCH", "GLOBAL_STATE"
     expr: str                    # readable check, e.g. "L['x'].shape[0] == 8"
-    first_use: Frame | None = None   # where the guarded value was first used
+    first_use: UserFrame | None = None   # where the guarded value was first used
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class Recompile:
     expected: str
     actual: str
     reason: str                  # sentence for a person
-    first_use: Frame | None = None
+    first_use: UserFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class FunctionReport:
     lineno: int | None
     graphs: tuple[GraphInfo, ...] = ()
     graph_breaks: tuple[GraphBreak, ...] = ()
-    guards: tuple[Guard, ...] = ()
+    guards: tuple[GuardInfo, ...] = ()
     recompiles: tuple[Recompile, ...] = ()
     side_effects: tuple[SideEffect, ...] = ()
     calls: int = 0                  # every call, cache hits included
@@ -121,7 +121,7 @@ class Report:
         return [b for f in self.functions for b in f.graph_breaks]
 
     @property
-    def guards(self) -> list[Guard]:
+    def guards(self) -> list[GuardInfo]:
         return [g for f in self.functions for g in f.guards]
 
     @property

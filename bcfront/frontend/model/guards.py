@@ -42,7 +42,7 @@ class Guard:
     source: object                  # a Source, or None for global state
     expected: object = None         # what the check compares with
     extra: object = None            # kind-specific (an attribute name, a state name, ...)
-    first_use: object = None        # report.Frame where the value was first used
+    first_use: object = None        # report.UserFrame where the value was first used
     # Example value used to build C++ tensor checks; not part of identity.
     example: object = field(default=None, compare=False, hash=False)
 

@@ -18,7 +18,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ...report import Frame as ReportFrame
+from ...report import UserFrame
 from ...ir.graph import Graph, Loc
 from .guard_kinds import GuardKind
 from .guards import Guard, GuardSet
@@ -28,7 +28,7 @@ INLINE_DEPTH_LIMIT = 24          # recursion is inlined this deep, then breaks
 STEP_LIMIT = 500_000             # instructions per capture before giving up
 
 
-_FRAMES: dict = {}        # (function, file, line) -> report.Frame, shared by all captures
+_FRAMES: dict = {}        # (function, file, line) -> report.UserFrame, shared by all captures
 
 
 class SymbolicRaise(Exception):
@@ -156,19 +156,19 @@ class Tracer:
         line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
         return Loc(f.code.co_filename, lineno, f.code.co_name, line)
 
-    def report_frame(self, f=None) -> ReportFrame:
+    def report_frame(self, f=None) -> UserFrame:
         f = f or self.frames[-1]
         lineno = f.cur.lineno if f.cur is not None else f.code.co_firstlineno
         key = (f.name, f.code.co_filename, lineno)
         hit = _FRAMES.get(key)
         if hit is None:
             line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
-            hit = _FRAMES[key] = ReportFrame(f.name, f.code.co_filename, lineno, line)
+            hit = _FRAMES[key] = UserFrame(f.name, f.code.co_filename, lineno, line)
             if len(_FRAMES) > 50_000:
                 _FRAMES.clear()
         return hit
 
-    def user_stack(self) -> tuple[ReportFrame, ...]:
+    def user_stack(self) -> tuple[UserFrame, ...]:
         return tuple(self.report_frame(f) for f in self.frames)
 
     # -- journal / checkpoints ----------------------------------------------------------
@@ -196,7 +196,7 @@ class Tracer:
             self.globals_refs[id(g)] = ref
         return ref
 
-    def unsupported(self, reason: str, message: str):
+    def unsupported(self, reason: BreakReason, message: str):
         raise UnsupportedError(reason, message)
 
 

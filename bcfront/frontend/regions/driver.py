@@ -43,7 +43,7 @@ class BindError(TypeError):
 class Entry:
     guard: object                      # guard(*args, **kwargs) -> bool
     region: object                     # region(*args, **kwargs) -> result
-    guards: list = field(default_factory=list)        # frontend.guards.Guard, discovery order
+    guards: list = field(default_factory=list)        # frontend.model.guards.Guard, discovery order
     graphs: list = field(default_factory=list)        # report.GraphInfo
     breaks: list = field(default_factory=list)        # report.GraphBreak
     side_effects: list = field(default_factory=list)  # report.SideEffect
@@ -52,7 +52,7 @@ class Entry:
     region_source: str = ""
     children: list = field(default_factory=list)      # CapturedFunctions it calls (continuations)
     native: bool = False
-    graph_objects: list = field(default_factory=list)  # frontend.graph.Graph
+    graph_objects: list = field(default_factory=list)  # ir.graph.Graph
 
 
 def break_record(e: UnsupportedError, count: int = 1) -> report.GraphBreak:
@@ -168,7 +168,7 @@ def refine_first_use(tx, root) -> None:
     """Guards on arguments were made when the frame was set up (at the `def` line); point
     them at the first instruction that loads the argument instead."""
     import dataclasses
-    from ...report import Frame as ReportFrame
+    from ...report import UserFrame
     from ..model.frame import decoded
     code = root.__code__
     first: dict[str, int] = {}
@@ -188,7 +188,7 @@ def refine_first_use(tx, root) -> None:
             import linecache
             text = linecache.getline(code.co_filename, line).strip()
             tx.guards._guards[key] = dataclasses.replace(
-                g, first_use=ReportFrame(fu.function, fu.filename, line, text))
+                g, first_use=UserFrame(fu.function, fu.filename, line, text))
 
 
 def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
