@@ -74,7 +74,7 @@ class CapturedFunction:
         self.capture_seconds = 0.0         # ... spent capturing (tracing, compiling)
         self.compiled_seconds = 0.0        # ... inside compiled graphs (its continuations' too)
         self._timing = False               # a measured call of this function is running
-        self.continuations: dict = {}      # see frontend.breaks.continuation
+        self.continuations: dict = {}      # see frontend.regions.breaks.continuation
         self.recompiles: list[report.Recompile] = []
         self.notes: list[str] = []
         self.warnings: list[str] = []

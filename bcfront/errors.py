@@ -1,6 +1,8 @@
 """Exceptions that bcfront raises to its users."""
 from __future__ import annotations
 
+from .reasons import BreakReason
+
 
 class BcfrontError(Exception):
     """Base class of every error bcfront raises on purpose."""
@@ -26,9 +28,12 @@ class GraphBreakError(BcfrontError):
 
 
 class UnsupportedError(BcfrontError):
-    """Internal signal: the interpreter cannot represent something (becomes a graph break)."""
+    """Internal signal: the interpreter cannot represent something (becomes a graph break).
 
-    def __init__(self, reason: str, message: str):
-        self.reason = reason
+    `reason` must be a `BreakReason` (or its value): an unknown one raises ValueError.
+    """
+
+    def __init__(self, reason: BreakReason | str, message: str):
+        self.reason = BreakReason(reason)
         self.message = message
         super().__init__(f"{reason}: {message}")

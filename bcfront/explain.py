@@ -152,7 +152,7 @@ def function_report(cf) -> report.FunctionReport:
     guards = []
     if cf.entries:
         for g in cf.entries[-1].guards:
-            guards.append(report.Guard(g.source.readable() if g.source is not None else str(g.extra),
+            guards.append(report.GuardInfo(g.source.readable() if g.source is not None else str(g.extra),
                                        g.kind, g.readable(), g.first_use))
     return report.FunctionReport(
         function=cf.__qualname__, filename=code.co_filename if code else None,

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from .reasons import BreakReason
+
 SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
-class Frame:
+class UserFrame:
     """One entry of a user stack (outermost first)."""
     function: str
     filename: str
@@ -41,22 +43,26 @@ class GraphInfo:
 
 @dataclass(frozen=True)
 class GraphBreak:
-    reason: str                  # short category, e.g. "data-dependent-branch", "unsupported-opcode"
+    reason: BreakReason          # short category, e.g. "data-dependent-branch", "unsupported-opcode"
     message: str                 # what a person reads
     filename: str | None
     lineno: int | None
     source_line: str = ""
     instruction: str = ""        # e.g. "POP_JUMP_IF_FALSE at offset 42"
-    user_stack: tuple[Frame, ...] = ()
+    user_stack: tuple[UserFrame, ...] = ()
     count: int = 1               # identical breaks are reported once
+
+    def __post_init__(self) -> None:
+        # A plain string is accepted (tools build reports by hand); an unknown one is refused.
+        object.__setattr__(self, "reason", BreakReason(self.reason))
 
 
 @dataclass(frozen=True)
-class Guard:
+class GuardInfo:
     source: str                  # e.g. "L['x'].shape[0]"
     kind: str                    # e.g. "TENSOR_MATCH", "CONSTANT", "ID_MATCH", "TYPE_MATCH", "GLOBAL_STATE"
     expr: str                    # readable check, e.g. "L['x'].shape[0] == 8"
-    first_use: Frame | None = None   # where the guarded value was first used
+    first_use: UserFrame | None = None   # where the guarded value was first used
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,7 @@ class Recompile:
     expected: str
     actual: str
     reason: str                  # sentence for a person
-    first_use: Frame | None = None
+    first_use: UserFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +92,7 @@ class FunctionReport:
     lineno: int | None
     graphs: tuple[GraphInfo, ...] = ()
     graph_breaks: tuple[GraphBreak, ...] = ()
-    guards: tuple[Guard, ...] = ()
+    guards: tuple[GuardInfo, ...] = ()
     recompiles: tuple[Recompile, ...] = ()
     side_effects: tuple[SideEffect, ...] = ()
     calls: int = 0                  # every call, cache hits included
@@ -115,7 +121,7 @@ class Report:
         return [b for f in self.functions for b in f.graph_breaks]
 
     @property
-    def guards(self) -> list[Guard]:
+    def guards(self) -> list[GuardInfo]:
         return [g for f in self.functions for g in f.guards]
 
     @property

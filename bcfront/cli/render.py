@@ -22,7 +22,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from bcfront.report import Frame, FunctionReport, GraphBreak, Report
+from bcfront.report import FunctionReport, GraphBreak, Report, UserFrame
 
 from .advice import describe_changes
 
@@ -118,7 +118,7 @@ def _source(filename: str | None, lineno: int | None, line: str, opts: RenderOpt
                   theme=opts.theme, word_wrap=True, background_color="default")
 
 
-def _frame_text(f: Frame) -> str:
+def _frame_text(f: UserFrame) -> str:
     return f"{f.function} ({where(f.filename, f.lineno)})"
 
 

@@ -30,6 +30,8 @@ import os
 import types
 from dataclasses import dataclass
 
+from bcfront.reasons import BreakReason
+
 from .runner import compile_script
 from .static_flow import Facts, Flow, RawPrediction
 from .static_values import MAYBE_TENSOR, TENSOR, UNKNOWN, V, join
@@ -39,26 +41,26 @@ MAX_FILE_ROUNDS = 8
 
 # (reason, certain, steers control flow) -> confidence that capture breaks there.
 CONFIDENCE = {
-    ("data-dependent-branch", True, False): 0.9,
-    ("data-dependent-branch", False, False): 0.5,
-    ("data-dependent", True, True): 0.9,
-    ("data-dependent", True, False): 0.7,
-    ("data-dependent", False, True): 0.6,
-    ("data-dependent", False, False): 0.45,
-    ("io", True, False): 0.85,
-    ("io", False, False): 0.85,
-    ("numpy", True, False): 0.85,
-    ("numpy", False, False): 0.5,
-    ("numpy-array", True, False): 0.6,
+    (BreakReason.DATA_DEPENDENT_BRANCH, True, False): 0.9,
+    (BreakReason.DATA_DEPENDENT_BRANCH, False, False): 0.5,
+    (BreakReason.DATA_DEPENDENT, True, True): 0.9,
+    (BreakReason.DATA_DEPENDENT, True, False): 0.7,
+    (BreakReason.DATA_DEPENDENT, False, True): 0.6,
+    (BreakReason.DATA_DEPENDENT, False, False): 0.45,
+    (BreakReason.IO, True, False): 0.85,
+    (BreakReason.IO, False, False): 0.85,
+    (BreakReason.NUMPY, True, False): 0.85,
+    (BreakReason.NUMPY, False, False): 0.5,
+    (BreakReason.NUMPY_ARRAY, True, False): 0.6,
 }
 
 MESSAGES = {
-    "data-dependent-branch": "the condition depends on tensor data: Python needs its value, "
+    BreakReason.DATA_DEPENDENT_BRANCH: "the condition depends on tensor data: Python needs its value, "
                              "so the graph ends here",
-    "data-dependent": "{detail} turns tensor data into a Python value",
-    "io": "{detail} does I/O, which cannot be part of a graph",
-    "numpy": "{detail} gets a tensor: numpy is opaque to the interpreter",
-    "numpy-array": "{detail} works on a numpy array, which cannot be part of a graph",
+    BreakReason.DATA_DEPENDENT: "{detail} turns tensor data into a Python value",
+    BreakReason.IO: "{detail} does I/O, which cannot be part of a graph",
+    BreakReason.NUMPY: "{detail} gets a tensor: numpy is opaque to the interpreter",
+    BreakReason.NUMPY_ARRAY: "{detail} works on a numpy array, which cannot be part of a graph",
 }
 
 
@@ -67,7 +69,7 @@ class Prediction:
     function: str
     filename: str
     lineno: int | None
-    reason: str
+    reason: BreakReason
     message: str
     confidence: float
     source_line: str = ""
@@ -266,7 +268,7 @@ def _merge_lines(preds) -> tuple[Prediction, ...]:
 
 
 def _prediction(path: str, qualname: str, fl: Flow, raw: RawPrediction) -> Prediction:
-    steers = raw.reason == "data-dependent" and raw.offset in fl.steering
+    steers = raw.reason == BreakReason.DATA_DEPENDENT and raw.offset in fl.steering
     conf = CONFIDENCE.get((raw.reason, raw.certain, steers),
                           CONFIDENCE.get((raw.reason, raw.certain, False), 0.5))
     message = MESSAGES[raw.reason].format(detail=raw.detail)

@@ -8,6 +8,8 @@ which is how tensors flow between functions of one file.
 """
 from __future__ import annotations
 
+from bcfront.reasons import BreakReason
+
 from . import static_values as sv
 from .static_values import NULL, TENSOR, UNKNOWN, V, derived
 
@@ -25,16 +27,16 @@ def _scalar(ins, certain: bool = True) -> V:
 def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     name, every = f.name, args + list(kwargs.values())
     if name in sv.BUILTIN_IO:
-        fl.predict(ins, "io", f"{name}()", True)
+        fl.predict(ins, BreakReason.IO, f"{name}()", True)
         return UNKNOWN
     first = args[0] if args else UNKNOWN
     if name in sv.BUILTIN_TO_PYTHON:
         if first.kind == "tensor":
-            fl.predict(ins, "data-dependent", f"{name}()", first.certain)
+            fl.predict(ins, BreakReason.DATA_DEPENDENT, f"{name}()", first.certain)
             return _scalar(ins, first.certain)
         return first if first.kind == "scalar" else UNKNOWN
     if name in sv.BUILTIN_COMPARE and any(a.kind == "tensor" for a in every):
-        fl.predict(ins, "data-dependent", f"{name}()", all(a.certain for a in every if a.tainted))
+        fl.predict(ins, BreakReason.DATA_DEPENDENT, f"{name}()", all(a.certain for a in every if a.tainted))
         return _scalar(ins) if name in ("any", "all") else TENSOR
     if name in ("enumerate", "zip"):
         elems = tuple(element(a) for a in args)
@@ -44,7 +46,7 @@ def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
             fl.steer(a)    # a loop count read from a tensor steers control flow
         return UNKNOWN
     if name in sv.BUILTIN_FORMAT and first.kind == "tensor":
-        fl.predict(ins, "data-dependent", f"{name}()", first.certain)
+        fl.predict(ins, BreakReason.DATA_DEPENDENT, f"{name}()", first.certain)
         return UNKNOWN
     if name in sv.BUILTIN_META:
         return UNKNOWN
@@ -92,20 +94,20 @@ def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
             if args[0].kind == "tensor" else UNKNOWN
     if top == "torch":
         if any(a.kind == "ndarray" for a in every):
-            fl.predict(ins, "numpy-array", f"{name}()", True)
+            fl.predict(ins, BreakReason.NUMPY_ARRAY, f"{name}()", True)
         return sv.torch_call_result(name)
     if top in sv.NUMPY_ROOTS:
         if any(a.kind == "tensor" for a in every):
-            fl.predict(ins, "numpy", name, all(a.certain for a in every if a.kind == "tensor"))
+            fl.predict(ins, BreakReason.NUMPY, name, all(a.certain for a in every if a.kind == "tensor"))
         return sv.NDARRAY
     if top in sv.SCALAR_C_ROOTS:
         tensors = [a for a in every if a.kind == "tensor"]
         if tensors:
-            fl.predict(ins, "data-dependent", f"{name}()", all(a.certain for a in tensors))
+            fl.predict(ins, BreakReason.DATA_DEPENDENT, f"{name}()", all(a.certain for a in tensors))
             return _scalar(ins)
         return derived(every)
     if sv.is_io(name):
-        fl.predict(ins, "io", name, True)
+        fl.predict(ins, BreakReason.IO, name, True)
         return UNKNOWN
     return _args_result(every)
 
@@ -113,10 +115,10 @@ def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
 def call_tensor_method(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     name = f.name
     if name in sv.TENSOR_TO_PYTHON:
-        fl.predict(ins, "data-dependent", sv.TENSOR_TO_PYTHON[name], f.certain)
+        fl.predict(ins, BreakReason.DATA_DEPENDENT, sv.TENSOR_TO_PYTHON[name], f.certain)
         return _scalar(ins, f.certain)
     if name in sv.TENSOR_TO_NUMPY:
-        fl.predict(ins, "numpy", f".{name}()", f.certain)
+        fl.predict(ins, BreakReason.NUMPY, f".{name}()", f.certain)
         return sv.NDARRAY
     if name in sv.TENSOR_META_METHODS:
         return UNKNOWN
@@ -182,7 +184,7 @@ def call(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
 
 
 def call_ndarray_method(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
-    fl.predict(ins, "numpy-array", f"ndarray.{f.name}()", True)
+    fl.predict(ins, BreakReason.NUMPY_ARRAY, f"ndarray.{f.name}()", True)
     return sv.NDARRAY
 
 

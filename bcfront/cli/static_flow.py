@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from bcfront.analysis.cfg import CFG
 from bcfront.analysis.decode import PY, Instr, decode
+from bcfront.reasons import BreakReason
 
 from . import static_values as sv
 from .static_values import NULL, TENSOR, UNKNOWN, V, derived, join
@@ -61,7 +62,7 @@ class Facts:
 class RawPrediction:
     offset: int
     lineno: int | None
-    reason: str
+    reason: BreakReason
     detail: str             # what was called or tested, e.g. ".item()" or "print"
     certain: bool
     instruction: str
@@ -100,7 +101,7 @@ class Flow:
         return self.stack[-i] if len(self.stack) >= i else UNKNOWN
 
     # -- predictions ------------------------------------------------------------
-    def predict(self, ins: Instr, reason: str, detail: str, certain: bool) -> None:
+    def predict(self, ins: Instr, reason: BreakReason, detail: str, certain: bool) -> None:
         if not self.recording:
             return
         key = (ins.offset, reason)
@@ -449,7 +450,7 @@ def op_load_build_class(fl, ins):
 
 def _test(fl: Flow, ins: Instr, v: V) -> None:
     if v.kind == "tensor":
-        fl.predict(ins, "data-dependent-branch", "", v.certain)
+        fl.predict(ins, BreakReason.DATA_DEPENDENT_BRANCH, "", v.certain)
     fl.steer(v)
 
 
@@ -472,7 +473,7 @@ def op_format(fl, ins):
     n = POPS[ins.opname](ins)
     items = fl.pop(n)
     if items and items[0].kind == "tensor":
-        fl.predict(ins, "data-dependent", "formatting a tensor in an f-string", items[0].certain)
+        fl.predict(ins, BreakReason.DATA_DEPENDENT, "formatting a tensor in an f-string", items[0].certain)
     fl.push(UNKNOWN)
 
 

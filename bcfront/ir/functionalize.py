@@ -630,6 +630,7 @@ def add_storage_guard(tx: Tracer, plan: Plan) -> None:
     vals = [v for v in tx.input_tensors if v.source is not None]
     if not vals:
         return
+    from ..frontend.model.guard_kinds import GuardKind, StorageLayout
     from ..frontend.model.guards import storage_signature
     sig = storage_signature(*(tx.real_tensors[id(v)] for v in vals))
-    tx.guard("TENSOR_STORAGE", vals[0].source, (tuple(v.source for v in vals), sig))
+    tx.guard(GuardKind.TENSOR_STORAGE, vals[0].source, StorageLayout(tuple(v.source for v in vals), sig))

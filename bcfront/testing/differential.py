@@ -74,7 +74,7 @@ class Verdict:
 
 
 @dataclass
-class Outcome:
+class RunOutcome:
     snap: list = field(default_factory=list)    # [(path, descriptor)] of args, result, globals
     exc: str | None = None
     where: str = ""
@@ -133,8 +133,8 @@ def _torch():
     return torch
 
 
-def _call(fn, ns: dict, spec, torch) -> Outcome:
-    out = Outcome()
+def _call(fn, ns: dict, spec, torch) -> RunOutcome:
+    out = RunOutcome()
     if spec.before:
         exec(spec.before, ns)  # noqa: S102 - the fuzzer's own state change between calls
     args, kwargs = spec.build(ns)
@@ -285,7 +285,7 @@ def diff(expected, actual) -> str | None:
     return f"at {path or 'top level'}: expected {e}, got {c}"
 
 
-def compare(ref: Outcome, got: Outcome, call: int, torch) -> Mismatch | None:
+def compare(ref: RunOutcome, got: RunOutcome, call: int, torch) -> Mismatch | None:
     if ref.exc != got.exc:
         return Mismatch(call, "exception", "", ref.exc or "no exception", got.exc or "no exception",
                         got.where)

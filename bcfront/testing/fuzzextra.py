@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from .fuzzexpr import RULES as BASE_RULES
 from .fuzzexpr import NoCandidate
-from .program import Node, Suite
+from .program import Statement, Suite
 
 FEATURES = ("sets", "opaque", "dictiter", "classattr", "exc", "loops", "tuples", "builtins", "breaks",
             "objects", "calls", "guards")
@@ -152,7 +152,7 @@ def prelude(text: str, features) -> str:
 def s_view(g, depth):
     """A dict view kept in a local across a graph break."""
     view, n = g.fresh("vw"), g.fresh("v")
-    node = Node(f"{view} = {g.var('dict')}.{g.rng.choice(('keys', 'items', 'values'))}()\n"
+    node = Statement(f"{view} = {g.var('dict')}.{g.rng.choice(('keys', 'items', 'values'))}()\n"
                 f"print(end='')\n{n} = len({view}) + len(list({view}))")
     g.scope.define(n, "int")
     return node
@@ -160,7 +160,7 @@ def s_view(g, depth):
 
 def s_deque(g, depth):
     dq = g.fresh("dq")
-    return Node(f"{dq} = collections.deque({g.e('list')}, maxlen=4)\n{dq}.appendleft({g.e('int')})\n"
+    return Statement(f"{dq} = collections.deque({g.e('list')}, maxlen=4)\n{dq}.appendleft({g.e('int')})\n"
                 f"{dq}.rotate({g.ex.fill('$small', 0)})\nprint(list({dq}), len({dq}))")
 
 
@@ -173,19 +173,19 @@ def s_for_dict(g, depth):
     else:
         k, v = g.fresh("i"), g.fresh("i")
         head, define = f"for {k}, {v} in {d}.items():", {k: "str", v: "int"}
-    return Node(head, (Suite(None, g._loop_body(depth, define)),))
+    return Statement(head, (Suite(None, g._loop_body(depth, define)),))
 
 
 def s_class_attr(g, depth):
     forms = (lambda: f"Box.kind = {g.e('int')}", lambda: f"type({g.var('box')}).kind += {g.ex.fill('$small', 0)}",
              lambda: "Box.kind += 1", lambda: f"{g.var('box')}.kind = {g.e('int')}")
-    return Node(g.rng.choice(forms)())
+    return Statement(g.rng.choice(forms)())
 
 
 def s_reraise(g, depth):
     forms = ("raise", "raise ValueError('again') from e" if g.handler_var else "raise ValueError('again')",
              "raise FuzzError('in handler')")
-    return Node(f"if {g.e('bool')}:", (Suite(None, (Node(g.rng.choice(forms)),)),))
+    return Statement(f"if {g.e('bool')}:", (Suite(None, (Statement(g.rng.choice(forms)),)),))
 
 
 def s_exc_attrs(g, depth):
@@ -194,7 +194,7 @@ def s_exc_attrs(g, depth):
     e = g.handler_var
     forms = (f"print(type({e}.__context__).__name__, {e}.__cause__ is None)",
              f"print({e}.__traceback__ is None)", f"print(type({e}).__mro__[1].__name__)")
-    return Node(g.rng.choice(forms))
+    return Statement(g.rng.choice(forms))
 
 
 def s_while_true(g, depth):
@@ -202,22 +202,23 @@ def s_while_true(g, depth):
     g.scope.define(w, "int")
     g.scope.frozen.add(w)
     bound = g.ex.fill("$small", 0)
-    body = (Node(f"{w} += 1", pinned=True),
-            Node(f"if {w} > {bound}:", (Suite(None, (Node("break"),)),), pinned=True)) + g._loop_body(depth, {})
-    return Node(f"{w} = 0\nwhile True:", (Suite(None, body),), pinned=False)
+    body = (Statement(f"{w} += 1", pinned=True),
+            Statement(f"if {w} > {bound}:", (Suite(None, (Statement("break"),)),), pinned=True)
+            ) + g._loop_body(depth, {})
+    return Statement(f"{w} = 0\nwhile True:", (Suite(None, body),), pinned=False)
 
 
 def s_star_for(g, depth):
     first, rest = g.fresh("i"), g.fresh("i")
     head = f"for {first}, *{rest} in [{g.e('list')} + [{g.e('int')}], [{g.e('int')}]]:"
-    return Node(head, (Suite(None, g._loop_body(depth, {first: "int", rest: "list"})),))
+    return Statement(head, (Suite(None, g._loop_body(depth, {first: "int", rest: "list"})),))
 
 
 def s_loop_closures(g, depth):
     fs, i, out = g.fresh("fs"), g.fresh("i"), g.fresh("v")
     late = g.rng.random() < 0.5
     fn = f"lambda: {i} * 2" if late else f"lambda {i}={i}: {i} * 2"
-    node = Node(f"{fs} = []\nfor {i} in range({g.ex.fill('$small', 0)}):\n    {fs}.append({fn})\n"
+    node = Statement(f"{fs} = []\nfor {i} in range({g.ex.fill('$small', 0)}):\n    {fs}.append({fn})\n"
                 f"    print(end='')\n{out} = [h() for h in {fs}]")
     g.scope.define(out, "list")
     return node
@@ -241,17 +242,17 @@ def s_loop_closure_break(g, depth):
         it = f"range({g.ex.fill('$small', 0)})"
     head = (f"{acc} = {g.e('int')}\ndef {fn}(z):\n    nonlocal {acc}\n    {acc} += z\n    return {acc}\n"
             f"for {i} in {it}:")
-    body = (Node(_break_point(g)), Node(f"{fn}({i})")) + g._loop_body(depth, {i: "int"})
+    body = (Statement(_break_point(g)), Statement(f"{fn}({i})")) + g._loop_body(depth, {i: "int"})
     g.scope.define(acc, "int")
     g.scope.define(fn, "fn")
-    return Node(head, (Suite(None, body),), hoist=False)
+    return Statement(head, (Suite(None, body),), hoist=False)
 
 
 def s_gen_across_break(g, depth):
     """A generator started before a break and finished after it (its frame crosses the break)."""
     gen, it, a, b = g.fresh("gen"), g.fresh("g"), g.fresh("v"), g.fresh("v")
     k = g.ex.fill("$small", 0)
-    node = Node(f"def {gen}(m):\n    for j in range(m % 5):\n        print('y', j, end=';')\n"
+    node = Statement(f"def {gen}(m):\n    for j in range(m % 5):\n        print('y', j, end=';')\n"
                 f"        yield j * {k}\n    print('gen done')\n"
                 f"{it} = {gen}({g.e('int')})\n{a} = next({it}, -1)\n{_break_point(g)}\n"
                 f"{b} = sum({it}) + next({it}, -2)")
@@ -265,16 +266,19 @@ def s_loop_try_finally(g, depth):
     sometimes break/continue) in the finally block."""
     i = g.fresh("i")
     word = g.rng.choice(("break", "continue"))
-    body = (Node(f"if {g.e('bool')}:", (Suite(None, (Node(word),)),)),) + g._loop_body(depth, {i: "int"})
-    fin = [Node(f"print('fin', {i}, end=';')")]
+    body = ((Statement(f"if {g.e('bool')}:", (Suite(None, (Statement(word),)),)),)
+            + g._loop_body(depth, {i: "int"}))
+    fin = [Statement(f"print('fin', {i}, end=';')")]
     if g.rng.random() < 0.5:
-        fin.append(Node(_break_point(g)))
+        fin.append(Statement(_break_point(g)))
     if g.rng.random() < 0.3:
-        fin.append(Node(f"if {g.e('bool')}:", (Suite(None, (Node(g.rng.choice(("break", "continue"))),)),)))
+        cond = g.e("bool")
+        jump = Statement(g.rng.choice(("break", "continue")))
+        fin.append(Statement(f"if {cond}:", (Suite(None, (jump,)),)))
     if g.rng.random() < 0.2 and not g.in_def:
-        fin.append(Node(f"if {g.e('bool')}:", (Suite(None, (Node(f"return {g.ret_value()}"),)),)))
-    suites = (Suite(None, (Node("try:", (Suite(None, body), Suite("finally:", tuple(fin)))),)),)
-    return Node(f"for {i} in range({g.ex.fill('$small', 0)}):", suites)
+        fin.append(Statement(f"if {g.e('bool')}:", (Suite(None, (Statement(f"return {g.ret_value()}"),)),)))
+    suites = (Suite(None, (Statement("try:", (Suite(None, body), Suite("finally:", tuple(fin)))),)),)
+    return Statement(f"for {i} in range({g.ex.fill('$small', 0)}):", suites)
 
 
 def s_with_break(g, depth):
@@ -289,7 +293,7 @@ def s_with_break(g, depth):
         define = {c: "int"}
     body = g.block(depth + 1, define=define)
     cut = g.rng.randint(0, len(body))
-    return Node(head, (Suite(None, body[:cut] + (Node(_break_point(g)),) + body[cut:]),))
+    return Statement(head, (Suite(None, body[:cut] + (Statement(_break_point(g)),) + body[cut:]),))
 
 
 def s_exc_across_break(g, depth):
@@ -297,12 +301,12 @@ def s_exc_across_break(g, depth):
     e, keep = g.fresh("e"), g.fresh("err")
     raiser = g.rng.choice((f"raise FuzzError({g.e('int')})", f"raise KeyError({g.ex.fill('$key', 0)})",
                            f"{g.var('list')}[{g.e('int')} + 100]", f"{g.e('int')} // 0"))
-    handler = (Node(_break_point(g)), Node(f"{keep} = {e}"),
-               Node(f"print(type({e}).__name__, {e}.args, {e}.__traceback__ is None)"))
-    after = Node(f"print(repr({keep}), type({keep}.__context__).__name__)")
-    node = Node(f"{keep} = None\ntry:", (Suite(None, (Node(raiser),)),
+    handler = (Statement(_break_point(g)), Statement(f"{keep} = {e}"),
+               Statement(f"print(type({e}).__name__, {e}.args, {e}.__traceback__ is None)"))
+    after = Statement(f"print(repr({keep}), type({keep}.__context__).__name__)")
+    node = Statement(f"{keep} = None\ntry:", (Suite(None, (Statement(raiser),)),
                                           Suite(f"except Exception as {e}:", handler)), hoist=False)
-    return Node(node.head, node.suites + (Suite("finally:", (after,)),), hoist=False)
+    return Statement(node.head, node.suites + (Suite("finally:", (after,)),), hoist=False)
 
 
 # -- objects: a __slots__ class with a property --------------------------------------------------
@@ -314,7 +318,7 @@ def s_slot_object(g, depth):
            f"del {sl}.a\ntry:\n    print({sl}.a)\nexcept AttributeError as e:\n    print('deleted', e)\n"
            f"{sl}.a = {g.e('int')}", _break_point(g)]
     picked = [ops[k] for k in sorted(g.rng.sample(range(len(ops)), g.rng.randint(2, 4)))]
-    node = Node(f"{sl} = Slot({g.e('int')})\n" + "\n".join(picked) + f"\n{v} = {sl}.a + {sl}.b")
+    node = Statement(f"{sl} = Slot({g.e('int')})\n" + "\n".join(picked) + f"\n{v} = {sl}.a + {sl}.b")
     g.scope.define(v, "int")
     return node
 
@@ -324,7 +328,7 @@ def s_bad_call(g, depth):
     call = g.rng.choice(("kwf()", f"kwf({g.e('int')}, a={g.e('int')})", f"kwf(*{g.e('list')}[:0])",
                          f"kwf({g.e('int')}, c={g.e('int')}, **{{'c': 1}})",
                          f"(lambda x, /: x)(x={g.e('int')})"))
-    return Node(f"try:\n    {call}\nexcept TypeError as e:\n    print('bind', e)")
+    return Statement(f"try:\n    {call}\nexcept TypeError as e:\n    print('bind', e)")
 
 
 # -- guards: state changed between calls -----------------------------------------------------------

@@ -28,7 +28,7 @@ import random
 from . import fuzzextra
 from .fuzzexpr import TENSOR_TYPES, Expander, NoCandidate, weighted_choice
 from .fuzzinputs import py_calls, tensor_calls
-from .program import Node, Program, Suite
+from .program import Statement, Program, Suite
 
 PRELUDE_PY = '''\
 import bisect
@@ -173,7 +173,7 @@ class Gen:
         finally:
             self.scope.frames.pop()
 
-    def stmt(self, depth: int) -> Node:
+    def stmt(self, depth: int) -> Statement:
         options = [(w, m) for w, m, needs in self.statements if self._can(needs, depth)]
         for _ in range(20):
             method = self._weighted(options)
@@ -181,7 +181,7 @@ class Gen:
                 return method(self, depth)
             except NoCandidate:
                 continue
-        return Node(f"print({self.e('int')})")
+        return Statement(f"print({self.e('int')})")
 
     def _can(self, needs: str, depth: int) -> bool:
         if "c" in needs and depth >= self.MAX_DEPTH:
@@ -201,11 +201,11 @@ class Gen:
     def _weighted(self, options):
         return weighted_choice(self.rng, options)
 
-    def _new(self, prefix: str, typ: str, value: str, alts=()) -> Node:
+    def _new(self, prefix: str, typ: str, value: str, alts=()) -> Statement:
         """``name = value`` for a fresh name, defined (with `typ`) after its value is built."""
         name = self.fresh(prefix)
         self.scope.define(name, typ)
-        return Node(f"{name} = {value}", alts=tuple(f"{name} = {a}" for a in alts))
+        return Statement(f"{name} = {value}", alts=tuple(f"{name} = {a}" for a in alts))
 
     def ret_value(self) -> str:
         frames = self.scope.frames[self.scope.fn_base:]
@@ -226,17 +226,18 @@ class Gen:
     def s_assign(self, depth):
         typ = self.rng.choice(NEW_VAR_TYPES[self.mode] + ("int", "dict", "str"))
         name = self.var(typ, rebind=True)
-        return Node(f"{name} = {self.e(typ)}", alts=(f"{name} = {self.ex.expr(typ, Expander.MAX_DEPTH)}",))
+        return Statement(f"{name} = {self.e(typ)}", alts=(f"{name} = {self.ex.expr(typ, Expander.MAX_DEPTH)}",))
 
     def s_augassign(self, depth):
         r = self.rng.random()
         if r < 0.5:
-            return Node(f"{self.var('int', rebind=True)} {self.rng.choice(('+=', '-=', '*='))} {self.e('int')}")
+            target = self.var('int', rebind=True)
+            return Statement(f"{target} {self.rng.choice(('+=', '-=', '*='))} {self.e('int')}")
         if r < 0.7:
-            return Node(f"{self.var('list', rebind=True)} += [{self.e('int')}]")
+            return Statement(f"{self.var('list', rebind=True)} += [{self.e('int')}]")
         if r < 0.8 and not self.in_def:
-            return Node(f"G += {self.ex.fill('$small', 0)}")
-        return Node(f"{self.var('str', rebind=True)} += 'y'")
+            return Statement(f"G += {self.ex.fill('$small', 0)}")
+        return Statement(f"{self.var('str', rebind=True)} += 'y'")
 
     def s_list_mut(self, depth):
         xs = self.var("list")
@@ -246,20 +247,20 @@ class Gen:
                  f"del {xs}[0]", f"{xs}.remove({self.e('int')})", f"{xs}[1:2] = [{self.e('int')}]",
                  f"STATE.append(len({xs}))")
         weights = (6, 0.5, 2, 2, 2, 1, 3, 0.4, 0.3, 1, 1)
-        return Node(self.rng.choices(forms, weights)[0])
+        return Statement(self.rng.choices(forms, weights)[0])
 
     def s_dict_mut(self, depth):
         d = self.var("dict")
         key = self.ex.fill("$key", 0)
         forms = (f"{d}[{key}] = {self.e('int')}", f"{d}.pop({key}, None)", f"{d}.update({{{key}: {self.e('int')}}})",
                  f"del {d}[{key}]", f"{d}.setdefault({key}, {self.e('int')})", f"{d}.clear()")
-        return Node(self.rng.choices(forms, (6, 2, 2, 0.3, 2, 0.5))[0])
+        return Statement(self.rng.choices(forms, (6, 2, 2, 0.3, 2, 0.5))[0])
 
     def s_box_mut(self, depth):
         o = self.var("box")
         forms = (f"{o}.v = {self.e('int')}", f"{o}.v += {self.e('int')}", f"{o}.items.append({self.e('int')})",
                  f"{o}.w = {self.e('int')}", f"{o}.bump({self.e('int')})")
-        return Node(self.rng.choice(forms))
+        return Statement(self.rng.choice(forms))
 
     def s_print(self, depth):
         forms = (lambda: f"print({self.e('int')}, {self.e('str')})",
@@ -267,22 +268,22 @@ class Gen:
                  lambda: f"print(*{self.e('list')}, sep=',')",
                  lambda: f"print('at', {self.e('bool')}, end=';\\n')",
                  lambda: f"print(f'{{{self.var('int')}}}:{{{self.var('str')}}}')")
-        return Node(self.rng.choice(forms)())
+        return Statement(self.rng.choice(forms)())
 
     def s_assert(self, depth):
-        return Node(f"assert {self.e('bool')}, 'check ' + str({self.e('int')})")
+        return Statement(f"assert {self.e('bool')}, 'check ' + str({self.e('int')})")
 
     def s_raise(self, depth):
         forms = (f"raise ValueError(f'bad {{{self.var('int')}}}')", f"raise FuzzError({self.e('int')})",
                  f"raise KeyError({self.ex.fill('$key', 0)})", "raise IndexError('fuzz index')")
-        return Node(f"if {self.e('bool')}:", (Suite(None, (Node(self.rng.choice(forms)),)),))
+        return Statement(f"if {self.e('bool')}:", (Suite(None, (Statement(self.rng.choice(forms)),)),))
 
     def s_return(self, depth):
-        return Node(f"if {self.e('bool')}:", (Suite(None, (Node(f"return {self.ret_value()}"),)),))
+        return Statement(f"if {self.e('bool')}:", (Suite(None, (Statement(f"return {self.ret_value()}"),)),))
 
     def s_break(self, depth):
         word = self.rng.choice(("break", "continue"))
-        return Node(f"if {self.e('bool')}:", (Suite(None, (Node(word),)),))
+        return Statement(f"if {self.e('bool')}:", (Suite(None, (Statement(word),)),))
 
     # -- compound statements -------------------------------------------------------------
     def s_if(self, depth):
@@ -293,7 +294,7 @@ class Gen:
             suites.append(Suite(f"elif {self.e('bool')}:", self.block(depth + 1), optional=True))
         if r < 0.6:
             suites.append(Suite("else:", self.block(depth + 1), optional=True))
-        return Node(f"if {cond}:", tuple(suites))
+        return Statement(f"if {cond}:", tuple(suites))
 
     def _iteration(self):
         """(header text, {loop variable: type}) of a for loop over something that cannot grow.
@@ -342,7 +343,7 @@ class Gen:
         suites = [Suite(None, self._loop_body(depth, define))]
         if self.rng.random() < 0.15:
             suites.append(Suite("else:", self.block(depth + 1), optional=True))
-        return Node(f"for {', '.join(names)} in {it}:", tuple(suites))
+        return Statement(f"for {', '.join(names)} in {it}:", tuple(suites))
 
     def s_while(self, depth):
         w = self.fresh("w")
@@ -350,18 +351,19 @@ class Gen:
         self.scope.frozen.add(w)
         bound = self.ex.fill("$small", 0)
         cond = f"{w} < {bound}" + (f" and {self.e('bool')}" if self.rng.random() < 0.3 else "")
-        body = (Node(f"{w} += 1", pinned=True),) + self._loop_body(depth, {})
+        body = (Statement(f"{w} += 1", pinned=True),) + self._loop_body(depth, {})
         suites = [Suite(None, body)]
         if self.rng.random() < 0.15:
             suites.append(Suite("else:", self.block(depth + 1), optional=True))
-        return Node(f"{w} = 0\nwhile {cond}:", tuple(suites), pinned=False)
+        return Statement(f"{w} = 0\nwhile {cond}:", tuple(suites), pinned=False)
 
     def s_try(self, depth):
         suites = [Suite(None, self.block(depth + 1))]
         for _ in range(self.rng.choice((0, 1, 1, 1, 2))):
             err = self.rng.choice(ERRORS)
             if self.rng.random() < 0.5:
-                first = Node(self.rng.choice(("print(type(e).__name__, e)", "print(repr(e))", "print(e.args)")))
+                first = Statement(self.rng.choice(
+                    ("print(type(e).__name__, e)", "print(repr(e))", "print(e.args)")))
                 body = (first,) + self._handler(depth, "e", 1)
                 suites.append(Suite(f"except {err} as e:", body))
             else:
@@ -371,7 +373,7 @@ class Gen:
             suites.append(Suite("else:", self.block(depth + 1), optional=True))
         if not has_handler or self.rng.random() < 0.35:
             suites.append(Suite("finally:", self.block(depth + 1), optional=has_handler))
-        return Node("try:", tuple(suites))
+        return Statement("try:", tuple(suites))
 
     def _handler(self, depth, var, count):
         """The body of an except block; `e` is unbound after an ``except ... as e`` ends."""
@@ -384,34 +386,35 @@ class Gen:
             self.handler_var = None
 
     def s_suppress(self, depth):
-        return Node("with suppress(KeyError, IndexError, ZeroDivisionError):", (Suite(None, self.block(depth + 1)),))
+        return Statement("with suppress(KeyError, IndexError, ZeroDivisionError):",
+                         (Suite(None, self.block(depth + 1)),))
 
     def s_with_ctx(self, depth):
         name = self.fresh("c")
         swallow = self.rng.choice(("False", "False", "True"))
         body = self.block(depth + 1, define={name: "int"})
-        return Node(f"with Ctx({self.e('int')}, {swallow}) as {name}:", (Suite(None, body),))
+        return Statement(f"with Ctx({self.e('int')}, {swallow}) as {name}:", (Suite(None, body),))
 
     def s_walrus(self, depth):
         name = self.fresh("v")
         head = f"if ({name} := {self.e('int')}) > {self.ex.fill('$lit', 0)}:"
         body = self.block(depth + 1)
         self.scope.define(name, "int")          # bound whichever way the test goes
-        return Node(head, (Suite(None, body),))
+        return Statement(head, (Suite(None, body),))
 
     def s_unpack(self, depth):
         r = self.rng.random()
         if r < 0.4:
             first, rest = self.fresh("v"), self.fresh("v")
-            node = Node(f"{first}, *{rest} = {self.e('list')} + [{self.e('int')}]")
+            node = Statement(f"{first}, *{rest} = {self.e('list')} + [{self.e('int')}]")
             self.scope.define(first, "int")
             self.scope.define(rest, "list")
             return node
         if r < 0.7:
             x, y = self.var("int", rebind=True), self.var("int", rebind=True)
-            return Node(f"{x}, {y} = {y}, {x}")
+            return Statement(f"{x}, {y} = {y}, {x}")
         gen, out = self.fresh("g"), self.fresh("v")
-        node = Node(f"{gen} = {self.var('gen')}({self.e('int')})\n{out} = next({gen}, -1) + sum({gen})")
+        node = Statement(f"{gen} = {self.var('gen')}({self.e('int')})\n{out} = next({gen}, -1) + sum({gen})")
         self.scope.define(out, "int")
         return node
 
@@ -422,14 +425,14 @@ class Gen:
             raise NoCandidate("del")
         name = self.rng.choice(sorted(names))
         del self.scope.frames[-1][name]
-        return Node(f"del {name}")
+        return Statement(f"del {name}")
 
     def s_match(self, depth):
         subject = self.e("int")
-        cases = (Node("case 0:", (Suite(None, self.block(depth + 2)),)),
-                 Node(f"case 1 | 2 if {self.e('bool')}:", (Suite(None, self.block(depth + 2)),)),
-                 Node("case _:", (Suite(None, self.block(depth + 2)),)))
-        return Node(f"match {subject} % 3:", (Suite(None, cases),), hoist=False)
+        cases = (Statement("case 0:", (Suite(None, self.block(depth + 2)),)),
+                 Statement(f"case 1 | 2 if {self.e('bool')}:", (Suite(None, self.block(depth + 2)),)),
+                 Statement("case _:", (Suite(None, self.block(depth + 2)),)))
+        return Statement(f"match {subject} % 3:", (Suite(None, cases),), hoist=False)
 
     def _def(self, depth, name, params: dict, body_fn, tail):
         """A nested function: its own locals, the enclosing variables readable (closure cells)."""
@@ -449,14 +452,14 @@ class Gen:
     def s_closure(self, depth):
         name = self.fresh("fn")
         counter = self.fresh("cnt") if self.rng.random() < 0.5 else None
-        pre = (Node(f"nonlocal {counter}", pinned=True), Node(f"{counter} += 1")) if counter else ()
+        pre = (Statement(f"nonlocal {counter}", pinned=True), Statement(f"{counter} += 1")) if counter else ()
         body = self._def(depth, name, {"z": "int"}, lambda: self.block(depth + 1, self.rng.randint(0, 3)),
-                         lambda: (Node(f"return {self.e('int')}", alts=("return z",), pinned=True),))
-        node = Node(f"def {name}(z):", (Suite(None, pre + body),), hoist=False)
+                         lambda: (Statement(f"return {self.e('int')}", alts=("return z",), pinned=True),))
+        node = Statement(f"def {name}(z):", (Suite(None, pre + body),), hoist=False)
         self.scope.define(name, "fn")
         if counter:
             self.scope.define(counter, "int")
-            return Node(f"{counter} = 0\n" + node.head, node.suites, hoist=False)
+            return Statement(f"{counter} = 0\n" + node.head, node.suites, hoist=False)
         return node
 
     def s_lambda(self, depth):
@@ -468,12 +471,12 @@ class Gen:
 
         def body():
             self.scope.define(inner, "int")
-            loop = Node(f"for {inner} in range(m % 4):",
-                        (Suite(None, (Node(f"yield {self.e('int')}", alts=(f"yield {inner}",)),)),))
+            loop = Statement(f"for {inner} in range(m % 4):",
+                        (Suite(None, (Statement(f"yield {self.e('int')}", alts=(f"yield {inner}",)),)),))
             return (loop,)
         node_body = self._def(depth, name, {"m": "int"}, body, lambda: ())
         self.scope.define(name, "gen")
-        return Node(f"def {name}(m):", (Suite(None, node_body),), hoist=False)
+        return Statement(f"def {name}(m):", (Suite(None, node_body),), hoist=False)
 
     # -- tensor statements ------------------------------------------------------------------
     def s_tensor_new(self, depth):
@@ -492,7 +495,7 @@ class Gen:
         if typ == "M":
             forms += [f"{v}[0] = {num}", f"{v}[:, 0] = {self.e('C')}", f"{v}[0].add_({num})",
                       f"{v}[{v} > 1] = {num}", f"{v}.t().mul_({num})", f"{v}[:, -1].sub_({self.e('C')})"]
-        return Node(self.rng.choice(forms))
+        return Statement(self.rng.choice(forms))
 
     def s_tensor_misc(self, depth):
         forms = [lambda: f"{self.var('int', rebind=True)} += {self.e('M')}.shape[0]",
@@ -502,7 +505,7 @@ class Gen:
                  lambda: f"print({self.e('R')})",
                  lambda: f"{self.var('tlist')}.append({self.e('M')})",
                  lambda: f"if {self.var('M')}.requires_grad:\n    ({self.e('M')} * {self.e('M')}).sum().backward()"]
-        return Node(self.rng.choice(forms)())
+        return Statement(self.rng.choice(forms)())
 
     def s_tlist(self, depth):
         return self._new("ts", "tlist", f"[{self.e('M')}, {self.e('M')}]")
@@ -511,11 +514,11 @@ class Gen:
         m = self.var("mod")
         forms = (f"{m}.calls += 1", f"{m}.count.add_(1)", f"{m}.last = {self.e('M')}.detach()",
                  f"{m}.count.copy_({self.e('S')}.detach())", f"print({m}.training, {m}.calls)")
-        return Node(self.rng.choice(forms))
+        return Statement(self.rng.choice(forms))
 
     def s_no_grad(self, depth):
         ctx = self.rng.choice(("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)"))
-        return Node(f"with {ctx}:", (Suite(None, self.block(depth + 1)),))
+        return Statement(f"with {ctx}:", (Suite(None, self.block(depth + 1)),))
 
 
 # (weight, method, needs): c = compound (depth-limited), l = inside a loop,
@@ -546,10 +549,10 @@ def generate(seed: int, mode: str = "py", size: int | None = None, device: str |
         raise ValueError(f"mode must be one of {sorted(PARAMS)}, not {mode!r}")
     extra = tuple(f for f in fuzzextra.FEATURES if f in extra)
     g = Gen(seed, mode, extra)
-    prologue = (Node("global G", pinned=True),)
+    prologue = (Statement("global G", pinned=True),)
     n = size if size is not None else g.rng.randint(4, 14)
     body = tuple(g.stmt(0) for _ in range(n))
-    tail = (Node(f"return {g.ret_value()}", alts=("return None",), pinned=False),)
+    tail = (Statement(f"return {g.ret_value()}", alts=("return None",), pinned=False),)
     if mode == "py":
         calls = py_calls(g.rng)
     else:

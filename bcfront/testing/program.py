@@ -1,7 +1,7 @@
 """The program IR of the fuzzer: a statement tree, its call specs, and rendering to source.
 
 A generated program is a module: a prelude (imports, globals, helper classes)
-and one function ``f``.  The function body is a tree of `Node`s; a compound
+and one function ``f``.  The function body is a tree of `Statement`s; a compound
 statement (if, while, for, try, def, with, match) is a header plus `Suite`s
 (its clauses).  Keeping the tree, not just text, is what lets the shrinker
 delete a statement, hoist a loop body or drop an ``else:`` and still emit
@@ -23,12 +23,12 @@ INDENT = "    "
 class Suite:
     """One clause of a compound statement: its header (None: the statement's own body)."""
     head: str | None
-    body: tuple["Node", ...]
+    body: tuple["Statement", ...]
     optional: bool = False          # the shrinker may drop this clause (else:, finally:, ...)
 
 
 @dataclass(frozen=True, slots=True)
-class Node:
+class Statement:
     """A statement: a simple line, or a compound header with suites.
 
     `alts` are simpler replacements for `head` the shrinker may try.
@@ -94,7 +94,7 @@ class Program:
     mode: str                       # "py" (no torch), "tensor" or "module"
     prelude: str
     params: str                     # the parameter list of f, as source
-    body: tuple[Node, ...]
+    body: tuple[Statement, ...]
     calls: tuple[CallSpec, ...]
     seed: int = 0
     postlude: str = ""
@@ -148,18 +148,18 @@ def from_source(source: str, calls, *, name: str = "repro", mode: str | None = N
                    postlude=tail.strip("\n"), entry=entry)
 
 
-def parse_body(stmts) -> tuple[Node, ...]:
+def parse_body(stmts) -> tuple[Statement, ...]:
     """Statement tree of a list of `ast` statements (heads re-rendered with `ast.unparse`)."""
     return tuple(_node(s) for s in stmts)
 
 
-def _node(s) -> Node:
+def _node(s) -> Statement:
     kind = type(s).__name__
     rule = _COMPOUND.get(kind)
     if rule is None:
-        return Node(ast.unparse(s))
+        return Statement(ast.unparse(s))
     head, suites = rule(s)
-    return Node(head, tuple(suites), hoist=kind not in ("FunctionDef", "Match"))
+    return Statement(head, tuple(suites), hoist=kind not in ("FunctionDef", "Match"))
 
 
 def _if(s):
@@ -205,7 +205,7 @@ def _match(s):
     cases = []
     for c in s.cases:
         guard = f" if {ast.unparse(c.guard)}" if c.guard is not None else ""
-        cases.append(Node(f"case {ast.unparse(c.pattern)}{guard}:", (Suite(None, parse_body(c.body)),)))
+        cases.append(Statement(f"case {ast.unparse(c.pattern)}{guard}:", (Suite(None, parse_body(c.body)),)))
     return f"match {ast.unparse(s.subject)}:", [Suite(None, tuple(cases))]
 
 

@@ -5,7 +5,7 @@ tree: it tries, in order, dropping calls, deleting statements (largest first),
 replacing a compound statement by one of its clause bodies (a loop by its
 body, a try by its try-block), dropping optional clauses (else, elif,
 finally) and replacing a statement by a simpler variant the generator
-recorded (`Node.alts`).  A candidate is kept when it still compiles and
+recorded (`Statement.alts`).  A candidate is kept when it still compiles and
 `still_fails` holds; passes repeat until none makes progress or the attempt
 budget is spent.  Pinned statements (loop counters) are never deleted, so
 shrinking cannot create an endless loop.
@@ -24,7 +24,7 @@ import time
 from dataclasses import replace
 
 from . import differential
-from .program import Node, Program, Suite
+from .program import Statement, Program, Suite
 
 
 def shrink(program: Program, still_fails, *, budget: int = 300, time_limit: float | None = None) -> Program:

@@ -103,7 +103,7 @@ def test_autotune_records_are_json_and_validated(tmp_path):
 
 def _ks_fields(compiled):
     k = compiled.kernels[0]
-    # rebuild the KernelSource the launcher needs from the public KernelInfo
+    # rebuild the KernelSource the launcher needs from the public TritonKernel
     return (k.name, k.source, ("arg0", "buf0"), k.kind, k.numels, k.ops, 0)
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bcfront.report import (Frame, FunctionReport, GraphBreak, GraphInfo, Guard, KernelInfo,
-                            Recompile, Report, SideEffect)
+from bcfront.report import (FunctionReport, GraphBreak, GraphInfo, GuardInfo, KernelInfo,
+                            Recompile, Report, SideEffect, UserFrame)
 
 USER_SOURCE = '''\
 def step(x, n):
@@ -35,18 +35,18 @@ def full_report(path: Path, calls: int = 6) -> Report:
     breaks = (
         GraphBreak("data-dependent-branch", "branch on a tensor value: `y.sum() > 0`",
                    f, 3, "", "POP_JUMP_IF_FALSE at offset 40",
-                   (Frame("main", f, 20, "step(x, 3)"), Frame("step", f, 3, "if y.sum() > 0:")),
+                   (UserFrame("main", f, 20, "step(x, 3)"), UserFrame("step", f, 3, "if y.sum() > 0:")),
                    count=3),
         GraphBreak("io", "print() does I/O [bold]not markup[/bold]", f, 5, "print(\"step\", n)"),
     )
     guards = (
-        Guard("L['x']", "TENSOR_MATCH", "L['x'] is a float32 tensor of shape (4, 8) on cpu",
-              Frame("step", f, 2, "y = x * 2")),
-        Guard("L['n']", "CONSTANT", "L['n'] == 3", Frame("step", f, 5, "print(\"step\", n)")),
-    ) + tuple(Guard(f"G['g{i}']", "ID_MATCH", f"id(G['g{i}']) == {1000 + i}") for i in range(20))
+        GuardInfo("L['x']", "TENSOR_MATCH", "L['x'] is a float32 tensor of shape (4, 8) on cpu",
+                  UserFrame("step", f, 2, "y = x * 2")),
+        GuardInfo("L['n']", "CONSTANT", "L['n'] == 3", UserFrame("step", f, 5, "print(\"step\", n)")),
+    ) + tuple(GuardInfo(f"G['g{i}']", "ID_MATCH", f"id(G['g{i}']) == {1000 + i}") for i in range(20))
     recompiles = tuple(
         Recompile("step", f"L['n'] == {i}", "L['n']", str(i), str(i + 1),
-                  "the value of L['n'] changed", Frame("step", f, 5, "print(\"step\", n)"))
+                  "the value of L['n'] changed", UserFrame("step", f, 5, "print(\"step\", n)"))
         for i in range(calls - 2))
     graphs = (
         GraphInfo("step", "eager", 2, "def graph_0(x):\n    y = x * 2\n    return y.sum() > 0, y"),

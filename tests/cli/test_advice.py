@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from bcfront.cli.advice import FALLBACK_FIX, Failure, enrich, storm_warnings, suggest_fix
-from bcfront.report import FunctionReport, GraphBreak, Guard, Recompile, Report
+from bcfront.report import FunctionReport, GraphBreak, GuardInfo, Recompile, Report
 
 
 def recompiles(n, source="L['n']", expr="L['n'] == {i}", expected="{i}", actual="{j}"):
@@ -62,7 +62,7 @@ def test_enrich_adds_storm_and_source_lines_once(tmp_path):
     fr = FunctionReport("f", str(src), 1,
                         graph_breaks=(GraphBreak("data-dependent-branch", "m", str(src), 2),),
                         recompiles=recompiles(3), calls=4,
-                        guards=(Guard("L['n']", "CONSTANT", "L['n'] == 2"),))
+                        guards=(GuardInfo("L['n']", "CONSTANT", "L['n'] == 2"),))
     out = enrich(Report((fr,))).functions[0]
     assert out.graph_breaks[0].source_line == "if x.sum() > 0:"
     assert len(out.warnings) == 1 and "recompile storm" in out.warnings[0]

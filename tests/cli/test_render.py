@@ -134,9 +134,9 @@ def test_identical_graphs_are_grouped():
 
 
 def test_guards_on_arguments_come_first():
-    from bcfront.report import Guard
-    noise = tuple(Guard(f"torch.nn.hooks_{i}", "LENGTH", f"len(h{i}) == 0") for i in range(20))
-    gs = noise + (Guard("L['x']", "TENSOR_MATCH", "x is a tensor"),)
+    from bcfront.report import GuardInfo
+    noise = tuple(GuardInfo(f"torch.nn.hooks_{i}", "LENGTH", f"len(h{i}) == 0") for i in range(20))
+    gs = noise + (GuardInfo("L['x']", "TENSOR_MATCH", "x is a tensor"),)
     out = render(Report((_fr(guards=gs),)), width=200)
     assert "L['x']" in out and "Guards (21)  20 LENGTH, 1 TENSOR_MATCH" in out
     assert out.index("L['x']") < out.index("torch.nn.hooks_0")

@@ -1,7 +1,7 @@
 """Breaks inside loops: continuations as tail calls (pure Python, 3.11-3.13, no torch).
 
 A break inside a loop reaches the same continuation on every iteration; the
-continuations run as tail calls (`frontend.tailcalls`), so the stack depth
+continuations run as tail calls (`frontend.regions.tailcalls`), so the stack depth
 does not grow per iteration: 10,000 iterations with a break each work under
 a low recursion limit.  Oracle: CPython running the same function (results,
 printed output in order, exceptions).

@@ -2,7 +2,7 @@
 
     compiled = compile_fx(gm, example_inputs)
     compiled(*inputs)          # same results as gm(*inputs)
-    compiled.kernels           # [KernelInfo(name, ops, source, kind, numels)]
+    compiled.kernels           # [TritonKernel(name, ops, source, kind, numels)]
     compiled.fallback_ops      # aten ops left to torch
     compiled.wrapper_source    # the generated host function
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["compile_fx", "TritonConfig", "CompiledGraph"]
+__all__ = ["compile_fx", "TritonConfig", "CompiledTritonGraph"]
 
 
 @dataclass(frozen=True)
@@ -34,12 +34,12 @@ class TritonConfig:
 def compile_fx(gm, example_inputs, config: TritonConfig | None = None):
     """Compile an FX graph for the inputs' shapes, strides and dtypes; other
     input layouts are compiled on first sight."""
-    from .compile import CompiledGraph
-    return CompiledGraph(gm, list(example_inputs), config or TritonConfig())
+    from .compile import CompiledTritonGraph
+    return CompiledTritonGraph(gm, list(example_inputs), config or TritonConfig())
 
 
 def __getattr__(name):
-    if name == "CompiledGraph":
-        from .compile import CompiledGraph
-        return CompiledGraph
+    if name == "CompiledTritonGraph":
+        from .compile import CompiledTritonGraph
+        return CompiledTritonGraph
     raise AttributeError(name)

@@ -1,4 +1,4 @@
-"""`CompiledGraph`: the callable `compile_fx` returns, one specialization per input signature."""
+"""`CompiledTritonGraph`: the callable `compile_fx` returns, one specialization per input signature."""
 from __future__ import annotations
 
 import torch
@@ -11,7 +11,7 @@ from .frontend import trace_aten
 from .fuse import KernelPlan, schedule
 from .lower import lower_program
 from .runtime import Launcher, cache_root, interpreting, private_dir
-from .wrapper import KernelInfo, build
+from .wrapper import TritonKernel, build
 
 
 def signature(args, aliasing: bool = False) -> tuple:
@@ -79,7 +79,7 @@ class Specialization:
                               looped_rblock=config.looped_rblock)
                 sources[id(st)] = ks
                 launchers[id(st)] = Launcher(ks, root, autotune=config.autotune)
-                self.kernels.append(KernelInfo(ks.name, ks.ops, ks.source, ks.kind, ks.numels))
+                self.kernels.append(TritonKernel(ks.name, ks.ops, ks.source, ks.kind, ks.numels))
         # input mutations are written back with torch's copy_ after the last kernel
         self.fallback_ops = self.fallback_ops + ["aten.copy_"] * len(prog.copy_backs)
         self.mutates = bool(prog.copy_backs)
@@ -99,7 +99,7 @@ def _check_device(prog) -> None:
                        f"TRITON_INTERPRET=1), not on {dev.type}")
 
 
-class CompiledGraph:
+class CompiledTritonGraph:
     """Callable with the same inputs and outputs as the graph it was built from."""
 
     def __init__(self, gm, example_inputs, config):

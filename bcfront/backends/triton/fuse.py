@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import index as ix
-from .ir import Arena, Compute, Extern, Program, contiguous_strides, numel
+from .ir import Arena, Compute, Extern, LoweredProgram, contiguous_strides, numel
 
 
 def space_of(node: Compute) -> tuple:
@@ -180,7 +180,7 @@ def _empty(node: Compute) -> bool:
 MAX_LOOKBACK = 16
 
 
-def schedule(prog: Program, fuse: bool = True) -> list:
+def schedule(prog: LoweredProgram, fuse: bool = True) -> list:
     """Order the program into steps: `KernelPlan`s and `Extern`s.
 
     Each node joins the fusible kernel (no earlier than its last producer) that
@@ -224,7 +224,7 @@ def schedule(prog: Program, fuse: bool = True) -> list:
     return steps
 
 
-def _mark_stored(prog: Program, steps: list) -> None:
+def _mark_stored(prog: LoweredProgram, steps: list) -> None:
     """A buffer is written to memory iff something outside its kernel reads it."""
     arena = prog.arena
     owner = {}

@@ -75,7 +75,7 @@ def identity(kind: str, dtype: str):
 
 
 @dataclass(frozen=True, slots=True)
-class Node:
+class ScalarOp:
     """One scalar operation.  `attr` holds leaf data:
 
     load:   (buffer_name, ix.Affine offset); args = (mask,) or ()
@@ -96,13 +96,13 @@ class Node:
 
 
 class Arena:
-    """Interning store of `Node`s; an expression is an int id into `nodes`."""
+    """Interning store of `ScalarOp`s; an expression is an int id into `nodes`."""
 
     __slots__ = ("nodes", "_ids")
 
     def __init__(self):
-        self.nodes: list[Node] = []
-        self._ids: dict[Node, int] = {}
+        self.nodes: list[ScalarOp] = []
+        self._ids: dict[ScalarOp, int] = {}
 
     def add(self, op: str, args=(), dtype: str = "float32", attr=None) -> int:
         if op not in OPS:
@@ -113,7 +113,7 @@ class Arena:
         folded = _fold(self, op, args, dtype)
         if folded is not None:
             return folded
-        n = Node(op, args, dtype, attr)
+        n = ScalarOp(op, args, dtype, attr)
         i = self._ids.get(n)
         if i is None:
             i = len(self.nodes)
@@ -121,7 +121,7 @@ class Arena:
             self._ids[n] = i
         return i
 
-    def __getitem__(self, i: int) -> Node:
+    def __getitem__(self, i: int) -> ScalarOp:
         return self.nodes[i]
 
     # ---- convenience builders
@@ -179,7 +179,7 @@ class Arena:
                     stack.append((a, False))
         return out
 
-    def rewrite(self, roots, leaf_fn: Callable[[int, Node], int | None]) -> list[int]:
+    def rewrite(self, roots, leaf_fn: Callable[[int, ScalarOp], int | None]) -> list[int]:
         """Rebuild the DAG under `roots`; `leaf_fn(id, node)` may replace any node
         (given its already-rewritten args via the returned mapping)."""
         new: dict[int, int] = {}
@@ -187,7 +187,7 @@ class Arena:
             n = self.nodes[i]
             args = tuple(new[a] for a in n.args)
             if args != n.args:
-                n = Node(n.op, args, n.dtype, n.attr)
+                n = ScalarOp(n.op, args, n.dtype, n.attr)
             r = leaf_fn(i, n)
             new[i] = r if r is not None else self.add(n.op, n.args, n.dtype, n.attr)
         return [new[r] for r in roots]
@@ -199,7 +199,7 @@ class Arena:
                 return m
             return mask if m is None else self.add("and", (m, mask), "bool")
 
-        def leaf(_, n: Node):
+        def leaf(_, n: ScalarOp):
             if n.op == "load":
                 buf, off = n.attr
                 off = ix.substitute(off, mapping, ranges)
@@ -218,7 +218,7 @@ class Arena:
             return None
         return self.rewrite(roots, leaf)
 
-    def loads(self, roots) -> list[Node]:
+    def loads(self, roots) -> list[ScalarOp]:
         """Every memory read under `roots`: direct loads and gathers (attr (buf, offset))."""
         return [self.nodes[i] for i in self.postorder(roots) if self.nodes[i].op in _MEMORY_OPS]
 
@@ -371,7 +371,7 @@ class TensorRef:
 
 
 @dataclass(slots=True)
-class Program:
+class LoweredProgram:
     """The whole lowered graph."""
     arena: Arena
     inputs: list            # of (name, Layout) in placeholder order

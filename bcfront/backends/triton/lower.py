@@ -1,4 +1,4 @@
-"""Lowering: a functional aten graph becomes a `Program` of loop-level nodes.
+"""Lowering: a functional aten graph becomes a `LoweredProgram` of loop-level nodes.
 
 Each fx node's value is a `TV`: one scalar expression per element, over index
 variables ``i0..`` of its shape.  Pointwise ops and views only build bigger
@@ -17,7 +17,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from . import index as ix
-from .ir import (Arena, Compute, Extern, Layout, Program, TensorRef, contiguous_strides,
+from .ir import (Arena, Compute, Extern, Layout, LoweredProgram, TensorRef, contiguous_strides,
                  ivars, numel, ranges_of, FLOAT_DTYPES, INT_DTYPES)
 
 SUPPORTED_DTYPES = FLOAT_DTYPES + INT_DTYPES + ("bool",)
@@ -289,7 +289,7 @@ def _functional_variant(target):
     return getattr(packet, target._overloadname, None)
 
 
-def lower_program(gm: torch.fx.GraphModule) -> tuple[Program, list]:
+def lower_program(gm: torch.fx.GraphModule) -> tuple[LoweredProgram, list]:
     """Lower every node of `gm`; returns the program and the fallback op names."""
     from . import rules_gather, rules_pointwise, rules_reduce, rules_views  # noqa: F401  (register rules)
     low = Lowering(gm)
@@ -367,8 +367,8 @@ def lower_program(gm: torch.fx.GraphModule) -> tuple[Program, list]:
             ref = TensorRef(low.compute(lay.shape, copy.expr, lay))
         returned.add(ref.base)
         outs.append(ref)
-    prog = Program(low.arena, low.inputs, low.constants, low.nodes, outs, low.copy_backs,
-                   low.layouts, low.device)
+    prog = LoweredProgram(low.arena, low.inputs, low.constants, low.nodes, outs, low.copy_backs,
+                          low.layouts, low.device)
     return prog, fallback
 
 

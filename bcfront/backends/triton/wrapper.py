@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import torch
 
 from .fuse import KernelPlan
-from .ir import Compute, Extern, Program, TensorRef
+from .ir import Compute, Extern, LoweredProgram, TensorRef
 
 
 @dataclass(frozen=True, slots=True)
-class KernelInfo:
+class TritonKernel:
     """What explain shows for a generated kernel."""
     name: str
     ops: tuple
@@ -36,7 +36,7 @@ def _replay(steps):
 
 
 class _Builder:
-    def __init__(self, prog: Program):
+    def __init__(self, prog: LoweredProgram):
         self.prog = prog
         self.lines: list[str] = []
         self.glob: dict = {"torch": torch, "K": [], "E": [], "V": [], "C": [], "empty_strided": torch.empty_strided}
@@ -55,7 +55,7 @@ class _Builder:
         self.lines.append("    " + line)
 
 
-def build(prog: Program, steps: list, launchers: dict, sources: dict) -> tuple:
+def build(prog: LoweredProgram, steps: list, launchers: dict, sources: dict) -> tuple:
     """Return ``(call, source)``: `call(args)` runs the graph and returns the flat outputs."""
     b = _Builder(prog)
     names = [n for n, _ in prog.inputs]
@@ -120,7 +120,7 @@ def build(prog: Program, steps: list, launchers: dict, sources: dict) -> tuple:
     return ns["call"], source
 
 
-def _last_uses(prog: Program, steps: list) -> dict:
+def _last_uses(prog: LoweredProgram, steps: list) -> dict:
     """Index of the last step that reads each buffer (copy-backs count as the end)."""
     last: dict[str, int] = {}
     for k, st in enumerate(steps):

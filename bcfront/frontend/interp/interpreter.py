@@ -19,6 +19,7 @@ import builtins as _py_builtins
 import inspect
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ..semantics import objects
 from ..regions import tracebacks
 from ..model.frame import Frame
@@ -58,7 +59,7 @@ def _loop(tx, frame: Frame):
     handlers = HANDLERS
     while True:
         if frame.ip >= n:
-            raise UnsupportedError("malformed-bytecode", "execution ran past the last instruction")
+            raise UnsupportedError(BreakReason.MALFORMED_BYTECODE, "execution ran past the last instruction")
         ins = instrs[frame.ip]
         frame.cur = ins
         frame.snap = frame.stack[:]
@@ -69,7 +70,7 @@ def _loop(tx, frame: Frame):
         frame.ip += 1
         tx.steps += 1
         if tx.steps > STEP_LIMIT:
-            raise UnsupportedError("step-limit", f"more than {STEP_LIMIT} instructions traced")
+            raise UnsupportedError(BreakReason.STEP_LIMIT, f"more than {STEP_LIMIT} instructions traced")
         handler = handlers.get(ins.op, unsupported_opcode)
         try:
             sig = handler(tx, frame, ins)
@@ -82,7 +83,7 @@ def _loop(tx, frame: Frame):
         except NotConst as e:
             # a model needed a constant where the trace has a symbolic value (range() of an
             # object with __index__, ...): the instruction runs natively, not an internal error
-            raise UnsupportedError("unsupported-call", f"{ins.opname} needs a constant, got "
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{ins.opname} needs a constant, got "
                                    f"{e.args[0].describe() if e.args else '?'}") from None
         if sig is not None:
             return sig
@@ -246,11 +247,12 @@ def inline_call(tx, fnv, args, kwargs):
     """Call a Python function value by interpreting its bytecode in a child frame."""
     code, fn_globals, cells, defaults, kwdefaults, qualname = objects.function_parts(tx, fnv)
     if code.co_flags & CO_ASYNC:
-        raise UnsupportedError("async", f"{qualname} is a coroutine or async generator")
+        raise UnsupportedError(BreakReason.ASYNC, f"{qualname} is a coroutine or async generator")
     if code in tx.no_inline:
-        raise UnsupportedError("callee-break", f"{qualname} breaks the graph; it is called, not inlined")
+        raise UnsupportedError(BreakReason.CALLEE_BREAK,
+                               f"{qualname} breaks the graph; it is called, not inlined")
     if len(tx.frames) > INLINE_DEPTH_LIMIT:
-        raise UnsupportedError("recursion-limit",
+        raise UnsupportedError(BreakReason.RECURSION_LIMIT,
                                f"inlining deeper than {INLINE_DEPTH_LIMIT} calls ({qualname})")
     try:
         locals_ = bind(code, args, kwargs, defaults, kwdefaults, _sym_tuple, _sym_dict)
@@ -268,7 +270,7 @@ def inline_call(tx, fnv, args, kwargs):
         frame.generator = gen
         return gen
     if kind != "return":
-        raise UnsupportedError("unsupported-generator", f"{kind} outside a generator")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_GENERATOR, f"{kind} outside a generator")
     return value
 
 
@@ -311,7 +313,7 @@ def check_dropped_generators(tx, frame: Frame, kept=None) -> None:
         return
     for v in list(frame.locals.values()) + frame.stack[:-1]:
         if v is not kept and dropping_pending_generator(tx, v):
-            raise UnsupportedError("generator-cleanup", "a generator suspended inside try/with is "
+            raise UnsupportedError(BreakReason.GENERATOR_CLEANUP, "a generator suspended inside try/with is "
                                    "dropped: its cleanup runs when it is collected")
 
 

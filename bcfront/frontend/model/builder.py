@@ -30,6 +30,8 @@ import sys
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from .guard_kinds import GuardKind, TensorMatch
 from .sources import item_source, attr_source
 from .values import Const, ListV, TupleV, DictV, SetV, ObjectV, PartialV, MethodV, CellV
 
@@ -66,31 +68,31 @@ def wrap(tx, obj, source=None, guard=True):
     g = tx.guard if (guard and source is not None) else _no_guard
     t = type(obj)
     if t in CONST_TYPES:
-        g("CONSTANT_MATCH", source, obj)
+        g(GuardKind.CONSTANT_MATCH, source, obj)
         return Const(obj, source)
     if is_tensor(obj):
         return wrap_tensor(tx, obj, source, guard)
     if is_torch_const(obj):
         torch = torch_mod()
-        g("ID_MATCH" if isinstance(obj, torch.dtype) else "CONSTANT_MATCH", source, obj)
+        g(GuardKind.ID_MATCH if isinstance(obj, torch.dtype) else GuardKind.CONSTANT_MATCH, source, obj)
         return Const(obj, source)
     known = tx.by_id.get(id(obj)) if source is not None else None
     if known is not None and getattr(known, "obj", known) is not None:
         if known.source is not None and known.source != source and guard and t not in (tuple,):
-            g("ID_MATCH", source, obj)
+            g(GuardKind.ID_MATCH, source, obj)
         return known
     if t is tuple or is_namedtuple_class(t) or is_structseq_class(t) or _is_size(t):
         if len(obj) > CONTAINER_LIMIT:
-            raise UnsupportedError("large-container", f"a {t.__name__} of {len(obj)} items")
-        g("TYPE_MATCH", source, t)
-        g("LENGTH", source, len(obj))
+            raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a {t.__name__} of {len(obj)} items")
+        g(GuardKind.TYPE_MATCH, source, t)
+        g(GuardKind.LENGTH, source, len(obj))
         items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return TupleV(items, t, source)
     if t is list:
         if len(obj) > CONTAINER_LIMIT:
-            raise UnsupportedError("large-container", f"a list of {len(obj)} items")
-        g("TYPE_MATCH", source, t)
-        g("LENGTH", source, len(obj))
+            raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a list of {len(obj)} items")
+        g(GuardKind.TYPE_MATCH, source, t)
+        g(GuardKind.LENGTH, source, len(obj))
         v = ListV([], source)
         _remember(tx, obj, v, source)
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
@@ -99,8 +101,8 @@ def wrap(tx, obj, source=None, guard=True):
         if len(obj) > CONTAINER_LIMIT or not all(type(k) in CONST_TYPES or is_torch_const(k)
                                                  for k in obj):
             return _opaque(tx, obj, source, g)
-        g("TYPE_MATCH", source, t)
-        g("DICT_KEYS", source, tuple(obj))
+        g(GuardKind.TYPE_MATCH, source, t)
+        g(GuardKind.DICT_KEYS, source, tuple(obj))
         v = DictV({}, t, source)
         _remember(tx, obj, v, source)
         v.entries = {k: (Const(k), wrap(tx, x, item_source(source, k), guard))
@@ -109,20 +111,20 @@ def wrap(tx, obj, source=None, guard=True):
     if t is set or t is frozenset:
         if all(type(k) in CONST_TYPES for k in obj):
             # a copy of a set: the live set as the expected value would always equal itself (O48)
-            g("CONSTANT_MATCH", source, obj if t is frozenset else set(obj))
+            g(GuardKind.CONSTANT_MATCH, source, obj if t is frozenset else set(obj))
             v = SetV({k: Const(k) for k in obj}, t is frozenset, source)
             if t is set:
                 _remember(tx, obj, v, source)
             return v
         return _opaque(tx, obj, source, g)
     if t is functools.partial:
-        g("TYPE_MATCH", source, t)
+        g(GuardKind.TYPE_MATCH, source, t)
         func = wrap(tx, obj.func, attr_source(source, "func"), guard)
         args = wrap(tx, obj.args, attr_source(source, "args"), guard)
         kw = wrap(tx, obj.keywords, attr_source(source, "keywords"), guard)
         return PartialV(func, args.items, {k: e[1] for k, e in kw.entries.items()}, source)
     if t is types.MethodType:
-        g("TYPE_MATCH", source, t)
+        g(GuardKind.TYPE_MATCH, source, t)
         func = wrap(tx, obj.__func__, attr_source(source, "__func__"), guard)
         self_v = wrap(tx, obj.__self__, attr_source(source, "__self__"), guard)
         return MethodV(func, self_v, source)
@@ -131,7 +133,7 @@ def wrap(tx, obj, source=None, guard=True):
     if t in _ITERATOR_TYPES and source is not None:
         return _wrap_iterator(tx, obj, source, guard)
     if _is_id_matched(obj):
-        g("ID_MATCH", source, obj)
+        g(GuardKind.ID_MATCH, source, obj)
         v = ObjectV(obj, source)
         if source is not None:
             _remember(tx, obj, v, source)
@@ -140,7 +142,7 @@ def wrap(tx, obj, source=None, guard=True):
 
 
 def _opaque(tx, obj, source, g):
-    g("TYPE_MATCH", source, type(obj))
+    g(GuardKind.TYPE_MATCH, source, type(obj))
     v = ObjectV(obj, source)
     if source is not None:
         _remember(tx, obj, v, source)
@@ -185,25 +187,27 @@ def wrap_tensor(tx, t, source, guard=True):
     known = tx.by_id.get(id(t))
     if known is not None:
         if guard and source is not None and known.source is not None and known.source != source:
-            tx.guard("TENSOR_ALIAS", source, known.source)
+            tx.guard(GuardKind.TENSOR_ALIAS, source, known.source)
         return known
     torch = torch_mod()
     ptype = type(t)
     if ptype is not torch.Tensor and not isinstance(t, torch.nn.Parameter):
-        raise UnsupportedError("tensor-subclass",
+        raise UnsupportedError(BreakReason.TENSOR_SUBCLASS,
                                f"tensor subclass {ptype.__qualname__} is not supported")
     if source is None:
-        raise UnsupportedError("tensor-without-source", "a tensor with no way to fetch it at run time")
+        raise UnsupportedError(BreakReason.TENSOR_WITHOUT_SOURCE,
+                               "a tensor with no way to fetch it at run time")
     env = tx.torch_env()
     from .values import TensorV
     try:
         fake = env.from_real(t)
     except Exception as e:  # sparse, nested or quantized tensors and the like
-        raise UnsupportedError("fake-tensor", f"cannot make a fake tensor of this input: {e}") from None
+        raise UnsupportedError(BreakReason.FAKE_TENSOR,
+                               f"cannot make a fake tensor of this input: {e}") from None
     node = tx.graph.add_input(source, fake)
     if guard:
-        tx.guard("TENSOR_MATCH", source,
-                 (ptype, t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad),
+        tx.guard(GuardKind.TENSOR_MATCH, source,
+                 TensorMatch(ptype, t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad),
                  example=t)
     v = TensorV(node, fake, ptype, source)
     tx.by_id[id(t)] = v
@@ -223,7 +227,7 @@ def _wrap_iterator(tx, it, source, guard):
     from .values import EnumerateIterV, MapIterV, RangeIterV, SeqIterV, ZipIterV
     kind = _ITERATOR_TYPES[type(it)]
     g = tx.guard if guard else _no_guard
-    g("TYPE_MATCH", source, type(it))
+    g(GuardKind.TYPE_MATCH, source, type(it))
     red = it.__reduce__()
     rsrc = ReduceSource(source)
     args = red[1]
@@ -234,14 +238,14 @@ def _wrap_iterator(tx, it, source, guard):
             return v
         seq_src = item_source(item_source(rsrc, 1), 0)
         index = red[2] if len(red) > 2 and red[2] is not None else 0
-        g("CONSTANT_MATCH", item_source(rsrc, 2), red[2] if len(red) > 2 else None)
+        g(GuardKind.CONSTANT_MATCH, item_source(rsrc, 2), red[2] if len(red) > 2 else None)
         if kind == "range":
-            g("CONSTANT_MATCH", seq_src, args[0])
+            g(GuardKind.CONSTANT_MATCH, seq_src, args[0])
             v = RangeIterV(args[0], index)
         else:
             seq = wrap(tx, args[0], seq_src, guard)
             if not isinstance(seq, (ListV, TupleV)):     # a list subclass (traceback's StackSummary)
-                raise UnsupportedError("unsupported-iterator",
+                raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR,
                                        f"an iterator over a {type(args[0]).__name__} from outside")
             v = SeqIterV(seq, index)
         v.source = source
@@ -253,15 +257,15 @@ def _wrap_iterator(tx, it, source, guard):
     inner = [wrap(tx, a, item_source(item_source(rsrc, 1), i), guard) for i, a in enumerate(args)]
     if kind == "zip":
         # zip(strict=True) reduces to a third item, the flag; a plain zip to two (O37)
-        g("LENGTH", rsrc, len(red))
+        g(GuardKind.LENGTH, rsrc, len(red))
         strict = False
         if len(red) > 2:
-            g("CONSTANT_MATCH", item_source(rsrc, 2), red[2])
+            g(GuardKind.CONSTANT_MATCH, item_source(rsrc, 2), red[2])
             strict = bool(red[2])
         return ZipIterV(inner, strict)
     return MapIterV(inner[0], inner[1:])
 
 
 def _const_arg(g, rsrc, args, i):
-    g("CONSTANT_MATCH", item_source(item_source(rsrc, 1), i), args[i])
+    g(GuardKind.CONSTANT_MATCH, item_source(item_source(rsrc, 1), i), args[i])
     return args[i]

@@ -4,7 +4,7 @@ During the trace each write to an outside object — a list, dict or set that
 came in (or is reachable from an input or a global), an attribute of an
 object or ``nn.Module`` (buffers included), a global, a closure cell — goes
 through `Tracer.mark_mutated`, which calls `note` here.  `note` appends an
-`Effect` (kind, target as a source expression, source line, position in the
+`LoggedEffect` (kind, target as a source expression, source line, position in the
 graph) to ``tx.effect_log`` through the journal, so an inlined call that is
 rolled back takes its effects with it.
 
@@ -26,7 +26,7 @@ LOG = "effect_log"
 
 
 @dataclass(frozen=True, slots=True)
-class Effect:
+class LoggedEffect:
     kind: str                  # setattr, delattr, buffer, global, del-global, nonlocal, list.append, ...
     target: str                # a source expression: L['self'].count, G['cache'], L['xs']
     filename: str | None
@@ -47,7 +47,7 @@ def note(tx, value) -> None:
     loc = tx.loc()
     filename, lineno = (loc.filename, loc.lineno) if loc is not None else (None, None)
     pos = len(tx.graph.body)
-    new = [Effect(kind, target, filename, lineno, pos) for kind, target in _describe(tx, value)]
+    new = [LoggedEffect(kind, target, filename, lineno, pos) for kind, target in _describe(tx, value)]
     if new:
         if not hasattr(tx, LOG):
             setattr(tx, LOG, ())

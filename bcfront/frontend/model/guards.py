@@ -18,8 +18,9 @@ The generated function reads each such module's instance dict and stores
 once into locals (`ModuleViews`) instead of going through
 ``nn.Module.__getattr__``-hooked attribute access for every check.
 
-The kinds, their cost class and their readable form live in one table,
-`KINDS`.  On a miss, `first_failure` evaluates the guards one at a time to say
+The kinds (`GuardKind`, with what each one's expected value holds, in
+`guard_kinds.py`), their cost class and their readable form live in one
+table, `KINDS`.  On a miss, `first_failure` evaluates the guards one at a time to say
 which one failed, with the expected and the actual value.
 """
 from __future__ import annotations
@@ -29,17 +30,19 @@ import sys
 from dataclasses import dataclass, field
 
 from ...ir.graph import is_literal, qualified_name
+from .guard_kinds import GuardKind, StorageLayout, TensorMatch
 from .namespace import Namespace
 from .sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 
 
 @dataclass(frozen=True, slots=True)
 class Guard:
-    kind: str
+    """One checked fact; `GuardKind`'s meanings say what `expected` and `extra` hold per kind."""
+    kind: GuardKind
     source: object                  # a Source, or None for global state
     expected: object = None         # what the check compares with
     extra: object = None            # kind-specific (an attribute name, a state name, ...)
-    first_use: object = None        # report.Frame where the value was first used
+    first_use: object = None        # report.UserFrame where the value was first used
     # Example value used to build C++ tensor checks; not part of identity.
     example: object = field(default=None, compare=False, hash=False)
 
@@ -85,17 +88,17 @@ def _has_signed_zero(v) -> bool:
 
 
 def _tensor_py(g: Guard, s: str, ns: Namespace) -> str:
-    ptype, dtype, device, shape, stride, rg = g.expected
-    return (f"{ns.helper('type')}({s}) is {ns.const(ptype)} and {s}.dtype is {ns.const(dtype)} "
-            f"and {s}.device == {ns.const(device)} and {s}.shape == {shape!r} "
-            f"and {s}.stride() == {stride!r} and {s}.requires_grad is {rg!r}")
+    t: TensorMatch = g.expected
+    return (f"{ns.helper('type')}({s}) is {ns.const(t.ptype)} and {s}.dtype is {ns.const(t.dtype)} "
+            f"and {s}.device == {ns.const(t.device)} and {s}.shape == {t.shape!r} "
+            f"and {s}.stride() == {t.stride!r} and {s}.requires_grad is {t.requires_grad!r}")
 
 
 def _tensor_readable(g: Guard) -> str:
-    ptype, dtype, device, shape, stride, rg = g.expected
-    s = g.source.readable()
-    return (f"check_tensor({s}, {_type_name(ptype)}, {dtype}, device={str(device)!r}, "
-            f"shape={list(shape)}, stride={list(stride)}, requires_grad={rg})")
+    t: TensorMatch = g.expected
+    return (f"check_tensor({g.source.readable()}, {_type_name(t.ptype)}, {t.dtype}, "
+            f"device={str(t.device)!r}, shape={list(t.shape)}, stride={list(t.stride)}, "
+            f"requires_grad={t.requires_grad})")
 
 
 def _state_check(g: Guard, s: str, ns: Namespace) -> str:
@@ -129,8 +132,9 @@ def storage_signature(*tensors) -> tuple:
 
 
 def _storage_check(g: Guard, ns: Namespace) -> str:
-    srcs = ", ".join(ns.spell(x) for x in g.expected[0])
-    return f"{ns.const(storage_signature)}({srcs}) == {g.expected[1]!r}"
+    layout: StorageLayout = g.expected
+    srcs = ", ".join(ns.spell(x) for x in layout.sources)
+    return f"{ns.const(storage_signature)}({srcs}) == {layout.signature!r}"
 
 
 # nn.Module.__call__ runs forward directly when these four are empty (the keyword and
@@ -148,39 +152,52 @@ def _hooks_check(g: Guard, s: str, ns: Namespace) -> str:
 
 # kind -> (cost class, readable(g), code(g, source_expr, ns))
 KINDS = {
-    "ID_MATCH": (0, lambda g: f"{g.source.readable()} is {_describe(g.expected)}",
-                 lambda g, s, ns: f"{s} is {ns.const(g.expected)}"),
-    "TYPE_MATCH": (0, lambda g: f"type({g.source.readable()}) is {_type_name(g.expected)}",
-                   lambda g, s, ns: f"{ns.helper('type')}({s}) is {ns.const(g.expected)}"),
-    "CONSTANT_MATCH": (1, lambda g: f"{g.source.readable()} == {g.expected!r:.80}",
-                       _const_check),
-    "LENGTH": (1, lambda g: f"len({g.source.readable()}) == {g.expected}",
-               lambda g, s, ns: f"{ns.helper('len')}({s}) == {g.expected}"),
-    "DICT_KEYS": (2, lambda g: f"list({g.source.readable()}.keys()) == {list(g.expected)!r:.120}",
-                  lambda g, s, ns: f"{ns.helper('list')}({s}) == {ns.const(list(g.expected), 'keys')}"),
-    "NOT_PRESENT": (1, lambda g: f"{g.extra!r} not in {g.source.readable()}",
-                    lambda g, s, ns: f"{g.extra!r} not in {s}"),
-    "HASATTR": (1, lambda g: f"hasattr({g.source.readable()}, {g.extra!r}) is {g.expected}",
-                lambda g, s, ns: f"{ns.helper('hasattr')}({s}, {g.extra!r}) is {g.expected!r}"),
-    "NO_HOOKS": (1, lambda g: " and ".join(f"not {g.source.readable()}.{n}" for n in g.extra),
-                 _hooks_check),
+    GuardKind.ID_MATCH: (
+        0, lambda g: f"{g.source.readable()} is {_describe(g.expected)}",
+        lambda g, s, ns: f"{s} is {ns.const(g.expected)}"),
+    GuardKind.TYPE_MATCH: (
+        0, lambda g: f"type({g.source.readable()}) is {_type_name(g.expected)}",
+        lambda g, s, ns: f"{ns.helper('type')}({s}) is {ns.const(g.expected)}"),
+    GuardKind.CONSTANT_MATCH: (
+        1, lambda g: f"{g.source.readable()} == {g.expected!r:.80}",
+        _const_check),
+    GuardKind.LENGTH: (
+        1, lambda g: f"len({g.source.readable()}) == {g.expected}",
+        lambda g, s, ns: f"{ns.helper('len')}({s}) == {g.expected}"),
+    GuardKind.DICT_KEYS: (
+        2, lambda g: f"list({g.source.readable()}.keys()) == {list(g.expected)!r:.120}",
+        lambda g, s, ns: f"{ns.helper('list')}({s}) == {ns.const(list(g.expected), 'keys')}"),
+    GuardKind.NOT_PRESENT: (
+        1, lambda g: f"{g.extra!r} not in {g.source.readable()}",
+        lambda g, s, ns: f"{g.extra!r} not in {s}"),
+    GuardKind.HASATTR: (
+        1, lambda g: f"hasattr({g.source.readable()}, {g.extra!r}) is {g.expected}",
+        lambda g, s, ns: f"{ns.helper('hasattr')}({s}, {g.extra!r}) is {g.expected!r}"),
+    GuardKind.NO_HOOKS: (
+        1, lambda g: " and ".join(f"not {g.source.readable()}.{n}" for n in g.extra),
+        _hooks_check),
     # `a is b` between two objects from outside, as the trace answered it (extra: b's source)
-    "SAME_OBJECT": (1, lambda g: f"{g.source.readable()} is {g.extra.readable()}",
-                    lambda g, s, ns: f"{s} is {ns.spell(g.extra)}"),
-    "DISTINCT_OBJECTS": (1, lambda g: f"{g.source.readable()} is not {g.extra.readable()}",
-                         lambda g, s, ns: f"{s} is not {ns.spell(g.extra)}"),
-    "GLOBAL_STATE": (2, lambda g: f"{STATE_NAMES[g.extra]}() == {_describe(g.expected)}",
-                     _state_check),
-    "TENSOR_MATCH": (3, _tensor_readable, _tensor_py),
-    "TENSOR_ALIAS": (4, lambda g: f"{g.source.readable()} is {g.expected.readable()}",
-                     lambda g, s, ns: f"{s} is {ns.spell(g.expected)}"),
-    "TENSOR_DISTINCT": (4, lambda g: "no two of " + ", ".join(x.readable() for x in g.expected)
-                        + " are the same tensor",
-                        lambda g, s, ns: _distinct_check(g, ns)),
+    GuardKind.SAME_OBJECT: (
+        1, lambda g: f"{g.source.readable()} is {g.extra.readable()}",
+        lambda g, s, ns: f"{s} is {ns.spell(g.extra)}"),
+    GuardKind.DISTINCT_OBJECTS: (
+        1, lambda g: f"{g.source.readable()} is not {g.extra.readable()}",
+        lambda g, s, ns: f"{s} is not {ns.spell(g.extra)}"),
+    GuardKind.GLOBAL_STATE: (
+        2, lambda g: f"{STATE_NAMES[g.extra]}() == {_describe(g.expected)}",
+        _state_check),
+    GuardKind.TENSOR_MATCH: (3, _tensor_readable, _tensor_py),
+    GuardKind.TENSOR_ALIAS: (
+        4, lambda g: f"{g.source.readable()} is {g.expected.readable()}",
+        lambda g, s, ns: f"{s} is {ns.spell(g.expected)}"),
+    GuardKind.TENSOR_DISTINCT: (
+        4, lambda g: "no two of " + ", ".join(x.readable() for x in g.expected) + " are the same tensor",
+        lambda g, s, ns: _distinct_check(g, ns)),
     # inputs of a graph that writes input storage share storage exactly as when captured
-    "TENSOR_STORAGE": (4, lambda g: "storage shared among " + ", ".join(x.readable() for x in g.expected[0])
-                       + f" as captured: {g.expected[1]}",
-                       lambda g, s, ns: _storage_check(g, ns)),
+    GuardKind.TENSOR_STORAGE: (
+        4, lambda g: "storage shared among " + ", ".join(x.readable() for x in g.expected.sources)
+        + f" as captured: {g.expected.signature}",
+        lambda g, s, ns: _storage_check(g, ns)),
 }
 
 
@@ -217,7 +234,7 @@ def _torch_reader(path):
 STATE_READERS = {k: _torch_reader(v) for k, v in STATE_NAMES.items()}
 
 
-_AFTER_TENSOR_CHECKS = ("TENSOR_ALIAS", "TENSOR_DISTINCT", "TENSOR_STORAGE")
+_AFTER_TENSOR_CHECKS = (GuardKind.TENSOR_ALIAS, GuardKind.TENSOR_DISTINCT, GuardKind.TENSOR_STORAGE)
 # nn.Module.__getattr__ looks a name up in these instance-dict stores, in this order
 _STORES = ("_parameters", "_buffers", "_modules")
 
@@ -237,9 +254,9 @@ class GuardSet:
         if guard.key in self._guards:
             return
         self._guards[guard.key] = guard
-        if guard.kind == "ID_MATCH" and _is_module(guard.expected):
+        if guard.kind == GuardKind.ID_MATCH and _is_module(guard.expected):
             # the identity says nothing of the class: `m.__class__ = Other` swaps forward
-            self.add(Guard("TYPE_MATCH", guard.source, type(guard.expected), first_use=guard.first_use))
+            self.add(Guard(GuardKind.TYPE_MATCH, guard.source, type(guard.expected), first_use=guard.first_use))
         src = guard.source
         while src is not None:
             if type(src) is ModuleAttrSource:
@@ -250,23 +267,23 @@ class GuardSet:
         """What reading ``m.<name>`` from ``m.<where>[name]`` relies on: attribute lookup would
         find the name in the instance ``__dict__`` first, then nn.Module.__getattr__ in the
         stores before `where` (an empty store is guarded empty, one check for all names)."""
-        owner = self._guards.get(("ID_MATCH", src.base, None))
+        owner = self._guards.get((GuardKind.ID_MATCH, src.base, None))
         if owner is None or not _is_module(owner.expected):
             return
         d = owner.expected.__dict__
-        self.add(Guard("NOT_PRESENT", AttrSource(src.base, "__dict__"), None, src.name, first_use))
+        self.add(Guard(GuardKind.NOT_PRESENT, AttrSource(src.base, "__dict__"), None, src.name, first_use))
         # a class attribute of that name (a property, say) would be found before
         # nn.Module.__getattr__ looks in the stores (L2); the class itself is guarded
         for cls in type(owner.expected).__mro__[:-1]:          # object's dict is fixed
-            self.add(Guard("NOT_PRESENT", AttrSource(ConstSource(Ref(cls, cls.__qualname__)), "__dict__"),
-                           None, src.name, first_use))
+            cls_dict = AttrSource(ConstSource(Ref(cls, cls.__qualname__)), "__dict__")
+            self.add(Guard(GuardKind.NOT_PRESENT, cls_dict, None, src.name, first_use))
         for store in _STORES[:_STORES.index(src.where)] if src.where in _STORES else ():
             if store not in d:
                 continue
             if d[store]:
-                self.add(Guard("NOT_PRESENT", AttrSource(src.base, store), None, src.name, first_use))
+                self.add(Guard(GuardKind.NOT_PRESENT, AttrSource(src.base, store), None, src.name, first_use))
             else:
-                self.add(Guard("LENGTH", AttrSource(src.base, store), 0, None, first_use))
+                self.add(Guard(GuardKind.LENGTH, AttrSource(src.base, store), 0, None, first_use))
 
     def __iter__(self):
         return iter(self._guards.values())
@@ -286,7 +303,7 @@ class GuardSet:
         so later expressions reach through it from the constant (one lookup, not a chain).
         With `views`, an identity-checked nn.Module's dicts are read through its view."""
         out = []
-        ids = [g for g in self._guards.values() if g.kind == "ID_MATCH"]
+        ids = [g for g in self._guards.values() if g.kind == GuardKind.ID_MATCH]
         for g in sorted(ids, key=lambda g: source_depth(g.source)):
             name = ns.const(g.expected)
             if emit:
@@ -311,9 +328,9 @@ class GuardSet:
         out = self.identity_checks(ns, views=views)
         tensors = []
         for g in self.ordered():
-            if g.kind == "ID_MATCH":
+            if g.kind == GuardKind.ID_MATCH:
                 continue
-            if g.kind == "TENSOR_MATCH":
+            if g.kind == GuardKind.TENSOR_MATCH:
                 tensors.append(g)
                 continue
             if g.kind in _AFTER_TENSOR_CHECKS:

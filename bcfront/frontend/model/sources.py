@@ -7,7 +7,7 @@ A source is a small frozen dataclass.  It has two spellings:
   function), ``C['n']`` (a closure cell of the captured function),
   ``B['len']`` (a builtin), ``L['self'].fc1.weight`` ...;
 * ``expr(ns)`` — a Python expression for generated code.  ``ns`` (a
-  `codegen.Namespace`) spells locals and constants; user names become
+  `namespace.Namespace`) spells locals and constants; user names become
   attribute or subscript text only when they are safe identifiers, otherwise
   they go through ``getattr``/constants, so nothing from user code is ever
   pasted into generated source unescaped.

@@ -17,8 +17,10 @@ import linecache
 import types
 
 from ...errors import UnsupportedError
-from ...report import Frame as ReportFrame
+from ...reasons import BreakReason
+from ...report import UserFrame
 from ...ir.graph import Graph, Loc
+from .guard_kinds import GuardKind
 from .guards import Guard, GuardSet
 from .sources import Ref
 
@@ -26,7 +28,7 @@ INLINE_DEPTH_LIMIT = 24          # recursion is inlined this deep, then breaks
 STEP_LIMIT = 500_000             # instructions per capture before giving up
 
 
-_FRAMES: dict = {}        # (function, file, line) -> report.Frame, shared by all captures
+_FRAMES: dict = {}        # (function, file, line) -> report.UserFrame, shared by all captures
 
 
 class SymbolicRaise(Exception):
@@ -99,32 +101,32 @@ class Tracer:
             from ...ir.fake import FakeEnv, TorchState
             self.fakes = FakeEnv()
             self.state = self.entry_state = TorchState.current()
-            self.add_guard(Guard("GLOBAL_STATE", None, self.state.grad, "grad"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, self.state.grad, "grad"))
             import torch
             # factories and Python scalars promoted to tensors follow the default dtype
-            self.add_guard(Guard("GLOBAL_STATE", None, torch.get_default_dtype(), "dtype"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, torch.get_default_dtype(), "dtype"))
             any_autocast = torch._C._is_any_autocast_enabled()
-            self.add_guard(Guard("GLOBAL_STATE", None, any_autocast, "autocast"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, any_autocast, "autocast"))
             if any_autocast:
-                raise UnsupportedError("autocast", "capture under an enclosing autocast region")
-            self.add_guard(Guard("GLOBAL_STATE", None, self.state.inference, "inference"))
+                raise UnsupportedError(BreakReason.AUTOCAST, "capture under an enclosing autocast region")
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, self.state.inference, "inference"))
             tf_mode = torch._C._is_torch_function_mode_enabled()
-            self.add_guard(Guard("GLOBAL_STATE", None, tf_mode, "torch_function_mode"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, tf_mode, "torch_function_mode"))
             if tf_mode:
-                raise UnsupportedError("torch-function-mode", "capture under a TorchFunctionMode")
+                raise UnsupportedError(BreakReason.TORCH_FUNCTION_MODE, "capture under a TorchFunctionMode")
             # a user's dispatch mode would see the trace's fake tensors (it runs before FakeTensorMode)
             depth = torch._C._len_torch_dispatch_stack()
-            self.add_guard(Guard("GLOBAL_STATE", None, depth, "dispatch_mode"))
+            self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, depth, "dispatch_mode"))
             if depth:
-                raise UnsupportedError("torch-dispatch-mode", "capture under a TorchDispatchMode")
+                raise UnsupportedError(BreakReason.TORCH_DISPATCH_MODE, "capture under a TorchDispatchMode")
         return self.fakes
 
     def guard_cudnn(self) -> None:
         """Graphs that baked in torch.backends.cudnn.enabled (layer_norm lowering) guard it."""
         import torch.backends.cudnn as cudnn
         from .sources import AttrSource, ConstSource
-        self.guard("CONSTANT_MATCH", AttrSource(ConstSource(Ref(cudnn, "torch.backends.cudnn")), "enabled"),
-                   cudnn.enabled)
+        enabled = AttrSource(ConstSource(Ref(cudnn, "torch.backends.cudnn")), "enabled")
+        self.guard(GuardKind.CONSTANT_MATCH, enabled, cudnn.enabled)
 
     def node_state(self):
         """The state to record on a new node (None when it equals the entry state)."""
@@ -140,7 +142,7 @@ class Tracer:
         self.guards.add(guard)
 
     def guard(self, kind, source, expected=None, extra=None, example=None) -> None:
-        if source is None and kind != "GLOBAL_STATE":
+        if source is None and kind != GuardKind.GLOBAL_STATE:
             return
         self.add_guard(Guard(kind, source, expected, extra, None, example))
 
@@ -154,19 +156,19 @@ class Tracer:
         line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
         return Loc(f.code.co_filename, lineno, f.code.co_name, line)
 
-    def report_frame(self, f=None) -> ReportFrame:
+    def report_frame(self, f=None) -> UserFrame:
         f = f or self.frames[-1]
         lineno = f.cur.lineno if f.cur is not None else f.code.co_firstlineno
         key = (f.name, f.code.co_filename, lineno)
         hit = _FRAMES.get(key)
         if hit is None:
             line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
-            hit = _FRAMES[key] = ReportFrame(f.name, f.code.co_filename, lineno, line)
+            hit = _FRAMES[key] = UserFrame(f.name, f.code.co_filename, lineno, line)
             if len(_FRAMES) > 50_000:
                 _FRAMES.clear()
         return hit
 
-    def user_stack(self) -> tuple[ReportFrame, ...]:
+    def user_stack(self) -> tuple[UserFrame, ...]:
         return tuple(self.report_frame(f) for f in self.frames)
 
     # -- journal / checkpoints ----------------------------------------------------------
@@ -194,7 +196,7 @@ class Tracer:
             self.globals_refs[id(g)] = ref
         return ref
 
-    def unsupported(self, reason: str, message: str):
+    def unsupported(self, reason: BreakReason, message: str):
         raise UnsupportedError(reason, message)
 
 

@@ -1,9 +1,10 @@
 """Symbolic values: what the symbolic stack, locals and containers hold.
 
 Each value may carry a `source` (how to fetch the same object at run time
-from the inputs); values without one are rebuilt from their parts (`codegen`).
-Values are plain slotted classes holding data; the semantics of operations on
-them live in `objects`, `builtins` and `torch_calls`.
+from the inputs); values without one are rebuilt from their parts
+(`regions.codegen.Rebuilder`).  Values are plain slotted classes holding data;
+the semantics of operations on them live in `frontend/semantics/` (`ops`,
+`objects`, `builtins`, `torch_calls`, ...).
 
 Mutable symbolic state (list items, dict entries, object attributes written
 during the trace, cell contents, iterator positions) is only ever changed
@@ -107,7 +108,7 @@ class TupleV(Value):
 
 
 class DictV(Value):
-    """A dict; `entries` maps a hashable key (see `objects.hkey`) to (key value, value)."""
+    """A dict; `entries` maps a hashable key (see `semantics.ops.hkey`) to (key value, value)."""
     __slots__ = ("entries", "cls", "mutated")
 
     def __init__(self, entries, cls=dict, source=None):
@@ -303,7 +304,7 @@ class StateCMV(Value):
 # -- iterators ----------------------------------------------------------------------
 
 class IterV(Value):
-    """Base of symbolic iterators; `objects.next_value` advances them."""
+    """Base of symbolic iterators; `semantics.iteration.next_value` advances them."""
     __slots__ = ()
 
 

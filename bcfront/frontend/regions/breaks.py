@@ -49,6 +49,7 @@ import types
 import weakref
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from .driver import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
 from .resume import make_resume
@@ -60,7 +61,7 @@ _LIVENESS: dict = {}
 
 def compile_break(cf, root, tx, err, frame) -> Entry:
     rec = break_record(err)
-    if err.reason == "frame-introspection":
+    if err.reason == BreakReason.FRAME_INTROSPECTION:
         # locals(), sys._getframe(), eval(): only the function's own frame gives the right
         # answer, so no region and no continuation -- the whole function runs natively.
         return native_entry(cf, root, tx, notes=[err.message], breaks_=[rec])
@@ -94,7 +95,7 @@ def _live(code, offset) -> set | None:
 
 def _compile(cf, root, tx, err, frame, rec) -> Entry:
     if tx.root_cp is None or frame.cur is None:
-        raise UnsupportedError("no-continuation", "the break happened before the first instruction")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION, "the break happened before the first instruction")
     tx.rollback(tx.root_cp)
     stack = list(frame.snap)
     ins = frame.cur
@@ -144,7 +145,7 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     native_lines: list[str] = []
     children: list = []
     caller = None
-    if _from_callee(err) and err.reason != "recursion-limit":
+    if _from_callee(err) and err.reason != BreakReason.RECURSION_LIMIT:
         # a callee that broke is captured on its own; past the inlining depth limit the
         # recursion runs plain (a capture per level would cost frames per level)
         site_name = ns.const(CallSite(cf, children), "call_captured")
@@ -167,14 +168,15 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         import torch
         tail.append(f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})")
         if tx.state.autocast != tx.entry_state.autocast and not _autocast_reentered(stack, tx):
-            raise UnsupportedError("no-continuation", "a break inside an autocast region entered "
+            raise UnsupportedError(BreakReason.NO_CONTINUATION, "a break inside an autocast region entered "
                                    "other than by a with-block")
 
     exc_slots = tuple(i for i in frame.exc_slots if i < len(stack) and stack[i] is not NULL)
     exc_info_expr = None
     if exc_slots:
         if tx.exc_info is None:
-            raise UnsupportedError("no-continuation", "inside an except block with no handled exception")
+            raise UnsupportedError(BreakReason.NO_CONTINUATION,
+                                   "inside an except block with no handled exception")
         exc_info_expr = ns.fresh("exc_info")
         tail.append(f"    {exc_info_expr} = {rb.expr(tx.exc_info)}")
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ...ir.graph import is_identifier, is_literal
 from ..model.namespace import Namespace
 from .tracebacks import attach as attach_traceback
@@ -76,7 +77,7 @@ class _Cycle(UnsupportedError):
     container's rendering; one escaping is an honest "cannot rebuild")."""
 
     def __init__(self, value):
-        super().__init__("unreconstructable", f"{value.describe()} contains itself")
+        super().__init__(BreakReason.UNRECONSTRUCTABLE, f"{value.describe()} contains itself")
         self.value = value
 
 
@@ -256,8 +257,8 @@ class Rebuilder:
         if isinstance(v, DictViewV):
             return f"{self.expr(v.dict)}.{v.kind}()"
         if v is NULL:
-            raise UnsupportedError("unreconstructable", "NULL has no Python value")
-        raise UnsupportedError("unreconstructable",
+            raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "NULL has no Python value")
+        raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE,
                                f"{v.describe()} cannot be rebuilt outside the trace")
 
     def _iterator(self, v) -> str:
@@ -287,7 +288,8 @@ class Rebuilder:
             return self.temp(f"{ns.helper('map')}({self.expr(v.fn)}, {its})", v, "it")
         if isinstance(v, FilterIterV):
             return self.temp(f"{ns.helper('filter')}({self.expr(v.fn)}, {self.expr(v.it)})", v, "it")
-        raise UnsupportedError("unreconstructable", f"{v.describe()} cannot be rebuilt outside the trace")
+        raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE,
+                               f"{v.describe()} cannot be rebuilt outside the trace")
 
     def _hash_iterator(self, v: HashIterV) -> str:
         """A real dict/set iterator at the same step.  Made before the replayed writes, so
@@ -297,7 +299,8 @@ class Rebuilder:
         if c is None:
             return self.temp(f"{ns.helper('iter')}(())", v, "it")
         if tuple(c.entries) != v.keys or (c.source is not None and _changed(c)):
-            raise UnsupportedError("unreconstructable", "an iterator over a dict or set changed meanwhile")
+            raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE,
+                                   "an iterator over a dict or set changed meanwhile")
         over = self.expr(c) if v.kind in ("set", "keys") else f"{self.expr(c)}.{v.kind}()"
         it = f"{ns.helper('iter')}({over})"
         if v.index:
@@ -355,7 +358,7 @@ class Rebuilder:
             elif isinstance(v, (SeqIterV, RangeIterV)):
                 positions.append(f"{pin(v.source.expr(ns))}.__setstate__({v.index})")
             else:
-                raise UnsupportedError("unreconstructable", f"cannot replay writes to {v.describe()}")
+                raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, f"cannot replay writes to {v.describe()}")
         return pending + positions + self.positions
 
     def pinned(self, text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ... import report
 from .codegen import compile_function, function_source
+from ..model.guard_kinds import GuardKind
 from ..model.guards import single_check_source
 from ..model.namespace import Namespace, reserved_prefix, signature_params
 
@@ -42,7 +43,7 @@ def _actual(root, g, args, kwargs) -> str:
         v = fn(*args, **kwargs)
     except Exception as e:
         return f"<{type(e).__name__}: {e}>"
-    if g.kind == "TENSOR_MATCH":
+    if g.kind == GuardKind.TENSOR_MATCH:
         try:
             return (f"{type(v).__name__}({v.dtype}, device={str(v.device)!r}, shape={list(v.shape)}, "
                     f"stride={list(v.stride())}, requires_grad={v.requires_grad})")
@@ -76,16 +77,17 @@ def first_failure(cf, entry, args, kwargs):
 
 
 def _expected(g) -> str:
-    if g.kind == "TENSOR_MATCH":
-        ptype, dtype, device, shape, stride, rg = g.expected
-        return (f"{ptype.__name__}({dtype}, device={str(device)!r}, shape={list(shape)}, "
-                f"stride={list(stride)}, requires_grad={rg})")
-    if g.kind in ("ID_MATCH", "TYPE_MATCH"):
+    if g.kind == GuardKind.TENSOR_MATCH:
+        t = g.expected
+        return (f"{t.ptype.__name__}({t.dtype}, device={str(t.device)!r}, shape={list(t.shape)}, "
+                f"stride={list(t.stride)}, requires_grad={t.requires_grad})")
+    if g.kind in (GuardKind.ID_MATCH, GuardKind.TYPE_MATCH):
         from ..model.guards import _describe
         return _describe(g.expected)
-    if g.kind == "NO_HOOKS":
+    if g.kind == GuardKind.NO_HOOKS:
         return "no hooks"
-    if g.kind == "NOT_PRESENT":
+    if g.kind == GuardKind.NOT_PRESENT:
         return f"{g.extra!r} absent"
-    text = repr(g.expected)
+    # a StorageLayout shows as the plain pair it was before it had field names
+    text = repr(tuple(g.expected) if g.kind == GuardKind.TENSOR_STORAGE else g.expected)
     return text if len(text) <= 120 else text[:117] + "..."

@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 
 from ... import report
 from ...errors import GraphBreakError, UnsupportedError
+from ...reasons import BreakReason
 from ..model.builder import wrap
 from .codegen import Rebuilder, compile_function, function_source
 from ..model.frame import Frame
 from ..interp.interpreter import bind, builtins_of, run
+from ..model.guard_kinds import GuardKind
 from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import ConstSource, LocalSource, Ref, AttrSource
 from .region_errors import errors_observable, guard_graph_errors, trace_with_splits, write_back_last
@@ -41,7 +43,7 @@ class BindError(TypeError):
 class Entry:
     guard: object                      # guard(*args, **kwargs) -> bool
     region: object                     # region(*args, **kwargs) -> result
-    guards: list = field(default_factory=list)        # frontend.guards.Guard, discovery order
+    guards: list = field(default_factory=list)        # frontend.model.guards.Guard, discovery order
     graphs: list = field(default_factory=list)        # report.GraphInfo
     breaks: list = field(default_factory=list)        # report.GraphBreak
     side_effects: list = field(default_factory=list)  # report.SideEffect
@@ -50,7 +52,7 @@ class Entry:
     region_source: str = ""
     children: list = field(default_factory=list)      # CapturedFunctions it calls (continuations)
     native: bool = False
-    graph_objects: list = field(default_factory=list)  # frontend.graph.Graph
+    graph_objects: list = field(default_factory=list)  # ir.graph.Graph
 
 
 def break_record(e: UnsupportedError, count: int = 1) -> report.GraphBreak:
@@ -94,7 +96,7 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
         # identity guards, also on None defaults so that adding some later recompiles.  A
         # continuation is private to bcfront: nothing replaces its body.
         for attr in ("__code__", "__defaults__", "__kwdefaults__"):
-            tx.guard("ID_MATCH", AttrSource(root_src, attr), getattr(root, attr))
+            tx.guard(GuardKind.ID_MATCH, AttrSource(root_src, attr), getattr(root, attr))
     frame = Frame(code, root.__globals__, builtins_of(root.__globals__), fn=ObjectV(root, root_src))
     tx.frames.append(frame)
     try:
@@ -103,9 +105,9 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
         if cf.module_root is not None and root is not _call_object:
             from ..semantics.objects import _guard_global_hooks, _HOOK_DICTS
             _guard_global_hooks(tx)
-            tx.guard("NO_HOOKS", LocalSource(code.co_varnames[0]), None, _HOOK_DICTS,
+            tx.guard(GuardKind.NO_HOOKS, LocalSource(code.co_varnames[0]), None, _HOOK_DICTS,
                      example=cf.module_root)
-            tx.guard("NOT_PRESENT", AttrSource(LocalSource(code.co_varnames[0]), "__dict__"), None,
+            tx.guard(GuardKind.NOT_PRESENT, AttrSource(LocalSource(code.co_varnames[0]), "__dict__"), None,
                      "forward")                    # an instance-level forward would shadow the class's
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or tx.user_stack()
@@ -119,7 +121,7 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
     except SymbolicRaise as e:
         kind, value = "raise", e.exc
     if kind not in ("return", "raise"):
-        err = UnsupportedError("unsupported-generator", "the captured function yields")
+        err = UnsupportedError(BreakReason.UNSUPPORTED_GENERATOR, "the captured function yields")
         return _broken(cf, root, tx, err, frame)
     try:
         return build_entry(cf, root, tx, value, raises=kind == "raise")
@@ -166,7 +168,7 @@ def refine_first_use(tx, root) -> None:
     """Guards on arguments were made when the frame was set up (at the `def` line); point
     them at the first instruction that loads the argument instead."""
     import dataclasses
-    from ...report import Frame as ReportFrame
+    from ...report import UserFrame
     from ..model.frame import decoded
     code = root.__code__
     first: dict[str, int] = {}
@@ -186,7 +188,7 @@ def refine_first_use(tx, root) -> None:
             import linecache
             text = linecache.getline(code.co_filename, line).strip()
             tx.guards._guards[key] = dataclasses.replace(
-                g, first_use=ReportFrame(fu.function, fu.filename, line, text))
+                g, first_use=UserFrame(fu.function, fu.filename, line, text))
 
 
 def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
@@ -207,7 +209,7 @@ def _signature(root):
     sig = signature_params(code)
     prefix = reserved_prefix(code)
     if sig is None:
-        raise UnsupportedError("unsupported-signature", "a parameter name is not an identifier")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SIGNATURE, "a parameter name is not an identifier")
     parts, params = sig
     return parts, params, prefix
 
@@ -300,9 +302,10 @@ def state_epilogue(tx, ns) -> list[str]:
     if tx.fakes is None or tx.state == tx.entry_state:
         return []
     if tx.state.autocast != tx.entry_state.autocast:
-        raise UnsupportedError("autocast", "the function returns inside an autocast region")
+        raise UnsupportedError(BreakReason.AUTOCAST, "the function returns inside an autocast region")
     if tx.state.inference != tx.entry_state.inference:
-        raise UnsupportedError("inference-mode", "the function returns inside an inference_mode region")
+        raise UnsupportedError(BreakReason.INFERENCE_MODE,
+                               "the function returns inside an inference_mode region")
     import torch
     return [f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})"]
 
@@ -313,7 +316,7 @@ def add_distinct_guard(tx) -> None:
         return
     srcs = [v.source for v in tx.input_tensors if v.source is not None]
     if len(srcs) > 1:
-        tx.guard("TENSOR_DISTINCT", srcs[0], tuple(srcs))
+        tx.guard(GuardKind.TENSOR_DISTINCT, srcs[0], tuple(srcs))
 
 
 def input_fetches(tx, graph, ns) -> list[str]:

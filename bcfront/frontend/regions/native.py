@@ -3,7 +3,7 @@
 At a graph break the region function executes the one instruction the trace
 could not represent, on the real values, then calls a continuation.  Each
 handler here writes that instruction as Python statements over the stack
-slots' expressions and returns its *outcomes*: ``Outcome(condition, offset,
+slots' expressions and returns its *outcomes*: ``NativeOutcome(condition, offset,
 stack)`` -- if `condition` (a Python expression, or None for "otherwise")
 holds, execution resumes at bytecode `offset` with `stack` (expressions;
 None marks a NULL slot).  A branch has two outcomes, FOR_ITER two (next item
@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ..semantics.ops import BINARY_OPS, COMPARE
 
 PY = sys.version_info[:2]
@@ -28,7 +29,7 @@ SENTINEL = type("Exhausted", (), {"__repr__": lambda self: "<exhausted>"})()
 
 
 @dataclass
-class Outcome:
+class NativeOutcome:
     condition: str | None
     offset: int
     stack: list
@@ -60,8 +61,8 @@ class Ctx:
         self.emit(f"{name} = {expr}")
         return name
 
-    def next(self, pushed=()) -> list[Outcome]:
-        return [Outcome(None, self.ins.next_offset, self.stack + list(pushed))]
+    def next(self, pushed=()) -> list[NativeOutcome]:
+        return [NativeOutcome(None, self.ins.next_offset, self.stack + list(pushed))]
 
     def h(self, name: str) -> str:
         return self.ns.helper(name)
@@ -113,8 +114,8 @@ def _branch(test):
     def h(ctx):
         v = ctx.pop()[0]
         cond = ctx.result(test(ctx, v))
-        return [Outcome(cond, ctx.ins.jump_target, list(ctx.stack)),
-                Outcome(None, ctx.ins.next_offset, list(ctx.stack))]
+        return [NativeOutcome(cond, ctx.ins.jump_target, list(ctx.stack)),
+                NativeOutcome(None, ctx.ins.next_offset, list(ctx.stack))]
     return h
 
 
@@ -122,8 +123,8 @@ def _jump_or_pop(jump_if_true: bool):
     def h(ctx):
         v = ctx.stack[-1]
         cond = ctx.result(f"{ctx.h('bool')}({v})" if jump_if_true else f"not {v}")
-        return [Outcome(cond, ctx.ins.jump_target, list(ctx.stack)),
-                Outcome(None, ctx.ins.next_offset, list(ctx.stack[:-1]))]
+        return [NativeOutcome(cond, ctx.ins.jump_target, list(ctx.stack)),
+                NativeOutcome(None, ctx.ins.next_offset, list(ctx.stack[:-1]))]
     return h
 
 
@@ -140,8 +141,8 @@ def for_iter(ctx):
         i = ctx.bc.index_of(target)
         target = ctx.bc.instructions[i + (1 if PY == (3, 12) else 2)].offset
     done = ctx.result(f"{r} is {ctx.c(SENTINEL, 'exhausted')}")
-    return [Outcome(done, target, list(ctx.stack[:-1])),
-            Outcome(None, ctx.ins.next_offset, list(ctx.stack) + [r])]
+    return [NativeOutcome(done, target, list(ctx.stack[:-1])),
+            NativeOutcome(None, ctx.ins.next_offset, list(ctx.stack) + [r])]
 
 
 def binary_op(ctx):
@@ -215,11 +216,11 @@ def with_except_start(ctx):
     # [exit, lasti, prev_exc, exc] stay; exit(type(exc), exc, exc.__traceback__) is pushed
     exit_, exc = ctx.stack[-4], ctx.stack[-1]
     if exit_ is None or exc is None:
-        raise UnsupportedError("no-continuation", "WITH_EXCEPT_START with a NULL slot")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION, "WITH_EXCEPT_START with a NULL slot")
     if ctx.values is None or ctx.values[-1].source is None:
         # an exception raised in the trace is rebuilt without its traceback, which
         # __exit__ receives; only a real one (raised natively) is passed on
-        raise UnsupportedError("no-continuation", "__exit__ of an exception raised in the trace")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION, "__exit__ of an exception raised in the trace")
     return ctx.next([ctx.result(f"{ctx.caller(exit_)}({ctx.h('type')}({exc}), {exc}, "
                                 f"{exc}.__traceback__)")])
 
@@ -256,9 +257,9 @@ NATIVE = {
 }
 
 
-def native_outcomes(ctx) -> list[Outcome]:
+def native_outcomes(ctx) -> list[NativeOutcome]:
     h = NATIVE.get(ctx.ins.op)
     if h is None:
-        raise UnsupportedError("no-continuation", f"{ctx.ins.opname} cannot be run on its own")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION, f"{ctx.ins.opname} cannot be run on its own")
     return h(ctx)
 

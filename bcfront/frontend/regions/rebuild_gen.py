@@ -26,6 +26,7 @@ natively).
 from __future__ import annotations
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ..model.values import CellV, Const, DictV, TensorV, TupleV
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
@@ -39,13 +40,13 @@ def rebuild_generator(rb, gen) -> str:
     replay = 0
     if gen.started and not _restartable_genexpr(frame):
         if not _replayable(rb, frame):
-            raise UnsupportedError("unreconstructable",
+            raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE,
                                    "a generator suspended inside its body cannot be rebuilt")
         replay = gen.steps
     if gen.done:
-        raise UnsupportedError("unreconstructable", "a finished generator")
+        raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "a finished generator")
     if frame.fn is None:
-        raise UnsupportedError("unreconstructable", "a generator without its function")
+        raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "a generator without its function")
     names = code.co_varnames
     n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
 
@@ -58,7 +59,7 @@ def rebuild_generator(rb, gen) -> str:
     if code.co_flags & CO_VARARGS:
         star = frame.locals[names[i]]
         if not isinstance(star, TupleV):
-            raise UnsupportedError("unreconstructable", "a generator's *args is not a tuple")
+            raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "a generator's *args is not a tuple")
         parts.append(f"*{rb.expr(star)}")
         i += 1
     kw = {n: arg(n) for n in names[n_pos:n_pos + n_kw]}
@@ -66,7 +67,7 @@ def rebuild_generator(rb, gen) -> str:
     if code.co_flags & CO_VARKEYWORDS:
         dstar = frame.locals[names[i]]
         if not isinstance(dstar, DictV):
-            raise UnsupportedError("unreconstructable", "a generator's **kwargs is not a dict")
+            raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "a generator's **kwargs is not a dict")
         parts.append(f"**{rb.expr(dstar)}")
     made = f"{rb.expr(frame.fn)}({', '.join(parts)})"
     if replay:

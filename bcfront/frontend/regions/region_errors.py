@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ..model.values import MethodV, StateCMV
 
 # the comment line before a functional graph's write-back (`functionalize.Plan.wrap_emit`)
@@ -77,7 +78,7 @@ def check_split(tx) -> None:
     """Called before each node is recorded: the graph break a `Split` asked for."""
     split = tx.__dict__.get("split")
     if split is not None and split.at is not None and len(tx.graph.body) >= split.at:
-        raise UnsupportedError("write-before-error", split.why)
+        raise UnsupportedError(BreakReason.WRITE_BEFORE_ERROR, split.why)
 
 
 def _split_or_note(tx, graph, node, why: str, compiled) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ..model.frame import decoded
 from .resume_check import SUPER, check_continuation
 
@@ -45,13 +46,14 @@ def _abstract(code):
     try:
         from bytecode import Bytecode, Instr
     except ImportError as e:  # a declared dependency; say so clearly when it is missing
-        raise UnsupportedError("no-continuation", f"the bytecode library is missing ({e})") from None
+        raise UnsupportedError(BreakReason.NO_CONTINUATION, f"the bytecode library is missing ({e})") from None
     b = Bytecode.from_code(code)
     reals = [i for i, x in enumerate(b) if isinstance(x, Instr)]
     bc, _ = decoded(code)
     if len(reals) != len(bc.instructions) or any(
             b[p].name != d.opname for p, d in zip(reals, bc.instructions)):
-        raise UnsupportedError("no-continuation", "bytecode library and decoder disagree on this code")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION,
+                               "bytecode library and decoder disagree on this code")
     return b, reals, bc
 
 
@@ -76,7 +78,7 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     from bytecode import Bytecode, Instr, Label
     code = fn.__code__
     if code.co_flags & CO_GENERATOR_LIKE:
-        raise UnsupportedError("no-continuation", "continuations of generators and coroutines")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION, "continuations of generators and coroutines")
     b, reals, bc = _abstract(code)
     _set_try_depths(b, reals, bc)
     index = bc.index_of(offset)
@@ -124,7 +126,8 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
         new_code = nb.to_code(stacksize=max(code.co_stacksize, len(stack_nulls) + 1),
                               compute_exception_stack_depths=False)
     except Exception as e:  # the library could not assemble it: no continuation, run natively
-        raise UnsupportedError("no-continuation", f"assembling the continuation failed: {e}") from None
+        raise UnsupportedError(BreakReason.NO_CONTINUATION,
+                               f"assembling the continuation failed: {e}") from None
     out = types.FunctionType(new_code, fn.__globals__, name, None, fn.__closure__)
     out.__qualname__ = f"{fn.__qualname__}.<resume@{offset}>"
     offmap = _offset_map(new_code, len(pro), bc, widths)
@@ -158,7 +161,8 @@ def _set_try_depths(b, reals, bc) -> None:
         nxt = next((p for p in range(pos + 1, len(b)) if p in real_at), None)
         entry = by_start.get(bc.instructions[real_at[nxt]].offset) if nxt is not None else None
         if entry is None:
-            raise UnsupportedError("no-continuation", "cannot match a try block to the exception table")
+            raise UnsupportedError(BreakReason.NO_CONTINUATION,
+                                   "cannot match a try block to the exception table")
         item.stack_depth = entry.depth
 
 
@@ -168,7 +172,8 @@ def _offset_map(new_code, n_prologue: int, bc, widths: list[int]) -> dict[int, i
     new, _ = decoded(new_code)
     body = new.instructions[n_prologue:]
     if len(body) != sum(widths) or len(widths) != len(bc.instructions):
-        raise UnsupportedError("no-continuation", "the continuation does not mirror the original code")
+        raise UnsupportedError(BreakReason.NO_CONTINUATION,
+                               "the continuation does not mirror the original code")
     out, pos = {}, 0
     for width, b in zip(widths, bc.instructions):
         for a in body[pos:pos + width]:

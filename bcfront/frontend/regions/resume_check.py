@@ -32,6 +32,7 @@ from __future__ import annotations
 import sys
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 
 PY = sys.version_info[:2]
 SUPER = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
@@ -40,7 +41,7 @@ SUPER = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
 
 
 def refuse(why: str):
-    raise UnsupportedError("no-continuation", f"invalid continuation bytecode: {why}")
+    raise UnsupportedError(BreakReason.NO_CONTINUATION, f"invalid continuation bytecode: {why}")
 
 
 def check_continuation(new_code, orig_code, offmap: dict[int, int]) -> None:

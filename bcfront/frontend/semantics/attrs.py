@@ -15,8 +15,10 @@ import sys
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from ..model.builder import CONST_TYPES, is_torch_const, wrap
 from .objects import (_MISS, _is_heap_type, call, mro_lookup, source_of)
+from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (DELETED, CellV, Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV,
@@ -36,7 +38,7 @@ def getattr_(tx, v: Value, name: str) -> Value:
                 h = fn
                 break
     if h is None:
-        raise UnsupportedError("unsupported-attribute", f"{v.describe()}.{name}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{v.describe()}.{name}")
     return h(tx, v, name)
 
 
@@ -112,24 +114,25 @@ def _object_attr(tx, v: ObjectV, name):
     cls = type(obj)
     ga = mro_lookup(cls, "__getattribute__")
     if ga is not object.__getattribute__ and _is_heap_type(cls) and not _is_module_class(cls):
-        raise UnsupportedError("unsupported-attribute", f"{cls.__qualname__} defines __getattribute__")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
+                               f"{cls.__qualname__} defines __getattribute__")
     raw = mro_lookup(cls, name)
     if raw is not _MISS and _is_data_descriptor(raw):
         if isinstance(raw, property):
             return _call_property(tx, raw, v, cls, name)
         if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
             if name == "__dict__":
-                raise UnsupportedError("unsupported-attribute", "reading an object's __dict__")
+                raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, "reading an object's __dict__")
             try:
                 real = getattr(obj, name)
             except AttributeError as e:     # CPython's own words (3.13 qualifies the type name)
                 if src is not None:
-                    tx.guard("HASATTR", src, False, name)      # still unset next call (O47)
+                    tx.guard(GuardKind.HASATTR, src, False, name)      # still unset next call (O47)
                 raise SymbolicRaise(ExceptionV(AttributeError, [Const(str(e))])) from None
             if name == "__class__":
                 return wrap(tx, real, ConstSource(Ref(real, real.__qualname__)), guard=False)
             return wrap(tx, real, AttrSource(src, name))
-        raise UnsupportedError("unsupported-attribute", f"data descriptor {cls.__qualname__}.{name}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"data descriptor {cls.__qualname__}.{name}")
     d = _instance_dict(obj)
     if d is not None and id(d) in tx.by_id:
         _dict_also_wrapped(name)
@@ -138,7 +141,7 @@ def _object_attr(tx, v: ObjectV, name):
     if raw is not _MISS:
         if d is not None:
             # found on the class: an instance attribute set later would shadow it
-            tx.guard("NOT_PRESENT", AttrSource(src, "__dict__"), None, name)
+            tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
         return bind_class_attr(tx, raw, v, cls, name)
     hook = mro_lookup(cls, "__getattr__")
     torch = sys.modules.get("torch")
@@ -147,7 +150,7 @@ def _object_attr(tx, v: ObjectV, name):
     if isinstance(hook, types.FunctionType):
         return call(tx, ObjectV(hook), [v, Const(name)], {})
     if src is not None:     # the attribute (or a __getattr__) may exist by the next call (O47)
-        tx.guard("HASATTR", src, False, name)
+        tx.guard(GuardKind.HASATTR, src, False, name)
     attribute_error(cls.__name__, name)
 
 
@@ -167,7 +170,8 @@ def _dict_also_wrapped(name: str):
     """The object's ``__dict__`` is also a symbolic dict of this trace (``d = vars(o)``, or
     passed in): writes through one would be missed by the other, so the attribute access
     runs natively, after the recorded writes are replayed (O42)."""
-    raise UnsupportedError("unsupported-attribute", f"attribute {name} of an object whose __dict__ is also in use")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
+                           f"attribute {name} of an object whose __dict__ is also in use")
 
 
 def _is_data_descriptor(raw) -> bool:
@@ -206,12 +210,14 @@ def _module_missing(tx, mod, name, src):
     if hook is _MISS:
         hook = mod.__dict__.get("__getattr__", _MISS)
     if hook is not _MISS and hook is not DELETED:
-        raise UnsupportedError("unsupported-attribute", f"module {mod.__name__!r} defines __getattr__ ({name})")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
+                               f"module {mod.__name__!r} defines __getattr__ ({name})")
     if src is None:
-        raise UnsupportedError("unsupported-attribute", f"missing attribute {name} of an unguardable module")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
+                               f"missing attribute {name} of an unguardable module")
     for missing in (name, "__getattr__"):
         if missing not in overlay:          # else the trace itself deleted it
-            tx.guard("NOT_PRESENT", AttrSource(src, "__dict__"), None, missing)
+            tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, missing)
     owner = mod.__dict__.get("__name__")
     text = f"module '{owner}' has no attribute '{name}'" if isinstance(owner, str) else \
         f"module has no attribute '{name}'"
@@ -232,7 +238,7 @@ def _class_attr(tx, v, cls, src, name):
         elif isinstance(meta, types.FunctionType):
             return MethodV(ObjectV(meta), v)
         if src is not None:     # the class may gain it by the next call (O47)
-            tx.guard("HASATTR", src, False, name)
+            tx.guard(GuardKind.HASATTR, src, False, name)
         raise SymbolicRaise(ExceptionV(AttributeError, [Const(
             f"type object '{cls.__name__}' has no attribute '{name}'")]))
     if isinstance(raw, staticmethod):
@@ -255,7 +261,7 @@ def _call_property(tx, prop, inst, cls, name):
 
 
 def _guard_class_attr(tx, cls, name, raw) -> None:
-    tx.guard("ID_MATCH", AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name), raw)
+    tx.guard(GuardKind.ID_MATCH, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name), raw)
 
 
 def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
@@ -272,7 +278,7 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
     if isinstance(raw, property):
         return _call_property(tx, raw, inst, cls, name)
     if isinstance(raw, functools.cached_property):
-        raise UnsupportedError("unsupported-attribute", f"functools.cached_property {name}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"functools.cached_property {name}")
     if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return MethodV(ObjectV(raw), inst)
     if isinstance(raw, types.ClassMethodDescriptorType):
@@ -285,7 +291,7 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
         if type(raw).__module__ == "builtins" and not callable(raw):
             pass
         else:
-            raise UnsupportedError("unsupported-attribute", f"descriptor {cls.__qualname__}.{name}")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"descriptor {cls.__qualname__}.{name}")
     return wrap(tx, raw, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name))
 
 
@@ -305,7 +311,7 @@ def _new_object_attr(tx, v: NewObjectV, name):
         if name == "__dict__":
             # the live dict: writes through it (copy.copy's state.update, vars(o)[k] = ...)
             # must reach the object, which a detached DictV would not do (O42)
-            raise UnsupportedError("unsupported-attribute", "reading an object's __dict__")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, "reading an object's __dict__")
         if not isinstance(raw, types.GetSetDescriptorType):
             return bind_class_attr(tx, raw, v, cls, name)
     if name in v.attrs:
@@ -328,7 +334,7 @@ def _exception_attr(tx, v: ExceptionV, name):
     if name in ("__context__", "__traceback__"):
         # set by the interpreter as the exception travels (implicit chaining, the frames it
         # passed through), which the trace does not model: only the real frame knows (O11)
-        raise UnsupportedError("frame-introspection", f"reading {name} of an exception")
+        raise UnsupportedError(BreakReason.FRAME_INTROSPECTION, f"reading {name} of an exception")
     if name == "__class__":
         return wrap(tx, v.cls, ConstSource(Ref(v.cls, v.cls.__qualname__)), guard=False)
     raw = mro_lookup(v.cls, name)
@@ -344,7 +350,8 @@ def _exception_slot(v: ExceptionV, name):
     the value its constructor would store, computed on a real exception made from the same
     constant arguments (O10)."""
     if v.cls.__module__ != "builtins" or not all(isinstance(a, Const) for a in v.args):
-        raise UnsupportedError("unsupported-attribute", f"{v.cls.__name__}.{name} of a traced exception")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
+                               f"{v.cls.__name__}.{name} of a traced exception")
     real = v.cls(*(a.value for a in v.args))
     try:
         return Const(getattr(real, name))
@@ -361,7 +368,7 @@ def _made_fn_attr(tx, v: MadeFunctionV, name):
         return TupleV(v.defaults) if v.defaults else Const(None)
     if name == "__get__":
         return MethodV(ObjectV(types.FunctionType.__get__), v)
-    raise UnsupportedError("unsupported-attribute", f"function attribute {name}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"function attribute {name}")
 
 
 def _method_attr(tx, v: MethodV, name):
@@ -371,7 +378,7 @@ def _method_attr(tx, v: MethodV, name):
         return v.func
     if name in ("__name__", "__qualname__", "__doc__", "__module__"):
         return getattr_(tx, v.func, name)
-    raise UnsupportedError("unsupported-attribute", f"bound method attribute {name}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"bound method attribute {name}")
 
 
 def _partial_attr(tx, v: PartialV, name):
@@ -392,7 +399,8 @@ def _super_attr(tx, v: SuperV, name):
     try:
         start = mro.index(v.cls) + 1
     except ValueError:
-        raise UnsupportedError("unsupported-super", "super(): obj is not an instance of cls") from None
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER,
+                               "super(): obj is not an instance of cls") from None
     for c in mro[start:]:
         if name in c.__dict__:
             raw = c.__dict__[name]
@@ -416,7 +424,7 @@ def _generator_attr(tx, v: GeneratorV, name):
     from . import builtins as bmodels
     m = bmodels.generator_method(name)
     if m is None:
-        raise UnsupportedError("unsupported-attribute", f"generator.{name}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"generator.{name}")
     return MethodV(ObjectV(m), v)
 
 
@@ -437,7 +445,7 @@ def _iter_attr(tx, v, name):
     if name == "__iter__":
         from . import builtins as bmodels
         return MethodV(ObjectV(bmodels.model_iter), v)
-    raise UnsupportedError("unsupported-attribute", f"iterator.{name}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"iterator.{name}")
 
 
 from ..model.values import IterV  # noqa: E402  (ordering: the table below needs every class)
@@ -471,8 +479,8 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
         _object_setattr(tx, v, name, value, raw)
         return
     if isinstance(v, TensorV):
-        raise UnsupportedError("tensor-attribute-write", f"setting tensor attribute .{name}")
-    raise UnsupportedError("unsupported-attribute", f"setting {name} on {v.describe()}")
+        raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, f"setting tensor attribute .{name}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"setting {name} on {v.describe()}")
 
 
 def _set_property(tx, cls, name, v, value) -> bool:
@@ -496,10 +504,11 @@ def _check_store(cls, name) -> None:
     if isinstance(raw, types.MemberDescriptorType):
         return
     if raw is not _MISS and hasattr(type(raw), "__set__"):
-        raise UnsupportedError("unsupported-attribute", f"storing {cls.__qualname__}.{name} (a C descriptor)")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
+                               f"storing {cls.__qualname__}.{name} (a C descriptor)")
     if cls.__dictoffset__ == 0:       # no instance __dict__, and `name` is no slot
         if not _is_heap_type(cls):    # a C type: its message names it its own way
-            raise UnsupportedError("unsupported-attribute", f"storing {name} on a {cls.__qualname__}")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {name} on a {cls.__qualname__}")
         raise SymbolicRaise(ExceptionV(AttributeError, [Const(_no_slot_message(cls.__name__, name))]))
 
 
@@ -538,20 +547,20 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
         return
     if not (raw or hook is object.__setattr__ or is_module
             or isinstance(obj, (types.ModuleType, types.FunctionType, type))):
-        raise UnsupportedError("unsupported-attribute", f"{cls.__qualname__}.__setattr__")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__}.__setattr__")
     if _set_property(tx, cls, name, v, value):
         return
     if is_module:
         for where in ("_parameters", "_modules"):
             if name in obj.__dict__.get(where, {}):
-                raise UnsupportedError("module-mutation",
+                raise UnsupportedError(BreakReason.MODULE_MUTATION,
                                        f"assigning to the {where[1:-1]} {name!r} of a module")
         if isinstance(value, TensorV) and issubclass(value.ptype, torch.nn.Parameter):
-            raise UnsupportedError("module-mutation", "registering a new parameter")
+            raise UnsupportedError(BreakReason.MODULE_MUTATION, "registering a new parameter")
     if isinstance(obj, type):
         # instances, subclasses and methods read class attributes through the real class, not
         # through this value's overlay: the write must really happen first (O9)
-        raise UnsupportedError("class-mutation", f"setting {obj.__qualname__}.{name}")
+        raise UnsupportedError(BreakReason.CLASS_MUTATION, f"setting {obj.__qualname__}.{name}")
     if isinstance(obj, types.ModuleType) and type(obj).__setattr__ is types.ModuleType.__setattr__:
         v = _module_namespace(tx, obj)     # one model of the module's globals (see below)
     elif not is_module and not isinstance(obj, (types.ModuleType, types.FunctionType)):
@@ -586,10 +595,10 @@ def delattr_(tx, v: Value, name: str) -> None:
         tx.mark_mutated(ns)
         return
     if isinstance(v, ObjectV) and isinstance(v.obj, type):
-        raise UnsupportedError("class-mutation", f"del {v.obj.__qualname__}.{name}")
+        raise UnsupportedError(BreakReason.CLASS_MUTATION, f"del {v.obj.__qualname__}.{name}")
     if isinstance(v, ObjectV) and mro_lookup(type(v.obj), "__delattr__") is object.__delattr__:
         getattr_(tx, v, name)      # AttributeError when missing
         tx.set(v, "overlay", {**v.overlay, name: DELETED})
         tx.mark_mutated(v)
         return
-    raise UnsupportedError("unsupported-attribute", f"del {v.describe()}.{name}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"del {v.describe()}.{name}")

@@ -16,11 +16,13 @@ import operator
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from . import ops
 from .attrs import getattr_, has_attr, setattr_, delattr_
 from ..model.builder import CONST_TYPES, is_torch_const, wrap
 from .objects import call
 from .ops import NotConst, as_python, fold, raise_, to_list, truth
+from ..model.guard_kinds import GuardKind
 from ..model.sources import ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (Const, DictV, ExceptionV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
@@ -93,13 +95,13 @@ def from_python(x) -> Value:
 def _fold_model(fn):
     def fold_call(tx, args, kwargs):
         if any(isinstance(a, TensorV) for a in args):
-            raise UnsupportedError("data-dependent",
+            raise UnsupportedError(BreakReason.DATA_DEPENDENT,
                                    f"{getattr(fn, '__qualname__', fn)} reads a tensor's value")
         try:
             pa = [as_python(a) for a in args]
             pk = {k: as_python(v) for k, v in kwargs.items()}
         except NotConst:
-            raise UnsupportedError("call-to-c-function",
+            raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION,
                                    f"{getattr(fn, '__qualname__', fn)} on non-constant arguments") from None
         try:
             return from_python(fn(*pa, **pk))
@@ -131,7 +133,7 @@ def _classinfo(v: Value):
         return v.value
     if isinstance(v, ObjectV) and type(v.obj).__name__ in ("UnionType", "_UnionGenericAlias"):
         return v.obj
-    raise UnsupportedError("unsupported-isinstance", f"isinstance with {v.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ISINSTANCE, f"isinstance with {v.describe()}")
 
 
 @model(isinstance)
@@ -179,7 +181,7 @@ def _hasattr(tx, args, kwargs):
     name = as_python(args[1])
     found = has_attr(tx, args[0], name)
     if not found and isinstance(args[0], ObjectV) and args[0].source is not None:
-        tx.guard("HASATTR", args[0].source, False, name)
+        tx.guard(GuardKind.HASATTR, args[0].source, False, name)
     return Const(found)
 
 
@@ -208,9 +210,9 @@ def _delattr(tx, args, kwargs):
 def _id(tx, args, kwargs):
     v = args[0]
     if isinstance(v, ObjectV) and v.source is not None:
-        tx.guard("ID_MATCH", v.source, v.obj)
+        tx.guard(GuardKind.ID_MATCH, v.source, v.obj)
         return Const(id(v.obj))
-    raise UnsupportedError("unsupported-id", f"id() of {v.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ID, f"id() of {v.describe()}")
 
 
 @model(hash)
@@ -218,12 +220,12 @@ def _hash(tx, args, kwargs):
     k = ops.hkey(tx, args[0])
     if isinstance(args[0], (Const, TupleV)):
         return Const(hash(k))
-    raise UnsupportedError("unsupported-hash", f"hash() of {args[0].describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_HASH, f"hash() of {args[0].describe()}")
 
 
 def _io_builtin(fn):
     def m(tx, args, kwargs):
-        raise UnsupportedError("io", f"call to {fn.__name__}() (I/O) runs natively")
+        raise UnsupportedError(BreakReason.IO, f"call to {fn.__name__}() (I/O) runs natively")
     return m
 
 
@@ -231,8 +233,9 @@ def _frame_builtin(fn):
     """Calls that look at the calling frame: the whole function must run in its own frame."""
     def m(tx, args, kwargs):
         if fn in (vars, dir) and args:
-            raise UnsupportedError("call-to-c-function", f"{fn.__name__}() of an object runs natively")
-        raise UnsupportedError("frame-introspection",
+            raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION,
+                                   f"{fn.__name__}() of an object runs natively")
+        raise UnsupportedError(BreakReason.FRAME_INTROSPECTION,
                                f"{getattr(fn, '__qualname__', fn)}() needs the function's real frame; "
                                "the function runs natively")
     return m
@@ -259,13 +262,13 @@ def _dunder1(tx, fn, dunder, v):
     m = lookup_dunder(v, dunder)
     if m is not None:
         return call(tx, m, [v], {})
-    raise UnsupportedError("unsupported-call", f"{fn.__name__}() of {v.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{fn.__name__}() of {v.describe()}")
 
 
 @model(round)
 def _round(tx, args, kwargs):
     if isinstance(args[0], TensorV):
-        raise UnsupportedError("data-dependent", "round() of a tensor reads its value")
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT, "round() of a tensor reads its value")
     return _fold_model(round)(tx, args, kwargs)
 
 
@@ -281,7 +284,7 @@ def _scalar_ctor(cls, dunder):
             return Const(cls())
         v = args[0]
         if isinstance(v, TensorV):
-            raise UnsupportedError("data-dependent", f"{cls.__name__}() of a tensor reads its value")
+            raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"{cls.__name__}() of a tensor reads its value")
         if isinstance(v, Const) and all(isinstance(a, Const) for a in args):
             return fold(cls, *[a.value for a in args])
         if cls is bool:
@@ -298,7 +301,7 @@ def _scalar_ctor(cls, dunder):
                 return call(tx, m, [v], {})
         if isinstance(v, ObjectV) and cls is str and isinstance(v.obj, (type, BaseException)):
             return Const(str(v.obj))
-        raise UnsupportedError("unsupported-call", f"{cls.__name__}() of {v.describe()}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{cls.__name__}() of {v.describe()}")
     return c
 
 
@@ -321,7 +324,7 @@ def _sys_exc_info(tx, args, kwargs):
     if tx.exc_info is None:
         return Const((None, None, None))
     # the third item is the traceback: frames only the function's own frame has
-    raise UnsupportedError("frame-introspection", "sys.exc_info() inside an except block")
+    raise UnsupportedError(BreakReason.FRAME_INTROSPECTION, "sys.exc_info() inside an except block")
 
 
 @model(repr)
@@ -335,7 +338,7 @@ def _repr(tx, args, kwargs):
     m = lookup_dunder(v, "__repr__")
     if m is not None:
         return call(tx, m, [v], {})
-    raise UnsupportedError("unsupported-call", f"repr() of {v.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"repr() of {v.describe()}")
 
 
 @ctor(list)
@@ -367,7 +370,7 @@ def _dict(tx, clsv, args, kwargs):
 @ctor(range)
 def _range(tx, clsv, args, kwargs):
     if any(isinstance(a, TensorV) for a in args):
-        raise UnsupportedError("data-dependent", "range() of a tensor reads its value")
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT, "range() of a tensor reads its value")
     return fold(range, *[as_python(a) for a in args])
 
 
@@ -376,7 +379,7 @@ def _slice(tx, clsv, args, kwargs):
     try:
         return Const(slice(*[as_python(a) for a in args]))
     except NotConst:
-        raise UnsupportedError("unsupported-slice", "a slice with non-constant bounds") from None
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SLICE, "a slice with non-constant bounds") from None
 
 
 @ctor(object)
@@ -387,7 +390,7 @@ def _object(tx, clsv, args, kwargs):
 @ctor(type)
 def _type(tx, clsv, args, kwargs):
     if len(args) != 1:
-        raise UnsupportedError("unsupported-call", "type() with three arguments")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "type() with three arguments")
     cls = args[0].python_type()
     return wrap(tx, cls, ConstSource(Ref(cls, getattr(cls, "__qualname__", "?"))), guard=False)
 
@@ -397,7 +400,7 @@ def _super(tx, clsv, args, kwargs):
     if len(args) == 2:
         return SuperV(as_class(args[0]), args[1])
     if args:
-        raise UnsupportedError("unsupported-super", "super() with one argument")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, "super() with one argument")
     from .cells import zero_arg_super
     return zero_arg_super(tx)
 
@@ -405,7 +408,7 @@ def _super(tx, clsv, args, kwargs):
 def as_class(v: Value):
     if isinstance(v, ObjectV) and isinstance(v.obj, type):
         return v.obj
-    raise UnsupportedError("unsupported-super", f"super() with {v.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, f"super() with {v.describe()}")
 
 
 @ctor(functools.partial)
@@ -438,7 +441,7 @@ def _exc_init(tx, args, kwargs):
     if isinstance(exc, ExceptionV):
         tx.set(exc, "args", tuple(args[1:]))
         return Const(None)
-    raise UnsupportedError("unsupported-call", "BaseException.__init__ on a non-exception")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "BaseException.__init__ on a non-exception")
 
 
 @model(object.__getattribute__)
@@ -473,7 +476,8 @@ MODELS[operator.contains] = lambda tx, args, kwargs: Const(ops.contains(tx, args
 def _is(tx, a, b) -> bool:
     same = ops.is_same(a, b, tx)
     if same is None:
-        raise UnsupportedError("unsupported-identity", f"`is` between {a.describe()} and {b.describe()}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_IDENTITY,
+                               f"`is` between {a.describe()} and {b.describe()}")
     return same
 
 

@@ -11,6 +11,7 @@ import itertools
 import operator
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from . import ops
 from .builtins import MODELS, _arity, ctor, model
 from .objects import call
@@ -23,7 +24,7 @@ from ..model.values import (Const, DictV, DictViewV, EnumerateIterV, ExceptionV,
 @model(iter)
 def model_iter(tx, args, kwargs):
     if len(args) != 1:
-        raise UnsupportedError("unsupported-call", "iter(callable, sentinel)")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "iter(callable, sentinel)")
     return ops.get_iter(tx, args[0])
 
 
@@ -36,7 +37,7 @@ def model_next(tx, args, kwargs):
         m = lookup_dunder(it, "__next__")
         if m is None and hasattr(it.python_type(), "__next__"):
             # a C iterator from outside (dict or set iterator, generator object, ...)
-            raise UnsupportedError("unsupported-iterator", f"next() of a {it.python_type().__name__}")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"next() of a {it.python_type().__name__}")
         if m is None:
             raise_(TypeError, f"'{it.python_type().__name__}' object is not an iterator")
         return call(tx, m, [it], {})
@@ -108,7 +109,7 @@ def _key_list(tx, items, key):
     try:
         return [as_python(k) for k in keys]
     except NotConst:
-        raise UnsupportedError("unsupported-sort", "sorting values that are not constants") from None
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SORT, "sorting values that are not constants") from None
 
 
 def _make_minmax(name, better):

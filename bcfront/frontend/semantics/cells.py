@@ -21,6 +21,8 @@ from __future__ import annotations
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.guard_kinds import GuardKind
 from ..model.sources import (CellFilledSource, CellSource, PlainFunctionSource, Ref, attr_source,
                       item_source)
 from ..model.tracer import SymbolicRaise
@@ -34,9 +36,9 @@ def input_cell(tx, cell, source, name: str) -> CellV:
     hit = tx.by_id.get(id(cell))
     if isinstance(hit, CellV):
         if hit.source is not None:
-            tx.guard("TENSOR_ALIAS", source, hit.source)     # an identity check between sources
+            tx.guard(GuardKind.TENSOR_ALIAS, source, hit.source)     # an identity check between sources
         elif hit.real is not None:
-            tx.guard("ID_MATCH", source, hit.real)
+            tx.guard(GuardKind.ID_MATCH, source, hit.real)
         return hit
     v = CellV(None, real=cell, name=name)
     v.source = source
@@ -55,18 +57,18 @@ def function_by_code(tx, fn, source) -> MadeFunctionV:
         return hit
     if fn.__dict__ or fn.__module__ != fn.__globals__.get("__name__"):
         return wrap(tx, fn, source)       # attributes set on it (functools.wraps): by identity
-    tx.guard("TYPE_MATCH", source, types.FunctionType)
+    tx.guard(GuardKind.TYPE_MATCH, source, types.FunctionType)
     # names read from the value: they must still be the object's (O43)
-    tx.guard("CONSTANT_MATCH", PlainFunctionSource(source, fn.__name__, fn.__qualname__, fn.__module__),
+    tx.guard(GuardKind.CONSTANT_MATCH, PlainFunctionSource(source, fn.__name__, fn.__qualname__, fn.__module__),
              True)
     for attr in ("__code__", "__globals__", "__kwdefaults__"):
-        tx.guard("ID_MATCH", attr_source(source, attr), getattr(fn, attr))
+        tx.guard(GuardKind.ID_MATCH, attr_source(source, attr), getattr(fn, attr))
     code = fn.__code__
     defaults = fn.__defaults__
     dsrc = attr_source(source, "__defaults__")
     if defaults and any(type(d) is types.FunctionType for d in defaults):
-        tx.guard("TYPE_MATCH", dsrc, tuple)
-        tx.guard("LENGTH", dsrc, len(defaults))
+        tx.guard(GuardKind.TYPE_MATCH, dsrc, tuple)
+        tx.guard(GuardKind.LENGTH, dsrc, len(defaults))
         defaults = tuple(by_code_or_wrap(tx, d, item_source(dsrc, i)) for i, d in enumerate(defaults))
     elif defaults:
         defaults = tuple(wrap(tx, defaults, dsrc).items)
@@ -76,7 +78,7 @@ def function_by_code(tx, fn, source) -> MadeFunctionV:
     cells = None
     if fn.__closure__:
         clo = attr_source(source, "__closure__")
-        tx.guard("LENGTH", clo, len(fn.__closure__))
+        tx.guard(GuardKind.LENGTH, clo, len(fn.__closure__))
         cells = tuple(input_cell(tx, c, item_source(clo, i), name)
                       for i, (name, c) in enumerate(zip(code.co_freevars, fn.__closure__)))
     v = MadeFunctionV(code, fn.__globals__, fn.__qualname__, defaults,
@@ -98,8 +100,8 @@ def by_code_or_wrap(tx, obj, source):
     if (t is list or t is tuple) and len(obj) <= 64 and tx.by_id.get(id(obj)) is None \
             and any(type(x) in (types.FunctionType, list, tuple) for x in obj):
         from ..model.values import ListV, TupleV
-        tx.guard("TYPE_MATCH", source, t)
-        tx.guard("LENGTH", source, len(obj))
+        tx.guard(GuardKind.TYPE_MATCH, source, t)
+        tx.guard(GuardKind.LENGTH, source, len(obj))
         if t is tuple:
             return TupleV([by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)],
                           tuple, source)
@@ -130,7 +132,7 @@ def load_cell(tx, cell: CellV):
             # a continuation's cell may hold a closure made per call
             contents = by_code_or_wrap(tx, real, src) if cell.source is not None else wrap(tx, real, src)
         if contents is None and cell.source is not None:       # a later call's may be full
-            tx.guard("CONSTANT_MATCH", CellFilledSource(cell.source), False)
+            tx.guard(GuardKind.CONSTANT_MATCH, CellFilledSource(cell.source), False)
         tx.set(cell, "contents", contents)
         tx.set(cell, "loaded", True)
     if cell.contents is None:
@@ -155,11 +157,11 @@ def zero_arg_super(tx):
     frame = tx.frames[-1]
     cls_cell = frame.locals.get("__class__")
     if not isinstance(cls_cell, CellV) or not frame.code.co_argcount:
-        raise UnsupportedError("unsupported-super", "super() without __class__ cell or arguments")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, "super() without __class__ cell or arguments")
     cls = load_cell(tx, cls_cell)
     first = frame.locals.get(frame.code.co_varnames[0])
     if isinstance(first, CellV):
         first = load_cell(tx, first)
     if not isinstance(cls, ObjectV) or not isinstance(cls.obj, type) or first is None:
-        raise UnsupportedError("unsupported-super", "super() in an unusual frame")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, "super() in an unusual frame")
     return SuperV(cls.obj, first)

@@ -13,10 +13,12 @@ import operator
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from . import objects
 from .iteration import Exhausted, get_iter, iter_items, next_value
 from .ops import (CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, fold, hkey, is_notimpl,
                   is_user_class, raise_, truth)
+from ..model.guard_kinds import GuardKind
 from ..model.values import Const, DictV, DictViewV, ListV, ObjectV, SetV, TensorV, TupleV, Value
 
 
@@ -55,7 +57,8 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
                 return r
     if _c_level_dunder(a, name) or _c_level_dunder(b, REFLECTED_CMP[name]):
         # a user subclass of a builtin (int, str, IntEnum) compares in C: run it natively (O24)
-        raise UnsupportedError("unsupported-operator", f"{opname} of {a.describe()} and {b.describe()}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR,
+                               f"{opname} of {a.describe()} and {b.describe()}")
     if fn in (operator.eq, operator.ne):
         same = is_same(a, b, tx)
         if same is not None:
@@ -63,7 +66,7 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
     if fn not in (operator.eq, operator.ne) and all_known(a, b):
         raise_(TypeError, f"'{opname}' not supported between instances of "
                           f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
-    raise UnsupportedError("unsupported-operator", f"{opname} on {a.describe()} and {b.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"{opname} on {a.describe()} and {b.describe()}")
 
 
 def is_same(a: Value, b: Value, tx=None):
@@ -79,7 +82,7 @@ def _guard_identity(tx, a: Value, b: Value, same: bool) -> None:
     sa, sb = a.source, b.source
     if sa is None or sb is None or sa == sb or isinstance(a, Const) or isinstance(b, Const):
         return      # a value made in the trace is never an outside object; constants by value
-    tx.guard("SAME_OBJECT" if same else "DISTINCT_OBJECTS", sb, extra=sa)
+    tx.guard(GuardKind.SAME_OBJECT if same else GuardKind.DISTINCT_OBJECTS, sb, extra=sa)
 
 
 def _identical(a: Value, b: Value):
@@ -179,7 +182,7 @@ def contains(tx, item: Value, container: Value) -> bool:
             return hkey(tx, item) in container.dict.entries
         return contains(tx, item, TupleV(iter_items(tx, container)))
     if isinstance(container, TensorV):
-        raise UnsupportedError("data-dependent", "`in` on a tensor depends on its values")
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT, "`in` on a tensor depends on its values")
     m = objects.lookup_dunder(container, "__contains__")
     if m is not None:
         return truth(tx, objects.call(tx, m, [container, item], {}))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from . import ops
 from .builtins import MODELS, model
 from .ops import Exhausted, as_python, hkey, raise_, to_list
@@ -21,7 +22,7 @@ def _touch(tx, c) -> None:
 
 def _list(v) -> ListV:
     if not isinstance(v, ListV):
-        raise UnsupportedError("unsupported-call", f"list method on {v.describe()}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"list method on {v.describe()}")
     return v
 
 
@@ -99,12 +100,12 @@ def _index(tx, args, kwargs):
     seq = args[0]
     items = seq.items if isinstance(seq, (ListV, TupleV)) else None
     if items is None:
-        raise UnsupportedError("unsupported-call", "index() on this value")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "index() on this value")
     try:  # start and stop are clipped like slice bounds (O14)
         bounds = [as_python(a) for a in args[2:4]]
         start, stop, _ = slice(*(bounds + [None, None])[:2]).indices(len(items))
     except (ops.NotConst, TypeError):
-        raise UnsupportedError("unsupported-call", "index() with these bounds") from None
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "index() with these bounds") from None
     for i in range(start, stop):
         if ops.equal(tx, items[i], args[1]):
             return Const(i)
@@ -112,7 +113,7 @@ def _index(tx, args, kwargs):
         raise_(ValueError, "tuple.index(x): x not in tuple")
     text = MODELS[repr](tx, [args[1]], {})
     if not isinstance(text, Const):
-        raise UnsupportedError("unsupported-call", "index() error message of this value")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "index() error message of this value")
     raise_(ValueError, f"{text.value} is not in list")
 
 
@@ -166,7 +167,7 @@ def _list_copy(tx, args, kwargs):
 
 def _dict(v) -> DictV:
     if not isinstance(v, DictV):
-        raise UnsupportedError("unsupported-call", f"dict method on {v.describe()}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"dict method on {v.describe()}")
     return v
 
 
@@ -215,7 +216,7 @@ def _dict_update(tx, args, kwargs):
         elif not isinstance(src, DictViewV) and hasattr(src.python_type(), "keys"):
             # CPython reads any other mapping through keys() and [] (ChainMap, MappingProxy,
             # user mappings), which may run code we do not see: run it natively (O16)
-            raise UnsupportedError("unsupported-call",
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL,
                                    f"dict update from a {src.python_type().__name__} mapping")
         else:
             pairs = []
@@ -311,7 +312,7 @@ for _name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "
 
 def _set(v) -> SetV:
     if not isinstance(v, SetV):
-        raise UnsupportedError("unsupported-call", f"set method on {v.describe()}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"set method on {v.describe()}")
     return v
 
 
@@ -391,7 +392,7 @@ def _set_copy(tx, args, kwargs):
 def _gen_send(tx, args, kwargs):
     gen = args[0]
     if not isinstance(gen, GeneratorV):
-        raise UnsupportedError("unsupported-call", "send() on a non-generator")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "send() on a non-generator")
     from ..interp.interpreter import resume_generator
     try:
         return resume_generator(tx, gen, args[1] if len(args) > 1 else Const(None))
@@ -408,7 +409,7 @@ def _gen_close(tx, args, kwargs):
     if isinstance(gen, GeneratorV) and (gen.done or not gen.started):
         tx.set(gen, "done", True)
         return Const(None)
-    raise UnsupportedError("unsupported-generator", "closing a suspended generator")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_GENERATOR, "closing a suspended generator")
 
 
 _GEN_METHODS = {"send": _gen_send, "__next__": _gen_next, "close": _gen_close}

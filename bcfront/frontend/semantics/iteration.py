@@ -9,6 +9,7 @@ their final position, which the region replays.
 from __future__ import annotations
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from . import objects
 from ..model.values import (Const, DictV, DictViewV, EnumerateIterV, FilterIterV, GeneratorV, HashIterV,
                      IterV, ListV, MapIterV, RangeIterV, SeqIterV, SetV, TensorV, TupleV, Value,
@@ -51,8 +52,8 @@ def get_iter(tx, v: Value) -> IterV:
             return r
         if isinstance(r, (ListV, TupleV)):
             return SeqIterV(r)
-        raise UnsupportedError("unsupported-iterator", f"__iter__ returned {r.describe()}")
-    raise UnsupportedError("unsupported-iterator", f"iter() of {v.describe()}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"__iter__ returned {r.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"iter() of {v.describe()}")
 
 
 def iter_items(tx, v) -> list[Value]:
@@ -107,7 +108,7 @@ def next_value(tx, it: IterV) -> Value:
     if isinstance(it, GeneratorV):
         from ..interp.interpreter import resume_generator
         return resume_generator(tx, it, Const(None))
-    raise UnsupportedError("unsupported-iterator", f"next() of {it.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"next() of {it.describe()}")
 
 
 def _next_strict_zip(tx, it: ZipIterV) -> Value:
@@ -148,7 +149,7 @@ def _next_hashed(tx, it: HashIterV) -> Value:
     if tuple(c.entries) != it.keys:
         # same size, other keys: where CPython's iterator goes next depends on its hash
         # table layout -- run that natively (the iterator cannot be rebuilt: whole function)
-        raise UnsupportedError("unsupported-iterator", "a dict or set re-keyed while iterated")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, "a dict or set re-keyed while iterated")
     if it.index >= len(it.keys):
         tx.set(it, "container", None)
         raise Exhausted()
@@ -189,7 +190,7 @@ def to_list(tx, v: Value) -> list[Value]:
         except Exhausted:
             return out
         if len(out) > 100_000:
-            raise UnsupportedError("unbounded-iteration", "iterating over more than 100000 items")
+            raise UnsupportedError(BreakReason.UNBOUNDED_ITERATION, "iterating over more than 100000 items")
 
 
 def unpack(tx, v: Value, n: int) -> list[Value]:

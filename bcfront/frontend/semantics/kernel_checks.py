@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 
 _SAME_DTYPE_OPS = {"matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot",
                    "linear", "einsum", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
@@ -27,7 +28,7 @@ def check_dtypes(tx, op, target, fargs, fkw) -> None:
     dtypes = {t.dtype for t in _tensors(fargs) + _tensors(list(fkw.values()))
               if t.is_floating_point() or t.is_complex()}
     if len(dtypes) > 1:
-        raise UnsupportedError("torch-error", f"{label(op, target)} on mixed dtypes "
+        raise UnsupportedError(BreakReason.TORCH_ERROR, f"{label(op, target)} on mixed dtypes "
                                               f"{sorted(str(d) for d in dtypes)} raises at run time")
 
 
@@ -48,7 +49,7 @@ def check_inplace_cast(tx, what: str, plain, fargs, fkw) -> None:
     except Exception:       # noqa: BLE001 - the out-of-place variant does not apply; the op ran
         return
     if isinstance(out, torch.Tensor) and not torch.can_cast(out.dtype, dtype):
-        raise UnsupportedError("torch-error", f"{what}: result type {out.dtype} "
+        raise UnsupportedError(BreakReason.TORCH_ERROR, f"{what}: result type {out.dtype} "
                                               f"can't be cast to {dtype} (raises at run time)")
 
 
@@ -61,7 +62,7 @@ def check_partial_overlap(tx, what: str, target, operands) -> None:
         return
     for t in _tensors(operands):
         if t is not target and _partial_overlap(target, t):
-            raise UnsupportedError("torch-error", f"{what} writes a tensor that partially "
+            raise UnsupportedError(BreakReason.TORCH_ERROR, f"{what} writes a tensor that partially "
                                                   "overlaps an operand (raises at run time)")
 
 

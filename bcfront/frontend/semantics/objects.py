@@ -14,6 +14,8 @@ import sys
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (Const, ExceptionV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
@@ -94,7 +96,7 @@ def index_of(tx, v: Value):
     if isinstance(v, Const) and isinstance(v.value, int):
         return int(v.value)
     if isinstance(v, TensorV):
-        raise UnsupportedError("data-dependent", "using a tensor as a Python index reads its value")
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT, "using a tensor as a Python index reads its value")
     return None
 
 
@@ -115,11 +117,11 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
         if m is not None:
             return call(tx, m, [fn, *args], kwargs)
     if isinstance(fn, StateCMV):
-        raise UnsupportedError("unsupported-call", "a torch context manager used as a decorator")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "a torch context manager used as a decorator")
     if isinstance(fn, (Const, TupleV)) or fn is NULL:
         from .ops import raise_
         raise_(TypeError, f"'{fn.python_type().__name__}' object is not callable")
-    raise UnsupportedError("unsupported-call", f"calling {fn.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"calling {fn.describe()}")
 
 
 def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
@@ -148,15 +150,15 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     if _is_heap_type(type(obj)):
         raw = mro_lookup(type(obj), "__call__")
         if isinstance(raw, types.FunctionType):
-            tx.guard("ID_MATCH", AttrSource(ConstSource(Ref(type(obj), type(obj).__qualname__)),
+            tx.guard(GuardKind.ID_MATCH, AttrSource(ConstSource(Ref(type(obj), type(obj).__qualname__)),
                                             "__call__"), raw)
             return call(tx, ObjectV(raw), [fv, *args], kwargs)
     what = getattr(obj, "__qualname__", None) or type(obj).__name__
     if isinstance(obj, (types.BuiltinFunctionType, types.MethodDescriptorType,
                         types.WrapperDescriptorType, types.MethodWrapperType)):
-        reason = "io" if what in ("print", "input", "open") else "call-to-c-function"
+        reason = BreakReason.IO if what in ("print", "input", "open") else BreakReason.CALL_TO_C_FUNCTION
         raise UnsupportedError(reason, f"call to {_c_name(obj)}, which bcfront cannot see into")
-    raise UnsupportedError("unsupported-call", f"calling {what}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"calling {what}")
 
 
 def _from_torch(fn) -> bool:
@@ -182,16 +184,17 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         if isinstance(init, types.FunctionType):
             call(tx, ObjectV(init), [exc, *args], kwargs)
         elif kwargs:
-            raise UnsupportedError("unsupported-call", f"{cls.__name__}(**kwargs)")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{cls.__name__}(**kwargs)")
         return exc
     torch = sys.modules.get("torch")
     if torch is not None and issubclass(cls, torch.nn.Module):
-        raise UnsupportedError("module-construction", f"creating a {cls.__qualname__} module inside captured code")
+        raise UnsupportedError(BreakReason.MODULE_CONSTRUCTION,
+                               f"creating a {cls.__qualname__} module inside captured code")
     meta_call = mro_lookup(type(cls), "__call__")
     if meta_call is not type.__call__ and meta_call is not _MISS:
-        raise UnsupportedError("unsupported-call", f"metaclass {type(cls).__name__}.__call__")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"metaclass {type(cls).__name__}.__call__")
     if not _is_heap_type(cls):
-        raise UnsupportedError("unsupported-call", f"constructing the C type {cls.__qualname__}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"constructing the C type {cls.__qualname__}")
     new = mro_lookup(cls, "__new__")
     if new is object.__new__ or new is _MISS:
         inst = NewObjectV(cls)
@@ -211,7 +214,7 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
                 from .ops import raise_
                 raise_(TypeError, "__init__() should return None")
         elif init is not object.__init__ and init is not _MISS and not isinstance(inst, TupleV):
-            raise UnsupportedError("unsupported-call", f"C __init__ of {cls.__qualname__}")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"C __init__ of {cls.__qualname__}")
         elif (init is object.__init__ or init is _MISS) and new is object.__new__ \
                 and (args or kwargs):
             from .ops import raise_
@@ -233,13 +236,13 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
     if call_impl is not torch.nn.Module.__call__:
         if isinstance(call_impl, types.FunctionType):
             return call(tx, ObjectV(call_impl), [mv, *args], kwargs)
-        raise UnsupportedError("unsupported-call", f"{cls.__qualname__}.__call__")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{cls.__qualname__}.__call__")
     _guard_global_hooks(tx)
     src = source_of(mv)
     present = [n for n in _HOOK_DICTS if getattr(mod, n, None)]
-    tx.guard("NO_HOOKS", src, None, tuple(n for n in _HOOK_DICTS if n not in present), example=mod)
+    tx.guard(GuardKind.NO_HOOKS, src, None, tuple(n for n in _HOOK_DICTS if n not in present), example=mod)
     if any(n not in ("_forward_hooks", "_forward_pre_hooks") for n in present):
-        raise UnsupportedError("module-hooks",
+        raise UnsupportedError(BreakReason.MODULE_HOOKS,
                                f"{cls.__qualname__} has backward or keyword hooks")
     from .attrs import getattr_
     from ..model.builder import wrap
@@ -269,8 +272,8 @@ def _guard_global_hooks(tx) -> None:
         if d is None:
             continue
         if d:
-            raise UnsupportedError("module-hooks", f"global module hooks ({name}) are registered")
-        tx.guard("LENGTH", ConstSource(Ref(d, f"torch.nn.modules.module.{name}")), 0)
+            raise UnsupportedError(BreakReason.MODULE_HOOKS, f"global module hooks ({name}) are registered")
+        tx.guard(GuardKind.LENGTH, ConstSource(Ref(d, f"torch.nn.modules.module.{name}")), 0)
 
 
 def function_parts(tx, fv: Value):
@@ -295,15 +298,15 @@ def function_parts(tx, fv: Value):
         cells = ()
     # The function object is identity-guarded, but its body and defaults can be replaced in
     # place (IPython's autoreload assigns __code__): guard them too (O29)
-    tx.guard("ID_MATCH", AttrSource(src, "__code__"), fn.__code__)
+    tx.guard(GuardKind.ID_MATCH, AttrSource(src, "__code__"), fn.__code__)
     dsrc = AttrSource(src, "__defaults__")
-    tx.guard("ID_MATCH", dsrc, fn.__defaults__)
+    tx.guard(GuardKind.ID_MATCH, dsrc, fn.__defaults__)
     defaults = ()
     if fn.__defaults__:
         defaults = wrap(tx, fn.__defaults__, dsrc).items
     kwdefaults = {}
     ksrc = AttrSource(src, "__kwdefaults__")
-    tx.guard("ID_MATCH", ksrc, fn.__kwdefaults__)
+    tx.guard(GuardKind.ID_MATCH, ksrc, fn.__kwdefaults__)
     if fn.__kwdefaults__:
         kw = wrap(tx, fn.__kwdefaults__, ksrc)
         kwdefaults = {k: e[1] for k, e in kw.entries.items()}

@@ -14,6 +14,7 @@ import sys
 import operator
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from . import objects
 from ..model.tracer import SymbolicRaise
 from ..model.values import (Const, DictV, DictViewV, ExceptionV, ListV, NewObjectV, ObjectV, SetV,
@@ -116,7 +117,8 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
         try:
             return fold(fn, a.value, as_python(b))
         except NotConst:
-            raise UnsupportedError("unsupported-operator", f"% formatting of {b.describe()}") from None
+            raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR,
+                                   f"% formatting of {b.describe()}") from None
     name = DUNDERS.get(base)
     if name is not None:
         if inplace:
@@ -137,7 +139,7 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
                 return r
         if all_known(a, b):
             raise_(TypeError, binary_error(fn, a.python_type(), b.python_type()))
-    raise UnsupportedError("unsupported-operator",
+    raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR,
                            f"{getattr(fn, '__name__', fn)} on {a.describe()} and {b.describe()}")
 
 
@@ -253,7 +255,7 @@ def unary(tx, fn, a: Value) -> Value:
     m = objects.lookup_dunder(a, name)
     if m is not None:
         return objects.call(tx, m, [a], {})
-    raise UnsupportedError("unsupported-operator", f"{name} on {a.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"{name} on {a.describe()}")
 
 
 # -- truth and length ----------------------------------------------------------------
@@ -262,7 +264,7 @@ def truth(tx, v: Value) -> bool:
     if isinstance(v, Const):
         return bool(v.value)
     if isinstance(v, TensorV):
-        raise UnsupportedError("data-dependent-branch",
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT_BRANCH,
                                "the truth value of a tensor depends on its data")
     if isinstance(v, (ListV, TupleV)):
         return bool(v.items)
@@ -277,7 +279,7 @@ def truth(tx, v: Value) -> bool:
                 r = objects.call(tx, m, [v], {})
                 return truth(tx, r) if name == "__bool__" else length_of(r) > 0
         if isinstance(v, ObjectV) and not objects.default_truth(v.obj):
-            raise UnsupportedError("unsupported-truth", f"truth value of {v.describe()}")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_TRUTH, f"truth value of {v.describe()}")
         return True
     return True
 
@@ -293,7 +295,7 @@ def length_of(v: Value) -> int:
         return n
     if isinstance(v, Const) and not isinstance(v.value, int):
         raise_(TypeError, f"'{type(v.value).__name__}' object cannot be interpreted as an integer")
-    raise UnsupportedError("unsupported-len", f"__len__ returned {v.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_LEN, f"__len__ returned {v.describe()}")
 
 
 def length(tx, v: Value) -> int:
@@ -316,7 +318,7 @@ def length(tx, v: Value) -> int:
     if cls is not None and hasattr(cls, "__len__"):
         # A C-level length slot (deque, dict views, array, ...): the size can change with
         # no trace of it here, so run len() natively rather than guess.
-        raise UnsupportedError("unsupported-call", f"len() of a {cls.__name__} (implemented in C)")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"len() of a {cls.__name__} (implemented in C)")
     raise_(TypeError, f"object of type '{v.python_type().__name__}' has no len()")
 
 
@@ -368,7 +370,7 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         ok, k = const_value(key)
         if ok and hasattr(obj.obj, "__class_getitem__"):
             return fold(operator.getitem, obj.obj, k)
-    raise UnsupportedError("unsupported-subscript", f"{obj.describe()}[{key.describe()}]")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_SUBSCRIPT, f"{obj.describe()}[{key.describe()}]")
 
 
 def setitem(tx, obj: Value, key: Value, value: Value) -> None:
@@ -401,7 +403,7 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
     if m is not None:
         objects.call(tx, m, [obj, key, value], {})
         return
-    raise UnsupportedError("unsupported-subscript", f"{obj.describe()}[...] = ...")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_SUBSCRIPT, f"{obj.describe()}[...] = ...")
 
 
 def delitem(tx, obj: Value, key: Value) -> None:
@@ -427,7 +429,7 @@ def delitem(tx, obj: Value, key: Value) -> None:
     if m is not None:
         objects.call(tx, m, [obj, key], {})
         return
-    raise UnsupportedError("unsupported-subscript", f"del {obj.describe()}[...]")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_SUBSCRIPT, f"del {obj.describe()}[...]")
 
 
 def hkey(tx, v: Value):
@@ -449,7 +451,7 @@ def hkey(tx, v: Value):
         return _Identity(v)
     if isinstance(v, (ListV, DictV)) or (isinstance(v, SetV) and not v.frozen):
         raise_(TypeError, f"unhashable type: '{v.python_type().__name__}'")
-    raise UnsupportedError("unsupported-hash", f"hash of {v.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_HASH, f"hash of {v.describe()}")
 
 
 class _Identity:

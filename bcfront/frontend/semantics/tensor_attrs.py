@@ -12,7 +12,9 @@ from __future__ import annotations
 import torch
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from .torch_calls import record
+from ..model.guard_kinds import GuardKind
 from ..model.values import Const, MethodV, ObjectV, TensorV, TupleV, Value
 
 META_ATTRS = {"shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda",
@@ -50,7 +52,7 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
         attribute_error("Tensor", name)
     if callable(raw):
         return MethodV(ObjectV(raw), t)
-    raise UnsupportedError("unsupported-tensor-attribute", f"Tensor.{name}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_TENSOR_ATTRIBUTE, f"Tensor.{name}")
 
 
 def _is_data_descriptor(raw) -> bool:
@@ -70,5 +72,5 @@ def _instance_attr(tx, t: TensorV, name: str, missing: bool) -> Value | None:
         from ..model.builder import wrap
         return wrap(tx, d[name], AttrSource(t.source, name))
     if missing:
-        tx.guard("NOT_PRESENT", AttrSource(t.source, "__dict__"), None, name)
+        tx.guard(GuardKind.NOT_PRESENT, AttrSource(t.source, "__dict__"), None, name)
     return None

@@ -22,26 +22,25 @@ import types
 import torch
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap, label as _label
 from ..regions.region_errors import check_split, note_node
+from ..model.guard_kinds import GuardKind
 from ..model.values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
 
 _TENSOR_BASE = torch._C.TensorBase
 
+_DATA, _EFFECT = BreakReason.DATA_DEPENDENT, BreakReason.UNSUPPORTED_TENSOR_METHOD
 DENIED_METHODS = {
-    "item": "data-dependent", "tolist": "data-dependent", "numpy": "data-dependent",
-    "__bool__": "data-dependent", "__int__": "data-dependent", "__float__": "data-dependent",
-    "__index__": "data-dependent", "__complex__": "data-dependent",
-    "data_ptr": "data-dependent", "storage": "unsupported-tensor-method",
-    "untyped_storage": "unsupported-tensor-method", "_cdata": "unsupported-tensor-method",
-    "__repr__": "io", "__str__": "io", "__format__": "io", "__reduce_ex__": "unsupported-tensor-method",
-    "__deepcopy__": "unsupported-tensor-method", "__hash__": "unsupported-tensor-method",
-    "__array__": "data-dependent", "backward": "autograd", "register_hook": "autograd",
-    "retain_grad": "autograd", "record_stream": "unsupported-tensor-method",
-    "share_memory_": "unsupported-tensor-method", "apply_": "unsupported-tensor-method",
-    "map_": "unsupported-tensor-method", "map2_": "unsupported-tensor-method",
-    "set_": "unsupported-tensor-method", "pin_memory": "unsupported-tensor-method",
-    "__setstate__": "unsupported-tensor-method", "register_post_accumulate_grad_hook": "autograd",
+    "item": _DATA, "tolist": _DATA, "numpy": _DATA, "__bool__": _DATA, "__int__": _DATA,
+    "__float__": _DATA, "__index__": _DATA, "__complex__": _DATA, "data_ptr": _DATA,
+    "__array__": _DATA, "storage": _EFFECT, "untyped_storage": _EFFECT, "_cdata": _EFFECT,
+    "__repr__": BreakReason.IO, "__str__": BreakReason.IO, "__format__": BreakReason.IO,
+    "__reduce_ex__": _EFFECT, "__deepcopy__": _EFFECT, "__hash__": _EFFECT,
+    "backward": BreakReason.AUTOGRAD, "register_hook": BreakReason.AUTOGRAD,
+    "retain_grad": BreakReason.AUTOGRAD, "register_post_accumulate_grad_hook": BreakReason.AUTOGRAD,
+    "record_stream": _EFFECT, "share_memory_": _EFFECT, "apply_": _EFFECT, "map_": _EFFECT,
+    "map2_": _EFFECT, "set_": _EFFECT, "pin_memory": _EFFECT, "__setstate__": _EFFECT,
 }
 DENIED_FUNCTIONS = {"manual_seed", "seed", "initial_seed", "set_rng_state", "save", "load",
                     "set_default_dtype", "set_default_device", "set_default_tensor_type",
@@ -101,7 +100,7 @@ def convert(v: Value):
     if isinstance(v, DictV) and all(isinstance(k, str) for k in v.entries):
         pairs = {k: convert(e[1]) for k, e in v.entries.items()}
         return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
-    raise UnsupportedError("unsupported-argument", f"a torch call received {v.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ARGUMENT, f"a torch call received {v.describe()}")
 
 
 def _has_tensor(v: Value) -> bool:
@@ -145,9 +144,9 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         name = type(e).__name__
         what = label or _label(op, target)
         if "DataDependent" in name or "DynamicOutputShape" in name:
-            raise UnsupportedError("data-dependent",
+            raise UnsupportedError(BreakReason.DATA_DEPENDENT,
                                    f"{what} depends on tensor values ({name})") from None
-        raise UnsupportedError("torch-error", f"{what} failed on fake tensors: {name}: {e}") from None
+        raise UnsupportedError(BreakReason.TORCH_ERROR, f"{what} failed on fake tensors: {name}: {e}") from None
     check_dtypes(tx, op, target, fargs, fkw)
     if mutates:
         check_inplace_cast(tx, _label(op, target), _out_of_place(op, target), fargs, fkw)
@@ -230,13 +229,13 @@ def call_function(tx, fn, args: list, kwargs: dict) -> Value:
     if getattr(fn, "__objclass__", None) is _TENSOR_BASE or (
             isinstance(fn, types.FunctionType) and fn.__qualname__.startswith("Tensor.")):
         if not args or not isinstance(args[0], TensorV):
-            raise UnsupportedError("unsupported-call", f"Tensor.{name} on a non-tensor")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"Tensor.{name} on a non-tensor")
         return call_method(tx, args[0], name, args[1:], kwargs)
     if name in DENIED_FUNCTIONS:
-        raise UnsupportedError("torch-global-effect", f"torch.{name} changes state outside the graph")
+        raise UnsupportedError(BreakReason.TORCH_GLOBAL_EFFECT, f"torch.{name} changes state outside the graph")
     has_tensor = any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values())
     if not has_tensor and name not in FACTORIES:
-        raise UnsupportedError("unsupported-torch-call",
+        raise UnsupportedError(BreakReason.UNSUPPORTED_TORCH_CALL,
                                f"{_label('call', fn)} without tensor arguments is not a known factory")
     from .lowering import lower
     low = lower(tx, fn, args, kwargs)
@@ -251,7 +250,7 @@ def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
     denied = DENIED_METHODS.get(name)
     if denied is not None:
         raise UnsupportedError(denied, f"Tensor.{name}() " + (
-            "reads the tensor's data" if denied == "data-dependent" else "has effects outside the graph"))
+            "reads the tensor's data" if denied == BreakReason.DATA_DEPENDENT else "has effects outside the graph"))
     inplace = INPLACE_DUNDERS.get(name)
     if inplace is not None and not kwargs:
         # `t.__setitem__(k, v)` / `t.__iadd__(u)` called by name: the same effect as the
@@ -263,7 +262,7 @@ def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
 
 def _setitem_dunder(tx, t, *args) -> Value:
     if len(args) != 2:
-        raise UnsupportedError("unsupported-call", f"Tensor.__setitem__ with {len(args)} arguments")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"Tensor.__setitem__ with {len(args)} arguments")
     setitem(tx, t, *args)
     return Const(None)
 
@@ -328,7 +327,8 @@ def _inference_ctor(tx, clsv, args, kwargs):
     mode = bool(_const(args[0] if args else kwargs.get("mode", Const(True)), "inference_mode mode"))
     if not mode and tx.entry_state.inference:
         # the eager backend's fast path would run the block's ops in the caller's inference mode
-        raise UnsupportedError("inference-mode", "inference_mode(False) inside a caller's inference_mode")
+        raise UnsupportedError(BreakReason.INFERENCE_MODE,
+                               "inference_mode(False) inside a caller's inference_mode")
     return StateCMV("inference", mode, clsv.obj)
 
 
@@ -356,7 +356,7 @@ def _autocast_ctor(default_device=None):
 def _const(v: Value, what: str):
     if isinstance(v, Const):
         return v.value
-    raise UnsupportedError("unsupported-argument", f"{what} must be a constant")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ARGUMENT, f"{what} must be a constant")
 
 
 def cm_enter(tx, args, kwargs):
@@ -426,7 +426,7 @@ def rebuild_state_cm(rb, cm: StateCMV) -> str:
         if cm.saved:
             rb.emit(f"{name}.__enter__()")
         return name
-    raise UnsupportedError("unreconstructable", f"torch context manager {cm.kind}")
+    raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, f"torch context manager {cm.kind}")
 
 
 CM_ENTER, CM_EXIT = _CMMethod("__enter__"), _CMMethod("__exit__")
@@ -437,7 +437,7 @@ def state_cm_attr(tx, cm: StateCMV, name: str) -> Value:
         return MethodV(ObjectV(CM_ENTER), cm)
     if name == "__exit__":
         return MethodV(ObjectV(CM_EXIT), cm)
-    raise UnsupportedError("unsupported-attribute", f"{cm.cls.__name__}.{name}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cm.cls.__name__}.{name}")
 
 
 def _const_result(value):
@@ -456,7 +456,7 @@ def _is_inference_mode_enabled(tx, args, kwargs):
 
 def _get_default_dtype(tx, args, kwargs):
     tx.torch_env()
-    tx.guard("GLOBAL_STATE", None, torch.get_default_dtype(), "dtype")
+    tx.guard(GuardKind.GLOBAL_STATE, None, torch.get_default_dtype(), "dtype")
     return Const(torch.get_default_dtype())
 
 
@@ -500,9 +500,9 @@ CONSTRUCTORS = {
     torch.set_grad_enabled: _set_grad_ctor, torch.autocast: _autocast_ctor(),
     torch.Size: _size_ctor, torch.device: _device_ctor,
     torch.inference_mode: _inference_ctor,
-    torch.nn.Parameter: _unsupported_ctor("parameter-construction",
+    torch.nn.Parameter: _unsupported_ctor(BreakReason.PARAMETER_CONSTRUCTION,
                                           "creating an nn.Parameter inside captured code"),
-    torch.Tensor: _unsupported_ctor("unsupported-call", "torch.Tensor(...)"),
+    torch.Tensor: _unsupported_ctor(BreakReason.UNSUPPORTED_CALL, "torch.Tensor(...)"),
     torch.finfo: _fold_ctor(torch.finfo),
     torch.iinfo: _fold_ctor(torch.iinfo),
 }
@@ -528,7 +528,7 @@ SPECIAL = {
     torch._C._get_tracing_state: _const_result(None),
     torch.is_inference_mode_enabled: _is_inference_mode_enabled,
     torch.cuda.is_available: _fold_call(torch.cuda.is_available),
-    torch.is_autocast_enabled: _unsupported("autocast", "reading autocast state"),
+    torch.is_autocast_enabled: _unsupported(BreakReason.AUTOCAST, "reading autocast state"),
 }
 for _name in ("compiler.is_compiling", "compiler.is_dynamo_compiling", "_dynamo.is_compiling",
               "_utils.is_compiling"):

@@ -10,6 +10,7 @@ exactly one of the two (tests/frontend/test_opcodes.py enumerates them).
 from __future__ import annotations
 
 from ....errors import UnsupportedError
+from ....reasons import BreakReason
 from . import build, calls, control, exceptions, load_store, operators
 
 HANDLERS: dict = {}
@@ -47,5 +48,5 @@ def unsupported_opcode(tx, frame, ins):
     why = UNSUPPORTED.get(ins.opname)
     if why is None and ins.opname.startswith("INSTRUMENTED_"):
         why = _INSTRUMENTED
-    raise UnsupportedError("unsupported-opcode",
+    raise UnsupportedError(BreakReason.UNSUPPORTED_OPCODE,
                            f"opcode {ins.opname} is not supported" + (f": {why}" if why else ""))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections.abc
 
 from ....errors import UnsupportedError
+from ....reasons import BreakReason
 from ...semantics import attrs, ops
 from ...model.tracer import SymbolicRaise
 from ...model.values import (Const, DictV, ExceptionV, ListV, NewObjectV, ObjectV, SetV, TupleV, Value,
@@ -40,7 +41,7 @@ def build_const_key_map(tx, f, ins):
     values = f.popn(ins.arg)
     ok, names = const_value(keys)
     if not ok:
-        raise UnsupportedError("unsupported-dict", "BUILD_CONST_KEY_MAP with non-constant keys")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_DICT, "BUILD_CONST_KEY_MAP with non-constant keys")
     entries = {}
     for k, v in zip(names, values):
         # equal keys (True, 1): the first key object stays, the last value wins
@@ -54,8 +55,8 @@ def build_slice(tx, f, ins):
         f.push(Const(slice(*[ops.as_python(p) for p in parts])))
     except ops.NotConst:
         if any(p.python_type().__name__ == "Tensor" for p in parts):
-            raise UnsupportedError("data-dependent", "a slice bound that is a tensor") from None
-        raise UnsupportedError("unsupported-slice", "a slice with non-constant bounds") from None
+            raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a slice bound that is a tensor") from None
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SLICE, "a slice with non-constant bounds") from None
 
 
 def build_string(tx, f, ins):
@@ -63,7 +64,8 @@ def build_string(tx, f, ins):
     try:
         f.push(Const("".join(ops.as_python(p) for p in parts)))
     except ops.NotConst:
-        raise UnsupportedError("unsupported-format", "an f-string part that is not a constant") from None
+        raise UnsupportedError(BreakReason.UNSUPPORTED_FORMAT,
+                               "an f-string part that is not a constant") from None
 
 
 def list_append(tx, f, ins):
@@ -125,7 +127,7 @@ def _merge(tx, f, ins, strict: bool):
     d = f.stack[-ins.arg]
     if not isinstance(v, DictV):
         if isinstance(v, ObjectV) or isinstance(v, NewObjectV):
-            raise UnsupportedError("unsupported-dict", "** of a mapping that is not a dict")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_DICT, "** of a mapping that is not a dict")
         if strict:      # DICT_MERGE builds a call's **kwargs: CPython names the callee
             ops.raise_(TypeError, f"{_callee(f, ins)} argument after ** must be a mapping, "
                                   f"not {v.python_type().__name__}")
@@ -202,7 +204,8 @@ def match_keys(tx, f, ins):
     subject = f.peek(2)
     ok, names = const_value(keys)
     if not ok or not isinstance(subject, DictV):
-        raise UnsupportedError("unsupported-match", "mapping pattern on a non-dict or with non-constant keys")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_MATCH,
+                               "mapping pattern on a non-dict or with non-constant keys")
     values = []
     for k in names:
         e = subject.entries.get(k)
@@ -221,7 +224,7 @@ def match_class(tx, f, ins):
     cls_v = f.pop()
     subject = f.pop()
     if not (isinstance(cls_v, ObjectV) and isinstance(cls_v.obj, type)):
-        raise UnsupportedError("unsupported-match", "class pattern with a non-class")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_MATCH, "class pattern with a non-class")
     cls = cls_v.obj
     if not issubclass(_cls(subject), cls):
         f.push(Const(None))

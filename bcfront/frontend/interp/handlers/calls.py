@@ -10,6 +10,7 @@ import dis
 import sys
 
 from ....errors import UnsupportedError
+from ....reasons import BreakReason
 from ...semantics import objects, ops
 from ...model.values import (NULL, CellV, Const, DictV, ExceptionV, GeneratorV, ListV, MadeFunctionV,
                       MethodV, ObjectV, TupleV, Value)
@@ -62,7 +63,7 @@ def call_function_ex(tx, f, ins):
     if PY < (3, 13):
         fn = b if a is NULL else a
         if a is not NULL:
-            raise UnsupportedError("malformed-bytecode", "CALL_FUNCTION_EX with a bound method")
+            raise UnsupportedError(BreakReason.MALFORMED_BYTECODE, "CALL_FUNCTION_EX with a bound method")
     else:
         fn = a
     if not isinstance(args_v, (TupleV, ListV)) and not _iterable(args_v):
@@ -72,7 +73,7 @@ def call_function_ex(tx, f, ins):
     kwargs = {}
     if kwargs_v is not None:
         if not isinstance(kwargs_v, DictV):
-            raise UnsupportedError("unsupported-call", "**kwargs that is not a dict")
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "**kwargs that is not a dict")
         for k, (kv, v) in kwargs_v.entries.items():
             if not isinstance(k, str):
                 ops.raise_(TypeError, "keywords must be strings")
@@ -120,7 +121,7 @@ def function_str(v: Value) -> str:
 def make_function(tx, f, ins):
     code = f.pop()
     if not isinstance(code, Const):
-        raise UnsupportedError("unsupported-function", "MAKE_FUNCTION without a constant code object")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_FUNCTION, "MAKE_FUNCTION without a constant code object")
     fn = MadeFunctionV(code.value, f.globals, code.value.co_qualname)
     flags = ins.arg or 0
     if PY < (3, 13):
@@ -148,14 +149,14 @@ def set_function_attribute(tx, f, ins):
     elif flag == 0x01:
         fn.defaults = _defaults(value)
     else:
-        raise UnsupportedError("unsupported-function", f"function attribute flag {flag}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_FUNCTION, f"function attribute flag {flag}")
     f.push(fn)
 
 
 def _closure(v):
     items = v.items if isinstance(v, TupleV) else None
     if items is None or not all(isinstance(c, CellV) for c in items):
-        raise UnsupportedError("unsupported-closure", "closure tuple of non-cells")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CLOSURE, "closure tuple of non-cells")
     return tuple(items)
 
 
@@ -164,13 +165,13 @@ def _defaults(v):
         return tuple(v.items)
     if isinstance(v, Const) and isinstance(v.value, tuple):
         return tuple(Const(x) for x in v.value)
-    raise UnsupportedError("unsupported-function", "non-tuple defaults")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_FUNCTION, "non-tuple defaults")
 
 
 def _kwdefaults(v):
     if isinstance(v, DictV):
         return {k: e[1] for k, e in v.entries.items()}
-    raise UnsupportedError("unsupported-function", "non-dict keyword defaults")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_FUNCTION, "non-dict keyword defaults")
 
 
 # -- returns and generators ------------------------------------------------------------------------
@@ -214,7 +215,7 @@ def send(tx, f, ins):
             out = resume_generator(tx, receiver, value)
         else:
             if not (isinstance(value, Const) and value.value is None):
-                raise UnsupportedError("unsupported-generator", "send() to a non-generator iterator")
+                raise UnsupportedError(BreakReason.UNSUPPORTED_GENERATOR, "send() to a non-generator iterator")
             out = ops.next_value(tx, receiver)
     except ops.Exhausted as e:
         result = e.value if e.value is not None else Const(None)
@@ -243,12 +244,12 @@ def call_intrinsic_1(tx, f, ins):
         else:
             f.push(v)
     else:
-        raise UnsupportedError("unsupported-opcode", f"CALL_INTRINSIC_1 {name}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_OPCODE, f"CALL_INTRINSIC_1 {name}")
 
 
 def call_intrinsic_2(tx, f, ins):
     name = dis._intrinsic_2_descs[ins.arg]
-    raise UnsupportedError("unsupported-opcode", f"CALL_INTRINSIC_2 {name}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_OPCODE, f"CALL_INTRINSIC_2 {name}")
 
 
 HANDLERS = {

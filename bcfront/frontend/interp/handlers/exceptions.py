@@ -9,6 +9,7 @@ symbolic torch state; Python managers are inlined.
 from __future__ import annotations
 
 from ....errors import UnsupportedError
+from ....reasons import BreakReason
 from ...semantics import attrs, objects
 from ...model.tracer import SymbolicRaise
 from ...model.values import Const, ExceptionV, ObjectV, TupleV, Value
@@ -68,7 +69,7 @@ def _classinfo(v: Value):
         return v.obj
     if isinstance(v, TupleV):
         return tuple(_classinfo(x) for x in v.items)
-    raise UnsupportedError("unsupported-exception", f"except clause with {v.describe()}")
+    raise UnsupportedError(BreakReason.UNSUPPORTED_EXCEPTION, f"except clause with {v.describe()}")
 
 
 def check_exc_match(tx, f, ins):

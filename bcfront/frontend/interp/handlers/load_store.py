@@ -4,10 +4,12 @@ from __future__ import annotations
 import sys
 
 from ....errors import UnsupportedError
+from ....reasons import BreakReason
 from ...semantics import attrs
 from ...model.builder import wrap
 from ...semantics.cells import load_cell, store_cell
 from ...model.frame import push_null_pair
+from ...model.guard_kinds import GuardKind
 from ...model.sources import BuiltinSource, GlobalSource
 from ...model.tracer import SymbolicRaise
 from ...model.values import DELETED, NULL, CellV, Const, ExceptionV, ObjectV, SuperV, Value
@@ -54,7 +56,8 @@ def _dropping(tx, f, name):
     if tx.suspended_in_try:
         from ..interpreter import dropping_pending_generator
         if dropping_pending_generator(tx, f.locals.get(name)):
-            raise UnsupportedError("generator-cleanup", f"dropping {name}, a generator suspended inside try/with")
+            raise UnsupportedError(BreakReason.GENERATOR_CLEANUP,
+                                   f"dropping {name}, a generator suspended inside try/with")
 
 
 def store_fast(tx, f, ins):
@@ -110,14 +113,14 @@ def read_global(tx, f, name: str) -> Value:
     if name in f.globals:
         return wrap(tx, f.globals[name], GlobalSource(name, ref))
     if name in f.builtins:
-        tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.globals), None, name)
+        tx.guard(GuardKind.NOT_PRESENT, _globals_dict_source(tx, f.globals), None, name)
         bref = tx.globals_ref(f.builtins)
         # guarded like a global: patching the builtins module (mocks of open/print, import
         # hooks) must recompile (O28)
         return wrap(tx, f.builtins[name], BuiltinSource(name, bref))
-    tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.globals), None, name)
+    tx.guard(GuardKind.NOT_PRESENT, _globals_dict_source(tx, f.globals), None, name)
     # nor a builtin by the next call (builtins.NAME = ... also defines it, O49)
-    tx.guard("NOT_PRESENT", _globals_dict_source(tx, f.builtins), None, name)
+    tx.guard(GuardKind.NOT_PRESENT, _globals_dict_source(tx, f.builtins), None, name)
     raise SymbolicRaise(ExceptionV(NameError, [Const(f"name '{name}' is not defined")]))
 
 
@@ -166,7 +169,7 @@ def load_closure(tx, f, ins):
 def _cell(f, name) -> CellV:
     c = f.locals.get(name)
     if not isinstance(c, CellV):
-        raise UnsupportedError("unsupported-closure", f"cell variable {name!r} has no cell")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CLOSURE, f"cell variable {name!r} has no cell")
     return c
 
 
@@ -183,7 +186,7 @@ def delete_deref(tx, f, ins):
     load_cell(tx, c)
     tx.set(c, "contents", None)
     if c.real is not None:
-        raise UnsupportedError("unsupported-closure", "deleting an outside closure variable")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CLOSURE, "deleting an outside closure variable")
 
 
 # -- attributes ------------------------------------------------------------------------------
@@ -214,7 +217,7 @@ def load_super_attr(tx, f, ins):
     cls_v = f.pop()
     f.pop()                                  # the global `super`
     if not (isinstance(cls_v, ObjectV) and isinstance(cls_v.obj, type)):
-        raise UnsupportedError("unsupported-super", "super() with an unusual class cell")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, "super() with an unusual class cell")
     v = attrs.getattr_(tx, SuperV(cls_v.obj, self_v), ins.argval)
     if ins.arg & 1:
         push_null_pair(f, v, NULL_FIRST)
@@ -232,7 +235,8 @@ def pop_top(tx, f, ins):
     if tx.suspended_in_try and f.stack:        # `break` out of `for x in gen()` drops gen (O54)
         from ..interpreter import dropping_pending_generator
         if dropping_pending_generator(tx, f.stack[-1]):
-            raise UnsupportedError("generator-cleanup", "dropping a generator suspended inside try/with")
+            raise UnsupportedError(BreakReason.GENERATOR_CLEANUP,
+                                   "dropping a generator suspended inside try/with")
     f.pop()
 
 
@@ -269,10 +273,10 @@ def import_name(tx, f, ins):
     level = f.pop()
     name = ins.argval
     if not (isinstance(level, Const) and level.value == 0):
-        raise UnsupportedError("import", "relative import inside captured code")
+        raise UnsupportedError(BreakReason.IMPORT, "relative import inside captured code")
     mod = sys.modules.get(name)
     if mod is None:
-        raise UnsupportedError("import", f"importing {name!r} (not yet imported) runs module code")
+        raise UnsupportedError(BreakReason.IMPORT, f"importing {name!r} (not yet imported) runs module code")
     if isinstance(fromlist, Const) and not fromlist.value and "." in name:
         mod = sys.modules.get(name.split(".", 1)[0])
     f.push(wrap(tx, mod, None))

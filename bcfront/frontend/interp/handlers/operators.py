@@ -5,6 +5,7 @@ import operator
 import sys
 
 from ....errors import UnsupportedError
+from ....reasons import BreakReason
 from ...semantics import objects, ops
 from ...model.values import Const, ObjectV, TensorV
 
@@ -31,7 +32,8 @@ def is_op(tx, f, ins):
     a = f.pop()
     same = ops.is_same(a, b, tx)
     if same is None:
-        raise UnsupportedError("unsupported-identity", f"`is` between {a.describe()} and {b.describe()}")
+        raise UnsupportedError(BreakReason.UNSUPPORTED_IDENTITY,
+                               f"`is` between {a.describe()} and {b.describe()}")
     f.push(Const(same != bool(ins.arg)))
 
 
@@ -70,8 +72,9 @@ def _slice(start, stop):
     try:
         return Const(slice(ops.as_python(start), ops.as_python(stop)))
     except ops.NotConst:
-        raise UnsupportedError("data-dependent" if isinstance(start, TensorV) or isinstance(stop, TensorV)
-                               else "unsupported-slice", "a slice with non-constant bounds") from None
+        tensor_bound = isinstance(start, TensorV) or isinstance(stop, TensorV)
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT if tensor_bound else BreakReason.UNSUPPORTED_SLICE,
+                               "a slice with non-constant bounds") from None
 
 
 def binary_slice(tx, f, ins):
@@ -101,7 +104,7 @@ def _convert(tx, v, which):
 
 def _format(tx, v, spec) -> Const:
     if isinstance(v, TensorV):
-        raise UnsupportedError("io", "formatting a tensor reads its data")
+        raise UnsupportedError(BreakReason.IO, "formatting a tensor reads its data")
     try:
         value = ops.as_python(v)
     except ops.NotConst:
@@ -110,7 +113,7 @@ def _format(tx, v, spec) -> Const:
             return objects.call(tx, m, [v, Const(spec)], {})
         if spec == "":
             return _convert(tx, v, 1)
-        raise UnsupportedError("unsupported-format", f"formatting {v.describe()}") from None
+        raise UnsupportedError(BreakReason.UNSUPPORTED_FORMAT, f"formatting {v.describe()}") from None
     return ops.fold(format, value, spec)
 
 
