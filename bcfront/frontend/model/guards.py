@@ -148,7 +148,7 @@ def _hooks_check(g: Guard, s: str, ns: Namespace) -> str:
 
 # kind -> (cost class, readable(g), code(g, source_expr, ns))
 KINDS = {
-    "ID_MATCH": (0, lambda g: f"{g.source.readable()} is {_describe(g.expected)}",
+    "ID_MATCH": (0, lambda g: f"{g.source.readable()} is {describe(g.expected)}",
                  lambda g, s, ns: f"{s} is {ns.const(g.expected)}"),
     "TYPE_MATCH": (0, lambda g: f"type({g.source.readable()}) is {_type_name(g.expected)}",
                    lambda g, s, ns: f"{ns.helper('type')}({s}) is {ns.const(g.expected)}"),
@@ -169,7 +169,7 @@ KINDS = {
                     lambda g, s, ns: f"{s} is {ns.spell(g.extra)}"),
     "DISTINCT_OBJECTS": (1, lambda g: f"{g.source.readable()} is not {g.extra.readable()}",
                          lambda g, s, ns: f"{s} is not {ns.spell(g.extra)}"),
-    "GLOBAL_STATE": (2, lambda g: f"{STATE_NAMES[g.extra]}() == {_describe(g.expected)}",
+    "GLOBAL_STATE": (2, lambda g: f"{STATE_NAMES[g.extra]}() == {describe(g.expected)}",
                      _state_check),
     "TENSOR_MATCH": (3, _tensor_readable, _tensor_py),
     "TENSOR_ALIAS": (4, lambda g: f"{g.source.readable()} is {g.expected.readable()}",
@@ -184,7 +184,7 @@ KINDS = {
 }
 
 
-def _describe(v) -> str:
+def describe(v) -> str:
     name = qualified_name(v) if (callable(v) or isinstance(v, type)) else None
     if name:
         return name

@@ -81,8 +81,8 @@ def _expected(g) -> str:
         return (f"{ptype.__name__}({dtype}, device={str(device)!r}, shape={list(shape)}, "
                 f"stride={list(stride)}, requires_grad={rg})")
     if g.kind in ("ID_MATCH", "TYPE_MATCH"):
-        from ..model.guards import _describe
-        return _describe(g.expected)
+        from ..model.guards import describe
+        return describe(g.expected)
     if g.kind == "NO_HOOKS":
         return "no hooks"
     if g.kind == "NOT_PRESENT":
