@@ -28,6 +28,7 @@ import traceback
 import types
 import warnings
 import weakref
+from collections import Counter
 from time import perf_counter
 
 from . import report
@@ -39,6 +40,7 @@ _NO_SELF = object()
 
 
 def _call_object(obj, *args, **kwargs):
+    """The root traced for a callable object (and a module with hooks): ``obj(*args)``."""
     return obj(*args, **kwargs)
 
 
@@ -52,6 +54,10 @@ def _hit(entry, args, kwargs) -> bool:
 
 class CapturedFunction:
     """The callable `bcfront.capture` returns."""
+
+    # The regions layer reads the root wrapper here, from the `cf` it is handed,
+    # instead of importing this module (it sits above regions).
+    call_object = staticmethod(_call_object)
 
     def __init__(self, target, *, backend="auto", fullgraph=False, recompile_limit=None,
                  **options):
@@ -266,8 +272,45 @@ class CapturedFunction:
             else self.native_reason
 
     def report(self) -> report.FunctionReport:
-        from .explain import function_report
         return function_report(self)
+
+
+def function_report(cf) -> report.FunctionReport:
+    """`cf`'s graphs, breaks (identical ones merged), newest guards, recompiles and timing."""
+    target = cf.target
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    if code is None and cf.module_root is not None:
+        code = getattr(type(cf.module_root).forward, "__code__", None)
+    graphs, notes, effects = [], list(cf.notes), []
+    breaks = Counter()
+    for e in cf.entries:
+        graphs.extend(e.graphs)
+        notes.extend(n for n in e.notes if n not in notes)
+        effects.extend(s for s in e.side_effects if s not in effects)
+        for b in e.breaks:
+            key = (b.reason, b.message, b.filename, b.lineno, b.instruction)
+            breaks[key] += b.count
+    merged = []
+    for e in cf.entries:
+        for b in e.breaks:
+            key = (b.reason, b.message, b.filename, b.lineno, b.instruction)
+            if key in breaks:
+                merged.append(report.GraphBreak(b.reason, b.message, b.filename, b.lineno,
+                                                b.source_line, b.instruction, b.user_stack,
+                                                breaks.pop(key)))
+    guards = []
+    if cf.entries:
+        for g in cf.entries[-1].guards:
+            guards.append(report.GuardInfo(g.source.readable() if g.source is not None else str(g.extra),
+                                       g.kind, g.readable(), g.first_use))
+    return report.FunctionReport(
+        function=cf.__qualname__, filename=code.co_filename if code else None,
+        lineno=code.co_firstlineno if code else None, graphs=tuple(graphs),
+        graph_breaks=tuple(merged), guards=tuple(guards), recompiles=tuple(cf.recompiles),
+        side_effects=tuple(effects), calls=cf.calls, notes=tuple(notes),
+        warnings=tuple(cf.warnings), timed_calls=cf.timed_calls,
+        compiled_seconds=cf.compiled_seconds, python_seconds=cf.python_seconds,
+        total_seconds=cf.total_seconds, capture_seconds=cf.capture_seconds)
 
 
 def _is_module(obj) -> bool:
@@ -283,8 +326,8 @@ def _has_python_call(obj) -> bool:
 
 
 def _module_has_hooks(m) -> bool:
-    from .frontend.semantics.objects import _HOOK_DICTS
-    if any(getattr(m, n, None) for n in _HOOK_DICTS):
+    from .frontend.semantics.objects import HOOK_DICTS
+    if any(getattr(m, n, None) for n in HOOK_DICTS):
         return True
     import torch.nn.modules.module as mm
     return any(getattr(mm, n, None) for n in ("_global_forward_hooks", "_global_forward_pre_hooks",

@@ -19,13 +19,12 @@ runs is kept alive and its calls are timed::
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
 
 from . import report, timing
+from .capture import CapturedFunction, capture, function_report
 
 
 def explain(fn, *args, **kwargs) -> report.Report:
-    from .capture import CapturedFunction, capture
     if isinstance(fn, CapturedFunction):
         cf = CapturedFunction(fn.target, backend=fn.backend, fullgraph=fn.fullgraph,
                               recompile_limit=fn.recompile_limit, **fn.options)
@@ -125,40 +124,3 @@ def merge_breaks(functions: list[report.FunctionReport]) -> list[report.Function
 def reports_of(cf) -> list[report.FunctionReport]:
     """Reports of `cf` and of every captured function its entries call, depth first, once each."""
     return [function_report(f) for f in _depth_first([cf])]
-
-
-def function_report(cf) -> report.FunctionReport:
-    target = cf.target
-    code = getattr(getattr(target, "__func__", target), "__code__", None)
-    if code is None and cf.module_root is not None:
-        code = getattr(type(cf.module_root).forward, "__code__", None)
-    graphs, notes, effects = [], list(cf.notes), []
-    breaks = Counter()
-    for e in cf.entries:
-        graphs.extend(e.graphs)
-        notes.extend(n for n in e.notes if n not in notes)
-        effects.extend(s for s in e.side_effects if s not in effects)
-        for b in e.breaks:
-            key = (b.reason, b.message, b.filename, b.lineno, b.instruction)
-            breaks[key] += b.count
-    merged = []
-    for e in cf.entries:
-        for b in e.breaks:
-            key = (b.reason, b.message, b.filename, b.lineno, b.instruction)
-            if key in breaks:
-                merged.append(report.GraphBreak(b.reason, b.message, b.filename, b.lineno,
-                                                b.source_line, b.instruction, b.user_stack,
-                                                breaks.pop(key)))
-    guards = []
-    if cf.entries:
-        for g in cf.entries[-1].guards:
-            guards.append(report.GuardInfo(g.source.readable() if g.source is not None else str(g.extra),
-                                       g.kind, g.readable(), g.first_use))
-    return report.FunctionReport(
-        function=cf.__qualname__, filename=code.co_filename if code else None,
-        lineno=code.co_firstlineno if code else None, graphs=tuple(graphs),
-        graph_breaks=tuple(merged), guards=tuple(guards), recompiles=tuple(cf.recompiles),
-        side_effects=tuple(effects), calls=cf.calls, notes=tuple(notes),
-        warnings=tuple(cf.warnings), timed_calls=cf.timed_calls,
-        compiled_seconds=cf.compiled_seconds, python_seconds=cf.python_seconds,
-        total_seconds=cf.total_seconds, capture_seconds=cf.capture_seconds)

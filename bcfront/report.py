@@ -8,7 +8,7 @@ version on any incompatible change.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from .reasons import BreakReason
 

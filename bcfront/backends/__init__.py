@@ -12,20 +12,7 @@ records a note.  ``"auto"`` picks triton for CUDA inputs, eager otherwise.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..ir.functionalize import Emit
-
-
-@dataclass
-class CompiledGraph:
-    backend: str
-    emit: Emit                            # emit(graph, ns, lines, indent) -> None
-    kernels: tuple = ()
-    fallback_ops: tuple = ()
-    notes: list = field(default_factory=list)
+from .compiled import CompiledGraph
 
 
 NAMES = ("auto", "eager", "fx", "triton")
@@ -70,9 +57,26 @@ def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
 def _fx(graph, example_inputs, compiler, name) -> CompiledGraph:
     """Non-eager backends get the functionalized (pure) graph; the region does the writes."""
     from . import fx
-    from ..ir.functionalize import compile_functional
     return compile_functional(graph, example_inputs,
                               lambda g, ex: fx.compile_graph(g, ex, compiler, name))
+
+
+def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
+    """Functionalize `graph`, compile the pure graph with ``compile_pure(graph, examples)``
+    (a `CompiledGraph`) and wrap its emit with the plan; on `FunctionalizeError` the
+    graph stays on the eager backend, with a note saying why."""
+    from ..ir.functionalize import FunctionalizeError, functionalize
+    try:
+        plan = functionalize(graph, example_inputs)
+    except FunctionalizeError as e:
+        from . import eager
+        out = eager.compile_graph(graph)
+        out.notes.append(f"functionalization failed ({e}); the graph ran on the eager backend")
+        return out
+    compiled = compile_pure(plan.graph, plan.example_inputs)
+    compiled.emit = plan.wrap_emit(compiled.emit)
+    compiled.plan = plan
+    return compiled
 
 
 def _triton(graph, example_inputs) -> CompiledGraph:

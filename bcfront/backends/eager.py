@@ -25,7 +25,7 @@ from __future__ import annotations
 import operator
 
 from ..ir.graph import INFIX, format_arg, is_identifier, iter_nodes, node_expr
-from . import CompiledGraph
+from .compiled import CompiledGraph
 
 # out-of-place op -> its in-place method (infix operators and Tensor methods) ...
 _INPLACE_METHOD = {operator.add: "add_", operator.sub: "sub_", operator.mul: "mul_",

@@ -17,7 +17,7 @@ import torch
 import torch.fx
 
 from ..ir.graph import map_nodes
-from . import CompiledGraph
+from .compiled import CompiledGraph
 
 
 def to_fx(graph) -> torch.fx.GraphModule:

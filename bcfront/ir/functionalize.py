@@ -29,7 +29,8 @@ The bookkeeping rides on `alias_facts.Observation`: each tensor's storage root
 and aten view chain.  Anything it cannot express (metadata-changing in-place
 ops such as ``t_``, a write through ``unfold``, a ``resize`` of an ``out=``
 tensor) raises `FunctionalizeError`; the caller then keeps the graph on the
-eager backend, so the answer is never wrong.
+eager backend, so the answer is never wrong.  (`backends.compile_functional`
+compiles the pure graph and wraps its emit with the plan.)
 """
 from __future__ import annotations
 
@@ -44,13 +45,10 @@ from ..errors import UnsupportedError
 from .alias_facts import (Observation, Prov, Root, Step, bind, node_mutates_by_name, observe,
                           schema_info, tensors_in)
 from .inverses import BASE, VIEW_INVERSES, FunctionalizeError, functional_variant, packet
-from .graph import Graph, Node, format_arg, map_nodes
-from ..frontend.regions.region_errors import WRITEBACK_MARK
+from .graph import WRITEBACK_MARK, Graph, Node, format_arg, map_nodes
 
 if TYPE_CHECKING:
     from ..analysis.alias import AliasAnalysis
-    from ..backends import CompiledGraph
-    from ..frontend.model.tracer import Tracer
     from .alias_facts import AtenCall, NodeTrace
     from .graph import InputSource, Loc, NodeState
 
@@ -599,38 +597,3 @@ def _autograd_may_record(graph: Graph, example_inputs: Iterable[torch.Tensor]) -
         return False
     entry = torch.is_grad_enabled()
     return any((n.state.grad if n.state is not None else entry) for n in graph.body)
-
-
-# -- integration ------------------------------------------------------------------------------------
-
-def compile_functional(graph: Graph, example_inputs: Sequence[torch.Tensor],
-                       compile_pure: Callable[[Graph, list[torch.Tensor]], CompiledGraph]
-                       ) -> CompiledGraph:
-    """Functionalize `graph`, compile the pure graph with ``compile_pure(graph, examples)``
-    (a `CompiledGraph`) and wrap its emit with the plan; on `FunctionalizeError` the
-    graph stays on the eager backend, with a note saying why."""
-    try:
-        plan = functionalize(graph, example_inputs)
-    except FunctionalizeError as e:
-        from ..backends import eager
-        out = eager.compile_graph(graph)
-        out.notes.append(f"functionalization failed ({e}); the graph ran on the eager backend")
-        return out
-    compiled = compile_pure(plan.graph, plan.example_inputs)
-    compiled.emit = plan.wrap_emit(compiled.emit)
-    # (the ignore: `CompiledGraph` declares no `plan`; only functionalized graphs carry one)
-    compiled.plan = plan  # type: ignore[attr-defined]
-    return compiled
-
-
-def add_storage_guard(tx: Tracer, plan: Plan) -> None:
-    """When the graph writes input storage, later calls must share storage exactly as this one."""
-    if not plan.writebacks:
-        return
-    vals = [v for v in tx.input_tensors if v.source is not None]
-    if not vals:
-        return
-    from ..frontend.model.guard_kinds import GuardKind, StorageLayout
-    from ..frontend.model.guards import storage_signature
-    sig = storage_signature(*(tx.real_tensors[id(v)] for v in vals))
-    tx.guard(GuardKind.TENSOR_STORAGE, vals[0].source, StorageLayout(tuple(v.source for v in vals), sig))

@@ -40,6 +40,10 @@ INFIX = {
     operator.ge: ">=", operator.eq: "==", operator.ne: "!=",
 }
 PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
+# The comment line a functionalized graph's emitted code puts before its write-back
+# (`functionalize.Plan.wrap_emit`); `frontend.regions.region_errors` finds it there.
+# Here, not in `functionalize`, because reading it must not import torch.
+WRITEBACK_MARK = "# write the new values back into the inputs"
 
 # input: its Source; call: the callable (any user object); method/getattr: the attribute name
 Target: TypeAlias = Any

@@ -21,14 +21,15 @@ _NONDETERMINISTIC = ("rand", "normal", "bernoulli", "multinomial", "dropout", "u
                      "randperm")
 
 
-def _name(n: Node) -> str:
+def target_name(n: Node) -> str:
+    """The name of the node's target (a function's ``__name__``, or the string itself)."""
     t = n.target
     return t if isinstance(t, str) else (getattr(t, "__name__", "") or "")
 
 
 def is_nondeterministic(n: Node) -> bool:
     """Random draws and uninitialized memory: a different value on every run."""
-    name = _name(n).lower()
+    name = target_name(n).lower()
     return any(k in name for k in _NONDETERMINISTIC)
 
 

@@ -24,7 +24,7 @@ import time
 from dataclasses import replace
 
 from . import differential
-from .program import Statement, Program, Suite
+from .program import Program, Suite
 
 
 def shrink(program: Program, still_fails, *, budget: int = 300, time_limit: float | None = None) -> Program:

@@ -53,9 +53,9 @@ INTERNAL_POINTS = {
     "tracing": _patch_attr("bcfront.frontend.regions.driver.trace_entry"),
     "opcode-handler": _patch_handler("BINARY_OP"),
     "entry-building": _patch_attr("bcfront.frontend.regions.driver.build_entry"),
-    # Patched where it is used: driver imported the name (patching codegen would not reach it,
-    # and would leak into driver if driver were first imported while the patch is active).
-    "codegen": _patch_attr("bcfront.frontend.regions.driver.compile_function"),
+    # Patched where it is used: entry imported the name (patching codegen would not reach it,
+    # and would leak into entry if entry were first imported while the patch is active).
+    "codegen": _patch_attr("bcfront.frontend.regions.entry.compile_function"),
 }
 
 

@@ -5,13 +5,14 @@ variables ``i0..`` of its shape.  Pointwise ops and views only build bigger
 expressions (nothing is materialized); a value becomes a buffer (`realize`)
 when a reduction, an extern call, a graph output or an input mutation needs
 it.  Rules live in per-family modules (`rules_pointwise`, `rules_views`,
-`rules_reduce`, `rules_gather`) registered in `RULES` keyed by aten overload or packet; an op
-without a rule, or whose rule raises `Unsupported`, becomes an `Extern`.
+`rules_reduce`, `rules_gather`) registered in `rule_table.RULES` keyed by aten
+overload or packet; an op without a rule, or whose rule raises `Unsupported`,
+becomes an `Extern`.
 """
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
@@ -19,6 +20,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from . import index as ix
 from .ir import (Arena, Compute, Extern, Layout, LoweredProgram, TensorRef, contiguous_strides,
                  ivars, numel, ranges_of, FLOAT_DTYPES, INT_DTYPES)
+from .rule_table import RULES, TV, Unsupported, dense_strides_ok, dtype_name
 
 SUPPORTED_DTYPES = FLOAT_DTYPES + INT_DTYPES + ("bool",)
 # Pointwise values with more work than this are materialized rather than
@@ -27,63 +29,8 @@ INLINE_MAX_LOADS = 6
 INLINE_MAX_OPS = 40
 
 
-class Unsupported(Exception):
-    """A rule cannot lower this node; it runs through torch instead."""
-
-
-@dataclass(frozen=True, slots=True)
-class TV:
-    """A lowered tensor value: `expr` gives element ``(i0, i1, ...)``.
-
-    `ref` is set when the value is (a view of) a real buffer; `hint` carries the
-    eager strides of the fx node it came from (used when it gets materialized);
-    `origins` names the fx nodes whose work is inlined into `expr`.
-    """
-    shape: tuple
-    dtype: str
-    expr: int
-    ref: TensorRef | None = None
-    hint: tuple | None = None
-    origins: frozenset = frozenset()
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-
-RULES: dict = {}
-
-
-def rule(*ops):
-    """Register a lowering rule for aten overloads or overload packets."""
-    def deco(fn):
-        for op in ops:
-            RULES[op] = fn
-        return fn
-    return deco
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-def torch_dtype(name: str) -> torch.dtype:
-    return getattr(torch, name)
-
-
 def layout_of(t: torch.Tensor) -> Layout:
     return Layout(tuple(t.shape), tuple(t.stride()), dtype_name(t.dtype))
-
-
-def dense_strides_ok(shape, stride) -> bool:
-    """True when `stride` is a permutation of a contiguous layout of `shape`."""
-    dims = sorted((st, sz) for sz, st in zip(shape, stride) if sz != 1)
-    expect = 1
-    for st, sz in dims:
-        if st != expect:
-            return False
-        expect *= sz
-    return True
 
 
 class Lowering:

@@ -25,7 +25,7 @@ import torch
 
 from . import index as ix
 from .ir import INT_DTYPES, ranges_of
-from .lower import TV, Unsupported, rule
+from .rule_table import TV, Unsupported, rule
 from .rules_pointwise import out_meta
 
 aten = torch.ops.aten

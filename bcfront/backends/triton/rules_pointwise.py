@@ -12,7 +12,7 @@ from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as _K, elementwi
 
 from . import index as ix
 from .ir import INT_DTYPES, is_float
-from .lower import TV, Unsupported, dtype_name, rule, torch_dtype
+from .rule_table import TV, Unsupported, dtype_name, rule, torch_dtype
 
 aten = torch.ops.aten
 prims = torch.ops.prims

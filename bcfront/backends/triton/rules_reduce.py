@@ -14,8 +14,8 @@ from __future__ import annotations
 import torch
 
 from . import index as ix
-from .ir import Layout, compute_dtype, contiguous_strides, identity, is_float
-from .lower import TV, Unsupported, dense_strides_ok, dtype_name, numel, rule
+from .ir import Layout, compute_dtype, contiguous_strides, identity, is_float, numel
+from .rule_table import TV, Unsupported, dense_strides_ok, dtype_name, rule
 from .rules_pointwise import out_meta
 
 aten = torch.ops.aten

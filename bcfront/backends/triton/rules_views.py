@@ -12,7 +12,7 @@ import torch
 
 from . import index as ix
 from .ir import contiguous_strides, ivars, ranges_of
-from .lower import TV, Unsupported, dense_strides_ok, rule
+from .rule_table import TV, Unsupported, dense_strides_ok, rule
 from .rules_pointwise import out_meta
 
 aten = torch.ops.aten

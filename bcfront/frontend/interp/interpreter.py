@@ -19,12 +19,12 @@ import builtins as _py_builtins
 import inspect
 
 from ...errors import UnsupportedError
+from ..semantics import dispatch, objects
+from ..model.frame import Frame, frame_entry, original_offset
 from ...reasons import BreakReason
-from ..semantics import objects
-from ..regions import tracebacks
-from ..model.frame import Frame
 from .handlers import HANDLERS, unsupported_opcode
-from ..semantics.ops import Exhausted, NotConst
+from ..semantics.folding import NotConst
+from ..semantics.iteration import Exhausted
 from ..model.tracer import INLINE_DEPTH_LIMIT, STEP_LIMIT, SymbolicRaise
 from ..model.values import Const, DictV, ExceptionV, GeneratorV, TupleV
 
@@ -43,7 +43,6 @@ def run(tx, frame: Frame):
             # Remember where it happened (innermost frame) before the stack unwinds.
             e.user_stack = tx.user_stack()
             if frame.cur is not None:
-                from ..regions.resume import original_offset
                 off = original_offset(frame.code, frame.cur.offset)
                 e.instruction = f"{frame.cur.opname} at offset {off}"
             else:
@@ -103,7 +102,7 @@ def _trace_back(tx, frame: Frame, ins, exc) -> None:
     """The traceback entry CPython adds as the exception leaves or is caught in this frame
     (kept for a rebuild after a break, O30)."""
     if isinstance(exc, ExceptionV):
-        entry = tracebacks.frame_entry(frame, ins)
+        entry = frame_entry(frame, ins)
         if entry is not None:
             tx.set(exc, "tb", (entry,) + exc.tb)
 
@@ -302,37 +301,7 @@ def resume_generator(tx, gen: GeneratorV, sent):
     raise Exhausted(None if isinstance(value, Const) and value.value is None else value)
 
 
-def check_dropped_generators(tx, frame: Frame, kept=None) -> None:
-    """A generator left suspended inside try/finally or a with block is closed when it is
-    collected -- natively, at once, its finally/__exit__ running (printing, releasing) --
-    which the trace cannot do.  So a frame that returns while one of its locals (other than
-    the value it returns) holds such a generator runs that return natively: the root's as a
-    graph break, a callee's by calling it (O54).  Generators kept elsewhere (an attribute,
-    as contextlib's managers do) are not dropped here."""
-    if frame.generator is not None:
-        return
-    for v in list(frame.locals.values()) + frame.stack[:-1]:
-        if v is not kept and dropping_pending_generator(tx, v):
-            raise UnsupportedError(BreakReason.GENERATOR_CLEANUP, "a generator suspended inside try/with is "
-                                   "dropped: its cleanup runs when it is collected")
-
-
-def dropping_pending_generator(tx, v) -> bool:
-    """Whether `v` is a generator suspended inside try/with (deleting or rebinding the name
-    that holds it may close it)."""
-    return isinstance(v, GeneratorV) and v in tx.suspended_in_try and _pending(v)
-
-
-def _pending(gen) -> bool:
-    f = gen.frame
-    if not gen.started or gen.done or f.cur is None:
-        return False
-    entry = f.bc.handler_for(f.cur.offset)
-    # 3.12+ cover a generator's whole body with an implicit handler that only turns a
-    # StopIteration into RuntimeError: no cleanup of the user's runs there
-    return entry is not None and not _stop_iteration_guard(f.bc, entry)
-
-
-def _stop_iteration_guard(bc, entry) -> bool:
-    target = bc.at(entry.target)
-    return target.opname == "CALL_INTRINSIC_1" and target.arg == 3    # INTRINSIC_STOPITERATION_ERROR
+# The semantics below reach these through their `dispatch` slots (a call inlines a
+# function; iterating a generator resumes it), so they never import this module.
+dispatch.inline_call = inline_call
+dispatch.resume_generator = resume_generator

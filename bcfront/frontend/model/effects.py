@@ -106,7 +106,7 @@ def _container_kind(tx, value) -> str:
 
 def _calling_model(limit: int = 8) -> str | None:
     # The container models (``containers._append`` for ``list.append``...) are plain
-    # functions registered in `builtins.MODELS`; the nearest one on the Python stack is
+    # functions registered in `registry.MODELS`; the nearest one on the Python stack is
     # the method the user called.  Looking it up here keeps every model unaware of the log.
     codes = _model_codes()
     f = sys._getframe(2)
@@ -121,12 +121,19 @@ def _calling_model(limit: int = 8) -> str | None:
 
 
 _CODES: dict = {}
+# The semantics' model table (`semantics.registry.MODELS`), handed here when that
+# module is imported: this layer is below the semantics and does not import them.
+_MODELS: dict = {}
+
+
+def use_models(table: dict) -> None:
+    global _MODELS
+    _MODELS = table
 
 
 def _model_codes() -> dict:
     if not _CODES:
-        from ..semantics.builtins import MODELS
-        for fn, m in MODELS.items():
+        for fn, m in _MODELS.items():
             code = getattr(m, "__code__", None)
             owner = getattr(fn, "__objclass__", None)
             if code is not None and owner in (list, dict, set):

@@ -95,3 +95,27 @@ def push_null_pair(frame: Frame, value: Value, null_first: bool) -> None:
     else:
         frame.push(value)
         frame.push(NULL)
+
+
+# -- what the interpreter reports about a position ------------------------------------------
+
+# A continuation's code -> {its offset: the original function's offset}, filled by
+# `regions.resume.make_resume`; read here so errors name the offset the user's code has.
+ORIGINAL_OFFSETS: dict = {}
+
+
+def original_offset(code, offset: int) -> int:
+    m = ORIGINAL_OFFSETS.get(code)
+    return m.get(offset, offset) if m else offset
+
+
+def frame_entry(frame, ins) -> tuple | None:
+    """The traceback entry CPython would add for `frame` at `ins`, or None where it adds none
+    (a bare ``raise`` or RERAISE re-raising in place); `regions.tracebacks` rebuilds them."""
+    if ins.opname == "RERAISE" or (ins.opname == "RAISE_VARARGS" and ins.arg == 0):
+        return None
+    lineno, end_lineno, col, end_col = ins.positions if ins.positions else (None,) * 4
+    if not lineno:
+        lineno, end_lineno, col, end_col = frame.code.co_firstlineno, None, None, None
+    # a continuation's code keeps its function's name and file
+    return (frame.code.co_filename, frame.code.co_name, (lineno, end_lineno, col, end_col))

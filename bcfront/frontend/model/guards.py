@@ -153,7 +153,7 @@ def _hooks_check(g: Guard, s: str, ns: Namespace) -> str:
 # kind -> (cost class, readable(g), code(g, source_expr, ns))
 KINDS = {
     GuardKind.ID_MATCH: (
-        0, lambda g: f"{g.source.readable()} is {_describe(g.expected)}",
+        0, lambda g: f"{g.source.readable()} is {describe(g.expected)}",
         lambda g, s, ns: f"{s} is {ns.const(g.expected)}"),
     GuardKind.TYPE_MATCH: (
         0, lambda g: f"type({g.source.readable()}) is {_type_name(g.expected)}",
@@ -184,7 +184,7 @@ KINDS = {
         1, lambda g: f"{g.source.readable()} is not {g.extra.readable()}",
         lambda g, s, ns: f"{s} is not {ns.spell(g.extra)}"),
     GuardKind.GLOBAL_STATE: (
-        2, lambda g: f"{STATE_NAMES[g.extra]}() == {_describe(g.expected)}",
+        2, lambda g: f"{STATE_NAMES[g.extra]}() == {describe(g.expected)}",
         _state_check),
     GuardKind.TENSOR_MATCH: (3, _tensor_readable, _tensor_py),
     GuardKind.TENSOR_ALIAS: (
@@ -201,7 +201,7 @@ KINDS = {
 }
 
 
-def _describe(v) -> str:
+def describe(v) -> str:
     name = qualified_name(v) if (callable(v) or isinstance(v, type)) else None
     if name:
         return name

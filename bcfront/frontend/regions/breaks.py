@@ -49,8 +49,8 @@ import types
 import weakref
 
 from ...errors import UnsupportedError
+from .entry import Entry, RegionCode, break_record, native_entry
 from ...reasons import BreakReason
-from .driver import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
 from .resume import make_resume
 from .tailcalls import LoopEntry, TailCall, run_chain
@@ -265,9 +265,8 @@ class CallSite:
             if code is not None and seen >= self.FRESH_LIMIT:
                 return fn
             self._per_code[code] = seen + 1
-            from ...capture import CapturedFunction
-            cap = CapturedFunction(target, backend=self.cf.backend, recompile_limit=self.cf.recompile_limit,
-                                   **self.cf.options)
+            cap = type(self.cf)(target, backend=self.cf.backend,    # capture's class, see continuation
+                                recompile_limit=self.cf.recompile_limit, **self.cf.options)
             self._cache[target] = cap
             self.children.append(cap)
         if isinstance(fn, types.MethodType):
@@ -291,9 +290,8 @@ def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
     hit = per.get(key)
     if hit is None:
         fn = make_resume(orig, offset, nulls, live, f"{orig.__name__}_resume_at_{offset}", exc_slots)
-        from ...capture import CapturedFunction
-        cap = CapturedFunction(fn, backend=cf.backend, recompile_limit=cf.recompile_limit,
-                               **cf.options)
+        # `cf`'s own class (capture's CapturedFunction): regions do not import the API above
+        cap = type(cf)(fn, backend=cf.backend, recompile_limit=cf.recompile_limit, **cf.options)
         cap.continuations = family
         cap.tail_calls = True             # its region returns TailCall markers
         cap.chain = getattr(cf, "chain", frozenset()) | {(orig.__code__, key)}

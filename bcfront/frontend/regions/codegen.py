@@ -24,6 +24,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ...ir.graph import is_identifier, is_literal
 from ..model.namespace import Namespace
+from .rebuild_gen import advanced, rebuild_generator
 from .tracebacks import attach as attach_traceback
 from ..model.values import (DELETED, CellV, Const, DictV, DictViewV, EnumerateIterV, ExceptionV,
                      FilterIterV, GeneratorV, HashIterV, IterV, ListV, MadeFunctionV, MapIterV, MethodV,
@@ -264,7 +265,6 @@ class Rebuilder:
     def _iterator(self, v) -> str:
         ns = self.ns
         if isinstance(v, GeneratorV):
-            from .rebuild_gen import rebuild_generator
             return rebuild_generator(self, v)
         if isinstance(v, SeqIterV):
             if isinstance(v.seq, ListV):
@@ -304,7 +304,7 @@ class Rebuilder:
         over = self.expr(c) if v.kind in ("set", "keys") else f"{self.expr(c)}.{v.kind}()"
         it = f"{ns.helper('iter')}({over})"
         if v.index:
-            it = f"{ns.const(_advanced, 'advanced')}({it}, {v.index})"
+            it = f"{ns.const(advanced, 'advanced')}({it}, {v.index})"
         return self.temp(it, v, "it")
 
     # -- side effects ----------------------------------------------------------------------
@@ -375,12 +375,6 @@ class Rebuilder:
 
     def expr_source(self, v: ObjectV) -> str:
         return v.source.expr(self.ns) if v.source is not None else self.ns.const(v.obj)
-
-
-def _advanced(it, n: int):
-    for _ in range(n):
-        next(it)
-    return it
 
 
 def _run_out(it) -> None:

@@ -82,8 +82,8 @@ def _expected(g) -> str:
         return (f"{t.ptype.__name__}({t.dtype}, device={str(t.device)!r}, shape={list(t.shape)}, "
                 f"stride={list(t.stride)}, requires_grad={t.requires_grad})")
     if g.kind in (GuardKind.ID_MATCH, GuardKind.TYPE_MATCH):
-        from ..model.guards import _describe
-        return _describe(g.expected)
+        from ..model.guards import describe
+        return describe(g.expected)
     if g.kind == GuardKind.NO_HOOKS:
         return "no hooks"
     if g.kind == GuardKind.NOT_PRESENT:

@@ -32,6 +32,13 @@ from ..model.values import CellV, Const, DictV, TensorV, TupleV
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 
 
+def advanced(it, n: int):
+    """`it` after `n` items (run time: a started iterator rebuilt at its position)."""
+    for _ in range(n):
+        next(it)
+    return it
+
+
 def rebuild_generator(rb, gen) -> str:
     """An expression creating a fresh generator equal to the unstarted `gen` (memoized in
     `rb`, so every reference gets the same object)."""
@@ -71,8 +78,7 @@ def rebuild_generator(rb, gen) -> str:
         parts.append(f"**{rb.expr(dstar)}")
     made = f"{rb.expr(frame.fn)}({', '.join(parts)})"
     if replay:
-        from .codegen import _advanced
-        made = f"{rb.ns.const(_advanced, 'advanced')}({made}, {replay})"
+        made = f"{rb.ns.const(advanced, 'advanced')}({made}, {replay})"
     return rb.temp(made, gen, "gen")
 
 

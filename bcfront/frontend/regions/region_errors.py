@@ -7,8 +7,8 @@ and ``finally`` blocks with the writes made before it exactly as eager leaves th
 
 * `errors_observable(tx, graph)`: could anything see a half-done graph?  Yes when a
   node was recorded under a handler of some traced frame (a try; a torch state
-  manager's with block does not count: its exit only restores the state; `note_node`
-  is told of every node), or a Python write the region replays after the graph
+  manager's with block does not count: its exit only restores the state;
+  `model.node_checks.note_node` is told of every node), or a Python write the region replays after the graph
   precedes a node.
 * `write_back_last(graph, examples, compiled, observable)`: if so, and the graph
   writes input storage, the eager backend gets the functional graph whose writes
@@ -22,7 +22,7 @@ and ``finally`` blocks with the writes made before it exactly as eager leaves th
   through ``unfold``; or a write autograd records on a tensor that requires
   grad), the region is split instead: `write_back_last` raises `SplitAt`, and
   `trace_with_splits` traces the function again with a graph break just before
-  that write (`check_split`, called for every node recorded).  The write then
+  that write (`model.node_checks.check_split`, called for every node recorded).  The write then
   runs natively, and the continuation after it is a region of its own, whose
   errors again rerun natively -- inside the user's try, with eager's state.
 """
@@ -31,12 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from ...errors import UnsupportedError
-from ...reasons import BreakReason
-from ..model.values import MethodV, StateCMV
-
-# the comment line before a functional graph's write-back (`functionalize.Plan.wrap_emit`)
-WRITEBACK_MARK = "# write the new values back into the inputs"
+from ...ir.graph import WRITEBACK_MARK
 MAX_SPLITS = 8          # retraces per capture before giving up (then the old note stays)
 
 
@@ -72,13 +67,6 @@ def trace_with_splits(trace):
                 break                           # (cannot happen: the graph ends before `at`)
             split = Split(s.index, s.why)
     return trace(Split(split.at, split.why, enabled=False))
-
-
-def check_split(tx) -> None:
-    """Called before each node is recorded: the graph break a `Split` asked for."""
-    split = tx.__dict__.get("split")
-    if split is not None and split.at is not None and len(tx.graph.body) >= split.at:
-        raise UnsupportedError(BreakReason.WRITE_BEFORE_ERROR, split.why)
 
 
 def _split_or_note(tx, graph, node, why: str, compiled) -> None:
@@ -187,47 +175,6 @@ def _first_writer(graph) -> str | None:
     return first.name if first is not None else None
 
 
-def note_node(tx) -> None:
-    """Called for each node recorded: remember when one runs under a user's handler."""
-    if not tx.__dict__.get("graph_in_try") and _in_handler(tx):
-        tx.graph_in_try = True          # see errors_observable: errors may be caught here
-
-
-def _in_handler(tx) -> bool:
-    """Some frame of the trace runs its current instruction under an exception handler a
-    user could see the state from: a try, or a with block other than a torch state
-    manager's (no_grad, autocast...: its exit restores the state and re-raises)."""
-    return any(f.cur is not None and _user_handler(f, f.bc.handler_for(f.cur.offset))
-               for f in tx.frames)
-
-
-def _user_handler(f, h) -> bool:
-    for _ in range(64):                          # state-manager with blocks, innermost first
-        if h is None:
-            return False
-        if not _state_cm_cleanup(f, h):
-            return True
-        # the cleanup's own handler (COPY 3; POP_EXCEPT; RERAISE 1), then whatever covers it
-        inner = f.bc.handler_for(h.target)
-        if inner is None:
-            return True                          # not the layout expected: assume a handler
-        h = f.bc.handler_for(inner.target)
-    return True
-
-
-def _state_cm_cleanup(f, h) -> bool:
-    """Handler `h` is the cleanup of a with block over a torch state manager."""
-    try:
-        i = f.bc.index_of(h.target)
-        ops = (f.instrs[i].opname, f.instrs[i + 1].opname)
-    except (KeyError, IndexError):
-        return False
-    if ops != ("PUSH_EXC_INFO", "WITH_EXCEPT_START") or not 0 < h.depth <= len(f.stack):
-        return False
-    exit_ = f.stack[h.depth - 1]               # the with's bound __exit__, below the block
-    return isinstance(exit_, MethodV) and isinstance(exit_.obj, StateCMV)
-
-
 def errors_observable(tx, graph) -> bool:
     """Could a run-time error in the middle of the graph be seen with the graph's in-place
     writes only partly done?  Yes when a node was recorded under an exception handler of
@@ -298,8 +245,8 @@ def _lasting_prefixes(graph, first_write) -> tuple:
 def _draw(n) -> str | None:
     """"draw": a random draw from a default generator (undone by restoring its state);
     "lasting": seeding, or a draw from a generator passed in; None: not random."""
-    from ...ir.passes import _name, is_nondeterministic
-    name = _name(n).lower()
+    from ...ir.passes import is_nondeterministic, target_name
+    name = target_name(n).lower()
     if not is_nondeterministic(n) or name.startswith("empty") or name.endswith("empty"):
         return None
     if "seed" in name or "rng" in name or n.kwargs.get("generator") is not None:

@@ -30,8 +30,8 @@ from __future__ import annotations
 import types
 
 from ...errors import UnsupportedError
+from ..model.frame import ORIGINAL_OFFSETS, decoded
 from ...reasons import BreakReason
-from ..model.frame import decoded
 from .resume_check import SUPER, check_continuation
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
@@ -141,14 +141,6 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
 CELL_PARAMS = "__bcfront_cells__"       # a continuation's parameters that are passed cells
 
 # continuation code object -> {its offset: the original code's offset}, for reports
-ORIGINAL_OFFSETS: dict = {}
-
-
-def original_offset(code, offset: int) -> int:
-    m = ORIGINAL_OFFSETS.get(code)
-    return m.get(offset, offset) if m else offset
-
-
 def _set_try_depths(b, reals, bc) -> None:
     """Give each TryBegin the stack depth of the original exception-table entry it opens
     (we keep them rather than let the library recompute them; see make_resume)."""

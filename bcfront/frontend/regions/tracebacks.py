@@ -4,8 +4,9 @@ An exception raised symbolically has no real traceback.  When it crosses a graph
 break it is rebuilt as a real object, and code after the break may read its
 ``__traceback__``, print it or walk it.  The interpreter records the frames the
 exception passed through, outermost first, as ``(filename, name, positions)``
-triples (CPython adds one traceback entry per frame the exception leaves or is
-caught in, none for a bare ``raise``/RERAISE in the frame that re-raises it).
+triples (`model.frame.frame_entry`: CPython adds one traceback entry per frame
+the exception leaves or is caught in, none for a bare ``raise``/RERAISE in the
+frame that re-raises it).
 `attach` gives the rebuilt object a real traceback with those entries: it raises
 the exception through one small synthesized function per entry, each claiming
 the user's file, function name and the raising instruction's source position
@@ -79,16 +80,3 @@ def attach(exc: BaseException, entries) -> BaseException:
     exc.__context__, exc.__cause__, exc.__suppress_context__ = chain
     del tb
     return exc
-
-
-def frame_entry(frame, ins) -> tuple | None:
-    """The traceback entry CPython would add for `frame` at `ins`, or None where it adds none
-    (a bare ``raise`` or RERAISE re-raising in place)."""
-    if ins.opname == "RERAISE" or (ins.opname == "RAISE_VARARGS" and ins.arg == 0):
-        return None
-    lineno, end_lineno, col, end_col = ins.positions if ins.positions else (None,) * 4
-    if not lineno:
-        lineno, end_lineno, col, end_col = frame.code.co_firstlineno, None, None, None
-    # a continuation's code keeps its function's name and file
-    return (frame.code.co_filename, frame.code.co_name, (lineno, end_lineno, col, end_col))
-

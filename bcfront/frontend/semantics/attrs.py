@@ -15,19 +15,19 @@ import sys
 import types
 
 from ...errors import UnsupportedError
-from ...reasons import BreakReason
+from . import dispatch
+from .builtins_iter import model_iter, model_next
+from .classes import MISS, is_heap_type, mro_lookup, source_of
+from .containers import generator_method
+from .folding import attribute_error
 from ..model.builder import CONST_TYPES, is_torch_const, wrap
-from .objects import (_MISS, _is_heap_type, call, mro_lookup, source_of)
+from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (DELETED, CellV, Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV,
                      MadeFunctionV, MethodV, NewObjectV, ObjectV, PartialV, SetV, StateCMV,
                      SuperV, TensorV, TupleV, Value)
-
-
-def attribute_error(owner: str, name: str):
-    raise SymbolicRaise(ExceptionV(AttributeError, [Const(f"'{owner}' object has no attribute '{name}'")]))
 
 
 def getattr_(tx, v: Value, name: str) -> Value:
@@ -75,7 +75,7 @@ def _container_attr(tx, v, name):
         if name in fields:
             return v.items[list(fields).index(name)]
     raw = mro_lookup(cls, name)
-    if raw is _MISS:
+    if raw is MISS:
         if name == "__class__":
             return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
         attribute_error(cls.__name__, name)
@@ -95,10 +95,10 @@ def _object_attr(tx, v: ObjectV, name):
     obj = v.obj
     src = source_of(v)
     if isinstance(obj, types.ModuleType):
-        written = _module_namespace(tx, obj).overlay.get(name, _MISS)
+        written = _module_namespace(tx, obj).overlay.get(name, MISS)
         if written is DELETED:
             _module_missing(tx, obj, name, src)
-        if written is not _MISS:
+        if written is not MISS:
             return written
         return _pymodule_attr(tx, v, obj, src, name)
     if isinstance(obj, type):
@@ -113,11 +113,10 @@ def _object_attr(tx, v: ObjectV, name):
         attribute_error("function", name)
     cls = type(obj)
     ga = mro_lookup(cls, "__getattribute__")
-    if ga is not object.__getattribute__ and _is_heap_type(cls) and not _is_module_class(cls):
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
-                               f"{cls.__qualname__} defines __getattribute__")
+    if ga is not object.__getattribute__ and is_heap_type(cls) and not _is_module_class(cls):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__} defines __getattribute__")
     raw = mro_lookup(cls, name)
-    if raw is not _MISS and _is_data_descriptor(raw):
+    if raw is not MISS and _is_data_descriptor(raw):
         if isinstance(raw, property):
             return _call_property(tx, raw, v, cls, name)
         if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
@@ -138,7 +137,7 @@ def _object_attr(tx, v: ObjectV, name):
         _dict_also_wrapped(name)
     if d is not None and name in d:
         return wrap(tx, d[name], AttrSource(src, name))
-    if raw is not _MISS:
+    if raw is not MISS:
         if d is not None:
             # found on the class: an instance attribute set later would shadow it
             tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
@@ -148,7 +147,7 @@ def _object_attr(tx, v: ObjectV, name):
     if torch is not None and hook is torch.nn.Module.__getattr__:
         return _module_attr(tx, v, obj, src, name)
     if isinstance(hook, types.FunctionType):
-        return call(tx, ObjectV(hook), [v, Const(name)], {})
+        return dispatch.call(tx, ObjectV(hook), [v, Const(name)], {})
     if src is not None:     # the attribute (or a __getattr__) may exist by the next call (O47)
         tx.guard(GuardKind.HASATTR, src, False, name)
     attribute_error(cls.__name__, name)
@@ -206,12 +205,11 @@ def _module_missing(tx, mod, name, src):
     shims) runs natively; else CPython's AttributeError.  Both absences are guarded: a
     cached entry must not keep raising once the module gains the name or the hook."""
     overlay = _module_namespace(tx, mod).overlay
-    hook = overlay.get("__getattr__", _MISS)
-    if hook is _MISS:
-        hook = mod.__dict__.get("__getattr__", _MISS)
-    if hook is not _MISS and hook is not DELETED:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
-                               f"module {mod.__name__!r} defines __getattr__ ({name})")
+    hook = overlay.get("__getattr__", MISS)
+    if hook is MISS:
+        hook = mod.__dict__.get("__getattr__", MISS)
+    if hook is not MISS and hook is not DELETED:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"module {mod.__name__!r} defines __getattr__ ({name})")
     if src is None:
         raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
                                f"missing attribute {name} of an unguardable module")
@@ -228,9 +226,9 @@ def _class_attr(tx, v, cls, src, name):
     if name in ("__name__", "__qualname__", "__module__", "__mro__", "__bases__", "__doc__"):
         return wrap(tx, getattr(cls, name), AttrSource(src, name), guard=False)
     raw = mro_lookup(cls, name)
-    if raw is _MISS:
+    if raw is MISS:
         meta = mro_lookup(type(cls), name)
-        if meta is not _MISS and not isinstance(meta, types.FunctionType):
+        if meta is not MISS and not isinstance(meta, types.FunctionType):
             try:
                 return wrap(tx, getattr(cls, name), AttrSource(src, name))
             except AttributeError:
@@ -257,7 +255,7 @@ def _call_property(tx, prop, inst, cls, name):
     if prop.fget is None:
         attribute_error(cls.__name__, name)
     _guard_class_attr(tx, cls, name, prop)
-    return call(tx, wrap(tx, prop.fget, None), [inst], {})
+    return dispatch.call(tx, wrap(tx, prop.fget, None), [inst], {})
 
 
 def _guard_class_attr(tx, cls, name, raw) -> None:
@@ -267,7 +265,7 @@ def _guard_class_attr(tx, cls, name, raw) -> None:
 def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
     """A class attribute found through an instance, bound the way the descriptor protocol binds it."""
     if isinstance(raw, types.FunctionType):
-        if _is_heap_type(cls):
+        if is_heap_type(cls):
             _guard_class_attr(tx, cls, name, raw)
         return MethodV(ObjectV(raw), inst)
     if isinstance(raw, staticmethod):
@@ -284,10 +282,10 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
     if isinstance(raw, types.ClassMethodDescriptorType):
         return ObjectV(getattr(cls, name))
     getter = mro_lookup(type(raw), "__get__")
-    if getter is not _MISS:
+    if getter is not MISS:
         if isinstance(getter, types.FunctionType):
             clsv = wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
-            return call(tx, ObjectV(getter), [wrap(tx, raw, None), inst, clsv], {})
+            return dispatch.call(tx, ObjectV(getter), [wrap(tx, raw, None), inst, clsv], {})
         if type(raw).__module__ == "builtins" and not callable(raw):
             pass
         else:
@@ -298,7 +296,7 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
 def _new_object_attr(tx, v: NewObjectV, name):
     cls = v.cls
     raw = mro_lookup(cls, name)
-    if raw is not _MISS and _is_data_descriptor(raw):
+    if raw is not MISS and _is_data_descriptor(raw):
         if isinstance(raw, property):
             return _call_property(tx, raw, v, cls, name)
         if isinstance(raw, types.MemberDescriptorType):
@@ -316,11 +314,11 @@ def _new_object_attr(tx, v: NewObjectV, name):
             return bind_class_attr(tx, raw, v, cls, name)
     if name in v.attrs:
         return v.attrs[name]
-    if raw is not _MISS:
+    if raw is not MISS:
         return bind_class_attr(tx, raw, v, cls, name)
     hook = mro_lookup(cls, "__getattr__")
     if isinstance(hook, types.FunctionType):
-        return call(tx, ObjectV(hook), [v, Const(name)], {})
+        return dispatch.call(tx, ObjectV(hook), [v, Const(name)], {})
     attribute_error(cls.__name__, name)
 
 
@@ -340,7 +338,7 @@ def _exception_attr(tx, v: ExceptionV, name):
     raw = mro_lookup(v.cls, name)
     if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
         return _exception_slot(v, name)
-    if raw is not _MISS:
+    if raw is not MISS:
         return bind_class_attr(tx, raw, v, v.cls, name)
     attribute_error(v.cls.__name__, name)
 
@@ -421,8 +419,7 @@ def _cell_attr(tx, v: CellV, name):
 
 
 def _generator_attr(tx, v: GeneratorV, name):
-    from . import builtins as bmodels
-    m = bmodels.generator_method(name)
+    m = generator_method(name)
     if m is None:
         raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"generator.{name}")
     return MethodV(ObjectV(m), v)
@@ -440,11 +437,9 @@ def _state_cm_attr(tx, v, name):
 
 def _iter_attr(tx, v, name):
     if name == "__next__":
-        from . import builtins as bmodels
-        return MethodV(ObjectV(bmodels.model_next), v)
+        return MethodV(ObjectV(model_next), v)
     if name == "__iter__":
-        from . import builtins as bmodels
-        return MethodV(ObjectV(bmodels.model_iter), v)
+        return MethodV(ObjectV(model_iter), v)
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"iterator.{name}")
 
 
@@ -468,7 +463,7 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
         cls = v.python_type()
         hook = mro_lookup(cls, "__setattr__")
         if not raw and isinstance(hook, types.FunctionType):
-            call(tx, ObjectV(hook), [v, Const(name), value], {})
+            dispatch.call(tx, ObjectV(hook), [v, Const(name), value], {})
             return
         if _set_property(tx, cls, name, v, value):
             return
@@ -491,7 +486,7 @@ def _set_property(tx, cls, name, v, value) -> bool:
     if d.fset is None:
         raise SymbolicRaise(ExceptionV(AttributeError, [
             Const(f"property '{name}' of '{cls.__name__}' object has no setter")]))
-    call(tx, wrap(tx, d.fset, None), [v, value], {})
+    dispatch.call(tx, wrap(tx, d.fset, None), [v, value], {})
     return True
 
 
@@ -503,11 +498,10 @@ def _check_store(cls, name) -> None:
     raw = mro_lookup(cls, name)
     if isinstance(raw, types.MemberDescriptorType):
         return
-    if raw is not _MISS and hasattr(type(raw), "__set__"):
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
-                               f"storing {cls.__qualname__}.{name} (a C descriptor)")
+    if raw is not MISS and hasattr(type(raw), "__set__"):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {cls.__qualname__}.{name} (a C descriptor)")
     if cls.__dictoffset__ == 0:       # no instance __dict__, and `name` is no slot
-        if not _is_heap_type(cls):    # a C type: its message names it its own way
+        if not is_heap_type(cls):    # a C type: its message names it its own way
             raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {name} on a {cls.__qualname__}")
         raise SymbolicRaise(ExceptionV(AttributeError, [Const(_no_slot_message(cls.__name__, name))]))
 
@@ -543,7 +537,7 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
     torch = sys.modules.get("torch")
     is_module = torch is not None and isinstance(obj, torch.nn.Module)
     if not raw and isinstance(hook, types.FunctionType) and not is_module:
-        call(tx, ObjectV(hook), [v, Const(name), value], {})
+        dispatch.call(tx, ObjectV(hook), [v, Const(name), value], {})
         return
     if not (raw or hook is object.__setattr__ or is_module
             or isinstance(obj, (types.ModuleType, types.FunctionType, type))):
@@ -572,11 +566,19 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
     tx.mark_mutated(v)
 
 
+def globals_value(tx, g: dict) -> ObjectV:
+    """The symbolic stand-in for a globals dict: its overlay holds writes made by the trace."""
+    v = tx.globals_values.get(id(g))
+    if v is None:
+        v = ObjectV(g, None)
+        tx.globals_values[id(g)] = v
+    return v
+
+
 def _module_namespace(tx, mod) -> ObjectV:
     """The symbolic globals dict of `mod`: ``m.x = 1`` and a function of `m` reading its
     global ``x`` must see the same write, so module attributes live in the same overlay as
     STORE_GLOBAL's."""
-    from ..interp.handlers.load_store import globals_value
     return globals_value(tx, mod.__dict__)
 
 

@@ -1,7 +1,7 @@
 """Models of Python builtins, builtin-type methods, `operator`, `math` and `functools`.
 
-`MODELS` maps a real callable to ``model(tx, args, kwargs) -> Value``;
-`CONSTRUCTORS` maps builtin classes to their construction model.  Methods of
+`registry.MODELS` maps a real callable to ``model(tx, args, kwargs) -> Value``;
+`registry.CONSTRUCTORS` maps builtin classes to their construction model.  Methods of
 immutable builtin types (str, int, float, bytes, tuple, ...) and functions of
 `math`/`operator` fold when every argument is constant; a tensor argument
 goes to the graph where Python would dispatch to torch, and is a graph break
@@ -16,37 +16,23 @@ import operator
 import types
 
 from ...errors import UnsupportedError
-from ...reasons import BreakReason
-from . import ops
+from . import compare, containers, dispatch, ops
+from . import builtins_iter  # noqa: F401  (its models register in `registry` when imported)
 from .attrs import getattr_, has_attr, setattr_, delattr_
-from ..model.builder import CONST_TYPES, is_torch_const, wrap
-from .objects import call
-from .ops import NotConst, as_python, fold, raise_, to_list, truth
+from .classes import index_of, lookup_dunder
+from .folding import NotConst, arity, as_python, fold, fold_model, raise_
+from .iteration import to_list
+from .ops import truth
+from .registry import CONSTRUCTORS, MODELS, ctor, model
+from ..model.builder import wrap
+from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.sources import ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (Const, DictV, ExceptionV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
                      PartialV, SetV, SuperV, TensorV, TupleV, Value)
 
-MODELS: dict = {}
-CONSTRUCTORS: dict = {}
 PURE_TYPES = (str, bytes, int, float, complex, bool, tuple, frozenset, range, slice, type(None))
-
-
-def model(*targets):
-    def register(fn):
-        for t in targets:
-            MODELS[t] = fn
-        return fn
-    return register
-
-
-def ctor(*classes):
-    def register(fn):
-        for c in classes:
-            CONSTRUCTORS[c] = fn
-        return fn
-    return register
 
 
 def model_for(obj):
@@ -62,9 +48,9 @@ def model_for(obj):
             return _exc_init
     if owner in PURE_TYPES or (owner is not None and owner.__module__ == "torch"
                                and owner.__name__ in ("dtype", "device", "finfo", "iinfo")):
-        return _fold_model(obj)
+        return fold_model(obj)
     if isinstance(obj, types.BuiltinFunctionType) and getattr(obj, "__module__", None) == "math":
-        return _fold_model(obj)
+        return fold_model(obj)
     return None
 
 
@@ -76,51 +62,11 @@ def constructor_for(cls):
     return torch_calls.constructor_for(cls)
 
 
-def from_python(x) -> Value:
-    """A value for a Python object produced by folding (no source, no guards)."""
-    t = type(x)
-    if t in CONST_TYPES or is_torch_const(x):
-        return Const(x)
-    if t is list:
-        return ListV([from_python(i) for i in x])
-    if t is tuple:
-        return TupleV([from_python(i) for i in x])
-    if t is dict:
-        return DictV({k: (from_python(k), from_python(v)) for k, v in x.items()})
-    if t in (set, frozenset):
-        return SetV({k: from_python(k) for k in x}, t is frozenset)
-    return ObjectV(x)
-
-
-def _fold_model(fn):
-    def fold_call(tx, args, kwargs):
-        if any(isinstance(a, TensorV) for a in args):
-            raise UnsupportedError(BreakReason.DATA_DEPENDENT,
-                                   f"{getattr(fn, '__qualname__', fn)} reads a tensor's value")
-        try:
-            pa = [as_python(a) for a in args]
-            pk = {k: as_python(v) for k, v in kwargs.items()}
-        except NotConst:
-            raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION,
-                                   f"{getattr(fn, '__qualname__', fn)} on non-constant arguments") from None
-        try:
-            return from_python(fn(*pa, **pk))
-        except Exception as e:
-            raise ops.as_symbolic(e) from None
-    return fold_call
-
-
-def _arity(name, args, lo, hi=None):
-    hi = lo if hi is None else hi
-    if not lo <= len(args) <= hi:
-        raise_(TypeError, f"{name}() takes {lo}..{hi} arguments ({len(args)} given)")
-
-
 # -- introspection ----------------------------------------------------------------------
 
 @model(len)
 def _len(tx, args, kwargs):
-    _arity("len", args, 1)
+    arity("len", args, 1)
     return Const(ops.length(tx, args[0]))
 
 
@@ -138,13 +84,13 @@ def _classinfo(v: Value):
 
 @model(isinstance)
 def _isinstance(tx, args, kwargs):
-    _arity("isinstance", args, 2)
+    arity("isinstance", args, 2)
     return Const(issubclass(args[0].python_type(), _classinfo(args[1])))
 
 
 @model(issubclass)
 def _issubclass(tx, args, kwargs):
-    _arity("issubclass", args, 2)
+    arity("issubclass", args, 2)
     return Const(issubclass(_classinfo(args[0]), _classinfo(args[1])))
 
 
@@ -156,14 +102,13 @@ def _callable(tx, args, kwargs):
     if isinstance(v, ObjectV):
         return Const(callable(v.obj))
     if isinstance(v, NewObjectV):
-        from .objects import lookup_dunder
         return Const(lookup_dunder(v, "__call__") is not None)
     return Const(False)
 
 
 @model(getattr)
 def _getattr(tx, args, kwargs):
-    _arity("getattr", args, 2, 3)
+    arity("getattr", args, 2, 3)
     name = as_python(args[1])
     if len(args) == 2:
         return getattr_(tx, args[0], name)
@@ -177,7 +122,7 @@ def _getattr(tx, args, kwargs):
 
 @model(hasattr)
 def _hasattr(tx, args, kwargs):
-    _arity("hasattr", args, 2)
+    arity("hasattr", args, 2)
     name = as_python(args[1])
     found = has_attr(tx, args[0], name)
     if not found and isinstance(args[0], ObjectV) and args[0].source is not None:
@@ -187,7 +132,7 @@ def _hasattr(tx, args, kwargs):
 
 @model(setattr, object.__setattr__)
 def _setattr(tx, args, kwargs):
-    _arity("setattr", args, 3)
+    arity("setattr", args, 3)
     setattr_(tx, args[0], as_python(args[1]), args[2], raw=False)
     return Const(None)
 
@@ -258,10 +203,9 @@ def _dunder1(tx, fn, dunder, v):
         return torch_calls.call_operator(tx, fn, [v])
     if isinstance(v, Const):
         return fold(fn, v.value)
-    from .objects import lookup_dunder
     m = lookup_dunder(v, dunder)
     if m is not None:
-        return call(tx, m, [v], {})
+        return dispatch.call(tx, m, [v], {})
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{fn.__name__}() of {v.describe()}")
 
 
@@ -269,11 +213,11 @@ def _dunder1(tx, fn, dunder, v):
 def _round(tx, args, kwargs):
     if isinstance(args[0], TensorV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "round() of a tensor reads its value")
-    return _fold_model(round)(tx, args, kwargs)
+    return fold_model(round)(tx, args, kwargs)
 
 
 for _f in (divmod, pow, chr, ord, bin, hex, oct, ascii, format):
-    MODELS[_f] = _fold_model(_f)
+    MODELS[_f] = fold_model(_f)
 
 
 # -- conversions -----------------------------------------------------------------------------
@@ -294,11 +238,10 @@ def _scalar_ctor(cls, dunder):
                 return fold(str, as_python(v))
             except NotConst:
                 pass
-        from .objects import lookup_dunder
         for name in (dunder, "__repr__") if cls is str else (dunder,):
             m = lookup_dunder(v, name)
             if m is not None:
-                return call(tx, m, [v], {})
+                return dispatch.call(tx, m, [v], {})
         if isinstance(v, ObjectV) and cls is str and isinstance(v.obj, (type, BaseException)):
             return Const(str(v.obj))
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{cls.__name__}() of {v.describe()}")
@@ -334,10 +277,9 @@ def _repr(tx, args, kwargs):
         return Const(repr(as_python(v)))
     except NotConst:
         pass
-    from .objects import lookup_dunder
     m = lookup_dunder(v, "__repr__")
     if m is not None:
-        return call(tx, m, [v], {})
+        return dispatch.call(tx, m, [v], {})
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"repr() of {v.describe()}")
 
 
@@ -361,9 +303,9 @@ def _set(tx, clsv, args, kwargs):
 def _dict(tx, clsv, args, kwargs):
     d = DictV({}, clsv.obj)
     if args:
-        _dict_update(tx, [d, args[0]], {})
+        containers.dict_update(tx, [d, args[0]], {})
     if kwargs:
-        _dict_update(tx, [d], kwargs)
+        containers.dict_update(tx, [d], kwargs)
     return d
 
 
@@ -467,14 +409,14 @@ for _f in ops.BINARY_OPS:
     MODELS[_f] = _binary_model(_f)
 for _name, _sym in (("lt", "<"), ("le", "<="), ("eq", "=="), ("ne", "!="), ("gt", ">"), ("ge", ">=")):
     MODELS[getattr(operator, _name)] = (lambda sym: lambda tx, args, kwargs:
-                                        ops.compare(tx, sym, args[0], args[1]))(_sym)
+                                        compare.compare(tx, sym, args[0], args[1]))(_sym)
 for _f in (operator.neg, operator.pos, operator.invert, operator.not_):
     MODELS[_f] = (lambda f: lambda tx, args, kwargs: ops.unary(tx, f, args[0]))(_f)
 MODELS[operator.truth] = lambda tx, args, kwargs: Const(truth(tx, args[0]))
 MODELS[operator.getitem] = lambda tx, args, kwargs: ops.getitem(tx, args[0], args[1])
-MODELS[operator.contains] = lambda tx, args, kwargs: Const(ops.contains(tx, args[1], args[0]))
+MODELS[operator.contains] = lambda tx, args, kwargs: Const(compare.contains(tx, args[1], args[0]))
 def _is(tx, a, b) -> bool:
-    same = ops.is_same(a, b, tx)
+    same = compare.is_same(a, b, tx)
     if same is None:
         raise UnsupportedError(BreakReason.UNSUPPORTED_IDENTITY,
                                f"`is` between {a.describe()} and {b.describe()}")
@@ -493,14 +435,7 @@ def _op_setitem(tx, args, kwargs):
 
 @model(operator.index)
 def _op_index(tx, args, kwargs):
-    from .objects import index_of
     i = index_of(tx, args[0])
     if i is None:
         raise_(TypeError, f"'{args[0].python_type().__name__}' object cannot be interpreted as an integer")
     return Const(i)
-
-
-from . import builtins_iter  # noqa: E402,F401  (registers iteration builtins and itertools)
-from .builtins_iter import _key_list, model_iter, model_next  # noqa: E402,F401
-from . import containers  # noqa: E402,F401  (registers list/dict/set/generator method models)
-from .containers import _dict_update, _list_sort, generator_method  # noqa: E402,F401

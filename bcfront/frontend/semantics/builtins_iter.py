@@ -11,11 +11,14 @@ import itertools
 import operator
 
 from ...errors import UnsupportedError
+from . import compare, dispatch, iteration, ops
+from .classes import lookup_dunder
+from .containers import list_sort
+from .folding import arity, as_python, raise_
+from .iteration import Exhausted, to_list
+from .ops import truth
+from .registry import MODELS, ctor, model
 from ...reasons import BreakReason
-from . import ops
-from .builtins import MODELS, _arity, ctor, model
-from .objects import call
-from .ops import Exhausted, NotConst, as_python, raise_, to_list, truth
 from ..model.tracer import SymbolicRaise
 from ..model.values import (Const, DictV, DictViewV, EnumerateIterV, ExceptionV, FilterIterV, IterV,
                      ListV, MapIterV, SeqIterV, TupleV, ZipIterV)
@@ -25,24 +28,23 @@ from ..model.values import (Const, DictV, DictViewV, EnumerateIterV, ExceptionV,
 def model_iter(tx, args, kwargs):
     if len(args) != 1:
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "iter(callable, sentinel)")
-    return ops.get_iter(tx, args[0])
+    return iteration.get_iter(tx, args[0])
 
 
 @model(next)
 def model_next(tx, args, kwargs):
-    _arity("next", args, 1, 2)
+    arity("next", args, 1, 2)
     it = args[0]
     if not isinstance(it, IterV):
-        from .objects import lookup_dunder
         m = lookup_dunder(it, "__next__")
         if m is None and hasattr(it.python_type(), "__next__"):
             # a C iterator from outside (dict or set iterator, generator object, ...)
             raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"next() of a {it.python_type().__name__}")
         if m is None:
             raise_(TypeError, f"'{it.python_type().__name__}' object is not an iterator")
-        return call(tx, m, [it], {})
+        return dispatch.call(tx, m, [it], {})
     try:
-        return ops.next_value(tx, it)
+        return iteration.next_value(tx, it)
     except Exhausted as e:
         if len(args) == 2:
             return args[1]
@@ -52,23 +54,23 @@ def model_next(tx, args, kwargs):
 @ctor(enumerate)
 def _enumerate(tx, clsv, args, kwargs):
     start = kwargs.get("start", args[1] if len(args) > 1 else Const(0))
-    return EnumerateIterV(ops.get_iter(tx, args[0]), as_python(start))
+    return EnumerateIterV(iteration.get_iter(tx, args[0]), as_python(start))
 
 
 @ctor(zip)
 def _zip(tx, clsv, args, kwargs):
     strict = as_python(kwargs["strict"]) if "strict" in kwargs else False
-    return ZipIterV([ops.get_iter(tx, a) for a in args], strict)
+    return ZipIterV([iteration.get_iter(tx, a) for a in args], strict)
 
 
 @ctor(map)
 def _map(tx, clsv, args, kwargs):
-    return MapIterV(args[0], [ops.get_iter(tx, a) for a in args[1:]])
+    return MapIterV(args[0], [iteration.get_iter(tx, a) for a in args[1:]])
 
 
 @ctor(filter)
 def _filter(tx, clsv, args, kwargs):
-    return FilterIterV(args[0], ops.get_iter(tx, args[1]))
+    return FilterIterV(args[0], iteration.get_iter(tx, args[1]))
 
 
 @ctor(reversed)
@@ -83,11 +85,10 @@ def _reversed(tx, clsv, args, kwargs):
             return RangeIterV(r[::-1])
         return SeqIterV(tuple(Const(x) for x in reversed(r)))
     if isinstance(v, DictV) or isinstance(v, DictViewV):
-        return SeqIterV(tuple(reversed(ops.iter_items(tx, v))))
-    from .objects import lookup_dunder
+        return SeqIterV(tuple(reversed(iteration.iter_items(tx, v))))
     m = lookup_dunder(v, "__reversed__")
     if m is not None:
-        return call(tx, m, [v], {})
+        return dispatch.call(tx, m, [v], {})
     items = [ops.getitem(tx, v, Const(i)) for i in range(ops.length(tx, v))]
     return SeqIterV(tuple(reversed(items)))
 
@@ -96,20 +97,8 @@ def _reversed(tx, clsv, args, kwargs):
 def _sorted(tx, args, kwargs):
     items = to_list(tx, args[0])
     out = ListV(items)
-    from .containers import _list_sort
-    _list_sort(tx, [out], kwargs)
+    list_sort(tx, [out], kwargs)
     return out
-
-
-def _key_list(tx, items, key):
-    if key is None or (isinstance(key, Const) and key.value is None):
-        keys = items
-    else:
-        keys = [call(tx, key, [x], {}) for x in items]
-    try:
-        return [as_python(k) for k in keys]
-    except NotConst:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_SORT, "sorting values that are not constants") from None
 
 
 def _make_minmax(name, better):
@@ -121,10 +110,10 @@ def _make_minmax(name, better):
                 return kwargs["default"]
             raise_(ValueError, f"{name}() arg is an empty sequence")
         best = items[0]
-        best_k = best if key is None else call(tx, key, [best], {})
+        best_k = best if key is None else dispatch.call(tx, key, [best], {})
         for x in items[1:]:
-            k = x if key is None else call(tx, key, [x], {})
-            if truth(tx, ops.compare(tx, better, k, best_k)):
+            k = x if key is None else dispatch.call(tx, key, [x], {})
+            if truth(tx, compare.compare(tx, better, k, best_k)):
                 best, best_k = x, k
         return best
     return m
@@ -156,20 +145,20 @@ _NUMBERS = (int, float, bool, complex)
 
 
 def _any(tx, args, kwargs):
-    it = ops.get_iter(tx, args[0])
+    it = iteration.get_iter(tx, args[0])
     while True:
         try:
-            if truth(tx, ops.next_value(tx, it)):
+            if truth(tx, iteration.next_value(tx, it)):
                 return Const(True)
         except Exhausted:
             return Const(False)
 
 
 def _all(tx, args, kwargs):
-    it = ops.get_iter(tx, args[0])
+    it = iteration.get_iter(tx, args[0])
     while True:
         try:
-            if not truth(tx, ops.next_value(tx, it)):
+            if not truth(tx, iteration.next_value(tx, it)):
                 return Const(False)
         except Exhausted:
             return Const(True)
@@ -181,20 +170,20 @@ MODELS[all] = _all
 
 @model(functools.reduce)
 def _reduce(tx, args, kwargs):
-    it = ops.get_iter(tx, args[1])
+    it = iteration.get_iter(tx, args[1])
     if len(args) > 2:
         acc = args[2]
     else:
         try:
-            acc = ops.next_value(tx, it)
+            acc = iteration.next_value(tx, it)
         except Exhausted:
             raise_(TypeError, "reduce() of empty iterable with no initial value")
     while True:
         try:
-            x = ops.next_value(tx, it)
+            x = iteration.next_value(tx, it)
         except Exhausted:
             return acc
-        acc = call(tx, args[0], [acc, x], {})
+        acc = dispatch.call(tx, args[0], [acc, x], {})
 
 
 @ctor(itertools.chain)

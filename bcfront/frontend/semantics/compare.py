@@ -13,11 +13,12 @@ import operator
 import types
 
 from ...errors import UnsupportedError
-from ...reasons import BreakReason
-from . import objects
+from . import classes, dispatch
+from .folding import fold, raise_
 from .iteration import Exhausted, get_iter, iter_items, next_value
-from .ops import (CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, fold, hkey, is_notimpl,
-                  is_user_class, raise_, truth)
+from .ops import (CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, hkey, is_notimpl,
+                  is_user_class, truth)
+from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.values import Const, DictV, DictViewV, ListV, ObjectV, SetV, TensorV, TupleV, Value
 
@@ -50,9 +51,9 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
             return Const(ka <= kb and (fn in (operator.le, operator.ge) or len(ka) < len(kb)))
     name = CMP_DUNDER[fn]
     for x, y, n in ((a, b, name), (b, a, REFLECTED_CMP[name])):
-        m = objects.lookup_dunder(x, n)
+        m = classes.lookup_dunder(x, n)
         if m is not None:
-            r = objects.call(tx, m, [x, y], {})
+            r = dispatch.call(tx, m, [x, y], {})
             if not is_notimpl(r):
                 return r
     if _c_level_dunder(a, name) or _c_level_dunder(b, REFLECTED_CMP[name]):
@@ -114,7 +115,7 @@ def equal(tx, a: Value, b: Value) -> bool:
 def _c_level_dunder(v: Value, name: str) -> bool:
     """Whether `v` is an instance of a user class that inherits C-level special method
     `name` from a builtin base (not object's default)."""
-    cls = objects.value_class(v)
+    cls = classes.value_class(v)
     if cls is None or cls.__module__ == "builtins":
         return False
     raw = getattr(cls, name, None)
@@ -183,9 +184,9 @@ def contains(tx, item: Value, container: Value) -> bool:
         return contains(tx, item, TupleV(iter_items(tx, container)))
     if isinstance(container, TensorV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "`in` on a tensor depends on its values")
-    m = objects.lookup_dunder(container, "__contains__")
+    m = classes.lookup_dunder(container, "__contains__")
     if m is not None:
-        return truth(tx, objects.call(tx, m, [container, item], {}))
+        return truth(tx, dispatch.call(tx, m, [container, item], {}))
     it = get_iter(tx, container)
     while True:
         try:

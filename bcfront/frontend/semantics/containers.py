@@ -8,16 +8,19 @@ from __future__ import annotations
 import collections
 
 from ...errors import UnsupportedError
+from . import dispatch, ops
+from .compare import contains, equal
+from .folding import NotConst, as_python, raise_
+from .iteration import Exhausted, to_list
+from .ops import hkey
+from .registry import MODELS, model
 from ...reasons import BreakReason
-from . import ops
-from .builtins import MODELS, model
-from .ops import Exhausted, as_python, hkey, raise_, to_list
 from ..model.tracer import SymbolicRaise
 from ..model.values import Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV, SetV, TupleV
 
 
 def _touch(tx, c) -> None:
-    ops._touch(tx, c)
+    ops.touch(tx, c)
 
 
 def _list(v) -> ListV:
@@ -73,7 +76,7 @@ def _pop(tx, args, kwargs):
 def _remove(tx, args, kwargs):
     lst = _list(args[0])
     for i, x in enumerate(lst.items):
-        if ops.equal(tx, x, args[1]):
+        if equal(tx, x, args[1]):
             tx.set(lst, "items", lst.items[:i] + lst.items[i + 1:])
             _touch(tx, lst)
             return Const(None)
@@ -104,10 +107,10 @@ def _index(tx, args, kwargs):
     try:  # start and stop are clipped like slice bounds (O14)
         bounds = [as_python(a) for a in args[2:4]]
         start, stop, _ = slice(*(bounds + [None, None])[:2]).indices(len(items))
-    except (ops.NotConst, TypeError):
+    except (NotConst, TypeError):
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "index() with these bounds") from None
     for i in range(start, stop):
-        if ops.equal(tx, items[i], args[1]):
+        if equal(tx, items[i], args[1]):
             return Const(i)
     if isinstance(seq, TupleV):
         raise_(ValueError, "tuple.index(x): x not in tuple")
@@ -119,7 +122,7 @@ def _index(tx, args, kwargs):
 
 @model(list.count, tuple.count)
 def _count(tx, args, kwargs):
-    return Const(sum(1 for x in args[0].items if ops.equal(tx, x, args[1])))
+    return Const(sum(1 for x in args[0].items if equal(tx, x, args[1])))
 
 
 @model(list.reverse)
@@ -130,18 +133,29 @@ def _reverse(tx, args, kwargs):
     return Const(None)
 
 
+def key_list(tx, items, key):
+    """The constant sort keys of `items` (``key`` called on each; NotConst: a graph break)."""
+    if key is None or (isinstance(key, Const) and key.value is None):
+        keys = items
+    else:
+        keys = [dispatch.call(tx, key, [x], {}) for x in items]
+    try:
+        return [as_python(k) for k in keys]
+    except NotConst:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SORT, "sorting values that are not constants") from None
+
+
 @model(list.sort)
-def _list_sort(tx, args, kwargs):
+def list_sort(tx, args, kwargs):
     lst = _list(args[0])
     key = kwargs.get("key")
     reverse = as_python(kwargs["reverse"]) if "reverse" in kwargs else False
-    from .builtins import _key_list
     items, empty = lst.items, []
     # CPython empties the list while it sorts: the key function sees [], and a change made
     # meanwhile is a ValueError once the sorted items are back (O55)
     tx.set(lst, "items", empty)
     try:
-        keys = _key_list(tx, items, key)
+        keys = key_list(tx, items, key)
     except SymbolicRaise:
         tx.set(lst, "items", items)         # a failing key puts the items back, unsorted
         raise
@@ -202,11 +216,11 @@ def _dict_getitem(tx, args, kwargs):
 
 @model(dict.__contains__)
 def _dict_contains(tx, args, kwargs):
-    return Const(ops.contains(tx, args[1], args[0]))
+    return Const(contains(tx, args[1], args[0]))
 
 
 @model(dict.update)
-def _dict_update(tx, args, kwargs):
+def dict_update(tx, args, kwargs):
     d = _dict(args[0])
     entries = dict(d.entries)
     if len(args) > 1:
@@ -363,7 +377,7 @@ def _set_algebra(op):
         result = SetV(s.entries, s.frozen)
         for other in args[1:]:
             o = SetV({hkey(tx, x): x for x in to_list(tx, other)})
-            result = ops._container_binary(tx, op, op, False, result, o)
+            result = ops.container_binary(tx, op, op, False, result, o)
         return result
     return m
 
@@ -393,9 +407,8 @@ def _gen_send(tx, args, kwargs):
     gen = args[0]
     if not isinstance(gen, GeneratorV):
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "send() on a non-generator")
-    from ..interp.interpreter import resume_generator
     try:
-        return resume_generator(tx, gen, args[1] if len(args) > 1 else Const(None))
+        return dispatch.resume_generator(tx, gen, args[1] if len(args) > 1 else Const(None))
     except Exhausted as e:
         raise SymbolicRaise(ExceptionV(StopIteration, [] if e.value is None else [e.value])) from None
 

@@ -9,8 +9,10 @@ their final position, which the region replays.
 from __future__ import annotations
 
 from ...errors import UnsupportedError
+from . import dispatch, ops
+from .classes import lookup_dunder
+from .folding import raise_
 from ...reasons import BreakReason
-from . import objects
 from ..model.values import (Const, DictV, DictViewV, EnumerateIterV, FilterIterV, GeneratorV, HashIterV,
                      IterV, ListV, MapIterV, RangeIterV, SeqIterV, SetV, TensorV, TupleV, Value,
                      ZipIterV)
@@ -24,8 +26,6 @@ class Exhausted(Exception):
         self.value = value
 
 
-
-
 def get_iter(tx, v: Value) -> IterV:
     if isinstance(v, IterV):
         return v
@@ -37,7 +37,7 @@ def get_iter(tx, v: Value) -> IterV:
             return RangeIterV(val)
         if isinstance(val, (str, bytes, tuple, frozenset)):
             return SeqIterV(tuple(Const(x) for x in val))
-        _ops().raise_(TypeError, f"'{type(val).__name__}' object is not iterable")
+        raise_(TypeError, f"'{type(val).__name__}' object is not iterable")
     if isinstance(v, (DictV, SetV, DictViewV)):
         container = v.dict if isinstance(v, DictViewV) else v
         kind = v.kind if isinstance(v, DictViewV) else "set" if isinstance(v, SetV) else "keys"
@@ -45,9 +45,9 @@ def get_iter(tx, v: Value) -> IterV:
     if isinstance(v, TensorV):
         from . import torch_calls
         return SeqIterV(torch_calls.unbind_for_iter(tx, v))
-    m = objects.lookup_dunder(v, "__iter__")
+    m = lookup_dunder(v, "__iter__")
     if m is not None:
-        r = objects.call(tx, m, [v], {})
+        r = dispatch.call(tx, m, [v], {})
         if isinstance(r, IterV):
             return r
         if isinstance(r, (ListV, TupleV)):
@@ -97,17 +97,16 @@ def next_value(tx, it: IterV) -> Value:
         return TupleV(tuple(next_value(tx, i) for i in it.iters))
     if isinstance(it, MapIterV):
         args = [next_value(tx, i) for i in it.iters]
-        return objects.call(tx, it.fn, args, {})
+        return dispatch.call(tx, it.fn, args, {})
     if isinstance(it, FilterIterV):
         while True:
             x = next_value(tx, it.it)
-            keep = _ops().truth(tx, x) if isinstance(it.fn, Const) and it.fn.value is None \
-                else _ops().truth(tx, objects.call(tx, it.fn, [x], {}))
+            keep = ops.truth(tx, x) if isinstance(it.fn, Const) and it.fn.value is None \
+                else ops.truth(tx, dispatch.call(tx, it.fn, [x], {}))
             if keep:
                 return x
     if isinstance(it, GeneratorV):
-        from ..interp.interpreter import resume_generator
-        return resume_generator(tx, it, Const(None))
+        return dispatch.resume_generator(tx, it, Const(None))
     raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"next() of {it.describe()}")
 
 
@@ -120,7 +119,7 @@ def _next_strict_zip(tx, it: ZipIterV) -> Value:
             items.append(next_value(tx, sub))
         except Exhausted:
             if i:
-                _ops().raise_(ValueError, f"zip() argument {i + 1} is shorter than {_zip_args(i)}")
+                raise_(ValueError, f"zip() argument {i + 1} is shorter than {_zip_args(i)}")
             break
     else:
         return TupleV(tuple(items))
@@ -129,7 +128,7 @@ def _next_strict_zip(tx, it: ZipIterV) -> Value:
             next_value(tx, sub)
         except Exhausted:
             continue
-        _ops().raise_(ValueError, f"zip() argument {i + 1} is longer than {_zip_args(i)}")
+        raise_(ValueError, f"zip() argument {i + 1} is longer than {_zip_args(i)}")
     raise Exhausted()
 
 
@@ -145,7 +144,7 @@ def _next_hashed(tx, it: HashIterV) -> Value:
         raise Exhausted()
     if len(c.entries) != len(it.keys):
         what = "Set" if it.kind == "set" else "dictionary"
-        _ops().raise_(RuntimeError, f"{what} changed size during iteration")
+        raise_(RuntimeError, f"{what} changed size during iteration")
     if tuple(c.entries) != it.keys:
         # same size, other keys: where CPython's iterator goes next depends on its hash
         # table layout -- run that natively (the iterator cannot be rebuilt: whole function)
@@ -197,11 +196,9 @@ def unpack(tx, v: Value, n: int) -> list[Value]:
     items = to_list(tx, v)
     if len(items) != n:
         if len(items) > n:
-            _ops().raise_(ValueError, f"too many values to unpack (expected {n})")
-        _ops().raise_(ValueError, f"not enough values to unpack (expected {n}, got {len(items)})")
+            raise_(ValueError, f"too many values to unpack (expected {n})")
+        raise_(ValueError, f"not enough values to unpack (expected {n}, got {len(items)})")
     return items
 
 
-def _ops():
-    from . import ops
-    return ops
+dispatch.to_list = to_list     # for the modules below (`torch_calls`, `ops`); see `dispatch`

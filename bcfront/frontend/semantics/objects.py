@@ -1,12 +1,15 @@
 """Calling symbolic values: functions, methods, classes, modules, partials, builtins.
 
-`call(tx, fn, args, kwargs)` is the single entry point.  Python functions are
-inlined (their bytecode is interpreted in a child frame); torch functions go
-to `torch_calls`; builtins and C methods of builtin types to the model table
-in `builtins`; classes are constructed (``__new__`` then ``__init__``, both
-inlined when written in Python); nn.Module instances keep ``__call__``
-semantics (hooks, then ``forward``).  Anything else is a graph break naming
-what could not be called.
+`call(tx, fn, args, kwargs)` is the single entry point (the semantics below
+this module reach it as `dispatch.call`, filled in at the bottom).  Python
+functions are inlined (their bytecode is interpreted in a child frame, through
+`dispatch.inline_call`, which the interpreter fills in); torch functions go to
+`torch_calls`; builtins and C methods of builtin types to the model table
+(`registry`, looked up by `builtins.model_for`); classes are constructed
+(``__new__`` then ``__init__``, both inlined when written in Python);
+nn.Module instances keep ``__call__`` semantics (hooks, then ``forward``).
+Anything else is a graph break naming what could not be called.  The class
+lookups it relies on (`lookup_dunder`, `mro_lookup`...) live in `classes`.
 """
 from __future__ import annotations
 
@@ -14,90 +17,17 @@ import sys
 import types
 
 from ...errors import UnsupportedError
-from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
+from ...reasons import BreakReason
+from . import builtins as bmodels, dispatch
+from .attrs import getattr_
+from .classes import MISS, is_heap_type, lookup_dunder, mro_lookup, source_of, value_class
+from .folding import raise_
+from ..model.builder import wrap
 from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.tracer import SymbolicRaise
-from ..model.values import (Const, ExceptionV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
-                     PartialV, StateCMV, TensorV, TupleV, Value, NULL)
-
-def mro_lookup(cls, name):
-    """The raw class attribute (from the first class in the MRO that has it), or a miss marker."""
-    for c in cls.__mro__:
-        d = c.__dict__
-        if name in d:
-            return d[name]
-    return _MISS
-
-
-_MISS = object()
-
-
-def is_user_instance(obj) -> bool:
-    """True for instances of classes defined in Python (not builtin C types)."""
-    return _is_heap_type(type(obj))
-
-
-def _is_heap_type(t) -> bool:
-    return bool(t.__flags__ & (1 << 9))   # Py_TPFLAGS_HEAPTYPE: defined by a class statement
-
-
-def value_class(v: Value):
-    if isinstance(v, NewObjectV):
-        return v.cls
-    if isinstance(v, ObjectV):
-        return type(v.obj)
-    if isinstance(v, ExceptionV):
-        return v.cls
-    if isinstance(v, TupleV) and v.cls is not tuple:
-        return v.cls
-    return None
-
-
-def lookup_dunder(v: Value, name: str):
-    """The Python function implementing special method `name` on v's class, as a value."""
-    cls = value_class(v)
-    if cls is None or not _is_heap_type(cls):
-        from ..model.values import DictV
-        if isinstance(v, (DictV,)) and v.cls is not dict and _is_heap_type(v.cls):
-            cls = v.cls
-        else:
-            return None
-    raw = mro_lookup(cls, name)
-    if isinstance(raw, types.FunctionType):
-        return ObjectV(raw)
-    return None
-
-
-def default_truth(obj) -> bool:
-    """Objects whose truth value is True without running any code."""
-    t = type(obj)
-    return mro_lookup(t, "__bool__") is _MISS and mro_lookup(t, "__len__") is _MISS
-
-
-def hashes_by_identity(obj) -> bool:
-    t = type(obj)
-    if isinstance(obj, (type, types.FunctionType, types.ModuleType, types.BuiltinFunctionType)):
-        return True
-    return mro_lookup(t, "__hash__") is object.__hash__ and mro_lookup(t, "__eq__") is object.__eq__
-
-
-def source_of(v: Value):
-    """How to fetch `v` at run time: its source, or the object itself held by identity."""
-    if v.source is not None:
-        return v.source
-    if isinstance(v, ObjectV):
-        return ConstSource(Ref(v.obj, repr(v.obj)[:60]))
-    return None
-
-
-def index_of(tx, v: Value):
-    """operator.index(v) for constant ints, else None."""
-    if isinstance(v, Const) and isinstance(v.value, int):
-        return int(v.value)
-    if isinstance(v, TensorV):
-        raise UnsupportedError(BreakReason.DATA_DEPENDENT, "using a tensor as a Python index reads its value")
-    return None
+from ..model.values import (CellV, Const, ExceptionV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
+                     PartialV, StateCMV, TupleV, Value, NULL)
 
 
 # -- calls ----------------------------------------------------------------------------
@@ -106,8 +36,7 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
     if isinstance(fn, MethodV):
         return call(tx, fn.func, [fn.obj, *args], kwargs)
     if isinstance(fn, MadeFunctionV):
-        from ..interp.interpreter import inline_call
-        return inline_call(tx, fn, args, kwargs)
+        return dispatch.inline_call(tx, fn, args, kwargs)
     if isinstance(fn, PartialV):
         return call(tx, fn.func, [*fn.args, *args], {**fn.kwargs, **kwargs})
     if isinstance(fn, ObjectV):
@@ -119,14 +48,12 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
     if isinstance(fn, StateCMV):
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "a torch context manager used as a decorator")
     if isinstance(fn, (Const, TupleV)) or fn is NULL:
-        from .ops import raise_
         raise_(TypeError, f"'{fn.python_type().__name__}' object is not callable")
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"calling {fn.describe()}")
 
 
 def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     obj = fv.obj
-    from . import builtins as bmodels
     model = bmodels.model_for(obj)
     if model is not None:
         return model(tx, args, kwargs)
@@ -136,8 +63,7 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
             from . import torch_calls
             if torch_calls.is_torch_function(obj):
                 return torch_calls.call_function(tx, obj, args, kwargs)
-        from ..interp.interpreter import inline_call
-        return inline_call(tx, fv, args, kwargs)
+        return dispatch.inline_call(tx, fv, args, kwargs)
     if torch_loaded:
         from . import torch_calls
         if torch_calls.is_torch_callable(obj):
@@ -147,7 +73,7 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(obj, torch.nn.Module):
         return call_module(tx, fv, args, kwargs)
-    if _is_heap_type(type(obj)):
+    if is_heap_type(type(obj)):
         raw = mro_lookup(type(obj), "__call__")
         if isinstance(raw, types.FunctionType):
             tx.guard(GuardKind.ID_MATCH, AttrSource(ConstSource(Ref(type(obj), type(obj).__qualname__)),
@@ -174,7 +100,6 @@ def _c_name(obj) -> str:
 
 def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
     cls = clsv.obj
-    from . import builtins as bmodels
     ctor = bmodels.constructor_for(cls)
     if ctor is not None:
         return ctor(tx, clsv, args, kwargs)
@@ -191,12 +116,12 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         raise UnsupportedError(BreakReason.MODULE_CONSTRUCTION,
                                f"creating a {cls.__qualname__} module inside captured code")
     meta_call = mro_lookup(type(cls), "__call__")
-    if meta_call is not type.__call__ and meta_call is not _MISS:
+    if meta_call is not type.__call__ and meta_call is not MISS:
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"metaclass {type(cls).__name__}.__call__")
-    if not _is_heap_type(cls):
+    if not is_heap_type(cls):
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"constructing the C type {cls.__qualname__}")
     new = mro_lookup(cls, "__new__")
-    if new is object.__new__ or new is _MISS:
+    if new is object.__new__ or new is MISS:
         inst = NewObjectV(cls)
     elif isinstance(new, staticmethod) and isinstance(new.__func__, types.FunctionType):
         inst = call(tx, ObjectV(new.__func__), [clsv, *args], kwargs)
@@ -211,18 +136,16 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         if isinstance(init, types.FunctionType):
             r = call(tx, ObjectV(init), [inst, *args], kwargs)
             if not (isinstance(r, Const) and r.value is None):
-                from .ops import raise_
                 raise_(TypeError, "__init__() should return None")
-        elif init is not object.__init__ and init is not _MISS and not isinstance(inst, TupleV):
+        elif init is not object.__init__ and init is not MISS and not isinstance(inst, TupleV):
             raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"C __init__ of {cls.__qualname__}")
-        elif (init is object.__init__ or init is _MISS) and new is object.__new__ \
+        elif (init is object.__init__ or init is MISS) and new is object.__new__ \
                 and (args or kwargs):
-            from .ops import raise_
             raise_(TypeError, f"{cls.__name__}() takes no arguments")
     return inst
 
 
-_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
                "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs",
                "_forward_hooks_always_called")
 
@@ -237,15 +160,13 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
         if isinstance(call_impl, types.FunctionType):
             return call(tx, ObjectV(call_impl), [mv, *args], kwargs)
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{cls.__qualname__}.__call__")
-    _guard_global_hooks(tx)
+    guard_global_hooks(tx)
     src = source_of(mv)
-    present = [n for n in _HOOK_DICTS if getattr(mod, n, None)]
-    tx.guard(GuardKind.NO_HOOKS, src, None, tuple(n for n in _HOOK_DICTS if n not in present), example=mod)
+    present = [n for n in HOOK_DICTS if getattr(mod, n, None)]
+    tx.guard(GuardKind.NO_HOOKS, src, None, tuple(n for n in HOOK_DICTS if n not in present), example=mod)
     if any(n not in ("_forward_hooks", "_forward_pre_hooks") for n in present):
         raise UnsupportedError(BreakReason.MODULE_HOOKS,
                                f"{cls.__qualname__} has backward or keyword hooks")
-    from .attrs import getattr_
-    from ..model.builder import wrap
     if "_forward_pre_hooks" in present:
         hooks = wrap(tx, mod._forward_pre_hooks, AttrSource(src, "_forward_pre_hooks"))
         for _, (_, hook) in hooks.entries.items():
@@ -263,7 +184,7 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
     return out
 
 
-def _guard_global_hooks(tx) -> None:
+def guard_global_hooks(tx) -> None:
     import torch.nn.modules.module as m
     for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
                  "_global_backward_pre_hooks", "_global_forward_hooks_always_called",
@@ -278,8 +199,6 @@ def _guard_global_hooks(tx) -> None:
 
 def function_parts(tx, fv: Value):
     """(code, globals, closure cells, defaults, kwdefaults, name) of a function value."""
-    from ..model.builder import wrap
-    from ..model.values import CellV
     if isinstance(fv, MadeFunctionV):
         return (fv.code, fv.globals, fv.closure or (), fv.defaults or (), fv.kwdefaults or {},
                 fv.qualname)
@@ -316,3 +235,5 @@ def function_parts(tx, fv: Value):
 def raise_type_error(msg: str):
     raise SymbolicRaise(ExceptionV(TypeError, [Const(msg)]))
 
+
+dispatch.call = call          # the entry point the modules below reach through `dispatch`

@@ -14,8 +14,10 @@ import sys
 import operator
 
 from ...errors import UnsupportedError
+from . import classes, dispatch
+from .folding import NotConst, as_python, as_symbolic, fold, raise_
+from .registry import MODELS
 from ...reasons import BreakReason
-from . import objects
 from ..model.tracer import SymbolicRaise
 from ..model.values import (Const, DictV, DictViewV, ExceptionV, ListV, NewObjectV, ObjectV, SetV,
                      TensorV, TupleV, Value, const_value)
@@ -40,63 +42,6 @@ CMP_DUNDER = {operator.lt: "__lt__", operator.le: "__le__", operator.eq: "__eq__
               operator.ne: "__ne__", operator.gt: "__gt__", operator.ge: "__ge__"}
 
 
-class NotConst(Exception):
-    pass
-
-
-def raise_(cls, *args):
-    raise SymbolicRaise(ExceptionV(cls, [Const(a) for a in args]))
-
-
-def as_symbolic(e: Exception) -> SymbolicRaise:
-    """The symbolic twin of a real exception raised while folding on constants."""
-    return SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args]))
-
-
-def fold(fn, *args, **kwargs) -> Value:
-    """Call a pure function on constants; its exceptions become symbolic exceptions."""
-    try:
-        return Const(fn(*args, **kwargs))
-    except Exception as e:  # the traced code sees exactly the exception Python would raise
-        raise as_symbolic(e) from None
-
-
-def as_python(v: Value, _open: frozenset = frozenset()):
-    """The plain Python value of a fully constant value (raises NotConst).
-
-    A container that holds itself (``x.append(x)``) is not a constant: NotConst, so
-    the operation runs natively, where CPython's recursion guards (``[[...]]``) live.
-    """
-    if isinstance(v, Const):
-        return v.value
-    if isinstance(v, (TupleV, ListV, DictV)):
-        if id(v) in _open:
-            raise NotConst(v)
-        _open = _open | {id(v)}
-    if isinstance(v, TupleV):
-        items = [as_python(x, _open) for x in v.items]
-        if v.cls is tuple:
-            return tuple(items)
-        if hasattr(v.cls, "_fields"):
-            return v.cls(*items)
-        return v.cls(items)
-    if isinstance(v, ListV):
-        return [as_python(x, _open) for x in v.items]
-    if isinstance(v, DictV):
-        return v.cls((k, as_python(e[1], _open)) for k, e in v.entries.items())
-    if isinstance(v, SetV):
-        return (frozenset if v.frozen else set)(v.entries)
-    raise NotConst(v)
-
-
-def is_python_const(v: Value) -> bool:
-    try:
-        as_python(v)
-        return True
-    except NotConst:
-        return False
-
-
 # -- binary / unary / compare ---------------------------------------------------------
 
 def binary(tx, fn, a: Value, b: Value) -> Value:
@@ -108,7 +53,7 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
     base = INPLACE_TO_BINARY.get(fn, fn)
     if isinstance(a, Const) and isinstance(b, Const):
         return fold(fn, a.value, b.value)
-    r = _container_binary(tx, fn, base, inplace, a, b)
+    r = container_binary(tx, fn, base, inplace, a, b)
     if r is not None:
         return r
     if base is operator.mod and isinstance(a, Const) and isinstance(a.value, (str, bytes)):
@@ -122,19 +67,19 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
     name = DUNDERS.get(base)
     if name is not None:
         if inplace:
-            m = objects.lookup_dunder(a, f"__i{name}__")
+            m = classes.lookup_dunder(a, f"__i{name}__")
             if m is not None:
-                r = objects.call(tx, m, [a, b], {})
+                r = dispatch.call(tx, m, [a, b], {})
                 if not is_notimpl(r):
                     return r
-        m = objects.lookup_dunder(a, f"__{name}__")
+        m = classes.lookup_dunder(a, f"__{name}__")
         if m is not None:
-            r = objects.call(tx, m, [a, b], {})
+            r = dispatch.call(tx, m, [a, b], {})
             if not is_notimpl(r):
                 return r
-        m = objects.lookup_dunder(b, f"__r{name}__")
+        m = classes.lookup_dunder(b, f"__r{name}__")
         if m is not None:
-            r = objects.call(tx, m, [b, a], {})
+            r = dispatch.call(tx, m, [b, a], {})
             if not is_notimpl(r):
                 return r
         if all_known(a, b):
@@ -179,7 +124,7 @@ def is_notimpl(v) -> bool:
 
 def is_user_class(v) -> bool:
     """Whether `v` is an instance of a user-defined class (its dunders may run user code)."""
-    return isinstance(v, NewObjectV) or (isinstance(v, ObjectV) and objects.is_user_instance(v.obj))
+    return isinstance(v, NewObjectV) or (isinstance(v, ObjectV) and classes.is_user_instance(v.obj))
 
 
 def all_known(*vals) -> bool:
@@ -187,7 +132,7 @@ def all_known(*vals) -> bool:
     return all(isinstance(v, (Const, ListV, TupleV, DictV, SetV, NewObjectV)) for v in vals)
 
 
-def _container_binary(tx, fn, base, inplace, a, b):
+def container_binary(tx, fn, base, inplace, a, b):
     if base is operator.add:
         if isinstance(a, ListV) and isinstance(b, ListV):
             if inplace:
@@ -195,7 +140,7 @@ def _container_binary(tx, fn, base, inplace, a, b):
                 return a
             return ListV(a.items + b.items)
         if isinstance(a, ListV) and inplace:
-            list_extend(tx, a, to_list(tx, b))
+            list_extend(tx, a, dispatch.to_list(tx, b))
             return a
         if isinstance(a, TupleV) and isinstance(b, TupleV) and not hasattr(a.cls, "_fields"):
             cls = a.cls if a.cls is b.cls else tuple
@@ -210,7 +155,7 @@ def _container_binary(tx, fn, base, inplace, a, b):
             if isinstance(seq, ListV):
                 if inplace and seq is a:
                     tx.set(seq, "items", seq.items * n.value)
-                    _touch(tx, seq)
+                    touch(tx, seq)
                     return seq
                 return ListV(seq.items * n.value)
             if isinstance(seq, TupleV):
@@ -222,19 +167,18 @@ def _container_binary(tx, fn, base, inplace, a, b):
         entries = {k: merged[k] for k in keys}
         if inplace and not a.frozen:
             tx.set(a, "entries", entries)
-            _touch(tx, a)
+            touch(tx, a)
             return a
         return SetV(entries, a.frozen)
     if isinstance(a, DictV) and isinstance(b, DictV) and base is operator.or_:
         if inplace:
             tx.set(a, "entries", {**a.entries, **b.entries})
-            _touch(tx, a)
+            touch(tx, a)
             return a
         return DictV({**a.entries, **b.entries})
     if isinstance(a, DictV) and inplace and base is operator.or_ and a.cls is dict:
         # d |= iterable of pairs: dict.__ior__ is dict.update (O51)
-        from .containers import _dict_update
-        _dict_update(tx, [a, b], {})
+        MODELS[dict.update](tx, [a, b], {})       # its model (`containers`)
         return a
     if base is operator.mod and isinstance(a, Const) and isinstance(a.value, str):
         ok, args = const_value(b)
@@ -252,9 +196,9 @@ def unary(tx, fn, a: Value) -> Value:
     if fn is operator.not_:
         return Const(not truth(tx, a))
     name = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__"}[fn]
-    m = objects.lookup_dunder(a, name)
+    m = classes.lookup_dunder(a, name)
     if m is not None:
-        return objects.call(tx, m, [a], {})
+        return dispatch.call(tx, m, [a], {})
     raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"{name} on {a.describe()}")
 
 
@@ -274,11 +218,11 @@ def truth(tx, v: Value) -> bool:
         return bool(v.dict.entries)
     if isinstance(v, (NewObjectV, ObjectV)):
         for name in ("__bool__", "__len__"):
-            m = objects.lookup_dunder(v, name)
+            m = classes.lookup_dunder(v, name)
             if m is not None:
-                r = objects.call(tx, m, [v], {})
+                r = dispatch.call(tx, m, [v], {})
                 return truth(tx, r) if name == "__bool__" else length_of(r) > 0
-        if isinstance(v, ObjectV) and not objects.default_truth(v.obj):
+        if isinstance(v, ObjectV) and not classes.default_truth(v.obj):
             raise UnsupportedError(BreakReason.UNSUPPORTED_TRUTH, f"truth value of {v.describe()}")
         return True
     return True
@@ -311,10 +255,10 @@ def length(tx, v: Value) -> int:
         if v.fake.dim() == 0:
             raise_(TypeError, "len() of a 0-d tensor")
         return int(v.fake.shape[0])
-    m = objects.lookup_dunder(v, "__len__")
+    m = classes.lookup_dunder(v, "__len__")
     if m is not None:
-        return length_of(objects.call(tx, m, [v], {}))
-    cls = objects.value_class(v)
+        return length_of(dispatch.call(tx, m, [v], {}))
+    cls = classes.value_class(v)
     if cls is not None and hasattr(cls, "__len__"):
         # A C-level length slot (deque, dict views, array, ...): the size can change with
         # no trace of it here, so run len() natively rather than guess.
@@ -324,7 +268,8 @@ def length(tx, v: Value) -> int:
 
 # -- items ------------------------------------------------------------------------------
 
-def _touch(tx, container) -> None:
+def touch(tx, container) -> None:
+    """Mark `container` written (an outside one is replayed after the region)."""
     if not container.mutated:
         tx.set(container, "mutated", True)
     if container.source is not None:
@@ -333,7 +278,7 @@ def _touch(tx, container) -> None:
 
 def list_extend(tx, lst: ListV, items) -> None:
     tx.set(lst, "items", lst.items + list(items))
-    _touch(tx, lst)
+    touch(tx, lst)
 
 
 def getitem(tx, obj: Value, key: Value) -> Value:
@@ -349,7 +294,7 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         if isinstance(key, Const) and type(key.value) is slice:
             items = obj.items[key.value]
             return ListV(items) if isinstance(obj, ListV) else TupleV(items)
-        idx = objects.index_of(tx, key)
+        idx = classes.index_of(tx, key)
         if idx is not None:
             return getitem(tx, obj, Const(idx))
     if isinstance(obj, Const):
@@ -359,13 +304,13 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         k = hkey(tx, key)
         if k in obj.entries:
             return obj.entries[k][1]
-        missing = objects.lookup_dunder(obj, "__missing__") if obj.cls is not dict else None
+        missing = classes.lookup_dunder(obj, "__missing__") if obj.cls is not dict else None
         if missing is not None:
-            return objects.call(tx, missing, [obj, key], {})
+            return dispatch.call(tx, missing, [obj, key], {})
         raise SymbolicRaise(ExceptionV(KeyError, [key]))
-    m = objects.lookup_dunder(obj, "__getitem__")
+    m = classes.lookup_dunder(obj, "__getitem__")
     if m is not None:
-        return objects.call(tx, m, [obj, key], {})
+        return dispatch.call(tx, m, [obj, key], {})
     if isinstance(obj, ObjectV) and isinstance(obj.obj, type):
         ok, k = const_value(key)
         if ok and hasattr(obj.obj, "__class_getitem__"):
@@ -383,13 +328,13 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
         if isinstance(key, Const) and type(key.value) in (int, bool, slice):
             try:
                 if type(key.value) is slice:
-                    items[key.value] = to_list(tx, value)
+                    items[key.value] = dispatch.to_list(tx, value)
                 else:
                     items[key.value] = value
             except (IndexError, ValueError) as e:
                 raise as_symbolic(e) from None
             tx.set(obj, "items", items)
-            _touch(tx, obj)
+            touch(tx, obj)
             return
     if isinstance(obj, DictV):
         k = hkey(tx, key)
@@ -397,11 +342,11 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
         old = entries.get(k)
         entries[k] = (old[0] if old else key, value)
         tx.set(obj, "entries", entries)
-        _touch(tx, obj)
+        touch(tx, obj)
         return
-    m = objects.lookup_dunder(obj, "__setitem__")
+    m = classes.lookup_dunder(obj, "__setitem__")
     if m is not None:
-        objects.call(tx, m, [obj, key, value], {})
+        dispatch.call(tx, m, [obj, key, value], {})
         return
     raise UnsupportedError(BreakReason.UNSUPPORTED_SUBSCRIPT, f"{obj.describe()}[...] = ...")
 
@@ -414,7 +359,7 @@ def delitem(tx, obj: Value, key: Value) -> None:
         except (IndexError, TypeError) as e:
             raise as_symbolic(e) from None
         tx.set(obj, "items", items)
-        _touch(tx, obj)
+        touch(tx, obj)
         return
     if isinstance(obj, DictV):
         k = hkey(tx, key)
@@ -423,11 +368,11 @@ def delitem(tx, obj: Value, key: Value) -> None:
         entries = dict(obj.entries)
         del entries[k]
         tx.set(obj, "entries", entries)
-        _touch(tx, obj)
+        touch(tx, obj)
         return
-    m = objects.lookup_dunder(obj, "__delitem__")
+    m = classes.lookup_dunder(obj, "__delitem__")
     if m is not None:
-        objects.call(tx, m, [obj, key], {})
+        dispatch.call(tx, m, [obj, key], {})
         return
     raise UnsupportedError(BreakReason.UNSUPPORTED_SUBSCRIPT, f"del {obj.describe()}[...]")
 
@@ -442,12 +387,12 @@ def hkey(tx, v: Value):
         return v.value
     if isinstance(v, TupleV):
         return tuple(hkey(tx, x) for x in v.items)
-    if isinstance(v, ObjectV) and objects.hashes_by_identity(v.obj):
+    if isinstance(v, ObjectV) and classes.hashes_by_identity(v.obj):
         return v.obj
     if isinstance(v, TensorV):
         return _Identity(v.fake)
-    if isinstance(v, NewObjectV) and objects.lookup_dunder(v, "__hash__") is None \
-            and objects.lookup_dunder(v, "__eq__") is None:
+    if isinstance(v, NewObjectV) and classes.lookup_dunder(v, "__hash__") is None \
+            and classes.lookup_dunder(v, "__eq__") is None:
         return _Identity(v)
     if isinstance(v, (ListV, DictV)) or (isinstance(v, SetV) and not v.frozen):
         raise_(TypeError, f"unhashable type: '{v.python_type().__name__}'")
@@ -466,9 +411,3 @@ class _Identity:
 
     def __hash__(self):
         return id(self.obj)
-
-
-# Iteration and comparison live in their own modules; re-exported here for the handlers.
-from .iteration import (Exhausted, get_iter, iter_items, next_value, to_list,  # noqa: E402,F401
-                        unpack, _advance)
-from .compare import compare, contains, equal, is_same  # noqa: E402,F401

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from ...errors import UnsupportedError
+from .folding import attribute_error
 from ...reasons import BreakReason
 from .torch_calls import record
 from ..model.guard_kinds import GuardKind
@@ -48,7 +49,6 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
         if found is not None:
             return found
     if raw is None:
-        from .attrs import attribute_error
         attribute_error("Tensor", name)
     if callable(raw):
         return MethodV(ObjectV(raw), t)

@@ -22,9 +22,12 @@ import types
 import torch
 
 from ...errors import UnsupportedError
-from ...reasons import BreakReason
+from . import dispatch
+from .folding import fold_model, from_python, raise_
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap, label as _label
-from ..regions.region_errors import check_split, note_node
+from .registry import MODELS
+from ..model.node_checks import check_split, note_node
+from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
 
@@ -194,7 +197,6 @@ def _wrap_python(x) -> Value:
     if isinstance(x, (tuple, list)) and type(x) in (tuple, list):
         items = [_wrap_python(i) for i in x]
         return TupleV(items) if type(x) is tuple else ListV(items)
-    from .builtins import from_python
     return from_python(x)
 
 
@@ -295,7 +297,6 @@ def setitem(tx, t: TensorV, key: Value, value: Value) -> None:
 
 def unbind_for_iter(tx, t: TensorV) -> tuple:
     if t.fake.dim() == 0:
-        from .ops import raise_
         raise_(TypeError, "iteration over a 0-d tensor")
     out = record(tx, "method", "unbind", [t, Const(0)], {})
     return out.items
@@ -462,8 +463,7 @@ def _get_default_dtype(tx, args, kwargs):
 
 def _fold_call(fn):
     def m(tx, args, kwargs):
-        from .builtins import _fold_model
-        return _fold_model(fn)(tx, args, kwargs)
+        return fold_model(fn)(tx, args, kwargs)
     return m
 
 
@@ -474,15 +474,13 @@ def _unsupported(reason, message):
 
 
 def _size_ctor(tx, clsv, args, kwargs):
-    from .ops import to_list
-    items = to_list(tx, args[0]) if args else []
+    items = dispatch.to_list(tx, args[0]) if args else []
     return TupleV(items, torch.Size)
 
 
 def _fold_ctor(cls):
     def c(tx, clsv, args, kwargs):
-        from .builtins import _fold_model
-        return _fold_model(cls)(tx, args, kwargs)
+        return fold_model(cls)(tx, args, kwargs)
     return c
 
 
@@ -541,7 +539,6 @@ for _name in ("compiler.is_compiling", "compiler.is_dynamo_compiling", "_dynamo.
         pass
 
 def _register_models() -> None:
-    from .builtins import MODELS
     MODELS[CM_ENTER] = cm_enter
     MODELS[CM_EXIT] = cm_exit
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import collections.abc
 
 from ....errors import UnsupportedError
+from ...semantics import attrs, folding, iteration, ops
 from ....reasons import BreakReason
-from ...semantics import attrs, ops
 from ...model.tracer import SymbolicRaise
 from ...model.values import (Const, DictV, ExceptionV, ListV, NewObjectV, ObjectV, SetV, TupleV, Value,
                       const_value)
@@ -52,8 +52,8 @@ def build_const_key_map(tx, f, ins):
 def build_slice(tx, f, ins):
     parts = f.popn(ins.arg)
     try:
-        f.push(Const(slice(*[ops.as_python(p) for p in parts])))
-    except ops.NotConst:
+        f.push(Const(slice(*[folding.as_python(p) for p in parts])))
+    except folding.NotConst:
         if any(p.python_type().__name__ == "Tensor" for p in parts):
             raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a slice bound that is a tensor") from None
         raise UnsupportedError(BreakReason.UNSUPPORTED_SLICE, "a slice with non-constant bounds") from None
@@ -62,17 +62,16 @@ def build_slice(tx, f, ins):
 def build_string(tx, f, ins):
     parts = f.popn(ins.arg)
     try:
-        f.push(Const("".join(ops.as_python(p) for p in parts)))
-    except ops.NotConst:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_FORMAT,
-                               "an f-string part that is not a constant") from None
+        f.push(Const("".join(folding.as_python(p) for p in parts)))
+    except folding.NotConst:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_FORMAT, "an f-string part that is not a constant") from None
 
 
 def list_append(tx, f, ins):
     v = f.pop()
     lst = f.stack[-ins.arg]
     tx.set(lst, "items", lst.items + [v])
-    ops._touch(tx, lst)
+    ops.touch(tx, lst)
 
 
 def set_add(tx, f, ins):
@@ -81,7 +80,7 @@ def set_add(tx, f, ins):
     hk = ops.hkey(tx, v)
     if hk not in s.entries:
         tx.set(s, "entries", {**s.entries, hk: v})
-        ops._touch(tx, s)
+        ops.touch(tx, s)
 
 
 def map_add(tx, f, ins):
@@ -91,7 +90,7 @@ def map_add(tx, f, ins):
     hk = ops.hkey(tx, key)
     old = d.entries.get(hk)
     tx.set(d, "entries", {**d.entries, hk: (old[0] if old else key, value)})
-    ops._touch(tx, d)
+    ops.touch(tx, d)
 
 
 def list_extend(tx, f, ins):
@@ -102,10 +101,10 @@ def list_extend(tx, f, ins):
     else:
         cls = v.python_type()
         if not (hasattr(cls, "__iter__") or hasattr(cls, "__getitem__")):    # CPython's wording
-            ops.raise_(TypeError, f"Value after * must be an iterable, not {cls.__name__}")
-        items = ops.to_list(tx, v)
+            folding.raise_(TypeError, f"Value after * must be an iterable, not {cls.__name__}")
+        items = iteration.to_list(tx, v)
     tx.set(lst, "items", lst.items + items)
-    ops._touch(tx, lst)
+    ops.touch(tx, lst)
 
 
 def set_update(tx, f, ins):
@@ -114,12 +113,12 @@ def set_update(tx, f, ins):
     if isinstance(v, Const) and isinstance(v.value, frozenset):
         items = [Const(x) for x in v.value]
     else:
-        items = ops.to_list(tx, v)
+        items = iteration.to_list(tx, v)
     entries = dict(s.entries)
     for x in items:
         entries.setdefault(ops.hkey(tx, x), x)
     tx.set(s, "entries", entries)
-    ops._touch(tx, s)
+    ops.touch(tx, s)
 
 
 def _merge(tx, f, ins, strict: bool):
@@ -129,16 +128,16 @@ def _merge(tx, f, ins, strict: bool):
         if isinstance(v, ObjectV) or isinstance(v, NewObjectV):
             raise UnsupportedError(BreakReason.UNSUPPORTED_DICT, "** of a mapping that is not a dict")
         if strict:      # DICT_MERGE builds a call's **kwargs: CPython names the callee
-            ops.raise_(TypeError, f"{_callee(f, ins)} argument after ** must be a mapping, "
+            folding.raise_(TypeError, f"{_callee(f, ins)} argument after ** must be a mapping, "
                                   f"not {v.python_type().__name__}")
-        ops.raise_(TypeError, f"'{v.python_type().__name__}' object is not a mapping")
+        folding.raise_(TypeError, f"'{v.python_type().__name__}' object is not a mapping")
     entries = dict(d.entries)
     for k, e in v.entries.items():
         if strict and k in entries:
-            ops.raise_(TypeError, f"{_callee(f, ins)} got multiple values for keyword argument '{k}'")
+            folding.raise_(TypeError, f"{_callee(f, ins)} got multiple values for keyword argument '{k}'")
         entries[k] = e
     tx.set(d, "entries", entries)
-    ops._touch(tx, d)
+    ops.touch(tx, d)
 
 
 def _callee(f, ins) -> str:
@@ -159,16 +158,16 @@ def list_to_tuple(tx, f, ins):
 
 
 def unpack_sequence(tx, f, ins):
-    items = ops.unpack(tx, f.pop(), ins.arg)
+    items = iteration.unpack(tx, f.pop(), ins.arg)
     for x in reversed(items):
         f.push(x)
 
 
 def unpack_ex(tx, f, ins):
     before, after = ins.arg & 0xFF, ins.arg >> 8
-    items = ops.to_list(tx, f.pop())
+    items = iteration.to_list(tx, f.pop())
     if len(items) < before + after:
-        ops.raise_(ValueError, f"not enough values to unpack (expected at least {before + after}, "
+        folding.raise_(ValueError, f"not enough values to unpack (expected at least {before + after}, "
                                f"got {len(items)})")
     head, rest = items[:before], items[before:]
     middle, tail = (rest[:len(rest) - after], rest[len(rest) - after:]) if after else (rest, [])
@@ -237,7 +236,7 @@ def match_class(tx, f, ins):
             values = [subject]
             count = 0
         elif match_args is None or len(match_args) < count:
-            ops.raise_(TypeError, f"{cls.__name__}() accepts {len(match_args or ())} positional "
+            folding.raise_(TypeError, f"{cls.__name__}() accepts {len(match_args or ())} positional "
                                   f"sub-patterns ({count} given)")
         else:
             values = []

@@ -10,8 +10,9 @@ import dis
 import sys
 
 from ....errors import UnsupportedError
+from ...semantics import dispatch, folding, iteration, objects, ops
+from ..generators import check_dropped_generators
 from ....reasons import BreakReason
-from ...semantics import objects, ops
 from ...model.values import (NULL, CellV, Const, DictV, ExceptionV, GeneratorV, ListV, MadeFunctionV,
                       MethodV, ObjectV, TupleV, Value)
 
@@ -67,16 +68,16 @@ def call_function_ex(tx, f, ins):
     else:
         fn = a
     if not isinstance(args_v, (TupleV, ListV)) and not _iterable(args_v):
-        ops.raise_(TypeError, f"{function_str(fn)} argument after * must be an iterable, "
+        folding.raise_(TypeError, f"{function_str(fn)} argument after * must be an iterable, "
                               f"not {args_v.python_type().__name__}")
-    pos = ops.to_list(tx, args_v)
+    pos = iteration.to_list(tx, args_v)
     kwargs = {}
     if kwargs_v is not None:
         if not isinstance(kwargs_v, DictV):
             raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "**kwargs that is not a dict")
         for k, (kv, v) in kwargs_v.entries.items():
             if not isinstance(k, str):
-                ops.raise_(TypeError, "keywords must be strings")
+                folding.raise_(TypeError, "keywords must be strings")
             kwargs[k] = v
     f.push(objects.call(tx, fn, pos, kwargs))
 
@@ -189,7 +190,6 @@ def return_const(tx, f, ins):
 
 
 def _check_dropped(tx, f, kept):
-    from ..interpreter import check_dropped_generators
     check_dropped_generators(tx, f, kept)
 
 
@@ -203,7 +203,7 @@ def yield_value(tx, f, ins):
 
 def get_yield_from_iter(tx, f, ins):
     v = f.pop()
-    f.push(v if isinstance(v, GeneratorV) else ops.get_iter(tx, v))
+    f.push(v if isinstance(v, GeneratorV) else iteration.get_iter(tx, v))
 
 
 def send(tx, f, ins):
@@ -211,13 +211,12 @@ def send(tx, f, ins):
     receiver = f.peek()
     try:
         if isinstance(receiver, GeneratorV):
-            from ..interpreter import resume_generator
-            out = resume_generator(tx, receiver, value)
+            out = dispatch.resume_generator(tx, receiver, value)
         else:
             if not (isinstance(value, Const) and value.value is None):
                 raise UnsupportedError(BreakReason.UNSUPPORTED_GENERATOR, "send() to a non-generator iterator")
-            out = ops.next_value(tx, receiver)
-    except ops.Exhausted as e:
+            out = iteration.next_value(tx, receiver)
+    except iteration.Exhausted as e:
         result = e.value if e.value is not None else Const(None)
         if PY < (3, 12):
             f.pop()
@@ -237,7 +236,7 @@ def call_intrinsic_1(tx, f, ins):
         import operator
         f.push(ops.unary(tx, operator.pos, v))
     elif name == "INTRINSIC_LIST_TO_TUPLE":
-        f.push(TupleV(v.items if isinstance(v, ListV) else ops.to_list(tx, v)))
+        f.push(TupleV(v.items if isinstance(v, ListV) else iteration.to_list(tx, v)))
     elif name == "INTRINSIC_STOPITERATION_ERROR":
         if isinstance(v, ExceptionV) and issubclass(v.cls, StopIteration):
             f.push(ExceptionV(RuntimeError, [Const("generator raised StopIteration")]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ...semantics import ops
+from ...semantics import iteration, ops
 from ...model.values import NULL, Const
 
 PY = sys.version_info[:2]
@@ -62,13 +62,13 @@ def to_bool(tx, f, ins):
 
 
 def get_iter(tx, f, ins):
-    f.push(ops.get_iter(tx, f.pop()))
+    f.push(iteration.get_iter(tx, f.pop()))
 
 
 def for_iter(tx, f, ins):
     try:
-        v = ops.next_value(tx, f.peek())
-    except ops.Exhausted:
+        v = iteration.next_value(tx, f.peek())
+    except iteration.Exhausted:
         if PY < (3, 12):
             f.pop()
         else:

@@ -9,6 +9,7 @@ from ...semantics import attrs
 from ...model.builder import wrap
 from ...semantics.cells import load_cell, store_cell
 from ...model.frame import push_null_pair
+from ..generators import dropping_pending_generator
 from ...model.guard_kinds import GuardKind
 from ...model.sources import BuiltinSource, GlobalSource
 from ...model.tracer import SymbolicRaise
@@ -54,7 +55,6 @@ def _dropping(tx, f, name):
     """Rebinding or deleting the name of a generator suspended inside try/with may close it
     (its finally runs): that instruction runs natively (O54)."""
     if tx.suspended_in_try:
-        from ..interpreter import dropping_pending_generator
         if dropping_pending_generator(tx, f.locals.get(name)):
             raise UnsupportedError(BreakReason.GENERATOR_CLEANUP,
                                    f"dropping {name}, a generator suspended inside try/with")
@@ -93,17 +93,8 @@ def delete_fast(tx, f, ins):
 
 # -- globals -------------------------------------------------------------------------------
 
-def globals_value(tx, g: dict) -> ObjectV:
-    """The symbolic stand-in for a globals dict: its overlay holds writes made by the trace."""
-    v = tx.globals_values.get(id(g))
-    if v is None:
-        v = ObjectV(g, None)
-        tx.globals_values[id(g)] = v
-    return v
-
-
 def read_global(tx, f, name: str) -> Value:
-    gv = globals_value(tx, f.globals)
+    gv = attrs.globals_value(tx, f.globals)
     if name in gv.overlay:
         val = gv.overlay[name]
         if val is not DELETED:
@@ -139,13 +130,13 @@ def load_global(tx, f, ins):
 
 
 def store_global(tx, f, ins):
-    gv = globals_value(tx, f.globals)
+    gv = attrs.globals_value(tx, f.globals)
     tx.set(gv, "overlay", {**gv.overlay, ins.argval: f.pop()})
     tx.mark_mutated(gv)
 
 
 def delete_global(tx, f, ins):
-    gv = globals_value(tx, f.globals)
+    gv = attrs.globals_value(tx, f.globals)
     read_global(tx, f, ins.argval)           # NameError when missing
     tx.set(gv, "overlay", {**gv.overlay, ins.argval: DELETED})
     tx.mark_mutated(gv)
@@ -233,7 +224,6 @@ def load_assertion_error(tx, f, ins):
 
 def pop_top(tx, f, ins):
     if tx.suspended_in_try and f.stack:        # `break` out of `for x in gen()` drops gen (O54)
-        from ..interpreter import dropping_pending_generator
         if dropping_pending_generator(tx, f.stack[-1]):
             raise UnsupportedError(BreakReason.GENERATOR_CLEANUP,
                                    "dropping a generator suspended inside try/with")

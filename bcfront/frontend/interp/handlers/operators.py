@@ -5,8 +5,8 @@ import operator
 import sys
 
 from ....errors import UnsupportedError
+from ...semantics import classes, compare, folding, objects, ops
 from ....reasons import BreakReason
-from ...semantics import objects, ops
 from ...model.values import Const, ObjectV, TensorV
 
 PY = sys.version_info[:2]
@@ -21,7 +21,7 @@ def binary_op(tx, f, ins):
 def compare_op(tx, f, ins):
     b = f.pop()
     a = f.pop()
-    r = ops.compare(tx, ins.argval, a, b)
+    r = compare.compare(tx, ins.argval, a, b)
     if PY >= (3, 13) and ins.arg & 16:
         r = Const(ops.truth(tx, r))       # 3.13 fuses the bool() of a following branch
     f.push(r)
@@ -30,7 +30,7 @@ def compare_op(tx, f, ins):
 def is_op(tx, f, ins):
     b = f.pop()
     a = f.pop()
-    same = ops.is_same(a, b, tx)
+    same = compare.is_same(a, b, tx)
     if same is None:
         raise UnsupportedError(BreakReason.UNSUPPORTED_IDENTITY,
                                f"`is` between {a.describe()} and {b.describe()}")
@@ -40,7 +40,7 @@ def is_op(tx, f, ins):
 def contains_op(tx, f, ins):
     container = f.pop()
     item = f.pop()
-    f.push(Const(ops.contains(tx, item, container) != bool(ins.arg)))
+    f.push(Const(compare.contains(tx, item, container) != bool(ins.arg)))
 
 
 def _unary(fn):
@@ -70,11 +70,10 @@ def delete_subscr(tx, f, ins):
 
 def _slice(start, stop):
     try:
-        return Const(slice(ops.as_python(start), ops.as_python(stop)))
-    except ops.NotConst:
-        tensor_bound = isinstance(start, TensorV) or isinstance(stop, TensorV)
-        raise UnsupportedError(BreakReason.DATA_DEPENDENT if tensor_bound else BreakReason.UNSUPPORTED_SLICE,
-                               "a slice with non-constant bounds") from None
+        return Const(slice(folding.as_python(start), folding.as_python(stop)))
+    except folding.NotConst:
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT if isinstance(start, TensorV) or isinstance(stop, TensorV)
+                               else BreakReason.UNSUPPORTED_SLICE, "a slice with non-constant bounds") from None
 
 
 def binary_slice(tx, f, ins):
@@ -106,19 +105,19 @@ def _format(tx, v, spec) -> Const:
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.IO, "formatting a tensor reads its data")
     try:
-        value = ops.as_python(v)
-    except ops.NotConst:
-        m = objects.lookup_dunder(v, "__format__")
+        value = folding.as_python(v)
+    except folding.NotConst:
+        m = classes.lookup_dunder(v, "__format__")
         if m is not None:
             return objects.call(tx, m, [v, Const(spec)], {})
         if spec == "":
             return _convert(tx, v, 1)
         raise UnsupportedError(BreakReason.UNSUPPORTED_FORMAT, f"formatting {v.describe()}") from None
-    return ops.fold(format, value, spec)
+    return folding.fold(format, value, spec)
 
 
 def format_value(tx, f, ins):
-    spec = ops.as_python(f.pop()) if ins.arg & 4 else ""
+    spec = folding.as_python(f.pop()) if ins.arg & 4 else ""
     v = f.pop()
     if ins.arg & 3:
         v = _convert(tx, v, ins.arg & 3)
@@ -134,7 +133,7 @@ def format_simple(tx, f, ins):
 
 
 def format_with_spec(tx, f, ins):
-    spec = ops.as_python(f.pop())
+    spec = folding.as_python(f.pop())
     f.push(_format(tx, f.pop(), spec))
 
 

@@ -1,0 +1,236 @@
+"""A cache entry and how it is built: the generated guard and region functions.
+
+`Entry` is what `capture` keeps per traced call.  `RegionCode` assembles a
+region function (graph inputs fetched from their sources, the compiled graph,
+then the statements that rebuild values and replay writes) and `finish`es it
+into an `Entry` with its guard function (`make_guard`); `build_entry` does so
+for a trace that returned or raised, `native_entry` for one that runs the
+function natively under the guards collected so far.  `driver` (a whole
+trace) and `breaks` (a region cut at a graph break) both build entries here.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from ... import report
+from ...errors import UnsupportedError
+from ..model.guard_kinds import GuardKind
+from ...reasons import BreakReason
+from .codegen import Rebuilder, compile_function, function_source
+from ..model.namespace import Namespace, reserved_prefix, signature_params
+from ..model.sources import LocalSource
+from .region_errors import errors_observable, guard_graph_errors, write_back_last
+from ..model.values import TensorV
+
+_counter = itertools.count()
+
+
+@dataclass
+class Entry:
+    guard: object                      # guard(*args, **kwargs) -> bool
+    region: object                     # region(*args, **kwargs) -> result
+    guards: list = field(default_factory=list)        # frontend.guards.Guard, discovery order
+    graphs: list = field(default_factory=list)        # report.GraphInfo
+    breaks: list = field(default_factory=list)        # report.GraphBreak
+    side_effects: list = field(default_factory=list)  # report.SideEffect
+    notes: list = field(default_factory=list)
+    guard_source: str = ""
+    region_source: str = ""
+    children: list = field(default_factory=list)      # CapturedFunctions it calls (continuations)
+    native: bool = False
+    graph_objects: list = field(default_factory=list)  # frontend.graph.Graph
+
+
+def break_record(e: UnsupportedError, count: int = 1) -> report.GraphBreak:
+    stack = tuple(getattr(e, "user_stack", None) or ())
+    top = stack[-1] if stack else None
+    return report.GraphBreak(
+        reason=e.reason, message=e.message,
+        filename=top.filename if top else None, lineno=top.lineno if top else None,
+        source_line=top.source_line if top else "",
+        instruction=getattr(e, "instruction", "") or "", user_stack=stack, count=count)
+
+
+def refine_first_use(tx, root) -> None:
+    """Guards on arguments were made when the frame was set up (at the `def` line); point
+    them at the first instruction that loads the argument instead."""
+    import dataclasses
+    from ...report import UserFrame
+    from ..model.frame import decoded
+    code = root.__code__
+    first: dict[str, int] = {}
+    for ins in decoded(code)[0].instructions:
+        if ins.opname.startswith("LOAD_FAST") or ins.opname in ("LOAD_DEREF", "LOAD_CLOSURE"):
+            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            for n in names:
+                if isinstance(n, str) and ins.lineno is not None:
+                    first.setdefault(n, ins.lineno)
+    for key, g in list(tx.guards._guards.items()):
+        src = g.source.root if g.source is not None else None
+        fu = g.first_use
+        if not isinstance(src, LocalSource) or fu is None or fu.lineno != code.co_firstlineno:
+            continue
+        line = first.get(src.name)
+        if line is not None and line != fu.lineno:
+            import linecache
+            text = linecache.getline(code.co_filename, line).strip()
+            tx.guards._guards[key] = dataclasses.replace(
+                g, first_use=UserFrame(fu.function, fu.filename, line, text))
+
+
+def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
+    """An entry that runs the function natively whenever the guards collected so far hold."""
+    try:
+        guard, gsrc = make_guard(root, tx)
+    except UnsupportedError:
+        guard, gsrc = (lambda *a, **k: True), "# no guards: the signature cannot be spelled"
+    entry = Entry(guard, root, list(tx.guards), [], list(breaks_), [], list(notes), gsrc,
+                  f"# runs {root.__qualname__} natively", native=True)
+    return entry
+
+
+# -- code generation ------------------------------------------------------------------------------
+
+def _signature(root):
+    code = root.__code__
+    sig = signature_params(code)
+    prefix = reserved_prefix(code)
+    if sig is None:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_SIGNATURE, "a parameter name is not an identifier")
+    parts, params = sig
+    return parts, params, prefix
+
+
+def _finish(fn, root):
+    fn.__defaults__ = root.__defaults__
+    fn.__kwdefaults__ = root.__kwdefaults__
+    return fn
+
+
+def make_guard(root, tx):
+    parts, params, prefix = _signature(root)
+    ns = Namespace(params, prefix)
+    name = f"{prefix}guard"
+    src = function_source(name, parts, tx.guards.function_body(ns))
+    fn = compile_function(src, ns, name, f"<bcfront guard {root.__qualname__} #{next(_counter)}>")
+    return _finish(fn, root), src
+
+
+class RegionCode:
+    """The region function of an entry being built: namespace, rebuild statements, finish().
+
+    `tail` collects the statements after the graph (rebuilding values, replaying
+    writes, the break's native instruction...); every tensor the rebuilt values
+    use becomes a graph output.
+    """
+
+    def __init__(self, root, tx):
+        self.root, self.tx = root, tx
+        self.parts, params, self.prefix = _signature(root)
+        self.ns = Namespace(params, self.prefix)
+        self.tail: list[str] = []
+        self._outputs: dict[int, object] = {}
+        self.rb = Rebuilder(self.ns, self._tensor_name, self.tail, globals_values=tx.globals_values)
+
+    def _tensor_name(self, v: TensorV) -> str:
+        if v.node.op != "input":
+            self._outputs.setdefault(v.node.index, v.node)
+        return v.node.name
+
+    def finish(self, cf, tag: str, breaks=(), children=None) -> Entry:
+        """Compile the graph with the backend, assemble and compile guard and region."""
+        from ... import backends
+        from ..model.effects import records
+        tx, root, ns, graph = self.tx, self.root, self.ns, self.tx.graph
+        refine_first_use(tx, root)
+        graph.outputs = [self._outputs[i] for i in sorted(self._outputs)]
+        example = example_inputs(tx)
+        head = input_fetches(tx, graph, ns)
+        compiled = backends.compile_graph(cf.backend, graph, example)
+        if graph.body:
+            compiled = write_back_last(graph, example, compiled, errors_observable(tx, graph), tx)
+        body: list[str] = []
+        compiled.emit(graph, ns, body)
+        if body:
+            body = guard_graph_errors(body, graph, compiled, root, self.parts, ns)
+        from ...timing import time_graph
+        body = time_graph(body, ns)     # graph time, read only while explain collects
+        name = f"{self.prefix}region"
+        src = function_source(name, self.parts, head + body + self.tail)
+        region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} {tag}>"),
+                         root)
+        add_distinct_guard(tx)
+        if getattr(compiled, "plan", None) is not None:     # functionalized: guard input storage sharing
+            add_storage_guard(tx, compiled.plan)
+        guard, gsrc = make_guard(root, tx)
+        graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
+        return Entry(guard, region, list(tx.guards), graphs, list(breaks),
+                     records(tx, graph, compiled, example), list(tx.notes) + list(compiled.notes),
+                     gsrc, src, children=children if children is not None else [],
+                     graph_objects=[graph])
+
+
+def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
+    """A compiled entry returning (or, with `raises`, raising) `result` after the graph and writes."""
+    code = RegionCode(root, tx)
+    ns, tail = code.ns, code.tail
+    ret = code.rb.expr(result)
+    ret_name = ns.fresh("result")
+    tail.append(f"    {ret_name} = {ret}")
+    tail.extend("    " + p for p in code.rb.replay(tx.mutated))
+    tail.extend(state_epilogue(tx, ns))
+    tail.append(f"    {'raise' if raises else 'return'} {ret_name}")
+    return code.finish(cf, f"#{next(_counter)}")
+
+
+def state_epilogue(tx, ns) -> list[str]:
+    """Torch state the traced code changed and left changed (e.g. a set_grad_enabled call)."""
+    if tx.fakes is None or tx.state == tx.entry_state:
+        return []
+    if tx.state.autocast != tx.entry_state.autocast:
+        raise UnsupportedError(BreakReason.AUTOCAST, "the function returns inside an autocast region")
+    if tx.state.inference != tx.entry_state.inference:
+        raise UnsupportedError(BreakReason.INFERENCE_MODE, "the function returns inside an inference_mode region")
+    import torch
+    return [f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})"]
+
+
+def add_distinct_guard(tx) -> None:
+    """When the graph mutates tensors, distinct input tensors must stay distinct objects."""
+    if not tx.has_mutation:
+        return
+    srcs = [v.source for v in tx.input_tensors if v.source is not None]
+    if len(srcs) > 1:
+        tx.guard(GuardKind.TENSOR_DISTINCT, srcs[0], tuple(srcs))
+
+
+def add_storage_guard(tx, plan) -> None:
+    """When the graph writes input storage, later calls must share storage exactly as this one."""
+    if not plan.writebacks:
+        return
+    vals = [v for v in tx.input_tensors if v.source is not None]
+    if not vals:
+        return
+    from ..model.guard_kinds import StorageLayout
+    from ..model.guards import storage_signature
+    sig = storage_signature(*(tx.real_tensors[id(v)] for v in vals))
+    tx.guard(GuardKind.TENSOR_STORAGE, vals[0].source, StorageLayout(tuple(v.source for v in vals), sig))
+
+
+def input_fetches(tx, graph, ns) -> list[str]:
+    """``name = <source>`` for every graph input, reaching through identity-guarded objects."""
+    tx.guards.identity_checks(ns, emit=False)
+    return [f"    {n.name} = {ns.spell(n.target)}" for n in graph.inputs]
+
+
+def example_inputs(tx) -> list:
+    return [tx.real_tensors[id(v)] for v in tx.input_tensors]
+
+
+def graph_info(name, graph, compiled) -> report.GraphInfo:
+    return report.GraphInfo(
+        function=name, backend=compiled.backend, op_count=graph.op_count, code=graph.format(),
+        kernels=tuple(report.KernelInfo(getattr(k, "name", str(k)), tuple(getattr(k, "ops", ())),
+                                        getattr(k, "source", "")) for k in compiled.kernels),
+        fallback_ops=tuple(str(o) for o in compiled.fallback_ops))

@@ -1,0 +1,95 @@
+"""What a value's class says, read without running code: MRO lookups and special methods.
+
+`value_class` is the Python class a symbolic value stands for; `lookup_dunder`
+finds a special method written in Python on it (for the caller to inline);
+`mro_lookup` reads a raw class attribute (`MISS` when absent).  Also the small
+questions built on them (heap types, identity hashing, default truth) and
+`source_of` / `index_of`.  Nothing here calls or records anything, so every
+semantics module can ask without importing `objects` (the calls) above them.
+"""
+from __future__ import annotations
+
+import types
+
+from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.sources import ConstSource, Ref
+from ..model.values import Const, DictV, ExceptionV, NewObjectV, ObjectV, TensorV, TupleV, Value
+
+
+def mro_lookup(cls, name):
+    """The raw class attribute (from the first class in the MRO that has it), or a miss marker."""
+    for c in cls.__mro__:
+        d = c.__dict__
+        if name in d:
+            return d[name]
+    return MISS
+
+
+MISS = object()
+
+
+def is_user_instance(obj) -> bool:
+    """True for instances of classes defined in Python (not builtin C types)."""
+    return is_heap_type(type(obj))
+
+
+def is_heap_type(t) -> bool:
+    return bool(t.__flags__ & (1 << 9))   # Py_TPFLAGS_HEAPTYPE: defined by a class statement
+
+
+def value_class(v: Value):
+    if isinstance(v, NewObjectV):
+        return v.cls
+    if isinstance(v, ObjectV):
+        return type(v.obj)
+    if isinstance(v, ExceptionV):
+        return v.cls
+    if isinstance(v, TupleV) and v.cls is not tuple:
+        return v.cls
+    return None
+
+
+def lookup_dunder(v: Value, name: str):
+    """The Python function implementing special method `name` on v's class, as a value."""
+    cls = value_class(v)
+    if cls is None or not is_heap_type(cls):
+        if isinstance(v, (DictV,)) and v.cls is not dict and is_heap_type(v.cls):
+            cls = v.cls
+        else:
+            return None
+    raw = mro_lookup(cls, name)
+    if isinstance(raw, types.FunctionType):
+        return ObjectV(raw)
+    return None
+
+
+def default_truth(obj) -> bool:
+    """Objects whose truth value is True without running any code."""
+    t = type(obj)
+    return mro_lookup(t, "__bool__") is MISS and mro_lookup(t, "__len__") is MISS
+
+
+def hashes_by_identity(obj) -> bool:
+    t = type(obj)
+    if isinstance(obj, (type, types.FunctionType, types.ModuleType, types.BuiltinFunctionType)):
+        return True
+    return mro_lookup(t, "__hash__") is object.__hash__ and mro_lookup(t, "__eq__") is object.__eq__
+
+
+def source_of(v: Value):
+    """How to fetch `v` at run time: its source, or the object itself held by identity."""
+    if v.source is not None:
+        return v.source
+    if isinstance(v, ObjectV):
+        return ConstSource(Ref(v.obj, repr(v.obj)[:60]))
+    return None
+
+
+def index_of(tx, v: Value):
+    """operator.index(v) for constant ints, else None."""
+    if isinstance(v, Const) and isinstance(v.value, int):
+        return int(v.value)
+    if isinstance(v, TensorV):
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT, "using a tensor as a Python index reads its value")
+    return None
