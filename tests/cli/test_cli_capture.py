@@ -11,10 +11,7 @@ pytest.importorskip("torch")
 
 from bcfront.cli.schema import validate  # noqa: E402
 
-from .helpers import CORPUS, capture_ready, expected_breaks, run_cli  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not capture_ready(),
-                                reason="bcfront.capture (with bcfront.explain.collect) is not built yet")
+from .helpers import CORPUS, expected_breaks, run_cli  # noqa: E402
 
 
 def test_fullgraph_break_traceback_is_the_scripts_and_the_report_has_the_break(tmp_path):

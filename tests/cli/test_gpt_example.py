@@ -10,10 +10,7 @@ pytest.importorskip("torch")
 
 from bcfront.cli.schema import validate  # noqa: E402
 
-from .helpers import EXAMPLES, capture_ready, expected_breaks, run_cli  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not capture_ready(),
-                                reason="bcfront.capture (with bcfront.explain.collect) is not built yet")
+from .helpers import EXAMPLES, expected_breaks, run_cli  # noqa: E402
 
 GPT = EXAMPLES / "gpt.py"
 BREAK_LINE = next(iter(expected_breaks(GPT)))
