@@ -3,17 +3,19 @@
 Public API (see DESIGN.md): `capture`, `explain`, `analyze`, `GraphBreakError`.
 Importing bcfront never imports torch; the parts that need it import it lazily.
 """
+
 from __future__ import annotations
 
 from .errors import BcfrontError, GraphBreakError
 
-__all__ = ["capture", "explain", "analyze", "GraphBreakError", "BcfrontError"]
+__all__ = ["BcfrontError", "GraphBreakError", "analyze", "capture", "explain"]
 __version__ = "0.1.0"
 
 
 def analyze(fn_or_code):
     """Static analysis of a function or code object (no execution, no torch)."""
     from .analysis import analyze as _analyze
+
     return _analyze(fn_or_code)
 
 
@@ -37,4 +39,4 @@ def explain(fn, *args, **kwargs):
     return _explain_module.explain(fn, *args, **kwargs)
 
 
-explain.collect = _explain_module.collect     # with bcfront.explain.collect() as run: ...
+explain.collect = _explain_module.collect  # with bcfront.explain.collect() as run: ...

@@ -18,6 +18,7 @@ What gets traced (the "root"):
 * any other Python callable object: the same kind of wrapper;
 * C functions and classes: not traced; they run natively (noted in explain).
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,7 +35,7 @@ from time import perf_counter
 from . import report
 from .timing import CLOCK, COLLECTIONS, ON
 
-_REGISTRY: "weakref.WeakSet[CapturedFunction]" = weakref.WeakSet()
+_REGISTRY: weakref.WeakSet[CapturedFunction] = weakref.WeakSet()
 DEFAULT_RECOMPILE_LIMIT = 8
 _NO_SELF = object()
 
@@ -44,12 +45,11 @@ def _call_object(obj, *args, **kwargs):
     return obj(*args, **kwargs)
 
 
-
 def _hit(entry, args, kwargs) -> bool:
     try:
         return entry.guard(*args, **kwargs)
-    except TypeError:   # the arguments do not bind to the entry's signature (the root's
-        return False    # __code__ was replaced since): not this entry
+    except TypeError:  # the arguments do not bind to the entry's signature (the root's
+        return False  # __code__ was replaced since): not this entry
 
 
 class CapturedFunction:
@@ -59,9 +59,9 @@ class CapturedFunction:
     # instead of importing this module (it sits above regions).
     call_object = staticmethod(_call_object)
 
-    def __init__(self, target, *, backend="auto", fullgraph=False, recompile_limit=None,
-                 **options):
+    def __init__(self, target, *, backend="auto", fullgraph=False, recompile_limit=None, **options):
         from .backends import check
+
         check(backend)
         self.target = target
         self.backend = backend
@@ -73,20 +73,19 @@ class CapturedFunction:
         self._self = _NO_SELF
         self.module_root = None
         self.native_reason = None
-        self.calls = 0                     # every call, cache hits included
+        self.calls = 0  # every call, cache hits included
         # Run time of the calls made while measured (see bcfront.timing), seconds.
         self.timed_calls = 0
-        self.total_seconds = 0.0           # wall time of those calls
-        self.capture_seconds = 0.0         # ... spent capturing (tracing, compiling)
-        self.compiled_seconds = 0.0        # ... inside compiled graphs (its continuations' too)
-        self._timing = False               # a measured call of this function is running
-        self.continuations: dict = {}      # see frontend.regions.breaks.continuation
+        self.total_seconds = 0.0  # wall time of those calls
+        self.capture_seconds = 0.0  # ... spent capturing (tracing, compiling)
+        self.compiled_seconds = 0.0  # ... inside compiled graphs (its continuations' too)
+        self._timing = False  # a measured call of this function is running
+        self.continuations: dict = {}  # see frontend.regions.breaks.continuation
         self.recompiles: list[report.Recompile] = []
         self.notes: list[str] = []
         self.warnings: list[str] = []
         self._root = self._choose_root(target)
-        functools.update_wrapper(self, target if not _is_module(target) else type(target).forward,
-                                 updated=())
+        functools.update_wrapper(self, target if not _is_module(target) else type(target).forward, updated=())
 
     # -- root selection ---------------------------------------------------------------------
     def _choose_root(self, target):
@@ -98,11 +97,13 @@ class CapturedFunction:
         if _is_module(target):
             self._self = target
             self.module_root = target
-            return None                  # chosen per capture (hooks may come and go)
+            return None  # chosen per capture (hooks may come and go)
         if isinstance(target, type) or not _has_python_call(target):
             what = "class" if isinstance(target, type) else "C function"
-            self.native_reason = (f"{getattr(target, '__qualname__', type(target).__name__)} is a "
-                                  f"{what} with no Python bytecode: it runs natively")
+            self.native_reason = (
+                f"{getattr(target, '__qualname__', type(target).__name__)} is a "
+                f"{what} with no Python bytecode: it runs natively"
+            )
             self.notes.append(self.native_reason)
             return None
         self._self = target
@@ -113,24 +114,28 @@ class CapturedFunction:
             return self._root
         m = self.module_root
         import torch
-        if type(m).__call__ is torch.nn.Module.__call__ and not _module_has_hooks(m) \
-                and isinstance(getattr(type(m), "forward", None), types.FunctionType) \
-                and "forward" not in m.__dict__:
+
+        if (
+            type(m).__call__ is torch.nn.Module.__call__
+            and not _module_has_hooks(m)
+            and isinstance(getattr(type(m), "forward", None), types.FunctionType)
+            and "forward" not in m.__dict__
+        ):
             return type(m).forward
         return _call_object
 
     # -- calling --------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if ON[0] and not self._timing:
-            return self._measured(args, kwargs)      # comes back here, timed
+            return self._measured(args, kwargs)  # comes back here, timed
         self.calls += 1
         if self._self is not _NO_SELF:
             args = (self._self, *args)
         for e in self._entries:
-            try:                  # inline, not a helper: this loop is the cached fast path
+            try:  # inline, not a helper: this loop is the cached fast path
                 hit = e.guard(*args, **kwargs)
-            except TypeError:     # the arguments no longer bind (the root's __code__ was
-                hit = False       # replaced since): not this entry
+            except TypeError:  # the arguments no longer bind (the root's __code__ was
+                hit = False  # replaced since): not this entry
             if hit:
                 return e.region(*args, **kwargs)
         return self._miss(args, kwargs)
@@ -204,17 +209,20 @@ class CapturedFunction:
         root = self._root_for_call()
         from .errors import GraphBreakError
         from .frontend.regions.driver import BindError, trace_entry
+
         try:
             entry = trace_entry(self, root, args, kwargs)
         except BindError:
-            return None      # the arguments do not bind: the native call raises the same TypeError
+            return None  # the arguments do not bind: the native call raises the same TypeError
         except GraphBreakError:
             raise
         except Exception as e:  # a bcfront bug must never change the result: run natively
-            msg = (f"bcfront: internal error while capturing {self.__qualname__} "
-                   f"({type(e).__name__}: {e}); it runs natively from now on. This is a "
-                   "bcfront bug: please report it as an issue with the traceback "
-                   "(set BCFRONT_DEBUG=1 to print it)")
+            msg = (
+                f"bcfront: internal error while capturing {self.__qualname__} "
+                f"({type(e).__name__}: {e}); it runs natively from now on. This is a "
+                "bcfront bug: please report it as an issue with the traceback "
+                "(set BCFRONT_DEBUG=1 to print it)"
+            )
             if os.environ.get("BCFRONT_DEBUG"):
                 traceback.print_exc()
             self.native_reason = msg
@@ -230,6 +238,7 @@ class CapturedFunction:
 
     def _record_recompile(self, args, kwargs) -> None:
         from .frontend.regions.diagnose import first_failure
+
         last = self._entries[-1]
         fail = first_failure(self, last, args, kwargs)
         if fail is not None:
@@ -238,8 +247,10 @@ class CapturedFunction:
     def _give_up(self) -> None:
         last = self.recompiles[-1] if self.recompiles else None
         why = f"guard {last.guard!r} kept failing" if last else "guards kept failing"
-        msg = (f"bcfront: {self.__qualname__} hit the recompile limit "
-               f"({self.recompile_limit}); {why}. It now runs natively.")
+        msg = (
+            f"bcfront: {self.__qualname__} hit the recompile limit "
+            f"({self.recompile_limit}); {why}. It now runs natively."
+        )
         self.native_reason = msg
         self.warnings.append(msg)
         warnings.warn(msg, RuntimeWarning, stacklevel=6)
@@ -268,8 +279,9 @@ class CapturedFunction:
         """Forget every entry (the next call captures again)."""
         self._entries.clear()
         self.recompiles.clear()
-        self.native_reason = None if self._root is not None or self.module_root is not None \
-            else self.native_reason
+        self.native_reason = (
+            None if self._root is not None or self.module_root is not None else self.native_reason
+        )
 
     def report(self) -> report.FunctionReport:
         return function_report(self)
@@ -295,22 +307,47 @@ def function_report(cf) -> report.FunctionReport:
         for b in e.breaks:
             key = (b.reason, b.message, b.filename, b.lineno, b.instruction)
             if key in breaks:
-                merged.append(report.GraphBreak(b.reason, b.message, b.filename, b.lineno,
-                                                b.source_line, b.instruction, b.user_stack,
-                                                breaks.pop(key)))
+                merged.append(
+                    report.GraphBreak(
+                        b.reason,
+                        b.message,
+                        b.filename,
+                        b.lineno,
+                        b.source_line,
+                        b.instruction,
+                        b.user_stack,
+                        breaks.pop(key),
+                    )
+                )
     guards = []
     if cf.entries:
         for g in cf.entries[-1].guards:
-            guards.append(report.GuardInfo(g.source.readable() if g.source is not None else str(g.extra),
-                                       g.kind, g.readable(), g.first_use))
+            guards.append(
+                report.GuardInfo(
+                    g.source.readable() if g.source is not None else str(g.extra),
+                    g.kind,
+                    g.readable(),
+                    g.first_use,
+                )
+            )
     return report.FunctionReport(
-        function=cf.__qualname__, filename=code.co_filename if code else None,
-        lineno=code.co_firstlineno if code else None, graphs=tuple(graphs),
-        graph_breaks=tuple(merged), guards=tuple(guards), recompiles=tuple(cf.recompiles),
-        side_effects=tuple(effects), calls=cf.calls, notes=tuple(notes),
-        warnings=tuple(cf.warnings), timed_calls=cf.timed_calls,
-        compiled_seconds=cf.compiled_seconds, python_seconds=cf.python_seconds,
-        total_seconds=cf.total_seconds, capture_seconds=cf.capture_seconds)
+        function=cf.__qualname__,
+        filename=code.co_filename if code else None,
+        lineno=code.co_firstlineno if code else None,
+        graphs=tuple(graphs),
+        graph_breaks=tuple(merged),
+        guards=tuple(guards),
+        recompiles=tuple(cf.recompiles),
+        side_effects=tuple(effects),
+        calls=cf.calls,
+        notes=tuple(notes),
+        warnings=tuple(cf.warnings),
+        timed_calls=cf.timed_calls,
+        compiled_seconds=cf.compiled_seconds,
+        python_seconds=cf.python_seconds,
+        total_seconds=cf.total_seconds,
+        capture_seconds=cf.capture_seconds,
+    )
 
 
 def _is_module(obj) -> bool:
@@ -327,12 +364,21 @@ def _has_python_call(obj) -> bool:
 
 def _module_has_hooks(m) -> bool:
     from .frontend.semantics.objects import HOOK_DICTS
+
     if any(getattr(m, n, None) for n in HOOK_DICTS):
         return True
     import torch.nn.modules.module as mm
-    return any(getattr(mm, n, None) for n in ("_global_forward_hooks", "_global_forward_pre_hooks",
-                                               "_global_backward_hooks", "_global_backward_pre_hooks",
-                                               "_global_forward_hooks_always_called"))
+
+    return any(
+        getattr(mm, n, None)
+        for n in (
+            "_global_forward_hooks",
+            "_global_forward_pre_hooks",
+            "_global_backward_hooks",
+            "_global_backward_pre_hooks",
+            "_global_forward_hooks_always_called",
+        )
+    )
 
 
 def capture(fn=None, *, backend="auto", fullgraph=False, **options):

@@ -1,4 +1,5 @@
 """Exceptions that bcfront raises to its users."""
+
 from __future__ import annotations
 
 from .reasons import BreakReason
@@ -15,8 +16,15 @@ class GraphBreakError(BcfrontError):
     category), message, filename, lineno, user_stack.
     """
 
-    def __init__(self, reason: str, message: str, filename: str | None = None,
-                 lineno: int | None = None, user_stack: tuple = (), instruction: str | None = None):
+    def __init__(
+        self,
+        reason: str,
+        message: str,
+        filename: str | None = None,
+        lineno: int | None = None,
+        user_stack: tuple = (),
+        instruction: str | None = None,
+    ):
         self.reason = reason
         self.message = message
         self.filename = filename

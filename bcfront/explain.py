@@ -16,6 +16,7 @@ runs is kept alive and its calls are timed::
         main()
     report = run.report()
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -26,8 +27,13 @@ from .capture import CapturedFunction, capture, function_report
 
 def explain(fn, *args, **kwargs) -> report.Report:
     if isinstance(fn, CapturedFunction):
-        cf = CapturedFunction(fn.target, backend=fn.backend, fullgraph=fn.fullgraph,
-                              recompile_limit=fn.recompile_limit, **fn.options)
+        cf = CapturedFunction(
+            fn.target,
+            backend=fn.backend,
+            fullgraph=fn.fullgraph,
+            recompile_limit=fn.recompile_limit,
+            **fn.options,
+        )
     else:
         cf = capture(fn)
     with collect():
@@ -39,7 +45,7 @@ class Collection:
     """The captured functions that ran while a `collect()` was active (kept alive), and their report."""
 
     def __init__(self):
-        self._ran: dict[int, object] = {}     # id -> CapturedFunction, in order of first call
+        self._ran: dict[int, object] = {}  # id -> CapturedFunction, in order of first call
 
     def saw(self, cf) -> None:
         """Called by capture for each measured call."""
@@ -103,6 +109,7 @@ def _depth_first(roots: list) -> list:
 def merge_breaks(functions: list[report.FunctionReport]) -> list[report.FunctionReport]:
     """Identical breaks (same reason, message, place, instruction) across functions: once, counted."""
     import dataclasses
+
     first: dict = {}
     counts: dict = {}
     for fi, f in enumerate(functions):

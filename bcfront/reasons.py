@@ -8,6 +8,7 @@ so comparisons with plain strings and the JSON output are unchanged.
 
 A leaf module: it imports nothing from bcfront.
 """
+
 from __future__ import annotations
 
 import enum
@@ -26,8 +27,10 @@ class BreakReason(enum.StrEnum):
 
     @classmethod
     def _missing_(cls, value: object) -> None:
-        raise ValueError(f"{value!r} is not a graph-break reason; add it to "
-                         f"bcfront.reasons.BreakReason (and docs/explain-schema.md)")
+        raise ValueError(
+            f"{value!r} is not a graph-break reason; add it to "
+            f"bcfront.reasons.BreakReason (and docs/explain-schema.md)"
+        )
 
     # -- tensor data reaching Python
     DATA_DEPENDENT = "data-dependent", "Python needs a value computed from tensor data"
@@ -42,15 +45,24 @@ class BreakReason(enum.StrEnum):
     INFERENCE_MODE = "inference-mode", "an inference_mode region the trace cannot keep"
     TORCH_DISPATCH_MODE = "torch-dispatch-mode", "capture under a TorchDispatchMode"
     TORCH_FUNCTION_MODE = "torch-function-mode", "capture under a TorchFunctionMode"
-    TORCH_GLOBAL_EFFECT = "torch-global-effect", "a torch function that changes global state (seed, defaults, I/O)"
+    TORCH_GLOBAL_EFFECT = (
+        "torch-global-effect",
+        "a torch function that changes global state (seed, defaults, I/O)",
+    )
     TORCH_ERROR = "torch-error", "the torch operation raises (on fake tensors, or would at run time)"
     FAKE_TENSOR = "fake-tensor", "an input that cannot be turned into a fake tensor"
     TENSOR_SUBCLASS = "tensor-subclass", "an input tensor of an unsupported subclass"
     TENSOR_WITHOUT_SOURCE = "tensor-without-source", "a tensor the compiled code could not fetch again"
     TENSOR_ATTRIBUTE_WRITE = "tensor-attribute-write", "setting an attribute of a tensor"
-    UNSUPPORTED_TENSOR_ATTRIBUTE = "unsupported-tensor-attribute", "reading a tensor attribute bcfront does not model"
+    UNSUPPORTED_TENSOR_ATTRIBUTE = (
+        "unsupported-tensor-attribute",
+        "reading a tensor attribute bcfront does not model",
+    )
     UNSUPPORTED_TENSOR_METHOD = "unsupported-tensor-method", "a Tensor method with effects outside the graph"
-    UNSUPPORTED_TORCH_CALL = "unsupported-torch-call", "a torch call without tensor arguments that is not a known factory"
+    UNSUPPORTED_TORCH_CALL = (
+        "unsupported-torch-call",
+        "a torch call without tensor arguments that is not a known factory",
+    )
     UNSUPPORTED_ARGUMENT = "unsupported-argument", "a torch call received an argument it cannot trace"
 
     # -- modules and classes
@@ -66,7 +78,10 @@ class BreakReason(enum.StrEnum):
     RECURSION_LIMIT = "recursion-limit", "inlined calls nest too deep"
     UNSUPPORTED_CALL = "unsupported-call", "calling something the interpreter does not model"
     UNSUPPORTED_CLOSURE = "unsupported-closure", "a closure variable or cell the interpreter cannot follow"
-    UNSUPPORTED_FUNCTION = "unsupported-function", "making a function (MAKE_FUNCTION) the interpreter cannot build"
+    UNSUPPORTED_FUNCTION = (
+        "unsupported-function",
+        "making a function (MAKE_FUNCTION) the interpreter cannot build",
+    )
     UNSUPPORTED_SIGNATURE = "unsupported-signature", "a signature the generated code cannot bind"
     UNSUPPORTED_SUPER = "unsupported-super", "a form of super() the interpreter does not model"
     FRAME_INTROSPECTION = "frame-introspection", "reading frames, tracebacks or sys.exc_info()"
@@ -80,7 +95,10 @@ class BreakReason(enum.StrEnum):
     UNSUPPORTED_HASH = "unsupported-hash", "hashing a value that is not a constant"
     UNSUPPORTED_ID = "unsupported-id", "id() of a value without a real object"
     UNSUPPORTED_IDENTITY = "unsupported-identity", "`is` between values whose identity is unknown"
-    UNSUPPORTED_ISINSTANCE = "unsupported-isinstance", "isinstance() with a class argument that is not constant"
+    UNSUPPORTED_ISINSTANCE = (
+        "unsupported-isinstance",
+        "isinstance() with a class argument that is not constant",
+    )
     UNSUPPORTED_LEN = "unsupported-len", "__len__ returned something that is not an int"
     UNSUPPORTED_MATCH = "unsupported-match", "a match pattern the interpreter does not model"
     UNSUPPORTED_OPERATOR = "unsupported-operator", "an operator on operands the interpreter does not model"
@@ -94,7 +112,10 @@ class BreakReason(enum.StrEnum):
     UNBOUNDED_ITERATION = "unbounded-iteration", "iterating over too many items"
     UNSUPPORTED_ITERATOR = "unsupported-iterator", "an iterator the interpreter does not model"
     UNSUPPORTED_GENERATOR = "unsupported-generator", "a generator operation the interpreter does not model"
-    GENERATOR_CLEANUP = "generator-cleanup", "dropping a generator suspended inside try/with (its cleanup would run)"
+    GENERATOR_CLEANUP = (
+        "generator-cleanup",
+        "dropping a generator suspended inside try/with (its cleanup would run)",
+    )
     ASYNC = "async", "a coroutine or async generator"
 
     # -- the trace itself
@@ -103,4 +124,7 @@ class BreakReason(enum.StrEnum):
     STEP_LIMIT = "step-limit", "the trace ran too many instructions"
     NO_CONTINUATION = "no-continuation", "the break instruction cannot be run natively and resumed"
     UNRECONSTRUCTABLE = "unreconstructable", "a value the generated code cannot rebuild at the break"
-    WRITE_BEFORE_ERROR = "write-before-error", "an operation that may raise after a write the region already made"
+    WRITE_BEFORE_ERROR = (
+        "write-before-error",
+        "an operation that may raise after a write the region already made",
+    )

@@ -22,6 +22,7 @@ While measuring:
 Graphs never nest -- a graph is straight-line torch code, and continuations
 run after it -- so the graph total is a sum of disjoint intervals.
 """
+
 from __future__ import annotations
 
 import threading
@@ -37,6 +38,7 @@ COLLECTIONS: list = []
 
 class _Clock(threading.local):
     """Per-thread running totals (seconds); readers take differences, never reset them."""
+
     graph = 0.0
     capture = 0.0
 
@@ -61,8 +63,11 @@ def time_graph(body: list[str], ns) -> list[str]:
     now = ns.const(perf_counter, "perf_counter")
     add = ns.const(add_graph_time, "add_graph_time")
     t0 = ns.fresh("t_graph")
-    return ([f"    {t0} = {now}() if {on}[0] else 0.0"] + body
-            + [f"    if {t0}:", f"        {add}({now}() - {t0})"])
+    return (
+        [f"    {t0} = {now}() if {on}[0] else 0.0"]
+        + body
+        + [f"    if {t0}:", f"        {add}({now}() - {t0})"]
+    )
 
 
 def start(collection) -> None:

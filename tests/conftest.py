@@ -8,6 +8,7 @@ thousands of blocks fails loudly instead of passing by luck.  Oracles
 
 `load_tool` imports a script of ``tools/`` as a module, for the tests of the tools.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -60,4 +61,5 @@ def load_tool():
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         return mod
+
     return load

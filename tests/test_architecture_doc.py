@@ -1,4 +1,5 @@
 """docs/architecture.md names every module of the package, under its folder's section."""
+
 from __future__ import annotations
 
 import pathlib
@@ -40,4 +41,5 @@ def test_every_module_is_named_in_its_folders_section(path):
         return  # a package's __init__ is its section (or its row) in the map
     name = path.stem
     assert re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text), (
-        f"docs/architecture.md does not mention {path.relative_to(ROOT)}: add it to the module map")
+        f"docs/architecture.md does not mention {path.relative_to(ROOT)}: add it to the module map"
+    )

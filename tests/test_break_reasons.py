@@ -4,6 +4,7 @@ The doc's table equals the enum; no code passes or compares a bare string as a
 reason (AST scan); `UnsupportedError` refuses an unknown reason; the JSON
 report still shows today's strings.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,8 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DOC = ROOT / "docs" / "explain-schema.md"
 
 # Callables whose first argument is a reason.
-REASON_TAKERS = {"UnsupportedError", "unsupported", "_unsupported", "_unsupported_ctor", "predict",
-                 "GraphBreakError", "GraphBreak"}
+REASON_TAKERS = {
+    "UnsupportedError",
+    "unsupported",
+    "_unsupported",
+    "_unsupported_ctor",
+    "predict",
+    "GraphBreakError",
+    "GraphBreak",
+}
 
 
 def doc_reasons() -> list[tuple[str, str]]:
@@ -50,8 +58,12 @@ def _literals(node: ast.AST):
 
 
 def _is_reason(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Name) and node.id == "reason"
-            or isinstance(node, ast.Attribute) and node.attr == "reason")
+    return (
+        isinstance(node, ast.Name)
+        and node.id == "reason"
+        or isinstance(node, ast.Attribute)
+        and node.attr == "reason"
+    )
 
 
 def bare_reasons(source: str) -> list[tuple[int, str]]:
@@ -61,10 +73,14 @@ def bare_reasons(source: str) -> list[tuple[int, str]]:
     found = []
     tree = ast.parse(source)
     # super().__init__(reason, ...) inside a subclass of UnsupportedError
-    subclass_inits = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
-                      and any(isinstance(b, ast.Name) and b.id == "UnsupportedError" for b in c.bases)
-                      for n in ast.walk(c) if isinstance(n, ast.Call)
-                      and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"}
+    subclass_inits = {
+        id(n)
+        for c in ast.walk(tree)
+        if isinstance(c, ast.ClassDef)
+        and any(isinstance(b, ast.Name) and b.id == "UnsupportedError" for b in c.bases)
+        for n in ast.walk(c)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+    }
     for node in ast.walk(tree):
         exprs = []
         if isinstance(node, ast.Call):
@@ -78,8 +94,11 @@ def bare_reasons(source: str) -> list[tuple[int, str]]:
                 elif name != "predict" and node.args:
                     exprs.append(node.args[0])
             exprs += [k.value for k in node.keywords if k.arg == "reason"]
-        elif (isinstance(node, ast.Compare) and all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops)
-              and any(map(_is_reason, [node.left, *node.comparators]))):
+        elif (
+            isinstance(node, ast.Compare)
+            and all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops)
+            and any(map(_is_reason, [node.left, *node.comparators]))
+        ):
             exprs += [node.left, *node.comparators]
         elif isinstance(node, ast.Assign) and any(map(_is_reason, node.targets)):
             exprs.append(node.value)
@@ -96,18 +115,24 @@ def test_no_bare_string_is_used_as_a_reason():
     assert offenders == []
 
 
-@pytest.mark.parametrize("planted", [
-    'raise UnsupportedError("io", "m")',
-    'tx.unsupported("data-dependent" if t else "io", "m")',
-    'fl.predict(ins, "io", name, True)',
-    'if err.reason == "recursion-limit": pass',
-    'reason = "io" if x else BreakReason.IO',
-    'class E(UnsupportedError):\n    def __init__(self):\n        super().__init__("io", "m")',
-])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        'raise UnsupportedError("io", "m")',
+        'tx.unsupported("data-dependent" if t else "io", "m")',
+        'fl.predict(ins, "io", name, True)',
+        'if err.reason == "recursion-limit": pass',
+        'reason = "io" if x else BreakReason.IO',
+        'class E(UnsupportedError):\n    def __init__(self):\n        super().__init__("io", "m")',
+    ],
+)
 def test_scan_finds_a_planted_bare_reason(planted):
     assert bare_reasons(planted)
-    assert not bare_reasons(planted.replace('"io"', "BreakReason.IO").replace(
-        '"data-dependent"', "BreakReason.DATA_DEPENDENT").replace('"recursion-limit"', "R.X"))
+    assert not bare_reasons(
+        planted.replace('"io"', "BreakReason.IO")
+        .replace('"data-dependent"', "BreakReason.DATA_DEPENDENT")
+        .replace('"recursion-limit"', "R.X")
+    )
 
 
 def test_unsupported_error_takes_members_and_their_values_only():
@@ -124,7 +149,9 @@ def test_reason_is_its_string_in_text_and_json():
     brk = GraphBreak("data-dependent-branch", "m", "f.py", 3)
     assert brk.reason is BreakReason.DATA_DEPENDENT_BRANCH
     report = Report((FunctionReport("f", "f.py", 1, graph_breaks=(brk,)),))
-    assert json.loads(report.to_json())["functions"][0]["graph_breaks"][0]["reason"] == "data-dependent-branch"
+    assert (
+        json.loads(report.to_json())["functions"][0]["graph_breaks"][0]["reason"] == "data-dependent-branch"
+    )
     assert '"reason": "data-dependent-branch"' in report.to_json()
     with pytest.raises(ValueError):
         GraphBreak("not-a-reason", "m", None, None)

@@ -5,6 +5,7 @@ optional dependency are skipped, and listed if that hides a module), collects
 the public classes each defines, and fails on a name defined in two places:
 a reader, a traceback or an import should never leave "which `Node`?" open.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -42,10 +43,10 @@ def clashes(by_name: dict[str, set[str]]) -> dict[str, list[str]]:
 
 
 def test_no_two_public_classes_share_a_name():
-    pytest.importorskip("torch")          # most of the frontend needs it
+    pytest.importorskip("torch")  # most of the frontend needs it
     by_name, skipped = public_classes()
     assert clashes(by_name) == {}
-    assert "Node" in by_name and "bcfront.ir.graph.Node" in by_name["Node"]   # the walk saw ir
+    assert "Node" in by_name and "bcfront.ir.graph.Node" in by_name["Node"]  # the walk saw ir
     assert [m for m in skipped if not m.startswith("bcfront.backends.triton")] == []
 
 

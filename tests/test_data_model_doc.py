@@ -1,4 +1,5 @@
 """docs/data-model.md names real files and every guard kind, so it cannot silently go stale."""
+
 from __future__ import annotations
 
 import re
@@ -15,9 +16,12 @@ def named_paths(text: str) -> set[str]:
 
 
 def test_every_file_the_page_names_exists():
-    missing = [p for p in named_paths(DOC.read_text())
-               if not any((base / p).exists() for base in (ROOT / "bcfront", ROOT, ROOT / "docs"))
-               and not (ROOT / "tests" / p).exists()]
+    missing = [
+        p
+        for p in named_paths(DOC.read_text())
+        if not any((base / p).exists() for base in (ROOT / "bcfront", ROOT, ROOT / "docs"))
+        and not (ROOT / "tests" / p).exists()
+    ]
     assert missing == []
 
 

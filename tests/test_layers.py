@@ -13,6 +13,7 @@ either can run) is resolved to the module it loads.  Three rules:
 Each rule is also run on a tiny synthetic package with one planted violation,
 so a checker that stopped catching its case fails here too.
 """
+
 from __future__ import annotations
 
 import ast
@@ -45,12 +46,15 @@ ANALYSIS_ALLOWLIST = {
     "cycle edges": [("decode_checks", "decode"), ("ssa_build", "ssa"), ("ssa_phis", "ssa_build")],
     "private names": {
         ("cfg", "decode"): "_CONDITIONAL _OP _TERMINATORS _ints",
-        ("decode", "opcodes"): ("_ARGREPR _ARGS _ARG_OF_UNIT _BRANCH_RENAME _CONDITIONAL "
-                                "_EXTENDED_ARG _EXTENDED_ARG_BYTE _KIND _KIND_OF _KIND_REPR "
-                                "_MAX_SIZE _OP _OPNAME _RESUME _SHARED _SIZE _SIZE2 _TERMINATORS "
-                                "_UNCONDITIONAL _UNITS _argval _new"),
-        ("decode_checks", "opcodes"): ("_CACHES _CMP_SHIFT _EXTENDED_ARG _JUMP_OPS _KIND "
-                                       "_LOW_NIBBLE _OPNAME _RESUME _argval"),
+        ("decode", "opcodes"): (
+            "_ARGREPR _ARGS _ARG_OF_UNIT _BRANCH_RENAME _CONDITIONAL "
+            "_EXTENDED_ARG _EXTENDED_ARG_BYTE _KIND _KIND_OF _KIND_REPR "
+            "_MAX_SIZE _OP _OPNAME _RESUME _SHARED _SIZE _SIZE2 _TERMINATORS "
+            "_UNCONDITIONAL _UNITS _argval _new"
+        ),
+        ("decode_checks", "opcodes"): (
+            "_CACHES _CMP_SHIFT _EXTENDED_ARG _JUMP_OPS _KIND _LOW_NIBBLE _OPNAME _RESUME _argval"
+        ),
         ("liveness", "decode"): "_ints",
         ("liveness", "opcodes"): "_BIG_ENDIAN _OPNAME",
         ("ssa_build", "decode"): "_INTS _OPNAME _ints",
@@ -60,13 +64,17 @@ ANALYSIS_ALLOWLIST = {
     },
 }
 ANALYSIS_ALLOWED_EDGES = frozenset(
-    (f"bcfront.analysis.{a}", f"bcfront.analysis.{b}") for a, b in ANALYSIS_ALLOWLIST["cycle edges"])
+    (f"bcfront.analysis.{a}", f"bcfront.analysis.{b}") for a, b in ANALYSIS_ALLOWLIST["cycle edges"]
+)
 ANALYSIS_ALLOWED_PRIVATE = frozenset(
     (f"bcfront.analysis.{m}", f"bcfront.analysis.{t}", name)
-    for (m, t), names in ANALYSIS_ALLOWLIST["private names"].items() for name in names.split())
+    for (m, t), names in ANALYSIS_ALLOWLIST["private names"].items()
+    for name in names.split()
+)
 
 
 # --- the checker -----------------------------------------------------------
+
 
 def find_modules(root: Path, package: str) -> dict[str, Path]:
     """Every module under `root/package` by dotted name (packages by their name)."""
@@ -91,9 +99,9 @@ class Imports:
         self.module = module
         self.mods = mods
         self.package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        self.edges: dict[str, int] = {}           # target module -> first line
+        self.edges: dict[str, int] = {}  # target module -> first line
         self.private: list[tuple[str, str, int]] = []  # (module, name, line)
-        self.bound: dict[str, str] = {}           # local name -> module it holds
+        self.bound: dict[str, str] = {}  # local name -> module it holds
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -180,15 +188,14 @@ def upward_imports(imports: dict[str, Imports], layers) -> list[str]:
 
 def cycles(imports: dict[str, Imports], allowed=frozenset()) -> list[list[str]]:
     """One cycle (as a module path a -> ... -> a) per strongly connected component."""
-    graph = {m: sorted(t for t in imp.edges if (m, t) not in allowed)
-             for m, imp in imports.items()}
+    graph = {m: sorted(t for t in imp.edges if (m, t) not in allowed) for m, imp in imports.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
     comps: list[set[str]] = []
 
-    def connect(v: str) -> None:          # Tarjan, recursive: the graph is small
+    def connect(v: str) -> None:  # Tarjan, recursive: the graph is small
         index[v] = low[v] = len(index)
         stack.append(v)
         on_stack.add(v)
@@ -237,13 +244,16 @@ def _cycle_in(comp: set[str], graph: dict[str, list[str]]) -> list[str]:
 
 
 def private_imports(imports: dict[str, Imports], allowed=frozenset()) -> list[str]:
-    return [f"{m}:{line} uses {t}.{name}"
-            for m, imp in imports.items()
-            for t, name, line in imp.private
-            if (m, t, name) not in allowed]
+    return [
+        f"{m}:{line} uses {t}.{name}"
+        for m, imp in imports.items()
+        for t, name, line in imp.private
+        if (m, t, name) not in allowed
+    ]
 
 
 # --- the rules on bcfront ---------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def bcfront_imports():
@@ -275,11 +285,13 @@ def test_allowlists_only_hold_analysis_and_are_needed(bcfront_imports):
         assert b in bcfront_imports[a].edges, f"stale allowlist entry {a} -> {b}"
     for m, t, name in ANALYSIS_ALLOWED_PRIVATE:
         assert m.startswith("bcfront.analysis") and t.startswith("bcfront.analysis")
-        assert (t, name) in {(t2, n2) for t2, n2, _ in bcfront_imports[m].private}, \
+        assert (t, name) in {(t2, n2) for t2, n2, _ in bcfront_imports[m].private}, (
             f"stale allowlist entry {m} uses {t}.{name}"
+        )
 
 
 # --- each rule catches its planted case --------------------------------------
+
 
 def _package(tmp_path: Path, files: dict[str, str]) -> dict[str, Imports]:
     for rel, text in files.items():
@@ -293,50 +305,59 @@ TOY_LAYERS = [("pkg.low",), ("pkg.high", "pkg")]
 
 
 def test_planted_upward_import_in_a_function_is_caught(tmp_path):
-    imports = _package(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/low.py": "def f():\n    from .high import g\n    return g\n",
-        "pkg/high.py": "from .low import f\ndef g(): pass\n",
-    })
+    imports = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/low.py": "def f():\n    from .high import g\n    return g\n",
+            "pkg/high.py": "from .low import f\ndef g(): pass\n",
+        },
+    )
     bad = upward_imports(imports, TOY_LAYERS)
     assert bad == ["pkg.low:2 (layer 0) imports pkg.high (layer 1)"]
 
 
 def test_planted_type_checking_import_counts(tmp_path):
-    imports = _package(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/low.py": "from typing import TYPE_CHECKING\n"
-                      "if TYPE_CHECKING:\n    import pkg.high\n",
-        "pkg/high.py": "",
-    })
-    assert upward_imports(imports, TOY_LAYERS) == [
-        "pkg.low:3 (layer 0) imports pkg.high (layer 1)"]
+    imports = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/low.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.high\n",
+            "pkg/high.py": "",
+        },
+    )
+    assert upward_imports(imports, TOY_LAYERS) == ["pkg.low:3 (layer 0) imports pkg.high (layer 1)"]
 
 
 def test_planted_cycle_is_caught_and_reported(tmp_path):
-    imports = _package(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/sub/__init__.py": "",
-        "pkg/sub/a.py": "from . import b\n",
-        "pkg/sub/b.py": "def f():\n    from ..sub.c import x\n",
-        "pkg/sub/c.py": "import pkg.sub.a\nx = 1\n",
-        "pkg/sub/d.py": "from .a import *\n",
-    })
+    imports = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/a.py": "from . import b\n",
+            "pkg/sub/b.py": "def f():\n    from ..sub.c import x\n",
+            "pkg/sub/c.py": "import pkg.sub.a\nx = 1\n",
+            "pkg/sub/d.py": "from .a import *\n",
+        },
+    )
     assert cycles(imports) == [["pkg.sub.a", "pkg.sub.b", "pkg.sub.c", "pkg.sub.a"]]
     allowed = frozenset({("pkg.sub.c", "pkg.sub.a")})
     assert cycles(imports, allowed) == []
 
 
 def test_planted_private_imports_are_caught(tmp_path):
-    imports = _package(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/a.py": "_x = 1\n__all__ = []\ndef _own(): return _x\n",
-        "pkg/b.py": "from .a import _x, __all__\n",
-        "pkg/c.py": "from . import a\ndef f(): return a._x + a.__all__\n",
-        "pkg/d.py": "import pkg.a\nimport pkg.a as mod\n"
-                    "y = pkg.a._own\nz = mod._x\n",
-        "pkg/e.py": "from .a import _own as own\n",
-    })
+    imports = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "_x = 1\n__all__ = []\ndef _own(): return _x\n",
+            "pkg/b.py": "from .a import _x, __all__\n",
+            "pkg/c.py": "from . import a\ndef f(): return a._x + a.__all__\n",
+            "pkg/d.py": "import pkg.a\nimport pkg.a as mod\ny = pkg.a._own\nz = mod._x\n",
+            "pkg/e.py": "from .a import _own as own\n",
+        },
+    )
     assert private_imports(imports) == [
         "pkg.b:1 uses pkg.a._x",
         "pkg.c:2 uses pkg.a._x",
@@ -344,23 +365,23 @@ def test_planted_private_imports_are_caught(tmp_path):
         "pkg.d:4 uses pkg.a._x",
         "pkg.e:1 uses pkg.a._own",
     ]
-    assert private_imports(imports, frozenset({("pkg.b", "pkg.a", "_x")}))[0] == \
-        "pkg.c:2 uses pkg.a._x"
+    assert private_imports(imports, frozenset({("pkg.b", "pkg.a", "_x")}))[0] == "pkg.c:2 uses pkg.a._x"
 
 
 def test_planted_module_in_no_layer_is_caught(tmp_path):
     imports = _package(tmp_path, {"pkg/__init__.py": "", "pkg/stray.py": "import pkg\n"})
     assert upward_imports(imports, [("pkg.low",), ("pkg",)]) == []
-    assert upward_imports(imports, [("pkg.low",)]) == [
-        "pkg.stray:1 -> pkg: module in no layer"]
+    assert upward_imports(imports, [("pkg.low",)]) == ["pkg.stray:1 -> pkg: module in no layer"]
 
 
 # --- the hooks that replace upward imports are filled ----------------------------
+
 
 def test_dispatch_slots_are_filled_once_the_interpreter_is_imported():
     """`semantics.dispatch` slots are filled by their owners at import; the interpreter
     imports every owner, so none is left raising when a trace runs (no torch needed)."""
     import importlib
+
     importlib.import_module("bcfront.frontend.interp.interpreter")
     dispatch = importlib.import_module("bcfront.frontend.semantics.dispatch")
     slots = {n: v for n, v in vars(dispatch).items() if not n.startswith("_") and callable(v)}

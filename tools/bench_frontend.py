@@ -15,6 +15,7 @@ report medians of repeated runs:
 Writes tools/results/bench_frontend.json and prints a table.
 Usage: python tools/bench_frontend.py [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,13 +69,14 @@ def compiled(model_or_fn):
 
 # -- workloads --------------------------------------------------------------------------------
 
+
 def three_ops(x):
     return (x * 2 + 1).relu()
 
 
 def one_break(x):
     y = x.sin() + 1
-    if y.sum() > 0:          # data-dependent: a graph break in both systems
+    if y.sum() > 0:  # data-dependent: a graph break in both systems
         y = y * 2
     return y.cos()
 
@@ -138,8 +140,10 @@ class GPT(nn.Module):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "results", "bench_frontend.json"))
+    ap.add_argument(
+        "--out",
+        default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "bench_frontend.json"),
+    )
     opts = ap.parse_args(argv)
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -153,24 +157,49 @@ def main(argv=None) -> int:
     tc = compiled(three_ops)
     t_eager, t_bc, t_tc = per_call([three_ops, cf, tc], (x,), inner, reps)
     extra_bc, extra_tc = t_bc - t_eager, t_tc - t_eager
-    results["three_op_overhead"] = {"eager_us": t_eager * 1e6, "bcfront_us": t_bc * 1e6,
-                                    "torch_compile_us": t_tc * 1e6, "bcfront_extra_us": extra_bc * 1e6,
-                                    "torch_compile_extra_us": extra_tc * 1e6,
-                                    "ratio": extra_bc / extra_tc, "target": "<= 0.5",
-                                    "met": extra_bc <= 0.5 * extra_tc}
-    rows.append(("3-op cached call, extra over eager", f"{extra_bc * 1e6:.2f} us",
-                 f"{extra_tc * 1e6:.2f} us", f"{extra_bc / extra_tc:.2f}", "<= 0.50"))
+    results["three_op_overhead"] = {
+        "eager_us": t_eager * 1e6,
+        "bcfront_us": t_bc * 1e6,
+        "torch_compile_us": t_tc * 1e6,
+        "bcfront_extra_us": extra_bc * 1e6,
+        "torch_compile_extra_us": extra_tc * 1e6,
+        "ratio": extra_bc / extra_tc,
+        "target": "<= 0.5",
+        "met": extra_bc <= 0.5 * extra_tc,
+    }
+    rows.append(
+        (
+            "3-op cached call, extra over eager",
+            f"{extra_bc * 1e6:.2f} us",
+            f"{extra_tc * 1e6:.2f} us",
+            f"{extra_bc / extra_tc:.2f}",
+            "<= 0.50",
+        )
+    )
 
-    for name, make, inp in (("mlp", lambda: MLP(), torch.randn(8, 64)),
-                            ("gpt_block", lambda: Block(), torch.randn(2, 16, 64))):
+    for name, make, inp in (
+        ("mlp", lambda: MLP(), torch.randn(8, 64)),
+        ("gpt_block", lambda: Block(), torch.randn(2, 16, 64)),
+    ):
         model = make()
         t_bc = first_call(lambda: bcfront.capture(model, backend="eager"), (inp,), first_reps)
         t_tc = first_call(lambda: compiled(model), (inp,), first_reps)
-        results[f"first_call_{name}"] = {"bcfront_ms": t_bc * 1e3, "torch_compile_ms": t_tc * 1e3,
-                                         "ratio": t_bc / t_tc, "target": "<= 0.25",
-                                         "met": t_bc <= 0.25 * t_tc}
-        rows.append((f"first call (capture), {name}", f"{t_bc * 1e3:.1f} ms", f"{t_tc * 1e3:.1f} ms",
-                     f"{t_bc / t_tc:.2f}", "<= 0.25"))
+        results[f"first_call_{name}"] = {
+            "bcfront_ms": t_bc * 1e3,
+            "torch_compile_ms": t_tc * 1e3,
+            "ratio": t_bc / t_tc,
+            "target": "<= 0.25",
+            "met": t_bc <= 0.25 * t_tc,
+        }
+        rows.append(
+            (
+                f"first call (capture), {name}",
+                f"{t_bc * 1e3:.1f} ms",
+                f"{t_tc * 1e3:.1f} ms",
+                f"{t_bc / t_tc:.2f}",
+                "<= 0.25",
+            )
+        )
 
     gpt = GPT().eval()
     idx = torch.randint(0, 128, (2, 32))
@@ -178,29 +207,59 @@ def main(argv=None) -> int:
     tg = compiled(gpt)
     with torch.no_grad():
         t_eager, t_bc, t_tc = per_call([gpt, cg, tg], (idx,), inner // 10, reps)
-    results["gpt2_cached"] = {"eager_us": t_eager * 1e6, "bcfront_us": t_bc * 1e6,
-                              "torch_compile_us": t_tc * 1e6, "ratio_vs_eager": t_bc / t_eager,
-                              "target": "<= 0.9", "met": t_bc <= 0.9 * t_eager}
-    rows.append(("2-layer GPT d=64, cached call / eager", f"{t_bc * 1e6:.0f} us",
-                 f"{t_tc * 1e6:.0f} us (eager {t_eager * 1e6:.0f})", f"{t_bc / t_eager:.2f}", "<= 0.90"))
+    results["gpt2_cached"] = {
+        "eager_us": t_eager * 1e6,
+        "bcfront_us": t_bc * 1e6,
+        "torch_compile_us": t_tc * 1e6,
+        "ratio_vs_eager": t_bc / t_eager,
+        "target": "<= 0.9",
+        "met": t_bc <= 0.9 * t_eager,
+    }
+    rows.append(
+        (
+            "2-layer GPT d=64, cached call / eager",
+            f"{t_bc * 1e6:.0f} us",
+            f"{t_tc * 1e6:.0f} us (eager {t_eager * 1e6:.0f})",
+            f"{t_bc / t_eager:.2f}",
+            "<= 0.90",
+        )
+    )
 
     xb = torch.randn(16)
     cb = bcfront.capture(one_break, backend="eager")
     tb = compiled(one_break)
     t_eager, t_bc, t_tc = per_call([one_break, cb, tb], (xb,), inner, reps)
-    results["one_break_cached"] = {"eager_us": t_eager * 1e6, "bcfront_us": t_bc * 1e6,
-                                   "torch_compile_us": t_tc * 1e6, "ratio": t_bc / t_tc,
-                                   "target": "<= 1.0", "met": t_bc <= t_tc,
-                                   "bcfront_graph_breaks": len(bcfront.explain(cb, xb).graph_breaks)}
-    rows.append(("one data-dependent break, cached call", f"{t_bc * 1e6:.2f} us",
-                 f"{t_tc * 1e6:.2f} us", f"{t_bc / t_tc:.2f}", "<= 1.00"))
+    results["one_break_cached"] = {
+        "eager_us": t_eager * 1e6,
+        "bcfront_us": t_bc * 1e6,
+        "torch_compile_us": t_tc * 1e6,
+        "ratio": t_bc / t_tc,
+        "target": "<= 1.0",
+        "met": t_bc <= t_tc,
+        "bcfront_graph_breaks": len(bcfront.explain(cb, xb).graph_breaks),
+    }
+    rows.append(
+        (
+            "one data-dependent break, cached call",
+            f"{t_bc * 1e6:.2f} us",
+            f"{t_tc * 1e6:.2f} us",
+            f"{t_bc / t_tc:.2f}",
+            "<= 1.00",
+        )
+    )
 
-    results["meta"] = {"torch": torch.__version__, "python": sys.version.split()[0], "threads": 1,
-                       "repeats": reps, "quick": opts.quick,
-                       "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                       "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-                       # other processes share the box: its 1-minute load at start and end
-                       "load_start": load_start, "load_end": round(os.getloadavg()[0], 2)}
+    results["meta"] = {
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "threads": 1,
+        "repeats": reps,
+        "quick": opts.quick,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        # other processes share the box: its 1-minute load at start and end
+        "load_start": load_start,
+        "load_end": round(os.getloadavg()[0], 2),
+    }
     os.makedirs(os.path.dirname(opts.out), exist_ok=True)
     with open(opts.out, "w") as fh:
         json.dump(results, fh, indent=2)

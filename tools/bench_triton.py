@@ -21,6 +21,7 @@ torch.compile unless ``--with-compile`` is given, writes
 ``tools/results/bench_triton_cpu_smoke.json``, and its numbers are NOT a
 performance measurement.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,28 +41,39 @@ SMOKE_BANNER = "CPU SMOKE TEST (Triton interpreter, tiny sizes) - NOT A PERFORMA
 
 
 def _parse():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cpu-smoke", action="store_true",
-                   help="run on CPU through the Triton interpreter at tiny sizes (no timing value)")
-    p.add_argument("--with-compile", action="store_true",
-                   help="in --cpu-smoke mode, also run torch.compile (slow on CPU)")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--cpu-smoke",
+        action="store_true",
+        help="run on CPU through the Triton interpreter at tiny sizes (no timing value)",
+    )
+    p.add_argument(
+        "--with-compile",
+        action="store_true",
+        help="in --cpu-smoke mode, also run torch.compile (slow on CPU)",
+    )
     p.add_argument("--only", default="", help="comma-separated pattern names to run")
     p.add_argument("--out", default=None, help="where to write the JSON results")
-    p.add_argument("--budget", type=float, default=270.0,
-                   help="seconds after which torch.compile baselines are skipped (default 270)")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=270.0,
+        help="seconds after which torch.compile baselines are skipped (default 270)",
+    )
     return p.parse_args()
 
 
 ARGS = _parse() if __name__ == "__main__" else None
 if ARGS is not None and ARGS.cpu_smoke:
-    os.environ["TRITON_INTERPRET"] = "1"      # must precede the first triton import
+    os.environ["TRITON_INTERPRET"] = "1"  # must precede the first triton import
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-
 # ------------------------------------------------------------------ patterns
+
 
 def pointwise_bias(x, b):
     return torch.sigmoid(x + b) * x * 0.5 + torch.tanh(x)
@@ -105,7 +117,7 @@ def rope(x, cos, sin):
 def embedding_ln(idx, wte, wpe, w, b):
     """A GPT input stage: token rows gathered from a table bigger than L2, plus
     positions, into LayerNorm."""
-    x = F.embedding(idx, wte) + wpe[:idx.shape[1]]
+    x = F.embedding(idx, wte) + wpe[: idx.shape[1]]
     return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
 
 
@@ -114,31 +126,44 @@ def cumsum_rows(x):
 
 
 BF16, F32, I64 = torch.bfloat16, torch.float32, torch.int64
-INDEX_HIGH = 32768          # int64 inputs are indices drawn from [0, INDEX_HIGH)
+INDEX_HIGH = 32768  # int64 inputs are indices drawn from [0, INDEX_HIGH)
 
 # name -> (fn, [(shape, dtype)] per input, tiny shapes for --cpu-smoke)
 PATTERNS = {
-    "pointwise_bias": (pointwise_bias, [((8192, 8192), F32), ((8192,), F32)],
-                       [((8, 64), F32), ((64,), F32)]),
-    "transposed_add": (transposed_add, [((8192, 8192), F32), ((8192, 8192), F32)],
-                       [((32, 48), F32), ((48, 32), F32)]),
+    "pointwise_bias": (pointwise_bias, [((8192, 8192), F32), ((8192,), F32)], [((8, 64), F32), ((64,), F32)]),
+    "transposed_add": (
+        transposed_add,
+        [((8192, 8192), F32), ((8192, 8192), F32)],
+        [((32, 48), F32), ((48, 32), F32)],
+    ),
     "row_sum_1024": (row_sum, [((131072, 1024), F32)], [((8, 1024), F32)]),
     "row_sum_131072": (row_sum, [((1024, 131072), F32)], [((2, 8192), F32)]),
     "col_sum": (col_sum, [((4096, 16384), F32)], [((64, 48), F32)]),
     "softmax_4096": (softmax, [((32768, 4096), BF16)], [((4, 4096), BF16)]),
     "softmax_32768": (softmax, [((4096, 32768), BF16)], [((2, 32768), BF16)]),
-    "rmsnorm_4096": (rmsnorm, [((32768, 4096), BF16), ((4096,), BF16)],
-                     [((4, 4096), BF16), ((4096,), BF16)]),
-    "layernorm_4096": (layernorm, [((32768, 4096), BF16), ((4096,), BF16), ((4096,), BF16)],
-                       [((4, 4096), BF16), ((4096,), BF16), ((4096,), BF16)]),
-    "swiglu": (swiglu, [((16384, 8192), BF16), ((16384, 8192), BF16)],
-               [((8, 256), BF16), ((8, 256), BF16)]),
-    "rope": (rope, [((16, 2048, 32, 128), BF16), ((2048, 128), BF16), ((2048, 128), BF16)],
-             [((1, 16, 2, 32), BF16), ((16, 32), BF16), ((16, 32), BF16)]),
-    "embedding_ln": (embedding_ln, [((16, 2048), I64), ((INDEX_HIGH, 1024), BF16), ((2048, 1024), BF16),
-                                    ((1024,), BF16), ((1024,), BF16)],
-                     [((2, 8), I64), ((INDEX_HIGH, 64), BF16), ((8, 64), BF16), ((64,), BF16),
-                      ((64,), BF16)]),
+    "rmsnorm_4096": (rmsnorm, [((32768, 4096), BF16), ((4096,), BF16)], [((4, 4096), BF16), ((4096,), BF16)]),
+    "layernorm_4096": (
+        layernorm,
+        [((32768, 4096), BF16), ((4096,), BF16), ((4096,), BF16)],
+        [((4, 4096), BF16), ((4096,), BF16), ((4096,), BF16)],
+    ),
+    "swiglu": (swiglu, [((16384, 8192), BF16), ((16384, 8192), BF16)], [((8, 256), BF16), ((8, 256), BF16)]),
+    "rope": (
+        rope,
+        [((16, 2048, 32, 128), BF16), ((2048, 128), BF16), ((2048, 128), BF16)],
+        [((1, 16, 2, 32), BF16), ((16, 32), BF16), ((16, 32), BF16)],
+    ),
+    "embedding_ln": (
+        embedding_ln,
+        [
+            ((16, 2048), I64),
+            ((INDEX_HIGH, 1024), BF16),
+            ((2048, 1024), BF16),
+            ((1024,), BF16),
+            ((1024,), BF16),
+        ],
+        [((2, 8), I64), ((INDEX_HIGH, 64), BF16), ((8, 64), BF16), ((64,), BF16), ((64,), BF16)],
+    ),
     "cumsum_rows": (cumsum_rows, [((16384, 4096), F32)], [((4, 4096), F32)]),
 }
 
@@ -165,8 +190,11 @@ def make_inputs(specs, device):
         if dtype == I64:
             out.append(torch.randint(0, INDEX_HIGH, shape, generator=g).to(device))
             continue
-        t = torch.randn(shape, generator=g, dtype=torch.float32) if device == "cpu" else \
-            torch.randn(shape, dtype=torch.float32, device=device)
+        t = (
+            torch.randn(shape, generator=g, dtype=torch.float32)
+            if device == "cpu"
+            else torch.randn(shape, dtype=torch.float32, device=device)
+        )
         out.append(t.to(dtype))
     return out
 
@@ -184,12 +212,14 @@ def flat(out):
 
 # ------------------------------------------------------------------ timing
 
+
 def timer(device):
     if device == "cuda":
         from triton.testing import do_bench
 
         def run(fn):
             return do_bench(fn, warmup=25, rep=100, return_mode="median")
+
         return run
 
     def run_cpu(fn, reps=3):
@@ -200,6 +230,7 @@ def timer(device):
             fn()
             times.append((time.perf_counter() - t0) * 1e3)
         return statistics.median(times)
+
     return run_cpu
 
 
@@ -222,15 +253,20 @@ def check(got, ref) -> bool:
 
 def bench_pattern(name, device, smoke, bench, with_compile):
     from bcfront.backends.triton import compile_fx
+
     fn, specs, tiny = PATTERNS[name]
     inputs = make_inputs(tiny if smoke else specs, device)
     ref = fn(*inputs)
     traffic = TRAFFIC.get(name, _every_input_once)(inputs, flat(ref))
-    row = {"name": name, "shapes": [list(t.shape) for t in inputs],
-           "dtypes": [str(t.dtype).removeprefix("torch.") for t in inputs], "bytes": traffic}
+    row = {
+        "name": name,
+        "shapes": [list(t.shape) for t in inputs],
+        "dtypes": [str(t.dtype).removeprefix("torch.") for t in inputs],
+        "bytes": traffic,
+    }
     t0 = time.perf_counter()
     compiled = compile_fx(torch.fx.symbolic_trace(fn), inputs)
-    out = compiled(*inputs)            # first call: compiles, autotunes on GPU
+    out = compiled(*inputs)  # first call: compiles, autotunes on GPU
     if device == "cuda":
         torch.cuda.synchronize()
     row["compile_s"] = round(time.perf_counter() - t0, 2)
@@ -243,7 +279,7 @@ def bench_pattern(name, device, smoke, bench, with_compile):
             tc = torch.compile(fn, dynamic=False)
             row["torch_compile_ok"] = check(tc(*inputs), ref)
             times["torch_compile"] = bench(lambda: tc(*inputs))
-        except Exception as e:     # report, do not abort the whole run
+        except Exception as e:  # report, do not abort the whole run
             row["torch_compile_error"] = f"{type(e).__name__}: {e}"[:300]
     row["ms"] = {k: round(v, 5) for k, v in times.items()}
     row["gbps"] = {k: traffic / (v * 1e-3) / 1e9 for k, v in times.items()}
@@ -263,9 +299,11 @@ def table(rows, copy_gbps, smoke) -> str:
             continue
         gb = r["gbps"]["bcfront"]
         sc = r.get("speedup_vs_torch_compile")
-        lines.append(f"{r['name']:<16}{r['ms']['bcfront']:>10.4f}{gb:>9.1f}{100 * gb / copy_gbps:>6.0f}%"
-                     f"{r['speedup_vs_eager']:>9.2f}{(f'{sc:.2f}' if sc else '-'):>10}"
-                     f"{len(r['kernels']):>5}  {'yes' if r['ok'] else 'NO'}")
+        lines.append(
+            f"{r['name']:<16}{r['ms']['bcfront']:>10.4f}{gb:>9.1f}{100 * gb / copy_gbps:>6.0f}%"
+            f"{r['speedup_vs_eager']:>9.2f}{(f'{sc:.2f}' if sc else '-'):>10}"
+            f"{len(r['kernels']):>5}  {'yes' if r['ok'] else 'NO'}"
+        )
     return "\n".join(lines)
 
 
@@ -273,8 +311,9 @@ def main():
     args = ARGS
     smoke = args.cpu_smoke
     if not smoke and not torch.cuda.is_available():
-        print("bench_triton: no CUDA GPU found; use --cpu-smoke to exercise the script on CPU",
-              file=sys.stderr)
+        print(
+            "bench_triton: no CUDA GPU found; use --cpu-smoke to exercise the script on CPU", file=sys.stderr
+        )
         return 2
     device = "cpu" if smoke else "cuda"
     bench = timer(device)
@@ -283,13 +322,14 @@ def main():
     names = [n for n in args.only.split(",") if n] or list(PATTERNS)
     unknown = [n for n in names if n not in PATTERNS]
     if unknown:
-        print(f"bench_triton: unknown pattern(s) {', '.join(unknown)}; choose from "
-              f"{', '.join(PATTERNS)}", file=sys.stderr)
+        print(
+            f"bench_triton: unknown pattern(s) {', '.join(unknown)}; choose from {', '.join(PATTERNS)}",
+            file=sys.stderr,
+        )
         return 2
     rows = []
     for name in names:
-        with_compile = (args.with_compile or not smoke) and \
-            time.perf_counter() - start < args.budget
+        with_compile = (args.with_compile or not smoke) and time.perf_counter() - start < args.budget
         try:
             row = bench_pattern(name, device, smoke, bench, with_compile)
         except Exception as e:
@@ -299,18 +339,23 @@ def main():
         rows.append(row)
         print(f"  {name}: done ({time.perf_counter() - start:.0f}s)", file=sys.stderr)
     import triton
+
     result = {
         "note": SMOKE_BANNER if smoke else "GPU measurement",
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "device": "cpu (interpreter)" if smoke else torch.cuda.get_device_name(0),
-        "versions": {"torch": torch.__version__, "triton": triton.__version__,
-                     "python": platform.python_version()},
+        "versions": {
+            "torch": torch.__version__,
+            "triton": triton.__version__,
+            "python": platform.python_version(),
+        },
         "copy_gbps": copy_gbps,
         "wall_s": round(time.perf_counter() - start, 1),
         "patterns": rows,
     }
-    out = args.out or os.path.join(ROOT, "tools", "results",
-                                   "bench_triton_cpu_smoke.json" if smoke else "bench_triton.json")
+    out = args.out or os.path.join(
+        ROOT, "tools", "results", "bench_triton_cpu_smoke.json" if smoke else "bench_triton.json"
+    )
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
         json.dump(result, f, indent=1)

@@ -16,6 +16,7 @@ Examples:
     python tools/fuzz.py --seed 5 --mode py --extra all       # opt-in grammar (docs/fuzzing.md)
     python tools/fuzz.py --seed 5 --mode py --extra sets,loops,exc
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(ROOT, "tools", "results", "fuzz")
-SEED_STRIDE = 1_000_003          # program i of campaign seed s has seed s * SEED_STRIDE + i
+SEED_STRIDE = 1_000_003  # program i of campaign seed s has seed s * SEED_STRIDE + i
 
 
 class ProgramTimeout(BaseException):
@@ -43,37 +44,64 @@ def _alarm(signum, frame):
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=__doc__.split("\n\n", 2)[2])
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 2)[2],
+    )
     p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
-    p.add_argument("--program", type=int, default=None, metavar="SEED",
-                   help="run (and shrink) just the program with this seed, as in its name 'py-SEED'")
+    p.add_argument(
+        "--program",
+        type=int,
+        default=None,
+        metavar="SEED",
+        help="run (and shrink) just the program with this seed, as in its name 'py-SEED'",
+    )
     p.add_argument("--count", type=int, default=None, help="number of programs (default 200 unless --time)")
-    p.add_argument("--time", type=float, default=None, help="stop starting new programs after this many seconds")
-    p.add_argument("--mode", choices=tuple(MODES), default="all",
-                   help="py (no torch), tensor, module (nn.Module forward), both (py and tensor) "
-                        "or all (default): the modes alternate")
+    p.add_argument(
+        "--time", type=float, default=None, help="stop starting new programs after this many seconds"
+    )
+    p.add_argument(
+        "--mode",
+        choices=tuple(MODES),
+        default="all",
+        help="py (no torch), tensor, module (nn.Module forward), both (py and tensor) "
+        "or all (default): the modes alternate",
+    )
     p.add_argument("--backend", default="auto", help="bcfront.capture backend (default auto)")
-    p.add_argument("--device", default=None, help="where tensor programs' inputs live, e.g. cuda (default cpu)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per program before it counts as failed")
-    p.add_argument("--shrink-budget", type=int, default=300, help="differential runs spent shrinking each failure")
+    p.add_argument(
+        "--device", default=None, help="where tensor programs' inputs live, e.g. cuda (default cpu)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per program before it counts as failed"
+    )
+    p.add_argument(
+        "--shrink-budget", type=int, default=300, help="differential runs spent shrinking each failure"
+    )
     p.add_argument("--shrink-time", type=float, default=300.0, help="seconds spent shrinking each failure")
     p.add_argument("--no-shrink", action="store_true", help="write failing programs unshrunk")
     p.add_argument("--out", default=DEFAULT_OUT, help="where reproducers go (default tools/results/fuzz)")
-    p.add_argument("--isolate", action="store_true",
-                   help="run every program (and every shrinking step) in a child process, so a program "
-                        "that crashes the interpreter is a failure of kind 'crash', not the end")
-    p.add_argument("--extra", default="", metavar="FEATURES",
-                   help="opt-in grammar features, comma-separated, or 'all': "
-                        "sets, opaque, dictiter, classattr, exc, loops, tuples, builtins "
-                        "(programs are named <mode>x-SEED)")
+    p.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run every program (and every shrinking step) in a child process, so a program "
+        "that crashes the interpreter is a failure of kind 'crash', not the end",
+    )
+    p.add_argument(
+        "--extra",
+        default="",
+        metavar="FEATURES",
+        help="opt-in grammar features, comma-separated, or 'all': "
+        "sets, opaque, dictiter, classattr, exc, loops, tuples, builtins "
+        "(programs are named <mode>x-SEED)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="only the failures and the final line")
-    p.add_argument("--child", help=argparse.SUPPRESS)      # internal: run one program, print JSON
+    p.add_argument("--child", help=argparse.SUPPRESS)  # internal: run one program, print JSON
     args = p.parse_args(argv)
     if args.child:
         return args
     from bcfront.testing.fuzzextra import parse_features
+
     try:
         args.extra = parse_features(args.extra)
     except ValueError as e:
@@ -97,8 +125,13 @@ def _has_torch() -> bool:
     return True
 
 
-MODES = {"py": ("py",), "tensor": ("tensor",), "module": ("module",), "both": ("py", "tensor"),
-         "all": ("py", "tensor", "module")}
+MODES = {
+    "py": ("py",),
+    "tensor": ("tensor",),
+    "module": ("module",),
+    "both": ("py", "tensor"),
+    "all": ("py", "tensor", "module"),
+}
 
 
 def child(path: str, backend: str) -> int:
@@ -106,6 +139,7 @@ def child(path: str, backend: str) -> int:
     import bcfront
     from bcfront.testing import differential
     from bcfront.testing.program import CallSpec, from_source
+
     logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
     with open(path) as fh:
         d = json.load(fh)
@@ -120,19 +154,29 @@ def child(path: str, backend: str) -> int:
 def isolated(program, backend: str, timeout: float):
     """`differential.run` in a child process: a Verdict, None on timeout, or a 'crash' mismatch."""
     from bcfront.testing.differential import Mismatch, Verdict
-    d = {"source": program.source, "name": program.name, "mode": program.mode, "entry": program.entry,
-         "calls": [{"args": list(c.args), "grad": c.grad, "before": c.before} for c in program.calls]}
+
+    d = {
+        "source": program.source,
+        "name": program.name,
+        "mode": program.mode,
+        "entry": program.entry,
+        "calls": [{"args": list(c.args), "grad": c.grad, "before": c.before} for c in program.calls],
+    }
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(d, fh)
     try:
-        done = subprocess.run([sys.executable, __file__, "--child", fh.name, "--backend", backend],
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", fh.name, "--backend", backend],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return None
     finally:
         os.unlink(fh.name)
     tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
-    if done.returncode < 0:             # killed by a signal: SIGSEGV, SIGABRT, ...
+    if done.returncode < 0:  # killed by a signal: SIGSEGV, SIGABRT, ...
         what = f"the interpreter died (signal {-done.returncode}): {tail[0][:200]}"
         return Verdict(program.name, Mismatch(0, "crash", "", "no crash", what), 0)
     if done.returncode != 0:
@@ -145,12 +189,12 @@ def main(argv=None) -> int:
     args = parse(argv)
     if args.child:
         return child(args.child, args.backend)
-    sys.stdout.reconfigure(line_buffering=True)      # progress shows up in logs as it happens
+    sys.stdout.reconfigure(line_buffering=True)  # progress shows up in logs as it happens
     import bcfront
     from bcfront.testing import differential, shrink
     from bcfront.testing.fuzzgen import generate
 
-    made = []            # captured functions of the current program, for the coverage stats
+    made = []  # captured functions of the current program, for the coverage stats
 
     def capture(fn):
         cf = bcfront.capture(fn, backend=args.backend)
@@ -181,15 +225,18 @@ def main(argv=None) -> int:
     stats = CaptureStats()
     start = time.monotonic()
     i = 0
-    while (args.count is None or i < args.count) and \
-            (args.time is None or time.monotonic() - start < args.time):
+    while (args.count is None or i < args.count) and (
+        args.time is None or time.monotonic() - start < args.time
+    ):
         mode = MODES[args.mode][i % len(MODES[args.mode])]
         seed = args.program if args.program is not None else args.seed * SEED_STRIDE + i
         i += 1
         program = generate(seed, mode, device=args.device, extra=args.extra)
         made.clear()
         try:
-            verdict = run_limited(program, capture) if args.isolate else timed(differential.run, program, capture)
+            verdict = (
+                run_limited(program, capture) if args.isolate else timed(differential.run, program, capture)
+            )
             if verdict is None:
                 raise ProgramTimeout()
             stats.add(made)
@@ -214,16 +261,26 @@ def main(argv=None) -> int:
         small, small_verdict = program, verdict
         if not args.no_shrink:
             small, small_verdict = shrink.shrink_mismatch(
-                program, capture, budget=args.shrink_budget, time_limit=args.shrink_time,
-                signature=verdict.mismatch.signature, run=run_limited)
-            if small_verdict is None or small_verdict.ok:     # did not fail again: flaky
+                program,
+                capture,
+                budget=args.shrink_budget,
+                time_limit=args.shrink_time,
+                signature=verdict.mismatch.signature,
+                run=run_limited,
+            )
+            if small_verdict is None or small_verdict.ok:  # did not fail again: flaky
                 small, small_verdict = program, verdict
                 kinds["flaky"] += 1
         path = _write(args.out, small, small_verdict, shrink)
-        print(f"FAIL {program.name}: {verdict.mismatch.part} (shrunk {program.size()} -> "
-              f"{small.size()} statements) -> {os.path.relpath(path)}")
-        print("     " + small_verdict.mismatch.describe().replace("\n", "\n     ")
-              if small_verdict.mismatch else "")
+        print(
+            f"FAIL {program.name}: {verdict.mismatch.part} (shrunk {program.size()} -> "
+            f"{small.size()} statements) -> {os.path.relpath(path)}"
+        )
+        print(
+            "     " + small_verdict.mismatch.describe().replace("\n", "\n     ")
+            if small_verdict.mismatch
+            else ""
+        )
         sys.stdout.flush()
     if kinds:
         print("failures by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
@@ -255,6 +312,7 @@ class CaptureStats:
         self.programs += 1
         root_native = any(not cf.entries or all(e.native for e in cf.entries) for cf in made)
         from bcfront.explain import family
+
         some_native = False
         for cf in family(*made):
             for e in cf.entries:
@@ -269,12 +327,18 @@ class CaptureStats:
     def lines(self) -> list[str]:
         if not self.programs:
             return []
-        out = [f"captured: {self.programs} programs; the whole function ran natively in {self.root_native}, "
-               f"a continuation did in {self.some_native}"]
+        out = [
+            f"captured: {self.programs} programs; the whole function ran natively in {self.root_native}, "
+            f"a continuation did in {self.some_native}"
+        ]
         if self.breaks:
-            out.append("graph breaks by reason: " + ", ".join(f"{k} {n}" for k, n in self.breaks.most_common(12)))
+            out.append(
+                "graph breaks by reason: " + ", ".join(f"{k} {n}" for k, n in self.breaks.most_common(12))
+            )
         if self.native:
-            out.append("native entries by reason: " + ", ".join(f"{k} {n}" for k, n in self.native.most_common(8)))
+            out.append(
+                "native entries by reason: " + ", ".join(f"{k} {n}" for k, n in self.native.most_common(8))
+            )
         return out
 
 

@@ -17,6 +17,7 @@ files (micro-averaged).  Without a working capture (no `bcfront.capture`, or
 no torch) the actual breaks are unknown: the tool then scores against the
 labels only and says so in the result.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,7 @@ def default_files() -> list[Path]:
 
 
 def labelled(path: Path) -> set[int]:
-    return {i for i, line in enumerate(path.read_text().splitlines(), 1)
-            if "# expect-break:" in line}
+    return {i for i, line in enumerate(path.read_text().splitlines(), 1) if "# expect-break:" in line}
 
 
 def predicted(path: Path) -> dict[int, tuple[float, str]]:
@@ -56,16 +56,20 @@ def predicted(path: Path) -> dict[int, tuple[float, str]]:
 
 def actual(path: Path, timeout: int = 600) -> tuple[dict[int, str] | None, str]:
     """line -> reason of the breaks capture took running `path`; (None, why) if it cannot run."""
-    r = subprocess.run([sys.executable, "-m", "bcfront.cli.explain", "--json", str(path)],
-                       cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                       env={**os.environ, "COLUMNS": "100"})
+    r = subprocess.run(
+        [sys.executable, "-m", "bcfront.cli.explain", "--json", str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "100"},
+    )
     try:
         data = json.loads(r.stdout)
     except json.JSONDecodeError:
         return None, f"no report (exit {r.returncode}): {r.stderr.strip()[-300:]}"
     if r.returncode != 0:
-        return None, f"the script failed under capture (exit {r.returncode}): " \
-                     f"{r.stderr.strip()[-300:]}"
+        return None, f"the script failed under capture (exit {r.returncode}): {r.stderr.strip()[-300:]}"
     if not data["functions"]:
         return None, "no captured function ran (bcfront.capture not available?)"
     real = os.path.realpath(path)
@@ -79,16 +83,24 @@ def actual(path: Path, timeout: int = 600) -> tuple[dict[int, str] | None, str]:
 
 def score(pred: set[int], truth: set[int]) -> dict:
     tp = len(pred & truth)
-    return {"tp": tp, "fp": len(pred - truth), "fn": len(truth - pred),
-            "precision": round(tp / len(pred), 4) if pred else None,
-            "recall": round(tp / len(truth), 4) if truth else None}
+    return {
+        "tp": tp,
+        "fp": len(pred - truth),
+        "fn": len(truth - pred),
+        "precision": round(tp / len(pred), 4) if pred else None,
+        "recall": round(tp / len(truth), 4) if truth else None,
+    }
 
 
 def total(rows: list[dict]) -> dict:
     tp, fp, fn = (sum(r[k] for r in rows) for k in ("tp", "fp", "fn"))
-    return {"tp": tp, "fp": fp, "fn": fn,
-            "precision": round(tp / (tp + fp), 4) if tp + fp else None,
-            "recall": round(tp / (tp + fn), 4) if tp + fn else None}
+    return {
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "precision": round(tp / (tp + fp), 4) if tp + fp else None,
+        "recall": round(tp / (tp + fn), 4) if tp + fn else None,
+    }
 
 
 def evaluate(files: list[Path], run: bool = True) -> dict:
@@ -99,11 +111,13 @@ def evaluate(files: list[Path], run: bool = True) -> dict:
         labels = labelled(path)
         act, status = actual(path) if run else (None, "not run")
         capture_ok &= act is not None
-        entry = {"file": str(path.relative_to(REPO)), "labelled": sorted(labels),
-                 "actual": None if act is None else {str(k): v for k, v in sorted(act.items())},
-                 "actual_status": status,
-                 "predicted": {str(k): {"confidence": c, "reason": r}
-                               for k, (c, r) in sorted(pred.items())}}
+        entry = {
+            "file": str(path.relative_to(REPO)),
+            "labelled": sorted(labels),
+            "actual": None if act is None else {str(k): v for k, v in sorted(act.items())},
+            "actual_status": status,
+            "predicted": {str(k): {"confidence": c, "reason": r} for k, (c, r) in sorted(pred.items())},
+        }
         for t in THRESHOLDS:
             lines = {k for k, (c, _) in pred.items() if c >= t}
             by_t_label[t].append(score(lines, labels))
@@ -112,14 +126,14 @@ def evaluate(files: list[Path], run: bool = True) -> dict:
         if act is not None:
             entry["labels_vs_actual"] = score(labels, set(act))
             entry["reason_agreement"] = {
-                str(k): {"static": pred[k][1], "capture": act[k]} for k in sorted(set(pred) & set(act))}
+                str(k): {"static": pred[k][1], "capture": act[k]} for k in sorted(set(pred) & set(act))
+            }
         per_file.append(entry)
     result = {
         "python": platform.python_version(),
         "files": len(files),
         "capture_available": capture_ok,
-        "against_actual": {str(t): total(rows) for t, rows in by_t_actual.items()}
-        if capture_ok else None,
+        "against_actual": {str(t): total(rows) for t, rows in by_t_actual.items()} if capture_ok else None,
         "against_labels": {str(t): total(rows) for t, rows in by_t_label.items()},
         "per_file": per_file,
     }
@@ -129,28 +143,36 @@ def evaluate(files: list[Path], run: bool = True) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("files", nargs="*", type=Path, help="scripts (default: the example corpus)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"default {DEFAULT_OUT}")
-    ap.add_argument("--no-run", action="store_true",
-                    help="score against the hand labels only; do not run the scripts")
+    ap.add_argument(
+        "--no-run", action="store_true", help="score against the hand labels only; do not run the scripts"
+    )
     args = ap.parse_args(argv)
     files = [f.resolve() for f in args.files] or default_files()
     result = evaluate(files, run=not args.no_run)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
-    for title, key in (("against actual breaks", "against_actual"),
-                       ("against hand labels", "against_labels")):
+    for title, key in (
+        ("against actual breaks", "against_actual"),
+        ("against hand labels", "against_labels"),
+    ):
         table = result[key]
         if table is None:
-            print(f"{title}: capture not available "
-                  f"({next(e['actual_status'] for e in result['per_file'] if e['actual'] is None)})")
+            print(
+                f"{title}: capture not available "
+                f"({next(e['actual_status'] for e in result['per_file'] if e['actual'] is None)})"
+            )
             continue
         print(title)
         for t, s in table.items():
-            print(f"  confidence >= {t}: precision {s['precision']}, recall {s['recall']} "
-                  f"(tp {s['tp']}, fp {s['fp']}, fn {s['fn']})")
+            print(
+                f"  confidence >= {t}: precision {s['precision']}, recall {s['recall']} "
+                f"(tp {s['tp']}, fp {s['fp']}, fn {s['fn']})"
+            )
     print(f"wrote {args.out}")
     return 0
 

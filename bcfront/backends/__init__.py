@@ -10,10 +10,10 @@ callable.  ``"triton"`` is imported lazily from ``bcfront.backends.triton``
 it is missing or fails, the graph runs on the eager backend and the entry
 records a note.  ``"auto"`` picks triton for CUDA inputs, eager otherwise.
 """
+
 from __future__ import annotations
 
 from .compiled import CompiledGraph
-
 
 NAMES = ("auto", "eager", "fx", "triton")
 
@@ -23,8 +23,10 @@ def check(spec) -> None:
     if callable(spec):
         return
     if not isinstance(spec, str) or spec not in NAMES:
-        raise ValueError(f"unknown backend {spec!r}; expected one of {', '.join(NAMES)} "
-                         "or a callable (gm, example_inputs) -> callable")
+        raise ValueError(
+            f"unknown backend {spec!r}; expected one of {', '.join(NAMES)} "
+            "or a callable (gm, example_inputs) -> callable"
+        )
 
 
 def name_of(spec) -> str:
@@ -36,6 +38,7 @@ def name_of(spec) -> str:
 def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
     """Compile `graph` with the backend `spec` (see module docstring)."""
     from . import eager
+
     if spec == "eager" or not graph.body:
         return eager.compile_graph(graph)
     if spec == "auto":
@@ -48,7 +51,7 @@ def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
         if spec == "fx":
             return _fx(graph, example_inputs, None, "fx")
         return _fx(graph, example_inputs, spec, name_of(spec))
-    except NotImplementedError as e:      # a graph FX export does not cover: run it eagerly
+    except NotImplementedError as e:  # a graph FX export does not cover: run it eagerly
         out = eager.compile_graph(graph)
         out.notes.append(f"{name_of(spec)} backend cannot take this graph ({e}); ran eager")
         return out
@@ -57,8 +60,8 @@ def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
 def _fx(graph, example_inputs, compiler, name) -> CompiledGraph:
     """Non-eager backends get the functionalized (pure) graph; the region does the writes."""
     from . import fx
-    return compile_functional(graph, example_inputs,
-                              lambda g, ex: fx.compile_graph(g, ex, compiler, name))
+
+    return compile_functional(graph, example_inputs, lambda g, ex: fx.compile_graph(g, ex, compiler, name))
 
 
 def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
@@ -66,10 +69,12 @@ def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
     (a `CompiledGraph`) and wrap its emit with the plan; on `FunctionalizeError` the
     graph stays on the eager backend, with a note saying why."""
     from ..ir.functionalize import FunctionalizeError, functionalize
+
     try:
         plan = functionalize(graph, example_inputs)
     except FunctionalizeError as e:
         from . import eager
+
         out = eager.compile_graph(graph)
         out.notes.append(f"functionalization failed ({e}); the graph ran on the eager backend")
         return out
@@ -81,6 +86,7 @@ def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
 
 def _triton(graph, example_inputs) -> CompiledGraph:
     from . import eager
+
     try:
         from .triton import compile_fx
     except Exception as e:  # the backend is optional; fall back to eager with a note

@@ -3,6 +3,7 @@
 A leaf of `backends`, so the backend modules (`eager`, `fx`) and the registry
 in `backends/__init__.py` that picks among them all import it from below.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 @dataclass
 class CompiledGraph:
     backend: str
-    emit: Emit                            # emit(graph, ns, lines, indent) -> None
+    emit: Emit  # emit(graph, ns, lines, indent) -> None
     kernels: tuple = ()
     fallback_ops: tuple = ()
     notes: list = field(default_factory=list)

@@ -20,6 +20,7 @@ grad (autograd could have saved what they change):
   They rest on the temporary's own layout, checked once per call: a temporary laid
   out otherwise runs the original chain.
 """
+
 from __future__ import annotations
 
 import operator
@@ -28,15 +29,25 @@ from ..ir.graph import INFIX, format_arg, is_identifier, iter_nodes, node_expr
 from .compiled import CompiledGraph
 
 # out-of-place op -> its in-place method (infix operators and Tensor methods) ...
-_INPLACE_METHOD = {operator.add: "add_", operator.sub: "sub_", operator.mul: "mul_",
-                   operator.truediv: "div_", "add": "add_", "sub": "sub_", "mul": "mul_",
-                   "div": "div_", "masked_fill": "masked_fill_", "relu": "relu_"}
+_INPLACE_METHOD = {
+    operator.add: "add_",
+    operator.sub: "sub_",
+    operator.mul: "mul_",
+    operator.truediv: "div_",
+    "add": "add_",
+    "sub": "sub_",
+    "mul": "mul_",
+    "div": "div_",
+    "masked_fill": "masked_fill_",
+    "relu": "relu_",
+}
 # ... or in-place function (looked up lazily: this module imports without torch)
 _INPLACE_FUNCS = (("torch._C._nn.gelu", "torch._C._nn.gelu_"), ("torch.relu", "torch.relu_"))
 
 
-def emit_graph(graph, ns, lines: list[str], indent: str = "    ", folded=None, inplace=None,
-               views=None) -> None:
+def emit_graph(
+    graph, ns, lines: list[str], indent: str = "    ", folded=None, inplace=None, views=None
+) -> None:
     const = ns.const
     folded = folded or {}
     inplace = inplace or {}
@@ -60,26 +71,32 @@ def emit_graph(graph, ns, lines: list[str], indent: str = "    ", folded=None, i
                 inner = indent + "    "
         if views.mode.get(n) == "fold":
             root, (size, stride, offset) = views.root[n], views.layout[n]
-            code = (f"{root.name}.as_strided({size!r}, {stride!r}, {offset!r}) if {checks[root]} "
-                    f"else {_node_code(n, const, name_of)}")
+            code = (
+                f"{root.name}.as_strided({size!r}, {stride!r}, {offset!r}) if {checks[root]} "
+                f"else {_node_code(n, const, name_of)}"
+            )
         elif n in inplace:
-            code = (f"{_inplace_code(n, inplace[n], const, name_of)} "
-                    f"if {name_of(n.args[0]) if name_of else n.args[0].name}.is_contiguous() "
-                    f"else {_node_code(n, const, name_of)}")
+            code = (
+                f"{_inplace_code(n, inplace[n], const, name_of)} "
+                f"if {name_of(n.args[0]) if name_of else n.args[0].name}.is_contiguous() "
+                f"else {_node_code(n, const, name_of)}"
+            )
         else:
             code = _node_code(n, const, name_of)
         lines.append(f"{inner}{n.name} = {code}")
         if n in views.roots:
             checks[n] = ns.fresh(f"{n.name}_layout")
             stride = tuple(n.meta.stride())
-            lines.append(f"{inner}{checks[n]} = {n.name}.stride() == {stride!r} "
-                         f"and {n.name}.storage_offset() == 0")
+            lines.append(
+                f"{inner}{checks[n]} = {n.name}.stride() == {stride!r} and {n.name}.storage_offset() == 0"
+            )
 
 
 def _state_cm(state, ns) -> str:
     """A context manager expression entering `state` (grad mode alone: torch.set_grad_enabled)."""
     if not state.autocast and not state.inference:
         import torch
+
         return f"{ns.const(torch.set_grad_enabled, 'set_grad_enabled_cm')}({state.grad!r})"
     return f"{ns.const(state, 'state')}.context()"
 
@@ -101,6 +118,7 @@ def _inplace_code(n, how, const, name_of=None) -> str:
 
 def _inplace_funcs() -> dict:
     import torch
+
     out = {}
     for src, dst in _INPLACE_FUNCS:
         try:
@@ -111,7 +129,7 @@ def _inplace_funcs() -> dict:
                     obj = getattr(obj, part)
                 objs.append(obj)
             out[objs[0]] = objs[1]
-        except AttributeError:      # another torch version: that rewrite is just not made
+        except AttributeError:  # another torch version: that rewrite is just not made
             continue
     return out
 
@@ -134,10 +152,12 @@ def reusable(graph, folded=()) -> dict:
     runs the op as written): then the fresh result eager makes is contiguous too (`a` is
     its first operand and decides its layout), and so is the in-place one.
     """
-    if not graph.body:              # (a pure-Python function: no torch import)
+    if not graph.body:  # (a pure-Python function: no torch import)
         return {}
     import torch
+
     from ..ir.alias_facts import storage_key, tensors_in
+
     funcs = _inplace_funcs()
     last_use: dict = {}
     for i, n in enumerate(graph.body):
@@ -167,17 +187,29 @@ def reusable(graph, folded=()) -> dict:
         a = n.args[0]
         # same ambient state: an inference tensor made inside inference_mode cannot be
         # written outside it
-        if a not in body or a.state != n.state or a in folded or last_use.get(a) != i \
-                or sum(1 for x in iter_nodes((n.args, n.kwargs)) if x is a) != 1:
+        if (
+            a not in body
+            or a.state != n.state
+            or a in folded
+            or last_use.get(a) != i
+            or sum(1 for x in iter_nodes((n.args, n.kwargs)) if x is a) != 1
+        ):
             continue
         ta, tn = a.meta, n.meta
         if not (isinstance(ta, torch.Tensor) and isinstance(tn, torch.Tensor)):
             continue
         if storage_key(ta) is None or owners.get(storage_key(ta)) != {a}:
             continue
-        if (ta.requires_grad or tn.requires_grad or ta.dtype != tn.dtype or ta.device != tn.device
-                or ta.shape != tn.shape or any(d < 2 for d in ta.shape) or not ta.is_contiguous()
-                or not tn.is_contiguous()):
+        if (
+            ta.requires_grad
+            or tn.requires_grad
+            or ta.dtype != tn.dtype
+            or ta.device != tn.device
+            or ta.shape != tn.shape
+            or any(d < 2 for d in ta.shape)
+            or not ta.is_contiguous()
+            or not tn.is_contiguous()
+        ):
             continue
         out[n] = how
     return out
@@ -194,6 +226,7 @@ def _hashable(x) -> bool:
 def compile_graph(graph) -> CompiledGraph:
     """Straight-line code; input-independent subgraphs are computed once (`fold_constants`)."""
     from ..ir.passes import fold_constants
+
     folded = fold_constants(graph) if graph.body else {}
     inplace = _safe(reusable, graph, folded, {})
     views = _safe(view_plan, graph, folded, ViewPlan())
@@ -206,6 +239,7 @@ def compile_graph(graph) -> CompiledGraph:
             emit_graph(g, ns, lines, indent, folded, inplace, views)
         else:
             emit_graph(g, ns, lines, indent, folded)
+
     out = CompiledGraph("eager", emit)
     if folded:
         out.notes.append(f"{len(folded)} input-independent op(s) computed once at capture")
@@ -215,14 +249,28 @@ def compile_graph(graph) -> CompiledGraph:
 def _safe(analysis, graph, folded, nothing):
     try:
         return analysis(graph, folded)
-    except Exception:   # metadata a fake tensor cannot give (no storage): no rewrite
+    except Exception:  # metadata a fake tensor cannot give (no storage): no rewrite
         return nothing
 
 
 # -- view chains -------------------------------------------------------------------------------
 
-_VIEW_METHODS = frozenset(("view", "transpose", "permute", "unsqueeze", "squeeze", "t", "narrow",
-                           "expand", "split", "chunk", "unbind", "select"))
+_VIEW_METHODS = frozenset(
+    (
+        "view",
+        "transpose",
+        "permute",
+        "unsqueeze",
+        "squeeze",
+        "t",
+        "narrow",
+        "expand",
+        "split",
+        "chunk",
+        "unbind",
+        "select",
+    )
+)
 
 
 class ViewPlan:
@@ -239,7 +287,9 @@ class ViewPlan:
 
 def _is_view_node(n) -> bool:
     import operator as op
+
     from ..ir.alias_facts import storage_key, tensors_in
+
     if not n.args or not isinstance(n.args[0], type(n)) or n.mutates or n.state is not None:
         return False
     if iter_nodes((n.args[1:], n.kwargs)):
@@ -248,8 +298,12 @@ def _is_view_node(n) -> bool:
     if n.op == "method":
         ok = n.target in _VIEW_METHODS
     else:
-        ok = (n.op == "call" and n.target is op.getitem and isinstance(parent.meta, tuple)
-              and type(n.args[1]) is int)
+        ok = (
+            n.op == "call"
+            and n.target is op.getitem
+            and isinstance(parent.meta, tuple)
+            and type(n.args[1]) is int
+        )
     if not ok:
         return False
     ts = tensors_in(n.meta)
@@ -265,6 +319,7 @@ def view_plan(graph, folded=()) -> ViewPlan:
     if not graph.body:
         return plan
     import torch
+
     users: dict = {}
     for n in graph.body:
         for a in iter_nodes((n.args, n.kwargs)):
@@ -278,8 +333,13 @@ def view_plan(graph, folded=()) -> ViewPlan:
         parent = n.args[0]
         root = cand.get(parent)
         if root is None:
-            if (parent not in body or parent in folded or parent.state is not None
-                    or not isinstance(parent.meta, torch.Tensor) or parent.meta.requires_grad):
+            if (
+                parent not in body
+                or parent in folded
+                or parent.state is not None
+                or not isinstance(parent.meta, torch.Tensor)
+                or parent.meta.requires_grad
+            ):
                 continue
             root = parent
         cand[n] = root
@@ -287,7 +347,7 @@ def view_plan(graph, folded=()) -> ViewPlan:
         outside = n in outputs or any(u not in cand for u in users.get(n, ()))
         keep = n in outputs or any(plan.mode.get(u) is None for u in users.get(n, ()) if u in cand)
         if keep or (outside and not isinstance(n.meta, torch.Tensor)):
-            continue                                   # emitted as is
+            continue  # emitted as is
         if outside:
             t = n.meta
             plan.mode[n] = "fold"
@@ -296,7 +356,7 @@ def view_plan(graph, folded=()) -> ViewPlan:
             plan.roots.add(cand[n])
         else:
             plan.mode[n] = "drop"
-    for root in list(plan.roots):                  # worth it only when it saves view calls
+    for root in list(plan.roots):  # worth it only when it saves view calls
         family = [n for n, r in cand.items() if r is root]
         calls = sum(1 for n in family if n.op == "method")
         if sum(1 for n in family if plan.mode.get(n) == "fold") >= calls:
@@ -308,8 +368,10 @@ def view_plan(graph, folded=()) -> ViewPlan:
 
 def _inline_dropped(views, const, name_of):
     """Spell a dropped view as its own expression (for the fallback of a folded one)."""
+
     def spell(n):
         if views.mode.get(n) == "drop":
             return f"({_node_code(n, const, spell)})"
         return name_of(n) if name_of is not None else n.name
+
     return spell

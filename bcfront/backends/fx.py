@@ -11,6 +11,7 @@ AOTAutograd and Inductor understand).  Each placeholder carries
 With a compiler callable (``backend=callable``) the region calls
 ``compiler(gm, example_inputs)``'s result; without one it calls ``gm``.
 """
+
 from __future__ import annotations
 
 import torch
@@ -30,7 +31,7 @@ def to_fx(graph) -> torch.fx.GraphModule:
         env[n] = p
     entry_grad = None
     current = None
-    autocast: list = []            # [(args, enter node)] currently open, outermost first
+    autocast: list = []  # [(args, enter node)] currently open, outermost first
     for n in graph.body:
         state = n.state
         _switch_autocast(g, autocast, state.autocast if state is not None else ())
@@ -56,7 +57,9 @@ def to_fx(graph) -> torch.fx.GraphModule:
         fx_node.meta["example_value"] = n.meta
         fx_node.meta["val"] = n.meta
         if n.loc is not None:
-            fx_node.meta["stack_trace"] = f'  File "{n.loc.filename}", line {n.loc.lineno}, in {n.loc.function}\n    {n.loc.line}\n'
+            fx_node.meta["stack_trace"] = (
+                f'  File "{n.loc.filename}", line {n.loc.lineno}, in {n.loc.function}\n    {n.loc.line}\n'
+            )
         env[n] = fx_node
     _switch_autocast(g, autocast, ())
     if current is not None:
@@ -70,6 +73,7 @@ def to_fx(graph) -> torch.fx.GraphModule:
 def _switch_autocast(g, open_: list, want: tuple) -> None:
     """Exit/enter autocast contexts (TorchDynamo's _enter_autocast/_exit_autocast nodes)."""
     from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
+
     keep = 0
     while keep < len(open_) and keep < len(want) and open_[keep][0] == want[keep]:
         keep += 1
@@ -90,7 +94,9 @@ def compile_graph(graph, example_inputs, compiler, name: str) -> CompiledGraph:
         outs = ", ".join(o.name for o in graph.outputs)
         call = f"{ns.const(fn, 'compiled_graph')}({ins})"
         if graph.outputs:
-            lines.append(f"{indent}{outs}, = {call}" if len(graph.outputs) == 1 else f"{indent}{outs} = {call}")
+            lines.append(
+                f"{indent}{outs}, = {call}" if len(graph.outputs) == 1 else f"{indent}{outs} = {call}"
+            )
         else:
             lines.append(f"{indent}{call}")
 
@@ -99,4 +105,3 @@ def compile_graph(graph, example_inputs, compiler, name: str) -> CompiledGraph:
     out = CompiledGraph(name, emit, kernels, fallback)
     out.gm = gm
     return out
-

@@ -7,6 +7,7 @@ chosen from a table keyed by the kind of value guarded (first match wins).
 `enrich` adds the warnings (and missing source lines) to a report, so the
 text and the JSON output say the same thing.
 """
+
 from __future__ import annotations
 
 import linecache
@@ -31,6 +32,7 @@ _DTYPE = re.compile(r"torch\.(?:u?int\d+|float\d+|bfloat16|bool|complex\d+|half|
 @dataclass(frozen=True)
 class Failure:
     """What a recompile says about one guard: enough to pick a fix."""
+
     source: str
     expr: str
     kind: str
@@ -84,41 +86,52 @@ def _shape_fix(f: Failure) -> str | None:
     if m:
         dims = [int(m.group(1) or m.group(2))]
         base = f.source.split(".shape")[0].split(".size")[0] or f.source
-    else:   # a whole-shape check: find the dimensions that differ
+    else:  # a whole-shape check: find the dimensions that differ
         changed = _changed(f)
-        old, new = (_dims(changed["shape"][0]), _dims(changed["shape"][1])) \
-            if "shape" in changed else (_dims(f.expected), _dims(f.actual))
+        old, new = (
+            (_dims(changed["shape"][0]), _dims(changed["shape"][1]))
+            if "shape" in changed
+            else (_dims(f.expected), _dims(f.actual))
+        )
         if old is None or new is None or len(old) != len(new) or old == new:
             return None
         dims = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
         base = f.source
     which = "dimension " + ", ".join(map(str, dims))
-    return (f"the size of {which} of {base} changes between calls: mark that "
-            f"dimension dynamic, or pad/bucket the inputs to a few fixed sizes")
+    return (
+        f"the size of {which} of {base} changes between calls: mark that "
+        f"dimension dynamic, or pad/bucket the inputs to a few fixed sizes"
+    )
 
 
 def _stride_fix(f: Failure) -> str | None:
     changed = _changed(f)
     if "stride" not in changed or "shape" in changed:
         return None
-    return (f"{f.source} has the same shape but different strides on each call: it is a view "
-            f"into a tensor whose size changes (a slice of a growing sequence?); pass a "
-            f"contiguous copy (.contiguous()) or slice it from a fixed-size buffer")
+    return (
+        f"{f.source} has the same shape but different strides on each call: it is a view "
+        f"into a tensor whose size changes (a slice of a growing sequence?); pass a "
+        f"contiguous copy (.contiguous()) or slice it from a fixed-size buffer"
+    )
 
 
 def _scalar_fix(f: Failure) -> str | None:
     if f.kind not in ("CONSTANT", "EQUALS_MATCH", "CONSTANT_MATCH") and " == " not in f.expr:
         return None
-    return (f"{f.source} is a Python value baked into the graph as a constant and it changes "
-            f"between calls: stop passing a changing Python scalar (pass it as a tensor, "
-            f"e.g. torch.tensor(value), or keep it fixed)")
+    return (
+        f"{f.source} is a Python value baked into the graph as a constant and it changes "
+        f"between calls: stop passing a changing Python scalar (pass it as a tensor, "
+        f"e.g. torch.tensor(value), or keep it fixed)"
+    )
 
 
 def _identity_fix(f: Failure) -> str | None:
     if f.kind != "ID_MATCH" and not f.expr.startswith("id("):
         return None
-    return (f"{f.source} is a different object on each call (a new module, lambda or "
-            f"closure?): create it once and reuse it")
+    return (
+        f"{f.source} is a different object on each call (a new module, lambda or "
+        f"closure?): create it once and reuse it"
+    )
 
 
 def _type_fix(f: Failure) -> str | None:
@@ -130,20 +143,23 @@ def _type_fix(f: Failure) -> str | None:
 def _tensor_fix(f: Failure) -> str | None:
     if f.kind != "TENSOR_MATCH" and not {"dtype", "device", "requires_grad"} & set(_changed(f)):
         return None
-    return (f"the dtype, device, layout or requires_grad of {f.source} changes between calls: "
-            f"convert inputs consistently before the call")
+    return (
+        f"the dtype, device, layout or requires_grad of {f.source} changes between calls: "
+        f"convert inputs consistently before the call"
+    )
 
 
 def _global_fix(f: Failure) -> str | None:
     if not (f.source.startswith("G[") or f.kind.startswith("GLOBAL")):
         return None
-    return (f"{f.source} (global state) changes between calls: pass it as an argument, "
-            f"or change it outside the hot loop")
+    return (
+        f"{f.source} (global state) changes between calls: pass it as an argument, "
+        f"or change it outside the hot loop"
+    )
 
 
 # Checked in order; the first rule that returns a suggestion wins.
-FIXES = (_shape_fix, _stride_fix, _type_fix, _identity_fix, _tensor_fix, _global_fix,
-         _scalar_fix)
+FIXES = (_shape_fix, _stride_fix, _type_fix, _identity_fix, _tensor_fix, _global_fix, _scalar_fix)
 FALLBACK_FIX = "make this value the same on every call, or pass it as a tensor argument"
 
 
@@ -171,18 +187,23 @@ def storm_warnings(fr: FunctionReport) -> list[str]:
         if n < STORM_MIN_FAILURES or n < STORM_MIN_SHARE * calls:
             continue
         rec = [r for r in fr.recompiles if (r.source or r.guard) == key][-1]
-        fix = suggest_fix(Failure(rec.source or key, rec.guard, kinds.get(rec.guard, ""),
-                                  rec.expected, rec.actual))
-        out.append(f"recompile storm: the guard on {key} failed on {n} of {calls} calls "
-                   f"(last: {describe_changes(rec.expected, rec.actual)}); fix: {fix}")
+        fix = suggest_fix(
+            Failure(rec.source or key, rec.guard, kinds.get(rec.guard, ""), rec.expected, rec.actual)
+        )
+        out.append(
+            f"recompile storm: the guard on {key} failed on {n} of {calls} calls "
+            f"(last: {describe_changes(rec.expected, rec.actual)}); fix: {fix}"
+        )
     return out
 
 
 def _with_source(fr: FunctionReport) -> FunctionReport:
     breaks = tuple(
-        b if b.source_line or not b.filename or not b.lineno
+        b
+        if b.source_line or not b.filename or not b.lineno
         else replace(b, source_line=linecache.getline(b.filename, b.lineno).strip())
-        for b in fr.graph_breaks)
+        for b in fr.graph_breaks
+    )
     return replace(fr, graph_breaks=breaks)
 
 
@@ -198,19 +219,33 @@ def with_raised_break(report: Report, exc: BaseException | None) -> Report:
     It goes to the function defined closest above the break in the same file.
     """
     from bcfront.errors import GraphBreakError
+
     if not isinstance(exc, GraphBreakError) or not exc.filename or not exc.lineno:
         return report
-    same_file = [f for f in report.functions if f.filename == exc.filename
-                 and f.lineno is not None and f.lineno <= exc.lineno]
+    same_file = [
+        f
+        for f in report.functions
+        if f.filename == exc.filename and f.lineno is not None and f.lineno <= exc.lineno
+    ]
     if not same_file:
         return report
     target = max(same_file, key=lambda f: f.lineno)
     if any(b.lineno == exc.lineno for b in target.graph_breaks):
         return report
-    brk = GraphBreak(exc.reason, exc.message + " (raised: fullgraph=True)", exc.filename,
-                     exc.lineno, "", exc.instruction or "", tuple(exc.user_stack))
-    return Report(tuple(replace(f, graph_breaks=f.graph_breaks + (brk,)) if f is target else f
-                        for f in report.functions))
+    brk = GraphBreak(
+        exc.reason,
+        exc.message + " (raised: fullgraph=True)",
+        exc.filename,
+        exc.lineno,
+        "",
+        exc.instruction or "",
+        tuple(exc.user_stack),
+    )
+    return Report(
+        tuple(
+            replace(f, graph_breaks=f.graph_breaks + (brk,)) if f is target else f for f in report.functions
+        )
+    )
 
 
 def enrich(report: Report) -> Report:

@@ -1,4 +1,5 @@
 """``--analyze TARGET``: the analyzer's view of one function, as text or JSON (graphviz: `dot`)."""
+
 from __future__ import annotations
 
 import bcfront
@@ -24,6 +25,7 @@ def emit(fa, fmt: str, console):
         data = fa.to_json()
         if not isinstance(data, str):
             import json
+
             data = json.dumps(data, indent=2, default=str)
         return data
     if hasattr(fa, "render"):
@@ -43,23 +45,25 @@ def _block_label(fa, b) -> str:
 def render_structure(fa, console) -> None:
     """The dominator tree and the loop nest, as trees (the block table shows neither shape)."""
     from rich.tree import Tree
+
     entry = fa.cfg.entry
     if fa.dom_tree:
         root = Tree(f"dominator tree: {_block_label(fa, entry)}")
         todo = [(root, entry)]
-        while todo:      # iterative: functions can have thousands of blocks
+        while todo:  # iterative: functions can have thousands of blocks
             node, b = todo.pop()
             for child in reversed(fa.dom_tree.get(b, ())):
                 todo.append((node.add(_block_label(fa, child)), child))
         console.print(root)
     loops = fa.loops
     forest = Tree(f"loops ({len(loops.loops)})")
-    nodes = {}          # loop header -> its tree node (`parent` is the enclosing loop's header)
+    nodes = {}  # loop header -> its tree node (`parent` is the enclosing loop's header)
     for lp in sorted(loops.loops, key=lambda lp: lp.depth):
         back = ", ".join(f"{a}→{b}" for a, b in lp.back_edges)
         exits = ", ".join(f"{a}→{b}" for a, b in lp.exits) or "none"
-        label = (f"header {_block_label(fa, lp.header)}: body {sorted(lp.body)}, "
-                 f"back edges {back}, exits {exits}")
+        label = (
+            f"header {_block_label(fa, lp.header)}: body {sorted(lp.body)}, back edges {back}, exits {exits}"
+        )
         nodes[lp.header] = nodes.get(lp.parent, forest).add(label)
     if loops.irreducible:
         forest.add(f"irreducible regions: {loops.irreducible}")

@@ -16,10 +16,10 @@ Each view is built from the public `bcfront.analyze` result only:
 Every string that comes from the code (names, argument reprs, file names) is
 escaped with `quote`; node names are generated (``b36``, ``i12``, ``v7``).
 """
+
 from __future__ import annotations
 
 VIEWS = ("cfg", "domtree", "loops", "ssa")
-
 
 
 def quote(s: str) -> str:
@@ -29,8 +29,7 @@ def quote(s: str) -> str:
 
 def _header(fa, view: str) -> list[str]:
     name = quote(f"{fa.code.co_qualname} ({view})")
-    return [f"digraph {name} {{", f"  label={name};", '  labelloc="t";',
-            '  node [fontname="monospace"];']
+    return [f"digraph {name} {{", f"  label={name};", '  labelloc="t";', '  node [fontname="monospace"];']
 
 
 def _block_label(fa, b) -> str:
@@ -57,8 +56,10 @@ def domtree_dot(fa) -> str:
             lines.append(f"  b{parent} -> b{child};")
     for b in blocks:
         for f in sorted(fa.dominance_frontier.get(b, ())):
-            lines.append(f'  b{b} -> b{f} [style=dotted, color="grey", constraint=false, '
-                         f'tooltip="dominance frontier"];')
+            lines.append(
+                f'  b{b} -> b{f} [style=dotted, color="grey", constraint=false, '
+                f'tooltip="dominance frontier"];'
+            )
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -68,7 +69,7 @@ def loops_dot(fa) -> str:
     lines = _header(fa, "loops") + ["  node [shape=box];"]
     by_header = {lp.header: lp for lp in forest.loops}
     innermost = {}
-    for lp in sorted(forest.loops, key=lambda lp: lp.depth):   # deeper loops overwrite
+    for lp in sorted(forest.loops, key=lambda lp: lp.depth):  # deeper loops overwrite
         for b in lp.body:
             innermost[b] = lp.header
     members: dict = {}
@@ -88,12 +89,14 @@ def loops_dot(fa) -> str:
         if header is not None:
             lp = by_header[header]
             back = ", ".join(f"{u}→{h}" for u, h in lp.back_edges)
-            lines += [f"{pad[:-2]}subgraph cluster_loop{header} {{",
-                      f"{pad}label={quote(f'loop at block {header} (depth {lp.depth}), back edges {back}')};",
-                      f'{pad}style=rounded; color="darkgreen";']
+            lines += [
+                f"{pad[:-2]}subgraph cluster_loop{header} {{",
+                f"{pad}label={quote(f'loop at block {header} (depth {lp.depth}), back edges {back}')};",
+                f'{pad}style=rounded; color="darkgreen";',
+            ]
             work.append(("close", header, depth))
         for b in members.get(header, ()):
-            extra = ', style=bold' if b in by_header else ""
+            extra = ", style=bold" if b in by_header else ""
             lines.append(f"{pad}b{b} [label={quote(_block_label(fa, b))}{extra}];")
         for h in reversed(sorted(children.get(header, ()))):
             work.append(("open", h, depth + 1))
@@ -103,9 +106,15 @@ def loops_dot(fa) -> str:
         if not (fa.cfg.blocks[e.src].reachable and fa.cfg.blocks[e.dst].reachable):
             continue
         key = (e.src, e.dst)
-        style = ('style=bold, color="red", label="back"' if key in back_edges
-                 else 'style=dashed, color="darkgreen", label="exit"' if key in exits
-                 else 'style=dotted, color="red"' if e.kind == "exception" else "style=solid")
+        style = (
+            'style=bold, color="red", label="back"'
+            if key in back_edges
+            else 'style=dashed, color="darkgreen", label="exit"'
+            if key in exits
+            else 'style=dotted, color="red"'
+            if e.kind == "exception"
+            else "style=solid"
+        )
         lines.append(f"  b{e.src} -> b{e.dst} [{style}];")
     for i, region in enumerate(forest.irreducible):
         lines.append(f"  // irreducible region {i}: blocks {sorted(region.blocks)}")
@@ -133,33 +142,40 @@ def ssa_dot(fa) -> str:
         ops_by_block.setdefault(op.block, []).append(op)
     entry_ids = {v.id for v in ssa.entry}
     for b in sorted(set(by_block) | set(ops_by_block), key=lambda b: (b is None, b)):
-        lines += [f"  subgraph cluster_b{b} {{", f"    label={quote(_block_label(fa, b))};",
-                  '    style=rounded; color="grey";']
+        lines += [
+            f"  subgraph cluster_b{b} {{",
+            f"    label={quote(_block_label(fa, b))};",
+            '    style=rounded; color="grey";',
+        ]
         for v in by_block.get(b, ()):
             if v.id in entry_ids:
                 continue
-            lines.append(f"    v{v.id} [label={quote(f'{v.name}  ({v.kind})')}, "
-                         f"shape={_VALUE_SHAPE.get(v.kind, 'ellipse')}];")
+            lines.append(
+                f"    v{v.id} [label={quote(f'{v.name}  ({v.kind})')}, "
+                f"shape={_VALUE_SHAPE.get(v.kind, 'ellipse')}];"
+            )
         for op in ops_by_block.get(b, ()):
             lines.append(f"    i{op.offset} [label={quote(_instr_label(op.instr))}, shape=box];")
         lines.append("  }")
     if ssa.entry:
-        lines += ["  subgraph cluster_entry {", '    label="entry values";',
-                  '    style=rounded; color="grey";']
-        lines += [f"    v{v.id} [label={quote(f'{v.name}  ({v.kind})')}, shape=invhouse];"
-                  for v in ssa.entry]
+        lines += [
+            "  subgraph cluster_entry {",
+            '    label="entry values";',
+            '    style=rounded; color="grey";',
+        ]
+        lines += [f"    v{v.id} [label={quote(f'{v.name}  ({v.kind})')}, shape=invhouse];" for v in ssa.entry]
         lines.append("  }")
     for op in ops:
         for d in op.defs:
             lines.append(f'  i{op.offset} -> v{d.id} [color="blue"];')
-        for u in dict.fromkeys(op.uses):          # a value read twice: one edge
+        for u in dict.fromkeys(op.uses):  # a value read twice: one edge
             lines.append(f"  v{u.id} -> i{op.offset};")
     for vs in (*ssa.phis.values(), *ssa.catches.values()):
         for v in vs:
             edges = v.edges if v.kind == "phi" else ((None, None),) * len(v.args)
             for (src, kind), a in zip(edges, v.args):
                 attrs = "style=dashed"
-                if src is not None:      # a phi argument: the edge it comes along ("!": exception)
+                if src is not None:  # a phi argument: the edge it comes along ("!": exception)
                     attrs += f", label={quote(f'from {src}' + ('!' if kind == 'exception' else ''))}"
                 lines.append(f"  v{a.id} -> v{v.id} [{attrs}];")
     lines.append("}")

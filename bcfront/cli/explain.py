@@ -14,6 +14,7 @@ Exit status: 0 on success; the script's own status when it calls
 errors (missing file, unknown function, bad option); 3 for an internal
 error of bcfront itself (``BCFRONT_DEBUG=1`` shows its traceback).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ import sys
 from .runner import CliError
 
 PROG = "bcfront-explain"
-DOT_VIEWS = ("cfg", "domtree", "loops", "ssa")     # bcfront.cli.dot.VIEWS, without importing it
+DOT_VIEWS = ("cfg", "domtree", "loops", "ssa")  # bcfront.cli.dot.VIEWS, without importing it
 
 DESCRIPTION = """\
 Explain what bcfront does with a PyTorch program: where graphs break and why,
@@ -55,56 +56,106 @@ a syntax error; 2 usage error (missing file, unknown function, bad option).
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     mode = p.add_argument_group("modes (default: run SCRIPT and report its captures)")
-    mode.add_argument("--analyze", metavar="TARGET",
-                      help="static analysis of one function, without running it: CFG, dominator "
-                           "tree, loops, liveness, SSA.  TARGET is path.py:function or "
-                           "module:function, dotted for methods and nested functions "
-                           "(e.g. --analyze examples/gpt.py:GPT.forward)")
-    mode.add_argument("--static", metavar="FILE",
-                      help="predict the graph breaks of every function in FILE from static "
-                           "analysis alone, each with a confidence; FILE is not run "
-                           "(e.g. --static examples/breaks.py)")
+    mode.add_argument(
+        "--analyze",
+        metavar="TARGET",
+        help="static analysis of one function, without running it: CFG, dominator "
+        "tree, loops, liveness, SSA.  TARGET is path.py:function or "
+        "module:function, dotted for methods and nested functions "
+        "(e.g. --analyze examples/gpt.py:GPT.forward)",
+    )
+    mode.add_argument(
+        "--static",
+        metavar="FILE",
+        help="predict the graph breaks of every function in FILE from static "
+        "analysis alone, each with a confidence; FILE is not run "
+        "(e.g. --static examples/breaks.py)",
+    )
     out = p.add_argument_group("output")
-    out.add_argument("--json", action="store_true",
-                     help="print the result as JSON and nothing else on stdout; the script's "
-                          "own stdout goes to stderr (e.g. --json examples/gpt.py > report.json)")
-    out.add_argument("--dot", nargs="?", const="cfg", metavar="VIEW",
-                     help="with --analyze: one view as graphviz source -- cfg (the default: "
-                          "blocks and edges by kind), domtree (dominator tree, dominance "
-                          "frontier dotted), loops (the CFG with each natural loop as a "
-                          "nested cluster, back edges red) or ssa (def-use chains: "
-                          "instructions, SSA values and phis) "
-                          "(e.g. --analyze f.py:g --dot domtree | dot -Tpng > g.png)")
-    out.add_argument("-o", "--output", metavar="FILE",
-                     help="write the report to FILE instead of stdout (e.g. -o report.txt)")
-    out.add_argument("-v", "--verbose", action="store_true",
-                     help="also show graph code, generated kernels and every guard "
-                          "(e.g. -v examples/gpt.py)")
-    out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                     help="colour output: auto (on a terminal only), always, never "
-                          "(e.g. --color always examples/gpt.py | less -R)")
-    out.add_argument("--width", type=int, metavar="N",
-                     help="render for N columns instead of the terminal's width (e.g. --width 100)")
-    out.add_argument("--min-confidence", type=float, default=0.0, metavar="P",
-                     help="with --static: only predictions with confidence >= P "
-                          "(e.g. --static f.py --min-confidence 0.7)")
-    out.add_argument("--full-traceback", action="store_true",
-                     help="when the script raises, keep bcfront's own frames in its traceback "
-                          "(for reporting bcfront bugs; e.g. --full-traceback examples/gpt.py)")
-    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
-                   help="print the version and exit")
-    p.add_argument("script", nargs="?", metavar="SCRIPT",
-                   help="the Python script to run as __main__ (e.g. examples/gpt.py)")
-    p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
-                   help="arguments passed to the script as sys.argv[1:]")
+    out.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON and nothing else on stdout; the script's "
+        "own stdout goes to stderr (e.g. --json examples/gpt.py > report.json)",
+    )
+    out.add_argument(
+        "--dot",
+        nargs="?",
+        const="cfg",
+        metavar="VIEW",
+        help="with --analyze: one view as graphviz source -- cfg (the default: "
+        "blocks and edges by kind), domtree (dominator tree, dominance "
+        "frontier dotted), loops (the CFG with each natural loop as a "
+        "nested cluster, back edges red) or ssa (def-use chains: "
+        "instructions, SSA values and phis) "
+        "(e.g. --analyze f.py:g --dot domtree | dot -Tpng > g.png)",
+    )
+    out.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE instead of stdout (e.g. -o report.txt)",
+    )
+    out.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also show graph code, generated kernels and every guard (e.g. -v examples/gpt.py)",
+    )
+    out.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour output: auto (on a terminal only), always, never "
+        "(e.g. --color always examples/gpt.py | less -R)",
+    )
+    out.add_argument(
+        "--width",
+        type=int,
+        metavar="N",
+        help="render for N columns instead of the terminal's width (e.g. --width 100)",
+    )
+    out.add_argument(
+        "--min-confidence",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="with --static: only predictions with confidence >= P (e.g. --static f.py --min-confidence 0.7)",
+    )
+    out.add_argument(
+        "--full-traceback",
+        action="store_true",
+        help="when the script raises, keep bcfront's own frames in its traceback "
+        "(for reporting bcfront bugs; e.g. --full-traceback examples/gpt.py)",
+    )
+    p.add_argument(
+        "--version", action="version", version=f"%(prog)s {_version()}", help="print the version and exit"
+    )
+    p.add_argument(
+        "script",
+        nargs="?",
+        metavar="SCRIPT",
+        help="the Python script to run as __main__ (e.g. examples/gpt.py)",
+    )
+    p.add_argument(
+        "args",
+        nargs=argparse.REMAINDER,
+        metavar="ARGS",
+        help="arguments passed to the script as sys.argv[1:]",
+    )
     return p
 
 
 def _version() -> str:
     import bcfront
+
     return bcfront.__version__
 
 
@@ -112,6 +163,7 @@ def _console(args, file=None):
     from rich.console import Console
 
     from .render import StripTrailing
+
     target = file if file is not None else sys.stdout
     kw = {"highlight": False, "soft_wrap": False}
     if args.color == "always":
@@ -120,7 +172,7 @@ def _console(args, file=None):
         kw["no_color"] = args.color == "never"
         if args.color == "never":
             kw["color_system"] = None
-        target = StripTrailing(target)   # plain text: no padding at line ends
+        target = StripTrailing(target)  # plain text: no padding at line ends
     if args.width:
         kw["width"] = args.width
     return Console(file=target, **kw)
@@ -171,7 +223,7 @@ def cmd_run(args) -> int:
     from .runner import compile_script, run_script, stdout_to_stderr
 
     compile_script(args.script)  # missing file or syntax error: fail before anything runs
-    with bcfront.explain.collect() as run:     # keeps what ran alive and times it
+    with bcfront.explain.collect() as run:  # keeps what ran alive and times it
         if args.json:
             with stdout_to_stderr():
                 result = run_script(args.script, args.args, full_traceback=args.full_traceback)
@@ -185,18 +237,20 @@ def cmd_run(args) -> int:
         _emit_raw(args, report.to_json())
     else:
         from .render import RenderOptions, render_report
+
         _emit_text(args, lambda c: render_report(report, c, RenderOptions(verbose=args.verbose)))
     if result.error:
-        print(f"{PROG}: {args.script} raised {result.error} (its traceback is above)",
-              file=sys.stderr)
+        print(f"{PROG}: {args.script} raised {result.error} (its traceback is above)", file=sys.stderr)
     return result.exit_code
 
 
 def cmd_analyze(args) -> int:
     from .analyze import analyze_target, emit
+
     fa = analyze_target(args.analyze)
     if args.dot:
         from .dot import to_dot
+
         _emit_raw(args, to_dot(fa, args.dot).rstrip("\n"))
     elif args.json:
         _emit_raw(args, emit(fa, "json", None))
@@ -208,6 +262,7 @@ def cmd_analyze(args) -> int:
 def cmd_static(args) -> int:
     from .static import predict_file
     from .static_render import render_static, to_json
+
     report = predict_file(args.static)
     if args.json:
         _emit_raw(args, to_json(report, args.min_confidence))
@@ -244,8 +299,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - a bcfront bug: short message, trace on request
         if os.environ.get("BCFRONT_DEBUG"):
             raise
-        print(f"{PROG}: internal error: {type(e).__name__}: {e} (this is a bcfront bug; "
-              f"BCFRONT_DEBUG=1 shows its traceback)", file=sys.stderr)
+        print(
+            f"{PROG}: internal error: {type(e).__name__}: {e} (this is a bcfront bug; "
+            f"BCFRONT_DEBUG=1 shows its traceback)",
+            file=sys.stderr,
+        )
         return 3
 
 

@@ -6,6 +6,7 @@ table, each returning renderables or nothing.  Nothing here decides colours
 or width: the `Console` does (colour on a terminal, plain text when piped,
 the terminal's width or ``COLUMNS``).
 """
+
 from __future__ import annotations
 
 import io
@@ -29,10 +30,10 @@ from .advice import describe_changes
 
 @dataclass(frozen=True)
 class RenderOptions:
-    verbose: bool = False      # graph code, kernel source, every guard
-    max_guards: int = 12       # guards listed per function unless verbose
-    max_recompiles: int = 8    # recompiles listed per function unless verbose
-    theme: str = "ansi_dark"   # pygments theme of highlighted source
+    verbose: bool = False  # graph code, kernel source, every guard
+    max_guards: int = 12  # guards listed per function unless verbose
+    max_recompiles: int = 8  # recompiles listed per function unless verbose
+    theme: str = "ansi_dark"  # pygments theme of highlighted source
 
 
 class StripTrailing(io.TextIOBase):
@@ -114,8 +115,15 @@ def _source(filename: str | None, lineno: int | None, line: str, opts: RenderOpt
     text = line or (linecache.getline(filename, lineno).rstrip() if filename and lineno else "")
     if not text.strip():
         return None
-    return Syntax(text.strip(), "python", line_numbers=True, start_line=lineno or 1,
-                  theme=opts.theme, word_wrap=True, background_color="default")
+    return Syntax(
+        text.strip(),
+        "python",
+        line_numbers=True,
+        start_line=lineno or 1,
+        theme=opts.theme,
+        word_wrap=True,
+        background_color="default",
+    )
 
 
 def _frame_text(f: UserFrame) -> str:
@@ -123,6 +131,7 @@ def _frame_text(f: UserFrame) -> str:
 
 
 # -- parts of a function section -----------------------------------------------
+
 
 def part_time(fr: FunctionReport, opts: RenderOptions):
     total = fr.compiled_seconds + fr.python_seconds
@@ -135,8 +144,10 @@ def part_time(fr: FunctionReport, opts: RenderOptions):
     text = Text(f"{calls}; run time ")
     text.append("█" * filled, style="green")
     text.append("░" * (bar_len - filled), style="yellow")
-    text.append(f" {share:.0%} compiled ({_ms(fr.compiled_seconds)}), "
-                f"{1 - share:.0%} Python ({_ms(fr.python_seconds)})")
+    text.append(
+        f" {share:.0%} compiled ({_ms(fr.compiled_seconds)}), "
+        f"{1 - share:.0%} Python ({_ms(fr.python_seconds)})"
+    )
     extra = [] if fr.timed_calls == fr.calls else [f"over {_plural(fr.timed_calls, 'timed call')}"]
     if fr.capture_seconds > 0:
         extra.append(f"capture {_ms(fr.capture_seconds)} not counted")
@@ -171,13 +182,21 @@ def part_graphs(fr: FunctionReport, opts: RenderOptions):
         for i, (g, n) in enumerate(_graph_groups(fr.graphs), 1):
             same = f", first of {n} alike" if n > 1 else ""
             out.append(indent(Text(f"graph {i} ({g.function}{same}):", style="bold dim"), 2))
-            out.append(indent(Syntax(g.code, "python", theme=opts.theme, word_wrap=True,
-                                     background_color="default"), 4))
+            out.append(
+                indent(
+                    Syntax(g.code, "python", theme=opts.theme, word_wrap=True, background_color="default"), 4
+                )
+            )
             for k in g.kernels:
-                out.append(indent(Text(f"kernel {k.name} fuses {', '.join(k.ops)}:",
-                                       style="bold dim"), 4))
-                out.append(indent(Syntax(k.source, "python", theme=opts.theme, word_wrap=True,
-                                         background_color="default"), 6))
+                out.append(indent(Text(f"kernel {k.name} fuses {', '.join(k.ops)}:", style="bold dim"), 4))
+                out.append(
+                    indent(
+                        Syntax(
+                            k.source, "python", theme=opts.theme, word_wrap=True, background_color="default"
+                        ),
+                        6,
+                    )
+                )
     return out
 
 
@@ -201,13 +220,15 @@ def _break_item(i: int, b: GraphBreak, opts: RenderOptions):
 
 def part_breaks(fr: FunctionReport, opts: RenderOptions):
     if not fr.graph_breaks:
-        text = Text("none — the whole function ran as compiled graphs", style="green") \
-            if fr.graphs else Text("none recorded", style="dim")
+        text = (
+            Text("none — the whole function ran as compiled graphs", style="green")
+            if fr.graphs
+            else Text("none recorded", style="dim")
+        )
         return [_heading("Graph breaks", 0), indent(text, 2)]
     total = sum(b.count for b in fr.graph_breaks)
     out = [_heading("Graph breaks", total)]
-    out += [indent(_break_item(i, b, opts), 2)
-            for i, b in enumerate(fr.graph_breaks, 1)]
+    out += [indent(_break_item(i, b, opts), 2) for i, b in enumerate(fr.graph_breaks, 1)]
     return out
 
 
@@ -236,8 +257,8 @@ def _use(fr: FunctionReport, f) -> str:
 def part_guards(fr: FunctionReport, opts: RenderOptions):
     if not fr.guards:
         return []
-    ranked = sorted(fr.guards, key=_guard_rank)        # stable: original order within a rank
-    shown = ranked if opts.verbose else ranked[:opts.max_guards]
+    ranked = sorted(fr.guards, key=_guard_rank)  # stable: original order within a rank
+    shown = ranked if opts.verbose else ranked[: opts.max_guards]
     kinds = Counter(g.kind for g in fr.guards).most_common()
     head = _heading("Guards", len(fr.guards))
     head.append("  " + ", ".join(f"{n} {k}" for k, n in kinds), style="dim")
@@ -255,7 +276,7 @@ def part_guards(fr: FunctionReport, opts: RenderOptions):
 def part_recompiles(fr: FunctionReport, opts: RenderOptions):
     if not fr.recompiles:
         return []
-    shown = fr.recompiles if opts.verbose else fr.recompiles[:opts.max_recompiles]
+    shown = fr.recompiles if opts.verbose else fr.recompiles[: opts.max_recompiles]
     out = [_heading("Recompiles", len(fr.recompiles))]
     for i, r in enumerate(shown, 1):
         line = Text(f"{i}. ", style="bold")
@@ -298,8 +319,16 @@ def part_warnings(fr: FunctionReport, opts: RenderOptions):
 
 
 # Sections of a function, in the order a person reads them.
-PARTS = (part_time, part_warnings, part_graphs, part_breaks, part_recompiles,
-         part_guards, part_side_effects, part_notes)
+PARTS = (
+    part_time,
+    part_warnings,
+    part_graphs,
+    part_breaks,
+    part_recompiles,
+    part_guards,
+    part_side_effects,
+    part_notes,
+)
 
 
 def function_section(fr: FunctionReport, opts: RenderOptions) -> Group:
@@ -318,20 +347,25 @@ def function_section(fr: FunctionReport, opts: RenderOptions) -> Group:
 def summary_line(report: Report) -> Text:
     n_breaks = sum(b.count for b in report.graph_breaks)
     text = Text("bcfront explain: ", style="bold")
-    text.append(", ".join([
-        _plural(len(report.functions), "captured function"),
-        _plural(len(report.graphs), "graph"),
-        _plural(n_breaks, "graph break"),
-        _plural(len(report.recompiles), "recompile"),
-    ]))
+    text.append(
+        ", ".join(
+            [
+                _plural(len(report.functions), "captured function"),
+                _plural(len(report.graphs), "graph"),
+                _plural(n_breaks, "graph break"),
+                _plural(len(report.recompiles), "recompile"),
+            ]
+        )
+    )
     storms = sum(1 for f in report.functions for w in f.warnings)
     if storms:
         text.append(f", {_plural(storms, 'warning')}", style="bold yellow")
     return text
 
 
-def render_report(report: Report, console: Console | None = None,
-                  opts: RenderOptions = RenderOptions()) -> None:
+def render_report(
+    report: Report, console: Console | None = None, opts: RenderOptions = RenderOptions()
+) -> None:
     """Print `report` to `console` (a new one on stdout by default).
 
     Also for reports from the API: ``render_report(bcfront.explain(fn, x))``.
@@ -340,10 +374,13 @@ def render_report(report: Report, console: Console | None = None,
     console.print()
     console.print(summary_line(report))
     if not report.functions:
-        console.print(Text("No captured function ran. Wrap the code to inspect with "
-                           "bcfront.capture (as a decorator or cf = bcfront.capture(fn)).",
-                           style="yellow"))
+        console.print(
+            Text(
+                "No captured function ran. Wrap the code to inspect with "
+                "bcfront.capture (as a decorator or cf = bcfront.capture(fn)).",
+                style="yellow",
+            )
+        )
         return
     for fr in report.functions:
         console.print(function_section(fr, opts))
-

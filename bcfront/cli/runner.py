@@ -7,6 +7,7 @@ internals between user frames) are dropped, because a person debugging their
 script needs their own frames, and a bcfront frame there only says "the tool
 was involved".  ``full_traceback=True`` keeps them (for bcfront bugs).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -21,8 +22,7 @@ import bcfront
 
 _BCFRONT_DIR = os.path.dirname(os.path.abspath(bcfront.__file__)) + os.sep
 # Frames of the machinery that starts a script, never the script's own.
-_MACHINERY = ("<frozen runpy>", "<frozen importlib._bootstrap>",
-              "<frozen importlib._bootstrap_external>")
+_MACHINERY = ("<frozen runpy>", "<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 
 
 class CliError(Exception):
@@ -35,10 +35,10 @@ class CliError(Exception):
 
 @dataclass(frozen=True)
 class ScriptResult:
-    exit_code: int          # what ``python script.py`` would have exited with
-    error: str = ""         # one-line summary when the script raised, else ""
-    traceback: str = ""     # the script's own traceback, bcfront frames trimmed
-    exception: BaseException | None = None   # what it raised, if anything
+    exit_code: int  # what ``python script.py`` would have exited with
+    error: str = ""  # one-line summary when the script raised, else ""
+    traceback: str = ""  # the script's own traceback, bcfront frames trimmed
+    exception: BaseException | None = None  # what it raised, if anything
 
 
 def compile_script(path: str) -> types.CodeType:
@@ -77,8 +77,13 @@ def run_script(path: str, argv: list[str], *, full_traceback: bool = False) -> S
     """Run the script at `path` as ``__main__`` with ``sys.argv = [path, *argv]``."""
     code = compile_script(path)
     main = types.ModuleType("__main__")
-    main.__dict__.update(__file__=os.path.abspath(path), __builtins__=__builtins__,
-                         __loader__=None, __spec__=None, __cached__=None)
+    main.__dict__.update(
+        __file__=os.path.abspath(path),
+        __builtins__=__builtins__,
+        __loader__=None,
+        __spec__=None,
+        __cached__=None,
+    )
     saved_argv, saved_path = sys.argv, list(sys.path)
     saved_main = sys.modules.get("__main__")
     sys.argv = [path, *argv]
@@ -139,8 +144,10 @@ def format_script_traceback(e: BaseException, *, full: bool = False) -> str:
             t.stack = traceback.StackSummary.from_list(kept)
             todo.extend(x for x in (t.__cause__, t.__context__) if x is not None)
     text = "".join(te.format())
-    if hidden and any(_is_ours(f.filename) and f.filename.startswith(_BCFRONT_DIR)
-                      for f in traceback.extract_tb(e.__traceback__)[1:]):
+    if hidden and any(
+        _is_ours(f.filename) and f.filename.startswith(_BCFRONT_DIR)
+        for f in traceback.extract_tb(e.__traceback__)[1:]
+    ):
         text += "(bcfront frames hidden; --full-traceback shows them)\n"
     return text
 
@@ -164,7 +171,7 @@ def stdout_to_stderr():
         saved_fd = os.dup(fd)
         os.dup2(sys.stderr.fileno(), fd)
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        fd = saved_fd = None   # no real descriptor (e.g. under a test harness)
+        fd = saved_fd = None  # no real descriptor (e.g. under a test harness)
     saved = sys.stdout
     sys.stdout = sys.stderr
     try:

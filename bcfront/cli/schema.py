@@ -7,6 +7,7 @@ The validator implements the subset of JSON Schema the schema uses (type,
 properties, required, additionalProperties, items, minimum, const, enum) —
 enough to check reports without depending on the `jsonschema` package.
 """
+
 from __future__ import annotations
 
 from bcfront.report import SCHEMA_VERSION
@@ -19,8 +20,12 @@ _SECONDS = {"type": "number", "minimum": 0}
 
 def _obj(required: dict, optional: dict | None = None) -> dict:
     props = dict(required, **(optional or {}))
-    return {"type": "object", "properties": props, "required": sorted(required),
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": props,
+        "required": sorted(required),
+        "additionalProperties": False,
+    }
 
 
 def _list(item: dict) -> dict:
@@ -28,27 +33,68 @@ def _list(item: dict) -> dict:
 
 
 FRAME = _obj({"function": _STR, "filename": _STR, "lineno": _OPT_LINE, "source_line": _STR})
-_OPT_FRAME = {"type": ["object", "null"], "properties": FRAME["properties"],
-              "required": FRAME["required"], "additionalProperties": False}
+_OPT_FRAME = {
+    "type": ["object", "null"],
+    "properties": FRAME["properties"],
+    "required": FRAME["required"],
+    "additionalProperties": False,
+}
 KERNEL = _obj({"name": _STR, "ops": _list(_STR), "source": _STR})
-GRAPH = _obj({"function": _STR, "backend": _STR, "op_count": {"type": "integer", "minimum": 0},
-              "code": _STR, "kernels": _list(KERNEL), "fallback_ops": _list(_STR)})
-GRAPH_BREAK = _obj({"reason": _STR, "message": _STR, "filename": _OPT_STR, "lineno": _OPT_LINE,
-                    "source_line": _STR, "instruction": _STR, "user_stack": _list(FRAME),
-                    "count": {"type": "integer", "minimum": 1}})
+GRAPH = _obj(
+    {
+        "function": _STR,
+        "backend": _STR,
+        "op_count": {"type": "integer", "minimum": 0},
+        "code": _STR,
+        "kernels": _list(KERNEL),
+        "fallback_ops": _list(_STR),
+    }
+)
+GRAPH_BREAK = _obj(
+    {
+        "reason": _STR,
+        "message": _STR,
+        "filename": _OPT_STR,
+        "lineno": _OPT_LINE,
+        "source_line": _STR,
+        "instruction": _STR,
+        "user_stack": _list(FRAME),
+        "count": {"type": "integer", "minimum": 1},
+    }
+)
 GUARD = _obj({"source": _STR, "kind": _STR, "expr": _STR, "first_use": _OPT_FRAME})
-RECOMPILE = _obj({"function": _STR, "guard": _STR, "source": _STR, "expected": _STR,
-                  "actual": _STR, "reason": _STR, "first_use": _OPT_FRAME})
+RECOMPILE = _obj(
+    {
+        "function": _STR,
+        "guard": _STR,
+        "source": _STR,
+        "expected": _STR,
+        "actual": _STR,
+        "reason": _STR,
+        "first_use": _OPT_FRAME,
+    }
+)
 SIDE_EFFECT = _obj({"kind": _STR, "target": _STR, "filename": _OPT_STR, "lineno": _OPT_LINE})
-FUNCTION = _obj({
-    "function": _STR, "filename": _OPT_STR, "lineno": _OPT_LINE,
-    "graphs": _list(GRAPH), "graph_breaks": _list(GRAPH_BREAK), "guards": _list(GUARD),
-    "recompiles": _list(RECOMPILE), "side_effects": _list(SIDE_EFFECT),
-    "calls": {"type": "integer", "minimum": 0},
-    "compiled_seconds": _SECONDS, "python_seconds": _SECONDS,
-    "notes": _list(_STR), "warnings": _list(_STR),
-    "timed_calls": {"type": "integer", "minimum": 0},
-    "total_seconds": _SECONDS, "capture_seconds": _SECONDS})
+FUNCTION = _obj(
+    {
+        "function": _STR,
+        "filename": _OPT_STR,
+        "lineno": _OPT_LINE,
+        "graphs": _list(GRAPH),
+        "graph_breaks": _list(GRAPH_BREAK),
+        "guards": _list(GUARD),
+        "recompiles": _list(RECOMPILE),
+        "side_effects": _list(SIDE_EFFECT),
+        "calls": {"type": "integer", "minimum": 0},
+        "compiled_seconds": _SECONDS,
+        "python_seconds": _SECONDS,
+        "notes": _list(_STR),
+        "warnings": _list(_STR),
+        "timed_calls": {"type": "integer", "minimum": 0},
+        "total_seconds": _SECONDS,
+        "capture_seconds": _SECONDS,
+    }
+)
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "bcfront explain report",
@@ -89,8 +135,9 @@ def validate(instance, schema: dict = SCHEMA) -> list[str]:
             errors.append(f"{path}: {value!r} is below the minimum {sch['minimum']}")
         if isinstance(value, dict):
             props = sch.get("properties", {})
-            errors.extend(f"{path}: missing required key {k!r}"
-                          for k in sch.get("required", ()) if k not in value)
+            errors.extend(
+                f"{path}: missing required key {k!r}" for k in sch.get("required", ()) if k not in value
+            )
             for k, v in value.items():
                 if k in props:
                     todo.append((f"{path}.{k}", v, props[k]))

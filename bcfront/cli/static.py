@@ -22,6 +22,7 @@ methods, and whatever they call in the file — or every function when the file
 captures nothing.  Each prediction has a confidence from `CONFIDENCE`: lower
 when the value is a tensor only on some paths or only by guess.
 """
+
 from __future__ import annotations
 
 import ast
@@ -56,7 +57,7 @@ CONFIDENCE = {
 
 MESSAGES = {
     BreakReason.DATA_DEPENDENT_BRANCH: "the condition depends on tensor data: Python needs its value, "
-                             "so the graph ends here",
+    "so the graph ends here",
     BreakReason.DATA_DEPENDENT: "{detail} turns tensor data into a Python value",
     BreakReason.IO: "{detail} does I/O, which cannot be part of a graph",
     BreakReason.NUMPY: "{detail} gets a tensor: numpy is opaque to the interpreter",
@@ -78,9 +79,9 @@ class Prediction:
 
 @dataclass(frozen=True)
 class FunctionPredictions:
-    function: str           # qualified name, without "<locals>"
+    function: str  # qualified name, without "<locals>"
     lineno: int
-    captured: bool          # runs under capture (so its predictions count)
+    captured: bool  # runs under capture (so its predictions count)
     predictions: tuple[Prediction, ...] = ()
 
 
@@ -96,17 +97,18 @@ class StaticReport:
 
 # -- what the source says about parameters -------------------------------------------
 
+
 @dataclass(frozen=True)
 class ParamInfo:
     annotation: str | None
-    default: str | None         # "None", a literal, or "" for another expression
+    default: str | None  # "None", a literal, or "" for another expression
 
 
 @dataclass(frozen=True)
 class DefInfo:
-    params: dict                # name -> ParamInfo
+    params: dict  # name -> ParamInfo
     decorators: tuple[str, ...]
-    in_class: str | None        # qualname of the enclosing class, for methods
+    in_class: str | None  # qualname of the enclosing class, for methods
 
 
 def scan_source(tree: ast.Module) -> tuple[dict[str, DefInfo], set[str], dict[str, V]]:
@@ -125,8 +127,7 @@ def scan_source(tree: ast.Module) -> tuple[dict[str, DefInfo], set[str], dict[st
             todo.extend((n, q + ".", q) for n in node.body)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             q = prefix + node.name
-            defs[q] = DefInfo(_params(node.args), tuple(ast.unparse(d) for d in node.decorator_list),
-                              klass)
+            defs[q] = DefInfo(_params(node.args), tuple(ast.unparse(d) for d in node.decorator_list), klass)
             if not prefix:
                 top[node.name] = V("func", name=q)
             todo.extend((n, q + ".<locals>.", None) for n in node.body)
@@ -153,7 +154,7 @@ def _params(args: ast.arguments) -> dict[str, ParamInfo]:
 def param_values(code: types.CodeType, info: DefInfo | None, facts: Facts, entry: bool) -> dict:
     """The abstract value of each parameter of `code` at entry."""
     n = code.co_argcount + code.co_kwonlyargcount
-    n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)   # *args, **kwargs
+    n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
     names = code.co_varnames[:n]
     seeds = facts.seeds.get(code.co_qualname, {})
     decorators = info.decorators if info else ()
@@ -168,7 +169,7 @@ def param_values(code: types.CodeType, info: DefInfo | None, facts: Facts, entry
         elif seed is not None:
             out[name] = seed
         elif entry and (p is None or p.default in (None, "None")):
-            out[name] = MAYBE_TENSOR     # a guess: captured code is mostly fed tensors
+            out[name] = MAYBE_TENSOR  # a guess: captured code is mostly fed tensors
         else:
             out[name] = UNKNOWN
     return out
@@ -181,6 +182,7 @@ def _join_opt(a: V | None, b: V | None) -> V | None:
 
 
 # -- the driver ------------------------------------------------------------------------
+
 
 def _is_forward(q: str, defs: dict[str, DefInfo]) -> bool:
     info = defs.get(q)
@@ -224,25 +226,32 @@ def predict_file(path: str) -> StaticReport:
         if not is_function(c):
             continue
         q = c.co_qualname
-        preds = _merge_lines(_prediction(path, q, fl, raw) for raw in
-                             sorted(fl.predictions.values(), key=lambda r: r.offset)) \
-            if q in captured else ()
-        out.append(FunctionPredictions(q.replace(".<locals>", ""), c.co_firstlineno,
-                                       q in captured, preds))
+        preds = (
+            _merge_lines(
+                _prediction(path, q, fl, raw)
+                for raw in sorted(fl.predictions.values(), key=lambda r: r.offset)
+            )
+            if q in captured
+            else ()
+        )
+        out.append(FunctionPredictions(q.replace(".<locals>", ""), c.co_firstlineno, q in captured, preds))
     return StaticReport(path, tuple(out))
 
 
 def _snapshot(facts: Facts):
     """The facts that only grow (seeds and returns are compared by `Facts.next_round`)."""
-    return (repr(sorted(facts.class_attrs.items(), key=str)),
-            repr(sorted(facts.globals.items())), tuple(sorted(facts.entries)))
+    return (
+        repr(sorted(facts.class_attrs.items(), key=str)),
+        repr(sorted(facts.globals.items())),
+        tuple(sorted(facts.entries)),
+    )
 
 
 def _captured(facts: Facts, defs: dict[str, DefInfo]) -> set[str]:
     """Functions that run under capture: the entries and everything they call in the file."""
     roots = set(facts.entries) | {q for q in facts.functions if _is_forward(q, defs)}
     if not roots:
-        return set(facts.functions)     # nothing is captured explicitly: consider everything
+        return set(facts.functions)  # nothing is captured explicitly: consider everything
     seen, todo = set(roots), list(roots)
     while todo:
         for callee in facts.calls.get(todo.pop(), ()):
@@ -250,8 +259,7 @@ def _captured(facts: Facts, defs: dict[str, DefInfo]) -> set[str]:
                 seen.add(callee)
                 todo.append(callee)
     # Code nested in a captured function (comprehensions, closures) runs under it too.
-    return seen | {q for q in facts.functions
-                   if any(q.startswith(s + ".<locals>.") for s in seen)}
+    return seen | {q for q in facts.functions if any(q.startswith(s + ".<locals>.") for s in seen)}
 
 
 def _merge_lines(preds) -> tuple[Prediction, ...]:
@@ -261,7 +269,7 @@ def _merge_lines(preds) -> tuple[Prediction, ...]:
     in the continuation), and a ``while`` tests its condition in two places.
     """
     out: dict[int | None, Prediction] = {}
-    for p in preds:       # in offset order
+    for p in preds:  # in offset order
         if p.lineno not in out or p.confidence > out[p.lineno].confidence:
             out[p.lineno] = p
     return tuple(out.values())
@@ -269,13 +277,15 @@ def _merge_lines(preds) -> tuple[Prediction, ...]:
 
 def _prediction(path: str, qualname: str, fl: Flow, raw: RawPrediction) -> Prediction:
     steers = raw.reason == BreakReason.DATA_DEPENDENT and raw.offset in fl.steering
-    conf = CONFIDENCE.get((raw.reason, raw.certain, steers),
-                          CONFIDENCE.get((raw.reason, raw.certain, False), 0.5))
+    conf = CONFIDENCE.get(
+        (raw.reason, raw.certain, steers), CONFIDENCE.get((raw.reason, raw.certain, False), 0.5)
+    )
     message = MESSAGES[raw.reason].format(detail=raw.detail)
     if steers:
         message += ", and that value then steers control flow"
     if not raw.certain:
         message += " (if the value involved is a tensor on this path)"
     line = linecache.getline(os.path.abspath(path), raw.lineno).strip() if raw.lineno else ""
-    return Prediction(qualname.replace(".<locals>", ""), path, raw.lineno, raw.reason, message,
-                      conf, line, raw.instruction)
+    return Prediction(
+        qualname.replace(".<locals>", ""), path, raw.lineno, raw.reason, message, conf, line, raw.instruction
+    )

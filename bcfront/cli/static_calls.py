@@ -6,6 +6,7 @@ methods, and functions, classes and instances defined in the analysed file —
 calls into those also *seed* the callee's parameters and record a call edge,
 which is how tensors flow between functions of one file.
 """
+
 from __future__ import annotations
 
 from bcfront.reasons import BreakReason
@@ -43,7 +44,7 @@ def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
         return V(name, value=(UNKNOWN, *elems) if name == "enumerate" else elems)
     if name == "range":
         for a in every:
-            fl.steer(a)    # a loop count read from a tensor steers control flow
+            fl.steer(a)  # a loop count read from a tensor steers control flow
         return UNKNOWN
     if name in sv.BUILTIN_FORMAT and first.kind == "tensor":
         fl.predict(ins, BreakReason.DATA_DEPENDENT, f"{name}()", first.certain)
@@ -80,9 +81,9 @@ def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     top = sv.root(name)
     if _is_capture(name):
         if not args:
-            return V("capdeco")    # @bcfront.capture(backend=...) returns a decorator
+            return V("capdeco")  # @bcfront.capture(backend=...) returns a decorator
         _mark_entry(fl, args[0])
-        return args[0]             # the captured function calls like the original
+        return args[0]  # the captured function calls like the original
     if top == "bcfront" and name.endswith(".explain") and args:
         _mark_entry(fl, args[0])
         call(fl, ins, args[0], args[1:], kwargs)
@@ -90,8 +91,7 @@ def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     if name.startswith("torch.Tensor.") and args:
         # An unbound tensor method: torch.Tensor.item(t) is t.item().
         method = V("tmethod", args[0].certain, name.rsplit(".", 1)[1])
-        return call_tensor_method(fl, ins, method, args[1:], kwargs) \
-            if args[0].kind == "tensor" else UNKNOWN
+        return call_tensor_method(fl, ins, method, args[1:], kwargs) if args[0].kind == "tensor" else UNKNOWN
     if top == "torch":
         if any(a.kind == "ndarray" for a in every):
             fl.predict(ins, BreakReason.NUMPY_ARRAY, f"{name}()", True)
@@ -189,7 +189,9 @@ def call_ndarray_method(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
 
 
 CALLEES = {
-    "builtin": call_builtin, "mod": call_mod, "tmethod": call_tensor_method,
+    "builtin": call_builtin,
+    "mod": call_mod,
+    "tmethod": call_tensor_method,
     "ndmethod": call_ndarray_method,
 }
 
@@ -210,8 +212,8 @@ def op_call(fl, ins):
     args = items[2:]
     kw = {}
     if names:
-        kw = dict(zip(names, args[len(args) - len(names):]))
-        args = args[:len(args) - len(names)]
+        kw = dict(zip(names, args[len(args) - len(names) :]))
+        args = args[: len(args) - len(names)]
     fl.push(call(fl, ins, f, implicit + args, kw))
 
 

@@ -12,6 +12,7 @@ File-level knowledge (globals, class attributes, which functions are called
 with what) lives in a `Facts` object the driver (`static.py`) shares between
 functions and refines over a few rounds.
 """
+
 from __future__ import annotations
 
 import types
@@ -30,21 +31,22 @@ MAX_ROUNDS = 50  # per function; the lattice is tiny, this is only a safety net
 @dataclass
 class Facts:
     """What the driver knows about the whole file; refined monotonically."""
+
     globals: dict[str, V] = field(default_factory=dict)
-    defs: dict[str, V] = field(default_factory=dict)   # module-level def/class names
-    classes: set[str] = field(default_factory=set)                   # class qualnames
+    defs: dict[str, V] = field(default_factory=dict)  # module-level def/class names
+    classes: set[str] = field(default_factory=set)  # class qualnames
     class_attrs: dict[str, dict[str, V]] = field(default_factory=dict)
-    methods: dict[str, set[str]] = field(default_factory=dict)       # class -> method names
-    functions: set[str] = field(default_factory=set)                 # function qualnames
-    returns: dict[str, V] = field(default_factory=dict)             # last round's
+    methods: dict[str, set[str]] = field(default_factory=dict)  # class -> method names
+    functions: set[str] = field(default_factory=set)  # function qualnames
+    returns: dict[str, V] = field(default_factory=dict)  # last round's
     new_returns: dict[str, V] = field(default_factory=dict)
     # callee -> parameter (index or name) -> value passed.  Read from the last
     # round, written afresh in this one, so a guess made before a caller was
     # seen does not linger once the caller says better.
     seeds: dict[str, dict[int | str, V]] = field(default_factory=dict)
     new_seeds: dict[str, dict[int | str, V]] = field(default_factory=dict)
-    entries: set[str] = field(default_factory=set)                   # captured functions
-    calls: dict[str, set[str]] = field(default_factory=dict)         # caller -> callees
+    entries: set[str] = field(default_factory=set)  # captured functions
+    calls: dict[str, set[str]] = field(default_factory=dict)  # caller -> callees
 
     def seed(self, callee: str, key: int | str, v: V) -> None:
         d = self.new_seeds.setdefault(callee, {})
@@ -63,7 +65,7 @@ class RawPrediction:
     offset: int
     lineno: int | None
     reason: BreakReason
-    detail: str             # what was called or tested, e.g. ".item()" or "print"
+    detail: str  # what was called or tested, e.g. ".item()" or "print"
     certain: bool
     instruction: str
 
@@ -75,14 +77,14 @@ class Flow:
         self.code = code
         self.facts = facts
         self.qualname = qualname
-        self.klass = klass          # the class whose method this is, if any
+        self.klass = klass  # the class whose method this is, if any
         self.cfg = CFG(decode(code))
         self.stack: list[V] = []
         self.locals: dict[str, V] = {}
         self.kwnames: tuple = ()
         self.recording = False
         self.predictions: dict[tuple[int, str], RawPrediction] = {}
-        self.steering: set[int] = set()     # origins of scalars that steer control flow
+        self.steering: set[int] = set()  # origins of scalars that steer control flow
         self.returned = V("none")
 
     # -- stack ----------------------------------------------------------------
@@ -92,8 +94,7 @@ class Flow:
     def pop(self, n: int = 1) -> list[V]:
         if n <= 0:
             return []
-        got = self.stack[-n:] if len(self.stack) >= n else \
-            [UNKNOWN] * (n - len(self.stack)) + self.stack
+        got = self.stack[-n:] if len(self.stack) >= n else [UNKNOWN] * (n - len(self.stack)) + self.stack
         del self.stack[-n:]
         return got
 
@@ -107,8 +108,9 @@ class Flow:
         key = (ins.offset, reason)
         old = self.predictions.get(key)
         if old is None or (certain and not old.certain):
-            self.predictions[key] = RawPrediction(ins.offset, ins.lineno, reason, detail,
-                                                  certain, f"{ins.opname} at offset {ins.offset}")
+            self.predictions[key] = RawPrediction(
+                ins.offset, ins.lineno, reason, detail, certain, f"{ins.opname} at offset {ins.offset}"
+            )
 
     def steer(self, v: V) -> None:
         if v.kind == "scalar" and v.origin >= 0:
@@ -120,7 +122,7 @@ class Flow:
         if not cfg.blocks:
             return
         states: dict[int, tuple[tuple[V, ...], dict[str, V]]] = {cfg.entry: ((), dict(params))}
-        order = [s for s in cfg.blocks]   # offset order approximates RPO for bytecode
+        order = [s for s in cfg.blocks]  # offset order approximates RPO for bytecode
         for _ in range(MAX_ROUNDS):
             changed = False
             for start in order:
@@ -159,8 +161,11 @@ class Flow:
                 stack = tuple((list(state[0]) + [UNKNOWN] * depth)[:depth])
                 stack += (UNKNOWN,) * (1 + int(h.lasti))
                 out.append((e.dst, (stack, _join_locals(state[1], self.locals))))
-            elif e.kind in ("jump", "branch") and last.jump_stack_effect is not None \
-                    and last.jump_stack_effect != last.stack_effect:
+            elif (
+                e.kind in ("jump", "branch")
+                and last.jump_stack_effect is not None
+                and last.jump_stack_effect != last.stack_effect
+            ):
                 depth = max(0, len(before) + last.jump_stack_effect)
                 stack = tuple((before + [UNKNOWN] * depth)[:depth])
                 out.append((e.dst, (stack, dict(self.locals))))
@@ -186,24 +191,47 @@ def _join_states(a, b):
 
 # -- generic instructions ------------------------------------------------------------
 
+
 def _n(ins: Instr) -> int:
     return ins.arg or 0
 
 
 # How many stack inputs an instruction reads; outputs = inputs + stack effect.
 POPS = {
-    "POP_TOP": lambda i: 1, "BINARY_OP": lambda i: 2, "BINARY_SUBSCR": lambda i: 2,
-    "BINARY_SLICE": lambda i: 3, "COMPARE_OP": lambda i: 2, "CONTAINS_OP": lambda i: 2,
-    "UNARY_NEGATIVE": lambda i: 1, "UNARY_INVERT": lambda i: 1, "UNARY_POSITIVE": lambda i: 1,
-    "UNARY_NOT": lambda i: 1, "TO_BOOL": lambda i: 1, "GET_ITER": lambda i: 1,
-    "GET_LEN": lambda i: 1, "FORMAT_VALUE": lambda i: 1 + bool(_n(i) & 4),
-    "FORMAT_SIMPLE": lambda i: 1, "FORMAT_WITH_SPEC": lambda i: 2, "CONVERT_VALUE": lambda i: 1,
-    "BUILD_STRING": _n, "BUILD_TUPLE": _n, "BUILD_LIST": _n, "BUILD_SET": _n,
-    "BUILD_MAP": lambda i: 2 * _n(i), "BUILD_CONST_KEY_MAP": lambda i: _n(i) + 1,
-    "BUILD_SLICE": _n, "LIST_TO_TUPLE": lambda i: 1, "CALL_INTRINSIC_1": lambda i: 1,
-    "CALL_INTRINSIC_2": lambda i: 2, "BEFORE_WITH": lambda i: 1, "DELETE_SUBSCR": lambda i: 2,
-    "STORE_SUBSCR": lambda i: 3, "STORE_SLICE": lambda i: 4, "PUSH_EXC_INFO": lambda i: 1,
-    "CHECK_EXC_MATCH": lambda i: 2, "GET_AWAITABLE": lambda i: 1,
+    "POP_TOP": lambda i: 1,
+    "BINARY_OP": lambda i: 2,
+    "BINARY_SUBSCR": lambda i: 2,
+    "BINARY_SLICE": lambda i: 3,
+    "COMPARE_OP": lambda i: 2,
+    "CONTAINS_OP": lambda i: 2,
+    "UNARY_NEGATIVE": lambda i: 1,
+    "UNARY_INVERT": lambda i: 1,
+    "UNARY_POSITIVE": lambda i: 1,
+    "UNARY_NOT": lambda i: 1,
+    "TO_BOOL": lambda i: 1,
+    "GET_ITER": lambda i: 1,
+    "GET_LEN": lambda i: 1,
+    "FORMAT_VALUE": lambda i: 1 + bool(_n(i) & 4),
+    "FORMAT_SIMPLE": lambda i: 1,
+    "FORMAT_WITH_SPEC": lambda i: 2,
+    "CONVERT_VALUE": lambda i: 1,
+    "BUILD_STRING": _n,
+    "BUILD_TUPLE": _n,
+    "BUILD_LIST": _n,
+    "BUILD_SET": _n,
+    "BUILD_MAP": lambda i: 2 * _n(i),
+    "BUILD_CONST_KEY_MAP": lambda i: _n(i) + 1,
+    "BUILD_SLICE": _n,
+    "LIST_TO_TUPLE": lambda i: 1,
+    "CALL_INTRINSIC_1": lambda i: 1,
+    "CALL_INTRINSIC_2": lambda i: 2,
+    "BEFORE_WITH": lambda i: 1,
+    "DELETE_SUBSCR": lambda i: 2,
+    "STORE_SUBSCR": lambda i: 3,
+    "STORE_SLICE": lambda i: 4,
+    "PUSH_EXC_INFO": lambda i: 1,
+    "CHECK_EXC_MATCH": lambda i: 2,
+    "GET_AWAITABLE": lambda i: 1,
 }
 
 
@@ -216,6 +244,7 @@ def _generic(fl: Flow, ins: Instr) -> None:
 
 
 # -- loads and stores ---------------------------------------------------------------
+
 
 def _const(value) -> V:
     if isinstance(value, types.CodeType):
@@ -247,7 +276,7 @@ def op_store_fast_load_fast(fl, ins):
 
 
 def op_store_fast_store_fast(fl, ins):
-    first, second = ins.argval   # STORE_FAST first; STORE_FAST second
+    first, second = ins.argval  # STORE_FAST first; STORE_FAST second
     below, top = fl.pop(2)
     fl.locals[first] = top
     fl.locals[second] = below
@@ -309,6 +338,7 @@ def op_load_deref(fl, ins):
 
 # -- attributes ------------------------------------------------------------------------
 
+
 def attribute(fl: Flow, obj: V, name: str) -> V:
     """The value of ``obj.name``."""
     if obj.kind == "tensor":
@@ -326,9 +356,9 @@ def attribute(fl: Flow, obj: V, name: str) -> V:
         if name in sv.REGISTER_METHODS:
             return V("register", value=cls)
         if name in fl.facts.methods.get(cls, ()):
-            return V("bfunc", name=f"{cls}.{name}")     # bound: self is passed implicitly
+            return V("bfunc", name=f"{cls}.{name}")  # bound: self is passed implicitly
         return fl.facts.class_attrs.get(cls, {}).get(name, UNKNOWN)
-    if obj.kind == "tinst":   # attributes of torch modules: weights are tensors
+    if obj.kind == "tinst":  # attributes of torch modules: weights are tensors
         return TENSOR if name in ("weight", "bias") else UNKNOWN
     return UNKNOWN
 
@@ -344,7 +374,7 @@ def op_load_method(fl, ins):
 
 
 def op_store_attr(fl, ins):
-    value, obj = fl.pop(2)   # TOS is the object, TOS1 the value stored
+    value, obj = fl.pop(2)  # TOS is the object, TOS1 the value stored
     if obj.kind in ("self", "inst"):
         attrs = fl.facts.class_attrs.setdefault(obj.name, {})
         attrs[ins.argval] = join(attrs[ins.argval], value) if ins.argval in attrs else value
@@ -363,6 +393,7 @@ def op_import_from(fl, ins):
 
 # -- stack shuffles, containers, functions -----------------------------------------
 
+
 def op_copy(fl, ins):
     fl.push(fl.peek(ins.arg))
 
@@ -380,7 +411,7 @@ def op_push_null(fl, ins):
 def op_unpack_sequence(fl, ins):
     (seq,) = fl.pop()
     if seq.kind == "tuple" and len(seq.value) == ins.arg:
-        fl.push(*reversed(seq.value))     # the first item ends on top
+        fl.push(*reversed(seq.value))  # the first item ends on top
     else:
         fl.push(*([derived([seq])] * ins.arg))
 
@@ -395,13 +426,14 @@ def _append_into(n_items: int):
         items = fl.pop(n_items)
         i = ins.arg
         if len(fl.stack) >= i:
-            fl.stack[-i] = derived([fl.stack[-i], *items]) if any(v.tainted for v in items) \
-                else fl.stack[-i]
+            fl.stack[-i] = derived([fl.stack[-i], *items]) if any(v.tainted for v in items) else fl.stack[-i]
+
     return handler
 
 
 def op_for_iter(fl, ins):
     from .static_calls import element
+
     fl.push(element(fl.peek()))
 
 
@@ -417,8 +449,12 @@ def op_build_tuple(fl, ins):
 
 def op_binary_subscr(fl, ins):
     container, key = fl.pop(2)
-    if container.kind == "tuple" and key.kind == "const" and isinstance(key.value, int) \
-            and -len(container.value) <= key.value < len(container.value):
+    if (
+        container.kind == "tuple"
+        and key.kind == "const"
+        and isinstance(key.value, int)
+        and -len(container.value) <= key.value < len(container.value)
+    ):
         fl.push(container.value[key.value])
     else:
         fl.push(derived([container, key]))
@@ -447,6 +483,7 @@ def op_load_build_class(fl, ins):
 
 
 # -- branches -------------------------------------------------------------------------
+
 
 def _test(fl: Flow, ins: Instr, v: V) -> None:
     if v.kind == "tensor":
@@ -488,37 +525,67 @@ def op_is_op(fl, ins):
 
 
 HANDLERS = {
-    "LOAD_FAST": op_load_fast, "LOAD_FAST_CHECK": op_load_fast,
-    "LOAD_FAST_AND_CLEAR": op_load_fast, "LOAD_FAST_LOAD_FAST": op_load_fast_pair,
-    "STORE_FAST": op_store_fast, "STORE_FAST_LOAD_FAST": op_store_fast_load_fast,
-    "STORE_FAST_STORE_FAST": op_store_fast_store_fast, "DELETE_FAST": op_delete_fast,
-    "LOAD_CONST": op_load_const, "RETURN_CONST": op_return_const,
-    "RETURN_VALUE": op_return_value, "LOAD_GLOBAL": op_load_global,
-    "LOAD_NAME": op_load_name, "STORE_NAME": op_store_name, "STORE_GLOBAL": op_store_global,
-    "LOAD_DEREF": op_load_deref, "LOAD_CLASSDEREF": op_load_deref,
+    "LOAD_FAST": op_load_fast,
+    "LOAD_FAST_CHECK": op_load_fast,
+    "LOAD_FAST_AND_CLEAR": op_load_fast,
+    "LOAD_FAST_LOAD_FAST": op_load_fast_pair,
+    "STORE_FAST": op_store_fast,
+    "STORE_FAST_LOAD_FAST": op_store_fast_load_fast,
+    "STORE_FAST_STORE_FAST": op_store_fast_store_fast,
+    "DELETE_FAST": op_delete_fast,
+    "LOAD_CONST": op_load_const,
+    "RETURN_CONST": op_return_const,
+    "RETURN_VALUE": op_return_value,
+    "LOAD_GLOBAL": op_load_global,
+    "LOAD_NAME": op_load_name,
+    "STORE_NAME": op_store_name,
+    "STORE_GLOBAL": op_store_global,
+    "LOAD_DEREF": op_load_deref,
+    "LOAD_CLASSDEREF": op_load_deref,
     "STORE_DEREF": op_store_fast,
-    "LOAD_ATTR": op_load_attr, "LOAD_METHOD": op_load_method, "STORE_ATTR": op_store_attr,
-    "IMPORT_NAME": op_import_name, "IMPORT_FROM": op_import_from,
-    "COPY": op_copy, "SWAP": op_swap, "PUSH_NULL": op_push_null,
-    "UNPACK_SEQUENCE": op_unpack_sequence, "UNPACK_EX": op_unpack_ex,
-    "LIST_APPEND": _append_into(1), "SET_ADD": _append_into(1), "LIST_EXTEND": _append_into(1),
-    "SET_UPDATE": _append_into(1), "DICT_UPDATE": _append_into(1),
-    "DICT_MERGE": _append_into(1), "MAP_ADD": _append_into(2),
-    "FOR_ITER": op_for_iter, "GET_ITER": op_get_iter, "BUILD_TUPLE": op_build_tuple,
-    "BINARY_SUBSCR": op_binary_subscr, "MAKE_FUNCTION": op_make_function,
-    "SET_FUNCTION_ATTRIBUTE": op_set_function_attribute, "KW_NAMES": op_kw_names,
+    "LOAD_ATTR": op_load_attr,
+    "LOAD_METHOD": op_load_method,
+    "STORE_ATTR": op_store_attr,
+    "IMPORT_NAME": op_import_name,
+    "IMPORT_FROM": op_import_from,
+    "COPY": op_copy,
+    "SWAP": op_swap,
+    "PUSH_NULL": op_push_null,
+    "UNPACK_SEQUENCE": op_unpack_sequence,
+    "UNPACK_EX": op_unpack_ex,
+    "LIST_APPEND": _append_into(1),
+    "SET_ADD": _append_into(1),
+    "LIST_EXTEND": _append_into(1),
+    "SET_UPDATE": _append_into(1),
+    "DICT_UPDATE": _append_into(1),
+    "DICT_MERGE": _append_into(1),
+    "MAP_ADD": _append_into(2),
+    "FOR_ITER": op_for_iter,
+    "GET_ITER": op_get_iter,
+    "BUILD_TUPLE": op_build_tuple,
+    "BINARY_SUBSCR": op_binary_subscr,
+    "MAKE_FUNCTION": op_make_function,
+    "SET_FUNCTION_ATTRIBUTE": op_set_function_attribute,
+    "KW_NAMES": op_kw_names,
     "LOAD_BUILD_CLASS": op_load_build_class,
-    "POP_JUMP_IF_TRUE": op_pop_jump_bool, "POP_JUMP_IF_FALSE": op_pop_jump_bool,
-    "JUMP_IF_TRUE_OR_POP": op_jump_or_pop, "JUMP_IF_FALSE_OR_POP": op_jump_or_pop,
-    "POP_JUMP_IF_NONE": op_pop_jump_none, "POP_JUMP_IF_NOT_NONE": op_pop_jump_none,
-    "UNARY_NOT": op_unary_not, "IS_OP": op_is_op,
-    "FORMAT_VALUE": op_format, "FORMAT_SIMPLE": op_format, "FORMAT_WITH_SPEC": op_format,
+    "POP_JUMP_IF_TRUE": op_pop_jump_bool,
+    "POP_JUMP_IF_FALSE": op_pop_jump_bool,
+    "JUMP_IF_TRUE_OR_POP": op_jump_or_pop,
+    "JUMP_IF_FALSE_OR_POP": op_jump_or_pop,
+    "POP_JUMP_IF_NONE": op_pop_jump_none,
+    "POP_JUMP_IF_NOT_NONE": op_pop_jump_none,
+    "UNARY_NOT": op_unary_not,
+    "IS_OP": op_is_op,
+    "FORMAT_VALUE": op_format,
+    "FORMAT_SIMPLE": op_format,
+    "FORMAT_WITH_SPEC": op_format,
     "PRECALL": lambda fl, ins: None,
 }
 
 
 def _register_calls():
     from .static_calls import op_call, op_call_function_ex, op_call_kw
+
     HANDLERS.update(CALL=op_call, CALL_KW=op_call_kw, CALL_FUNCTION_EX=op_call_function_ex)
 
 

@@ -11,6 +11,7 @@ reaches a fixpoint.
 What a call returns and whether it breaks the graph is decided by tables
 keyed by dotted library names and tensor method names, not by code.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,11 +21,11 @@ TAINTED = ("tensor", "scalar")
 
 @dataclass(frozen=True, slots=True)
 class V:
-    kind: str               # unknown/const/null/tensor/scalar/mod/tmethod/func/class/inst/self/...
-    certain: bool = True    # False: only on some paths, or guessed (an unannotated parameter)
-    name: str = ""          # dotted library name, qualname, class name or method name
-    origin: int = -1        # for scalars: offset of the instruction that read the tensor
-    value: object = None    # for small constants (import fromlists, keyword names)
+    kind: str  # unknown/const/null/tensor/scalar/mod/tmethod/func/class/inst/self/...
+    certain: bool = True  # False: only on some paths, or guessed (an unannotated parameter)
+    name: str = ""  # dotted library name, qualname, class name or method name
+    origin: int = -1  # for scalars: offset of the instruction that read the tensor
+    value: object = None  # for small constants (import fromlists, keyword names)
 
     @property
     def tainted(self) -> bool:
@@ -32,13 +33,13 @@ class V:
 
 
 UNKNOWN = V("unknown")
-NULL = V("null")            # the NULL / self slot of a call sequence
+NULL = V("null")  # the NULL / self slot of a call sequence
 TENSOR = V("tensor")
 MAYBE_TENSOR = V("tensor", certain=False)
-NDARRAY = V("ndarray")      # a numpy array: the interpreter cannot put it in a graph
+NDARRAY = V("ndarray")  # a numpy array: the interpreter cannot put it in a graph
 
 
-STRUCTURED = ("tuple", "enumerate", "zip")   # values that remember their items' values
+STRUCTURED = ("tuple", "enumerate", "zip")  # values that remember their items' values
 
 
 def flat(v: V) -> V:
@@ -85,19 +86,52 @@ def derived(inputs) -> V:
 # -- tensors -------------------------------------------------------------------
 
 # Tensor attributes that are metadata, fixed by guards, not data: using them is free.
-TENSOR_META_ATTRS = frozenset({
-    "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "is_leaf",
-    "is_sparse", "is_quantized", "is_meta", "names", "itemsize", "nbytes",
-})
-TENSOR_META_METHODS = frozenset({
-    "size", "dim", "numel", "stride", "element_size", "is_contiguous", "is_floating_point",
-    "is_complex", "get_device", "nelement", "ndimension", "storage_offset", "type",
-    "requires_grad_", "register_hook", "retain_grad",
-})
+TENSOR_META_ATTRS = frozenset(
+    {
+        "shape",
+        "dtype",
+        "device",
+        "ndim",
+        "is_cuda",
+        "requires_grad",
+        "layout",
+        "is_leaf",
+        "is_sparse",
+        "is_quantized",
+        "is_meta",
+        "names",
+        "itemsize",
+        "nbytes",
+    }
+)
+TENSOR_META_METHODS = frozenset(
+    {
+        "size",
+        "dim",
+        "numel",
+        "stride",
+        "element_size",
+        "is_contiguous",
+        "is_floating_point",
+        "is_complex",
+        "get_device",
+        "nelement",
+        "ndimension",
+        "storage_offset",
+        "type",
+        "requires_grad_",
+        "register_hook",
+        "retain_grad",
+    }
+)
 # Tensor methods that hand a tensor's data to Python: reason and the conversion's name.
 TENSOR_TO_PYTHON = {
-    "item": ".item()", "tolist": ".tolist()", "__bool__": "bool()", "__int__": "int()",
-    "__float__": "float()", "__index__": "index()",
+    "item": ".item()",
+    "tolist": ".tolist()",
+    "__bool__": "bool()",
+    "__int__": "int()",
+    "__float__": "float()",
+    "__index__": "index()",
 }
 TENSOR_TO_NUMPY = frozenset({"numpy", "__array__"})
 
@@ -105,30 +139,88 @@ TENSOR_TO_NUMPY = frozenset({"numpy", "__array__"})
 
 BUILTIN_TO_PYTHON = frozenset({"int", "float", "bool", "complex"})
 BUILTIN_IO = frozenset({"print", "input", "open", "breakpoint"})
-BUILTIN_META = frozenset({
-    "len", "isinstance", "issubclass", "type", "hasattr", "getattr", "id", "callable",
-    "hash", "range", "super", "object", "setattr", "vars", "dir",
-})
+BUILTIN_META = frozenset(
+    {
+        "len",
+        "isinstance",
+        "issubclass",
+        "type",
+        "hasattr",
+        "getattr",
+        "id",
+        "callable",
+        "hash",
+        "range",
+        "super",
+        "object",
+        "setattr",
+        "vars",
+        "dir",
+    }
+)
 # Builtins that format a value as text: for a tensor, that reads its data.
 BUILTIN_FORMAT = frozenset({"str", "repr", "format", "ascii"})
 # Builtins that compare or test tensors elementwise in Python: bool() of a tensor inside.
 BUILTIN_COMPARE = frozenset({"min", "max", "any", "all", "sorted"})
-BUILTINS = BUILTIN_TO_PYTHON | BUILTIN_IO | BUILTIN_META | BUILTIN_COMPARE | BUILTIN_FORMAT | frozenset({
-    "abs", "sum", "list", "tuple", "dict", "set", "zip", "enumerate", "map", "filter",
-    "reversed", "iter", "next", "round", "divmod", "pow", "frozenset",
-})
+BUILTINS = (
+    BUILTIN_TO_PYTHON
+    | BUILTIN_IO
+    | BUILTIN_META
+    | BUILTIN_COMPARE
+    | BUILTIN_FORMAT
+    | frozenset(
+        {
+            "abs",
+            "sum",
+            "list",
+            "tuple",
+            "dict",
+            "set",
+            "zip",
+            "enumerate",
+            "map",
+            "filter",
+            "reversed",
+            "iter",
+            "next",
+            "round",
+            "divmod",
+            "pow",
+            "frozenset",
+        }
+    )
+)
 # nn.Module methods that bind an attribute name to a tensor.
 REGISTER_METHODS = frozenset({"register_buffer", "register_parameter"})
 
 # -- libraries -----------------------------------------------------------------
 
 # torch functions whose result is not a tensor (or that are context managers).
-TORCH_NON_TENSOR = frozenset({
-    "is_tensor", "is_floating_point", "is_complex", "is_grad_enabled", "no_grad",
-    "enable_grad", "set_grad_enabled", "inference_mode", "manual_seed", "device", "dtype",
-    "Size", "get_default_dtype", "set_default_dtype", "finfo", "iinfo", "numel",
-    "is_inference_mode_enabled", "compile", "autocast", "get_rng_state",
-})
+TORCH_NON_TENSOR = frozenset(
+    {
+        "is_tensor",
+        "is_floating_point",
+        "is_complex",
+        "is_grad_enabled",
+        "no_grad",
+        "enable_grad",
+        "set_grad_enabled",
+        "inference_mode",
+        "manual_seed",
+        "device",
+        "dtype",
+        "Size",
+        "get_default_dtype",
+        "set_default_dtype",
+        "finfo",
+        "iinfo",
+        "numel",
+        "is_inference_mode_enabled",
+        "compile",
+        "autocast",
+        "get_rng_state",
+    }
+)
 # Roots of dotted names whose calls the interpreter cannot see into.
 NUMPY_ROOTS = frozenset({"numpy", "scipy", "pandas"})
 # Modules of C functions that want Python numbers; with a tensor argument they
@@ -137,8 +229,16 @@ SCALAR_C_ROOTS = frozenset({"math", "cmath", "statistics"})
 # Dotted names (prefixes) that do I/O.
 # (Logging is not here: it is Python code the interpreter can follow, and
 # whatever I/O it does happens, and breaks, inside the logging package.)
-IO_NAMES = ("sys.stdout.write", "sys.stderr.write", "os.write", "builtins.print",
-            "builtins.open", "pprint.pprint", "json.dump", "pickle.dump")
+IO_NAMES = (
+    "sys.stdout.write",
+    "sys.stderr.write",
+    "os.write",
+    "builtins.print",
+    "builtins.open",
+    "pprint.pprint",
+    "json.dump",
+    "pickle.dump",
+)
 # How capture is spelled: its result calls the function it wraps.
 CAPTURE_NAMES = frozenset({"bcfront.capture", "bcfront.capture.capture", "capture"})
 

@@ -6,6 +6,7 @@ among the nested constants of the module's code by its qualified name
 So analysing a file imports nothing it imports, and needs no torch.  A module
 whose source cannot be found (a C extension) is imported instead.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -51,8 +52,10 @@ def split_target(target: str) -> tuple[str, str]:
     where, sep, name = target.rpartition(":")
     # "C:\\x.py:f" keeps its drive: rpartition splits at the last colon.
     if not sep or not where or not name:
-        raise CliError(f"bad target {target!r}: use path.py:function or module:function "
-                       f"(e.g. examples/gpt.py:GPT.forward)")
+        raise CliError(
+            f"bad target {target!r}: use path.py:function or module:function "
+            f"(e.g. examples/gpt.py:GPT.forward)"
+        )
     return where, name
 
 

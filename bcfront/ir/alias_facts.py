@@ -17,6 +17,7 @@ give the torch-free `bcfront.analysis.alias.AliasAnalysis` its facts.  As a
 safety net the fake storages are compared too: a tensor sharing storage with
 a root its schema facts do not explain keeps the root, with an unknown chain.
 """
+
 from __future__ import annotations
 
 import operator
@@ -43,16 +44,24 @@ aten = torch.ops.aten
 
 # -- provenance ---------------------------------------------------------------------------------
 
+
 class Root:
     """A storage root: ``input`` (a graph input), ``shared`` (synthetic base of inputs
     sharing one storage), ``fresh`` (allocated by an op), ``const`` (a constant
     tensor made inside an op, e.g. the value in ``x[i] = 0.5``).  `node` is the graph
     node that made it; `value` the real constant (``const``) or the number of elements
     the synthetic base spans (``shared``)."""
+
     __slots__ = ("kind", "label", "fake", "node", "value")
 
-    def __init__(self, kind: str, label: str, fake: torch.Tensor, node: Node | None = None,
-                 value: torch.Tensor | int | torch.SymInt | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        label: str,
+        fake: torch.Tensor,
+        node: Node | None = None,
+        value: torch.Tensor | int | torch.SymInt | None = None,
+    ) -> None:
         self.kind, self.label, self.fake, self.node, self.value = kind, label, fake, node, value
 
     def __repr__(self) -> str:
@@ -62,6 +71,7 @@ class Root:
 @dataclass(frozen=True, slots=True)
 class Step:
     """One view op: ``func(base, *args, **kwargs)``, then ``[index]`` for multi-output views."""
+
     func: OpOverload
     args: tuple[Any, ...]
     kwargs: tuple[tuple[str, Any], ...] = ()
@@ -75,24 +85,24 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Prov:
     root: Root
-    chain: tuple[Step, ...] | None       # Steps from the root; None: aliases, chain unknown
+    chain: tuple[Step, ...] | None  # Steps from the root; None: aliases, chain unknown
 
 
 @dataclass
 class AtenCall:
-    func: object                         # an aten OpOverload, or another dispatched callable
+    func: object  # an aten OpOverload, or another dispatched callable
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     out: Any
-    writes: tuple[torch.Tensor, ...]     # fakes written in place
+    writes: tuple[torch.Tensor, ...]  # fakes written in place
 
 
 @dataclass
 class NodeTrace:
     node: Node
-    value: object                        # the node's fake output (tensor, tuple, None, ...)
+    value: object  # the node's fake output (tensor, tuple, None, ...)
     calls: list[AtenCall] = field(default_factory=list)
-    resized: bool = False                # a mutable call changed an argument's layout
+    resized: bool = False  # a mutable call changed an argument's layout
 
     @property
     def writes(self) -> bool:
@@ -101,8 +111,10 @@ class NodeTrace:
     @property
     def inplace_view(self) -> bool:
         """Some call changes a tensor's metadata in place (``t_``, ``unsqueeze_``, ``resize_``)."""
-        return self.resized or any(torch.Tag.inplace_view in getattr(c.func, "tags", ()) or
-                                   _packet_name(c.func) in _METADATA_WRITERS for c in self.calls)
+        return self.resized or any(
+            torch.Tag.inplace_view in getattr(c.func, "tags", ()) or _packet_name(c.func) in _METADATA_WRITERS
+            for c in self.calls
+        )
 
 
 _METADATA_WRITERS = frozenset({"set_", "resize_", "resize_as_", "_resize_output_"})
@@ -114,6 +126,7 @@ def _packet_name(func: object) -> str:
 
 
 # -- schemas ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class _ArgSpec:
@@ -134,14 +147,20 @@ def schema_info(func: OpOverload) -> SchemaInfo:
     hit = _SCHEMAS.get(func)
     if hit is None:
         s = func._schema
-        args = tuple(_ArgSpec(a.name, a.kwarg_only,
-                              frozenset(a.alias_info.before_set) if a.alias_info else frozenset(),
-                              bool(a.alias_info and a.alias_info.is_write)) for a in s.arguments)
+        args = tuple(
+            _ArgSpec(
+                a.name,
+                a.kwarg_only,
+                frozenset(a.alias_info.before_set) if a.alias_info else frozenset(),
+                bool(a.alias_info and a.alias_info.is_write),
+            )
+            for a in s.arguments
+        )
         rets = []
         for r in s.returns:
             info = r.alias_info
             sets = frozenset(info.before_set) if info is not None else frozenset()
-            if info is not None and not sets:           # Tensor(a)[]: the letter is on the element
+            if info is not None and not sets:  # Tensor(a)[]: the letter is on the element
                 m = _LIST_RETURN.search(str(s).split(") -> ", 1)[-1])
                 sets = frozenset({m.group(1)}) if m else frozenset()
             rets.append(sets)
@@ -170,8 +189,9 @@ def may_write(graph: Graph) -> bool:
     return False
 
 
-def bind(specs: Sequence[_ArgSpec], args: Sequence[Any],
-         kwargs: Mapping[str, Any]) -> list[tuple[_ArgSpec, Any]]:
+def bind(
+    specs: Sequence[_ArgSpec], args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> list[tuple[_ArgSpec, Any]]:
     """(spec, value) for each schema argument the call passed."""
     out = []
     for i, spec in enumerate(specs):
@@ -206,8 +226,13 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         super().__init__()  # type: ignore[no-untyped-call]
         self.calls: list[tuple[OpOverload, tuple[Any, ...], dict[str, Any], Any, bool]] = []
 
-    def __torch_dispatch__(self, func: OpOverload, types: Sequence[type],
-                           args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    def __torch_dispatch__(
+        self,
+        func: OpOverload,
+        types: Sequence[type],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         kwargs = kwargs or {}
         before = _layouts(args, kwargs) if func._schema.is_mutable else None
         out = func(*args, **kwargs)
@@ -218,13 +243,17 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         return out
 
 
-def _layouts(args: Sequence[Any], kwargs: Mapping[str, Any]
-             ) -> list[tuple[tuple[int, ...], tuple[int, ...], int | torch.SymInt]]:
-    return [(tuple(t.shape), t.stride(), t.storage_offset())
-            for t in tensors_in(list(args) + list(kwargs.values()))]
+def _layouts(
+    args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> list[tuple[tuple[int, ...], tuple[int, ...], int | torch.SymInt]]:
+    return [
+        (tuple(t.shape), t.stride(), t.storage_offset())
+        for t in tensors_in(list(args) + list(kwargs.values()))
+    ]
 
 
 # -- the observation ----------------------------------------------------------------------------
+
 
 def _extent(t: torch.Tensor) -> int:
     if t.numel() == 0:
@@ -237,17 +266,18 @@ class Observation:
 
     def __init__(self, graph: Graph, example_inputs: Iterable[torch.Tensor]) -> None:
         from torch._subclasses.fake_tensor import FakeTensorMode
+
         self.graph = graph
         self.mode = FakeTensorMode(allow_non_fake_inputs=True)
         self.prov: dict[int, Prov] = {}
         self.keep: list[torch.Tensor] = []
-        self.env: dict[Node, Any] = {}            # Node -> fake value
+        self.env: dict[Node, Any] = {}  # Node -> fake value
         self.traces: list[NodeTrace] = []
         self.shared_groups: list[list[Node]] = []  # inputs sharing one storage
-        self.shared_ok: dict[int, bool] = {}       # group index -> one dtype, synthetic base valid
-        self.inconsistent: list[Node] = []        # storage sharing the schemas did not explain
+        self.shared_ok: dict[int, bool] = {}  # group index -> one dtype, synthetic base valid
+        self.inconsistent: list[Node] = []  # storage sharing the schemas did not explain
         self._storage_root: dict[int | None, Root] = {}
-        self._claimed: set[int] = set()           # roots that took over a node's internal storage
+        self._claimed: set[int] = set()  # roots that took over a node's internal storage
         self._inputs(list(example_inputs))
         for n in graph.body:
             self._run(n)
@@ -328,8 +358,11 @@ class Observation:
         for k, (func, cargs, ckw, out, resized) in enumerate(rec.calls):
             trace.calls.append(self._call(n, k, func, cargs, ckw, out))
             trace.resized = trace.resized or resized
-        for i, t in enumerate(tensors_in(value) if isinstance(value, (tuple, list)) else
-                              ([value] if isinstance(value, torch.Tensor) else [])):
+        for i, t in enumerate(
+            tensors_in(value)
+            if isinstance(value, (tuple, list))
+            else ([value] if isinstance(value, torch.Tensor) else [])
+        ):
             if id(t) not in self.prov:
                 self._fresh(t, f"{n.name}.{i}", n)
             self._check_storage(n, t)
@@ -338,10 +371,12 @@ class Observation:
     @cached_property
     def _entry_state(self) -> TorchState:
         from .fake import TorchState
+
         return TorchState.current()
 
-    def _call(self, n: Node, k: int, func: object, args: tuple[Any, ...], kwargs: dict[str, Any],
-              out: Any) -> AtenCall:
+    def _call(
+        self, n: Node, k: int, func: object, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any
+    ) -> AtenCall:
         if not isinstance(func, torch._ops.OpOverload):
             return AtenCall(func, args, kwargs, out, ())
         specs, rets = schema_info(func)
@@ -351,23 +386,30 @@ class Observation:
                 self.prov_of(t, n)
         hidden = UNANNOTATED_WRITES.get(func)
         extra = hidden({spec.name: v for spec, v in bound}) if hidden else ()
-        writes = tuple(t for spec, v in bound if spec.write or spec.name in extra
-                       for t in tensors_in(v))
+        writes = tuple(t for spec, v in bound if spec.write or spec.name in extra for t in tensors_in(v))
         outs = out if len(rets) > 1 else (out,)
         for ri, (sets, rv) in enumerate(zip(rets, outs)):
             is_list = isinstance(rv, (list, tuple))
             for li, t in enumerate(rv if is_list else (rv,)):
                 if not isinstance(t, torch.Tensor) or id(t) in self.prov:
-                    continue           # in-place results are their argument (same object)
-                src = [(spec, v) for spec, v in bound if spec.sets & sets
-                       and isinstance(v, torch.Tensor)] if sets else []
+                    continue  # in-place results are their argument (same object)
+                src = (
+                    [(spec, v) for spec, v in bound if spec.sets & sets and isinstance(v, torch.Tensor)]
+                    if sets
+                    else []
+                )
                 if not src:
                     self._fresh(t, f"{n.name}.{k}.{ri}.{li}", n)
                     continue
                 base = self.prov_of(src[0][1], n)
                 index = li if is_list else (ri if len(rets) > 1 else None)
-                replayable = (base.chain is not None and args and args[0] is src[0][1]
-                              and not tensors_in(args[1:]) and not tensors_in(list(kwargs.values())))
+                replayable = (
+                    base.chain is not None
+                    and args
+                    and args[0] is src[0][1]
+                    and not tensors_in(args[1:])
+                    and not tensors_in(list(kwargs.values()))
+                )
                 step = Step(func, tuple(args[1:]), tuple(kwargs.items()), index)
                 if func.overloadpacket is aten.as_strided and index is None:
                     # its default storage offset is its input's: spell the absolute one out
@@ -469,7 +511,21 @@ def node_mutates_by_name(n: Node) -> bool:
     return isinstance(name, str) and name.endswith("_") and not name.endswith("__")
 
 
-_INPLACE_OPERATORS = frozenset({
-    operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv,
-    operator.ifloordiv, operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
-    operator.ilshift, operator.irshift, operator.imatmul})
+_INPLACE_OPERATORS = frozenset(
+    {
+        operator.setitem,
+        operator.iadd,
+        operator.isub,
+        operator.imul,
+        operator.itruediv,
+        operator.ifloordiv,
+        operator.imod,
+        operator.ipow,
+        operator.iand,
+        operator.ior,
+        operator.ixor,
+        operator.ilshift,
+        operator.irshift,
+        operator.imatmul,
+    }
+)

@@ -5,6 +5,7 @@ never imports torch.  Fake tensors (torch's FakeTensorMode, static shapes)
 give every proxy exact dtype, shape, stride, device and requires_grad without
 running kernels, and keep view/alias relations between inputs.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,8 +20,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 # an autocast region: (device_type, dtype, enabled, cache_enabled)
 Autocast: TypeAlias = tuple[str, torch.dtype, bool, bool]
 # what a fake must still agree with: shape, stride, storage offset, dtype, device, requires_grad
-TensorMeta: TypeAlias = tuple[tuple[int, ...], tuple[int, ...], int | torch.SymInt, torch.dtype,
-                              str, bool]
+TensorMeta: TypeAlias = tuple[tuple[int, ...], tuple[int, ...], int | torch.SymInt, torch.dtype, str, bool]
 # a real tensor's metadata, its type and its storage address
 Signature: TypeAlias = tuple[TensorMeta, type, int]
 
@@ -28,12 +28,13 @@ Signature: TypeAlias = tuple[TensorMeta, type, int]
 @dataclass(frozen=True, slots=True)
 class TorchState:
     """The ambient torch state a node runs under (grad mode, autocast stack, inference mode)."""
+
     grad: bool
-    autocast: tuple[Autocast, ...] = ()        # innermost last
+    autocast: tuple[Autocast, ...] = ()  # innermost last
     inference: bool = False
 
     @staticmethod
-    def current() -> "TorchState":
+    def current() -> TorchState:
         return TorchState(torch.is_grad_enabled(), (), torch.is_inference_mode_enabled())
 
     def describe(self) -> str:
@@ -48,11 +49,10 @@ class TorchState:
     def context(self) -> Iterator[None]:
         with contextlib.ExitStack() as stack:
             if self.inference or torch.is_inference_mode_enabled():
-                stack.enter_context(torch.inference_mode(self.inference))   # sets grad mode too
+                stack.enter_context(torch.inference_mode(self.inference))  # sets grad mode too
             stack.enter_context(torch.set_grad_enabled(self.grad))
             for dev, dtype, enabled, cache in self.autocast:
-                stack.enter_context(torch.autocast(dev, dtype=dtype, enabled=enabled,
-                                                   cache_enabled=cache))
+                stack.enter_context(torch.autocast(dev, dtype=dtype, enabled=enabled, cache_enabled=cache))
             yield
 
 
@@ -98,8 +98,9 @@ class FakeEnv:
             self._keep.append(t)
         return fake
 
-    def run(self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any],
-            state: TorchState) -> Any:
+    def run(
+        self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any], state: TorchState
+    ) -> Any:
         """Call `fn` on fake arguments under `state`."""
         with state.context(), self.mode:
             return fn(*args, **kwargs)
@@ -127,8 +128,7 @@ def _forget(mode: FakeTensorMode, t: torch.Tensor) -> None:
 
 
 def _meta(t: torch.Tensor) -> TensorMeta:
-    return (tuple(t.shape), tuple(t.stride()), t.storage_offset(), t.dtype, str(t.device),
-            t.requires_grad)
+    return (tuple(t.shape), tuple(t.stride()), t.storage_offset(), t.dtype, str(t.device), t.requires_grad)
 
 
 def _signature(t: torch.Tensor) -> Signature:

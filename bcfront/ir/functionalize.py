@@ -32,6 +32,7 @@ tensor) raises `FunctionalizeError`; the caller then keeps the graph on the
 eager backend, so the answer is never wrong.  (`backends.compile_functional`
 compiles the pure graph and wraps its emit with the plan.)
 """
+
 from __future__ import annotations
 
 import operator
@@ -42,10 +43,19 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import torch
 
 from ..errors import UnsupportedError
-from .alias_facts import (Observation, Prov, Root, Step, bind, node_mutates_by_name, observe,
-                          schema_info, tensors_in)
-from .inverses import BASE, VIEW_INVERSES, FunctionalizeError, functional_variant, packet
+from .alias_facts import (
+    Observation,
+    Prov,
+    Root,
+    Step,
+    bind,
+    node_mutates_by_name,
+    observe,
+    schema_info,
+    tensors_in,
+)
 from .graph import WRITEBACK_MARK, Graph, Node, format_arg, map_nodes
+from .inverses import BASE, VIEW_INVERSES, FunctionalizeError, functional_variant, packet
 
 if TYPE_CHECKING:
     from ..analysis.alias import AliasAnalysis
@@ -66,15 +76,18 @@ class EmitNamespace(Protocol):
 class Emit(Protocol):
     """A backend's `CompiledGraph.emit`: appends the region's statements for `graph` to `lines`."""
 
-    def __call__(self, graph: Graph, ns: EmitNamespace, lines: list[str],
-                 indent: str = "    ", /) -> None: ...
+    def __call__(
+        self, graph: Graph, ns: EmitNamespace, lines: list[str], indent: str = "    ", /
+    ) -> None: ...
 
 
 # -- the plan ---------------------------------------------------------------------------------------
 
+
 @dataclass
 class Plan:
     """A pure graph plus what the region does around it (see module docstring)."""
+
     graph: Graph
     example_inputs: list[torch.Tensor]
     # (name, first input's name, elements)
@@ -92,7 +105,7 @@ class Plan:
 
     @property
     def analysis(self) -> AliasAnalysis:
-        assert self.observation is not None     # a plan from `functionalize` has one
+        assert self.observation is not None  # a plan from `functionalize` has one
         return self.observation.analysis
 
     @property
@@ -101,14 +114,17 @@ class Plan:
 
     def wrap_emit(self, inner: Emit) -> Emit:
         """An `emit(graph, ns, lines, indent)` for the region around the inner one."""
+
         def emit(_graph: Graph, ns: EmitNamespace, lines: list[str], indent: str = "    ") -> None:
             for name, first, size in self.bases:
-                lines.append(f"{indent}{name} = {ns.const(torch.as_strided, 'as_strided')}"
-                             f"({first}, ({size},), (1,), 0)")
+                lines.append(
+                    f"{indent}{name} = {ns.const(torch.as_strided, 'as_strided')}"
+                    f"({first}, ({size},), (1,), 0)"
+                )
             held: dict[str, str] = {}
             if self.shield:
                 pad = indent
-                if not torch.is_grad_enabled():         # the clone must record (see `shield`)
+                if not torch.is_grad_enabled():  # the clone must record (see `shield`)
                     lines.append(f"{indent}with {ns.const(torch.enable_grad, 'enable_grad')}():")
                     pad = indent + "    "
                 for target, _, _ in self.writebacks:
@@ -129,12 +145,16 @@ class Plan:
             for name, (kind, base, chain) in self.outputs.items():
                 expr = outs[base].name if kind == "graph" else base
                 for step in chain:
-                    args = ", ".join([expr] + [format_arg(a, ns.const) for a in step.args]
-                                     + [f"{k}={format_arg(v, ns.const)}" for k, v in step.kwargs])
+                    args = ", ".join(
+                        [expr]
+                        + [format_arg(a, ns.const) for a in step.args]
+                        + [f"{k}={format_arg(v, ns.const)}" for k, v in step.kwargs]
+                    )
                     expr = f"{ns.const(step.func, _op_hint(step.func))}({args})"
                     if step.index is not None:
                         expr = f"{expr}[{step.index}]"
                 lines.append(f"{indent}{name} = {expr}")
+
         return emit
 
 
@@ -143,6 +163,7 @@ def _op_hint(func: object) -> str:
 
 
 # -- the builder ------------------------------------------------------------------------------------
+
 
 class _Builder:
     """Walks the observed nodes, emitting the pure graph (see module docstring).
@@ -159,9 +180,9 @@ class _Builder:
         self.cur: dict[int, Node] = {}
         self.ver: dict[int, int] = {}
         self.mat: dict[tuple[int, int], Node] = {}
-        self.fake: dict[Node, Any] = {}             # graph node -> its fake value
+        self.fake: dict[Node, Any] = {}  # graph node -> its fake value
         self.node_of: dict[Node, Node] = {}
-        self.base_name: dict[int, str] = {}        # shared root -> region name of its base
+        self.base_name: dict[int, str] = {}  # shared root -> region name of its base
         self.written: list[Root] = []
         self.last_state: dict[int, NodeState | None] = {}
         # storage allocated inside one node -> (root, prefix)
@@ -184,7 +205,7 @@ class _Builder:
                 raise FunctionalizeError("inputs sharing storage with different dtypes are written")
             root = obs.prov[id(obs.env[members[0]])].root
             name = self._declare_base(root, gi)
-            size = cast(int, root.value)        # a shared root's value: the elements it spans
+            size = cast(int, root.value)  # a shared root's value: the elements it spans
             src = _BaseSource(members[0].target, size)
             n = Node(len(self.g.inputs), "input", src, meta=root.fake, name=name)
             self.g.inputs.append(n)
@@ -195,7 +216,7 @@ class _Builder:
             f = obs.env[n]
             root = obs.prov[id(f)].root
             if root.kind == "shared" and id(root) in self.cur:
-                continue                        # read through the synthetic base
+                continue  # read through the synthetic base
             new = Node(len(self.g.inputs), "input", n.target, meta=f, name=n.name)
             self.g.inputs.append(new)
             self.examples.append(real)
@@ -218,8 +239,16 @@ class _Builder:
         self.fake.setdefault(node, root.fake)
 
     # -- emitting ---------------------------------------------------------------------------
-    def add(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-            state: NodeState | None, loc: Loc | None, meta: Any = None) -> Node:
+    def add(
+        self,
+        op: str,
+        target: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        state: NodeState | None,
+        loc: Loc | None,
+        meta: Any = None,
+    ) -> Node:
         """Append a node; its example value comes from a fake run unless given."""
         if meta is None:
             look: Callable[[Any], Any] = lambda a: map_nodes(a, self.fake.__getitem__)  # noqa: E731
@@ -242,8 +271,9 @@ class _Builder:
     def item(self, node: Node, i: int, state: NodeState | None, loc: Loc | None) -> Node:
         return self.add("call", operator.getitem, (node, i), {}, state, loc, meta=self.fake[node][i])
 
-    def chain(self, root: Root, chain: tuple[Step, ...], state: NodeState | None,
-              loc: Loc | None) -> list[Node]:
+    def chain(
+        self, root: Root, chain: tuple[Step, ...], state: NodeState | None, loc: Loc | None
+    ) -> list[Node]:
         """The root's current value, then each view of `chain` applied in turn."""
         nodes = [self._root_value(root, state, loc)]
         for k, step in enumerate(chain):
@@ -253,22 +283,28 @@ class _Builder:
             nodes.append(out if step.index is None else self.item(out, step.index, state, loc))
         return nodes
 
-    def _check_strided(self, root: Root, chain: tuple[Step, ...], state: NodeState | None,
-                       loc: Loc | None) -> None:
+    def _check_strided(
+        self, root: Root, chain: tuple[Step, ...], state: NodeState | None, loc: Loc | None
+    ) -> None:
         """An as_strided step's inverse (as_strided_scatter on the value below it) is exact
         only first in the chain, on a root laid out as it was: its geometry is absolute in
         the storage, not relative to a view (``x.diagonal().as_strided((2,), (1,))`` is
         ``x``'s first two elements)."""
         for k, step in enumerate(chain):
             if packet(step.func) == "as_strided" and not (
-                    k == 0 and self._strided_ok(root, self._root_value(root, state, loc))):
+                k == 0 and self._strided_ok(root, self._root_value(root, state, loc))
+            ):
                 raise FunctionalizeError("a write through an as_strided view of a view")
 
     def _strided_ok(self, root: Root, node: Node) -> bool:
         """as_strided offsets are absolute: valid on a value laid out like the root was."""
         now, then = self.fake[node], root.fake
-        return bool(now.is_contiguous() and then.is_contiguous()
-                and now.storage_offset() == 0 and then.storage_offset() == 0)
+        return bool(
+            now.is_contiguous()
+            and then.is_contiguous()
+            and now.storage_offset() == 0
+            and then.storage_offset() == 0
+        )
 
     def _root_value(self, root: Root, state: NodeState | None, loc: Loc | None) -> Node:
         node = self.cur.get(id(root))
@@ -276,8 +312,9 @@ class _Builder:
             return node
         if root.kind == "const":
             c = cast(torch.Tensor, root.value)  # a const root's value: the real constant
-            node = self.add("call", torch.tensor, (c.tolist(),), {"dtype": c.dtype, "device": c.device},
-                            state, loc)
+            node = self.add(
+                "call", torch.tensor, (c.tolist(),), {"dtype": c.dtype, "device": c.device}, state, loc
+            )
             self._set_root(root, node)
             return node
         raise FunctionalizeError(f"no value for storage root {root.label}")
@@ -291,9 +328,9 @@ class _Builder:
         if p is None or id(p.root) not in self.rerooted:
             return p
         new_root, prefix = self.rerooted[id(p.root)]
-        if p.chain is not None and p.chain[:len(prefix)] == prefix:
-            return Prov(new_root, p.chain[len(prefix):])
-        return Prov(p.root, None)       # another view of that storage: no way to rebuild it
+        if p.chain is not None and p.chain[: len(prefix)] == prefix:
+            return Prov(new_root, p.chain[len(prefix) :])
+        return Prov(p.root, None)  # another view of that storage: no way to rebuild it
 
     def get(self, t: torch.Tensor, state: NodeState | None, loc: Loc | None) -> Node:
         """The graph value of fake `t` as of now (regenerated when its storage was written)."""
@@ -328,17 +365,20 @@ class _Builder:
         if node_mutates_by_name(n):
             raise FunctionalizeError(f"{n.name} mutates state functionalization cannot see")
         if isinstance(self.obs.env[n], torch.Tensor) and any(
-                isinstance(c.func, torch._ops.OpOverload) and packet(c.func) == "as_strided"
-                for c in tr.calls):
+            isinstance(c.func, torch._ops.OpOverload) and packet(c.func) == "as_strided" for c in tr.calls
+        ):
             # as_strided addresses its input's storage, which a functional value is not:
             # take the view from the storage root's current value instead
             self.node_of[n] = self.get(self.obs.env[n], n.state, n.loc)
             return
         read: Callable[[Any], Any] = lambda a: map_nodes(  # noqa: E731
-            a, lambda m: self.read_arg(m, n.state, n.loc))
+            a, lambda m: self.read_arg(m, n.state, n.loc)
+        )
         args, kwargs = read(n.args), read(n.kwargs)
-        same = all(self.fake.get(a) is self.obs.env[m]
-                   for a, m in zip(_nodes((args, kwargs)), _nodes((n.args, n.kwargs))))
+        same = all(
+            self.fake.get(a) is self.obs.env[m]
+            for a, m in zip(_nodes((args, kwargs)), _nodes((n.args, n.kwargs)))
+        )
         value = self.obs.env[n]
         new = self.add(n.op, n.target, args, kwargs, n.state, n.loc, meta=value if same else None)
         self.impure.add(new)
@@ -349,7 +389,7 @@ class _Builder:
     def _bind(self, t: torch.Tensor, node: Node, n: Node) -> None:
         """Graph `node` holds fake `t` now; storage first seen here gets `node` as its value."""
         p = self.prov(t)
-        assert p is not None                    # every tensor a node makes has a provenance
+        assert p is not None  # every tensor a node makes has a provenance
         root = p.root
         if id(root) not in self.cur and root.kind in ("fresh", "const") and p.chain is not None:
             if p.chain != ():
@@ -368,7 +408,7 @@ class _Builder:
             if not isinstance(c.func, torch._ops.OpOverload):
                 continue
             if not c.writes and not tensors_in(c.out):
-                continue                       # prim.device and friends: results are constants
+                continue  # prim.device and friends: results are constants
             if c.writes:
                 self._functional_write(c, n)
             else:
@@ -377,18 +417,19 @@ class _Builder:
                 self.impure.add(out)
                 self._bind_outputs(c.out, out, n)
 
-    def _call_args(self, c: AtenCall, n: Node, drop: Sequence[str] = ()
-                   ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def _call_args(
+        self, c: AtenCall, n: Node, drop: Sequence[str] = ()
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         def conv(x: Any) -> Any:
             if isinstance(x, torch.Tensor):
                 return self.get(x, n.state, n.loc)
             if isinstance(x, (list, tuple)):
                 return type(x)(conv(i) for i in x)
             return x
+
         return conv(tuple(c.args)), {k: conv(v) for k, v in c.kwargs.items() if k not in drop}
 
-    def _bind_outputs(self, out: Any, node: Node, n: Node,
-                      skip: Sequence[torch.Tensor] = ()) -> None:
+    def _bind_outputs(self, out: Any, node: Node, n: Node, skip: Sequence[torch.Tensor] = ()) -> None:
         if isinstance(out, torch.Tensor):
             self._bind(out, node, n)
         elif isinstance(out, (list, tuple)):
@@ -397,7 +438,7 @@ class _Builder:
                     self._bind(t, self.item(node, i, n.state, n.loc), n)
 
     def _functional_write(self, c: AtenCall, n: Node) -> None:
-        func = cast(torch._ops.OpOverload, c.func)     # `_mutating` passes aten calls only
+        func = cast(torch._ops.OpOverload, c.func)  # `_mutating` passes aten calls only
         fop, kind = functional_variant(func)
         args, kwargs = self._call_args(c, n, drop=("out",) if kind == "out" else ())
         res = self.add("call", fop, args, kwargs, n.state, n.loc)
@@ -408,8 +449,11 @@ class _Builder:
             return
         # "extra": the op's own results, then the new values of the written arguments in order
         specs, rets = schema_info(func)
-        written = [v for _, v in bind(specs, c.args, c.kwargs)
-                   if isinstance(v, torch.Tensor) and any(v is w for w in c.writes)]
+        written = [
+            v
+            for _, v in bind(specs, c.args, c.kwargs)
+            if isinstance(v, torch.Tensor) and any(v is w for w in c.writes)
+        ]
         for j, w in enumerate(written):
             self._write(w, self._cast(self.item(res, len(rets) + j, n.state, n.loc), w, n), n)
         self._bind_outputs(c.out, res, n, skip=written)
@@ -443,10 +487,15 @@ class _Builder:
             # the root is laid out densely from offset 0, the view's own geometry is exact.
             cur = self._root_value(root, state, loc)
             if not self._strided_ok(root, cur) or torch._debug_has_internal_overlap(w) != 0:
-                raise               # (a fill through an expanded view writes one cell many times)
-            val = self.add("call", aten.as_strided_scatter.default,
-                           (cur, value, tuple(w.shape), tuple(w.stride()), w.storage_offset()),
-                           {}, state, loc)
+                raise  # (a fill through an expanded view writes one cell many times)
+            val = self.add(
+                "call",
+                aten.as_strided_scatter.default,
+                (cur, value, tuple(w.shape), tuple(w.stride()), w.storage_offset()),
+                {},
+                state,
+                loc,
+            )
         self.cur[id(root)] = val
         self.ver[id(root)] = self.ver.get(id(root), 0) + 1
         self.mat[(id(w), self.ver[id(root)])] = value
@@ -455,8 +504,7 @@ class _Builder:
                 self.written.append(root)
             self.last_state[id(root)] = state
 
-    def _scatter(self, step: Step, base: Node, src: Node, state: NodeState | None,
-                 loc: Loc | None) -> Node:
+    def _scatter(self, step: Step, base: Node, src: Node, state: NodeState | None, loc: Loc | None) -> Node:
         inv = VIEW_INVERSES.get(packet(step.func))
         if inv is None:
             raise FunctionalizeError(f"cannot write through the view op {step.func}")
@@ -480,23 +528,25 @@ class _Builder:
             t = obs.env[o]
             if not isinstance(t, torch.Tensor):
                 raise FunctionalizeError(f"output {o.name} is not a tensor")
-            if id(t) in input_of:           # the input object itself (``return x.add_(1)``)
+            if id(t) in input_of:  # the input object itself (``return x.add_(1)``)
                 plan.outputs[o.name] = ("input", input_of[id(t)], ())
                 continue
-            input_of[id(t)] = o.name        # a later output that is this very tensor is this name
+            input_of[id(t)] = o.name  # a later output that is this very tensor is this name
             p = self.prov(t)
-            assert p is not None            # an output tensor has a provenance
+            assert p is not None  # an output tensor has a provenance
             if p.chain is None:
                 raise FunctionalizeError(f"output {o.name} aliases storage along an unknown chain")
             root = p.root
             if root.kind == "input":
                 plan.outputs[o.name] = ("input", cast(Node, root.node).name, p.chain)
             elif root.kind == "shared":
-                gi = next(i for i, m in enumerate(obs.shared_groups)
-                          if obs.prov[id(obs.env[m[0]])].root is root)
+                gi = next(
+                    i for i, m in enumerate(obs.shared_groups) if obs.prov[id(obs.env[m[0]])].root is root
+                )
                 # rebase on the input the chain starts from, so ``out._base`` is that input
-                member = next((m for m in obs.shared_groups[gi]
-                               if obs.prov[id(obs.env[m])].chain == p.chain[:1]), None)
+                member = next(
+                    (m for m in obs.shared_groups[gi] if obs.prov[id(obs.env[m])].chain == p.chain[:1]), None
+                )
                 if member is not None:
                     plan.outputs[o.name] = ("input", member.name, p.chain[1:])
                 else:
@@ -519,8 +569,14 @@ class _Builder:
         f = self.fake[node]
         if _strides(f) == _strides(like) or f.shape != like.shape:
             return node
-        empty = self.add("call", aten.empty_strided.default, (tuple(like.shape), tuple(like.stride())),
-                         {"dtype": like.dtype, "device": like.device}, o.state, o.loc)
+        empty = self.add(
+            "call",
+            aten.empty_strided.default,
+            (tuple(like.shape), tuple(like.stride())),
+            {"dtype": like.dtype, "device": like.device},
+            o.state,
+            o.loc,
+        )
         return self.add("call", aten.copy.default, (empty, node), {}, o.state, o.loc)
 
     def _dead_code(self) -> None:
@@ -539,8 +595,9 @@ def _from_last_absolute(chain: tuple[Step, ...]) -> tuple[Step, ...]:
     for k in range(len(chain) - 1, -1, -1):
         step = chain[k]
         if packet(step.func) == "as_strided" and (
-                (len(step.args) > 2 and step.args[2] is not None)
-                or dict(step.kwargs).get("storage_offset") is not None):
+            (len(step.args) > 2 and step.args[2] is not None)
+            or dict(step.kwargs).get("storage_offset") is not None
+        ):
             return chain[k:]
     return chain
 
@@ -579,7 +636,7 @@ def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
             try:
                 b.node(tr)
             except FunctionalizeError as e:
-                e.node = tr.node            # where the graph could end instead (`region_errors`)
+                e.node = tr.node  # where the graph could end instead (`region_errors`)
                 raise
         plan = b.finish()
         plan.shield = bool(plan.writebacks) and _autograd_may_record(graph, example_inputs)

@@ -22,6 +22,7 @@ Types: a node's target, arguments and example value hold user objects and
 tensors, so they are `Any` (named `Target`, `Arg` and `Meta` below); this
 module stays torch-free, and the torch state is the `NodeState` protocol.
 """
+
 from __future__ import annotations
 
 import keyword
@@ -33,11 +34,25 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 INFIX = {
-    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
-    operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
-    operator.and_: "&", operator.or_: "|", operator.xor: "^", operator.lshift: "<<",
-    operator.rshift: ">>", operator.lt: "<", operator.le: "<=", operator.gt: ">",
-    operator.ge: ">=", operator.eq: "==", operator.ne: "!=",
+    operator.add: "+",
+    operator.sub: "-",
+    operator.mul: "*",
+    operator.truediv: "/",
+    operator.floordiv: "//",
+    operator.mod: "%",
+    operator.pow: "**",
+    operator.matmul: "@",
+    operator.and_: "&",
+    operator.or_: "|",
+    operator.xor: "^",
+    operator.lshift: "<<",
+    operator.rshift: ">>",
+    operator.lt: "<",
+    operator.le: "<=",
+    operator.gt: ">",
+    operator.ge: ">=",
+    operator.eq: "==",
+    operator.ne: "!=",
 }
 PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
 # The comment line a functionalized graph's emitted code puts before its write-back
@@ -75,6 +90,7 @@ class InputSource(Protocol):
 @dataclass(frozen=True, slots=True)
 class Loc:
     """Where a node came from in user code."""
+
     filename: str
     lineno: int | None
     function: str
@@ -87,13 +103,21 @@ class Loc:
 
 
 class Node:
-    __slots__ = ("index", "op", "target", "args", "kwargs", "meta", "loc", "state", "name",
-                 "mutates")
+    __slots__ = ("index", "op", "target", "args", "kwargs", "meta", "loc", "state", "name", "mutates")
 
-    def __init__(self, index: int, op: str, target: Target, args: tuple[Arg, ...] = (),
-                 kwargs: dict[str, Arg] | None = None, meta: Meta = None, loc: Loc | None = None,
-                 state: NodeState | None = None, name: str | None = None,
-                 mutates: bool = False) -> None:
+    def __init__(
+        self,
+        index: int,
+        op: str,
+        target: Target,
+        args: tuple[Arg, ...] = (),
+        kwargs: dict[str, Arg] | None = None,
+        meta: Meta = None,
+        loc: Loc | None = None,
+        state: NodeState | None = None,
+        name: str | None = None,
+        mutates: bool = False,
+    ) -> None:
         self.index = index
         self.op = op
         self.target = target
@@ -103,7 +127,7 @@ class Node:
         self.loc = loc
         self.state = state
         self.name = name or f"t{index}"
-        self.mutates = mutates               # writes to (a view of) its first argument or out=
+        self.mutates = mutates  # writes to (a view of) its first argument or out=
 
     def __repr__(self) -> str:
         return f"%{self.name}"
@@ -175,12 +199,30 @@ class Graph:
         self.inputs.append(n)
         return n
 
-    def add(self, op: str, target: Target, args: Iterable[Arg] = (),
-            kwargs: Mapping[str, Arg] | None = None, meta: Meta = None, loc: Loc | None = None,
-            state: NodeState | None = None, mutates: bool = False) -> Node:
+    def add(
+        self,
+        op: str,
+        target: Target,
+        args: Iterable[Arg] = (),
+        kwargs: Mapping[str, Arg] | None = None,
+        meta: Meta = None,
+        loc: Loc | None = None,
+        state: NodeState | None = None,
+        mutates: bool = False,
+    ) -> Node:
         index = len(self.inputs) + len(self.body)
-        n = Node(index, op, target, tuple(args), dict(kwargs or {}), meta, loc, state,
-                 name=self._unique(f"t{index}"), mutates=mutates)
+        n = Node(
+            index,
+            op,
+            target,
+            tuple(args),
+            dict(kwargs or {}),
+            meta,
+            loc,
+            state,
+            name=self._unique(f"t{index}"),
+            mutates=mutates,
+        )
         self.body.append(n)
         return n
 
@@ -219,8 +261,7 @@ class Graph:
         return self.format()
 
 
-def format_arg(arg: Arg, const_name: ConstName,
-               name_of: Callable[[Node], str] | None = None) -> str:
+def format_arg(arg: Arg, const_name: ConstName, name_of: Callable[[Node], str] | None = None) -> str:
     """Python source for a nested argument; `const_name(value)` spells non-literals and
     `name_of(node)` (default: its name) spells nodes."""
     if isinstance(arg, Node):
@@ -232,11 +273,13 @@ def format_arg(arg: Arg, const_name: ConstName,
     if t is list:
         return "[" + ", ".join(format_arg(a, const_name, name_of) for a in arg) + "]"
     if t is dict and all(type(k) is str for k in arg):
-        return "{" + ", ".join(f"{k!r}: {format_arg(v, const_name, name_of)}"
-                               for k, v in arg.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {format_arg(v, const_name, name_of)}" for k, v in arg.items()) + "}"
     if t is slice:
-        parts = (format_arg(arg.start, const_name, name_of), format_arg(arg.stop, const_name, name_of),
-                 format_arg(arg.step, const_name, name_of))
+        parts = (
+            format_arg(arg.start, const_name, name_of),
+            format_arg(arg.stop, const_name, name_of),
+            format_arg(arg.step, const_name, name_of),
+        )
         return f"slice({', '.join(parts)})"
     if is_literal(arg):
         return repr(arg)
@@ -249,8 +292,11 @@ def is_literal(value: object) -> bool:
     if value is None or value is Ellipsis or t in (bool, int, str, bytes):
         return True
     if t is float or t is complex:
-        return repr(value) not in ("nan", "inf", "-inf") and "nan" not in repr(value) \
+        return (
+            repr(value) not in ("nan", "inf", "-inf")
+            and "nan" not in repr(value)
             and "inf" not in repr(value)
+        )
     return False
 
 
@@ -258,11 +304,11 @@ def readable_const(value: object) -> str:
     """A readable spelling of a non-literal constant (for printing, not execution)."""
     mod = type(value).__module__
     if mod == "torch" and type(value).__name__ == "dtype":
-        return str(value)                      # torch.float32
+        return str(value)  # torch.float32
     if mod == "torch" and type(value).__name__ in ("device", "layout", "memory_format"):
         return f"torch.{type(value).__name__}({str(value)!r})"
     if mod == "torch._ops" and type(value).__name__ == "OpOverload":
-        return f"torch.ops.{value}"            # torch.ops.aten.slice_scatter.default
+        return f"torch.ops.{value}"  # torch.ops.aten.slice_scatter.default
     name = qualified_name(value)
     return name if name else f"<{type(value).__name__}>"
 
@@ -286,8 +332,7 @@ def qualified_name(fn: object) -> str | None:
     return f"{mod}.{qual}" if mod and mod != "builtins" else qual
 
 
-def node_expr(n: Node, const_name: ConstName,
-              name_of: Callable[[Node], str] | None = None) -> str:
+def node_expr(n: Node, const_name: ConstName, name_of: Callable[[Node], str] | None = None) -> str:
     """The right-hand side of a node as Python source."""
     fa: Callable[[Arg], str] = lambda a: format_arg(a, const_name, name_of)  # noqa: E731
     if n.op == "getattr":
@@ -308,14 +353,14 @@ def node_expr(n: Node, const_name: ConstName,
     raise ValueError(f"cannot print node op {n.op!r}")
 
 
-def format_index(idx: Arg, const_name: ConstName,
-                 name_of: Callable[[Node], str] | None = None) -> str:
+def format_index(idx: Arg, const_name: ConstName, name_of: Callable[[Node], str] | None = None) -> str:
     """An index expression as it would appear inside brackets."""
     if type(idx) is tuple and idx:
         return ", ".join(format_index(i, const_name, name_of) for i in idx) + ("," if len(idx) == 1 else "")
     if type(idx) is slice:
-        parts = ["" if p is None else format_arg(p, const_name, name_of)
-                 for p in (idx.start, idx.stop, idx.step)]
+        parts = [
+            "" if p is None else format_arg(p, const_name, name_of) for p in (idx.start, idx.stop, idx.step)
+        ]
         return f"{parts[0]}:{parts[1]}" + (f":{parts[2]}" if idx.step is not None else "")
     if idx is Ellipsis:
         return "..."
@@ -330,8 +375,15 @@ def describe_meta(meta: Meta) -> str:
     dtype = getattr(meta, "dtype", None)
     if shape is not None and dtype is not None:
         d = str(dtype).replace("torch.", "")
-        d = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
-             "int64": "i64", "int32": "i32", "bool": "b8"}.get(d, d)
+        d = {
+            "float32": "f32",
+            "float64": "f64",
+            "float16": "f16",
+            "bfloat16": "bf16",
+            "int64": "i64",
+            "int32": "i32",
+            "bool": "b8",
+        }.get(d, d)
         dev = getattr(meta, "device", None)
         where = f"@{dev}" if dev is not None and str(dev) != "cpu" else ""
         return f"{d}[{', '.join(str(s) for s in shape)}]{where}"
@@ -341,6 +393,7 @@ def describe_meta(meta: Meta) -> str:
 
 
 # -- reference evaluator -----------------------------------------------------------
+
 
 def run_node(n: Node, env: dict[Node, Any]) -> Any:
     """Execute one node given the values of the nodes it reads."""

@@ -14,6 +14,7 @@ Two declarative tables, keyed by aten op:
 A view op missing from the table has no inverse; functionalization then falls
 back to ``as_strided_scatter`` when it can, and otherwise gives up.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -103,11 +104,11 @@ def _split_bounds(base_meta: torch.Tensor, step: Step) -> tuple[int, int, int]:
     given = dict(zip(("split_size", "dim"), step.args)) | dict(step.kwargs)
     sizes = cast("int | list[int]", given.get("split_size", given.get("split_sizes")))
     dim = given.get("dim", 0) % max(base_meta.dim(), 1)
-    assert step.index is not None               # split views have several outputs
+    assert step.index is not None  # split views have several outputs
     if isinstance(sizes, int):
         start = sizes * step.index
         return dim, start, min(start + sizes, base_meta.shape[dim])
-    start = sum(sizes[:step.index])
+    start = sum(sizes[: step.index])
     return dim, start, start + sizes[step.index]
 
 
@@ -124,6 +125,7 @@ def _unbind_inverse(base_meta: torch.Tensor, src: Node, step: Step) -> Rewrite:
 def _scatter_like(scatter: OpOverload) -> Inverse:
     def inv(base_meta: torch.Tensor, src: Node, step: Step) -> Rewrite:
         return scatter, (BASE, src, *step.args), dict(step.kwargs)
+
     return inv
 
 
@@ -149,7 +151,7 @@ def _expand_inverse(base_meta: torch.Tensor, src: Node, step: Step) -> Rewrite:
     return _reshape_back(base_meta, src, step)
 
 
-BASE = object()        # stands for the base in an inverse's arguments
+BASE = object()  # stands for the base in an inverse's arguments
 
 # view op packet -> inverse(base meta, new view value, step) -> (op, args, kwargs) computing
 # the base's new value (op None: the new value itself).  Reshape-like views invert by
@@ -159,14 +161,24 @@ VIEW_INVERSES: dict[str, Inverse] = {
     "select": _scatter_like(aten.select_scatter.default),
     "diagonal": _scatter_like(aten.diagonal_scatter.default),
     "as_strided": _scatter_like(aten.as_strided_scatter.default),
-    "view": _reshape_back, "_unsafe_view": _reshape_back, "reshape": _reshape_back,
-    "_reshape_alias": _reshape_back, "squeeze": _reshape_back, "unsqueeze": _reshape_back,
-    "flatten": _reshape_back, "unflatten": _reshape_back, "view_as": _reshape_back,
+    "view": _reshape_back,
+    "_unsafe_view": _reshape_back,
+    "reshape": _reshape_back,
+    "_reshape_alias": _reshape_back,
+    "squeeze": _reshape_back,
+    "unsqueeze": _reshape_back,
+    "flatten": _reshape_back,
+    "unflatten": _reshape_back,
+    "view_as": _reshape_back,
     "expand": _expand_inverse,
     "permute": _permute_inverse,
     "t": lambda b, s, st: (aten.t.default, (s,), {}),
     "transpose": lambda b, s, st: (aten.transpose.int, (s, *st.args), dict(st.kwargs)),
-    "alias": _identity, "detach": _identity, "lift_fresh": _identity,
-    "split": _split_inverse, "split_with_sizes": _split_inverse, "unsafe_split": _split_inverse,
+    "alias": _identity,
+    "detach": _identity,
+    "lift_fresh": _identity,
+    "split": _split_inverse,
+    "split_with_sizes": _split_inverse,
+    "unsafe_split": _split_inverse,
     "unbind": _unbind_inverse,
 }

@@ -10,15 +10,29 @@ its constant ancestors are excluded, covering views), or reaches the outside
 (a graph output, or an ancestor it may alias).  Folding runs the real ops
 with the reference evaluator, under each node's recorded torch state.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from .graph import Graph, Node, iter_nodes, run_node
 
-_NONDETERMINISTIC = ("rand", "normal", "bernoulli", "multinomial", "dropout", "uniform",
-                     "exponential", "geometric", "cauchy", "poisson", "empty", "rng", "seed",
-                     "randperm")
+_NONDETERMINISTIC = (
+    "rand",
+    "normal",
+    "bernoulli",
+    "multinomial",
+    "dropout",
+    "uniform",
+    "exponential",
+    "geometric",
+    "cauchy",
+    "poisson",
+    "empty",
+    "rng",
+    "seed",
+    "randperm",
+)
 
 
 def target_name(n: Node) -> str:

@@ -18,6 +18,7 @@ It stops at the first difference and returns a `Verdict` whose `Mismatch`
 says which call, which part, both sides' values, and a `signature` the
 shrinker keeps fixed.  torch is imported only for programs that need it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,23 +40,28 @@ RTOL, ATOL = 1e-5, 1e-6
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    call: int               # index of the call (-1: `capture(fn)` itself failed)
-    part: str               # capture, exception, result, args, globals, stdout, grads
-    path: str               # where inside that part, e.g. "result[0].shape"
+    call: int  # index of the call (-1: `capture(fn)` itself failed)
+    part: str  # capture, exception, result, args, globals, stdout, grads
+    path: str  # where inside that part, e.g. "result[0].shape"
     eager: str
     captured: str
-    where: str = ""         # innermost frame of the captured side's exception, if any
+    where: str = ""  # innermost frame of the captured side's exception, if any
 
     @property
     def signature(self) -> tuple:
         """What must stay the same while shrinking: the part, and exception types."""
-        return (self.part, self.eager.split(":")[0] if self.part == "exception" else "",
-                self.captured.split(":")[0] if self.part in ("exception", "capture") else "")
+        return (
+            self.part,
+            self.eager.split(":")[0] if self.part == "exception" else "",
+            self.captured.split(":")[0] if self.part in ("exception", "capture") else "",
+        )
 
     def describe(self) -> str:
         at = f" at {self.path}" if self.path else ""
-        text = (f"call {self.call}: {self.part} differs{at}\n  eager:    {self.eager}\n"
-                f"  captured: {self.captured}")
+        text = (
+            f"call {self.call}: {self.part} differs{at}\n  eager:    {self.eager}\n"
+            f"  captured: {self.captured}"
+        )
         return text + (f"\n  raised in {self.where}" if self.where else "")
 
 
@@ -63,10 +69,10 @@ class Mismatch:
 class Verdict:
     name: str
     mismatch: Mismatch | None
-    calls: int                                  # calls made before stopping
-    warnings: tuple[str, ...] = ()              # warnings the captured side issued
-    internal: bool = False                      # the captured side raised from inside bcfront
-    eager_errors: int = 0                       # calls where the oracle raised
+    calls: int  # calls made before stopping
+    warnings: tuple[str, ...] = ()  # warnings the captured side issued
+    internal: bool = False  # the captured side raised from inside bcfront
+    eager_errors: int = 0  # calls where the oracle raised
 
     @property
     def ok(self) -> bool:
@@ -75,7 +81,7 @@ class Verdict:
 
 @dataclass
 class RunOutcome:
-    snap: list = field(default_factory=list)    # [(path, descriptor)] of args, result, globals
+    snap: list = field(default_factory=list)  # [(path, descriptor)] of args, result, globals
     exc: str | None = None
     where: str = ""
     internal: bool = False
@@ -85,6 +91,7 @@ class RunOutcome:
 
 def default_capture(fn):
     import bcfront
+
     return bcfront.capture(fn)
 
 
@@ -110,8 +117,12 @@ def run(program: Program, capture=None, *, max_calls: int | None = None) -> Verd
         try:
             compiled = capture(cap_ns[program.entry])
         except Exception as e:  # noqa: BLE001 - capturing a valid function must not fail
-            return Verdict(program.name, Mismatch(-1, "capture", "", "a function", _exc_text(e),
-                                                  _innermost(e)), 0, internal=True)
+            return Verdict(
+                program.name,
+                Mismatch(-1, "capture", "", "a function", _exc_text(e), _innermost(e)),
+                0,
+                internal=True,
+            )
     warned += [str(w.message) for w in caught]
     eager_errors = 0
     calls = program.calls[:max_calls] if max_calls else program.calls
@@ -130,6 +141,7 @@ def run(program: Program, capture=None, *, max_calls: int | None = None) -> Verd
 
 def _torch():
     import torch
+
     return torch
 
 
@@ -159,6 +171,7 @@ def _call(fn, ns: dict, spec, torch) -> RunOutcome:
 
 def _is_state(name: str, value) -> bool:
     import types
+
     return not (name.startswith("__") or isinstance(value, (types.ModuleType, types.FunctionType, type)))
 
 
@@ -185,6 +198,7 @@ def _innermost(e: BaseException) -> str:
 
 # -- snapshots ---------------------------------------------------------------------------------
 
+
 def snapshot(root, torch=None) -> list[tuple[str, tuple]]:
     """A comparable description of everything reachable from `root`, in a fixed walk order.
 
@@ -196,7 +210,7 @@ def snapshot(root, torch=None) -> list[tuple[str, tuple]]:
     out: list = []
     seen: dict[int, str] = {}
     storages: dict[int, str] = {}
-    keep = []                                   # keep walked objects alive: ids stay unique
+    keep = []  # keep walked objects alive: ids stay unique
     work = [(root, "")]
     while work:
         value, path = work.pop()
@@ -211,7 +225,7 @@ def snapshot(root, torch=None) -> list[tuple[str, tuple]]:
         if torch is not None and isinstance(value, torch.Tensor):
             out.append((path, _tensor_desc(value, path, storages, torch)))
             grad = _leaf_grad(value)
-            if grad is not None:                            # accumulated by a backward()
+            if grad is not None:  # accumulated by a backward()
                 work.append((grad, f"{path}.grad"))
             continue
         children = _children(value, path)
@@ -227,7 +241,7 @@ def snapshot(root, torch=None) -> list[tuple[str, tuple]]:
 def _leaf_grad(t):
     try:
         return t.grad if t.is_leaf else None
-    except RuntimeError:    # a no_grad view whose base changed in place: autograd refuses to look
+    except RuntimeError:  # a no_grad view whose base changed in place: autograd refuses to look
         return None
 
 
@@ -238,6 +252,7 @@ def _is_atom(value) -> bool:
 def _children(value, path):
     """(descriptor, [(child, path)]) for containers and plain objects; None otherwise."""
     import types
+
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, len(value)), [(v, f"{path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
@@ -246,14 +261,25 @@ def _children(value, path):
     if isinstance(value, (set, frozenset)):
         items = sorted(value, key=repr)
         return (type(value).__name__, len(items)), [(v, f"{path}{{{i}}}") for i, v in enumerate(items)]
-    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
-                          types.ModuleType, types.GeneratorType)):
+    if isinstance(
+        value,
+        (
+            types.FunctionType,
+            types.BuiltinFunctionType,
+            types.MethodType,
+            type,
+            types.ModuleType,
+            types.GeneratorType,
+        ),
+    ):
         return ("callable", getattr(value, "__qualname__", type(value).__name__)), []
     attrs = getattr(value, "__dict__", None)
     if isinstance(attrs, dict):
         names = list(attrs)
-        return (("object", type(value).__qualname__, tuple(names)),
-                [(attrs[n], f"{path}.{n}") for n in names])
+        return (
+            ("object", type(value).__qualname__, tuple(names)),
+            [(attrs[n], f"{path}.{n}") for n in names],
+        )
     return None
 
 
@@ -266,17 +292,28 @@ def _tensor_desc(t, path: str, storages: dict, torch) -> tuple:
         base = None if base == path else base
     try:
         has_fn = t.grad_fn is not None
-    except RuntimeError as e:   # e.g. a no_grad view whose base was modified in place with grad on
+    except RuntimeError as e:  # e.g. a no_grad view whose base was modified in place with grad on
         has_fn = _exc_text(e)
-    return ("tensor", str(t.dtype), str(t.device), tuple(t.shape), t.stride(), t.requires_grad,
-            has_fn, base, t.detach().clone())
+    return (
+        "tensor",
+        str(t.dtype),
+        str(t.device),
+        tuple(t.shape),
+        t.stride(),
+        t.requires_grad,
+        has_fn,
+        base,
+        t.detach().clone(),
+    )
 
 
 # -- comparison ---------------------------------------------------------------------------------
 
+
 def diff(expected, actual) -> str | None:
     """None when `actual` is indistinguishable from `expected` (see `snapshot`); else the first difference."""
     import sys
+
     torch = sys.modules.get("torch")
     found = _compare_snaps(snapshot(expected, torch), snapshot(actual, torch), torch)
     if found is None:
@@ -287,8 +324,9 @@ def diff(expected, actual) -> str | None:
 
 def compare(ref: RunOutcome, got: RunOutcome, call: int, torch) -> Mismatch | None:
     if ref.exc != got.exc:
-        return Mismatch(call, "exception", "", ref.exc or "no exception", got.exc or "no exception",
-                        got.where)
+        return Mismatch(
+            call, "exception", "", ref.exc or "no exception", got.exc or "no exception", got.where
+        )
     if ref.stdout != got.stdout:
         return Mismatch(call, "stdout", "", repr(ref.stdout[-400:]), repr(got.stdout[-400:]))
     diff = _compare_snaps(ref.snap, got.snap, torch)
@@ -331,12 +369,15 @@ def _show(d: tuple) -> str:
     if d[:1] == ("tensor",):
         _, dtype, device, shape, stride, rg, has_fn, base, values = d
         extra = f", shares storage with {base}" if base else ""
-        return (f"tensor({values.tolist()!r:.200}, dtype={dtype}, shape={list(shape)}, "
-                f"stride={list(stride)}, requires_grad={rg}, grad_fn={'yes' if has_fn else 'no'}{extra})")
+        return (
+            f"tensor({values.tolist()!r:.200}, dtype={dtype}, shape={list(shape)}, "
+            f"stride={list(stride)}, requires_grad={rg}, grad_fn={'yes' if has_fn else 'no'}{extra})"
+        )
     return repr(d)[:300]
 
 
 # -- gradients ----------------------------------------------------------------------------------
+
 
 def _grads(args, result, torch) -> list:
     """Backpropagate a fixed weighted sum of the differentiable results; snapshot input grads."""
@@ -345,7 +386,9 @@ def _grads(args, result, torch) -> list:
     if not outs or not leaves:
         return []
     try:
-        loss = sum(((t.double() * _weights(t, torch)).sum() for t in outs), torch.zeros((), dtype=torch.float64))
+        loss = sum(
+            ((t.double() * _weights(t, torch)).sum() for t in outs), torch.zeros((), dtype=torch.float64)
+        )
         loss.backward()
     except Exception as e:  # noqa: BLE001 - a backward error is behaviour to compare too
         return [("backward", ("exception", _exc_text(e)))]

@@ -32,29 +32,55 @@ Statements are functions of the generator (`fuzzgen.Gen`) and the depth, like
 `Gen` methods; `needs` letters are the ones of `fuzzgen.STATEMENTS` plus
 ``h`` (inside an ``except`` handler of the current function).
 """
+
 from __future__ import annotations
 
 from .fuzzexpr import RULES as BASE_RULES
 from .fuzzexpr import NoCandidate
 from .program import Statement, Suite
 
-FEATURES = ("sets", "opaque", "dictiter", "classattr", "exc", "loops", "tuples", "builtins", "breaks",
-            "objects", "calls", "guards")
+FEATURES = (
+    "sets",
+    "opaque",
+    "dictiter",
+    "classattr",
+    "exc",
+    "loops",
+    "tuples",
+    "builtins",
+    "breaks",
+    "objects",
+    "calls",
+    "guards",
+)
 
 # feature -> type -> [(weight, template)]
 TEMPLATES: dict[str, dict[str, list[tuple[float, str]]]] = {
     "sets": {
-        "int": [(1, "len({$c % 3 for $c in $list})"), (1, "len(set($list) | {$int})"),
-                (0.5, "sum({$c for $c in $list if $c > $lit})")],
-        "list": [(1, "sorted({$c % 4 for $c in $list})"), (1, "sorted(set($list) - {$int})"),
-                 (0.5, "sorted(set($list) & set($list))")],
-        "bool": [(1, "$int in {$int, $lit}"), (0.5, "set($list) <= set($list)"),
-                 (0.5, "bool({$c for $c in $list} ^ {$lit})")],
+        "int": [
+            (1, "len({$c % 3 for $c in $list})"),
+            (1, "len(set($list) | {$int})"),
+            (0.5, "sum({$c for $c in $list if $c > $lit})"),
+        ],
+        "list": [
+            (1, "sorted({$c % 4 for $c in $list})"),
+            (1, "sorted(set($list) - {$int})"),
+            (0.5, "sorted(set($list) & set($list))"),
+        ],
+        "bool": [
+            (1, "$int in {$int, $lit}"),
+            (0.5, "set($list) <= set($list)"),
+            (0.5, "bool({$c for $c in $list} ^ {$lit})"),
+        ],
     },
     "opaque": {
-        "int": [(1, "len($v_dict.keys())"), (1, "len($v_dict.items())"),
-                (1, "len(collections.deque($list, maxlen=3))"), (1, "collections.Counter($list)[$lit]"),
-                (0.5, "len(collections.Counter($str))")],
+        "int": [
+            (1, "len($v_dict.keys())"),
+            (1, "len($v_dict.items())"),
+            (1, "len(collections.deque($list, maxlen=3))"),
+            (1, "collections.Counter($list)[$lit]"),
+            (0.5, "len(collections.Counter($str))"),
+        ],
         "list": [(1, "list(collections.deque($list, maxlen=2))"), (1, "sorted($v_dict.values())")],
         "bool": [(1, "$key in $v_dict.keys()")],
     },
@@ -69,40 +95,80 @@ TEMPLATES: dict[str, dict[str, list[tuple[float, str]]]] = {
         "int": [(0.3, "StopIteration($int).value")],
     },
     "tuples": {
-        "bool": [(1, "($int, $lit) == ($lit, $lit)"), (1, "tuple($list) != ($lit,)"),
-                 (0.5, "($int, $int) in [($lit, $small), ($small, $lit)]"), (0.5, "($int, $lit) < ($lit, $int)"),
-                 (1, "divmod($int, $nz) == ($lit, $small)"), (1, "tuple($v_M.shape) == ($small, $small)"),
-                 (2, "$v_M.shape == ($small, $small)"), (1, "$M.size() != ($small, $small)")],
-        "int": [(0.5, "len(($int, $int) + tuple($list))"), (0.5, "sorted([($int, $lit), ($lit, $int)])[0][0]")],
+        "bool": [
+            (1, "($int, $lit) == ($lit, $lit)"),
+            (1, "tuple($list) != ($lit,)"),
+            (0.5, "($int, $int) in [($lit, $small), ($small, $lit)]"),
+            (0.5, "($int, $lit) < ($lit, $int)"),
+            (1, "divmod($int, $nz) == ($lit, $small)"),
+            (1, "tuple($v_M.shape) == ($small, $small)"),
+            (2, "$v_M.shape == ($small, $small)"),
+            (1, "$M.size() != ($small, $small)"),
+        ],
+        "int": [
+            (0.5, "len(($int, $int) + tuple($list))"),
+            (0.5, "sorted([($int, $lit), ($lit, $int)])[0][0]"),
+        ],
     },
     "calls": {
-        "int": [(1, "kwf($int)"), (1, "kwf($int, $int, $int)"), (1, "kwf(*($list[:3] or [0]), c=$int)") ,
-                (1, "kwf($int, *$list)"), (1, "kwf($int, c=$int, b=$int)"), (0.5, "kwf(**{'a': $int, 'c': $int})"),
-                (1, "kwf($int, **$v_dict)"), (0.5, "kwf(*[$int, $int], *$list[:1], **{'z': $int})"),
-                (0.5, "(lambda *p, **q: len(p) + len(q))(*$list, **$v_dict)"),
-                (0.5, "functools.partial(kwf, $int, c=$lit)($int)")],
+        "int": [
+            (1, "kwf($int)"),
+            (1, "kwf($int, $int, $int)"),
+            (1, "kwf(*($list[:3] or [0]), c=$int)"),
+            (1, "kwf($int, *$list)"),
+            (1, "kwf($int, c=$int, b=$int)"),
+            (0.5, "kwf(**{'a': $int, 'c': $int})"),
+            (1, "kwf($int, **$v_dict)"),
+            (0.5, "kwf(*[$int, $int], *$list[:1], **{'z': $int})"),
+            (0.5, "(lambda *p, **q: len(p) + len(q))(*$list, **$v_dict)"),
+            (0.5, "functools.partial(kwf, $int, c=$lit)($int)"),
+        ],
     },
     "builtins": {
-        "int": [(1, "[$int, $lit, $int].count($lit)"), (1, "sum([$int, $int], $int)"), (1, "round($int / $nz)"),
-                (1, "divmod($int, $nz)[1]"), (1, "int(str($int))"), (1, "len('%s|%s' % ($int, $str))"),
-                (0.5, "len('%s' % $list)"), (1, "pow($int, 2, $nz)"), (1, "$str.find('a', 1)"),
-                (1, "len(dict.fromkeys($list))"), (0.5, "([$lit, $int, $lit] + $list).index($lit, 1)"),
-                (0.5, "max($list, key=lambda $c: -$c, default=$lit)"), (0.5, "int(round($int / 3, 1) * 10)")],
-        "str": [(1, "'%s' % ($int,)"), (1, "'{}-{}'.format($int, $str)"), (0.5, "'%(k)s' % {'k': $int}"),
-                (1, "str(($int, $lit))"), (1, "format($int, '03d')"), (0.5, "'%5.1f|%-3s|' % ($int / 4, $str)"),
-                (0.5, "$str.rjust(4, '*')"), (0.5, "':'.join(sorted($str))")],
-        "bool": [(1, "isinstance($int, (int, str))"), (0.5, "$str.endswith(('a', 'x'))"),
-                 (0.5, "$str.isdigit() or $str.isalpha()")],
-        "list": [(1, "sorted([$int, $lit], key=abs)"), (1, "list(divmod($int, $nz))"),
-                 (1, "sorted($list, reverse=True)[:2]"), (0.5, "[*reversed($list)]"),
-                 (0.5, "list(itertools.islice($list, 1, None, 2))"),
-                 (1, "$list[:2] * min($v_int, 2)")],       # a bool argument stays a bool through min
+        "int": [
+            (1, "[$int, $lit, $int].count($lit)"),
+            (1, "sum([$int, $int], $int)"),
+            (1, "round($int / $nz)"),
+            (1, "divmod($int, $nz)[1]"),
+            (1, "int(str($int))"),
+            (1, "len('%s|%s' % ($int, $str))"),
+            (0.5, "len('%s' % $list)"),
+            (1, "pow($int, 2, $nz)"),
+            (1, "$str.find('a', 1)"),
+            (1, "len(dict.fromkeys($list))"),
+            (0.5, "([$lit, $int, $lit] + $list).index($lit, 1)"),
+            (0.5, "max($list, key=lambda $c: -$c, default=$lit)"),
+            (0.5, "int(round($int / 3, 1) * 10)"),
+        ],
+        "str": [
+            (1, "'%s' % ($int,)"),
+            (1, "'{}-{}'.format($int, $str)"),
+            (0.5, "'%(k)s' % {'k': $int}"),
+            (1, "str(($int, $lit))"),
+            (1, "format($int, '03d')"),
+            (0.5, "'%5.1f|%-3s|' % ($int / 4, $str)"),
+            (0.5, "$str.rjust(4, '*')"),
+            (0.5, "':'.join(sorted($str))"),
+        ],
+        "bool": [
+            (1, "isinstance($int, (int, str))"),
+            (0.5, "$str.endswith(('a', 'x'))"),
+            (0.5, "$str.isdigit() or $str.isalpha()"),
+        ],
+        "list": [
+            (1, "sorted([$int, $lit], key=abs)"),
+            (1, "list(divmod($int, $nz))"),
+            (1, "sorted($list, reverse=True)[:2]"),
+            (0.5, "[*reversed($list)]"),
+            (0.5, "list(itertools.islice($list, 1, None, 2))"),
+            (1, "$list[:2] * min($v_int, 2)"),
+        ],  # a bool argument stays a bool through min
     },
 }
 
 CLASS_ATTR = "    kind = 0\n\n"
 
-SLOT_CLASS = '''
+SLOT_CLASS = """
 
 class Slot:
     __slots__ = ('a', '_b')
@@ -118,13 +184,13 @@ class Slot:
     @b.setter
     def b(self, v):
         self._b = v * 2
-'''
+"""
 
-KW_FUNCTION = '''
+KW_FUNCTION = """
 
 def kwf(a, b=1, *more, c=2, **named):
     return a + 2 * b + 3 * sum(more) + 5 * c + 7 * len(named) + sum(named.values())
-'''
+"""
 
 
 def rules(features) -> dict:
@@ -152,16 +218,20 @@ def prelude(text: str, features) -> str:
 def s_view(g, depth):
     """A dict view kept in a local across a graph break."""
     view, n = g.fresh("vw"), g.fresh("v")
-    node = Statement(f"{view} = {g.var('dict')}.{g.rng.choice(('keys', 'items', 'values'))}()\n"
-                f"print(end='')\n{n} = len({view}) + len(list({view}))")
+    node = Statement(
+        f"{view} = {g.var('dict')}.{g.rng.choice(('keys', 'items', 'values'))}()\n"
+        f"print(end='')\n{n} = len({view}) + len(list({view}))"
+    )
     g.scope.define(n, "int")
     return node
 
 
 def s_deque(g, depth):
     dq = g.fresh("dq")
-    return Statement(f"{dq} = collections.deque({g.e('list')}, maxlen=4)\n{dq}.appendleft({g.e('int')})\n"
-                f"{dq}.rotate({g.ex.fill('$small', 0)})\nprint(list({dq}), len({dq}))")
+    return Statement(
+        f"{dq} = collections.deque({g.e('list')}, maxlen=4)\n{dq}.appendleft({g.e('int')})\n"
+        f"{dq}.rotate({g.ex.fill('$small', 0)})\nprint(list({dq}), len({dq}))"
+    )
 
 
 def s_for_dict(g, depth):
@@ -177,14 +247,21 @@ def s_for_dict(g, depth):
 
 
 def s_class_attr(g, depth):
-    forms = (lambda: f"Box.kind = {g.e('int')}", lambda: f"type({g.var('box')}).kind += {g.ex.fill('$small', 0)}",
-             lambda: "Box.kind += 1", lambda: f"{g.var('box')}.kind = {g.e('int')}")
+    forms = (
+        lambda: f"Box.kind = {g.e('int')}",
+        lambda: f"type({g.var('box')}).kind += {g.ex.fill('$small', 0)}",
+        lambda: "Box.kind += 1",
+        lambda: f"{g.var('box')}.kind = {g.e('int')}",
+    )
     return Statement(g.rng.choice(forms)())
 
 
 def s_reraise(g, depth):
-    forms = ("raise", "raise ValueError('again') from e" if g.handler_var else "raise ValueError('again')",
-             "raise FuzzError('in handler')")
+    forms = (
+        "raise",
+        "raise ValueError('again') from e" if g.handler_var else "raise ValueError('again')",
+        "raise FuzzError('in handler')",
+    )
     return Statement(f"if {g.e('bool')}:", (Suite(None, (Statement(g.rng.choice(forms)),)),))
 
 
@@ -192,8 +269,11 @@ def s_exc_attrs(g, depth):
     if not g.handler_var:
         raise NoCandidate("handler variable")
     e = g.handler_var
-    forms = (f"print(type({e}.__context__).__name__, {e}.__cause__ is None)",
-             f"print({e}.__traceback__ is None)", f"print(type({e}).__mro__[1].__name__)")
+    forms = (
+        f"print(type({e}.__context__).__name__, {e}.__cause__ is None)",
+        f"print({e}.__traceback__ is None)",
+        f"print(type({e}).__mro__[1].__name__)",
+    )
     return Statement(g.rng.choice(forms))
 
 
@@ -202,9 +282,10 @@ def s_while_true(g, depth):
     g.scope.define(w, "int")
     g.scope.frozen.add(w)
     bound = g.ex.fill("$small", 0)
-    body = (Statement(f"{w} += 1", pinned=True),
-            Statement(f"if {w} > {bound}:", (Suite(None, (Statement("break"),)),), pinned=True)
-            ) + g._loop_body(depth, {})
+    body = (
+        Statement(f"{w} += 1", pinned=True),
+        Statement(f"if {w} > {bound}:", (Suite(None, (Statement("break"),)),), pinned=True),
+    ) + g._loop_body(depth, {})
     return Statement(f"{w} = 0\nwhile True:", (Suite(None, body),), pinned=False)
 
 
@@ -218,8 +299,10 @@ def s_loop_closures(g, depth):
     fs, i, out = g.fresh("fs"), g.fresh("i"), g.fresh("v")
     late = g.rng.random() < 0.5
     fn = f"lambda: {i} * 2" if late else f"lambda {i}={i}: {i} * 2"
-    node = Statement(f"{fs} = []\nfor {i} in range({g.ex.fill('$small', 0)}):\n    {fs}.append({fn})\n"
-                f"    print(end='')\n{out} = [h() for h in {fs}]")
+    node = Statement(
+        f"{fs} = []\nfor {i} in range({g.ex.fill('$small', 0)}):\n    {fs}.append({fn})\n"
+        f"    print(end='')\n{out} = [h() for h in {fs}]"
+    )
     g.scope.define(out, "list")
     return node
 
@@ -240,8 +323,10 @@ def s_loop_closure_break(g, depth):
     it, kinds = g._iteration()
     if kinds != {"int": 1}:
         it = f"range({g.ex.fill('$small', 0)})"
-    head = (f"{acc} = {g.e('int')}\ndef {fn}(z):\n    nonlocal {acc}\n    {acc} += z\n    return {acc}\n"
-            f"for {i} in {it}:")
+    head = (
+        f"{acc} = {g.e('int')}\ndef {fn}(z):\n    nonlocal {acc}\n    {acc} += z\n    return {acc}\n"
+        f"for {i} in {it}:"
+    )
     body = (Statement(_break_point(g)), Statement(f"{fn}({i})")) + g._loop_body(depth, {i: "int"})
     g.scope.define(acc, "int")
     g.scope.define(fn, "fn")
@@ -252,10 +337,12 @@ def s_gen_across_break(g, depth):
     """A generator started before a break and finished after it (its frame crosses the break)."""
     gen, it, a, b = g.fresh("gen"), g.fresh("g"), g.fresh("v"), g.fresh("v")
     k = g.ex.fill("$small", 0)
-    node = Statement(f"def {gen}(m):\n    for j in range(m % 5):\n        print('y', j, end=';')\n"
-                f"        yield j * {k}\n    print('gen done')\n"
-                f"{it} = {gen}({g.e('int')})\n{a} = next({it}, -1)\n{_break_point(g)}\n"
-                f"{b} = sum({it}) + next({it}, -2)")
+    node = Statement(
+        f"def {gen}(m):\n    for j in range(m % 5):\n        print('y', j, end=';')\n"
+        f"        yield j * {k}\n    print('gen done')\n"
+        f"{it} = {gen}({g.e('int')})\n{a} = next({it}, -1)\n{_break_point(g)}\n"
+        f"{b} = sum({it}) + next({it}, -2)"
+    )
     g.scope.define(a, "int")
     g.scope.define(b, "int")
     return node
@@ -266,8 +353,9 @@ def s_loop_try_finally(g, depth):
     sometimes break/continue) in the finally block."""
     i = g.fresh("i")
     word = g.rng.choice(("break", "continue"))
-    body = ((Statement(f"if {g.e('bool')}:", (Suite(None, (Statement(word),)),)),)
-            + g._loop_body(depth, {i: "int"}))
+    body = (Statement(f"if {g.e('bool')}:", (Suite(None, (Statement(word),)),)),) + g._loop_body(
+        depth, {i: "int"}
+    )
     fin = [Statement(f"print('fin', {i}, end=';')")]
     if g.rng.random() < 0.5:
         fin.append(Statement(_break_point(g)))
@@ -284,8 +372,11 @@ def s_loop_try_finally(g, depth):
 def s_with_break(g, depth):
     """A with block (a printing context manager that may swallow, or a grad mode) around a break."""
     if g.mode != "py" and g.rng.random() < 0.5:
-        head = "with " + g.rng.choice(("torch.no_grad()", "torch.enable_grad()",
-                                       "torch.set_grad_enabled(False)")) + ":"
+        head = (
+            "with "
+            + g.rng.choice(("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)"))
+            + ":"
+        )
         define = {}
     else:
         c = g.fresh("c")
@@ -299,24 +390,41 @@ def s_with_break(g, depth):
 def s_exc_across_break(g, depth):
     """An exception caught, a break in the handler, the exception object read after it."""
     e, keep = g.fresh("e"), g.fresh("err")
-    raiser = g.rng.choice((f"raise FuzzError({g.e('int')})", f"raise KeyError({g.ex.fill('$key', 0)})",
-                           f"{g.var('list')}[{g.e('int')} + 100]", f"{g.e('int')} // 0"))
-    handler = (Statement(_break_point(g)), Statement(f"{keep} = {e}"),
-               Statement(f"print(type({e}).__name__, {e}.args, {e}.__traceback__ is None)"))
+    raiser = g.rng.choice(
+        (
+            f"raise FuzzError({g.e('int')})",
+            f"raise KeyError({g.ex.fill('$key', 0)})",
+            f"{g.var('list')}[{g.e('int')} + 100]",
+            f"{g.e('int')} // 0",
+        )
+    )
+    handler = (
+        Statement(_break_point(g)),
+        Statement(f"{keep} = {e}"),
+        Statement(f"print(type({e}).__name__, {e}.args, {e}.__traceback__ is None)"),
+    )
     after = Statement(f"print(repr({keep}), type({keep}.__context__).__name__)")
-    node = Statement(f"{keep} = None\ntry:", (Suite(None, (Statement(raiser),)),
-                                          Suite(f"except Exception as {e}:", handler)), hoist=False)
+    node = Statement(
+        f"{keep} = None\ntry:",
+        (Suite(None, (Statement(raiser),)), Suite(f"except Exception as {e}:", handler)),
+        hoist=False,
+    )
     return Statement(node.head, node.suites + (Suite("finally:", (after,)),), hoist=False)
 
 
 # -- objects: a __slots__ class with a property --------------------------------------------------
 def s_slot_object(g, depth):
     sl, v = g.fresh("sl"), g.fresh("v")
-    ops = [f"{sl}.b = {g.e('int')}", f"{sl}.a += {g.e('int')}", f"{sl}.b += {g.ex.fill('$small', 0)}",
-           f"print({sl}.a, {sl}.b, getattr({sl}, 'c', 'none'), hasattr({sl}, '_b'))",
-           f"try:\n    {sl}.c = 1\nexcept AttributeError as e:\n    print('no slot', e)",
-           f"del {sl}.a\ntry:\n    print({sl}.a)\nexcept AttributeError as e:\n    print('deleted', e)\n"
-           f"{sl}.a = {g.e('int')}", _break_point(g)]
+    ops = [
+        f"{sl}.b = {g.e('int')}",
+        f"{sl}.a += {g.e('int')}",
+        f"{sl}.b += {g.ex.fill('$small', 0)}",
+        f"print({sl}.a, {sl}.b, getattr({sl}, 'c', 'none'), hasattr({sl}, '_b'))",
+        f"try:\n    {sl}.c = 1\nexcept AttributeError as e:\n    print('no slot', e)",
+        f"del {sl}.a\ntry:\n    print({sl}.a)\nexcept AttributeError as e:\n    print('deleted', e)\n"
+        f"{sl}.a = {g.e('int')}",
+        _break_point(g),
+    ]
     picked = [ops[k] for k in sorted(g.rng.sample(range(len(ops)), g.rng.randint(2, 4)))]
     node = Statement(f"{sl} = Slot({g.e('int')})\n" + "\n".join(picked) + f"\n{v} = {sl}.a + {sl}.b")
     g.scope.define(v, "int")
@@ -325,18 +433,36 @@ def s_slot_object(g, depth):
 
 # -- calls ---------------------------------------------------------------------------------------
 def s_bad_call(g, depth):
-    call = g.rng.choice(("kwf()", f"kwf({g.e('int')}, a={g.e('int')})", f"kwf(*{g.e('list')}[:0])",
-                         f"kwf({g.e('int')}, c={g.e('int')}, **{{'c': 1}})",
-                         f"(lambda x, /: x)(x={g.e('int')})"))
+    call = g.rng.choice(
+        (
+            "kwf()",
+            f"kwf({g.e('int')}, a={g.e('int')})",
+            f"kwf(*{g.e('list')}[:0])",
+            f"kwf({g.e('int')}, c={g.e('int')}, **{{'c': 1}})",
+            f"(lambda x, /: x)(x={g.e('int')})",
+        )
+    )
     return Statement(f"try:\n    {call}\nexcept TypeError as e:\n    print('bind', e)")
 
 
 # -- guards: state changed between calls -----------------------------------------------------------
 BETWEEN = {
-    "py": ("G = {n}", "STATE.append({n})", "STATE.clear()", "Box.bump = lambda self, k: self.v * k + {n}",
-           "Box.v = {n}", "Box.extra = {n}", "del STATE[:]"),
-    "tensor": ("G = {n}", "STATE.append({n})", "BIAS = torch.tensor({n}.5)", "BIAS.add_({n})",
-               "Box.bump = lambda self, k: self.v - k"),
+    "py": (
+        "G = {n}",
+        "STATE.append({n})",
+        "STATE.clear()",
+        "Box.bump = lambda self, k: self.v * k + {n}",
+        "Box.v = {n}",
+        "Box.extra = {n}",
+        "del STATE[:]",
+    ),
+    "tensor": (
+        "G = {n}",
+        "STATE.append({n})",
+        "BIAS = torch.tensor({n}.5)",
+        "BIAS.add_({n})",
+        "Box.bump = lambda self, k: self.v - k",
+    ),
 }
 BETWEEN["module"] = BETWEEN["tensor"] + ("MOD.scale.data.fill_({n})", "MOD.calls = {n}")
 
@@ -346,6 +472,7 @@ def between_calls(calls: tuple, seed: int, mode: str) -> tuple:
     random stream, so the rest of the program does not depend on it)."""
     import random
     from dataclasses import replace
+
     rng = random.Random(seed * 7919 + 17)
     out = [calls[0]]
     for c in calls[1:]:
@@ -363,8 +490,13 @@ STATEMENTS = {
     "classattr": [(1, s_class_attr, "")],
     "exc": [(3, s_reraise, "h"), (1, s_exc_attrs, "h")],
     "loops": [(1.5, s_while_true, "c"), (1, s_star_for, "c"), (0.7, s_loop_closures, "")],
-    "breaks": [(1.5, s_loop_closure_break, "c"), (1, s_gen_across_break, ""), (1.5, s_loop_try_finally, "c"),
-               (1, s_with_break, "c"), (1, s_exc_across_break, "")],
+    "breaks": [
+        (1.5, s_loop_closure_break, "c"),
+        (1, s_gen_across_break, ""),
+        (1.5, s_loop_try_finally, "c"),
+        (1, s_with_break, "c"),
+        (1, s_exc_across_break, ""),
+    ],
     "objects": [(1.5, s_slot_object, "")],
     "calls": [(0.7, s_bad_call, "")],
 }
@@ -383,5 +515,7 @@ def parse_features(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     bad = [n for n in names if n not in FEATURES]
     if bad:
-        raise ValueError(f"unknown fuzz feature(s) {', '.join(bad)}; choose from {', '.join(FEATURES)} or 'all'")
+        raise ValueError(
+            f"unknown fuzz feature(s) {', '.join(bad)}; choose from {', '.join(FEATURES)} or 'all'"
+        )
     return names

@@ -21,6 +21,7 @@ under a condition; matching those is part of the test.
 Statements come from `STATEMENTS`, a table of (weight, method, needs);
 the calls come from `fuzzinputs`.
 """
+
 from __future__ import annotations
 
 import random
@@ -28,9 +29,9 @@ import random
 from . import fuzzextra
 from .fuzzexpr import TENSOR_TYPES, Expander, NoCandidate, weighted_choice
 from .fuzzinputs import py_calls, tensor_calls
-from .program import Statement, Program, Suite
+from .program import Program, Statement, Suite
 
-PRELUDE_PY = '''\
+PRELUDE_PY = """\
 import bisect
 import collections
 import copy
@@ -70,12 +71,12 @@ class Ctx:
     def __exit__(self, typ, exc, tb):
         print('exit', self.tag, None if typ is None else typ.__name__)
         return self.swallow
-'''
+"""
 
 PRELUDE_TENSOR = "import torch\n" + PRELUDE_PY + "\n\nBIAS = torch.tensor(1.5)\n"
 
 # A module program's `f` becomes the forward of `M`; `MOD` is what gets captured and called.
-POSTLUDE_MODULE = '''\
+POSTLUDE_MODULE = """\
 class M(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -88,25 +89,50 @@ class M(torch.nn.Module):
 
 
 MOD = M()
-'''
+"""
 
 PARAMS = {"py": "a, b, xs, d, s, o, k=2, *rest, **kw", "tensor": "t, u, n, xs", "module": "self, t, u, n, xs"}
 PARAM_TYPES = {
-    "py": {"a": "int", "b": "int", "xs": "list", "d": "dict", "s": "str", "o": "box", "k": "int",
-           "rest": "rest", "kw": "dict"},
+    "py": {
+        "a": "int",
+        "b": "int",
+        "xs": "list",
+        "d": "dict",
+        "s": "str",
+        "o": "box",
+        "k": "int",
+        "rest": "rest",
+        "kw": "dict",
+    },
     "tensor": {"t": "M", "u": "M", "n": "int", "xs": "list"},
     "module": {"self": "mod", "t": "M", "u": "M", "n": "int", "xs": "list"},
 }
 # Names the function may read or mutate but never rebind (rebinding would make them local).
-FIXED = {"py": {"STATE": "list"}, "tensor": {"STATE": "list", "BIAS": "S"},
-         "module": {"STATE": "list", "BIAS": "S"}}
+FIXED = {
+    "py": {"STATE": "list"},
+    "tensor": {"STATE": "list", "BIAS": "S"},
+    "module": {"STATE": "list", "BIAS": "S"},
+}
 PY_TYPES = frozenset({"int", "bool", "list", "dict", "str", "box"})
-NEW_VAR_TYPES = {"py": ("int", "int", "list", "dict", "str"),
-                 "tensor": ("M", "M", "M", "R", "C", "S", "MT", "F", "int", "list")}
+NEW_VAR_TYPES = {
+    "py": ("int", "int", "list", "dict", "str"),
+    "tensor": ("M", "M", "M", "R", "C", "S", "MT", "F", "int", "list"),
+}
 NEW_VAR_TYPES["module"] = NEW_VAR_TYPES["tensor"]
-ERRORS = ("ValueError", "KeyError", "IndexError", "ZeroDivisionError", "FuzzError",
-          "(KeyError, IndexError)", "LookupError", "ArithmeticError", "Exception",
-          "RuntimeError", "TypeError", "AssertionError")
+ERRORS = (
+    "ValueError",
+    "KeyError",
+    "IndexError",
+    "ZeroDivisionError",
+    "FuzzError",
+    "(KeyError, IndexError)",
+    "LookupError",
+    "ArithmeticError",
+    "Exception",
+    "RuntimeError",
+    "TypeError",
+    "AssertionError",
+)
 
 
 class Scope:
@@ -116,7 +142,7 @@ class Scope:
         self.frames = [dict(params)]
         self.fixed = dict(fixed)
         self.fn_base = 0
-        self.frozen: set[str] = set()    # loop counters: rebinding one could make a loop endless
+        self.frozen: set[str] = set()  # loop counters: rebinding one could make a loop endless
 
     def names(self, typ: str) -> list[str]:
         out = [n for fr in self.frames for n, t in fr.items() if t == typ]
@@ -124,8 +150,14 @@ class Scope:
         return sorted(set(out))
 
     def rebindable(self, typ: str) -> list[str]:
-        return sorted({n for fr in self.frames[self.fn_base:] for n, t in fr.items()
-                       if t == typ and n not in self.frozen})
+        return sorted(
+            {
+                n
+                for fr in self.frames[self.fn_base :]
+                for n, t in fr.items()
+                if t == typ and n not in self.frozen
+            }
+        )
 
     def define(self, name: str, typ: str) -> None:
         self.frames[-1][name] = typ
@@ -141,13 +173,14 @@ class Gen:
         self.mode = mode
         self.scope = Scope(PARAM_TYPES[mode], FIXED[mode])
         allowed = PY_TYPES | {"fn", "gen", "rest"} | (TENSOR_TYPES | {"mod"} if mode != "py" else frozenset())
-        self.ex = Expander(self.rng, self.scope.names, allowed, hostile=0.15,
-                           rules=fuzzextra.rules(extra) if extra else None)
+        self.ex = Expander(
+            self.rng, self.scope.names, allowed, hostile=0.15, rules=fuzzextra.rules(extra) if extra else None
+        )
         self.statements = STATEMENTS + fuzzextra.statements(extra)
         self.counter = 0
-        self.loops = 0           # enclosing loops in the current function
-        self.in_def = 0          # nested function depth
-        self.in_handler = 0      # enclosing except blocks in the current function
+        self.loops = 0  # enclosing loops in the current function
+        self.in_def = 0  # nested function depth
+        self.in_handler = 0  # enclosing except blocks in the current function
         self.handler_var = None  # the name bound by the innermost `except ... as`, while bound
 
     # -- helpers ------------------------------------------------------------------------
@@ -208,7 +241,7 @@ class Gen:
         return Statement(f"{name} = {value}", alts=tuple(f"{name} = {a}" for a in alts))
 
     def ret_value(self) -> str:
-        frames = self.scope.frames[self.scope.fn_base:]
+        frames = self.scope.frames[self.scope.fn_base :]
         names = sorted({n for fr in frames for n, t in fr.items() if t not in ("fn", "gen")})
         picked = self.rng.sample(names, min(len(names), self.rng.randint(1, 4)))
         shape = self.rng.random()
@@ -226,12 +259,14 @@ class Gen:
     def s_assign(self, depth):
         typ = self.rng.choice(NEW_VAR_TYPES[self.mode] + ("int", "dict", "str"))
         name = self.var(typ, rebind=True)
-        return Statement(f"{name} = {self.e(typ)}", alts=(f"{name} = {self.ex.expr(typ, Expander.MAX_DEPTH)}",))
+        return Statement(
+            f"{name} = {self.e(typ)}", alts=(f"{name} = {self.ex.expr(typ, Expander.MAX_DEPTH)}",)
+        )
 
     def s_augassign(self, depth):
         r = self.rng.random()
         if r < 0.5:
-            target = self.var('int', rebind=True)
+            target = self.var("int", rebind=True)
             return Statement(f"{target} {self.rng.choice(('+=', '-=', '*='))} {self.e('int')}")
         if r < 0.7:
             return Statement(f"{self.var('list', rebind=True)} += [{self.e('int')}]")
@@ -241,41 +276,66 @@ class Gen:
 
     def s_list_mut(self, depth):
         xs = self.var("list")
-        forms = (f"{xs}.append({self.e('int')})", f"{xs}.pop()", f"{xs}.insert(0, {self.e('int')})",
-                 f"{xs}.extend([{self.e('int')}, {self.e('int')}])", f"{xs}.sort()", f"{xs}.reverse()",
-                 f"if {xs}:\n    {xs}[{self.e('int')} % len({xs})] = {self.e('int')}",
-                 f"del {xs}[0]", f"{xs}.remove({self.e('int')})", f"{xs}[1:2] = [{self.e('int')}]",
-                 f"STATE.append(len({xs}))")
+        forms = (
+            f"{xs}.append({self.e('int')})",
+            f"{xs}.pop()",
+            f"{xs}.insert(0, {self.e('int')})",
+            f"{xs}.extend([{self.e('int')}, {self.e('int')}])",
+            f"{xs}.sort()",
+            f"{xs}.reverse()",
+            f"if {xs}:\n    {xs}[{self.e('int')} % len({xs})] = {self.e('int')}",
+            f"del {xs}[0]",
+            f"{xs}.remove({self.e('int')})",
+            f"{xs}[1:2] = [{self.e('int')}]",
+            f"STATE.append(len({xs}))",
+        )
         weights = (6, 0.5, 2, 2, 2, 1, 3, 0.4, 0.3, 1, 1)
         return Statement(self.rng.choices(forms, weights)[0])
 
     def s_dict_mut(self, depth):
         d = self.var("dict")
         key = self.ex.fill("$key", 0)
-        forms = (f"{d}[{key}] = {self.e('int')}", f"{d}.pop({key}, None)", f"{d}.update({{{key}: {self.e('int')}}})",
-                 f"del {d}[{key}]", f"{d}.setdefault({key}, {self.e('int')})", f"{d}.clear()")
+        forms = (
+            f"{d}[{key}] = {self.e('int')}",
+            f"{d}.pop({key}, None)",
+            f"{d}.update({{{key}: {self.e('int')}}})",
+            f"del {d}[{key}]",
+            f"{d}.setdefault({key}, {self.e('int')})",
+            f"{d}.clear()",
+        )
         return Statement(self.rng.choices(forms, (6, 2, 2, 0.3, 2, 0.5))[0])
 
     def s_box_mut(self, depth):
         o = self.var("box")
-        forms = (f"{o}.v = {self.e('int')}", f"{o}.v += {self.e('int')}", f"{o}.items.append({self.e('int')})",
-                 f"{o}.w = {self.e('int')}", f"{o}.bump({self.e('int')})")
+        forms = (
+            f"{o}.v = {self.e('int')}",
+            f"{o}.v += {self.e('int')}",
+            f"{o}.items.append({self.e('int')})",
+            f"{o}.w = {self.e('int')}",
+            f"{o}.bump({self.e('int')})",
+        )
         return Statement(self.rng.choice(forms))
 
     def s_print(self, depth):
-        forms = (lambda: f"print({self.e('int')}, {self.e('str')})",
-                 lambda: f"print({self.e('list')}, {self.e('dict')})",
-                 lambda: f"print(*{self.e('list')}, sep=',')",
-                 lambda: f"print('at', {self.e('bool')}, end=';\\n')",
-                 lambda: f"print(f'{{{self.var('int')}}}:{{{self.var('str')}}}')")
+        forms = (
+            lambda: f"print({self.e('int')}, {self.e('str')})",
+            lambda: f"print({self.e('list')}, {self.e('dict')})",
+            lambda: f"print(*{self.e('list')}, sep=',')",
+            lambda: f"print('at', {self.e('bool')}, end=';\\n')",
+            lambda: f"print(f'{{{self.var('int')}}}:{{{self.var('str')}}}')",
+        )
         return Statement(self.rng.choice(forms)())
 
     def s_assert(self, depth):
         return Statement(f"assert {self.e('bool')}, 'check ' + str({self.e('int')})")
 
     def s_raise(self, depth):
-        forms = (f"raise ValueError(f'bad {{{self.var('int')}}}')", f"raise FuzzError({self.e('int')})",
-                 f"raise KeyError({self.ex.fill('$key', 0)})", "raise IndexError('fuzz index')")
+        forms = (
+            f"raise ValueError(f'bad {{{self.var('int')}}}')",
+            f"raise FuzzError({self.e('int')})",
+            f"raise KeyError({self.ex.fill('$key', 0)})",
+            "raise IndexError('fuzz index')",
+        )
         return Statement(f"if {self.e('bool')}:", (Suite(None, (Statement(self.rng.choice(forms)),)),))
 
     def s_return(self, depth):
@@ -315,8 +375,10 @@ class Gen:
             (1, lambda: (f"{self.var('str')}[:4]", {"str": 1})),
         ]
         if self.mode != "py":
-            forms += [(3, lambda: (self.var("M"), {"R": 1})),
-                      (1, lambda: (f"list({self.var('tlist')})", {"M": 1}))]
+            forms += [
+                (3, lambda: (self.var("M"), {"R": 1})),
+                (1, lambda: (f"list({self.var('tlist')})", {"M": 1})),
+            ]
         options = [(w, f) for w, f in forms]
         for _ in range(10):
             try:
@@ -362,8 +424,9 @@ class Gen:
         for _ in range(self.rng.choice((0, 1, 1, 1, 2))):
             err = self.rng.choice(ERRORS)
             if self.rng.random() < 0.5:
-                first = Statement(self.rng.choice(
-                    ("print(type(e).__name__, e)", "print(repr(e))", "print(e.args)")))
+                first = Statement(
+                    self.rng.choice(("print(type(e).__name__, e)", "print(repr(e))", "print(e.args)"))
+                )
                 body = (first,) + self._handler(depth, "e", 1)
                 suites.append(Suite(f"except {err} as e:", body))
             else:
@@ -386,8 +449,9 @@ class Gen:
             self.handler_var = None
 
     def s_suppress(self, depth):
-        return Statement("with suppress(KeyError, IndexError, ZeroDivisionError):",
-                         (Suite(None, self.block(depth + 1)),))
+        return Statement(
+            "with suppress(KeyError, IndexError, ZeroDivisionError):", (Suite(None, self.block(depth + 1)),)
+        )
 
     def s_with_ctx(self, depth):
         name = self.fresh("c")
@@ -399,7 +463,7 @@ class Gen:
         name = self.fresh("v")
         head = f"if ({name} := {self.e('int')}) > {self.ex.fill('$lit', 0)}:"
         body = self.block(depth + 1)
-        self.scope.define(name, "int")          # bound whichever way the test goes
+        self.scope.define(name, "int")  # bound whichever way the test goes
         return Statement(head, (Suite(None, body),))
 
     def s_unpack(self, depth):
@@ -419,8 +483,11 @@ class Gen:
         return node
 
     def s_del(self, depth):
-        names = [n for n, t in self.scope.frames[-1].items() if n not in self.scope.frozen
-                 and t not in ("fn", "gen", "rest") and n not in ("kw",)]
+        names = [
+            n
+            for n, t in self.scope.frames[-1].items()
+            if n not in self.scope.frozen and t not in ("fn", "gen", "rest") and n not in ("kw",)
+        ]
         if not names:
             raise NoCandidate("del")
         name = self.rng.choice(sorted(names))
@@ -429,9 +496,11 @@ class Gen:
 
     def s_match(self, depth):
         subject = self.e("int")
-        cases = (Statement("case 0:", (Suite(None, self.block(depth + 2)),)),
-                 Statement(f"case 1 | 2 if {self.e('bool')}:", (Suite(None, self.block(depth + 2)),)),
-                 Statement("case _:", (Suite(None, self.block(depth + 2)),)))
+        cases = (
+            Statement("case 0:", (Suite(None, self.block(depth + 2)),)),
+            Statement(f"case 1 | 2 if {self.e('bool')}:", (Suite(None, self.block(depth + 2)),)),
+            Statement("case _:", (Suite(None, self.block(depth + 2)),)),
+        )
         return Statement(f"match {subject} % 3:", (Suite(None, cases),), hoist=False)
 
     def _def(self, depth, name, params: dict, body_fn, tail):
@@ -453,8 +522,13 @@ class Gen:
         name = self.fresh("fn")
         counter = self.fresh("cnt") if self.rng.random() < 0.5 else None
         pre = (Statement(f"nonlocal {counter}", pinned=True), Statement(f"{counter} += 1")) if counter else ()
-        body = self._def(depth, name, {"z": "int"}, lambda: self.block(depth + 1, self.rng.randint(0, 3)),
-                         lambda: (Statement(f"return {self.e('int')}", alts=("return z",), pinned=True),))
+        body = self._def(
+            depth,
+            name,
+            {"z": "int"},
+            lambda: self.block(depth + 1, self.rng.randint(0, 3)),
+            lambda: (Statement(f"return {self.e('int')}", alts=("return z",), pinned=True),),
+        )
         node = Statement(f"def {name}(z):", (Suite(None, pre + body),), hoist=False)
         self.scope.define(name, "fn")
         if counter:
@@ -471,9 +545,12 @@ class Gen:
 
         def body():
             self.scope.define(inner, "int")
-            loop = Statement(f"for {inner} in range(m % 4):",
-                        (Suite(None, (Statement(f"yield {self.e('int')}", alts=(f"yield {inner}",)),)),))
+            loop = Statement(
+                f"for {inner} in range(m % 4):",
+                (Suite(None, (Statement(f"yield {self.e('int')}", alts=(f"yield {inner}",)),)),),
+            )
             return (loop,)
+
         node_body = self._def(depth, name, {"m": "int"}, body, lambda: ())
         self.scope.define(name, "gen")
         return Statement(f"def {name}(m):", (Suite(None, node_body),), hoist=False)
@@ -487,24 +564,43 @@ class Gen:
         typ = self.rng.choice(("M", "M", "M", "R", "C", "S"))
         v = self.var(typ)
         num = self.ex.fill("$num", 0)
-        forms = [f"{v}.add_({self.e(typ)})", f"{v}.mul_({num})", f"{v}.clamp_(min=-1)", f"{v}.relu_()",
-                 f"{v}.sub_({self.e(typ)})", f"{v} += {self.e(typ)}", f"{v}.copy_({self.e(typ)})",
-                 f"{v}.masked_fill_({v} < 0, {num})", f"{v}.zero_()", f"{v} *= {num}"]
-        if v in self.scope.fixed:       # `BIAS += x` would make BIAS a local of f
+        forms = [
+            f"{v}.add_({self.e(typ)})",
+            f"{v}.mul_({num})",
+            f"{v}.clamp_(min=-1)",
+            f"{v}.relu_()",
+            f"{v}.sub_({self.e(typ)})",
+            f"{v} += {self.e(typ)}",
+            f"{v}.copy_({self.e(typ)})",
+            f"{v}.masked_fill_({v} < 0, {num})",
+            f"{v}.zero_()",
+            f"{v} *= {num}",
+        ]
+        if v in self.scope.fixed:  # `BIAS += x` would make BIAS a local of f
             forms = [fm for fm in forms if "=" not in fm]
         if typ == "M":
-            forms += [f"{v}[0] = {num}", f"{v}[:, 0] = {self.e('C')}", f"{v}[0].add_({num})",
-                      f"{v}[{v} > 1] = {num}", f"{v}.t().mul_({num})", f"{v}[:, -1].sub_({self.e('C')})"]
+            forms += [
+                f"{v}[0] = {num}",
+                f"{v}[:, 0] = {self.e('C')}",
+                f"{v}[0].add_({num})",
+                f"{v}[{v} > 1] = {num}",
+                f"{v}.t().mul_({num})",
+                f"{v}[:, -1].sub_({self.e('C')})",
+            ]
         return Statement(self.rng.choice(forms))
 
     def s_tensor_misc(self, depth):
-        forms = [lambda: f"{self.var('int', rebind=True)} += {self.e('M')}.shape[0]",
-                 lambda: f"{self.var('list')}.append(int({self.e('S')}.item()))",
-                 lambda: f"print({self.e('M')}.shape, {self.e('S')}.item())",
-                 lambda: f"print({self.e('M')}.tolist())",
-                 lambda: f"print({self.e('R')})",
-                 lambda: f"{self.var('tlist')}.append({self.e('M')})",
-                 lambda: f"if {self.var('M')}.requires_grad:\n    ({self.e('M')} * {self.e('M')}).sum().backward()"]
+        forms = [
+            lambda: f"{self.var('int', rebind=True)} += {self.e('M')}.shape[0]",
+            lambda: f"{self.var('list')}.append(int({self.e('S')}.item()))",
+            lambda: f"print({self.e('M')}.shape, {self.e('S')}.item())",
+            lambda: f"print({self.e('M')}.tolist())",
+            lambda: f"print({self.e('R')})",
+            lambda: f"{self.var('tlist')}.append({self.e('M')})",
+            lambda: (
+                f"if {self.var('M')}.requires_grad:\n    ({self.e('M')} * {self.e('M')}).sum().backward()"
+            ),
+        ]
         return Statement(self.rng.choice(forms)())
 
     def s_tlist(self, depth):
@@ -512,8 +608,13 @@ class Gen:
 
     def s_module_state(self, depth):
         m = self.var("mod")
-        forms = (f"{m}.calls += 1", f"{m}.count.add_(1)", f"{m}.last = {self.e('M')}.detach()",
-                 f"{m}.count.copy_({self.e('S')}.detach())", f"print({m}.training, {m}.calls)")
+        forms = (
+            f"{m}.calls += 1",
+            f"{m}.count.add_(1)",
+            f"{m}.last = {self.e('M')}.detach()",
+            f"{m}.count.copy_({self.e('S')}.detach())",
+            f"print({m}.training, {m}.calls)",
+        )
         return Statement(self.rng.choice(forms))
 
     def s_no_grad(self, depth):
@@ -525,20 +626,46 @@ class Gen:
 # t = tensor and module programs only, m = module programs only, g = not inside a nested def,
 # h = inside an except block (used by the opt-in statements of `fuzzextra`).
 STATEMENTS = (
-    (8, Gen.s_assign_new, ""), (5, Gen.s_assign, ""), (4, Gen.s_augassign, ""),
-    (4, Gen.s_list_mut, ""), (3, Gen.s_dict_mut, ""), (2, Gen.s_box_mut, ""), (3, Gen.s_print, ""),
-    (0.5, Gen.s_assert, ""), (1, Gen.s_raise, ""), (1, Gen.s_return, "g"), (4, Gen.s_break, "l"),
-    (4, Gen.s_if, "c"), (3, Gen.s_for, "c"), (2, Gen.s_while, "c"), (3, Gen.s_try, "c"),
-    (1, Gen.s_suppress, "c"), (1, Gen.s_match, "c"), (2, Gen.s_closure, "cg"), (1, Gen.s_lambda, ""),
-    (1, Gen.s_genfn, "cg"), (1.5, Gen.s_with_ctx, "c"), (1, Gen.s_walrus, "c"), (1.5, Gen.s_unpack, ""),
+    (8, Gen.s_assign_new, ""),
+    (5, Gen.s_assign, ""),
+    (4, Gen.s_augassign, ""),
+    (4, Gen.s_list_mut, ""),
+    (3, Gen.s_dict_mut, ""),
+    (2, Gen.s_box_mut, ""),
+    (3, Gen.s_print, ""),
+    (0.5, Gen.s_assert, ""),
+    (1, Gen.s_raise, ""),
+    (1, Gen.s_return, "g"),
+    (4, Gen.s_break, "l"),
+    (4, Gen.s_if, "c"),
+    (3, Gen.s_for, "c"),
+    (2, Gen.s_while, "c"),
+    (3, Gen.s_try, "c"),
+    (1, Gen.s_suppress, "c"),
+    (1, Gen.s_match, "c"),
+    (2, Gen.s_closure, "cg"),
+    (1, Gen.s_lambda, ""),
+    (1, Gen.s_genfn, "cg"),
+    (1.5, Gen.s_with_ctx, "c"),
+    (1, Gen.s_walrus, "c"),
+    (1.5, Gen.s_unpack, ""),
     (0.5, Gen.s_del, "g"),
-    (12, Gen.s_tensor_new, "t"), (6, Gen.s_inplace, "t"), (3, Gen.s_tensor_misc, "t"),
-    (1, Gen.s_tlist, "t"), (2, Gen.s_no_grad, "ct"), (3, Gen.s_module_state, "m"),
+    (12, Gen.s_tensor_new, "t"),
+    (6, Gen.s_inplace, "t"),
+    (3, Gen.s_tensor_misc, "t"),
+    (1, Gen.s_tlist, "t"),
+    (2, Gen.s_no_grad, "ct"),
+    (3, Gen.s_module_state, "m"),
 )
 
 
-def generate(seed: int, mode: str = "py", size: int | None = None, device: str | None = None,
-             extra: tuple[str, ...] = ()) -> Program:
+def generate(
+    seed: int,
+    mode: str = "py",
+    size: int | None = None,
+    device: str | None = None,
+    extra: tuple[str, ...] = (),
+) -> Program:
     """A random program of `mode` ("py": no torch, or "tensor") and its calls, from `seed`.
 
     `device` places a tensor program's argument tensors (e.g. "cuda"); the program is the same.
@@ -561,5 +688,14 @@ def generate(seed: int, mode: str = "py", size: int | None = None, device: str |
         calls = fuzzextra.between_calls(calls, seed, mode)
     prelude = fuzzextra.prelude(PRELUDE_TENSOR if mode != "py" else PRELUDE_PY, extra)
     post, entry = (POSTLUDE_MODULE, "MOD") if mode == "module" else ("", "f")
-    return Program(f"{mode}{'x' if extra else ''}-{seed}", mode, prelude, PARAMS[mode], prologue + body + tail, calls, seed,
-                   postlude=post, entry=entry)
+    return Program(
+        f"{mode}{'x' if extra else ''}-{seed}",
+        mode,
+        prelude,
+        PARAMS[mode],
+        prologue + body + tail,
+        calls,
+        seed,
+        postlude=post,
+        entry=entry,
+    )

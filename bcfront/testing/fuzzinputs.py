@@ -9,13 +9,14 @@ results are exact and data-dependent branches agree) and vary shape (1
 included), dtype, layout (a transposed view), requires_grad and grad mode.
 Earlier inputs come back later: a cache hit must be as right as a capture.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
 
 from .program import CallSpec
 
-STRINGS = ("''", "'abc'", "'a'", "\"it's\"", "'q\"x'", "'é\\n'", "'ba'")
+STRINGS = ("''", "'abc'", "'a'", '"it\'s"', "'q\"x'", "'é\\n'", "'ba'")
 
 
 def _ints(rng, lo=-3, hi=9, n=None):
@@ -26,18 +27,25 @@ def _py_spec(rng) -> CallSpec:
     def scalar():
         r = rng.random()
         return repr(bool(rng.getrandbits(1))) if r < 0.1 else str(rng.randint(-4, 9))
-    keys = [k for k in ("'k'", "'p'", "'q'", "\"it's\"") if rng.random() < 0.5]
+
+    keys = [k for k in ("'k'", "'p'", "'q'", '"it\'s"') if rng.random() < 0.5]
     d = "{" + ", ".join(f"{k}: {rng.randint(-3, 9)}" for k in keys) + "}"
-    args = [scalar(), scalar(), repr(_ints(rng)), d, rng.choice(STRINGS),
-            f"Box({rng.randint(-2, 5)}, {_ints(rng, n=rng.randint(0, 3))!r})"]
+    args = [
+        scalar(),
+        scalar(),
+        repr(_ints(rng)),
+        d,
+        rng.choice(STRINGS),
+        f"Box({rng.randint(-2, 5)}, {_ints(rng, n=rng.randint(0, 3))!r})",
+    ]
     r = rng.random()
     if r < 0.3:
         args.append(scalar())
-        args += [str(rng.randint(-2, 5)) for _ in range(rng.randint(0, 2))]   # into *rest
+        args += [str(rng.randint(-2, 5)) for _ in range(rng.randint(0, 2))]  # into *rest
     elif r < 0.5:
         args.append(f"k={scalar()}")
     if rng.random() < 0.3:
-        args.append(f"z={rng.randint(-2, 5)}")                                # into **kw
+        args.append(f"z={rng.randint(-2, 5)}")  # into **kw
     return CallSpec(tuple(args))
 
 
@@ -64,8 +72,15 @@ def _tensor_spec(rng, shape, dtype, layout, grad_input, grad_mode=True, device=N
     return CallSpec((t, u, str(rng.randint(-2, 6)), repr(_ints(rng))), grad=grad_mode)
 
 
-MODULE_CHANGES = ("MOD.eval()", "MOD.train()", "MOD.calls = 0", "MOD.act = torch.nn.Tanh()",
-                  "MOD.act = torch.nn.ReLU()", "G = 2", "MOD.count.zero_()")
+MODULE_CHANGES = (
+    "MOD.eval()",
+    "MOD.train()",
+    "MOD.calls = 0",
+    "MOD.act = torch.nn.Tanh()",
+    "MOD.act = torch.nn.ReLU()",
+    "G = 2",
+    "MOD.count.zero_()",
+)
 
 
 def tensor_calls(rng, device: str | None = None, module: bool = False) -> tuple[CallSpec, ...]:
@@ -80,10 +95,19 @@ def tensor_calls(rng, device: str | None = None, module: bool = False) -> tuple[
     first = _tensor_spec(rng, shape, dtype, "C", False, device=device)
     second = _tensor_spec(rng, shape, dtype, "C", False, device=device)
     other_shape = (rng.randint(1, 4), rng.randint(1, 4))
-    other = _tensor_spec(rng, other_shape, rng.choice(("float32", "float64")),
-                         rng.choice(("C", "C", "T")), rng.random() < 0.2, rng.random() < 0.8, device)
+    other = _tensor_spec(
+        rng,
+        other_shape,
+        rng.choice(("float32", "float64")),
+        rng.choice(("C", "C", "T")),
+        rng.random() < 0.2,
+        rng.random() < 0.8,
+        device,
+    )
     calls = (first, second, first, other, first)
     if module:
-        calls = tuple(c if i == 0 or rng.random() < 0.5 else replace(c, before=rng.choice(MODULE_CHANGES))
-                      for i, c in enumerate(calls))
+        calls = tuple(
+            c if i == 0 or rng.random() < 0.5 else replace(c, before=rng.choice(MODULE_CHANGES))
+            for i, c in enumerate(calls)
+        )
     return calls

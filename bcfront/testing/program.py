@@ -11,6 +11,7 @@ Inputs are `CallSpec`s: Python expressions (strings) evaluated in the
 program's own module namespace, so each side of a differential run gets
 fresh, equal arguments, and a reproducer is plain source text.
 """
+
 from __future__ import annotations
 
 import ast
@@ -22,9 +23,10 @@ INDENT = "    "
 @dataclass(frozen=True, slots=True)
 class Suite:
     """One clause of a compound statement: its header (None: the statement's own body)."""
+
     head: str | None
-    body: tuple["Statement", ...]
-    optional: bool = False          # the shrinker may drop this clause (else:, finally:, ...)
+    body: tuple[Statement, ...]
+    optional: bool = False  # the shrinker may drop this clause (else:, finally:, ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,7 @@ class Statement:
     without it the loop would not end).  `hoist` says whether a suite's body
     may replace the whole statement (False for def, whose body uses `return`).
     """
+
     head: str
     suites: tuple[Suite, ...] = ()
     alts: tuple[str, ...] = ()
@@ -70,6 +73,7 @@ class CallSpec:
     program's namespace just before the call (on each side): a change of
     state between calls, such as ``G = 3`` or ``MOD.eval()``.
     """
+
     args: tuple[str, ...]
     grad: bool = True
     before: str = ""
@@ -90,10 +94,11 @@ class Program:
     `postlude` (source after ``f``) builds from it, e.g. a module whose
     ``forward`` is ``f``.
     """
+
     name: str
-    mode: str                       # "py" (no torch), "tensor" or "module"
+    mode: str  # "py" (no torch), "tensor" or "module"
     prelude: str
-    params: str                     # the parameter list of f, as source
+    params: str  # the parameter list of f, as source
     body: tuple[Statement, ...]
     calls: tuple[CallSpec, ...]
     seed: int = 0
@@ -112,10 +117,10 @@ class Program:
     def size(self) -> int:
         return sum(n.size() for n in self.body)
 
-    def with_body(self, body) -> "Program":
+    def with_body(self, body) -> Program:
         return replace(self, body=tuple(body))
 
-    def with_calls(self, calls) -> "Program":
+    def with_calls(self, calls) -> Program:
         return replace(self, calls=tuple(calls))
 
     @property
@@ -123,8 +128,9 @@ class Program:
         return self.mode != "py"
 
 
-def from_source(source: str, calls, *, name: str = "repro", mode: str | None = None,
-                entry: str = "f") -> Program:
+def from_source(
+    source: str, calls, *, name: str = "repro", mode: str | None = None, entry: str = "f"
+) -> Program:
     """A program made from hand-written module source (regression tests, reproducers).
 
     The module must define a top-level ``def f(...)``; what comes before it is
@@ -138,14 +144,24 @@ def from_source(source: str, calls, *, name: str = "repro", mode: str | None = N
         raise ValueError("the source must define a top-level function `f`")
     tree = ast.parse("def f(" + rest)
     fn = tree.body[0]
-    tail = "\n".join(("def f(" + rest).split("\n")[fn.end_lineno:])
+    tail = "\n".join(("def f(" + rest).split("\n")[fn.end_lineno :])
     params = ast.unparse(fn.args)
-    specs = tuple(c if isinstance(c, CallSpec) else CallSpec((c,)) if isinstance(c, str)
-                  else CallSpec(tuple(c)) for c in calls)
+    specs = tuple(
+        c if isinstance(c, CallSpec) else CallSpec((c,)) if isinstance(c, str) else CallSpec(tuple(c))
+        for c in calls
+    )
     if mode is None:
         mode = "tensor" if "torch" in source else "py"
-    return Program(name, mode, head.strip("\n"), params, parse_body(fn.body), specs,
-                   postlude=tail.strip("\n"), entry=entry)
+    return Program(
+        name,
+        mode,
+        head.strip("\n"),
+        params,
+        parse_body(fn.body),
+        specs,
+        postlude=tail.strip("\n"),
+        entry=entry,
+    )
 
 
 def parse_body(stmts) -> tuple[Statement, ...]:
@@ -170,8 +186,11 @@ def _if(s):
 
 
 def _loop(s):
-    head = (f"for {ast.unparse(s.target)} in {ast.unparse(s.iter)}:" if isinstance(s, ast.For)
-            else f"while {ast.unparse(s.test)}:")
+    head = (
+        f"for {ast.unparse(s.target)} in {ast.unparse(s.iter)}:"
+        if isinstance(s, ast.For)
+        else f"while {ast.unparse(s.test)}:"
+    )
     suites = [Suite(None, parse_body(s.body))]
     if s.orelse:
         suites.append(Suite("else:", parse_body(s.orelse), optional=True))
@@ -183,8 +202,11 @@ def _try(s):
     for h in s.handlers:
         what = f" {ast.unparse(h.type)}" if h.type is not None else ""
         name = f" as {h.name}" if h.name else ""
-        suites.append(Suite(f"except{what}{name}:", parse_body(h.body), optional=len(s.handlers) > 1
-                            or bool(s.finalbody)))
+        suites.append(
+            Suite(
+                f"except{what}{name}:", parse_body(h.body), optional=len(s.handlers) > 1 or bool(s.finalbody)
+            )
+        )
     if s.orelse:
         suites.append(Suite("else:", parse_body(s.orelse), optional=True))
     if s.finalbody:
@@ -209,5 +231,12 @@ def _match(s):
     return f"match {ast.unparse(s.subject)}:", [Suite(None, tuple(cases))]
 
 
-_COMPOUND = {"If": _if, "For": _loop, "While": _loop, "Try": _try, "With": _with,
-             "FunctionDef": _def, "Match": _match}
+_COMPOUND = {
+    "If": _if,
+    "For": _loop,
+    "While": _loop,
+    "Try": _try,
+    "With": _with,
+    "FunctionDef": _def,
+    "Match": _match,
+}

@@ -15,6 +15,7 @@ mismatch's `signature` (the same part differs, with the same exception
 types), so a shrink cannot wander off to a different bug.  `reproducer`
 renders the result as a standalone script.
 """
+
 from __future__ import annotations
 
 import ast
@@ -53,7 +54,7 @@ def shrink(program: Program, still_fails, *, budget: int = 300, time_limit: floa
                 continue
             attempts += 1
             if still_fails(cand):
-                current, progress = cand, True      # stay at this position: the list changed
+                current, progress = cand, True  # stay at this position: the list changed
             else:
                 position += 1
     return current
@@ -72,10 +73,10 @@ def candidates(program: Program):
     calls = program.calls
     for i in range(len(calls)):
         if len(calls) > 1:
-            yield program.with_calls(calls[:i] + calls[i + 1:])
+            yield program.with_calls(calls[:i] + calls[i + 1 :])
     body = program.body
     chunk = len(body) // 2
-    while chunk >= 2:                       # delta debugging: big contiguous chunks first
+    while chunk >= 2:  # delta debugging: big contiguous chunks first
         for start in range(0, len(body) - chunk + 1, chunk):
             kept = tuple(n for k, n in enumerate(body) if n.pinned or not start <= k < start + chunk)
             if len(kept) < len(body):
@@ -91,12 +92,12 @@ def candidates(program: Program):
                 yield program.with_body(_edit(program.body, path, suite.body))
         for k, suite in enumerate(node.suites):
             if suite.optional:
-                kept = node.suites[:k] + node.suites[k + 1:]
+                kept = node.suites[:k] + node.suites[k + 1 :]
                 yield program.with_body(_edit(program.body, path, (replace(node, suites=kept),)))
         for alt in node.alts:
             yield program.with_body(_edit(program.body, path, (replace(node, head=alt, alts=()),)))
     for path, node in sites:
-        if node.pinned or "while " in node.head:    # `while w < 3` -> `while 3` would never end
+        if node.pinned or "while " in node.head:  # `while w < 3` -> `while 3` would never end
             continue
         for head in expression_variants(node.head):
             yield program.with_body(_edit(program.body, path, (replace(node, head=head, alts=()),)))
@@ -136,8 +137,11 @@ def expression_variants(head: str) -> list[str]:
 
 def _operands(node) -> list[int]:
     """Indices (in `ast.iter_child_nodes` order) of the expression children of `node`."""
-    return [i for i, c in enumerate(ast.iter_child_nodes(node))
-            if isinstance(c, ast.expr) and not isinstance(node, (ast.Lambda, ast.comprehension))]
+    return [
+        i
+        for i, c in enumerate(ast.iter_child_nodes(node))
+        if isinstance(c, ast.expr) and not isinstance(node, (ast.Lambda, ast.comprehension))
+    ]
 
 
 def _copy_at(tree, index):
@@ -150,7 +154,7 @@ def _unparse(tree, compound: bool) -> str:
         text = ast.unparse(tree)
     except Exception:  # noqa: BLE001 - a replacement the unparser rejects (e.g. inside an f-string)
         return ""
-    return text[:-len(_PASS)] if compound and text.endswith(_PASS) else text
+    return text[: -len(_PASS)] if compound and text.endswith(_PASS) else text
 
 
 def _replaced(tree, index, child_pos, compound) -> str:
@@ -189,17 +193,27 @@ def _edit(body: tuple, path: tuple, new: tuple) -> tuple:
     """`body` with the node at `path` replaced by the nodes `new` (recursion depth = nesting)."""
     i = path[0]
     if len(path) == 1:
-        return body[:i] + tuple(new) + body[i + 1:]
+        return body[:i] + tuple(new) + body[i + 1 :]
     node = body[i]
     k = path[1]
     suite = node.suites[k]
-    suites = node.suites[:k] + (Suite(suite.head, _edit(suite.body, path[2:], new), suite.optional),) \
-        + node.suites[k + 1:]
-    return body[:i] + (replace(node, suites=suites),) + body[i + 1:]
+    suites = (
+        node.suites[:k]
+        + (Suite(suite.head, _edit(suite.body, path[2:], new), suite.optional),)
+        + node.suites[k + 1 :]
+    )
+    return body[:i] + (replace(node, suites=suites),) + body[i + 1 :]
 
 
-def shrink_mismatch(program: Program, capture=None, *, budget: int = 300, time_limit: float | None = None,
-                    signature=None, run=None):
+def shrink_mismatch(
+    program: Program,
+    capture=None,
+    *,
+    budget: int = 300,
+    time_limit: float | None = None,
+    signature=None,
+    run=None,
+):
     """Shrink while the differential run keeps failing the same way; returns (program, verdict).
 
     `run(program, capture)` defaults to `differential.run`; a caller may wrap it
@@ -251,14 +265,27 @@ if __name__ == "__main__":
 
 def reproducer(program: Program, verdict, filename: str = "repro.py") -> str:
     """A standalone script that reruns `program` differentially and reports the mismatch."""
-    calls = "[\n" + "".join(f"    CallSpec({c.args!r}{'' if c.grad else ', grad=False'}"
-                            f"{f', before={c.before!r}' if c.before else ''}),\n"
-                            for c in program.calls) + "]"
+    calls = (
+        "[\n"
+        + "".join(
+            f"    CallSpec({c.args!r}{'' if c.grad else ', grad=False'}"
+            f"{f', before={c.before!r}' if c.before else ''}),\n"
+            for c in program.calls
+        )
+        + "]"
+    )
     description = verdict.mismatch.describe() if verdict.mismatch else "no mismatch"
     description = description.replace('"""', "'''").replace("\\", "\\\\")
-    return REPRO_TEMPLATE.format(name=program.name, mode=program.mode, seed=program.seed,
-                                 description=description, filename=filename,
-                                 source=source_literal(program.source), calls=calls, entry=program.entry)
+    return REPRO_TEMPLATE.format(
+        name=program.name,
+        mode=program.mode,
+        seed=program.seed,
+        description=description,
+        filename=filename,
+        source=source_literal(program.source),
+        calls=calls,
+        entry=program.entry,
+    )
 
 
 def source_literal(text: str) -> str:

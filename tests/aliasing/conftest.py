@@ -1,5 +1,6 @@
 """Triton runs through its CPU interpreter here (switched on before triton is imported),
 with kernels in a private cache directory; set BCFRONT_GPU_TESTS=1 for a real GPU."""
+
 from __future__ import annotations
 
 import os

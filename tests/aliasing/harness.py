@@ -7,6 +7,7 @@ globals the case names.  Each comparison checks values, dtypes, shapes and
 plus the *sharing pattern*: which outputs are, or share storage with, which
 inputs and which other outputs — so a returned view must still be a view.
 """
+
 from __future__ import annotations
 
 import copy
@@ -23,12 +24,12 @@ BACKENDS = ("eager", "fx", "triton")
 
 @dataclass(frozen=True)
 class Hazard:
-    fn: object                   # the function; with `factory`, a zero-argument maker of the callable
-    args: object                 # call index -> list of arguments (a fresh, independent world)
+    fn: object  # the function; with `factory`, a zero-argument maker of the callable
+    args: object  # call index -> list of arguments (a fresh, independent world)
     factory: bool = False
-    persistent: bool = False     # reuse call 0's arguments on every call (state accumulates)
-    after: object = None         # (result) -> None: what the caller then does with the result
-    globals_: tuple = ()         # names of module globals the case writes: (module dict, names)
+    persistent: bool = False  # reuse call 0's arguments on every call (state accumulates)
+    after: object = None  # (result) -> None: what the caller then does with the result
+    globals_: tuple = ()  # names of module globals the case writes: (module dict, names)
     calls: int = 3
 
     @property
@@ -39,18 +40,23 @@ class Hazard:
 
 # -- comparing ----------------------------------------------------------------------------------
 
+
 def assert_same(a, e, path="out", strides=True):
     if isinstance(e, torch.Tensor):
         assert isinstance(a, torch.Tensor), f"{path}: {type(a)}"
         assert a.dtype == e.dtype and a.shape == e.shape, f"{path}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
         torch.testing.assert_close(a.detach(), e.detach(), msg=lambda m: f"{path}: {m}")
-        if strides and e.numel() > 1:       # a size-1 dimension's stride means nothing
+        if strides and e.numel() > 1:  # a size-1 dimension's stride means nothing
             assert _strides(a) == _strides(e), f"{path}: strides {a.stride()} vs {e.stride()}"
         assert a.requires_grad == e.requires_grad, f"{path}: requires_grad"
     elif isinstance(e, torch.nn.Module):
         assert type(a) is type(e), path
-        assert_same(dict(a.state_dict(keep_vars=True)), dict(e.state_dict(keep_vars=True)),
-                    f"{path}.state_dict", strides)
+        assert_same(
+            dict(a.state_dict(keep_vars=True)),
+            dict(e.state_dict(keep_vars=True)),
+            f"{path}.state_dict",
+            strides,
+        )
         assert_same(_plain_attrs(a), _plain_attrs(e), f"{path}.__dict__", strides)
     elif isinstance(e, (list, tuple)):
         assert type(a) is type(e) and len(a) == len(e), f"{path}: {a!r:.80} vs {e!r:.80}"
@@ -82,13 +88,12 @@ def _strides(t) -> tuple:
 def _cell(c):
     try:
         return c.cell_contents
-    except ValueError:          # an empty cell
+    except ValueError:  # an empty cell
         return None
 
 
 def _plain_attrs(m) -> dict:
-    return {k: v for k, v in vars(m).items()
-            if not k.startswith("_") and not isinstance(v, torch.nn.Module)}
+    return {k: v for k, v in vars(m).items() if not k.startswith("_") and not isinstance(v, torch.nn.Module)}
 
 
 def tensors_of(x, out=None) -> list:
@@ -108,7 +113,7 @@ def tensors_of(x, out=None) -> list:
             tensors_of(x[k], out)
     elif hasattr(x, "__dict__") and not callable(x) and type(x).__module__ != "builtins":
         tensors_of(dict(vars(x)), out)
-    elif hasattr(x, "__self__"):               # a bound method: its object is part of the world
+    elif hasattr(x, "__self__"):  # a bound method: its object is part of the world
         tensors_of(x.__self__, out)
     return out
 
@@ -117,11 +122,21 @@ def sharing(outs, world) -> list:
     """For each output tensor and each tensor of (world + outputs): (same object, same storage)."""
     o = tensors_of(outs)
     w = tensors_of(world) + o
-    return [[(a is b, a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
-              and a.untyped_storage().nbytes() > 0) for b in w] for a in o]
+    return [
+        [
+            (
+                a is b,
+                a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+                and a.untyped_storage().nbytes() > 0,
+            )
+            for b in w
+        ]
+        for a in o
+    ]
 
 
 # -- running ------------------------------------------------------------------------------------
+
 
 def _target(h: Hazard):
     torch.manual_seed(0)

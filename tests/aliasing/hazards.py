@@ -5,6 +5,7 @@ what the hazard is), a maker of fresh arguments per call, and whether the
 arguments persist across calls (so state accumulates) or what the caller does
 with the result afterwards.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -20,6 +21,7 @@ def T(seed, *shape):
 
 
 # -- tensors -------------------------------------------------------------------------------------
+
 
 def inplace_through_view(x, y):
     """Writes through two views of one input, then reads the input and a view."""
@@ -66,7 +68,7 @@ def returned_view_mutated(x):
 
 def _mutate_returned(out):
     a, b, row = out
-    a.add_(100)          # changes x in eager, so b and row must change too
+    a.add_(100)  # changes x in eager, so b and row must change too
     b[0] = -1
 
 
@@ -87,7 +89,7 @@ def outputs_view_each_other(x):
 
 
 def _mutate_first_output(out):
-    out[1].fill_(7)       # h[1] is a view of h: both outputs change
+    out[1].fill_(7)  # h[1] is a view of h: both outputs change
 
 
 def same_tensor_twice(a, b):
@@ -123,6 +125,7 @@ def masked_and_indexed_writes(x, idx):
 
 
 # -- Python state ----------------------------------------------------------------------------------
+
 
 def list_aliasing(xs, ys, t):
     """Two names for one list (xs is ys), a list passed in and mutated, one created and returned."""
@@ -213,7 +216,7 @@ def _row_view_args(k):
 
 def _unsqueeze_then_break(x):
     x.unsqueeze_(0)
-    print("a graph break inside the callee")     # the inlined call is rolled back
+    print("a graph break inside the callee")  # the inlined call is rolled back
     return x
 
 
@@ -250,6 +253,7 @@ def make_closure():
         last = x.sum()
         state["calls"] += 1
         return x * 2 + (last if last is not None else 0)
+
     return closure
 
 
@@ -257,33 +261,38 @@ HAZARDS = {
     "inplace_through_view": Hazard(inplace_through_view, lambda k: [T(k, 4, 4), T(k + 1, 4, 4)]),
     "slice_assignment": Hazard(slice_assignment, lambda k: [T(k, 4, 3), T(k + 1, 4)]),
     "transpose_inplace_then_reduce": Hazard(transpose_inplace_then_reduce, lambda k: [T(k, 3, 5)]),
-    "input_mutation_visible": Hazard(input_mutation_visible,
-                                     lambda k: [T(k, 4, 3), T(k + 1, 4, 3), T(k + 2, 4, 3)]),
-    "returned_view_mutated": Hazard(returned_view_mutated, lambda k: [T(k, 3, 4)],
-                                    after=_mutate_returned),
-    "intermediate_view_before_softmax": Hazard(intermediate_view_before_softmax,
-                                               lambda k: [T(k, 4, 5), T(k + 1, 5, 4)]),
-    "outputs_view_each_other": Hazard(outputs_view_each_other, lambda k: [T(k, 3, 3)],
-                                      after=_mutate_first_output),
+    "input_mutation_visible": Hazard(
+        input_mutation_visible, lambda k: [T(k, 4, 3), T(k + 1, 4, 3), T(k + 2, 4, 3)]
+    ),
+    "returned_view_mutated": Hazard(returned_view_mutated, lambda k: [T(k, 3, 4)], after=_mutate_returned),
+    "intermediate_view_before_softmax": Hazard(
+        intermediate_view_before_softmax, lambda k: [T(k, 4, 5), T(k + 1, 5, 4)]
+    ),
+    "outputs_view_each_other": Hazard(
+        outputs_view_each_other, lambda k: [T(k, 3, 3)], after=_mutate_first_output
+    ),
     "same_tensor_twice": Hazard(same_tensor_twice, _same_twice_args, calls=4),
     "tensor_and_its_view": Hazard(tensor_and_its_view, _tensor_and_view_args),
-    "masked_and_indexed_writes": Hazard(masked_and_indexed_writes,
-                                        lambda k: [T(k, 5, 3) * 2, torch.tensor([0, 3])]),
+    "masked_and_indexed_writes": Hazard(
+        masked_and_indexed_writes, lambda k: [T(k, 5, 3) * 2, torch.tensor([0, 3])]
+    ),
     "list_aliasing": Hazard(list_aliasing, _list_args),
-    "dict_and_set_mutation": Hazard(dict_and_set_mutation,
-                                    lambda k: [{"gone": 1, "keep": T(k, 2)}, {"a"}, T(k + 1, 2)]),
-    "attributes_across_calls": Hazard(lambda: Accumulator().step, lambda k: [T(k, 3)],
-                                      factory=True, calls=4),
+    "dict_and_set_mutation": Hazard(
+        dict_and_set_mutation, lambda k: [{"gone": 1, "keep": T(k, 2)}, {"a"}, T(k + 1, 2)]
+    ),
+    "attributes_across_calls": Hazard(lambda: Accumulator().step, lambda k: [T(k, 3)], factory=True, calls=4),
     "running_stats_buffer": Hazard(RunningStats, lambda k: [T(k, 6, 4)], factory=True, calls=4),
     "batchnorm_running_stats": Hazard(BatchNormBlock, lambda k: [T(k, 6, 4)], factory=True),
-    "global_writes": Hazard(global_writes, lambda k: [T(k, 3)],
-                            globals_=(globals(), ("COUNTER", "LOG", "LAST"))),
+    "global_writes": Hazard(
+        global_writes, lambda k: [T(k, 3)], globals_=(globals(), ("COUNTER", "LOG", "LAST"))
+    ),
     "closure_writes": Hazard(make_closure, lambda k: [T(k, 3)], factory=True),
     "as_strided_of_a_view_written": Hazard(as_strided_of_a_view_written, lambda k: [T(k, 4, 6)]),
     "as_strided_past_its_view": Hazard(as_strided_past_its_view, _row_view_args),
-    "metadata_write_in_rolled_back_callee": Hazard(metadata_write_in_rolled_back_callee,
-                                                   lambda k: [T(k, 2, 3)]),
-    "persistent_input_mutation": Hazard(input_mutation_visible,
-                                        lambda k: [T(k, 4, 3), T(k + 1, 4, 3), T(k + 2, 4, 3)],
-                                        persistent=True),
+    "metadata_write_in_rolled_back_callee": Hazard(
+        metadata_write_in_rolled_back_callee, lambda k: [T(k, 2, 3)]
+    ),
+    "persistent_input_mutation": Hazard(
+        input_mutation_visible, lambda k: [T(k, 4, 3), T(k + 1, 4, 3), T(k + 2, 4, 3)], persistent=True
+    ),
 }

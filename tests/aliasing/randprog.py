@@ -10,6 +10,7 @@ results stay finite.  With ``extra=True`` the generator also draws `EXTRA`
 writes no pure graph can express (``t_``, writes through ``unfold``,
 ``_foreach_*``...), which change layouts or write overlapping windows.
 """
+
 from __future__ import annotations
 
 import random
@@ -21,29 +22,62 @@ torch = pytest.importorskip("torch")
 
 # (template, minimum rank); {a} and {b} are variables, {i} {j} {k} small ints
 VIEWS = [
-    ("{a}[1:]", 1), ("{a}[:, {i}:{j}]", 2), ("{a}[{i}]", 2), ("{a}.t()", 2),
-    ("{a}.transpose(0, 1)", 2), ("{a}.view(-1)", 1), ("{a}.reshape(-1)", 1),
-    ("{a}.unsqueeze(0)", 1), ("{a}[None]", 1), ("{a}.diagonal()", 2), ("{a}.narrow(0, 0, 1)", 1),
-    ("{a}.split(2)[{k}]", 1), ("{a}.unbind(0)[0]", 2), ("{a}.chunk(2, -1)[1]", 1),
-    ("{a}.detach()", 1), ("{a}.expand(2, *{a}.shape)", 1), ("{a}.permute(1, 0)", 2),
-    ("{a}.flatten()", 1), ("{a}[..., ::2]", 1), ("{a}.squeeze()", 1),
+    ("{a}[1:]", 1),
+    ("{a}[:, {i}:{j}]", 2),
+    ("{a}[{i}]", 2),
+    ("{a}.t()", 2),
+    ("{a}.transpose(0, 1)", 2),
+    ("{a}.view(-1)", 1),
+    ("{a}.reshape(-1)", 1),
+    ("{a}.unsqueeze(0)", 1),
+    ("{a}[None]", 1),
+    ("{a}.diagonal()", 2),
+    ("{a}.narrow(0, 0, 1)", 1),
+    ("{a}.split(2)[{k}]", 1),
+    ("{a}.unbind(0)[0]", 2),
+    ("{a}.chunk(2, -1)[1]", 1),
+    ("{a}.detach()", 1),
+    ("{a}.expand(2, *{a}.shape)", 1),
+    ("{a}.permute(1, 0)", 2),
+    ("{a}.flatten()", 1),
+    ("{a}[..., ::2]", 1),
+    ("{a}.squeeze()", 1),
 ]
 WRITES = [
-    ("{a}.add_(1.5)", 1), ("{a}.mul_({b})", 1), ("{a}.clamp_(-2, 2)", 1), ("{a}.copy_({b})", 1),
-    ("{a}.fill_(0.25)", 1), ("{a}.zero_()", 1), ("{a}[0] = 2.0", 1), ("{a}[..., 0] = {b}[..., 1]", 2),
-    ("{a}[0] *= 3", 1), ("{a} += {b}", 1), ("{a}.masked_fill_({a} > 0.5, -2.0)", 1),
-    ("{a}.sub_({b}, alpha=0.5)", 1), ("torch.add({b}, 1, out={a})", 1), ("{a}[{i}:{j}] = 0.0", 1),
+    ("{a}.add_(1.5)", 1),
+    ("{a}.mul_({b})", 1),
+    ("{a}.clamp_(-2, 2)", 1),
+    ("{a}.copy_({b})", 1),
+    ("{a}.fill_(0.25)", 1),
+    ("{a}.zero_()", 1),
+    ("{a}[0] = 2.0", 1),
+    ("{a}[..., 0] = {b}[..., 1]", 2),
+    ("{a}[0] *= 3", 1),
+    ("{a} += {b}", 1),
+    ("{a}.masked_fill_({a} > 0.5, -2.0)", 1),
+    ("{a}.sub_({b}, alpha=0.5)", 1),
+    ("torch.add({b}, 1, out={a})", 1),
+    ("{a}[{i}:{j}] = 0.0", 1),
     ("{a}.div_(2)", 1),
 ]
 EXTRA = [
-    ("{a}.t_()", 2), ("{a}.unsqueeze_(0)", 1), ("{a}.squeeze_()", 1),
-    ("{a}.unfold(-1, 2, 1).mul_(1.5)", 1), ("torch._foreach_add_([{a}, {b}], 1.0)", 1),
-    ("{a}.index_fill_(-1, torch.tensor([0]), 3.0)", 1), ("{a}.as_strided((2,), (1,)).add_(1)", 1),
+    ("{a}.t_()", 2),
+    ("{a}.unsqueeze_(0)", 1),
+    ("{a}.squeeze_()", 1),
+    ("{a}.unfold(-1, 2, 1).mul_(1.5)", 1),
+    ("torch._foreach_add_([{a}, {b}], 1.0)", 1),
+    ("{a}.index_fill_(-1, torch.tensor([0]), 3.0)", 1),
+    ("{a}.as_strided((2,), (1,)).add_(1)", 1),
     ("{a}.diagonal().as_strided((2,), (1,), 1).mul_(-1)", 2),
 ]
 PURE = [
-    ("{a} * 2 + 1", 1), ("{a}.tanh()", 1), ("{a}.softmax(-1)", 1), ("{a}.sum(0)", 2),
-    ("{a} + {b}", 1), ("{a}.clone()", 1), ("({a} @ {a}.t()).clamp(-3, 3)", 2),
+    ("{a} * 2 + 1", 1),
+    ("{a}.tanh()", 1),
+    ("{a}.softmax(-1)", 1),
+    ("{a}.sum(0)", 2),
+    ("{a} + {b}", 1),
+    ("{a}.clone()", 1),
+    ("({a} @ {a}.t()).clamp(-3, 3)", 2),
 ]
 
 
@@ -52,12 +86,11 @@ class Program:
     seed: int
     params: tuple
     body: tuple
-    view_input: str | None      # the third argument as a view expression of the first
+    view_input: str | None  # the third argument as a view expression of the first
 
     @property
     def source(self) -> str:
-        lines = [f"def prog({', '.join(self.params)}):",
-                 f'    """Random program #{self.seed}."""']
+        lines = [f"def prog({', '.join(self.params)}):", f'    """Random program #{self.seed}."""']
         return "\n".join(lines + [f"    {s}" for s in self.body]) + "\n"
 
     def function(self):
@@ -83,8 +116,16 @@ def generate(seed: int, n_statements: int = 12, extra: bool = False) -> Program:
         if len(body) >= n_statements:
             break
         stmt, a, b = _draw(rng, params, body, extra)
-        if _acceptable(seed, params, view_input, body, stmt, a, b,
-                       metadata=any(stmt == t.format(a=a, b=b) for t, _ in EXTRA)):
+        if _acceptable(
+            seed,
+            params,
+            view_input,
+            body,
+            stmt,
+            a,
+            b,
+            metadata=any(stmt == t.format(a=a, b=b) for t, _ in EXTRA),
+        ):
             body.append(stmt)
     names = _tensor_names(seed, params, view_input, body)
     outs = rng.sample(names, min(3, len(names)))
@@ -131,22 +172,23 @@ def _acceptable(seed, params, view_input, body, stmt, a, b, metadata=False) -> b
     target (eager's result would then depend on its loop order: torch does not promise one)
     and its target has no two elements on one memory cell."""
     import warnings
+
     try:
         before = _execute(seed, params, view_input, body)
         if b is not None and _partial_overlap(before[a], before[b]):
             return False
         if metadata and b is not None and b != a and _same_storage(before[a], before[b]):
-            return False          # (_foreach_add_ of two views of one storage: order-dependent)
+            return False  # (_foreach_add_ of two views of one storage: order-dependent)
         if a is not None and torch._debug_has_internal_overlap(before[a]) != 0:
-            return False          # a fill through an expanded view: stays eager (tested apart)
+            return False  # a fill through an expanded view: stays eager (tested apart)
         layouts = {k: _layout(v) for k, v in before.items() if isinstance(v, torch.Tensor)}
         with warnings.catch_warnings():
-            warnings.simplefilter("error")        # e.g. an out= tensor resized
+            warnings.simplefilter("error")  # e.g. an out= tensor resized
             after = _execute(seed, params, view_input, body + [stmt])
     except Exception:
         return False
     if not metadata and any(_layout(after[k]) != lay for k, lay in layouts.items()):
-        return False                              # an out= resize: a metadata write
+        return False  # an out= resize: a metadata write
     return all(torch.isfinite(v).all() for v in after.values() if isinstance(v, torch.Tensor))
 
 

@@ -4,6 +4,7 @@ Oracles: the source lines of the test functions themselves (each effect
 names the line that made it, found by a marker comment), eager PyTorch for
 values, and which calls recompiled.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -43,22 +44,22 @@ class Stats(torch.nn.Module):
         self.calls = 0
 
     def forward(self, x):
-        self.mean.mul_(0.5).add_(x.mean(0))   # E-buffer-write
-        self.last = x.sum(0)                  # E-buffer-assign
-        self.calls = self.calls + 1           # E-module-attr
+        self.mean.mul_(0.5).add_(x.mean(0))  # E-buffer-write
+        self.last = x.sum(0)  # E-buffer-assign
+        self.calls = self.calls + 1  # E-module-attr
         return x - self.mean
 
 
 def effects_fn(xs, d, box, x):
     global COUNT
-    xs.append(x)                 # E1
-    d["k"] = x * 2               # E2
-    box.n = box.n + 1            # E3
-    x.add_(1)                    # E4
-    box.items.extend([1, 2])     # E5
-    COUNT = COUNT + 1            # E6
-    SEEN.append(1)               # E7
-    del d["gone"]                # E8
+    xs.append(x)  # E1
+    d["k"] = x * 2  # E2
+    box.n = box.n + 1  # E3
+    x.add_(1)  # E4
+    box.items.extend([1, 2])  # E5
+    COUNT = COUNT + 1  # E6
+    SEEN.append(1)  # E7
+    del d["gone"]  # E8
     return x
 
 
@@ -91,9 +92,11 @@ def test_module_buffers_and_attributes_in_the_log(backend):
     r = bcfront.explain(bcfront.capture(m, backend=backend), T(0, 4, 3))
     got = [(s.kind, s.target, s.lineno) for s in r.side_effects]
     L = lambda k: line_of(Stats.forward, k)  # noqa: E731
-    assert got == [("input-mutation", "L['self'].mean", L("E-buffer-write")),
-                   ("buffer", "L['self'].last", L("E-buffer-assign")),
-                   ("setattr", "L['self'].calls", L("E-module-attr"))]
+    assert got == [
+        ("input-mutation", "L['self'].mean", L("E-buffer-write")),
+        ("buffer", "L['self'].last", L("E-buffer-assign")),
+        ("setattr", "L['self'].calls", L("E-module-attr")),
+    ]
 
 
 def test_nonlocal_write_in_the_log():
@@ -102,13 +105,16 @@ def test_nonlocal_write_in_the_log():
 
         def inner(x):
             nonlocal total
-            total = total + 1        # E-nonlocal
+            total = total + 1  # E-nonlocal
             return x * total
+
         return inner
+
     inner = outer()
     r = bcfront.explain(inner, T(0, 3))
-    assert [(s.kind, s.target, s.lineno) for s in r.side_effects] == \
-        [("nonlocal", "C['total']", line_of(inner, "E-nonlocal"))]
+    assert [(s.kind, s.target, s.lineno) for s in r.side_effects] == [
+        ("nonlocal", "C['total']", line_of(inner, "E-nonlocal"))
+    ]
 
 
 def test_effects_appear_in_json():
@@ -120,6 +126,7 @@ def test_effects_appear_in_json():
 
 # -- guards on inputs sharing storage --------------------------------------------------------------
 
+
 def write_second(a, b):
     b.mul_(2)
     return a.sum() + b.sum()
@@ -127,7 +134,7 @@ def write_second(a, b):
 
 def _calls(cf, argsets):
     for args in argsets:
-        ref = [a.clone() for a in args[0]]          # the eager world
+        ref = [a.clone() for a in args[0]]  # the eager world
         ref_args = [ref[i] if j is None else ref[i][j] for i, j in args[1]]
         got = cf(*[args[0][i] if j is None else args[0][i][j] for i, j in args[1]])
         want = write_second(*ref_args)
@@ -171,6 +178,7 @@ def test_same_tensor_twice_then_distinct(backend):
 def test_storage_guard_only_when_inputs_are_written():
     def pure(a, b):
         return a + b
+
     cf = bcfront.capture(pure, backend="fx")
     x = T(0, 4, 3)
     cf(x, x[1:2].expand(4, 3))
@@ -183,5 +191,6 @@ def test_batchnorm_running_stats_are_input_mutations(backend):
     bn = torch.nn.BatchNorm1d(3)
     r = bcfront.explain(bcfront.capture(bn, backend=backend), T(0, 4, 3))
     targets = {s.target for s in r.side_effects if s.kind == "input-mutation"}
-    assert {"L['self'].running_mean", "L['self'].running_var",
-            "L['self'].num_batches_tracked"} <= targets, targets
+    assert {"L['self'].running_mean", "L['self'].running_var", "L['self'].num_batches_tracked"} <= targets, (
+        targets
+    )

@@ -4,6 +4,7 @@ Oracles: running the pure graph with the reference evaluator leaves its
 inputs bit-for-bit unchanged (purity observed, not just read off the op
 names), and eager PyTorch for the values.
 """
+
 from __future__ import annotations
 
 import operator
@@ -21,9 +22,17 @@ from .harness import Hazard, run_hazard  # noqa: E402
 from .hazards import HAZARDS, T  # noqa: E402
 from .randprog import generate  # noqa: E402
 
-TENSOR_HAZARDS = ["inplace_through_view", "slice_assignment", "transpose_inplace_then_reduce",
-                  "input_mutation_visible", "returned_view_mutated", "intermediate_view_before_softmax",
-                  "outputs_view_each_other", "tensor_and_its_view", "masked_and_indexed_writes"]
+TENSOR_HAZARDS = [
+    "inplace_through_view",
+    "slice_assignment",
+    "transpose_inplace_then_reduce",
+    "input_mutation_visible",
+    "returned_view_mutated",
+    "intermediate_view_before_softmax",
+    "outputs_view_each_other",
+    "tensor_and_its_view",
+    "masked_and_indexed_writes",
+]
 
 
 def captured_graph(fn, args):
@@ -35,6 +44,7 @@ def captured_graph(fn, args):
 
 def graph_inputs(graph, fn, args):
     import inspect
+
     names = list(inspect.signature(fn).parameters)
     by_name = dict(zip(names, args))
     return [by_name[n.target.readable()[3:-2]] for n in graph.inputs]
@@ -56,7 +66,7 @@ def assert_pure(plan):
 def plan_for(fn, args):
     fresh = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
     if len({id(a) for a in args}) < len(args) or args[1:] and args[1]._base is not None:
-        fresh = args                        # keep the aliasing the case is about
+        fresh = args  # keep the aliasing the case is about
     graph = captured_graph(fn, fresh)
     return functionalize(graph, graph_inputs(graph, fn, args))
 
@@ -81,6 +91,7 @@ def test_mutated_inputs_and_writebacks_follow_program_order():
         b.mul_(3)
         a.sub_(1)
         return b.sum()
+
     args = [T(0, 3, 3), T(1, 3, 3), T(2, 3, 3)]
     plan = plan_for(f, args)
     assert plan.mutated_inputs == ["L_c", "L_a", "L_b"]
@@ -91,9 +102,11 @@ def test_views_of_inputs_are_rebuilt_outside_the_graph():
     def f(x):
         x.mul_(2)
         return x[1:].t(), x
+
     plan = plan_for(f, [T(0, 3, 4)])
-    kinds = {name: (kind, base, [str(s.func) for s in chain])
-             for name, (kind, base, chain) in plan.outputs.items()}
+    kinds = {
+        name: (kind, base, [str(s.func) for s in chain]) for name, (kind, base, chain) in plan.outputs.items()
+    }
     # (x itself is no graph output: the region returns the input it already holds)
     assert list(kinds.values()) == [("input", "L_x", ["aten.slice.Tensor", "aten.t.default"])]
 
@@ -102,6 +115,7 @@ def test_returned_view_is_a_view_of_the_input_on_fx():
     def f(x):
         x.add_(1)
         return x.view(-1), x[0]
+
     x = T(0, 3, 4)
     cf = bcfront.capture(f, backend="fx")
     flat, row = cf(x)
@@ -111,6 +125,7 @@ def test_returned_view_is_a_view_of_the_input_on_fx():
 
 
 # -- what stays eager ------------------------------------------------------------------------------
+
 
 def transpose_in_place(x):
     """A metadata write (``t_``): the tensor's shape changes in place."""
@@ -145,6 +160,7 @@ def test_inexpressible_mutations_stay_eager_and_correct(fn):
 
 def run_hazard_allowing_fallback(fn):
     from . import harness
+
     h = Hazard(fn, lambda k: [T(k, 3, 4)])
     saved = harness.check_no_fallback
     harness.check_no_fallback = lambda cf, backend: None
@@ -156,8 +172,10 @@ def run_hazard_allowing_fallback(fn):
 
 # -- the facts the analysis gets ---------------------------------------------------------------------
 
+
 def test_facts_come_from_schemas_not_names():
     """``.data``, ``.detach()``, ``reshape`` (viewing or copying) and ``x[idx]`` are told apart."""
+
     def f(x, idx):
         a = x.data
         b = x.detach()
@@ -166,6 +184,7 @@ def test_facts_come_from_schemas_not_names():
         e = x[idx]
         f_ = x[1:]
         return a, b, c, d, e, f_
+
     args = [T(0, 3, 4), torch.tensor([0, 2])]
     graph = captured_graph(f, args)
     analysis = observe(graph, graph_inputs(graph, f, args)).analysis

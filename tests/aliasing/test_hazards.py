@@ -4,6 +4,7 @@ Oracle: eager PyTorch on an identical, independent world (see `harness`):
 results, every argument, the module or object, the globals and closure cells
 the case writes, and the sharing pattern of outputs and inputs.
 """
+
 from __future__ import annotations
 
 import pytest

@@ -8,6 +8,7 @@ intersecting byte ranges) must be in one predicted may-alias class — and,
 since the classes come from exact schema facts, values of one class must
 really share a storage.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -61,7 +62,7 @@ def _real_values(graph, inputs) -> dict:
     """value id (as `Observation.leaves` names them) -> the real tensor, running node by node."""
     every = types.SimpleNamespace(inputs=graph.inputs, body=graph.body, outputs=graph.body)
     out = {n.name: t for n, t in zip(graph.inputs, inputs)}
-    for n, v in zip(graph.body, evaluate(every, inputs)):     # every node's value, kept alive
+    for n, v in zip(graph.body, evaluate(every, inputs)):  # every node's value, kept alive
         if isinstance(v, torch.Tensor):
             out[n.name] = v
         elif isinstance(v, (tuple, list)):
@@ -71,7 +72,7 @@ def _real_values(graph, inputs) -> dict:
 
 def _graph_inputs(graph, prog, k):
     args = dict(zip(prog.params, prog.inputs(k)))
-    return [args[n.target.readable()[3:-2]] for n in graph.inputs]     # L['x'] -> x
+    return [args[n.target.readable()[3:-2]] for n in graph.inputs]  # L['x'] -> x
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -81,7 +82,7 @@ def test_observed_sharing_is_within_predicted_classes(seed):
     cf(*prog.inputs(0))
     (graph,) = cf.entries[0].graph_objects
     analysis = observe(graph, _graph_inputs(graph, prog, 0)).analysis
-    real = _real_values(graph, _graph_inputs(graph, prog, 1))      # all kept alive: no reuse
+    real = _real_values(graph, _graph_inputs(graph, prog, 1))  # all kept alive: no reuse
     assert set(real) <= {v for c in analysis.classes for v in c.members}
     checked = 0
     for (u, a), (v, b) in itertools.combinations(real.items(), 2):

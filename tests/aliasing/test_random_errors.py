@@ -9,6 +9,7 @@ eager PyTorch on identical inputs, calls alternating good and bad indices:
 the result or the exception (type and message), the printed text, and every
 argument afterwards (values, shapes, strides) -- the state the handler saw.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,15 +26,18 @@ import bcfront  # noqa: E402
 from .harness import assert_same  # noqa: E402
 from .randprog import Program, generate  # noqa: E402
 
-FAILING = ("_e = x.reshape(-1)[idx]", "_e = y.reshape(-1)[idx].sum()",
-           "_e = torch.nn.functional.embedding(idx, x.reshape(-1, 2))")
+FAILING = (
+    "_e = x.reshape(-1)[idx]",
+    "_e = y.reshape(-1)[idx].sum()",
+    "_e = torch.nn.functional.embedding(idx, x.reshape(-1, 2))",
+)
 HANDLERS = ("except", "finally", "except_print")
 
 
 @dataclass(frozen=True)
 class ErrorProgram:
     prog: Program
-    fail_at: int                # the failing statement goes before body[fail_at]
+    fail_at: int  # the failing statement goes before body[fail_at]
     fail: str
     handler: str
 
@@ -47,11 +51,16 @@ class ErrorProgram:
         lines = [f"def prog({', '.join(params)}, idx):", "    try:"]
         lines += [f"        {s}" for s in body]
         if self.handler == "finally":
-            lines += ["    finally:",
-                      f"        print('finally', {', '.join(f'{p}.sum().item()' for p in params)})"]
+            lines += [
+                "    finally:",
+                f"        print('finally', {', '.join(f'{p}.sum().item()' for p in params)})",
+            ]
         else:
-            lines += ["    except IndexError as e:", "        print('caught', e)",
-                      f"        return 'caught', {', '.join(params)}"]
+            lines += [
+                "    except IndexError as e:",
+                "        print('caught', e)",
+                f"        return 'caught', {', '.join(params)}",
+            ]
         return "\n".join(lines) + "\n"
 
     def function(self):
@@ -66,8 +75,7 @@ class ErrorProgram:
 def error_program(seed: int) -> ErrorProgram:
     prog = generate(seed, extra=seed % 2 == 1)
     rng = random.Random(seed * 7 + 1)
-    return ErrorProgram(prog, rng.randint(0, len(prog.body) - 1), rng.choice(FAILING),
-                        rng.choice(HANDLERS))
+    return ErrorProgram(prog, rng.randint(0, len(prog.body) - 1), rng.choice(FAILING), rng.choice(HANDLERS))
 
 
 def _call(fn, args):

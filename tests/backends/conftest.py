@@ -5,6 +5,7 @@ must be switched on before triton is first imported; set BCFRONT_GPU_TESTS=1
 to run the GPU tests instead (interpreter tests then skip).  Kernels go to a
 private per-session cache directory so tests never touch the user's cache.
 """
+
 from __future__ import annotations
 
 import os

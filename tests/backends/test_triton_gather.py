@@ -6,6 +6,7 @@ fallback, asserted), read views in place, and check their indices: an index
 out of range raises IndexError (the interpreter's stand-in for the device-side
 assert the GPU build keeps) instead of reading outside the tensor.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -49,19 +50,38 @@ def _cat_two_gathers(w, i, j):
 # (fn, inputs, kernels): every case leaves nothing to torch
 CASES = {
     "embedding_2d": (lambda w, i: F.embedding(i, w), lambda: [_x(11, 8), _i(11, 3, 5)], 1),
-    "embedding_int32": (lambda w, i: F.embedding(i, w) * 3, lambda: [_x(11, 8), _i(11, 7, dtype=torch.int32)], 1),
+    "embedding_int32": (
+        lambda w, i: F.embedding(i, w) * 3,
+        lambda: [_x(11, 8), _i(11, 7, dtype=torch.int32)],
+        1,
+    ),
     "embedding_0d": (lambda w, i: F.embedding(i, w), lambda: [_x(11, 8), torch.tensor(4)], 1),
     "embedding_padding_idx": (lambda w, i: F.embedding(i, w, padding_idx=0), lambda: [_x(6, 4), _i(6, 9)], 1),
-    "embedding_of_transposed_table": (lambda w, i: F.embedding(i, w.t()), lambda: [_x(8, 11), _i(11, 2, 6)], 1),
-    "embedding_of_computed_table": (lambda w, i: F.embedding(i, w.exp() * 0.5), lambda: [_x(11, 8), _i(11, 4, 3)], 1),
+    "embedding_of_transposed_table": (
+        lambda w, i: F.embedding(i, w.t()),
+        lambda: [_x(8, 11), _i(11, 2, 6)],
+        1,
+    ),
+    "embedding_of_computed_table": (
+        lambda w, i: F.embedding(i, w.exp() * 0.5),
+        lambda: [_x(11, 8), _i(11, 4, 3)],
+        1,
+    ),
     "embedding_plus_positions": (_emb_pos, lambda: [_x(13, 16), _x(9, 16, seed=2), _i(13, 2, 7)], 1),
     "embedding_layernorm": (_emb_ln, lambda: [_x(13, 32), _i(13, 3, 5), _x(32, seed=3), _x(32, seed=4)], 1),
     "embedding_row_sum": (lambda w, i: F.embedding(i, w).sum(-1), lambda: [_x(13, 40), _i(13, 6)], 1),
     "index_select_dim0": (lambda x, i: torch.index_select(x, 0, i), lambda: [_x(7, 5), _i(7, 9)], 1),
     "index_select_dim1": (lambda x, i: torch.index_select(x, 1, i) + 1, lambda: [_x(4, 7, 3), _i(7, 5)], 1),
-    "index_select_last_strided": (lambda x, i: torch.index_select(x.t(), -1, i),
-                                  lambda: [_x(9, 4), _i(9, 6)], 1),
-    "index_select_0d_index": (lambda x, i: torch.index_select(x, 0, i), lambda: [_x(7, 5), torch.tensor(3)], 1),
+    "index_select_last_strided": (
+        lambda x, i: torch.index_select(x.t(), -1, i),
+        lambda: [_x(9, 4), _i(9, 6)],
+        1,
+    ),
+    "index_select_0d_index": (
+        lambda x, i: torch.index_select(x, 0, i),
+        lambda: [_x(7, 5), torch.tensor(3)],
+        1,
+    ),
     "gather_dim1": (lambda x, i: torch.gather(x, 1, i), lambda: [_x(5, 9), _i(9, 5, 4)], 1),
     "gather_dim0_smaller": (lambda x, i: torch.gather(x, 0, i) * 2, lambda: [_x(8, 6), _i(8, 3, 4)], 1),
     "gather_transposed": (lambda x, i: torch.gather(x.t(), 1, i), lambda: [_x(9, 5), _i(9, 5, 3)], 1),
@@ -69,7 +89,11 @@ CASES = {
     "index_first": (lambda x, i: x[i], lambda: [_x(10, 4), _i(10, 2, 3)], 1),
     "index_negative": (lambda x, i: x[i] + 1, lambda: [_x(10, 4), _i(0, 6, low=-10)], 1),
     "index_middle": (lambda x, i: x[:, i], lambda: [_x(3, 10, 4), _i(10, 5)], 1),
-    "index_two_adjacent": (lambda x, i, j: x[:, i, j], lambda: [_x(2, 6, 7, 3), _i(6, 4), _i(7, 4, seed=2)], 1),
+    "index_two_adjacent": (
+        lambda x, i, j: x[:, i, j],
+        lambda: [_x(2, 6, 7, 3), _i(6, 4), _i(7, 4, seed=2)],
+        1,
+    ),
     "index_two_apart": (lambda x, i, j: x[i, :, j], lambda: [_x(6, 3, 7), _i(6, 2, 1), _i(7, 5, seed=2)], 1),
     "index_broadcast": (lambda x, i, j: x[i, j], lambda: [_x(6, 7), _i(6, 4, 1), _i(7, 5, seed=2)], 1),
     "index_after_reshape": (lambda x, i: x.t().reshape(-1)[i], lambda: [_x(4, 6), _i(24, 10)], 2),
@@ -77,13 +101,20 @@ CASES = {
     "cat_two_gathers": (_cat_two_gathers, lambda: [_x(5, 3), _i(5, 4), _i(5, 2, seed=2)], 1),
     "cross_entropy": (lambda x, t: F.cross_entropy(x, t), lambda: [_x(6, 10), _i(10, 6)], 2),
     "argmax_then_embedding": (lambda w, x: F.embedding(x.argmax(-1), w), lambda: [_x(7, 5), _x(4, 7)], 2),
-    "softmax_then_gather": (lambda x, i: torch.gather(x.softmax(-1), 1, i), lambda: [_x(4, 9), _i(9, 4, 2)], 2),
+    "softmax_then_gather": (
+        lambda x, i: torch.gather(x.softmax(-1), 1, i),
+        lambda: [_x(4, 9), _i(9, 4, 2)],
+        2,
+    ),
     "computed_index": (lambda x, i: x[(i * 3 + 1) % 10], lambda: [_x(10, 4), _i(50, 8)], 1),
     "iota_index": (lambda x: x[torch.arange(x.shape[0] // 2) * 2 + 1] * 2, lambda: [_x(10, 4)], 1),
     "gather_of_gather": (lambda x, i, j: x[i][j], lambda: [_x(10, 4), _i(10, 6), _i(6, 3, seed=2)], 1),
-    "gather_from_cat": (lambda a, b, i: torch.cat([a, b * 2])[i], lambda: [_x(3, 4), _x(5, 4, seed=2), _i(8, 9)], 1),
-    "gather_from_pad_flip": (lambda x, i: F.pad(x.flip(1), (2, 1))[:, i],
-                             lambda: [_x(3, 6), _i(9, 7)], 1),
+    "gather_from_cat": (
+        lambda a, b, i: torch.cat([a, b * 2])[i],
+        lambda: [_x(3, 4), _x(5, 4, seed=2), _i(8, 9)],
+        1,
+    ),
+    "gather_from_pad_flip": (lambda x, i: F.pad(x.flip(1), (2, 1))[:, i], lambda: [_x(3, 6), _i(9, 7)], 1),
     "gather_from_roll": (lambda x, i: torch.roll(x, 2, 0)[i], lambda: [_x(6, 3), _i(6, 5)], 2),
 }
 
@@ -99,26 +130,43 @@ def test_gathers_in_looped_reductions(rblock):
     """Index loads and checks along x are hoisted out of the loop; along r they
     are redone per chunk (and per phase of a multi-loop kernel)."""
     cfg = TritonConfig(looped_rblock=rblock)
-    compare(_emb_ln, [_x(13, 40), _i(13, 3, 5), _x(40, seed=3), _x(40, seed=4)], config=cfg,
-            kernels=1, fallback=[])
-    c = compare(lambda x, i: torch.gather(x, 1, i).softmax(-1), [_x(4, 50), _i(50, 4, 45)],
-                config=cfg, kernels=1, fallback=[])
+    compare(
+        _emb_ln,
+        [_x(13, 40), _i(13, 3, 5), _x(40, seed=3), _x(40, seed=4)],
+        config=cfg,
+        kernels=1,
+        fallback=[],
+    )
+    c = compare(
+        lambda x, i: torch.gather(x, 1, i).softmax(-1),
+        [_x(4, 50), _i(50, 4, 45)],
+        config=cfg,
+        kernels=1,
+        fallback=[],
+    )
     assert c.kernels[0].kind == "looped"
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_tables(dtype):
-    compare(_emb_ln, [_x(13, 32, dtype=dtype), _i(13, 3, 5), _x(32, seed=3, dtype=dtype),
-                      _x(32, seed=4, dtype=dtype)], kernels=1, fallback=[])
+    compare(
+        _emb_ln,
+        [_x(13, 32, dtype=dtype), _i(13, 3, 5), _x(32, seed=3, dtype=dtype), _x(32, seed=4, dtype=dtype)],
+        kernels=1,
+        fallback=[],
+    )
     compare(lambda x, i: x[:, i], [_x(3, 10, dtype=dtype), _i(10, 17)], kernels=1, fallback=[])
 
 
 @pytest.mark.parametrize("n", [0, 1, 17, 4097])
 def test_sizes(n):
-    compare(lambda w, i: F.embedding(i, w) * 2, [_x(5, 3), _i(5, n)], kernels=1 if n else 0,
-            fallback=[])
-    compare(lambda x, i: torch.gather(x, 1, i), [_x(3, max(n, 1)), _i(max(n, 1), 3, n)],
-            kernels=1 if n else 0, fallback=[])
+    compare(lambda w, i: F.embedding(i, w) * 2, [_x(5, 3), _i(5, n)], kernels=1 if n else 0, fallback=[])
+    compare(
+        lambda x, i: torch.gather(x, 1, i),
+        [_x(3, max(n, 1)), _i(max(n, 1), 3, n)],
+        kernels=1 if n else 0,
+        fallback=[],
+    )
 
 
 def _compiled(fn, inputs):
@@ -146,7 +194,7 @@ def test_out_of_range_index_raises(name):
     compiled = _compiled(fn, inputs(good))
     assert _asserts(compiled) == 1 and compiled.fallback_ops == []
     with pytest.raises((IndexError, RuntimeError)):
-        fn(*inputs(torch.tensor([0, bad, 1])))        # eager raises too
+        fn(*inputs(torch.tensor([0, bad, 1])))  # eager raises too
     with pytest.raises(IndexError):
         compiled(*inputs(torch.tensor([0, bad, 1])))
     torch.testing.assert_close(compiled(*inputs(good)), fn(*inputs(good)))
@@ -158,8 +206,7 @@ def test_ranges_proven_statically_need_no_assert():
     inputs = [_x(13, 16), _x(9, 16, seed=2), _i(13, 2, 7)]
     compiled = _compiled(_emb_pos, inputs)
     assert _asserts(compiled) == 1
-    compiled = _compiled(lambda p, t: F.embedding(torch.arange(t.shape[0]), p) + t,
-                         [_x(9, 4), _x(6, 4)])
+    compiled = _compiled(lambda p, t: F.embedding(torch.arange(t.shape[0]), p) + t, [_x(9, 4), _x(6, 4)])
     assert _asserts(compiled) == 0 and compiled.fallback_ops == []
 
 
@@ -170,8 +217,7 @@ def test_iota_index_out_of_range_is_not_proven():
     assert _asserts(ok) == 0
     with pytest.raises(IndexError):
         _x(10, 3)[torch.arange(11)]
-    bad = _compiled(lambda x: torch.index_select(x, 0, torch.arange(x.shape[0] + 1)) + 1,
-                    [_x(10, 3)])
+    bad = _compiled(lambda x: torch.index_select(x, 0, torch.arange(x.shape[0] + 1)) + 1, [_x(10, 3)])
     assert _asserts(bad) == 1
     with pytest.raises(IndexError):
         bad(_x(10, 3))
@@ -179,6 +225,7 @@ def test_iota_index_out_of_range_is_not_proven():
 
 def test_kernel_checks_are_launched_with_debug_on():
     from bcfront.backends.triton.runtime import CHECKED_OPTIONS
+
     compiled = _compiled(lambda w, i: F.embedding(i, w), [_x(5, 3), _i(5, 4)])
     (ks,) = [k for k in compiled.kernels]
     assert "tl.device_assert" in ks.source

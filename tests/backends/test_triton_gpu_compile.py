@@ -8,6 +8,7 @@ spills and for vectorized global loads where rows are contiguous.  The
 compiler cannot run in a process where the interpreter is on, so each check
 runs `tools/triton_ptx_check.py` in a subprocess.
 """
+
 from __future__ import annotations
 
 import functools
@@ -25,16 +26,41 @@ pytest.importorskip("triton.backends.nvidia.compiler")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tools", "triton_ptx_check.py")
 
-DEFAULT = ["argmax_rows", "col_sum", "residual_layernorm", "rmsnorm", "rope", "row_stats",
-           "softmax_first", "softmax_last", "transposed_add"]
+DEFAULT = [
+    "argmax_rows",
+    "col_sum",
+    "residual_layernorm",
+    "rmsnorm",
+    "rope",
+    "row_stats",
+    "softmax_first",
+    "softmax_last",
+    "transposed_add",
+]
 
 
 @functools.lru_cache(maxsize=None)
 def ptx_rows(names: tuple, n: int, dtype: str) -> list:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, TOOL, "--corpus", "--json", "--n", str(n), "--dtype", dtype,
-                          "--only", ",".join(names)], capture_output=True, text=True, env=env,
-                         cwd=ROOT, timeout=1500)
+    out = subprocess.run(
+        [
+            sys.executable,
+            TOOL,
+            "--corpus",
+            "--json",
+            "--n",
+            str(n),
+            "--dtype",
+            dtype,
+            "--only",
+            ",".join(names),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=1500,
+    )
     assert out.stdout.strip(), out.stderr[-3000:]
     return json.loads(out.stdout)
 
@@ -60,6 +86,7 @@ def test_gpu_flavour_compiles(name):
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_gpu_flavour_compiles_full(n, dtype):
     from .triton_cases import CASES
+
     rows = ptx_rows(tuple(sorted(CASES)), n, dtype)
     for name in CASES:
         _check(rows, name)
@@ -68,8 +95,14 @@ def test_gpu_flavour_compiles_full(n, dtype):
 def test_gpu_flavour_of_every_op_family_compiles():
     """libdevice helpers, bitcasts, int64 constants, bool buffers, arg-reductions, gathers, scans."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, TOOL, "--ops", "--json"], capture_output=True, text=True,
-                         env=env, cwd=ROOT, timeout=1500)
+    out = subprocess.run(
+        [sys.executable, TOOL, "--ops", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=1500,
+    )
     rows = json.loads(out.stdout)
     assert rows and all(r["ok"] for r in rows), [r.get("error") for r in rows if not r["ok"]]
     # gathers keep their index asserts in the GPU build (compiled with debug on);

@@ -4,6 +4,7 @@ The canonicalizing rewrites (floor-div and modulo splitting, div/mod pair
 merging, nested div/mod) must never change a value for any variable inside its
 range; the oracle is Python integer arithmetic over every point.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -11,7 +12,8 @@ import itertools
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 from bcfront.backends.triton import index as ix  # noqa: E402
 
@@ -72,10 +74,11 @@ def test_unravel_then_ravel_is_identity(sizes):
         strides.append(acc)
         acc *= s
     flat = ix.strided(parts, strides[::-1])
-    assert flat == x                                  # canonical form: exactly `x` again
+    assert flat == x  # canonical form: exactly `x` again
     for v in range(n):
         assert [ix.evaluate(p, {"x": v}) for p in parts] == [
-            (v // st_) % s for s, st_ in zip(sizes, strides[::-1])]
+            (v // st_) % s for s, st_ in zip(sizes, strides[::-1])
+        ]
 
 
 def test_reshape_round_trip_simplifies():

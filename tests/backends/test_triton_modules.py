@@ -1,4 +1,5 @@
 """nn.Module graphs through the Triton backend: parameters, buffers, mutation of running stats."""
+
 from __future__ import annotations
 
 import copy
@@ -47,9 +48,10 @@ def _run(module, *inputs, kernels=None, tol=1e-5):
         gm = torch.fx.symbolic_trace(module)
     except Exception:
         from torch.fx.experimental.proxy_tensor import make_fx
+
         gm = make_fx(copy.deepcopy(module))(*inputs)
     compiled = compile_fx(gm, list(inputs))
-    with torch.no_grad():          # with autograd recording the graph would run eagerly
+    with torch.no_grad():  # with autograd recording the graph would run eagerly
         got = compiled(*inputs)
         ref = ref_module(*inputs)
     torch.testing.assert_close(got, ref, rtol=tol, atol=tol)
@@ -73,7 +75,7 @@ def test_conv_bn_relu_eval_folds_bn_into_one_kernel():
 def test_batchnorm_training_updates_running_stats():
     m = nn.Sequential(nn.BatchNorm2d(4), nn.ReLU()).train()
     c = _run(m, _x(3, 4, 5, 5))
-    assert c.fallback_ops.count("aten.copy_") == 3       # running mean, var, batch count
+    assert c.fallback_ops.count("aten.copy_") == 3  # running mean, var, batch count
 
 
 def test_group_norm():
@@ -83,8 +85,9 @@ def test_group_norm():
 
 
 def test_mlp_with_layernorm_gelu_dropout_eval():
-    m = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.2), nn.LayerNorm(16),
-                      nn.Linear(16, 4), nn.Tanh()).eval()
+    m = nn.Sequential(
+        nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.2), nn.LayerNorm(16), nn.Linear(16, 4), nn.Tanh()
+    ).eval()
     _run(m, _x(5, 8), kernels=2)
 
 
@@ -113,10 +116,11 @@ def _example_gpt():
     import importlib.util
     import os
     import sys
+
     path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "gpt.py")
     spec = importlib.util.spec_from_file_location("bcfront_example_gpt", path)
     mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod          # its dataclasses look their module up
+    sys.modules[spec.name] = mod  # its dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
 

@@ -5,6 +5,7 @@ Every case is checked against eager PyTorch run in float64 on the same values
 asserted.  The default run covers every pattern, every dtype and every size on
 a representative subset; the full matrix is marked slow.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -14,10 +15,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from .triton_env import GPU_RUN  # noqa: E402
-from .triton_cases import CASES  # noqa: E402
-
 from bcfront.backends.triton import TritonConfig, compile_fx  # noqa: E402
+
+from .triton_cases import CASES  # noqa: E402
+from .triton_env import GPU_RUN  # noqa: E402
 
 pytestmark = pytest.mark.skipif(GPU_RUN, reason="interpreter tests (BCFRONT_GPU_TESTS is set)")
 
@@ -43,7 +44,7 @@ def run_case(name, n, dtype, config=None):
     inputs = case.inputs(n, dtype)
     try:
         eager = case.fn(*[t.clone() for t in inputs])
-    except (RuntimeError, IndexError) as e:         # eager itself refuses (e.g. amax of empty)
+    except (RuntimeError, IndexError) as e:  # eager itself refuses (e.g. amax of empty)
         with pytest.raises(Exception):
             compiled = compile_fx(torch.fx.symbolic_trace(case.fn), inputs, config)
             compiled(*inputs)
@@ -59,7 +60,7 @@ def run_case(name, n, dtype, config=None):
         if g.is_floating_point():
             torch.testing.assert_close(g.double(), r.double(), rtol=rtol, atol=atol, equal_nan=True)
         else:
-            torch.testing.assert_close(g, e)          # indices: exact, against eager itself
+            torch.testing.assert_close(g, e)  # indices: exact, against eager itself
     expected = case.kernels if n > 0 else case.kernels_empty
     assert len(compiled.kernels) == expected, [k.name for k in compiled.kernels]
     assert sorted(compiled.fallback_ops) == sorted(case.fallback)
@@ -67,16 +68,27 @@ def run_case(name, n, dtype, config=None):
 
 
 # Default run: every pattern at n=17 in fp32, every dtype and size on a subset.
-DEFAULT = sorted(set(
-    [(name, 17, "fp32") for name in CASES]
-    + [(name, n, "fp32") for name in ("softmax_last", "rmsnorm", "row_sum", "col_sum")
-       for n in SIZES]
-    + [(name, 17, dt) for name in ("pointwise_chain", "softmax_last", "rmsnorm",
-                                    "residual_layernorm", "swiglu", "rope", "row_stats")
-       for dt in ("fp16", "bf16")]
-    + [(name, n, "fp16") for name in ("softmax_first", "transposed_add") for n in (0, 1)]
-    + [("bias_act_broadcast", 4097, "bf16"), ("strided_inputs", 1, "bf16")]
-))
+DEFAULT = sorted(
+    set(
+        [(name, 17, "fp32") for name in CASES]
+        + [(name, n, "fp32") for name in ("softmax_last", "rmsnorm", "row_sum", "col_sum") for n in SIZES]
+        + [
+            (name, 17, dt)
+            for name in (
+                "pointwise_chain",
+                "softmax_last",
+                "rmsnorm",
+                "residual_layernorm",
+                "swiglu",
+                "rope",
+                "row_stats",
+            )
+            for dt in ("fp16", "bf16")
+        ]
+        + [(name, n, "fp16") for name in ("softmax_first", "transposed_add") for n in (0, 1)]
+        + [("bias_act_broadcast", 4097, "bf16"), ("strided_inputs", 1, "bf16")]
+    )
+)
 FULL = [c for c in itertools.product(sorted(CASES), SIZES, DTYPES) if c not in DEFAULT]
 
 
@@ -91,11 +103,22 @@ def test_pattern_full_matrix(name, n, dtype):
     run_case(name, n, DTYPES[dtype])
 
 
-LOOPED = TritonConfig(looped_rblock=8)     # n=17 rows take three loop iterations
+LOOPED = TritonConfig(looped_rblock=8)  # n=17 rows take three loop iterations
 
 
-@pytest.mark.parametrize("name", ["softmax_last", "softmax_first", "rmsnorm", "residual_layernorm",
-                                  "row_stats", "log_softmax_last", "argmax_rows", "col_sum"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "softmax_last",
+        "softmax_first",
+        "rmsnorm",
+        "residual_layernorm",
+        "row_stats",
+        "log_softmax_last",
+        "argmax_rows",
+        "col_sum",
+    ],
+)
 def test_pattern_looped(name):
     compiled = run_case(name, 17, torch.float32, LOOPED)
     if CASES[name].kernels:

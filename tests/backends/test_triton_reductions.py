@@ -3,6 +3,7 @@
 Each case runs persistent (the row in registers) and looped (forced RBLOCK of
 8, so rows of 13 and 20 take several iterations and a ragged last one).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -25,11 +26,16 @@ def _x(*shape, seed=0, dtype=torch.float32):
 
 
 REDUCE = {
-    "sum": lambda x, d: x.sum(d), "sum_keep": lambda x, d: x.sum(d, keepdim=True) * x,
-    "mean": lambda x, d: x.mean(d), "amax": lambda x, d: x.amax(d), "amin": lambda x, d: x.amin(d),
+    "sum": lambda x, d: x.sum(d),
+    "sum_keep": lambda x, d: x.sum(d, keepdim=True) * x,
+    "mean": lambda x, d: x.mean(d),
+    "amax": lambda x, d: x.amax(d),
+    "amin": lambda x, d: x.amin(d),
     "prod": lambda x, d: (x * 0.3 + 1).prod(d[0] if isinstance(d, tuple) else d),
-    "var": lambda x, d: x.var(d), "var0": lambda x, d: x.var(d, correction=0),
-    "std2": lambda x, d: x.std(d, correction=2), "var_mean": lambda x, d: torch.var_mean(x, d),
+    "var": lambda x, d: x.var(d),
+    "var0": lambda x, d: x.var(d, correction=0),
+    "std2": lambda x, d: x.std(d, correction=2),
+    "var_mean": lambda x, d: torch.var_mean(x, d),
     "argmax": lambda x, d: x.argmax(d[0] if isinstance(d, tuple) else d),
     "argmin": lambda x, d: x.argmin(d[0] if isinstance(d, tuple) else d, keepdim=True),
     "max_dim": lambda x, d: x.max(d[0] if isinstance(d, tuple) else d),
@@ -58,8 +64,7 @@ def test_reduction(name, dim, mode):
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_full_reductions(mode):
     x = _x(5, 7)
-    compiled = compare(lambda t: (t.sum(), t.amax(), t.mean(), t.var(), t.argmax()), [x],
-                       config=MODES[mode])
+    compiled = compare(lambda t: (t.sum(), t.amax(), t.mean(), t.var(), t.argmax()), [x], config=MODES[mode])
     assert len(compiled.kernels) == 1
 
 
@@ -67,11 +72,15 @@ def test_full_reductions(mode):
 def test_nan_propagation_and_ties(mode):
     x = _x(4, 17)
     x[0, 3] = float("nan")
-    x[1, :] = 2.0                  # all tied: first index wins
+    x[1, :] = 2.0  # all tied: first index wins
     x[2, 5] = x[2, 9] = 50.0
     x[3, 4] = float("-inf")
-    compare(lambda t: (t.amax(-1), t.amin(-1), t.argmax(-1), t.argmin(-1), t.sum(-1)), [x],
-            config=MODES[mode], kernels=1)
+    compare(
+        lambda t: (t.amax(-1), t.amin(-1), t.argmax(-1), t.argmin(-1), t.sum(-1)),
+        [x],
+        config=MODES[mode],
+        kernels=1,
+    )
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
@@ -95,22 +104,30 @@ def test_integer_and_bool_reductions(dtype):
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_prologue_epilogue_and_several_outputs(mode):
     """A pointwise prologue, two reductions, x-only epilogues and a row epilogue: one kernel."""
+
     def fn(x, w):
         h = x * 2 + w
         s = h.sum(-1, keepdim=True)
         m = h.amax(-1, keepdim=True)
         return (h - m).exp() / s, s.sqrt(), m * 3
+
     compiled = compare(fn, [_x(6, 20), _x(20, seed=1)], config=MODES[mode], kernels=1)
-    assert set(compiled.kernels[0].ops) >= {"aten.mul", "aten.add", "aten.sum", "aten.amax",
-                                              "aten.exp", "aten.div", "aten.sqrt"}
+    assert set(compiled.kernels[0].ops) >= {
+        "aten.mul",
+        "aten.add",
+        "aten.sum",
+        "aten.amax",
+        "aten.exp",
+        "aten.div",
+        "aten.sqrt",
+    }
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_half_reductions_accumulate_in_float32(dtype, mode):
-    x = _x(3, 20, dtype=dtype) + 100     # sums of large halves would lose bits in half
-    compare(lambda t: (t.sum(-1), t.mean(0), t.var(-1), torch.softmax(t, -1)), [x],
-            config=MODES[mode])
+    x = _x(3, 20, dtype=dtype) + 100  # sums of large halves would lose bits in half
+    compare(lambda t: (t.sum(-1), t.mean(0), t.var(-1), torch.softmax(t, -1)), [x], config=MODES[mode])
 
 
 def test_reduction_of_size_one_and_empty_dims():
@@ -119,10 +136,13 @@ def test_reduction_of_size_one_and_empty_dims():
 
 
 def test_column_softmax_and_layernorm_over_noncontiguous_input():
-    x = _x(24, 16).t()         # rows of the view are strided
+    x = _x(24, 16).t()  # rows of the view are strided
     w, b = _x(24, seed=1), _x(24, seed=2)
-    compare(lambda t, w, b: (torch.softmax(t, 0), torch.nn.functional.layer_norm(t, (24,), w, b)),
-            [x, w, b], kernels=2)
+    compare(
+        lambda t, w, b: (torch.softmax(t, 0), torch.nn.functional.layer_norm(t, (24,), w, b)),
+        [x, w, b],
+        kernels=2,
+    )
 
 
 def test_reduction_feeding_reduction_of_other_shape():
@@ -130,8 +150,9 @@ def test_reduction_feeding_reduction_of_other_shape():
     compare(lambda t: (t.sum(-1).amax(), t.mean()), [_x(9, 14)], kernels=3)
 
 
-@pytest.mark.parametrize("fn", [lambda t: torch.softmax(t, -1), lambda t: torch.log_softmax(t, -1),
-                                lambda t: torch.softmax(t, 0)])
+@pytest.mark.parametrize(
+    "fn", [lambda t: torch.softmax(t, -1), lambda t: torch.log_softmax(t, -1), lambda t: torch.softmax(t, 0)]
+)
 def test_online_softmax_reads_rows_twice_and_keeps_edge_semantics(fn):
     x = _x(5, 37) * 4
     x[1, 3] = float("inf")

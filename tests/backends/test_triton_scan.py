@@ -4,6 +4,7 @@ A scan is a kernel of its own: pointwise work feeding it is inlined into its
 body, work after it is a separate kernel.  Rows that fit one block use one
 `tl.cumsum`; longer rows loop over chunks carrying the running total.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -68,8 +69,14 @@ def test_sizes(n):
 
 @pytest.mark.parametrize("rblock", [4, 16])
 def test_looped_scan_carries_the_running_total(rblock):
-    c = compare(lambda x: x.cumsum(-1), [_x(5, 37)], config=TritonConfig(looped_rblock=rblock),
-                kernels=1, fallback=[])
+    c = compare(
+        lambda x: x.cumsum(-1), [_x(5, 37)], config=TritonConfig(looped_rblock=rblock), kernels=1, fallback=[]
+    )
     assert c.kernels[0].kind == "looped"
-    c = compare(lambda x: x.cumsum(-1), [torch.arange(74).view(2, 37)],
-                config=TritonConfig(looped_rblock=rblock), kernels=1, fallback=[])
+    c = compare(
+        lambda x: x.cumsum(-1),
+        [torch.arange(74).view(2, 37)],
+        config=TritonConfig(looped_rblock=rblock),
+        kernels=1,
+        fallback=[],
+    )

@@ -4,6 +4,7 @@ Views are folded into index arithmetic: kernels read strided, sliced,
 transposed and expanded inputs in place (asserted by the absence of copy
 kernels), and outputs that are views of inputs stay views of them.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -52,20 +53,24 @@ def test_views(name):
     compare(VIEW_FNS[name], [_x(2, 3, 20)])
 
 
-@pytest.mark.parametrize("make", [
-    lambda: _x(20, 12).t(),                         # transposed
-    lambda: _x(12, 40)[:, 5:25],                    # column slice (storage offset)
-    lambda: _x(24, 20)[::2],                        # row stride
-    lambda: _x(20).expand(12, 20),                  # stride 0
-    lambda: _x(3, 12, 20)[1],                       # offset into storage
-    lambda: _x(4, 5, 20).permute(1, 0, 2).reshape(20, 20)[:12],
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: _x(20, 12).t(),  # transposed
+        lambda: _x(12, 40)[:, 5:25],  # column slice (storage offset)
+        lambda: _x(24, 20)[::2],  # row stride
+        lambda: _x(20).expand(12, 20),  # stride 0
+        lambda: _x(3, 12, 20)[1],  # offset into storage
+        lambda: _x(4, 5, 20).permute(1, 0, 2).reshape(20, 20)[:12],
+    ],
+)
 def test_noncontiguous_inputs_need_no_copies(make):
     x = make()
     b = _x(20, seed=3)
 
     def fn(x, b):
         return torch.softmax(x * 2 + b, dim=-1), (x - b).abs().sum(0)
+
     compiled = compare(fn, [x, b])
     # the inputs are read in place: no copy kernels, just the two fused reductions
     assert len(compiled.kernels) <= 2
@@ -84,6 +89,7 @@ def test_outputs_that_are_views_of_inputs_alias_them():
 
     def fn(x):
         return x.t(), x[1:3], x.view(24), x * 2
+
     compiled = compare(fn, [x], kernels=1)
     t, s, v, _ = compiled(x)
     for o in (t, s, v):
@@ -95,6 +101,7 @@ def test_input_mutation_is_copied_back():
         x.add_(1)
         y.mul_(x.sum())
         return x * 2
+
     compiled = compare(fn, [_x(5, 7), _x(3, seed=2)])
     assert compiled.fallback_ops.count("aten.copy_") == 2
 
@@ -104,6 +111,7 @@ def test_slice_assignment_becomes_scatter():
         x[1:3].copy_(y * 2)
         x[0, ::2].fill_(-1.0)
         return x.sum(-1)
+
     compare(fn, [_x(4, 6), _x(2, 6, seed=5)])
 
 
@@ -111,17 +119,18 @@ def test_select_scatter_from_indexed_assignment():
     def fn(x, y):
         x.select(1, 2).copy_(y)
         return x + 1
+
     compare(fn, [_x(4, 5), _x(4, seed=9)], kernels=1)
 
 
 def test_empty_and_zero_dim():
-    compare(lambda x: (x * 2).sum(-1), [_x(0, 5)], kernels=0)     # output has no elements
-    compare(lambda x: (x * 2).sum(0), [_x(0, 5)], kernels=1)      # five zeros
+    compare(lambda x: (x * 2).sum(-1), [_x(0, 5)], kernels=0)  # output has no elements
+    compare(lambda x: (x * 2).sum(0), [_x(0, 5)], kernels=1)  # five zeros
     compare(lambda x: x.exp() + 1, [_x(0, 5)], kernels=0)
     compare(lambda x: x.sum() * 2, [_x(4, 5)], kernels=1)
     compare(lambda x: x * 3 + 1, [torch.tensor(2.5)], kernels=1)
 
 
 def test_reshape_that_needs_a_copy():
-    x = _x(4, 6).t()          # non-contiguous: reshape copies in eager
+    x = _x(4, 6).t()  # non-contiguous: reshape copies in eager
     compare(lambda x: x.reshape(24) * 2, [x], kernels=1)

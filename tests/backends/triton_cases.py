@@ -6,6 +6,7 @@ sequence length, ...), the number of Triton kernels the backend must generate
 for ``n > 0`` (`kernels`) and for ``n == 0`` (`kernels_empty`), and the aten
 ops that must be left to torch.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ def _rand(*shape, dtype, seed=0, scale=1.0):
 
 
 # ------------------------------------------------------------------ patterns
+
 
 def pointwise_chain(x, y):
     """A chain of activations and arithmetic over two same-shape tensors."""
@@ -132,37 +134,82 @@ def argmax_rows(x):
 
 
 CASES = {
-    "pointwise_chain": Case(pointwise_chain, lambda n, dt: [_rand(3, n, dtype=dt, seed=1),
-                                                           _rand(3, n, dtype=dt, seed=2)], 1),
-    "bias_act_broadcast": Case(bias_act_broadcast, lambda n, dt: [
-        _rand(4, n, dtype=dt, seed=1), _rand(n, dtype=dt, seed=2), _rand(4, 1, dtype=dt, seed=3)], 1),
-    "bias_gelu_after_matmul": Case(bias_gelu_after_matmul, lambda n, dt: [
-        _rand(5, 16, dtype=dt, seed=1), _rand(16, n, dtype=dt, seed=2, scale=0.25),
-        _rand(n, dtype=dt, seed=3)], 1, fallback=("aten.mm",)),
-    "linear_gelu_tanh": Case(linear_gelu_tanh, lambda n, dt: [
-        _rand(5, 16, dtype=dt, seed=1), _rand(n, 16, dtype=dt, seed=2, scale=0.25),
-        _rand(n, dtype=dt, seed=3)], 1, fallback=("aten.addmm",)),
-    "rmsnorm": Case(rmsnorm, lambda n, dt: [_rand(4, n, dtype=dt, seed=1),
-                                            _rand(n, dtype=dt, seed=2)], 1),
+    "pointwise_chain": Case(
+        pointwise_chain, lambda n, dt: [_rand(3, n, dtype=dt, seed=1), _rand(3, n, dtype=dt, seed=2)], 1
+    ),
+    "bias_act_broadcast": Case(
+        bias_act_broadcast,
+        lambda n, dt: [
+            _rand(4, n, dtype=dt, seed=1),
+            _rand(n, dtype=dt, seed=2),
+            _rand(4, 1, dtype=dt, seed=3),
+        ],
+        1,
+    ),
+    "bias_gelu_after_matmul": Case(
+        bias_gelu_after_matmul,
+        lambda n, dt: [
+            _rand(5, 16, dtype=dt, seed=1),
+            _rand(16, n, dtype=dt, seed=2, scale=0.25),
+            _rand(n, dtype=dt, seed=3),
+        ],
+        1,
+        fallback=("aten.mm",),
+    ),
+    "linear_gelu_tanh": Case(
+        linear_gelu_tanh,
+        lambda n, dt: [
+            _rand(5, 16, dtype=dt, seed=1),
+            _rand(n, 16, dtype=dt, seed=2, scale=0.25),
+            _rand(n, dtype=dt, seed=3),
+        ],
+        1,
+        fallback=("aten.addmm",),
+    ),
+    "rmsnorm": Case(rmsnorm, lambda n, dt: [_rand(4, n, dtype=dt, seed=1), _rand(n, dtype=dt, seed=2)], 1),
     "softmax_last": Case(softmax_last, lambda n, dt: [_rand(4, n, dtype=dt, seed=1, scale=3)], 1),
     "softmax_first": Case(softmax_first, lambda n, dt: [_rand(n, 6, dtype=dt, seed=1, scale=3)], 1),
     "log_softmax_last": Case(log_softmax_last, lambda n, dt: [_rand(3, n, dtype=dt, seed=1)], 1),
-    "residual_layernorm": Case(residual_layernorm, lambda n, dt: [
-        _rand(4, n, dtype=dt, seed=1), _rand(4, n, dtype=dt, seed=2),
-        _rand(n, dtype=dt, seed=3), _rand(n, dtype=dt, seed=4)], 1),
-    "swiglu": Case(swiglu, lambda n, dt: [_rand(3, n, dtype=dt, seed=1),
-                                          _rand(3, n, dtype=dt, seed=2)], 1),
-    "swiglu_mm": Case(swiglu_mm, lambda n, dt: [
-        _rand(5, 16, dtype=dt, seed=1), _rand(16, n, dtype=dt, seed=2, scale=0.25),
-        _rand(16, n, dtype=dt, seed=3, scale=0.25)], 1, fallback=("aten.mm", "aten.mm")),
-    "rope": Case(rope, lambda n, dt: [_rand(2, n, 3, 8, dtype=dt, seed=1), _rand(n, 8, dtype=dt, seed=2),
-                                      _rand(n, 8, dtype=dt, seed=3)], 1),
+    "residual_layernorm": Case(
+        residual_layernorm,
+        lambda n, dt: [
+            _rand(4, n, dtype=dt, seed=1),
+            _rand(4, n, dtype=dt, seed=2),
+            _rand(n, dtype=dt, seed=3),
+            _rand(n, dtype=dt, seed=4),
+        ],
+        1,
+    ),
+    "swiglu": Case(swiglu, lambda n, dt: [_rand(3, n, dtype=dt, seed=1), _rand(3, n, dtype=dt, seed=2)], 1),
+    "swiglu_mm": Case(
+        swiglu_mm,
+        lambda n, dt: [
+            _rand(5, 16, dtype=dt, seed=1),
+            _rand(16, n, dtype=dt, seed=2, scale=0.25),
+            _rand(16, n, dtype=dt, seed=3, scale=0.25),
+        ],
+        1,
+        fallback=("aten.mm", "aten.mm"),
+    ),
+    "rope": Case(
+        rope,
+        lambda n, dt: [
+            _rand(2, n, 3, 8, dtype=dt, seed=1),
+            _rand(n, 8, dtype=dt, seed=2),
+            _rand(n, 8, dtype=dt, seed=3),
+        ],
+        1,
+    ),
     "row_sum": Case(row_sum, lambda n, dt: [_rand(5, n, dtype=dt, seed=1)], 1, kernels_empty=1),
     "col_sum": Case(col_sum, lambda n, dt: [_rand(n, 7, dtype=dt, seed=1)], 1, kernels_empty=1),
     "row_stats": Case(row_stats, lambda n, dt: [_rand(3, n, dtype=dt, seed=1)], 1),
-    "transposed_add": Case(transposed_add, lambda n, dt: [_rand(n, 19, dtype=dt, seed=1),
-                                                          _rand(19, n, dtype=dt, seed=2)], 1),
-    "strided_inputs": Case(strided_inputs, lambda n, dt: [
-        _rand(3, 2 * n, dtype=dt, seed=1)[:, ::2], _rand(n, 3, dtype=dt, seed=2).t()], 1),
+    "transposed_add": Case(
+        transposed_add, lambda n, dt: [_rand(n, 19, dtype=dt, seed=1), _rand(19, n, dtype=dt, seed=2)], 1
+    ),
+    "strided_inputs": Case(
+        strided_inputs,
+        lambda n, dt: [_rand(3, 2 * n, dtype=dt, seed=1)[:, ::2], _rand(n, 3, dtype=dt, seed=2).t()],
+        1,
+    ),
     "argmax_rows": Case(argmax_rows, lambda n, dt: [_rand(4, n, dtype=dt, seed=1)], 1),
 }

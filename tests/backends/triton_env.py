@@ -1,4 +1,5 @@
 """Which Triton mode this test session runs in (read by conftest and the tests)."""
+
 import os
 
 # BCFRONT_GPU_TESTS=1: compile kernels for a real GPU; otherwise use the interpreter.

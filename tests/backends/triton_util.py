@@ -6,6 +6,7 @@ in float32 too, so comparing with eager's per-op rounding would test eager's
 error instead of ours).  Inputs are cloned for both sides, and inputs that
 either side mutates are compared as well.
 """
+
 from __future__ import annotations
 
 import types
@@ -16,8 +17,12 @@ from torch.utils._pytree import tree_flatten
 from bcfront.backends.triton import compile_fx
 
 HALF = (torch.float16, torch.bfloat16)
-TOL = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-7, 1e-7), torch.float16: (2e-3, 2e-3),
-       torch.bfloat16: (1.6e-2, 1.6e-2)}
+TOL = {
+    torch.float32: (1e-5, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.float16: (2e-3, 2e-3),
+    torch.bfloat16: (1.6e-2, 1.6e-2),
+}
 
 
 def _clone(ts):
@@ -45,6 +50,7 @@ def graph_of(fn, inputs):
         return torch.fx.symbolic_trace(traceable(fn, len(inputs)))
     except torch.fx.proxy.TraceError:
         from torch.fx.experimental.proxy_tensor import make_fx
+
         return make_fx(traceable(fn, len(inputs)))(*_clone(inputs))
 
 
@@ -74,7 +80,7 @@ def compare(fn, inputs, *, config=None, kernels=None, fallback=None, tol=None):
             rtol, atol = tol or TOL[e.dtype]
             torch.testing.assert_close(g, o.to(e.dtype), rtol=rtol, atol=atol, equal_nan=True)
         else:
-            torch.testing.assert_close(g, o)   # halves compute in float32, as in the oracle
+            torch.testing.assert_close(g, o)  # halves compute in float32, as in the oracle
     if kernels is not None:
         assert len(compiled.kernels) == kernels, [(k.name, k.ops) for k in compiled.kernels]
     if fallback is not None:
@@ -86,8 +92,9 @@ def special_floats(n: int, dtype=torch.float32, seed: int = 0) -> torch.Tensor:
     """Random values with nan, +-inf, +-0 and large magnitudes sprinkled in."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n, generator=g) * 3
-    specials = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e4, -1e4, 0.5,
-                             -0.5, 2.5, -2.5, 1.0])
+    specials = torch.tensor(
+        [float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e4, -1e4, 0.5, -0.5, 2.5, -2.5, 1.0]
+    )
     k = min(n, len(specials))
     x[:k] = specials[:k]
     return x.to(dtype)

@@ -13,19 +13,23 @@ the subset -- or malformed -- raises `DotError`.
     attrs     : '[' (ID '=' ID [',' | ';'])* ']'
     ID        : name | number | "quoted string with \\-escapes"
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<ws>\s+|//[^\n]*)
   | (?P<arrow>->)
   | (?P<punct>[{}\[\];,=])
   | (?P<quoted>"(?:[^"\\]|\\.)*")
   | (?P<number>-?(?:\.\d+|\d+(?:\.\d*)?))
   | (?P<name>[A-Za-z_\x80-\uffff][A-Za-z_0-9\x80-\uffff]*)
-""", re.X | re.S)
+""",
+    re.X | re.S,
+)
 
 KEYWORDS = {"digraph", "graph", "subgraph", "node", "edge", "strict"}
 
@@ -37,10 +41,10 @@ class DotError(ValueError):
 @dataclass
 class Dot:
     name: str
-    attrs: dict = field(default_factory=dict)            # graph attributes (top level)
-    nodes: dict = field(default_factory=dict)            # node id -> attributes
-    edges: list = field(default_factory=list)            # (src, dst, attributes)
-    clusters: dict = field(default_factory=dict)         # subgraph name -> Cluster
+    attrs: dict = field(default_factory=dict)  # graph attributes (top level)
+    nodes: dict = field(default_factory=dict)  # node id -> attributes
+    edges: list = field(default_factory=list)  # (src, dst, attributes)
+    clusters: dict = field(default_factory=dict)  # subgraph name -> Cluster
 
 
 @dataclass
@@ -48,12 +52,11 @@ class Cluster:
     name: str
     parent: str | None
     attrs: dict = field(default_factory=dict)
-    nodes: list = field(default_factory=list)            # declared directly inside it
+    nodes: list = field(default_factory=list)  # declared directly inside it
 
 
 def _unquote(s: str) -> str:
-    return re.sub(r'\\(.)', lambda m: m.group(1) if m.group(1) in '"\\' else "\\" + m.group(1),
-                  s[1:-1])
+    return re.sub(r"\\(.)", lambda m: m.group(1) if m.group(1) in '"\\' else "\\" + m.group(1), s[1:-1])
 
 
 def tokenize(text: str) -> list[tuple[str, str]]:
@@ -106,7 +109,7 @@ def parse(text: str) -> Dot:
     take("kw", "digraph")
     dot = Dot(take("id") if peek()[0] == "id" else "")
     take("p", "{")
-    stack: list[str | None] = [None]          # enclosing clusters (None: top level)
+    stack: list[str | None] = [None]  # enclosing clusters (None: top level)
     anon = 0
     while stack:
         tok = peek()

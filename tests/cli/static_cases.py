@@ -5,6 +5,7 @@ with ``# break: <reason>``.  Every other line of a captured function must not
 be predicted (at the default confidence threshold).  The cases are compiled,
 never run, so they need no torch.
 """
+
 from __future__ import annotations
 
 CASES: dict[str, str] = {}
@@ -14,7 +15,9 @@ def case(name: str, source: str) -> None:
     CASES[name] = source
 
 
-case("annotated_branch", '''
+case(
+    "annotated_branch",
+    """
 import torch
 def f(x: torch.Tensor, n: int):
     if x.sum() > n:                 # break: data-dependent-branch
@@ -22,9 +25,12 @@ def f(x: torch.Tensor, n: int):
     if n > 3:
         return x * 2
     return x
-''')
+""",
+)
 
-case("torch_call_result", '''
+case(
+    "torch_call_result",
+    """
 import torch
 import bcfront
 @bcfront.capture
@@ -33,9 +39,12 @@ def f(n: int):
     while t.max() < 10:             # break: data-dependent-branch
         t = t * 2
     return t
-''')
+""",
+)
 
-case("shape_dtype_none_len_are_static", '''
+case(
+    "shape_dtype_none_len_are_static",
+    """
 import torch
 def f(x: torch.Tensor, mask: torch.Tensor = None):
     if x.shape[0] > 2 and x.ndim == 2:
@@ -47,43 +56,58 @@ def f(x: torch.Tensor, mask: torch.Tensor = None):
     if len(x) > 1 and x.size(0) > 1 and x.numel() > 0:
         x = x + 1
     return x
-''')
+""",
+)
 
-case("item_steers_flow", '''
+case(
+    "item_steers_flow",
+    """
 import torch
 def f(x: torch.Tensor):
     v = x.max().item()              # break: data-dependent
     if v > 0.5:
         return x / v
     return x
-''')
+""",
+)
 
-case("int_of_tensor_as_loop_count", '''
+case(
+    "int_of_tensor_as_loop_count",
+    """
 import torch
 def f(x: torch.Tensor, k: torch.Tensor):
     for _ in range(int(k)):         # break: data-dependent
         x = x * 2
     return x
-''')
+""",
+)
 
-case("print_and_numpy", '''
+case(
+    "print_and_numpy",
+    """
 import numpy as np
 import torch
 def f(x: torch.Tensor):
     print("shape", x.shape)         # break: io
     y = np.asarray(x)               # break: numpy
     return torch.from_numpy(y)      # break: numpy-array
-''')
+""",
+)
 
-case("numpy_on_python_values_is_fine", '''
+case(
+    "numpy_on_python_values_is_fine",
+    """
 import numpy as np
 import torch
 def f(x: torch.Tensor, n: int):
     scale = np.sqrt(n)
     return x * float(scale)
-''')
+""",
+)
 
-case("helper_called_with_tensor", '''
+case(
+    "helper_called_with_tensor",
+    """
 import torch
 import bcfront
 
@@ -97,9 +121,12 @@ def f(x):
     return helper(x * 2, 0.5)
 
 f(torch.randn(3))
-''')
+""",
+)
 
-case("uncalled_helper_is_not_captured", '''
+case(
+    "uncalled_helper_is_not_captured",
+    """
 import torch
 import bcfront
 
@@ -109,9 +136,12 @@ def debug_dump(t):
 @bcfront.capture
 def f(x: torch.Tensor):
     return x + 1
-''')
+""",
+)
 
-case("method_and_self_attributes", '''
+case(
+    "method_and_self_attributes",
+    """
 import torch
 from torch import nn
 
@@ -133,9 +163,12 @@ class M(nn.Module):
         if (h < 0).any():                # break: data-dependent-branch
             return h.abs()
         return h
-''')
+""",
+)
 
-case("tuples_and_enumerate", '''
+case(
+    "tuples_and_enumerate",
+    """
 import torch
 def f(xs: torch.Tensor, ws: list):
     a, b = xs.shape[0], xs
@@ -145,18 +178,24 @@ def f(xs: torch.Tensor, ws: list):
     if a > 2:
         b = b + 1
     return b
-''')
+""",
+)
 
-case("tensor_truthiness_and_assert", '''
+case(
+    "tensor_truthiness_and_assert",
+    """
 import torch
 def f(x: torch.Tensor):
     assert x.numel() > 0
     assert (x > -100).all()              # break: data-dependent-branch
     ok = x.any() and x.all()             # break: data-dependent-branch
     return x if ok else -x               # break: data-dependent-branch
-''')
+""",
+)
 
-case("logging_and_stdout", '''
+case(
+    "logging_and_stdout",
+    """
 import logging
 import sys
 import torch
@@ -165,18 +204,24 @@ def f(x: torch.Tensor):
     log.info("running")                  # Python code: any I/O breaks inside logging
     sys.stdout.write("hi\\n")            # break: io
     return x + 1
-''')
+""",
+)
 
-case("math_on_tensor_vs_int", '''
+case(
+    "math_on_tensor_vs_int",
+    """
 import math
 import torch
 def f(x: torch.Tensor, d: int):
     s = math.sqrt(d)
     t = math.exp(x.sum())                # break: data-dependent
     return x / s
-''')
+""",
+)
 
-case("imports_inside_function", '''
+case(
+    "imports_inside_function",
+    """
 def f(x):
     import torch
     import torch.nn.functional as F
@@ -184,9 +229,12 @@ def f(x):
     if y.sum() > 0:                      # break: data-dependent-branch
         return y
     return -y
-''')
+""",
+)
 
-case("try_except_and_with", '''
+case(
+    "try_except_and_with",
+    """
 import torch
 def f(x: torch.Tensor):
     with torch.no_grad():
@@ -199,19 +247,25 @@ def f(x: torch.Tensor):
     if z.max() > 1:                      # break: data-dependent-branch
         z = z.clamp(max=1)
     return z
-''')
+""",
+)
 
 
-case("formatting_a_tensor_reads_it", '''
+case(
+    "formatting_a_tensor_reads_it",
+    """
 import torch
 def f(x: torch.Tensor, n: int):
     a = f"{n} items"
     b = f"sum {x.sum():.3f}"            # break: data-dependent
     c = str(x)                          # break: data-dependent
     return x, a, b, c
-''')
+""",
+)
 
-case("registered_buffer", '''
+case(
+    "registered_buffer",
+    """
 import torch
 from torch import nn
 class Counter(nn.Module):
@@ -223,15 +277,19 @@ class Counter(nn.Module):
         if self.total > self.limit:     # break: data-dependent-branch
             return x
         return x + 1
-''')
+""",
+)
 
-case("unbound_tensor_methods", '''
+case(
+    "unbound_tensor_methods",
+    """
 import torch
 def f(x: torch.Tensor):
     y = torch.Tensor.relu(x)
     n = torch.Tensor.tolist(y)          # break: data-dependent
     return y, n
-''')
+""",
+)
 
 
 def labels(source: str) -> dict[int, str]:

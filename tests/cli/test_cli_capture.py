@@ -1,4 +1,5 @@
 """`bcfront-explain` on scripts that really capture (needs torch and bcfront.capture)."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,8 @@ from .helpers import CORPUS, expected_breaks, run_cli  # noqa: E402
 
 def test_fullgraph_break_traceback_is_the_scripts_and_the_report_has_the_break(tmp_path):
     p = tmp_path / "fg.py"
-    p.write_text(textwrap.dedent("""\
+    p.write_text(
+        textwrap.dedent("""\
         import torch, bcfront
 
         @bcfront.capture(fullgraph=True)
@@ -26,7 +28,8 @@ def test_fullgraph_break_traceback_is_the_scripts_and_the_report_has_the_break(t
             return x - 1
 
         print("result", f(torch.ones(3)))
-    """))
+    """)
+    )
     r = run_cli(str(p), cwd=tmp_path)
     assert r.returncode == 1
     files = re.findall(r'File "([^"]+)"', r.stderr)
@@ -40,7 +43,8 @@ def test_fullgraph_break_traceback_is_the_scripts_and_the_report_has_the_break(t
 def test_captures_made_inside_main_are_reported(tmp_path):
     # The captured function is a local of main(): gone before the report unless kept alive.
     p = tmp_path / "local.py"
-    p.write_text(textwrap.dedent("""\
+    p.write_text(
+        textwrap.dedent("""\
         import torch, bcfront
 
         def main():
@@ -49,7 +53,8 @@ def test_captures_made_inside_main_are_reported(tmp_path):
                 cf(torch.ones(4))
 
         main()
-    """))
+    """)
+    )
     r = run_cli("--json", str(p), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)

@@ -1,4 +1,5 @@
 """`bcfront-explain SCRIPT`: running scripts, their output, exit codes, errors (subprocess)."""
+
 from __future__ import annotations
 
 import json
@@ -62,7 +63,7 @@ def test_console_script_entry_point_matches_module(echo, tmp_path):
 def test_json_stdout_is_only_the_report(echo, tmp_path):
     r = run_cli("--json", str(echo), "arg", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    data = json.loads(r.stdout)                     # nothing but JSON on stdout
+    data = json.loads(r.stdout)  # nothing but JSON on stdout
     assert validate(data) == [] and data["functions"] == []
     # The script's own output went to stderr, all of it, in order.
     assert "first line from the script" in r.stderr and "raw fd write" in r.stderr
@@ -73,7 +74,7 @@ def test_output_file(echo, tmp_path):
     out = tmp_path / "report.json"
     r = run_cli("--json", "-o", str(out), str(echo), cwd=tmp_path)
     assert r.returncode == 0
-    assert "first line from the script" in r.stderr      # the script's stdout, moved aside
+    assert "first line from the script" in r.stderr  # the script's stdout, moved aside
     assert validate(json.loads(out.read_text())) == []
     txt = tmp_path / "report.txt"
     r = run_cli("--output", str(txt), str(echo), cwd=tmp_path)
@@ -91,7 +92,9 @@ def test_script_exit_status_is_kept(tmp_path):
 
 
 def test_script_raising_shows_only_its_own_traceback(tmp_path):
-    p = script(tmp_path, """\
+    p = script(
+        tmp_path,
+        """\
         def inner(v):
             raise ValueError(f"bad value {v}")
 
@@ -100,13 +103,14 @@ def test_script_raising_shows_only_its_own_traceback(tmp_path):
 
         print("before the error")
         outer()
-    """)
+    """,
+    )
     r = run_cli(str(p), cwd=tmp_path)
     assert r.returncode == 1
     assert "before the error" in r.stdout
     err = r.stderr
     assert "Traceback (most recent call last):" in err
-    assert 'line 8, in <module>' in err and "in outer" in err and "in inner" in err
+    assert "line 8, in <module>" in err and "in outer" in err and "in inner" in err
     assert "ValueError: bad value 3" in err
     assert "raised ValueError: bad value 3" in err.splitlines()[-1]
     # No frame of bcfront or of the machinery that started the script.
@@ -116,12 +120,15 @@ def test_script_raising_shows_only_its_own_traceback(tmp_path):
 
 
 def test_chained_exceptions_are_trimmed_too(tmp_path):
-    p = script(tmp_path, """\
+    p = script(
+        tmp_path,
+        """\
         try:
             {}["k"]
         except KeyError as e:
             raise RuntimeError("lookup failed") from e
-    """)
+    """,
+    )
     r = run_cli(str(p), cwd=tmp_path)
     assert r.returncode == 1
     assert "KeyError: 'k'" in r.stderr and "RuntimeError: lookup failed" in r.stderr
@@ -144,15 +151,18 @@ def test_syntax_error_is_reported_briefly(tmp_path):
     assert "Traceback" not in r.stderr and r.stdout == ""
 
 
-@pytest.mark.parametrize("args, words", [
-    (["missing.py"], "no such file: missing.py"),
-    (["."], "is a directory"),
-    ([], "give a SCRIPT to run"),
-    (["--analyze", "a.py:f", "--static", "a.py"], "separate modes"),
-    (["--dot", "x.py"], "--dot goes with --analyze"),
-    (["--static", "x.py", "y.py"], "takes no SCRIPT"),
-    (["--color", "purple", "x.py"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["missing.py"], "no such file: missing.py"),
+        (["."], "is a directory"),
+        ([], "give a SCRIPT to run"),
+        (["--analyze", "a.py:f", "--static", "a.py"], "separate modes"),
+        (["--dot", "x.py"], "--dot goes with --analyze"),
+        (["--static", "x.py", "y.py"], "takes no SCRIPT"),
+        (["--color", "purple", "x.py"], "invalid choice"),
+    ],
+)
 def test_usage_errors(tmp_path, args, words):
     r = run_cli(*args, cwd=tmp_path)
     assert r.returncode == 2
@@ -167,21 +177,25 @@ def test_unreadable_output_path_is_a_short_error(echo, tmp_path):
 
 def test_pickling_a_class_defined_in_the_script_works(tmp_path):
     # pickle finds classes through sys.modules["__main__"]: the script must really be it.
-    p = script(tmp_path, """\
+    p = script(
+        tmp_path,
+        """\
         import pickle
         class Point:
             def __init__(self, x): self.x = x
         print("roundtrip", pickle.loads(pickle.dumps(Point(5))).x)
-    """)
+    """,
+    )
     r = run_cli(str(p), cwd=tmp_path)
     assert r.returncode == 0 and "roundtrip 5" in r.stdout, r.stderr
 
 
 def test_colour_choices(echo, tmp_path):
-    assert not ANSI.search(run_cli(str(echo), cwd=tmp_path).stdout)          # piped: plain
+    assert not ANSI.search(run_cli(str(echo), cwd=tmp_path).stdout)  # piped: plain
     assert ANSI.search(run_cli("--color", "always", str(echo), cwd=tmp_path).stdout)
-    assert not ANSI.search(run_cli("--color", "never", str(echo), cwd=tmp_path,
-                                   env={"FORCE_COLOR": "1"}).stdout)
+    assert not ANSI.search(
+        run_cli("--color", "never", str(echo), cwd=tmp_path, env={"FORCE_COLOR": "1"}).stdout
+    )
 
 
 def test_help_documents_every_option_with_an_example():
@@ -189,6 +203,7 @@ def test_help_documents_every_option_with_an_example():
     assert r.returncode == 0
     text = " ".join(r.stdout.split())
     from bcfront.cli.explain import build_parser
+
     for action in build_parser()._actions:
         for flag in action.option_strings:
             assert flag in text, flag

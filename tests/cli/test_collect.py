@@ -5,6 +5,7 @@ non-negative, parts within the whole, nesting) and only orderings that hold by
 orders of magnitude (thousands of native Python iterations against one small
 graph; one 192x192 matmul pair against a guard check), never thresholds.
 """
+
 from __future__ import annotations
 
 import io
@@ -19,7 +20,7 @@ from bcfront.cli.advice import enrich  # noqa: E402
 from bcfront.cli.schema import validate  # noqa: E402
 from bcfront.report import Report  # noqa: E402
 
-EPS = 1e-9      # float sums of perf_counter differences
+EPS = 1e-9  # float sums of perf_counter differences
 
 
 def graph_only(x, w):
@@ -29,7 +30,7 @@ def graph_only(x, w):
 def native_loop(x):
     y = x + 1
     buf = io.StringIO()
-    for i in range(3000):           # the print breaks; the rest of the loop runs natively
+    for i in range(3000):  # the print breaks; the rest of the loop runs natively
         print(i, file=buf)
     return y * 2
 
@@ -54,8 +55,8 @@ def test_explain_times_the_call_it_makes():
     (fr,) = bcfront.explain(graph_only, x, w).functions
     assert fr.calls == fr.timed_calls == 1
     check_split(fr)
-    assert fr.compiled_seconds > 0            # the graph ran, and was timed
-    assert fr.capture_seconds > 0             # the first call captured: not counted as run time
+    assert fr.compiled_seconds > 0  # the graph ran, and was timed
+    assert fr.capture_seconds > 0  # the first call captured: not counted as run time
     assert validate(json.loads(Report((fr,)).to_json())) == []
 
 
@@ -72,16 +73,16 @@ def test_calls_outside_a_collection_are_counted_but_not_timed():
 def test_collect_counts_cache_hits_and_times_only_what_ran_inside():
     cf = bcfront.capture(graph_only)
     x, w = torch.randn(8, 8), torch.randn(8, 8)
-    cf(x, w)                                     # captured outside: not in the collection
+    cf(x, w)  # captured outside: not in the collection
     with bcfront.explain.collect() as run:
         for _ in range(5):
-            cf(x, w)                             # cache hits only
+            cf(x, w)  # cache hits only
     cf(x, w)
     (fr,) = run.report().functions
     assert len(cf.entries) == 1
-    assert (fr.calls, fr.timed_calls) == (7, 5)   # calls: every call; timed: the 5 inside
+    assert (fr.calls, fr.timed_calls) == (7, 5)  # calls: every call; timed: the 5 inside
     check_split(fr)
-    assert fr.capture_seconds == 0                # no capture happened while timed
+    assert fr.capture_seconds == 0  # no capture happened while timed
     assert fr.compiled_seconds > 0
 
 
@@ -94,7 +95,7 @@ def test_collect_lists_functions_in_order_of_first_call_with_continuations_after
         b(x, x)
     funcs = run.functions
     assert funcs[0] is b and funcs[1] is a
-    assert len(funcs) > 2                         # a's continuations, right after it
+    assert len(funcs) > 2  # a's continuations, right after it
     conts = funcs[2:]
     assert all(c.__qualname__.startswith("native_loop") for c in conts)
     names = [f.function for f in run.report().functions]
@@ -104,7 +105,7 @@ def test_collect_lists_functions_in_order_of_first_call_with_continuations_after
 def test_collections_nest_and_keep_what_ran_alive():
     with bcfront.explain.collect() as outer:
         with bcfront.explain.collect() as inner:
-            bcfront.capture(graph_only)(torch.ones(2, 2), torch.ones(2, 2))   # no other reference
+            bcfront.capture(graph_only)(torch.ones(2, 2), torch.ones(2, 2))  # no other reference
         bcfront.capture(native_loop)(torch.ones(2))
     assert [f.__qualname__ for f in inner.functions] == ["graph_only"]
     outer_names = [f.__qualname__ for f in outer.functions]
@@ -126,7 +127,7 @@ def test_continuations_time_is_inside_the_callers():
     for fr in (root, *conts):
         check_split(fr)
         assert fr.timed_calls >= 1
-    for c in conts:     # each continuation call runs inside a call of the root
+    for c in conts:  # each continuation call runs inside a call of the root
         assert c.total_seconds <= root.total_seconds + EPS
         assert c.compiled_seconds <= root.compiled_seconds + EPS
         assert c.capture_seconds <= root.capture_seconds + EPS
@@ -135,7 +136,7 @@ def test_continuations_time_is_inside_the_callers():
 def test_a_native_loop_after_a_break_shows_more_python_than_a_graph_only_function():
     x, w = torch.randn(192, 192), torch.randn(192, 192)
     heavy, light = bcfront.capture(native_loop), bcfront.capture(graph_only)
-    for _ in range(2):          # capture and warm up outside the measurement
+    for _ in range(2):  # capture and warm up outside the measurement
         heavy(x), light(x, w)
     with bcfront.explain.collect() as run:
         for _ in range(3):
@@ -153,9 +154,9 @@ def test_storm_warning_uses_every_call_not_only_the_misses():
     w = torch.randn(3, 3)
     with bcfront.explain.collect() as run:
         for _ in range(8):
-            cf(torch.randn(2, 3), w)            # one capture, then cache hits
+            cf(torch.randn(2, 3), w)  # one capture, then cache hits
         for n in (4, 5):
-            cf(torch.randn(n, 3), w)            # two recompiles in ten calls: not a storm
+            cf(torch.randn(n, 3), w)  # two recompiles in ten calls: not a storm
     (fr,) = enrich(run.report()).functions
     assert fr.calls == 10 and len(fr.recompiles) == 2
     assert not any("recompile storm" in w for w in fr.warnings), fr.warnings
@@ -163,7 +164,7 @@ def test_storm_warning_uses_every_call_not_only_the_misses():
     storm = bcfront.capture(graph_only, backend="eager")
     with bcfront.explain.collect() as run:
         for n in range(2, 7):
-            storm(torch.randn(n, 3), w)         # every call a new shape
+            storm(torch.randn(n, 3), w)  # every call a new shape
     (fr,) = enrich(run.report()).functions
     assert fr.calls == 5 and len(fr.recompiles) == 4
     assert any("failed on 4 of 5 calls" in w for w in fr.warnings), fr.warnings
@@ -172,7 +173,7 @@ def test_storm_warning_uses_every_call_not_only_the_misses():
 def countdown(x, n):
     if n == 0:
         return x
-    print("", end="")                 # a break: the rest runs natively and calls the capture again
+    print("", end="")  # a break: the rest runs natively and calls the capture again
     return countdown(x + 1, n - 1)
 
 
@@ -187,7 +188,7 @@ def test_recursive_calls_are_counted_and_timed_once_as_part_of_the_outermost():
         assert torch.equal(out, torch.full((2,), 3.0))
         fr = run.report().functions[0]
         assert fr.function == "countdown"
-        assert (fr.calls, fr.timed_calls) == (8, 2)     # 2 outer calls, 4 levels each
+        assert (fr.calls, fr.timed_calls) == (8, 2)  # 2 outer calls, 4 levels each
         check_split(fr)
     finally:
         countdown = plain

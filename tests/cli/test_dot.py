@@ -5,6 +5,7 @@ loop clusters, `dis` for the instructions of the SSA view.  The DOT text is
 read back with `dotparse` (strict, written from the DOT grammar), and with
 pydot / `dot` too when they happen to be installed.
 """
+
 from __future__ import annotations
 
 import dis
@@ -93,7 +94,7 @@ def test_every_view_parses(mod, case, view):
         assert src in dot.nodes and dst in dot.nodes
     try:
         import pydot
-    except ImportError:      # optional: not a dependency
+    except ImportError:  # optional: not a dependency
         return
     assert pydot.graph_from_dot_data(text)
 
@@ -123,7 +124,7 @@ def test_domtree_is_networkx_dominator_tree(mod, case):
 
 def natural_loops(g: nx.DiGraph, entry) -> dict[int, set]:
     """Header -> body, by the textbook definition (back edge u->h with h dominating u)."""
-    idom = nx.immediate_dominators(g, entry)     # newer networkx omit the entry itself
+    idom = nx.immediate_dominators(g, entry)  # newer networkx omit the entry itself
 
     def dominates(a, b):
         while True:
@@ -136,7 +137,7 @@ def natural_loops(g: nx.DiGraph, entry) -> dict[int, set]:
     loops: dict[int, set] = {}
     for u, h in g.edges:
         if dominates(h, u):
-            body, work = {h, u}, ([u] if u != h else [])   # never walk back past the header
+            body, work = {h, u}, ([u] if u != h else [])  # never walk back past the header
             while work:
                 n = work.pop()
                 for p in g.predecessors(n):
@@ -153,8 +154,10 @@ def test_loop_clusters_are_the_natural_loops(mod, case):
     dot = dotparse.parse(to_dot(fa, "loops"))
     g = cfg_graph(fa)
     expected = natural_loops(g, fa.cfg.entry)
-    got = {int(name.removeprefix("cluster_loop")): {node_block(n) for n in dotparse.members(dot, name)}
-           for name in dot.clusters}
+    got = {
+        int(name.removeprefix("cluster_loop")): {node_block(n) for n in dotparse.members(dot, name)}
+        for name in dot.clusters
+    }
     assert got == expected
     # nesting: a cluster's parent is the smallest other loop containing its header
     for name, c in dot.clusters.items():
@@ -196,7 +199,7 @@ def test_ssa_instruction_boxes_are_the_real_instructions(mod, case):
         off, opname = a["label"].split()[:2]
         assert int(n[1:]) == int(off)
         assert instrs[int(off)].opname == opname
-    for s, t, _ in dot.edges:        # def edges go instruction -> value, uses value -> instruction or phi
+    for s, t, _ in dot.edges:  # def edges go instruction -> value, uses value -> instruction or phi
         assert s[0] in "iv" and t[0] in "iv" and not (s[0] == t[0] == "i")
 
 
@@ -210,9 +213,9 @@ def test_ssa_straight_line_def_use(mod):
     (store,) = [o for o, i in instrs.items() if i.opname == "STORE_FAST" and i.argval == "b"]
     (mul,) = [o for o, i in instrs.items() if i.opname == "BINARY_OP" and i.argrepr == "*"]
     defs = [s for s, t, _ in dot.edges if t == b]
-    assert defs == [f"i{store}"]                       # defined once, by its store
+    assert defs == [f"i{store}"]  # defined once, by its store
     uses = {t for s, t, _ in dot.edges if s == b}
-    assert f"i{mul}" in uses                           # read by b * b (one edge for both reads)
+    assert f"i{mul}" in uses  # read by b * b (one edge for both reads)
 
 
 def test_ssa_diamond_has_a_phi_fed_by_both_branches(mod):
@@ -264,7 +267,9 @@ def test_text_loop_tree_nests_inner_loops_under_outer(mod, tmp_path):
     (outer,) = [lp for lp in fa.loops.loops if lp.depth == 1]
     (inner,) = [lp for lp in fa.loops.loops if lp.depth == 2]
     lines = r.stdout.splitlines()
-    at = {lp.header: next(i for i, s in enumerate(lines) if f"header block {lp.header} " in s)
-          for lp in (outer, inner)}
+    at = {
+        lp.header: next(i for i, s in enumerate(lines) if f"header block {lp.header} " in s)
+        for lp in (outer, inner)
+    }
     indent = {h: len(lines[i]) - len(lines[i].lstrip("│ └├─")) for h, i in at.items()}
     assert at[inner.header] > at[outer.header] and indent[inner.header] > indent[outer.header]

@@ -1,4 +1,5 @@
 """The main job: `bcfront-explain examples/gpt.py`, end to end (needs torch and capture)."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ def test_script_output_then_report(main_run):
     r = main_run
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert out.count("matches eager: True") == 2          # forward and generation agree
+    assert out.count("matches eager: True") == 2  # forward and generation agree
     assert out.index("generated:") < out.index("bcfront explain:")
     assert "Traceback" not in r.stderr
 
@@ -40,7 +41,7 @@ def test_report_shows_the_deliberate_break(main_run):
     assert "pick_next" in out
     assert f"gpt.py:{BREAK_LINE}" in out
     assert "data-dependent-branch" in out or "branch" in out
-    assert "(best[:, :1] == prev).any()" in out          # the source line itself
+    assert "(best[:, :1] == prev).any()" in out  # the source line itself
 
 
 def test_report_names_the_recompile_storm_and_the_fix(main_run):
@@ -62,7 +63,7 @@ def test_json_report(json_run):
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert validate(data) == []
-    assert "matches eager: True" in r.stderr               # the script's stdout moved aside
+    assert "matches eager: True" in r.stderr  # the script's stdout moved aside
     fns = {f["function"]: f for f in data["functions"]}
     pick = next(f for name, f in fns.items() if "pick_next" in name)
     assert pick["calls"] >= 6
@@ -88,4 +89,4 @@ def test_every_call_of_the_script_is_timed(json_run):
         assert f["compiled_seconds"] + f["python_seconds"] <= f["total_seconds"] + 1e-9
         assert f["capture_seconds"] <= f["total_seconds"] + 1e-9
     model = next(f for f in fns if "pick_next" not in f["function"])
-    assert model["compiled_seconds"] > 0             # its graphs ran, and were timed
+    assert model["compiled_seconds"] > 0  # its graphs ran, and were timed

@@ -1,4 +1,5 @@
 """Rendering of explain reports: content, width, colour, verbosity (hand-built reports)."""
+
 from __future__ import annotations
 
 import io
@@ -18,29 +19,35 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 def render(report, width=100, verbose=False, terminal=False) -> str:
     buf = io.StringIO()
-    console = Console(file=buf, width=width, force_terminal=terminal,
-                      color_system="truecolor" if terminal else None, highlight=False)
+    console = Console(
+        file=buf,
+        width=width,
+        force_terminal=terminal,
+        color_system="truecolor" if terminal else None,
+        highlight=False,
+    )
     render_report(report, console, RenderOptions(verbose=verbose))
     return buf.getvalue()
 
 
 @pytest.fixture
 def report(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)   # paths below the working directory print relative
+    monkeypatch.chdir(tmp_path)  # paths below the working directory print relative
     return enrich(full_report(source_file(tmp_path)))
 
 
 def test_summary_counts_every_break_occurrence(report):
     first = render(report).strip().splitlines()[0]
     # 3 identical breaks + 1 print break; 2 functions; 3 graphs; 4 recompiles; 1 storm.
-    assert first == ("bcfront explain: 2 captured functions, 3 graphs, 4 graph breaks, "
-                     "4 recompiles, 1 warning")
+    assert first == (
+        "bcfront explain: 2 captured functions, 3 graphs, 4 graph breaks, 4 recompiles, 1 warning"
+    )
 
 
 def test_breaks_show_reason_location_source_count_and_stack(report):
     out = render(report)
     assert "data-dependent-branch ×3" in out
-    assert "  user_model.py:3" in out          # relative to the working directory
+    assert "  user_model.py:3" in out  # relative to the working directory
     # The source line was filled in from the file (the report left it empty).
     assert re.search(r"3 .*if y\.sum\(\) > 0:", out)
     assert "POP_JUMP_IF_FALSE at offset 40" in out
@@ -53,15 +60,15 @@ def test_user_text_is_never_markup(report):
 
 
 def test_guards_recompiles_side_effects_and_time(report):
-    out = render(report, width=220)    # wide enough that no table cell wraps
+    out = render(report, width=220)  # wide enough that no table cell wraps
     assert "L['x'] is a float32 tensor of shape (4, 8) on cpu" in out
-    assert "y = x * 2" in out                      # first use of L['x']
-    assert "1. L['n']  0 → 1" in out and "4. L['n']  3 → 4" in out   # expected → actual
+    assert "y = x * 2" in out  # first use of L['x']
+    assert "1. L['n']  0 → 1" in out and "4. L['n']  3 → 4" in out  # expected → actual
     assert "failed check: L['n'] == 3" in out
     assert "the value of L['n'] changed" in out
     assert "list.append" in out and "G['log']" in out
     assert "75% compiled" in out and "25% Python" in out
-    assert "time split not measured" in out        # helper has no timing
+    assert "time split not measured" in out  # helper has no timing
     assert "torch.relu is a C function" in out
 
 
@@ -78,7 +85,7 @@ def test_guards_truncated_unless_verbose(report):
     # Graph code and kernel source only in verbose mode.
     assert "def graph_1(y):" in loud and "def graph_1(y):" not in quiet
     assert "fused_sub_relu_0" in loud and "@triton.jit" in loud and "@triton.jit" not in quiet
-    assert "aten.sort" in quiet                    # ops left to torch are always listed
+    assert "aten.sort" in quiet  # ops left to torch are always listed
 
 
 @pytest.mark.parametrize("width", [60, 80, 100, 160])
@@ -111,30 +118,36 @@ def test_strip_trailing_removes_padding_only():
 
 def _fr(**kw):
     from bcfront.report import FunctionReport
+
     return FunctionReport("f", "/x/f.py", 1, calls=3, **kw)
 
 
 def test_recompiles_show_what_changed_field_by_field():
     from bcfront.report import Recompile
+
     exp = "Tensor(torch.float32, device='cpu', shape=[2, 8], stride=[8, 1], requires_grad=False)"
     act = "Tensor(torch.float32, device='cpu', shape=[2, 9], stride=[9, 1], requires_grad=False)"
-    fr = _fr(recompiles=(Recompile("f", f"check_tensor(L['x'], {exp})", "L['x']", exp, act,
-                                   "shape changed"),))
+    fr = _fr(
+        recompiles=(Recompile("f", f"check_tensor(L['x'], {exp})", "L['x']", exp, act, "shape changed"),)
+    )
     out = render(Report((fr,)), width=200)
     assert "1. L['x']  shape [2, 8] → [2, 9], stride [8, 1] → [9, 1]" in out
-    assert "device" not in out.split("1. L['x']")[1].splitlines()[0]   # unchanged fields omitted
+    assert "device" not in out.split("1. L['x']")[1].splitlines()[0]  # unchanged fields omitted
 
 
 def test_identical_graphs_are_grouped():
     from bcfront.report import GraphInfo
-    gs = tuple(GraphInfo("f", "eager", 66, "code") for _ in range(5)) + \
-        (GraphInfo("f (continuation)", "eager", 3, "code"),)
+
+    gs = tuple(GraphInfo("f", "eager", 66, "code") for _ in range(5)) + (
+        GraphInfo("f (continuation)", "eager", 3, "code"),
+    )
     out = render(Report((_fr(graphs=gs),)))
     assert "Graphs (6)" in out and "f ×5" in out and re.search(r"2\s+f \(continuation\)", out)
 
 
 def test_guards_on_arguments_come_first():
     from bcfront.report import GuardInfo
+
     noise = tuple(GuardInfo(f"torch.nn.hooks_{i}", "LENGTH", f"len(h{i}) == 0") for i in range(20))
     gs = noise + (GuardInfo("L['x']", "TENSOR_MATCH", "x is a tensor"),)
     out = render(Report((_fr(guards=gs),)), width=200)

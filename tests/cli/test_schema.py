@@ -1,4 +1,5 @@
 """The documented JSON schema: the doc and the code agree, reports conform, bad ones fail."""
+
 from __future__ import annotations
 
 import copy
@@ -56,11 +57,9 @@ MUTATIONS = {
     "bool is not an int": lambda d: d["functions"][0].__setitem__("calls", True),
     "negative time": lambda d: d["functions"][0].__setitem__("python_seconds", -1.0),
     "count below one": lambda d: d["functions"][0]["graph_breaks"][0].__setitem__("count", 0),
-    "string lineno": lambda d: d["functions"][0]["guards"][0]["first_use"].__setitem__(
-        "lineno", "3"),
+    "string lineno": lambda d: d["functions"][0]["guards"][0]["first_use"].__setitem__("lineno", "3"),
     "list is not an object": lambda d: d["functions"][0]["recompiles"].__setitem__(0, []),
-    "null where a string is required": lambda d: d["functions"][0]["graphs"][0].__setitem__(
-        "backend", None),
+    "null where a string is required": lambda d: d["functions"][0]["graphs"][0].__setitem__("backend", None),
 }
 
 

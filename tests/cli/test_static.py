@@ -1,4 +1,5 @@
 """The static break predictor against hand labels (torch-free: files are compiled, never run)."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ from bcfront.cli.static import predict_file
 from .helpers import CORPUS, EXAMPLES, expected_breaks, run_cli
 from .static_cases import CASES, labels
 
-THRESHOLD = 0.5   # the default a person would use: "likely"
+THRESHOLD = 0.5  # the default a person would use: "likely"
 
 
 def predicted(path, threshold=THRESHOLD) -> dict[int, str]:
@@ -37,21 +38,25 @@ KNOWN_MISSES = {
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
 def test_example_corpus_labels(path):
-    want = {line: reason for line, reason in expected_breaks(path).items()
-            if (path.name, line) not in KNOWN_MISSES}
+    want = {
+        line: reason
+        for line, reason in expected_breaks(path).items()
+        if (path.name, line) not in KNOWN_MISSES
+    }
     assert predicted(path) == want
 
 
 def test_known_misses_are_still_labelled_and_missed():
-    for (name, line) in KNOWN_MISSES:
+    for name, line in KNOWN_MISSES:
         path = CORPUS / name
         assert line in expected_breaks(path) and line not in predicted(path)
 
 
 def test_confidence_is_lower_for_guessed_tensors(tmp_path):
     p = tmp_path / "guess.py"
-    p.write_text("import bcfront\n@bcfront.capture\ndef f(x):\n    if x.sum() > 0:\n"
-                 "        return x\n    return -x\n")
+    p.write_text(
+        "import bcfront\n@bcfront.capture\ndef f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n"
+    )
     (pred,) = predict_file(str(p)).predictions
     assert pred.lineno == 4 and 0 < pred.confidence < 0.9
     assert "if the value involved is a tensor" in pred.message
@@ -83,20 +88,27 @@ def test_cli_static_text_and_json(tmp_path):
 
 def test_cli_static_min_confidence_filters(tmp_path):
     p = tmp_path / "mixed.py"
-    p.write_text("import torch\nimport bcfront\n@bcfront.capture\ndef f(x, t: torch.Tensor):\n"
-                 "    if x.sum() > 0:\n        x = x + 1\n    if t.sum() > 0:\n"
-                 "        x = x - 1\n    return x\n")
+    p.write_text(
+        "import torch\nimport bcfront\n@bcfront.capture\ndef f(x, t: torch.Tensor):\n"
+        "    if x.sum() > 0:\n        x = x + 1\n    if t.sum() > 0:\n"
+        "        x = x - 1\n    return x\n"
+    )
+
     def lines(*extra):
         data = json.loads(run_cli("--static", str(p), "--json", *extra).stdout)
         return sorted(q["lineno"] for f in data["functions"] for q in f["predictions"])
+
     assert lines() == [5, 7]
     assert lines("--min-confidence", "0.8") == [7]
 
 
-@pytest.mark.parametrize("args, code, words", [
-    (["--static", "nope.py"], 2, "no such file"),
-    (["--static", "{bad}"], 1, "syntax error"),
-])
+@pytest.mark.parametrize(
+    "args, code, words",
+    [
+        (["--static", "nope.py"], 2, "no such file"),
+        (["--static", "{bad}"], 1, "syntax error"),
+    ],
+)
 def test_cli_static_errors(tmp_path, args, code, words):
     bad = tmp_path / "bad.py"
     bad.write_text("if True\n  pass\n")

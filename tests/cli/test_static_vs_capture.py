@@ -1,4 +1,5 @@
 """The static predictor scored against the breaks capture really takes (needs torch and capture)."""
+
 from __future__ import annotations
 
 import pytest

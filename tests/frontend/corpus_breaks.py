@@ -5,6 +5,7 @@ captured.  `CASES` maps a name to (function, argument tuples, expected
 number of breaks on the first call or None when it depends on the path).
 Shared by the break tests on 3.11, 3.12 and 3.13.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 class BreakCase:
     fn: object
     calls: list
-    breaks: int | None = 1         # breaks recorded by the root entry for the first call
-    continued: bool = True         # the break must be compiled with a continuation
+    breaks: int | None = 1  # breaks recorded by the root entry for the first call
+    continued: bool = True  # the break must be compiled with a continuation
 
 
 CASES: dict[str, BreakCase] = {}
@@ -25,6 +26,7 @@ def case(*calls, breaks=1, continued=True):
     def register(fn):
         CASES[fn.__name__] = BreakCase(fn, list(calls), breaks, continued)
         return fn
+
     return register
 
 
@@ -99,7 +101,7 @@ def native_call_raises(x):
     """The natively run call itself raises inside try: the handler continuation catches it."""
     log = []
     try:
-        print("x", x, sep=x if x else " ")      # sep must be a str: raises TypeError for x != 0
+        print("x", x, sep=x if x else " ")  # sep must be a str: raises TypeError for x != 0
         log.append("printed")
     except TypeError:
         log.append("type error")
@@ -235,6 +237,7 @@ def break_while_building_a_dict(x):
 
 # -- closures sharing the function's cells across a break (each must stay compiled) ----------
 
+
 @case((1,), (2,), (2,))
 def closure_made_before_break(x):
     """A closure made before the break reads a cell the continuation then writes."""
@@ -249,10 +252,12 @@ def closure_made_before_break(x):
 def nonlocal_writes_both_sides(x):
     """`nonlocal` writes in the closure and plain writes in the continuation see each other."""
     n = x
+
     def bump(k):
         nonlocal n
         n += k
         return n
+
     bump(1)
     print("n", n)
     bump(2)
@@ -264,8 +269,10 @@ def nonlocal_writes_both_sides(x):
 @case((1,), (4,), (4,))
 def recursive_closure(n):
     """A closure whose own cell holds it (self-recursion): the cell is rebuilt empty, then filled."""
+
     def fact(k):
         return 1 if k <= 1 else k * fact(k - 1)
+
     print("n", n)
     return fact(n)
 
@@ -273,8 +280,10 @@ def recursive_closure(n):
 @case((1,), (2,), (2,))
 def cell_bound_after_break(x):
     """The shared cell is still empty at the break; the continuation fills it."""
+
     def get():
         return v
+
     print("x", x)
     v = x * 2
     return get()
@@ -296,11 +305,13 @@ def closure_escapes(x):
     """A closure made before the break is returned and keeps working on the same cell."""
     total = x
     log = []
+
     def add(v):
         nonlocal total
         total += v
         log.append(total)
         return total
+
     print("t", total)
     add(2)
     f = add
@@ -332,14 +343,17 @@ def parameter_cell_shared(k):
 def closure_in_default(x):
     """A closure held by another function's default is rebuilt with the same cell."""
     c = x
+
     def outer(get=lambda: c):
         return get()
+
     print("c", c)
     c = c + 5
     return outer()
 
 
 # -- started generators at a break ---------------------------------------------------------
+
 
 def _running_sum(scale, n):
     acc = 0

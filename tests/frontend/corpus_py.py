@@ -6,6 +6,7 @@ capture must produce a compiled (non-native) entry without graph breaks.
 Each function's docstring says what it exercises.  Shared by the semantics,
 recompile and continuation tests.
 """
+
 from __future__ import annotations
 
 import collections
@@ -21,7 +22,7 @@ from typing import NamedTuple
 class Case:
     fn: object
     calls: list
-    compiled: bool = True        # capture must compile it with no graph break
+    compiled: bool = True  # capture must compile it with no graph break
 
 
 CASES: dict[str, Case] = {}
@@ -31,15 +32,17 @@ def case(*calls, compiled=True):
     def register(fn):
         CASES[fn.__name__] = Case(fn, list(calls), compiled)
         return fn
+
     return register
 
 
 # -- arithmetic, comparisons, containers -------------------------------------------------------
 
+
 @case((1, 2), (3, 4), (1, 2), (2.5, 1), (-7, 3))
 def arithmetic(a, b):
     """BINARY_OP (all operators), UNARY_*, COMPARE_OP, chained comparisons."""
-    out = [a + b, a - b, a * b, a / b, a // b, a % b, a ** 2, -a, +b, abs(a)]
+    out = [a + b, a - b, a * b, a / b, a // b, a % b, a**2, -a, +b, abs(a)]
     if isinstance(a, int) and isinstance(b, int):
         out += [a & b, a | b, a ^ b, a << 2, a >> 1, ~a]
     out.append(a < b <= 10)
@@ -129,9 +132,27 @@ def builtins_zoo(n):
     squares = list(map(lambda v: v * v, xs))
     odd = list(filter(lambda v: v % 2, xs))
     en = [(i, v) for i, v in enumerate("abc", start=1)]
-    return (pairs, squares, odd, en, sorted(xs, key=lambda v: -v), min(xs), max(xs, key=lambda v: v % 3),
-            sum(xs), any(v > 3 for v in xs), all(v >= 0 for v in xs), divmod(n, 3), round(n / 3, 2),
-            int("12") + int(2.7), float(n), bool(n), str(n), tuple(xs), math.sqrt(n), operator.mul(n, 2))
+    return (
+        pairs,
+        squares,
+        odd,
+        en,
+        sorted(xs, key=lambda v: -v),
+        min(xs),
+        max(xs, key=lambda v: v % 3),
+        sum(xs),
+        any(v > 3 for v in xs),
+        all(v >= 0 for v in xs),
+        divmod(n, 3),
+        round(n / 3, 2),
+        int("12") + int(2.7),
+        float(n),
+        bool(n),
+        str(n),
+        tuple(xs),
+        math.sqrt(n),
+        operator.mul(n, 2),
+    )
 
 
 # -- functions, closures, globals -----------------------------------------------------------------
@@ -155,6 +176,7 @@ def make_counter():
         nonlocal count
         count += by
         return count
+
     return bump
 
 
@@ -179,6 +201,7 @@ def closures_made_inside(k):
         nonlocal base
         base += 1
         return add(1)
+
     fns = [lambda v, i=i: v * i for i in range(3)]
     return add(k), add(k, 2, scale=3), outer(), base, [f(k) for f in fns]
 
@@ -214,6 +237,7 @@ def partials_and_reduce(n):
 
 
 # -- exceptions and with ---------------------------------------------------------------------------
+
 
 class Boom(Exception):
     def __init__(self, code):
@@ -335,6 +359,7 @@ def comprehensions(n):
 
 # -- classes ------------------------------------------------------------------------------------------
 
+
 class Base:
     kind = "base"
 
@@ -385,8 +410,19 @@ def classes(a, b):
     c = Child(a, b)
     d = Child.make(b, a) if False else Child(b, a)
     s = c + d
-    return (c.describe(), c.double, Base.helper(a), Base.make(a).describe(), s.v, c == d,
-            len(s), isinstance(c, Base), issubclass(Child, Base), type(c).__name__, bool(c))
+    return (
+        c.describe(),
+        c.double,
+        Base.helper(a),
+        Base.make(a).describe(),
+        s.v,
+        c == d,
+        len(s),
+        isinstance(c, Base),
+        issubclass(Child, Base),
+        type(c).__name__,
+        bool(c),
+    )
 
 
 @dataclass
@@ -425,8 +461,20 @@ def dataclasses_and_namedtuples(a, b):
     q = Pair(a, b)
     c = Coord(b, a)
     x, y = c
-    return (p.norm1(), p.tags, f.a, f.b, q.total(), q.left, q[1], c.x + c.y, x, y,
-            dataclasses.astuple(Point(1)) if False else (p.x, p.y), q._replace(left=9))
+    return (
+        p.norm1(),
+        p.tags,
+        f.a,
+        f.b,
+        q.total(),
+        q.left,
+        q[1],
+        c.x + c.y,
+        x,
+        y,
+        dataclasses.astuple(Point(1)) if False else (p.x, p.y),
+        q._replace(left=9),
+    )
 
 
 class Config:
@@ -479,6 +527,7 @@ def imports_inside(x):
     """IMPORT_NAME / IMPORT_FROM of modules already imported."""
     import math as m
     from operator import add
+
     return m.floor(x / 2), add(x, 1)
 
 

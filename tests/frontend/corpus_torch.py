@@ -5,6 +5,7 @@ input factory ``make(seed, variant) -> args`` and whether it must capture as
 one graph with no breaks.  Variant 1 changes shapes (a recompile under static
 shape guards).  Each docstring says what the case exercises.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,11 +18,11 @@ import torch.nn.functional as F
 
 @dataclass
 class TorchCase:
-    fn: object                 # a function, or a zero-argument module factory when `module`
-    make: object               # (seed, variant) -> tuple of arguments
+    fn: object  # a function, or a zero-argument module factory when `module`
+    make: object  # (seed, variant) -> tuple of arguments
     module: bool = False
-    whole: bool = True         # one graph, no graph break
-    grad: bool = False         # inputs require grad; compare gradients too
+    whole: bool = True  # one graph, no graph break
+    grad: bool = False  # inputs require grad; compare gradients too
 
 
 CASES: dict[str, TorchCase] = {}
@@ -31,6 +32,7 @@ def case(make, **kw):
     def register(fn):
         CASES[fn.__name__] = TorchCase(fn, make, **kw)
         return fn
+
     return register
 
 
@@ -54,13 +56,14 @@ def seq(seed, v):
 
 # -- functions ---------------------------------------------------------------------------------
 
+
 @case(two, grad=True)
 def arithmetic_and_methods(x, w):
     """Operators, torch functions, Tensor methods, F functions, reductions, shape arithmetic."""
     y = torch.relu(x @ w) * 2 - x.mean(dim=-1, keepdim=True)
     z = F.softmax(y / math.sqrt(y.shape[-1]), dim=-1)
     n, d = z.shape
-    return z.sum(dim=0), z.view(n * d)[:5], y.transpose(0, 1).contiguous(), -z, z ** 2, n
+    return z.sum(dim=0), z.view(n * d)[:5], y.transpose(0, 1).contiguous(), -z, z**2, n
 
 
 @case(one)
@@ -148,6 +151,7 @@ def python_objects_with_tensors(x):
 
     def shift(t, k=1.0):
         return t + k
+
     return [SCALE(shift(x, o)) for o in offsets], sum(x[i] for i in range(x.shape[0]))
 
 
@@ -167,6 +171,7 @@ def exceptions_with_tensors(x):
 
 
 # -- models --------------------------------------------------------------------------------------
+
 
 class MLP(nn.Module):
     def __init__(self, d=16, h=32):
@@ -294,8 +299,11 @@ def images(seed, v):
     return (torch.randn(2, 3, 6 + v, 6, generator=_g(seed)),)
 
 
-CASES["mlp"] = TorchCase(lambda: MLP(), lambda s, v: (torch.randn(3 + v, 16, generator=_g(s)),),
-                         module=True, grad=True)
+CASES["mlp"] = TorchCase(
+    lambda: MLP(), lambda s, v: (torch.randn(3 + v, 16, generator=_g(s)),), module=True, grad=True
+)
+
+
 def seq16(seed, v):
     return (torch.randn(2, 5 + v, 16, generator=_g(seed)),)
 
@@ -303,7 +311,8 @@ def seq16(seed, v):
 CASES["attention"] = TorchCase(lambda: Attention(), seq16, module=True, grad=True)
 CASES["gpt_block"] = TorchCase(lambda: Block(), seq16, module=True, grad=True)
 CASES["gpt"] = TorchCase(lambda: GPT(), tokens, module=True)
-CASES["llama_block"] = TorchCase(lambda: LlamaBlock(), lambda s, v: (torch.randn(
-    2, 5 + v, 32, generator=_g(s)),), module=True, grad=True)
+CASES["llama_block"] = TorchCase(
+    lambda: LlamaBlock(), lambda s, v: (torch.randn(2, 5 + v, 32, generator=_g(s)),), module=True, grad=True
+)
 CASES["conv_bn_train"] = TorchCase(lambda: ConvBN().train(), images, module=True)
 CASES["conv_bn_eval"] = TorchCase(lambda: ConvBN().eval(), images, module=True)

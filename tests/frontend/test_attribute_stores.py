@@ -4,6 +4,7 @@ Stores are replayed when a region ends; a store that cannot succeed (a missing
 ``__slots__`` entry, a property without a setter) must raise at the store, with CPython's
 own message, so the user's ``except`` sees it.  Oracle: the plain function.  Pure Python.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -51,10 +52,16 @@ def store_a_read_only_property(obj):
     return "stored"
 
 
-@pytest.mark.parametrize("fn, make", [(store_c, Slotted), (store_c, Plain),
-                                      (store_on_an_object_made_here, lambda: 3),
-                                      (store_a_read_only_property, ReadOnly)],
-                         ids=["slotted", "plain", "made-here", "property"])
+@pytest.mark.parametrize(
+    "fn, make",
+    [
+        (store_c, Slotted),
+        (store_c, Plain),
+        (store_on_an_object_made_here, lambda: 3),
+        (store_a_read_only_property, ReadOnly),
+    ],
+    ids=["slotted", "plain", "made-here", "property"],
+)
 def test_store_outcome_matches_cpython(fn, make):
     cf = bcfront.capture(fn)
     for _ in range(2):

@@ -4,6 +4,7 @@ The continuation re-enters each block it resumes in (PUSH_EXC_INFO in its prolog
 bare ``raise``, implicit chaining and ``sys.exc_info()``/``sys.exception()`` behave as in
 the original frame.  Oracle: the plain function.
 """
+
 from __future__ import annotations
 
 import sys
@@ -17,7 +18,7 @@ def bare_raise_after_break(a):
     try:
         raise KeyError(a)
     except KeyError:
-        print(end="")          # graph break inside the handler
+        print(end="")  # graph break inside the handler
         raise
 
 
@@ -64,9 +65,17 @@ def _outcome(fn, a):
         return "raise", type(e), str(e), repr(e.__context__)
 
 
-@pytest.mark.parametrize("fn", [bare_raise_after_break, new_exception_after_break_is_chained,
-                                nested_handlers_after_break, finally_after_break,
-                                handled_exception_read_after_break], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn",
+    [
+        bare_raise_after_break,
+        new_exception_after_break_is_chained,
+        nested_handlers_after_break,
+        finally_after_break,
+        handled_exception_read_after_break,
+    ],
+    ids=lambda f: f.__name__,
+)
 def test_matches_cpython(fn):
     cf = bcfront.capture(fn)
     for a in (1, 2, 1):
@@ -76,6 +85,7 @@ def test_matches_cpython(fn):
 def test_sys_exception_outside_handlers_is_none():
     def f(a):
         return sys.exc_info(), sys.exception(), a
+
     assert bcfront.capture(f)(1) == ((None, None, None), None, 1)
 
 
@@ -89,7 +99,7 @@ def exception_fields_after_break(a):
     try:
         raise StopIteration(a)
     except StopIteration as e:
-        print(end="")          # e crosses the break: rebuilt for the continuation
+        print(end="")  # e crosses the break: rebuilt for the continuation
         first = (e.value, e.args)
     try:
         raise _MyOSError(a)

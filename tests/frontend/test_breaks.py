@@ -5,6 +5,7 @@ printed output (order and count), raised exceptions and mutations must match
 over several calls.  Where the number of breaks is determined it is asserted,
 as is that the break was compiled with a continuation (not a native fallback).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -86,8 +87,11 @@ def test_fullgraph_raises_at_first_break():
 def test_loop_break_does_not_recurse_per_iteration():
     cf = bcfront.capture(corpus_breaks.in_for_loop)
     with contextlib.redirect_stdout(io.StringIO()):
-        assert cf(2000) == corpus_breaks.in_for_loop.__wrapped__(2000) \
-            if hasattr(corpus_breaks.in_for_loop, "__wrapped__") else True
+        assert (
+            cf(2000) == corpus_breaks.in_for_loop.__wrapped__(2000)
+            if hasattr(corpus_breaks.in_for_loop, "__wrapped__")
+            else True
+        )
     with contextlib.redirect_stdout(io.StringIO()):
         expected = corpus_breaks.in_for_loop(2000)
         assert cf(2000) == expected

@@ -7,6 +7,7 @@ new objects per call, so a guard on their identity would recompile each time.
 Oracle: CPython running the function (results, printed output, in
 `test_breaks.test_break_matches_python`; here also the closure's later calls).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,9 +19,17 @@ import bcfront
 
 from . import corpus_breaks
 
-CLOSURE_CASES = ["closure_made_before_break", "nonlocal_writes_both_sides", "recursive_closure",
-                 "cell_bound_after_break", "closure_made_after_break", "closure_escapes",
-                 "two_breaks_shared_cell", "parameter_cell_shared", "closure_in_default"]
+CLOSURE_CASES = [
+    "closure_made_before_break",
+    "nonlocal_writes_both_sides",
+    "recursive_closure",
+    "cell_bound_after_break",
+    "closure_made_after_break",
+    "closure_escapes",
+    "two_breaks_shared_cell",
+    "parameter_cell_shared",
+    "closure_in_default",
+]
 
 
 def _quiet(fn, *args):
@@ -57,12 +66,15 @@ def test_closure_case_stays_compiled_without_recompiles(name):
 def test_closure_sees_continuation_writes_after_return():
     """The closure escapes; later calls of it (outside the function) see the same cell the
     continuation wrote, exactly as with the original function."""
+
     def make(x):
         n = x
+
         def get_and_bump():
             nonlocal n
             n += 1
             return n
+
         print("made")
         n = n * 10
         return get_and_bump
@@ -76,6 +88,7 @@ def test_closure_sees_continuation_writes_after_return():
 
 def test_nested_closure_chain_over_two_levels():
     """A closure made in the continuation closes over a closure made before the break."""
+
     def f(x):
         base = x
         inner = lambda: base + 1
@@ -93,13 +106,16 @@ def test_nested_closure_chain_over_two_levels():
 def test_break_inside_closure_call_shares_cells():
     """The break happens inside the closure (an inlined callee): the root's cells reach both
     the callee captured on its own and the continuation after the call."""
+
     def f(x):
         count = x
+
         def tick():
             nonlocal count
             count += 1
             print("tick", count)
             return count
+
         a = tick()
         b = tick()
         return a, b, count
@@ -113,9 +129,11 @@ def test_break_inside_closure_call_shares_cells():
 def test_empty_cell_at_capture_then_full_recompiles():
     """A continuation captured with an empty shared cell must not run with a full one: the
     emptiness is guarded (a read then raises NameError natively either way)."""
+
     def f(flag):
         def get():
             return v
+
         if flag:
             v = 1
         print("p")
@@ -132,10 +150,12 @@ def test_empty_cell_at_capture_then_full_recompiles():
 def test_closure_callee_breaking_is_not_captured_once_per_call():
     """A closure made per call that breaks inside: a capture per function object would grow
     without bound; after a couple the call site runs it natively (results still match)."""
+
     def f(x):
         def tick(v):
             print("tick", v)
             return v + x
+
         return tick(x) * 2
 
     cf = bcfront.capture(f)
@@ -148,6 +168,7 @@ def test_closure_callee_breaking_is_not_captured_once_per_call():
 def test_closures_in_a_list_cross_the_break_without_recompiles():
     """Closures made per call inside a list (and a tuple) passed to the continuation are
     guarded by code, item by item: no recompile per call."""
+
     def f(x):
         fs = [lambda: x + 1, lambda: x * 2]
         pair = (fs[0], (lambda v: v - x,))

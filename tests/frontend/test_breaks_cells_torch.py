@@ -5,6 +5,7 @@ sides of a data-dependent branch.  The function must stay compiled (graph
 before the break, continuation captured, no native fallback) and the
 continuation must not recompile when only the tensor values change.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,8 +23,8 @@ from .test_torch_semantics import assert_same  # noqa: E402
 
 def scaled_by_closure(x):
     scale = x.abs().sum()
-    f = lambda t: t * scale            # noqa: E731
-    if x.mean() > 0:                   # data-dependent: a break
+    f = lambda t: t * scale  # noqa: E731
+    if x.mean() > 0:  # data-dependent: a break
         scale = scale + 1
     return f(x), scale
 
@@ -34,22 +35,23 @@ def nonlocal_accumulate(x):
     def add(t):
         nonlocal acc
         acc = acc + t
+
     add(x.sin())
-    print("mid", acc.shape)            # I/O: a break
+    print("mid", acc.shape)  # I/O: a break
     add(x * 2)
     return acc
 
 
 def closure_item_steers(x):
     w = x * 3
-    g = lambda: (w * 2).sum()          # noqa: E731
-    k = 1 if g() > 0 else -1           # data-dependent: a break while g shares w's cell
+    g = lambda: (w * 2).sum()  # noqa: E731
+    k = 1 if g() > 0 else -1  # data-dependent: a break while g shares w's cell
     w = w + k
     return g(), k
 
 
 CASES = {
-    "scaled_by_closure": (scaled_by_closure, 2),      # graph before, graph of the side taken
+    "scaled_by_closure": (scaled_by_closure, 2),  # graph before, graph of the side taken
     "nonlocal_accumulate": (nonlocal_accumulate, 2),
     "closure_item_steers": (closure_item_steers, 2),
 }

@@ -6,6 +6,7 @@ does not grow per iteration: 10,000 iterations with a break each work under
 a low recursion limit.  Oracle: CPython running the same function (results,
 printed output in order, exceptions).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -56,7 +57,7 @@ def while_with_two_breaks(n):
 def test_ten_thousand_iterations_under_low_recursion_limit():
     cf = bcfront.capture(loop_with_print)
     expected = _quiet(loop_with_print, 10_000)
-    with recursion_limit(250):          # a frame or more per iteration would overflow at once
+    with recursion_limit(250):  # a frame or more per iteration would overflow at once
         for _ in range(2):
             assert _quiet(cf, 10_000) == expected
     assert not cf.entries[0].native and cf.entries[0].children
@@ -74,6 +75,7 @@ def test_loop_recaptures_are_bounded():
     inside its own loop the continuation runs the rest of the loop natively -- it does not
     recompile per iteration, and no recompile-limit warning is issued."""
     import warnings
+
     cf = bcfront.capture(loop_with_print)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -81,7 +83,7 @@ def test_loop_recaptures_are_bounded():
         counts = [len(f.entries) for f in walk(cf)]
         for _ in range(2):
             assert _quiet(cf, 50) == _quiet(loop_with_print, 50)
-    assert [len(f.entries) for f in walk(cf)] == counts       # nothing recaptured
+    assert [len(f.entries) for f in walk(cf)] == counts  # nothing recaptured
     for f in walk(cf)[1:]:
         assert len(f.entries) <= 1 + LOOP_RECAPTURES, f.__qualname__
 
@@ -135,7 +137,7 @@ def test_recursive_captured_function_with_loop_break():
     tree = [[[], [[]]], [], [[[]]], [[[[[]]]]]]
     REC["f"] = walk_tree
     expected = _quiet(walk_tree, tree, 0)
-    REC["f"] = bcfront.capture(walk_tree, recompile_limit=64)     # each subtree specializes
+    REC["f"] = bcfront.capture(walk_tree, recompile_limit=64)  # each subtree specializes
     try:
         for _ in range(3):
             assert _quiet(REC["f"], tree, 0) == expected

@@ -5,6 +5,7 @@ continuation of the loop body re-enters itself as a tail call and hits its
 cached entry (tensor shapes do not change), so 10,000 iterations run compiled
 code each time, without the stack growing.  Oracle: eager PyTorch.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,16 +31,16 @@ def halve_and_log(x, w):
     steps = []
     while x.norm() > 1:
         x = (x @ w) / 2
-        steps.append(x.shape[0])      # a Python list grows: its length is guarded
+        steps.append(x.shape[0])  # a Python list grows: its length is guarded
     return x, len(steps)
 
 
 def test_ten_thousand_iterations_stay_captured():
     cf = bcfront.capture(count_down, backend="eager")
-    x = torch.full((4,), 10_000.0)     # 10,000 iterations, a break each
-    assert torch.equal(cf(x.clone()), count_down(x.clone()))    # captures (needs a deep stack)
+    x = torch.full((4,), 10_000.0)  # 10,000 iterations, a break each
+    assert torch.equal(cf(x.clone()), count_down(x.clone()))  # captures (needs a deep stack)
     old = sys.getrecursionlimit()
-    sys.setrecursionlimit(250)         # cached calls: a frame per iteration would overflow
+    sys.setrecursionlimit(250)  # cached calls: a frame per iteration would overflow
     try:
         assert torch.equal(cf(x.clone()), count_down(x.clone()))
     finally:

@@ -3,6 +3,7 @@
 Oracle: eager PyTorch on identical inputs; inputs are chosen so calls take
 different paths.  The number of graphs and breaks is asserted where fixed.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -135,22 +136,45 @@ def branch_on_generated_tensors(x):
 
 
 CASES = {
-    "branch_on_generated_tensors": (branch_on_generated_tensors,
-                                    lambda s: (torch.randn(4, generator=torch.Generator().manual_seed(s)),)),
+    "branch_on_generated_tensors": (
+        branch_on_generated_tensors,
+        lambda s: (torch.randn(4, generator=torch.Generator().manual_seed(s)),),
+    ),
     "break_in_autocast": (break_in_autocast, lambda s: (torch.randn(3, 3),)),
     "break_in_nested_autocast": (break_in_nested_autocast, lambda s: (torch.randn(2, 2),)),
-    "raise_after_break_in_autocast": (raise_after_break_in_autocast,
-                                      lambda s: (torch.randn(2 + s % 2, 2 + s % 2),)),
-    "branchy": (branchy, lambda s: (torch.randn(4, generator=torch.Generator().manual_seed(s)) + (2 if s % 2 else -2),)),
-    "item_in_python": (item_in_python, lambda s: (torch.randn(5, generator=torch.Generator().manual_seed(s)),)),
-    "tolist_and_len": (tolist_and_len, lambda s: (torch.randn(3, generator=torch.Generator().manual_seed(s)),)),
+    "raise_after_break_in_autocast": (
+        raise_after_break_in_autocast,
+        lambda s: (torch.randn(2 + s % 2, 2 + s % 2),),
+    ),
+    "branchy": (
+        branchy,
+        lambda s: (torch.randn(4, generator=torch.Generator().manual_seed(s)) + (2 if s % 2 else -2),),
+    ),
+    "item_in_python": (
+        item_in_python,
+        lambda s: (torch.randn(5, generator=torch.Generator().manual_seed(s)),),
+    ),
+    "tolist_and_len": (
+        tolist_and_len,
+        lambda s: (torch.randn(3, generator=torch.Generator().manual_seed(s)),),
+    ),
     "bool_and_int": (bool_and_int, lambda s: (torch.randn(6, generator=torch.Generator().manual_seed(s)),)),
-    "break_in_no_grad": (break_in_no_grad, lambda s: (torch.randn(3, 4, requires_grad=True),
-                                                      torch.randn(4, 4))),
-    "break_in_loop_over_tensor": (break_in_loop_over_tensor,
-                                  lambda s: (torch.randn(4, 3, generator=torch.Generator().manual_seed(s)),)),
-    "break_mid_expression": (break_mid_expression, lambda s: (torch.randn(2, generator=torch.Generator().manual_seed(s)),)),
-    "breaks_in_callee": (breaks_in_callee, lambda s: (torch.randn(3, generator=torch.Generator().manual_seed(s)),)),
+    "break_in_no_grad": (
+        break_in_no_grad,
+        lambda s: (torch.randn(3, 4, requires_grad=True), torch.randn(4, 4)),
+    ),
+    "break_in_loop_over_tensor": (
+        break_in_loop_over_tensor,
+        lambda s: (torch.randn(4, 3, generator=torch.Generator().manual_seed(s)),),
+    ),
+    "break_mid_expression": (
+        break_mid_expression,
+        lambda s: (torch.randn(2, generator=torch.Generator().manual_seed(s)),),
+    ),
+    "breaks_in_callee": (
+        breaks_in_callee,
+        lambda s: (torch.randn(3, generator=torch.Generator().manual_seed(s)),),
+    ),
     "print_order": (print_order, lambda s: (torch.randn(2 + s % 2, 2),)),
 }
 
@@ -205,5 +229,5 @@ def test_callee_break_keeps_caller_graphs():
     names = [f.function for f in report.functions]
     assert "helper_that_breaks" in names
     root = report.functions[0]
-    assert root.graphs and root.graphs[0].op_count >= 2      # exp and the subtraction
-    assert any(f.graphs for f in report.functions[1:])       # the code after the call
+    assert root.graphs and root.graphs[0].op_count >= 2  # exp and the subtraction
+    assert any(f.graphs for f in report.functions[1:])  # the code after the call

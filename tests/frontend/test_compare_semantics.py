@@ -4,6 +4,7 @@ A tuple or list built in the function compares with a constant one item by item
 (``t.shape == (2, 2)`` is the common case); a user subclass of a builtin compares through
 the builtin's C method; ``str % container`` formats.  Oracle: the plain function.
 """
+
 from __future__ import annotations
 
 import enum
@@ -22,9 +23,18 @@ class Color(enum.IntEnum):
 
 
 def built_vs_constant_sequences(a, xs):
-    return ((a, 2) == (1, 2), tuple(xs) != (1, 2), (a, 2) in [(1, 2)], (a, 2) < (1, 3),
-            [(a,)] == [(1,)], [(a, 1)].count((1, 1)), min([(a, 2), (1, 1)]),
-            [a] == (1,), (a, 2) == [1, 2], (a, 1) in {(1, 1)})
+    return (
+        (a, 2) == (1, 2),
+        tuple(xs) != (1, 2),
+        (a, 2) in [(1, 2)],
+        (a, 2) < (1, 3),
+        [(a,)] == [(1,)],
+        [(a, 1)].count((1, 1)),
+        min([(a, 2), (1, 1)]),
+        [a] == (1,),
+        (a, 2) == [1, 2],
+        (a, 1) in {(1, 1)},
+    )
 
 
 def index_of_a_built_tuple(a, xs):
@@ -39,10 +49,12 @@ def percent_formatting(a, xs):
     return "%s" % [a], "%(k)s" % {"k": a}, "%s-%s" % (a, xs), b"%d" % a
 
 
-CASES = [(built_vs_constant_sequences, [(1, [1, 2]), (2, [1, 3])]),
-         (index_of_a_built_tuple, [(1, []), (2, [])]),
-         (builtin_subclasses, [(MyInt(1), 1), (MyInt(2), 1)]),
-         (percent_formatting, [(1, [2]), (3, [])])]
+CASES = [
+    (built_vs_constant_sequences, [(1, [1, 2]), (2, [1, 3])]),
+    (index_of_a_built_tuple, [(1, []), (2, [])]),
+    (builtin_subclasses, [(MyInt(1), 1), (MyInt(2), 1)]),
+    (percent_formatting, [(1, [2]), (3, [])]),
+]
 
 
 def _outcome(fn, args):
@@ -64,6 +76,7 @@ def test_shape_equals_a_constant_tuple():
 
     def f(t):
         return t.shape == (2, 2), t.size() != (2, 3), t.shape[1:] == (2,), (2, 2) == t.shape
+
     cf = bcfront.capture(f)
     for t in (torch.ones(2, 2), torch.ones(2, 3), torch.ones(2, 2)):
         assert cf(t) == f(t)

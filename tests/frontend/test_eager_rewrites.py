@@ -9,6 +9,7 @@ the rewrite was made, so each case also checks that it was made exactly where th
 conditions of `bcfront.backends.eager.reusable` hold, and view chains of a temporary
 become as_strided calls only where that saves calls (`view_plan`).
 """
+
 from __future__ import annotations
 
 import re
@@ -46,8 +47,6 @@ def method_forms(x):
     y = (x * 3).add(x, alpha=2)
     y = y.mul(2).div(3, rounding_mode="floor")
     return y
-
-
 
 
 def three_ops(x):
@@ -110,9 +109,21 @@ def input_operand(x):
 
 
 # function -> how many of its ops run in place
-REWRITES = {attention_like: 2, residual_mlp: 5, method_forms: 3, three_ops: 2, temp_is_returned: 0,
-            view_of_temp_alive: 0, temp_used_later: 1, dtype_changes: 1, broadcast_grows: 0,
-            non_contiguous_temp: 0, folded_constant: 0, same_operand_twice: 0, input_operand: 0}
+REWRITES = {
+    attention_like: 2,
+    residual_mlp: 5,
+    method_forms: 3,
+    three_ops: 2,
+    temp_is_returned: 0,
+    view_of_temp_alive: 0,
+    temp_used_later: 1,
+    dtype_changes: 1,
+    broadcast_grows: 0,
+    non_contiguous_temp: 0,
+    folded_constant: 0,
+    same_operand_twice: 0,
+    input_operand: 0,
+}
 
 INPLACE = re.compile(r"^\s+t\d+ = .*(\.(add|sub|mul|div|masked_fill|relu)_\(|_inplace\()", re.M)
 
@@ -163,13 +174,14 @@ def test_no_rewrite_when_autograd_records():
 
     def f(x):
         return F.gelu(x @ w) * 2 + 1
+
     cf = bcfront.capture(f, backend="eager")
     x = _inputs(3)
     out, ref = cf(x), f(x)
     assert torch.equal(out, ref)
     assert not INPLACE.search(cf.entries[0].region_source)
-    g1, = torch.autograd.grad(out.sum(), w)
-    g2, = torch.autograd.grad(ref.sum(), w)
+    (g1,) = torch.autograd.grad(out.sum(), w)
+    (g2,) = torch.autograd.grad(ref.sum(), w)
     assert torch.equal(g1, g2)
 
 
@@ -177,8 +189,8 @@ def test_benchmark_gpt_bits_match_eager():
     """tools/bench_frontend.py's 2-layer GPT under no_grad: rewrites made, outputs identical."""
     import os
     import runpy
-    bench = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "..", "tools",
-                                        "bench_frontend.py"))
+
+    bench = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "..", "tools", "bench_frontend.py"))
     torch.manual_seed(0)
     model = bench["GPT"]().eval()
     cf = bcfront.capture(model, backend="eager")
@@ -193,6 +205,7 @@ def test_benchmark_gpt_bits_match_eager():
 
 
 # -- view chains --------------------------------------------------------------------------------
+
 
 def heads(x):
     """qkv-style split of a temporary into heads: 8 view calls become 3 as_strided."""
@@ -237,8 +250,11 @@ def _column(i):
 
 
 # (function, its inputs, the rewrite's pattern in the region source, how many)
-CASES = [(fn, _inputs, INPLACE, n) for fn, n in REWRITES.items()] + \
-        [(fn, _x, FOLD, n) for fn, n in AS_STRIDED.items()] + [(size_one_dims, _column, INPLACE, 0)]
+CASES = (
+    [(fn, _inputs, INPLACE, n) for fn, n in REWRITES.items()]
+    + [(fn, _x, FOLD, n) for fn, n in AS_STRIDED.items()]
+    + [(size_one_dims, _column, INPLACE, 0)]
+)
 
 
 @pytest.mark.parametrize("fn, inputs, pattern, count", CASES, ids=[c[0].__name__ for c in CASES])
@@ -272,6 +288,7 @@ def test_no_folding_when_autograd_records():
 
     def f(x):
         return heads(x * w)
+
     cf = bcfront.capture(f, backend="eager")
     x = _x(2)
     out, ref = cf(x), f(x)
@@ -282,6 +299,7 @@ def test_no_folding_when_autograd_records():
 
 def test_no_rewrite_across_an_inference_mode_change():
     """Made inside inference_mode, a temporary cannot be written outside it."""
+
     def f(x):
         with torch.inference_mode():
             y = x * 2
@@ -294,5 +312,5 @@ def test_no_rewrite_across_an_inference_mode_change():
         out, ref = cf(x), f(x)
         assert torch.equal(out, ref) and out.is_inference() == ref.is_inference()
     src = cf.entries[0].region_source
-    assert "with " in src and re.search(r"t\d+ = t\d+\.mul_\(3\)", src), src   # one graph
-    assert re.search(r"t\d+ = t\d+ \+ 1", src), src               # not add_ on the inference tensor
+    assert "with " in src and re.search(r"t\d+ = t\d+\.mul_\(3\)", src), src  # one graph
+    assert re.search(r"t\d+ = t\d+ \+ 1", src), src  # not add_ on the inference tensor

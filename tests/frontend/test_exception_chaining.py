@@ -4,6 +4,7 @@ CPython sets ``__context__`` of every exception raised while another is handled 
 ``raise`` statement or by a failing operation (a dict lookup) -- and overwrites it when the
 same object is raised again in another handler.  Oracle: the plain function.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -57,9 +58,16 @@ def _outcome(fn):
         return "raise", type(e), str(e), type(e.__context__), str(e.__context__)
 
 
-@pytest.mark.parametrize("fn", [lookup_fails_in_finally, lookup_fails_in_except,
-                                reraised_object_gets_a_new_context, delete_fails_in_except],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lookup_fails_in_finally,
+        lookup_fails_in_except,
+        reraised_object_gets_a_new_context,
+        delete_fails_in_except,
+    ],
+    ids=lambda f: f.__name__,
+)
 def test_context_matches_cpython(fn):
     cf = bcfront.capture(fn)
     for _ in range(3):

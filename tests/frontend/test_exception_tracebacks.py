@@ -5,6 +5,7 @@ must list the same frames (file, function, line, source line) that CPython's wou
 the C fields (``StopIteration.value``) and chaining must survive.  Oracle: the plain
 function.  Pure Python: runs on 3.11-3.13.
 """
+
 from __future__ import annotations
 
 import io
@@ -23,7 +24,7 @@ def frames(e):
 
 
 def brk():
-    print("break")      # print is a graph break: the caught exception crosses it
+    print("break")  # print is a graph break: the caught exception crosses it
 
 
 def raised_here(a):
@@ -87,7 +88,7 @@ def formatted_after_break(a):
         middle(a)
     except KeyError as e:
         brk()
-        return traceback.format_tb(e.__traceback__)     # source lines and carets included
+        return traceback.format_tb(e.__traceback__)  # source lines and carets included
 
 
 def chained_cause(a):
@@ -101,8 +102,15 @@ def chained_cause(a):
         return frames(e), frames(e.__cause__), e.__suppress_context__
 
 
-CASES = [raised_here, raised_two_calls_down, raised_again_by_name, bare_raise_adds_nothing,
-         kept_in_a_local, formatted_after_break, chained_cause]
+CASES = [
+    raised_here,
+    raised_two_calls_down,
+    raised_again_by_name,
+    bare_raise_adds_nothing,
+    kept_in_a_local,
+    formatted_after_break,
+    chained_cause,
+]
 
 
 def _run(fn, arg):
@@ -117,7 +125,7 @@ def test_traceback_of_an_exception_crossing_a_break_matches_eager(fn):
     cap = bcfront.capture(fn)
     for arg in (7, "k", 7):
         assert _run(cap, arg) == _run(fn, arg)
-    reports = reports_of(cap)            # the function and its continuations
+    reports = reports_of(cap)  # the function and its continuations
     assert reports[0].graph_breaks, "the case must really cross a graph break"
     notes = [n for r in reports for n in r.notes + r.warnings]
     assert not any("natively" in n or "internal error" in n for n in notes), notes
@@ -127,4 +135,4 @@ def test_rebuilt_exception_traceback_does_not_show_bcfront_frames():
     cap = bcfront.capture(raised_two_calls_down)
     _, tb = _run(cap, 3)[0]
     assert all("bcfront" not in f[0] for f in tb), tb
-    assert sys.exc_info() == (None, None, None)     # rebuilding raised nothing that stays handled
+    assert sys.exc_info() == (None, None, None)  # rebuilding raised nothing that stays handled

@@ -1,4 +1,5 @@
 """The FX backend and the callable-backend path (any graph compiler, e.g. TorchInductor)."""
+
 from __future__ import annotations
 
 import time
@@ -20,8 +21,11 @@ def mlp_like(x, w1, w2):
 
 def _inputs():
     g = torch.Generator().manual_seed(0)
-    return (torch.randn(4, 8, generator=g), torch.randn(8, 16, generator=g, requires_grad=True),
-            torch.randn(16, 8, generator=g))
+    return (
+        torch.randn(4, 8, generator=g),
+        torch.randn(8, 16, generator=g, requires_grad=True),
+        torch.randn(16, 8, generator=g),
+    )
 
 
 def test_callable_backend_receives_graph_module_and_real_examples():
@@ -38,14 +42,14 @@ def test_callable_backend_receives_graph_module_and_real_examples():
     torch.testing.assert_close(out[0], ref[0])
     torch.testing.assert_close(out[1], ref[1])
     assert out[0].requires_grad and not out[1].requires_grad
-    (gm, ex), = seen
+    ((gm, ex),) = seen
     assert isinstance(gm, torch.fx.GraphModule)
     assert [type(e) for e in ex] == [torch.Tensor] * 3
     assert all(e is a for e, a in zip(ex, args))
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     assert [tuple(p.meta["example_value"].shape) for p in placeholders] == [(4, 8), (8, 16), (16, 8)]
     targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
-    assert torch._C._set_grad_enabled in targets     # the no_grad block is bracketed
+    assert torch._C._set_grad_enabled in targets  # the no_grad block is bracketed
 
 
 def test_fx_backend_name_in_report():
@@ -55,6 +59,7 @@ def test_fx_backend_name_in_report():
 
 def test_to_fx_roundtrip_matches_reference_evaluator():
     from bcfront.ir.graph import evaluate
+
     cf = bcfront.capture(mlp_like, backend="eager")
     args = _inputs()
     cf(*args)
@@ -66,7 +71,7 @@ def test_to_fx_roundtrip_matches_reference_evaluator():
         torch.testing.assert_close(a, b)
 
 
-@pytest.mark.slow          # 20-60 s on a 2-core machine with a cold inductor cache
+@pytest.mark.slow  # 20-60 s on a 2-core machine with a cold inductor cache
 def test_inductor_compile_fx_on_cpu():
     pytest.importorskip("torch._inductor.compile_fx")
     from torch._inductor.compile_fx import compile_fx

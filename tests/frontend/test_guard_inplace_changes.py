@@ -4,6 +4,7 @@ A builtin patched in the builtins module, and an inlined callee whose ``__code__
 defaults are replaced (what IPython's autoreload does), must not leave a stale entry.
 Oracle: the plain function after the same change.  Pure Python.
 """
+
 from __future__ import annotations
 
 import builtins

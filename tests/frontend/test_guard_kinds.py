@@ -4,6 +4,7 @@ Every kind has a row in `guards.KINDS` and a meaning; no code passes or compares
 bare string as a guard kind (AST scan); the generated check and the readable text
 read the named fields and come out as they did with plain tuples.
 """
+
 from __future__ import annotations
 
 import ast
@@ -49,8 +50,13 @@ def bare_kinds(source: str) -> list[tuple[int, str]]:
                 literals(node.args[0])
         elif isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
-            if any(isinstance(x, ast.Attribute) and x.attr == "kind" and isinstance(x.value, ast.Name)
-                   and x.value.id in ("g", "guard") for x in sides):
+            if any(
+                isinstance(x, ast.Attribute)
+                and x.attr == "kind"
+                and isinstance(x.value, ast.Name)
+                and x.value.id in ("g", "guard")
+                for x in sides
+            ):
                 for x in sides:
                     literals(x)
     return found
@@ -67,12 +73,15 @@ def test_no_bare_string_is_used_as_a_guard_kind():
     assert offenders == []
 
 
-@pytest.mark.parametrize("planted", [
-    'tx.guard("ID_MATCH", src, obj)',
-    'g("TYPE_MATCH" if x else GuardKind.LENGTH, src, t)',
-    'Guard("LENGTH", src, 0)',
-    'if g.kind in ("ID_MATCH", GuardKind.TYPE_MATCH): pass',
-])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        'tx.guard("ID_MATCH", src, obj)',
+        'g("TYPE_MATCH" if x else GuardKind.LENGTH, src, t)',
+        'Guard("LENGTH", src, 0)',
+        'if g.kind in ("ID_MATCH", GuardKind.TYPE_MATCH): pass',
+    ],
+)
 def test_scan_finds_a_planted_bare_kind(planted):
     assert bare_kinds(planted)
 
@@ -80,7 +89,7 @@ def test_scan_finds_a_planted_bare_kind(planted):
 def test_expected_values_have_named_fields_and_stay_tuples():
     t = TensorMatch(object, "f32", "cpu", (2, 3), (3, 1), False)
     assert (t.shape, t.stride, t.requires_grad) == ((2, 3), (3, 1), False)
-    assert t == (object, "f32", "cpu", (2, 3), (3, 1), False)     # equality and hashing as before
+    assert t == (object, "f32", "cpu", (2, 3), (3, 1), False)  # equality and hashing as before
     assert hash(StorageLayout((1,), (None,))) == hash(((1,), (None,)))
 
 
@@ -89,8 +98,10 @@ def test_tensor_check_text_reads_the_fields():
     src = LocalSource("x")
     exp = TensorMatch(torch.Tensor, torch.float32, torch.device("cpu"), (2, 3), (3, 1), True)
     g = Guard(GuardKind.TENSOR_MATCH, src, exp)
-    assert g.readable() == ("check_tensor(L['x'], torch.Tensor, torch.float32, device='cpu', "
-                            "shape=[2, 3], stride=[3, 1], requires_grad=True)")
+    assert g.readable() == (
+        "check_tensor(L['x'], torch.Tensor, torch.float32, device='cpu', "
+        "shape=[2, 3], stride=[3, 1], requires_grad=True)"
+    )
     ns = Namespace({"x": "x"})
     code = single_check_source(g, ns)
     assert ".shape == (2, 3) and x.stride() == (3, 1) and x.requires_grad is True" in code

@@ -3,6 +3,7 @@
 Oracles: the original function's results, and the facts we change between
 calls (a global, a closure cell, an attribute, an argument's type or value).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -21,6 +22,7 @@ def uses_global(x):
 def make_closure(k):
     def f(x):
         return x + k
+
     return f
 
 
@@ -97,6 +99,7 @@ def test_recompile_limit_runs_natively_with_one_warning():
 def test_list_length_and_dict_keys_guards():
     def f(xs, d):
         return len(xs) + sum(d.values())
+
     cf = bcfront.capture(f)
     assert cf([1, 2], {"a": 1}) == 3
     assert cf([1, 2, 3], {"a": 1}) == 4
@@ -111,6 +114,7 @@ def test_guard_source_is_one_generated_function_without_user_text():
 
     def f(d):
         return d[weird]
+
     cf = bcfront.capture(f)
     assert cf({weird: 1}) == 1
     src = cf.entries[0].guard_source
@@ -121,6 +125,7 @@ def test_guard_source_is_one_generated_function_without_user_text():
 def test_defaults_and_kwonly_are_guarded():
     def f(a, b=2, *, c=3):
         return a + b + c
+
     cf = bcfront.capture(f)
     assert cf(1) == 6
     assert cf(1, c=10) == 13
@@ -171,6 +176,7 @@ def test_callable_object_and_partial():
 
         def __call__(self, x):
             return x + self.k
+
     assert bcfront.capture(Adder(3))(4) == 7
     p = functools.partial(lambda a, b: a - b, 10)
     assert bcfront.capture(p)(3) == 7
@@ -188,6 +194,7 @@ def test_explain_report_contents():
         for x in xs:
             out.append(x * SCALE)
         return out
+
     report = bcfront.explain(f, [1, 2])
     assert not report.graph_breaks
     srcs = {g.source for g in report.guards}
@@ -205,13 +212,15 @@ def _deep(n):
 
 def test_recursion_is_inlined_to_a_limit_then_breaks():
     from bcfront.frontend.model.tracer import INLINE_DEPTH_LIMIT
+
     cf = bcfront.capture(_deep)
-    assert cf(5) == 5 and not cf.entries[0].breaks           # inlined whole
+    assert cf(5) == 5 and not cf.entries[0].breaks  # inlined whole
     deep = INLINE_DEPTH_LIMIT + 10
-    assert cf(deep) == deep                                    # correct past the limit
+    assert cf(deep) == deep  # correct past the limit
     reasons = {b.reason for e in cf.entries for b in e.breaks}
     assert "recursion-limit" in reasons or any(
-        b.reason == "recursion-limit" for c in cf.entries[-1].children for e in c.entries for b in e.breaks)
+        b.reason == "recursion-limit" for c in cf.entries[-1].children for e in c.entries for b in e.breaks
+    )
 
 
 class WithClassAttr:
@@ -228,14 +237,15 @@ def test_instance_attribute_shadowing_class_attribute_recompiles():
     o = WithClassAttr()
     cf = bcfront.capture(lambda obj, x: obj.run(x))
     assert cf(o, 3) == 7
-    o.scale = 10                         # now an instance attribute shadows the class's
+    o.scale = 10  # now an instance attribute shadows the class's
     assert cf(o, 3) == 31
-    o.times = lambda x: -x               # an instance attribute shadows a method
+    o.times = lambda x: -x  # an instance attribute shadows a method
     assert cf(o, 3) == -2
     assert len(cf.entries) == 3
 
 
 # -- nn.Module trees (torch) ----------------------------------------------------------------------
+
 
 def _module_tree(torch, child_name="lin", child_cls=None):
     child_cls = child_cls or torch.nn.Linear
@@ -256,6 +266,7 @@ def _module_tree(torch, child_name="lin", child_cls=None):
 
         def forward(self, x):
             return self.block(x) * 2
+
     return Outer()
 
 
@@ -271,7 +282,7 @@ def test_module_tree_guard_reads_each_module_dict_once():
     assert prologue.count(".__dict__\n") == 4, src
     conjuncts = src.split("return (")[1]
     assert "._modules[" not in conjuncts and "._parameters[" not in conjuncts, src
-    assert "getattr(" not in src, src          # no attribute reads through getattr calls
+    assert "getattr(" not in src, src  # no attribute reads through getattr calls
     types_guarded = {g.expected for g in cf.entries[0].guards if g.kind == "TYPE_MATCH"}
     assert {type(m), type(m.block), torch.nn.Linear, torch.nn.ReLU} <= types_guarded
     absent = {(g.source.readable(), g.extra) for g in cf.entries[0].guards if g.kind == "NOT_PRESENT"}
@@ -286,7 +297,7 @@ def test_module_locals_never_take_a_constant_name():
         pass
 
     m = _module_tree(torch, "lin", Linear_dict)
-    m.block.act = torch.nn.Linear(3, 3)        # a plain Linear next to the Linear_dict
+    m.block.act = torch.nn.Linear(3, 3)  # a plain Linear next to the Linear_dict
     cf = bcfront.capture(m)
     x = torch.ones(2, 3)
     for _ in range(2):
@@ -298,6 +309,7 @@ def test_module_locals_never_take_a_constant_name():
 
 def test_hostile_child_name_stays_data_in_guard_source():
     import ast
+
     torch = pytest.importorskip("torch")
     name = "x'); raise SystemExit('boom'); ('"
     m = _module_tree(torch, name)
@@ -308,6 +320,6 @@ def test_hostile_child_name_stays_data_in_guard_source():
     names = {n.id for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name)}
     assert "SystemExit" not in names
     assert repr(name) in src
-    setattr(m.block, name, torch.nn.Linear(3, 3))      # replaced: recompiles, agrees
+    setattr(m.block, name, torch.nn.Linear(3, 3))  # replaced: recompiles, agrees
     assert torch.equal(cf(x), m(x))
     assert len(cf.entries) == 2

@@ -4,6 +4,7 @@ CPython's dict and set iterators raise when the container changes size between t
 read values from the live dict, and stay exhausted once exhausted.  Oracle: the plain
 function on an identical copy of the arguments (results, exceptions and messages).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -20,7 +21,7 @@ def grow_dict_in_loop(d):
 def store_values_while_iterating_values(d):
     out = []
     for v in d.values():
-        d["b"] = 9          # an existing key: no size change, the new value is seen
+        d["b"] = 9  # an existing key: no size change, the new value is seen
         out.append(v)
     return out
 
@@ -55,7 +56,7 @@ def exhausted_iterator_stays_exhausted(d):
 def items_iterator_across_a_break(d):
     it = iter(d.items())
     a = next(it)
-    print(end="")       # a graph break with the iterator live
+    print(end="")  # a graph break with the iterator live
     return a, next(it), list(it)
 
 
@@ -92,6 +93,7 @@ def test_matches_cpython(fn):
 def test_a_dict_iterator_from_outside_is_advanced_natively():
     def f(it):
         return next(it), next(it, "end")
+
     cf = bcfront.capture(f)
     for _ in range(2):
         assert cf(iter({"a": 1})) == ("a", "end")

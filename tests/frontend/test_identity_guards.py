@@ -3,6 +3,7 @@ membership answered in the trace are guarded, so a later call whose arguments al
 differently recompiles instead of reusing a stale answer.  Oracle: the plain function
 (pure Python; runs on 3.11-3.13).
 """
+
 from __future__ import annotations
 
 import operator
@@ -12,7 +13,7 @@ import pytest
 import bcfront
 
 
-class Plain:                      # object.__eq__: equality is identity
+class Plain:  # object.__eq__: equality is identity
     pass
 
 
@@ -41,8 +42,11 @@ def tuples_again(a, b):
 
 
 @pytest.mark.parametrize("fn", [is_, eq_by_identity, member, operator_is])
-@pytest.mark.parametrize("make", [lambda: [1], lambda: Plain(), lambda: (1, [2]), lambda: {"k": 1}],
-                         ids=["list", "object", "tuple", "dict"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: [1], lambda: Plain(), lambda: (1, [2]), lambda: {"k": 1}],
+    ids=["list", "object", "tuple", "dict"],
+)
 def test_identity_of_arguments_is_not_reused_when_aliasing_changes(fn, make):
     cf = bcfront.capture(fn)
     x, y = make(), make()

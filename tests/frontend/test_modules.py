@@ -1,4 +1,5 @@
 """nn.Module capture: __call__ semantics (hooks), parameters as inputs, train/eval, mutation."""
+
 from __future__ import annotations
 
 import copy
@@ -27,11 +28,11 @@ def test_forward_hooks_run_like_eager():
     m.register_forward_hook(lambda mod, args, out: calls.append(out.shape) or None)
     cf = bcfront.capture(m)
     x = torch.randn(3, 16)
-    ref = copy.deepcopy(m)          # hooks are copied with the module
+    ref = copy.deepcopy(m)  # hooks are copied with the module
     expected = ref(x)
     got = cf(x)
     torch.testing.assert_close(got, expected)
-    assert len(calls) == 2          # the copy's hook and the capture's both logged
+    assert len(calls) == 2  # the copy's hook and the capture's both logged
     entry = cf.entries[0]
     assert not entry.native and not entry.breaks
 
@@ -69,10 +70,10 @@ def test_replaced_parameter_and_submodule():
     x = torch.randn(2, 16)
     cf(x)
     with torch.no_grad():
-        m.fc1.weight.mul_(2)                      # in place: same entry, new values
+        m.fc1.weight.mul_(2)  # in place: same entry, new values
     torch.testing.assert_close(cf(x), m(x))
     assert len(cf.entries) == 1
-    m.fc2 = nn.Linear(32, 16)                     # a new submodule: recompiles
+    m.fc2 = nn.Linear(32, 16)  # a new submodule: recompiles
     torch.testing.assert_close(cf(x), m(x))
     assert len(cf.entries) == 2
 
@@ -126,6 +127,7 @@ def test_instance_level_forward_override_is_respected():
 
 # -- hook dicts replaced wholesale after capture (not through register_*_hook) ----------------------
 
+
 class _Two(nn.Module):
     def __init__(self):
         super().__init__()
@@ -141,7 +143,7 @@ def _hook_for(attr, log):
         return lambda mod, args, out: log.append(attr) or out * 3
     if attr == "_forward_pre_hooks":
         return lambda mod, args: log.append(attr) or (args[0] + 1,)
-    return lambda mod, grad_in, grad_out: log.append(attr) or None     # a backward hook
+    return lambda mod, grad_in, grad_out: log.append(attr) or None  # a backward hook
 
 
 _HOOK_ATTRS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks")
@@ -153,6 +155,7 @@ def test_replaced_hook_dict_is_never_stale(where, attr):
     """After capture the hook dict is replaced (``m._forward_hooks = OrderedDict(...)``), emptied
     by replacement, refilled in place: every call runs exactly the hooks eager runs."""
     import collections
+
     torch.manual_seed(0)
     m = _Two()
     owner = m if where == "root" else m.inner
@@ -167,7 +170,7 @@ def test_replaced_hook_dict_is_never_stale(where, attr):
         lambda: replace({0: _hook_for(attr, log)}),
         lambda: replace({0: lambda *a: log.append("other") or None}),
         lambda: replace({}),
-        lambda: getattr(owner, attr).__setitem__(5, _hook_for(attr, log)),   # in place, new dict
+        lambda: getattr(owner, attr).__setitem__(5, _hook_for(attr, log)),  # in place, new dict
         lambda: replace({}),
     ]
     for i, change in enumerate(changes):
@@ -189,6 +192,7 @@ def test_replaced_hook_dict_is_never_stale(where, attr):
 def test_replacing_an_empty_hook_dict_keeps_the_entry():
     """A replaced but still empty dict is re-read each call and costs no recompile."""
     import collections
+
     m = _Two()
     cf = bcfront.capture(m)
     x = torch.randn(2, 3)

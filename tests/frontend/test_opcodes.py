@@ -2,13 +2,13 @@
 
 Oracle: `dis.opmap` of the running interpreter (3.11, 3.12 or 3.13).
 """
+
 from __future__ import annotations
 
 import dis
+import importlib
 
 import pytest
-
-import importlib
 
 import bcfront
 
@@ -44,8 +44,19 @@ def test_coverage_counts():
     handled = {n for n in names if all(op in HANDLERS for op in _ops(n))}
     # Everything a compiler emits for ordinary functions is handled; the rest is async,
     # class bodies, except*, pseudo and instrumented opcodes.
-    for must in ("LOAD_FAST", "CALL", "BINARY_OP", "FOR_ITER", "RAISE_VARARGS", "BEFORE_WITH",
-                 "MATCH_CLASS", "YIELD_VALUE", "MAKE_FUNCTION", "UNPACK_EX", "COMPARE_OP"):
+    for must in (
+        "LOAD_FAST",
+        "CALL",
+        "BINARY_OP",
+        "FOR_ITER",
+        "RAISE_VARARGS",
+        "BEFORE_WITH",
+        "MATCH_CLASS",
+        "YIELD_VALUE",
+        "MAKE_FUNCTION",
+        "UNPACK_EX",
+        "COMPARE_OP",
+    ):
         assert must in handled
     assert len(handled) + len([n for n in names - handled]) == len(names)
 
@@ -54,6 +65,7 @@ def test_unsupported_opcode_in_a_real_function_is_a_break_naming_it():
     def defines_class(x):
         class Local:
             pass
+
         return x, Local.__name__
 
     cf = bcfront.capture(defines_class)

@@ -6,6 +6,7 @@ with changing arguments (exercising guards and recompiles); results, raised
 exceptions, mutations of the arguments and of global state must match, and
 cases marked `compiled` must be served by compiled entries without breaks.
 """
+
 from __future__ import annotations
 
 import copy
@@ -19,8 +20,7 @@ from .corpus_py import CASES
 
 
 def _state():
-    return (corpus_py.COUNTER, corpus_py.BUMP.__closure__[0].cell_contents,
-            dict(corpus_py.CFG.__dict__))
+    return (corpus_py.COUNTER, corpus_py.BUMP.__closure__[0].cell_contents, dict(corpus_py.CFG.__dict__))
 
 
 def _restore(state):
@@ -65,16 +65,20 @@ def test_matches_python(name):
 def test_no_torch_import_for_pure_python():
     import subprocess
     import sys
-    code = ("import sys, bcfront\n"
-            "from tests.frontend.corpus_py import CASES\n"
-            "for c in CASES.values():\n"
-            "    cf = bcfront.capture(c.fn)\n"
-            "    for a in c.calls:\n"
-            "        try: cf(*a)\n"
-            "        except Exception: pass\n"
-            "print('torch' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=__file__.rsplit("/tests/", 1)[0])
+
+    code = (
+        "import sys, bcfront\n"
+        "from tests.frontend.corpus_py import CASES\n"
+        "for c in CASES.values():\n"
+        "    cf = bcfront.capture(c.fn)\n"
+        "    for a in c.calls:\n"
+        "        try: cf(*a)\n"
+        "        except Exception: pass\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=__file__.rsplit("/tests/", 1)[0]
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
 
@@ -82,6 +86,7 @@ def test_no_torch_import_for_pure_python():
 def test_compiled_entry_is_used_on_second_call():
     def f(a, b):
         return [a] * b
+
     cf = bcfront.capture(f)
     assert cf(1, 2) == [1, 1]
     region = cf.entries[0].region

@@ -13,6 +13,7 @@ after the call (tensors, lists, module state) and the random-number stream.
 Each case runs a sequence of calls mixing raising and non-raising inputs, so
 a cached entry is reused across both.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,12 +34,13 @@ from .test_torch_semantics import _loss, assert_same  # noqa: E402
 
 @dataclass(frozen=True)
 class Case:
-    fn: object                  # a function, or a zero-argument module factory (module=True)
-    calls: tuple                # each a zero-argument function making fresh arguments
+    fn: object  # a function, or a zero-argument module factory (module=True)
+    calls: tuple  # each a zero-argument function making fresh arguments
     module: bool = False
 
 
 # -- the corpus ---------------------------------------------------------------------------------
+
 
 def _idx_ok():
     return (torch.arange(3.0), torch.tensor([0, 2]))
@@ -277,6 +279,7 @@ def _clip_bad():
 
 
 # -- writes no functional graph can undo: the region ends before them -----------------------------
+
 
 def _t_ok():
     return (torch.arange(6.0).reshape(2, 3), torch.tensor([0, 1]))
@@ -557,6 +560,7 @@ def saved_then_written(x, idx, w):
 
 # -- writes partially overlapping an operand: only the real kernel raises ----------------------------
 
+
 def _sq():
     return (torch.arange(9.0).reshape(3, 3), torch.ones(3))
 
@@ -592,7 +596,7 @@ def shifted_index_put(x, w):
         x.index_put_((torch.tensor([0, 1]),), x[1:3])
     except RuntimeError:
         print("refused")
-    x[0] = x[0] + w          # (a full overlap: allowed)
+    x[0] = x[0] + w  # (a full overlap: allowed)
     return x
 
 
@@ -616,29 +620,32 @@ OVERLAP_CASES = {
 
 
 SPLIT_CASES = {
-    "metadata_write_after_split": Case(metadata_write_after_split,
-                                       (_unfold_ok, _unfold_bad, _unfold_ok, _unfold_bad)),
+    "metadata_write_after_split": Case(
+        metadata_write_after_split, (_unfold_ok, _unfold_bad, _unfold_ok, _unfold_bad)
+    ),
     "foreach_then_index": Case(foreach_then_index, (_two_ok, _two_bad, _two_ok, _two_bad)),
     "fill_through_expand": Case(fill_through_expand, (_idx3_ok, _idx3_bad, _idx3_ok, _idx3_bad)),
-    "shared_storage_two_dtypes": Case(shared_storage_two_dtypes,
-                                      (_shared_ok, _shared_bad, _shared_ok, _shared_bad)),
+    "shared_storage_two_dtypes": Case(
+        shared_storage_two_dtypes, (_shared_ok, _shared_bad, _shared_ok, _shared_bad)
+    ),
     "resized_out": Case(resized_out, (_out_ok, _out_bad, _out_ok, _out_bad)),
     "saved_then_written": Case(saved_then_written, (_grad_ok, _grad_bad, _grad_ok, _grad_bad)),
-    "transpose_in_place_then_index": Case(transpose_in_place_then_index,
-                                          (_t_ok, _t_bad, _t_ok, _t_bad)),
+    "transpose_in_place_then_index": Case(transpose_in_place_then_index, (_t_ok, _t_bad, _t_ok, _t_bad)),
     "transpose_outside_try": Case(transpose_outside_try, (_t_bad, _t_ok, _t_bad)),
     "transpose_finally": Case(transpose_finally, (_t_ok, _t_bad, _t_ok, _t_bad)),
-    "write_through_unfold": Case(write_through_unfold, (_unfold_ok, _unfold_bad, _unfold_ok,
-                                                        _unfold_bad)),
-    "failing_write_through_unfold": Case(failing_write_through_unfold,
-                                         (_unfold_ok, _unfold_bad, _unfold_ok, _unfold_bad)),
+    "write_through_unfold": Case(write_through_unfold, (_unfold_ok, _unfold_bad, _unfold_ok, _unfold_bad)),
+    "failing_write_through_unfold": Case(
+        failing_write_through_unfold, (_unfold_ok, _unfold_bad, _unfold_ok, _unfold_bad)
+    ),
     "transpose_in_callee": Case(transpose_in_callee, (_t_ok, _t_bad, _t_ok, _t_bad)),
     "transpose_in_loop": Case(transpose_in_loop, (_t_ok, _t_bad, _t_ok)),
-    "pending_append_then_transpose": Case(pending_append_then_transpose,
-                                          (_t_log_ok, _t_log_bad, _t_log_ok, _t_log_bad)),
+    "pending_append_then_transpose": Case(
+        pending_append_then_transpose, (_t_log_ok, _t_log_bad, _t_log_ok, _t_log_bad)
+    ),
     "grad_recorded_write": Case(grad_recorded_write, (_grad_ok, _grad_bad, _grad_ok, _grad_bad)),
-    "grad_write_after_pure_work": Case(grad_write_after_pure_work,
-                                       (_grad_ok, _grad_bad, _grad_ok, _grad_bad)),
+    "grad_write_after_pure_work": Case(
+        grad_write_after_pure_work, (_grad_ok, _grad_bad, _grad_ok, _grad_bad)
+    ),
     "transpose_buffer": Case(TransposeBuffer, (_buf_ok, _buf_bad, _buf_ok, _buf_bad), module=True),
 }
 
@@ -654,8 +661,7 @@ CASES = {
     "no_grad_in_loop_with_finally": Case(no_grad_in_loop_with_finally, (_idx_ok, _idx_bad, _idx_ok)),
     "state_blocks_only": Case(state_blocks_only, (_idx_ok, _idx_bad, _idx_ok)),
     "embedding_out_of_range": Case(embedding_out_of_range, (_emb_ok, _emb_bad, _emb_ok, _emb_bad)),
-    "cholesky_not_positive_definite": Case(cholesky_not_positive_definite,
-                                           (_chol_ok, _chol_bad, _chol_ok)),
+    "cholesky_not_positive_definite": Case(cholesky_not_positive_definite, (_chol_ok, _chol_bad, _chol_ok)),
     "random_draw_before_error": Case(random_draw_before_error, (_idx_ok, _idx_bad, _idx_ok, _idx_bad)),
     "unused_failing_op": Case(unused_failing_op, (_idx_ok, _idx_bad, _idx_ok, _idx_bad)),
     "fresh_write_then_error": Case(fresh_write_then_error, (_idx_ok, _idx_bad, _idx_ok)),
@@ -667,6 +673,7 @@ CASES = {
 
 
 # -- the harness --------------------------------------------------------------------------------
+
 
 def _run(fn, make, seed):
     """(outcome, printed text, arguments after the call, random stream after the call,
@@ -688,7 +695,7 @@ def _run(fn, make, seed):
         if isinstance(loss, torch.Tensor):
             try:
                 loss.backward()
-            except RuntimeError as e:       # (a saved tensor written in place, as in eager)
+            except RuntimeError as e:  # (a saved tensor written in place, as in eager)
                 backward = str(e)
     grads = [a.grad for a in tensors if a.is_leaf and a.requires_grad]
     return outcome, buf.getvalue(), args, rand, (history, grads, backward)
@@ -715,7 +722,7 @@ def check_case(case: Case, backend: str):
         assert got[1] == exp[1], f"{where}: printed {got[1]!r} vs {exp[1]!r}"
         assert_same(list(got[2]), list(exp[2]), where + " args")
         assert_same(got[3], exp[3], where + " random stream")
-        if backend == "eager":      # (fx writes inputs back by copy_: CopyBackwards)
+        if backend == "eager":  # (fx writes inputs back by copy_: CopyBackwards)
             assert got[4][0] == exp[4][0], f"{where}: argument autograd histories"
         assert_same(got[4][1], exp[4][1], where + " grads")
         assert got[4][2] == exp[4][2], f"{where}: backward error"
@@ -730,8 +737,10 @@ def test_runtime_error_matches_eager(name):
     assert cf.entries and not all(e.native for e in cf.entries), "the function never compiled"
 
 
-@pytest.mark.parametrize("name", ["except_after_inplace", "nested_try", "bn_then_index",
-                                  "random_draw_before_error", "unused_failing_op"])
+@pytest.mark.parametrize(
+    "name",
+    ["except_after_inplace", "nested_try", "bn_then_index", "random_draw_before_error", "unused_failing_op"],
+)
 def test_runtime_error_matches_eager_fx(name):
     check_case(CASES[name], "fx")
 
@@ -741,7 +750,7 @@ def test_writes_to_inputs_come_after_the_computation():
     cf = bcfront.capture(except_after_inplace, backend="eager")
     cf(*_idx_ok())
     src = cf.entries[0].region_source
-    body = src[src.index("try:"):]
+    body = src[src.index("try:") :]
     assert "copy_(" in body
     assert body.index("clean") < body.index("copy_(") and "add_(" not in body
 
@@ -757,8 +766,10 @@ def test_unobservable_errors_keep_the_in_place_graph(fn):
     assert "mul_(" in src and "copy_(" not in src
 
 
-@pytest.mark.parametrize("name", ["transpose_in_place_then_index", "write_through_unfold",
-                                  "grad_recorded_write", "transpose_in_loop"])
+@pytest.mark.parametrize(
+    "name",
+    ["transpose_in_place_then_index", "write_through_unfold", "grad_recorded_write", "transpose_in_loop"],
+)
 def test_split_cases_match_eager_fx(name):
     check_case(SPLIT_CASES[name], "fx")
 
@@ -768,8 +779,9 @@ def _all_entries(cf):
     return [e for c in family(cf) for e in c.entries]
 
 
-@pytest.mark.parametrize("name", ["transpose_in_place_then_index", "write_through_unfold",
-                                  "grad_recorded_write"])
+@pytest.mark.parametrize(
+    "name", ["transpose_in_place_then_index", "write_through_unfold", "grad_recorded_write"]
+)
 def test_region_ends_before_the_write_and_the_rest_is_captured(name):
     """The write that no pure graph can undo ends the region (a graph break explain names);
     the work after it is still compiled, in the continuation's own graph."""
@@ -777,8 +789,11 @@ def test_region_ends_before_the_write_and_the_rest_is_captured(name):
     entries = _all_entries(cf)
     reasons = [b.reason for e in entries for b in e.breaks]
     assert "write-before-error" in reasons
-    after = [e for e in entries if not e.native and e.graphs
-             and any("getitem" in g.code or "[" in g.code for g in e.graphs)]
+    after = [
+        e
+        for e in entries
+        if not e.native and e.graphs and any("getitem" in g.code or "[" in g.code for g in e.graphs)
+    ]
     assert after, "the indexing after the write was not compiled"
     assert not any("propagates as it is" in n for e in entries for n in e.notes)
 

@@ -5,9 +5,8 @@ through source paths (``o.t[1]``).  A path that an earlier write changes
 (``o.t = ...``) must not redirect a later write or the value it stores.  Oracle:
 the plain function on an identical copy of the arguments.  Pure Python.
 """
-from __future__ import annotations
 
-import copy
+from __future__ import annotations
 
 import pytest
 
@@ -27,14 +26,14 @@ class Box:
 def store_old_value_after_overwriting_its_path(o):
     x = o.a
     o.a = 1
-    o.b = x                 # must store the old o.a, not 1
+    o.b = x  # must store the old o.a, not 1
     return o.b
 
 
 def append_through_a_tuple_whose_attribute_was_replaced(o):
     x = o.t
     o.t = (3,)
-    x[1].append(9)          # the list inside the old tuple, not o.t[1]
+    x[1].append(9)  # the list inside the old tuple, not o.t[1]
     return x
 
 
@@ -76,6 +75,7 @@ def test_a_tuple_argument_keeps_its_identity_when_an_item_is_mutated():
     def f(v):
         v[0].append(1)
         return v
+
     cf = bcfront.capture(f)
     for _ in range(2):
         t = ([],)
@@ -85,10 +85,12 @@ def test_a_tuple_argument_keeps_its_identity_when_an_item_is_mutated():
 def test_a_module_attribute_written_is_seen_by_the_modules_own_functions():
     import sys
     import types
+
     mod = types.ModuleType("bcfront_test_replay_mod")
     exec("x = 1\ndef reader():\n    return x\n", mod.__dict__)
     sys.modules[mod.__name__] = mod
     try:
+
         def f(a):
             mod.x = a
             return mod.reader(), mod.x
@@ -97,9 +99,11 @@ def test_a_module_attribute_written_is_seen_by_the_modules_own_functions():
         for a in (5, 6, 6):
             assert cf(a) == (a, a) and mod.x == a
             mod.x = 1
+
         def g():
             del mod.x
             return hasattr(mod, "x")
+
         assert bcfront.capture(g)() is False and not hasattr(mod, "x")
     finally:
         del sys.modules[mod.__name__]

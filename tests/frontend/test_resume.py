@@ -7,6 +7,7 @@ function run by CPython on a deep copy of the arguments -- result, printed
 output, exception and the arguments afterwards must agree.  `test_validate`
 checks the continuation validator against CPython's own stack effects.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,6 +34,7 @@ def case(*calls):
     def register(fn):
         CASES[fn.__name__] = (fn, list(calls))
         return fn
+
     return register
 
 
@@ -56,7 +58,9 @@ def exhausted_iterator_stays_exhausted(xs):
     return list(it)
 
 
-@case(([0, 1],),)
+@case(
+    ([0, 1],),
+)
 def iterator_advanced_after_growth(xs):
     """The rebuilt position is past the list's length before the appends are replayed."""
     it = iter(xs)
@@ -107,7 +111,9 @@ def generator_expression_consumed_by_a_builtin(xs):
     return sum(g), list(g)
 
 
-@case(([1, 2, 3],),)
+@case(
+    ([1, 2, 3],),
+)
 def generator_in_a_for_loop(xs):
     total = 0
     for v in (print(end=".") or x for x in xs):
@@ -127,7 +133,9 @@ def generator_function_with_every_kind_of_parameter(n):
     return list(_gen(n, 1, 2, k=3, z=4))
 
 
-@case(([1, 2, 3],),)
+@case(
+    ([1, 2, 3],),
+)
 def started_generator(xs):
     """A generator advanced before the break that happens in its body."""
     g = (x for x in xs)
@@ -135,7 +143,9 @@ def started_generator(xs):
     return first, [print(end="") or v for v in g]
 
 
-@case(([1],),)
+@case(
+    ([1],),
+)
 def generator_over_a_list_grown_after_creation(xs):
     g = (x for x in xs)
     xs.append(9)
@@ -192,8 +202,11 @@ def exit_breaks_on_a_traced_exception(x):
     return out
 
 
-GENERATOR_CASES = ["generator_expression_consumed_by_a_builtin", "generator_in_a_for_loop",
-                   "generator_function_with_every_kind_of_parameter"]
+GENERATOR_CASES = [
+    "generator_expression_consumed_by_a_builtin",
+    "generator_in_a_for_loop",
+    "generator_function_with_every_kind_of_parameter",
+]
 
 
 def _run(fn, args):
@@ -294,6 +307,7 @@ def test_validator_refuses_changed_exception_table_depths(monkeypatch):
         for item in b:
             if type(item).__name__ == "TryBegin":
                 item.stack_depth += 1
+
     monkeypatch.setattr(resume, "_set_try_depths", deeper)
     with pytest.raises(UnsupportedError, match="invalid continuation bytecode"):
         make_resume(_sample, _after_first_print(_sample), [False], ["total", "k"], "r")
@@ -315,8 +329,11 @@ def test_validator_refuses_a_missing_local_where_load_fast_does_not_check():
 def test_unsplit_superinstructions_are_refused_and_run_natively(monkeypatch):
     """Without the split, the library packs local indices >= 16 into 4 bits (a wrong local
     is written); the validator refuses that continuation and the function runs natively."""
-    monkeypatch.setattr(resume, "_split_superinstructions",
-                        lambda body: (body, [1] * sum(type(x).__name__ == "Instr" for x in body)))
+    monkeypatch.setattr(
+        resume,
+        "_split_superinstructions",
+        lambda body: (body, [1] * sum(type(x).__name__ == "Instr" for x in body)),
+    )
     fn = many_locals_pair_store
     cf = bcfront.capture(fn)
     assert _run(cf, ([1, 2, 3],)) == _run(fn, ([1, 2, 3],))
@@ -333,13 +350,16 @@ def _code_objects(code):
 
 
 @pytest.mark.skipif(PY < (3, 12), reason="3.11's LOAD_FAST checks; nothing to compare")
-@pytest.mark.parametrize("module", ["difflib", "argparse", "collections", "tarfile", "ast",
-                                    "dataclasses", "json.decoder", "textwrap"])
+@pytest.mark.parametrize(
+    "module",
+    ["difflib", "argparse", "collections", "tarfile", "ast", "dataclasses", "json.decoder", "textwrap"],
+)
 def test_bound_locals_agree_with_cpythons_compiler(module):
     """Oracle: CPython emits an unchecked LOAD_FAST only where it proved the local bound.
     From a function's own entry the validator must prove every one of them too (else it
     would refuse continuations that are fine)."""
     import importlib
+
     mod = importlib.import_module(module)
     top = compile(inspect.getsource(mod), mod.__file__, "exec")
     n = 0
@@ -352,6 +372,7 @@ def test_bound_locals_agree_with_cpythons_compiler(module):
 def test_stack_check_accepts_original_code():
     """The original code mapped onto itself passes every check (stack depths, handlers)."""
     import difflib
+
     for code in _code_objects(difflib.Differ._fancy_replace.__code__):
         ident = {ins.offset: ins.offset for ins in dis.get_instructions(code)}
         check_continuation(code, code, ident)

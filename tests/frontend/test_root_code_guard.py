@@ -2,6 +2,7 @@
 place (what IPython's autoreload does) are seen by the next call.  Oracle: the plain function
 after the same change.  Pure Python.
 """
+
 from __future__ import annotations
 
 import bcfront
@@ -10,6 +11,7 @@ import bcfront
 def _fresh():
     def f(a, b=1):
         return a + b
+
     return f
 
 
@@ -43,6 +45,7 @@ def test_code_replaced_back_and_forth():
 def test_defaults_replaced_and_added():
     def g(a, *, k=None):
         return a if k is None else (a, k)
+
     cg = bcfront.capture(g)
     assert cg(1) == g(1) == 1
     g.__kwdefaults__ = {"k": 3}

@@ -5,6 +5,7 @@ regular expressions, generators, closures and cells.  Oracle: the same call,
 native.  A break must never change the result; an internal error would show
 as a warning, which the test forbids.
 """
+
 from __future__ import annotations
 
 import colorsys

@@ -6,6 +6,7 @@ not chain the graph's error), O31 (an in-place op whose result type cannot be ca
 where eager does, also inside try/finally whose finally breaks).  Oracle: eager PyTorch
 (the plain function on fresh copies of the inputs).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -30,8 +31,12 @@ def _both(fn, *make):
 
 def _same(a, b):
     if isinstance(a, torch.Tensor):
-        return (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.requires_grad == b.requires_grad
-                and torch.equal(a.detach(), b.detach()))
+        return (
+            isinstance(b, torch.Tensor)
+            and a.dtype == b.dtype
+            and a.requires_grad == b.requires_grad
+            and torch.equal(a.detach(), b.detach())
+        )
     if isinstance(a, (tuple, list)):
         return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return a == b
@@ -117,24 +122,28 @@ def float_add_complex(t):
     return t
 
 
-ONES = lambda: torch.ones(2, 2)           # noqa: E731
-VEC = lambda: torch.tensor([1.0, 2.0])    # noqa: E731
+ONES = lambda: torch.ones(2, 2)  # noqa: E731
+VEC = lambda: torch.tensor([1.0, 2.0])  # noqa: E731
 LEAF_RG = lambda: torch.ones(3, requires_grad=True)  # noqa: E731
 
 
-@pytest.mark.parametrize("fn, make", [
-    (setitem_dunder, (ONES,)),
-    (inplace_dunders, (ONES, ONES)),
-    (requires_grad_true, (VEC,)),
-    (requires_grad_setattr, (VEC,)),
-    (requires_grad_false, (LEAF_RG,)),
-    (tag_roundtrip, (VEC,)),
-    (tag_optional, (VEC,)),
-    (floor_div_zero, (VEC,)),
-    (long_mul_float, (lambda: torch.tensor([[0.0, 3.0]]), lambda: torch.tensor([[-2.0, 0.0]]))),
-    (long_imul_float_caught, (VEC,)),
-    (float_add_complex, (VEC,)),
-], ids=lambda x: getattr(x, "__name__", ""))
+@pytest.mark.parametrize(
+    "fn, make",
+    [
+        (setitem_dunder, (ONES,)),
+        (inplace_dunders, (ONES, ONES)),
+        (requires_grad_true, (VEC,)),
+        (requires_grad_setattr, (VEC,)),
+        (requires_grad_false, (LEAF_RG,)),
+        (tag_roundtrip, (VEC,)),
+        (tag_optional, (VEC,)),
+        (floor_div_zero, (VEC,)),
+        (long_mul_float, (lambda: torch.tensor([[0.0, 3.0]]), lambda: torch.tensor([[-2.0, 0.0]]))),
+        (long_imul_float_caught, (VEC,)),
+        (float_add_complex, (VEC,)),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
 def test_matches_eager(fn, make):
     _check(fn, *make)
 
@@ -158,6 +167,7 @@ def test_tensor_attribute_set_between_calls_is_seen():
 def test_requires_grad_assigned_between_calls_gives_gradients():
     def f(t):
         return (t * 3).sum()
+
     cf = bcfront.capture(f)
     t = torch.ones(2)
     assert not cf(t).requires_grad

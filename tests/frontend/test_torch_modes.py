@@ -7,15 +7,17 @@ and tensor subclasses are graph breaks with a reason, the code then running nati
 Oracle: eager PyTorch on identical inputs: values, ``is_inference``, ``requires_grad``,
 the modes' own logs of what they saw, and the result's type.
 """
+
 from __future__ import annotations
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-import bcfront  # noqa: E402
 from torch.overrides import TorchFunctionMode  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+import bcfront  # noqa: E402
 
 
 def _facts(out):
@@ -28,6 +30,7 @@ def _facts(out):
 
 
 # -- inference mode ---------------------------------------------------------------------------------
+
 
 def block(x):
     """An inference_mode block inside a function that also records autograd outside it."""
@@ -118,6 +121,7 @@ def test_entering_inference_mode_recompiles():
 
 # -- TorchFunctionMode, TorchDispatchMode ---------------------------------------------------------
 
+
 class Scale(TorchFunctionMode):
     """Logs the torch functions it sees and multiplies what `add` returns by 10."""
 
@@ -192,6 +196,7 @@ def test_enclosing_modes_are_breaks_with_reasons():
 
 
 # -- tensor subclasses -----------------------------------------------------------------------------
+
 
 class Plain(torch.Tensor):
     pass

@@ -3,6 +3,7 @@
 Oracle: eager PyTorch on identical inputs (and on a deep copy of each module).
 Calls: three at one shape, two at another (a recompile), then the first again.
 """
+
 from __future__ import annotations
 
 import copy
@@ -39,13 +40,15 @@ def assert_same(a, e, path="out"):
 def _prep(args, grad):
     if not grad:
         return args
-    return tuple(a.requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                 for a in args)
+    return tuple(
+        a.requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args
+    )
 
 
 def _loss(out):
-    leaves = [t for t in torch.utils._pytree.tree_leaves(out)
-              if isinstance(t, torch.Tensor) and t.requires_grad]
+    leaves = [
+        t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad
+    ]
     return sum((t.float() * (i + 1)).sum() for i, t in enumerate(leaves))
 
 
@@ -74,11 +77,17 @@ def run_case(case, backend="eager"):
         if case.grad and isinstance(_loss(expected), torch.Tensor):
             _loss(expected).backward()
             _loss(actual).backward()
-            assert_same([a.grad for a in a_cap if isinstance(a, torch.Tensor)],
-                        [a.grad for a in a_ref if isinstance(a, torch.Tensor)], where + " grads")
+            assert_same(
+                [a.grad for a in a_cap if isinstance(a, torch.Tensor)],
+                [a.grad for a in a_ref if isinstance(a, torch.Tensor)],
+                where + " grads",
+            )
             if case.module:
-                assert_same([p.grad for p in model.parameters()], [p.grad for p in ref.parameters()],
-                            where + " param grads")
+                assert_same(
+                    [p.grad for p in model.parameters()],
+                    [p.grad for p in ref.parameters()],
+                    where + " param grads",
+                )
                 model.zero_grad()
                 ref.zero_grad()
     return cf
@@ -95,8 +104,7 @@ def test_matches_eager(name):
         assert len(cf.entries) == 2, "one entry per input shape"
 
 
-@pytest.mark.parametrize("name", ["arithmetic_and_methods", "gpt_block", "conv_bn_train",
-                                  "autocast_block"])
+@pytest.mark.parametrize("name", ["arithmetic_and_methods", "gpt_block", "conv_bn_train", "autocast_block"])
 def test_fx_backend_matches_eager(name):
     cf = run_case(CASES[name], backend="fx")
     assert {g.backend for e in cf.entries for g in e.graphs} == {"fx"}
@@ -115,11 +123,13 @@ def test_reference_evaluator_agrees(name):
     inputs = [dict(zip(cf.target.__code__.co_varnames, args))[n.target.name] for n in graph.inputs]
     outs = evaluate(graph, inputs)
     assert len(outs) == len(graph.outputs) > 0
-    eager = [t for t in torch.utils._pytree.tree_leaves(case.fn(*case.make(1, 0)))
-             if isinstance(t, torch.Tensor)]
+    eager = [
+        t for t in torch.utils._pytree.tree_leaves(case.fn(*case.make(1, 0))) if isinstance(t, torch.Tensor)
+    ]
     for o in outs:
-        assert any(o.shape == e.shape and torch.allclose(o, e) for e in eager), \
+        assert any(o.shape == e.shape and torch.allclose(o, e) for e in eager), (
             "an evaluator output matches no eager output"
+        )
 
 
 def test_aliased_inputs_are_guarded():
@@ -131,7 +141,7 @@ def test_aliased_inputs_are_guarded():
     x, y = torch.zeros(3), torch.zeros(3)
     torch.testing.assert_close(cf(x, y), torch.zeros(3))
     z = torch.zeros(3)
-    torch.testing.assert_close(cf(z, z), torch.full((3,), 2.0))   # same tensor twice: b sees a's write
+    torch.testing.assert_close(cf(z, z), torch.full((3,), 2.0))  # same tensor twice: b sees a's write
     assert len(cf.entries) == 2
     kinds = {g.kind for e in cf.entries for g in e.guards}
     assert "TENSOR_ALIAS" in kinds and ("TENSOR_DISTINCT" in kinds or "TENSOR_STORAGE" in kinds)

@@ -8,6 +8,7 @@ shape), and ``grad``: whether its floating inputs may be made
 Every function's results depend on its inputs' values, so a capture that
 froze the first call's answer would be caught.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,10 +35,12 @@ IDIOMS: dict[str, Idiom] = {}
 
 def idiom(build_inputs, grad=True):
     """Register the decorated function with inputs from ``build_inputs(gen, variant)``."""
+
     def register(fn):
         assert fn.__doc__, f"idiom {fn.__name__} needs a docstring"
         IDIOMS[fn.__name__] = Idiom(fn, seeded(build_inputs), grad)
         return fn
+
     return register
 
 
@@ -55,7 +58,7 @@ def _two(g, v):
 
 def _square(g, v):
     b, t = SHAPES[v]
-    return randn(g, b, t, t),
+    return (randn(g, b, t, t),)
 
 
 def _heads(g, v, n=3):
@@ -72,7 +75,7 @@ def chunk_split_unbind(x):
     total = rows[0]
     for r in rows[1:]:
         total = total + r
-    parts = x.split(5, dim=-1)          # uneven: 5, 5, 2
+    parts = x.split(5, dim=-1)  # uneven: 5, 5, 2
     return a * b - c, head.sum(-1) + tail.mean(-1), total, parts[-1] * len(parts)
 
 
@@ -87,8 +90,12 @@ def view_reshape_permute(x):
     return t * 2, back.flatten(1), x.unsqueeze(1).squeeze(1).mT + 1, h - 1
 
 
-@idiom(lambda g, v: (randn(g, SHAPES[v][0], SHAPES[v][1], SHAPES[v][1]),
-                     torch.randint(1, SHAPES[v][1] + 1, (SHAPES[v][0],), generator=g)))
+@idiom(
+    lambda g, v: (
+        randn(g, SHAPES[v][0], SHAPES[v][1], SHAPES[v][1]),
+        torch.randint(1, SHAPES[v][1] + 1, (SHAPES[v][0],), generator=g),
+    )
+)
 def masked_fill_where(scores, lengths):
     """Padding mask from arange >= lengths, masked_fill(-inf) + softmax, torch.where with tensor and scalar."""
     T = scores.size(-1)
@@ -151,15 +158,14 @@ def inplace_intermediates(x, y):
     h.mul_(y)
     h[:, 0] = 0.0
     h[..., :2] += y[..., :2]
-    v = h[0]                    # view of h taken before the next in-place op
+    v = h[0]  # view of h taken before the next in-place op
     h.clamp_(min=-1.0, max=1.0)
     z = torch.zeros_like(x)
     z.copy_(y).relu_()
     return h, v * 1, z
 
 
-@idiom(lambda g, v: (randn(g, *SHAPES[v], C),
-                     torch.randint(-5, 5, (*SHAPES[v], C), generator=g)))
+@idiom(lambda g, v: (randn(g, *SHAPES[v], C), torch.randint(-5, 5, (*SHAPES[v], C), generator=g)))
 def dtype_casts(x, n):
     """.to(float64/bfloat16), .half().float(), bool->long sums, type_as, .int(), int16 round trip."""
     a = x.to(torch.float64) * 3
@@ -183,17 +189,39 @@ def factories(x):
     r = torch.arange(0, Cx, 2, dtype=torch.float32) / Cx
     lin = torch.linspace(0, 1, steps=T)
     eye = torch.eye(T)
-    return (x + pos[None, :, None] * o + f, z, r * x[0, 0, ::2], lin[:, None] * x[0],
-            eye @ x[0], torch.ones_like(x) * x.new_full((Cx,), 0.5) + x, torch.zeros(()) + x.sum())
+    return (
+        x + pos[None, :, None] * o + f,
+        z,
+        r * x[0, 0, ::2],
+        lin[:, None] * x[0],
+        eye @ x[0],
+        torch.ones_like(x) * x.new_full((Cx,), 0.5) + x,
+        torch.zeros(()) + x.sum(),
+    )
 
 
 @idiom(_one)
 def activations(x):
     """F.relu/gelu(+tanh)/silu/softmax/log_softmax/leaky_relu/elu/softplus/mish/hardtanh/normalize/glu."""
-    return (F.relu(x), F.gelu(x), F.gelu(x, approximate="tanh"), F.silu(x), torch.sigmoid(x),
-            torch.tanh(x), F.softmax(x, dim=-1), F.log_softmax(x, -1), F.leaky_relu(x, 0.2),
-            F.elu(x), F.softplus(x), F.mish(x), F.hardtanh(x, -0.5, 0.5), F.normalize(x, dim=-1),
-            F.dropout(x, p=0.5, training=False), x.relu(), F.glu(x))
+    return (
+        F.relu(x),
+        F.gelu(x),
+        F.gelu(x, approximate="tanh"),
+        F.silu(x),
+        torch.sigmoid(x),
+        torch.tanh(x),
+        F.softmax(x, dim=-1),
+        F.log_softmax(x, -1),
+        F.leaky_relu(x, 0.2),
+        F.elu(x),
+        F.softplus(x),
+        F.mish(x),
+        F.hardtanh(x, -0.5, 0.5),
+        F.normalize(x, dim=-1),
+        F.dropout(x, p=0.5, training=False),
+        x.relu(),
+        F.glu(x),
+    )
 
 
 @idiom(_heads)
@@ -210,7 +238,7 @@ def shape_arithmetic(x):
     B, T, Cx = x.shape
     y = x * x.shape[-1] ** -0.5
     half = x.size(1) // 2
-    y = y[:, :half] + y[:, half: 2 * half]
+    y = y[:, :half] + y[:, half : 2 * half]
     y = y.reshape(B, -1) / x.numel()
     n = x.dim() + x.ndim + len(x)
     return y * n + T / Cx, (B * T, Cx)
@@ -233,17 +261,33 @@ def shape_control_flow(x):
 def reductions(x):
     """mean(keepdim), var(unbiased=False), std, amax over dims, logsumexp, norm, argmax, max(dim), prod."""
     mx = x.max(dim=1)
-    return (x.mean(-1, keepdim=True), x.var(-1, unbiased=False), x.std(1), x.amax(dim=(1, 2)),
-            torch.logsumexp(x, -1), x.norm(dim=-1), x.argmax(-1), mx.values, mx.indices,
-            x.sum(), x.prod(-1))
+    return (
+        x.mean(-1, keepdim=True),
+        x.var(-1, unbiased=False),
+        x.std(1),
+        x.amax(dim=(1, 2)),
+        torch.logsumexp(x, -1),
+        x.norm(dim=-1),
+        x.argmax(-1),
+        mx.values,
+        mx.indices,
+        x.sum(),
+        x.prod(-1),
+    )
 
 
 @idiom(lambda g, v: (randn(g, *SHAPES[v], C), randn(g, C)))
 def broadcast_expand_repeat(x, b):
     """Broadcast add, expand(-1), repeat, repeat_interleave, broadcast_to, expand_as."""
     e = b.expand(x.shape[0], -1)
-    return (x + b, e * 1, x.repeat(1, 2, 1), x.repeat_interleave(2, dim=1),
-            torch.broadcast_to(b, x.shape) * x, b[None, None].expand_as(x) - x)
+    return (
+        x + b,
+        e * 1,
+        x.repeat(1, 2, 1),
+        x.repeat_interleave(2, dim=1),
+        torch.broadcast_to(b, x.shape) * x,
+        b[None, None].expand_as(x) - x,
+    )
 
 
 @idiom(lambda g, v: (randn(g, SHAPES[v][0], SHAPES[v][1], 2, 8),))
@@ -257,18 +301,29 @@ def rope_complex(x, theta=10000.0):
     return torch.view_as_real(xc * cis[None, :, None, :]).flatten(3).type_as(x)
 
 
-@idiom(lambda g, v: (randn(g, *SHAPES[v], C), torch.randn(SHAPES[v][0], generator=g).mul(0.3).add(1.0).tolist()[0]))
+@idiom(
+    lambda g, v: (
+        randn(g, *SHAPES[v], C),
+        torch.randn(SHAPES[v][0], generator=g).mul(0.3).add(1.0).tolist()[0],
+    )
+)
 def float_argument(x, temperature):
     """A Python float argument that changes between calls (must not be frozen at its first value)."""
     return F.softmax(x / temperature, dim=-1), x * temperature
 
 
-@idiom(lambda g, v: (randn(g, SHAPES[v][0], 2 * SHAPES[v][1], C), randn(g, *SHAPES[v], C),
-                     int(torch.randint(0, SHAPES[v][1] + 1, (1,), generator=g))), grad=False)
+@idiom(
+    lambda g, v: (
+        randn(g, SHAPES[v][0], 2 * SHAPES[v][1], C),
+        randn(g, *SHAPES[v], C),
+        int(torch.randint(0, SHAPES[v][1] + 1, (1,), generator=g)),
+    ),
+    grad=False,
+)
 def kv_cache_update(cache, k, pos):
     """Slice assignment into an input at a Python-int position (an input mutation), then read the prefix."""
     T = k.shape[1]
-    cache[:, pos:pos + T] = k
+    cache[:, pos : pos + T] = k
     return cache[:, : pos + T].sum(1)
 
 
@@ -284,12 +339,11 @@ def inplace_on_aliased_inputs(a, b):
     return a + b
 
 
-@idiom(lambda g, v: (randn(g, *SHAPES[v], C), torch.randint(0, 5, SHAPES[v], generator=g),
-                     randn(g, 5, C)))
+@idiom(lambda g, v: (randn(g, *SHAPES[v], C), torch.randint(0, 5, SHAPES[v], generator=g), randn(g, 5, C)))
 def functional_layers(x, idx, w):
     """F.linear, F.layer_norm, F.pad, F.one_hot(num_classes), F.embedding, F.cross_entropy."""
     B, T, Cx = x.shape
-    h = F.linear(x, w)                                       # (B, T, 5) logits
+    h = F.linear(x, w)  # (B, T, 5) logits
     ln = F.layer_norm(x, (Cx,), weight=w[0], bias=w[1])
     padded = F.pad(x, (1, 2))
     onehot = F.one_hot(idx, num_classes=5).float()

@@ -12,6 +12,7 @@ idioms must capture with zero graph breaks.  Further tests change things
 between calls that guards must notice: grad mode, .training, submodules,
 attributes, parameters, hooks, the default dtype, optimizer steps.
 """
+
 from __future__ import annotations
 
 import copy
@@ -34,6 +35,7 @@ GRAD_IDIOMS = sorted(n for n, c in IDIOMS.items() if c.grad)
 
 # -- comparison helpers -------------------------------------------------------
 
+
 def _children(value, path):
     if isinstance(value, dict):
         return [(k, f"{path}[{k!r}]") for k in value]
@@ -55,7 +57,8 @@ def assert_same(actual, expected, where: str) -> None:
             assert isinstance(a, torch.Tensor), f"{path}: expected a tensor, got {type(a).__name__}"
             torch.testing.assert_close(a, e, check_stride=True, msg=lambda m, p=path: f"{p}: {m}")
             assert a.requires_grad == e.requires_grad, (
-                f"{path}: requires_grad is {a.requires_grad}, eager gives {e.requires_grad}")
+                f"{path}: requires_grad is {a.requires_grad}, eager gives {e.requires_grad}"
+            )
         elif isinstance(e, (tuple, list, dict)):
             assert type(a) is type(e), f"{path}: expected {type(e).__name__}, got {type(a).__name__}"
             assert len(a) == len(e), f"{path}: length {len(a)}, eager gives {len(e)}"
@@ -113,8 +116,9 @@ def weighted_loss(outputs, seed: int):
     normalization outputs, and so could not tell right gradients from wrong.
     """
     gen = torch.Generator().manual_seed(10_000 + seed)
-    terms = [(t.float() * torch.randn(t.shape, generator=gen)).sum()
-             for t in _tensors(outputs) if t.requires_grad]
+    terms = [
+        (t.float() * torch.randn(t.shape, generator=gen)).sum() for t in _tensors(outputs) if t.requires_grad
+    ]
     assert terms, "no output requires grad"
     return sum(terms)
 
@@ -128,8 +132,7 @@ def build_args(make_inputs, seed: int, variant: int, grad: bool) -> tuple:
     return args
 
 
-def compare_calls(cap_fn, ref_fn, make_inputs, calls, where, *, cap_mod=None, ref_mod=None,
-                  grad=False):
+def compare_calls(cap_fn, ref_fn, make_inputs, calls, where, *, cap_mod=None, ref_mod=None, grad=False):
     """Call both sides on equal fresh inputs for each (seed, variant) and compare everything."""
     for i, (seed, variant) in enumerate(calls):
         here = f"{where}, call {i} (seed={seed}, variant={variant})"
@@ -141,8 +144,11 @@ def compare_calls(cap_fn, ref_fn, make_inputs, calls, where, *, cap_mod=None, re
         if grad:
             weighted_loss(expected, seed).backward()
             weighted_loss(actual, seed).backward()
-            assert_same([a.grad for a in _tensors(cap_args)], [a.grad for a in _tensors(ref_args)],
-                        f"{here}: input grads")
+            assert_same(
+                [a.grad for a in _tensors(cap_args)],
+                [a.grad for a in _tensors(ref_args)],
+                f"{here}: input grads",
+            )
             if ref_mod is not None:
                 assert_param_grads(cap_mod, ref_mod, here)
                 ref_mod.zero_grad(set_to_none=True)
@@ -167,6 +173,7 @@ def _pair(name):
 
 # -- models -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_model_matches_eager(name):
     mod, ref, make_inputs = _pair(name)
@@ -176,8 +183,9 @@ def test_model_matches_eager(name):
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_model_gradients(name):
     mod, ref, make_inputs = _pair(name)
-    compare_calls(bcfront.capture(mod), ref, make_inputs, GRAD_CALLS, name,
-                  cap_mod=mod, ref_mod=ref, grad=True)
+    compare_calls(
+        bcfront.capture(mod), ref, make_inputs, GRAD_CALLS, name, cap_mod=mod, ref_mod=ref, grad=True
+    )
 
 
 @pytest.mark.parametrize("name", WHOLE_MODELS)
@@ -292,6 +300,7 @@ def test_module_changed_after_capture(change):
 
 # -- backends -----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["mlp", "gpt2_model"])
 def test_fx_backend(name):
     mod, ref, make_inputs = _pair(name)
@@ -313,6 +322,7 @@ def test_callable_backend(name):
         def run(*args, **kwargs):
             runs.append(1)
             return gm(*args, **kwargs)
+
         return run
 
     mod, ref, make_inputs = _pair(name)
@@ -331,6 +341,7 @@ def test_callable_backend(name):
 
 
 # -- plain functions with everyday tensor idioms --------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(IDIOMS))
 def test_idiom_matches_eager(name):
@@ -357,8 +368,11 @@ def test_factories_follow_default_dtype():
     try:
         for i, dtype in enumerate((torch.float32, torch.float64, torch.float32, torch.float64)):
             torch.set_default_dtype(dtype)
-            assert_same(cf(*case.make_inputs(i, 0)), case.fn(*case.make_inputs(i, 0)),
-                        f"factories, call {i} (default dtype {dtype})")
+            assert_same(
+                cf(*case.make_inputs(i, 0)),
+                case.fn(*case.make_inputs(i, 0)),
+                f"factories, call {i} (default dtype {dtype})",
+            )
     finally:
         torch.set_default_dtype(saved)
 

@@ -13,6 +13,7 @@ from `torch.manual_seed(0)` inside each factory, inputs from a private
 `MAY_BREAK` names models built from torch.nn library code that we did not
 write; they are checked for correct results but not for zero graph breaks.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,11 +25,11 @@ from torch import nn
 ZOO: dict = {}
 MAY_BREAK = frozenset({"torch_multihead_attention"})
 
-D = 32          # model width for the attention models
+D = 32  # model width for the attention models
 HEADS = 4
 MAX_LEN = 16
 VOCAB = 64
-SHAPES = {0: (2, 8), 1: (3, 5)}   # variant -> (batch, seq)
+SHAPES = {0: (2, 8), 1: (3, 5)}  # variant -> (batch, seq)
 
 
 def model(factory):
@@ -40,8 +41,10 @@ def model(factory):
 
 def seeded(build_inputs):
     """Turn ``build_inputs(gen, variant)`` into ``make_inputs(seed, variant)``."""
+
     def make_inputs(seed: int, variant: int) -> tuple:
         return build_inputs(torch.Generator().manual_seed(seed), variant)
+
     return make_inputs
 
 
@@ -57,7 +60,7 @@ def padding_mask(gen, batch: int, seq: int) -> torch.Tensor:
 
 def _tokens_inputs(gen, variant):
     b, t = SHAPES[variant]
-    return randn(gen, b, t, D),
+    return (randn(gen, b, t, D),)
 
 
 def _padded_inputs(gen, variant):
@@ -66,6 +69,7 @@ def _padded_inputs(gen, variant):
 
 
 # -- building blocks ----------------------------------------------------------
+
 
 class MLP(nn.Module):
     def __init__(self, d_in=16, d_hidden=32, d_out=8):
@@ -85,7 +89,8 @@ class ResidualMLP(nn.Module):
         self.inp = nn.Linear(d, hidden)
         self.blocks = nn.ModuleList(
             nn.Sequential(nn.LayerNorm(hidden), nn.Linear(hidden, hidden), nn.ReLU(), nn.Dropout(p))
-            for _ in range(depth))
+            for _ in range(depth)
+        )
         self.out = nn.Linear(hidden, 4)
 
     def forward(self, x):
@@ -176,7 +181,7 @@ class GPT2(nn.Module):
         self.h = nn.ModuleList(GPT2Block(d, n_head, dropout) for _ in range(n_layer))
         self.ln_f = nn.LayerNorm(d)
         self.lm_head = nn.Linear(d, vocab, bias=False)
-        self.lm_head.weight = self.wte.weight      # weight tying: one Parameter, two uses
+        self.lm_head.weight = self.wte.weight  # weight tying: one Parameter, two uses
         for p in self.parameters():
             if p.dim() == 2:
                 nn.init.normal_(p, std=0.1)
@@ -386,11 +391,11 @@ class CachedAttention(nn.Module):
     def forward(self, x):
         B, T, C = x.shape
         if self.cache.shape[0] != B or self.pos + T > self.cache_len:
-            self.cache = x.new_zeros(B, self.cache_len, 2 * C)     # a new batch or a full cache
+            self.cache = x.new_zeros(B, self.cache_len, 2 * C)  # a new batch or a full cache
             self.pos = 0
-        self.cache[:, self.pos:self.pos + T] = self.kv(x).detach()
+        self.cache[:, self.pos : self.pos + T] = self.kv(x).detach()
         self.pos += T
-        k, v = self.cache[:, :self.pos].split(C, dim=-1)
+        k, v = self.cache[:, : self.pos].split(C, dim=-1)
         att = (self.q(x) @ k.transpose(1, 2)) / math.sqrt(C)
         return att.softmax(-1) @ v
 
@@ -406,6 +411,7 @@ class TorchMHA(nn.Module):
 
 
 # -- the zoo ------------------------------------------------------------------
+
 
 def _built(cls, *args, train=True, **kwargs):
     torch.manual_seed(0)
@@ -448,21 +454,39 @@ def layernorm_manual():
 
 def _attention_entry(name: str, causal: bool, use_sdpa: bool, doc: str) -> None:
     """Register one SelfAttention variant; padding variants take a mask argument."""
+
     def factory():
         inputs = _tokens_inputs if causal else _padded_inputs
         return _built(SelfAttention, causal=causal, use_sdpa=use_sdpa), seeded(inputs)
+
     factory.__name__, factory.__doc__ = name, doc
     model(factory)
 
 
-_attention_entry("mha_causal_softmax", True, False,
-                 "Multi-head attention, causal mask sliced from a tril buffer, explicit masked_fill + softmax.")
-_attention_entry("mha_causal_sdpa", True, True,
-                 "Multi-head attention through F.scaled_dot_product_attention(is_causal=True).")
-_attention_entry("mha_padding_softmax", False, False,
-                 "Multi-head attention with a key-padding mask argument, explicit masked_fill + softmax.")
-_attention_entry("mha_padding_sdpa", False, True,
-                 "Multi-head attention with a key-padding mask turned into a boolean SDPA attn_mask.")
+_attention_entry(
+    "mha_causal_softmax",
+    True,
+    False,
+    "Multi-head attention, causal mask sliced from a tril buffer, explicit masked_fill + softmax.",
+)
+_attention_entry(
+    "mha_causal_sdpa",
+    True,
+    True,
+    "Multi-head attention through F.scaled_dot_product_attention(is_causal=True).",
+)
+_attention_entry(
+    "mha_padding_softmax",
+    False,
+    False,
+    "Multi-head attention with a key-padding mask argument, explicit masked_fill + softmax.",
+)
+_attention_entry(
+    "mha_padding_sdpa",
+    False,
+    True,
+    "Multi-head attention with a key-padding mask turned into a boolean SDPA attn_mask.",
+)
 
 
 @model
@@ -474,11 +498,13 @@ def gpt2_block():
 @model
 def gpt2_model():
     """2-layer GPT-2: token + position embeddings, tied lm_head; (logits, cross-entropy loss or None)."""
+
     def build(g, v):
         b, t = SHAPES[v]
         idx = torch.randint(0, VOCAB, (b, t), generator=g)
         # variant 1 leaves `targets` at its default: loss is None, a different arity
         return (idx,) if v else (idx, torch.randint(0, VOCAB, (b, t), generator=g))
+
     return _built(GPT2, train=False), seeded(build)
 
 
@@ -490,7 +516,7 @@ def llama_block():
 
 def _images(g, v):
     b, hw = {0: (2, 8), 1: (3, 6)}[v]
-    return randn(g, b, 3, hw, hw),
+    return (randn(g, b, 3, hw, hw),)
 
 
 @model

@@ -7,6 +7,7 @@ that the captured function does the same, comparing values with
 aliasing), and that bcfront did not get there by falling back after an
 internal error (its "internal error" warning).
 """
+
 from __future__ import annotations
 
 import copy

@@ -9,6 +9,7 @@ no more entries than distinct signatures (two threads missing at once must
 not both append an entry for the same signature), every entry still serves
 some signature, and single-threaded calls are still right.
 """
+
 from __future__ import annotations
 
 import sys
@@ -62,11 +63,13 @@ def _check_cache(cf, fn, make_args, signatures):
     if entries is not None:
         assert len(entries) <= len(signatures), (
             f"{len(entries)} cache entries for {len(signatures)} distinct signatures: "
-            "concurrent misses appended duplicate entries")
+            "concurrent misses appended duplicate entries"
+        )
         limit = getattr(cf, "recompile_limit", None)
         assert limit is None or len(entries) <= limit, (
-            f"{len(entries)} cache entries exceed the recompile limit {limit}")
-    for sig in signatures:                      # single-threaded, after the storm
+            f"{len(entries)} cache entries exceed the recompile limit {limit}"
+        )
+    for sig in signatures:  # single-threaded, after the storm
         problem = diff(fn(*make_args(sig, 99)), cf(*make_args(sig, 99)))
         assert problem is None, f"after the threads, signature {sig}: {problem}"
 
@@ -86,7 +89,7 @@ def _py_args(sig, r):
 
 def test_threads_pure_python():
     cf = bcfront.capture(py_fn)
-    signatures = list(range(1, THREADS + 1))        # list lengths: one guard per length
+    signatures = list(range(1, THREADS + 1))  # list lengths: one guard per length
     problems = _hammer(cf, py_fn, _py_args, signatures)
     assert not problems, "\n".join(problems)
     _check_cache(cf, py_fn, _py_args, signatures)
@@ -99,7 +102,7 @@ def test_threads_tensor_shapes(with_break):
 
     def fn(x, w):
         y = torch.relu(x @ w) * x.shape[0]
-        if with_break and bool(y.sum() > 0):      # data-dependent: a graph break
+        if with_break and bool(y.sum() > 0):  # data-dependent: a graph break
             y = y - 1
         return y.sum(0), y.shape
 
@@ -108,7 +111,7 @@ def test_threads_tensor_shapes(with_break):
         return torch.randn(sig, 4, generator=gen), torch.randn(4, 3, generator=gen)
 
     cf = bcfront.capture(fn)
-    signatures = list(range(1, THREADS + 1))        # batch sizes
+    signatures = list(range(1, THREADS + 1))  # batch sizes
     problems = _hammer(cf, fn, make_args, signatures)
     assert not problems, "\n".join(problems)
     _check_cache(cf, fn, make_args, signatures)

@@ -14,6 +14,7 @@ Seeds whose programs still expose a known bug are listed in `KNOWN` with
 the bug (see docs/known-bugs.md); their shrunk reproducers are in
 test_regressions.py.
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,8 +34,7 @@ MODULE_SEED, MODULE_PROGRAMS = 20_260_000, 30
 # (mode, seed) -> (first Python version affected, the bug).  These are skipped there, not
 # xfailed: the bug may crash the interpreter.  Their shrunk reproducers are strict xfails
 # in test_regressions.py (run in a child process where they crash).
-KNOWN: dict[tuple[str, int], tuple[tuple[int, int], str]] = {
-}
+KNOWN: dict[tuple[str, int], tuple[tuple[int, int], str]] = {}
 
 
 def _check(mode: str, seed: int, device: str | None = None) -> None:
@@ -42,9 +42,12 @@ def _check(mode: str, seed: int, device: str | None = None) -> None:
     verdict = differential.run(program)
     if verdict.ok:
         return
-    pytest.fail(f"{program.name}: {verdict.mismatch.describe()}\n"
-                f"shrink it: python tools/fuzz.py --mode {mode} --program {seed}"
-                + (f" --device {device}" if device else ""), pytrace=False)
+    pytest.fail(
+        f"{program.name}: {verdict.mismatch.describe()}\n"
+        f"shrink it: python tools/fuzz.py --mode {mode} --program {seed}"
+        + (f" --device {device}" if device else ""),
+        pytrace=False,
+    )
 
 
 def _params(mode: str, base: int, count: int):
@@ -81,6 +84,7 @@ def _cuda_ready() -> bool:
     if not (HAS_TORCH and os.environ.get("BCFRONT_GPU_TESTS")):
         return False
     import torch
+
     return torch.cuda.is_available()
 
 

@@ -10,6 +10,7 @@ exercise what they claim to (loops, closures, exceptions, views, in-place
 ops); the shrinker must cut a planted bug down to a few statements, and a
 written reproducer must run standalone and fail while the bug persists.
 """
+
 from __future__ import annotations
 
 import copy
@@ -37,11 +38,13 @@ def identity(fn):
 
 # -- wrong captures, one per observable ----------------------------------------------------------
 
+
 def wrong_result(fn):
     @functools.wraps(fn)
     def run(*args, **kwargs):
         out = fn(*args, **kwargs)
         return (out, "extra") if out is not None else 0
+
     return run
 
 
@@ -57,6 +60,7 @@ def silent(fn):
             return fn(*args, **kwargs)
         finally:
             sys.stdout = old
+
     return run
 
 
@@ -66,6 +70,7 @@ def swallows(fn):
             return fn(*args, **kwargs)
         except Exception:  # noqa: BLE001 - the planted bug
             return None
+
     return run
 
 
@@ -77,11 +82,13 @@ def stale(fn):
         out = fn(*args, **kwargs)
         memo.append(out)
         return memo[0]
+
     return run
 
 
 def forgets_globals(fn):
     """Restores the function's global G after each call (a lost global write)."""
+
     def run(*args, **kwargs):
         g = fn.__globals__
         saved = g.get("G")
@@ -89,10 +96,11 @@ def forgets_globals(fn):
             return fn(*args, **kwargs)
         finally:
             g["G"] = saved
+
     return run
 
 
-PLANTED = '''
+PLANTED = """
 G = 0
 
 def f(a, xs):
@@ -103,13 +111,22 @@ def f(a, xs):
     if a > 2:
         raise ValueError(f"big {a}")
     return a * 2, len(xs)
-'''
+"""
 PLANTED_CALLS = (("1", "[5]"), ("2", "[]"), ("3", "[1, 2]"))
 
 
-@pytest.mark.parametrize("capture, part", [
-    (wrong_result, "result"), (copies_inputs, "args"), (silent, "stdout"), (swallows, "exception"),
-    (stale, "result"), (forgets_globals, "globals")], ids=lambda x: getattr(x, "__name__", x))
+@pytest.mark.parametrize(
+    "capture, part",
+    [
+        (wrong_result, "result"),
+        (copies_inputs, "args"),
+        (silent, "stdout"),
+        (swallows, "exception"),
+        (stale, "result"),
+        (forgets_globals, "globals"),
+    ],
+    ids=lambda x: getattr(x, "__name__", x),
+)
 def test_runner_sees_each_planted_bug(capture, part):
     verdict = differential.run(from_source(PLANTED, PLANTED_CALLS), capture)
     assert not verdict.ok, f"{capture.__name__} went unnoticed"
@@ -124,20 +141,23 @@ def test_runner_passes_the_plain_function():
 
 def test_runner_sees_a_lost_exception_chain():
     """Same type and message, but the exception no longer says what it was raised while handling."""
+
     def drops_context(fn):
         def run(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
             except Exception as e:  # noqa: BLE001 - the planted bug
                 raise type(e)(*e.args) from None
+
         return run
-    src = '''
+
+    src = """
 def f(a):
     try:
         {}[a]
     except KeyError:
         raise ValueError(a)
-'''
+"""
     assert differential.run(from_source(src, (("1",),)), identity).ok
     verdict = differential.run(from_source(src, (("1",),)), drops_context)
     assert verdict.mismatch.part == "exception", verdict.mismatch
@@ -148,36 +168,38 @@ def f(a):
 def test_runner_reports_a_failing_capture_call():
     def refuses(fn):
         raise RuntimeError("cannot capture")
+
     verdict = differential.run(from_source(PLANTED, PLANTED_CALLS), refuses)
     assert verdict.mismatch.part == "capture" and verdict.mismatch.call == -1
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
 def test_runner_sees_tensor_bugs():
-    import torch
-    src = '''
+    src = """
 import torch
 
 def f(t):
     v = t[0]
     v.mul_(2)
     return v, t.sum()
-'''
+"""
     calls = (("torch.ones(2, 3, requires_grad=False)",), ("torch.arange(6.0).reshape(2, 3)",))
 
-    def returns_copy(fn):        # result no longer aliases the input
+    def returns_copy(fn):  # result no longer aliases the input
         def run(*args, **kwargs):
             v, s = fn(*args)
             return v.clone(), s
+
         return run
 
     def wrong_dtype(fn):
         def run(*args, **kwargs):
             v, s = fn(*args)
             return v, s.double()
+
         return run
 
-    def detaches(fn):            # drops autograd history
+    def detaches(fn):  # drops autograd history
         return lambda *args: fn(*args).detach()
 
     for capture, part in ((returns_copy, "result"), (wrong_dtype, "result")):
@@ -185,21 +207,23 @@ def f(t):
         assert not verdict.ok and verdict.mismatch.part == part, capture.__name__
     assert differential.run(from_source(src, calls), identity).ok
 
-    grad_src = '''
+    grad_src = """
 import torch
 
 def f(t):
     return (t * t).sum()
-'''
+"""
     grad_calls = (("torch.ones(3, requires_grad=True)",),)
     verdict = differential.run(from_source(grad_src, grad_calls), detaches)
     assert not verdict.ok and verdict.mismatch.part == "result"
 
-    def wrong_grad(fn):          # same forward value, different gradient
+    def wrong_grad(fn):  # same forward value, different gradient
         def run(t):
             out = fn(t)
             return out + (t * 0.5).sum() - (t * 0.5).sum().detach()
+
         return run
+
     verdict = differential.run(from_source(grad_src, grad_calls), wrong_grad)
     assert not verdict.ok and verdict.mismatch.part == "grads", verdict.mismatch
 
@@ -226,16 +250,37 @@ def test_generator_is_deterministic(mode):
 def test_generated_programs_compile_run_and_cover_features(mode):
     """60 programs: all compile, each call of the plain function ends; features show up."""
     seen = set()
-    features = {"while ": "while", "for ": "for", "try:": "try", "except": "except",
-                "finally:": "finally", "def fn": "closure", "nonlocal": "nonlocal", "yield": "generator",
-                "lambda": "lambda", "raise ": "raise", " for c_": "comprehension", "print(": "print",
-                "break": "break", "continue": "continue", "match ": "match", ".append(": "list-mutation"}
+    features = {
+        "while ": "while",
+        "for ": "for",
+        "try:": "try",
+        "except": "except",
+        "finally:": "finally",
+        "def fn": "closure",
+        "nonlocal": "nonlocal",
+        "yield": "generator",
+        "lambda": "lambda",
+        "raise ": "raise",
+        " for c_": "comprehension",
+        "print(": "print",
+        "break": "break",
+        "continue": "continue",
+        "match ": "match",
+        ".append(": "list-mutation",
+    }
     if mode != "py":
-        features.update({"_(": "in-place", "[0]": "view", ".t()": "transpose", "no_grad": "no_grad",
-                         ".item()": "item"})
+        features.update(
+            {"_(": "in-place", "[0]": "view", ".t()": "transpose", "no_grad": "no_grad", ".item()": "item"}
+        )
     if mode == "module":
-        features.update({"self.act(": "submodule", "self.scale": "parameter", "self.count": "buffer",
-                         "self.training": "training"})
+        features.update(
+            {
+                "self.act(": "submodule",
+                "self.scale": "parameter",
+                "self.count": "buffer",
+                "self.training": "training",
+            }
+        )
     for seed in range(60):
         program = generate(seed, mode)
         compile(program.source, program.name, "exec")
@@ -245,22 +290,29 @@ def test_generated_programs_compile_run_and_cover_features(mode):
     assert seen == set(features.values()), f"never generated: {set(features.values()) - seen}"
 
 
-EXTRA_PATTERNS = {"sets": r"\{c_\d+ % \d for|set\(", "opaque": r"collections\.deque\(|len\(\w+\.(keys|items)\(\)\)",
-                  "dictiter": r"for [\w, ]+ in \w+(\.items\(\))?:", "classattr": r"\.kind\b",
-                  "exc": r"\n +raise\n|from e\n", "loops": r"while True:|for i\d+, \*i\d+ in",
-                  "tuples": r"(==|!=) \(-?\d+, ?-?\d*\)|divmod\(\w+, -?\d\) ==",
-                  "builtins": r"\.find\('a', 1\)|format\(|dict\.fromkeys|'%s' % \(|\)\.index\(",
-                  "breaks": r"nonlocal acc\d+|print\('fin'|yield j \*|err\d+ = e\d+",
-                  "objects": r"= Slot\(", "calls": r"kwf\("}
+EXTRA_PATTERNS = {
+    "sets": r"\{c_\d+ % \d for|set\(",
+    "opaque": r"collections\.deque\(|len\(\w+\.(keys|items)\(\)\)",
+    "dictiter": r"for [\w, ]+ in \w+(\.items\(\))?:",
+    "classattr": r"\.kind\b",
+    "exc": r"\n +raise\n|from e\n",
+    "loops": r"while True:|for i\d+, \*i\d+ in",
+    "tuples": r"(==|!=) \(-?\d+, ?-?\d*\)|divmod\(\w+, -?\d\) ==",
+    "builtins": r"\.find\('a', 1\)|format\(|dict\.fromkeys|'%s' % \(|\)\.index\(",
+    "breaks": r"nonlocal acc\d+|print\('fin'|yield j \*|err\d+ = e\d+",
+    "objects": r"= Slot\(",
+    "calls": r"kwf\(",
+}
 
 
 def test_extra_grammar_is_opt_in_and_covers_its_features():
     """`extra` programs compile, are deterministic, agree with themselves (they terminate) and
     show each feature's constructs; without `extra` a seed's program does not depend on them."""
     from bcfront.testing import fuzzextra
+
     assert generate(3, "py", extra=()).source == generate(3, "py").source
     assert generate(3, "py", extra=fuzzextra.FEATURES).name == "pyx-3"
-    assert set(EXTRA_PATTERNS) | {"guards"} == set(fuzzextra.FEATURES)   # guards: in the calls
+    assert set(EXTRA_PATTERNS) | {"guards"} == set(fuzzextra.FEATURES)  # guards: in the calls
     seen = {feat: False for feat in EXTRA_PATTERNS}
     for seed in range(50):
         program = generate(seed, "py", extra=fuzzextra.FEATURES)
@@ -278,6 +330,7 @@ def test_extra_grammar_is_opt_in_and_covers_its_features():
 
 def test_extra_feature_names_are_checked():
     from bcfront.testing.fuzzextra import FEATURES, parse_features
+
     assert parse_features("all") == FEATURES and parse_features("") == ()
     assert parse_features("sets, exc") == ("sets", "exc")
     with pytest.raises(ValueError, match="unknown fuzz feature"):
@@ -296,11 +349,15 @@ def test_most_generated_calls_do_not_raise():
 
 # -- shrinking and reproducers ---------------------------------------------------------------------
 
+
 def test_shrinker_cuts_a_planted_bug_to_a_few_statements():
     """`silent` hides prints: the first big generated program that prints shrinks to a few lines."""
     capture = silent
-    program = next(p for p in map(lambda s: generate(s, "py"), range(40))
-                   if p.size() > 20 and not differential.run(p, capture).ok)
+    program = next(
+        p
+        for p in map(lambda s: generate(s, "py"), range(40))
+        if p.size() > 20 and not differential.run(p, capture).ok
+    )
     small, small_verdict = shrink.shrink_mismatch(program, capture, budget=150)
     assert not small_verdict.ok and small_verdict.mismatch.part == "stdout"
     assert small.size() <= 6 < program.size(), small.source
@@ -313,6 +370,7 @@ def test_shrink_keeps_the_mismatch_kind():
     def still_fails(p):
         calls.append(p)
         return "print" in p.source
+
     program = from_source("def f(a):\n    x = a + 1\n    if x:\n        print(x)\n    return x\n", [["1"]])
     small = shrink.shrink(program, still_fails)
     assert "print" in small.source and small.size() == 1, small.source
@@ -325,7 +383,7 @@ def test_expression_variants():
 
 
 def test_from_source_round_trip_is_shrinkable():
-    src = '''
+    src = """
 def f(xs, k=2):
     total = 0
     for x in xs:
@@ -340,7 +398,7 @@ def f(xs, k=2):
     finally:
         print("done")
     return total
-'''
+"""
     program = from_source(src, [["[1, 5, 7]"], ["[]", "0"]])
     assert program.size() > 5
     ns1, ns2 = {}, {}
@@ -365,8 +423,10 @@ def test_reproducer_runs_standalone_and_fails_while_the_bug_persists(tmp_path):
 
 def test_call_spec_builds_positional_and_keyword_arguments():
     assert CallSpec(("1",)).build({}) == ((1,), {})
-    assert CallSpec(("1", "[2]", "k=3", "*(4, 5)", "**{'z': 6}")).build({}) == \
-        ((1, [2], 4, 5), {"k": 3, "z": 6})
+    assert CallSpec(("1", "[2]", "k=3", "*(4, 5)", "**{'z': 6}")).build({}) == (
+        (1, [2], 4, 5),
+        {"k": 3, "z": 6},
+    )
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="needs torch")

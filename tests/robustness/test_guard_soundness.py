@@ -10,6 +10,7 @@ module cases need torch.  Device: a CUDA device is used when there is one,
 otherwise the "meta" device stands in for a second device (the CPU-only CI
 checks that a meta tensor after a CPU capture is not served a CPU entry).
 """
+
 from __future__ import annotations
 
 import types
@@ -19,7 +20,6 @@ from typing import Callable
 import pytest
 
 import bcfront
-
 from bcfront.testing.differential import diff
 
 from .helpers import HAS_TORCH, assert_agree, make_namespace, outcome
@@ -28,6 +28,7 @@ from .helpers import HAS_TORCH, assert_agree, make_namespace, outcome
 @dataclass(frozen=True)
 class Case:
     """fn(*args()) depends on the state `change()` alters."""
+
     fn: Callable
     args: Callable[[], tuple]
     change: Callable[[], None]
@@ -47,6 +48,7 @@ def _run_case(case: Case, name: str) -> None:
 
 
 # -- pure-Python state --------------------------------------------------------------------------
+
 
 def global_int():
     """A global read by the function is rebound."""
@@ -80,6 +82,7 @@ def global_shadows_builtin():
 
 def closure_cell():
     """A closure cell is rebound through `nonlocal` after capture."""
+
     def outer():
         k = 2
 
@@ -89,7 +92,9 @@ def closure_cell():
         def set_k(v):
             nonlocal k
             k = v
+
         return f, set_k
+
     f, set_k = outer()
     return Case(f, lambda: (3,), lambda: set_k(7))
 
@@ -98,17 +103,22 @@ def module_attribute():
     """An attribute of a module the function reads is rebound."""
     mod = types.ModuleType("robust_cfg")
     mod.factor = 2
-    ns = make_namespace("""
+    ns = make_namespace(
+        """
         def f(x):
             return x * cfg.factor
-    """, cfg=mod)
+    """,
+        cfg=mod,
+    )
     return Case(ns["f"], lambda: (3,), lambda: setattr(mod, "factor", 9))
 
 
 def object_attribute():
     """An attribute of an argument object changes between calls (same object)."""
+
     class Obj:
         v = 1
+
     o = Obj()
     o.v = 4
     return Case(lambda obj: obj.v + 1, lambda: (o,), lambda: setattr(o, "v", 10))
@@ -116,6 +126,7 @@ def object_attribute():
 
 def object_identity():
     """A global object is replaced by another of a different class with the same attributes."""
+
     class A:
         def scale(self, x):
             return x * 2
@@ -123,27 +134,34 @@ def object_identity():
     class B:
         def scale(self, x):
             return x * 3
-    ns = make_namespace("""
+
+    ns = make_namespace(
+        """
         def f(x):
             return OBJ.scale(x) + isinstance(OBJ, Base)
-    """, OBJ=A(), Base=A)
+    """,
+        OBJ=A(),
+        Base=A,
+    )
     return Case(ns["f"], lambda: (5,), lambda: ns.__setitem__("OBJ", B()))
 
 
 def class_attribute():
     """A class attribute read through an instance is changed on the class."""
+
     class K:
         bonus = 1
+
     k = K()
-    return Case(lambda x: x + k.bonus, lambda: (1,), lambda: setattr(K, "bonus", 50),
-                lambda: setattr(K, "bonus", 1))
+    return Case(
+        lambda x: x + k.bonus, lambda: (1,), lambda: setattr(K, "bonus", 50), lambda: setattr(K, "bonus", 1)
+    )
 
 
 def dict_keys():
     """A key is added to a dict the function iterates over (same dict object)."""
     d = {"a": 1, "b": 2}
-    return Case(lambda m: [k + str(v) for k, v in m.items()], lambda: (d,),
-                lambda: d.__setitem__("c", 3))
+    return Case(lambda m: [k + str(v) for k, v in m.items()], lambda: (d,), lambda: d.__setitem__("c", 3))
 
 
 def dict_value():
@@ -175,36 +193,51 @@ def list_element():
 def int_to_bool():
     """An int argument becomes a bool of equal value (type, not value, changes)."""
     state = {"arg": 1}
-    return Case(lambda x: (type(x).__name__, repr(x), x + 1), lambda: (state["arg"],),
-                lambda: state.__setitem__("arg", True))
+    return Case(
+        lambda x: (type(x).__name__, repr(x), x + 1),
+        lambda: (state["arg"],),
+        lambda: state.__setitem__("arg", True),
+    )
 
 
 def default_argument():
     """A function's defaults tuple is replaced."""
+
     def f(x, k=2):
         return x * k
+
     return Case(f, lambda: (3,), lambda: setattr(f, "__defaults__", (5,)))
 
 
 def string_argument():
     """A string argument (with quotes and a newline) changes to another."""
     state = {"s": "it's"}
-    return Case(lambda s: s.upper() + "|" + str(len(s)), lambda: (state["s"],),
-                lambda: state.__setitem__("s", 'q"\n\u00e9'))
+    return Case(
+        lambda s: s.upper() + "|" + str(len(s)),
+        lambda: (state["s"],),
+        lambda: state.__setitem__("s", 'q"\n\u00e9'),
+    )
 
 
 def method_replaced():
     """A method is replaced on the class of an argument after capture."""
+
     class C:
         def scale(self):
             return 2
+
     c = C()
-    return Case(lambda obj, x: obj.scale() * x, lambda: (c, 3), lambda: setattr(C, "scale", lambda self: 10),
-                lambda: setattr(C, "scale", lambda self: 2))
+    return Case(
+        lambda obj, x: obj.scale() * x,
+        lambda: (c, 3),
+        lambda: setattr(C, "scale", lambda self: 10),
+        lambda: setattr(C, "scale", lambda self: 2),
+    )
 
 
 def callee_closure_cell():
     """A function the captured function calls (inlined) reads a cell that is rebound."""
+
     def make():
         k = 1
 
@@ -214,35 +247,63 @@ def callee_closure_cell():
         def set_k(v):
             nonlocal k
             k = v
+
         return g, set_k
+
     g, set_k = make()
     return Case(lambda x: g(x) * 2, lambda: (3,), lambda: set_k(40))
 
 
 def instance_attribute_shadows_method():
     """An instance attribute that shadows a class method appears after capture."""
+
     class C:
         def get(self):
             return 1
+
     c = C()
     return Case(lambda obj: obj.get(), lambda: (c,), lambda: setattr(c, "get", lambda: 99))
 
 
 def arguments_alias():
     """Two distinct arguments become the same object (`is`, and `==` by identity) -- L1."""
+
     class Plain:
         pass
+
     a, b = Plain(), Plain()
     state = {"args": (a, b)}
-    return Case(lambda x, y: (x is y, x == y, x in [y]), lambda: state["args"],
-                lambda: state.__setitem__("args", (a, a)))
+    return Case(
+        lambda x, y: (x is y, x == y, x in [y]),
+        lambda: state["args"],
+        lambda: state.__setitem__("args", (a, a)),
+    )
 
 
-PY_CASES = {f.__name__: f for f in (
-    global_int, global_function, global_shadows_builtin, closure_cell, module_attribute,
-    object_attribute, object_identity, class_attribute, dict_keys, dict_value, list_length,
-    list_element, int_to_bool, default_argument, string_argument, method_replaced, callee_closure_cell,
-    instance_attribute_shadows_method, arguments_alias)}
+PY_CASES = {
+    f.__name__: f
+    for f in (
+        global_int,
+        global_function,
+        global_shadows_builtin,
+        closure_cell,
+        module_attribute,
+        object_attribute,
+        object_identity,
+        class_attribute,
+        dict_keys,
+        dict_value,
+        list_length,
+        list_element,
+        int_to_bool,
+        default_argument,
+        string_argument,
+        method_replaced,
+        callee_closure_cell,
+        instance_attribute_shadows_method,
+        arguments_alias,
+    )
+}
 
 
 @pytest.mark.parametrize("name", sorted(PY_CASES))
@@ -252,6 +313,7 @@ def test_python_state_change_is_never_stale(name):
 
 # -- tensors, modules, torch global state ----------------------------------------------------------
 
+
 def _torch():
     return pytest.importorskip("torch")
 
@@ -260,16 +322,22 @@ def tensor_dtype():
     """The input's dtype changes (float32 -> float64)."""
     torch = _torch()
     state = {"dtype": torch.float32}
-    return Case(lambda x: x * 2 + 1, lambda: (torch.arange(6.0, dtype=state["dtype"]),),
-                lambda: state.__setitem__("dtype", torch.float64))
+    return Case(
+        lambda x: x * 2 + 1,
+        lambda: (torch.arange(6.0, dtype=state["dtype"]),),
+        lambda: state.__setitem__("dtype", torch.float64),
+    )
 
 
 def tensor_shape():
     """The input's shape changes (python code reads it, too)."""
     torch = _torch()
     state = {"n": 3}
-    return Case(lambda x: x.sum(0) * x.shape[0], lambda: (torch.ones(state["n"], 2),),
-                lambda: state.__setitem__("n", 5))
+    return Case(
+        lambda x: x.sum(0) * x.shape[0],
+        lambda: (torch.ones(state["n"], 2),),
+        lambda: state.__setitem__("n", 5),
+    )
 
 
 def tensor_stride():
@@ -280,6 +348,7 @@ def tensor_stride():
     def make():
         x = torch.arange(6.0).reshape(2, 3)
         return (x.t().contiguous().t() if state["t"] else x,)
+
     return Case(lambda x: (x.view(-1) * 2, x.stride()), make, lambda: state.__setitem__("t", True))
 
 
@@ -292,8 +361,10 @@ def tensor_device():
     def f(x):
         y = x * 2 + 1
         return y.device.type, tuple(y.shape), y.dtype
-    return Case(f, lambda: (torch.ones(3, device=state["device"]),),
-                lambda: state.__setitem__("device", other))
+
+    return Case(
+        f, lambda: (torch.ones(3, device=state["device"]),), lambda: state.__setitem__("device", other)
+    )
 
 
 def tensor_requires_grad():
@@ -304,33 +375,44 @@ def tensor_requires_grad():
     def f(x):
         y = x * 3
         return (y, "grad") if x.requires_grad else (y, "no grad")
-    return Case(f, lambda: (torch.ones(2, requires_grad=state["rg"]),),
-                lambda: state.__setitem__("rg", True))
+
+    return Case(f, lambda: (torch.ones(2, requires_grad=state["rg"]),), lambda: state.__setitem__("rg", True))
 
 
 def grad_mode():
     """Global grad mode is switched off after capture."""
     torch = _torch()
     w = torch.ones(3, requires_grad=True)
-    return Case(lambda x: (x * w, torch.is_grad_enabled()), lambda: (torch.ones(3),),
-                lambda: torch.set_grad_enabled(False), lambda: torch.set_grad_enabled(True))
+    return Case(
+        lambda x: (x * w, torch.is_grad_enabled()),
+        lambda: (torch.ones(3),),
+        lambda: torch.set_grad_enabled(False),
+        lambda: torch.set_grad_enabled(True),
+    )
 
 
 def default_dtype():
     """The default dtype changes: factory calls inside the function follow it."""
     torch = _torch()
     old = torch.get_default_dtype()
-    return Case(lambda x: torch.ones(2) + x.sum(), lambda: (torch.ones(2, dtype=torch.float64),),
-                lambda: torch.set_default_dtype(torch.float64), lambda: torch.set_default_dtype(old))
+    return Case(
+        lambda x: torch.ones(2) + x.sum(),
+        lambda: (torch.ones(2, dtype=torch.float64),),
+        lambda: torch.set_default_dtype(torch.float64),
+        lambda: torch.set_default_dtype(old),
+    )
 
 
 def global_tensor_replaced():
     """A global tensor is rebound to a tensor with other values (same metadata)."""
     torch = _torch()
-    ns = make_namespace("""
+    ns = make_namespace(
+        """
         def f(x):
             return x + BIAS
-    """, BIAS=torch.ones(3))
+    """,
+        BIAS=torch.ones(3),
+    )
     return Case(ns["f"], lambda: (torch.zeros(3),), lambda: ns.__setitem__("BIAS", torch.full((3,), 7.0)))
 
 
@@ -341,6 +423,7 @@ def module_training():
     class M(torch.nn.Module):
         def forward(self, x):
             return x * (2 if self.training else 3)
+
     m = M()
     return Case(m, lambda: (torch.ones(2),), m.eval)
 
@@ -353,6 +436,7 @@ def module_parameter_replaced():
     def change():
         with torch.no_grad():
             m.weight = torch.nn.Parameter(torch.full((2, 3), 0.5))
+
     return Case(m, lambda: (torch.ones(1, 3),), change)
 
 
@@ -364,11 +448,13 @@ def module_parameter_in_place():
     def change():
         with torch.no_grad():
             m.weight.mul_(-3)
+
     return Case(m, lambda: (torch.ones(1, 3),), change)
 
 
 def _module_with_act(torch):
     """An instance of a fresh module class whose forward calls its child `act` (a ReLU)."""
+
     class M(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -376,6 +462,7 @@ def _module_with_act(torch):
 
         def forward(self, x):
             return self.act(x) + 1
+
     return M()
 
 
@@ -397,6 +484,7 @@ def module_plain_attribute():
 
         def forward(self, x):
             return x * self.scale
+
     m = M()
     return Case(m, lambda: (torch.ones(2),), lambda: setattr(m, "scale", 5))
 
@@ -412,6 +500,7 @@ def module_buffer_replaced():
 
         def forward(self, x):
             return x + self.offset
+
     m = M()
     return Case(m, lambda: (torch.ones(3),), lambda: setattr(m, "offset", torch.full((3,), 4.0)))
 
@@ -424,6 +513,7 @@ def module_hook_added():
 
     def change():
         handles.append(m.register_forward_hook(lambda mod, inp, out: out * 0 + 7))
+
     return Case(m, lambda: (torch.ones(1, 2),), change, lambda: [h.remove() for h in handles])
 
 
@@ -434,8 +524,13 @@ def torch_function_patched():
 
     def change():
         torch.nn.functional.gelu = lambda x, approximate="none": x * 100
-    return Case(lambda x: torch.nn.functional.gelu(x) + 1, lambda: (torch.ones(2),), change,
-                lambda: setattr(torch.nn.functional, "gelu", original))
+
+    return Case(
+        lambda x: torch.nn.functional.gelu(x) + 1,
+        lambda: (torch.ones(2),),
+        change,
+        lambda: setattr(torch.nn.functional, "gelu", original),
+    )
 
 
 def python_scalar_into_tensor_op():
@@ -446,6 +541,7 @@ def python_scalar_into_tensor_op():
 
 
 # -- nn.Module trees: every way to change what a nested submodule call does -----------------------
+
 
 def _tree():
     """A fresh Outer(Inner(Linear, ReLU, scale)) whose classes belong to this case alone (so a
@@ -474,6 +570,7 @@ def _tree():
             for layer in self.layers:
                 x = layer(x)
             return x
+
     torch.manual_seed(0)
     return Outer(), Inner
 
@@ -482,8 +579,9 @@ def _tree_case(change, restore=None):
     torch = _torch()
     m, Inner = _tree()
     x = torch.linspace(-1, 1, 6).reshape(2, 3)
-    return Case(m, lambda: (x,), lambda: change(m, Inner),
-                (lambda: restore(m, Inner)) if restore else (lambda: None))
+    return Case(
+        m, lambda: (x,), lambda: change(m, Inner), (lambda: restore(m, Inner)) if restore else (lambda: None)
+    )
 
 
 def tree_child_via_setattr():
@@ -512,18 +610,23 @@ def tree_child_forward_on_instance():
 
 def tree_class_forward_replaced():
     """The class of a nested submodule gets a new `forward`."""
+
     def change(m, Inner):
         Inner.forward = lambda self, x: self.lin(x) * 10
+
     return _tree_case(change)
 
 
 def tree_child_class_swapped():
     """A nested submodule's `__class__` is reassigned to a subclass with another forward."""
+
     def change(m, Inner):
         class Sub(Inner):
             def forward(self, x):
                 return self.lin(x) - 100
+
         m.inner.__class__ = Sub
+
     return _tree_case(change)
 
 
@@ -538,6 +641,7 @@ def tree_parameter_via_parameters_dict():
 
     def change(m, _):
         m.inner.lin._parameters["weight"] = torch.nn.Parameter(torch.full((3, 3), 0.25))
+
     return _tree_case(change)
 
 
@@ -548,6 +652,7 @@ def tree_parameter_data_reshaped():
     def change(m, _):
         with torch.no_grad():
             m.inner.lin.bias.data = torch.full((1,), 3.0)
+
     return _tree_case(change)
 
 
@@ -558,8 +663,10 @@ def tree_plain_attribute():
 
 def tree_instance_dict_replaced():
     """A nested submodule's whole `__dict__` is replaced by a copy with one attribute changed."""
+
     def change(m, _):
         m.inner.__dict__ = {**m.inner.__dict__, "scale": 7}
+
     return _tree_case(change)
 
 
@@ -569,6 +676,7 @@ def tree_child_hook():
 
     def change(m, _):
         handles.append(m.inner.act.register_forward_hook(lambda mod, inp, out: out + 5))
+
     return _tree_case(change, lambda m, _: [h.remove() for h in handles])
 
 
@@ -578,6 +686,7 @@ def tree_child_hooks_dict_replaced():
 
     def change(m, _):
         m.inner.lin._forward_pre_hooks = collections.OrderedDict({0: lambda mod, inp: (inp[0] * 0,)})
+
     return _tree_case(change)
 
 
@@ -587,8 +696,12 @@ def tree_global_hook():
     handles = []
 
     def change(m, _):
-        handles.append(torch.nn.modules.module.register_module_forward_hook(
-            lambda mod, inp, out: out * 2 if isinstance(out, torch.Tensor) else out))
+        handles.append(
+            torch.nn.modules.module.register_module_forward_hook(
+                lambda mod, inp, out: out * 2 if isinstance(out, torch.Tensor) else out
+            )
+        )
+
     return _tree_case(change, lambda m, _: [h.remove() for h in handles])
 
 
@@ -610,22 +723,53 @@ def tree_class_attribute_shadows_child():
     torch = _torch()
     m = _module_with_act(torch)
     cls, tanh = type(m), torch.nn.Tanh()
-    return Case(m, lambda: (torch.linspace(-2, 2, 5),),
-                lambda: setattr(cls, "act", property(lambda self: tanh)),
-                lambda: delattr(cls, "act"))
+    return Case(
+        m,
+        lambda: (torch.linspace(-2, 2, 5),),
+        lambda: setattr(cls, "act", property(lambda self: tanh)),
+        lambda: delattr(cls, "act"),
+    )
 
 
-TORCH_CASES = {f.__name__: f for f in (
-    tensor_dtype, tensor_shape, tensor_stride, tensor_device, tensor_requires_grad, grad_mode,
-    default_dtype, global_tensor_replaced, module_training, module_parameter_replaced,
-    module_parameter_in_place, module_submodule_replaced, python_scalar_into_tensor_op,
-    module_plain_attribute, module_buffer_replaced, module_hook_added, torch_function_patched,
-    tree_child_via_setattr, tree_child_via_modules_dict, tree_child_shadowed_in_instance_dict,
-    tree_child_forward_on_instance, tree_class_forward_replaced, tree_child_class_swapped,
-    tree_child_training, tree_parameter_via_parameters_dict, tree_parameter_data_reshaped,
-    tree_plain_attribute, tree_instance_dict_replaced, tree_child_hook, tree_child_hooks_dict_replaced,
-    tree_global_hook, tree_module_list_item, tree_module_list_append,
-    tree_class_attribute_shadows_child)}
+TORCH_CASES = {
+    f.__name__: f
+    for f in (
+        tensor_dtype,
+        tensor_shape,
+        tensor_stride,
+        tensor_device,
+        tensor_requires_grad,
+        grad_mode,
+        default_dtype,
+        global_tensor_replaced,
+        module_training,
+        module_parameter_replaced,
+        module_parameter_in_place,
+        module_submodule_replaced,
+        python_scalar_into_tensor_op,
+        module_plain_attribute,
+        module_buffer_replaced,
+        module_hook_added,
+        torch_function_patched,
+        tree_child_via_setattr,
+        tree_child_via_modules_dict,
+        tree_child_shadowed_in_instance_dict,
+        tree_child_forward_on_instance,
+        tree_class_forward_replaced,
+        tree_child_class_swapped,
+        tree_child_training,
+        tree_parameter_via_parameters_dict,
+        tree_parameter_data_reshaped,
+        tree_plain_attribute,
+        tree_instance_dict_replaced,
+        tree_child_hook,
+        tree_child_hooks_dict_replaced,
+        tree_global_hook,
+        tree_module_list_item,
+        tree_module_list_append,
+        tree_class_attribute_shadows_child,
+    )
+}
 
 
 # case name -> reason, for cases that expose an open bug (strict xfail; docs/known-bugs.md).
@@ -634,8 +778,12 @@ OPEN_BUGS: dict[str, str] = {}
 
 
 def _torch_params():
-    return [pytest.param(n, marks=(pytest.mark.xfail(strict=True, reason=OPEN_BUGS[n]),) if n in OPEN_BUGS
-                         else ()) for n in sorted(TORCH_CASES)]
+    return [
+        pytest.param(
+            n, marks=(pytest.mark.xfail(strict=True, reason=OPEN_BUGS[n]),) if n in OPEN_BUGS else ()
+        )
+        for n in sorted(TORCH_CASES)
+    ]
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="needs torch")

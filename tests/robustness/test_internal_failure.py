@@ -15,6 +15,7 @@ raise an exception no user code would.  The captured function must then
 compilation, marks the function native and warns once, saying how to report
 it (docs/known-bugs.md F7).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -24,6 +25,7 @@ import pytest
 import bcfront
 
 from .helpers import HAS_TORCH, outcome
+
 
 class SimulatedBug(Exception):
     """What a bug inside bcfront looks like to the caller."""
@@ -38,14 +40,18 @@ def _patch_attr(path):
 
     def apply(monkeypatch):
         import importlib
+
         monkeypatch.setattr(importlib.import_module(module), name, _boom)
+
     return apply
 
 
 def _patch_handler(opname):
     def apply(monkeypatch):
         from bcfront.frontend.interp.handlers import HANDLERS
+
         monkeypatch.setitem(HANDLERS, opname, _boom)
+
     return apply
 
 
@@ -114,6 +120,7 @@ def test_fallback_warning_says_how_to_report(monkeypatch):
 @pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
 def test_backend_failure_falls_back_to_native(monkeypatch):
     import torch
+
     _patch_attr("bcfront.backends.compile_graph")(monkeypatch)
 
     def fn(x, log):

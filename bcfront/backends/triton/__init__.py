@@ -14,32 +14,36 @@ grouping) -> `codegen` + `codegen_reduce` (Triton source, op spellings in
 code), tied together by `compile`.  Importing this package does not import
 torch or triton; `compile_fx` does.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["compile_fx", "TritonConfig", "CompiledTritonGraph"]
+__all__ = ["CompiledTritonGraph", "TritonConfig", "compile_fx"]
 
 
 @dataclass(frozen=True)
 class TritonConfig:
     """Knobs of the backend (defaults are what `compile_fx` uses)."""
-    persistent_max: int = 4096        # widest reduction row held in registers
+
+    persistent_max: int = 4096  # widest reduction row held in registers
     looped_rblock: int | None = None  # force looped reductions with this RBLOCK
-    fuse: bool = True                 # False: one kernel per lowered buffer
-    autotune: bool = True             # benchmark launch configs on first GPU use
-    cache_dir: str | None = None      # default: $BCFRONT_CACHE_DIR or ~/.cache/bcfront
+    fuse: bool = True  # False: one kernel per lowered buffer
+    autotune: bool = True  # benchmark launch configs on first GPU use
+    cache_dir: str | None = None  # default: $BCFRONT_CACHE_DIR or ~/.cache/bcfront
 
 
 def compile_fx(gm, example_inputs, config: TritonConfig | None = None):
     """Compile an FX graph for the inputs' shapes, strides and dtypes; other
     input layouts are compiled on first sight."""
     from .compile import CompiledTritonGraph
+
     return CompiledTritonGraph(gm, list(example_inputs), config or TritonConfig())
 
 
 def __getattr__(name):
     if name == "CompiledTritonGraph":
         from .compile import CompiledTritonGraph
+
         return CompiledTritonGraph
     raise AttributeError(name)

@@ -16,6 +16,7 @@ Kernel shapes:
 Index arithmetic is printed from canonical `index.Affine` expressions, with
 each floor-div / modulo atom named once (``x0 = xindex % 64``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,26 +24,26 @@ import re
 from dataclasses import dataclass
 
 from . import index as ix
+from .codegen_reduce import ReductionEmitter
 from .fuse import KernelPlan
 from .ir import Arena, compute_dtype, numel
-from .codegen_reduce import ReductionEmitter
-from .triton_ops import (TL_DTYPE, helper_source, helpers_used, literal, render, render_cast)
+from .triton_ops import TL_DTYPE, helper_source, helpers_used, literal, render, render_cast
 
 INT32_LIMIT = 2**31 - 1
-INDEX_ASSERT = "bcfront: index out of bounds"   # runtime turns it into an IndexError
+INDEX_ASSERT = "bcfront: index out of bounds"  # runtime turns it into an IndexError
 
 
 @dataclass(frozen=True, slots=True)
 class KernelSource:
     name: str
-    source: str        # a module: imports, helpers, one @triton.jit kernel
-    args: tuple        # buffer names in signature order
-    kind: str          # pointwise | tiled | persistent | looped
-    numels: tuple      # (xnumel,) | (ynumel, xnumel) | (xnumel, rnumel)
+    source: str  # a module: imports, helpers, one @triton.jit kernel
+    args: tuple  # buffer names in signature order
+    kind: str  # pointwise | tiled | persistent | looped
+    numels: tuple  # (xnumel,) | (ynumel, xnumel) | (xnumel, rnumel)
     ops: tuple
-    rblock: int = 0    # the fixed RBLOCK of a persistent reduction
-    columns: bool = False   # a reduction whose data is contiguous along x, not r
-    checked: bool = False   # holds index-range asserts: launch with debug on (runtime)
+    rblock: int = 0  # the fixed RBLOCK of a persistent reduction
+    columns: bool = False  # a reduction whose data is contiguous along x, not r
+    checked: bool = False  # holds index-range asserts: launch with debug on (runtime)
 
 
 def next_pow2(n: int) -> int:
@@ -55,8 +56,9 @@ def next_pow2(n: int) -> int:
 class _Writer(ReductionEmitter):
     """Emits the body of one kernel."""
 
-    def __init__(self, plan: KernelPlan, arena: Arena, layouts: dict, persistent_max: int,
-                 looped_rblock: int | None):
+    def __init__(
+        self, plan: KernelPlan, arena: Arena, layouts: dict, persistent_max: int, looped_rblock: int | None
+    ):
         self.plan, self.arena, self.layouts = plan, arena, layouts
         self.params: dict[str, str] = {}
         self.loads_order: list[str] = []
@@ -75,7 +77,7 @@ class _Writer(ReductionEmitter):
         self.persistent_max, self.looped_rblock = persistent_max, looped_rblock
         self.columns = False
         if plan.is_reduction:
-            self.kind = "reduction"      # persistent or looped: decided in iteration_vars
+            self.kind = "reduction"  # persistent or looped: decided in iteration_vars
         else:
             self.kind = "pointwise"
         self.ysizes: list = []
@@ -88,10 +90,12 @@ class _Writer(ReductionEmitter):
         """Replace loads of in-kernel buffers by the producing values."""
         ar = self.arena
         for m in self.plan.members:
+
             def leaf(_, n, _res=self.resolved):
                 if n.op == "load" and n.attr[0] in _res:
                     return _res[n.attr[0]]
                 return None
+
             body = ar.rewrite([m.body], leaf)[0]
             if m.node.scan:
                 self.red_body[m.node.name] = self.resolved[m.node.name] = body
@@ -130,8 +134,8 @@ class _Writer(ReductionEmitter):
         names = list(self.resolved)
         roots = [self.resolved[n] for n in names] + [self.red_body[n] for n in self.red_body]
         new = self.arena.substitute(roots, mapping, rng)
-        self.resolved = dict(zip(names, new[:len(names)]))
-        self.red_body = dict(zip(self.red_body, new[len(names):]))
+        self.resolved = dict(zip(names, new[: len(names)]))
+        self.red_body = dict(zip(self.red_body, new[len(names) :]))
         self.stores = {m.node.name: ix.substitute(m.store, mapping, rng) for m in self.plan.members}
         if self.kind == "reduction":
             # Rows contiguous along x (a column reduction) are strided along r: keep
@@ -165,8 +169,11 @@ class _Writer(ReductionEmitter):
                     j = int(atom.name[1:])
                     if j != last:
                         split = max(split, j + 1)
-        if split == 0 or numel([s for s, _ in space[:split]]) < 16 \
-                or numel([s for s, _ in space[split:]]) < 16:
+        if (
+            split == 0
+            or numel([s for s, _ in space[:split]]) < 16
+            or numel([s for s, _ in space[split:]]) < 16
+        ):
             return 0
         return split
 
@@ -221,7 +228,7 @@ class _Writer(ReductionEmitter):
 
     @staticmethod
     def var_dims(names) -> frozenset:
-        return frozenset(n[0] for n in names)   # 'x', 'r', 'y'
+        return frozenset(n[0] for n in names)  # 'x', 'r', 'y'
 
     # ---------------------------------------------------------------- values
     def node_dims(self, n) -> frozenset:
@@ -357,7 +364,7 @@ class _Writer(ReductionEmitter):
         dims = self.store_dims(self.stores[name])
         n = self.arena[root]
         if n.op == "cast" and n.dtype == lay.dtype and lay.dtype in ("float16", "bfloat16"):
-            root = n.args[0]        # the store rounds anyway: skip the explicit round trip
+            root = n.args[0]  # the store rounds anyway: skip the explicit round trip
         self.store_value(name, self.broadcast(root, self.value(root), dims, lay.dtype))
 
     def store_value(self, name: str, val: str):
@@ -390,7 +397,7 @@ class _Writer(ReductionEmitter):
         stored = self.plan.stored
         members = self.plan.members
         if members[0].node.scan:
-            return self.write_scan(members[0])      # a scan is its kernel's only member
+            return self.write_scan(members[0])  # a scan is its kernel's only member
         if self.kind in ("pointwise", "tiled", "persistent"):
             for m in members:
                 if m.node.reduced:
@@ -399,13 +406,17 @@ class _Writer(ReductionEmitter):
                     self.store(m.node.name, self.resolved[m.node.name])
             return self.pre
         self.online = self.find_online_pairs()
-        partner = {mx: next(m for m in members if m.node.name == sm)
-                   for sm, mx in self.online.items()}
+        partner = {mx: next(m for m in members if m.node.name == sm) for sm, mx in self.online.items()}
         phase = self.phases()
         # loops run the reductions and the row stores; kept-dim stores follow the last
-        nloops = 1 + max([phase[m.node.name] for m in members
-                          if m.node.reduced or "rindex" in ix.free_vars(self.stores[m.node.name])],
-                         default=0)
+        nloops = 1 + max(
+            [
+                phase[m.node.name]
+                for m in members
+                if m.node.reduced or "rindex" in ix.free_vars(self.stores[m.node.name])
+            ],
+            default=0,
+        )
         lines: list[str] = []
         for p in range(nloops):
             self.begin_loop()
@@ -432,9 +443,11 @@ class _Writer(ReductionEmitter):
         return lines + self.pre
 
     def loop_header(self) -> list[str]:
-        return [f"    for roffset in range(0, {self.rnumel}, RBLOCK):",
-                "        rindex = roffset + rbase",
-                f"        rmask = rindex < {self.rnumel}"]
+        return [
+            f"    for roffset in range(0, {self.rnumel}, RBLOCK):",
+            "        rindex = roffset + rbase",
+            f"        rmask = rindex < {self.rnumel}",
+        ]
 
     def _in_phase(self, members, phase, p):
         """Members that loop `p` handles (an online sum goes with its max)."""
@@ -506,8 +519,15 @@ def _short_ops(ops) -> str:
     return "_".join(names) or "copy"
 
 
-def generate(plan: KernelPlan, arena: Arena, layouts: dict, *, interpret: bool,
-             persistent_max: int = 4096, looped_rblock: int | None = None) -> KernelSource:
+def generate(
+    plan: KernelPlan,
+    arena: Arena,
+    layouts: dict,
+    *,
+    interpret: bool,
+    persistent_max: int = 4096,
+    looped_rblock: int | None = None,
+) -> KernelSource:
     """Triton source for `plan`."""
     w = _Writer(plan, arena, layouts, persistent_max, looped_rblock)
     w.resolve()

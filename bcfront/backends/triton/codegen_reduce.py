@@ -9,6 +9,7 @@ logsumexp read a long row twice instead of three times.  A scan (cumsum)
 is `tl.cumsum` over the row block; looped, it carries the running total of
 the chunks before.
 """
+
 from __future__ import annotations
 
 from .ir import compute_dtype, identity, is_float
@@ -92,8 +93,11 @@ class ReductionEmitter:
         elif kind == "prod":
             line = f"{acc} = {acc} * {masked}"
         elif kind in ("max", "min"):
-            line = (f"{acc} = _{kind}_nan({acc}, {masked})" if is_float(cd)
-                    else f"{acc} = tl.{kind}imum({acc}, {masked})")  # elementwise: no tl.reduce
+            line = (
+                f"{acc} = _{kind}_nan({acc}, {masked})"
+                if is_float(cd)
+                else f"{acc} = tl.{kind}imum({acc}, {masked})"
+            )  # elementwise: no tl.reduce
         elif kind in ("any", "all"):
             line = f"{acc} = {acc} {'|' if kind == 'any' else '&'} {masked}"
         else:
@@ -112,8 +116,11 @@ class ReductionEmitter:
         """sum reductions whose body is exp(a - max(a)) for a max reduction of the
         same kernel over the same `a`: {sum name: max name}."""
         ar = self.arena
-        maxes = {m.node.name: self.red_body[m.node.name] for m in self.plan.members
-                 if m.node.reduction == "max" and is_float(ar[self.red_body[m.node.name]].dtype)}
+        maxes = {
+            m.node.name: self.red_body[m.node.name]
+            for m in self.plan.members
+            if m.node.reduction == "max" and is_float(ar[self.red_body[m.node.name]].dtype)
+        }
         pairs = {}
         for m in self.plan.members:
             if m.node.reduction != "sum":
@@ -138,7 +145,7 @@ class ReductionEmitter:
     def online_loop_step(self, mx, sm):
         acc = self.accs[mx.node.name]
         body = self.red_body[mx.node.name]
-        v = self.masked_input(mx, self.value(body), body)      # masked lanes: -inf
+        v = self.masked_input(mx, self.value(body), body)  # masked lanes: -inf
         t = self.tmp()
         self.emit(f"{t}_v = {v}", "r")
         self.emit(f"{t}_m = _max_nan({acc}_m, {t}_v)", "r")
@@ -181,7 +188,7 @@ class ReductionEmitter:
         for m in self.plan.members:
             name = m.node.name
             if name in self.online:
-                phase[name] = phase[self.online[name]]     # computed with its max
+                phase[name] = phase[self.online[name]]  # computed with its max
             elif m.node.reduced:
                 phase[name] = readiness(self.red_body[name])
             else:

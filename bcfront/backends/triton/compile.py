@@ -1,4 +1,5 @@
 """`CompiledTritonGraph`: the callable `compile_fx` returns, one specialization per input signature."""
+
 from __future__ import annotations
 
 import torch
@@ -69,14 +70,19 @@ class Specialization:
         _check_device(prog)
         steps = schedule(prog, fuse=config.fuse)
         root = cache_root(config.cache_dir)
-        private_dir(private_dir(root) / "kernels")    # refuse an unsafe cache up front
+        private_dir(private_dir(root) / "kernels")  # refuse an unsafe cache up front
         sources, launchers, self.kernels = {}, {}, []
         interpret = interpreting()
         for st in steps:
             if isinstance(st, KernelPlan):
-                ks = generate(st, prog.arena, prog.layouts, interpret=interpret,
-                              persistent_max=config.persistent_max,
-                              looped_rblock=config.looped_rblock)
+                ks = generate(
+                    st,
+                    prog.arena,
+                    prog.layouts,
+                    interpret=interpret,
+                    persistent_max=config.persistent_max,
+                    looped_rblock=config.looped_rblock,
+                )
                 sources[id(st)] = ks
                 launchers[id(st)] = Launcher(ks, root, autotune=config.autotune)
                 self.kernels.append(TritonKernel(ks.name, ks.ops, ks.source, ks.kind, ks.numels))
@@ -95,8 +101,10 @@ def _check_device(prog) -> None:
         return
     if dev.type == "cpu" and interpreting():
         return
-    raise BcfrontError(f"the triton backend runs on CUDA tensors (or CPU tensors under "
-                       f"TRITON_INTERPRET=1), not on {dev.type}")
+    raise BcfrontError(
+        f"the triton backend runs on CUDA tensors (or CPU tensors under "
+        f"TRITON_INTERPRET=1), not on {dev.type}"
+    )
 
 
 class CompiledTritonGraph:
@@ -108,6 +116,7 @@ class CompiledTritonGraph:
         self._specs: dict = {}
         self._aliasing = False
         from .frontend import module_state
+
         # kernels compute no gradients: with autograd recording, eager runs instead
         self._state_needs_grad = any(t.requires_grad for t in module_state(gm)[1])
         self._current = self._specialize(example_inputs)
@@ -141,8 +150,9 @@ class CompiledTritonGraph:
         return self._current.wrapper_source
 
     def __call__(self, *args):
-        if torch.is_grad_enabled() and (self._state_needs_grad or any(
-                isinstance(a, torch.Tensor) and a.requires_grad for a in args)):
+        if torch.is_grad_enabled() and (
+            self._state_needs_grad or any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+        ):
             return self._gm(*args)
         spec = self._specs.get(signature(args, self._aliasing))
         if spec is None:

@@ -8,6 +8,7 @@ while ops better left to a library (matmul, convolution, attention, random
 ops) are kept whole so that they become extern calls, and embedding is kept
 whole for the gather rule.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,26 +21,64 @@ aten = torch.ops.aten
 
 # Kept whole even where torch ships a decomposition: library kernels beat ours
 # (embedding is kept whole because `rules_gather` lowers it as one gather).
-_KEEP = ("scaled_dot_product", "embedding", "addmm", "convolution", "_flash_attention",
-         "_efficient_attention", "_cudnn_attention")
+_KEEP = (
+    "scaled_dot_product",
+    "embedding",
+    "addmm",
+    "convolution",
+    "_flash_attention",
+    "_efficient_attention",
+    "_cudnn_attention",
+)
 
 # Lowered directly (index arithmetic); their decompositions gather through index tensors.
 _LOWERED = ("roll",)
 
 # Decomposed even though core ATen keeps them: they fuse into one kernel.
 _DECOMPOSE = (
-    "_softmax", "_log_softmax", "native_layer_norm", "gelu", "hardtanh", "leaky_relu", "elu",
-    "hardswish", "hardsigmoid", "mish", "logsumexp", "_safe_softmax", "std", "std_mean",
-    "rms_norm", "_fused_rms_norm", "native_dropout", "silu", "glu", "lerp", "addcmul", "addcdiv",
-    "logit", "xlogy", "softplus", "threshold", "clamp_min", "clamp_max", "square", "frac",
-    "native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
-    "_native_batch_norm_legit_functional", "native_group_norm", "group_norm",
+    "_softmax",
+    "_log_softmax",
+    "native_layer_norm",
+    "gelu",
+    "hardtanh",
+    "leaky_relu",
+    "elu",
+    "hardswish",
+    "hardsigmoid",
+    "mish",
+    "logsumexp",
+    "_safe_softmax",
+    "std",
+    "std_mean",
+    "rms_norm",
+    "_fused_rms_norm",
+    "native_dropout",
+    "silu",
+    "glu",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "logit",
+    "xlogy",
+    "softplus",
+    "threshold",
+    "clamp_min",
+    "clamp_max",
+    "square",
+    "frac",
+    "native_batch_norm",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit_functional",
+    "native_group_norm",
+    "group_norm",
 )
 
 
 @functools.lru_cache(maxsize=1)
 def decomposition_table() -> dict:
     import torch._decomp as D
+
     table = dict(D.core_aten_decompositions())
     for op in list(table):
         if any(k in str(op) for k in _KEEP) or op.name().split("::")[-1].split(".")[0] in _LOWERED:
@@ -53,8 +92,7 @@ def module_state(gm) -> tuple[list, list]:
     """Names and tensors of `gm`'s parameters and buffers (traced as inputs)."""
     if not isinstance(gm, torch.nn.Module):
         return [], []
-    items = list(gm.named_parameters(remove_duplicate=False)) + \
-        list(gm.named_buffers(remove_duplicate=False))
+    items = list(gm.named_parameters(remove_duplicate=False)) + list(gm.named_buffers(remove_duplicate=False))
     return [n for n, _ in items], [t for _, t in items]
 
 
@@ -68,6 +106,7 @@ def trace_aten(gm, example_inputs):
     in training mode bumps its counters in place) and turns writes to buffers
     into ordinary input mutations, copied back after the kernels."""
     from torch.func import functional_call, functionalize
+
     holder = {}
     names, state = module_state(gm)
     n_state = len(names)
@@ -82,8 +121,10 @@ def trace_aten(gm, example_inputs):
 
     inputs = list(state) + list(example_inputs)
     fake = any(isinstance(t, torch._subclasses.FakeTensor) for t in inputs)
-    traced = make_fx(functionalize(flat_fn, remove="mutations"),
-                     decomposition_table=decomposition_table(),
-                     tracing_mode="real" if fake else "fake",
-                     _allow_non_fake_inputs=True)(*inputs)
+    traced = make_fx(
+        functionalize(flat_fn, remove="mutations"),
+        decomposition_table=decomposition_table(),
+        tracing_mode="real" if fake else "fake",
+        _allow_non_fake_inputs=True,
+    )(*inputs)
     return traced, holder["spec"], state

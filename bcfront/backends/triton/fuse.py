@@ -17,6 +17,7 @@ A scan (cumsum) is a kernel of its own.
 The graph is functional (input mutations are copy-backs after the last step),
 so a kernel never crosses a write to storage that another step reads.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,10 +41,11 @@ def is_reduction_space(space) -> bool:
 @dataclass(slots=True)
 class Member:
     """A node placed in a kernel; `level` is 'full' or 'x' (kept dims only)."""
+
     node: Compute
     level: str
-    body: int = -1                 # node.body over kernel variables k0..
-    store: ix.Affine = ix.ZERO     # output offset over kernel variables
+    body: int = -1  # node.body over kernel variables k0..
+    store: ix.Affine = ix.ZERO  # output offset over kernel variables
 
 
 @dataclass(slots=True)
@@ -148,7 +150,7 @@ def _reads_ok(arena: Arena, member: Member, plan: KernelPlan) -> bool:
 def fit(arena: Arena, plan: KernelPlan, node: Compute):
     """``(space, members)`` of `plan` with `node` added, or None if it cannot join."""
     if node.scan or any(m.node.scan for m in plan.members):
-        return None     # a scan runs alone: its prologue is inlined in its body
+        return None  # a scan runs alone: its prologue is inlined in its body
     space = plan.space
     if node.reduced and not plan.is_reduction:
         # A pointwise kernel can become a reduction kernel if its members fit.
@@ -157,8 +159,7 @@ def fit(arena: Arena, plan: KernelPlan, node: Compute):
         if any(lv is None for lv in levels):
             return None
         members = [place(arena, m.node, new_space, lv) for m, lv in zip(plan.members, levels)]
-        if not all(_reads_ok(arena, m, KernelPlan(new_space, members[:k]))
-                   for k, m in enumerate(members)):
+        if not all(_reads_ok(arena, m, KernelPlan(new_space, members[:k])) for k, m in enumerate(members)):
             return None
         space = new_space
     else:

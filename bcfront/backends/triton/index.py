@@ -14,16 +14,19 @@ compute garbage indices, which is harmless because their loads are masked.
 
 Imports no torch.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Union
+from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
 class Var:
     """A loop variable ranging over ``0 <= v < size`` (size lives in a context)."""
+
     name: str
 
     def __str__(self) -> str:
@@ -33,7 +36,8 @@ class Var:
 @dataclass(frozen=True, slots=True)
 class Div:
     """``arg // den`` (floor division of a non-negative value by a positive int)."""
-    arg: "Affine"
+
+    arg: Affine
     den: int
 
     def __str__(self) -> str:
@@ -43,7 +47,8 @@ class Div:
 @dataclass(frozen=True, slots=True)
 class Mod:
     """``arg % den`` for a non-negative `arg`."""
-    arg: "Affine"
+
+    arg: Affine
     den: int
 
     def __str__(self) -> str:
@@ -60,6 +65,7 @@ def _key(atom: Atom) -> str:
 @dataclass(frozen=True, slots=True)
 class Affine:
     """``const + sum(coeff * atom)`` in canonical form (build with `affine`)."""
+
     const: int
     terms: tuple
 
@@ -82,7 +88,7 @@ class Affine:
     def atoms(self):
         return [a for a, _ in self.terms]
 
-    def __add__(self, other) -> "Affine":
+    def __add__(self, other) -> Affine:
         other = lift(other)
         terms = dict(self.terms)
         for a, c in other.terms:
@@ -91,10 +97,10 @@ class Affine:
 
     __radd__ = __add__
 
-    def __sub__(self, other) -> "Affine":
+    def __sub__(self, other) -> Affine:
         return self + lift(other) * -1
 
-    def __mul__(self, k: int) -> "Affine":
+    def __mul__(self, k: int) -> Affine:
         if not isinstance(k, int):
             raise TypeError("index expressions scale only by integers")
         if k == 0:
@@ -120,7 +126,7 @@ def _combine_divmod(terms: dict) -> bool:
     return False
 
 
-def _div_atom(arg: "Affine", den: int):
+def _div_atom(arg: Affine, den: int):
     """The canonical Div atom for ``arg // den`` if it is a single atom, else None."""
     e = _make_div(arg, den, None)
     if e.const == 0 and len(e.terms) == 1 and e.terms[0][1] == 1:
@@ -158,7 +164,7 @@ def var(name: str) -> Affine:
 
 # ---------------------------------------------------------------- bounds
 
-Ranges = Mapping[str, int]   # variable name -> size (values 0 .. size-1)
+Ranges = Mapping[str, int]  # variable name -> size (values 0 .. size-1)
 
 
 def bounds(e, ranges: Ranges | None):
@@ -190,6 +196,7 @@ def _atom_bounds(atom: Atom, ranges):
 
 
 # ---------------------------------------------------------------- div / mod
+
 
 def _split(e: Affine, den: int):
     """e == den*q + r with q collecting the terms (and const part) divisible by den."""
@@ -288,6 +295,7 @@ def mod(e, den: int, ranges: Ranges | None = None) -> Affine:
 
 
 # ---------------------------------------------------------------- substitution
+
 
 def substitute(e, mapping: Mapping[str, Affine], ranges: Ranges | None = None) -> Affine:
     """Replace variables by expressions and re-canonicalize.

@@ -10,10 +10,11 @@ pointwise or a reduction over some positions of its iteration sizes.
 
 Dtypes are torch dtype names ("float32", "bfloat16", "bool", ...); imports no torch.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import index as ix
 
@@ -34,21 +35,71 @@ def is_float(dtype: str) -> bool:
 # Every scalar op: name -> arity.  Codegen and the reference evaluator both key on it.
 OPS = {
     # leaves
-    "load": 0, "const": 0, "index": 0, "redval": 0,
+    "load": 0,
+    "const": 0,
+    "index": 0,
+    "redval": 0,
     # indirect access: a load at a computed offset, and a range-checked index
-    "gather": 1, "checkidx": 1,
+    "gather": 1,
+    "checkidx": 1,
     # casts
     "cast": 1,
     # unary
-    "neg": 1, "abs": 1, "exp": 1, "exp2": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1,
-    "log1p": 1, "sqrt": 1, "rsqrt": 1, "reciprocal": 1, "sin": 1, "cos": 1, "tan": 1,
-    "tanh": 1, "sigmoid": 1, "erf": 1, "floor": 1, "ceil": 1, "round": 1, "trunc": 1,
-    "sign": 1, "isnan": 1, "isinf": 1, "not": 1, "bitnot": 1, "relu": 1, "signbit": 1,
+    "neg": 1,
+    "abs": 1,
+    "exp": 1,
+    "exp2": 1,
+    "expm1": 1,
+    "log": 1,
+    "log2": 1,
+    "log10": 1,
+    "log1p": 1,
+    "sqrt": 1,
+    "rsqrt": 1,
+    "reciprocal": 1,
+    "sin": 1,
+    "cos": 1,
+    "tan": 1,
+    "tanh": 1,
+    "sigmoid": 1,
+    "erf": 1,
+    "floor": 1,
+    "ceil": 1,
+    "round": 1,
+    "trunc": 1,
+    "sign": 1,
+    "isnan": 1,
+    "isinf": 1,
+    "not": 1,
+    "bitnot": 1,
+    "relu": 1,
+    "signbit": 1,
     # binary
-    "add": 2, "sub": 2, "mul": 2, "truediv": 2, "floordiv": 2, "truncdiv": 2, "remainder": 2,
-    "fmod": 2, "pow": 2, "maximum": 2, "minimum": 2,
-    "eq": 2, "ne": 2, "lt": 2, "le": 2, "gt": 2, "ge": 2,
-    "and": 2, "or": 2, "xor": 2, "bitand": 2, "bitor": 2, "bitxor": 2, "lshift": 2, "rshift": 2,
+    "add": 2,
+    "sub": 2,
+    "mul": 2,
+    "truediv": 2,
+    "floordiv": 2,
+    "truncdiv": 2,
+    "remainder": 2,
+    "fmod": 2,
+    "pow": 2,
+    "maximum": 2,
+    "minimum": 2,
+    "eq": 2,
+    "ne": 2,
+    "lt": 2,
+    "le": 2,
+    "gt": 2,
+    "ge": 2,
+    "and": 2,
+    "or": 2,
+    "xor": 2,
+    "bitand": 2,
+    "bitor": 2,
+    "bitxor": 2,
+    "lshift": 2,
+    "rshift": 2,
     # ternary
     "where": 3,
 }
@@ -71,7 +122,7 @@ def identity(kind: str, dtype: str):
     bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}[cd]
     if cd == "uint8":
         return 255 if big else 0
-    return 2 ** (bits - 1) - 1 if big else -2 ** (bits - 1)
+    return 2 ** (bits - 1) - 1 if big else -(2 ** (bits - 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +140,7 @@ class ScalarOp:
             negative values wrapped by `size` when `wrap`; the kernel asserts
             ``0 <= idx < size`` on every valid lane (see `rules_gather`)
     """
+
     op: str
     args: tuple
     dtype: str
@@ -145,15 +197,14 @@ class Arena:
     def load(self, buf: str, offset: ix.Affine, dtype: str, mask: int | None = None) -> int:
         if mask is not None and self.nodes[mask].op == "const":
             if not self.nodes[mask].attr:
-                return self.const(0, dtype)      # never read
+                return self.const(0, dtype)  # never read
             mask = None
         return self.add("load", () if mask is None else (mask,), dtype, (buf, offset))
 
-    def gather(self, buf: str, base: ix.Affine, dyn: int, dtype: str,
-               mask: int | None = None) -> int:
+    def gather(self, buf: str, base: ix.Affine, dyn: int, dtype: str, mask: int | None = None) -> int:
         if mask is not None and self.nodes[mask].op == "const":
             if not self.nodes[mask].attr:
-                return self.const(0, dtype)      # never read
+                return self.const(0, dtype)  # never read
             mask = None
         return self.add("gather", (dyn,) if mask is None else (dyn, mask), dtype, (buf, base))
 
@@ -194,6 +245,7 @@ class Arena:
 
     def substitute(self, roots, mapping, ranges=None, mask: int | None = None) -> list[int]:
         """Replace index variables in every load/index leaf; AND `mask` into loads."""
+
         def with_mask(m):
             if mask is None:
                 return m
@@ -216,6 +268,7 @@ class Arena:
             if n.op == "index":
                 return self.add("index", (), n.dtype, ix.substitute(n.attr, mapping, ranges))
             return None
+
         return self.rewrite(roots, leaf)
 
     def loads(self, roots) -> list[ScalarOp]:
@@ -231,12 +284,18 @@ _MEMORY_OPS = ("load", "gather")
 
 # Constant folding and identities that are exact in every dtype.  Float
 # arithmetic is not folded (Python computes in float64, kernels in float32).
-_FOLD_CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
-             "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+_FOLD_CMP = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+}
 _FOLD_INT = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}
 
 
-def _fold(arena: "Arena", op: str, args: tuple, dtype: str):
+def _fold(arena: Arena, op: str, args: tuple, dtype: str):
     if not args:
         return None
     ns = [arena.nodes[a] for a in args]
@@ -258,14 +317,19 @@ def _fold(arena: "Arena", op: str, args: tuple, dtype: str):
     if dtype in ("int32", "int64") and op in _FOLD_INT:
         if all_const:
             v = _FOLD_INT[op](*consts)
-            if -2**31 <= v < 2**31:
+            if -(2**31) <= v < 2**31:
                 return arena.const(v, dtype)
         if op in ("add", "sub") and ns[1].op == "const" and consts[1] == 0:
             return args[0]
         if op == "mul" and ns[1].op == "const" and consts[1] == 1:
             return args[0]
-    if op == "mul" and dtype in FLOAT_DTYPES and ns[1].op == "const" and consts[1] == 1.0 \
-            and ns[0].dtype == dtype:
+    if (
+        op == "mul"
+        and dtype in FLOAT_DTYPES
+        and ns[1].op == "const"
+        and consts[1] == 1.0
+        and ns[0].dtype == dtype
+    ):
         return args[0]
     return None
 
@@ -281,6 +345,7 @@ def ranges_of(sizes, prefix: str = "i") -> dict:
 @dataclass(frozen=True, slots=True)
 class Layout:
     """A dense-or-strided buffer: shape, strides (elements) and dtype."""
+
     shape: tuple
     stride: tuple
     dtype: str
@@ -318,6 +383,7 @@ class Compute:
     position: element ``i`` is the reduction of the elements up to ``i``
     along the (single) reduced position.
     """
+
     name: str
     layout: Layout
     sizes: tuple
@@ -325,8 +391,8 @@ class Compute:
     reduced: tuple = ()
     reduction: str | None = None
     origins: tuple = ()
-    store: ix.Affine | None = None   # output offset over i0..; default: layout order
-    scan: bool = False    # an inclusive scan along `reduced` (cumsum): one output per element
+    store: ix.Affine | None = None  # output offset over i0..; default: layout order
+    scan: bool = False  # an inclusive scan along `reduced` (cumsum): one output per element
 
     @property
     def kept(self) -> tuple:
@@ -349,8 +415,9 @@ class Compute:
 class Extern:
     """An op left to torch.  `call(*tensors)` returns a flat tuple of tensors,
     one per name in `outputs` (layouts known at compile time)."""
-    outputs: tuple          # of (name, Layout)
-    inputs: tuple           # of TensorRef
+
+    outputs: tuple  # of (name, Layout)
+    inputs: tuple  # of TensorRef
     call: Callable
     op_name: str
     describe: str = ""
@@ -366,18 +433,20 @@ class Extern:
 @dataclass(frozen=True, slots=True)
 class TensorRef:
     """A real tensor at run time: buffer `base` with view ops replayed on it."""
+
     base: str
-    steps: tuple = ()        # of (callable, args tuple, label)
+    steps: tuple = ()  # of (callable, args tuple, label)
 
 
 @dataclass(slots=True)
 class LoweredProgram:
     """The whole lowered graph."""
+
     arena: Arena
-    inputs: list            # of (name, Layout) in placeholder order
-    constants: dict          # name -> tensor (get_attr / lifted constants)
-    nodes: list             # Compute | Extern in a valid order
-    outputs: list           # of TensorRef | ("scalar", value)
-    copy_backs: list        # of (input name, TensorRef) in mutation order
-    layouts: dict = field(default_factory=dict)   # every buffer name -> Layout
+    inputs: list  # of (name, Layout) in placeholder order
+    constants: dict  # name -> tensor (get_attr / lifted constants)
+    nodes: list  # Compute | Extern in a valid order
+    outputs: list  # of TensorRef | ("scalar", value)
+    copy_backs: list  # of (input name, TensorRef) in mutation order
+    layouts: dict = field(default_factory=dict)  # every buffer name -> Layout
     device: object = None

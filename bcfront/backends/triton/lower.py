@@ -9,6 +9,7 @@ it.  Rules live in per-family modules (`rules_pointwise`, `rules_views`,
 overload or packet; an op without a rule, or whose rule raises `Unsupported`,
 becomes an `Extern`.
 """
+
 from __future__ import annotations
 
 import operator
@@ -18,8 +19,20 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from . import index as ix
-from .ir import (Arena, Compute, Extern, Layout, LoweredProgram, TensorRef, contiguous_strides,
-                 ivars, numel, ranges_of, FLOAT_DTYPES, INT_DTYPES)
+from .ir import (
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    Arena,
+    Compute,
+    Extern,
+    Layout,
+    LoweredProgram,
+    TensorRef,
+    contiguous_strides,
+    ivars,
+    numel,
+    ranges_of,
+)
 from .rule_table import RULES, TV, Unsupported, dense_strides_ok, dtype_name
 
 SUPPORTED_DTYPES = FLOAT_DTYPES + INT_DTYPES + ("bool",)
@@ -102,8 +115,16 @@ class Lowering:
         return TV(shape, tv.dtype, expr, ref, None, tv.origins)
 
     # ------------------------------------------------------------ buffers
-    def compute(self, sizes, body: int, layout: Layout, reduced=(), reduction=None,
-                origins=frozenset(), scan: bool = False) -> str:
+    def compute(
+        self,
+        sizes,
+        body: int,
+        layout: Layout,
+        reduced=(),
+        reduction=None,
+        origins=frozenset(),
+        scan: bool = False,
+    ) -> str:
         if reduced:
             # the same reduction of the same values (softmax and log_softmax of one
             # tensor both take its max) is computed once
@@ -119,8 +140,9 @@ class Lowering:
         store = None
         if not reduced:
             sizes, body, store = self._memory_order(sizes, body, layout)
-        self.nodes.append(Compute(name, layout, tuple(sizes), body, tuple(reduced), reduction, ops,
-                                  store, scan))
+        self.nodes.append(
+            Compute(name, layout, tuple(sizes), body, tuple(reduced), reduction, ops, store, scan)
+        )
         return name
 
     def _memory_order(self, sizes, body, layout):
@@ -194,8 +216,9 @@ class Lowering:
             else:
                 raise NotImplementedError(f"{node.target} returns {type(o).__name__}")
         call = _extern_call(node.target, flat, spec, pos, [lay for _, lay in outputs])
-        self.nodes.append(Extern(tuple(outputs), tuple(refs), call, _op_name(node.target),
-                                 node.format_node() or ""))
+        self.nodes.append(
+            Extern(tuple(outputs), tuple(refs), call, _op_name(node.target), node.format_node() or "")
+        )
         return tree_unflatten(results, out_spec)
 
 
@@ -220,13 +243,19 @@ def _extern_call(op, flat, spec, pos, layouts):
                 fixed = torch.empty_strided(shape, stride, dtype=o.dtype, device=o.device)
                 outs[k] = fixed.copy_(o)
         return outs
+
     return call
 
 
 def _is_inplace(target) -> bool:
     schema = getattr(target, "_schema", None)
-    return (schema is not None and schema.name.endswith("_") and schema.arguments
-            and schema.arguments[0].alias_info is not None and schema.arguments[0].alias_info.is_write)
+    return (
+        schema is not None
+        and schema.name.endswith("_")
+        and schema.arguments
+        and schema.arguments[0].alias_info is not None
+        and schema.arguments[0].alias_info.is_write
+    )
 
 
 def _functional_variant(target):
@@ -239,6 +268,7 @@ def _functional_variant(target):
 def lower_program(gm: torch.fx.GraphModule) -> tuple[LoweredProgram, list]:
     """Lower every node of `gm`; returns the program and the fallback op names."""
     from . import rules_gather, rules_pointwise, rules_reduce, rules_views  # noqa: F401  (register rules)
+
     low = Lowering(gm)
     env: dict = {}
     placeholders = {}
@@ -265,7 +295,7 @@ def lower_program(gm: torch.fx.GraphModule) -> tuple[LoweredProgram, list]:
             name = low.new_name("const")
             low.constants[name] = t
             env[node] = low.load_buffer(name, layout_of(t))
-            placeholders[node] = name      # module buffers can be mutated too (running stats)
+            placeholders[node] = name  # module buffers can be mutated too (running stats)
             continue
         if node.op == "output":
             outputs = list(node.args[0])
@@ -314,8 +344,9 @@ def lower_program(gm: torch.fx.GraphModule) -> tuple[LoweredProgram, list]:
             ref = TensorRef(low.compute(lay.shape, copy.expr, lay))
         returned.add(ref.base)
         outs.append(ref)
-    prog = LoweredProgram(low.arena, low.inputs, low.constants, low.nodes, outs, low.copy_backs,
-                          low.layouts, low.device)
+    prog = LoweredProgram(
+        low.arena, low.inputs, low.constants, low.nodes, outs, low.copy_backs, low.layouts, low.device
+    )
     return prog, fallback
 
 
@@ -326,8 +357,9 @@ def _lower_node(low: Lowering, node, target, args, kwargs, fallback):
     if low.device is None and outs:
         low.device = outs[0].device
     ok_dtypes = all(dtype_name(t.dtype) in SUPPORTED_DTYPES for t in outs)
-    ok_dtypes = ok_dtypes and all(a.dtype in SUPPORTED_DTYPES
-                                  for a in tree_flatten((args, kwargs))[0] if isinstance(a, TV))
+    ok_dtypes = ok_dtypes and all(
+        a.dtype in SUPPORTED_DTYPES for a in tree_flatten((args, kwargs))[0] if isinstance(a, TV)
+    )
     if fn is not None and ok_dtypes:
         try:
             result = fn(low, node, *args, **kwargs)

@@ -5,6 +5,7 @@ functions here with `@rule(...)`, and `lower` imports the rules modules (to fill
 the table) and reads `RULES`.  Keeping the table here means the rules never
 import `lower`, so there is no import cycle between them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ class TV:
     eager strides of the fx node it came from (used when it gets materialized);
     `origins` names the fx nodes whose work is inlined into `expr`.
     """
+
     shape: tuple
     dtype: str
     expr: int
@@ -43,10 +45,12 @@ RULES: dict = {}
 
 def rule(*ops):
     """Register a lowering rule for aten overloads or overload packets."""
+
     def deco(fn):
         for op in ops:
             RULES[op] = fn
         return fn
+
     return deco
 
 

@@ -19,6 +19,7 @@ the interpreter (`runtime`); the index is also clamped into range, so the load
 never leaves the buffer even if asserts were compiled out.  A bad index is an
 error, never a wrong value or an out-of-bounds read.
 """
+
 from __future__ import annotations
 
 import torch
@@ -31,11 +32,12 @@ from .rules_pointwise import out_meta
 aten = torch.ops.aten
 
 _INDEX_DTYPES = ("int64", "int32")
-_EXACT = INT_DTYPES + ("bool",)       # casts between these keep an in-range value
+_EXACT = INT_DTYPES + ("bool",)  # casts between these keep an in-range value
 _INT_LIMITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 
 # ------------------------------------------------------------------ index values
+
 
 def _interval(lo_hi_a, lo_hi_b, op):
     (a0, a1), (b0, b1) = lo_hi_a, lo_hi_b
@@ -51,7 +53,7 @@ def _fits(r, dtype: str) -> bool:
     if dtype == "uint8":
         return 0 <= r[0] and r[1] < 256
     bits = _INT_LIMITS.get(dtype)
-    return bits is not None and -2 ** (bits - 1) <= r[0] and r[1] < 2 ** (bits - 1)
+    return bits is not None and -(2 ** (bits - 1)) <= r[0] and r[1] < 2 ** (bits - 1)
 
 
 def int_range(arena, root: int, ranges) -> tuple | None:
@@ -91,6 +93,7 @@ def checked(ctx, idx: int, size: int, wrap: bool, ranges) -> int:
 
 
 # ------------------------------------------------------------------ binding
+
 
 def _bind(arena, root: int, dyn: dict) -> int | None:
     """Replace placeholder variables (name -> int64 expression) in every load,
@@ -135,7 +138,7 @@ def gather_tv(ctx, x: TV, shape, src, *sources) -> TV:
     mapping, dyn, rng = {}, {}, ranges_of(shape)
     for d, s in enumerate(src):
         if not isinstance(s, ix.Affine) and ctx.arena[s].op == "index":
-            s = ctx.arena[s].attr          # an unchecked iota: plain index arithmetic
+            s = ctx.arena[s].attr  # an unchecked iota: plain index arithmetic
         if isinstance(s, ix.Affine):
             mapping[f"i{d}"] = s
         else:
@@ -144,7 +147,7 @@ def gather_tv(ctx, x: TV, shape, src, *sources) -> TV:
             rng[f"g{d}"] = x.shape[d]
     for attempt in (x, None):
         if attempt is None:
-            x = ctx.realize(x)    # a plain buffer: its offset is linear in every variable
+            x = ctx.realize(x)  # a plain buffer: its offset is linear in every variable
         expr = ctx.arena.substitute([x.expr], mapping, rng)[0]
         bound = _bind(ctx.arena, expr, dyn)
         if bound is not None:
@@ -164,9 +167,9 @@ def _norm(d: int, ndim: int) -> int:
 
 # ------------------------------------------------------------------ rules
 
+
 @rule(aten.embedding.default)
-def _embedding(ctx, node, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
-               sparse=False):
+def _embedding(ctx, node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     # padding_idx and the rest only change the backward pass
     shape, _ = out_meta(node)
     idx = _index_tv(indices)

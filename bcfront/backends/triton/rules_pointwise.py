@@ -5,10 +5,12 @@ the fx node and are cast to torch's promoted dtype before the scalar op, so the
 kernel computes what eager computes (halves are held in float32 in registers
 and rounded only on explicit casts and stores).
 """
+
 from __future__ import annotations
 
 import torch
-from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as _K, elementwise_dtypes
+from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as _K
+from torch._prims_common import elementwise_dtypes
 
 from . import index as ix
 from .ir import INT_DTYPES, is_float
@@ -47,16 +49,25 @@ _CMP = {"eq", "ne", "lt", "le", "gt", "ge"}
 
 # ------------------------------------------------------------------ binary
 
+
 def _binary(opname):
     def lower(ctx, node, a, b, **kw):
         _, out = out_meta(node)
         return _apply(ctx, node, opname, (a, b), out)
+
     return lower
 
 
-for _name, _op in [("mul", "mul"), ("maximum", "maximum"), ("minimum", "minimum"),
-                   ("fmod", "fmod"), ("remainder", "remainder"), ("floor_divide", "floordiv"),
-                   ("bitwise_left_shift", "lshift"), ("bitwise_right_shift", "rshift")]:
+for _name, _op in [
+    ("mul", "mul"),
+    ("maximum", "maximum"),
+    ("minimum", "minimum"),
+    ("fmod", "fmod"),
+    ("remainder", "remainder"),
+    ("floor_divide", "floordiv"),
+    ("bitwise_left_shift", "lshift"),
+    ("bitwise_right_shift", "rshift"),
+]:
     rule(getattr(aten, _name))(_binary(_op))
 
 
@@ -65,17 +76,22 @@ def _bitwise(opname, logical):
         _, out = out_meta(node)
         op = logical if out == "bool" else opname
         return _apply(ctx, node, op, (a, b), out)
+
     return lower
 
 
-for _name, _op, _lop in [("bitwise_and", "bitand", "and"), ("bitwise_or", "bitor", "or"),
-                         ("bitwise_xor", "bitxor", "xor")]:
+for _name, _op, _lop in [
+    ("bitwise_and", "bitand", "and"),
+    ("bitwise_or", "bitor", "or"),
+    ("bitwise_xor", "bitxor", "xor"),
+]:
     rule(getattr(aten, _name))(_bitwise(_op, _lop))
 
 
 def _logical(opname):
     def lower(ctx, node, a, b):
         return _apply(ctx, node, opname, (a, b), "bool")
+
     return lower
 
 
@@ -86,6 +102,7 @@ for _name, _op in [("logical_and", "and"), ("logical_or", "or"), ("logical_xor",
 def _compare(opname):
     def lower(ctx, node, a, b):
         return _apply(ctx, node, opname, (a, b), promoted(a, b), "bool")
+
     return lower
 
 
@@ -97,8 +114,12 @@ def _scaled(ctx, b, alpha, dtype):
     if alpha is None or alpha == 1:
         return b
     if isinstance(b, TV):
-        return ctx.make(b.shape, dtype, ctx.arena.op("mul", ctx.value(b, b.shape, dtype),
-                                                     ctx.arena.const(alpha, dtype)), b)
+        return ctx.make(
+            b.shape,
+            dtype,
+            ctx.arena.op("mul", ctx.value(b, b.shape, dtype), ctx.arena.const(alpha, dtype)),
+            b,
+        )
     return b * alpha
 
 
@@ -144,10 +165,13 @@ def _copysign(ctx, node, a, b):
 def _signbit(ctx, node, x):
     shape, _ = out_meta(node)
     if not is_float(x.dtype):
-        return ctx.make(shape, "bool", ctx.arena.op("lt", ctx.value(x, shape, x.dtype),
-                                                     ctx.arena.const(0, x.dtype), dtype="bool"), x)
-    return ctx.make(shape, "bool", ctx.arena.op("signbit", ctx.value(x, shape, x.dtype),
-                                                 dtype="bool"), x)
+        return ctx.make(
+            shape,
+            "bool",
+            ctx.arena.op("lt", ctx.value(x, shape, x.dtype), ctx.arena.const(0, x.dtype), dtype="bool"),
+            x,
+        )
+    return ctx.make(shape, "bool", ctx.arena.op("signbit", ctx.value(x, shape, x.dtype), dtype="bool"), x)
 
 
 @rule(aten.where)
@@ -208,7 +232,7 @@ def _int_power(ctx, x, n, dtype):
     """x**n by square-and-multiply (exact for small integer exponents)."""
     ar = ctx.arena
     if n == 0:
-        return ar.const(1, dtype)      # torch: x ** 0 == 1 even for nan
+        return ar.const(1, dtype)  # torch: x ** 0 == 1 even for nan
     result, base, k = None, x, abs(n)
     while k:
         if k & 1:
@@ -223,9 +247,11 @@ def _int_power(ctx, x, n, dtype):
 
 # ------------------------------------------------------------------ unary
 
+
 def _unary(opname, kind="same"):
     """kind: 'same' keeps the dtype, 'float' promotes ints to float like torch,
     'bool' yields a bool, 'int_identity' is the identity on integers."""
+
     def lower(ctx, node, x):
         shape, out = out_meta(node)
         if kind == "int_identity" and not is_float(out):
@@ -239,19 +265,37 @@ def _unary(opname, kind="same"):
         if kind == "float" and not is_float(out):
             raise Unsupported(f"{opname} of {out}")
         return ctx.make(shape, out, ctx.arena.op(opname, ctx.value(x, shape, out)), x)
+
     return lower
 
 
 for _name, _op, _kind in [
-        ("neg", "neg", "same"), ("abs", "abs", "same"), ("exp", "exp", "float"),
-        ("exp2", "exp2", "float"), ("expm1", "expm1", "float"), ("log", "log", "float"),
-        ("log2", "log2", "float"), ("log10", "log10", "float"), ("log1p", "log1p", "float"),
-        ("sqrt", "sqrt", "float"), ("rsqrt", "rsqrt", "float"), ("reciprocal", "reciprocal", "float"),
-        ("sin", "sin", "float"), ("cos", "cos", "float"), ("tanh", "tanh", "float"),
-        ("sigmoid", "sigmoid", "float"), ("erf", "erf", "float"), ("floor", "floor", "int_identity"),
-        ("ceil", "ceil", "int_identity"), ("trunc", "trunc", "int_identity"),
-        ("sign", "sign", "same"), ("sgn", "sign", "same"), ("isnan", "isnan", "bool"),
-        ("isinf", "isinf", "bool"), ("relu", "relu", "same")]:
+    ("neg", "neg", "same"),
+    ("abs", "abs", "same"),
+    ("exp", "exp", "float"),
+    ("exp2", "exp2", "float"),
+    ("expm1", "expm1", "float"),
+    ("log", "log", "float"),
+    ("log2", "log2", "float"),
+    ("log10", "log10", "float"),
+    ("log1p", "log1p", "float"),
+    ("sqrt", "sqrt", "float"),
+    ("rsqrt", "rsqrt", "float"),
+    ("reciprocal", "reciprocal", "float"),
+    ("sin", "sin", "float"),
+    ("cos", "cos", "float"),
+    ("tanh", "tanh", "float"),
+    ("sigmoid", "sigmoid", "float"),
+    ("erf", "erf", "float"),
+    ("floor", "floor", "int_identity"),
+    ("ceil", "ceil", "int_identity"),
+    ("trunc", "trunc", "int_identity"),
+    ("sign", "sign", "same"),
+    ("sgn", "sign", "same"),
+    ("isnan", "isnan", "bool"),
+    ("isinf", "isinf", "bool"),
+    ("relu", "relu", "same"),
+]:
     rule(getattr(aten, _name))(_unary(_op, _kind))
 
 
@@ -281,14 +325,24 @@ def _positive(ctx, node, x):
 
 # ------------------------------------------------------------------ casts and copies
 
+
 def _cast(ctx, node, x):
     shape, out = out_meta(node)
     return ctx.make(shape, out, ctx.value(x, shape, out), x)
 
 
 @rule(aten._to_copy)
-def _to_copy(ctx, node, x, dtype=None, layout=None, device=None, pin_memory=None,
-             non_blocking=False, memory_format=None):
+def _to_copy(
+    ctx,
+    node,
+    x,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=None,
+    non_blocking=False,
+    memory_format=None,
+):
     if device is not None and torch.device(device) != node.meta["val"].device:
         raise Unsupported("device transfer")
     if isinstance(x, TV) and node.args and isinstance(node.args[0], torch.fx.Node):
@@ -315,6 +369,7 @@ def _copy(ctx, node, dst, src, non_blocking=False):
 
 
 # ------------------------------------------------------------------ factories
+
 
 def _const_tv(ctx, node, value):
     shape, out = out_meta(node)
@@ -386,4 +441,3 @@ def _iota(ctx, node, length, *, start, step, dtype, device, requires_grad):
     i = ar.add("index", (), "int64", ix.var("i0"))
     e = ar.op("add", ar.op("mul", i, ar.const(step, "int64")), ar.const(start, "int64"))
     return ctx.make(shape, out, ar.cast(e, out))
-

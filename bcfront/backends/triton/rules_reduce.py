@@ -9,6 +9,7 @@ scheduler puts in one kernel.  cumsum is a scan: a `Compute` with ``scan``
 set, whose buffer holds the output dtype (it runs in a kernel of its own, so
 there is no later kernel for the cast to fuse into).
 """
+
 from __future__ import annotations
 
 import torch
@@ -65,7 +66,7 @@ def reduce(ctx, x: TV, dims, kind: str, acc: str, origins) -> Reduced | int:
     ar = ctx.arena
     if rnumel == 0:
         if kind not in _IDENTITY:
-            raise Unsupported(f"{kind} of an empty tensor")   # eager raises
+            raise Unsupported(f"{kind} of an empty tensor")  # eager raises
         return ar.const(_IDENTITY[kind], acc)
     body = ar.cast(x.expr, acc if kind not in ("argmax", "argmin") else x.dtype)
     if rnumel == 1:
@@ -111,7 +112,7 @@ def _split_reduce(ctx, x: TV, body: int, dims, kind, acc, origins, splits) -> Re
     mapping = {f"i{p}": ix.var(f"i{j}") for j, p in enumerate(kept)}
     mapping.update({f"i{d}": e for d, e in zip(dims, ix.unravel(r, [sizes[d] for d in dims], rng))})
     valid = None
-    if splits * chunk != rnumel:       # the last chunk is ragged
+    if splits * chunk != rnumel:  # the last chunk is ragged
         valid = ar.op("lt", ar.add("index", (), "int64", r), ar.const(rnumel, "int64"), dtype="bool")
     part_body = ar.substitute([body], mapping, rng, valid)[0]
     if valid is not None:
@@ -159,23 +160,32 @@ def _simple(kind):
         dims = _dims(x, dim)
         r = reduce(ctx, x, dims, kind, _acc_dtype(kind, x, out), _origins(x, node))
         return _result(ctx, node, x, dims, keepdim, r, out)
+
     return lower
 
 
 rule(aten.sum.dim_IntList)(_simple("sum"))
-rule(aten.prod.dim_int)(lambda ctx, node, x, dim, keepdim=False, dtype=None:
-                        _simple("prod")(ctx, node, x, [dim], keepdim))
+rule(aten.prod.dim_int)(
+    lambda ctx, node, x, dim, keepdim=False, dtype=None: _simple("prod")(ctx, node, x, [dim], keepdim)
+)
 rule(aten.amax)(_simple("max"))
 rule(aten.amin)(_simple("min"))
 rule(aten.any.dim, aten.any.dims)(_simple("any"))
 rule(aten.all.dim, aten.all.dims)(_simple("all"))
 
 
-@rule(aten.sum.default, aten.prod.default, aten.any.default, aten.all.default,
-      aten.max.default, aten.min.default)
+@rule(
+    aten.sum.default,
+    aten.prod.default,
+    aten.any.default,
+    aten.all.default,
+    aten.max.default,
+    aten.min.default,
+)
 def _full_reduce(ctx, node, x, dtype=None):
-    kind = {"sum": "sum", "prod": "prod", "any": "any", "all": "all", "max": "max",
-            "min": "min"}[str(node.target.overloadpacket).split(".")[-1]]
+    kind = {"sum": "sum", "prod": "prod", "any": "any", "all": "all", "max": "max", "min": "min"}[
+        str(node.target.overloadpacket).split(".")[-1]
+    ]
     return _simple(kind)(ctx, node, x, None, False)
 
 
@@ -204,6 +214,7 @@ def _arg(kind):
             dims = _dims(x, dim)
         r = reduce(ctx, x, dims, kind, "int64", _origins(x, node))
         return _result(ctx, node, x, dims, keepdim and dim is not None, r, "int64")
+
     return lower
 
 
@@ -218,11 +229,14 @@ def _max_dim(ctx, node, x, dim, keepdim=False):
     vals = reduce(ctx, x, dims, kind, compute_dtype(x.dtype), _origins(x, node))
     idx = reduce(ctx, x, dims, "arg" + kind, "int64", _origins(x, node))
     out = dtype_name(node.meta["val"][0].dtype)
-    return (_result(ctx, node, x, dims, keepdim, vals, out),
-            _result(ctx, node, x, dims, keepdim, idx, "int64"))
+    return (
+        _result(ctx, node, x, dims, keepdim, vals, out),
+        _result(ctx, node, x, dims, keepdim, idx, "int64"),
+    )
 
 
 # ------------------------------------------------------------------ variance
+
 
 def _variance(ctx, node, x, dim, correction, acc):
     """Two-pass variance; returns (dims, var_sum Reduced-or-expr, mean_sum, n, divisor)."""
@@ -254,6 +268,7 @@ def _var_post(ctx, divisor):
         ar = ctx.arena
         d = ar.nodes[e].dtype
         return ar.op("truediv", e, ar.const(divisor, d))
+
     return post
 
 
@@ -275,7 +290,6 @@ def _var_mean(ctx, node, x, dim=None, *, correction=None, keepdim=False):
     var = _result(ctx, node, x, dims, keepdim, s2, out, _var_post(ctx, divisor))
     mean = _result(ctx, node, x, dims, keepdim, s1, out, _mean_post(ctx, n))
     return (var, mean)
-
 
 
 @rule(aten.linalg_vector_norm)

@@ -6,6 +6,7 @@ expression is the base's expression re-indexed, so kernels read the original
 storage through strides and never copy.  cat / pad / flip / roll / scatters are
 not views: they become `where` selections over masked loads.
 """
+
 from __future__ import annotations
 
 import torch
@@ -34,7 +35,7 @@ def _mapping(old_exprs) -> dict:
 def _view(ctx, node, x, size):
     shape, _ = out_meta(node)
     if 0 in shape or 0 in x.shape:
-        old = [ix.ZERO] * x.ndim       # nothing is ever indexed
+        old = [ix.ZERO] * x.ndim  # nothing is ever indexed
     else:
         flat = ix.strided(ivars(len(shape)), contiguous_strides(shape))
         old = ix.unravel(flat, x.shape, ranges_of(shape))
@@ -45,8 +46,9 @@ def _view(ctx, node, x, size):
 def _expand(ctx, node, x, size, implicit=False):
     shape, _ = out_meta(node)
     lead = len(shape) - x.ndim
-    old = [ix.ZERO if x.shape[j] == 1 and shape[lead + j] != 1 else ix.var(f"i{lead + j}")
-           for j in range(x.ndim)]
+    old = [
+        ix.ZERO if x.shape[j] == 1 and shape[lead + j] != 1 else ix.var(f"i{lead + j}") for j in range(x.ndim)
+    ]
     return ctx.view(x, shape, _mapping(old), _step(node, size))
 
 
@@ -66,7 +68,7 @@ def _transpose(ctx, node, x, d0, d1):
     perm = list(range(x.ndim))
     perm[d0], perm[d1] = perm[d1], perm[d0]
     tv = _permute(ctx, node, x, perm)
-    if tv.ref is not None:   # replay the node's own op, not a permute
+    if tv.ref is not None:  # replay the node's own op, not a permute
         tv = ctx.view(x, tv.shape, _mapping(_perm_old(perm)), _step(node, d0, d1))
     return tv
 
@@ -179,13 +181,14 @@ def _unbind(ctx, node, x, dim=0):
     for k in range(x.shape[dim]):
         old = [ix.var(f"i{j if j < dim else j - 1}") for j in range(x.ndim)]
         old[dim] = ix.lift(k)
-        shape = x.shape[:dim] + x.shape[dim + 1:]
+        shape = x.shape[:dim] + x.shape[dim + 1 :]
         step = (aten.select.int, (dim, k), "aten.select.int")
         out.append(ctx.view(x, shape, _mapping(old), step))
     return out
 
 
 # ------------------------------------------------------------------ selections
+
 
 def _index_value(ctx, var: str):
     return ctx.arena.add("index", (), "int64", ix.var(var))
@@ -334,7 +337,6 @@ def _select_scatter(ctx, node, base, src, dim, index):
     val = ar.cast(ar.substitute([src.expr], _mapping(old), None, cond)[0], out)
     expr = ar.op("where", cond, val, ctx.value(base, shape, out), dtype=out)
     return ctx.make(shape, out, expr, base, src)
-
 
 
 @rule(aten.as_strided)

@@ -20,6 +20,7 @@ arithmetic that wraps is torch semantics, not an error); under the interpreter,
 which has no per-launch debug option, the interpreter's options are switched for
 the launch and a failed assert is raised as the IndexError eager raises.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -66,12 +67,16 @@ def private_dir(path: Path) -> Path:
     if not stat.S_ISDIR(st.st_mode):
         raise CacheDirError(f"kernel cache path {path} is not a directory")
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise CacheDirError(f"kernel cache directory {path} belongs to another user (uid "
-                            f"{st.st_uid}); set BCFRONT_CACHE_DIR to a directory you own")
+        raise CacheDirError(
+            f"kernel cache directory {path} belongs to another user (uid "
+            f"{st.st_uid}); set BCFRONT_CACHE_DIR to a directory you own"
+        )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise CacheDirError(f"kernel cache directory {path} is writable by group or others, so "
-                            f"anyone could plant code in it; run `chmod go-w {path}` or set "
-                            f"BCFRONT_CACHE_DIR to a private directory")
+        raise CacheDirError(
+            f"kernel cache directory {path} is writable by group or others, so "
+            f"anyone could plant code in it; run `chmod go-w {path}` or set "
+            f"BCFRONT_CACHE_DIR to a private directory"
+        )
     return path
 
 
@@ -120,9 +125,10 @@ def load_module(source: str, root: Path):
 
 # ---------------------------------------------------------------- configurations
 
+
 @dataclass(frozen=True, slots=True)
 class LaunchConfig:
-    blocks: tuple          # ((name, value), ...) constexpr block sizes
+    blocks: tuple  # ((name, value), ...) constexpr block sizes
     num_warps: int = 4
 
     def kwargs(self, interpret: bool) -> dict:
@@ -171,13 +177,13 @@ def candidate_configs(ks: KernelSource, interpret: bool) -> list[LaunchConfig]:
                 continue
             nw = max(2, min(16, xb_c * rb // 256))
             out.append(LaunchConfig((("XBLOCK", xb_c), ("RBLOCK", rb)), nw))
-        out = list(dict.fromkeys(out))[-3:]      # the widest blocks that fit
+        out = list(dict.fromkeys(out))[-3:]  # the widest blocks that fit
     else:
         x, r = ks.numels
         if interpret:
             rb = ks.rblock or _cap(4096, r)
             return [LaunchConfig((("XBLOCK", _cap(max(1, INTERP_ELEMS // rb), x)), ("RBLOCK", rb)))]
-        if ks.columns:   # contiguous along x: wide in x, short in r
+        if ks.columns:  # contiguous along x: wide in x, short in r
             shapes = ((64, 32, 4), (128, 16, 8), (32, 64, 4))
         else:
             shapes = ((1, 2048, 8), (1, 4096, 16), (4, 512, 8))
@@ -207,16 +213,19 @@ def _interpreter_asserts():
     """Make the interpreter run `tl.device_assert` for one launch; its failure
     becomes the IndexError eager raises for an out-of-range index."""
     from triton.runtime import interpreter
+
     builder = interpreter.interpreter_builder
     old = builder.options
     builder.options = replace(old, **CHECKED_OPTIONS)
     try:
         yield
-    except Exception as e:        # the interpreter wraps the AssertionError
+    except Exception as e:  # the interpreter wraps the AssertionError
         if INDEX_ASSERT not in str(e):
             raise
-        raise IndexError("index out of range in a Triton gather (an index tensor holds a "
-                         "value outside the indexed dimension)") from None
+        raise IndexError(
+            "index out of range in a Triton gather (an index tensor holds a "
+            "value outside the indexed dimension)"
+        ) from None
     finally:
         builder.options = old
 
@@ -257,6 +266,7 @@ class Launcher:
 
     def _device_key(self, args) -> str:
         import torch
+
         t = next((a for a in args if isinstance(a, torch.Tensor)), None)
         return torch.cuda.get_device_name(t.device) if t is not None else "unknown"
 
@@ -264,12 +274,13 @@ class Launcher:
         try:
             rec = json.loads(self._record_path().read_text())
             entry = rec[device]
-            cfg = LaunchConfig(tuple(sorted((str(k), int(v)) for k, v in entry["blocks"].items())),
-                               int(entry["num_warps"]))
+            cfg = LaunchConfig(
+                tuple(sorted((str(k), int(v)) for k, v in entry["blocks"].items())), int(entry["num_warps"])
+            )
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         by_key = {(tuple(sorted(c.blocks)), c.num_warps): c for c in self.configs}
-        return by_key.get((cfg.blocks, cfg.num_warps))   # only a known candidate is trusted
+        return by_key.get((cfg.blocks, cfg.num_warps))  # only a known candidate is trusted
 
     def _remember(self, device: str, cfg: LaunchConfig):
         path = self._record_path()
@@ -288,12 +299,13 @@ class Launcher:
         if known is not None:
             return known
         from triton.testing import do_bench
+
         timings, error = [], None
         for cfg in self.configs:
             grid, kw = grid_for(self.ks, cfg), {**cfg.kwargs(False), **self.extra}
             try:
                 ms = do_bench(lambda: self.fn[grid](*args, **kw), warmup=5, rep=20)
-            except Exception as e:   # e.g. out of shared memory / registers for this shape
+            except Exception as e:  # e.g. out of shared memory / registers for this shape
                 error = e
                 continue
             timings.append((ms, cfg))

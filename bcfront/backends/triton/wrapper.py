@@ -7,6 +7,7 @@ referenced from user code or torch (ops, constants, view replays) goes through
 tables in the function's globals; only generated identifiers and integers are
 pasted into the source.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from .ir import Compute, Extern, LoweredProgram, TensorRef
 @dataclass(frozen=True, slots=True)
 class TritonKernel:
     """What explain shows for a generated kernel."""
+
     name: str
     ops: tuple
     source: str
@@ -32,6 +34,7 @@ def _replay(steps):
         for fn, args, _ in steps:
             t = fn(t, *args)
         return t
+
     return view
 
 
@@ -39,7 +42,14 @@ class _Builder:
     def __init__(self, prog: LoweredProgram):
         self.prog = prog
         self.lines: list[str] = []
-        self.glob: dict = {"torch": torch, "K": [], "E": [], "V": [], "C": [], "empty_strided": torch.empty_strided}
+        self.glob: dict = {
+            "torch": torch,
+            "K": [],
+            "E": [],
+            "V": [],
+            "C": [],
+            "empty_strided": torch.empty_strided,
+        }
 
     def ref(self, r: TensorRef) -> str:
         if not r.steps:
@@ -75,13 +85,15 @@ def build(prog: LoweredProgram, steps: list, launchers: dict, sources: dict) -> 
             return
         allocated.add(name)
         lay = prog.layouts[name]
-        b.emit(f"{name} = empty_strided({tuple(lay.shape)}, {tuple(lay.stride)}, "
-               f"dtype=torch.{lay.dtype}, device=device)")
+        b.emit(
+            f"{name} = empty_strided({tuple(lay.shape)}, {tuple(lay.stride)}, "
+            f"dtype=torch.{lay.dtype}, device=device)"
+        )
 
     last_use = _last_uses(prog, steps)
     keep = {r.base for r in prog.outputs if isinstance(r, TensorRef)}
     keep |= {n for n, _ in prog.inputs} | set(prog.constants)
-    for node in prog.nodes:          # empty buffers: allocated, never computed
+    for node in prog.nodes:  # empty buffers: allocated, never computed
         if isinstance(node, Compute) and node.layout.numel == 0:
             alloc(node.name)
     for k, st in enumerate(steps):
@@ -101,8 +113,7 @@ def build(prog: LoweredProgram, steps: list, launchers: dict, sources: dict) -> 
             args = ", ".join(b.ref(r) for r in st.inputs)
             b.emit(f"# {st.op_name} (torch)")
             b.emit(f"{lhs} = E[{len(b.glob['E']) - 1}]({args})")
-        dead = sorted(n for n, last in last_use.items()
-                      if last == k and n not in keep and n in defined)
+        dead = sorted(n for n, last in last_use.items() if last == k and n not in keep and n in defined)
         if dead:
             b.emit(f"del {', '.join(dead)}")
     for dst, ref in prog.copy_backs:

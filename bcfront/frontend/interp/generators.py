@@ -5,6 +5,7 @@ its finally/__exit__ at once, which the trace cannot do (O54).  The handlers
 ask here whether a return, a rebinding or a deletion drops such a generator.
 Below the handlers and the run loop, so neither imports the other for it.
 """
+
 from __future__ import annotations
 
 from ...errors import UnsupportedError
@@ -24,8 +25,10 @@ def check_dropped_generators(tx, frame: Frame, kept=None) -> None:
         return
     for v in list(frame.locals.values()) + frame.stack[:-1]:
         if v is not kept and dropping_pending_generator(tx, v):
-            raise UnsupportedError(BreakReason.GENERATOR_CLEANUP, "a generator suspended inside try/with is "
-                                   "dropped: its cleanup runs when it is collected")
+            raise UnsupportedError(
+                BreakReason.GENERATOR_CLEANUP,
+                "a generator suspended inside try/with is dropped: its cleanup runs when it is collected",
+            )
 
 
 def dropping_pending_generator(tx, v) -> bool:
@@ -46,4 +49,4 @@ def _pending(gen) -> bool:
 
 def _stop_iteration_guard(bc, entry) -> bool:
     target = bc.at(entry.target)
-    return target.opname == "CALL_INTRINSIC_1" and target.arg == 3    # INTRINSIC_STOPITERATION_ERROR
+    return target.opname == "CALL_INTRINSIC_1" and target.arg == 3  # INTRINSIC_STOPITERATION_ERROR

@@ -13,20 +13,21 @@ outermost frame's current instruction (see `capture`).
 `inline_call` binds arguments like CPython and runs a callee frame;
 generator functions return a `GeneratorV` that `resume_generator` advances.
 """
+
 from __future__ import annotations
 
 import builtins as _py_builtins
 import inspect
 
 from ...errors import UnsupportedError
-from ..semantics import dispatch, objects
-from ..model.frame import Frame, frame_entry, original_offset
 from ...reasons import BreakReason
-from .handlers import HANDLERS, unsupported_opcode
-from ..semantics.folding import NotConst
-from ..semantics.iteration import Exhausted
+from ..model.frame import Frame, frame_entry, original_offset
 from ..model.tracer import INLINE_DEPTH_LIMIT, STEP_LIMIT, SymbolicRaise
 from ..model.values import Const, DictV, ExceptionV, GeneratorV, TupleV
+from ..semantics import dispatch, objects
+from ..semantics.folding import NotConst
+from ..semantics.iteration import Exhausted
+from .handlers import HANDLERS, unsupported_opcode
 
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
@@ -82,8 +83,10 @@ def _loop(tx, frame: Frame):
         except NotConst as e:
             # a model needed a constant where the trace has a symbolic value (range() of an
             # object with __index__, ...): the instruction runs natively, not an internal error
-            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{ins.opname} needs a constant, got "
-                                   f"{e.args[0].describe() if e.args else '?'}") from None
+            raise UnsupportedError(
+                BreakReason.UNSUPPORTED_CALL,
+                f"{ins.opname} needs a constant, got {e.args[0].describe() if e.args else '?'}",
+            ) from None
         if sig is not None:
             return sig
 
@@ -112,7 +115,7 @@ def unwind(tx, frame: Frame, ins, exc) -> bool:
     entry = frame.bc.handler_for(ins.offset)
     if entry is None:
         return False
-    frame.stack = frame.snap[:entry.depth]
+    frame.stack = frame.snap[: entry.depth]
     if entry.lasti:
         frame.push(Const(ins.offset))
     frame.push(exc)
@@ -121,6 +124,7 @@ def unwind(tx, frame: Frame, ins, exc) -> bool:
 
 
 # -- calls -----------------------------------------------------------------------------------
+
 
 def builtins_of(fn_globals: dict) -> dict:
     b = fn_globals.get("__builtins__", _py_builtins)
@@ -149,7 +153,7 @@ def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict) -> dic
         raise fail(f"takes {argc} positional arguments but {len(args)} were given")
     if flags & CO_VARARGS:
         out[names[star_index]] = make_tuple(extra)
-    keyword_names = names[posonly:argc + kwonly]
+    keyword_names = names[posonly : argc + kwonly]
     rest = {}
     for k, v in kwargs.items():
         if k in keyword_names:
@@ -169,7 +173,7 @@ def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict) -> dic
             if j < 0:
                 raise fail(f"missing required positional argument: '{names[i]}'")
             out[names[i]] = defaults[j]
-    for k in names[argc:argc + kwonly]:
+    for k in names[argc : argc + kwonly]:
         if k not in out:
             if k not in kwdefaults:
                 raise fail(f"missing required keyword-only argument: '{k}'")
@@ -177,8 +181,9 @@ def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict) -> dic
     return out
 
 
-def bind_error(code, nargs: int, kwnames: tuple, ndefaults: int, kwdefault_names: tuple,
-               fallback: str) -> TypeError:
+def bind_error(
+    code, nargs: int, kwnames: tuple, ndefaults: int, kwdefault_names: tuple, fallback: str
+) -> TypeError:
     """The TypeError CPython raises for this failed binding, with its exact message.
 
     Whether a binding fails, and how, depends only on the signature, the number of
@@ -219,14 +224,14 @@ def _stub(code, ndefaults: int, kwdefault_names: tuple):
             i += 1
         elif kwonly:
             params.append("*")
-        params += [n + ("=None" if n in kwdefault_names else "") for n in names[argc:argc + kwonly]]
+        params += [n + ("=None" if n in kwdefault_names else "") for n in names[argc : argc + kwonly]]
         if flags & CO_VARKEYWORDS:
             params.append("**" + names[i])
         ns: dict = {}
         exec(f"def stub({', '.join(params)}):\n    pass\n", ns)  # noqa: S102 - names are identifiers
         fn = ns["stub"]
         fn.__code__ = fn.__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname)
-        fn.__name__, fn.__qualname__ = code.co_name, code.co_qualname   # the messages use these
+        fn.__name__, fn.__qualname__ = code.co_name, code.co_qualname  # the messages use these
         stub = fn
     if len(_STUBS) > 256:
         _STUBS.clear()
@@ -248,11 +253,13 @@ def inline_call(tx, fnv, args, kwargs):
     if code.co_flags & CO_ASYNC:
         raise UnsupportedError(BreakReason.ASYNC, f"{qualname} is a coroutine or async generator")
     if code in tx.no_inline:
-        raise UnsupportedError(BreakReason.CALLEE_BREAK,
-                               f"{qualname} breaks the graph; it is called, not inlined")
+        raise UnsupportedError(
+            BreakReason.CALLEE_BREAK, f"{qualname} breaks the graph; it is called, not inlined"
+        )
     if len(tx.frames) > INLINE_DEPTH_LIMIT:
-        raise UnsupportedError(BreakReason.RECURSION_LIMIT,
-                               f"inlining deeper than {INLINE_DEPTH_LIMIT} calls ({qualname})")
+        raise UnsupportedError(
+            BreakReason.RECURSION_LIMIT, f"inlining deeper than {INLINE_DEPTH_LIMIT} calls ({qualname})"
+        )
     try:
         locals_ = bind(code, args, kwargs, defaults, kwdefaults, _sym_tuple, _sym_dict)
     except TypeError as e:
@@ -280,8 +287,9 @@ def resume_generator(tx, gen: GeneratorV, sent):
     f = gen.frame
     if not gen.started:
         if not (isinstance(sent, Const) and sent.value is None):
-            raise SymbolicRaise(ExceptionV(TypeError, [Const(
-                "can't send non-None value to a just-started generator")]))
+            raise SymbolicRaise(
+                ExceptionV(TypeError, [Const("can't send non-None value to a just-started generator")])
+            )
         tx.set(gen, "started", True)
     tx.set(gen, "steps", gen.steps + 1)
     tx.set(f, "stack", f.stack[:])

@@ -23,6 +23,7 @@ anything else               ObjectV              TYPE_MATCH (attributes guarded 
 Values with a source are memoized by identity for mutable objects, so two
 paths to one object yield one value (plus an alias guard).
 """
+
 from __future__ import annotations
 
 import functools
@@ -32,11 +33,24 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from .guard_kinds import GuardKind, TensorMatch
-from .sources import item_source, attr_source
-from .values import Const, ListV, TupleV, DictV, SetV, ObjectV, PartialV, MethodV, CellV
+from .sources import attr_source, item_source
+from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
 
-CONST_TYPES = frozenset({int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
-                         type(NotImplemented), range, types.CodeType})
+CONST_TYPES = frozenset(
+    {
+        int,
+        float,
+        bool,
+        str,
+        bytes,
+        complex,
+        type(None),
+        type(Ellipsis),
+        type(NotImplemented),
+        range,
+        types.CodeType,
+    }
+)
 CONTAINER_LIMIT = 4096
 
 
@@ -51,8 +65,9 @@ def is_tensor(obj) -> bool:
 
 def is_torch_const(obj) -> bool:
     torch = torch_mod()
-    return torch is not None and isinstance(obj, (torch.dtype, torch.device, torch.layout,
-                                                  torch.memory_format))
+    return torch is not None and isinstance(
+        obj, (torch.dtype, torch.device, torch.layout, torch.memory_format)
+    )
 
 
 def is_namedtuple_class(cls) -> bool:
@@ -98,15 +113,13 @@ def wrap(tx, obj, source=None, guard=True):
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return v
     if t is dict or _is_ordered_dict(t):
-        if len(obj) > CONTAINER_LIMIT or not all(type(k) in CONST_TYPES or is_torch_const(k)
-                                                 for k in obj):
+        if len(obj) > CONTAINER_LIMIT or not all(type(k) in CONST_TYPES or is_torch_const(k) for k in obj):
             return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
         g(GuardKind.DICT_KEYS, source, tuple(obj))
         v = DictV({}, t, source)
         _remember(tx, obj, v, source)
-        v.entries = {k: (Const(k), wrap(tx, x, item_source(source, k), guard))
-                     for k, x in obj.items()}
+        v.entries = {k: (Const(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
         return v
     if t is set or t is frozenset:
         if all(type(k) in CONST_TYPES for k in obj):
@@ -159,17 +172,35 @@ def _no_guard(*args, **kwargs):
 
 
 def _is_id_matched(obj) -> bool:
-    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType,
-                        types.MethodDescriptorType, types.WrapperDescriptorType,
-                        types.MethodWrapperType, types.ClassMethodDescriptorType,
-                        types.GetSetDescriptorType, types.MemberDescriptorType,
-                        property, staticmethod, classmethod)):
+    if isinstance(
+        obj,
+        (
+            type,
+            types.FunctionType,
+            types.BuiltinFunctionType,
+            types.ModuleType,
+            types.MethodDescriptorType,
+            types.WrapperDescriptorType,
+            types.MethodWrapperType,
+            types.ClassMethodDescriptorType,
+            types.GetSetDescriptorType,
+            types.MemberDescriptorType,
+            property,
+            staticmethod,
+            classmethod,
+        ),
+    ):
         return True
     torch = torch_mod()
     if torch is not None and isinstance(obj, torch.nn.Module):
         return True
-    return callable(obj) and type(obj).__module__ in ("builtins", "operator", "functools",
-                                                        "math", "itertools")
+    return callable(obj) and type(obj).__module__ in (
+        "builtins",
+        "operator",
+        "functools",
+        "math",
+        "itertools",
+    )
 
 
 def _is_size(t) -> bool:
@@ -179,6 +210,7 @@ def _is_size(t) -> bool:
 
 def _is_ordered_dict(t) -> bool:
     import collections
+
     return t is collections.OrderedDict
 
 
@@ -192,23 +224,30 @@ def wrap_tensor(tx, t, source, guard=True):
     torch = torch_mod()
     ptype = type(t)
     if ptype is not torch.Tensor and not isinstance(t, torch.nn.Parameter):
-        raise UnsupportedError(BreakReason.TENSOR_SUBCLASS,
-                               f"tensor subclass {ptype.__qualname__} is not supported")
+        raise UnsupportedError(
+            BreakReason.TENSOR_SUBCLASS, f"tensor subclass {ptype.__qualname__} is not supported"
+        )
     if source is None:
-        raise UnsupportedError(BreakReason.TENSOR_WITHOUT_SOURCE,
-                               "a tensor with no way to fetch it at run time")
+        raise UnsupportedError(
+            BreakReason.TENSOR_WITHOUT_SOURCE, "a tensor with no way to fetch it at run time"
+        )
     env = tx.torch_env()
     from .values import TensorV
+
     try:
         fake = env.from_real(t)
     except Exception as e:  # sparse, nested or quantized tensors and the like
-        raise UnsupportedError(BreakReason.FAKE_TENSOR,
-                               f"cannot make a fake tensor of this input: {e}") from None
+        raise UnsupportedError(
+            BreakReason.FAKE_TENSOR, f"cannot make a fake tensor of this input: {e}"
+        ) from None
     node = tx.graph.add_input(source, fake)
     if guard:
-        tx.guard(GuardKind.TENSOR_MATCH, source,
-                 TensorMatch(ptype, t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad),
-                 example=t)
+        tx.guard(
+            GuardKind.TENSOR_MATCH,
+            source,
+            TensorMatch(ptype, t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad),
+            example=t,
+        )
     v = TensorV(node, fake, ptype, source)
     tx.by_id[id(t)] = v
     tx.keepalive.append(t)
@@ -217,14 +256,21 @@ def wrap_tensor(tx, t, source, guard=True):
     return v
 
 
-_ITERATOR_TYPES = {type(iter(range(0))): "range", type(iter([])): "list", type(iter(())): "tuple",
-                   enumerate: "enumerate", zip: "zip", map: "map"}
+_ITERATOR_TYPES = {
+    type(iter(range(0))): "range",
+    type(iter([])): "list",
+    type(iter(())): "tuple",
+    enumerate: "enumerate",
+    zip: "zip",
+    map: "map",
+}
 
 
 def _wrap_iterator(tx, it, source, guard):
     """A builtin iterator from outside, read through ``__reduce__`` (state guarded)."""
     from .sources import ReduceSource
     from .values import EnumerateIterV, MapIterV, RangeIterV, SeqIterV, ZipIterV
+
     kind = _ITERATOR_TYPES[type(it)]
     g = tx.guard if guard else _no_guard
     g(GuardKind.TYPE_MATCH, source, type(it))
@@ -233,7 +279,7 @@ def _wrap_iterator(tx, it, source, guard):
     args = red[1]
     if kind in ("range", "list", "tuple"):
         if len(args) == 0 or (kind != "range" and len(red) < 3):
-            v = SeqIterV(())                      # exhausted
+            v = SeqIterV(())  # exhausted
             v.source = None
             return v
         seq_src = item_source(item_source(rsrc, 1), 0)
@@ -244,16 +290,19 @@ def _wrap_iterator(tx, it, source, guard):
             v = RangeIterV(args[0], index)
         else:
             seq = wrap(tx, args[0], seq_src, guard)
-            if not isinstance(seq, (ListV, TupleV)):     # a list subclass (traceback's StackSummary)
-                raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR,
-                                       f"an iterator over a {type(args[0]).__name__} from outside")
+            if not isinstance(seq, (ListV, TupleV)):  # a list subclass (traceback's StackSummary)
+                raise UnsupportedError(
+                    BreakReason.UNSUPPORTED_ITERATOR,
+                    f"an iterator over a {type(args[0]).__name__} from outside",
+                )
             v = SeqIterV(seq, index)
         v.source = source
         _remember(tx, it, v, source)
         return v
     if kind == "enumerate":
-        return EnumerateIterV(wrap(tx, args[0], item_source(item_source(rsrc, 1), 0), guard),
-                              _const_arg(g, rsrc, args, 1))
+        return EnumerateIterV(
+            wrap(tx, args[0], item_source(item_source(rsrc, 1), 0), guard), _const_arg(g, rsrc, args, 1)
+        )
     inner = [wrap(tx, a, item_source(item_source(rsrc, 1), i), guard) for i, a in enumerate(args)]
     if kind == "zip":
         # zip(strict=True) reduces to a third item, the flag; a plain zip to two (O37)

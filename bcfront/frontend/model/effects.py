@@ -14,6 +14,7 @@ which is what program order leaves behind).  `records` turns the log, plus
 the graph's writes to input tensors (from the alias analysis), into the
 `report.SideEffect` entries `bcfront.explain` lists, in program order.
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,18 +28,21 @@ LOG = "effect_log"
 
 @dataclass(frozen=True, slots=True)
 class LoggedEffect:
-    kind: str                  # setattr, delattr, buffer, global, del-global, nonlocal, list.append, ...
-    target: str                # a source expression: L['self'].count, G['cache'], L['xs']
+    kind: str  # setattr, delattr, buffer, global, del-global, nonlocal, list.append, ...
+    target: str  # a source expression: L['self'].count, G['cache'], L['xs']
     filename: str | None
     lineno: int | None
-    position: int              # graph nodes recorded before it (orders it among tensor writes)
+    position: int  # graph nodes recorded before it (orders it among tensor writes)
 
 
 # -- recording ------------------------------------------------------------------------------------
 
 _INSTRUCTION_KINDS = {
-    "STORE_SUBSCR": "setitem", "DELETE_SUBSCR": "delitem", "BINARY_OP": "inplace-op",
-    "STORE_SLICE": "setitem", "DELETE_SLICE": "delitem",
+    "STORE_SUBSCR": "setitem",
+    "DELETE_SUBSCR": "delitem",
+    "BINARY_OP": "inplace-op",
+    "STORE_SLICE": "setitem",
+    "DELETE_SLICE": "delitem",
 }
 
 
@@ -143,10 +147,13 @@ def _model_codes() -> dict:
 
 # -- reporting --------------------------------------------------------------------------------------
 
+
 def records(tx, graph=None, compiled=None, example_inputs=None) -> list[report.SideEffect]:
     """Every side effect of the region, in program order, as report entries."""
-    rows = [(e.position, 0, i, report.SideEffect(e.kind, e.target, e.filename, e.lineno))
-            for i, e in enumerate(getattr(tx, LOG, ()))]
+    rows = [
+        (e.position, 0, i, report.SideEffect(e.kind, e.target, e.filename, e.lineno))
+        for i, e in enumerate(getattr(tx, LOG, ()))
+    ]
     rows.extend(_tensor_writes(tx, graph, compiled, example_inputs))
     rows.sort(key=lambda r: r[:3])
     out = []
@@ -165,7 +172,8 @@ def _tensor_writes(tx, graph, compiled, example_inputs) -> list:
         obs = getattr(compiled, "observation", None) or (plan.observation if plan is not None else None)
         if obs is None:
             from ...ir.alias_facts import may_write, observe
-            if not may_write(graph):       # spare the eager backend a second fake run
+
+            if not may_write(graph):  # spare the eager backend a second fake run
                 return []
             obs = observe(graph, example_inputs)
         analysis = obs.analysis
@@ -179,7 +187,17 @@ def _tensor_writes(tx, graph, compiled, example_inputs) -> list:
         for name in c.inputs:
             src = by_name[name].target
             loc = first.loc
-            out.append((graph.body.index(first), 1, len(out),
-                        report.SideEffect("input-mutation", src.readable(),
-                                          loc.filename if loc else None, loc.lineno if loc else None)))
+            out.append(
+                (
+                    graph.body.index(first),
+                    1,
+                    len(out),
+                    report.SideEffect(
+                        "input-mutation",
+                        src.readable(),
+                        loc.filename if loc else None,
+                        loc.lineno if loc else None,
+                    ),
+                )
+            )
     return out

@@ -8,6 +8,7 @@ modelled: exception handling reads the decoded exception table.
 `snap` is the stack as it was before the current instruction; a graph break
 at that instruction resumes from exactly that state.
 """
+
 from __future__ import annotations
 
 import types
@@ -31,9 +32,28 @@ def decoded(code: types.CodeType) -> tuple[Bytecode, dict[int, int]]:
 
 
 class Frame:
-    __slots__ = ("code", "bc", "instrs", "index", "ip", "stack", "locals", "globals", "builtins",
-                 "fn", "parent", "depth", "kw_names", "cur", "snap", "name", "generator",
-                 "self_value", "snap_kw", "exc_slots")
+    __slots__ = (
+        "code",
+        "bc",
+        "instrs",
+        "index",
+        "ip",
+        "stack",
+        "locals",
+        "globals",
+        "builtins",
+        "fn",
+        "parent",
+        "depth",
+        "kw_names",
+        "cur",
+        "snap",
+        "name",
+        "generator",
+        "self_value",
+        "snap_kw",
+        "exc_slots",
+    )
 
     def __init__(self, code, fn_globals, builtins_dict, fn=None, parent=None, locals_=None):
         self.code = code
@@ -44,16 +64,16 @@ class Frame:
         self.locals: dict[str, Value] = dict(locals_ or {})
         self.globals = fn_globals
         self.builtins = builtins_dict
-        self.fn = fn                         # the function value being run (for explain)
+        self.fn = fn  # the function value being run (for explain)
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
-        self.kw_names = None                 # KW_NAMES (3.11/3.12) for the next CALL
-        self.cur = None                      # the instruction being executed
+        self.kw_names = None  # KW_NAMES (3.11/3.12) for the next CALL
+        self.cur = None  # the instruction being executed
         self.snap: list[Value] = []
-        self.snap_kw = None                  # kw_names before the current instruction
+        self.snap_kw = None  # kw_names before the current instruction
         self.name = code.co_qualname if hasattr(code, "co_qualname") else code.co_name
-        self.generator = None                # the GeneratorV this frame belongs to
-        self.self_value = None               # first argument, for zero-argument super()
+        self.generator = None  # the GeneratorV this frame belongs to
+        self.self_value = None  # first argument, for zero-argument super()
         # stack indices of the "previous exception" slots PUSH_EXC_INFO pushed and POP_EXCEPT
         # has not popped yet (outermost first): where the frame is inside except/finally
         # blocks, which a continuation must re-enter (see resume.make_resume)

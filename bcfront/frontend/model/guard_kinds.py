@@ -9,6 +9,7 @@ generates and diagnoses checks reads `g.expected.shape`, not `g.expected[3]`.
 
 Plain data, no torch: guards.py turns these into generated source.
 """
+
 from __future__ import annotations
 
 import enum
@@ -39,15 +40,19 @@ class GuardKind(enum.StrEnum):
     GLOBAL_STATE = "GLOBAL_STATE", "torch state `extra` (a STATE_NAMES key) reads `expected`; no source"
     TENSOR_MATCH = "TENSOR_MATCH", "source is a tensor as `expected` (a TensorMatch) describes"
     TENSOR_ALIAS = "TENSOR_ALIAS", "source is the same tensor as `expected` (another source) fetches"
-    TENSOR_DISTINCT = "TENSOR_DISTINCT", "the tensors `expected` (a tuple of sources) fetches are all different"
+    TENSOR_DISTINCT = (
+        "TENSOR_DISTINCT",
+        "the tensors `expected` (a tuple of sources) fetches are all different",
+    )
     TENSOR_STORAGE = "TENSOR_STORAGE", "the tensors share storage as `expected` (a StorageLayout) records"
 
 
 class TensorMatch(NamedTuple):
     """TENSOR_MATCH's expected value: what the compiled graph assumed of an input tensor."""
-    ptype: type                     # the exact Python type (Tensor, Parameter, ...)
-    dtype: Any                      # torch.dtype
-    device: Any                     # torch.device
+
+    ptype: type  # the exact Python type (Tensor, Parameter, ...)
+    dtype: Any  # torch.dtype
+    device: Any  # torch.device
     shape: tuple[int, ...]
     stride: tuple[int, ...]
     requires_grad: bool
@@ -55,5 +60,6 @@ class TensorMatch(NamedTuple):
 
 class StorageLayout(NamedTuple):
     """TENSOR_STORAGE's expected value: which input tensors share storage, and where."""
-    sources: tuple                  # the inputs' sources, in graph-input order
-    signature: tuple                # guards.storage_signature of those tensors when captured
+
+    sources: tuple  # the inputs' sources, in graph-input order
+    signature: tuple  # guards.storage_signature of those tensors when captured

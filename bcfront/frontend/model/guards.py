@@ -23,6 +23,7 @@ The kinds (`GuardKind`, with what each one's expected value holds, in
 table, `KINDS`.  On a miss, `first_failure` evaluates the guards one at a time to say
 which one failed, with the expected and the actual value.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,11 +39,12 @@ from .sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 @dataclass(frozen=True, slots=True)
 class Guard:
     """One checked fact; `GuardKind`'s meanings say what `expected` and `extra` hold per kind."""
+
     kind: GuardKind
-    source: object                  # a Source, or None for global state
-    expected: object = None         # what the check compares with
-    extra: object = None            # kind-specific (an attribute name, a state name, ...)
-    first_use: object = None        # report.UserFrame where the value was first used
+    source: object  # a Source, or None for global state
+    expected: object = None  # what the check compares with
+    extra: object = None  # kind-specific (an attribute name, a state name, ...)
+    first_use: object = None  # report.UserFrame where the value was first used
     # Example value used to build C++ tensor checks; not part of identity.
     example: object = field(default=None, compare=False, hash=False)
 
@@ -89,16 +91,20 @@ def _has_signed_zero(v) -> bool:
 
 def _tensor_py(g: Guard, s: str, ns: Namespace) -> str:
     t: TensorMatch = g.expected
-    return (f"{ns.helper('type')}({s}) is {ns.const(t.ptype)} and {s}.dtype is {ns.const(t.dtype)} "
-            f"and {s}.device == {ns.const(t.device)} and {s}.shape == {t.shape!r} "
-            f"and {s}.stride() == {t.stride!r} and {s}.requires_grad is {t.requires_grad!r}")
+    return (
+        f"{ns.helper('type')}({s}) is {ns.const(t.ptype)} and {s}.dtype is {ns.const(t.dtype)} "
+        f"and {s}.device == {ns.const(t.device)} and {s}.shape == {t.shape!r} "
+        f"and {s}.stride() == {t.stride!r} and {s}.requires_grad is {t.requires_grad!r}"
+    )
 
 
 def _tensor_readable(g: Guard) -> str:
     t: TensorMatch = g.expected
-    return (f"check_tensor({g.source.readable()}, {_type_name(t.ptype)}, {t.dtype}, "
-            f"device={str(t.device)!r}, shape={list(t.shape)}, stride={list(t.stride)}, "
-            f"requires_grad={t.requires_grad})")
+    return (
+        f"check_tensor({g.source.readable()}, {_type_name(t.ptype)}, {t.dtype}, "
+        f"device={str(t.device)!r}, shape={list(t.shape)}, stride={list(t.stride)}, "
+        f"requires_grad={t.requires_grad})"
+    )
 
 
 def _state_check(g: Guard, s: str, ns: Namespace) -> str:
@@ -153,51 +159,78 @@ def _hooks_check(g: Guard, s: str, ns: Namespace) -> str:
 # kind -> (cost class, readable(g), code(g, source_expr, ns))
 KINDS = {
     GuardKind.ID_MATCH: (
-        0, lambda g: f"{g.source.readable()} is {describe(g.expected)}",
-        lambda g, s, ns: f"{s} is {ns.const(g.expected)}"),
+        0,
+        lambda g: f"{g.source.readable()} is {describe(g.expected)}",
+        lambda g, s, ns: f"{s} is {ns.const(g.expected)}",
+    ),
     GuardKind.TYPE_MATCH: (
-        0, lambda g: f"type({g.source.readable()}) is {_type_name(g.expected)}",
-        lambda g, s, ns: f"{ns.helper('type')}({s}) is {ns.const(g.expected)}"),
-    GuardKind.CONSTANT_MATCH: (
-        1, lambda g: f"{g.source.readable()} == {g.expected!r:.80}",
-        _const_check),
+        0,
+        lambda g: f"type({g.source.readable()}) is {_type_name(g.expected)}",
+        lambda g, s, ns: f"{ns.helper('type')}({s}) is {ns.const(g.expected)}",
+    ),
+    GuardKind.CONSTANT_MATCH: (1, lambda g: f"{g.source.readable()} == {g.expected!r:.80}", _const_check),
     GuardKind.LENGTH: (
-        1, lambda g: f"len({g.source.readable()}) == {g.expected}",
-        lambda g, s, ns: f"{ns.helper('len')}({s}) == {g.expected}"),
+        1,
+        lambda g: f"len({g.source.readable()}) == {g.expected}",
+        lambda g, s, ns: f"{ns.helper('len')}({s}) == {g.expected}",
+    ),
     GuardKind.DICT_KEYS: (
-        2, lambda g: f"list({g.source.readable()}.keys()) == {list(g.expected)!r:.120}",
-        lambda g, s, ns: f"{ns.helper('list')}({s}) == {ns.const(list(g.expected), 'keys')}"),
+        2,
+        lambda g: f"list({g.source.readable()}.keys()) == {list(g.expected)!r:.120}",
+        lambda g, s, ns: f"{ns.helper('list')}({s}) == {ns.const(list(g.expected), 'keys')}",
+    ),
     GuardKind.NOT_PRESENT: (
-        1, lambda g: f"{g.extra!r} not in {g.source.readable()}",
-        lambda g, s, ns: f"{g.extra!r} not in {s}"),
+        1,
+        lambda g: f"{g.extra!r} not in {g.source.readable()}",
+        lambda g, s, ns: f"{g.extra!r} not in {s}",
+    ),
     GuardKind.HASATTR: (
-        1, lambda g: f"hasattr({g.source.readable()}, {g.extra!r}) is {g.expected}",
-        lambda g, s, ns: f"{ns.helper('hasattr')}({s}, {g.extra!r}) is {g.expected!r}"),
+        1,
+        lambda g: f"hasattr({g.source.readable()}, {g.extra!r}) is {g.expected}",
+        lambda g, s, ns: f"{ns.helper('hasattr')}({s}, {g.extra!r}) is {g.expected!r}",
+    ),
     GuardKind.NO_HOOKS: (
-        1, lambda g: " and ".join(f"not {g.source.readable()}.{n}" for n in g.extra),
-        _hooks_check),
+        1,
+        lambda g: " and ".join(f"not {g.source.readable()}.{n}" for n in g.extra),
+        _hooks_check,
+    ),
     # `a is b` between two objects from outside, as the trace answered it (extra: b's source)
     GuardKind.SAME_OBJECT: (
-        1, lambda g: f"{g.source.readable()} is {g.extra.readable()}",
-        lambda g, s, ns: f"{s} is {ns.spell(g.extra)}"),
+        1,
+        lambda g: f"{g.source.readable()} is {g.extra.readable()}",
+        lambda g, s, ns: f"{s} is {ns.spell(g.extra)}",
+    ),
     GuardKind.DISTINCT_OBJECTS: (
-        1, lambda g: f"{g.source.readable()} is not {g.extra.readable()}",
-        lambda g, s, ns: f"{s} is not {ns.spell(g.extra)}"),
+        1,
+        lambda g: f"{g.source.readable()} is not {g.extra.readable()}",
+        lambda g, s, ns: f"{s} is not {ns.spell(g.extra)}",
+    ),
     GuardKind.GLOBAL_STATE: (
-        2, lambda g: f"{STATE_NAMES[g.extra]}() == {describe(g.expected)}",
-        _state_check),
+        2,
+        lambda g: f"{STATE_NAMES[g.extra]}() == {describe(g.expected)}",
+        _state_check,
+    ),
     GuardKind.TENSOR_MATCH: (3, _tensor_readable, _tensor_py),
     GuardKind.TENSOR_ALIAS: (
-        4, lambda g: f"{g.source.readable()} is {g.expected.readable()}",
-        lambda g, s, ns: f"{s} is {ns.spell(g.expected)}"),
+        4,
+        lambda g: f"{g.source.readable()} is {g.expected.readable()}",
+        lambda g, s, ns: f"{s} is {ns.spell(g.expected)}",
+    ),
     GuardKind.TENSOR_DISTINCT: (
-        4, lambda g: "no two of " + ", ".join(x.readable() for x in g.expected) + " are the same tensor",
-        lambda g, s, ns: _distinct_check(g, ns)),
+        4,
+        lambda g: "no two of " + ", ".join(x.readable() for x in g.expected) + " are the same tensor",
+        lambda g, s, ns: _distinct_check(g, ns),
+    ),
     # inputs of a graph that writes input storage share storage exactly as when captured
     GuardKind.TENSOR_STORAGE: (
-        4, lambda g: "storage shared among " + ", ".join(x.readable() for x in g.expected.sources)
-        + f" as captured: {g.expected.signature}",
-        lambda g, s, ns: _storage_check(g, ns)),
+        4,
+        lambda g: (
+            "storage shared among "
+            + ", ".join(x.readable() for x in g.expected.sources)
+            + f" as captured: {g.expected.signature}"
+        ),
+        lambda g, s, ns: _storage_check(g, ns),
+    ),
 }
 
 
@@ -224,10 +257,12 @@ STATE_NAMES = {
 def _torch_reader(path):
     def get():
         import torch
+
         obj = torch
         for part in path.split(".")[1:]:
             obj = getattr(obj, part)
         return obj
+
     return get
 
 
@@ -256,7 +291,9 @@ class GuardSet:
         self._guards[guard.key] = guard
         if guard.kind == GuardKind.ID_MATCH and _is_module(guard.expected):
             # the identity says nothing of the class: `m.__class__ = Other` swaps forward
-            self.add(Guard(GuardKind.TYPE_MATCH, guard.source, type(guard.expected), first_use=guard.first_use))
+            self.add(
+                Guard(GuardKind.TYPE_MATCH, guard.source, type(guard.expected), first_use=guard.first_use)
+            )
         src = guard.source
         while src is not None:
             if type(src) is ModuleAttrSource:
@@ -274,10 +311,10 @@ class GuardSet:
         self.add(Guard(GuardKind.NOT_PRESENT, AttrSource(src.base, "__dict__"), None, src.name, first_use))
         # a class attribute of that name (a property, say) would be found before
         # nn.Module.__getattr__ looks in the stores (L2); the class itself is guarded
-        for cls in type(owner.expected).__mro__[:-1]:          # object's dict is fixed
+        for cls in type(owner.expected).__mro__[:-1]:  # object's dict is fixed
             cls_dict = AttrSource(ConstSource(Ref(cls, cls.__qualname__)), "__dict__")
             self.add(Guard(GuardKind.NOT_PRESENT, cls_dict, None, src.name, first_use))
-        for store in _STORES[:_STORES.index(src.where)] if src.where in _STORES else ():
+        for store in _STORES[: _STORES.index(src.where)] if src.where in _STORES else ():
             if store not in d:
                 continue
             if d[store]:
@@ -320,9 +357,15 @@ class GuardSet:
         exprs = self._expressions(ns, views)
         if not exprs:
             return ["    return True"]
-        return (["    try:"] + [f"        {line}" for line in views.prologue()]
-                + ["        return (" + "\n                and ".join(exprs) + ")",
-                   "    except Exception:", "        return False"])
+        return (
+            ["    try:"]
+            + [f"        {line}" for line in views.prologue()]
+            + [
+                "        return (" + "\n                and ".join(exprs) + ")",
+                "    except Exception:",
+                "        return False",
+            ]
+        )
 
     def _expressions(self, ns: Namespace, views) -> list[str]:
         out = self.identity_checks(ns, views=views)
@@ -354,7 +397,7 @@ class _ModuleView:
 
     def __init__(self, ns: Namespace, const: str, module):
         self.ns, self.const, self.module = ns, const, module
-        self.locals: dict[str, str] = {}            # "__dict__" or an attribute -> local name
+        self.locals: dict[str, str] = {}  # "__dict__" or an attribute -> local name
         self.cls = type(module)
 
     def _plain(self, attr: str) -> bool:
@@ -374,7 +417,7 @@ class _ModuleView:
             name, i = base, 1
             while name in self.ns.globals:
                 name, i = f"{base}_{i}", i + 1
-            self.ns.globals[name] = None          # reserved: no constant may take the name
+            self.ns.globals[name] = None  # reserved: no constant may take the name
             self.locals[key] = name
         return name
 
@@ -395,7 +438,8 @@ class _ModuleView:
             return []
         d = self.local("__dict__")
         return [f"{d} = {self.const}.__dict__"] + [
-            f"{name} = {d}[{key!r}]" for key, name in self.locals.items() if key != "__dict__"]
+            f"{name} = {d}[{key!r}]" for key, name in self.locals.items() if key != "__dict__"
+        ]
 
 
 def _default_getattribute(cls) -> bool:
@@ -413,7 +457,7 @@ class ModuleViews(dict):
     def __init__(self, ns: Namespace):
         super().__init__(ns.rebased)
         self.ns = ns
-        self.views: dict = {}                        # module source -> _ModuleView
+        self.views: dict = {}  # module source -> _ModuleView
         ns.rebased = self
 
     def add(self, source, module, const: str) -> None:
@@ -457,9 +501,13 @@ def _cxx_tensor_guards(guards: list[Guard]):
         return None
     try:
         from torch._C._dynamo.guards import TensorGuards
+
         ex = [g.example for g in guards]
-        return TensorGuards(*ex, dynamic_dims_sizes=[list(t.shape) for t in ex],
-                            dynamic_dims_strides=[list(t.stride()) for t in ex])
+        return TensorGuards(
+            *ex,
+            dynamic_dims_sizes=[list(t.shape) for t in ex],
+            dynamic_dims_strides=[list(t.stride()) for t in ex],
+        )
     except Exception:  # an older/newer torch without this API: fall back to Python checks
         return None
 

@@ -8,6 +8,7 @@ prefix (``___`` by default, longer if the user's code uses names starting
 with it), so neither user names nor user constants can change what the
 generated code means.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -31,10 +32,10 @@ class Namespace:
 
     def __init__(self, params: dict[str, str] | None = None, prefix: str = "___"):
         self.prefix = prefix
-        self.params = dict(params or {})    # local name -> python expression
+        self.params = dict(params or {})  # local name -> python expression
         self.globals: dict[str, object] = {"__builtins__": builtins}
         self._by_id: dict[int, str] = {}
-        self._keep: list = []               # keep constants alive (ids must stay unique)
+        self._keep: list = []  # keep constants alive (ids must stay unique)
         # Sources whose object identity a guard checked earlier in the same function:
         # anything reached through them starts from the constant instead of re-walking.
         self.rebased: dict = {}
@@ -97,7 +98,7 @@ def signature_params(code: types.CodeType) -> tuple[list[str], dict[str, str]] |
         parts.append("*" + star)
     elif kwc:
         parts.append("*")
-    parts.extend(names[idx:idx + kwc])
+    parts.extend(names[idx : idx + kwc])
     if code.co_flags & 0x08:
         parts.append("**" + names[argc + kwc + (1 if star else 0)])
     params = [p.lstrip("*") for p in parts if p != "/"]

@@ -6,6 +6,7 @@ runs under a handler the user's code could see a half-done graph from
 (``tx.graph_in_try``).  Both only read and write the tracer, so they live here,
 below the semantics that record nodes (`semantics.torch_calls.record`).
 """
+
 from __future__ import annotations
 
 from ...errors import UnsupportedError
@@ -23,19 +24,18 @@ def check_split(tx) -> None:
 def note_node(tx) -> None:
     """Called for each node recorded: remember when one runs under a user's handler."""
     if not tx.__dict__.get("graph_in_try") and _in_handler(tx):
-        tx.graph_in_try = True          # see region_errors.errors_observable
+        tx.graph_in_try = True  # see region_errors.errors_observable
 
 
 def _in_handler(tx) -> bool:
     """Some frame of the trace runs its current instruction under an exception handler a
     user could see the state from: a try, or a with block other than a torch state
     manager's (no_grad, autocast...: its exit restores the state and re-raises)."""
-    return any(f.cur is not None and _user_handler(f, f.bc.handler_for(f.cur.offset))
-               for f in tx.frames)
+    return any(f.cur is not None and _user_handler(f, f.bc.handler_for(f.cur.offset)) for f in tx.frames)
 
 
 def _user_handler(f, h) -> bool:
-    for _ in range(64):                          # state-manager with blocks, innermost first
+    for _ in range(64):  # state-manager with blocks, innermost first
         if h is None:
             return False
         if not _state_cm_cleanup(f, h):
@@ -43,7 +43,7 @@ def _user_handler(f, h) -> bool:
         # the cleanup's own handler (COPY 3; POP_EXCEPT; RERAISE 1), then whatever covers it
         inner = f.bc.handler_for(h.target)
         if inner is None:
-            return True                          # not the layout expected: assume a handler
+            return True  # not the layout expected: assume a handler
         h = f.bc.handler_for(inner.target)
     return True
 
@@ -57,5 +57,5 @@ def _state_cm_cleanup(f, h) -> bool:
         return False
     if ops != ("PUSH_EXC_INFO", "WITH_EXCEPT_START") or not 0 < h.depth <= len(f.stack):
         return False
-    exit_ = f.stack[h.depth - 1]               # the with's bound __exit__, below the block
+    exit_ = f.stack[h.depth - 1]  # the with's bound __exit__, below the block
     return isinstance(exit_, MethodV) and isinstance(exit_.obj, StateCMV)

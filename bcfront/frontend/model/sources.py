@@ -12,6 +12,7 @@ A source is a small frozen dataclass.  It has two spellings:
   they go through ``getattr``/constants, so nothing from user code is ever
   pasted into generated source unescaped.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from ...ir.graph import is_identifier, is_literal
 
 class Ref:
     """Identity wrapper: lets a source hold an arbitrary object yet stay hashable."""
+
     __slots__ = ("obj", "label")
 
     def __init__(self, obj, label: str = ""):
@@ -46,7 +48,7 @@ class Source:
         raise NotImplementedError
 
     @property
-    def root(self) -> "Source":
+    def root(self) -> Source:
         return self
 
     def __str__(self) -> str:
@@ -56,6 +58,7 @@ class Source:
 @dataclass(frozen=True, slots=True)
 class DerivedSource(Source):
     """A source read from another one, `base`: it has base's root."""
+
     base: Source
 
     @property
@@ -77,13 +80,16 @@ class LocalSource(Source):
 @dataclass(frozen=True, slots=True)
 class GlobalSource(Source):
     name: str
-    globals: Ref          # the globals dict the name is looked up in
+    globals: Ref  # the globals dict the name is looked up in
 
     def readable(self):
         if self.globals.label == "G":
             return f"G[{self.name!r}]"
-        return f"{self.globals.label}.{self.name}" if is_identifier(self.name) \
+        return (
+            f"{self.globals.label}.{self.name}"
+            if is_identifier(self.name)
             else f"{self.globals.label}[{self.name!r}]"
+        )
 
     def expr(self, ns):
         return f"{ns.const(self.globals.obj)}[{self.name!r}]"
@@ -104,6 +110,7 @@ class BuiltinSource(Source):
 @dataclass(frozen=True, slots=True)
 class CellSource(Source):
     """The contents of a closure cell object known at capture time (the captured function's)."""
+
     name: str
     cell: Ref
 
@@ -117,6 +124,7 @@ class CellSource(Source):
 @dataclass(frozen=True, slots=True)
 class ConstSource(Source):
     """An object held by identity (a class, a function object, a cell)."""
+
     value: Ref
 
     def readable(self):
@@ -144,6 +152,7 @@ class AttrSource(DerivedSource):
 @dataclass(frozen=True, slots=True)
 class ItemSource(DerivedSource):
     """``base[key]`` for a constant key (an int, str, or an object held by identity)."""
+
     key: object
 
     def _key(self, spell):
@@ -165,6 +174,7 @@ class ModuleAttrSource(DerivedSource):
     name is not in the instance ``__dict__`` (guarded by the module's type and
     the module's own dict layout), without nn.Module.__getattr__'s cost.
     """
+
     where: str
     name: str
 
@@ -178,7 +188,6 @@ class ModuleAttrSource(DerivedSource):
 
 @dataclass(frozen=True, slots=True)
 class TypeSource(DerivedSource):
-
     def readable(self):
         return f"type({self.base.readable()})"
 
@@ -224,6 +233,7 @@ class CellFilledSource(DerivedSource):
 class PlainFunctionSource(DerivedSource):
     """Whether the function at `base` still has the given names and module and no attributes
     of its own (what a `MadeFunctionV` answers without looking at the object)."""
+
     name: str
     qualname: str
     module: object
@@ -232,13 +242,14 @@ class PlainFunctionSource(DerivedSource):
         return f"{self.base.readable()} named {self.qualname!r} in {self.module!r}, no attributes"
 
     def expr(self, ns):
-        return (f"{ns.const(plain_function, 'plain_function')}({ns.spell(self.base)}, {self.name!r}, "
-                f"{self.qualname!r}, {ns.const(self.module) if not isinstance(self.module, str) else repr(self.module)})")
+        return (
+            f"{ns.const(plain_function, 'plain_function')}({ns.spell(self.base)}, {self.name!r}, "
+            f"{self.qualname!r}, {ns.const(self.module) if not isinstance(self.module, str) else repr(self.module)})"
+        )
 
 
 def plain_function(fn, name, qualname, module) -> bool:
-    return (fn.__name__ == name and fn.__qualname__ == qualname and fn.__module__ == module
-            and not fn.__dict__)
+    return fn.__name__ == name and fn.__qualname__ == qualname and fn.__module__ == module and not fn.__dict__
 
 
 def cell_filled(cell) -> bool:

@@ -11,24 +11,25 @@ One `Tracer` lives for one symbolic execution of one function.  It owns
 * the fake-tensor environment and the symbolic torch state (grad mode, autocast),
   both created only when the first tensor shows up (no torch otherwise).
 """
+
 from __future__ import annotations
 
 import linecache
 import types
 
 from ...errors import UnsupportedError
+from ...ir.graph import Graph, Loc
 from ...reasons import BreakReason
 from ...report import UserFrame
-from ...ir.graph import Graph, Loc
 from .guard_kinds import GuardKind
 from .guards import Guard, GuardSet
 from .sources import Ref
 
-INLINE_DEPTH_LIMIT = 24          # recursion is inlined this deep, then breaks
-STEP_LIMIT = 500_000             # instructions per capture before giving up
+INLINE_DEPTH_LIMIT = 24  # recursion is inlined this deep, then breaks
+STEP_LIMIT = 500_000  # instructions per capture before giving up
 
 
-_FRAMES: dict = {}        # (function, file, line) -> report.UserFrame, shared by all captures
+_FRAMES: dict = {}  # (function, file, line) -> report.UserFrame, shared by all captures
 
 
 class SymbolicRaise(Exception):
@@ -76,33 +77,35 @@ class Tracer:
         self.options = options or {}
         self.root_globals = root_globals
         self.globals_refs: dict[int, Ref] = {id(root_globals): Ref(root_globals, "G")}
-        self.mutated: tuple = ()             # values whose outside object must be updated
-        self.by_id: dict[int, object] = {}   # id(real object) -> its value (identity)
+        self.mutated: tuple = ()  # values whose outside object must be updated
+        self.by_id: dict[int, object] = {}  # id(real object) -> its value (identity)
         self.keepalive: list = []
-        self.frames: list = []               # the symbolic call stack (root first)
+        self.frames: list = []  # the symbolic call stack (root first)
         self.steps = 0
         self.notes: list[str] = []
-        self.fakes = None                    # fake.FakeEnv once a tensor is seen
-        self.state = None                    # fake.TorchState (symbolic) once torch is seen
+        self.fakes = None  # fake.FakeEnv once a tensor is seen
+        self.state = None  # fake.TorchState (symbolic) once torch is seen
         self.entry_state = None
-        self.exc_info = None                 # the exception being handled (sys.exc_info())
+        self.exc_info = None  # the exception being handled (sys.exc_info())
         self.input_tensors: list = []
-        self.real_tensors: dict[int, object] = {}     # id(TensorV) -> real input tensor
-        self.has_mutation = False            # some graph op mutates a tensor in place
-        self.globals_values: dict[int, object] = {}   # id(globals dict) -> GlobalsV
-        self.no_inline: set = set()          # code objects that must be called, not inlined
-        self.root_cp = None                  # checkpoint before the root frame's current instruction
-        self.suspended_in_try: list = []     # generators that yielded inside try/with (O54)
+        self.real_tensors: dict[int, object] = {}  # id(TensorV) -> real input tensor
+        self.has_mutation = False  # some graph op mutates a tensor in place
+        self.globals_values: dict[int, object] = {}  # id(globals dict) -> GlobalsV
+        self.no_inline: set = set()  # code objects that must be called, not inlined
+        self.root_cp = None  # checkpoint before the root frame's current instruction
+        self.suspended_in_try: list = []  # generators that yielded inside try/with (O54)
 
     # -- torch --------------------------------------------------------------------
     def torch_env(self):
         """The fake-tensor environment (imports torch on first use)."""
         if self.fakes is None:
             from ...ir.fake import FakeEnv, TorchState
+
             self.fakes = FakeEnv()
             self.state = self.entry_state = TorchState.current()
             self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, self.state.grad, "grad"))
             import torch
+
             # factories and Python scalars promoted to tensors follow the default dtype
             self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, torch.get_default_dtype(), "dtype"))
             any_autocast = torch._C._is_any_autocast_enabled()
@@ -124,7 +127,9 @@ class Tracer:
     def guard_cudnn(self) -> None:
         """Graphs that baked in torch.backends.cudnn.enabled (layer_norm lowering) guard it."""
         import torch.backends.cudnn as cudnn
+
         from .sources import AttrSource, ConstSource
+
         enabled = AttrSource(ConstSource(Ref(cudnn, "torch.backends.cudnn")), "enabled")
         self.guard(GuardKind.CONSTANT_MATCH, enabled, cudnn.enabled)
 
@@ -137,8 +142,9 @@ class Tracer:
         if guard.key in self.guards:
             return
         if guard.first_use is None and self.frames:
-            guard = Guard(guard.kind, guard.source, guard.expected, guard.extra, self.report_frame(),
-                          guard.example)
+            guard = Guard(
+                guard.kind, guard.source, guard.expected, guard.extra, self.report_frame(), guard.example
+            )
         self.guards.add(guard)
 
     def guard(self, kind, source, expected=None, extra=None, example=None) -> None:
@@ -185,7 +191,8 @@ class Tracer:
     def mark_mutated(self, value) -> None:
         """Record that the outside object behind `value` changes (replayed after the region)."""
         from .effects import note
-        note(self, value)                    # the effect log explain shows (kind, target, line)
+
+        note(self, value)  # the effect log explain shows (kind, target, line)
         if not any(v is value for v in self.mutated):
             self.set(self, "mutated", self.mutated + (value,))
 

@@ -11,6 +11,7 @@ during the trace, cell contents, iterator positions) is only ever changed
 through `Journal.set`, so that an inlined call that ends in a graph break can
 be rolled back exactly (no retracing of the caller).
 """
+
 from __future__ import annotations
 
 from .sources import Ref
@@ -31,6 +32,7 @@ class Value:
 
 class Const(Value):
     """An immutable Python value specialized at capture time (int, str, None, dtype, ...)."""
+
     __slots__ = ("value",)
 
     def __init__(self, value, source=None):
@@ -49,6 +51,7 @@ class Const(Value):
 
 class NullV(Value):
     """The NULL CPython pushes below (3.11/3.12) or above (3.13) a callable."""
+
     __slots__ = ()
 
     def python_type(self):
@@ -63,6 +66,7 @@ NULL = NullV()
 
 class TensorV(Value):
     """A tensor proxy: the graph node that produces it and its fake-tensor example value."""
+
     __slots__ = ("node", "fake", "ptype")
 
     def __init__(self, node, fake, ptype, source=None):
@@ -76,6 +80,7 @@ class TensorV(Value):
 
     def describe(self):
         from ...ir.graph import describe_meta
+
         return f"Tensor({describe_meta(self.fake)})"
 
     def __repr__(self):
@@ -96,6 +101,7 @@ class ListV(Value):
 
 class TupleV(Value):
     """A tuple, namedtuple (cls), torch.Size or torch.return_types structseq."""
+
     __slots__ = ("items", "cls")
 
     def __init__(self, items, cls=tuple, source=None):
@@ -109,6 +115,7 @@ class TupleV(Value):
 
 class DictV(Value):
     """A dict; `entries` maps a hashable key (see `semantics.ops.hkey`) to (key value, value)."""
+
     __slots__ = ("entries", "cls", "mutated")
 
     def __init__(self, entries, cls=dict, source=None):
@@ -126,7 +133,7 @@ class SetV(Value):
 
     def __init__(self, entries, frozen=False, source=None):
         super().__init__(source)
-        self.entries = dict(entries)        # hashable key -> key value
+        self.entries = dict(entries)  # hashable key -> key value
         self.frozen = frozen
         self.mutated = False
 
@@ -135,7 +142,7 @@ class SetV(Value):
 
 
 class DictViewV(Value):
-    __slots__ = ("dict", "kind")            # kind: keys / values / items
+    __slots__ = ("dict", "kind")  # kind: keys / values / items
 
     def __init__(self, d, kind):
         super().__init__(None)
@@ -152,6 +159,7 @@ class ObjectV(Value):
     Reads go to the real object (guarded); writes go to `overlay` (attribute
     name -> value, or DELETED) and are replayed after the region.
     """
+
     __slots__ = ("obj", "overlay", "order")
 
     def __init__(self, obj, source=None):
@@ -175,6 +183,7 @@ DELETED = Ref(object(), "<deleted>")
 
 class NewObjectV(Value):
     """An instance of a Python class created during the trace; `attrs` is its __dict__."""
+
     __slots__ = ("cls", "attrs")
 
     def __init__(self, cls, attrs=None):
@@ -189,6 +198,7 @@ class NewObjectV(Value):
 class ExceptionV(Value):
     """An exception instance created during the trace; `tb` holds the traceback entries
     ((filename, name, positions), outermost first) of the frames it was raised through."""
+
     __slots__ = ("cls", "args", "attrs", "tb")
 
     def __init__(self, cls, args=(), attrs=None):
@@ -207,44 +217,49 @@ class ExceptionV(Value):
 
 class CellV(Value):
     """A closure cell; `real` is the cell object when it exists outside the trace."""
+
     __slots__ = ("contents", "real", "loaded", "name")
 
     def __init__(self, contents=None, real=None, name=""):
         super().__init__(None)
-        self.contents = contents            # None: empty (or not yet loaded when real)
+        self.contents = contents  # None: empty (or not yet loaded when real)
         self.real = real
         self.loaded = real is None
         self.name = name
 
     def python_type(self):
         import types
+
         return types.CellType
 
 
 class MadeFunctionV(Value):
     """A function created by MAKE_FUNCTION during the trace (closures, lambdas, comprehensions)."""
-    __slots__ = ("code", "globals", "name", "qualname", "defaults", "kwdefaults", "closure",
-                 "annotations")
 
-    def __init__(self, code, fn_globals, qualname, defaults=None, kwdefaults=None, closure=None,
-                 annotations=None):
+    __slots__ = ("code", "globals", "name", "qualname", "defaults", "kwdefaults", "closure", "annotations")
+
+    def __init__(
+        self, code, fn_globals, qualname, defaults=None, kwdefaults=None, closure=None, annotations=None
+    ):
         super().__init__(None)
         self.code = code
         self.globals = fn_globals
         self.name = code.co_name
         self.qualname = qualname
-        self.defaults = defaults            # tuple of values or None
-        self.kwdefaults = kwdefaults        # dict name -> value or None
-        self.closure = closure              # tuple of CellV or None
+        self.defaults = defaults  # tuple of values or None
+        self.kwdefaults = kwdefaults  # dict name -> value or None
+        self.closure = closure  # tuple of CellV or None
         self.annotations = annotations
 
     def python_type(self):
         import types
+
         return types.FunctionType
 
 
 class MethodV(Value):
     """A bound method: calling it calls `func` with `obj` prepended."""
+
     __slots__ = ("func", "obj")
 
     def __init__(self, func, obj, source=None):
@@ -254,6 +269,7 @@ class MethodV(Value):
 
     def python_type(self):
         import types
+
         if isinstance(self.func, ObjectV) and not isinstance(self.func.obj, types.FunctionType):
             return types.BuiltinMethodType
         return types.MethodType
@@ -270,6 +286,7 @@ class PartialV(Value):
 
     def python_type(self):
         import functools
+
         return functools.partial
 
 
@@ -288,6 +305,7 @@ class SuperV(Value):
 class StateCMV(Value):
     """A torch global-state context manager (no_grad, enable_grad, set_grad_enabled, autocast,
     nullcontext); `kind` selects its semantics in torch_calls, `args` its parameters."""
+
     __slots__ = ("kind", "args", "cls", "saved")
 
     def __init__(self, kind, args, cls):
@@ -295,7 +313,7 @@ class StateCMV(Value):
         self.kind = kind
         self.args = args
         self.cls = cls
-        self.saved = []                     # state to restore on __exit__ (a stack)
+        self.saved = []  # state to restore on __exit__ (a stack)
 
     def python_type(self):
         return self.cls
@@ -303,18 +321,21 @@ class StateCMV(Value):
 
 # -- iterators ----------------------------------------------------------------------
 
+
 class IterV(Value):
     """Base of symbolic iterators; `semantics.iteration.next_value` advances them."""
+
     __slots__ = ()
 
 
 class SeqIterV(IterV):
     """Iterator over a list/tuple value or a Python sequence of values; sees list mutations."""
+
     __slots__ = ("seq", "index")
 
     def __init__(self, seq, index=0):
         super().__init__(None)
-        self.seq = seq                      # ListV / TupleV / tuple of values
+        self.seq = seq  # ListV / TupleV / tuple of values
         self.index = index
 
     def python_type(self):
@@ -339,13 +360,14 @@ class HashIterV(IterV):
     It keeps the key order it started with (`keys`, hash keys) and reads entries from the
     live container, so a value stored meanwhile is seen, and -- as in CPython -- a size
     change makes the next step raise.  `container` is None once exhausted."""
+
     __slots__ = ("container", "kind", "keys", "index")
 
     def __init__(self, container, kind, keys, index=0):
         super().__init__(None)
-        self.container = container          # DictV / SetV, None when exhausted
-        self.kind = kind                    # keys / values / items / set
-        self.keys = keys                    # tuple of hash keys, in iteration order
+        self.container = container  # DictV / SetV, None when exhausted
+        self.kind = kind  # keys / values / items / set
+        self.keys = keys  # tuple of hash keys, in iteration order
         self.index = index
 
     def python_type(self):
@@ -402,6 +424,7 @@ class EnumerateIterV(IterV):
 
 class GeneratorV(IterV):
     """A generator created during the trace: a suspended symbolic frame."""
+
     __slots__ = ("frame", "done", "started", "steps")
 
     def __init__(self, frame):
@@ -409,10 +432,11 @@ class GeneratorV(IterV):
         self.frame = frame
         self.done = False
         self.started = False
-        self.steps = 0                      # resumptions so far (rebuild_gen replays them)
+        self.steps = 0  # resumptions so far (rebuild_gen replays them)
 
     def python_type(self):
         import types
+
         return types.GeneratorType
 
 

@@ -42,6 +42,7 @@ rebuilding their managers.  Whatever cannot be rebuilt or run
 on its own makes the whole function run natively under the guards so far,
 with the reason in explain.
 """
+
 from __future__ import annotations
 
 import sys
@@ -49,12 +50,12 @@ import types
 import weakref
 
 from ...errors import UnsupportedError
-from .entry import Entry, RegionCode, break_record, native_entry
 from ...reasons import BreakReason
+from ..model.values import NULL, CellV, Const, MethodV, StateCMV
+from .entry import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
 from .resume import make_resume
 from .tailcalls import LoopEntry, TailCall, run_chain
-from ..model.values import NULL, CellV, Const, MethodV, StateCMV
 
 _LIVENESS: dict = {}
 
@@ -84,6 +85,7 @@ def _live(code, offset) -> set | None:
     if hit is None:
         try:
             from ...analysis import analyze
+
             hit = set(analyze(code).liveness.live_before(offset))
         except Exception:  # analyzer unavailable or failed: pass every bound local
             hit = None
@@ -104,7 +106,7 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     code = orig.__code__
     region = RegionCode(root, tx)
     ns, tail, rb, prefix = region.ns, region.tail, region.rb, region.prefix
-    rb.has_mutation = tx.has_mutation        # a started generator's replay reads its tensors
+    rb.has_mutation = tx.has_mutation  # a started generator's replay reads its tensors
     slot_exprs = []
     for v in stack:
         if v is NULL:
@@ -128,14 +130,21 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         return local_exprs[name]
 
     def live_names(offset):
-        cells = set(code.co_cellvars)          # passed as cells (below), bound or not
-        bound = [n for n in code.co_varnames
-                 if n in frame.locals and n not in cells and not n.startswith("___stack")]
+        cells = set(code.co_cellvars)  # passed as cells (below), bound or not
+        bound = [
+            n
+            for n in code.co_varnames
+            if n in frame.locals and n not in cells and not n.startswith("___stack")
+        ]
         live = _live(code, to_orig(offset))
         return [n for n in bound if live is None or n in live]
 
-    cell_exprs = [rb.expr(frame.locals[n]) if isinstance(frame.locals.get(n), CellV)
-                  else f"{ns.const(types.CellType, 'CellType')}()" for n in code.co_cellvars]
+    cell_exprs = [
+        rb.expr(frame.locals[n])
+        if isinstance(frame.locals.get(n), CellV)
+        else f"{ns.const(types.CellType, 'CellType')}()"
+        for n in code.co_cellvars
+    ]
 
     kw = frame.snap_kw
     if ins.op == "CALL_KW":
@@ -166,17 +175,21 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     tail.extend("    " + p for p in pending)
     if tx.fakes is not None:
         import torch
+
         tail.append(f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})")
         if tx.state.autocast != tx.entry_state.autocast and not _autocast_reentered(stack, tx):
-            raise UnsupportedError(BreakReason.NO_CONTINUATION, "a break inside an autocast region entered "
-                                   "other than by a with-block")
+            raise UnsupportedError(
+                BreakReason.NO_CONTINUATION,
+                "a break inside an autocast region entered other than by a with-block",
+            )
 
     exc_slots = tuple(i for i in frame.exc_slots if i < len(stack) and stack[i] is not NULL)
     exc_info_expr = None
     if exc_slots:
         if tx.exc_info is None:
-            raise UnsupportedError(BreakReason.NO_CONTINUATION,
-                                   "inside an except block with no handled exception")
+            raise UnsupportedError(
+                BreakReason.NO_CONTINUATION, "inside an except block with no handled exception"
+            )
         exc_info_expr = ns.fresh("exc_info")
         tail.append(f"    {exc_info_expr} = {rb.expr(tx.exc_info)}")
 
@@ -188,21 +201,28 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         nulls = [e is None for e in stack_exprs]
         slots = tuple(i for i in exc_slots if i < len(stack_exprs) and stack_exprs[i] is not None)
         target = continuation(cf, orig, to_orig(offset), nulls, live, children, slots)
-        args = [e for e in stack_exprs if e is not None] + ([exc_info_expr] if slots else []) \
-            + [local_exprs[n] for n in live] + cell_exprs
+        args = (
+            [e for e in stack_exprs if e is not None]
+            + ([exc_info_expr] if slots else [])
+            + [local_exprs[n] for n in live]
+            + cell_exprs
+        )
         if getattr(cf, "tail_calls", False):
             return [f"return {tail_call}(({', '.join([ns.const(target, 'resume')] + args)},))"]
         r = ns.fresh("r")
-        return [f"{r} = {ns.const(target, 'resume')}({', '.join(args)})",
-                f"return {r} if {ns.helper('type')}({r}) is not {tail_call} "
-                f"else {ns.const(run_chain, 'run_chain')}({r})"]
+        return [
+            f"{r} = {ns.const(target, 'resume')}({', '.join(args)})",
+            f"return {r} if {ns.helper('type')}({r}) is not {tail_call} "
+            f"else {ns.const(run_chain, 'run_chain')}({r})",
+        ]
 
     if handler is not None:
         tail.append("    try:")
         tail.extend("        " + line for line in native_lines)
         tail.append(f"    except {ns.helper('BaseException')} as {prefix}exc:")
-        h_stack = slot_exprs[:handler.depth] + ([repr(ins.offset)] if handler.lasti else []) \
-            + [f"{prefix}exc"]
+        h_stack = (
+            slot_exprs[: handler.depth] + ([repr(ins.offset)] if handler.lasti else []) + [f"{prefix}exc"]
+        )
         tail.extend("        " + line for line in cont_call(handler.target, h_stack, h_live))
     else:
         tail.extend("    " + line for line in native_lines)
@@ -228,7 +248,7 @@ def _autocast_reentered(stack, tx) -> bool:
         if isinstance(cm, StateCMV) and cm.kind == "autocast" and cm.saved:
             entered.append(cm.args)
     base = tx.entry_state.autocast
-    return tx.state.autocast[:len(base)] == base and tuple(entered) == tx.state.autocast[len(base):]
+    return tx.state.autocast[: len(base)] == base and tuple(entered) == tx.state.autocast[len(base) :]
 
 
 def _from_callee(err) -> bool:
@@ -252,6 +272,7 @@ class CallSite:
 
     def __call__(self, fn):
         import types
+
         target = fn.__func__ if isinstance(fn, types.MethodType) else fn
         if not isinstance(target, types.FunctionType) and not _is_module(fn):
             return fn
@@ -260,13 +281,17 @@ class CallSite:
         except TypeError:
             return fn
         if cap is None:
-            code = getattr(target, "__code__", None)        # None: a module
+            code = getattr(target, "__code__", None)  # None: a module
             seen = self._per_code.get(code, 0)
             if code is not None and seen >= self.FRESH_LIMIT:
                 return fn
             self._per_code[code] = seen + 1
-            cap = type(self.cf)(target, backend=self.cf.backend,    # capture's class, see continuation
-                                recompile_limit=self.cf.recompile_limit, **self.cf.options)
+            cap = type(self.cf)(
+                target,
+                backend=self.cf.backend,  # capture's class, see continuation
+                recompile_limit=self.cf.recompile_limit,
+                **self.cf.options,
+            )
             self._cache[target] = cap
             self.children.append(cap)
         if isinstance(fn, types.MethodType):
@@ -282,7 +307,7 @@ def _is_module(obj) -> bool:
 def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
     """The captured continuation of `orig` at `offset` (cached), or its `LoopEntry` when it is
     already on this chain (a loop around a break: its cached entries, few new captures)."""
-    family = cf.continuations                 # shared by a captured function and its continuations
+    family = cf.continuations  # shared by a captured function and its continuations
     per = family.get(orig)
     if per is None:
         per = family[orig] = {}
@@ -293,7 +318,7 @@ def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
         # `cf`'s own class (capture's CapturedFunction): regions do not import the API above
         cap = type(cf)(fn, backend=cf.backend, recompile_limit=cf.recompile_limit, **cf.options)
         cap.continuations = family
-        cap.tail_calls = True             # its region returns TailCall markers
+        cap.tail_calls = True  # its region returns TailCall markers
         cap.chain = getattr(cf, "chain", frozenset()) | {(orig.__code__, key)}
         hit = per[key] = (cap, LoopEntry(cap, fn))
     cap, loop = hit
@@ -303,4 +328,3 @@ def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
     if cap not in children:
         children.append(cap)
     return cap
-

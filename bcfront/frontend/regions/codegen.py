@@ -16,20 +16,46 @@ literals or reserved names, values with a source become the source
 expression, values created during the trace are rebuilt from their parts
 (memoized, so a list referenced twice is built once and identity holds).
 """
+
 from __future__ import annotations
 
 import types
 
 from ...errors import UnsupportedError
-from ...reasons import BreakReason
 from ...ir.graph import is_identifier, is_literal
+from ...reasons import BreakReason
 from ..model.namespace import Namespace
+from ..model.values import (
+    DELETED,
+    NULL,
+    CellV,
+    Const,
+    DictV,
+    DictViewV,
+    EnumerateIterV,
+    ExceptionV,
+    FilterIterV,
+    GeneratorV,
+    HashIterV,
+    IterV,
+    ListV,
+    MadeFunctionV,
+    MapIterV,
+    MethodV,
+    NewObjectV,
+    ObjectV,
+    PartialV,
+    RangeIterV,
+    SeqIterV,
+    SetV,
+    StateCMV,
+    TensorV,
+    TupleV,
+    Value,
+    ZipIterV,
+)
 from .rebuild_gen import advanced, rebuild_generator
 from .tracebacks import attach as attach_traceback
-from ..model.values import (DELETED, CellV, Const, DictV, DictViewV, EnumerateIterV, ExceptionV,
-                     FilterIterV, GeneratorV, HashIterV, IterV, ListV, MadeFunctionV, MapIterV, MethodV,
-                     NewObjectV, ObjectV, PartialV, RangeIterV, SeqIterV, SetV, StateCMV, TensorV, TupleV,
-                     Value, ZipIterV, NULL)
 
 
 def _new_object(cls, attrs):
@@ -50,10 +76,10 @@ def _make_exception(cls, args, attrs, tb=()):
     base = next(c for c in cls.__mro__ if c.__module__ == "builtins")
     try:
         base.__init__(exc, *args)
-    except TypeError:      # arguments the base does not take: only `args` is known then
+    except TypeError:  # arguments the base does not take: only `args` is known then
         pass
     exc.args = args
-    attach_traceback(exc, tb)        # before the chaining attrs: raising would set __context__
+    attach_traceback(exc, tb)  # before the chaining attrs: raising would set __context__
     for k, v in attrs.items():
         setattr(exc, k, v)
     return exc
@@ -85,15 +111,21 @@ class _Cycle(UnsupportedError):
 class Rebuilder:
     """Emits statements that rebuild symbolic values; `expr(v)` returns an expression."""
 
-    def __init__(self, ns: Namespace, tensor_name, lines: list[str], indent: str = "    ",
-                 globals_values: dict | None = None):
+    def __init__(
+        self,
+        ns: Namespace,
+        tensor_name,
+        lines: list[str],
+        indent: str = "    ",
+        globals_values: dict | None = None,
+    ):
         self.ns = ns
-        self.tensor_name = tensor_name       # TensorV -> variable name
+        self.tensor_name = tensor_name  # TensorV -> variable name
         self.lines = lines
         self.indent = indent
         self.memo: dict[int, str] = {}
-        self.open: set[int] = set()          # containers whose items are being rendered
-        self.defer = False                   # make lists/dicts empty, fill them later (O53)
+        self.open: set[int] = set()  # containers whose items are being rendered
+        self.defer = False  # make lists/dicts empty, fill them later (O53)
         self.pending: list = []
         self.globals_values = globals_values or {}
         # list-iterator positions, set after the replayed writes: __setstate__ clamps the
@@ -122,7 +154,7 @@ class Rebuilder:
         """A mutable container as one expression `whole(items)`, or -- when it contains
         itself (O53) -- made `empty` under its name first and filled after, so its items
         can name it."""
-        if self.defer:                        # filled once the tuple holding it exists
+        if self.defer:  # filled once the tuple holding it exists
             name = self.temp(empty, v, hint)
             self.pending.append(lambda: self.emit(fill.format(name, render())))
             return name
@@ -146,7 +178,7 @@ class Rebuilder:
                 # a literal would be folded into one constant shared by every equal tuple of
                 # the code object; built at run time, each is its own (O34)
                 tup = f"{ns.helper('tuple')}([{inner}])"
-            return self.temp(tup, v, "tup")      # built once: identity holds (`x, x`)
+            return self.temp(tup, v, "tup")  # built once: identity holds (`x, x`)
         if hasattr(v.cls, "_fields"):
             return self.temp(f"{ns.const(v.cls)}({inner})", v, "tup")
         return self.temp(f"{ns.const(v.cls)}({tup})", v, "tup")
@@ -169,15 +201,21 @@ class Rebuilder:
         if isinstance(v, ListV):
             if v.source is not None:
                 return v.source.expr(ns)
-            return self._fillable(v, "list", lambda items: f"[{items}]", "[]", "{}.extend([{}])",
-                                  lambda: ", ".join(self.expr(x) for x in v.items))
+            return self._fillable(
+                v,
+                "list",
+                lambda items: f"[{items}]",
+                "[]",
+                "{}.extend([{}])",
+                lambda: ", ".join(self.expr(x) for x in v.items),
+            )
         if isinstance(v, TupleV):
             if v.source is not None:
                 # a tuple cannot change, and writes to its items land in those same objects
                 # (replayed effects, tensor write-back): the original is still right, and
                 # returning it keeps its identity (O13)
                 return v.source.expr(ns)
-            render = lambda: ", ".join(self.expr(x) for x in v.items)     # noqa: E731
+            render = lambda: ", ".join(self.expr(x) for x in v.items)  # noqa: E731
             if id(v) in self.open:
                 raise _Cycle(v)
             try:
@@ -200,10 +238,14 @@ class Rebuilder:
             if v.source is not None:
                 return v.source.expr(ns)
             cls = "" if v.cls is dict else ns.const(v.cls)
-            return self._fillable(v, "dict", lambda items: f"{cls}({{{items}}})" if cls else f"{{{items}}}",
-                                  f"{cls}()" if cls else "{}", "{}.update({{{}}})",
-                                  lambda: ", ".join(f"{self.expr(k)}: {self.expr(x)}"
-                                                    for k, x in v.entries.values()))
+            return self._fillable(
+                v,
+                "dict",
+                lambda items: f"{cls}({{{items}}})" if cls else f"{{{items}}}",
+                f"{cls}()" if cls else "{}",
+                "{}.update({{{}}})",
+                lambda: ", ".join(f"{self.expr(k)}: {self.expr(x)}" for k, x in v.entries.values()),
+            )
         if isinstance(v, SetV):
             if v.source is not None:
                 return v.source.expr(ns)
@@ -221,8 +263,12 @@ class Rebuilder:
             args = ", ".join(self.expr(a) for a in v.args)
             attrs = ", ".join(f"{k!r}: {self.expr(x)}" for k, x in v.attrs.items())
             tb = f", {ns.const(v.tb)}" if v.tb else ""
-            return self.temp(f"{ns.const(_make_exception)}({ns.const(v.cls)}, ({args}{',' if v.args else ''}), "
-                             f"{{{attrs}}}{tb})", v, "exc")
+            return self.temp(
+                f"{ns.const(_make_exception)}({ns.const(v.cls)}, ({args}{',' if v.args else ''}), "
+                f"{{{attrs}}}{tb})",
+                v,
+                "exc",
+            )
         if isinstance(v, CellV):
             if v.real is not None:
                 return ns.const(v.real)
@@ -233,34 +279,47 @@ class Rebuilder:
             return name
         if isinstance(v, MadeFunctionV):
             defaults = "None" if not v.defaults else "(" + ", ".join(self.expr(d) for d in v.defaults) + ",)"
-            kwd = "None" if not v.kwdefaults else "{" + ", ".join(
-                f"{k!r}: {self.expr(x)}" for k, x in v.kwdefaults.items()) + "}"
+            kwd = (
+                "None"
+                if not v.kwdefaults
+                else "{" + ", ".join(f"{k!r}: {self.expr(x)}" for k, x in v.kwdefaults.items()) + "}"
+            )
             closure = "None" if not v.closure else "(" + ", ".join(self.expr(c) for c in v.closure) + ",)"
-            return self.temp(f"{ns.const(_make_function)}({ns.const(v.code)}, {ns.const(v.globals, 'globals')}, "
-                             f"{v.qualname!r}, {defaults}, {kwd}, {closure})", v, "fn")
+            return self.temp(
+                f"{ns.const(_make_function)}({ns.const(v.code)}, {ns.const(v.globals, 'globals')}, "
+                f"{v.qualname!r}, {defaults}, {kwd}, {closure})",
+                v,
+                "fn",
+            )
         if isinstance(v, MethodV):
             attr = getattr(getattr(v.func, "obj", None), "rebuild_attr", None)
-            if attr is not None:          # a torch context manager's __enter__/__exit__
+            if attr is not None:  # a torch context manager's __enter__/__exit__
                 return f"{self.expr(v.obj)}.{attr}"
             return f"{ns.const(_bind)}({self.expr(v.func)}, {self.expr(v.obj)})"
         if isinstance(v, IterV):
             if v.source is not None:
-                return v.source.expr(ns)     # an outside iterator; its position is replayed
+                return v.source.expr(ns)  # an outside iterator; its position is replayed
             return self._iterator(v)
         if isinstance(v, StateCMV):
             from ..semantics.torch_calls import rebuild_state_cm
+
             return rebuild_state_cm(self, v)
         if isinstance(v, PartialV):
             import functools
-            args = ", ".join([self.expr(v.func)] + [self.expr(a) for a in v.args]
-                             + [f"**{{{k!r}: {self.expr(x)}}}" for k, x in v.kwargs.items()])
+
+            args = ", ".join(
+                [self.expr(v.func)]
+                + [self.expr(a) for a in v.args]
+                + [f"**{{{k!r}: {self.expr(x)}}}" for k, x in v.kwargs.items()]
+            )
             return self.temp(f"{ns.const(functools.partial)}({args})", v, "partial")
         if isinstance(v, DictViewV):
             return f"{self.expr(v.dict)}.{v.kind}()"
         if v is NULL:
             raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "NULL has no Python value")
-        raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE,
-                               f"{v.describe()} cannot be rebuilt outside the trace")
+        raise UnsupportedError(
+            BreakReason.UNRECONSTRUCTABLE, f"{v.describe()} cannot be rebuilt outside the trace"
+        )
 
     def _iterator(self, v) -> str:
         ns = self.ns
@@ -272,24 +331,27 @@ class Rebuilder:
                 self.positions.append(f"{name}.__setstate__({v.index})")
                 return name
             items = v.seq.items if isinstance(v.seq, TupleV) else v.seq
-            rest = ", ".join(self.expr(x) for x in items[v.index:])
+            rest = ", ".join(self.expr(x) for x in items[v.index :])
             return self.temp(f"{ns.helper('iter')}(({rest}{',' if rest else ''}))", v, "it")
         if isinstance(v, HashIterV):
             return self._hash_iterator(v)
         if isinstance(v, RangeIterV):
-            return self.temp(f"{ns.helper('iter')}({ns.const(v.range[v.index:], 'range')})", v, "it")
+            return self.temp(f"{ns.helper('iter')}({ns.const(v.range[v.index :], 'range')})", v, "it")
         if isinstance(v, EnumerateIterV):
             return self.temp(f"{ns.helper('enumerate')}({self.expr(v.it)}, {v.count})", v, "it")
         if isinstance(v, ZipIterV):
             strict = ", strict=True" if v.strict else ""
-            return self.temp(f"{ns.helper('zip')}({', '.join(self.expr(i) for i in v.iters)}{strict})", v, "it")
+            return self.temp(
+                f"{ns.helper('zip')}({', '.join(self.expr(i) for i in v.iters)}{strict})", v, "it"
+            )
         if isinstance(v, MapIterV):
             its = ", ".join(self.expr(i) for i in v.iters)
             return self.temp(f"{ns.helper('map')}({self.expr(v.fn)}, {its})", v, "it")
         if isinstance(v, FilterIterV):
             return self.temp(f"{ns.helper('filter')}({self.expr(v.fn)}, {self.expr(v.it)})", v, "it")
-        raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE,
-                               f"{v.describe()} cannot be rebuilt outside the trace")
+        raise UnsupportedError(
+            BreakReason.UNRECONSTRUCTABLE, f"{v.describe()} cannot be rebuilt outside the trace"
+        )
 
     def _hash_iterator(self, v: HashIterV) -> str:
         """A real dict/set iterator at the same step.  Made before the replayed writes, so
@@ -299,8 +361,9 @@ class Rebuilder:
         if c is None:
             return self.temp(f"{ns.helper('iter')}(())", v, "it")
         if tuple(c.entries) != v.keys or (c.source is not None and _changed(c)):
-            raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE,
-                                   "an iterator over a dict or set changed meanwhile")
+            raise UnsupportedError(
+                BreakReason.UNRECONSTRUCTABLE, "an iterator over a dict or set changed meanwhile"
+            )
         over = self.expr(c) if v.kind in ("set", "keys") else f"{self.expr(c)}.{v.kind}()"
         it = f"{ns.helper('iter')}({over})"
         if v.index:
@@ -318,8 +381,11 @@ class Rebuilder:
         pin, val = self.pinned, self.pinned_value
         pending, positions = [], []
         for v in mutated:
-            if isinstance(v, ObjectV) and id(v.obj) in self.globals_values and \
-                    self.globals_values[id(v.obj)] is v:
+            if (
+                isinstance(v, ObjectV)
+                and id(v.obj) in self.globals_values
+                and self.globals_values[id(v.obj)] is v
+            ):
                 g = ns.const(v.obj, "globals")
                 for name, x in v.overlay.items():
                     if x is DELETED:
@@ -358,7 +424,9 @@ class Rebuilder:
             elif isinstance(v, (SeqIterV, RangeIterV)):
                 positions.append(f"{pin(v.source.expr(ns))}.__setstate__({v.index})")
             else:
-                raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, f"cannot replay writes to {v.describe()}")
+                raise UnsupportedError(
+                    BreakReason.UNRECONSTRUCTABLE, f"cannot replay writes to {v.describe()}"
+                )
         return pending + positions + self.positions
 
     def pinned(self, text: str) -> str:
@@ -399,5 +467,6 @@ def compile_function(source: str, ns: Namespace, name: str, filename: str):
     fn = scope[name]
     fn.__bcfront_source__ = source
     import linecache
+
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return fn

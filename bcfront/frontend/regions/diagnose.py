@@ -6,13 +6,14 @@ and the first failure is reported with the expected value, the actual value
 (the guarded source evaluated on the new arguments) and where the value was
 first used.
 """
+
 from __future__ import annotations
 
 from ... import report
-from .codegen import compile_function, function_source
 from ..model.guard_kinds import GuardKind
 from ..model.guards import single_check_source
 from ..model.namespace import Namespace, reserved_prefix, signature_params
+from .codegen import compile_function, function_source
 
 
 def _compile(root, expr: str, what: str):
@@ -34,6 +35,7 @@ def _compile(root, expr: str, what: str):
 def _actual(root, g, args, kwargs) -> str:
     if g.source is None:
         from ..model.guards import STATE_READERS
+
         try:
             return repr(STATE_READERS[g.extra]()())
         except Exception as e:  # reading state failed; say so
@@ -45,8 +47,10 @@ def _actual(root, g, args, kwargs) -> str:
         return f"<{type(e).__name__}: {e}>"
     if g.kind == GuardKind.TENSOR_MATCH:
         try:
-            return (f"{type(v).__name__}({v.dtype}, device={str(v.device)!r}, shape={list(v.shape)}, "
-                    f"stride={list(v.stride())}, requires_grad={v.requires_grad})")
+            return (
+                f"{type(v).__name__}({v.dtype}, device={str(v.device)!r}, shape={list(v.shape)}, "
+                f"stride={list(v.stride())}, requires_grad={v.requires_grad})"
+            )
         except Exception:
             return repr(type(v))
     text = repr(v)
@@ -70,19 +74,27 @@ def first_failure(cf, entry, args, kwargs):
         src = g.source.readable() if g.source is not None else g.extra
         where = f" (first used at {g.first_use.filename}:{g.first_use.lineno})" if g.first_use else ""
         return report.Recompile(
-            function=cf.__qualname__, guard=g.readable(), source=str(src), expected=expected,
-            actual=actual, reason=f"{g.readable()} failed: expected {expected}, got {actual}{where}",
-            first_use=g.first_use)
+            function=cf.__qualname__,
+            guard=g.readable(),
+            source=str(src),
+            expected=expected,
+            actual=actual,
+            reason=f"{g.readable()} failed: expected {expected}, got {actual}{where}",
+            first_use=g.first_use,
+        )
     return None
 
 
 def _expected(g) -> str:
     if g.kind == GuardKind.TENSOR_MATCH:
         t = g.expected
-        return (f"{t.ptype.__name__}({t.dtype}, device={str(t.device)!r}, shape={list(t.shape)}, "
-                f"stride={list(t.stride)}, requires_grad={t.requires_grad})")
+        return (
+            f"{t.ptype.__name__}({t.dtype}, device={str(t.device)!r}, shape={list(t.shape)}, "
+            f"stride={list(t.stride)}, requires_grad={t.requires_grad})"
+        )
     if g.kind in (GuardKind.ID_MATCH, GuardKind.TYPE_MATCH):
         from ..model.guards import describe
+
         return describe(g.expected)
     if g.kind == GuardKind.NO_HOOKS:
         return "no hooks"

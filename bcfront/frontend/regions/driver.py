@@ -12,24 +12,24 @@ bytecode symbolically on the real arguments (wrapped as inputs with
 
 The entry itself (guard and region functions) is built in `entry`.
 """
+
 from __future__ import annotations
 
 import threading
 
 from ...errors import GraphBreakError, UnsupportedError
 from ...reasons import BreakReason
+from ..interp.interpreter import bind, builtins_of, run
 from ..model.builder import wrap
 from ..model.frame import Frame
-from ..interp.interpreter import bind, builtins_of, run
 from ..model.guard_kinds import GuardKind
-from ..model.sources import ConstSource, LocalSource, Ref, AttrSource
-from .entry import Entry, break_record, build_entry
-from .region_errors import trace_with_splits
+from ..model.sources import AttrSource, ConstSource, LocalSource, Ref
 from ..model.tracer import SymbolicRaise, Tracer
 from ..model.values import CellV, ObjectV
+from .entry import Entry, break_record, build_entry
+from .region_errors import trace_with_splits
 
-CAPTURE_LOCK = threading.RLock()     # one capture at a time (they share fake-tensor state)
-
+CAPTURE_LOCK = threading.RLock()  # one capture at a time (they share fake-tensor state)
 
 
 class BindError(TypeError):
@@ -38,8 +38,7 @@ class BindError(TypeError):
 
 def raise_fullgraph(e: UnsupportedError):
     b = break_record(e)
-    raise GraphBreakError(b.reason, b.message, b.filename, b.lineno, b.user_stack,
-                          b.instruction) from None
+    raise GraphBreakError(b.reason, b.message, b.filename, b.lineno, b.user_stack, b.instruction) from None
 
 
 def trace_entry(cf, root, args, kwargs) -> Entry:
@@ -54,11 +53,12 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
 def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
     code = root.__code__
     tx = Tracer(root.__qualname__, root.__globals__, cf.options)
-    tx.split = split                 # where to end the region early (`region_errors.Split`)
+    tx.split = split  # where to end the region early (`region_errors.Split`)
     tx.graph.reserve(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))
     try:
-        real_locals = bind(code, args, kwargs, root.__defaults__ or (), root.__kwdefaults__ or {},
-                           tuple, dict)
+        real_locals = bind(
+            code, args, kwargs, root.__defaults__ or (), root.__kwdefaults__ or {}, tuple, dict
+        )
     except TypeError as e:
         raise BindError(str(e)) from None
     root_src = ConstSource(Ref(root, root.__qualname__))
@@ -74,11 +74,17 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
         frame.locals = root_locals(tx, root, real_locals)
         if cf.module_root is not None and root is not cf.call_object:
             from ..semantics.objects import HOOK_DICTS, guard_global_hooks
+
             guard_global_hooks(tx)
-            tx.guard(GuardKind.NO_HOOKS, LocalSource(code.co_varnames[0]), None, HOOK_DICTS,
-                     example=cf.module_root)
-            tx.guard(GuardKind.NOT_PRESENT, AttrSource(LocalSource(code.co_varnames[0]), "__dict__"), None,
-                     "forward")                    # an instance-level forward would shadow the class's
+            tx.guard(
+                GuardKind.NO_HOOKS, LocalSource(code.co_varnames[0]), None, HOOK_DICTS, example=cf.module_root
+            )
+            tx.guard(
+                GuardKind.NOT_PRESENT,
+                AttrSource(LocalSource(code.co_varnames[0]), "__dict__"),
+                None,
+                "forward",
+            )  # an instance-level forward would shadow the class's
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or tx.user_stack()
         tx.frames.pop()
@@ -110,16 +116,17 @@ def root_locals(tx, root, real_locals) -> dict:
     objects per call) are inputs by contents and code, not identity (`cells`)."""
     from ..semantics.cells import by_code_or_wrap, input_cell
     from .resume import CELL_PARAMS
+
     code = root.__code__
     out = {}
     for name, cell in zip(code.co_freevars, root.__closure__ or ()):
         out[name] = CellV(None, real=cell, name=name)
-        tx.by_id[id(cell)] = out[name]        # a closure passed in may share it
+        tx.by_id[id(cell)] = out[name]  # a closure passed in may share it
     if not is_continuation(root):
         out.update((name, wrap(tx, value, LocalSource(name))) for name, value in real_locals.items())
         return out
     cells = getattr(root, CELL_PARAMS)
-    for name in cells:                   # first: functions passed in may hold them
+    for name in cells:  # first: functions passed in may hold them
         out[name] = input_cell(tx, real_locals[name], LocalSource(name), name)
     for name, value in real_locals.items():
         if name not in cells:
@@ -131,4 +138,5 @@ def _broken(cf, root, tx, e, frame) -> Entry:
     if cf.fullgraph:
         raise_fullgraph(e)
     from . import breaks
+
     return breaks.compile_break(cf, root, tx, e, frame)

@@ -8,6 +8,7 @@ for a trace that returned or raised, `native_entry` for one that runs the
 function natively under the guards collected so far.  `driver` (a whole
 trace) and `breaks` (a region cut at a graph break) both build entries here.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -15,29 +16,29 @@ from dataclasses import dataclass, field
 
 from ... import report
 from ...errors import UnsupportedError
-from ..model.guard_kinds import GuardKind
 from ...reasons import BreakReason
-from .codegen import Rebuilder, compile_function, function_source
+from ..model.guard_kinds import GuardKind
 from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import LocalSource
-from .region_errors import errors_observable, guard_graph_errors, write_back_last
 from ..model.values import TensorV
+from .codegen import Rebuilder, compile_function, function_source
+from .region_errors import errors_observable, guard_graph_errors, write_back_last
 
 _counter = itertools.count()
 
 
 @dataclass
 class Entry:
-    guard: object                      # guard(*args, **kwargs) -> bool
-    region: object                     # region(*args, **kwargs) -> result
-    guards: list = field(default_factory=list)        # frontend.guards.Guard, discovery order
-    graphs: list = field(default_factory=list)        # report.GraphInfo
-    breaks: list = field(default_factory=list)        # report.GraphBreak
+    guard: object  # guard(*args, **kwargs) -> bool
+    region: object  # region(*args, **kwargs) -> result
+    guards: list = field(default_factory=list)  # frontend.guards.Guard, discovery order
+    graphs: list = field(default_factory=list)  # report.GraphInfo
+    breaks: list = field(default_factory=list)  # report.GraphBreak
     side_effects: list = field(default_factory=list)  # report.SideEffect
     notes: list = field(default_factory=list)
     guard_source: str = ""
     region_source: str = ""
-    children: list = field(default_factory=list)      # CapturedFunctions it calls (continuations)
+    children: list = field(default_factory=list)  # CapturedFunctions it calls (continuations)
     native: bool = False
     graph_objects: list = field(default_factory=list)  # frontend.graph.Graph
 
@@ -46,18 +47,25 @@ def break_record(e: UnsupportedError, count: int = 1) -> report.GraphBreak:
     stack = tuple(getattr(e, "user_stack", None) or ())
     top = stack[-1] if stack else None
     return report.GraphBreak(
-        reason=e.reason, message=e.message,
-        filename=top.filename if top else None, lineno=top.lineno if top else None,
+        reason=e.reason,
+        message=e.message,
+        filename=top.filename if top else None,
+        lineno=top.lineno if top else None,
         source_line=top.source_line if top else "",
-        instruction=getattr(e, "instruction", "") or "", user_stack=stack, count=count)
+        instruction=getattr(e, "instruction", "") or "",
+        user_stack=stack,
+        count=count,
+    )
 
 
 def refine_first_use(tx, root) -> None:
     """Guards on arguments were made when the frame was set up (at the `def` line); point
     them at the first instruction that loads the argument instead."""
     import dataclasses
+
     from ...report import UserFrame
     from ..model.frame import decoded
+
     code = root.__code__
     first: dict[str, int] = {}
     for ins in decoded(code)[0].instructions:
@@ -74,9 +82,11 @@ def refine_first_use(tx, root) -> None:
         line = first.get(src.name)
         if line is not None and line != fu.lineno:
             import linecache
+
             text = linecache.getline(code.co_filename, line).strip()
             tx.guards._guards[key] = dataclasses.replace(
-                g, first_use=UserFrame(fu.function, fu.filename, line, text))
+                g, first_use=UserFrame(fu.function, fu.filename, line, text)
+            )
 
 
 def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
@@ -85,12 +95,23 @@ def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
         guard, gsrc = make_guard(root, tx)
     except UnsupportedError:
         guard, gsrc = (lambda *a, **k: True), "# no guards: the signature cannot be spelled"
-    entry = Entry(guard, root, list(tx.guards), [], list(breaks_), [], list(notes), gsrc,
-                  f"# runs {root.__qualname__} natively", native=True)
+    entry = Entry(
+        guard,
+        root,
+        list(tx.guards),
+        [],
+        list(breaks_),
+        [],
+        list(notes),
+        gsrc,
+        f"# runs {root.__qualname__} natively",
+        native=True,
+    )
     return entry
 
 
 # -- code generation ------------------------------------------------------------------------------
+
 
 def _signature(root):
     code = root.__code__
@@ -142,6 +163,7 @@ class RegionCode:
         """Compile the graph with the backend, assemble and compile guard and region."""
         from ... import backends
         from ..model.effects import records
+
         tx, root, ns, graph = self.tx, self.root, self.ns, self.tx.graph
         refine_first_use(tx, root)
         graph.outputs = [self._outputs[i] for i in sorted(self._outputs)]
@@ -155,20 +177,29 @@ class RegionCode:
         if body:
             body = guard_graph_errors(body, graph, compiled, root, self.parts, ns)
         from ...timing import time_graph
-        body = time_graph(body, ns)     # graph time, read only while explain collects
+
+        body = time_graph(body, ns)  # graph time, read only while explain collects
         name = f"{self.prefix}region"
         src = function_source(name, self.parts, head + body + self.tail)
-        region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} {tag}>"),
-                         root)
+        region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} {tag}>"), root)
         add_distinct_guard(tx)
-        if getattr(compiled, "plan", None) is not None:     # functionalized: guard input storage sharing
+        if getattr(compiled, "plan", None) is not None:  # functionalized: guard input storage sharing
             add_storage_guard(tx, compiled.plan)
         guard, gsrc = make_guard(root, tx)
         graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
-        return Entry(guard, region, list(tx.guards), graphs, list(breaks),
-                     records(tx, graph, compiled, example), list(tx.notes) + list(compiled.notes),
-                     gsrc, src, children=children if children is not None else [],
-                     graph_objects=[graph])
+        return Entry(
+            guard,
+            region,
+            list(tx.guards),
+            graphs,
+            list(breaks),
+            records(tx, graph, compiled, example),
+            list(tx.notes) + list(compiled.notes),
+            gsrc,
+            src,
+            children=children if children is not None else [],
+            graph_objects=[graph],
+        )
 
 
 def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
@@ -191,8 +222,11 @@ def state_epilogue(tx, ns) -> list[str]:
     if tx.state.autocast != tx.entry_state.autocast:
         raise UnsupportedError(BreakReason.AUTOCAST, "the function returns inside an autocast region")
     if tx.state.inference != tx.entry_state.inference:
-        raise UnsupportedError(BreakReason.INFERENCE_MODE, "the function returns inside an inference_mode region")
+        raise UnsupportedError(
+            BreakReason.INFERENCE_MODE, "the function returns inside an inference_mode region"
+        )
     import torch
+
     return [f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})"]
 
 
@@ -214,6 +248,7 @@ def add_storage_guard(tx, plan) -> None:
         return
     from ..model.guard_kinds import StorageLayout
     from ..model.guards import storage_signature
+
     sig = storage_signature(*(tx.real_tensors[id(v)] for v in vals))
     tx.guard(GuardKind.TENSOR_STORAGE, vals[0].source, StorageLayout(tuple(v.source for v in vals), sig))
 
@@ -230,7 +265,15 @@ def example_inputs(tx) -> list:
 
 def graph_info(name, graph, compiled) -> report.GraphInfo:
     return report.GraphInfo(
-        function=name, backend=compiled.backend, op_count=graph.op_count, code=graph.format(),
-        kernels=tuple(report.KernelInfo(getattr(k, "name", str(k)), tuple(getattr(k, "ops", ())),
-                                        getattr(k, "source", "")) for k in compiled.kernels),
-        fallback_ops=tuple(str(o) for o in compiled.fallback_ops))
+        function=name,
+        backend=compiled.backend,
+        op_count=graph.op_count,
+        code=graph.format(),
+        kernels=tuple(
+            report.KernelInfo(
+                getattr(k, "name", str(k)), tuple(getattr(k, "ops", ())), getattr(k, "source", "")
+            )
+            for k in compiled.kernels
+        ),
+        fallback_ops=tuple(str(o) for o in compiled.fallback_ops),
+    )

@@ -15,6 +15,7 @@ unpacking, raise, `with` entry and `with` exit on an exception raised
 natively.  An instruction not in the table makes the whole function run
 natively (recorded in explain).
 """
+
 from __future__ import annotations
 
 import sys
@@ -40,9 +41,9 @@ class Ctx:
 
     def __init__(self, ins, stack, ns, lines, bc, kw_names, caller=None, values=None):
         self.ins = ins
-        self.values = list(values) if values is not None else None   # the symbolic stack
-        self.caller = caller or (lambda fn: fn)   # expression calling a callee expression
-        self.stack = list(stack)      # expressions; None = NULL
+        self.values = list(values) if values is not None else None  # the symbolic stack
+        self.caller = caller or (lambda fn: fn)  # expression calling a callee expression
+        self.stack = list(stack)  # expressions; None = NULL
         self.ns = ns
         self.lines = lines
         self.bc = bc
@@ -53,7 +54,7 @@ class Ctx:
 
     def pop(self, n: int = 1) -> list:
         out = self.stack[-n:] if n else []
-        del self.stack[len(self.stack) - n:]
+        del self.stack[len(self.stack) - n :]
         return out
 
     def result(self, expr: str) -> str:
@@ -92,11 +93,11 @@ def call(ctx):
     argc = ctx.ins.arg
     names = tuple(ctx.kw_names or ())
     if ctx.ins.op == "CALL_KW":
-        ctx.pop()                        # the names tuple; its values came in ctx.kw_names
+        ctx.pop()  # the names tuple; its values came in ctx.kw_names
     args = ctx.pop(argc)
     a, b = ctx.pop(2)
-    fn, pos = _split(a, b, args[:len(args) - len(names)] if names else args)
-    kwv = args[len(args) - len(names):] if names else []
+    fn, pos = _split(a, b, args[: len(args) - len(names)] if names else args)
+    kwv = args[len(args) - len(names) :] if names else []
     caller = ctx.caller(fn)
     return ctx.next([ctx.result(f"{caller}({_call_args(ctx, pos, names, kwv)})")])
 
@@ -114,8 +115,11 @@ def _branch(test):
     def h(ctx):
         v = ctx.pop()[0]
         cond = ctx.result(test(ctx, v))
-        return [NativeOutcome(cond, ctx.ins.jump_target, list(ctx.stack)),
-                NativeOutcome(None, ctx.ins.next_offset, list(ctx.stack))]
+        return [
+            NativeOutcome(cond, ctx.ins.jump_target, list(ctx.stack)),
+            NativeOutcome(None, ctx.ins.next_offset, list(ctx.stack)),
+        ]
+
     return h
 
 
@@ -123,8 +127,11 @@ def _jump_or_pop(jump_if_true: bool):
     def h(ctx):
         v = ctx.stack[-1]
         cond = ctx.result(f"{ctx.h('bool')}({v})" if jump_if_true else f"not {v}")
-        return [NativeOutcome(cond, ctx.ins.jump_target, list(ctx.stack)),
-                NativeOutcome(None, ctx.ins.next_offset, list(ctx.stack[:-1]))]
+        return [
+            NativeOutcome(cond, ctx.ins.jump_target, list(ctx.stack)),
+            NativeOutcome(None, ctx.ins.next_offset, list(ctx.stack[:-1])),
+        ]
+
     return h
 
 
@@ -141,8 +148,10 @@ def for_iter(ctx):
         i = ctx.bc.index_of(target)
         target = ctx.bc.instructions[i + (1 if PY == (3, 12) else 2)].offset
     done = ctx.result(f"{r} is {ctx.c(SENTINEL, 'exhausted')}")
-    return [NativeOutcome(done, target, list(ctx.stack[:-1])),
-            NativeOutcome(None, ctx.ins.next_offset, list(ctx.stack) + [r])]
+    return [
+        NativeOutcome(done, target, list(ctx.stack[:-1])),
+        NativeOutcome(None, ctx.ins.next_offset, list(ctx.stack) + [r]),
+    ]
 
 
 def binary_op(ctx):
@@ -167,6 +176,7 @@ def _simple(n, template, pushes=True):
             return ctx.next([ctx.result(text)])
         ctx.emit(text)
         return ctx.next()
+
     return h
 
 
@@ -221,38 +231,48 @@ def with_except_start(ctx):
         # an exception raised in the trace is rebuilt without its traceback, which
         # __exit__ receives; only a real one (raised natively) is passed on
         raise UnsupportedError(BreakReason.NO_CONTINUATION, "__exit__ of an exception raised in the trace")
-    return ctx.next([ctx.result(f"{ctx.caller(exit_)}({ctx.h('type')}({exc}), {exc}, "
-                                f"{exc}.__traceback__)")])
+    return ctx.next([ctx.result(f"{ctx.caller(exit_)}({ctx.h('type')}({exc}), {exc}, {exc}.__traceback__)")])
 
 
 NATIVE = {
-    "CALL": call, "CALL_KW": call, "CALL_FUNCTION_EX": call_function_ex,
+    "CALL": call,
+    "CALL_KW": call,
+    "CALL_FUNCTION_EX": call_function_ex,
     "POP_JUMP_IF_TRUE": _branch(lambda c, v: f"{c.h('bool')}({v})"),
     "POP_JUMP_IF_FALSE": _branch(lambda c, v: f"not {v}"),
     "POP_JUMP_IF_NONE": _branch(lambda c, v: f"{v} is None"),
     "POP_JUMP_IF_NOT_NONE": _branch(lambda c, v: f"{v} is not None"),
-    "JUMP_IF_TRUE_OR_POP": _jump_or_pop(True), "JUMP_IF_FALSE_OR_POP": _jump_or_pop(False),
-    "TO_BOOL": to_bool, "FOR_ITER": for_iter, "BINARY_OP": binary_op, "COMPARE_OP": compare_op,
+    "JUMP_IF_TRUE_OR_POP": _jump_or_pop(True),
+    "JUMP_IF_FALSE_OR_POP": _jump_or_pop(False),
+    "TO_BOOL": to_bool,
+    "FOR_ITER": for_iter,
+    "BINARY_OP": binary_op,
+    "COMPARE_OP": compare_op,
     "BINARY_SUBSCR": _simple(2, lambda c, a, b: f"{a}[{b}]"),
     "STORE_SUBSCR": _simple(3, lambda c, v, a, b: f"{a}[{b}] = {v}", pushes=False),
     "DELETE_SUBSCR": _simple(2, lambda c, a, b: f"del {a}[{b}]", pushes=False),
     "BINARY_SLICE": _simple(3, lambda c, a, lo, hi: f"{a}[{lo}:{hi}]"),
     "STORE_SLICE": _simple(4, lambda c, v, a, lo, hi: f"{a}[{lo}:{hi}] = {v}", pushes=False),
-    "CONTAINS_OP": lambda ctx: _simple(2, lambda c, a, b: f"({a} {'not in' if ctx.ins.arg else 'in'} {b})")(ctx),
+    "CONTAINS_OP": lambda ctx: _simple(2, lambda c, a, b: f"({a} {'not in' if ctx.ins.arg else 'in'} {b})")(
+        ctx
+    ),
     "IS_OP": lambda ctx: _simple(2, lambda c, a, b: f"({a} {'is not' if ctx.ins.arg else 'is'} {b})")(ctx),
     "UNARY_NEGATIVE": _simple(1, lambda c, a: f"-{a}"),
     "UNARY_POSITIVE": _simple(1, lambda c, a: f"+{a}"),
     "UNARY_INVERT": _simple(1, lambda c, a: f"~{a}"),
     "UNARY_NOT": _simple(1, lambda c, a: f"not {a}"),
     "GET_ITER": _simple(1, lambda c, a: f"{c.h('iter')}({a})"),
-    "LOAD_ATTR": load_attr, "LOAD_METHOD": load_attr,
+    "LOAD_ATTR": load_attr,
+    "LOAD_METHOD": load_attr,
     "STORE_ATTR": _simple(2, lambda c, v, o: f"{c.h('setattr')}({o}, {c.ins.argval!r}, {v})", pushes=False),
     "DELETE_ATTR": _simple(1, lambda c, o: f"{c.h('delattr')}({o}, {c.ins.argval!r})", pushes=False),
     "FORMAT_VALUE": format_value,
     "FORMAT_SIMPLE": _simple(1, lambda c, v: f"{c.h('format')}({v}, '')"),
     "FORMAT_WITH_SPEC": _simple(2, lambda c, v, spec: f"{c.h('format')}({v}, {spec})"),
     "CONVERT_VALUE": _simple(1, lambda c, v: f"{c.h({1: 'str', 2: 'repr', 3: 'ascii'}[c.ins.arg])}({v})"),
-    "UNPACK_SEQUENCE": unpack_sequence, "RAISE_VARARGS": raise_varargs, "BEFORE_WITH": before_with,
+    "UNPACK_SEQUENCE": unpack_sequence,
+    "RAISE_VARARGS": raise_varargs,
+    "BEFORE_WITH": before_with,
     "WITH_EXCEPT_START": with_except_start,
 }
 
@@ -262,4 +282,3 @@ def native_outcomes(ctx) -> list[NativeOutcome]:
     if h is None:
         raise UnsupportedError(BreakReason.NO_CONTINUATION, f"{ctx.ins.opname} cannot be run on its own")
     return h(ctx)
-

@@ -23,6 +23,7 @@ directly.  Two kinds are rebuilt anyway:
 Any other started generator stays unrebuildable (the whole function then runs
 natively).
 """
+
 from __future__ import annotations
 
 from ...errors import UnsupportedError
@@ -47,8 +48,9 @@ def rebuild_generator(rb, gen) -> str:
     replay = 0
     if gen.started and not _restartable_genexpr(frame):
         if not _replayable(rb, frame):
-            raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE,
-                                   "a generator suspended inside its body cannot be rebuilt")
+            raise UnsupportedError(
+                BreakReason.UNRECONSTRUCTABLE, "a generator suspended inside its body cannot be rebuilt"
+            )
         replay = gen.steps
     if gen.done:
         raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "a finished generator")
@@ -69,7 +71,7 @@ def rebuild_generator(rb, gen) -> str:
             raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "a generator's *args is not a tuple")
         parts.append(f"*{rb.expr(star)}")
         i += 1
-    kw = {n: arg(n) for n in names[n_pos:n_pos + n_kw]}
+    kw = {n: arg(n) for n in names[n_pos : n_pos + n_kw]}
     parts.append("**{" + ", ".join(f"{k!r}: {e}" for k, e in kw.items()) + "}")
     if code.co_flags & CO_VARKEYWORDS:
         dstar = frame.locals[names[i]]
@@ -91,24 +93,83 @@ def _restartable_genexpr(frame) -> bool:
     if len(frame.stack) != 1 or frame.stack[0] is not it:
         return False
     from ..model.frame import decoded
+
     return sum(ins.opname == "FOR_ITER" for ins in decoded(code)[0].instructions) == 1
 
 
 # what a replayed generator step may run (3.11-3.13 spellings)
-_PURE_OPS = frozenset("""
-    RESUME RETURN_GENERATOR POP_TOP NOP EXTENDED_ARG CACHE PRECALL PUSH_NULL COPY SWAP
-    LOAD_FAST LOAD_FAST_CHECK LOAD_FAST_LOAD_FAST STORE_FAST STORE_FAST_STORE_FAST
-    STORE_FAST_LOAD_FAST LOAD_CONST RETURN_CONST RETURN_VALUE YIELD_VALUE GET_ITER FOR_ITER
-    END_FOR JUMP_BACKWARD JUMP_FORWARD JUMP_BACKWARD_NO_INTERRUPT POP_JUMP_IF_FALSE
-    POP_JUMP_IF_TRUE POP_JUMP_IF_NONE POP_JUMP_IF_NOT_NONE POP_JUMP_FORWARD_IF_FALSE
-    POP_JUMP_FORWARD_IF_TRUE POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_BACKWARD_IF_TRUE
-    POP_JUMP_FORWARD_IF_NONE POP_JUMP_FORWARD_IF_NOT_NONE COMPARE_OP TO_BOOL UNARY_NEGATIVE
-    UNARY_NOT UNARY_INVERT BUILD_TUPLE UNPACK_SEQUENCE BINARY_SUBSCR CALL CALL_INTRINSIC_1
-    RERAISE LOAD_GLOBAL IS_OP CONTAINS_OP
-""".split())
-_PURE_BUILTINS = frozenset({"range", "len", "abs", "min", "max", "enumerate", "zip", "reversed",
-                            "int", "float", "bool", "divmod", "round"})
-_INPLACE_MIN = 13          # BINARY_OP arguments from here on are the in-place forms (+= ...)
+_PURE_OPS = frozenset(
+    [
+        "RESUME",
+        "RETURN_GENERATOR",
+        "POP_TOP",
+        "NOP",
+        "EXTENDED_ARG",
+        "CACHE",
+        "PRECALL",
+        "PUSH_NULL",
+        "COPY",
+        "SWAP",
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_LOAD_FAST",
+        "STORE_FAST",
+        "STORE_FAST_STORE_FAST",
+        "STORE_FAST_LOAD_FAST",
+        "LOAD_CONST",
+        "RETURN_CONST",
+        "RETURN_VALUE",
+        "YIELD_VALUE",
+        "GET_ITER",
+        "FOR_ITER",
+        "END_FOR",
+        "JUMP_BACKWARD",
+        "JUMP_FORWARD",
+        "JUMP_BACKWARD_NO_INTERRUPT",
+        "POP_JUMP_IF_FALSE",
+        "POP_JUMP_IF_TRUE",
+        "POP_JUMP_IF_NONE",
+        "POP_JUMP_IF_NOT_NONE",
+        "POP_JUMP_FORWARD_IF_FALSE",
+        "POP_JUMP_FORWARD_IF_TRUE",
+        "POP_JUMP_BACKWARD_IF_FALSE",
+        "POP_JUMP_BACKWARD_IF_TRUE",
+        "POP_JUMP_FORWARD_IF_NONE",
+        "POP_JUMP_FORWARD_IF_NOT_NONE",
+        "COMPARE_OP",
+        "TO_BOOL",
+        "UNARY_NEGATIVE",
+        "UNARY_NOT",
+        "UNARY_INVERT",
+        "BUILD_TUPLE",
+        "UNPACK_SEQUENCE",
+        "BINARY_SUBSCR",
+        "CALL",
+        "CALL_INTRINSIC_1",
+        "RERAISE",
+        "LOAD_GLOBAL",
+        "IS_OP",
+        "CONTAINS_OP",
+    ]
+)
+_PURE_BUILTINS = frozenset(
+    {
+        "range",
+        "len",
+        "abs",
+        "min",
+        "max",
+        "enumerate",
+        "zip",
+        "reversed",
+        "int",
+        "float",
+        "bool",
+        "divmod",
+        "round",
+    }
+)
+_INPLACE_MIN = 13  # BINARY_OP arguments from here on are the in-place forms (+= ...)
 
 
 def _replayable(rb, frame) -> bool:
@@ -118,9 +179,11 @@ def _replayable(rb, frame) -> bool:
         return False
     if code.co_flags & (CO_VARARGS | CO_VARKEYWORDS):
         return False
-    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    params = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
     import builtins
+
     from ..model.frame import decoded
+
     fn_globals = frame.globals
     for ins in decoded(code)[0].instructions:
         op = ins.opname

@@ -26,21 +26,25 @@ and ``finally`` blocks with the writes made before it exactly as eager leaves th
   runs natively, and the continuation after it is a region of its own, whose
   errors again rerun natively -- inside the user's try, with eager's state.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from types import SimpleNamespace
 
 from ...ir.graph import WRITEBACK_MARK
-MAX_SPLITS = 8          # retraces per capture before giving up (then the old note stays)
+
+MAX_SPLITS = 8  # retraces per capture before giving up (then the old note stays)
 
 
 # -- splitting the region before a write that cannot be undone -------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class Split:
     """Where this trace ends its region early: before graph body node `at` (None: nowhere),
     for reason `why`; `enabled`: whether a region may still ask for a (new) split."""
+
     at: int | None = None
     why: str = ""
     enabled: bool = True
@@ -64,7 +68,7 @@ def trace_with_splits(trace):
             return trace(split)
         except SplitAt as s:
             if split.at is not None and s.index >= split.at:
-                break                           # (cannot happen: the graph ends before `at`)
+                break  # (cannot happen: the graph ends before `at`)
             split = Split(s.index, s.why)
     return trace(Split(split.at, split.why, enabled=False))
 
@@ -78,11 +82,15 @@ def _split_or_note(tx, graph, node, why: str, compiled) -> None:
         first = _first_writer(graph)
         at = next((i for i, n in enumerate(graph.body) if n.name == first), None)
     if split is not None and split.enabled and at is not None:
-        raise SplitAt(at, f"the graph ends before an in-place write that cannot be undone ({why}), "
-                          "so that a run-time error after it reaches the function's handlers "
-                          "with eager's state")
-    compiled.notes.append(f"{why}; an error raised after the graph's first in-place write "
-                          "propagates as it is")
+        raise SplitAt(
+            at,
+            f"the graph ends before an in-place write that cannot be undone ({why}), "
+            "so that a run-time error after it reaches the function's handlers "
+            "with eager's state",
+        )
+    compiled.notes.append(
+        f"{why}; an error raised after the graph's first in-place write propagates as it is"
+    )
 
 
 def _first_grad_write(obs, names) -> object | None:
@@ -93,8 +101,11 @@ def _first_grad_write(obs, names) -> object | None:
             for w in c.writes:
                 p = obs.prov.get(id(w))
                 root = p.root if p is not None else None
-                if root is None or root.kind == "shared" or (
-                        root.kind == "input" and root.node.name in names):
+                if (
+                    root is None
+                    or root.kind == "shared"
+                    or (root.kind == "input" and root.node.name in names)
+                ):
                     return tr.node
     return None
 
@@ -117,6 +128,7 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True, tx
     """
     from ...ir.alias_facts import may_write
     from ...ir.functionalize import FunctionalizeError, functionalize
+
     plan = getattr(compiled, "plan", None)
     if plan is not None:
         compiled.first_write = WRITEBACK_MARK if plan.writebacks else None
@@ -133,7 +145,7 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True, tx
         compiled.first_write = _first_writer(graph)
         _split_or_note(tx, graph, e.node, f"functionalization failed ({e})", compiled)
         return compiled
-    if not plan.writebacks:              # only storage made inside the graph is written
+    if not plan.writebacks:  # only storage made inside the graph is written
         compiled.observation = plan.observation
         return compiled
     examples = {n.name: t for n, t in zip(plan.graph.inputs, plan.example_inputs)}
@@ -149,10 +161,16 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True, tx
             compiled.restore = tuple(w[0] for w in plan.writebacks)
         else:
             grad = {w[0] for w in plan.writebacks if examples[w[0]].requires_grad}
-            _split_or_note(tx, graph, _first_grad_write(plan.observation, grad),
-                           "the graph writes a tensor that requires grad in place", compiled)
+            _split_or_note(
+                tx,
+                graph,
+                _first_grad_write(plan.observation, grad),
+                "the graph writes a tensor that requires grad in place",
+                compiled,
+            )
         return compiled
     from ...backends import eager
+
     out = eager.compile_graph(plan.graph)
     out.emit = plan.wrap_emit(out.emit)
     out.plan, out.observation, out.first_write = plan, plan.observation, WRITEBACK_MARK
@@ -163,14 +181,20 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True, tx
 def _writes_record(graph) -> bool:
     """Some node that may write runs with grad mode on (autograd may record the write)."""
     import torch
+
     from ...ir.alias_facts import may_write
+
     entry = torch.is_grad_enabled()
-    return any((n.state.grad if n.state is not None else entry)
-               for n in graph.body if may_write(SimpleNamespace(body=(n,))))
+    return any(
+        (n.state.grad if n.state is not None else entry)
+        for n in graph.body
+        if may_write(SimpleNamespace(body=(n,)))
+    )
 
 
 def _first_writer(graph) -> str | None:
-    from ...ir.alias_facts import may_write          # (reads only ``.body``)
+    from ...ir.alias_facts import may_write  # (reads only ``.body``)
+
     first = next((n for n in graph.body if may_write(SimpleNamespace(body=(n,)))), None)
     return first.name if first is not None else None
 
@@ -183,6 +207,7 @@ def errors_observable(tx, graph) -> bool:
     eager: the in-place writes before the failing op done, in program order, and nothing
     after it -- so the graph may keep its in-place ops (no functional copies)."""
     from ..model.effects import LOG
+
     if tx.__dict__.get("graph_in_try"):
         return True
     n = len(graph.body)
@@ -215,27 +240,30 @@ def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str],
     wrapped.append("    try:")
     for line in body:
         if stops and line.strip().startswith(stops):
-            indent = line[:len(line) - len(line.lstrip())]
+            indent = line[: len(line) - len(line.lstrip())]
             wrapped.append(f"    {indent}{clean} = False")
             stops = ()
         wrapped.append("    " + line)
-    wrapped += [f"    except {ns.helper('Exception')}:",
-                f"        if not {clean}:", "            raise"]
-    if restore:               # no write recorded autograd: putting the values back undoes it
+    wrapped += [f"    except {ns.helper('Exception')}:", f"        if not {clean}:", "            raise"]
+    if restore:  # no write recorded autograd: putting the values back undoes it
         wrapped.append(f"        {ns.const(put_back, 'put_back')}(({', '.join(restore)},), {saved})")
     if draws is not None:
         wrapped.append(f"        {ns.const(rng_restore, 'rng_restore')}({rng})")
     # the rerun comes after the except block: inside it, its errors would chain the graph's
     # error as __context__ and sys.exc_info() would see it
-    wrapped += [f"        {failed} = True", f"    if {failed}:",
-                f"        return {_native_call(root, parts, ns)}"]
+    wrapped += [
+        f"        {failed} = True",
+        f"    if {failed}:",
+        f"        return {_native_call(root, parts, ns)}",
+    ]
     return wrapped
 
 
 def _lasting_prefixes(graph, first_write) -> tuple:
     """Line prefixes of the statements that start lasting effects (see guard_graph_errors)."""
-    stops = [] if first_write is None else [first_write if first_write == WRITEBACK_MARK
-                                            else f"{first_write} = "]
+    stops = (
+        [] if first_write is None else [first_write if first_write == WRITEBACK_MARK else f"{first_write} = "]
+    )
     for n in graph.body if graph is not None else ():
         if _draw(n) == "lasting":
             stops.append(f"{n.name} = ")
@@ -243,9 +271,10 @@ def _lasting_prefixes(graph, first_write) -> tuple:
 
 
 def _draw(n) -> str | None:
-    """"draw": a random draw from a default generator (undone by restoring its state);
+    """ "draw": a random draw from a default generator (undone by restoring its state);
     "lasting": seeding, or a draw from a generator passed in; None: not random."""
     from ...ir.passes import is_nondeterministic, target_name
+
     name = target_name(n).lower()
     if not is_nondeterministic(n) or name.startswith("empty") or name.endswith("empty"):
         return None
@@ -271,6 +300,7 @@ def _draw_devices(graph) -> tuple | None:
 def rng_save(cuda_devices: tuple) -> list:
     """The states of the CPU generator and of the given CUDA devices' default generators."""
     import torch
+
     gens = [torch.default_generator] + [torch.cuda.default_generators[i] for i in cuda_devices]
     return [(g, g.get_state()) for g in gens]
 
@@ -286,6 +316,7 @@ def snapshot(tensors: tuple) -> list:
 
 def put_back(tensors: tuple, saved: list) -> None:
     import torch
+
     with torch.no_grad():
         for t, s in zip(tensors, saved):
             t.copy_(s)

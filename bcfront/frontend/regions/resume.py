@@ -25,13 +25,14 @@ one exception (each becomes its two plain halves, see below).  Every
 continuation is validated before use (`resume_check`): what CPython could not
 run is refused, and the function runs natively instead.
 """
+
 from __future__ import annotations
 
 import types
 
 from ...errors import UnsupportedError
-from ..model.frame import ORIGINAL_OFFSETS, decoded
 from ...reasons import BreakReason
+from ..model.frame import ORIGINAL_OFFSETS, decoded
 from .resume_check import SUPER, check_continuation
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
@@ -46,22 +47,32 @@ def _abstract(code):
     try:
         from bytecode import Bytecode, Instr
     except ImportError as e:  # a declared dependency; say so clearly when it is missing
-        raise UnsupportedError(BreakReason.NO_CONTINUATION, f"the bytecode library is missing ({e})") from None
+        raise UnsupportedError(
+            BreakReason.NO_CONTINUATION, f"the bytecode library is missing ({e})"
+        ) from None
     b = Bytecode.from_code(code)
     reals = [i for i, x in enumerate(b) if isinstance(x, Instr)]
     bc, _ = decoded(code)
     if len(reals) != len(bc.instructions) or any(
-            b[p].name != d.opname for p, d in zip(reals, bc.instructions)):
-        raise UnsupportedError(BreakReason.NO_CONTINUATION,
-                               "bytecode library and decoder disagree on this code")
+        b[p].name != d.opname for p, d in zip(reals, bc.instructions)
+    ):
+        raise UnsupportedError(
+            BreakReason.NO_CONTINUATION, "bytecode library and decoder disagree on this code"
+        )
     return b, reals, bc
 
 
 EXC_PARAM = "___exc_info"
 
 
-def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], live: list[str],
-                name: str, exc_slots: tuple[int, ...] = ()) -> types.FunctionType:
+def make_resume(
+    fn: types.FunctionType,
+    offset: int,
+    stack_nulls: list[bool],
+    live: list[str],
+    name: str,
+    exc_slots: tuple[int, ...] = (),
+) -> types.FunctionType:
     """A function running `fn`'s code from `offset` with the given stack and locals.
 
     Its parameters: the non-NULL stack slots, ``___exc_info`` (with `exc_slots`), the
@@ -76,6 +87,7 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     or the extra parameter ``___exc_info`` for the innermost -- and keeps the
     previous exception it pushes in place of the saved slot (O12)."""
     from bytecode import Bytecode, Instr, Label
+
     code = fn.__code__
     if code.co_flags & CO_GENERATOR_LIKE:
         raise UnsupportedError(BreakReason.NO_CONTINUATION, "continuations of generators and coroutines")
@@ -90,8 +102,10 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     if code.co_freevars:
         pro.append(Instr("COPY_FREE_VARS", len(code.co_freevars)))
     pro.append(Instr("RESUME", 0))
-    handled = {p: (stack_param(exc_slots[k + 1]) if k + 1 < len(exc_slots) else EXC_PARAM)
-               for k, p in enumerate(exc_slots)}
+    handled = {
+        p: (stack_param(exc_slots[k + 1]) if k + 1 < len(exc_slots) else EXC_PARAM)
+        for k, p in enumerate(exc_slots)
+    }
     for i, null in enumerate(stack_nulls):
         if i in handled:
             pro += [Instr("LOAD_FAST", handled[i]), Instr("PUSH_EXC_INFO"), Instr("POP_TOP")]
@@ -101,15 +115,19 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     for ins in pro:
         ins.lineno = code.co_firstlineno
     nb = Bytecode(pro + body)
-    nb.name = code.co_name              # tracebacks and explain show the user's function
+    nb.name = code.co_name  # tracebacks and explain show the user's function
     nb.qualname = code.co_qualname
     nb.filename = code.co_filename
     nb.first_lineno = code.co_firstlineno
     nb.docstring = None
     cells = list(code.co_cellvars)
     live = [n for n in live if n not in cells]
-    args = [stack_param(i) for i, null in enumerate(stack_nulls) if not null] \
-        + ([EXC_PARAM] if exc_slots else []) + live + cells
+    args = (
+        [stack_param(i) for i, null in enumerate(stack_nulls) if not null]
+        + ([EXC_PARAM] if exc_slots else [])
+        + live
+        + cells
+    )
     nb.argnames = args
     nb.argcount = len(args)
     nb.posonlyargcount = 0
@@ -123,11 +141,13 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
         # it skips, so it gets their depths wrong and leaves their handlers out of the
         # size (a handler then pushes past the frame's stack).  After the prologue every
         # instruction runs at its original depth (`resume_check` verifies it).
-        new_code = nb.to_code(stacksize=max(code.co_stacksize, len(stack_nulls) + 1),
-                              compute_exception_stack_depths=False)
+        new_code = nb.to_code(
+            stacksize=max(code.co_stacksize, len(stack_nulls) + 1), compute_exception_stack_depths=False
+        )
     except Exception as e:  # the library could not assemble it: no continuation, run natively
-        raise UnsupportedError(BreakReason.NO_CONTINUATION,
-                               f"assembling the continuation failed: {e}") from None
+        raise UnsupportedError(
+            BreakReason.NO_CONTINUATION, f"assembling the continuation failed: {e}"
+        ) from None
     out = types.FunctionType(new_code, fn.__globals__, name, None, fn.__closure__)
     out.__qualname__ = f"{fn.__qualname__}.<resume@{offset}>"
     offmap = _offset_map(new_code, len(pro), bc, widths)
@@ -138,13 +158,15 @@ def make_resume(fn: types.FunctionType, offset: int, stack_nulls: list[bool], li
     return out
 
 
-CELL_PARAMS = "__bcfront_cells__"       # a continuation's parameters that are passed cells
+CELL_PARAMS = "__bcfront_cells__"  # a continuation's parameters that are passed cells
+
 
 # continuation code object -> {its offset: the original code's offset}, for reports
 def _set_try_depths(b, reals, bc) -> None:
     """Give each TryBegin the stack depth of the original exception-table entry it opens
     (we keep them rather than let the library recompute them; see make_resume)."""
     from bytecode import TryBegin
+
     by_start = {e.start: e for e in bc.exception_table}
     real_at = {pos: i for i, pos in enumerate(reals)}
     for pos, item in enumerate(b):
@@ -153,8 +175,9 @@ def _set_try_depths(b, reals, bc) -> None:
         nxt = next((p for p in range(pos + 1, len(b)) if p in real_at), None)
         entry = by_start.get(bc.instructions[real_at[nxt]].offset) if nxt is not None else None
         if entry is None:
-            raise UnsupportedError(BreakReason.NO_CONTINUATION,
-                                   "cannot match a try block to the exception table")
+            raise UnsupportedError(
+                BreakReason.NO_CONTINUATION, "cannot match a try block to the exception table"
+            )
         item.stack_depth = entry.depth
 
 
@@ -164,11 +187,12 @@ def _offset_map(new_code, n_prologue: int, bc, widths: list[int]) -> dict[int, i
     new, _ = decoded(new_code)
     body = new.instructions[n_prologue:]
     if len(body) != sum(widths) or len(widths) != len(bc.instructions):
-        raise UnsupportedError(BreakReason.NO_CONTINUATION,
-                               "the continuation does not mirror the original code")
+        raise UnsupportedError(
+            BreakReason.NO_CONTINUATION, "the continuation does not mirror the original code"
+        )
     out, pos = {}, 0
     for width, b in zip(widths, bc.instructions):
-        for a in body[pos:pos + width]:
+        for a in body[pos : pos + width]:
             out[a.offset] = b.offset
         pos += width
     return out
@@ -185,6 +209,7 @@ def _split_superinstructions(body: list) -> tuple[list, list[int]]:
     """`body` with every superinstruction split in two, and the number of instructions each
     original instruction became (in order)."""
     from bytecode import Instr
+
     out, widths = [], []
     for item in body:
         if not isinstance(item, Instr):
@@ -199,4 +224,3 @@ def _split_superinstructions(body: list) -> tuple[list, list[int]]:
             out.append(Instr(op, name, location=item.location))
         widths.append(2)
     return out, widths
-

@@ -27,6 +27,7 @@ natively, which is always correct):
    entry (parameters are assigned; `DELETE_FAST` and `LOAD_FAST_AND_CLEAR`
    unassign; a handler sees what every instruction it covers sees).
 """
+
 from __future__ import annotations
 
 import sys
@@ -35,9 +36,11 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 
 PY = sys.version_info[:2]
-SUPER = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
-         "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
-         "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")}
+SUPER = {
+    "LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
+    "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
+    "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
+}
 
 
 def refuse(why: str):
@@ -49,6 +52,7 @@ def check_continuation(new_code, orig_code, offmap: dict[int, int]) -> None:
     instructions map to original offsets by `offmap`) is bytecode CPython can run."""
     from ...analysis import analyze
     from ...analysis.stack import StackDepthError
+
     try:
         new, orig = analyze(new_code), analyze(orig_code)
         check_mirror(new.bytecode, orig.bytecode, offmap)
@@ -64,6 +68,7 @@ def check_continuation(new_code, orig_code, offmap: dict[int, int]) -> None:
 
 
 # -- 1. mirror ------------------------------------------------------------------------------
+
 
 def _atoms(ins) -> list[tuple]:
     """(opname, meaning) of the plain instructions `ins` stands for."""
@@ -100,23 +105,31 @@ def check_mirror(new_bc, orig_bc, offmap: dict[int, int]) -> None:
                 if offmap.get(n_ins.jump_target) != o_ins.jump_target:
                     refuse(f"offset {o_ins.offset}: {op} jumps elsewhere than the original")
             elif len(want) == 1 and _meaning(n_ins) != meaning:
-                refuse(f"offset {o_ins.offset}: {op} has argument {n_ins.argrepr!r}, "
-                       f"the original {o_ins.argrepr!r}")
+                refuse(
+                    f"offset {o_ins.offset}: {op} has argument {n_ins.argrepr!r}, "
+                    f"the original {o_ins.argrepr!r}"
+                )
             elif len(want) == 2 and n_ins.argval != meaning:
                 refuse(f"offset {o_ins.offset}: {op} of {n_ins.argval!r} stands for {meaning!r}")
-            _check_handler(new_bc.handler_for(n_ins.offset), orig_bc.handler_for(o_ins.offset),
-                           offmap, o_ins.offset)
+            _check_handler(
+                new_bc.handler_for(n_ins.offset), orig_bc.handler_for(o_ins.offset), offmap, o_ins.offset
+            )
 
 
 def _check_handler(got, want, offmap, offset) -> None:
     same = (got is None and want is None) or (
-        got is not None and want is not None and offmap.get(got.target) == want.target
-        and got.depth == want.depth and got.lasti == want.lasti)
+        got is not None
+        and want is not None
+        and offmap.get(got.target) == want.target
+        and got.depth == want.depth
+        and got.lasti == want.lasti
+    )
     if not same:
         refuse(f"offset {offset} is covered by another exception handler than in the original")
 
 
 # -- 2. stack -------------------------------------------------------------------------------
+
 
 def check_stack(cfg, stack, orig_stack, offmap: dict[int, int], stacksize: int) -> None:
     if stack.max_depth > stacksize:
@@ -127,9 +140,9 @@ def check_stack(cfg, stack, orig_stack, offmap: dict[int, int], stacksize: int) 
         for ins in block.instructions:
             d = stack.depth_before(ins.offset)
             if d < 0:
-                continue                    # unreachable in the continuation
+                continue  # unreachable in the continuation
             o = offmap.get(ins.offset)
-            if o is not None and o not in seen:      # the first half of a split pair
+            if o is not None and o not in seen:  # the first half of a split pair
                 seen.add(o)
                 od = orig_stack.depth_before(o)
                 if od != d:
@@ -140,6 +153,7 @@ def check_stack(cfg, stack, orig_stack, offmap: dict[int, int], stacksize: int) 
 
 # -- 3. locals ------------------------------------------------------------------------------
 
+
 def _local_effects(ins) -> list[tuple[str, str]]:
     """("load" | "store" | "unbind", name) in execution order; unchecked loads only."""
     op = ins.opname
@@ -148,7 +162,7 @@ def _local_effects(ins) -> list[tuple[str, str]]:
     if op in SUPER:
         kinds = ["load" if half == "LOAD_FAST" else "store" for half in SUPER[op]]
         return list(zip(kinds, ins.argval))
-    if op in ("STORE_FAST", "LOAD_FAST_CHECK"):      # a checked load raises or proves it bound
+    if op in ("STORE_FAST", "LOAD_FAST_CHECK"):  # a checked load raises or proves it bound
         return [("store", ins.argval)]
     if op in ("DELETE_FAST", "LOAD_FAST_AND_CLEAR"):
         return [("unbind", ins.argval)]
@@ -158,9 +172,10 @@ def _local_effects(ins) -> list[tuple[str, str]]:
 def check_bound_locals(cfg, code) -> None:
     """Must-be-assigned dataflow: sets of locals bound before each block, intersected where
     paths merge (None = not reached yet)."""
-    params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
-        + bool(code.co_flags & 0x08)
-    bound_in: dict[int, frozenset | None] = {b: None for b in cfg.blocks}
+    params = (
+        code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    )
+    bound_in: dict[int, frozenset | None] = dict.fromkeys(cfg.blocks)
     # a cell's slot holds the cell from the start (3.13 reads it with LOAD_FAST for closures)
     bound_in[cfg.entry] = frozenset(code.co_varnames[:params] + code.co_cellvars + code.co_freevars)
     succs: dict[int, list] = {b: [] for b in cfg.blocks}
@@ -170,7 +185,7 @@ def check_bound_locals(cfg, code) -> None:
     while work:
         b = work.pop()
         cur = set(bound_in[b])
-        low = set(cur)                      # bound at every instruction of the block
+        low = set(cur)  # bound at every instruction of the block
         for ins in cfg.blocks[b].instructions:
             for kind, name in _local_effects(ins):
                 if kind == "load" and name not in cur:

@@ -25,13 +25,15 @@ otherwise runs the rest natively (the plain resume function) -- a loop whose
 guards change every iteration (an int counter, an iterator position) would
 otherwise recompile once per iteration up to the recompile limit.
 """
+
 from __future__ import annotations
 
-LOOP_RECAPTURES = 2        # new entries a continuation may capture from inside its own loop
+LOOP_RECAPTURES = 2  # new entries a continuation may capture from inside its own loop
 
 
 class TailCall(tuple):
     """(callable, *args): what to call next, returned by a continuation's region."""
+
     __slots__ = ()
 
 
@@ -44,6 +46,7 @@ def run_chain(r):
 
 class LoopEntry:
     """A continuation re-entered from its own chain (see the module docstring)."""
+
     __slots__ = ("cap", "fn", "__weakref__")
 
     def __init__(self, cap, fn):
@@ -52,7 +55,7 @@ class LoopEntry:
     def __call__(self, *args):
         cap = self.cap
         for e in cap._entries:
-            try:                  # the same inline check as CapturedFunction.__call__
+            try:  # the same inline check as CapturedFunction.__call__
                 hit = e.guard(*args)
             except TypeError:
                 hit = False
@@ -62,7 +65,7 @@ class LoopEntry:
         if cap.native_reason is None and getattr(cap, "loop_captures", 0) < LOOP_RECAPTURES:
             cap.loop_captures = getattr(cap, "loop_captures", 0) + 1
             return cap(*args)
-        return self.fn(*args)     # the rest of the loop, natively
+        return self.fn(*args)  # the rest of the loop, natively
 
     def __repr__(self):
         return f"<loop entry of {self.cap!r}>"

@@ -12,9 +12,10 @@ the exception through one small synthesized function per entry, each claiming
 the user's file, function name and the raising instruction's source position
 (so a printed traceback shows the same lines and carets as CPython's).
 """
+
 from __future__ import annotations
 
-_RAISERS: dict = {}          # (filename, name, positions) -> function; bounded below
+_RAISERS: dict = {}  # (filename, name, positions) -> function; bounded below
 
 _TEMPLATE = "def _raiser(exc, rest):\n    rest[0](exc, rest[1:]) if rest else None; raise exc\n"
 
@@ -32,10 +33,12 @@ def _location_table(n_units: int, end_line_delta: int, col, end_col) -> bytes:
     """A location table (the 3.11+ format, Objects/locations.md) putting every code unit at
     one source position: the long form with columns when known, else line-only."""
     if col is None or end_col is None or end_line_delta < 0:
-        entry, kind = b"\x00", 13                       # kind 13: line delta only (svarint 0)
+        entry, kind = b"\x00", 13  # kind 13: line delta only (svarint 0)
     else:
-        entry, kind = (b"\x00" + _varint(end_line_delta) + _varint(col + 1)
-                       + _varint(end_col + 1)), 14      # kind 14: long form
+        entry, kind = (
+            (b"\x00" + _varint(end_line_delta) + _varint(col + 1) + _varint(end_col + 1)),
+            14,
+        )  # kind 14: long form
     out = bytearray()
     while n_units > 0:
         length = min(n_units, 8)
@@ -55,8 +58,13 @@ def _raiser(filename: str, name: str, positions: tuple):
         template = ns["_raiser"]
         code = template.__code__
         table = _location_table(len(code.co_code) // 2, (end_lineno or lineno) - lineno, col, end_col)
-        code = code.replace(co_filename=filename, co_name=name, co_qualname=name,
-                            co_firstlineno=max(int(lineno), 1), co_linetable=table)
+        code = code.replace(
+            co_filename=filename,
+            co_name=name,
+            co_qualname=name,
+            co_firstlineno=max(int(lineno), 1),
+            co_linetable=table,
+        )
         fn = type(template)(code, {"__builtins__": __builtins__}, name)
         if len(_RAISERS) > 10_000:
             _RAISERS.clear()
@@ -73,10 +81,10 @@ def attach(exc: BaseException, entries) -> BaseException:
     raisers = tuple(_raiser(*e) for e in entries)
     try:
         raisers[0](exc, raisers[1:])
-    except BaseException:       # it is `exc` itself
+    except BaseException:  # it is `exc` itself
         pass
     tb = exc.__traceback__
-    exc.__traceback__ = tb.tb_next if tb is not None else None    # drop this frame's own entry
+    exc.__traceback__ = tb.tb_next if tb is not None else None  # drop this frame's own entry
     exc.__context__, exc.__cause__, exc.__suppress_context__ = chain
     del tb
     return exc

@@ -8,6 +8,7 @@ under a guard; nn.Module's ``__getattr__`` reads ``_parameters``,
 ``_buffers`` and ``_modules`` directly.  Writes to outside objects go to the
 value's overlay and are replayed after the region.
 """
+
 from __future__ import annotations
 
 import functools
@@ -15,19 +16,37 @@ import sys
 import types
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.builder import CONST_TYPES, is_torch_const, wrap
+from ..model.guard_kinds import GuardKind
+from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
+from ..model.tracer import SymbolicRaise
+from ..model.values import (
+    DELETED,
+    CellV,
+    Const,
+    DictV,
+    DictViewV,
+    ExceptionV,
+    GeneratorV,
+    ListV,
+    MadeFunctionV,
+    MethodV,
+    NewObjectV,
+    ObjectV,
+    PartialV,
+    SetV,
+    StateCMV,
+    SuperV,
+    TensorV,
+    TupleV,
+    Value,
+)
 from . import dispatch
 from .builtins_iter import model_iter, model_next
 from .classes import MISS, is_heap_type, mro_lookup, source_of
 from .containers import generator_method
 from .folding import attribute_error
-from ..model.builder import CONST_TYPES, is_torch_const, wrap
-from ...reasons import BreakReason
-from ..model.guard_kinds import GuardKind
-from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
-from ..model.tracer import SymbolicRaise
-from ..model.values import (DELETED, CellV, Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV,
-                     MadeFunctionV, MethodV, NewObjectV, ObjectV, PartialV, SetV, StateCMV,
-                     SuperV, TensorV, TupleV, Value)
 
 
 def getattr_(tx, v: Value, name: str) -> Value:
@@ -54,14 +73,17 @@ def has_attr(tx, v: Value, name: str) -> bool:
 
 # -- per-kind getters ----------------------------------------------------------------------
 
+
 def _const_attr(tx, v: Const, name):
     val = v.value
     try:
         attr = getattr(val, name)
     except AttributeError:
         attribute_error(type(val).__name__, name)
-    if isinstance(attr, (types.BuiltinMethodType, types.MethodWrapperType)) and \
-            getattr(attr, "__self__", None) is val:
+    if (
+        isinstance(attr, (types.BuiltinMethodType, types.MethodWrapperType))
+        and getattr(attr, "__self__", None) is val
+    ):
         return MethodV(ObjectV(getattr(type(val), name)), v)
     if type(attr) in CONST_TYPES or is_torch_const(attr) or attr is None:
         return Const(attr)
@@ -87,9 +109,12 @@ def _object_attr(tx, v: ObjectV, name):
         val = v.overlay[name]
         if val is DELETED:
             cls = type(v.obj)
-            if isinstance(mro_lookup(cls, name), types.MemberDescriptorType):   # a deleted slot
-                raise SymbolicRaise(ExceptionV(AttributeError, [Const(_unset_slot_message(
-                    cls.__module__, cls.__qualname__, name))]))
+            if isinstance(mro_lookup(cls, name), types.MemberDescriptorType):  # a deleted slot
+                raise SymbolicRaise(
+                    ExceptionV(
+                        AttributeError, [Const(_unset_slot_message(cls.__module__, cls.__qualname__, name))]
+                    )
+                )
             attribute_error(cls.__name__, name)
         return val
     obj = v.obj
@@ -104,9 +129,23 @@ def _object_attr(tx, v: ObjectV, name):
     if isinstance(obj, type):
         return _class_attr(tx, v, obj, src, name)
     if isinstance(obj, types.FunctionType):
-        if name in ("__name__", "__qualname__", "__module__", "__doc__", "__code__",
-                    "__defaults__", "__kwdefaults__", "__globals__", "__closure__",
-                    "__annotations__", "__dict__") or name in obj.__dict__:
+        if (
+            name
+            in (
+                "__name__",
+                "__qualname__",
+                "__module__",
+                "__doc__",
+                "__code__",
+                "__defaults__",
+                "__kwdefaults__",
+                "__globals__",
+                "__closure__",
+                "__annotations__",
+                "__dict__",
+            )
+            or name in obj.__dict__
+        ):
             return wrap(tx, getattr(obj, name), AttrSource(src, name))
         if name == "__get__":
             return MethodV(ObjectV(types.FunctionType.__get__), v)
@@ -114,7 +153,9 @@ def _object_attr(tx, v: ObjectV, name):
     cls = type(obj)
     ga = mro_lookup(cls, "__getattribute__")
     if ga is not object.__getattribute__ and is_heap_type(cls) and not _is_module_class(cls):
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__} defines __getattribute__")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__} defines __getattribute__"
+        )
     raw = mro_lookup(cls, name)
     if raw is not MISS and _is_data_descriptor(raw):
         if isinstance(raw, property):
@@ -124,14 +165,16 @@ def _object_attr(tx, v: ObjectV, name):
                 raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, "reading an object's __dict__")
             try:
                 real = getattr(obj, name)
-            except AttributeError as e:     # CPython's own words (3.13 qualifies the type name)
+            except AttributeError as e:  # CPython's own words (3.13 qualifies the type name)
                 if src is not None:
-                    tx.guard(GuardKind.HASATTR, src, False, name)      # still unset next call (O47)
+                    tx.guard(GuardKind.HASATTR, src, False, name)  # still unset next call (O47)
                 raise SymbolicRaise(ExceptionV(AttributeError, [Const(str(e))])) from None
             if name == "__class__":
                 return wrap(tx, real, ConstSource(Ref(real, real.__qualname__)), guard=False)
             return wrap(tx, real, AttrSource(src, name))
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"data descriptor {cls.__qualname__}.{name}")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"data descriptor {cls.__qualname__}.{name}"
+        )
     d = _instance_dict(obj)
     if d is not None and id(d) in tx.by_id:
         _dict_also_wrapped(name)
@@ -148,7 +191,7 @@ def _object_attr(tx, v: ObjectV, name):
         return _module_attr(tx, v, obj, src, name)
     if isinstance(hook, types.FunctionType):
         return dispatch.call(tx, ObjectV(hook), [v, Const(name)], {})
-    if src is not None:     # the attribute (or a __getattr__) may exist by the next call (O47)
+    if src is not None:  # the attribute (or a __getattr__) may exist by the next call (O47)
         tx.guard(GuardKind.HASATTR, src, False, name)
     attribute_error(cls.__name__, name)
 
@@ -169,8 +212,9 @@ def _dict_also_wrapped(name: str):
     """The object's ``__dict__`` is also a symbolic dict of this trace (``d = vars(o)``, or
     passed in): writes through one would be missed by the other, so the attribute access
     runs natively, after the recorded writes are replayed (O42)."""
-    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
-                           f"attribute {name} of an object whose __dict__ is also in use")
+    raise UnsupportedError(
+        BreakReason.UNSUPPORTED_ATTRIBUTE, f"attribute {name} of an object whose __dict__ is also in use"
+    )
 
 
 def _is_data_descriptor(raw) -> bool:
@@ -209,16 +253,22 @@ def _module_missing(tx, mod, name, src):
     if hook is MISS:
         hook = mod.__dict__.get("__getattr__", MISS)
     if hook is not MISS and hook is not DELETED:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"module {mod.__name__!r} defines __getattr__ ({name})")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"module {mod.__name__!r} defines __getattr__ ({name})"
+        )
     if src is None:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
-                               f"missing attribute {name} of an unguardable module")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"missing attribute {name} of an unguardable module"
+        )
     for missing in (name, "__getattr__"):
-        if missing not in overlay:          # else the trace itself deleted it
+        if missing not in overlay:  # else the trace itself deleted it
             tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, missing)
     owner = mod.__dict__.get("__name__")
-    text = f"module '{owner}' has no attribute '{name}'" if isinstance(owner, str) else \
-        f"module has no attribute '{name}'"
+    text = (
+        f"module '{owner}' has no attribute '{name}'"
+        if isinstance(owner, str)
+        else f"module has no attribute '{name}'"
+    )
     raise SymbolicRaise(ExceptionV(AttributeError, [Const(text)]))
 
 
@@ -235,18 +285,26 @@ def _class_attr(tx, v, cls, src, name):
                 pass
         elif isinstance(meta, types.FunctionType):
             return MethodV(ObjectV(meta), v)
-        if src is not None:     # the class may gain it by the next call (O47)
+        if src is not None:  # the class may gain it by the next call (O47)
             tx.guard(GuardKind.HASATTR, src, False, name)
-        raise SymbolicRaise(ExceptionV(AttributeError, [Const(
-            f"type object '{cls.__name__}' has no attribute '{name}'")]))
+        raise SymbolicRaise(
+            ExceptionV(AttributeError, [Const(f"type object '{cls.__name__}' has no attribute '{name}'")])
+        )
     if isinstance(raw, staticmethod):
         return wrap(tx, raw.__func__, AttrSource(src, name))
     if isinstance(raw, classmethod):
         return MethodV(wrap(tx, raw.__func__, None), v)
     if isinstance(raw, types.FunctionType):
         return wrap(tx, raw, AttrSource(src, name))
-    if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType,
-                        types.ClassMethodDescriptorType, types.BuiltinFunctionType)):
+    if isinstance(
+        raw,
+        (
+            types.MethodDescriptorType,
+            types.WrapperDescriptorType,
+            types.ClassMethodDescriptorType,
+            types.BuiltinFunctionType,
+        ),
+    ):
         return ObjectV(getattr(cls, name))
     return wrap(tx, getattr(cls, name), AttrSource(src, name))
 
@@ -271,8 +329,9 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
     if isinstance(raw, staticmethod):
         return wrap(tx, raw.__func__, None)
     if isinstance(raw, classmethod):
-        return MethodV(wrap(tx, raw.__func__, None),
-                       wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False))
+        return MethodV(
+            wrap(tx, raw.__func__, None), wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
+        )
     if isinstance(raw, property):
         return _call_property(tx, raw, inst, cls, name)
     if isinstance(raw, functools.cached_property):
@@ -302,8 +361,11 @@ def _new_object_attr(tx, v: NewObjectV, name):
         if isinstance(raw, types.MemberDescriptorType):
             if name in v.attrs:
                 return v.attrs[name]
-            raise SymbolicRaise(ExceptionV(AttributeError, [Const(_unset_slot_message(
-                cls.__module__, cls.__qualname__, name))]))
+            raise SymbolicRaise(
+                ExceptionV(
+                    AttributeError, [Const(_unset_slot_message(cls.__module__, cls.__qualname__, name))]
+                )
+            )
         if name == "__class__":
             return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
         if name == "__dict__":
@@ -328,7 +390,7 @@ def _exception_attr(tx, v: ExceptionV, name):
     if name in v.attrs:
         return v.attrs[name]
     if name in ("__cause__", "__suppress_context__"):
-        return Const(None if name == "__cause__" else False)   # only `raise ... from` sets them
+        return Const(None if name == "__cause__" else False)  # only `raise ... from` sets them
     if name in ("__context__", "__traceback__"):
         # set by the interpreter as the exception travels (implicit chaining, the frames it
         # passed through), which the trace does not model: only the real frame knows (O11)
@@ -348,8 +410,9 @@ def _exception_slot(v: ExceptionV, name):
     the value its constructor would store, computed on a real exception made from the same
     constant arguments (O10)."""
     if v.cls.__module__ != "builtins" or not all(isinstance(a, Const) for a in v.args):
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE,
-                               f"{v.cls.__name__}.{name} of a traced exception")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"{v.cls.__name__}.{name} of a traced exception"
+        )
     real = v.cls(*(a.value for a in v.args))
     try:
         return Const(getattr(real, name))
@@ -358,8 +421,12 @@ def _exception_slot(v: ExceptionV, name):
 
 
 def _made_fn_attr(tx, v: MadeFunctionV, name):
-    simple = {"__name__": v.name, "__qualname__": v.qualname, "__code__": v.code,
-              "__module__": v.globals.get("__name__")}
+    simple = {
+        "__name__": v.name,
+        "__qualname__": v.qualname,
+        "__code__": v.code,
+        "__module__": v.globals.get("__name__"),
+    }
     if name in simple:
         return Const(simple[name])
     if name == "__defaults__":
@@ -391,14 +458,14 @@ def _partial_attr(tx, v: PartialV, name):
 
 def _super_attr(tx, v: SuperV, name):
     obj = v.obj
-    objcls = obj.obj if isinstance(obj, ObjectV) and isinstance(obj.obj, type) else \
-        obj.python_type()
+    objcls = obj.obj if isinstance(obj, ObjectV) and isinstance(obj.obj, type) else obj.python_type()
     mro = objcls.__mro__
     try:
         start = mro.index(v.cls) + 1
     except ValueError:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER,
-                               "super(): obj is not an instance of cls") from None
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_SUPER, "super(): obj is not an instance of cls"
+        ) from None
     for c in mro[start:]:
         if name in c.__dict__:
             raw = c.__dict__[name]
@@ -406,14 +473,18 @@ def _super_attr(tx, v: SuperV, name):
                 if isinstance(raw, classmethod):
                     return MethodV(wrap(tx, raw.__func__, None), obj)
                 return wrap(tx, raw, None)
-            return bind_class_attr(tx, raw, obj, objcls, name) if not isinstance(raw, types.FunctionType) \
+            return (
+                bind_class_attr(tx, raw, obj, objcls, name)
+                if not isinstance(raw, types.FunctionType)
                 else MethodV(ObjectV(raw), obj)
+            )
     attribute_error("super", name)
 
 
 def _cell_attr(tx, v: CellV, name):
     if name == "cell_contents":
         from .cells import load_cell
+
         return load_cell(tx, v)
     attribute_error("cell", name)
 
@@ -427,11 +498,13 @@ def _generator_attr(tx, v: GeneratorV, name):
 
 def _tensor_attr(tx, v, name):
     from . import tensor_attrs
+
     return tensor_attrs.tensor_attr(tx, v, name)
 
 
 def _state_cm_attr(tx, v, name):
     from . import torch_calls
+
     return torch_calls.state_cm_attr(tx, v, name)
 
 
@@ -446,16 +519,29 @@ def _iter_attr(tx, v, name):
 from ..model.values import IterV  # noqa: E402  (ordering: the table below needs every class)
 
 _GETTERS = {
-    Const: _const_attr, TensorV: _tensor_attr, ListV: _container_attr, TupleV: _container_attr,
-    DictV: _container_attr, SetV: _container_attr, DictViewV: _container_attr,
-    ObjectV: _object_attr, NewObjectV: _new_object_attr, ExceptionV: _exception_attr,
-    MadeFunctionV: _made_fn_attr, MethodV: _method_attr, PartialV: _partial_attr,
-    SuperV: _super_attr, CellV: _cell_attr, GeneratorV: _generator_attr,
-    StateCMV: _state_cm_attr, IterV: _iter_attr,
+    Const: _const_attr,
+    TensorV: _tensor_attr,
+    ListV: _container_attr,
+    TupleV: _container_attr,
+    DictV: _container_attr,
+    SetV: _container_attr,
+    DictViewV: _container_attr,
+    ObjectV: _object_attr,
+    NewObjectV: _new_object_attr,
+    ExceptionV: _exception_attr,
+    MadeFunctionV: _made_fn_attr,
+    MethodV: _method_attr,
+    PartialV: _partial_attr,
+    SuperV: _super_attr,
+    CellV: _cell_attr,
+    GeneratorV: _generator_attr,
+    StateCMV: _state_cm_attr,
+    IterV: _iter_attr,
 }
 
 
 # -- writes ---------------------------------------------------------------------------------
+
 
 def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
     """``v.name = value``; `raw` bypasses a Python ``__setattr__`` (object.__setattr__)."""
@@ -484,8 +570,9 @@ def _set_property(tx, cls, name, v, value) -> bool:
     if not isinstance(d, property):
         return False
     if d.fset is None:
-        raise SymbolicRaise(ExceptionV(AttributeError, [
-            Const(f"property '{name}' of '{cls.__name__}' object has no setter")]))
+        raise SymbolicRaise(
+            ExceptionV(AttributeError, [Const(f"property '{name}' of '{cls.__name__}' object has no setter")])
+        )
     dispatch.call(tx, wrap(tx, d.fset, None), [v, value], {})
     return True
 
@@ -499,10 +586,14 @@ def _check_store(cls, name) -> None:
     if isinstance(raw, types.MemberDescriptorType):
         return
     if raw is not MISS and hasattr(type(raw), "__set__"):
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {cls.__qualname__}.{name} (a C descriptor)")
-    if cls.__dictoffset__ == 0:       # no instance __dict__, and `name` is no slot
-        if not is_heap_type(cls):    # a C type: its message names it its own way
-            raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {name} on a {cls.__qualname__}")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {cls.__qualname__}.{name} (a C descriptor)"
+        )
+    if cls.__dictoffset__ == 0:  # no instance __dict__, and `name` is no slot
+        if not is_heap_type(cls):  # a C type: its message names it its own way
+            raise UnsupportedError(
+                BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {name} on a {cls.__qualname__}"
+            )
         raise SymbolicRaise(ExceptionV(AttributeError, [Const(_no_slot_message(cls.__name__, name))]))
 
 
@@ -510,8 +601,11 @@ def _check_store(cls, name) -> None:
 def _unset_slot_message(module: str, qualname: str, name: str) -> str:
     """This CPython's wording of a read of an unset slot (3.13 names the type with its
     module), asked of a stand-in slotted class with the same names."""
-    stand_in = type(qualname.rpartition(".")[2], (), {"__slots__": (name,), "__module__": module,
-                                                       "__qualname__": qualname})
+    stand_in = type(
+        qualname.rpartition(".")[2],
+        (),
+        {"__slots__": (name,), "__module__": module, "__qualname__": qualname},
+    )
     try:
         getattr(object.__new__(stand_in), name)
     except AttributeError as e:
@@ -539,16 +633,21 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
     if not raw and isinstance(hook, types.FunctionType) and not is_module:
         dispatch.call(tx, ObjectV(hook), [v, Const(name), value], {})
         return
-    if not (raw or hook is object.__setattr__ or is_module
-            or isinstance(obj, (types.ModuleType, types.FunctionType, type))):
+    if not (
+        raw
+        or hook is object.__setattr__
+        or is_module
+        or isinstance(obj, (types.ModuleType, types.FunctionType, type))
+    ):
         raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__}.__setattr__")
     if _set_property(tx, cls, name, v, value):
         return
     if is_module:
         for where in ("_parameters", "_modules"):
             if name in obj.__dict__.get(where, {}):
-                raise UnsupportedError(BreakReason.MODULE_MUTATION,
-                                       f"assigning to the {where[1:-1]} {name!r} of a module")
+                raise UnsupportedError(
+                    BreakReason.MODULE_MUTATION, f"assigning to the {where[1:-1]} {name!r} of a module"
+                )
         if isinstance(value, TensorV) and issubclass(value.ptype, torch.nn.Parameter):
             raise UnsupportedError(BreakReason.MODULE_MUTATION, "registering a new parameter")
     if isinstance(obj, type):
@@ -556,7 +655,7 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
         # through this value's overlay: the write must really happen first (O9)
         raise UnsupportedError(BreakReason.CLASS_MUTATION, f"setting {obj.__qualname__}.{name}")
     if isinstance(obj, types.ModuleType) and type(obj).__setattr__ is types.ModuleType.__setattr__:
-        v = _module_namespace(tx, obj)     # one model of the module's globals (see below)
+        v = _module_namespace(tx, obj)  # one model of the module's globals (see below)
     elif not is_module and not isinstance(obj, (types.ModuleType, types.FunctionType)):
         _check_store(cls, name)
         d = _instance_dict(obj)
@@ -591,7 +690,7 @@ def delattr_(tx, v: Value, name: str) -> None:
         tx.set(v, "attrs", attrs)
         return
     if isinstance(v, ObjectV) and type(v.obj) is types.ModuleType:
-        getattr_(tx, v, name)      # AttributeError when missing
+        getattr_(tx, v, name)  # AttributeError when missing
         ns = _module_namespace(tx, v.obj)
         tx.set(ns, "overlay", {**ns.overlay, name: DELETED})
         tx.mark_mutated(ns)
@@ -599,7 +698,7 @@ def delattr_(tx, v: Value, name: str) -> None:
     if isinstance(v, ObjectV) and isinstance(v.obj, type):
         raise UnsupportedError(BreakReason.CLASS_MUTATION, f"del {v.obj.__qualname__}.{name}")
     if isinstance(v, ObjectV) and mro_lookup(type(v.obj), "__delattr__") is object.__delattr__:
-        getattr_(tx, v, name)      # AttributeError when missing
+        getattr_(tx, v, name)  # AttributeError when missing
         tx.set(v, "overlay", {**v.overlay, name: DELETED})
         tx.mark_mutated(v)
         return

@@ -7,30 +7,50 @@ immutable builtin types (str, int, float, bytes, tuple, ...) and functions of
 goes to the graph where Python would dispatch to torch, and is a graph break
 where Python would read the tensor's data (``int(t)``, ``math.sqrt(t)``).
 """
+
 from __future__ import annotations
 
 import collections
 import functools
-import sys
 import operator
+import sys
 import types
 
 from ...errors import UnsupportedError
-from . import compare, containers, dispatch, ops
-from . import builtins_iter  # noqa: F401  (its models register in `registry` when imported)
-from .attrs import getattr_, has_attr, setattr_, delattr_
+from ...reasons import BreakReason
+from ..model.builder import wrap
+from ..model.guard_kinds import GuardKind
+from ..model.sources import ConstSource, Ref
+from ..model.tracer import SymbolicRaise
+from ..model.values import (
+    Const,
+    DictV,
+    ExceptionV,
+    ListV,
+    MadeFunctionV,
+    MethodV,
+    NewObjectV,
+    ObjectV,
+    PartialV,
+    SetV,
+    SuperV,
+    TensorV,
+    TupleV,
+    Value,
+)
+from . import (
+    builtins_iter,  # noqa: F401  (its models register in `registry` when imported)
+    compare,
+    containers,
+    dispatch,
+    ops,
+)
+from .attrs import delattr_, getattr_, has_attr, setattr_
 from .classes import index_of, lookup_dunder
 from .folding import NotConst, arity, as_python, fold, fold_model, raise_
 from .iteration import to_list
 from .ops import truth
 from .registry import CONSTRUCTORS, MODELS, ctor, model
-from ..model.builder import wrap
-from ...reasons import BreakReason
-from ..model.guard_kinds import GuardKind
-from ..model.sources import ConstSource, Ref
-from ..model.tracer import SymbolicRaise
-from ..model.values import (Const, DictV, ExceptionV, ListV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
-                     PartialV, SetV, SuperV, TensorV, TupleV, Value)
 
 PURE_TYPES = (str, bytes, int, float, complex, bool, tuple, frozenset, range, slice, type(None))
 
@@ -46,8 +66,11 @@ def model_for(obj):
     if isinstance(owner, type) and issubclass(owner, BaseException):
         if getattr(obj, "__name__", "") == "__init__":
             return _exc_init
-    if owner in PURE_TYPES or (owner is not None and owner.__module__ == "torch"
-                               and owner.__name__ in ("dtype", "device", "finfo", "iinfo")):
+    if owner in PURE_TYPES or (
+        owner is not None
+        and owner.__module__ == "torch"
+        and owner.__name__ in ("dtype", "device", "finfo", "iinfo")
+    ):
         return fold_model(obj)
     if isinstance(obj, types.BuiltinFunctionType) and getattr(obj, "__module__", None) == "math":
         return fold_model(obj)
@@ -59,10 +82,12 @@ def constructor_for(cls):
     if c is not None or not (getattr(cls, "__module__", "") or "").startswith("torch"):
         return c
     from . import torch_calls
+
     return torch_calls.constructor_for(cls)
 
 
 # -- introspection ----------------------------------------------------------------------
+
 
 @model(len)
 def _len(tx, args, kwargs):
@@ -112,7 +137,7 @@ def _getattr(tx, args, kwargs):
     name = as_python(args[1])
     if len(args) == 2:
         return getattr_(tx, args[0], name)
-    try:        # one lookup: a property or __getattr__ runs once, as natively (O35)
+    try:  # one lookup: a property or __getattr__ runs once, as natively (O35)
         return getattr_(tx, args[0], name)
     except SymbolicRaise as e:
         if isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, AttributeError):
@@ -171,18 +196,24 @@ def _hash(tx, args, kwargs):
 def _io_builtin(fn):
     def m(tx, args, kwargs):
         raise UnsupportedError(BreakReason.IO, f"call to {fn.__name__}() (I/O) runs natively")
+
     return m
 
 
 def _frame_builtin(fn):
     """Calls that look at the calling frame: the whole function must run in its own frame."""
+
     def m(tx, args, kwargs):
         if fn in (vars, dir) and args:
-            raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION,
-                                   f"{fn.__name__}() of an object runs natively")
-        raise UnsupportedError(BreakReason.FRAME_INTROSPECTION,
-                               f"{getattr(fn, '__qualname__', fn)}() needs the function's real frame; "
-                               "the function runs natively")
+            raise UnsupportedError(
+                BreakReason.CALL_TO_C_FUNCTION, f"{fn.__name__}() of an object runs natively"
+            )
+        raise UnsupportedError(
+            BreakReason.FRAME_INTROSPECTION,
+            f"{getattr(fn, '__qualname__', fn)}() needs the function's real frame; "
+            "the function runs natively",
+        )
+
     return m
 
 
@@ -200,6 +231,7 @@ def _abs(tx, args, kwargs):
 def _dunder1(tx, fn, dunder, v):
     if isinstance(v, TensorV):
         from . import torch_calls
+
         return torch_calls.call_operator(tx, fn, [v])
     if isinstance(v, Const):
         return fold(fn, v.value)
@@ -222,13 +254,16 @@ for _f in (divmod, pow, chr, ord, bin, hex, oct, ascii, format):
 
 # -- conversions -----------------------------------------------------------------------------
 
+
 def _scalar_ctor(cls, dunder):
     def c(tx, clsv, args, kwargs):
         if not args:
             return Const(cls())
         v = args[0]
         if isinstance(v, TensorV):
-            raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"{cls.__name__}() of a tensor reads its value")
+            raise UnsupportedError(
+                BreakReason.DATA_DEPENDENT, f"{cls.__name__}() of a tensor reads its value"
+            )
         if isinstance(v, Const) and all(isinstance(a, Const) for a in args):
             return fold(cls, *[a.value for a in args])
         if cls is bool:
@@ -245,6 +280,7 @@ def _scalar_ctor(cls, dunder):
         if isinstance(v, ObjectV) and cls is str and isinstance(v.obj, (type, BaseException)):
             return Const(str(v.obj))
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{cls.__name__}() of {v.describe()}")
+
     return c
 
 
@@ -344,6 +380,7 @@ def _super(tx, clsv, args, kwargs):
     if args:
         raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, "super() with one argument")
     from .cells import zero_arg_super
+
     return zero_arg_super(tx)
 
 
@@ -359,6 +396,7 @@ def _partial(tx, clsv, args, kwargs):
 
 
 # -- object / exception / tuple internals ---------------------------------------------------
+
 
 @model(object.__new__)
 def _object_new(tx, args, kwargs):
@@ -401,6 +439,7 @@ def _function_get(tx, args, kwargs):
 
 # -- operator ------------------------------------------------------------------------------
 
+
 def _binary_model(fn):
     return lambda tx, args, kwargs: ops.binary(tx, fn, args[0], args[1])
 
@@ -408,18 +447,22 @@ def _binary_model(fn):
 for _f in ops.BINARY_OPS:
     MODELS[_f] = _binary_model(_f)
 for _name, _sym in (("lt", "<"), ("le", "<="), ("eq", "=="), ("ne", "!="), ("gt", ">"), ("ge", ">=")):
-    MODELS[getattr(operator, _name)] = (lambda sym: lambda tx, args, kwargs:
-                                        compare.compare(tx, sym, args[0], args[1]))(_sym)
+    MODELS[getattr(operator, _name)] = (
+        lambda sym: lambda tx, args, kwargs: compare.compare(tx, sym, args[0], args[1])
+    )(_sym)
 for _f in (operator.neg, operator.pos, operator.invert, operator.not_):
     MODELS[_f] = (lambda f: lambda tx, args, kwargs: ops.unary(tx, f, args[0]))(_f)
 MODELS[operator.truth] = lambda tx, args, kwargs: Const(truth(tx, args[0]))
 MODELS[operator.getitem] = lambda tx, args, kwargs: ops.getitem(tx, args[0], args[1])
 MODELS[operator.contains] = lambda tx, args, kwargs: Const(compare.contains(tx, args[1], args[0]))
+
+
 def _is(tx, a, b) -> bool:
     same = compare.is_same(a, b, tx)
     if same is None:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_IDENTITY,
-                               f"`is` between {a.describe()} and {b.describe()}")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_IDENTITY, f"`is` between {a.describe()} and {b.describe()}"
+        )
     return same
 
 

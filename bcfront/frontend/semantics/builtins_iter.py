@@ -4,6 +4,7 @@ sorted, min, max, sum, any, all, functools.reduce and a few itertools.
 Lazy ones (enumerate, zip, map, filter) become symbolic iterators advanced on
 demand; eager ones materialize their argument with `to_list`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -11,6 +12,22 @@ import itertools
 import operator
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.tracer import SymbolicRaise
+from ..model.values import (
+    Const,
+    DictV,
+    DictViewV,
+    EnumerateIterV,
+    ExceptionV,
+    FilterIterV,
+    IterV,
+    ListV,
+    MapIterV,
+    SeqIterV,
+    TupleV,
+    ZipIterV,
+)
 from . import compare, dispatch, iteration, ops
 from .classes import lookup_dunder
 from .containers import list_sort
@@ -18,10 +35,6 @@ from .folding import arity, as_python, raise_
 from .iteration import Exhausted, to_list
 from .ops import truth
 from .registry import MODELS, ctor, model
-from ...reasons import BreakReason
-from ..model.tracer import SymbolicRaise
-from ..model.values import (Const, DictV, DictViewV, EnumerateIterV, ExceptionV, FilterIterV, IterV,
-                     ListV, MapIterV, SeqIterV, TupleV, ZipIterV)
 
 
 @model(iter)
@@ -39,7 +52,9 @@ def model_next(tx, args, kwargs):
         m = lookup_dunder(it, "__next__")
         if m is None and hasattr(it.python_type(), "__next__"):
             # a C iterator from outside (dict or set iterator, generator object, ...)
-            raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"next() of a {it.python_type().__name__}")
+            raise UnsupportedError(
+                BreakReason.UNSUPPORTED_ITERATOR, f"next() of a {it.python_type().__name__}"
+            )
         if m is None:
             raise_(TypeError, f"'{it.python_type().__name__}' object is not an iterator")
         return dispatch.call(tx, m, [it], {})
@@ -82,6 +97,7 @@ def _reversed(tx, clsv, args, kwargs):
         r = v.value
         if isinstance(r, range):
             from ..model.values import RangeIterV
+
             return RangeIterV(r[::-1])
         return SeqIterV(tuple(Const(x) for x in reversed(r)))
     if isinstance(v, DictV) or isinstance(v, DictViewV):
@@ -116,6 +132,7 @@ def _make_minmax(name, better):
             if truth(tx, compare.compare(tx, better, k, best_k)):
                 best, best_k = x, k
         return best
+
     return m
 
 
@@ -127,9 +144,12 @@ MODELS[max] = _make_minmax("max", ">")
 def _sum(tx, args, kwargs):
     total = kwargs.get("start", args[1] if len(args) > 1 else Const(0))
     kind = total.python_type()
-    if issubclass(kind, (str, bytes, bytearray)):      # CPython refuses these starts (O17)
-        what, hint = ("strings", "''") if issubclass(kind, str) else (
-            "bytes" if issubclass(kind, bytes) else "bytearray", "b''")
+    if issubclass(kind, (str, bytes, bytearray)):  # CPython refuses these starts (O17)
+        what, hint = (
+            ("strings", "''")
+            if issubclass(kind, str)
+            else ("bytes" if issubclass(kind, bytes) else "bytearray", "b''")
+        )
         raise_(TypeError, f"sum() can't sum {what} [use {hint}.join(seq) instead]")
     items = to_list(tx, args[0])
     if all(isinstance(v, Const) and type(v.value) in _NUMBERS for v in (total, *items)):

@@ -16,6 +16,7 @@ directly, in a cell, or in a list or tuple, are wrapped by code
 as inputs, the cells aliased to the continuation's own.  A function carrying
 attributes of its own (``functools.wraps``) stays identity-guarded.
 """
+
 from __future__ import annotations
 
 import types
@@ -23,8 +24,7 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
-from ..model.sources import (CellFilledSource, CellSource, PlainFunctionSource, Ref, attr_source,
-                      item_source)
+from ..model.sources import CellFilledSource, CellSource, PlainFunctionSource, Ref, attr_source, item_source
 from ..model.tracer import SymbolicRaise
 from ..model.values import CellV, Const, ExceptionV, MadeFunctionV, ObjectV, SuperV
 
@@ -36,7 +36,7 @@ def input_cell(tx, cell, source, name: str) -> CellV:
     hit = tx.by_id.get(id(cell))
     if isinstance(hit, CellV):
         if hit.source is not None:
-            tx.guard(GuardKind.TENSOR_ALIAS, source, hit.source)     # an identity check between sources
+            tx.guard(GuardKind.TENSOR_ALIAS, source, hit.source)  # an identity check between sources
         elif hit.real is not None:
             tx.guard(GuardKind.ID_MATCH, source, hit.real)
         return hit
@@ -52,15 +52,19 @@ def function_by_code(tx, fn, source) -> MadeFunctionV:
     ``__code__``, ``__globals__`` and ``__kwdefaults__`` by identity, defaults like any value,
     closure cells as input cells."""
     from ..model.builder import wrap
+
     hit = tx.by_id.get(id(fn))
     if isinstance(hit, MadeFunctionV):
         return hit
     if fn.__dict__ or fn.__module__ != fn.__globals__.get("__name__"):
-        return wrap(tx, fn, source)       # attributes set on it (functools.wraps): by identity
+        return wrap(tx, fn, source)  # attributes set on it (functools.wraps): by identity
     tx.guard(GuardKind.TYPE_MATCH, source, types.FunctionType)
     # names read from the value: they must still be the object's (O43)
-    tx.guard(GuardKind.CONSTANT_MATCH, PlainFunctionSource(source, fn.__name__, fn.__qualname__, fn.__module__),
-             True)
+    tx.guard(
+        GuardKind.CONSTANT_MATCH,
+        PlainFunctionSource(source, fn.__name__, fn.__qualname__, fn.__module__),
+        True,
+    )
     for attr in ("__code__", "__globals__", "__kwdefaults__"):
         tx.guard(GuardKind.ID_MATCH, attr_source(source, attr), getattr(fn, attr))
     code = fn.__code__
@@ -73,16 +77,24 @@ def function_by_code(tx, fn, source) -> MadeFunctionV:
     elif defaults:
         defaults = tuple(wrap(tx, defaults, dsrc).items)
     else:
-        wrap(tx, defaults, dsrc)           # None or (): guarded to stay so
+        wrap(tx, defaults, dsrc)  # None or (): guarded to stay so
         defaults = None
     cells = None
     if fn.__closure__:
         clo = attr_source(source, "__closure__")
         tx.guard(GuardKind.LENGTH, clo, len(fn.__closure__))
-        cells = tuple(input_cell(tx, c, item_source(clo, i), name)
-                      for i, (name, c) in enumerate(zip(code.co_freevars, fn.__closure__)))
-    v = MadeFunctionV(code, fn.__globals__, fn.__qualname__, defaults,
-                      None if not fn.__kwdefaults__ else _kwdefaults(tx, fn, source), cells)
+        cells = tuple(
+            input_cell(tx, c, item_source(clo, i), name)
+            for i, (name, c) in enumerate(zip(code.co_freevars, fn.__closure__))
+        )
+    v = MadeFunctionV(
+        code,
+        fn.__globals__,
+        fn.__qualname__,
+        defaults,
+        None if not fn.__kwdefaults__ else _kwdefaults(tx, fn, source),
+        cells,
+    )
     v.name = fn.__name__
     v.source = source
     tx.by_id[id(fn)] = v
@@ -97,16 +109,23 @@ def by_code_or_wrap(tx, obj, source):
     if t is types.FunctionType:
         return function_by_code(tx, obj, source)
     from ..model.builder import wrap
-    if (t is list or t is tuple) and len(obj) <= 64 and tx.by_id.get(id(obj)) is None \
-            and any(type(x) in (types.FunctionType, list, tuple) for x in obj):
+
+    if (
+        (t is list or t is tuple)
+        and len(obj) <= 64
+        and tx.by_id.get(id(obj)) is None
+        and any(type(x) in (types.FunctionType, list, tuple) for x in obj)
+    ):
         from ..model.values import ListV, TupleV
+
         tx.guard(GuardKind.TYPE_MATCH, source, t)
         tx.guard(GuardKind.LENGTH, source, len(obj))
         if t is tuple:
-            return TupleV([by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)],
-                          tuple, source)
+            return TupleV(
+                [by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)], tuple, source
+            )
         v = ListV([], source)
-        tx.by_id[id(obj)] = v             # aliases of the list are the same value
+        tx.by_id[id(obj)] = v  # aliases of the list are the same value
         tx.keepalive.append(obj)
         v.items = [by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)]
         return v
@@ -115,6 +134,7 @@ def by_code_or_wrap(tx, obj, source):
 
 def _kwdefaults(tx, fn, source) -> dict:
     from ..model.builder import wrap
+
     d = wrap(tx, fn.__kwdefaults__, attr_source(source, "__kwdefaults__"))
     return {k: e[1] for k, e in d.entries.items()}
 
@@ -127,22 +147,42 @@ def load_cell(tx, cell: CellV):
             contents = None
         else:
             from ..model.builder import wrap
-            src = attr_source(cell.source, "cell_contents") if cell.source is not None \
+
+            src = (
+                attr_source(cell.source, "cell_contents")
+                if cell.source is not None
                 else CellSource(cell.name, Ref(cell.real))
+            )
             # a continuation's cell may hold a closure made per call
             contents = by_code_or_wrap(tx, real, src) if cell.source is not None else wrap(tx, real, src)
-        if contents is None and cell.source is not None:       # a later call's may be full
+        if contents is None and cell.source is not None:  # a later call's may be full
             tx.guard(GuardKind.CONSTANT_MATCH, CellFilledSource(cell.source), False)
         tx.set(cell, "contents", contents)
         tx.set(cell, "loaded", True)
     if cell.contents is None:
         code = tx.frames[-1].code if tx.frames else None
-        if code is not None and cell.name in code.co_cellvars:       # the frame's own variable
-            raise SymbolicRaise(ExceptionV(UnboundLocalError, [Const(
-                f"cannot access local variable '{cell.name}' where it is not associated with a value")]))
-        raise SymbolicRaise(ExceptionV(NameError, [Const(
-            f"cannot access free variable '{cell.name}' where it is not associated with a value"
-            " in enclosing scope")]))
+        if code is not None and cell.name in code.co_cellvars:  # the frame's own variable
+            raise SymbolicRaise(
+                ExceptionV(
+                    UnboundLocalError,
+                    [
+                        Const(
+                            f"cannot access local variable '{cell.name}' where it is not associated with a value"
+                        )
+                    ],
+                )
+            )
+        raise SymbolicRaise(
+            ExceptionV(
+                NameError,
+                [
+                    Const(
+                        f"cannot access free variable '{cell.name}' where it is not associated with a value"
+                        " in enclosing scope"
+                    )
+                ],
+            )
+        )
     return cell.contents
 
 

@@ -7,6 +7,7 @@ questions built on them (heap types, identity hashing, default truth) and
 `source_of` / `index_of`.  Nothing here calls or records anything, so every
 semantics module can ask without importing `objects` (the calls) above them.
 """
+
 from __future__ import annotations
 
 import types
@@ -35,7 +36,7 @@ def is_user_instance(obj) -> bool:
 
 
 def is_heap_type(t) -> bool:
-    return bool(t.__flags__ & (1 << 9))   # Py_TPFLAGS_HEAPTYPE: defined by a class statement
+    return bool(t.__flags__ & (1 << 9))  # Py_TPFLAGS_HEAPTYPE: defined by a class statement
 
 
 def value_class(v: Value):

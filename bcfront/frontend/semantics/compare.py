@@ -7,20 +7,20 @@ by keys and values, sets also as subsets; a user class's rich comparison is inli
 Identity between two objects from outside is a fact about one call, so `is_same`
 guards it (SAME_OBJECT / DISTINCT_OBJECTS).  Re-exported by `ops`.
 """
+
 from __future__ import annotations
 
 import operator
 import types
 
 from ...errors import UnsupportedError
-from . import classes, dispatch
-from .folding import fold, raise_
-from .iteration import Exhausted, get_iter, iter_items, next_value
-from .ops import (CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, hkey, is_notimpl,
-                  is_user_class, truth)
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.values import Const, DictV, DictViewV, ListV, ObjectV, SetV, TensorV, TupleV, Value
+from . import classes, dispatch
+from .folding import fold, raise_
+from .iteration import Exhausted, get_iter, iter_items, next_value
+from .ops import CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, hkey, is_notimpl, is_user_class, truth
 
 
 def compare(tx, opname: str, a: Value, b: Value) -> Value:
@@ -28,11 +28,12 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
     if isinstance(a, TensorV) or isinstance(b, TensorV):
         if not (is_user_class(a) or is_user_class(b)):
             from . import torch_calls
+
             return torch_calls.call_operator(tx, fn, [a, b])
     if isinstance(a, Const) and isinstance(b, Const):
         return fold(fn, a.value, b.value)
     if isinstance(a, (ListV, TupleV)) or isinstance(b, (ListV, TupleV)):
-        a, b = _as_sequence(a), _as_sequence(b)     # (x, 2) == (1, 2), t.shape == (2, 2) (O20)
+        a, b = _as_sequence(a), _as_sequence(b)  # (x, 2) == (1, 2), t.shape == (2, 2) (O20)
     if fn in (operator.eq, operator.ne):
         if isinstance(a, (ListV, TupleV)) and isinstance(b, (ListV, TupleV)):
             same = _seq_equal(tx, a, b)
@@ -40,12 +41,15 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
         if isinstance(a, (DictV, SetV)) and isinstance(b, (DictV, SetV)):
             same = _mapping_equal(tx, a, b)
             return Const(same if fn is operator.eq else not same)
-    if fn not in (operator.eq, operator.ne) and isinstance(a, (ListV, TupleV)) \
-            and isinstance(b, (ListV, TupleV)):
+    if (
+        fn not in (operator.eq, operator.ne)
+        and isinstance(a, (ListV, TupleV))
+        and isinstance(b, (ListV, TupleV))
+    ):
         return _seq_order(tx, fn, a, b)
     if fn not in (operator.eq, operator.ne):
         ka, kb = _set_keys(tx, a), _set_keys(tx, b)
-        if ka is not None and kb is not None:       # subset / superset (O18)
+        if ka is not None and kb is not None:  # subset / superset (O18)
             if fn in (operator.gt, operator.ge):
                 ka, kb = kb, ka
             return Const(ka <= kb and (fn in (operator.le, operator.ge) or len(ka) < len(kb)))
@@ -58,15 +62,19 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
                 return r
     if _c_level_dunder(a, name) or _c_level_dunder(b, REFLECTED_CMP[name]):
         # a user subclass of a builtin (int, str, IntEnum) compares in C: run it natively (O24)
-        raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR,
-                               f"{opname} of {a.describe()} and {b.describe()}")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_OPERATOR, f"{opname} of {a.describe()} and {b.describe()}"
+        )
     if fn in (operator.eq, operator.ne):
         same = is_same(a, b, tx)
         if same is not None:
             return Const(same if fn is operator.eq else not same)
     if fn not in (operator.eq, operator.ne) and all_known(a, b):
-        raise_(TypeError, f"'{opname}' not supported between instances of "
-                          f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
+        raise_(
+            TypeError,
+            f"'{opname}' not supported between instances of "
+            f"'{a.python_type().__name__}' and '{b.python_type().__name__}'",
+        )
     raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"{opname} on {a.describe()} and {b.describe()}")
 
 
@@ -82,7 +90,7 @@ def is_same(a: Value, b: Value, tx=None):
 def _guard_identity(tx, a: Value, b: Value, same: bool) -> None:
     sa, sb = a.source, b.source
     if sa is None or sb is None or sa == sb or isinstance(a, Const) or isinstance(b, Const):
-        return      # a value made in the trace is never an outside object; constants by value
+        return  # a value made in the trace is never an outside object; constants by value
     tx.guard(GuardKind.SAME_OBJECT if same else GuardKind.DISTINCT_OBJECTS, sb, extra=sa)
 
 
@@ -101,7 +109,7 @@ def _identical(a: Value, b: Value):
             return c.value is o.obj
         return False
     if isinstance(a, ObjectV) or isinstance(b, ObjectV):
-        return False       # an outside object is never one created during the trace
+        return False  # an outside object is never one created during the trace
     return False
 
 
@@ -119,8 +127,9 @@ def _c_level_dunder(v: Value, name: str) -> bool:
     if cls is None or cls.__module__ == "builtins":
         return False
     raw = getattr(cls, name, None)
-    return raw is not None and not isinstance(raw, types.FunctionType) and \
-        raw is not getattr(object, name, None)
+    return (
+        raw is not None and not isinstance(raw, types.FunctionType) and raw is not getattr(object, name, None)
+    )
 
 
 def _as_sequence(v: Value) -> Value:
@@ -154,8 +163,9 @@ def _set_keys(tx, v: Value):
 def _seq_order(tx, fn, a, b) -> Value:
     for x, y in zip(a.items, b.items):
         if not equal(tx, x, y):
-            return compare(tx, {operator.lt: "<", operator.le: "<=", operator.gt: ">",
-                                operator.ge: ">="}[fn], x, y)
+            return compare(
+                tx, {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}[fn], x, y
+            )
     return Const(fn(len(a.items), len(b.items)))
 
 

@@ -3,20 +3,21 @@
 Every mutation goes through the journal (`tx.set`) and marks containers that
 came from outside as mutated, so the region replays their final contents.
 """
+
 from __future__ import annotations
 
 import collections
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.tracer import SymbolicRaise
+from ..model.values import Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV, SetV, TupleV
 from . import dispatch, ops
 from .compare import contains, equal
 from .folding import NotConst, as_python, raise_
 from .iteration import Exhausted, to_list
 from .ops import hkey
 from .registry import MODELS, model
-from ...reasons import BreakReason
-from ..model.tracer import SymbolicRaise
-from ..model.values import Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV, SetV, TupleV
 
 
 def _touch(tx, c) -> None:
@@ -30,6 +31,7 @@ def _list(v) -> ListV:
 
 
 # -- list ------------------------------------------------------------------------------------
+
 
 @model(list.append)
 def _append(tx, args, kwargs):
@@ -77,7 +79,7 @@ def _remove(tx, args, kwargs):
     lst = _list(args[0])
     for i, x in enumerate(lst.items):
         if equal(tx, x, args[1]):
-            tx.set(lst, "items", lst.items[:i] + lst.items[i + 1:])
+            tx.set(lst, "items", lst.items[:i] + lst.items[i + 1 :])
             _touch(tx, lst)
             return Const(None)
     raise_(ValueError, "list.remove(x): x not in list")
@@ -142,7 +144,9 @@ def key_list(tx, items, key):
     try:
         return [as_python(k) for k in keys]
     except NotConst:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_SORT, "sorting values that are not constants") from None
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_SORT, "sorting values that are not constants"
+        ) from None
 
 
 @model(list.sort)
@@ -157,7 +161,7 @@ def list_sort(tx, args, kwargs):
     try:
         keys = key_list(tx, items, key)
     except SymbolicRaise:
-        tx.set(lst, "items", items)         # a failing key puts the items back, unsorted
+        tx.set(lst, "items", items)  # a failing key puts the items back, unsorted
         raise
     modified = lst.items is not empty
     try:
@@ -178,6 +182,7 @@ def _list_copy(tx, args, kwargs):
 
 
 # -- dict -------------------------------------------------------------------------------------
+
 
 def _dict(v) -> DictV:
     if not isinstance(v, DictV):
@@ -230,8 +235,9 @@ def dict_update(tx, args, kwargs):
         elif not isinstance(src, DictViewV) and hasattr(src.python_type(), "keys"):
             # CPython reads any other mapping through keys() and [] (ChainMap, MappingProxy,
             # user mappings), which may run code we do not see: run it natively (O16)
-            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL,
-                                   f"dict update from a {src.python_type().__name__} mapping")
+            raise UnsupportedError(
+                BreakReason.UNSUPPORTED_CALL, f"dict update from a {src.python_type().__name__} mapping"
+            )
         else:
             pairs = []
             for i, item in enumerate(to_list(tx, src)):
@@ -310,12 +316,24 @@ def _fromkeys(tx, args, kwargs):
     value = args[1] if len(args) > 1 else Const(None)
     entries = {}
     for k in keys:
-        entries.setdefault(hkey(tx, k), (k, value))   # of equal keys the first stays
+        entries.setdefault(hkey(tx, k), (k, value))  # of equal keys the first stays
     return DictV(entries)
 
 
-for _name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "copy",
-              "popitem", "__getitem__", "__contains__", "clear"):
+for _name in (
+    "keys",
+    "values",
+    "items",
+    "get",
+    "pop",
+    "update",
+    "setdefault",
+    "copy",
+    "popitem",
+    "__getitem__",
+    "__contains__",
+    "clear",
+):
     _od = getattr(collections.OrderedDict, _name, None)
     _d = getattr(dict, _name)
     if _od is not None and _od is not _d and _d in MODELS:
@@ -323,6 +341,7 @@ for _name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "
 
 
 # -- set -------------------------------------------------------------------------------------
+
 
 def _set(v) -> SetV:
     if not isinstance(v, SetV):
@@ -342,7 +361,7 @@ def _set_add(tx, args, kwargs):
 
 @model(set.remove)
 def _set_remove(tx, args, kwargs):
-    if hkey(tx, args[1]) not in _set(args[0]).entries:      # discard's silence was O52
+    if hkey(tx, args[1]) not in _set(args[0]).entries:  # discard's silence was O52
         raise SymbolicRaise(ExceptionV(KeyError, [args[1]]))
     return _set_discard(tx, args, kwargs)
 
@@ -379,6 +398,7 @@ def _set_algebra(op):
             o = SetV({hkey(tx, x): x for x in to_list(tx, other)})
             result = ops.container_binary(tx, op, op, False, result, o)
         return result
+
     return m
 
 
@@ -402,6 +422,7 @@ def _set_copy(tx, args, kwargs):
 
 
 # -- generators --------------------------------------------------------------------------------
+
 
 def _gen_send(tx, args, kwargs):
     gen = args[0]
@@ -446,4 +467,3 @@ for _n, _fn in _GEN_METHODS.items():
 
 def generator_method(name):
     return _GEN_OBJECTS.get(name)
-

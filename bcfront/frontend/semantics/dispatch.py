@@ -22,17 +22,21 @@ attribute load, as cheap as the ``objects.call`` it replaces), never with
 A slot still unfilled raises: its owner was never imported (the interpreter
 imports all of them before it runs a frame).
 """
+
 from __future__ import annotations
 
 
 def _unfilled(name: str):
     def slot(*args, **kwargs):
-        raise RuntimeError(f"semantics.dispatch.{name} is not filled in: import its owner "
-                           "module (see the table in semantics/dispatch.py) first")
+        raise RuntimeError(
+            f"semantics.dispatch.{name} is not filled in: import its owner "
+            "module (see the table in semantics/dispatch.py) first"
+        )
+
     return slot
 
 
-call = _unfilled("call")                          # (tx, fn, args, kwargs) -> Value
-to_list = _unfilled("to_list")                    # (tx, value) -> list[Value]
-inline_call = _unfilled("inline_call")            # (tx, fn value, args, kwargs) -> Value
+call = _unfilled("call")  # (tx, fn, args, kwargs) -> Value
+to_list = _unfilled("to_list")  # (tx, value) -> list[Value]
+inline_call = _unfilled("inline_call")  # (tx, fn value, args, kwargs) -> Value
 resume_generator = _unfilled("resume_generator")  # (tx, GeneratorV, sent) -> Value

@@ -8,6 +8,7 @@ code may catch; `from_python` is the symbolic value of a folded result.
 trace.  It knows only the value model, so every other semantics module can
 fold and raise without importing the operators above it.
 """
+
 from __future__ import annotations
 
 from ...errors import UnsupportedError
@@ -93,18 +94,21 @@ def from_python(x) -> Value:
 def fold_model(fn):
     def fold_call(tx, args, kwargs):
         if any(isinstance(a, TensorV) for a in args):
-            raise UnsupportedError(BreakReason.DATA_DEPENDENT,
-                                   f"{getattr(fn, '__qualname__', fn)} reads a tensor's value")
+            raise UnsupportedError(
+                BreakReason.DATA_DEPENDENT, f"{getattr(fn, '__qualname__', fn)} reads a tensor's value"
+            )
         try:
             pa = [as_python(a) for a in args]
             pk = {k: as_python(v) for k, v in kwargs.items()}
         except NotConst:
-            raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION,
-                                   f"{getattr(fn, '__qualname__', fn)} on non-constant arguments") from None
+            raise UnsupportedError(
+                BreakReason.CALL_TO_C_FUNCTION, f"{getattr(fn, '__qualname__', fn)} on non-constant arguments"
+            ) from None
         try:
             return from_python(fn(*pa, **pk))
         except Exception as e:
             raise as_symbolic(e) from None
+
     return fold_call
 
 

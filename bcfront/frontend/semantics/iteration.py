@@ -6,16 +6,33 @@ with a Python ``__iter__``); `next_value` advances one, raising `Exhausted`
 at the end.  Iterators from outside (read through ``__reduce__``) record
 their final position, which the region replays.
 """
+
 from __future__ import annotations
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.values import (
+    Const,
+    DictV,
+    DictViewV,
+    EnumerateIterV,
+    FilterIterV,
+    GeneratorV,
+    HashIterV,
+    IterV,
+    ListV,
+    MapIterV,
+    RangeIterV,
+    SeqIterV,
+    SetV,
+    TensorV,
+    TupleV,
+    Value,
+    ZipIterV,
+)
 from . import dispatch, ops
 from .classes import lookup_dunder
 from .folding import raise_
-from ...reasons import BreakReason
-from ..model.values import (Const, DictV, DictViewV, EnumerateIterV, FilterIterV, GeneratorV, HashIterV,
-                     IterV, ListV, MapIterV, RangeIterV, SeqIterV, SetV, TensorV, TupleV, Value,
-                     ZipIterV)
 
 
 class Exhausted(Exception):
@@ -44,6 +61,7 @@ def get_iter(tx, v: Value) -> IterV:
         return HashIterV(container, kind, tuple(container.entries))
     if isinstance(v, TensorV):
         from . import torch_calls
+
         return SeqIterV(torch_calls.unbind_for_iter(tx, v))
     m = lookup_dunder(v, "__iter__")
     if m is not None:
@@ -101,8 +119,11 @@ def next_value(tx, it: IterV) -> Value:
     if isinstance(it, FilterIterV):
         while True:
             x = next_value(tx, it.it)
-            keep = ops.truth(tx, x) if isinstance(it.fn, Const) and it.fn.value is None \
+            keep = (
+                ops.truth(tx, x)
+                if isinstance(it.fn, Const) and it.fn.value is None
                 else ops.truth(tx, dispatch.call(tx, it.fn, [x], {}))
+            )
             if keep:
                 return x
     if isinstance(it, GeneratorV):
@@ -164,7 +185,7 @@ def _next_hashed(tx, it: HashIterV) -> Value:
 def _advance(tx, it) -> None:
     tx.set(it, "index", it.index + 1)
     if it.source is not None:
-        tx.mark_mutated(it)          # an outside iterator: its position is replayed
+        tx.mark_mutated(it)  # an outside iterator: its position is replayed
 
 
 def _exhaust(tx, it) -> None:
@@ -201,4 +222,4 @@ def unpack(tx, v: Value, n: int) -> list[Value]:
     return items
 
 
-dispatch.to_list = to_list     # for the modules below (`torch_calls`, `ops`); see `dispatch`
+dispatch.to_list = to_list  # for the modules below (`torch_calls`, `ops`); see `dispatch`

@@ -7,6 +7,7 @@ overlapping its operand) pass on fakes and raise only in the real kernel.  Recor
 region (or, functionalized, compute a silent cast); instead the trace breaks
 before it and the call runs natively.  `label` names a torch call in messages.
 """
+
 from __future__ import annotations
 
 import torch
@@ -14,9 +15,26 @@ import torch
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 
-_SAME_DTYPE_OPS = {"matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot",
-                   "linear", "einsum", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-                   "conv_transpose2d", "conv_transpose3d", "imatmul"}
+_SAME_DTYPE_OPS = {
+    "matmul",
+    "mm",
+    "bmm",
+    "addmm",
+    "baddbmm",
+    "addbmm",
+    "addmv",
+    "mv",
+    "dot",
+    "linear",
+    "einsum",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "imatmul",
+}
 
 
 def check_dtypes(tx, op, target, fargs, fkw) -> None:
@@ -25,11 +43,16 @@ def check_dtypes(tx, op, target, fargs, fkw) -> None:
     name = target if isinstance(target, str) else getattr(target, "__name__", "")
     if name not in _SAME_DTYPE_OPS or tx.state.autocast:
         return
-    dtypes = {t.dtype for t in _tensors(fargs) + _tensors(list(fkw.values()))
-              if t.is_floating_point() or t.is_complex()}
+    dtypes = {
+        t.dtype
+        for t in _tensors(fargs) + _tensors(list(fkw.values()))
+        if t.is_floating_point() or t.is_complex()
+    }
     if len(dtypes) > 1:
-        raise UnsupportedError(BreakReason.TORCH_ERROR, f"{label(op, target)} on mixed dtypes "
-                                              f"{sorted(str(d) for d in dtypes)} raises at run time")
+        raise UnsupportedError(
+            BreakReason.TORCH_ERROR,
+            f"{label(op, target)} on mixed dtypes {sorted(str(d) for d in dtypes)} raises at run time",
+        )
 
 
 def check_inplace_cast(tx, what: str, plain, fargs, fkw) -> None:
@@ -40,17 +63,22 @@ def check_inplace_cast(tx, what: str, plain, fargs, fkw) -> None:
     if plain is None or not fargs or not isinstance(fargs[0], torch.Tensor) or fkw:
         return
     dtype = fargs[0].dtype
-    if dtype.is_complex or (dtype.is_floating_point and not any(
-            isinstance(a, complex) or (isinstance(a, torch.Tensor) and a.is_complex())
-            for a in fargs[1:])):
-        return                          # (only an int/bool tensor, or a complex operand, can fail)
+    if dtype.is_complex or (
+        dtype.is_floating_point
+        and not any(
+            isinstance(a, complex) or (isinstance(a, torch.Tensor) and a.is_complex()) for a in fargs[1:]
+        )
+    ):
+        return  # (only an int/bool tensor, or a complex operand, can fail)
     try:
         out = tx.torch_env().run(plain, fargs, {}, tx.state)
-    except Exception:       # noqa: BLE001 - the out-of-place variant does not apply; the op ran
+    except Exception:  # noqa: BLE001 - the out-of-place variant does not apply; the op ran
         return
     if isinstance(out, torch.Tensor) and not torch.can_cast(out.dtype, dtype):
-        raise UnsupportedError(BreakReason.TORCH_ERROR, f"{what}: result type {out.dtype} "
-                                              f"can't be cast to {dtype} (raises at run time)")
+        raise UnsupportedError(
+            BreakReason.TORCH_ERROR,
+            f"{what}: result type {out.dtype} can't be cast to {dtype} (raises at run time)",
+        )
 
 
 def check_partial_overlap(tx, what: str, target, operands) -> None:
@@ -62,15 +90,19 @@ def check_partial_overlap(tx, what: str, target, operands) -> None:
         return
     for t in _tensors(operands):
         if t is not target and _partial_overlap(target, t):
-            raise UnsupportedError(BreakReason.TORCH_ERROR, f"{what} writes a tensor that partially "
-                                                  "overlaps an operand (raises at run time)")
+            raise UnsupportedError(
+                BreakReason.TORCH_ERROR,
+                f"{what} writes a tensor that partially overlaps an operand (raises at run time)",
+            )
 
 
 def _partial_overlap(a, b) -> bool:
     """ATen's ``get_overlap_status(a, b) == Partial``: same storage, both non-overlapping
     and dense, byte ranges that intersect without being the same range in the same layout."""
     from torch._prims_common import is_non_overlapping_and_dense_or_false as dense
+
     from ...ir.alias_facts import storage_key
+
     if a.numel() == 0 or b.numel() == 0 or not (dense(a) and dense(b)):
         return False
     key = storage_key(a)

@@ -8,6 +8,7 @@ results, less Python per call.  Each rule binds the call's arguments by name
 and returns ``(op, target, args, kwargs)`` for the graph, or None to keep the
 original call (an unusual argument, an override, a dtype request...).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -27,8 +28,12 @@ def _const(v, default=None):
 
 
 def _plain(*tensors) -> bool:
-    return all(t is None or (isinstance(t, TensorV) and t.ptype in (torch.Tensor, torch.nn.Parameter))
-               or (isinstance(t, Const) and t.value is None) for t in tensors)
+    return all(
+        t is None
+        or (isinstance(t, TensorV) and t.ptype in (torch.Tensor, torch.nn.Parameter))
+        or (isinstance(t, Const) and t.value is None)
+        for t in tensors
+    )
 
 
 def _layer_norm(tx, a):
@@ -37,9 +42,19 @@ def _layer_norm(tx, a):
         return None
     tx.guard_cudnn()
     none = Const(None)
-    return ("call", torch.layer_norm, [a["input"], a["normalized_shape"], a.get("weight", none),
-                                       a.get("bias", none), Const(eps),
-                                       Const(torch.backends.cudnn.enabled)], {})
+    return (
+        "call",
+        torch.layer_norm,
+        [
+            a["input"],
+            a["normalized_shape"],
+            a.get("weight", none),
+            a.get("bias", none),
+            Const(eps),
+            Const(torch.backends.cudnn.enabled),
+        ],
+        {},
+    )
 
 
 def _softmax(tx, a):
@@ -62,16 +77,31 @@ def _dropout(tx, a):
     ok_p, p = _const(a.get("p"), 0.5)
     ok_t, training = _const(a.get("training"), True)
     ok_i, inplace = _const(a.get("inplace"), False)
-    if not (ok_p and ok_t and ok_i) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0 \
-            or not _plain(a["input"]):
+    if (
+        not (ok_p and ok_t and ok_i)
+        or not isinstance(p, (int, float))
+        or not 0.0 <= p <= 1.0
+        or not _plain(a["input"])
+    ):
         return None
-    return ("call", torch.dropout_ if inplace else torch.dropout,
-            [a["input"], Const(p), Const(bool(training))], {})
+    return (
+        "call",
+        torch.dropout_ if inplace else torch.dropout,
+        [a["input"], Const(p), Const(bool(training))],
+        {},
+    )
 
 
 def _embedding(tx, a):
-    consts = [_const(a.get(k), d) for k, d in (("padding_idx", None), ("max_norm", None),
-                                               ("scale_grad_by_freq", False), ("sparse", False))]
+    consts = [
+        _const(a.get(k), d)
+        for k, d in (
+            ("padding_idx", None),
+            ("max_norm", None),
+            ("scale_grad_by_freq", False),
+            ("sparse", False),
+        )
+    ]
     if not all(ok for ok, _ in consts) or not _plain(a["input"], a["weight"]):
         return None
     (_, pad), (_, max_norm), (_, scale), (_, sparse) = consts
@@ -81,15 +111,24 @@ def _embedding(tx, a):
     if pad is None:
         pad = -1
     elif not -n <= pad < n:
-        return None                  # F.embedding raises its own AssertionError: keep the call
+        return None  # F.embedding raises its own AssertionError: keep the call
     elif pad < 0:
         pad = n + pad
-    return ("call", torch.embedding, [a["weight"], a["input"], Const(pad), Const(bool(scale)),
-                                      Const(bool(sparse))], {})
+    return (
+        "call",
+        torch.embedding,
+        [a["weight"], a["input"], Const(pad), Const(bool(scale)), Const(bool(sparse))],
+        {},
+    )
 
 
-RULES = {F.layer_norm: _layer_norm, F.softmax: _softmax, F.relu: _relu, F.dropout: _dropout,
-         F.embedding: _embedding}
+RULES = {
+    F.layer_norm: _layer_norm,
+    F.softmax: _softmax,
+    F.relu: _relu,
+    F.dropout: _dropout,
+    F.embedding: _embedding,
+}
 _SIGNATURES = {fn: inspect.signature(fn) for fn in RULES}
 
 

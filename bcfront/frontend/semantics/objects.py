@@ -11,26 +11,40 @@ nn.Module instances keep ``__call__`` semantics (hooks, then ``forward``).
 Anything else is a graph break naming what could not be called.  The class
 lookups it relies on (`lookup_dunder`, `mro_lookup`...) live in `classes`.
 """
+
 from __future__ import annotations
 
 import sys
 import types
 
 from ...errors import UnsupportedError
-from ..model.guard_kinds import GuardKind
 from ...reasons import BreakReason
-from . import builtins as bmodels, dispatch
+from ..model.builder import wrap
+from ..model.guard_kinds import GuardKind
+from ..model.sources import AttrSource, ConstSource, Ref
+from ..model.tracer import SymbolicRaise
+from ..model.values import (
+    NULL,
+    CellV,
+    Const,
+    ExceptionV,
+    MadeFunctionV,
+    MethodV,
+    NewObjectV,
+    ObjectV,
+    PartialV,
+    StateCMV,
+    TupleV,
+    Value,
+)
+from . import builtins as bmodels
+from . import dispatch
 from .attrs import getattr_
 from .classes import MISS, is_heap_type, lookup_dunder, mro_lookup, source_of, value_class
 from .folding import raise_
-from ..model.builder import wrap
-from ..model.sources import AttrSource, ConstSource, Ref
-from ..model.tracer import SymbolicRaise
-from ..model.values import (CellV, Const, ExceptionV, MadeFunctionV, MethodV, NewObjectV, ObjectV,
-                     PartialV, StateCMV, TupleV, Value, NULL)
-
 
 # -- calls ----------------------------------------------------------------------------
+
 
 def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
     if isinstance(fn, MethodV):
@@ -61,11 +75,13 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     if isinstance(obj, types.FunctionType):
         if torch_loaded and _from_torch(obj):
             from . import torch_calls
+
             if torch_calls.is_torch_function(obj):
                 return torch_calls.call_function(tx, obj, args, kwargs)
         return dispatch.inline_call(tx, fv, args, kwargs)
     if torch_loaded:
         from . import torch_calls
+
         if torch_calls.is_torch_callable(obj):
             return torch_calls.call_function(tx, obj, args, kwargs)
     if isinstance(obj, type):
@@ -76,12 +92,22 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     if is_heap_type(type(obj)):
         raw = mro_lookup(type(obj), "__call__")
         if isinstance(raw, types.FunctionType):
-            tx.guard(GuardKind.ID_MATCH, AttrSource(ConstSource(Ref(type(obj), type(obj).__qualname__)),
-                                            "__call__"), raw)
+            tx.guard(
+                GuardKind.ID_MATCH,
+                AttrSource(ConstSource(Ref(type(obj), type(obj).__qualname__)), "__call__"),
+                raw,
+            )
             return call(tx, ObjectV(raw), [fv, *args], kwargs)
     what = getattr(obj, "__qualname__", None) or type(obj).__name__
-    if isinstance(obj, (types.BuiltinFunctionType, types.MethodDescriptorType,
-                        types.WrapperDescriptorType, types.MethodWrapperType)):
+    if isinstance(
+        obj,
+        (
+            types.BuiltinFunctionType,
+            types.MethodDescriptorType,
+            types.WrapperDescriptorType,
+            types.MethodWrapperType,
+        ),
+    ):
         reason = BreakReason.IO if what in ("print", "input", "open") else BreakReason.CALL_TO_C_FUNCTION
         raise UnsupportedError(reason, f"call to {_c_name(obj)}, which bcfront cannot see into")
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"calling {what}")
@@ -113,8 +139,9 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         return exc
     torch = sys.modules.get("torch")
     if torch is not None and issubclass(cls, torch.nn.Module):
-        raise UnsupportedError(BreakReason.MODULE_CONSTRUCTION,
-                               f"creating a {cls.__qualname__} module inside captured code")
+        raise UnsupportedError(
+            BreakReason.MODULE_CONSTRUCTION, f"creating a {cls.__qualname__} module inside captured code"
+        )
     meta_call = mro_lookup(type(cls), "__call__")
     if meta_call is not type.__call__ and meta_call is not MISS:
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"metaclass {type(cls).__name__}.__call__")
@@ -129,9 +156,12 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         inst = call(tx, ObjectV(new), [clsv, *args], kwargs)
     else:
         # __new__ of a builtin base (tuple.__new__, ...) goes through its model.
-        inst = call(tx, ObjectV(getattr(cls, "__new__")), [clsv, *args], kwargs)
-    if value_class(inst) is not None and isinstance(inst, (NewObjectV, TupleV)) \
-            and issubclass(value_class(inst), cls):
+        inst = call(tx, ObjectV(cls.__new__), [clsv, *args], kwargs)
+    if (
+        value_class(inst) is not None
+        and isinstance(inst, (NewObjectV, TupleV))
+        and issubclass(value_class(inst), cls)
+    ):
         init = mro_lookup(cls, "__init__")
         if isinstance(init, types.FunctionType):
             r = call(tx, ObjectV(init), [inst, *args], kwargs)
@@ -139,20 +169,26 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
                 raise_(TypeError, "__init__() should return None")
         elif init is not object.__init__ and init is not MISS and not isinstance(inst, TupleV):
             raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"C __init__ of {cls.__qualname__}")
-        elif (init is object.__init__ or init is MISS) and new is object.__new__ \
-                and (args or kwargs):
+        elif (init is object.__init__ or init is MISS) and new is object.__new__ and (args or kwargs):
             raise_(TypeError, f"{cls.__name__}() takes no arguments")
     return inst
 
 
-HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
-               "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs",
-               "_forward_hooks_always_called")
+HOOK_DICTS = (
+    "_forward_hooks",
+    "_forward_pre_hooks",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+)
 
 
 def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
     """``module(*args)``: nn.Module.__call__ semantics (pre-hooks, forward, hooks), inlined."""
     import torch
+
     mod = mv.obj
     cls = type(mod)
     call_impl = mro_lookup(cls, "__call__")
@@ -165,8 +201,7 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
     present = [n for n in HOOK_DICTS if getattr(mod, n, None)]
     tx.guard(GuardKind.NO_HOOKS, src, None, tuple(n for n in HOOK_DICTS if n not in present), example=mod)
     if any(n not in ("_forward_hooks", "_forward_pre_hooks") for n in present):
-        raise UnsupportedError(BreakReason.MODULE_HOOKS,
-                               f"{cls.__qualname__} has backward or keyword hooks")
+        raise UnsupportedError(BreakReason.MODULE_HOOKS, f"{cls.__qualname__} has backward or keyword hooks")
     if "_forward_pre_hooks" in present:
         hooks = wrap(tx, mod._forward_pre_hooks, AttrSource(src, "_forward_pre_hooks"))
         for _, (_, hook) in hooks.entries.items():
@@ -186,9 +221,15 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
 
 def guard_global_hooks(tx) -> None:
     import torch.nn.modules.module as m
-    for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
-                 "_global_backward_pre_hooks", "_global_forward_hooks_always_called",
-                 "_global_forward_hooks_with_kwargs"):
+
+    for name in (
+        "_global_forward_hooks",
+        "_global_forward_pre_hooks",
+        "_global_backward_hooks",
+        "_global_backward_pre_hooks",
+        "_global_forward_hooks_always_called",
+        "_global_forward_hooks_with_kwargs",
+    ):
         d = getattr(m, name, None)
         if d is None:
             continue
@@ -200,8 +241,7 @@ def guard_global_hooks(tx) -> None:
 def function_parts(tx, fv: Value):
     """(code, globals, closure cells, defaults, kwdefaults, name) of a function value."""
     if isinstance(fv, MadeFunctionV):
-        return (fv.code, fv.globals, fv.closure or (), fv.defaults or (), fv.kwdefaults or {},
-                fv.qualname)
+        return (fv.code, fv.globals, fv.closure or (), fv.defaults or (), fv.kwdefaults or {}, fv.qualname)
     fn = fv.obj
     src = source_of(fv)
     if fn.__closure__:
@@ -236,4 +276,4 @@ def raise_type_error(msg: str):
     raise SymbolicRaise(ExceptionV(TypeError, [Const(msg)]))
 
 
-dispatch.call = call          # the entry point the modules below reach through `dispatch`
+dispatch.call = call  # the entry point the modules below reach through `dispatch`

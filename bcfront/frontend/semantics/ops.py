@@ -8,46 +8,111 @@ lists/tuples/dicts/sets are modelled; user classes run their Python dunder
 methods (inlined), trying the reflected one on NotImplemented; anything else
 is a graph break.
 """
+
 from __future__ import annotations
 
-import sys
 import operator
+import sys
 
 from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.tracer import SymbolicRaise
+from ..model.values import (
+    Const,
+    DictV,
+    DictViewV,
+    ExceptionV,
+    ListV,
+    NewObjectV,
+    ObjectV,
+    SetV,
+    TensorV,
+    TupleV,
+    Value,
+    const_value,
+)
 from . import classes, dispatch
 from .folding import NotConst, as_python, as_symbolic, fold, raise_
 from .registry import MODELS
-from ...reasons import BreakReason
-from ..model.tracer import SymbolicRaise
-from ..model.values import (Const, DictV, DictViewV, ExceptionV, ListV, NewObjectV, ObjectV, SetV,
-                     TensorV, TupleV, Value, const_value)
 
-BINARY_OPS = [operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
-              operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift,
-              operator.sub, operator.truediv, operator.xor,
-              operator.iadd, operator.iand, operator.ifloordiv, operator.ilshift,
-              operator.imatmul, operator.imul, operator.imod, operator.ior, operator.ipow,
-              operator.irshift, operator.isub, operator.itruediv, operator.ixor]
+BINARY_OPS = [
+    operator.add,
+    operator.and_,
+    operator.floordiv,
+    operator.lshift,
+    operator.matmul,
+    operator.mul,
+    operator.mod,
+    operator.or_,
+    operator.pow,
+    operator.rshift,
+    operator.sub,
+    operator.truediv,
+    operator.xor,
+    operator.iadd,
+    operator.iand,
+    operator.ifloordiv,
+    operator.ilshift,
+    operator.imatmul,
+    operator.imul,
+    operator.imod,
+    operator.ior,
+    operator.ipow,
+    operator.irshift,
+    operator.isub,
+    operator.itruediv,
+    operator.ixor,
+]
 INPLACE_TO_BINARY = dict(zip(BINARY_OPS[13:], BINARY_OPS[:13]))
-DUNDERS = {operator.add: "add", operator.and_: "and", operator.floordiv: "floordiv",
-           operator.lshift: "lshift", operator.matmul: "matmul", operator.mul: "mul",
-           operator.mod: "mod", operator.or_: "or", operator.pow: "pow",
-           operator.rshift: "rshift", operator.sub: "sub", operator.truediv: "truediv",
-           operator.xor: "xor"}
-COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
-           ">": operator.gt, ">=": operator.ge}
-REFLECTED_CMP = {"__lt__": "__gt__", "__le__": "__ge__", "__gt__": "__lt__", "__ge__": "__le__",
-                 "__eq__": "__eq__", "__ne__": "__ne__"}
-CMP_DUNDER = {operator.lt: "__lt__", operator.le: "__le__", operator.eq: "__eq__",
-              operator.ne: "__ne__", operator.gt: "__gt__", operator.ge: "__ge__"}
+DUNDERS = {
+    operator.add: "add",
+    operator.and_: "and",
+    operator.floordiv: "floordiv",
+    operator.lshift: "lshift",
+    operator.matmul: "matmul",
+    operator.mul: "mul",
+    operator.mod: "mod",
+    operator.or_: "or",
+    operator.pow: "pow",
+    operator.rshift: "rshift",
+    operator.sub: "sub",
+    operator.truediv: "truediv",
+    operator.xor: "xor",
+}
+COMPARE = {
+    "<": operator.lt,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+REFLECTED_CMP = {
+    "__lt__": "__gt__",
+    "__le__": "__ge__",
+    "__gt__": "__lt__",
+    "__ge__": "__le__",
+    "__eq__": "__eq__",
+    "__ne__": "__ne__",
+}
+CMP_DUNDER = {
+    operator.lt: "__lt__",
+    operator.le: "__le__",
+    operator.eq: "__eq__",
+    operator.ne: "__ne__",
+    operator.gt: "__gt__",
+    operator.ge: "__ge__",
+}
 
 
 # -- binary / unary / compare ---------------------------------------------------------
+
 
 def binary(tx, fn, a: Value, b: Value) -> Value:
     if isinstance(a, TensorV) or isinstance(b, TensorV):
         if not (is_user_class(a) or is_user_class(b)):
             from . import torch_calls
+
             return torch_calls.call_operator(tx, fn, [a, b])
     inplace = fn in INPLACE_TO_BINARY
     base = INPLACE_TO_BINARY.get(fn, fn)
@@ -62,8 +127,9 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
         try:
             return fold(fn, a.value, as_python(b))
         except NotConst:
-            raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR,
-                                   f"% formatting of {b.describe()}") from None
+            raise UnsupportedError(
+                BreakReason.UNSUPPORTED_OPERATOR, f"% formatting of {b.describe()}"
+            ) from None
     name = DUNDERS.get(base)
     if name is not None:
         if inplace:
@@ -84,12 +150,15 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
                 return r
         if all_known(a, b):
             raise_(TypeError, binary_error(fn, a.python_type(), b.python_type()))
-    raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR,
-                           f"{getattr(fn, '__name__', fn)} on {a.describe()} and {b.describe()}")
+    raise UnsupportedError(
+        BreakReason.UNSUPPORTED_OPERATOR,
+        f"{getattr(fn, '__name__', fn)} on {a.describe()} and {b.describe()}",
+    )
 
 
-_STAND_IN_TYPES = frozenset({int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set,
-                             frozenset, type(None)})
+_STAND_IN_TYPES = frozenset(
+    {int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set, frozenset, type(None)}
+)
 
 
 def _stand_in(cls):
@@ -97,7 +166,7 @@ def _stand_in(cls):
     if cls in _STAND_IN_TYPES:
         return cls()
     if cls.__mro__ == (cls, object) and not cls.__dict__.get("__slots__"):
-        return type(cls.__name__, (), {})()      # no operator dunders, the same name
+        return type(cls.__name__, (), {})()  # no operator dunders, the same name
     return None
 
 
@@ -151,7 +220,7 @@ def container_binary(tx, fn, base, inplace, a, b):
             return TupleV(tuple(Const(x) for x in a.value) + b.items)
     if base is operator.mul:
         seq, n = (a, b) if isinstance(b, Const) else (b, a)
-        if isinstance(n, Const) and isinstance(n.value, int):   # bools count too (O32)
+        if isinstance(n, Const) and isinstance(n.value, int):  # bools count too (O32)
             if isinstance(seq, ListV):
                 if inplace and seq is a:
                     tx.set(seq, "items", seq.items * n.value)
@@ -160,8 +229,11 @@ def container_binary(tx, fn, base, inplace, a, b):
                 return ListV(seq.items * n.value)
             if isinstance(seq, TupleV):
                 return TupleV(seq.items * n.value)
-    if isinstance(a, SetV) and isinstance(b, SetV) and base in (operator.and_, operator.or_,
-                                                                  operator.sub, operator.xor):
+    if (
+        isinstance(a, SetV)
+        and isinstance(b, SetV)
+        and base in (operator.and_, operator.or_, operator.sub, operator.xor)
+    ):
         keys = base(set(a.entries), set(b.entries))
         merged = {**b.entries, **a.entries}
         entries = {k: merged[k] for k in keys}
@@ -178,7 +250,7 @@ def container_binary(tx, fn, base, inplace, a, b):
         return DictV({**a.entries, **b.entries})
     if isinstance(a, DictV) and inplace and base is operator.or_ and a.cls is dict:
         # d |= iterable of pairs: dict.__ior__ is dict.update (O51)
-        MODELS[dict.update](tx, [a, b], {})       # its model (`containers`)
+        MODELS[dict.update](tx, [a, b], {})  # its model (`containers`)
         return a
     if base is operator.mod and isinstance(a, Const) and isinstance(a.value, str):
         ok, args = const_value(b)
@@ -190,6 +262,7 @@ def container_binary(tx, fn, base, inplace, a, b):
 def unary(tx, fn, a: Value) -> Value:
     if isinstance(a, TensorV):
         from . import torch_calls
+
         return torch_calls.call_operator(tx, fn, [a])
     if isinstance(a, Const):
         return fold(fn, a.value)
@@ -204,12 +277,14 @@ def unary(tx, fn, a: Value) -> Value:
 
 # -- truth and length ----------------------------------------------------------------
 
+
 def truth(tx, v: Value) -> bool:
     if isinstance(v, Const):
         return bool(v.value)
     if isinstance(v, TensorV):
-        raise UnsupportedError(BreakReason.DATA_DEPENDENT_BRANCH,
-                               "the truth value of a tensor depends on its data")
+        raise UnsupportedError(
+            BreakReason.DATA_DEPENDENT_BRANCH, "the truth value of a tensor depends on its data"
+        )
     if isinstance(v, (ListV, TupleV)):
         return bool(v.items)
     if isinstance(v, (DictV, SetV)):
@@ -268,6 +343,7 @@ def length(tx, v: Value) -> int:
 
 # -- items ------------------------------------------------------------------------------
 
+
 def touch(tx, container) -> None:
     """Mark `container` written (an outside one is replayed after the region)."""
     if not container.mutated:
@@ -284,6 +360,7 @@ def list_extend(tx, lst: ListV, items) -> None:
 def getitem(tx, obj: Value, key: Value) -> Value:
     if isinstance(obj, TensorV):
         from . import torch_calls
+
         return torch_calls.getitem(tx, obj, key)
     if isinstance(obj, (ListV, TupleV)):
         if isinstance(key, Const) and type(key.value) in (int, bool):
@@ -321,6 +398,7 @@ def getitem(tx, obj: Value, key: Value) -> Value:
 def setitem(tx, obj: Value, key: Value, value: Value) -> None:
     if isinstance(obj, TensorV):
         from . import torch_calls
+
         torch_calls.setitem(tx, obj, key, value)
         return
     if isinstance(obj, ListV):
@@ -391,8 +469,11 @@ def hkey(tx, v: Value):
         return v.obj
     if isinstance(v, TensorV):
         return _Identity(v.fake)
-    if isinstance(v, NewObjectV) and classes.lookup_dunder(v, "__hash__") is None \
-            and classes.lookup_dunder(v, "__eq__") is None:
+    if (
+        isinstance(v, NewObjectV)
+        and classes.lookup_dunder(v, "__hash__") is None
+        and classes.lookup_dunder(v, "__eq__") is None
+    ):
         return _Identity(v)
     if isinstance(v, (ListV, DictV)) or (isinstance(v, SetV) and not v.frozen):
         raise_(TypeError, f"unhashable type: '{v.python_type().__name__}'")
@@ -401,6 +482,7 @@ def hkey(tx, v: Value):
 
 class _Identity:
     """Hashes and compares by the identity of the wrapped object (tensor keys, plain instances)."""
+
     __slots__ = ("obj",)
 
     def __init__(self, obj):

@@ -11,6 +11,7 @@ registering never imports the reader and reading never imports the registrars.
 `model.effects` names a container mutation by the model running it; it is
 below the semantics, so it gets `MODELS` handed here (`effects.use_models`).
 """
+
 from __future__ import annotations
 
 from ..model import effects
@@ -25,6 +26,7 @@ def model(*targets):
         for t in targets:
             MODELS[t] = fn
         return fn
+
     return register
 
 
@@ -33,4 +35,5 @@ def ctor(*classes):
         for c in classes:
             CONSTRUCTORS[c] = fn
         return fn
+
     return register

@@ -7,20 +7,38 @@ wrapped from the real tensor under its own source; a Python attribute stored
 on an input tensor (``t.tag = 5`` before the call, O27) is read from its
 ``__dict__``, its absence guarded; other names resolve to Tensor methods.
 """
+
 from __future__ import annotations
 
 import torch
 
 from ...errors import UnsupportedError
-from .folding import attribute_error
 from ...reasons import BreakReason
-from .torch_calls import record
 from ..model.guard_kinds import GuardKind
 from ..model.values import Const, MethodV, ObjectV, TensorV, TupleV, Value
+from .folding import attribute_error
+from .torch_calls import record
 
-META_ATTRS = {"shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda",
-              "is_sparse", "is_quantized", "is_meta", "layout", "is_nested", "itemsize",
-              "nbytes", "is_mps", "is_cpu", "is_complex", "is_floating_point"}
+META_ATTRS = {
+    "shape",
+    "dtype",
+    "device",
+    "ndim",
+    "requires_grad",
+    "is_leaf",
+    "is_cuda",
+    "is_sparse",
+    "is_quantized",
+    "is_meta",
+    "layout",
+    "is_nested",
+    "itemsize",
+    "nbytes",
+    "is_mps",
+    "is_cpu",
+    "is_complex",
+    "is_floating_point",
+}
 VIEW_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data"}
 
 
@@ -39,6 +57,7 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
         if real is not None and t.source is not None:
             from ..model.builder import wrap
             from ..model.sources import AttrSource
+
             return wrap(tx, real.grad, AttrSource(t.source, "grad"))
         return Const(None)
     if name == "__class__":
@@ -67,9 +86,11 @@ def _instance_attr(tx, t: TensorV, name: str, missing: bool) -> Value | None:
     if real is None or t.source is None:
         return None
     from ..model.sources import AttrSource
+
     d = real.__dict__
     if name in d:
         from ..model.builder import wrap
+
         return wrap(tx, d[name], AttrSource(t.source, name))
     if missing:
         tx.guard(GuardKind.NOT_PRESENT, AttrSource(t.source, "__dict__"), None, name)

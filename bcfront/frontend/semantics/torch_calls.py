@@ -13,6 +13,7 @@ would otherwise run at capture time).
 Global torch state (grad mode, inference mode, autocast) is symbolic: the
 context managers change `tx.state`, every node records the state it runs under.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,44 +23,124 @@ import types
 import torch
 
 from ...errors import UnsupportedError
-from . import dispatch
-from .folding import fold_model, from_python, raise_
-from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap, label as _label
-from .registry import MODELS
-from ..model.node_checks import check_split, note_node
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
+from ..model.node_checks import check_split, note_node
 from ..model.values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
+from . import dispatch
+from .folding import fold_model, from_python, raise_
+from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap
+from .kernel_checks import label as _label
+from .registry import MODELS
 
 _TENSOR_BASE = torch._C.TensorBase
 
 _DATA, _EFFECT = BreakReason.DATA_DEPENDENT, BreakReason.UNSUPPORTED_TENSOR_METHOD
 DENIED_METHODS = {
-    "item": _DATA, "tolist": _DATA, "numpy": _DATA, "__bool__": _DATA, "__int__": _DATA,
-    "__float__": _DATA, "__index__": _DATA, "__complex__": _DATA, "data_ptr": _DATA,
-    "__array__": _DATA, "storage": _EFFECT, "untyped_storage": _EFFECT, "_cdata": _EFFECT,
-    "__repr__": BreakReason.IO, "__str__": BreakReason.IO, "__format__": BreakReason.IO,
-    "__reduce_ex__": _EFFECT, "__deepcopy__": _EFFECT, "__hash__": _EFFECT,
-    "backward": BreakReason.AUTOGRAD, "register_hook": BreakReason.AUTOGRAD,
-    "retain_grad": BreakReason.AUTOGRAD, "register_post_accumulate_grad_hook": BreakReason.AUTOGRAD,
-    "record_stream": _EFFECT, "share_memory_": _EFFECT, "apply_": _EFFECT, "map_": _EFFECT,
-    "map2_": _EFFECT, "set_": _EFFECT, "pin_memory": _EFFECT, "__setstate__": _EFFECT,
+    "item": _DATA,
+    "tolist": _DATA,
+    "numpy": _DATA,
+    "__bool__": _DATA,
+    "__int__": _DATA,
+    "__float__": _DATA,
+    "__index__": _DATA,
+    "__complex__": _DATA,
+    "data_ptr": _DATA,
+    "__array__": _DATA,
+    "storage": _EFFECT,
+    "untyped_storage": _EFFECT,
+    "_cdata": _EFFECT,
+    "__repr__": BreakReason.IO,
+    "__str__": BreakReason.IO,
+    "__format__": BreakReason.IO,
+    "__reduce_ex__": _EFFECT,
+    "__deepcopy__": _EFFECT,
+    "__hash__": _EFFECT,
+    "backward": BreakReason.AUTOGRAD,
+    "register_hook": BreakReason.AUTOGRAD,
+    "retain_grad": BreakReason.AUTOGRAD,
+    "register_post_accumulate_grad_hook": BreakReason.AUTOGRAD,
+    "record_stream": _EFFECT,
+    "share_memory_": _EFFECT,
+    "apply_": _EFFECT,
+    "map_": _EFFECT,
+    "map2_": _EFFECT,
+    "set_": _EFFECT,
+    "pin_memory": _EFFECT,
+    "__setstate__": _EFFECT,
 }
-DENIED_FUNCTIONS = {"manual_seed", "seed", "initial_seed", "set_rng_state", "save", "load",
-                    "set_default_dtype", "set_default_device", "set_default_tensor_type",
-                    "set_printoptions", "use_deterministic_algorithms", "set_num_threads",
-                    "set_num_interop_threads", "set_flush_denormal", "set_float32_matmul_precision",
-                    "from_numpy", "frombuffer", "backward", "grad", "set_anomaly_enabled",
-                    "set_grad_enabled", "_set_grad_enabled", "set_autocast_enabled"}
-FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
-             "range", "linspace", "logspace", "eye", "tensor", "as_tensor", "asarray",
-             "empty_strided", "scalar_tensor", "normal", "tril_indices", "triu_indices",
-             "hann_window", "hamming_window", "bartlett_window", "blackman_window",
-             "kaiser_window", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
-             "randn_like", "randint_like", "get_rng_state", "bernoulli", "complex", "polar"}
-_INLINED_TORCH_MODULES = ("torch.nn.modules", "torch.utils._contextlib", "torch._jit_internal",
-                          "torch.nn.utils.parametrize", "torch.autograd.grad_mode",
-                          "torch.amp.autocast_mode")
+DENIED_FUNCTIONS = {
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "set_rng_state",
+    "save",
+    "load",
+    "set_default_dtype",
+    "set_default_device",
+    "set_default_tensor_type",
+    "set_printoptions",
+    "use_deterministic_algorithms",
+    "set_num_threads",
+    "set_num_interop_threads",
+    "set_flush_denormal",
+    "set_float32_matmul_precision",
+    "from_numpy",
+    "frombuffer",
+    "backward",
+    "grad",
+    "set_anomaly_enabled",
+    "set_grad_enabled",
+    "_set_grad_enabled",
+    "set_autocast_enabled",
+}
+FACTORIES = {
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "arange",
+    "range",
+    "linspace",
+    "logspace",
+    "eye",
+    "tensor",
+    "as_tensor",
+    "asarray",
+    "empty_strided",
+    "scalar_tensor",
+    "normal",
+    "tril_indices",
+    "triu_indices",
+    "hann_window",
+    "hamming_window",
+    "bartlett_window",
+    "blackman_window",
+    "kaiser_window",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "get_rng_state",
+    "bernoulli",
+    "complex",
+    "polar",
+}
+_INLINED_TORCH_MODULES = (
+    "torch.nn.modules",
+    "torch.utils._contextlib",
+    "torch._jit_internal",
+    "torch.nn.utils.parametrize",
+    "torch.autograd.grad_mode",
+    "torch.amp.autocast_mode",
+)
 
 
 def is_torch_function(fn: types.FunctionType) -> bool:
@@ -74,8 +155,7 @@ def is_torch_function(fn: types.FunctionType) -> bool:
 
 def is_torch_callable(obj) -> bool:
     """A C function or method descriptor of torch."""
-    if isinstance(obj, (types.MethodDescriptorType, types.WrapperDescriptorType,
-                        types.GetSetDescriptorType)):
+    if isinstance(obj, (types.MethodDescriptorType, types.WrapperDescriptorType, types.GetSetDescriptorType)):
         return getattr(obj, "__objclass__", None) is _TENSOR_BASE
     if isinstance(obj, types.BuiltinFunctionType):
         mod = getattr(obj, "__module__", None) or ""
@@ -84,6 +164,7 @@ def is_torch_callable(obj) -> bool:
 
 
 # -- argument conversion -----------------------------------------------------------------
+
 
 def convert(v: Value):
     """(fake value, graph argument) for a symbolic argument of a torch call."""
@@ -124,8 +205,7 @@ def _contains_fake(x) -> bool:
     return False
 
 
-def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = False,
-           label: str = "") -> Value:
+def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = False, label: str = "") -> Value:
     """Run a torch call on fakes and record it as a node; wrap its outputs."""
     check_split(tx)
     env = tx.torch_env()
@@ -147,9 +227,12 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         name = type(e).__name__
         what = label or _label(op, target)
         if "DataDependent" in name or "DynamicOutputShape" in name:
-            raise UnsupportedError(BreakReason.DATA_DEPENDENT,
-                                   f"{what} depends on tensor values ({name})") from None
-        raise UnsupportedError(BreakReason.TORCH_ERROR, f"{what} failed on fake tensors: {name}: {e}") from None
+            raise UnsupportedError(
+                BreakReason.DATA_DEPENDENT, f"{what} depends on tensor values ({name})"
+            ) from None
+        raise UnsupportedError(
+            BreakReason.TORCH_ERROR, f"{what} failed on fake tensors: {name}: {e}"
+        ) from None
     check_dtypes(tx, op, target, fargs, fkw)
     if mutates:
         check_inplace_cast(tx, _label(op, target), _out_of_place(op, target), fargs, fkw)
@@ -157,8 +240,16 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
     mutates = mutates or bool(kwargs.get("out")) or "out" in kwargs
     if not _contains_fake(out) and not mutates:
         return _wrap_python(out)
-    node = tx.graph.add(op, target, [c[1] for c in conv], {k: c[1] for k, c in kconv.items()},
-                        meta=out, loc=tx.loc(), state=tx.node_state(), mutates=mutates)
+    node = tx.graph.add(
+        op,
+        target,
+        [c[1] for c in conv],
+        {k: c[1] for k, c in kconv.items()},
+        meta=out,
+        loc=tx.loc(),
+        state=tx.node_state(),
+        mutates=mutates,
+    )
     if mutates:
         tx.has_mutation = True
     note_node(tx)
@@ -173,7 +264,7 @@ def _written(env, tx, op, target, fargs, fkw) -> tuple:
         t, key, value = fargs
         try:
             view = env.run(operator.getitem, [t, key], {}, tx.state)
-        except Exception:   # noqa: BLE001 - not an indexing the fake run accepts: no view
+        except Exception:  # noqa: BLE001 - not an indexing the fake run accepts: no view
             view = None
         # basic indexing copies into a view of `t`; advanced indexing (index_put_) writes `t`
         basic = isinstance(view, torch.Tensor) and view._base is not None
@@ -183,8 +274,13 @@ def _written(env, tx, op, target, fargs, fkw) -> tuple:
 
 def _out_of_place(op, target):
     """The out-of-place variant of an in-place method or operator call (None: not known)."""
-    if op == "method" and isinstance(target, str) and target.endswith("_") \
-            and not target.endswith("__") and callable(getattr(torch.Tensor, target[:-1], None)):
+    if (
+        op == "method"
+        and isinstance(target, str)
+        and target.endswith("_")
+        and not target.endswith("__")
+        and callable(getattr(torch.Tensor, target[:-1], None))
+    ):
         return lambda *a: getattr(a[0], target[:-1])(*a[1:])
     if op == "call" and target in _INPLACE_OPERATORS:
         return getattr(operator, target.__name__[1:])
@@ -204,14 +300,13 @@ def wrap_output(tx, node, out, inputs=()) -> Value:
     if isinstance(out, torch.Tensor):
         for a in inputs:
             if isinstance(a, TensorV) and a.fake is out:
-                return TensorV(node, out, a.ptype)      # in-place: same object as its input
+                return TensorV(node, out, a.ptype)  # in-place: same object as its input
         return TensorV(node, out, torch.Tensor)
     if isinstance(out, (tuple, list)):
         items = []
         for i, x in enumerate(out):
             if isinstance(x, torch.Tensor):
-                n = tx.graph.add("call", operator.getitem, [node, i], meta=x, loc=node.loc,
-                                 state=node.state)
+                n = tx.graph.add("call", operator.getitem, [node, i], meta=x, loc=node.loc, state=node.state)
                 items.append(TensorV(n, x, torch.Tensor))
             else:
                 items.append(_wrap_python(x))
@@ -223,23 +318,30 @@ def wrap_output(tx, node, out, inputs=()) -> Value:
 
 # -- calls -------------------------------------------------------------------------------------
 
+
 def call_function(tx, fn, args: list, kwargs: dict) -> Value:
     special = SPECIAL.get(fn)
     if special is not None:
         return special(tx, args, kwargs)
     name = getattr(fn, "__name__", "")
     if getattr(fn, "__objclass__", None) is _TENSOR_BASE or (
-            isinstance(fn, types.FunctionType) and fn.__qualname__.startswith("Tensor.")):
+        isinstance(fn, types.FunctionType) and fn.__qualname__.startswith("Tensor.")
+    ):
         if not args or not isinstance(args[0], TensorV):
             raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"Tensor.{name} on a non-tensor")
         return call_method(tx, args[0], name, args[1:], kwargs)
     if name in DENIED_FUNCTIONS:
-        raise UnsupportedError(BreakReason.TORCH_GLOBAL_EFFECT, f"torch.{name} changes state outside the graph")
+        raise UnsupportedError(
+            BreakReason.TORCH_GLOBAL_EFFECT, f"torch.{name} changes state outside the graph"
+        )
     has_tensor = any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values())
     if not has_tensor and name not in FACTORIES:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_TORCH_CALL,
-                               f"{_label('call', fn)} without tensor arguments is not a known factory")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_TORCH_CALL,
+            f"{_label('call', fn)} without tensor arguments is not a known factory",
+        )
     from .lowering import lower
+
     low = lower(tx, fn, args, kwargs)
     if low is not None:
         op, target, largs, lkw = low
@@ -251,8 +353,15 @@ def call_function(tx, fn, args: list, kwargs: dict) -> Value:
 def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
     denied = DENIED_METHODS.get(name)
     if denied is not None:
-        raise UnsupportedError(denied, f"Tensor.{name}() " + (
-            "reads the tensor's data" if denied == BreakReason.DATA_DEPENDENT else "has effects outside the graph"))
+        raise UnsupportedError(
+            denied,
+            f"Tensor.{name}() "
+            + (
+                "reads the tensor's data"
+                if denied == BreakReason.DATA_DEPENDENT
+                else "has effects outside the graph"
+            ),
+        )
     inplace = INPLACE_DUNDERS.get(name)
     if inplace is not None and not kwargs:
         # `t.__setitem__(k, v)` / `t.__iadd__(u)` called by name: the same effect as the
@@ -272,15 +381,29 @@ def _setitem_dunder(tx, t, *args) -> Value:
 def _inplace_operator(fn):
     def m(tx, t, *args):
         return call_operator(tx, fn, [t, *args])
+
     return m
 
 
-_INPLACE_OPERATORS = (operator.iadd, operator.isub, operator.imul, operator.itruediv,
-                      operator.ifloordiv, operator.imod, operator.ipow, operator.iand,
-                      operator.ior, operator.ixor, operator.ilshift, operator.irshift,
-                      operator.imatmul)
-INPLACE_DUNDERS = {"__setitem__": _setitem_dunder,
-                   **{f"__{fn.__name__}__": _inplace_operator(fn) for fn in _INPLACE_OPERATORS}}
+_INPLACE_OPERATORS = (
+    operator.iadd,
+    operator.isub,
+    operator.imul,
+    operator.itruediv,
+    operator.ifloordiv,
+    operator.imod,
+    operator.ipow,
+    operator.iand,
+    operator.ior,
+    operator.ixor,
+    operator.ilshift,
+    operator.irshift,
+    operator.imatmul,
+)
+INPLACE_DUNDERS = {
+    "__setitem__": _setitem_dunder,
+    **{f"__{fn.__name__}__": _inplace_operator(fn) for fn in _INPLACE_OPERATORS},
+}
 
 
 def call_operator(tx, fn, args) -> Value:
@@ -304,6 +427,7 @@ def unbind_for_iter(tx, t: TensorV) -> tuple:
 
 # -- global state: grad mode, inference mode and autocast ------------------------------------------
 
+
 def _set_state(tx, **changes) -> None:
     tx.set(tx, "state", dataclasses.replace(tx.state, **changes))
 
@@ -312,6 +436,7 @@ def _grad_ctor(mode):
     def c(tx, clsv, args, kwargs):
         tx.torch_env()
         return StateCMV("grad", mode, clsv.obj)
+
     return c
 
 
@@ -319,7 +444,7 @@ def _set_grad_ctor(tx, clsv, args, kwargs):
     tx.torch_env()
     mode = bool(_const(args[0] if args else kwargs["mode"], "set_grad_enabled mode"))
     cm = StateCMV("set_grad", (mode, tx.state.grad), clsv.obj)
-    _set_state(tx, grad=mode)          # set_grad_enabled(mode) switches on construction
+    _set_state(tx, grad=mode)  # set_grad_enabled(mode) switches on construction
     return cm
 
 
@@ -328,8 +453,9 @@ def _inference_ctor(tx, clsv, args, kwargs):
     mode = bool(_const(args[0] if args else kwargs.get("mode", Const(True)), "inference_mode mode"))
     if not mode and tx.entry_state.inference:
         # the eager backend's fast path would run the block's ops in the caller's inference mode
-        raise UnsupportedError(BreakReason.INFERENCE_MODE,
-                               "inference_mode(False) inside a caller's inference_mode")
+        raise UnsupportedError(
+            BreakReason.INFERENCE_MODE, "inference_mode(False) inside a caller's inference_mode"
+        )
     return StateCMV("inference", mode, clsv.obj)
 
 
@@ -351,6 +477,7 @@ def _autocast_ctor(default_device=None):
             dtype = torch.get_autocast_dtype(dev)
         cache = torch.is_autocast_cache_enabled() if cache is None else bool(cache)
         return StateCMV("autocast", (dev, dtype, enabled, cache), clsv.obj)
+
     return c
 
 
@@ -368,7 +495,7 @@ def cm_enter(tx, args, kwargs):
     elif cm.kind == "autocast":
         tx.set(cm, "saved", cm.saved + [tx.state.autocast])
         _set_state(tx, autocast=tx.state.autocast + (cm.args,))
-    elif cm.kind == "inference":          # inference_mode(m) sets grad mode to (not m)
+    elif cm.kind == "inference":  # inference_mode(m) sets grad mode to (not m)
         tx.set(cm, "saved", cm.saved + [(tx.state.grad, tx.state.inference)])
         _set_state(tx, grad=not cm.args, inference=cm.args)
     return Const(None)
@@ -422,8 +549,9 @@ def rebuild_state_cm(rb, cm: StateCMV) -> str:
         return name
     if cm.kind == "autocast":
         dev, dtype, enabled, cache = cm.args
-        name = rb.temp(f"{cls}({dev!r}, dtype={ns.const(dtype)}, enabled={enabled!r}, "
-                       f"cache_enabled={cache!r})", cm, "cm")
+        name = rb.temp(
+            f"{cls}({dev!r}, dtype={ns.const(dtype)}, enabled={enabled!r}, cache_enabled={cache!r})", cm, "cm"
+        )
         if cm.saved:
             rb.emit(f"{name}.__enter__()")
         return name
@@ -464,12 +592,14 @@ def _get_default_dtype(tx, args, kwargs):
 def _fold_call(fn):
     def m(tx, args, kwargs):
         return fold_model(fn)(tx, args, kwargs)
+
     return m
 
 
 def _unsupported(reason, message):
     def m(tx, args, kwargs):
         raise UnsupportedError(reason, message)
+
     return m
 
 
@@ -481,12 +611,14 @@ def _size_ctor(tx, clsv, args, kwargs):
 def _fold_ctor(cls):
     def c(tx, clsv, args, kwargs):
         return fold_model(cls)(tx, args, kwargs)
+
     return c
 
 
 def _unsupported_ctor(reason, message):
     def c(tx, clsv, args, kwargs):
         raise UnsupportedError(reason, message)
+
     return c
 
 
@@ -494,12 +626,16 @@ _device_ctor = _fold_ctor(torch.device)
 
 
 CONSTRUCTORS = {
-    torch.no_grad: _grad_ctor(False), torch.enable_grad: _grad_ctor(True),
-    torch.set_grad_enabled: _set_grad_ctor, torch.autocast: _autocast_ctor(),
-    torch.Size: _size_ctor, torch.device: _device_ctor,
+    torch.no_grad: _grad_ctor(False),
+    torch.enable_grad: _grad_ctor(True),
+    torch.set_grad_enabled: _set_grad_ctor,
+    torch.autocast: _autocast_ctor(),
+    torch.Size: _size_ctor,
+    torch.device: _device_ctor,
     torch.inference_mode: _inference_ctor,
-    torch.nn.Parameter: _unsupported_ctor(BreakReason.PARAMETER_CONSTRUCTION,
-                                          "creating an nn.Parameter inside captured code"),
+    torch.nn.Parameter: _unsupported_ctor(
+        BreakReason.PARAMETER_CONSTRUCTION, "creating an nn.Parameter inside captured code"
+    ),
     torch.Tensor: _unsupported_ctor(BreakReason.UNSUPPORTED_CALL, "torch.Tensor(...)"),
     torch.finfo: _fold_ctor(torch.finfo),
     torch.iinfo: _fold_ctor(torch.iinfo),
@@ -528,8 +664,12 @@ SPECIAL = {
     torch.cuda.is_available: _fold_call(torch.cuda.is_available),
     torch.is_autocast_enabled: _unsupported(BreakReason.AUTOCAST, "reading autocast state"),
 }
-for _name in ("compiler.is_compiling", "compiler.is_dynamo_compiling", "_dynamo.is_compiling",
-              "_utils.is_compiling"):
+for _name in (
+    "compiler.is_compiling",
+    "compiler.is_dynamo_compiling",
+    "_dynamo.is_compiling",
+    "_utils.is_compiling",
+):
     _obj = torch
     try:
         for _p in _name.split("."):
@@ -537,6 +677,7 @@ for _name in ("compiler.is_compiling", "compiler.is_dynamo_compiling", "_dynamo.
         SPECIAL[_obj] = _const_result(False)
     except AttributeError:
         pass
+
 
 def _register_models() -> None:
     MODELS[CM_ENTER] = cm_enter

@@ -7,6 +7,7 @@ bodies, ``except*``, instrumentation and pseudo-instructions that never
 appear in a code object).  Every opcode of `dis.opmap` on 3.11-3.13 is in
 exactly one of the two (tests/frontend/test_opcodes.py enumerates them).
 """
+
 from __future__ import annotations
 
 from ....errors import UnsupportedError
@@ -25,18 +26,35 @@ _PSEUDO = "a pseudo-instruction or cache entry that never appears in a code obje
 _INSTRUMENTED = "an instrumented opcode (sys.monitoring) that dis never reports"
 
 UNSUPPORTED: dict[str, str] = {
-    "GET_AWAITABLE": _ASYNC, "GET_AITER": _ASYNC, "GET_ANEXT": _ASYNC, "END_ASYNC_FOR": _ASYNC,
-    "BEFORE_ASYNC_WITH": _ASYNC, "ASYNC_GEN_WRAP": _ASYNC,
+    "GET_AWAITABLE": _ASYNC,
+    "GET_AITER": _ASYNC,
+    "GET_ANEXT": _ASYNC,
+    "END_ASYNC_FOR": _ASYNC,
+    "BEFORE_ASYNC_WITH": _ASYNC,
+    "ASYNC_GEN_WRAP": _ASYNC,
     "LOAD_BUILD_CLASS": "defining a class inside captured code",
-    "LOAD_NAME": _CLASS, "STORE_NAME": _CLASS, "DELETE_NAME": _CLASS,
-    "LOAD_CLASSDEREF": _CLASS, "LOAD_LOCALS": _CLASS, "LOAD_FROM_DICT_OR_DEREF": _CLASS,
-    "LOAD_FROM_DICT_OR_GLOBALS": _CLASS, "SETUP_ANNOTATIONS": _CLASS,
-    "IMPORT_STAR": "`from module import *`", "PRINT_EXPR": "interactive-mode expression printing",
-    "CHECK_EG_MATCH": "exception groups (except*)", "PREP_RERAISE_STAR": "exception groups (except*)",
+    "LOAD_NAME": _CLASS,
+    "STORE_NAME": _CLASS,
+    "DELETE_NAME": _CLASS,
+    "LOAD_CLASSDEREF": _CLASS,
+    "LOAD_LOCALS": _CLASS,
+    "LOAD_FROM_DICT_OR_DEREF": _CLASS,
+    "LOAD_FROM_DICT_OR_GLOBALS": _CLASS,
+    "SETUP_ANNOTATIONS": _CLASS,
+    "IMPORT_STAR": "`from module import *`",
+    "PRINT_EXPR": "interactive-mode expression printing",
+    "CHECK_EG_MATCH": "exception groups (except*)",
+    "PREP_RERAISE_STAR": "exception groups (except*)",
     "CLEANUP_THROW": "generator.throw() inside `yield from`",
-    "CACHE": _PSEUDO, "EXTENDED_ARG": _PSEUDO, "RESERVED": _PSEUDO, "SETUP_FINALLY": _PSEUDO,
-    "SETUP_CLEANUP": _PSEUDO, "SETUP_WITH": _PSEUDO, "POP_BLOCK": _PSEUDO,
-    "LOAD_SUPER_METHOD": _PSEUDO, "LOAD_ZERO_SUPER_METHOD": _PSEUDO,
+    "CACHE": _PSEUDO,
+    "EXTENDED_ARG": _PSEUDO,
+    "RESERVED": _PSEUDO,
+    "SETUP_FINALLY": _PSEUDO,
+    "SETUP_CLEANUP": _PSEUDO,
+    "SETUP_WITH": _PSEUDO,
+    "POP_BLOCK": _PSEUDO,
+    "LOAD_SUPER_METHOD": _PSEUDO,
+    "LOAD_ZERO_SUPER_METHOD": _PSEUDO,
     "LOAD_ZERO_SUPER_ATTR": _PSEUDO,
     "INTERPRETER_EXIT": "the interpreter's internal exit instruction",
     "ENTER_EXECUTOR": "a JIT executor entry that dis never reports",
@@ -48,5 +66,6 @@ def unsupported_opcode(tx, frame, ins):
     why = UNSUPPORTED.get(ins.opname)
     if why is None and ins.opname.startswith("INSTRUMENTED_"):
         why = _INSTRUMENTED
-    raise UnsupportedError(BreakReason.UNSUPPORTED_OPCODE,
-                           f"opcode {ins.opname} is not supported" + (f": {why}" if why else ""))
+    raise UnsupportedError(
+        BreakReason.UNSUPPORTED_OPCODE, f"opcode {ins.opname} is not supported" + (f": {why}" if why else "")
+    )

@@ -1,14 +1,25 @@
 """Building and unpacking containers; structural pattern matching (match/case)."""
+
 from __future__ import annotations
 
 import collections.abc
 
 from ....errors import UnsupportedError
-from ...semantics import attrs, folding, iteration, ops
 from ....reasons import BreakReason
 from ...model.tracer import SymbolicRaise
-from ...model.values import (Const, DictV, ExceptionV, ListV, NewObjectV, ObjectV, SetV, TupleV, Value,
-                      const_value)
+from ...model.values import (
+    Const,
+    DictV,
+    ExceptionV,
+    ListV,
+    NewObjectV,
+    ObjectV,
+    SetV,
+    TupleV,
+    Value,
+    const_value,
+)
+from ...semantics import attrs, folding, iteration, ops
 
 
 def build_tuple(tx, f, ins):
@@ -22,7 +33,7 @@ def build_list(tx, f, ins):
 def build_set(tx, f, ins):
     entries = {}
     for x in f.popn(ins.arg):
-        entries.setdefault(ops.hkey(tx, x), x)     # of equal items (1, True) the first stays
+        entries.setdefault(ops.hkey(tx, x), x)  # of equal items (1, True) the first stays
     f.push(SetV(entries))
 
 
@@ -64,7 +75,9 @@ def build_string(tx, f, ins):
     try:
         f.push(Const("".join(folding.as_python(p) for p in parts)))
     except folding.NotConst:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_FORMAT, "an f-string part that is not a constant") from None
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_FORMAT, "an f-string part that is not a constant"
+        ) from None
 
 
 def list_append(tx, f, ins):
@@ -100,7 +113,7 @@ def list_extend(tx, f, ins):
         items = [Const(x) for x in v.value]
     else:
         cls = v.python_type()
-        if not (hasattr(cls, "__iter__") or hasattr(cls, "__getitem__")):    # CPython's wording
+        if not (hasattr(cls, "__iter__") or hasattr(cls, "__getitem__")):  # CPython's wording
             folding.raise_(TypeError, f"Value after * must be an iterable, not {cls.__name__}")
         items = iteration.to_list(tx, v)
     tx.set(lst, "items", lst.items + items)
@@ -127,9 +140,11 @@ def _merge(tx, f, ins, strict: bool):
     if not isinstance(v, DictV):
         if isinstance(v, ObjectV) or isinstance(v, NewObjectV):
             raise UnsupportedError(BreakReason.UNSUPPORTED_DICT, "** of a mapping that is not a dict")
-        if strict:      # DICT_MERGE builds a call's **kwargs: CPython names the callee
-            folding.raise_(TypeError, f"{_callee(f, ins)} argument after ** must be a mapping, "
-                                  f"not {v.python_type().__name__}")
+        if strict:  # DICT_MERGE builds a call's **kwargs: CPython names the callee
+            folding.raise_(
+                TypeError,
+                f"{_callee(f, ins)} argument after ** must be a mapping, not {v.python_type().__name__}",
+            )
         folding.raise_(TypeError, f"'{v.python_type().__name__}' object is not a mapping")
     entries = dict(d.entries)
     for k, e in v.entries.items():
@@ -142,6 +157,7 @@ def _merge(tx, f, ins, strict: bool):
 
 def _callee(f, ins) -> str:
     from .calls import callee_below, function_str
+
     return function_str(callee_below(f, ins.arg + 1))
 
 
@@ -167,10 +183,11 @@ def unpack_ex(tx, f, ins):
     before, after = ins.arg & 0xFF, ins.arg >> 8
     items = iteration.to_list(tx, f.pop())
     if len(items) < before + after:
-        folding.raise_(ValueError, f"not enough values to unpack (expected at least {before + after}, "
-                               f"got {len(items)})")
+        folding.raise_(
+            ValueError, f"not enough values to unpack (expected at least {before + after}, got {len(items)})"
+        )
     head, rest = items[:before], items[before:]
-    middle, tail = (rest[:len(rest) - after], rest[len(rest) - after:]) if after else (rest, [])
+    middle, tail = (rest[: len(rest) - after], rest[len(rest) - after :]) if after else (rest, [])
     for x in reversed(tail):
         f.push(x)
     f.push(ListV(middle))
@@ -179,6 +196,7 @@ def unpack_ex(tx, f, ins):
 
 
 # -- match/case -----------------------------------------------------------------------------------
+
 
 def get_len(tx, f, ins):
     f.push(Const(ops.length(tx, f.peek())))
@@ -194,8 +212,7 @@ def match_mapping(tx, f, ins):
 
 def match_sequence(tx, f, ins):
     t = _cls(f.peek())
-    f.push(Const(issubclass(t, collections.abc.Sequence)
-                 and not issubclass(t, (str, bytes, bytearray))))
+    f.push(Const(issubclass(t, collections.abc.Sequence) and not issubclass(t, (str, bytes, bytearray))))
 
 
 def match_keys(tx, f, ins):
@@ -203,8 +220,9 @@ def match_keys(tx, f, ins):
     subject = f.peek(2)
     ok, names = const_value(keys)
     if not ok or not isinstance(subject, DictV):
-        raise UnsupportedError(BreakReason.UNSUPPORTED_MATCH,
-                               "mapping pattern on a non-dict or with non-constant keys")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_MATCH, "mapping pattern on a non-dict or with non-constant keys"
+        )
     values = []
     for k in names:
         e = subject.entries.get(k)
@@ -236,8 +254,10 @@ def match_class(tx, f, ins):
             values = [subject]
             count = 0
         elif match_args is None or len(match_args) < count:
-            folding.raise_(TypeError, f"{cls.__name__}() accepts {len(match_args or ())} positional "
-                                  f"sub-patterns ({count} given)")
+            folding.raise_(
+                TypeError,
+                f"{cls.__name__}() accepts {len(match_args or ())} positional sub-patterns ({count} given)",
+            )
         else:
             values = []
             attr_names = list(match_args[:count])
@@ -257,13 +277,26 @@ def match_class(tx, f, ins):
 
 
 HANDLERS = {
-    "BUILD_TUPLE": build_tuple, "BUILD_LIST": build_list, "BUILD_SET": build_set,
-    "BUILD_MAP": build_map, "BUILD_CONST_KEY_MAP": build_const_key_map,
-    "BUILD_SLICE": build_slice, "BUILD_STRING": build_string,
-    "LIST_APPEND": list_append, "SET_ADD": set_add, "MAP_ADD": map_add,
-    "LIST_EXTEND": list_extend, "SET_UPDATE": set_update, "DICT_UPDATE": dict_update,
-    "DICT_MERGE": dict_merge, "LIST_TO_TUPLE": list_to_tuple,
-    "UNPACK_SEQUENCE": unpack_sequence, "UNPACK_EX": unpack_ex,
-    "GET_LEN": get_len, "MATCH_MAPPING": match_mapping, "MATCH_SEQUENCE": match_sequence,
-    "MATCH_KEYS": match_keys, "MATCH_CLASS": match_class,
+    "BUILD_TUPLE": build_tuple,
+    "BUILD_LIST": build_list,
+    "BUILD_SET": build_set,
+    "BUILD_MAP": build_map,
+    "BUILD_CONST_KEY_MAP": build_const_key_map,
+    "BUILD_SLICE": build_slice,
+    "BUILD_STRING": build_string,
+    "LIST_APPEND": list_append,
+    "SET_ADD": set_add,
+    "MAP_ADD": map_add,
+    "LIST_EXTEND": list_extend,
+    "SET_UPDATE": set_update,
+    "DICT_UPDATE": dict_update,
+    "DICT_MERGE": dict_merge,
+    "LIST_TO_TUPLE": list_to_tuple,
+    "UNPACK_SEQUENCE": unpack_sequence,
+    "UNPACK_EX": unpack_ex,
+    "GET_LEN": get_len,
+    "MATCH_MAPPING": match_mapping,
+    "MATCH_SEQUENCE": match_sequence,
+    "MATCH_KEYS": match_keys,
+    "MATCH_CLASS": match_class,
 }

@@ -4,17 +4,30 @@ Stack layout of a call (see `split_callable`): 3.11/3.12 push ``NULL, callable``
 or ``method, self``; 3.13 pushes ``callable, NULL`` or ``method, self``.
 Keyword names come from KW_NAMES (3.11/3.12) or from the stack (CALL_KW, 3.13).
 """
+
 from __future__ import annotations
 
 import dis
 import sys
 
 from ....errors import UnsupportedError
+from ....reasons import BreakReason
+from ...model.values import (
+    NULL,
+    CellV,
+    Const,
+    DictV,
+    ExceptionV,
+    GeneratorV,
+    ListV,
+    MadeFunctionV,
+    MethodV,
+    ObjectV,
+    TupleV,
+    Value,
+)
 from ...semantics import dispatch, folding, iteration, objects, ops
 from ..generators import check_dropped_generators
-from ....reasons import BreakReason
-from ...model.values import (NULL, CellV, Const, DictV, ExceptionV, GeneratorV, ListV, MadeFunctionV,
-                      MethodV, ObjectV, TupleV, Value)
 
 PY = sys.version_info[:2]
 
@@ -68,8 +81,10 @@ def call_function_ex(tx, f, ins):
     else:
         fn = a
     if not isinstance(args_v, (TupleV, ListV)) and not _iterable(args_v):
-        folding.raise_(TypeError, f"{function_str(fn)} argument after * must be an iterable, "
-                              f"not {args_v.python_type().__name__}")
+        folding.raise_(
+            TypeError,
+            f"{function_str(fn)} argument after * must be an iterable, not {args_v.python_type().__name__}",
+        )
     pos = iteration.to_list(tx, args_v)
     kwargs = {}
     if kwargs_v is not None:
@@ -101,7 +116,7 @@ def function_str(v: Value) -> str:
     as call errors name the callee ("fuzz.g() argument after ** must be a mapping")."""
     if isinstance(v, MadeFunctionV):
         qualname, module = v.qualname, v.globals.get("__name__")
-    elif isinstance(v, MethodV):        # a bound method: its function's names
+    elif isinstance(v, MethodV):  # a bound method: its function's names
         return function_str(v.func)
     elif isinstance(v, (Const, ObjectV)):
         obj = v.value if isinstance(v, Const) else v.obj
@@ -119,10 +134,13 @@ def function_str(v: Value) -> str:
 
 # -- function creation -------------------------------------------------------------------------
 
+
 def make_function(tx, f, ins):
     code = f.pop()
     if not isinstance(code, Const):
-        raise UnsupportedError(BreakReason.UNSUPPORTED_FUNCTION, "MAKE_FUNCTION without a constant code object")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_FUNCTION, "MAKE_FUNCTION without a constant code object"
+        )
     fn = MadeFunctionV(code.value, f.globals, code.value.co_qualname)
     flags = ins.arg or 0
     if PY < (3, 13):
@@ -177,6 +195,7 @@ def _kwdefaults(v):
 
 # -- returns and generators ------------------------------------------------------------------------
 
+
 def return_value(tx, f, ins):
     if tx.suspended_in_try:
         _check_dropped(tx, f, f.stack[-1] if f.stack else None)
@@ -214,7 +233,9 @@ def send(tx, f, ins):
             out = dispatch.resume_generator(tx, receiver, value)
         else:
             if not (isinstance(value, Const) and value.value is None):
-                raise UnsupportedError(BreakReason.UNSUPPORTED_GENERATOR, "send() to a non-generator iterator")
+                raise UnsupportedError(
+                    BreakReason.UNSUPPORTED_GENERATOR, "send() to a non-generator iterator"
+                )
             out = iteration.next_value(tx, receiver)
     except iteration.Exhausted as e:
         result = e.value if e.value is not None else Const(None)
@@ -229,11 +250,13 @@ def send(tx, f, ins):
 
 # -- intrinsics (3.12+) ----------------------------------------------------------------------------
 
+
 def call_intrinsic_1(tx, f, ins):
     name = dis._intrinsic_1_descs[ins.arg]
     v = f.pop()
     if name == "INTRINSIC_UNARY_POSITIVE":
         import operator
+
         f.push(ops.unary(tx, operator.pos, v))
     elif name == "INTRINSIC_LIST_TO_TUPLE":
         f.push(TupleV(v.items if isinstance(v, ListV) else iteration.to_list(tx, v)))
@@ -252,10 +275,18 @@ def call_intrinsic_2(tx, f, ins):
 
 
 HANDLERS = {
-    "CALL": call, "CALL_KW": call_kw, "KW_NAMES": kw_names, "CALL_FUNCTION_EX": call_function_ex,
-    "MAKE_FUNCTION": make_function, "SET_FUNCTION_ATTRIBUTE": set_function_attribute,
-    "RETURN_VALUE": return_value, "RETURN_CONST": return_const,
-    "RETURN_GENERATOR": return_generator, "YIELD_VALUE": yield_value, "SEND": send,
+    "CALL": call,
+    "CALL_KW": call_kw,
+    "KW_NAMES": kw_names,
+    "CALL_FUNCTION_EX": call_function_ex,
+    "MAKE_FUNCTION": make_function,
+    "SET_FUNCTION_ATTRIBUTE": set_function_attribute,
+    "RETURN_VALUE": return_value,
+    "RETURN_CONST": return_const,
+    "RETURN_GENERATOR": return_generator,
+    "YIELD_VALUE": yield_value,
+    "SEND": send,
     "GET_YIELD_FROM_ITER": get_yield_from_iter,
-    "CALL_INTRINSIC_1": call_intrinsic_1, "CALL_INTRINSIC_2": call_intrinsic_2,
+    "CALL_INTRINSIC_1": call_intrinsic_1,
+    "CALL_INTRINSIC_2": call_intrinsic_2,
 }

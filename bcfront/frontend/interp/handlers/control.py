@@ -5,12 +5,13 @@ graph break ("data-dependent-branch").  FOR_ITER on exhaustion follows dis's
 model: 3.11 pops the iterator and jumps; 3.12+ "pushes" a dummy and jumps to
 END_FOR, whose handler pops both (3.13: END_FOR and the POP_TOP after it).
 """
+
 from __future__ import annotations
 
 import sys
 
-from ...semantics import iteration, ops
 from ...model.values import NULL, Const
+from ...semantics import iteration, ops
 
 PY = sys.version_info[:2]
 
@@ -79,8 +80,14 @@ def for_iter(tx, f, ins):
 
 
 HANDLERS = {
-    "JUMP": jump, "POP_JUMP_IF_FALSE": pop_jump_if_false, "POP_JUMP_IF_TRUE": pop_jump_if_true,
-    "POP_JUMP_IF_NONE": pop_jump_if_none, "POP_JUMP_IF_NOT_NONE": pop_jump_if_not_none,
-    "JUMP_IF_TRUE_OR_POP": jump_if_true_or_pop, "JUMP_IF_FALSE_OR_POP": jump_if_false_or_pop,
-    "TO_BOOL": to_bool, "GET_ITER": get_iter, "FOR_ITER": for_iter,
+    "JUMP": jump,
+    "POP_JUMP_IF_FALSE": pop_jump_if_false,
+    "POP_JUMP_IF_TRUE": pop_jump_if_true,
+    "POP_JUMP_IF_NONE": pop_jump_if_none,
+    "POP_JUMP_IF_NOT_NONE": pop_jump_if_not_none,
+    "JUMP_IF_TRUE_OR_POP": jump_if_true_or_pop,
+    "JUMP_IF_FALSE_OR_POP": jump_if_false_or_pop,
+    "TO_BOOL": to_bool,
+    "GET_ITER": get_iter,
+    "FOR_ITER": for_iter,
 }

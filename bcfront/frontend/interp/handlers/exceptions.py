@@ -6,13 +6,14 @@ stack, as CPython does.  ``with`` calls the manager's ``__enter__`` and
 ``__exit__`` symbolically: torch's grad-mode and autocast managers change the
 symbolic torch state; Python managers are inlined.
 """
+
 from __future__ import annotations
 
 from ....errors import UnsupportedError
 from ....reasons import BreakReason
-from ...semantics import attrs, objects
 from ...model.tracer import SymbolicRaise
 from ...model.values import Const, ExceptionV, ObjectV, TupleV, Value
+from ...semantics import attrs, objects
 
 
 def _as_exception(tx, v: Value):
@@ -23,7 +24,7 @@ def _as_exception(tx, v: Value):
         if isinstance(exc, ExceptionV):
             return exc
     if isinstance(v, ObjectV) and isinstance(v.obj, BaseException):
-        return v            # an exception object from outside (re-raised as itself)
+        return v  # an exception object from outside (re-raised as itself)
     raise SymbolicRaise(ExceptionV(TypeError, [Const("exceptions must derive from BaseException")]))
 
 
@@ -39,9 +40,8 @@ def raise_varargs(tx, f, ins):
             cause_v = cause
         else:
             cause_v = _as_exception(tx, cause)
-        tx.set(exc, "attrs", {**exc.attrs, "__cause__": cause_v,
-                              "__suppress_context__": Const(True)})
-    if tx.exc_info is not None and tx.exc_info is not exc:     # CPython overwrites it
+        tx.set(exc, "attrs", {**exc.attrs, "__cause__": cause_v, "__suppress_context__": Const(True)})
+    if tx.exc_info is not None and tx.exc_info is not exc:  # CPython overwrites it
         tx.set(exc, "attrs", {**exc.attrs, "__context__": tx.exc_info})
     raise SymbolicRaise(exc)
 
@@ -101,15 +101,27 @@ def before_with(tx, f, ins):
         enter = attrs.getattr_(tx, mgr, "__enter__")
     except SymbolicRaise as e:
         if isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, AttributeError):
-            raise SymbolicRaise(ExceptionV(TypeError, [Const(
-                f"'{mgr.python_type().__name__}' object does not support the context manager protocol")]))
+            raise SymbolicRaise(
+                ExceptionV(
+                    TypeError,
+                    [
+                        Const(
+                            f"'{mgr.python_type().__name__}' object does not support the context manager protocol"
+                        )
+                    ],
+                )
+            )
         raise
     f.push(exit_fn)
     f.push(objects.call(tx, enter, [], {}))
 
 
 HANDLERS = {
-    "RAISE_VARARGS": raise_varargs, "RERAISE": reraise, "PUSH_EXC_INFO": push_exc_info,
-    "POP_EXCEPT": pop_except, "CHECK_EXC_MATCH": check_exc_match,
-    "WITH_EXCEPT_START": with_except_start, "BEFORE_WITH": before_with,
+    "RAISE_VARARGS": raise_varargs,
+    "RERAISE": reraise,
+    "PUSH_EXC_INFO": push_exc_info,
+    "POP_EXCEPT": pop_except,
+    "CHECK_EXC_MATCH": check_exc_match,
+    "WITH_EXCEPT_START": with_except_start,
+    "BEFORE_WITH": before_with,
 }

@@ -1,21 +1,22 @@
 """Loads and stores: constants, locals, globals, cells, attributes, stack shuffles, imports."""
+
 from __future__ import annotations
 
 import sys
 
 from ....errors import UnsupportedError
 from ....reasons import BreakReason
-from ...semantics import attrs
 from ...model.builder import wrap
-from ...semantics.cells import load_cell, store_cell
 from ...model.frame import push_null_pair
-from ..generators import dropping_pending_generator
 from ...model.guard_kinds import GuardKind
 from ...model.sources import BuiltinSource, GlobalSource
 from ...model.tracer import SymbolicRaise
 from ...model.values import DELETED, NULL, CellV, Const, ExceptionV, ObjectV, SuperV, Value
+from ...semantics import attrs
+from ...semantics.cells import load_cell, store_cell
+from ..generators import dropping_pending_generator
 
-NULL_FIRST = sys.version_info < (3, 13)     # 3.13 pushes NULL after the callable
+NULL_FIRST = sys.version_info < (3, 13)  # 3.13 pushes NULL after the callable
 
 
 def _nop(tx, f, ins):
@@ -27,8 +28,12 @@ def load_const(tx, f, ins):
 
 
 def _unbound(name):
-    raise SymbolicRaise(ExceptionV(UnboundLocalError, [Const(
-        f"cannot access local variable '{name}' where it is not associated with a value")]))
+    raise SymbolicRaise(
+        ExceptionV(
+            UnboundLocalError,
+            [Const(f"cannot access local variable '{name}' where it is not associated with a value")],
+        )
+    )
 
 
 def load_fast(tx, f, ins):
@@ -56,15 +61,16 @@ def _dropping(tx, f, name):
     (its finally runs): that instruction runs natively (O54)."""
     if tx.suspended_in_try:
         if dropping_pending_generator(tx, f.locals.get(name)):
-            raise UnsupportedError(BreakReason.GENERATOR_CLEANUP,
-                                   f"dropping {name}, a generator suspended inside try/with")
+            raise UnsupportedError(
+                BreakReason.GENERATOR_CLEANUP, f"dropping {name}, a generator suspended inside try/with"
+            )
 
 
 def store_fast(tx, f, ins):
     _dropping(tx, f, ins.argval)
     v = f.pop()
     if v is NULL:
-        f.locals.pop(ins.argval, None)    # STORE_FAST_MAYBE_NULL restoring an unbound name
+        f.locals.pop(ins.argval, None)  # STORE_FAST_MAYBE_NULL restoring an unbound name
     else:
         f.locals[ins.argval] = v
 
@@ -93,6 +99,7 @@ def delete_fast(tx, f, ins):
 
 # -- globals -------------------------------------------------------------------------------
 
+
 def read_global(tx, f, name: str) -> Value:
     gv = attrs.globals_value(tx, f.globals)
     if name in gv.overlay:
@@ -117,6 +124,7 @@ def read_global(tx, f, name: str) -> Value:
 
 def _globals_dict_source(tx, g):
     from ...model.sources import ConstSource
+
     ref = tx.globals_ref(g)
     return ConstSource(ref)
 
@@ -137,12 +145,13 @@ def store_global(tx, f, ins):
 
 def delete_global(tx, f, ins):
     gv = attrs.globals_value(tx, f.globals)
-    read_global(tx, f, ins.argval)           # NameError when missing
+    read_global(tx, f, ins.argval)  # NameError when missing
     tx.set(gv, "overlay", {**gv.overlay, ins.argval: DELETED})
     tx.mark_mutated(gv)
 
 
 # -- cells -----------------------------------------------------------------------------------
+
 
 def make_cell(tx, f, ins):
     name = ins.argval
@@ -150,7 +159,7 @@ def make_cell(tx, f, ins):
 
 
 def copy_free_vars(tx, f, ins):
-    return None      # inline_call already placed the closure's cells in the frame
+    return None  # inline_call already placed the closure's cells in the frame
 
 
 def load_closure(tx, f, ins):
@@ -182,6 +191,7 @@ def delete_deref(tx, f, ins):
 
 # -- attributes ------------------------------------------------------------------------------
 
+
 def load_attr(tx, f, ins):
     name = ins.argval
     obj = f.pop()
@@ -206,7 +216,7 @@ def delete_attr(tx, f, ins):
 def load_super_attr(tx, f, ins):
     self_v = f.pop()
     cls_v = f.pop()
-    f.pop()                                  # the global `super`
+    f.pop()  # the global `super`
     if not (isinstance(cls_v, ObjectV) and isinstance(cls_v.obj, type)):
         raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, "super() with an unusual class cell")
     v = attrs.getattr_(tx, SuperV(cls_v.obj, self_v), ins.argval)
@@ -222,11 +232,13 @@ def load_assertion_error(tx, f, ins):
 
 # -- stack ---------------------------------------------------------------------------------------
 
+
 def pop_top(tx, f, ins):
-    if tx.suspended_in_try and f.stack:        # `break` out of `for x in gen()` drops gen (O54)
+    if tx.suspended_in_try and f.stack:  # `break` out of `for x in gen()` drops gen (O54)
         if dropping_pending_generator(tx, f.stack[-1]):
-            raise UnsupportedError(BreakReason.GENERATOR_CLEANUP,
-                                   "dropping a generator suspended inside try/with")
+            raise UnsupportedError(
+                BreakReason.GENERATOR_CLEANUP, "dropping a generator suspended inside try/with"
+            )
     f.pop()
 
 
@@ -258,6 +270,7 @@ def end_send(tx, f, ins):
 
 # -- imports -----------------------------------------------------------------------------------------
 
+
 def import_name(tx, f, ins):
     fromlist = f.pop()
     level = f.pop()
@@ -278,19 +291,40 @@ def import_from(tx, f, ins):
 
 
 HANDLERS = {
-    "NOP": _nop, "RESUME": _nop, "PRECALL": _nop, "COPY_FREE_VARS": copy_free_vars,
-    "LOAD_CONST": load_const, "LOAD_FAST": load_fast, "LOAD_FAST_CHECK": load_fast,
-    "LOAD_FAST_AND_CLEAR": load_fast_and_clear, "LOAD_FAST_LOAD_FAST": load_fast_load_fast,
-    "STORE_FAST": store_fast, "STORE_FAST_MAYBE_NULL": store_fast,
-    "STORE_FAST_LOAD_FAST": store_fast_load_fast, "STORE_FAST_STORE_FAST": store_fast_store_fast,
+    "NOP": _nop,
+    "RESUME": _nop,
+    "PRECALL": _nop,
+    "COPY_FREE_VARS": copy_free_vars,
+    "LOAD_CONST": load_const,
+    "LOAD_FAST": load_fast,
+    "LOAD_FAST_CHECK": load_fast,
+    "LOAD_FAST_AND_CLEAR": load_fast_and_clear,
+    "LOAD_FAST_LOAD_FAST": load_fast_load_fast,
+    "STORE_FAST": store_fast,
+    "STORE_FAST_MAYBE_NULL": store_fast,
+    "STORE_FAST_LOAD_FAST": store_fast_load_fast,
+    "STORE_FAST_STORE_FAST": store_fast_store_fast,
     "DELETE_FAST": delete_fast,
-    "LOAD_GLOBAL": load_global, "STORE_GLOBAL": store_global, "DELETE_GLOBAL": delete_global,
-    "MAKE_CELL": make_cell, "LOAD_CLOSURE": load_closure, "LOAD_DEREF": load_deref,
-    "STORE_DEREF": store_deref, "DELETE_DEREF": delete_deref,
-    "LOAD_ATTR": load_attr, "LOAD_METHOD": load_method, "STORE_ATTR": store_attr,
-    "DELETE_ATTR": delete_attr, "LOAD_SUPER_ATTR": load_super_attr,
+    "LOAD_GLOBAL": load_global,
+    "STORE_GLOBAL": store_global,
+    "DELETE_GLOBAL": delete_global,
+    "MAKE_CELL": make_cell,
+    "LOAD_CLOSURE": load_closure,
+    "LOAD_DEREF": load_deref,
+    "STORE_DEREF": store_deref,
+    "DELETE_DEREF": delete_deref,
+    "LOAD_ATTR": load_attr,
+    "LOAD_METHOD": load_method,
+    "STORE_ATTR": store_attr,
+    "DELETE_ATTR": delete_attr,
+    "LOAD_SUPER_ATTR": load_super_attr,
     "LOAD_ASSERTION_ERROR": load_assertion_error,
-    "POP_TOP": pop_top, "PUSH_NULL": push_null, "COPY": copy, "SWAP": swap,
-    "END_FOR": end_for, "END_SEND": end_send,
-    "IMPORT_NAME": import_name, "IMPORT_FROM": import_from,
+    "POP_TOP": pop_top,
+    "PUSH_NULL": push_null,
+    "COPY": copy,
+    "SWAP": swap,
+    "END_FOR": end_for,
+    "END_SEND": end_send,
+    "IMPORT_NAME": import_name,
+    "IMPORT_FROM": import_from,
 }

@@ -1,13 +1,14 @@
 """Operators: arithmetic, comparison, identity, membership, subscripts, slices, f-strings."""
+
 from __future__ import annotations
 
 import operator
 import sys
 
 from ....errors import UnsupportedError
-from ...semantics import classes, compare, folding, objects, ops
 from ....reasons import BreakReason
 from ...model.values import Const, ObjectV, TensorV
+from ...semantics import classes, compare, folding, objects, ops
 
 PY = sys.version_info[:2]
 
@@ -23,7 +24,7 @@ def compare_op(tx, f, ins):
     a = f.pop()
     r = compare.compare(tx, ins.argval, a, b)
     if PY >= (3, 13) and ins.arg & 16:
-        r = Const(ops.truth(tx, r))       # 3.13 fuses the bool() of a following branch
+        r = Const(ops.truth(tx, r))  # 3.13 fuses the bool() of a following branch
     f.push(r)
 
 
@@ -32,8 +33,9 @@ def is_op(tx, f, ins):
     a = f.pop()
     same = compare.is_same(a, b, tx)
     if same is None:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_IDENTITY,
-                               f"`is` between {a.describe()} and {b.describe()}")
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_IDENTITY, f"`is` between {a.describe()} and {b.describe()}"
+        )
     f.push(Const(same != bool(ins.arg)))
 
 
@@ -46,6 +48,7 @@ def contains_op(tx, f, ins):
 def _unary(fn):
     def h(tx, f, ins):
         f.push(ops.unary(tx, fn, f.pop()))
+
     return h
 
 
@@ -72,8 +75,12 @@ def _slice(start, stop):
     try:
         return Const(slice(folding.as_python(start), folding.as_python(stop)))
     except folding.NotConst:
-        raise UnsupportedError(BreakReason.DATA_DEPENDENT if isinstance(start, TensorV) or isinstance(stop, TensorV)
-                               else BreakReason.UNSUPPORTED_SLICE, "a slice with non-constant bounds") from None
+        raise UnsupportedError(
+            BreakReason.DATA_DEPENDENT
+            if isinstance(start, TensorV) or isinstance(stop, TensorV)
+            else BreakReason.UNSUPPORTED_SLICE,
+            "a slice with non-constant bounds",
+        ) from None
 
 
 def binary_slice(tx, f, ins):
@@ -138,11 +145,21 @@ def format_with_spec(tx, f, ins):
 
 
 HANDLERS = {
-    "BINARY_OP": binary_op, "COMPARE_OP": compare_op, "IS_OP": is_op, "CONTAINS_OP": contains_op,
-    "UNARY_NEGATIVE": _unary(operator.neg), "UNARY_NOT": _unary(operator.not_),
-    "UNARY_INVERT": _unary(operator.invert), "UNARY_POSITIVE": _unary(operator.pos),
-    "BINARY_SUBSCR": binary_subscr, "STORE_SUBSCR": store_subscr, "DELETE_SUBSCR": delete_subscr,
-    "BINARY_SLICE": binary_slice, "STORE_SLICE": store_slice,
-    "FORMAT_VALUE": format_value, "CONVERT_VALUE": convert_value,
-    "FORMAT_SIMPLE": format_simple, "FORMAT_WITH_SPEC": format_with_spec,
+    "BINARY_OP": binary_op,
+    "COMPARE_OP": compare_op,
+    "IS_OP": is_op,
+    "CONTAINS_OP": contains_op,
+    "UNARY_NEGATIVE": _unary(operator.neg),
+    "UNARY_NOT": _unary(operator.not_),
+    "UNARY_INVERT": _unary(operator.invert),
+    "UNARY_POSITIVE": _unary(operator.pos),
+    "BINARY_SUBSCR": binary_subscr,
+    "STORE_SUBSCR": store_subscr,
+    "DELETE_SUBSCR": delete_subscr,
+    "BINARY_SLICE": binary_slice,
+    "STORE_SLICE": store_slice,
+    "FORMAT_VALUE": format_value,
+    "CONVERT_VALUE": convert_value,
+    "FORMAT_SIMPLE": format_simple,
+    "FORMAT_WITH_SPEC": format_with_spec,
 }
