@@ -216,7 +216,7 @@ class CapturedFunction:
             return None  # the arguments do not bind: the native call raises the same TypeError
         except GraphBreakError:
             raise
-        except Exception as e:  # a bcfront bug must never change the result: run natively
+        except Exception as e:  # noqa: BLE001 - a bcfront bug must never change the result: run natively
             msg = (
                 f"bcfront: internal error while capturing {self.__qualname__} "
                 f"({type(e).__name__}: {e}); it runs natively from now on. This is a "
@@ -293,8 +293,10 @@ def function_report(cf) -> report.FunctionReport:
     code = getattr(getattr(target, "__func__", target), "__code__", None)
     if code is None and cf.module_root is not None:
         code = getattr(type(cf.module_root).forward, "__code__", None)
-    graphs, notes, effects = [], list(cf.notes), []
-    breaks = Counter()
+    graphs: list[report.GraphInfo] = []
+    notes = list(cf.notes)
+    effects: list[report.SideEffect] = []
+    breaks: Counter[tuple] = Counter()
     for e in cf.entries:
         graphs.extend(e.graphs)
         notes.extend(n for n in e.notes if n not in notes)
@@ -356,7 +358,7 @@ def _is_module(obj) -> bool:
 
 
 def _has_python_call(obj) -> bool:
-    call = getattr(type(obj), "__call__", None)
+    call = getattr(type(obj), "__call__", None)  # noqa: B004 - the function itself, not callability
     if isinstance(obj, functools.partial):
         return True
     return isinstance(call, types.FunctionType)

@@ -42,6 +42,6 @@ class UnsupportedError(BcfrontError):
     """
 
     def __init__(self, reason: BreakReason | str, message: str):
-        self.reason = BreakReason(reason)
+        self.reason = BreakReason.of(reason)
         self.message = message
         super().__init__(f"{reason}: {message}")

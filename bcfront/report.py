@@ -56,7 +56,7 @@ class GraphBreak:
 
     def __post_init__(self) -> None:
         # A plain string is accepted (tools build reports by hand); an unknown one is refused.
-        object.__setattr__(self, "reason", BreakReason(self.reason))
+        object.__setattr__(self, "reason", BreakReason.of(self.reason))
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,36 @@ ERROR_LINE = re.compile(
 LINE_REFERENCE = re.compile(r"\bline \d+\b")
 
 Key = tuple[str, str, str]  # (path, code, message)
+# A quoted type in a message ("int | str | None"): mypy prints a union's members in the
+# order it met them, which can change when unrelated code changes; keys sort them.
+QUOTED = re.compile(r'"([^"]*)"')
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """`text` split at `sep` where no bracket is open."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def canonical_type(text: str) -> str:
+    """A printed type with every union's members sorted, at any depth."""
+    members = []
+    for part in _split_top(text, "|"):
+        open_at = part.find("[")
+        if open_at > 0 and part.endswith("]"):
+            args = _split_top(part[open_at + 1 : -1], ",")
+            part = part[: open_at + 1] + ", ".join(canonical_type(a) for a in args) + "]"
+        members.append(part)
+    return " | ".join(sorted(members))
 
 
 def run_mypy(mypy_args: list[str], cwd: Path) -> tuple[int, str]:
@@ -66,6 +96,7 @@ def parse_errors(output: str) -> list[tuple[Key, int]]:
         if m:
             path = m["path"].replace("\\", "/")
             message = LINE_REFERENCE.sub("line N", m["message"])
+            message = QUOTED.sub(lambda q: f'"{canonical_type(q[1])}"', message)
             found.append(((path, m["code"] or "misc", message), int(m["line"])))
     return found
 

@@ -68,7 +68,8 @@ def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
     """Functionalize `graph`, compile the pure graph with ``compile_pure(graph, examples)``
     (a `CompiledGraph`) and wrap its emit with the plan; on `FunctionalizeError` the
     graph stays on the eager backend, with a note saying why."""
-    from ..ir.functionalize import FunctionalizeError, functionalize
+    from ..ir.functionalize import functionalize
+    from ..ir.inverses import FunctionalizeError
 
     try:
         plan = functionalize(graph, example_inputs)
@@ -89,13 +90,13 @@ def _triton(graph, example_inputs) -> CompiledGraph:
 
     try:
         from .triton import compile_fx
-    except Exception as e:  # the backend is optional; fall back to eager with a note
+    except Exception as e:  # noqa: BLE001 - the backend is optional; fall back to eager with a note
         out = eager.compile_graph(graph)
         out.notes.append(f"triton backend unavailable ({type(e).__name__}: {e}); ran eager")
         return out
     try:
         out = _fx(graph, example_inputs, compile_fx, "triton")
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - the backend failed on this graph; fall back to eager with a note
         out = eager.compile_graph(graph)
         out.notes.append(f"triton backend failed ({type(e).__name__}: {e}); ran eager")
     return out

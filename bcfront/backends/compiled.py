@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..ir.functionalize import Emit
+    from ..ir.functionalize import Emit, Plan
 
 
 @dataclass
@@ -20,3 +20,4 @@ class CompiledGraph:
     kernels: tuple = ()
     fallback_ops: tuple = ()
     notes: list = field(default_factory=list)
+    plan: Plan | None = None  # set when the graph was functionalized (`compile_functional`)

@@ -249,7 +249,7 @@ def compile_graph(graph) -> CompiledGraph:
 def _safe(analysis, graph, folded, nothing):
     try:
         return analysis(graph, folded)
-    except Exception:  # metadata a fake tensor cannot give (no storage): no rewrite
+    except Exception:  # noqa: BLE001 - metadata a fake tensor cannot give (no storage): no rewrite
         return nothing
 
 

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from bcfront.reasons import BreakReason
 from bcfront.report import FunctionReport, GraphBreak, Report
 
 # At least this many failures of one guard, on at least this share of calls.
@@ -233,7 +234,7 @@ def with_raised_break(report: Report, exc: BaseException | None) -> Report:
     if any(b.lineno == exc.lineno for b in target.graph_breaks):
         return report
     brk = GraphBreak(
-        exc.reason,
+        BreakReason.of(exc.reason),
         exc.message + " (raised: fullgraph=True)",
         exc.filename,
         exc.lineno,

@@ -98,7 +98,7 @@ def loops_dot(fa) -> str:
         for b in members.get(header, ()):
             extra = ", style=bold" if b in by_header else ""
             lines.append(f"{pad}b{b} [label={quote(_block_label(fa, b))}{extra}];")
-        for h in reversed(sorted(children.get(header, ()))):
+        for h in sorted(children.get(header, ()), reverse=True):
             work.append(("open", h, depth + 1))
     back_edges = {e for lp in forest.loops for e in lp.back_edges}
     exits = {e for lp in forest.loops for e in lp.exits}

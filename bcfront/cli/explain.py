@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. piped into head
         return 0
-    except Exception as e:  # noqa: BLE001 - a bcfront bug: short message, trace on request
+    except Exception as e:  # a bcfront bug: short message, trace on request
         if os.environ.get("BCFRONT_DEBUG"):
             raise
         print(

@@ -92,7 +92,7 @@ def run_script(path: str, argv: list[str], *, full_traceback: bool = False) -> S
     # sys.modules["__main__"], so the script must really be __main__.
     sys.modules["__main__"] = main
     try:
-        exec(code, main.__dict__)
+        exec(code, main.__dict__)  # noqa: S102 - running the user's script is the job
     except SystemExit as e:
         return ScriptResult(_exit_code(e))
     except KeyboardInterrupt:

@@ -122,7 +122,7 @@ class Flow:
         if not cfg.blocks:
             return
         states: dict[int, tuple[tuple[V, ...], dict[str, V]]] = {cfg.entry: ((), dict(params))}
-        order = [s for s in cfg.blocks]  # offset order approximates RPO for bytecode
+        order = list(cfg.blocks)  # offset order approximates RPO for bytecode
         for _ in range(MAX_ROUNDS):
             changed = False
             for start in order:

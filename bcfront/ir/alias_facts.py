@@ -214,7 +214,7 @@ def storage_key(t: torch.Tensor) -> int | None:
     try:
         key: int = t.untyped_storage()._cdata
         return key
-    except Exception:  # sparse, nested or otherwise storage-less tensors
+    except Exception:  # noqa: BLE001 - sparse, nested or otherwise storage-less tensors
         return None
 
 

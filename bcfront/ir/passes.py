@@ -88,7 +88,7 @@ def fold_constants(graph: Graph) -> dict[Node, Any]:
                     env[n] = run_node(n, env)
             else:
                 env[n] = run_node(n, env)
-        except Exception:  # leave it to run per call, where it fails or succeeds as eager does
+        except Exception:  # noqa: BLE001 - leave it to run per call, where it fails or succeeds as eager does
             return out
         out[n] = env[n]
     return out

@@ -421,8 +421,10 @@ def s_slot_object(g, depth):
         f"{sl}.b += {g.ex.fill('$small', 0)}",
         f"print({sl}.a, {sl}.b, getattr({sl}, 'c', 'none'), hasattr({sl}, '_b'))",
         f"try:\n    {sl}.c = 1\nexcept AttributeError as e:\n    print('no slot', e)",
-        f"del {sl}.a\ntry:\n    print({sl}.a)\nexcept AttributeError as e:\n    print('deleted', e)\n"
-        f"{sl}.a = {g.e('int')}",
+        (
+            f"del {sl}.a\ntry:\n    print({sl}.a)\nexcept AttributeError as e:\n    print('deleted', e)\n"
+            f"{sl}.a = {g.e('int')}"
+        ),
         _break_point(g),
     ]
     picked = [ops[k] for k in sorted(g.rng.sample(range(len(ops)), g.rng.randint(2, 4)))]

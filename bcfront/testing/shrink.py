@@ -166,7 +166,7 @@ def _replaced(tree, index, child_pos, compound) -> str:
                 setattr(parent, name, child)
                 return _unparse(twin, compound)
             if isinstance(value, list) and any(v is target for v in value):
-                value[[i for i, v in enumerate(value) if v is target][0]] = child
+                value[next(i for i, v in enumerate(value) if v is target)] = child
                 return _unparse(twin, compound)
     return ""
 

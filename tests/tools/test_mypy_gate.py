@@ -108,3 +108,25 @@ def test_strict_modules_are_never_baselined(project):
 def test_a_mypy_failure_is_not_a_pass(project):
     r = gate(project, "pkg/absent.py")  # mypy exits 2 and reports no error line
     assert r.returncode == 2 and "mypy itself failed" in r.stdout, r.stdout + r.stderr
+
+
+def _gate_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mypy_gate", GATE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_union_member_order_does_not_change_an_errors_key():
+    gate = _gate_module()
+    line = 'x.py:3: error: Argument 1 has type "{}"; expected "Iterable[{}]"  [arg-type]'
+    first = line.format("int | str | tuple[bool | None, str]", "A | B")
+    later = line.format("tuple[None | bool, str] | str | int", "B | A")
+    swapped = line.format("tuple[str, None | bool] | str | int", "B | A")
+    [(key_first, _)] = gate.parse_errors(first)
+    [(key_later, _)] = gate.parse_errors(later)
+    [(key_swapped, _)] = gate.parse_errors(swapped)
+    assert key_first == key_later
+    assert key_first != key_swapped  # a tuple's element order is part of the type

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +54,7 @@ class Mod:
         return f"({self.arg.paren()} % {self.den})"
 
 
-Atom = Union[Var, Div, Mod]
+Atom = Var | Div | Mod
 
 
 def _key(atom: Atom) -> str:

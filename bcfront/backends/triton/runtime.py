@@ -304,8 +304,8 @@ class Launcher:
         for cfg in self.configs:
             grid, kw = grid_for(self.ks, cfg), {**cfg.kwargs(False), **self.extra}
             try:
-                ms = do_bench(lambda: self.fn[grid](*args, **kw), warmup=5, rep=20)
-            except Exception as e:  # e.g. out of shared memory / registers for this shape
+                ms = do_bench(lambda: self.fn[grid](*args, **kw), warmup=5, rep=20)  # noqa: B023 - run now
+            except Exception as e:  # noqa: BLE001 - e.g. out of shared memory / registers for this shape
                 error = e
                 continue
             timings.append((ms, cfg))

@@ -101,7 +101,7 @@ OPS = {
     "tanh": _f("_tanh({0})"),
     "sigmoid": _f("tl.sigmoid({0})"),
     "erf": _f("_erf({0})"),
-    "signbit": lambda a, ad, d: "({0}.to({1}, bitcast=True) < 0)".format(
+    "signbit": lambda a, ad, d: "({}.to({}, bitcast=True) < 0)".format(
         a[0], "tl.int64" if ad[0] == "float64" else "tl.int32"
     ),
     "floor": _f("tl.floor({0})"),

@@ -236,7 +236,7 @@ def wrap_tensor(tx, t, source, guard=True):
 
     try:
         fake = env.from_real(t)
-    except Exception as e:  # sparse, nested or quantized tensors and the like
+    except Exception as e:  # noqa: BLE001 - sparse, nested or quantized tensors and the like
         raise UnsupportedError(
             BreakReason.FAKE_TENSOR, f"cannot make a fake tensor of this input: {e}"
         ) from None

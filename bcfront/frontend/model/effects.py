@@ -177,7 +177,7 @@ def _tensor_writes(tx, graph, compiled, example_inputs) -> list:
                 return []
             obs = observe(graph, example_inputs)
         analysis = obs.analysis
-    except Exception as e:  # the report degrades; the region itself is unaffected
+    except Exception as e:  # noqa: BLE001 - the report degrades; the region itself is unaffected
         tx.notes.append(f"alias analysis for the effect log failed: {type(e).__name__}: {e}")
         return []
     by_name = {n.name: n for n in graph.nodes}

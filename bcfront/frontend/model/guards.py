@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import cast
 from dataclasses import dataclass, field
 
 from ...ir.graph import is_literal, qualified_name
@@ -90,7 +91,7 @@ def _has_signed_zero(v) -> bool:
 
 
 def _tensor_py(g: Guard, s: str, ns: Namespace) -> str:
-    t: TensorMatch = g.expected
+    t = cast(TensorMatch, g.expected)
     return (
         f"{ns.helper('type')}({s}) is {ns.const(t.ptype)} and {s}.dtype is {ns.const(t.dtype)} "
         f"and {s}.device == {ns.const(t.device)} and {s}.shape == {t.shape!r} "
@@ -99,7 +100,7 @@ def _tensor_py(g: Guard, s: str, ns: Namespace) -> str:
 
 
 def _tensor_readable(g: Guard) -> str:
-    t: TensorMatch = g.expected
+    t = cast(TensorMatch, g.expected)
     return (
         f"check_tensor({g.source.readable()}, {_type_name(t.ptype)}, {t.dtype}, "
         f"device={str(t.device)!r}, shape={list(t.shape)}, stride={list(t.stride)}, "
@@ -138,7 +139,7 @@ def storage_signature(*tensors) -> tuple:
 
 
 def _storage_check(g: Guard, ns: Namespace) -> str:
-    layout: StorageLayout = g.expected
+    layout = cast(StorageLayout, g.expected)
     srcs = ", ".join(ns.spell(x) for x in layout.sources)
     return f"{ns.const(storage_signature)}({srcs}) == {layout.signature!r}"
 
@@ -508,7 +509,7 @@ def _cxx_tensor_guards(guards: list[Guard]):
             dynamic_dims_sizes=[list(t.shape) for t in ex],
             dynamic_dims_strides=[list(t.stride()) for t in ex],
         )
-    except Exception:  # an older/newer torch without this API: fall back to Python checks
+    except Exception:  # noqa: BLE001 - an older/newer torch without this API: fall back to Python checks
         return None
 
 

@@ -242,10 +242,11 @@ class PlainFunctionSource(DerivedSource):
         return f"{self.base.readable()} named {self.qualname!r} in {self.module!r}, no attributes"
 
     def expr(self, ns):
-        return (
-            f"{ns.const(plain_function, 'plain_function')}({ns.spell(self.base)}, {self.name!r}, "
-            f"{self.qualname!r}, {ns.const(self.module) if not isinstance(self.module, str) else repr(self.module)})"
-        )
+        # evaluated in the order the names were made before: the constants' names depend on it
+        fn = ns.const(plain_function, "plain_function")
+        base = ns.spell(self.base)
+        module = repr(self.module) if isinstance(self.module, str) else ns.const(self.module)
+        return f"{fn}({base}, {self.name!r}, {self.qualname!r}, {module})"
 
 
 def plain_function(fn, name, qualname, module) -> bool:
@@ -254,7 +255,7 @@ def plain_function(fn, name, qualname, module) -> bool:
 
 def cell_filled(cell) -> bool:
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018 - reading an empty cell raises ValueError
     except ValueError:
         return False
     return True

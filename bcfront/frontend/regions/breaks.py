@@ -87,7 +87,7 @@ def _live(code, offset) -> set | None:
             from ...analysis import analyze
 
             hit = set(analyze(code).liveness.live_before(offset))
-        except Exception:  # analyzer unavailable or failed: pass every bound local
+        except Exception:  # noqa: BLE001 - analyzer unavailable or failed: pass every bound local
             hit = None
         if len(_LIVENESS) > 10000:
             _LIVENESS.clear()
@@ -212,8 +212,10 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         r = ns.fresh("r")
         return [
             f"{r} = {ns.const(target, 'resume')}({', '.join(args)})",
-            f"return {r} if {ns.helper('type')}({r}) is not {tail_call} "
-            f"else {ns.const(run_chain, 'run_chain')}({r})",
+            (
+                f"return {r} if {ns.helper('type')}({r}) is not {tail_call} "
+                f"else {ns.const(run_chain, 'run_chain')}({r})"
+            ),
         ]
 
     if handler is not None:

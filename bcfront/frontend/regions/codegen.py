@@ -463,7 +463,7 @@ def compile_function(source: str, ns: Namespace, name: str, filename: str):
     """Exec generated source in the namespace's globals and return the function."""
     code = compile(source, filename, "exec")
     scope = dict(ns.globals)
-    exec(code, scope)
+    exec(code, scope)  # noqa: S102 - generated guard/region source, names from Namespace
     fn = scope[name]
     fn.__bcfront_source__ = source
     import linecache

@@ -38,12 +38,12 @@ def _actual(root, g, args, kwargs) -> str:
 
         try:
             return repr(STATE_READERS[g.extra]()())
-        except Exception as e:  # reading state failed; say so
+        except Exception as e:  # noqa: BLE001 - reading state failed; say so
             return f"<{type(e).__name__}>"
     fn = _compile(root, lambda ns: g.source.expr(ns), "value")
     try:
         v = fn(*args, **kwargs)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - the value cannot be fetched; the report says why
         return f"<{type(e).__name__}: {e}>"
     if g.kind == GuardKind.TENSOR_MATCH:
         try:
@@ -51,7 +51,7 @@ def _actual(root, g, args, kwargs) -> str:
                 f"{type(v).__name__}({v.dtype}, device={str(v.device)!r}, shape={list(v.shape)}, "
                 f"stride={list(v.stride())}, requires_grad={v.requires_grad})"
             )
-        except Exception:
+        except Exception:  # noqa: BLE001 - not a tensor after all; show its type
             return repr(type(v))
     text = repr(v)
     return text if len(text) <= 120 else text[:117] + "..."
@@ -60,12 +60,12 @@ def _actual(root, g, args, kwargs) -> str:
 def first_failure(cf, entry, args, kwargs):
     root = entry.region if entry.native else entry.guard
     for g in entry.guards:
-        fn = _compile(root, lambda ns: single_check_source(g, ns), "check")
+        fn = _compile(root, lambda ns, g=g: single_check_source(g, ns), "check")
         if fn is None:
             return None
         try:
             ok = bool(fn(*args, **kwargs))
-        except Exception:
+        except Exception:  # noqa: BLE001 - a guard that raises is a guard that failed
             ok = False
         if ok:
             continue

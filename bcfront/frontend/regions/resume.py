@@ -144,7 +144,7 @@ def make_resume(
         new_code = nb.to_code(
             stacksize=max(code.co_stacksize, len(stack_nulls) + 1), compute_exception_stack_depths=False
         )
-    except Exception as e:  # the library could not assemble it: no continuation, run natively
+    except Exception as e:  # noqa: BLE001 - the library could not assemble it: no continuation, run natively
         raise UnsupportedError(
             BreakReason.NO_CONTINUATION, f"assembling the continuation failed: {e}"
         ) from None

@@ -63,7 +63,7 @@ def check_continuation(new_code, orig_code, offmap: dict[int, int]) -> None:
         raise
     except StackDepthError as e:
         refuse(str(e))
-    except Exception as e:  # unvalidated is unsafe: an analyzer failure refuses too
+    except Exception as e:  # noqa: BLE001 - unvalidated is unsafe: an analyzer failure refuses too
         refuse(f"the analysis failed ({type(e).__name__}: {e})")
 
 

@@ -54,7 +54,7 @@ def _raiser(filename: str, name: str, positions: tuple):
     if fn is None:
         lineno, end_lineno, col, end_col = positions
         ns: dict = {}
-        exec(compile(_TEMPLATE, "<bcfront-traceback>", "exec"), ns)
+        exec(compile(_TEMPLATE, "<bcfront-traceback>", "exec"), ns)  # noqa: S102 - a fixed template
         template = ns["_raiser"]
         code = template.__code__
         table = _location_table(len(code.co_code) // 2, (end_lineno or lineno) - lineno, col, end_col)
@@ -81,7 +81,7 @@ def attach(exc: BaseException, entries) -> BaseException:
     raisers = tuple(_raiser(*e) for e in entries)
     try:
         raisers[0](exc, raisers[1:])
-    except BaseException:  # it is `exc` itself
+    except BaseException:  # noqa: BLE001 - it is `exc` itself
         pass
     tb = exc.__traceback__
     exc.__traceback__ = tb.tb_next if tb is not None else None  # drop this frame's own entry

@@ -1,4 +1,6 @@
-"""Python and torch semantics on symbolic values: operators, calls, attributes, iteration, builtins, torch calls.
+"""Python and torch semantics on symbolic values.
+
+Operators, calls, attributes, iteration, builtins, torch calls.
 
 The modules are stacked (lowest first: `dispatch`, `registry`, `classes`,
 `folding`, `torch_calls`, `ops`, `iteration`, `compare`, `containers`,

@@ -545,7 +545,7 @@ _GETTERS = {
 
 def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
     """``v.name = value``; `raw` bypasses a Python ``__setattr__`` (object.__setattr__)."""
-    if isinstance(v, NewObjectV) or isinstance(v, ExceptionV):
+    if isinstance(v, (NewObjectV, ExceptionV)):
         cls = v.python_type()
         hook = mro_lookup(cls, "__setattr__")
         if not raw and isinstance(hook, types.FunctionType):

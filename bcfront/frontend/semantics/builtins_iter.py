@@ -100,7 +100,7 @@ def _reversed(tx, clsv, args, kwargs):
 
             return RangeIterV(r[::-1])
         return SeqIterV(tuple(Const(x) for x in reversed(r)))
-    if isinstance(v, DictV) or isinstance(v, DictViewV):
+    if isinstance(v, (DictV, DictViewV)):
         return SeqIterV(tuple(reversed(iteration.iter_items(tx, v))))
     m = lookup_dunder(v, "__reversed__")
     if m is not None:

@@ -167,7 +167,8 @@ def load_cell(tx, cell: CellV):
                     UnboundLocalError,
                     [
                         Const(
-                            f"cannot access local variable '{cell.name}' where it is not associated with a value"
+                            f"cannot access local variable '{cell.name}' where it is not associated "
+                            "with a value"
                         )
                     ],
                 )

@@ -35,7 +35,7 @@ def fold(fn, *args, **kwargs) -> Value:
     """Call a pure function on constants; its exceptions become symbolic exceptions."""
     try:
         return Const(fn(*args, **kwargs))
-    except Exception as e:  # the traced code sees exactly the exception Python would raise
+    except Exception as e:  # noqa: BLE001 - the traced code sees exactly the exception Python would raise
         raise as_symbolic(e) from None
 
 
@@ -106,7 +106,7 @@ def fold_model(fn):
             ) from None
         try:
             return from_python(fn(*pa, **pk))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - the fold raises what Python would, symbolically
             raise as_symbolic(e) from None
 
     return fold_call

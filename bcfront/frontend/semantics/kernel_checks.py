@@ -3,7 +3,8 @@
 Meta kernels (what fake tensors run) check shapes, not everything: ``mm`` on
 float64 and float32 operands, ``long_tensor.mul_(1.5)`` (a result type the
 in-place write cannot cast back) or ``x.add_(x.t())`` (a write partially
-overlapping its operand) pass on fakes and raise only in the real kernel.  Recorded in a graph, such a call would raise inside the compiled
+overlapping its operand) pass on fakes and raise only in the real kernel.  Recorded in a
+graph, such a call would raise inside the compiled
 region (or, functionalized, compute a silent cast); instead the trace breaks
 before it and the call runs natively.  `label` names a torch call in messages.
 """

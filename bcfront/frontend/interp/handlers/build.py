@@ -138,7 +138,7 @@ def _merge(tx, f, ins, strict: bool):
     v = f.pop()
     d = f.stack[-ins.arg]
     if not isinstance(v, DictV):
-        if isinstance(v, ObjectV) or isinstance(v, NewObjectV):
+        if isinstance(v, (ObjectV, NewObjectV)):
             raise UnsupportedError(BreakReason.UNSUPPORTED_DICT, "** of a mapping that is not a dict")
         if strict:  # DICT_MERGE builds a call's **kwargs: CPython names the callee
             folding.raise_(

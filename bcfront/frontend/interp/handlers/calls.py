@@ -90,7 +90,7 @@ def call_function_ex(tx, f, ins):
     if kwargs_v is not None:
         if not isinstance(kwargs_v, DictV):
             raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "**kwargs that is not a dict")
-        for k, (kv, v) in kwargs_v.entries.items():
+        for k, (_kv, v) in kwargs_v.entries.items():
             if not isinstance(k, str):
                 folding.raise_(TypeError, "keywords must be strings")
             kwargs[k] = v

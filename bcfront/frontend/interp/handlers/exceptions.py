@@ -101,12 +101,14 @@ def before_with(tx, f, ins):
         enter = attrs.getattr_(tx, mgr, "__enter__")
     except SymbolicRaise as e:
         if isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, AttributeError):
-            raise SymbolicRaise(
+            # the traced program's exception; Python's context of this one is irrelevant
+            raise SymbolicRaise(  # noqa: B904
                 ExceptionV(
                     TypeError,
                     [
                         Const(
-                            f"'{mgr.python_type().__name__}' object does not support the context manager protocol"
+                            f"'{mgr.python_type().__name__}' object does not support the context "
+                            "manager protocol"
                         )
                     ],
                 )
