@@ -328,8 +328,10 @@ class CaptureStats:
         if not self.programs:
             return []
         out = [
-            f"captured: {self.programs} programs; the whole function ran natively in {self.root_native}, "
-            f"a continuation did in {self.some_native}"
+            (
+                f"captured: {self.programs} programs; the whole function ran natively in {self.root_native}, "
+                f"a continuation did in {self.some_native}"
+            )
         ]
         if self.breaks:
             out.append(

@@ -185,7 +185,7 @@ def _acceptable(seed, params, view_input, body, stmt, a, b, metadata=False) -> b
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # e.g. an out= tensor resized
             after = _execute(seed, params, view_input, body + [stmt])
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure (warnings included) rejects the statement
         return False
     if not metadata and any(_layout(after[k]) != lay for k, lay in layouts.items()):
         return False  # an out= resize: a metadata write

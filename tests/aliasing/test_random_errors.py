@@ -83,7 +83,7 @@ def _call(fn, args):
     with contextlib.redirect_stdout(buf):
         try:
             outcome = ("return", fn(*args))
-        except Exception as e:  # compared by type and message
+        except Exception as e:  # noqa: BLE001 - compared by type and message
             outcome = ("raise", type(e), str(e))
     return outcome, buf.getvalue()
 

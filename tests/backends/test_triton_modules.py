@@ -46,7 +46,7 @@ def _run(module, *inputs, kernels=None, tol=1e-5):
     ref_module = copy.deepcopy(module)
     try:
         gm = torch.fx.symbolic_trace(module)
-    except Exception:
+    except Exception:  # noqa: BLE001 - fx cannot trace it (any reason): make_fx
         from torch.fx.experimental.proxy_tensor import make_fx
 
         gm = make_fx(copy.deepcopy(module))(*inputs)

@@ -45,7 +45,7 @@ def run_case(name, n, dtype, config=None):
     try:
         eager = case.fn(*[t.clone() for t in inputs])
     except (RuntimeError, IndexError) as e:  # eager itself refuses (e.g. amax of empty)
-        with pytest.raises(Exception):
+        with pytest.raises((RuntimeError, IndexError)):  # as eager, not always the same one
             compiled = compile_fx(torch.fx.symbolic_trace(case.fn), inputs, config)
             compiled(*inputs)
         return str(e)

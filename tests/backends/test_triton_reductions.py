@@ -97,7 +97,7 @@ def test_integer_and_bool_reductions(dtype):
     if dtype is torch.bool:
         fn = lambda t: (t.sum(-1), t.any(0), t.all(-1), t.int().argmax(-1))  # noqa: E731
     else:
-        fn = lambda t: (t.sum(-1), t.amax(0), t.amin(-1), t.argmax(-1), t.sum(-1, dtype=torch.float32))  # noqa: E731,E501
+        fn = lambda t: (t.sum(-1), t.amax(0), t.amin(-1), t.argmax(-1), t.sum(-1, dtype=torch.float32))  # noqa: E731
     compare(fn, [x])
 
 

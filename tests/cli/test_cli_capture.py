@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from bcfront.cli.schema import validate  # noqa: E402
+from bcfront.cli.schema import validate
 
-from .helpers import CORPUS, expected_breaks, run_cli  # noqa: E402
+from .helpers import CORPUS, expected_breaks, run_cli
 
 
 def test_fullgraph_break_traceback_is_the_scripts_and_the_report_has_the_break(tmp_path):

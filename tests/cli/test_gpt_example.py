@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from bcfront.cli.schema import validate  # noqa: E402
+from bcfront.cli.schema import validate
 
-from .helpers import EXAMPLES, expected_breaks, run_cli  # noqa: E402
+from .helpers import EXAMPLES, expected_breaks, run_cli
 
 GPT = EXAMPLES / "gpt.py"
 BREAK_LINE = next(iter(expected_breaks(GPT)))

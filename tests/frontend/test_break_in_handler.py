@@ -27,7 +27,7 @@ def new_exception_after_break_is_chained(a):
         raise KeyError(a)
     except KeyError:
         print(end="")
-        raise ValueError(a)
+        raise ValueError(a)  # noqa: B904 - subject: the implicit __context__ chain is tested
 
 
 def nested_handlers_after_break(a):
@@ -61,7 +61,7 @@ def handled_exception_read_after_break(a):
 def _outcome(fn, a):
     try:
         return "ok", fn(a)
-    except Exception as e:  # both must raise alike, chain included
+    except Exception as e:  # noqa: BLE001 - both must raise alike, chain included
         return "raise", type(e), str(e), repr(e.__context__)
 
 

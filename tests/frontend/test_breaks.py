@@ -26,7 +26,7 @@ def _run(fn, args):
     with contextlib.redirect_stdout(buf):
         try:
             result = ("ok", fn(*args))
-        except Exception as e:  # compared with the oracle's exception
+        except Exception as e:  # noqa: BLE001 - compared with the oracle's exception
             result = ("raise", type(e), str(e))
     return result, buf.getvalue()
 

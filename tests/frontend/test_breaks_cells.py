@@ -91,9 +91,9 @@ def test_nested_closure_chain_over_two_levels():
 
     def f(x):
         base = x
-        inner = lambda: base + 1
+        inner = lambda: base + 1  # noqa: E731 - the subject's closure is a lambda
         print("b", base)
-        outer = lambda: inner() * 2
+        outer = lambda: inner() * 2  # noqa: E731 - the subject's closure is a lambda
         base = base + 10
         return outer(), inner(), base
 

@@ -155,7 +155,7 @@ def test_threads_share_a_looping_continuation():
         try:
             for _ in range(5):
                 results.append(cf(300))
-        except Exception as e:  # reported below
+        except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
     with contextlib.redirect_stdout(io.StringIO()):

@@ -46,7 +46,7 @@ def reraised_object_gets_a_new_context(d):
 
 def delete_fails_in_except(d):
     try:
-        [][0]
+        [][0]  # noqa: PLE0643 - subject: raises IndexError on purpose
     except IndexError:
         del d["q"]
 
@@ -54,7 +54,7 @@ def delete_fails_in_except(d):
 def _outcome(fn):
     try:
         return "ok", fn({})
-    except Exception as e:  # both must raise alike, with the same chain
+    except Exception as e:  # noqa: BLE001 - both must raise alike, with the same chain
         return "raise", type(e), str(e), type(e.__context__), str(e.__context__)
 
 

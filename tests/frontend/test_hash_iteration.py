@@ -79,7 +79,7 @@ CASES = {
 def _outcome(fn, args):
     try:
         return "ok", fn(*args), args
-    except Exception as e:  # both must raise alike
+    except Exception as e:  # noqa: BLE001 - both must raise alike
         return "raise", type(e), str(e), args
 
 

@@ -108,7 +108,7 @@ def test_module_attribute_written_in_forward_is_replayed():
     m = Counter()
     cf = bcfront.capture(m)
     x = torch.randn(2, 4)
-    for i in range(3):
+    for _ in range(3):
         torch.testing.assert_close(cf(x), m.lin(x))
     assert m.steps == 3
     torch.testing.assert_close(m.last, x.sum())
@@ -184,7 +184,7 @@ def test_replaced_hook_dict_is_never_stale(where, attr):
         del log[:]
         expected = m(x_ref)
         expected.sum().backward()
-        torch.testing.assert_close(got, expected, msg=lambda s: f"step {i}: {s}")
+        torch.testing.assert_close(got, expected, msg=lambda s: f"step {i}: {s}")  # noqa: B023 - assert_close calls msg at once
         torch.testing.assert_close(x.grad, x_ref.grad)
         assert ran_captured == log, f"step {i}: hooks {ran_captured} vs eager {log}"
 

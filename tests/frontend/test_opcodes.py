@@ -11,10 +11,10 @@ import importlib
 import pytest
 
 import bcfront
-
-decode = importlib.import_module("bcfront.analysis.decode")
 from bcfront.errors import UnsupportedError
 from bcfront.frontend.interp.handlers import HANDLERS, UNSUPPORTED, unsupported_opcode
+
+decode = importlib.import_module("bcfront.analysis.decode")
 
 
 def _ops(name):

@@ -33,7 +33,7 @@ def _restore(state):
 def _run(fn, args):
     try:
         return ("ok", fn(*args))
-    except Exception as e:  # the oracle and the capture must raise alike
+    except Exception as e:  # noqa: BLE001 - the oracle and the capture must raise alike
         return ("raise", type(e), str(e))
 
 

@@ -684,7 +684,7 @@ def _run(fn, make, seed):
     with contextlib.redirect_stdout(buf):
         try:
             outcome = ("return", fn(*args))
-        except Exception as e:  # compared by type and message
+        except Exception as e:  # noqa: BLE001 - compared by type and message
             outcome = ("raise", type(e), str(e))
     rand = torch.rand(2)
     tensors = [a for a in args if isinstance(a, torch.Tensor)]

@@ -42,7 +42,7 @@ def case(*calls):
 def loop_over_appended_list(xs):
     """O3: the list grew before the loop; the iterator index must not be clamped."""
     xs.append(0)
-    for c in xs:
+    for c in xs:  # noqa: B007 - subject: only the iteration count matters
         print(end="|")
     return xs
 
@@ -88,7 +88,7 @@ def many_locals_pair_store(xs):
 @case(([3, 1],), ([],))
 def nested_comprehensions_with_break(xs):
     """A break in an inner (inlined on 3.12+) comprehension, in a loop that grows the list."""
-    for i, x in enumerate(list(xs)):
+    for i, x in enumerate(list(xs)):  # noqa: B007 - subject: the loop's shape is tested
         xs += [len([c for c in [print(end="|") or d for d in xs] if c > 1])]
     return xs
 
@@ -97,7 +97,7 @@ def nested_comprehensions_with_break(xs):
 def augmented_assignment_in_try(a, xs):
     """The continuation resumes inside a try; the handler's depth is the original's."""
     try:
-        v, *rest = [print(end="") or 3]
+        v, *rest = [print(end="") or 3]  # noqa: F841 - subject: the unpacking is tested
         a += xs if rest else 8
     except ArithmeticError:
         a = None
@@ -214,7 +214,7 @@ def _run(fn, args):
     with contextlib.redirect_stdout(buf):
         try:
             out = ("ok", fn(*args))
-        except Exception as e:  # compared with the oracle's
+        except Exception as e:  # noqa: BLE001 - compared with the oracle's
             out = ("raise", type(e), str(e))
     return out, buf.getvalue(), args
 

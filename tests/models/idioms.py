@@ -97,7 +97,7 @@ def view_reshape_permute(x):
     )
 )
 def masked_fill_where(scores, lengths):
-    """Padding mask from arange >= lengths, masked_fill(-inf) + softmax, torch.where with tensor and scalar."""
+    """Padding mask from arange >= lengths, masked_fill(-inf), softmax, torch.where with tensor and scalar."""
     T = scores.size(-1)
     pad = torch.arange(T)[None, :] >= lengths[:, None]
     p = torch.softmax(scores.masked_fill(pad[:, None, :], float("-inf")), dim=-1)
@@ -152,7 +152,7 @@ def indexing(x, idx):
 
 @idiom(_two)
 def inplace_intermediates(x, y):
-    """add_/mul_/clamp_/relu_/copy_ and index assignment on intermediates; a view that must see later writes."""
+    """add_/mul_/clamp_/relu_/copy_, index assignment on intermediates; a view that must see later writes."""
     h = x * 2
     h.add_(1)
     h.mul_(y)
@@ -292,7 +292,7 @@ def broadcast_expand_repeat(x, b):
 
 @idiom(lambda g, v: (randn(g, SHAPES[v][0], SHAPES[v][1], 2, 8),))
 def rope_complex(x, theta=10000.0):
-    """Meta-Llama RoPE: polar frequencies, view_as_complex, complex multiply, view_as_real, default argument."""
+    """Meta-Llama RoPE: polar freqs, view_as_complex, complex multiply, view_as_real, default argument."""
     B, T, H, Dh = x.shape
     freqs = 1.0 / (theta ** (torch.arange(0, Dh, 2)[: Dh // 2].float() / Dh))
     angles = torch.outer(torch.arange(T, dtype=torch.float32), freqs)
@@ -366,6 +366,6 @@ def dtype_dispatch(x):
 
 @idiom(_one)
 def views_of_inputs(x):
-    """Returns views of its input (index, transpose, view, unsqueeze, chunk, detach): they alias x in eager."""
+    """Returns views of x (index, transpose, view, unsqueeze, chunk, detach): they alias x in eager."""
     B, T, Cx = x.shape
     return x[0], x.transpose(0, 1), x.view(B * T, Cx), x.unsqueeze(1), x.chunk(2, dim=-1)[1], x.detach()

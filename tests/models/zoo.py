@@ -510,7 +510,8 @@ def gpt2_model():
 
 @model
 def llama_block():
-    """Llama block: RMSNorm, RoPE from sliced cos/sin buffers, grouped-query attention (4 q / 2 kv heads), SwiGLU."""
+    """Llama block: RMSNorm, RoPE from sliced cos/sin buffers, grouped-query attention
+    (4 q / 2 kv heads), SwiGLU."""
     return _built(LlamaBlock), seeded(_tokens_inputs)
 
 
@@ -521,7 +522,8 @@ def _images(g, v):
 
 @model
 def conv_bn_train():
-    """Conv2d + BatchNorm2d (train mode: batch stats, running stats and num_batches_tracked update) + residual."""
+    """Conv2d + BatchNorm2d (train mode: batch stats, running stats and num_batches_tracked
+    update) + residual."""
     return _built(ConvBlock), seeded(_images)
 
 
@@ -564,7 +566,8 @@ def weight_clip_in_forward():
 
 @model
 def kv_cache_attention():
-    """Decoding-style KV cache: buffer slice-assigned at self.pos, reset (buffer replaced) on a new batch or when full."""
+    """Decoding-style KV cache: buffer slice-assigned at self.pos, reset (buffer replaced) on a
+    new batch or when full."""
     return _built(CachedAttention), seeded(_tokens_inputs)
 
 

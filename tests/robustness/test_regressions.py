@@ -150,7 +150,7 @@ def f(a, b, xs, d, s, o, k=2, *rest, **kw):
             v13 = {c_16: c2_17 for c2_17 in d}
             xs(rest)
         k = kw
-""",
+""",  # noqa: E501 - the fuzzer's program, kept as found
         (("3", "0", "[0]", "{'q': 3}", "'s'", "object()"),),
         "test_fuzz.py py program 20240090 (shrunk from 80 to 8 statements, crash as the predicate): "
         "3.13 dies with a segmentation fault in the continuation after the break in the inner "
