@@ -19,12 +19,12 @@ docstring states the definition it computes.  Nothing recurses on the graph.
 """
 from __future__ import annotations
 
-import gc
 import types
 
 from .cfg import CFG, EXIT
 from .decode import Bytecode, code_of, decode
-from .dominance import (cfg_dominance_frontier, cfg_idom, cfg_post_idom, dominator_tree)
+from .dominance import (CFGDominance, cfg_dominance, cfg_dominance_frontier, cfg_post_idom,
+                        dominator_tree)
 from .liveness import Liveness
 from .loops import find_loops
 from .ssa import SSA
@@ -45,13 +45,9 @@ def analyze(fn_or_code) -> "FunctionAnalysis":
 class _analysis:
     """A `FunctionAnalysis` property computed on first access and cached in the
     instance dict (a non-data descriptor, so later reads never reach it: cheaper
-    than `functools.cached_property`, which takes a lock on 3.11).
-
-    It runs the build with the cyclic garbage collector paused (as `ssa.gc_paused`
-    does): each analysis allocates many small containers and no garbage cycles, and
-    with a large heap alive (a caller analyzing thousands of functions) the
-    collections these allocations trigger cost more than the analysis itself.  The
-    objects are still collected: the collector runs as usual once it is enabled again."""
+    than `functools.cached_property`, which takes a lock on 3.11).  The garbage
+    collector is left alone: pausing it is process-wide, for the caller's other
+    threads too."""
 
     def __init__(self, build):
         self.build = build
@@ -61,14 +57,7 @@ class _analysis:
     def __get__(self, obj, owner=None):
         if obj is None:
             return self
-        if gc.isenabled():
-            gc.disable()
-            try:
-                value = self.build(obj)
-            finally:
-                gc.enable()
-        else:
-            value = self.build(obj)
+        value = self.build(obj)
         obj.__dict__[self.name] = value
         return value
 
@@ -96,9 +85,15 @@ class FunctionAnalysis:
         return CFG(self.bytecode)
 
     @_analysis
+    def dominance(self) -> CFGDominance:
+        """The dominator pass's result: `idom`, and the joins, RPO numbers and
+        retreating edges that frontiers, loops and post-dominators reuse."""
+        return cfg_dominance(self.cfg)
+
+    @_analysis
     def idom(self) -> dict[int, int | None]:
         """Immediate dominator of every reachable block (the entry maps to None)."""
-        return cfg_idom(self.cfg)
+        return self.dominance.idom
 
     @_analysis
     def dom_tree(self) -> dict[int, list[int]]:
@@ -108,12 +103,12 @@ class FunctionAnalysis:
     @_analysis
     def dominance_frontier(self) -> dict[int, set[int]]:
         """DF(d): blocks n where d dominates a predecessor of n but not strictly n."""
-        return cfg_dominance_frontier(self.cfg, self.idom)
+        return cfg_dominance_frontier(self.cfg, self.dominance)
 
     @_analysis
     def post_idom(self) -> dict[int, int | None]:
         """Immediate post-dominators, rooted at the virtual exit `EXIT` (-1)."""
-        return cfg_post_idom(self.cfg)
+        return cfg_post_idom(self.cfg, self.dominance)
 
     @_analysis
     def _dom_intervals(self) -> dict[int, tuple[int, int]]:
@@ -146,7 +141,7 @@ class FunctionAnalysis:
     @_analysis
     def loops(self):
         """Natural loops and irreducible regions (`bcfront.analysis.loops.LoopForest`)."""
-        return find_loops(self.cfg, self.idom)
+        return find_loops(self.cfg, self.dominance)
 
     # -- dataflow ------------------------------------------------------------------
     @_analysis

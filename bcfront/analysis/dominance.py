@@ -19,7 +19,7 @@ tests can feed them random graphs; the ``cfg_*`` adapters run them on a CFG.
 from __future__ import annotations
 
 from itertools import count, islice, repeat
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Callable, Hashable, Iterable, Mapping, NamedTuple, Sequence
 
 from .cfg import CFG, EXIT, block_rpo
 
@@ -248,13 +248,29 @@ def _intersect(a, an: int, b, bn: int, out: dict, pos: dict) -> tuple:
     return a, an
 
 
-def cfg_idom(cfg: CFG) -> dict[int, int | None]:
-    """Immediate dominators of the reachable blocks; the entry maps to None."""
-    if cfg._lone:       # one block, no edge (most code objects): no retreating edge either
-        return {cfg.entry: None}
+class CFGDominance(NamedTuple):
+    """What the dominator pass over a CFG finds, beside the immediate dominators, that
+    frontiers, loops and post-dominators reuse (the facade computes it once and passes
+    it along; `cfg_dominance` makes one).  Positions are RPO numbers: a block's index
+    in `cfg.rpo`.  (A NamedTuple: immutable, and cheap to make for every code object.)"""
+    idom: dict[int, int | None]         # reachable block -> its idom (the entry: None)
+    rpo_number: dict[int, int]          # reachable block -> its position in `cfg.rpo`
+    root_preds: Sequence[int]           # the entry's reachable predecessors
+    # the reachable blocks with several predecessors: (block, RPO number, predecessors)
+    joins: Sequence[tuple[int, int, list[int]]]
+    # retreating edges (p, i) by RPO numbers (p >= i), by i then in predecessor order:
+    # empty iff the reachable graph is acyclic
+    retreating: Sequence[tuple[int, int]]
+
+
+def cfg_dominance(cfg: CFG) -> CFGDominance:
+    """Immediate dominators of the reachable blocks, with the joins and retreating
+    edges found on the way (Cooper–Harvey–Kennedy on the blocks, `_chk`)."""
+    if cfg.single_block:    # one block, no edge (most code objects): no retreating edge
+        return CFGDominance({cfg.entry: None}, {cfg.entry: 0}, (), (), ())
     blocks = cfg.blocks
     if not blocks:
-        return {}
+        return CFGDominance({}, {}, (), (), ())
     order = cfg.rpo
     partial = len(order) < len(blocks)
     root_preds = blocks[order[0]].preds
@@ -265,31 +281,36 @@ def cfg_idom(cfg: CFG) -> dict[int, int | None]:
         pos = dict(zip(order, count()))
         retreating.extend(zip(map(pos.__getitem__, root_preds), repeat(0)))
     out, joins, pos = _chk(order, blocks, True, (), partial, retreating)
-    cfg._rpo_retreating = retreating
-    cfg._dom_joins = (root_preds, joins, pos)   # for frontiers and loops
-    return out
+    return CFGDominance(out, pos, root_preds, joins, retreating)
 
 
-def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int, set[int]]:
+def cfg_idom(cfg: CFG) -> dict[int, int | None]:
+    """Immediate dominators of the reachable blocks; the entry maps to None."""
+    return cfg_dominance(cfg).idom
+
+
+def cfg_dominance_frontier(cfg: CFG, dom: CFGDominance | None = None) -> dict[int, set[int]]:
     """Dominance frontier of every reachable block (Cooper–Harvey–Kennedy's runner
-    formulation; a block with one predecessor has it for idom: only joins have runners)."""
-    if cfg._lone:
+    formulation; a block with one predecessor has it for idom: only joins have runners).
+    `dom`: the CFG's `cfg_dominance`, computed if not given."""
+    if cfg.single_block:
         return {cfg.entry: set()}
+    if dom is None:
+        dom = cfg_dominance(cfg)
+    idom = dom.idom
     if not idom:
         return {}
-    # (what `cfg_idom` left on the CFG, without a call in the common case)
-    root_preds, joins, _ = cfg.__dict__.get("_dom_joins") or _dom_joins(cfg)
     order = cfg.rpo
-    df = {b: set() for b in order}
+    df: dict[int, set[int]] = {b: set() for b in order}
     # The root is a join of the (implicit) way in and its back edges: every dominator
     # of a predecessor has it in its frontier, the root included.
     root = order[0]
-    for r in root_preds:
+    for r in dom.root_preds:
         df[r].add(root)
         while r != root:
             r = idom[r]
             df[r].add(root)
-    for b, _, ps in joins:
+    for b, _, ps in dom.joins:
         stop = idom[b]
         for r in ps:
             while r != stop:
@@ -298,47 +319,22 @@ def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int
     return df
 
 
-def _dom_joins(cfg: CFG) -> tuple:
-    """What `cfg_idom` leaves on the CFG for the phases after it (run for it if it has
-    not been): the root's reachable predecessors, the joins, the RPO numbers."""
-    hit = cfg.__dict__.get("_dom_joins")
-    if hit is None:
-        cfg_idom(cfg)
-        hit = cfg._dom_joins
-    return hit
-
-
-def cfg_rpo_numbers(cfg: CFG) -> dict[int, int]:
-    """Reachable block start -> its number in `cfg.rpo` (the dict `cfg_idom` made)."""
-    return _dom_joins(cfg)[2]
-
-
-def cfg_retreating(cfg: CFG) -> list[tuple[int, int]]:
-    """Retreating edges (p, i) of the reachable graph by RPO numbers (p >= i), by i then
-    in predecessor order: empty iff it is acyclic.  `cfg_idom` finds them (and is run
-    for them if it has not been); loops and post-dominators ask."""
-    if cfg._lone:
-        return []
-    hit = cfg.__dict__.get("_rpo_retreating")
-    if hit is None:
-        cfg_idom(cfg)
-        hit = cfg.__dict__.get("_rpo_retreating", [])
-    return hit
-
-
-def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
+def cfg_post_idom(cfg: CFG, dom: CFGDominance | None = None) -> dict[int, int | None]:
     """Immediate post-dominators, rooted at the virtual exit `EXIT` (-1).
 
     Blocks that cannot reach the exit (infinite loops) are absent.  The
     reversed graph's successors are the CFG's predecessors and vice versa;
-    blocks in `exit_preds` are the exit's (reversed) successors.
+    blocks in `exit_preds` are the exit's (reversed) successors.  `dom`: the CFG's
+    `cfg_dominance` (for its retreating edges), computed if not given.
     """
-    if cfg._lone:       # one block, which leads to the exit
+    if cfg.single_block:       # one block, which leads to the exit
         return {EXIT: None, cfg.entry: EXIT}
     blocks = cfg.blocks
     if not blocks:
         return {}
-    if len(cfg.rpo) == len(blocks) and not cfg_retreating(cfg):
+    if dom is None:
+        dom = cfg_dominance(cfg)
+    if len(cfg.rpo) == len(blocks) and not dom.retreating:
         # Acyclic with every block reachable (most functions): the forward post-order,
         # after the exit, already has every block after its successors and after its
         # post-dominators, which is all the algorithm needs of its order; no DFS of

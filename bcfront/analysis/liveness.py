@@ -40,8 +40,8 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from .cfg import CFG
-from .decode import _ints
-from .opcodes import _BIG_ENDIAN, _OPNAME
+from .columns import shared_ints
+from .opcodes import BIG_ENDIAN, OPNAME
 
 _INTROSPECTION = frozenset({"locals", "vars", "dir", "eval", "exec", "super"})
 
@@ -136,8 +136,8 @@ def _event_flags() -> tuple[bytes, bytes]:
     """opcode byte -> 1 if its masks come from `_MASKS`, 2 if they depend on the code,
     0 if it touches no variable (for bytes.translate).  The second table leaves out
     the global loads: events only when the code names an introspection builtin."""
-    every = bytes(0 if n not in _EVENTS else 2 if n in _PER_CODE else 1 for n in _OPNAME)
-    fast = bytes(0 if n in ("LOAD_GLOBAL", "LOAD_NAME") else f for n, f in zip(_OPNAME, every))
+    every = bytes(0 if n not in _EVENTS else 2 if n in _PER_CODE else 1 for n in OPNAME)
+    fast = bytes(0 if n in ("LOAD_GLOBAL", "LOAD_NAME") else f for n, f in zip(OPNAME, every))
     return every, fast
 
 
@@ -156,10 +156,10 @@ def _unit_masks(key) -> tuple[int, int]:
     an int, or (opcode, arg) after EXTENDED_ARG) if it is a `_SHAPE` or `_PAIRS`
     instruction, with variable i as bit i; (0, 0) for any other."""
     if key.__class__ is int:
-        op, arg = (key >> 8, key & 255) if _BIG_ENDIAN else (key & 255, key >> 8)
+        op, arg = (key >> 8, key & 255) if BIG_ENDIAN else (key & 255, key >> 8)
     else:
         op, arg = key
-    name = _OPNAME[op]
+    name = OPNAME[op]
     sh = _SHAPE.get(name)
     if sh is not None:
         m = 1 << arg
@@ -191,10 +191,10 @@ def _masks_by_unit() -> tuple:
     and None, which the garbage collector stops tracking (a list would be walked,
     all 65536 slots, by every full collection)."""
     out = [None] * 65536
-    for op, name in enumerate(_OPNAME):
+    for op, name in enumerate(OPNAME):
         if name in _SHAPE or name in _PAIRS:
             for arg in range(256):
-                key = op << 8 | arg if _BIG_ENDIAN else arg << 8 | op
+                key = op << 8 | arg if BIG_ENDIAN else arg << 8 | op
                 out[key] = _unit_masks(key)
     return tuple(out)
 
@@ -215,11 +215,11 @@ def gen_kill(bc, bit: dict[str, int], all_bits: int,
     n = len(ops)
     gens, kills = [0] * n, [0] * n
     for i in (range(n) if where is None else where):
-        rule = _EVENTS.get(_OPNAME[ops[i]])
+        rule = _EVENTS.get(OPNAME[ops[i]])
         g = k = 0
         if rule is not None:
             # compose backward: a read adds to gen, a write removes from gen and adds to kill
-            for kind, name in reversed(rule(_Ins(_OPNAME[ops[i]], bc.argval(i)), code)):
+            for kind, name in reversed(rule(_Ins(OPNAME[ops[i]], bc.argval(i)), code)):
                 m = all_bits if name == "*" else bit.get(name, 0)
                 if kind == "r":
                     g |= m
@@ -304,7 +304,7 @@ class Liveness:
         # by their arg
         self._flags = flags
         self._plain = plain = flags is not None and 2 not in flags
-        if cfg._lone:       # one block, no edge (most code objects): live-in is what it
+        if cfg.single_block:       # one block, no edge (most code objects): live-in is what it
             b = cfg.entry   # reads (the CFG's flag: no look at the block itself)
             g, k = _fold_plain(bc.units, flags) if plain else (None, None)
             if g is None:   # (also for plain code with EXTENDED_ARG)
@@ -340,7 +340,7 @@ class Liveness:
                 _FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names) else _FLAGS)
         # the events' positions, then their code units picked by position (fewer than
         # all the instructions a second compress would walk)
-        self._where = where = tuple(compress(_ints(len(flags)), flags))
+        self._where = where = tuple(compress(shared_ints(len(flags)), flags))
         units = _pick(bc.units, where)
         if self._plain:
             try:
@@ -370,7 +370,7 @@ class Liveness:
                                   + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)]
         for e in compress(range(len(where)), event_flags.translate(_SECOND)):
             i = where[e]
-            name = _OPNAME[bc.opcodes[i]]
+            name = OPNAME[bc.opcodes[i]]
             if name == "MAKE_CELL":     # reads the argument a cell parameter wraps
                 m = 1 << bc.args[i]
                 masks[e] = (m if self.variables[bc.args[i]] in params else 0, m)

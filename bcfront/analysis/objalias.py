@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .ssa import gc_paused
 
 E = 0  # bit index of the external object
 
@@ -367,9 +366,8 @@ class Aliases:
     """May-alias sets of a code object's locals, cells and free variables."""
 
     def __init__(self, ssa):
-        with gc_paused():
-            g = _Gen(ssa).run()
-            pts, escaped = _solve(g)
+        g = _Gen(ssa).run()
+        pts, escaped = _solve(g)
         self.objects: tuple[AbstractObject, ...] = tuple(g.objects)
         self._value_bits = {k: v for k, v in pts.items() if isinstance(k, int)}
         self._escaped = escaped
