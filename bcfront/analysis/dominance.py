@@ -13,8 +13,20 @@ Algorithm: Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm"
 formulation.  Nothing here recurses, so 10,000-block functions are fine under
 any recursion limit.
 
-The generic functions take a root and successor/predecessor callables, so the
-tests can feed them random graphs; the ``cfg_*`` adapters run them on a CFG.
+One algorithm, two implementations, on purpose:
+
+* the generic functions (`immediate_dominators`, `dominance_frontier`) take a
+  root and successor/predecessor callables, for any graph (the tests feed them
+  random graphs; `loops.natural_loops` uses them): the algorithm as the paper
+  writes it, on RPO numbers;
+* the ``cfg_*`` functions are the fast path the facade runs on a `CFG`: the same
+  algorithm on the blocks themselves (`_chk`), which skips single-predecessor
+  blocks, stops after one pass on acyclic graphs, and hands what it found on the
+  way (a `CFGDominance`) to frontiers, post-dominators and loops.
+
+The reference, written to be read, is `bcfront.analysis.reference.dominance`
+(the textbook dataflow over dominator sets);
+``tests/analysis/test_reference.py`` checks both implementations against it.
 """
 from __future__ import annotations
 
@@ -88,35 +100,6 @@ def idom_numbers(preds: Sequence[Sequence[int]]) -> list[int]:
                 changed = True
         if not (changed and cyclic):
             return doms
-
-
-def frontier_numbers(preds: Sequence[Sequence[int]], doms: Sequence[int],
-                     names: Sequence[Node] | None = None) -> list[set]:
-    """Dominance frontiers on RPO numbers (the runner formulation); the sets hold
-    `names[i]` for node i (its number when `names` is None)."""
-    if names is None:
-        names = range(len(preds))
-    df: list[set] = [set() for _ in preds]
-    for i, ps in enumerate(preds):
-        if i == 0:
-            # The root is a join of the (implicit) way in and its back edges: every
-            # dominator of a predecessor has it in its frontier, the root included.
-            root = names[0]
-            for r in ps:
-                df[r].add(root)
-                while r:
-                    r = doms[r]
-                    df[r].add(root)
-            continue
-        if len(ps) < 2:
-            continue  # a single predecessor is the idom: nothing to add
-        stop = doms[i]
-        name = names[i]
-        for r in ps:
-            while r != stop:
-                df[r].add(name)
-                r = doms[r]
-    return df
 
 
 def immediate_dominators(entry: Node, succs: Callable[[Node], Iterable[Node]],

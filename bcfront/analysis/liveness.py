@@ -82,6 +82,15 @@ _EVENTS = {
 }
 
 
+def instruction_events(ins, code) -> list[tuple[str, str]]:
+    """The reads (``"r"``) and writes (``"w"``) of variables that `ins` (an `Instr` of
+    `code`) does, in execution order, as ``(kind, name)``; the name ``"*"`` stands for
+    every variable.  The definition the module docstring gives, one instruction at a
+    time (the reference liveness reads it; the fast path folds it into masks)."""
+    rule = _EVENTS.get(ins.opname)
+    return [] if rule is None else rule(ins, code)
+
+
 _POW2 = [1 << i for i in range(64)]
 
 
