@@ -93,7 +93,11 @@ class FunctionAnalysis:
     @_analysis
     def idom(self) -> dict[int, int | None]:
         """Immediate dominator of every reachable block (the entry maps to None)."""
-        return self.dominance.idom
+        # (`dominance` filled in here when not computed yet: one descriptor call less)
+        dom = self.__dict__.get("dominance")
+        if dom is None:
+            dom = self.__dict__["dominance"] = cfg_dominance(self.cfg)
+        return dom.idom
 
     @_analysis
     def dom_tree(self) -> dict[int, list[int]]:

@@ -105,7 +105,7 @@ from .bytecode import (Bytecode, ExceptionEntry, Instr, parse_exception_table,  
 from .columns import byte_sum, positions_flagged
 from .decode_checks import args_fit, check_args, check_structure, lands, resumes
 from .opcodes import (ARG_OF_UNIT, ARGS, EXTENDED_ARG, EXTENDED_ARG_BYTE, JUMP_FLAGS, K_JBACK,
-                      K_JFWD, KIND_OF, MAX_SIZE, PY, RESUME, SIZE, SIZE2, SUPPORTED, UNITS)
+                      K_JFWD, KIND_OF, MAX_SIZE, PY, RESUME, SIZE, SIZE2, SUPPORTED, UNITS, UnitInfo)
 from .versions import guess_version
 
 
@@ -119,7 +119,7 @@ class BytecodeVersionError(BcfrontError, ValueError):
 
 # -- what the caller passed --------------------------------------------------
 
-def code_of(obj) -> types.CodeType:
+def code_of(obj: object) -> types.CodeType:
     """The code object behind a function, method, or code object; TypeError otherwise."""
     if isinstance(obj, types.CodeType):
         return obj
@@ -136,7 +136,7 @@ def code_of(obj) -> types.CodeType:
     raise TypeError(f"bcfront.analyze needs a Python function or code object, got {_describe(obj)}")
 
 
-def _describe(obj) -> str:
+def _describe(obj: object) -> str:
     if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType)):
         return f"the built-in {getattr(obj, '__qualname__', obj)!s} (implemented in C, it has no bytecode)"
     if isinstance(obj, type):
@@ -149,7 +149,7 @@ def _describe(obj) -> str:
 
 # -- decoding ------------------------------------------------------------------
 
-def decode(obj) -> Bytecode:
+def decode(obj: object) -> Bytecode:
     """Decode a function or code object into a `Bytecode`.
 
     Raises TypeError for objects without bytecode and `BytecodeVersionError`
@@ -248,7 +248,8 @@ _EVEN_OFFSETS: list[int] = []
 _EXTENDED_ARG_FLAGS = bytes(c == EXTENDED_ARG for c in range(256))
 
 
-def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
+def _decode_plain(code: types.CodeType, raw: bytes, ops: bytes, opbytes: bytes,
+                  starts: list[int], words: list[int]) -> Bytecode:
     """The columns of bytecode without EXTENDED_ARG, each mapped in C, checked (most code
     objects: the common case's checks inline, `check_structure` only to say what is wrong)."""
     args = _args_of(words)
@@ -277,14 +278,15 @@ def _decode_plain(code, raw, ops, opbytes, starts, words) -> Bytecode:
 _PY311 = PY == (3, 11)
 
 
-def _args_of(words: list[int]) -> list:
+def _args_of(words: list[int]) -> list[int | None]:
     """The args of these code units as dis reports them (None for an opcode without one,
     for EXTENDED_ARG, and for an opcode that does not exist: `args_fit` refuses those), by
     one itemgetter over the unit-indexed table (in C; it returns a tuple for two or more)."""
     return list(itemgetter(*words)(ARG_OF_UNIT)) if len(words) > 1 else [ARG_OF_UNIT[words[0]]]
 
 
-def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
+def _decode_extended(code: types.CodeType, raw: bytes, ops: bytes, opbytes: bytes,
+                     starts: list[int], words: list[int]) -> Bytecode | None:
     """The columns of bytecode with EXTENDED_ARG prefixes (big functions), folding each
     run of prefixes into the instruction after it; the result is the careful walk's
     (`_decode_prefixed`), which the caller runs instead where this returns None: on
@@ -299,7 +301,7 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
         args = _args_of(words)          # None for the prefixes
         # `Bytecode.units`: the code unit, or (opcode, arg) for a prefixed instruction
         units = words.copy()
-        folded: dict[int, tuple] = {}   # position of a prefixed instruction -> UNITS entry
+        folded: dict[int, UnitInfo] = {}   # position of a prefixed instruction -> UNITS entry
         prefixes: dict[int, int] = {}   # offset of a prefix -> the instruction's offset
         i, arg = None, 0                # the run of prefixes at hand: its first, its bits
         for p in positions_flagged(opbytes, _EXTENDED_ARG_FLAGS):  # each prefix, in order
@@ -338,12 +340,12 @@ def _decode_extended(code, raw, ops, opbytes, starts, words) -> Bytecode | None:
 _NOT_EXTENDED_ARG = bytes(c != EXTENDED_ARG for c in range(256))
 
 
-def _decode_prefixed(code, raw, n) -> Bytecode:
+def _decode_prefixed(code: types.CodeType, raw: bytes, n: int) -> Bytecode:
     """The careful path, one instruction at a time, folding EXTENDED_ARG prefixes: a jump
     or table entry aimed at a prefix goes to the instruction it extends."""
     offsets, opcodes, args, targets = [], bytearray(), [], []
     prefixes: dict[int, int] = {}
-    checks: set = set()         # the distinct (opcode, arg) summaries, for check_args
+    checks: set[UnitInfo] = set()   # the distinct (opcode, arg) summaries, for check_args
     for start, k, info in prefixed_units(raw, n):
         shared, kind, size, delta = info
         checks.add(info)
@@ -363,7 +365,8 @@ def _decode_prefixed(code, raw, n) -> Bytecode:
     return Bytecode(code, offsets, bytes(opcodes), args, targets, 2 * n, table, PY)
 
 
-def _fold_table(table: tuple[ExceptionEntry, ...], prefixes: dict[int, int]):
+def _fold_table(table: tuple[ExceptionEntry, ...],
+                prefixes: dict[int, int]) -> tuple[ExceptionEntry, ...]:
     """The exception table with entries that start or jump at an EXTENDED_ARG prefix
     moved to the instruction it extends."""
     if not prefixes:

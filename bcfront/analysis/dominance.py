@@ -31,6 +31,7 @@ The reference, written to be read, is `bcfront.analysis.reference.dominance`
 from __future__ import annotations
 
 from itertools import count, islice, repeat
+from types import MappingProxyType
 from typing import Callable, Hashable, Iterable, Mapping, NamedTuple, Sequence
 
 from .cfg import CFG, EXIT, block_rpo
@@ -237,7 +238,7 @@ class CFGDominance(NamedTuple):
     it along; `cfg_dominance` makes one).  Positions are RPO numbers: a block's index
     in `cfg.rpo`.  (A NamedTuple: immutable, and cheap to make for every code object.)"""
     idom: dict[int, int | None]         # reachable block -> its idom (the entry: None)
-    rpo_number: dict[int, int]          # reachable block -> its position in `cfg.rpo`
+    rpo_number: Mapping[int, int]       # reachable block -> its position in `cfg.rpo`
     root_preds: Sequence[int]           # the entry's reachable predecessors
     # the reachable blocks with several predecessors: (block, RPO number, predecessors)
     joins: Sequence[tuple[int, int, list[int]]]
@@ -246,11 +247,18 @@ class CFGDominance(NamedTuple):
     retreating: Sequence[tuple[int, int]]
 
 
+_new = tuple.__new__
+_FIRST = MappingProxyType({0: 0})   # a one-block CFG's RPO numbers (its entry is offset 0)
+
+
 def cfg_dominance(cfg: CFG) -> CFGDominance:
     """Immediate dominators of the reachable blocks, with the joins and retreating
     edges found on the way (Cooper–Harvey–Kennedy on the blocks, `_chk`)."""
     if cfg.single_block:    # one block, no edge (most code objects): no retreating edge
-        return CFGDominance({cfg.entry: None}, {cfg.entry: 0}, (), (), ())
+        # (tuple.__new__: a NamedTuple's own __new__ is a Python function, slower)
+        entry = cfg.entry
+        first = _FIRST if entry == 0 else MappingProxyType({entry: 0})
+        return _new(CFGDominance, ({entry: None}, first, (), (), ()))
     blocks = cfg.blocks
     if not blocks:
         return CFGDominance({}, {}, (), (), ())
@@ -264,7 +272,7 @@ def cfg_dominance(cfg: CFG) -> CFGDominance:
         pos = dict(zip(order, count()))
         retreating.extend(zip(map(pos.__getitem__, root_preds), repeat(0)))
     out, joins, pos = _chk(order, blocks, True, (), partial, retreating)
-    return CFGDominance(out, pos, root_preds, joins, retreating)
+    return _new(CFGDominance, (out, pos, root_preds, joins, retreating))
 
 
 def cfg_idom(cfg: CFG) -> dict[int, int | None]:

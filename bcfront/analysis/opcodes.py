@@ -12,6 +12,7 @@ from __future__ import annotations
 import dis
 import re
 import sys
+from typing import Any, Union
 
 PY = sys.version_info[:2]
 SUPPORTED = ((3, 11), (3, 12), (3, 13))
@@ -105,7 +106,13 @@ def _stack_effects(op: int, arg: int | None) -> tuple[int, int | None]:
     return eff
 
 
-class _UnitInfo(dict):
+# A `UNITS` value: (the shared tail of an `Instr`, kind, code units incl. caches, jump
+# displacement from the instruction's offset or None)
+UnitInfo = tuple[tuple[Any, ...], int, int, "int | None"]
+UnitKey = Union[int, tuple[int, int]]     # a plain code unit, or (opcode, arg)
+
+
+class _UnitInfo(dict[UnitKey, "UnitInfo | None"]):
     """(op byte, arg) -> what every instruction with them shares, computed once per process.
 
     Keys are the raw 16-bit code unit (``op | arg_byte << 8`` as the machine
@@ -116,7 +123,8 @@ class _UnitInfo(dict):
     EXTENDED_ARG maps to None.
     """
 
-    def __missing__(self, key):
+    def __missing__(self, key: UnitKey) -> UnitInfo | None:
+        arg: int | None
         if isinstance(key, int):
             op, arg = (key >> 8, key & 255) if BIG_ENDIAN else (key & 255, key >> 8)
         else:

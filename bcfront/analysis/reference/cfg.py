@@ -73,9 +73,9 @@ def build_cfg(bc: Bytecode) -> RefCFG:
         blk = blocks[b]
         last = instrs[blk.stop - 1]
         after = starts[k + 1] if k + 1 < len(starts) else None
-        if last.is_jump:
+        if last.jump_target is not None and last.is_jump:
             blk.succs.append((last.jump_target, "jump"))
-        elif last.is_branch:
+        elif last.jump_target is not None and last.is_branch:
             blk.succs.append((last.jump_target, "branch"))
         falls = not (last.is_jump or last.is_terminator)
         if falls and after is not None:

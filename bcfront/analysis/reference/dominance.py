@@ -16,14 +16,17 @@ Quadratic in the number of blocks; the fast versions are `bcfront.analysis.domin
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import TypeVar
 
 from ..cfg import EXIT
 from .cfg import RefCFG
 
+N = TypeVar("N", bound=Hashable)     # a graph's nodes
 
-def dominator_sets(root: Hashable, nodes: list[Hashable],
-                   preds: Callable[[Hashable], Iterable[Hashable]]) -> dict[Hashable, set]:
+
+def dominator_sets(root: N, nodes: Sequence[N],
+                   preds: Callable[[N], Iterable[N]]) -> dict[N, set[N]]:
     """Dom(n) for every node of `nodes` (those reachable from `root`, root first)."""
     everything = set(nodes)
     dom = {n: set(everything) for n in nodes}
@@ -45,19 +48,18 @@ def dominator_sets(root: Hashable, nodes: list[Hashable],
     return dom
 
 
-def immediate_dominators(dom: dict[Hashable, set]) -> dict[Hashable, Hashable | None]:
+def immediate_dominators(dom: dict[N, set[N]]) -> dict[N, N | None]:
     """idom(n): the strict dominator of n with the most dominators (the root: None)."""
-    idom: dict[Hashable, Hashable | None] = {}
+    idom: dict[N, N | None] = {}
     for n, ds in dom.items():
         strict = ds - {n}
         idom[n] = max(strict, key=lambda d: len(dom[d])) if strict else None
     return idom
 
 
-def frontiers(dom: dict[Hashable, set],
-              edges: Iterable[tuple[Hashable, Hashable]]) -> dict[Hashable, set]:
+def frontiers(dom: dict[N, set[N]], edges: Iterable[tuple[N, N]]) -> dict[N, set[N]]:
     """DF(d) = {n : some edge p -> n with d in Dom(p) and d not strictly dominating n}."""
-    df: dict[Hashable, set] = {n: set() for n in dom}
+    df: dict[N, set[N]] = {n: set() for n in dom}
     for p, n in edges:
         if p not in dom or n not in dom:
             continue

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import CodeType
+from typing import cast
 
 from ..bytecode import Instr
 from ..liveness import instruction_events, variables_of
 from .cfg import RefCFG
 
-Key = tuple            # a value's name, as in the module docstring
+Key = tuple[object, ...]       # a value's name, as in the module docstring
 
 # the instructions whose reads of a local are SSA uses (the fast version's `uses`)
 LOCAL_READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST",
@@ -89,9 +90,10 @@ def build_ssa(cfg: RefCFG, idom: dict[int, int | None], df: dict[int, set[int]],
     phis = place_phis(cfg, df, live_in, written, local_names)
     children: dict[int, list[int]] = {b: [] for b in cfg.rpo}
     for b in cfg.rpo:
-        if idom[b] is not None:
-            children[idom[b]].append(b)
-    phi_args: dict[tuple[int, str], list] = {}
+        d = idom[b]
+        if d is not None:
+            children[d].append(b)
+    phi_args: dict[tuple[int, str], list[list[object]]] = {}
     for b, xs in phis.items():
         incoming = [(p, kind) for p in dict.fromkeys(cfg.blocks[b].preds) if p in idom
                     for s, kind in cfg.blocks[p].succs if s == b]
@@ -105,7 +107,8 @@ def build_ssa(cfg: RefCFG, idom: dict[int, int | None], df: dict[int, set[int]],
     while work:                                  # the dominator tree, parents first
         b = work.pop()
         blk = cfg.blocks[b]
-        env = dict(start_env if idom[b] is None else exit_env[idom[b]])
+        d = idom[b]
+        env = dict(start_env if d is None else exit_env[d])
         for x in phis.get(b, ()):
             env[x] = ("phi", b, x)
         seen: dict[str, list[Key]] = {x: [] for x in local_names}  # values before each instr
@@ -128,4 +131,6 @@ def build_ssa(cfg: RefCFG, idom: dict[int, int | None], df: dict[int, set[int]],
                     if arg[0] == (b, kind):
                         arg[1] = frozenset(seen[x]) if kind == "exception" else env[x]
         work.extend(reversed(children[b]))
-    return RefSSA(phis, {k: [tuple(a) for a in v] for k, v in phi_args.items()}, reads, defs)
+    args = {k: [(cast(tuple[int, str], edge), value) for edge, value in v]
+            for k, v in phi_args.items()}
+    return RefSSA(phis, args, reads, defs)

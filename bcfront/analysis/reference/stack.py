@@ -45,7 +45,7 @@ def stack_depths(bc: Bytecode) -> list[int]:
             raise StackDepthError(f"instruction {ins.offset} pops below the bottom")
         if not (ins.is_jump or ins.is_terminator) and i + 1 < len(instrs):
             reach(i + 1, d - eff.pops + len(eff.fall))
-        if ins.is_jump or ins.is_branch:
+        if ins.jump_target is not None and (ins.is_jump or ins.is_branch):
             reach(position[ins.jump_target], d - eff.pops + len(eff.jump))
         entry = bc.handler_for(ins.offset)
         if entry is not None:
