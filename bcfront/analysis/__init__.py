@@ -20,20 +20,30 @@ docstring states the definition it computes.  Nothing recurses on the graph.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from .bytecode import Bytecode
 from .cfg import CFG, EXIT
-from .decode import Bytecode, code_of, decode
+from .decode import code_of, decode
 from .dominance import (CFGDominance, cfg_dominance, cfg_dominance_frontier, cfg_post_idom,
                         dominator_tree)
 from .liveness import Liveness
-from .loops import find_loops
+from .loops import LoopForest, find_loops
 from .ssa import SSA
 from .stack import StackInfo
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .objalias import Aliases
+
 __all__ = ["analyze", "FunctionAnalysis", "EXIT"]
 
+T = TypeVar("T")
 
-def analyze(fn_or_code) -> "FunctionAnalysis":
+
+def analyze(fn_or_code: object) -> FunctionAnalysis:
     """Analysis of a function, method or code object (TypeError for anything else)."""
     if isinstance(fn_or_code, FunctionAnalysis):
         return fn_or_code
@@ -42,19 +52,26 @@ def analyze(fn_or_code) -> "FunctionAnalysis":
     return FunctionAnalysis(code_of(fn_or_code))
 
 
-class _analysis:
+class _analysis(Generic[T]):
     """A `FunctionAnalysis` property computed on first access and cached in the
     instance dict (a non-data descriptor, so later reads never reach it: cheaper
     than `functools.cached_property`, which takes a lock on 3.11).  The garbage
     collector is left alone: pausing it is process-wide, for the caller's other
     threads too."""
 
-    def __init__(self, build):
+    def __init__(self, build: Callable[[FunctionAnalysis], T]):
         self.build = build
         self.name = build.__name__
         self.__doc__ = build.__doc__
 
-    def __get__(self, obj, owner=None):
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _analysis[T]: ...
+
+    @overload
+    def __get__(self, obj: FunctionAnalysis, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: FunctionAnalysis | None,
+                owner: type | None = None) -> T | _analysis[T]:
         if obj is None:
             return self
         value = self.build(obj)
@@ -143,28 +160,28 @@ class FunctionAnalysis:
         return ia is not None and ib is not None and ia[0] <= ib[0] and ib[1] <= ia[1]
 
     @_analysis
-    def loops(self):
+    def loops(self) -> LoopForest:
         """Natural loops and irreducible regions (`bcfront.analysis.loops.LoopForest`)."""
         return find_loops(self.cfg, self.dominance)
 
     # -- dataflow ------------------------------------------------------------------
     @_analysis
-    def stack(self):
+    def stack(self) -> StackInfo:
         """Stack depth before each instruction and the slots it reads and writes."""
         return StackInfo(self.cfg)
 
     @_analysis
-    def liveness(self):
+    def liveness(self) -> Liveness:
         """Live locals, cells and free variables per block and instruction."""
         return Liveness(self.cfg)
 
     @_analysis
-    def ssa(self):
+    def ssa(self) -> SSA:
         """SSA values of locals and stack slots, phis, def-use chains."""
         return SSA(self.cfg, self.idom, self.dominance_frontier, self.liveness, self.stack)
 
     @_analysis
-    def aliases(self):
+    def aliases(self) -> Aliases:
         """Flow-insensitive may-alias information about the objects locals hold."""
         from .objalias import Aliases
         return Aliases(self.ssa)
@@ -188,7 +205,7 @@ class FunctionAnalysis:
         from .render import to_text
         return to_text(self)
 
-    def render(self, console=None) -> None:
+    def render(self, console: Console | None = None) -> None:
         """Print the report: with rich when `console` is given or stdout is a terminal."""
         from .render import render
         render(self, console)
@@ -198,7 +215,7 @@ class FunctionAnalysis:
         from .render import to_dot
         return to_dot(self)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict in the schema documented in `bcfront.analysis.render`."""
         from .render import to_dict
         return to_dict(self)

@@ -18,6 +18,7 @@ from itertools import compress, repeat
 from operator import add
 from typing import NamedTuple
 
+from .cpython import varname_from_oparg
 from .columns import positions_flagged
 from .opcodes import (ARGREPR, CONDITIONAL, EXTENDED_ARG_BYTE, JUMP_FLAGS, K_CONST, K_INT, K_LOCAL,
                       KIND, KIND_REPR, SHARED, SIZE, TERMINATORS, UNITS, resolve_argval)
@@ -187,7 +188,7 @@ class Bytecode:
             return self.targets[i]
         code = self.code
         return resolve_argval(KIND[op], self.args[i], code.co_consts, code.co_names,
-                       code._varname_from_oparg)
+                       varname_from_oparg(code))
 
     def index_of(self, offset: int) -> int:
         try:
@@ -248,7 +249,7 @@ def _instructions_from_columns(code, raw, ops, positions) -> tuple[Instr, ...] |
     # argval of a non-jump instruction depends only on its code unit: resolve each
     # distinct unit once (the common kinds inline: this loop is hot)
     argvals = {}
-    consts, names, local, table = code.co_consts, code.co_names, code._varname_from_oparg, UNITS
+    consts, names, local, table = code.co_consts, code.co_names, varname_from_oparg(code), UNITS
     try:
         for w in set(words):
             shared, kind, size, delta = table[w]
@@ -275,7 +276,7 @@ def _instructions_from_columns(code, raw, ops, positions) -> tuple[Instr, ...] |
 def _instructions_one_by_one(code, raw, positions) -> list[Instr]:
     """The careful path: one instruction at a time, folding EXTENDED_ARG prefixes."""
     n = len(raw) >> 1
-    consts, names, local = code.co_consts, code.co_names, code._varname_from_oparg
+    consts, names, local = code.co_consts, code.co_names, varname_from_oparg(code)
     out = []
     for start, k, (shared, kind, size, delta) in prefixed_units(raw, n):
         off = 2 * k

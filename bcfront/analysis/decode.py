@@ -98,6 +98,7 @@ from array import array
 from itertools import accumulate, compress
 from operator import itemgetter
 
+from .cpython import adaptive_code
 from ..errors import BcfrontError
 # (the model is re-exported: callers import `Bytecode`, `Instr` and friends from here)
 from .bytecode import (Bytecode, ExceptionEntry, Instr, parse_exception_table,  # noqa: F401
@@ -269,7 +270,7 @@ def _decode_plain(code: types.CodeType, raw: bytes, ops: bytes, opbytes: bytes,
     # (or after the prologue), 3.11's caches still zero, every jump and table entry on
     # an instruction
     if opbytes[0] != RESUME and not resumes(opbytes) \
-            or _PY311 and code._co_code_adaptive != raw \
+            or _PY311 and adaptive_code(code) != raw \
             or (jumps or table) and not lands(raw, len(raw), jumps, table):
         return _checked(bc)
     return bc

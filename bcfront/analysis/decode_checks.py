@@ -16,15 +16,17 @@ from __future__ import annotations
 import dis
 import re
 import types
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from .cpython import adaptive_code, varname_from_oparg
 from .opcodes import (CACHES, CMP_SHIFT, EXTENDED_ARG, JUMP_OPS, KIND, LOW_NIBBLE, OPNAME,
                       RESUME, K_BAD, K_CONST, K_INT, K_LOCAL, K_NAME, K_NAME1, K_NAME2, K_PAIR,
-                      PY, resolve_argval)
+                      PY, UnitInfo, resolve_argval)
 from .versions import PROLOGUE as _PROLOGUE
 
 if TYPE_CHECKING:
-    from .bytecode import Bytecode
+    from .bytecode import Bytecode, ExceptionEntry
 
 
 # -- arguments ------------------------------------------------------------------
@@ -134,16 +136,16 @@ def _fast_locals(code: types.CodeType) -> int:
 
 def _has_local(code: types.CodeType, k: int) -> bool:
     try:
-        code._varname_from_oparg(k)
+        varname_from_oparg(code)(k)
     except IndexError:
         return False
     return True
 
 
-def check_args(code, infos) -> None:
+def check_args(code: types.CodeType, infos: Iterable[UnitInfo]) -> None:
     """Resolve the argval of each distinct non-jump (opcode, arg): an argument out of
     range for this code object's tables raises (IndexError), as dis would."""
-    consts, names, local = code.co_consts, code.co_names, code._varname_from_oparg
+    consts, names, local = code.co_consts, code.co_names, varname_from_oparg(code)
     for shared, kind, _, delta in infos:
         if delta is None and kind > K_INT:
             resolve_argval(kind, shared[2], consts, names, local)
@@ -157,7 +159,7 @@ def check_structure(bc: Bytecode) -> str | None:
     if not ops:
         return "empty bytecode"
     if ops[0] != RESUME:       # else the prologue's opcodes, then RESUME
-        k = _PROLOGUE_RUN.match(ops).end()
+        k = _prologue_end(ops)
         if k == len(ops):
             return "no RESUME instruction"
         if ops[k] != RESUME:
@@ -169,7 +171,7 @@ def check_structure(bc: Bytecode) -> str | None:
     jumps = bc.jumps
     if not bc.exception_table and not (JUMP_OPS.search(ops) if jumps is None else jumps):
         return None     # no jump and no table entry: nothing else can point anywhere
-    if bc.raw is not None and lands(bc.raw, bc.end, jumps, bc.exception_table):
+    if bc.raw is not None and lands(bc.raw, bc.end, jumps or (), bc.exception_table):
         return None
     starts = set(offsets)
     targets = set(bc.targets)
@@ -188,11 +190,18 @@ def check_structure(bc: Bytecode) -> str | None:
 def resumes(ops: bytes) -> bool:
     """Whether RESUME follows the prologue's opcodes (`check_structure`'s first check, on
     bytecode that does not start with RESUME)."""
-    k = _PROLOGUE_RUN.match(ops).end()
+    k = _prologue_end(ops)
     return k < len(ops) and ops[k] == RESUME
 
 
-def lands(raw: bytes, end: int, jumps: list, table) -> bool:
+def _prologue_end(ops: bytes) -> int:
+    """Where the run of prologue opcodes at the start of `ops` ends."""
+    run = _PROLOGUE_RUN.match(ops)
+    return 0 if run is None else run.end()
+
+
+def lands(raw: bytes, end: int, jumps: Iterable[int],
+          table: Iterable[ExceptionEntry]) -> bool:
     """Whether every jump target (`jumps`) and exception-table entry of column-decoded
     bytecode is an instruction (an entry's end: up to the end), tested on co_code (`raw`,
     where an instruction is a unit whose opcode is neither 0 nor EXTENDED_ARG) rather than
@@ -222,7 +231,7 @@ def _check_caches_311(bc: Bytecode) -> str | None:
     # still in them (and the adaptive bytes equal co_code).  Non-zero "caches"
     # under unquickened opcodes are another version's instructions read with
     # 3.11's cache layout.
-    adaptive = bc.code._co_code_adaptive
+    adaptive = adaptive_code(bc.code)
     if adaptive == bc.code.co_code:
         return None
     for off, op in zip(bc.offsets, bc.opcodes):

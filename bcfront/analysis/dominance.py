@@ -30,13 +30,15 @@ The reference, written to be read, is `bcfront.analysis.reference.dominance`
 """
 from __future__ import annotations
 
+from collections.abc import Container
 from itertools import count, islice, repeat
 from types import MappingProxyType
-from typing import Callable, Hashable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, NamedTuple, Sequence, TypeVar, cast
 
-from .cfg import CFG, EXIT, block_rpo
+from .cfg import CFG, EXIT, Block, block_rpo
 
 Node = Hashable
+N = TypeVar("N", bound=Hashable)     # a graph's nodes, where the result keeps their type
 
 
 def reverse_postorder(entry: Node, succs: Callable[[Node], Iterable[Node]]) -> list[Node]:
@@ -129,9 +131,9 @@ def dominance_frontier(idom: Mapping[Node, Node | None],
     return df
 
 
-def dominator_tree(idom: Mapping[Node, Node | None]) -> dict[Node, list[Node]]:
+def dominator_tree(idom: Mapping[N, N | None]) -> dict[N, list[N]]:
     """Children of each node in the dominator tree, in key order of `idom`."""
-    tree: dict[Node, list[Node]] = {n: [] for n in idom}
+    tree: dict[N, list[N]] = {n: [] for n in idom}
     for n, d in idom.items():
         if d is not None:
             tree[d].append(n)
@@ -151,8 +153,9 @@ def dominates(idom: Mapping[Node, Node | None], a: Node, b: Node) -> bool:
 
 # -- CFG adapters ------------------------------------------------------------
 
-def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
-         retreating: list | None) -> tuple[dict, list]:
+def _chk(order: list[int], blocks: dict[int, Block], forward: bool, exits: Container[int],
+         partial: bool, retreating: list[tuple[int, int]] | None
+         ) -> tuple[dict[int, int | None], list[tuple[int, int, list[int]]], dict[int, int]]:
     """Cooper–Harvey–Kennedy on the blocks themselves: `order` is a reverse post-order
     of the graph (root first), a block's predecessors are its `preds` (`forward`) or
     its `succs` (the reversed graph, rooted at the virtual exit), and the blocks in
@@ -167,9 +170,9 @@ def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
     every predecessor list, and a node with one predecessor (most of them) has it
     for idom without more work."""
     root = order[0]
-    out = {root: None}
+    out: dict[int, Any] = {root: None}      # (int | None: only the root maps to None)
     pos = dict(zip(order, count()))
-    joins = []
+    joins: list[tuple[int, int, list[int]]] = []
     cyclic = False
     for blk in map(blocks.__getitem__, islice(order, 1, None)):
         b = blk.start
@@ -219,7 +222,8 @@ def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
     return out, joins, pos
 
 
-def _intersect(a, an: int, b, bn: int, out: dict, pos: dict) -> tuple:
+def _intersect(a: int, an: int, b: int, bn: int, out: dict[int, Any],
+               pos: dict[int, int]) -> tuple[int, int]:
     """The nearest common dominator of `a` and `b` (RPO numbers `an`, `bn`), and its
     RPO number: walk the later finger up the tree until the two meet."""
     while an != bn:
@@ -296,17 +300,18 @@ def cfg_dominance_frontier(cfg: CFG, dom: CFGDominance | None = None) -> dict[in
     # The root is a join of the (implicit) way in and its back edges: every dominator
     # of a predecessor has it in its frontier, the root included.
     root = order[0]
+    up = cast(Mapping[int, int], idom)     # (only the root maps to None: no runner gets there)
     for r in dom.root_preds:
         df[r].add(root)
         while r != root:
-            r = idom[r]
+            r = up[r]
             df[r].add(root)
     for b, _, ps in dom.joins:
         stop = idom[b]
         for r in ps:
             while r != stop:
                 df[r].add(b)
-                r = idom[r]
+                r = up[r]
     return df
 
 

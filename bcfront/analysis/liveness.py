@@ -39,6 +39,7 @@ from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
 
+from .cpython import varname_from_oparg
 from .cfg import CFG
 from .columns import shared_ints
 from .opcodes import BIG_ENDIAN, OPNAME
@@ -244,7 +245,7 @@ def _numbered_alike(code, variables) -> bool:
     """Whether fast-locals slot i holds ``variables[i]`` for every i, and no slot is
     left over (a class body's ``__class__`` cell next to a free ``__class__`` has two
     slots for one name)."""
-    local = code._varname_from_oparg
+    local = varname_from_oparg(code)
     if tuple(map(local, range(len(variables)))) != variables:
         return False
     try:

@@ -32,7 +32,10 @@ Constants (ints, strings, tuples of constants) are immutable and not tracked.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from .ssa import SSA
 
 
 E = 0  # bit index of the external object
@@ -54,7 +57,7 @@ def _bits(m: int):
 class _Gen:
     """Constraint generator: turns SSA into (kind, ...) tuples over variable keys."""
 
-    def __init__(self, ssa):
+    def __init__(self, ssa: SSA) -> None:
         self.ssa = ssa
         self.objects = [AbstractObject("external", "external", None)]
         self.obj_index: dict[str, int] = {"external": 0}
@@ -365,7 +368,7 @@ def _solve(g: _Gen):
 class Aliases:
     """May-alias sets of a code object's locals, cells and free variables."""
 
-    def __init__(self, ssa):
+    def __init__(self, ssa: SSA) -> None:
         g = _Gen(ssa).run()
         pts, escaped = _solve(g)
         self.objects: tuple[AbstractObject, ...] = tuple(g.objects)

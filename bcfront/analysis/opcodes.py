@@ -14,6 +14,8 @@ import re
 import sys
 from typing import Any, Union
 
+from .cpython import dis_table
+
 PY = sys.version_info[:2]
 SUPPORTED = ((3, 11), (3, 12), (3, 13))
 
@@ -47,7 +49,7 @@ def _host_tables():
         if code < 256 and not name.startswith("INSTRUMENTED_") \
                 and name not in ("CACHE", "RESERVED", "ENTER_EXECUTOR"):
             names[code] = name
-    entries = dis._inline_cache_entries  # list before 3.13, dict keyed by name in 3.13
+    entries = dis_table("_inline_cache_entries")  # list before 3.13, dict keyed by name in 3.13
     for code in range(256):
         name = dis.opname[code]
         caches[code] = entries.get(name, 0) if isinstance(entries, dict) else entries[code]
@@ -243,7 +245,7 @@ def _flags_repr(flag_names):
 
 
 def _nb_op_repr(i):
-    return dis._nb_ops[i.arg][1]
+    return dis_table("_nb_ops")[i.arg][1]
 
 
 def _cmp_repr(i):
@@ -270,8 +272,8 @@ ARGREPR = {
     "BINARY_OP": _nb_op_repr,
     "MAKE_FUNCTION": _flags_repr(getattr(dis, "MAKE_FUNCTION_FLAGS", ())),
     "SET_FUNCTION_ATTRIBUTE": _flags_repr(getattr(dis, "FUNCTION_ATTR_FLAGS", ())),
-    "CALL_INTRINSIC_1": lambda i: dis._intrinsic_1_descs[i.arg],
-    "CALL_INTRINSIC_2": lambda i: dis._intrinsic_2_descs[i.arg],
+    "CALL_INTRINSIC_1": lambda i: dis_table("_intrinsic_1_descs")[i.arg],
+    "CALL_INTRINSIC_2": lambda i: dis_table("_intrinsic_2_descs")[i.arg],
 }
 
 

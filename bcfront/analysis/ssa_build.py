@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .cpython import varname_from_oparg
 from .columns import SHARED_INTS, shared_ints
 from .opcodes import OPNAME
 from .ssa_phis import has_edge_phis, place
@@ -147,7 +148,7 @@ class Builder:
 
     def local(self, arg: int) -> str:
         """The name a local-variable opcode's arg stands for."""
-        return self.code._varname_from_oparg(arg)
+        return varname_from_oparg(self.code)(arg)
 
     def new(self, kind: str, var, b: int, offset, args=()) -> int:
         """A new value record; its id."""
@@ -238,7 +239,7 @@ class Builder:
         args, offsets = self.bc.args, self.bc.offsets
         effs = st_effs = self.stack.effects
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
-        cell_params, varname = self.cell_params, self.code._varname_from_oparg
+        cell_params, varname = self.cell_params, varname_from_oparg(self.code)
         nv = self.nv
         prev = None
         for b in order:
