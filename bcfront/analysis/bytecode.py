@@ -16,14 +16,18 @@ import bisect
 import types
 from itertools import compress, repeat
 from operator import add
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from typing import NamedTuple, Optional
 
 from .cpython import varname_from_oparg
 from .columns import positions_flagged
 from .opcodes import (ARGREPR, CONDITIONAL, EXTENDED_ARG_BYTE, JUMP_FLAGS, K_CONST, K_INT, K_LOCAL,
-                      KIND, KIND_REPR, SHARED, SIZE, TERMINATORS, UNITS, resolve_argval)
+                      KIND, KIND_REPR, SHARED, SIZE, TERMINATORS, UNITS, UnitInfo, UnitKey,
+                      resolve_argval)
 
 _new = tuple.__new__
+# an instruction's source positions: (lineno, end_lineno, col, end_col), each maybe None
+Positions = tuple[Optional[int], Optional[int], Optional[int], Optional[int]]
 
 
 
@@ -60,7 +64,7 @@ class Instr(NamedTuple):
     start_offset: int           # first EXTENDED_ARG prefix, else == offset
     next_offset: int            # offset of the following instruction (caches skipped)
     jump_target: int | None     # offset control may jump to (dis's target, prefix skipped)
-    positions: tuple            # (lineno, end_lineno, col, end_col), as dis reports them
+    positions: Positions        # (lineno, end_lineno, col, end_col), as dis reports them
     argval: object              # as dis reports it
     opname: str                 # as dis reports it
     opcode: int
@@ -72,7 +76,8 @@ class Instr(NamedTuple):
     @property
     def argrepr(self) -> str:
         """dis's human-readable argument (computed on demand)."""
-        return ARGREPR.get(self.opname, KIND_REPR[KIND[self.opcode]])(self)
+        rule: Callable[[Instr], str] = ARGREPR.get(self.opname, KIND_REPR[KIND[self.opcode]])
+        return rule(self)
 
     @property
     def lineno(self) -> int | None:
@@ -113,7 +118,7 @@ class Instr(NamedTuple):
     def push_null(self) -> bool:
         """LOAD_GLOBAL/LOAD_ATTR variants that also push NULL (or self)."""
         if self.opname == "LOAD_GLOBAL":
-            return bool(self.arg & 1)
+            return bool(self.arg is not None and self.arg & 1)
         return self.op == "LOAD_METHOD"
 
     def __repr__(self) -> str:
@@ -134,10 +139,11 @@ class Bytecode:
                  "targets", "end", "units", "_instructions", "_index", "_starts", "raw",
                  "jumps")
 
-    def __init__(self, code: types.CodeType, offsets: list, opcodes: bytes, args: list,
-                 targets: list, end: int, exception_table: tuple[ExceptionEntry, ...],
-                 version: tuple[int, int], units: list | None = None, raw: bytes | None = None,
-                 jumps: list | None = None):
+    def __init__(self, code: types.CodeType, offsets: list[int], opcodes: bytes,
+                 args: list[int | None], targets: list[int | None], end: int,
+                 exception_table: tuple[ExceptionEntry, ...], version: tuple[int, int],
+                 units: list[UnitKey] | None = None, raw: bytes | None = None,
+                 jumps: list[int] | None = None):
         self.code = code
         # per instruction, a key for per-(opcode, arg) tables: its code unit (an int,
         # as co_code holds it) when it has no EXTENDED_ARG, else (opcode, arg)
@@ -149,7 +155,9 @@ class Bytecode:
         self.end = end              # offset just past the last instruction (and its caches)
         self.exception_table = exception_table
         self.version = version
-        self._instructions = self._index = self._starts = None
+        self._instructions: tuple[Instr, ...] | None = None
+        self._index: dict[int, int] | None = None
+        self._starts: list[int] | None = None
         # co_code when the instructions are exactly its units whose opcode is neither
         # 0 (a cache) nor EXTENDED_ARG (the column decoders), for `check_structure`; the
         # column decoders also list the jump targets (None: not listed)
@@ -181,11 +189,12 @@ class Bytecode:
         """Offset of the instruction after the `i`-th (caches skipped), or `end`."""
         return self.offsets[i + 1] if i + 1 < len(self.offsets) else self.end
 
-    def argval(self, i: int):
+    def argval(self, i: int) -> object:
         """The `i`-th instruction's argval, as dis reports it (without building `Instr`)."""
         op = self.opcodes[i]
-        if self.targets[i] is not None:
-            return self.targets[i]
+        target = self.targets[i]
+        if target is not None:
+            return target
         code = self.code
         return resolve_argval(KIND[op], self.args[i], code.co_consts, code.co_names,
                        varname_from_oparg(code))
@@ -224,13 +233,14 @@ def _instructions(code: types.CodeType) -> tuple[Instr, ...]:
     out = _instructions_from_columns(code, raw, raw[0::2], positions)
     if out is not None:
         return out
-    out = _instructions_one_by_one(code, raw, positions)
-    if any(ins.start_offset != ins.offset for ins in out):
-        out, _ = _fold_prefixes(out, ())
-    return tuple(out)
+    walked = _instructions_one_by_one(code, raw, positions)
+    if any(ins.start_offset != ins.offset for ins in walked):
+        walked, _ = _fold_prefixes(walked, ())
+    return tuple(walked)
 
 
-def _instructions_from_columns(code, raw, ops, positions) -> tuple[Instr, ...] | None:
+def _instructions_from_columns(code: types.CodeType, raw: bytes, ops: bytes,
+                               positions: list[Positions]) -> tuple[Instr, ...] | None:
     """The fast path, column by column with C-level iterators; None if there are EXTENDED_ARGs.
 
     ``co_code`` zeroes every inline cache unit and no instruction has opcode
@@ -273,7 +283,8 @@ def _instructions_from_columns(code, raw, ops, positions) -> tuple[Instr, ...] |
     return tuple(map(_new, repeat(Instr), map(add, head, map(SHARED.__getitem__, words))))
 
 
-def _instructions_one_by_one(code, raw, positions) -> list[Instr]:
+def _instructions_one_by_one(code: types.CodeType, raw: bytes,
+                             positions: list[Positions]) -> list[Instr]:
     """The careful path: one instruction at a time, folding EXTENDED_ARG prefixes."""
     n = len(raw) >> 1
     consts, names, local = code.co_consts, code.co_names, varname_from_oparg(code)
@@ -288,7 +299,7 @@ def _instructions_one_by_one(code, raw, positions) -> list[Instr]:
     return out
 
 
-def prefixed_units(raw, n: int):
+def prefixed_units(raw: bytes, n: int) -> Iterator[tuple[int, int, UnitInfo]]:
     """(first unit of its EXTENDED_ARG prefixes, its own unit, its `UNITS` entry) for each
     instruction of `raw`, in order; the careful walk both slow paths share."""
     k = 0
@@ -308,7 +319,8 @@ def prefixed_units(raw, n: int):
         raise ValueError("the last instruction's inline caches run past the end")
 
 
-def _fold_prefixes(out: list[Instr], table: tuple[ExceptionEntry, ...]):
+def _fold_prefixes(out: list[Instr], table: tuple[ExceptionEntry, ...]
+                   ) -> tuple[list[Instr], tuple[ExceptionEntry, ...]]:
     """Redirect jumps, next offsets and table entries aimed at EXTENDED_ARG prefixes."""
     prefixes: dict[int, int] = {}
     for ins in out:
