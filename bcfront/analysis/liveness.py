@@ -294,6 +294,9 @@ class Liveness:
     Sets are frozensets of names; the ``*_bits`` variants return the masks
     (bit i = ``variables[i]``).
     """
+    bits_in: dict[int, int]         # block -> its live-in mask
+    bits_out: dict[int, int]        # block -> its live-out mask
+    block_kill: dict[int, int]      # block -> the variables it writes
 
     def __init__(self, cfg: CFG):
         self.cfg = cfg

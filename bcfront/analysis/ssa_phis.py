@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .bytecode import ExceptionEntry
     from .cfg import CFG
     from .liveness import Liveness
-    from .stack import StackInfo
+    from .stack import Effect, StackInfo
 
 
 class PhiSite(Protocol):
@@ -223,7 +223,8 @@ def _var_ids(bd: PhiSite, mask: int, nbits: int) -> list[int]:
     return [lid[names[k]] if k < nbits else nloc + k - nbits for k in _bits(mask)]
 
 
-def _written(bd: PhiSite, nbits: int, need: dict):
+def _written(bd: PhiSite, nbits: int, need: dict[int, int]
+             ) -> tuple[dict[int, int], list[tuple[int, int]]]:
     """Per block b of `need`, the mask of the variables of ``need[b]`` it writes (locals
     it kills, slots whose content changes); and (target, slot mask) for the branches
     whose taken side leaves slots (below the deepest entry depth) differently from the
@@ -289,7 +290,8 @@ def _written(bd: PhiSite, nbits: int, need: dict):
     return written, jump_diff
 
 
-def slots_changed(effects, depth, lo: int, hi: int, lim: int) -> int:
+def slots_changed(effects: Sequence[Effect], depth: Sequence[int], lo: int, hi: int,
+                  lim: int) -> int:
     """The mask of the slots below `lim` that instructions [lo, hi) change (any time,
     the last instruction's fall-through included): an instruction changes no slot below
     the base of its inputs."""

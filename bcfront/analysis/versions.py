@@ -191,11 +191,12 @@ def _original_units(code: types.CodeType) -> list[int | None]:
         return units  # 3.11 quickens only after warm-up calls; foreign code never runs
     base, allnames = _host_base(), dis_table("_all_opname")
     caches = [0] * 256
-    for code, n in TABLES[PY][1].values():
-        caches[code] = n
+    for op, n in TABLES[PY][1].values():
+        caches[op] = n
     k = 0
     while k < len(units):
         a = units[k]
+        assert a is not None        # (the walk steps over caches: k is an instruction)
         b = base[a]
         if a != b and "__" in allnames[a]:
             units[k] = b
