@@ -27,7 +27,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from .cfg import CFG
-from .ssa_build import Builder, IntegerSSA
+from .ssa_build import Builder
+from .ssa_form import IntegerSSA
 
 if TYPE_CHECKING:
     from .liveness import Liveness
