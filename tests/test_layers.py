@@ -38,39 +38,6 @@ LAYERS: list[tuple[str, ...]] = [
     ("bcfront.cli", "bcfront.testing", "bcfront"),
 ]
 
-# The analyzer's own cycles and private imports, which another branch removes:
-# removed when branch analysis lands.  Everything else is fixed, not listed here.
-# Names are relative to `bcfront.analysis`; a cycle is allowed by ignoring one
-# of its edges (an `if TYPE_CHECKING:` import or a bottom-of-module one).
-ANALYSIS_ALLOWLIST = {
-    "cycle edges": [("decode_checks", "decode"), ("ssa_build", "ssa"), ("ssa_phis", "ssa_build")],
-    "private names": {
-        ("cfg", "decode"): "_CONDITIONAL _OP _TERMINATORS _ints",
-        ("decode", "opcodes"): (
-            "_ARGREPR _ARGS _ARG_OF_UNIT _BRANCH_RENAME _CONDITIONAL "
-            "_EXTENDED_ARG _EXTENDED_ARG_BYTE _KIND _KIND_OF _KIND_REPR "
-            "_MAX_SIZE _OP _OPNAME _RESUME _SHARED _SIZE _SIZE2 _TERMINATORS "
-            "_UNCONDITIONAL _UNITS _argval _new"
-        ),
-        ("decode_checks", "opcodes"): (
-            "_CACHES _CMP_SHIFT _EXTENDED_ARG _JUMP_OPS _KIND _LOW_NIBBLE _OPNAME _RESUME _argval"
-        ),
-        ("liveness", "decode"): "_ints",
-        ("liveness", "opcodes"): "_BIG_ENDIAN _OPNAME",
-        ("ssa_build", "decode"): "_INTS _OPNAME _ints",
-        ("stack", "cfg"): "_FALL",
-        ("stack", "decode"): "_OPNAME",
-        ("stack", "opcodes"): "_BIG_ENDIAN _HAS_ARG _OPNAME",
-    },
-}
-ANALYSIS_ALLOWED_EDGES = frozenset(
-    (f"bcfront.analysis.{a}", f"bcfront.analysis.{b}") for a, b in ANALYSIS_ALLOWLIST["cycle edges"]
-)
-ANALYSIS_ALLOWED_PRIVATE = frozenset(
-    (f"bcfront.analysis.{m}", f"bcfront.analysis.{t}", name)
-    for (m, t), names in ANALYSIS_ALLOWLIST["private names"].items()
-    for name in names.split()
-)
 
 
 # --- the checker -----------------------------------------------------------
@@ -270,24 +237,13 @@ def test_no_import_from_a_higher_layer(bcfront_imports):
 
 
 def test_no_import_cycle(bcfront_imports):
-    found = cycles(bcfront_imports, ANALYSIS_ALLOWED_EDGES)
+    found = cycles(bcfront_imports)
     assert not found, "import cycles:\n  " + "\n  ".join(" -> ".join(c) for c in found)
 
 
 def test_no_private_imports(bcfront_imports):
-    bad = private_imports(bcfront_imports, ANALYSIS_ALLOWED_PRIVATE)
+    bad = private_imports(bcfront_imports)
     assert not bad, "imports of other modules' private names:\n  " + "\n  ".join(bad)
-
-
-def test_allowlists_only_hold_analysis_and_are_needed(bcfront_imports):
-    for a, b in ANALYSIS_ALLOWED_EDGES:
-        assert a.startswith("bcfront.analysis") and b.startswith("bcfront.analysis")
-        assert b in bcfront_imports[a].edges, f"stale allowlist entry {a} -> {b}"
-    for m, t, name in ANALYSIS_ALLOWED_PRIVATE:
-        assert m.startswith("bcfront.analysis") and t.startswith("bcfront.analysis")
-        assert (t, name) in {(t2, n2) for t2, n2, _ in bcfront_imports[m].private}, (
-            f"stale allowlist entry {m} uses {t}.{name}"
-        )
 
 
 # --- each rule catches its planted case --------------------------------------

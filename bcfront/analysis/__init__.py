@@ -19,21 +19,31 @@ docstring states the definition it computes.  Nothing recurses on the graph.
 """
 from __future__ import annotations
 
-import gc
 import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from .bytecode import Bytecode
 from .cfg import CFG, EXIT
-from .decode import Bytecode, code_of, decode
-from .dominance import (cfg_dominance_frontier, cfg_idom, cfg_post_idom, dominator_tree)
+from .decode import code_of, decode
+from .dominance import (CFGDominance, cfg_dominance, cfg_dominance_frontier, cfg_post_idom,
+                        dominator_tree)
 from .liveness import Liveness
-from .loops import find_loops
+from .loops import LoopForest, find_loops
 from .ssa import SSA
 from .stack import StackInfo
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .objalias import Aliases
+
 __all__ = ["analyze", "FunctionAnalysis", "EXIT"]
 
+T = TypeVar("T")
 
-def analyze(fn_or_code) -> "FunctionAnalysis":
+
+def analyze(fn_or_code: object) -> FunctionAnalysis:
     """Analysis of a function, method or code object (TypeError for anything else)."""
     if isinstance(fn_or_code, FunctionAnalysis):
         return fn_or_code
@@ -42,33 +52,29 @@ def analyze(fn_or_code) -> "FunctionAnalysis":
     return FunctionAnalysis(code_of(fn_or_code))
 
 
-class _analysis:
+class _analysis(Generic[T]):
     """A `FunctionAnalysis` property computed on first access and cached in the
     instance dict (a non-data descriptor, so later reads never reach it: cheaper
-    than `functools.cached_property`, which takes a lock on 3.11).
+    than `functools.cached_property`, which takes a lock on 3.11).  The garbage
+    collector is left alone: pausing it is process-wide, for the caller's other
+    threads too."""
 
-    It runs the build with the cyclic garbage collector paused (as `ssa.gc_paused`
-    does): each analysis allocates many small containers and no garbage cycles, and
-    with a large heap alive (a caller analyzing thousands of functions) the
-    collections these allocations trigger cost more than the analysis itself.  The
-    objects are still collected: the collector runs as usual once it is enabled again."""
-
-    def __init__(self, build):
+    def __init__(self, build: Callable[[FunctionAnalysis], T]):
         self.build = build
         self.name = build.__name__
         self.__doc__ = build.__doc__
 
-    def __get__(self, obj, owner=None):
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _analysis[T]: ...
+
+    @overload
+    def __get__(self, obj: FunctionAnalysis, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: FunctionAnalysis | None,
+                owner: type | None = None) -> T | _analysis[T]:
         if obj is None:
             return self
-        if gc.isenabled():
-            gc.disable()
-            try:
-                value = self.build(obj)
-            finally:
-                gc.enable()
-        else:
-            value = self.build(obj)
+        value = self.build(obj)
         obj.__dict__[self.name] = value
         return value
 
@@ -96,9 +102,19 @@ class FunctionAnalysis:
         return CFG(self.bytecode)
 
     @_analysis
+    def dominance(self) -> CFGDominance:
+        """The dominator pass's result: `idom`, and the joins, RPO numbers and
+        retreating edges that frontiers, loops and post-dominators reuse."""
+        return cfg_dominance(self.cfg)
+
+    @_analysis
     def idom(self) -> dict[int, int | None]:
         """Immediate dominator of every reachable block (the entry maps to None)."""
-        return cfg_idom(self.cfg)
+        # (`dominance` filled in here when not computed yet: one descriptor call less)
+        dom = self.__dict__.get("dominance")
+        if dom is None:
+            dom = self.__dict__["dominance"] = cfg_dominance(self.cfg)
+        return dom.idom
 
     @_analysis
     def dom_tree(self) -> dict[int, list[int]]:
@@ -108,12 +124,12 @@ class FunctionAnalysis:
     @_analysis
     def dominance_frontier(self) -> dict[int, set[int]]:
         """DF(d): blocks n where d dominates a predecessor of n but not strictly n."""
-        return cfg_dominance_frontier(self.cfg, self.idom)
+        return cfg_dominance_frontier(self.cfg, self.dominance)
 
     @_analysis
     def post_idom(self) -> dict[int, int | None]:
         """Immediate post-dominators, rooted at the virtual exit `EXIT` (-1)."""
-        return cfg_post_idom(self.cfg)
+        return cfg_post_idom(self.cfg, self.dominance)
 
     @_analysis
     def _dom_intervals(self) -> dict[int, tuple[int, int]]:
@@ -144,28 +160,28 @@ class FunctionAnalysis:
         return ia is not None and ib is not None and ia[0] <= ib[0] and ib[1] <= ia[1]
 
     @_analysis
-    def loops(self):
+    def loops(self) -> LoopForest:
         """Natural loops and irreducible regions (`bcfront.analysis.loops.LoopForest`)."""
-        return find_loops(self.cfg, self.idom)
+        return find_loops(self.cfg, self.dominance)
 
     # -- dataflow ------------------------------------------------------------------
     @_analysis
-    def stack(self):
+    def stack(self) -> StackInfo:
         """Stack depth before each instruction and the slots it reads and writes."""
         return StackInfo(self.cfg)
 
     @_analysis
-    def liveness(self):
+    def liveness(self) -> Liveness:
         """Live locals, cells and free variables per block and instruction."""
         return Liveness(self.cfg)
 
     @_analysis
-    def ssa(self):
+    def ssa(self) -> SSA:
         """SSA values of locals and stack slots, phis, def-use chains."""
         return SSA(self.cfg, self.idom, self.dominance_frontier, self.liveness, self.stack)
 
     @_analysis
-    def aliases(self):
+    def aliases(self) -> Aliases:
         """Flow-insensitive may-alias information about the objects locals hold."""
         from .objalias import Aliases
         return Aliases(self.ssa)
@@ -189,7 +205,7 @@ class FunctionAnalysis:
         from .render import to_text
         return to_text(self)
 
-    def render(self, console=None) -> None:
+    def render(self, console: Console | None = None) -> None:
         """Print the report: with rich when `console` is given or stdout is a terminal."""
         from .render import render
         render(self, console)
@@ -199,7 +215,7 @@ class FunctionAnalysis:
         from .render import to_dot
         return to_dot(self)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict in the schema documented in `bcfront.analysis.render`."""
         from .render import to_dict
         return to_dict(self)

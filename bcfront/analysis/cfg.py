@@ -25,8 +25,10 @@ from itertools import chain, compress, count, repeat
 from operator import itemgetter
 from typing import NamedTuple
 
-from .decode import (_CONDITIONAL, _OP, _TERMINATORS, Bytecode, ExceptionEntry, Instr, _ints,
-                     decode)
+from .bytecode import Bytecode, ExceptionEntry, Instr
+from .columns import shared_ints
+from .decode import decode
+from .opcodes import CONDITIONAL, OP, TERMINATORS
 
 EXIT = -1  # the virtual exit's id; never a real offset
 
@@ -108,16 +110,16 @@ _FALLS, _BRANCH, _JUMP, _RETURN, _RAISE = 0, 1, 2, 3, 4
 
 def _ending_table() -> bytes:
     ends = bytearray(256)
-    for code, op in enumerate(_OP):
+    for code, op in enumerate(OP):
         if op is None:
             continue
         if op == "JUMP":
             ends[code] = _JUMP
-        elif op in _CONDITIONAL:
+        elif op in CONDITIONAL:
             ends[code] = _BRANCH
         elif op in ("RETURN_VALUE", "RETURN_CONST"):
             ends[code] = _RETURN
-        elif op in _TERMINATORS:
+        elif op in TERMINATORS:
             ends[code] = _RAISE
     return bytes(ends)
 
@@ -151,7 +153,7 @@ class CFG:
         self.entry = 0
         self._starts: list[int] = []
         self._rpo: list[int] = []
-        self._lone = False
+        self.single_block = False
         if n:
             self._build()
 
@@ -164,7 +166,7 @@ class CFG:
         # start (offsets, jump targets and the exception table each hold their own int
         # objects): every list holds one int object per block, and callers may compare
         # blocks with `is`
-        ints = _ints(bc.end + 1)
+        ints = shared_ints(bc.end + 1)
         self.entry = entry = ints[offsets[0]]
         targets = bc.targets
         ends = bc.opcodes.translate(_ENDS)
@@ -172,7 +174,7 @@ class CFG:
         # (positions by binary search: decode checked that every jump target and table
         # entry lands on an instruction) and the table's edges
         leaders = set(compress(ints, b"\1" + ends[:-1]))  # the entry, and after each ender
-        jumps = bc._jumps       # the jump targets, listed by the column decoders
+        jumps = bc.jumps       # the jump targets, listed by the column decoders
         if jumps is None:
             jumps = compress(targets, ends.translate(_JUMPS_OR_BRANCHES))
         leaders.update(map(bisect.bisect_left, repeat(offsets), jumps))
@@ -218,7 +220,7 @@ class CFG:
                     out, kinds = [], _NO_EDGE
                     exit_preds.append(start)
                 else:
-                    out, kinds = [nxt], _FALL
+                    out, kinds = [nxt], FALLTHROUGH_ONLY
                     nps.append(start)
             elif how == _BRANCH:
                 dst = ints[targets[b - 1]]
@@ -277,7 +279,7 @@ class CFG:
         self.entry = entry
         self._starts = [entry]
         self._rpo = [entry]
-        self._lone = True       # the analyses' answers are fixed (`dominance`, `loops`)
+        self.single_block = True       # the analyses' answers are fixed (`dominance`, `loops`)
 
     # -- queries ------------------------------------------------------------
     @property
@@ -334,9 +336,9 @@ class CFG:
 
 
 # The kinds of a block's out-edges (`CFG.out_kinds`): one tuple per combination, shared.
-_NO_EDGE, _FALL, _JUMP_ONLY = (), ("fallthrough",), ("jump",)
+_NO_EDGE, FALLTHROUGH_ONLY, _JUMP_ONLY = (), ("fallthrough",), ("jump",)
 _BRANCH_ONLY, _BRANCH_FALL = ("branch",), ("branch", "fallthrough")
-_AND_EXCEPTION = {k: k + ("exception",) for k in (_NO_EDGE, _FALL, _JUMP_ONLY, _BRANCH_ONLY,
+_AND_EXCEPTION = {k: k + ("exception",) for k in (_NO_EDGE, FALLTHROUGH_ONLY, _JUMP_ONLY, _BRANCH_ONLY,
                                                    _BRANCH_FALL)}
 _START, _END, _TARGET = 0, 1, 2      # an `ExceptionEntry`'s fields, by index
 _BY_START = itemgetter(_START)

@@ -16,15 +16,17 @@ from __future__ import annotations
 import dis
 import re
 import types
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .opcodes import (_CACHES, _CMP_SHIFT, _EXTENDED_ARG, _JUMP_OPS, _KIND, _LOW_NIBBLE, _OPNAME,
-                      _RESUME, K_BAD, K_CONST, K_INT, K_LOCAL, K_NAME, K_NAME1, K_NAME2, K_PAIR,
-                      PY, _argval)
+from .cpython import adaptive_code, varname_from_oparg
+from .opcodes import (CACHES, CMP_SHIFT, EXTENDED_ARG, JUMP_OPS, KIND, LOW_NIBBLE, OPNAME,
+                      RESUME, K_BAD, K_CONST, K_INT, K_LOCAL, K_NAME, K_NAME1, K_NAME2, K_PAIR,
+                      PY, UnitInfo, resolve_argval)
 from .versions import PROLOGUE as _PROLOGUE
 
 if TYPE_CHECKING:
-    from .decode import Bytecode
+    from .bytecode import Bytecode, ExceptionEntry
 
 
 # -- arguments ------------------------------------------------------------------
@@ -34,7 +36,7 @@ def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
     `check_args` checks, without saying which fails), for bytecode whose arguments
     are bytes (no EXTENDED_ARG).
 
-    `kinds` and `argbytes` are the `_KIND_OF` kinds of the opcode bytes and the argument
+    `kinds` and `argbytes` are the `KIND_OF` kinds of the opcode bytes and the argument
     bytes of every code unit (a cache unit has opcode 0, whose kind takes no argument).
     An argument fits if it is below its kind's limit (the length of the table it
     indexes, scaled by the kind's shift), that is if it plus the kind's room (256 minus
@@ -58,7 +60,7 @@ def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
     if _overflows(argbytes, kinds.translate(rooms)):
         return False
     if nl < 16 and _PAIRS and K_PAIR in kinds:     # a pair's second local is its low nibble
-        return not _overflows(argbytes.translate(_LOW_NIBBLE), kinds.translate(_PAIR_ROOMS[nl]))
+        return not _overflows(argbytes.translate(LOW_NIBBLE), kinds.translate(_PAIR_ROOMS[nl]))
     return True
 
 
@@ -76,7 +78,7 @@ def _room(limit: int) -> int:
 _CONST_ROOMS = [bytes((0, 0, _room(n))) for n in range(257)]
 _NAME_ROOMS = [bytes((_room(n), _room(2 * n), _room(4 * n))) for n in range(257)]
 _LOCAL_ROOMS = [bytes((_room(n), _room(16 * n))) for n in range(257)]
-_OTHER_ROOMS = bytes((0, 0, _room(len(dis.cmp_op) << _CMP_SHIFT), 0, _room(4), 0)) + bytes(242)
+_OTHER_ROOMS = bytes((0, 0, _room(len(dis.cmp_op) << CMP_SHIFT), 0, _room(4), 0)) + bytes(242)
 # fewer than 16 locals -> the rooms of a pair's low nibble (the other kinds: none)
 _PAIR_ROOMS = [None] + [bytes(256 - nl if k == K_PAIR else 0 for k in range(256))
                         for nl in range(1, 17)]
@@ -115,7 +117,7 @@ def _lane_starts(n: int) -> int:
 
 _LANE_STARTS = _lane_starts(8192)
 _from_bytes = int.from_bytes
-_PAIRS = K_PAIR in _KIND     # this CPython has LOAD_FAST_LOAD_FAST and the like (3.13)
+_PAIRS = K_PAIR in KIND     # this CPython has LOAD_FAST_LOAD_FAST and the like (3.13)
 
 
 def _fast_locals(code: types.CodeType) -> int:
@@ -134,19 +136,19 @@ def _fast_locals(code: types.CodeType) -> int:
 
 def _has_local(code: types.CodeType, k: int) -> bool:
     try:
-        code._varname_from_oparg(k)
+        varname_from_oparg(code)(k)
     except IndexError:
         return False
     return True
 
 
-def check_args(code, infos) -> None:
+def check_args(code: types.CodeType, infos: Iterable[UnitInfo]) -> None:
     """Resolve the argval of each distinct non-jump (opcode, arg): an argument out of
     range for this code object's tables raises (IndexError), as dis would."""
-    consts, names, local = code.co_consts, code.co_names, code._varname_from_oparg
+    consts, names, local = code.co_consts, code.co_names, varname_from_oparg(code)
     for shared, kind, _, delta in infos:
         if delta is None and kind > K_INT:
-            _argval(kind, shared[2], consts, names, local)
+            resolve_argval(kind, shared[2], consts, names, local)
 
 
 # -- structure --------------------------------------------------------------------
@@ -156,27 +158,27 @@ def check_structure(bc: Bytecode) -> str | None:
     ops, offsets = bc.opcodes, bc.offsets
     if not ops:
         return "empty bytecode"
-    if ops[0] != _RESUME:       # else the prologue's opcodes, then RESUME
-        k = _PROLOGUE_RUN.match(ops).end()
+    if ops[0] != RESUME:       # else the prologue's opcodes, then RESUME
+        k = _prologue_end(ops)
         if k == len(ops):
             return "no RESUME instruction"
-        if ops[k] != _RESUME:
-            return f"no RESUME after the prologue (found {_OPNAME[ops[k]]} at offset {offsets[k]})"
+        if ops[k] != RESUME:
+            return f"no RESUME after the prologue (found {OPNAME[ops[k]]} at offset {offsets[k]})"
     if PY == (3, 11):
         problem = _check_caches_311(bc)
         if problem:
             return problem
-    jumps = bc._jumps
-    if not bc.exception_table and not (_JUMP_OPS.search(ops) if jumps is None else jumps):
+    jumps = bc.jumps
+    if not bc.exception_table and not (JUMP_OPS.search(ops) if jumps is None else jumps):
         return None     # no jump and no table entry: nothing else can point anywhere
-    if bc._raw is not None and lands(bc._raw, bc.end, jumps, bc.exception_table):
+    if bc.raw is not None and lands(bc.raw, bc.end, jumps or (), bc.exception_table):
         return None
     starts = set(offsets)
     targets = set(bc.targets)
     targets.discard(None)
     if not targets <= starts:
         k = next(k for k, t in enumerate(bc.targets) if t is not None and t not in starts)
-        return (f"{_OPNAME[ops[k]]} at offset {offsets[k]} jumps to {bc.targets[k]}, "
+        return (f"{OPNAME[ops[k]]} at offset {offsets[k]} jumps to {bc.targets[k]}, "
                 f"not an instruction")
     end = bc.end
     for e in bc.exception_table:
@@ -188,11 +190,18 @@ def check_structure(bc: Bytecode) -> str | None:
 def resumes(ops: bytes) -> bool:
     """Whether RESUME follows the prologue's opcodes (`check_structure`'s first check, on
     bytecode that does not start with RESUME)."""
-    k = _PROLOGUE_RUN.match(ops).end()
-    return k < len(ops) and ops[k] == _RESUME
+    k = _prologue_end(ops)
+    return k < len(ops) and ops[k] == RESUME
 
 
-def lands(raw: bytes, end: int, jumps: list, table) -> bool:
+def _prologue_end(ops: bytes) -> int:
+    """Where the run of prologue opcodes at the start of `ops` ends."""
+    run = _PROLOGUE_RUN.match(ops)
+    return 0 if run is None else run.end()
+
+
+def lands(raw: bytes, end: int, jumps: Iterable[int],
+          table: Iterable[ExceptionEntry]) -> bool:
     """Whether every jump target (`jumps`) and exception-table entry of column-decoded
     bytecode is an instruction (an entry's end: up to the end), tested on co_code (`raw`,
     where an instruction is a unit whose opcode is neither 0 nor EXTENDED_ARG) rather than
@@ -208,11 +217,11 @@ def lands(raw: bytes, end: int, jumps: list, table) -> bool:
     return True
 
 
-_NOT_AN_INSTRUCTION = (0, _EXTENDED_ARG)
+_NOT_AN_INSTRUCTION = (0, EXTENDED_ARG)
 
 
 # A run of opcodes that may precede RESUME (`versions.PROLOGUE`), matched in C.
-_PROLOGUE_RUN = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c, name in enumerate(_OPNAME)
+_PROLOGUE_RUN = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c, name in enumerate(OPNAME)
                                            if name in _PROLOGUE) + b"]*")
 
 
@@ -222,11 +231,11 @@ def _check_caches_311(bc: Bytecode) -> str | None:
     # still in them (and the adaptive bytes equal co_code).  Non-zero "caches"
     # under unquickened opcodes are another version's instructions read with
     # 3.11's cache layout.
-    adaptive = bc.code._co_code_adaptive
+    adaptive = adaptive_code(bc.code)
     if adaptive == bc.code.co_code:
         return None
     for off, op in zip(bc.offsets, bc.opcodes):
-        n = _CACHES[op]
+        n = CACHES[op]
         if n and adaptive[off] == op and any(adaptive[off + 2:off + 2 + 2 * n]):
-            return f"the inline caches of {_OPNAME[op]} at offset {off} hold instructions"
+            return f"the inline caches of {OPNAME[op]} at offset {off} hold instructions"
     return None

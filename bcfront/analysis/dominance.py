@@ -13,17 +13,32 @@ Algorithm: Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm"
 formulation.  Nothing here recurses, so 10,000-block functions are fine under
 any recursion limit.
 
-The generic functions take a root and successor/predecessor callables, so the
-tests can feed them random graphs; the ``cfg_*`` adapters run them on a CFG.
+One algorithm, two implementations, on purpose:
+
+* the generic functions (`immediate_dominators`, `dominance_frontier`) take a
+  root and successor/predecessor callables, for any graph (the tests feed them
+  random graphs; `loops.natural_loops` uses them): the algorithm as the paper
+  writes it, on RPO numbers;
+* the ``cfg_*`` functions are the fast path the facade runs on a `CFG`: the same
+  algorithm on the blocks themselves (`_chk`), which skips single-predecessor
+  blocks, stops after one pass on acyclic graphs, and hands what it found on the
+  way (a `CFGDominance`) to frontiers, post-dominators and loops.
+
+The reference, written to be read, is `bcfront.analysis.reference.dominance`
+(the textbook dataflow over dominator sets);
+``tests/analysis/test_reference.py`` checks both implementations against it.
 """
 from __future__ import annotations
 
+from collections.abc import Container
 from itertools import count, islice, repeat
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Hashable, Iterable, Mapping, NamedTuple, Sequence, TypeVar, cast
 
-from .cfg import CFG, EXIT, block_rpo
+from .cfg import CFG, EXIT, Block, block_rpo
 
 Node = Hashable
+N = TypeVar("N", bound=Hashable)     # a graph's nodes, where the result keeps their type
 
 
 def reverse_postorder(entry: Node, succs: Callable[[Node], Iterable[Node]]) -> list[Node]:
@@ -90,35 +105,6 @@ def idom_numbers(preds: Sequence[Sequence[int]]) -> list[int]:
             return doms
 
 
-def frontier_numbers(preds: Sequence[Sequence[int]], doms: Sequence[int],
-                     names: Sequence[Node] | None = None) -> list[set]:
-    """Dominance frontiers on RPO numbers (the runner formulation); the sets hold
-    `names[i]` for node i (its number when `names` is None)."""
-    if names is None:
-        names = range(len(preds))
-    df: list[set] = [set() for _ in preds]
-    for i, ps in enumerate(preds):
-        if i == 0:
-            # The root is a join of the (implicit) way in and its back edges: every
-            # dominator of a predecessor has it in its frontier, the root included.
-            root = names[0]
-            for r in ps:
-                df[r].add(root)
-                while r:
-                    r = doms[r]
-                    df[r].add(root)
-            continue
-        if len(ps) < 2:
-            continue  # a single predecessor is the idom: nothing to add
-        stop = doms[i]
-        name = names[i]
-        for r in ps:
-            while r != stop:
-                df[r].add(name)
-                r = doms[r]
-    return df
-
-
 def immediate_dominators(entry: Node, succs: Callable[[Node], Iterable[Node]],
                          preds: Callable[[Node], Iterable[Node]]) -> dict[Node, Node | None]:
     """idom of every node reachable from `entry`; the entry maps to None."""
@@ -145,9 +131,9 @@ def dominance_frontier(idom: Mapping[Node, Node | None],
     return df
 
 
-def dominator_tree(idom: Mapping[Node, Node | None]) -> dict[Node, list[Node]]:
+def dominator_tree(idom: Mapping[N, N | None]) -> dict[N, list[N]]:
     """Children of each node in the dominator tree, in key order of `idom`."""
-    tree: dict[Node, list[Node]] = {n: [] for n in idom}
+    tree: dict[N, list[N]] = {n: [] for n in idom}
     for n, d in idom.items():
         if d is not None:
             tree[d].append(n)
@@ -167,8 +153,9 @@ def dominates(idom: Mapping[Node, Node | None], a: Node, b: Node) -> bool:
 
 # -- CFG adapters ------------------------------------------------------------
 
-def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
-         retreating: list | None) -> tuple[dict, list]:
+def _chk(order: list[int], blocks: dict[int, Block], forward: bool, exits: Container[int],
+         partial: bool, retreating: list[tuple[int, int]] | None
+         ) -> tuple[dict[int, int | None], list[tuple[int, int, list[int]]], dict[int, int]]:
     """Cooper–Harvey–Kennedy on the blocks themselves: `order` is a reverse post-order
     of the graph (root first), a block's predecessors are its `preds` (`forward`) or
     its `succs` (the reversed graph, rooted at the virtual exit), and the blocks in
@@ -183,9 +170,9 @@ def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
     every predecessor list, and a node with one predecessor (most of them) has it
     for idom without more work."""
     root = order[0]
-    out = {root: None}
+    out: dict[int, Any] = {root: None}      # (int | None: only the root maps to None)
     pos = dict(zip(order, count()))
-    joins = []
+    joins: list[tuple[int, int, list[int]]] = []
     cyclic = False
     for blk in map(blocks.__getitem__, islice(order, 1, None)):
         b = blk.start
@@ -235,7 +222,8 @@ def _chk(order: list, blocks: dict, forward: bool, exits, partial: bool,
     return out, joins, pos
 
 
-def _intersect(a, an: int, b, bn: int, out: dict, pos: dict) -> tuple:
+def _intersect(a: int, an: int, b: int, bn: int, out: dict[int, Any],
+               pos: dict[int, int]) -> tuple[int, int]:
     """The nearest common dominator of `a` and `b` (RPO numbers `an`, `bn`), and its
     RPO number: walk the later finger up the tree until the two meet."""
     while an != bn:
@@ -248,13 +236,36 @@ def _intersect(a, an: int, b, bn: int, out: dict, pos: dict) -> tuple:
     return a, an
 
 
-def cfg_idom(cfg: CFG) -> dict[int, int | None]:
-    """Immediate dominators of the reachable blocks; the entry maps to None."""
-    if cfg._lone:       # one block, no edge (most code objects): no retreating edge either
-        return {cfg.entry: None}
+class CFGDominance(NamedTuple):
+    """What the dominator pass over a CFG finds, beside the immediate dominators, that
+    frontiers, loops and post-dominators reuse (the facade computes it once and passes
+    it along; `cfg_dominance` makes one).  Positions are RPO numbers: a block's index
+    in `cfg.rpo`.  (A NamedTuple: immutable, and cheap to make for every code object.)"""
+    idom: dict[int, int | None]         # reachable block -> its idom (the entry: None)
+    rpo_number: Mapping[int, int]       # reachable block -> its position in `cfg.rpo`
+    root_preds: Sequence[int]           # the entry's reachable predecessors
+    # the reachable blocks with several predecessors: (block, RPO number, predecessors)
+    joins: Sequence[tuple[int, int, list[int]]]
+    # retreating edges (p, i) by RPO numbers (p >= i), by i then in predecessor order:
+    # empty iff the reachable graph is acyclic
+    retreating: Sequence[tuple[int, int]]
+
+
+_new = tuple.__new__
+_FIRST = MappingProxyType({0: 0})   # a one-block CFG's RPO numbers (its entry is offset 0)
+
+
+def cfg_dominance(cfg: CFG) -> CFGDominance:
+    """Immediate dominators of the reachable blocks, with the joins and retreating
+    edges found on the way (Cooper–Harvey–Kennedy on the blocks, `_chk`)."""
+    if cfg.single_block:    # one block, no edge (most code objects): no retreating edge
+        # (tuple.__new__: a NamedTuple's own __new__ is a Python function, slower)
+        entry = cfg.entry
+        first = _FIRST if entry == 0 else MappingProxyType({entry: 0})
+        return _new(CFGDominance, ({entry: None}, first, (), (), ()))
     blocks = cfg.blocks
     if not blocks:
-        return {}
+        return CFGDominance({}, {}, (), (), ())
     order = cfg.rpo
     partial = len(order) < len(blocks)
     root_preds = blocks[order[0]].preds
@@ -265,80 +276,61 @@ def cfg_idom(cfg: CFG) -> dict[int, int | None]:
         pos = dict(zip(order, count()))
         retreating.extend(zip(map(pos.__getitem__, root_preds), repeat(0)))
     out, joins, pos = _chk(order, blocks, True, (), partial, retreating)
-    cfg._rpo_retreating = retreating
-    cfg._dom_joins = (root_preds, joins, pos)   # for frontiers and loops
-    return out
+    return _new(CFGDominance, (out, pos, root_preds, joins, retreating))
 
 
-def cfg_dominance_frontier(cfg: CFG, idom: Mapping[int, int | None]) -> dict[int, set[int]]:
+def cfg_idom(cfg: CFG) -> dict[int, int | None]:
+    """Immediate dominators of the reachable blocks; the entry maps to None."""
+    return cfg_dominance(cfg).idom
+
+
+def cfg_dominance_frontier(cfg: CFG, dom: CFGDominance | None = None) -> dict[int, set[int]]:
     """Dominance frontier of every reachable block (Cooper–Harvey–Kennedy's runner
-    formulation; a block with one predecessor has it for idom: only joins have runners)."""
-    if cfg._lone:
+    formulation; a block with one predecessor has it for idom: only joins have runners).
+    `dom`: the CFG's `cfg_dominance`, computed if not given."""
+    if cfg.single_block:
         return {cfg.entry: set()}
+    if dom is None:
+        dom = cfg_dominance(cfg)
+    idom = dom.idom
     if not idom:
         return {}
-    # (what `cfg_idom` left on the CFG, without a call in the common case)
-    root_preds, joins, _ = cfg.__dict__.get("_dom_joins") or _dom_joins(cfg)
     order = cfg.rpo
-    df = {b: set() for b in order}
+    df: dict[int, set[int]] = {b: set() for b in order}
     # The root is a join of the (implicit) way in and its back edges: every dominator
     # of a predecessor has it in its frontier, the root included.
     root = order[0]
-    for r in root_preds:
+    up = cast(Mapping[int, int], idom)     # (only the root maps to None: no runner gets there)
+    for r in dom.root_preds:
         df[r].add(root)
         while r != root:
-            r = idom[r]
+            r = up[r]
             df[r].add(root)
-    for b, _, ps in joins:
+    for b, _, ps in dom.joins:
         stop = idom[b]
         for r in ps:
             while r != stop:
                 df[r].add(b)
-                r = idom[r]
+                r = up[r]
     return df
 
 
-def _dom_joins(cfg: CFG) -> tuple:
-    """What `cfg_idom` leaves on the CFG for the phases after it (run for it if it has
-    not been): the root's reachable predecessors, the joins, the RPO numbers."""
-    hit = cfg.__dict__.get("_dom_joins")
-    if hit is None:
-        cfg_idom(cfg)
-        hit = cfg._dom_joins
-    return hit
-
-
-def cfg_rpo_numbers(cfg: CFG) -> dict[int, int]:
-    """Reachable block start -> its number in `cfg.rpo` (the dict `cfg_idom` made)."""
-    return _dom_joins(cfg)[2]
-
-
-def cfg_retreating(cfg: CFG) -> list[tuple[int, int]]:
-    """Retreating edges (p, i) of the reachable graph by RPO numbers (p >= i), by i then
-    in predecessor order: empty iff it is acyclic.  `cfg_idom` finds them (and is run
-    for them if it has not been); loops and post-dominators ask."""
-    if cfg._lone:
-        return []
-    hit = cfg.__dict__.get("_rpo_retreating")
-    if hit is None:
-        cfg_idom(cfg)
-        hit = cfg.__dict__.get("_rpo_retreating", [])
-    return hit
-
-
-def cfg_post_idom(cfg: CFG) -> dict[int, int | None]:
+def cfg_post_idom(cfg: CFG, dom: CFGDominance | None = None) -> dict[int, int | None]:
     """Immediate post-dominators, rooted at the virtual exit `EXIT` (-1).
 
     Blocks that cannot reach the exit (infinite loops) are absent.  The
     reversed graph's successors are the CFG's predecessors and vice versa;
-    blocks in `exit_preds` are the exit's (reversed) successors.
+    blocks in `exit_preds` are the exit's (reversed) successors.  `dom`: the CFG's
+    `cfg_dominance` (for its retreating edges), computed if not given.
     """
-    if cfg._lone:       # one block, which leads to the exit
+    if cfg.single_block:       # one block, which leads to the exit
         return {EXIT: None, cfg.entry: EXIT}
     blocks = cfg.blocks
     if not blocks:
         return {}
-    if len(cfg.rpo) == len(blocks) and not cfg_retreating(cfg):
+    if dom is None:
+        dom = cfg_dominance(cfg)
+    if len(cfg.rpo) == len(blocks) and not dom.retreating:
         # Acyclic with every block reachable (most functions): the forward post-order,
         # after the exit, already has every block after its successors and after its
         # post-dominators, which is all the algorithm needs of its order; no DFS of

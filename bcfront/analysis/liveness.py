@@ -39,9 +39,10 @@ from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
 
+from .cpython import varname_from_oparg
 from .cfg import CFG
-from .decode import _ints
-from .opcodes import _BIG_ENDIAN, _OPNAME
+from .columns import shared_ints
+from .opcodes import BIG_ENDIAN, OPNAME
 
 _INTROSPECTION = frozenset({"locals", "vars", "dir", "eval", "exec", "super"})
 
@@ -80,6 +81,15 @@ _EVENTS = {
     "LOAD_GLOBAL": _global,
     "LOAD_NAME": _global,
 }
+
+
+def instruction_events(ins, code) -> list[tuple[str, str]]:
+    """The reads (``"r"``) and writes (``"w"``) of variables that `ins` (an `Instr` of
+    `code`) does, in execution order, as ``(kind, name)``; the name ``"*"`` stands for
+    every variable.  The definition the module docstring gives, one instruction at a
+    time (the reference liveness reads it; the fast path folds it into masks)."""
+    rule = _EVENTS.get(ins.opname)
+    return [] if rule is None else rule(ins, code)
 
 
 _POW2 = [1 << i for i in range(64)]
@@ -136,8 +146,8 @@ def _event_flags() -> tuple[bytes, bytes]:
     """opcode byte -> 1 if its masks come from `_MASKS`, 2 if they depend on the code,
     0 if it touches no variable (for bytes.translate).  The second table leaves out
     the global loads: events only when the code names an introspection builtin."""
-    every = bytes(0 if n not in _EVENTS else 2 if n in _PER_CODE else 1 for n in _OPNAME)
-    fast = bytes(0 if n in ("LOAD_GLOBAL", "LOAD_NAME") else f for n, f in zip(_OPNAME, every))
+    every = bytes(0 if n not in _EVENTS else 2 if n in _PER_CODE else 1 for n in OPNAME)
+    fast = bytes(0 if n in ("LOAD_GLOBAL", "LOAD_NAME") else f for n, f in zip(OPNAME, every))
     return every, fast
 
 
@@ -156,10 +166,10 @@ def _unit_masks(key) -> tuple[int, int]:
     an int, or (opcode, arg) after EXTENDED_ARG) if it is a `_SHAPE` or `_PAIRS`
     instruction, with variable i as bit i; (0, 0) for any other."""
     if key.__class__ is int:
-        op, arg = (key >> 8, key & 255) if _BIG_ENDIAN else (key & 255, key >> 8)
+        op, arg = (key >> 8, key & 255) if BIG_ENDIAN else (key & 255, key >> 8)
     else:
         op, arg = key
-    name = _OPNAME[op]
+    name = OPNAME[op]
     sh = _SHAPE.get(name)
     if sh is not None:
         m = 1 << arg
@@ -191,10 +201,10 @@ def _masks_by_unit() -> tuple:
     and None, which the garbage collector stops tracking (a list would be walked,
     all 65536 slots, by every full collection)."""
     out = [None] * 65536
-    for op, name in enumerate(_OPNAME):
+    for op, name in enumerate(OPNAME):
         if name in _SHAPE or name in _PAIRS:
             for arg in range(256):
-                key = op << 8 | arg if _BIG_ENDIAN else arg << 8 | op
+                key = op << 8 | arg if BIG_ENDIAN else arg << 8 | op
                 out[key] = _unit_masks(key)
     return tuple(out)
 
@@ -215,11 +225,11 @@ def gen_kill(bc, bit: dict[str, int], all_bits: int,
     n = len(ops)
     gens, kills = [0] * n, [0] * n
     for i in (range(n) if where is None else where):
-        rule = _EVENTS.get(_OPNAME[ops[i]])
+        rule = _EVENTS.get(OPNAME[ops[i]])
         g = k = 0
         if rule is not None:
             # compose backward: a read adds to gen, a write removes from gen and adds to kill
-            for kind, name in reversed(rule(_Ins(_OPNAME[ops[i]], bc.argval(i)), code)):
+            for kind, name in reversed(rule(_Ins(OPNAME[ops[i]], bc.argval(i)), code)):
                 m = all_bits if name == "*" else bit.get(name, 0)
                 if kind == "r":
                     g |= m
@@ -235,7 +245,7 @@ def _numbered_alike(code, variables) -> bool:
     """Whether fast-locals slot i holds ``variables[i]`` for every i, and no slot is
     left over (a class body's ``__class__`` cell next to a free ``__class__`` has two
     slots for one name)."""
-    local = code._varname_from_oparg
+    local = varname_from_oparg(code)
     if tuple(map(local, range(len(variables)))) != variables:
         return False
     try:
@@ -284,6 +294,9 @@ class Liveness:
     Sets are frozensets of names; the ``*_bits`` variants return the masks
     (bit i = ``variables[i]``).
     """
+    bits_in: dict[int, int]         # block -> its live-in mask
+    bits_out: dict[int, int]        # block -> its live-out mask
+    block_kill: dict[int, int]      # block -> the variables it writes
 
     def __init__(self, cfg: CFG):
         self.cfg = cfg
@@ -304,7 +317,7 @@ class Liveness:
         # by their arg
         self._flags = flags
         self._plain = plain = flags is not None and 2 not in flags
-        if cfg._lone:       # one block, no edge (most code objects): live-in is what it
+        if cfg.single_block:       # one block, no edge (most code objects): live-in is what it
             b = cfg.entry   # reads (the CFG's flag: no look at the block itself)
             g, k = _fold_plain(bc.units, flags) if plain else (None, None)
             if g is None:   # (also for plain code with EXTENDED_ARG)
@@ -340,7 +353,7 @@ class Liveness:
                 _FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names) else _FLAGS)
         # the events' positions, then their code units picked by position (fewer than
         # all the instructions a second compress would walk)
-        self._where = where = tuple(compress(_ints(len(flags)), flags))
+        self._where = where = tuple(compress(shared_ints(len(flags)), flags))
         units = _pick(bc.units, where)
         if self._plain:
             try:
@@ -370,7 +383,7 @@ class Liveness:
                                   + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)]
         for e in compress(range(len(where)), event_flags.translate(_SECOND)):
             i = where[e]
-            name = _OPNAME[bc.opcodes[i]]
+            name = OPNAME[bc.opcodes[i]]
             if name == "MAKE_CELL":     # reads the argument a cell parameter wraps
                 m = 1 << bc.args[i]
                 masks[e] = (m if self.variables[bc.args[i]] in params else 0, m)

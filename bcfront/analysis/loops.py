@@ -31,8 +31,7 @@ from itertools import repeat
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from .cfg import CFG
-from .dominance import (cfg_idom, cfg_retreating, cfg_rpo_numbers, immediate_dominators,
-                        reverse_postorder)
+from .dominance import CFGDominance, cfg_dominance, immediate_dominators, reverse_postorder
 
 Node = Hashable
 
@@ -109,24 +108,26 @@ class LoopForest:
         return None if loop.parent is None else self._by_header[loop.parent]
 
 
-def find_loops(cfg: CFG, idom: Mapping | None = None) -> LoopForest:
-    """Natural loops and irreducible regions of `cfg` (`idom` from `cfg_idom`, or computed)."""
-    if cfg._lone or not cfg.blocks:
+def find_loops(cfg: CFG, dom: CFGDominance | None = None) -> LoopForest:
+    """Natural loops and irreducible regions of `cfg` (`dom`: its `cfg_dominance`,
+    computed if not given)."""
+    if cfg.single_block or not cfg.blocks:
         return _no_loops()
-    if idom is None:
-        idom = cfg_idom(cfg)
+    if dom is None:
+        dom = cfg_dominance(cfg)
     # Retreating edges p -> i (p >= i in reverse post-order), which dominance found:
     # most functions have none, and then there is nothing else to do.
-    retreating = cfg_retreating(cfg)
+    retreating = dom.retreating
     if not retreating:
         return _no_loops()
+    idom = dom.idom
     # The rest works on the blocks, with their RPO numbers from a dict (no renumbered
     # predecessor lists): the retreating edges come as RPO number pairs; the bodies
     # are searched through the predecessors (those outside the order, unreachable,
     # are skipped when popped).
     order = cfg.rpo
     blocks = cfg.blocks
-    pos = cfg_rpo_numbers(cfg)
+    pos = dom.rpo_number
     back: dict[int, list] = {}
     odd: list[tuple] = []                     # retreating edges that are not back edges
     for p, i in retreating:

@@ -32,9 +32,11 @@ Constants (ints, strings, tuples of constants) are immutable and not tracked.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .ssa import gc_paused
+if TYPE_CHECKING:
+    from .ssa import SSA
+
 
 E = 0  # bit index of the external object
 
@@ -55,7 +57,7 @@ def _bits(m: int):
 class _Gen:
     """Constraint generator: turns SSA into (kind, ...) tuples over variable keys."""
 
-    def __init__(self, ssa):
+    def __init__(self, ssa: SSA) -> None:
         self.ssa = ssa
         self.objects = [AbstractObject("external", "external", None)]
         self.obj_index: dict[str, int] = {"external": 0}
@@ -366,10 +368,9 @@ def _solve(g: _Gen):
 class Aliases:
     """May-alias sets of a code object's locals, cells and free variables."""
 
-    def __init__(self, ssa):
-        with gc_paused():
-            g = _Gen(ssa).run()
-            pts, escaped = _solve(g)
+    def __init__(self, ssa: SSA) -> None:
+        g = _Gen(ssa).run()
+        pts, escaped = _solve(g)
         self.objects: tuple[AbstractObject, ...] = tuple(g.objects)
         self._value_bits = {k: v for k, v in pts.items() if isinstance(k, int)}
         self._escaped = escaped

@@ -3,7 +3,7 @@
 Per-opcode arrays indexed by the opcode byte, built once from `dis`: names,
 inline cache counts, how `dis` turns the raw argument into ``argval`` (the
 `K_*` kinds), the normalized operation ``op`` (see the version table in
-`decode`), memoized stack effects, the per-code-unit summary `_UNITS` that
+`decode`), memoized stack effects, the per-code-unit summary `UNITS` that
 the fast decoder maps whole columns through, and the ``argrepr`` rules.
 Nothing here depends on a particular code object.
 """
@@ -12,27 +12,30 @@ from __future__ import annotations
 import dis
 import re
 import sys
+from typing import Any, Union
+
+from .cpython import dis_table
 
 PY = sys.version_info[:2]
 SUPPORTED = ((3, 11), (3, 12), (3, 13))
 
-_UNCONDITIONAL = frozenset({
+UNCONDITIONAL = frozenset({
     "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT",
 })
-_BRANCH_RENAME = {
+BRANCH_RENAME = {
     f"POP_JUMP_{d}_IF_{c}": f"POP_JUMP_IF_{c}"
     for d in ("FORWARD", "BACKWARD") for c in ("FALSE", "TRUE", "NONE", "NOT_NONE")
 }
-_CONDITIONAL = frozenset({
+CONDITIONAL = frozenset({
     "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
     "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", "FOR_ITER", "SEND",
 })
 # Instructions after which control never falls through to the next one.
-_TERMINATORS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+TERMINATORS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
 
 
 # -- this interpreter's tables ----------------------------------------------
-# Per-opcode arrays, indexed by the opcode byte.  _KIND says how dis turns
+# Per-opcode arrays, indexed by the opcode byte.  KIND says how dis turns
 # the raw arg into argval; the decoder dispatches on it.
 
 (K_NOARG, K_INT, K_CONST, K_NAME, K_NAME1, K_NAME2, K_LOCAL, K_PAIR, K_JFWD, K_JBACK,
@@ -46,7 +49,7 @@ def _host_tables():
         if code < 256 and not name.startswith("INSTRUMENTED_") \
                 and name not in ("CACHE", "RESERVED", "ENTER_EXECUTOR"):
             names[code] = name
-    entries = dis._inline_cache_entries  # list before 3.13, dict keyed by name in 3.13
+    entries = dis_table("_inline_cache_entries")  # list before 3.13, dict keyed by name in 3.13
     for code in range(256):
         name = dis.opname[code]
         caches[code] = entries.get(name, 0) if isinstance(entries, dict) else entries[code]
@@ -74,17 +77,19 @@ def _host_tables():
     return names, caches, kind
 
 
-_OPNAME, _CACHES, _KIND = _host_tables()
+OPNAME, CACHES, KIND = _host_tables()
 # 3.13 lists the opcodes with an argument (WITH_EXCEPT_START, 44 == HAVE_ARGUMENT, has none).
-_HAS_ARG = [c in dis.hasarg if hasattr(dis, "hasarg") else c >= dis.HAVE_ARGUMENT for c in range(256)]
-_EXTENDED_ARG = dis.EXTENDED_ARG
-_RESUME = dis.opmap["RESUME"]
-_CMP_SHIFT = {(3, 11): 0, (3, 12): 4}.get(PY, 5)
+HAS_ARG = [c in dis.hasarg if hasattr(dis, "hasarg") else c >= dis.HAVE_ARGUMENT for c in range(256)]
+EXTENDED_ARG = dis.EXTENDED_ARG
+RESUME = dis.opmap["RESUME"]
+CMP_SHIFT = {(3, 11): 0, (3, 12): 4}.get(PY, 5)
 _FORMAT_CONVERTERS = (None, str, repr, ascii)
 _INT_OVERFLOW = 2 ** 31
-_OP = [None if n is None else _BRANCH_RENAME.get(n, "JUMP" if n in _UNCONDITIONAL else n)
-       for n in _OPNAME]
-_IS_JUMP = [k in (K_JFWD, K_JBACK) for k in _KIND]
+OP = [None if n is None else BRANCH_RENAME.get(n, "JUMP" if n in UNCONDITIONAL else n)
+       for n in OPNAME]
+_IS_JUMP = [k in (K_JFWD, K_JBACK) for k in KIND]
+# 1 for the jump opcodes, by opcode byte (a translate table for `columns.positions_flagged`)
+JUMP_FLAGS = bytes(_IS_JUMP)
 _LOAD_ATTR = dis.opmap["LOAD_ATTR"] if PY >= (3, 12) else -1
 _STACK_EFFECTS: dict[tuple[int, int | None], tuple[int, int | None]] = {}
 
@@ -95,7 +100,7 @@ def _stack_effects(op: int, arg: int | None) -> tuple[int, int | None]:
     eff = _STACK_EFFECTS.get(key)
     if eff is None:
         fall = dis.stack_effect(op, arg, jump=False)  # ValueError on nonsense; decode reports it
-        if _OPNAME[op] == "RETURN_GENERATOR":
+        if OPNAME[op] == "RETURN_GENERATOR":
             fall = 1  # see the version table: the resumed frame holds the sent value
         eff = (fall, dis.stack_effect(op, arg, jump=True)) if _IS_JUMP[op] else (fall, None)
         if len(_STACK_EFFECTS) < 100_000:
@@ -103,7 +108,13 @@ def _stack_effects(op: int, arg: int | None) -> tuple[int, int | None]:
     return eff
 
 
-class _UnitInfo(dict):
+# A `UNITS` value: (the shared tail of an `Instr`, kind, code units incl. caches, jump
+# displacement from the instruction's offset or None)
+UnitInfo = tuple[tuple[Any, ...], int, int, "int | None"]
+UnitKey = Union[int, tuple[int, int]]     # a plain code unit, or (opcode, arg)
+
+
+class _UnitInfo(dict[UnitKey, "UnitInfo | None"]):
     """(op byte, arg) -> what every instruction with them shares, computed once per process.
 
     Keys are the raw 16-bit code unit (``op | arg_byte << 8`` as the machine
@@ -114,31 +125,32 @@ class _UnitInfo(dict):
     EXTENDED_ARG maps to None.
     """
 
-    def __missing__(self, key):
+    def __missing__(self, key: UnitKey) -> UnitInfo | None:
+        arg: int | None
         if isinstance(key, int):
-            op, arg = (key >> 8, key & 255) if _BIG_ENDIAN else (key & 255, key >> 8)
+            op, arg = (key >> 8, key & 255) if BIG_ENDIAN else (key & 255, key >> 8)
         else:
             op, arg = key
-        name = _OPNAME[op]
+        name = OPNAME[op]
         if name is None:
             raise ValueError(f"opcode {op} does not exist")
-        if not _HAS_ARG[op]:
+        if not HAS_ARG[op]:
             arg = None
         info = None
-        if op != _EXTENDED_ARG:
-            kind = _KIND[op]
-            units = 1 + _CACHES[op]
+        if op != EXTENDED_ARG:
+            kind = KIND[op]
+            units = 1 + CACHES[op]
             delta = None
             if kind == K_JFWD:
                 delta = 2 * (units + arg)
             elif kind == K_JBACK:
                 delta = 2 * (units - arg)
-            opn = "LOAD_METHOD" if op == _LOAD_ATTR and arg & 1 else _OP[op]
+            opn = "LOAD_METHOD" if op == _LOAD_ATTR and arg & 1 else OP[op]
             info = ((name, op, arg, opn) + _stack_effects(op, arg), kind, units, delta)
         if isinstance(key, int):        # at most 65536 of these: always kept
             self[key] = info
             if info is not None:
-                _SHARED[key] = info[0]
+                SHARED[key] = info[0]
         elif len(self) < 200_000:       # (op, extended arg): bounded, in case of odd code
             self[key] = info
         return info
@@ -147,44 +159,44 @@ class _UnitInfo(dict):
 class _UnitArgs(dict):
     """Plain code unit -> its arg as dis reports it (None for an opcode without one,
     and for EXTENDED_ARG, which the decoder folds into the next instruction), so that
-    `decode` maps a whole function's units to their args in C.  A miss asks `_UNITS`,
+    `decode` maps a whole function's units to their args in C.  A miss asks `UNITS`,
     which raises ValueError for an opcode that does not exist."""
 
     def __missing__(self, key):
-        info = _UNITS[key]
+        info = UNITS[key]
         arg = self[key] = None if info is None else info[0][2]
         return arg
 
 
-_UNITS = _UnitInfo()
-_SHARED: dict[int, tuple] = {}    # plain code unit -> _UNITS[unit][0] (the Instr tail)
-_ARGS = _UnitArgs()               # plain code unit -> arg
-_SIZE2 = bytes(2 + 2 * c for c in _CACHES)       # bytes per instruction, by opcode byte
+UNITS = _UnitInfo()
+SHARED: dict[int, tuple] = {}    # plain code unit -> UNITS[unit][0] (the Instr tail)
+ARGS = _UnitArgs()               # plain code unit -> arg
+SIZE2 = bytes(2 + 2 * c for c in CACHES)       # bytes per instruction, by opcode byte
 _new = tuple.__new__
-_EXTENDED_ARG_BYTE = bytes([_EXTENDED_ARG])
-_BIG_ENDIAN = sys.byteorder == "big"
-_SIZE = bytes(1 + c for c in _CACHES)            # code units per instruction, by opcode byte
-_MAX_SIZE = max(_SIZE)
+EXTENDED_ARG_BYTE = bytes([EXTENDED_ARG])
+BIG_ENDIAN = sys.byteorder == "big"
+SIZE = bytes(1 + c for c in CACHES)            # code units per instruction, by opcode byte
+MAX_SIZE = max(SIZE)
 
 
 def _unit_args() -> list:
-    """`_ARGS` as a list indexed by every 16-bit code unit, for whole columns mapped in C
+    """`ARGS` as a list indexed by every 16-bit code unit, for whole columns mapped in C
     (`list.__getitem__` is a plain C method, cheaper than a dict lookup, and than a
     tuple's, which goes through a slot wrapper that packs its argument); units of opcodes that do not exist
-    map to None too: `_KIND_OF` flags them (K_BAD) and the caller asks `_ARGS`, which raises."""
-    takes = [_HAS_ARG[op] and op != _EXTENDED_ARG and _OPNAME[op] is not None for op in range(256)]
-    if _BIG_ENDIAN:     # unit = op << 8 | arg
+    map to None too: `KIND_OF` flags them (K_BAD) and the caller asks `ARGS`, which raises."""
+    takes = [HAS_ARG[op] and op != EXTENDED_ARG and OPNAME[op] is not None for op in range(256)]
+    if BIG_ENDIAN:     # unit = op << 8 | arg
         return [a if takes[op] else None for op in range(256) for a in range(256)]
     return [a if t else None for a in range(256) for t in takes]      # unit = arg << 8 | op
 
 
-_ARG_OF_UNIT = _unit_args()
-_JUMP_OPS = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256)
-                                       if _KIND[c] in (K_JFWD, K_JBACK)) + b"]")
+ARG_OF_UNIT = _unit_args()
+JUMP_OPS = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256)
+                                       if KIND[c] in (K_JFWD, K_JBACK)) + b"]")
 
 
 
-def _argval(kind: int, arg, consts, names, local):
+def resolve_argval(kind: int, arg, consts, names, local):
     """argval of a non-jump instruction, as dis computes it."""
     if kind <= K_INT:
         return arg
@@ -205,7 +217,7 @@ def _pair(arg, names, local):
 
 _RARE_ARGVAL = {
     K_NAME2: lambda arg, names, local: names[arg >> 2],
-    K_CMP: lambda arg, names, local: dis.cmp_op[arg >> _CMP_SHIFT],
+    K_CMP: lambda arg, names, local: dis.cmp_op[arg >> CMP_SHIFT],
     K_FORMAT: lambda arg, names, local: (_FORMAT_CONVERTERS[arg & 3], bool(arg & 4)),
     K_CONVERT: lambda arg, names, local: _FORMAT_CONVERTERS[arg],
     K_UNKNOWN: lambda arg, names, local: dis.UNKNOWN,
@@ -213,10 +225,10 @@ _RARE_ARGVAL = {
 }
 
 
-K_BAD = 14      # `_KIND_OF` only: an opcode this interpreter does not have (not 0, a cache)
+K_BAD = 14      # `KIND_OF` only: an opcode this interpreter does not have (not 0, a cache)
 # opcode byte -> kind, a translate table
-_KIND_OF = bytes(K_BAD if c and _OPNAME[c] is None else _KIND[c] for c in range(256))
-_LOW_NIBBLE = bytes(b & 15 for b in range(256))
+KIND_OF = bytes(K_BAD if c and OPNAME[c] is None else KIND[c] for c in range(256))
+LOW_NIBBLE = bytes(b & 15 for b in range(256))
 
 
 # -- argrepr -------------------------------------------------------------------
@@ -233,7 +245,7 @@ def _flags_repr(flag_names):
 
 
 def _nb_op_repr(i):
-    return dis._nb_ops[i.arg][1]
+    return dis_table("_nb_ops")[i.arg][1]
 
 
 def _cmp_repr(i):
@@ -245,7 +257,7 @@ def _format_repr(i):
     return f"{conv}, with format" if conv and i.arg & 4 else ("with format" if i.arg & 4 else conv)
 
 
-_KIND_REPR = {
+KIND_REPR = {
     K_NOARG: lambda i: "", K_INT: lambda i: "", K_CONST: lambda i: repr(i.argval),
     K_NAME: lambda i: i.argval, K_NAME1: lambda i: i.argval, K_NAME2: lambda i: i.argval,
     K_LOCAL: lambda i: i.argval, K_PAIR: lambda i: ", ".join(i.argval),
@@ -253,15 +265,15 @@ _KIND_REPR = {
     K_CMP: _cmp_repr, K_FORMAT: _format_repr,
     K_CONVERT: lambda i: ("", "str", "repr", "ascii")[i.arg], K_UNKNOWN: lambda i: "",
 }
-_ARGREPR = {
+ARGREPR = {
     "LOAD_GLOBAL": _null_repr("NULL"),
-    "LOAD_ATTR": _null_repr("NULL|self") if PY >= (3, 12) else _KIND_REPR[K_NAME],
+    "LOAD_ATTR": _null_repr("NULL|self") if PY >= (3, 12) else KIND_REPR[K_NAME],
     "LOAD_SUPER_ATTR": _null_repr("NULL|self"),
     "BINARY_OP": _nb_op_repr,
     "MAKE_FUNCTION": _flags_repr(getattr(dis, "MAKE_FUNCTION_FLAGS", ())),
     "SET_FUNCTION_ATTRIBUTE": _flags_repr(getattr(dis, "FUNCTION_ATTR_FLAGS", ())),
-    "CALL_INTRINSIC_1": lambda i: dis._intrinsic_1_descs[i.arg],
-    "CALL_INTRINSIC_2": lambda i: dis._intrinsic_2_descs[i.arg],
+    "CALL_INTRINSIC_1": lambda i: dis_table("_intrinsic_1_descs")[i.arg],
+    "CALL_INTRINSIC_2": lambda i: dis_table("_intrinsic_2_descs")[i.arg],
 }
 
 

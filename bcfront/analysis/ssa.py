@@ -1,7 +1,7 @@
 """Static single assignment form of a code object's locals and stack slots.
 
 Definitions.  Every definition of a fast local or of a stack slot is one
-`Value`, defined exactly once:
+`SSAValue`, defined exactly once:
 
 * ``param`` / ``undef`` — the entry value of each local (a parameter, or
   "unbound"); ``undef`` also marks ``DELETE_FAST`` and the clear half of
@@ -24,19 +24,18 @@ How it is built: `bcfront.analysis.ssa_build`.  Unreachable blocks have no SSA.
 """
 from __future__ import annotations
 
-import contextlib
-import gc
-from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from .cfg import CFG
+from .ssa_build import Builder
+from .ssa_form import IntegerSSA
 
 if TYPE_CHECKING:
     from .liveness import Liveness
     from .stack import StackInfo
 
 
-class Value:
+class SSAValue:
     """One SSA value.  `var` is the local's name or the stack slot number."""
     __slots__ = ("id", "num", "kind", "var", "block", "offset", "args", "edges", "_ssa", "_uses")
 
@@ -72,7 +71,7 @@ class SSAOp(NamedTuple):
 
     A NamedTuple because there is one per instruction and `tuple.__new__` builds
     one several times faster than a class's ``__init__``; equality and hashing
-    are by identity, as for `Value`.
+    are by identity, as for `SSAValue`.
     """
     instr: object       # the `Instr`
     block: int
@@ -104,51 +103,17 @@ class SSA:
 
     _VIEW = frozenset({"values", "entry", "phis", "handler_values", "catches", "ops",
                        "stack_in"})
-    # what the builder fills only for a code object with phis or handlers (see
-    # `ssa_phis.place`); read-only until then
-    _phis = _phi_edges = _handler_values = _catches = MappingProxyType({})
-    _order: list[int] = []            # the reachable blocks in renaming order
 
     def __init__(self, cfg: CFG, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.cfg = cfg
-        # The integer form.  A value id is either an ``op`` value's number (>= 0: a
-        # value an instruction pushes, numbered by a counter; its slot and block follow
-        # from the stack and the CFG), or ``~k`` for record k of `_recs`, the other
-        # values: (kind, var, block, offset, args) -- args are ids, a list for a phi.
-        # Per instruction position i:
-        # * `_special[i]` an int: a load of a local, which reads and pushes that value;
-        # * `_special[i]` a tuple (uses, defs, results) of ids: any other instruction
-        #   that is not plain;
-        # * else it reads all its inputs and pushes new values, recorded in bulk: per
-        #   block b, ``_starts[b] = (f, v)``, and the plain instructions of b, in order,
-        #   read the consecutive entries of `_flat` from f on (``pops`` each) and push
-        #   consecutive op ids from v on (``news`` each; the op values of the other
-        #   instructions of b are numbered in the same sequence).
-        self._recs: list[tuple] = []
-        # (nargs, entry block, n) when the first n records are the entry values of the
-        # locals, kept as their names: a parameter's for the first nargs, else "undef"
-        self._lead = None
-        self._nops = 0
-        self._flat: list[int] = []
-        self._starts: dict[int, tuple[int, int]] = {}
-        self._special: dict[int, object] = {}
-        self._entry: list[int] = []
-        self._stack_in: dict[int, list] = {}
         self._idom, self._liveness, self.stack = idom, liveness, stack
-        if cfg.blocks:
-            if gc.isenabled():      # see `gc_paused` (inline: a context manager costs more)
-                gc.disable()
-                try:
-                    Builder(self, idom, frontier, liveness, stack).run()
-                finally:
-                    gc.enable()
-            else:
-                Builder(self, idom, frontier, liveness, stack).run()
+        # the integer form the builder made (see `IntegerSSA` for its layout)
+        self.form = Builder(cfg, idom, frontier, liveness, stack).run() if cfg.blocks \
+            else IntegerSSA()
 
     def __getattr__(self, name):
         if name in SSA._VIEW:
-            with gc_paused():
-                self._materialize()
+            self._materialize()
             return self.__dict__[name]
         if name in ("_locals_in", "_last_defs"):    # query caches, made on first use
             d = self.__dict__[name] = {}
@@ -156,32 +121,33 @@ class SSA:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _materialize(self) -> None:
-        """Build the `Value` and `SSAOp` objects from the integer form, numbered in
+        """Build the `SSAValue` and `SSAOp` objects from the integer form, numbered in
         program order (entry, then per block in offset order: phis, handler values,
         instruction definitions, catch values)."""
         # op values first (filled in below), then the records backwards: id ~k, a
         # negative index, finds record k
-        recs = self._recs
-        lead = self._lead
+        form = self.form
+        recs = form.recs
+        lead = form.lead
         if lead is None:
-            recs = [Value(*rec) for rec in recs]
+            recs = [SSAValue(*rec) for rec in recs]
         else:                    # the first n records kept as names (`Builder.make_entry`)
             nargs, b, n = lead
-            recs = ([Value("param" if k < nargs else "undef", name, b, None, ())
-                     for k, name in enumerate(recs[:n])] + [Value(*rec) for rec in recs[n:]])
+            recs = ([SSAValue("param" if k < nargs else "undef", name, b, None, ())
+                     for k, name in enumerate(recs[:n])] + [SSAValue(*rec) for rec in recs[n:]])
         recs.reverse()
-        objs = [None] * self._nops + recs
+        objs = [None] * form.nops + recs
         get = objs.__getitem__
         instrs = self.cfg.bytecode.instructions
         blocks = self.cfg.blocks
         effects, depth = self.stack.effects, self.stack.depth
-        special, flat, starts = self._special, self._flat, self._starts
+        special, flat, starts = form.special, form.flat, form.starts
         ops: dict[int, SSAOp] = {}
         defs_at: dict[int, tuple] = {}
         new = tuple.__new__
         # in a preorder of the dominator tree every value an instruction reads already
         # exists (and `ops`, so the use lists, come in that order)
-        for b in _dom_preorder(self._idom, self._order):
+        for b in _dom_preorder(self._idom, form.order):
             blk = blocks[b]
             fo, nv = starts[b]
             for i in range(blk.first, blk.stop):
@@ -203,7 +169,7 @@ class SSA:
                         f = def_ids[0]
                         for v in def_ids:
                             if v >= 0:
-                                objs[v] = Value("op", base + eff.new_pos[v - f], b, ins.offset,
+                                objs[v] = SSAValue("op", base + eff.new_pos[v - f], b, ins.offset,
                                                 ())
                                 nv = v + 1
                     uses = tuple(map(get, u))
@@ -214,18 +180,18 @@ class SSA:
         for v in recs:
             if v.args:
                 v.args = tuple(map(get, v.args))
-        for b, ids in self._phis.items():
-            edges = self._phi_edges[b]
+        for b, ids in form.phis.items():
+            edges = form.phi_edges[b]
             for i in ids:
                 objs[i].edges = edges
         d = self.__dict__
         d["ops"] = ops
-        d["entry"] = entry = list(map(get, self._entry))
-        d["phis"] = phis = {b: list(map(get, ids)) for b, ids in self._phis.items()}
+        d["entry"] = entry = list(map(get, form.entry))
+        d["phis"] = phis = {b: list(map(get, ids)) for b, ids in form.phis.items()}
         d["handler_values"] = hv = {b: list(map(get, ids))
-                                    for b, ids in self._handler_values.items()}
-        d["catches"] = catches = {b: list(map(get, ids)) for b, ids in self._catches.items()}
-        d["stack_in"] = {b: tuple(map(get, ids)) for b, ids in self._stack_in.items()}
+                                    for b, ids in form.handler_values.items()}
+        d["catches"] = catches = {b: list(map(get, ids)) for b, ids in form.catches.items()}
+        d["stack_in"] = {b: tuple(map(get, ids)) for b, ids in form.stack_in.items()}
         order = list(entry)
         for b in sorted(self._idom):
             order += phis.get(b, ())
@@ -259,22 +225,22 @@ class SSA:
                     a._uses.append(v)
 
     # -- queries ---------------------------------------------------------------
-    def uses_of(self, value: Value) -> list:
+    def uses_of(self, value: SSAValue) -> list:
         """Instructions (`SSAOp`) and phi/catch values that read `value`."""
         return value.uses
 
-    def value(self, name: str) -> Value:
+    def value(self, name: str) -> SSAValue:
         """The value printed as `name` (``"v7"``, ``"x.2"``)."""
         idx = getattr(self, "_by_name", None)
         if idx is None:
             idx = self._by_name = {v.name: v for v in self.values}
         return idx[name]
 
-    def definitions(self, local: str) -> list[Value]:
+    def definitions(self, local: str) -> list[SSAValue]:
         """Every value of local `local`, in definition order."""
         return [v for v in self.values if v.var == local]
 
-    def locals_in(self, block: int) -> dict[str, Value]:
+    def locals_in(self, block: int) -> dict[str, SSAValue]:
         """The value of each local (not cell) live on entry to `block`."""
         out = self._locals_in.get(block)
         if out is None:
@@ -284,7 +250,7 @@ class SSA:
                 if live.kinds[n] == "local"}
         return out
 
-    def _reaching(self, name: str, block: int) -> Value:
+    def _reaching(self, name: str, block: int) -> SSAValue:
         # the phi here, else the last definition in the closest dominator that has
         # one (renaming walked the dominator tree, so this is what it saw)
         phis = {v.var: v for v in self.phis.get(block, ())}
@@ -307,7 +273,7 @@ class SSA:
             d = self._idom[d]
         return next(v for v in self.entry if v.var == name)
 
-    def stack_before(self, offset: int) -> tuple[Value, ...]:
+    def stack_before(self, offset: int) -> tuple[SSAValue, ...]:
         """The stack, bottom first, just before the instruction at `offset`."""
         op = self.ops[offset]
         stack = list(self.stack_in[op.block])
@@ -344,21 +310,3 @@ def _dom_preorder(idom, blocks: list) -> list:
         out.append(b)
         work.extend(reversed(children[b]))
     return out
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Pause the cyclic garbage collector.  Construction allocates an object or two
-    per instruction; with a large heap alive (a caller analyzing thousands of
-    functions) the full collections that this triggers cost more than the
-    construction itself, and it creates no garbage cycles to collect."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-from .ssa_build import Builder  # noqa: E402  (it imports this module)

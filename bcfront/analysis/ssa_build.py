@@ -5,7 +5,7 @@ define a variable, pruned by liveness (locals) and by the entry stack depth
 (slots); then renaming in reverse post-order, each block starting from its
 immediate dominator's exit state.  Renaming works on integer value ids, and
 records per instruction only what it reads and defines (see `SSA` for the
-layout); `SSA` turns them into `Value` and `SSAOp` objects only when a caller
+layout); `SSA` turns them into `SSAValue` and `SSAOp` objects only when a caller
 asks for them.
 
 Two kinds of edge do not carry their source block's exit state, so their
@@ -29,14 +29,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .decode import _INTS, _ints
+from .cpython import varname_from_oparg
+from .columns import SHARED_INTS, shared_ints
+from .opcodes import OPNAME
+from .ssa_form import IntegerSSA
 from .ssa_phis import has_edge_phis, place
 from .stack import (LOAD_LOCAL, LOAD_LOCAL_PAIR, LOCAL_OTHER, STORE_LOCAL, STORE_LOCAL_PAIR,
                     WRAP_CELL, Effect)
 
 if TYPE_CHECKING:
+    from .cfg import CFG
     from .liveness import Liveness
-    from .ssa import SSA
     from .stack import StackInfo
 
 
@@ -59,13 +62,14 @@ class Builder:
     feeds: dict = {}                # block -> its out-edges to blocks with phis
     changing: set = frozenset()     # protected blocks that change what their handler wants
 
-    def __init__(self, ssa: SSA, idom, frontier, liveness: Liveness, stack: StackInfo):
-        self.ssa, self.idom, self.frontier = ssa, idom, frontier
+    def __init__(self, cfg: CFG, idom, frontier, liveness: Liveness, stack: StackInfo):
+        self.idom, self.frontier = idom, frontier
         self.live, self.stack = liveness, stack
-        self.cfg = cfg = ssa.cfg
+        self.cfg = cfg
         self.bc = bc = cfg.bytecode
         self.code = code = bc.code
-        self.flat, self.recs, self.special = ssa._flat, ssa._recs, ssa._special
+        self.form = form = IntegerSSA()
+        self.flat, self.recs, self.special = form.flat, form.recs, form.special
         # (`co_varnames`: the locals' names in arg order)
         self.varnames = names = code.co_varnames
         variables = liveness.variables
@@ -77,7 +81,7 @@ class Builder:
             self.nloc = nloc = nbits
             self.lid = None                      # (`local_ids`)
             # (the ints 0..nloc-1 at their own index: decode's shared list, never mutated)
-            self.var_of_arg = _INTS if nloc <= len(_INTS) else _ints(nloc)
+            self.var_of_arg = SHARED_INTS if nloc <= len(SHARED_INTS) else shared_ints(nloc)
             self.local_mask = (1 << nbits) - 1   # liveness's bits of the locals
         else:
             kinds = liveness.kinds
@@ -103,7 +107,7 @@ class Builder:
 
     def local(self, arg: int) -> str:
         """The name a local-variable opcode's arg stands for."""
-        return self.code._varname_from_oparg(arg)
+        return varname_from_oparg(self.code)(arg)
 
     def new(self, kind: str, var, b: int, offset, args=()) -> int:
         """A new value record; its id."""
@@ -143,17 +147,27 @@ class Builder:
             track[var] = [old, val]
 
     # -- driver ------------------------------------------------------------------------
-    def run(self) -> None:
-        cfg, idom = self.cfg, self.idom
+    def run(self) -> IntegerSSA:
+        """Build the SSA form (once per builder) and return it."""
+        cfg, idom, form = self.cfg, self.idom, self.form
         entry = cfg.entry
         blk = cfg.blocks[entry]
         self.make_entry()
         # one block entered only at the start (most code objects): no phis to place
         if len(idom) > 1 or blk.handler is not None or entry in blk.preds:
             if any(self.frontier.values()) or has_edge_phis(self):
-                place(self)
+                placed = place(self)
+                if placed.handlers:
+                    self.handlers = placed.handlers
+                    form.handler_values, form.catches = {}, {}
+                if placed.changing:
+                    self.changing = placed.changing
+                if placed.phi_at:
+                    self.phi_at, self.feeds = placed.phi_at, placed.feeds
+                    form.phis, form.phi_edges = {}, placed.phi_edges
         self.walk()
-        self.ssa._nops = self.nv
+        form.nops = self.nv
+        return form
 
     def walk(self) -> None:
         """Rename block by block in reverse post-order (`cfg.rpo`: a block comes after its
@@ -163,28 +177,28 @@ class Builder:
         (read every input, push new values), loads of locals and, unless the block
         is tracked, stores; the rest goes through `step`.  A plain instruction records
         nothing of its own: its inputs are the next ``pops`` entries of `flat` and its
-        values the next ``news`` op ids, counted from the block's `SSA._starts` entry."""
-        cfg, ssa, idom = self.cfg, self.ssa, self.idom
+        values the next ``news`` op ids, counted from the block's `IntegerSSA.starts` entry."""
+        cfg, form, idom = self.cfg, self.form, self.idom
         # A block starts from its immediate dominator's exit state: the state at hand
         # when the dominator is the block just renamed, else a copy taken at the
         # dominator's exit.  Only a block with several successors needs the copy: one
         # with a single successor s dominates s at most (a path to a block it dominates
         # leaves it through s, so s dominates that block too), and the depth-first
         # search behind the order visits s from it, so s comes right after it.
-        order = ssa._order = cfg.rpo if len(idom) > 1 else [cfg.entry]
+        order = form.order = cfg.rpo if len(idom) > 1 else [cfg.entry]
         loc_exit: dict[int, list] = {}
         stk_exit: dict[int, list] = {}
         loc, stk, flat, recs = self.loc, self.stk, self.flat, self.recs
-        special, starts = self.special, ssa._starts
+        special, starts = self.special, form.starts
         append = flat.append
         blocks = cfg.blocks
         phi_at, handlers, feeds, changing = self.phi_at, self.handlers, self.feeds, self.changing
         depth_in = self.stack.depth_in
-        stack_in = ssa._stack_in
+        stack_in = form.stack_in
         args, offsets = self.bc.args, self.bc.offsets
         effs = st_effs = self.stack.effects
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
-        cell_params, varname = self.cell_params, self.code._varname_from_oparg
+        cell_params, varname = self.cell_params, varname_from_oparg(self.code)
         nv = self.nv
         prev = None
         for b in order:
@@ -333,7 +347,7 @@ class Builder:
         if not phi_at:
             return
         for b in sorted(phi_at):             # blocks in offset order
-            ids = ssa._phis[b] = list(phi_at[b].values())
+            ids = form.phis[b] = list(phi_at[b].values())
             for v in ids:
                 if None in recs[~v][4]:
                     raise AssertionError(f"a phi at block {b} lacks an argument")
@@ -347,7 +361,7 @@ class Builder:
             v = self.new("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None)
             hv.append(v)
             stk[k] = v
-        self.ssa._handler_values[b] = hv
+        self.form.handler_values[b] = hv
 
     def make_entry(self) -> None:
         """The entry values: each local's (a parameter, or unbound), each cell
@@ -358,12 +372,12 @@ class Builder:
         names = self.varnames
         b = self.cfg.entry
         self.cell_params = cell_params = {}
-        entry, recs, loc = self.ssa._entry, self.recs, self.loc
+        entry, recs, loc = self.form.entry, self.recs, self.loc
         if self.locals is names:    # all locals, in arg order: ids -1, -2, ... in order
             # the records ("param" or "undef", name, b, None, ()) kept as the names alone
-            # (`SSA._lead`; no tuple per local)
+            # (`IntegerSSA.lead`; no tuple per local)
             recs += names
-            self.ssa._lead = (nargs, b, len(names))
+            self.form.lead = (nargs, b, len(names))
             n = len(names)
             # (a slice of a list: assigning a range with a negative step costs more)
             ids = _NEGATIVE[:n] if n <= len(_NEGATIVE) else list(range(-1, -n - 1, -1))
@@ -505,7 +519,7 @@ class Builder:
             return distinct[0]
         name = self.locals[var] if var < self.nloc else var - self.nloc
         v = self.new("catch", name, b, None, tuple(distinct))
-        self.ssa._catches.setdefault(b, []).append(v)
+        self.form.catches.setdefault(b, []).append(v)
         return v
 
 
@@ -611,7 +625,6 @@ def _h_make_cell(bd, i, inputs, b, last):
 
 def _local_ops() -> list:
     """opcode byte -> handler (None for the opcodes that do not touch a fast local)."""
-    from .decode import _OPNAME
     by_name = {
         "LOAD_FAST": _h_load_fast,
         "LOAD_FAST_CHECK": _h_load_fast,
@@ -623,7 +636,7 @@ def _local_ops() -> list:
         "STORE_FAST_LOAD_FAST": _h_store_load,
         "MAKE_CELL": _h_make_cell,
     }
-    return [by_name.get(n) for n in _OPNAME]
+    return [by_name.get(n) for n in OPNAME]
 
 
 _LOCAL_OPS = _local_ops()

@@ -1,6 +1,9 @@
 """Phi placement for SSA construction (`bcfront.analysis.ssa_build`).
 
-`place` makes the phi values of a construction; `place_phis` finds where they go.
+`place` makes the phi values of a construction and returns them, with what the
+renaming needs to fill their arguments, as a `PhiPlacement`; `place_phis` finds
+where they go.  The construction is passed in as a `PhiSite` (what placement
+reads of it), so this module does not import the builder.
 
 Cytron et al.'s iterated dominance frontier, pruned by liveness (locals) and by
 the entry stack depth (slots), plus the phis that exception edges and branches
@@ -10,14 +13,44 @@ every variable at once: a local is liveness's bit for it, stack slot s is bit
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from itertools import compress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from .ssa_build import Builder
+    from .bytecode import ExceptionEntry
+    from .cfg import CFG
+    from .liveness import Liveness
+    from .stack import Effect, StackInfo
 
 
-def has_edge_phis(bd: Builder) -> bool:
+class PhiSite(Protocol):
+    """What phi placement reads of an SSA construction (`ssa_build.Builder` is one)."""
+    cfg: CFG
+    idom: Mapping[int, int | None]
+    frontier: Mapping[int, set[int]]
+    live: Liveness
+    stack: StackInfo
+    locals: Sequence[str]       # the SSA locals' names, by local id
+    nloc: int                   # how many SSA locals (variable ids below it are locals)
+    local_mask: int             # liveness's bits of the SSA locals
+
+    def new(self, kind: str, var: Any, b: int, offset: int | None,
+            args: Any = ()) -> int: ...
+
+    def local_ids(self) -> dict[str, int]: ...
+
+
+class PhiPlacement(NamedTuple):
+    """Where the phis of a construction are and how their arguments arrive."""
+    handlers: dict[int, ExceptionEntry]     # handler block -> its exception-table entry
+    phi_at: dict[int, dict[int, int]]       # block -> {variable id: its phi's value id}
+    phi_edges: dict[int, tuple[tuple[int, str], ...]]  # block -> incoming (src, edge kind)
+    feeds: dict[int, list[tuple[int, str, int]]]  # block -> (phi block, kind, arg position)
+    changing: set[int]          # protected blocks that change what their handler wants
+
+
+def has_edge_phis(bd: PhiSite) -> bool:
     """Whether some block has a handler or ends in a branch whose taken side pushes
     differently: the phis that blocks without a dominance frontier can get."""
     blocks, effects = bd.cfg.blocks, bd.stack.effects
@@ -32,38 +65,35 @@ def has_edge_phis(bd: Builder) -> bool:
     return False
 
 
-def place(bd: Builder) -> None:
-    """Phi values (argument lists still empty) for every block that needs some: fills
-    the builder's `handlers`, `phi_at` and `feeds` and the SSA's `_phi_edges` (each left
-    as the class's empty default when it has nothing to hold)."""
-    cfg, ssa, idom = bd.cfg, bd.ssa, bd.idom
+def place(bd: PhiSite) -> PhiPlacement:
+    """Phi values (argument lists still empty) for every block that needs some, and
+    what renaming needs to fill them (empty dicts where there is nothing)."""
+    cfg, idom = bd.cfg, bd.idom
     blocks = cfg.blocks
     exc_preds: dict[int, list[int]] = {}
+    handlers: dict[int, ExceptionEntry] = {}
     if cfg.bytecode.exception_table:     # (no table, no handler: most functions)
-        handlers = {}
         for b, blk in blocks.items():    # a block with a handler has an exception edge
             h = blk.handler
             if h is not None and b in idom:
                 handlers[h.target] = h
                 exc_preds.setdefault(h.target, []).append(b)
-        if handlers:
-            bd.handlers = handlers
-            ssa._handler_values, ssa._catches = {}, {}
-    phis = place_phis(bd, exc_preds)
+    phis, changing = place_phis(bd, handlers, exc_preds)
+    phi_at: dict[int, dict[int, int]] = {}
+    phi_edges: dict[int, tuple[tuple[int, str], ...]] = {}
+    feeds: dict[int, list[tuple[int, str, int]]] = {}
+    placement = PhiPlacement(handlers, phi_at, phi_edges, feeds, changing)
     if not phis:                         # (40% of the multi-block code objects)
-        return
+        return placement
     kinds = cfg.out_kinds
-    # block -> the (phi block, edge kind, argument position) of its out-edges
-    bd.phi_at, bd.feeds = phi_at, feeds = {}, {}
-    ssa._phis, ssa._phi_edges = {}, {}
-    phi_edges = ssa._phi_edges
     names = bd.locals
     nloc = bd.nloc
     new = bd.new
     for b, vs in phis.items():
-        table = phi_at[b] = {}
+        table: dict[int, int] = {}
+        phi_at[b] = table
         # incoming (src, kind) pairs in the order of `cfg.edges`
-        edges = []
+        edges: list[tuple[int, str]] = []
         for p in dict.fromkeys(blocks[b].preds):
             if p in idom:
                 ks = kinds[p]
@@ -75,25 +105,28 @@ def place(bd: Builder) -> None:
                 edges.append((p, ks[j]))
                 if succs.count(b) > 1:  # (rare: several edges from p to b)
                     edges += [(p, k) for s, k in zip(succs[j + 1:], ks[j + 1:]) if s == b]
-        phi_edges[b] = edges = tuple(edges)
-        for pos, (p, k) in enumerate(edges):
+        phi_edges[b] = in_edges = tuple(edges)
+        for pos, (p, k) in enumerate(in_edges):
             if p in feeds:
                 feeds[p].append((b, k, pos))
             else:
                 feeds[p] = [(b, k, pos)]
-        n = len(edges)
+        n = len(in_edges)
         for var in vs:
             table[var] = new("phi", names[var] if var < nloc else var - nloc, b, None,
                              [None] * n)
+    return placement
 
 
-def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[int]]:
-    """block -> the variables (ids, ascending) that need a phi there (`exc_preds`:
-    handler block -> its protected blocks).  Only slots below a block's entry depth
-    are wanted there, so only those are tracked."""
+def place_phis(bd: PhiSite, handlers: dict[int, ExceptionEntry],
+               exc_preds: dict[int, list[int]]) -> tuple[dict[int, list[int]], set[int]]:
+    """block -> the variables (ids, ascending) that need a phi there (`handlers`:
+    handler block -> its table entry, `exc_preds`: handler block -> its protected
+    blocks), and the protected blocks that change a variable their handler has a phi
+    for.  Only slots below a block's entry depth are wanted there, so only those are
+    tracked."""
     cfg, st, live = bd.cfg, bd.stack, bd.live
     depth_in = st.depth_in
-    handlers = bd.handlers
     nbits = len(live.variables)
     local_mask = bd.local_mask
     bits_in = live.bits_in
@@ -143,8 +176,6 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
                 phis[h] = phis.get(h, 0) | new
                 defs[h] = defs.get(h, 0) | new
                 changing.add(b)
-    if changing:
-        bd.changing = changing
     for target, diff in jump_diff:
         new = diff & wanted[target]
         if new:
@@ -168,12 +199,12 @@ def place_phis(bd: Builder, exc_preds: dict[int, list[int]]) -> dict[int, list[i
                     defs[y] = old | new
                     work.append(y)
     if not phis:
-        return phis
+        return {}, changing
     locs, variables = bd.locals, live.variables
     if bd.nloc == nbits and tuple(locs) == variables:
         # every variable a local, numbered alike: a variable's id is its bit
-        return {b: _bits(m) for b, m in phis.items()}
-    return {b: _var_ids(bd, m, nbits) for b, m in phis.items()}
+        return {b: _bits(m) for b, m in phis.items()}, changing
+    return {b: _var_ids(bd, m, nbits) for b, m in phis.items()}, changing
 
 
 def _bits(mask: int) -> list[int]:
@@ -186,13 +217,14 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def _var_ids(bd: Builder, mask: int, nbits: int) -> list[int]:
+def _var_ids(bd: PhiSite, mask: int, nbits: int) -> list[int]:
     """The variable ids of the bits of `mask`, ascending (locals keep liveness's order)."""
     lid, names, nloc = bd.local_ids(), bd.live.variables, bd.nloc
     return [lid[names[k]] if k < nbits else nloc + k - nbits for k in _bits(mask)]
 
 
-def _written(bd: Builder, nbits: int, need: dict):
+def _written(bd: PhiSite, nbits: int, need: dict[int, int]
+             ) -> tuple[dict[int, int], list[tuple[int, int]]]:
     """Per block b of `need`, the mask of the variables of ``need[b]`` it writes (locals
     it kills, slots whose content changes); and (target, slot mask) for the branches
     whose taken side leaves slots (below the deepest entry depth) differently from the
@@ -258,7 +290,8 @@ def _written(bd: Builder, nbits: int, need: dict):
     return written, jump_diff
 
 
-def slots_changed(effects, depth, lo: int, hi: int, lim: int) -> int:
+def slots_changed(effects: Sequence[Effect], depth: Sequence[int], lo: int, hi: int,
+                  lim: int) -> int:
     """The mask of the slots below `lim` that instructions [lo, hi) change (any time,
     the last instruction's fall-through included): an instruction changes no slot below
     the base of its inputs."""

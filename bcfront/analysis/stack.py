@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import attrgetter, itemgetter, sub
 
-from .cfg import _FALL, CFG
-from .decode import PY, Instr
+from .cfg import FALLTHROUGH_ONLY, CFG
+from .bytecode import Instr
+from .opcodes import BIG_ENDIAN, HAS_ARG, OPNAME, PY
 
 
 class StackDepthError(ValueError):
@@ -287,23 +288,20 @@ class _EffectTable(dict):
     def _prefill(self) -> None:
         """`by_unit`'s entries for every opcode whose rule is one Effect whatever the arg
         (one slice assignment each: the units of an opcode are 256 apart, or adjacent)."""
-        from .opcodes import _BIG_ENDIAN, _OPNAME
-        for op, name in enumerate(_OPNAME):
+        for op, name in enumerate(OPNAME):
             eff = self.rules.get(name)
             if eff.__class__ is Effect:
-                keys = slice(op << 8, op + 1 << 8) if _BIG_ENDIAN else slice(op, 65536, 256)
+                keys = slice(op << 8, op + 1 << 8) if BIG_ENDIAN else slice(op, 65536, 256)
                 self.by_unit[keys] = [eff] * 256
 
     def __missing__(self, key):
-        from .decode import _OPNAME
         if key.__class__ is int:
-            from .opcodes import _BIG_ENDIAN, _HAS_ARG
-            op, arg = (key >> 8, key & 255) if _BIG_ENDIAN else (key & 255, key >> 8)
-            if not _HAS_ARG[op]:
+            op, arg = (key >> 8, key & 255) if BIG_ENDIAN else (key & 255, key >> 8)
+            if not HAS_ARG[op]:
                 arg = None
         else:
             op, arg = key
-        name = _OPNAME[op]
+        name = OPNAME[op]
         rule = self.rules.get(name)
         if rule is None:
             eff = None          # no rule: the caller falls back on the instruction
@@ -465,7 +463,7 @@ class StackInfo:
             block_low[b] = low
             # d: the depth after the last instruction's fall-through; eff: its effect
             ks = kinds[b]
-            if ks is _FALL:             # (the commonest kinds without a loop)
+            if ks is FALLTHROUGH_ONLY:             # (the commonest kinds without a loop)
                 dst = blk.succs[0]
                 old = get(dst)
                 if old is None:

@@ -17,6 +17,8 @@ import dis
 import sys
 import types
 
+from .cpython import dis_table
+
 PY = sys.version_info[:2]
 # What may precede RESUME in a prologue (cells, free variables, generator setup).
 PROLOGUE = frozenset({"MAKE_CELL", "COPY_FREE_VARS", "RETURN_GENERATOR", "POP_TOP", "NOP"})
@@ -164,10 +166,11 @@ def _host_base() -> list[int]:
     for name, code in dis.opmap.items():
         if code < 256:
             base[code] = code
-    for name, specs in dis._specializations.items():
+    all_opmap: dict[str, int] = dis_table("_all_opmap")
+    for name, specs in dis_table("_specializations").items():
         for s in specs:
-            if dis._all_opmap.get(s, 256) < 256:
-                base[dis._all_opmap[s]] = dis.opmap[name]
+            if all_opmap.get(s, 256) < 256:
+                base[all_opmap[s]] = dis.opmap[name]
     return base
 
 
@@ -186,13 +189,14 @@ def _original_units(code: types.CodeType) -> list[int | None]:
     units: list[int | None] = list(getattr(code, "_co_code_adaptive", code.co_code)[0::2])
     if PY < (3, 12):
         return units  # 3.11 quickens only after warm-up calls; foreign code never runs
-    base, allnames = _host_base(), dis._all_opname
+    base, allnames = _host_base(), dis_table("_all_opname")
     caches = [0] * 256
-    for code, n in TABLES[PY][1].values():
-        caches[code] = n
+    for op, n in TABLES[PY][1].values():
+        caches[op] = n
     k = 0
     while k < len(units):
         a = units[k]
+        assert a is not None        # (the walk steps over caches: k is an instruction)
         b = base[a]
         if a != b and "__" in allnames[a]:
             units[k] = b
@@ -255,7 +259,7 @@ def guess_version(code: types.CodeType) -> list[str]:
 
 def _emit() -> str:
     """This interpreter's row of `TABLES`, as source text."""
-    caches = dis._inline_cache_entries  # a list before 3.13, a dict keyed by name after
+    caches = dis_table("_inline_cache_entries")  # a list before 3.13, a dict keyed by name after
     ops = sorted((code, name) for name, code in dis.opmap.items()
                  if code < 256 and not name.startswith("INSTRUMENTED_"))
     lines = [f"    {sys.version_info[:2]}: (", f"        {dis.HAVE_ARGUMENT},", "        {"]

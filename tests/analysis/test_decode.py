@@ -122,12 +122,12 @@ def test_extended_arg_is_folded():
 
 
 def test_fast_and_careful_paths_agree():
-    mod = importlib.import_module("bcfront.analysis.decode")  # the package rebinds the name
+    mod = importlib.import_module("bcfront.analysis.bytecode")
     compared = 0
     for _, code in CORPUS_CODES:
         pos = mod._positions(code, len(code.co_code) // 2)
-        fast = mod._decode_columns(code, code.co_code, code.co_code[0::2], pos)
-        slow = tuple(mod._decode_loop(code, code.co_code, pos))
+        fast = mod._instructions_from_columns(code, code.co_code, code.co_code[0::2], pos)
+        slow = tuple(mod._instructions_one_by_one(code, code.co_code, pos))
         if dis.EXTENDED_ARG in code.co_code[0::2]:
             assert fast is None          # prefixes are the careful loop's job
         else:
@@ -421,14 +421,15 @@ def test_code_assembled_by_the_bytecode_library_with_wide_columns_decodes():
 
 def test_byte_sum_is_exact_across_slices():
     # adler32 sums bytes modulo 65521, exactly only up to a bound: longer data goes in
-    # slices; the oracle is sum() itself, at and around the slice boundaries
-    mod = importlib.import_module("bcfront.analysis.decode")
+    # slices; the oracles are sum() and the plain reference, at and around the slice
+    # boundaries
+    from bcfront.analysis.columns import byte_sum, byte_sum_reference
     rng = random.Random(7)
     for top in (1, 8, 11, 255):
         step = 65519 // top
         for n in (0, 1, step - 1, step, step + 1, 2 * step, 3 * step + 5):
             for data in (bytes([top]) * n, bytes(rng.randrange(top + 1) for _ in range(n))):
-                assert mod._byte_sum(data, top) == sum(data), (top, n)
+                assert byte_sum(data, top) == sum(data) == byte_sum_reference(data), (top, n)
 
 
 def _varint(value: int, row_start: bool) -> bytes:
@@ -480,9 +481,10 @@ def test_exception_table_cut_short_is_a_version_error():
 def test_huge_line_table_and_size_sums_are_counted_in_slices():
     # the line table's and the instruction sizes' byte sums run over slices past a bound;
     # a function that long still decodes, and one unit more is still caught
-    mod = importlib.import_module("bcfront.analysis.decode")
+    from bcfront.analysis.opcodes import MAX_SIZE
     code = decode(CORPUS["huge_function"]).code
-    assert len(code.co_linetable) > mod._SUM_STEP_8 and len(code.co_code) // 2 > mod._SUM_STEP_SIZE
+    # (`columns.byte_sum` sums at most (65521 - 2) // top bytes at one go)
+    assert len(code.co_linetable) > 65519 // 8 and len(code.co_code) // 2 > 65519 // MAX_SIZE
     assert len(list(code.co_positions())) == len(code.co_code) // 2
     longer = code.co_code[:-2] + bytes([dis.opmap["NOP"], 0]) + code.co_code[-2:]
     with pytest.raises(BytecodeVersionError, match="line table"):

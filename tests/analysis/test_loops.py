@@ -10,7 +10,7 @@ from hypothesis import given, settings
 
 from bcfront.analysis.cfg import build_cfg
 from bcfront.analysis.decode import decode
-from bcfront.analysis.dominance import cfg_dominance_frontier, cfg_idom, cfg_post_idom
+from bcfront.analysis.dominance import cfg_dominance, cfg_dominance_frontier, cfg_post_idom
 from bcfront.analysis.loops import Loop, find_loops, natural_loops
 from corpus import CORPUS, corpus_code_objects, irreducible_code, stdlib_code_objects
 from graph_oracles import brute_dominators, graphs, preds_of, reach
@@ -152,9 +152,9 @@ def cfg_succ(cfg) -> dict:
 @pytest.mark.parametrize("name,code", CORPUS_CODES, ids=[n for n, _ in CORPUS_CODES])
 def test_corpus(name, code, shallow_stack):
     cfg = build_cfg(code)
-    idom = cfg_idom(cfg)
+    dom = cfg_dominance(cfg)
     with shallow_stack():
-        forest = find_loops(cfg, idom)
+        forest = find_loops(cfg, dom)
     succ = cfg_succ(cfg)
     dom = brute_dominators(succ, cfg.entry) if len(cfg.blocks) <= 150 else _Dominators(succ, cfg.entry)
     check_forest(forest, succ, cfg.entry, dom)
@@ -178,7 +178,7 @@ def test_loops_of_known_shapes():
 def test_irreducible_bytecode_is_reported_not_looped():
     code = irreducible_code()
     cfg = build_cfg(code)
-    forest = find_loops(cfg, cfg_idom(cfg))
+    forest = find_loops(cfg, cfg_dominance(cfg))
     assert forest.loops == [] and not forest.reducible
     (region,) = forest.irreducible
     # entry -> A (fall-through) and entry -> B (branch): both are ways into the A/B/C cycle
@@ -186,7 +186,7 @@ def test_irreducible_bytecode_is_reported_not_looped():
     assert set(region.entries) == entry_succs and len(region.blocks) == 3
     check_forest(forest, cfg_succ(cfg), cfg.entry)
     # the rest of the pipeline copes with it too
-    cfg_dominance_frontier(cfg, cfg_idom(cfg))
+    cfg_dominance_frontier(cfg)
     cfg_post_idom(cfg)
 
 
@@ -212,10 +212,10 @@ def test_random_graphs(graph):
 def pipeline(code) -> None:
     """decode + CFG + dominance + loops, as the facade runs them."""
     cfg = build_cfg(decode(code))
-    idom = cfg_idom(cfg)
-    cfg_dominance_frontier(cfg, idom)
-    cfg_post_idom(cfg)
-    forest = find_loops(cfg, idom)
+    dom = cfg_dominance(cfg)
+    cfg_dominance_frontier(cfg, dom)
+    cfg_post_idom(cfg, dom)
+    forest = find_loops(cfg, dom)
     assert not forest.irreducible, code
 
 

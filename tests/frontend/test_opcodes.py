@@ -15,11 +15,12 @@ from bcfront.errors import UnsupportedError
 from bcfront.frontend.interp.handlers import HANDLERS, UNSUPPORTED, unsupported_opcode
 
 decode = importlib.import_module("bcfront.analysis.decode")
+opcodes = importlib.import_module("bcfront.analysis.opcodes")
 
 
 def _ops(name):
     """The normalized ops (`Instr.op`) the decode layer gives this opcode name."""
-    op = decode._BRANCH_RENAME.get(name, "JUMP" if name in decode._UNCONDITIONAL else name)
+    op = opcodes.BRANCH_RENAME.get(name, "JUMP" if name in opcodes.UNCONDITIONAL else name)
     if name == "LOAD_ATTR" and decode.PY >= (3, 12):
         return {op, "LOAD_METHOD"}
     return {op}

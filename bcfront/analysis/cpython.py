@@ -1,0 +1,30 @@
+"""Typed access to the CPython internals the analyzer reads.
+
+Code objects and `dis` keep a few undocumented attributes that the analyzer
+needs (the name of a fast-locals slot, 3.11's adaptive bytes, dis's private
+tables).  They are read here, in one place, with their types, so that the
+passes neither repeat the lookups nor need a type checker's exemption.
+"""
+from __future__ import annotations
+
+import dis
+from collections.abc import Callable
+from types import CodeType
+from typing import Any, cast
+
+
+def varname_from_oparg(code: CodeType) -> Callable[[int], str]:
+    """The name of fast-locals slot k of `code` (locals, then cells and free variables),
+    as a function of k: IndexError past the last slot."""
+    return cast(Callable[[int], str], getattr(code, "_varname_from_oparg"))
+
+
+def adaptive_code(code: CodeType) -> bytes:
+    """3.11's adaptive bytes of `code`: co_code, quickened once the code has run a while
+    (co_code itself where the attribute does not exist)."""
+    return cast(bytes, getattr(code, "_co_code_adaptive", code.co_code))
+
+
+def dis_table(name: str) -> Any:
+    """One of `dis`'s private tables (``_inline_cache_entries``, ``_nb_ops``, ...)."""
+    return getattr(dis, name)

@@ -1,0 +1,50 @@
+"""The result of SSA construction, on integer value ids (`IntegerSSA`).
+
+`bcfront.analysis.ssa_build` fills one; `bcfront.analysis.ssa.SSA` reads it and
+builds the `SSAValue` and `SSAOp` objects from it on first request.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+
+class IntegerSSA:
+    """What a construction produces: SSA on integer value ids, which `ssa.SSA` turns
+    into `SSAValue` and `SSAOp` objects when a caller first asks for them.
+
+    A value id is either an ``op`` value's number (>= 0: a value an instruction
+    pushes, numbered by a counter; its slot and block follow from the stack and the
+    CFG), or ``~k`` for record k of `recs`, the other values: (kind, var, block,
+    offset, args) -- args are ids, a list for a phi.  Per instruction position i:
+
+    * ``special[i]`` an int: a load of a local, which reads and pushes that value;
+    * ``special[i]`` a tuple (uses, defs, results) of ids: any other instruction
+      that is not plain;
+    * else it reads all its inputs and pushes new values, recorded in bulk: per
+      block b, ``starts[b] = (f, v)``, and the plain instructions of b, in order,
+      read the consecutive entries of `flat` from f on (``pops`` each) and push
+      consecutive op ids from v on (``news`` each; the op values of the other
+      instructions of b are numbered in the same sequence).
+    """
+
+    # what only a code object with phis or handlers fills (read-only until then)
+    phis: Mapping[int, list[int]] = MappingProxyType({})        # block -> its phis' ids
+    phi_edges: Mapping[int, tuple[tuple[int, str], ...]] = MappingProxyType({})
+    handler_values: Mapping[int, list[int]] = MappingProxyType({})  # handler -> pushed ids
+    catches: Mapping[int, list[int]] = MappingProxyType({})     # block -> its catch ids
+
+    def __init__(self) -> None:
+        self.recs: list[Any] = []           # the non-op values' records (see above)
+        # (nargs, entry block, n) when the first n records are the entry values of
+        # the locals, kept as their names: a parameter's for the first nargs, else
+        # "undef" (`Builder.make_entry`)
+        self.lead: tuple[int, int, int] | None = None
+        self.nops = 0                       # how many op values
+        self.flat: list[int] = []           # the plain instructions' inputs (see above)
+        self.starts: dict[int, tuple[int, int]] = {}
+        self.special: dict[int, Any] = {}
+        self.entry: list[int] = []          # the entry values' ids
+        self.stack_in: dict[int, Any] = {}  # block -> the ids on the stack at its start
+        self.order: list[int] = []          # the reachable blocks in renaming order
