@@ -14,6 +14,7 @@ Prints each phase's seconds for A and B and the ratio B/A (below 1: the working 
 is faster).  Separate benchmark runs on a shared machine drift by more than the
 changes this is for; compare only within one run of this tool.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # (bench_analysis puts the repository and the test corpus on the path)
-from bench_analysis import PHASES as _BENCH_PHASES, ROOT, TARGET_PHASES  # noqa: E402
+from bench_analysis import PHASES as _BENCH_PHASES  # noqa: E402
+from bench_analysis import ROOT, TARGET_PHASES
 from corpus import stdlib_code_objects  # noqa: E402  (the test corpus's walker)
 
 # the facade attribute of each of the target's phases, in the benchmark's order
@@ -39,27 +41,30 @@ PHASES = tuple(attr for phase, attr in _BENCH_PHASES if phase in TARGET_PHASES)
 
 def stage(ref: str, into: str) -> None:
     """`into`/bcfront_a: the package at `ref`; `into`/bcfront_b: the working tree's."""
-    data = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", ref, "bcfront"],
-                          check=True, capture_output=True).stdout
+    data = subprocess.run(
+        ["git", "-C", ROOT, "archive", "--format=tar", ref, "bcfront"], check=True, capture_output=True
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(os.path.join(into, "a"), filter="data")
     os.rename(os.path.join(into, "a", "bcfront"), os.path.join(into, "bcfront_a"))
-    shutil.copytree(os.path.join(ROOT, "bcfront"), os.path.join(into, "bcfront_b"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        os.path.join(ROOT, "bcfront"),
+        os.path.join(into, "bcfront_b"),
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
 
 
 def compare(codes, every: int = 1, reps: int = 2, chunk: int = 1000) -> dict:
     """{"a": {phase: seconds}, "b": {...}} over `codes[::every]` (both packages staged
     and importable)."""
-    sides = {k: importlib.import_module(f"bcfront_{k}.analysis").FunctionAnalysis
-             for k in "ab"}
+    sides = {k: importlib.import_module(f"bcfront_{k}.analysis").FunctionAnalysis for k in "ab"}
     codes = codes[::every]
     clock = time.process_time
     total = {k: dict.fromkeys(PHASES, 0.0) for k in sides}
     for r in range(reps):
         for n, lo in enumerate(range(0, len(codes), chunk)):
-            part = codes[lo:lo + chunk]
-            for k in ("ab" if (n + r) % 2 == 0 else "ba"):
+            part = codes[lo : lo + chunk]
+            for k in "ab" if (n + r) % 2 == 0 else "ba":
                 fas = [sides[k](c) for c in part]
                 for p in PHASES:
                     gc.collect()
@@ -92,8 +97,10 @@ def main(argv=None) -> int:
         stage(args.ref, tmp)
         sys.path.insert(0, tmp)
         codes = list(stdlib_code_objects())
-        print(f"A = {args.ref}, B = working tree; {len(codes[::args.every])} code objects, "
-              f"{args.reps} reps (CPU seconds)")
+        print(
+            f"A = {args.ref}, B = working tree; {len(codes[:: args.every])} code objects, "
+            f"{args.reps} reps (CPU seconds)"
+        )
         print(report(compare(codes, args.every, args.reps, args.chunk)))
     return 0
 

@@ -12,6 +12,7 @@ stack slots read and written and the live variables before and after.  `--check`
 names the first code objects whose fingerprint differs from the saved one.
 Compare on the same CPython only.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,9 @@ for _p in (ROOT, os.path.join(ROOT, "tests", "analysis")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from bcfront.analysis import FunctionAnalysis  # noqa: E402
 from corpus import corpus_code_objects, stdlib_code_objects  # noqa: E402
 
+from bcfront.analysis import FunctionAnalysis  # noqa: E402
 
 _ADDRESS = re.compile(r"at 0x[0-9a-f]+")
 
@@ -45,8 +46,15 @@ def fingerprint(code) -> str:
                 continue
             for ins in blk.instructions:
                 o = ins.offset
-                per_instr.append([o, list(st.reads(o)), list(st.writes(o)),
-                                  sorted(live.live_before(o)), sorted(live.live_after(o))])
+                per_instr.append(
+                    [
+                        o,
+                        list(st.reads(o)),
+                        list(st.writes(o)),
+                        sorted(live.live_before(o)),
+                        sorted(live.live_after(o)),
+                    ]
+                )
         doc["per_instruction"] = per_instr
         # argreprs of code objects name their address, which differs between runs, and
         # the corpus's functions name this checkout's path
@@ -78,8 +86,7 @@ def main(argv=None) -> int:
     prints = {key: fingerprint(c) for key, c in codes(max(1, args.every))}
     if args.save:
         with open(args.save, "w") as f:
-            json.dump({"python": sys.version.split()[0], "every": args.every,
-                       "fingerprints": prints}, f)
+            json.dump({"python": sys.version.split()[0], "every": args.every, "fingerprints": prints}, f)
         print(f"saved {len(prints)} fingerprints to {args.save}")
         return 0
     with open(args.check) as f:

@@ -30,6 +30,7 @@ traverses them there -- in the decode phase, where the facade first makes the
 instance dict with the collector on -- while networkx's results are dropped at
 once.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,9 @@ for _p in (ROOT, os.path.join(ROOT, "tests", "analysis")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from bcfront.analysis import FunctionAnalysis  # noqa: E402
 from corpus import stdlib_code_objects, stdlib_files  # noqa: E402  (the test corpus's walker)
+
+from bcfront.analysis import FunctionAnalysis  # noqa: E402
 
 # (phase, FunctionAnalysis attribute); each is computed after the ones before it.
 PHASES = [
@@ -71,6 +73,7 @@ TARGET_PHASES = ("decode", "cfg", "dominators", "frontiers", "loops", "stack", "
 def available_phases() -> tuple[list[tuple[str, str]], list[str]]:
     """Phases whose module exists, and notes about the ones skipped."""
     import importlib
+
     have, notes = [], []
     for phase, attr in PHASES:
         if phase in ("loops", "stack", "liveness", "ssa"):
@@ -91,6 +94,7 @@ def _time_chunk(codes: list[types.CodeType], phases, collector: bool, tally: dic
     triggers inside a loop is counted there: the analysis retains its results (the
     facade caches them), networkx's are dropped at once."""
     import networkx as nx
+
     clock = time.process_time
     fas = [FunctionAnalysis(c) for c in codes]
     ok = fas
@@ -104,12 +108,13 @@ def _time_chunk(codes: list[types.CodeType], phases, collector: bool, tally: dic
             try:
                 getattr(fa, attr)
             except Exception as exc:  # report, and leave this code object out of later phases
-                if collector:       # (each code object is counted once)
+                if collector:  # (each code object is counted once)
                     tally["failed"][phase] += 1
                     if len(tally["errors"][phase]) < 20:
                         tally["errors"][phase].append(
                             f"{fa.code.co_filename}:{fa.code.co_firstlineno} "
-                            f"{fa.code.co_qualname}: {type(exc).__name__}: {exc}")
+                            f"{fa.code.co_qualname}: {type(exc).__name__}: {exc}"
+                        )
                 continue
             survivors.append(fa)
         tally["totals"][phase] += clock() - t
@@ -144,21 +149,30 @@ def _time_chunk(codes: list[types.CodeType], phases, collector: bool, tally: dic
 def _ratios(totals: dict, nx_time: float) -> dict:
     """The whole analysis, the phases issue #2's target names, the control-flow core and
     dominators + frontiers, each over networkx's time."""
+
     def over(ps):
         return round(sum(totals.get(p, 0) for p in ps) / nx_time, 3) if nx_time else None
-    return {"ratio_full_to_networkx": over(totals),
-            "ratio_target_phases_to_networkx": over(TARGET_PHASES),
-            # the control-flow core (decode .. loops) apart from the dataflow phases after it
-            "ratio_core_to_networkx": over(CORE),
-            "ratio_dominance_to_networkx": over(("dominators", "frontiers"))}
+
+    return {
+        "ratio_full_to_networkx": over(totals),
+        "ratio_target_phases_to_networkx": over(TARGET_PHASES),
+        # the control-flow core (decode .. loops) apart from the dataflow phases after it
+        "ratio_core_to_networkx": over(CORE),
+        "ratio_dominance_to_networkx": over(("dominators", "frontiers")),
+    }
 
 
 def _new_tally(phases) -> dict:
     """What `_time_chunk` adds to with the collector on: seconds per phase and for
     networkx, failures and their samples per phase, blocks and instructions."""
-    return {"totals": {p: 0.0 for p, _ in phases}, "nx": 0.0,
-            "errors": {p: [] for p, _ in phases}, "failed": {p: 0 for p, _ in phases},
-            "blocks": 0, "instrs": 0}
+    return {
+        "totals": {p: 0.0 for p, _ in phases},
+        "nx": 0.0,
+        "errors": {p: [] for p, _ in phases},
+        "failed": {p: 0 for p, _ in phases},
+        "blocks": 0,
+        "instrs": 0,
+    }
 
 
 def run(codes: list[types.CodeType], chunk: int) -> dict:
@@ -167,8 +181,8 @@ def run(codes: list[types.CodeType], chunk: int) -> dict:
     off = {"totals": {p: 0.0 for p, _ in phases}, "nx": 0.0}
     for k, lo in enumerate(range(0, len(codes), chunk)):
         # both ways on every chunk, in alternating order (the machine drifts)
-        for collector in ((True, False) if k % 2 == 0 else (False, True)):
-            _time_chunk(codes[lo:lo + chunk], phases, collector, on if collector else off)
+        for collector in (True, False) if k % 2 == 0 else (False, True):
+            _time_chunk(codes[lo : lo + chunk], phases, collector, on if collector else off)
     totals, nx_time, errors, failed = on["totals"], on["nx"], on["errors"], on["failed"]
     blocks, instrs = on["blocks"], on["instrs"]
     n = len(codes)
@@ -180,16 +194,21 @@ def run(codes: list[types.CodeType], chunk: int) -> dict:
         "blocks": blocks,
         "instructions": instrs,
         "clock": "process_time (CPU seconds)",
-        "phases": {p: {"seconds": round(totals[p], 4),
-                       "code_objects_per_second": round(rate[p], 1) if rate[p] else None,
-                       "errors": failed[p]}
-                   for p, _ in phases},
+        "phases": {
+            p: {
+                "seconds": round(totals[p], 4),
+                "code_objects_per_second": round(rate[p], 1) if rate[p] else None,
+                "errors": failed[p],
+            }
+            for p, _ in phases
+        },
         "skipped": notes,
-        "full": {"seconds": round(full, 4),
-                 "code_objects_per_second": round(n / full, 1) if full else None},
-        "networkx": {"what": "immediate_dominators + dominance_frontiers",
-                     "seconds": round(nx_time, 4),
-                     "code_objects_per_second": round(n / nx_time, 1) if nx_time else None},
+        "full": {"seconds": round(full, 4), "code_objects_per_second": round(n / full, 1) if full else None},
+        "networkx": {
+            "what": "immediate_dominators + dominance_frontiers",
+            "seconds": round(nx_time, 4),
+            "code_objects_per_second": round(n / nx_time, 1) if nx_time else None,
+        },
         "target_phases": list(TARGET_PHASES),
         **_ratios(totals, nx_time),
         # the same run with the collector off in every timed loop (both sides)
@@ -197,7 +216,8 @@ def run(codes: list[types.CodeType], chunk: int) -> dict:
             "phases": {p: round(v, 4) for p, v in off["totals"].items()},
             "full_seconds": round(sum(off["totals"].values()), 4),
             "networkx_seconds": round(off["nx"], 4),
-            **_ratios(off["totals"], off["nx"])},
+            **_ratios(off["totals"], off["nx"]),
+        },
         "target_ratio": 3.0,
         "error_samples": {p: e for p, e in errors.items() if e},
     }
@@ -226,16 +246,20 @@ def run_by_kind(codes: list[types.CodeType], chunk: int) -> dict:
     for kind, cs in groups.items():
         tally = _new_tally(phases)
         for lo in range(0, len(cs), chunk):
-            _time_chunk(cs[lo:lo + chunk], phases, True, tally)
+            _time_chunk(cs[lo : lo + chunk], phases, True, tally)
         totals = tally["totals"]
-        out[kind] = {"code_objects": len(cs), "instructions": tally["instrs"],
-                     # (a code object a phase fails on is left out of the later phases)
-                     "errors": {p: n for p, n in tally["failed"].items() if n},
-                     "phases": {p: round(v, 4) for p, v in totals.items()},
-                     "target_phases_seconds": round(sum(totals.get(p, 0) for p in TARGET_PHASES), 4),
-                     "networkx_seconds": round(tally["nx"], 4),
-                     "ratio_target_phases_to_networkx":
-                         _ratios(totals, tally["nx"])["ratio_target_phases_to_networkx"]}
+        out[kind] = {
+            "code_objects": len(cs),
+            "instructions": tally["instrs"],
+            # (a code object a phase fails on is left out of the later phases)
+            "errors": {p: n for p, n in tally["failed"].items() if n},
+            "phases": {p: round(v, 4) for p, v in totals.items()},
+            "target_phases_seconds": round(sum(totals.get(p, 0) for p in TARGET_PHASES), 4),
+            "networkx_seconds": round(tally["nx"], 4),
+            "ratio_target_phases_to_networkx": _ratios(totals, tally["nx"])[
+                "ratio_target_phases_to_networkx"
+            ],
+        }
     return out
 
 
@@ -244,14 +268,19 @@ def cpu_info(path: str = "/proc/cpuinfo") -> dict:
     where there is none).  Under a hypervisor the name is often generic ("AMD EPYC"):
     family and model tell the generations apart, and the ratios above depend on them
     (the same tree measured 2.9x on one such machine and 2.6x on another)."""
-    keys = {"vendor_id": "vendor", "cpu family": "family", "model": "model",
-            "stepping": "stepping", "model name": "name"}
+    keys = {
+        "vendor_id": "vendor",
+        "cpu family": "family",
+        "model": "model",
+        "stepping": "stepping",
+        "model name": "name",
+    }
     out: dict = {}
     try:
         with open(path) as f:
             for line in f:
                 if not line.strip():
-                    break               # the end of the first processor's entry
+                    break  # the end of the first processor's entry
                 key, _, value = line.partition(":")
                 key = key.strip()
                 if key in keys:
@@ -265,59 +294,86 @@ def environment() -> dict:
     """What the figures depend on besides the tree: the machine, its CPU, the kernel
     and networkx's version (the other side of every ratio)."""
     import networkx as nx
-    return {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
-            "cpu": cpu_info(), "networkx_version": nx.__version__}
+
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
+        "cpu": cpu_info(),
+        "networkx_version": nx.__version__,
+    }
 
 
 def table(res: dict) -> str:
-    lines = [f"CPython {res['python']}, networkx {res.get('networkx_version', '?')}: "
-             f"{res['code_objects']} code objects, "
-             f"{res['blocks']} blocks, {res['instructions']} instructions ({res['clock']})",
-             f"{'phase':<16}{'seconds':>10}{'codes/s':>12}{'errors':>8}"]
+    lines = [
+        f"CPython {res['python']}, networkx {res.get('networkx_version', '?')}: "
+        f"{res['code_objects']} code objects, "
+        f"{res['blocks']} blocks, {res['instructions']} instructions ({res['clock']})",
+        f"{'phase':<16}{'seconds':>10}{'codes/s':>12}{'errors':>8}",
+    ]
     cpu = res.get("cpu")
     if cpu:
-        lines.insert(1, f"cpu: {cpu.get('name', '?')} (family {cpu.get('family', '?')}, "
-                        f"model {cpu.get('model', '?')}, stepping {cpu.get('stepping', '?')}); "
-                        f"{res.get('machine', '')}")
+        lines.insert(
+            1,
+            f"cpu: {cpu.get('name', '?')} (family {cpu.get('family', '?')}, "
+            f"model {cpu.get('model', '?')}, stepping {cpu.get('stepping', '?')}); "
+            f"{res.get('machine', '')}",
+        )
     for p, r in res["phases"].items():
-        lines.append(f"{p:<16}{r['seconds']:>10.3f}{r['code_objects_per_second'] or 0:>12.0f}"
-                     f"{r['errors']:>8}")
+        lines.append(
+            f"{p:<16}{r['seconds']:>10.3f}{r['code_objects_per_second'] or 0:>12.0f}{r['errors']:>8}"
+        )
     f, x = res["full"], res["networkx"]
     lines.append(f"{'full analysis':<16}{f['seconds']:>10.3f}{f['code_objects_per_second'] or 0:>12.0f}")
     lines.append(f"{'networkx idom+df':<16}{x['seconds']:>10.3f}{x['code_objects_per_second'] or 0:>12.0f}")
-    lines.append(f"full / networkx = {res['ratio_full_to_networkx']}; the issue's phases "
-                 f"(all but post_dominators) / networkx = {res['ratio_target_phases_to_networkx']} "
-                 f"(target <= {res['target_ratio']}); "
-                 f"decode..loops / networkx = {res['ratio_core_to_networkx']}; "
-                 f"dominators+frontiers / networkx = {res['ratio_dominance_to_networkx']}")
+    lines.append(
+        f"full / networkx = {res['ratio_full_to_networkx']}; the issue's phases "
+        f"(all but post_dominators) / networkx = {res['ratio_target_phases_to_networkx']} "
+        f"(target <= {res['target_ratio']}); "
+        f"decode..loops / networkx = {res['ratio_core_to_networkx']}; "
+        f"dominators+frontiers / networkx = {res['ratio_dominance_to_networkx']}"
+    )
     off = res["collector_off"]
-    lines.append(f"collector off in the timed loops: full {off['full_seconds']:.3f} s, networkx "
-                 f"{off['networkx_seconds']:.3f} s; full / networkx = "
-                 f"{off['ratio_full_to_networkx']}; the issue's phases / networkx = "
-                 f"{off['ratio_target_phases_to_networkx']}")
+    lines.append(
+        f"collector off in the timed loops: full {off['full_seconds']:.3f} s, networkx "
+        f"{off['networkx_seconds']:.3f} s; full / networkx = "
+        f"{off['ratio_full_to_networkx']}; the issue's phases / networkx = "
+        f"{off['ratio_target_phases_to_networkx']}"
+    )
     for kind, g in res.get("by_kind", {}).items():
-        lines.append(f"{kind:<16}{g['code_objects']:>7} code objects, {g['instructions']:>8} "
-                     f"instructions: the issue's phases {g['target_phases_seconds']:.3f} s, "
-                     f"networkx {g['networkx_seconds']:.3f} s, ratio "
-                     f"{g['ratio_target_phases_to_networkx']}"
-                     + (f", errors {g['errors']}" if g.get("errors") else ""))
+        lines.append(
+            f"{kind:<16}{g['code_objects']:>7} code objects, {g['instructions']:>8} "
+            f"instructions: the issue's phases {g['target_phases_seconds']:.3f} s, "
+            f"networkx {g['networkx_seconds']:.3f} s, ratio "
+            f"{g['ratio_target_phases_to_networkx']}" + (f", errors {g['errors']}" if g.get("errors") else "")
+        )
     lines.extend(f"note: {n}" for n in res["skipped"])
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--limit", type=int, default=None,
-                    help="analyze only the first N code objects (default: all)")
-    ap.add_argument("--chunk", type=int, default=500,
-                    help="code objects analyzed together before their results are dropped")
-    ap.add_argument("--out", default=os.path.join(ROOT, "tools", "results", "bench_analysis.json"),
-                    help="where to write the JSON results")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--limit", type=int, default=None, help="analyze only the first N code objects (default: all)"
+    )
+    ap.add_argument(
+        "--chunk",
+        type=int,
+        default=500,
+        help="code objects analyzed together before their results are dropped",
+    )
+    ap.add_argument(
+        "--out",
+        default=os.path.join(ROOT, "tools", "results", "bench_analysis.json"),
+        help="where to write the JSON results",
+    )
     ap.add_argument("--json", action="store_true", help="print the JSON instead of the table")
-    ap.add_argument("--by-kind", action="store_true",
-                    help="also time one-block code objects, other handler-free ones and "
-                         "those with an exception handler apart (`by_kind` in the JSON)")
+    ap.add_argument(
+        "--by-kind",
+        action="store_true",
+        help="also time one-block code objects, other handler-free ones and "
+        "those with an exception handler apart (`by_kind` in the JSON)",
+    )
     args = ap.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         ap.error("--limit must be at least 1")

@@ -17,6 +17,7 @@ Pure Python; imports no torch and runs nothing it analyzes::
 Every analysis is computed on first access and cached; each one's module
 docstring states the definition it computes.  Nothing recurses on the graph.
 """
+
 from __future__ import annotations
 
 import types
@@ -26,8 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from .bytecode import Bytecode
 from .cfg import CFG, EXIT
 from .decode import code_of, decode
-from .dominance import (CFGDominance, cfg_dominance, cfg_dominance_frontier, cfg_post_idom,
-                        dominator_tree)
+from .dominance import CFGDominance, cfg_dominance, cfg_dominance_frontier, cfg_post_idom, dominator_tree
 from .liveness import Liveness
 from .loops import LoopForest, find_loops
 from .ssa import SSA
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from .objalias import Aliases
 
-__all__ = ["analyze", "FunctionAnalysis", "EXIT"]
+__all__ = ["EXIT", "FunctionAnalysis", "analyze"]
 
 T = TypeVar("T")
 
@@ -70,8 +70,7 @@ class _analysis(Generic[T]):
     @overload
     def __get__(self, obj: FunctionAnalysis, owner: type | None = None) -> T: ...
 
-    def __get__(self, obj: FunctionAnalysis | None,
-                owner: type | None = None) -> T | _analysis[T]:
+    def __get__(self, obj: FunctionAnalysis | None, owner: type | None = None) -> T | _analysis[T]:
         if obj is None:
             return self
         value = self.build(obj)
@@ -88,7 +87,9 @@ class FunctionAnalysis:
             self.__dict__["bytecode"] = bytecode
 
     def __repr__(self) -> str:
-        return f"<FunctionAnalysis {self.code.co_qualname} ({self.code.co_filename}:{self.code.co_firstlineno})>"
+        return (
+            f"<FunctionAnalysis {self.code.co_qualname} ({self.code.co_filename}:{self.code.co_firstlineno})>"
+        )
 
     # -- control flow ------------------------------------------------------------
     @_analysis
@@ -184,10 +185,11 @@ class FunctionAnalysis:
     def aliases(self) -> Aliases:
         """Flow-insensitive may-alias information about the objects locals hold."""
         from .objalias import Aliases
+
         return Aliases(self.ssa)
 
     # -- nesting ---------------------------------------------------------------------
-    def nested(self, recursive: bool = False) -> list["FunctionAnalysis"]:
+    def nested(self, recursive: bool = False) -> list[FunctionAnalysis]:
         """Analyses of the code objects in this one's constants (all descendants if
         `recursive`, in preorder)."""
         out: list[FunctionAnalysis] = []
@@ -203,23 +205,28 @@ class FunctionAnalysis:
     def to_text(self) -> str:
         """Plain-text report: blocks, edges, dominators, loops, liveness and SSA."""
         from .render import to_text
+
         return to_text(self)
 
     def render(self, console: Console | None = None) -> None:
         """Print the report: with rich when `console` is given or stdout is a terminal."""
         from .render import render
+
         render(self, console)
 
     def to_dot(self) -> str:
         """Graphviz source: blocks with their instructions, edges styled by kind."""
         from .render import to_dot
+
         return to_dot(self)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict in the schema documented in `bcfront.analysis.render`."""
         from .render import to_dict
+
         return to_dict(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         import json
+
         return json.dumps(self.to_dict(), indent=indent)

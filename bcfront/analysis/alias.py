@@ -26,11 +26,12 @@ first write) and the memory dependencies between ops — read-after-write,
 write-after-read and write-after-write on one class — that any reordering or
 fusion must respect.
 """
+
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Hashable, Iterable, Sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,20 +42,22 @@ class OpFacts:
     it shares (empty: fresh storage).  `writes` lists the values the op
     mutates in place; `reads` the values it reads.
     """
+
     op: Hashable
     reads: tuple = ()
     writes: tuple = ()
-    outputs: tuple = ()                   # ((value, (aliased value, ...)), ...)
+    outputs: tuple = ()  # ((value, (aliased value, ...)), ...)
 
 
 @dataclass(frozen=True, slots=True)
 class StorageClass:
     """One class of values sharing storage; `root` is its first defined member."""
+
     index: int
     members: tuple
     root: Hashable
-    inputs: tuple                          # graph inputs among the members
-    written_by: tuple                      # ops writing the class, in order
+    inputs: tuple  # graph inputs among the members
+    written_by: tuple  # ops writing the class, in order
 
     @property
     def is_input(self) -> bool:
@@ -96,6 +99,7 @@ class AliasAnalysis:
     `inputs` are the graph inputs in order, `ops` the facts of every op in
     execution order, `shared_inputs` groups of inputs known to share storage.
     """
+
     inputs: Sequence
     ops: Sequence[OpFacts]
     shared_inputs: Iterable = ()
@@ -122,7 +126,7 @@ class AliasAnalysis:
                 uf.union(group[0], v)
         for f in self.ops:
             for v in (*f.reads, *f.writes):
-                uf.add(v)               # a value never defined: its own class
+                uf.add(v)  # a value never defined: its own class
                 order.setdefault(v, len(order))
             for v, aliases in f.outputs:
                 uf.add(v)
@@ -147,9 +151,15 @@ class AliasAnalysis:
                 writers.setdefault(rep, []).append(f.op)
         out = []
         for i, (rep, members) in enumerate(groups.items()):
-            out.append(StorageClass(i, tuple(members), members[0],
-                                    tuple(m for m in members if m in inputs),
-                                    tuple(writers.get(rep, ()))))
+            out.append(
+                StorageClass(
+                    i,
+                    tuple(members),
+                    members[0],
+                    tuple(m for m in members if m in inputs),
+                    tuple(writers.get(rep, ())),
+                )
+            )
         return tuple(out)
 
     @cached_property

@@ -10,35 +10,51 @@ exception table's decoding (`parse_exception_table`) and the walk over code
 units that folds EXTENDED_ARG prefixes (`prefixed_units`), which the decoder
 shares.
 """
+
 from __future__ import annotations
 
 import bisect
 import types
+from collections.abc import Callable, Iterator
 from itertools import compress, repeat
 from operator import add
-from collections.abc import Callable, Iterator
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
-from .cpython import varname_from_oparg
 from .columns import positions_flagged
-from .opcodes import (ARGREPR, CONDITIONAL, EXTENDED_ARG_BYTE, JUMP_FLAGS, K_CONST, K_INT, K_LOCAL,
-                      KIND, KIND_REPR, SHARED, SIZE, TERMINATORS, UNITS, UnitInfo, UnitKey,
-                      resolve_argval)
+from .cpython import varname_from_oparg
+from .opcodes import (
+    ARGREPR,
+    CONDITIONAL,
+    EXTENDED_ARG_BYTE,
+    JUMP_FLAGS,
+    K_CONST,
+    K_INT,
+    K_LOCAL,
+    KIND,
+    KIND_REPR,
+    SHARED,
+    SIZE,
+    TERMINATORS,
+    UNITS,
+    UnitInfo,
+    UnitKey,
+    resolve_argval,
+)
 
 _new = tuple.__new__
 # an instruction's source positions: (lineno, end_lineno, col, end_col), each maybe None
-Positions = tuple[Optional[int], Optional[int], Optional[int], Optional[int]]
-
+Positions = tuple[int | None, int | None, int | None, int | None]
 
 
 # A NamedTuple for the reason given at `Instr`: `parse_exception_table` builds one per row.
 class ExceptionEntry(NamedTuple):
     """One `co_exceptiontable` row: instructions in [start, end) jump to target."""
+
     start: int
-    end: int        # exclusive
+    end: int  # exclusive
     target: int
-    depth: int      # stack depth to unwind to before pushing the exception
-    lasti: bool     # whether the offset of the raising instruction is pushed too
+    depth: int  # stack depth to unwind to before pushing the exception
+    lasti: bool  # whether the offset of the raising instruction is pushed too
 
     def covers(self, offset: int) -> bool:
         return self.start <= offset < self.end
@@ -60,17 +76,18 @@ class Instr(NamedTuple):
     instruction with the same opcode and argument (the decoder concatenates
     the two halves).
     """
-    offset: int                 # as dis reports it
-    start_offset: int           # first EXTENDED_ARG prefix, else == offset
-    next_offset: int            # offset of the following instruction (caches skipped)
-    jump_target: int | None     # offset control may jump to (dis's target, prefix skipped)
-    positions: Positions        # (lineno, end_lineno, col, end_col), as dis reports them
-    argval: object              # as dis reports it
-    opname: str                 # as dis reports it
+
+    offset: int  # as dis reports it
+    start_offset: int  # first EXTENDED_ARG prefix, else == offset
+    next_offset: int  # offset of the following instruction (caches skipped)
+    jump_target: int | None  # offset control may jump to (dis's target, prefix skipped)
+    positions: Positions  # (lineno, end_lineno, col, end_col), as dis reports them
+    argval: object  # as dis reports it
+    opname: str  # as dis reports it
     opcode: int
-    arg: int | None             # as dis reports it (EXTENDED_ARG bits included)
-    op: str                     # normalized meaning, see the module table
-    stack_effect: int           # on fall-through
+    arg: int | None  # as dis reports it (EXTENDED_ARG bits included)
+    op: str  # normalized meaning, see the module table
+    stack_effect: int  # on fall-through
     jump_stack_effect: int | None  # when the jump is taken
 
     @property
@@ -135,15 +152,38 @@ class Bytecode:
     for per-(opcode, arg) tables).  The `Instr` objects are built on first access
     to `instructions`.
     """
-    __slots__ = ("code", "exception_table", "version", "offsets", "opcodes", "args",
-                 "targets", "end", "units", "_instructions", "_index", "_starts", "raw",
-                 "jumps")
 
-    def __init__(self, code: types.CodeType, offsets: list[int], opcodes: bytes,
-                 args: list[int | None], targets: list[int | None], end: int,
-                 exception_table: tuple[ExceptionEntry, ...], version: tuple[int, int],
-                 units: list[UnitKey] | None = None, raw: bytes | None = None,
-                 jumps: list[int] | None = None):
+    __slots__ = (
+        "code",
+        "exception_table",
+        "version",
+        "offsets",
+        "opcodes",
+        "args",
+        "targets",
+        "end",
+        "units",
+        "_instructions",
+        "_index",
+        "_starts",
+        "raw",
+        "jumps",
+    )
+
+    def __init__(
+        self,
+        code: types.CodeType,
+        offsets: list[int],
+        opcodes: bytes,
+        args: list[int | None],
+        targets: list[int | None],
+        end: int,
+        exception_table: tuple[ExceptionEntry, ...],
+        version: tuple[int, int],
+        units: list[UnitKey] | None = None,
+        raw: bytes | None = None,
+        jumps: list[int] | None = None,
+    ):
         self.code = code
         # per instruction, a key for per-(opcode, arg) tables: its code unit (an int,
         # as co_code holds it) when it has no EXTENDED_ARG, else (opcode, arg)
@@ -152,7 +192,7 @@ class Bytecode:
         self.opcodes = opcodes
         self.args = args
         self.targets = targets
-        self.end = end              # offset just past the last instruction (and its caches)
+        self.end = end  # offset just past the last instruction (and its caches)
         self.exception_table = exception_table
         self.version = version
         self._instructions: tuple[Instr, ...] | None = None
@@ -196,8 +236,7 @@ class Bytecode:
         if target is not None:
             return target
         code = self.code
-        return resolve_argval(KIND[op], self.args[i], code.co_consts, code.co_names,
-                       varname_from_oparg(code))
+        return resolve_argval(KIND[op], self.args[i], code.co_consts, code.co_names, varname_from_oparg(code))
 
     def index_of(self, offset: int) -> int:
         try:
@@ -220,8 +259,10 @@ def _positions(code: types.CodeType, n: int) -> list[tuple]:
     positions = list(code.co_positions())
     if len(positions) != n:
         if positions:  # a genuine line table covers every code unit, caches included
-            raise ValueError(f"the line table covers {len(positions)} code units, the "
-                             f"bytecode has {n} (co_code was replaced)")
+            raise ValueError(
+                f"the line table covers {len(positions)} code units, the "
+                f"bytecode has {n} (co_code was replaced)"
+            )
         positions = [(None, None, None, None)] * n
     return positions
 
@@ -239,8 +280,9 @@ def _instructions(code: types.CodeType) -> tuple[Instr, ...]:
     return tuple(walked)
 
 
-def _instructions_from_columns(code: types.CodeType, raw: bytes, ops: bytes,
-                               positions: list[Positions]) -> tuple[Instr, ...] | None:
+def _instructions_from_columns(
+    code: types.CodeType, raw: bytes, ops: bytes, positions: list[Positions]
+) -> tuple[Instr, ...] | None:
     """The fast path, column by column with C-level iterators; None if there are EXTENDED_ARGs.
 
     ``co_code`` zeroes every inline cache unit and no instruction has opcode
@@ -272,7 +314,7 @@ def _instructions_from_columns(code: types.CodeType, raw: bytes, ops: bytes,
             elif delta is None:
                 argvals[w] = resolve_argval(kind, shared[2], consts, names, local)
     except ValueError:
-        return None     # an opcode this interpreter does not have: the loop will say where
+        return None  # an opcode this interpreter does not have: the loop will say where
     vals = list(map(argvals.get, words))
     targets = [None] * len(words)
     for i in positions_flagged(opbytes, JUMP_FLAGS):
@@ -283,8 +325,7 @@ def _instructions_from_columns(code: types.CodeType, raw: bytes, ops: bytes,
     return tuple(map(_new, repeat(Instr), map(add, head, map(SHARED.__getitem__, words))))
 
 
-def _instructions_one_by_one(code: types.CodeType, raw: bytes,
-                             positions: list[Positions]) -> list[Instr]:
+def _instructions_one_by_one(code: types.CodeType, raw: bytes, positions: list[Positions]) -> list[Instr]:
     """The careful path: one instruction at a time, folding EXTENDED_ARG prefixes."""
     n = len(raw) >> 1
     consts, names, local = code.co_consts, code.co_names, varname_from_oparg(code)
@@ -307,7 +348,7 @@ def prefixed_units(raw: bytes, n: int) -> Iterator[tuple[int, int, UnitInfo]]:
         start = k
         info = UNITS[(raw[2 * k], raw[2 * k + 1])]
         arg = 0
-        while info is None:    # EXTENDED_ARG: accumulate into the next instruction's arg
+        while info is None:  # EXTENDED_ARG: accumulate into the next instruction's arg
             arg = arg << 8 | raw[2 * k + 1]
             k += 1
             if k >= n:
@@ -319,8 +360,9 @@ def prefixed_units(raw: bytes, n: int) -> Iterator[tuple[int, int, UnitInfo]]:
         raise ValueError("the last instruction's inline caches run past the end")
 
 
-def _fold_prefixes(out: list[Instr], table: tuple[ExceptionEntry, ...]
-                   ) -> tuple[list[Instr], tuple[ExceptionEntry, ...]]:
+def _fold_prefixes(
+    out: list[Instr], table: tuple[ExceptionEntry, ...]
+) -> tuple[list[Instr], tuple[ExceptionEntry, ...]]:
     """Redirect jumps, next offsets and table entries aimed at EXTENDED_ARG prefixes."""
     prefixes: dict[int, int] = {}
     for ins in out:
@@ -333,9 +375,12 @@ def _fold_prefixes(out: list[Instr], table: tuple[ExceptionEntry, ...]
         if t in prefixes or nx in prefixes:
             ins = ins._replace(jump_target=prefixes.get(t, t), next_offset=prefixes.get(nx, nx))
         fixed.append(ins)
-    table = tuple(ExceptionEntry(prefixes.get(e.start, e.start), e.end,
-                                 prefixes.get(e.target, e.target), e.depth, e.lasti)
-                  for e in table)
+    table = tuple(
+        ExceptionEntry(
+            prefixes.get(e.start, e.start), e.end, prefixes.get(e.target, e.target), e.depth, e.lasti
+        )
+        for e in table
+    )
     return fixed, table
 
 
@@ -344,7 +389,7 @@ def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:
     data = code.co_exceptiontable
     if not data:
         return ()
-    if data[-1] & 64:   # the last number goes on past the end
+    if data[-1] & 64:  # the last number goes on past the end
         raise IndexError("index out of range")
     # each byte's six bits, then each byte with bit 6 set (more follows) shifted into the
     # next one, and dropped: the numbers' values, with Python work per extra byte only
@@ -354,10 +399,16 @@ def parse_exception_table(code: types.CodeType) -> tuple[ExceptionEntry, ...]:
     vals = list(compress(vals, data.translate(_LAST)))
     if len(vals) % 4:
         raise ValueError("truncated exception table")
-    rows = iter(vals)   # zip'ed with itself: the rows' four numbers
-    return tuple([_new(ExceptionEntry, (start * 2, (start + size) * 2, target * 2,
-                                        depth_lasti >> 1, bool(depth_lasti & 1)))
-                  for start, size, target, depth_lasti in zip(rows, rows, rows, rows)])
+    rows = iter(vals)  # zip'ed with itself: the rows' four numbers
+    return tuple(
+        [
+            _new(
+                ExceptionEntry,
+                (start * 2, (start + size) * 2, target * 2, depth_lasti >> 1, bool(depth_lasti & 1)),
+            )
+            for start, size, target, depth_lasti in zip(rows, rows, rows, rows)
+        ]
+    )
 
 
 # The table's numbers: six bits per byte, big end first, bit 6 set on every byte but the

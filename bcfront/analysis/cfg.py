@@ -18,6 +18,7 @@ returns, or raises with no handler, has an edge to it (listed in
 raise anywhere else is not given an exit edge: post-dominance here is about
 normal returns and explicit raises.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -37,6 +38,7 @@ EDGE_KINDS = ("fallthrough", "jump", "branch", "exception")
 
 class Edge(NamedTuple):
     """A typed CFG edge between two block starts (a NamedTuple: cheap to build by the thousand)."""
+
     src: int
     dst: int
     kind: str
@@ -50,33 +52,41 @@ class Block:
     next block) is listed twice, once per edge.  `instructions` (the `Instr`
     objects) is built on first access; the analyses read the bytecode's columns.
     """
-    __slots__ = ("start", "handler", "succs", "preds", "index", "first", "stop",
-                 "_bytecode", "_instructions")
+
+    __slots__ = ("start", "handler", "succs", "preds", "index", "first", "stop", "_bytecode", "_instructions")
     # A class attribute, not a slot: the CFG stores nothing for the (many) reachable
     # blocks and turns an unreachable one into an `_UnreachableBlock`, which says False.
     reachable = True
 
-    def __init__(self, start: int, bytecode: Bytecode, first: int, stop: int,
-                 handler: ExceptionEntry | None, reachable: bool = True,
-                 succs: list[int] | None = None, preds: list[int] | None = None,
-                 index: int = 0):
+    def __init__(
+        self,
+        start: int,
+        bytecode: Bytecode,
+        first: int,
+        stop: int,
+        handler: ExceptionEntry | None,
+        reachable: bool = True,
+        succs: list[int] | None = None,
+        preds: list[int] | None = None,
+        index: int = 0,
+    ):
         self.start = start
-        self.handler = handler          # shared by every instruction of the block
+        self.handler = handler  # shared by every instruction of the block
         if not reachable:
             self.__class__ = _UnreachableBlock
         self.succs = [] if succs is None else succs
         self.preds = [] if preds is None else preds
-        self.index = index              # position in offset order
-        self.first = first              # position of its first instruction in the bytecode
-        self.stop = stop                # one past its last instruction's position
+        self.index = index  # position in offset order
+        self.first = first  # position of its first instruction in the bytecode
+        self.stop = stop  # one past its last instruction's position
         self._bytecode = bytecode
 
     @property
     def instructions(self) -> tuple[Instr, ...]:
         try:
             return self._instructions
-        except AttributeError:      # not read yet (the CFG leaves the slot unset)
-            ins = self._instructions = self._bytecode.instructions[self.first:self.stop]
+        except AttributeError:  # not read yet (the CFG leaves the slot unset)
+            ins = self._instructions = self._bytecode.instructions[self.first : self.stop]
             return ins
 
     @property
@@ -99,6 +109,7 @@ class Block:
 
 class _UnreachableBlock(Block):
     """A block the entry does not reach (same slots: a `Block` becomes one in place)."""
+
     __slots__ = ()
     reachable = False
 
@@ -141,8 +152,12 @@ class CFG:
         opbytes = bytecode.opcodes
         # one block: no table, no instruction but the last ends a block (a translate to
         # flags, then a memchr: cheaper than a regex search), and that one does not jump
-        if n and not bytecode.exception_table and 1 not in opbytes[:-1].translate(_ENDER_FLAGS) \
-                and opbytes[-1] not in _JUMPERS:
+        if (
+            n
+            and not bytecode.exception_table
+            and 1 not in opbytes[:-1].translate(_ENDER_FLAGS)
+            and opbytes[-1] not in _JUMPERS
+        ):
             self._one_block(offsets[0], n)
             return
         # (the attributes in the same order on both paths: the instances share their keys)
@@ -174,7 +189,7 @@ class CFG:
         # (positions by binary search: decode checked that every jump target and table
         # entry lands on an instruction) and the table's edges
         leaders = set(compress(ints, b"\1" + ends[:-1]))  # the entry, and after each ender
-        jumps = bc.jumps       # the jump targets, listed by the column decoders
+        jumps = bc.jumps  # the jump targets, listed by the column decoders
         if jumps is None:
             jumps = compress(targets, ends.translate(_JUMPS_OR_BRANCHES))
         leaders.update(map(bisect.bisect_left, repeat(offsets), jumps))
@@ -183,8 +198,9 @@ class CFG:
             if len(table) > 1:
                 table = sorted(table, key=_BY_START)
             # each entry's start, target and end (which may be a prefix or the end)
-            leaders.update(map(bisect.bisect_left, repeat(offsets),
-                               chain.from_iterable(map(_EDGE_OFFSETS, table))))
+            leaders.update(
+                map(bisect.bisect_left, repeat(offsets), chain.from_iterable(map(_EDGE_OFFSETS, table)))
+            )
         leaders.discard(n)
         cuts = sorted(leaders)
         cuts.append(n)
@@ -196,18 +212,19 @@ class CFG:
         blocks = self.blocks
         exit_preds = self.exit_preds
         starts = self._starts = list(map(ints.__getitem__, map(offsets.__getitem__, cuts[:-1])))
-        plists = [[] for _ in starts]       # each block's predecessors
+        plists = [[] for _ in starts]  # each block's predecessors
         preds = dict(zip(starts, plists))
         nxt_starts = starts[1:]
         nxt_starts.append(None)
-        nxt_plists = plists[1:]             # (the fall-through's, without a lookup)
+        nxt_plists = plists[1:]  # (the fall-through's, without a lookup)
         nxt_plists.append(None)
         k, nt = 0, len(table)
         h = None
         block = _new_block
         out_kinds = self.out_kinds
-        for bi, a, b, start, nxt, ps, nps in zip(count(), cuts, cuts[1:], starts, nxt_starts,
-                                                 plists, nxt_plists):
+        for bi, a, b, start, nxt, ps, nps in zip(
+            count(), cuts, cuts[1:], starts, nxt_starts, plists, nxt_plists
+        ):
             if nt:
                 # (the entries' fields by index, _START/_END/_TARGET: a tuple subscript is
                 # cheaper than a NamedTuple field's descriptor)
@@ -216,7 +233,7 @@ class CFG:
                 h = table[k] if k < nt and table[k][_START] <= start else None
             how = ends[b - 1]
             if how == _FALLS:
-                if nxt is None:         # falls off the end: malformed, treat as leaving
+                if nxt is None:  # falls off the end: malformed, treat as leaving
                     out, kinds = [], _NO_EDGE
                     exit_preds.append(start)
                 else:
@@ -254,12 +271,11 @@ class CFG:
             blk.index = bi
             blk.first = a
             blk.stop = b
-            blk._bytecode = bc         # (`_instructions` stays unset until first read)
+            blk._bytecode = bc  # (`_instructions` stays unset until first read)
         self._rpo = rpo = block_rpo(blocks, entry, blocks[entry].succs, True)
-        if len(rpo) != len(blocks):     # (`reachable` is True unless the block says not)
+        if len(rpo) != len(blocks):  # (`reachable` is True unless the block says not)
             for b in blocks.keys() - rpo:
                 blocks[b].__class__ = _UnreachableBlock
-
 
     def _one_block(self, entry: int, n: int) -> None:
         """The whole code is one block (no instruction but the last ends a block, and that
@@ -279,7 +295,7 @@ class CFG:
         self.entry = entry
         self._starts = [entry]
         self._rpo = [entry]
-        self.single_block = True       # the analyses' answers are fixed (`dominance`, `loops`)
+        self.single_block = True  # the analyses' answers are fixed (`dominance`, `loops`)
 
     # -- queries ------------------------------------------------------------
     @property
@@ -289,8 +305,9 @@ class CFG:
         edges = self.__dict__.get("_edges")
         if edges is None:
             new, blocks, kinds = _new, self.blocks, self.out_kinds
-            edges = self._edges = [new(Edge, (s, d, k)) for s in self._starts
-                                   for d, k in zip(blocks[s].succs, kinds[s])]
+            edges = self._edges = [
+                new(Edge, (s, d, k)) for s in self._starts for d, k in zip(blocks[s].succs, kinds[s])
+            ]
         return edges
 
     def successors(self, start: int) -> list[int]:
@@ -338,9 +355,10 @@ class CFG:
 # The kinds of a block's out-edges (`CFG.out_kinds`): one tuple per combination, shared.
 _NO_EDGE, FALLTHROUGH_ONLY, _JUMP_ONLY = (), ("fallthrough",), ("jump",)
 _BRANCH_ONLY, _BRANCH_FALL = ("branch",), ("branch", "fallthrough")
-_AND_EXCEPTION = {k: k + ("exception",) for k in (_NO_EDGE, FALLTHROUGH_ONLY, _JUMP_ONLY, _BRANCH_ONLY,
-                                                   _BRANCH_FALL)}
-_START, _END, _TARGET = 0, 1, 2      # an `ExceptionEntry`'s fields, by index
+_AND_EXCEPTION = {
+    k: k + ("exception",) for k in (_NO_EDGE, FALLTHROUGH_ONLY, _JUMP_ONLY, _BRANCH_ONLY, _BRANCH_FALL)
+}
+_START, _END, _TARGET = 0, 1, 2  # an `ExceptionEntry`'s fields, by index
 _BY_START = itemgetter(_START)
 _EDGE_OFFSETS = itemgetter(_START, _TARGET, _END)
 _new = tuple.__new__

@@ -6,6 +6,7 @@ object per instruction.  These helpers keep such column work inside C loops;
 each says what it computes in plain terms, and `byte_sum` has a plain reference
 (`byte_sum_reference`) that the tests compare it with.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -52,7 +53,7 @@ def byte_sum(data: bytes, top: int) -> int:
     if len(data) <= step:
         return (adler32(data) & 0xFFFF) - 1
     view = memoryview(data)
-    return sum([(adler32(view[i:i + step]) & 0xFFFF) - 1 for i in range(0, len(data), step)])
+    return sum([(adler32(view[i : i + step]) & 0xFFFF) - 1 for i in range(0, len(data), step)])
 
 
 def byte_sum_reference(data: bytes) -> int:

@@ -5,6 +5,7 @@ needs (the name of a fast-locals slot, 3.11's adaptive bytes, dis's private
 tables).  They are read here, in one place, with their types, so that the
 passes neither repeat the lookups nor need a type checker's exemption.
 """
+
 from __future__ import annotations
 
 import dis
@@ -16,7 +17,7 @@ from typing import Any, cast
 def varname_from_oparg(code: CodeType) -> Callable[[int], str]:
     """The name of fast-locals slot k of `code` (locals, then cells and free variables),
     as a function of k: IndexError past the last slot."""
-    return cast(Callable[[int], str], getattr(code, "_varname_from_oparg"))
+    return cast(Callable[[int], str], code._varname_from_oparg)
 
 
 def adaptive_code(code: CodeType) -> bytes:

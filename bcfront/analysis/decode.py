@@ -91,6 +91,7 @@ This module holds the decoder; the instruction model (`Instr`,
 `bcfront.analysis.bytecode`, this interpreter's per-opcode tables and the
 ``argrepr`` rules in `bcfront.analysis.opcodes`.
 """
+
 from __future__ import annotations
 
 import types
@@ -98,17 +99,32 @@ from array import array
 from itertools import accumulate, compress
 from operator import itemgetter
 
-from .cpython import adaptive_code
 from ..errors import BcfrontError
-# (the model is re-exported: callers import `Bytecode`, `Instr` and friends from here)
-from .bytecode import (Bytecode, ExceptionEntry, Instr, parse_exception_table,  # noqa: F401
-                       prefixed_units)
-from .columns import byte_sum, positions_flagged
-from .decode_checks import args_fit, check_args, check_structure, lands, resumes
-from .opcodes import (ARG_OF_UNIT, ARGS, EXTENDED_ARG, EXTENDED_ARG_BYTE, JUMP_FLAGS, K_JBACK,
-                      K_JFWD, KIND_OF, MAX_SIZE, PY, RESUME, SIZE, SIZE2, SUPPORTED, UNITS, UnitInfo)
-from .versions import guess_version
 
+# (the model is re-exported: callers import `Bytecode`, `Instr` and friends from here)
+from .bytecode import Bytecode, ExceptionEntry, Instr, parse_exception_table, prefixed_units  # noqa: F401
+from .columns import byte_sum, positions_flagged
+from .cpython import adaptive_code
+from .decode_checks import args_fit, check_args, check_structure, lands, resumes
+from .opcodes import (
+    ARG_OF_UNIT,
+    ARGS,
+    EXTENDED_ARG,
+    EXTENDED_ARG_BYTE,
+    JUMP_FLAGS,
+    K_JBACK,
+    K_JFWD,
+    KIND_OF,
+    MAX_SIZE,
+    PY,
+    RESUME,
+    SIZE,
+    SIZE2,
+    SUPPORTED,
+    UNITS,
+    UnitInfo,
+)
+from .versions import guess_version
 
 _SUPPORTED_HERE = PY in SUPPORTED
 
@@ -117,8 +133,8 @@ class BytecodeVersionError(BcfrontError, ValueError):
     """A code object that was not compiled by the running CPython."""
 
 
-
 # -- what the caller passed --------------------------------------------------
+
 
 def code_of(obj: object) -> types.CodeType:
     """The code object behind a function, method, or code object; TypeError otherwise."""
@@ -147,8 +163,8 @@ def _describe(obj: object) -> str:
     return f"a non-callable {type(obj).__name__} ({obj!r:.60})"
 
 
-
 # -- decoding ------------------------------------------------------------------
+
 
 def decode(obj: object) -> Bytecode:
     """Decode a function or code object into a `Bytecode`.
@@ -158,15 +174,12 @@ def decode(obj: object) -> Bytecode:
     """
     code = obj if type(obj) is types.CodeType else code_of(obj)
     if not _SUPPORTED_HERE:
-        raise BytecodeVersionError(
-            f"bcfront supports CPython 3.11–3.13; this is CPython {PY[0]}.{PY[1]}")
+        raise BytecodeVersionError(f"bcfront supports CPython 3.11–3.13; this is CPython {PY[0]}.{PY[1]}")
     try:
         return _decode(code)
     except (IndexError, ValueError, KeyError, TypeError) as exc:
         # (a structural problem that `check_structure` names comes as a ValueError too)
         raise _version_error(code, str(exc)) from None
-
-
 
 
 # The location table's entries each start with a byte whose top bit is set and whose
@@ -185,12 +198,9 @@ def _check_line_table(code: types.CodeType, n: int) -> None:
         # (the `bytecode` library, which builds our continuations) may not: count exactly
         covered = sum(1 for _ in code.co_positions())
     if covered and covered != n:
-        raise ValueError(f"the line table covers {covered} code units, the bytecode has {n} "
-                         f"(co_code was replaced)")
-
-
-
-
+        raise ValueError(
+            f"the line table covers {covered} code units, the bytecode has {n} (co_code was replaced)"
+        )
 
 
 def _decode(code: types.CodeType) -> Bytecode:
@@ -249,14 +259,15 @@ _EVEN_OFFSETS: list[int] = []
 _EXTENDED_ARG_FLAGS = bytes(c == EXTENDED_ARG for c in range(256))
 
 
-def _decode_plain(code: types.CodeType, raw: bytes, ops: bytes, opbytes: bytes,
-                  starts: list[int], words: list[int]) -> Bytecode:
+def _decode_plain(
+    code: types.CodeType, raw: bytes, ops: bytes, opbytes: bytes, starts: list[int], words: list[int]
+) -> Bytecode:
     """The columns of bytecode without EXTENDED_ARG, each mapped in C, checked (most code
     objects: the common case's checks inline, `check_structure` only to say what is wrong)."""
     args = _args_of(words)
     kinds = ops.translate(KIND_OF)
     if not args_fit(code, kinds, raw[1::2]):
-        list(map(ARGS.__getitem__, words))     # ValueError: the first opcode that does not exist
+        list(map(ARGS.__getitem__, words))  # ValueError: the first opcode that does not exist
         check_args(code, map(UNITS.__getitem__, set(words)))  # raises, saying which
     targets = [None] * len(starts)
     jumps = []
@@ -269,9 +280,11 @@ def _decode_plain(code: types.CodeType, raw: bytes, ops: bytes, opbytes: bytes,
     # `check_structure`'s checks, as they pass on what this CPython compiled: RESUME first
     # (or after the prologue), 3.11's caches still zero, every jump and table entry on
     # an instruction
-    if opbytes[0] != RESUME and not resumes(opbytes) \
-            or _PY311 and adaptive_code(code) != raw \
-            or (jumps or table) and not lands(raw, len(raw), jumps, table):
+    if (
+        (opbytes[0] != RESUME and not resumes(opbytes))
+        or (_PY311 and adaptive_code(code) != raw)
+        or ((jumps or table) and not lands(raw, len(raw), jumps, table))
+    ):
         return _checked(bc)
     return bc
 
@@ -286,8 +299,9 @@ def _args_of(words: list[int]) -> list[int | None]:
     return list(itemgetter(*words)(ARG_OF_UNIT)) if len(words) > 1 else [ARG_OF_UNIT[words[0]]]
 
 
-def _decode_extended(code: types.CodeType, raw: bytes, ops: bytes, opbytes: bytes,
-                     starts: list[int], words: list[int]) -> Bytecode | None:
+def _decode_extended(
+    code: types.CodeType, raw: bytes, ops: bytes, opbytes: bytes, starts: list[int], words: list[int]
+) -> Bytecode | None:
     """The columns of bytecode with EXTENDED_ARG prefixes (big functions), folding each
     run of prefixes into the instruction after it; the result is the careful walk's
     (`_decode_prefixed`), which the caller runs instead where this returns None: on
@@ -299,28 +313,28 @@ def _decode_extended(code: types.CodeType, raw: bytes, ops: bytes, opbytes: byte
     if steps != starts:
         return None
     try:
-        args = _args_of(words)          # None for the prefixes
+        args = _args_of(words)  # None for the prefixes
         # `Bytecode.units`: the code unit, or (opcode, arg) for a prefixed instruction
         units = words.copy()
-        folded: dict[int, UnitInfo] = {}   # position of a prefixed instruction -> UNITS entry
-        prefixes: dict[int, int] = {}   # offset of a prefix -> the instruction's offset
-        i, arg = None, 0                # the run of prefixes at hand: its first, its bits
+        folded: dict[int, UnitInfo] = {}  # position of a prefixed instruction -> UNITS entry
+        prefixes: dict[int, int] = {}  # offset of a prefix -> the instruction's offset
+        i, arg = None, 0  # the run of prefixes at hand: its first, its bits
         for p in positions_flagged(opbytes, _EXTENDED_ARG_FLAGS):  # each prefix, in order
             if i is None:
                 i = p
             arg = arg << 8 | raw[starts[p] + 1]
             j = p + 1
-            if opbytes[j] != EXTENDED_ARG:             # IndexError: prefixes at the end
-                arg = arg << 8 | raw[starts[j] + 1]     # the run ends: fold it into j
-                info = folded[j] = UNITS[(opbytes[j], arg)]    # ValueError: no such opcode
+            if opbytes[j] != EXTENDED_ARG:  # IndexError: prefixes at the end
+                arg = arg << 8 | raw[starts[j] + 1]  # the run ends: fold it into j
+                info = folded[j] = UNITS[(opbytes[j], arg)]  # ValueError: no such opcode
                 arg = args[j] = info[0][2]
                 units[j] = (opbytes[j], arg)
                 prefixes.update(dict.fromkeys(starts[i:j], starts[j]))
                 i, arg = None, 0
         kinds = ops.translate(KIND_OF)
-        if not args_fit(code, kinds, raw[1::2]):      # the prefixed ones' low bytes,
+        if not args_fit(code, kinds, raw[1::2]):  # the prefixed ones' low bytes,
             return None
-        check_args(code, folded.values())             # and their whole arguments
+        check_args(code, folded.values())  # and their whole arguments
         targets = [None] * len(starts)
         jumps = []
         for i in positions_flagged(opbytes, JUMP_FLAGS):
@@ -333,9 +347,19 @@ def _decode_extended(code: types.CodeType, raw: bytes, ops: bytes, opbytes: byte
     keep = opbytes.translate(_NOT_EXTENDED_ARG)
     args = list(compress(args, keep))
     opbytes = opbytes.translate(None, EXTENDED_ARG_BYTE)
-    return Bytecode(code, list(compress(starts, keep)), opbytes, args,
-                    list(compress(targets, keep)), len(raw), table, PY, list(compress(units, keep)),
-                    raw, jumps)
+    return Bytecode(
+        code,
+        list(compress(starts, keep)),
+        opbytes,
+        args,
+        list(compress(targets, keep)),
+        len(raw),
+        table,
+        PY,
+        list(compress(units, keep)),
+        raw,
+        jumps,
+    )
 
 
 _NOT_EXTENDED_ARG = bytes(c != EXTENDED_ARG for c in range(256))
@@ -346,7 +370,7 @@ def _decode_prefixed(code: types.CodeType, raw: bytes, n: int) -> Bytecode:
     or table entry aimed at a prefix goes to the instruction it extends."""
     offsets, opcodes, args, targets = [], bytearray(), [], []
     prefixes: dict[int, int] = {}
-    checks: set[UnitInfo] = set()   # the distinct (opcode, arg) summaries, for check_args
+    checks: set[UnitInfo] = set()  # the distinct (opcode, arg) summaries, for check_args
     for start, k, info in prefixed_units(raw, n):
         shared, kind, size, delta = info
         checks.add(info)
@@ -366,20 +390,19 @@ def _decode_prefixed(code: types.CodeType, raw: bytes, n: int) -> Bytecode:
     return Bytecode(code, offsets, bytes(opcodes), args, targets, 2 * n, table, PY)
 
 
-def _fold_table(table: tuple[ExceptionEntry, ...],
-                prefixes: dict[int, int]) -> tuple[ExceptionEntry, ...]:
+def _fold_table(table: tuple[ExceptionEntry, ...], prefixes: dict[int, int]) -> tuple[ExceptionEntry, ...]:
     """The exception table with entries that start or jump at an EXTENDED_ARG prefix
     moved to the instruction it extends."""
     if not prefixes:
         return table
     get = prefixes.get
-    return tuple(ExceptionEntry(get(e.start, e.start), e.end, get(e.target, e.target),
-                                e.depth, e.lasti) for e in table)
-
-
+    return tuple(
+        ExceptionEntry(get(e.start, e.start), e.end, get(e.target, e.target), e.depth, e.lasti) for e in table
+    )
 
 
 # -- foreign bytecode ----------------------------------------------------------
+
 
 def _version_error(code: types.CodeType, problem: str) -> BytecodeVersionError:
     here = f"{PY[0]}.{PY[1]}"
@@ -391,4 +414,5 @@ def _version_error(code: types.CodeType, problem: str) -> BytecodeVersionError:
         what = "it matches none of the opcode tables of CPython 3.11, 3.12 and 3.13"
     return BytecodeVersionError(
         f"{code.co_name!r} ({code.co_filename}:{code.co_firstlineno}) was not compiled by this "
-        f"CPython {here}: {problem}; {what}.  Analyze it with the CPython that compiled it.")
+        f"CPython {here}: {problem}; {what}.  Analyze it with the CPython that compiled it."
+    )

@@ -11,6 +11,7 @@ about what is wrong otherwise:
   exception-table entries on instructions).  A failure is reported by `decode`
   as a `BytecodeVersionError`.
 """
+
 from __future__ import annotations
 
 import dis
@@ -20,9 +21,27 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .cpython import adaptive_code, varname_from_oparg
-from .opcodes import (CACHES, CMP_SHIFT, EXTENDED_ARG, JUMP_OPS, KIND, LOW_NIBBLE, OPNAME,
-                      RESUME, K_BAD, K_CONST, K_INT, K_LOCAL, K_NAME, K_NAME1, K_NAME2, K_PAIR,
-                      PY, UnitInfo, resolve_argval)
+from .opcodes import (
+    CACHES,
+    CMP_SHIFT,
+    EXTENDED_ARG,
+    JUMP_OPS,
+    K_BAD,
+    K_CONST,
+    K_INT,
+    K_LOCAL,
+    K_NAME,
+    K_NAME1,
+    K_NAME2,
+    K_PAIR,
+    KIND,
+    LOW_NIBBLE,
+    OPNAME,
+    PY,
+    RESUME,
+    UnitInfo,
+    resolve_argval,
+)
 from .versions import PROLOGUE as _PROLOGUE
 
 if TYPE_CHECKING:
@@ -30,6 +49,7 @@ if TYPE_CHECKING:
 
 
 # -- arguments ------------------------------------------------------------------
+
 
 def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
     """Whether the argval of every instruction resolves in this code object (what
@@ -44,22 +64,24 @@ def args_fit(code: types.CodeType, kinds: bytes, argbytes: bytes) -> bool:
     kinds, and `_overflows` adds them to the arguments in C, whatever the length of the
     code.
     """
-    if K_BAD in kinds:      # an opcode this interpreter does not have
+    if K_BAD in kinds:  # an opcode this interpreter does not have
         return False
     # (`_fast_locals`' first case inline: every name is a local)
     nl = _fast_locals(code) if code.co_cellvars or code.co_freevars else code.co_nlocals
     nc, nn = len(code.co_consts), len(code.co_names)
     # a room of 256 does not fit in a byte: an empty table fails any use of it
-    if not (nc and nn and nl) and (not nc and K_CONST in kinds or not nl and (
-            K_LOCAL in kinds or K_PAIR in kinds) or not nn and (
-            K_NAME in kinds or K_NAME1 in kinds or K_NAME2 in kinds)):
+    if not (nc and nn and nl) and (
+        (not nc and K_CONST in kinds)
+        or (not nl and (K_LOCAL in kinds or K_PAIR in kinds))
+        or (not nn and (K_NAME in kinds or K_NAME1 in kinds or K_NAME2 in kinds))
+    ):
         return False
     rooms = _ROOMS.get((nc, nn, nl))
     if rooms is None:
         rooms = _rooms(nc, nn, nl)
     if _overflows(argbytes, kinds.translate(rooms)):
         return False
-    if nl < 16 and _PAIRS and K_PAIR in kinds:     # a pair's second local is its low nibble
+    if nl < 16 and _PAIRS and K_PAIR in kinds:  # a pair's second local is its low nibble
         return not _overflows(argbytes.translate(LOW_NIBBLE), kinds.translate(_PAIR_ROOMS[nl]))
     return True
 
@@ -80,16 +102,19 @@ _NAME_ROOMS = [bytes((_room(n), _room(2 * n), _room(4 * n))) for n in range(257)
 _LOCAL_ROOMS = [bytes((_room(n), _room(16 * n))) for n in range(257)]
 _OTHER_ROOMS = bytes((0, 0, _room(len(dis.cmp_op) << CMP_SHIFT), 0, _room(4), 0)) + bytes(242)
 # fewer than 16 locals -> the rooms of a pair's low nibble (the other kinds: none)
-_PAIR_ROOMS = [None] + [bytes(256 - nl if k == K_PAIR else 0 for k in range(256))
-                        for nl in range(1, 17)]
+_PAIR_ROOMS = [None] + [bytes(256 - nl if k == K_PAIR else 0 for k in range(256)) for nl in range(1, 17)]
 
 
 def _rooms(nc: int, nn: int, nl: int) -> bytes:
     """The translate table of rooms by kind for tables of these lengths (constants,
     names, fast locals), kept in `_ROOMS` (a few thousand distinct lengths in practice;
     bounded all the same)."""
-    rooms = (_CONST_ROOMS[nc if nc < 256 else 256] + _NAME_ROOMS[nn if nn < 256 else 256]
-             + _LOCAL_ROOMS[nl if nl < 256 else 256] + _OTHER_ROOMS)
+    rooms = (
+        _CONST_ROOMS[nc if nc < 256 else 256]
+        + _NAME_ROOMS[nn if nn < 256 else 256]
+        + _LOCAL_ROOMS[nl if nl < 256 else 256]
+        + _OTHER_ROOMS
+    )
     if len(_ROOMS) < 50_000:
         _ROOMS[nc, nn, nl] = rooms
     return rooms
@@ -117,7 +142,7 @@ def _lane_starts(n: int) -> int:
 
 _LANE_STARTS = _lane_starts(8192)
 _from_bytes = int.from_bytes
-_PAIRS = K_PAIR in KIND     # this CPython has LOAD_FAST_LOAD_FAST and the like (3.13)
+_PAIRS = K_PAIR in KIND  # this CPython has LOAD_FAST_LOAD_FAST and the like (3.13)
 
 
 def _fast_locals(code: types.CodeType) -> int:
@@ -126,10 +151,10 @@ def _fast_locals(code: types.CodeType) -> int:
     gives way to a smaller one.  Too low a count only sends `args_fit`'s caller to
     the exact check."""
     cells, free = code.co_cellvars, code.co_freevars
-    if not (cells or free):     # every name is a local: co_nlocals counts them all
+    if not (cells or free):  # every name is a local: co_nlocals counts them all
         return code.co_nlocals
     n = code.co_nlocals + len(cells) + len(free)
-    if cells and not _has_local(code, n - 1):     # a local that is also a cell counts once
+    if cells and not _has_local(code, n - 1):  # a local that is also a cell counts once
         n -= len(set(cells).intersection(code.co_varnames))
     return n if n == 0 or _has_local(code, n - 1) else code.co_nlocals
 
@@ -153,12 +178,13 @@ def check_args(code: types.CodeType, infos: Iterable[UnitInfo]) -> None:
 
 # -- structure --------------------------------------------------------------------
 
+
 def check_structure(bc: Bytecode) -> str | None:
     """Structural checks that this interpreter's own compiler always satisfies."""
     ops, offsets = bc.opcodes, bc.offsets
     if not ops:
         return "empty bytecode"
-    if ops[0] != RESUME:       # else the prologue's opcodes, then RESUME
+    if ops[0] != RESUME:  # else the prologue's opcodes, then RESUME
         k = _prologue_end(ops)
         if k == len(ops):
             return "no RESUME instruction"
@@ -170,7 +196,7 @@ def check_structure(bc: Bytecode) -> str | None:
             return problem
     jumps = bc.jumps
     if not bc.exception_table and not (JUMP_OPS.search(ops) if jumps is None else jumps):
-        return None     # no jump and no table entry: nothing else can point anywhere
+        return None  # no jump and no table entry: nothing else can point anywhere
     if bc.raw is not None and lands(bc.raw, bc.end, jumps or (), bc.exception_table):
         return None
     starts = set(offsets)
@@ -178,8 +204,7 @@ def check_structure(bc: Bytecode) -> str | None:
     targets.discard(None)
     if not targets <= starts:
         k = next(k for k, t in enumerate(bc.targets) if t is not None and t not in starts)
-        return (f"{OPNAME[ops[k]]} at offset {offsets[k]} jumps to {bc.targets[k]}, "
-                f"not an instruction")
+        return f"{OPNAME[ops[k]]} at offset {offsets[k]} jumps to {bc.targets[k]}, not an instruction"
     end = bc.end
     for e in bc.exception_table:
         if e.start not in starts or e.target not in starts or not (e.start < e.end <= end):
@@ -200,8 +225,7 @@ def _prologue_end(ops: bytes) -> int:
     return 0 if run is None else run.end()
 
 
-def lands(raw: bytes, end: int, jumps: Iterable[int],
-          table: Iterable[ExceptionEntry]) -> bool:
+def lands(raw: bytes, end: int, jumps: Iterable[int], table: Iterable[ExceptionEntry]) -> bool:
     """Whether every jump target (`jumps`) and exception-table entry of column-decoded
     bytecode is an instruction (an entry's end: up to the end), tested on co_code (`raw`,
     where an instruction is a unit whose opcode is neither 0 nor EXTENDED_ARG) rather than
@@ -211,8 +235,12 @@ def lands(raw: bytes, end: int, jumps: Iterable[int],
             return False
     # (each entry unpacked: a NamedTuple field's descriptor is a slower, generic lookup)
     for start, stop, target, _, _ in table:
-        if not (0 <= start < stop <= end and target < end) or target < 0 \
-                or raw[start] in _NOT_AN_INSTRUCTION or raw[target] in _NOT_AN_INSTRUCTION:
+        if (
+            not (0 <= start < stop <= end and target < end)
+            or target < 0
+            or raw[start] in _NOT_AN_INSTRUCTION
+            or raw[target] in _NOT_AN_INSTRUCTION
+        ):
             return False
     return True
 
@@ -221,8 +249,9 @@ _NOT_AN_INSTRUCTION = (0, EXTENDED_ARG)
 
 
 # A run of opcodes that may precede RESUME (`versions.PROLOGUE`), matched in C.
-_PROLOGUE_RUN = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c, name in enumerate(OPNAME)
-                                           if name in _PROLOGUE) + b"]*")
+_PROLOGUE_RUN = re.compile(
+    b"[" + b"".join(re.escape(bytes([c])) for c, name in enumerate(OPNAME) if name in _PROLOGUE) + b"]*"
+)
 
 
 def _check_caches_311(bc: Bytecode) -> str | None:
@@ -236,6 +265,6 @@ def _check_caches_311(bc: Bytecode) -> str | None:
         return None
     for off, op in zip(bc.offsets, bc.opcodes):
         n = CACHES[op]
-        if n and adaptive[off] == op and any(adaptive[off + 2:off + 2 + 2 * n]):
+        if n and adaptive[off] == op and any(adaptive[off + 2 : off + 2 + 2 * n]):
             return f"the inline caches of {OPNAME[op]} at offset {off} hold instructions"
     return None

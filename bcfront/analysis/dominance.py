@@ -28,17 +28,18 @@ The reference, written to be read, is `bcfront.analysis.reference.dominance`
 (the textbook dataflow over dominator sets);
 ``tests/analysis/test_reference.py`` checks both implementations against it.
 """
+
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
 from itertools import count, islice, repeat
 from types import MappingProxyType
-from typing import Any, Callable, Hashable, Iterable, Mapping, NamedTuple, Sequence, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from .cfg import CFG, EXIT, Block, block_rpo
 
 Node = Hashable
-N = TypeVar("N", bound=Hashable)     # a graph's nodes, where the result keeps their type
+N = TypeVar("N", bound=Hashable)  # a graph's nodes, where the result keeps their type
 
 
 def reverse_postorder(entry: Node, succs: Callable[[Node], Iterable[Node]]) -> list[Node]:
@@ -61,8 +62,7 @@ def reverse_postorder(entry: Node, succs: Callable[[Node], Iterable[Node]]) -> l
     return order
 
 
-def _pred_numbers(order: Sequence[Node], preds: Callable[[Node], Iterable[Node]]
-                  ) -> list[list[int]]:
+def _pred_numbers(order: Sequence[Node], preds: Callable[[Node], Iterable[Node]]) -> list[list[int]]:
     """For each node (by RPO number), the RPO numbers of its reachable predecessors."""
     index = {n: i for i, n in enumerate(order)}
     get = index.get
@@ -105,8 +105,9 @@ def idom_numbers(preds: Sequence[Sequence[int]]) -> list[int]:
             return doms
 
 
-def immediate_dominators(entry: Node, succs: Callable[[Node], Iterable[Node]],
-                         preds: Callable[[Node], Iterable[Node]]) -> dict[Node, Node | None]:
+def immediate_dominators(
+    entry: Node, succs: Callable[[Node], Iterable[Node]], preds: Callable[[Node], Iterable[Node]]
+) -> dict[Node, Node | None]:
     """idom of every node reachable from `entry`; the entry maps to None."""
     order = reverse_postorder(entry, succs)
     doms = idom_numbers(_pred_numbers(order, preds))
@@ -115,8 +116,9 @@ def immediate_dominators(entry: Node, succs: Callable[[Node], Iterable[Node]],
     return out
 
 
-def dominance_frontier(idom: Mapping[Node, Node | None],
-                       preds: Callable[[Node], Iterable[Node]]) -> dict[Node, set[Node]]:
+def dominance_frontier(
+    idom: Mapping[Node, Node | None], preds: Callable[[Node], Iterable[Node]]
+) -> dict[Node, set[Node]]:
     """DF of every node in `idom` (Cooper–Harvey–Kennedy's runner formulation)."""
     df: dict[Node, set[Node]] = {n: set() for n in idom}
     for n in idom:
@@ -153,9 +155,15 @@ def dominates(idom: Mapping[Node, Node | None], a: Node, b: Node) -> bool:
 
 # -- CFG adapters ------------------------------------------------------------
 
-def _chk(order: list[int], blocks: dict[int, Block], forward: bool, exits: Container[int],
-         partial: bool, retreating: list[tuple[int, int]] | None
-         ) -> tuple[dict[int, int | None], list[tuple[int, int, list[int]]], dict[int, int]]:
+
+def _chk(
+    order: list[int],
+    blocks: dict[int, Block],
+    forward: bool,
+    exits: Container[int],
+    partial: bool,
+    retreating: list[tuple[int, int]] | None,
+) -> tuple[dict[int, int | None], list[tuple[int, int, list[int]]], dict[int, int]]:
     """Cooper–Harvey–Kennedy on the blocks themselves: `order` is a reverse post-order
     of the graph (root first), a block's predecessors are its `preds` (`forward`) or
     its `succs` (the reversed graph, rooted at the virtual exit), and the blocks in
@@ -170,7 +178,7 @@ def _chk(order: list[int], blocks: dict[int, Block], forward: bool, exits: Conta
     every predecessor list, and a node with one predecessor (most of them) has it
     for idom without more work."""
     root = order[0]
-    out: dict[int, Any] = {root: None}      # (int | None: only the root maps to None)
+    out: dict[int, Any] = {root: None}  # (int | None: only the root maps to None)
     pos = dict(zip(order, count()))
     joins: list[tuple[int, int, list[int]]] = []
     cyclic = False
@@ -180,7 +188,7 @@ def _chk(order: list[int], blocks: dict[int, Block], forward: bool, exits: Conta
             out[b] = root
             continue
         ps = blk.preds if forward else blk.succs
-        if len(ps) == 1:            # the predecessor precedes b in RPO (its DFS parent)
+        if len(ps) == 1:  # the predecessor precedes b in RPO (its DFS parent)
             out[b] = ps[0]
         else:
             if partial:
@@ -208,7 +216,7 @@ def _chk(order: list[int], blocks: dict[int, Block], forward: bool, exits: Conta
     # most functions); else the joins iterate (their predecessors all have idoms now).
     while cyclic:
         cyclic = False
-        for b, i, ps in joins:
+        for b, _i, ps in joins:
             it = iter(ps)
             new = next(it)
             pn = pos[new]
@@ -222,8 +230,7 @@ def _chk(order: list[int], blocks: dict[int, Block], forward: bool, exits: Conta
     return out, joins, pos
 
 
-def _intersect(a: int, an: int, b: int, bn: int, out: dict[int, Any],
-               pos: dict[int, int]) -> tuple[int, int]:
+def _intersect(a: int, an: int, b: int, bn: int, out: dict[int, Any], pos: dict[int, int]) -> tuple[int, int]:
     """The nearest common dominator of `a` and `b` (RPO numbers `an`, `bn`), and its
     RPO number: walk the later finger up the tree until the two meet."""
     while an != bn:
@@ -241,9 +248,10 @@ class CFGDominance(NamedTuple):
     frontiers, loops and post-dominators reuse (the facade computes it once and passes
     it along; `cfg_dominance` makes one).  Positions are RPO numbers: a block's index
     in `cfg.rpo`.  (A NamedTuple: immutable, and cheap to make for every code object.)"""
-    idom: dict[int, int | None]         # reachable block -> its idom (the entry: None)
-    rpo_number: Mapping[int, int]       # reachable block -> its position in `cfg.rpo`
-    root_preds: Sequence[int]           # the entry's reachable predecessors
+
+    idom: dict[int, int | None]  # reachable block -> its idom (the entry: None)
+    rpo_number: Mapping[int, int]  # reachable block -> its position in `cfg.rpo`
+    root_preds: Sequence[int]  # the entry's reachable predecessors
     # the reachable blocks with several predecessors: (block, RPO number, predecessors)
     joins: Sequence[tuple[int, int, list[int]]]
     # retreating edges (p, i) by RPO numbers (p >= i), by i then in predecessor order:
@@ -252,13 +260,13 @@ class CFGDominance(NamedTuple):
 
 
 _new = tuple.__new__
-_FIRST = MappingProxyType({0: 0})   # a one-block CFG's RPO numbers (its entry is offset 0)
+_FIRST = MappingProxyType({0: 0})  # a one-block CFG's RPO numbers (its entry is offset 0)
 
 
 def cfg_dominance(cfg: CFG) -> CFGDominance:
     """Immediate dominators of the reachable blocks, with the joins and retreating
     edges found on the way (Cooper–Harvey–Kennedy on the blocks, `_chk`)."""
-    if cfg.single_block:    # one block, no edge (most code objects): no retreating edge
+    if cfg.single_block:  # one block, no edge (most code objects): no retreating edge
         # (tuple.__new__: a NamedTuple's own __new__ is a Python function, slower)
         entry = cfg.entry
         first = _FIRST if entry == 0 else MappingProxyType({entry: 0})
@@ -271,8 +279,8 @@ def cfg_dominance(cfg: CFG) -> CFGDominance:
     root_preds = blocks[order[0]].preds
     if partial:
         root_preds = [p for p in root_preds if blocks[p].reachable]
-    retreating: list[tuple[int, int]] = []      # for loops and post-dominators
-    if root_preds:      # every edge into the root retreats
+    retreating: list[tuple[int, int]] = []  # for loops and post-dominators
+    if root_preds:  # every edge into the root retreats
         pos = dict(zip(order, count()))
         retreating.extend(zip(map(pos.__getitem__, root_preds), repeat(0)))
     out, joins, pos = _chk(order, blocks, True, (), partial, retreating)
@@ -300,7 +308,7 @@ def cfg_dominance_frontier(cfg: CFG, dom: CFGDominance | None = None) -> dict[in
     # The root is a join of the (implicit) way in and its back edges: every dominator
     # of a predecessor has it in its frontier, the root included.
     root = order[0]
-    up = cast(Mapping[int, int], idom)     # (only the root maps to None: no runner gets there)
+    up = cast(Mapping[int, int], idom)  # (only the root maps to None: no runner gets there)
     for r in dom.root_preds:
         df[r].add(root)
         while r != root:
@@ -323,7 +331,7 @@ def cfg_post_idom(cfg: CFG, dom: CFGDominance | None = None) -> dict[int, int | 
     blocks in `exit_preds` are the exit's (reversed) successors.  `dom`: the CFG's
     `cfg_dominance` (for its retreating edges), computed if not given.
     """
-    if cfg.single_block:       # one block, which leads to the exit
+    if cfg.single_block:  # one block, which leads to the exit
         return {EXIT: None, cfg.entry: EXIT}
     blocks = cfg.blocks
     if not blocks:
@@ -340,7 +348,7 @@ def cfg_post_idom(cfg: CFG, dom: CFGDominance | None = None) -> dict[int, int | 
         partial = False
     else:
         order = block_rpo(blocks, EXIT, cfg.exit_preds, False)
-        partial = len(order) <= len(blocks)     # some blocks cannot reach the exit
+        partial = len(order) <= len(blocks)  # some blocks cannot reach the exit
     # the reversed graph: a block's predecessors are its successors, and the exit for
     # the blocks that lead to it
     return _chk(order, blocks, False, set(cfg.exit_preds), partial, None)[0]

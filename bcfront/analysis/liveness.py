@@ -31,6 +31,7 @@ blocks in reverse layout order settles every block that has no edge back to
 itself or an earlier block, and a worklist iterates the rest to the least
 fixpoint.  Per-instruction sets are derived on demand, block by block.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left
@@ -39,9 +40,9 @@ from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
 
-from .cpython import varname_from_oparg
 from .cfg import CFG
 from .columns import shared_ints
+from .cpython import varname_from_oparg
 from .opcodes import BIG_ENDIAN, OPNAME
 
 _INTROSPECTION = frozenset({"locals", "vars", "dir", "eval", "exec", "super"})
@@ -54,8 +55,9 @@ def _pair(ins, code):
 
 def _make_cell(ins, code):
     name = ins.argval
-    nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
-        + bool(code.co_flags & 0x08)
+    nargs = (
+        code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    )
     if name in code.co_varnames[:nargs]:
         return [("r", name), ("w", name)]
     return [("w", name)]
@@ -67,12 +69,23 @@ def _global(ins, code):
 
 # opname -> function(ins, code) -> [("r" | "w", name)], in execution order.
 _EVENTS = {
-    **dict.fromkeys(["LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE",
-                     "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF", "STORE_DEREF",
-                     "DELETE_DEREF"], lambda ins, code: [("r", ins.argval)]),
+    **dict.fromkeys(
+        [
+            "LOAD_FAST",
+            "LOAD_FAST_CHECK",
+            "LOAD_DEREF",
+            "LOAD_CLOSURE",
+            "LOAD_CLASSDEREF",
+            "LOAD_FROM_DICT_OR_DEREF",
+            "STORE_DEREF",
+            "DELETE_DEREF",
+        ],
+        lambda ins, code: [("r", ins.argval)],
+    ),
     "STORE_FAST": lambda ins, code: [("w", ins.argval)],
-    **dict.fromkeys(["DELETE_FAST", "LOAD_FAST_AND_CLEAR"],
-                    lambda ins, code: [("r", ins.argval), ("w", ins.argval)]),
+    **dict.fromkeys(
+        ["DELETE_FAST", "LOAD_FAST_AND_CLEAR"], lambda ins, code: [("r", ins.argval), ("w", ins.argval)]
+    ),
     "LOAD_FAST_LOAD_FAST": lambda ins, code: [("r", n) for n in _pair(ins, code)],
     "STORE_FAST_STORE_FAST": lambda ins, code: [("w", n) for n in _pair(ins, code)],
     "STORE_FAST_LOAD_FAST": lambda ins, code: list(zip(("w", "r"), _pair(ins, code))),
@@ -112,7 +125,7 @@ def variables_of(code, cells=None, free=None) -> tuple[tuple[str, ...], dict[str
     if cells is None:
         cells, free = code.co_cellvars, code.co_freevars
     if not (cells or free) and len(kinds) == len(names):
-        return names, kinds         # the common case: no names to merge
+        return names, kinds  # the common case: no names to merge
     if cells:
         kinds.update(dict.fromkeys(cells, "cell"))  # what it holds is a cell
     if free:
@@ -123,9 +136,19 @@ def variables_of(code, cells=None, free=None) -> tuple[tuple[str, ...], dict[str
 # The common shapes of `_EVENTS`, as (gen, kill) of the instruction's one name.
 _READ, _WRITE, _READ_WRITE = 1, 2, 3
 _SHAPE = {
-    **dict.fromkeys(["LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE",
-                     "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF", "STORE_DEREF",
-                     "DELETE_DEREF"], _READ),
+    **dict.fromkeys(
+        [
+            "LOAD_FAST",
+            "LOAD_FAST_CHECK",
+            "LOAD_DEREF",
+            "LOAD_CLOSURE",
+            "LOAD_CLASSDEREF",
+            "LOAD_FROM_DICT_OR_DEREF",
+            "STORE_DEREF",
+            "DELETE_DEREF",
+        ],
+        _READ,
+    ),
     "STORE_FAST": _WRITE,
     "DELETE_FAST": _READ_WRITE,
     "LOAD_FAST_AND_CLEAR": _READ_WRITE,
@@ -152,11 +175,12 @@ def _event_flags() -> tuple[bytes, bytes]:
 
 
 _FLAGS, _FLAGS_NO_GLOBALS = _event_flags()
-_SECOND = bytes(f == 2 for f in range(256))     # flag 2 -> 1, others -> 0
+_SECOND = bytes(f == 2 for f in range(256))  # flag 2 -> 1, others -> 0
 
 
 class _Ins(NamedTuple):
     """What an `_EVENTS` rule reads of an instruction (built for the rare rules only)."""
+
     opname: str
     argval: object
 
@@ -212,8 +236,7 @@ def _masks_by_unit() -> tuple:
 _BY_UNIT = _masks_by_unit()
 
 
-def gen_kill(bc, bit: dict[str, int], all_bits: int,
-             where=None) -> tuple[list[int], list[int]]:
+def gen_kill(bc, bit: dict[str, int], all_bits: int, where=None) -> tuple[list[int], list[int]]:
     """Per instruction of `bc` (a `Bytecode`), the (gen, kill) masks of
     ``before = gen | (after & ~kill)``, from the `_EVENTS` rules.
 
@@ -224,7 +247,7 @@ def gen_kill(bc, bit: dict[str, int], all_bits: int,
     ops = bc.opcodes
     n = len(ops)
     gens, kills = [0] * n, [0] * n
-    for i in (range(n) if where is None else where):
+    for i in range(n) if where is None else where:
         rule = _EVENTS.get(OPNAME[ops[i]])
         g = k = 0
         if rule is not None:
@@ -294,9 +317,10 @@ class Liveness:
     Sets are frozensets of names; the ``*_bits`` variants return the masks
     (bit i = ``variables[i]``).
     """
-    bits_in: dict[int, int]         # block -> its live-in mask
-    bits_out: dict[int, int]        # block -> its live-out mask
-    block_kill: dict[int, int]      # block -> the variables it writes
+
+    bits_in: dict[int, int]  # block -> its live-in mask
+    bits_out: dict[int, int]  # block -> its live-out mask
+    block_kill: dict[int, int]  # block -> the variables it writes
 
     def __init__(self, cfg: CFG):
         self.cfg = cfg
@@ -306,21 +330,22 @@ class Liveness:
         if cells or free:
             self.variables, self.kinds = variables_of(code, cells, free)
             flags = None
-        else:                   # `variables_of`'s common case, inline (a call less)
+        else:  # `variables_of`'s common case, inline (a call less)
             names = code.co_varnames
             self.kinds = kinds = dict.fromkeys(names, "local")
             self.variables = names if len(kinds) == len(names) else tuple(kinds)
-            flags = bc.opcodes.translate(_FLAGS_NO_GLOBALS) \
-                if _INTROSPECTION.isdisjoint(code.co_names) else None
+            flags = (
+                bc.opcodes.translate(_FLAGS_NO_GLOBALS) if _INTROSPECTION.isdisjoint(code.co_names) else None
+            )
         # plain: the events are exactly the `_SHAPE` and `_PAIRS` instructions (no cell
         # or free variable, no introspection, no flag 2 left), numbered as `variables`
         # by their arg
         self._flags = flags
         self._plain = plain = flags is not None and 2 not in flags
-        if cfg.single_block:       # one block, no edge (most code objects): live-in is what it
-            b = cfg.entry   # reads (the CFG's flag: no look at the block itself)
+        if cfg.single_block:  # one block, no edge (most code objects): live-in is what it
+            b = cfg.entry  # reads (the CFG's flag: no look at the block itself)
             g, k = _fold_plain(bc.units, flags) if plain else (None, None)
-            if g is None:   # (also for plain code with EXTENDED_ARG)
+            if g is None:  # (also for plain code with EXTENDED_ARG)
                 g, k = _fold(self._events()[1])
             self.bits_in = {b: g}
             self.bits_out = {b: 0}
@@ -329,12 +354,12 @@ class Liveness:
         where, masks = self._events()
         if where:
             self._solve(where, masks)
-        else:                           # nothing reads or writes a variable: all empty
+        else:  # nothing reads or writes a variable: all empty
             self.bits_in = live = dict.fromkeys(cfg.blocks, 0)
             self.bits_out = live.copy()
             self.block_kill = live.copy()
 
-    _per_block = _names = _where = _masks = _gen = None      # built on first use
+    _per_block = _names = _where = _masks = _gen = None  # built on first use
 
     @cached_property
     def bit(self) -> dict[str, int]:
@@ -350,7 +375,8 @@ class Liveness:
         flags = self._flags
         if flags is None:
             flags = bc.opcodes.translate(
-                _FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names) else _FLAGS)
+                _FLAGS_NO_GLOBALS if _INTROSPECTION.isdisjoint(code.co_names) else _FLAGS
+            )
         # the events' positions, then their code units picked by position (fewer than
         # all the instructions a second compress would walk)
         self._where = where = tuple(compress(shared_ints(len(flags)), flags))
@@ -358,7 +384,7 @@ class Liveness:
         if self._plain:
             try:
                 masks = _pick(_BY_UNIT, units)
-            except TypeError:           # (opcode, arg) keys: the code has EXTENDED_ARG
+            except TypeError:  # (opcode, arg) keys: the code has EXTENDED_ARG
                 masks = _pick(_MASKS, units)
         elif (code.co_cellvars or code.co_freevars) and not _numbered_alike(code, self.variables):
             # the table numbers variables by oparg: a code object whose fast locals are
@@ -368,7 +394,7 @@ class Liveness:
             masks = [(gens[i], kills[i]) for i in where]
         else:
             masks = _pick(_MASKS, units)
-            if 2 in flags:              # events whose masks depend on the code object
+            if 2 in flags:  # events whose masks depend on the code object
                 masks = list(masks)
                 self._per_code(bc, bytes(compress(flags, flags)), where, masks)
         self._masks = masks
@@ -379,17 +405,21 @@ class Liveness:
         code = bc.code
         nv = len(self.variables)
         nfree = len(code.co_freevars)
-        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
-                                  + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)]
+        params = code.co_varnames[
+            : code.co_argcount
+            + code.co_kwonlyargcount
+            + bool(code.co_flags & 0x04)
+            + bool(code.co_flags & 0x08)
+        ]
         for e in compress(range(len(where)), event_flags.translate(_SECOND)):
             i = where[e]
             name = OPNAME[bc.opcodes[i]]
-            if name == "MAKE_CELL":     # reads the argument a cell parameter wraps
+            if name == "MAKE_CELL":  # reads the argument a cell parameter wraps
                 m = 1 << bc.args[i]
                 masks[e] = (m if self.variables[bc.args[i]] in params else 0, m)
-            elif name == "COPY_FREE_VARS":      # the free variables are numbered last
+            elif name == "COPY_FREE_VARS":  # the free variables are numbered last
                 masks[e] = (0, ((1 << nfree) - 1) << (nv - nfree))
-            elif bc.argval(i) in _INTROSPECTION:    # LOAD_GLOBAL, LOAD_NAME
+            elif bc.argval(i) in _INTROSPECTION:  # LOAD_GLOBAL, LOAD_NAME
                 masks[e] = ((1 << nv) - 1, 0)
 
     @property
@@ -403,7 +433,7 @@ class Liveness:
         if at is None:
             at = [0] * len(self.cfg.bytecode.offsets)
             for b, blk in self.cfg.blocks.items():
-                at[blk.first:blk.stop] = [b] * blk.size
+                at[blk.first : blk.stop] = [b] * blk.size
             self._block_at_list = at
         return at
 
@@ -420,17 +450,17 @@ class Liveness:
         self.bits_in = live_in = dict.fromkeys(blocks, 0)
         self.bits_out = live_out = live_in.copy()
         self.block_kill = block_kill = live_in.copy()
-        self._gen = block_gen = {}      # gen of the blocks with events, for the worklist
+        self._gen = block_gen = {}  # gen of the blocks with events, for the worklist
         back = []
-        e = len(where) - 1              # the last event not folded yet
-        last = where[e]                 # (its position)
+        e = len(where) - 1  # the last event not folded yet
+        last = where[e]  # (its position)
         for b, blk in reversed(blocks.items()):
             succs = blk.succs
             n = len(succs)
-            if n == 1:                  # the common cases, without a loop
+            if n == 1:  # the common cases, without a loop
                 s = succs[0]
                 out = live_in[s]
-                if s <= b:              # not final yet: revisit b in the worklist
+                if s <= b:  # not final yet: revisit b in the worklist
                     back.append(b)
             elif n == 2:
                 s, t = succs
@@ -445,7 +475,7 @@ class Liveness:
                         back.append(b)
             live_out[b] = out
             first = blk.first
-            if last >= first:           # the block has events: fold them (`_fold`, inline)
+            if last >= first:  # the block has events: fold them (`_fold`, inline)
                 g = k = 0
                 while last >= first:
                     gm, km = masks[e]
@@ -502,7 +532,7 @@ class Liveness:
             out = [0] * blk.size
             where, masks = self._events()
             a = bisect_left(where, first)
-            e = bisect_left(where, blk.stop, a) - 1     # the block's last event
+            e = bisect_left(where, blk.stop, a) - 1  # the block's last event
             for j in range(blk.size - 1, -1, -1):
                 if e >= a and where[e] == first + j:
                     gm, km = masks[e]

@@ -24,11 +24,12 @@ CPython's compiler emits reducible graphs; irreducible ones come from
 hand-made bytecode and from the tests' random graphs.  Everything here is
 iterative.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from .cfg import CFG
 from .dominance import CFGDominance, cfg_dominance, immediate_dominators, reverse_postorder
@@ -39,13 +40,14 @@ Node = Hashable
 @dataclass(frozen=True, slots=True)
 class Loop:
     """A natural loop (all back edges into one header merged)."""
+
     header: Node
-    body: frozenset               # blocks of the loop, header included
-    back_edges: tuple             # ((latch, header), ...) sorted
-    exits: tuple                  # ((src in body, dst outside), ...) sorted, any edge kind
-    parent: Node | None           # header of the innermost enclosing loop
-    depth: int                    # 1 for an outermost loop
-    children: tuple = ()          # headers of the loops directly nested in this one
+    body: frozenset  # blocks of the loop, header included
+    back_edges: tuple  # ((latch, header), ...) sorted
+    exits: tuple  # ((src in body, dst outside), ...) sorted, any edge kind
+    parent: Node | None  # header of the innermost enclosing loop
+    depth: int  # 1 for an outermost loop
+    children: tuple = ()  # headers of the loops directly nested in this one
 
     @property
     def latches(self) -> tuple:
@@ -63,15 +65,17 @@ class Loop:
 @dataclass(frozen=True, slots=True)
 class IrreducibleRegion:
     """A multiple-entry cycle region (see the module docstring for the definition)."""
+
     blocks: frozenset
-    entries: tuple                # blocks of the region with a predecessor outside it
-    retreating_edges: tuple       # the non-back retreating edges ((src, dst), ...) inside it
+    entries: tuple  # blocks of the region with a predecessor outside it
+    retreating_edges: tuple  # the non-back retreating edges ((src, dst), ...) inside it
 
 
 @dataclass(slots=True)
 class LoopForest:
     """The natural loops of a graph (parents before children, siblings by header) and
     its irreducible regions."""
+
     loops: list[Loop]
     irreducible: list[IrreducibleRegion]
     _by_header: dict = field(default_factory=dict, repr=False)
@@ -129,9 +133,9 @@ def find_loops(cfg: CFG, dom: CFGDominance | None = None) -> LoopForest:
     blocks = cfg.blocks
     pos = dom.rpo_number
     back: dict[int, list] = {}
-    odd: list[tuple] = []                     # retreating edges that are not back edges
+    odd: list[tuple] = []  # retreating edges that are not back edges
     for p, i in retreating:
-        x = order[p]                          # does i dominate p?  walk up p's idom chain
+        x = order[p]  # does i dominate p?  walk up p's idom chain
         while pos[x] > i:
             x = idom[x]
         if pos[x] == i:
@@ -139,18 +143,21 @@ def find_loops(cfg: CFG, dom: CFGDominance | None = None) -> LoopForest:
         else:
             odd.append((order[p], order[i]))
     loops = {}
-    for i, latches in back.items():           # bodies by backward search from the latches
+    for i, latches in back.items():  # bodies by backward search from the latches
         h = order[i]
         body = {h}
         work = list(map(order.__getitem__, latches))
         while work:
             x = work.pop()
-            if x not in body and x in pos:    # (a predecessor outside the order: unreachable)
+            if x not in body and x in pos:  # (a predecessor outside the order: unreachable)
                 body.add(x)
                 work.extend(blocks[x].preds)
         body = frozenset(body)
-        edges = ((order[latches[0]], h),) if len(latches) == 1 else \
-            tuple(sorted({(order[u], h) for u in latches}))
+        edges = (
+            ((order[latches[0]], h),)
+            if len(latches) == 1
+            else tuple(sorted({(order[u], h) for u in latches}))
+        )
         exits = {(b, s) for b in body for s in blocks[b].succs if s not in body}
         loops[h] = (body, edges, tuple(sorted(exits)))
     forest = _nest(loops)
@@ -173,9 +180,12 @@ _new = object.__new__
 _NOTHING: dict = {}
 
 
-def natural_loops(entry: Node, succs: Callable[[Node], Iterable[Node]],
-                  preds: Callable[[Node], Iterable[Node]],
-                  idom: Mapping | None = None) -> LoopForest:
+def natural_loops(
+    entry: Node,
+    succs: Callable[[Node], Iterable[Node]],
+    preds: Callable[[Node], Iterable[Node]],
+    idom: Mapping | None = None,
+) -> LoopForest:
     """`find_loops` for any graph given as a root and successor/predecessor callables
     (nodes must be hashable and mutually orderable)."""
     if idom is None:
@@ -186,14 +196,14 @@ def natural_loops(entry: Node, succs: Callable[[Node], Iterable[Node]],
 def _find(order: Sequence[Node], succs, preds, idom: Mapping) -> LoopForest:
     num = {n: i for i, n in enumerate(order)}
     back: dict[Node, list] = {}
-    odd: list[tuple] = []                     # retreating edges that are not back edges
+    odd: list[tuple] = []  # retreating edges that are not back edges
     for u in order:
         nu = num[u]
         for v in succs(u):
             nv = num.get(v)
             if nv is None or nv > nu:
-                continue                      # tree, forward or cross edge
-            x = u                             # does v dominate u?  walk up u's idom chain
+                continue  # tree, forward or cross edge
+            x = u  # does v dominate u?  walk up u's idom chain
             while num[x] > nv:
                 x = idom[x]
             if x == v:
@@ -226,8 +236,8 @@ def _natural(back: dict, succs, preds, num) -> dict[Node, tuple[frozenset, tuple
 def _nest(loops: dict) -> LoopForest:
     """Parents, depths and children of the loops (header -> (body, back edges, exits));
     bigger loops first so parents come before children."""
-    if len(loops) == 1:                       # (most functions with a loop)
-        (h, (body, edges, exits)), = loops.items()
+    if len(loops) == 1:  # (most functions with a loop)
+        ((h, (body, edges, exits)),) = loops.items()
         lp = Loop(h, body, edges, exits, None, 1, ())
         return LoopForest([lp], [], {h: lp}, dict(zip(body, repeat(h))))
     innermost: dict = {}
@@ -235,7 +245,7 @@ def _nest(loops: dict) -> LoopForest:
     depth: dict = {}
     kids: dict = {}
     for h in sorted(loops, key=lambda h: -len(loops[h][0])):
-        p = innermost.get(h)                  # innermost bigger loop containing h, if any
+        p = innermost.get(h)  # innermost bigger loop containing h, if any
         parent[h] = p
         kids[h] = []
         if p is None:
@@ -247,7 +257,7 @@ def _nest(loops: dict) -> LoopForest:
     by_header = {}
     for h, (body, edges, exits) in loops.items():
         by_header[h] = Loop(h, body, edges, exits, parent[h], depth[h], tuple(sorted(kids[h])))
-    ordered = []                              # preorder of the loop tree, siblings by header
+    ordered = []  # preorder of the loop tree, siblings by header
     work = sorted((h for h in loops if parent[h] is None), reverse=True)
     while work:
         h = work.pop()
@@ -276,7 +286,7 @@ def _regions(odd: list, order, num, succs, preds, idom) -> list[IrreducibleRegio
 
     regions: dict[frozenset, list] = {}
     for u, v in odd:
-        a, b = num[u], num[v]                 # nearest common dominator, by RPO numbers
+        a, b = num[u], num[v]  # nearest common dominator, by RPO numbers
         while a != b:
             while a > b:
                 a = num[idom[order[a]]]

@@ -30,6 +30,7 @@ Assumptions, the usual ones for a static analyzer that is not told more:
 
 Constants (ints, strings, tuples of constants) are immutable and not tracked.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
@@ -42,8 +43,8 @@ E = 0  # bit index of the external object
 
 
 class AbstractObject(NamedTuple):
-    kind: str            # external | param | alloc
-    label: str           # "external", "param x", "alloc@12"
+    kind: str  # external | param | alloc
+    label: str  # "external", "param x", "alloc@12"
     offset: int | None
 
 
@@ -61,8 +62,8 @@ class _Gen:
         self.ssa = ssa
         self.objects = [AbstractObject("external", "external", None)]
         self.obj_index: dict[str, int] = {"external": 0}
-        self.params = 0          # bits of parameter objects
-        self.born_escaped = 1    # the external object has always escaped
+        self.params = 0  # bits of parameter objects
+        self.born_escaped = 1  # the external object has always escaped
         self.cons: list[tuple] = []
         self.temp = 0
 
@@ -122,6 +123,7 @@ class _Gen:
 
 # -- per-opcode rules: (gen, op) ------------------------------------------------------
 
+
 def _nothing(g, op):
     pass
 
@@ -160,7 +162,7 @@ def _fresh(g, op):
 
 def _binary_op(g, op):
     _fresh(g, op)
-    if op.instr.argrepr.endswith("="):          # in-place: may return the left operand
+    if op.instr.argrepr.endswith("="):  # in-place: may return the left operand
         for d in op.defs:
             g.copy(d.id, op.uses[0].id)
 
@@ -184,7 +186,7 @@ def _load_attr(g, op):
     base = op.uses[0].id
     for d in op.defs:
         g.load(d.id, base, op.instr.argval)
-        if op.instr.op == "LOAD_METHOD":         # the bound self is pushed too
+        if op.instr.op == "LOAD_METHOD":  # the bound self is pushed too
             g.copy(d.id, base)
 
 
@@ -259,33 +261,108 @@ def _super_attr(g, op):
 
 
 _RULES = {
-    **dict.fromkeys(["BUILD_LIST", "BUILD_SET", "BUILD_TUPLE", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
-                     "BUILD_SLICE", "MAKE_FUNCTION"], _alloc),
+    **dict.fromkeys(
+        [
+            "BUILD_LIST",
+            "BUILD_SET",
+            "BUILD_TUPLE",
+            "BUILD_MAP",
+            "BUILD_CONST_KEY_MAP",
+            "BUILD_SLICE",
+            "MAKE_FUNCTION",
+        ],
+        _alloc,
+    ),
     **dict.fromkeys(["LIST_TO_TUPLE", "BINARY_SLICE"], _alloc_items_of),
     **dict.fromkeys(["COMPARE_OP", "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT"], _fresh),
     "BINARY_OP": _binary_op,
-    **dict.fromkeys([
-        "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "LOAD_CONST", "RETURN_CONST", "RETURN_VALUE",
-        "POP_TOP", "POP_EXCEPT", "COPY", "SWAP", "PUSH_NULL", "KW_NAMES", "PRECALL",
-        "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_AND_CLEAR",
-        "STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "DELETE_FAST",
-        "MAKE_CELL", "COPY_FREE_VARS", "LOAD_CLOSURE", "DELETE_DEREF", "DELETE_ATTR",
-        "DELETE_SUBSCR", "DELETE_GLOBAL", "DELETE_NAME", "BUILD_STRING", "FORMAT_VALUE",
-        "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE", "UNARY_NOT", "TO_BOOL", "IS_OP",
-        "CONTAINS_OP", "GET_LEN", "MATCH_MAPPING", "MATCH_SEQUENCE", "JUMP_FORWARD",
-        "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
-        "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "POP_JUMP_FORWARD_IF_FALSE",
-        "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
-        "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_NONE",
-        "POP_JUMP_BACKWARD_IF_NOT_NONE", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP",
-        "END_FOR", "RERAISE", "RETURN_GENERATOR", "SETUP_ANNOTATIONS", "EXIT_INIT_CHECK",
-        "END_SEND"], _nothing),
-    **dict.fromkeys(["LOAD_GLOBAL", "LOAD_NAME", "LOAD_BUILD_CLASS", "LOAD_ASSERTION_ERROR",
-                     "IMPORT_NAME", "LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS"], _global),
+    **dict.fromkeys(
+        [
+            "NOP",
+            "RESUME",
+            "CACHE",
+            "EXTENDED_ARG",
+            "LOAD_CONST",
+            "RETURN_CONST",
+            "RETURN_VALUE",
+            "POP_TOP",
+            "POP_EXCEPT",
+            "COPY",
+            "SWAP",
+            "PUSH_NULL",
+            "KW_NAMES",
+            "PRECALL",
+            "LOAD_FAST",
+            "LOAD_FAST_CHECK",
+            "LOAD_FAST_LOAD_FAST",
+            "LOAD_FAST_AND_CLEAR",
+            "STORE_FAST",
+            "STORE_FAST_LOAD_FAST",
+            "STORE_FAST_STORE_FAST",
+            "DELETE_FAST",
+            "MAKE_CELL",
+            "COPY_FREE_VARS",
+            "LOAD_CLOSURE",
+            "DELETE_DEREF",
+            "DELETE_ATTR",
+            "DELETE_SUBSCR",
+            "DELETE_GLOBAL",
+            "DELETE_NAME",
+            "BUILD_STRING",
+            "FORMAT_VALUE",
+            "FORMAT_SIMPLE",
+            "FORMAT_WITH_SPEC",
+            "CONVERT_VALUE",
+            "UNARY_NOT",
+            "TO_BOOL",
+            "IS_OP",
+            "CONTAINS_OP",
+            "GET_LEN",
+            "MATCH_MAPPING",
+            "MATCH_SEQUENCE",
+            "JUMP_FORWARD",
+            "JUMP_BACKWARD",
+            "JUMP_BACKWARD_NO_INTERRUPT",
+            "POP_JUMP_IF_FALSE",
+            "POP_JUMP_IF_TRUE",
+            "POP_JUMP_IF_NONE",
+            "POP_JUMP_IF_NOT_NONE",
+            "POP_JUMP_FORWARD_IF_FALSE",
+            "POP_JUMP_FORWARD_IF_TRUE",
+            "POP_JUMP_FORWARD_IF_NONE",
+            "POP_JUMP_FORWARD_IF_NOT_NONE",
+            "POP_JUMP_BACKWARD_IF_FALSE",
+            "POP_JUMP_BACKWARD_IF_TRUE",
+            "POP_JUMP_BACKWARD_IF_NONE",
+            "POP_JUMP_BACKWARD_IF_NOT_NONE",
+            "JUMP_IF_TRUE_OR_POP",
+            "JUMP_IF_FALSE_OR_POP",
+            "END_FOR",
+            "RERAISE",
+            "RETURN_GENERATOR",
+            "SETUP_ANNOTATIONS",
+            "EXIT_INIT_CHECK",
+            "END_SEND",
+        ],
+        _nothing,
+    ),
+    **dict.fromkeys(
+        [
+            "LOAD_GLOBAL",
+            "LOAD_NAME",
+            "LOAD_BUILD_CLASS",
+            "LOAD_ASSERTION_ERROR",
+            "IMPORT_NAME",
+            "LOAD_LOCALS",
+            "LOAD_FROM_DICT_OR_GLOBALS",
+        ],
+        _global,
+    ),
     **dict.fromkeys(["LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF"], _load_deref),
     "STORE_DEREF": _store_deref,
-    **dict.fromkeys(["STORE_GLOBAL", "STORE_NAME", "IMPORT_STAR", "PRINT_EXPR", "RAISE_VARARGS",
-                     "YIELD_VALUE"], _call),
+    **dict.fromkeys(
+        ["STORE_GLOBAL", "STORE_NAME", "IMPORT_STAR", "PRINT_EXPR", "RAISE_VARARGS", "YIELD_VALUE"], _call
+    ),
     **dict.fromkeys(["LOAD_ATTR", "LOAD_METHOD"], _load_attr),
     "LOAD_SUPER_ATTR": _super_attr,
     "STORE_ATTR": _store_attr,

@@ -7,29 +7,45 @@ inline cache counts, how `dis` turns the raw argument into ``argval`` (the
 the fast decoder maps whole columns through, and the ``argrepr`` rules.
 Nothing here depends on a particular code object.
 """
+
 from __future__ import annotations
 
 import dis
 import re
 import sys
-from typing import Any, Union
+from typing import Any
 
 from .cpython import dis_table
 
 PY = sys.version_info[:2]
 SUPPORTED = ((3, 11), (3, 12), (3, 13))
 
-UNCONDITIONAL = frozenset({
-    "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT",
-})
+UNCONDITIONAL = frozenset(
+    {
+        "JUMP_FORWARD",
+        "JUMP_BACKWARD",
+        "JUMP_BACKWARD_NO_INTERRUPT",
+        "JUMP",
+        "JUMP_NO_INTERRUPT",
+    }
+)
 BRANCH_RENAME = {
     f"POP_JUMP_{d}_IF_{c}": f"POP_JUMP_IF_{c}"
-    for d in ("FORWARD", "BACKWARD") for c in ("FALSE", "TRUE", "NONE", "NOT_NONE")
+    for d in ("FORWARD", "BACKWARD")
+    for c in ("FALSE", "TRUE", "NONE", "NOT_NONE")
 }
-CONDITIONAL = frozenset({
-    "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-    "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", "FOR_ITER", "SEND",
-})
+CONDITIONAL = frozenset(
+    {
+        "POP_JUMP_IF_FALSE",
+        "POP_JUMP_IF_TRUE",
+        "POP_JUMP_IF_NONE",
+        "POP_JUMP_IF_NOT_NONE",
+        "JUMP_IF_TRUE_OR_POP",
+        "JUMP_IF_FALSE_OR_POP",
+        "FOR_ITER",
+        "SEND",
+    }
+)
 # Instructions after which control never falls through to the next one.
 TERMINATORS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
 
@@ -38,16 +54,33 @@ TERMINATORS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAI
 # Per-opcode arrays, indexed by the opcode byte.  KIND says how dis turns
 # the raw arg into argval; the decoder dispatches on it.
 
-(K_NOARG, K_INT, K_CONST, K_NAME, K_NAME1, K_NAME2, K_LOCAL, K_PAIR, K_JFWD, K_JBACK,
- K_CMP, K_FORMAT, K_CONVERT, K_UNKNOWN) = range(14)
+(
+    K_NOARG,
+    K_INT,
+    K_CONST,
+    K_NAME,
+    K_NAME1,
+    K_NAME2,
+    K_LOCAL,
+    K_PAIR,
+    K_JFWD,
+    K_JBACK,
+    K_CMP,
+    K_FORMAT,
+    K_CONVERT,
+    K_UNKNOWN,
+) = range(14)
 
 
 def _host_tables():
-    names = [None] * 256        # None: not an opcode that can appear in co_code
+    names = [None] * 256  # None: not an opcode that can appear in co_code
     caches = [0] * 256
     for name, code in dis.opmap.items():
-        if code < 256 and not name.startswith("INSTRUMENTED_") \
-                and name not in ("CACHE", "RESERVED", "ENTER_EXECUTOR"):
+        if (
+            code < 256
+            and not name.startswith("INSTRUMENTED_")
+            and name not in ("CACHE", "RESERVED", "ENTER_EXECUTOR")
+        ):
             names[code] = name
     entries = dis_table("_inline_cache_entries")  # list before 3.13, dict keyed by name in 3.13
     for code in range(256):
@@ -55,15 +88,27 @@ def _host_tables():
         caches[code] = entries.get(name, 0) if isinstance(entries, dict) else entries[code]
     has_arg = getattr(dis, "hasarg", range(dis.HAVE_ARGUMENT, 256))
     kind = [K_INT if c in has_arg else K_NOARG for c in range(256)]
-    groups = [(dis.hasconst, K_CONST), (dis.hasname, K_NAME), (dis.haslocal, K_LOCAL),
-              (dis.hasfree, K_LOCAL), (dis.hascompare, K_CMP), (dis.hasjrel, K_JFWD)]
+    groups = [
+        (dis.hasconst, K_CONST),
+        (dis.hasname, K_NAME),
+        (dis.haslocal, K_LOCAL),
+        (dis.hasfree, K_LOCAL),
+        (dis.hascompare, K_CMP),
+        (dis.hasjrel, K_JFWD),
+    ]
     for ops, k in groups:
         for c in ops:
             if c < 256:
                 kind[c] = k
-    special = {"LOAD_GLOBAL": K_NAME1, "LOAD_SUPER_ATTR": K_NAME2, "FORMAT_VALUE": K_FORMAT,
-               "CONVERT_VALUE": K_CONVERT, "LOAD_FAST_LOAD_FAST": K_PAIR,
-               "STORE_FAST_LOAD_FAST": K_PAIR, "STORE_FAST_STORE_FAST": K_PAIR}
+    special = {
+        "LOAD_GLOBAL": K_NAME1,
+        "LOAD_SUPER_ATTR": K_NAME2,
+        "FORMAT_VALUE": K_FORMAT,
+        "CONVERT_VALUE": K_CONVERT,
+        "LOAD_FAST_LOAD_FAST": K_PAIR,
+        "STORE_FAST_LOAD_FAST": K_PAIR,
+        "STORE_FAST_STORE_FAST": K_PAIR,
+    }
     if PY >= (3, 12):
         special["LOAD_ATTR"] = K_NAME1
     else:
@@ -84,9 +129,8 @@ EXTENDED_ARG = dis.EXTENDED_ARG
 RESUME = dis.opmap["RESUME"]
 CMP_SHIFT = {(3, 11): 0, (3, 12): 4}.get(PY, 5)
 _FORMAT_CONVERTERS = (None, str, repr, ascii)
-_INT_OVERFLOW = 2 ** 31
-OP = [None if n is None else BRANCH_RENAME.get(n, "JUMP" if n in UNCONDITIONAL else n)
-       for n in OPNAME]
+_INT_OVERFLOW = 2**31
+OP = [None if n is None else BRANCH_RENAME.get(n, "JUMP" if n in UNCONDITIONAL else n) for n in OPNAME]
 _IS_JUMP = [k in (K_JFWD, K_JBACK) for k in KIND]
 # 1 for the jump opcodes, by opcode byte (a translate table for `columns.positions_flagged`)
 JUMP_FLAGS = bytes(_IS_JUMP)
@@ -111,7 +155,7 @@ def _stack_effects(op: int, arg: int | None) -> tuple[int, int | None]:
 # A `UNITS` value: (the shared tail of an `Instr`, kind, code units incl. caches, jump
 # displacement from the instruction's offset or None)
 UnitInfo = tuple[tuple[Any, ...], int, int, "int | None"]
-UnitKey = Union[int, tuple[int, int]]     # a plain code unit, or (opcode, arg)
+UnitKey = int | tuple[int, int]  # a plain code unit, or (opcode, arg)
 
 
 class _UnitInfo(dict[UnitKey, "UnitInfo | None"]):
@@ -147,11 +191,11 @@ class _UnitInfo(dict[UnitKey, "UnitInfo | None"]):
                 delta = 2 * (units - arg)
             opn = "LOAD_METHOD" if op == _LOAD_ATTR and arg & 1 else OP[op]
             info = ((name, op, arg, opn) + _stack_effects(op, arg), kind, units, delta)
-        if isinstance(key, int):        # at most 65536 of these: always kept
+        if isinstance(key, int):  # at most 65536 of these: always kept
             self[key] = info
             if info is not None:
                 SHARED[key] = info[0]
-        elif len(self) < 200_000:       # (op, extended arg): bounded, in case of odd code
+        elif len(self) < 200_000:  # (op, extended arg): bounded, in case of odd code
             self[key] = info
         return info
 
@@ -169,13 +213,13 @@ class _UnitArgs(dict):
 
 
 UNITS = _UnitInfo()
-SHARED: dict[int, tuple] = {}    # plain code unit -> UNITS[unit][0] (the Instr tail)
-ARGS = _UnitArgs()               # plain code unit -> arg
-SIZE2 = bytes(2 + 2 * c for c in CACHES)       # bytes per instruction, by opcode byte
+SHARED: dict[int, tuple] = {}  # plain code unit -> UNITS[unit][0] (the Instr tail)
+ARGS = _UnitArgs()  # plain code unit -> arg
+SIZE2 = bytes(2 + 2 * c for c in CACHES)  # bytes per instruction, by opcode byte
 _new = tuple.__new__
 EXTENDED_ARG_BYTE = bytes([EXTENDED_ARG])
 BIG_ENDIAN = sys.byteorder == "big"
-SIZE = bytes(1 + c for c in CACHES)            # code units per instruction, by opcode byte
+SIZE = bytes(1 + c for c in CACHES)  # code units per instruction, by opcode byte
 MAX_SIZE = max(SIZE)
 
 
@@ -185,15 +229,15 @@ def _unit_args() -> list:
     tuple's, which goes through a slot wrapper that packs its argument); units of opcodes that do not exist
     map to None too: `KIND_OF` flags them (K_BAD) and the caller asks `ARGS`, which raises."""
     takes = [HAS_ARG[op] and op != EXTENDED_ARG and OPNAME[op] is not None for op in range(256)]
-    if BIG_ENDIAN:     # unit = op << 8 | arg
+    if BIG_ENDIAN:  # unit = op << 8 | arg
         return [a if takes[op] else None for op in range(256) for a in range(256)]
-    return [a if t else None for a in range(256) for t in takes]      # unit = arg << 8 | op
+    return [a if t else None for a in range(256) for t in takes]  # unit = arg << 8 | op
 
 
 ARG_OF_UNIT = _unit_args()
-JUMP_OPS = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in range(256)
-                                       if KIND[c] in (K_JFWD, K_JBACK)) + b"]")
-
+JUMP_OPS = re.compile(
+    b"[" + b"".join(re.escape(bytes([c])) for c in range(256) if KIND[c] in (K_JFWD, K_JBACK)) + b"]"
+)
 
 
 def resolve_argval(kind: int, arg, consts, names, local):
@@ -225,13 +269,14 @@ _RARE_ARGVAL = {
 }
 
 
-K_BAD = 14      # `KIND_OF` only: an opcode this interpreter does not have (not 0, a cache)
+K_BAD = 14  # `KIND_OF` only: an opcode this interpreter does not have (not 0, a cache)
 # opcode byte -> kind, a translate table
 KIND_OF = bytes(K_BAD if c and OPNAME[c] is None else KIND[c] for c in range(256))
 LOW_NIBBLE = bytes(b & 15 for b in range(256))
 
 
 # -- argrepr -------------------------------------------------------------------
+
 
 def _null_repr(prefix_3_12: str):
     """LOAD_GLOBAL/LOAD_ATTR: dis puts the NULL marker before the name until 3.13, after it since."""
@@ -258,12 +303,20 @@ def _format_repr(i):
 
 
 KIND_REPR = {
-    K_NOARG: lambda i: "", K_INT: lambda i: "", K_CONST: lambda i: repr(i.argval),
-    K_NAME: lambda i: i.argval, K_NAME1: lambda i: i.argval, K_NAME2: lambda i: i.argval,
-    K_LOCAL: lambda i: i.argval, K_PAIR: lambda i: ", ".join(i.argval),
-    K_JFWD: lambda i: f"to {i.argval}", K_JBACK: lambda i: f"to {i.argval}",
-    K_CMP: _cmp_repr, K_FORMAT: _format_repr,
-    K_CONVERT: lambda i: ("", "str", "repr", "ascii")[i.arg], K_UNKNOWN: lambda i: "",
+    K_NOARG: lambda i: "",
+    K_INT: lambda i: "",
+    K_CONST: lambda i: repr(i.argval),
+    K_NAME: lambda i: i.argval,
+    K_NAME1: lambda i: i.argval,
+    K_NAME2: lambda i: i.argval,
+    K_LOCAL: lambda i: i.argval,
+    K_PAIR: lambda i: ", ".join(i.argval),
+    K_JFWD: lambda i: f"to {i.argval}",
+    K_JBACK: lambda i: f"to {i.argval}",
+    K_CMP: _cmp_repr,
+    K_FORMAT: _format_repr,
+    K_CONVERT: lambda i: ("", "str", "repr", "ascii")[i.arg],
+    K_UNKNOWN: lambda i: "",
 }
 ARGREPR = {
     "LOAD_GLOBAL": _null_repr("NULL"),
@@ -275,6 +328,3 @@ ARGREPR = {
     "CALL_INTRINSIC_1": lambda i: dis_table("_intrinsic_1_descs")[i.arg],
     "CALL_INTRINSIC_2": lambda i: dis_table("_intrinsic_2_descs")[i.arg],
 }
-
-
-

@@ -25,6 +25,7 @@ offsets, written as strings where they are object keys; the virtual exit is
                  instructions: {"offset": {uses: [name], defs: [name], stack: [name]}}}
     aliases     {sets: [[name, ...]], points_to: {name: [object label]}}
 """
+
 from __future__ import annotations
 
 import sys
@@ -33,6 +34,7 @@ SCHEMA = "bcfront.analysis/1"
 
 
 # -- SSA listing ----------------------------------------------------------------
+
 
 def _op_line(op, stack) -> str:
     ins = op.instr
@@ -56,8 +58,9 @@ def _op_line(op, stack) -> str:
 
 
 def _phi_line(v) -> str:
-    args = ", ".join(f"{src}{'!' if kind == 'exception' else ''}: {a.name}"
-                     for (src, kind), a in zip(v.edges, v.args))
+    args = ", ".join(
+        f"{src}{'!' if kind == 'exception' else ''}: {a.name}" for (src, kind), a in zip(v.edges, v.args)
+    )
     return f"{v.name} = phi({args})"
 
 
@@ -80,12 +83,14 @@ def ssa_text(ssa) -> str:
         for ins in blk.instructions:
             lines.append(f"  {ins.offset:>5} {_op_line(ssa.ops[ins.offset], ssa.stack)}")
         for v in ssa.catches.get(b, ()):
-            lines.append(f"        {v.name} = catch({', '.join(a.name for a in v.args)})"
-                         f"  # what the handler may see")
+            lines.append(
+                f"        {v.name} = catch({', '.join(a.name for a in v.args)})  # what the handler may see"
+            )
     return "\n".join(lines)
 
 
 # -- plain text -------------------------------------------------------------------
+
 
 def _names(ns) -> str:
     return "{" + ", ".join(sorted(ns)) + "}"
@@ -109,8 +114,10 @@ def to_text(fa) -> str:
         if not blk.reachable:
             head += "  UNREACHABLE"
         else:
-            head += (f"  depth {st.depth_in.get(b)}  idom {_opt(idom.get(b))}  ipdom {_opt(pdom.get(b))}"
-                     f"  df {_names(map(str, df.get(b, ())))}")
+            head += (
+                f"  depth {st.depth_in.get(b)}  idom {_opt(idom.get(b))}  ipdom {_opt(pdom.get(b))}"
+                f"  df {_names(map(str, df.get(b, ())))}"
+            )
         out.append(head)
         out.append(f"    live-in {_names(live.live_in(b))}  live-out {_names(live.live_out(b))}")
         for ins in blk.instructions:
@@ -146,9 +153,12 @@ def render(fa, console=None) -> None:
         console = Console()
     from rich.table import Table
     from rich.text import Text
+
     code = fa.code
-    console.print(Text(f"{code.co_qualname}", style="bold"),
-                  Text(f"  {code.co_filename}:{code.co_firstlineno}", style="dim"))
+    console.print(
+        Text(f"{code.co_qualname}", style="bold"),
+        Text(f"  {code.co_filename}:{code.co_firstlineno}", style="dim"),
+    )
     table = Table(title="blocks", show_lines=False)
     for col in ("block", "end", "depth", "idom", "ipdom", "frontier", "live in", "live out", "succs"):
         table.add_column(col)
@@ -158,11 +168,18 @@ def render(fa, console=None) -> None:
         succs[e.src].append(f"{e.dst}{'' if e.kind == 'fallthrough' else ' ' + e.kind[0]}")
     for b, blk in fa.cfg.blocks.items():
         style = None if blk.reachable else "dim"
-        table.add_row(str(b), str(blk.end), str(st.depth_in.get(b, "-")), str(fa.idom.get(b, "-")),
-                      str(fa.post_idom.get(b, "-")),
-                      _names(map(str, fa.dominance_frontier.get(b, ()))),
-                      _names(live.live_in(b)), _names(live.live_out(b)), ", ".join(succs[b]),
-                      style=style)
+        table.add_row(
+            str(b),
+            str(blk.end),
+            str(st.depth_in.get(b, "-")),
+            str(fa.idom.get(b, "-")),
+            str(fa.post_idom.get(b, "-")),
+            _names(map(str, fa.dominance_frontier.get(b, ()))),
+            _names(live.live_in(b)),
+            _names(live.live_out(b)),
+            ", ".join(succs[b]),
+            style=style,
+        )
     console.print(table)
     text = Text()
     for line in str(fa.ssa).splitlines():
@@ -170,15 +187,18 @@ def render(fa, console=None) -> None:
         text.append(line + "\n", style=style)
     console.print(text)
     sets = fa.aliases.sets
-    console.print("may-alias sets: " + (", ".join(_names(s) for s in sets) if sets else "none"),
-                  markup=False, highlight=False)
+    console.print(
+        "may-alias sets: " + (", ".join(_names(s) for s in sets) if sets else "none"),
+        markup=False,
+        highlight=False,
+    )
 
 
 # -- graphviz ---------------------------------------------------------------------
 
 _EDGE_STYLE = {
-    "fallthrough": 'style=solid',
-    "jump": 'style=bold',
+    "fallthrough": "style=solid",
+    "jump": "style=bold",
     "branch": 'style=dashed, color="blue"',
     "exception": 'style=dotted, color="red"',
 }
@@ -207,30 +227,63 @@ def to_dot(fa) -> str:
 
 # -- dict / JSON --------------------------------------------------------------------
 
+
 def _key_map(d: dict, conv=lambda x: x) -> dict:
     return {str(k): conv(d[k]) for k in sorted(d)}
 
 
 def _loops_dict(forest) -> dict:
     def pairs(edges):
-        return [list(e) for e in edges]      # already sorted
+        return [list(e) for e in edges]  # already sorted
 
-    loops = [{"header": lp.header, "body": sorted(lp.body), "back_edges": pairs(lp.back_edges),
-              "exits": pairs(lp.exits), "parent": lp.parent, "depth": lp.depth}
-             for lp in forest.loops]
+    loops = [
+        {
+            "header": lp.header,
+            "body": sorted(lp.body),
+            "back_edges": pairs(lp.back_edges),
+            "exits": pairs(lp.exits),
+            "parent": lp.parent,
+            "depth": lp.depth,
+        }
+        for lp in forest.loops
+    ]
     return {"irreducible": bool(forest.irreducible), "loops": loops}
 
 
 def _ssa_dict(ssa) -> dict:
-    values = [{"id": v.id, "name": v.name, "kind": v.kind, "var": v.var, "block": v.block,
-               "offset": v.offset, "args": [a.name for a in v.args]} for v in ssa.values]
-    phis = {str(b): [{"name": v.name, "var": v.var,
-                      "args": [{"from": src, "kind": kind, "value": a.name}
-                               for (src, kind), a in zip(v.edges, v.args)]}
-                     for v in ssa.phis[b]] for b in sorted(ssa.phis)}
-    instrs = {str(off): {"uses": [v.name for v in op.uses], "defs": [v.name for v in op.defs],
-                         "stack": [v.name for v in op.results]}
-              for off, op in sorted(ssa.ops.items())}
+    values = [
+        {
+            "id": v.id,
+            "name": v.name,
+            "kind": v.kind,
+            "var": v.var,
+            "block": v.block,
+            "offset": v.offset,
+            "args": [a.name for a in v.args],
+        }
+        for v in ssa.values
+    ]
+    phis = {
+        str(b): [
+            {
+                "name": v.name,
+                "var": v.var,
+                "args": [
+                    {"from": src, "kind": kind, "value": a.name} for (src, kind), a in zip(v.edges, v.args)
+                ],
+            }
+            for v in ssa.phis[b]
+        ]
+        for b in sorted(ssa.phis)
+    }
+    instrs = {
+        str(off): {
+            "uses": [v.name for v in op.uses],
+            "defs": [v.name for v in op.defs],
+            "stack": [v.name for v in op.results],
+        }
+        for off, op in sorted(ssa.ops.items())
+    }
     return {"values": values, "phis": phis, "instructions": instrs}
 
 
@@ -240,23 +293,41 @@ def to_dict(fa) -> dict:
     blocks = []
     for b, blk in cfg.blocks.items():
         h = blk.handler
-        blocks.append({
-            "start": b, "end": blk.end, "reachable": blk.reachable,
-            "stack_depth": st.depth_in.get(b),
-            "handler": None if h is None else {"start": h.start, "end": h.end, "target": h.target,
-                                               "depth": h.depth, "lasti": h.lasti},
-            "instructions": [{"offset": ins.offset, "opname": ins.opname, "arg": ins.arg,
-                              "argrepr": ins.argrepr, "line": ins.lineno,
-                              "stack_depth": st.depth_before(ins.offset) if blk.reachable else None}
-                             for ins in blk.instructions],
-        })
+        blocks.append(
+            {
+                "start": b,
+                "end": blk.end,
+                "reachable": blk.reachable,
+                "stack_depth": st.depth_in.get(b),
+                "handler": None
+                if h is None
+                else {"start": h.start, "end": h.end, "target": h.target, "depth": h.depth, "lasti": h.lasti},
+                "instructions": [
+                    {
+                        "offset": ins.offset,
+                        "opname": ins.opname,
+                        "arg": ins.arg,
+                        "argrepr": ins.argrepr,
+                        "line": ins.lineno,
+                        "stack_depth": st.depth_before(ins.offset) if blk.reachable else None,
+                    }
+                    for ins in blk.instructions
+                ],
+            }
+        )
     al = fa.aliases
     return {
         "schema": SCHEMA,
-        "function": {"name": code.co_name, "qualname": code.co_qualname,
-                     "filename": code.co_filename, "firstlineno": code.co_firstlineno,
-                     "python": f"{v[0]}.{v[1]}", "varnames": list(code.co_varnames),
-                     "cellvars": list(code.co_cellvars), "freevars": list(code.co_freevars)},
+        "function": {
+            "name": code.co_name,
+            "qualname": code.co_qualname,
+            "filename": code.co_filename,
+            "firstlineno": code.co_firstlineno,
+            "python": f"{v[0]}.{v[1]}",
+            "varnames": list(code.co_varnames),
+            "cellvars": list(code.co_cellvars),
+            "freevars": list(code.co_freevars),
+        },
         "entry": cfg.entry,
         "blocks": blocks,
         "edges": [{"src": e.src, "dst": e.dst, "kind": e.kind} for e in cfg.edges],
@@ -265,11 +336,14 @@ def to_dict(fa) -> dict:
         "frontiers": _key_map(fa.dominance_frontier, sorted),
         "post_idom": _key_map(fa.post_idom),
         "loops": _loops_dict(fa.loops),
-        "liveness": {"variables": dict(live.kinds),
-                     "live_in": _key_map(live.bits_in, lambda m: sorted(live.names(m))),
-                     "live_out": _key_map(live.bits_out, lambda m: sorted(live.names(m)))},
+        "liveness": {
+            "variables": dict(live.kinds),
+            "live_in": _key_map(live.bits_in, lambda m: sorted(live.names(m))),
+            "live_out": _key_map(live.bits_out, lambda m: sorted(live.names(m))),
+        },
         "ssa": _ssa_dict(fa.ssa),
-        "aliases": {"sets": [sorted(s) for s in al.sets],
-                    "points_to": {n: sorted(o.label for o in al.points_to(n))
-                                  for n in live.variables}},
+        "aliases": {
+            "sets": [sorted(s) for s in al.sets],
+            "points_to": {n: sorted(o.label for o in al.points_to(n)) for n in live.variables},
+        },
     }

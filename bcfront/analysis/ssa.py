@@ -22,6 +22,7 @@ Cells and free variables are shared memory, not SSA names: each
 
 How it is built: `bcfront.analysis.ssa_build`.  Unreachable blocks have no SSA.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
@@ -37,15 +38,16 @@ if TYPE_CHECKING:
 
 class SSAValue:
     """One SSA value.  `var` is the local's name or the stack slot number."""
+
     __slots__ = ("id", "num", "kind", "var", "block", "offset", "args", "edges", "_ssa", "_uses")
 
     def __init__(self, kind, var, block, offset, args):
-        self.kind = kind          # param undef store op phi exc lasti catch
-        self.var = var            # local name (str) or stack slot (int)
-        self.block = block        # block that defines it
-        self.offset = offset      # defining instruction, None at block heads/ends
-        self.args = args          # operands (phi: aligned with `edges`)
-        self.edges = ()           # phi only: incoming (src block, edge kind) pairs
+        self.kind = kind  # param undef store op phi exc lasti catch
+        self.var = var  # local name (str) or stack slot (int)
+        self.block = block  # block that defines it
+        self.offset = offset  # defining instruction, None at block heads/ends
+        self.args = args  # operands (phi: aligned with `edges`)
+        self.edges = ()  # phi only: incoming (src block, edge kind) pairs
         # id and num are given when construction ends
 
     @property
@@ -58,7 +60,7 @@ class SSAValue:
         """The instructions (`SSAOp`) and phi/catch values that read this value."""
         try:
             return self._uses
-        except AttributeError:      # def-use chains are linked on first request
+        except AttributeError:  # def-use chains are linked on first request
             self._ssa._link_uses()
             return self._uses
 
@@ -73,13 +75,14 @@ class SSAOp(NamedTuple):
     one several times faster than a class's ``__init__``; equality and hashing
     are by identity, as for `SSAValue`.
     """
-    instr: object       # the `Instr`
+
+    instr: object  # the `Instr`
     block: int
-    depth: int          # stack depth before it
-    pops: int           # stack slots it consumes
-    uses: tuple         # values read (stack inputs and locals)
-    defs: tuple         # values defined
-    results: tuple      # values on its output slots (fall-through), bottom first
+    depth: int  # stack depth before it
+    pops: int  # stack slots it consumes
+    uses: tuple  # values read (stack inputs and locals)
+    defs: tuple  # values defined
+    results: tuple  # values on its output slots (fall-through), bottom first
 
     __eq__ = object.__eq__
     __ne__ = object.__ne__
@@ -101,21 +104,19 @@ class SSA:
     `ops`, `stack_in` -- is built from them on the first access to any of these.
     """
 
-    _VIEW = frozenset({"values", "entry", "phis", "handler_values", "catches", "ops",
-                       "stack_in"})
+    _VIEW = frozenset({"values", "entry", "phis", "handler_values", "catches", "ops", "stack_in"})
 
     def __init__(self, cfg: CFG, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.cfg = cfg
         self._idom, self._liveness, self.stack = idom, liveness, stack
         # the integer form the builder made (see `IntegerSSA` for its layout)
-        self.form = Builder(cfg, idom, frontier, liveness, stack).run() if cfg.blocks \
-            else IntegerSSA()
+        self.form = Builder(cfg, idom, frontier, liveness, stack).run() if cfg.blocks else IntegerSSA()
 
     def __getattr__(self, name):
         if name in SSA._VIEW:
             self._materialize()
             return self.__dict__[name]
-        if name in ("_locals_in", "_last_defs"):    # query caches, made on first use
+        if name in ("_locals_in", "_last_defs"):  # query caches, made on first use
             d = self.__dict__[name] = {}
             return d
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -131,10 +132,12 @@ class SSA:
         lead = form.lead
         if lead is None:
             recs = [SSAValue(*rec) for rec in recs]
-        else:                    # the first n records kept as names (`Builder.make_entry`)
+        else:  # the first n records kept as names (`Builder.make_entry`)
             nargs, b, n = lead
-            recs = ([SSAValue("param" if k < nargs else "undef", name, b, None, ())
-                     for k, name in enumerate(recs[:n])] + [SSAValue(*rec) for rec in recs[n:]])
+            recs = [
+                SSAValue("param" if k < nargs else "undef", name, b, None, ())
+                for k, name in enumerate(recs[:n])
+            ] + [SSAValue(*rec) for rec in recs[n:]]
         recs.reverse()
         objs = [None] * form.nops + recs
         get = objs.__getitem__
@@ -159,7 +162,7 @@ class SSA:
                     defs, results = (), uses
                 else:
                     if s is None:
-                        u = flat[fo:fo + eff.pops]
+                        u = flat[fo : fo + eff.pops]
                         fo += eff.pops
                         def_ids = res_ids = range(nv, nv + eff.news)
                     else:
@@ -169,8 +172,7 @@ class SSA:
                         f = def_ids[0]
                         for v in def_ids:
                             if v >= 0:
-                                objs[v] = SSAValue("op", base + eff.new_pos[v - f], b, ins.offset,
-                                                ())
+                                objs[v] = SSAValue("op", base + eff.new_pos[v - f], b, ins.offset, ())
                                 nv = v + 1
                     uses = tuple(map(get, u))
                     defs = tuple(map(get, def_ids))
@@ -188,8 +190,7 @@ class SSA:
         d["ops"] = ops
         d["entry"] = entry = list(map(get, form.entry))
         d["phis"] = phis = {b: list(map(get, ids)) for b, ids in form.phis.items()}
-        d["handler_values"] = hv = {b: list(map(get, ids))
-                                    for b, ids in form.handler_values.items()}
+        d["handler_values"] = hv = {b: list(map(get, ids)) for b, ids in form.handler_values.items()}
         d["catches"] = catches = {b: list(map(get, ids)) for b, ids in form.catches.items()}
         d["stack_in"] = {b: tuple(map(get, ids)) for b, ids in form.stack_in.items()}
         order = list(entry)
@@ -246,8 +247,8 @@ class SSA:
         if out is None:
             live = self._liveness
             out = self._locals_in[block] = {
-                n: self._reaching(n, block) for n in live.live_in(block)
-                if live.kinds[n] == "local"}
+                n: self._reaching(n, block) for n in live.live_in(block) if live.kinds[n] == "local"
+            }
         return out
 
     def _reaching(self, name: str, block: int) -> SSAValue:
@@ -281,16 +282,19 @@ class SSA:
             if ins.offset == offset:
                 return tuple(stack)
             o = self.ops[ins.offset]
-            stack[len(stack) - o.pops:] = o.results
+            stack[len(stack) - o.pops :] = o.results
         raise KeyError(offset)
 
     def __str__(self) -> str:
         from .render import ssa_text
+
         return ssa_text(self)
 
     def __repr__(self) -> str:
-        return (f"<SSA {self.cfg.bytecode.code.co_qualname}: {len(self.values)} values, "
-                f"{sum(map(len, self.phis.values()))} phis>")
+        return (
+            f"<SSA {self.cfg.bytecode.code.co_qualname}: {len(self.values)} values, "
+            f"{sum(map(len, self.phis.values()))} phis>"
+        )
 
 
 def _dom_preorder(idom, blocks: list) -> list:

@@ -25,17 +25,17 @@ the rest goes through `Builder.step`, and so does, in a protected block, every
 instruction that may change a stack slot its handler has a phi for (the values
 the handler can see of it must be tracked).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .cpython import varname_from_oparg
 from .columns import SHARED_INTS, shared_ints
+from .cpython import varname_from_oparg
 from .opcodes import OPNAME
 from .ssa_form import IntegerSSA
 from .ssa_phis import has_edge_phis, place
-from .stack import (LOAD_LOCAL, LOAD_LOCAL_PAIR, LOCAL_OTHER, STORE_LOCAL, STORE_LOCAL_PAIR,
-                    WRAP_CELL, Effect)
+from .stack import LOAD_LOCAL, LOAD_LOCAL_PAIR, LOCAL_OTHER, STORE_LOCAL, STORE_LOCAL_PAIR, WRAP_CELL, Effect
 
 if TYPE_CHECKING:
     from .cfg import CFG
@@ -53,14 +53,14 @@ class Builder:
     in one list)."""
 
     # defaults, replaced (never mutated) by the instances that need otherwise
-    track: dict | None = None       # var -> values seen in a protected block
+    track: dict | None = None  # var -> values seen in a protected block
     track_last: dict | None = None  # var -> value before the block's last instruction
-    tvars: dict = {}                # the variables to track
-    jump_override = None            # (block, {var: value along its last branch's jump})
-    phi_at: dict = {}               # block -> {var: its phi}
-    handlers: dict = {}             # handler block -> its exception entry
-    feeds: dict = {}                # block -> its out-edges to blocks with phis
-    changing: set = frozenset()     # protected blocks that change what their handler wants
+    tvars: dict = {}  # the variables to track
+    jump_override = None  # (block, {var: value along its last branch's jump})
+    phi_at: dict = {}  # block -> {var: its phi}
+    handlers: dict = {}  # handler block -> its exception entry
+    feeds: dict = {}  # block -> its out-edges to blocks with phis
+    changing: set = frozenset()  # protected blocks that change what their handler wants
 
     def __init__(self, cfg: CFG, idom, frontier, liveness: Liveness, stack: StackInfo):
         self.idom, self.frontier = idom, frontier
@@ -79,10 +79,10 @@ class Builder:
             # local-variable opcode's arg is the local's id
             self.locals = names
             self.nloc = nloc = nbits
-            self.lid = None                      # (`local_ids`)
+            self.lid = None  # (`local_ids`)
             # (the ints 0..nloc-1 at their own index: decode's shared list, never mutated)
             self.var_of_arg = SHARED_INTS if nloc <= len(SHARED_INTS) else shared_ints(nloc)
-            self.local_mask = (1 << nbits) - 1   # liveness's bits of the locals
+            self.local_mask = (1 << nbits) - 1  # liveness's bits of the locals
         else:
             kinds = liveness.kinds
             self.locals = locs = [v for v in names if kinds[v] == "local"]
@@ -92,11 +92,11 @@ class Builder:
             # variable (cells and free variables numbered after the locals, for 3.13's
             # LOAD_FAST)
             var_of = self.var_of_arg = [lid.get(m, -1) for m in names]
-            var_of += [-1] * nbits                 # at least the cells and free variables
+            var_of += [-1] * nbits  # at least the cells and free variables
             self.local_mask = sum(1 << k for k, n in enumerate(variables) if kinds[n] == "local")
         self.loc: list = [None] * nloc
         self.stk: list = [None] * (stack.max_depth + 1)
-        self.nv = 0                          # the next op value id
+        self.nv = 0  # the next op value id
 
     def local_ids(self) -> dict[str, int]:
         """Local name -> SSA local id (made on first use)."""
@@ -113,7 +113,7 @@ class Builder:
         """A new value record; its id."""
         recs = self.recs
         recs.append((kind, var, b, offset, args))
-        return -len(recs)                    # ~(len(recs) - 1)
+        return -len(recs)  # ~(len(recs) - 1)
 
     def set(self, var: int, val: int, last: bool = False) -> None:
         """Give local `var` the value `val` (tracked in a protected block)."""
@@ -216,7 +216,7 @@ class Builder:
             if b in handlers:
                 self.enter_handler(b, handlers[b])
             din = depth_in[b]
-            stack_in[b] = stk[:din] if din else ()   # (no list for an empty stack)
+            stack_in[b] = stk[:din] if din else ()  # (no list for an empty stack)
             blk = blocks[b]
             lo, hi = blk.first, blk.stop
             h = blk.handler
@@ -232,7 +232,7 @@ class Builder:
                     for i in touching:
                         if not effs[i].moves:
                             if effs is st_effs:
-                                effs = effs[:]   # (a copy: the stack phase's column)
+                                effs = effs[:]  # (a copy: the stack phase's column)
                             effs[i] = _OTHER
             last = hi - 1
             # (i and d carried along: one list iterator, cheaper than a zip of three)
@@ -242,47 +242,47 @@ class Builder:
                 i += 1
                 if eff.simple:
                     p = eff.pops
-                    if p == 1:               # (the commonest: no slice to build)
+                    if p == 1:  # (the commonest: no slice to build)
                         d -= 1
                         append(stk[d])
                     elif p:
                         d -= p
-                        flat += stk[d:d + p]
+                        flat += stk[d : d + p]
                     n = eff.news
                     if n == 1:
                         stk[d] = nv
                         nv += 1
                         d += 1
-                    elif n == 2:             # (no range and slice to build either)
+                    elif n == 2:  # (no range and slice to build either)
                         stk[d] = nv
                         nv += 1
                         stk[d + 1] = nv
                         nv += 1
                         d += 2
                     elif n:
-                        stk[d:d + n] = range(nv, nv + n)
+                        stk[d : d + n] = range(nv, nv + n)
                         nv += n
                         d += n
                     continue
-                if eff is LOAD_LOCAL:      # a load of a local pushes the local's value
+                if eff is LOAD_LOCAL:  # a load of a local pushes the local's value
                     var = var_of[args[i]]
                     if var >= 0:
                         stk[d] = special[i] = loc[var]
-                    else:                    # 3.13's load of a cell object: a new value
-                        stk[d] = nv          # (a plain push, as `_load`'s record is)
+                    else:  # 3.13's load of a cell object: a new value
+                        stk[d] = nv  # (a plain push, as `_load`'s record is)
                         nv += 1
                     d += 1
                     continue
-                elif eff is STORE_LOCAL:   # a store to a local (as `_h_store_fast`)
+                elif eff is STORE_LOCAL:  # a store to a local (as `_h_store_fast`)
                     var = var_of[args[i]]
                     if var >= 0 and not tracking:
                         d -= 1
-                        v = (stk[d],)        # (one tuple for the record and the uses)
+                        v = (stk[d],)  # (one tuple for the record and the uses)
                         recs.append(("store", names[var], b, offsets[i], v))
                         loc[var] = r = -len(recs)
                         special[i] = (v, (r,), ())
                         continue
-                elif eff is LOAD_LOCAL_PAIR:   # 3.13: two loads in one (as `_h_load_pair`)
+                elif eff is LOAD_LOCAL_PAIR:  # 3.13: two loads in one (as `_h_load_pair`)
                     arg = args[i]
                     first, second = var_of[arg >> 4], var_of[arg & 15]
                     if first >= 0 and second >= 0:
@@ -301,14 +301,13 @@ class Builder:
                         results = eff.fall_pick(inputs + list(news))
                     else:
                         results = eff.fall_pick(inputs)
-                    if tracking:             # (`put` tracks what the handler may see)
+                    if tracking:  # (`put` tracks what the handler may see)
                         for j in eff.moved:
                             self.put(base + j, results[j], i == last)
                     else:
                         for j in eff.moved:
                             stk[base + j] = results[j]
-                    special[i] = (inputs if eff.reads_all else [inputs[u] for u in eff.uses],
-                                  news, results)
+                    special[i] = (inputs if eff.reads_all else [inputs[u] for u in eff.uses], news, results)
                     d += eff.net
                     continue
                 elif eff is STORE_LOCAL_PAIR:  # 3.13: two stores in one (as `_h_store_store`)
@@ -316,7 +315,7 @@ class Builder:
                     first, second = var_of[arg >> 4], var_of[arg & 15]
                     if first >= 0 and second >= 0 and not tracking:
                         d -= 2
-                        top, below = stk[d + 1], stk[d]   # the first store takes the top
+                        top, below = stk[d + 1], stk[d]  # the first store takes the top
                         off = offsets[i]
                         recs.append(("store", names[first], b, off, (top,)))
                         loc[first] = r1 = -len(recs)
@@ -324,14 +323,14 @@ class Builder:
                         loc[second] = r2 = -len(recs)
                         special[i] = ((top, below), (r1, r2), ())
                         continue
-                elif eff is WRAP_CELL:     # MAKE_CELL reads the parameter a cell wraps
-                    v = cell_params.get(varname(args[i]))    # (as `_h_make_cell`)
+                elif eff is WRAP_CELL:  # MAKE_CELL reads the parameter a cell wraps
+                    v = cell_params.get(varname(args[i]))  # (as `_h_make_cell`)
                     special[i] = ((v,) if v is not None else (), (), ())
                     continue
                 self.nv = nv
                 self.step(b, i, i == last)
                 nv = self.nv
-                d += st_effs[i].net        # (`eff` may be the `_OTHER` mark)
+                d += st_effs[i].net  # (`eff` may be the `_OTHER` mark)
             if tracking:
                 self.nv = nv
                 self.phi_args(b)
@@ -339,14 +338,14 @@ class Builder:
             elif b in feeds:
                 self.nv = nv
                 self.phi_args(b)
-            if len(blk.succs) > 1:        # its children may come later: keep its state
+            if len(blk.succs) > 1:  # its children may come later: keep its state
                 loc_exit[b] = loc[:]
                 stk_exit[b] = stk[:]
             prev = b
         self.nv = nv
         if not phi_at:
             return
-        for b in sorted(phi_at):             # blocks in offset order
+        for b in sorted(phi_at):  # blocks in offset order
             ids = form.phis[b] = list(phi_at[b].values())
             for v in ids:
                 if None in recs[~v][4]:
@@ -367,13 +366,17 @@ class Builder:
         """The entry values: each local's (a parameter, or unbound), each cell
         parameter's (records made inline, as `new` would)."""
         code, live = self.code, self.live
-        nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
+        nargs = (
+            code.co_argcount
+            + code.co_kwonlyargcount
+            + bool(code.co_flags & 0x04)
             + bool(code.co_flags & 0x08)
+        )
         names = self.varnames
         b = self.cfg.entry
         self.cell_params = cell_params = {}
         entry, recs, loc = self.form.entry, self.recs, self.loc
-        if self.locals is names:    # all locals, in arg order: ids -1, -2, ... in order
+        if self.locals is names:  # all locals, in arg order: ids -1, -2, ... in order
             # the records ("param" or "undef", name, b, None, ()) kept as the names alone
             # (`IntegerSSA.lead`; no tuple per local)
             recs += names
@@ -407,13 +410,13 @@ class Builder:
         and only local stores (through `step` and `set`) need tracking."""
         self.track, self.track_last, self.tvars = {}, {}, wanted
         nloc = self.nloc
-        top = max(wanted) - nloc + 1           # above the highest wanted slot
-        if top <= 0:                           # no slot wanted
+        top = max(wanted) - nloc + 1  # above the highest wanted slot
+        if top <= 0:  # no slot wanted
             return []
         st = self.stack
-        if st.block_low[b] >= top:             # no instruction reaches down to them
+        if st.block_low[b] >= top:  # no instruction reaches down to them
             return []
-        slots = 0                              # the wanted slots, as a mask
+        slots = 0  # the wanted slots, as a mask
         for v in wanted:
             if v >= nloc:
                 slots |= 1 << (v - nloc)
@@ -471,21 +474,23 @@ class Builder:
                 self.put(base + j, results[j], last)
             if last and eff.jump != eff.fall:
                 nloc = self.nloc
-                self.jump_override = (b, {nloc + base + j: (news[o] if o >= 0 else inputs[~o])
-                                          for j, o in enumerate(eff.jump)})
+                self.jump_override = (
+                    b,
+                    {nloc + base + j: (news[o] if o >= 0 else inputs[~o]) for j, o in enumerate(eff.jump)},
+                )
         self.special[i] = (uses, defs, results)
 
     def phi_args(self, b: int) -> None:
         """Fill this block's argument of the phis of its successors."""
         phi_at, recs, nloc, loc, stk = self.phi_at, self.recs, self.nloc, self.loc, self.stk
-        jump_override = self.jump_override     # set by this block's last instruction?
+        jump_override = self.jump_override  # set by this block's last instruction?
         jump_override = jump_override[1] if jump_override and jump_override[0] == b else None
         for dst, kind, pos in self.feeds[b]:
             if kind == "exception":
                 if self.track is not None:
                     self.catch_args(b, phi_at[dst], pos)
                     continue
-                override = None     # (untracked: the block changes nothing the handler sees)
+                override = None  # (untracked: the block changes nothing the handler sees)
             else:
                 override = jump_override if kind != "fallthrough" else None
             for var, phi in phi_at[dst].items():
@@ -504,8 +509,8 @@ class Builder:
         for var, phi in phis.items():
             seen = track.get(var)
             if seen is None:
-                val = track_last.get(var)   # changed only by the last instruction
-                if val is None:             # unchanged
+                val = track_last.get(var)  # changed only by the last instruction
+                if val is None:  # unchanged
                     val = loc[var] if var < nloc else stk[var - nloc]
             else:
                 val = self.catch_value(var, b, seen)
@@ -523,11 +528,12 @@ class Builder:
         return v
 
 
-_NEGATIVE = list(range(-1, -257, -1))    # the entry's value ids, -1, -2, ... (`make_entry`)
+_NEGATIVE = list(range(-1, -257, -1))  # the entry's value ids, -1, -2, ... (`make_entry`)
 
 
 # -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,
 #    is_last) -> (values for the effect's new outputs, values used, values defined)
+
 
 def _names(bd, i) -> tuple:
     a = bd.bc.argval(i)
@@ -538,8 +544,7 @@ def _load(bd, name, i, b, uses, defs):
     """The value a load of `name` pushes: the local's value, or a new one for a cell."""
     var = bd.local_ids().get(name)
     if var is None:
-        v = bd.new("op", bd.stack.depth[i] - bd.stack.effects[i].pops + len(defs), b,
-                   bd.bc.offsets[i])
+        v = bd.new("op", bd.stack.depth[i] - bd.stack.effects[i].pops + len(defs), b, bd.bc.offsets[i])
         defs.append(v)
         return v
     v = bd.loc[var]
@@ -603,7 +608,7 @@ def _h_store_fast(bd, i, inputs, b, last):
 def _h_store_store(bd, i, inputs, b, last):
     first, second = _names(bd, i)
     defs = []
-    _store(bd, first, inputs[1], i, b, last, defs)   # the first store takes the top
+    _store(bd, first, inputs[1], i, b, last, defs)  # the first store takes the top
     _store(bd, second, inputs[0], i, b, last, defs)
     return (), (inputs[1], inputs[0]), tuple(defs)
 
@@ -613,7 +618,7 @@ def _h_store_load(bd, i, inputs, b, last):
     uses, defs = [inputs[0]], []
     _store(bd, store, inputs[0], i, b, last, defs)
     pushed = _load(bd, load, i, b, uses, defs)
-    if defs and uses[-1] == defs[0]:      # `x = ...; x`: it reloads what it stored
+    if defs and uses[-1] == defs[0]:  # `x = ...; x`: it reloads what it stored
         uses.pop()
     return (pushed,), tuple(uses), tuple(defs)
 

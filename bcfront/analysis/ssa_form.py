@@ -3,6 +3,7 @@
 `bcfront.analysis.ssa_build` fills one; `bcfront.analysis.ssa.SSA` reads it and
 builds the `SSAValue` and `SSAOp` objects from it on first request.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -30,21 +31,21 @@ class IntegerSSA:
     """
 
     # what only a code object with phis or handlers fills (read-only until then)
-    phis: Mapping[int, list[int]] = MappingProxyType({})        # block -> its phis' ids
+    phis: Mapping[int, list[int]] = MappingProxyType({})  # block -> its phis' ids
     phi_edges: Mapping[int, tuple[tuple[int, str], ...]] = MappingProxyType({})
     handler_values: Mapping[int, list[int]] = MappingProxyType({})  # handler -> pushed ids
-    catches: Mapping[int, list[int]] = MappingProxyType({})     # block -> its catch ids
+    catches: Mapping[int, list[int]] = MappingProxyType({})  # block -> its catch ids
 
     def __init__(self) -> None:
-        self.recs: list[Any] = []           # the non-op values' records (see above)
+        self.recs: list[Any] = []  # the non-op values' records (see above)
         # (nargs, entry block, n) when the first n records are the entry values of
         # the locals, kept as their names: a parameter's for the first nargs, else
         # "undef" (`Builder.make_entry`)
         self.lead: tuple[int, int, int] | None = None
-        self.nops = 0                       # how many op values
-        self.flat: list[int] = []           # the plain instructions' inputs (see above)
+        self.nops = 0  # how many op values
+        self.flat: list[int] = []  # the plain instructions' inputs (see above)
         self.starts: dict[int, tuple[int, int]] = {}
         self.special: dict[int, Any] = {}
-        self.entry: list[int] = []          # the entry values' ids
+        self.entry: list[int] = []  # the entry values' ids
         self.stack_in: dict[int, Any] = {}  # block -> the ids on the stack at its start
-        self.order: list[int] = []          # the reachable blocks in renaming order
+        self.order: list[int] = []  # the reachable blocks in renaming order

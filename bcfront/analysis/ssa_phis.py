@@ -11,6 +11,7 @@ pushing differently on their two sides need (see `ssa_build`).  On bitmasks,
 every variable at once: a local is liveness's bit for it, stack slot s is bit
 ``nbits + s`` (``nbits`` = the number of liveness variables).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -26,35 +27,36 @@ if TYPE_CHECKING:
 
 class PhiSite(Protocol):
     """What phi placement reads of an SSA construction (`ssa_build.Builder` is one)."""
+
     cfg: CFG
     idom: Mapping[int, int | None]
     frontier: Mapping[int, set[int]]
     live: Liveness
     stack: StackInfo
-    locals: Sequence[str]       # the SSA locals' names, by local id
-    nloc: int                   # how many SSA locals (variable ids below it are locals)
-    local_mask: int             # liveness's bits of the SSA locals
+    locals: Sequence[str]  # the SSA locals' names, by local id
+    nloc: int  # how many SSA locals (variable ids below it are locals)
+    local_mask: int  # liveness's bits of the SSA locals
 
-    def new(self, kind: str, var: Any, b: int, offset: int | None,
-            args: Any = ()) -> int: ...
+    def new(self, kind: str, var: Any, b: int, offset: int | None, args: Any = ()) -> int: ...
 
     def local_ids(self) -> dict[str, int]: ...
 
 
 class PhiPlacement(NamedTuple):
     """Where the phis of a construction are and how their arguments arrive."""
-    handlers: dict[int, ExceptionEntry]     # handler block -> its exception-table entry
-    phi_at: dict[int, dict[int, int]]       # block -> {variable id: its phi's value id}
+
+    handlers: dict[int, ExceptionEntry]  # handler block -> its exception-table entry
+    phi_at: dict[int, dict[int, int]]  # block -> {variable id: its phi's value id}
     phi_edges: dict[int, tuple[tuple[int, str], ...]]  # block -> incoming (src, edge kind)
     feeds: dict[int, list[tuple[int, str, int]]]  # block -> (phi block, kind, arg position)
-    changing: set[int]          # protected blocks that change what their handler wants
+    changing: set[int]  # protected blocks that change what their handler wants
 
 
 def has_edge_phis(bd: PhiSite) -> bool:
     """Whether some block has a handler or ends in a branch whose taken side pushes
     differently: the phis that blocks without a dominance frontier can get."""
     blocks, effects = bd.cfg.blocks, bd.stack.effects
-    if bd.cfg.bytecode.exception_table:     # (a handler needs a table entry)
+    if bd.cfg.bytecode.exception_table:  # (a handler needs a table entry)
         for b in bd.idom:
             if blocks[b].handler is not None:
                 return True
@@ -72,8 +74,8 @@ def place(bd: PhiSite) -> PhiPlacement:
     blocks = cfg.blocks
     exc_preds: dict[int, list[int]] = {}
     handlers: dict[int, ExceptionEntry] = {}
-    if cfg.bytecode.exception_table:     # (no table, no handler: most functions)
-        for b, blk in blocks.items():    # a block with a handler has an exception edge
+    if cfg.bytecode.exception_table:  # (no table, no handler: most functions)
+        for b, blk in blocks.items():  # a block with a handler has an exception edge
             h = blk.handler
             if h is not None and b in idom:
                 handlers[h.target] = h
@@ -83,7 +85,7 @@ def place(bd: PhiSite) -> PhiPlacement:
     phi_edges: dict[int, tuple[tuple[int, str], ...]] = {}
     feeds: dict[int, list[tuple[int, str, int]]] = {}
     placement = PhiPlacement(handlers, phi_at, phi_edges, feeds, changing)
-    if not phis:                         # (40% of the multi-block code objects)
+    if not phis:  # (40% of the multi-block code objects)
         return placement
     kinds = cfg.out_kinds
     names = bd.locals
@@ -97,14 +99,14 @@ def place(bd: PhiSite) -> PhiPlacement:
         for p in dict.fromkeys(blocks[b].preds):
             if p in idom:
                 ks = kinds[p]
-                if len(ks) == 1:        # (its one successor is b)
+                if len(ks) == 1:  # (its one successor is b)
                     edges.append((p, ks[0]))
                     continue
                 succs = blocks[p].succs
                 j = succs.index(b)
                 edges.append((p, ks[j]))
                 if succs.count(b) > 1:  # (rare: several edges from p to b)
-                    edges += [(p, k) for s, k in zip(succs[j + 1:], ks[j + 1:]) if s == b]
+                    edges += [(p, k) for s, k in zip(succs[j + 1 :], ks[j + 1 :]) if s == b]
         phi_edges[b] = in_edges = tuple(edges)
         for pos, (p, k) in enumerate(in_edges):
             if p in feeds:
@@ -113,13 +115,13 @@ def place(bd: PhiSite) -> PhiPlacement:
                 feeds[p] = [(b, k, pos)]
         n = len(in_edges)
         for var in vs:
-            table[var] = new("phi", names[var] if var < nloc else var - nloc, b, None,
-                             [None] * n)
+            table[var] = new("phi", names[var] if var < nloc else var - nloc, b, None, [None] * n)
     return placement
 
 
-def place_phis(bd: PhiSite, handlers: dict[int, ExceptionEntry],
-               exc_preds: dict[int, list[int]]) -> tuple[dict[int, list[int]], set[int]]:
+def place_phis(
+    bd: PhiSite, handlers: dict[int, ExceptionEntry], exc_preds: dict[int, list[int]]
+) -> tuple[dict[int, list[int]], set[int]]:
     """block -> the variables (ids, ascending) that need a phi there (`handlers`:
     handler block -> its table entry, `exc_preds`: handler block -> its protected
     blocks), and the protected blocks that change a variable their handler has a phi
@@ -135,8 +137,11 @@ def place_phis(bd: PhiSite, handlers: dict[int, ExceptionEntry],
     # the variables wanted at a block that can receive a phi (in a frontier, a handler;
     # branch targets below): live locals, slots below its entry depth (a handler's:
     # below the depth its table entry unwinds to)
-    wanted = {h: (bits_in[h] & local_mask) | (((1 << entry.depth) - 1) << nbits)
-              for h, entry in handlers.items()} if handlers else {}
+    wanted = (
+        {h: (bits_in[h] & local_mask) | (((1 << entry.depth) - 1) << nbits) for h, entry in handlers.items()}
+        if handlers
+        else {}
+    )
     get = wanted.get
     # only the blocks with a dominance frontier, and the protected ones, can place a
     # phi with their definitions, and only for the variables wanted where they place
@@ -182,8 +187,9 @@ def place_phis(bd: PhiSite, handlers: dict[int, ExceptionEntry],
             phis[target] = phis.get(target, 0) | new
             defs[target] = defs.get(target, 0) | new
     for h, entry in handlers.items():
-        defs[h] = defs.get(h, 0) | ((((1 << entry.handler_depth) - 1) >> entry.depth)
-                                    << (nbits + entry.depth))
+        defs[h] = defs.get(h, 0) | (
+            (((1 << entry.handler_depth) - 1) >> entry.depth) << (nbits + entry.depth)
+        )
     # iterated dominance frontier, all variables at once (a block goes back on the
     # work list whenever it gains definitions)
     work = [b for b, m in defs.items() if m]
@@ -223,8 +229,7 @@ def _var_ids(bd: PhiSite, mask: int, nbits: int) -> list[int]:
     return [lid[names[k]] if k < nbits else nloc + k - nbits for k in _bits(mask)]
 
 
-def _written(bd: PhiSite, nbits: int, need: dict[int, int]
-             ) -> tuple[dict[int, int], list[tuple[int, int]]]:
+def _written(bd: PhiSite, nbits: int, need: dict[int, int]) -> tuple[dict[int, int], list[tuple[int, int]]]:
     """Per block b of `need`, the mask of the variables of ``need[b]`` it writes (locals
     it kills, slots whose content changes); and (target, slot mask) for the branches
     whose taken side leaves slots (below the deepest entry depth) differently from the
@@ -233,14 +238,14 @@ def _written(bd: PhiSite, nbits: int, need: dict[int, int]
     written = {b: km for b, m in need.items() if (km := block_kill[b] & m)}
     st = bd.stack
     depth_in = st.depth_in
-    if not any(depth_in.values()):      # no stack value crosses a block
+    if not any(depth_in.values()):  # no stack value crosses a block
         return written, []
     blocks = bd.cfg.blocks
     effects, depth, block_low = st.effects, st.depth, st.block_low
     # the slots a block changes, for the blocks that need some: those whose frontier
     # (or handler) has a nonzero entry depth
     for b, m in need.items():
-        reach = (m >> nbits).bit_length()    # the slots below it matter
+        reach = (m >> nbits).bit_length()  # the slots below it matter
         if not reach:
             continue
         blk = blocks[b]
@@ -290,8 +295,7 @@ def _written(bd: PhiSite, nbits: int, need: dict[int, int]
     return written, jump_diff
 
 
-def slots_changed(effects: Sequence[Effect], depth: Sequence[int], lo: int, hi: int,
-                  lim: int) -> int:
+def slots_changed(effects: Sequence[Effect], depth: Sequence[int], lo: int, hi: int, lim: int) -> int:
     """The mask of the slots below `lim` that instructions [lo, hi) change (any time,
     the last instruction's fall-through included): an instruction changes no slot below
     the base of its inputs."""

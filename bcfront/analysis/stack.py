@@ -27,14 +27,15 @@ stack unwound to `depth`, then the raising offset if `lasti`, then the
 exception).  Depths must agree wherever control merges; `StackDepthError`
 says where they do not.  Unreachable blocks have no depth (-1).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import attrgetter, itemgetter, sub
 
-from .cfg import FALLTHROUGH_ONLY, CFG
 from .bytecode import Instr
+from .cfg import CFG, FALLTHROUGH_ONLY
 from .opcodes import BIG_ENDIAN, HAS_ARG, OPNAME, PY
 
 
@@ -45,30 +46,32 @@ class StackDepthError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Effect:
     """What one instruction does to the operand stack (see the module docstring)."""
+
     pops: int
-    fall: tuple[int, ...]   # outputs, bottom first, when execution falls through
-    jump: tuple[int, ...]   # outputs when the jump is taken (== fall for non-branches)
-    uses: tuple[int, ...]   # popped inputs the instruction reads (0 = deepest)
-    news: int               # values it defines
-    local: int = 0          # how it touches a fast local (`NO_LOCAL`, `LOCAL_LOAD`, ...)
+    fall: tuple[int, ...]  # outputs, bottom first, when execution falls through
+    jump: tuple[int, ...]  # outputs when the jump is taken (== fall for non-branches)
+    uses: tuple[int, ...]  # popped inputs the instruction reads (0 = deepest)
+    news: int  # values it defines
+    local: int = 0  # how it touches a fast local (`NO_LOCAL`, `LOCAL_LOAD`, ...)
     # derived, for the SSA builder's inner loop:
-    plain: bool = field(init=False)      # reads all inputs, pushes new values 0..news-1
-    simple: bool = field(init=False)     # plain and touches no fast local
-    moves: bool = field(init=False)      # not plain and touches no fast local
+    plain: bool = field(init=False)  # reads all inputs, pushes new values 0..news-1
+    simple: bool = field(init=False)  # plain and touches no fast local
+    moves: bool = field(init=False)  # not plain and touches no fast local
     reads_all: bool = field(init=False)  # uses == all inputs, in order
     new_pos: tuple[int, ...] = field(init=False)  # output position of each new value
-    moved: tuple[int, ...] = field(init=False)    # fall outputs whose slot content changes
-    net: int = field(init=False)                  # depth change on the fall-through
+    moved: tuple[int, ...] = field(init=False)  # fall outputs whose slot content changes
+    net: int = field(init=False)  # depth change on the fall-through
     # the fall outputs picked from the inputs followed by the new values (``pops + k``
     # for new value k, j for input j), in C: ``fall_pick(inputs + news)``
     fall_pick: object = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
         fall = self.fall
-        plain = fall == tuple(range(self.news)) and self.jump == fall \
-            and self.uses == tuple(range(self.pops))
-        pos = tuple(fall.index(k) if k in fall else self.jump.index(k) if k in self.jump else 0
-                    for k in range(self.news))
+        plain = fall == tuple(range(self.news)) and self.jump == fall and self.uses == tuple(range(self.pops))
+        pos = tuple(
+            fall.index(k) if k in fall else self.jump.index(k) if k in self.jump else 0
+            for k in range(self.news)
+        )
         moved = tuple(j for j, o in enumerate(fall) if o >= 0 or ~o != j)
         object.__setattr__(self, "plain", plain)
         object.__setattr__(self, "simple", plain and not self.local)
@@ -79,8 +82,13 @@ class Effect:
         object.__setattr__(self, "net", len(fall) - self.pops)
         picks = [self.pops + o if o >= 0 else ~o for o in fall]
         # (itemgetter returns a tuple for two or more keys; a slice keeps one or none a list)
-        object.__setattr__(self, "fall_pick", itemgetter(*picks) if len(picks) > 1 else
-                           itemgetter(slice(picks[0], picks[0] + 1) if picks else slice(0)))
+        object.__setattr__(
+            self,
+            "fall_pick",
+            itemgetter(*picks)
+            if len(picks) > 1
+            else itemgetter(slice(picks[0], picks[0] + 1) if picks else slice(0)),
+        )
 
     def outs(self, edge_kind: str) -> tuple[int, ...]:
         return self.jump if edge_kind in ("jump", "branch") else self.fall
@@ -133,19 +141,20 @@ def _unpack_ex(arg: int) -> Effect:
 
 def _branch(pops: int, fall: tuple[int, ...], jump: tuple[int, ...]) -> Effect:
     """A branch that reads its inputs and pushes different outputs on its two sides."""
-    return Effect(pops, fall, jump, tuple(range(pops)), max((o + 1 for o in fall + jump if o >= 0),
-                                                             default=0))
+    return Effect(
+        pops, fall, jump, tuple(range(pops)), max((o + 1 for o in fall + jump if o >= 0), default=0)
+    )
 
 
 # `Effect.local`: the SSA builder renames fast locals and stack slots together, and its
 # inner loop tells the instructions on fast locals apart by this field of the column it
 # walks anyway.  A load pushes the local's value (no new one), a store pops into it.
 NO_LOCAL, LOCAL_LOAD, LOCAL_STORE, LOCAL_OTHER = range(4)
-LOAD_LOCAL = _fx(0, 1, LOCAL_LOAD)        # LOAD_FAST, LOAD_FAST_CHECK
-STORE_LOCAL = _fx(1, 0, LOCAL_STORE)      # STORE_FAST
+LOAD_LOCAL = _fx(0, 1, LOCAL_LOAD)  # LOAD_FAST, LOAD_FAST_CHECK
+STORE_LOCAL = _fx(1, 0, LOCAL_STORE)  # STORE_FAST
 LOAD_LOCAL_PAIR = _fx(0, 2, LOCAL_OTHER)  # 3.13's LOAD_FAST_LOAD_FAST (arg: two nibbles)
 STORE_LOCAL_PAIR = _fx(2, 0, LOCAL_OTHER)  # 3.13's STORE_FAST_STORE_FAST (likewise)
-WRAP_CELL = _fx(0, 0, LOCAL_OTHER)        # MAKE_CELL
+WRAP_CELL = _fx(0, 0, LOCAL_OTHER)  # MAKE_CELL
 
 _ZERO = _fx(0, 0)
 _PUSH = _fx(0, 1)
@@ -155,32 +164,112 @@ _BINARY = _fx(2, 1)
 
 # A rule is an Effect or a function of the instruction's arg returning one.
 _COMMON: dict[str, object] = {
-    **dict.fromkeys([
-        "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "DELETE_DEREF",
-        "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "KW_NAMES",
-        "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_CONST",
-        "ENTER_EXECUTOR", "RESERVED", "PRECALL"], _ZERO),
-    **dict.fromkeys([
-        "LOAD_CONST", "LOAD_DEREF",
-        "LOAD_CLOSURE", "LOAD_CLASSDEREF", "LOAD_NAME", "LOAD_BUILD_CLASS",
-        "LOAD_ASSERTION_ERROR", "LOAD_LOCALS", "PUSH_NULL", "RETURN_GENERATOR"], _PUSH),
-    **dict.fromkeys([
-        "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME", "POP_TOP", "POP_EXCEPT",
-        "RETURN_VALUE", "DELETE_ATTR", "IMPORT_STAR", "PRINT_EXPR", "EXIT_INIT_CHECK",
-        "INTERPRETER_EXIT"], _POP),
-    **dict.fromkeys([
-        "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_NOT", "UNARY_INVERT", "GET_ITER",
-        "GET_YIELD_FROM_ITER", "GET_AITER", "GET_AWAITABLE", "TO_BOOL", "CALL_INTRINSIC_1",
-        "FORMAT_SIMPLE", "CONVERT_VALUE", "LIST_TO_TUPLE", "ASYNC_GEN_WRAP", "YIELD_VALUE",
-        "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"], _UNARY),
-    **dict.fromkeys([
-        "BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "CALL_INTRINSIC_2",
-        "IMPORT_NAME", "FORMAT_WITH_SPEC", "PREP_RERAISE_STAR"], _BINARY),
-    **dict.fromkeys([
-        "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-        "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_NONE",
-        "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
-        "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"], _POP),
+    **dict.fromkeys(
+        [
+            "NOP",
+            "RESUME",
+            "CACHE",
+            "EXTENDED_ARG",
+            "COPY_FREE_VARS",
+            "DELETE_DEREF",
+            "DELETE_GLOBAL",
+            "DELETE_NAME",
+            "SETUP_ANNOTATIONS",
+            "KW_NAMES",
+            "JUMP_FORWARD",
+            "JUMP_BACKWARD",
+            "JUMP_BACKWARD_NO_INTERRUPT",
+            "RETURN_CONST",
+            "ENTER_EXECUTOR",
+            "RESERVED",
+            "PRECALL",
+        ],
+        _ZERO,
+    ),
+    **dict.fromkeys(
+        [
+            "LOAD_CONST",
+            "LOAD_DEREF",
+            "LOAD_CLOSURE",
+            "LOAD_CLASSDEREF",
+            "LOAD_NAME",
+            "LOAD_BUILD_CLASS",
+            "LOAD_ASSERTION_ERROR",
+            "LOAD_LOCALS",
+            "PUSH_NULL",
+            "RETURN_GENERATOR",
+        ],
+        _PUSH,
+    ),
+    **dict.fromkeys(
+        [
+            "STORE_DEREF",
+            "STORE_GLOBAL",
+            "STORE_NAME",
+            "POP_TOP",
+            "POP_EXCEPT",
+            "RETURN_VALUE",
+            "DELETE_ATTR",
+            "IMPORT_STAR",
+            "PRINT_EXPR",
+            "EXIT_INIT_CHECK",
+            "INTERPRETER_EXIT",
+        ],
+        _POP,
+    ),
+    **dict.fromkeys(
+        [
+            "UNARY_NEGATIVE",
+            "UNARY_POSITIVE",
+            "UNARY_NOT",
+            "UNARY_INVERT",
+            "GET_ITER",
+            "GET_YIELD_FROM_ITER",
+            "GET_AITER",
+            "GET_AWAITABLE",
+            "TO_BOOL",
+            "CALL_INTRINSIC_1",
+            "FORMAT_SIMPLE",
+            "CONVERT_VALUE",
+            "LIST_TO_TUPLE",
+            "ASYNC_GEN_WRAP",
+            "YIELD_VALUE",
+            "LOAD_FROM_DICT_OR_DEREF",
+            "LOAD_FROM_DICT_OR_GLOBALS",
+        ],
+        _UNARY,
+    ),
+    **dict.fromkeys(
+        [
+            "BINARY_OP",
+            "BINARY_SUBSCR",
+            "COMPARE_OP",
+            "IS_OP",
+            "CONTAINS_OP",
+            "CALL_INTRINSIC_2",
+            "IMPORT_NAME",
+            "FORMAT_WITH_SPEC",
+            "PREP_RERAISE_STAR",
+        ],
+        _BINARY,
+    ),
+    **dict.fromkeys(
+        [
+            "POP_JUMP_IF_FALSE",
+            "POP_JUMP_IF_TRUE",
+            "POP_JUMP_IF_NONE",
+            "POP_JUMP_IF_NOT_NONE",
+            "POP_JUMP_FORWARD_IF_FALSE",
+            "POP_JUMP_FORWARD_IF_TRUE",
+            "POP_JUMP_FORWARD_IF_NONE",
+            "POP_JUMP_FORWARD_IF_NOT_NONE",
+            "POP_JUMP_BACKWARD_IF_FALSE",
+            "POP_JUMP_BACKWARD_IF_TRUE",
+            "POP_JUMP_BACKWARD_IF_NONE",
+            "POP_JUMP_BACKWARD_IF_NOT_NONE",
+        ],
+        _POP,
+    ),
     "LOAD_FAST": LOAD_LOCAL,
     "LOAD_FAST_CHECK": LOAD_LOCAL,
     "STORE_FAST": STORE_LOCAL,
@@ -237,8 +326,9 @@ _COMMON: dict[str, object] = {
     "CALL_KW": lambda a: _fx(a + 3, 1),
     "CALL_FUNCTION_EX": lambda a: _fx(3 + (a & 1), 1),
     "RAISE_VARARGS": lambda a: _fx(a, 0),
-    "RERAISE": lambda a: Effect(1 + a, tuple(~j for j in range(a)), tuple(~j for j in range(a)),
-                                tuple(range(1 + a)), 0),
+    "RERAISE": lambda a: Effect(
+        1 + a, tuple(~j for j in range(a)), tuple(~j for j in range(a)), tuple(range(1 + a)), 0
+    ),
     "FORMAT_VALUE": _format_value,
     "MAKE_FUNCTION": _make_function_311,
     # 3.12+: FOR_ITER keeps the iterator on both sides; the exhausted side pushes a
@@ -270,6 +360,7 @@ _BY_VERSION: dict[tuple[int, int], dict[str, object]] = {
     },
 }
 
+
 class _EffectTable(dict):
     """(opcode, arg) -> Effect for one CPython version, filled on first use.  A key
     may also be a raw code unit (`Bytecode.units`: an int, for an instruction
@@ -278,7 +369,7 @@ class _EffectTable(dict):
     def __init__(self, version):
         super().__init__()
         self.rules = _BY_VERSION[version]
-        self.unruled: set[int] = set()      # opcodes without a rule (none known)
+        self.unruled: set[int] = set()  # opcodes without a rule (none known)
         # the int keys again, as a list indexed by the code unit (None until met):
         # indexing a list is the cheapest lookup there is
         self.by_unit: list[Effect | None] = [None] * (65536 if version == PY else 0)
@@ -304,7 +395,7 @@ class _EffectTable(dict):
         name = OPNAME[op]
         rule = self.rules.get(name)
         if rule is None:
-            eff = None          # no rule: the caller falls back on the instruction
+            eff = None  # no rule: the caller falls back on the instruction
             self.unruled.add(op)
         else:
             eff = rule if rule.__class__ is Effect else rule(arg or 0)
@@ -318,8 +409,7 @@ class _EffectTable(dict):
         """The effects of `bc`'s instructions (filling `by_unit` in)."""
         effects = list(map(self.__getitem__, bc.units))
         if self.unruled and not self.unruled.isdisjoint(bc.opcodes):
-            effects = [e if e is not None else _fallback(ins)
-                       for e, ins in zip(effects, bc.instructions)]
+            effects = [e if e is not None else _fallback(ins) for e, ins in zip(effects, bc.instructions)]
         return effects
 
 
@@ -348,11 +438,16 @@ def _fallback(ins: Instr) -> Effect:
     fall = ins.stack_effect
     jump = fall if ins.jump_stack_effect is None else ins.jump_stack_effect
     pops = max(0, -min(fall, jump))
-    return Effect(pops, tuple(range(pops + fall)), tuple(range(pops + jump)),
-                  tuple(range(pops)), max(pops + fall, pops + jump))
+    return Effect(
+        pops,
+        tuple(range(pops + fall)),
+        tuple(range(pops + jump)),
+        tuple(range(pops)),
+        max(pops + fall, pops + jump),
+    )
 
 
-_NET = attrgetter("net")      # (for the careful walk)
+_NET = attrgetter("net")  # (for the careful walk)
 _POPS = attrgetter("pops")
 
 
@@ -364,9 +459,9 @@ class StackInfo:
     slot an instruction of it pops (the least ``depth[i] - effects[i].pops``): it changes
     no slot below that.
     """
+
     # slots: one object fewer per function (no instance dict) for the allocator and the GC
-    __slots__ = ("cfg", "version", "_bytecode", "effects", "depth", "depth_in", "max_depth",
-                 "block_low")
+    __slots__ = ("cfg", "version", "_bytecode", "effects", "depth", "depth_in", "max_depth", "block_low")
 
     def __init__(self, cfg: CFG):
         bc = cfg.bytecode
@@ -378,17 +473,18 @@ class StackInfo:
             # one C-level pick from the unit-indexed list, checked for units not met yet
             units = bc.units
             try:
-                effects = list(itemgetter(*units)(_BY_UNIT)) if len(units) > 1 else \
-                    [_BY_UNIT[u] for u in units]
-                if not all(effects):    # (an Effect is always true, None is not)
+                effects = (
+                    list(itemgetter(*units)(_BY_UNIT)) if len(units) > 1 else [_BY_UNIT[u] for u in units]
+                )
+                if not all(effects):  # (an Effect is always true, None is not)
                     effects = _PY_TABLE.column(bc)
-            except TypeError:           # (opcode, arg) keys: the code has EXTENDED_ARG
+            except TypeError:  # (opcode, arg) keys: the code has EXTENDED_ARG
                 effects = _PY_TABLE.column(bc)
         else:
             effects = [effect_of(ins, version) for ins in bc.instructions]
         self.effects: list[Effect] = effects
         blocks = cfg.blocks
-        if len(blocks) == 1:        # most code objects: no edges to follow
+        if len(blocks) == 1:  # most code objects: no edges to follow
             if self._one_block(blocks, effects):
                 return
         elif blocks and self._in_layout_order(cfg, effects):
@@ -398,7 +494,7 @@ class StackInfo:
         self.block_low: dict[int, int] = {}
         self.max_depth = 0
         if blocks:
-            self._simulate()        # the careful walk, and its error messages
+            self._simulate()  # the careful walk, and its error messages
 
     @property
     def index(self) -> dict[int, int]:
@@ -414,15 +510,15 @@ class StackInfo:
     # a fixed cost and a generic per-item one.
 
     def _one_block(self, blocks, effects: list[Effect]) -> bool:
-        (b, blk), = blocks.items()
-        if blk.succs:               # one that loops onto itself: the careful walk
+        ((b, blk),) = blocks.items()
+        if blk.succs:  # one that loops onto itself: the careful walk
             return False
         depth = []
         push = depth.append
         d = 0
         for eff in effects:
             if d < eff.pops:
-                return False        # a pop below the bottom
+                return False  # a pop below the bottom
             push(d)
             d += eff.net
         self.depth = depth
@@ -440,7 +536,7 @@ class StackInfo:
         kinds = cfg.out_kinds
         entry = {cfg.entry: 0}
         get = entry.get
-        depth_in = {}               # (in layout order, as the careful walk's is not)
+        depth_in = {}  # (in layout order, as the careful walk's is not)
         block_low = {}
         depth = []
         push = depth.append
@@ -448,22 +544,22 @@ class StackInfo:
             d = get(b)
             if d is None:
                 if blk.reachable:
-                    return False    # reached only from later blocks
+                    return False  # reached only from later blocks
                 depth += [-1] * blk.size
                 continue
             depth_in[b] = low = d
-            for eff in effects[blk.first:blk.stop]:
+            for eff in effects[blk.first : blk.stop]:
                 base = d - eff.pops
                 if base < low:
                     if base < 0:
-                        return False    # a pop below the bottom
+                        return False  # a pop below the bottom
                     low = base
                 push(d)
                 d += eff.net
             block_low[b] = low
             # d: the depth after the last instruction's fall-through; eff: its effect
             ks = kinds[b]
-            if ks is FALLTHROUGH_ONLY:             # (the commonest kinds without a loop)
+            if ks is FALLTHROUGH_ONLY:  # (the commonest kinds without a loop)
                 dst = blk.succs[0]
                 old = get(dst)
                 if old is None:
@@ -476,7 +572,7 @@ class StackInfo:
             for dst, kind in zip(blk.succs, ks):
                 if kind == "fallthrough":
                     nd = d
-                elif kind == "exception":   # the handler's depth (`handler_depth`, inline)
+                elif kind == "exception":  # the handler's depth (`handler_depth`, inline)
                     h = blk.handler
                     nd = h.depth + h.lasti + 1
                 else:
@@ -535,16 +631,19 @@ class StackInfo:
                 elif old != nd:
                     raise StackDepthError(
                         f"{cfg.bytecode.code.co_qualname}: block {dst} is entered with stack "
-                        f"depth {old} and, along the {kind} edge from block {b}, with depth {nd}")
+                        f"depth {old} and, along the {kind} edge from block {b}, with depth {nd}"
+                    )
         self.max_depth = top
 
     def _underflow(self, lo, ds, effs):
         for k, (d, eff) in enumerate(zip(ds, effs)):
             if d < eff.pops:
                 off = self.cfg.bytecode.offsets[lo + k]
-                raise StackDepthError(f"{self.cfg.bytecode.code.co_qualname}: the instruction at "
-                                      f"offset {off} pops {eff.pops} values from a stack of "
-                                      f"depth {d}")
+                raise StackDepthError(
+                    f"{self.cfg.bytecode.code.co_qualname}: the instruction at "
+                    f"offset {off} pops {eff.pops} values from a stack of "
+                    f"depth {d}"
+                )
 
     # -- queries ------------------------------------------------------------
     def depth_before(self, offset: int) -> int:

@@ -10,6 +10,7 @@ Generated entries (10,000 lines, >300 constants, far jumps) are built from
 source text; a few entries exist only on the CPython that has their syntax.
 `all_code_objects(fn)` walks every nested code object of an entry.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -63,6 +64,7 @@ def all_code_objects(obj) -> list[types.CodeType]:
 
 # -- straight line and branches ----------------------------------------------
 
+
 @case
 def empty():
     """Just RESUME + RETURN_CONST None: a single block."""
@@ -73,7 +75,7 @@ def straight_line(a, b):
     """No control flow at all: one block ending in RETURN_VALUE."""
     c = a + b
     d = c * a - b
-    return d ** 2
+    return d**2
 
 
 @case
@@ -125,6 +127,7 @@ def early_returns(x):
 
 
 # -- loops -------------------------------------------------------------------
+
 
 @case
 def while_loop(n):
@@ -210,6 +213,7 @@ def try_in_loop(xs):
 
 # -- exceptions --------------------------------------------------------------
 
+
 @case
 def try_except_else_finally(f):
     """All four clauses: nested exception-table entries with lasti and depths."""
@@ -287,6 +291,7 @@ def raise_from(x):
 
 # -- generators and coroutines ----------------------------------------------
 
+
 @case
 def generator(n):
     """yield inside a loop: RETURN_GENERATOR/POP_TOP prologue, yields in try."""
@@ -334,6 +339,7 @@ async def async_comprehensions(ait, aws):
 
 # -- match -------------------------------------------------------------------
 
+
 @case
 def match_statement(cmd):
     """match with sequence, mapping, class, or and guard patterns."""
@@ -357,6 +363,7 @@ def match_statement(cmd):
 
 
 # -- comprehensions and closures --------------------------------------------
+
 
 @case
 def comprehensions(xs):
@@ -382,10 +389,12 @@ def comprehension_shadowing(x):
 @case
 def closures(a):
     """Cells, free variables, nonlocal and a lambda: MAKE_CELL/COPY_FREE_VARS."""
+
     def inner(b):
         nonlocal a
         a += b
         return lambda: a + b
+
     return inner
 
 
@@ -414,6 +423,7 @@ def global_and_delete(x):
 
 # -- generated: large and far --------------------------------------------------
 
+
 def _many_constants_src(n: int = 400) -> str:
     lines = ["def many_constants():"]
     lines += [f"    v{i} = 's{i}'" for i in range(n)]
@@ -421,26 +431,34 @@ def _many_constants_src(n: int = 400) -> str:
     return "\n".join(lines)
 
 
-_from_source("many_constants", _many_constants_src(),
-             "400 string constants and 400 locals: LOAD_CONST/STORE_FAST need EXTENDED_ARG.")
+_from_source(
+    "many_constants",
+    _many_constants_src(),
+    "400 string constants and 400 locals: LOAD_CONST/STORE_FAST need EXTENDED_ARG.",
+)
 
 
 def _far_jumps_src(n: int = 300) -> str:
     body = [f"            y = y + x * {i}" for i in range(n)]
-    return "\n".join([
-        "def far_jumps(xs, c):",
-        "    y = 0",
-        "    for x in xs:",
-        "        if c:",
-        *body,
-        "        else:",
-        "            y = -y",
-        "    return y",
-    ])
+    return "\n".join(
+        [
+            "def far_jumps(xs, c):",
+            "    y = 0",
+            "    for x in xs:",
+            "        if c:",
+            *body,
+            "        else:",
+            "            y = -y",
+            "    return y",
+        ]
+    )
 
 
-_from_source("far_jumps", _far_jumps_src(),
-             "An if-body and a loop body longer than 255 code units: jumps with EXTENDED_ARG.")
+_from_source(
+    "far_jumps",
+    _far_jumps_src(),
+    "An if-body and a loop body longer than 255 code units: jumps with EXTENDED_ARG.",
+)
 
 
 def _huge_function_src(n_lines: int = 10_000) -> str:
@@ -450,15 +468,23 @@ def _huge_function_src(n_lines: int = 10_000) -> str:
     while len(lines) < n_lines:
         k = i % 5
         if k == 0:
-            lines += [f"    if a > {i}:", f"        acc += {i}", "    else:", f"        acc -= b"]
+            lines += [f"    if a > {i}:", f"        acc += {i}", "    else:", "        acc -= b"]
         elif k == 1:
             lines += [f"    for j in range({i % 7}):", "        acc ^= j"]
         elif k == 2:
-            lines += ["    try:", f"        acc //= (b - {i})", "    except ZeroDivisionError:",
-                      "        acc = 0"]
+            lines += [
+                "    try:",
+                f"        acc //= (b - {i})",
+                "    except ZeroDivisionError:",
+                "        acc = 0",
+            ]
         elif k == 3:
-            lines += [f"    while acc > {i}:", "        acc -= 3", "        if acc == 1:",
-                      "            break"]
+            lines += [
+                f"    while acc > {i}:",
+                "        acc -= 3",
+                "        if acc == 1:",
+                "            break",
+            ]
         else:
             lines += [f"    acc = (acc * {i} + a) % 1000003"]
         i += 1
@@ -466,15 +492,23 @@ def _huge_function_src(n_lines: int = 10_000) -> str:
     return "\n".join(lines)
 
 
-_from_source("huge_function", _huge_function_src(),
-             "A generated 10,000-line function: thousands of blocks and loops.")
+_from_source(
+    "huge_function", _huge_function_src(), "A generated 10,000-line function: thousands of blocks and loops."
+)
 
-_from_source("many_exception_handlers", "\n".join(
-    ["def many_exception_handlers(f):"]
-    + [line for i in range(60) for line in (
-        "    try:", f"        f({i})", f"    except Exception as e{i}:", f"        f(e{i})")]
-    + ["    return f"]),
-    "60 sequential try/except blocks with named exceptions: many exception-table entries.")
+_from_source(
+    "many_exception_handlers",
+    "\n".join(
+        ["def many_exception_handlers(f):"]
+        + [
+            line
+            for i in range(60)
+            for line in ("    try:", f"        f({i})", f"    except Exception as e{i}:", f"        f(e{i})")
+        ]
+        + ["    return f"]
+    ),
+    "60 sequential try/except blocks with named exceptions: many exception-table entries.",
+)
 
 
 # -- code that is not a function --------------------------------------------
@@ -508,8 +542,11 @@ if __name__ == "__main__":
     print(helper(1))
 '''
 
-_wrap_code("module_code", compile(_MODULE_SRC, "<corpus module>", "exec"),
-           "Module-level code: STORE_NAME/IMPORT_NAME, defs, a class, try and for at top level.")
+_wrap_code(
+    "module_code",
+    compile(_MODULE_SRC, "<corpus module>", "exec"),
+    "Module-level code: STORE_NAME/IMPORT_NAME, defs, a class, try and for at top level.",
+)
 
 _CLASS_SRC = '''
 class Body(Base, metaclass=Meta):
@@ -532,22 +569,31 @@ def _class_body() -> types.CodeType:
     return next(c for c in mod.co_consts if isinstance(c, types.CodeType))
 
 
-_wrap_code("class_body", _class_body(),
-           "A class body: LOAD_NAME/STORE_NAME, annotations, __classcell__, a comprehension "
-           "in class scope, and try/except.")
+_wrap_code(
+    "class_body",
+    _class_body(),
+    "A class body: LOAD_NAME/STORE_NAME, annotations, __classcell__, a comprehension "
+    "in class scope, and try/except.",
+)
 
 # -- version-specific syntax -------------------------------------------------
 
 if PY >= (3, 12):
-    _from_source("generic_function", "\n".join([
-        "def generic_function[T: int, *Ts, **P](x: T) -> T:",
-        "    type Alias[U] = list[U]",
-        "    return x",
-    ]), "PEP 695 type parameters and a type alias (3.12+): annotation-scope code objects.")
-
+    _from_source(
+        "generic_function",
+        "\n".join(
+            [
+                "def generic_function[T: int, *Ts, **P](x: T) -> T:",
+                "    type Alias[U] = list[U]",
+                "    return x",
+            ]
+        ),
+        "PEP 695 type parameters and a type alias (3.12+): annotation-scope code objects.",
+    )
 
 
 # -- hand-made code objects (not in CORPUS: CPython's compiler never emits them) ----
+
 
 def dead_code() -> types.CodeType:
     """``return None`` twice: the second return (offset 6) is unreachable."""
@@ -555,9 +601,20 @@ def dead_code() -> types.CodeType:
 
     def f():
         return None
+
     op = dis.opmap
-    units = [op["RESUME"], 0, op["LOAD_CONST"], 0, op["RETURN_VALUE"], 0,
-             op["LOAD_CONST"], 0, op["RETURN_VALUE"], 0]
+    units = [
+        op["RESUME"],
+        0,
+        op["LOAD_CONST"],
+        0,
+        op["RETURN_VALUE"],
+        0,
+        op["LOAD_CONST"],
+        0,
+        op["RETURN_VALUE"],
+        0,
+    ]
     return f.__code__.replace(co_code=bytes(units), co_linetable=b"", co_exceptiontable=b"")
 
 
@@ -568,15 +625,26 @@ def irreducible_code() -> types.CodeType:
     Blocks: entry (branch to B), A (exit test), B (exit test), C (jump back to A).
     """
     from bytecode import Bytecode, Instr, Label
+
     cond = "POP_JUMP_FORWARD_IF_FALSE" if PY == (3, 11) else "POP_JUMP_IF_FALSE"
     a, b, out = Label(), Label(), Label()
-    code = Bytecode([
-        Instr("RESUME", 0),
-        Instr("LOAD_FAST", "x"), Instr(cond, b),
-        a, Instr("LOAD_FAST", "x"), Instr(cond, out),
-        b, Instr("LOAD_FAST", "y"), Instr(cond, out), Instr("JUMP_BACKWARD", a),
-        out, Instr("LOAD_CONST", None), Instr("RETURN_VALUE"),
-    ])
+    code = Bytecode(
+        [
+            Instr("RESUME", 0),
+            Instr("LOAD_FAST", "x"),
+            Instr(cond, b),
+            a,
+            Instr("LOAD_FAST", "x"),
+            Instr(cond, out),
+            b,
+            Instr("LOAD_FAST", "y"),
+            Instr(cond, out),
+            Instr("JUMP_BACKWARD", a),
+            out,
+            Instr("LOAD_CONST", None),
+            Instr("RETURN_VALUE"),
+        ]
+    )
     code.argnames = ["x", "y"]
     code.argcount = 2
     code.name = "irreducible"
@@ -585,10 +653,12 @@ def irreducible_code() -> types.CodeType:
 
 # -- the standard library ------------------------------------------------------
 
+
 def stdlib_files() -> list[str]:
     """This interpreter's standard-library ``.py`` files in a fixed (sorted walk) order."""
     import os
     import sysconfig
+
     lib = sysconfig.get_paths()["stdlib"]
     out = []
     for root, dirs, names in os.walk(lib):
@@ -604,6 +674,7 @@ def stdlib_code_objects(every: int = 1, limit: int | None = None) -> list[types.
     walk and the sample are deterministic.  At most `limit` code objects.
     """
     import warnings
+
     codes: list[types.CodeType] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -5,6 +5,7 @@ fresh, independent arguments (never two arguments reachable from each other or
 from a global: the aliasing analysis assumes that) and is safe to call twice.
 Each function's docstring says what it exercises.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -14,10 +15,12 @@ RUNNABLE: dict[str, tuple] = {}
 
 def runnable(run):
     """Register the decorated function with `run(fn)`, which calls it."""
+
     def deco(fn):
         assert fn.__doc__, fn.__name__
         RUNNABLE[fn.__name__] = (fn, lambda: run(fn))
         return fn
+
     return deco
 
 
@@ -101,6 +104,7 @@ def cells_and_del(a):
 
     def f():
         return b + a
+
     r = f()
     del a
     return r
@@ -197,6 +201,7 @@ def closure_alias(n):
     def push(v):
         acc.append(v)
         return acc
+
     got = push(n)
     return got, acc
 

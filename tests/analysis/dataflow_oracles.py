@@ -14,6 +14,7 @@ from `dis`, dominators from networkx, executions from `sys.settrace`.
 * `check_ssa` — the SSA invariants, against networkx dominators and
   ``dis.stack_effect`` depths.
 """
+
 from __future__ import annotations
 
 import dis
@@ -35,15 +36,22 @@ def instructions(code):
 
 
 def n_args(code) -> int:
-    return (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04)
-            + bool(code.co_flags & 0x08))
+    return code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
 
 
 def events(ins, code) -> list[tuple[str, str]]:
     """[("r" | "w", name)] in execution order; ("r", "*") reads everything."""
     op, a = ins.opname, ins.argval
-    if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_CLASSDEREF",
-              "LOAD_FROM_DICT_OR_DEREF", "STORE_DEREF", "DELETE_DEREF"):
+    if op in (
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_DEREF",
+        "LOAD_CLOSURE",
+        "LOAD_CLASSDEREF",
+        "LOAD_FROM_DICT_OR_DEREF",
+        "STORE_DEREF",
+        "DELETE_DEREF",
+    ):
         return [("r", a)]
     if op == "STORE_FAST":
         return [("w", a)]
@@ -56,7 +64,7 @@ def events(ins, code) -> list[tuple[str, str]]:
     if op == "STORE_FAST_LOAD_FAST":
         return [("w", a[0]), ("r", a[1])]
     if op == "MAKE_CELL":
-        return ([("r", a)] if a in code.co_varnames[:n_args(code)] else []) + [("w", a)]
+        return ([("r", a)] if a in code.co_varnames[: n_args(code)] else []) + [("w", a)]
     if op == "COPY_FREE_VARS":
         return [("w", n) for n in code.co_freevars]
     if op in ("LOAD_GLOBAL", "LOAD_NAME") and a in INTROSPECTION:
@@ -82,7 +90,7 @@ def instruction_graph(code):
     for o, i in ins.items():
         out = []
         target = i.argval if i.opcode in JUMPS else None
-        while target is not None and target not in ins:    # aimed at an EXTENDED_ARG
+        while target is not None and target not in ins:  # aimed at an EXTENDED_ARG
             target += 2
         if i.opname in UNCONDITIONAL:
             out = [target]
@@ -111,7 +119,7 @@ def brute_live_before(code) -> dict[int, set[str]]:
     for o, i in ins.items():
         f: dict[str, str] = {}
         for kind, n in events(i, code):
-            for m in (names if n == "*" else [n]):
+            for m in names if n == "*" else [n]:
                 f.setdefault(m, kind)
         first[o] = f
     out = {o: set() for o in ins}
@@ -174,6 +182,7 @@ def normal_successors(code) -> dict[int, list[int]]:
 
 # -- SSA invariants ----------------------------------------------------------------
 
+
 def _intervals(idom, entry):
     """networkx's DFS pre/post numbers of the dominator tree: a dominates b iff a's
     interval contains b's."""
@@ -202,7 +211,7 @@ def check_ssa(fa) -> None:
     g.add_node(cfg.entry)
     g.add_edges_from((e.src, e.dst) for e in cfg.edges)
     idom = nx.immediate_dominators(g, cfg.entry)
-    reach = set(idom) | {cfg.entry}   # networkx >= 3.5 leaves the entry out
+    reach = set(idom) | {cfg.entry}  # networkx >= 3.5 leaves the entry out
     iv = _intervals(idom, cfg.entry)
 
     def dom(a, b):
@@ -215,7 +224,7 @@ def check_ssa(fa) -> None:
         assert id(v) not in defined, f"{v.name} defined twice ({defined[id(v)]} and {where})"
         defined[id(v)] = where
 
-    pos: dict[int, tuple[int, int]] = {}    # id(value) -> (block, position in block)
+    pos: dict[int, tuple[int, int]] = {}  # id(value) -> (block, position in block)
     for v in ssa.entry:
         define(v, "entry")
         pos[id(v)] = (cfg.entry, -2)
@@ -262,8 +271,9 @@ def check_ssa(fa) -> None:
                 assert dom(db, src), f"phi {v.name}: {a.name} does not dominate pred {src}"
                 if kind == "exception" and db == src:
                     n = len(cfg.blocks[src].instructions)
-                    assert dk < n - 1 or dk == n, \
+                    assert dk < n - 1 or dk == n, (
                         f"phi {v.name}: {a.name} is defined by the raising instruction itself"
+                    )
         for v in ssa.catches.get(b, ()):
             assert len(v.args) >= 2
     # stack depths: consistent across predecessors, recomputed with dis.stack_effect
@@ -278,11 +288,11 @@ def check_ssa(fa) -> None:
             d = st.depth_in[e.src]
             for ins in blk.instructions:
                 i = dis_ins[ins.offset]
-                d += _dis_effect(i, jump=(ins is blk.instructions[-1]
-                                          and e.kind in ("jump", "branch")))
+                d += _dis_effect(i, jump=(ins is blk.instructions[-1] and e.kind in ("jump", "branch")))
             want = d
-        assert st.depth_in[e.dst] == want, \
+        assert st.depth_in[e.dst] == want, (
             f"block {e.dst}: depth {st.depth_in[e.dst]}, but {want} along {e.kind} from {e.src}"
+        )
         assert len(ssa.stack_in[e.dst]) == want
     assert st.max_depth <= code.co_stacksize, (st.max_depth, code.co_stacksize)
     _check_flow(fa, reach, pos)
@@ -305,12 +315,12 @@ def _check_flow(fa, reach, pos) -> None:
             if is_last and e.kind in ("jump", "branch"):
                 eff = fa.stack.effects[fa.stack.index[ins.offset]]
                 if eff.jump != eff.fall:
-                    base = stack[:len(stack) - op.pops]
-                    inputs = stack[len(stack) - op.pops:]
+                    base = stack[: len(stack) - op.pops]
+                    inputs = stack[len(stack) - op.pops :]
                     news = [v for v in op.defs if v.kind == "op"]
                     stack = base + [news[o] if o >= 0 else inputs[~o] for o in eff.jump]
                     break
-            stack[len(stack) - op.pops:] = op.results
+            stack[len(stack) - op.pops :] = op.results
             for v in op.defs:
                 if isinstance(v.var, str) and v.kind in ("store", "undef"):
                     locs[v.var] = v
@@ -323,8 +333,9 @@ def _check_flow(fa, reach, pos) -> None:
         handler_base = cfg.blocks[e.src].handler.depth if e.kind == "exception" else depth
         for var in list(range(min(depth, handler_base))) + sorted(want_locals):
             if e.kind == "exception":
-                seen = ([s[var] for s in points_stack] if isinstance(var, int)
-                        else [p[var] for p in points_locs])
+                seen = (
+                    [s[var] for s in points_stack] if isinstance(var, int) else [p[var] for p in points_locs]
+                )
                 seen = list(dict.fromkeys(seen))
             else:
                 seen = [stack[var] if isinstance(var, int) else locs[var]]
@@ -333,7 +344,8 @@ def _check_flow(fa, reach, pos) -> None:
                 a = phi.args[phi.edges.index((e.src, e.kind))]
                 got = list(a.args) if a.kind == "catch" and len(seen) > 1 else [a]
             else:
-                got = [ssa.stack_in[e.dst][var] if isinstance(var, int)
-                       else ssa.locals_in(e.dst)[var]]
-            assert got == seen, (f"edge {e.src}->{e.dst} ({e.kind}), variable {var!r}: "
-                                 f"flows {[v.name for v in seen]}, received {[v.name for v in got]}")
+                got = [ssa.stack_in[e.dst][var] if isinstance(var, int) else ssa.locals_in(e.dst)[var]]
+            assert got == seen, (
+                f"edge {e.src}->{e.dst} ({e.kind}), variable {var!r}: "
+                f"flows {[v.name for v in seen]}, received {[v.name for v in got]}"
+            )

@@ -3,6 +3,7 @@ adapters, and a hypothesis strategy of random graphs (irreducible ones included)
 
 Graphs are ``{node: [successor, ...]}`` dicts (repeated successors allowed).
 """
+
 from __future__ import annotations
 
 import networkx as nx
@@ -66,7 +67,7 @@ def nx_of(succ: dict) -> nx.DiGraph:
 
 def nx_idom(g: nx.DiGraph, entry) -> dict:
     d = dict(nx.immediate_dominators(g, entry))
-    d.pop(entry, None)          # networkx < 3.6 maps the start to itself, later ones omit it
+    d.pop(entry, None)  # networkx < 3.6 maps the start to itself, later ones omit it
     return d
 
 

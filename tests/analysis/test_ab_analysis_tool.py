@@ -1,5 +1,6 @@
 """tools/ab_analysis.py: it stages the committed and the working-tree analyzer side by
 side as two packages, and times every target phase of both."""
+
 from __future__ import annotations
 
 import pathlib
@@ -16,8 +17,9 @@ def _git(*args) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True)
 
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None or _git("rev-parse", "HEAD").returncode,
-                                reason="needs git and a checkout")
+pytestmark = pytest.mark.skipif(
+    shutil.which("git") is None or _git("rev-parse", "HEAD").returncode, reason="needs git and a checkout"
+)
 
 
 @pytest.fixture
@@ -42,6 +44,7 @@ def test_side_a_is_the_committed_package_and_side_b_the_working_tree(staged):
 def test_both_sides_load_apart_and_every_target_phase_is_timed(staged):
     tool, tmp = staged
     from corpus import stdlib_code_objects
+
     codes = stdlib_code_objects(limit=30)
     total = tool.compare(codes, every=1, reps=1, chunk=10)
     a = sys.modules["bcfront_a.analysis"]

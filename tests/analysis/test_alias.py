@@ -4,6 +4,7 @@ Facts are written by hand (small named programs) or drawn at random; the
 oracles are networkx connected components for the classes and a pairwise
 conflict scan for the memory dependencies.
 """
+
 from __future__ import annotations
 
 import random
@@ -20,32 +21,43 @@ def F(op, reads=(), writes=(), outputs=()):
 
 # -- named programs ----------------------------------------------------------------------------
 
+
 def view_then_inplace():
     """v = x[1:]; v.add_(1); s = x.sum()"""
-    return AliasAnalysis(["x"], [
-        F("view", ["x"], outputs=[("v", ["x"])]),
-        F("add_", ["v"], ["v"], outputs=[("v2", ["v"])]),
-        F("sum", ["x"], outputs=[("s", [])]),
-    ])
+    return AliasAnalysis(
+        ["x"],
+        [
+            F("view", ["x"], outputs=[("v", ["x"])]),
+            F("add_", ["v"], ["v"], outputs=[("v2", ["v"])]),
+            F("sum", ["x"], outputs=[("s", [])]),
+        ],
+    )
 
 
 def two_inputs_sharing():
     """a and b are a tensor and its view; b.mul_(2); c = a + 1"""
-    return AliasAnalysis(["a", "b", "w"], [
-        F("mul_", ["b"], ["b"], outputs=[("b2", ["b"])]),
-        F("add", ["a"], outputs=[("c", [])]),
-        F("mm", ["c", "w"], outputs=[("d", [])]),
-    ], shared_inputs=[("a", "b")])
+    return AliasAnalysis(
+        ["a", "b", "w"],
+        [
+            F("mul_", ["b"], ["b"], outputs=[("b2", ["b"])]),
+            F("add", ["a"], outputs=[("c", [])]),
+            F("mm", ["c", "w"], outputs=[("d", [])]),
+        ],
+        shared_inputs=[("a", "b")],
+    )
 
 
 def intermediate_view_write():
     """h = x @ w; h[:, 0] = 0 (select then fill_); p = h.softmax()"""
-    return AliasAnalysis(["x", "w"], [
-        F("mm", ["x", "w"], outputs=[("h", [])]),
-        F("select", ["h"], outputs=[("col", ["h"])]),
-        F("fill_", ["col"], ["col"], outputs=[("col2", ["col"])]),
-        F("softmax", ["h"], outputs=[("p", [])]),
-    ])
+    return AliasAnalysis(
+        ["x", "w"],
+        [
+            F("mm", ["x", "w"], outputs=[("h", [])]),
+            F("select", ["h"], outputs=[("col", ["h"])]),
+            F("fill_", ["col"], ["col"], outputs=[("col2", ["col"])]),
+            F("softmax", ["h"], outputs=[("p", [])]),
+        ],
+    )
 
 
 def test_view_then_inplace_classes():
@@ -55,7 +67,7 @@ def test_view_then_inplace_classes():
     assert a.class_of("v").root == "x"
     assert a.mutated_inputs == ("x",)
     assert [c.written_by for c in a.written] == [("add_",)]
-    assert a.dependencies["sum"] == {"add_"}          # the read stays after the write
+    assert a.dependencies["sum"] == {"add_"}  # the read stays after the write
 
 
 def test_shared_inputs_are_one_class():
@@ -74,7 +86,7 @@ def test_intermediate_write_is_not_an_input_mutation():
     assert a.has_writes
     assert a.class_of("col").root == "h" and not a.class_of("h").is_input
     assert a.dependencies["softmax"] == {"fill_"}
-    assert a.dependencies["fill_"] == {"select"}       # write after read of the class
+    assert a.dependencies["fill_"] == {"select"}  # write after read of the class
 
 
 def test_unknown_values_get_their_own_class():
@@ -91,6 +103,7 @@ def test_to_text_mentions_writes():
 
 
 # -- random programs against brute force --------------------------------------------------------
+
 
 def random_program(rng: random.Random, n_inputs: int, n_ops: int):
     inputs = [f"in{i}" for i in range(n_inputs)]
@@ -163,9 +176,9 @@ def test_random_dependencies_cover_every_conflict(seed, shallow_stack):
         for b in before:
             g.add_edge(b, op)
     order = {f.op: i for i, f in enumerate(ops)}
-    for b, op in g.edges:                    # every edge is a real conflict, pointing forward
+    for b, op in g.edges:  # every edge is a real conflict, pointing forward
         assert order[b] < order[op] and conflict(order[b], order[op])
-    for i in range(len(ops)):                # every conflict is ordered by a path
+    for i in range(len(ops)):  # every conflict is ordered by a path
         for j in range(i + 1, len(ops)):
             if conflict(i, j):
                 assert nx.has_path(g, ops[i].op, ops[j].op), (i, j)

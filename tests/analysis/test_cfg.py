@@ -1,6 +1,7 @@
 """CFG: blocks and typed successors against an oracle built from `dis` alone,
 exception edges, reachability, block_of, and stack depths simulated along the
 edges against the exception table and co_stacksize."""
+
 from __future__ import annotations
 
 import bisect
@@ -8,10 +9,10 @@ import dis
 import types
 
 import pytest
+from corpus import CORPUS, corpus_code_objects, dead_code, stdlib_code_objects
 
 from bcfront.analysis.cfg import CFG, EDGE_KINDS, build_cfg
 from bcfront.analysis.decode import decode
-from corpus import CORPUS, corpus_code_objects, dead_code, stdlib_code_objects
 
 CORPUS_CODES = corpus_code_objects()
 
@@ -63,8 +64,9 @@ def dis_oracle(code: types.CodeType):
         last = block[-1]
         out = []
         if last.opcode in DIS_JUMPS:
-            out.append((real.get(last.argval, last.argval),
-                        "jump" if last.opname in UNCONDITIONAL else "branch"))
+            out.append(
+                (real.get(last.argval, last.argval), "jump" if last.opname in UNCONDITIONAL else "branch")
+            )
         if last.opname not in UNCONDITIONAL | RETURNS | RAISES and k + 1 < len(starts):
             out.append((starts[k + 1], "fallthrough"))
         handlers = {handler_at[r.offset] for r in block if r.offset in handler_at}
@@ -138,7 +140,7 @@ def test_every_covered_instruction_has_an_exception_edge():
         exc = {(e.src, e.dst) for e in cfg.edges if e.kind == "exception"}
         ins = cfg.bytecode.instructions
         offsets = [i.offset for i in ins]
-        starts = [i.start_offset for i in ins]   # an entry may name an EXTENDED_ARG prefix
+        starts = [i.start_offset for i in ins]  # an entry may name an EXTENDED_ARG prefix
         for e in dis._parse_exception_table(code):
             target = ins[bisect.bisect_right(starts, e.target) - 1].offset
             for k in range(bisect.bisect_left(offsets, e.start), bisect.bisect_left(offsets, e.end)):
@@ -183,6 +185,7 @@ def test_empty_and_straight_line():
 
 # -- stack depths ------------------------------------------------------------
 
+
 def simulate_depths(cfg: CFG) -> dict[int, int]:
     """Entry depth of each reachable block, propagating decoded stack effects along
     edges and the exception table's depths along exception edges; asserts agreement."""
@@ -201,7 +204,7 @@ def simulate_depths(cfg: CFG) -> dict[int, int]:
         blk = cfg.blocks[b]
         d = depth_in[b]
         for ins in blk.instructions:
-            if ins.offset in entry_at:   # the handler unwinds to its depth: it must be there
+            if ins.offset in entry_at:  # the handler unwinds to its depth: it must be there
                 assert d >= entry_at[ins.offset].depth, (code.co_qualname, ins, d)
             if ins is not blk.instructions[-1]:
                 d += ins.stack_effect

@@ -1,15 +1,14 @@
 """Random small functions (hypothesis, derandomized): liveness against the path
 definition, the SSA invariants, and both dynamic oracles on an actual run."""
+
 from __future__ import annotations
 
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
+from dataflow_oracles import brute_live_before, check_ssa, events, instructions, normal_successors, trace  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-from dataflow_oracles import (brute_live_before, check_ssa, events, instructions,  # noqa: E402
-                              normal_successors, trace)
 
 from bcfront.analysis import analyze  # noqa: E402
 
@@ -44,7 +43,7 @@ def blocks(draw, depth=0):
         if kind == 0:
             lines.append(f"{v} = {draw(expressions())}")
         elif kind == 1:
-            lines.append(f"{v} = 1 // {draw(st.sampled_from(VARS))}")   # may raise
+            lines.append(f"{v} = 1 // {draw(st.sampled_from(VARS))}")  # may raise
         elif kind == 2:
             lines.append(draw(st.sampled_from([f"del {v}", f"return {v}", f"{v} += 1"])))
         elif kind == 3:
@@ -54,8 +53,7 @@ def blocks(draw, depth=0):
             lines += [f"for {v} in range(2):"] + _indent(draw(blocks(depth + 1)))
         else:
             body, handler = draw(blocks(depth + 1)), draw(blocks(depth + 1))
-            lines += ["try:"] + _indent(body) + ["except (ZeroDivisionError, TypeError):"] \
-                + _indent(handler)
+            lines += ["try:"] + _indent(body) + ["except (ZeroDivisionError, TypeError):"] + _indent(handler)
     return lines
 
 
@@ -70,8 +68,9 @@ def _compile(lines):
     return ns["fuzzed"], src
 
 
-FUZZ = settings(derandomize=True, max_examples=60, deadline=None, database=None,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    derandomize=True, max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
 
 
 @FUZZ

@@ -1,5 +1,6 @@
 """decode: every field against `dis`, the exception table against
 `dis._parse_exception_table`, bad input, and code objects of other versions."""
+
 from __future__ import annotations
 
 import dis
@@ -10,11 +11,17 @@ import sys
 import types
 
 import pytest
-
-from bcfront.analysis.decode import (BytecodeVersionError, Instr, code_of, decode, guess_version,
-                                     parse_exception_table)
-from bcfront.analysis.versions import TABLES
 from corpus import CORPUS, corpus_code_objects, stdlib_code_objects
+
+from bcfront.analysis.decode import (
+    BytecodeVersionError,
+    Instr,
+    code_of,
+    decode,
+    guess_version,
+    parse_exception_table,
+)
+from bcfront.analysis.versions import TABLES
 
 PY = sys.version_info[:2]
 HERE = f"{PY[0]}.{PY[1]}"
@@ -71,7 +78,7 @@ def check_against_dis(code: types.CodeType) -> None:
         assert ins.start_offset == x["start_offset"]
         assert ins.next_offset == x["next_offset"]
         assert ins.jump_target == x["jump_target"]
-        if r.opname == "RETURN_GENERATOR":   # normalized to 3.13's +1 (decode's version table)
+        if r.opname == "RETURN_GENERATOR":  # normalized to 3.13's +1 (decode's version table)
             assert ins.stack_effect == 1
         else:
             assert ins.stack_effect == dis.stack_effect(r.opcode, r.arg, jump=False)
@@ -82,7 +89,8 @@ def check_against_dis(code: types.CodeType) -> None:
     ref_table = dis._parse_exception_table(code)
     assert [(e.start, e.end, e.target, e.depth, e.lasti) for e in bc.exception_table] == [
         (real_after.get(e.start, e.start), e.end, real_after.get(e.target, e.target), e.depth, e.lasti)
-        for e in ref_table]
+        for e in ref_table
+    ]
 
 
 @pytest.mark.parametrize("name,code", CORPUS_CODES, ids=[n for n, _ in CORPUS_CODES])
@@ -100,7 +108,7 @@ def test_stdlib_sample_matches_dis():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3600)   # every code object of the standard library: minutes
+@pytest.mark.timeout(3600)  # every code object of the standard library: minutes
 def test_all_of_stdlib_matches_dis():
     for code in stdlib_code_objects():
         check_against_dis(code)
@@ -129,7 +137,7 @@ def test_fast_and_careful_paths_agree():
         fast = mod._instructions_from_columns(code, code.co_code, code.co_code[0::2], pos)
         slow = tuple(mod._instructions_one_by_one(code, code.co_code, pos))
         if dis.EXTENDED_ARG in code.co_code[0::2]:
-            assert fast is None          # prefixes are the careful loop's job
+            assert fast is None  # prefixes are the careful loop's job
         else:
             assert fast == slow
             compared += 1
@@ -137,10 +145,15 @@ def test_fast_and_careful_paths_agree():
 
 
 NORMALIZED = {
-    "JUMP_FORWARD": "JUMP", "JUMP_BACKWARD": "JUMP", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP",
-    "POP_JUMP_FORWARD_IF_FALSE": "POP_JUMP_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
-    "POP_JUMP_FORWARD_IF_TRUE": "POP_JUMP_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
-    "POP_JUMP_FORWARD_IF_NONE": "POP_JUMP_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_IF_NONE",
+    "JUMP_FORWARD": "JUMP",
+    "JUMP_BACKWARD": "JUMP",
+    "JUMP_BACKWARD_NO_INTERRUPT": "JUMP",
+    "POP_JUMP_FORWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_FORWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
+    "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
+    "POP_JUMP_FORWARD_IF_NONE": "POP_JUMP_IF_NONE",
+    "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_IF_NONE",
     "POP_JUMP_FORWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
     "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
 }
@@ -156,8 +169,9 @@ def test_normalized_op():
             assert ins.op == want, ins
             seen.add(ins.op)
             assert ins.is_jump == (want == "JUMP")
-            assert ins.is_terminator == (ins.opname in (
-                "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"))
+            assert ins.is_terminator == (
+                ins.opname in ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
+            )
     assert {"JUMP", "POP_JUMP_IF_FALSE", "LOAD_METHOD"} <= seen
 
 
@@ -167,10 +181,10 @@ def test_bytecode_lookups():
         assert bc.index_of(ins.offset) == i and bc.at(ins.offset) is ins
         covering = [e for e in bc.exception_table if e.start <= ins.offset < e.end]
         assert bc.handler_for(ins.offset) == (covering[0] if covering else None)
-        assert len(covering) <= 1   # CPython's table never overlaps
+        assert len(covering) <= 1  # CPython's table never overlaps
     with pytest.raises(KeyError):
         bc.index_of(1)
-    assert bc.handler_for(10 ** 6) is None
+    assert bc.handler_for(10**6) is None
 
 
 def test_exception_table_parser_matches_dis():
@@ -190,6 +204,7 @@ def test_instr_is_immutable_and_comparable():
 
 # -- what callers pass ------------------------------------------------------------
 
+
 class _Widget:
     def method(self):
         return 1
@@ -199,19 +214,23 @@ def _decorated():
     @functools.wraps(_Widget.method)
     def wrapper(*args):
         return args
+
     return wrapper
 
 
-@pytest.mark.parametrize("obj,needle", [
-    (len, "built-in len"),
-    ([].append, "built-in"),
-    (int, "class int"),
-    (_Widget, "class _Widget"),
-    (3, "non-callable int"),
-    ("text", "non-callable str"),
-    (functools.partial(print, 1), "partial"),
-    (None, "NoneType"),
-])
+@pytest.mark.parametrize(
+    "obj,needle",
+    [
+        (len, "built-in len"),
+        ([].append, "built-in"),
+        (int, "class int"),
+        (_Widget, "class _Widget"),
+        (3, "non-callable int"),
+        ("text", "non-callable str"),
+        (functools.partial(print, 1), "partial"),
+        (None, "NoneType"),
+    ],
+)
 def test_bad_input_raises_type_error(obj, needle):
     with pytest.raises(TypeError, match="Python function or code object") as err:
         decode(obj)
@@ -230,6 +249,7 @@ def test_accepted_callables():
 # -- code objects of other CPython versions -----------------------------------------
 # co_code of the four functions below as 3.11.7, 3.12.1 and 3.13.0 compile them
 # (PYENV_VERSION=3.12.1 python -c '... print(f.__code__.co_code.hex())').
+
 
 def foreign_loop(xs):
     t = 0
@@ -295,7 +315,7 @@ def test_foreign_bytecode_names_both_versions(version, fn, raw):
     msg = str(err.value)
     assert f"CPython {HERE}" in msg and f"CPython {version}" in msg, msg
     assert version in guess_version(foreign)
-    assert isinstance(err.value, ValueError)   # callers catching ValueError still do
+    assert isinstance(err.value, ValueError)  # callers catching ValueError still do
 
 
 def test_own_bytecode_from_the_tables_decodes():
@@ -311,10 +331,11 @@ def test_own_bytecode_from_the_tables_decodes():
 def test_missing_resume_is_a_version_error():
     def f(x):
         return x
+
     code = f.__code__
     units = bytearray(code.co_code)
     i = next(r.offset for r in dis.get_instructions(code) if r.opname == "RESUME")
-    units[i] = dis.opmap["LOAD_FAST"]          # RESUME 0 -> LOAD_FAST 0
+    units[i] = dis.opmap["LOAD_FAST"]  # RESUME 0 -> LOAD_FAST 0
     with pytest.raises(BytecodeVersionError, match=f"CPython {HERE}.*RESUME"):
         decode(code.replace(co_code=bytes(units)))
 
@@ -324,6 +345,7 @@ def test_invalid_opcode_and_bad_jump_are_version_errors():
         while x:
             x -= 1
         return x
+
     code = f.__code__
     unknown = next(c for c in range(1, 256) if dis.opname[c].startswith("<"))
     units = bytearray(code.co_code)
@@ -336,7 +358,7 @@ def test_invalid_opcode_and_bad_jump_are_version_errors():
     bad = code.replace(co_code=bytes(units))
     targets = {r.offset for r in dis.get_instructions(code)}
     new_target = next(r.argval for r in dis.get_instructions(bad) if r.offset == jump.offset)
-    if new_target not in targets:   # the nudged jump now lands inside an instruction
+    if new_target not in targets:  # the nudged jump now lands inside an instruction
         with pytest.raises(BytecodeVersionError, match="jumps to"):
             decode(bad)
 
@@ -349,8 +371,9 @@ def test_arguments_past_shortened_tables_are_refused_exactly_where_dis_fails():
     for _, code in CORPUS_CODES:
         for field in ("co_consts", "co_names", "co_varnames"):
             table = getattr(code, field)
-            if not table or (field == "co_varnames" and (code.co_argcount or code.co_cellvars
-                                                          or code.co_kwonlyargcount)):
+            if not table or (
+                field == "co_varnames" and (code.co_argcount or code.co_cellvars or code.co_kwonlyargcount)
+            ):
                 continue
             changes = {field: table[:-1]}
             if field == "co_varnames":
@@ -370,6 +393,7 @@ def test_arguments_past_shortened_tables_are_refused_exactly_where_dis_fails():
 def test_replaced_code_of_another_length_is_caught():
     def f(x):
         return x
+
     code = f.__code__
     longer = code.co_code[:-2] + bytes([dis.opmap["NOP"], 0]) + code.co_code[-2:]
     with pytest.raises(BytecodeVersionError, match="line table"):
@@ -390,7 +414,7 @@ def test_hot_code_still_decodes():
         t = 0
         for o in objs:
             t += o.x + d["k"] + len(objs)
-            if t > 10 ** 9:
+            if t > 10**9:
                 t = 0
         return t
 
@@ -398,7 +422,7 @@ def test_hot_code_still_decodes():
     objs = [P() for _ in range(50)]
     for _ in range(400):
         hot(objs, {"k": 2})
-    assert hot.__code__._co_code_adaptive != hot.__code__.co_code   # it was quickened
+    assert hot.__code__._co_code_adaptive != hot.__code__.co_code  # it was quickened
     assert decode(hot).instructions == before
     check_against_dis(hot.__code__)
 
@@ -424,6 +448,7 @@ def test_byte_sum_is_exact_across_slices():
     # slices; the oracles are sum() and the plain reference, at and around the slice
     # boundaries
     from bcfront.analysis.columns import byte_sum, byte_sum_reference
+
     rng = random.Random(7)
     for top in (1, 8, 11, 255):
         step = 65519 // top
@@ -450,8 +475,10 @@ def test_exception_table_parser_matches_dis_on_long_numbers():
     rng = random.Random(3)
     code = CORPUS_CODES[0][1]
     for _ in range(200):
-        rows = [[rng.choice((rng.randrange(64), rng.randrange(4096), rng.randrange(300_000)))
-                 for _ in range(4)] for _ in range(rng.randrange(1, 6))]
+        rows = [
+            [rng.choice((rng.randrange(64), rng.randrange(4096), rng.randrange(300_000))) for _ in range(4)]
+            for _ in range(rng.randrange(1, 6))
+        ]
         table = b"".join(_varint(v, k == 0) for row in rows for k, v in enumerate(row))
         short = code.replace(co_exceptiontable=table)
         mine = [(e.start, e.end, e.target, e.depth, e.lasti) for e in parse_exception_table(short)]
@@ -470,10 +497,11 @@ def test_exception_table_cut_short_is_a_version_error():
     table = code.co_exceptiontable
     for cut in range(1, len(table)):
         short = table[:cut]
-        whole_rows = sum(1 for b in short if b & 128) * 4 == sum(1 for b in short if not b & 64) \
-            and not short[-1] & 64
+        whole_rows = (
+            sum(1 for b in short if b & 128) * 4 == sum(1 for b in short if not b & 64) and not short[-1] & 64
+        )
         if whole_rows:
-            continue    # a shorter table of whole rows: fine as far as the parser knows
+            continue  # a shorter table of whole rows: fine as far as the parser knows
         with pytest.raises(BytecodeVersionError, match=f"CPython {HERE}"):
             decode(code.replace(co_exceptiontable=short))
 
@@ -482,6 +510,7 @@ def test_huge_line_table_and_size_sums_are_counted_in_slices():
     # the line table's and the instruction sizes' byte sums run over slices past a bound;
     # a function that long still decodes, and one unit more is still caught
     from bcfront.analysis.opcodes import MAX_SIZE
+
     code = decode(CORPUS["huge_function"]).code
     # (`columns.byte_sum` sums at most (65521 - 2) // top bytes at one go)
     assert len(code.co_linetable) > 65519 // 8 and len(code.co_code) // 2 > 65519 // MAX_SIZE
@@ -501,18 +530,22 @@ def test_table_entries_off_the_instructions_are_refused():
             return x.attr + len(x)
         except AttributeError:
             return None
+
     code = f.__code__
     starts = {r.offset for r in dis.get_instructions(code)}
     (entry, *rest) = dis._parse_exception_table(code)
-    off = next(o for o in range(entry.start, entry.end, 2) if o not in starts)   # a cache unit
+    off = next(o for o in range(entry.start, entry.end, 2) if o not in starts)  # a cache unit
     moved = 0
     for start, target in ((off, entry.target), (entry.start, off), (entry.start, len(code.co_code))):
         rows = [(start, entry.end, target, entry.depth, entry.lasti)]
         rows += [(e.start, e.end, e.target, e.depth, e.lasti) for e in rest]
-        table = b"".join(_varint(v, k == 0) for s, e, t, d, lasti in rows
-                         for k, v in enumerate((s // 2, (e - s) // 2, t // 2, 2 * d + lasti)))
+        table = b"".join(
+            _varint(v, k == 0)
+            for s, e, t, d, lasti in rows
+            for k, v in enumerate((s // 2, (e - s) // 2, t // 2, 2 * d + lasti))
+        )
         with pytest.raises(BytecodeVersionError, match="does not fit the instructions"):
             decode(code.replace(co_exceptiontable=table))
         moved += 1
     assert moved == 3
-    assert decode(code).exception_table     # the real table is fine
+    assert decode(code).exception_table  # the real table is fine

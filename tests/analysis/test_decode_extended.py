@@ -1,13 +1,14 @@
 """The EXTENDED_ARG column path of `decode` (big functions), against dis and co_code."""
+
 from __future__ import annotations
 
 import dis
 import sys
 
 import pytest
+from corpus import CORPUS, stdlib_code_objects
 
 from bcfront.analysis.decode import BytecodeVersionError, decode
-from corpus import CORPUS, stdlib_code_objects
 
 HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"
 _LITTLE = sys.byteorder == "little"
@@ -66,6 +67,6 @@ def test_prefixes_at_the_end_are_a_version_error():
     code = CORPUS["far_jumps"]
     code = getattr(code, "__code__", code)
     raw = bytearray(code.co_code)
-    raw[-2:] = bytes([dis.EXTENDED_ARG, 1])      # the last instruction becomes a prefix
+    raw[-2:] = bytes([dis.EXTENDED_ARG, 1])  # the last instruction becomes a prefix
     with pytest.raises(BytecodeVersionError, match=f"CPython {HERE}: EXTENDED_ARG at the end"):
         decode(code.replace(co_code=bytes(raw)))

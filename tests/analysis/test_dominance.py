@@ -1,19 +1,36 @@
 """Dominators, frontiers and post-dominators against networkx and against the
 brute-force definition, on the corpus, a standard-library sample and random
 graphs (irreducible ones included)."""
+
 from __future__ import annotations
 
 import networkx as nx
 import pytest
+from corpus import CORPUS, corpus_code_objects, dead_code, stdlib_code_objects
+from graph_oracles import (
+    brute_dominators,
+    brute_frontier,
+    brute_idom,
+    graphs,
+    nx_idom,
+    nx_of,
+    preds_of,
+    reach,
+)
 from hypothesis import given, settings
 
 from bcfront.analysis.cfg import EXIT, build_cfg
-from bcfront.analysis.dominance import (cfg_dominance, cfg_dominance_frontier, cfg_idom,
-                                        cfg_post_idom, dominance_frontier, dominates, dominator_tree,
-                                        immediate_dominators, reverse_postorder)
-from corpus import CORPUS, corpus_code_objects, dead_code, stdlib_code_objects
-from graph_oracles import (brute_dominators, brute_frontier, brute_idom, graphs, nx_idom, nx_of,
-                           preds_of, reach)
+from bcfront.analysis.dominance import (
+    cfg_dominance,
+    cfg_dominance_frontier,
+    cfg_idom,
+    cfg_post_idom,
+    dominance_frontier,
+    dominates,
+    dominator_tree,
+    immediate_dominators,
+    reverse_postorder,
+)
 
 CORPUS_CODES = corpus_code_objects()
 
@@ -32,6 +49,7 @@ def reversed_with_exit(cfg) -> dict:
 
 
 # -- CFGs ----------------------------------------------------------------------
+
 
 def check_cfg(cfg, brute: bool) -> None:
     succ = cfg_succ(cfg)
@@ -103,8 +121,10 @@ def test_one_int_object_per_block():
     # `cfg.blocks` (offsets above 256, which CPython does not cache, come from the
     # offsets, jump targets and exception table)
     from bcfront.analysis.loops import find_loops
-    codes = [CORPUS[n] for n in ("huge_function", "many_exception_handlers", "with_statements",
-                                 "nested_loops")]
+
+    codes = [
+        CORPUS[n] for n in ("huge_function", "many_exception_handlers", "with_statements", "nested_loops")
+    ]
     checked = 0
     for code in codes + stdlib_code_objects(every=200):
         cfg = build_cfg(code)
@@ -123,10 +143,11 @@ def test_one_int_object_per_block():
         held = [s for s in held if s != EXIT]
         assert all(key[s] is s for s in held), code
         checked += sum(s > 256 for s in held)
-    assert checked > 1000       # the cases that matter were met
+    assert checked > 1000  # the cases that matter were met
 
 
 # -- random graphs -------------------------------------------------------------
+
 
 @settings(max_examples=300, deadline=None)
 @given(graphs())
@@ -175,7 +196,7 @@ def test_random_post_dominators(graph):
 def test_long_chain_under_a_low_recursion_limit(shallow_stack):
     n = 20_000
     succ = {i: [i + 1] for i in range(n)}
-    succ[n] = [0]                      # one loop around everything
+    succ[n] = [0]  # one loop around everything
     pred = preds_of(succ)
     with shallow_stack():
         idom = immediate_dominators(0, succ.__getitem__, pred.__getitem__)
@@ -188,6 +209,7 @@ def test_long_chain_under_a_low_recursion_limit(shallow_stack):
 def test_numbered_core_on_random_graphs(graph):
     # the integer core of the generic `immediate_dominators`, fed RPO numbers directly
     from bcfront.analysis.dominance import idom_numbers
+
     succ, entry = graph
     order = reverse_postorder(entry, succ.__getitem__)
     num = {n: i for i, n in enumerate(order)}
@@ -207,5 +229,6 @@ def test_shallow_stack_would_catch_a_recursive_walk(shallow_stack):
         for s in cfg.blocks[b].succs:
             if s not in seen:
                 dfs(s, seen)
+
     with shallow_stack(), pytest.raises(RecursionError):
         dfs(cfg.entry, set())

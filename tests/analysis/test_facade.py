@@ -1,5 +1,6 @@
 """The `bcfront.analysis` facade: input handling, laziness and caching, dominance
 queries against networkx, nesting, and every output format (text, rich, DOT, JSON)."""
+
 from __future__ import annotations
 
 import functools
@@ -10,7 +11,6 @@ import types
 
 import networkx as nx
 import pytest
-
 from corpus import CORPUS, all_code_objects
 
 import bcfront
@@ -30,6 +30,7 @@ def sample(a, b):
 
     def inner(y):
         return y + 1
+
     return inner(total or 0)
 
 
@@ -50,10 +51,12 @@ def decorated(fn):
     @functools.wraps(fn)
     def wrapper(*args):
         return fn(*args)
+
     return wrapper
 
 
 # -- input ----------------------------------------------------------------------------
+
 
 def test_accepts_functions_methods_code_and_wrappers():
     assert analyze(sample).code is sample.__code__
@@ -66,10 +69,16 @@ def test_accepts_functions_methods_code_and_wrappers():
     assert analyze(fa) is fa
 
 
-@pytest.mark.parametrize("bad,needle", [
-    (len, "built-in len"), (42, "int"), (int, "class int"), (None, "NoneType"),
-    ("def f(): pass", "str"),
-])
+@pytest.mark.parametrize(
+    "bad,needle",
+    [
+        (len, "built-in len"),
+        (42, "int"),
+        (int, "class int"),
+        (None, "NoneType"),
+        ("def f(): pass", "str"),
+    ],
+)
 def test_bad_input_is_a_type_error_naming_it(bad, needle):
     with pytest.raises(TypeError) as ei:
         analyze(bad)
@@ -77,6 +86,7 @@ def test_bad_input_is_a_type_error_naming_it(bad, needle):
 
 
 # -- laziness ---------------------------------------------------------------------------
+
 
 def test_nothing_is_computed_until_asked_and_then_cached():
     fa = analyze(sample)
@@ -98,6 +108,7 @@ def test_loops_of_the_sample_function():
 
 # -- dominance through the facade against networkx ---------------------------------------
 
+
 def _nx_dominators(cfg):
     g = nx.DiGraph()
     g.add_node(cfg.entry)
@@ -114,8 +125,9 @@ def _nx_dominators(cfg):
     return doms
 
 
-@pytest.mark.parametrize("name", ["sample", "try_except_else_finally", "nested_loops",
-                                  "match_statement", "while_true"])
+@pytest.mark.parametrize(
+    "name", ["sample", "try_except_else_finally", "nested_loops", "match_statement", "while_true"]
+)
 def test_dominates_matches_networkx(name):
     fn = sample if name == "sample" else CORPUS[name]
     fa = analyze(fn)
@@ -133,6 +145,7 @@ def test_dominates_matches_networkx(name):
 
 # -- nesting -------------------------------------------------------------------------------
 
+
 def test_nested_code_objects():
     fa = analyze(CORPUS["closures"])
     direct = fa.nested()
@@ -144,6 +157,7 @@ def test_nested_code_objects():
 
 
 # -- outputs ---------------------------------------------------------------------------
+
 
 def test_to_text_lists_every_block_and_the_ssa():
     fa = analyze(sample)
@@ -163,11 +177,12 @@ def test_render_plain_when_not_a_terminal(capsys):
 
 def test_render_with_rich_console():
     from rich.console import Console
+
     buf = io.StringIO()
     console = Console(file=buf, width=160, force_terminal=True, color_system="standard")
     analyze(sample).render(console)
     out = buf.getvalue()
-    assert "\x1b[" in out                      # styled
+    assert "\x1b[" in out  # styled
     assert "blocks" in out and "phi(" in out
 
 
@@ -180,7 +195,7 @@ def _parse_dot(src: str):
     src = src.strip()
     while pos < len(src):
         m = _DOT_TOKEN.match(src, pos)
-        assert m and m.end() > pos, f"bad DOT at {src[pos:pos + 40]!r}"
+        assert m and m.end() > pos, f"bad DOT at {src[pos : pos + 40]!r}"
         toks.append(next(t for t in m.groups() if t is not None))
         pos = m.end()
     assert toks[0] == "digraph" and toks[2] == "{" and toks[-1] == "}"
@@ -241,16 +256,28 @@ def _reachable_offsets(fa):
     return {i.offset for b in fa.cfg.reachable for i in fa.cfg.blocks[b].instructions}
 
 
-@pytest.mark.parametrize("name", ["sample", "comprehension_shadowing", "with_statements",
-                                  "generator"])
+@pytest.mark.parametrize("name", ["sample", "comprehension_shadowing", "with_statements", "generator"])
 def test_json_schema(name):
     fa = analyze(sample if name == "sample" else CORPUS[name])
     d = fa.to_dict()
     assert json.loads(fa.to_json()) == d
     assert json.loads(fa.to_json(indent=None)) == d
-    assert fa.to_json() == analyze(fa.code).to_json()       # deterministic
-    assert set(d) == {"schema", "function", "entry", "blocks", "edges", "exit_preds", "idom",
-                      "frontiers", "post_idom", "loops", "liveness", "ssa", "aliases"}
+    assert fa.to_json() == analyze(fa.code).to_json()  # deterministic
+    assert set(d) == {
+        "schema",
+        "function",
+        "entry",
+        "blocks",
+        "edges",
+        "exit_preds",
+        "idom",
+        "frontiers",
+        "post_idom",
+        "loops",
+        "liveness",
+        "ssa",
+        "aliases",
+    }
     assert d["schema"] == "bcfront.analysis/1"
     assert d["function"]["qualname"] == fa.code.co_qualname
     assert [b["start"] for b in d["blocks"]] == list(fa.cfg.blocks)
@@ -258,8 +285,9 @@ def test_json_schema(name):
         blk = fa.cfg.blocks[b["start"]]
         assert [i["offset"] for i in b["instructions"]] == [i.offset for i in blk.instructions]
         assert b["stack_depth"] == fa.stack.depth_in.get(b["start"])
-    assert [(e["src"], e["dst"], e["kind"]) for e in d["edges"]] == \
-        [(e.src, e.dst, e.kind) for e in fa.cfg.edges]
+    assert [(e["src"], e["dst"], e["kind"]) for e in d["edges"]] == [
+        (e.src, e.dst, e.kind) for e in fa.cfg.edges
+    ]
     assert {int(k): v for k, v in d["idom"].items()} == fa.idom
     assert {int(k): set(v) for k, v in d["frontiers"].items()} == fa.dominance_frontier
     assert {int(k): v for k, v in d["post_idom"].items()} == fa.post_idom

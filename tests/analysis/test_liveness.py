@@ -4,17 +4,23 @@ Oracles (see dataflow_oracles): `brute_live_before` searches the instruction
 graph built from `dis` path by path; `trace` records what CPython actually
 executes, and every local read later in the run must be live at each point.
 """
+
 from __future__ import annotations
 
 import dis
 import sys
 
 import pytest
-
 from corpus import CORPUS, all_code_objects
 from dataflow_cases import RUNNABLE
-from dataflow_oracles import (brute_live_before, events, exception_entries, instructions,
-                              normal_successors, trace)
+from dataflow_oracles import (
+    brute_live_before,
+    events,
+    exception_entries,
+    instructions,
+    normal_successors,
+    trace,
+)
 
 import bcfront
 from bcfront.analysis import analyze
@@ -44,6 +50,7 @@ def _handler_of(code):
                     t += 2
                 return t
         return None
+
     return h
 
 
@@ -74,6 +81,7 @@ def test_block_sets_match_first_instruction_and_successors():
 
 # -- hand-reasoned cases --------------------------------------------------------------
 
+
 def _first(fa, opname, argval=None):
     for ins in fa.bytecode.instructions:
         if ins.opname == opname and (argval is None or argval in _names(ins.argval)):
@@ -95,9 +103,10 @@ def test_straight_line():
     fa = analyze(straight)
     lv = fa.liveness
     assert lv.live_in(fa.cfg.entry) == {"a", "b"}
-    assert lv.live_after(_first(fa, "BINARY_OP")) == set()     # before the store of c
-    store_c = next(i for i in fa.bytecode.instructions if i.opname.startswith("STORE_FAST")
-                   and "c" in _names(i.argval))
+    assert lv.live_after(_first(fa, "BINARY_OP")) == set()  # before the store of c
+    store_c = next(
+        i for i in fa.bytecode.instructions if i.opname.startswith("STORE_FAST") and "c" in _names(i.argval)
+    )
     assert lv.live_after(store_c.offset) >= {"c"} or store_c.opname == "STORE_FAST_LOAD_FAST"
     assert "a" not in lv.live_after(store_c.offset)
 
@@ -105,8 +114,7 @@ def test_straight_line():
 def test_handler_variables_live_throughout_protected_block():
     fa = analyze(handler_reads)
     lv = fa.liveness
-    protected = [b for b, blk in fa.cfg.blocks.items()
-                 if blk.handler is not None and blk.handler.depth == 0]
+    protected = [b for b, blk in fa.cfg.blocks.items() if blk.handler is not None and blk.handler.depth == 0]
     assert protected
     for b in protected:
         for ins in fa.cfg.blocks[b].instructions:
@@ -123,13 +131,14 @@ def deletes(a):
 def test_delete_fast_reads_and_kills():
     fa = analyze(deletes)
     off = _first(fa, "DELETE_FAST", "b")
-    assert "b" in fa.liveness.live_before(off)      # del fails if b is unbound
+    assert "b" in fa.liveness.live_before(off)  # del fails if b is unbound
     assert "b" not in fa.liveness.live_after(off)
 
 
 def closure_maker(a, n):
     def inner():
         return a + n
+
     n = n + 1
     return inner
 
@@ -159,14 +168,17 @@ def test_comprehension_variable_restored():
         off = _first(fa, "LOAD_FAST_AND_CLEAR", "y")
         assert "y" in lv.live_before(off)
         for_iter = _first(fa, "FOR_ITER")
-        assert "y" not in lv.live_before(for_iter)      # the saved y is on the stack
+        assert "y" not in lv.live_before(for_iter)  # the saved y is on the stack
     else:
         comp = fa.nested()[0]
         assert comp.liveness.live_in(comp.cfg.entry) == {".0"}
     ret = _first(fa, "RETURN_VALUE")
     assert lv.live_before(ret) == set()
-    restore = [i for i in fa.bytecode.instructions if i.offset < ret
-               and i.opname.startswith("STORE_FAST") and "y" in _names(i.argval)][-1]
+    restore = [
+        i
+        for i in fa.bytecode.instructions
+        if i.offset < ret and i.opname.startswith("STORE_FAST") and "y" in _names(i.argval)
+    ][-1]
     assert "y" in lv.live_after(restore.offset)
 
 
@@ -225,6 +237,7 @@ def test_iterative_under_low_recursion_limit(shallow_stack):
 
 # -- dynamic oracle -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", sorted(RUNNABLE))
 def test_every_later_read_is_live(name):
     """Along each traced run: a variable read later (before being written) is in
@@ -262,5 +275,6 @@ def test_dis_agrees_on_instruction_offsets():
     # the oracle and the analyzer must talk about the same instructions
     fn = RUNNABLE["raises"][0]
     fa = analyze(fn)
-    assert [i.offset for i in fa.bytecode.instructions] == \
-        [i.offset for i in dis.get_instructions(fn) if i.opname != "EXTENDED_ARG"]
+    assert [i.offset for i in fa.bytecode.instructions] == [
+        i.offset for i in dis.get_instructions(fn) if i.opname != "EXTENDED_ARG"
+    ]

@@ -2,23 +2,25 @@
 (dominators by node removal, loop bodies by backward search avoiding the header,
 irreducibility as a cycle left after removing back edges), on the corpus,
 hand-made irreducible bytecode, random graphs and the standard library."""
+
 from __future__ import annotations
 
 import networkx as nx
 import pytest
+from corpus import CORPUS, corpus_code_objects, irreducible_code, stdlib_code_objects
+from graph_oracles import brute_dominators, graphs, preds_of, reach
 from hypothesis import given, settings
 
 from bcfront.analysis.cfg import build_cfg
 from bcfront.analysis.decode import decode
 from bcfront.analysis.dominance import cfg_dominance, cfg_dominance_frontier, cfg_post_idom
 from bcfront.analysis.loops import Loop, find_loops, natural_loops
-from corpus import CORPUS, corpus_code_objects, irreducible_code, stdlib_code_objects
-from graph_oracles import brute_dominators, graphs, preds_of, reach
 
 CORPUS_CODES = corpus_code_objects()
 
 
 # -- the oracle ----------------------------------------------------------------
+
 
 class _Dominators:
     """dom[n] for big graphs: `d in dom[n]` by dominator-tree intervals built from
@@ -57,6 +59,7 @@ class _Dominators:
         class _Set:
             def __contains__(self, d) -> bool:
                 return outer.pre[d] <= outer.pre[n] and outer.post[n] <= outer.post[d]
+
         return _Set()
 
 
@@ -75,8 +78,9 @@ def brute_loops(succ: dict, entry, dom: dict | None = None) -> dict:
             if hh == h:
                 b |= reach(pred, u, removed=h)
         body[h] = frozenset(b)
-    exits = {h: tuple(sorted({(x, s) for x in body[h] for s in succ[x] if s not in body[h]}))
-             for h in headers}
+    exits = {
+        h: tuple(sorted({(x, s) for x in body[h] for s in succ[x] if s not in body[h]})) for h in headers
+    }
     # loops containing each block; parent = smallest strict superset, depth = supersets
     holding: dict = {n: [] for n in nodes}
     for h in headers:
@@ -91,9 +95,17 @@ def brute_loops(succ: dict, entry, dom: dict | None = None) -> dict:
     forward = nx.DiGraph()
     forward.add_nodes_from(nodes)
     forward.add_edges_from((u, v) for u in nodes for v in succ[u] if (u, v) not in back)
-    return {"back": back, "body": body, "exits": exits, "parent": parent, "depth": depth,
-            "innermost": innermost, "irreducible": not nx.is_directed_acyclic_graph(forward),
-            "dom": dom, "pred": pred}
+    return {
+        "back": back,
+        "body": body,
+        "exits": exits,
+        "parent": parent,
+        "depth": depth,
+        "innermost": innermost,
+        "irreducible": not nx.is_directed_acyclic_graph(forward),
+        "dom": dom,
+        "pred": pred,
+    }
 
 
 def check_forest(forest, succ: dict, entry, dom: dict | None = None) -> None:
@@ -132,8 +144,8 @@ def check_regions(forest, succ: dict, want: dict) -> None:
         assert list(region.entries) == sorted(b for b in blocks if any(p not in blocks for p in pred[b]))
         assert len(region.entries) >= 2
         for u, v in region.retreating_edges:
-            assert v in succ[u] and v not in dom[u]          # not a back edge
-            common = dom[u] & dom[v]                          # nearest common dominator
+            assert v in succ[u] and v not in dom[u]  # not a back edge
+            common = dom[u] & dom[v]  # nearest common dominator
             d = max(common, key=lambda x: len(dom[x]))
             inside = {x for x in dom if d in dom[x] and x != d}
             g = nx.DiGraph()
@@ -149,6 +161,7 @@ def cfg_succ(cfg) -> dict:
 
 # -- CFGs ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name,code", CORPUS_CODES, ids=[n for n, _ in CORPUS_CODES])
 def test_corpus(name, code, shallow_stack):
     cfg = build_cfg(code)
@@ -158,7 +171,7 @@ def test_corpus(name, code, shallow_stack):
     succ = cfg_succ(cfg)
     dom = brute_dominators(succ, cfg.entry) if len(cfg.blocks) <= 150 else _Dominators(succ, cfg.entry)
     check_forest(forest, succ, cfg.entry, dom)
-    assert not forest.irreducible           # CPython's compiler emits reducible graphs
+    assert not forest.irreducible  # CPython's compiler emits reducible graphs
 
 
 def test_loops_of_known_shapes():
@@ -192,11 +205,13 @@ def test_irreducible_bytecode_is_reported_not_looped():
 
 def test_facade_exposes_the_forest():
     import bcfront
+
     fa = bcfront.analyze(CORPUS["nested_loops"])
     assert fa.loops is not None and len(fa.loops.loops) >= 3
 
 
 # -- random graphs -------------------------------------------------------------
+
 
 @settings(max_examples=300, deadline=None)
 @given(graphs())
@@ -208,6 +223,7 @@ def test_random_graphs(graph):
 
 
 # -- the standard library --------------------------------------------------------
+
 
 def pipeline(code) -> None:
     """decode + CFG + dominance + loops, as the facade runs them."""
@@ -235,7 +251,7 @@ def test_stdlib_sample_loops_against_brute_force():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3600)   # every code object of the standard library: minutes
+@pytest.mark.timeout(3600)  # every code object of the standard library: minutes
 def test_all_of_stdlib_pipeline(shallow_stack):
     codes = stdlib_code_objects()
     with shallow_stack():

@@ -1,12 +1,12 @@
 """Object aliasing: hand-reasoned small cases, and a dynamic oracle (objects that are
 identical at run time, held by two variables at any moments of a run, must be
 predicted may-alias)."""
+
 from __future__ import annotations
 
 import sys
 
 import pytest
-
 from corpus import CORPUS, all_code_objects
 from dataflow_cases import RUNNABLE
 from dataflow_oracles import trace
@@ -41,6 +41,7 @@ def containers(p):
 def attributes():
     def holder():
         pass
+
     a = []
     holder.item = a
     back = holder.item
@@ -99,6 +100,7 @@ def closure():
     def push(v):
         acc.append(v)
         return acc
+
     got = push(1)
     return got
 
@@ -106,8 +108,19 @@ def closure():
 CASES = [
     # (function, [(a, b, expected may_alias)])
     (assign, [("a", "b", True), ("a", "c", False), ("b", "c", False)]),
-    (containers, [("first", "p", True), ("got", "a", True), ("u", "a", True), ("v", "d", True),
-                  ("u", "d", True), ("a", "d", False), ("a", "p", False), ("t", "a", False)]),
+    (
+        containers,
+        [
+            ("first", "p", True),
+            ("got", "a", True),
+            ("u", "a", True),
+            ("v", "d", True),
+            ("u", "d", True),
+            ("a", "d", False),
+            ("a", "p", False),
+            ("t", "a", False),
+        ],
+    ),
     (attributes, [("back", "a", True), ("back", "holder", False), ("other", "a", False)]),
     (params, [("p", "q", False), ("r", "p", True), ("r", "q", False)]),
     (calls, [("y", "a", True), ("z", "b", True), ("a", "b", False), ("w", "a", True)]),
@@ -132,8 +145,7 @@ def test_sets_cover_exactly_the_may_alias_pairs():
     for fn, _ in CASES:
         al = analyze(fn).aliases
         names = al.variables
-        pairs = {frozenset((a, b)) for a in names for b in names
-                 if a != b and al.may_alias(a, b)}
+        pairs = {frozenset((a, b)) for a in names for b in names if a != b and al.may_alias(a, b)}
         covered = {frozenset((a, b)) for s in al.sets for a in s for b in s if a != b}
         assert pairs == covered, fn.__name__
         assert all(len(s) >= 2 for s in al.sets)
@@ -161,8 +173,20 @@ def test_corpus_runs(name):
 
 # -- dynamic oracle -------------------------------------------------------------------
 
-_IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), tuple, frozenset, range,
-              type(Ellipsis), type)
+_IMMUTABLE = (
+    int,
+    float,
+    complex,
+    bool,
+    str,
+    bytes,
+    type(None),
+    tuple,
+    frozenset,
+    range,
+    type(Ellipsis),
+    type,
+)
 
 
 def _held_objects(code, run):
@@ -175,7 +199,7 @@ def _held_objects(code, run):
             for name, val in frame.f_locals.items():
                 if not isinstance(val, _IMMUTABLE):
                     held.setdefault(name, {})[id(val)] = val
-                    keep.append(val)        # keep it alive: ids must not be reused
+                    keep.append(val)  # keep it alive: ids must not be reused
         return local
 
     def glob(frame, event, arg):
@@ -197,15 +221,21 @@ def test_runtime_identity_is_predicted(name):
     fn, run = RUNNABLE[name]
     code = fn.__code__
     al = analyze(fn).aliases
-    trace(code, run)                       # warm up opcode/line tracing (see trace)
+    trace(code, run)  # warm up opcode/line tracing (see trace)
     held = _held_objects(code, run)
     names = sorted(held)
     pairs = 0
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             if held[a].keys() & held[b].keys():
                 pairs += 1
                 assert al.may_alias(a, b), (a, b, al.points_to(a), al.points_to(b))
-    if name in ("containers", "conditional_alias", "iterate_alias", "through_calls",
-                "closure_alias", "inplace"):
+    if name in (
+        "containers",
+        "conditional_alias",
+        "iterate_alias",
+        "through_calls",
+        "closure_alias",
+        "inplace",
+    ):
         assert pairs, "the case was chosen to alias something"

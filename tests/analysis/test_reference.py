@@ -8,10 +8,10 @@ post-dominators, dominance frontiers, natural loops, liveness, stack depths and
 the SSA of the locals (phi placement, phi arguments, the values each load reads,
 the values each instruction defines) must equal the reference's.
 """
+
 from __future__ import annotations
 
 import pytest
-
 from corpus import corpus_code_objects, stdlib_code_objects
 
 from bcfront.analysis import FunctionAnalysis
@@ -24,7 +24,7 @@ from bcfront.analysis.reference import ssa as ref_ssa
 from bcfront.analysis.reference import stack as ref_stack
 from bcfront.analysis.stack import StackDepthError
 
-MAX_CORPUS_BLOCKS = 300      # the reference dominators are quadratic
+MAX_CORPUS_BLOCKS = 300  # the reference dominators are quadratic
 
 
 def check_cfg(fa: FunctionAnalysis, ref: ref_cfg.RefCFG) -> None:
@@ -52,8 +52,12 @@ def check_dominance(fa: FunctionAnalysis, ref: ref_cfg.RefCFG) -> None:
 
 
 def check_loops(fa: FunctionAnalysis, ref: ref_cfg.RefCFG) -> None:
-    got = {lp.header: ref_loops.RefLoop(lp.header, lp.body, lp.back_edges, lp.exits, lp.parent,
-                                        lp.depth, lp.children) for lp in fa.loops}
+    got = {
+        lp.header: ref_loops.RefLoop(
+            lp.header, lp.body, lp.back_edges, lp.exits, lp.parent, lp.depth, lp.children
+        )
+        for lp in fa.loops
+    }
     assert got == ref_loops.natural_loops(ref)
 
 
@@ -96,17 +100,24 @@ def _seen(v) -> frozenset:
 
 
 def check_ssa(fa: FunctionAnalysis, ref: ref_cfg.RefCFG) -> None:
-    want = ref_ssa.build_ssa(ref, ref_dom.cfg_idom(ref), ref_dom.cfg_frontiers(ref),
-                             ref_live.liveness(ref, fa.bytecode.instructions, fa.code)[0],
-                             fa.bytecode.instructions, fa.code)
+    want = ref_ssa.build_ssa(
+        ref,
+        ref_dom.cfg_idom(ref),
+        ref_dom.cfg_frontiers(ref),
+        ref_live.liveness(ref, fa.bytecode.instructions, fa.code)[0],
+        fa.bytecode.instructions,
+        fa.code,
+    )
     ssa = fa.ssa
     phis = {b: {v.var for v in vs if isinstance(v.var, str)} for b, vs in ssa.phis.items()}
     assert {b: xs for b, xs in phis.items() if xs} == want.phis
     for b, vs in ssa.phis.items():
         for v in vs:
             if isinstance(v.var, str):
-                got = [(edge, _seen(a) if edge[1] == "exception" else _key(a))
-                       for edge, a in zip(v.edges, v.args)]
+                got = [
+                    (edge, _seen(a) if edge[1] == "exception" else _key(a))
+                    for edge, a in zip(v.edges, v.args)
+                ]
                 assert got == want.phi_args[b, v.var], (b, v.var)
     for op in ssa.ops.values():
         ins = op.instr
@@ -131,10 +142,14 @@ def check(code) -> None:
 
 
 def _sample() -> list:
-    corpus = [(name, c) for name, c in corpus_code_objects()
-              if len(FunctionAnalysis(c).cfg.blocks) <= MAX_CORPUS_BLOCKS]
-    stdlib = [(f"{c.co_filename}:{c.co_firstlineno} {c.co_qualname}", c)
-              for c in stdlib_code_objects(every=40)[::4]]
+    corpus = [
+        (name, c)
+        for name, c in corpus_code_objects()
+        if len(FunctionAnalysis(c).cfg.blocks) <= MAX_CORPUS_BLOCKS
+    ]
+    stdlib = [
+        (f"{c.co_filename}:{c.co_firstlineno} {c.co_qualname}", c) for c in stdlib_code_objects(every=40)[::4]
+    ]
     return corpus + stdlib
 
 
@@ -155,5 +170,6 @@ def test_fast_passes_equal_the_references_on_all_of_stdlib():
         try:
             check(code)
         except AssertionError as exc:
-            raise AssertionError(f"{code.co_filename}:{code.co_firstlineno} "
-                                 f"{code.co_qualname}: {exc}") from exc
+            raise AssertionError(
+                f"{code.co_filename}:{code.co_firstlineno} {code.co_qualname}: {exc}"
+            ) from exc

@@ -1,6 +1,7 @@
 """SSA form: invariants on every corpus code object, hand-checked shapes, and a
 dynamic reaching-definition oracle (the local a read sees at run time was written
 by one of the definitions its SSA value can stand for)."""
+
 from __future__ import annotations
 
 import dis
@@ -8,11 +9,9 @@ import re
 import sys
 
 import pytest
-
 from corpus import CORPUS, all_code_objects
 from dataflow_cases import RUNNABLE
-from dataflow_oracles import (JUMPS, check_ssa, events, instructions, normal_successors,
-                              trace)
+from dataflow_oracles import JUMPS, check_ssa, events, instructions, normal_successors, trace
 
 from bcfront.analysis import analyze
 
@@ -48,7 +47,7 @@ def _leaves(v, seen=None) -> set:
 
 
 def _fresh(n):
-    return None if n is None else int(str(n))     # an equal int, another object
+    return None if n is None else int(str(n))  # an equal int, another object
 
 
 @pytest.mark.parametrize("name", ["huge_function", "many_exception_handlers"])
@@ -58,6 +57,7 @@ def test_renaming_compares_blocks_by_value(name):
     # different int objects (offsets above 256) must not make it restore a state it
     # never saved.  Same SSA as with the CFG's own (shared) int objects.
     from bcfront.analysis.ssa import SSA
+
     code = next(iter(all_code_objects(CORPUS[name])))
     fa = analyze(code)
     idom = {_fresh(b): _fresh(d) for b, d in fa.idom.items()}
@@ -85,6 +85,7 @@ def test_one_successor_blocks_dominate_at_most_the_next_in_rpo(code):
 
 # -- shapes ---------------------------------------------------------------------------
 
+
 def add(a, b):
     c = a + b
     return c
@@ -104,7 +105,10 @@ def test_parameters_are_defined_at_entry():
     fa = analyze(add)
     ssa = fa.ssa
     assert [(v.name, v.kind, v.block) for v in ssa.entry] == [
-        ("a.0", "param", 0), ("b.0", "param", 0), ("c.0", "undef", 0)]
+        ("a.0", "param", 0),
+        ("b.0", "param", 0),
+        ("c.0", "undef", 0),
+    ]
     assert ssa.value("a.0") is ssa.entry[0]
 
 
@@ -120,8 +124,9 @@ def test_every_local_of_a_wide_function_gets_its_entry_value(nlocals):
     code = ns["wide"].__code__
     ssa = analyze(code).ssa
     nargs = code.co_argcount + code.co_kwonlyargcount
-    assert [(v.var, v.kind) for v in ssa.entry] == \
-        [(n, "param" if k < nargs else "undef") for k, n in enumerate(code.co_varnames)]
+    assert [(v.var, v.kind) for v in ssa.entry] == [
+        (n, "param" if k < nargs else "undef") for k, n in enumerate(code.co_varnames)
+    ]
     assert len({v.id for v in ssa.entry}) == nlocals
     # each read of a local in the return finds the parameter or the store before it
     params = set(code.co_varnames[:nargs])
@@ -129,8 +134,7 @@ def test_every_local_of_a_wide_function_gets_its_entry_value(nlocals):
         if ins.opname in ("LOAD_FAST", "LOAD_FAST_LOAD_FAST"):
             read = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
             uses = ssa.ops[ins.offset].uses
-            assert [(v.var, v.kind) for v in uses] == \
-                [(n, "param" if n in params else "store") for n in read]
+            assert [(v.var, v.kind) for v in uses] == [(n, "param" if n in params else "store") for n in read]
 
 
 def _paired(a, b):
@@ -182,6 +186,7 @@ def _closure(a):
 
     def inner():
         return a + b
+
     return inner
 
 
@@ -191,8 +196,11 @@ def test_closure_cells_are_pushed_as_new_values_and_make_cell_reads_a_cell_param
     ins = list(dis.get_instructions(code))
     # the loads that push the cells for the closure tuple (LOAD_CLOSURE; 3.13: LOAD_FAST)
     build = next(i for i in ins if i.opname == "BUILD_TUPLE")
-    pushes = [i for i in ins if i.opname in ("LOAD_CLOSURE", "LOAD_FAST")
-              and i.argval in ("a", "b") and i.offset < build.offset]
+    pushes = [
+        i
+        for i in ins
+        if i.opname in ("LOAD_CLOSURE", "LOAD_FAST") and i.argval in ("a", "b") and i.offset < build.offset
+    ]
     assert [i.argval for i in pushes] == ["a", "b"]
     cells = ssa.ops[build.offset].uses
     assert [(v.kind, v.offset) for v in cells] == [("op", i.offset) for i in pushes]
@@ -245,8 +253,9 @@ def test_for_loop_iterator_crosses_blocks():
     assert ssa.stack_in[for_iter.block][-1] is it
     # t is merged at the loop header from `t = 0` and `t = t + x`
     assert [v.var for v in ssa.phis[for_iter.block]] == ["t"]
-    stores = {op.offset for op in ssa.ops.values()
-              if any(d.var == "t" and d.kind == "store" for d in op.defs)}
+    stores = {
+        op.offset for op in ssa.ops.values() if any(d.var == "t" and d.kind == "store" for d in op.defs)
+    }
     assert len(stores) == 2
     assert _leaves(ssa.phis[for_iter.block][0]) == stores
 
@@ -268,9 +277,11 @@ def test_inlined_comprehension_stack_values():
     clear = next(op for op in ssa.ops.values() if op.instr.opname == "LOAD_FAST_AND_CLEAR")
     saved = clear.results[0]
     assert saved.name == "y.1"
-    restores = [op for op in ssa.ops.values()
-                if op.instr.opname == "STORE_FAST" and op.instr.argval == "y"
-                and op.uses[0] is saved]
+    restores = [
+        op
+        for op in ssa.ops.values()
+        if op.instr.opname == "STORE_FAST" and op.instr.argval == "y" and op.uses[0] is saved
+    ]
     assert restores, str(ssa)
     assert any(op.block != clear.block for op in restores)
     check_ssa(fa)
@@ -304,8 +315,8 @@ def test_handler_entry_defines_exception_and_lasti():
     handlers = {b: vs for b, vs in ssa.handler_values.items()}
     assert handlers
     kinds = [[v.kind for v in vs] for vs in handlers.values()]
-    assert ["exc"] in kinds                       # except: depth d, just the exception
-    assert ["lasti", "exc"] in kinds              # cleanup handlers push lasti first
+    assert ["exc"] in kinds  # except: depth d, just the exception
+    assert ["lasti", "exc"] in kinds  # cleanup handlers push lasti first
     for b, vs in handlers.items():
         entry = fa.cfg.blocks[[p for p in fa.cfg.blocks[b].preds][0]].handler
         assert [v.var for v in vs] == list(range(entry.depth, entry.handler_depth))
@@ -314,8 +325,11 @@ def test_handler_entry_defines_exception_and_lasti():
 def test_handler_sees_every_value_of_the_protected_block():
     fa = analyze(try_finally)
     ssa = fa.ssa
-    stores = {op.defs[0].name: op.offset for op in ssa.ops.values()
-              if op.defs and op.defs[0].var == "x" and op.defs[0].kind == "store"}
+    stores = {
+        op.defs[0].name: op.offset
+        for op in ssa.ops.values()
+        if op.defs and op.defs[0].var == "x" and op.defs[0].kind == "store"
+    }
     # the except clause returns x: whatever value it reads, any of x = 1, f(), f(x)
     ret = next(op for op in ssa.ops.values() if op.instr.opname == "BUILD_TUPLE")
     x_val = ret.uses[0]
@@ -348,7 +362,7 @@ def test_cells_are_not_renamed():
     fa = analyze(CORPUS["closures"])
     ssa = fa.ssa
     assert not [v for v in ssa.values if v.var == "a" and v.kind == "store"]
-    assert [v.kind for v in ssa.entry if v.var == "a"] == ["param"]   # wrapped by MAKE_CELL
+    assert [v.kind for v in ssa.entry if v.var == "a"] == ["param"]  # wrapped by MAKE_CELL
 
 
 def test_under_low_recursion_limit(shallow_stack):
@@ -361,6 +375,7 @@ def test_under_low_recursion_limit(shallow_stack):
 
 
 # -- dynamic oracle -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(RUNNABLE))
 def test_reaching_definitions_match_execution(name):
@@ -381,7 +396,7 @@ def test_reaching_definitions_match_execution(name):
         writer = {n: "entry" for n in local}
         prev = None
         for off in seq:
-            if prev is not None and off in succ[prev]:   # prev completed normally
+            if prev is not None and off in succ[prev]:  # prev completed normally
                 for kind, n in events(ins[prev], code):
                     if kind == "w" and n in writer:
                         writer[n] = prev
@@ -390,7 +405,7 @@ def test_reaching_definitions_match_execution(name):
             if ins[off].opname == "STORE_FAST_LOAD_FAST" and reads:
                 stored, loaded = ins[off].argval
                 if stored == loaded:
-                    reads = []                       # reads its own store: not a use
+                    reads = []  # reads its own store: not a use
             for n in reads:
                 vals = [v for v in op.uses if v.var == n]
                 assert vals, (off, n)
@@ -402,12 +417,18 @@ def test_reaching_definitions_match_execution(name):
 
 # -- the stack model under SSA ----------------------------------------------------------
 
-_REAL_OPS = [n for n, c in dis.opmap.items() if c < 256 and not n.startswith("INSTRUMENTED_")
-             and n not in ("CACHE", "RESERVED", "ENTER_EXECUTOR", "EXTENDED_ARG")]
+_REAL_OPS = [
+    n
+    for n, c in dis.opmap.items()
+    if c < 256
+    and not n.startswith("INSTRUMENTED_")
+    and n not in ("CACHE", "RESERVED", "ENTER_EXECUTOR", "EXTENDED_ARG")
+]
 
 
 def test_every_real_opcode_has_a_stack_rule():
     from bcfront.analysis.stack import has_rule
+
     assert [n for n in _REAL_OPS if not has_rule(n, PY)] == []
 
 
@@ -418,6 +439,7 @@ _DEPARTURES = {"RETURN_GENERATOR"} | ({"PRECALL", "CALL"} if PY == (3, 11) else 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_stack_rules_agree_with_dis(name):
     from bcfront.analysis.stack import effect_of
+
     for code in all_code_objects(CORPUS[name]):
         for ins in dis.get_instructions(code):
             if ins.opname in _DEPARTURES or ins.opname == "EXTENDED_ARG":
@@ -438,6 +460,7 @@ def test_precall_and_call_together_match_dis_on_311():
     code = compile("f(a, b)", "<c>", "eval")
     ins = [i for i in dis.get_instructions(code) if i.opname in ("PRECALL", "CALL")]
     from bcfront.analysis.stack import effect_of
+
     ours = sum(len(effect_of(i, PY).fall) - effect_of(i, PY).pops for i in ins)
     assert ours == sum(dis.stack_effect(i.opcode, i.arg) for i in ins) == -3
     assert fa
@@ -457,10 +480,10 @@ def test_slot_reads_and_writes():
     for ins in fa.bytecode.instructions:
         d = st.depth_before(ins.offset)
         if ins.opname == "FOR_ITER":
-            assert st.reads(ins.offset) == (d - 1,)             # the iterator
-            assert st.writes(ins.offset) == (d,)                # the next item; iterator stays
+            assert st.reads(ins.offset) == (d - 1,)  # the iterator
+            assert st.writes(ins.offset) == (d,)  # the next item; iterator stays
         elif ins.opname == "LIST_APPEND":
-            assert st.reads(ins.offset) == (d - 1 - ins.arg, d - 1)   # the list, the item
+            assert st.reads(ins.offset) == (d - 1 - ins.arg, d - 1)  # the list, the item
             assert st.writes(ins.offset) == ()
         elif ins.opname == "SWAP":
             assert st.reads(ins.offset) == ()

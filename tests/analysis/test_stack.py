@@ -7,13 +7,13 @@ plus lasti plus the exception at each handler), with the two documented
 departures of the stack module (3.11's PRECALL moves nothing, CALL pops its
 arguments; RETURN_GENERATOR pushes one value).
 """
+
 from __future__ import annotations
 
 import dis
 import sys
 
 import pytest
-
 from corpus import CORPUS, all_code_objects, stdlib_code_objects
 from dataflow_oracles import exception_entries, instruction_graph
 
@@ -41,7 +41,7 @@ def dis_depths(code) -> dict[int, int]:
         while t not in ins:
             t += 2
         entries[t] = e.depth + e.lasti + 1
-    before = dict(zip(list(ins)[1:], ins.values()))     # the instruction before each
+    before = dict(zip(list(ins)[1:], ins.values()))  # the instruction before each
     first = next(iter(ins))
     depth = {first: 0}
     work = [first]
@@ -50,8 +50,11 @@ def dis_depths(code) -> dict[int, int]:
         i = ins[o]
         p = before.get(o)
         # 3.11: CALL pops the arguments that the PRECALL before it left in place
-        precall = dis.stack_effect(p.opcode, p.arg) if (
-            PY == (3, 11) and i.opname == "CALL" and p is not None and p.opname == "PRECALL") else 0
+        precall = (
+            dis.stack_effect(p.opcode, p.arg)
+            if (PY == (3, 11) and i.opname == "CALL" and p is not None and p.opname == "PRECALL")
+            else 0
+        )
         # a conditional's successors are [next, target]: the second is the jump
         nexts = [(s, depth[o] + _effect(i, k == 1, precall)) for k, s in enumerate(succ[o])]
         if handler[o] is not None:
@@ -85,10 +88,13 @@ def test_depth_of_every_instruction_matches_dis(code):
     offsets = fa.bytecode.offsets
     assert st.block_low == {
         b: min(want[offsets[i]] - st.effects[i].pops for i in range(blk.first, blk.stop))
-        for b, blk in fa.cfg.blocks.items() if b in want}
+        for b, blk in fa.cfg.blocks.items()
+        if b in want
+    }
 
 
 # -- bytecode whose depths do not add up ------------------------------------------------
+
 
 def _with_nop(fn, pred):
     """`fn`'s code with the first instruction that satisfies `pred` replaced by NOP
@@ -98,7 +104,7 @@ def _with_nop(fn, pred):
     ins = list(dis.get_instructions(code))
     for i, nxt in zip(ins, ins[1:]):
         if pred(i):
-            assert nxt.offset == i.offset + 2       # no inline caches to leave behind
+            assert nxt.offset == i.offset + 2  # no inline caches to leave behind
             raw[i.offset] = dis.opmap["NOP"]
             raw[i.offset + 1] = 0
             return code.replace(co_code=bytes(raw))
@@ -117,8 +123,7 @@ def _merges(a):
 def test_pop_below_the_bottom_is_an_error():
     code = _with_nop(_returns, lambda i: i.opname == "LOAD_FAST")
     ret = next(i for i in dis.get_instructions(code) if i.opname == "RETURN_VALUE")
-    with pytest.raises(StackDepthError, match=f"offset {ret.offset} pops 1 values from a stack "
-                                              "of depth 0"):
+    with pytest.raises(StackDepthError, match=f"offset {ret.offset} pops 1 values from a stack of depth 0"):
         analyze(code).stack
 
 
@@ -126,8 +131,9 @@ def test_paths_that_disagree_are_an_error():
     # without the second constant, one side reaches the store one value short (which
     # side the walk meets first decides between the two messages)
     code = _with_nop(_merges, lambda i: i.opname == "LOAD_CONST" and i.argval == 67890)
-    with pytest.raises(StackDepthError, match="is entered with stack depth|pops 1 values from "
-                                              "a stack of depth 0"):
+    with pytest.raises(
+        StackDepthError, match="is entered with stack depth|pops 1 values from a stack of depth 0"
+    ):
         analyze(code).stack
 
 
@@ -135,6 +141,7 @@ def test_one_block_loop_onto_itself():
     def spin():
         while True:
             pass
+
     fa = analyze(spin)
     assert fa.stack.max_depth == 0
     assert all(d == 0 for d in fa.stack.depth)
@@ -144,7 +151,8 @@ def test_effects_mark_the_instructions_on_fast_locals_as_dis_lists_them():
     """`Effect.local` (what the SSA builder's loop dispatches on) is set exactly for the
     opcodes `dis.haslocal` lists, plus MAKE_CELL (it turns a fast local into a cell);
     only LOAD_FAST/LOAD_FAST_CHECK count as plain loads, only STORE_FAST as a store."""
-    from bcfront.analysis.stack import LOCAL_LOAD, LOCAL_STORE, NO_LOCAL, _TABLES
+    from bcfront.analysis.stack import _TABLES, LOCAL_LOAD, LOCAL_STORE, NO_LOCAL
+
     rules = _TABLES[PY].rules
     for name, op in dis.opmap.items():
         if op >= 256 or name not in rules:
@@ -165,7 +173,8 @@ def test_ssa_handlers_cover_exactly_the_marked_instructions():
     local: the two tables name the same opcodes, or an instruction would be renamed as
     a plain one (or a plain one handed to a handler)."""
     from bcfront.analysis.ssa_build import _LOCAL_OPS
-    from bcfront.analysis.stack import NO_LOCAL, _TABLES
+    from bcfront.analysis.stack import _TABLES, NO_LOCAL
+
     rules = _TABLES[PY].rules
     for name, op in dis.opmap.items():
         if op >= 256 or name not in rules:

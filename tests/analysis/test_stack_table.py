@@ -5,6 +5,7 @@ Oracle: ``dis.stack_effect`` of the unit's opcode and arg on the fall-through si
 with the stack module's documented departures left out (3.11's PRECALL and CALL,
 RETURN_GENERATOR), and the unit read as CPython lays it out in co_code.
 """
+
 from __future__ import annotations
 
 import dis
@@ -24,7 +25,7 @@ def _unit(op: int, arg: int) -> int:
 
 
 def _filled():
-    table = _EffectTable(PY)        # fresh: only what the prefill put there
+    table = _EffectTable(PY)  # fresh: only what the prefill put there
     for op in range(256):
         name = dis.opname[op]
         if name.startswith("<") or name in DEPARTS:

@@ -8,6 +8,7 @@ depths, liveness, SSA and aliasing with ``sys.setrecursionlimit(200)`` in force;
 then, outside the limit, the SSA invariants are checked against networkx and
 ``dis.stack_effect`` (`dataflow_oracles.check_ssa`).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,7 +20,6 @@ import types
 import warnings
 
 import pytest
-
 from corpus import all_code_objects, stdlib_files
 from dataflow_oracles import check_ssa
 
@@ -27,9 +27,20 @@ from bcfront.analysis import analyze
 
 LIB = sysconfig.get_paths()["stdlib"]
 SAMPLE_MODULES = [
-    "argparse.py", "ast.py", "asyncio/tasks.py", "collections/__init__.py", "contextlib.py",
-    "dataclasses.py", "email/_header_value_parser.py", "enum.py", "functools.py",
-    "inspect.py", "json/decoder.py", "re/_parser.py", "tarfile.py", "typing.py",
+    "argparse.py",
+    "ast.py",
+    "asyncio/tasks.py",
+    "collections/__init__.py",
+    "contextlib.py",
+    "dataclasses.py",
+    "email/_header_value_parser.py",
+    "enum.py",
+    "functools.py",
+    "inspect.py",
+    "json/decoder.py",
+    "re/_parser.py",
+    "tarfile.py",
+    "typing.py",
     "zipfile.py" if sys.version_info < (3, 12) else "zipfile/__init__.py",
 ]
 SAMPLE_SIZE = 300
@@ -89,9 +100,11 @@ def analyze_fully(code: types.CodeType):
 SAMPLE = _sample()
 
 
-@pytest.mark.parametrize("code", SAMPLE, ids=[f"{os.path.relpath(c.co_filename, LIB)}:"
-                                              f"{c.co_firstlineno}:{c.co_qualname}"
-                                              for c in SAMPLE])
+@pytest.mark.parametrize(
+    "code",
+    SAMPLE,
+    ids=[f"{os.path.relpath(c.co_filename, LIB)}:{c.co_firstlineno}:{c.co_qualname}" for c in SAMPLE],
+)
 def test_sample(code):
     analyze_fully(code)
 

@@ -14,8 +14,10 @@
 
 Same definitions as `bcfront.analysis.cfg` (whose docstring gives them).
 """
+
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from ..bytecode import Bytecode, ExceptionEntry
@@ -23,9 +25,9 @@ from ..bytecode import Bytecode, ExceptionEntry
 
 @dataclass
 class RefBlock:
-    start: int                      # offset of its first instruction
-    first: int                      # position of its first instruction
-    stop: int                       # one past its last instruction's position
+    start: int  # offset of its first instruction
+    first: int  # position of its first instruction
+    stop: int  # one past its last instruction's position
     handler: ExceptionEntry | None
     succs: list[tuple[int, str]] = field(default_factory=list)  # (block, edge kind)
     preds: list[int] = field(default_factory=list)
@@ -34,10 +36,10 @@ class RefBlock:
 @dataclass
 class RefCFG:
     entry: int
-    blocks: dict[int, RefBlock]     # by start offset, in offset order
-    exit_preds: list[int]           # blocks with an edge to the virtual exit
+    blocks: dict[int, RefBlock]  # by start offset, in offset order
+    exit_preds: list[int]  # blocks with an edge to the virtual exit
     reachable: set[int]
-    rpo: list[int]                  # reachable blocks in reverse post-order
+    rpo: list[int]  # reachable blocks in reverse post-order
 
 
 def build_cfg(bc: Bytecode) -> RefCFG:
@@ -54,15 +56,14 @@ def build_cfg(bc: Bytecode) -> RefCFG:
             leaders.add(position[ins.jump_target])
         if ins.is_jump or ins.is_branch or ins.is_terminator:
             leaders.add(i + 1)
-    for e in table:     # (an entry may end at an EXTENDED_ARG prefix: the next instruction)
+    for e in table:  # (an entry may end at an EXTENDED_ARG prefix: the next instruction)
         for offset in (e.start, e.end, e.target):
-            leaders.add(next((i for i, ins in enumerate(instrs) if ins.offset >= offset),
-                             len(instrs)))
+            leaders.add(next((i for i, ins in enumerate(instrs) if ins.offset >= offset), len(instrs)))
     leaders.discard(len(instrs))
     cuts = sorted(leaders) + [len(instrs)]
     # 2. blocks
     blocks: dict[int, RefBlock] = {}
-    for first, stop in zip(cuts, cuts[1:]):
+    for first, stop in itertools.pairwise(cuts):
         start = instrs[first].offset
         handler = next((e for e in table if e.start <= start < e.end), None)
         blocks[start] = RefBlock(start, first, stop, handler)
@@ -81,9 +82,8 @@ def build_cfg(bc: Bytecode) -> RefCFG:
         if falls and after is not None:
             blk.succs.append((after, "fallthrough"))
         if falls and after is None:
-            exit_preds.append(b)             # falls off the end (or may branch there)
-        elif last.is_terminator and (last.op in ("RETURN_VALUE", "RETURN_CONST")
-                                     or blk.handler is None):
+            exit_preds.append(b)  # falls off the end (or may branch there)
+        elif last.is_terminator and (last.op in ("RETURN_VALUE", "RETURN_CONST") or blk.handler is None):
             exit_preds.append(b)
         if blk.handler is not None:
             blk.succs.append((blk.handler.target, "exception"))

@@ -14,6 +14,7 @@ Post-dominance is dominance on the reversed graph, rooted at the virtual exit.
 
 Quadratic in the number of blocks; the fast versions are `bcfront.analysis.dominance`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -22,11 +23,10 @@ from typing import TypeVar
 from ..cfg import EXIT
 from .cfg import RefCFG
 
-N = TypeVar("N", bound=Hashable)     # a graph's nodes
+N = TypeVar("N", bound=Hashable)  # a graph's nodes
 
 
-def dominator_sets(root: N, nodes: Sequence[N],
-                   preds: Callable[[N], Iterable[N]]) -> dict[N, set[N]]:
+def dominator_sets(root: N, nodes: Sequence[N], preds: Callable[[N], Iterable[N]]) -> dict[N, set[N]]:
     """Dom(n) for every node of `nodes` (those reachable from `root`, root first)."""
     everything = set(nodes)
     dom = {n: set(everything) for n in nodes}
@@ -95,7 +95,7 @@ def cfg_post_idom(cfg: RefCFG) -> dict[int, int | None]:
     for b, blk in cfg.blocks.items():
         for s, _ in blk.succs:
             rsuccs.setdefault(s, []).append(b)
-    order = [EXIT]                       # the nodes that reach the exit, by a search
+    order = [EXIT]  # the nodes that reach the exit, by a search
     seen = {EXIT}
     for n in order:
         for m in rsuccs.get(n, ()):

@@ -13,6 +13,7 @@ Iterated over all blocks until nothing changes (the least fixpoint), from empty
 sets.  The fast version is `bcfront.analysis.liveness` (bitmasks, one pass in
 layout order and a worklist).
 """
+
 from __future__ import annotations
 
 from types import CodeType
@@ -34,8 +35,9 @@ def _before(ins: Instr, code: CodeType, after: set[str], everything: tuple[str, 
     return live
 
 
-def liveness(cfg: RefCFG, instrs: tuple[Instr, ...],
-             code: CodeType) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+def liveness(
+    cfg: RefCFG, instrs: tuple[Instr, ...], code: CodeType
+) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
     """(live_in, live_out) of every block, reachable or not."""
     everything = variables_of(code)[0]
     live_in: dict[int, set[str]] = {b: set() for b in cfg.blocks}
@@ -58,8 +60,13 @@ def liveness(cfg: RefCFG, instrs: tuple[Instr, ...],
     return live_in, live_out
 
 
-def live_before(cfg: RefCFG, instrs: tuple[Instr, ...], code: CodeType,
-                live_in: dict[int, set[str]], live_out: dict[int, set[str]]) -> list[set[str]]:
+def live_before(
+    cfg: RefCFG,
+    instrs: tuple[Instr, ...],
+    code: CodeType,
+    live_in: dict[int, set[str]],
+    live_out: dict[int, set[str]],
+) -> list[set[str]]:
     """The variables live before each instruction (by position; unreachable ones too)."""
     everything = variables_of(code)[0]
     out: list[set[str]] = [set() for _ in instrs]

@@ -9,6 +9,7 @@ inside the other's; its parent is the smallest loop that strictly contains it.
 The fast version is `bcfront.analysis.loops` (which also reports irreducible
 regions; the reference leaves those out: CPython's compiler emits none).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,11 +22,11 @@ from .dominance import dominator_sets
 class RefLoop:
     header: int
     body: frozenset[int]
-    back_edges: tuple[tuple[int, int], ...]     # sorted
-    exits: tuple[tuple[int, int], ...]          # (inside, outside) edges, sorted
+    back_edges: tuple[tuple[int, int], ...]  # sorted
+    exits: tuple[tuple[int, int], ...]  # (inside, outside) edges, sorted
     parent: int | None
     depth: int
-    children: tuple[int, ...]                   # headers, sorted
+    children: tuple[int, ...]  # headers, sorted
 
 
 def natural_loops(cfg: RefCFG) -> dict[int, RefLoop]:
@@ -58,6 +59,5 @@ def natural_loops(cfg: RefCFG) -> dict[int, RefLoop]:
             depth, p = depth + 1, parent[p]
         exits = sorted({(b, s) for b in body for s, _ in cfg.blocks[b].succs if s not in body})
         children = tuple(sorted(g for g in bodies if parent[g] == h))
-        out[h] = RefLoop(h, frozenset(body), tuple(sorted(back[h])), tuple(exits), parent[h],
-                         depth, children)
+        out[h] = RefLoop(h, frozenset(body), tuple(sorted(back[h])), tuple(exits), parent[h], depth, children)
     return out

@@ -24,6 +24,7 @@ offset, x)``, ``("undef", offset, x)`` (DELETE_FAST, and the clear half of
 LOAD_FAST_AND_CLEAR), ``("phi", block, x)``.  Stack slots are left out.  The
 fast version is `bcfront.analysis.ssa` (with `ssa_phis` and `ssa_build`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,28 +35,34 @@ from ..bytecode import Instr
 from ..liveness import instruction_events, variables_of
 from .cfg import RefCFG
 
-Key = tuple[object, ...]       # a value's name, as in the module docstring
+Key = tuple[object, ...]  # a value's name, as in the module docstring
 
 # the instructions whose reads of a local are SSA uses (the fast version's `uses`)
-LOCAL_READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST",
-                         "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
+LOCAL_READS = frozenset(
+    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"}
+)
 
 
 @dataclass
 class RefSSA:
-    phis: dict[int, set[str]]                    # block -> locals with a phi there
+    phis: dict[int, set[str]]  # block -> locals with a phi there
     # (block, local) -> per incoming edge (src, kind), in the block's edge order: the
     # value along it (a frozenset of values along an exception edge)
     phi_args: dict[tuple[int, str], list[tuple[tuple[int, str], object]]]
-    reads: dict[int, list[Key]]                  # offset -> values of the locals it reads
-    defs: dict[int, list[Key]]                   # offset -> values it defines
+    reads: dict[int, list[Key]]  # offset -> values of the locals it reads
+    defs: dict[int, list[Key]]  # offset -> values it defines
 
 
-def place_phis(cfg: RefCFG, df: dict[int, set[int]], live_in: dict[int, set[str]],
-               written: dict[int, set[str]], local_names: list[str]) -> dict[int, set[str]]:
+def place_phis(
+    cfg: RefCFG,
+    df: dict[int, set[int]],
+    live_in: dict[int, set[str]],
+    written: dict[int, set[str]],
+    local_names: list[str],
+) -> dict[int, set[str]]:
     """Step 1: block -> the locals that get a phi there."""
     phis: dict[int, set[str]] = {b: set() for b in cfg.rpo}
-    for b in cfg.rpo:                           # handlers of blocks that write a local
+    for b in cfg.rpo:  # handlers of blocks that write a local
         h = cfg.blocks[b].handler
         if h is not None:
             phis[h.target] |= written[b] & live_in[h.target]
@@ -74,9 +81,14 @@ def place_phis(cfg: RefCFG, df: dict[int, set[int]], live_in: dict[int, set[str]
     return {b: xs for b, xs in phis.items() if xs}
 
 
-def build_ssa(cfg: RefCFG, idom: dict[int, int | None], df: dict[int, set[int]],
-              live_in: dict[int, set[str]], instrs: tuple[Instr, ...],
-              code: CodeType) -> RefSSA:
+def build_ssa(
+    cfg: RefCFG,
+    idom: dict[int, int | None],
+    df: dict[int, set[int]],
+    live_in: dict[int, set[str]],
+    instrs: tuple[Instr, ...],
+    code: CodeType,
+) -> RefSSA:
     """SSA of the locals of `code` (the module docstring's two steps)."""
     names, kinds = variables_of(code)
     local_names = [n for n in names if kinds[n] == "local"]
@@ -85,8 +97,15 @@ def build_ssa(cfg: RefCFG, idom: dict[int, int | None], df: dict[int, set[int]],
     def events(ins: Instr) -> list[tuple[str, str]]:
         return [(k, x) for k, x in instruction_events(ins, code) if x in locals_]
 
-    written = {b: {x for i in range(cfg.blocks[b].first, cfg.blocks[b].stop)
-                   for k, x in events(instrs[i]) if k == "w"} for b in cfg.rpo}
+    written = {
+        b: {
+            x
+            for i in range(cfg.blocks[b].first, cfg.blocks[b].stop)
+            for k, x in events(instrs[i])
+            if k == "w"
+        }
+        for b in cfg.rpo
+    }
     phis = place_phis(cfg, df, live_in, written, local_names)
     children: dict[int, list[int]] = {b: [] for b in cfg.rpo}
     for b in cfg.rpo:
@@ -95,8 +114,13 @@ def build_ssa(cfg: RefCFG, idom: dict[int, int | None], df: dict[int, set[int]],
             children[d].append(b)
     phi_args: dict[tuple[int, str], list[list[object]]] = {}
     for b, xs in phis.items():
-        incoming = [(p, kind) for p in dict.fromkeys(cfg.blocks[b].preds) if p in idom
-                    for s, kind in cfg.blocks[p].succs if s == b]
+        incoming = [
+            (p, kind)
+            for p in dict.fromkeys(cfg.blocks[b].preds)
+            if p in idom
+            for s, kind in cfg.blocks[p].succs
+            if s == b
+        ]
         for x in xs:
             phi_args[b, x] = [[edge, None] for edge in incoming]
     reads: dict[int, list[Key]] = {}
@@ -104,7 +128,7 @@ def build_ssa(cfg: RefCFG, idom: dict[int, int | None], df: dict[int, set[int]],
     exit_env: dict[int, dict[str, Key]] = {}
     start_env = {x: ("entry", x) for x in local_names}
     work = [cfg.entry]
-    while work:                                  # the dominator tree, parents first
+    while work:  # the dominator tree, parents first
         b = work.pop()
         blk = cfg.blocks[b]
         d = idom[b]
@@ -125,12 +149,11 @@ def build_ssa(cfg: RefCFG, idom: dict[int, int | None], df: dict[int, set[int]],
                     env[x] = ("undef" if undef else "store", ins.offset, x)
                     defs.setdefault(ins.offset, []).append(env[x])
         exit_env[b] = env
-        for s, kind in blk.succs:                # fill the successors' phi arguments
+        for s, kind in blk.succs:  # fill the successors' phi arguments
             for x in phis.get(s, ()):
                 for arg in phi_args[s, x]:
                     if arg[0] == (b, kind):
                         arg[1] = frozenset(seen[x]) if kind == "exception" else env[x]
         work.extend(reversed(children[b]))
-    args = {k: [(cast(tuple[int, str], edge), value) for edge, value in v]
-            for k, v in phi_args.items()}
+    args = {k: [(cast(tuple[int, str], edge), value) for edge, value in v] for k, v in phi_args.items()}
     return RefSSA(phis, args, reads, defs)

@@ -13,6 +13,7 @@ Each instruction is given a depth when first reached; reaching it again with
 another depth is an error (`StackDepthError`), as is popping below the bottom.
 Unreachable instructions keep -1.  The fast version is `bcfront.analysis.stack`.
 """
+
 from __future__ import annotations
 
 from ..bytecode import Bytecode
@@ -32,8 +33,7 @@ def stack_depths(bc: Bytecode) -> list[int]:
             depth[i] = d
             work.append(i)
         elif depth[i] != d:
-            raise StackDepthError(f"instruction {instrs[i].offset} reached with depths "
-                                  f"{depth[i]} and {d}")
+            raise StackDepthError(f"instruction {instrs[i].offset} reached with depths {depth[i]} and {d}")
 
     work: list[int] = []
     reach(0, 0)

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import cast
 from dataclasses import dataclass, field
+from typing import cast
 
 from ...ir.graph import is_literal, qualified_name
 from .guard_kinds import GuardKind, StorageLayout, TensorMatch
