@@ -31,9 +31,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # (bench_analysis puts the repository and the test corpus on the path)
-from bench_analysis import PHASES as _BENCH_PHASES  # noqa: E402
+from bench_analysis import PHASES as _BENCH_PHASES
 from bench_analysis import ROOT, TARGET_PHASES
-from corpus import stdlib_code_objects  # noqa: E402  (the test corpus's walker)
+from corpus import stdlib_code_objects  # the test corpus's walker
 
 # the facade attribute of each of the target's phases, in the benchmark's order
 PHASES = tuple(attr for phase, attr in _BENCH_PHASES if phase in TARGET_PHASES)

@@ -41,7 +41,7 @@ def fingerprint(code) -> str:
         doc = fa.to_dict()
         st, live = fa.stack, fa.liveness
         per_instr = []
-        for b, blk in fa.cfg.blocks.items():
+        for blk in fa.cfg.blocks.values():
             if not blk.reachable:
                 continue
             for ins in blk.instructions:
@@ -60,7 +60,7 @@ def fingerprint(code) -> str:
         # the corpus's functions name this checkout's path
         text = _ADDRESS.sub("at 0x?", json.dumps(doc, sort_keys=True, default=repr))
         text = text.replace(ROOT, "<checkout>")
-    except Exception as exc:  # an analysis error is part of the output too
+    except Exception as exc:  # noqa: BLE001 - an analysis error is part of the output too
         text = f"error: {type(exc).__name__}: {exc}"
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -107,7 +107,7 @@ def _time_chunk(codes: list[types.CodeType], phases, collector: bool, tally: dic
         for fa in ok:
             try:
                 getattr(fa, attr)
-            except Exception as exc:  # report, and leave this code object out of later phases
+            except Exception as exc:  # noqa: BLE001 - report it; the object leaves later phases
                 if collector:  # (each code object is counted once)
                     tally["failed"][phase] += 1
                     if len(tally["errors"][phase]) < 20:
@@ -189,7 +189,7 @@ def run(codes: list[types.CodeType], chunk: int) -> dict:
     full = sum(totals.values())
     rate = {p: (n / s if s else None) for p, s in totals.items()}
     return {
-        "python": "%d.%d.%d" % sys.version_info[:3],
+        "python": "{}.{}.{}".format(*sys.version_info[:3]),
         "code_objects": n,
         "blocks": blocks,
         "instructions": instrs,
@@ -304,9 +304,11 @@ def environment() -> dict:
 
 def table(res: dict) -> str:
     lines = [
-        f"CPython {res['python']}, networkx {res.get('networkx_version', '?')}: "
-        f"{res['code_objects']} code objects, "
-        f"{res['blocks']} blocks, {res['instructions']} instructions ({res['clock']})",
+        (
+            f"CPython {res['python']}, networkx {res.get('networkx_version', '?')}: "
+            f"{res['code_objects']} code objects, "
+            f"{res['blocks']} blocks, {res['instructions']} instructions ({res['clock']})"
+        ),
         f"{'phase':<16}{'seconds':>10}{'codes/s':>12}{'errors':>8}",
     ]
     cpu = res.get("cpu")

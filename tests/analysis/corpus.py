@@ -221,7 +221,7 @@ def try_except_else_finally(f):
         r = f()
     except (KeyError, IndexError) as e:
         r = e
-    except Exception:
+    except Exception:  # noqa: BLE001 - the subject catches broadly
         r = None
     else:
         r = (r,)
@@ -241,7 +241,7 @@ def nested_try_finally(f, g):
                 g(1)
         finally:
             if g(2):
-                return 2
+                return 2  # noqa: B012 - the subject returns from finally
     finally:
         g(3)
 
@@ -315,7 +315,7 @@ async def coroutine(aw, lock):
     async with lock:
         try:
             r = await aw
-        except Exception:
+        except Exception:  # noqa: BLE001 - the subject catches broadly
             r = await asyncio.sleep(0)
     return r
 

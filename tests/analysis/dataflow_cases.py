@@ -103,7 +103,7 @@ def cells_and_del(a):
     b = a * 2
 
     def f():
-        return b + a
+        return b + a  # noqa: F821 - a cell the subject deletes later
 
     r = f()
     del a

@@ -169,7 +169,7 @@ def trace(code, run):
         sys.settrace(glob)
         try:
             result = run()
-        except Exception as e:  # the exception is part of the behaviour we traced
+        except Exception as e:  # noqa: BLE001 - the exception is part of the behaviour we traced
             result = e
         finally:
             sys.settrace(old)
@@ -262,7 +262,6 @@ def check_ssa(fa) -> None:
         if e.src in reach:
             in_edges[e.dst].append((e.src, e.kind))
     for b in reach:
-        last = cfg.blocks[b].instructions
         for v in ssa.phis.get(b, ()):
             assert sorted(v.edges) == sorted(in_edges[b]), f"phi {v.name}: edges {v.edges}"
             assert len(v.args) == len(in_edges[b])

@@ -250,7 +250,7 @@ def test_every_later_read_is_live(name):
     _, traces = trace(code, run)
     assert traces, "nothing traced"
     checked = 0
-    for frame, seq in traces.items():
+    for _frame, seq in traces.items():
         # an EXTENDED_ARG prefix is reported at its own offset: map it to its instruction
         seq = [min(o for o in offsets if o >= off) for off in seq]
         later: set[str] = set()

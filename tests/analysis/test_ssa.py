@@ -470,7 +470,7 @@ def appender(xs):
     out = []
     for x in xs:
         out.append(x)
-    a, b = xs, out
+    a, b = xs, out  # noqa: F841 - the subject's dead stores
     return [y for y in out]
 
 
