@@ -21,17 +21,23 @@ Cells and free variables are shared memory, not SSA names: each
 ``LOAD_DEREF`` defines a new value.
 
 How it is built: `bcfront.analysis.ssa_build`.  Unreachable blocks have no SSA.
+
+Types: an `SSAValue`'s ``args`` hold the builder's integer ids until `SSA` turns
+them into values (`SSA._materialize`), so the constructor takes them as `Any`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .cfg import CFG
 from .ssa_build import Builder
 from .ssa_form import IntegerSSA
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .bytecode import Instr
     from .liveness import Liveness
     from .stack import StackInfo
 
@@ -41,7 +47,14 @@ class SSAValue:
 
     __slots__ = ("id", "num", "kind", "var", "block", "offset", "args", "edges", "_ssa", "_uses")
 
-    def __init__(self, kind, var, block, offset, args):
+    id: int  # position in `SSA.values`
+    num: int  # the number in its name (per local, or among the stack values)
+    args: tuple[SSAValue, ...]
+    edges: tuple[tuple[int, str], ...]
+    _ssa: SSA
+    _uses: list[SSAOp | SSAValue]
+
+    def __init__(self, kind: str, var: str | int, block: int, offset: int | None, args: Any):
         self.kind = kind  # param undef store op phi exc lasti catch
         self.var = var  # local name (str) or stack slot (int)
         self.block = block  # block that defines it
@@ -56,7 +69,7 @@ class SSAValue:
         return f"{self.var}.{self.num}" if isinstance(self.var, str) else f"v{self.num}"
 
     @property
-    def uses(self) -> list:
+    def uses(self) -> list[SSAOp | SSAValue]:
         """The instructions (`SSAOp`) and phi/catch values that read this value."""
         try:
             return self._uses
@@ -76,17 +89,18 @@ class SSAOp(NamedTuple):
     are by identity, as for `SSAValue`.
     """
 
-    instr: object  # the `Instr`
+    instr: Instr
     block: int
     depth: int  # stack depth before it
     pops: int  # stack slots it consumes
-    uses: tuple  # values read (stack inputs and locals)
-    defs: tuple  # values defined
-    results: tuple  # values on its output slots (fall-through), bottom first
+    uses: tuple[SSAValue, ...]  # values read (stack inputs and locals)
+    defs: tuple[SSAValue, ...]  # values defined
+    results: tuple[SSAValue, ...]  # values on its output slots (fall-through), bottom first
 
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
-    __hash__ = object.__hash__
+    # (mypy takes a NamedTuple body's assignments for fields)
+    __eq__ = object.__eq__  # type: ignore[misc]
+    __ne__ = object.__ne__  # type: ignore[misc]
+    __hash__ = object.__hash__  # type: ignore[misc]
 
     @property
     def offset(self) -> int:
@@ -106,13 +120,32 @@ class SSA:
 
     _VIEW = frozenset({"values", "entry", "phis", "handler_values", "catches", "ops", "stack_in"})
 
-    def __init__(self, cfg: CFG, idom, frontier, liveness: Liveness, stack: StackInfo):
+    # the view (made by `_materialize`) and the query caches (`__getattr__` makes them)
+    values: list[SSAValue]
+    entry: list[SSAValue]
+    phis: dict[int, list[SSAValue]]
+    handler_values: dict[int, list[SSAValue]]
+    catches: dict[int, list[SSAValue]]
+    ops: dict[int, SSAOp]
+    stack_in: dict[int, tuple[SSAValue, ...]]
+    _locals_in: dict[int, dict[str, SSAValue]]
+    _last_defs: dict[int, dict[str, SSAValue]]
+    _by_name: dict[str, SSAValue]
+
+    def __init__(
+        self,
+        cfg: CFG,
+        idom: Mapping[int, int | None],
+        frontier: Mapping[int, set[int]],
+        liveness: Liveness,
+        stack: StackInfo,
+    ):
         self.cfg = cfg
         self._idom, self._liveness, self.stack = idom, liveness, stack
         # the integer form the builder made (see `IntegerSSA` for its layout)
         self.form = Builder(cfg, idom, frontier, liveness, stack).run() if cfg.blocks else IntegerSSA()
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if name in SSA._VIEW:
             self._materialize()
             return self.__dict__[name]
@@ -139,14 +172,18 @@ class SSA:
                 for k, name in enumerate(recs[:n])
             ] + [SSAValue(*rec) for rec in recs[n:]]
         recs.reverse()
-        objs = [None] * form.nops + recs
+        # (None: an op value's place until the loop below makes it)
+        objs: list[SSAValue] = [None] * form.nops + recs  # type: ignore[assignment]
         get = objs.__getitem__
         instrs = self.cfg.bytecode.instructions
         blocks = self.cfg.blocks
         effects, depth = self.stack.effects, self.stack.depth
         special, flat, starts = form.special, form.flat, form.starts
         ops: dict[int, SSAOp] = {}
-        defs_at: dict[int, tuple] = {}
+        defs_at: dict[int, tuple[SSAValue, ...]] = {}
+        uses: tuple[SSAValue, ...]
+        defs: tuple[SSAValue, ...]
+        results: tuple[SSAValue, ...]
         new = tuple.__new__
         # in a preorder of the dominator tree every value an instruction reads already
         # exists (and `ops`, so the use lists, come in that order)
@@ -155,7 +192,7 @@ class SSA:
             fo, nv = starts[b]
             for i in range(blk.first, blk.stop):
                 ins = instrs[i]
-                eff, d = effects[i], depth[i]
+                eff, dep = effects[i], depth[i]
                 s = special.get(i)
                 if s.__class__ is int:
                     uses = (objs[s],)
@@ -168,17 +205,17 @@ class SSA:
                     else:
                         u, def_ids, res_ids = s
                     if def_ids:
-                        base = d - eff.pops
+                        base = dep - eff.pops
                         f = def_ids[0]
-                        for v in def_ids:
-                            if v >= 0:
-                                objs[v] = SSAValue("op", base + eff.new_pos[v - f], b, ins.offset, ())
-                                nv = v + 1
+                        for vid in def_ids:
+                            if vid >= 0:
+                                objs[vid] = SSAValue("op", base + eff.new_pos[vid - f], b, ins.offset, ())
+                                nv = vid + 1
                     uses = tuple(map(get, u))
                     defs = tuple(map(get, def_ids))
                     results = defs if res_ids is def_ids else tuple(map(get, res_ids))
                 defs_at[i] = defs
-                ops[ins.offset] = new(SSAOp, (ins, b, d, eff.pops, uses, defs, results))
+                ops[ins.offset] = new(SSAOp, (ins, b, dep, eff.pops, uses, defs, results))
         for v in recs:
             if v.args:
                 v.args = tuple(map(get, v.args))
@@ -226,7 +263,7 @@ class SSA:
                     a._uses.append(v)
 
     # -- queries ---------------------------------------------------------------
-    def uses_of(self, value: SSAValue) -> list:
+    def uses_of(self, value: SSAValue) -> list[SSAOp | SSAValue]:
         """Instructions (`SSAOp`) and phi/catch values that read `value`."""
         return value.uses
 
@@ -297,17 +334,17 @@ class SSA:
         )
 
 
-def _dom_preorder(idom, blocks: list) -> list:
+def _dom_preorder(idom: Mapping[int, int | None], blocks: list[int]) -> list[int]:
     """A preorder of the dominator tree of `blocks` (a topological order of it, root
     first), visiting children in that order."""
     if len(blocks) <= 1:
         return blocks
-    children: dict = {b: [] for b in blocks}
+    children: dict[int, list[int]] = {b: [] for b in blocks}
     for b in blocks:
         d = idom[b]
         if d is not None:
             children[d].append(b)
-    out = []
+    out: list[int] = []
     work = [blocks[0]]
     while work:
         b = work.pop()

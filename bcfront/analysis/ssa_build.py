@@ -28,7 +28,7 @@ the handler can see of it must be tracked).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .columns import SHARED_INTS, shared_ints
 from .cpython import varname_from_oparg
@@ -38,9 +38,16 @@ from .ssa_phis import has_edge_phis, place
 from .stack import LOAD_LOCAL, LOAD_LOCAL_PAIR, LOCAL_OTHER, STORE_LOCAL, STORE_LOCAL_PAIR, WRAP_CELL, Effect
 
 if TYPE_CHECKING:
-    from .cfg import CFG
+    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Set as AbstractSet
+
+    from .bytecode import ExceptionEntry
+    from .cfg import CFG, Block
     from .liveness import Liveness
     from .stack import StackInfo
+
+# A value id (see `IntegerSSA`): an op value's number (>= 0), or ``~k`` for record k.
+ValueId: TypeAlias = int
 
 
 class Builder:
@@ -53,16 +60,25 @@ class Builder:
     in one list)."""
 
     # defaults, replaced (never mutated) by the instances that need otherwise
-    track: dict | None = None  # var -> values seen in a protected block
-    track_last: dict | None = None  # var -> value before the block's last instruction
-    tvars: dict = {}  # the variables to track
-    jump_override = None  # (block, {var: value along its last branch's jump})
-    phi_at: dict = {}  # block -> {var: its phi}
-    handlers: dict = {}  # handler block -> its exception entry
-    feeds: dict = {}  # block -> its out-edges to blocks with phis
-    changing: set = frozenset()  # protected blocks that change what their handler wants
+    track: dict[int, list[ValueId]] | None = None  # var -> values seen in a protected block
+    track_last: dict[int, ValueId] | None = None  # var -> value before the block's last instruction
+    tvars: Mapping[int, ValueId] = {}  # the variables to track
+    # (block, {var: value along its last branch's jump})
+    jump_override: tuple[int, dict[int, ValueId]] | None = None
+    phi_at: dict[int, dict[int, ValueId]] = {}  # block -> {var: its phi}
+    handlers: dict[int, ExceptionEntry] = {}  # handler block -> its exception entry
+    feeds: dict[int, list[tuple[int, str, int]]] = {}  # block -> its out-edges to blocks with phis
+    changing: AbstractSet[int] = frozenset()  # protected blocks that change what their handler wants
+    cell_params: dict[str, ValueId]  # cell parameter -> its entry value (`make_entry`)
 
-    def __init__(self, cfg: CFG, idom, frontier, liveness: Liveness, stack: StackInfo):
+    def __init__(
+        self,
+        cfg: CFG,
+        idom: Mapping[int, int | None],
+        frontier: Mapping[int, set[int]],
+        liveness: Liveness,
+        stack: StackInfo,
+    ):
         self.idom, self.frontier = idom, frontier
         self.live, self.stack = liveness, stack
         self.cfg = cfg
@@ -77,11 +93,11 @@ class Builder:
         if not (code.co_cellvars or code.co_freevars) and nbits == len(names):
             # every variable is a local, in arg order (as `variables_of` found), and a
             # local-variable opcode's arg is the local's id
-            self.locals = names
+            self.locals: Sequence[str] = names
             self.nloc = nloc = nbits
-            self.lid = None  # (`local_ids`)
+            self.lid: dict[str, int] | None = None  # (`local_ids`)
             # (the ints 0..nloc-1 at their own index: decode's shared list, never mutated)
-            self.var_of_arg = SHARED_INTS if nloc <= len(SHARED_INTS) else shared_ints(nloc)
+            self.var_of_arg: list[int] = SHARED_INTS if nloc <= len(SHARED_INTS) else shared_ints(nloc)
             self.local_mask = (1 << nbits) - 1  # liveness's bits of the locals
         else:
             kinds = liveness.kinds
@@ -94,8 +110,9 @@ class Builder:
             var_of = self.var_of_arg = [lid.get(m, -1) for m in names]
             var_of += [-1] * nbits  # at least the cells and free variables
             self.local_mask = sum(1 << k for k, n in enumerate(variables) if kinds[n] == "local")
-        self.loc: list = [None] * nloc
-        self.stk: list = [None] * (stack.max_depth + 1)
+        # (None: not given a value yet; renaming reads only locals and slots it has set)
+        self.loc: list[ValueId] = [None] * nloc  # type: ignore[list-item]
+        self.stk: list[ValueId] = [None] * (stack.max_depth + 1)  # type: ignore[list-item]
         self.nv = 0  # the next op value id
 
     def local_ids(self) -> dict[str, int]:
@@ -105,11 +122,11 @@ class Builder:
             lid = self.lid = dict(zip(self.locals, range(self.nloc)))
         return lid
 
-    def local(self, arg: int) -> str:
+    def local(self, arg: int | None) -> str:
         """The name a local-variable opcode's arg stands for."""
-        return varname_from_oparg(self.code)(arg)
+        return varname_from_oparg(self.code)(arg)  # type: ignore[arg-type]  # (such an opcode has an arg)
 
-    def new(self, kind: str, var, b: int, offset, args=()) -> int:
+    def new(self, kind: str, var: Any, b: int, offset: int | None, args: Any = ()) -> ValueId:
         """A new value record; its id."""
         recs = self.recs
         recs.append((kind, var, b, offset, args))
@@ -134,13 +151,13 @@ class Builder:
             if self.track is not None:
                 self.tracked(self.nloc + slot, old, val, last)
 
-    def tracked(self, var, old, val, last) -> None:
+    def tracked(self, var: int, old: ValueId, val: ValueId, last: bool) -> None:
         if var not in self.tvars:
             return
-        track = self.track
+        track: dict[int, list[ValueId]] = self.track  # type: ignore[assignment]  # (set: called while tracking)
         if last:
             if var not in track:
-                self.track_last.setdefault(var, old)
+                self.track_last.setdefault(var, old)  # type: ignore[union-attr]  # (set with `track`)
         elif var in track:
             track[var].append(val)
         else:
@@ -186,8 +203,8 @@ class Builder:
         # leaves it through s, so s dominates that block too), and the depth-first
         # search behind the order visits s from it, so s comes right after it.
         order = form.order = cfg.rpo if len(idom) > 1 else [cfg.entry]
-        loc_exit: dict[int, list] = {}
-        stk_exit: dict[int, list] = {}
+        loc_exit: dict[int, list[ValueId]] = {}
+        stk_exit: dict[int, list[ValueId]] = {}
         loc, stk, flat, recs = self.loc, self.stk, self.flat, self.recs
         special, starts = self.special, form.starts
         append = flat.append
@@ -195,7 +212,9 @@ class Builder:
         phi_at, handlers, feeds, changing = self.phi_at, self.handlers, self.feeds, self.changing
         depth_in = self.stack.depth_in
         stack_in = form.stack_in
-        args, offsets = self.bc.args, self.bc.offsets
+        # (the args of the instructions that read them, local-variable ones: never None)
+        args: list[int]
+        args, offsets = self.bc.args, self.bc.offsets  # type: ignore[assignment]
         effs = st_effs = self.stack.effects
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
         cell_params, varname = self.cell_params, varname_from_oparg(self.code)
@@ -225,7 +244,7 @@ class Builder:
             if b in changing:
                 # a handler that sees a change here: track what it can see
                 tracking = True
-                touching = self.start_tracking(b, blk, phi_at[h.target])
+                touching = self.start_tracking(b, blk, phi_at[h.target])  # type: ignore[union-attr]  # (protected)
                 if touching:
                     # the instructions that may change a tracked slot go through `step`
                     # (those that only move inputs track them inline)
@@ -298,9 +317,9 @@ class Builder:
                     news = range(nv, nv + n)
                     if n:
                         nv += n
-                        results = eff.fall_pick(inputs + list(news))
+                        results = eff.fall_pick(inputs + list(news))  # type: ignore[operator]  # (an itemgetter)
                     else:
-                        results = eff.fall_pick(inputs)
+                        results = eff.fall_pick(inputs)  # type: ignore[operator]  # (an itemgetter)
                     if tracking:  # (`put` tracks what the handler may see)
                         for j in eff.moved:
                             self.put(base + j, results[j], i == last)
@@ -324,8 +343,8 @@ class Builder:
                         special[i] = ((top, below), (r1, r2), ())
                         continue
                 elif eff is WRAP_CELL:  # MAKE_CELL reads the parameter a cell wraps
-                    v = cell_params.get(varname(args[i]))  # (as `_h_make_cell`)
-                    special[i] = ((v,) if v is not None else (), (), ())
+                    cv = cell_params.get(varname(args[i]))  # (as `_h_make_cell`)
+                    special[i] = ((cv,) if cv is not None else (), (), ())
                     continue
                 self.nv = nv
                 self.step(b, i, i == last)
@@ -346,21 +365,21 @@ class Builder:
         if not phi_at:
             return
         for b in sorted(phi_at):  # blocks in offset order
-            ids = form.phis[b] = list(phi_at[b].values())
-            for v in ids:
-                if None in recs[~v][4]:
+            ids = form.phis[b] = list(phi_at[b].values())  # type: ignore[index]  # (`run` made it a dict)
+            for pv in ids:
+                if None in recs[~pv][4]:
                     raise AssertionError(f"a phi at block {b} lacks an argument")
 
-    def enter_handler(self, b: int, entry) -> None:
+    def enter_handler(self, b: int, entry: ExceptionEntry) -> None:
         """The values handler `b` finds pushed: the raising offset (if `lasti`), then the
         exception, from the entry's depth on."""
-        hv = []
+        hv: list[ValueId] = []
         stk = self.stk
         for k in range(entry.depth, entry.handler_depth):
             v = self.new("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None)
             hv.append(v)
             stk[k] = v
-        self.form.handler_values[b] = hv
+        self.form.handler_values[b] = hv  # type: ignore[index]  # (`run` made it a dict)
 
     def make_entry(self) -> None:
         """The entry values: each local's (a parameter, or unbound), each cell
@@ -381,9 +400,9 @@ class Builder:
             # (`IntegerSSA.lead`; no tuple per local)
             recs += names
             self.form.lead = (nargs, b, len(names))
-            n = len(names)
+            count = len(names)
             # (a slice of a list: assigning a range with a negative step costs more)
-            ids = _NEGATIVE[:n] if n <= len(_NEGATIVE) else list(range(-1, -n - 1, -1))
+            ids = _NEGATIVE[:count] if count <= len(_NEGATIVE) else list(range(-1, -count - 1, -1))
             loc[:] = ids
             entry += ids
             return
@@ -401,7 +420,7 @@ class Builder:
                 entry.append(v)
 
     # -- renaming: protected blocks and the instructions `walk` does not inline -------
-    def start_tracking(self, b: int, blk, wanted: dict) -> list:
+    def start_tracking(self, b: int, blk: Block, wanted: dict[int, ValueId]) -> list[int]:
         """Start tracking the values the handler of protected block `b` may see of the
         variables `wanted` (those with a phi at the handler; no other is asked for).
         Returns the positions of the instructions that write a wanted stack slot (they
@@ -440,7 +459,7 @@ class Builder:
         base = d - pops
         stk = self.stk
         if eff is LOAD_LOCAL:
-            var = self.var_of_arg[self.bc.args[i]]
+            var = self.var_of_arg[self.bc.args[i]]  # type: ignore[index]  # (a LOAD_FAST has an arg)
             if var >= 0:
                 v = self.special[i] = self.loc[var]
                 self.put(base, v, last)
@@ -457,6 +476,9 @@ class Builder:
                     self.put(base + p, v + p, last)
             return
         inputs = stk[base:d]
+        news: Sequence[ValueId]
+        uses: Sequence[ValueId]
+        defs: Sequence[ValueId]
         if handler is None:
             v = self.nv
             self.nv = v + eff.news
@@ -469,7 +491,7 @@ class Builder:
             for p, val in enumerate(news):
                 self.put(base + p, val, last)
         else:
-            results = eff.fall_pick(inputs + list(news)) if news else eff.fall_pick(inputs)
+            results = eff.fall_pick(inputs + list(news)) if news else eff.fall_pick(inputs)  # type: ignore[operator]
             for j in eff.moved:
                 self.put(base + j, results[j], last)
             if last and eff.jump != eff.fall:
@@ -483,8 +505,8 @@ class Builder:
     def phi_args(self, b: int) -> None:
         """Fill this block's argument of the phis of its successors."""
         phi_at, recs, nloc, loc, stk = self.phi_at, self.recs, self.nloc, self.loc, self.stk
-        jump_override = self.jump_override  # set by this block's last instruction?
-        jump_override = jump_override[1] if jump_override and jump_override[0] == b else None
+        jo = self.jump_override  # set by this block's last instruction?
+        jump_override = jo[1] if jo and jo[0] == b else None
         for dst, kind, pos in self.feeds[b]:
             if kind == "exception":
                 if self.track is not None:
@@ -500,12 +522,14 @@ class Builder:
                     val = loc[var] if var < nloc else stk[var - nloc]
                 recs[~phi][4][pos] = val
 
-    def catch_args(self, b: int, phis: dict, pos: int) -> None:
+    def catch_args(self, b: int, phis: dict[int, ValueId], pos: int) -> None:
         """Fill protected block `b`'s argument of its handler's phis `phis`: for each
         variable, the value it had when the block began if the block never changes it,
         else what the block's tracking saw (one value, or a ``catch`` merging them)."""
         recs, nloc, loc, stk = self.recs, self.nloc, self.loc, self.stk
-        track, track_last = self.track, self.track_last
+        track: dict[int, list[ValueId]]
+        track_last: dict[int, ValueId]
+        track, track_last = self.track, self.track_last  # type: ignore[assignment]  # (set: called while tracking)
         for var, phi in phis.items():
             seen = track.get(var)
             if seen is None:
@@ -516,7 +540,7 @@ class Builder:
                 val = self.catch_value(var, b, seen)
             recs[~phi][4][pos] = val
 
-    def catch_value(self, var: int, b: int, seen: list) -> int:
+    def catch_value(self, var: int, b: int, seen: list[ValueId]) -> ValueId:
         """The value of `var` that the handler of protected block `b` may see, given the
         values `seen` in the block."""
         distinct = list(dict.fromkeys(seen))
@@ -524,7 +548,7 @@ class Builder:
             return distinct[0]
         name = self.locals[var] if var < self.nloc else var - self.nloc
         v = self.new("catch", name, b, None, tuple(distinct))
-        self.form.catches.setdefault(b, []).append(v)
+        self.form.catches.setdefault(b, []).append(v)  # type: ignore[attr-defined]  # (`run` made it a dict)
         return v
 
 
@@ -534,13 +558,16 @@ _NEGATIVE = list(range(-1, -257, -1))  # the entry's value ids, -1, -2, ... (`ma
 # -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,
 #    is_last) -> (values for the effect's new outputs, values used, values defined)
 
+_Result: TypeAlias = "tuple[Sequence[ValueId], tuple[ValueId, ...], tuple[ValueId, ...]]"
+_Handler: TypeAlias = "Callable[[Builder, int, list[ValueId], int, bool], _Result]"
 
-def _names(bd, i) -> tuple:
-    a = bd.bc.argval(i)
+
+def _names(bd: Builder, i: int) -> tuple[str, ...]:
+    a: Any = bd.bc.argval(i)  # (a name, or a pair of names)
     return a if a.__class__ is tuple else (a,)
 
 
-def _load(bd, name, i, b, uses, defs):
+def _load(bd: Builder, name: str, i: int, b: int, uses: list[ValueId], defs: list[ValueId]) -> ValueId:
     """The value a load of `name` pushes: the local's value, or a new one for a cell."""
     var = bd.local_ids().get(name)
     if var is None:
@@ -552,7 +579,7 @@ def _load(bd, name, i, b, uses, defs):
     return v
 
 
-def _store(bd, name, val, i, b, last, defs):
+def _store(bd: Builder, name: str, val: ValueId, i: int, b: int, last: bool, defs: list[ValueId]) -> None:
     var = bd.local_ids().get(name)
     if var is not None:
         v = bd.new("store", name, b, bd.bc.offsets[i], (val,))
@@ -560,7 +587,7 @@ def _store(bd, name, val, i, b, last, defs):
         bd.set(var, v, last)
 
 
-def _clear(bd, name, i, b, last, defs):
+def _clear(bd: Builder, name: str, i: int, b: int, last: bool, defs: list[ValueId]) -> None:
     var = bd.local_ids().get(name)
     if var is not None:
         v = bd.new("undef", name, b, bd.bc.offsets[i])
@@ -568,20 +595,26 @@ def _clear(bd, name, i, b, last, defs):
         bd.set(var, v, last)
 
 
-def _h_load_fast(bd, i, inputs, b, last):
+def _h_load_fast(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
     # a load of a local never gets here (`Builder.step` handles it first): a cell's
+    uses: list[ValueId]
+    defs: list[ValueId]
     uses, defs = [], []
     news = [_load(bd, bd.local(bd.bc.args[i]), i, b, uses, defs)]
     return news, tuple(uses), tuple(defs)
 
 
-def _h_load_pair(bd, i, inputs, b, last):
+def _h_load_pair(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
+    uses: list[ValueId]
+    defs: list[ValueId]
     uses, defs = [], []
     news = [_load(bd, n, i, b, uses, defs) for n in _names(bd, i)]
     return news, tuple(uses), tuple(defs)
 
 
-def _h_load_and_clear(bd, i, inputs, b, last):
+def _h_load_and_clear(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
+    uses: list[ValueId]
+    defs: list[ValueId]
     uses, defs = [], []
     name = bd.local(bd.bc.args[i])
     news = [_load(bd, name, i, b, uses, defs)]
@@ -589,7 +622,9 @@ def _h_load_and_clear(bd, i, inputs, b, last):
     return news, tuple(uses), tuple(defs)
 
 
-def _h_delete_fast(bd, i, inputs, b, last):
+def _h_delete_fast(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
+    uses: list[ValueId]
+    defs: list[ValueId]
     uses, defs = [], []
     name = bd.local(bd.bc.args[i])
     var = bd.local_ids().get(name)
@@ -599,22 +634,24 @@ def _h_delete_fast(bd, i, inputs, b, last):
     return (), tuple(uses), tuple(defs)
 
 
-def _h_store_fast(bd, i, inputs, b, last):
-    defs = []
+def _h_store_fast(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
+    defs: list[ValueId] = []
     _store(bd, bd.local(bd.bc.args[i]), inputs[0], i, b, last, defs)
     return (), (inputs[0],), tuple(defs)
 
 
-def _h_store_store(bd, i, inputs, b, last):
+def _h_store_store(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
     first, second = _names(bd, i)
-    defs = []
+    defs: list[ValueId] = []
     _store(bd, first, inputs[1], i, b, last, defs)  # the first store takes the top
     _store(bd, second, inputs[0], i, b, last, defs)
     return (), (inputs[1], inputs[0]), tuple(defs)
 
 
-def _h_store_load(bd, i, inputs, b, last):
+def _h_store_load(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
     store, load = _names(bd, i)
+    uses: list[ValueId]
+    defs: list[ValueId]
     uses, defs = [inputs[0]], []
     _store(bd, store, inputs[0], i, b, last, defs)
     pushed = _load(bd, load, i, b, uses, defs)
@@ -623,14 +660,14 @@ def _h_store_load(bd, i, inputs, b, last):
     return (pushed,), tuple(uses), tuple(defs)
 
 
-def _h_make_cell(bd, i, inputs, b, last):
+def _h_make_cell(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
     v = bd.cell_params.get(bd.local(bd.bc.args[i]))
     return (), ((v,) if v is not None else ()), ()
 
 
-def _local_ops() -> list:
+def _local_ops() -> list[_Handler | None]:
     """opcode byte -> handler (None for the opcodes that do not touch a fast local)."""
-    by_name = {
+    by_name: dict[str | None, _Handler] = {
         "LOAD_FAST": _h_load_fast,
         "LOAD_FAST_CHECK": _h_load_fast,
         "LOAD_FAST_LOAD_FAST": _h_load_pair,
