@@ -44,9 +44,9 @@ class OpFacts:
     """
 
     op: Hashable
-    reads: tuple = ()
-    writes: tuple = ()
-    outputs: tuple = ()  # ((value, (aliased value, ...)), ...)
+    reads: tuple[Hashable, ...] = ()
+    writes: tuple[Hashable, ...] = ()
+    outputs: tuple[tuple[Hashable, tuple[Hashable, ...]], ...] = ()  # ((value, (aliased value, ...)), ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +54,10 @@ class StorageClass:
     """One class of values sharing storage; `root` is its first defined member."""
 
     index: int
-    members: tuple
+    members: tuple[Hashable, ...]
     root: Hashable
-    inputs: tuple  # graph inputs among the members
-    written_by: tuple  # ops writing the class, in order
+    inputs: tuple[Hashable, ...]  # graph inputs among the members
+    written_by: tuple[Hashable, ...]  # ops writing the class, in order
 
     @property
     def is_input(self) -> bool:
@@ -73,20 +73,20 @@ class _UnionFind:
 
     __slots__ = ("parent",)
 
-    def __init__(self):
-        self.parent: dict = {}
+    def __init__(self) -> None:
+        self.parent: dict[Hashable, Hashable] = {}
 
-    def add(self, x) -> None:
+    def add(self, x: Hashable) -> None:
         self.parent.setdefault(x, x)
 
-    def find(self, x):
+    def find(self, x: Hashable) -> Hashable:
         p = self.parent
         while p[x] != x:
             p[x] = p[p[x]]
             x = p[x]
         return x
 
-    def union(self, a, b) -> None:
+    def union(self, a: Hashable, b: Hashable) -> None:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
             self.parent[rb] = ra
@@ -100,12 +100,12 @@ class AliasAnalysis:
     execution order, `shared_inputs` groups of inputs known to share storage.
     """
 
-    inputs: Sequence
+    inputs: Sequence[Hashable]
     ops: Sequence[OpFacts]
-    shared_inputs: Iterable = ()
-    _order: dict = field(default_factory=dict, init=False, repr=False)
+    shared_inputs: Iterable[Iterable[Hashable]] = ()  # tuples of tuples after __post_init__
+    _order: dict[Hashable, int] = field(default_factory=dict, init=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.inputs = tuple(self.inputs)
         self.ops = tuple(self.ops)
         self.shared_inputs = tuple(tuple(g) for g in self.shared_inputs)
@@ -118,7 +118,8 @@ class AliasAnalysis:
         for v in self.inputs:
             uf.add(v)
             order.setdefault(v, len(order))
-        for group in self.shared_inputs:
+        shared: tuple[tuple[Hashable, ...], ...] = self.shared_inputs  # type: ignore[assignment]  # (__post_init__)
+        for group in shared:
             for v in group:
                 uf.add(v)
                 order.setdefault(v, len(order))
@@ -141,15 +142,15 @@ class AliasAnalysis:
     def classes(self) -> tuple[StorageClass, ...]:
         """The storage classes, ordered by their root's first appearance."""
         uf, order = self._uf, self._order
-        groups: dict = {}
+        groups: dict[Hashable, list[Hashable]] = {}
         for v in sorted(uf.parent, key=order.__getitem__):
             groups.setdefault(uf.find(v), []).append(v)
         inputs = set(self.inputs)
-        writers: dict = {}
+        writers: dict[Hashable, list[Hashable]] = {}
         for f in self.ops:
             for rep in dict.fromkeys(uf.find(v) for v in f.writes):
                 writers.setdefault(rep, []).append(f.op)
-        out = []
+        out: list[StorageClass] = []
         for i, (rep, members) in enumerate(groups.items()):
             out.append(
                 StorageClass(
@@ -163,51 +164,51 @@ class AliasAnalysis:
         return tuple(out)
 
     @cached_property
-    def _class_index(self) -> dict:
+    def _class_index(self) -> dict[Hashable, int]:
         return {v: c.index for c in self.classes for v in c.members}
 
-    def class_of(self, value) -> StorageClass:
+    def class_of(self, value: Hashable) -> StorageClass:
         """The storage class of `value` (KeyError for a value no fact mentions)."""
         return self.classes[self._class_index[value]]
 
-    def may_alias(self, a, b) -> bool:
+    def may_alias(self, a: Hashable, b: Hashable) -> bool:
         """True when `a` and `b` may share storage."""
         idx = self._class_index
         return a == b or (a in idx and b in idx and idx[a] == idx[b])
 
-    def root(self, value):
+    def root(self, value: Hashable) -> Hashable:
         """The first-defined member of `value`'s class (an input, or the op output that allocated it)."""
         return self.class_of(value).root
 
     # -- writes --------------------------------------------------------------------------
     @cached_property
-    def _op_classes(self) -> dict:
+    def _op_classes(self) -> dict[Hashable, tuple[frozenset[int], frozenset[int]]]:
         """op -> (classes read, classes written)."""
         idx = self._class_index
-        out = {}
+        out: dict[Hashable, tuple[frozenset[int], frozenset[int]]] = {}
         for f in self.ops:
             reads = frozenset(idx[v] for v in f.reads)
             writes = frozenset(idx[v] for v in f.writes)
             out[f.op] = (reads, writes)
         return out
 
-    def writes_of(self, op) -> frozenset:
+    def writes_of(self, op: Hashable) -> frozenset[int]:
         """Indices of the classes `op` writes."""
         return self._op_classes[op][1]
 
     @cached_property
     def written(self) -> tuple[StorageClass, ...]:
         """Classes some op writes, in order of first write."""
-        seen: dict = {}
+        seen: dict[int, StorageClass] = {}
         for f in self.ops:
             for c in sorted(self._op_classes[f.op][1]):
                 seen.setdefault(c, self.classes[c])
         return tuple(seen.values())
 
     @cached_property
-    def mutated_inputs(self) -> tuple:
+    def mutated_inputs(self) -> tuple[Hashable, ...]:
         """Graph inputs whose storage the graph writes, in order of first write."""
-        out = []
+        out: list[Hashable] = []
         for c in self.written:
             out.extend(v for v in self.inputs if v in c.inputs and v not in out)
         return tuple(out)
@@ -218,18 +219,18 @@ class AliasAnalysis:
 
     # -- ordering ------------------------------------------------------------------------
     @cached_property
-    def dependencies(self) -> dict:
+    def dependencies(self) -> dict[Hashable, frozenset[Hashable]]:
         """op -> ops it must stay after because of storage (RAW, WAR, WAW on one class).
 
         Dataflow edges (an op reading another's output) are not repeated here;
         together they are exactly the constraints a scheduler must keep.
         """
-        last_write: dict = {}
-        reads_since: dict = {}
-        deps: dict = {}
+        last_write: dict[int, Hashable] = {}
+        reads_since: dict[int, list[Hashable]] = {}
+        deps: dict[Hashable, frozenset[Hashable]] = {}
         for f in self.ops:
             reads, writes = self._op_classes[f.op]
-            mine = set()
+            mine: set[Hashable] = set()
             for c in reads | writes:
                 if c in last_write:
                     mine.add(last_write[c])
@@ -244,7 +245,7 @@ class AliasAnalysis:
                 reads_since[c] = []
         return deps
 
-    def conflicts(self, a, b) -> bool:
+    def conflicts(self, a: Hashable, b: Hashable) -> bool:
         """True when ops `a` and `b` touch one class and at least one of them writes it."""
         ra, wa = self._op_classes[a]
         rb, wb = self._op_classes[b]
@@ -252,7 +253,7 @@ class AliasAnalysis:
 
     # -- reporting -----------------------------------------------------------------------
     def to_text(self) -> str:
-        lines = []
+        lines: list[str] = []
         for c in self.classes:
             tag = " input" if c.is_input else ""
             w = f" written by {', '.join(map(str, c.written_by))}" if c.written_by else ""

@@ -38,22 +38,45 @@ from bisect import bisect_left
 from functools import cached_property
 from itertools import compress
 from operator import itemgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .cfg import CFG
 from .columns import shared_ints
 from .cpython import varname_from_oparg
 from .opcodes import BIG_ENDIAN, OPNAME
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from types import CodeType
+    from typing import Protocol, TypeAlias, TypeVar
+
+    from _typeshed import SupportsGetItem
+
+    from .bytecode import Bytecode
+    from .opcodes import UnitKey
+
+    class _InsLike(Protocol):
+        """What an `_EVENTS` rule reads of an instruction (an `Instr` or an `_Ins`)."""
+
+        @property
+        def opname(self) -> str: ...
+        @property
+        def argval(self) -> Any: ...  # (a variable name, or a pair of them, for the rules)
+
+    # a rule: (instruction, its code) -> [("r" | "w", name)], in execution order
+    _Rule: TypeAlias = Callable[[_InsLike, CodeType], list[tuple[str, str]]]
+    _Masks: TypeAlias = tuple[int, int]  # (gen, kill)
+    _T = TypeVar("_T")
+
 _INTROSPECTION = frozenset({"locals", "vars", "dir", "eval", "exec", "super"})
 
 
-def _pair(ins, code):
+def _pair(ins: _InsLike, code: CodeType) -> tuple[str, ...]:
     a = ins.argval
     return tuple(a) if isinstance(a, tuple) else (a,)
 
 
-def _make_cell(ins, code):
+def _make_cell(ins: _InsLike, code: CodeType) -> list[tuple[str, str]]:
     name = ins.argval
     nargs = (
         code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
@@ -63,12 +86,13 @@ def _make_cell(ins, code):
     return [("w", name)]
 
 
-def _global(ins, code):
+def _global(ins: _InsLike, code: CodeType) -> list[tuple[str, str]]:
     return [("r", "*")] if ins.argval in _INTROSPECTION else []
 
 
 # opname -> function(ins, code) -> [("r" | "w", name)], in execution order.
-_EVENTS = {
+# (The tables by name are looked up with `OPNAME` entries: None for an unused opcode.)
+_EVENTS: dict[str | None, _Rule] = {
     **dict.fromkeys(
         [
             "LOAD_FAST",
@@ -96,7 +120,7 @@ _EVENTS = {
 }
 
 
-def instruction_events(ins, code) -> list[tuple[str, str]]:
+def instruction_events(ins: _InsLike, code: CodeType) -> list[tuple[str, str]]:
     """The reads (``"r"``) and writes (``"w"``) of variables that `ins` (an `Instr` of
     `code`) does, in execution order, as ``(kind, name)``; the name ``"*"`` stands for
     every variable.  The definition the module docstring gives, one instruction at a
@@ -115,7 +139,9 @@ def _powers(n: int) -> list[int]:
     return _POW2
 
 
-def variables_of(code, cells=None, free=None) -> tuple[tuple[str, ...], dict[str, str]]:
+def variables_of(
+    code: CodeType, cells: tuple[str, ...] | None = None, free: tuple[str, ...] | None = None
+) -> tuple[tuple[str, ...], dict[str, str]]:
     """All fast-local, cell and free variable names of `code`, and each one's kind
     (`cells` and `free`: its co_cellvars and co_freevars, if the caller has them)."""
     # dict.fromkeys runs in C; a cell parameter keeps its place among the locals.  Each
@@ -135,7 +161,7 @@ def variables_of(code, cells=None, free=None) -> tuple[tuple[str, ...], dict[str
 
 # The common shapes of `_EVENTS`, as (gen, kill) of the instruction's one name.
 _READ, _WRITE, _READ_WRITE = 1, 2, 3
-_SHAPE = {
+_SHAPE: dict[str | None, int] = {
     **dict.fromkeys(
         [
             "LOAD_FAST",
@@ -155,7 +181,7 @@ _SHAPE = {
 }
 # 3.13's super-instructions: two variables packed in the arg as (hi << 4) | lo,
 # as (gen, kill) of the masks `hi` and `lo` (``STORE_FAST_LOAD_FAST`` writes hi, then reads lo)
-_PAIRS = {
+_PAIRS: dict[str | None, Callable[[int, int], _Masks]] = {
     "LOAD_FAST_LOAD_FAST": lambda hi, lo: (hi | lo, 0),
     "STORE_FAST_STORE_FAST": lambda hi, lo: (0, hi | lo),
     "STORE_FAST_LOAD_FAST": lambda hi, lo: (lo & ~hi, hi),
@@ -185,14 +211,16 @@ class _Ins(NamedTuple):
     argval: object
 
 
-def _unit_masks(key) -> tuple[int, int]:
+def _unit_masks(key: UnitKey) -> tuple[int, int]:
     """The (gen, kill) masks of the instruction with code unit `key` (`Bytecode.units`:
     an int, or (opcode, arg) after EXTENDED_ARG) if it is a `_SHAPE` or `_PAIRS`
     instruction, with variable i as bit i; (0, 0) for any other."""
+    op: int
+    arg: int
     if key.__class__ is int:
         op, arg = (key >> 8, key & 255) if BIG_ENDIAN else (key & 255, key >> 8)
     else:
-        op, arg = key
+        op, arg = key  # type: ignore[assignment, misc]  # (not an int: an (opcode, int arg) pair)
     name = OPNAME[op]
     sh = _SHAPE.get(name)
     if sh is not None:
@@ -203,12 +231,12 @@ def _unit_masks(key) -> tuple[int, int]:
     return (0, 0)
 
 
-class _MaskTable(dict):
+class _MaskTable(dict["UnitKey", "_Masks"]):
     """Code unit -> its `_unit_masks`, filled on first use: a function's masks are then
     one C-level map over its units (`Liveness` checks that the code numbers its
     variables as `variables`)."""
 
-    def __missing__(self, key):
+    def __missing__(self, key: UnitKey) -> _Masks:
         masks = _unit_masks(key)
         if len(self) < 100_000:
             self[key] = masks
@@ -218,13 +246,13 @@ class _MaskTable(dict):
 _MASKS = _MaskTable()
 
 
-def _masks_by_unit() -> tuple:
+def _masks_by_unit() -> tuple[_Masks | None, ...]:
     """`_unit_masks` of every int code unit (a 16-bit word of co_code) whose opcode is
     a `_SHAPE` or `_PAIRS` one, None for every other: indexing picks a column faster
     than a dict, and ``filter(None, ...)`` keeps just the events.  A tuple of ints
     and None, which the garbage collector stops tracking (a list would be walked,
     all 65536 slots, by every full collection)."""
-    out = [None] * 65536
+    out: list[_Masks | None] = [None] * 65536
     for op, name in enumerate(OPNAME):
         if name in _SHAPE or name in _PAIRS:
             for arg in range(256):
@@ -236,7 +264,9 @@ def _masks_by_unit() -> tuple:
 _BY_UNIT = _masks_by_unit()
 
 
-def gen_kill(bc, bit: dict[str, int], all_bits: int, where=None) -> tuple[list[int], list[int]]:
+def gen_kill(
+    bc: Bytecode, bit: dict[str, int], all_bits: int, where: Iterable[int] | None = None
+) -> tuple[list[int], list[int]]:
     """Per instruction of `bc` (a `Bytecode`), the (gen, kill) masks of
     ``before = gen | (after & ~kill)``, from the `_EVENTS` rules.
 
@@ -252,7 +282,8 @@ def gen_kill(bc, bit: dict[str, int], all_bits: int, where=None) -> tuple[list[i
         g = k = 0
         if rule is not None:
             # compose backward: a read adds to gen, a write removes from gen and adds to kill
-            for kind, name in reversed(rule(_Ins(OPNAME[ops[i]], bc.argval(i)), code)):
+            # (a rule was found: OPNAME gave a name)
+            for kind, name in reversed(rule(_Ins(OPNAME[ops[i]], bc.argval(i)), code)):  # type: ignore[arg-type]
                 m = all_bits if name == "*" else bit.get(name, 0)
                 if kind == "r":
                     g |= m
@@ -264,7 +295,7 @@ def gen_kill(bc, bit: dict[str, int], all_bits: int, where=None) -> tuple[list[i
     return gens, kills
 
 
-def _numbered_alike(code, variables) -> bool:
+def _numbered_alike(code: CodeType, variables: tuple[str, ...]) -> bool:
     """Whether fast-locals slot i holds ``variables[i]`` for every i, and no slot is
     left over (a class body's ``__class__`` cell next to a free ``__class__`` has two
     slots for one name)."""
@@ -278,15 +309,15 @@ def _numbered_alike(code, variables) -> bool:
     return False
 
 
-def _pick(table, keys: tuple) -> tuple:
+def _pick(table: SupportsGetItem[Any, _T], keys: tuple[Any, ...]) -> tuple[_T, ...]:
     """``tuple(table[k] for k in keys)``, in one C call (itemgetter) from two keys on:
     a tuple `keys` is passed to it as is, and its tuple result is kept (no copies)."""
     if len(keys) > 1:
-        return itemgetter(*keys)(table)
+        return itemgetter(*keys)(table)  # type: ignore[no-any-return]  # (typeshed: Any)
     return tuple([table[k] for k in keys])
 
 
-def _fold(masks) -> tuple[int, int]:
+def _fold(masks: Sequence[_Masks]) -> tuple[int, int]:
     """(gen, kill) of a sequence of events' (gen, kill): kill is everything they write."""
     g = k = 0
     for gm, km in reversed(masks):
@@ -295,7 +326,7 @@ def _fold(masks) -> tuple[int, int]:
     return g, k
 
 
-def _fold_plain(units: list, flags: bytes) -> tuple[int, int] | tuple[None, None]:
+def _fold_plain(units: list[UnitKey], flags: bytes) -> tuple[int, int] | tuple[None, None]:
     """`_fold` of a plain code object's events (the units `flags` marks), in one loop
     over them: forward, a read counts unless an earlier event wrote the variable
     (the same masks as `_fold`'s backward composition, without a list to reverse);
@@ -303,7 +334,7 @@ def _fold_plain(units: list, flags: bytes) -> tuple[int, int] | tuple[None, None
     g = k = 0
     try:
         for u in compress(units, flags):
-            gm, km = _BY_UNIT[u]
+            gm, km = _BY_UNIT[u]  # type: ignore[index, misc]  # (tuple key, None: TypeError)
             g |= gm & ~k
             k |= km
     except TypeError:
@@ -318,6 +349,8 @@ class Liveness:
     (bit i = ``variables[i]``).
     """
 
+    variables: tuple[str, ...]
+    kinds: dict[str, str]  # variable -> "local" | "cell" | "free"
     bits_in: dict[int, int]  # block -> its live-in mask
     bits_out: dict[int, int]  # block -> its live-out mask
     block_kill: dict[int, int]  # block -> the variables it writes
@@ -344,12 +377,12 @@ class Liveness:
         self._plain = plain = flags is not None and 2 not in flags
         if cfg.single_block:  # one block, no edge (most code objects): live-in is what it
             b = cfg.entry  # reads (the CFG's flag: no look at the block itself)
-            g, k = _fold_plain(bc.units, flags) if plain else (None, None)
+            g, k = _fold_plain(bc.units, flags) if plain else (None, None)  # type: ignore[arg-type]  # (plain: flags)
             if g is None:  # (also for plain code with EXTENDED_ARG)
                 g, k = _fold(self._events()[1])
             self.bits_in = {b: g}
             self.bits_out = {b: 0}
-            self.block_kill = {b: k}
+            self.block_kill = {b: k}  # type: ignore[dict-item]  # (k is an int when g is)
             return
         where, masks = self._events()
         if where:
@@ -359,6 +392,11 @@ class Liveness:
             self.bits_out = live.copy()
             self.block_kill = live.copy()
 
+    _per_block: dict[int, list[int]] | None  # block -> live-before masks
+    _names: dict[int, frozenset[str]] | None  # mask -> names
+    _where: tuple[int, ...] | None  # positions of the events
+    _masks: Sequence[_Masks] | None  # their (gen, kill)
+    _gen: dict[int, int] | None  # gen of the blocks with events
     _per_block = _names = _where = _masks = _gen = None  # built on first use
 
     @cached_property
@@ -366,10 +404,10 @@ class Liveness:
         """variable name -> its mask."""
         return dict(zip(self.variables, _powers(len(self.variables))))
 
-    def _events(self) -> tuple[tuple[int, ...], tuple | list]:
+    def _events(self) -> tuple[tuple[int, ...], Sequence[_Masks]]:
         """Positions of the events and their (gen, kill) masks (computed once)."""
         if self._where is not None:
-            return self._where, self._masks
+            return self._where, self._masks  # type: ignore[return-value]  # (set with _where)
         bc = self.cfg.bytecode
         code = bc.code
         flags = self._flags
@@ -381,9 +419,10 @@ class Liveness:
         # all the instructions a second compress would walk)
         self._where = where = tuple(compress(shared_ints(len(flags)), flags))
         units = _pick(bc.units, where)
+        masks: Sequence[_Masks]
         if self._plain:
             try:
-                masks = _pick(_BY_UNIT, units)
+                masks = _pick(_BY_UNIT, units)  # type: ignore[arg-type]  # (plain: no None)
             except TypeError:  # (opcode, arg) keys: the code has EXTENDED_ARG
                 masks = _pick(_MASKS, units)
         elif (code.co_cellvars or code.co_freevars) and not _numbered_alike(code, self.variables):
@@ -400,7 +439,9 @@ class Liveness:
         self._masks = masks
         return where, masks
 
-    def _per_code(self, bc, event_flags: bytes, where, masks) -> None:
+    def _per_code(
+        self, bc: Bytecode, event_flags: bytes, where: tuple[int, ...], masks: list[_Masks]
+    ) -> None:
         """Fill in the masks of the `_PER_CODE` events (flag 2), numbered as `_events` checked."""
         code = bc.code
         nv = len(self.variables)
@@ -415,8 +456,8 @@ class Liveness:
             i = where[e]
             name = OPNAME[bc.opcodes[i]]
             if name == "MAKE_CELL":  # reads the argument a cell parameter wraps
-                m = 1 << bc.args[i]
-                masks[e] = (m if self.variables[bc.args[i]] in params else 0, m)
+                m = 1 << bc.args[i]  # type: ignore[operator]  # (MAKE_CELL has an arg)
+                masks[e] = (m if self.variables[bc.args[i]] in params else 0, m)  # type: ignore[index]
             elif name == "COPY_FREE_VARS":  # the free variables are numbered last
                 masks[e] = (0, ((1 << nfree) - 1) << (nv - nfree))
             elif bc.argval(i) in _INTROSPECTION:  # LOAD_GLOBAL, LOAD_NAME
@@ -437,9 +478,9 @@ class Liveness:
             self._block_at_list = at
         return at
 
-    _block_at_list = None
+    _block_at_list: list[int] | None = None
 
-    def _solve(self, where, masks) -> None:
+    def _solve(self, where: tuple[int, ...], masks: Sequence[_Masks]) -> None:
         """One backward pass over the blocks in reverse offset order, each block's
         (gen, kill) folded from its events on the way; the blocks with an edge to
         themselves or an earlier block (loops, the odd handler placed before) then
@@ -450,8 +491,9 @@ class Liveness:
         self.bits_in = live_in = dict.fromkeys(blocks, 0)
         self.bits_out = live_out = live_in.copy()
         self.block_kill = block_kill = live_in.copy()
+        block_gen: dict[int, int]
         self._gen = block_gen = {}  # gen of the blocks with events, for the worklist
-        back = []
+        back: list[int] = []
         e = len(where) - 1  # the last event not folded yet
         last = where[e]  # (its position)
         for b, blk in reversed(blocks.items()):
@@ -495,7 +537,8 @@ class Liveness:
         """Worklist iteration from the state of the first pass, starting at `work`."""
         blocks = self.cfg.blocks
         live_in, live_out = self.bits_in, self.bits_out
-        gen, kill = self._gen, self.block_kill
+        gen: dict[int, int]
+        gen, kill = self._gen, self.block_kill  # type: ignore[assignment]  # (_solve set _gen)
         queued = set(work)
         while work:
             b = work.pop()

@@ -27,12 +27,26 @@ iterative.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import TYPE_CHECKING, Any
 
 from .cfg import CFG
 from .dominance import CFGDominance, cfg_dominance, immediate_dominators, reverse_postorder
+
+if TYPE_CHECKING:
+    from typing import Protocol, TypeAlias, TypeVar
+
+    class _Ordered(Hashable, Protocol):
+        """A graph node: hashable and orderable (the results are sorted)."""
+
+        def __lt__(self, other: Any, /) -> bool: ...
+
+    _N = TypeVar("_N", bound=_Ordered)
+    _Edges: TypeAlias = tuple[tuple[_N, _N], ...]
+    # a loop before nesting: (body, back edges, exits)
+    _Parts: TypeAlias = tuple[frozenset[_N], _Edges[_N], _Edges[_N]]
 
 Node = Hashable
 
@@ -42,23 +56,23 @@ class Loop:
     """A natural loop (all back edges into one header merged)."""
 
     header: Node
-    body: frozenset  # blocks of the loop, header included
-    back_edges: tuple  # ((latch, header), ...) sorted
-    exits: tuple  # ((src in body, dst outside), ...) sorted, any edge kind
+    body: frozenset[Node]  # blocks of the loop, header included
+    back_edges: tuple[tuple[Node, Node], ...]  # ((latch, header), ...) sorted
+    exits: tuple[tuple[Node, Node], ...]  # ((src in body, dst outside), ...) sorted, any edge kind
     parent: Node | None  # header of the innermost enclosing loop
     depth: int  # 1 for an outermost loop
-    children: tuple = ()  # headers of the loops directly nested in this one
+    children: tuple[Node, ...] = ()  # headers of the loops directly nested in this one
 
     @property
-    def latches(self) -> tuple:
+    def latches(self) -> tuple[Node, ...]:
         return tuple(u for u, _ in self.back_edges)
 
     @property
-    def exit_blocks(self) -> frozenset:
+    def exit_blocks(self) -> frozenset[Node]:
         """Blocks outside the loop that an edge from inside reaches."""
         return frozenset(d for _, d in self.exits)
 
-    def __contains__(self, block) -> bool:
+    def __contains__(self, block: object) -> bool:
         return block in self.body
 
 
@@ -66,9 +80,10 @@ class Loop:
 class IrreducibleRegion:
     """A multiple-entry cycle region (see the module docstring for the definition)."""
 
-    blocks: frozenset
-    entries: tuple  # blocks of the region with a predecessor outside it
-    retreating_edges: tuple  # the non-back retreating edges ((src, dst), ...) inside it
+    blocks: frozenset[Node]
+    entries: tuple[Node, ...]  # blocks of the region with a predecessor outside it
+    # the non-back retreating edges ((src, dst), ...) inside it
+    retreating_edges: tuple[tuple[Node, Node], ...]
 
 
 @dataclass(slots=True)
@@ -78,10 +93,11 @@ class LoopForest:
 
     loops: list[Loop]
     irreducible: list[IrreducibleRegion]
-    _by_header: dict = field(default_factory=dict, repr=False)
-    _innermost: dict = field(default_factory=dict, repr=False)
+    # (keys: the graph's nodes, of whatever type it has: ints for a CFG)
+    _by_header: dict[Any, Loop] = field(default_factory=dict, repr=False)  # header -> loop
+    _innermost: dict[Any, Any] = field(default_factory=dict, repr=False)  # block -> header
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Loop]:
         return iter(self.loops)
 
     def __len__(self) -> int:
@@ -96,11 +112,11 @@ class LoopForest:
         """The outermost loops."""
         return [lp for lp in self.loops if lp.parent is None]
 
-    def loop(self, header) -> Loop:
+    def loop(self, header: Node) -> Loop:
         """The loop with this header (KeyError if there is none)."""
         return self._by_header[header]
 
-    def loop_of(self, block) -> Loop | None:
+    def loop_of(self, block: Node) -> Loop | None:
         """The innermost loop containing `block`, or None."""
         h = self._innermost.get(block)
         return None if h is None else self._by_header[h]
@@ -124,7 +140,8 @@ def find_loops(cfg: CFG, dom: CFGDominance | None = None) -> LoopForest:
     retreating = dom.retreating
     if not retreating:
         return _no_loops()
-    idom = dom.idom
+    # (the walks up the idom chains below stop before the entry, whose idom is None)
+    idom: Mapping[int, int] = dom.idom  # type: ignore[assignment]
     # The rest works on the blocks, with their RPO numbers from a dict (no renumbered
     # predecessor lists): the retreating edges come as RPO number pairs; the bodies
     # are searched through the predecessors (those outside the order, unreachable,
@@ -132,8 +149,8 @@ def find_loops(cfg: CFG, dom: CFGDominance | None = None) -> LoopForest:
     order = cfg.rpo
     blocks = cfg.blocks
     pos = dom.rpo_number
-    back: dict[int, list] = {}
-    odd: list[tuple] = []  # retreating edges that are not back edges
+    back: dict[int, list[int]] = {}
+    odd: list[tuple[int, int]] = []  # retreating edges that are not back edges
     for p, i in retreating:
         x = order[p]  # does i dominate p?  walk up p's idom chain
         while pos[x] > i:
@@ -142,7 +159,7 @@ def find_loops(cfg: CFG, dom: CFGDominance | None = None) -> LoopForest:
             back.setdefault(i, []).append(p)
         else:
             odd.append((order[p], order[i]))
-    loops = {}
+    loops: dict[int, _Parts[int]] = {}
     for i, latches in back.items():  # bodies by backward search from the latches
         h = order[i]
         body = {h}
@@ -152,14 +169,14 @@ def find_loops(cfg: CFG, dom: CFGDominance | None = None) -> LoopForest:
             if x not in body and x in pos:  # (a predecessor outside the order: unreachable)
                 body.add(x)
                 work.extend(blocks[x].preds)
-        body = frozenset(body)
+        members = frozenset(body)
         edges = (
             ((order[latches[0]], h),)
             if len(latches) == 1
             else tuple(sorted({(order[u], h) for u in latches}))
         )
-        exits = {(b, s) for b in body for s in blocks[b].succs if s not in body}
-        loops[h] = (body, edges, tuple(sorted(exits)))
+        exits = {(b, s) for b in members for s in blocks[b].succs if s not in members}
+        loops[h] = (members, edges, tuple(sorted(exits)))
     forest = _nest(loops)
     if odd:
         forest.irreducible = _regions(odd, order, pos, cfg.successors, cfg.predecessors, idom)
@@ -177,26 +194,32 @@ def _no_loops() -> LoopForest:
 
 
 _new = object.__new__
-_NOTHING: dict = {}
+_NOTHING: dict[Any, Any] = {}
 
 
 def natural_loops(
     entry: Node,
     succs: Callable[[Node], Iterable[Node]],
     preds: Callable[[Node], Iterable[Node]],
-    idom: Mapping | None = None,
+    idom: Mapping[Node, Node | None] | None = None,
 ) -> LoopForest:
     """`find_loops` for any graph given as a root and successor/predecessor callables
     (nodes must be hashable and mutually orderable)."""
     if idom is None:
         idom = immediate_dominators(entry, succs, preds)
-    return _find(reverse_postorder(entry, succs), succs, preds, idom)
+    # (Hashable cannot say "orderable"; the idom walk stops before the root's None)
+    return _find(reverse_postorder(entry, succs), succs, preds, idom)  # type: ignore[type-var]
 
 
-def _find(order: Sequence[Node], succs, preds, idom: Mapping) -> LoopForest:
+def _find(
+    order: Sequence[_N],
+    succs: Callable[[_N], Iterable[_N]],
+    preds: Callable[[_N], Iterable[_N]],
+    idom: Mapping[_N, _N],
+) -> LoopForest:
     num = {n: i for i, n in enumerate(order)}
-    back: dict[Node, list] = {}
-    odd: list[tuple] = []  # retreating edges that are not back edges
+    back: dict[_N, list[tuple[_N, _N]]] = {}
+    odd: list[tuple[_N, _N]] = []  # retreating edges that are not back edges
     for u in order:
         nu = num[u]
         for v in succs(u):
@@ -216,9 +239,14 @@ def _find(order: Sequence[Node], succs, preds, idom: Mapping) -> LoopForest:
     return forest
 
 
-def _natural(back: dict, succs, preds, num) -> dict[Node, tuple[frozenset, tuple, tuple]]:
+def _natural(
+    back: dict[_N, list[tuple[_N, _N]]],
+    succs: Callable[[_N], Iterable[_N]],
+    preds: Callable[[_N], Iterable[_N]],
+    num: Mapping[_N, int],
+) -> dict[_N, _Parts[_N]]:
     """header -> (body, back edges, exits), bodies by backward search from the latches."""
-    out = {}
+    out: dict[_N, _Parts[_N]] = {}
     for h, edges in back.items():
         body = {h}
         work = [u for u, _ in edges if u != h]
@@ -233,17 +261,17 @@ def _natural(back: dict, succs, preds, num) -> dict[Node, tuple[frozenset, tuple
     return out
 
 
-def _nest(loops: dict) -> LoopForest:
+def _nest(loops: dict[_N, _Parts[_N]]) -> LoopForest:
     """Parents, depths and children of the loops (header -> (body, back edges, exits));
     bigger loops first so parents come before children."""
     if len(loops) == 1:  # (most functions with a loop)
         ((h, (body, edges, exits)),) = loops.items()
         lp = Loop(h, body, edges, exits, None, 1, ())
         return LoopForest([lp], [], {h: lp}, dict(zip(body, repeat(h))))
-    innermost: dict = {}
-    parent: dict = {}
-    depth: dict = {}
-    kids: dict = {}
+    innermost: dict[_N, _N] = {}
+    parent: dict[_N, _N | None] = {}
+    depth: dict[_N, int] = {}
+    kids: dict[_N, list[_N]] = {}
     for h in sorted(loops, key=lambda h: -len(loops[h][0])):
         p = innermost.get(h)  # innermost bigger loop containing h, if any
         parent[h] = p
@@ -254,10 +282,10 @@ def _nest(loops: dict) -> LoopForest:
             depth[h] = depth[p] + 1
             kids[p].append(h)
         innermost.update(zip(loops[h][0], repeat(h)))
-    by_header = {}
+    by_header: dict[_N, Loop] = {}
     for h, (body, edges, exits) in loops.items():
         by_header[h] = Loop(h, body, edges, exits, parent[h], depth[h], tuple(sorted(kids[h])))
-    ordered = []  # preorder of the loop tree, siblings by header
+    ordered: list[Loop] = []  # preorder of the loop tree, siblings by header
     work = sorted((h for h in loops if parent[h] is None), reverse=True)
     while work:
         h = work.pop()
@@ -266,15 +294,22 @@ def _nest(loops: dict) -> LoopForest:
     return LoopForest(ordered, [], by_header, innermost)
 
 
-def _regions(odd: list, order, num, succs, preds, idom) -> list[IrreducibleRegion]:
+def _regions(
+    odd: list[tuple[_N, _N]],
+    order: Sequence[_N],
+    num: Mapping[_N, int],
+    succs: Callable[[_N], Iterable[_N]],
+    preds: Callable[[_N], Iterable[_N]],
+    idom: Mapping[_N, _N],
+) -> list[IrreducibleRegion]:
     if not odd:
         return []
     enter, leave = _dom_intervals(order, idom)
 
-    def strictly_dominated(d, x) -> bool:
+    def strictly_dominated(d: _N, x: _N) -> bool:
         return enter[d] < enter[x] and leave[x] <= leave[d]
 
-    def search(start, d, step) -> set:
+    def search(start: _N, d: _N, step: Callable[[_N], Iterable[_N]]) -> set[_N]:
         seen = {start}
         work = [start]
         while work:
@@ -284,7 +319,7 @@ def _regions(odd: list, order, num, succs, preds, idom) -> list[IrreducibleRegio
                     work.append(y)
         return seen
 
-    regions: dict[frozenset, list] = {}
+    regions: dict[frozenset[_N], list[tuple[_N, _N]]] = {}
     for u, v in odd:
         a, b = num[u], num[v]  # nearest common dominator, by RPO numbers
         while a != b:
@@ -295,24 +330,26 @@ def _regions(odd: list, order, num, succs, preds, idom) -> list[IrreducibleRegio
         d = order[a]
         blocks = frozenset(search(v, d, succs) & search(v, d, preds))
         regions.setdefault(blocks, []).append((u, v))
-    out = []
+    out: list[IrreducibleRegion] = []
     for blocks, edges in sorted(regions.items(), key=lambda kv: sorted(kv[0])):
         entries = sorted(b for b in blocks if any(p in num and p not in blocks for p in preds(b)))
         out.append(IrreducibleRegion(blocks, tuple(entries), tuple(sorted(set(edges)))))
     return out
 
 
-def _dom_intervals(order, idom) -> tuple[dict, dict]:
+def _dom_intervals(order: Sequence[_N], idom: Mapping[_N, _N | None]) -> tuple[dict[_N, int], dict[_N, int]]:
     """Preorder entry and exit clocks of the dominator tree (iteratively): a dominates b
     iff enter[a] <= enter[b] and leave[b] <= leave[a]."""
-    kids: dict = {n: [] for n in order}
+    kids: dict[_N, list[_N]] = {n: [] for n in order}
     for n in order:
         d = idom.get(n)
         if d is not None:
             kids[d].append(n)
+    enter: dict[_N, int]
+    leave: dict[_N, int]
     enter, leave = {}, {}
     clock = 0
-    work = [(order[0], False)]
+    work: list[tuple[_N, bool]] = [(order[0], False)]
     while work:
         n, done = work.pop()
         if done:

@@ -33,10 +33,35 @@ Constants (ints, strings, tuples of constants) are immutable and not tracked.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import Protocol, TypeAlias
+
+    from .bytecode import Instr
     from .ssa import SSA
+
+    class _Value(Protocol):
+        """What the rules read of an `SSAValue`."""
+
+        @property
+        def id(self) -> int: ...
+
+    class _Op(Protocol):
+        """What the rules read of an `SSAOp`."""
+
+        @property
+        def instr(self) -> Instr: ...
+        @property
+        def offset(self) -> int: ...
+        @property
+        def uses(self) -> Sequence[_Value]: ...
+        @property
+        def defs(self) -> Sequence[_Value]: ...
+
+    # a constraint variable: an SSA value id, ("cell", name) or a temp ("tmp", n)
+    _Key: TypeAlias = int | tuple[str, object]
 
 
 E = 0  # bit index of the external object
@@ -48,7 +73,7 @@ class AbstractObject(NamedTuple):
     offset: int | None
 
 
-def _bits(m: int):
+def _bits(m: int) -> Iterator[int]:
     while m:
         low = m & -m
         yield low.bit_length() - 1
@@ -64,40 +89,41 @@ class _Gen:
         self.obj_index: dict[str, int] = {"external": 0}
         self.params = 0  # bits of parameter objects
         self.born_escaped = 1  # the external object has always escaped
-        self.cons: list[tuple] = []
+        # (kind, ...) tuples whose items depend on the kind: see the shorthands below
+        self.cons: list[tuple[Any, ...]] = []
         self.temp = 0
 
-    def obj(self, kind: str, label: str, offset=None) -> int:
+    def obj(self, kind: str, label: str, offset: int | None = None) -> int:
         i = self.obj_index.get(label)
         if i is None:
             i = self.obj_index[label] = len(self.objects)
             self.objects.append(AbstractObject(kind, label, offset))
         return 1 << i
 
-    def tmp(self):
+    def tmp(self) -> tuple[str, int]:
         self.temp += 1
         return ("tmp", self.temp)
 
     # constraint shorthands: keys are SSA value ids, ("cell", name) or temps
-    def addr(self, dst, bits):
+    def addr(self, dst: _Key, bits: int) -> None:
         self.cons.append(("addr", dst, bits))
 
-    def copy(self, dst, src):
+    def copy(self, dst: _Key, src: _Key) -> None:
         self.cons.append(("copy", dst, src))
 
-    def load(self, dst, base, field):
+    def load(self, dst: _Key, base: _Key, field: object) -> None:  # field: "[]" or a name
         self.cons.append(("load", dst, base, field))
 
-    def store(self, base, field, src):
+    def store(self, base: _Key, field: object, src: _Key) -> None:
         self.cons.append(("store", base, field, src))
 
-    def escape(self, src):
+    def escape(self, src: _Key) -> None:
         self.cons.append(("escape", src))
 
-    def external(self, dst):
+    def external(self, dst: _Key) -> None:
         self.cons.append(("ext", dst))
 
-    def run(self):
+    def run(self) -> _Gen:
         ssa = self.ssa
         for v in ssa.values:
             kind = v.kind
@@ -124,11 +150,11 @@ class _Gen:
 # -- per-opcode rules: (gen, op) ------------------------------------------------------
 
 
-def _nothing(g, op):
+def _nothing(g: _Gen, op: _Op) -> None:
     pass
 
 
-def _call(g, op):
+def _call(g: _Gen, op: _Op) -> None:
     """Code we cannot see: its operands escape; what it defines is any escaped object."""
     for u in op.uses:
         g.escape(u.id)
@@ -136,7 +162,7 @@ def _call(g, op):
         g.external(d.id)
 
 
-def _alloc(g, op):
+def _alloc(g: _Gen, op: _Op) -> None:
     site = g.obj("alloc", f"alloc@{op.offset}", op.offset)
     for d in op.defs:
         g.addr(d.id, site)
@@ -144,7 +170,7 @@ def _alloc(g, op):
             g.store(d.id, "[]", u.id)
 
 
-def _alloc_items_of(g, op):
+def _alloc_items_of(g: _Gen, op: _Op) -> None:
     """A new container holding the items of its (last) operand."""
     site = g.obj("alloc", f"alloc@{op.offset}", op.offset)
     t = g.tmp()
@@ -154,35 +180,35 @@ def _alloc_items_of(g, op):
         g.store(d.id, "[]", t)
 
 
-def _fresh(g, op):
+def _fresh(g: _Gen, op: _Op) -> None:
     site = g.obj("alloc", f"alloc@{op.offset}", op.offset)
     for d in op.defs:
         g.addr(d.id, site)
 
 
-def _binary_op(g, op):
+def _binary_op(g: _Gen, op: _Op) -> None:
     _fresh(g, op)
     if op.instr.argrepr.endswith("="):  # in-place: may return the left operand
         for d in op.defs:
             g.copy(d.id, op.uses[0].id)
 
 
-def _global(g, op):
+def _global(g: _Gen, op: _Op) -> None:
     for d in op.defs:
         g.external(d.id)
 
 
-def _load_deref(g, op):
+def _load_deref(g: _Gen, op: _Op) -> None:
     for d in op.defs:
         g.copy(d.id, ("cell", op.instr.argval))
 
 
-def _store_deref(g, op):
+def _store_deref(g: _Gen, op: _Op) -> None:
     g.copy(("cell", op.instr.argval), op.uses[0].id)
     g.escape(op.uses[0].id)
 
 
-def _load_attr(g, op):
+def _load_attr(g: _Gen, op: _Op) -> None:
     base = op.uses[0].id
     for d in op.defs:
         g.load(d.id, base, op.instr.argval)
@@ -190,48 +216,48 @@ def _load_attr(g, op):
             g.copy(d.id, base)
 
 
-def _store_attr(g, op):
+def _store_attr(g: _Gen, op: _Op) -> None:
     value, obj = op.uses[0].id, op.uses[1].id
     g.store(obj, op.instr.argval, value)
 
 
-def _subscr(g, op):
+def _subscr(g: _Gen, op: _Op) -> None:
     for d in op.defs:
         g.load(d.id, op.uses[0].id, "[]")
 
 
-def _store_subscr(g, op):
+def _store_subscr(g: _Gen, op: _Op) -> None:
     value, container, key = (u.id for u in op.uses)
     g.store(container, "[]", value)
     g.store(container, "[]", key)
 
 
-def _store_slice(g, op):
+def _store_slice(g: _Gen, op: _Op) -> None:
     t = g.tmp()
     g.load(t, op.uses[0].id, "[]")
     g.store(op.uses[1].id, "[]", t)
 
 
-def _add_item(g, op):
+def _add_item(g: _Gen, op: _Op) -> None:
     container = op.uses[0].id
     for u in op.uses[1:]:
         g.store(container, "[]", u.id)
 
 
-def _add_items(g, op):
+def _add_items(g: _Gen, op: _Op) -> None:
     t = g.tmp()
     g.load(t, op.uses[-1].id, "[]")
     g.store(op.uses[0].id, "[]", t)
 
 
-def _unpack(g, op):
+def _unpack(g: _Gen, op: _Op) -> None:
     t = g.tmp()
     g.load(t, op.uses[0].id, "[]")
     star = None
     if op.instr.opname == "UNPACK_EX":
         # outputs, bottom first: the targets after the star, the starred list (a new
         # list of items), then the targets before it
-        star = op.instr.arg >> 8
+        star = op.instr.arg >> 8  # type: ignore[operator]  # (UNPACK_EX always has an arg)
         site = g.tmp()
         g.addr(site, g.obj("alloc", f"alloc@{op.offset}", op.offset))
         g.store(site, "[]", t)
@@ -239,22 +265,22 @@ def _unpack(g, op):
         g.copy(d.id, site if k == star else t)
 
 
-def _get_iter(g, op):
+def _get_iter(g: _Gen, op: _Op) -> None:
     _alloc_items_of(g, op)
     for d in op.defs:
         g.copy(d.id, op.uses[0].id)
 
 
-def _for_iter(g, op):
+def _for_iter(g: _Gen, op: _Op) -> None:
     for d in op.defs:
         g.load(d.id, op.uses[0].id, "[]")
 
 
-def _set_function_attribute(g, op):
+def _set_function_attribute(g: _Gen, op: _Op) -> None:
     g.store(op.uses[1].id, "[]", op.uses[0].id)
 
 
-def _super_attr(g, op):
+def _super_attr(g: _Gen, op: _Op) -> None:
     for d in op.defs:
         g.external(d.id)
         g.copy(d.id, op.uses[-1].id)
@@ -379,9 +405,9 @@ _RULES = {
 }
 
 
-def _solve(g: _Gen):
+def _solve(g: _Gen) -> tuple[dict[_Key, int], int]:
     """Iterate the constraints to a fixpoint; sets are int bitsets over `g.objects`."""
-    pts: dict = {}
+    pts: dict[_Key, int] = {}
     fields: dict[int, dict[str, int]] = {}
     escaped = g.born_escaped
     params = g.params
@@ -473,7 +499,7 @@ class Aliases:
         """Abstract objects local `name` may refer to (empty: untracked, e.g. an int)."""
         return self._objs(self._name_bits[name])
 
-    def value_points_to(self, value) -> frozenset[AbstractObject]:
+    def value_points_to(self, value: _Value) -> frozenset[AbstractObject]:
         """Abstract objects one SSA value may refer to."""
         return self._objs(self._value_bits.get(value.id, 0))
 
