@@ -18,7 +18,7 @@ import types
 from collections.abc import Callable, Iterator
 from itertools import compress, repeat
 from operator import add
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 from .columns import positions_flagged
 from .cpython import varname_from_oparg
@@ -187,7 +187,7 @@ class Bytecode:
         self.code = code
         # per instruction, a key for per-(opcode, arg) tables: its code unit (an int,
         # as co_code holds it) when it has no EXTENDED_ARG, else (opcode, arg)
-        self.units = list(zip(opcodes, args)) if units is None else units
+        self.units: list[UnitKey] = list(zip(opcodes, args)) if units is None else units
         self.offsets = offsets
         self.opcodes = opcodes
         self.args = args
@@ -255,8 +255,8 @@ class Bytecode:
         return None
 
 
-def _positions(code: types.CodeType, n: int) -> list[tuple]:
-    positions = list(code.co_positions())
+def _positions(code: types.CodeType, n: int) -> list[Positions]:
+    positions: list[Positions] = list(code.co_positions())
     if len(positions) != n:
         if positions:  # a genuine line table covers every code unit, caches included
             raise ValueError(
@@ -300,8 +300,10 @@ def _instructions_from_columns(
     words = list(compress(memoryview(raw).cast("H"), ops))
     # argval of a non-jump instruction depends only on its code unit: resolve each
     # distinct unit once (the common kinds inline: this loop is hot)
-    argvals = {}
-    consts, names, local, table = code.co_consts, code.co_names, varname_from_oparg(code), UNITS
+    argvals: dict[int, Any] = {}  # (the constants are anything)
+    # (no EXTENDED_ARG here: no unit maps to None)
+    table = cast("dict[UnitKey, UnitInfo]", UNITS)
+    consts, names, local = code.co_consts, code.co_names, varname_from_oparg(code)
     try:
         for w in set(words):
             shared, kind, size, delta = table[w]
@@ -316,9 +318,9 @@ def _instructions_from_columns(
     except ValueError:
         return None  # an opcode this interpreter does not have: the loop will say where
     vals = list(map(argvals.get, words))
-    targets = [None] * len(words)
+    targets: list[int | None] = [None] * len(words)
     for i in positions_flagged(opbytes, JUMP_FLAGS):
-        targets[i] = vals[i] = starts[i] + table[words[i]][3]
+        targets[i] = vals[i] = starts[i] + table[words[i]][3]  # type: ignore[operator]  # a jump's delta is an int
     nexts = starts[1:]
     nexts.append(2 * n)
     head = zip(starts, starts, nexts, targets, compress(positions, ops), vals)
@@ -364,7 +366,7 @@ def _fold_prefixes(
     out: list[Instr], table: tuple[ExceptionEntry, ...]
 ) -> tuple[list[Instr], tuple[ExceptionEntry, ...]]:
     """Redirect jumps, next offsets and table entries aimed at EXTENDED_ARG prefixes."""
-    prefixes: dict[int, int] = {}
+    prefixes: dict[int | None, int] = {}  # (looked up with jump targets too, maybe None)
     for ins in out:
         if ins.start_offset != ins.offset:
             for p in range(ins.start_offset, ins.offset, 2):

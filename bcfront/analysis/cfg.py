@@ -22,9 +22,10 @@ normal returns and explicit raises.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable, Sequence
 from itertools import chain, compress, count, repeat
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from .bytecode import Bytecode, ExceptionEntry, Instr
 from .columns import shared_ints
@@ -57,6 +58,7 @@ class Block:
     # A class attribute, not a slot: the CFG stores nothing for the (many) reachable
     # blocks and turns an unreachable one into an `_UnreachableBlock`, which says False.
     reachable = True
+    _instructions: tuple[Instr, ...]  # (a slot, unset until first read)
 
     def __init__(
         self,
@@ -189,11 +191,11 @@ class CFG:
         # (positions by binary search: decode checked that every jump target and table
         # entry lands on an instruction) and the table's edges
         leaders = set(compress(ints, b"\1" + ends[:-1]))  # the entry, and after each ender
-        jumps = bc.jumps  # the jump targets, listed by the column decoders
-        if jumps is None:
-            jumps = compress(targets, ends.translate(_JUMPS_OR_BRANCHES))
+        jumps: Iterable[int] | None = bc.jumps  # the jump targets, listed by the column decoders
+        if jumps is None:  # (a jump's target is an int)
+            jumps = cast("Iterable[int]", compress(targets, ends.translate(_JUMPS_OR_BRANCHES)))
         leaders.update(map(bisect.bisect_left, repeat(offsets), jumps))
-        table = bc.exception_table
+        table: Sequence[ExceptionEntry] = bc.exception_table
         if table:
             if len(table) > 1:
                 table = sorted(table, key=_BY_START)
@@ -212,14 +214,16 @@ class CFG:
         blocks = self.blocks
         exit_preds = self.exit_preds
         starts = self._starts = list(map(ints.__getitem__, map(offsets.__getitem__, cuts[:-1])))
-        plists = [[] for _ in starts]  # each block's predecessors
+        plists: list[list[int]] = [[] for _ in starts]  # each block's predecessors
         preds = dict(zip(starts, plists))
-        nxt_starts = starts[1:]
+        nxt_starts = cast("list[int | None]", starts[1:])
         nxt_starts.append(None)
-        nxt_plists = plists[1:]  # (the fall-through's, without a lookup)
+        nxt_plists = cast("list[list[int] | None]", plists[1:])  # (the fall-through's, without a lookup)
         nxt_plists.append(None)
         k, nt = 0, len(table)
         h = None
+        out: list[int]
+        kinds: tuple[str, ...]
         block = _new_block
         out_kinds = self.out_kinds
         for bi, a, b, start, nxt, ps, nps in zip(
@@ -365,7 +369,7 @@ _new = tuple.__new__
 _new_block = object.__new__
 
 
-def block_rpo(blocks: dict[int, Block], root, first, forward: bool) -> list:
+def block_rpo(blocks: dict[int, Block], root: int, first: Iterable[int], forward: bool) -> list[int]:
     """`dominance.reverse_postorder` specialized to blocks (the same DFS, without the
     callable): `root`, then the blocks reached from its neighbours `first` and on
     through each block's `succs` (`forward`: the CFG from its entry) or `preds` (the
@@ -377,7 +381,7 @@ def block_rpo(blocks: dict[int, Block], root, first, forward: bool) -> list:
     todo = blocks.copy()
     pop = todo.pop
     pop(root, None)
-    order: list = []
+    order: list[int] = []
     path = [root]
     pending = [iter(first)]
     while pending:
@@ -397,6 +401,6 @@ def block_rpo(blocks: dict[int, Block], root, first, forward: bool) -> list:
     return order
 
 
-def build_cfg(obj) -> CFG:
+def build_cfg(obj: object) -> CFG:
     """CFG of a function, code object, or already decoded `Bytecode`."""
     return CFG(obj if isinstance(obj, Bytecode) else decode(obj))

@@ -17,7 +17,7 @@ from typing import Any, cast
 def varname_from_oparg(code: CodeType) -> Callable[[int], str]:
     """The name of fast-locals slot k of `code` (locals, then cells and free variables),
     as a function of k: IndexError past the last slot."""
-    return cast(Callable[[int], str], code._varname_from_oparg)
+    return cast(Callable[[int], str], code._varname_from_oparg)  # type: ignore[attr-defined]  # undocumented
 
 
 def adaptive_code(code: CodeType) -> bytes:

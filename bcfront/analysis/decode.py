@@ -96,8 +96,10 @@ from __future__ import annotations
 
 import types
 from array import array
+from collections.abc import Callable
 from itertools import accumulate, compress
 from operator import itemgetter
+from typing import cast
 
 from ..errors import BcfrontError
 
@@ -123,6 +125,7 @@ from .opcodes import (
     SUPPORTED,
     UNITS,
     UnitInfo,
+    UnitKey,
 )
 from .versions import guess_version
 
@@ -268,15 +271,17 @@ def _decode_plain(
     kinds = ops.translate(KIND_OF)
     if not args_fit(code, kinds, raw[1::2]):
         list(map(ARGS.__getitem__, words))  # ValueError: the first opcode that does not exist
-        check_args(code, map(UNITS.__getitem__, set(words)))  # raises, saying which
-    targets = [None] * len(starts)
-    jumps = []
+        # raises, saying which (no EXTENDED_ARG here: no unit maps to None)
+        check_args(code, map(cast("Callable[[int], UnitInfo]", UNITS.__getitem__), set(words)))
+    targets: list[int | None] = [None] * len(starts)
+    jumps: list[int] = []
     if K_JFWD in kinds or K_JBACK in kinds:
         for i in positions_flagged(opbytes, JUMP_FLAGS):
-            t = targets[i] = starts[i] + UNITS[words[i]][3]
+            t = targets[i] = starts[i] + UNITS[words[i]][3]  # type: ignore[index,operator]  # a jump: its delta is an int
             jumps.append(t)
     table = parse_exception_table(code) if code.co_exceptiontable else ()
-    bc = Bytecode(code, starts, opbytes, args, targets, len(raw), table, PY, words, raw, jumps)
+    units = cast("list[UnitKey]", words)  # (a list[int] the Bytecode only reads)
+    bc = Bytecode(code, starts, opbytes, args, targets, len(raw), table, PY, units, raw, jumps)
     # `check_structure`'s checks, as they pass on what this CPython compiled: RESUME first
     # (or after the prologue), 3.11's caches still zero, every jump and table entry on
     # an instruction
@@ -315,9 +320,10 @@ def _decode_extended(
     try:
         args = _args_of(words)  # None for the prefixes
         # `Bytecode.units`: the code unit, or (opcode, arg) for a prefixed instruction
-        units = words.copy()
+        units = cast("list[UnitKey]", words.copy())
         folded: dict[int, UnitInfo] = {}  # position of a prefixed instruction -> UNITS entry
         prefixes: dict[int, int] = {}  # offset of a prefix -> the instruction's offset
+        info: UnitInfo
         i, arg = None, 0  # the run of prefixes at hand: its first, its bits
         for p in positions_flagged(opbytes, _EXTENDED_ARG_FLAGS):  # each prefix, in order
             if i is None:
@@ -326,7 +332,8 @@ def _decode_extended(
             j = p + 1
             if opbytes[j] != EXTENDED_ARG:  # IndexError: prefixes at the end
                 arg = arg << 8 | raw[starts[j] + 1]  # the run ends: fold it into j
-                info = folded[j] = UNITS[(opbytes[j], arg)]  # ValueError: no such opcode
+                info = folded[j] = UNITS[(opbytes[j], arg)]  # type: ignore[assignment]  # not EXTENDED_ARG: not None
+                # (ValueError above: no such opcode)
                 arg = args[j] = info[0][2]
                 units[j] = (opbytes[j], arg)
                 prefixes.update(dict.fromkeys(starts[i:j], starts[j]))
@@ -335,10 +342,10 @@ def _decode_extended(
         if not args_fit(code, kinds, raw[1::2]):  # the prefixed ones' low bytes,
             return None
         check_args(code, folded.values())  # and their whole arguments
-        targets = [None] * len(starts)
-        jumps = []
+        targets: list[int | None] = [None] * len(starts)
+        jumps: list[int] = []
         for i in positions_flagged(opbytes, JUMP_FLAGS):
-            t = starts[i] + (folded[i] if i in folded else UNITS[words[i]])[3]
+            t = starts[i] + (folded[i] if i in folded else UNITS[words[i]])[3]  # type: ignore[index,operator]  # a jump's delta
             t = targets[i] = prefixes.get(t, t)
             jumps.append(t)
         table = _fold_table(parse_exception_table(code), prefixes)

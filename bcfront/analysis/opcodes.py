@@ -6,6 +6,9 @@ inline cache counts, how `dis` turns the raw argument into ``argval`` (the
 `decode`), memoized stack effects, the per-code-unit summary `UNITS` that
 the fast decoder maps whole columns through, and the ``argrepr`` rules.
 Nothing here depends on a particular code object.
+
+The ``argrepr`` rules take an `Instr` typed ``Any``: which of its fields hold what
+(``arg`` an int, ``argval`` a name, a constant, a pair) depends on the opcode.
 """
 
 from __future__ import annotations
@@ -13,9 +16,13 @@ from __future__ import annotations
 import dis
 import re
 import sys
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias, cast
 
 from .cpython import dis_table
+
+# An ``argrepr`` rule: an `Instr` (see the module docstring) -> dis's argrepr
+ArgRepr: TypeAlias = Callable[[Any], str]
 
 PY = sys.version_info[:2]
 SUPPORTED = ((3, 11), (3, 12), (3, 13))
@@ -72,8 +79,8 @@ TERMINATORS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAI
 ) = range(14)
 
 
-def _host_tables():
-    names = [None] * 256  # None: not an opcode that can appear in co_code
+def _host_tables() -> tuple[list[str | None], list[int], list[int]]:
+    names: list[str | None] = [None] * 256  # None: not an opcode that can appear in co_code
     caches = [0] * 256
     for name, code in dis.opmap.items():
         if (
@@ -154,8 +161,9 @@ def _stack_effects(op: int, arg: int | None) -> tuple[int, int | None]:
 
 # A `UNITS` value: (the shared tail of an `Instr`, kind, code units incl. caches, jump
 # displacement from the instruction's offset or None)
-UnitInfo = tuple[tuple[Any, ...], int, int, "int | None"]
-UnitKey = int | tuple[int, int]  # a plain code unit, or (opcode, arg)
+UnitInfo: TypeAlias = tuple[tuple[Any, ...], int, int, "int | None"]
+# a plain code unit, or (opcode, arg) (arg None for an opcode without one)
+UnitKey: TypeAlias = int | tuple[int, int | None]
 
 
 class _UnitInfo(dict[UnitKey, "UnitInfo | None"]):
@@ -186,10 +194,10 @@ class _UnitInfo(dict[UnitKey, "UnitInfo | None"]):
             units = 1 + CACHES[op]
             delta = None
             if kind == K_JFWD:
-                delta = 2 * (units + arg)
+                delta = 2 * (units + cast(int, arg))  # (a jump has an arg)
             elif kind == K_JBACK:
-                delta = 2 * (units - arg)
-            opn = "LOAD_METHOD" if op == _LOAD_ATTR and arg & 1 else OP[op]
+                delta = 2 * (units - cast(int, arg))
+            opn = "LOAD_METHOD" if op == _LOAD_ATTR and cast(int, arg) & 1 else OP[op]
             info = ((name, op, arg, opn) + _stack_effects(op, arg), kind, units, delta)
         if isinstance(key, int):  # at most 65536 of these: always kept
             self[key] = info
@@ -200,20 +208,20 @@ class _UnitInfo(dict[UnitKey, "UnitInfo | None"]):
         return info
 
 
-class _UnitArgs(dict):
+class _UnitArgs(dict[UnitKey, "int | None"]):
     """Plain code unit -> its arg as dis reports it (None for an opcode without one,
     and for EXTENDED_ARG, which the decoder folds into the next instruction), so that
     `decode` maps a whole function's units to their args in C.  A miss asks `UNITS`,
     which raises ValueError for an opcode that does not exist."""
 
-    def __missing__(self, key):
+    def __missing__(self, key: UnitKey) -> int | None:
         info = UNITS[key]
         arg = self[key] = None if info is None else info[0][2]
         return arg
 
 
 UNITS = _UnitInfo()
-SHARED: dict[int, tuple] = {}  # plain code unit -> UNITS[unit][0] (the Instr tail)
+SHARED: dict[int, tuple[Any, ...]] = {}  # plain code unit -> UNITS[unit][0] (the Instr tail)
 ARGS = _UnitArgs()  # plain code unit -> arg
 SIZE2 = bytes(2 + 2 * c for c in CACHES)  # bytes per instruction, by opcode byte
 _new = tuple.__new__
@@ -223,7 +231,7 @@ SIZE = bytes(1 + c for c in CACHES)  # code units per instruction, by opcode byt
 MAX_SIZE = max(SIZE)
 
 
-def _unit_args() -> list:
+def _unit_args() -> list[int | None]:
     """`ARGS` as a list indexed by every 16-bit code unit, for whole columns mapped in C
     (`list.__getitem__` is a plain C method, cheaper than a dict lookup, and than a
     tuple's, which goes through a slot wrapper that packs its argument); units of opcodes that do not exist
@@ -240,8 +248,11 @@ JUMP_OPS = re.compile(
 )
 
 
-def resolve_argval(kind: int, arg, consts, names, local):
-    """argval of a non-jump instruction, as dis computes it."""
+def resolve_argval(
+    kind: int, arg: Any, consts: tuple[Any, ...], names: tuple[str, ...], local: Callable[[int], str]
+) -> Any:
+    """argval of a non-jump instruction, as dis computes it (`arg`: an int, None for an
+    opcode without one: the kind says which)."""
     if kind <= K_INT:
         return arg
     if kind == K_LOCAL:
@@ -255,16 +266,16 @@ def resolve_argval(kind: int, arg, consts, names, local):
     return _RARE_ARGVAL[kind](arg, names, local)
 
 
-def _pair(arg, names, local):
+def _pair(arg: int, names: tuple[str, ...], local: Callable[[int], str]) -> tuple[str, str]:
     return local(arg >> 4), local(arg & 15)
 
 
-_RARE_ARGVAL = {
+_RARE_ARGVAL: dict[int, Callable[[int, tuple[str, ...], Callable[[int], str]], Any]] = {
     K_NAME2: lambda arg, names, local: names[arg >> 2],
     K_CMP: lambda arg, names, local: dis.cmp_op[arg >> CMP_SHIFT],
     K_FORMAT: lambda arg, names, local: (_FORMAT_CONVERTERS[arg & 3], bool(arg & 4)),
     K_CONVERT: lambda arg, names, local: _FORMAT_CONVERTERS[arg],
-    K_UNKNOWN: lambda arg, names, local: dis.UNKNOWN,
+    K_UNKNOWN: lambda arg, names, local: dis.UNKNOWN,  # type: ignore[attr-defined]  # 3.11's dis has it, typeshed not
     K_PAIR: _pair,
 }
 
@@ -278,31 +289,32 @@ LOW_NIBBLE = bytes(b & 15 for b in range(256))
 # -- argrepr -------------------------------------------------------------------
 
 
-def _null_repr(prefix_3_12: str):
+def _null_repr(prefix_3_12: str) -> ArgRepr:
     """LOAD_GLOBAL/LOAD_ATTR: dis puts the NULL marker before the name until 3.13, after it since."""
     if PY >= (3, 13):
         return lambda i: f"{i.argval} + {prefix_3_12}" if i.arg & 1 else i.argval
     return lambda i: f"{prefix_3_12} + {i.argval}" if i.arg & 1 else i.argval
 
 
-def _flags_repr(flag_names):
+def _flags_repr(flag_names: Sequence[str]) -> ArgRepr:
     return lambda i: ", ".join(s for b, s in enumerate(flag_names) if i.arg & (1 << b))
 
 
-def _nb_op_repr(i):
-    return dis_table("_nb_ops")[i.arg][1]
+def _nb_op_repr(i: Any) -> str:
+    name: str = dis_table("_nb_ops")[i.arg][1]
+    return name
 
 
-def _cmp_repr(i):
+def _cmp_repr(i: Any) -> str:
     return f"bool({i.argval})" if PY >= (3, 13) and i.arg & 16 else i.argval
 
 
-def _format_repr(i):
+def _format_repr(i: Any) -> str:
     conv = ("", "str", "repr", "ascii")[i.arg & 3]
     return f"{conv}, with format" if conv and i.arg & 4 else ("with format" if i.arg & 4 else conv)
 
 
-KIND_REPR = {
+KIND_REPR: dict[int, ArgRepr] = {
     K_NOARG: lambda i: "",
     K_INT: lambda i: "",
     K_CONST: lambda i: repr(i.argval),
@@ -318,7 +330,7 @@ KIND_REPR = {
     K_CONVERT: lambda i: ("", "str", "repr", "ascii")[i.arg],
     K_UNKNOWN: lambda i: "",
 }
-ARGREPR = {
+ARGREPR: dict[str, ArgRepr] = {
     "LOAD_GLOBAL": _null_repr("NULL"),
     "LOAD_ATTR": _null_repr("NULL|self") if PY >= (3, 12) else KIND_REPR[K_NAME],
     "LOAD_SUPER_ATTR": _null_repr("NULL|self"),

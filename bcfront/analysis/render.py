@@ -29,6 +29,16 @@ offsets, written as strings where they are object keys; the virtual exit is
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from rich.console import Console as _Console
+
+    from . import FunctionAnalysis
+    from .loops import LoopForest
+    from .ssa import SSA, SSAOp, SSAValue
+    from .stack import StackInfo
 
 SCHEMA = "bcfront.analysis/1"
 
@@ -36,7 +46,7 @@ SCHEMA = "bcfront.analysis/1"
 # -- SSA listing ----------------------------------------------------------------
 
 
-def _op_line(op, stack) -> str:
+def _op_line(op: SSAOp, stack: StackInfo) -> str:
     ins = op.instr
     head = ins.opname
     arg = ins.argrepr or ("" if ins.arg is None else str(ins.arg))
@@ -57,14 +67,14 @@ def _op_line(op, stack) -> str:
     return head
 
 
-def _phi_line(v) -> str:
+def _phi_line(v: SSAValue) -> str:
     args = ", ".join(
         f"{src}{'!' if kind == 'exception' else ''}: {a.name}" for (src, kind), a in zip(v.edges, v.args)
     )
     return f"{v.name} = phi({args})"
 
 
-def ssa_text(ssa) -> str:
+def ssa_text(ssa: SSA) -> str:
     """One line per instruction (``v7 = BINARY_OP(+)(v3, v5)  # line 4``), phis at
     block heads (``!`` marks an exception edge), catch values at block ends."""
     cfg = ssa.cfg
@@ -92,15 +102,15 @@ def ssa_text(ssa) -> str:
 # -- plain text -------------------------------------------------------------------
 
 
-def _names(ns) -> str:
+def _names(ns: Iterable[str]) -> str:
     return "{" + ", ".join(sorted(ns)) + "}"
 
 
-def _opt(x) -> str:
+def _opt(x: object) -> str:
     return "-" if x is None else str(x)
 
 
-def to_text(fa) -> str:
+def to_text(fa: FunctionAnalysis) -> str:
     code = fa.code
     cfg = fa.cfg
     v = fa.bytecode.version
@@ -140,13 +150,13 @@ def to_text(fa) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(fa, console=None) -> None:
+def render(fa: FunctionAnalysis, console: _Console | None = None) -> None:
     """Print `fa` with rich when a console is given or stdout is a terminal."""
     if console is None:
         try:
             from rich.console import Console
         except ImportError:
-            Console = None
+            Console = None  # type: ignore[misc,assignment]  # (rich is optional)
         if Console is None or not sys.stdout.isatty():
             sys.stdout.write(to_text(fa))
             return
@@ -209,7 +219,7 @@ def _dot_str(s: str) -> str:
     return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def to_dot(fa) -> str:
+def to_dot(fa: FunctionAnalysis) -> str:
     cfg = fa.cfg
     name = _dot_str(fa.code.co_qualname)
     lines = [f'digraph "{name}" {{', '  node [shape=box, fontname="monospace"];']
@@ -228,18 +238,18 @@ def to_dot(fa) -> str:
 # -- dict / JSON --------------------------------------------------------------------
 
 
-def _key_map(d: dict, conv=lambda x: x) -> dict:
+def _key_map(d: dict[int, Any], conv: Callable[[Any], Any] = lambda x: x) -> dict[str, Any]:
     return {str(k): conv(d[k]) for k in sorted(d)}
 
 
-def _loops_dict(forest) -> dict:
-    def pairs(edges):
+def _loops_dict(forest: LoopForest) -> dict[str, Any]:
+    def pairs(edges: Iterable[Iterable[Hashable]]) -> list[list[Hashable]]:
         return [list(e) for e in edges]  # already sorted
 
-    loops = [
+    loops: list[dict[str, Any]] = [
         {
             "header": lp.header,
-            "body": sorted(lp.body),
+            "body": sorted(cast("frozenset[int]", lp.body)),  # (a CFG's nodes: ints)
             "back_edges": pairs(lp.back_edges),
             "exits": pairs(lp.exits),
             "parent": lp.parent,
@@ -250,7 +260,7 @@ def _loops_dict(forest) -> dict:
     return {"irreducible": bool(forest.irreducible), "loops": loops}
 
 
-def _ssa_dict(ssa) -> dict:
+def _ssa_dict(ssa: SSA) -> dict[str, Any]:
     values = [
         {
             "id": v.id,
@@ -287,7 +297,7 @@ def _ssa_dict(ssa) -> dict:
     return {"values": values, "phis": phis, "instructions": instrs}
 
 
-def to_dict(fa) -> dict:
+def to_dict(fa: FunctionAnalysis) -> dict[str, Any]:
     code, cfg, st, live = fa.code, fa.cfg, fa.stack, fa.liveness
     v = fa.bytecode.version
     blocks = []

@@ -30,13 +30,15 @@ says where they do not.  Unreachable blocks have no depth (-1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import attrgetter, itemgetter, sub
+from typing import TypeAlias
 
-from .bytecode import Instr
-from .cfg import CFG, FALLTHROUGH_ONLY
-from .opcodes import BIG_ENDIAN, HAS_ARG, OPNAME, PY
+from .bytecode import Bytecode, Instr
+from .cfg import CFG, FALLTHROUGH_ONLY, Block
+from .opcodes import BIG_ENDIAN, HAS_ARG, OPNAME, PY, UnitKey
 
 
 class StackDepthError(ValueError):
@@ -65,7 +67,7 @@ class Effect:
     # for new value k, j for input j), in C: ``fall_pick(inputs + news)``
     fall_pick: object = field(init=False, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         fall = self.fall
         plain = fall == tuple(range(self.news)) and self.jump == fall and self.uses == tuple(range(self.pops))
         pos = tuple(
@@ -163,7 +165,8 @@ _UNARY = _fx(1, 1)
 _BINARY = _fx(2, 1)
 
 # A rule is an Effect or a function of the instruction's arg returning one.
-_COMMON: dict[str, object] = {
+Rule: TypeAlias = "Effect | Callable[[int], Effect]"
+_COMMON: dict[str, Rule] = {
     **dict.fromkeys(
         [
             "NOP",
@@ -338,7 +341,7 @@ _COMMON: dict[str, object] = {
     "END_FOR": _fx(2, 0),
 }
 
-_BY_VERSION: dict[tuple[int, int], dict[str, object]] = {
+_BY_VERSION: dict[tuple[int, int], dict[str, Rule]] = {
     (3, 11): {
         **_COMMON,
         "LOAD_ATTR": _UNARY,
@@ -361,12 +364,12 @@ _BY_VERSION: dict[tuple[int, int], dict[str, object]] = {
 }
 
 
-class _EffectTable(dict):
+class _EffectTable(dict[UnitKey, "Effect | None"]):
     """(opcode, arg) -> Effect for one CPython version, filled on first use.  A key
     may also be a raw code unit (`Bytecode.units`: an int, for an instruction
     without EXTENDED_ARG), which hashes faster than a pair."""
 
-    def __init__(self, version):
+    def __init__(self, version: tuple[int, int]) -> None:
         super().__init__()
         self.rules = _BY_VERSION[version]
         self.unruled: set[int] = set()  # opcodes without a rule (none known)
@@ -380,41 +383,43 @@ class _EffectTable(dict):
         """`by_unit`'s entries for every opcode whose rule is one Effect whatever the arg
         (one slice assignment each: the units of an opcode are 256 apart, or adjacent)."""
         for op, name in enumerate(OPNAME):
-            eff = self.rules.get(name)
+            eff = self.rules.get(name)  # type: ignore[arg-type]  # (None: no opcode, no rule)
             if eff.__class__ is Effect:
                 keys = slice(op << 8, op + 1 << 8) if BIG_ENDIAN else slice(op, 65536, 256)
                 self.by_unit[keys] = [eff] * 256
 
-    def __missing__(self, key):
+    def __missing__(self, key: UnitKey) -> Effect | None:
+        arg: int | None
         if key.__class__ is int:
             op, arg = (key >> 8, key & 255) if BIG_ENDIAN else (key & 255, key >> 8)
             if not HAS_ARG[op]:
                 arg = None
         else:
-            op, arg = key
+            op, arg = key  # type: ignore[misc]  # (opcode, arg), not an int
         name = OPNAME[op]
-        rule = self.rules.get(name)
+        rule = self.rules.get(name)  # type: ignore[arg-type]  # (None: no opcode, no rule)
         if rule is None:
             eff = None  # no rule: the caller falls back on the instruction
             self.unruled.add(op)
         else:
-            eff = rule if rule.__class__ is Effect else rule(arg or 0)
+            eff = rule if rule.__class__ is Effect else rule(arg or 0)  # type: ignore[operator]  # a function
         if len(self) < 100_000:
             self[key] = eff
             if key.__class__ is int and eff is not None and self.by_unit:
                 self.by_unit[key] = eff
         return eff
 
-    def column(self, bc) -> list[Effect]:
+    def column(self, bc: Bytecode) -> list[Effect]:
         """The effects of `bc`'s instructions (filling `by_unit` in)."""
         effects = list(map(self.__getitem__, bc.units))
         if self.unruled and not self.unruled.isdisjoint(bc.opcodes):
             effects = [e if e is not None else _fallback(ins) for e, ins in zip(effects, bc.instructions)]
-        return effects
+        return effects  # type: ignore[return-value]  # (None only for the unruled, replaced above)
 
 
 _TABLES: dict[tuple[int, int], _EffectTable] = {v: _EffectTable(v) for v in _BY_VERSION}
-_PY_TABLE = _TABLES.get(PY)
+# (None only on a CPython that `decode` refuses)
+_PY_TABLE: _EffectTable = _TABLES.get(PY)  # type: ignore[assignment]
 _BY_UNIT = _PY_TABLE.by_unit if _PY_TABLE is not None else []
 
 
@@ -429,7 +434,8 @@ def effect_of(ins: Instr, version: tuple[int, int]) -> Effect:
         return _fallback(ins)
     if rule.__class__ is Effect:
         return rule
-    return _TABLES[version][ins.opcode, ins.arg] if version == PY else rule(ins.arg or 0)
+    # (a function of the arg here; the table's entry for a ruled opcode is an Effect)
+    return _TABLES[version][ins.opcode, ins.arg] if version == PY else rule(ins.arg or 0)  # type: ignore[return-value,operator]
 
 
 def _fallback(ins: Instr) -> Effect:
@@ -468,13 +474,15 @@ class StackInfo:
         self.cfg = cfg
         self.version = version = bc.version
         self._bytecode = bc
+        effects: list[Effect]
         if version == PY:
             # the table's `column`, its common case inline (one call less per function):
             # one C-level pick from the unit-indexed list, checked for units not met yet
             units = bc.units
             try:
                 effects = (
-                    list(itemgetter(*units)(_BY_UNIT)) if len(units) > 1 else [_BY_UNIT[u] for u in units]
+                    # (None for a unit not met yet: checked below; an (opcode, arg) key: TypeError)
+                    list(itemgetter(*units)(_BY_UNIT)) if len(units) > 1 else [_BY_UNIT[u] for u in units]  # type: ignore[misc,index]
                 )
                 if not all(effects):  # (an Effect is always true, None is not)
                     effects = _PY_TABLE.column(bc)
@@ -509,11 +517,11 @@ class StackInfo:
     # unit-indexed columns, running sums, compares) it replaced, each call of which has
     # a fixed cost and a generic per-item one.
 
-    def _one_block(self, blocks, effects: list[Effect]) -> bool:
+    def _one_block(self, blocks: dict[int, Block], effects: list[Effect]) -> bool:
         ((b, blk),) = blocks.items()
         if blk.succs:  # one that loops onto itself: the careful walk
             return False
-        depth = []
+        depth: list[int] = []
         push = depth.append
         d = 0
         for eff in effects:
@@ -528,7 +536,7 @@ class StackInfo:
         self.max_depth = max(depth)
         return True
 
-    def _in_layout_order(self, cfg, effects: list[Effect]) -> bool:
+    def _in_layout_order(self, cfg: CFG, effects: list[Effect]) -> bool:
         """The blocks in layout order, each one's entry depth known from an earlier one
         (`entry`, filled in along the edges): its depths follow from it, and its edges
         give its successors theirs."""
@@ -538,7 +546,7 @@ class StackInfo:
         get = entry.get
         depth_in = {}  # (in layout order, as the careful walk's is not)
         block_low = {}
-        depth = []
+        depth: list[int] = []
         push = depth.append
         for b, blk in blocks.items():
             d = get(b)
@@ -574,7 +582,7 @@ class StackInfo:
                     nd = d
                 elif kind == "exception":  # the handler's depth (`handler_depth`, inline)
                     h = blk.handler
-                    nd = h.depth + h.lasti + 1
+                    nd = h.depth + h.lasti + 1  # type: ignore[union-attr]  # an exception edge: a handler
                 else:
                     nd = depth[-1] - eff.pops + len(eff.jump)
                 old = get(dst)
@@ -635,7 +643,7 @@ class StackInfo:
                     )
         self.max_depth = top
 
-    def _underflow(self, lo, ds, effs):
+    def _underflow(self, lo: int, ds: list[int], effs: list[Effect]) -> None:
         for k, (d, eff) in enumerate(zip(ds, effs)):
             if d < eff.pops:
                 off = self.cfg.bytecode.offsets[lo + k]
