@@ -30,73 +30,60 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Hashable, Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
+    import types
+
     from rich.console import Console as _Console
 
-    from . import FunctionAnalysis
+    from .bytecode import Bytecode
+    from .cfg import CFG
+    from .liveness import Liveness
     from .loops import LoopForest
-    from .ssa import SSA, SSAOp, SSAValue
+    from .ssa import SSA
     from .stack import StackInfo
 
+    class Labelled(Protocol):
+        @property
+        def label(self) -> str: ...
+
+    class Aliases(Protocol):
+        """What the views read of `objalias.Aliases` (which imports `ssa`, which imports this)."""
+
+        @property
+        def sets(self) -> list[frozenset[str]]: ...
+        def points_to(self, name: str) -> frozenset[Labelled]: ...
+
+    class FunctionAnalysis(Protocol):
+        """What the views read of `bcfront.analysis.FunctionAnalysis` (a protocol, so this
+        module, which the facade imports, does not import the facade back)."""
+
+        code: types.CodeType
+
+        @property
+        def bytecode(self) -> Bytecode: ...
+        @property
+        def cfg(self) -> CFG: ...
+        @property
+        def idom(self) -> dict[int, int | None]: ...
+        @property
+        def dominance_frontier(self) -> dict[int, set[int]]: ...
+        @property
+        def post_idom(self) -> dict[int, int | None]: ...
+        @property
+        def loops(self) -> LoopForest: ...
+        @property
+        def stack(self) -> StackInfo: ...
+        @property
+        def liveness(self) -> Liveness: ...
+        @property
+        def ssa(self) -> SSA: ...
+        @property
+        def aliases(self) -> Aliases: ...
+
+
 SCHEMA = "bcfront.analysis/1"
-
-
-# -- SSA listing ----------------------------------------------------------------
-
-
-def _op_line(op: SSAOp, stack: StackInfo) -> str:
-    ins = op.instr
-    head = ins.opname
-    arg = ins.argrepr or ("" if ins.arg is None else str(ins.arg))
-    if arg:
-        head += f"({arg})"
-    if op.uses and (op.defs or op.uses != op.results):
-        head += "(" + ", ".join(v.name for v in op.uses) + ")"
-    if op.defs:
-        head = ", ".join(v.name for v in op.defs) + " = " + head
-    if op.results:
-        # loads and stack moves: what lands in the slots it changes, if not defined here
-        moved = [op.results[j] for j in stack.effects[stack.index[ins.offset]].moved]
-        moved = [v for v in moved if all(v is not d for d in op.defs)]
-        if moved:
-            head += " -> " + ", ".join(v.name for v in moved)
-    if ins.lineno is not None:
-        head += f"  # line {ins.lineno}"
-    return head
-
-
-def _phi_line(v: SSAValue) -> str:
-    args = ", ".join(
-        f"{src}{'!' if kind == 'exception' else ''}: {a.name}" for (src, kind), a in zip(v.edges, v.args)
-    )
-    return f"{v.name} = phi({args})"
-
-
-def ssa_text(ssa: SSA) -> str:
-    """One line per instruction (``v7 = BINARY_OP(+)(v3, v5)  # line 4``), phis at
-    block heads (``!`` marks an exception edge), catch values at block ends."""
-    cfg = ssa.cfg
-    lines = []
-    if ssa.entry:
-        lines.append("entry: " + "  ".join(f"{v.name} = {v.kind}" for v in ssa.entry))
-    for b in sorted(ssa.stack_in):
-        blk = cfg.blocks[b]
-        preds = ", ".join(str(p) for p in blk.preds) or "-"
-        stack = ", ".join(v.name for v in ssa.stack_in[b])
-        lines.append(f"block {b}:  preds {preds}" + (f"  stack [{stack}]" if stack else ""))
-        for v in ssa.phis.get(b, ()):
-            lines.append(f"        {_phi_line(v)}")
-        for v in ssa.handler_values.get(b, ()):
-            lines.append(f"        {v.name} = {'LASTI' if v.kind == 'lasti' else 'EXCEPTION'}")
-        for ins in blk.instructions:
-            lines.append(f"  {ins.offset:>5} {_op_line(ssa.ops[ins.offset], ssa.stack)}")
-        for v in ssa.catches.get(b, ()):
-            lines.append(
-                f"        {v.name} = catch({', '.join(a.name for a in v.args)})  # what the handler may see"
-            )
-    return "\n".join(lines)
 
 
 # -- plain text -------------------------------------------------------------------

@@ -323,8 +323,6 @@ class SSA:
         raise KeyError(offset)
 
     def __str__(self) -> str:
-        from .render import ssa_text
-
         return ssa_text(self)
 
     def __repr__(self) -> str:
@@ -351,3 +349,59 @@ def _dom_preorder(idom: Mapping[int, int | None], blocks: list[int]) -> list[int
         out.append(b)
         work.extend(reversed(children[b]))
     return out
+
+
+# -- SSA listing ----------------------------------------------------------------
+
+
+def _op_line(op: SSAOp, stack: StackInfo) -> str:
+    ins = op.instr
+    head = ins.opname
+    arg = ins.argrepr or ("" if ins.arg is None else str(ins.arg))
+    if arg:
+        head += f"({arg})"
+    if op.uses and (op.defs or op.uses != op.results):
+        head += "(" + ", ".join(v.name for v in op.uses) + ")"
+    if op.defs:
+        head = ", ".join(v.name for v in op.defs) + " = " + head
+    if op.results:
+        # loads and stack moves: what lands in the slots it changes, if not defined here
+        moved = [op.results[j] for j in stack.effects[stack.index[ins.offset]].moved]
+        moved = [v for v in moved if all(v is not d for d in op.defs)]
+        if moved:
+            head += " -> " + ", ".join(v.name for v in moved)
+    if ins.lineno is not None:
+        head += f"  # line {ins.lineno}"
+    return head
+
+
+def _phi_line(v: SSAValue) -> str:
+    args = ", ".join(
+        f"{src}{'!' if kind == 'exception' else ''}: {a.name}" for (src, kind), a in zip(v.edges, v.args)
+    )
+    return f"{v.name} = phi({args})"
+
+
+def ssa_text(ssa: SSA) -> str:
+    """One line per instruction (``v7 = BINARY_OP(+)(v3, v5)  # line 4``), phis at
+    block heads (``!`` marks an exception edge), catch values at block ends."""
+    cfg = ssa.cfg
+    lines = []
+    if ssa.entry:
+        lines.append("entry: " + "  ".join(f"{v.name} = {v.kind}" for v in ssa.entry))
+    for b in sorted(ssa.stack_in):
+        blk = cfg.blocks[b]
+        preds = ", ".join(str(p) for p in blk.preds) or "-"
+        stack = ", ".join(v.name for v in ssa.stack_in[b])
+        lines.append(f"block {b}:  preds {preds}" + (f"  stack [{stack}]" if stack else ""))
+        for v in ssa.phis.get(b, ()):
+            lines.append(f"        {_phi_line(v)}")
+        for v in ssa.handler_values.get(b, ()):
+            lines.append(f"        {v.name} = {'LASTI' if v.kind == 'lasti' else 'EXCEPTION'}")
+        for ins in blk.instructions:
+            lines.append(f"  {ins.offset:>5} {_op_line(ssa.ops[ins.offset], ssa.stack)}")
+        for v in ssa.catches.get(b, ()):
+            lines.append(
+                f"        {v.name} = catch({', '.join(a.name for a in v.args)})  # what the handler may see"
+            )
+    return "\n".join(lines)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass, field
 
+from bcfront.analysis.bytecode import Instr
 from bcfront.analysis.cfg import CFG
-from bcfront.analysis.decode import PY, Instr, decode
+from bcfront.analysis.decode import PY, decode
 from bcfront.reasons import BreakReason
 
 from . import static_values as sv

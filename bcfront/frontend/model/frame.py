@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import types
 
-from ...analysis.decode import Bytecode, decode
+from ...analysis.bytecode import Bytecode
+from ...analysis.decode import decode
 from .values import NULL, Value
 
 _DECODED: dict = {}
