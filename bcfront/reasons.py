@@ -6,24 +6,16 @@ predictor's `reason`).  Its value is the public string; members are `str`s,
 so comparisons with plain strings and the JSON output are unchanged.
 `docs/explain-schema.md` lists every member (a test keeps the two equal).
 
-A leaf module: it imports nothing from bcfront.
+Layer 0: it imports only `described`, the enum base it shares with `GuardKind`.
 """
 
 from __future__ import annotations
 
-import enum
+from .described import DescribedStrEnum
 
 
-class BreakReason(enum.StrEnum):
+class BreakReason(DescribedStrEnum):
     """The category of a graph break; `.meaning` says what it means in one line."""
-
-    meaning: str
-
-    def __new__(cls, value: str, meaning: str) -> BreakReason:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.meaning = meaning
-        return member
 
     @classmethod
     def of(cls, value: str) -> BreakReason:

@@ -503,7 +503,7 @@ def node_mutates_by_name(n: Node) -> bool:
     if n.op == "method":
         name = n.target
     elif n.op == "call":
-        if n.target in _INPLACE_OPERATORS:
+        if n.target in _WRITING_OPERATORS:
             return True
         name = getattr(n.target, "__name__", "")
     else:
@@ -511,21 +511,20 @@ def node_mutates_by_name(n: Node) -> bool:
     return isinstance(name, str) and name.endswith("_") and not name.endswith("__")
 
 
-_INPLACE_OPERATORS = frozenset(
-    {
-        operator.setitem,
-        operator.iadd,
-        operator.isub,
-        operator.imul,
-        operator.itruediv,
-        operator.ifloordiv,
-        operator.imod,
-        operator.ipow,
-        operator.iand,
-        operator.ior,
-        operator.ixor,
-        operator.ilshift,
-        operator.irshift,
-        operator.imatmul,
-    }
+# Python's in-place operators (``x += y`` on a tensor writes x); torch_calls models them.
+INPLACE_OPERATORS = (
+    operator.iadd,
+    operator.isub,
+    operator.imul,
+    operator.itruediv,
+    operator.ifloordiv,
+    operator.imod,
+    operator.ipow,
+    operator.iand,
+    operator.ior,
+    operator.ixor,
+    operator.ilshift,
+    operator.irshift,
+    operator.imatmul,
 )
+_WRITING_OPERATORS = frozenset({operator.setitem, *INPLACE_OPERATORS})

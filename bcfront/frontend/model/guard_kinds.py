@@ -12,20 +12,13 @@ Plain data, no torch: guards.py turns these into generated source.
 
 from __future__ import annotations
 
-import enum
 from typing import Any, NamedTuple
 
+from ...described import DescribedStrEnum
 
-class GuardKind(enum.StrEnum):
+
+class GuardKind(DescribedStrEnum):
     """A kind of guard; `.meaning` says what it checks and what `expected`/`extra` hold."""
-
-    meaning: str
-
-    def __new__(cls, value: str, meaning: str) -> GuardKind:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.meaning = meaning
-        return member
 
     ID_MATCH = "ID_MATCH", "source is `expected` (the object itself)"
     TYPE_MATCH = "TYPE_MATCH", "type(source) is `expected` (a class)"

@@ -23,6 +23,7 @@ import types
 import torch
 
 from ...errors import UnsupportedError
+from ...ir.alias_facts import INPLACE_OPERATORS
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.node_checks import check_split, note_node
@@ -282,7 +283,7 @@ def _out_of_place(op, target):
         and callable(getattr(torch.Tensor, target[:-1], None))
     ):
         return lambda *a: getattr(a[0], target[:-1])(*a[1:])
-    if op == "call" and target in _INPLACE_OPERATORS:
+    if op == "call" and target in INPLACE_OPERATORS:
         return getattr(operator, target.__name__[1:])
     return None
 
@@ -385,29 +386,14 @@ def _inplace_operator(fn):
     return m
 
 
-_INPLACE_OPERATORS = (
-    operator.iadd,
-    operator.isub,
-    operator.imul,
-    operator.itruediv,
-    operator.ifloordiv,
-    operator.imod,
-    operator.ipow,
-    operator.iand,
-    operator.ior,
-    operator.ixor,
-    operator.ilshift,
-    operator.irshift,
-    operator.imatmul,
-)
 INPLACE_DUNDERS = {
     "__setitem__": _setitem_dunder,
-    **{f"__{fn.__name__}__": _inplace_operator(fn) for fn in _INPLACE_OPERATORS},
+    **{f"__{fn.__name__}__": _inplace_operator(fn) for fn in INPLACE_OPERATORS},
 }
 
 
 def call_operator(tx, fn, args) -> Value:
-    return record(tx, "call", fn, args, {}, mutates=fn in _INPLACE_OPERATORS)
+    return record(tx, "call", fn, args, {}, mutates=fn in INPLACE_OPERATORS)
 
 
 def getitem(tx, t: TensorV, key: Value) -> Value:
