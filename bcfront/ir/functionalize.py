@@ -81,6 +81,22 @@ class Emit(Protocol):
     ) -> None: ...
 
 
+# In-place ops that are the identity whenever they dispatch nothing: dropout outside training
+# returns its input as is.  Other in-place names that dispatch nothing (``requires_grad_``) change
+# state no trace sees, so only these are taken as reads.
+_IDLE_INPLACE = frozenset({"dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_"})
+
+
+def _idle_inplace(tr: NodeTrace, env: dict) -> bool:
+    """`tr` is a call of an `_IDLE_INPLACE` op that dispatched nothing and returned an argument."""
+    n = tr.node
+    name = n.target if n.op == "method" else getattr(n.target, "__name__", "")
+    if name not in _IDLE_INPLACE or tr.calls or "out" in n.kwargs:
+        return False
+    args = [env.get(m) for m in _nodes((n.args, n.kwargs))]
+    return isinstance(tr.value, torch.Tensor) and any(tr.value is t for t in tensors_in(args))
+
+
 # -- the plan ---------------------------------------------------------------------------------------
 
 
@@ -363,6 +379,10 @@ class _Builder:
             self._mutating(tr)
             return
         if node_mutates_by_name(n):
+            if _idle_inplace(tr, self.obs.env):
+                # ``torch.dropout_(x, p, False)``: returned its argument untouched
+                self.node_of[n] = self.get(cast(torch.Tensor, tr.value), n.state, n.loc)
+                return
             raise FunctionalizeError(f"{n.name} mutates state functionalization cannot see")
         if isinstance(self.obs.env[n], torch.Tensor) and any(
             isinstance(c.func, torch._ops.OpOverload) and packet(c.func) == "as_strided" for c in tr.calls
