@@ -267,7 +267,14 @@ def _functional_variant(target):
 
 def lower_program(gm: torch.fx.GraphModule) -> tuple[LoweredProgram, list]:
     """Lower every node of `gm`; returns the program and the fallback op names."""
-    from . import rules_gather, rules_pointwise, rules_reduce, rules_views  # noqa: F401  (register rules)
+    from . import (  # noqa: F401  (register rules)
+        rules_conv,
+        rules_gather,
+        rules_matmul,
+        rules_pointwise,
+        rules_reduce,
+        rules_views,
+    )
 
     low = Lowering(gm)
     env: dict = {}
