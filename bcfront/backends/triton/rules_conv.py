@@ -12,8 +12,8 @@ after them (bias, eval batch-norm, relu, a residual add) as their epilogue.
   group, kernel positions) of input times weight; groups (depthwise included)
   pick the input channel from the output channel's group.
 * ``max_pool*_with_indices``: a max, then (only when the indices are used) a
-  min over the window of the flat input index of the first element equal to
-  that max (nan counts as equal), which is the element eager picks.
+  min over the window that finds the flat input index of the element eager
+  picks: the first one equal to the max, or the last nan.
 * ``avg_pool*``: a sum divided by the window size, or by a count of the
   window's positions (a second sum) where windows differ in size.
 * ``_adaptive_avg_pool*``: windows ``[floor(o*X/O), ceil((o+1)*X/O))``,
@@ -225,13 +225,24 @@ def _max_pool(ctx, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_
     vals = ctx.make(shape, dtype, ar.cast(vals.expr, dtype), vals)
     if not _uses_output(node, 1):
         return (vals, None)
+    # eager keeps the first maximum but the last nan: nan lanes are keyed -flat - 1
+    # so that one min finds either, and a negative result is decoded afterwards
     m = _full(ctx, r, win)
-    hit = ar.op("or", ar.op("eq", xv, m, dtype="bool"), ar.op("ne", xv, xv, dtype="bool"), dtype="bool")
+    flat = _value(ar, win.flat_index())
+    nan = ar.op("ne", xv, xv, dtype="bool")
+    key = ar.op("where", nan, ar.op("sub", ar.op("neg", flat), ar.const(1, "int64")), flat, dtype="int64")
+    hit = ar.op("or", ar.op("eq", xv, m, dtype="bool"), nan, dtype="bool")
     if mask is not None:
         hit = ar.op("and", mask, hit, dtype="bool")
-    where = ar.op("where", hit, _value(ar, win.flat_index()), ar.const(INT64_MAX, "int64"), dtype="int64")
-    ri = reduce(ctx, TV(win.sizes, "int64", where), win.dims, "min", "int64", origins)
-    return (vals, _as_tv(ctx, ri, shape, "int64"))
+    where = ar.op("where", hit, key, ar.const(INT64_MAX, "int64"), dtype="int64")
+    ri = _as_tv(
+        ctx, reduce(ctx, TV(win.sizes, "int64", where), win.dims, "min", "int64", origins), shape, "int64"
+    )
+    neg = ar.op("lt", ri.expr, ar.const(0, "int64"), dtype="bool")
+    decoded = ar.op(
+        "where", neg, ar.op("sub", ar.op("neg", ri.expr), ar.const(1, "int64")), ri.expr, dtype="int64"
+    )
+    return (vals, ctx.make(shape, "int64", decoded, ri))
 
 
 @rule(aten.avg_pool2d.default, aten.avg_pool3d.default)
