@@ -69,7 +69,7 @@ def _x(*shape):
 def test_conv_bn_relu_eval_folds_bn_into_one_kernel():
     m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU()).eval()
     c = _run(m, _x(2, 3, 8, 8), kernels=1)
-    assert c.fallback_ops == ["aten.convolution"]
+    assert c.fallback_ops == []  # the convolution is a Triton reduction too
 
 
 def test_batchnorm_training_updates_running_stats():
@@ -88,7 +88,7 @@ def test_mlp_with_layernorm_gelu_dropout_eval():
     m = nn.Sequential(
         nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.2), nn.LayerNorm(16), nn.Linear(16, 4), nn.Tanh()
     ).eval()
-    _run(m, _x(5, 8), kernels=2)
+    _run(m, _x(5, 8), kernels=3)  # linear+gelu, layernorm, linear+tanh
 
 
 def test_autograd_recording_runs_eagerly():
@@ -108,8 +108,8 @@ def test_autograd_recording_runs_eagerly():
 def test_transformer_block():
     c = _run(Block().eval(), _x(2, 6, 16), tol=1e-4)
     assert any("scaled_dot_product" in op for op in c.fallback_ops)
-    # rms-norms, residual adds and the SwiGLU gate fuse around the matmuls
-    assert len(c.kernels) == 4
+    # rms-norms, residual adds and the SwiGLU gate fuse into the matmuls' kernels
+    assert len(c.kernels) == 7
 
 
 def _example_gpt():
@@ -128,7 +128,7 @@ def _example_gpt():
 def test_gpt_example_embeddings_fuse():
     """examples/gpt.py: the token and position embeddings are gathered inside the
     first LayerNorm's kernel (before gathers were lowered: 14 kernels and both
-    embeddings left to torch); only the matmuls remain torch calls."""
+    embeddings left to torch); the matmuls are Triton reductions too."""
     gpt = _example_gpt()
     torch.manual_seed(1)
     cfg = gpt.Config()
@@ -136,8 +136,8 @@ def test_gpt_example_embeddings_fuse():
     idx = torch.randint(0, cfg.vocab_size, (2, 8), generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
         c = _run(model, idx, tol=1e-4)
-    assert sorted(set(c.fallback_ops)) == ["aten.addmm", "aten.bmm", "aten.mm"], c.fallback_ops
-    assert len(c.kernels) == 13
+    assert c.fallback_ops == [], c.fallback_ops
+    assert len(c.kernels) == 24
     assert "aten.embedding" in c.kernels[0].ops
     # one check (the token ids); the positions are an arange, provably in range
     assert sum(k.source.count("tl.device_assert") for k in c.kernels) == 1

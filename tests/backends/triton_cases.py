@@ -88,7 +88,7 @@ def swiglu(a, b):
 
 
 def swiglu_mm(x, w1, w3):
-    """SwiGLU with its two projections (matmuls stay in torch)."""
+    """SwiGLU with its two projections."""
     return F.silu(x @ w1) * (x @ w3)
 
 
@@ -154,7 +154,6 @@ CASES = {
             _rand(n, dtype=dt, seed=3),
         ],
         1,
-        fallback=("aten.mm",),
     ),
     "linear_gelu_tanh": Case(
         linear_gelu_tanh,
@@ -164,7 +163,6 @@ CASES = {
             _rand(n, dtype=dt, seed=3),
         ],
         1,
-        fallback=("aten.addmm",),
     ),
     "rmsnorm": Case(rmsnorm, lambda n, dt: [_rand(4, n, dtype=dt, seed=1), _rand(n, dtype=dt, seed=2)], 1),
     "softmax_last": Case(softmax_last, lambda n, dt: [_rand(4, n, dtype=dt, seed=1, scale=3)], 1),
@@ -189,7 +187,6 @@ CASES = {
             _rand(16, n, dtype=dt, seed=3, scale=0.25),
         ],
         1,
-        fallback=("aten.mm", "aten.mm"),
     ),
     "rope": Case(
         rope,
