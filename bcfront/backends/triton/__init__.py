@@ -8,7 +8,8 @@
 
 Pipeline: `frontend` (make_fx + functionalize + decompositions) -> `lower`
 (aten -> loop-level IR in `ir`, index arithmetic in `index`; per-family rules
-in `rules_pointwise`, `rules_views`, `rules_reduce`, `rules_gather`) -> `fuse` (kernel
+in `rules_pointwise`, `rules_views`, `rules_reduce`, `rules_gather`, and
+`rules_conv` / `rules_matmul` for windows and products as reductions) -> `fuse` (kernel
 grouping) -> `codegen` + `codegen_reduce` (Triton source, op spellings in
 `triton_ops`) -> `runtime` (cache, compile, autotune) and `wrapper` (host
 code), tied together by `compile`.  Importing this package does not import

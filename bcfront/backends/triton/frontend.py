@@ -4,9 +4,9 @@
 (so the graph is free of mutation except trailing ``copy_`` into mutated
 inputs) and a decomposition table chosen for fusion: composite ops that are
 really pointwise + reductions (softmax, layer_norm, gelu, ...) are decomposed,
-while ops better left to a library (matmul, convolution, attention, random
-ops) are kept whole so that they become extern calls, and embedding is kept
-whole for the gather rule.
+while attention and random ops are kept whole so that they become extern
+calls, and embedding, addmm and convolution are kept whole for their rules
+(one gather; one reduction with its epilogue).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from torch.utils._pytree import tree_flatten
 
 aten = torch.ops.aten
 
-# Kept whole even where torch ships a decomposition: library kernels beat ours
-# (embedding is kept whole because `rules_gather` lowers it as one gather).
+# Kept whole even where torch ships a decomposition: library kernels beat ours, or
+# a rule lowers the whole op (embedding: one gather; addmm, convolution: one reduction).
 _KEEP = (
     "scaled_dot_product",
     "embedding",
