@@ -13,7 +13,7 @@ tuple / list / namedtuple   TupleV / ListV       TYPE_MATCH + LENGTH, items recu
 dict / OrderedDict          DictV                TYPE_MATCH + DICT_KEYS, values recursively
 set / frozenset             SetV                 CONSTANT_MATCH
 function, class, builtin,   ObjectV              ID_MATCH
-module, nn.Module
+module, nn.Module, Enum member
 functools.partial           PartialV             TYPE_MATCH, parts recursively
 bound method                MethodV              TYPE_MATCH, __func__/__self__ recursively
 cell                        CellV                (contents guarded when read)
@@ -26,6 +26,7 @@ paths to one object yield one value (plus an alias guard).
 
 from __future__ import annotations
 
+import enum
 import functools
 import sys
 import types
@@ -172,6 +173,8 @@ def _no_guard(*args, **kwargs):
 
 
 def _is_id_matched(obj) -> bool:
+    if isinstance(obj, enum.Enum):  # a singleton: `is` and `==` on it fold under this guard
+        return True
     if isinstance(
         obj,
         (

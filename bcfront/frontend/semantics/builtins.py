@@ -45,8 +45,8 @@ from . import (
     dispatch,
     ops,
 )
-from .attrs import delattr_, getattr_, has_attr, setattr_
-from .classes import index_of, lookup_dunder
+from .attrs import GENERIC_GETATTRIBUTE, delattr_, generic_getattr, getattr_, has_attr, setattr_
+from .classes import index_of, is_plain_enum_member, lookup_dunder
 from .folding import NotConst, arity, as_python, fold, fold_model, raise_
 from .iteration import to_list
 from .ops import truth
@@ -190,6 +190,8 @@ def _hash(tx, args, kwargs):
     k = ops.hkey(tx, args[0])
     if isinstance(args[0], (Const, TupleV)):
         return Const(hash(k))
+    if isinstance(args[0], ObjectV) and is_plain_enum_member(args[0].obj):
+        return Const(hash(k))  # the enum module's hash of its name, or the mixin's (identity-guarded)
     raise UnsupportedError(BreakReason.UNSUPPORTED_HASH, f"hash() of {args[0].describe()}")
 
 
@@ -424,9 +426,21 @@ def _exc_init(tx, args, kwargs):
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "BaseException.__init__ on a non-exception")
 
 
-@model(object.__getattribute__)
 def _object_getattribute(tx, args, kwargs):
-    return getattr_(tx, args[0], as_python(args[1]))
+    """``object.__getattribute__(o, name)`` / ``super().__getattribute__(name)`` (and the
+    same generic slot inherited from dict, list, str...): the normal lookup, skipping a
+    Python ``__getattribute__`` of o's class (which is usually the caller) and
+    ``__getattr__``."""
+    if len(args) != 2 or kwargs:
+        raise_(TypeError, f"expected 2 arguments, got {len(args)}")
+    name = args[1]
+    if not (isinstance(name, Const) and isinstance(name.value, str)):
+        raise_(TypeError, f"attribute name must be string, not '{name.python_type().__name__}'")
+    return generic_getattr(tx, args[0], name.value)
+
+
+for _ga in GENERIC_GETATTRIBUTE:
+    MODELS[_ga] = _object_getattribute
 
 
 @model(types.FunctionType.__get__)

@@ -10,6 +10,7 @@ semantics module can ask without importing `objects` (the calls) above them.
 
 from __future__ import annotations
 
+import enum
 import types
 
 from ...errors import UnsupportedError
@@ -72,10 +73,27 @@ def default_truth(obj) -> bool:
 
 
 def hashes_by_identity(obj) -> bool:
+    """Whether the real `obj` can stand for itself as a hash key: its hash and equality run
+    no user code (identity, or an Enum member's, which is identity-guarded when wrapped)."""
     t = type(obj)
     if isinstance(obj, (type, types.FunctionType, types.ModuleType, types.BuiltinFunctionType)):
         return True
+    if is_plain_enum_member(obj):
+        return True
     return mro_lookup(t, "__hash__") is object.__hash__ and mro_lookup(t, "__eq__") is object.__eq__
+
+
+def is_plain_enum_member(obj) -> bool:
+    """An Enum member whose ``==`` and hash are the enum module's or a builtin base's (a
+    ``str``/``int`` mixin), not code of the user's: comparing it runs nothing we must see."""
+    if not isinstance(obj, enum.Enum):
+        return False
+    t = type(obj)
+    for name in ("__eq__", "__ne__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__"):
+        raw = mro_lookup(t, name)
+        if isinstance(raw, types.FunctionType) and raw.__module__ != "enum":
+            return False
+    return True
 
 
 def source_of(v: Value):
