@@ -93,6 +93,8 @@ def _const_attr(tx, v: Const, name):
 
 def _container_attr(tx, v, name):
     cls = v.python_type()
+    if isinstance(v, DictV) and cls is not dict and is_heap_type(cls):
+        return _dict_object_attr(tx, v, name)
     if isinstance(v, TupleV) and cls is not tuple:
         fields = getattr(cls, "_fields", None) or getattr(cls, "__match_args__", ())
         if name in fields:
@@ -172,6 +174,8 @@ def generic_getattr(tx, v: Value, name: str) -> Value:
         return _generic_object_attr(tx, v, name, hook=False)
     if isinstance(v, NewObjectV):
         return _new_object_attr(tx, v, name, hook=False)
+    if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+        return _dict_object_attr(tx, v, name, hook=False)
     return getattr_(tx, v, name)
 
 
@@ -223,7 +227,12 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
         attribute_error("function", name)
     cls = type(obj)
     ga = mro_lookup(cls, "__getattribute__")
-    if not is_generic_getattribute(ga) and is_heap_type(cls) and not _is_module_class(cls):
+    if (
+        not isinstance(ga, types.FunctionType)  # its own lookup is this one (object.__getattribute__)
+        and not is_generic_getattribute(ga)
+        and is_heap_type(cls)
+        and not _is_module_class(cls)
+    ):
         raise UnsupportedError(
             BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__} inherits a C __getattribute__"
         )
@@ -235,7 +244,7 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
             return _call_descriptor_get(tx, raw, v, cls, name)
         if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
             if name == "__dict__":
-                raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, "reading an object's __dict__")
+                return _object_dict(tx, v, obj, src)
             try:
                 real = getattr(obj, name)
             except AttributeError as e:  # CPython's own words (3.13 qualifies the type name)
@@ -249,8 +258,9 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
             BreakReason.UNSUPPORTED_ATTRIBUTE, f"data descriptor {cls.__qualname__}.{name}"
         )
     d = _instance_dict(obj)
-    if d is not None and id(d) in tx.by_id:
-        _dict_also_wrapped(name)
+    known = tx.by_id.get(id(d)) if d is not None else None
+    if known is not None and getattr(known, "mutated", True):
+        _dict_also_wrapped(name)  # written through its __dict__: reads through the object would miss it
     if d is not None and name in d:
         return wrap(tx, d[name], AttrSource(src, name))
     if raw is not MISS:
@@ -267,6 +277,19 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     if src is not None:  # the attribute (or a __getattr__) may exist by the next call (O47)
         tx.guard(GuardKind.HASATTR, src, False, name)
     attribute_error(cls.__name__, name)
+
+
+def _object_dict(tx, v: ObjectV, obj, src):
+    """``o.__dict__`` of an outside object, as the symbolic dict of the real one.  Reads
+    through either stay coherent while neither is written: a write through the object
+    after this breaks (`_object_setattr`), as does a read through it after a write
+    through the dict (O42); a dict read after writes through the object would miss them."""
+    d = _instance_dict(obj)
+    if v.overlay or type(d) is not dict or src is None:
+        # the live dict: writes through it (copy.copy's state.update, vars(o)[k] = ...)
+        # must reach the object, which a detached DictV would not do (O42)
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, "reading an object's __dict__")
+    return wrap(tx, d, AttrSource(src, "__dict__"))
 
 
 def _is_module_class(cls) -> bool:
@@ -477,6 +500,66 @@ def _new_object_attr(tx, v: NewObjectV, name, hook=True):
     attribute_error(cls.__name__, name)
 
 
+def _dict_object_attr(tx, v: DictV, name, hook=True):
+    """An attribute of an instance of a Python dict subclass (an OrderedDict subclass, a
+    ``@dataclass`` ModelOutput): CPython's generic lookup over its class and its
+    ``__dict__`` (`v.attrs`); the items are no attributes."""
+    cls = v.cls
+    ga = mro_lookup(cls, "__getattribute__") if hook else MISS
+    if isinstance(ga, types.FunctionType):
+        return _user_getattribute(tx, v, cls, ga, name)
+    raw = mro_lookup(cls, name)
+    if raw is not MISS and _is_data_descriptor(raw):
+        if isinstance(raw, property):
+            return _call_property(tx, raw, v, cls, name)
+        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
+            return _call_descriptor_get(tx, raw, v, cls, name)
+        if name == "__class__":
+            return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
+        if name == "__dict__" and v.attrs is not None:
+            return v.attrs
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"data descriptor {cls.__qualname__}.{name}"
+        )
+    if v.attrs is not None:
+        e = v.attrs.entries.get(name)
+        if e is not None:
+            return e[1]
+    if raw is not MISS:
+        if v.attrs is not None and v.attrs.source is not None:
+            # found on the class: an instance attribute set later would shadow it
+            tx.guard(GuardKind.NOT_PRESENT, v.attrs.source, None, name)
+        return bind_class_attr(tx, raw, v, cls, name)
+    getattr_hook = mro_lookup(cls, "__getattr__") if hook else MISS
+    if isinstance(getattr_hook, types.FunctionType):
+        return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
+    if v.attrs is not None and v.attrs.source is not None:
+        tx.guard(GuardKind.NOT_PRESENT, v.attrs.source, None, name)  # may be set by the next call
+    attribute_error(cls.__name__, name)
+
+
+def _dict_object_setattr(tx, v: DictV, name, value, raw) -> None:
+    cls = v.cls
+    hook = mro_lookup(cls, "__setattr__")
+    if not raw and isinstance(hook, types.FunctionType):
+        dispatch.call(tx, ObjectV(hook), [v, Const(name), value], {})
+        return
+    if not raw and hook is not object.__setattr__:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__}.__setattr__")
+    if _set_property(tx, cls, name, v, value):
+        return
+    d = mro_lookup(cls, name)
+    if v.attrs is None or (d is not MISS and _is_data_descriptor(d)):
+        _check_store(cls, name)
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {cls.__qualname__}.{name}")
+    old = v.attrs.entries.get(name)
+    tx.set(v.attrs, "entries", {**v.attrs.entries, name: (old[0] if old else Const(name), value)})
+    if not v.attrs.mutated:
+        tx.set(v.attrs, "mutated", True)
+    if v.attrs.source is not None:
+        tx.mark_mutated(v.attrs)
+
+
 def _exception_attr(tx, v: ExceptionV, name):
     if name == "args":
         return TupleV(v.args)
@@ -651,6 +734,9 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
         return
     if isinstance(v, ObjectV):
         _object_setattr(tx, v, name, value, raw)
+        return
+    if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+        _dict_object_setattr(tx, v, name, value, raw)
         return
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, f"setting tensor attribute .{name}")

@@ -46,7 +46,7 @@ from . import (
     ops,
 )
 from .attrs import GENERIC_GETATTRIBUTE, delattr_, generic_getattr, getattr_, has_attr, setattr_
-from .classes import index_of, is_plain_enum_member, lookup_dunder
+from .classes import dict_base, index_of, is_plain_enum_member, lookup_dunder
 from .folding import NotConst, arity, as_python, fold, fold_model, raise_
 from .iteration import to_list
 from .ops import truth
@@ -404,6 +404,94 @@ def _partial(tx, clsv, args, kwargs):
 def _object_new(tx, args, kwargs):
     cls = as_class(args[0])
     return NewObjectV(cls)
+
+
+# -- instances of dict subclasses: dict's own slots on the storage the trace models --------
+
+
+@model(dict.__new__)
+def _dict_new(tx, args, kwargs):
+    """``dict.__new__(cls)`` (also OrderedDict's): an empty mapping of class `cls`; an
+    instance of a Python subclass also gets its empty ``__dict__``."""
+    cls = as_class(args[0])
+    if cls is dict or cls is collections.OrderedDict:
+        return DictV({}, cls)
+    if dict_base(cls) is None:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"dict.__new__ of {cls.__qualname__}")
+    return DictV({}, cls, attrs=DictV({}) if cls.__dictoffset__ else None)
+
+
+def _storage(v: Value) -> DictV:
+    if not isinstance(v, DictV):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"dict slot on {v.describe()}")
+    return v
+
+
+def _raw_getitem(tx, args, kwargs):
+    """``dict.__getitem__(d, k)``: the stored item (then ``__missing__``), not a
+    subclass's ``__getitem__`` (which is usually the caller: ``super().__getitem__(k)``)."""
+    d, key = _storage(args[0]), args[1]
+    e = d.entries.get(ops.hkey(tx, key))
+    if e is not None:
+        return e[1]
+    missing = lookup_dunder(d, "__missing__") if d.cls is not dict else None
+    if missing is not None:
+        return dispatch.call(tx, missing, [d, key], {})
+    raise SymbolicRaise(ExceptionV(KeyError, [key]))
+
+
+def _raw_setitem(tx, args, kwargs):
+    d, key = _storage(args[0]), args[1]
+    k = ops.hkey(tx, key)
+    old = d.entries.get(k)
+    tx.set(d, "entries", {**d.entries, k: (old[0] if old else key, args[2])})
+    ops.touch(tx, d)
+    return Const(None)
+
+
+def _raw_delitem(tx, args, kwargs):
+    d, key = _storage(args[0]), args[1]
+    k = ops.hkey(tx, key)
+    if k not in d.entries:
+        raise SymbolicRaise(ExceptionV(KeyError, [key]))
+    entries = dict(d.entries)
+    del entries[k]
+    tx.set(d, "entries", entries)
+    ops.touch(tx, d)
+    return Const(None)
+
+
+def _raw_contains(tx, args, kwargs):
+    return Const(ops.hkey(tx, args[1]) in _storage(args[0]).entries)
+
+
+for _base in (dict, collections.OrderedDict):
+    for _name, _fn in (
+        ("__getitem__", _raw_getitem),
+        ("__setitem__", _raw_setitem),
+        ("__delitem__", _raw_delitem),
+        ("__contains__", _raw_contains),
+    ):
+        MODELS[getattr(_base, _name)] = _fn
+
+
+@model(dict.__init__)
+def _dict_init(tx, args, kwargs):
+    """``dict.__init__(d, ...)``: dict's update of the storage (no subclass ``__setitem__``)."""
+    containers.dict_update(tx, [_storage(args[0]), *args[1:2]], kwargs)
+    return Const(None)
+
+
+@model(collections.OrderedDict.__init__)
+def _odict_init(tx, args, kwargs):
+    """``OrderedDict.__init__(d, ...)`` stores each pair through ``d[k] = v``: a subclass's
+    ``__setitem__`` runs (CPython's mutablemapping_update)."""
+    d = _storage(args[0])
+    pairs = DictV({})
+    containers.dict_update(tx, [pairs, *args[1:2]], kwargs)
+    for k, x in pairs.entries.values():
+        ops.setitem(tx, d, k, x)
+    return Const(None)
 
 
 @model(object.__init__)

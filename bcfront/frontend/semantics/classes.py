@@ -49,7 +49,40 @@ def value_class(v: Value):
         return v.cls
     if isinstance(v, TupleV) and v.cls is not tuple:
         return v.cls
+    if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+        return v.cls
     return None
+
+
+# -- instances of Python subclasses of dict ---------------------------------------------------
+
+
+def dict_base(cls):
+    """The builtin mapping a Python subclass of dict or OrderedDict stores its items in (the
+    storage the trace models), or None (dict and OrderedDict themselves, defaultdict,
+    Counter's C parts, other C bases, a C ``__getattribute__`` that is not the generic one)."""
+    import collections
+
+    if not (isinstance(cls, type) and issubclass(cls, dict) and is_heap_type(cls)):
+        return None
+    base = next(c for c in cls.__mro__ if not is_heap_type(c))
+    return base if base in (dict, collections.OrderedDict) else None
+
+
+def new_dict_object(cls):
+    """An empty instance of dict subclass `cls`, made without running its __init__ (the
+    rebuild of one made in a trace; its items and attributes are filled after)."""
+    return dict_base(cls).__new__(cls)
+
+
+def fill_dict_object(obj, items, clear=False) -> None:
+    """Store `items` in the dict storage of `obj`, bypassing the subclass's own
+    ``__setitem__``/``update`` (what the trace recorded is the storage itself)."""
+    base = dict_base(type(obj))
+    if clear:
+        base.clear(obj)
+    for k, x in items:
+        base.__setitem__(obj, k, x)
 
 
 def lookup_dunder(v: Value, name: str):

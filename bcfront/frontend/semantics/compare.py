@@ -203,6 +203,10 @@ def contains(tx, item: Value, container: Value) -> bool:
             return any(equal(tx, item, Const(x)) for x in container.value)
     if isinstance(container, (ListV, TupleV)):
         return any(equal(tx, item, x) for x in container.items)
+    if isinstance(container, DictV) and container.cls is not dict:  # a subclass's own first
+        m = classes.lookup_dunder(container, "__contains__")
+        if m is not None:
+            return truth(tx, dispatch.call(tx, m, [container, item], {}))
     if isinstance(container, (DictV, SetV)):
         return hkey(tx, item) in container.entries
     if isinstance(container, DictViewV):
