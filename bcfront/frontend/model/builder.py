@@ -138,10 +138,11 @@ def wrap(tx, obj, source=None, guard=True):
             v.attrs = wrap(tx, d, attr_source(source, "__dict__"), guard)
         return v
     if t is set or t is frozenset:
-        if all(type(k) in CONST_TYPES for k in obj):
-            # a copy of a set: the live set as the expected value would always equal itself (O48)
+        if len(obj) <= CONTAINER_LIMIT and all(type(k) in CONST_TYPES or _is_plain_class(k) for k in obj):
+            # a copy of a set: the live set as the expected value would always equal itself (O48);
+            # classes (a registry of types) compare by identity
             g(GuardKind.CONSTANT_MATCH, source, obj if t is frozenset else set(obj))
-            v = SetV({k: Const(k) for k in obj}, t is frozenset, source)
+            v = SetV({k: _set_item(k) for k in obj}, t is frozenset, source)
             if t is set:
                 _remember(tx, obj, v, source)
             return v
@@ -168,6 +169,20 @@ def wrap(tx, obj, source=None, guard=True):
             _remember(tx, obj, v, source)
         return v
     return _opaque(tx, obj, source, g)
+
+
+def _is_plain_class(k) -> bool:
+    """A class whose metaclass hashes and compares it by identity."""
+    m = type(k)
+    return isinstance(k, type) and m.__hash__ is type.__hash__ and m.__eq__ is type.__eq__
+
+
+def _set_item(k):
+    if isinstance(k, type):
+        from .sources import ConstSource, Ref
+
+        return ObjectV(k, ConstSource(Ref(k, k.__qualname__)))
+    return Const(k)
 
 
 def _opaque(tx, obj, source, g):
