@@ -111,7 +111,7 @@ def test_object_getattribute_inside():
 
 def test_what_getattribute_read_is_guarded():
     x = torch.arange(3.0)
-    cf = bcfront.capture(use_config)
+    cf = bcfront.capture(use_config, fullgraph=True)
     cfg = Config()
     torch.testing.assert_close(cf(x, cfg)[0], use_config(x, cfg)[0])
     cfg.attribute_map = {"hidden_size": "scale", "num_layers": "n_layer"}  # a new alias target
