@@ -11,9 +11,10 @@ torch device/layout/...     Const                CONSTANT_MATCH
 tensor / Parameter          TensorV (graph in)   TENSOR_MATCH (+ TENSOR_ALIAS if seen before)
 tuple / list / namedtuple   TupleV / ListV       TYPE_MATCH + LENGTH, items recursively
 dict / OrderedDict          DictV                TYPE_MATCH + DICT_KEYS, values recursively
+(and Python subclasses)                          (+ the instance __dict__, as a dict)
 set / frozenset             SetV                 CONSTANT_MATCH
 function, class, builtin,   ObjectV              ID_MATCH
-module, nn.Module
+module, nn.Module, Enum member
 functools.partial           PartialV             TYPE_MATCH, parts recursively
 bound method                MethodV              TYPE_MATCH, __func__/__self__ recursively
 cell                        CellV                (contents guarded when read)
@@ -26,6 +27,7 @@ paths to one object yield one value (plus an alias guard).
 
 from __future__ import annotations
 
+import enum
 import functools
 import sys
 import types
@@ -121,11 +123,26 @@ def wrap(tx, obj, source=None, guard=True):
         _remember(tx, obj, v, source)
         v.entries = {k: (Const(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
         return v
+    if _is_plain_dict_subclass(t):
+        if len(obj) > CONTAINER_LIMIT or not all(type(k) in CONST_TYPES or is_torch_const(k) for k in obj):
+            return _opaque(tx, obj, source, g)
+        # an instance of a Python subclass of dict/OrderedDict: its items (read through the
+        # builtin's own iteration and [] in the guards) and its __dict__, both as dicts
+        g(GuardKind.TYPE_MATCH, source, t)
+        g(GuardKind.DICT_KEYS, source, tuple(obj))
+        v = DictV({}, t, source)
+        _remember(tx, obj, v, source)
+        v.entries = {k: (Const(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
+        d = getattr(obj, "__dict__", None)
+        if type(d) is dict:
+            v.attrs = wrap(tx, d, attr_source(source, "__dict__"), guard)
+        return v
     if t is set or t is frozenset:
-        if all(type(k) in CONST_TYPES for k in obj):
-            # a copy of a set: the live set as the expected value would always equal itself (O48)
+        if len(obj) <= CONTAINER_LIMIT and all(type(k) in CONST_TYPES or _is_plain_class(k) for k in obj):
+            # a copy of a set: the live set as the expected value would always equal itself (O48);
+            # classes (a registry of types) compare by identity
             g(GuardKind.CONSTANT_MATCH, source, obj if t is frozenset else set(obj))
-            v = SetV({k: Const(k) for k in obj}, t is frozenset, source)
+            v = SetV({k: _set_item(k) for k in obj}, t is frozenset, source)
             if t is set:
                 _remember(tx, obj, v, source)
             return v
@@ -154,6 +171,20 @@ def wrap(tx, obj, source=None, guard=True):
     return _opaque(tx, obj, source, g)
 
 
+def _is_plain_class(k) -> bool:
+    """A class whose metaclass hashes and compares it by identity."""
+    m = type(k)
+    return isinstance(k, type) and m.__hash__ is type.__hash__ and m.__eq__ is type.__eq__
+
+
+def _set_item(k):
+    if isinstance(k, type):
+        from .sources import ConstSource, Ref
+
+        return ObjectV(k, ConstSource(Ref(k, k.__qualname__)))
+    return Const(k)
+
+
 def _opaque(tx, obj, source, g):
     g(GuardKind.TYPE_MATCH, source, type(obj))
     v = ObjectV(obj, source)
@@ -172,6 +203,8 @@ def _no_guard(*args, **kwargs):
 
 
 def _is_id_matched(obj) -> bool:
+    if isinstance(obj, enum.Enum):  # a singleton: `is` and `==` on it fold under this guard
+        return True
     if isinstance(
         obj,
         (
@@ -206,6 +239,23 @@ def _is_id_matched(obj) -> bool:
 def _is_size(t) -> bool:
     torch = torch_mod()
     return torch is not None and t is torch.Size
+
+
+def _is_plain_dict_subclass(t) -> bool:
+    """A Python subclass of dict or OrderedDict whose iteration and ``[]`` are the builtin's
+    (the guards read its keys and items through them)."""
+    import collections
+
+    if not (issubclass(t, dict) and t.__flags__ & (1 << 9)):  # Py_TPFLAGS_HEAPTYPE
+        return False
+    base = next(c for c in t.__mro__ if not c.__flags__ & (1 << 9))
+    if base is not dict and base is not collections.OrderedDict:
+        return False
+    return all(
+        not isinstance(c.__dict__.get(n), types.FunctionType)
+        for c in t.__mro__
+        for n in ("__iter__", "__getitem__", "keys", "items", "__len__")
+    )
 
 
 def _is_ordered_dict(t) -> bool:

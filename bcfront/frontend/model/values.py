@@ -114,15 +114,18 @@ class TupleV(Value):
 
 
 class DictV(Value):
-    """A dict; `entries` maps a hashable key (see `semantics.ops.hkey`) to (key value, value)."""
+    """A dict; `entries` maps a hashable key (see `semantics.ops.hkey`) to (key value, value).
+    An instance of a Python subclass of dict (`cls`) also has `attrs`: its ``__dict__``, a
+    DictV of str keys (None for dict, OrderedDict, or a subclass without ``__dict__``)."""
 
-    __slots__ = ("entries", "cls", "mutated")
+    __slots__ = ("entries", "cls", "mutated", "attrs")
 
-    def __init__(self, entries, cls=dict, source=None):
+    def __init__(self, entries, cls=dict, source=None, attrs=None):
         super().__init__(source)
         self.entries = dict(entries)
         self.cls = cls
         self.mutated = False
+        self.attrs = attrs
 
     def python_type(self):
         return self.cls

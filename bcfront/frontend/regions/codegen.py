@@ -54,6 +54,7 @@ from ..model.values import (
     Value,
     ZipIterV,
 )
+from ..semantics.classes import dict_base, fill_dict_object, new_dict_object
 from .rebuild_gen import advanced, rebuild_generator
 from .tracebacks import attach as attach_traceback
 
@@ -237,6 +238,8 @@ class Rebuilder:
         if isinstance(v, DictV):
             if v.source is not None:
                 return v.source.expr(ns)
+            if dict_base(v.cls) is not None:
+                return self._dict_object(v)
             cls = "" if v.cls is dict else ns.const(v.cls)
             return self._fillable(
                 v,
@@ -320,6 +323,28 @@ class Rebuilder:
         raise UnsupportedError(
             BreakReason.UNRECONSTRUCTABLE, f"{v.describe()} cannot be rebuilt outside the trace"
         )
+
+    def _dict_object(self, v: DictV) -> str:
+        """An instance of a Python dict subclass made in the trace: made empty without its
+        ``__init__``, then its items stored through the builtin base and its ``__dict__``
+        filled (its DictV is that very ``__dict__``)."""
+        ns = self.ns
+        name = self.temp(f"{ns.const(new_dict_object)}({ns.const(v.cls)})", v, "obj")
+        if v.attrs is not None:
+            self.memo[id(v.attrs)] = f"{name}.__dict__"
+
+        def fill():
+            items = ", ".join(f"({self.expr(k)}, {self.expr(x)})" for k, x in v.entries.values())
+            self.emit(f"{ns.const(fill_dict_object)}({name}, [{items}])")
+            if v.attrs is not None and v.attrs.entries:
+                attrs = ", ".join(f"{self.expr(k)}: {self.expr(x)}" for k, x in v.attrs.entries.values())
+                self.emit(f"{name}.__dict__.update({{{attrs}}})")
+
+        if self.defer:
+            self.pending.append(fill)
+        else:
+            fill()
+        return name
 
     def _iterator(self, v) -> str:
         ns = self.ns
@@ -409,7 +434,10 @@ class Rebuilder:
                 tmp = ns.fresh("items")
                 self.emit(f"{tmp} = [{body}]")
                 target = pin(v.source.expr(ns))
-                pending.append(f"{target}.clear(); {target}.update({tmp})")
+                if dict_base(v.cls) is not None:  # not through the subclass's own methods
+                    pending.append(f"{ns.const(fill_dict_object)}({target}, {tmp}, True)")
+                else:
+                    pending.append(f"{target}.clear(); {target}.update({tmp})")
             elif isinstance(v, SetV):
                 items = ", ".join(val(x) for x in v.entries.values())
                 tmp = ns.fresh("items")

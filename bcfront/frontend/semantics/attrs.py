@@ -11,6 +11,7 @@ value's overlay and are replayed after the region.
 
 from __future__ import annotations
 
+import collections
 import functools
 import sys
 import types
@@ -19,7 +20,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import CONST_TYPES, is_torch_const, wrap
 from ..model.guard_kinds import GuardKind
-from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
+from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref, item_source
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     DELETED,
@@ -92,6 +93,8 @@ def _const_attr(tx, v: Const, name):
 
 def _container_attr(tx, v, name):
     cls = v.python_type()
+    if isinstance(v, DictV) and cls is not dict and is_heap_type(cls):
+        return _dict_object_attr(tx, v, name)
     if isinstance(v, TupleV) and cls is not tuple:
         fields = getattr(cls, "_fields", None) or getattr(cls, "__match_args__", ())
         if name in fields:
@@ -105,6 +108,78 @@ def _container_attr(tx, v, name):
 
 
 def _object_attr(tx, v: ObjectV, name):
+    obj = v.obj
+    if not isinstance(obj, (type, types.ModuleType, types.FunctionType)):
+        cls = type(obj)
+        ga = mro_lookup(cls, "__getattribute__")
+        if isinstance(ga, types.FunctionType) and not _is_module_class(cls):
+            return _user_getattribute(tx, v, cls, ga, name)
+    return _generic_object_attr(tx, v, name)
+
+
+def _user_getattribute(tx, v: Value, cls, ga, name):
+    """``obj.name`` on a class whose ``__getattribute__`` is written in Python: that function
+    is inlined like any other (what it reads is guarded as it reads it), then ``__getattr__``
+    on AttributeError, as CPython's slot_tp_getattr_hook does.  The class must still hold
+    the same ``__getattribute__`` next call."""
+    _guard_class_attr(tx, cls, "__getattribute__", ga)
+    try:
+        return dispatch.call(tx, ObjectV(ga), [v, Const(name)], {})
+    except SymbolicRaise as e:
+        if not (isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, AttributeError)):
+            raise
+        hook = mro_lookup(cls, "__getattr__")
+        if hook is MISS:
+            raise
+        if not isinstance(hook, types.FunctionType):
+            raise UnsupportedError(
+                BreakReason.UNSUPPORTED_ATTRIBUTE, f"C __getattr__ of {cls.__qualname__} ({name})"
+            ) from None
+        _guard_class_attr(tx, cls, "__getattr__", hook)
+        return dispatch.call(tx, ObjectV(hook), [v, Const(name)], {})
+
+
+# C ``__getattribute__`` slots that are CPython's generic lookup (PyObject_GenericGetAttr):
+# a user class inheriting one (a dict, OrderedDict, list, str or int subclass) reads its
+# attributes the normal way
+GENERIC_GETATTRIBUTE = frozenset(
+    {
+        object.__getattribute__,
+        *(
+            t.__dict__["__getattribute__"]
+            for t in (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, float, complex)
+            if "__getattribute__" in t.__dict__
+        ),
+        *(
+            t.__dict__["__getattribute__"]
+            for t in (collections.defaultdict, collections.deque)
+            if "__getattribute__" in t.__dict__
+        ),
+    }
+)
+
+
+def is_generic_getattribute(ga) -> bool:
+    """Whether `ga` (a class's ``__getattribute__``) is CPython's generic attribute lookup."""
+    try:
+        return ga in GENERIC_GETATTRIBUTE
+    except TypeError:
+        return False
+
+
+def generic_getattr(tx, v: Value, name: str) -> Value:
+    """``object.__getattribute__(v, name)``: the normal lookup, without a Python
+    ``__getattribute__`` of v's class and without ``__getattr__``."""
+    if isinstance(v, ObjectV) and not isinstance(v.obj, (type, types.ModuleType, types.FunctionType)):
+        return _generic_object_attr(tx, v, name, hook=False)
+    if isinstance(v, NewObjectV):
+        return _new_object_attr(tx, v, name, hook=False)
+    if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+        return _dict_object_attr(tx, v, name, hook=False)
+    return getattr_(tx, v, name)
+
+
+def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     if name in v.overlay:
         val = v.overlay[name]
         if val is DELETED:
@@ -152,17 +227,24 @@ def _object_attr(tx, v: ObjectV, name):
         attribute_error("function", name)
     cls = type(obj)
     ga = mro_lookup(cls, "__getattribute__")
-    if ga is not object.__getattribute__ and is_heap_type(cls) and not _is_module_class(cls):
+    if (
+        not isinstance(ga, types.FunctionType)  # its own lookup is this one (object.__getattribute__)
+        and not is_generic_getattribute(ga)
+        and is_heap_type(cls)
+        and not _is_module_class(cls)
+    ):
         raise UnsupportedError(
-            BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__} defines __getattribute__"
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__} inherits a C __getattribute__"
         )
     raw = mro_lookup(cls, name)
     if raw is not MISS and _is_data_descriptor(raw):
         if isinstance(raw, property):
             return _call_property(tx, raw, v, cls, name)
+        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
+            return _call_descriptor_get(tx, raw, v, cls, name)
         if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
             if name == "__dict__":
-                raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, "reading an object's __dict__")
+                return _object_dict(tx, v, obj, src)
             try:
                 real = getattr(obj, name)
             except AttributeError as e:  # CPython's own words (3.13 qualifies the type name)
@@ -176,8 +258,9 @@ def _object_attr(tx, v: ObjectV, name):
             BreakReason.UNSUPPORTED_ATTRIBUTE, f"data descriptor {cls.__qualname__}.{name}"
         )
     d = _instance_dict(obj)
-    if d is not None and id(d) in tx.by_id:
-        _dict_also_wrapped(name)
+    known = tx.by_id.get(id(d)) if d is not None else None
+    if known is not None and getattr(known, "mutated", True):
+        _dict_also_wrapped(name)  # written through its __dict__: reads through the object would miss it
     if d is not None and name in d:
         return wrap(tx, d[name], AttrSource(src, name))
     if raw is not MISS:
@@ -185,15 +268,28 @@ def _object_attr(tx, v: ObjectV, name):
             # found on the class: an instance attribute set later would shadow it
             tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
         return bind_class_attr(tx, raw, v, cls, name)
-    hook = mro_lookup(cls, "__getattr__")
+    getattr_hook = mro_lookup(cls, "__getattr__") if hook else MISS
     torch = sys.modules.get("torch")
-    if torch is not None and hook is torch.nn.Module.__getattr__:
+    if torch is not None and getattr_hook is torch.nn.Module.__getattr__:
         return _module_attr(tx, v, obj, src, name)
-    if isinstance(hook, types.FunctionType):
-        return dispatch.call(tx, ObjectV(hook), [v, Const(name)], {})
+    if isinstance(getattr_hook, types.FunctionType):
+        return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
     if src is not None:  # the attribute (or a __getattr__) may exist by the next call (O47)
         tx.guard(GuardKind.HASATTR, src, False, name)
     attribute_error(cls.__name__, name)
+
+
+def _object_dict(tx, v: ObjectV, obj, src):
+    """``o.__dict__`` of an outside object, as the symbolic dict of the real one.  Reads
+    through either stay coherent while neither is written: a write through the object
+    after this breaks (`_object_setattr`), as does a read through it after a write
+    through the dict (O42); a dict read after writes through the object would miss them."""
+    d = _instance_dict(obj)
+    if v.overlay or type(d) is not dict or src is None:
+        # the live dict: writes through it (copy.copy's state.update, vars(o)[k] = ...)
+        # must reach the object, which a detached DictV would not do (O42)
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, "reading an object's __dict__")
+    return wrap(tx, d, AttrSource(src, "__dict__"))
 
 
 def _is_module_class(cls) -> bool:
@@ -316,6 +412,21 @@ def _call_property(tx, prop, inst, cls, name):
     return dispatch.call(tx, wrap(tx, prop.fget, None), [inst], {})
 
 
+def _call_descriptor_get(tx, raw, inst, cls, name):
+    """A data descriptor written in Python (enum's ``value``/``name``, a user descriptor
+    with ``__set__``): its ``__get__`` inlined, the class attribute guarded."""
+    owner = next(c for c in cls.__mro__ if name in c.__dict__)
+    # read from the owner's __dict__: reading it through the class would run the descriptor
+    tx.guard(
+        GuardKind.ID_MATCH,
+        item_source(AttrSource(ConstSource(Ref(owner, owner.__qualname__)), "__dict__"), name),
+        raw,
+    )
+    getter = mro_lookup(type(raw), "__get__")
+    clsv = wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
+    return dispatch.call(tx, ObjectV(getter), [wrap(tx, raw, None), inst, clsv], {})
+
+
 def _guard_class_attr(tx, cls, name, raw) -> None:
     tx.guard(GuardKind.ID_MATCH, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name), raw)
 
@@ -352,12 +463,17 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
     return wrap(tx, raw, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name))
 
 
-def _new_object_attr(tx, v: NewObjectV, name):
+def _new_object_attr(tx, v: NewObjectV, name, hook=True):
     cls = v.cls
+    ga = mro_lookup(cls, "__getattribute__") if hook else MISS
+    if isinstance(ga, types.FunctionType):
+        return _user_getattribute(tx, v, cls, ga, name)
     raw = mro_lookup(cls, name)
     if raw is not MISS and _is_data_descriptor(raw):
         if isinstance(raw, property):
             return _call_property(tx, raw, v, cls, name)
+        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
+            return _call_descriptor_get(tx, raw, v, cls, name)
         if isinstance(raw, types.MemberDescriptorType):
             if name in v.attrs:
                 return v.attrs[name]
@@ -378,10 +494,70 @@ def _new_object_attr(tx, v: NewObjectV, name):
         return v.attrs[name]
     if raw is not MISS:
         return bind_class_attr(tx, raw, v, cls, name)
-    hook = mro_lookup(cls, "__getattr__")
-    if isinstance(hook, types.FunctionType):
-        return dispatch.call(tx, ObjectV(hook), [v, Const(name)], {})
+    getattr_hook = mro_lookup(cls, "__getattr__") if hook else MISS
+    if isinstance(getattr_hook, types.FunctionType):
+        return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
     attribute_error(cls.__name__, name)
+
+
+def _dict_object_attr(tx, v: DictV, name, hook=True):
+    """An attribute of an instance of a Python dict subclass (an OrderedDict subclass, a
+    ``@dataclass`` ModelOutput): CPython's generic lookup over its class and its
+    ``__dict__`` (`v.attrs`); the items are no attributes."""
+    cls = v.cls
+    ga = mro_lookup(cls, "__getattribute__") if hook else MISS
+    if isinstance(ga, types.FunctionType):
+        return _user_getattribute(tx, v, cls, ga, name)
+    raw = mro_lookup(cls, name)
+    if raw is not MISS and _is_data_descriptor(raw):
+        if isinstance(raw, property):
+            return _call_property(tx, raw, v, cls, name)
+        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
+            return _call_descriptor_get(tx, raw, v, cls, name)
+        if name == "__class__":
+            return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
+        if name == "__dict__" and v.attrs is not None:
+            return v.attrs
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"data descriptor {cls.__qualname__}.{name}"
+        )
+    if v.attrs is not None:
+        e = v.attrs.entries.get(name)
+        if e is not None:
+            return e[1]
+    if raw is not MISS:
+        if v.attrs is not None and v.attrs.source is not None:
+            # found on the class: an instance attribute set later would shadow it
+            tx.guard(GuardKind.NOT_PRESENT, v.attrs.source, None, name)
+        return bind_class_attr(tx, raw, v, cls, name)
+    getattr_hook = mro_lookup(cls, "__getattr__") if hook else MISS
+    if isinstance(getattr_hook, types.FunctionType):
+        return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
+    if v.attrs is not None and v.attrs.source is not None:
+        tx.guard(GuardKind.NOT_PRESENT, v.attrs.source, None, name)  # may be set by the next call
+    attribute_error(cls.__name__, name)
+
+
+def _dict_object_setattr(tx, v: DictV, name, value, raw) -> None:
+    cls = v.cls
+    hook = mro_lookup(cls, "__setattr__")
+    if not raw and isinstance(hook, types.FunctionType):
+        dispatch.call(tx, ObjectV(hook), [v, Const(name), value], {})
+        return
+    if not raw and hook is not object.__setattr__:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__}.__setattr__")
+    if _set_property(tx, cls, name, v, value):
+        return
+    d = mro_lookup(cls, name)
+    if v.attrs is None or (d is not MISS and _is_data_descriptor(d)):
+        _check_store(cls, name)
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {cls.__qualname__}.{name}")
+    old = v.attrs.entries.get(name)
+    tx.set(v.attrs, "entries", {**v.attrs.entries, name: (old[0] if old else Const(name), value)})
+    if not v.attrs.mutated:
+        tx.set(v.attrs, "mutated", True)
+    if v.attrs.source is not None:
+        tx.mark_mutated(v.attrs)
 
 
 def _exception_attr(tx, v: ExceptionV, name):
@@ -558,6 +734,9 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
         return
     if isinstance(v, ObjectV):
         _object_setattr(tx, v, name, value, raw)
+        return
+    if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+        _dict_object_setattr(tx, v, name, value, raw)
         return
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, f"setting tensor attribute .{name}")

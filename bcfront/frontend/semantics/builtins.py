@@ -45,8 +45,8 @@ from . import (
     dispatch,
     ops,
 )
-from .attrs import delattr_, getattr_, has_attr, setattr_
-from .classes import index_of, lookup_dunder
+from .attrs import GENERIC_GETATTRIBUTE, delattr_, generic_getattr, getattr_, has_attr, setattr_
+from .classes import dict_base, index_of, is_plain_enum_member, lookup_dunder
 from .folding import NotConst, arity, as_python, fold, fold_model, raise_
 from .iteration import to_list
 from .ops import truth
@@ -190,6 +190,8 @@ def _hash(tx, args, kwargs):
     k = ops.hkey(tx, args[0])
     if isinstance(args[0], (Const, TupleV)):
         return Const(hash(k))
+    if isinstance(args[0], ObjectV) and is_plain_enum_member(args[0].obj):
+        return Const(hash(k))  # the enum module's hash of its name, or the mixin's (identity-guarded)
     raise UnsupportedError(BreakReason.UNSUPPORTED_HASH, f"hash() of {args[0].describe()}")
 
 
@@ -404,6 +406,94 @@ def _object_new(tx, args, kwargs):
     return NewObjectV(cls)
 
 
+# -- instances of dict subclasses: dict's own slots on the storage the trace models --------
+
+
+@model(dict.__new__)
+def _dict_new(tx, args, kwargs):
+    """``dict.__new__(cls)`` (also OrderedDict's): an empty mapping of class `cls`; an
+    instance of a Python subclass also gets its empty ``__dict__``."""
+    cls = as_class(args[0])
+    if cls is dict or cls is collections.OrderedDict:
+        return DictV({}, cls)
+    if dict_base(cls) is None:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"dict.__new__ of {cls.__qualname__}")
+    return DictV({}, cls, attrs=DictV({}) if cls.__dictoffset__ else None)
+
+
+def _storage(v: Value) -> DictV:
+    if not isinstance(v, DictV):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"dict slot on {v.describe()}")
+    return v
+
+
+def _raw_getitem(tx, args, kwargs):
+    """``dict.__getitem__(d, k)``: the stored item (then ``__missing__``), not a
+    subclass's ``__getitem__`` (which is usually the caller: ``super().__getitem__(k)``)."""
+    d, key = _storage(args[0]), args[1]
+    e = d.entries.get(ops.hkey(tx, key))
+    if e is not None:
+        return e[1]
+    missing = lookup_dunder(d, "__missing__") if d.cls is not dict else None
+    if missing is not None:
+        return dispatch.call(tx, missing, [d, key], {})
+    raise SymbolicRaise(ExceptionV(KeyError, [key]))
+
+
+def _raw_setitem(tx, args, kwargs):
+    d, key = _storage(args[0]), args[1]
+    k = ops.hkey(tx, key)
+    old = d.entries.get(k)
+    tx.set(d, "entries", {**d.entries, k: (old[0] if old else key, args[2])})
+    ops.touch(tx, d)
+    return Const(None)
+
+
+def _raw_delitem(tx, args, kwargs):
+    d, key = _storage(args[0]), args[1]
+    k = ops.hkey(tx, key)
+    if k not in d.entries:
+        raise SymbolicRaise(ExceptionV(KeyError, [key]))
+    entries = dict(d.entries)
+    del entries[k]
+    tx.set(d, "entries", entries)
+    ops.touch(tx, d)
+    return Const(None)
+
+
+def _raw_contains(tx, args, kwargs):
+    return Const(ops.hkey(tx, args[1]) in _storage(args[0]).entries)
+
+
+for _base in (dict, collections.OrderedDict):
+    for _name, _fn in (
+        ("__getitem__", _raw_getitem),
+        ("__setitem__", _raw_setitem),
+        ("__delitem__", _raw_delitem),
+        ("__contains__", _raw_contains),
+    ):
+        MODELS[getattr(_base, _name)] = _fn
+
+
+@model(dict.__init__)
+def _dict_init(tx, args, kwargs):
+    """``dict.__init__(d, ...)``: dict's update of the storage (no subclass ``__setitem__``)."""
+    containers.dict_update(tx, [_storage(args[0]), *args[1:2]], kwargs)
+    return Const(None)
+
+
+@model(collections.OrderedDict.__init__)
+def _odict_init(tx, args, kwargs):
+    """``OrderedDict.__init__(d, ...)`` stores each pair through ``d[k] = v``: a subclass's
+    ``__setitem__`` runs (CPython's mutablemapping_update)."""
+    d = _storage(args[0])
+    pairs = DictV({})
+    containers.dict_update(tx, [pairs, *args[1:2]], kwargs)
+    for k, x in pairs.entries.values():
+        ops.setitem(tx, d, k, x)
+    return Const(None)
+
+
 @model(object.__init__)
 def _object_init(tx, args, kwargs):
     return Const(None)
@@ -424,9 +514,21 @@ def _exc_init(tx, args, kwargs):
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "BaseException.__init__ on a non-exception")
 
 
-@model(object.__getattribute__)
 def _object_getattribute(tx, args, kwargs):
-    return getattr_(tx, args[0], as_python(args[1]))
+    """``object.__getattribute__(o, name)`` / ``super().__getattribute__(name)`` (and the
+    same generic slot inherited from dict, list, str...): the normal lookup, skipping a
+    Python ``__getattribute__`` of o's class (which is usually the caller) and
+    ``__getattr__``."""
+    if len(args) != 2 or kwargs:
+        raise_(TypeError, f"expected 2 arguments, got {len(args)}")
+    name = args[1]
+    if not (isinstance(name, Const) and isinstance(name.value, str)):
+        raise_(TypeError, f"attribute name must be string, not '{name.python_type().__name__}'")
+    return generic_getattr(tx, args[0], name.value)
+
+
+for _ga in GENERIC_GETATTRIBUTE:
+    MODELS[_ga] = _object_getattribute
 
 
 @model(types.FunctionType.__get__)

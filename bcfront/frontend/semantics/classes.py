@@ -10,6 +10,7 @@ semantics module can ask without importing `objects` (the calls) above them.
 
 from __future__ import annotations
 
+import enum
 import types
 
 from ...errors import UnsupportedError
@@ -48,7 +49,40 @@ def value_class(v: Value):
         return v.cls
     if isinstance(v, TupleV) and v.cls is not tuple:
         return v.cls
+    if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+        return v.cls
     return None
+
+
+# -- instances of Python subclasses of dict ---------------------------------------------------
+
+
+def dict_base(cls):
+    """The builtin mapping a Python subclass of dict or OrderedDict stores its items in (the
+    storage the trace models), or None (dict and OrderedDict themselves, defaultdict,
+    Counter's C parts, other C bases, a C ``__getattribute__`` that is not the generic one)."""
+    import collections
+
+    if not (isinstance(cls, type) and issubclass(cls, dict) and is_heap_type(cls)):
+        return None
+    base = next(c for c in cls.__mro__ if not is_heap_type(c))
+    return base if base in (dict, collections.OrderedDict) else None
+
+
+def new_dict_object(cls):
+    """An empty instance of dict subclass `cls`, made without running its __init__ (the
+    rebuild of one made in a trace; its items and attributes are filled after)."""
+    return dict_base(cls).__new__(cls)
+
+
+def fill_dict_object(obj, items, clear=False) -> None:
+    """Store `items` in the dict storage of `obj`, bypassing the subclass's own
+    ``__setitem__``/``update`` (what the trace recorded is the storage itself)."""
+    base = dict_base(type(obj))
+    if clear:
+        base.clear(obj)
+    for k, x in items:
+        base.__setitem__(obj, k, x)
 
 
 def lookup_dunder(v: Value, name: str):
@@ -72,10 +106,27 @@ def default_truth(obj) -> bool:
 
 
 def hashes_by_identity(obj) -> bool:
+    """Whether the real `obj` can stand for itself as a hash key: its hash and equality run
+    no user code (identity, or an Enum member's, which is identity-guarded when wrapped)."""
     t = type(obj)
     if isinstance(obj, (type, types.FunctionType, types.ModuleType, types.BuiltinFunctionType)):
         return True
+    if is_plain_enum_member(obj):
+        return True
     return mro_lookup(t, "__hash__") is object.__hash__ and mro_lookup(t, "__eq__") is object.__eq__
+
+
+def is_plain_enum_member(obj) -> bool:
+    """An Enum member whose ``==`` and hash are the enum module's or a builtin base's (a
+    ``str``/``int`` mixin), not code of the user's: comparing it runs nothing we must see."""
+    if not isinstance(obj, enum.Enum):
+        return False
+    t = type(obj)
+    for name in ("__eq__", "__ne__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__"):
+        raw = mro_lookup(t, name)
+        if isinstance(raw, types.FunctionType) and raw.__module__ != "enum":
+            return False
+    return True
 
 
 def source_of(v: Value):

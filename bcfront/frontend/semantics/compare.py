@@ -60,6 +60,11 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
             r = dispatch.call(tx, m, [x, y], {})
             if not is_notimpl(r):
                 return r
+    ra, rb = _enum_or_const(a), _enum_or_const(b)
+    if ra is not _UNKNOWN and rb is not _UNKNOWN:
+        # an Enum member (identity-guarded) against a constant or another member: its `==` is
+        # the enum module's or a builtin mixin's (`class Action(str, Enum)`), so it folds
+        return fold(fn, ra, rb)
     if _c_level_dunder(a, name) or _c_level_dunder(b, REFLECTED_CMP[name]):
         # a user subclass of a builtin (int, str, IntEnum) compares in C: run it natively (O24)
         raise UnsupportedError(
@@ -76,6 +81,18 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
             f"'{a.python_type().__name__}' and '{b.python_type().__name__}'",
         )
     raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"{opname} on {a.describe()} and {b.describe()}")
+
+
+_UNKNOWN = object()
+
+
+def _enum_or_const(v: Value):
+    """The real object behind a constant or an Enum member, else `_UNKNOWN`."""
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, ObjectV) and classes.is_plain_enum_member(v.obj):
+        return v.obj
+    return _UNKNOWN
 
 
 def is_same(a: Value, b: Value, tx=None):
@@ -186,6 +203,10 @@ def contains(tx, item: Value, container: Value) -> bool:
             return any(equal(tx, item, Const(x)) for x in container.value)
     if isinstance(container, (ListV, TupleV)):
         return any(equal(tx, item, x) for x in container.items)
+    if isinstance(container, DictV) and container.cls is not dict:  # a subclass's own first
+        m = classes.lookup_dunder(container, "__contains__")
+        if m is not None:
+            return truth(tx, dispatch.call(tx, m, [container, item], {}))
     if isinstance(container, (DictV, SetV)):
         return hkey(tx, item) in container.entries
     if isinstance(container, DictViewV):

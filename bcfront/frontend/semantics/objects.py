@@ -27,6 +27,7 @@ from ..model.values import (
     NULL,
     CellV,
     Const,
+    DictV,
     ExceptionV,
     MadeFunctionV,
     MethodV,
@@ -159,11 +160,13 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         inst = call(tx, ObjectV(cls.__new__), [clsv, *args], kwargs)
     if (
         value_class(inst) is not None
-        and isinstance(inst, (NewObjectV, TupleV))
+        and isinstance(inst, (NewObjectV, TupleV, DictV))
         and issubclass(value_class(inst), cls)
     ):
         init = mro_lookup(cls, "__init__")
-        if isinstance(init, types.FunctionType):
+        if isinstance(init, types.FunctionType) or (
+            isinstance(inst, DictV) and bmodels.model_for(init) is not None  # dict's, OrderedDict's
+        ):
             r = call(tx, ObjectV(init), [inst, *args], kwargs)
             if not (isinstance(r, Const) and r.value is None):
                 raise_(TypeError, "__init__() should return None")

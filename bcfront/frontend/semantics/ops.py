@@ -377,6 +377,10 @@ def getitem(tx, obj: Value, key: Value) -> Value:
     if isinstance(obj, Const):
         if isinstance(key, Const):
             return fold(operator.getitem, obj.value, key.value)
+    if isinstance(obj, DictV) and obj.cls is not dict:  # a dict subclass's own __getitem__ first
+        m = classes.lookup_dunder(obj, "__getitem__")
+        if m is not None:
+            return dispatch.call(tx, m, [obj, key], {})
     if isinstance(obj, DictV):
         k = hkey(tx, key)
         if k in obj.entries:
@@ -414,6 +418,11 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
             tx.set(obj, "items", items)
             touch(tx, obj)
             return
+    if isinstance(obj, DictV) and obj.cls is not dict:
+        m = classes.lookup_dunder(obj, "__setitem__")
+        if m is not None:
+            dispatch.call(tx, m, [obj, key, value], {})
+            return
     if isinstance(obj, DictV):
         k = hkey(tx, key)
         entries = dict(obj.entries)
@@ -439,6 +448,11 @@ def delitem(tx, obj: Value, key: Value) -> None:
         tx.set(obj, "items", items)
         touch(tx, obj)
         return
+    if isinstance(obj, DictV) and obj.cls is not dict:
+        m = classes.lookup_dunder(obj, "__delitem__")
+        if m is not None:
+            dispatch.call(tx, m, [obj, key], {})
+            return
     if isinstance(obj, DictV):
         k = hkey(tx, key)
         if k not in obj.entries:
