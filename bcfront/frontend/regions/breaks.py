@@ -54,7 +54,7 @@ from ...reasons import BreakReason
 from ..model.values import NULL, CellV, Const, MethodV, StateCMV
 from .entry import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
-from .resume import make_resume
+from .resume import make_resume, super_first, super_self
 from .tailcalls import LoopEntry, TailCall, run_chain
 
 _LIVENESS: dict = {}
@@ -137,7 +137,9 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
             if n in frame.locals and n not in cells and not n.startswith("___stack")
         ]
         live = _live(code, to_orig(offset))
-        return [n for n in bound if live is None or n in live]
+        # zero-argument super() reads the first local, which liveness does not see
+        keep = super_self(code)
+        return [n for n in bound if live is None or n in live or n == keep]
 
     cell_exprs = [
         rb.expr(frame.locals[n])
@@ -201,12 +203,13 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         nulls = [e is None for e in stack_exprs]
         slots = tuple(i for i in exc_slots if i < len(stack_exprs) and stack_exprs[i] is not None)
         target = continuation(cf, orig, to_orig(offset), nulls, live, children, slots)
-        args = (
-            [e for e in stack_exprs if e is not None]
-            + ([exc_info_expr] if slots else [])
-            + [local_exprs[n] for n in live]
-            + cell_exprs
+        params = (
+            [("", e) for e in stack_exprs if e is not None]
+            + ([("", exc_info_expr)] if slots else [])
+            + [(n, local_exprs[n]) for n in live]
+            + list(zip(code.co_cellvars, cell_exprs))
         )
+        args = [e for _, e in super_first(code, params)]
         if getattr(cf, "tail_calls", False):
             return [f"return {tail_call}(({', '.join([ns.const(target, 'resume')] + args)},))"]
         r = ns.fresh("r")

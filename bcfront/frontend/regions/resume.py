@@ -14,7 +14,9 @@ the original code object's, preceded by a prologue that
 3. jumps to `offset`.
 
 Its parameters are the stack slots, the live locals, then the cells, so the
-values arrive exactly where the original frame had them.  Everything else --
+values arrive exactly where the original frame had them; in a function that
+calls zero-argument ``super()``, the original first local comes first (CPython's
+``super()`` reads the frame's first slot).  Everything else --
 the instructions after `offset`, exception table, line numbers -- is the
 original's, so a break inside try/except/finally, a with block or a loop
 resumes inside it: the handlers still cover the resumed instructions, and a
@@ -128,6 +130,7 @@ def make_resume(
         + live
         + cells
     )
+    args = super_first(code, args)
     nb.argnames = args
     nb.argcount = len(args)
     nb.posonlyargcount = 0
@@ -156,6 +159,28 @@ def make_resume(
     setattr(out, CELL_PARAMS, tuple(cells))
     ORIGINAL_OFFSETS[new_code] = offmap
     return out
+
+
+def super_self(code) -> str | None:
+    """The local zero-argument ``super()`` reads in frames of `code`, or None when it does not
+    use it: CPython reads the frame's first local (the first parameter, or the ``*args``
+    tuple), so a continuation must keep that value in its own first slot."""
+    if "__class__" not in code.co_freevars or not code.co_varnames:
+        return None
+    if code.co_argcount or code.co_kwonlyargcount or code.co_flags & (CO_VARARGS | CO_VARKEYWORDS):
+        return code.co_varnames[0]
+    return None
+
+
+def super_first(code, params: list) -> list:
+    """`params` (a continuation's parameter names, or its arguments in that order, as
+    ``(name, value)`` pairs) with the one ``super()`` reads moved first (`super_self`)."""
+    first = super_self(code)
+    names = [p[0] if isinstance(p, tuple) else p for p in params]
+    if first is None or first not in names:
+        return list(params)
+    i = names.index(first)
+    return [params[i]] + params[:i] + params[i + 1 :]
 
 
 CELL_PARAMS = "__bcfront_cells__"  # a continuation's parameters that are passed cells
