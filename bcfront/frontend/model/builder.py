@@ -17,6 +17,8 @@ function, class, builtin,   ObjectV              ID_MATCH
 module, nn.Module, Enum member
 functools.partial           PartialV             TYPE_MATCH, parts recursively
 bound method                MethodV              TYPE_MATCH, __func__/__self__ recursively
+builtin method, method-     MethodV              TYPE_MATCH, bound from its class's
+wrapper of an instance                           descriptor, __self__ recursively
 cell                        CellV                (contents guarded when read)
 anything else               ObjectV              TYPE_MATCH (attributes guarded when read)
 ==========================  ===================  ==========================================
@@ -35,7 +37,7 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from .guard_kinds import GuardKind, TensorMatch
-from .sources import attr_source, item_source
+from .sources import BoundDescriptorSource, Ref, attr_source, bound_descriptor, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
 
 CONST_TYPES = frozenset(
@@ -96,7 +98,10 @@ def wrap(tx, obj, source=None, guard=True):
     known = tx.by_id.get(id(obj)) if source is not None else None
     if known is not None and getattr(known, "obj", known) is not None:
         if known.source is not None and known.source != source and guard and t not in (tuple,):
-            g(GuardKind.ID_MATCH, source, obj)
+            if (GuardKind.ID_MATCH, known.source, None) in tx.guards:
+                g(GuardKind.ID_MATCH, source, obj)
+            else:  # an input reached twice (a bound method's __self__): the same object, not this one
+                g(GuardKind.SAME_OBJECT, source, None, known.source)
         return known
     if t is tuple or is_namedtuple_class(t) or is_structseq_class(t) or _is_size(t):
         if len(obj) > CONTAINER_LIMIT:
@@ -158,6 +163,14 @@ def wrap(tx, obj, source=None, guard=True):
         func = wrap(tx, obj.__func__, attr_source(source, "__func__"), guard)
         self_v = wrap(tx, obj.__self__, attr_source(source, "__self__"), guard)
         return MethodV(func, self_v, source)
+    if (t is types.BuiltinMethodType or t is types.MethodWrapperType) and source is not None:
+        raw = bound_descriptor_of(obj)
+        if raw is not None:
+            # a new object on every attribute read: guarded by its pieces, not its identity
+            g(GuardKind.TYPE_MATCH, source, t)
+            g(GuardKind.CONSTANT_MATCH, BoundDescriptorSource(source, Ref(raw, _describe(raw))), True)
+            self_v = wrap(tx, obj.__self__, attr_source(source, "__self__"), guard)
+            return MethodV(ObjectV(raw), self_v, source)
     if t is types.CellType:
         return CellV(None, real=obj)
     if t in _ITERATOR_TYPES and source is not None:
@@ -183,6 +196,32 @@ def _set_item(k):
 
         return ObjectV(k, ConstSource(Ref(k, k.__qualname__)))
     return Const(k)
+
+
+def bound_descriptor_of(method):
+    """The class attribute (a method or slot descriptor) that `method`, a builtin method or
+    method-wrapper bound to an instance, is bound from; None for a function of a module, a
+    method of a class, or one that is not its class's attribute of that name bound."""
+    self = getattr(method, "__self__", None)
+    if self is None or isinstance(self, (types.ModuleType, type)):
+        return None
+    name = getattr(method, "__name__", None)
+    for cls in type(self).__mro__:
+        raw = cls.__dict__.get(name) if isinstance(name, str) else None
+        if raw is None:
+            continue
+        if not isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+            return None
+        try:
+            return raw if bound_descriptor(method, raw) else None
+        except Exception:  # noqa: BLE001 - an odd descriptor: keep the identity guard
+            return None
+    return None
+
+
+def _describe(raw) -> str:
+    owner = getattr(raw, "__objclass__", None)
+    return f"{getattr(owner, '__qualname__', '?')}.{getattr(raw, '__name__', '?')}"
 
 
 def _opaque(tx, obj, source, g):

@@ -249,6 +249,28 @@ class PlainFunctionSource(DerivedSource):
         return f"{fn}({base}, {self.name!r}, {self.qualname!r}, {module})"
 
 
+@dataclass(frozen=True, slots=True)
+class BoundDescriptorSource(DerivedSource):
+    """Whether the method at `base` (a builtin method or method-wrapper, a new object on
+    every attribute read) is `descriptor` bound to its own ``__self__``: what identity says
+    of it, with ``__self__`` guarded on its own source."""
+
+    descriptor: Ref
+
+    def readable(self):
+        return f"{self.base.readable()} is {self.descriptor!r} bound to its __self__"
+
+    def expr(self, ns):
+        fn = ns.const(bound_descriptor, "bound_descriptor")
+        return f"{fn}({ns.spell(self.base)}, {ns.const(self.descriptor.obj)})"
+
+
+def bound_descriptor(method, descriptor) -> bool:
+    """`method` equals `descriptor` bound to ``method.__self__`` (same C function, same self)."""
+    self = method.__self__
+    return method == descriptor.__get__(self, type(self))
+
+
 def plain_function(fn, name, qualname, module) -> bool:
     return fn.__name__ == name and fn.__qualname__ == qualname and fn.__module__ == module and not fn.__dict__
 

@@ -45,6 +45,7 @@ with the reason in explain.
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 import weakref
@@ -54,8 +55,8 @@ from ...reasons import BreakReason
 from ..model.values import NULL, CellV, Const, MethodV, StateCMV
 from .entry import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
-from .resume import make_resume
-from .tailcalls import LoopEntry, TailCall, run_chain
+from .resume import make_resume, super_first, super_self
+from .tailcalls import LOOP_RECAPTURES, LoopEntry, TailCall, run_chain
 
 _LIVENESS: dict = {}
 
@@ -137,7 +138,9 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
             if n in frame.locals and n not in cells and not n.startswith("___stack")
         ]
         live = _live(code, to_orig(offset))
-        return [n for n in bound if live is None or n in live]
+        # zero-argument super() reads the first local, which liveness does not see
+        keep = super_self(code)
+        return [n for n in bound if live is None or n in live or n == keep]
 
     cell_exprs = [
         rb.expr(frame.locals[n])
@@ -201,12 +204,13 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         nulls = [e is None for e in stack_exprs]
         slots = tuple(i for i in exc_slots if i < len(stack_exprs) and stack_exprs[i] is not None)
         target = continuation(cf, orig, to_orig(offset), nulls, live, children, slots)
-        args = (
-            [e for e in stack_exprs if e is not None]
-            + ([exc_info_expr] if slots else [])
-            + [local_exprs[n] for n in live]
-            + cell_exprs
+        params = (
+            [("", e) for e in stack_exprs if e is not None]
+            + ([("", exc_info_expr)] if slots else [])
+            + [(n, local_exprs[n]) for n in live]
+            + list(zip(code.co_cellvars, cell_exprs))
         )
+        args = [e for _, e in super_first(code, params)]
         if getattr(cf, "tail_calls", False):
             return [f"return {tail_call}(({', '.join([ns.const(target, 'resume')] + args)},))"]
         r = ns.fresh("r")
@@ -322,7 +326,7 @@ def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
         cap.continuations = family
         cap.tail_calls = True  # its region returns TailCall markers
         cap.chain = getattr(cf, "chain", frozenset()) | {(orig.__code__, key)}
-        hit = per[key] = (cap, LoopEntry(cap, fn))
+        hit = per[key] = (cap, LoopEntry(cap, fn, functools.partial(native_loop, cap, orig, key, fn)))
     cap, loop = hit
     chain = getattr(cf, "chain", frozenset())
     if (orig.__code__, key) in chain:
@@ -330,3 +334,150 @@ def continuation(cf, orig, offset, nulls, live, children, exc_slots=()):
     if cap not in children:
         children.append(cap)
     return cap
+
+
+# -- the rest of a loop, natively, then captured again after it ---------------------------------
+
+
+def _line(code, offset) -> int:
+    from ..model.frame import decoded
+
+    bc, index = decoded(code)
+    return bc.instructions[index[offset]].positions[0] or code.co_firstlineno
+
+
+def _note(cap, text: str) -> None:
+    if text not in cap.notes:
+        cap.notes.append(text)
+
+
+def native_loop(cap, orig, key, fn):
+    """What `LoopEntry` runs once the continuation `cap` (of `orig` at ``key[0]``, plain
+    resume function `fn`) stopped capturing from inside its loop: a `NativeLoop` whose code
+    after the loop is captured again, else `fn` (the rest of the function natively).  The
+    function's notes say which, and why."""
+    offset = key[0]
+    code = orig.__code__
+    where = f"{orig.__qualname__} ({code.co_filename}:{_line(code, offset)})"
+    last = cap.recompiles[-1].guard if cap.recompiles else None
+    why = f"its guards changed on every iteration{f' ({last})' if last else ''}"
+    try:
+        loop = NativeLoop(cap, orig, key)
+    except UnsupportedError as e:
+        _note(
+            cap,
+            f"{where}: after {LOOP_RECAPTURES} captures from inside its loop ({why}) the rest of "
+            f"the function runs natively: {e.message}",
+        )
+        return fn
+    after = ", ".join(f"line {n}" for n in sorted({_line(code, x) for x in loop.exits}))
+    _note(
+        cap,
+        f"{where}: after {LOOP_RECAPTURES} captures from inside its loop ({why}) the rest of "
+        f"the loop runs natively; captured again after the loop ({after})",
+    )
+    return loop
+
+
+def _past_end_for(bc, offset: int) -> int:
+    """Where an exhausted FOR_ITER really goes on: 3.12+ jump to END_FOR, but the
+    interpreter skips it (3.13: it and the POP_TOP after it); code inserted just before
+    the instruction after them is what runs first."""
+    k = bc.index_of(offset)
+    if bc.instructions[k].opname != "END_FOR":
+        return offset
+    k += 1
+    if sys.version_info >= (3, 13) and bc.instructions[k].opname == "POP_TOP":
+        k += 1
+    return bc.instructions[k].offset
+
+
+class NativeLoop:
+    """The rest of a loop run natively, the code after it captured again.
+
+    Its function is the loop continuation's code with a hand-off before each instruction
+    the innermost loop around the continuation's start exits to (`resume.make_resume`'s
+    `exits`).  The hand-off reads the locals bound there (those live after it) from the
+    runner's frame and returns a tail call to the captured continuation at that spot, with
+    the runner's stack and cells; where that continuation cannot be made, the instruction
+    runs natively and so does the rest of the function (noted)."""
+
+    def __init__(self, cap, orig, key):
+        from ...analysis import analyze
+
+        offset, nulls, live, exc_slots = key
+        self.cap, self.orig = cap, orig
+        code = orig.__code__
+        fa = analyze(code)
+        loop = fa.loops.loop_of(fa.cfg.block_of(offset).start)
+        if loop is None:
+            raise UnsupportedError(BreakReason.NO_CONTINUATION, "the cycle is not a natural loop")
+        bc = fa.bytecode
+        handlers = {e.target for e in bc.exception_table}
+        kinds = {(e.src, e.dst): e.kind for e in fa.cfg.edges}
+        exits: dict[int, tuple[int, int]] = {}
+        for src, dst in loop.exits:
+            if kinds.get((src, dst)) == "exception" or dst in handlers:
+                continue
+            dst = _past_end_for(bc, dst)
+            depth = fa.stack.depth_before(dst)
+            entry = bc.handler_for(dst)
+            keep = entry.depth if entry is not None else 0
+            if depth < 0 or depth > len(nulls) or any(nulls[:depth]) or any(i < depth for i in exc_slots):
+                continue  # the stack there is not a plain prefix of the one we have
+            if keep > depth:
+                continue
+            exits[dst] = (depth, keep)
+        if not exits:
+            raise UnsupportedError(BreakReason.NO_CONTINUATION, "no exit of the loop can be resumed")
+        self.exits = exits
+        self.fn = make_resume(
+            orig, offset, list(nulls), list(live), f"{orig.__name__}_loop_at_{offset}", exc_slots, exits
+        )
+        cells = set(code.co_cellvars)
+        self.live = {}
+        keep_self = super_self(code)
+        for x in exits:
+            at = _live(code, x)
+            self.live[x] = [
+                n for n in code.co_varnames if n not in cells and (at is None or n in at or n == keep_self)
+            ]
+        params = self.fn.__code__.co_varnames[: self.fn.__code__.co_argcount]
+        self.cell_pos = [params.index(c) for c in code.co_cellvars]
+        self.failed: set = set()
+        entries = cap.entries
+        self.children = entries[-1].children if entries else []
+
+    def __call__(self, *args):
+        cells = tuple(args[i] for i in self.cell_pos)
+        return self.fn(*args, functools.partial(self.exit, cells))
+
+    def exit(self, cells, high, low, x):
+        """At `x`, just after the loop: (True, tail call to its continuation) or (False, the
+        stack's `high` slots reversed, to run on natively).  Raises nothing."""
+        try:
+            f_locals = sys._getframe(1).f_locals
+            live = [n for n in self.live[x] if n in f_locals]
+            depth = len(low) + len(high)
+            lk = (x, tuple(live))
+            if lk in self.failed:
+                return False, high[::-1]
+            code = self.orig.__code__
+            try:
+                target = continuation(self.cap, self.orig, x, [False] * depth, live, self.children)
+            except UnsupportedError as e:
+                self.failed.add(lk)
+                _note(
+                    self.cap,
+                    f"{self.orig.__qualname__} ({code.co_filename}:{_line(code, x)}): no continuation "
+                    f"after the loop ({e.message}); the rest of the function runs natively",
+                )
+                return False, high[::-1]
+            params = (
+                [("", v) for v in low + high]
+                + [(n, f_locals[n]) for n in live]
+                + list(zip(code.co_cellvars, cells))
+            )
+            return True, TailCall((target, *[v for _, v in super_first(code, params)]))
+        except Exception:  # noqa: BLE001 - the hand-off must not raise: go on natively instead
+            return False, high[::-1]

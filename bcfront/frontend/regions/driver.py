@@ -15,6 +15,7 @@ The entry itself (guard and region functions) is built in `entry`.
 
 from __future__ import annotations
 
+import inspect
 import threading
 
 from ...errors import GraphBreakError, UnsupportedError
@@ -23,7 +24,7 @@ from ..interp.interpreter import bind, builtins_of, run
 from ..model.builder import wrap
 from ..model.frame import Frame
 from ..model.guard_kinds import GuardKind
-from ..model.sources import AttrSource, ConstSource, LocalSource, Ref
+from ..model.sources import AttrSource, ConstSource, ItemSource, LocalSource, Ref, Source
 from ..model.tracer import SymbolicRaise, Tracer
 from ..model.values import CellV, ObjectV
 from .entry import Entry, break_record, build_entry
@@ -76,14 +77,10 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
             from ..semantics.objects import HOOK_DICTS, guard_global_hooks
 
             guard_global_hooks(tx)
+            module_src = first_positional_source(code)
+            tx.guard(GuardKind.NO_HOOKS, module_src, None, HOOK_DICTS, example=cf.module_root)
             tx.guard(
-                GuardKind.NO_HOOKS, LocalSource(code.co_varnames[0]), None, HOOK_DICTS, example=cf.module_root
-            )
-            tx.guard(
-                GuardKind.NOT_PRESENT,
-                AttrSource(LocalSource(code.co_varnames[0]), "__dict__"),
-                None,
-                "forward",
+                GuardKind.NOT_PRESENT, AttrSource(module_src, "__dict__"), None, "forward"
             )  # an instance-level forward would shadow the class's
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or tx.user_stack()
@@ -104,6 +101,15 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or (tx.report_frame(frame),)
         return _broken(cf, root, tx, e, frame)
+
+
+def first_positional_source(code) -> Source:
+    """Where the call's first positional argument lands in a frame of `code`: its first
+    parameter, or item 0 of the ``*args`` tuple when it has no positional parameter (a
+    ``forward`` wrapped by a ``functools.wraps(f)``-style ``(*args, **kwargs)`` decorator)."""
+    if code.co_argcount == 0 and code.co_flags & inspect.CO_VARARGS:
+        return ItemSource(LocalSource(code.co_varnames[code.co_kwonlyargcount]), 0)
+    return LocalSource(code.co_varnames[0])
 
 
 def is_continuation(fn) -> bool:

@@ -14,7 +14,9 @@ the original code object's, preceded by a prologue that
 3. jumps to `offset`.
 
 Its parameters are the stack slots, the live locals, then the cells, so the
-values arrive exactly where the original frame had them.  Everything else --
+values arrive exactly where the original frame had them; in a function that
+calls zero-argument ``super()``, the original first local comes first (CPython's
+``super()`` reads the frame's first slot).  Everything else --
 the instructions after `offset`, exception table, line numbers -- is the
 original's, so a break inside try/except/finally, a with block or a loop
 resumes inside it: the handlers still cover the resumed instructions, and a
@@ -28,6 +30,7 @@ run is refused, and the function runs natively instead.
 
 from __future__ import annotations
 
+import sys
 import types
 
 from ...errors import UnsupportedError
@@ -35,6 +38,7 @@ from ...reasons import BreakReason
 from ..model.frame import ORIGINAL_OFFSETS, decoded
 from .resume_check import SUPER, check_continuation
 
+PY = sys.version_info[:2]
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x100 | 0x200
 
@@ -72,6 +76,7 @@ def make_resume(
     live: list[str],
     name: str,
     exc_slots: tuple[int, ...] = (),
+    exits: dict[int, tuple[int, int]] | None = None,
 ) -> types.FunctionType:
     """A function running `fn`'s code from `offset` with the given stack and locals.
 
@@ -85,7 +90,14 @@ def make_resume(
     ``raise``, implicit ``__context__``); the prologue re-enters each block the same way:
     it runs PUSH_EXC_INFO on the exception handled there -- the next block's saved slot,
     or the extra parameter ``___exc_info`` for the innermost -- and keeps the
-    previous exception it pushes in place of the saved slot (O12)."""
+    previous exception it pushes in place of the saved slot (O12).
+
+    `exits` ({original offset: (stack depth there, depth of its exception handler)}) makes
+    a *loop runner* instead: it takes one more parameter, ``___exit``, and before each of
+    those instructions it calls ``___exit(high, low, offset)`` (the stack's slots, see
+    `handoff_code`), which returns ``(True, r)`` -- the runner returns `r`, a tail call to
+    a captured continuation there -- or ``(False, reversed(high))`` -- the stack is rebuilt
+    and the instruction runs natively."""
     from bytecode import Bytecode, Instr, Label
 
     code = fn.__code__
@@ -95,9 +107,23 @@ def make_resume(
     _set_try_depths(b, reals, bc)
     index = bc.index_of(offset)
     label = Label()
-    body = list(b)
-    body.insert(reals[index], label)
+    inserts = {reals[index]: [label]}
+    before: dict[int, int] = {}  # original instruction index -> instructions inserted before it
+    inserted: set[int] = set()
+    for x, (depth, keep) in (exits or {}).items():
+        k = bc.index_of(x)
+        where = bc.instructions[k].positions[0] or code.co_firstlineno
+        run = handoff_code(x, depth, keep, where)
+        inserts.setdefault(reals[k], []).extend(run)
+        inserted.update(id(ins) for ins in run)
+        before[k] = sum(1 for ins in run if not isinstance(ins, Label))
+    body = []
+    for pos, item in enumerate(b):
+        body.extend(inserts.get(pos, ()))
+        body.append(item)
+    instrs = [x for x in body if isinstance(x, Instr)]
     body, widths = _split_superinstructions(body)
+    widths = [w for x, w in zip(instrs, widths) if id(x) not in inserted]  # the originals'
     pro = []
     if code.co_freevars:
         pro.append(Instr("COPY_FREE_VARS", len(code.co_freevars)))
@@ -128,6 +154,7 @@ def make_resume(
         + live
         + cells
     )
+    args = super_first(code, args) + ([EXIT_PARAM] if exits else [])
     nb.argnames = args
     nb.argcount = len(args)
     nb.posonlyargcount = 0
@@ -142,7 +169,9 @@ def make_resume(
         # size (a handler then pushes past the frame's stack).  After the prologue every
         # instruction runs at its original depth (`resume_check` verifies it).
         new_code = nb.to_code(
-            stacksize=max(code.co_stacksize, len(stack_nulls) + 1), compute_exception_stack_depths=False
+            stacksize=max(code.co_stacksize, len(stack_nulls) + 1)
+            + max((keep + 4 for _, keep in (exits or {}).values()), default=0),
+            compute_exception_stack_depths=False,
         )
     except Exception as e:  # noqa: BLE001 - the library could not assemble it: no continuation, run natively
         raise UnsupportedError(
@@ -150,12 +179,34 @@ def make_resume(
         ) from None
     out = types.FunctionType(new_code, fn.__globals__, name, None, fn.__closure__)
     out.__qualname__ = f"{fn.__qualname__}.<resume@{offset}>"
-    offmap = _offset_map(new_code, len(pro), bc, widths)
-    check_continuation(new_code, code, offmap)
+    offmap, aliases = _offset_map(new_code, len(pro), bc, widths, before)
+    check_continuation(new_code, code, offmap, aliases)
     out.__bcfront_resume__ = (fn, offmap)
     setattr(out, CELL_PARAMS, tuple(cells))
     ORIGINAL_OFFSETS[new_code] = offmap
     return out
+
+
+def super_self(code) -> str | None:
+    """The local zero-argument ``super()`` reads in frames of `code`, or None when it does not
+    use it: CPython reads the frame's first local (the first parameter, or the ``*args``
+    tuple), so a continuation must keep that value in its own first slot."""
+    if "__class__" not in code.co_freevars or not code.co_varnames:
+        return None
+    if code.co_argcount or code.co_kwonlyargcount or code.co_flags & (CO_VARARGS | CO_VARKEYWORDS):
+        return code.co_varnames[0]
+    return None
+
+
+def super_first(code, params: list) -> list:
+    """`params` (a continuation's parameter names, or its arguments in that order, as
+    ``(name, value)`` pairs) with the one ``super()`` reads moved first (`super_self`)."""
+    first = super_self(code)
+    names = [p[0] if isinstance(p, tuple) else p for p in params]
+    if first is None or first not in names:
+        return list(params)
+    i = names.index(first)
+    return [params[i]] + params[:i] + params[i + 1 :]
 
 
 CELL_PARAMS = "__bcfront_cells__"  # a continuation's parameters that are passed cells
@@ -181,20 +232,66 @@ def _set_try_depths(b, reals, bc) -> None:
         item.stack_depth = entry.depth
 
 
-def _offset_map(new_code, n_prologue: int, bc, widths: list[int]) -> dict[int, int]:
+def _offset_map(new_code, n_prologue: int, bc, widths: list[int], before: dict[int, int]):
     """Offsets of the continuation's instructions -> offsets of the same original instructions
-    (both halves of a split superinstruction map to the original one)."""
+    (both halves of a split superinstruction map to the original one); and the first
+    offset of each inserted hand-off -> the original instruction it stands before (a jump
+    there stands for a jump to that instruction)."""
     new, _ = decoded(new_code)
     body = new.instructions[n_prologue:]
-    if len(body) != sum(widths) or len(widths) != len(bc.instructions):
+    if len(body) != sum(widths) + sum(before.values()) or len(widths) != len(bc.instructions):
         raise UnsupportedError(
             BreakReason.NO_CONTINUATION, "the continuation does not mirror the original code"
         )
-    out, pos = {}, 0
-    for width, b in zip(widths, bc.instructions):
+    out, aliases, pos = {}, {}, 0
+    for k, (width, b) in enumerate(zip(widths, bc.instructions)):
+        extra = before.get(k, 0)
+        if extra:
+            aliases[body[pos].offset] = b.offset
+            pos += extra
         for a in body[pos : pos + width]:
             out[a.offset] = b.offset
         pos += width
+    return out, aliases
+
+
+EXIT_PARAM = "___exit"
+
+
+def handoff_code(x: int, depth: int, keep: int, lineno: int) -> list:
+    """The instructions (and a label) that call ``___exit(high, low, x)`` before original
+    offset `x` (see `make_resume`):
+    return the tail call it gives, or rebuild the stack and fall through.
+
+    `low` is a copy of the `keep` lowest slots (the depth of the exception handler covering
+    the spot: they stay on the stack, so the stack never drops below the handler's depth),
+    `high` the other ``depth - keep`` slots, taken off the stack and rebuilt from the
+    reversed tuple ``___exit`` gives back."""
+    from bytecode import Instr, Label
+
+    native = Label()
+    high = depth - keep
+    out = [Instr("BUILD_TUPLE", high)]
+    out += [Instr("COPY", keep + 1) for _ in range(keep)]  # the low slots, bottom first
+    out.append(Instr("BUILD_TUPLE", keep))
+    if PY >= (3, 13):  # callable, NULL, high, low
+        out += [Instr("LOAD_FAST", EXIT_PARAM), Instr("SWAP", 3), Instr("PUSH_NULL"), Instr("SWAP", 3)]
+    else:  # NULL, callable, high, low
+        out += [Instr("PUSH_NULL"), Instr("SWAP", 3), Instr("LOAD_FAST", EXIT_PARAM), Instr("SWAP", 3)]
+    out.append(Instr("LOAD_CONST", x))
+    if PY < (3, 12):
+        out.append(Instr("PRECALL", 3))
+    out += [
+        Instr("CALL", 3),
+        Instr("UNPACK_SEQUENCE", 2),  # (done, payload): done on top
+        Instr("POP_JUMP_FORWARD_IF_FALSE" if PY < (3, 12) else "POP_JUMP_IF_FALSE", native),
+        Instr("RETURN_VALUE"),
+        native,
+        Instr("UNPACK_SEQUENCE", high),  # reversed: the first of them ends lowest
+    ]
+    for ins in out:
+        if isinstance(ins, Instr):
+            ins.lineno = lineno
     return out
 
 

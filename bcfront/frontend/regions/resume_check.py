@@ -47,15 +47,19 @@ def refuse(why: str):
     raise UnsupportedError(BreakReason.NO_CONTINUATION, f"invalid continuation bytecode: {why}")
 
 
-def check_continuation(new_code, orig_code, offmap: dict[int, int]) -> None:
+def check_continuation(new_code, orig_code, offmap: dict[int, int], aliases=None) -> None:
     """Raise UnsupportedError unless `new_code` (a continuation of `orig_code` whose body
-    instructions map to original offsets by `offmap`) is bytecode CPython can run."""
+    instructions map to original offsets by `offmap`) is bytecode CPython can run.
+
+    `aliases` ({offset: original offset}) are the starts of instructions inserted before an
+    original instruction (a loop runner's hand-offs): a jump there stands for a jump to
+    it.  Inserted instructions are not mirrored; the stack checks cover them."""
     from ...analysis import analyze
     from ...analysis.stack import StackDepthError
 
     try:
         new, orig = analyze(new_code), analyze(orig_code)
-        check_mirror(new.bytecode, orig.bytecode, offmap)
+        check_mirror(new.bytecode, orig.bytecode, offmap, aliases or {})
         check_stack(new.cfg, new.stack, orig.stack, offmap, new_code.co_stacksize)
         if PY >= (3, 12):
             check_bound_locals(new.cfg, new_code)
@@ -85,7 +89,8 @@ def _meaning(ins):
     return (ins.argval, ins.argrepr)
 
 
-def check_mirror(new_bc, orig_bc, offmap: dict[int, int]) -> None:
+def check_mirror(new_bc, orig_bc, offmap: dict[int, int], aliases=None) -> None:
+    targets = {**offmap, **(aliases or {})}  # where a jump may land
     groups: dict[int, list] = {}
     for ins in new_bc.instructions:
         o = offmap.get(ins.offset)
@@ -102,7 +107,7 @@ def check_mirror(new_bc, orig_bc, offmap: dict[int, int]) -> None:
             if n_ins.opname != op:
                 refuse(f"offset {o_ins.offset}: {n_ins.opname} stands for {op}")
             if o_ins.jump_target is not None:
-                if offmap.get(n_ins.jump_target) != o_ins.jump_target:
+                if targets.get(n_ins.jump_target) != o_ins.jump_target:
                     refuse(f"offset {o_ins.offset}: {op} jumps elsewhere than the original")
             elif len(want) == 1 and _meaning(n_ins) != meaning:
                 refuse(

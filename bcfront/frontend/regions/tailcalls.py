@@ -21,9 +21,13 @@ generated code calls continuations, so no user code ever sees a marker.
 `LoopEntry` is what a continuation calls when it re-enters a continuation
 already on its own chain (a loop around a break): it runs the target's
 cached entries, captures a new one at most `LOOP_RECAPTURES` times, and
-otherwise runs the rest natively (the plain resume function) -- a loop whose
-guards change every iteration (an int counter, an iterator position) would
-otherwise recompile once per iteration up to the recompile limit.
+otherwise runs the rest of the loop natively -- a loop whose guards change
+every iteration (an int counter, an iterator position, the name a loop over
+names reads) would otherwise recompile once per iteration up to the recompile
+limit.  "The rest of the loop" is its `native` callable (`breaks.NativeLoop`):
+the loop's remaining iterations run as plain Python and the code after the
+loop goes on captured again; where that cannot be arranged, the rest of the
+function runs natively.  Either way the reason is in the function's notes.
 """
 
 from __future__ import annotations
@@ -47,10 +51,12 @@ def run_chain(r):
 class LoopEntry:
     """A continuation re-entered from its own chain (see the module docstring)."""
 
-    __slots__ = ("cap", "fn", "__weakref__")
+    __slots__ = ("cap", "fn", "make_native", "native", "__weakref__")
 
-    def __init__(self, cap, fn):
+    def __init__(self, cap, fn, make_native=None):
         self.cap, self.fn = cap, fn
+        self.make_native = make_native  # () -> callable(*args): the rest of the loop natively
+        self.native = None
 
     def __call__(self, *args):
         cap = self.cap
@@ -65,7 +71,10 @@ class LoopEntry:
         if cap.native_reason is None and getattr(cap, "loop_captures", 0) < LOOP_RECAPTURES:
             cap.loop_captures = getattr(cap, "loop_captures", 0) + 1
             return cap(*args)
-        return self.fn(*args)  # the rest of the loop, natively
+        native = self.native
+        if native is None:
+            native = self.native = self.make_native() if self.make_native is not None else self.fn
+        return native(*args)  # the rest of the loop, natively
 
     def __repr__(self):
         return f"<loop entry of {self.cap!r}>"
