@@ -28,6 +28,9 @@ holding one), plus ``Tensor.__setitem__``.  Metadata queries (``.dim()``,
 ``.size()``, ``.shape``, ``.item()``) are therefore not ops, and calls made
 inside another torch function (``F.layer_norm`` calling ``torch.layer_norm``)
 are not counted again.  ``share = sum(GraphInfo.op_count) / reference_ops``.
+
+`assert_same` compares an output with eager's (ModelOutput objects and KV caches
+field by field); the test and tools/bench_models.py share it.
 """
 
 from __future__ import annotations
@@ -454,3 +457,36 @@ def reference_ops(fn, args, kwargs) -> tuple[object, int]:
 def grad_context(kind: str):
     """The autograd mode an entry of `kind` runs in: no_grad for inference and generation."""
     return torch.enable_grad() if kind == "train" else torch.no_grad()
+
+
+# -- comparing outputs ----------------------------------------------------------------
+
+PLAIN = (bool, int, float, str, type(None))
+
+
+def assert_same(actual, expected, path: str) -> None:
+    """`actual` equals `expected`: tensors by `assert_close` (and dtype, device, requires_grad);
+    dicts (ModelOutput included) key by key; tuples and lists item by item; other objects
+    (a KV cache) of the same type, attribute by attribute; plain values by ``==``."""
+    work = [(actual, expected, path)]
+    while work:
+        a, e, where = work.pop()
+        if isinstance(e, torch.Tensor):
+            assert isinstance(a, torch.Tensor), f"{where}: expected a tensor, got {type(a).__name__}"
+            torch.testing.assert_close(a, e, msg=lambda m, w=where: f"{w}: {m}")
+            assert a.requires_grad == e.requires_grad, f"{where}: requires_grad differs"
+        elif isinstance(e, dict):
+            assert type(a) is type(e), f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
+            assert list(a) == list(e), f"{where}: fields {list(a)}, eager gives {list(e)}"
+            work.extend((a[k], e[k], f"{where}.{k}") for k in e)
+        elif isinstance(e, (tuple, list)):
+            assert type(a) is type(e), f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
+            assert len(a) == len(e), f"{where}: length {len(a)}, eager gives {len(e)}"
+            work.extend((x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, e)))
+        elif isinstance(e, PLAIN):
+            assert type(a) is type(e) and a == e, f"{where}: got {a!r}, eager gives {e!r}"
+        else:
+            assert type(a) is type(e), f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
+            fields = {k: v for k, v in vars(e).items() if not k.startswith("__")}
+            assert sorted(vars(a)) == sorted(vars(e)), f"{where}: attributes differ"
+            work.extend((getattr(a, k), v, f"{where}.{k}") for k, v in fields.items())

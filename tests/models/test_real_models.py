@@ -30,38 +30,9 @@ pytest.importorskip("timm")
 
 import bcfront  # noqa: E402
 
-from .real_zoo import EXPECT, REAL_ZOO, grad_context, reference_ops  # noqa: E402
+from .real_zoo import EXPECT, REAL_ZOO, assert_same, grad_context, reference_ops  # noqa: E402
 
 CALLS = ((1, 0), (2, 0), (3, 1))  # (seed, variant): twice at one shape, then a new one
-PLAIN = (bool, int, float, str, type(None))
-
-
-def assert_same(actual, expected, path: str) -> None:
-    """`actual` equals `expected`: tensors by `assert_close` (and dtype, device, requires_grad);
-    dicts (ModelOutput included) key by key; tuples and lists item by item; other objects
-    (a KV cache) of the same type, attribute by attribute; plain values by ``==``."""
-    work = [(actual, expected, path)]
-    while work:
-        a, e, where = work.pop()
-        if isinstance(e, torch.Tensor):
-            assert isinstance(a, torch.Tensor), f"{where}: expected a tensor, got {type(a).__name__}"
-            torch.testing.assert_close(a, e, msg=lambda m, w=where: f"{w}: {m}")
-            assert a.requires_grad == e.requires_grad, f"{where}: requires_grad differs"
-        elif isinstance(e, dict):
-            assert type(a) is type(e), f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
-            assert list(a) == list(e), f"{where}: fields {list(a)}, eager gives {list(e)}"
-            work.extend((a[k], e[k], f"{where}.{k}") for k in e)
-        elif isinstance(e, (tuple, list)):
-            assert type(a) is type(e), f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
-            assert len(a) == len(e), f"{where}: length {len(a)}, eager gives {len(e)}"
-            work.extend((x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, e)))
-        elif isinstance(e, PLAIN):
-            assert type(a) is type(e) and a == e, f"{where}: got {a!r}, eager gives {e!r}"
-        else:
-            assert type(a) is type(e), f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
-            fields = {k: v for k, v in vars(e).items() if not k.startswith("__")}
-            assert sorted(vars(a)) == sorted(vars(e)), f"{where}: attributes differ"
-            work.extend((getattr(a, k), v, f"{where}.{k}") for k, v in fields.items())
 
 
 def assert_training_state(mod, ref, where: str) -> None:
