@@ -1,0 +1,492 @@
+"""Tiny, random-init models from real libraries (transformers, timm, torchvision).
+
+`REAL_ZOO` maps a name to a factory (its docstring says what the entry is);
+``factory()`` returns ``(module, make_inputs)`` and ``make_inputs(seed, variant)``
+returns fresh ``(args, kwargs)``: equal values for equal ``(seed, variant)``.
+Variant 1 differs from variant 0 in batch size and/or sequence length.  Every
+model is built from a config (no download), seeded by `torch.manual_seed(0)`
+inside its factory, float32 on the CPU, in eval mode except the training
+steps, and small enough to build and run eagerly in well under 2 s.  Each
+factory's ``kind`` says how to run it: ``"inference"`` (under `torch.no_grad`),
+``"generate"`` (a greedy decoding loop over GPT-2, also under no_grad) or
+``"train"`` (forward, loss and ``backward()`` inside the module's forward; the
+gradients are left in ``.grad``).  ``attn`` records the transformers attention
+implementation chosen explicitly (None for CNNs).
+
+`EXPECT` is the one table of what each entry must meet under `bcfront.capture`
+(checked by tests/models/test_real_models.py, reported by tools/bench_models.py):
+at most ``breaks`` graph breaks, at least ``share`` of the reference ops captured,
+whether ``fullgraph=True`` must pass, and at most ``recompiles`` recompiles over
+the test's calls.  The numbers are a ratchet at what bcfront does today (the
+test fails if it gets worse; tighten them as fixes land); ``target`` holds the
+goal of issue #24 (0 breaks and fullgraph for inference).
+
+The reference op count (`reference_ops`) is independent of bcfront: the number
+of outermost torch-function calls of the eager run, seen by a
+`torch.overrides.TorchFunctionMode`, that return a tensor (or a container
+holding one), plus ``Tensor.__setitem__``.  Metadata queries (``.dim()``,
+``.size()``, ``.shape``, ``.item()``) are therefore not ops, and calls made
+inside another torch function (``F.layer_norm`` calling ``torch.layer_norm``)
+are not counted again.  ``share = sum(GraphInfo.op_count) / reference_ops``.
+
+`assert_same` compares an output with eager's (ModelOutput objects and KV caches
+field by field); the test and tools/bench_models.py share it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.overrides import TorchFunctionMode
+
+from .vision_cpu import import_torchvision
+
+REAL_ZOO: dict = {}
+VOCAB = 100
+SEQ = {0: (2, 8), 1: (3, 5)}  # variant -> (batch, seq) for the text models
+BATCH = {0: 2, 1: 3}  # variant -> batch for the 32x32 images
+PROMPT = {0: (2, 5), 1: (3, 4)}  # variant -> (batch, prompt length) for generation
+NEW_TOKENS = 6
+
+
+@dataclasses.dataclass(frozen=True)
+class Expect:
+    """What an entry must meet; None means not checked."""
+
+    breaks: int | None = None  # max graph breaks on the first call (as explain lists them)
+    share: float | None = None  # min captured ops / reference ops on the first call
+    fullgraph: bool | None = None  # capture(fullgraph=True) must pass (False: not checked)
+    recompiles: int | None = None  # max recompiles over the test's calls
+    target: Expect | None = None  # the goal (issue #24), beside today's ratchet
+
+
+INFER = Expect(breaks=0, fullgraph=True)  # the issue's goal for inference entries
+GEN = Expect(breaks=0, fullgraph=True, recompiles=1)  # ... and for decoding (1: the new shape)
+
+# fmt: off
+EXPECT: dict[str, Expect] = {
+    # name                 today's ratchet (measured at 9c51495, 2026-12-03)      goal
+    "hf_gpt2":             Expect(breaks=14, share=0.01, fullgraph=False, target=INFER),
+    "hf_llama":            Expect(breaks=0, share=0.0, fullgraph=False, target=INFER),
+    "hf_bert":             Expect(breaks=2, share=0.0, fullgraph=False, target=INFER),
+    "hf_t5":               Expect(breaks=21, share=0.0, fullgraph=False, target=INFER),
+    "hf_bart":             Expect(breaks=21, share=0.0, fullgraph=False, target=INFER),
+    "hf_vit":              Expect(breaks=2, share=0.0, fullgraph=False, target=INFER),
+    "timm_resnet18":       Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
+    "timm_mobilenetv3":    Expect(breaks=85, share=0.98, fullgraph=False, target=INFER),
+    "tv_resnet18":         Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
+    "tv_mobilenet_v3":     Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
+    "train_timm_resnet18": Expect(breaks=1, share=1.0, target=Expect(breaks=0)),
+    "train_gpt2":          Expect(breaks=19, share=0.08, target=Expect(breaks=0)),
+    "gen_gpt2_cache":      Expect(breaks=297, share=0.36, fullgraph=False, recompiles=100, target=GEN),
+    "gen_gpt2_nocache":    Expect(breaks=319, share=0.40, fullgraph=False, recompiles=97, target=GEN),
+}
+# fmt: on
+
+
+def model(kind: str = "inference", attn: str | None = None):
+    """Register the decorated factory in `REAL_ZOO` under its name (it needs a docstring)."""
+
+    def register(factory):
+        assert factory.__doc__, f"real zoo entry {factory.__name__} needs a docstring"
+        assert factory.__name__ in EXPECT, f"{factory.__name__} needs a row in EXPECT"
+        factory.kind, factory.attn = kind, attn
+        REAL_ZOO[factory.__name__] = factory
+        return factory
+
+    return register
+
+
+# -- libraries ----------------------------------------------------------------
+
+
+def transformers():
+    import_torchvision()  # transformers imports torchvision when it is installed
+    import transformers as tf
+
+    tf.logging.set_verbosity_error()
+    return tf
+
+
+def timm():
+    import_torchvision()
+    import timm as tm
+
+    return tm
+
+
+def library_versions() -> dict:
+    """The versions of torch and of the model libraries (for benchmark reports)."""
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers().__version__,
+        "timm": timm().__version__,
+        "torchvision": import_torchvision().__version__,
+    }
+
+
+# -- inputs ---------------------------------------------------------------------
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _ids(gen, b: int, s: int) -> torch.Tensor:
+    return torch.randint(0, VOCAB, (b, s), generator=gen)
+
+
+def text_inputs(seed: int, variant: int):
+    return (_ids(_gen(seed), *SEQ[variant]),), {}
+
+
+def masked_text_inputs(seed: int, variant: int):
+    """input_ids and an attention_mask with right padding (every row keeps >= 1 token)."""
+    gen = _gen(seed)
+    b, s = SEQ[variant]
+    ids = _ids(gen, b, s)
+    lengths = torch.randint(1, s + 1, (b,), generator=gen)
+    mask = (torch.arange(s)[None, :] < lengths[:, None]).long()
+    return (), {"input_ids": ids, "attention_mask": mask}
+
+
+def seq2seq_inputs(seed: int, variant: int):
+    gen = _gen(seed)
+    b, s = SEQ[variant]
+    return (), {"input_ids": _ids(gen, b, s), "decoder_input_ids": _ids(gen, b, max(2, s - 3))}
+
+
+def image_inputs(seed: int, variant: int):
+    return (torch.randn(BATCH[variant], 3, 32, 32, generator=_gen(seed)),), {}
+
+
+def prompt_inputs(seed: int, variant: int):
+    return (_ids(_gen(seed), *PROMPT[variant]),), {}
+
+
+def _hf(config_cls, model_cls, attn: str, **kw):
+    torch.manual_seed(0)
+    kw.setdefault("bos_token_id", 0)
+    kw.setdefault("eos_token_id", 0)
+    kw.setdefault("pad_token_id", 0)
+    return model_cls(config_cls(attn_implementation=attn, **kw))
+
+
+def _gpt2(attn: str, use_cache: bool = False):
+    tf = transformers()
+    return _hf(
+        tf.GPT2Config,
+        tf.GPT2LMHeadModel,
+        attn,
+        n_layer=2,
+        n_embd=32,
+        n_head=4,
+        vocab_size=VOCAB,
+        n_positions=64,
+        use_cache=use_cache,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+    )
+
+
+# -- transformers ---------------------------------------------------------------------
+
+
+@model(attn="sdpa")
+def hf_gpt2():
+    """transformers GPT2LMHeadModel, 2 layers, d=32: logits of a token batch (no cache)."""
+    return _gpt2("sdpa").eval(), text_inputs
+
+
+@model(attn="sdpa")
+def hf_llama():
+    """transformers LlamaForCausalLM, 2 layers, GQA (4 heads, 2 kv heads), rotary embeddings."""
+    tf = transformers()
+    m = _hf(
+        tf.LlamaConfig,
+        tf.LlamaForCausalLM,
+        "sdpa",
+        num_hidden_layers=2,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        use_cache=False,
+    )
+    return m.eval(), text_inputs
+
+
+@model(attn="sdpa")
+def hf_bert():
+    """transformers BertModel, 2 layers, d=32, with a right-padding attention_mask."""
+    tf = transformers()
+    m = _hf(
+        tf.BertConfig,
+        tf.BertModel,
+        "sdpa",
+        num_hidden_layers=2,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+    )
+    return m.eval(), masked_text_inputs
+
+
+@model(attn="eager")
+def hf_t5():
+    """transformers T5Model, 2+2 layers, d=32: encoder input_ids and decoder_input_ids (relative bias)."""
+    tf = transformers()
+    m = _hf(
+        tf.T5Config,
+        tf.T5Model,
+        "eager",
+        num_layers=2,
+        d_model=32,
+        d_ff=64,
+        num_heads=4,
+        d_kv=8,
+        vocab_size=VOCAB,
+        use_cache=False,
+        decoder_start_token_id=0,
+    )
+    return m.eval(), seq2seq_inputs
+
+
+@model(attn="sdpa")
+def hf_bart():
+    """transformers BartModel, 2+2 layers, d=32: encoder input_ids and decoder_input_ids."""
+    tf = transformers()
+    m = _hf(
+        tf.BartConfig,
+        tf.BartModel,
+        "sdpa",
+        encoder_layers=2,
+        decoder_layers=2,
+        d_model=32,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        use_cache=False,
+        decoder_start_token_id=0,
+    )
+    return m.eval(), seq2seq_inputs
+
+
+@model(attn="eager")
+def hf_vit():
+    """transformers ViTModel, 2 layers, d=32, 32x32 images in 8x8 patches."""
+    tf = transformers()
+    m = _hf(
+        tf.ViTConfig,
+        tf.ViTModel,
+        "eager",
+        num_hidden_layers=2,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        image_size=32,
+        patch_size=8,
+    )
+    return m.eval(), image_inputs
+
+
+# -- timm and torchvision ---------------------------------------------------------
+
+
+@model()
+def timm_resnet18():
+    """timm resnet18 (10 classes) on 32x32 images."""
+    torch.manual_seed(0)
+    return timm().create_model("resnet18", num_classes=10).eval(), image_inputs
+
+
+@model()
+def timm_mobilenetv3():
+    """timm mobilenetv3_small_050 (width 0.5, 10 classes): squeeze-excite, hard-swish."""
+    torch.manual_seed(0)
+    return timm().create_model("mobilenetv3_small_050", num_classes=10).eval(), image_inputs
+
+
+@model()
+def tv_resnet18():
+    """torchvision resnet18 (10 classes) on 32x32 images."""
+    torch.manual_seed(0)
+    return import_torchvision().models.resnet18(num_classes=10).eval(), image_inputs
+
+
+@model()
+def tv_mobilenet_v3():
+    """torchvision mobilenet_v3_small (10 classes) on 32x32 images."""
+    torch.manual_seed(0)
+    return import_torchvision().models.mobilenet_v3_small(num_classes=10).eval(), image_inputs
+
+
+# -- a training step ----------------------------------------------------------------
+
+
+class ClassifierTrainStep(nn.Module):
+    """forward, cross-entropy loss and backward in one call; returns the detached loss."""
+
+    def __init__(self, net: nn.Module):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, target):
+        loss = F.cross_entropy(self.net(x), target)
+        loss.backward()
+        return loss.detach()
+
+
+class CausalLMTrainStep(nn.Module):
+    """forward with labels (the model's own shifted loss) and backward; returns the loss."""
+
+    def __init__(self, lm: nn.Module):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, input_ids):
+        loss = self.lm(input_ids, labels=input_ids).loss
+        loss.backward()
+        return loss.detach()
+
+
+def labelled_image_inputs(seed: int, variant: int):
+    gen = _gen(seed)
+    b = BATCH[variant]
+    return (torch.randn(b, 3, 32, 32, generator=gen), torch.randint(0, 10, (b,), generator=gen)), {}
+
+
+@model(kind="train")
+def train_timm_resnet18():
+    """A training step of timm resnet18 in train mode (batch-norm statistics update)."""
+    torch.manual_seed(0)
+    net = timm().create_model("resnet18", num_classes=10)
+    return ClassifierTrainStep(net).train(), labelled_image_inputs
+
+
+@model(kind="train", attn="eager")
+def train_gpt2():
+    """A training step of GPT2LMHeadModel (dropout 0) with the model's causal-LM loss."""
+    return CausalLMTrainStep(_gpt2("eager")).train(), text_inputs
+
+
+# -- greedy generation -----------------------------------------------------------------
+
+
+class GreedyGenerate(nn.Module):
+    """`new_tokens` steps of greedy decoding; with `use_cache`, each step feeds only the new
+    token and the model's KV cache, otherwise the whole sequence so far.  Returns the ids."""
+
+    def __init__(self, lm: nn.Module, new_tokens: int, use_cache: bool):
+        super().__init__()
+        self.lm, self.new_tokens, self.use_cache = lm, new_tokens, use_cache
+
+    def forward(self, input_ids):
+        ids, step, cache = input_ids, input_ids, None
+        for _ in range(self.new_tokens):
+            out = self.lm(step, cache=cache, use_cache=self.use_cache)
+            token = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+            ids = torch.cat([ids, token], dim=1)
+            if self.use_cache:
+                cache, step = out.cache, token
+            else:
+                step = ids
+        return ids
+
+
+@model(kind="generate", attn="sdpa")
+def gen_gpt2_cache():
+    """Greedy decoding of 6 tokens with GPT-2 and its KV cache (DynamicCache, use_cache=True)."""
+    return GreedyGenerate(_gpt2("sdpa", use_cache=True), NEW_TOKENS, True).eval(), prompt_inputs
+
+
+@model(kind="generate", attn="sdpa")
+def gen_gpt2_nocache():
+    """Greedy decoding of 6 tokens with GPT-2, re-reading the whole sequence (use_cache=False)."""
+    return GreedyGenerate(_gpt2("sdpa"), NEW_TOKENS, False).eval(), prompt_inputs
+
+
+# -- the reference op count ------------------------------------------------------------
+
+
+def _holds_tensor(value) -> bool:
+    work = [value]
+    while work:
+        v = work.pop()
+        if isinstance(v, torch.Tensor):
+            return True
+        if isinstance(v, (tuple, list)):
+            work.extend(v)
+        elif isinstance(v, dict):
+            work.extend(v.values())
+    return False
+
+
+class OpCounter(TorchFunctionMode):
+    """Counts outermost torch-function calls that return a tensor (plus ``__setitem__``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func is torch.Tensor.__setitem__ or _holds_tensor(out):
+            self.ops += 1
+        return out
+
+
+def reference_ops(fn, args, kwargs) -> tuple[object, int]:
+    """``fn(*args, **kwargs)`` run eagerly, and its number of reference ops (see the docstring)."""
+    with OpCounter() as counter:
+        out = fn(*args, **kwargs)
+    return out, counter.ops
+
+
+def grad_context(kind: str):
+    """The autograd mode an entry of `kind` runs in: no_grad for inference and generation."""
+    return torch.enable_grad() if kind == "train" else torch.no_grad()
+
+
+# -- comparing outputs ----------------------------------------------------------------
+
+PLAIN = (bool, int, float, str, type(None))
+
+
+def assert_same(actual, expected, path: str) -> None:
+    """`actual` equals `expected`: tensors by `assert_close` (and dtype, device, requires_grad);
+    dicts (ModelOutput included) key by key; tuples and lists item by item; other objects
+    (a KV cache) of the same type, attribute by attribute; plain values by ``==``."""
+    work = [(actual, expected, path)]
+    while work:
+        a, e, where = work.pop()
+        if isinstance(e, torch.Tensor):
+            assert isinstance(a, torch.Tensor), f"{where}: expected a tensor, got {type(a).__name__}"
+            torch.testing.assert_close(a, e, msg=lambda m, w=where: f"{w}: {m}")
+            assert a.requires_grad == e.requires_grad, f"{where}: requires_grad differs"
+        elif isinstance(e, dict):
+            assert type(a) is type(e), f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
+            assert list(a) == list(e), f"{where}: fields {list(a)}, eager gives {list(e)}"
+            work.extend((a[k], e[k], f"{where}.{k}") for k in e)
+        elif isinstance(e, (tuple, list)):
+            assert type(a) is type(e), f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
+            assert len(a) == len(e), f"{where}: length {len(a)}, eager gives {len(e)}"
+            work.extend((x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, e)))
+        elif isinstance(e, PLAIN):
+            assert type(a) is type(e) and a == e, f"{where}: got {a!r}, eager gives {e!r}"
+        else:
+            assert type(a) is type(e), f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
+            fields = {k: v for k, v in vars(e).items() if not k.startswith("__")}
+            assert sorted(vars(a)) == sorted(vars(e)), f"{where}: attributes differ"
+            work.extend((getattr(a, k), v, f"{where}.{k}") for k, v in fields.items())
