@@ -10,6 +10,7 @@ Oracle: the plain function on identical inputs.
 
 from __future__ import annotations
 
+import contextvars
 import typing
 from typing import Dict, List, Optional, Tuple, Union
 
@@ -212,3 +213,70 @@ def bad_generic(x):
 
 def test_generic_errors_are_python_errors():
     check_fullgraph(bad_generic, torch.randn(3))
+
+
+# -- contextvars ----------------------------------------------------------------------------------
+
+SCALE = contextvars.ContextVar("scale", default=2)
+COLLECTOR = contextvars.ContextVar("collector", default=None)
+NO_DEFAULT = contextvars.ContextVar("no_default")
+
+
+def reads_context(x):
+    y = x * SCALE.get()
+    out = COLLECTOR.get()
+    if out is not None:
+        out.append(y.sum())
+    return y + NO_DEFAULT.get(10)
+
+
+def test_context_var_get_is_captured_and_guarded():
+    """get() reads the context of each call: a value set outside between calls is seen."""
+    cf = bcfront.capture(reads_context, fullgraph=True)
+    x = torch.randn(3)
+    assert torch.equal(cf(x), reads_context(x))
+    for scale in (3, 3, 5):
+        token = SCALE.set(scale)
+        try:
+            assert torch.equal(cf(x), reads_context(x))
+        finally:
+            SCALE.reset(token)
+    seen, want = [], []
+    token = COLLECTOR.set(seen)
+    try:
+        got = cf(x)
+        COLLECTOR.set(want)
+        assert torch.equal(got, reads_context(x))
+    finally:
+        COLLECTOR.reset(token)
+    assert len(seen) == len(want) == 1 and torch.equal(seen[0], want[0])
+    assert bcfront.explain(reads_context, x).graph_breaks == []
+
+
+def unset_context(x):
+    try:
+        NO_DEFAULT.get()
+    except LookupError:
+        return x + 1
+    return x - 1
+
+
+def test_context_var_without_value_raises_lookup_error():
+    check_fullgraph(unset_context, torch.randn(3))
+
+
+def sets_context(x):
+    token = SCALE.set(7)
+    try:
+        return x * SCALE.get()
+    finally:
+        SCALE.reset(token)
+
+
+def test_context_var_set_and_reset_run_natively():
+    """set/reset hand out tokens the generated code cannot re-create: a break, same result."""
+    x = torch.randn(3)
+    assert torch.equal(bcfront.capture(sets_context)(x), sets_context(x))
+    assert SCALE.get() == 2
+    reasons = {b.message for b in bcfront.explain(sets_context, x).graph_breaks}
+    assert any("ContextVar.set changes the context" in r for r in reasons)
