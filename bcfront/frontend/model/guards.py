@@ -252,6 +252,14 @@ STATE_NAMES = {
     "torch_function_mode": "torch._C._is_torch_function_mode_enabled",
     "inference": "torch.is_inference_mode_enabled",
     "dispatch_mode": "torch._C._len_torch_dispatch_stack",
+    # queries of torch state folded into a trace (`semantics.torch_queries.STATE_QUERIES`)
+    "jit_tracing": "torch._C._is_tracing",
+    "anomaly": "torch.is_anomaly_enabled",
+    "anomaly_nan": "torch.is_anomaly_check_nan_enabled",
+    "deterministic": "torch._C._get_deterministic_algorithms",
+    "num_threads": "torch.get_num_threads",
+    "num_interop_threads": "torch.get_num_interop_threads",
+    "cuda_capturing": "torch._C._cuda_isCurrentStreamCapturing",
 }
 
 

@@ -42,6 +42,7 @@ from . import (
     builtins_iter,  # noqa: F401  (its models register in `registry` when imported)
     compare,
     containers,
+    context_vars,  # noqa: F401  (likewise)
     dispatch,
     ops,
 )

@@ -5,11 +5,16 @@
 constants, its exceptions becoming symbolic ones (`as_symbolic`) the traced
 code may catch; `from_python` is the symbolic value of a folded result.
 `raise_` (and `arity`, `attribute_error`) raise a Python exception inside the
-trace.  It knows only the value model, so every other semantics module can
-fold and raise without importing the operators above it.
+trace.  `fold_typing` folds type expressions built at run time (``List[int]``,
+``int | None``): classes and typing objects are constants there.  It knows only
+the value model, so every other semantics module can fold and raise without
+importing the operators above it.
 """
 
 from __future__ import annotations
+
+import operator
+import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -120,3 +125,69 @@ def arity(name, args, lo, hi=None):
 
 def attribute_error(owner: str, name: str):
     raise SymbolicRaise(ExceptionV(AttributeError, [Const(f"'{owner}' object has no attribute '{name}'")]))
+
+
+# -- typing: generics and unions built at run time are constants --------------------------------
+
+_TYPING_MODULES = ("typing", "typing_extensions", "types", "collections.abc", "_collections_abc")
+
+
+def _is_typing_object(x) -> bool:
+    """A class, or an object of the typing machinery (alias, union, special form, TypeVar)."""
+    if isinstance(x, type):
+        return True
+    return (type(x).__module__ or "") in _TYPING_MODULES
+
+
+def typing_value(v: Value, _open: frozenset = frozenset()):
+    """The plain value of a type expression's part (raises NotConst): constants, classes and
+    typing objects (held by identity, already guarded by their source), tuples and lists."""
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, ObjectV) and _is_typing_object(v.obj):
+        return v.obj
+    if isinstance(v, (TupleV, ListV)) and id(v) not in _open and (isinstance(v, ListV) or v.cls is tuple):
+        items = [typing_value(x, _open | {id(v)}) for x in v.items]
+        return items if isinstance(v, ListV) else tuple(items)
+    raise NotConst(v)
+
+
+def _subscriptable_type(obj) -> bool:
+    """A generic a subscript makes an alias of without running user code."""
+    if isinstance(obj, type):
+        if (getattr(obj, "__module__", "") or "") in _TYPING_MODULES or not (obj.__flags__ & (1 << 9)):
+            return "__class_getitem__" in dir(obj)
+        cgi = obj.__dict__.get("__class_getitem__")
+        return isinstance(cgi, classmethod) and cgi.__func__ is types.GenericAlias
+    return (type(obj).__module__ or "") in _TYPING_MODULES and hasattr(type(obj), "__getitem__")
+
+
+def _plain_union_operand(x) -> bool:
+    """An operand of ``|`` whose union runs no user code: None, a class whose metaclass keeps
+    type's ``__or__``, a typing object."""
+    if x is None:
+        return True
+    if isinstance(x, type):
+        meta = type(x)
+        return meta.__or__ is type.__or__ and meta.__ror__ is type.__ror__
+    return (type(x).__module__ or "") in _TYPING_MODULES
+
+
+def fold_typing(fn, *vals: Value) -> Value | None:
+    """``List[int]``, ``tuple[int, ...]``, ``int | None`` on typing constants: folded (a
+    symbolic exception if Python raises), else None.  `fn` is operator.getitem/or_."""
+    if not all(isinstance(v, (Const, ObjectV, TupleV, ListV)) for v in vals):
+        return None
+    try:
+        py = [typing_value(v) for v in vals]
+    except NotConst:
+        return None
+    if fn is operator.getitem:
+        if not (isinstance(vals[0], ObjectV) and _subscriptable_type(py[0])):
+            return None
+    elif not any(isinstance(v, ObjectV) for v in vals) or not all(_plain_union_operand(x) for x in py):
+        return None
+    try:
+        return from_python(fn(*py))
+    except Exception as e:  # noqa: BLE001 - what Python raises (Optional[1, 2]), symbolically
+        raise as_symbolic(e) from None

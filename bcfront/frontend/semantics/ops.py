@@ -32,7 +32,7 @@ from ..model.values import (
     const_value,
 )
 from . import classes, dispatch
-from .folding import NotConst, as_python, as_symbolic, fold, raise_
+from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
 from .registry import MODELS
 
 BINARY_OPS = [
@@ -130,6 +130,10 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
             raise UnsupportedError(
                 BreakReason.UNSUPPORTED_OPERATOR, f"% formatting of {b.describe()}"
             ) from None
+    if base is operator.or_ and not inplace:
+        typed = fold_typing(fn, a, b)
+        if typed is not None:  # int | None
+            return typed
     name = DUNDERS.get(base)
     if name is not None:
         if inplace:
@@ -389,6 +393,9 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         if missing is not None:
             return dispatch.call(tx, missing, [obj, key], {})
         raise SymbolicRaise(ExceptionV(KeyError, [key]))
+    typed = fold_typing(operator.getitem, obj, key) if isinstance(obj, ObjectV) else None
+    if typed is not None:  # List[int], tuple[int, ...], Optional[T]
+        return typed
     m = classes.lookup_dunder(obj, "__getitem__")
     if m is not None:
         return dispatch.call(tx, m, [obj, key], {})

@@ -25,7 +25,6 @@ import torch
 from ...errors import UnsupportedError
 from ...ir.alias_facts import INPLACE_OPERATORS
 from ...reasons import BreakReason
-from ..model.guard_kinds import GuardKind
 from ..model.node_checks import check_split, note_node
 from ..model.values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
 from . import dispatch
@@ -33,6 +32,7 @@ from .folding import fold_model, from_python, raise_
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap
 from .kernel_checks import label as _label
 from .registry import MODELS
+from .torch_queries import SPECIAL, call_without_tensors
 
 _TENSOR_BASE = torch._C.TensorBase
 
@@ -337,10 +337,7 @@ def call_function(tx, fn, args: list, kwargs: dict) -> Value:
         )
     has_tensor = any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values())
     if not has_tensor and name not in FACTORIES:
-        raise UnsupportedError(
-            BreakReason.UNSUPPORTED_TORCH_CALL,
-            f"{_label('call', fn)} without tensor arguments is not a known factory",
-        )
+        return call_without_tensors(tx, fn, args, kwargs)
     from .lowering import lower
 
     low = lower(tx, fn, args, kwargs)
@@ -555,40 +552,6 @@ def state_cm_attr(tx, cm: StateCMV, name: str) -> Value:
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cm.cls.__name__}.{name}")
 
 
-def _const_result(value):
-    return lambda tx, args, kwargs: Const(value)
-
-
-def _is_grad_enabled(tx, args, kwargs):
-    tx.torch_env()
-    return Const(tx.state.grad)
-
-
-def _is_inference_mode_enabled(tx, args, kwargs):
-    tx.torch_env()
-    return Const(tx.state.inference)
-
-
-def _get_default_dtype(tx, args, kwargs):
-    tx.torch_env()
-    tx.guard(GuardKind.GLOBAL_STATE, None, torch.get_default_dtype(), "dtype")
-    return Const(torch.get_default_dtype())
-
-
-def _fold_call(fn):
-    def m(tx, args, kwargs):
-        return fold_model(fn)(tx, args, kwargs)
-
-    return m
-
-
-def _unsupported(reason, message):
-    def m(tx, args, kwargs):
-        raise UnsupportedError(reason, message)
-
-    return m
-
-
 def _size_ctor(tx, clsv, args, kwargs):
     items = dispatch.to_list(tx, args[0]) if args else []
     return TupleV(items, torch.Size)
@@ -638,31 +601,6 @@ for _path, _dev in (("cuda.amp", "cuda"), ("cpu.amp", "cpu")):
 
 def constructor_for(cls):
     return CONSTRUCTORS.get(cls)
-
-
-SPECIAL = {
-    torch.is_grad_enabled: _is_grad_enabled,
-    torch.get_default_dtype: _get_default_dtype,
-    torch.jit.is_scripting: _const_result(False),
-    torch.jit.is_tracing: _const_result(False),
-    torch._C._get_tracing_state: _const_result(None),
-    torch.is_inference_mode_enabled: _is_inference_mode_enabled,
-    torch.cuda.is_available: _fold_call(torch.cuda.is_available),
-    torch.is_autocast_enabled: _unsupported(BreakReason.AUTOCAST, "reading autocast state"),
-}
-for _name in (
-    "compiler.is_compiling",
-    "compiler.is_dynamo_compiling",
-    "_dynamo.is_compiling",
-    "_utils.is_compiling",
-):
-    _obj = torch
-    try:
-        for _p in _name.split("."):
-            _obj = getattr(_obj, _p)
-        SPECIAL[_obj] = _const_result(False)
-    except AttributeError:
-        pass
 
 
 def _register_models() -> None:
