@@ -33,6 +33,7 @@ from collections import Counter
 from time import perf_counter
 
 from . import report
+from .options import capture_options
 from .timing import CLOCK, COLLECTIONS, ON
 
 _REGISTRY: weakref.WeakSet[CapturedFunction] = weakref.WeakSet()
@@ -67,6 +68,7 @@ class CapturedFunction:
         self.backend = backend
         self.fullgraph = bool(fullgraph)
         self.recompile_limit = DEFAULT_RECOMPILE_LIMIT if recompile_limit is None else int(recompile_limit)
+        capture_options(options)  # unknown names and wrong types fail here, at the call
         self.options = dict(options)
         self._entries: list = []
         self._lock = threading.RLock()

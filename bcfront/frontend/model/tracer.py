@@ -19,6 +19,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...ir.graph import Graph, Loc
+from ...options import capture_options
 from ...reasons import BreakReason
 from ...report import UserFrame
 from .guard_kinds import GuardKind
@@ -74,7 +75,7 @@ class Tracer:
         self.graph = Graph(name)
         self.guards = GuardSet()
         self.journal = Journal()
-        self.options = options or {}
+        self.options = capture_options(options or {})
         self.root_globals = root_globals
         self.globals_refs: dict[int, Ref] = {id(root_globals): Ref(root_globals, "G")}
         self.mutated: tuple = ()  # values whose outside object must be updated

@@ -298,7 +298,14 @@ for _key, _path in STATE_QUERIES.items():
 _fx = sys.modules.get("torch.fx._symbolic_trace")
 if _fx is not None and hasattr(_fx, "_is_fx_tracing_flag"):
     SPECIAL[_fx.is_fx_tracing] = module_flag(_fx, "_is_fx_tracing_flag")
-# bcfront is not Dynamo: code asking whether Dynamo compiles it runs its eager path
+
+
+# "Is this being compiled?": True inside a capture unless the `compiling` option says
+# otherwise (bcfront/options.py), so libraries take the paths written for torch.compile.
+def _is_compiling(tx, args, kwargs):
+    return Const(tx.options.compiling)
+
+
 for _name in (
     "compiler.is_compiling",
     "compiler.is_dynamo_compiling",
@@ -307,7 +314,7 @@ for _name in (
     "_dynamo.external_utils.is_compiling",
 ):
     try:
-        SPECIAL[_resolve(_name)] = _const_result(False)
+        SPECIAL[_resolve(_name)] = _is_compiling
     except AttributeError:
         pass
 
