@@ -7,7 +7,8 @@ folded when it is random or uninitialized (its value must differ per call or
 is meaningless), requires grad, is written in place later (a mutated
 constant would leak between calls; the writer's first argument and all of
 its constant ancestors are excluded, covering views), or reaches the outside
-(a graph output, or an ancestor it may alias).  Folding runs the real ops
+(a graph output, or an ancestor it may alias); nor is anything computed from a
+node left out.  Folding runs the real ops
 with the reference evaluator, under each node's recorded torch state.
 """
 
@@ -80,8 +81,8 @@ def fold_constants(graph: Graph) -> dict[Node, Any]:
     env: dict[Node, Any] = {}
     out: dict[Node, Any] = {}
     for n in graph.body:
-        if n not in foldable:
-            continue
+        if n not in foldable or any(d not in env for d in foldable[n]):
+            continue  # (an ancestor was dropped, or failed below: this one runs per call too)
         try:
             if n.state is not None:
                 with n.state.context():
@@ -89,6 +90,6 @@ def fold_constants(graph: Graph) -> dict[Node, Any]:
             else:
                 env[n] = run_node(n, env)
         except Exception:  # noqa: BLE001 - leave it to run per call, where it fails or succeeds as eager does
-            return out
+            continue
         out[n] = env[n]
     return out

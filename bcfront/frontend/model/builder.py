@@ -37,6 +37,7 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from .guard_kinds import GuardKind, TensorMatch
+from .hash_iters import HashIterator
 from .sources import BoundDescriptorSource, Ref, attr_source, bound_descriptor, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
 
@@ -175,6 +176,8 @@ def wrap(tx, obj, source=None, guard=True):
         return CellV(None, real=obj)
     if t in _ITERATOR_TYPES and source is not None:
         return _wrap_iterator(tx, obj, source, guard)
+    if t is HashIterator and source is not None:
+        return _wrap_hash_iterator(tx, obj, source, g)
     if _is_id_matched(obj):
         g(GuardKind.ID_MATCH, source, obj)
         v = ObjectV(obj, source)
@@ -402,6 +405,24 @@ def _wrap_iterator(tx, it, source, guard):
             strict = bool(red[2])
         return ZipIterV(inner, strict)
     return MapIterV(inner[0], inner[1:])
+
+
+def _wrap_hash_iterator(tx, it, source, g):
+    """A dict/set iterator a region handed across a break: stepped in the trace over its
+    container while it still yields that container's keys in order (`HashIterator.state`)."""
+    from .values import HashIterV
+
+    state = it.state
+    g(GuardKind.TYPE_MATCH, source, type(it))
+    g(GuardKind.CONSTANT_MATCH, attr_source(source, "state"), state)
+    if state is not None:
+        c = wrap(tx, it.container, attr_source(source, "container"), g is not _no_guard)
+        if isinstance(c, (DictV, SetV)):
+            v = HashIterV(c, state[0], tuple(c.entries), state[1])
+            v.source = source
+            _remember(tx, it, v, source)
+            return v
+    return _opaque(tx, it, source, g)
 
 
 def _const_arg(g, rsrc, args, i):

@@ -101,7 +101,7 @@ def signature_params(code: types.CodeType) -> tuple[list[str], dict[str, str]] |
     parts.extend(names[idx : idx + kwc])
     if code.co_flags & 0x08:
         parts.append("**" + names[argc + kwc + (1 if star else 0)])
-    params = [p.lstrip("*") for p in parts if p != "/"]
+    params = [p.lstrip("*") for p in parts if p not in ("/", "*")]  # ("*": keyword-only follow)
     if all(is_identifier(p) for p in params):
         return parts, {p: p for p in params}
     # Compiler-made parameters such as a 3.11 comprehension's ".0": positional only.

@@ -24,6 +24,7 @@ import types
 from ...errors import UnsupportedError
 from ...ir.graph import is_identifier, is_literal
 from ...reasons import BreakReason
+from ..model.hash_iters import HashIterator, step_to
 from ..model.namespace import Namespace
 from ..model.values import (
     DELETED,
@@ -55,7 +56,7 @@ from ..model.values import (
     ZipIterV,
 )
 from ..semantics.classes import dict_base, fill_dict_object, new_dict_object
-from .rebuild_gen import advanced, rebuild_generator
+from .rebuild_gen import rebuild_generator
 from .tracebacks import attach as attach_traceback
 
 
@@ -379,8 +380,10 @@ class Rebuilder:
         )
 
     def _hash_iterator(self, v: HashIterV) -> str:
-        """A real dict/set iterator at the same step.  Made before the replayed writes, so
-        only over a container they leave alone (else the iterator would see them change)."""
+        """A dict/set iterator at the same step, as a `HashIterator` (a real iterator that
+        shows its container, so the continuation can step it in its trace).  Made before
+        the replayed writes, so only over a container they leave alone (else the iterator
+        would see them change)."""
         ns = self.ns
         c = v.container
         if c is None:
@@ -389,11 +392,7 @@ class Rebuilder:
             raise UnsupportedError(
                 BreakReason.UNRECONSTRUCTABLE, "an iterator over a dict or set changed meanwhile"
             )
-        over = self.expr(c) if v.kind in ("set", "keys") else f"{self.expr(c)}.{v.kind}()"
-        it = f"{ns.helper('iter')}({over})"
-        if v.index:
-            it = f"{ns.const(advanced, 'advanced')}({it}, {v.index})"
-        return self.temp(it, v, "it")
+        return self.temp(f"{ns.const(HashIterator)}({self.expr(c)}, {v.kind!r}, {v.index})", v, "it")
 
     # -- side effects ----------------------------------------------------------------------
     def replay(self, mutated) -> list[str]:
@@ -451,11 +450,25 @@ class Rebuilder:
                 positions.append(f"{ns.const(_run_out, 'run_out')}({pin(v.source.expr(ns))})")  # exhausted
             elif isinstance(v, (SeqIterV, RangeIterV)):
                 positions.append(f"{pin(v.source.expr(ns))}.__setstate__({v.index})")
+            elif isinstance(v, HashIterV):
+                positions.append(self._hash_position(v, pin(v.source.expr(ns))))
             else:
                 raise UnsupportedError(
                     BreakReason.UNRECONSTRUCTABLE, f"cannot replay writes to {v.describe()}"
                 )
         return pending + positions + self.positions
+
+    def _hash_position(self, v: HashIterV, target: str) -> str:
+        """Step an outside `HashIterator` to where the trace left it; only over a container
+        whose writes are not replayed (rebuilding it would move the real iterator's place)."""
+        c = v.container
+        if c is None:
+            return f"{self.ns.const(_run_out, 'run_out')}({target})"
+        if _changed(c):
+            raise UnsupportedError(
+                BreakReason.UNRECONSTRUCTABLE, "an iterator over a dict or set written meanwhile"
+            )
+        return f"{self.ns.const(step_to, 'step_to')}({target}, {v.index})"
 
     def pinned(self, text: str) -> str:
         """`text` read now, before any replayed write: a temporary unless it is a bare name."""

@@ -172,9 +172,11 @@ def _next_hashed(tx, it: HashIterV) -> Value:
         raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, "a dict or set re-keyed while iterated")
     if it.index >= len(it.keys):
         tx.set(it, "container", None)
+        if it.source is not None:
+            tx.mark_mutated(it)  # an outside iterator (`HashIterator`): run out when replayed
         raise Exhausted()
     entry = c.entries[it.keys[it.index]]
-    tx.set(it, "index", it.index + 1)
+    _advance(tx, it)
     if it.kind == "set":
         return entry
     if it.kind == "keys":

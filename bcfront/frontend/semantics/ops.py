@@ -113,6 +113,10 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
         if not (is_user_class(a) or is_user_class(b)):
             from . import torch_calls
 
+            if isinstance(a, Const) and fn in INPLACE_TO_BINARY:
+                # ``n += t``: a Python constant has no in-place operator, so this is
+                # ``n = n + t`` (``t.__radd__(n)``), which writes nothing
+                fn = INPLACE_TO_BINARY[fn]
             return torch_calls.call_operator(tx, fn, [a, b])
     inplace = fn in INPLACE_TO_BINARY
     base = INPLACE_TO_BINARY.get(fn, fn)
