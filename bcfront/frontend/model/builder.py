@@ -35,8 +35,8 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from .guard_kinds import GuardKind, TensorMatch
 from .dict_sources import stored_item_source, stored_keys_source
+from .guard_kinds import GuardKind, TensorMatch
 from .sources import attr_source, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
 
