@@ -45,8 +45,9 @@ from . import (
     dispatch,
     ops,
 )
-from .attrs import GENERIC_GETATTRIBUTE, delattr_, generic_getattr, getattr_, has_attr, setattr_
+from .attrs import delattr_, generic_getattr, getattr_, has_attr, setattr_
 from .classes import dict_base, index_of, is_heap_type, is_plain_enum_member, lookup_dunder
+from .descriptors import GENERIC_GETATTRIBUTE
 from .folding import NotConst, arity, as_python, fold, fold_model, raise_
 from .iteration import to_list
 from .ops import truth
