@@ -206,3 +206,22 @@ def run_outside():
 
 
 expected_id = id(run_outside)
+
+
+class Token:
+    pass
+
+
+class Bag(list):
+    pass
+
+
+def test_copies_the_model_leaves_to_python():
+    def run(bag):
+        t = Token()
+        s = copy.deepcopy({t, 1})
+        b = copy.copy(bag)
+        return len(s), t in s, type(b).__name__, list(b), b is bag
+
+    bag = Bag([1, 2])
+    assert bcfront.capture(run)(bag) == run(bag)

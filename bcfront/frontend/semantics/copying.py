@@ -81,7 +81,9 @@ class _Copier:
         if isinstance(v, SetV):
             if v.frozen and not self.deep:
                 return v
-            return self.keep(v, SetV(v.entries, v.frozen))  # its items are constants or classes
+            if self.deep and not all(isinstance(x, (Const, ObjectV)) for x in v.entries.values()):
+                _unsupported("a set of objects made in the trace")  # each would be copied
+            return self.keep(v, SetV(v.entries, v.frozen))  # constants and classes: themselves
         if isinstance(v, DictV) and (
             v.cls is dict or (v.cls is collections.OrderedDict and v.source is None)
         ):
@@ -110,6 +112,9 @@ class _Copier:
             mro_lookup(cls, n) is not MISS for n in ("__setstate__", "__getnewargs__", "__getnewargs_ex__")
         ):
             _unsupported(f"a {cls.__qualname__} (its own pickling state)")
+        base = next(c for c in cls.__mro__ if not is_heap_type(c))
+        if base not in (object, dict, collections.OrderedDict):
+            _unsupported(f"a {cls.__qualname__} (a subclass of {base.__name__})")
         if any(c.__dict__.get("__slots__") for c in cls.__mro__) or cls.__dictoffset__ == 0:
             _unsupported(f"a {cls.__qualname__} with __slots__")
         # the instance's __getattribute__ sees the protocol's lookups: it must find object's
