@@ -38,7 +38,7 @@ _OBJECT_PROTOCOL = {
 }
 
 
-def _unsupported(what: str):
+def _cannot_copy(what: str):
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"copying {what}")
 
 
@@ -82,7 +82,7 @@ class _Copier:
             if v.frozen and not self.deep:
                 return v
             if self.deep and not all(isinstance(x, (Const, ObjectV)) for x in v.entries.values()):
-                _unsupported("a set of objects made in the trace")  # each would be copied
+                _cannot_copy("a set of objects made in the trace")  # each would be copied
             return self.keep(v, SetV(v.entries, v.frozen))  # constants and classes: themselves
         if isinstance(v, DictV) and (
             v.cls is dict or (v.cls is collections.OrderedDict and v.source is None)
@@ -93,7 +93,7 @@ class _Copier:
             return y
         if isinstance(v, (NewObjectV, DictV)) or (isinstance(v, ObjectV) and is_heap_type(type(v.obj))):
             return self.instance(v)
-        _unsupported(v.describe())
+        _cannot_copy(v.describe())
 
     def instance(self, v: Value) -> Value:
         """``_reconstruct(x, memo, *x.__reduce_ex__(4))`` for an instance of a Python class."""
@@ -104,29 +104,29 @@ class _Copier:
             if isinstance(own, types.FunctionType):
                 return dispatch.call(tx, ObjectV(own), [v], {})
         if cls in copyreg.dispatch_table or mro_lookup(cls, "__deepcopy__") is not MISS:
-            _unsupported(f"a {cls.__qualname__} (its own copy hooks)")
+            _cannot_copy(f"a {cls.__qualname__} (its own copy hooks)")
         for name, expected in _OBJECT_PROTOCOL.items():
             if mro_lookup(cls, name) is not expected:
-                _unsupported(f"a {cls.__qualname__} (its own {name})")
+                _cannot_copy(f"a {cls.__qualname__} (its own {name})")
         if any(
             mro_lookup(cls, n) is not MISS for n in ("__setstate__", "__getnewargs__", "__getnewargs_ex__")
         ):
-            _unsupported(f"a {cls.__qualname__} (its own pickling state)")
+            _cannot_copy(f"a {cls.__qualname__} (its own pickling state)")
         base = next(c for c in cls.__mro__ if not is_heap_type(c))
         if base not in (object, dict, collections.OrderedDict):
-            _unsupported(f"a {cls.__qualname__} (a subclass of {base.__name__})")
+            _cannot_copy(f"a {cls.__qualname__} (a subclass of {base.__name__})")
         if any(c.__dict__.get("__slots__") for c in cls.__mro__) or cls.__dictoffset__ == 0:
-            _unsupported(f"a {cls.__qualname__} with __slots__")
+            _cannot_copy(f"a {cls.__qualname__} with __slots__")
         # the instance's __getattribute__ sees the protocol's lookups: it must find object's
         reduce_ex = getattr_(tx, v, "__reduce_ex__")
         func = getattr(reduce_ex, "func", None)
         if not (isinstance(func, ObjectV) and func.obj is object.__reduce_ex__):
-            _unsupported(f"a {cls.__qualname__} (__reduce_ex__ is not object's)")
+            _cannot_copy(f"a {cls.__qualname__} (__reduce_ex__ is not object's)")
         state = _state(tx, v)
         clsv = ObjectV(cls, ConstSource(Ref(cls, cls.__qualname__)))
         y = dispatch.call(tx, getattr_(tx, clsv, "__new__"), [clsv], {})
         if not isinstance(y, (NewObjectV, DictV)) or y.python_type() is not cls:
-            _unsupported(f"a {cls.__qualname__} (its __new__)")
+            _cannot_copy(f"a {cls.__qualname__} (its __new__)")
         self.keep(v, y)
         for k, x in state:
             x = self.item(x)
@@ -149,14 +149,14 @@ def _state(tx, v: Value) -> list:
         return [] if v.attrs is None else [(as_python(k), x) for k, x in v.attrs.entries.values()]
     d = getattr_(tx, v, "__dict__")
     if not isinstance(d, DictV):
-        _unsupported(f"the __dict__ of {v.describe()}")
+        _cannot_copy(f"the __dict__ of {v.describe()}")
     return [(as_python(k), x) for k, x in d.entries.values()]
 
 
 @model(copy.copy)
 def _copy(tx, args, kwargs):
     if len(args) != 1 or kwargs:
-        _unsupported("with these arguments")
+        _cannot_copy("with these arguments")
     return _Copier(tx, deep=False)(args[0])
 
 
@@ -164,5 +164,5 @@ def _copy(tx, args, kwargs):
 def _deepcopy(tx, args, kwargs):
     memo = args[1] if len(args) > 1 else kwargs.get("memo", Const(None))
     if len(args) > 2 or set(kwargs) - {"memo"} or not (isinstance(memo, Const) and memo.value is None):
-        _unsupported("with a memo")
+        _cannot_copy("with a memo")
     return _Copier(tx, deep=True)(args[0])
