@@ -11,7 +11,8 @@ torch device/layout/...     Const                CONSTANT_MATCH
 tensor / Parameter          TensorV (graph in)   TENSOR_MATCH (+ TENSOR_ALIAS if seen before)
 tuple / list / namedtuple   TupleV / ListV       TYPE_MATCH + LENGTH, items recursively
 dict / OrderedDict          DictV                TYPE_MATCH + DICT_KEYS, values recursively
-(and Python subclasses)                          (+ the instance __dict__, as a dict)
+(and Python subclasses)                          (keys and items read through the builtin
+                                                 base, + the instance __dict__, as a dict)
 set / frozenset             SetV                 CONSTANT_MATCH
 function, class, builtin,   ObjectV              ID_MATCH
 module, nn.Module, Enum member
@@ -36,6 +37,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
 from .sources import BoundDescriptorSource, Ref, attr_source, bound_descriptor, item_source
@@ -129,16 +131,21 @@ def wrap(tx, obj, source=None, guard=True):
         _remember(tx, obj, v, source)
         v.entries = {k: (Const(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
         return v
-    if _is_plain_dict_subclass(t):
-        if len(obj) > CONTAINER_LIMIT or not all(type(k) in CONST_TYPES or is_torch_const(k) for k in obj):
+    storage = _dict_storage(t)
+    if storage is not None:
+        keys = tuple(storage.keys(obj))
+        if len(keys) > CONTAINER_LIMIT or not all(type(k) in CONST_TYPES or is_torch_const(k) for k in keys):
             return _opaque(tx, obj, source, g)
-        # an instance of a Python subclass of dict/OrderedDict: its items (read through the
-        # builtin's own iteration and [] in the guards) and its __dict__, both as dicts
+        # an instance of a Python subclass of dict/OrderedDict: its items, read through the
+        # builtin base (not the subclass's own keys()/[]: dict_sources), and its __dict__
         g(GuardKind.TYPE_MATCH, source, t)
-        g(GuardKind.DICT_KEYS, source, tuple(obj))
+        g(GuardKind.CONSTANT_MATCH, stored_keys_source(source, storage), keys)
         v = DictV({}, t, source)
         _remember(tx, obj, v, source)
-        v.entries = {k: (Const(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
+        v.entries = {
+            k: (Const(k), wrap(tx, dict.__getitem__(obj, k), stored_item_source(source, k), guard))
+            for k in keys
+        }
         d = getattr(obj, "__dict__", None)
         if type(d) is dict:
             v.attrs = wrap(tx, d, attr_source(source, "__dict__"), guard)
@@ -283,21 +290,19 @@ def _is_size(t) -> bool:
     return torch is not None and t is torch.Size
 
 
-def _is_plain_dict_subclass(t) -> bool:
-    """A Python subclass of dict or OrderedDict whose iteration and ``[]`` are the builtin's
-    (the guards read its keys and items through them)."""
+def _dict_storage(t):
+    """The builtin base (dict or OrderedDict) whose storage holds the items of an instance of
+    Python dict subclass `t`, or None; a class with its own ``__getattribute__`` is left
+    opaque (the guards read its ``__dict__`` as an attribute)."""
     import collections
 
     if not (issubclass(t, dict) and t.__flags__ & (1 << 9)):  # Py_TPFLAGS_HEAPTYPE
-        return False
+        return None
     base = next(c for c in t.__mro__ if not c.__flags__ & (1 << 9))
     if base is not dict and base is not collections.OrderedDict:
-        return False
-    return all(
-        not isinstance(c.__dict__.get(n), types.FunctionType)
-        for c in t.__mro__
-        for n in ("__iter__", "__getitem__", "keys", "items", "__len__")
-    )
+        return None
+    ga = next(c.__dict__["__getattribute__"] for c in t.__mro__ if "__getattribute__" in c.__dict__)
+    return None if isinstance(ga, types.FunctionType) else base
 
 
 def _is_ordered_dict(t) -> bool:

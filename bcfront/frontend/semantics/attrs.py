@@ -6,13 +6,13 @@ resolved statically on the real classes.  Properties and Python descriptors
 are inlined; C slots and getset descriptors are read from the real object
 under a guard; nn.Module's ``__getattr__`` reads ``_parameters``,
 ``_buffers`` and ``_modules`` directly.  Writes to outside objects go to the
-value's overlay and are replayed after the region.
+value's overlay and are replayed after the region.  How a class attribute binds
+(descriptors, ``__getattribute__`` hooks, slots) is `descriptors`; instance
+dictionaries (dict-subclass instances, ``o.__dict__``) are `dict_objects`.
 """
 
 from __future__ import annotations
 
-import collections
-import functools
 import sys
 import types
 
@@ -20,7 +20,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import CONST_TYPES, is_torch_const, wrap
 from ..model.guard_kinds import GuardKind
-from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref, item_source
+from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     DELETED,
@@ -47,6 +47,18 @@ from . import dispatch
 from .builtins_iter import model_iter, model_next
 from .classes import MISS, is_heap_type, mro_lookup, source_of
 from .containers import generator_method
+from .descriptors import (
+    bind_class_attr,
+    call_descriptor_get,
+    call_property,
+    check_store,
+    is_data_descriptor,
+    is_generic_getattribute,
+    set_property,
+    unset_slot_message,
+    user_getattribute,
+)
+from .dict_objects import dict_also_wrapped, dict_object_attr, dict_object_setattr, instance_dict, object_dict
 from .folding import attribute_error
 
 
@@ -94,7 +106,7 @@ def _const_attr(tx, v: Const, name):
 def _container_attr(tx, v, name):
     cls = v.python_type()
     if isinstance(v, DictV) and cls is not dict and is_heap_type(cls):
-        return _dict_object_attr(tx, v, name)
+        return dict_object_attr(tx, v, name)
     if isinstance(v, TupleV) and cls is not tuple:
         fields = getattr(cls, "_fields", None) or getattr(cls, "__match_args__", ())
         if name in fields:
@@ -113,58 +125,8 @@ def _object_attr(tx, v: ObjectV, name):
         cls = type(obj)
         ga = mro_lookup(cls, "__getattribute__")
         if isinstance(ga, types.FunctionType) and not _is_module_class(cls):
-            return _user_getattribute(tx, v, cls, ga, name)
+            return user_getattribute(tx, v, cls, ga, name)
     return _generic_object_attr(tx, v, name)
-
-
-def _user_getattribute(tx, v: Value, cls, ga, name):
-    """``obj.name`` on a class whose ``__getattribute__`` is written in Python: that function
-    is inlined like any other (what it reads is guarded as it reads it), then ``__getattr__``
-    on AttributeError, as CPython's slot_tp_getattr_hook does.  The class must still hold
-    the same ``__getattribute__`` next call."""
-    _guard_class_attr(tx, cls, "__getattribute__", ga)
-    try:
-        return dispatch.call(tx, ObjectV(ga), [v, Const(name)], {})
-    except SymbolicRaise as e:
-        if not (isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, AttributeError)):
-            raise
-        hook = mro_lookup(cls, "__getattr__")
-        if hook is MISS:
-            raise
-        if not isinstance(hook, types.FunctionType):
-            raise UnsupportedError(
-                BreakReason.UNSUPPORTED_ATTRIBUTE, f"C __getattr__ of {cls.__qualname__} ({name})"
-            ) from None
-        _guard_class_attr(tx, cls, "__getattr__", hook)
-        return dispatch.call(tx, ObjectV(hook), [v, Const(name)], {})
-
-
-# C ``__getattribute__`` slots that are CPython's generic lookup (PyObject_GenericGetAttr):
-# a user class inheriting one (a dict, OrderedDict, list, str or int subclass) reads its
-# attributes the normal way
-GENERIC_GETATTRIBUTE = frozenset(
-    {
-        object.__getattribute__,
-        *(
-            t.__dict__["__getattribute__"]
-            for t in (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, float, complex)
-            if "__getattribute__" in t.__dict__
-        ),
-        *(
-            t.__dict__["__getattribute__"]
-            for t in (collections.defaultdict, collections.deque)
-            if "__getattribute__" in t.__dict__
-        ),
-    }
-)
-
-
-def is_generic_getattribute(ga) -> bool:
-    """Whether `ga` (a class's ``__getattribute__``) is CPython's generic attribute lookup."""
-    try:
-        return ga in GENERIC_GETATTRIBUTE
-    except TypeError:
-        return False
 
 
 def generic_getattr(tx, v: Value, name: str) -> Value:
@@ -175,7 +137,7 @@ def generic_getattr(tx, v: Value, name: str) -> Value:
     if isinstance(v, NewObjectV):
         return _new_object_attr(tx, v, name, hook=False)
     if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
-        return _dict_object_attr(tx, v, name, hook=False)
+        return dict_object_attr(tx, v, name, hook=False)
     return getattr_(tx, v, name)
 
 
@@ -187,7 +149,7 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
             if isinstance(mro_lookup(cls, name), types.MemberDescriptorType):  # a deleted slot
                 raise SymbolicRaise(
                     ExceptionV(
-                        AttributeError, [Const(_unset_slot_message(cls.__module__, cls.__qualname__, name))]
+                        AttributeError, [Const(unset_slot_message(cls.__module__, cls.__qualname__, name))]
                     )
                 )
             attribute_error(cls.__name__, name)
@@ -237,14 +199,14 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
             BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__} inherits a C __getattribute__"
         )
     raw = mro_lookup(cls, name)
-    if raw is not MISS and _is_data_descriptor(raw):
+    if raw is not MISS and is_data_descriptor(raw):
         if isinstance(raw, property):
-            return _call_property(tx, raw, v, cls, name)
+            return call_property(tx, raw, v, cls, name)
         if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
-            return _call_descriptor_get(tx, raw, v, cls, name)
+            return call_descriptor_get(tx, raw, v, cls, name)
         if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
             if name == "__dict__":
-                return _object_dict(tx, v, obj, src)
+                return object_dict(tx, v, obj, src)
             try:
                 real = getattr(obj, name)
             except AttributeError as e:  # CPython's own words (3.13 qualifies the type name)
@@ -257,10 +219,10 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
         raise UnsupportedError(
             BreakReason.UNSUPPORTED_ATTRIBUTE, f"data descriptor {cls.__qualname__}.{name}"
         )
-    d = _instance_dict(obj)
+    d = instance_dict(obj)
     known = tx.by_id.get(id(d)) if d is not None else None
     if known is not None and getattr(known, "mutated", True):
-        _dict_also_wrapped(name)  # written through its __dict__: reads through the object would miss it
+        dict_also_wrapped(name)  # written through its __dict__: reads through the object would miss it
     if d is not None and name in d:
         return wrap(tx, d[name], AttrSource(src, name))
     if raw is not MISS:
@@ -279,43 +241,9 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     attribute_error(cls.__name__, name)
 
 
-def _object_dict(tx, v: ObjectV, obj, src):
-    """``o.__dict__`` of an outside object, as the symbolic dict of the real one.  Reads
-    through either stay coherent while neither is written: a write through the object
-    after this breaks (`_object_setattr`), as does a read through it after a write
-    through the dict (O42); a dict read after writes through the object would miss them."""
-    d = _instance_dict(obj)
-    if v.overlay or type(d) is not dict or src is None:
-        # the live dict: writes through it (copy.copy's state.update, vars(o)[k] = ...)
-        # must reach the object, which a detached DictV would not do (O42)
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, "reading an object's __dict__")
-    return wrap(tx, d, AttrSource(src, "__dict__"))
-
-
 def _is_module_class(cls) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and issubclass(cls, torch.nn.Module)
-
-
-def _instance_dict(obj):
-    try:
-        return object.__getattribute__(obj, "__dict__")
-    except (AttributeError, TypeError):
-        return None
-
-
-def _dict_also_wrapped(name: str):
-    """The object's ``__dict__`` is also a symbolic dict of this trace (``d = vars(o)``, or
-    passed in): writes through one would be missed by the other, so the attribute access
-    runs natively, after the recorded writes are replayed (O42)."""
-    raise UnsupportedError(
-        BreakReason.UNSUPPORTED_ATTRIBUTE, f"attribute {name} of an object whose __dict__ is also in use"
-    )
-
-
-def _is_data_descriptor(raw) -> bool:
-    t = type(raw)
-    return hasattr(t, "__set__") or hasattr(t, "__delete__")
 
 
 def _module_attr(tx, v, mod, src, name):
@@ -405,81 +333,23 @@ def _class_attr(tx, v, cls, src, name):
     return wrap(tx, getattr(cls, name), AttrSource(src, name))
 
 
-def _call_property(tx, prop, inst, cls, name):
-    if prop.fget is None:
-        attribute_error(cls.__name__, name)
-    _guard_class_attr(tx, cls, name, prop)
-    return dispatch.call(tx, wrap(tx, prop.fget, None), [inst], {})
-
-
-def _call_descriptor_get(tx, raw, inst, cls, name):
-    """A data descriptor written in Python (enum's ``value``/``name``, a user descriptor
-    with ``__set__``): its ``__get__`` inlined, the class attribute guarded."""
-    owner = next(c for c in cls.__mro__ if name in c.__dict__)
-    # read from the owner's __dict__: reading it through the class would run the descriptor
-    tx.guard(
-        GuardKind.ID_MATCH,
-        item_source(AttrSource(ConstSource(Ref(owner, owner.__qualname__)), "__dict__"), name),
-        raw,
-    )
-    getter = mro_lookup(type(raw), "__get__")
-    clsv = wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
-    return dispatch.call(tx, ObjectV(getter), [wrap(tx, raw, None), inst, clsv], {})
-
-
-def _guard_class_attr(tx, cls, name, raw) -> None:
-    tx.guard(GuardKind.ID_MATCH, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name), raw)
-
-
-def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
-    """A class attribute found through an instance, bound the way the descriptor protocol binds it."""
-    if isinstance(raw, types.FunctionType):
-        if is_heap_type(cls):
-            _guard_class_attr(tx, cls, name, raw)
-        return MethodV(ObjectV(raw), inst)
-    if isinstance(raw, staticmethod):
-        return wrap(tx, raw.__func__, None)
-    if isinstance(raw, classmethod):
-        return MethodV(
-            wrap(tx, raw.__func__, None), wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
-        )
-    if isinstance(raw, property):
-        return _call_property(tx, raw, inst, cls, name)
-    if isinstance(raw, functools.cached_property):
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"functools.cached_property {name}")
-    if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)):
-        return MethodV(ObjectV(raw), inst)
-    if isinstance(raw, types.ClassMethodDescriptorType):
-        return ObjectV(getattr(cls, name))
-    getter = mro_lookup(type(raw), "__get__")
-    if getter is not MISS:
-        if isinstance(getter, types.FunctionType):
-            clsv = wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
-            return dispatch.call(tx, ObjectV(getter), [wrap(tx, raw, None), inst, clsv], {})
-        if type(raw).__module__ == "builtins" and not callable(raw):
-            pass
-        else:
-            raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"descriptor {cls.__qualname__}.{name}")
-    return wrap(tx, raw, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name))
-
-
 def _new_object_attr(tx, v: NewObjectV, name, hook=True):
     cls = v.cls
     ga = mro_lookup(cls, "__getattribute__") if hook else MISS
     if isinstance(ga, types.FunctionType):
-        return _user_getattribute(tx, v, cls, ga, name)
+        return user_getattribute(tx, v, cls, ga, name)
     raw = mro_lookup(cls, name)
-    if raw is not MISS and _is_data_descriptor(raw):
+    if raw is not MISS and is_data_descriptor(raw):
         if isinstance(raw, property):
-            return _call_property(tx, raw, v, cls, name)
+            return call_property(tx, raw, v, cls, name)
         if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
-            return _call_descriptor_get(tx, raw, v, cls, name)
+            return call_descriptor_get(tx, raw, v, cls, name)
         if isinstance(raw, types.MemberDescriptorType):
             if name in v.attrs:
                 return v.attrs[name]
             raise SymbolicRaise(
                 ExceptionV(
-                    AttributeError, [Const(_unset_slot_message(cls.__module__, cls.__qualname__, name))]
+                    AttributeError, [Const(unset_slot_message(cls.__module__, cls.__qualname__, name))]
                 )
             )
         if name == "__class__":
@@ -498,66 +368,6 @@ def _new_object_attr(tx, v: NewObjectV, name, hook=True):
     if isinstance(getattr_hook, types.FunctionType):
         return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
     attribute_error(cls.__name__, name)
-
-
-def _dict_object_attr(tx, v: DictV, name, hook=True):
-    """An attribute of an instance of a Python dict subclass (an OrderedDict subclass, a
-    ``@dataclass`` ModelOutput): CPython's generic lookup over its class and its
-    ``__dict__`` (`v.attrs`); the items are no attributes."""
-    cls = v.cls
-    ga = mro_lookup(cls, "__getattribute__") if hook else MISS
-    if isinstance(ga, types.FunctionType):
-        return _user_getattribute(tx, v, cls, ga, name)
-    raw = mro_lookup(cls, name)
-    if raw is not MISS and _is_data_descriptor(raw):
-        if isinstance(raw, property):
-            return _call_property(tx, raw, v, cls, name)
-        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
-            return _call_descriptor_get(tx, raw, v, cls, name)
-        if name == "__class__":
-            return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
-        if name == "__dict__" and v.attrs is not None:
-            return v.attrs
-        raise UnsupportedError(
-            BreakReason.UNSUPPORTED_ATTRIBUTE, f"data descriptor {cls.__qualname__}.{name}"
-        )
-    if v.attrs is not None:
-        e = v.attrs.entries.get(name)
-        if e is not None:
-            return e[1]
-    if raw is not MISS:
-        if v.attrs is not None and v.attrs.source is not None:
-            # found on the class: an instance attribute set later would shadow it
-            tx.guard(GuardKind.NOT_PRESENT, v.attrs.source, None, name)
-        return bind_class_attr(tx, raw, v, cls, name)
-    getattr_hook = mro_lookup(cls, "__getattr__") if hook else MISS
-    if isinstance(getattr_hook, types.FunctionType):
-        return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
-    if v.attrs is not None and v.attrs.source is not None:
-        tx.guard(GuardKind.NOT_PRESENT, v.attrs.source, None, name)  # may be set by the next call
-    attribute_error(cls.__name__, name)
-
-
-def _dict_object_setattr(tx, v: DictV, name, value, raw) -> None:
-    cls = v.cls
-    hook = mro_lookup(cls, "__setattr__")
-    if not raw and isinstance(hook, types.FunctionType):
-        dispatch.call(tx, ObjectV(hook), [v, Const(name), value], {})
-        return
-    if not raw and hook is not object.__setattr__:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__}.__setattr__")
-    if _set_property(tx, cls, name, v, value):
-        return
-    d = mro_lookup(cls, name)
-    if v.attrs is None or (d is not MISS and _is_data_descriptor(d)):
-        _check_store(cls, name)
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {cls.__qualname__}.{name}")
-    old = v.attrs.entries.get(name)
-    tx.set(v.attrs, "entries", {**v.attrs.entries, name: (old[0] if old else Const(name), value)})
-    if not v.attrs.mutated:
-        tx.set(v.attrs, "mutated", True)
-    if v.attrs.source is not None:
-        tx.mark_mutated(v.attrs)
 
 
 def _exception_attr(tx, v: ExceptionV, name):
@@ -727,80 +537,20 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
         if not raw and isinstance(hook, types.FunctionType):
             dispatch.call(tx, ObjectV(hook), [v, Const(name), value], {})
             return
-        if _set_property(tx, cls, name, v, value):
+        if set_property(tx, cls, name, v, value):
             return
-        _check_store(cls, name)
+        check_store(cls, name)
         tx.set(v, "attrs", {**v.attrs, name: value})
         return
     if isinstance(v, ObjectV):
         _object_setattr(tx, v, name, value, raw)
         return
     if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
-        _dict_object_setattr(tx, v, name, value, raw)
+        dict_object_setattr(tx, v, name, value, raw)
         return
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, f"setting tensor attribute .{name}")
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"setting {name} on {v.describe()}")
-
-
-def _set_property(tx, cls, name, v, value) -> bool:
-    """Run a property's setter when `name` is a property of `cls` (True if it was)."""
-    d = mro_lookup(cls, name)
-    if not isinstance(d, property):
-        return False
-    if d.fset is None:
-        raise SymbolicRaise(
-            ExceptionV(AttributeError, [Const(f"property '{name}' of '{cls.__name__}' object has no setter")])
-        )
-    dispatch.call(tx, wrap(tx, d.fset, None), [v, value], {})
-    return True
-
-
-def _check_store(cls, name) -> None:
-    """Raise, as CPython would, when an instance of `cls` cannot hold attribute `name` (no
-    ``__dict__`` and no slot of that name), before the store is recorded: the replay at the
-    region's end would raise outside the user's ``try`` (O23).  Properties are handled by
-    `_set_property`; other C-level data descriptors run natively."""
-    raw = mro_lookup(cls, name)
-    if isinstance(raw, types.MemberDescriptorType):
-        return
-    if raw is not MISS and hasattr(type(raw), "__set__"):
-        raise UnsupportedError(
-            BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {cls.__qualname__}.{name} (a C descriptor)"
-        )
-    if cls.__dictoffset__ == 0:  # no instance __dict__, and `name` is no slot
-        if not is_heap_type(cls):  # a C type: its message names it its own way
-            raise UnsupportedError(
-                BreakReason.UNSUPPORTED_ATTRIBUTE, f"storing {name} on a {cls.__qualname__}"
-            )
-        raise SymbolicRaise(ExceptionV(AttributeError, [Const(_no_slot_message(cls.__name__, name))]))
-
-
-@functools.lru_cache(maxsize=256)
-def _unset_slot_message(module: str, qualname: str, name: str) -> str:
-    """This CPython's wording of a read of an unset slot (3.13 names the type with its
-    module), asked of a stand-in slotted class with the same names."""
-    stand_in = type(
-        qualname.rpartition(".")[2],
-        (),
-        {"__slots__": (name,), "__module__": module, "__qualname__": qualname},
-    )
-    try:
-        getattr(object.__new__(stand_in), name)
-    except AttributeError as e:
-        return str(e)
-    return f"'{stand_in.__name__}' object has no attribute '{name}'"
-
-
-@functools.lru_cache(maxsize=256)
-def _no_slot_message(type_name: str, name: str) -> str:
-    """This CPython's wording of a store to a missing slot, asked of a stand-in slotted
-    class with the same name (the user's class is never instantiated)."""
-    try:
-        object.__setattr__(type(type_name, (), {"__slots__": ()})(), name, None)
-    except AttributeError as e:
-        return str(e)
-    return f"'{type_name}' object has no attribute '{name}'"
 
 
 def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
@@ -819,7 +569,7 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
         or isinstance(obj, (types.ModuleType, types.FunctionType, type))
     ):
         raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__}.__setattr__")
-    if _set_property(tx, cls, name, v, value):
+    if set_property(tx, cls, name, v, value):
         return
     if is_module:
         for where in ("_parameters", "_modules"):
@@ -836,10 +586,10 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
     if isinstance(obj, types.ModuleType) and type(obj).__setattr__ is types.ModuleType.__setattr__:
         v = _module_namespace(tx, obj)  # one model of the module's globals (see below)
     elif not is_module and not isinstance(obj, (types.ModuleType, types.FunctionType)):
-        _check_store(cls, name)
-        d = _instance_dict(obj)
+        check_store(cls, name)
+        d = instance_dict(obj)
         if d is not None and id(d) in tx.by_id:
-            _dict_also_wrapped(name)
+            dict_also_wrapped(name)
     tx.set(v, "overlay", {**v.overlay, name: value})
     tx.mark_mutated(v)
 

@@ -46,8 +46,9 @@ from . import (
     dispatch,
     ops,
 )
-from .attrs import GENERIC_GETATTRIBUTE, delattr_, generic_getattr, getattr_, has_attr, setattr_
-from .classes import dict_base, index_of, is_plain_enum_member, lookup_dunder
+from .attrs import delattr_, generic_getattr, getattr_, has_attr, setattr_
+from .classes import dict_base, index_of, is_heap_type, is_plain_enum_member, lookup_dunder
+from .descriptors import GENERIC_GETATTRIBUTE
 from .folding import NotConst, arity, as_python, fold, fold_model, raise_
 from .iteration import to_list
 from .ops import truth
@@ -93,7 +94,25 @@ def constructor_for(cls):
 @model(len)
 def _len(tx, args, kwargs):
     arity("len", args, 1)
-    return Const(ops.length(tx, args[0]))
+    v = args[0]
+    if isinstance(v, ObjectV) and v.source is not None and _builtin_len(type(v.obj)):
+        # an outside instance of a Python subclass of list/tuple/str...: its C length, guarded
+        # (the trace cannot change it: the builtin's methods on it are not modelled)
+        n = len(v.obj)
+        tx.guard(GuardKind.LENGTH, v.source, n)
+        return Const(n)
+    return Const(ops.length(tx, v))
+
+
+_BUILTIN_LENS = frozenset(
+    t.__dict__["__len__"] for t in (list, tuple, str, bytes, bytearray, set, frozenset, collections.deque)
+)
+
+
+def _builtin_len(cls) -> bool:
+    """A Python subclass whose ``__len__`` is a builtin sequence's or set's C slot."""
+    raw = next((c.__dict__["__len__"] for c in cls.__mro__ if "__len__" in c.__dict__), None)
+    return is_heap_type(cls) and raw in _BUILTIN_LENS
 
 
 def _classinfo(v: Value):
@@ -182,6 +201,11 @@ def _id(tx, args, kwargs):
     v = args[0]
     if isinstance(v, ObjectV) and v.source is not None:
         tx.guard(GuardKind.ID_MATCH, v.source, v.obj)
+        return Const(id(v.obj))
+    if isinstance(v, ObjectV) and not isinstance(v.obj, dict):
+        # held by identity (a function found through a guarded class, a bound method's
+        # __func__): the trace's constant, kept alive with it; a globals dict is not one
+        tx.keepalive.append(v.obj)
         return Const(id(v.obj))
     raise UnsupportedError(BreakReason.UNSUPPORTED_ID, f"id() of {v.describe()}")
 

@@ -10,6 +10,7 @@ guards it (SAME_OBJECT / DISTINCT_OBJECTS).  Re-exported by `ops`.
 
 from __future__ import annotations
 
+import collections
 import operator
 import types
 
@@ -38,7 +39,7 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
         if isinstance(a, (ListV, TupleV)) and isinstance(b, (ListV, TupleV)):
             same = _seq_equal(tx, a, b)
             return Const(same if fn is operator.eq else not same)
-        if isinstance(a, (DictV, SetV)) and isinstance(b, (DictV, SetV)):
+        if isinstance(a, (DictV, SetV)) and isinstance(b, (DictV, SetV)) and not _own_eq(a, b):
             same = _mapping_equal(tx, a, b)
             return Const(same if fn is operator.eq else not same)
     if (
@@ -186,11 +187,23 @@ def _seq_order(tx, fn, a, b) -> Value:
     return Const(fn(len(a.items), len(b.items)))
 
 
+def _own_eq(a, b) -> bool:
+    """Whether either is an instance of a Python dict subclass defining ``==`` itself."""
+    return any(
+        isinstance(x, DictV) and x.cls is not dict and classes.lookup_dunder(x, n) is not None
+        for x in (a, b)
+        for n in ("__eq__", "__ne__")
+    )
+
+
 def _mapping_equal(tx, a, b) -> bool:
     if type(a) is not type(b) or set(a.entries) != set(b.entries):
         return False
     if isinstance(a, SetV):
         return True
+    if issubclass(a.cls, collections.OrderedDict) and issubclass(b.cls, collections.OrderedDict):
+        if list(a.entries) != list(b.entries):  # two OrderedDicts compare their order too
+            return False
     return all(equal(tx, a.entries[k][1], b.entries[k][1]) for k in a.entries)
 
 

@@ -7,12 +7,26 @@ came from outside as mutated, so the region replays their final contents.
 from __future__ import annotations
 
 import collections
+import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.sources import ConstSource, Ref
 from ..model.tracer import SymbolicRaise
-from ..model.values import Const, DictV, DictViewV, ExceptionV, GeneratorV, ListV, SetV, TupleV
+from ..model.values import (
+    Const,
+    DictV,
+    DictViewV,
+    ExceptionV,
+    GeneratorV,
+    ListV,
+    ObjectV,
+    SetV,
+    TupleV,
+    Value,
+)
 from . import dispatch, ops
+from .classes import mro_lookup
 from .compare import contains, equal
 from .folding import NotConst, as_python, raise_
 from .iteration import Exhausted, to_list
@@ -231,7 +245,7 @@ def dict_update(tx, args, kwargs):
     if len(args) > 1:
         src = args[1]
         if isinstance(src, DictV):
-            pairs = [(e[0], e[1]) for e in src.entries.values()]
+            pairs = merge_pairs(tx, src)
         elif not isinstance(src, DictViewV) and hasattr(src.python_type(), "keys"):
             # CPython reads any other mapping through keys() and [] (ChainMap, MappingProxy,
             # user mappings), which may run code we do not see: run it natively (O16)
@@ -304,10 +318,87 @@ def _setdefault(tx, args, kwargs):
     return v
 
 
+def merge_pairs(tx, src: DictV) -> list:
+    """The (key, value) pairs CPython's dict_merge reads from mapping `src` (``dict(src)``,
+    ``d.update(src)``, ``{**src}``, ``src.copy()``): the storage itself when its class
+    iterates as dict does (dict, a subclass not overriding ``__iter__``), else what its
+    ``keys()`` and ``[]`` say (an OrderedDict or a subclass: maybe code of the user's)."""
+    cls = src.cls
+    if cls is dict or cls is collections.OrderedDict or mro_lookup(cls, "__iter__") is dict.__iter__:
+        return [(e[0], e[1]) for e in src.entries.values()]
+    if src.attrs is not None and "keys" in src.attrs.entries:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"merging a {cls.__name__} with its own keys")
+    keys = mro_lookup(cls, "keys")
+    if keys is dict.keys or keys is collections.OrderedDict.keys:
+        key_list = [e[0] for e in src.entries.values()]
+    elif isinstance(keys, types.FunctionType):
+        key_list = to_list(tx, dispatch.call(tx, ObjectV(keys), [src], {}))
+    else:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"keys() of a {cls.__name__}")
+    return [(k, ops.getitem(tx, src, k)) for k in key_list]
+
+
 @model(dict.copy)
 def _dict_copy(tx, args, kwargs):
+    """``dict.copy(d)``: a plain dict, also of a subclass instance (CPython's PyDict_Copy)."""
     d = _dict(args[0])
-    return DictV(d.entries, d.cls)
+    if d.cls is dict:
+        return DictV(d.entries)
+    return _plain_dict(tx, merge_pairs(tx, d))
+
+
+def _plain_dict(tx, pairs) -> DictV:
+    entries = {}
+    for k, v in pairs:
+        hk = hkey(tx, k)
+        old = entries.get(hk)
+        entries[hk] = (old[0] if old else k, v)
+    return DictV(entries)
+
+
+@model(collections.OrderedDict.copy)
+def _ordered_dict_copy(tx, args, kwargs):
+    """``OrderedDict.copy``: ``type(self)(self)``, a subclass's constructor included."""
+    d = _dict(args[0])
+    if d.cls is collections.OrderedDict:
+        return DictV(d.entries, d.cls)
+    if not issubclass(d.cls, collections.OrderedDict):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"OrderedDict.copy of a {d.cls.__name__}")
+    return dispatch.call(tx, ObjectV(d.cls, ConstSource(Ref(d.cls, d.cls.__qualname__))), [d], {})
+
+
+def dict_or(tx, a: Value, b: Value, inplace: bool):
+    """``a | b`` / ``a |= b`` with a dict (or subclass) on either side, as CPython's
+    dict_or / odict_or build it (None: not two mappings).  dict's: a plain dict, copied
+    then updated; an OrderedDict's (either side, the reflected one first): ``type(od)(a)``
+    then updated with ``b``."""
+    if not (isinstance(a, DictV) and isinstance(b, DictV)):
+        return None
+    od = collections.OrderedDict
+    if inplace:
+        if issubclass(a.cls, od) and a.cls is not od:
+            raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"|= on a {a.cls.__name__}")
+        dict_update(tx, [a, b], {})
+        return a
+    for x in (b, a) if issubclass(b.cls, od) and not issubclass(a.cls, b.cls) else (a, b):
+        if issubclass(x.cls, od):
+            if x.cls is od:
+                new = DictV({}, od)
+                dict_update(tx, [new, a], {})
+            else:
+                clsv = ObjectV(x.cls, ConstSource(Ref(x.cls, x.cls.__qualname__)))
+                new = dispatch.call(tx, clsv, [a], {})
+                if not isinstance(new, DictV):
+                    raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"| on a {x.cls.__name__}")
+            dict_update(tx, [new, b], {})
+            return new
+    new = _plain_dict(tx, merge_pairs(tx, a))
+    dict_update(tx, [new, b], {})
+    return new
+
+
+# reached by `ops.container_binary` (below this module) through the table
+MODELS["dict |"] = lambda tx, args, kwargs: dict_or(tx, args[0], args[1], args[2].value)
 
 
 @model(dict.fromkeys)
@@ -328,7 +419,6 @@ for _name in (
     "pop",
     "update",
     "setdefault",
-    "copy",
     "popitem",
     "__getitem__",
     "__contains__",

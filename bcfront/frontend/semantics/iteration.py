@@ -55,7 +55,7 @@ def get_iter(tx, v: Value) -> IterV:
         if isinstance(val, (str, bytes, tuple, frozenset)):
             return SeqIterV(tuple(Const(x) for x in val))
         raise_(TypeError, f"'{type(val).__name__}' object is not iterable")
-    if isinstance(v, (DictV, SetV, DictViewV)):
+    if isinstance(v, (DictV, SetV, DictViewV)) and not _own_dunder(v, "__iter__"):
         container = v.dict if isinstance(v, DictViewV) else v
         kind = v.kind if isinstance(v, DictViewV) else "set" if isinstance(v, SetV) else "keys"
         return HashIterV(container, kind, tuple(container.entries))
@@ -72,6 +72,11 @@ def get_iter(tx, v: Value) -> IterV:
             return SeqIterV(r)
         raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"__iter__ returned {r.describe()}")
     raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"iter() of {v.describe()}")
+
+
+def _own_dunder(v, name) -> bool:
+    """Whether `v`, an instance of a Python dict subclass, defines special method `name`."""
+    return isinstance(v, DictV) and v.cls is not dict and lookup_dunder(v, name) is not None
 
 
 def iter_items(tx, v) -> list[Value]:

@@ -39,7 +39,10 @@ from ..model.values import (
     Value,
 )
 from . import builtins as bmodels
-from . import dispatch
+from . import (
+    copying,  # noqa: F401  (its models of copy.copy/deepcopy register when imported)
+    dispatch,
+)
 from .attrs import getattr_
 from .classes import MISS, is_heap_type, lookup_dunder, mro_lookup, source_of, value_class
 from .folding import raise_

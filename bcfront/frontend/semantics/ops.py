@@ -251,11 +251,7 @@ def container_binary(tx, fn, base, inplace, a, b):
             return a
         return SetV(entries, a.frozen)
     if isinstance(a, DictV) and isinstance(b, DictV) and base is operator.or_:
-        if inplace:
-            tx.set(a, "entries", {**a.entries, **b.entries})
-            touch(tx, a)
-            return a
-        return DictV({**a.entries, **b.entries})
+        return MODELS["dict |"](tx, [a, b, Const(inplace)], {})  # containers.dict_or
     if isinstance(a, DictV) and inplace and base is operator.or_ and a.cls is dict:
         # d |= iterable of pairs: dict.__ior__ is dict.update (O51)
         MODELS[dict.update](tx, [a, b], {})  # its model (`containers`)
@@ -295,11 +291,13 @@ def truth(tx, v: Value) -> bool:
         )
     if isinstance(v, (ListV, TupleV)):
         return bool(v.items)
-    if isinstance(v, (DictV, SetV)):
+    if isinstance(v, SetV) or (
+        isinstance(v, DictV) and not any(classes.lookup_dunder(v, n) for n in ("__bool__", "__len__"))
+    ):
         return bool(v.entries)
     if isinstance(v, DictViewV):
         return bool(v.dict.entries)
-    if isinstance(v, (NewObjectV, ObjectV)):
+    if isinstance(v, (NewObjectV, ObjectV, DictV)):
         for name in ("__bool__", "__len__"):
             m = classes.lookup_dunder(v, name)
             if m is not None:
@@ -328,7 +326,7 @@ def length_of(v: Value) -> int:
 def length(tx, v: Value) -> int:
     if isinstance(v, (ListV, TupleV)):
         return len(v.items)
-    if isinstance(v, (DictV, SetV)):
+    if isinstance(v, SetV) or (isinstance(v, DictV) and classes.lookup_dunder(v, "__len__") is None):
         return len(v.entries)
     if isinstance(v, DictViewV):
         return len(v.dict.entries)

@@ -19,7 +19,7 @@ from ...model.values import (
     Value,
     const_value,
 )
-from ...semantics import attrs, folding, iteration, ops
+from ...semantics import attrs, containers, folding, iteration, ops
 
 
 def build_tuple(tx, f, ins):
@@ -147,10 +147,11 @@ def _merge(tx, f, ins, strict: bool):
             )
         folding.raise_(TypeError, f"'{v.python_type().__name__}' object is not a mapping")
     entries = dict(d.entries)
-    for k, e in v.entries.items():
+    for key, x in containers.merge_pairs(tx, v):  # a subclass's own keys()/[] may run
+        k = ops.hkey(tx, key)
         if strict and k in entries:
             folding.raise_(TypeError, f"{_callee(f, ins)} got multiple values for keyword argument '{k}'")
-        entries[k] = e
+        entries[k] = (entries[k][0] if k in entries else key, x)
     tx.set(d, "entries", entries)
     ops.touch(tx, d)
 
