@@ -131,6 +131,33 @@ class DictV(Value):
         return self.cls
 
 
+class ObjectDictV(DictV):
+    """``o.__dict__`` of an object made in the trace (`owner`): its attributes as a dict.
+    In Python the two are one store; here every write of either side (journal rollbacks
+    included) is mirrored into the other, so neither goes stale."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, entries, owner):
+        super().__init__(entries)
+        self.owner = owner
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name == "entries" and hasattr(self, "owner"):
+            attrs = {}
+            for key, item in value.values():
+                if not (isinstance(key, Const) and type(key.value) is str):
+                    from ...errors import UnsupportedError
+                    from ...reasons import BreakReason
+
+                    raise UnsupportedError(
+                        BreakReason.UNSUPPORTED_ATTRIBUTE, "a key that is not a str in an object's __dict__"
+                    )
+                attrs[key.value] = item
+            object.__setattr__(self.owner, "attrs", attrs)
+
+
 class SetV(Value):
     __slots__ = ("entries", "frozen", "mutated")
 
@@ -185,14 +212,22 @@ DELETED = Ref(object(), "<deleted>")
 
 
 class NewObjectV(Value):
-    """An instance of a Python class created during the trace; `attrs` is its __dict__."""
+    """An instance of a Python class created during the trace; `attrs` is its __dict__.
+    `dict_view` is the `ObjectDictV` handed out for ``o.__dict__``, once it was read: from
+    then on every write of `attrs` (journal rollbacks included) is mirrored into it."""
 
-    __slots__ = ("cls", "attrs")
+    __slots__ = ("attrs", "cls", "dict_view")
 
     def __init__(self, cls, attrs=None):
         super().__init__(None)
+        self.dict_view = None
         self.cls = cls
         self.attrs = dict(attrs or {})
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name == "attrs" and self.dict_view is not None:
+            object.__setattr__(self.dict_view, "entries", {k: (Const(k), x) for k, x in value.items()})
 
     def python_type(self):
         return self.cls

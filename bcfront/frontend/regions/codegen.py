@@ -44,6 +44,7 @@ from ..model.values import (
     MapIterV,
     MethodV,
     NewObjectV,
+    ObjectDictV,
     ObjectV,
     PartialV,
     RangeIterV,
@@ -236,6 +237,8 @@ class Rebuilder:
             for fill in fills:
                 fill()
             return name
+        if isinstance(v, ObjectDictV):  # o.__dict__ of an object made in the trace: that dict
+            return f"{self.expr(v.owner)}.__dict__"
         if isinstance(v, DictV):
             if v.source is not None:
                 return v.source.expr(ns)

@@ -58,7 +58,14 @@ from .descriptors import (
     unset_slot_message,
     user_getattribute,
 )
-from .dict_objects import dict_also_wrapped, dict_object_attr, dict_object_setattr, instance_dict, object_dict
+from .dict_objects import (
+    dict_also_wrapped,
+    dict_object_attr,
+    dict_object_setattr,
+    instance_dict,
+    new_object_dict,
+    object_dict,
+)
 from .folding import attribute_error
 
 
@@ -355,9 +362,7 @@ def _new_object_attr(tx, v: NewObjectV, name, hook=True):
         if name == "__class__":
             return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
         if name == "__dict__":
-            # the live dict: writes through it (copy.copy's state.update, vars(o)[k] = ...)
-            # must reach the object, which a detached DictV would not do (O42)
-            raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, "reading an object's __dict__")
+            return new_object_dict(tx, v)
         if not isinstance(raw, types.GetSetDescriptorType):
             return bind_class_attr(tx, raw, v, cls, name)
     if name in v.attrs:

@@ -16,7 +16,7 @@ from ...reasons import BreakReason
 from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref
-from ..model.values import Const, DictV, ObjectV
+from ..model.values import Const, DictV, NewObjectV, ObjectDictV, ObjectV
 from . import dispatch
 from .classes import MISS, mro_lookup
 from .descriptors import (
@@ -118,3 +118,14 @@ def dict_object_setattr(tx, v: DictV, name, value, raw) -> None:
         tx.set(v.attrs, "mutated", True)
     if v.attrs.source is not None:
         tx.mark_mutated(v.attrs)
+
+
+
+def new_object_dict(tx, v: NewObjectV) -> ObjectDictV:
+    """``o.__dict__`` of an object made in the trace (``super().__getattribute__("__dict__")``
+    in transformers' configs, ``vars(o)``): the same dict on every read; writes through it or
+    through the object reach the other (see `ObjectDictV`)."""
+    if v.dict_view is None:
+        view = ObjectDictV({k: (Const(k), x) for k, x in v.attrs.items()}, v)
+        tx.set(v, "dict_view", view)
+    return v.dict_view
