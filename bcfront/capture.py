@@ -340,7 +340,7 @@ class CapturedFunction:
             why = "; ".join(entry.notes) or (b.message if b is not None else "no continuation")
             self.fall_back(
                 FallbackKind.NO_CONTINUATION,
-                f"{self.__qualname__} runs natively (under its guards): {why}",
+                why,
                 *((b.filename, b.lineno) if b is not None and b.filename else (None, None)),
             )
         self._entries.append(entry)
