@@ -232,3 +232,18 @@ def test_self_containing_tuple_passes_its_own_guards():
     """The continuation guards ``L['t'] is not L['t'][0][1]``, which the fresh entry fails."""
     cf = bcfront.capture(builds_a_tuple_cycle)
     assert cf(1) is True
+
+
+def countdown(x, n):
+    if n == 0:
+        return x
+    print("", end="")  # a break: the continuation calls the captured function again
+    return countdown(x + 1, n - 1)
+
+
+@pytest.mark.xfail(strict=True, raises=StrictFallbackError, reason="traces into CapturedFunction.__call__")
+def test_captured_recursion_passes_its_own_guards(monkeypatch):
+    """The continuation inlines the captured `countdown` itself (bcfront's __call__) and
+    guards ``countdown._entries[0].guard is ...``, which its fresh entry fails."""
+    monkeypatch.setitem(globals(), "countdown", bcfront.capture(countdown))
+    assert torch.equal(countdown(torch.zeros(2), 3), torch.full((2,), 3.0))

@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-op-count",
         action="store_true",
         help="do not count tensor ops in graphs vs natively (it runs torch's profiler during "
-        "captured calls; use this when the script runs its own profiler there)",
+        "captured calls; use this when the script profiles them itself, e.g. --no-op-count train.py)",
     )
     out.add_argument(
         "--full-traceback",
