@@ -68,6 +68,15 @@ class _Family(dict):
         self.fallbacks: dict[tuple, report.NativeFallback] = {}
 
 
+# Fallbacks that are problems to act on: their message also goes to `warnings`.
+_WARNING_KINDS = frozenset(
+    (
+        FallbackKind.INTERNAL_ERROR,
+        FallbackKind.SELF_CHECK,
+        FallbackKind.RECOMPILE_LIMIT,
+        FallbackKind.LOOP_LIMIT,
+    )
+)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -114,6 +123,7 @@ class CapturedFunction:
         self._entries: list = []
         self._lock = threading.RLock()
         self._self = _NO_SELF
+        self._no_bytecode = False  # a C function or class: every call runs natively
         self.module_root = None
         self.native_reason = None
         self.calls = 0  # every call, cache hits included
@@ -151,7 +161,7 @@ class CapturedFunction:
                 f"{what} with no Python bytecode: it runs natively"
             )
             self.notes.append(self.native_reason)
-            self._no_bytecode = True  # recorded (and warned) at its first call, see _capture_and_run
+            self._no_bytecode = True  # recorded (and warned) at its call, see _capture_and_run
             return None
         self._self = target
         return _call_object
@@ -246,7 +256,7 @@ class CapturedFunction:
                 OpCount.close(ops)
             CLOCK.capture += perf_counter() - t0
         if entry is None:
-            if getattr(self, "_no_bytecode", False):
+            if self._no_bytecode:
                 self.fall_back(FallbackKind.NO_BYTECODE, self.native_reason)
             a, fn = self._run_native(args)
             return fn(*a, **kwargs)
@@ -260,8 +270,9 @@ class CapturedFunction:
         and the function's it continues) with `kind` (a `report.FallbackKind` or its
         value) and `message`; the first time for this function, kind and place (default:
         where the function is defined) one `report.NativeFallbackWarning` names it.  The
-        message is also kept in `warnings` (older readers of that list).  Safe to call on
-        every native run: a repeat only counts.
+        message of a problem to act on is also kept in `warnings`, where older readers look
+        (the others are in `notes` already).  Safe to call on every native run: a repeat
+        only counts.
         """
         kind = FallbackKind(kind)
         if filename is None:
@@ -274,7 +285,7 @@ class CapturedFunction:
             known[key] = report.NativeFallback(kind, old.message, filename, lineno, name, old.count + 1)
             return
         known[key] = report.NativeFallback(kind, message, filename, lineno, name)
-        if message not in self.warnings:
+        if kind in _WARNING_KINDS and message not in self.warnings:
             self.warnings.append(message)
         text = message if message.startswith("bcfront:") else f"bcfront: {name} ran natively: {message}"
         if filename and f"{filename}:{lineno}" not in text:

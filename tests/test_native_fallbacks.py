@@ -247,3 +247,30 @@ def test_captured_recursion_passes_its_own_guards(monkeypatch):
     guards ``countdown._entries[0].guard is ...``, which its fresh entry fails."""
     monkeypatch.setitem(globals(), "countdown", bcfront.capture(countdown))
     assert torch.equal(countdown(torch.zeros(2), 3), torch.full((2,), 3.0))
+
+
+def tuples_again(a, b):
+    return a is b, (a, 1) is (b, 1)
+
+
+@pytest.mark.xfail(strict=True, raises=StrictFallbackError, reason="identity guard on tuples")
+def test_a_tuple_passed_twice_passes_its_own_guards():
+    cf = bcfront.capture(tuples_again)
+    t, u = (1, [2]), (1, [2])
+    for a, b in ((t, t), (t, u), (t, t), (u, u)):
+        assert cf(a, b) == tuples_again(a, b)
+
+
+@pytest.mark.xfail(strict=True, raises=StrictFallbackError, reason="guard after del of a module attr")
+def test_deleting_a_module_attribute_passes_its_own_guards(monkeypatch):
+    import types
+
+    mod = types.ModuleType("bcfront_test_fallback_mod")
+    mod.x = 1
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+
+    def g():
+        del mod.x
+        return hasattr(mod, "x")
+
+    assert bcfront.capture(g)() is False and not hasattr(mod, "x")
