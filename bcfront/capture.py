@@ -8,6 +8,14 @@ value was first used), traces the function again and appends the new entry.
 After `recompile_limit` entries it stops capturing: the function then runs
 natively and one warning names the guard that kept failing.
 
+Never silently native: every way a function (or one of its continuations)
+falls back to running natively goes through `CapturedFunction.fall_back`,
+which records a `report.NativeFallback` (in explain's report) and warns once
+per function, kind and place (`report.NativeFallbackWarning`).  Under
+``BCFRONT_STRICT=1`` (the test suite) the fallbacks that are bcfront bugs --
+an internal error while capturing, a fresh entry failing its own guards --
+raise `StrictFallbackError` instead.
+
 What gets traced (the "root"):
 
 * a Python function: itself;
@@ -34,11 +42,55 @@ from time import perf_counter
 
 from . import report
 from .options import capture_options
-from .timing import CLOCK, COLLECTIONS, ON
+from .report import FallbackKind
+from .timing import CLOCK, COLLECTIONS, ON, OpCount
 
 _REGISTRY: weakref.WeakSet[CapturedFunction] = weakref.WeakSet()
 DEFAULT_RECOMPILE_LIMIT = 8
 _NO_SELF = object()
+
+
+class StrictFallbackError(RuntimeError):
+    """Under ``BCFRONT_STRICT=1``: bcfront would have fallen back to native because of its own bug."""
+
+
+def strict() -> bool:
+    """Whether bcfront's own bugs raise instead of falling back (``BCFRONT_STRICT=1``)."""
+    return os.environ.get("BCFRONT_STRICT", "") not in ("", "0")
+
+
+class _Family(dict):
+    """`CapturedFunction.continuations`: the continuations a captured function and its
+    continuations share (see frontend.regions.breaks), and the native fallbacks recorded
+    anywhere among them, so that the function's report shows its continuations' too."""
+
+    def __init__(self):
+        super().__init__()
+        self.fallbacks: dict[tuple, report.NativeFallback] = {}
+
+
+# Fallbacks that are problems to act on: their message also goes to `warnings`.
+_WARNING_KINDS = frozenset(
+    (
+        FallbackKind.INTERNAL_ERROR,
+        FallbackKind.SELF_CHECK,
+        FallbackKind.RECOMPILE_LIMIT,
+        FallbackKind.LOOP_LIMIT,
+    )
+)
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _outside_bcfront_level() -> int:
+    """`warnings.warn`'s stacklevel, from its caller, of the first frame outside bcfront
+    (its modules and its generated code): where the user called the captured function."""
+    f, level = sys._getframe(2), 2
+    while f is not None:
+        name = f.f_code.co_filename
+        if not name.startswith((_PACKAGE_DIR, "<bcfront")):
+            return level
+        f, level = f.f_back, level + 1
+    return 1
 
 
 def _call_object(obj, *args, **kwargs):
@@ -73,6 +125,7 @@ class CapturedFunction:
         self._entries: list = []
         self._lock = threading.RLock()
         self._self = _NO_SELF
+        self._no_bytecode = False  # a C function or class: every call runs natively
         self.module_root = None
         self.native_reason = None
         self.calls = 0  # every call, cache hits included
@@ -82,7 +135,10 @@ class CapturedFunction:
         self.capture_seconds = 0.0  # ... spent capturing (tracing, compiling)
         self.compiled_seconds = 0.0  # ... inside compiled graphs (its continuations' too)
         self._timing = False  # a measured call of this function is running
-        self.continuations: dict = {}  # see frontend.regions.breaks.continuation
+        self.continuations: dict = _Family()  # see frontend.regions.breaks.continuation
+        # Tensor ops of the timed calls, counted while explain collects (see bcfront.timing).
+        self.ops_in_graphs = 0
+        self.ops_native = 0
         self.recompiles: list[report.Recompile] = []
         self.notes: list[str] = []
         self.warnings: list[str] = []
@@ -107,6 +163,7 @@ class CapturedFunction:
                 f"{what} with no Python bytecode: it runs natively"
             )
             self.notes.append(self.native_reason)
+            self._no_bytecode = True  # recorded (and warned) at its call, see _capture_and_run
             return None
         self._self = target
         return _call_object
@@ -153,11 +210,14 @@ class CapturedFunction:
         clock = CLOCK
         graph0, capture0 = clock.graph, clock.capture
         self._timing = True
+        ops, began = OpCount.call_started(self)
         t0 = perf_counter()
         try:
             return self(*args, **kwargs)
         finally:
             wall = perf_counter() - t0
+            if ops is not None:
+                OpCount.call_ended(ops, began)
             self._timing = False
             capture = min(max(clock.capture - capture0, 0.0), wall)
             self.timed_calls += 1
@@ -190,14 +250,60 @@ class CapturedFunction:
     def _capture_and_run(self, args, kwargs):
         _REGISTRY.add(self)
         t0 = perf_counter()
+        ops = OpCount.open("bcfront.capture") if OpCount.active else None
         try:
             entry = self._new_entry(args, kwargs)
         finally:
+            if ops is not None:
+                OpCount.close(ops)
             CLOCK.capture += perf_counter() - t0
         if entry is None:
+            if self._no_bytecode:
+                self.fall_back(FallbackKind.NO_BYTECODE, self.native_reason)
             a, fn = self._run_native(args)
             return fn(*a, **kwargs)
         return entry.region(*args, **kwargs)
+
+    # -- native fallbacks -----------------------------------------------------------------------
+    def fall_back(self, kind, message: str, filename: str | None = None, lineno: int | None = None) -> None:
+        """Record that (part of) this function runs natively instead of captured, and why.
+
+        The one place for it: the fallback shows in explain's report (this function's,
+        and the function's it continues) with `kind` (a `report.FallbackKind` or its
+        value) and `message`; the first time for this function, kind and place (default:
+        where the function is defined) one `report.NativeFallbackWarning` names it.  The
+        message of a problem to act on is also kept in `warnings`, where older readers look
+        (the others are in `notes` already).  Safe to call on every native run: a repeat
+        only counts.
+        """
+        kind = FallbackKind(kind)
+        if filename is None:
+            filename, lineno = self._where()
+        name = self.__qualname__
+        key = (name, kind, filename, lineno)
+        known = _fallbacks_of(self)
+        old = known.get(key)
+        if old is not None:
+            known[key] = report.NativeFallback(kind, old.message, filename, lineno, name, old.count + 1)
+            return
+        known[key] = report.NativeFallback(kind, message, filename, lineno, name)
+        if kind in _WARNING_KINDS and message not in self.warnings:
+            self.warnings.append(message)
+        text = message if message.startswith("bcfront:") else f"bcfront: {name} ran natively: {message}"
+        if filename and f"{filename}:{lineno}" not in text:
+            text += f" [{kind}; {os.path.basename(filename)}:{lineno}]"
+        else:
+            text += f" [{kind}]"
+        warnings.warn(text, report.NativeFallbackWarning, stacklevel=_outside_bcfront_level())
+
+    @property
+    def native_fallbacks(self) -> list:
+        """This function's own fallbacks (a continuation's show on its function's report too)."""
+        return [f for f in _fallbacks_of(self).values() if f.function == self.__qualname__]
+
+    def _where(self) -> tuple[str | None, int | None]:
+        code = _code_of(self)
+        return (code.co_filename, code.co_firstlineno) if code is not None else (None, None)
 
     def _new_entry(self, args, kwargs):
         """Capture this call: the new entry (appended), or None when the call must run natively."""
@@ -218,25 +324,50 @@ class CapturedFunction:
             return None  # the arguments do not bind: the native call raises the same TypeError
         except GraphBreakError:
             raise
-        except Exception as e:  # noqa: BLE001 - a bcfront bug must never change the result: run natively
+        except Exception as e:  # a bcfront bug must never change the result: run natively
             msg = (
                 f"bcfront: internal error while capturing {self.__qualname__} "
                 f"({type(e).__name__}: {e}); it runs natively from now on. This is a "
                 "bcfront bug: please report it as an issue with the traceback "
                 "(set BCFRONT_DEBUG=1 to print it)"
             )
+            if strict():
+                raise StrictFallbackError(msg) from e
             if os.environ.get("BCFRONT_DEBUG"):
                 traceback.print_exc()
             self.native_reason = msg
-            self.warnings.append(msg)
-            warnings.warn(msg, RuntimeWarning, stacklevel=5)
+            self.fall_back(FallbackKind.INTERNAL_ERROR, msg)
             return None
         if not entry.guard(*args, **kwargs):
-            # Would be a bcfront bug; stay correct: run natively this time, keep no entry.
-            self.warnings.append(f"a fresh entry of {self.__qualname__} failed its own guards")
+            # A bcfront bug; stay correct: run natively this time, keep no entry.
+            msg = f"a fresh entry of {self.__qualname__} failed its own guards"
+            if strict():
+                raise StrictFallbackError(
+                    f"bcfront: {msg} (a bcfront bug)\n{self._failing_guard(entry, args, kwargs)}"
+                )
+            self.fall_back(FallbackKind.SELF_CHECK, msg)
             return None
+        if getattr(entry, "native", False):
+            # no continuation after a break: the function runs natively under these guards
+            b = entry.breaks[0] if entry.breaks else None
+            why = "; ".join(entry.notes) or (b.message if b is not None else "no continuation")
+            self.fall_back(
+                FallbackKind.NO_CONTINUATION,
+                why,
+                *((b.filename, b.lineno) if b is not None and b.filename else (None, None)),
+            )
         self._entries.append(entry)
         return entry
+
+    def _failing_guard(self, entry, args, kwargs) -> str:
+        """Which guard of a fresh entry fails, for the strict-mode error (what to look at)."""
+        from .frontend.regions.diagnose import first_failure
+
+        try:
+            fail = first_failure(self, entry, args, kwargs)
+        except Exception as e:  # noqa: BLE001 - only a diagnostic
+            return f"(diagnosing the failed guard failed too: {type(e).__name__}: {e})"
+        return f"failing guard: {fail.guard} ({fail.reason})" if fail is not None else entry.guard_source
 
     def _record_recompile(self, args, kwargs) -> None:
         from .frontend.regions.diagnose import first_failure
@@ -254,8 +385,8 @@ class CapturedFunction:
             f"({self.recompile_limit}); {why}. It now runs natively."
         )
         self.native_reason = msg
-        self.warnings.append(msg)
-        warnings.warn(msg, RuntimeWarning, stacklevel=6)
+        fl = (last.first_use.filename, last.first_use.lineno) if last and last.first_use else (None, None)
+        self.fall_back(FallbackKind.RECOMPILE_LIMIT, msg, *fl)
 
     # -- module-like behaviour ----------------------------------------------------------------------
     def __getattr__(self, name):
@@ -289,12 +420,32 @@ class CapturedFunction:
         return function_report(self)
 
 
-def function_report(cf) -> report.FunctionReport:
-    """`cf`'s graphs, breaks (identical ones merged), newest guards, recompiles and timing."""
+def _code_of(cf):
     target = cf.target
     code = getattr(getattr(target, "__func__", target), "__code__", None)
     if code is None and cf.module_root is not None:
         code = getattr(type(cf.module_root).forward, "__code__", None)
+    return code
+
+
+def _fallbacks_of(cf) -> dict:
+    """The fallbacks recorded in `cf`'s family (itself and the continuations it shares them with)."""
+    family = cf.continuations
+    if isinstance(family, _Family):
+        return family.fallbacks
+    return cf.__dict__.setdefault("_fallbacks", {})  # continuations replaced by a plain dict
+
+
+def _fallbacks_shown(cf) -> tuple:
+    """`cf`'s own fallbacks; for a function (not a continuation), its continuations' too."""
+    if hasattr(cf.target, "__bcfront_resume__"):
+        return tuple(cf.native_fallbacks)
+    return tuple(_fallbacks_of(cf).values())
+
+
+def function_report(cf) -> report.FunctionReport:
+    """`cf`'s graphs, breaks (identical ones merged), newest guards, recompiles and timing."""
+    code = _code_of(cf)
     graphs: list[report.GraphInfo] = []
     notes = list(cf.notes)
     effects: list[report.SideEffect] = []
@@ -351,6 +502,9 @@ def function_report(cf) -> report.FunctionReport:
         python_seconds=cf.python_seconds,
         total_seconds=cf.total_seconds,
         capture_seconds=cf.capture_seconds,
+        native_fallbacks=_fallbacks_shown(cf),
+        ops_in_graphs=cf.ops_in_graphs,
+        ops_native=cf.ops_native,
     )
 
 

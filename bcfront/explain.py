@@ -5,8 +5,10 @@ function captured on its behalf (continuations after graph breaks, callees
 that broke while inlined): the graphs with their readable code and backend,
 the graph breaks (identical ones merged with a count), the guards of the
 newest entry with where each guarded value was first used, the recompiles,
-the side effects replayed after regions, notes, and where the run time went
-(compiled graphs against Python, see `bcfront.timing`).
+the side effects replayed after regions, notes, whatever ran natively instead
+of captured and why (`native_fallbacks`), where the run time went (compiled
+graphs against Python, see `bcfront.timing`) and the share of tensor ops that
+ran inside compiled graphs.  ``print(report)`` gives a short plain text.
 
 `collect()` is the public hook for tools that run a whole program (the
 ``bcfront-explain`` CLI): while it is active, every captured function that
@@ -44,8 +46,9 @@ def explain(fn, *args, **kwargs) -> report.Report:
 class Collection:
     """The captured functions that ran while a `collect()` was active (kept alive), and their report."""
 
-    def __init__(self):
+    def __init__(self, count_ops: bool = True):
         self._ran: dict[int, object] = {}  # id -> CapturedFunction, in order of first call
+        self.count_ops = count_ops  # count tensor ops in graphs vs native (bcfront.timing.OpCount)
 
     def saw(self, cf) -> None:
         """Called by capture for each measured call."""
@@ -70,13 +73,15 @@ class Collection:
 
 
 @contextlib.contextmanager
-def collect():
+def collect(count_ops: bool = True):
     """Collect and time every captured function that runs while active; yields a `Collection`.
 
+    With `count_ops`, the tensor ops of their calls are counted too: inside compiled
+    graphs or natively (see `bcfront.timing`; it runs torch's profiler during the calls).
     Collections nest (each sees what ran while it was active).  Outside any
     collection, cached calls are not timed.
     """
-    c = Collection()
+    c = Collection(count_ops)
     timing.start(c)
     try:
         yield c

@@ -11,9 +11,43 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from .described import DescribedStrEnum
 from .reasons import BreakReason
 
 SCHEMA_VERSION = 2
+
+
+class FallbackKind(DescribedStrEnum):
+    """Why (part of) a captured function ran natively; `.meaning` says it in one line."""
+
+    NO_BYTECODE = "no-bytecode", "a C function or class: nothing to capture, it runs natively"
+    INTERNAL_ERROR = "internal-error", "bcfront failed while capturing (a bcfront bug): it runs natively"
+    SELF_CHECK = "self-check", "a fresh entry failed its own guards (a bcfront bug): the call ran natively"
+    RECOMPILE_LIMIT = "recompile-limit", "guards kept failing past the recompile limit: it runs natively"
+    LOOP_LIMIT = "loop-limit", "a loop around a break kept recapturing: the rest of the loop runs natively"
+    NO_CONTINUATION = (
+        "no-continuation",
+        "no continuation after a graph break: the function runs natively under the guards so far",
+    )
+
+
+class NativeFallbackWarning(RuntimeWarning):
+    """Warned once per captured function and fallback (kind and place) when it runs natively."""
+
+
+@dataclass(frozen=True)
+class NativeFallback:
+    """One way a captured function (or one of its continuations) fell back to running natively."""
+
+    kind: FallbackKind
+    message: str  # what a person reads
+    filename: str | None = None  # where: the break, the function, ...
+    lineno: int | None = None
+    function: str = ""  # the captured function (a continuation names itself) it happened in
+    count: int = 1  # times it happened (each a native run or a give-up)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", FallbackKind(self.kind))
 
 
 @dataclass(frozen=True)
@@ -108,6 +142,43 @@ class FunctionReport:
     timed_calls: int = 0
     total_seconds: float = 0.0  # wall time of the timed calls
     capture_seconds: float = 0.0  # ... spent capturing (tracing, compiling): neither side
+    # Whatever ran natively instead of captured (its continuations' included), with why.
+    native_fallbacks: tuple[NativeFallback, ...] = ()
+    # Top-level tensor ops of the timed calls (continuations and callees included), counted
+    # while explain collected: inside compiled graphs, and outside them (natively).
+    ops_in_graphs: int = 0
+    ops_native: int = 0
+
+    @property
+    def op_share(self) -> str:
+        """E.g. "75% of tensor ops in compiled graphs (3 of 4)"; "" when none were counted."""
+        total = self.ops_in_graphs + self.ops_native
+        if total <= 0:
+            return ""
+        pct = 100 * self.ops_in_graphs // total if self.ops_native else 100
+        return f"{pct}% of tensor ops in compiled graphs ({self.ops_in_graphs} of {total})"
+
+    def text(self) -> str:
+        """A few plain lines: graphs, breaks, the op share and every native fallback."""
+        n_breaks = sum(b.count for b in self.graph_breaks)
+        head = (
+            f"{self.function}: {len(self.graphs)} graph(s), {n_breaks} graph break(s), {self.calls} call(s)"
+        )
+        lines = [head]
+        if self.op_share:
+            lines.append(f"  {self.op_share}")
+        for b in self.graph_breaks:
+            lines.append(f"  break [{b.reason}] {_where(b.filename, b.lineno)}: {b.message}")
+        for f in self.native_fallbacks:
+            times = f" (x{f.count})" if f.count > 1 else ""
+            lines.append(f"  ran natively [{f.kind}]{times} {_where(f.filename, f.lineno)}: {f.message}")
+        return "\n".join(lines)
+
+
+def _where(filename: str | None, lineno: int | None) -> str:
+    if not filename:
+        return "-"
+    return f"{filename}:{lineno}" if lineno else filename
 
 
 @dataclass(frozen=True)
@@ -135,6 +206,17 @@ class Report:
     @property
     def side_effects(self) -> list[SideEffect]:
         return [s for f in self.functions for s in f.side_effects]
+
+    @property
+    def native_fallbacks(self) -> list[NativeFallback]:
+        """Every fallback once (a continuation's shows on its function too)."""
+        out: list[NativeFallback] = []
+        for f in self.functions:
+            out.extend(n for n in f.native_fallbacks if n not in out)
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(f.text() for f in self.functions) or "no captured function ran"
 
     def to_dict(self) -> dict:
         return {"schema_version": SCHEMA_VERSION, "functions": [asdict(f) for f in self.functions]}

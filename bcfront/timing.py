@@ -21,10 +21,20 @@ While measuring:
 
 Graphs never nest -- a graph is straight-line torch code, and continuations
 run after it -- so the graph total is a sum of disjoint intervals.
+
+The op share (`OpCount`): while measuring, the outermost captured call runs
+under torch's (legacy, quiet) profiler, each measured call inside a
+``bcfront.call#N`` range, each graph inside ``bcfront.graph`` and each
+capture inside ``bcfront.capture``.  When the outermost call returns, every
+top-level operator event (``aten::add``, not the ops it calls) is counted for
+each captured call around it: in a graph or native; events under a capture
+(fake tensors, folding) are not counted.  So the count is per call, inclusive
+like the times, and nothing at all runs on unwatched calls.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from time import perf_counter
 
@@ -41,6 +51,7 @@ class _Clock(threading.local):
 
     graph = 0.0
     capture = 0.0
+    graph_range = None  # the open ``bcfront.graph`` profiler range, while counting ops
 
 
 CLOCK = _Clock()
@@ -50,32 +61,167 @@ def add_graph_time(seconds: float) -> None:
     CLOCK.graph += seconds
 
 
+def graph_started() -> float:
+    """Called (while measuring) as a graph starts: its start time; opens its op-count range."""
+    if OpCount.active:
+        CLOCK.graph_range = OpCount.open("bcfront.graph")
+    return perf_counter()
+
+
+def graph_done(t0: float) -> None:
+    """The graph started at `t0` ran to its end."""
+    add_graph_time(perf_counter() - t0)
+    graph_left()
+
+
+def graph_left() -> None:
+    """The graph's statements are left (done, or early: a native rerun, an error)."""
+    r = CLOCK.graph_range
+    if r is not None:
+        CLOCK.graph_range = None
+        OpCount.close(r)
+
+
 def time_graph(body: list[str], ns) -> list[str]:
     """A region's graph statements bracketed by clock reads, taken only while measuring.
 
     The reads sit outside the statements so that the graph's own error handling
-    (an early native return) is untouched: a run that leaves early simply adds
-    no graph time.  A region without a graph gets no reads at all.
+    (an early native return) is untouched: a run that leaves early adds no graph
+    time, and leaves the graph's op-count range first (before the native rerun).
+    A region without a graph gets no reads at all.
     """
     if not body:
         return body
     on = ns.const(ON, "timing_on")
-    now = ns.const(perf_counter, "perf_counter")
-    add = ns.const(add_graph_time, "add_graph_time")
+    start = ns.const(graph_started, "graph_started")
+    done = ns.const(graph_done, "graph_done")
+    left = ns.const(graph_left, "graph_left")
     t0 = ns.fresh("t_graph")
-    return (
-        [f"    {t0} = {now}() if {on}[0] else 0.0"]
-        + body
-        + [f"    if {t0}:", f"        {add}({now}() - {t0})"]
-    )
+    out = [f"    {t0} = {start}() if {on}[0] else 0.0"]
+    for line in body:
+        stripped = line.lstrip()
+        if stripped.split(" ", 1)[0] in ("return", "raise"):
+            out.append(f"{line[: len(line) - len(stripped)]}if {t0}: {left}()")
+        out.append(line)
+    return out + [f"    if {t0}:", f"        {done}({t0})"]
+
+
+class OpCount:
+    """Counting the tensor ops of measured calls (see the module docstring)."""
+
+    active = False  # a profile is running (started by the outermost measured call)
+    wanted = 0  # collections that asked for op counts
+    _profile = None
+    _calls: dict = {}  # range name -> captured function, for this profile
+    _n = 0
+
+    @classmethod
+    def call_started(cls, cf):
+        """At a measured call of `cf`: its range (None when ops are not counted), and whether
+        this call started the profile (it then ends it: `call_ended`)."""
+        if not cls.wanted:
+            return None, False
+        began = False
+        if not cls.active:
+            began = cls._begin()
+            if not began:
+                return None, False
+        cls._n += 1
+        name = f"bcfront.call#{cls._n}"
+        cls._calls[name] = cf
+        return cls.open(name), began
+
+    @classmethod
+    def call_ended(cls, r, began: bool) -> None:
+        if r is not None:
+            graph_left()  # a graph left by an exception closes here, at the latest
+            cls.close(r)
+        if began:
+            cls._finish()
+
+    @classmethod
+    def open(cls, name: str):
+        from torch._C._profiler import _RecordFunctionFast
+
+        r = _RecordFunctionFast(name)
+        r.__enter__()
+        return r
+
+    @staticmethod
+    def close(r) -> None:
+        r.__exit__(None, None, None)
+
+    @classmethod
+    def _begin(cls) -> bool:
+        torch = sys.modules.get("torch")
+        if torch is None or torch.autograd._profiler_enabled():
+            return False  # no torch op can run yet / someone else's profiler runs: no count
+        from torch.autograd.profiler_legacy import profile
+
+        p = profile()
+        try:
+            p.__enter__()
+        except RuntimeError:
+            return False
+        cls._profile, cls.active = p, True
+        return True
+
+    @classmethod
+    def _finish(cls) -> None:
+        p, calls = cls._profile, cls._calls
+        cls._profile, cls._calls, cls.active = None, {}, False
+        p.__exit__(None, None, None)
+        counts = count_ops(p.function_events, calls)
+        for name, (in_graphs, native) in counts.items():
+            cf = calls[name]
+            cf.ops_in_graphs += in_graphs
+            cf.ops_native += native
+
+
+def count_ops(events, calls: dict) -> dict:
+    """``{call range: [ops in graphs, native ops]}``: each top-level op event counted once
+    for every distinct captured function whose call range encloses it."""
+    out: dict = {}
+    for e in events:
+        if "::" not in e.name:
+            continue
+        in_graph, seen, p = False, [], e.cpu_parent
+        skip = False
+        while p is not None:
+            n = p.name
+            if n.startswith("bcfront."):
+                if n == "bcfront.capture":
+                    skip = True
+                    break
+                if n == "bcfront.graph":
+                    in_graph = True
+                elif n in calls:
+                    seen.append(n)
+            elif "::" in n and not seen and not in_graph:
+                skip = True  # called by another op: counted as that op
+                break
+            p = p.cpu_parent
+        if skip:
+            continue
+        done = set()
+        for n in seen:
+            f = id(calls[n])
+            if f in done:
+                continue  # a recursive call of the same function: once
+            done.add(f)
+            c = out.setdefault(n, [0, 0])
+            c[0 if in_graph else 1] += 1
+    return out
 
 
 def start(collection) -> None:
     COLLECTIONS.append(collection)
     ON[0] = len(COLLECTIONS)
+    OpCount.wanted = sum(1 for c in COLLECTIONS if getattr(c, "count_ops", True))
 
 
 def stop(collection) -> None:
     if collection in COLLECTIONS:
         COLLECTIONS.remove(collection)
     ON[0] = len(COLLECTIONS)
+    OpCount.wanted = sum(1 for c in COLLECTIONS if getattr(c, "count_ops", True))

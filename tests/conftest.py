@@ -7,16 +7,32 @@ thousands of blocks fails loudly instead of passing by luck.  Oracles
 (networkx, brute force) should run outside the ``with``.
 
 `load_tool` imports a script of ``tools/`` as a module, for the tests of the tools.
+
+Strict mode: the suite runs with ``BCFRONT_STRICT=1`` (unless set otherwise),
+so a bcfront bug that would silently fall back to native -- an internal error
+while capturing, a fresh entry failing its own guards -- fails the test
+instead (`bcfront.capture.StrictFallbackError`).  A test that checks such a
+fallback on purpose uses the `lenient` fixture.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import pathlib
 import sys
 
 import pytest
+
+os.environ.setdefault("BCFRONT_STRICT", "1")
+
+
+@pytest.fixture
+def lenient(monkeypatch):
+    """This test checks a fallback bcfront takes for its own bugs: no strict mode."""
+    monkeypatch.setenv("BCFRONT_STRICT", "0")
+
 
 HEADROOM = 100
 

@@ -130,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --static: only predictions with confidence >= P (e.g. --static f.py --min-confidence 0.7)",
     )
     out.add_argument(
+        "--no-op-count",
+        action="store_true",
+        help="do not count tensor ops in graphs vs natively (it runs torch's profiler during "
+        "captured calls; use this when the script profiles them itself, e.g. --no-op-count train.py)",
+    )
+    out.add_argument(
         "--full-traceback",
         action="store_true",
         help="when the script raises, keep bcfront's own frames in its traceback "
@@ -223,7 +229,8 @@ def cmd_run(args) -> int:
     from .runner import compile_script, run_script, stdout_to_stderr
 
     compile_script(args.script)  # missing file or syntax error: fail before anything runs
-    with bcfront.explain.collect() as run:  # keeps what ran alive and times it
+    # keeps what ran alive, times it and counts its tensor ops
+    with bcfront.explain.collect(count_ops=not args.no_op_count) as run:
         if args.json:
             with stdout_to_stderr():
                 result = run_script(args.script, args.args, full_traceback=args.full_traceback)

@@ -1,7 +1,7 @@
 """Render a `report.Report` with rich: one section per captured function.
 
-Each section is a sequence of parts (time share, graphs, breaks, guards,
-recompiles, side effects, notes, warnings), produced by small functions in a
+Each section is a sequence of parts (time and op share, what ran natively,
+warnings, graphs, breaks, guards, recompiles, side effects, notes), produced by small functions in a
 table, each returning renderables or nothing.  Nothing here decides colours
 or width: the `Console` does (colour on a terminal, plain text when piped,
 the terminal's width or ``COLUMNS``).
@@ -134,6 +134,21 @@ def _frame_text(f: UserFrame) -> str:
 
 
 def part_time(fr: FunctionReport, opts: RenderOptions):
+    return _time_split(fr) + _op_share(fr)
+
+
+def _op_share(fr: FunctionReport) -> list:
+    if not fr.op_share:
+        return []
+    total = fr.ops_in_graphs + fr.ops_native
+    style = "green" if fr.ops_in_graphs == total else ("yellow" if fr.ops_in_graphs else "red")
+    text = Text(fr.op_share, style=style)
+    if fr.ops_native:
+        text.append(f"; {_plural(fr.ops_native, 'op')} ran natively", style="dim")
+    return [text]
+
+
+def _time_split(fr: FunctionReport) -> list:
     total = fr.compiled_seconds + fr.python_seconds
     calls = _plural(fr.calls, "call")
     if fr.timed_calls <= 0 or total <= 0:
@@ -309,9 +324,36 @@ def part_notes(fr: FunctionReport, opts: RenderOptions):
     return [_heading("Notes")] + [indent(Text(f"• {n}"), 2) for n in fr.notes]
 
 
+def part_fallbacks(fr: FunctionReport, opts: RenderOptions):
+    """Whatever ran natively instead of captured: never silent."""
+    if not fr.native_fallbacks:
+        return []
+    out = [_heading("Ran natively", len(fr.native_fallbacks))]
+    for i, f in enumerate(fr.native_fallbacks, 1):
+        head = Text(f"{i}. ", style="bold")
+        head.append(f.kind, style="bold red")
+        if f.count > 1:
+            head.append(f" ×{f.count}", style="bold")
+        if f.filename:
+            head.append(f"  {where(f.filename, f.lineno)}", style="cyan")
+        if f.function and f.function != fr.function:
+            head.append(f"  in {f.function}", style="dim")
+        out.append(indent(head, 2))
+        out.append(indent(Text(f.message), 5))
+        if opts.verbose:
+            out.append(indent(Text(f.kind.meaning, style="dim"), 5))
+    return out
+
+
+def _plain_warnings(fr: FunctionReport) -> list[str]:
+    """Warnings other than the native fallbacks' messages (shown by `part_fallbacks`)."""
+    shown = {f.message for f in fr.native_fallbacks}
+    return [w for w in fr.warnings if w not in shown]
+
+
 def part_warnings(fr: FunctionReport, opts: RenderOptions):
     out = []
-    for w in fr.warnings:
+    for w in _plain_warnings(fr):
         text = Text("⚠ warning: ", style="bold yellow")
         text.append(w)
         out.append(text)
@@ -321,6 +363,7 @@ def part_warnings(fr: FunctionReport, opts: RenderOptions):
 # Sections of a function, in the order a person reads them.
 PARTS = (
     part_time,
+    part_fallbacks,
     part_warnings,
     part_graphs,
     part_breaks,
@@ -357,9 +400,12 @@ def summary_line(report: Report) -> Text:
             ]
         )
     )
-    storms = sum(1 for f in report.functions for w in f.warnings)
+    storms = sum(len(_plain_warnings(f)) for f in report.functions)
     if storms:
         text.append(f", {_plural(storms, 'warning')}", style="bold yellow")
+    native = len(report.native_fallbacks)
+    if native:
+        text.append(f", {_plural(native, 'native fallback')}", style="bold red")
     return text
 
 

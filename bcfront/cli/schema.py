@@ -10,7 +10,7 @@ enough to check reports without depending on the `jsonschema` package.
 
 from __future__ import annotations
 
-from bcfront.report import SCHEMA_VERSION
+from bcfront.report import SCHEMA_VERSION, FallbackKind
 
 _STR = {"type": "string"}
 _OPT_STR = {"type": ["string", "null"]}
@@ -74,6 +74,16 @@ RECOMPILE = _obj(
         "first_use": _OPT_FRAME,
     }
 )
+NATIVE_FALLBACK = _obj(
+    {
+        "kind": {"type": "string", "enum": [k.value for k in FallbackKind]},
+        "message": _STR,
+        "filename": _OPT_STR,
+        "lineno": _OPT_LINE,
+        "function": _STR,
+        "count": {"type": "integer", "minimum": 1},
+    }
+)
 SIDE_EFFECT = _obj({"kind": _STR, "target": _STR, "filename": _OPT_STR, "lineno": _OPT_LINE})
 FUNCTION = _obj(
     {
@@ -93,7 +103,12 @@ FUNCTION = _obj(
         "timed_calls": {"type": "integer", "minimum": 0},
         "total_seconds": _SECONDS,
         "capture_seconds": _SECONDS,
-    }
+    },
+    {  # added in version 2 (compatible): absent from older reports
+        "native_fallbacks": _list(NATIVE_FALLBACK),
+        "ops_in_graphs": {"type": "integer", "minimum": 0},
+        "ops_native": {"type": "integer", "minimum": 0},
+    },
 )
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

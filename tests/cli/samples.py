@@ -14,6 +14,7 @@ from bcfront.report import (
     GraphInfo,
     GuardInfo,
     KernelInfo,
+    NativeFallback,
     Recompile,
     Report,
     SideEffect,
@@ -110,6 +111,18 @@ def full_report(path: Path, calls: int = 6) -> Report:
         timed_calls=calls,
         total_seconds=0.009,
         capture_seconds=0.005,
+        native_fallbacks=(
+            NativeFallback(
+                "loop-limit",
+                "the loop around the break at line 5 kept recapturing: the rest runs natively",
+                f,
+                5,
+                "step.<resume@60>",
+                2,
+            ),
+        ),
+        ops_in_graphs=6,
+        ops_native=2,
     )
     clean = FunctionReport(
         "helper",

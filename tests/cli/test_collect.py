@@ -177,7 +177,10 @@ def countdown(x, n):
     return countdown(x + 1, n - 1)
 
 
-def test_recursive_calls_are_counted_and_timed_once_as_part_of_the_outermost():
+def test_recursive_calls_are_counted_and_timed_once_as_part_of_the_outermost(lenient):
+    # Lenient: the continuation traces into the captured function's own __call__ and its
+    # fresh entry fails its own guards (a bcfront bug strict mode raises on, see
+    # tests/test_native_fallbacks.py::test_captured_recursion_passes_its_own_guards).
     global countdown
     plain = countdown
     countdown = bcfront.capture(plain)

@@ -37,11 +37,25 @@ def report(tmp_path, monkeypatch):
 
 
 def test_summary_counts_every_break_occurrence(report):
-    first = render(report).strip().splitlines()[0]
-    # 3 identical breaks + 1 print break; 2 functions; 3 graphs; 4 recompiles; 1 storm.
+    first = render(report, width=120).strip().splitlines()[0]
+    # 3 identical breaks + 1 print break; 2 functions; 3 graphs; 4 recompiles; 1 storm;
+    # 1 loop that fell back to native.
     assert first == (
-        "bcfront explain: 2 captured functions, 3 graphs, 4 graph breaks, 4 recompiles, 1 warning"
+        "bcfront explain: 2 captured functions, 3 graphs, 4 graph breaks, 4 recompiles, 1 warning, "
+        "1 native fallback"
     )
+
+
+def test_native_fallbacks_show_kind_count_place_and_message(report):
+    out = render(report)
+    assert "Ran natively (1)" in out
+    assert "loop-limit ×2" in out and "user_model.py:5" in out and "in step.<resume@60>" in out
+    assert "kept recapturing: the rest runs natively" in out
+
+
+def test_op_share_is_shown_per_function(report):
+    out = render(report)
+    assert "75% of tensor ops in compiled graphs (6 of 8); 2 ops ran natively" in out
 
 
 def test_breaks_show_reason_location_source_count_and_stack(report):

@@ -26,6 +26,9 @@ import bcfront
 
 from .helpers import HAS_TORCH, outcome
 
+# These tests check the fallback itself: strict mode (tests/conftest.py) would raise instead.
+pytestmark = pytest.mark.usefixtures("lenient")
+
 
 class SimulatedBug(Exception):
     """What a bug inside bcfront looks like to the caller."""
