@@ -123,13 +123,13 @@ def wrap(tx, obj, source=None, guard=True):
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return v
     if t is dict or _is_ordered_dict(t):
-        if len(obj) > CONTAINER_LIMIT or not all(type(k) in CONST_TYPES or is_torch_const(k) for k in obj):
+        if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k) for k in obj):
             return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
         g(GuardKind.DICT_KEYS, source, tuple(obj))
         v = DictV({}, t, source)
         _remember(tx, obj, v, source)
-        v.entries = {k: (Const(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
+        v.entries = {k: (_set_item(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
         return v
     storage = _dict_storage(t)
     if storage is not None:
@@ -201,11 +201,25 @@ def _is_plain_class(k) -> bool:
 
 
 def _set_item(k):
-    if isinstance(k, type):
+    if isinstance(k, type) or _is_typing_form(k):
         from .sources import ConstSource, Ref
 
-        return ObjectV(k, ConstSource(Ref(k, k.__qualname__)))
+        return ObjectV(k, ConstSource(Ref(k, getattr(k, "__qualname__", None) or repr(k))))
     return Const(k)
+
+
+def _is_typing_form(k) -> bool:
+    """A typing special form (``Union``, ``Literal``, ``Optional``): one object per name,
+    hashed and compared by identity."""
+    m = type(k)
+    return m.__module__ == "typing" and m.__hash__ is object.__hash__ and m.__eq__ is object.__eq__
+
+
+def _is_constant_key(k) -> bool:
+    """A dict key a DICT_KEYS guard can compare: a constant, or a class or typing form
+    (compared by identity; both live as long as their module, so holding them leaks nothing
+    of the user's).  huggingface_hub keys its type validators by ``Union``, ``list``, ..."""
+    return type(k) in CONST_TYPES or is_torch_const(k) or _is_plain_class(k) or _is_typing_form(k)
 
 
 def bound_descriptor_of(method):
