@@ -39,7 +39,7 @@ from ..model.values import (
     Value,
 )
 from . import builtins as bmodels
-from . import dispatch, module_construction
+from . import dispatch, inspect_models, module_construction  # noqa: F401 - inspect_models registers its models
 from .attrs import getattr_
 from .classes import MISS, is_heap_type, lookup_dunder, mro_lookup, source_of, value_class
 from .folding import raise_
