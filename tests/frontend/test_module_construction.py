@@ -190,3 +190,17 @@ def test_llama_layers_slice_captures_without_break():
     assert torch.allclose(out, ref, atol=1e-5)
     assert not [b for b in rep.graph_breaks if b.reason == "module-construction"], rep.graph_breaks
     assert len(rep.graph_breaks) == 0
+
+
+def test_del_submodule_of_a_new_module_like_eager():
+    class M(Stack):
+        def forward(self, x):
+            s = Scale(self.layers[0], 2.0)
+            del s.inner
+            return x * 2, hasattr(s, "inner"), list(s._modules)
+
+    x = torch.randn(2, 4)
+    m = M()
+    ref = m(x)
+    out = bcfront.capture(m)(x)
+    assert torch.equal(out[0], ref[0]) and out[1:] == ref[1:]

@@ -198,6 +198,18 @@ def _store(tx, d: DictV, name: str, value: Value) -> None:
         tx.set(d, "mutated", True)
 
 
+def _typename(v: Value) -> str:
+    """``torch.typename`` of a value, for the TypeError Module.__setattr__ raises."""
+    import torch
+
+    if isinstance(v, Const):
+        return torch.typename(v.value)
+    # its spelling of other objects (tensor types, instances) is left to the real code
+    raise UnsupportedError(
+        BreakReason.MODULE_MUTATION, "assigning a non-module to a submodule's or parameter's name"
+    )
+
+
 def _module_setattr(tx, args, kwargs):
     import torch
 
@@ -218,7 +230,7 @@ def _module_setattr(tx, args, kwargs):
         if not is_param and not (isinstance(value, Const) and value.value is None):
             raise_(
                 TypeError,
-                f"cannot assign '{torch.typename(value.python_type())}' as parameter '{name}' "
+                f"cannot assign '{_typename(value)}' as parameter '{name}' "
                 "(torch.nn.Parameter or None expected)",
             )
         _guard_empty_global(tx, "_global_parameter_registration_hooks")
@@ -238,7 +250,7 @@ def _module_setattr(tx, args, kwargs):
         if not _is_module_value(value) and not (isinstance(value, Const) and value.value is None):
             raise_(
                 TypeError,
-                f"cannot assign '{torch.typename(value.python_type())}' as child module '{name}' "
+                f"cannot assign '{_typename(value)}' as child module '{name}' "
                 "(torch.nn.Module or None expected)",
             )
         _guard_empty_global(tx, "_global_module_registration_hooks")
