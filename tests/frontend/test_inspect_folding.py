@@ -131,3 +131,29 @@ def test_apply_chunking_to_forward():
     m = Chunked()
     x = torch.randn(2, 3, 4)
     assert torch.allclose(bcfront.capture(m, fullgraph=True)(x), m(x))
+
+
+def test_signature_none_and_follow_wrapped_false():
+    def h(a, b):
+        return a
+
+    h.__signature__ = None  # present but None: computed from the function after all
+
+    def f(x):
+        n = len(inspect.signature(h).parameters)
+        return x * n + len(inspect.signature(wrapped, follow_wrapped=False).parameters)
+
+    cf = bcfront.capture(f, fullgraph=True)
+    x = torch.randn(3)
+    assert torch.equal(cf(x), f(x))
+
+    def h3(a, b, c):
+        return a
+
+    h.__code__ = h3.__code__
+    assert torch.equal(cf(x), f(x))
+    wrapped.__signature__ = inspect.signature(h3)
+    try:
+        assert torch.equal(cf(x), f(x))
+    finally:
+        del wrapped.__signature__

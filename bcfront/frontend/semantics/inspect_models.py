@@ -44,13 +44,17 @@ def _guard_dict(tx, src, d) -> None:
         tx.guard(GuardKind.ID_MATCH, ItemSource(src, k), x)
 
 
-def _chain(tx, fv: ObjectV, *, signature: bool):
-    """Follow ``__wrapped__`` from function `fv` under guards; the last function's value,
-    or None when the chain leaves plain functions (the caller runs the real code)."""
+def _chain(tx, fv: ObjectV, *, signature: bool, follow: bool = True):
+    """Follow ``__wrapped__`` from function `fv` under guards (`follow`); the last function
+    and its source, or None when the chain leaves plain functions (the caller runs the real
+    code).  For `signature`, a ``__signature__`` stops the chain, as in inspect."""
     fn, src = fv.obj, source_of(fv)
+    marks = _MARKS if signature else ("__wrapped__",)
+    if not follow:
+        marks = marks[1:]
     for _ in range(_MAX_CHAIN):
         d = fn.__dict__
-        for name in _MARKS:
+        for name in marks:
             if name not in d:
                 tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
         if "_partialmethod" in d and signature:
@@ -58,7 +62,7 @@ def _chain(tx, fv: ObjectV, *, signature: bool):
         if signature and "__signature__" in d:
             tx.guard(GuardKind.ID_MATCH, AttrSource(src, "__signature__"), d["__signature__"])
             return fn, src
-        if "__wrapped__" not in d:
+        if not follow or "__wrapped__" not in d:
             return fn, src
         nxt = d["__wrapped__"]
         if not isinstance(nxt, types.FunctionType):
@@ -98,11 +102,11 @@ def _signature(tx, args, kwargs):
         return dispatch.inline_call(tx, ObjectV(real), args, kwargs)
     follow = bool(opts.get("follow_wrapped", True))
     try:
-        found = _chain(tx, fv, signature=True) if follow else (fv.obj, source_of(fv))
+        found = _chain(tx, fv, signature=True, follow=follow)
         if found is None:
             return dispatch.inline_call(tx, ObjectV(real), args, kwargs)
         fn, src = found
-        if "__signature__" not in fn.__dict__:
+        if fn.__dict__.get("__signature__") is None:  # computed from the function itself
             _guard_body(tx, fn, src)
     except NotConst:
         return dispatch.inline_call(tx, ObjectV(real), args, kwargs)
