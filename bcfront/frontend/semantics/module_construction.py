@@ -238,7 +238,11 @@ def _module_setattr(tx, args, kwargs):
             raise UnsupportedError(
                 BreakReason.PARAMETER_CONSTRUCTION, f"registering the new parameter {name!r}"
             )
-        if "." in name or name == "":
+        if (
+            "." in name
+            or name == ""
+            or (mro_lookup(self.cls, name) is not MISS and name not in params.entries)
+        ):
             return _inline_real(tx, torch.nn.Module.__setattr__, args, kwargs)  # its own errors
         if is_param:
             _remove_from(tx, self, name, ("__dict__", "_buffers", "_modules", "_non_persistent_buffers_set"))
@@ -294,6 +298,9 @@ def _module_call(tx, args, kwargs):
     if not args or not is_new_module(args[0]):
         return _inline_real(tx, torch.nn.Module.__call__, args, kwargs)
     self = args[0]
+    compiled = self.attrs.get("_compiled_call_impl")
+    if compiled is not None and not (isinstance(compiled, Const) and compiled.value is None):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "a module made here and compiled (.compile())")
     for name in _GLOBAL_CALL_HOOKS:
         _guard_empty_global(tx, name)
     for name in _HOOKS:
