@@ -616,6 +616,8 @@ def _module_namespace(tx, mod) -> ObjectV:
 
 
 def delattr_(tx, v: Value, name: str) -> None:
+    if isinstance(v, NewObjectV) and isinstance(mro_lookup(v.cls, "__delattr__"), types.FunctionType):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{v.cls.__qualname__}.__delattr__")
     if isinstance(v, NewObjectV):
         if name not in v.attrs:
             attribute_error(v.cls.__name__, name)

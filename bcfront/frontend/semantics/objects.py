@@ -42,6 +42,8 @@ from . import builtins as bmodels
 from . import (
     copying,  # noqa: F401  (its models of copy.copy/deepcopy register when imported)
     dispatch,
+    inspect_models,  # noqa: F401  (registers its models of inspect.signature/unwrap)
+    module_construction,
 )
 from .attrs import getattr_
 from .classes import MISS, is_heap_type, lookup_dunder, mro_lookup, source_of, value_class
@@ -143,9 +145,7 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         return exc
     torch = sys.modules.get("torch")
     if torch is not None and issubclass(cls, torch.nn.Module):
-        raise UnsupportedError(
-            BreakReason.MODULE_CONSTRUCTION, f"creating a {cls.__qualname__} module inside captured code"
-        )
+        return module_construction.construct_module(tx, clsv, args, kwargs)
     meta_call = mro_lookup(type(cls), "__call__")
     if meta_call is not type.__call__ and meta_call is not MISS:
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"metaclass {type(cls).__name__}.__call__")

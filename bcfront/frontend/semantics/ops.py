@@ -432,6 +432,8 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
         if m is not None:
             dispatch.call(tx, m, [obj, key, value], {})
             return
+    if isinstance(obj, DictV) and not hasattr(obj.cls, "__setitem__"):  # a read-only mapping
+        raise_(TypeError, f"'{obj.cls.__name__}' object does not support item assignment")
     if isinstance(obj, DictV):
         k = hkey(tx, key)
         entries = dict(obj.entries)
@@ -462,6 +464,8 @@ def delitem(tx, obj: Value, key: Value) -> None:
         if m is not None:
             dispatch.call(tx, m, [obj, key], {})
             return
+    if isinstance(obj, DictV) and not hasattr(obj.cls, "__delitem__"):  # a read-only mapping
+        raise_(TypeError, f"'{obj.cls.__name__}' object does not support item deletion")
     if isinstance(obj, DictV):
         k = hkey(tx, key)
         if k not in obj.entries:
