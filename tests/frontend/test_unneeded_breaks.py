@@ -49,7 +49,6 @@ def check_fullgraph(fn, *args):
 def queries(x):
     flags = (
         torch.compiler.is_exporting(),
-        torch.compiler.is_compiling(),
         torch.jit.is_tracing(),
         torch.jit.is_scripting(),
         fx_trace.is_fx_tracing(),
