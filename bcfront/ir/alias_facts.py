@@ -505,6 +505,8 @@ def node_mutates_by_name(n: Node) -> bool:
     elif n.op == "call":
         if n.target in _WRITING_OPERATORS:
             return True
+        if getattr(n.target, "__module__", None) in ("_operator", "operator"):
+            return False  # and_, or_, not_, is_: the _ dodges a keyword; the writers are above
         name = getattr(n.target, "__name__", "")
     else:
         return False

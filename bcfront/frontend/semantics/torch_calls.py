@@ -284,7 +284,8 @@ def _out_of_place(op, target):
     ):
         return lambda *a: getattr(a[0], target[:-1])(*a[1:])
     if op == "call" and target in INPLACE_OPERATORS:
-        return getattr(operator, target.__name__[1:])
+        name = target.__name__[1:]  # iadd -> add, iand -> and_ (a keyword gets a _)
+        return getattr(operator, name, None) or getattr(operator, name + "_")
     return None
 
 
