@@ -82,6 +82,8 @@ DUNDERS = {
     "__hash__": ("return {x: 1}.get(x)", None),  # None: unhashable from then on
 }
 
+_TRY = "try:\n        return %s\n    except TypeError:\n        return 'no'"
+
 # dunder -> body, for a class that gains the special method after capture
 ADDED = {
     "__bool__": ("return 1 if x else 2", lambda s: False),
@@ -169,7 +171,7 @@ def _empty_cell_case():
             v = 5
 
         return f, bind
-        v = 0  # noqa: F841 - never reached: `v` is a cell, empty until bind() runs
+        v = 0  # never reached: `v` is a cell, empty until bind() runs
 
     f, bind = outer()
     return Case(f, lambda: (1,), bind)
