@@ -304,3 +304,24 @@ def test_callable_root_patch_is_never_stale(name):
 @pytest.mark.parametrize("name", sorted(TORCH_CASES))
 def test_module_root_patch_is_never_stale(name):
     _run_case(TORCH_CASES[name](), name)
+
+
+def test_catch_all_getattr_is_not_run_by_the_call_lookup():
+    """Calling an object whose __getattr__ answers every name: bcfront's own lookups must not
+    run it (it answered `__objclass__` with an int, an internal error)."""
+    from .helpers import assert_agree
+
+    ns = make_namespace("""
+        class C:
+            def __getattr__(self, n):
+                return 7
+            def __call__(self):
+                return 5
+        def f(x):
+            return x()
+    """)
+    import bcfront
+
+    cf = bcfront.capture(ns["f"])
+    for _ in range(2):
+        assert_agree(cf, ns["f"], ns["C"]())

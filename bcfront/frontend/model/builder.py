@@ -207,6 +207,18 @@ def guard_class_lookup(tx, cls, name: str) -> None:
             return
 
 
+def guard_storage_offsets(tx) -> None:
+    """The trace folded a value read from a tensor's storage offset (``x.storage_offset()``,
+    of an input or a view of one): guard every input tensor's offset, which the tensor
+    guard does not check."""
+    from .sources import StorageOffsetSource
+
+    for v in tx.input_tensors:
+        real = tx.real_tensors.get(id(v))
+        if real is not None and v.source is not None:
+            tx.guard(GuardKind.CONSTANT_MATCH, StorageOffsetSource(v.source), real.storage_offset())
+
+
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (its dict can change)
 
 

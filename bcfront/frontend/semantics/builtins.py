@@ -63,7 +63,8 @@ def model_for(obj):
         return None
     if m is not None:
         return m
-    owner = getattr(obj, "__objclass__", None)
+    # only a C descriptor's: on anything else getattr would run a user's __getattr__ here
+    owner = getattr(obj, "__objclass__", None) if isinstance(obj, _C_DESCRIPTORS) else None
     if isinstance(owner, type) and issubclass(owner, BaseException):
         if getattr(obj, "__name__", "") == "__init__":
             return _exc_init
@@ -76,6 +77,15 @@ def model_for(obj):
     if isinstance(obj, types.BuiltinFunctionType) and getattr(obj, "__module__", None) == "math":
         return fold_model(obj)
     return None
+
+
+_C_DESCRIPTORS = (
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.ClassMethodDescriptorType,
+    types.MethodWrapperType,
+    types.BuiltinMethodType,
+)
 
 
 def constructor_for(cls):
