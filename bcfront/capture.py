@@ -144,6 +144,9 @@ class CapturedFunction:
         self.warnings: list[str] = []
         self._root = self._choose_root(target)
         functools.update_wrapper(self, target if not _is_module(target) else type(target).forward, updated=())
+        for attr in ("__qualname__", "__name__"):  # a callable object has none of its own
+            if attr not in self.__dict__:
+                setattr(self, attr, getattr(type(target), attr))
 
     # -- root selection ---------------------------------------------------------------------
     def _choose_root(self, target):

@@ -194,6 +194,41 @@ def wrap(tx, obj, source=None, guard=True):
     return _opaque(tx, obj, source, g)
 
 
+def guard_class_lookup(tx, cls, name: str) -> None:
+    """Guard that `name` still resolves on `cls`'s MRO as it does now (to the same object, or
+    to nothing): what CPython's special-method lookup (``type(o).__len__``...) reads, which
+    a patch of the class (``C.__len__ = f``, ``del C.__bool__``) changes.  Only the Python
+    classes of the MRO are checked: a builtin class's dict cannot change."""
+    from .sources import AttrSource, ConstSource, ItemSource
+
+    for c in cls.__mro__:
+        d = c.__dict__
+        heap = c.__flags__ & _HEAPTYPE
+        if heap:
+            src = AttrSource(ConstSource(Ref(c, c.__qualname__)), "__dict__")
+            if name in d:
+                tx.guard(GuardKind.ID_MATCH, ItemSource(src, name), d[name])
+            else:
+                tx.guard(GuardKind.NOT_PRESENT, src, None, name)
+        if name in d:
+            return
+
+
+def guard_storage_offsets(tx) -> None:
+    """The trace folded a value read from a tensor's storage offset (``x.storage_offset()``,
+    of an input or a view of one): guard every input tensor's offset, which the tensor
+    guard does not check."""
+    from .sources import StorageOffsetSource
+
+    for v in tx.input_tensors:
+        real = tx.real_tensors.get(id(v))
+        if real is not None and v.source is not None:
+            tx.guard(GuardKind.CONSTANT_MATCH, StorageOffsetSource(v.source), real.storage_offset())
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (its dict can change)
+
+
 def _is_plain_class(k) -> bool:
     """A class whose metaclass hashes and compares it by identity."""
     m = type(k)

@@ -71,10 +71,31 @@ def _const_check(g: Guard, s: str, ns: Namespace) -> str:
         return f"{ns.helper('type')}({s}) is {tn} and {s} != {s}"
     lit = repr(v) if is_literal(v) else ns.const(v)
     check = f"{ns.helper('type')}({s}) is {tn} and {s} == {lit}"
+    if t is set or t is frozenset:
+        # {1} == {1.0} == {True}: the members' types too, each with its value
+        pairs = {(type(k), k) for k in v}
+        z = f"{ns.helper('set')}({ns.helper('zip')}({ns.helper('map')}({ns.helper('type')}, {s}), {s}))"
+        return f"{check} and {z} == {ns.const(pairs, 'typed_members')}"
+    if t is tuple and _mixes_numbers(v):
+        check += f" and {ns.helper('repr')}({s}) == {repr(v)!r}"  # (1,) == (1.0,) == (True,)
+        return check
     if _has_signed_zero(v):
         # -0.0 == 0.0, but str(), copysign and 1/x tell them apart (O50): repr is exact
         check += f" and {ns.helper('repr')}({s}) == {repr(v)!r}"
     return check
+
+
+def _mixes_numbers(v) -> bool:
+    """A tuple (nested too) holding a bool, float or complex: == would confuse it with an int."""
+    work = [v]
+    while work:
+        x = work.pop()
+        t = type(x)
+        if t is bool or t is float or t is complex:
+            return True
+        if t is tuple:
+            work.extend(x)
+    return False
 
 
 def _has_signed_zero(v) -> bool:
@@ -88,6 +109,17 @@ def _has_signed_zero(v) -> bool:
         if t is tuple:
             work.extend(x)
     return False
+
+
+def _dict_keys_check(g: Guard, s: str, ns: Namespace) -> str:
+    """The keys in order, and their types: ``1``, ``1.0`` and ``True`` are one key to a dict."""
+    keys = list(g.expected)
+    check = f"{ns.helper('list')}({s}) == {ns.const(keys, 'keys')}"
+    types_ = [type(k) for k in keys]
+    if keys:
+        typed = f"{ns.helper('list')}({ns.helper('map')}({ns.helper('type')}, {s}))"
+        check += f" and {typed} == {ns.const(types_, 'key_types')}"
+    return check
 
 
 def _tensor_py(g: Guard, s: str, ns: Namespace) -> str:
@@ -177,8 +209,8 @@ KINDS = {
     ),
     GuardKind.DICT_KEYS: (
         2,
-        lambda g: f"list({g.source.readable()}.keys()) == {list(g.expected)!r:.120}",
-        lambda g, s, ns: f"{ns.helper('list')}({s}) == {ns.const(list(g.expected), 'keys')}",
+        lambda g: f"list({g.source.readable()}.keys()) == {list(g.expected)!r:.120}, same types",
+        lambda g, s, ns: _dict_keys_check(g, s, ns),
     ),
     GuardKind.NOT_PRESENT: (
         1,

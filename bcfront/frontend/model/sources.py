@@ -219,6 +219,18 @@ class ReduceSource(DerivedSource):
 
 
 @dataclass(frozen=True, slots=True)
+class StorageOffsetSource(DerivedSource):
+    """``base.storage_offset()`` of a tensor: not part of its TENSOR_MATCH guard, guarded when
+    the trace folds a value that depends on it."""
+
+    def readable(self):
+        return f"{self.base.readable()}.storage_offset()"
+
+    def expr(self, ns):
+        return f"{ns.spell(self.base)}.storage_offset()"
+
+
+@dataclass(frozen=True, slots=True)
 class CellFilledSource(DerivedSource):
     """Whether the cell at `base` holds a value (an empty cell's ``cell_contents`` raises)."""
 

@@ -21,7 +21,7 @@ import threading
 from ...errors import GraphBreakError, UnsupportedError
 from ...reasons import BreakReason
 from ..interp.interpreter import bind, builtins_of, run
-from ..model.builder import wrap
+from ..model.builder import guard_class_lookup, wrap
 from ..model.frame import Frame
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, ItemSource, LocalSource, Ref, Source
@@ -82,6 +82,8 @@ def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
             tx.guard(
                 GuardKind.NOT_PRESENT, AttrSource(module_src, "__dict__"), None, "forward"
             )  # an instance-level forward would shadow the class's
+            for name in ("__call__", "forward"):  # the class's, which chose this root
+                guard_class_lookup(tx, type(cf.module_root), name)
     except UnsupportedError as e:
         e.user_stack = getattr(e, "user_stack", None) or tx.user_stack()
         tx.frames.pop()

@@ -18,7 +18,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.builder import CONST_TYPES, is_torch_const, wrap
+from ..model.builder import CONST_TYPES, guard_class_lookup, is_torch_const, wrap
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 from ..model.tracer import SymbolicRaise
@@ -242,6 +242,7 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     if torch is not None and getattr_hook is torch.nn.Module.__getattr__:
         return _module_attr(tx, v, obj, src, name)
     if isinstance(getattr_hook, types.FunctionType):
+        guard_class_lookup(tx, cls, "__getattr__")
         return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
     if src is not None:  # the attribute (or a __getattr__) may exist by the next call (O47)
         tx.guard(GuardKind.HASATTR, src, False, name)
@@ -261,6 +262,8 @@ def _module_attr(tx, v, mod, src, name):
         if store is not None and name in store:
             value = store[name]
             return wrap(tx, value, ModuleAttrSource(src, where, name))
+    if src is not None:  # `getattr(self, "norm", None)`: a submodule may be added back later
+        tx.guard(GuardKind.HASATTR, src, False, name)
     attribute_error(type(mod).__name__, name)
 
 

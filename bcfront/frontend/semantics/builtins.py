@@ -64,7 +64,8 @@ def model_for(obj):
         return None
     if m is not None:
         return m
-    owner = getattr(obj, "__objclass__", None)
+    # only a C descriptor's: on anything else getattr would run a user's __getattr__ here
+    owner = getattr(obj, "__objclass__", None) if isinstance(obj, _C_DESCRIPTORS) else None
     if isinstance(owner, type) and issubclass(owner, BaseException):
         if getattr(obj, "__name__", "") == "__init__":
             return _exc_init
@@ -77,6 +78,15 @@ def model_for(obj):
     if isinstance(obj, types.BuiltinFunctionType) and getattr(obj, "__module__", None) == "math":
         return fold_model(obj)
     return None
+
+
+_C_DESCRIPTORS = (
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.ClassMethodDescriptorType,
+    types.MethodWrapperType,
+    types.BuiltinMethodType,
+)
 
 
 def constructor_for(cls):
@@ -147,7 +157,7 @@ def _callable(tx, args, kwargs):
     if isinstance(v, ObjectV):
         return Const(callable(v.obj))
     if isinstance(v, NewObjectV):
-        return Const(lookup_dunder(v, "__call__") is not None)
+        return Const(lookup_dunder(v, "__call__", tx) is not None)
     return Const(False)
 
 
@@ -215,7 +225,7 @@ def _hash(tx, args, kwargs):
     k = ops.hkey(tx, args[0])
     if isinstance(args[0], (Const, TupleV)):
         return Const(hash(k))
-    if isinstance(args[0], ObjectV) and is_plain_enum_member(args[0].obj):
+    if isinstance(args[0], ObjectV) and is_plain_enum_member(args[0].obj, tx):
         return Const(hash(k))  # the enum module's hash of its name, or the mixin's (identity-guarded)
     raise UnsupportedError(BreakReason.UNSUPPORTED_HASH, f"hash() of {args[0].describe()}")
 
@@ -262,7 +272,7 @@ def _dunder1(tx, fn, dunder, v):
         return torch_calls.call_operator(tx, fn, [v])
     if isinstance(v, Const):
         return fold(fn, v.value)
-    m = lookup_dunder(v, dunder)
+    m = lookup_dunder(v, dunder, tx)
     if m is not None:
         return dispatch.call(tx, m, [v], {})
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{fn.__name__}() of {v.describe()}")
@@ -301,7 +311,7 @@ def _scalar_ctor(cls, dunder):
             except NotConst:
                 pass
         for name in (dunder, "__repr__") if cls is str else (dunder,):
-            m = lookup_dunder(v, name)
+            m = lookup_dunder(v, name, tx)
             if m is not None:
                 return dispatch.call(tx, m, [v], {})
         if isinstance(v, ObjectV) and cls is str and isinstance(v.obj, (type, BaseException)):
@@ -340,7 +350,7 @@ def _repr(tx, args, kwargs):
         return Const(repr(as_python(v)))
     except NotConst:
         pass
-    m = lookup_dunder(v, "__repr__")
+    m = lookup_dunder(v, "__repr__", tx)
     if m is not None:
         return dispatch.call(tx, m, [v], {})
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"repr() of {v.describe()}")
@@ -459,7 +469,7 @@ def _raw_getitem(tx, args, kwargs):
     e = d.entries.get(ops.hkey(tx, key))
     if e is not None:
         return e[1]
-    missing = lookup_dunder(d, "__missing__") if d.cls is not dict else None
+    missing = lookup_dunder(d, "__missing__", tx) if d.cls is not dict else None
     if missing is not None:
         return dispatch.call(tx, missing, [d, key], {})
     raise SymbolicRaise(ExceptionV(KeyError, [key]))

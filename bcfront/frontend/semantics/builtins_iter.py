@@ -49,7 +49,7 @@ def model_next(tx, args, kwargs):
     arity("next", args, 1, 2)
     it = args[0]
     if not isinstance(it, IterV):
-        m = lookup_dunder(it, "__next__")
+        m = lookup_dunder(it, "__next__", tx)
         if m is None and hasattr(it.python_type(), "__next__"):
             # a C iterator from outside (dict or set iterator, generator object, ...)
             raise UnsupportedError(
@@ -102,7 +102,7 @@ def _reversed(tx, clsv, args, kwargs):
         return SeqIterV(tuple(Const(x) for x in reversed(r)))
     if isinstance(v, (DictV, DictViewV)):
         return SeqIterV(tuple(reversed(iteration.iter_items(tx, v))))
-    m = lookup_dunder(v, "__reversed__")
+    m = lookup_dunder(v, "__reversed__", tx)
     if m is not None:
         return dispatch.call(tx, m, [v], {})
     items = [ops.getitem(tx, v, Const(i)) for i in range(ops.length(tx, v))]

@@ -24,7 +24,15 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
-from ..model.sources import CellFilledSource, CellSource, PlainFunctionSource, Ref, attr_source, item_source
+from ..model.sources import (
+    CellFilledSource,
+    CellSource,
+    ConstSource,
+    PlainFunctionSource,
+    Ref,
+    attr_source,
+    item_source,
+)
 from ..model.tracer import SymbolicRaise
 from ..model.values import CellV, Const, ExceptionV, MadeFunctionV, ObjectV, SuperV
 
@@ -155,8 +163,11 @@ def load_cell(tx, cell: CellV):
             )
             # a continuation's cell may hold a closure made per call
             contents = by_code_or_wrap(tx, real, src) if cell.source is not None else wrap(tx, real, src)
-        if contents is None and cell.source is not None:  # a later call's may be full
-            tx.guard(GuardKind.CONSTANT_MATCH, CellFilledSource(cell.source), False)
+        if contents is None:  # a later call's may be full (the same cell, bound since)
+            base = (
+                cell.source if cell.source is not None else ConstSource(Ref(cell.real, f"cell {cell.name}"))
+            )
+            tx.guard(GuardKind.CONSTANT_MATCH, CellFilledSource(base), False)
         tx.set(cell, "contents", contents)
         tx.set(cell, "loaded", True)
     if cell.contents is None:

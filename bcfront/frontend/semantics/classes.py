@@ -15,6 +15,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.builder import guard_class_lookup
 from ..model.sources import ConstSource, Ref
 from ..model.values import Const, DictV, ExceptionV, NewObjectV, ObjectV, TensorV, TupleV, Value
 
@@ -85,14 +86,18 @@ def fill_dict_object(obj, items, clear=False) -> None:
         base.__setitem__(obj, k, x)
 
 
-def lookup_dunder(v: Value, name: str):
-    """The Python function implementing special method `name` on v's class, as a value."""
+def lookup_dunder(v: Value, name: str, tx=None):
+    """The Python function implementing special method `name` on v's class, as a value.
+    With `tx`, what the lookup found (or that it found nothing) is guarded: the class may
+    be patched before the next call."""
     cls = value_class(v)
     if cls is None or not is_heap_type(cls):
         if isinstance(v, (DictV,)) and v.cls is not dict and is_heap_type(v.cls):
             cls = v.cls
         else:
             return None
+    if tx is not None:
+        guard_class_lookup(tx, cls, name)
     raw = mro_lookup(cls, name)
     if isinstance(raw, types.FunctionType):
         return ObjectV(raw)
@@ -105,24 +110,31 @@ def default_truth(obj) -> bool:
     return mro_lookup(t, "__bool__") is MISS and mro_lookup(t, "__len__") is MISS
 
 
-def hashes_by_identity(obj) -> bool:
+def hashes_by_identity(obj, tx=None) -> bool:
     """Whether the real `obj` can stand for itself as a hash key: its hash and equality run
-    no user code (identity, or an Enum member's, which is identity-guarded when wrapped)."""
+    no user code (identity, or an Enum member's, which is identity-guarded when wrapped).
+    With `tx`, the lookups of its class's ``__hash__`` and ``__eq__`` are guarded."""
     t = type(obj)
     if isinstance(obj, (type, types.FunctionType, types.ModuleType, types.BuiltinFunctionType)):
         return True
-    if is_plain_enum_member(obj):
+    if tx is not None and is_heap_type(t):
+        for name in ("__hash__", "__eq__"):
+            guard_class_lookup(tx, t, name)
+    if is_plain_enum_member(obj, tx):
         return True
     return mro_lookup(t, "__hash__") is object.__hash__ and mro_lookup(t, "__eq__") is object.__eq__
 
 
-def is_plain_enum_member(obj) -> bool:
+def is_plain_enum_member(obj, tx=None) -> bool:
     """An Enum member whose ``==`` and hash are the enum module's or a builtin base's (a
-    ``str``/``int`` mixin), not code of the user's: comparing it runs nothing we must see."""
+    ``str``/``int`` mixin), not code of the user's: comparing it runs nothing we must see.
+    With `tx`, those lookups are guarded."""
     if not isinstance(obj, enum.Enum):
         return False
     t = type(obj)
     for name in ("__eq__", "__ne__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__"):
+        if tx is not None:
+            guard_class_lookup(tx, t, name)
         raw = mro_lookup(t, name)
         if isinstance(raw, types.FunctionType) and raw.__module__ != "enum":
             return False

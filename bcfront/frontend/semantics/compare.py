@@ -56,7 +56,7 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
             return Const(ka <= kb and (fn in (operator.le, operator.ge) or len(ka) < len(kb)))
     name = CMP_DUNDER[fn]
     for x, y, n in ((a, b, name), (b, a, REFLECTED_CMP[name])):
-        m = classes.lookup_dunder(x, n)
+        m = classes.lookup_dunder(x, n, tx)
         if m is not None:
             r = dispatch.call(tx, m, [x, y], {})
             if not is_notimpl(r):
@@ -217,7 +217,7 @@ def contains(tx, item: Value, container: Value) -> bool:
     if isinstance(container, (ListV, TupleV)):
         return any(equal(tx, item, x) for x in container.items)
     if isinstance(container, DictV) and container.cls is not dict:  # a subclass's own first
-        m = classes.lookup_dunder(container, "__contains__")
+        m = classes.lookup_dunder(container, "__contains__", tx)
         if m is not None:
             return truth(tx, dispatch.call(tx, m, [container, item], {}))
     if isinstance(container, (DictV, SetV)):
@@ -228,7 +228,7 @@ def contains(tx, item: Value, container: Value) -> bool:
         return contains(tx, item, TupleV(iter_items(tx, container)))
     if isinstance(container, TensorV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "`in` on a tensor depends on its values")
-    m = classes.lookup_dunder(container, "__contains__")
+    m = classes.lookup_dunder(container, "__contains__", tx)
     if m is not None:
         return truth(tx, dispatch.call(tx, m, [container, item], {}))
     it = get_iter(tx, container)

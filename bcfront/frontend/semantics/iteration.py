@@ -63,7 +63,7 @@ def get_iter(tx, v: Value) -> IterV:
         from . import torch_calls
 
         return SeqIterV(torch_calls.unbind_for_iter(tx, v))
-    m = lookup_dunder(v, "__iter__")
+    m = lookup_dunder(v, "__iter__", tx)
     if m is not None:
         r = dispatch.call(tx, m, [v], {})
         if isinstance(r, IterV):

@@ -19,7 +19,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.builder import wrap
+from ..model.builder import guard_class_lookup, wrap
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.tracer import SymbolicRaise
@@ -62,7 +62,7 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
     if isinstance(fn, ObjectV):
         return call_object(tx, fn, args, kwargs)
     if isinstance(fn, NewObjectV):
-        m = lookup_dunder(fn, "__call__")
+        m = lookup_dunder(fn, "__call__", tx)
         if m is not None:
             return call(tx, m, [fn, *args], kwargs)
     if isinstance(fn, StateCMV):
@@ -197,6 +197,7 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
 
     mod = mv.obj
     cls = type(mod)
+    guard_class_lookup(tx, cls, "__call__")
     call_impl = mro_lookup(cls, "__call__")
     if call_impl is not torch.nn.Module.__call__:
         if isinstance(call_impl, types.FunctionType):

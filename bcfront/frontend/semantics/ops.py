@@ -141,17 +141,17 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
     name = DUNDERS.get(base)
     if name is not None:
         if inplace:
-            m = classes.lookup_dunder(a, f"__i{name}__")
+            m = classes.lookup_dunder(a, f"__i{name}__", tx)
             if m is not None:
                 r = dispatch.call(tx, m, [a, b], {})
                 if not is_notimpl(r):
                     return r
-        m = classes.lookup_dunder(a, f"__{name}__")
+        m = classes.lookup_dunder(a, f"__{name}__", tx)
         if m is not None:
             r = dispatch.call(tx, m, [a, b], {})
             if not is_notimpl(r):
                 return r
-        m = classes.lookup_dunder(b, f"__r{name}__")
+        m = classes.lookup_dunder(b, f"__r{name}__", tx)
         if m is not None:
             r = dispatch.call(tx, m, [b, a], {})
             if not is_notimpl(r):
@@ -273,7 +273,7 @@ def unary(tx, fn, a: Value) -> Value:
     if fn is operator.not_:
         return Const(not truth(tx, a))
     name = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__"}[fn]
-    m = classes.lookup_dunder(a, name)
+    m = classes.lookup_dunder(a, name, tx)
     if m is not None:
         return dispatch.call(tx, m, [a], {})
     raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"{name} on {a.describe()}")
@@ -299,7 +299,7 @@ def truth(tx, v: Value) -> bool:
         return bool(v.dict.entries)
     if isinstance(v, (NewObjectV, ObjectV, DictV)):
         for name in ("__bool__", "__len__"):
-            m = classes.lookup_dunder(v, name)
+            m = classes.lookup_dunder(v, name, tx)
             if m is not None:
                 r = dispatch.call(tx, m, [v], {})
                 return truth(tx, r) if name == "__bool__" else length_of(r) > 0
@@ -336,7 +336,7 @@ def length(tx, v: Value) -> int:
         if v.fake.dim() == 0:
             raise_(TypeError, "len() of a 0-d tensor")
         return int(v.fake.shape[0])
-    m = classes.lookup_dunder(v, "__len__")
+    m = classes.lookup_dunder(v, "__len__", tx)
     if m is not None:
         return length_of(dispatch.call(tx, m, [v], {}))
     cls = classes.value_class(v)
@@ -384,21 +384,21 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         if isinstance(key, Const):
             return fold(operator.getitem, obj.value, key.value)
     if isinstance(obj, DictV) and obj.cls is not dict:  # a dict subclass's own __getitem__ first
-        m = classes.lookup_dunder(obj, "__getitem__")
+        m = classes.lookup_dunder(obj, "__getitem__", tx)
         if m is not None:
             return dispatch.call(tx, m, [obj, key], {})
     if isinstance(obj, DictV):
         k = hkey(tx, key)
         if k in obj.entries:
             return obj.entries[k][1]
-        missing = classes.lookup_dunder(obj, "__missing__") if obj.cls is not dict else None
+        missing = classes.lookup_dunder(obj, "__missing__", tx) if obj.cls is not dict else None
         if missing is not None:
             return dispatch.call(tx, missing, [obj, key], {})
         raise SymbolicRaise(ExceptionV(KeyError, [key]))
     typed = fold_typing(operator.getitem, obj, key) if isinstance(obj, ObjectV) else None
     if typed is not None:  # List[int], tuple[int, ...], Optional[T]
         return typed
-    m = classes.lookup_dunder(obj, "__getitem__")
+    m = classes.lookup_dunder(obj, "__getitem__", tx)
     if m is not None:
         return dispatch.call(tx, m, [obj, key], {})
     if isinstance(obj, ObjectV) and isinstance(obj.obj, type):
@@ -428,7 +428,7 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
             touch(tx, obj)
             return
     if isinstance(obj, DictV) and obj.cls is not dict:
-        m = classes.lookup_dunder(obj, "__setitem__")
+        m = classes.lookup_dunder(obj, "__setitem__", tx)
         if m is not None:
             dispatch.call(tx, m, [obj, key, value], {})
             return
@@ -442,7 +442,7 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
         tx.set(obj, "entries", entries)
         touch(tx, obj)
         return
-    m = classes.lookup_dunder(obj, "__setitem__")
+    m = classes.lookup_dunder(obj, "__setitem__", tx)
     if m is not None:
         dispatch.call(tx, m, [obj, key, value], {})
         return
@@ -460,7 +460,7 @@ def delitem(tx, obj: Value, key: Value) -> None:
         touch(tx, obj)
         return
     if isinstance(obj, DictV) and obj.cls is not dict:
-        m = classes.lookup_dunder(obj, "__delitem__")
+        m = classes.lookup_dunder(obj, "__delitem__", tx)
         if m is not None:
             dispatch.call(tx, m, [obj, key], {})
             return
@@ -475,7 +475,7 @@ def delitem(tx, obj: Value, key: Value) -> None:
         tx.set(obj, "entries", entries)
         touch(tx, obj)
         return
-    m = classes.lookup_dunder(obj, "__delitem__")
+    m = classes.lookup_dunder(obj, "__delitem__", tx)
     if m is not None:
         dispatch.call(tx, m, [obj, key], {})
         return
@@ -492,14 +492,14 @@ def hkey(tx, v: Value):
         return v.value
     if isinstance(v, TupleV):
         return tuple(hkey(tx, x) for x in v.items)
-    if isinstance(v, ObjectV) and classes.hashes_by_identity(v.obj):
+    if isinstance(v, ObjectV) and classes.hashes_by_identity(v.obj, tx):
         return v.obj
     if isinstance(v, TensorV):
         return _Identity(v.fake)
     if (
         isinstance(v, NewObjectV)
-        and classes.lookup_dunder(v, "__hash__") is None
-        and classes.lookup_dunder(v, "__eq__") is None
+        and classes.lookup_dunder(v, "__hash__", tx) is None
+        and classes.lookup_dunder(v, "__eq__", tx) is None
     ):
         return _Identity(v)
     if isinstance(v, (ListV, DictV)) or (isinstance(v, SetV) and not v.frozen):

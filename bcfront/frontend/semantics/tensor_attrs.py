@@ -49,6 +49,12 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
             return MethodV(ObjectV(getattr(torch.Tensor, name)), t)
         if isinstance(val, torch.Size):
             return TupleV([Const(int(i)) for i in val], torch.Size)
+        if name == "is_leaf" and t.source is not None and id(t) in tx.real_tensors:
+            # an input's leafness (a grad_fn or not) is not in its tensor guard
+            from ..model.sources import AttrSource
+
+            val = tx.real_tensors[id(t)].is_leaf
+            tx.guard(GuardKind.CONSTANT_MATCH, AttrSource(t.source, "is_leaf"), val)
         return Const(val)
     if name in VIEW_ATTRS:
         return record(tx, "getattr", name, [t], {})

@@ -25,6 +25,7 @@ import torch
 from ...errors import UnsupportedError
 from ...ir.alias_facts import INPLACE_OPERATORS
 from ...reasons import BreakReason
+from ..model.builder import guard_storage_offsets
 from ..model.node_checks import check_split, note_node
 from ..model.values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
 from . import dispatch
@@ -240,6 +241,8 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         check_partial_overlap(tx, _label(op, target), *_written(env, tx, op, target, fargs, fkw))
     mutates = mutates or bool(kwargs.get("out")) or "out" in kwargs
     if not _contains_fake(out) and not mutates:
+        if (target if op == "method" else getattr(target, "__name__", None)) == "storage_offset":
+            guard_storage_offsets(tx)
         return _wrap_python(out)
     node = tx.graph.add(
         op,

@@ -114,7 +114,7 @@ def _format(tx, v, spec) -> Const:
     try:
         value = folding.as_python(v)
     except folding.NotConst:
-        m = classes.lookup_dunder(v, "__format__")
+        m = classes.lookup_dunder(v, "__format__", tx)
         if m is not None:
             return objects.call(tx, m, [v, Const(spec)], {})
         if spec == "":
