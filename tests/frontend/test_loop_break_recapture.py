@@ -80,6 +80,15 @@ def test_code_after_the_loop_is_captured_again():
     assert any(f":{line})" in n for n in notes), notes
 
 
+def test_the_native_part_of_the_loop_is_a_reported_fallback():
+    from bcfront.report import FallbackKind, NativeFallbackWarning
+
+    with pytest.warns(NativeFallbackWarning, match="config_defaults"):
+        rep = _explain(config_defaults, Cfg(), torch.randn(3), {})
+    loops = [f for f in rep.native_fallbacks if f.kind is FallbackKind("loop-limit")]
+    assert loops and loops[0].lineno == config_defaults.__code__.co_firstlineno + 6, rep.native_fallbacks
+
+
 def test_results_match_over_calls():
     cf = bcfront.capture(config_defaults)
     for seed, kw in ((1, {}), (2, {}), (3, {"b": 7}), (4, {}), (5, {"a": 2, "c": 0})):

@@ -290,6 +290,15 @@ class CallSite:
             code = getattr(target, "__code__", None)  # None: a module
             seen = self._per_code.get(code, 0)
             if code is not None and seen >= self.FRESH_LIMIT:
+                # a function made anew on every call (a closure): capturing each would
+                # never hit a cache, so it runs natively, and the report says so
+                self.cf.fall_back(
+                    "recompile-limit",
+                    f"{target.__qualname__} is a new function on every call (a closure made "
+                    f"by the captured code); after {self.FRESH_LIMIT} captures it runs natively",
+                    code.co_filename,
+                    code.co_firstlineno,
+                )
                 return fn
             self._per_code[code] = seen + 1
             cap = type(self.cf)(
@@ -361,21 +370,24 @@ def native_loop(cap, orig, key, fn):
     where = f"{orig.__qualname__} ({code.co_filename}:{_line(code, offset)})"
     last = cap.recompiles[-1].guard if cap.recompiles else None
     why = f"its guards changed on every iteration{f' ({last})' if last else ''}"
+    line = _line(code, offset)
     try:
         loop = NativeLoop(cap, orig, key)
     except UnsupportedError as e:
-        _note(
-            cap,
+        text = (
             f"{where}: after {LOOP_RECAPTURES} captures from inside its loop ({why}) the rest of "
-            f"the function runs natively: {e.message}",
+            f"the function runs natively: {e.message}"
         )
+        _note(cap, text)
+        cap.fall_back("loop-limit", text, code.co_filename, line)
         return fn
     after = ", ".join(f"line {n}" for n in sorted({_line(code, x) for x in loop.exits}))
-    _note(
-        cap,
+    text = (
         f"{where}: after {LOOP_RECAPTURES} captures from inside its loop ({why}) the rest of "
-        f"the loop runs natively; captured again after the loop ({after})",
+        f"the loop runs natively; captured again after the loop ({after})"
     )
+    _note(cap, text)
+    cap.fall_back("loop-limit", text, code.co_filename, line)
     return loop
 
 
