@@ -87,7 +87,7 @@ def _outside_bcfront_level() -> int:
     f, level = sys._getframe(2), 2
     while f is not None:
         name = f.f_code.co_filename
-        if not name.startswith((_PACKAGE_DIR, "<bcfront")):
+        if not name.startswith((_PACKAGE_DIR, "<bcfront", "bcfront:")):
             return level
         f, level = f.f_back, level + 1
     return 1

@@ -136,3 +136,25 @@ def test_rebuilt_exception_traceback_does_not_show_bcfront_frames():
     _, tb = _run(cap, 3)[0]
     assert all("bcfront" not in f[0] for f in tb), tb
     assert sys.exc_info() == (None, None, None)  # rebuilding raised nothing that stays handled
+
+
+def test_capturing_leaves_linecache_alone_and_tracebacks_show_generated_source():
+    """Capture adds no key to ``linecache.cache``: traced code may have read its keys (here
+    through ``traceback.extract_tb``) and the fresh entry's guards must still pass.  A
+    traceback through a region still shows the generated line (read lazily)."""
+    import linecache
+
+    def f(a):
+        try:
+            inner(a)
+        except KeyError as e:
+            return frames(e)
+
+    before = set(linecache.cache)
+    cf = bcfront.capture(f)
+    assert cf(3) == f(3)
+    assert cf(4) == f(4)
+    guard = cf.entries[0].guard  # generated code, like the region
+    name = guard.__code__.co_filename
+    assert name.startswith("bcfront:") and name not in before and name not in linecache.cache
+    assert linecache.getline(name, 1, guard.__globals__).startswith("def ")

@@ -503,14 +503,29 @@ def function_source(name: str, params: list[str], body: list[str]) -> str:
     return "\n".join([head] + (body or ["    pass"])) + "\n"
 
 
+class GeneratedSource:
+    """The loader of generated code, for `linecache.lazycache`: a traceback through a guard
+    or region shows its source, read when the traceback asks.  Capturing never writes
+    ``linecache.cache``: traced code may have read its keys (``traceback.extract_tb``), and a
+    key added between the trace and the first guard check would fail that check."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def get_source(self, name: str) -> str:
+        return self.source
+
+
 def compile_function(source: str, ns: Namespace, name: str, filename: str):
-    """Exec generated source in the namespace's globals and return the function."""
+    """Exec generated source in the namespace's globals and return the function.  `filename`
+    must not be ``<...>``-shaped (linecache reads no source for those)."""
     code = compile(source, filename, "exec")
     scope = dict(ns.globals)
+    scope.setdefault("__name__", "bcfront.generated")
+    scope["__loader__"] = GeneratedSource(source)
     exec(code, scope)  # noqa: S102 - generated guard/region source, names from Namespace
     fn = scope[name]
     fn.__bcfront_source__ = source
-    import linecache
-
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return fn

@@ -26,7 +26,7 @@ def _compile(root, expr: str, what: str):
     text = expr(ns)
     name = f"{ns.prefix}{what}"
     src = function_source(name, parts, [f"    return {text}"])
-    fn = compile_function(src, ns, name, f"<bcfront {what}>")
+    fn = compile_function(src, ns, name, f"bcfront:{what}")
     fn.__defaults__ = root.__defaults__
     fn.__kwdefaults__ = root.__kwdefaults__
     return fn

@@ -134,7 +134,7 @@ def make_guard(root, tx):
     ns = Namespace(params, prefix)
     name = f"{prefix}guard"
     src = function_source(name, parts, tx.guards.function_body(ns))
-    fn = compile_function(src, ns, name, f"<bcfront guard {root.__qualname__} #{next(_counter)}>")
+    fn = compile_function(src, ns, name, f"bcfront:guard {root.__qualname__} #{next(_counter)}")
     return _finish(fn, root), src
 
 
@@ -181,7 +181,7 @@ class RegionCode:
         body = time_graph(body, ns)  # graph time, read only while explain collects
         name = f"{self.prefix}region"
         src = function_source(name, self.parts, head + body + self.tail)
-        region = _finish(compile_function(src, ns, name, f"<bcfront region {root.__qualname__} {tag}>"), root)
+        region = _finish(compile_function(src, ns, name, f"bcfront:region {root.__qualname__} {tag}"), root)
         add_distinct_guard(tx)
         if getattr(compiled, "plan", None) is not None:  # functionalized: guard input storage sharing
             add_storage_guard(tx, compiled.plan)
