@@ -89,6 +89,14 @@ def refine_first_use(tx, root) -> None:
             )
 
 
+def entry_guards(tx) -> list:
+    """The guards an entry keeps (for explain and diagnosing misses), without the example
+    tensors the guard function was built from: an entry must not keep a call's inputs alive."""
+    import dataclasses
+
+    return [dataclasses.replace(g, example=None) if g.example is not None else g for g in tx.guards]
+
+
 def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
     """An entry that runs the function natively whenever the guards collected so far hold."""
     try:
@@ -98,7 +106,7 @@ def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
     entry = Entry(
         guard,
         root,
-        list(tx.guards),
+        entry_guards(tx),
         [],
         list(breaks_),
         [],
@@ -191,7 +199,7 @@ class RegionCode:
         return Entry(
             guard,
             region,
-            list(tx.guards),
+            entry_guards(tx),
             graphs,
             list(breaks),
             records(tx, graph, compiled, example),
