@@ -89,6 +89,14 @@ def refine_first_use(tx, root) -> None:
             )
 
 
+def entry_guards(tx) -> list:
+    """The guards an entry keeps (for explain and diagnosing misses), without the example
+    tensors the guard function was built from: an entry must not keep a call's inputs alive."""
+    import dataclasses
+
+    return [dataclasses.replace(g, example=None) if g.example is not None else g for g in tx.guards]
+
+
 def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
     """An entry that runs the function natively whenever the guards collected so far hold."""
     try:
@@ -98,7 +106,7 @@ def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
     entry = Entry(
         guard,
         root,
-        list(tx.guards),
+        entry_guards(tx),
         [],
         list(breaks_),
         [],
@@ -183,6 +191,7 @@ class RegionCode:
         src = function_source(name, self.parts, head + body + self.tail)
         region = _finish(compile_function(src, ns, name, f"bcfront:region {root.__qualname__} {tag}"), root)
         add_distinct_guard(tx)
+        add_mutation_alias_guards(tx)
         if getattr(compiled, "plan", None) is not None:  # functionalized: guard input storage sharing
             add_storage_guard(tx, compiled.plan)
         guard, gsrc = make_guard(root, tx)
@@ -190,7 +199,7 @@ class RegionCode:
         return Entry(
             guard,
             region,
-            list(tx.guards),
+            entry_guards(tx),
             graphs,
             list(breaks),
             records(tx, graph, compiled, example),
@@ -237,6 +246,37 @@ def add_distinct_guard(tx) -> None:
     srcs = [v.source for v in tx.input_tensors if v.source is not None]
     if len(srcs) > 1:
         tx.guard(GuardKind.TENSOR_DISTINCT, srcs[0], tuple(srcs))
+
+
+def add_mutation_alias_guards(tx) -> None:
+    """An outside object the trace writes is not any other object from outside it read (of
+    its type: two objects of different guarded types cannot be one).  The same object met
+    twice is one value (a SAME_OBJECT guard); two values were two objects on this call, and
+    ``d1["k"] = 1; return "k" in d2`` is only right while they stay two."""
+    if not tx.mutated:
+        return
+    pinned = {}  # source -> its type, for values whose type (or identity) is guarded
+    ids = set()
+    for v in tx.by_id.values():
+        src = getattr(v, "source", None)
+        if src is None or isinstance(v, TensorV):
+            continue
+        if (GuardKind.ID_MATCH, src, None) in tx.guards:
+            ids.add(src)
+        elif (GuardKind.TYPE_MATCH, src, None) not in tx.guards and (
+            GuardKind.CONSTANT_MATCH,  # a set's: its type and members
+            src,
+            None,
+        ) not in tx.guards:
+            continue
+        pinned[src] = v.python_type()
+    for m in tx.mutated:
+        src = getattr(m, "source", None)
+        if src not in pinned:
+            continue
+        for other, t in pinned.items():
+            if other != src and t is pinned[src] and not (src in ids and other in ids):
+                tx.guard(GuardKind.DISTINCT_OBJECTS, src, None, other)
 
 
 def add_storage_guard(tx, plan) -> None:

@@ -159,6 +159,15 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
                         AttributeError, [Const(unset_slot_message(cls.__module__, cls.__qualname__, name))]
                     )
                 )
+            # the instance's own is gone: the class's (or __getattr__) answers, as in CPython
+            guard_class_lookup(tx, cls, name)
+            raw = mro_lookup(cls, name)
+            if raw is not MISS:
+                return bind_class_attr(tx, raw, v, cls, name)
+            getattr_hook = mro_lookup(cls, "__getattr__") if hook else MISS
+            if isinstance(getattr_hook, types.FunctionType):
+                guard_class_lookup(tx, cls, "__getattr__")
+                return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
             attribute_error(cls.__name__, name)
         return val
     obj = v.obj
