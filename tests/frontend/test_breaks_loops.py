@@ -73,16 +73,22 @@ def test_two_breaks_per_iteration():
 def test_loop_recaptures_are_bounded():
     """An int loop counter changes the guards every iteration: after a few captures from
     inside its own loop the continuation runs the rest of the loop natively -- it does not
-    recompile per iteration, and no recompile-limit warning is issued."""
+    recompile per iteration, no recompile-limit warning is issued, and the native rest of the
+    loop is reported once (a loop-limit fallback, one NativeFallbackWarning)."""
     import warnings
 
+    from bcfront.report import FallbackKind, NativeFallbackWarning
+
     cf = bcfront.capture(loop_with_print)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
         assert _quiet(cf, 50) == _quiet(loop_with_print, 50)
         counts = [len(f.entries) for f in walk(cf)]
         for _ in range(2):
             assert _quiet(cf, 50) == _quiet(loop_with_print, 50)
+    kinds = [(w.category, str(w.message)) for w in seen]
+    assert len(kinds) == 1 and kinds[0][0] is NativeFallbackWarning, kinds
+    assert f"[{FallbackKind('loop-limit')}" in kinds[0][1], kinds
     assert [len(f.entries) for f in walk(cf)] == counts  # nothing recaptured
     for f in walk(cf)[1:]:
         assert len(f.entries) <= 1 + LOOP_RECAPTURES, f.__qualname__

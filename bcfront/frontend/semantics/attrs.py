@@ -254,7 +254,14 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
         guard_class_lookup(tx, cls, "__getattr__")
         return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
     if src is not None:  # the attribute (or a __getattr__) may exist by the next call (O47)
-        tx.guard(GuardKind.HASATTR, src, False, name)
+        if hook:
+            tx.guard(GuardKind.HASATTR, src, False, name)
+        else:
+            # object.__getattribute__ from inside a user's hook: hasattr() would run that
+            # hook (and __getattr__) again, so guard what the generic lookup read
+            if d is not None:
+                tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
+            guard_class_lookup(tx, cls, name)
     attribute_error(cls.__name__, name)
 
 

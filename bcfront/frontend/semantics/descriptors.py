@@ -15,7 +15,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.builder import wrap
+from ..model.builder import guard_class_lookup, wrap
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref, item_source
 from ..model.tracer import SymbolicRaise
@@ -90,20 +90,17 @@ def call_property(tx, prop, inst, cls, name):
 def call_descriptor_get(tx, raw, inst, cls, name):
     """A data descriptor written in Python (enum's ``value``/``name``, a user descriptor
     with ``__set__``): its ``__get__`` inlined, the class attribute guarded."""
-    owner = next(c for c in cls.__mro__ if name in c.__dict__)
-    # read from the owner's __dict__: reading it through the class would run the descriptor
-    tx.guard(
-        GuardKind.ID_MATCH,
-        item_source(AttrSource(ConstSource(Ref(owner, owner.__qualname__)), "__dict__"), name),
-        raw,
-    )
+    tx.guard(GuardKind.ID_MATCH, class_dict_source(cls, name), raw)
     getter = mro_lookup(type(raw), "__get__")
     clsv = wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
     return dispatch.call(tx, ObjectV(getter), [wrap(tx, raw, None), inst, clsv], {})
 
 
 def guard_class_attr(tx, cls, name, raw) -> None:
-    tx.guard(GuardKind.ID_MATCH, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name), raw)
+    """`name` still resolves on `cls`'s MRO to `raw`.  Read from the class dicts, not as
+    ``cls.name``: that runs the descriptor protocol (``C.__dict__`` is a mappingproxy, not
+    the ``'__dict__'`` descriptor; a classmethod binds anew on every read)."""
+    guard_class_lookup(tx, cls, name)
 
 
 def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
@@ -135,7 +132,15 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
             pass
         else:
             raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"descriptor {cls.__qualname__}.{name}")
-    return wrap(tx, raw, AttrSource(ConstSource(Ref(cls, cls.__qualname__)), name))
+    return wrap(tx, raw, class_dict_source(cls, name))
+
+
+def class_dict_source(cls, name):
+    """Where `name` is found on `cls`'s MRO, read from that class's ``__dict__``: reading it
+    as ``cls.name`` would run the descriptor (``OrderedDict.__dict__`` is a mappingproxy,
+    not the ``'__dict__'`` getset descriptor stored under that name)."""
+    owner = next(c for c in cls.__mro__ if name in c.__dict__)
+    return item_source(AttrSource(ConstSource(Ref(owner, owner.__qualname__)), "__dict__"), name)
 
 
 def set_property(tx, cls, name, v, value) -> bool:
