@@ -26,7 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Lowest first; a module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
-    ("bcfront.described", "bcfront.errors", "bcfront.options", "bcfront.reasons", "bcfront.report", "bcfront.timing"),
+    (
+        "bcfront.described",
+        "bcfront.errors",
+        "bcfront.options",
+        "bcfront.reasons",
+        "bcfront.report",
+        "bcfront.timing",
+    ),
     ("bcfront.analysis",),
     ("bcfront.ir",),
     ("bcfront.backends",),

@@ -8,10 +8,11 @@ the graph on the eager backend.
 from __future__ import annotations
 
 import pytest
-import torch
-import torch.nn.functional as F
 
-import bcfront
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import bcfront  # noqa: E402
 
 
 def _via_dropout_(x, w):

@@ -8,10 +8,11 @@ import functools
 import inspect
 
 import pytest
-import torch
-from torch import nn
 
-import bcfront
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import bcfront  # noqa: E402
 
 
 def g(a, b=2, *args, c=1, **kw):

@@ -7,10 +7,11 @@ user modules built in ``forward``: captured without a break, checked against eag
 from __future__ import annotations
 
 import pytest
-import torch
-from torch import nn
 
-import bcfront
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import bcfront  # noqa: E402
 
 
 def _both(make, *args):

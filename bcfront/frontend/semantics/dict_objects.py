@@ -120,7 +120,6 @@ def dict_object_setattr(tx, v: DictV, name, value, raw) -> None:
         tx.mark_mutated(v.attrs)
 
 
-
 def new_object_dict(tx, v: NewObjectV) -> ObjectDictV:
     """``o.__dict__`` of an object made in the trace (``super().__getattribute__("__dict__")``
     in transformers' configs, ``vars(o)``): the same dict on every read; writes through it or
