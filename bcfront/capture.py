@@ -84,7 +84,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 def _outside_bcfront_level() -> int:
     """`warnings.warn`'s stacklevel, from its caller, of the first frame outside bcfront
     (its modules and its generated code): where the user called the captured function."""
-    f, level = sys._getframe(2), 2
+    f: types.FrameType | None = sys._getframe(2)
+    level = 2
     while f is not None:
         name = f.f_code.co_filename
         if not name.startswith((_PACKAGE_DIR, "<bcfront", "bcfront:")):
@@ -279,7 +280,7 @@ class CapturedFunction:
         (the others are in `notes` already).  Safe to call on every native run: a repeat
         only counts.
         """
-        kind = FallbackKind(kind)
+        kind = FallbackKind.of(kind)
         if filename is None:
             filename, lineno = self._where()
         name = self.__qualname__

@@ -22,3 +22,9 @@ class DescribedStrEnum(enum.StrEnum):
         member._value_ = value
         member.meaning = meaning
         return member
+
+    @classmethod
+    def of(cls, value: str) -> Self:
+        """The member whose value is `value` (a member is itself); ValueError for any other."""
+        # (mypy reads the member-defining __new__ above as the signature of the lookup)
+        return cls(value)  # type: ignore[call-arg]

@@ -47,7 +47,7 @@ class NativeFallback:
     count: int = 1  # times it happened (each a native run or a give-up)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", FallbackKind(self.kind))
+        object.__setattr__(self, "kind", FallbackKind.of(self.kind))
 
 
 @dataclass(frozen=True)

@@ -170,6 +170,8 @@ class OpCount:
     def _finish(cls) -> None:
         p, calls = cls._profile, cls._calls
         cls._profile, cls._calls, cls.active = None, {}, False
+        if p is None:
+            return
         p.__exit__(None, None, None)
         counts = count_ops(p.function_events, calls)
         for name, (in_graphs, native) in counts.items():

@@ -241,7 +241,6 @@ def countdown(x, n):
     return countdown(x + 1, n - 1)
 
 
-@pytest.mark.xfail(strict=True, raises=StrictFallbackError, reason="traces into CapturedFunction.__call__")
 def test_captured_recursion_passes_its_own_guards(monkeypatch):
     """The continuation inlines the captured `countdown` itself (bcfront's __call__) and
     guards ``countdown._entries[0].guard is ...``, which its fresh entry fails."""

@@ -328,7 +328,7 @@ def part_fallbacks(fr: FunctionReport, opts: RenderOptions):
     """Whatever ran natively instead of captured: never silent."""
     if not fr.native_fallbacks:
         return []
-    out = [_heading("Ran natively", len(fr.native_fallbacks))]
+    out: list[Text | Padding] = [_heading("Ran natively", len(fr.native_fallbacks))]
     for i, f in enumerate(fr.native_fallbacks, 1):
         head = Text(f"{i}. ", style="bold")
         head.append(f.kind, style="bold red")

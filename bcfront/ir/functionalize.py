@@ -87,7 +87,7 @@ class Emit(Protocol):
 _IDLE_INPLACE = frozenset({"dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_"})
 
 
-def _idle_inplace(tr: NodeTrace, env: dict) -> bool:
+def _idle_inplace(tr: NodeTrace, env: dict[Node, object]) -> bool:
     """`tr` is a call of an `_IDLE_INPLACE` op that dispatched nothing and returned an argument."""
     n = tr.node
     name = n.target if n.op == "method" else getattr(n.target, "__name__", "")

@@ -184,8 +184,9 @@ _HOOK_GATES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_back
 def _hooks_check(g: Guard, s: str, ns: Namespace) -> str:
     """``not (m._forward_hooks or ...)``, the dicts read afresh on every call: register_*_hook
     changes them in place, but a user may also replace one wholesale."""
-    gates = [n for n in g.extra if n in _HOOK_GATES]
-    names = gates if len(gates) == len(_HOOK_GATES) else list(g.extra)
+    extra = cast("tuple[str, ...]", g.extra)
+    gates = [n for n in extra if n in _HOOK_GATES]
+    names = gates if len(gates) == len(_HOOK_GATES) else list(extra)
     return "not (" + " or ".join(ns.spell(AttrSource(g.source, n)) for n in names) + ")"
 
 

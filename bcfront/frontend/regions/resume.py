@@ -117,7 +117,7 @@ def make_resume(
         inserts.setdefault(reals[k], []).extend(run)
         inserted.update(id(ins) for ins in run)
         before[k] = sum(1 for ins in run if not isinstance(ins, Label))
-    body = []
+    body: list = []
     for pos, item in enumerate(b):
         body.extend(inserts.get(pos, ()))
         body.append(item)
@@ -271,7 +271,7 @@ def handoff_code(x: int, depth: int, keep: int, lineno: int) -> list:
 
     native = Label()
     high = depth - keep
-    out = [Instr("BUILD_TUPLE", high)]
+    out: list[Instr | Label] = [Instr("BUILD_TUPLE", high)]
     out += [Instr("COPY", keep + 1) for _ in range(keep)]  # the low slots, bottom first
     out.append(Instr("BUILD_TUPLE", keep))
     if PY >= (3, 13):  # callable, NULL, high, low

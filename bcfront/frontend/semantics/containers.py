@@ -348,7 +348,7 @@ def _dict_copy(tx, args, kwargs):
 
 
 def _plain_dict(tx, pairs) -> DictV:
-    entries = {}
+    entries: dict = {}
     for k, v in pairs:
         hk = hkey(tx, k)
         old = entries.get(hk)

@@ -18,6 +18,7 @@ import collections
 import copy
 import copyreg
 import types
+from typing import NoReturn, TypeVar
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -38,13 +39,17 @@ _OBJECT_PROTOCOL = {
 }
 
 
-def _cannot_copy(what: str):
+V = TypeVar("V", bound=Value)
+
+
+def _cannot_copy(what: str) -> NoReturn:
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"copying {what}")
 
 
 class _Copier:
     def __init__(self, tx, deep: bool):
-        self.tx, self.deep, self.memo = tx, deep, {}
+        self.tx, self.deep = tx, deep
+        self.memo: dict[int, Value] = {}
 
     def __call__(self, v: Value) -> Value:
         if not self.deep:
@@ -57,7 +62,7 @@ class _Copier:
     def item(self, v: Value) -> Value:
         return self(v) if self.deep else v
 
-    def keep(self, v: Value, y: Value) -> Value:
+    def keep(self, v: Value, y: V) -> V:
         if self.deep:
             self.memo[id(v)] = y
         return y
@@ -88,9 +93,9 @@ class _Copier:
             v.cls is dict or (v.cls is collections.OrderedDict and v.source is None)
         ):
             # an OrderedDict from outside may have a __dict__ (its __reduce__ copies it)
-            y = self.keep(v, DictV({}, v.cls))
-            y.entries = {hk: (self.item(k), self.item(x)) for hk, (k, x) in v.entries.items()}
-            return y
+            d = self.keep(v, DictV({}, v.cls))
+            d.entries = {hk: (self.item(k), self.item(x)) for hk, (k, x) in v.entries.items()}
+            return d
         if isinstance(v, (NewObjectV, DictV)) or (isinstance(v, ObjectV) and is_heap_type(type(v.obj))):
             return self.instance(v)
         _cannot_copy(v.describe())

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import types
+from typing import cast
 
 from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
@@ -49,7 +50,7 @@ def _chain(tx, fv: ObjectV, *, signature: bool, follow: bool = True):
     and its source, or None when the chain leaves plain functions (the caller runs the real
     code).  For `signature`, a ``__signature__`` stops the chain, as in inspect."""
     fn, src = fv.obj, source_of(fv)
-    marks = _MARKS if signature else ("__wrapped__",)
+    marks: tuple[str, ...] = _MARKS if signature else ("__wrapped__",)
     if not follow:
         marks = marks[1:]
     for _ in range(_MAX_CHAIN):
@@ -159,7 +160,7 @@ def parameters_value(tx, sig: inspect.Signature) -> Value:
     return v
 
 
-_PARAMETERS_GET = inspect.Signature.parameters.fget
+_PARAMETERS_GET = cast(property, inspect.Signature.parameters).fget
 
 MODELS[inspect.signature] = _signature
 MODELS[inspect.unwrap] = _unwrap
