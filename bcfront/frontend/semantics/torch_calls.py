@@ -70,6 +70,8 @@ DENIED_METHODS = {
     "set_": _EFFECT,
     "pin_memory": _EFFECT,
     "__setstate__": _EFFECT,
+    "as_subclass": BreakReason.TENSOR_SUBCLASS,
+    "_make_subclass": BreakReason.TENSOR_SUBCLASS,
 }
 # reads of a tensor's value kept in the graph under the option capture_scalar_outputs
 _SCALAR_READS = {
@@ -377,11 +379,11 @@ def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
         raise UnsupportedError(
             denied,
             f"Tensor.{name}() "
-            + (
-                "reads the tensor's data"
-                if denied == BreakReason.DATA_DEPENDENT
-                else "has effects outside the graph"
-            ),
+            + {
+                BreakReason.DATA_DEPENDENT: "reads the tensor's data",
+                BreakReason.TENSOR_SUBCLASS: "makes a tensor subclass instance, whose "
+                "__torch_function__ is not traced",
+            }.get(denied, "has effects outside the graph"),
         )
     inplace = INPLACE_DUNDERS.get(name)
     if inplace is not None and not kwargs:
