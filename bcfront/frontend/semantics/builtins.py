@@ -45,7 +45,6 @@ from . import (
     context_vars,  # noqa: F401  (likewise)
     dispatch,
     ops,
-    scalars,
 )
 from .attrs import delattr_, generic_getattr, getattr_, has_attr, setattr_
 from .classes import dict_base, index_of, is_heap_type, is_plain_enum_member, lookup_dunder
@@ -298,7 +297,9 @@ def _scalar_ctor(cls, dunder):
         if not args:
             return Const(cls())
         v = args[0]
-        if isinstance(v, TensorV) and len(args) == 1 and cls is not str and scalars.enabled(tx):
+        if isinstance(v, TensorV) and len(args) == 1 and cls is not str and tx.options.capture_scalar_outputs:
+            from . import scalars  # imports torch: only once a tensor is here
+
             return scalars.read(tx, v, cls.__name__)
         if isinstance(v, TensorV):
             raise UnsupportedError(
