@@ -19,6 +19,12 @@ class CaptureOptions:
     # data-dependent mask shortcuts).  The native parts of a function (after a graph
     # break) always see torch's own answer, False.
     compiling: bool = True
+    # ``t.item()``, ``int(t)``/``float(t)``/``bool(t)`` and ``t.tolist()`` stay in the graph:
+    # the number is computed there and reaches Python only where it escapes (returned,
+    # branched on, printed: a graph break hands over the real number).  Arithmetic with
+    # it and its use as a value operand of tensor ops are captured; a use whose result
+    # depends on its value (a branch, a shape) breaks.  Off: each read is a break.
+    capture_scalar_outputs: bool = False
 
 
 OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(CaptureOptions))

@@ -235,6 +235,18 @@ def _is_plain_class(k) -> bool:
     return isinstance(k, type) and m.__hash__ is type.__hash__ and m.__eq__ is type.__eq__
 
 
+def _no_overrides(cls) -> bool:
+    """Whether tensor class `cls` keeps torch's own ``__torch_function__`` and
+    ``__torch_dispatch__`` (``nn.Parameter`` and plain subclasses of it)."""
+    torch = torch_mod()
+    tf = getattr(cls, "__torch_function__", None)
+    td = getattr(cls, "__torch_dispatch__", None)
+    plain_tf = (torch.Tensor.__torch_function__.__func__, torch._C._disabled_torch_function_impl)
+    return getattr(tf, "__func__", tf) in plain_tf and getattr(td, "__func__", td) is getattr(
+        torch.Tensor.__torch_dispatch__, "__func__", torch.Tensor.__torch_dispatch__
+    )
+
+
 def _set_item(k):
     if isinstance(k, type) or _is_typing_form(k):
         from .sources import ConstSource, Ref
@@ -369,9 +381,12 @@ def wrap_tensor(tx, t, source, guard=True):
         return known
     torch = torch_mod()
     ptype = type(t)
-    if ptype is not torch.Tensor and not isinstance(t, torch.nn.Parameter):
+    if ptype is not torch.Tensor and not (isinstance(t, torch.nn.Parameter) and _no_overrides(ptype)):
+        # a subclass's __torch_function__/__torch_dispatch__ (also of a parameter's data)
+        # would be skipped by the fake run: its own code decides what ops return
         raise UnsupportedError(
-            BreakReason.TENSOR_SUBCLASS, f"tensor subclass {ptype.__qualname__} is not supported"
+            BreakReason.TENSOR_SUBCLASS,
+            f"tensor subclass {ptype.__qualname__}: its __torch_function__ is not traced",
         )
     if source is None:
         raise UnsupportedError(

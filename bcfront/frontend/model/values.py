@@ -87,6 +87,24 @@ class TensorV(Value):
         return self.describe()
 
 
+class ScalarV(TensorV):
+    """A Python number computed in the graph (``t.item()``, ``float(t)`` under the option
+    ``capture_scalar_outputs``): `node` yields the real number at run time, `example` is a
+    stand-in of the same type for fake runs, `ptype` its type (int, float, bool, complex).
+    It is a `TensorV` so every path that would hand a tensor to Python (a branch, a
+    rebuild at a break or return) treats it as a graph value; `fake` is a 0-d fake tensor
+    only so metadata reads do not crash, its semantics live in `semantics.scalars`."""
+
+    __slots__ = ("example",)
+
+    def __init__(self, node, fake, ptype, example):
+        super().__init__(node, fake, ptype)
+        self.example = example
+
+    def describe(self):
+        return f"Scalar({self.ptype.__name__})"
+
+
 class ListV(Value):
     __slots__ = ("items", "mutated")
 

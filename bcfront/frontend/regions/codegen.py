@@ -324,6 +324,9 @@ class Rebuilder:
             return f"{self.expr(v.dict)}.{v.kind}()"
         if v is NULL:
             raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "NULL has no Python value")
+        rebuild = getattr(v, "rebuild", None)  # a value that rebuilds itself (a ContextVar token)
+        if rebuild is not None:
+            return rebuild(self)
         raise UnsupportedError(
             BreakReason.UNRECONSTRUCTABLE, f"{v.describe()} cannot be rebuilt outside the trace"
         )
@@ -455,6 +458,8 @@ class Rebuilder:
                 positions.append(f"{pin(v.source.expr(ns))}.__setstate__({v.index})")
             elif isinstance(v, HashIterV):
                 positions.append(self._hash_position(v, pin(v.source.expr(ns))))
+            elif hasattr(v, "replay_ops"):  # writes emitted in order by the value itself
+                v.replay_ops(self)
             else:
                 raise UnsupportedError(
                     BreakReason.UNRECONSTRUCTABLE, f"cannot replay writes to {v.describe()}"

@@ -297,6 +297,10 @@ def _scalar_ctor(cls, dunder):
         if not args:
             return Const(cls())
         v = args[0]
+        if isinstance(v, TensorV) and len(args) == 1 and cls is not str and tx.options.capture_scalar_outputs:
+            from . import scalars  # imports torch: only once a tensor is here
+
+            return scalars.read(tx, v, cls.__name__)
         if isinstance(v, TensorV):
             raise UnsupportedError(
                 BreakReason.DATA_DEPENDENT, f"{cls.__name__}() of a tensor reads its value"

@@ -17,7 +17,7 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
-from ..model.values import Const, DictV, DictViewV, ListV, ObjectV, SetV, TensorV, TupleV, Value
+from ..model.values import Const, DictV, DictViewV, ListV, ObjectV, ScalarV, SetV, TensorV, TupleV, Value
 from . import classes, dispatch
 from .folding import fold, raise_
 from .iteration import Exhausted, get_iter, iter_items, next_value
@@ -115,6 +115,13 @@ def _guard_identity(tx, a: Value, b: Value, same: bool) -> None:
 def _identical(a: Value, b: Value):
     if a is b:
         return True
+    if isinstance(a, ScalarV) or isinstance(b, ScalarV):
+        # a number read from a tensor: `is` another number depends on its value (small
+        # ints and bools are shared objects); anything else is never that object
+        o = b if isinstance(a, ScalarV) else a
+        if isinstance(o, ScalarV) or (isinstance(o, Const) and type(o.value) in (bool, int, float, complex)):
+            return None
+        return False
     if isinstance(a, Const) and isinstance(b, Const):
         return a.value is b.value
     if isinstance(a, ObjectV) and isinstance(b, ObjectV):

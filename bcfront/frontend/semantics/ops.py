@@ -25,6 +25,7 @@ from ..model.values import (
     ListV,
     NewObjectV,
     ObjectV,
+    ScalarV,
     SetV,
     TensorV,
     TupleV,
@@ -494,6 +495,8 @@ def hkey(tx, v: Value):
         return tuple(hkey(tx, x) for x in v.items)
     if isinstance(v, ObjectV) and classes.hashes_by_identity(v.obj, tx):
         return v.obj
+    if isinstance(v, ScalarV):
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a number read from a tensor as a key")
     if isinstance(v, TensorV):
         return _Identity(v.fake)
     if (

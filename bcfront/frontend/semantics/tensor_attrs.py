@@ -5,7 +5,8 @@ tensor and becomes a constant (the guards pin it); view attributes (``.T``,
 ``.real``, ``.data``...) are recorded as graph nodes; ``.grad`` of an input is
 wrapped from the real tensor under its own source; a Python attribute stored
 on an input tensor (``t.tag = 5`` before the call, O27) is read from its
-``__dict__``, its absence guarded; other names resolve to Tensor methods.
+``__dict__``, its absence guarded; other names resolve to Tensor methods.  A number
+read from a tensor (`ScalarV`, `scalars`) has the attributes of its Python type.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import torch
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
-from ..model.values import Const, MethodV, ObjectV, TensorV, TupleV, Value
+from ..model.values import Const, MethodV, ObjectV, ScalarV, TensorV, TupleV, Value
 from .folding import attribute_error
 from .torch_calls import record
 
@@ -43,6 +44,8 @@ VIEW_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data"}
 
 
 def tensor_attr(tx, t: TensorV, name: str) -> Value:
+    if isinstance(t, ScalarV):
+        return _scalar_attr(t, name)
     if name in META_ATTRS:
         val = getattr(t.fake, name)
         if callable(val) and name in ("is_complex", "is_floating_point"):
@@ -78,6 +81,16 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
     if callable(raw):
         return MethodV(ObjectV(raw), t)
     raise UnsupportedError(BreakReason.UNSUPPORTED_TENSOR_ATTRIBUTE, f"Tensor.{name}")
+
+
+def _scalar_attr(s: ScalarV, name: str) -> Value:
+    """An attribute of a number read from a tensor (`scalars`): its class, or what the
+    number's type does not have (AttributeError); the rest reads its value: a break."""
+    if name == "__class__":
+        return ObjectV(s.ptype)
+    if not hasattr(s.ptype, name):
+        attribute_error(s.ptype.__name__, name)
+    raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"{s.ptype.__name__}.{name} of a number from a tensor")
 
 
 def _is_data_descriptor(raw) -> bool:

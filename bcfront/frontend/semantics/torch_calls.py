@@ -27,8 +27,8 @@ from ...ir.alias_facts import INPLACE_OPERATORS
 from ...reasons import BreakReason
 from ..model.builder import guard_storage_offsets
 from ..model.node_checks import check_split, note_node
-from ..model.values import Const, DictV, ListV, MethodV, ObjectV, StateCMV, TensorV, TupleV, Value
-from . import dispatch
+from ..model.values import Const, DictV, ListV, MethodV, ObjectV, ScalarV, StateCMV, TensorV, TupleV, Value
+from . import dispatch, scalars
 from .folding import fold_model, from_python, raise_
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap
 from .kernel_checks import label as _label
@@ -70,6 +70,17 @@ DENIED_METHODS = {
     "set_": _EFFECT,
     "pin_memory": _EFFECT,
     "__setstate__": _EFFECT,
+    "as_subclass": BreakReason.TENSOR_SUBCLASS,
+    "_make_subclass": BreakReason.TENSOR_SUBCLASS,
+}
+# reads of a tensor's value kept in the graph under the option capture_scalar_outputs
+_SCALAR_READS = {
+    "item": "item",
+    "tolist": "tolist",
+    "__int__": "int",
+    "__float__": "float",
+    "__bool__": "bool",
+    "__complex__": "complex",
 }
 DENIED_FUNCTIONS = {
     "manual_seed",
@@ -170,6 +181,8 @@ def is_torch_callable(obj) -> bool:
 
 def convert(v: Value):
     """(fake value, graph argument) for a symbolic argument of a torch call."""
+    if isinstance(v, ScalarV):  # a number read from a tensor: its stand-in (`scalars`)
+        return v.example, v.node
     if isinstance(v, TensorV):
         return v.fake, v.node
     if isinstance(v, Const):
@@ -209,6 +222,10 @@ def _contains_fake(x) -> bool:
 
 def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = False, label: str = "") -> Value:
     """Run a torch call on fakes and record it as a node; wrap its outputs."""
+    if scalars.holds_scalar(args, kwargs):
+        if op == "call" and not kwargs and scalars.is_scalar_op(args, kwargs):
+            return scalars.python_op(tx, target, args)  # numbers only: Python arithmetic
+        scalars.check_tensor_use(op, target, args, kwargs)
     check_split(tx)
     env = tx.torch_env()
     conv = [convert(a) for a in args]
@@ -353,16 +370,20 @@ def call_function(tx, fn, args: list, kwargs: dict) -> Value:
 
 
 def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
+    if isinstance(t, ScalarV):
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"Tensor.{name}() of a number read from a tensor")
     denied = DENIED_METHODS.get(name)
+    if name in _SCALAR_READS and not args and not kwargs and scalars.enabled(tx):
+        return scalars.read(tx, t, _SCALAR_READS[name])
     if denied is not None:
         raise UnsupportedError(
             denied,
             f"Tensor.{name}() "
-            + (
-                "reads the tensor's data"
-                if denied == BreakReason.DATA_DEPENDENT
-                else "has effects outside the graph"
-            ),
+            + {
+                BreakReason.DATA_DEPENDENT: "reads the tensor's data",
+                BreakReason.TENSOR_SUBCLASS: "makes a tensor subclass instance, whose "
+                "__torch_function__ is not traced",
+            }.get(denied, "has effects outside the graph"),
         )
     inplace = INPLACE_DUNDERS.get(name)
     if inplace is not None and not kwargs:
