@@ -51,6 +51,7 @@ from .alias_facts import (
     bind,
     node_mutates_by_name,
     observe,
+    runs_backward,
     schema_info,
     tensors_in,
 )
@@ -649,6 +650,11 @@ def _nodes(a: Any) -> list[Node]:
 
 def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
     """The pure graph and region plan for `graph` (raises `FunctionalizeError`)."""
+    for n in graph.body:
+        if runs_backward(n):  # its writes to .grad are no value a pure graph returns
+            e = FunctionalizeError("backward() writes .grad outside the graph")
+            e.node = n
+            raise e
     try:
         obs = observe(graph, example_inputs)
         b = _Builder(obs, example_inputs)
