@@ -232,9 +232,9 @@ def _input_grad(tx, v: TensorV, known: _Grad | None) -> tuple:
     real = tx.real_tensors.get(id(v))
     if v.source is None or real is None or not real.is_leaf:
         _unsupported("backward() reaches autograd history made outside the graph")
-    tx.guard(GuardKind.NO_HOOKS, v.source, None, _LEAF_HOOKS)
-    if any(getattr(real, h, None) for h in _LEAF_HOOKS):
+    if any(getattr(real, h, None) for h in _LEAF_HOOKS):  # (a break needs no guard)
         _unsupported("a hook on a leaf tensor runs Python during backward()")
+    tx.guard(GuardKind.NO_HOOKS, v.source, None, _LEAF_HOOKS)
     if known is not None:
         return known.fake, known.value
     pre = wrap(tx, real.grad, AttrSource(v.source, "grad"))
