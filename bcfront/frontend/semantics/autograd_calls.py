@@ -72,7 +72,7 @@ def autograd_backward(tx, args: list, kwargs: dict) -> Value:
     """``torch.autograd.backward(tensors, grad_tensors=None, retain_graph=None, ...)``."""
     a = _bind(_AUTOGRAD_BACKWARD, args, kwargs)
     if not _is_none(a["grad_variables"]):
-        _unsupported("torch.autograd.backward(grad_variables=...)")
+        _not_modelled("torch.autograd.backward(grad_variables=...)")
     roots = _tensors(a["tensors"])
     return backward(tx, roots, a["grad_tensors"], a["retain_graph"], a["create_graph"], a["inputs"])
 
@@ -82,14 +82,14 @@ def backward(
 ) -> Value:
     """Record the backward of `roots` as one node and model its writes to ``.grad``."""
     if not _is_none(inputs):
-        _unsupported("backward(inputs=...): only the given tensors get grads")
+        _not_modelled("backward(inputs=...): only the given tensors get grads")
     if not (isinstance(create_graph, Const) and create_graph.value in (False, None)):
-        _unsupported("backward(create_graph=True): the grads record autograd history")
+        _not_modelled("backward(create_graph=True): the grads record autograd history")
     if not (isinstance(retain_graph, Const) and retain_graph.value in (None, True, False)):
-        _unsupported("backward(retain_graph=...) not a constant")
+        _not_modelled("backward(retain_graph=...) not a constant")
     grads = [None] * len(roots) if _is_none(gradient) else _tensors(gradient, allow_none=True)
     if len(grads) != len(roots):
-        _unsupported(f"backward with {len(roots)} tensors and {len(grads)} gradients")
+        _not_modelled(f"backward with {len(roots)} tensors and {len(grads)} gradients")
     env = tx.torch_env()
     check_split(tx)
     leaves = [_leaf(tx, f) for f in _reachable_leaves([r.fake for r in roots])]
@@ -157,7 +157,7 @@ def _set_state(tx, state: dict) -> None:
     tx.set(tx, _STATE, state)
 
 
-def _unsupported(what: str):
+def _not_modelled(what: str):
     raise UnsupportedError(BreakReason.AUTOGRAD, what)
 
 
@@ -221,7 +221,7 @@ def _leaf(tx, fake) -> tuple:
     for n in tx.graph.body:
         if n.meta is fake:  # made in the graph: no grad until a backward of this trace
             return (fake, n, None, None) if known is None else (fake, n, known.fake, known.value)
-    _unsupported("backward() reaches autograd history made outside the graph")
+    _not_modelled("backward() reaches autograd history made outside the graph")
 
 
 def _input_grad(tx, v: TensorV, known: _Grad | None) -> tuple:
@@ -231,9 +231,9 @@ def _input_grad(tx, v: TensorV, known: _Grad | None) -> tuple:
 
     real = tx.real_tensors.get(id(v))
     if v.source is None or real is None or not real.is_leaf:
-        _unsupported("backward() reaches autograd history made outside the graph")
+        _not_modelled("backward() reaches autograd history made outside the graph")
     if any(getattr(real, h, None) for h in _LEAF_HOOKS):  # (a break needs no guard)
-        _unsupported("a hook on a leaf tensor runs Python during backward()")
+        _not_modelled("a hook on a leaf tensor runs Python during backward()")
     tx.guard(GuardKind.NO_HOOKS, v.source, None, _LEAF_HOOKS)
     if known is not None:
         return known.fake, known.value
