@@ -51,9 +51,9 @@ from .alias_facts import (
     bind,
     node_mutates_by_name,
     observe,
-    runs_backward,
     schema_info,
     tensors_in,
+    writes_grad,
 )
 from .graph import WRITEBACK_MARK, Graph, Node, format_arg, map_nodes
 from .inverses import BASE, VIEW_INVERSES, FunctionalizeError, functional_variant, packet
@@ -651,8 +651,8 @@ def _nodes(a: Any) -> list[Node]:
 def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
     """The pure graph and region plan for `graph` (raises `FunctionalizeError`)."""
     for n in graph.body:
-        if runs_backward(n):  # its writes to .grad are no value a pure graph returns
-            e = FunctionalizeError("backward() writes .grad outside the graph")
+        if writes_grad(n):  # its writes to .grad are no value a pure graph returns
+            e = FunctionalizeError("backward() or a .grad assignment writes .grad outside the graph")
             e.node = n
             raise e
     try:

@@ -28,6 +28,10 @@ hooks.  Model (`backward`):
   a new tensor read by a ``getattr(leaf, "grad")`` node the first time the code
   reads ``leaf.grad`` (`grad_value`; `tensor_attrs` asks it first).
 
+``t.grad = None`` / ``t.grad = tensor`` on a tensor that requires grad (``zero_grad``)
+is a ``setattr`` node at its place (`set_grad`; `attrs` calls it), checked on the fakes
+first, and sets the trace's view of ``t.grad`` the same way.
+
 Not modelled, so a break: ``create_graph=True``, ``inputs=``, non-leaf inputs in
 the history.  Non-eager backends get the graph back on the eager backend
 (`ir.functionalize` refuses a backward node).  Hooks registered on a leaf's
@@ -55,10 +59,10 @@ _AUTOGRAD_BACKWARD = inspect.signature(torch.autograd.backward)
 
 @dataclass(frozen=True, slots=True)
 class _Grad:
-    """A reached leaf's ``.grad`` as the trace knows it after a backward: `value` (the
-    grad's TensorV) or, until first read, only its fake (`fake`)."""
+    """A leaf's ``.grad`` as the trace knows it after a backward or an assignment: `value`
+    (the grad's TensorV) or, until first read, only its fake (`fake`); None and None: no grad."""
 
-    fake: torch.Tensor
+    fake: torch.Tensor | None
     value: TensorV | None = None
 
 
@@ -139,6 +143,8 @@ def grad_value(tx, t: TensorV) -> Value | None:
     g = state.get(id(t.fake)) if state else None
     if g is None:
         return None
+    if g.fake is None:
+        return Const(None)
     if g.value is None:
         node = tx.graph.add("getattr", "grad", [t.node], meta=g.fake, loc=tx.loc(), state=tx.node_state())
         value = TensorV(node, g.fake, torch.Tensor)
@@ -147,6 +153,32 @@ def grad_value(tx, t: TensorV) -> Value | None:
         _set_state(tx, state)
         return value
     return g.value
+
+
+def set_grad(tx, t: TensorV, value: Value) -> None:
+    """``t.grad = None`` or ``t.grad = tensor`` on a tensor that requires grad (``zero_grad``):
+    a ``setattr`` node at its place in the graph, so a later backward or read sees it."""
+    if not t.fake.requires_grad or not (isinstance(value, TensorV) or _is_none(value)):
+        raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, "setting tensor attribute .grad")
+    env = tx.torch_env()
+    new = None if _is_none(value) else value.fake
+    old = t.fake.grad
+    try:
+        env.run(setattr, [t.fake, "grad", new], {}, tx.state)  # its checks: shape, dtype, device
+    except Exception as e:  # noqa: BLE001 - eager raises it: run it natively
+        raise UnsupportedError(
+            BreakReason.TORCH_ERROR, f"setting .grad failed on fake tensors: {type(e).__name__}: {e}"
+        ) from None
+    finally:
+        t.fake.grad = old
+    check_split(tx)
+    arg = None if new is None else value.node
+    tx.graph.add("call", setattr, [t.node, "grad", arg], meta=None, loc=tx.loc(), state=tx.node_state())
+    tx.has_mutation = True
+    note_node(tx)
+    state = dict(tx.__dict__.get(_STATE) or {})
+    state[id(t.fake)] = _Grad(new, None if new is None else value)
+    _set_state(tx, state)
 
 
 # -- helpers -------------------------------------------------------------------------------------
