@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
+from typing import NoReturn
 
 import torch
 
@@ -91,6 +92,7 @@ def backward(
         _not_modelled("backward(create_graph=True): the grads record autograd history")
     if not (isinstance(retain_graph, Const) and retain_graph.value in (None, True, False)):
         _not_modelled("backward(retain_graph=...) not a constant")
+    retain = retain_graph.value
     grads = [None] * len(roots) if _is_none(gradient) else _tensors(gradient, allow_none=True)
     if len(grads) != len(roots):
         _not_modelled(f"backward with {len(roots)} tensors and {len(grads)} gradients")
@@ -106,7 +108,7 @@ def backward(
             env.run(
                 torch.autograd.backward,
                 [[r.fake for r in roots]],
-                {"grad_tensors": grad_tensors, "retain_graph": retain_graph.value},
+                {"grad_tensors": grad_tensors, "retain_graph": retain},
                 tx.state,
             )
         except Exception as e:  # noqa: BLE001 - eager raises it (or fails otherwise): run it natively
@@ -122,7 +124,7 @@ def backward(
         "call",
         torch.autograd.backward,
         [tuple(r.node for r in roots)],
-        {"grad_tensors": grad_nodes, "retain_graph": retain_graph.value},
+        {"grad_tensors": grad_nodes, "retain_graph": retain},
         meta=None,
         loc=tx.loc(),
         state=tx.node_state(),
@@ -158,10 +160,11 @@ def grad_value(tx, t: TensorV) -> Value | None:
 def set_grad(tx, t: TensorV, value: Value) -> None:
     """``t.grad = None`` or ``t.grad = tensor`` on a tensor that requires grad (``zero_grad``):
     a ``setattr`` node at its place in the graph, so a later backward or read sees it."""
-    if not t.fake.requires_grad or not (isinstance(value, TensorV) or _is_none(value)):
+    grad = value if isinstance(value, TensorV) else None
+    if not t.fake.requires_grad or (grad is None and not _is_none(value)):
         raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, "setting tensor attribute .grad")
     env = tx.torch_env()
-    new = None if _is_none(value) else value.fake
+    new = None if grad is None else grad.fake
     old = t.fake.grad
     try:
         env.run(setattr, [t.fake, "grad", new], {}, tx.state)  # its checks: shape, dtype, device
@@ -172,12 +175,12 @@ def set_grad(tx, t: TensorV, value: Value) -> None:
     finally:
         t.fake.grad = old
     check_split(tx)
-    arg = None if new is None else value.node
+    arg = None if grad is None else grad.node
     tx.graph.add("call", setattr, [t.node, "grad", arg], meta=None, loc=tx.loc(), state=tx.node_state())
     tx.has_mutation = True
     note_node(tx)
     state = dict(tx.__dict__.get(_STATE) or {})
-    state[id(t.fake)] = _Grad(new, None if new is None else value)
+    state[id(t.fake)] = _Grad(new, grad)
     _set_state(tx, state)
 
 
@@ -189,7 +192,7 @@ def _set_state(tx, state: dict) -> None:
     tx.set(tx, _STATE, state)
 
 
-def _not_modelled(what: str):
+def _not_modelled(what: str) -> NoReturn:
     raise UnsupportedError(BreakReason.AUTOGRAD, what)
 
 
@@ -209,7 +212,7 @@ def _bind(sig: inspect.Signature, args: list, kwargs: dict) -> dict:
 def _tensors(v: Value, allow_none: bool = False) -> list:
     """A tensor or a tuple/list of them (gradients: None allowed) as a list."""
     items = v.items if isinstance(v, (TupleV, ListV)) else [v]
-    out = []
+    out: list[TensorV | None] = []
     for x in items:
         if isinstance(x, TensorV):
             out.append(x)
@@ -253,7 +256,7 @@ def _leaf(tx, fake) -> tuple:
     for n in tx.graph.body:
         if n.meta is fake:  # made in the graph: no grad until a backward of this trace
             return (fake, n, None, None) if known is None else (fake, n, known.fake, known.value)
-    _not_modelled("backward() reaches autograd history made outside the graph")
+    raise UnsupportedError(BreakReason.AUTOGRAD, "backward() reaches autograd history made outside the graph")
 
 
 def _input_grad(tx, v: TensorV, known: _Grad | None) -> tuple:
