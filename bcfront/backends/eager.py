@@ -143,7 +143,8 @@ def reusable(graph, folded=()) -> dict:
       under the same grad/inference state, that no node after `n` uses and `n` uses once;
     * no other node's value shares `a`'s storage (no input, view or alias sees the write);
     * `a` and `n`'s result are contiguous, with the same shape, dtype and device, and
-      neither requires grad (autograd saved nothing the write could change);
+      neither requires grad, nor does any result computed from `a` (autograd saved
+      nothing the write could change: ``w * a`` saves `a` for ``w``'s grad);
     * no dimension has size 1 or 0: there a layout has more than one set of strides, and
       fake tensors do not always pick the one the real kernel picks (``v + 0.5`` on a
       (2, 1) tensor with strides (1, 2) keeps them; the fake says (1, 1)).
@@ -166,9 +167,12 @@ def reusable(graph, folded=()) -> dict:
     for o in graph.outputs:
         last_use[o] = len(graph.body)
     owners: dict = {}
+    saved: set = set()  # operands of ops that record autograd: it may have saved them
     for n in graph.nodes:
         for t in tensors_in(n.meta):
             owners.setdefault(storage_key(t), set()).add(n)
+        if any(t.requires_grad for t in tensors_in(n.meta)):
+            saved.update(iter_nodes((n.args, n.kwargs)))
     body = set(graph.body)
     out = {}
     for i, n in enumerate(graph.body):
@@ -189,6 +193,7 @@ def reusable(graph, folded=()) -> dict:
         # written outside it
         if (
             a not in body
+            or a in saved
             or a.state != n.state
             or a in folded
             or last_use.get(a) != i

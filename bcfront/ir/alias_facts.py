@@ -181,7 +181,7 @@ HIDDEN_WRITERS = ("batch_norm", "instance_norm")
 def may_write(graph: Graph) -> bool:
     """Cheap pre-check: could some node of `graph` write a tensor (by name, or a hidden writer)?"""
     for n in graph.body:
-        if node_mutates_by_name(n):
+        if node_mutates_by_name(n) or writes_grad(n):
             return True
         name = n.target if n.op == "method" else getattr(n.target, "__name__", "")
         if isinstance(name, str) and any(h in name for h in HIDDEN_WRITERS):
@@ -494,6 +494,14 @@ def _nodes_in(a: Any) -> list[Node]:
 
 def observe(graph: Graph, example_inputs: Iterable[torch.Tensor]) -> Observation:
     return Observation(graph, example_inputs)
+
+
+def writes_grad(n: Node) -> bool:
+    """The node runs autograd's backward or assigns ``t.grad``: it writes leaves' ``.grad``
+    (no schema says so)."""
+    return n.op == "call" and (
+        n.target is torch.autograd.backward or (n.target is setattr and n.args[1:2] == ("grad",))
+    )
 
 
 def node_mutates_by_name(n: Node) -> bool:

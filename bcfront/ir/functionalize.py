@@ -53,6 +53,7 @@ from .alias_facts import (
     observe,
     schema_info,
     tensors_in,
+    writes_grad,
 )
 from .graph import WRITEBACK_MARK, Graph, Node, format_arg, map_nodes
 from .inverses import BASE, VIEW_INVERSES, FunctionalizeError, functional_variant, packet
@@ -649,6 +650,11 @@ def _nodes(a: Any) -> list[Node]:
 
 def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
     """The pure graph and region plan for `graph` (raises `FunctionalizeError`)."""
+    for n in graph.body:
+        if writes_grad(n):  # its writes to .grad are no value a pure graph returns
+            e = FunctionalizeError("backward() or a .grad assignment writes .grad outside the graph")
+            e.node = n
+            raise e
     try:
         obs = observe(graph, example_inputs)
         b = _Builder(obs, example_inputs)

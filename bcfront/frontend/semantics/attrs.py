@@ -572,6 +572,11 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
     if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
         dict_object_setattr(tx, v, name, value, raw)
         return
+    if isinstance(v, TensorV) and name == "grad":
+        from .autograd_calls import set_grad
+
+        set_grad(tx, v, value)  # a node: a backward later in the graph sees it
+        return
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, f"setting tensor attribute .{name}")
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"setting {name} on {v.describe()}")

@@ -3,7 +3,8 @@
 Metadata (``shape``, ``dtype``, ``requires_grad``...) is read off the fake
 tensor and becomes a constant (the guards pin it); view attributes (``.T``,
 ``.real``, ``.data``...) are recorded as graph nodes; ``.grad`` of an input is
-wrapped from the real tensor under its own source; a Python attribute stored
+wrapped from the real tensor under its own source (after a ``backward()`` in the
+graph wrote it: the value `autograd_calls` models); a Python attribute stored
 on an input tensor (``t.tag = 5`` before the call, O27) is read from its
 ``__dict__``, its absence guarded; other names resolve to Tensor methods.  A number
 read from a tensor (`ScalarV`, `scalars`) has the attributes of its Python type.
@@ -17,6 +18,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.values import Const, MethodV, ObjectV, ScalarV, TensorV, TupleV, Value
+from .autograd_calls import grad_value
 from .folding import attribute_error
 from .torch_calls import record
 
@@ -62,6 +64,9 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
     if name in VIEW_ATTRS:
         return record(tx, "getattr", name, [t], {})
     if name == "grad":
+        written = grad_value(tx, t)  # by a backward() earlier in this graph
+        if written is not None:
+            return written
         real = tx.real_tensors.get(id(t))
         if real is not None and t.source is not None:
             from ..model.builder import wrap

@@ -6,9 +6,10 @@ A call whose fake run produces no tensor is folded to a constant: fake tensors
 carry no data, so such a result can only depend on metadata (which the
 guards pin down); calls that would read data raise in the fake run and
 become graph breaks ("data-dependent").  Calls with effects outside the
-graph (backward, hooks, RNG seeding, I/O) are breaks up front, as are calls
+graph (hooks, RNG seeding, I/O) are breaks up front, as are calls
 without tensor arguments that are not known factories or pure queries (they
-would otherwise run at capture time).
+would otherwise run at capture time).  ``backward()`` is one node whose writes to
+``.grad`` `autograd_calls` models.
 
 Global torch state (grad mode, inference mode, autocast) is symbolic: the
 context managers change `tx.state`, every node records the state it runs under.
@@ -28,7 +29,7 @@ from ...reasons import BreakReason
 from ..model.builder import guard_storage_offsets
 from ..model.node_checks import check_split, note_node
 from ..model.values import Const, DictV, ListV, MethodV, ObjectV, ScalarV, StateCMV, TensorV, TupleV, Value
-from . import dispatch, scalars
+from . import autograd_calls, dispatch, scalars
 from .folding import fold_model, from_python, raise_
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap
 from .kernel_checks import label as _label
@@ -58,7 +59,6 @@ DENIED_METHODS = {
     "__reduce_ex__": _EFFECT,
     "__deepcopy__": _EFFECT,
     "__hash__": _EFFECT,
-    "backward": BreakReason.AUTOGRAD,
     "register_hook": BreakReason.AUTOGRAD,
     "retain_grad": BreakReason.AUTOGRAD,
     "register_post_accumulate_grad_hook": BreakReason.AUTOGRAD,
@@ -352,6 +352,8 @@ def call_function(tx, fn, args: list, kwargs: dict) -> Value:
         if not args or not isinstance(args[0], TensorV):
             raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"Tensor.{name} on a non-tensor")
         return call_method(tx, args[0], name, args[1:], kwargs)
+    if fn is torch.autograd.backward:
+        return autograd_calls.autograd_backward(tx, args, kwargs)
     if name in DENIED_FUNCTIONS:
         raise UnsupportedError(
             BreakReason.TORCH_GLOBAL_EFFECT, f"torch.{name} changes state outside the graph"
@@ -372,6 +374,8 @@ def call_function(tx, fn, args: list, kwargs: dict) -> Value:
 def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
     if isinstance(t, ScalarV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"Tensor.{name}() of a number read from a tensor")
+    if name == "backward":
+        return autograd_calls.tensor_backward(tx, t, args, kwargs)
     denied = DENIED_METHODS.get(name)
     if name in _SCALAR_READS and not args and not kwargs and scalars.enabled(tx):
         return scalars.read(tx, t, _SCALAR_READS[name])
