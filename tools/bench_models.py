@@ -10,7 +10,11 @@ process on one CPU thread:
   native fallbacks, whether ``fullgraph=True`` passes, and whether the output
   equals eager's;
 * torch.compile's graph breaks and graphs (dynamo's counters);
-* the first call (capture) in seconds, for bcfront and torch.compile;
+* the first call (capture) in seconds, for bcfront and torch.compile; each starts from
+  the same state (`fresh_start`: a full garbage collection, so that a collection the
+  earlier work made due does not land in one runner's timed call, and torch's fake-tensor
+  dispatch cache emptied, which is process-wide: the runner timed second would otherwise
+  reuse the shapes the first one propagated);
 * a cached call over eager's, for both: the three runners alternate, each
   round times `inner` back-to-back calls, and the median round is kept;
 * the geometric mean of cached/eager over the models, for both.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import gc
 import importlib.util
 import io
 import json
@@ -66,6 +71,14 @@ def cpu_name() -> str:
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
+
+
+def fresh_start() -> None:
+    """What a first call must not inherit from the runner timed before it (see the docstring)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    FakeTensorMode.cache_clear()
+    gc.collect()
 
 
 def timed(fn):
@@ -110,6 +123,7 @@ def bench_model(name: str, repeats: int, inner: int | None) -> dict:
         cf = bcfront.capture(bc_mod, backend="eager")
         # the first call timed bare; the report from a second copy, since explain's op
         # count (a profiler) would slow the timed call down
+        fresh_start()
         out, row["bcfront_first_s"] = timed(lambda: cf(*args, **kwargs))
         watched = bcfront.capture(copy.deepcopy(mod), backend="eager")
         with bcfront.explain.collect() as run:
@@ -132,6 +146,7 @@ def bench_model(name: str, repeats: int, inner: int | None) -> dict:
 
         torch._dynamo.reset()
         tc = torch.compile(tc_mod, backend="eager")
+        fresh_start()
         _, row["torch_compile_first_s"] = timed(lambda: tc(*args, **kwargs))
         row["torch_compile_breaks"], row["torch_compile_graphs"] = dynamo_counts()
 

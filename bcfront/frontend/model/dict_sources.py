@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ir.graph import is_literal
-from .sources import DerivedSource, Ref
+from .sources import DerivedSource, Ref, cache_hash
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class StoredKeysSource(DerivedSource):
     """``tuple(storage.keys(base))``: the keys the builtin base (`storage`, dict or
@@ -31,6 +32,7 @@ class StoredKeysSource(DerivedSource):
         return f"{ns.helper('tuple')}({keys}({ns.spell(self.base)}))"
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class StoredItemSource(DerivedSource):
     """``dict.__getitem__(base, key)``: the stored item, not the subclass's ``[]``; `key` is

@@ -326,6 +326,7 @@ class GuardSet:
 
     def __init__(self):
         self._guards: dict = {}
+        self._looked_up: set = set()  # ModuleAttrSources whose lookup guards are in
 
     def add(self, guard: Guard) -> None:
         if guard.key in self._guards:
@@ -346,9 +347,12 @@ class GuardSet:
         """What reading ``m.<name>`` from ``m.<where>[name]`` relies on: attribute lookup would
         find the name in the instance ``__dict__`` first, then nn.Module.__getattr__ in the
         stores before `where` (an empty store is guarded empty, one check for all names)."""
+        if src in self._looked_up:
+            return  # the same guards again: every key is in already
         owner = self._guards.get((GuardKind.ID_MATCH, src.base, None))
         if owner is None or not _is_module(owner.expected):
             return
+        self._looked_up.add(src)
         d = owner.expected.__dict__
         self.add(Guard(GuardKind.NOT_PRESENT, AttrSource(src.base, "__dict__"), None, src.name, first_use))
         # a class attribute of that name (a property, say) would be found before

@@ -39,8 +39,10 @@ class Ref:
         return self.label or f"<{type(self.obj).__name__}>"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Source:
+    __slots__ = ("_hash",)  # a derived source's hash, computed once (`cache_hash`)
+
     def readable(self) -> str:
         raise NotImplementedError
 
@@ -53,6 +55,24 @@ class Source:
 
     def __str__(self) -> str:
         return self.readable()
+
+
+def cache_hash(cls):
+    """Class decorator (outside ``@dataclass``): the dataclass's own hash, computed once per
+    object -- it hashes the whole chain of bases, and guards hash their sources often."""
+    plain = cls.__hash__
+
+    def __hash__(self):
+        try:
+            return self._hash
+        except AttributeError:
+            h = plain(self)
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    cls.__hash__ = __hash__
+    cls.plain_hash = plain  # the reference the test compares with
+    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +154,7 @@ class ConstSource(Source):
         return ns.const(self.value.obj)
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class AttrSource(DerivedSource):
     attr: str
@@ -149,6 +170,7 @@ class AttrSource(DerivedSource):
         return f"{ns.helper('getattr')}({b}, {self.attr!r})"
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class ItemSource(DerivedSource):
     """``base[key]`` for a constant key (an int, str, or an object held by identity)."""
@@ -166,6 +188,7 @@ class ItemSource(DerivedSource):
         return f"{ns.spell(self.base)}[{self._key(ns.const)}]"
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class ModuleAttrSource(DerivedSource):
     """An nn.Module attribute stored in one of its dicts (`_parameters`, `_buffers`, `_modules`).
@@ -186,6 +209,7 @@ class ModuleAttrSource(DerivedSource):
         return f"{ns.spell(self.base)}.{self.where}[{self.name!r}]"
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class TypeSource(DerivedSource):
     def readable(self):
@@ -207,6 +231,7 @@ def item_source(base: Source | None, key) -> Source | None:
     return ItemSource(base, key)
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class ReduceSource(DerivedSource):
     """``base.__reduce__()``: how a builtin iterator's state (sequence, position) is read."""
@@ -218,6 +243,7 @@ class ReduceSource(DerivedSource):
         return f"{ns.spell(self.base)}.__reduce__()"
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class StorageOffsetSource(DerivedSource):
     """``base.storage_offset()`` of a tensor: not part of its TENSOR_MATCH guard, guarded when
@@ -230,6 +256,7 @@ class StorageOffsetSource(DerivedSource):
         return f"{ns.spell(self.base)}.storage_offset()"
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class CellFilledSource(DerivedSource):
     """Whether the cell at `base` holds a value (an empty cell's ``cell_contents`` raises)."""
@@ -241,6 +268,7 @@ class CellFilledSource(DerivedSource):
         return f"{ns.const(cell_filled, 'cell_filled')}({ns.spell(self.base)})"
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class PlainFunctionSource(DerivedSource):
     """Whether the function at `base` still has the given names and module and no attributes
@@ -261,6 +289,7 @@ class PlainFunctionSource(DerivedSource):
         return f"{fn}({base}, {self.name!r}, {self.qualname!r}, {module})"
 
 
+@cache_hash
 @dataclass(frozen=True, slots=True)
 class BoundDescriptorSource(DerivedSource):
     """Whether the method at `base` (a builtin method or method-wrapper, a new object on
