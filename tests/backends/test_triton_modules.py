@@ -107,9 +107,9 @@ def test_autograd_recording_runs_eagerly():
 
 def test_transformer_block():
     c = _run(Block().eval(), _x(2, 6, 16), tol=1e-4)
-    assert any("scaled_dot_product" in op for op in c.fallback_ops)
+    assert c.fallback_ops == []  # small attention is fused too (matmul, softmax, matmul)
     # rms-norms, residual adds and the SwiGLU gate fuse into the matmuls' kernels
-    assert len(c.kernels) == 7
+    assert len(c.kernels) == 11
 
 
 def _example_gpt():

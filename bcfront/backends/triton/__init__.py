@@ -32,6 +32,9 @@ class TritonConfig:
     fuse: bool = True  # False: one kernel per lowered buffer
     autotune: bool = True  # benchmark launch configs on first GPU use
     cache_dir: str | None = None  # default: $BCFRONT_CACHE_DIR or ~/.cache/bcfront
+    # attention with at most this many scores per head (query x key length) is fused as
+    # matmul + softmax + matmul; larger attention stays a library (flash) kernel
+    attention_max: int = 128 * 128
 
 
 def compile_fx(gm, example_inputs, config: TritonConfig | None = None):

@@ -64,7 +64,7 @@ class Specialization:
     """Everything compiled for one input signature."""
 
     def __init__(self, gm, example_inputs, config):
-        aten_gm, self.out_spec, self.state = trace_aten(gm, example_inputs)
+        aten_gm, self.out_spec, self.state = trace_aten(gm, example_inputs, config.attention_max)
         self.aten_graph = aten_gm
         prog, self.fallback_ops = lower_program(aten_gm)
         _check_device(prog)

@@ -6,7 +6,11 @@ inputs) and a decomposition table chosen for fusion: composite ops that are
 really pointwise + reductions (softmax, layer_norm, gelu, ...) are decomposed,
 while attention and random ops are kept whole so that they become extern
 calls, and embedding, addmm and convolution are kept whole for their rules
-(one gather; one reduction with its epilogue).
+(one gather; one reduction with its epilogue).  Small attention is the
+exception: a `scaled_dot_product_attention` call whose score matrix (query
+length x key length) has at most ``attention_max`` entries and no dropout is
+traced through torch's math path (matmul, softmax, matmul) so it fuses like
+the rest; larger ones stay a library call (flash / memory-efficient kernels).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import functools
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten
 
 aten = torch.ops.aten
@@ -96,7 +101,38 @@ def module_state(gm) -> tuple[list, list]:
     return [n for n, _ in items], [t for _, t in items]
 
 
-def trace_aten(gm, example_inputs):
+_SDPA = torch.nn.functional.scaled_dot_product_attention
+_SDPA_ARGS = ("attn_mask", "dropout_p", "is_causal")
+
+
+class InlineAttention(TorchFunctionMode):
+    """Runs small, dropout-free `scaled_dot_product_attention` calls as torch's math
+    path (`aten._scaled_dot_product_attention_math`: q k^T, mask, softmax, @ v; a fully
+    masked row gives zeros as the fused kernels do), which make_fx then traces op by op."""
+
+    def __init__(self, max_scores: int):
+        super().__init__()
+        self.max_scores = max_scores
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is _SDPA and len(args) >= 3:
+            q, k, v, *rest = args
+            kwargs.update(zip(_SDPA_ARGS, rest))
+            small = q.dim() >= 2 and q.shape[-2] * k.shape[-2] <= self.max_scores
+            if small and not kwargs.get("dropout_p"):
+                kwargs.pop("dropout_p", None)
+                mask = kwargs.get("attn_mask")
+                if mask is not None and mask.dtype == torch.bool:
+                    # the math path adds its mask: a boolean one becomes 0 / -inf first (as
+                    # scaled_dot_product_attention does before choosing a kernel)
+                    zero = torch.zeros((), dtype=q.dtype, device=mask.device)
+                    kwargs["attn_mask"] = torch.where(mask, zero, zero - float("inf"))
+                return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, **kwargs)[0]
+        return func(*args, **kwargs)
+
+
+def trace_aten(gm, example_inputs, attention_max: int = 0):
     """Return ``(aten_gm, out_spec, state)``: a functional aten GraphModule whose
     inputs are `state` (the module's parameters and buffers) followed by the
     example inputs and whose output is the flat list of `gm`'s outputs, and the
@@ -104,7 +140,8 @@ def trace_aten(gm, example_inputs):
 
     Lifting the state to inputs keeps tracing from touching it (a batch-norm
     in training mode bumps its counters in place) and turns writes to buffers
-    into ordinary input mutations, copied back after the kernels."""
+    into ordinary input mutations, copied back after the kernels.  Attention
+    with at most `attention_max` scores per head is traced as math (`InlineAttention`)."""
     from torch.func import functional_call, functionalize
 
     holder = {}
@@ -112,10 +149,11 @@ def trace_aten(gm, example_inputs):
     n_state = len(names)
 
     def flat_fn(*args):
-        if n_state:
-            out = functional_call(gm, dict(zip(names, args[:n_state])), tuple(args[n_state:]))
-        else:
-            out = gm(*args)
+        with InlineAttention(attention_max):
+            if n_state:
+                out = functional_call(gm, dict(zip(names, args[:n_state])), tuple(args[n_state:]))
+            else:
+                out = gm(*args)
         flat, holder["spec"] = tree_flatten(out)
         return flat
 

@@ -260,9 +260,19 @@ def _is_inplace(target) -> bool:
 
 def _functional_variant(target):
     packet = getattr(torch.ops.aten, target._schema.name.split("::")[-1][:-1], None)
-    if packet is None:
-        return None
-    return getattr(packet, target._overloadname, None)
+    functional = getattr(packet, target._overloadname, None) if packet is not None else None
+    return functional or OutOfPlace(target)
+
+
+class OutOfPlace:
+    """An in-place op whose functional overload is named otherwise (``bernoulli_.float``,
+    left by a decomposition after functionalization), run by torch on a copy of its input."""
+
+    def __init__(self, op):
+        self.op, self.overloadpacket = op, op.overloadpacket
+
+    def __call__(self, x, *args, **kwargs):
+        return self.op(x.clone(), *args, **kwargs)
 
 
 def lower_program(gm: torch.fx.GraphModule) -> tuple[LoweredProgram, list]:
@@ -323,10 +333,7 @@ def lower_program(gm: torch.fx.GraphModule) -> tuple[LoweredProgram, list]:
             continue
         mutated = None
         if _is_inplace(target):
-            functional = _functional_variant(target)
-            if functional is None:
-                raise NotImplementedError(f"in-place {target} has no functional variant")
-            mutated, target = node.args[0], functional
+            mutated, target = node.args[0], _functional_variant(target)
         low.node_ops[node.name] = _op_name(target)
         env[node] = _lower_node(low, node, target, args, kwargs, fallback)
         if isinstance(env[node], TV):
