@@ -126,6 +126,9 @@ def test_captured_recursion_through_a_break(monkeypatch):
     for n in (3, 3, 1, 0):
         assert torch.equal(cf(torch.zeros(2), n), torch.full((2,), float(n)))
     assert not cf.native_fallbacks
+    conts = [c for per in cf.continuations.values() for c, _ in per.values()]
+    guards = [g.expr for c in conts for g in c.report().guards]
+    assert guards and not any("_entries" in e or "__call__" in e for e in guards), guards
 
 
 # -- what the trace did itself is no guard ---------------------------------------------------
