@@ -112,6 +112,9 @@ class CapturedFunction:
     # The regions layer reads the root wrapper here, from the `cf` it is handed,
     # instead of importing this module (it sits above regions).
     call_object = staticmethod(_call_object)
+    # Called inside captured code, it stands for its target: the trace inlines the original
+    # code, not this wrapper and its cache (`frontend.model.builder.call_through`).
+    __bcfront_calls__ = "target"
 
     def __init__(self, target, *, backend="auto", fullgraph=False, recompile_limit=None, **options):
         from .backends import check

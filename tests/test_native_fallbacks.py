@@ -227,7 +227,6 @@ def builds_a_tuple_cycle(a):
     return t[0][1] is t
 
 
-@pytest.mark.xfail(strict=True, raises=StrictFallbackError, reason="identity guard on a cycle")
 def test_self_containing_tuple_passes_its_own_guards():
     """The continuation guards ``L['t'] is not L['t'][0][1]``, which the fresh entry fails."""
     cf = bcfront.capture(builds_a_tuple_cycle)
@@ -252,7 +251,6 @@ def tuples_again(a, b):
     return a is b, (a, 1) is (b, 1)
 
 
-@pytest.mark.xfail(strict=True, raises=StrictFallbackError, reason="identity guard on tuples")
 def test_a_tuple_passed_twice_passes_its_own_guards():
     cf = bcfront.capture(tuples_again)
     t, u = (1, [2]), (1, [2])
@@ -260,7 +258,6 @@ def test_a_tuple_passed_twice_passes_its_own_guards():
         assert cf(a, b) == tuples_again(a, b)
 
 
-@pytest.mark.xfail(strict=True, raises=StrictFallbackError, reason="guard after del of a module attr")
 def test_deleting_a_module_attribute_passes_its_own_guards(monkeypatch):
     import types
 

@@ -137,12 +137,9 @@ def walk_tree(node, depth):
     return total
 
 
-def test_recursive_captured_function_with_loop_break(lenient):
+def test_recursive_captured_function_with_loop_break():
     """A captured function calling itself (through a global) inside a loop with a break:
-    each level runs its own chain of continuations.
-
-    Lenient: a continuation's fresh entry fails its own guards (a bcfront bug: strict mode
-    raises, tests/test_native_fallbacks.py::test_captured_recursion_passes_its_own_guards)."""
+    each level runs its own chain of continuations."""
     tree = [[[], [[]]], [], [[[]]], [[[[[]]]]]]
     REC["f"] = walk_tree
     expected = _quiet(walk_tree, tree, 0)

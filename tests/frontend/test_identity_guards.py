@@ -47,11 +47,7 @@ def tuples_again(a, b):
     [lambda: [1], lambda: Plain(), lambda: (1, [2]), lambda: {"k": 1}],
     ids=["list", "object", "tuple", "dict"],
 )
-def test_identity_of_arguments_is_not_reused_when_aliasing_changes(fn, make, request):
-    if isinstance(make(), tuple) and fn is not eq_by_identity:
-        # a fresh entry fails its own identity guard on tuples (a bcfront bug: strict mode
-        # raises, tests/test_native_fallbacks.py::test_a_tuple_passed_twice_passes_its_own_guards)
-        request.getfixturevalue("lenient")
+def test_identity_of_arguments_is_not_reused_when_aliasing_changes(fn, make):
     cf = bcfront.capture(fn)
     x, y = make(), make()
     for a, b in ((x, y), (x, x), (y, x), (y, y), (make(), make()), (x, y)):
@@ -66,9 +62,7 @@ def test_identity_through_containers():
         assert cf(a, b) == nested(a, b)
 
 
-def test_same_tuple_passed_twice(lenient):
-    # Lenient: a fresh entry fails its own identity guard on tuples (a bcfront bug: strict mode
-    # raises, tests/test_native_fallbacks.py::test_a_tuple_passed_twice_passes_its_own_guards).
+def test_same_tuple_passed_twice():
     cf = bcfront.capture(tuples_again)
     t, u = (1, [2]), (1, [2])
     for a, b in ((t, t), (t, u), (t, t), (u, u)):

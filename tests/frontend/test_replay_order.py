@@ -82,9 +82,7 @@ def test_a_tuple_argument_keeps_its_identity_when_an_item_is_mutated():
         assert cf(t) is t and t == ([1],)
 
 
-def test_a_module_attribute_written_is_seen_by_the_modules_own_functions(lenient):
-    # Lenient: g's fresh entry (``del mod.x``) fails its own guards (a bcfront bug: strict mode
-    # raises, tests/test_native_fallbacks.py::test_deleting_a_module_attribute_passes_its_own_guards).
+def test_a_module_attribute_written_is_seen_by_the_modules_own_functions():
     import sys
     import types
 

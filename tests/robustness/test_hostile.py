@@ -261,13 +261,8 @@ def builds_a_cycle(a):
     )
 
 
-def test_self_containing_containers_are_no_internal_error(lenient):
-    """O53: rebuilt for the continuation, each container is made empty and filled after.
-
-    Lenient: the continuation's fresh entry fails its own guard ``L['t'] is not
-    L['t'][0][1]`` (a tuple reached again through a list it holds), so that call runs
-    natively -- a bcfront bug that strict mode raises on, see
-    tests/test_native_fallbacks.py::test_self_containing_tuple_passes_its_own_guards."""
+def test_self_containing_containers_are_no_internal_error():
+    """O53: rebuilt for the continuation, each container is made empty and filled after."""
     cf = bcfront.capture(builds_a_cycle)
     for a in (1, 2, 1):
         assert_agree(cf, builds_a_cycle, a, where="builds_a_cycle")

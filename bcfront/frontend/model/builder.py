@@ -24,8 +24,9 @@ cell                        CellV                (contents guarded when read)
 anything else               ObjectV              TYPE_MATCH (attributes guarded when read)
 ==========================  ===================  ==========================================
 
-Values with a source are memoized by identity for mutable objects, so two
-paths to one object yield one value (plus an alias guard).
+Values with a source are memoized by identity for mutable objects and tuples,
+so two paths to one object (a tuple passed twice, or reached again through what
+it holds) yield one value (plus an alias guard).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def wrap(tx, obj, source=None, guard=True):
         return Const(obj, source)
     known = tx.by_id.get(id(obj)) if source is not None else None
     if known is not None and getattr(known, "obj", known) is not None:
-        if known.source is not None and known.source != source and guard and t not in (tuple,):
+        if known.source is not None and known.source != source and guard:
             if (GuardKind.ID_MATCH, known.source, None) in tx.guards:
                 g(GuardKind.ID_MATCH, source, obj)
             else:  # an input reached twice (a bound method's __self__): the same object, not this one
@@ -111,8 +112,13 @@ def wrap(tx, obj, source=None, guard=True):
             raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a {t.__name__} of {len(obj)} items")
         g(GuardKind.TYPE_MATCH, source, t)
         g(GuardKind.LENGTH, source, len(obj))
-        items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
-        return TupleV(items, t, source)
+        # one value per outside tuple, like a list: `a is b` and a tuple reached again
+        # through what it holds (a cycle) see the same value, not a copy
+        v = TupleV((), t, source)
+        if source is not None:
+            _remember(tx, obj, v, source)
+        v.items = tuple(wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj))
+        return v
     if t is list:
         if len(obj) > CONTAINER_LIMIT:
             raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a list of {len(obj)} items")
@@ -192,6 +198,25 @@ def wrap(tx, obj, source=None, guard=True):
             _remember(tx, obj, v, source)
         return v
     return _opaque(tx, obj, source, g)
+
+
+# A class attribute naming the instance attribute a call of an instance stands for, as far
+# as a trace is concerned: bcfront's own `CapturedFunction` says "target", so a captured
+# function called inside captured code runs its original code, inlined, and neither its
+# wrapper nor its cache of entries is traced (or touched) (TorchDynamo: `_torchdynamo_inline`).
+CALL_THROUGH = "__bcfront_calls__"
+
+
+def call_through(tx, fv):
+    """The value a call of `fv` (an ObjectV) runs, when its class names one (`CALL_THROUGH`),
+    fetched from `fv`'s source and guarded; None for anything else."""
+    obj = fv.obj
+    name = next((c.__dict__[CALL_THROUGH] for c in type(obj).__mro__ if CALL_THROUGH in c.__dict__), None)
+    d = getattr(obj, "__dict__", None) if isinstance(name, str) else None
+    if type(d) is not dict or name not in d:
+        return None
+    # the class (TYPE_MATCH on fv's source) is bcfront's; the instance attribute is guarded
+    return wrap(tx, d[name], attr_source(fv.source, name))
 
 
 def guard_class_lookup(tx, cls, name: str) -> None:

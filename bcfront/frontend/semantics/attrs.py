@@ -91,6 +91,18 @@ def has_attr(tx, v: Value, name: str) -> bool:
         raise
 
 
+def written_by_trace(tx, v: Value, name: str) -> bool:
+    """Whether the trace itself set or deleted attribute `name` of outside object `v` (a
+    module's through its namespace): what a lookup finds then is the trace's own doing, not
+    a fact about the state the call started from, so it is no guard's business."""
+    if not isinstance(v, ObjectV):
+        return False
+    if name in v.overlay:
+        return True
+    ns = tx.globals_values.get(id(v.obj.__dict__)) if isinstance(v.obj, types.ModuleType) else None
+    return ns is not None and name in ns.overlay
+
+
 # -- per-kind getters ----------------------------------------------------------------------
 
 

@@ -46,7 +46,7 @@ from . import (
     dispatch,
     ops,
 )
-from .attrs import delattr_, generic_getattr, getattr_, has_attr, setattr_
+from .attrs import delattr_, generic_getattr, getattr_, has_attr, setattr_, written_by_trace
 from .classes import dict_base, index_of, is_heap_type, is_plain_enum_member, lookup_dunder
 from .descriptors import GENERIC_GETATTRIBUTE
 from .folding import NotConst, arity, as_python, fold, fold_model, raise_
@@ -180,8 +180,9 @@ def _hasattr(tx, args, kwargs):
     arity("hasattr", args, 2)
     name = as_python(args[1])
     found = has_attr(tx, args[0], name)
-    if not found and isinstance(args[0], ObjectV) and args[0].source is not None:
-        tx.guard(GuardKind.HASATTR, args[0].source, False, name)
+    v = args[0]
+    if not found and isinstance(v, ObjectV) and v.source is not None and not written_by_trace(tx, v, name):
+        tx.guard(GuardKind.HASATTR, v.source, False, name)
     return Const(found)
 
 

@@ -128,14 +128,11 @@ def by_code_or_wrap(tx, obj, source):
 
         tx.guard(GuardKind.TYPE_MATCH, source, t)
         tx.guard(GuardKind.LENGTH, source, len(obj))
-        if t is tuple:
-            return TupleV(
-                [by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)], tuple, source
-            )
-        v = ListV([], source)
-        tx.by_id[id(obj)] = v  # aliases of the list are the same value
+        v = TupleV((), tuple, source) if t is tuple else ListV([], source)
+        tx.by_id[id(obj)] = v  # aliases of the list or tuple are the same value (as `wrap`'s)
         tx.keepalive.append(obj)
-        v.items = [by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)]
+        items = [by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)]
+        v.items = tuple(items) if t is tuple else items
         return v
     return wrap(tx, obj, source)
 

@@ -19,7 +19,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.builder import guard_class_lookup, wrap
+from ..model.builder import call_through, guard_class_lookup, wrap
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.tracer import SymbolicRaise
@@ -77,6 +77,9 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     model = bmodels.model_for(obj)
     if model is not None:
         return model(tx, args, kwargs)
+    through = call_through(tx, fv)  # a captured function: its original code, inlined
+    if through is not None:
+        return call(tx, through, args, kwargs)
     torch_loaded = "torch" in sys.modules
     if isinstance(obj, types.FunctionType):
         if torch_loaded and _from_torch(obj):
