@@ -11,8 +11,7 @@ dataclass hash (`plain_hash`).
 
 from __future__ import annotations
 
-import torch
-from torch import nn
+import pytest
 
 import bcfront
 from bcfront.frontend.model import tracer as tracer_mod
@@ -26,6 +25,9 @@ from bcfront.frontend.model.sources import (
     Ref,
     TypeSource,
 )
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
 
 DEPTH = 8
 

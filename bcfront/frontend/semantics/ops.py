@@ -395,6 +395,11 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         missing = classes.lookup_dunder(obj, "__missing__", tx) if obj.cls is not dict else None
         if missing is not None:
             return dispatch.call(tx, missing, [obj, key], {})
+        if obj.cls is not dict and hasattr(obj.cls, "__missing__"):
+            # a C __missing__ (defaultdict's default_factory) the trace does not model
+            raise UnsupportedError(
+                BreakReason.UNSUPPORTED_SUBSCRIPT, f"missing key of a {obj.cls.__name__} (its C __missing__)"
+            )
         raise SymbolicRaise(ExceptionV(KeyError, [key]))
     typed = fold_typing(operator.getitem, obj, key) if isinstance(obj, ObjectV) else None
     if typed is not None:  # List[int], tuple[int, ...], Optional[T]

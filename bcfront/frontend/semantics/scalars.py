@@ -20,6 +20,7 @@ the native code sees the real number (the region returns it as a graph output).
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable
 
 import torch
 from torch._subclasses.fake_tensor import is_fake
@@ -273,6 +274,7 @@ _OPERATOR_OPERANDS = {operator.setitem: (2,)}  # x[k] = s: the value, never the 
 def check_tensor_use(op: str, target, args: list, kwargs: dict) -> None:
     """Break unless every scalar in a tensor call is a value operand (see module doc)."""
     name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    allowed: Iterable[int] | None
     if op == "call" and getattr(target, "__module__", None) in ("_operator", "operator"):
         allowed = _OPERATOR_OPERANDS.get(target)
         if allowed is None and target not in (operator.getitem, operator.delitem):
@@ -284,9 +286,9 @@ def check_tensor_use(op: str, target, args: list, kwargs: dict) -> None:
     else:
         allowed = ()
         nested_ok = False
-    allowed = set(allowed or ())
+    operands = set(allowed or ())
     for i, a in enumerate(args):
-        _check_arg(name, a, i in allowed, nested_ok)
+        _check_arg(name, a, i in operands, nested_ok)
     for a in kwargs.values():
         _check_arg(name, a, name in VALUE_OPERAND_OPS | _DATA_OPS, nested_ok)
 
