@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+import bcfront
+
 from .helpers import HAS_TORCH, outcome
 from .test_guard_soundness import Case, _run_case
 
@@ -122,3 +124,24 @@ def test_value_case_depends_on_its_state(name):
     case.change()
     after = outcome(case.fn, *case.args())
     assert repr(before) != repr(after), f"{name}: the change does not affect the result"
+
+
+def _plain_function():
+    pass
+
+
+def test_a_function_attribute_set_after_capture_is_seen():
+    """``getattr(f, "foo", None)`` folded the absence: setting ``f.foo`` must recompile."""
+
+    def g():
+        return getattr(_plain_function, "foo", None)
+
+    cf = bcfront.capture(g)
+    try:
+        assert cf() is None
+        _plain_function.foo = 1
+        assert cf() == g() == 1
+        del _plain_function.foo
+        assert cf() is None
+    finally:
+        _plain_function.__dict__.pop("foo", None)

@@ -214,6 +214,8 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
             return wrap(tx, getattr(obj, name), AttrSource(src, name))
         if name == "__get__":
             return MethodV(ObjectV(types.FunctionType.__get__), v)
+        if src is not None:  # `f.foo = 1` later gives the function the attribute
+            tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
         attribute_error("function", name)
     cls = type(obj)
     ga = mro_lookup(cls, "__getattribute__")
