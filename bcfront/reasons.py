@@ -18,12 +18,6 @@ class BreakReason(DescribedStrEnum):
     """The category of a graph break; `.meaning` says what it means in one line."""
 
     @classmethod
-    def of(cls, value: str) -> BreakReason:
-        """The member whose value is `value`; ValueError naming this enum for any other."""
-        # (mypy reads the member-defining __new__ above as the signature of the lookup)
-        return cls(value)  # type: ignore[call-arg]
-
-    @classmethod
     def _missing_(cls, value: object) -> None:
         raise ValueError(
             f"{value!r} is not a graph-break reason; add it to "

@@ -19,16 +19,7 @@ from bcfront.errors import GraphBreakError
 
 from . import corpus_breaks
 from .corpus_breaks import CASES
-
-
-def _run(fn, args):
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        try:
-            result = ("ok", fn(*args))
-        except Exception as e:  # noqa: BLE001 - compared with the oracle's exception
-            result = ("raise", type(e), str(e))
-    return result, buf.getvalue()
+from .outcomes import quiet_outcome
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -37,10 +28,10 @@ def test_break_matches_python(name):
     cf = bcfront.capture(case.fn)
     for args in case.calls + case.calls[:1]:
         corpus_breaks.COUNT[0] = 0
-        expected = _run(case.fn, copy.deepcopy(args))
+        expected = quiet_outcome(case.fn, *copy.deepcopy(args))
         count_ref = corpus_breaks.COUNT[0]
         corpus_breaks.COUNT[0] = 0
-        actual = _run(cf, copy.deepcopy(args))
+        actual = quiet_outcome(cf, *copy.deepcopy(args))
         assert actual == expected, f"{name}{args}"
         assert corpus_breaks.COUNT[0] == count_ref
     first = cf.entries[0]

@@ -17,12 +17,12 @@ import threading
 import bcfront
 from bcfront.frontend.regions.tailcalls import LOOP_RECAPTURES
 
-from .test_breaks import _run
+from .outcomes import quiet_outcome
 from .test_breaks_cells import walk
 
 
 def _quiet(fn, *args):
-    return _run(fn, args)
+    return quiet_outcome(fn, *args)
 
 
 @contextlib.contextmanager

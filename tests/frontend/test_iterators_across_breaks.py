@@ -23,35 +23,17 @@ import pytest
 import bcfront
 from bcfront.frontend.model.hash_iters import HashIterator
 
+from .outcomes import assert_same_outcome, quiet_outcome
+
 torch = pytest.importorskip("torch")
-
-
-def _run(fn, *args):
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        try:
-            result = ("ok", fn(*args))
-        except Exception as e:  # noqa: BLE001 - compared with the oracle's exception
-            result = ("raise", type(e), str(e))
-    return result, buf.getvalue()
-
-
-def _same(a, b):
-    (ra, oa), (rb, ob) = a, b
-    assert oa == ob
-    assert ra[0] == rb[0]
-    if ra[0] == "ok":
-        torch.testing.assert_close(ra[1], rb[1], rtol=0, atol=0)
-    else:
-        assert ra == rb
 
 
 def _check(fn, *args):
     """Same as CPython on fresh copies of the inputs, twice; returns the explain report."""
     for _ in range(2):
         cf = bcfront.capture(fn)
-        _same(_run(cf, *copy.deepcopy(args)), _run(fn, *copy.deepcopy(args)))
-        _same(_run(cf, *copy.deepcopy(args)), _run(fn, *copy.deepcopy(args)))
+        assert_same_outcome(quiet_outcome(cf, *copy.deepcopy(args)), quiet_outcome(fn, *copy.deepcopy(args)))
+        assert_same_outcome(quiet_outcome(cf, *copy.deepcopy(args)), quiet_outcome(fn, *copy.deepcopy(args)))
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.suppress(RuntimeError):
         return bcfront.explain(fn, *copy.deepcopy(args))
@@ -133,7 +115,7 @@ def test_module_list_loop_with_a_break():
     torch.manual_seed(0)
     net = Net()
     x = torch.randn(2, 4)
-    _same(_run(bcfront.capture(net), x), _run(net, x))
+    assert_same_outcome(quiet_outcome(bcfront.capture(net), x), quiet_outcome(net, x))
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         rep = bcfront.explain(net, x)

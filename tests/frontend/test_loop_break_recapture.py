@@ -20,27 +20,9 @@ import pytest
 import bcfront
 from bcfront.frontend.regions.tailcalls import LOOP_RECAPTURES
 
+from .outcomes import assert_same_outcome, quiet_outcome
+
 torch = pytest.importorskip("torch")
-
-
-def _run(fn, *args):
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        try:
-            result = ("ok", fn(*args))
-        except Exception as e:  # noqa: BLE001 - compared with the oracle's exception
-            result = ("raise", type(e), str(e))
-    return result, buf.getvalue()
-
-
-def _same(a, b):
-    (ra, oa), (rb, ob) = a, b
-    assert oa == ob
-    assert ra[0] == rb[0]
-    if ra[0] == "ok" and isinstance(ra[1], torch.Tensor):
-        torch.testing.assert_close(ra[1], rb[1], rtol=0, atol=0)
-    else:
-        assert ra == rb
 
 
 def _explain(fn, *args):
@@ -93,7 +75,8 @@ def test_results_match_over_calls():
     cf = bcfront.capture(config_defaults)
     for seed, kw in ((1, {}), (2, {}), (3, {"b": 7}), (4, {}), (5, {"a": 2, "c": 0})):
         x = torch.randn(3, generator=torch.Generator().manual_seed(seed))
-        _same(_run(cf, Cfg(), x, dict(kw)), _run(config_defaults, Cfg(), x, dict(kw)))
+        got = quiet_outcome(cf, Cfg(), x, dict(kw))
+        assert_same_outcome(got, quiet_outcome(config_defaults, Cfg(), x, dict(kw)))
 
 
 def with_break(n, stop):
@@ -204,17 +187,17 @@ def test_loop_exits_match_python(name):
     fn, calls = CASES[name]
     cf = bcfront.capture(fn)
     for args in calls + calls[:1]:
-        got, want = _run(cf, *args), _run(fn, *args)
+        got, want = quiet_outcome(cf, *args), quiet_outcome(fn, *args)
         if name == "closure":
             got = (("ok", got[0][1]()), got[1]) if got[0][0] == "ok" else got
             want = (("ok", want[0][1]()), want[1]) if want[0][0] == "ok" else want
-        _same(got, want)
+        assert_same_outcome(got, want)
 
 
 def test_after_loop_continuation_is_reused_across_calls():
     cf = bcfront.capture(with_break)
     for _ in range(3):
-        _same(_run(cf, 12, 100), _run(with_break, 12, 100))
+        assert_same_outcome(quiet_outcome(cf, 12, 100), quiet_outcome(with_break, 12, 100))
     conts = {}
     for fam in cf.continuations.values():
         for cap, _loop in fam.values():

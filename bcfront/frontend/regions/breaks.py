@@ -371,23 +371,19 @@ def native_loop(cap, orig, key, fn):
     last = cap.recompiles[-1].guard if cap.recompiles else None
     why = f"its guards changed on every iteration{f' ({last})' if last else ''}"
     line = _line(code, offset)
+
+    def report(rest: str) -> None:  # in the notes, and a native fallback (warned once)
+        text = f"{where}: after {LOOP_RECAPTURES} captures from inside its loop ({why}) {rest}"
+        _note(cap, text)
+        cap.fall_back("loop-limit", text, code.co_filename, line)
+
     try:
         loop = NativeLoop(cap, orig, key)
     except UnsupportedError as e:
-        text = (
-            f"{where}: after {LOOP_RECAPTURES} captures from inside its loop ({why}) the rest of "
-            f"the function runs natively: {e.message}"
-        )
-        _note(cap, text)
-        cap.fall_back("loop-limit", text, code.co_filename, line)
+        report(f"the rest of the function runs natively: {e.message}")
         return fn
     after = ", ".join(f"line {n}" for n in sorted({_line(code, x) for x in loop.exits}))
-    text = (
-        f"{where}: after {LOOP_RECAPTURES} captures from inside its loop ({why}) the rest of "
-        f"the loop runs natively; captured again after the loop ({after})"
-    )
-    _note(cap, text)
-    cap.fall_back("loop-limit", text, code.co_filename, line)
+    report(f"the rest of the loop runs natively; captured again after the loop ({after})")
     return loop
 
 

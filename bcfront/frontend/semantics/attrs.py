@@ -55,6 +55,7 @@ from .descriptors import (
     is_data_descriptor,
     is_generic_getattribute,
     set_property,
+    traced_lookup,
     unset_slot_message,
     user_getattribute,
 )
@@ -375,15 +376,10 @@ def _class_attr(tx, v, cls, src, name):
 
 def _new_object_attr(tx, v: NewObjectV, name, hook=True):
     cls = v.cls
-    ga = mro_lookup(cls, "__getattribute__") if hook else MISS
-    if isinstance(ga, types.FunctionType):
-        return user_getattribute(tx, v, cls, ga, name)
-    raw = mro_lookup(cls, name)
+    found, raw = traced_lookup(tx, v, cls, name, hook)
+    if found is not MISS:
+        return found
     if raw is not MISS and is_data_descriptor(raw):
-        if isinstance(raw, property):
-            return call_property(tx, raw, v, cls, name)
-        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
-            return call_descriptor_get(tx, raw, v, cls, name)
         if isinstance(raw, types.MemberDescriptorType):
             if name in v.attrs:
                 return v.attrs[name]

@@ -87,6 +87,23 @@ def call_property(tx, prop, inst, cls, name):
     return dispatch.call(tx, wrap(tx, prop.fget, None), [inst], {})
 
 
+def traced_lookup(tx, v, cls, name, hook: bool):
+    """The steps of CPython's generic lookup that run Python code, for an instance made in
+    the trace or a dict-subclass instance: the class's own ``__getattribute__`` (when
+    `hook`), then a property or a Python data descriptor.  Returns (value, raw), value MISS
+    when neither applied; `raw` is what `name` found on the class (or MISS)."""
+    ga = mro_lookup(cls, "__getattribute__") if hook else MISS
+    if isinstance(ga, types.FunctionType):
+        return user_getattribute(tx, v, cls, ga, name), MISS
+    raw = mro_lookup(cls, name)
+    if raw is not MISS and is_data_descriptor(raw):
+        if isinstance(raw, property):
+            return call_property(tx, raw, v, cls, name), raw
+        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
+            return call_descriptor_get(tx, raw, v, cls, name), raw
+    return MISS, raw
+
+
 def call_descriptor_get(tx, raw, inst, cls, name):
     """A data descriptor written in Python (enum's ``value``/``name``, a user descriptor
     with ``__set__``): its ``__get__`` inlined, the class attribute guarded."""

@@ -21,12 +21,10 @@ from . import dispatch
 from .classes import MISS, mro_lookup
 from .descriptors import (
     bind_class_attr,
-    call_descriptor_get,
-    call_property,
     check_store,
     is_data_descriptor,
     set_property,
-    user_getattribute,
+    traced_lookup,
 )
 from .folding import attribute_error
 
@@ -65,15 +63,10 @@ def dict_object_attr(tx, v: DictV, name, hook=True):
     ``@dataclass`` ModelOutput): CPython's generic lookup over its class and its
     ``__dict__`` (`v.attrs`); the items are no attributes."""
     cls = v.cls
-    ga = mro_lookup(cls, "__getattribute__") if hook else MISS
-    if isinstance(ga, types.FunctionType):
-        return user_getattribute(tx, v, cls, ga, name)
-    raw = mro_lookup(cls, name)
+    found, raw = traced_lookup(tx, v, cls, name, hook)
+    if found is not MISS:
+        return found
     if raw is not MISS and is_data_descriptor(raw):
-        if isinstance(raw, property):
-            return call_property(tx, raw, v, cls, name)
-        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
-            return call_descriptor_get(tx, raw, v, cls, name)
         if name == "__class__":
             return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
         if name == "__dict__" and v.attrs is not None:

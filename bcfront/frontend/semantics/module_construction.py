@@ -174,6 +174,13 @@ def _guard_empty_global(tx, name: str) -> None:
     tx.guard(GuardKind.LENGTH, ConstSource(Ref(d, f"torch.nn.modules.module.{name}")), 0)
 
 
+def guard_global_call_hooks(tx) -> None:
+    """No global hook of module calls is registered (nn.Module.__call__ then runs forward
+    alone), and none is by the next call: guarded, for existing and new modules alike."""
+    for name in _GLOBAL_CALL_HOOKS:
+        _guard_empty_global(tx, name)
+
+
 def _remove_from(tx, self: NewObjectV, name: str, places) -> None:
     for place in places:
         if place == "__dict__":
@@ -301,8 +308,7 @@ def _module_call(tx, args, kwargs):
     compiled = self.attrs.get("_compiled_call_impl")
     if compiled is not None and not (isinstance(compiled, Const) and compiled.value is None):
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "a module made here and compiled (.compile())")
-    for name in _GLOBAL_CALL_HOOKS:
-        _guard_empty_global(tx, name)
+    guard_global_call_hooks(tx)
     for name in _HOOKS:
         d = _state(self, name)
         if d is not None and d.entries:

@@ -230,22 +230,7 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
 
 
 def guard_global_hooks(tx) -> None:
-    import torch.nn.modules.module as m
-
-    for name in (
-        "_global_forward_hooks",
-        "_global_forward_pre_hooks",
-        "_global_backward_hooks",
-        "_global_backward_pre_hooks",
-        "_global_forward_hooks_always_called",
-        "_global_forward_hooks_with_kwargs",
-    ):
-        d = getattr(m, name, None)
-        if d is None:
-            continue
-        if d:
-            raise UnsupportedError(BreakReason.MODULE_HOOKS, f"global module hooks ({name}) are registered")
-        tx.guard(GuardKind.LENGTH, ConstSource(Ref(d, f"torch.nn.modules.module.{name}")), 0)
+    module_construction.guard_global_call_hooks(tx)
 
 
 def function_parts(tx, fv: Value):
