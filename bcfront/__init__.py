@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from .errors import BcfrontError, GraphBreakError
 
-__all__ = ["BcfrontError", "GraphBreakError", "analyze", "capture", "explain"]
+__all__ = [
+    "BcfrontError",
+    "GraphBreakError",
+    "analyze",
+    "capture",
+    "explain",
+    "mark_dynamic",
+    "mark_static",
+    "maybe_mark_dynamic",
+]
 __version__ = "0.1.0"
 
 
@@ -23,6 +32,7 @@ def analyze(fn_or_code):
 # a submodule binds it as a package attribute, which must not shadow the functions.
 from . import capture as _capture_module  # noqa: E402  (torch-free)
 from . import explain as _explain_module  # noqa: E402  (torch-free)
+from .shapes import mark_dynamic, mark_static, maybe_mark_dynamic  # noqa: E402  (torch-free)
 
 
 def capture(fn=None, *, backend="auto", fullgraph=False, **options):

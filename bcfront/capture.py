@@ -126,6 +126,9 @@ class CapturedFunction:
         self.recompile_limit = DEFAULT_RECOMPILE_LIMIT if recompile_limit is None else int(recompile_limit)
         capture_options(options)  # unknown names and wrong types fail here, at the call
         self.options = dict(options)
+        from .frontend.model.shape_policy import ShapePolicy
+
+        self.shape_policy = ShapePolicy(self.options.get("dynamic"))
         self._entries: list = []
         self._lock = threading.RLock()
         self._self = _NO_SELF

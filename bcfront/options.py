@@ -25,9 +25,15 @@ class CaptureOptions:
     # it and its use as a value operand of tensor ops are captured; a use whose result
     # depends on its value (a branch, a shape) breaks.  Off: each read is a break.
     capture_scalar_outputs: bool = False
+    # Symbolic sizes (`frontend/model/shape_policy.py`).  None (automatic): a size or an int
+    # argument that changes between two captures is a symbol from the next capture on, so
+    # one entry serves every later value.  True: every input size (and int argument) is a
+    # symbol from the first capture.  False: only what `bcfront.mark_dynamic` marks.
+    dynamic: bool | None = None
 
 
 OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(CaptureOptions))
+_OPTIONAL = frozenset({"dynamic"})  # None is a value of these
 
 
 def capture_options(options: dict) -> CaptureOptions:
@@ -39,6 +45,8 @@ def capture_options(options: dict) -> CaptureOptions:
             f"known options: {', '.join(sorted(OPTION_NAMES))}"
         )
     for name, value in options.items():
+        if value is None and name in _OPTIONAL:
+            continue
         if not isinstance(value, bool):
             raise TypeError(f"bcfront.capture option {name!r} must be a bool, got {type(value).__name__}")
     return CaptureOptions(**options)

@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bcfront.frontend.semantics",),
     ("bcfront.frontend.interp",),
     ("bcfront.frontend.regions",),
-    ("bcfront.capture", "bcfront.explain"),
+    ("bcfront.capture", "bcfront.explain", "bcfront.shapes"),
     ("bcfront.cli", "bcfront.testing", "bcfront"),
 ]
 

@@ -71,6 +71,16 @@ def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
     from ..ir.functionalize import functionalize
     from ..ir.inverses import FunctionalizeError
 
+    if has_symbolic_inputs(graph):
+        # functionalization re-runs the graph on the example's (static) sizes; a graph with
+        # symbolic sizes and no write is pure already and goes as it is, with its symbols
+        if not any(n.mutates for n in graph.body):
+            return compile_pure(graph, symbolic_examples(graph, example_inputs))
+        from . import eager
+
+        out = eager.compile_graph(graph)
+        out.notes.append("a graph with symbolic sizes and in-place writes ran on the eager backend")
+        return out
     try:
         plan = functionalize(graph, example_inputs)
     except FunctionalizeError as e:
@@ -83,6 +93,26 @@ def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
     compiled.emit = plan.wrap_emit(compiled.emit)
     compiled.plan = plan
     return compiled
+
+
+def has_symbolic_inputs(graph) -> bool:
+    """Whether some input of `graph` has a symbolic size or is a symbolic int."""
+    for n in graph.inputs:
+        meta = n.meta
+        dims = getattr(meta, "shape", None)
+        if dims is None:
+            if type(meta).__name__ == "SymInt":
+                return True
+            continue
+        if any(type(d) is not int for d in (*dims, *meta.stride())):
+            return True
+    return False
+
+
+def symbolic_examples(graph, example_inputs) -> list:
+    """The inputs a compiler sees for a symbolic graph: the fake tensors and SymInts of
+    its placeholders (a compiler that fakifies real examples would specialize them)."""
+    return [n.meta for n in graph.inputs]
 
 
 def _triton(graph, example_inputs) -> CompiledGraph:

@@ -316,6 +316,15 @@ def _is_view_node(n) -> bool:
     return bool(ts) and all(not t.requires_grad for t in ts) and len(keys) == 1 and None not in keys
 
 
+def _symbolic_layout(t) -> bool:
+    """A tensor whose sizes, strides or offset are symbolic: its layout is not a constant
+    to spell in an as_strided."""
+    shape = getattr(t, "shape", None)
+    if shape is None:
+        return False
+    return any(type(d) is not int for d in (*shape, *t.stride(), t.storage_offset()))
+
+
 def view_plan(graph, folded=()) -> ViewPlan:
     """Fold chains of views of one temporary (a body node, not itself such a view, in the
     entry state, requiring no grad) into one as_strided per view used outside the chain.
@@ -333,7 +342,7 @@ def view_plan(graph, folded=()) -> ViewPlan:
     body = set(graph.body)
     cand = {}
     for n in graph.body:
-        if n in folded or not _is_view_node(n):
+        if n in folded or not _is_view_node(n) or _symbolic_layout(n.meta):
             continue
         parent = n.args[0]
         root = cand.get(parent)

@@ -1,9 +1,15 @@
 """Torch-side helpers for the trace: fake tensors and the symbolic torch state.
 
 Imported only once a tensor or torch object shows up, so pure-Python capture
-never imports torch.  Fake tensors (torch's FakeTensorMode, static shapes)
-give every proxy exact dtype, shape, stride, device and requires_grad without
-running kernels, and keep view/alias relations between inputs.
+never imports torch.  Fake tensors (torch's FakeTensorMode) give every proxy
+exact dtype, shape, stride, device and requires_grad without running kernels,
+and keep view/alias relations between inputs.
+
+A static capture shares one mode (no ShapeEnv) with every other static capture.
+A capture with dynamic sizes gets its own mode over a fresh ShapeEnv: the sizes
+chosen dynamic are symbols, ints derived from them are SymInts, and the facts the
+trace relied on (a branch taken, a specialization) are the ShapeEnv's guards,
+which `shape_guards` turns into Python expressions over the inputs.
 """
 
 from __future__ import annotations
@@ -11,10 +17,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 import torch
+from torch._guards import GuardSource, Source
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
 from torch.utils.weak import WeakIdKeyDictionary
 
 # an autocast region: (device_type, dtype, enabled, cache_enabled)
@@ -67,13 +75,31 @@ class FakeEnv:
     entered from two threads at once.
     """
 
-    def __init__(self) -> None:
-        self.mode = _shared_mode()
+    def __init__(self, dynamic: bool = False) -> None:
+        self.shape_env: ShapeEnv | None = None
+        if dynamic:
+            self.shape_env = ShapeEnv()
+            self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
+        else:
+            self.mode = _shared_mode()
         self._fakes: dict[int, FakeTensor] = {}
         self._keep: list[torch.Tensor] = []
+        # the inputs that carry symbols, in the order met: (fake or SymInt, placeholder name)
+        self.placeholders: list[tuple[Any, str]] = []
+        self._scalar: FakeTensor | None = None
 
-    def from_real(self, t: torch.Tensor) -> FakeTensor:
+    @property
+    def dynamic(self) -> bool:
+        return self.shape_env is not None
+
+    def from_real(self, t: torch.Tensor, dims: frozenset[int] = frozenset(), name: str = "") -> FakeTensor:
+        """The fake of input `t`; in a dynamic env, the sizes at `dims` are symbols whose
+        guards will spell the input as `name` (a placeholder `shape_guards` replaces)."""
         fake = self._fakes.get(id(t))
+        if fake is None and self.shape_env is not None:
+            fake = self._symbolic(t, dims, name)
+            self._fakes[id(t)] = fake
+            self._keep.append(t)
         if fake is None:
             sig = _signature(t)
             # (the ignore: torch's WeakIdKeyDictionary is unannotated)
@@ -98,12 +124,101 @@ class FakeEnv:
             self._keep.append(t)
         return fake
 
+    def _symbolic(self, t: torch.Tensor, dims: frozenset[int], name: str) -> FakeTensor:
+        if not dims:
+            return self.mode.from_tensor(t, static_shapes=True)
+        sizes = [DimDynamic.DYNAMIC if i in dims else DimDynamic.STATIC for i in range(t.dim())]
+        ctx: StatelessSymbolicContext[Any, Any] = StatelessSymbolicContext(dynamic_sizes=sizes)
+        fake = self.mode.from_tensor(t, source=NamedSource(name), symbolic_context=ctx)
+        if any(isinstance(d, torch.SymInt) for d in fake.shape):
+            self.placeholders.append((fake, name))
+        return fake
+
+    def sym_int(self, value: int, name: str) -> int | torch.SymInt:
+        """A symbol for int input `value` (guards spell it `name`); 0 and 1 stay ints."""
+        assert self.shape_env is not None
+        src = NamedSource(name)
+        sym = self.shape_env.create_symbol(value, source=src, dynamic_dim=DimDynamic.DYNAMIC)
+        out = self.shape_env.create_symintnode(sym, hint=value, source=src)
+        if isinstance(out, torch.SymInt):
+            self.placeholders.append((out, name))
+        return out
+
+    def scalar_fake(self) -> FakeTensor:
+        """A 0-d int fake: what metadata reads on a symbolic int see (it is no tensor)."""
+        if self._scalar is None:
+            with self.mode:
+                self._scalar = cast(FakeTensor, torch.zeros((), dtype=torch.int64))
+        return self._scalar
+
+    def shape_guards(self) -> list[tuple[str, str]]:
+        """The ShapeEnv's guards over the placeholders: (Python expression with the
+        placeholder names, readable form with symbols ``s0, s1, ...``), simplified and
+        deduplicated by torch; empty for a static env."""
+        if self.shape_env is None or not self.placeholders:
+            return []
+        values = [p for p, _ in self.placeholders]
+        sources = [NamedSource(n) for _, n in self.placeholders]
+        codes = self.shape_env.produce_guards(values, sources)
+        names = self.symbol_names()
+        return [(c, readable_shape_expr(c, names)) for c in codes]
+
+    def symbol_names(self) -> dict[str, str]:
+        """``placeholder.size()[i]`` (and a bare int placeholder) -> its symbol, renamed
+        ``s0, s1, ...`` in the order the inputs were met (torch's names are hashes)."""
+        out: dict[str, str] = {}
+        renamed: dict[str, str] = {}
+
+        def sym_name(x: Any) -> str | None:
+            if not isinstance(x, torch.SymInt):
+                return None
+            expr = x.node.expr
+            if not getattr(expr, "is_Symbol", False):
+                return None
+            return renamed.setdefault(str(expr), f"s{len(renamed)}")
+
+        for value, name in self.placeholders:
+            if isinstance(value, torch.SymInt):
+                n = sym_name(value)
+                if n is not None:
+                    out[name] = n
+                continue
+            for i, d in enumerate(value.shape):
+                n = sym_name(d)
+                if n is not None:
+                    out[f"{name}.size()[{i}]"] = n
+        return out
+
     def run(
         self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any], state: TorchState
     ) -> Any:
         """Call `fn` on fake arguments under `state`."""
         with state.context(), self.mode:
             return fn(*args, **kwargs)
+
+
+@dataclass(frozen=True)
+class NamedSource(Source):
+    """A torch guard source spelled as a bare name: the ShapeEnv writes its guards over
+    these names, which the guard builder replaces by the inputs' own spellings."""
+
+    placeholder: str = ""
+
+    @property
+    def _name_template(self) -> str:
+        return self.placeholder
+
+    @property
+    def guard_source(self) -> GuardSource:
+        return GuardSource.LOCAL
+
+
+def readable_shape_expr(code: str, names: Mapping[str, str]) -> str:
+    """`code` (a ShapeEnv guard over placeholder names) with each input size written as
+    its symbol: ``2 <= __in0.size()[1]`` -> ``2 <= s0``."""
+    for spelled in sorted(names, key=len, reverse=True):
+        code = code.replace(spelled, names[spelled])
+    return code
 
 
 _MODE: FakeTensorMode | None = None

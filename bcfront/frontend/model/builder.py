@@ -41,6 +41,7 @@ from ...reasons import BreakReason
 from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
+from .shape_policy import NeedDynamic
 from .sources import BoundDescriptorSource, Ref, attr_source, bound_descriptor, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
 
@@ -91,6 +92,8 @@ def wrap(tx, obj, source=None, guard=True):
     g = tx.guard if (guard and source is not None) else _no_guard
     t = type(obj)
     if t in CONST_TYPES:
+        if t is int and guard and _dynamic_int(tx, source, obj):
+            return wrap_sym_int(tx, obj, source)
         g(GuardKind.CONSTANT_MATCH, source, obj)
         return Const(obj, source)
     if is_tensor(obj):
@@ -420,18 +423,24 @@ def wrap_tensor(tx, t, source, guard=True):
     env = tx.torch_env()
     from .values import TensorV
 
+    dims = _dynamic_dims(tx, t, source, ptype) if guard else frozenset()
+    if dims and not env.dynamic:
+        raise NeedDynamic(source)
     try:
-        fake = env.from_real(t)
+        fake = env.from_real(t, dims, env_placeholder(tx, source) if dims else "")
     except Exception as e:  # noqa: BLE001 - sparse, nested or quantized tensors and the like
         raise UnsupportedError(
             BreakReason.FAKE_TENSOR, f"cannot make a fake tensor of this input: {e}"
         ) from None
     node = tx.graph.add_input(source, fake)
     if guard:
+        shape, stride = tuple(t.shape), tuple(t.stride())
+        if dims:
+            shape, stride = _static_parts(fake.shape), _static_parts(fake.stride())
         tx.guard(
             GuardKind.TENSOR_MATCH,
             source,
-            TensorMatch(ptype, t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad),
+            TensorMatch(ptype, t.dtype, t.device, shape, stride, t.requires_grad),
             example=t,
         )
     v = TensorV(node, fake, ptype, source)
@@ -439,6 +448,70 @@ def wrap_tensor(tx, t, source, guard=True):
     tx.keepalive.append(t)
     tx.input_tensors.append(v)
     tx.real_tensors[id(v)] = t
+    return v
+
+
+# -- symbolic sizes (`shape_policy`) -----------------------------------------------------------
+
+
+def _static_parts(dims) -> tuple:
+    """Sizes or strides of a fake with the symbolic ones as None."""
+    return tuple(d if type(d) is int else None for d in dims)
+
+
+def _under_module_store(source) -> bool:
+    """A parameter or buffer read through a module's stores: its sizes stay static."""
+    while source is not None:
+        if type(source).__name__ == "ModuleAttrSource":
+            return True
+        source = getattr(source, "base", None)
+    return False
+
+
+def _dynamic_dims(tx, t, source, ptype) -> frozenset:
+    policy = tx.shape_policy
+    if policy is None or t.dim() == 0 or _under_module_store(source):
+        return frozenset()
+    if ptype is not torch_mod().Tensor:  # a Parameter: static, as torch.compile keeps them
+        return frozenset()
+    policy.saw_tensors = True
+    return policy.tensor_dims(source, tuple(t.shape), t)
+
+
+def _dynamic_int(tx, source, value) -> bool:
+    policy = tx.shape_policy
+    if policy is None or source is None:
+        return False
+    if type(source).__name__ != "LocalSource":  # arguments and what crosses a break only
+        return False
+    # remembered always, made a symbol only in functions that touch tensors
+    return policy.int_dynamic(source, value) and policy.saw_tensors
+
+
+def env_placeholder(tx, source) -> str:
+    """A fresh placeholder name for an input with symbols; remembered with its source."""
+    names = tx.shape_inputs
+    name = f"__bcs{len(names)}__"
+    names[name] = source
+    return name
+
+
+def wrap_sym_int(tx, value: int, source):
+    """An int input whose value changed between captures: a symbol of the capture's
+    ShapeEnv, a graph input (0 and 1 stay constants, as torch specializes them)."""
+    env = tx.torch_env()
+    if not env.dynamic:
+        raise NeedDynamic(source)
+    sym = env.sym_int(value, env_placeholder(tx, source))
+    if type(sym) is int:
+        tx.guard(GuardKind.CONSTANT_MATCH, source, value)
+        return Const(value, source)
+    from .values import SymIntV
+
+    tx.guard(GuardKind.TYPE_MATCH, source, int)
+    node = tx.graph.add_input(source, sym)
+    v = SymIntV(node, env.scalar_fake(), int, sym)
+    v.source = source
     return v
 
 

@@ -38,6 +38,14 @@ class GuardKind(DescribedStrEnum):
         "the tensors `expected` (a tuple of sources) fetches are all different",
     )
     TENSOR_STORAGE = "TENSOR_STORAGE", "the tensors share storage as `expected` (a StorageLayout) records"
+    SHAPE = (
+        "SHAPE",
+        (
+            "a relation between symbolic sizes the trace relied on holds; `expected` is it over "
+            "symbols (``2 <= s0``), `extra` a ShapeCheck (the expression over placeholders, and "
+            "the sources they stand for); no source"
+        ),
+    )
 
 
 class TensorMatch(NamedTuple):
@@ -46,9 +54,26 @@ class TensorMatch(NamedTuple):
     ptype: type  # the exact Python type (Tensor, Parameter, ...)
     dtype: Any  # torch.dtype
     device: Any  # torch.device
-    shape: tuple[int, ...]
-    stride: tuple[int, ...]
+    shape: tuple[int | None, ...]  # None: a symbolic size (its relations are SHAPE guards)
+    stride: tuple[int | None, ...]
     requires_grad: bool
+
+
+class ShapeCheck(NamedTuple):
+    """SHAPE's extra: a ShapeEnv guard as Python over placeholder names, and what each
+    placeholder stands for (a tensor input's source, or an int input's)."""
+
+    code: str  # e.g. "2 <= __bcs0__.size()[1]"
+    inputs: tuple  # ((placeholder name, source), ...)
+    symbols: tuple = ()  # the symbols the readable form names: ((symbol, source, dim or None), ...)
+
+    @property
+    def legend(self) -> str:
+        """``s0 = L['x'].shape[1], s1 = L['n']``"""
+        return ", ".join(
+            f"{sym} = {src.readable()}" + (f".shape[{dim}]" if dim is not None else "")
+            for sym, src, dim in self.symbols
+        )
 
 
 class StorageLayout(NamedTuple):

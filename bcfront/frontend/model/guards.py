@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from ...ir.graph import is_literal, qualified_name
-from .guard_kinds import GuardKind, StorageLayout, TensorMatch
+from .guard_kinds import GuardKind, ShapeCheck, StorageLayout, TensorMatch
 from .namespace import Namespace
 from .sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 
@@ -124,20 +124,44 @@ def _dict_keys_check(g: Guard, s: str, ns: Namespace) -> str:
 
 def _tensor_py(g: Guard, s: str, ns: Namespace) -> str:
     t = cast(TensorMatch, g.expected)
-    return (
+    head = (
         f"{ns.helper('type')}({s}) is {ns.const(t.ptype)} and {s}.dtype is {ns.const(t.dtype)} "
-        f"and {s}.device == {ns.const(t.device)} and {s}.shape == {t.shape!r} "
-        f"and {s}.stride() == {t.stride!r} and {s}.requires_grad is {t.requires_grad!r}"
+        f"and {s}.device == {ns.const(t.device)}"
     )
+    tail = f" and {s}.requires_grad is {t.requires_grad!r}"
+    if None not in t.shape and None not in t.stride:
+        return f"{head} and {s}.shape == {t.shape!r} and {s}.stride() == {t.stride!r}{tail}"
+    # symbolic sizes: the rank and the static sizes here, their relations in SHAPE guards
+    checks = [f"{s}.dim() == {len(t.shape)}"]
+    checks += [f"{s}.size({i}) == {d}" for i, d in enumerate(t.shape) if d is not None]
+    checks += [f"{s}.stride({i}) == {d}" for i, d in enumerate(t.stride) if d is not None]
+    return f"{head} and {' and '.join(checks)}{tail}"
+
+
+def _dims_text(dims) -> str:
+    return "[" + ", ".join("*" if d is None else str(d) for d in dims) + "]"
 
 
 def _tensor_readable(g: Guard) -> str:
     t = cast(TensorMatch, g.expected)
     return (
         f"check_tensor({g.source.readable()}, {_type_name(t.ptype)}, {t.dtype}, "
-        f"device={str(t.device)!r}, shape={list(t.shape)}, stride={list(t.stride)}, "
+        f"device={str(t.device)!r}, shape={_dims_text(t.shape)}, stride={_dims_text(t.stride)}, "
         f"requires_grad={t.requires_grad})"
     )
+
+
+def shape_code(check: ShapeCheck, spell) -> str:
+    """A SHAPE guard's expression with each placeholder spelled by `spell(source)`."""
+    code = check.code
+    for name, src in check.inputs:
+        code = code.replace(name, f"({spell(src)})")
+    return code
+
+
+def _shape_readable(g: Guard) -> str:
+    legend = cast(ShapeCheck, g.extra).legend
+    return f"{g.expected}  ({legend})" if legend else str(g.expected)
 
 
 def _state_check(g: Guard, s: str, ns: Namespace) -> str:
@@ -255,6 +279,11 @@ KINDS = {
         lambda g: "no two of " + ", ".join(x.readable() for x in g.expected) + " are the same tensor",
         lambda g, s, ns: _distinct_check(g, ns),
     ),
+    GuardKind.SHAPE: (
+        5,
+        lambda g: _shape_readable(g),
+        lambda g, s, ns: shape_code(cast(ShapeCheck, g.extra), ns.spell),
+    ),
     # inputs of a graph that writes input storage share storage exactly as when captured
     GuardKind.TENSOR_STORAGE: (
         4,
@@ -311,7 +340,12 @@ def _torch_reader(path):
 STATE_READERS = {k: _torch_reader(v) for k, v in STATE_NAMES.items()}
 
 
-_AFTER_TENSOR_CHECKS = (GuardKind.TENSOR_ALIAS, GuardKind.TENSOR_DISTINCT, GuardKind.TENSOR_STORAGE)
+_AFTER_TENSOR_CHECKS = (
+    GuardKind.TENSOR_ALIAS,
+    GuardKind.TENSOR_DISTINCT,
+    GuardKind.TENSOR_STORAGE,
+    GuardKind.SHAPE,
+)
 # nn.Module.__getattr__ looks a name up in these instance-dict stores, in this order
 _STORES = ("_parameters", "_buffers", "_modules")
 
@@ -549,10 +583,11 @@ def _cxx_tensor_guards(guards: list[Guard]):
         from torch._C._dynamo.guards import TensorGuards
 
         ex = [g.example for g in guards]
+        # a symbolic size or stride is None in the expectation: TensorGuards skips it
         return TensorGuards(
             *ex,
-            dynamic_dims_sizes=[list(t.shape) for t in ex],
-            dynamic_dims_strides=[list(t.stride()) for t in ex],
+            dynamic_dims_sizes=[list(cast(TensorMatch, g.expected).shape) for g in guards],  # type: ignore[misc]
+            dynamic_dims_strides=[list(cast(TensorMatch, g.expected).stride) for g in guards],  # type: ignore[misc]
         )
     except Exception:  # noqa: BLE001 - an older/newer torch without this API: fall back to Python checks
         return None

@@ -85,6 +85,9 @@ class Tracer:
         self.steps = 0
         self.notes: list[str] = []
         self.fakes = None  # fake.FakeEnv once a tensor is seen
+        self.shape_policy = None  # shape_policy.ShapePolicy of the captured function
+        self.dynamic = False  # the fake env is a dynamic one (symbolic sizes; `NeedDynamic`)
+        self.shape_inputs: dict = {}  # placeholder name -> source, of inputs with symbols
         self.state = None  # fake.TorchState (symbolic) once torch is seen
         self.entry_state = None
         self.exc_info = None  # the exception being handled (sys.exc_info())
@@ -102,7 +105,7 @@ class Tracer:
         if self.fakes is None:
             from ...ir.fake import FakeEnv, TorchState
 
-            self.fakes = FakeEnv()
+            self.fakes = FakeEnv(dynamic=self.dynamic)
             self.state = self.entry_state = TorchState.current()
             self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, self.state.grad, "grad"))
             import torch

@@ -105,6 +105,60 @@ class ScalarV(TensorV):
         return f"Scalar({self.ptype.__name__})"
 
 
+class SymIntV(ScalarV):
+    """A Python int that is a symbolic size: a dynamic size of an input tensor read in the
+    trace, an int input made dynamic (`shape_policy`), or arithmetic on them.  `node`
+    yields the real int at run time; `example` is the torch SymInt of the capture's
+    ShapeEnv, which the fake runs of tensor ops take as a size.  Where Python needs the
+    value itself (an index, a loop bound, a branch), the trace specializes it: the int
+    its hint holds, under a ShapeEnv guard (`semantics.symbolic`)."""
+
+    __slots__ = ()
+
+    def describe(self):
+        return f"SymInt({self.example})"
+
+
+class SliceV(Value):
+    """A slice whose bounds include a symbolic int (``x[:, :T]``): a tensor index takes
+    it as is; anything else specializes it (`specialized`)."""
+
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, start, stop, step):
+        super().__init__(None)
+        self.start, self.stop, self.step = start, stop, step
+
+    def python_type(self):
+        return slice
+
+    def describe(self):
+        return f"slice({self.start.describe()}, {self.stop.describe()}, {self.step.describe()})"
+
+
+def specialized(v: Value) -> Value:
+    """`v` with its symbolic sizes as the constants their hints hold (each guarded
+    equal by the ShapeEnv): for the uses that need the value itself."""
+    if isinstance(v, SymIntV):
+        return Const(int(v.example))
+    if isinstance(v, SliceV):
+        parts = [specialized(p) for p in (v.start, v.stop, v.step)]
+        return Const(slice(*(p.value for p in parts)))  # type: ignore[attr-defined]
+    return v
+
+
+def symbolic_slice(parts: list) -> Value | None:
+    """A `SliceV` when the bounds are constants and symbolic ints (at least one), else None."""
+    if not any(isinstance(p, SymIntV) for p in parts):
+        return None
+    if not all(isinstance(p, (SymIntV, Const)) for p in parts):
+        return None
+    if len(parts) == 1:  # slice(stop)
+        return SliceV(Const(None), parts[0], Const(None))
+    start, stop, step = (list(parts) + [Const(None)])[:3]
+    return SliceV(start, stop, step)
+
+
 class ListV(Value):
     __slots__ = ("items", "mutated")
 

@@ -16,7 +16,7 @@ from ..model.namespace import Namespace, reserved_prefix, signature_params
 from .codegen import compile_function, function_source
 
 
-def _compile(root, expr: str, what: str):
+def _compile(root, expr, what: str):
     code = root.__code__
     sig = signature_params(code)
     if sig is None:
@@ -32,7 +32,26 @@ def _compile(root, expr: str, what: str):
     return fn
 
 
+def _shape_actual(root, g, args, kwargs) -> str:
+    """The values the symbols of a failed SHAPE guard have on this call: ``s0 = 3``."""
+    parts = []
+    for sym, src, dim in g.extra.symbols:
+        text = src.readable() if dim is None else f"{src.readable()}.shape[{dim}]"
+        fn = _compile(root, lambda ns, src=src, dim=dim: _size_expr(src.expr(ns), dim), "value")
+        try:
+            parts.append(f"{sym} = {fn(*args, **kwargs)!r}")
+        except Exception as e:  # noqa: BLE001 - the value cannot be fetched; the report says why
+            parts.append(f"{sym} = <{type(e).__name__}> ({text})")
+    return ", ".join(parts) or "false"
+
+
+def _size_expr(expr: str, dim) -> str:
+    return expr if dim is None else f"({expr}).size({dim})"
+
+
 def _actual(root, g, args, kwargs) -> str:
+    if g.kind == GuardKind.SHAPE:
+        return _shape_actual(root, g, args, kwargs)
     if g.source is None:
         from ..model.guards import STATE_READERS
 
@@ -72,6 +91,8 @@ def first_failure(cf, entry, args, kwargs):
         expected = _expected(g)
         actual = _actual(root, g, args, kwargs)
         src = g.source.readable() if g.source is not None else g.extra
+        if g.kind == GuardKind.SHAPE:
+            src = g.extra.legend
         where = f" (first used at {g.first_use.filename}:{g.first_use.lineno})" if g.first_use else ""
         return report.Recompile(
             function=cf.__qualname__,
@@ -98,6 +119,8 @@ def _expected(g) -> str:
         return describe(g.expected)
     if g.kind == GuardKind.NO_HOOKS:
         return "no hooks"
+    if g.kind == GuardKind.SHAPE:
+        return str(g.expected)
     if g.kind == GuardKind.NOT_PRESENT:
         return f"{g.extra!r} absent"
     # a StorageLayout shows as the plain pair it was before it had field names

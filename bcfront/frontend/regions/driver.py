@@ -24,6 +24,7 @@ from ..interp.interpreter import bind, builtins_of, run
 from ..model.builder import guard_class_lookup, wrap
 from ..model.frame import Frame
 from ..model.guard_kinds import GuardKind
+from ..model.shape_policy import NeedDynamic
 from ..model.sources import AttrSource, ConstSource, ItemSource, LocalSource, Ref, Source
 from ..model.tracer import SymbolicRaise, Tracer
 from ..model.values import CellV, ObjectV
@@ -48,12 +49,21 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
     Captures are serialized process-wide: they share fake-tensor state (`fake`).
     """
     with CAPTURE_LOCK:
-        return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split))
+        dynamic = cf.shape_policy.any_dynamic()
+        try:
+            return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic))
+        except NeedDynamic:
+            if dynamic:
+                raise
+        # an input asked for a symbolic size after the (static) fake env was made: again
+        return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, True))
 
 
-def _trace_entry(cf, root, args, kwargs, split=None) -> Entry:
+def _trace_entry(cf, root, args, kwargs, split=None, dynamic=False) -> Entry:
     code = root.__code__
     tx = Tracer(root.__qualname__, root.__globals__, cf.options)
+    tx.shape_policy = cf.shape_policy
+    tx.dynamic = dynamic
     tx.split = split  # where to end the region early (`region_errors.Split`)
     tx.graph.reserve(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))
     try:

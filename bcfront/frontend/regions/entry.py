@@ -12,12 +12,14 @@ trace) and `breaks` (a region cut at a graph break) both build entries here.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 
 from ... import report
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.guard_kinds import GuardKind
+from ..model.guard_kinds import GuardKind, ShapeCheck
+from ..model.guards import Guard
 from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import LocalSource
 from ..model.values import TensorV
@@ -137,7 +139,29 @@ def _finish(fn, root):
     return fn
 
 
+def add_shape_guards(tx) -> None:
+    """The ShapeEnv's guards of a dynamic capture, as SHAPE guards (once: the trace is
+    over, nothing may add a shape guard after this)."""
+    env = tx.fakes
+    if env is None or not env.dynamic or getattr(tx, "shape_guards_added", False):
+        return
+    tx.shape_guards_added = True
+    symbols = {}  # symbol -> (source, dim or None)
+    for spelled, sym in env.symbol_names().items():
+        name, _, dim = spelled.partition(".size()")
+        src = tx.shape_inputs.get(name)
+        if src is not None:
+            symbols[sym] = (src, int(dim.strip("[]")) if dim else None)
+    for code, readable in env.shape_guards():
+        inputs = tuple((n, s) for n, s in tx.shape_inputs.items() if n in code)
+        for n, src in inputs:  # what no symbol names (a stride): the input's own spelling
+            readable = readable.replace(n, src.readable())
+        named = tuple((k, *v) for k, v in symbols.items() if re.search(rf"\b{k}\b", readable))
+        tx.add_guard(Guard(GuardKind.SHAPE, None, readable, ShapeCheck(code, inputs, named)))
+
+
 def make_guard(root, tx):
+    add_shape_guards(tx)
     parts, params, prefix = _signature(root)
     ns = Namespace(params, prefix)
     name = f"{prefix}guard"

@@ -37,6 +37,8 @@ from ..model.values import (
     TensorV,
     TupleV,
     Value,
+    specialized,
+    symbolic_slice,
 )
 from . import (
     builtins_iter,  # noqa: F401  (its models register in `registry` when imported)
@@ -389,6 +391,7 @@ def _dict(tx, clsv, args, kwargs):
 
 @ctor(range)
 def _range(tx, clsv, args, kwargs):
+    args = [specialized(a) for a in args]  # a size as a bound: its value, guarded
     if any(isinstance(a, TensorV) for a in args):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "range() of a tensor reads its value")
     return fold(range, *[as_python(a) for a in args])
@@ -399,6 +402,9 @@ def _slice(tx, clsv, args, kwargs):
     try:
         return Const(slice(*[as_python(a) for a in args]))
     except NotConst:
+        sym = symbolic_slice(list(args))  # a bound that is a symbolic size
+        if sym is not None and not kwargs:
+            return sym
         raise UnsupportedError(BreakReason.UNSUPPORTED_SLICE, "a slice with non-constant bounds") from None
 
 

@@ -17,7 +17,19 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
-from ..model.values import Const, DictV, DictViewV, ListV, ObjectV, ScalarV, SetV, TensorV, TupleV, Value
+from ..model.values import (
+    Const,
+    DictV,
+    DictViewV,
+    ListV,
+    ObjectV,
+    ScalarV,
+    SetV,
+    SymIntV,
+    TensorV,
+    TupleV,
+    Value,
+)
 from . import classes, dispatch
 from .folding import fold, raise_
 from .iteration import Exhausted, get_iter, iter_items, next_value
@@ -112,9 +124,15 @@ def _guard_identity(tx, a: Value, b: Value, same: bool) -> None:
     tx.guard(GuardKind.SAME_OBJECT if same else GuardKind.DISTINCT_OBJECTS, sb, extra=sa)
 
 
+def _specialized(v: Value) -> Value:
+    return Const(int(v.example)) if isinstance(v, SymIntV) else v
+
+
 def _identical(a: Value, b: Value):
     if a is b:
         return True
+    if isinstance(a, SymIntV) or isinstance(b, SymIntV):  # a size: `is` as of its value
+        return _identical(_specialized(a), _specialized(b))
     if isinstance(a, ScalarV) or isinstance(b, ScalarV):
         # a number read from a tensor: `is` another number depends on its value (small
         # ints and bools are shared objects); anything else is never that object

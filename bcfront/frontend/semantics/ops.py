@@ -27,10 +27,12 @@ from ..model.values import (
     ObjectV,
     ScalarV,
     SetV,
+    SymIntV,
     TensorV,
     TupleV,
     Value,
     const_value,
+    specialized,
 )
 from . import classes, dispatch
 from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
@@ -286,6 +288,8 @@ def unary(tx, fn, a: Value) -> Value:
 def truth(tx, v: Value) -> bool:
     if isinstance(v, Const):
         return bool(v.value)
+    if isinstance(v, SymIntV):
+        return bool(v.example)  # the ShapeEnv guards the outcome (``Ne(s0, 0)``)
     if isinstance(v, TensorV):
         raise UnsupportedError(
             BreakReason.DATA_DEPENDENT_BRANCH, "the truth value of a tensor depends on its data"
@@ -369,6 +373,7 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         from . import torch_calls
 
         return torch_calls.getitem(tx, obj, key)
+    key = specialized(key)  # a size as the index of a Python object: its value, guarded
     if isinstance(obj, (ListV, TupleV)):
         if isinstance(key, Const) and type(key.value) in (int, bool):
             try:
@@ -420,6 +425,7 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
 
         torch_calls.setitem(tx, obj, key, value)
         return
+    key = specialized(key)
     if isinstance(obj, ListV):
         items = list(obj.items)
         if isinstance(key, Const) and type(key.value) in (int, bool, slice):
@@ -500,6 +506,8 @@ def hkey(tx, v: Value):
         return tuple(hkey(tx, x) for x in v.items)
     if isinstance(v, ObjectV) and classes.hashes_by_identity(v.obj, tx):
         return v.obj
+    if isinstance(v, SymIntV):
+        return int(v.example)  # a size as a key: specialized (guarded)
     if isinstance(v, ScalarV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a number read from a tensor as a key")
     if isinstance(v, TensorV):

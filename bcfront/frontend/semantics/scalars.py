@@ -29,7 +29,8 @@ from ...errors import UnsupportedError
 from ...ir.alias_facts import INPLACE_OPERATORS
 from ...reasons import BreakReason
 from ..model.node_checks import check_split, note_node
-from ..model.values import Const, ListV, ScalarV, TensorV, TupleV, Value
+from ..model.values import Const, ListV, ScalarV, SymIntV, TensorV, TupleV, Value
+from .symbolic import concrete, int_value, is_symbolic, specialize_all
 
 _EXAMPLES = {bool: True, int: 3, float: 1.5, complex: 1.5 + 0.5j}
 _DTYPES = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
@@ -179,6 +180,8 @@ def python_op(tx, fn, args: list) -> Value:
     """`fn` (an operator, ``abs``, a number type) on scalars and constant numbers: a node."""
     fn = _INPLACE_TO_BINARY.get(fn, fn)
     name = getattr(fn, "__name__", repr(fn))
+    if any(isinstance(a, SymIntV) for a in args) and not any(_data_scalar(a) for a in args):
+        return _sym_op(tx, fn, args)
     if fn not in _PYTHON_OPS:
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"{name}() of a number read from a tensor")
     for a in args:
@@ -207,6 +210,38 @@ def python_op(tx, fn, args: list) -> Value:
         ) from None
     node = _add(tx, fn, [a.node if isinstance(a, ScalarV) else a.value for a in args], example)
     return _scalar(tx, node, type(example))
+
+
+def _data_scalar(a) -> bool:
+    return isinstance(a, ScalarV) and not isinstance(a, SymIntV)
+
+
+def _sym_op(tx, fn, args: list) -> Value:
+    """`fn` on symbolic ints (and constants): a node computing the int when the result is
+    a symbolic int; a comparison is answered (its outcome guarded), anything else is
+    computed on the specialized values."""
+    if fn not in _PYTHON_OPS or (fn is int and len(args) != 1):
+        return _on_constants(fn, specialize_all(args))
+    for a in args:
+        if not (isinstance(a, SymIntV) or (isinstance(a, Const) and type(a.value) in _EXAMPLES)):
+            return _on_constants(fn, specialize_all(args))
+    if fn is int or fn is operator.pos:
+        return args[0]
+    examples = [a.example if isinstance(a, SymIntV) else a.value for a in args]
+    try:
+        example = fn(*examples)
+    except Exception:  # noqa: BLE001 - what Python raises for these values: on the constants
+        return _on_constants(fn, specialize_all(args))
+    if not isinstance(example, torch.SymInt) or not is_symbolic(example):
+        return Const(concrete(example))  # a comparison, a float, a constant: specialized
+    node = _add(tx, fn, [a.node if isinstance(a, SymIntV) else a.value for a in args], example)
+    return int_value(tx, node, example)
+
+
+def _on_constants(fn, args: list) -> Value:
+    from .folding import fold
+
+    return fold(fn, *[a.value for a in args])
 
 
 # -- scalars as operands of tensor ops -----------------------------------------------------
@@ -294,6 +329,8 @@ def check_tensor_use(op: str, target, args: list, kwargs: dict) -> None:
 
 
 def _check_arg(name, a, direct_ok: bool, nested_ok: bool) -> None:
+    if isinstance(a, SymIntV):  # a size: any argument (the fake run takes its SymInt)
+        return
     if isinstance(a, ScalarV):
         if direct_ok:
             return
@@ -312,6 +349,8 @@ def _check_arg(name, a, direct_ok: bool, nested_ok: bool) -> None:
 
 
 def _holds_scalar(v) -> bool:
+    if isinstance(v, SymIntV):
+        return False
     if isinstance(v, ScalarV):
         return True
     if isinstance(v, (ListV, TupleV)):

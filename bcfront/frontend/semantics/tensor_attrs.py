@@ -17,7 +17,8 @@ import torch
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
-from ..model.values import Const, MethodV, ObjectV, ScalarV, TensorV, TupleV, Value
+from ..model.values import Const, MethodV, ObjectV, ScalarV, TensorV, Value
+from . import symbolic
 from .autograd_calls import grad_value
 from .folding import attribute_error
 from .torch_calls import record
@@ -53,7 +54,9 @@ def tensor_attr(tx, t: TensorV, name: str) -> Value:
         if callable(val) and name in ("is_complex", "is_floating_point"):
             return MethodV(ObjectV(getattr(torch.Tensor, name)), t)
         if isinstance(val, torch.Size):
-            return TupleV([Const(int(i)) for i in val], torch.Size)
+            return symbolic.sizes(tx, t)
+        if symbolic.is_symbolic(val):  # nbytes of a tensor with symbolic sizes
+            return Const(symbolic.concrete(val))
         if name == "is_leaf" and t.source is not None and id(t) in tx.real_tensors:
             # an input's leafness (a grad_fn or not) is not in its tensor guard
             from ..model.sources import AttrSource

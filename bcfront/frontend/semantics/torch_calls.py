@@ -28,8 +28,20 @@ from ...ir.alias_facts import INPLACE_OPERATORS
 from ...reasons import BreakReason
 from ..model.builder import guard_storage_offsets
 from ..model.node_checks import check_split, note_node
-from ..model.values import Const, DictV, ListV, MethodV, ObjectV, ScalarV, StateCMV, TensorV, TupleV, Value
-from . import autograd_calls, dispatch, scalars
+from ..model.values import (
+    Const,
+    DictV,
+    ListV,
+    MethodV,
+    ObjectV,
+    ScalarV,
+    SliceV,
+    StateCMV,
+    TensorV,
+    TupleV,
+    Value,
+)
+from . import autograd_calls, dispatch, scalars, symbolic
 from .folding import fold_model, from_python, raise_
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap
 from .kernel_checks import label as _label
@@ -187,6 +199,9 @@ def convert(v: Value):
         return v.fake, v.node
     if isinstance(v, Const):
         return v.value, v.value
+    if isinstance(v, SliceV):
+        parts = [convert(p) for p in (v.start, v.stop, v.step)]
+        return slice(*(p[0] for p in parts)), slice(*(p[1] for p in parts))
     if isinstance(v, (TupleV, ListV)):
         pairs = [convert(x) for x in v.items]
         fakes = [p[0] for p in pairs]
@@ -260,7 +275,9 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
     if not _contains_fake(out) and not mutates:
         if (target if op == "method" else getattr(target, "__name__", None)) == "storage_offset":
             guard_storage_offsets(tx)
-        return _wrap_python(out)
+        if symbolic.has_symbols(out) and not isinstance(out, (torch.SymBool, torch.SymFloat)):
+            return _symbolic_result(tx, op, target, conv, kconv, out)
+        return _wrap_python(symbolic.concrete(out))
     node = tx.graph.add(
         op,
         target,
@@ -275,6 +292,22 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         tx.has_mutation = True
     note_node(tx)
     return wrap_output(tx, node, out, args)
+
+
+def _symbolic_result(tx, op, target, conv, kconv, out) -> Value:
+    """A call on fakes that answered symbolic ints (``x.size()``, ``x.numel()``): a node that
+    computes them at run time (`symbolic`)."""
+    node = tx.graph.add(
+        op,
+        target,
+        [c[1] for c in conv],
+        {k: c[1] for k, c in kconv.items()},
+        meta=out,
+        loc=tx.loc(),
+        state=tx.node_state(),
+    )
+    note_node(tx)
+    return symbolic.wrap_numbers(tx, node, out)
 
 
 def _written(env, tx, op, target, fargs, fkw) -> tuple:

@@ -18,6 +18,7 @@ from ...model.values import (
     TupleV,
     Value,
     const_value,
+    symbolic_slice,
 )
 from ...semantics import attrs, containers, folding, iteration, ops
 
@@ -65,6 +66,10 @@ def build_slice(tx, f, ins):
     try:
         f.push(Const(slice(*[folding.as_python(p) for p in parts])))
     except folding.NotConst:
+        sym = symbolic_slice(parts)  # a bound that is a symbolic size
+        if sym is not None:
+            f.push(sym)
+            return
         if any(p.python_type().__name__ == "Tensor" for p in parts):
             raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a slice bound that is a tensor") from None
         raise UnsupportedError(BreakReason.UNSUPPORTED_SLICE, "a slice with non-constant bounds") from None

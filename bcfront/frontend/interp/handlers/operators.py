@@ -7,7 +7,7 @@ import sys
 
 from ....errors import UnsupportedError
 from ....reasons import BreakReason
-from ...model.values import Const, ObjectV, TensorV
+from ...model.values import Const, ObjectV, TensorV, symbolic_slice
 from ...semantics import classes, compare, folding, objects, ops
 
 PY = sys.version_info[:2]
@@ -75,6 +75,9 @@ def _slice(start, stop):
     try:
         return Const(slice(folding.as_python(start), folding.as_python(stop)))
     except folding.NotConst:
+        sym = symbolic_slice([start, stop])  # a bound that is a symbolic size
+        if sym is not None:
+            return sym
         raise UnsupportedError(
             BreakReason.DATA_DEPENDENT
             if isinstance(start, TensorV) or isinstance(stop, TensorV)

@@ -1,0 +1,107 @@
+"""Which sizes a capture makes symbolic: automatic dynamic, user marks, the `dynamic` option.
+
+Each captured function (a continuation too) keeps one `ShapePolicy`.  It remembers,
+per input source, the sizes of the tensor and the value of the int it fetched on
+earlier captures.  A dimension (an int) that differed between two captures is
+dynamic from then on: the next capture makes it a symbol, and its entry serves
+every later size.  ``bcfront.mark_dynamic(t, d)`` / ``mark_static`` /
+``maybe_mark_dynamic`` (and torch's ``torch._dynamo.mark_dynamic`` family, read
+from the same tensor attributes torch sets) decide a dimension from the first
+capture; the ``dynamic`` capture option makes every input size dynamic (True) or
+none by itself (False: only marked dimensions).
+
+Plain data, no torch: the builder asks `tensor_dims` / `int_dynamic` while it wraps
+inputs; `ir.fake.FakeEnv` makes the symbols.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# set by bcfront.mark_dynamic / mark_static / maybe_mark_dynamic (sets of dims)
+DYNAMIC_ATTR = "_bcfront_dynamic_dims"
+STATIC_ATTR = "_bcfront_static_dims"
+MAYBE_DYNAMIC_ATTR = "_bcfront_maybe_dynamic_dims"
+# what torch._dynamo.mark_dynamic / mark_static / maybe_mark_dynamic set
+_TORCH_DYNAMIC = ("_dynamo_dynamic_indices", "_dynamo_weak_dynamic_indices")
+_TORCH_STATIC = ("_dynamo_static_indices",)
+
+
+class NeedDynamic(BaseException):
+    """An input needs a symbolic size but the capture's fake env is a static one: the
+    driver traces the call again with a dynamic env (`Tracer.dynamic`).  A BaseException:
+    no handler of the trace's own (which turn errors into breaks) may catch it."""
+
+
+def _dims(t: Any, attrs: tuple[str, ...]) -> set[int]:
+    out: set[int] = set()
+    d = getattr(t, "__dict__", None)
+    if not d:
+        return out
+    for a in attrs:
+        v = d.get(a)
+        if v:
+            out |= set(v)
+    return out
+
+
+def marked_dims(t: Any) -> tuple[frozenset[int], frozenset[int]]:
+    """(dims marked dynamic, dims marked static) on tensor `t`."""
+    dyn = _dims(t, (DYNAMIC_ATTR, MAYBE_DYNAMIC_ATTR, *_TORCH_DYNAMIC))
+    static = _dims(t, (STATIC_ATTR, *_TORCH_STATIC))
+    return frozenset(dyn), frozenset(static)
+
+
+def has_marks(t: Any) -> bool:
+    return bool(marked_dims(t)[0])
+
+
+class ShapePolicy:
+    """One captured function's memory of input sizes, and its `dynamic` option."""
+
+    __slots__ = ("mode", "sizes", "ints", "saw_tensors")
+
+    def __init__(self, mode: bool | None = None):
+        self.mode = mode  # None: automatic; True: every size dynamic; False: marks only
+        self.sizes: dict[Any, tuple[int | None, ...]] = {}  # source -> sizes (None: dynamic)
+        self.ints: dict[Any, int | None] = {}  # source -> value (None: dynamic)
+        self.saw_tensors = False  # ints are made dynamic only in functions that touch tensors
+
+    def any_dynamic(self) -> bool:
+        """Whether a capture would make some size symbolic before any mark is seen."""
+        if self.mode is True:
+            return True
+        if self.mode is False:
+            return False
+        return any(v is None for v in self.ints.values()) or any(None in s for s in self.sizes.values())
+
+    def tensor_dims(self, source: Any, shape: tuple[int, ...], t: Any = None) -> frozenset[int]:
+        """The dims of input `source` (sizes `shape`, tensor `t` for its marks) to make
+        symbolic in this capture; remembers `shape` for the next one."""
+        dyn, static = marked_dims(t) if t is not None else (frozenset(), frozenset())
+        n = len(shape)
+        if self.mode is True:
+            auto = set(range(n))
+        elif self.mode is False:
+            auto = set()
+        else:
+            seen = self.sizes.get(source)
+            merged: tuple[int | None, ...]
+            if seen is None or len(seen) != n:
+                merged = tuple(shape)
+            else:
+                merged = tuple(None if a is None or a != b else a for a, b in zip(seen, shape))
+            self.sizes[source] = merged
+            auto = {i for i, a in enumerate(merged) if a is None}
+        return frozenset(d for d in (auto | dyn) if 0 <= d < n and d not in static)
+
+    def int_dynamic(self, source: Any, value: int) -> bool:
+        """Whether int input `source` (now `value`) is a symbol in this capture."""
+        if self.mode is not None:
+            return self.mode
+        seen = self.ints.get(source, value)
+        if seen is None or seen != value:
+            self.ints[source] = None
+            return True
+        self.ints[source] = value
+        return False

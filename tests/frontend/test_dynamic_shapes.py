@@ -1,0 +1,225 @@
+"""Dynamic shapes: one capture for sizes that change from call to call (issue #26).
+
+Every call is compared with eager on the same inputs; capture counts are what the
+captured function's own entries say.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import bcfront  # noqa: E402
+from bcfront.frontend.model.guard_kinds import GuardKind  # noqa: E402
+
+
+def _captures(cf) -> int:
+    return len(cf.entries)
+
+
+def _continuation_captures(cf) -> list[int]:
+    return [len(c.entries) for fam in cf.continuations.values() for c, _ in fam.values()]
+
+
+def _shape_guards(cf) -> list[str]:
+    return [g.readable() for g in cf.entries[-1].guards if g.kind == GuardKind.SHAPE]
+
+
+def test_growing_dimension_needs_two_captures():
+    def f(x):
+        return torch.relu(x) * 2 + x.sum(0)
+
+    cf = bcfront.capture(f)
+    for n in range(2, 26):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(cf(x), f(x))
+    assert _captures(cf) == 2
+    assert any("2 <= s0" in g for g in _shape_guards(cf))
+
+
+def test_sizes_zero_and_one_are_specialized_not_wrong():
+    def f(x):
+        return x.reshape(-1, x.shape[1] * 2) if x.shape[0] % 2 == 0 else x.t()
+
+    cf = bcfront.capture(f)
+    sizes = [4, 5, 0, 1, 2, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 0, 1]
+    for n in sizes:
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(cf(x), f(x))
+    # static 4, then dynamic per parity, and 0 and 1 specialized: no more
+    assert _captures(cf) <= 5
+
+
+def test_branch_on_parity_is_one_entry_per_parity():
+    def f(x):
+        if x.shape[0] % 2:
+            return x + 1
+        return x - 1
+
+    cf = bcfront.capture(f)
+    for n in range(2, 24):
+        x = torch.randn(n)
+        torch.testing.assert_close(cf(x), f(x))
+    assert _captures(cf) == 3  # the first static one, then one per parity
+    assert cf.report().graph_breaks == ()
+
+
+class _Attention(torch.nn.Module):
+    def __init__(self, c=16, nh=4):
+        super().__init__()
+        self.qkv = torch.nn.Linear(c, 3 * c)
+        self.proj = torch.nn.Linear(c, c)
+        self.nh = nh
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.nh, C // self.nh).transpose(1, 2)
+        k = k.view(B, T, self.nh, C // self.nh).transpose(1, 2)
+        v = v.view(B, T, self.nh, C // self.nh).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
+        mask = torch.tril(torch.ones(T, T)).view(1, 1, T, T)
+        att = att.masked_fill(mask[:, :, :T, :T] == 0, float("-inf"))
+        y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.proj(y)
+
+
+@pytest.mark.parametrize("vary", ["seq", "batch", "both"])
+def test_attention_block_captures_twice_over_twenty_sizes(vary):
+    torch.manual_seed(0)
+    m = _Attention().eval()
+    cf = bcfront.capture(m)
+    with torch.no_grad():
+        for i in range(2, 22):
+            b = i if vary in ("batch", "both") else 2
+            t = i if vary in ("seq", "both") else 5
+            if vary == "both":
+                t = 2 + (i * 7) % 13
+            x = torch.randn(b, t, 16)
+            torch.testing.assert_close(cf(x), m(x))
+    assert cf.report().graph_breaks == ()
+    assert _captures(cf) <= 3 if vary == "both" else _captures(cf) == 2
+
+
+def test_mark_dynamic_captures_once():
+    def f(x):
+        return (x * x.shape[0]).sum(0)
+
+    cf = bcfront.capture(f)
+    for n in range(3, 20):
+        x = torch.randn(n, 2)
+        bcfront.mark_dynamic(x, 0)
+        torch.testing.assert_close(cf(x), f(x))
+    assert _captures(cf) == 1
+
+
+def test_dynamic_option_is_symbolic_from_the_first_call():
+    def f(x):
+        return x[: x.shape[0] // 2] * 3
+
+    cf = bcfront.capture(f, dynamic=True)
+    for n in range(4, 24):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(cf(x), f(x))
+    assert _captures(cf) == 1
+
+
+def test_dynamic_false_recompiles_per_size():
+    def f(x):
+        return x + 1
+
+    cf = bcfront.capture(f, dynamic=False)
+    for n in range(2, 6):
+        x = torch.randn(n)
+        torch.testing.assert_close(cf(x), f(x))
+    assert _captures(cf) == 4
+
+
+def test_mark_static_keeps_a_dimension_static():
+    def f(x):
+        return x * 2
+
+    cf = bcfront.capture(f, dynamic=True)
+    for n in range(2, 6):
+        x = torch.randn(3, n)
+        bcfront.mark_static(x, 1)
+        torch.testing.assert_close(cf(x), f(x))
+    assert _captures(cf) == 4
+
+
+def test_torch_dynamo_marks_are_read():
+    def f(x):
+        return x.cumsum(0)
+
+    cf = bcfront.capture(f)
+    for n in range(2, 8):
+        x = torch.randn(n)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(cf(x), f(x))
+    assert _captures(cf) == 1
+
+
+def test_ints_and_tensors_crossing_a_break_stay_dynamic(capsys):
+    def f(x, n):
+        y = x * n
+        print("break")
+        return y[:n] + x.shape[0]
+
+    cf = bcfront.capture(f)
+    for i in range(2, 24):
+        x = torch.randn(i, 3)
+        torch.testing.assert_close(cf(x, i - 1), f(x, i - 1))
+    assert _captures(cf) <= 3
+    assert all(c <= 3 for c in _continuation_captures(cf)), _continuation_captures(cf)
+
+
+def test_size_arithmetic_and_python_uses_specialize_soundly():
+    def f(x):
+        n = x.shape[0]
+        parts = [x[i] for i in range(min(n, 3))]  # a loop bound: specialized
+        half = n // 2
+        return torch.stack(parts).sum() + x[:half].sum() * (n - 1) + len(str(n))
+
+    cf = bcfront.capture(f)
+    for n in [3, 4, 5, 6, 7, 4, 3, 9, 12, 15]:
+        x = torch.randn(n)
+        torch.testing.assert_close(cf(x), f(x))
+
+
+def test_mark_dynamic_rejects_bad_dimensions():
+    x = torch.randn(2, 3)
+    with pytest.raises(IndexError, match="out of range"):
+        bcfront.mark_dynamic(x, 2)
+    with pytest.raises(TypeError, match="int"):
+        bcfront.mark_dynamic(x, "0")
+    with pytest.raises(TypeError, match="Tensor"):
+        bcfront.mark_dynamic([1, 2], 0)
+
+
+def test_explain_shows_dynamic_dimensions_and_shape_guards():
+    def f(x):
+        return x[1:] * 2
+
+    bcfront.explain(f, torch.randn(4, 2))
+    x = torch.randn(6, 2)
+    bcfront.mark_dynamic(x, 0)
+    report = bcfront.explain(f, x)
+    exprs = [g.expr for g in report.guards if g.kind == "SHAPE"]
+    assert any("s0" in e and "L['x'].shape[0]" in e for e in exprs), exprs
+    tensor = [g.expr for g in report.guards if g.kind == "TENSOR_MATCH"]
+    assert any("shape=[*, 2]" in e for e in tensor), tensor
+
+
+def test_recompile_names_the_failed_relation():
+    def f(x):
+        if x.shape[0] > 4:
+            return x * 2
+        return x
+
+    cf = bcfront.capture(f, dynamic=True)
+    cf(torch.randn(6))
+    cf(torch.randn(3))
+    last = cf.recompiles[-1]
+    assert "s0" in last.guard and ">" in last.guard or "<" in last.guard, last
