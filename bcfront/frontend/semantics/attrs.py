@@ -67,7 +67,7 @@ from .dict_objects import (
     new_object_dict,
     object_dict,
 )
-from .folding import attribute_error
+from .folding import attribute_error, raise_
 
 
 def getattr_(tx, v: Value, name: str) -> Value:
@@ -588,6 +588,15 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
         return
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, f"setting tensor attribute .{name}")
+    if isinstance(v, MadeFunctionV) and name in ("__name__", "__qualname__"):
+        if not (isinstance(value, Const) and type(value.value) is str):
+            raise_(TypeError, f"{name} must be set to a string object")
+        if name == "__qualname__":
+            tx.set(v, "qualname", value.value)
+        else:  # kept in the code's name, which a rebuilt function takes its __name__ from
+            tx.set(v, "code", v.code.replace(co_name=value.value))
+            tx.set(v, "name", value.value)
+        return
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"setting {name} on {v.describe()}")
 
 

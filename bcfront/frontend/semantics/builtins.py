@@ -45,6 +45,8 @@ from . import (
     context_vars,  # noqa: F401  (likewise)
     dispatch,
     ops,
+    pure_c,
+    py_twins,
 )
 from .attrs import delattr_, generic_getattr, getattr_, has_attr, setattr_, written_by_trace
 from .classes import dict_base, index_of, is_heap_type, is_plain_enum_member, lookup_dunder
@@ -64,6 +66,12 @@ def model_for(obj):
         return None
     if m is not None:
         return m
+    pure = pure_c.lookup(obj)
+    if pure is not None:  # the declared table of pure C callables
+        return pure_c.fold_pure(pure)
+    py = py_twins.twin(obj) if isinstance(obj, types.BuiltinFunctionType) else None
+    if py is not None:  # a C accelerator (_heapq.heappush): the Python function it replaced
+        return lambda tx, args, kwargs: dispatch.inline_call(tx, ObjectV(py), args, kwargs)
     # only a C descriptor's: on anything else getattr would run a user's __getattr__ here
     owner = getattr(obj, "__objclass__", None) if isinstance(obj, _C_DESCRIPTORS) else None
     if isinstance(owner, type) and issubclass(owner, BaseException):
@@ -91,6 +99,11 @@ _C_DESCRIPTORS = (
 
 def constructor_for(cls):
     c = CONSTRUCTORS.get(cls)
+    if c is None:
+        pure = pure_c.lookup(cls)
+        if pure is not None:  # an immutable C class whose construction is declared pure
+            model = pure_c.fold_pure(pure)
+            return lambda tx, clsv, args, kwargs: model(tx, args, kwargs)
     if c is not None or not (getattr(cls, "__module__", "") or "").startswith("torch"):
         return c
     from . import torch_calls
