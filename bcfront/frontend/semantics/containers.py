@@ -548,3 +548,13 @@ for _n, _fn in _GEN_METHODS.items():
 
 def generator_method(name):
     return _GEN_OBJECTS.get(name)
+
+
+def _set_contains(tx, args, kwargs):
+    """``s.__contains__(x)`` taken as a method (``difflib``'s ``junk.__contains__``)."""
+    if len(args) != 2 or kwargs:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "__contains__ with other arguments")
+    return Const(contains(tx, args[1], args[0]))  # (item, container)
+
+
+MODELS[set.__contains__] = MODELS[frozenset.__contains__] = _set_contains

@@ -61,7 +61,7 @@ def _entries():
     m = pat.match("a1b")
     d = datetime.date(2020, 1, 31)
     yield from (
-        Pure(os.fspath, (str, bytes), ("a/b",)),
+        Pure(os.fspath, SCALAR, ("a/b",)),  # other types: its TypeError
         Pure(int.from_bytes, (bytes, str, bool), (b"\x01\x02", "big")),
         Pure(bytes.fromhex, (str,), ("0a0b",)),
         Pure(bytes.maketrans, (bytes,), (b"ab", b"cd")),
@@ -70,6 +70,8 @@ def _entries():
         Pure(sys.intern, (str,), ("abc",)),
         Pure(keyword.iskeyword, SCALAR, ("for",)),
         Pure(binascii.hexlify, (bytes,), (b"ab",)),
+        Pure(binascii.b2a_base64, (bytes, bool), (b"ab",), (("newline", False),)),
+        Pure(binascii.a2b_base64, (bytes, str, bool), (b"YWI=",)),
         Pure(binascii.unhexlify, (bytes, str), ("6162",)),
         Pure(binascii.crc32, (bytes, int), (b"abc",)),
         Pure(zlib.crc32, (bytes, int), (b"abc",)),
@@ -148,6 +150,16 @@ def lookup(obj) -> Pure | None:
         return TABLE.get(obj)
     except TypeError:  # an unhashable callable
         return None
+
+
+def bound_model(obj):
+    """The model of a C method bound to an immutable object (``PATTERN.search`` kept in a
+    global) whose unbound method is declared pure, or None."""
+    owner = getattr(obj, "__self__", None)
+    if type(owner) not in IMMUTABLE_OBJECTS:
+        return None
+    entry = lookup(getattr(type(owner), getattr(obj, "__name__", ""), None))
+    return None if entry is None else fold_pure(entry, (owner,))
 
 
 def _plain(v: Value):
