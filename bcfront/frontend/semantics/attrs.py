@@ -589,13 +589,14 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, f"setting tensor attribute .{name}")
     if isinstance(v, MadeFunctionV) and name in ("__name__", "__qualname__"):
-        if not (isinstance(value, Const) and type(value.value) is str):
+        text = value.value if isinstance(value, Const) else None
+        if type(text) is not str:
             raise_(TypeError, f"{name} must be set to a string object")
         if name == "__qualname__":
-            tx.set(v, "qualname", value.value)
+            tx.set(v, "qualname", text)
         else:  # kept in the code's name, which a rebuilt function takes its __name__ from
-            tx.set(v, "code", v.code.replace(co_name=value.value))
-            tx.set(v, "name", value.value)
+            tx.set(v, "code", v.code.replace(co_name=text))
+            tx.set(v, "name", text)
         return
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"setting {name} on {v.describe()}")
 

@@ -71,7 +71,7 @@ def model_for(obj):
     pure = pure_c.lookup(obj)
     if pure is not None:  # the declared table of pure C callables
         return pure_c.fold_pure(pure)
-    if isinstance(obj, functools._lru_cache_wrapper) and isinstance(  # noqa: SLF001 - its C type
+    if isinstance(obj, functools._lru_cache_wrapper) and isinstance(  # its C type
         getattr(obj, "__wrapped__", None), types.FunctionType
     ):
         # a cache is not observable: the wrapped function, inlined (as torch.compile does)

@@ -134,9 +134,9 @@ def _entries():
         yield Pure(normpath, (str, bytes), ("a//b/../c",))
 
 
-_ARITH = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__floordiv__")
 _UNARY = ("__neg__", "__pos__", "__abs__")
-_ARITH += ("__mod__", *_UNARY)
+_ARITH: tuple = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__")
+_ARITH += ("__floordiv__", "__mod__", *_UNARY)
 _COMPARE = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
 
 
