@@ -131,18 +131,21 @@ def builtins_of(fn_globals: dict) -> dict:
     return b if isinstance(b, dict) else b.__dict__
 
 
-def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict) -> dict:
+def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict, qualname=None) -> dict:
     """Bind call arguments to parameter names the way CPython does (TypeError on mismatch).
 
     The TypeError carries CPython's own message (`bind_error`): code that catches
-    it and reads the text must see what it sees natively.
+    it and reads the text must see what it sees natively.  `qualname` is the
+    function's ``__qualname__`` (the message's name; it may differ from its code's).
     """
     argc, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
     names = code.co_varnames
     flags = code.co_flags
 
     def fail(fallback: str):
-        return bind_error(code, len(args), tuple(kwargs), len(defaults), tuple(kwdefaults), fallback)
+        return bind_error(
+            code, len(args), tuple(kwargs), len(defaults), tuple(kwdefaults), fallback, qualname
+        )
 
     out = {}
     for i in range(min(len(args), argc)):
@@ -182,7 +185,7 @@ def bind(code, args, kwargs, defaults, kwdefaults, make_tuple, make_dict) -> dic
 
 
 def bind_error(
-    code, nargs: int, kwnames: tuple, ndefaults: int, kwdefault_names: tuple, fallback: str
+    code, nargs: int, kwnames: tuple, ndefaults: int, kwdefault_names: tuple, fallback: str, qualname=None
 ) -> TypeError:
     """The TypeError CPython raises for this failed binding, with its exact message.
 
@@ -193,20 +196,21 @@ def bind_error(
     included (they changed between versions).  `fallback` is used when no stub can
     be made (a parameter name that is not an identifier).
     """
-    stub = _stub(code, ndefaults, kwdefault_names)
+    qualname = qualname or code.co_qualname
+    stub = _stub(code, ndefaults, kwdefault_names, qualname)
     if stub is not None:
         try:
             stub(*(None,) * nargs, **dict.fromkeys(kwnames))
         except TypeError as e:
             return TypeError(*e.args)
-    return TypeError(f"{code.co_qualname}() {fallback}")
+    return TypeError(f"{qualname}() {fallback}")
 
 
 _STUBS: dict = {}
 
 
-def _stub(code, ndefaults: int, kwdefault_names: tuple):
-    key = (code, ndefaults, kwdefault_names)
+def _stub(code, ndefaults: int, kwdefault_names: tuple, qualname: str):
+    key = (code, ndefaults, kwdefault_names, qualname)
     if key in _STUBS:
         return _STUBS[key]
     argc, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
@@ -230,8 +234,8 @@ def _stub(code, ndefaults: int, kwdefault_names: tuple):
         ns: dict = {}
         exec(f"def stub({', '.join(params)}):\n    pass\n", ns)  # noqa: S102 - names are identifiers
         fn = ns["stub"]
-        fn.__code__ = fn.__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname)
-        fn.__name__, fn.__qualname__ = code.co_name, code.co_qualname  # the messages use these
+        fn.__code__ = fn.__code__.replace(co_name=code.co_name, co_qualname=qualname)
+        fn.__name__, fn.__qualname__ = code.co_name, qualname  # the messages use these
         stub = fn
     if len(_STUBS) > 256:
         _STUBS.clear()
@@ -261,7 +265,7 @@ def inline_call(tx, fnv, args, kwargs):
             BreakReason.RECURSION_LIMIT, f"inlining deeper than {INLINE_DEPTH_LIMIT} calls ({qualname})"
         )
     try:
-        locals_ = bind(code, args, kwargs, defaults, kwdefaults, _sym_tuple, _sym_dict)
+        locals_ = bind(code, args, kwargs, defaults, kwdefaults, _sym_tuple, _sym_dict, qualname)
     except TypeError as e:
         raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
     parent = tx.frames[-1] if tx.frames else None

@@ -44,7 +44,7 @@ from ..model.values import (
     Value,
 )
 from . import dispatch
-from .builtins_iter import model_iter, model_next
+from .builtins_iter import ITER_SLOTS
 from .classes import MISS, is_heap_type, mro_lookup, source_of
 from .containers import generator_method
 from .descriptors import (
@@ -67,7 +67,7 @@ from .dict_objects import (
     new_object_dict,
     object_dict,
 )
-from .folding import attribute_error
+from .folding import attribute_error, raise_
 
 
 def getattr_(tx, v: Value, name: str) -> Value:
@@ -125,6 +125,8 @@ def _const_attr(tx, v: Const, name):
 
 def _container_attr(tx, v, name):
     cls = v.python_type()
+    if name == "__class__":  # object's data descriptor: before any instance or class lookup
+        return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
     if isinstance(v, DictV) and cls is not dict and is_heap_type(cls):
         return dict_object_attr(tx, v, name)
     if isinstance(v, TupleV) and cls is not tuple:
@@ -133,8 +135,6 @@ def _container_attr(tx, v, name):
             return v.items[list(fields).index(name)]
     raw = mro_lookup(cls, name)
     if raw is MISS:
-        if name == "__class__":
-            return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
         attribute_error(cls.__name__, name)
     return bind_class_attr(tx, raw, v, cls, name)
 
@@ -529,10 +529,9 @@ def _state_cm_attr(tx, v, name):
 
 
 def _iter_attr(tx, v, name):
-    if name == "__next__":
-        return MethodV(ObjectV(model_next), v)
-    if name == "__iter__":
-        return MethodV(ObjectV(model_iter), v)
+    slot = ITER_SLOTS.get(name)
+    if slot is not None:
+        return MethodV(ObjectV(slot), v)
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"iterator.{name}")
 
 
@@ -589,6 +588,16 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
         return
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.TENSOR_ATTRIBUTE_WRITE, f"setting tensor attribute .{name}")
+    if isinstance(v, MadeFunctionV) and name in ("__name__", "__qualname__"):
+        text = value.value if isinstance(value, Const) else None
+        if type(text) is not str:
+            raise_(TypeError, f"{name} must be set to a string object")
+        if name == "__qualname__":
+            tx.set(v, "qualname", text)
+        else:  # kept in the code's name, which a rebuilt function takes its __name__ from
+            tx.set(v, "code", v.code.replace(co_name=text))
+            tx.set(v, "name", text)
+        return
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"setting {name} on {v.describe()}")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import math
 import operator
 import sys
 import types
@@ -26,6 +27,7 @@ from ..model.values import (
     Const,
     DictV,
     ExceptionV,
+    IterV,
     ListV,
     MadeFunctionV,
     MethodV,
@@ -47,6 +49,8 @@ from . import (
     context_vars,  # noqa: F401  (likewise)
     dispatch,
     ops,
+    pure_c,
+    py_twins,
 )
 from .attrs import delattr_, generic_getattr, getattr_, has_attr, setattr_, written_by_trace
 from .classes import dict_base, index_of, is_heap_type, is_plain_enum_member, lookup_dunder
@@ -66,11 +70,28 @@ def model_for(obj):
         return None
     if m is not None:
         return m
+    pure = pure_c.lookup(obj)
+    if pure is not None:  # the declared table of pure C callables
+        return pure_c.fold_pure(pure)
+    if isinstance(obj, functools._lru_cache_wrapper) and isinstance(  # its C type
+        getattr(obj, "__wrapped__", None), types.FunctionType
+    ):
+        # a cache is not observable: the wrapped function, inlined (as torch.compile does)
+        return _inline_wrapped(obj.__wrapped__)
+    if isinstance(obj, types.BuiltinMethodType):
+        m = pure_c.bound_model(obj)
+        if m is not None:
+            return m
+    py = py_twins.twin(obj) if isinstance(obj, types.BuiltinFunctionType) else None
+    if py is not None:  # a C accelerator (_heapq.heappush): the Python function it replaced
+        return _twin_model(obj, py)
     # only a C descriptor's: on anything else getattr would run a user's __getattr__ here
     owner = getattr(obj, "__objclass__", None) if isinstance(obj, _C_DESCRIPTORS) else None
     if isinstance(owner, type) and issubclass(owner, BaseException):
         if getattr(obj, "__name__", "") == "__init__":
             return _exc_init
+    if obj in _CONSUMERS:
+        return _consuming(fold_model(obj))
     if owner in PURE_TYPES or (
         owner is not None
         and owner.__module__ == "torch"
@@ -81,6 +102,41 @@ def model_for(obj):
         return fold_model(obj)
     return None
 
+
+def _inline_wrapped(fn):
+    return lambda tx, args, kwargs: dispatch.inline_call(tx, ObjectV(fn), args, kwargs)
+
+
+def _consuming(fold):
+    """A fold of a C function that consumes an iterable argument (``sep.join(gen)``,
+    ``math.fsum(x for ...)``): the iterable's items first, so a generator of constants folds."""
+
+    def model(tx, args, kwargs):
+        args = [ListV(to_list(tx, a)) if isinstance(a, IterV) else a for a in args]
+        return fold(tx, args, kwargs)
+
+    return model
+
+
+def _twin_model(c_fn, py):
+    def model(tx, args, kwargs):
+        try:
+            return dispatch.inline_call(tx, ObjectV(py), args, kwargs)
+        except SymbolicRaise:
+            # the twin's exceptions may be worded otherwise ("pop from empty list"): the C
+            # function runs natively and raises its own
+            raise UnsupportedError(
+                BreakReason.CALL_TO_C_FUNCTION, f"{_qualified(c_fn)} raises: it runs natively"
+            ) from None
+
+    return model
+
+
+def _qualified(fn) -> str:
+    return f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', fn)}"
+
+
+_CONSUMERS = frozenset({str.join, bytes.join, math.fsum, math.prod})
 
 _C_DESCRIPTORS = (
     types.MethodDescriptorType,
@@ -93,6 +149,11 @@ _C_DESCRIPTORS = (
 
 def constructor_for(cls):
     c = CONSTRUCTORS.get(cls)
+    if c is None:
+        pure = pure_c.lookup(cls)
+        if pure is not None:  # an immutable C class whose construction is declared pure
+            model = pure_c.fold_pure(pure)
+            return lambda tx, clsv, args, kwargs: model(tx, args, kwargs)
     if c is not None or not (getattr(cls, "__module__", "") or "").startswith("torch"):
         return c
     from . import torch_calls
@@ -297,6 +358,15 @@ for _f in (divmod, pow, chr, ord, bin, hex, oct, ascii, format):
 
 def _scalar_ctor(cls, dunder):
     def c(tx, clsv, args, kwargs):
+        if kwargs or len(args) > 1:  # int(s, base=2), str(b, "utf-8"): on constants only
+            try:
+                pa = [as_python(a) for a in args]
+                pk = {k: as_python(a) for k, a in kwargs.items()}
+            except NotConst:
+                raise UnsupportedError(
+                    BreakReason.UNSUPPORTED_CALL, f"{cls.__name__}() with several non-constant arguments"
+                ) from None
+            return fold(cls, *pa, **pk)
         if not args:
             return Const(cls())
         v = args[0]

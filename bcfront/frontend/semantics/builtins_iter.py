@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+import sys
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -35,6 +36,7 @@ from .folding import arity, as_python, raise_
 from .iteration import Exhausted, to_list
 from .ops import truth
 from .registry import MODELS, ctor, model
+from .slots import SlotMethod
 
 
 @model(iter)
@@ -66,29 +68,87 @@ def model_next(tx, args, kwargs):
         raise SymbolicRaise(ExceptionV(StopIteration, [] if e.value is None else [e.value])) from None
 
 
+def _no_arguments(args, kwargs):
+    if len(args) != 1 or kwargs:
+        raise_(TypeError, f"expected 0 arguments, got {len(args) - 1 + len(kwargs)}")
+
+
+def _iter_slot_next(tx, args, kwargs):
+    """``it.__next__()`` of a symbolic iterator: ``next(it)`` without a default."""
+    _no_arguments(args, kwargs)
+    return model_next(tx, args, {})
+
+
+def _iter_slot_iter(tx, args, kwargs):
+    _no_arguments(args, kwargs)
+    return iteration.get_iter(tx, args[0])
+
+
+def _shaped(name, lo, hi=None, kw=()):
+    """A model that runs only on the argument shapes the real callable accepts: any other
+    call breaks, so that it runs natively and raises Python's own TypeError."""
+
+    def check(args, kwargs):
+        if not lo <= len(args) <= (lo if hi is None else hi) or any(k not in kw for k in kwargs):
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{name}() with arguments it does not take")
+
+    def wrap(fn):
+        if fn.__code__.co_argcount == 4:  # a constructor model (tx, clsv, args, kwargs)
+
+            def ctor_model(tx, clsv, args, kwargs):
+                check(args, kwargs)
+                return fn(tx, clsv, args, kwargs)
+
+            return ctor_model
+
+        def call_model(tx, args, kwargs):
+            check(args, kwargs)
+            return fn(tx, args, kwargs)
+
+        return call_model
+
+    return wrap
+
+
+# the methods of a symbolic iterator, as real callables (`slots`): never the models themselves
+ITER_SLOTS = {name: SlotMethod("iterator", name) for name in ("__next__", "__iter__")}
+MODELS[ITER_SLOTS["__next__"]] = _iter_slot_next
+MODELS[ITER_SLOTS["__iter__"]] = _iter_slot_iter
+
+
 @ctor(enumerate)
+@_shaped("enumerate", 0, 2, ("iterable", "start"))
 def _enumerate(tx, clsv, args, kwargs):
+    it = kwargs.get("iterable", args[0] if args else None)
     start = kwargs.get("start", args[1] if len(args) > 1 else Const(0))
-    return EnumerateIterV(iteration.get_iter(tx, args[0]), as_python(start))
+    if it is None or (len(args) > 1 and "start" in kwargs) or (args and "iterable" in kwargs):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "enumerate() with arguments it does not take")
+    if not (isinstance(start, Const) and type(start.value) is int):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"enumerate() starting at {start.describe()}")
+    return EnumerateIterV(iteration.get_iter(tx, it), start.value)
 
 
 @ctor(zip)
+@_shaped("zip", 0, 1 << 30, ("strict",))
 def _zip(tx, clsv, args, kwargs):
     strict = as_python(kwargs["strict"]) if "strict" in kwargs else False
     return ZipIterV([iteration.get_iter(tx, a) for a in args], strict)
 
 
 @ctor(map)
+@_shaped("map", 2, 1 << 30)
 def _map(tx, clsv, args, kwargs):
     return MapIterV(args[0], [iteration.get_iter(tx, a) for a in args[1:]])
 
 
 @ctor(filter)
+@_shaped("filter", 2)
 def _filter(tx, clsv, args, kwargs):
     return FilterIterV(args[0], iteration.get_iter(tx, args[1]))
 
 
 @ctor(reversed)
+@_shaped("reversed", 1)
 def _reversed(tx, clsv, args, kwargs):
     v = args[0]
     if isinstance(v, (ListV, TupleV)):
@@ -110,6 +170,7 @@ def _reversed(tx, clsv, args, kwargs):
 
 
 @model(sorted)
+@_shaped("sorted", 1, 1, ("key", "reverse"))
 def _sorted(tx, args, kwargs):
     items = to_list(tx, args[0])
     out = ListV(items)
@@ -119,12 +180,21 @@ def _sorted(tx, args, kwargs):
 
 def _make_minmax(name, better):
     def m(tx, args, kwargs):
+        extra = [k for k in kwargs if k not in ("key", "default")]
+        if extra:
+            raise_(TypeError, f"{name}() got an unexpected keyword argument '{extra[0]}'")
+        if not args:
+            raise_(TypeError, f"{name} expected at least 1 argument, got 0")
+        if len(args) > 1 and "default" in kwargs:
+            raise_(TypeError, f"Cannot specify a default for {name}() with multiple positional arguments")
         key = kwargs.get("key")
+        if isinstance(key, Const) and key.value is None:  # key=None: no key, as in CPython
+            key = None
         items = to_list(tx, args[0]) if len(args) == 1 else list(args)
         if not items:
             if "default" in kwargs:
                 return kwargs["default"]
-            raise_(ValueError, f"{name}() arg is an empty sequence")
+            raise_(ValueError, f"{name}() {_EMPTY}")
         best = items[0]
         best_k = best if key is None else dispatch.call(tx, key, [best], {})
         for x in items[1:]:
@@ -136,11 +206,13 @@ def _make_minmax(name, better):
     return m
 
 
+_EMPTY = "arg is an empty sequence" if sys.version_info < (3, 12) else "iterable argument is empty"
 MODELS[min] = _make_minmax("min", "<")
 MODELS[max] = _make_minmax("max", ">")
 
 
 @model(sum)
+@_shaped("sum", 1, 2, ("start",))
 def _sum(tx, args, kwargs):
     total = kwargs.get("start", args[1] if len(args) > 1 else Const(0))
     kind = total.python_type()
@@ -164,6 +236,7 @@ def _sum(tx, args, kwargs):
 _NUMBERS = (int, float, bool, complex)
 
 
+@_shaped("any", 1)
 def _any(tx, args, kwargs):
     it = iteration.get_iter(tx, args[0])
     while True:
@@ -174,6 +247,7 @@ def _any(tx, args, kwargs):
             return Const(False)
 
 
+@_shaped("all", 1)
 def _all(tx, args, kwargs):
     it = iteration.get_iter(tx, args[0])
     while True:
@@ -189,6 +263,7 @@ MODELS[all] = _all
 
 
 @model(functools.reduce)
+@_shaped("reduce", 2, 3)
 def _reduce(tx, args, kwargs):
     it = iteration.get_iter(tx, args[1])
     if len(args) > 2:
@@ -207,6 +282,7 @@ def _reduce(tx, args, kwargs):
 
 
 @ctor(itertools.chain)
+@_shaped("chain", 0, 1 << 30)
 def _chain(tx, clsv, args, kwargs):
     items = []
     for a in args:
@@ -215,12 +291,14 @@ def _chain(tx, clsv, args, kwargs):
 
 
 @ctor(itertools.product)
+@_shaped("product", 0, 1 << 30, ("repeat",))
 def _product(tx, clsv, args, kwargs):
     pools = [to_list(tx, a) for a in args] * (as_python(kwargs["repeat"]) if "repeat" in kwargs else 1)
     return SeqIterV(tuple(TupleV(p) for p in itertools.product(*pools)))
 
 
 @ctor(itertools.islice)
+@_shaped("islice", 2, 4)
 def _islice(tx, clsv, args, kwargs):
     items = to_list(tx, args[0])
     return SeqIterV(tuple(itertools.islice(items, *[as_python(a) for a in args[1:]])))

@@ -18,6 +18,7 @@ from ...reasons import BreakReason
 from ..model.builder import guard_class_lookup
 from ..model.sources import ConstSource, Ref
 from ..model.values import Const, DictV, ExceptionV, NewObjectV, ObjectV, TensorV, TupleV, Value
+from . import pure_c
 
 
 def mro_lookup(cls, name):
@@ -95,12 +96,15 @@ def lookup_dunder(v: Value, name: str, tx=None):
         if isinstance(v, (DictV,)) and v.cls is not dict and is_heap_type(v.cls):
             cls = v.cls
         else:
-            return None
+            # a C type's slot declared pure (date + timedelta): its wrapper, whose call folds
+            # (`pure_c`); a static C type cannot be patched, so nothing to guard
+            raw = mro_lookup(cls, name) if isinstance(v, ObjectV) and cls is not None else MISS
+            return ObjectV(raw) if raw is not MISS and pure_c.lookup(raw) is not None else None
     if tx is not None:
         guard_class_lookup(tx, cls, name)
     raw = mro_lookup(cls, name)
-    if isinstance(raw, types.FunctionType):
-        return ObjectV(raw)
+    if isinstance(raw, types.FunctionType) or (raw is not MISS and pure_c.lookup(raw) is not None):
+        return ObjectV(raw)  # a Python function, or a C slot declared pure (match[0])
     return None
 
 

@@ -32,6 +32,7 @@ from .folding import NotConst, as_python, raise_
 from .iteration import Exhausted, to_list
 from .ops import hkey
 from .registry import MODELS, model
+from .slots import SlotMethod
 
 
 def _touch(tx, c) -> None:
@@ -539,21 +540,21 @@ def _gen_close(tx, args, kwargs):
 _GEN_METHODS = {"send": _gen_send, "__next__": _gen_next, "close": _gen_close}
 
 
-class _GenMethod:
-    """A callable standing for a generator method (so MethodV can hold it)."""
-
-    def __init__(self, name):
-        self.__name__ = self.__qualname__ = name
-
-    def __repr__(self):
-        return f"<generator.{self.__name__}>"
-
-
 _GEN_OBJECTS = {}
 for _n, _fn in _GEN_METHODS.items():
-    _GEN_OBJECTS[_n] = _GenMethod(_n)
+    _GEN_OBJECTS[_n] = SlotMethod("generator", _n)  # a real callable, see `slots`
     MODELS[_GEN_OBJECTS[_n]] = _fn
 
 
 def generator_method(name):
     return _GEN_OBJECTS.get(name)
+
+
+def _set_contains(tx, args, kwargs):
+    """``s.__contains__(x)`` taken as a method (``difflib``'s ``junk.__contains__``)."""
+    if len(args) != 2 or kwargs:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "__contains__ with other arguments")
+    return Const(contains(tx, args[1], args[0]))  # (item, container)
+
+
+MODELS[set.__contains__] = MODELS[frozenset.__contains__] = _set_contains

@@ -1,0 +1,207 @@
+"""The declared table of pure C callables, run at capture time on known values.
+
+A C function or method whose result depends only on its arguments and which
+changes nothing (no argument, no global state anyone can observe) can run while
+tracing when its arguments are known: its result, or the exception it raises,
+is what the call would give at run time.  `TABLE` names each such callable with
+the argument types on which it is pure (`Pure.accepts`: every argument and
+keyword value, containers item by item, must be an instance of one of them)
+and an example call (`Pure.example`), with which `tests/frontend/test_pure_c_table.py`
+checks that every entry really is pure: the same result twice, arguments unchanged.
+
+Only the table decides: `builtins.model_for` / `builtins.constructor_for` ask
+`lookup(obj)` and fold the call (`fold_pure`); a call whose arguments are not
+all known, or of other types, stays a graph break.  Immutable objects of C types
+that are not plain constants (a compiled pattern, a match, a date) are known
+values too when held as objects (`IMMUTABLE_OBJECTS`).
+"""
+
+from __future__ import annotations
+
+import binascii
+import bisect
+import datetime
+import decimal
+import keyword
+import os
+import re
+import sys
+import unicodedata
+import zlib
+from dataclasses import dataclass
+
+from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.values import ObjectV, TensorV, Value
+from .folding import NotConst, as_python, as_symbolic, from_python
+
+_Pattern = type(re.compile(""))
+_Match = type(re.match("", ""))
+
+# objects of these C types never change once made: calls may read them at capture time
+IMMUTABLE_OBJECTS = (_Pattern, _Match, datetime.date, datetime.time, datetime.timedelta, decimal.Decimal)
+
+SCALAR = (str, bytes, int, float, complex, bool, type(None))
+TEXT = (str, bytes, type(None))  # None: the optional argument (`s.split(None)`, `flags=None`)
+NUMBER = (int, float, bool, type(None))
+SEQ = (tuple, list, frozenset)
+DATES = (datetime.date, datetime.time, datetime.timedelta, datetime.timezone)
+
+
+@dataclass(frozen=True)
+class Pure:
+    fn: object
+    accepts: tuple  # the types every argument and keyword value must have
+    example: tuple = ()  # (args, kwargs) for the purity test
+    kwargs: tuple = ()  # example keyword arguments, as pairs
+
+
+def _entries():
+    pat = re.compile(r"(\w)(\d)?")
+    m = pat.match("a1b")
+    d = datetime.date(2020, 1, 31)
+    yield from (
+        Pure(os.fspath, SCALAR, ("a/b",)),  # other types: its TypeError
+        Pure(int.from_bytes, (bytes, str, bool), (b"\x01\x02", "big")),
+        Pure(bytes.fromhex, (str,), ("0a0b",)),
+        Pure(bytes.maketrans, (bytes,), (b"ab", b"cd")),
+        Pure(str.maketrans, (str, dict, int, type(None)), ("ab", "cd")),
+        Pure(dict.fromkeys, (*SCALAR, *SEQ), (("a", "b"), 0)),
+        Pure(sys.intern, (str,), ("abc",)),
+        Pure(keyword.iskeyword, SCALAR, ("for",)),
+        Pure(binascii.hexlify, (bytes,), (b"ab",)),
+        Pure(binascii.b2a_base64, (bytes, bool), (b"ab",), (("newline", False),)),
+        Pure(binascii.a2b_base64, (bytes, str, bool), (b"YWI=",)),
+        Pure(binascii.unhexlify, (bytes, str), ("6162",)),
+        Pure(binascii.crc32, (bytes, int), (b"abc",)),
+        Pure(zlib.crc32, (bytes, int), (b"abc",)),
+        Pure(zlib.adler32, (bytes, int), (b"abc",)),
+        Pure(bisect.bisect_left, (*SCALAR, *SEQ), ([1, 3, 5], 3)),
+        Pure(bisect.bisect_right, (*SCALAR, *SEQ), ([1, 3, 5], 3)),
+        Pure(unicodedata.category, (str,), ("a",)),
+        Pure(unicodedata.normalize, (str,), ("NFC", "e\u0301")),
+        Pure(unicodedata.east_asian_width, (str,), ("a",)),
+        Pure(unicodedata.combining, (str,), ("a",)),
+        Pure(re.escape, TEXT, ("a.b",)),
+        # re's module functions: a pattern compiled from the same source is the same; the
+        # module's compile cache is not observable
+        Pure(re.compile, (*TEXT, int, _Pattern, re.RegexFlag), (r"a+",)),
+        *(
+            Pure(getattr(re, n), (*TEXT, int, _Pattern, re.RegexFlag), (r"a(b)?", "xaab"))
+            for n in ("match", "fullmatch", "search", "split", "findall")
+        ),
+        Pure(re.sub, (*TEXT, int, _Pattern, re.RegexFlag), ("a", "b", "xaa")),
+        Pure(re.subn, (*TEXT, int, _Pattern, re.RegexFlag), ("a", "b", "xaa")),
+        *(
+            Pure(getattr(_Pattern, n), (_Pattern, *TEXT, int), (pat, "a1b2"))
+            for n in ("match", "fullmatch", "search", "split", "findall")
+        ),
+        Pure(_Pattern.sub, (_Pattern, *TEXT, int), (pat, "-", "a1b2")),
+        Pure(_Pattern.subn, (_Pattern, *TEXT, int), (pat, "-", "a1b2")),
+        *(Pure(getattr(_Match, n), (_Match, str, int), (m, 1)) for n in ("group", "start", "end", "span")),
+        Pure(_Match.groups, (_Match, *SCALAR), (m,)),
+        Pure(_Match.groupdict, (_Match, *SCALAR), (m,)),
+        Pure(_Match.expand, (_Match, str), (m, r"\1")),
+        Pure(datetime.date, (int,), (2020, 1, 2)),
+        Pure(datetime.time, (int, datetime.timezone, type(None)), (1, 2, 3)),
+        Pure(datetime.datetime, (int, datetime.timezone, type(None)), (2020, 1, 2, 3)),
+        Pure(datetime.timedelta, NUMBER, (1, 2)),
+        Pure(datetime.date.fromisoformat, (str,), ("2020-01-02",)),
+        Pure(datetime.date.fromordinal, (int,), (737000,)),
+        Pure(datetime.date.isoformat, DATES, (d,)),
+        Pure(datetime.date.weekday, DATES, (d,)),
+        Pure(datetime.date.isoweekday, DATES, (d,)),
+        Pure(datetime.date.toordinal, DATES, (d,)),
+        Pure(datetime.date.replace, (*DATES, int), (d,), (("day", 3),)),
+        Pure(datetime.date.strftime, (*DATES, str), (d, "%Y/%m/%d")),
+        Pure(decimal.Decimal, (str, int, tuple), ("1.25",)),
+    )
+    # the operators of immutable C value types, reached through their special methods
+    td, dt, dec = datetime.timedelta(days=2), datetime.datetime(2020, 1, 2, 3), decimal.Decimal("1.5")
+    for cls, other in ((datetime.date, td), (datetime.datetime, td), (datetime.timedelta, td)):
+        sample = {datetime.date: d, datetime.datetime: dt, datetime.timedelta: td}[cls]
+        for name in (*_ARITH, *_COMPARE):
+            if name in cls.__dict__:
+                example = (sample,) if name in _UNARY else (sample, sample if name in _COMPARE else other)
+                yield Pure(cls.__dict__[name], (*DATES, *NUMBER), example)
+    for name in (*_ARITH, *_COMPARE):
+        if name in decimal.Decimal.__dict__:
+            example = (dec,) if name in _UNARY else (dec, dec)
+            yield Pure(decimal.Decimal.__dict__[name], (decimal.Decimal, *NUMBER), example)
+    yield Pure(_Match.__dict__["__getitem__"], (_Match, str, int), (m, 0))
+    normpath = getattr(sys.modules.get("posix"), "_path_normpath", None)  # normpath's C core
+    if normpath is not None:
+        yield Pure(normpath, (str, bytes), ("a//b/../c",))
+
+
+_UNARY = ("__neg__", "__pos__", "__abs__")
+_ARITH: tuple = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__")
+_ARITH += ("__floordiv__", "__mod__", *_UNARY)
+_COMPARE = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+
+
+TABLE: dict = {}
+for _e in _entries():
+    TABLE[_e.fn] = _e
+
+
+def lookup(obj) -> Pure | None:
+    try:
+        return TABLE.get(obj)
+    except TypeError:  # an unhashable callable
+        return None
+
+
+def bound_model(obj):
+    """The model of a C method bound to an immutable object (``PATTERN.search`` kept in a
+    global) whose unbound method is declared pure, or None."""
+    owner = getattr(obj, "__self__", None)
+    if type(owner) not in IMMUTABLE_OBJECTS:
+        return None
+    entry = lookup(getattr(type(owner), getattr(obj, "__name__", ""), None))
+    return None if entry is None else fold_pure(entry, (owner,))
+
+
+def _plain(v: Value):
+    if isinstance(v, ObjectV) and type(v.obj) in IMMUTABLE_OBJECTS:
+        return v.obj
+    return as_python(v)
+
+
+def accepted(x, accepts: tuple) -> bool:
+    if not isinstance(x, accepts) or (isinstance(x, bool) and bool not in accepts and int not in accepts):
+        return False
+    if isinstance(x, (tuple, list, frozenset)):
+        return all(accepted(i, accepts) for i in x)
+    if isinstance(x, dict):
+        return all(accepted(k, accepts) and accepted(i, accepts) for k, i in x.items())
+    return True
+
+
+def fold_pure(entry: Pure, bound: tuple = ()):
+    """The model of a pure C callable: run on the known argument values (its exception
+    becomes the trace's), else a graph break.  `bound`: values bound before the call's
+    own arguments (a constructor's class is not one of them)."""
+    fn = entry.fn
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+
+    def model(tx, args, kwargs):
+        if any(isinstance(a, TensorV) for a in args):
+            raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"{name} reads a tensor's value")
+        try:
+            pa = [*bound, *(_plain(a) for a in args)]
+            pk = {k: _plain(a) for k, a in kwargs.items()}
+        except NotConst:
+            raise UnsupportedError(
+                BreakReason.CALL_TO_C_FUNCTION, f"{name} on arguments not known at capture time"
+            ) from None
+        if not all(accepted(x, entry.accepts) for x in (*pa, *pk.values())):
+            raise UnsupportedError(
+                BreakReason.CALL_TO_C_FUNCTION, f"{name} on arguments of types it is not declared pure on"
+            )
+        try:
+            return from_python(fn(*pa, **pk))
+        except Exception as e:  # noqa: BLE001 - the fold raises what Python would, symbolically
+            raise as_symbolic(e) from None
+
+    return model
