@@ -1,7 +1,8 @@
 """A small GPT, captured with bcfront: the example `bcfront-explain` is made for.
 
     bcfront-explain examples/gpt.py                  # the report after the output
-    bcfront-explain examples/gpt.py --fixed-window   # the recompile storm, fixed
+    bcfront-explain examples/gpt.py --static         # no dynamic shapes: recompile storms
+    bcfront-explain examples/gpt.py --static --fixed-window   # the storms, fixed by padding
 
 A GPT-2-style decoder — token and position embeddings, a few blocks of causal
 self-attention and MLP with pre-LayerNorm and residuals, a final LayerNorm
@@ -14,12 +15,15 @@ a few tokens.  Two things in it are there to be explained:
   the previous one is a property of tensor *values*, so Python has to look at
   them; the graph ends at the `if` and each branch runs as its own region.
 * Generating token by token feeds the model a sequence one longer on every
-  call.  Each new length fails the shape guard and recaptures the model, and
-  the slices handed to `pick_next` change their strides — two recompile
-  storms, which the report names along with their fixes.  ``--fixed-window``
-  applies them: the tokens live in one buffer of the full block size
-  (causal attention makes the padding invisible to the real positions), so
-  every call sees the same shapes and strides and reuses one graph.
+  call, and the slices handed to `pick_next` change their strides.  The
+  second length recaptures the model with that dimension symbolic (dynamic
+  shapes), and that entry serves every later length: one recompile per
+  function.  With ``--static`` (``capture(..., dynamic=False)``) each new
+  length recaptures instead -- recompile storms, which the report names
+  along with their fixes (``bcfront.mark_dynamic(idx, 1)``).  ``--fixed-window``
+  pads instead: the tokens live in one buffer of the full block size (causal
+  attention makes the padding invisible to the real positions), so every call
+  sees the same shapes and strides and reuses one graph.
 """
 from __future__ import annotations
 
@@ -154,13 +158,16 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=6, help="tokens to generate (default 6)")
     ap.add_argument("--fixed-window", action="store_true",
                     help="pad every context to the block size: one shape, no recompiles")
+    ap.add_argument("--static", action="store_true",
+                    help="no dynamic shapes: every new length recompiles (a storm)")
     args = ap.parse_args(argv)
 
     torch.manual_seed(1)
     cfg = Config()
     model = GPT(cfg).eval()
-    cmodel = bcfront.capture(model)
-    cpick = bcfront.capture(pick_next)
+    dynamic = False if args.static else None      # None: sizes that change become symbolic
+    cmodel = bcfront.capture(model, dynamic=dynamic)
+    cpick = bcfront.capture(pick_next, dynamic=dynamic)
     prompt = torch.randint(0, cfg.vocab_size, (2, 8))
     if args.steps + prompt.shape[1] > cfg.block_size:
         ap.error(f"--steps at most {cfg.block_size - prompt.shape[1]}")

@@ -23,6 +23,7 @@ STORM_MIN_FAILURES = 2
 STORM_MIN_SHARE = 0.5
 
 _SHAPE = re.compile(r"\.(?:shape|size\(\))\s*\[\s*(\d+)\s*\]|\.size\((\d+)\)")
+_LOCAL = re.compile(r"L\[['\"](\w+)['\"]\]")
 _TUPLE = re.compile(r"[(\[]\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*[)\]]")
 # ``key=value`` in a value's description, e.g. "Tensor(torch.int64, shape=[2, 8], stride=[8, 1])".
 _FIELD = re.compile(r"(\w+)=(\[[^\]]*\]|\([^)]*\)|'[^']*'|\"[^\"]*\"|[^,()\[\]]+)")
@@ -82,6 +83,27 @@ def _changed(f: Failure) -> dict[str, tuple[str, str]]:
     return {k: (a, b) for k, a, b in changes(f.expected, f.actual)}
 
 
+def _python_name(source: str) -> str:
+    """``L['x'].layers[0]`` -> ``x.layers[0]``: how the caller spells an argument's value."""
+    return _LOCAL.sub(lambda m: m.group(1), source)
+
+
+def _mark_call(base: str, dims: list[int]) -> str:
+    dim = str(dims[0]) if len(dims) == 1 else repr(tuple(dims))
+    return f"bcfront.mark_dynamic({_python_name(base)}, {dim})"
+
+
+def _specialized_fix(f: Failure) -> str | None:
+    """A SHAPE guard that pinned a symbolic size to one value: the code needed it."""
+    if f.kind != "SHAPE" or "==" not in f.expected:
+        return None
+    return (
+        f"the captured code uses the value of a dynamic size ({f.expected}; {f.source}) as a "
+        f"Python number (a loop bound, a list index, a C call), so each size is a new capture: "
+        f"compute with the size through torch ops, or pad/bucket the inputs to a few sizes"
+    )
+
+
 def _shape_fix(f: Failure) -> str | None:
     m = _SHAPE.search(f.source) or _SHAPE.search(f.expr)
     if m:
@@ -100,8 +122,9 @@ def _shape_fix(f: Failure) -> str | None:
         base = f.source
     which = "dimension " + ", ".join(map(str, dims))
     return (
-        f"the size of {which} of {base} changes between calls: mark that "
-        f"dimension dynamic, or pad/bucket the inputs to a few fixed sizes"
+        f"the size of {which} of {base} changes between calls: make it dynamic before the "
+        f"call with {_mark_call(base, dims)} (or capture with dynamic=True), or pad/bucket "
+        f"the inputs to a few fixed sizes"
     )
 
 
@@ -160,7 +183,7 @@ def _global_fix(f: Failure) -> str | None:
 
 
 # Checked in order; the first rule that returns a suggestion wins.
-FIXES = (_shape_fix, _stride_fix, _type_fix, _identity_fix, _tensor_fix, _global_fix, _scalar_fix)
+FIXES = (_specialized_fix, _shape_fix, _stride_fix, _type_fix, _identity_fix, _tensor_fix, _global_fix, _scalar_fix)
 FALLBACK_FIX = "make this value the same on every call, or pass it as a tensor argument"
 
 

@@ -92,12 +92,19 @@ class FakeEnv:
     def dynamic(self) -> bool:
         return self.shape_env is not None
 
-    def from_real(self, t: torch.Tensor, dims: frozenset[int] = frozenset(), name: str = "") -> FakeTensor:
-        """The fake of input `t`; in a dynamic env, the sizes at `dims` are symbols whose
-        guards will spell the input as `name` (a placeholder `shape_guards` replaces)."""
+    def from_real(
+        self,
+        t: torch.Tensor,
+        dims: frozenset[int] = frozenset(),
+        name: str = "",
+        stride_dims: frozenset[int] = frozenset(),
+    ) -> FakeTensor:
+        """The fake of input `t`; in a dynamic env, the sizes at `dims` (the strides at
+        `stride_dims`) are symbols whose guards will spell the input as `name` (a
+        placeholder `shape_guards` replaces)."""
         fake = self._fakes.get(id(t))
         if fake is None and self.shape_env is not None:
-            fake = self._symbolic(t, dims, name)
+            fake = self._symbolic(t, dims, name, stride_dims)
             self._fakes[id(t)] = fake
             self._keep.append(t)
         if fake is None:
@@ -124,13 +131,18 @@ class FakeEnv:
             self._keep.append(t)
         return fake
 
-    def _symbolic(self, t: torch.Tensor, dims: frozenset[int], name: str) -> FakeTensor:
-        if not dims:
+    def _symbolic(
+        self, t: torch.Tensor, dims: frozenset[int], name: str, stride_dims: frozenset[int]
+    ) -> FakeTensor:
+        if not dims and not stride_dims:
             return self.mode.from_tensor(t, static_shapes=True)
         sizes = [DimDynamic.DYNAMIC if i in dims else DimDynamic.STATIC for i in range(t.dim())]
-        ctx: StatelessSymbolicContext[Any, Any] = StatelessSymbolicContext(dynamic_sizes=sizes)
+        strides = [DimDynamic.DYNAMIC if i in stride_dims else DimDynamic.INFER_STRIDE for i in range(t.dim())]
+        ctx: StatelessSymbolicContext[Any, Any] = StatelessSymbolicContext(
+            dynamic_sizes=sizes, dynamic_strides=strides
+        )
         fake = self.mode.from_tensor(t, source=NamedSource(name), symbolic_context=ctx)
-        if any(isinstance(d, torch.SymInt) for d in fake.shape):
+        if any(isinstance(d, torch.SymInt) for d in (*fake.shape, *fake.stride())):
             self.placeholders.append((fake, name))
         return fake
 

@@ -37,7 +37,7 @@ def test_failures_group_by_guarded_value_not_by_check_text():
     )
     (w,) = storm_warnings(FunctionReport("f", None, None, recompiles=recs, calls=7))
     assert "the guard on L['idx'] failed on 5 of 7 calls" in w
-    assert "dimension 0 of L['idx']" in w and "dynamic" in w
+    assert "dimension 0 of L['idx']" in w and "bcfront.mark_dynamic(idx, 0)" in w
 
 
 def test_only_the_value_that_fails_on_most_calls_storms():
@@ -64,6 +64,14 @@ def test_only_the_value_that_fails_on_most_calls_storms():
         ),
         (Failure("G['SCALE']", "G['SCALE'] == 2", "GLOBAL"), "pass it as an argument"),
         (Failure("L['y']", "something odd", "WEIRD"), FALLBACK_FIX),
+        (
+            Failure("L['idx'].layers[0]", "shape check", "TENSOR_MATCH", "(2, 8)", "(2, 9)"),
+            "bcfront.mark_dynamic(idx.layers[0], 1)",
+        ),
+        (
+            Failure("s0 = L['x'].shape[0]", "s0 == 4", "SHAPE", "s0 == 4", "s0 = 5"),
+            "uses the value of a dynamic size",
+        ),
     ],
 )
 def test_suggested_fix_matches_the_guard(failure, words):

@@ -423,11 +423,14 @@ def wrap_tensor(tx, t, source, guard=True):
     env = tx.torch_env()
     from .values import TensorV
 
-    dims = _dynamic_dims(tx, t, source, ptype) if guard else frozenset()
-    if dims and not env.dynamic:
+    dims = sdims = frozenset()
+    if guard:
+        dims, sdims = _dynamic_dims(tx, t, source, ptype)
+    if (dims or sdims) and not env.dynamic:
         raise NeedDynamic(source)
     try:
-        fake = env.from_real(t, dims, env_placeholder(tx, source) if dims else "")
+        name = env_placeholder(tx, source) if dims or sdims else ""
+        fake = env.from_real(t, dims, name, sdims)
     except Exception as e:  # noqa: BLE001 - sparse, nested or quantized tensors and the like
         raise UnsupportedError(
             BreakReason.FAKE_TENSOR, f"cannot make a fake tensor of this input: {e}"
@@ -435,7 +438,7 @@ def wrap_tensor(tx, t, source, guard=True):
     node = tx.graph.add_input(source, fake)
     if guard:
         shape, stride = tuple(t.shape), tuple(t.stride())
-        if dims:
+        if dims or sdims:
             shape, stride = _static_parts(fake.shape), _static_parts(fake.stride())
         tx.guard(
             GuardKind.TENSOR_MATCH,
@@ -468,14 +471,18 @@ def _under_module_store(source) -> bool:
     return False
 
 
-def _dynamic_dims(tx, t, source, ptype) -> frozenset:
+def _dynamic_dims(tx, t, source, ptype) -> tuple[frozenset, frozenset]:
+    """(dims whose size, dims whose stride) input `t` has symbolic in this capture."""
     policy = tx.shape_policy
+    none: frozenset = frozenset()
     if policy is None or t.dim() == 0 or _under_module_store(source):
-        return frozenset()
+        return none, none
     if ptype is not torch_mod().Tensor:  # a Parameter: static, as torch.compile keeps them
-        return frozenset()
+        return none, none
     policy.saw_tensors = True
-    return policy.tensor_dims(source, tuple(t.shape), t)
+    dims = policy.tensor_dims(source, tuple(t.shape), t)
+    strided = t.layout == torch_mod().strided
+    return dims, (policy.stride_dims(source, tuple(t.stride())) if strided else none)
 
 
 def _dynamic_int(tx, source, value) -> bool:

@@ -59,11 +59,12 @@ def has_marks(t: Any) -> bool:
 class ShapePolicy:
     """One captured function's memory of input sizes, and its `dynamic` option."""
 
-    __slots__ = ("mode", "sizes", "ints", "saw_tensors")
+    __slots__ = ("mode", "sizes", "strides", "ints", "saw_tensors")
 
     def __init__(self, mode: bool | None = None):
         self.mode = mode  # None: automatic; True: every size dynamic; False: marks only
         self.sizes: dict[Any, tuple[int | None, ...]] = {}  # source -> sizes (None: dynamic)
+        self.strides: dict[Any, tuple[int | None, ...]] = {}  # source -> strides (None: dynamic)
         self.ints: dict[Any, int | None] = {}  # source -> value (None: dynamic)
         self.saw_tensors = False  # ints are made dynamic only in functions that touch tensors
 
@@ -73,7 +74,11 @@ class ShapePolicy:
             return True
         if self.mode is False:
             return False
-        return any(v is None for v in self.ints.values()) or any(None in s for s in self.sizes.values())
+        return (
+            any(v is None for v in self.ints.values())
+            or any(None in s for s in self.sizes.values())
+            or any(None in s for s in self.strides.values())
+        )
 
     def tensor_dims(self, source: Any, shape: tuple[int, ...], t: Any = None) -> frozenset[int]:
         """The dims of input `source` (sizes `shape`, tensor `t` for its marks) to make
@@ -94,6 +99,21 @@ class ShapePolicy:
             self.sizes[source] = merged
             auto = {i for i, a in enumerate(merged) if a is None}
         return frozenset(d for d in (auto | dyn) if 0 <= d < n and d not in static)
+
+    def stride_dims(self, source: Any, stride: tuple[int, ...]) -> frozenset[int]:
+        """The dims of input `source` whose stride is symbolic in this capture (automatic
+        only: a view into a buffer that grows, ``seq[:, -1:]``, keeps its sizes but not its
+        strides); remembers `stride`."""
+        if self.mode is not None:
+            return frozenset()
+        seen = self.strides.get(source)
+        merged: tuple[int | None, ...]
+        if seen is None or len(seen) != len(stride):
+            merged = tuple(stride)
+        else:
+            merged = tuple(None if a is None or a != b else a for a, b in zip(seen, stride))
+        self.strides[source] = merged
+        return frozenset(i for i, a in enumerate(merged) if a is None)
 
     def int_dynamic(self, source: Any, value: int) -> bool:
         """Whether int input `source` (now `value`) is a symbol in this capture."""
