@@ -504,6 +504,13 @@ def writes_grad(n: Node) -> bool:
     )
 
 
+def applies_autograd_function(n: Node) -> bool:
+    """The node is a user's ``torch.autograd.Function.apply``: the autograd node it builds
+    (its backward) is the real Function's, which no pure graph can hold."""
+    func = getattr(n.target, "__func__", None) if n.op == "call" else None
+    return func is not None and func is getattr(torch.autograd.Function.apply, "__func__", None)
+
+
 def node_mutates_by_name(n: Node) -> bool:
     """The frontend's own reading of a node as mutating (``add_``, ``x += y``, ``x[i] = v``, ``out=``)."""
     if "out" in n.kwargs:

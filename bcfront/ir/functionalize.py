@@ -48,6 +48,7 @@ from .alias_facts import (
     Prov,
     Root,
     Step,
+    applies_autograd_function,
     bind,
     node_mutates_by_name,
     observe,
@@ -653,6 +654,10 @@ def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
     for n in graph.body:
         if writes_grad(n):  # its writes to .grad are no value a pure graph returns
             e = FunctionalizeError("backward() or a .grad assignment writes .grad outside the graph")
+            e.node = n
+            raise e
+        if applies_autograd_function(n):  # its backward is the user's Function
+            e = FunctionalizeError(f"{n.target.__self__.__qualname__}.apply: a user's autograd.Function node")
             e.node = n
             raise e
     try:

@@ -83,8 +83,10 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     torch_loaded = "torch" in sys.modules
     if isinstance(obj, types.FunctionType):
         if torch_loaded and _from_torch(obj):
-            from . import torch_calls
+            from . import autograd_functions, torch_calls
 
+            if obj is autograd_functions.APPLY:
+                return autograd_functions.function_apply(tx, args, kwargs)
             if torch_calls.is_torch_function(obj):
                 return torch_calls.call_function(tx, obj, args, kwargs)
         return dispatch.inline_call(tx, fv, args, kwargs)
