@@ -48,10 +48,10 @@ from .alias_facts import (
     Prov,
     Root,
     Step,
-    applies_autograd_function,
     bind,
     node_mutates_by_name,
     observe,
+    opaque_effect,
     schema_info,
     tensors_in,
     writes_grad,
@@ -656,8 +656,9 @@ def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
             e = FunctionalizeError("backward() or a .grad assignment writes .grad outside the graph")
             e.node = n
             raise e
-        if applies_autograd_function(n):  # its backward is the user's Function
-            e = FunctionalizeError(f"{n.target.__self__.__qualname__}.apply: a user's autograd.Function node")
+        if opaque_effect(n):  # a user's autograd.Function, an optimizer step
+            who = getattr(n.target, "__self__", n.target)  # a Function's class, or the step
+            e = FunctionalizeError(f"{getattr(who, '__qualname__', who)}: runs Python no pure graph holds")
             e.node = n
             raise e
     try:
