@@ -181,7 +181,7 @@ HIDDEN_WRITERS = ("batch_norm", "instance_norm")
 def may_write(graph: Graph) -> bool:
     """Cheap pre-check: could some node of `graph` write a tensor (by name, or a hidden writer)?"""
     for n in graph.body:
-        if node_mutates_by_name(n) or writes_grad(n):
+        if node_mutates_by_name(n) or writes_grad(n) or opaque_effect(n):
             return True
         name = n.target if n.op == "method" else getattr(n.target, "__name__", "")
         if isinstance(name, str) and any(h in name for h in HIDDEN_WRITERS):
@@ -502,6 +502,18 @@ def writes_grad(n: Node) -> bool:
     return n.op == "call" and (
         n.target is torch.autograd.backward or (n.target is setattr and n.args[1:2] == ("grad",))
     )
+
+
+def opaque_effect(n: Node) -> bool:
+    """The node runs Python no pure graph can hold: a user's ``torch.autograd.Function.apply``
+    (the autograd node it builds is the real Function's), or a target that says so
+    (``bcfront_opaque_effect``: an optimizer step, which writes the parameters in place)."""
+    if n.op != "call":
+        return False
+    if getattr(n.target, "bcfront_opaque_effect", False) is True:
+        return True
+    func = getattr(n.target, "__func__", None)
+    return func is not None and func is getattr(torch.autograd.Function.apply, "__func__", None)
 
 
 def node_mutates_by_name(n: Node) -> bool:

@@ -51,6 +51,7 @@ from .alias_facts import (
     bind,
     node_mutates_by_name,
     observe,
+    opaque_effect,
     schema_info,
     tensors_in,
     writes_grad,
@@ -653,6 +654,11 @@ def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
     for n in graph.body:
         if writes_grad(n):  # its writes to .grad are no value a pure graph returns
             e = FunctionalizeError("backward() or a .grad assignment writes .grad outside the graph")
+            e.node = n
+            raise e
+        if opaque_effect(n):  # a user's autograd.Function, an optimizer step
+            who = getattr(n.target, "__self__", n.target)  # a Function's class, or the step
+            e = FunctionalizeError(f"{getattr(who, '__qualname__', who)}: runs Python no pure graph holds")
             e.node = n
             raise e
     try:

@@ -83,8 +83,16 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     torch_loaded = "torch" in sys.modules
     if isinstance(obj, types.FunctionType):
         if torch_loaded and _from_torch(obj):
-            from . import torch_calls
+            from . import autograd_functions, optim_models, torch_calls
 
+            if obj is autograd_functions.APPLY:
+                return autograd_functions.function_apply(tx, args, kwargs)
+            if optim_models.is_step(obj):
+                return optim_models.optimizer_step(tx, fv, args, kwargs)
+            if optim_models.is_zero_grad(obj):
+                done = optim_models.zero_grad(tx, args, kwargs)
+                if done is not None:
+                    return done
             if torch_calls.is_torch_function(obj):
                 return torch_calls.call_function(tx, obj, args, kwargs)
         return dispatch.inline_call(tx, fv, args, kwargs)
