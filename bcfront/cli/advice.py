@@ -183,7 +183,16 @@ def _global_fix(f: Failure) -> str | None:
 
 
 # Checked in order; the first rule that returns a suggestion wins.
-FIXES = (_specialized_fix, _shape_fix, _stride_fix, _type_fix, _identity_fix, _tensor_fix, _global_fix, _scalar_fix)
+FIXES = (
+    _specialized_fix,
+    _shape_fix,
+    _stride_fix,
+    _type_fix,
+    _identity_fix,
+    _tensor_fix,
+    _global_fix,
+    _scalar_fix,
+)
 FALLBACK_FIX = "make this value the same on every call, or pass it as a tensor argument"
 
 

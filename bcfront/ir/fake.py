@@ -137,7 +137,9 @@ class FakeEnv:
         if not dims and not stride_dims:
             return self.mode.from_tensor(t, static_shapes=True)
         sizes = [DimDynamic.DYNAMIC if i in dims else DimDynamic.STATIC for i in range(t.dim())]
-        strides = [DimDynamic.DYNAMIC if i in stride_dims else DimDynamic.INFER_STRIDE for i in range(t.dim())]
+        strides = [
+            DimDynamic.DYNAMIC if i in stride_dims else DimDynamic.INFER_STRIDE for i in range(t.dim())
+        ]
         ctx: StatelessSymbolicContext[Any, Any] = StatelessSymbolicContext(
             dynamic_sizes=sizes, dynamic_strides=strides
         )
