@@ -71,16 +71,17 @@ def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
     from ..ir.functionalize import functionalize
     from ..ir.inverses import FunctionalizeError
 
+    notes = []
     if has_symbolic_inputs(graph):
         # functionalization re-runs the graph on the example's (static) sizes; a graph with
         # symbolic sizes and no write is pure already and goes as it is, with its symbols
         if not any(n.mutates for n in graph.body):
             return compile_pure(graph, symbolic_examples(graph, example_inputs))
-        from . import eager
-
-        out = eager.compile_graph(graph)
-        out.notes.append("a graph with symbolic sizes and in-place writes ran on the eager backend")
-        return out
+        specialize_inputs(graph)
+        notes.append(
+            "a graph with symbolic sizes and in-place writes was specialized to this call's sizes "
+            "(functionalization needs them)"
+        )
     try:
         plan = functionalize(graph, example_inputs)
     except FunctionalizeError as e:
@@ -92,21 +93,29 @@ def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
     compiled = compile_pure(plan.graph, plan.example_inputs)
     compiled.emit = plan.wrap_emit(compiled.emit)
     compiled.plan = plan
+    compiled.notes.extend(notes)
     return compiled
+
+
+def _symbols_of(meta) -> list:
+    """The symbolic numbers among an input's sizes and strides (or the input itself)."""
+    dims = getattr(meta, "shape", None)
+    parts = [meta] if dims is None else [*dims, *meta.stride()]
+    return [d for d in parts if type(d).__name__ == "SymInt" and d.node.maybe_as_int() is None]
 
 
 def has_symbolic_inputs(graph) -> bool:
     """Whether some input of `graph` has a symbolic size or is a symbolic int."""
+    return any(_symbols_of(n.meta) for n in graph.inputs)
+
+
+def specialize_inputs(graph) -> None:
+    """Pin every symbol of the inputs to this call's value: the ShapeEnv guards each
+    (``s0 == 4``), so the entry serves these sizes only (the guards are produced after
+    the backend ran)."""
     for n in graph.inputs:
-        meta = n.meta
-        dims = getattr(meta, "shape", None)
-        if dims is None:
-            if type(meta).__name__ == "SymInt":
-                return True
-            continue
-        if any(type(d) is not int for d in (*dims, *meta.stride())):
-            return True
-    return False
+        for d in _symbols_of(n.meta):
+            int(d)
 
 
 def symbolic_examples(graph, example_inputs) -> list:

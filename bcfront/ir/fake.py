@@ -152,7 +152,7 @@ class FakeEnv:
         """A symbol for int input `value` (guards spell it `name`); 0 and 1 stay ints."""
         assert self.shape_env is not None
         src = NamedSource(name)
-        sym = self.shape_env.create_symbol(value, source=src, dynamic_dim=DimDynamic.DYNAMIC)
+        sym = self.shape_env.create_symbol(value, source=src, dynamic_dim=DimDynamic.DYNAMIC, positive=None)
         out = self.shape_env.create_symintnode(sym, hint=value, source=src)
         if isinstance(out, torch.SymInt):
             self.placeholders.append((out, name))
@@ -225,6 +225,17 @@ class NamedSource(Source):
     @property
     def guard_source(self) -> GuardSource:
         return GuardSource.LOCAL
+
+
+def static_parts(dims: Sequence[Any]) -> tuple[int | None, ...]:
+    """Sizes or strides of a fake: ints where they are constants, None where symbolic."""
+    out: list[int | None] = []
+    for d in dims:
+        if isinstance(d, torch.SymInt):
+            out.append(d.node.maybe_as_int())
+        else:
+            out.append(int(d))
+    return tuple(out)
 
 
 def readable_shape_expr(code: str, names: Mapping[str, str]) -> str:

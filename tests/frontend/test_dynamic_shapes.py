@@ -223,3 +223,48 @@ def test_recompile_names_the_failed_relation():
     cf(torch.randn(3))
     last = cf.recompiles[-1]
     assert "s0" in last.guard and ">" in last.guard or "<" in last.guard, last
+
+
+def test_a_size_used_as_a_loop_bound_pins_the_tensor_check():
+    # range(x.shape[0]) specializes the symbol: the entry must then serve only that size
+    def f(x):
+        out = x[0] * 0
+        for i in range(x.shape[0]):
+            out = out + x[i]
+        return out
+
+    cf = bcfront.capture(f)
+    for n in (3, 4, 5, 6, 7, 4, 3):
+        x = torch.randn(n, 2)
+        torch.testing.assert_close(cf(x), f(x))
+
+
+def test_negative_and_inplace_int_arguments_stay_ints():
+    def f(t, n):
+        n -= max([c for c in range(1)], default=3)
+        return n, t * n
+
+    cf = bcfront.capture(f)
+    for k in (3, -4, 5, -7, 0, 9):
+        t = torch.randn(2)
+        got, want = cf(t, k), f(t, k)
+        assert type(got[0]) is int and got[0] == want[0]
+        torch.testing.assert_close(got[1], want[1])
+
+
+def test_fx_backend_takes_a_pure_symbolic_graph_and_specializes_a_writing_one():
+    def pure(x):
+        return (x * 2).sum(-1)
+
+    def writes(x):
+        y = x * 2
+        y.add_(1)
+        return y
+
+    for fn, symbolic in ((pure, True), (writes, False)):
+        cf = bcfront.capture(fn, backend="fx")
+        for n in range(2, 7):
+            x = torch.randn(n, 3)
+            torch.testing.assert_close(cf(x), fn(x))
+        assert {g.backend for e in cf.entries for g in e.graphs} == {"fx"}
+        assert (len(cf.entries) == 2) is symbolic

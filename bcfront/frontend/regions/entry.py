@@ -11,6 +11,7 @@ trace) and `breaks` (a region cut at a graph break) both build entries here.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -146,6 +147,7 @@ def add_shape_guards(tx) -> None:
     if env is None or not env.dynamic or getattr(tx, "shape_guards_added", False):
         return
     tx.shape_guards_added = True
+    _pin_specialized_inputs(tx, env)
     symbols = {}  # symbol -> (source, dim or None)
     for spelled, sym in env.symbol_names().items():
         name, _, dim = spelled.partition(".size()")
@@ -158,6 +160,28 @@ def add_shape_guards(tx) -> None:
             readable = readable.replace(n, src.readable())
         named = tuple((k, *v) for k, v in symbols.items() if re.search(rf"\b{k}\b", readable))
         tx.add_guard(Guard(GuardKind.SHAPE, None, readable, ShapeCheck(code, inputs, named)))
+
+
+def _pin_specialized_inputs(tx, env) -> None:
+    """A symbol the trace specialized (``range(x.shape[0])``) is a constant in the ShapeEnv
+    now, and its guards leave constants to the input checks: the tensor check takes the
+    sizes and strides the fake has after the trace, an int input gets a CONSTANT_MATCH."""
+    from ...ir.fake import static_parts
+
+    for value, name in env.placeholders:
+        src = tx.shape_inputs.get(name)
+        if src is None:
+            continue
+        if not hasattr(value, "shape"):  # a SymInt input
+            pinned = value.node.maybe_as_int()
+            if pinned is not None:
+                tx.add_guard(Guard(GuardKind.CONSTANT_MATCH, src, pinned))
+            continue
+        key = (GuardKind.TENSOR_MATCH, src, None)
+        g = tx.guards._guards.get(key)
+        if g is not None:
+            exp = g.expected._replace(shape=static_parts(value.shape), stride=static_parts(value.stride()))
+            tx.guards._guards[key] = dataclasses.replace(g, expected=exp)
 
 
 def make_guard(root, tx):

@@ -176,6 +176,14 @@ def is_scalar_op(args, kwargs) -> bool:
     )
 
 
+def is_python_op(fn) -> bool:
+    """Whether `fn` is Python arithmetic or a comparison on numbers (``operator.isub`` too)."""
+    try:
+        return _INPLACE_TO_BINARY.get(fn, fn) in _PYTHON_OPS
+    except TypeError:  # an unhashable callable
+        return False
+
+
 def python_op(tx, fn, args: list) -> Value:
     """`fn` (an operator, ``abs``, a number type) on scalars and constant numbers: a node."""
     fn = _INPLACE_TO_BINARY.get(fn, fn)

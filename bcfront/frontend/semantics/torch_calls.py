@@ -237,9 +237,14 @@ def _contains_fake(x) -> bool:
 
 def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = False, label: str = "") -> Value:
     """Run a torch call on fakes and record it as a node; wrap its outputs."""
+    if (
+        op == "call"
+        and not kwargs
+        and scalars.is_scalar_op(args, kwargs)
+        and (scalars.holds_scalar(args, kwargs) or scalars.is_python_op(target))
+    ):
+        return scalars.python_op(tx, target, args)  # numbers only: Python arithmetic
     if scalars.holds_scalar(args, kwargs):
-        if op == "call" and not kwargs and scalars.is_scalar_op(args, kwargs):
-            return scalars.python_op(tx, target, args)  # numbers only: Python arithmetic
         scalars.check_tensor_use(op, target, args, kwargs)
     check_split(tx)
     env = tx.torch_env()
