@@ -27,6 +27,7 @@ which one failed, with the expected and the actual value.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import cast
@@ -151,9 +152,13 @@ def _tensor_readable(g: Guard) -> str:
     )
 
 
+_WHOLE_SIZE_ITEM = re.compile(r"\.(size|stride)\(\)\[(\d+)\]")
+
+
 def shape_code(check: ShapeCheck, spell) -> str:
-    """A SHAPE guard's expression with each placeholder spelled by `spell(source)`."""
-    code = check.code
+    """A SHAPE guard's expression with each placeholder spelled by `spell(source)`;
+    ``t.size()[1]`` as ``t.size(1)`` (no torch.Size made per check)."""
+    code = _WHOLE_SIZE_ITEM.sub(r".\1(\2)", check.code)
     for name, src in check.inputs:
         code = code.replace(name, f"({spell(src)})")
     return code
