@@ -69,10 +69,45 @@ class KernelInfo:
 
 # Tensor ops that return a view of their first argument, by their last dotted name.
 VIEW_OPS = frozenset(
-    "view view_as reshape reshape_as transpose swapaxes swapdims t T mT H permute movedim expand "
-    "expand_as squeeze unsqueeze narrow select flatten unflatten unfold split split_with_sizes "
-    "tensor_split chunk unbind as_strided getitem __getitem__ diagonal detach alias real imag "
-    "view_as_real view_as_complex".split()
+    [
+        "view",
+        "view_as",
+        "reshape",
+        "reshape_as",
+        "transpose",
+        "swapaxes",
+        "swapdims",
+        "t",
+        "T",
+        "mT",
+        "H",
+        "permute",
+        "movedim",
+        "expand",
+        "expand_as",
+        "squeeze",
+        "unsqueeze",
+        "narrow",
+        "select",
+        "flatten",
+        "unflatten",
+        "unfold",
+        "split",
+        "split_with_sizes",
+        "tensor_split",
+        "chunk",
+        "unbind",
+        "as_strided",
+        "getitem",
+        "__getitem__",
+        "diagonal",
+        "detach",
+        "alias",
+        "real",
+        "imag",
+        "view_as_real",
+        "view_as_complex",
+    ]
 )
 NODE_KINDS = ("input", "op", "view", "inplace")
 

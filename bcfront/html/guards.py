@@ -10,8 +10,8 @@ than `MAX_TICKS` calls are bucketed, a bucket red when any of its calls recompil
 
 from __future__ import annotations
 
-from .overview import fn_anchor, line_anchor
-from .page import esc, table, where
+from .overview import fn_anchor, link
+from .page import esc, table
 
 MAX_TICKS = 300
 
@@ -48,9 +48,7 @@ def timeline(f) -> str:
 
 
 def _frame(fr) -> str:
-    if fr is None:
-        return ""
-    return f'<a class="mono" href="#{line_anchor(fr.filename, fr.lineno)}">{esc(where(fr.filename, fr.lineno))}</a>'
+    return "" if fr is None else link(fr.filename, fr.lineno)
 
 
 def guards_section(report) -> str:

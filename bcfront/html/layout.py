@@ -154,11 +154,15 @@ def svg(boxes: list[Box], edges: list[Edge], uid: str, title: str = "", max_heig
     bottom = max(p.y + p.h for p in pos.values()) + 20
     w, h = right - left, bottom + 20
     parts = [
-        f'<svg class="zoomable" id="{uid}" '
-        f'viewBox="{left:.0f} -20 {w:.0f} {h:.0f}" data-vb="{left:.0f} -20 {w:.0f} {h:.0f}" '
-        f'style="height:{min(h, max_height):.0f}px" role="img" aria-label="{escape(title)}">',
-        f'<defs><marker id="{uid}-a" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" '
-        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>',
+        (
+            f'<svg class="zoomable" id="{uid}" '
+            f'viewBox="{left:.0f} -20 {w:.0f} {h:.0f}" data-vb="{left:.0f} -20 {w:.0f} {h:.0f}" '
+            f'style="height:{min(h, max_height):.0f}px" role="img" aria-label="{escape(title)}">'
+        ),
+        (
+            f'<defs><marker id="{uid}-a" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" '
+            'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>'
+        ),
     ]
     for e in edges:
         a, b = pos.get(e.src), pos.get(e.dst)

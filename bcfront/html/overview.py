@@ -71,9 +71,8 @@ def overview(report) -> str:
 
 
 def details(i: int, f) -> str:
-    parts = [
-        f'<h3 id="{fn_anchor(i)}">{esc(f.function)} <span class="muted mono">{esc(where(f.filename, f.lineno))}</span></h3>'
-    ]
+    at = esc(where(f.filename, f.lineno))
+    parts = [f'<h3 id="{fn_anchor(i)}">{esc(f.function)} <span class="muted mono">{at}</span></h3>']
     if f.op_share:
         parts.append(f"<p>{esc(f.op_share)}</p>")
     for w in f.warnings:
@@ -82,8 +81,8 @@ def details(i: int, f) -> str:
     if f.graph_breaks:
         rows = [
             [
-                f'<span class="tag bad" title="{esc(getattr(b.reason, "meaning", ""))}">{esc(b.reason)}</span>',
-                f'<a class="mono" href="#{line_anchor(b.filename, b.lineno)}">{esc(where(b.filename, b.lineno))}</a>',
+                tag(b.reason, "bad"),
+                link(b.filename, b.lineno),
                 str(b.count),
                 esc(b.message) + (f"<br><code>{esc(b.source_line)}</code>" if b.source_line else ""),
                 f'<span class="mono">{esc(b.instruction)}</span>',
@@ -97,7 +96,7 @@ def details(i: int, f) -> str:
     if f.native_fallbacks:
         rows = [
             [
-                f'<span class="tag bad" title="{esc(getattr(n.kind, "meaning", ""))}">{esc(n.kind)}</span>',
+                tag(n.kind, "bad"),
                 str(n.count),
                 f'<span class="mono">{esc(where(n.filename, n.lineno))}</span>',
                 esc(n.function),
@@ -126,6 +125,16 @@ def details(i: int, f) -> str:
             f"{f.capture_seconds:.4f}s capturing</p>"
         )
     return "".join(parts)
+
+
+def tag(value, tone: str = "") -> str:
+    """A coloured label; a described enum member's meaning on hover."""
+    return f'<span class="tag {tone}" title="{esc(getattr(value, "meaning", ""))}">{esc(value)}</span>'
+
+
+def link(filename: str | None, lineno: int | None) -> str:
+    """`file:line` linking to that line in the source view."""
+    return f'<a class="mono" href="#{line_anchor(filename, lineno)}">{esc(where(filename, lineno))}</a>'
 
 
 def line_anchor(filename: str | None, lineno: int | None) -> str:

@@ -19,55 +19,82 @@ CSS = """
 --guard:#fff4cc;--r0:#eef6ff;--r1:#f1fbef;--in:#dbeafe;--op:#f3f4f6;--view:#e0f2fe;--inpl:#fee2e2;
 --out:#16a34a;--kern:#ede9fe}
 *{box-sizing:border-box}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-header{position:sticky;top:0;background:#1d2330;color:#fff;padding:8px 16px;display:flex;gap:18px;align-items:center;z-index:5}
-header a{color:#cbd5e1;text-decoration:none}header a:hover{color:#fff}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);
+background:var(--bg)}
+header{position:sticky;top:0;background:#1d2330;color:#fff;padding:8px 16px;display:flex;gap:18px;
+align-items:center;z-index:5}
+header a{color:#cbd5e1;text-decoration:none}
+header a:hover{color:#fff}
 header h1{font-size:16px;margin:0 12px 0 0}
 main{padding:8px 18px 40px;max-width:1500px}
-section{margin:18px 0 28px}h2{border-bottom:2px solid var(--line);padding-bottom:4px}
-h3{margin:18px 0 6px}code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+section{margin:18px 0 28px}
+h2{border-bottom:2px solid var(--line);padding-bottom:4px}
+h3{margin:18px 0 6px}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 .muted{color:var(--muted)}
 table{border-collapse:collapse;margin:6px 0;width:100%}
 th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f8fafc;position:sticky;top:40px}
-table.sortable th{cursor:pointer;user-select:none}table.sortable th:after{content:" \\2195";color:#aaa}
+table.sortable th{cursor:pointer;user-select:none}
+table.sortable th:after{content:" \\2195";color:#aaa}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.bar{display:inline-block;width:140px;height:12px;background:#fecaca;border-radius:3px;overflow:hidden;vertical-align:middle}
+.bar{display:inline-block;width:140px;height:12px;background:#fecaca;border-radius:3px;
+overflow:hidden;vertical-align:middle}
 .bar>span{display:block;height:100%;background:#22c55e}
-.tag{display:inline-block;padding:0 6px;border-radius:9px;font-size:12px;background:#eef2f7;margin-right:4px}
-.tag.bad{background:var(--break);color:#991b1b}.tag.warn{background:var(--guard);color:#854d0e}
+.tag{display:inline-block;padding:0 6px;border-radius:9px;font-size:12px;background:#eef2f7;
+margin-right:4px}
+.tag.bad{background:var(--break);color:#991b1b}
+.tag.warn{background:var(--guard);color:#854d0e}
 .warnbox{background:#fff7ed;border-left:4px solid #f97316;padding:6px 10px;margin:6px 0}
 .stormbox{background:#fee2e2;border-left:4px solid #dc2626;padding:6px 10px;margin:6px 0;font-weight:600}
 .src{border:1px solid var(--line);border-radius:4px;overflow:auto;max-height:640px}
-.src table{margin:0}.src td{border:0;padding:0 8px;white-space:pre}
+.src table{margin:0}
+.src td{border:0;padding:0 8px;white-space:pre}
 .src td.ln{color:var(--muted);text-align:right;user-select:none;width:1%}
-.src tr.r0{background:var(--r0)}.src tr.r1{background:var(--r1)}
+.src tr.r0{background:var(--r0)}
+.src tr.r1{background:var(--r1)}
 .src tr.guard td.ln{background:var(--guard)}
-.src tr.brk{background:var(--break);cursor:pointer}.src tr.brk td.ln{background:var(--breakb);color:#fff}
+.src tr.brk{background:var(--break);cursor:pointer}
+.src tr.brk td.ln{background:var(--breakb);color:#fff}
 .src tr.gap td{color:var(--muted);font-style:italic}
-.src tr.why{display:none}.src tr.why.open{display:table-row}
-.src tr.why td{white-space:normal;background:#fff;border-left:4px solid var(--breakb);font-family:system-ui,sans-serif}
+.src tr.why{display:none}
+.src tr.why.open{display:table-row}
+.src tr.why td{white-space:normal;background:#fff;border-left:4px solid var(--breakb);
+font-family:system-ui,sans-serif}
 .marks{font-size:11px;color:var(--muted);font-family:system-ui,sans-serif}
-details{margin:6px 0}summary{cursor:pointer}
+details{margin:6px 0}
+summary{cursor:pointer}
 details.lib>summary{color:var(--muted)}
-.legend span{display:inline-block;padding:0 6px;margin-right:6px;border:1px solid #bbb;border-radius:3px;font-size:12px}
-svg.zoomable{width:100%;border:1px solid var(--line);border-radius:4px;background:#fcfcfd;cursor:grab;display:block}
-svg text{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;fill:#111}svg text.b{font-weight:700}
+.legend span{display:inline-block;padding:0 6px;margin-right:6px;border:1px solid #bbb;
+border-radius:3px;font-size:12px}
+svg.zoomable{width:100%;border:1px solid var(--line);border-radius:4px;background:#fcfcfd;
+cursor:grab;display:block}
+svg text{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;fill:#111}
+svg text.b{font-weight:700}
 svg .box rect{fill:var(--op);stroke:#94a3b8}
 svg .input rect,.legend .input{background:var(--in);fill:var(--in);stroke:#3b82f6}
 svg .view rect,.legend .view{background:var(--view);fill:var(--view);stroke:#0ea5e9;stroke-dasharray:4 2}
 svg .inplace rect,.legend .inplace{background:var(--inpl);fill:var(--inpl);stroke:#dc2626}
 svg .output rect,.legend .output{stroke:var(--out);stroke-width:3}
-svg .group rect{fill:#f8fafc;stroke:#64748b}svg .kernel rect,.legend .kernel{background:var(--kern);fill:var(--kern);stroke:#7c3aed}
-svg .header rect{stroke:#15803d;stroke-width:2.5}svg .unreach rect{fill:#e5e7eb}
-svg .loop1 rect{fill:#ecfdf5}svg .loop2 rect{fill:#d1fae5}svg .loop3 rect{fill:#a7f3d0}
+svg .group rect{fill:#f8fafc;stroke:#64748b}
+svg .kernel rect,.legend .kernel{background:var(--kern);fill:var(--kern);stroke:#7c3aed}
+svg .header rect{stroke:#15803d;stroke-width:2.5}
+svg .unreach rect{fill:#e5e7eb}
+svg .loop1 rect{fill:#ecfdf5}
+svg .loop2 rect{fill:#d1fae5}
+svg .loop3 rect{fill:#a7f3d0}
 svg .phi rect{fill:#fef9c3;stroke:#ca8a04}
-svg .edge{fill:none;stroke:#64748b;stroke-width:1.2}svg .edge.back{stroke:#dc2626;stroke-width:2}
-svg .edge.exception{stroke:#dc2626;stroke-dasharray:2 3}svg .edge.branch{stroke:#2563eb}
-svg .edge.frontier{stroke:#9ca3af;stroke-dasharray:3 3}svg marker path{fill:#64748b}
-.timeline{display:flex;gap:1px;align-items:flex-end;height:34px;margin:4px 0;flex-wrap:nowrap;overflow-x:auto}
+svg .edge{fill:none;stroke:#64748b;stroke-width:1.2}
+svg .edge.back{stroke:#dc2626;stroke-width:2}
+svg .edge.exception{stroke:#dc2626;stroke-dasharray:2 3}
+svg .edge.branch{stroke:#2563eb}
+svg .edge.frontier{stroke:#9ca3af;stroke-dasharray:3 3}
+svg marker path{fill:#64748b}
+.timeline{display:flex;gap:1px;align-items:flex-end;height:34px;margin:4px 0;flex-wrap:nowrap;
+overflow-x:auto}
 .timeline i{display:inline-block;width:6px;min-width:3px;height:10px;background:#cbd5e1}
-.timeline i.cap{height:30px;background:#2563eb}.timeline i.rec{height:30px;background:#dc2626}
+.timeline i.cap{height:30px;background:#2563eb}
+.timeline i.rec{height:30px;background:#dc2626}
 button{font:inherit;font-size:12px;padding:2px 8px;margin:2px 4px 2px 0;cursor:pointer}
 input.filter{font:inherit;padding:4px 8px;width:360px;margin:4px 0}
 pre.code{background:#f8fafc;border:1px solid var(--line);padding:8px;overflow:auto;max-height:420px}
@@ -91,7 +118,8 @@ document.querySelectorAll('input.filter').forEach(function(inp){inp.addEventList
 function zoomable(svg){var vb=function(){return svg.getAttribute('viewBox').split(' ').map(Number);};
  var drag=null;
  svg.addEventListener('wheel',function(e){e.preventDefault();var v=vb(),r=svg.getBoundingClientRect();
-  var k=e.deltaY<0?0.85:1/0.85,mx=v[0]+(e.clientX-r.left)/r.width*v[2],my=v[1]+(e.clientY-r.top)/r.height*v[3];
+  var k=e.deltaY<0?0.85:1/0.85,mx=v[0]+(e.clientX-r.left)/r.width*v[2],
+   my=v[1]+(e.clientY-r.top)/r.height*v[3];
   svg.setAttribute('viewBox',[mx-(mx-v[0])*k,my-(my-v[1])*k,v[2]*k,v[3]*k].join(' '));},{passive:false});
  svg.addEventListener('mousedown',function(e){drag=[e.clientX,e.clientY,vb()];svg.style.cursor='grabbing';});
  window.addEventListener('mouseup',function(){drag=null;svg.style.cursor='';});

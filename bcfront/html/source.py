@@ -128,9 +128,9 @@ def file_view(filename: str, m: Marks) -> str:
     if m.region:
         counts.append(f"{len(m.region)} captured line(s)")
     summary = f'<span class="mono">{esc(filename)}</span> <span class="marks">{esc(", ".join(counts))}</span>'
-    kind = ' class="lib"' if library else " open"
+    kind, label = (' class="lib"', "library: ") if library else (" open", "")
     return (
-        f'<details{kind} data-file="{esc(filename)}"><summary>{"library: " if library else ""}{summary}</summary>'
+        f'<details{kind} data-file="{esc(filename)}"><summary>{label}{summary}</summary>'
         f'<div class="src"><table>{"".join(rows)}</table></div></details>'
     )
 
