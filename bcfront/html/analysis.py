@@ -64,7 +64,7 @@ def cfg_picture(fa) -> str:
         Edge(f"b{e.src}", f"b{e.dst}", "back" if (e.src, e.dst) in back else e.kind, e.kind)
         for e in fa.cfg.edges
     ]
-    return layout.svg(boxes, edges, "cfg", "control-flow graph")
+    return layout.svg(boxes, edges, "cfg-pic", "control-flow graph")
 
 
 def _preorder(fa) -> list:
@@ -85,7 +85,7 @@ def domtree_picture(fa) -> str:
         for b in blocks
         for f in sorted(fa.dominance_frontier.get(b, ()))
     ]
-    return layout.svg(boxes, edges, "domtree", "dominator tree")
+    return layout.svg(boxes, edges, "domtree-pic", "dominator tree")
 
 
 def ssa_picture(fa) -> str:
@@ -108,7 +108,7 @@ def ssa_picture(fa) -> str:
             Box(f"b{b}", [_head(fa, b)] + phis + catches + shown, cls, "\n".join([_head(fa, b)] + phis + ds))
         )
     edges = [Edge(f"b{e.src}", f"b{e.dst}", e.kind, e.kind) for e in fa.cfg.edges]
-    return layout.svg(boxes, edges, "ssa", "SSA")
+    return layout.svg(boxes, edges, "ssa-pic", "SSA")
 
 
 def loops_table(fa) -> str:

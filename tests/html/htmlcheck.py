@@ -26,9 +26,7 @@ class Page:
 
     def with_class(self, cls: str, tag: str | None = None) -> list[dict]:
         return [
-            e
-            for e in self.elements
-            if cls in e.get("class", "").split() and (tag is None or e["tag"] == tag)
+            e for e in self.elements if cls in e.get("class", "").split() and (tag is None or e["tag"] == tag)
         ]
 
 

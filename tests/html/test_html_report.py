@@ -78,12 +78,19 @@ def hand_report(tmp_path: Path) -> Report:
                     GraphBreak("io", "print() does I/O", f, 5, 'print("step", n)'),
                 ),
                 guards=(
-                    GuardInfo("L['x']", "TENSOR_MATCH", "check_tensor(L['x'], shape=[4, 8])", UserFrame("step", f, 2)),
+                    GuardInfo(
+                        "L['x']",
+                        "TENSOR_MATCH",
+                        "check_tensor(L['x'], shape=[4, 8])",
+                        UserFrame("step", f, 2),
+                    ),
                     GuardInfo("L['n']", "CONSTANT", "L['n'] == 3", UserFrame("step", f, 5)),
                     GuardInfo("G['g']", "ID_MATCH", "id(G['g']) == 1234"),
                 ),
                 recompiles=tuple(
-                    Recompile("step", f"L['n'] == {i}", "L['n']", f"<{i}>", f"<{i + 1}>", "changed", None, i + 2)
+                    Recompile(
+                        "step", f"L['n'] == {i}", "L['n']", f"<{i}>", f"<{i + 1}>", "changed", None, i + 2
+                    )
                     for i in range(4)
                 ),
                 calls=6,
@@ -158,8 +165,18 @@ def test_hand_built_report(tmp_path):
 
 def test_older_report_without_nodes_or_calls(tmp_path):
     """A report read back from an older JSON (no nodes, no recompile call) still renders."""
-    r = Report((FunctionReport("f", None, None, (GraphInfo("f", "eager", 1, "def g(): pass"),), calls=2,
-                               recompiles=(Recompile("f", "a == 1", "a", "1", "2", "why"),)),))
+    r = Report(
+        (
+            FunctionReport(
+                "f",
+                None,
+                None,
+                (GraphInfo("f", "eager", 1, "def g(): pass"),),
+                calls=2,
+                recompiles=(Recompile("f", "a == 1", "a", "1", "2", "why"),),
+            ),
+        )
+    )
     page = check_page(r.to_html())
     assert "def g(): pass" in page.text_in["graphs"]
     assert "without a call number" in page.text_in["guards"]
@@ -179,7 +196,11 @@ def test_large_graph_is_grouped_and_its_full_picture_built_on_demand(tmp_path):
         name = f"t{i}"
         ins = (prev, f"p{layer}") if i % 3 else (prev,)
         kind = ("op", "view", "inplace")[i % 3]
-        nodes.append(GraphNode(name, kind, "torch.add", ins, "f32[8]", i == 599, "", f, 10 + i % 60, f"layer{layer % 2}"))
+        nodes.append(
+            GraphNode(
+                name, kind, "torch.add", ins, "f32[8]", i == 599, "", f, 10 + i % 60, f"layer{layer % 2}"
+            )
+        )
         prev = name
     g = GraphInfo("Model.forward", "eager", 600, "...", nodes=tuple(nodes))
     report = Report((FunctionReport("Model.forward", f, 1, (g,), calls=1),))
@@ -217,6 +238,11 @@ def test_rendering_imports_no_torch(tmp_path):
         "print(len(r.Report((r.FunctionReport('f', None, None, calls=1),)).to_html()) > 0,"
         " 'torch' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
-                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert out.stdout.split() == ["True", "False"], out.stderr
