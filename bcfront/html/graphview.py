@@ -73,13 +73,15 @@ def grouped_picture(g, uid: str) -> str:
         cls = "group" + (" input" if key == "inputs" else "") + (" output" if outs else "")
         tip = "\n".join([head, count] + [f"{n.name} = {n.expr}" for n in members[:30]])
         boxes.append(Box(gid, [head, count + (f", {outs} output(s)" if outs else "")], cls, tip))
-    seen, edges = set(), []
+    seen: set[tuple[str, str]] = set()
+    edges = []
     for n in g.nodes:
+        dst = owner[n.name]
         for a in n.inputs:
-            e = (owner.get(a), owner[n.name])
-            if e[0] is not None and e[0] != e[1] and e not in seen:
-                seen.add(e)
-                edges.append(Edge(*e))
+            src = owner.get(a)
+            if src is not None and src != dst and (src, dst) not in seen:
+                seen.add((src, dst))
+                edges.append(Edge(src, dst))
     return layout.svg(boxes, edges, uid, f"graph {g.function}, grouped")
 
 

@@ -27,7 +27,7 @@ def bar(frac: float | None, text: str) -> str:
     return f'<span class="bar" title="{esc(text)}"><span style="width:{pct}%"></span></span> {pct}%'
 
 
-def _row(i: int, f) -> list[str]:
+def _row(i: int, f) -> list[str | tuple[str, str]]:
     ops = share(f.ops_in_graphs, f.ops_in_graphs + f.ops_native)
     t = share(f.compiled_seconds, f.total_seconds)
     n_breaks = sum(b.count for b in f.graph_breaks)

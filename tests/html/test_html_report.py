@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from htmlcheck import broken_anchors, external, parse
 
 from bcfront.html.layout import Box, Edge, layout
