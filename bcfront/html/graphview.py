@@ -4,8 +4,9 @@ Nodes are coloured by kind (`GraphNode.kind`): inputs, torch ops, views,
 in-place writes; graph outputs have a green border.  A graph of more than
 `GROUP_OVER` nodes is first shown grouped: one box per run of consecutive
 nodes from the same function of the same file (a module's forward, one call
-of it: a transformer layer's attention is one box), with its op counts, and
-the graph inputs as one box; the full picture is a click away (built from a
+of it: a transformer layer's attention is one box), coarser (per file, then
+fixed-size chunks) when that gives more than `MAX_GROUPS` boxes, each with its
+op counts, and the graph inputs as one box; the full picture is a click away (built from a
 ``<template>`` only when asked for, so a report of many large graphs opens
 fast).  Generated Triton kernels are drawn as their own picture, each kernel a
 box listing the graph ops fused into it.  Every picture pans and zooms.
@@ -23,6 +24,7 @@ from .page import esc, short
 
 GROUP_OVER = 60  # more nodes: grouped picture first
 EAGER_FULL = 200  # more nodes: the full picture is built on demand
+MAX_GROUPS = 40  # boxes in a grouped picture, at most (besides the inputs)
 
 
 def _node_box(n) -> Box:
@@ -39,21 +41,41 @@ def full_picture(g, uid: str) -> str:
     return layout.svg(boxes, edges, uid, f"graph {g.function}")
 
 
-def groups(nodes) -> list[tuple[str, list]]:
-    """Consecutive body nodes from the same file and function, as (key, nodes); inputs first."""
+def _runs(nodes, key) -> list[tuple[str, list]]:
     out: list[tuple[str, list]] = []
-    inputs = [n for n in nodes if n.kind == "input"]
-    if inputs:
-        out.append(("inputs", inputs))
     for n in nodes:
-        if n.kind == "input":
-            continue
-        key = f"{short(n.filename)}:{n.function}" if n.filename else "(no source line)"
-        if out and out[-1][0] == key:
+        k = key(n)
+        if out and out[-1][0] == k:
             out[-1][1].append(n)
         else:
-            out.append((key, [n]))
+            out.append((k, [n]))
     return out
+
+
+def _by_function(n) -> str:
+    return f"{short(n.filename)}:{n.function}" if n.filename else "(no source line)"
+
+
+def _by_file(n) -> str:
+    return short(n.filename) if n.filename else "(no source line)"
+
+
+def groups(nodes) -> list[tuple[str, list]]:
+    """The graph inputs, then runs of consecutive body nodes from one function (or, when that
+    makes more than `MAX_GROUPS` runs, one file; or else fixed-size chunks), as (label, nodes)."""
+    inputs = [n for n in nodes if n.kind == "input"]
+    body = [n for n in nodes if n.kind != "input"]
+    runs = _runs(body, _by_function)
+    if len(runs) > MAX_GROUPS:
+        runs = _runs(body, _by_file)
+    if len(runs) > MAX_GROUPS:
+        size = -(-len(body) // MAX_GROUPS)
+        runs = []
+        for i in range(0, len(body), size):
+            chunk = body[i : i + size]
+            top = Counter(_by_function(n) for n in chunk).most_common(1)[0][0]
+            runs.append((f"{top} …", chunk))
+    return ([("inputs", inputs)] if inputs else []) + runs
 
 
 def grouped_picture(g, uid: str) -> str:

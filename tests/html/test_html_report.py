@@ -245,3 +245,15 @@ def test_rendering_imports_no_torch(tmp_path):
         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.split() == ["True", "False"], out.stderr
+
+
+def test_grouping_stays_small_when_functions_interleave():
+    from bcfront.html.graphview import MAX_GROUPS, groups
+
+    nodes = [
+        GraphNode(f"t{i}", "op", "torch.add", (), "", False, "", f"/m{i % 7}.py", 1, f"f{i % 3}")
+        for i in range(500)
+    ]
+    parts = groups(nodes)
+    assert len(parts) <= MAX_GROUPS
+    assert [n.name for _, members in parts for n in members] == [n.name for n in nodes]  # each once, in order
