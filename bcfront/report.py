@@ -67,6 +67,76 @@ class KernelInfo:
     source: str  # generated kernel source
 
 
+# Tensor ops that return a view of their first argument, by their last dotted name.
+VIEW_OPS = frozenset(
+    [
+        "view",
+        "view_as",
+        "reshape",
+        "reshape_as",
+        "transpose",
+        "swapaxes",
+        "swapdims",
+        "t",
+        "T",
+        "mT",
+        "H",
+        "permute",
+        "movedim",
+        "expand",
+        "expand_as",
+        "squeeze",
+        "unsqueeze",
+        "narrow",
+        "select",
+        "flatten",
+        "unflatten",
+        "unfold",
+        "split",
+        "split_with_sizes",
+        "tensor_split",
+        "chunk",
+        "unbind",
+        "as_strided",
+        "getitem",
+        "__getitem__",
+        "diagonal",
+        "detach",
+        "alias",
+        "real",
+        "imag",
+        "view_as_real",
+        "view_as_complex",
+    ]
+)
+NODE_KINDS = ("input", "op", "view", "inplace")
+
+
+def node_kind(op: str, target: str, mutates: bool) -> str:
+    """A graph node's kind for pictures: an input, an in-place write, a view, or another op."""
+    if op == "input":
+        return "input"
+    if mutates:
+        return "inplace"
+    return "view" if target.rsplit(".", 1)[-1] in VIEW_OPS else "op"
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """One node of a captured graph, as plain data (for pictures of the dataflow)."""
+
+    name: str  # its variable in `GraphInfo.code`
+    kind: str  # one of NODE_KINDS (`node_kind`)
+    target: str  # what it calls: "torch.matmul", "view" (a method), the input's source
+    inputs: tuple[str, ...] = ()  # the names of the nodes it reads, in argument order
+    meta: str = ""  # its example value, e.g. "f32[8, 64]"
+    output: bool = False  # a graph output
+    expr: str = ""  # the right-hand side as in `code`
+    filename: str | None = None  # the user line it came from
+    lineno: int | None = None
+    function: str = ""  # the code object's name there
+
+
 @dataclass(frozen=True)
 class GraphInfo:
     function: str  # qualified name of the captured function (or continuation)
@@ -75,6 +145,7 @@ class GraphInfo:
     code: str  # the graph printed as readable Python
     kernels: tuple[KernelInfo, ...] = ()
     fallback_ops: tuple[str, ...] = ()  # ops left to torch by the backend
+    nodes: tuple[GraphNode, ...] = ()  # inputs first, then the body in execution order
 
 
 @dataclass(frozen=True)
@@ -110,6 +181,7 @@ class Recompile:
     actual: str
     reason: str  # sentence for a person
     first_use: UserFrame | None = None
+    call: int | None = None  # the function's call (1-based) that missed and captured again
 
 
 @dataclass(frozen=True)
@@ -223,3 +295,13 @@ class Report:
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, default=str)
+
+    def to_html(self, path=None, title: str = "bcfront explain") -> str:
+        """The report as one self-contained HTML page (`bcfront.html`); written to `path` if given."""
+        from .html import report_html
+
+        text = report_html(self, title)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text

@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "bcfront.described",
         "bcfront.errors",
+        "bcfront.html",
         "bcfront.options",
         "bcfront.reasons",
         "bcfront.report",

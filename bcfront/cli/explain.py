@@ -42,6 +42,7 @@ examples:
   bcfront-explain examples/gpt.py --steps 4        ARGS after SCRIPT go to the script
   bcfront-explain --json examples/gpt.py > r.json  report as JSON (docs/explain-schema.md)
   bcfront-explain -v examples/gpt.py               also graph code, kernels, every guard
+  bcfront-explain --html report.html examples/gpt.py   the report as one HTML page
   bcfront-explain --analyze examples/gpt.py:GPT.forward        CFG, dominators, loops,
                                                                 liveness, SSA
   bcfront-explain --analyze json.decoder:JSONDecoder.raw_decode --dot | dot -Tsvg > cfg.svg
@@ -96,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
         "nested cluster, back edges red) or ssa (def-use chains: "
         "instructions, SSA values and phis) "
         "(e.g. --analyze f.py:g --dot domtree | dot -Tpng > g.png)",
+    )
+    out.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write the report as one self-contained HTML page to FILE (overview, source with "
+        "breaks marked, graph pictures, guards and recompiles; with --analyze: CFG, dominator "
+        "tree, loops, SSA); opens from disk, offline (e.g. --html report.html examples/gpt.py)",
     )
     out.add_argument(
         "-o",
@@ -222,6 +230,15 @@ def _emit_raw(args, text: str) -> None:
         f.write(text + "\n")
 
 
+def _write_html(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e.strerror}") from None
+    print(f"{PROG}: wrote {path}", file=sys.stderr)
+
+
 def cmd_run(args) -> int:
     import bcfront
 
@@ -240,9 +257,11 @@ def cmd_run(args) -> int:
             sys.stderr.write(result.traceback)
             sys.stderr.flush()
     report = enrich(with_raised_break(run.report(), result.exception))
+    if args.html:
+        _write_html(args.html, report.to_html(title=f"bcfront explain: {args.script}"))
     if args.json:
         _emit_raw(args, report.to_json())
-    else:
+    elif not args.html or args.output:
         from .render import RenderOptions, render_report
 
         _emit_text(args, lambda c: render_report(report, c, RenderOptions(verbose=args.verbose)))
@@ -255,6 +274,12 @@ def cmd_analyze(args) -> int:
     from .analyze import analyze_target, emit
 
     fa = analyze_target(args.analyze)
+    if args.html:
+        from ..html import analysis_html
+
+        _write_html(args.html, analysis_html(fa))
+        if not (args.dot or args.json or args.output):
+            return 0
     if args.dot:
         from .dot import to_dot
 
@@ -288,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m for m in ("analyze", "static") if getattr(args, m)]
     if len(modes) > 1:
         parser.error("--analyze and --static are separate modes; give one")
+    if args.html and args.static:
+        parser.error("--html goes with a SCRIPT or --analyze, not --static")
     if modes and args.script:
         parser.error(f"--{modes[0]} takes no SCRIPT (got {args.script!r})")
     if not modes and not args.script:

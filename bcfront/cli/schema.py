@@ -10,7 +10,7 @@ enough to check reports without depending on the `jsonschema` package.
 
 from __future__ import annotations
 
-from bcfront.report import SCHEMA_VERSION, FallbackKind
+from bcfront.report import NODE_KINDS, SCHEMA_VERSION, FallbackKind
 
 _STR = {"type": "string"}
 _OPT_STR = {"type": ["string", "null"]}
@@ -40,6 +40,20 @@ _OPT_FRAME = {
     "additionalProperties": False,
 }
 KERNEL = _obj({"name": _STR, "ops": _list(_STR), "source": _STR})
+NODE = _obj(
+    {
+        "name": _STR,
+        "kind": {"type": "string", "enum": list(NODE_KINDS)},
+        "target": _STR,
+        "inputs": _list(_STR),
+        "meta": _STR,
+        "output": {"type": "boolean"},
+        "expr": _STR,
+        "filename": _OPT_STR,
+        "lineno": _OPT_LINE,
+        "function": _STR,
+    }
+)
 GRAPH = _obj(
     {
         "function": _STR,
@@ -48,7 +62,8 @@ GRAPH = _obj(
         "code": _STR,
         "kernels": _list(KERNEL),
         "fallback_ops": _list(_STR),
-    }
+    },
+    {"nodes": _list(NODE)},  # added in version 2 (compatible): absent from older reports
 )
 GRAPH_BREAK = _obj(
     {
@@ -72,7 +87,8 @@ RECOMPILE = _obj(
         "actual": _STR,
         "reason": _STR,
         "first_use": _OPT_FRAME,
-    }
+    },
+    {"call": _OPT_LINE},  # added in version 2 (compatible)
 )
 NATIVE_FALLBACK = _obj(
     {

@@ -102,6 +102,7 @@ def first_failure(cf, entry, args, kwargs):
             actual=actual,
             reason=f"{g.readable()} failed: expected {expected}, got {actual}{where}",
             first_use=g.first_use,
+            call=getattr(cf, "calls", None),
         )
     return None
 

@@ -364,4 +364,35 @@ def graph_info(name, graph, compiled) -> report.GraphInfo:
             for k in compiled.kernels
         ),
         fallback_ops=tuple(str(o) for o in compiled.fallback_ops),
+        nodes=graph_nodes(graph),
     )
+
+
+def graph_nodes(graph) -> tuple[report.GraphNode, ...]:
+    """Every node of `graph` as plain report data (the HTML report draws the dataflow from it)."""
+    from ...ir.graph import describe_meta, iter_nodes, node_expr, readable_const
+
+    outs = {id(o) for o in graph.outputs}
+    out = []
+    for n in graph.nodes:
+        if n.op == "input":
+            target, expr = n.target.readable(), n.target.readable()
+        else:
+            target = readable_const(n.target) if n.op == "call" else str(n.target)
+            expr = node_expr(n, readable_const)
+        loc = n.loc
+        out.append(
+            report.GraphNode(
+                n.name,
+                report.node_kind(n.op, target, n.mutates),
+                target,
+                tuple(a.name for a in iter_nodes((n.args, n.kwargs))),
+                describe_meta(n.meta),
+                id(n) in outs,
+                expr,
+                loc.filename if loc else None,
+                loc.lineno if loc else None,
+                loc.function if loc else "",
+            )
+        )
+    return tuple(out)
