@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import linecache
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -134,7 +135,22 @@ def _frame_text(f: UserFrame) -> str:
 
 
 def part_time(fr: FunctionReport, opts: RenderOptions):
-    return _time_split(fr) + _op_share(fr)
+    return _time_split(fr) + _op_share(fr) + _symbolic_sizes(fr)
+
+
+_LEGEND = re.compile(r"\b(s\d+) = ([^,)]+)")
+
+
+def _symbolic_sizes(fr: FunctionReport) -> list:
+    """Which sizes the newest entry keeps symbolic (from its SHAPE guards' legends)."""
+    seen: dict[str, str] = {}
+    for g in fr.guards:
+        if g.kind == "SHAPE":
+            for sym, what in _LEGEND.findall(g.expr.partition("  (")[2]):
+                seen.setdefault(sym, what)
+    if not seen:
+        return []
+    return [Text("dynamic sizes: " + ", ".join(f"{s} = {w}" for s, w in seen.items()), style="cyan")]
 
 
 def _op_share(fr: FunctionReport) -> list:

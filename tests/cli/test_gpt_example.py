@@ -47,6 +47,7 @@ def test_report_shows_the_deliberate_break(main_run):
 def test_dynamic_shapes_leave_one_recompile_per_function(main_run):
     text = " ".join(main_run.stdout.split())
     assert "recompile storm" not in text
+    assert "dynamic sizes: s0 = L['idx'].shape[1]" in text
     m = re.search(r"(\d+) captured functions, \d+ graphs, \d+ graph breaks, (\d+) recompiles", text)
     assert m and int(m.group(2)) <= int(m.group(1)), text[:300]
 
