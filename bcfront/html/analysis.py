@@ -15,7 +15,7 @@ through its public attributes only, so this layer imports no analyzer):
 from __future__ import annotations
 
 from . import layout
-from .layout import Box, Edge
+from .layout import Box, Link
 from .page import esc, page, table
 
 MAX_INSTRS = 8
@@ -61,7 +61,7 @@ def cfg_picture(fa) -> str:
         )
         boxes.append(Box(f"b{b}", [_head(fa, b)] + shown, cls, "\n".join([_head(fa, b)] + ins)))
     edges = [
-        Edge(f"b{e.src}", f"b{e.dst}", "back" if (e.src, e.dst) in back else e.kind, e.kind)
+        Link(f"b{e.src}", f"b{e.dst}", "back" if (e.src, e.dst) in back else e.kind, e.kind)
         for e in fa.cfg.edges
     ]
     return layout.svg(boxes, edges, "cfg-pic", "control-flow graph")
@@ -79,9 +79,9 @@ def _preorder(fa) -> list:
 def domtree_picture(fa) -> str:
     blocks = _preorder(fa)
     boxes = [Box(f"b{b}", [_head(fa, b), f"idom: {fa.idom.get(b)}"]) for b in blocks]
-    edges = [Edge(f"b{p}", f"b{c}") for p in blocks for c in fa.dom_tree.get(p, ())]
+    edges = [Link(f"b{p}", f"b{c}") for p in blocks for c in fa.dom_tree.get(p, ())]
     edges += [
-        Edge(f"b{b}", f"b{f}", "frontier", "dominance frontier", layout=False)
+        Link(f"b{b}", f"b{f}", "frontier", "dominance frontier", layout=False)
         for b in blocks
         for f in sorted(fa.dominance_frontier.get(b, ()))
     ]
@@ -107,7 +107,7 @@ def ssa_picture(fa) -> str:
         boxes.append(
             Box(f"b{b}", [_head(fa, b)] + phis + catches + shown, cls, "\n".join([_head(fa, b)] + phis + ds))
         )
-    edges = [Edge(f"b{e.src}", f"b{e.dst}", e.kind, e.kind) for e in fa.cfg.edges]
+    edges = [Link(f"b{e.src}", f"b{e.dst}", e.kind, e.kind) for e in fa.cfg.edges]
     return layout.svg(boxes, edges, "ssa-pic", "SSA")
 
 

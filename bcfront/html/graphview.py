@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import layout
-from .layout import Box, Edge
+from .layout import Box, Link
 from .page import esc, short
 
 GROUP_OVER = 60  # more nodes: grouped picture first
@@ -37,7 +37,7 @@ def _node_box(n) -> Box:
 
 def full_picture(g, uid: str) -> str:
     boxes = [_node_box(n) for n in g.nodes]
-    edges = [Edge(a, n.name) for n in g.nodes for a in dict.fromkeys(n.inputs)]
+    edges = [Link(a, n.name) for n in g.nodes for a in dict.fromkeys(n.inputs)]
     return layout.svg(boxes, edges, uid, f"graph {g.function}")
 
 
@@ -103,7 +103,7 @@ def grouped_picture(g, uid: str) -> str:
             src = owner.get(a)
             if src is not None and src != dst and (src, dst) not in seen:
                 seen.add((src, dst))
-                edges.append(Edge(src, dst))
+                edges.append(Link(src, dst))
     return layout.svg(boxes, edges, uid, f"graph {g.function}, grouped")
 
 
@@ -117,7 +117,7 @@ def kernels_picture(g, uid: str) -> str:
         )
         for i, k in enumerate(g.kernels)
     ]
-    edges = [Edge(f"k{i}", f"k{i + 1}", "frontier") for i in range(len(boxes) - 1)]
+    edges = [Link(f"k{i}", f"k{i + 1}", "frontier") for i in range(len(boxes) - 1)]
     return layout.svg(boxes, edges, uid, "fused kernels")
 
 

@@ -38,7 +38,7 @@ class Box:
 
 
 @dataclass
-class Edge:
+class Link:
     src: str
     dst: str
     cls: str = ""
@@ -63,7 +63,7 @@ def _size(box: Box) -> tuple[float, float]:
     return max(chars * CHAR_W + 2 * PAD, 40.0), len(box.lines) * LINE_H + PAD
 
 
-def _forward(boxes: list[Box], edges: list[Edge]) -> tuple[dict, dict, dict]:
+def _forward(boxes: list[Box], edges: list[Link]) -> tuple[dict, dict, dict]:
     index = {b.id: i for i, b in enumerate(boxes)}
     preds: dict[str, list[str]] = {b.id: [] for b in boxes}
     succs: dict[str, list[str]] = {b.id: [] for b in boxes}
@@ -98,7 +98,7 @@ def _spread(row: list[str], want: dict[str, float], size: dict, x: dict) -> None
         x[i] -= shift
 
 
-def layout(boxes: list[Box], edges: list[Edge]) -> dict[str, Placed]:
+def layout(boxes: list[Box], edges: list[Link]) -> dict[str, Placed]:
     """Where each box goes (centre x, top y, width, height)."""
     if not boxes:
         return {}
@@ -143,7 +143,7 @@ def _edge_path(a: Placed, b: Placed, back: bool) -> str:
     return f"M{x1:.0f},{y1:.0f} C{x1:.0f},{y1 + dy:.0f} {x2:.0f},{y2 - dy:.0f} {x2:.0f},{y2:.0f}"
 
 
-def svg(boxes: list[Box], edges: list[Edge], uid: str, title: str = "", max_height: int = 640) -> str:
+def svg(boxes: list[Box], edges: list[Link], uid: str, title: str = "", max_height: int = 640) -> str:
     """`boxes` and `edges` laid out as one ``<svg class="zoomable">``; `uid` makes its ids unique."""
     pos = layout(boxes, edges)
     if not pos:
