@@ -9,7 +9,7 @@ from pathlib import Path
 
 from htmlcheck import broken_anchors, external, parse
 
-from bcfront.html.layout import Box, Edge, layout
+from bcfront.html.layout import Box, Link, layout
 from bcfront.html.overview import line_anchor
 from bcfront.report import (
     FunctionReport,
@@ -217,8 +217,8 @@ def test_large_graph_is_grouped_and_its_full_picture_built_on_demand(tmp_path):
 
 def test_layout_keeps_boxes_apart_and_edges_downward():
     boxes = [Box(f"n{i}", [f"node {i}" * (1 + i % 3)]) for i in range(300)]
-    edges = [Edge(f"n{i}", f"n{j}") for i in range(300) for j in (2 * i + 1, 2 * i + 2) if j < 300]
-    edges.append(Edge("n299", "n0"))  # a back edge: drawn, does not rank
+    edges = [Link(f"n{i}", f"n{j}") for i in range(300) for j in (2 * i + 1, 2 * i + 2) if j < 300]
+    edges.append(Link("n299", "n0"))  # a back edge: drawn, does not rank
     pos = layout(boxes, edges)
     for e in edges[:-1]:
         assert pos[e.src].y + pos[e.src].h < pos[e.dst].y
