@@ -6,6 +6,8 @@ captured function's own entries say.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -289,3 +291,34 @@ def test_inductor_compiles_a_symbolic_graph_once():
         torch.testing.assert_close(cf(x), f(x))
     assert {g.backend for e in cf.entries for g in e.graphs} == {"compile_fx"}
     assert len(cf.entries) == 3  # size 3, then symbolic, then 1 (specialized)
+
+
+_PYTHON_USES = {
+    "fstring": lambda x: (x * 2, f"n={x.shape[0]}"),
+    "str": lambda x: (x + 1, str(x.shape[0])),
+    "float": lambda x: x * float(x.shape[0]),
+    "bool": lambda x: x * bool(x.shape[0] - 3),
+    "math_prod": lambda x: x.reshape(math.prod(x.shape)),
+    "pad": lambda x: F.pad(x, (0, 0, 0, 8 - x.shape[0] % 8)),
+    "list_index": lambda x: [x, x * 2, x * 3][x.shape[0] % 3],
+    "tuple_key": lambda x: {x.shape: 1}[x.shape] + x,
+    "split_sizes": lambda x: torch.split(x, [1, x.shape[0] - 1])[1],
+    "int_pow_numel": lambda x: x.reshape(x.numel()) * (x.shape[0] ** 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PYTHON_USES))
+def test_python_uses_of_a_size_capture_without_a_break(name):
+    fn = _PYTHON_USES[name]
+    cf = bcfront.capture(fn)
+    for n in (3, 4, 5, 6, 7, 9, 4):
+        x = torch.randn(n, 3)
+        got, want = cf(x), fn(x)
+        for g, w in zip(
+            got if isinstance(want, tuple) else (got,), want if isinstance(want, tuple) else (want,)
+        ):
+            if isinstance(w, torch.Tensor):
+                torch.testing.assert_close(g, w)
+            else:
+                assert type(g) is type(w) and g == w
+    assert cf.report().graph_breaks == ()

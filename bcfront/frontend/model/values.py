@@ -147,6 +147,17 @@ def specialized(v: Value) -> Value:
     return v
 
 
+def specialized_deep(v: Value) -> Value:
+    """`specialized` through tuples and lists too (a shape handed to a pure C function):
+    a copy when something in it was symbolic, else `v` itself."""
+    if isinstance(v, (TupleV, ListV)):
+        items = [specialized_deep(x) for x in v.items]
+        if all(a is b for a, b in zip(items, v.items)):
+            return v
+        return TupleV(items, v.cls) if isinstance(v, TupleV) else ListV(items)
+    return specialized(v)
+
+
 def symbolic_slice(parts: list) -> Value | None:
     """A `SliceV` when the bounds are constants and symbolic ints (at least one), else None."""
     if not any(isinstance(p, SymIntV) for p in parts):

@@ -36,6 +36,7 @@ from ..model.values import (
     PartialV,
     SetV,
     SuperV,
+    SymIntV,
     TensorV,
     TupleV,
     Value,
@@ -370,6 +371,13 @@ def _scalar_ctor(cls, dunder):
         if not args:
             return Const(cls())
         v = args[0]
+        if isinstance(v, SymIntV):  # a symbolic size: int() is itself, the rest reads its value
+            if cls is int:
+                return v
+            if cls is bool:
+                return Const(truth(tx, v))
+            v = specialized(v)
+            args = [v]
         if isinstance(v, TensorV) and len(args) == 1 and cls is not str and tx.options.capture_scalar_outputs:
             from . import scalars  # imports torch: only once a tensor is here
 

@@ -20,7 +20,18 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import CONST_TYPES, is_torch_const
 from ..model.tracer import SymbolicRaise
-from ..model.values import Const, DictV, ExceptionV, ListV, ObjectV, SetV, TensorV, TupleV, Value
+from ..model.values import (
+    Const,
+    DictV,
+    ExceptionV,
+    ListV,
+    ObjectV,
+    SetV,
+    TensorV,
+    TupleV,
+    Value,
+    specialized_deep,
+)
 
 
 class NotConst(Exception):
@@ -98,6 +109,8 @@ def from_python(x) -> Value:
 
 def fold_model(fn):
     def fold_call(tx, args, kwargs):
+        args = [specialized_deep(a) for a in args]  # a symbolic size: its value, guarded
+        kwargs = {k: specialized_deep(v) for k, v in kwargs.items()}
         if any(isinstance(a, TensorV) for a in args):
             raise UnsupportedError(
                 BreakReason.DATA_DEPENDENT, f"{getattr(fn, '__qualname__', fn)} reads a tensor's value"

@@ -40,6 +40,7 @@ from ..model.values import (
     TensorV,
     TupleV,
     Value,
+    specialized_deep,
 )
 from . import autograd_calls, dispatch, scalars, symbolic
 from .folding import fold_model, from_python, raise_
@@ -263,6 +264,13 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
     except UnsupportedError:
         raise
     except Exception as e:  # noqa: BLE001 - any fake-tensor failure becomes a break or the error eager raises
+        spec_args = [specialized_deep(a) for a in args]
+        spec_kwargs = {k: specialized_deep(v) for k, v in kwargs.items()}
+        if any(a is not b for a, b in zip(spec_args, args)) or any(
+            spec_kwargs[k] is not v for k, v in kwargs.items()
+        ):
+            # a meta function that takes no symbolic size (constant_pad_nd): on the values
+            return record(tx, op, target, spec_args, spec_kwargs, mutates=mutates, label=label)
         name = type(e).__name__
         what = label or _label(op, target)
         if "DataDependent" in name or "DynamicOutputShape" in name:

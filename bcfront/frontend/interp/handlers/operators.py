@@ -7,7 +7,7 @@ import sys
 
 from ....errors import UnsupportedError
 from ....reasons import BreakReason
-from ...model.values import Const, ObjectV, TensorV, symbolic_slice
+from ...model.values import Const, ObjectV, TensorV, specialized, symbolic_slice
 from ...semantics import classes, compare, folding, objects, ops
 
 PY = sys.version_info[:2]
@@ -112,6 +112,7 @@ def _convert(tx, v, which):
 
 
 def _format(tx, v, spec) -> Const:
+    v = specialized(v)  # a symbolic size as text: its value, guarded
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.IO, "formatting a tensor reads its data")
     try:
