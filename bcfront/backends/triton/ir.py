@@ -340,7 +340,7 @@ def _exact_cast(n: ScalarOp, dtype: str) -> bool:
     """Whether casting the constant `n` to `dtype` keeps its value exactly."""
     if n.dtype not in INT_DTYPES + ("bool",) or dtype not in ("int32", "int64", "float32", "float64"):
         return False
-    return -(2**24) <= int(n.attr) <= 2**24
+    return isinstance(n.attr, int) and -(2**24) <= n.attr <= 2**24
 
 
 def ivars(n: int, prefix: str = "i") -> list[ix.Affine]:
