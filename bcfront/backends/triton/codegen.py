@@ -44,6 +44,7 @@ class KernelSource:
     rblock: int = 0  # the fixed RBLOCK of a persistent reduction
     columns: bool = False  # a reduction whose data is contiguous along x, not r
     checked: bool = False  # holds index-range asserts: launch with debug on (runtime)
+    int_args: tuple = ()  # values of the size parameters ``ks0..`` (lifted sizes), after `args`
 
 
 def next_pow2(n: int) -> int:
@@ -57,9 +58,17 @@ class _Writer(ReductionEmitter):
     """Emits the body of one kernel."""
 
     def __init__(
-        self, plan: KernelPlan, arena: Arena, layouts: dict, persistent_max: int, looped_rblock: int | None
+        self,
+        plan: KernelPlan,
+        arena: Arena,
+        layouts: dict,
+        persistent_max: int,
+        looped_rblock: int | None,
+        lift_ints: bool = False,
     ):
         self.plan, self.arena, self.layouts = plan, arena, layouts
+        self.lift_ints = lift_ints
+        self.int_params: dict[int, str] = {}  # lifted value -> its parameter name
         self.params: dict[str, str] = {}
         self.loads_order: list[str] = []
         self.store_order: list[str] = []
@@ -199,13 +208,24 @@ class _Writer(ReductionEmitter):
             self.pre.append("    " + line)
 
     # ---------------------------------------------------------------- index printing
+    def num(self, v: int) -> str:
+        """An integer of the index arithmetic (a size, stride, offset or numel): a literal,
+        or with `lift_ints` a kernel parameter ``ks<k>`` passed at launch, so that the
+        same source serves every size (see `generate`)."""
+        if not self.lift_ints or -2 < v < 2:
+            return str(v)
+        name = self.int_params.get(v)
+        if name is None:
+            name = self.int_params[v] = f"ks{len(self.int_params)}"
+        return name
+
     def affine(self, e: ix.Affine) -> str:
         parts = []
         for atom, c in e.terms:
             name = self.atom(atom)
-            parts.append(name if c == 1 else f"{c} * {name}")
+            parts.append(name if c == 1 else f"{self.num(c)} * {name}")
         if e.const or not parts:
-            parts.append(str(e.const))
+            parts.append(self.num(e.const))
         return " + ".join(parts).replace("+ -", "- ")
 
     def atom(self, atom) -> str:
@@ -220,7 +240,7 @@ class _Writer(ReductionEmitter):
         self.atom_count[prefix] = self.atom_count.get(prefix, -1) + 1
         name = f"{prefix}{self.atom_count[prefix]}"
         op = "//" if isinstance(atom, ix.Div) else "%"
-        self.emit(f"{name} = {inner} {op} {atom.den}", "r" if prefix == "r" else "x")
+        self.emit(f"{name} = {inner} {op} {self.num(atom.den)}", "r" if prefix == "r" else "x")
         self.atoms[atom] = name
         if prefix == "r":
             self.r_scoped.add(("atom", atom))
@@ -323,6 +343,7 @@ class _Writer(ReductionEmitter):
         lane, and clamp it so that a kernel built without asserts still never
         reads outside the buffer."""
         size, wrap = n.attr
+        size = self.num(size)
         v = args[0]
         if wrap:
             w = self.tmp()
@@ -444,9 +465,9 @@ class _Writer(ReductionEmitter):
 
     def loop_header(self) -> list[str]:
         return [
-            f"    for roffset in range(0, {self.rnumel}, RBLOCK):",
+            f"    for roffset in range(0, {self.num(self.rnumel)}, RBLOCK):",
             "        rindex = roffset + rbase",
-            f"        rmask = rindex < {self.rnumel}",
+            f"        rmask = rindex < {self.num(self.rnumel)}",
         ]
 
     def _in_phase(self, members, phase, p):
@@ -471,24 +492,24 @@ class _Writer(ReductionEmitter):
         if self.kind == "pointwise":
             self.emit(f"xoffset = {pid} * XBLOCK")
             self.emit("xindex = xoffset + tl.arange(0, XBLOCK)")
-            self.emit(f"xmask = xindex < {self.xnumel}")
+            self.emit(f"xmask = xindex < {self.num(self.xnumel)}")
         elif self.kind == "tiled":
             self.emit(f"pid = {pid}")
-            self.emit(f"xtiles = ({self.xnumel} + XBLOCK - 1) // XBLOCK")
+            self.emit(f"xtiles = ({self.num(self.xnumel)} + XBLOCK - 1) // XBLOCK")
             self.emit("yoffset = (pid // xtiles) * YBLOCK")
             self.emit("xoffset = (pid % xtiles) * XBLOCK")
             self.emit("yindex = yoffset + tl.arange(0, YBLOCK)[:, None]")
             self.emit("xindex = xoffset + tl.arange(0, XBLOCK)[None, :]")
-            self.emit(f"ymask = yindex < {self.ynumel}")
-            self.emit(f"xmask = xindex < {self.xnumel}")
+            self.emit(f"ymask = yindex < {self.num(self.ynumel)}")
+            self.emit(f"xmask = xindex < {self.num(self.xnumel)}")
         else:
             self.emit(f"xoffset = {pid} * XBLOCK")
             self.emit("xindex = xoffset + tl.arange(0, XBLOCK)[:, None]")
-            self.emit(f"xmask = xindex < {self.xnumel}")
+            self.emit(f"xmask = xindex < {self.num(self.xnumel)}")
             self.emit("rbase = tl.arange(0, RBLOCK)[None, :]")
             if self.kind == "persistent":
                 self.emit("rindex = rbase")
-                self.emit(f"rmask = rindex < {self.rnumel}")
+                self.emit(f"rmask = rindex < {self.num(self.rnumel)}")
 
     def needs_int64(self) -> bool:
         total = self.xnumel * max(self.rnumel, 1) * max(getattr(self, "ynumel", 1), 1)
@@ -527,21 +548,30 @@ def generate(
     interpret: bool,
     persistent_max: int = 4096,
     looped_rblock: int | None = None,
+    lift_ints: bool = False,
 ) -> KernelSource:
-    """Triton source for `plan`."""
-    w = _Writer(plan, arena, layouts, persistent_max, looped_rblock)
+    """Triton source for `plan`.
+
+    With `lift_ints` (graphs with dynamic sizes) every integer of the index
+    arithmetic except 0, 1 and -1 (sizes, strides, offsets, numels) is a kernel
+    parameter whose value the launch passes (`KernelSource.int_args`): kernels
+    for other sizes of the same graph then have the same source, hence share one
+    compiled kernel (Triton is told not to specialize on those values)."""
+    w = _Writer(plan, arena, layouts, persistent_max, looped_rblock, lift_ints)
     w.resolve()
     w.iteration_vars()
     body = w.write()
     args = tuple(w.loads_order) + tuple(w.store_order)
     params = [w.params[a] for a in args]
+    int_names = list(w.int_params.values())
     consts = {"pointwise": ["XBLOCK"], "tiled": ["YBLOCK", "XBLOCK"]}.get(w.kind, ["XBLOCK", "RBLOCK"])
-    sig = ", ".join(params + [f"{c}: tl.constexpr" for c in consts])
+    sig = ", ".join(params + int_names + [f"{c}: tl.constexpr" for c in consts])
     body_text = "\n".join(body)
     digest = hashlib.sha256(f"{sig}\n{body_text}".encode()).hexdigest()[:10]
     name = f"bcf_{_KIND_TAG[w.kind]}_{_short_ops(plan.ops)}_{digest}"
     comment = f"# fused: {', '.join(plan.ops)}" if plan.ops else "# copy"
-    kernel = f"@triton.jit\ndef {name}({sig}):\n    {comment}\n{body_text}\n"
+    jit = f"@triton.jit(do_not_specialize={int_names!r})" if int_names else "@triton.jit"
+    kernel = f"{jit}\ndef {name}({sig}):\n    {comment}\n{body_text}\n"
     helpers = [helper_source(h, interpret) for h in helpers_used(kernel)]
     head = "import triton\nimport triton.language as tl\n"
     if not interpret and any("libdevice." in h for h in helpers):
@@ -554,4 +584,6 @@ def generate(
     else:
         numels = (w.xnumel, w.rnumel)
     rblock = next_pow2(w.rnumel) if w.kind == "persistent" else (looped_rblock or 0)
-    return KernelSource(name, source, args, w.kind, numels, plan.ops, rblock, w.columns, w.checked)
+    return KernelSource(
+        name, source, args, w.kind, numels, plan.ops, rblock, w.columns, w.checked, tuple(w.int_params)
+    )

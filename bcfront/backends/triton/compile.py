@@ -1,4 +1,15 @@
-"""`CompiledTritonGraph`: the callable `compile_fx` returns, one specialization per input signature."""
+"""`CompiledTritonGraph`: the callable `compile_fx` returns, one specialization per input signature.
+
+Dynamic sizes: example inputs that are fake tensors with symbolic sizes or
+symbolic ints (a capture with dynamic shapes) make a *dynamic* compiled graph.
+It is first specialized to the examples' hint sizes (so that a graph the backend
+cannot take fails here, at compile time), and then, like a static one, once per
+new input signature at run time, which is exact for that size by construction.
+Its kernels lift every size, stride and numel into launch arguments
+(``generate(lift_ints=True)``), so the specializations of different sizes
+produce the same kernel sources and share the compiled kernels: only the cheap
+host-side lowering runs again for a new size, no kernel compiles.
+"""
 
 from __future__ import annotations
 
@@ -61,9 +72,9 @@ class EagerSpecialization:
 
 
 class Specialization:
-    """Everything compiled for one input signature."""
+    """Everything compiled for one input signature (`dynamic`: sizes as kernel arguments)."""
 
-    def __init__(self, gm, example_inputs, config):
+    def __init__(self, gm, example_inputs, config, dynamic: bool = False):
         aten_gm, self.out_spec, self.state = trace_aten(gm, example_inputs, config.attention_max)
         self.aten_graph = aten_gm
         prog, self.fallback_ops = lower_program(aten_gm)
@@ -82,6 +93,7 @@ class Specialization:
                     interpret=interpret,
                     persistent_max=config.persistent_max,
                     looped_rblock=config.looped_rblock,
+                    lift_ints=dynamic,
                 )
                 sources[id(st)] = ks
                 launchers[id(st)] = Launcher(ks, root, autotune=config.autotune)
@@ -93,6 +105,34 @@ class Specialization:
 
     def __call__(self, args):
         return tree_unflatten(self.call(self.state + args), self.out_spec)
+
+
+def _is_symbolic(a) -> bool:
+    """A symbolic int, or a (fake) tensor with a symbolic size or stride."""
+    parts = [*a.shape, *a.stride()] if isinstance(a, torch.Tensor) else [a]
+    return any(isinstance(d, torch.SymInt) and d.node.maybe_as_int() is None for d in parts)
+
+
+def _hint(d) -> int:
+    """The value a symbolic int had where it was captured (a plain int as it is)."""
+    if not isinstance(d, torch.SymInt):
+        return d
+    v = d.node.maybe_as_int()
+    v = d.node.hint if v is None else v
+    if v is None:
+        raise BcfrontError(f"the triton backend needs a size hint for {d}")
+    return int(v)
+
+
+def _concrete(a):
+    """A real example for a fake input (zeros of its hint sizes and strides), or a hint int;
+    reading the hints adds no guard: the run-time specializations are per size anyway."""
+    if isinstance(a, torch.SymInt):
+        return _hint(a)
+    if not isinstance(a, torch._subclasses.FakeTensor):
+        return a
+    shape, stride = [_hint(d) for d in a.shape], [_hint(d) for d in a.stride()]
+    return torch.empty_strided(shape, stride, dtype=a.dtype, device=a.device).zero_()
 
 
 def _check_device(prog) -> None:
@@ -119,6 +159,9 @@ class CompiledTritonGraph:
 
         # kernels compute no gradients: with autograd recording, eager runs instead
         self._state_needs_grad = any(t.requires_grad for t in module_state(gm)[1])
+        self.dynamic = any(_is_symbolic(a) for a in example_inputs)
+        if self.dynamic:
+            example_inputs = [_concrete(a) for a in example_inputs]
         self._current = self._specialize(example_inputs)
 
     def _specialize(self, args):
@@ -126,7 +169,7 @@ class CompiledTritonGraph:
         spec = self._specs.get(key)
         if spec is None:
             with torch.no_grad():
-                spec = Specialization(self._gm, list(args), self._config)
+                spec = self._build(args)
             if spec.mutates and not self._aliasing:
                 # from now on the storage sharing between inputs is part of the key
                 self._aliasing = True
@@ -136,6 +179,19 @@ class CompiledTritonGraph:
                 spec = EagerSpecialization(self._gm, "inputs share storage and the graph mutates one")
             self._specs[key] = spec
         return spec
+
+    def _build(self, args):
+        if not self.dynamic or not self._specs:
+            return Specialization(self._gm, list(args), self._config, self.dynamic)
+        try:
+            return Specialization(self._gm, list(args), self._config, True)
+        except Exception as e:  # noqa: BLE001 - a size this graph's lowering cannot take: run it as it is
+            return EagerSpecialization(self._gm, f"the triton backend failed at these sizes ({e})")
+
+    @property
+    def specializations(self) -> int:
+        """How many input signatures were compiled (each a lowering; kernels may be shared)."""
+        return len(self._specs)
 
     @property
     def kernels(self) -> list:

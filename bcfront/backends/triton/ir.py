@@ -310,6 +310,8 @@ def _fold(arena: Arena, op: str, args: tuple, dtype: str):
                 if op == "and":
                     return other if consts[k] else arena.const(False, "bool")
                 return arena.const(True, "bool") if consts[k] else other
+    if op == "cast" and all_const and _exact_cast(ns[0], dtype):
+        return arena.const(consts[0], dtype)  # e.g. an index that a broadcast made constant
     if op == "not" and all_const:
         return arena.const(not consts[0], "bool")
     if all_const and op in _FOLD_CMP and not any(isinstance(c, float) for c in consts):
@@ -332,6 +334,13 @@ def _fold(arena: Arena, op: str, args: tuple, dtype: str):
     ):
         return args[0]
     return None
+
+
+def _exact_cast(n: ScalarOp, dtype: str) -> bool:
+    """Whether casting the constant `n` to `dtype` keeps its value exactly."""
+    if n.dtype not in INT_DTYPES + ("bool",) or dtype not in ("int32", "int64", "float32", "float64"):
+        return False
+    return isinstance(n.attr, int) and -(2**24) <= n.attr <= 2**24
 
 
 def ivars(n: int, prefix: str = "i") -> list[ix.Affine]:

@@ -104,7 +104,8 @@ def build(prog: LoweredProgram, steps: list, launchers: dict, sources: dict) -> 
                     alloc(name)
             b.glob["K"].append(launchers[id(st)])
             b.emit(f"# {ks.name}: {', '.join(ks.ops)}")
-            b.emit(f"K[{len(b.glob['K']) - 1}]({', '.join(ks.args)})")
+            call_args = ", ".join([*ks.args, *map(str, ks.int_args)])  # int_args: lifted sizes
+            b.emit(f"K[{len(b.glob['K']) - 1}]({call_args})")
         else:
             b.glob["E"].append(st.call)
             outs = [n for n, _ in st.outputs]
