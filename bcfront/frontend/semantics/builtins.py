@@ -387,6 +387,8 @@ def _scalar_ctor(cls, dunder):
                 return fold(str, as_python(v))
             except NotConst:
                 pass
+        if isinstance(v, ExceptionV) and cls is str:
+            return exception_text(tx, v, str)
         for name in (dunder, "__repr__") if cls is str else (dunder,):
             m = lookup_dunder(v, name, tx)
             if m is not None:
@@ -427,10 +429,42 @@ def _repr(tx, args, kwargs):
         return Const(repr(as_python(v)))
     except NotConst:
         pass
+    if isinstance(v, ExceptionV):
+        return exception_text(tx, v, repr)
     m = lookup_dunder(v, "__repr__", tx)
     if m is not None:
         return dispatch.call(tx, m, [v], {})
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"repr() of {v.describe()}")
+
+
+_C_FIELDS = (types.MemberDescriptorType, types.GetSetDescriptorType)
+
+
+def exception_text(tx, v: ExceptionV, fn) -> Value:
+    """``str(e)`` / ``repr(e)`` of an exception made in the trace: its class's Python
+    ``__str__``/``__repr__`` when it has one, else the C one (which reads only `args` and
+    the C fields) run on a stand-in: an instance of the same class, made and initialized
+    by its builtin base only (no user code), with the same arguments and C fields."""
+    m = lookup_dunder(v, "__str__" if fn is str else "__repr__", tx)
+    if m is not None:
+        return dispatch.call(tx, m, [v], {})
+    base = next(c for c in v.cls.__mro__ if not is_heap_type(c))
+    try:
+        args = [as_python(a) for a in v.args]
+        fields = {
+            k: as_python(x)
+            for k, x in v.attrs.items()
+            if not k.startswith("__") and isinstance(getattr(base, k, None), _C_FIELDS)
+        }
+    except NotConst:
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL, f"{fn.__name__}() of an exception with non-constant arguments"
+        ) from None
+    real = base.__new__(v.cls, *args)
+    base.__init__(real, *args)
+    for k, x in fields.items():
+        setattr(real, k, x)
+    return Const(fn(real))
 
 
 @ctor(list)
