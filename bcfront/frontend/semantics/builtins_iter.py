@@ -64,7 +64,8 @@ def model_next(tx, args, kwargs):
             )
         if m is None:
             raise_(TypeError, f"'{it.python_type().__name__}' object is not an iterator")
-        return dispatch.call(tx, m, [it], {})
+        if len(args) == 1:
+            return dispatch.call(tx, m, [it], {})  # its StopIteration, as raised
     try:
         return iteration.next_value(tx, it)
     except Exhausted as e:

@@ -42,8 +42,8 @@ _Match = type(re.match("", ""))
 # operator's callable objects: made from constants, called through `builtins.model_for`
 GETTERS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
 # objects of these C types never change once made: calls may read them at capture time
-IMMUTABLE_OBJECTS = (_Pattern, _Match, datetime.date, datetime.time, datetime.timedelta, decimal.Decimal)
-IMMUTABLE_OBJECTS += GETTERS
+IMMUTABLE_OBJECTS: tuple = (_Pattern, _Match, datetime.date, datetime.time, datetime.timedelta)
+IMMUTABLE_OBJECTS += (decimal.Decimal, *GETTERS)
 
 SCALAR = (str, bytes, int, float, complex, bool, type(None))
 TEXT = (str, bytes, type(None))  # None: the optional argument (`s.split(None)`, `flags=None`)

@@ -144,7 +144,7 @@ def _accumulate(iterable, func=None, *, initial=None):
     def gen():
         total = initial
         if initial is None:
-            for total in it:
+            for total in it:  # noqa: B007 - the first item, if any
                 break
             else:
                 return
@@ -209,7 +209,7 @@ def _groupby(iterable, key=None):
         while state["gen"] == gen_id:
             yield state["cur"]
             advance()
-            if state["done"] or not (k == state["key"]):
+            if state["done"] or not (k == state["key"]):  # noqa: SIM201 - __eq__, as C
                 return
 
     def gen():
