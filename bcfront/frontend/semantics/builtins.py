@@ -493,11 +493,14 @@ def exception_text(tx, v: ExceptionV, fn) -> Value:
         raise UnsupportedError(
             BreakReason.UNSUPPORTED_CALL, f"{fn.__name__}() of an exception with non-constant arguments"
         ) from None
-    real = base.__new__(v.cls, *args)
-    base.__init__(real, *args)
-    for k, x in fields.items():
-        setattr(real, k, x)
-    return Const(fn(real))
+    try:
+        real = base.__new__(v.cls, *args)
+        base.__init__(real, *args)
+        for k, x in fields.items():
+            setattr(real, k, x)
+        return Const(fn(real))
+    except Exception:  # noqa: BLE001 - no stand-in: the real exception's method runs natively
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{fn.__name__}() of {v.describe()}") from None
 
 
 @ctor(list)
