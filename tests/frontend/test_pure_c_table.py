@@ -29,6 +29,8 @@ def _comparable(x):
     """Match objects compare by identity: compare what they hold."""
     if isinstance(x, re.Match):
         return ("match", x.re, x.string, x.regs)
+    if isinstance(x, pure_c.GETTERS):  # compare by identity: compare how they are made
+        return ("getter", repr(x.__reduce__()))
     if isinstance(x, (list, tuple)):
         return type(x)(_comparable(i) for i in x)
     return x

@@ -56,7 +56,7 @@ from . import (
 from .attrs import delattr_, generic_getattr, getattr_, has_attr, setattr_, written_by_trace
 from .classes import dict_base, index_of, is_heap_type, is_plain_enum_member, lookup_dunder
 from .descriptors import GENERIC_GETATTRIBUTE
-from .folding import NotConst, arity, as_python, fold, fold_model, raise_
+from .folding import NotConst, arity, as_python, fold, fold_model, from_python, raise_
 from .iteration import to_list
 from .ops import truth
 from .registry import CONSTRUCTORS, MODELS, ctor, model
@@ -79,6 +79,8 @@ def model_for(obj):
     ):
         # a cache is not observable: the wrapped function, inlined (as torch.compile does)
         return _inline_wrapped(obj.__wrapped__)
+    if isinstance(obj, pure_c.GETTERS):
+        return _getter_model(obj)
     if isinstance(obj, types.BuiltinMethodType):
         m = pure_c.bound_model(obj)
         if m is not None:
@@ -102,6 +104,34 @@ def model_for(obj):
     if isinstance(obj, types.BuiltinFunctionType) and getattr(obj, "__module__", None) == "math":
         return fold_model(obj)
     return None
+
+
+def _getter_model(obj):
+    """A call of an `operator.itemgetter`/`attrgetter`/`methodcaller` (made from constants):
+    the item reads, attribute reads or method call it stands for."""
+    maker, made = obj.__reduce__()
+
+    def model(tx, args, kwargs):
+        if len(args) != 1 or kwargs:  # C checks the arity first: its own TypeError
+            return fold(obj, *[None] * len(args), **dict.fromkeys(kwargs))
+        v = args[0]
+        if isinstance(obj, operator.itemgetter):
+            got = [ops.getitem(tx, v, from_python(k)) for k in made]
+        elif isinstance(obj, operator.attrgetter):
+            got = [functools.reduce(lambda o, n: getattr_(tx, o, n), path.split("."), v) for path in made]
+        else:
+            name, margs, kw = (
+                (made[0], made[1:], {})
+                if maker is operator.methodcaller
+                else (maker.args[0], made, maker.keywords)
+            )
+            m = getattr_(tx, v, name)
+            return dispatch.call(
+                tx, m, [from_python(a) for a in margs], {k: from_python(a) for k, a in kw.items()}
+            )
+        return got[0] if len(got) == 1 else TupleV(got)
+
+    return model
 
 
 def _inline_wrapped(fn):
@@ -155,6 +185,9 @@ def constructor_for(cls):
         if pure is not None:  # an immutable C class whose construction is declared pure
             model = pure_c.fold_pure(pure)
             return lambda tx, clsv, args, kwargs: model(tx, args, kwargs)
+        py = py_twins.CLASS_TWINS.get(cls)
+        if py is not None:  # an itertools iterator: its Python generator twin
+            return lambda tx, clsv, args, kwargs: dispatch.inline_call(tx, ObjectV(py), args, kwargs)
     if c is not None or not (getattr(cls, "__module__", "") or "").startswith("torch"):
         return c
     from . import torch_calls
@@ -395,6 +428,8 @@ def _scalar_ctor(cls, dunder):
                 return fold(str, as_python(v))
             except NotConst:
                 pass
+        if isinstance(v, ExceptionV) and cls is str:
+            return exception_text(tx, v, str)
         for name in (dunder, "__repr__") if cls is str else (dunder,):
             m = lookup_dunder(v, name, tx)
             if m is not None:
@@ -435,10 +470,45 @@ def _repr(tx, args, kwargs):
         return Const(repr(as_python(v)))
     except NotConst:
         pass
+    if isinstance(v, ExceptionV):
+        return exception_text(tx, v, repr)
     m = lookup_dunder(v, "__repr__", tx)
     if m is not None:
         return dispatch.call(tx, m, [v], {})
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"repr() of {v.describe()}")
+
+
+_C_FIELDS = (types.MemberDescriptorType, types.GetSetDescriptorType)
+
+
+def exception_text(tx, v: ExceptionV, fn) -> Value:
+    """``str(e)`` / ``repr(e)`` of an exception made in the trace: its class's Python
+    ``__str__``/``__repr__`` when it has one, else the C one (which reads only `args` and
+    the C fields) run on a stand-in: an instance of the same class, made and initialized
+    by its builtin base only (no user code), with the same arguments and C fields."""
+    m = lookup_dunder(v, "__str__" if fn is str else "__repr__", tx)
+    if m is not None:
+        return dispatch.call(tx, m, [v], {})
+    base = next(c for c in v.cls.__mro__ if not is_heap_type(c))
+    try:
+        args = [as_python(a) for a in v.args]
+        fields = {
+            k: as_python(x)
+            for k, x in v.attrs.items()
+            if not k.startswith("__") and isinstance(getattr(base, k, None), _C_FIELDS)
+        }
+    except NotConst:
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL, f"{fn.__name__}() of an exception with non-constant arguments"
+        ) from None
+    try:
+        real = base.__new__(v.cls, *args)
+        base.__init__(real, *args)
+        for k, x in fields.items():
+            setattr(real, k, x)
+        return Const(fn(real))
+    except Exception:  # noqa: BLE001 - no stand-in: the real exception's method runs natively
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{fn.__name__}() of {v.describe()}") from None
 
 
 @ctor(list)

@@ -41,8 +41,13 @@ from .slots import SlotMethod
 
 @model(iter)
 def model_iter(tx, args, kwargs):
-    if len(args) != 1:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "iter(callable, sentinel)")
+    arity("iter", args, 1, 2)
+    if kwargs:
+        raise_(TypeError, "iter() takes no keyword arguments")
+    if len(args) == 2:
+        if not MODELS[callable](tx, [args[0]], {}).value:  # the `callable` builtin
+            raise_(TypeError, "iter(v, w): v must be callable")
+        return iteration.CallIterV(args[0], args[1])
     return iteration.get_iter(tx, args[0])
 
 
@@ -59,7 +64,8 @@ def model_next(tx, args, kwargs):
             )
         if m is None:
             raise_(TypeError, f"'{it.python_type().__name__}' object is not an iterator")
-        return dispatch.call(tx, m, [it], {})
+        if len(args) == 1:
+            return dispatch.call(tx, m, [it], {})  # its StopIteration, as raised
     try:
         return iteration.next_value(tx, it)
     except Exhausted as e:

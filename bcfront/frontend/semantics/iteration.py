@@ -9,19 +9,25 @@ their final position, which the region replays.
 
 from __future__ import annotations
 
+import operator
+
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.tracer import SymbolicRaise
 from ..model.values import (
     Const,
     DictV,
     DictViewV,
     EnumerateIterV,
+    ExceptionV,
     FilterIterV,
     GeneratorV,
     HashIterV,
     IterV,
     ListV,
     MapIterV,
+    NewObjectV,
+    ObjectV,
     RangeIterV,
     SeqIterV,
     SetV,
@@ -35,6 +41,32 @@ from .classes import lookup_dunder
 from .folding import raise_
 
 
+class CallIterV(IterV):
+    """``iter(fn, sentinel)`` made in the trace: calls `fn` until it returns `sentinel`
+    (compared with ``==``, as CPython's callable_iterator); `fn` is None once exhausted.
+    Not rebuilt outside the trace: a break while it is live is `unreconstructable`."""
+
+    __slots__ = ("fn", "sentinel")
+
+    def __init__(self, fn, sentinel):
+        super().__init__(None)
+        self.fn = fn
+        self.sentinel = sentinel
+
+    def python_type(self):
+        return type(iter(int, 0))
+
+
+def _next_call(tx, it: CallIterV) -> Value:
+    if it.fn is None:
+        raise Exhausted()
+    r = dispatch.call(tx, it.fn, [], {})
+    if ops.truth(tx, dispatch.call(tx, ObjectV(operator.eq), [r, it.sentinel], {})):
+        tx.set(it, "fn", None)
+        raise Exhausted()
+    return r
+
+
 class Exhausted(Exception):
     """Internal: a symbolic iterator has no more items (carries the return value)."""
 
@@ -43,7 +75,9 @@ class Exhausted(Exception):
         self.value = value
 
 
-def get_iter(tx, v: Value) -> IterV:
+def get_iter(tx, v: Value) -> Value:
+    """The iterator ``iter(v)`` gives: an `IterV`, or an object with a Python ``__next__``
+    (what a user ``__iter__`` returns), which `next_value` steps through that method."""
     if isinstance(v, IterV):
         return v
     if isinstance(v, (ListV, TupleV)):
@@ -70,6 +104,10 @@ def get_iter(tx, v: Value) -> IterV:
             return r
         if isinstance(r, (ListV, TupleV)):
             return SeqIterV(r)
+        if lookup_dunder(r, "__next__", tx) is not None and not isinstance(r, ObjectV):
+            return r  # a user iterator object, created in the trace
+        if isinstance(r, (Const, NewObjectV)):
+            raise_(TypeError, f"iter() returned non-iterator of type '{r.python_type().__name__}'")
         raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"__iter__ returned {r.describe()}")
     raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"iter() of {v.describe()}")
 
@@ -93,7 +131,7 @@ def iter_items(tx, v) -> list[Value]:
     return [TupleV((e[0], e[1])) for e in d.entries.values()]
 
 
-def next_value(tx, it: IterV) -> Value:
+def next_value(tx, it: Value) -> Value:
     if isinstance(it, SeqIterV):
         seq = it.seq
         items = seq.items if isinstance(seq, (ListV, TupleV)) else seq
@@ -133,7 +171,24 @@ def next_value(tx, it: IterV) -> Value:
                 return x
     if isinstance(it, GeneratorV):
         return dispatch.resume_generator(tx, it, Const(None))
+    if isinstance(it, CallIterV):
+        return _next_call(tx, it)
+    if not isinstance(it, IterV):
+        return _next_user(tx, it)
     raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"next() of {it.describe()}")
+
+
+def _next_user(tx, it: Value) -> Value:
+    """A step of a user iterator object: its ``__next__``; StopIteration ends it."""
+    m = lookup_dunder(it, "__next__", tx)
+    if m is None:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"next() of {it.describe()}")
+    try:
+        return dispatch.call(tx, m, [it], {})
+    except SymbolicRaise as e:
+        if isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, StopIteration):
+            raise Exhausted(e.exc.args[0] if e.exc.args else None) from None
+        raise
 
 
 def _next_strict_zip(tx, it: ZipIterV) -> Value:

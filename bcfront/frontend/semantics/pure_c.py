@@ -23,6 +23,7 @@ import bisect
 import datetime
 import decimal
 import keyword
+import operator
 import os
 import re
 import sys
@@ -38,8 +39,11 @@ from .folding import NotConst, as_python, as_symbolic, from_python
 _Pattern = type(re.compile(""))
 _Match = type(re.match("", ""))
 
+# operator's callable objects: made from constants, called through `builtins.model_for`
+GETTERS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
 # objects of these C types never change once made: calls may read them at capture time
-IMMUTABLE_OBJECTS = (_Pattern, _Match, datetime.date, datetime.time, datetime.timedelta, decimal.Decimal)
+IMMUTABLE_OBJECTS: tuple = (_Pattern, _Match, datetime.date, datetime.time, datetime.timedelta)
+IMMUTABLE_OBJECTS += (decimal.Decimal, *GETTERS)
 
 SCALAR = (str, bytes, int, float, complex, bool, type(None))
 TEXT = (str, bytes, type(None))  # None: the optional argument (`s.split(None)`, `flags=None`)
@@ -115,6 +119,9 @@ def _entries():
         Pure(datetime.date.replace, (*DATES, int), (d,), (("day", 3),)),
         Pure(datetime.date.strftime, (*DATES, str), (d, "%Y/%m/%d")),
         Pure(decimal.Decimal, (str, int, tuple), ("1.25",)),
+        Pure(operator.itemgetter, (*SCALAR, tuple), (1, "a")),
+        Pure(operator.attrgetter, (str,), ("real", "imag.real")),
+        Pure(operator.methodcaller, SCALAR, ("split", ","), (("maxsplit", 1),)),
     )
     # the operators of immutable C value types, reached through their special methods
     td, dt, dec = datetime.timedelta(days=2), datetime.datetime(2020, 1, 2, 3), decimal.Decimal("1.5")

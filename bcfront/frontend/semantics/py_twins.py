@@ -12,10 +12,17 @@ sees it.
 from __future__ import annotations
 
 import importlib.util
+import itertools
+import operator
 import sys
 
 # module -> its C accelerator, whose functions the module's own Python ones stand for
-_ACCELERATED = {"heapq": "_heapq", "bisect": "_bisect"}
+_ACCELERATED = {
+    "heapq": "_heapq",
+    "bisect": "_bisect",
+    "collections": "_collections",  # _count_elements (Counter)
+    "functools": "_functools",  # reduce, cmp_to_key
+}
 _TWINS: dict = {}
 _LOADED: set = set()
 
@@ -51,3 +58,183 @@ def twin(obj):
         return _TWINS.get(obj)
     except TypeError:
         return None
+
+
+# -- iterator classes of C modules, as Python generators ----------------------------------
+# Each checks its arguments when called, as the C constructor does (same exceptions), then
+# returns a generator doing the same steps.  An object that leaves the trace is that
+# generator (iterates the same; its type is `generator`, as torch.compile's polyfills).
+
+
+def _pos_int(r, what="r"):
+    r = operator.index(r)
+    if r < 0:
+        raise ValueError(f"{what} must be non-negative")
+    return r
+
+
+def _combinations(iterable, r):
+    pool = tuple(iterable)
+    r = _pos_int(r)
+
+    def gen():
+        n = len(pool)
+        if r > n:
+            return
+        idx = list(range(r))
+        yield tuple(pool[i] for i in idx)
+        while True:
+            for i in reversed(range(r)):
+                if idx[i] != i + n - r:
+                    break
+            else:
+                return
+            idx[i] += 1
+            for j in range(i + 1, r):
+                idx[j] = idx[j - 1] + 1
+            yield tuple(pool[i] for i in idx)
+
+    return gen()
+
+
+def _permutations(iterable, r=None):
+    pool = tuple(iterable)
+    n = len(pool)
+    r = n if r is None else _pos_int(r)
+
+    def gen():
+        if r > n:
+            return
+        idx = list(range(n))
+        cycles = list(range(n, n - r, -1))
+        yield tuple(pool[i] for i in idx[:r])
+        while n:
+            for i in reversed(range(r)):
+                cycles[i] -= 1
+                if cycles[i] == 0:
+                    idx[i:] = idx[i + 1 :] + idx[i : i + 1]
+                    cycles[i] = n - i
+                else:
+                    j = cycles[i]
+                    idx[i], idx[-j] = idx[-j], idx[i]
+                    yield tuple(pool[i] for i in idx[:r])
+                    break
+            else:
+                return
+
+    return gen()
+
+
+def _pairwise(iterable):
+    it = iter(iterable)
+
+    def gen():
+        for a in it:
+            for b in it:
+                yield a, b
+                a = b
+            return
+
+    return gen()
+
+
+def _accumulate(iterable, func=None, *, initial=None):
+    it = iter(iterable)
+
+    def gen():
+        total = initial
+        if initial is None:
+            for total in it:  # noqa: B007 - the first item, if any
+                break
+            else:
+                return
+        yield total
+        for x in it:
+            total = total + x if func is None else func(total, x)
+            yield total
+
+    return gen()
+
+
+def _repeat(obj, times=None):
+    if times is not None:
+        times = operator.index(times)
+
+    def gen():
+        if times is None:
+            while True:
+                yield obj
+        for _ in range(times):
+            yield obj
+
+    return gen()
+
+
+def _zip_longest(*iterables, fillvalue=None):
+    its = [iter(x) for x in iterables]
+
+    def gen():
+        if not its:
+            return
+        left = len(its)
+        while True:
+            row = []
+            for i, it in enumerate(its):
+                for v in it:
+                    row.append(v)
+                    break
+                else:
+                    left -= 1
+                    if not left:
+                        return
+                    its[i] = _repeat(fillvalue)
+                    row.append(fillvalue)
+            yield tuple(row)
+
+    return gen()
+
+
+def _groupby(iterable, key=None):
+    it = iter(iterable)
+    state = {"done": False, "cur": None, "key": None, "have": False, "gen": 0}
+    keyf = (lambda x: x) if key is None else key
+
+    def advance():
+        for v in it:
+            state["cur"], state["key"], state["have"] = v, keyf(v), True
+            return
+        state["done"] = True
+
+    def group(k, gen_id):
+        while state["gen"] == gen_id:
+            yield state["cur"]
+            advance()
+            if state["done"] or not (k == state["key"]):  # noqa: SIM201 - __eq__, as C
+                return
+
+    def gen():
+        k = None
+        while True:
+            state["gen"] += 1  # the group handed out before is over (as CPython's)
+            if not state["have"]:
+                advance()
+            elif state["gen"] > 1:
+                while not state["done"] and k == state["key"]:
+                    advance()
+            if state["done"]:
+                return
+            k = state["key"]
+            yield k, group(k, state["gen"])
+
+    return gen()
+
+
+CLASS_TWINS = {
+    itertools.combinations: _combinations,
+    itertools.permutations: _permutations,
+    itertools.pairwise: _pairwise,
+    itertools.accumulate: _accumulate,
+    itertools.repeat: _repeat,
+    itertools.zip_longest: _zip_longest,
+    itertools.groupby: _groupby,
+}

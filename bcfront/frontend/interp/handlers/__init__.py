@@ -32,7 +32,6 @@ UNSUPPORTED: dict[str, str] = {
     "END_ASYNC_FOR": _ASYNC,
     "BEFORE_ASYNC_WITH": _ASYNC,
     "ASYNC_GEN_WRAP": _ASYNC,
-    "LOAD_BUILD_CLASS": "defining a class inside captured code",
     "LOAD_NAME": _CLASS,
     "STORE_NAME": _CLASS,
     "DELETE_NAME": _CLASS,

@@ -122,6 +122,16 @@ def read_global(tx, f, name: str) -> Value:
     raise SymbolicRaise(ExceptionV(NameError, [Const(f"name '{name}' is not defined")]))
 
 
+def load_build_class(tx, f, ins):
+    """``builtins.__build_class__``, read from the frame's builtins (guarded like a global):
+    its call (a class statement) runs natively, at a graph break, and the code after it
+    continues captured with the class it made."""
+    bref = tx.globals_ref(f.builtins)
+    if "__build_class__" not in f.builtins:
+        raise SymbolicRaise(ExceptionV(NameError, [Const("__build_class__ not found")]))
+    f.push(wrap(tx, f.builtins["__build_class__"], BuiltinSource("__build_class__", bref)))
+
+
 def _globals_dict_source(tx, g):
     from ...model.sources import ConstSource
 
@@ -305,6 +315,7 @@ HANDLERS = {
     "STORE_FAST_LOAD_FAST": store_fast_load_fast,
     "STORE_FAST_STORE_FAST": store_fast_store_fast,
     "DELETE_FAST": delete_fast,
+    "LOAD_BUILD_CLASS": load_build_class,
     "LOAD_GLOBAL": load_global,
     "STORE_GLOBAL": store_global,
     "DELETE_GLOBAL": delete_global,
