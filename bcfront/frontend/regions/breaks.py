@@ -247,7 +247,7 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
 def _autocast_reentered(stack, tx) -> bool:
     """Whether rebuilding the stack re-enters exactly the autocast state of the break: the
     region runs in the entry state, and each with-block's manager on the stack (its
-    ``__exit__``) is rebuilt entered, outermost first (`torch_calls.rebuild_state_cm`)."""
+    ``__exit__``) is rebuilt entered, outermost first (`torch_state.rebuild_state_cm`)."""
     entered = []
     for v in stack:
         cm = v.obj if isinstance(v, MethodV) else v

@@ -308,7 +308,7 @@ class Rebuilder:
                 return v.source.expr(ns)  # an outside iterator; its position is replayed
             return self._iterator(v)
         if isinstance(v, StateCMV):
-            from ..semantics.torch_calls import rebuild_state_cm
+            from ..semantics.torch_state import rebuild_state_cm
 
             return rebuild_state_cm(self, v)
         if isinstance(v, PartialV):

@@ -523,9 +523,9 @@ def _tensor_attr(tx, v, name):
 
 
 def _state_cm_attr(tx, v, name):
-    from . import torch_calls
+    from . import torch_state
 
-    return torch_calls.state_cm_attr(tx, v, name)
+    return torch_state.state_cm_attr(tx, v, name)
 
 
 def _iter_attr(tx, v, name):
