@@ -322,3 +322,18 @@ def test_python_uses_of_a_size_capture_without_a_break(name):
             else:
                 assert type(g) is type(w) and g == w
     assert cf.report().graph_breaks == ()
+
+
+def test_a_marked_dimension_that_gets_specialized_is_reported():
+    def f(x):
+        return sum(x[i] for i in range(x.shape[0]))
+
+    x = torch.randn(4, 2)
+    bcfront.mark_dynamic(x, 0)
+    report = bcfront.explain(f, x)
+    notes = [n for fr in report.functions for n in fr.notes]
+    assert any("L['x'].shape[0] was marked dynamic" in n and "specialized to 4" in n for n in notes), notes
+    y = torch.randn(4, 2)
+    bcfront.maybe_mark_dynamic(y, 0)  # maybe: specializes without a note
+    report = bcfront.explain(f, y)
+    assert not any("marked dynamic" in n for fr in report.functions for n in fr.notes)

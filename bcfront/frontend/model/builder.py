@@ -41,7 +41,7 @@ from ...reasons import BreakReason
 from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
-from .shape_policy import NeedDynamic
+from .shape_policy import NeedDynamic, strict_marks
 from .sources import BoundDescriptorSource, Ref, attr_source, bound_descriptor, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
 
@@ -431,6 +431,10 @@ def wrap_tensor(tx, t, source, guard=True):
     try:
         name = env_placeholder(tx, source) if dims or sdims else ""
         fake = env.from_real(t, dims, name, sdims)
+        if name and t.__dict__:
+            strict = strict_marks(t) & dims
+            if strict:
+                tx.strict_marks[name] = strict
     except Exception as e:  # noqa: BLE001 - sparse, nested or quantized tensors and the like
         raise UnsupportedError(
             BreakReason.FAKE_TENSOR, f"cannot make a fake tensor of this input: {e}"

@@ -56,6 +56,12 @@ def has_marks(t: Any) -> bool:
     return bool(marked_dims(t)[0])
 
 
+def strict_marks(t: Any) -> frozenset[int]:
+    """Dims marked with `mark_dynamic` (not `maybe_mark_dynamic`): a specialization of one is
+    reported (torch raises; bcfront keeps the result right and says so)."""
+    return frozenset(_dims(t, (DYNAMIC_ATTR, "_dynamo_dynamic_indices")))
+
+
 class ShapePolicy:
     """One captured function's memory of input sizes, and its `dynamic` option."""
 

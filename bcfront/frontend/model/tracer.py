@@ -88,6 +88,7 @@ class Tracer:
         self.shape_policy = None  # shape_policy.ShapePolicy of the captured function
         self.dynamic = False  # the fake env is a dynamic one (symbolic sizes; `NeedDynamic`)
         self.shape_inputs: dict = {}  # placeholder name -> source, of inputs with symbols
+        self.strict_marks: dict = {}  # placeholder name -> dims the user marked with mark_dynamic
         self.state = None  # fake.TorchState (symbolic) once torch is seen
         self.entry_state = None
         self.exc_info = None  # the exception being handled (sys.exc_info())

@@ -179,9 +179,17 @@ def _pin_specialized_inputs(tx, env) -> None:
             continue
         key = (GuardKind.TENSOR_MATCH, src, None)
         g = tx.guards._guards.get(key)
+        shape = static_parts(value.shape)
         if g is not None:
-            exp = g.expected._replace(shape=static_parts(value.shape), stride=static_parts(value.stride()))
+            exp = g.expected._replace(shape=shape, stride=static_parts(value.stride()))
             tx.guards._guards[key] = dataclasses.replace(g, expected=exp)
+        for d in sorted(tx.strict_marks.get(name, ())):
+            if shape[d] is not None and shape[d] > 1:
+                tx.notes.append(
+                    f"{src.readable()}.shape[{d}] was marked dynamic but the code needs its value "
+                    f"(a loop bound, an index, a Python number): specialized to {shape[d]}; each "
+                    "size is a capture of its own"
+                )
 
 
 def make_guard(root, tx):
