@@ -154,6 +154,20 @@ class ConstSource(Source):
         return ns.const(self.value.obj)
 
 
+@dataclass(frozen=True, slots=True)
+class CallSource(Source):
+    """``fn()`` of a function held by identity, called with nothing: a process-wide fact
+    (``abc.get_cache_token()``, which every ABC registration changes)."""
+
+    fn: Ref
+
+    def readable(self):
+        return f"{self.fn!r}()"
+
+    def expr(self, ns):
+        return f"{ns.const(self.fn.obj)}()"
+
+
 @cache_hash
 @dataclass(frozen=True, slots=True)
 class AttrSource(DerivedSource):
