@@ -66,9 +66,16 @@ def cache_hash(cls):
         try:
             return self._hash
         except AttributeError:
-            h = plain(self)
-            object.__setattr__(self, "_hash", h)
-            return h
+            pass
+        # bases first, innermost up: each hash then reads its base's cached one, so a deep
+        # chain never recurses deeper than one level
+        chain, src = [], self
+        while isinstance(src, DerivedSource) and not hasattr(src, "_hash"):
+            chain.append(src)
+            src = src.base
+        for s in reversed(chain):
+            object.__setattr__(s, "_hash", getattr(type(s), "plain_hash", type(s).__hash__)(s))
+        return self._hash
 
     cls.__hash__ = __hash__
     cls.plain_hash = plain  # the reference the test compares with
