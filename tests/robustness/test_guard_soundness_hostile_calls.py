@@ -91,3 +91,41 @@ def test_a_raising_backend_is_named_with_its_cause():
     with pytest.raises(BackendCompilerFailed, match="my_backend.*ValueError: boom") as info:
         cf(torch.ones(1))
     assert isinstance(info.value.__cause__, ValueError)
+
+
+def _caller_name(x):
+    import sys
+
+    return x + 1, sys._getframe(1).f_code.co_name
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+@pytest.mark.xfail(strict=True, reason="open bug O57: the caller's frame is bcfront's (docs/known-bugs.md)")
+def test_getframe_of_the_caller_is_the_users(lenient):
+    import torch
+
+    cf = bcfront.capture(_caller_name)
+
+    def user_caller(f):
+        return f(torch.ones(1))[1]
+
+    assert user_caller(cf) == user_caller(_caller_name) == "user_caller"
+
+
+def _warns_in_catch_warnings(x):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        warnings.warn("hi", stacklevel=1)
+    return x + 1, w[0].lineno
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+@pytest.mark.xfail(strict=True, reason="open bug O58: fresh entry fails its own guards (docs/known-bugs.md)")
+def test_catch_warnings_inside_the_function_captures():
+    import torch
+
+    assert_agree(
+        bcfront.capture(_warns_in_catch_warnings), _warns_in_catch_warnings, torch.ones(1), where="warn"
+    )
