@@ -24,7 +24,7 @@ from ..model.values import Const, ObjectV, TupleV, Value
 from . import dispatch, ops
 from .attrs import getattr_
 from .classes import MISS, is_heap_type, mro_lookup
-from .folding import fold
+from .folding import as_python, fold
 
 _TYPE_CHECKS = (type.__dict__["__instancecheck__"], type.__dict__["__subclasscheck__"])
 _ABC_CHECKS = (abc.ABCMeta.__dict__["__instancecheck__"], abc.ABCMeta.__dict__["__subclasscheck__"])
@@ -62,7 +62,7 @@ def _abc_answer(tx, fn, *args) -> bool:
     """ABCMeta's answer, computed now: it depends on the registries, which the cache token
     (guarded) says are unchanged, and on the classes, which are guarded already."""
     tx.guard(GuardKind.CONSTANT_MATCH, _ABC_TOKEN, abc.get_cache_token())
-    return bool(fold(fn, *args).value)
+    return bool(as_python(fold(fn, *args)))
 
 
 def _call_check(tx, check, cls_v: Value, arg: Value, name: str) -> bool:
@@ -123,7 +123,7 @@ def subclass_of(tx, derived: Value, info: Value) -> bool:
     for cls, cls_v in class_infos(info):
         check = MISS if type(cls) is type else _meta_check(tx, cls, 1)
         if check is MISS or check is _TYPE_CHECKS[1]:
-            found = bool(fold(issubclass, sub, cls).value)
+            found = bool(as_python(fold(issubclass, sub, cls)))
         elif check is _ABC_CHECKS[1]:
             found = _abc_answer(tx, issubclass, sub, cls)
         else:
