@@ -35,6 +35,16 @@ class GraphBreakError(BcfrontError):
         super().__init__(f"graph break ({reason}){where}: {message}")
 
 
+class BackendCompilerFailed(BcfrontError):
+    """A user-supplied backend (a ``(gm, example_inputs) -> callable`` compiler) raised, or
+    returned something not callable; its exception is the ``__cause__``."""
+
+    def __init__(self, backend: str, error: BaseException | str):
+        self.backend = backend
+        what = error if isinstance(error, str) else f"raised {type(error).__name__}: {error}"
+        super().__init__(f"backend {backend!r} {what}")
+
+
 class UnsupportedError(BcfrontError):
     """Internal signal: the interpreter cannot represent something (becomes a graph break).
 

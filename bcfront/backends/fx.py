@@ -85,9 +85,14 @@ def _switch_autocast(g, open_: list, want: tuple) -> None:
 
 def compile_graph(graph, example_inputs, compiler, name: str) -> CompiledGraph:
     gm = to_fx(graph)
-    fn = gm if compiler is None else compiler(gm, list(example_inputs))
+    from ..errors import BackendCompilerFailed
+
+    try:
+        fn = gm if compiler is None else compiler(gm, list(example_inputs))
+    except Exception as e:  # the user's compiler: its error is theirs, named (as torch.compile does)
+        raise BackendCompilerFailed(name, e) from e
     if not callable(fn):
-        raise TypeError(f"backend {name!r} returned {type(fn).__name__}, not a callable")
+        raise BackendCompilerFailed(name, f"returned {type(fn).__name__}, not a callable")
 
     def emit(graph, ns, lines, indent="    "):
         ins = ", ".join(n.name for n in graph.inputs)

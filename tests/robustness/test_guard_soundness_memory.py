@@ -38,7 +38,6 @@ def test_input_tensor_and_object_are_not_kept_alive():
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
-@pytest.mark.xfail(strict=True, reason="open bug: ID_MATCH holds a module argument (docs/known-bugs.md)")
 def test_module_argument_is_not_kept_alive():
     import torch
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 import re
 import sys
+import types
+import weakref
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -224,7 +226,7 @@ KINDS = {
     GuardKind.ID_MATCH: (
         0,
         lambda g: f"{g.source.readable()} is {describe(g.expected)}",
-        lambda g, s, ns: f"{s} is {ns.const(g.expected)}",
+        lambda g, s, ns: f"{s} is {identity_name(ns, g.expected)}",
     ),
     GuardKind.TYPE_MATCH: (
         0,
@@ -300,6 +302,57 @@ KINDS = {
         lambda g, s, ns: _storage_check(g, ns),
     ),
 }
+
+
+class WeakIdentity:
+    """ID_MATCH's expected in a built entry, for an object held weakly (`held_weakly`): a
+    weak reference to it and its description; a guard never keeps a user's object alive."""
+
+    __slots__ = ("ref", "text")
+
+    def __init__(self, obj):
+        self.ref = weakref.ref(obj)
+        self.text = describe(obj)
+
+    def __repr__(self):
+        return self.text
+
+
+_STRONG = (type, types.FunctionType, types.ModuleType, types.BuiltinFunctionType, types.MethodType)
+
+
+def held_weakly(obj) -> bool:
+    """Whether an identity guard holds `obj` through a weak reference: an instance of a user
+    class (a module, a plain object), not a class, function or module."""
+    if isinstance(obj, _STRONG) or not type(obj).__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE
+        return False
+    try:
+        weakref.ref(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def identity_name(ns: Namespace, obj) -> str:
+    """The expression for the object an ID_MATCH guard expects: its constant, or a call of a
+    weak reference to it (None once it is gone, which no source is)."""
+    if isinstance(obj, WeakIdentity):
+        ref = obj.ref
+    elif held_weakly(obj):
+        ref = weakref.ref(obj)
+    else:
+        return ns.const(obj)
+    return f"{ns.const(ref, hint=type(ref()).__name__)}()"
+
+
+def weak_expected(g: Guard) -> Guard:
+    """`g` as a built entry keeps it: an ID_MATCH of an object held weakly expects a
+    `WeakIdentity`."""
+    import dataclasses
+
+    if g.kind == GuardKind.ID_MATCH and held_weakly(g.expected):
+        return dataclasses.replace(g, expected=WeakIdentity(g.expected))
+    return g
 
 
 def describe(v) -> str:
@@ -427,7 +480,7 @@ class GuardSet:
         out = []
         ids = [g for g in self._guards.values() if g.kind == GuardKind.ID_MATCH]
         for g in sorted(ids, key=lambda g: source_depth(g.source)):
-            name = ns.const(g.expected)
+            name = identity_name(ns, g.expected)
             if emit:
                 out.append(f"{ns.spell(g.source)} is {name}")
             ns.rebased.setdefault(g.source, name)
@@ -498,7 +551,8 @@ class _ModuleView:
     def local(self, key: str) -> str:
         name = self.locals.get(key)
         if name is None:
-            base = f"{self.const}_{'dict' if key == '__dict__' else key.strip('_')}"
+            const = self.const.removesuffix("()")  # a weak reference's call
+            base = f"{const}_{'dict' if key == '__dict__' else key.strip('_')}"
             name, i = base, 1
             while name in self.ns.globals:
                 name, i = f"{base}_{i}", i + 1

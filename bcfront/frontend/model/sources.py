@@ -66,9 +66,16 @@ def cache_hash(cls):
         try:
             return self._hash
         except AttributeError:
-            h = plain(self)
-            object.__setattr__(self, "_hash", h)
-            return h
+            pass
+        # bases first, innermost up: each hash then reads its base's cached one, so a deep
+        # chain never recurses deeper than one level
+        chain, src = [], self
+        while isinstance(src, DerivedSource) and not hasattr(src, "_hash"):
+            chain.append(src)
+            src = src.base
+        for s in reversed(chain):
+            object.__setattr__(s, "_hash", getattr(type(s), "plain_hash", type(s).__hash__)(s))
+        return self._hash
 
     cls.__hash__ = __hash__
     cls.plain_hash = plain  # the reference the test compares with
@@ -152,6 +159,20 @@ class ConstSource(Source):
 
     def expr(self, ns):
         return ns.const(self.value.obj)
+
+
+@dataclass(frozen=True, slots=True)
+class CallSource(Source):
+    """``fn()`` of a function held by identity, called with nothing: a process-wide fact
+    (``abc.get_cache_token()``, which every ABC registration changes)."""
+
+    fn: Ref
+
+    def readable(self):
+        return f"{self.fn!r}()"
+
+    def expr(self, ns):
+        return f"{ns.const(self.fn.obj)}()"
 
 
 @cache_hash

@@ -282,6 +282,8 @@ class CallSite:
         target = fn.__func__ if isinstance(fn, types.MethodType) else fn
         if not isinstance(target, types.FunctionType) and not _is_module(fn):
             return fn
+        if fn is getattr(self.cf, "target", None):
+            return fn  # the capture of this very module broke at its own call: once natively
         try:
             cap = self._cache.get(target)
         except TypeError:

@@ -97,7 +97,11 @@ def entry_guards(tx) -> list:
     tensors the guard function was built from: an entry must not keep a call's inputs alive."""
     import dataclasses
 
-    return [dataclasses.replace(g, example=None) if g.example is not None else g for g in tx.guards]
+    from ..model.guards import weak_expected
+
+    return [
+        weak_expected(dataclasses.replace(g, example=None) if g.example is not None else g) for g in tx.guards
+    ]
 
 
 def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:

@@ -185,7 +185,7 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
         return val
     obj = v.obj
     src = source_of(v)
-    if isinstance(obj, types.ModuleType):
+    if isinstance(obj, types.ModuleType) and not _module_class_descriptor(tx, obj, name):
         written = _module_namespace(tx, obj).overlay.get(name, MISS)
         if written is DELETED:
             _module_missing(tx, obj, name, src)
@@ -225,6 +225,7 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
         and not is_generic_getattribute(ga)
         and is_heap_type(cls)
         and not _is_module_class(cls)
+        and ga is not types.ModuleType.__getattribute__  # generic, then the module dict
     ):
         raise UnsupportedError(
             BreakReason.UNSUPPORTED_ATTRIBUTE, f"{cls.__qualname__} inherits a C __getattribute__"
@@ -296,6 +297,16 @@ def _module_attr(tx, v, mod, src, name):
     if src is not None:  # `getattr(self, "norm", None)`: a submodule may be added back later
         tx.guard(GuardKind.HASATTR, src, False, name)
     attribute_error(type(mod).__name__, name)
+
+
+def _module_class_descriptor(tx, obj, name: str) -> bool:
+    """Whether ``obj.name`` on a module of a ModuleType subclass (``torch.backends.cudnn``)
+    is its class's data descriptor (a property), found before the module's dict (guarded)."""
+    cls = type(obj)
+    if cls is types.ModuleType or not is_heap_type(cls):
+        return False
+    guard_class_lookup(tx, cls, name)
+    return is_data_descriptor(mro_lookup(cls, name))
 
 
 def _pymodule_attr(tx, v, mod, src, name):

@@ -49,6 +49,7 @@ from . import (
     containers,
     context_vars,  # noqa: F401  (likewise)
     dispatch,
+    instancecheck,
     ops,
     pure_c,
     py_twins,
@@ -222,28 +223,16 @@ def _builtin_len(cls) -> bool:
     return is_heap_type(cls) and raw in _BUILTIN_LENS
 
 
-def _classinfo(v: Value):
-    if isinstance(v, ObjectV) and isinstance(v.obj, type):
-        return v.obj
-    if isinstance(v, TupleV):
-        return tuple(_classinfo(x) for x in v.items)
-    if isinstance(v, Const) and isinstance(v.value, tuple):
-        return v.value
-    if isinstance(v, ObjectV) and type(v.obj).__name__ in ("UnionType", "_UnionGenericAlias"):
-        return v.obj
-    raise UnsupportedError(BreakReason.UNSUPPORTED_ISINSTANCE, f"isinstance with {v.describe()}")
-
-
 @model(isinstance)
 def _isinstance(tx, args, kwargs):
     arity("isinstance", args, 2)
-    return Const(issubclass(args[0].python_type(), _classinfo(args[1])))
+    return Const(instancecheck.instance_of(tx, args[0], args[1]))
 
 
 @model(issubclass)
 def _issubclass(tx, args, kwargs):
     arity("issubclass", args, 2)
-    return Const(issubclass(_classinfo(args[0]), _classinfo(args[1])))
+    return Const(instancecheck.subclass_of(tx, args[0], args[1]))
 
 
 @model(callable)
