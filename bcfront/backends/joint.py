@@ -79,6 +79,11 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
     (handed AOT autograd's forward and backward graphs)."""
     from . import eager
 
+    for n in graph.body:
+        if n.op == "call" and n.target is torch.autograd.backward and n.kwargs.get("retain_graph"):
+            # AOT autograd's backward may donate its saved buffers (torch's
+            # ``functorch.config.donated_buffer``): a second backward is an error there
+            raise NotImplementedError("backward(retain_graph=True) runs the backward graph twice")
     pieces = _split(graph)
     counter = {"forward": 0, "inference": 0}
     for p in pieces:
