@@ -120,6 +120,9 @@ class CapturedFunction:
         from .backends import check
 
         check(backend)
+        from .frontend.semantics.optim_models import step_root
+
+        target = step_root(target)  # ``capture(opt.step)``: the step as one node
         self.target = target
         self.backend = backend
         self.fullgraph = bool(fullgraph)

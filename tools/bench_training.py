@@ -38,7 +38,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import bcfront  # noqa: E402
+import bcfront
 
 
 class Block(nn.Module):
@@ -213,7 +213,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--only", default="gpt,resnet")
     ap.add_argument("--runners", default=None, help="comma-separated subset of the runners")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "bench_training.json"))
+    ap.add_argument(
+        "--out", default=os.path.join(os.path.dirname(__file__), "results", "bench_training.json")
+    )
     args = ap.parse_args()
     torch.set_num_threads(max(1, min(4, len(os.sched_getaffinity(0)))))
     all_runners = runners()

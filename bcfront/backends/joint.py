@@ -89,7 +89,9 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
     for p in pieces:
         if p.fn is None and p.graph.body and not is_barrier(p.graph.body[0]):
             p.fn = _compile_segment(p, compiler, counter)
-    kernels = [k for p in pieces for k in (p.parts if p.fn is not None else [_barrier_kernel(p.graph.body[0])])]
+    kernels = [
+        k for p in pieces for k in (p.parts if p.fn is not None else [_barrier_kernel(p.graph.body[0])])
+    ]
     out: CompiledGraph | None = None
 
     def emit(g, ns, lines, indent="    "):
@@ -128,19 +130,14 @@ def _split(graph) -> list[_Piece]:
         for n in run:
             map_nodes((n.args, n.kwargs), later_uses.add)
     needed.reverse()
-    pieces = []
+    pieces: list[_Piece] = []
     for run, later in zip(runs, needed):
         inside = set(run)
-        sub = Graph(f"{graph.name}_part{len(pieces)}")
-        seen: set = set()
+        used: list = []
         for n in run:
-
-            def use(x, seen=seen):
-                if x not in inside and x not in seen:
-                    seen.add(x)
-                    sub.inputs.append(x)
-
-            map_nodes((n.args, n.kwargs), use)
+            map_nodes((n.args, n.kwargs), used.append)
+        sub = Graph(f"{graph.name}_part{len(pieces)}")
+        sub.inputs = [x for x in dict.fromkeys(used) if x not in inside]
         sub.body = list(run)
         sub.outputs = [n for n in run if n in later]
         pieces.append(_Piece(sub))

@@ -137,7 +137,9 @@ def test_gradient_accumulation_gives_one_forward_backward_per_micro_batch():
         opt.step()
         return total
 
-    report = run_joint(step, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), data=lambda i: batch(i, n=9))
+    report = run_joint(
+        step, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), data=lambda i: batch(i, n=9)
+    )
     assert_joint(report)
     names = kernel_names(report)
     assert {"forward 2", "backward 2"} <= set(names)
@@ -147,7 +149,11 @@ def test_batch_norm_buffers_written_in_the_forward():
     def make():
         torch.manual_seed(0)
         return torch.nn.Sequential(
-            torch.nn.Conv2d(2, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(64, 3)
+            torch.nn.Conv2d(2, 4, 3),
+            torch.nn.BatchNorm2d(4),
+            torch.nn.ReLU(),
+            torch.nn.Flatten(),
+            torch.nn.Linear(64, 3),
         )
 
     def images(seed):
@@ -163,7 +169,7 @@ def test_batch_norm_buffers_written_in_the_forward():
 
     report = run_joint(train_step, lambda ps: torch.optim.SGD(ps, lr=0.1), make=make_and_keep, data=images)
     assert_joint(report)
-    got, = model_buffers
+    (got,) = model_buffers
     want = make()
     opt = torch.optim.SGD(want.parameters(), lr=0.1)
     for i in range(3):
