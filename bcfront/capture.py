@@ -120,6 +120,10 @@ class CapturedFunction:
         from .backends import check
 
         check(backend)
+        if "torch.optim" in sys.modules:  # (an optimizer exists only then; keeps torch out)
+            from .frontend.semantics.optim_models import step_root
+
+            target = step_root(target)  # ``capture(opt.step)``: the step as one node
         self.target = target
         self.backend = backend
         self.fullgraph = bool(fullgraph)

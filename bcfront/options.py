@@ -30,6 +30,13 @@ class CaptureOptions:
     # one entry serves every later value.  True: every input size (and int argument) is a
     # symbol from the first capture.  False: only what `bcfront.mark_dynamic` marks.
     dynamic: bool | None = None
+    # ``loss.backward()`` in a graph for a backend that compiles (fx, a compiler callable,
+    # triton): the graph is cut at the backward, ``.grad`` accesses, optimizer steps and
+    # user autograd Functions, and each piece between them goes to torch's AOT autograd,
+    # which gives the backend a forward and a backward graph (`backends/joint.py`).  Off:
+    # such a graph runs on the eager backend, with a note.  The eager backend runs eager's
+    # own backward either way (the option changes nothing there).
+    joint_graph: bool = False
 
 
 OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(CaptureOptions))

@@ -35,16 +35,19 @@ def name_of(spec) -> str:
     return getattr(spec, "__name__", None) or type(spec).__name__
 
 
-def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
-    """Compile `graph` with the backend `spec` (see module docstring)."""
+def compile_graph(spec, graph, example_inputs, joint: bool = False) -> CompiledGraph:
+    """Compile `graph` with the backend `spec` (see module docstring); `joint`: a graph
+    with a backward goes through AOT autograd in pieces (`backends/joint.py`)."""
     from . import eager
 
     if spec == "eager" or not graph.body:
         return eager.compile_graph(graph)
     if spec == "auto":
         if any(getattr(t, "is_cuda", False) for t in example_inputs):
-            return _triton(graph, example_inputs)
+            return _joint(graph, example_inputs, "triton") if joint else _triton(graph, example_inputs)
         return eager.compile_graph(graph)
+    if joint:
+        return _joint(graph, example_inputs, spec)
     if spec == "triton":
         return _triton(graph, example_inputs)
     try:
@@ -54,6 +57,26 @@ def compile_graph(spec, graph, example_inputs) -> CompiledGraph:
     except NotImplementedError as e:  # a graph FX export does not cover: run it eagerly
         out = eager.compile_graph(graph)
         out.notes.append(f"{name_of(spec)} backend cannot take this graph ({e}); ran eager")
+        return out
+
+
+def _joint(graph, example_inputs, spec) -> CompiledGraph:
+    """A graph with a backward as AOT-autograd segments around eager statements; any other
+    graph, or one the joint path fails on, as without the option (with a note why)."""
+    from . import joint
+
+    plain = (lambda: _triton(graph, example_inputs)) if spec == "triton" else None
+    if not joint.has_backward(graph):
+        return plain() if plain else compile_graph(spec, graph, example_inputs)
+    try:
+        if spec == "triton":
+            from .triton import compile_fx
+
+            return joint.compile_joint(graph, compile_fx, "triton")
+        return joint.compile_joint(graph, None if spec == "fx" else spec, name_of(spec))
+    except Exception as e:  # noqa: BLE001 - AOT autograd or the compiler refused a segment: today's path
+        out = plain() if plain else compile_graph(spec, graph, example_inputs)
+        out.notes.append(f"joint graph not built ({type(e).__name__}: {e}); the graph took the usual path")
         return out
 
 

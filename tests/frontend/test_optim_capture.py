@@ -185,3 +185,45 @@ def test_other_backends_run_the_step_on_eager():
     assert torch.equal(cf(model, opt, x, y), train_step(ref, ref_opt, x, y))
     assert_same_training_state(model, opt, ref, ref_opt, "fx")
     assert [g.backend for g in cf.report().graphs] == ["eager"]
+
+
+@pytest.mark.parametrize("with_scheduler", [False, True], ids=["plain", "scheduler_wrapped"])
+def test_capture_opt_step_as_the_root(with_scheduler):
+    model = make_net()
+    ref = copy.deepcopy(model)
+    opt, ref_opt = torch.optim.Adam(model.parameters(), lr=0.05), torch.optim.Adam(ref.parameters(), lr=0.05)
+    if with_scheduler:
+        torch.optim.lr_scheduler.StepLR(opt, 2)
+        torch.optim.lr_scheduler.StepLR(ref_opt, 2)
+    cf = bcfront.capture(opt.step)
+    for i in range(3):
+        x, y = batch(i)
+        for m in (model, ref):
+            m.zero_grad()
+            torch.nn.functional.cross_entropy(m(x), y).backward()
+        cf()
+        ref_opt.step()
+        assert_same_training_state(model, opt, ref, ref_opt, f"step {i}")
+    assert_one_graph_no_break(cf.report())
+
+
+@pytest.mark.xfail(
+    strict=True, reason="scheduler.step() in a captured function drops param_group['lr'] writes"
+)
+def test_scheduler_step_inside_the_captured_function():
+    def step(model, opt, sched, x, y):
+        loss = train_step(model, opt, x, y)
+        sched.step()
+        return loss
+
+    model = make_net()
+    ref = copy.deepcopy(model)
+    opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, 10)
+    ref_sched = torch.optim.lr_scheduler.CosineAnnealingLR(ref_opt, 10)
+    cf = bcfront.capture(step)
+    for i in range(3):
+        x, y = batch(i)
+        assert torch.equal(cf(model, opt, sched, x, y), step(ref, ref_opt, ref_sched, x, y)), f"step {i}"
+        assert opt.param_groups[0]["lr"] == ref_opt.param_groups[0]["lr"], f"step {i}: lr"
+        assert_same_training_state(model, opt, ref, ref_opt, f"step {i}")

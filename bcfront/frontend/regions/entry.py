@@ -237,7 +237,7 @@ class RegionCode:
         graph.outputs = [self._outputs[i] for i in sorted(self._outputs)]
         example = example_inputs(tx)
         head = input_fetches(tx, graph, ns)
-        compiled = backends.compile_graph(cf.backend, graph, example)
+        compiled = backends.compile_graph(cf.backend, graph, example, joint=tx.options.joint_graph)
         if graph.body:
             compiled = write_back_last(graph, example, compiled, errors_observable(tx, graph), tx)
         body: list[str] = []

@@ -37,6 +37,7 @@ import sys
 import weakref
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -80,6 +81,8 @@ class OptimizerStep:
         self.__qualname__ = self.__name__
 
     def __call__(self, params: tuple) -> None:
+        if params and isinstance(params[0], FakeTensor):
+            return  # a re-run of the graph on fakes (its alias facts): the real step must not run
         opt = self.ref()
         assert opt is not None, "the optimizer's ID_MATCH guard passed"
         opt.step()
@@ -197,3 +200,23 @@ def zero_grad(tx, args: list, kwargs: dict) -> Value | None:
     for pv in params:
         set_grad(tx, pv, Const(None))
     return Const(None)
+
+
+def step_root(fn):
+    """``capture(opt.step)``: `fn` as the root function.  torch's hooked step wrapper (or an
+    LR scheduler's wrapper of it) is replaced by a small function calling ``opt.step(...)``,
+    which the trace meets as a call: one node (`optimizer_step`), guarded as inside any
+    captured function, instead of stepping into the wrapper's profiler calls.  Anything
+    else is returned as it is."""
+    opt = getattr(fn, "__self__", None)
+    if not (isinstance(opt, torch.optim.Optimizer) and getattr(fn, "__code__", None) is _STEP_CODE):
+        sched = _sched_optimizer(fn)
+        if sched is None:
+            return fn
+        opt = sched[0]
+
+    def step(*args, **kwargs):
+        return opt.step(*args, **kwargs)
+
+    step.__qualname__ = step.__name__ = f"{type(opt).__name__}.step"
+    return step

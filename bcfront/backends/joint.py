@@ -1,0 +1,217 @@
+"""Joint forward/backward graphs for non-eager backends (``capture(fn, joint_graph=True)``).
+
+A graph with ``loss.backward()`` inside holds nodes no pure graph can (the backward node,
+``.grad`` reads and writes, an optimizer step, a user's ``autograd.Function``): whole, it
+runs on the eager backend.  With the option, the graph is cut at those nodes (the
+*barriers*) into segments of plain tensor work, and each segment goes to torch's AOT
+autograd, as TorchDynamo hands its graphs to it: ``aot_module_simplified`` traces the
+segment's forward together with its backward (a joint graph, partitioned into a forward
+and a backward graph) and the backend compiles both.  No autodiff of our own: the
+derivative formulas, the saved tensors and the input mutations are AOT autograd's.
+
+At run time the region calls the compiled segments and runs the barriers in between as
+eager statements: the backward node calls ``torch.autograd.backward``, whose engine runs
+the compiled backward graphs (the segments' outputs carry AOT autograd's node) and
+accumulates into each leaf's ``.grad`` as eager does (``AccumulateGrad``).  Segments that
+compute nothing differentiable (gradient clipping after the backward) get AOT autograd's
+inference graph.  Inductor's ``compile_fx`` runs AOT autograd itself, so it gets the
+segment's graph directly, as from ``torch.compile``.
+
+`compile_joint` raises (the caller keeps today's path, with a note) when a segment's
+inputs or outputs are not tensors, or AOT autograd or the compiler fails on it.  The
+report lists the parts as kernels: ``forward N``, ``backward N``, ``inference N`` (their
+aten code) and the barriers (``backward()``, ``<Optimizer>.step``...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import torch
+
+from ..ir.alias_facts import opaque_effect, writes_grad
+from ..ir.graph import Graph, map_nodes
+from .compiled import CompiledGraph
+
+
+def has_backward(graph) -> bool:
+    """Whether `graph` runs ``torch.autograd.backward`` (what the joint option is for)."""
+    return any(n.op == "call" and n.target is torch.autograd.backward for n in graph.body)
+
+
+def is_barrier(n) -> bool:
+    """A node that runs at its place as an eager statement, between compiled segments:
+    it writes or reads ``.grad`` (AOT autograd traces on fakes, whose ``.grad`` is not the
+    real one), or runs Python no pure graph holds."""
+    if writes_grad(n) or opaque_effect(n) or (n.op == "getattr" and n.target == "grad"):
+        return True
+    return n.op == "call" and _code_names_grad(n.target)
+
+
+def _code_names_grad(fn) -> bool:
+    """A Python function (a helper the trace calls whole, e.g. ``_clip_grads_with_norm_``)
+    whose code, or a code nested in it, reads an attribute named ``grad``."""
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    code = getattr(fn, "__code__", None)
+    stack = [code] if code is not None else []
+    while stack:
+        c = stack.pop()
+        if "grad" in c.co_names:
+            return True
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return False
+
+
+@dataclass
+class _Piece:
+    graph: Graph  # the node(s) of this piece; inputs/outputs as the rest of the graph needs
+    fn: object = None  # the compiled segment (None: a barrier, emitted eagerly)
+    parts: list = field(default_factory=list)  # the kernels it shows in the report
+
+
+def compile_joint(graph, compiler, name: str) -> CompiledGraph:
+    """`graph` as compiled segments around eager barriers (see the module doc).
+
+    `compiler`: None (the segments' aten graphs run as ``GraphModule`` code), Inductor's
+    ``compile_fx`` (handed the segment whole), or any ``(gm, example_inputs) -> callable``
+    (handed AOT autograd's forward and backward graphs)."""
+    from . import eager
+
+    for n in graph.body:
+        if n.op == "call" and n.target is torch.autograd.backward and n.kwargs.get("retain_graph"):
+            # AOT autograd's backward may donate its saved buffers (torch's
+            # ``functorch.config.donated_buffer``): a second backward is an error there
+            raise NotImplementedError("backward(retain_graph=True) runs the backward graph twice")
+    pieces = _split(graph)
+    counter = {"forward": 0, "inference": 0}
+    for p in pieces:
+        if p.fn is None and p.graph.body and not is_barrier(p.graph.body[0]):
+            p.fn = _compile_segment(p, compiler, counter)
+    kernels = [
+        k for p in pieces for k in (p.parts if p.fn is not None else [_barrier_kernel(p.graph.body[0])])
+    ]
+    out: CompiledGraph | None = None
+
+    def emit(g, ns, lines, indent="    "):
+        first_write = getattr(out, "first_write", None)
+        for p in pieces:
+            if first_write is not None and any(n.name == first_write for n in p.graph.body):
+                # the region's error guard marks "no lasting write yet" off at this line
+                lines.append(f"{indent}{first_write} = None")
+            if p.fn is None:
+                eager.emit_graph(p.graph, ns, lines, indent)
+            else:
+                _emit_call(p, ns, lines, indent)
+
+    out = CompiledGraph(name, emit, tuple(kernels))
+    n_seg = sum(p.fn is not None for p in pieces)
+    out.notes.append(
+        f"joint graph: {n_seg} segment(s) through AOT autograd ({counter['forward']} with a backward "
+        f"graph), {len(pieces) - n_seg} eager statement(s) between them"
+    )
+    return out
+
+
+def _split(graph) -> list[_Piece]:
+    """Runs of plain nodes and single barrier nodes, in order, each with the inputs it reads
+    from before it and the outputs read after it (or by the region)."""
+    runs: list[list] = []
+    for n in graph.body:
+        if is_barrier(n) or not runs or is_barrier(runs[-1][0]):
+            runs.append([n])
+        else:
+            runs[-1].append(n)
+    later_uses: set = set(graph.outputs)
+    needed: list[set] = []
+    for run in reversed(runs):  # what each run must output: read by a later run or the region
+        needed.append(set(later_uses))
+        for n in run:
+            map_nodes((n.args, n.kwargs), later_uses.add)
+    needed.reverse()
+    pieces: list[_Piece] = []
+    for run, later in zip(runs, needed):
+        inside = set(run)
+        used: list = []
+        for n in run:
+            map_nodes((n.args, n.kwargs), used.append)
+        sub = Graph(f"{graph.name}_part{len(pieces)}")
+        sub.inputs = [x for x in dict.fromkeys(used) if x not in inside]
+        sub.body = list(run)
+        sub.outputs = [n for n in run if n in later]
+        pieces.append(_Piece(sub))
+    return pieces
+
+
+def _compile_segment(p: _Piece, compiler, counter: dict):
+    """The segment through AOT autograd (or Inductor's ``compile_fx``, which runs it)."""
+    from torch._functorch import config as functorch_config
+    from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
+
+    from .fx import to_fx
+
+    sub = p.graph
+    examples = [n.meta for n in sub.inputs]
+    if not all(isinstance(t, torch.Tensor) for t in examples) or not all(
+        isinstance(n.meta, torch.Tensor) for n in sub.outputs
+    ):
+        raise NotImplementedError("a segment passes values that are not tensors")
+    gm = to_fx(sub)
+    trains = torch.is_grad_enabled() and any(
+        isinstance(n.meta, torch.Tensor) and n.meta.requires_grad for n in sub.outputs
+    )
+    kind = "forward" if trains else "inference"
+    index = counter[kind]
+    counter[kind] += 1
+    if compiler is not None and _is_inductor(compiler):
+        p.parts.append(_kernel(f"{kind} {index} (Inductor: its own AOT autograd)", gm))
+        return compiler(gm, examples)
+
+    def part(label):
+        def compile_part(g, ex):
+            p.parts.append(_kernel(f"{label} {index}", g))
+            fn = g if compiler is None else compiler(g, ex)
+            return fn if getattr(fn, "_boxed_call", False) else make_boxed_func(fn)
+
+        return compile_part
+
+    # the backward compiled now, not at its first run: it shows in the report, and a
+    # compiler failing on it sends the graph down the usual path at capture time
+    with functorch_config.patch(force_non_lazy_backward_lowering=True):
+        return aot_module_simplified(
+            gm, examples, fw_compiler=part(kind), bw_compiler=part("backward"), inference_compiler=part(kind)
+        )
+
+
+def _is_inductor(compiler) -> bool:
+    return getattr(compiler, "__module__", "") == "torch._inductor.compile_fx" and (
+        getattr(compiler, "__name__", "") == "compile_fx"
+    )
+
+
+def _kernel(label: str, gm) -> SimpleNamespace:
+    ops = tuple(str(n.target) for n in gm.graph.nodes if n.op in ("call_function", "call_method"))
+    return SimpleNamespace(name=label, ops=ops, source=gm.code)
+
+
+def _barrier_kernel(n) -> SimpleNamespace:
+    if n.target is torch.autograd.backward:
+        label = "backward() (autograd engine: runs the backward graphs)"
+    elif n.op == "getattr":
+        label = f"{n.args[0].name}.grad (read)"
+    elif n.target is setattr:
+        label = f"{n.args[0].name}.grad = ... (write)"
+    else:
+        label = f"{getattr(n.target, '__qualname__', n.target)} (eager)"
+    return SimpleNamespace(name=label, ops=(str(getattr(n.target, "__name__", n.target)),), source="")
+
+
+def _emit_call(p: _Piece, ns, lines: list, indent: str) -> None:
+    ins = ", ".join(n.name for n in p.graph.inputs)
+    outs = ", ".join(n.name for n in p.graph.outputs)
+    call = f"{ns.const(p.fn, 'joint_segment')}({ins})"
+    if not p.graph.outputs:
+        lines.append(f"{indent}{call}")
+    else:
+        lines.append(f"{indent}{outs}, = {call}" if len(p.graph.outputs) == 1 else f"{indent}{outs} = {call}")
