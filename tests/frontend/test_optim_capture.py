@@ -207,9 +207,18 @@ def test_capture_opt_step_as_the_root(with_scheduler):
     assert_one_graph_no_break(cf.report())
 
 
-@pytest.mark.xfail(
-    strict=True, reason="scheduler.step() in a captured function drops param_group['lr'] writes"
-)
+def test_torch_helper_writing_a_dict_argument_is_traced():
+    # _update_param_group_val writes pg["lr"]: run as one op on a fake copy, the write was lost
+    from torch.optim.lr_scheduler import _update_param_group_val
+
+    def set_lr(pg, v):
+        _update_param_group_val(pg, "lr", v)
+
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.ones(2))], lr=0.1)
+    bcfront.capture(set_lr)(opt.param_groups[0], 0.05)
+    assert opt.param_groups[0]["lr"] == 0.05
+
+
 def test_scheduler_step_inside_the_captured_function():
     def step(model, opt, sched, x, y):
         loss = train_step(model, opt, x, y)

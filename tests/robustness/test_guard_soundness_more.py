@@ -228,7 +228,7 @@ def _dead_after_call(make, fn):
 def test_guards_never_keep_an_input_alive(kind):
     torch = _torch()
 
-    class O:
+    class Obj:
         k = 2
 
     g = {"G": None}
@@ -237,8 +237,8 @@ def test_guards_never_keep_an_input_alive(kind):
         "parameter": (lambda: (torch.nn.Parameter(torch.ones(2)),), lambda t: t * 2),
         "module": (lambda: (torch.nn.Linear(2, 2),), lambda m: m(torch.ones(2))),
         "module_with_id": (lambda: (torch.nn.ReLU(),), lambda m: id(m) > 0),
-        "plain_object_with_id": (lambda: (O(),), lambda o: (id(o) > 0, o.k)),
-        "plain_object_is_global": (lambda: (O(),), lambda o: o is g["G"]),
+        "plain_object_with_id": (lambda: (Obj(),), lambda o: (id(o) > 0, o.k)),
+        "plain_object_is_global": (lambda: (Obj(),), lambda o: o is g["G"]),
     }
     make, fn = makes[kind]
     assert _dead_after_call(make, fn) == [True]

@@ -93,7 +93,7 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
                 done = optim_models.zero_grad(tx, args, kwargs)
                 if done is not None:
                     return done
-            if torch_calls.is_torch_function(obj):
+            if torch_calls.is_torch_function(obj) and not torch_calls.writable_arguments(args, kwargs):
                 return torch_calls.call_function(tx, obj, args, kwargs)
         return dispatch.inline_call(tx, fv, args, kwargs)
     if torch_loaded:

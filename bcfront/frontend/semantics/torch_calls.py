@@ -32,6 +32,7 @@ from ..model.values import (
     Const,
     DictV,
     ListV,
+    NewObjectV,
     ScalarV,
     SliceV,
     TensorV,
@@ -174,6 +175,20 @@ def is_torch_function(fn: types.FunctionType) -> bool:
     if mod.startswith(_INLINED_TORCH_MODULES) or fn.__closure__ or hasattr(fn, "__wrapped__"):
         return False
     return True
+
+
+def writable_arguments(args, kwargs) -> bool:
+    """Whether a call passes a dict or an object it could write (``pg["lr"] = v`` in
+    ``_update_param_group_val``): a Python function of torch must then be traced, not run as
+    one op on fake copies of its arguments, where its writes would be lost."""
+    work = [*args, *kwargs.values()]
+    while work:
+        v = work.pop()
+        if isinstance(v, (DictV, NewObjectV)):
+            return True
+        if isinstance(v, (TupleV, ListV)):
+            work.extend(v.items)
+    return False
 
 
 def is_torch_callable(obj) -> bool:
