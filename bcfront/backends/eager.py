@@ -56,6 +56,7 @@ def emit_graph(
     name_of = (lambda n: names.get(n, n.name)) if names else None
     if views.mode:
         name_of = _inline_dropped(views, const, name_of)
+    spell = _layout_speller(views, ns, lines, indent)
     checks: dict = {}
     current = None
     inner = indent
@@ -72,7 +73,7 @@ def emit_graph(
         if views.mode.get(n) == "fold":
             root, (size, stride, offset) = views.root[n], views.layout[n]
             code = (
-                f"{root.name}.as_strided({size!r}, {stride!r}, {offset!r}) if {checks[root]} "
+                f"{root.name}.as_strided({spell(size)}, {spell(stride)}, {spell(offset)}) if {checks[root]} "
                 f"else {_node_code(n, const, name_of)}"
             )
         elif n in inplace:
@@ -87,9 +88,8 @@ def emit_graph(
         if n in views.roots:
             checks[n] = ns.fresh(f"{n.name}_layout")
             stride = tuple(n.meta.stride())
-            lines.append(
-                f"{inner}{checks[n]} = {n.name}.stride() == {stride!r} and {n.name}.storage_offset() == 0"
-            )
+            same = f"{n.name}.stride() == {spell(stride)} and {n.name}.storage_offset() == 0"
+            lines.append(f"{inner}{checks[n]} = {same}")
 
 
 def _state_cm(state, ns) -> str:
@@ -288,6 +288,8 @@ class ViewPlan:
         self.root: dict = {}
         self.layout: dict = {}
         self.roots: set = set()
+        self.symbols: dict[str, str] = {}  # symbol -> its reading from an input (`input_symbols`)
+        self.symbols_at = 0  # where emit_graph puts the lines reading them
 
 
 def _is_view_node(n) -> bool:
@@ -297,8 +299,8 @@ def _is_view_node(n) -> bool:
 
     if not n.args or not isinstance(n.args[0], type(n)) or n.mutates or n.state is not None:
         return False
-    if iter_nodes((n.args[1:], n.kwargs)):
-        return False
+    if any(hasattr(a.meta, "shape") for a in iter_nodes((n.args[1:], n.kwargs))):
+        return False  # (a size node as an argument is fine: the fold reads the meta's layout)
     parent = n.args[0]
     if n.op == "method":
         ok = n.target in _VIEW_METHODS
@@ -316,13 +318,65 @@ def _is_view_node(n) -> bool:
     return bool(ts) and all(not t.requires_grad for t in ts) and len(keys) == 1 and None not in keys
 
 
-def _symbolic_layout(t) -> bool:
-    """A tensor whose sizes, strides or offset are symbolic: its layout is not a constant
-    to spell in an as_strided."""
+def _layout_symbols(t) -> set | None:
+    """The names of the symbols a tensor's sizes, strides and offset use (empty: a constant
+    layout); None for something that is not a tensor."""
     shape = getattr(t, "shape", None)
     if shape is None:
-        return False
-    return any(type(d) is not int for d in (*shape, *t.stride(), t.storage_offset()))
+        return None
+    out: set = set()
+    for d in (*shape, *t.stride(), t.storage_offset()):
+        if type(d) is not int:
+            out |= {s.name for s in d.node.expr.free_symbols}
+    return out
+
+
+def input_symbols(graph) -> dict[str, str]:
+    """Symbol name -> how the graph's code reads it from an input: ``L_x.size(1)``,
+    ``L_x.stride(0)``, or an int input's own name (for symbols that are a plain size)."""
+    out: dict[str, str] = {}
+    for n in graph.inputs:
+        meta = n.meta
+        if type(meta).__name__ == "SymInt":
+            parts = [(meta, n.name)]
+        elif hasattr(meta, "shape"):
+            parts = [(d, f"{n.name}.size({i})") for i, d in enumerate(meta.shape)]
+            parts += [(d, f"{n.name}.stride({i})") for i, d in enumerate(meta.stride())]
+        else:
+            continue
+        for d, text in parts:
+            expr = getattr(getattr(d, "node", None), "expr", None)
+            if expr is not None and getattr(expr, "is_Symbol", False):
+                out.setdefault(expr.name, text)
+    return out
+
+
+def _layout_speller(views, ns, lines: list[str], indent: str):
+    """Spell a layout (sizes, strides or an offset) as Python: a constant's repr, or for a
+    symbolic one an expression over locals that read each symbol from the inputs once."""
+    local: dict[str, str] = {}
+
+    def spell(value) -> str:
+        if type(value) is int:
+            return repr(value)
+        if isinstance(value, tuple):
+            items = [spell(v) for v in value]
+            return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+        import sympy
+        from torch.utils._sympy.printers import PythonPrinter
+
+        expr = value.node.expr
+        rename = {}
+        for s in expr.free_symbols:
+            if s.name not in local:
+                local[s.name] = ns.fresh(f"sym_{s.name}")
+                lines.insert(views.symbols_at, f"{indent}{local[s.name]} = {views.symbols[s.name]}")
+                views.symbols_at += 1
+            rename[s] = sympy.Symbol(local[s.name])
+        return f"({PythonPrinter().doprint(expr.xreplace(rename))})"
+
+    views.symbols_at = len(lines)
+    return spell
 
 
 def view_plan(graph, folded=()) -> ViewPlan:
@@ -341,8 +395,15 @@ def view_plan(graph, folded=()) -> ViewPlan:
     outputs = set(graph.outputs)
     body = set(graph.body)
     cand = {}
+    plan.symbols = input_symbols(graph)
+    known = set(plan.symbols)
+
+    def spellable(t) -> bool:
+        used = _layout_symbols(t)
+        return used is None or used <= known
+
     for n in graph.body:
-        if n in folded or not _is_view_node(n) or _symbolic_layout(n.meta):
+        if n in folded or not _is_view_node(n) or not spellable(n.meta):
             continue
         parent = n.args[0]
         root = cand.get(parent)
@@ -353,6 +414,7 @@ def view_plan(graph, folded=()) -> ViewPlan:
                 or parent.state is not None
                 or not isinstance(parent.meta, torch.Tensor)
                 or parent.meta.requires_grad
+                or not spellable(parent.meta)
             ):
                 continue
             root = parent

@@ -337,3 +337,17 @@ def test_a_marked_dimension_that_gets_specialized_is_reported():
     bcfront.maybe_mark_dynamic(y, 0)  # maybe: specializes without a note
     report = bcfront.explain(f, y)
     assert not any("marked dynamic" in n for fr in report.functions for n in fr.notes)
+
+
+def test_view_chains_of_symbolic_layout_fold_into_one_as_strided():
+    # the eager backend spells a symbolic layout over sizes read from the inputs once
+    torch.manual_seed(0)
+    m = _Attention().eval()
+    cf = bcfront.capture(m, dynamic=True)
+    with torch.no_grad():
+        for t in range(2, 22):
+            x = torch.randn(2, t, 16)
+            torch.testing.assert_close(cf(x), m(x))
+    assert len(cf.entries) == 1
+    region = cf.entries[0].region_source
+    assert "as_strided" in region and ".size(1)" in region, region

@@ -157,13 +157,28 @@ def _tensor_readable(g: Guard) -> str:
 _WHOLE_SIZE_ITEM = re.compile(r"\.(size|stride)\(\)\[(\d+)\]")
 
 
-def shape_code(check: ShapeCheck, spell) -> str:
+def shape_code(check: ShapeCheck, spell, ns: Namespace | None = None, shapes: dict | None = None) -> str:
     """A SHAPE guard's expression with each placeholder spelled by `spell(source)`;
-    ``t.size()[1]`` as ``t.size(1)`` (no torch.Size made per check)."""
+    ``t.size()[1]`` as ``t.size(1)`` (no torch.Size made per check).  With `shapes` (one
+    guard function's), an input's sizes are read once: its first size read binds
+    ``(local := t.shape)``, later ones index that local."""
     code = _WHOLE_SIZE_ITEM.sub(r".\1(\2)", check.code)
     for name, src in check.inputs:
+        if shapes is not None and ns is not None and f"{name}.size(" in code:
+            code = _bind_sizes(code, name, src, spell, ns, shapes)
         code = code.replace(name, f"({spell(src)})")
     return code
+
+
+def _bind_sizes(code: str, name: str, src, spell, ns: Namespace, shapes: dict) -> str:
+    def size(m: re.Match) -> str:
+        local = shapes.get(src)
+        if local is None:
+            local = shapes[src] = ns.fresh("shape")
+            return f"({local} := ({spell(src)}).shape)[{m.group(1)}]"
+        return f"{local}[{m.group(1)}]"
+
+    return re.sub(rf"{re.escape(name)}\.size\((\d+)\)", size, code)
 
 
 def _shape_readable(g: Guard) -> str:
@@ -519,8 +534,11 @@ class GuardSet:
             out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
         if tensors:
             out.append(_batched_tensor_check(tensors, ns))
+        shapes: dict = {}  # source -> the local its .shape is bound to (SHAPE guards)
         for g in self.ordered():
-            if g.kind in _AFTER_TENSOR_CHECKS:
+            if g.kind == GuardKind.SHAPE:
+                out.append(shape_code(cast(ShapeCheck, g.extra), ns.spell, ns, shapes))
+            elif g.kind in _AFTER_TENSOR_CHECKS:
                 out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
         return out
 
