@@ -362,7 +362,7 @@ def _layout_speller(views, ns, lines: list[str], indent: str):
         if isinstance(value, tuple):
             items = [spell(v) for v in value]
             return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-        import sympy
+        import sympy  # type: ignore[import-untyped]
         from torch.utils._sympy.printers import PythonPrinter
 
         expr = value.node.expr
