@@ -6,9 +6,10 @@ Importing bcfront never imports torch; the parts that need it import it lazily.
 
 from __future__ import annotations
 
-from .errors import BcfrontError, GraphBreakError
+from .errors import BackendCompilerFailed, BcfrontError, GraphBreakError
 
 __all__ = [
+    "BackendCompilerFailed",
     "BcfrontError",
     "GraphBreakError",
     "analyze",

@@ -82,7 +82,7 @@ def test_hook_calling_another_captured_function():
 def test_a_raising_backend_is_named_with_its_cause():
     import torch
 
-    from bcfront.errors import BackendCompilerFailed
+    from bcfront import BackendCompilerFailed
 
     def my_backend(gm, example_inputs):
         raise ValueError("boom")
