@@ -26,6 +26,7 @@ which one failed, with the expected and the actual value.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sys
@@ -474,6 +475,14 @@ class GuardSet:
                 self.add(Guard(GuardKind.NOT_PRESENT, AttrSource(src.base, store), None, src.name, first_use))
             else:
                 self.add(Guard(GuardKind.LENGTH, AttrSource(src.base, store), 0, None, first_use))
+
+    def restate(self, guard: Guard) -> None:
+        """`guard` in place of the one with its key (a fact read again later in the trace,
+        whose last value is what the entry relies on), or added."""
+        old = self._guards.get(guard.key)
+        if old is not None:
+            guard = dataclasses.replace(guard, first_use=old.first_use)
+        self._guards[guard.key] = guard
 
     def __iter__(self):
         return iter(self._guards.values())

@@ -138,6 +138,10 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
         raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"functools.cached_property {name}")
     if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return MethodV(ObjectV(raw), inst)
+    if isinstance(raw, functools._lru_cache_wrapper):  # binds like a function (a bound method)
+        if is_heap_type(cls):
+            guard_class_attr(tx, cls, name, raw)
+        return MethodV(ObjectV(raw), inst)
     if isinstance(raw, types.ClassMethodDescriptorType):
         return ObjectV(getattr(cls, name))
     getter = mro_lookup(type(raw), "__get__")

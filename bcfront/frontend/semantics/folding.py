@@ -107,6 +107,16 @@ def from_python(x) -> Value:
     return ObjectV(x)
 
 
+def python_args(args, kwargs, reason, message: str, convert=None) -> tuple[list, dict]:
+    """The plain Python arguments of a call (`convert`, default `as_python`, on each), or a
+    break with `reason` and `message` when one is not known now."""
+    convert = convert or as_python
+    try:
+        return [convert(a) for a in args], {k: convert(v) for k, v in kwargs.items()}
+    except NotConst:
+        raise UnsupportedError(reason, message) from None
+
+
 def fold_model(fn):
     def fold_call(tx, args, kwargs):
         args = [specialized_deep(a) for a in args]  # a symbolic size: its value, guarded
@@ -115,13 +125,8 @@ def fold_model(fn):
             raise UnsupportedError(
                 BreakReason.DATA_DEPENDENT, f"{getattr(fn, '__qualname__', fn)} reads a tensor's value"
             )
-        try:
-            pa = [as_python(a) for a in args]
-            pk = {k: as_python(v) for k, v in kwargs.items()}
-        except NotConst:
-            raise UnsupportedError(
-                BreakReason.CALL_TO_C_FUNCTION, f"{getattr(fn, '__qualname__', fn)} on non-constant arguments"
-            ) from None
+        what = f"{getattr(fn, '__qualname__', fn)} on non-constant arguments"
+        pa, pk = python_args(args, kwargs, BreakReason.CALL_TO_C_FUNCTION, what)
         try:
             return from_python(fn(*pa, **pk))
         except Exception as e:  # noqa: BLE001 - the fold raises what Python would, symbolically
