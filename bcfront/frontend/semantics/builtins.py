@@ -21,8 +21,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
-from ..model.guards import Guard
-from ..model.sources import AttrSource, CallSource, ConstSource, Ref
+from ..model.sources import ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     Const,
@@ -59,6 +58,7 @@ from .attrs import delattr_, getattr_, has_attr, setattr_, written_by_trace
 from .classes import index_of, is_heap_type, is_plain_enum_member, lookup_dunder
 from .folding import NotConst, arity, as_python, fold, fold_model, from_python, python_args, raise_
 from .iteration import to_list
+from .lru_calls import lru_cached
 from .object_slots import as_class, exc_init
 from .ops import truth
 from .registry import CONSTRUCTORS, MODELS, ctor, model
@@ -77,7 +77,7 @@ def model_for(obj):
     if pure is not None:  # the declared table of pure C callables
         return pure_c.fold_pure(pure)
     if isinstance(obj, functools._lru_cache_wrapper):  # its C type
-        return _lru_cached(obj)
+        return lru_cached(obj)
     if isinstance(obj, pure_c.GETTERS):
         return _getter_model(obj)
     if isinstance(obj, types.BuiltinMethodType):
@@ -131,83 +131,6 @@ def _getter_model(obj):
         return got[0] if len(got) == 1 else TupleV(got)
 
     return model
-
-
-def _lru_cached(wrapper):
-    """A call of a ``functools.lru_cache`` function (unbounded) on values known now: made
-    for real at capture, so the cache holds it -- as the native call would leave it -- and
-    its result (the very object the cache keeps) is a constant of the entry, guarded on the
-    cache's size (``cache_clear()``
-    makes the next call capture, and run the function, again).  Tracing the wrapped code
-    instead would repeat its side effects on every call (``warning_once`` warning each
-    time); anything else breaks."""
-
-    def model(tx, args, kwargs):
-        what = f"{getattr(wrapper, '__qualname__', 'a function')} (functools.lru_cache)"
-        c_call = BreakReason.CALL_TO_C_FUNCTION
-        if wrapper.cache_parameters()["maxsize"] is not None:  # it may drop an entry unseen
-            return _bounded(tx, wrapper, what, args, kwargs)
-        pa, pk = python_args(args, kwargs, c_call, f"{what} on values known at run time", _known)
-        if tx.mutated:  # the writes the region replays at its end would land after its effects
-            raise UnsupportedError(c_call, f"{what} after writes to outside objects")
-        try:
-            out = wrapper(*pa, **pk)
-        except Exception:  # noqa: BLE001 - not cached: the native call raises (again) at its place
-            raise UnsupportedError(c_call, f"{what} raised") from None
-        # the cache's size after the last such call of the capture is what the entry relies on
-        infos = tx.__dict__.setdefault("lru_cache_info", {})  # per capture: one Ref, one guard key
-        info = infos.get(id(wrapper))
-        if info is None:
-            name = getattr(wrapper, "__qualname__", "lru_cache")
-            info = infos[id(wrapper)] = Ref(wrapper.cache_info, f"{name}.cache_info")
-        size = AttrSource(CallSource(info), "currsize")
-        tx.guards.restate(Guard(GuardKind.CONSTANT_MATCH, size, wrapper.cache_info().currsize))
-        if is_literal_tree(out):
-            return Const(out)
-        # the object the cache holds (and hands every later call): by identity, as natively
-        return wrap(tx, out, ConstSource(Ref(out, f"{what} result")))
-
-    return model
-
-
-def _bounded(tx, wrapper, what: str, args, kwargs) -> Value:
-    """A bounded cache may have dropped this call's entry, so whether the function runs is
-    not known: its code is traced, which is right only for a function that writes nothing
-    outside (checked) and returns a value whose identity nobody can tell apart (a constant or a
-    tuple of constants; ``urlsplit``'s SplitResult).  Anything else breaks."""
-    fn = getattr(wrapper, "__wrapped__", None)
-    if not isinstance(fn, types.FunctionType):
-        raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache")
-    writes = len(tx.mutated)
-    out = dispatch.inline_call(tx, ObjectV(fn), args, kwargs)
-    if len(tx.mutated) != writes:
-        raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache over writes")
-    try:
-        as_python(out)
-    except NotConst:
-        raise UnsupportedError(
-            BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache returning an object"
-        ) from None
-    if isinstance(out, (ListV, DictV, SetV)) and not (isinstance(out, SetV) and out.frozen):
-        raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache returning an object")
-    return out
-
-
-def _known(v: Value):
-    """The real object a value stands for when it is known now: a constant, an object from
-    outside, a tuple of them (NotConst otherwise)."""
-    if isinstance(v, ObjectV):
-        return v.obj
-    if isinstance(v, TupleV) and v.cls is tuple:
-        return tuple(_known(x) for x in v.items)
-    return as_python(v)
-
-
-def is_literal_tree(x) -> bool:
-    """None, a bool, number, str or bytes, or a tuple of them: a result safe as a constant."""
-    if type(x) is tuple:
-        return all(is_literal_tree(i) for i in x)
-    return x is None or type(x) in (bool, int, float, complex, str, bytes)
 
 
 def _consuming(fold):
