@@ -423,9 +423,12 @@ class CapturedFunction:
         return list(self._entries)
 
     def reset(self) -> None:
-        """Forget every entry (the next call captures again)."""
+        """Forget every entry and the sizes seen (the next call captures again, static)."""
+        from .frontend.model.shape_policy import ShapePolicy
+
         self._entries.clear()
         self.recompiles.clear()
+        self.shape_policy = ShapePolicy(self.options.get("dynamic"))
         self.native_reason = (
             None if self._root is not None or self.module_root is not None else self.native_reason
         )

@@ -351,3 +351,17 @@ def test_view_chains_of_symbolic_layout_fold_into_one_as_strided():
     assert len(cf.entries) == 1
     region = cf.entries[0].region_source
     assert "as_strided" in region and ".size(1)" in region, region
+
+
+def test_reset_forgets_the_sizes_seen():
+    def f(x):
+        return x * 2
+
+    cf = bcfront.capture(f)
+    cf(torch.randn(3))
+    cf(torch.randn(4))
+    assert any(g.kind == GuardKind.SHAPE for g in cf.entries[-1].guards)
+    cf.reset()
+    cf(torch.randn(5))
+    assert len(cf.entries) == 1
+    assert not any(g.kind == GuardKind.SHAPE for g in cf.entries[0].guards)  # static again
