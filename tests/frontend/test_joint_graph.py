@@ -20,6 +20,7 @@ import bcfront  # noqa: E402
 
 from .test_optim_capture import (  # noqa: E402
     TinyGPT,
+    accumulate_step,
     assert_same_training_state,
     batch,
     make_net,
@@ -127,15 +128,7 @@ def test_lr_schedule_no_recompile_and_gpt_with_clipping():
 
 
 def test_gradient_accumulation_gives_one_forward_backward_per_micro_batch():
-    def step(model, opt, x, y):
-        opt.zero_grad()
-        total = 0.0
-        for xs, ys in zip(x.chunk(3), y.chunk(3)):
-            loss = torch.nn.functional.cross_entropy(model(xs), ys) / 3
-            loss.backward()
-            total = total + loss.detach()
-        opt.step()
-        return total
+    step = accumulate_step
 
     report = run_joint(
         step, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), data=lambda i: batch(i, n=9)

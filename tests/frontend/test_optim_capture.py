@@ -104,17 +104,20 @@ def test_lr_schedule_does_not_recompile():
     assert_one_graph_no_break(report)
 
 
-def test_gradient_accumulation_over_micro_batches():
-    def step(model, opt, x, y):
-        opt.zero_grad()
-        total = 0.0
-        for xs, ys in zip(x.chunk(3), y.chunk(3)):
-            loss = torch.nn.functional.cross_entropy(model(xs), ys) / 3
-            loss.backward()
-            total = total + loss.detach()
-        opt.step()
-        return total
+def accumulate_step(model, opt, x, y):
+    """One optimizer step over three micro-batches (shared with the joint-graph tests)."""
+    opt.zero_grad()
+    total = 0.0
+    for xs, ys in zip(x.chunk(3), y.chunk(3)):
+        loss = torch.nn.functional.cross_entropy(model(xs), ys) / 3
+        loss.backward()
+        total = total + loss.detach()
+    opt.step()
+    return total
 
+
+def test_gradient_accumulation_over_micro_batches():
+    step = accumulate_step
     report = run(step, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), data=lambda i: batch(i, n=9))
     assert_one_graph_no_break(report)
 

@@ -297,11 +297,12 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         check_inplace_cast(tx, _label(op, target), _out_of_place(op, target), fargs, fkw)
         check_partial_overlap(tx, _label(op, target), *_written(env, tx, op, target, fargs, fkw))
     mutates = mutates or bool(kwargs.get("out")) or "out" in kwargs
-    if not _contains_fake(out) and not mutates:
+    # ints a fake run answered symbolically (``x.size()``, ``x.numel()``): a node computes them
+    sizes = not _contains_fake(out) and symbolic.has_symbols(out)
+    sizes = sizes and not isinstance(out, (torch.SymBool, torch.SymFloat))
+    if not _contains_fake(out) and not mutates and not sizes:
         if (target if op == "method" else getattr(target, "__name__", None)) == "storage_offset":
             guard_storage_offsets(tx)
-        if symbolic.has_symbols(out) and not isinstance(out, (torch.SymBool, torch.SymFloat)):
-            return _symbolic_result(tx, op, target, conv, kconv, out)
         return _wrap_python(symbolic.concrete(out))
     node = tx.graph.add(
         op,
@@ -316,23 +317,9 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
     if mutates:
         tx.has_mutation = True
     note_node(tx)
+    if sizes and not mutates:
+        return symbolic.wrap_numbers(tx, node, out)
     return wrap_output(tx, node, out, args)
-
-
-def _symbolic_result(tx, op, target, conv, kconv, out) -> Value:
-    """A call on fakes that answered symbolic ints (``x.size()``, ``x.numel()``): a node that
-    computes them at run time (`symbolic`)."""
-    node = tx.graph.add(
-        op,
-        target,
-        [c[1] for c in conv],
-        {k: c[1] for k, c in kconv.items()},
-        meta=out,
-        loc=tx.loc(),
-        state=tx.node_state(),
-    )
-    note_node(tx)
-    return symbolic.wrap_numbers(tx, node, out)
 
 
 def _written(env, tx, op, target, fargs, fkw) -> tuple:
