@@ -120,3 +120,7 @@ class BreakReason(DescribedStrEnum):
         "write-before-error",
         "an operation that may raise after a write the region already made",
     )
+    WRITE_AFTER_LOGGING = (
+        "write-after-logging",
+        "a write to what a logging call, made at the region's end, reads",
+    )

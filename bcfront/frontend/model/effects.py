@@ -21,9 +21,10 @@ import sys
 from dataclasses import dataclass
 
 from ... import report
-from .values import DELETED, CellV, DictV, ListV, ObjectV, SetV
+from .values import DELETED, CellV, Const, DictV, ListV, ObjectV, SetV
 
 LOG = "effect_log"
+DEFERRED_CALL = "deferred-call"  # the kind of a call made after the region, not a write
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,9 @@ def note(tx, value) -> None:
 
 
 def _describe(tx, value) -> list[tuple[str, str]]:
+    described = getattr(value, "describe_effect", None)
+    if described is not None:  # a value that logs itself (`deferred_calls.CallLogV`)
+        return [described()]
     if isinstance(value, CellV):
         return [("nonlocal", f"C[{value.name!r}]")]
     if isinstance(value, ObjectV):
@@ -86,6 +90,34 @@ def _attribute_writes(tx, v: ObjectV) -> list[tuple[str, str]]:
 
 
 _MISSING = object()
+
+
+def _instance_dict(obj) -> dict:
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return {}
+    return d if type(d) is dict else {}
+
+
+def unchanged_targets(tx) -> set[str]:
+    """The effect-log targets of attributes whose value after the trace is the one the real
+    object has now (set and reset within the trace: replaying them changes nothing)."""
+    out = set()
+    for v in tx.mutated:
+        if not isinstance(v, ObjectV) or tx.globals_values.get(id(v.obj)) is v:
+            continue
+        target = v.source.readable() if v.source is not None else f"<{type(v.obj).__name__}>"
+        for k, x in v.overlay.items():
+            now = _instance_dict(v.obj).get(k, _MISSING)  # never a property's code
+            if x is DELETED:
+                same = now is _MISSING
+            else:
+                same = isinstance(x, Const) and type(x.value) is type(now) and x.value == now
+                same = same or (isinstance(x, ObjectV) and x.obj is now)
+            if same:
+                out.add(f"{target}.{k}")
+    return out
 
 
 def _snapshots(tx) -> dict:

@@ -3,7 +3,7 @@
 `check_split` ends the region early where a `region_errors.Split` asks for a
 graph break (``tx.split``, set by the driver); `note_node` remembers when a node
 runs under a handler the user's code could see a half-done graph from
-(``tx.graph_in_try``).  Both only read and write the tracer, so they live here,
+(``tx.nodes_in_try``).  Both only read and write the tracer, so they live here,
 below the semantics that record nodes (`semantics.torch_calls.record`).
 """
 
@@ -23,8 +23,9 @@ def check_split(tx) -> None:
 
 def note_node(tx) -> None:
     """Called for each node recorded: remember when one runs under a user's handler."""
-    if not tx.__dict__.get("graph_in_try") and _in_handler(tx):
-        tx.graph_in_try = True  # see region_errors.errors_observable
+    n = len(tx.graph.body)
+    if tx.__dict__.get("nodes_in_try", 0) < n and _in_handler(tx):
+        tx.nodes_in_try = n  # nodes before this index may run under one: see region_errors
 
 
 def _in_handler(tx) -> bool:

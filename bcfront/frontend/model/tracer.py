@@ -79,6 +79,7 @@ class Tracer:
         self.root_globals = root_globals
         self.globals_refs: dict[int, Ref] = {id(root_globals): Ref(root_globals, "G")}
         self.mutated: tuple = ()  # values whose outside object must be updated
+        self.write_watchers: tuple = ()  # (tx, value) -> None, may break: called on each write
         self.by_id: dict[int, object] = {}  # id(real object) -> its value (identity)
         self.keepalive: list = []
         self.frames: list = []  # the symbolic call stack (root first)
@@ -197,6 +198,8 @@ class Tracer:
         """Record that the outside object behind `value` changes (replayed after the region)."""
         from .effects import note
 
+        for watch in self.write_watchers:
+            watch(self, value)
         note(self, value)  # the effect log explain shows (kind, target, line)
         if not any(v is value for v in self.mutated):
             self.set(self, "mutated", self.mutated + (value,))

@@ -53,6 +53,7 @@ import weakref
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.values import NULL, CellV, Const, MethodV, StateCMV
+from .caller_frames import calling_through
 from .entry import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
 from .resume import make_resume, super_first, super_self
@@ -162,6 +163,9 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         # recursion runs plain (a capture per level would cost frames per level)
         site_name = ns.const(CallSite(cf, children), "call_captured")
         caller = lambda fn: f"{site_name}({fn})"  # noqa: E731
+    if isinstance(frame.globals, dict):  # the callee's caller is the user's frame, as natively
+        positions = tuple(ins.positions) if ins.positions else (None, None, None, None)
+        caller = calling_through(ns, code, positions, frame.globals, caller)
     ctx = Ctx(ins, slot_exprs, ns, native_lines, frame.bc, kw, caller=caller, values=stack)
     outcomes = native_outcomes(ctx)
     resolved = []

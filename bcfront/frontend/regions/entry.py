@@ -25,7 +25,7 @@ from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import LocalSource
 from ..model.values import TensorV
 from .codegen import Rebuilder, compile_function, function_source
-from .region_errors import errors_observable, guard_graph_errors, write_back_last
+from .region_errors import errors_observable, first_writer_index, guard_graph_errors, write_back_last
 
 _counter = itertools.count()
 
@@ -239,7 +239,8 @@ class RegionCode:
         head = input_fetches(tx, graph, ns)
         compiled = backends.compile_graph(cf.backend, graph, example, joint=tx.options.joint_graph)
         if graph.body:
-            compiled = write_back_last(graph, example, compiled, errors_observable(tx, graph), tx)
+            observable = errors_observable(tx, graph, first_writer_index(graph))
+            compiled = write_back_last(graph, example, compiled, observable, tx)
         body: list[str] = []
         compiled.emit(graph, ns, body)
         if body:

@@ -5,7 +5,7 @@ past the table, a factorization of a matrix that is not positive definite).  Suc
 an error, raised by the graph inside the region, must reach the user's ``except``
 and ``finally`` blocks with the writes made before it exactly as eager leaves them.
 
-* `errors_observable(tx, graph)`: could anything see a half-done graph?  Yes when a
+* `errors_observable(tx, graph, first)`: could anything see a half-done graph?  Yes when a
   node was recorded under a handler of some traced frame (a try; a torch state
   manager's with block does not count: its exit only restores the state;
   `model.node_checks.note_node` is told of every node), or a Python write the region replays after the graph
@@ -192,26 +192,45 @@ def _writes_record(graph) -> bool:
     )
 
 
-def _first_writer(graph) -> str | None:
+def first_writer_index(graph) -> int:
+    """The index of the first body node that may write input storage (len(body): none)."""
     from ...ir.alias_facts import may_write  # (reads only ``.body``)
 
-    first = next((n for n in graph.body if may_write(SimpleNamespace(body=(n,)))), None)
-    return first.name if first is not None else None
+    body = graph.body
+    return next((i for i, n in enumerate(body) if may_write(SimpleNamespace(body=(n,)))), len(body))
 
 
-def errors_observable(tx, graph) -> bool:
-    """Could a run-time error in the middle of the graph be seen with the graph's in-place
-    writes only partly done?  Yes when a node was recorded under an exception handler of
-    some frame of the trace, or when a Python write the region replays after the graph
-    precedes a node in program order.  Otherwise the error reaches the caller just as in
-    eager: the in-place writes before the failing op done, in program order, and nothing
-    after it -- so the graph may keep its in-place ops (no functional copies)."""
-    from ..model.effects import LOG
+def _first_writer(graph) -> str | None:
+    i = first_writer_index(graph)
+    return graph.body[i].name if i < len(graph.body) else None
 
-    if tx.__dict__.get("graph_in_try"):
+
+def errors_observable(tx, graph, first: int = 0) -> bool:
+    """Could a run-time error at body node `first` or later be seen with the graph's in-place
+    writes only partly done?  (Before `first`, no node writes lasting state: a failed run
+    there is discarded and the function reruns natively.)  Yes when such a node was recorded
+    under an exception handler of some frame of the trace, or when a Python write the region
+    replays after the graph precedes one in program order -- unless it is undone before
+    `first` (transformers sets and resets a flag around its forward): an attribute whose
+    final value is the one it has now, not written again after `first`.  Otherwise the error
+    reaches the caller just as in eager: the in-place writes before the failing op done, in
+    program order, and nothing after it -- so the graph may keep its in-place ops (no
+    functional copies)."""
+    from ..model.effects import DEFERRED_CALL, LOG, unchanged_targets
+
+    if tx.__dict__.get("nodes_in_try", 0) > first:
         return True
     n = len(graph.body)
-    return any(e.position < n for e in getattr(tx, LOG, ()))
+    # a call made after the graph (`deferred_calls`: logging) is output, not state: a
+    # failed graph past a lasting write skips it, as it skips the rest of the function
+    writes = [e for e in getattr(tx, LOG, ()) if e.kind != DEFERRED_CALL]
+    if not any(e.position < n for e in writes):
+        return False
+    if any(first < e.position < n for e in writes):
+        return True
+    later = {e.target for e in writes if e.position > first}
+    early = {e.target for e in writes if e.position <= first}
+    return bool(early & later) or not early <= unchanged_targets(tx)
 
 
 def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str], ns) -> list[str]:

@@ -29,7 +29,7 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def _location_table(n_units: int, end_line_delta: int, col, end_col) -> bytes:
+def location_table(n_units: int, end_line_delta: int, col, end_col) -> bytes:
     """A location table (the 3.11+ format, Objects/locations.md) putting every code unit at
     one source position: the long form with columns when known, else line-only."""
     if col is None or end_col is None or end_line_delta < 0:
@@ -48,24 +48,31 @@ def _location_table(n_units: int, end_line_delta: int, col, end_col) -> bytes:
     return bytes(out)
 
 
+def claiming(template: str, filename: str, name: str, qualname: str, positions: tuple, fn_globals: dict):
+    """The one function `template` defines (fixed source), its code claiming `filename`,
+    function `name` and, for every instruction, source `positions` (lineno, end_lineno, col,
+    end_col), with globals `fn_globals`."""
+    lineno, end_lineno, col, end_col = positions
+    ns: dict = {}
+    exec(compile(template, "<bcfront-claiming>", "exec"), ns)  # noqa: S102 - a fixed template
+    made = next(v for k, v in ns.items() if k != "__builtins__")
+    code = made.__code__
+    table = location_table(len(code.co_code) // 2, (end_lineno or lineno) - lineno, col, end_col)
+    code = code.replace(
+        co_filename=filename,
+        co_name=name,
+        co_qualname=qualname,
+        co_firstlineno=max(int(lineno), 1),
+        co_linetable=table,
+    )
+    return type(made)(code, fn_globals, name)
+
+
 def _raiser(filename: str, name: str, positions: tuple):
     key = (filename, name, positions)
     fn = _RAISERS.get(key)
     if fn is None:
-        lineno, end_lineno, col, end_col = positions
-        ns: dict = {}
-        exec(compile(_TEMPLATE, "<bcfront-traceback>", "exec"), ns)  # noqa: S102 - a fixed template
-        template = ns["_raiser"]
-        code = template.__code__
-        table = _location_table(len(code.co_code) // 2, (end_lineno or lineno) - lineno, col, end_col)
-        code = code.replace(
-            co_filename=filename,
-            co_name=name,
-            co_qualname=name,
-            co_firstlineno=max(int(lineno), 1),
-            co_linetable=table,
-        )
-        fn = type(template)(code, {"__builtins__": __builtins__}, name)
+        fn = claiming(_TEMPLATE, filename, name, name, positions, {"__builtins__": __builtins__})
         if len(_RAISERS) > 10_000:
             _RAISERS.clear()
         _RAISERS[key] = fn

@@ -3,8 +3,10 @@
 Tracing the wrapped code would repeat its side effects on every call of the entry (a
 ``warning_once`` warning each time), where the native call runs it once and then answers
 from the cache.  An unbounded cache's call on values known at capture is made for real then
-(`lru_cached`); a bounded one, which may drop entries, is traced only when its code writes
-nothing outside and returns a plain value (`_bounded`); anything else breaks.
+(`lru_cached`), unless it is a procedure, made after the region
+(`deferred_calls.defer_cached_procedure`); a bounded one, which may drop entries, is traced
+only when its code writes nothing outside and returns a plain value (`_bounded`); anything
+else breaks.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..model.guards import Guard
 from ..model.sources import AttrSource, CallSource, ConstSource, Ref
 from ..model.values import Const, DictV, ListV, ObjectV, SetV, TupleV, Value
 from . import dispatch
+from .deferred_calls import defer_cached_procedure, is_literal_tree
 from .folding import NotConst, as_python, python_args
 
 
@@ -37,6 +40,9 @@ def lru_cached(wrapper):
         if wrapper.cache_parameters()["maxsize"] is not None:  # it may drop an entry unseen
             return _bounded(tx, wrapper, what, args, kwargs)
         pa, pk = python_args(args, kwargs, c_call, f"{what} on values known at run time", _known)
+        deferred = defer_cached_procedure(tx, wrapper, pa, pk, args, kwargs)
+        if deferred is not None:  # a procedure (``warning_once``): made after the region
+            return deferred
         if tx.mutated:  # the writes the region replays at its end would land after its effects
             raise UnsupportedError(c_call, f"{what} after writes to outside objects")
         try:
@@ -90,10 +96,3 @@ def _known(v: Value):
     if isinstance(v, TupleV) and v.cls is tuple:
         return tuple(_known(x) for x in v.items)
     return as_python(v)
-
-
-def is_literal_tree(x) -> bool:
-    """None, a bool, number, str or bytes, or a tuple of them: a result safe as a constant."""
-    if type(x) is tuple:
-        return all(is_literal_tree(i) for i in x)
-    return x is None or type(x) in (bool, int, float, complex, str, bytes)

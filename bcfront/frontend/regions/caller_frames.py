@@ -1,0 +1,44 @@
+"""The caller a native call at a graph break sees: the user's frame, not the region's.
+
+Natively, a function called at the break instruction has the user's function as its caller:
+``logging`` names that file, line and function in its records, ``warnings.warn`` files the
+warning under that place and module, ``sys._getframe(1).f_globals`` is the user's module
+(``namedtuple``, ``TypeVar``).  The region function that makes the call is generated code, so
+the call goes through a stand-in instead (`stand_in`): a two-line function whose code claims
+the user's file, function name and the break instruction's source position, and whose
+globals are the user function's, which makes the call (``partial(stand_in, fn)(*args)``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .tracebacks import claiming
+
+_STAND_INS: dict = {}  # (filename, name, qualname, positions, id(globals)) -> (function, globals)
+_TEMPLATE = "def _stand_in(fn, /, *args, **kwargs):\n    return fn(*args, **kwargs)\n"
+
+
+def stand_in(code, positions: tuple, fn_globals: dict):
+    """A function calling its first argument with the rest, from a frame that looks like
+    `code`'s at `positions` (lineno, end_lineno, col, end_col) with globals `fn_globals`."""
+    key = (code.co_filename, code.co_name, code.co_qualname, positions, id(fn_globals))
+    hit = _STAND_INS.get(key)
+    if hit is not None and hit[1] is fn_globals:
+        return hit[0]
+    lineno, end_lineno, col, end_col = positions
+    where = (lineno or code.co_firstlineno, end_lineno, col, end_col)
+    fn = claiming(_TEMPLATE, code.co_filename, code.co_name, code.co_qualname, where, fn_globals)
+    if len(_STAND_INS) > 10_000:
+        _STAND_INS.clear()
+    _STAND_INS[key] = (fn, fn_globals)
+    return fn
+
+
+def calling_through(ns, code, positions: tuple, fn_globals: dict, caller=None):
+    """A `native.Ctx` caller: the callee expression wrapped so the call is made from the
+    stand-in of `code` at `positions`."""
+    site = ns.const(stand_in(code, positions, fn_globals), "as_caller")
+    part = ns.const(functools.partial, "partial")
+    inner = caller or (lambda fn: fn)
+    return lambda fn: f"{part}({site}, {inner(fn)})"

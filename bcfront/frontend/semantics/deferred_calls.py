@@ -1,0 +1,311 @@
+"""Calls a region makes for real after its graph: logging, whose only effect is output.
+
+A ``Logger.debug/info/warning/error/critical/log`` call on values known at capture is not
+traced (logging walks the real stack to name its caller, and reads levels, handlers and the
+clock): it is recorded, with the caller's place taken from the trace, and made for real after
+the region's writes (`CallLogV.replay_ops`) the way ``Logger._log`` makes it: `emit_log`
+asks ``isEnabledFor`` then, and hands ``makeRecord`` that place.  Its result is None.  On
+values not known at capture the logging code is traced as any other.
+
+An unbounded ``functools.lru_cache`` function called on known values whose wrapped code does
+nothing but such calls and returns None -- a procedure, transformers' ``warning_once`` -- is
+recorded as one call of the cached function itself (`defer_cached_procedure`): its cache
+decides at run time, as natively, whether the wrapped code runs, and the entry needs no
+guard on the cache.
+
+Making a call later is right only when nothing it reads changes between its place and the
+region's end.  A write the region makes after a recorded call to a logging object (logger,
+handler, filter, formatter, manager), to the ``logging`` or ``sys`` module, or to an
+object or module the recorded procedure was handed or lives in, breaks the graph at that
+write (a write watcher, `Tracer.write_watchers`), so the call is made before it.
+"""
+
+from __future__ import annotations
+
+import dis
+import inspect
+import logging
+import sys
+import types
+
+from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.builder import wrap
+from ..model.effects import DEFERRED_CALL
+from ..model.guard_kinds import GuardKind
+from ..model.sources import AttrSource, ConstSource, ItemSource, Ref
+from ..model.values import Const, ObjectV, Value
+from . import dispatch
+from .folding import NotConst, as_python
+from .registry import MODELS
+
+_LOG = "deferred_call_log"
+_WATCHED_TYPES = (
+    logging.Filterer,
+    logging.Filter,
+    logging.Formatter,
+    logging.Manager,
+    logging.PlaceHolder,
+)
+
+
+class CallLogV(Value):
+    """The calls recorded in the trace, in order: ``(function, args)`` of known values;
+    one per trace, marked mutated so the region makes them after its writes."""
+
+    __slots__ = ("calls", "watched")
+
+    def __init__(self):
+        super().__init__(None)
+        self.calls: tuple = ()
+        self.watched: frozenset = frozenset()  # ids of objects a later write must not touch
+
+    def python_type(self):
+        return type(None)
+
+    def describe(self):
+        return "calls made after the region"
+
+    def describe_effect(self) -> tuple[str, str]:
+        """The effect log's (kind, target) of the call just recorded."""
+        fn, args = self.calls[-1]
+        if fn is emit_log:
+            logger, level, _, msg = args[:4]
+            return DEFERRED_CALL, f"{logging.getLevelName(level).lower()} on logger {logger.name!r}: {msg!r}"
+        return DEFERRED_CALL, f"{getattr(fn, '__qualname__', fn)}{args!r}"
+
+    def replay_ops(self, rb) -> None:
+        ns = rb.ns
+        for fn, args in self.calls:  # after every write: `positions` come last
+            rb.positions.append(f"{ns.const(fn, 'deferred')}(*{ns.const(args, 'deferred_args')})")
+
+
+def _log(tx) -> CallLogV:
+    log = getattr(tx, _LOG, None)
+    if log is None:
+        log = CallLogV()
+        if not hasattr(tx, _LOG):
+            setattr(tx, _LOG, None)  # the journal restores what was there
+        tx.set(tx, _LOG, log)
+        tx.set(tx, "write_watchers", (*tx.write_watchers, _watch))
+    return log
+
+
+def record(tx, fn, args: tuple, watched=()) -> Const:
+    """Record ``fn(*args)`` (values known now) to be made after the region; None."""
+    log = _log(tx)
+    tx.set(log, "calls", (*log.calls, (fn, args)))
+    tx.set(log, "watched", log.watched | {id(o) for o in watched})
+    tx.mark_mutated(log)  # in the effect log explain shows, at its place
+    return Const(None)
+
+
+def _watch(tx, value) -> None:
+    """Break at a write that a recorded call could read (see the module docstring)."""
+    log = getattr(tx, _LOG, None)
+    if log is None or not log.calls or not isinstance(value, ObjectV):
+        return
+    obj = value.obj
+    if (
+        isinstance(obj, _WATCHED_TYPES)
+        or obj is logging
+        or obj is sys
+        or obj is logging.__dict__
+        or obj is sys.__dict__
+        or id(obj) in log.watched
+    ):
+        raise UnsupportedError(
+            BreakReason.WRITE_AFTER_LOGGING,
+            f"a write to {value.describe()} after a logging call the region makes at its end",
+        )
+
+
+# -- logging ------------------------------------------------------------------------------
+
+
+def emit_log(logger, level, where, msg, args, kwargs) -> None:
+    """``Logger._log`` with the caller's place known: `where` is (filename, lineno, function)."""
+    if not logger.isEnabledFor(level):
+        return
+    fn, lno, func = where
+    record = logger.makeRecord(logger.name, level, fn, lno, msg, args, None, func, kwargs.get("extra"), None)
+    logger.handle(record)
+
+
+def _is_internal(filename: str) -> bool:
+    """A frame logging's ``findCaller`` skips."""
+    return filename == logging._srcfile or ("importlib" in filename and "_bootstrap" in filename)
+
+
+def _caller(tx, stacklevel: int):
+    """The (filename, lineno, function) ``findCaller`` would name, from the trace's frames;
+    None when it lies outside them."""
+    frames = tx.frames
+    i = len(frames)
+    while stacklevel > 0:
+        i -= 1
+        if i < 0:
+            return None
+        f = frames[i]
+        if not _is_internal(f.code.co_filename):
+            stacklevel -= 1
+    f = frames[i]
+    lineno = f.cur.lineno if f.cur is not None else f.code.co_firstlineno
+    return (f.code.co_filename, lineno, f.code.co_name)
+
+
+class _NotKnown(Exception):
+    """A logging argument whose text is not known at capture (a tensor, a value made here)."""
+
+
+def _argument(v: Value, objects: list):
+    """A logging argument as the call will receive it: a literal, or an object from outside
+    (formatted when the record is, so a later write to it breaks: watched)."""
+    if isinstance(v, ObjectV) and not _is_tensor(v.obj):
+        objects.append(v.obj)
+        return v.obj
+    try:
+        x = as_python(v)
+    except NotConst:
+        raise _NotKnown from None
+    if not is_literal_tree(x):
+        raise _NotKnown
+    return x
+
+
+def _is_tensor(obj) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor)
+
+
+def _logger_call(level: int | None, fn):
+    def model(tx, args, kwargs):
+        try:
+            return _record_log(tx, level, args, kwargs)
+        except NotConst:  # not a plain logger call: its code, traced
+            return dispatch.inline_call(tx, ObjectV(fn), args, kwargs)
+        except _NotKnown:
+            lvl = level if level is not None else as_python(args[1])
+            if args[0].obj.__dict__.get("_cache", {}).get(lvl) is False:  # cached: no lock taken
+                enabled = dispatch.call(tx, ObjectV(logging.Logger.isEnabledFor), [args[0], Const(lvl)], {})
+                if isinstance(enabled, Const) and enabled.value is False:
+                    return Const(None)  # nothing is logged, as natively
+            raise UnsupportedError(
+                BreakReason.IO, f"logging a value not known at capture ({fn.__qualname__})"
+            ) from None
+
+    return model
+
+
+def _record_log(tx, level, args, kwargs) -> Value:
+    if not args or not isinstance(args[0], ObjectV):
+        raise NotConst
+    logger, rest = args[0].obj, list(args[1:])
+    cls = type(logger)
+    if not isinstance(logger, logging.Logger) or any(
+        getattr(cls, n) is not getattr(logging.Logger, n) for n in ("_log", "findCaller", "isEnabledFor")
+    ):
+        raise NotConst  # a logger class of its own making: its code, traced
+    if level is None:  # Logger.log(level, msg, *args)
+        if not rest:
+            raise NotConst
+        level = as_python(rest.pop(0))
+        if type(level) is not int:
+            raise NotConst
+    kw = {k: as_python(v) for k, v in kwargs.items()}
+    if set(kw) - {"stacklevel", "extra", "exc_info", "stack_info"} or not rest:
+        raise NotConst
+    if kw.get("exc_info") or kw.get("stack_info") or kw.get("extra") is not None:
+        raise NotConst  # they read the exception being handled or the real stack
+    stacklevel = kw.get("stacklevel", 1)
+    if type(stacklevel) is not int:
+        raise NotConst
+    where = _caller(tx, max(stacklevel, 1))
+    if where is None:
+        raise NotConst
+    objects: list = []
+    msg, *margs = (_argument(v, objects) for v in rest)
+    call = (logger, level, where, msg, tuple(margs), {})
+    return record(tx, emit_log, call, watched=(logger, *objects))
+
+
+for _name, _level in (
+    ("debug", logging.DEBUG),
+    ("info", logging.INFO),
+    ("warning", logging.WARNING),
+    ("error", logging.ERROR),
+    ("critical", logging.CRITICAL),
+    ("log", None),
+):
+    _fn = getattr(logging.Logger, _name)
+    MODELS[_fn] = _logger_call(_level, _fn)
+
+
+def _get_logger(tx, args, kwargs) -> Value:
+    """``logging.getLogger(name)`` of a logger that exists: that logger (its lookup takes
+    logging's lock, a C call), guarded by identity in the manager's table."""
+    try:
+        name = as_python(args[0]) if len(args) == 1 and not kwargs else None
+    except NotConst:
+        name = None
+    manager = logging.Logger.manager
+    existing = manager.loggerDict.get(name) if type(name) is str and name != logging.root.name else None
+    if not isinstance(existing, logging.Logger):
+        return dispatch.inline_call(tx, ObjectV(_GET_LOGGER), args, kwargs)
+    table = AttrSource(ConstSource(Ref(manager, "logging.Logger.manager")), "loggerDict")
+    source = ItemSource(table, name)
+    tx.guard(GuardKind.ID_MATCH, source, existing)
+    return wrap(tx, existing, source)
+
+
+_GET_LOGGER = logging.getLogger
+MODELS[_GET_LOGGER] = _get_logger
+
+
+# -- lru_cache procedures -----------------------------------------------------------------
+
+
+def defer_cached_procedure(tx, wrapper, pa: tuple, pk: dict, args, kwargs) -> Value | None:
+    """A call of the unbounded cache `wrapper` on known values `pa`/`pk`, made after the
+    region, when its wrapped code traced here does nothing but recorded calls and returns
+    None; None (and nothing recorded) otherwise."""
+    fn = getattr(wrapper, "__wrapped__", None)
+    if not isinstance(fn, types.FunctionType) or pk or not returns_none_only(fn.__code__):
+        return None
+    cp = tx.checkpoint()
+    before = len(tx.mutated)
+    try:
+        out = dispatch.inline_call(tx, ObjectV(fn), args, kwargs)
+    except UnsupportedError:
+        tx.rollback(cp)
+        return None
+    writes = [v for v in tx.mutated[before:] if not isinstance(v, CallLogV)]
+    tx.rollback(cp)  # the wrapped code's recorded calls: the cached function makes them
+    if writes or not (isinstance(out, Const) and out.value is None):
+        return None
+    owner = sys.modules.get(fn.__module__)
+    return record(tx, wrapper, pa, watched=(*pa, *((owner, owner.__dict__) if owner else ())))
+
+
+def returns_none_only(code: types.CodeType) -> bool:
+    """Every ``return`` of `code` returns None (a plain function, not a generator): a
+    procedure, by its bytecode."""
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return False
+    prev = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "RETURN_VALUE" and not (
+            prev is not None and prev.opname == "LOAD_CONST" and prev.argval is None
+        ):
+            return False
+        if ins.opname == "RETURN_CONST" and ins.argval is not None:
+            return False
+        prev = ins
+    return True
+
+
+def is_literal_tree(x) -> bool:
+    """None, a bool, number, str or bytes, or a tuple of them: a result safe as a constant."""
+    if type(x) is tuple:
+        return all(is_literal_tree(i) for i in x)
+    return x is None or type(x) in (bool, int, float, complex, str, bytes)
