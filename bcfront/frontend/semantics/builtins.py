@@ -57,6 +57,7 @@ from . import (
 from .attrs import delattr_, getattr_, has_attr, setattr_, written_by_trace
 from .classes import index_of, is_heap_type, is_plain_enum_member, lookup_dunder
 from .folding import NotConst, arity, as_python, fold, fold_model, from_python, python_args, raise_
+from .identity import identity_of
 from .iteration import to_list
 from .lru_calls import lru_cached
 from .object_slots import as_class, exc_init
@@ -284,7 +285,7 @@ def _id(tx, args, kwargs):
         # __func__): the trace's constant, kept alive with it; a globals dict is not one
         tx.keepalive.append(v.obj)
         return Const(id(v.obj))
-    raise UnsupportedError(BreakReason.UNSUPPORTED_ID, f"id() of {v.describe()}")
+    return identity_of(v)  # one made in the trace: its run-time number, by identity
 
 
 @model(hash)
