@@ -10,14 +10,19 @@ Prints the share (target: at least 80%) and, for the others, the first break.
 With ``--torch`` it measures ``torch.compile(..., fullgraph=True,
 backend="eager")`` on the same corpus instead, for comparison.
 
-Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v] [--torch]
+With ``--out PATH`` the numbers and each function's first break go to a JSON file
+(`tools/results/stdlib_coverage.json`, `..._torch.json`).
+
+Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v] [--torch] [--out PATH]
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import os
 import pathlib
+import platform
 import sys
 from collections import Counter
 
@@ -86,6 +91,11 @@ def main() -> int:
     if verbose:
         for name, why in sorted(broken.items()):
             print(f"{name}: {why}")
+    if "--out" in sys.argv:
+        out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
+        data = {"python": platform.python_version(), "who": who, "functions": len(CORPUS)}
+        data.update(captured_whole=whole, share=round(share, 4), breaks=dict(sorted(broken.items())))
+        out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
 
