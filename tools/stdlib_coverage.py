@@ -7,14 +7,22 @@ as a break).  A function is captured whole when every input gives what the
 native call gives -- its result or its own exception -- without a graph break.
 Prints the share (target: at least 80%) and, for the others, the first break.
 
-Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v]
+With ``--torch`` it measures ``torch.compile(..., fullgraph=True,
+backend="eager")`` on the same corpus instead, for comparison.
+
+With ``--out PATH`` the numbers and each function's first break go to a JSON file
+(`tools/results/stdlib_coverage.json`, `..._torch.json`).
+
+Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v] [--torch] [--out PATH]
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import os
 import pathlib
+import platform
 import sys
 from collections import Counter
 
@@ -32,20 +40,33 @@ def _outcome(fn, args):
         return ("ok", fn(*copy.deepcopy(args)))
     except GraphBreakError:
         raise
-    except Exception as e:  # noqa: BLE001 - the function's own exception
+    except Exception as e:  # the function's own exception
+        if type(e).__module__.startswith("torch._dynamo"):
+            raise  # torch.compile's graph break (--torch)
         return ("raise", type(e), str(e))
 
 
-def first_break(fn, inputs) -> str | None:
+def _torch_compiled(fn):
+    import torch
+
+    torch._dynamo.reset()
+    return torch.compile(fn, fullgraph=True, backend="eager")
+
+
+def first_break(fn, inputs, torch_compile: bool = False) -> str | None:
     """None when every input captures whole and matches native, else why not."""
     for args in inputs:
-        cf = bcfront.capture(rooted(fn), fullgraph=True)
+        if torch_compile:
+            cf = _torch_compiled(rooted(fn))
+        else:
+            cf = bcfront.capture(rooted(fn), fullgraph=True)
         try:
             got = _outcome(cf, args)
         except GraphBreakError as e:
             return f"{e.reason.value}: {e.message}"
-        except Exception as e:  # noqa: BLE001 - a strict-mode fallback, or worse
-            return f"{type(e).__name__}: {str(e)[:160]}"
+        except Exception as e:  # noqa: BLE001 - a strict-mode fallback, or a dynamo break
+            lines = str(e).splitlines() or [""]
+            return f"{type(e).__name__}: {lines[0][:160]}"
         want = _outcome(fn, args)
         if repr(got) != repr(want):
             return f"differs from native: {got!r} vs {want!r}"[:200]
@@ -54,20 +75,27 @@ def first_break(fn, inputs) -> str | None:
 
 def main() -> int:
     verbose = "-v" in sys.argv
+    torch_compile = "--torch" in sys.argv
     broken = {}
     for name, (fn, inputs) in sorted(CORPUS.items()):
-        why = first_break(fn, inputs)
+        why = first_break(fn, inputs, torch_compile)
         if why is not None:
             broken[name] = why
     whole = len(CORPUS) - len(broken)
     share = whole / len(CORPUS)
-    print(f"captured whole: {whole}/{len(CORPUS)} functions ({share:.0%}); target 80%")
+    who = "torch.compile" if torch_compile else "bcfront"
+    print(f"{who}: captured whole: {whole}/{len(CORPUS)} functions ({share:.0%}); target 80%")
     kinds = Counter(why.split(":")[0] for why in broken.values())
     for kind, n in kinds.most_common():
         print(f"  {n:3d}  {kind}")
     if verbose:
         for name, why in sorted(broken.items()):
             print(f"{name}: {why}")
+    if "--out" in sys.argv:
+        out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
+        data = {"python": platform.python_version(), "who": who, "functions": len(CORPUS)}
+        data.update(captured_whole=whole, share=round(share, 4), breaks=dict(sorted(broken.items())))
+        out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
 

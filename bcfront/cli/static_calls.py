@@ -183,6 +183,17 @@ def call(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     return ret if ret is not None and ret.kind != "none" else _args_result(every)
 
 
+def call_build_class(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
+    """A ``class`` statement: inside a function (not module or class-body code, which runs
+    at import) capture runs its ``__build_class__`` call natively (a new class each call)."""
+    if fl.code.co_flags & CO_OPTIMIZED:
+        fl.predict(ins, BreakReason.CALL_TO_C_FUNCTION, "class statement (__build_class__)", True)
+    return UNKNOWN
+
+
+CO_OPTIMIZED = 0x01
+
+
 def call_ndarray_method(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     fl.predict(ins, BreakReason.NUMPY_ARRAY, f"ndarray.{f.name}()", True)
     return sv.NDARRAY
@@ -193,6 +204,7 @@ CALLEES = {
     "mod": call_mod,
     "tmethod": call_tensor_method,
     "ndmethod": call_ndarray_method,
+    "buildclass": call_build_class,
 }
 
 

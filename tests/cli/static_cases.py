@@ -298,3 +298,18 @@ def labels(source: str) -> dict[int, str]:
         if "# break:" in line:
             out[i] = line.split("# break:")[1].strip()
     return out
+
+case(
+    "class_statement_in_function",
+    """
+import torch
+class Top:
+    class Nested:
+        pass
+def f(x: torch.Tensor):
+    class Local:                        # break: call-to-c-function
+        scale = 2
+    ids = {id(x): x}
+    return x * Local.scale, ids[id(x)]
+""",
+)

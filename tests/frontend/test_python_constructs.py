@@ -213,3 +213,52 @@ def test_class_statement_breaks_at_its_call_only():
     breaks = [b for e in cf.entries for b in e.breaks]
     assert [b.reason for b in breaks] == ["call-to-c-function"]
     assert "__build_class__" in breaks[0].message
+
+
+class _Node:
+    def __init__(self, kids=()):
+        self.kids = list(kids)
+
+
+def ids_of_made_objects(x):
+    """``id()`` of objects made in the call: a memo keyed by id (a graph walk), equality."""
+    leaf = _Node()
+    root = _Node([leaf, _Node([leaf]), leaf])
+    seen, order = {}, []
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen[id(n)] = len(order)
+        order.append(len(n.kids))
+        stack.extend(n.kids)
+    a, b = [x], {}
+    return order, len(seen), id(a) == id(a), id(a) != id(b), id(a) == "a", seen[id(leaf)]
+
+
+def ids_leave_the_call(x):
+    a = [x]
+    return a, id(a), {id(a): a}
+
+
+def test_ids_of_made_objects_leave_as_real_ids():
+    for fullgraph in (False, True):
+        cf = bcfront.capture(ids_leave_the_call, fullgraph=fullgraph)
+        for x in (1, 2):
+            a, i, d = cf(x)
+            assert a == [x] and i == id(a) and d[id(a)] is a
+
+
+def test_id_arithmetic_breaks(lenient):
+    def add(x):
+        a = [x]
+        return id(a) - id(a) + x
+
+    cf = bcfront.capture(add)
+    assert cf(3) == add(3)
+    with pytest.raises(bcfront.errors.GraphBreakError, match="unsupported-operator"):
+        bcfront.capture(add, fullgraph=True)(3)
+
+
+CASES.append(ids_of_made_objects)

@@ -57,6 +57,7 @@ from . import (
 from .attrs import delattr_, getattr_, has_attr, setattr_, written_by_trace
 from .classes import index_of, is_heap_type, is_plain_enum_member, lookup_dunder
 from .folding import NotConst, arity, as_python, fold, fold_model, from_python, python_args, raise_
+from .identity import identity_of
 from .iteration import to_list
 from .lru_calls import lru_cached
 from .object_slots import as_class, exc_init
@@ -86,7 +87,7 @@ def model_for(obj):
             return m
     py = py_twins.twin(obj) if isinstance(obj, types.BuiltinFunctionType) else None
     if py is not None:  # a C accelerator (_heapq.heappush): the Python function it replaced
-        return _twin_model(obj, py)
+        return py_twins.twin_model(obj, py)
     # only a C descriptor's: on anything else getattr would run a user's __getattr__ here
     owner = getattr(obj, "__objclass__", None) if isinstance(obj, _C_DESCRIPTORS) else None
     if isinstance(owner, type) and issubclass(owner, BaseException):
@@ -140,20 +141,6 @@ def _consuming(fold):
     def model(tx, args, kwargs):
         args = [ListV(to_list(tx, a)) if isinstance(a, IterV) else a for a in args]
         return fold(tx, args, kwargs)
-
-    return model
-
-
-def _twin_model(c_fn, py):
-    def model(tx, args, kwargs):
-        try:
-            return dispatch.inline_call(tx, ObjectV(py), args, kwargs)
-        except SymbolicRaise:
-            # the twin's exceptions may be worded otherwise ("pop from empty list"): the C
-            # function runs natively and raises its own
-            raise UnsupportedError(
-                BreakReason.CALL_TO_C_FUNCTION, f"{_qualified(c_fn)} raises: it runs natively"
-            ) from None
 
     return model
 
@@ -298,7 +285,7 @@ def _id(tx, args, kwargs):
         # __func__): the trace's constant, kept alive with it; a globals dict is not one
         tx.keepalive.append(v.obj)
         return Const(id(v.obj))
-    raise UnsupportedError(BreakReason.UNSUPPORTED_ID, f"id() of {v.describe()}")
+    return identity_of(v)  # one made in the trace: its run-time number, by identity
 
 
 @model(hash)

@@ -32,12 +32,15 @@ from ..model.values import (
 )
 from . import classes, dispatch
 from .folding import fold, raise_
+from .identity import IdV, compare_ids
 from .iteration import Exhausted, get_iter, iter_items, next_value
 from .ops import CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, hkey, is_notimpl, is_user_class, truth
 
 
 def compare(tx, opname: str, a: Value, b: Value) -> Value:
     fn = COMPARE[opname]
+    if isinstance(a, IdV) or isinstance(b, IdV):
+        return compare_ids(opname, fn, a, b)
     if isinstance(a, TensorV) or isinstance(b, TensorV):
         if not (is_user_class(a) or is_user_class(b)):
             from . import torch_calls

@@ -520,6 +520,8 @@ def hkey(tx, v: Value):
         return _Identity(v)
     if isinstance(v, (ListV, DictV)) or (isinstance(v, SetV) and not v.frozen):
         raise_(TypeError, f"unhashable type: '{v.python_type().__name__}'")
+    if hasattr(v, "hash_key"):  # a value that says how it hashes (`identity.IdV`)
+        return v.hash_key()
     raise UnsupportedError(BreakReason.UNSUPPORTED_HASH, f"hash of {v.describe()}")
 
 

@@ -10,8 +10,14 @@ and an example call (`Pure.example`), with which `tests/frontend/test_pure_c_tab
 checks that every entry really is pure: the same result twice, arguments unchanged.
 
 Only the table decides: `builtins.model_for` / `builtins.constructor_for` ask
-`lookup(obj)` and fold the call (`fold_pure`); a call whose arguments are not
-all known, or of other types, stays a graph break.  Immutable objects of C types
+`lookup(obj)` and fold the call (`fold_pure`).  Arguments of plain builtin scalar
+types (str, bytes, int, float, complex, bool, None) are accepted by every entry:
+they run no code of anyone's, so the C function raises its own TypeError on the
+ones it does not take.  An entry that iterates an argument (`Pure.consumes`)
+gets it as a list of its items, iterated in the trace first (``int.from_bytes(map(..))``).
+When the arguments are not all known, an entry's Python twin (`Pure.twin`, the
+same steps in Python: ``Pattern.sub`` with a function, `re_twins`) is inlined;
+without one the call stays a graph break.  Immutable objects of C types
 that are not plain constants (a compiled pattern, a match, a date) are known
 values too when held as objects (`IMMUTABLE_OBJECTS`).
 """
@@ -33,7 +39,8 @@ from dataclasses import dataclass
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.values import ObjectV, TensorV, Value
+from ..model.values import IterV, ListV, ObjectV, TensorV, Value
+from . import dispatch, re_twins
 from .folding import NotConst, as_python, as_symbolic, from_python
 
 _Pattern = type(re.compile(""))
@@ -58,6 +65,8 @@ class Pure:
     accepts: tuple  # the types every argument and keyword value must have
     example: tuple = ()  # (args, kwargs) for the purity test
     kwargs: tuple = ()  # example keyword arguments, as pairs
+    consumes: tuple = ()  # positions of arguments the C function iterates
+    twin: object = None  # Python code doing the same, inlined when arguments are not known
 
 
 def _entries():
@@ -66,7 +75,7 @@ def _entries():
     d = datetime.date(2020, 1, 31)
     yield from (
         Pure(os.fspath, SCALAR, ("a/b",)),  # other types: its TypeError
-        Pure(int.from_bytes, (bytes, str, bool), (b"\x01\x02", "big")),
+        Pure(int.from_bytes, (bytes, str, bool, int, list, tuple), (b"\x01\x02", "big"), consumes=(0,)),
         Pure(bytes.fromhex, (str,), ("0a0b",)),
         Pure(bytes.maketrans, (bytes,), (b"ab", b"cd")),
         Pure(str.maketrans, (str, dict, int, type(None)), ("ab", "cd")),
@@ -94,14 +103,15 @@ def _entries():
             Pure(getattr(re, n), (*TEXT, int, _Pattern, re.RegexFlag), (r"a(b)?", "xaab"))
             for n in ("match", "fullmatch", "search", "split", "findall")
         ),
-        Pure(re.sub, (*TEXT, int, _Pattern, re.RegexFlag), ("a", "b", "xaa")),
-        Pure(re.subn, (*TEXT, int, _Pattern, re.RegexFlag), ("a", "b", "xaa")),
+        Pure(re.sub, (*TEXT, int, _Pattern, re.RegexFlag), ("a", "b", "xaa"), twin=re_twins.RE_SUB),
+        Pure(re.subn, (*TEXT, int, _Pattern, re.RegexFlag), ("a", "b", "xaa"), twin=re_twins.RE_SUBN),
+        Pure(re_twins.matches, (_Pattern, *TEXT), (pat, "a1b2")),
         *(
             Pure(getattr(_Pattern, n), (_Pattern, *TEXT, int), (pat, "a1b2"))
             for n in ("match", "fullmatch", "search", "split", "findall")
         ),
-        Pure(_Pattern.sub, (_Pattern, *TEXT, int), (pat, "-", "a1b2")),
-        Pure(_Pattern.subn, (_Pattern, *TEXT, int), (pat, "-", "a1b2")),
+        Pure(_Pattern.sub, (_Pattern, *TEXT, int), (pat, "-", "a1b2"), twin=re_twins.pattern_sub),
+        Pure(_Pattern.subn, (_Pattern, *TEXT, int), (pat, "-", "a1b2"), twin=re_twins.pattern_subn),
         *(Pure(getattr(_Match, n), (_Match, str, int), (m, 1)) for n in ("group", "start", "end", "span")),
         Pure(_Match.groups, (_Match, *SCALAR), (m,)),
         Pure(_Match.groupdict, (_Match, *SCALAR), (m,)),
@@ -175,7 +185,12 @@ def _plain(v: Value):
     return as_python(v)
 
 
+_PLAIN = frozenset(SCALAR)
+
+
 def accepted(x, accepts: tuple) -> bool:
+    if type(x) in _PLAIN:  # runs no code of anyone's: the C function takes it or raises
+        return True
     if not isinstance(x, accepts) or (isinstance(x, bool) and bool not in accepts and int not in accepts):
         return False
     if isinstance(x, (tuple, list, frozenset)):
@@ -195,10 +210,14 @@ def fold_pure(entry: Pure, bound: tuple = ()):
     def model(tx, args, kwargs):
         if any(isinstance(a, TensorV) for a in args):
             raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"{name} reads a tensor's value")
+        args = _consumed(tx, entry, len(bound), args)
         try:
             pa = [*bound, *(_plain(a) for a in args)]
             pk = {k: _plain(a) for k, a in kwargs.items()}
         except NotConst:
+            if entry.twin is not None:  # the same steps in Python, inlined
+                own = [from_python(b) for b in bound]
+                return dispatch.inline_call(tx, ObjectV(entry.twin), [*own, *args], kwargs)
             raise UnsupportedError(
                 BreakReason.CALL_TO_C_FUNCTION, f"{name} on arguments not known at capture time"
             ) from None
@@ -212,3 +231,16 @@ def fold_pure(entry: Pure, bound: tuple = ()):
             raise as_symbolic(e) from None
 
     return model
+
+
+def _consumed(tx, entry: Pure, nbound: int, args: list) -> list:
+    """`args` with each argument the C function iterates (`Pure.consumes`) replaced by the
+    list of its items, iterated in the trace (a map or generator over Python code)."""
+    if not entry.consumes:
+        return args
+    out = list(args)
+    for i in entry.consumes:
+        j = i - nbound
+        if 0 <= j < len(out) and isinstance(out[j], IterV):
+            out[j] = ListV(dispatch.to_list(tx, out[j]))
+    return out

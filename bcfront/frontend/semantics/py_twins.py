@@ -6,15 +6,25 @@ function mutates its arguments, so it is not pure (`pure_c`), but the Python
 version it replaced does the very same thing and can be inlined.  `twin(obj)`
 is that Python version: the module's source loaded once more, privately, with
 its accelerator blocked.  The twin runs only inside traces; real code never
-sees it.
+sees it.  When the twin raises, its message may be worded otherwise ("pop from
+empty list"): on known plain arguments the C function itself runs on copies and
+its own exception is the trace's (`twin_model`); else the call runs natively.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import itertools
 import operator
 import sys
+
+from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.tracer import SymbolicRaise
+from ..model.values import ObjectV
+from . import dispatch
+from .folding import NotConst, as_python, as_symbolic
 
 # module -> its C accelerator, whose functions the module's own Python ones stand for
 _ACCELERATED = {
@@ -58,6 +68,45 @@ def twin(obj):
         return _TWINS.get(obj)
     except TypeError:
         return None
+
+
+def twin_model(c_fn, py):
+    """The model of C accelerator `c_fn`: its Python twin `py`, inlined."""
+
+    def model(tx, args, kwargs):
+        before = _known(args, kwargs)
+        try:
+            return dispatch.inline_call(tx, ObjectV(py), args, kwargs)
+        except SymbolicRaise:
+            # the twin raised, leaving its known arguments as they were: the C function
+            # raises on copies of them too, leaving them alike? then its exception it is
+            if before is not None and _known(args, kwargs) == before:
+                exc = _c_raises(c_fn, before)
+                if exc is not None:
+                    raise as_symbolic(exc) from None
+            name = f"{getattr(c_fn, '__module__', None)}.{getattr(c_fn, '__qualname__', c_fn)}"
+            why = f"{name} raises: it runs natively"
+            raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, why) from None
+
+    return model
+
+
+def _known(args, kwargs):
+    """The plain values of the call's arguments (constants, containers of them), or None."""
+    try:
+        return [as_python(a) for a in args], {k: as_python(v) for k, v in kwargs.items()}
+    except NotConst:
+        return None
+
+
+def _c_raises(c_fn, known):
+    """The exception `c_fn` raises on copies of `known` when it leaves them unchanged."""
+    args, kwargs = copy.deepcopy(known)
+    try:
+        c_fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - the C function's own exception, for the trace
+        return e if (args, kwargs) == known else None
+    return None
 
 
 # -- iterator classes of C modules, as Python generators ----------------------------------
