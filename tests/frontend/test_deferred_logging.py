@@ -268,3 +268,27 @@ def test_get_logger_of_an_existing_logger_is_that_logger_without_a_break():
 
     out = run_both(make, [(torch.ones(2),), (torch.ones(2),)], fullgraph=True)
     assert out["captured"] == out["native"] and len(out["native"][1]) == 2
+
+
+def test_torch_api_usage_log_is_made_after_the_graph():
+    """torchvision's `_log_api_usage_once` reaches `torch._C._log_api_usage_once(name)` in
+    every forward: no break, and the call stays (an API-usage logger sees it)."""
+
+    def fn(x):
+        torch._C._log_api_usage_once("bcfront.test.usage")
+        return x + 1
+
+    assert torch.equal(bcfront.capture(fn, fullgraph=True)(torch.ones(2)), torch.ones(2) + 1)
+    report = bcfront.explain(fn, torch.ones(2))
+    assert not report.graph_breaks
+    assert [e.kind for e in report.side_effects] == ["deferred-call"]
+
+
+def test_the_dispatch_mode_stack_is_a_guarded_query():
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    def fn(x):
+        return x * (len(_get_current_dispatch_mode_stack()) + 1)
+
+    run = bcfront.capture(fn, fullgraph=True)
+    assert torch.equal(run(torch.ones(2)), torch.ones(2))

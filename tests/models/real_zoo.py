@@ -81,6 +81,7 @@ EXPECT: dict[str, Expect] = {
     "timm_mobilenetv3":    Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
     "tv_resnet18":         Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
     "tv_mobilenet_v3":     Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
+    "tv_convnext":         Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
     # loss.backward() is a graph node (issue #27); GPT-2's loss_function property breaks on
     # logger.warning_once before the loss, so its backward reaches history from before the graph
     "train_timm_resnet18": Expect(breaks=0, share=1.0, target=Expect(breaks=0)),
@@ -334,6 +335,16 @@ def tv_mobilenet_v3():
     """torchvision mobilenet_v3_small (10 classes) on 32x32 images."""
     torch.manual_seed(0)
     return import_torchvision().models.mobilenet_v3_small(num_classes=10).eval(), image_inputs
+
+
+@model()
+def tv_convnext():
+    """A two-stage torchvision ConvNeXt (its forward logs API usage, reads a function's
+    ``__class__`` and runs stochastic depth) on 32x32 images."""
+    torch.manual_seed(0)
+    convnext = import_torchvision().models.convnext
+    stages = [convnext.CNBlockConfig(16, 32, 1), convnext.CNBlockConfig(32, None, 1)]
+    return convnext.ConvNeXt(stages, stochastic_depth_prob=0.1, num_classes=10).eval(), image_inputs
 
 
 # -- a training step ----------------------------------------------------------------

@@ -215,8 +215,15 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
             return wrap(tx, getattr(obj, name), AttrSource(src, name))
         if name == "__get__":
             return MethodV(ObjectV(types.FunctionType.__get__), v)
+        if name == "__class__":
+            return wrap(tx, types.FunctionType, ConstSource(Ref(types.FunctionType, "function")), guard=False)
+        raw = mro_lookup(types.FunctionType, name)
+        if isinstance(raw, (types.GetSetDescriptorType, types.MemberDescriptorType)):
+            return wrap(tx, getattr(obj, name), AttrSource(src, name))  # (no instance dict shadows it)
         if src is not None:  # `f.foo = 1` later gives the function the attribute
             tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
+        if raw is not MISS:  # `__call__`, `__repr__`, ... of the function type
+            return bind_class_attr(tx, raw, v, types.FunctionType, name)
         attribute_error("function", name)
     cls = type(obj)
     ga = mro_lookup(cls, "__getattribute__")
@@ -314,6 +321,11 @@ def _pymodule_attr(tx, v, mod, src, name):
     if name not in d:
         if name == "__name__":
             return Const(mod.__name__)
+        if name == "__class__":  # (assignable: a module may switch to a ModuleType subclass)
+            cls = type(mod)
+            if src is not None:
+                tx.guard(GuardKind.TYPE_MATCH, src, cls)
+            return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
         _module_missing(tx, mod, name, src)
     # Module attributes are guarded too (an identity check each, reached through the
     # identity-checked module): monkeypatching torch.nn.functional.gelu recompiles.

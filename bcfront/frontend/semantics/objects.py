@@ -280,3 +280,13 @@ def raise_type_error(msg: str):
 
 
 dispatch.call = call  # the entry point the modules below reach through `dispatch`
+
+
+def _function_call_slot(tx, args, kwargs) -> Value:
+    """``f.__call__(...)`` (the function type's slot, bound): the call itself."""
+    if not args:
+        raise_type_error("descriptor '__call__' of 'function' object needs an argument")
+    return call(tx, args[0], list(args[1:]), kwargs)
+
+
+bmodels.MODELS[types.FunctionType.__call__] = _function_call_slot

@@ -31,7 +31,7 @@ from ..model.guard_kinds import GuardKind
 from ..model.node_checks import note_node
 from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.values import Const, ObjectV, TensorV, Value
-from . import dispatch
+from . import deferred_calls, dispatch
 from .folding import NotConst, as_python, as_symbolic, fold_model
 
 
@@ -287,6 +287,7 @@ STATE_QUERIES = {
     "num_threads": "get_num_threads",
     "num_interop_threads": "get_num_interop_threads",
     "cuda_capturing": "_C._cuda_isCurrentStreamCapturing",
+    "dispatch_mode": "_C._len_torch_dispatch_stack",  # (a capture under a mode breaks)
 }
 for _key, _path in STATE_QUERIES.items():
     try:
@@ -298,6 +299,23 @@ for _key, _path in STATE_QUERIES.items():
 _fx = sys.modules.get("torch.fx._symbolic_trace")
 if _fx is not None and hasattr(_fx, "_is_fx_tracing_flag"):
     SPECIAL[_fx.is_fx_tracing] = module_flag(_fx, "_is_fx_tracing_flag")
+
+
+
+
+def _api_usage_log(tx, args, kwargs):
+    """``torch._C._log_api_usage_once(name)`` (torchvision calls it in every forward): a
+    call on a known name, made after the region (`deferred_calls`)."""
+    try:
+        names = [as_python(a) for a in args]
+    except NotConst:
+        names = None
+    if kwargs or names is None or len(names) != 1 or type(names[0]) is not str:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_TORCH_CALL, "torch._C._log_api_usage_once on a value")
+    return deferred_calls.record(tx, torch._C._log_api_usage_once, (names[0],))
+
+
+SPECIAL[torch._C._log_api_usage_once] = _api_usage_log
 
 
 # "Is this being compiled?": True inside a capture unless the `compiling` option says
