@@ -24,7 +24,10 @@ inputs; `ir.fake.FakeEnv` makes the symbols.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
+
+from ...errors import DynamicDimSpecializedError, DynamicDimSpecializedWarning
 
 # set by bcfront.mark_dynamic / mark_static / maybe_mark_dynamic (sets of dims)
 DYNAMIC_ATTR = "_bcfront_dynamic_dims"
@@ -73,7 +76,7 @@ def strict_marks(t: Any) -> frozenset[int]:
 class ShapePolicy:
     """One captured function's memory of input sizes, and its `dynamic` option."""
 
-    __slots__ = ("mode", "sizes", "strides", "ints", "saw_tensors", "changing", "known")
+    __slots__ = ("mode", "sizes", "strides", "ints", "saw_tensors", "changing", "known", "fullgraph")
 
     def __init__(self, mode: bool | None = None):
         self.mode = mode  # None: automatic; True: every size dynamic; False: marks only
@@ -83,12 +86,27 @@ class ShapePolicy:
         self.saw_tensors = False  # ints are made dynamic only in functions that touch tensors
         self.changing: set[int] = set()  # sizes (>= 2) a dynamic dimension has had
         self.known: frozenset[Any] = frozenset()  # tensor sources met before this capture
+        self.fullgraph = False  # this capture's: a specialized mark_dynamic raises
 
-    def begin_capture(self) -> bool:
+    def begin_capture(self, fullgraph: bool = False) -> bool:
         """A capture starts: remember which inputs have a history; whether it would make
         some size symbolic before any mark is seen (`any_dynamic`)."""
         self.known = frozenset(self.sizes)
+        self.fullgraph = fullgraph
         return self.any_dynamic()
+
+    def specialized_mark(self, source: str, dim: int, value: int) -> str:
+        """The code needed the value of a size marked with `mark_dynamic`: under fullgraph
+        raise `DynamicDimSpecializedError` (as torch does), else warn; returns the note."""
+        text = (
+            f"{source}.shape[{dim}] was marked dynamic but the code needs its value "
+            f"(a loop bound, an index, a Python number): specialized to {value}; each "
+            "size is a capture of its own"
+        )
+        if self.fullgraph:
+            raise DynamicDimSpecializedError(text)
+        warnings.warn(text, DynamicDimSpecializedWarning, stacklevel=2)
+        return text
 
     def any_dynamic(self) -> bool:
         """Whether a capture would make some size symbolic before any mark is seen."""
