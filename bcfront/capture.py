@@ -329,14 +329,14 @@ class CapturedFunction:
                 self._give_up()
                 return None
         root = self._root_for_call()
-        from .errors import BackendCompilerFailed, GraphBreakError
+        from .errors import BackendCompilerFailed, DynamicDimSpecializedError, GraphBreakError
         from .frontend.regions.driver import BindError, trace_entry
 
         try:
             entry = trace_entry(self, root, args, kwargs)
         except BindError:
             return None  # the arguments do not bind: the native call raises the same TypeError
-        except (GraphBreakError, BackendCompilerFailed):
+        except (GraphBreakError, BackendCompilerFailed, DynamicDimSpecializedError):
             raise
         except Exception as e:  # a bcfront bug must never change the result: run natively
             msg = (

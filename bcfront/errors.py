@@ -45,6 +45,16 @@ class BackendCompilerFailed(BcfrontError):
         super().__init__(f"backend {backend!r} {what}")
 
 
+class DynamicDimSpecializedError(BcfrontError):
+    """Raised by ``capture(fn, fullgraph=True)`` when the code needs the value of a size the
+    user marked with ``bcfront.mark_dynamic`` (without fullgraph: a
+    `DynamicDimSpecializedWarning` and a note, and the size is specialized)."""
+
+
+class DynamicDimSpecializedWarning(UserWarning):
+    """A size marked with ``bcfront.mark_dynamic`` was specialized (each size recaptures)."""
+
+
 class UnsupportedError(BcfrontError):
     """Internal signal: the interpreter cannot represent something (becomes a graph break).
 

@@ -7,7 +7,16 @@ as an input follows them (`frontend/model/shape_policy.py`).  No torch import he
 
 from __future__ import annotations
 
+from .errors import DynamicDimSpecializedError, DynamicDimSpecializedWarning
 from .frontend.model.shape_policy import DYNAMIC_ATTR, MAYBE_DYNAMIC_ATTR, STATIC_ATTR
+
+__all__ = [
+    "DynamicDimSpecializedError",
+    "DynamicDimSpecializedWarning",
+    "mark_dynamic",
+    "mark_static",
+    "maybe_mark_dynamic",
+]
 
 
 def _dims(t, dim) -> set[int]:
@@ -35,7 +44,9 @@ def _mark(t, dim, attr: str, others: tuple[str, ...]) -> None:
 
 
 def mark_dynamic(t, dim) -> None:
-    """Make dimension(s) `dim` of `t` symbolic from the first capture that sees `t`."""
+    """Make dimension(s) `dim` of `t` symbolic from the first capture that sees `t`.  Code
+    that needs the size's value specializes it: a `DynamicDimSpecializedWarning` (and a note
+    in explain), or `DynamicDimSpecializedError` under ``capture(..., fullgraph=True)``."""
     _mark(t, dim, DYNAMIC_ATTR, (STATIC_ATTR, MAYBE_DYNAMIC_ATTR))
 
 

@@ -10,13 +10,24 @@ from the same tensor attributes torch sets) decide a dimension from the first
 capture; the ``dynamic`` capture option makes every input size dynamic (True) or
 none by itself (False: only marked dimensions).
 
+A size that changed is a changing *value* too: an input first met after some
+dimension changed (no history of its own) makes symbolic each dimension that
+carries one of the values a changing dimension had.  Token-by-token generation is
+the case: the prompt's length 6 changes to 1 when decoding starts, and the
+key/value cache that appears on that call has length 6, the prompt's: the cache's
+length is symbolic from its first capture, so decoding needs one entry, not two.
+Sound either way: a symbol only loses a specialization, its relations are guarded.
+
 Plain data, no torch: the builder asks `tensor_dims` / `int_dynamic` while it wraps
 inputs; `ir.fake.FakeEnv` makes the symbols.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
+
+from ...errors import DynamicDimSpecializedError, DynamicDimSpecializedWarning
 
 # set by bcfront.mark_dynamic / mark_static / maybe_mark_dynamic (sets of dims)
 DYNAMIC_ATTR = "_bcfront_dynamic_dims"
@@ -65,7 +76,7 @@ def strict_marks(t: Any) -> frozenset[int]:
 class ShapePolicy:
     """One captured function's memory of input sizes, and its `dynamic` option."""
 
-    __slots__ = ("mode", "sizes", "strides", "ints", "saw_tensors")
+    __slots__ = ("mode", "sizes", "strides", "ints", "saw_tensors", "changing", "known", "fullgraph")
 
     def __init__(self, mode: bool | None = None):
         self.mode = mode  # None: automatic; True: every size dynamic; False: marks only
@@ -73,6 +84,29 @@ class ShapePolicy:
         self.strides: dict[Any, tuple[int | None, ...]] = {}  # source -> strides (None: dynamic)
         self.ints: dict[Any, int | None] = {}  # source -> value (None: dynamic)
         self.saw_tensors = False  # ints are made dynamic only in functions that touch tensors
+        self.changing: set[int] = set()  # sizes (>= 2) a dynamic dimension has had
+        self.known: frozenset[Any] = frozenset()  # tensor sources met before this capture
+        self.fullgraph = False  # this capture's: a specialized mark_dynamic raises
+
+    def begin_capture(self, fullgraph: bool = False) -> bool:
+        """A capture starts: remember which inputs have a history; whether it would make
+        some size symbolic before any mark is seen (`any_dynamic`)."""
+        self.known = frozenset(self.sizes)
+        self.fullgraph = fullgraph
+        return self.any_dynamic()
+
+    def specialized_mark(self, source: str, dim: int, value: int) -> str:
+        """The code needed the value of a size marked with `mark_dynamic`: under fullgraph
+        raise `DynamicDimSpecializedError` (as torch does), else warn; returns the note."""
+        text = (
+            f"{source}.shape[{dim}] was marked dynamic but the code needs its value "
+            f"(a loop bound, an index, a Python number): specialized to {value}; each "
+            "size is a capture of its own"
+        )
+        if self.fullgraph:
+            raise DynamicDimSpecializedError(text)
+        warnings.warn(text, DynamicDimSpecializedWarning, stacklevel=2)
+        return text
 
     def any_dynamic(self) -> bool:
         """Whether a capture would make some size symbolic before any mark is seen."""
@@ -98,10 +132,16 @@ class ShapePolicy:
         else:
             seen = self.sizes.get(source)
             merged: tuple[int | None, ...]
-            if seen is None or len(seen) != n:
+            if source not in self.known:  # new (also on a retrace): inherits the changing sizes
+                merged = tuple(None if b in self.changing else b for b in shape)
+            elif seen is None or len(seen) != n:
                 merged = tuple(shape)
             else:
                 merged = tuple(None if a is None or a != b else a for a, b in zip(seen, shape))
+                self.changing.update(
+                    v for a, b in zip(seen, shape) if a != b for v in (a, b) if v is not None and v >= 2
+                )
+            self.changing.update(b for a, b in zip(merged, shape) if a is None and b >= 2)
             self.sizes[source] = merged
             auto = {i for i, a in enumerate(merged) if a is None}
         return frozenset(d for d in (auto | dyn) if 0 <= d < n and d not in static)

@@ -49,7 +49,7 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
     Captures are serialized process-wide: they share fake-tensor state (`fake`).
     """
     with CAPTURE_LOCK:
-        dynamic = cf.shape_policy.any_dynamic()
+        dynamic = cf.shape_policy.begin_capture(cf.fullgraph)
         try:
             return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic))
         except NeedDynamic:

@@ -189,11 +189,7 @@ def _pin_specialized_inputs(tx, env) -> None:
             tx.guards._guards[key] = dataclasses.replace(g, expected=exp)
         for d in sorted(tx.strict_marks.get(name, ())):
             if shape[d] is not None and shape[d] > 1:
-                tx.notes.append(
-                    f"{src.readable()}.shape[{d}] was marked dynamic but the code needs its value "
-                    f"(a loop bound, an index, a Python number): specialized to {shape[d]}; each "
-                    "size is a capture of its own"
-                )
+                tx.notes.append(tx.shape_policy.specialized_mark(src.readable(), d, shape[d]))
 
 
 def make_guard(root, tx):
