@@ -299,6 +299,7 @@ def labels(source: str) -> dict[int, str]:
             out[i] = line.split("# break:")[1].strip()
     return out
 
+
 case(
     "class_statement_in_function",
     """

@@ -301,8 +301,6 @@ if _fx is not None and hasattr(_fx, "_is_fx_tracing_flag"):
     SPECIAL[_fx.is_fx_tracing] = module_flag(_fx, "_is_fx_tracing_flag")
 
 
-
-
 def _api_usage_log(tx, args, kwargs):
     """``torch._C._log_api_usage_once(name)`` (torchvision calls it in every forward): a
     call on a known name, made after the region (`deferred_calls`)."""
