@@ -50,6 +50,7 @@ from ..model.values import (
     RangeIterV,
     SeqIterV,
     SetV,
+    SliceV,
     StateCMV,
     TensorV,
     TupleV,
@@ -322,6 +323,9 @@ class Rebuilder:
             return self.temp(f"{ns.const(functools.partial)}({args})", v, "partial")
         if isinstance(v, DictViewV):
             return f"{self.expr(v.dict)}.{v.kind}()"
+        if isinstance(v, SliceV):  # bounds with a symbolic size: graph outputs, as ints
+            parts = ", ".join(self.expr(p) for p in (v.start, v.stop, v.step))
+            return f"{ns.helper('slice')}({parts})"
         if v is NULL:
             raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, "NULL has no Python value")
         rebuild = getattr(v, "rebuild", None)  # a value that rebuilds itself (a ContextVar token)
