@@ -161,6 +161,18 @@ document.querySelectorAll('button.toggle').forEach(function(b){b.addEventListene
  box.hidden=!box.hidden;var other=document.getElementById(b.getAttribute('data-other'));
  if(other)other.hidden=!box.hidden;
  place(Array.prototype.slice.call(box.querySelectorAll('svg.zoomable:not([data-start])')));});});
+document.querySelectorAll('svg.zoomable g.box[data-first]').forEach(function(g){
+ var down=null;g.addEventListener('mousedown',function(e){down=[e.clientX,e.clientY];});
+ g.addEventListener('click',function(e){
+  if(!down||Math.abs(e.clientX-down[0])+Math.abs(e.clientY-down[1])>4)return;
+  /* a group of a grouped picture: open the full one, centred on the group's first node */
+  var uid=g.closest('svg').id.replace(/-grouped$/,'');
+  var b=document.querySelector('button[data-target="'+uid+'-fullbox"]');
+  if(b&&document.getElementById(uid+'-fullbox').hidden)b.click();
+  var full=document.getElementById(uid+'-full');
+  var n=document.getElementById(uid+'-full-'+g.getAttribute('data-first'));if(!full||!n)return;
+  var bb=n.getBBox(),r=full.getBoundingClientRect(),w=Math.max(r.width,400),h=Math.max(r.height,300);
+  setVb(full,[bb.x+bb.width/2-w/2,bb.y-40,w,h]);full.scrollIntoView({block:'center'});});});
 document.querySelectorAll('.src tr.brk').forEach(function(tr){tr.addEventListener('click',function(){
  var w=tr.nextElementSibling;if(w&&w.classList.contains('why'))w.classList.toggle('open');});});
 window.addEventListener('load',function(){place(all);
