@@ -101,10 +101,23 @@ def _by_module(nodes) -> list[tuple[str, list]]:
     for depth in range(1, deepest + 1):
         runs = _runs(body, lambda n, d=depth: ".".join(mods[n.name][:d]))
         if len(runs) > MAX_GROUPS:
+            if not best:  # one level too coarse, the next too fine (48 layers): bins of runs
+                best = _bins(runs)
             break
         if len({k for k, _ in runs}) > 1:
             best = runs
     return [(k or f"{_by_function(ms[0])} (outside modules)", ms) for k, ms in best]
+
+
+def _bins(runs: list[tuple[str, list]]) -> list[tuple[str, list]]:
+    """Consecutive runs merged into at most `MAX_GROUPS` bins, labelled ``first … last``."""
+    size = -(-len(runs) // MAX_GROUPS)
+    out = []
+    for i in range(0, len(runs), size):
+        part = runs[i : i + size]
+        label = part[0][0] if len(part) == 1 else f"{part[0][0]} … {part[-1][0]}"
+        out.append((label, [n for _, ms in part for n in ms]))
+    return out
 
 
 def groups(nodes) -> list[tuple[str, list]]:

@@ -64,7 +64,8 @@ content-visibility:auto;contain-intrinsic-size:auto 320px}
 .src tr.gap td{color:var(--muted);font-style:italic}
 .src tr.why{display:none}
 .src tr.why.open{display:table-row}
-.src tr.why td{white-space:normal;background:#fff;border-left:4px solid var(--breakb);
+.src tr.why td{white-space:normal;background:#fff}
+.src tr.why td+td{border-left:4px solid var(--breakb);
 font-family:system-ui,sans-serif}
 .marks{font-size:11px;color:var(--muted);font-family:system-ui,sans-serif}
 details{margin:6px 0}
