@@ -10,8 +10,10 @@ than `MAX_TICKS` calls are bucketed, a bucket red when any of its calls recompil
 
 from __future__ import annotations
 
-from .overview import fn_anchor, is_storm, link
-from .page import esc, table
+from html import escape
+
+from .overview import fn_anchor, is_storm, line_anchor, link
+from .page import esc, short, table
 
 MAX_TICKS = 300
 OPEN_GUARDS = 400  # more guards in all: each function's table starts closed
@@ -40,6 +42,20 @@ def timeline(f) -> str:
         f'<div class="timeline" data-function="{esc(f.function)}">{"".join(ticks)}</div>'
         f'<div class="muted">{f.calls} call(s), {len(f.recompiles)} recompile(s){note}; '
         "blue: first capture, red: recompile, grey: cache hit</div>"
+    )
+
+
+def _text(value) -> str:
+    """Element text (not an attribute): quotes stay as they are."""
+    return escape(str(value), quote=False)
+
+
+def _short_frame(fr) -> str:
+    """`file.py:line`, linking to that line in the source view (which names the whole path)."""
+    if fr is None or not fr.filename:
+        return ""
+    return (
+        f'<a href="#{line_anchor(fr.filename, fr.lineno)}">{_text(short(fr.filename))}:{fr.lineno or ""}</a>'
     )
 
 
@@ -110,14 +126,8 @@ def guard_tables(fns) -> str:
     for i, f in enumerate(fns):
         if not f.guards:
             continue
-        rows = [
-            [
-                f'<span class="tag">{esc(g.kind)}</span>',
-                f"<code>{esc(g.source)}</code>",
-                f"<code>{esc(g.expr)}</code>",
-                _frame(g.first_use),
-            ]
-            for g in f.guards
+        rows = [  # lean cells (thousands of rows): the table's CSS sets the fonts
+            [_text(g.kind), _text(g.source), _text(g.expr), _short_frame(g.first_use)] for g in f.guards
         ]
         is_open = " open" if total <= OPEN_GUARDS else ""
         parts.append(

@@ -102,6 +102,9 @@ overflow-x:auto}
 .timeline i.cap{height:30px;background:#2563eb}
 .timeline i.rec{height:30px;background:#dc2626}
 button{font:inherit;font-size:12px;padding:2px 8px;margin:2px 4px 2px 0;cursor:pointer}
+details.guards td:nth-child(1){font-size:12px;color:#475569}
+details.guards td:nth-child(n+2){font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
+font-size:12px}
 input.filter{font:inherit;padding:4px 8px;width:360px;margin:4px 0}
 pre.code{background:#f8fafc;border:1px solid var(--line);padding:8px;overflow:auto;max-height:420px}
 """
