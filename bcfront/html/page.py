@@ -39,10 +39,11 @@ code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
 table{border-collapse:collapse;margin:6px 0;width:100%}
 th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f8fafc;position:sticky;top:40px}
-table.sortable th{cursor:pointer;user-select:none}
+table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
+td[data-v]{white-space:nowrap}
 table.sortable th:after{content:" \\2195";color:#aaa}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.bar{display:inline-block;width:140px;height:12px;background:#fecaca;border-radius:3px;
+.bar{display:inline-block;width:110px;height:12px;background:#fecaca;border-radius:3px;
 overflow:hidden;vertical-align:middle}
 .bar>span{display:block;height:100%;background:#22c55e}
 .tag{display:inline-block;padding:0 6px;border-radius:9px;font-size:12px;background:#eef2f7;
