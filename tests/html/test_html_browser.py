@@ -100,6 +100,16 @@ def test_report_in_the_browser(browser, artifacts, tmp_path):
     # the storm, at the top of the overview and of the guards
     assert visible(b, "#storm-banner") and visible(b, "#guards .stormbox")
     assert b.js("document.querySelectorAll('.timeline i.rec').length") == len(report.recompiles)
+    # each recompile: its failing guard, expected → actual
+    recs = b.js("[...document.querySelectorAll('#recompiles-table tbody tr')].map(r => r.textContent)")
+    assert len(recs) == len(report.recompiles)
+    for r, text in zip(report.recompiles, recs):
+        assert f"{r.expected} → {r.actual}" in text and r.guard in text
+    assert visible(b, "#recompiles-table")
+    # graph nodes coloured by kind (the page's CSS, as drawn)
+    fill = "getComputedStyle(document.querySelector('#graphs g.box[data-kind={}] rect')).fill"
+    colours = {k: b.js(fill.format(k)) for k in ("input", "op", "view", "inplace")}
+    assert len(set(colours.values())) == 4, colours
     # the guard table filters as one types
     n_guards = len(report.guards)
     assert b.js("document.querySelectorAll('#guards-table tbody tr').length") == n_guards
