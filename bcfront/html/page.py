@@ -32,6 +32,8 @@ header a:hover{color:#fff}
 header h1{font-size:16px;margin:0 12px 0 0}
 main{padding:8px 18px 40px;max-width:1500px}
 section{margin:18px 0 28px}
+[id]{scroll-margin-top:64px}
+.src tr:target td{box-shadow:inset 0 2px 0 #f59e0b,inset 0 -2px 0 #f59e0b}
 h2{border-bottom:2px solid var(--line);padding-bottom:4px}
 h3{margin:18px 0 6px}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -127,7 +128,8 @@ class Browser:
 
     def _read_message(self, deadline: float) -> dict:
         while b"\0" not in self._buf:
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._from_child], [], [], left)[0]:
                 raise BrowserError("Chromium did not answer in time")
             chunk = os.read(self._from_child, 1 << 16)
             if not chunk:

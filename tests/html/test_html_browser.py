@@ -100,6 +100,13 @@ def test_report_in_the_browser(browser, artifacts, tmp_path):
     # the storm, at the top of the overview and of the guards
     assert visible(b, "#storm-banner") and visible(b, "#guards .stormbox")
     assert b.js("document.querySelectorAll('.timeline i.rec').length") == len(report.recompiles)
+    # a break's `file:line` in the overview leads to its source line, below the sticky header
+    link = '#overview a.mono[href^="#L"]'
+    target = b.js(f"document.querySelector('{link}').getAttribute('href')")
+    b.click(*b.center_of(link))
+    time.sleep(0.2)
+    top = b.js(f"document.querySelector('{target}').getBoundingClientRect().top")
+    assert b.js("document.querySelector('header').getBoundingClientRect().bottom") <= top < 300
     # each recompile: its failing guard, expected → actual
     recs = b.js("[...document.querySelectorAll('#recompiles-table tbody tr')].map(r => r.textContent)")
     assert len(recs) == len(report.recompiles)
