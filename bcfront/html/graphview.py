@@ -3,11 +3,12 @@
 Nodes are coloured by kind (`GraphNode.kind`): inputs, torch ops, views,
 in-place writes; graph outputs have a green border.  A graph of more than
 `GROUP_OVER` nodes is first shown grouped: one box per run of consecutive
-nodes from the same function of the same file (a module's forward, one call
-of it: a transformer layer's attention is one box), coarser (per file, then
-fixed-size chunks) when that gives more than `MAX_GROUPS` boxes, each with its
-op counts, and the graph inputs as one box; the full picture is a click away (built from a
-``<template>`` only when asked for, so a report of many large graphs opens
+nodes of one submodule (known from the parameters they read: a transformer
+layer is one box), or where the graph reads no parameters, of one function
+of one file; coarser (per file, then fixed-size chunks) when that gives more
+than `MAX_GROUPS` boxes; each box with its op counts, and the graph inputs as
+one box.  The full picture is a click away (a click on a box shows its nodes
+there; built from a ``<template>`` only when asked for, so a report of many large graphs opens
 fast).  Generated Triton kernels are drawn as their own picture, each kernel a
 box listing the graph ops fused into it.  Every picture pans and zooms.
 
@@ -16,6 +17,7 @@ A report without node data (an older JSON) shows the graph's code only.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from . import layout
@@ -60,12 +62,72 @@ def _by_file(n) -> str:
     return short(n.filename) if n.filename else "(no source line)"
 
 
+_ITEM = re.compile(r"\._modules\[['\"]([^'\"]+)['\"]\]|\.([A-Za-z_]\w*)|\[(\d+)\]")
+
+
+def module_path(source: str) -> tuple[str, ...]:
+    """The submodule a graph input (a parameter or buffer) belongs to, from its source:
+    ``L['self'].transformer.h._modules['0'].ln_1.weight`` -> ``('transformer', 'h', '0', 'ln_1')``."""
+    root = source.find("]")
+    if not source.startswith("L[") or root < 0:
+        return ()
+    parts = [a or b or c for a, b, c in _ITEM.findall(source[root + 1 :])]
+    return tuple(parts[:-1])
+
+
+def _modules(nodes) -> dict[str, tuple[str, ...]]:
+    """Each body node's module: that of the parameters it reads, else the last one read before it."""
+    owner = {n.name: module_path(n.target) for n in nodes if n.kind == "input"}
+    out: dict[str, tuple[str, ...]] = {}
+    current: tuple[str, ...] = ()
+    for n in nodes:
+        if n.kind == "input":
+            continue
+        read = [owner[a] for a in n.inputs if owner.get(a)]
+        if read:
+            current = max(read, key=len)
+        out[n.name] = current
+    return out
+
+
+def _by_module(nodes) -> list[tuple[str, list]]:
+    """Runs of body nodes from one submodule, at the deepest nesting that gives at most
+    `MAX_GROUPS` runs and more than one (GPT-2: one box per ``transformer.h.<i>``); [] without
+    parameters."""
+    mods = _modules(nodes)
+    body = [n for n in nodes if n.kind != "input"]
+    deepest = max((len(m) for m in mods.values()), default=0)
+    best: list[tuple[str, list]] = []
+    for depth in range(1, deepest + 1):
+        runs = _runs(body, lambda n, d=depth: ".".join(mods[n.name][:d]))
+        if len(runs) > MAX_GROUPS:
+            if not best:  # one level too coarse, the next too fine (48 layers): bins of runs
+                best = _bins(runs)
+            break
+        if len({k for k, _ in runs}) > 1:
+            best = runs
+    return [(k or f"{_by_function(ms[0])} (outside modules)", ms) for k, ms in best]
+
+
+def _bins(runs: list[tuple[str, list]]) -> list[tuple[str, list]]:
+    """Consecutive runs merged into at most `MAX_GROUPS` bins, labelled ``first … last``."""
+    size = -(-len(runs) // MAX_GROUPS)
+    out = []
+    for i in range(0, len(runs), size):
+        part = runs[i : i + size]
+        label = part[0][0] if len(part) == 1 else f"{part[0][0]} … {part[-1][0]}"
+        out.append((label, [n for _, ms in part for n in ms]))
+    return out
+
+
 def groups(nodes) -> list[tuple[str, list]]:
-    """The graph inputs, then runs of consecutive body nodes from one function (or, when that
-    makes more than `MAX_GROUPS` runs, one file; or else fixed-size chunks), as (label, nodes)."""
+    """The graph inputs, then runs of consecutive body nodes from one submodule (`_by_module`),
+    or else one function, or else one file, or else fixed-size chunks, as (label, nodes)."""
     inputs = [n for n in nodes if n.kind == "input"]
     body = [n for n in nodes if n.kind != "input"]
-    runs = _runs(body, _by_function)
+    runs = _by_module(nodes)
+    if not runs:
+        runs = _runs(body, _by_function)
     if len(runs) > MAX_GROUPS:
         runs = _runs(body, _by_file)
     if len(runs) > MAX_GROUPS:
@@ -94,7 +156,9 @@ def grouped_picture(g, uid: str) -> str:
         outs = sum(n.output for n in members)
         cls = "group" + (" input" if key == "inputs" else "") + (" output" if outs else "")
         tip = "\n".join([head, count] + [f"{n.name} = {n.expr}" for n in members[:30]])
-        boxes.append(Box(gid, [head, count + (f", {outs} output(s)" if outs else "")], cls, tip))
+        data = {"first": members[0].name} if members else {}
+        lines_out = [head, count + (f", {outs} output(s)" if outs else "")]
+        boxes.append(Box(gid, lines_out, cls, tip + "\n(click: these nodes in the full picture)", data))
     seen: set[tuple[str, str]] = set()
     edges = []
     for n in g.nodes:
@@ -143,7 +207,7 @@ def graph_view(gi: int, g) -> str:
             full_box = f"<template>{full}</template>" if n > EAGER_FULL else full
             parts.append(
                 f'<button class="toggle" data-target="{uid}-fullbox" data-other="{uid}-groupbox">'
-                "grouped / all nodes</button>"
+                'grouped / all nodes</button> <span class="marks">click a box to see its nodes</span>'
                 f'<div id="{uid}-groupbox">{grouped_picture(g, f"{uid}-grouped")}</div>'
                 f'<div id="{uid}-fullbox" hidden>{full_box}</div>'
             )

@@ -10,15 +10,13 @@ than `MAX_TICKS` calls are bucketed, a bucket red when any of its calls recompil
 
 from __future__ import annotations
 
-from .overview import fn_anchor, link
-from .page import esc, table
+from html import escape
+
+from .overview import fn_anchor, is_storm, line_anchor, link
+from .page import esc, short, table
 
 MAX_TICKS = 300
-
-
-def is_storm(f) -> bool:
-    n = len(f.recompiles)
-    return any("storm" in w.lower() for w in f.warnings) or (n >= 2 and 2 * n >= max(f.calls, 1))
+OPEN_GUARDS = 400  # more guards in all: each function's table starts closed
 
 
 def timeline(f) -> str:
@@ -44,6 +42,20 @@ def timeline(f) -> str:
         f'<div class="timeline" data-function="{esc(f.function)}">{"".join(ticks)}</div>'
         f'<div class="muted">{f.calls} call(s), {len(f.recompiles)} recompile(s){note}; '
         "blue: first capture, red: recompile, grey: cache hit</div>"
+    )
+
+
+def _text(value) -> str:
+    """Element text (not an attribute): quotes stay as they are."""
+    return escape(str(value), quote=False)
+
+
+def _short_frame(fr) -> str:
+    """`file.py:line`, linking to that line in the source view (which names the whole path)."""
+    if fr is None or not fr.filename:
+        return ""
+    return (
+        f'<a href="#{line_anchor(fr.filename, fr.lineno)}">{_text(short(fr.filename))}:{fr.lineno or ""}</a>'
     )
 
 
@@ -92,22 +104,37 @@ def guards_section(report) -> str:
                 "recompiles-table",
             )
         )
-    guards = [(f, g) for f in fns for g in f.guards]
-    parts.append(f"<h3>Guards ({len(guards)})</h3>")
-    parts.append(
-        '<input class="filter" data-table="guards-table" type="search" '
-        'placeholder="filter guards: function, kind, source, check…">'
-    )
-    rows = [
-        [
-            esc(f.function),
-            f'<span class="tag">{esc(g.kind)}</span>',
-            f"<code>{esc(g.source)}</code>",
-            f"<code>{esc(g.expr)}</code>",
-            _frame(g.first_use),
-        ]
-        for f, g in guards
-    ]
-    parts.append(table(["function", "kind", "source", "check", "first used at"], rows, "guards-table"))
+    parts.append(guard_tables(fns))
     parts.append("</section>")
+    return "".join(parts)
+
+
+def guard_tables(fns) -> str:
+    """The searchable guards: one table per function, inside one element the filter searches.
+    A function's table starts open while the page has at most `OPEN_GUARDS` guards (a closed
+    ``<details>`` is not laid out, so thousands of guards do not slow the page's opening)."""
+    total = sum(len(f.guards) for f in fns)
+    parts = [
+        f"<h3>Guards ({total})</h3>",
+        (
+            '<input class="filter" id="guard-filter" data-table="guards-table" type="search" '
+            'placeholder="filter guards: function, kind, source, check…"> <span class="muted" '
+            'id="guard-filter-count"></span>'
+        ),
+        '<div id="guards-table">',
+    ]
+    for i, f in enumerate(fns):
+        if not f.guards:
+            continue
+        rows = [  # lean cells (thousands of rows): the table's CSS sets the fonts
+            [_text(g.kind), _text(g.source), _text(g.expr), _short_frame(g.first_use)] for g in f.guards
+        ]
+        is_open = " open" if total <= OPEN_GUARDS else ""
+        parts.append(
+            f'<details class="guards"{is_open} data-function="{esc(f.function)}"><summary><b>'
+            f"{esc(f.function)}</b> {len(f.guards)} guard(s)</summary>"
+            + table(["kind", "source", "check", "first used at"], rows, f"guards-{i}")
+            + "</details>"
+        )
+    parts.append("</div>")
     return "".join(parts)

@@ -16,6 +16,12 @@ def fn_anchor(i: int) -> str:
     return f"fn-{i}"
 
 
+def is_storm(f) -> bool:
+    """Recompiles on at least half the calls (at least two), or a storm warning from capture."""
+    n = len(f.recompiles)
+    return any("storm" in w.lower() for w in f.warnings) or (n >= 2 and 2 * n >= max(f.calls, 1))
+
+
 def share(part: float, total: float) -> float | None:
     return None if total <= 0 else part / total
 
@@ -42,7 +48,7 @@ def _row(i: int, f) -> list[str | tuple[str, str]]:
         ),
         str(len(f.graphs)),
         _count(n_breaks, "bad"),
-        _count(len(f.recompiles), "warn"),
+        _count(len(f.recompiles), "bad" if is_storm(f) else "warn"),
         _count(sum(n.count for n in f.native_fallbacks), "bad"),
         _count(len(f.warnings), "warn"),
     ]
@@ -63,8 +69,15 @@ def overview(report) -> str:
     cols += ["#breaks", "#recompiles", "#ran natively", "#warnings"]
     rows = [_row(i, f) for i, f in enumerate(fns)]
     body = table(cols, rows, "overview-table") if fns else '<p class="muted">no captured function ran</p>'
+    storms = [f'<a href="#{fn_anchor(i)}">{esc(f.function)}</a>' for i, f in enumerate(fns) if is_storm(f)]
+    banner = (
+        f'<div class="stormbox" id="storm-banner">Recompile storm in {", ".join(storms)}: '
+        '<a href="#guards">the failing guards</a></div>'
+        if storms
+        else ""
+    )
     return (
-        f'<section id="overview"><h2>Overview</h2><p id="summary">{esc(summary)}</p>{body}'
+        f'<section id="overview"><h2>Overview</h2>{banner}<p id="summary">{esc(summary)}</p>{body}'
         + "".join(details(i, f) for i, f in enumerate(fns))
         + "</section>"
     )

@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from browser import Browser, find_chromium  # noqa: E402
 from htmlcheck import parse  # noqa: E402
 from test_html_report import check_page, check_shows_everything  # noqa: E402
 
 import bcfront  # noqa: E402
 from bcfront.cli.schema import validate  # noqa: E402
 from bcfront.html import analysis_html  # noqa: E402
+from bcfront.html.overview import line_anchor  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -180,28 +182,38 @@ def test_cli_analyze_html(tmp_path):
     assert parse(out.read_text(encoding="utf-8")).errors == []
 
 
-def _browser() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-@pytest.mark.skipif(_browser() is None, reason="no headless Chromium installed (apt-get install chromium)")
-def test_in_a_real_browser(gpt_html, tmp_path):
-    """Chromium opens the page from disk: its DOM has the sections and the breaks; a screenshot."""
-    chrome = _browser()
-    base = [chrome, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"]
-    url = gpt_html.as_uri()
-    dom = subprocess.run([*base, "--dump-dom", url], capture_output=True, text=True, timeout=120)
-    assert dom.returncode == 0, dom.stderr
-    page = parse(
-        "<!DOCTYPE html>" + dom.stdout.split(">", 1)[1] if dom.stdout.startswith("<html") else dom.stdout
-    )
-    for section in ("overview", "source", "graphs", "guards"):
-        assert section in page.ids
-    assert page.with_class("brk", "tr")
-    shot = Path(os.environ.get("BCFRONT_ARTIFACTS", tmp_path)) / "explain-report.png"
-    subprocess.run([*base, f"--screenshot={shot}", "--window-size=1400,1000", url], timeout=120, check=True)
-    assert shot.stat().st_size > 0
+@pytest.mark.skipif(
+    find_chromium() is None, reason="no headless Chromium installed (apt-get install chromium)"
+)
+def test_in_a_real_browser(gpt_html, lenient, tmp_path, capsys):
+    """Chromium opens real reports from disk: after the page's scripts ran, its DOM has the
+    sections and each break's source line, red, with its reason; a screenshot of each."""
+    report = bcfront.explain(step, torch.randn(3, 4), 2)
+    out = tmp_path / "step.html"
+    report.to_html(out)
+    artifacts = Path(os.environ.get("BCFRONT_ARTIFACTS") or tmp_path)
+    with Browser() as b:
+        for path in (out, gpt_html):
+            b.open(path.as_uri())
+            for _ in range(500):
+                if b.js("document.documentElement.getAttribute('data-ready')"):
+                    break
+                time.sleep(0.02)
+            assert b.js("document.documentElement.getAttribute('data-ready')")
+            sections = b.js("[...document.querySelectorAll('main > section')].map(s => s.id)")
+            assert sections == ["overview", "source", "graphs", "guards"]
+            assert b.errors() == []
+            shot = b.screenshot(artifacts / f"{path.stem}.png")
+            with capsys.disabled():
+                print(f"\nscreenshot: {shot}")
+        b.open(out.as_uri())
+        for br in report.graph_breaks:
+            row = b.js(
+                f"(function(){{var r=document.getElementById('{line_anchor(br.filename, br.lineno)}');"
+                "return r&&[r.className,r.title,r.cells[1].textContent,"
+                "getComputedStyle(r).backgroundColor];})()"
+            )
+            assert row is not None, f"no line {br.lineno} in the source view"
+            assert "brk" in row[0].split() and br.message in row[1]
+            assert row[2].strip() == br.source_line.strip()
+            assert row[3] != "rgba(0, 0, 0, 0)"  # shaded

@@ -257,3 +257,32 @@ def test_grouping_stays_small_when_functions_interleave():
     parts = groups(nodes)
     assert len(parts) <= MAX_GROUPS
     assert [n.name for _, members in parts for n in members] == [n.name for n in nodes]  # each once, in order
+
+
+def test_large_graph_is_grouped_by_submodule():
+    """Nodes take the submodule of the parameters they read (carried forward in execution order);
+    the grouping picks the deepest level with at most MAX_GROUPS runs, or bins of runs."""
+    from bcfront.html.graphview import MAX_GROUPS, groups, module_path
+
+    assert module_path("L['self'].h._modules['0'].attn.c_attn.weight") == ("h", "0", "attn", "c_attn")
+    assert module_path("L['self'].layers[3].w") == ("layers", "3")
+    assert module_path("L['x']") == ()
+
+    def model(n_layers):
+        nodes = [GraphNode("x", "input", "L['x']")]
+        nodes += [
+            GraphNode(f"w{i}", "input", f"L['self'].h._modules['{i}'].fc.weight") for i in range(n_layers)
+        ]
+        prev = "x"
+        for i in range(n_layers):
+            nodes.append(GraphNode(f"a{i}", "op", "torch.linear", (prev, f"w{i}")))
+            nodes.append(GraphNode(f"b{i}", "op", "torch.relu", (f"a{i}",)))  # no parameter: layer i
+            prev = f"b{i}"
+        return nodes
+
+    parts = groups(model(12))
+    assert [k for k, _ in parts] == ["inputs"] + [f"h.{i}.fc" for i in range(12)]
+    assert all([n.name for n in ms] == [f"a{i}", f"b{i}"] for i, (_, ms) in enumerate(parts[1:]))
+    parts = groups(model(200))
+    assert len(parts) == 1 + MAX_GROUPS
+    assert parts[1][0] == "h.0 … h.4" and len(parts[1][1]) == 10
