@@ -274,8 +274,10 @@ class CapturedFunction:
         if entry is None:
             if self._no_bytecode:
                 self.fall_back(FallbackKind.NO_BYTECODE, self.native_reason)
+            from .frontend.regions.caller_frames import from_user_frame
+
             a, fn = self._run_native(args)
-            return fn(*a, **kwargs)
+            return from_user_frame(fn)(*a, **kwargs)
         return entry.region(*args, **kwargs)
 
     # -- native fallbacks -----------------------------------------------------------------------

@@ -100,7 +100,6 @@ def _caller_name(x):
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
-@pytest.mark.xfail(strict=True, reason="open bug O57: the caller's frame is bcfront's (docs/known-bugs.md)")
 def test_getframe_of_the_caller_is_the_users(lenient):
     import torch
 
@@ -122,7 +121,6 @@ def _warns_in_catch_warnings(x):
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
-@pytest.mark.xfail(strict=True, reason="open bug O58: fresh entry fails its own guards (docs/known-bugs.md)")
 def test_catch_warnings_inside_the_function_captures():
     import torch
 

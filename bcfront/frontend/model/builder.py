@@ -42,7 +42,7 @@ from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
 from .shape_policy import NeedDynamic, strict_marks
-from .sources import BoundDescriptorSource, Ref, attr_source, bound_descriptor, item_source
+from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
 
 CONST_TYPES = frozenset(
@@ -132,6 +132,8 @@ def wrap(tx, obj, source=None, guard=True):
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return v
     if t is dict or _is_ordered_dict(t):
+        if obj is sys.modules:  # every import changes its keys: read by key (`volatile_item`)
+            return _opaque(tx, obj, source, g)
         if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k) for k in obj):
             return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
@@ -329,6 +331,22 @@ def _opaque(tx, obj, source, g):
     if source is not None:
         _remember(tx, obj, v, source)
     return v
+
+
+def volatile_item(tx, v, key):
+    """``sys.modules[key]`` (a dict whose other keys change with every import): the item,
+    guarded by its own source; a missing key is guarded absent.  None when `v` is not such
+    a dict or `key` is not a string."""
+    if not (isinstance(v, ObjectV) and v.obj is sys.modules and type(key) is str):
+        return None
+    if key not in v.obj:
+        if v.source is not None:
+            tx.guard(GuardKind.NOT_PRESENT, v.source, None, key)
+        return MISSING_ITEM
+    return wrap(tx, v.obj[key], ItemSource(v.source, key) if v.source is not None else None)
+
+
+MISSING_ITEM = object()  # `volatile_item`: the key is not there
 
 
 def _remember(tx, obj, v, source) -> None:

@@ -7,11 +7,16 @@ warning under that place and module, ``sys._getframe(1).f_globals`` is the user'
 the call goes through a stand-in instead (`stand_in`): a two-line function whose code claims
 the user's file, function name and the break instruction's source position, and whose
 globals are the user function's, which makes the call (``partial(stand_in, fn)(*args)``).
+A captured function that runs natively as a whole is called the same way from a stand-in
+of its caller's frame (`from_user_frame`).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
+import os
+import sys
 
 from .tracebacks import claiming
 
@@ -42,3 +47,39 @@ def calling_through(ns, code, positions: tuple, fn_globals: dict, caller=None):
     part = ns.const(functools.partial, "partial")
     inner = caller or (lambda fn: fn)
     return lambda fn: f"{part}({site}, {inner(fn)})"
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+_POSITIONS: dict = {}  # (code, lasti) -> positions; bounded below
+
+
+def _ours(filename: str) -> bool:
+    return filename.startswith((_PACKAGE_DIR, "<bcfront", "bcfront:"))
+
+
+def _positions(code, lasti: int) -> tuple:
+    key = (code, lasti)
+    hit = _POSITIONS.get(key)
+    if hit is None:
+        hit = next(itertools.islice(code.co_positions(), max(lasti, 0) // 2, None), (None,) * 4)
+        if len(_POSITIONS) > 10_000:
+            _POSITIONS.clear()
+        _POSITIONS[key] = hit
+    return hit
+
+
+def from_user_frame(fn):
+    """`fn`, called from a stand-in of the first frame outside bcfront (the user's call of
+    the captured function): a function that runs natively sees its real caller's code,
+    line and globals in ``sys._getframe(1)`` (O57), not bcfront's dispatch."""
+
+    def run_natively(*args, **kwargs):
+        f = sys._getframe(1)
+        while f is not None and _ours(f.f_code.co_filename):
+            f = f.f_back
+        if f is None:
+            return fn(*args, **kwargs)
+        return stand_in(f.f_code, _positions(f.f_code, f.f_lasti), f.f_globals)(fn, *args, **kwargs)
+
+    run_natively.__wrapped__ = fn  # type: ignore[attr-defined]
+    return run_natively

@@ -24,6 +24,7 @@ from ..model.guards import Guard
 from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import LocalSource
 from ..model.values import TensorV
+from .caller_frames import from_user_frame
 from .codegen import Rebuilder, compile_function, function_source
 from .region_errors import errors_observable, first_writer_index, guard_graph_errors, write_back_last
 
@@ -112,7 +113,7 @@ def native_entry(cf, root, tx, notes=(), breaks_=()) -> Entry:
         guard, gsrc = (lambda *a, **k: True), "# no guards: the signature cannot be spelled"
     entry = Entry(
         guard,
-        root,
+        from_user_frame(root),
         entry_guards(tx),
         [],
         list(breaks_),

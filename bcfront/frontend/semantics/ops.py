@@ -16,6 +16,7 @@ import sys
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.builder import MISSING_ITEM, volatile_item
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     Const,
@@ -406,6 +407,12 @@ def getitem(tx, obj: Value, key: Value) -> Value:
                 BreakReason.UNSUPPORTED_SUBSCRIPT, f"missing key of a {obj.cls.__name__} (its C __missing__)"
             )
         raise SymbolicRaise(ExceptionV(KeyError, [key]))
+    if isinstance(obj, ObjectV) and isinstance(key, Const):
+        item = volatile_item(tx, obj, key.value)
+        if item is MISSING_ITEM:
+            raise SymbolicRaise(ExceptionV(KeyError, [key]))
+        if item is not None:
+            return item
     typed = fold_typing(operator.getitem, obj, key) if isinstance(obj, ObjectV) else None
     if typed is not None:  # List[int], tuple[int, ...], Optional[T]
         return typed
