@@ -25,6 +25,7 @@ aten code) and the barriers (``backward()``, ``<Optimizer>.step``...).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -32,7 +33,10 @@ import torch
 
 from ..ir.alias_facts import opaque_effect, writes_grad
 from ..ir.graph import Graph, map_nodes
+from . import function_purity
 from .compiled import CompiledGraph
+
+_APPLY = getattr(torch.autograd.Function.apply, "__func__", None)
 
 
 def has_backward(graph) -> bool:
@@ -40,13 +44,28 @@ def has_backward(graph) -> bool:
     return any(n.op == "call" and n.target is torch.autograd.backward for n in graph.body)
 
 
-def is_barrier(n) -> bool:
+def is_barrier(n, trace_functions: bool = True) -> bool:
     """A node that runs at its place as an eager statement, between compiled segments:
     it writes or reads ``.grad`` (AOT autograd traces on fakes, whose ``.grad`` is not the
-    real one), or runs Python no pure graph holds."""
+    real one), or runs Python no pure graph holds.  A user's ``autograd.Function`` that
+    `function_purity` clears is traced by AOT autograd instead (`trace_functions`)."""
+    if trace_functions and traced_function(n) is not None:
+        return False
     if writes_grad(n) or opaque_effect(n) or (n.op == "getattr" and n.target == "grad"):
         return True
     return n.op == "call" and _code_names_grad(n.target)
+
+
+def traced_function(n):
+    """The ``autograd.Function`` class of an ``apply`` node AOT autograd may trace, else None."""
+    if n.op != "call" or getattr(n.target, "__func__", None) is not _APPLY:
+        return None
+    cls = n.target.__self__
+    try:
+        function_purity.check(cls)
+    except function_purity.NotTraceable:
+        return None
+    return cls
 
 
 def _code_names_grad(fn) -> bool:
@@ -84,11 +103,20 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
             # AOT autograd's backward may donate its saved buffers (torch's
             # ``functorch.config.donated_buffer``): a second backward is an error there
             raise NotImplementedError("backward(retain_graph=True) runs the backward graph twice")
-    pieces = _split(graph)
-    counter = {"forward": 0, "inference": 0}
-    for p in pieces:
-        if p.fn is None and p.graph.body and not is_barrier(p.graph.body[0]):
-            p.fn = _compile_segment(p, compiler, counter)
+    traced = sorted({c.__qualname__ for n in graph.body if (c := traced_function(n)) is not None})
+    try:
+        pieces, counter = _compile_pieces(graph, compiler, trace_functions=True)
+    except Exception as e:  # AOT autograd refused a traced Function: keep them opaque
+        if not traced:
+            raise
+        pieces, counter = _compile_pieces(graph, compiler, trace_functions=False)
+        why = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+        notes = [
+            f"autograd.Function {', '.join(traced)} kept opaque (AOT autograd could not trace it: {why})"
+        ]
+        traced = []
+    else:
+        notes = []
     kernels = [
         k for p in pieces for k in (p.parts if p.fn is not None else [_barrier_kernel(p.graph.body[0])])
     ]
@@ -111,15 +139,33 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
         f"joint graph: {n_seg} segment(s) through AOT autograd ({counter['forward']} with a backward "
         f"graph), {len(pieces) - n_seg} eager statement(s) between them"
     )
+    if traced:
+        out.notes.append(f"autograd.Function {', '.join(traced)} traced into the joint graph")
+    out.notes.extend(notes)
     return out
 
 
-def _split(graph) -> list[_Piece]:
+def _compile_pieces(graph, compiler, trace_functions: bool):
+    pieces = _split(graph, trace_functions)
+    counter = {"forward": 0, "inference": 0}
+    for p in pieces:
+        if p.fn is None and p.graph.body and not is_barrier(p.graph.body[0], trace_functions):
+            p.fn = _compile_segment(p, compiler, counter)
+    return pieces, counter
+
+
+def _split(graph, trace_functions: bool) -> list[_Piece]:
     """Runs of plain nodes and single barrier nodes, in order, each with the inputs it reads
     from before it and the outputs read after it (or by the region)."""
     runs: list[list] = []
+
+    def is_barrier_here(n):
+        return is_barrier(n, trace_functions)
+
     for n in graph.body:
-        if is_barrier(n) or not runs or is_barrier(runs[-1][0]):
+        if runs and is_barrier_here(runs[-1][0]) and _unpacks(n, runs[-1]):
+            runs[-1].append(n)  # a barrier's tuple result is taken apart at its place
+        elif is_barrier_here(n) or not runs or is_barrier_here(runs[-1][0]):
             runs.append([n])
         else:
             runs[-1].append(n)
@@ -142,6 +188,10 @@ def _split(graph) -> list[_Piece]:
         sub.outputs = [n for n in run if n in later]
         pieces.append(_Piece(sub))
     return pieces
+
+
+def _unpacks(n, run: list) -> bool:
+    return n.op == "call" and n.target is operator.getitem and bool(n.args) and n.args[0] in run
 
 
 def _compile_segment(p: _Piece, compiler, counter: dict):
@@ -202,9 +252,20 @@ def _barrier_kernel(n) -> SimpleNamespace:
         label = f"{n.args[0].name}.grad (read)"
     elif n.target is setattr:
         label = f"{n.args[0].name}.grad = ... (write)"
+    elif getattr(n.target, "__func__", None) is _APPLY:
+        cls = n.target.__self__
+        label = f"{cls.__qualname__}.apply (opaque autograd.Function: {_why_opaque(cls)})"
     else:
         label = f"{getattr(n.target, '__qualname__', n.target)} (eager)"
     return SimpleNamespace(name=label, ops=(str(getattr(n.target, "__name__", n.target)),), source="")
+
+
+def _why_opaque(cls) -> str:
+    try:
+        function_purity.check(cls)
+    except function_purity.NotTraceable as e:
+        return str(e)
+    return "AOT autograd could not trace it"
 
 
 def _emit_call(p: _Piece, ns, lines: list, indent: str) -> None:
