@@ -88,6 +88,7 @@ class _Piece:
     graph: Graph  # the node(s) of this piece; inputs/outputs as the rest of the graph needs
     fn: object = None  # the compiled segment (None: a barrier, emitted eagerly)
     parts: list = field(default_factory=list)  # the kernels it shows in the report
+    notes: list = field(default_factory=list)  # what the report should say about it
 
 
 def compile_joint(graph, compiler, name: str) -> CompiledGraph:
@@ -141,6 +142,7 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
     )
     if traced:
         out.notes.append(f"autograd.Function {', '.join(traced)} traced into the joint graph")
+    out.notes.extend(note for p in pieces for note in p.notes)
     out.notes.extend(notes)
     return out
 
@@ -190,6 +192,26 @@ def _split(graph, trace_functions: bool) -> list[_Piece]:
     return pieces
 
 
+def _callable_applies(gm):
+    """FX spells a bound ``MyFunction.apply`` as ``torch.autograd.function.apply`` in the
+    module's code (it takes the target for a torch global): give it a plain function."""
+    changed = False
+    for fxn in gm.graph.nodes:
+        target = fxn.target
+        if fxn.op == "call_function" and getattr(target, "__func__", None) is _APPLY:
+            cls = target.__self__
+
+            def apply(*args, __apply=target, **kwargs):
+                return __apply(*args, **kwargs)
+
+            apply.__module__, apply.__name__ = __name__, f"{cls.__name__}_apply"
+            apply.__qualname__ = apply.__name__
+            fxn.target, changed = apply, True
+    if changed:
+        gm.recompile()
+    return gm
+
+
 def _unpacks(n, run: list) -> bool:
     return n.op == "call" and n.target is operator.getitem and bool(n.args) and n.args[0] in run
 
@@ -207,7 +229,7 @@ def _compile_segment(p: _Piece, compiler, counter: dict):
         isinstance(n.meta, torch.Tensor) for n in sub.outputs
     ):
         raise NotImplementedError("a segment passes values that are not tensors")
-    gm = to_fx(sub)
+    gm = _callable_applies(to_fx(sub))
     trains = torch.is_grad_enabled() and any(
         isinstance(n.meta, torch.Tensor) and n.meta.requires_grad for n in sub.outputs
     )
@@ -216,12 +238,22 @@ def _compile_segment(p: _Piece, compiler, counter: dict):
     counter[kind] += 1
     if compiler is not None and _is_inductor(compiler):
         p.parts.append(_kernel(f"{kind} {index} (Inductor: its own AOT autograd)", gm))
+        random = sorted({_name(n.target) for n in sub.body if _name(n.target) in _RANDOM_OPS})
+        if random and not _inductor_falls_back_random():
+            p.notes.append(
+                f"Inductor draws its own random numbers ({', '.join(random)}): for the same seed they "
+                "differ from eager's; torch._inductor.config.fallback_random = True draws eager's"
+            )
         return compiler(gm, examples)
 
     def part(label):
         def compile_part(g, ex):
             p.parts.append(_kernel(f"{label} {index}", g))
             fn = g if compiler is None else compiler(g, ex)
+            for k in getattr(fn, "kernels", None) or ():  # the triton backend's kernels
+                p.parts.append(
+                    SimpleNamespace(name=f"{label} {index}: {k.name}", ops=tuple(k.ops), source=k.source)
+                )
             return fn if getattr(fn, "_boxed_call", False) else make_boxed_func(fn)
 
         return compile_part
@@ -232,6 +264,26 @@ def _compile_segment(p: _Piece, compiler, counter: dict):
         return aot_module_simplified(
             gm, examples, fw_compiler=part(kind), bw_compiler=part("backward"), inference_compiler=part(kind)
         )
+
+
+_RANDOM_OPS = frozenset(
+    {
+        *("dropout", "dropout_", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d"),
+        *("dropout3d", "rand", "randn", "rand_like", "randn_like", "randint", "randint_like"),
+        *("bernoulli", "bernoulli_", "normal", "normal_", "uniform_", "multinomial", "randperm"),
+        *("exponential_", "rrelu", "native_dropout"),
+    }
+)
+
+
+def _name(target) -> str:
+    return target if isinstance(target, str) else getattr(target, "__name__", "")
+
+
+def _inductor_falls_back_random() -> bool:
+    from torch._inductor import config
+
+    return bool(config.fallback_random)
 
 
 def _is_inductor(compiler) -> bool:
