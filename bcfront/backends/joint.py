@@ -307,6 +307,8 @@ def _barrier_kernel(n) -> SimpleNamespace:
     elif getattr(n.target, "__func__", None) is _APPLY:
         cls = n.target.__self__
         label = f"{cls.__qualname__}.apply (opaque autograd.Function: {_why_opaque(cls)})"
+    elif str(getattr(n.target, "__module__", "")).endswith(".optim_models"):
+        label = f"{getattr(n.target, '__name__', 'step')} (optimizer step, eager)"
     else:
         label = f"{getattr(n.target, '__qualname__', n.target)} (eager)"
     return SimpleNamespace(name=label, ops=(str(getattr(n.target, "__name__", n.target)),), source="")

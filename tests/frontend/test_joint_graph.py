@@ -73,7 +73,7 @@ def test_training_step_joint_matches_eager(make_opt):
     assert_joint(report)
     names = kernel_names(report)
     assert any(n.startswith("inference") for n in names)  # the clipping after the backward
-    assert any(n.endswith(".step (eager)") for n in names)  # the optimizer, at its place
+    assert any(n.endswith(".step (optimizer step, eager)") for n in names)  # at its place
 
 
 def test_without_the_option_the_graph_runs_eager():
