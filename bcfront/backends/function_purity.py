@@ -14,10 +14,11 @@ globals, transitively) and refuses, with the reason, a Function that
 * sets an attribute on anything but ``ctx``;
 * reads an attribute of a user class other than another Function's ``apply`` (class
   attributes are state shared between calls: a counter);
-* names a global that is not a module, a function or class from torch / the standard
-  math and operator modules, a Python function or Function passing the same check, or
-  an immutable constant; or a builtin outside a known side-effect-free list (``print``,
-  ``open``, ``setattr``... are out).
+* calls ``ctx.set_materialize_grads`` (eager passes ``None`` where a trace passes zeros);
+* names a global that is not a module, a function, class or op from torch / the standard
+  math and operator modules (a global tensor or module is state), a Python function or
+  Function passing the same check, or an immutable constant; or a builtin outside a
+  known side-effect-free list (``print``, ``open``, ``setattr``... are out).
 
 The globals it reads that are not modules or builtins are returned as ``(globals dict,
 name, value)``: the frontend guards each by identity, so rebinding one recompiles.
@@ -48,6 +49,14 @@ _PURE_BUILTINS = frozenset(
 )
 _TRUSTED_MODULES = ("torch", "math", "operator", "functools", "itertools", "numbers", "typing")
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), torch.dtype, torch.device)
+# torch's functions, classes and ops (not instances: a global tensor or module is state)
+_CODE_LIKE = (
+    type,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    torch._ops.OpOverloadPacket,
+    torch._ops.OpOverload,
+)
 _GLOBAL_WRITES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
 _ATTR_WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 
@@ -62,10 +71,11 @@ def check(cls) -> tuple:
     """The ``(globals, name, value)`` reads to guard, or raise `NotTraceable`."""
     hit = _CACHE.get(cls)
     if hit is None or any(g.get(name, _CACHE) is not v for g, name, v in hit[0]):
+        checker = _Checker()
         try:
-            hit = (tuple(_Checker().function_class(cls)), None)
-        except NotTraceable as e:
-            hit = ((), str(e))
+            hit = (tuple(checker.function_class(cls)), None)
+        except NotTraceable as e:  # the reads so far too: rebinding one checks again
+            hit = (tuple(checker.reads), str(e))
         _CACHE[cls] = hit
     reads, why = hit
     if why is not None:
@@ -113,7 +123,7 @@ class _Checker:
         while True:
             if isinstance(fn, (staticmethod, classmethod)):
                 fn = fn.__func__
-            if not _trusted(fn):
+            if not (isinstance(fn, types.FunctionType) and _trusted(fn)):
                 break
             inner = getattr(fn, "__wrapped__", None)  # once_differentiable: torch's wrapper
             if inner is None:
@@ -130,6 +140,9 @@ class _Checker:
         self.code(fn.__code__, fn.__globals__, where, ctx)
 
     def code(self, code, globs: dict, where: str, ctx) -> None:
+        if "set_materialize_grads" in code.co_names:
+            # eager hands backward None for an unused output; a traced backward gets zeros
+            raise NotTraceable(f"{where} calls set_materialize_grads")
         prev = None
         for ins in dis.get_instructions(code):
             op = ins.opname
@@ -141,9 +154,15 @@ class _Checker:
                 raise NotTraceable(f"{where} sets the attribute {ins.argval!r} on an object other than ctx")
             if prev is not None and prev.opname == "LOAD_GLOBAL":
                 value = self.global_read(globs, prev.argval, where)
-                if isinstance(value, type) and not _trusted(value) and ins.argval != "apply":
+                if (
+                    isinstance(value, type)
+                    and not _trusted(value)
+                    and not (ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "apply")
+                ):
                     # a class's attributes are state shared between calls (a counter)
-                    raise NotTraceable(f"{where} uses {prev.argval}.{ins.argval} (class state)")
+                    raise NotTraceable(
+                        f"{where} uses the class {prev.argval} other than its apply (class state)"
+                    )
             prev = ins
         if prev is not None and prev.opname == "LOAD_GLOBAL":
             self.global_read(globs, prev.argval, where)
@@ -161,7 +180,7 @@ class _Checker:
             raise NotTraceable(f"{where} calls the builtin {name!r}, which may have effects")
         if isinstance(value, types.ModuleType):
             return value
-        if isinstance(value, _IMMUTABLE) or _trusted(value):
+        if isinstance(value, _IMMUTABLE) or (isinstance(value, _CODE_LIKE) and _trusted(value)):
             self.reads.append((globs, name, value))
             return value
         if isinstance(value, type) and issubclass(value, torch.autograd.Function):
@@ -172,6 +191,7 @@ class _Checker:
             self.reads.append((globs, name, value))
             self.function(value, f"{where} -> {name}")
             return value
+        self.reads.append((globs, name, value))
         raise NotTraceable(f"{where} reads the global {name!r} ({type(value).__name__}), which may change")
 
 

@@ -21,7 +21,9 @@ Limits: ``forward`` runs once more at trace time, on fakes; Python side effects 
 (a counter, a print) happen then too, as they would under TorchDynamo's fake tracing.
 Non-tensor results are constants of the trace.  Functions with their own ``vmap`` or
 ``jvp`` are treated the same (only ``apply`` is called).  Other backends refuse the
-node as they refuse a backward node (functionalization cannot see into it).
+node as they refuse a backward node (functionalization cannot see into it).  Under
+``joint_graph=True`` a Function that `backends.function_purity` clears is traced by AOT
+autograd instead (`backends/joint.py`); the globals its code reads are guarded here.
 """
 
 from __future__ import annotations
