@@ -119,7 +119,13 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
     else:
         notes = []
     kernels = [
-        k for p in pieces for k in (p.parts if p.fn is not None else [_barrier_kernel(p.graph.body[0])])
+        k
+        for p in pieces
+        for k in (
+            p.parts
+            if p.fn is not None
+            else [_barrier_kernel(n) for n in p.graph.body if not _unpacks(n, p.graph.body)]
+        )
     ]
     out: CompiledGraph | None = None
 
@@ -136,9 +142,10 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
 
     out = CompiledGraph(name, emit, tuple(kernels))
     n_seg = sum(p.fn is not None for p in pieces)
+    n_eager = len(kernels) - sum(len(p.parts) for p in pieces if p.fn is not None)
     out.notes.append(
         f"joint graph: {n_seg} segment(s) through AOT autograd ({counter['forward']} with a backward "
-        f"graph), {len(pieces) - n_seg} eager statement(s) between them"
+        f"graph), {n_eager} eager statement(s) between them"
     )
     if traced:
         out.notes.append(f"autograd.Function {', '.join(traced)} traced into the joint graph")
@@ -165,12 +172,13 @@ def _split(graph, trace_functions: bool) -> list[_Piece]:
         return is_barrier(n, trace_functions)
 
     for n in graph.body:
-        if runs and is_barrier_here(runs[-1][0]) and _unpacks(n, runs[-1]):
-            runs[-1].append(n)  # a barrier's tuple result is taken apart at its place
-        elif is_barrier_here(n) or not runs or is_barrier_here(runs[-1][0]):
-            runs.append([n])
-        else:
+        # consecutive barriers make one eager piece (one grad-mode block, not one each); a
+        # barrier's tuple result is taken apart at its place
+        barrier = is_barrier_here(n) or bool(runs and is_barrier_here(runs[-1][0]) and _unpacks(n, runs[-1]))
+        if runs and barrier == is_barrier_here(runs[-1][0]):
             runs[-1].append(n)
+        else:
+            runs.append([n])
     later_uses: set = set(graph.outputs)
     needed: list[set] = []
     for run in reversed(runs):  # what each run must output: read by a later run or the region
