@@ -14,7 +14,8 @@ globals, transitively) and refuses, with the reason, a Function that
 * sets an attribute on anything but ``ctx``;
 * reads an attribute of a user class other than another Function's ``apply`` (class
   attributes are state shared between calls: a counter);
-* calls ``ctx.set_materialize_grads`` (eager passes ``None`` where a trace passes zeros);
+* calls ``ctx.set_materialize_grads`` (eager passes ``None`` where a trace passes zeros)
+  or names a torch function that sets global state (``manual_seed``, ``set_rng_state``...);
 * names a global that is not a module, a function, class or op from torch / the standard
   math and operator modules (a global tensor or module is state), a Python function or
   Function passing the same check, or an immutable constant; or a builtin outside a
@@ -56,6 +57,14 @@ _CODE_LIKE = (
     types.BuiltinFunctionType,
     torch._ops.OpOverloadPacket,
     torch._ops.OpOverload,
+)
+# torch functions that change global state (a trace would run them once, at trace time)
+_STATE_SETTERS = frozenset(
+    {
+        *("manual_seed", "seed", "set_rng_state", "set_default_dtype", "set_default_device"),
+        *("set_num_threads", "use_deterministic_algorithms", "set_printoptions", "save"),
+        *("set_flush_denormal", "set_anomaly_enabled", "set_float32_matmul_precision"),
+    }
 )
 _GLOBAL_WRITES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
 _ATTR_WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
@@ -143,6 +152,9 @@ class _Checker:
         if "set_materialize_grads" in code.co_names:
             # eager hands backward None for an unused output; a traced backward gets zeros
             raise NotTraceable(f"{where} calls set_materialize_grads")
+        effects = _STATE_SETTERS.intersection(code.co_names)
+        if effects:
+            raise NotTraceable(f"{where} names {sorted(effects)[0]!r}, which changes global state")
         prev = None
         for ins in dis.get_instructions(code):
             op = ins.opname

@@ -105,6 +105,11 @@ def fwd_materialize(ctx, x):
     return x
 
 
+def fwd_seed(ctx, x):
+    torch.manual_seed(0)
+    return x * torch.rand_like(x)
+
+
 def fwd_noisy_helper(ctx, x):
     return noisy_helper(x)
 
@@ -142,6 +147,7 @@ class Counting(torch.autograd.Function):
         (make(fwd_module), r"'LAYER' \(Linear\)"),
         (make(fwd_attr), "attribute 'tag'"),
         (make(fwd_materialize), "set_materialize_grads"),
+        (make(fwd_seed), "'manual_seed', which changes global state"),
         (make(fwd_noisy_helper), "noisy_helper.*print|print.*noisy_helper"),
         (make(closure_forward()), "closure"),
         (Counting, "class Counting"),
@@ -156,6 +162,7 @@ class Counting(torch.autograd.Function):
         "global_module",
         "attr",
         "materialize",
+        "seed",
         "helper_prints",
         "closure",
         "class_state",
