@@ -31,6 +31,7 @@ import platform
 import statistics
 import sys
 import time
+import types
 from datetime import date
 
 import torch
@@ -167,10 +168,11 @@ def runners():
 
     def tc(backend):
         def make(step):
-            torch._dynamo.reset()
-            before = dynamo_breaks()
-            fn = torch.compile(step, backend=backend)
-            return fn, lambda: (None, dynamo_breaks() - before)
+            # a copy of the step's code per runner: dynamo's cache lives on the code object
+            own = types.FunctionType(
+                step.__code__.replace(co_name=f"{step.__name__}_{backend}"), step.__globals__
+            )
+            return torch.compile(own, backend=backend), None  # counted around its own calls
 
         return make
 
@@ -183,29 +185,66 @@ def runners():
     }
 
 
-def run_one(case, make_runner, steps):
-    base, make_opt, data, step = case
-    model = copy.deepcopy(base)
-    opt = make_opt(model.parameters())
-    fn, stats = make_runner(step)
-    times = []
-    frames_after_first = None
-    for i in range(steps + 1):
-        x, y = data(i)
+class Run:
+    """One runner on its own copy of the model and optimizer."""
+
+    def __init__(self, case, make_runner):
+        base, make_opt, self.data, step = case
+        self.model = copy.deepcopy(base)
+        self.opt = make_opt(self.model.parameters())
+        self.fn, self.stats = make_runner(step)
+        self.times: list = []
+        self.dynamo_breaks = self.dynamo_recompiles = 0
+
+    def step(self, i):
+        x, y = self.data(i)
+        frames, breaks = dynamo_frames(), dynamo_breaks()
         t0 = time.perf_counter()
-        fn(model, opt, x, y)
-        times.append(time.perf_counter() - t0)
-        if i == 0:
-            frames_after_first = dynamo_frames()
-    recompiles, breaks = stats()
-    if recompiles is None:  # torch.compile: frames compiled after the first step
-        recompiles = dynamo_frames() - frames_after_first
-    return model, {
-        "median_step_ms": round(statistics.median(times[1:]) * 1e3, 3),
-        "first_step_ms": round(times[0] * 1e3, 1),
-        "recompiles_after_step1": recompiles,
-        "graph_breaks": breaks,
-    }
+        self.fn(self.model, self.opt, x, y)
+        self.times.append(time.perf_counter() - t0)
+        # torch.compile's counters are global: each runner counts what its own calls added
+        self.dynamo_breaks += dynamo_breaks() - breaks
+        if i > 0:
+            self.dynamo_recompiles += dynamo_frames() - frames
+
+    def row(self):
+        recompiles, breaks = self.stats() if self.stats else (self.dynamo_recompiles, self.dynamo_breaks)
+        return {
+            "median_step_ms": round(statistics.median(self.times[1:]) * 1e3, 3),
+            "first_step_ms": round(self.times[0] * 1e3, 1),
+            "recompiles_after_step1": recompiles,
+            "graph_breaks": breaks,
+        }
+
+
+def run_case(case, chosen: dict, steps: int, name: str) -> dict:
+    """All runners in lockstep: step i of every runner before step i + 1 of any, so a
+    shared machine's load falls on all of them alike (the medians compare)."""
+    runs: dict = {}
+    rows: dict = {}
+    for rname, make_runner in chosen.items():
+        try:
+            runs[rname] = Run(case, make_runner)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            rows[rname] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+    for i in range(steps + 1):
+        for rname, run in list(runs.items()):
+            try:
+                run.step(i)
+            except Exception as e:  # noqa: BLE001 - e.g. Inductor cannot build here: say so, go on
+                rows[rname] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+                print(f"{name:7s} {rname:20s} FAILED {rows[rname]['error']}", flush=True)
+                del runs[rname]
+    ref = runs.get("eager")
+    for rname, run in runs.items():
+        row = run.row()
+        if ref is not None:
+            row["max_param_diff_vs_eager"] = max(
+                (p - q).abs().max().item() for p, q in zip(run.model.parameters(), ref.model.parameters())
+            )
+        rows[rname] = row
+        print(f"{name:7s} {rname:20s} {row}", flush=True)
+    return {r: rows[r] for r in chosen if r in rows}
 
 
 def main() -> None:
@@ -213,34 +252,17 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--only", default="gpt,resnet")
     ap.add_argument("--runners", default=None, help="comma-separated subset of the runners")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (default: the CPUs, at most 4)")
     ap.add_argument(
         "--out", default=os.path.join(os.path.dirname(__file__), "results", "bench_training.json")
     )
     args = ap.parse_args()
-    torch.set_num_threads(max(1, min(4, len(os.sched_getaffinity(0)))))
+    torch.set_num_threads(args.threads or max(1, min(4, len(os.sched_getaffinity(0)))))
     all_runners = runners()
     chosen = args.runners.split(",") if args.runners else list(all_runners)
     results = {}
     for name in args.only.split(","):
-        case = CASES[name]()
-        ref_model = None
-        rows = {}
-        for rname in chosen:
-            try:
-                model, row = run_one(case, all_runners[rname], args.steps)
-            except Exception as e:  # noqa: BLE001 - e.g. Inductor cannot build here: say so, go on
-                rows[rname] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
-                print(f"{name:7s} {rname:20s} FAILED {rows[rname]['error']}", flush=True)
-                continue
-            if ref_model is None and rname == "eager":
-                ref_model = model
-            if ref_model is not None:
-                row["max_param_diff_vs_eager"] = max(
-                    (p - q).abs().max().item() for p, q in zip(model.parameters(), ref_model.parameters())
-                )
-            rows[rname] = row
-            print(f"{name:7s} {rname:20s} {row}", flush=True)
-        results[name] = rows
+        results[name] = run_case(CASES[name](), {r: all_runners[r] for r in chosen}, args.steps, name)
     out = {
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPU(s), torch {torch.__version__}, "

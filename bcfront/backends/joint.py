@@ -25,6 +25,7 @@ aten code) and the barriers (``backward()``, ``<Optimizer>.step``...).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -32,7 +33,10 @@ import torch
 
 from ..ir.alias_facts import opaque_effect, writes_grad
 from ..ir.graph import Graph, map_nodes
+from . import function_purity
 from .compiled import CompiledGraph
+
+_APPLY = getattr(torch.autograd.Function.apply, "__func__", None)
 
 
 def has_backward(graph) -> bool:
@@ -40,13 +44,28 @@ def has_backward(graph) -> bool:
     return any(n.op == "call" and n.target is torch.autograd.backward for n in graph.body)
 
 
-def is_barrier(n) -> bool:
+def is_barrier(n, trace_functions: bool = True) -> bool:
     """A node that runs at its place as an eager statement, between compiled segments:
     it writes or reads ``.grad`` (AOT autograd traces on fakes, whose ``.grad`` is not the
-    real one), or runs Python no pure graph holds."""
+    real one), or runs Python no pure graph holds.  A user's ``autograd.Function`` that
+    `function_purity` clears is traced by AOT autograd instead (`trace_functions`)."""
+    if trace_functions and traced_function(n) is not None:
+        return False
     if writes_grad(n) or opaque_effect(n) or (n.op == "getattr" and n.target == "grad"):
         return True
     return n.op == "call" and _code_names_grad(n.target)
+
+
+def traced_function(n):
+    """The ``autograd.Function`` class of an ``apply`` node AOT autograd may trace, else None."""
+    if n.op != "call" or getattr(n.target, "__func__", None) is not _APPLY:
+        return None
+    cls = n.target.__self__
+    try:
+        function_purity.check(cls)
+    except function_purity.NotTraceable:
+        return None
+    return cls
 
 
 def _code_names_grad(fn) -> bool:
@@ -69,6 +88,7 @@ class _Piece:
     graph: Graph  # the node(s) of this piece; inputs/outputs as the rest of the graph needs
     fn: object = None  # the compiled segment (None: a barrier, emitted eagerly)
     parts: list = field(default_factory=list)  # the kernels it shows in the report
+    notes: list = field(default_factory=list)  # what the report should say about it
 
 
 def compile_joint(graph, compiler, name: str) -> CompiledGraph:
@@ -84,13 +104,28 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
             # AOT autograd's backward may donate its saved buffers (torch's
             # ``functorch.config.donated_buffer``): a second backward is an error there
             raise NotImplementedError("backward(retain_graph=True) runs the backward graph twice")
-    pieces = _split(graph)
-    counter = {"forward": 0, "inference": 0}
-    for p in pieces:
-        if p.fn is None and p.graph.body and not is_barrier(p.graph.body[0]):
-            p.fn = _compile_segment(p, compiler, counter)
+    traced = sorted({c.__qualname__ for n in graph.body if (c := traced_function(n)) is not None})
+    try:
+        pieces, counter = _compile_pieces(graph, compiler, trace_functions=True)
+    except Exception as e:  # AOT autograd refused a traced Function: keep them opaque
+        if not traced:
+            raise
+        pieces, counter = _compile_pieces(graph, compiler, trace_functions=False)
+        why = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+        notes = [
+            f"autograd.Function {', '.join(traced)} kept opaque (AOT autograd could not trace it: {why})"
+        ]
+        traced = []
+    else:
+        notes = []
     kernels = [
-        k for p in pieces for k in (p.parts if p.fn is not None else [_barrier_kernel(p.graph.body[0])])
+        k
+        for p in pieces
+        for k in (
+            p.parts
+            if p.fn is not None
+            else [_barrier_kernel(n) for n in p.graph.body if not _unpacks(n, p.graph.body)]
+        )
     ]
     out: CompiledGraph | None = None
 
@@ -107,22 +142,43 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
 
     out = CompiledGraph(name, emit, tuple(kernels))
     n_seg = sum(p.fn is not None for p in pieces)
+    n_eager = len(kernels) - sum(len(p.parts) for p in pieces if p.fn is not None)
     out.notes.append(
         f"joint graph: {n_seg} segment(s) through AOT autograd ({counter['forward']} with a backward "
-        f"graph), {len(pieces) - n_seg} eager statement(s) between them"
+        f"graph), {n_eager} eager statement(s) between them"
     )
+    if traced:
+        out.notes.append(f"autograd.Function {', '.join(traced)} traced into the joint graph")
+    out.notes.extend(note for p in pieces for note in p.notes)
+    out.notes.extend(notes)
     return out
 
 
-def _split(graph) -> list[_Piece]:
+def _compile_pieces(graph, compiler, trace_functions: bool):
+    pieces = _split(graph, trace_functions)
+    counter = {"forward": 0, "inference": 0}
+    for p in pieces:
+        if p.fn is None and p.graph.body and not is_barrier(p.graph.body[0], trace_functions):
+            p.fn = _compile_segment(p, compiler, counter)
+    return pieces, counter
+
+
+def _split(graph, trace_functions: bool) -> list[_Piece]:
     """Runs of plain nodes and single barrier nodes, in order, each with the inputs it reads
     from before it and the outputs read after it (or by the region)."""
     runs: list[list] = []
+
+    def is_barrier_here(n):
+        return is_barrier(n, trace_functions)
+
     for n in graph.body:
-        if is_barrier(n) or not runs or is_barrier(runs[-1][0]):
-            runs.append([n])
-        else:
+        # consecutive barriers make one eager piece (one grad-mode block, not one each); a
+        # barrier's tuple result is taken apart at its place
+        barrier = is_barrier_here(n) or bool(runs and is_barrier_here(runs[-1][0]) and _unpacks(n, runs[-1]))
+        if runs and barrier == is_barrier_here(runs[-1][0]):
             runs[-1].append(n)
+        else:
+            runs.append([n])
     later_uses: set = set(graph.outputs)
     needed: list[set] = []
     for run in reversed(runs):  # what each run must output: read by a later run or the region
@@ -144,6 +200,30 @@ def _split(graph) -> list[_Piece]:
     return pieces
 
 
+def _callable_applies(gm):
+    """FX spells a bound ``MyFunction.apply`` as ``torch.autograd.function.apply`` in the
+    module's code (it takes the target for a torch global): give it a plain function."""
+    changed = False
+    for fxn in gm.graph.nodes:
+        target = fxn.target
+        if fxn.op == "call_function" and getattr(target, "__func__", None) is _APPLY:
+            cls = target.__self__
+
+            def apply(*args, __apply=target, **kwargs):
+                return __apply(*args, **kwargs)
+
+            apply.__module__, apply.__name__ = __name__, f"{cls.__name__}_apply"
+            apply.__qualname__ = apply.__name__
+            fxn.target, changed = apply, True
+    if changed:
+        gm.recompile()
+    return gm
+
+
+def _unpacks(n, run: list) -> bool:
+    return n.op == "call" and n.target is operator.getitem and bool(n.args) and n.args[0] in run
+
+
 def _compile_segment(p: _Piece, compiler, counter: dict):
     """The segment through AOT autograd (or Inductor's ``compile_fx``, which runs it)."""
     from torch._functorch import config as functorch_config
@@ -157,7 +237,7 @@ def _compile_segment(p: _Piece, compiler, counter: dict):
         isinstance(n.meta, torch.Tensor) for n in sub.outputs
     ):
         raise NotImplementedError("a segment passes values that are not tensors")
-    gm = to_fx(sub)
+    gm = _callable_applies(to_fx(sub))
     trains = torch.is_grad_enabled() and any(
         isinstance(n.meta, torch.Tensor) and n.meta.requires_grad for n in sub.outputs
     )
@@ -166,12 +246,22 @@ def _compile_segment(p: _Piece, compiler, counter: dict):
     counter[kind] += 1
     if compiler is not None and _is_inductor(compiler):
         p.parts.append(_kernel(f"{kind} {index} (Inductor: its own AOT autograd)", gm))
+        random = sorted({_name(n.target) for n in sub.body if _name(n.target) in _RANDOM_OPS})
+        if random and not _inductor_falls_back_random():
+            p.notes.append(
+                f"Inductor draws its own random numbers ({', '.join(random)}): for the same seed they "
+                "differ from eager's; torch._inductor.config.fallback_random = True draws eager's"
+            )
         return compiler(gm, examples)
 
     def part(label):
         def compile_part(g, ex):
             p.parts.append(_kernel(f"{label} {index}", g))
             fn = g if compiler is None else compiler(g, ex)
+            for k in getattr(fn, "kernels", None) or ():  # the triton backend's kernels
+                p.parts.append(
+                    SimpleNamespace(name=f"{label} {index}: {k.name}", ops=tuple(k.ops), source=k.source)
+                )
             return fn if getattr(fn, "_boxed_call", False) else make_boxed_func(fn)
 
         return compile_part
@@ -182,6 +272,26 @@ def _compile_segment(p: _Piece, compiler, counter: dict):
         return aot_module_simplified(
             gm, examples, fw_compiler=part(kind), bw_compiler=part("backward"), inference_compiler=part(kind)
         )
+
+
+_RANDOM_OPS = frozenset(
+    {
+        *("dropout", "dropout_", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d"),
+        *("dropout3d", "rand", "randn", "rand_like", "randn_like", "randint", "randint_like"),
+        *("bernoulli", "bernoulli_", "normal", "normal_", "uniform_", "multinomial", "randperm"),
+        *("exponential_", "rrelu", "native_dropout"),
+    }
+)
+
+
+def _name(target) -> str:
+    return target if isinstance(target, str) else getattr(target, "__name__", "")
+
+
+def _inductor_falls_back_random() -> bool:
+    from torch._inductor import config
+
+    return bool(config.fallback_random)
 
 
 def _is_inductor(compiler) -> bool:
@@ -202,9 +312,22 @@ def _barrier_kernel(n) -> SimpleNamespace:
         label = f"{n.args[0].name}.grad (read)"
     elif n.target is setattr:
         label = f"{n.args[0].name}.grad = ... (write)"
+    elif getattr(n.target, "__func__", None) is _APPLY:
+        cls = n.target.__self__
+        label = f"{cls.__qualname__}.apply (opaque autograd.Function: {_why_opaque(cls)})"
+    elif str(getattr(n.target, "__module__", "")).endswith(".optim_models"):
+        label = f"{getattr(n.target, '__name__', 'step')} (optimizer step, eager)"
     else:
         label = f"{getattr(n.target, '__qualname__', n.target)} (eager)"
     return SimpleNamespace(name=label, ops=(str(getattr(n.target, "__name__", n.target)),), source="")
+
+
+def _why_opaque(cls) -> str:
+    try:
+        function_purity.check(cls)
+    except function_purity.NotTraceable as e:
+        return str(e)
+    return "AOT autograd could not trace it"
 
 
 def _emit_call(p: _Piece, ns, lines: list, indent: str) -> None:

@@ -21,16 +21,21 @@ Limits: ``forward`` runs once more at trace time, on fakes; Python side effects 
 (a counter, a print) happen then too, as they would under TorchDynamo's fake tracing.
 Non-tensor results are constants of the trace.  Functions with their own ``vmap`` or
 ``jvp`` are treated the same (only ``apply`` is called).  Other backends refuse the
-node as they refuse a backward node (functionalization cannot see into it).
+node as they refuse a backward node (functionalization cannot see into it).  Under
+``joint_graph=True`` a Function that `backends.function_purity` clears is traced by AOT
+autograd instead (`backends/joint.py`); the globals its code reads are guarded here.
 """
 
 from __future__ import annotations
 
 import torch
 
+from ...backends import function_purity
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.guards import GuardKind
 from ..model.node_checks import check_split, note_node
+from ..model.sources import GlobalSource
 from ..model.values import ObjectV, TensorV, Value
 from .torch_calls import convert, wrap_output
 
@@ -73,5 +78,19 @@ def function_apply(tx, args: list, kwargs: dict) -> Value:
     )
     if dirty:
         tx.has_mutation = True
+    if tx.options.joint_graph:
+        guard_traced_reads(tx, cls)
     note_node(tx)
     return wrap_output(tx, node, out, [a for a in args[1:] if isinstance(a, TensorV)])
+
+
+def guard_traced_reads(tx, cls) -> None:
+    """A Function the joint graph traces (`backends.function_purity`) runs as compiled aten
+    code from then on: the globals its code reads are guarded by identity, so rebinding
+    one (a helper, a constant) recompiles instead of running the stale trace."""
+    try:
+        reads = function_purity.check(cls)
+    except function_purity.NotTraceable:
+        return  # an opaque node: torch runs the Function's own Python at every call
+    for globs, name, value in reads:
+        tx.guard(GuardKind.ID_MATCH, GlobalSource(name, tx.globals_ref(globs)), value)
