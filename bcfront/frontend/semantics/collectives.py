@@ -338,7 +338,7 @@ def _tensors(v: Value) -> list:
 _DDP_FLAGS = ("_use_python_reducer", "_delay_all_reduce_all_params", "find_unused_parameters", "static_graph")
 
 
-def ddp_forward(tx, fn, args: list, kwargs: dict) -> Value:
+def ddp_forward(tx, args: list, kwargs: dict) -> Value:
     """``DistributedDataParallel.forward(self, *inputs, **kwargs)`` (see the module doc)."""
     from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -436,6 +436,12 @@ def model_for(obj):
     if owner is not None and not isinstance(owner, type) and type(owner).__module__ == _C10D_MODULES[0]:
         what = f"{type(owner).__name__}.{getattr(obj, '__name__', '?')}"
         return lambda tx, args, kwargs: _break(f"{what}() runs on the process group outside the graph")
-    if isinstance(obj, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)) and obj.namespace == "c10d":
-        return lambda tx, args, kwargs: _break(f"torch.ops.c10d.{obj.__name__}: an in-place collective")
+    if isinstance(obj, torch._ops.OpOverloadPacket):
+        name = obj._qualified_op_name
+    elif isinstance(obj, torch._ops.OpOverload):
+        name = obj._schema.name
+    else:
+        return None
+    if name.startswith("c10d::"):
+        return lambda tx, args, kwargs: _break(f"torch.ops.{name.replace('::', '.')}: an in-place collective")
     return None
