@@ -40,7 +40,10 @@ def _worker(rank: int, world: int, port: int, steps: int) -> None:
     torch.set_num_threads(1)
     workers.DIM, workers.SEQ, workers.BATCH = 64, 32, 4
     dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
         timeout=datetime.timedelta(seconds=120),
     )
     try:

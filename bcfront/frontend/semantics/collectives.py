@@ -31,6 +31,7 @@ from __future__ import annotations
 import inspect
 import sys
 import weakref
+from typing import Any, NoReturn
 
 import torch
 
@@ -39,7 +40,7 @@ from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.node_checks import check_split, note_node
 from ..model.sources import AttrSource, CallSource, Ref
-from ..model.values import Const, ObjectV, TensorV, TupleV, Value
+from ..model.values import Const, DictV, ListV, ObjectV, TensorV, TupleV, Value
 from . import dispatch
 from .torch_calls import record
 
@@ -64,7 +65,7 @@ _WORLD = CallSource(Ref(_default_group, "torch.distributed.group.WORLD"))
 _RANK_SIZE = CallSource(Ref(_rank_and_size, "(dist.get_rank(), dist.get_world_size())"))
 
 
-def _break(message: str):
+def _break(message: str) -> NoReturn:
     raise UnsupportedError(BreakReason.COLLECTIVE, message)
 
 
@@ -74,7 +75,7 @@ def _python(v: Value, what: str):
         return v.value
     if isinstance(v, ObjectV):
         return v.obj
-    if isinstance(v, TupleV) or type(v).__name__ == "ListV":
+    if isinstance(v, (TupleV, ListV)):
         return [_python(x, what) for x in v.items]
     _break(f"{what} is {v.describe()}, not a constant")
 
@@ -99,7 +100,7 @@ def group_of(tx, gv: Value):
     if isinstance(gv, Const) and isinstance(gv.value, str):
         from torch.distributed.distributed_c10d import _resolve_process_group
 
-        return _resolve_process_group(gv.value)
+        return _resolve_process_group(gv.value)  # type: ignore[arg-type]  # a GroupName is a str
     _break(f"a collective over {gv.describe()} (only None, a ProcessGroup or a group name)")
 
 
@@ -111,7 +112,7 @@ def _reduce_op(v: Value) -> str:
     return name.lower()
 
 
-def _collective(tx, name: str, args: list) -> TensorV:
+def _collective(tx, name: str, args: list) -> Any:
     """``wait_tensor(_c10d_functional.<name>(*args))`` as two nodes."""
     check_split(tx)
     op = getattr(torch.ops._c10d_functional, name).default
@@ -119,7 +120,7 @@ def _collective(tx, name: str, args: list) -> TensorV:
     return record(tx, "call", torch.ops._c10d_functional.wait_tensor.default, [out], {})
 
 
-def _check_tensor(tx, t: Value, what: str) -> TensorV:
+def _check_tensor(tx, t: Value, what: str) -> Any:
     if not isinstance(t, TensorV):
         _break(f"{what} is {t.describe()}, not a tensor")
     if t.fake.requires_grad and tx.state.grad_enabled:
@@ -327,9 +328,9 @@ def _hook_node(tx, ddp, which: str, tensors: list) -> None:
 def _tensors(v: Value) -> list:
     if isinstance(v, TensorV):
         return [v]
-    if isinstance(v, TupleV) or type(v).__name__ == "ListV":
+    if isinstance(v, (TupleV, ListV)):
         return [t for x in v.items for t in _tensors(x)]
-    if type(v).__name__ == "DictV":
+    if isinstance(v, DictV):
         return [t for e in v.entries.values() for t in _tensors(e[1])]
     return []
 
