@@ -193,6 +193,7 @@ class CapturedFunction:
             and not _module_has_hooks(m)
             and isinstance(getattr(type(m), "forward", None), types.FunctionType)
             and "forward" not in m.__dict__
+            and not _forward_modelled(m)
         ):
             return type(m).forward
         return _call_object
@@ -525,6 +526,16 @@ def function_report(cf) -> report.FunctionReport:
         ops_in_graphs=cf.ops_in_graphs,
         ops_native=cf.ops_native,
     )
+
+
+def _forward_modelled(m) -> bool:
+    """The module's forward is modelled as a call (DDP's, `semantics.collectives`): the root
+    is then ``m(*args)``, which reaches the model."""
+    if "torch.distributed" not in sys.modules:
+        return False
+    from .frontend.semantics.collectives import model_for
+
+    return model_for(type(m).forward) is not None
 
 
 def _is_module(obj) -> bool:

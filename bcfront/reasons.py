@@ -34,6 +34,10 @@ class BreakReason(DescribedStrEnum):
     # -- torch state and modes
     AUTOCAST = "autocast", "capture under an enclosing autocast region, or reading autocast state"
     AUTOGRAD = "autograd", "a Tensor method that drives autograd (backward, hooks, retain_grad)"
+    COLLECTIVE = (
+        "collective",
+        "a torch.distributed call the graph cannot hold (async work handle, process-group method)",
+    )
     INFERENCE_MODE = "inference-mode", "an inference_mode region the trace cannot keep"
     TORCH_DISPATCH_MODE = "torch-dispatch-mode", "capture under a TorchDispatchMode"
     TORCH_FUNCTION_MODE = "torch-function-mode", "capture under a TorchFunctionMode"

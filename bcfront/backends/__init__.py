@@ -38,8 +38,10 @@ def name_of(spec) -> str:
 def compile_graph(spec, graph, example_inputs, joint: bool = False) -> CompiledGraph:
     """Compile `graph` with the backend `spec` (see module docstring); `joint`: a graph
     with a backward goes through AOT autograd in pieces (`backends/joint.py`)."""
+    from ..ir.passes import sink_waits
     from . import eager
 
+    sink_waits(graph)  # collectives' waits at their first use (`semantics.collectives`)
     if spec == "eager" or not graph.body:
         return eager.compile_graph(graph)
     if spec == "auto":

@@ -200,12 +200,15 @@ def _isatty(f) -> bool:
 
 
 def _open_output(args):
-    if not args.output:
+    from .ranks import output_path
+
+    path = output_path(args.output, bool(getattr(args, "json", False)))  # one per rank
+    if not path:
         return None
     try:
-        return open(args.output, "w", encoding="utf-8")
+        return open(path, "w", encoding="utf-8")
     except OSError as e:
-        raise CliError(f"cannot write {args.output}: {e.strerror}") from None
+        raise CliError(f"cannot write {path}: {e.strerror}") from None
 
 
 def _emit_text(args, render) -> None:

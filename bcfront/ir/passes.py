@@ -10,6 +10,8 @@ its constant ancestors are excluded, covering views), or reaches the outside
 (a graph output, or an ancestor it may alias); nor is anything computed from a
 node left out.  Folding runs the real ops
 with the reference evaluator, under each node's recorded torch state.
+
+`sink_waits(graph)`: each collective's wait moved down to the value's first use.
 """
 
 from __future__ import annotations
@@ -48,13 +50,31 @@ def is_nondeterministic(n: Node) -> bool:
     return any(k in name for k in _NONDETERMINISTIC)
 
 
+def is_collective(n: Node) -> bool:
+    """A functional c10d collective or its wait (`semantics.collectives`): it communicates,
+    so it runs on every call, never folded."""
+    return getattr(n.target, "namespace", None) == "_c10d_functional"
+
+
+def sink_waits(graph: Graph) -> None:
+    """Move each ``wait_tensor`` of a collective down to just before the first node that
+    reads it (the end when only outputs do): the communication overlaps the work between."""
+    waits = [n for n in graph.body if is_collective(n) and target_name(n).startswith("wait_tensor")]
+    for w in waits:
+        body = graph.body
+        i = body.index(w)
+        users = (k for k in range(i + 1, len(body)) if w in iter_nodes((body[k].args, body[k].kwargs)))
+        j = next(users, len(body))
+        body.insert(j - 1, body.pop(i))
+
+
 def fold_constants(graph: Graph) -> dict[Node, Any]:
     """{node: real value} for the nodes that can be computed once."""
     foldable: dict[Node, list[Node]] = {}
     for n in graph.body:
         if n.op not in ("call", "method", "getattr") or n.mutates:
             continue
-        if is_nondeterministic(n):
+        if is_nondeterministic(n) or is_collective(n):
             continue
         deps = iter_nodes((n.args, n.kwargs))
         if all(d in foldable for d in deps) and getattr(n.meta, "requires_grad", False) is False:

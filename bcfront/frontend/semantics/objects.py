@@ -75,6 +75,10 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
 def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     obj = fv.obj
     model = bmodels.model_for(obj)
+    if model is None and "torch.distributed" in sys.modules:
+        from .collectives import model_for  # torch.distributed's calls, DDP's forward
+
+        model = model_for(obj)
     if model is not None:
         return model(tx, args, kwargs)
     through = call_through(tx, fv)  # a captured function: its original code, inlined

@@ -1,0 +1,276 @@
+"""One rank of a distributed test: ``python workers.py SCENARIO RANK WORLD PORT OUT``.
+
+Joins a gloo group on loopback (with a timeout, destroyed in ``finally``), runs the
+scenario and writes its results (plain JSON) to OUT.  The checks compare bcfront against
+eager PyTorch on the same ranks, and training against a single-process run on the full
+batch; the parent (`launch.run`) asserts on the results.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import sys
+import warnings
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+import bcfront
+
+VOCAB, DIM, SEQ, BATCH, STEPS = 32, 16, 8, 2, 3
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(DIM), nn.LayerNorm(DIM)
+        self.qkv, self.proj = nn.Linear(DIM, 3 * DIM), nn.Linear(DIM, DIM)
+        self.fc1, self.fc2 = nn.Linear(DIM, 4 * DIM), nn.Linear(4 * DIM, DIM)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, 2, c // 2).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, c))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(VOCAB, DIM), nn.Embedding(SEQ, DIM)
+        self.blocks = nn.ModuleList([Block(), Block()])
+        self.ln, self.head = nn.LayerNorm(DIM), nn.Linear(DIM, VOCAB, bias=False)
+
+    def forward(self, idx, targets):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        for b in self.blocks:
+            x = b(x)
+        logits = self.head(self.ln(x))
+        return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
+
+
+def batches(world: int):
+    """The full batch of every step (the same on every rank): [(idx, targets)]."""
+    g = torch.Generator().manual_seed(1234)
+    out = []
+    for _ in range(STEPS):
+        idx = torch.randint(0, VOCAB, (BATCH * world, SEQ), generator=g)
+        out.append((idx, torch.roll(idx, -1, 1)))
+    return out
+
+
+def train(model, step_fn, data, rank: int, world: int) -> list[float]:
+    """SGD steps of `step_fn(idx, targets) -> loss` on this rank's slice of each batch."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for idx, tgt in data:
+        sl = slice(rank * BATCH, (rank + 1) * BATCH) if world else slice(None)
+        opt.zero_grad(set_to_none=True)
+        loss = step_fn(idx[sl], tgt[sl])
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def _params(model) -> list[torch.Tensor]:
+    out = []
+    for p in model.parameters():
+        p = p.full_tensor() if hasattr(p, "full_tensor") else p
+        out.append(p.detach().clone())
+    return out
+
+
+def _close(a: list, b: list, tol: float = 1e-5) -> bool:
+    return len(a) == len(b) and all(torch.allclose(x, y, atol=tol, rtol=tol) for x, y in zip(a, b))
+
+
+def _breaks(report) -> list[str]:
+    return [f"{b.reason}: {b.message}" for b in report.graph_breaks]
+
+
+# -- scenarios -------------------------------------------------------------------------------
+
+
+def collectives(rank: int, world: int) -> dict:
+    import torch.distributed._functional_collectives as fc
+
+    def inplace(x):
+        y = x * 2
+        dist.all_reduce(y)
+        out = torch.empty(world * x.shape[0], x.shape[1])
+        dist.all_gather_into_tensor(out, x)
+        rs = torch.empty(x.shape[0] // world, x.shape[1])
+        dist.reduce_scatter_tensor(rs, x + 1, op=dist.ReduceOp.MAX)
+        b = x.clone()
+        dist.broadcast(b, src=world - 1)
+        a2a = torch.empty_like(x)
+        dist.all_to_all_single(a2a, x)
+        return y + 1, out, rs, b, a2a, dist.get_rank(), dist.get_world_size()
+
+    def functional(x):
+        w = dist.group.WORLD
+        a = fc.all_reduce(x * 2, "sum", w)
+        h = x.cos()
+        b = fc.all_gather_tensor(x, 1, w)
+        c = fc.reduce_scatter_tensor(x, "sum", 0, w)
+        d = fc.all_to_all_single(x, None, None, w)
+        e = fc.broadcast(x, 0, w)
+        return a + h, b, c, d, e
+
+    def async_op(x):
+        y = x * 2
+        work = dist.all_reduce(y, async_op=True)
+        work.wait()
+        return y + 1
+
+    res: dict = {}
+    x = torch.arange(2.0 * world * 3).reshape(2 * world, 3) * (rank + 1)
+    for fn in (inplace, functional, async_op):
+        want = fn(x.clone())
+        cf = bcfront.capture(fn)
+        got = [cf(x.clone()) for _ in range(2)]  # the second call: the cached entry
+        report = bcfront.explain(fn, x.clone())
+        same = all(
+            all(torch.equal(p, q) if isinstance(p, torch.Tensor) else p == q for p, q in zip(want, g))
+            if isinstance(want, tuple)
+            else torch.equal(want, g)
+            for g in got
+        )
+        code = "\n".join(g.code for g in report.graphs)
+        res[fn.__name__] = {
+            "same": same,
+            "breaks": [str(b.reason) for b in report.graph_breaks],
+            "graphs": len(report.graphs),
+            "code": code,
+            "recompiles": len(cf.recompiles),
+            "guards": [g.source for g in report.guards],
+        }
+    return res
+
+
+def ddp(rank: int, world: int) -> dict:
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    torch.manual_seed(0)
+    base = GPT()
+    data = batches(world)
+    eager_model, cap_model, single = (copy.deepcopy(base) for _ in range(3))
+    d_eager, d_cap = DDP(eager_model), DDP(cap_model)
+    cf = bcfront.capture(d_cap)
+    eager_losses = train(d_eager, d_eager, data, rank, world)
+    with bcfront.explain.collect() as run:
+        cap_losses = train(d_cap, cf, data, rank, world)
+    report = run.report()
+    single_losses = train(single, single, data, 0, 0) if rank == 0 else []
+    cap_params = _params(cap_model)
+    # no_sync: the gradients stay local (compared with the inner module's own)
+    idx, tgt = data[0]
+    sl = slice(rank * BATCH, (rank + 1) * BATCH)
+    cap_model.zero_grad(set_to_none=True)
+    with d_cap.no_sync():
+        cf(idx[sl], tgt[sl]).backward()
+    local = [p.grad.clone() for p in cap_model.parameters()]
+    cap_model.zero_grad(set_to_none=True)
+    cap_model(idx[sl], tgt[sl]).backward()
+    no_sync_local = _close(local, [p.grad for p in cap_model.parameters()], 0)
+    cap_model.zero_grad(set_to_none=True)
+    cf(idx[sl], tgt[sl]).backward()  # synced again after no_sync
+    synced = [p.grad.clone() for p in cap_model.parameters()]
+    cap_model.zero_grad(set_to_none=True)
+    eager_model.zero_grad(set_to_none=True)
+    d_eager.module.load_state_dict(cap_model.state_dict())
+    d_eager(idx[sl], tgt[sl]).backward()
+    return {
+        "eager_losses": eager_losses,
+        "cap_losses": cap_losses,
+        "single_losses": single_losses,
+        "params_vs_eager": _close(cap_params, _params(eager_model)),
+        "params_vs_single": _close(cap_params, _params(single)) if rank == 0 else True,
+        "breaks": _breaks(report),
+        "graphs": len(report.graphs),
+        "recompiles": len(report.recompiles),
+        "native": [str(f.message) for f in report.native_fallbacks],
+        "code": "\n".join(g.code for g in report.graphs),
+        "no_sync_local": no_sync_local,
+        "synced_after_no_sync": _close(synced, [p.grad for p in eager_model.parameters()]),
+    }
+
+
+def fsdp(rank: int, world: int) -> dict:
+    from torch.distributed.fsdp import fully_shard
+
+    torch.manual_seed(0)
+    base = GPT()
+    data = batches(world)
+    eager_model, cap_model, single = (copy.deepcopy(base) for _ in range(3))
+    for m in (eager_model, cap_model):
+        for b in m.blocks:
+            fully_shard(b)
+        fully_shard(m)
+    cf = bcfront.capture(cap_model)
+    eager_losses = train(eager_model, eager_model, data, rank, world)
+    with bcfront.explain.collect() as run:
+        cap_losses = train(cap_model, cf, data, rank, world)
+    report = run.report()
+    single_losses = train(single, single, data, 0, 0) if rank == 0 else []
+    cap_params = _params(cap_model)  # (full_tensor: a collective, on every rank)
+    return {
+        "eager_losses": eager_losses,
+        "cap_losses": cap_losses,
+        "single_losses": single_losses,
+        "params_vs_eager": _close(cap_params, _params(eager_model)),
+        "params_vs_single": _close(cap_params, _params(single)) if rank == 0 else True,
+        "breaks": _breaks(report),
+        "graphs": len(report.graphs),
+        "native": [str(f.message) for f in report.native_fallbacks],
+    }
+
+
+def all_checks(rank: int, world: int) -> dict:
+    """Every scenario on one group (one spawn for the whole default test run)."""
+    return {"collectives": collectives(rank, world), "ddp": ddp(rank, world), "fsdp": fsdp(rank, world)}
+
+
+def raise_on_rank1(rank: int, world: int) -> dict:
+    """Rank 1 raises; the others wait in a collective it never joins (the launcher kills them)."""
+    if rank == 1:
+        raise RuntimeError("rank 1 fails on purpose")
+    dist.barrier()
+    return {}
+
+
+SCENARIOS = {
+    "all": all_checks,
+    "collectives": collectives,
+    "ddp": ddp,
+    "fsdp": fsdp,
+    "raise_on_rank1": raise_on_rank1,
+}
+
+
+def main(scenario: str, rank: int, world: int, port: int, out: str) -> None:
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(1)
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=60),
+    )
+    try:
+        res = SCENARIOS[scenario](rank, world)
+        with open(out, "w") as f:
+            json.dump(res, f, default=str)
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])

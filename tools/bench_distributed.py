@@ -1,0 +1,126 @@
+"""DDP training step on 2 gloo ranks: bcfront vs eager vs torch.compile(backend="eager").
+
+Each rank trains the small GPT of `tests/distributed/workers.py` (wider) under DDP, one
+copy per contender, and times full steps (forward, backward with DDP's bucketed
+all-reduce, SGD step) after a warm-up; it reports the median step time, the recompiles
+after step 1 and the graph breaks in forward.  Rank 0 writes
+``tools/results/bench_distributed.json``.
+
+    PYTHONPATH=. python tools/bench_distributed.py [--steps 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import platform
+import socket
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tools" / "results" / "bench_distributed.json"
+
+
+def _worker(rank: int, world: int, port: int, steps: int) -> None:
+    warnings.simplefilter("ignore")
+    sys.path.insert(0, str(ROOT / "tests"))
+    import torch
+    import torch.distributed as dist
+    from distributed import workers  # the test's GPT
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    import bcfront
+
+    torch.set_num_threads(1)
+    workers.DIM, workers.SEQ, workers.BATCH = 64, 32, 4
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=120),
+    )
+    try:
+        torch.manual_seed(0)
+        base = workers.GPT()
+        g = torch.Generator().manual_seed(rank)
+        idx = torch.randint(0, workers.VOCAB, (workers.BATCH, workers.SEQ), generator=g)
+        tgt = torch.roll(idx, -1, 1)
+        results = {}
+        for name in ("eager", "bcfront", "torch.compile(eager)"):
+            model = DDP(copy.deepcopy(base))
+            import torch._dynamo
+
+            torch._dynamo.reset()
+            if name == "bcfront":
+                fwd = bcfront.capture(model)
+            elif name == "eager":
+                fwd = model
+            else:
+                fwd = torch.compile(model, backend="eager")
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            times, after_first = [], 0
+            with bcfront.explain.collect() as run:  # step 1 only: collecting counts ops (slow)
+                fwd(idx, tgt).backward()
+            opt.zero_grad(set_to_none=True)
+            after_first = _compiles(name, fwd)
+            for _ in range(steps + 3):
+                dist.barrier()
+                t0 = time.perf_counter()
+                opt.zero_grad(set_to_none=True)
+                fwd(idx, tgt).backward()
+                opt.step()
+                times.append(time.perf_counter() - t0)
+            entry = {"median_ms": statistics.median(times[3:]) * 1e3}
+            entry["recompiles_after_step_1"] = _compiles(name, fwd) - after_first
+            if name == "bcfront":
+                entry["breaks"] = len(run.report().graph_breaks)
+            results[name] = entry
+        if rank == 0:
+            OUT.parent.mkdir(parents=True, exist_ok=True)
+            data = {
+                "date": datetime.date.today().isoformat(),
+                "machine": f"{platform.machine()}, {platform.processor() or platform.system()}, torch "
+                + torch.__version__,
+                "world_size": world,
+                "backend": "gloo",
+                "steps": steps,
+                "model": f"GPT dim={workers.DIM} seq={workers.SEQ} batch/rank={workers.BATCH}",
+                "results": results,
+            }
+            OUT.write_text(json.dumps(data, indent=2) + "\n")
+            print(json.dumps(data, indent=2))
+    finally:
+        dist.destroy_process_group()
+
+
+def _compiles(name: str, fwd) -> int:
+    if name == "bcfront":
+        return len(fwd.recompiles)
+    if name.startswith("torch.compile"):
+        from torch._dynamo.utils import counters
+
+        return sum(counters["recompiles"].values()) if "recompiles" in counters else 0
+    return 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=30)
+    args = ap.parse_args()
+    import torch.multiprocessing as mp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mp.spawn(_worker, args=(2, port, args.steps), nprocs=2)
+
+
+if __name__ == "__main__":
+    main()
