@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
-CHAR_W = 7.0  # px per character at the pictures' 12px monospace font
+CHAR_W = 7.4  # px per character at the pictures' 12px monospace font (DejaVu Sans Mono: 7.22)
 LINE_H = 15.0
 PAD = 8.0
 GAP_X = 18.0
