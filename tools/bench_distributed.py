@@ -52,12 +52,11 @@ def _worker(rank: int, world: int, port: int, steps: int) -> None:
         g = torch.Generator().manual_seed(rank)
         idx = torch.randint(0, workers.VOCAB, (workers.BATCH, workers.SEQ), generator=g)
         tgt = torch.roll(idx, -1, 1)
-        results = {}
+        results, runs = {}, {}
         for name in ("eager", "bcfront", "torch.compile(eager)"):
             model = DDP(copy.deepcopy(base))
             import torch._dynamo
 
-            torch._dynamo.reset()
             if name == "bcfront":
                 fwd = bcfront.capture(model)
             elif name == "eager":
@@ -65,18 +64,21 @@ def _worker(rank: int, world: int, port: int, steps: int) -> None:
             else:
                 fwd = torch.compile(model, backend="eager")
             opt = torch.optim.SGD(model.parameters(), lr=0.01)
-            times, after_first = [], 0
             with bcfront.explain.collect() as run:  # step 1 only: collecting counts ops (slow)
                 fwd(idx, tgt).backward()
             opt.zero_grad(set_to_none=True)
-            after_first = _compiles(name, fwd)
-            for _ in range(steps + 3):
+            runs[name] = (fwd, opt, run, _compiles(name, fwd), [])
+        # lockstep: step i of every contender before step i + 1 of any, so a load spike on
+        # the shared machine hits them alike
+        for _ in range(steps + 3):
+            for name, (fwd, opt, _, _, times) in runs.items():
                 dist.barrier()
                 t0 = time.perf_counter()
                 opt.zero_grad(set_to_none=True)
                 fwd(idx, tgt).backward()
                 opt.step()
                 times.append(time.perf_counter() - t0)
+        for name, (fwd, _, run, after_first, times) in runs.items():
             entry = {"median_ms": statistics.median(times[3:]) * 1e3}
             entry["recompiles_after_step_1"] = _compiles(name, fwd) - after_first
             if name == "bcfront":
