@@ -77,7 +77,7 @@ def _actual(root, g, args, kwargs) -> str:
 
 
 def first_failure(cf, entry, args, kwargs):
-    root = entry.region if entry.native else entry.guard
+    root = getattr(entry.region, "__wrapped__", entry.region) if entry.native else entry.guard
     for g in entry.guards:
         fn = _compile(root, lambda ns, g=g: single_check_source(g, ns), "check")
         if fn is None:
