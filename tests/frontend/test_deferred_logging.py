@@ -292,3 +292,36 @@ def test_the_dispatch_mode_stack_is_a_guarded_query():
 
     run = bcfront.capture(fn, fullgraph=True)
     assert torch.equal(run(torch.ones(2)), torch.ones(2))
+
+
+CONFIG = {"verbose": True}
+
+
+@functools.lru_cache(None)
+def _warn_if_verbose(logger, msg):
+    if CONFIG["verbose"]:
+        logger.warning(msg)
+
+
+def test_a_config_dict_written_after_a_cached_procedure_breaks_there():
+    """The procedure runs at the region's end natively: a later write to a dict it reads
+    must not land first."""
+
+    def make(logger):
+        def fn(x):
+            _warn_if_verbose(logger, "verbose")
+            CONFIG["verbose"] = False  # the call above saw True
+            return x + 1
+
+        return fn
+
+    out = {}
+    for mode in ("native", "captured"):
+        _warn_if_verbose.cache_clear()
+        CONFIG["verbose"] = True
+        logger, handler = fresh_logger("bcfront-test-deferred-config")
+        fn = make(logger)
+        (bcfront.capture(fn) if mode == "captured" else fn)(torch.ones(1))
+        out[mode] = [r[2] for r in handler.records]
+    assert out["captured"] == out["native"] == ["verbose"]
+    CONFIG["verbose"] = True

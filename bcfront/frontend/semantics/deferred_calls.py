@@ -16,8 +16,10 @@ guard on the cache.
 Making a call later is right only when nothing it reads changes between its place and the
 region's end.  A write the region makes after a recorded call to a logging object (logger,
 handler, filter, formatter, manager), to the ``logging`` or ``sys`` module, or to an
-object or module the recorded procedure was handed or lives in, breaks the graph at that
-write (a write watcher, `Tracer.write_watchers`), so the call is made before it.
+object or module the recorded procedure was handed or lives in -- and, after a cached
+procedure, to any outside list, dict or set (its code may read a config dict) -- breaks
+the graph at that write (a write watcher, `Tracer.write_watchers`), so the call is made
+before it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ..model.builder import wrap
 from ..model.effects import DEFERRED_CALL
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, ItemSource, Ref
-from ..model.values import Const, ObjectV, Value
+from ..model.values import Const, DictV, ListV, ObjectV, SetV, Value
 from . import dispatch
 from .folding import NotConst, as_python
 from .registry import MODELS
@@ -103,7 +105,17 @@ def record(tx, fn, args: tuple, watched=()) -> Const:
 def _watch(tx, value) -> None:
     """Break at a write that a recorded call could read (see the module docstring)."""
     log = getattr(tx, _LOG, None)
-    if log is None or not log.calls or not isinstance(value, ObjectV):
+    if log is None or not log.calls:
+        return
+    if isinstance(value, (ListV, DictV, SetV)) and value.source is not None:
+        if any(fn is not emit_log and not _is_api_log(fn) for fn, _ in log.calls):
+            # a cached procedure's code may read any outside container (a config dict)
+            raise UnsupportedError(
+                BreakReason.WRITE_AFTER_LOGGING,
+                f"a write to {value.describe()} after a cached logging procedure the region makes at its end",
+            )
+        return
+    if not isinstance(value, ObjectV):
         return
     obj = value.obj
     if (
@@ -121,6 +133,11 @@ def _watch(tx, value) -> None:
 
 
 # -- logging ------------------------------------------------------------------------------
+
+
+def _is_api_log(fn) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and fn is torch._C._log_api_usage_once
 
 
 def emit_log(logger, level, where, msg, args, kwargs) -> None:
