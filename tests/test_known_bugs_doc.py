@@ -111,9 +111,21 @@ def fixed_problems(text: str, root: Path) -> list[str]:
             code = source.read_text(encoding="utf-8")
             if fn and not re.search(rf"^\s*def {fn}\(", code, flags=re.M):
                 problems.append(f"{path} defines no {fn}")
-            elif param and param not in code:
+            elif param and not any(param in text for text in with_case_modules(source, code)):
                 problems.append(f"{path}: no case named {param!r} for {fn}")
     return problems
+
+
+def with_case_modules(source: Path, code: str) -> list[str]:
+    """The text of a test file and of the modules it imports from its own package (``from
+    .cases import X``, ``from .cases.theme import Y``): where its parametrized cases live."""
+    texts = [code]
+    for dotted in re.findall(r"^from \.([\w.]+) import", code, flags=re.M):
+        base = source.parent.joinpath(*dotted.split("."))
+        for path in (base.with_suffix(".py"), base / "__init__.py"):
+            if path.is_file():
+                texts.append(path.read_text(encoding="utf-8"))
+    return texts
 
 
 def test_every_open_bug_is_pinned_by_a_strict_xfail(tmp_path):

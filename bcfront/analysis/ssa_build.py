@@ -21,33 +21,39 @@ placement (`bcfront.analysis.ssa_phis`, on bitmasks).  The renaming loop
 handles the common instructions inline (loads and stores of locals, 3.13's paired
 loads and stores and its loads of cell objects, MAKE_CELL, "plain" ones that read
 their inputs and push new values, ones that move inputs);
-the rest goes through `Builder.step`, and so does, in a protected block, every
+the rest goes through `Builder.step` (with the handlers of `ssa_locals` for the
+other instructions on fast locals), and so does, in a protected block, every
 instruction that may change a stack slot its handler has a phi for (the values
 the handler can see of it must be tracked).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from .columns import SHARED_INTS, shared_ints
 from .cpython import varname_from_oparg
-from .opcodes import OPNAME
 from .ssa_form import IntegerSSA
+from .ssa_locals import LOCAL_OPS, ValueId
 from .ssa_phis import has_edge_phis, place
-from .stack import LOAD_LOCAL, LOAD_LOCAL_PAIR, LOCAL_OTHER, STORE_LOCAL, STORE_LOCAL_PAIR, WRAP_CELL, Effect
+from .stack_effects import (
+    LOAD_LOCAL,
+    LOAD_LOCAL_PAIR,
+    LOCAL_OTHER,
+    STORE_LOCAL,
+    STORE_LOCAL_PAIR,
+    WRAP_CELL,
+    Effect,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
     from collections.abc import Set as AbstractSet
 
     from .bytecode import ExceptionEntry
     from .cfg import CFG, Block
     from .liveness import Liveness
     from .stack import StackInfo
-
-# A value id (see `IntegerSSA`): an op value's number (>= 0), or ``~k`` for record k.
-ValueId: TypeAlias = int
 
 
 class Builder:
@@ -464,7 +470,7 @@ class Builder:
                 v = self.special[i] = self.loc[var]
                 self.put(base, v, last)
                 return
-        handler = _LOCAL_OPS[self.bc.opcodes[i]]
+        handler = LOCAL_OPS[self.bc.opcodes[i]]
         if handler is None and eff.plain:
             if pops:
                 self.flat += stk[base:d]
@@ -553,135 +559,6 @@ class Builder:
 
 
 _NEGATIVE = list(range(-1, -257, -1))  # the entry's value ids, -1, -2, ... (`make_entry`)
-
-
-# -- per-opcode handlers for fast locals: (builder, instruction position, inputs, block,
-#    is_last) -> (values for the effect's new outputs, values used, values defined)
-
-_Result: TypeAlias = "tuple[Sequence[ValueId], tuple[ValueId, ...], tuple[ValueId, ...]]"
-_Handler: TypeAlias = "Callable[[Builder, int, list[ValueId], int, bool], _Result]"
-
-
-def _names(bd: Builder, i: int) -> tuple[str, ...]:
-    a: Any = bd.bc.argval(i)  # (a name, or a pair of names)
-    return a if a.__class__ is tuple else (a,)
-
-
-def _load(bd: Builder, name: str, i: int, b: int, uses: list[ValueId], defs: list[ValueId]) -> ValueId:
-    """The value a load of `name` pushes: the local's value, or a new one for a cell."""
-    var = bd.local_ids().get(name)
-    if var is None:
-        v = bd.new("op", bd.stack.depth[i] - bd.stack.effects[i].pops + len(defs), b, bd.bc.offsets[i])
-        defs.append(v)
-        return v
-    v = bd.loc[var]
-    uses.append(v)
-    return v
-
-
-def _store(bd: Builder, name: str, val: ValueId, i: int, b: int, last: bool, defs: list[ValueId]) -> None:
-    var = bd.local_ids().get(name)
-    if var is not None:
-        v = bd.new("store", name, b, bd.bc.offsets[i], (val,))
-        defs.append(v)
-        bd.set(var, v, last)
-
-
-def _clear(bd: Builder, name: str, i: int, b: int, last: bool, defs: list[ValueId]) -> None:
-    var = bd.local_ids().get(name)
-    if var is not None:
-        v = bd.new("undef", name, b, bd.bc.offsets[i])
-        defs.append(v)
-        bd.set(var, v, last)
-
-
-def _h_load_fast(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
-    # a load of a local never gets here (`Builder.step` handles it first): a cell's
-    uses: list[ValueId]
-    defs: list[ValueId]
-    uses, defs = [], []
-    news = [_load(bd, bd.local(bd.bc.args[i]), i, b, uses, defs)]
-    return news, tuple(uses), tuple(defs)
-
-
-def _h_load_pair(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
-    uses: list[ValueId]
-    defs: list[ValueId]
-    uses, defs = [], []
-    news = [_load(bd, n, i, b, uses, defs) for n in _names(bd, i)]
-    return news, tuple(uses), tuple(defs)
-
-
-def _h_load_and_clear(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
-    uses: list[ValueId]
-    defs: list[ValueId]
-    uses, defs = [], []
-    name = bd.local(bd.bc.args[i])
-    news = [_load(bd, name, i, b, uses, defs)]
-    _clear(bd, name, i, b, last, defs)
-    return news, tuple(uses), tuple(defs)
-
-
-def _h_delete_fast(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
-    uses: list[ValueId]
-    defs: list[ValueId]
-    uses, defs = [], []
-    name = bd.local(bd.bc.args[i])
-    var = bd.local_ids().get(name)
-    if var is not None:
-        uses.append(bd.loc[var])
-    _clear(bd, name, i, b, last, defs)
-    return (), tuple(uses), tuple(defs)
-
-
-def _h_store_fast(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
-    defs: list[ValueId] = []
-    _store(bd, bd.local(bd.bc.args[i]), inputs[0], i, b, last, defs)
-    return (), (inputs[0],), tuple(defs)
-
-
-def _h_store_store(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
-    first, second = _names(bd, i)
-    defs: list[ValueId] = []
-    _store(bd, first, inputs[1], i, b, last, defs)  # the first store takes the top
-    _store(bd, second, inputs[0], i, b, last, defs)
-    return (), (inputs[1], inputs[0]), tuple(defs)
-
-
-def _h_store_load(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
-    store, load = _names(bd, i)
-    uses: list[ValueId]
-    defs: list[ValueId]
-    uses, defs = [inputs[0]], []
-    _store(bd, store, inputs[0], i, b, last, defs)
-    pushed = _load(bd, load, i, b, uses, defs)
-    if defs and uses[-1] == defs[0]:  # `x = ...; x`: it reloads what it stored
-        uses.pop()
-    return (pushed,), tuple(uses), tuple(defs)
-
-
-def _h_make_cell(bd: Builder, i: int, inputs: list[ValueId], b: int, last: bool) -> _Result:
-    v = bd.cell_params.get(bd.local(bd.bc.args[i]))
-    return (), ((v,) if v is not None else ()), ()
-
-
-def _local_ops() -> list[_Handler | None]:
-    """opcode byte -> handler (None for the opcodes that do not touch a fast local)."""
-    by_name: dict[str | None, _Handler] = {
-        "LOAD_FAST": _h_load_fast,
-        "LOAD_FAST_CHECK": _h_load_fast,
-        "LOAD_FAST_LOAD_FAST": _h_load_pair,
-        "LOAD_FAST_AND_CLEAR": _h_load_and_clear,
-        "DELETE_FAST": _h_delete_fast,
-        "STORE_FAST": _h_store_fast,
-        "STORE_FAST_STORE_FAST": _h_store_store,
-        "STORE_FAST_LOAD_FAST": _h_store_load,
-        "MAKE_CELL": _h_make_cell,
-    }
-    return [by_name.get(n) for n in OPNAME]
-
-
-_LOCAL_OPS = _local_ops()
 
 
 # The mark of an instruction `walk` must hand to `step` (one that may change a slot a

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from .bytecode import ExceptionEntry
     from .cfg import CFG
     from .liveness import Liveness
-    from .stack import Effect, StackInfo
+    from .stack import StackInfo
+    from .stack_effects import Effect
 
 
 class PhiSite(Protocol):

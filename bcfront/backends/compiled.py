@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..ir.functionalize import Emit, Plan
+    from ..ir.functional_plan import Emit, Plan
 
 
 @dataclass

@@ -56,7 +56,7 @@ INFIX = {
 }
 PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
 # The comment line a functionalized graph's emitted code puts before its write-back
-# (`functionalize.Plan.wrap_emit`); `frontend.regions.region_errors` finds it there.
+# (`functional_plan.Plan.wrap_emit`); `frontend.regions.region_errors` finds it there.
 # Here, not in `functionalize`, because reading it must not import torch.
 WRITEBACK_MARK = "# write the new values back into the inputs"
 

@@ -427,7 +427,7 @@ _REAL_OPS = [
 
 
 def test_every_real_opcode_has_a_stack_rule():
-    from bcfront.analysis.stack import has_rule
+    from bcfront.analysis.stack_effects import has_rule
 
     assert [n for n in _REAL_OPS if not has_rule(n, PY)] == []
 
@@ -438,7 +438,7 @@ _DEPARTURES = {"RETURN_GENERATOR"} | ({"PRECALL", "CALL"} if PY == (3, 11) else 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_stack_rules_agree_with_dis(name):
-    from bcfront.analysis.stack import effect_of
+    from bcfront.analysis.stack_effects import effect_of
 
     for code in all_code_objects(CORPUS[name]):
         for ins in dis.get_instructions(code):
@@ -459,7 +459,7 @@ def test_precall_and_call_together_match_dis_on_311():
     fa = analyze(add)
     code = compile("f(a, b)", "<c>", "eval")
     ins = [i for i in dis.get_instructions(code) if i.opname in ("PRECALL", "CALL")]
-    from bcfront.analysis.stack import effect_of
+    from bcfront.analysis.stack_effects import effect_of
 
     ours = sum(len(effect_of(i, PY).fall) - effect_of(i, PY).pops for i in ins)
     assert ours == sum(dis.stack_effect(i.opcode, i.arg) for i in ins) == -3

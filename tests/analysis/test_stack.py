@@ -151,7 +151,7 @@ def test_effects_mark_the_instructions_on_fast_locals_as_dis_lists_them():
     """`Effect.local` (what the SSA builder's loop dispatches on) is set exactly for the
     opcodes `dis.haslocal` lists, plus MAKE_CELL (it turns a fast local into a cell);
     only LOAD_FAST/LOAD_FAST_CHECK count as plain loads, only STORE_FAST as a store."""
-    from bcfront.analysis.stack import _TABLES, LOCAL_LOAD, LOCAL_STORE, NO_LOCAL
+    from bcfront.analysis.stack_effects import _TABLES, LOCAL_LOAD, LOCAL_STORE, NO_LOCAL
 
     rules = _TABLES[PY].rules
     for name, op in dis.opmap.items():
@@ -168,16 +168,16 @@ def test_effects_mark_the_instructions_on_fast_locals_as_dis_lists_them():
 
 
 def test_ssa_handlers_cover_exactly_the_marked_instructions():
-    """The SSA builder's per-opcode handlers (`_LOCAL_OPS`, for the instructions its loop
+    """The SSA builder's per-opcode handlers (`LOCAL_OPS`, for the instructions its loop
     does not inline) exist for exactly the opcodes the stack rules mark as on a fast
     local: the two tables name the same opcodes, or an instruction would be renamed as
     a plain one (or a plain one handed to a handler)."""
-    from bcfront.analysis.ssa_build import _LOCAL_OPS
-    from bcfront.analysis.stack import _TABLES, NO_LOCAL
+    from bcfront.analysis.ssa_locals import LOCAL_OPS
+    from bcfront.analysis.stack_effects import _TABLES, NO_LOCAL
 
     rules = _TABLES[PY].rules
     for name, op in dis.opmap.items():
         if op >= 256 or name not in rules:
             continue
         eff = rules[name] if not callable(rules[name]) else rules[name](1)
-        assert (_LOCAL_OPS[op] is not None) == (eff.local != NO_LOCAL), name
+        assert (LOCAL_OPS[op] is not None) == (eff.local != NO_LOCAL), name

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from bcfront.analysis.stack import _EffectTable
+from bcfront.analysis.stack_effects import _EffectTable
 
 PY = sys.version_info[:2]
 DEPARTS = {"RETURN_GENERATOR"} | ({"PRECALL", "CALL"} if PY == (3, 11) else set())

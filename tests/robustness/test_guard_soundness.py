@@ -8,31 +8,42 @@ right after it (recompiling or not is the capture's business; a stale result
 is a bug).  Pure-Python cases run without torch (3.12/3.13 too); tensor and
 module cases need torch.  Device: a CUDA device is used when there is one,
 otherwise the "meta" device stands in for a second device (the CPU-only CI
-checks that a meta tensor after a CPU capture is not served a CPU entry).
+checks that a meta tensor after a CPU capture is not served a CPU entry).  `Case` and the
+nn.Module tree cases live in `change_cases`.
 """
 
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
-from typing import Callable
 
 import pytest
 
 import bcfront
 from bcfront.testing.differential import diff
 
+from .change_cases import (
+    Case,
+    module_with_act,
+    torch_or_skip,
+    tree_child_class_swapped,
+    tree_child_forward_on_instance,
+    tree_child_hook,
+    tree_child_hooks_dict_replaced,
+    tree_child_shadowed_in_instance_dict,
+    tree_child_training,
+    tree_child_via_modules_dict,
+    tree_child_via_setattr,
+    tree_class_attribute_shadows_child,
+    tree_class_forward_replaced,
+    tree_global_hook,
+    tree_instance_dict_replaced,
+    tree_module_list_append,
+    tree_module_list_item,
+    tree_parameter_data_reshaped,
+    tree_parameter_via_parameters_dict,
+    tree_plain_attribute,
+)
 from .helpers import HAS_TORCH, assert_agree, make_namespace, outcome
-
-
-@dataclass(frozen=True)
-class Case:
-    """fn(*args()) depends on the state `change()` alters."""
-
-    fn: Callable
-    args: Callable[[], tuple]
-    change: Callable[[], None]
-    restore: Callable[[], None] = lambda: None
 
 
 def _run_case(case: Case, name: str) -> None:
@@ -314,13 +325,9 @@ def test_python_state_change_is_never_stale(name):
 # -- tensors, modules, torch global state ----------------------------------------------------------
 
 
-def _torch():
-    return pytest.importorskip("torch")
-
-
 def tensor_dtype():
     """The input's dtype changes (float32 -> float64)."""
-    torch = _torch()
+    torch = torch_or_skip()
     state = {"dtype": torch.float32}
     return Case(
         lambda x: x * 2 + 1,
@@ -331,7 +338,7 @@ def tensor_dtype():
 
 def tensor_shape():
     """The input's shape changes (python code reads it, too)."""
-    torch = _torch()
+    torch = torch_or_skip()
     state = {"n": 3}
     return Case(
         lambda x: x.sum(0) * x.shape[0],
@@ -342,7 +349,7 @@ def tensor_shape():
 
 def tensor_stride():
     """Same shape, transposed layout: `.view` works on one and raises on the other."""
-    torch = _torch()
+    torch = torch_or_skip()
     state = {"t": False}
 
     def make():
@@ -354,7 +361,7 @@ def tensor_stride():
 
 def tensor_device():
     """The input moves to another device (CUDA if present, else meta)."""
-    torch = _torch()
+    torch = torch_or_skip()
     other = "cuda" if torch.cuda.is_available() else "meta"
     state = {"device": "cpu"}
 
@@ -369,7 +376,7 @@ def tensor_device():
 
 def tensor_requires_grad():
     """The input starts requiring grad (python code branches on it)."""
-    torch = _torch()
+    torch = torch_or_skip()
     state = {"rg": False}
 
     def f(x):
@@ -381,7 +388,7 @@ def tensor_requires_grad():
 
 def grad_mode():
     """Global grad mode is switched off after capture."""
-    torch = _torch()
+    torch = torch_or_skip()
     w = torch.ones(3, requires_grad=True)
     return Case(
         lambda x: (x * w, torch.is_grad_enabled()),
@@ -393,7 +400,7 @@ def grad_mode():
 
 def default_dtype():
     """The default dtype changes: factory calls inside the function follow it."""
-    torch = _torch()
+    torch = torch_or_skip()
     old = torch.get_default_dtype()
     return Case(
         lambda x: torch.ones(2) + x.sum(),
@@ -405,7 +412,7 @@ def default_dtype():
 
 def global_tensor_replaced():
     """A global tensor is rebound to a tensor with other values (same metadata)."""
-    torch = _torch()
+    torch = torch_or_skip()
     ns = make_namespace(
         """
         def f(x):
@@ -418,7 +425,7 @@ def global_tensor_replaced():
 
 def module_training():
     """`.eval()` after capture: dropout and a python branch on `self.training` switch off."""
-    torch = _torch()
+    torch = torch_or_skip()
 
     class M(torch.nn.Module):
         def forward(self, x):
@@ -430,7 +437,7 @@ def module_training():
 
 def module_parameter_replaced():
     """A module's parameter is replaced by a new Parameter object."""
-    torch = _torch()
+    torch = torch_or_skip()
     m = torch.nn.Linear(3, 2)
 
     def change():
@@ -442,7 +449,7 @@ def module_parameter_replaced():
 
 def module_parameter_in_place():
     """A parameter is updated in place (an optimizer step): same object, new values."""
-    torch = _torch()
+    torch = torch_or_skip()
     m = torch.nn.Linear(3, 2)
 
     def change():
@@ -452,30 +459,16 @@ def module_parameter_in_place():
     return Case(m, lambda: (torch.ones(1, 3),), change)
 
 
-def _module_with_act(torch):
-    """An instance of a fresh module class whose forward calls its child `act` (a ReLU)."""
-
-    class M(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.act = torch.nn.ReLU()
-
-        def forward(self, x):
-            return self.act(x) + 1
-
-    return M()
-
-
 def module_submodule_replaced():
     """A submodule is swapped for a different module type."""
-    torch = _torch()
-    m = _module_with_act(torch)
+    torch = torch_or_skip()
+    m = module_with_act(torch)
     return Case(m, lambda: (torch.linspace(-2, 2, 5),), lambda: setattr(m, "act", torch.nn.Tanh()))
 
 
 def module_plain_attribute():
     """A plain Python attribute of a module (not a parameter) changes."""
-    torch = _torch()
+    torch = torch_or_skip()
 
     class M(torch.nn.Module):
         def __init__(self):
@@ -491,7 +484,7 @@ def module_plain_attribute():
 
 def module_buffer_replaced():
     """A registered buffer is reassigned to a new tensor."""
-    torch = _torch()
+    torch = torch_or_skip()
 
     class M(torch.nn.Module):
         def __init__(self):
@@ -507,7 +500,7 @@ def module_buffer_replaced():
 
 def module_hook_added():
     """A forward hook is registered after capture: it must run and change the output."""
-    torch = _torch()
+    torch = torch_or_skip()
     m = torch.nn.Linear(2, 2)
     handles = []
 
@@ -519,7 +512,7 @@ def module_hook_added():
 
 def torch_function_patched():
     """A torch function the code calls is monkeypatched after capture (module attribute of torch)."""
-    torch = _torch()
+    torch = torch_or_skip()
     original = torch.nn.functional.gelu
 
     def change():
@@ -535,200 +528,9 @@ def torch_function_patched():
 
 def python_scalar_into_tensor_op():
     """An int argument combined with a tensor changes value."""
-    torch = _torch()
+    torch = torch_or_skip()
     state = {"k": 2}
     return Case(lambda x, k: x * k, lambda: (torch.ones(2), state["k"]), lambda: state.__setitem__("k", 5))
-
-
-# -- nn.Module trees: every way to change what a nested submodule call does -----------------------
-
-
-def _tree():
-    """A fresh Outer(Inner(Linear, ReLU, scale)) whose classes belong to this case alone (so a
-    case may patch a class), with a python branch on the inner module's `.training`."""
-    torch = _torch()
-
-    class Inner(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lin = torch.nn.Linear(3, 3)
-            self.act = torch.nn.ReLU()
-            self.scale = 2
-
-        def forward(self, x):
-            y = self.act(self.lin(x)) * self.scale
-            return y + 1 if self.training else y - 1
-
-    class Outer(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.inner = Inner()
-            self.layers = torch.nn.ModuleList([torch.nn.Identity(), torch.nn.Sigmoid()])
-
-        def forward(self, x):
-            x = self.inner(x)
-            for layer in self.layers:
-                x = layer(x)
-            return x
-
-    torch.manual_seed(0)
-    return Outer(), Inner
-
-
-def _tree_case(change, restore=None):
-    torch = _torch()
-    m, Inner = _tree()
-    x = torch.linspace(-1, 1, 6).reshape(2, 3)
-    return Case(
-        m, lambda: (x,), lambda: change(m, Inner), (lambda: restore(m, Inner)) if restore else (lambda: None)
-    )
-
-
-def tree_child_via_setattr():
-    """A nested submodule is replaced through setattr (nn.Module.__setattr__)."""
-    torch = _torch()
-    return _tree_case(lambda m, _: setattr(m.inner, "act", torch.nn.Tanh()))
-
-
-def tree_child_via_modules_dict():
-    """A nested submodule is replaced by writing its parent's `_modules` dict directly."""
-    torch = _torch()
-    return _tree_case(lambda m, _: m.inner._modules.__setitem__("act", torch.nn.Tanh()))
-
-
-def tree_child_shadowed_in_instance_dict():
-    """A module is stored in the parent's instance `__dict__` under the child's name: attribute
-    lookup finds it before nn.Module.__getattr__ consults `_modules`."""
-    torch = _torch()
-    return _tree_case(lambda m, _: m.inner.__dict__.__setitem__("act", torch.nn.Tanh()))
-
-
-def tree_child_forward_on_instance():
-    """A nested submodule gets an instance-level `forward` (shadows its class's)."""
-    return _tree_case(lambda m, _: setattr(m.inner.act, "forward", lambda x: x * 100))
-
-
-def tree_class_forward_replaced():
-    """The class of a nested submodule gets a new `forward`."""
-
-    def change(m, Inner):
-        Inner.forward = lambda self, x: self.lin(x) * 10
-
-    return _tree_case(change)
-
-
-def tree_child_class_swapped():
-    """A nested submodule's `__class__` is reassigned to a subclass with another forward."""
-
-    def change(m, Inner):
-        class Sub(Inner):
-            def forward(self, x):
-                return self.lin(x) - 100
-
-        m.inner.__class__ = Sub
-
-    return _tree_case(change)
-
-
-def tree_child_training():
-    """Only the nested submodule switches to eval mode (`.training` of a child)."""
-    return _tree_case(lambda m, _: m.inner.eval())
-
-
-def tree_parameter_via_parameters_dict():
-    """A nested parameter is replaced by writing the `_parameters` dict directly."""
-    torch = _torch()
-
-    def change(m, _):
-        m.inner.lin._parameters["weight"] = torch.nn.Parameter(torch.full((3, 3), 0.25))
-
-    return _tree_case(change)
-
-
-def tree_parameter_data_reshaped():
-    """A parameter keeps its object but `.data` is swapped for a tensor of another shape."""
-    torch = _torch()
-
-    def change(m, _):
-        with torch.no_grad():
-            m.inner.lin.bias.data = torch.full((1,), 3.0)
-
-    return _tree_case(change)
-
-
-def tree_plain_attribute():
-    """A plain attribute of a nested submodule changes."""
-    return _tree_case(lambda m, _: setattr(m.inner, "scale", -4))
-
-
-def tree_instance_dict_replaced():
-    """A nested submodule's whole `__dict__` is replaced by a copy with one attribute changed."""
-
-    def change(m, _):
-        m.inner.__dict__ = {**m.inner.__dict__, "scale": 7}
-
-    return _tree_case(change)
-
-
-def tree_child_hook():
-    """A forward hook is registered on a nested submodule."""
-    handles = []
-
-    def change(m, _):
-        handles.append(m.inner.act.register_forward_hook(lambda mod, inp, out: out + 5))
-
-    return _tree_case(change, lambda m, _: [h.remove() for h in handles])
-
-
-def tree_child_hooks_dict_replaced():
-    """A nested submodule's `_forward_pre_hooks` dict is replaced wholesale."""
-    import collections
-
-    def change(m, _):
-        m.inner.lin._forward_pre_hooks = collections.OrderedDict({0: lambda mod, inp: (inp[0] * 0,)})
-
-    return _tree_case(change)
-
-
-def tree_global_hook():
-    """A global forward hook (every module) is registered."""
-    torch = _torch()
-    handles = []
-
-    def change(m, _):
-        handles.append(
-            torch.nn.modules.module.register_module_forward_hook(
-                lambda mod, inp, out: out * 2 if isinstance(out, torch.Tensor) else out
-            )
-        )
-
-    return _tree_case(change, lambda m, _: [h.remove() for h in handles])
-
-
-def tree_module_list_item():
-    """An item of a ModuleList iterated by the forward is replaced."""
-    torch = _torch()
-    return _tree_case(lambda m, _: m.layers.__setitem__(1, torch.nn.Tanh()))
-
-
-def tree_module_list_append():
-    """A ModuleList iterated by the forward grows."""
-    torch = _torch()
-    return _tree_case(lambda m, _: m.layers.append(torch.nn.Softplus()))
-
-
-def tree_class_attribute_shadows_child():
-    """A class attribute (a property) named like a submodule is added after capture: Python's
-    normal lookup finds it before nn.Module.__getattr__ looks in _modules (L2)."""
-    torch = _torch()
-    m = _module_with_act(torch)
-    cls, tanh = type(m), torch.nn.Tanh()
-    return Case(
-        m,
-        lambda: (torch.linspace(-2, 2, 5),),
-        lambda: setattr(cls, "act", property(lambda self: tanh)),
-        lambda: delattr(cls, "act"),
-    )
 
 
 TORCH_CASES = {

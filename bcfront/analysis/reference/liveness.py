@@ -2,7 +2,7 @@
 
 For each block, from its live-out set, walk the instructions backward: a write
 removes the variable, a read adds it (each instruction's events in reverse
-execution order, as `liveness.instruction_events` lists them; ``"*"`` reads
+execution order, as `live_events.instruction_events` lists them; ``"*"`` reads
 every variable).  Any instruction of a protected block may raise, so the
 handler's live-in set is live before every instruction of the block.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from types import CodeType
 
 from ..bytecode import Instr
-from ..liveness import instruction_events, variables_of
+from ..live_events import instruction_events, variables_of
 from .cfg import RefCFG
 
 

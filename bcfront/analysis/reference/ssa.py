@@ -15,7 +15,7 @@ pruned by liveness:
 2. Renaming.  A walk of the dominator tree with the current value of every
    local: a block starts from its immediate dominator's exit values, its phis
    define new values, then its instructions read and write (each instruction's
-   events as `liveness.instruction_events` lists them).  Along an ordinary edge
+   events as `live_events.instruction_events` lists them).  Along an ordinary edge
    b -> s, the argument of s's phi is x's value at b's end; along an exception
    edge it is the set of values x has before each instruction of b.
 
@@ -32,7 +32,7 @@ from types import CodeType
 from typing import cast
 
 from ..bytecode import Instr
-from ..liveness import instruction_events, variables_of
+from ..live_events import instruction_events, variables_of
 from .cfg import RefCFG
 
 Key = tuple[object, ...]  # a value's name, as in the module docstring

@@ -1,7 +1,7 @@
 """Reference stack depths: a worklist over instructions (abstract interpretation).
 
 The depth before the first instruction is 0.  From an instruction at depth d
-with effect e (`stack.effect_of`, the per-opcode rules), control reaches:
+with effect e (`stack_effects.effect_of`, the per-opcode rules), control reaches:
 
 * the next instruction, at ``d - e.pops + len(e.fall)``, unless it jumps
   unconditionally, returns or raises;
@@ -17,7 +17,8 @@ Unreachable instructions keep -1.  The fast version is `bcfront.analysis.stack`.
 from __future__ import annotations
 
 from ..bytecode import Bytecode
-from ..stack import StackDepthError, effect_of
+from ..stack import StackDepthError
+from ..stack_effects import effect_of
 
 
 def stack_depths(bc: Bytecode) -> list[int]:

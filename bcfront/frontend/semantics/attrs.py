@@ -4,11 +4,12 @@ Lookup follows CPython's order (data descriptor on the type, instance
 ``__dict__``, non-data descriptor or plain class attribute, ``__getattr__``),
 resolved statically on the real classes.  Properties and Python descriptors
 are inlined; C slots and getset descriptors are read from the real object
-under a guard; nn.Module's ``__getattr__`` reads ``_parameters``,
-``_buffers`` and ``_modules`` directly.  Writes to outside objects go to the
-value's overlay and are replayed after the region.  How a class attribute binds
-(descriptors, ``__getattribute__`` hooks, slots) is `descriptors`; instance
-dictionaries (dict-subclass instances, ``o.__dict__``) are `dict_objects`.
+under a guard.  Writes to outside objects go to the value's overlay and are
+replayed after the region.  How a class attribute binds (descriptors,
+``__getattribute__`` hooks, slots) is `descriptors`; instance dictionaries
+(dict-subclass instances, ``o.__dict__``) are `dict_objects`; attributes of
+modules (Python modules, nn.Module's ``__getattr__``) and classes are
+`module_attrs`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import CONST_TYPES, guard_class_lookup, is_torch_const, wrap
 from ..model.guard_kinds import GuardKind
-from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
+from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     DELETED,
@@ -68,6 +69,15 @@ from .dict_objects import (
     object_dict,
 )
 from .folding import attribute_error, raise_
+from .module_attrs import (
+    class_attr,
+    is_module_class,
+    module_attr,
+    module_class_descriptor,
+    module_missing,
+    module_namespace,
+    pymodule_attr,
+)
 
 
 def getattr_(tx, v: Value, name: str) -> Value:
@@ -144,7 +154,7 @@ def _object_attr(tx, v: ObjectV, name):
     if not isinstance(obj, (type, types.ModuleType, types.FunctionType)):
         cls = type(obj)
         ga = mro_lookup(cls, "__getattribute__")
-        if isinstance(ga, types.FunctionType) and not _is_module_class(cls):
+        if isinstance(ga, types.FunctionType) and not is_module_class(cls):
             return user_getattribute(tx, v, cls, ga, name)
     return _generic_object_attr(tx, v, name)
 
@@ -185,15 +195,15 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
         return val
     obj = v.obj
     src = source_of(v)
-    if isinstance(obj, types.ModuleType) and not _module_class_descriptor(tx, obj, name):
-        written = _module_namespace(tx, obj).overlay.get(name, MISS)
+    if isinstance(obj, types.ModuleType) and not module_class_descriptor(tx, obj, name):
+        written = module_namespace(tx, obj).overlay.get(name, MISS)
         if written is DELETED:
-            _module_missing(tx, obj, name, src)
+            module_missing(tx, obj, name, src)
         if written is not MISS:
             return written
-        return _pymodule_attr(tx, v, obj, src, name)
+        return pymodule_attr(tx, v, obj, src, name)
     if isinstance(obj, type):
-        return _class_attr(tx, v, obj, src, name)
+        return class_attr(tx, v, obj, src, name)
     if isinstance(obj, types.FunctionType):
         if (
             name
@@ -231,7 +241,7 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
         not isinstance(ga, types.FunctionType)  # its own lookup is this one (object.__getattribute__)
         and not is_generic_getattribute(ga)
         and is_heap_type(cls)
-        and not _is_module_class(cls)
+        and not is_module_class(cls)
         and ga is not types.ModuleType.__getattribute__  # generic, then the module dict
     ):
         raise UnsupportedError(
@@ -272,7 +282,7 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     getattr_hook = mro_lookup(cls, "__getattr__") if hook else MISS
     torch = sys.modules.get("torch")
     if torch is not None and getattr_hook is torch.nn.Module.__getattr__:
-        return _module_attr(tx, v, obj, src, name)
+        return module_attr(tx, v, obj, src, name)
     if isinstance(getattr_hook, types.FunctionType):
         guard_class_lookup(tx, cls, "__getattr__")
         return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
@@ -286,115 +296,6 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
                 tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
             guard_class_lookup(tx, cls, name)
     attribute_error(cls.__name__, name)
-
-
-def _is_module_class(cls) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and issubclass(cls, torch.nn.Module)
-
-
-def _module_attr(tx, v, mod, src, name):
-    """nn.Module.__getattr__: parameters, buffers, submodules, read from their dicts."""
-    d = mod.__dict__
-    for where in ("_parameters", "_buffers", "_modules"):
-        store = d.get(where)
-        if store is not None and name in store:
-            value = store[name]
-            return wrap(tx, value, ModuleAttrSource(src, where, name))
-    if src is not None:  # `getattr(self, "norm", None)`: a submodule may be added back later
-        tx.guard(GuardKind.HASATTR, src, False, name)
-    attribute_error(type(mod).__name__, name)
-
-
-def _module_class_descriptor(tx, obj, name: str) -> bool:
-    """Whether ``obj.name`` on a module of a ModuleType subclass (``torch.backends.cudnn``)
-    is its class's data descriptor (a property), found before the module's dict (guarded)."""
-    cls = type(obj)
-    if cls is types.ModuleType or not is_heap_type(cls):
-        return False
-    guard_class_lookup(tx, cls, name)
-    return is_data_descriptor(mro_lookup(cls, name))
-
-
-def _pymodule_attr(tx, v, mod, src, name):
-    d = mod.__dict__
-    if name not in d:
-        if name == "__name__":
-            return Const(mod.__name__)
-        if name == "__class__":  # (assignable: a module may switch to a ModuleType subclass)
-            cls = type(mod)
-            if src is not None:
-                tx.guard(GuardKind.TYPE_MATCH, src, cls)
-            return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
-        _module_missing(tx, mod, name, src)
-    # Module attributes are guarded too (an identity check each, reached through the
-    # identity-checked module): monkeypatching torch.nn.functional.gelu recompiles.
-    return wrap(tx, d[name], AttrSource(src, name))
-
-
-def _module_missing(tx, mod, name, src):
-    """A name a module does not have: its ``__getattr__`` (PEP 562: lazy imports, deprecation
-    shims) runs natively; else CPython's AttributeError.  Both absences are guarded: a
-    cached entry must not keep raising once the module gains the name or the hook."""
-    overlay = _module_namespace(tx, mod).overlay
-    hook = overlay.get("__getattr__", MISS)
-    if hook is MISS:
-        hook = mod.__dict__.get("__getattr__", MISS)
-    if hook is not MISS and hook is not DELETED:
-        raise UnsupportedError(
-            BreakReason.UNSUPPORTED_ATTRIBUTE, f"module {mod.__name__!r} defines __getattr__ ({name})"
-        )
-    if src is None:
-        raise UnsupportedError(
-            BreakReason.UNSUPPORTED_ATTRIBUTE, f"missing attribute {name} of an unguardable module"
-        )
-    for missing in (name, "__getattr__"):
-        if missing not in overlay:  # else the trace itself deleted it
-            tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, missing)
-    owner = mod.__dict__.get("__name__")
-    text = (
-        f"module '{owner}' has no attribute '{name}'"
-        if isinstance(owner, str)
-        else f"module has no attribute '{name}'"
-    )
-    raise SymbolicRaise(ExceptionV(AttributeError, [Const(text)]))
-
-
-def _class_attr(tx, v, cls, src, name):
-    if name in ("__name__", "__qualname__", "__module__", "__mro__", "__bases__", "__doc__"):
-        return wrap(tx, getattr(cls, name), AttrSource(src, name), guard=False)
-    raw = mro_lookup(cls, name)
-    if raw is MISS:
-        meta = mro_lookup(type(cls), name)
-        if meta is not MISS and not isinstance(meta, types.FunctionType):
-            try:
-                return wrap(tx, getattr(cls, name), AttrSource(src, name))
-            except AttributeError:
-                pass
-        elif isinstance(meta, types.FunctionType):
-            return MethodV(ObjectV(meta), v)
-        if src is not None:  # the class may gain it by the next call (O47)
-            tx.guard(GuardKind.HASATTR, src, False, name)
-        raise SymbolicRaise(
-            ExceptionV(AttributeError, [Const(f"type object '{cls.__name__}' has no attribute '{name}'")])
-        )
-    if isinstance(raw, staticmethod):
-        return wrap(tx, raw.__func__, AttrSource(src, name))
-    if isinstance(raw, classmethod):
-        return MethodV(wrap(tx, raw.__func__, None), v)
-    if isinstance(raw, types.FunctionType):
-        return wrap(tx, raw, AttrSource(src, name))
-    if isinstance(
-        raw,
-        (
-            types.MethodDescriptorType,
-            types.WrapperDescriptorType,
-            types.ClassMethodDescriptorType,
-            types.BuiltinFunctionType,
-        ),
-    ):
-        return ObjectV(getattr(cls, name))
-    return wrap(tx, getattr(cls, name), AttrSource(src, name))
 
 
 def _new_object_attr(tx, v: NewObjectV, name, hook=True):
@@ -655,7 +556,7 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
         # through this value's overlay: the write must really happen first (O9)
         raise UnsupportedError(BreakReason.CLASS_MUTATION, f"setting {obj.__qualname__}.{name}")
     if isinstance(obj, types.ModuleType) and type(obj).__setattr__ is types.ModuleType.__setattr__:
-        v = _module_namespace(tx, obj)  # one model of the module's globals (see below)
+        v = module_namespace(tx, obj)  # one model of the module's globals (see below)
     elif not is_module and not isinstance(obj, (types.ModuleType, types.FunctionType)):
         check_store(cls, name)
         d = instance_dict(obj)
@@ -663,22 +564,6 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
             dict_also_wrapped(name)
     tx.set(v, "overlay", {**v.overlay, name: value})
     tx.mark_mutated(v)
-
-
-def globals_value(tx, g: dict) -> ObjectV:
-    """The symbolic stand-in for a globals dict: its overlay holds writes made by the trace."""
-    v = tx.globals_values.get(id(g))
-    if v is None:
-        v = ObjectV(g, None)
-        tx.globals_values[id(g)] = v
-    return v
-
-
-def _module_namespace(tx, mod) -> ObjectV:
-    """The symbolic globals dict of `mod`: ``m.x = 1`` and a function of `m` reading its
-    global ``x`` must see the same write, so module attributes live in the same overlay as
-    STORE_GLOBAL's."""
-    return globals_value(tx, mod.__dict__)
 
 
 def delattr_(tx, v: Value, name: str) -> None:
@@ -693,7 +578,7 @@ def delattr_(tx, v: Value, name: str) -> None:
         return
     if isinstance(v, ObjectV) and type(v.obj) is types.ModuleType:
         getattr_(tx, v, name)  # AttributeError when missing
-        ns = _module_namespace(tx, v.obj)
+        ns = module_namespace(tx, v.obj)
         tx.set(ns, "overlay", {**ns.overlay, name: DELETED})
         tx.mark_mutated(ns)
         return

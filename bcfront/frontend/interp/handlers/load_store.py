@@ -12,7 +12,7 @@ from ...model.guard_kinds import GuardKind
 from ...model.sources import BuiltinSource, GlobalSource
 from ...model.tracer import SymbolicRaise
 from ...model.values import DELETED, NULL, CellV, Const, ExceptionV, ObjectV, SuperV, Value
-from ...semantics import attrs
+from ...semantics import attrs, module_attrs
 from ...semantics.cells import load_cell, store_cell
 from ..generators import dropping_pending_generator
 
@@ -101,7 +101,7 @@ def delete_fast(tx, f, ins):
 
 
 def read_global(tx, f, name: str) -> Value:
-    gv = attrs.globals_value(tx, f.globals)
+    gv = module_attrs.globals_value(tx, f.globals)
     if name in gv.overlay:
         val = gv.overlay[name]
         if val is not DELETED:
@@ -148,13 +148,13 @@ def load_global(tx, f, ins):
 
 
 def store_global(tx, f, ins):
-    gv = attrs.globals_value(tx, f.globals)
+    gv = module_attrs.globals_value(tx, f.globals)
     tx.set(gv, "overlay", {**gv.overlay, ins.argval: f.pop()})
     tx.mark_mutated(gv)
 
 
 def delete_global(tx, f, ins):
-    gv = attrs.globals_value(tx, f.globals)
+    gv = module_attrs.globals_value(tx, f.globals)
     read_global(tx, f, ins.argval)  # NameError when missing
     tx.set(gv, "overlay", {**gv.overlay, ins.argval: DELETED})
     tx.mark_mutated(gv)
