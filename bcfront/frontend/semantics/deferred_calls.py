@@ -242,7 +242,7 @@ def _record_log(tx, level, args, kwargs) -> Value:
         raise NotConst
     objects: list = []
     msg, *margs = (_argument(v, objects) for v in rest)
-    call = (logger, level, where, msg, tuple(margs), {})
+    call: tuple = (logger, level, where, msg, tuple(margs), {})
     return record(tx, emit_log, call, watched=(logger, *objects))
 
 
