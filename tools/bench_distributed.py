@@ -71,7 +71,7 @@ def _worker(rank: int, world: int, port: int, steps: int) -> None:
         # lockstep: step i of every contender before step i + 1 of any, so a load spike on
         # the shared machine hits them alike
         for _ in range(steps + 3):
-            for name, (fwd, opt, _, _, times) in runs.items():
+            for fwd, opt, _, _, times in runs.values():
                 dist.barrier()
                 t0 = time.perf_counter()
                 opt.zero_grad(set_to_none=True)
