@@ -76,8 +76,10 @@ def one_call(fn, case: Case, v):
     return out, args, case.observe()
 
 
-def run_case(name: str, case: Case) -> None:
-    cf = bcfront.capture(case.fn)
+def run_case(name: str, case: Case, compile_fn=bcfront.capture) -> None:
+    """Every state of `case` in turn: plain and `compile_fn(case.fn)` agree (the reference
+    run passes ``torch.compile(backend="eager")``)."""
+    cf = compile_fn(case.fn)
     try:
         for i, v in enumerate(case.seq):
             expected = one_call(case.fn, case, v)

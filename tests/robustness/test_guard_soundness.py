@@ -46,8 +46,8 @@ from .change_cases import (
 from .helpers import HAS_TORCH, assert_agree, make_namespace, outcome
 
 
-def _run_case(case: Case, name: str) -> None:
-    cf = bcfront.capture(case.fn)
+def _run_case(case: Case, name: str, compile_fn=bcfront.capture) -> None:
+    cf = compile_fn(case.fn)
     try:
         for i in range(2):
             assert_agree(cf, case.fn, *case.args(), where=f"{name}: call {i} before the change")
