@@ -325,3 +325,20 @@ def test_a_config_dict_written_after_a_cached_procedure_breaks_there():
         out[mode] = [r[2] for r in handler.records]
     assert out["captured"] == out["native"] == ["verbose"]
     CONFIG["verbose"] = True
+
+
+def test_stacklevel_two_at_a_break_names_the_users_caller():
+    """`warnings.warn(stacklevel=2)` in a call made natively at a break files the warning
+    under the line that called the captured function, as natively."""
+
+    def warns(x):
+        warnings.warn(f"{x.sum()}", UserWarning, stacklevel=2)  # a tensor's text: a break
+        return x + 1
+
+    def call_it(fn):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            fn(torch.ones(2))
+        return [(m.filename, m.lineno) for m in w]
+
+    assert call_it(bcfront.capture(warns)) == call_it(warns)

@@ -42,11 +42,25 @@ def stand_in(code, positions: tuple, fn_globals: dict):
 
 def calling_through(ns, code, positions: tuple, fn_globals: dict, caller=None):
     """A `native.Ctx` caller: the callee expression wrapped so the call is made from the
-    stand-in of `code` at `positions`."""
+    stand-in of `code` at `positions`, itself called from a stand-in of the user's frame
+    that called the captured function (`through_user_frames`)."""
     site = ns.const(stand_in(code, positions, fn_globals), "as_caller")
-    part = ns.const(functools.partial, "partial")
+    through = ns.const(through_user_frames, "through_user_frames")
     inner = caller or (lambda fn: fn)
-    return lambda fn: f"{part}({site}, {inner(fn)})"
+    return lambda fn: f"{through}({site}, {inner(fn)})"
+
+
+def through_user_frames(site, fn):
+    """``fn`` to be called from `site` (the stand-in of the break's line), which is called
+    from a stand-in of the first frame outside bcfront: ``warnings.warn(stacklevel=2)`` or
+    logging's ``stacklevel=2`` in the callee name the user's caller, as natively."""
+    inner = functools.partial(site, fn)
+    f = sys._getframe(1)
+    while f is not None and _ours(f.f_code.co_filename):
+        f = f.f_back
+    if f is None:
+        return inner
+    return functools.partial(stand_in(f.f_code, _positions(f.f_code, f.f_lasti), f.f_globals), inner)
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
