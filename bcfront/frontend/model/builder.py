@@ -131,6 +131,12 @@ def wrap(tx, obj, source=None, guard=True):
         _remember(tx, obj, v, source)
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return v
+    if obj is sys.modules:  # big and changed by every import: read key by key (sys_modules.py)
+        g(GuardKind.ID_MATCH, source, obj)
+        v = ObjectV(obj, source)
+        if source is not None:
+            _remember(tx, obj, v, source)
+        return v
     if t is dict or _is_ordered_dict(t):
         if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k) for k in obj):
             return _opaque(tx, obj, source, g)

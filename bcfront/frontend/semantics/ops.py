@@ -34,7 +34,7 @@ from ..model.values import (
     const_value,
     specialized,
 )
-from . import classes, dispatch
+from . import classes, dispatch, sys_modules
 from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
 from .registry import MODELS
 
@@ -389,6 +389,8 @@ def getitem(tx, obj: Value, key: Value) -> Value:
     if isinstance(obj, Const):
         if isinstance(key, Const):
             return fold(operator.getitem, obj.value, key.value)
+    if sys_modules.is_sys_modules(obj):
+        return sys_modules.getitem(tx, obj, key)
     if isinstance(obj, DictV) and obj.cls is not dict:  # a dict subclass's own __getitem__ first
         m = classes.lookup_dunder(obj, "__getitem__", tx)
         if m is not None:

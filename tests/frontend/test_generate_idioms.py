@@ -1,0 +1,57 @@
+"""Idioms of Hugging Face ``generate()`` (and the libraries it calls) captured without a
+break or a wrong answer.  Oracle: the plain function on the same inputs; ``fullgraph=True``
+shows there is no break.
+
+* ``name in sys.modules`` / ``sys.modules.get(name)`` / ``sys.modules[name]``
+  (``importlib.util.find_spec``, availability checks): guarded key by key, so a later
+  import (of anything else) neither fails the entry's own guards nor recompiles.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+import torch
+
+import bcfront
+
+
+def sys_modules_reads(x):
+    y = x * 2
+    if "bcf_gen_absent_mod" in sys.modules:
+        y = y + 100
+    if "json" not in sys.modules:
+        y = y - 1
+    m = sys.modules.get("torch")
+    n = sys.modules.get("bcf_gen_absent_mod", None)
+    if m is torch and n is None and sys.modules["torch"] is torch:
+        y = y + 1
+    try:
+        sys.modules["bcf_gen_absent_mod2"]
+    except KeyError:
+        y = y + 3
+    return y
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_sys_modules_reads_key_by_key(fullgraph):
+    import json  # noqa: F401 - present in sys.modules
+
+    x = torch.arange(4.0)
+    cf = bcfront.capture(sys_modules_reads, fullgraph=fullgraph)
+    assert torch.equal(cf(x), sys_modules_reads(x))
+    # an import of something else adds a key: the entry still holds, no recompile
+    name = f"bcf_gen_other_{fullgraph}"
+    sys.modules[name] = types.ModuleType(name)
+    try:
+        assert torch.equal(cf(x), sys_modules_reads(x))
+        assert len(cf._entries) == 1
+        # the key the trace read appears: a recompile, and the new answer
+        sys.modules["bcf_gen_absent_mod"] = types.ModuleType("bcf_gen_absent_mod")
+        assert torch.equal(cf(x), sys_modules_reads(x))
+        assert len(cf._entries) == 2
+    finally:
+        sys.modules.pop(name, None)
+        sys.modules.pop("bcf_gen_absent_mod", None)
