@@ -55,3 +55,41 @@ def test_sys_modules_reads_key_by_key(fullgraph):
     finally:
         sys.modules.pop(name, None)
         sys.modules.pop("bcf_gen_absent_mod", None)
+
+
+# -- vars(o) is o.__dict__ (importlib.metadata's Context: ``vars(self).update(kwargs)``) -------
+
+
+class Context:
+    name = None
+
+    def __init__(self, **kwargs):
+        vars(self).update(kwargs)
+
+
+class Point:
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+
+def vars_reads(x, p):
+    c = Context(name="n", k=3)
+    d = vars(p)
+    d["b"] = d["a"] + 1  # a write through vars() reaches the object
+    try:
+        vars(1)
+        bad = False
+    except TypeError:
+        bad = True
+    return x + c.k + len(d) + d["b"], c.name, sorted(vars(c)), bad, "a" in vars(Point(1, 2))
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_vars_of_an_object(fullgraph):
+    x = torch.arange(3.0)
+    cf = bcfront.capture(vars_reads, fullgraph=fullgraph)
+    p, q = Point(1, 2), Point(1, 2)
+    got, want = cf(x, p), vars_reads(x, q)
+    assert torch.equal(got[0], want[0]) and got[1:] == want[1:]
+    assert vars(p) == vars(q) == {"a": 1, "b": 2}
