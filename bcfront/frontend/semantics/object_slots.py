@@ -2,7 +2,8 @@
 directly: ``object.__new__(cls)``, ``dict.__new__``/``__init__`` and dict's item slots on a
 dict subclass's storage (``super().__getitem__(k)``), ``tuple.__new__``,
 ``BaseException.__init__``, ``object.__getattribute__`` (``super().__getattribute__``) and
-``function.__get__``; and ``vars(o)``, which is ``o.__dict__``.  Registered in `registry.MODELS` when imported.
+``function.__get__``; and ``vars(o)``, which is ``o.__dict__``.  Registered in
+`registry.MODELS` when imported.
 """
 
 from __future__ import annotations
