@@ -9,6 +9,8 @@ shows there is no break.
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 import types
 
@@ -93,3 +95,40 @@ def test_vars_of_an_object(fullgraph):
     got, want = cf(x, p), vars_reads(x, q)
     assert torch.equal(got[0], want[0]) and got[1:] == want[1:]
     assert vars(p) == vars(q) == {"a": 1, "b": 2}
+
+
+# -- functions marked constant (torch._dynamo.assume_constant_result; transformers' probes) --
+
+PROBE_CALLS = []
+
+
+@functools.lru_cache  # bounded (maxsize=128), under which transformers puts the marker
+@torch._dynamo.assume_constant_result
+def package_available(name):
+    PROBE_CALLS.append(name)
+    with open(os.devnull) as f:  # I/O: a break if it were traced
+        f.read()
+    return name == "torch"
+
+
+@torch._dynamo.assume_constant_result
+def probe_version():
+    return ("2", 13)
+
+
+def uses_probes(x):
+    if package_available("torch") and not package_available("bcf_gen_nothing"):
+        x = x + probe_version()[1]
+    return x * 2
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_assume_constant_result_is_called_at_capture(fullgraph):
+    package_available.cache_clear()
+    PROBE_CALLS.clear()
+    x = torch.arange(3.0)
+    cf = bcfront.capture(uses_probes, fullgraph=fullgraph)
+    assert torch.equal(cf(x), uses_probes(x))
+    assert torch.equal(cf(x + 1), uses_probes(x + 1))
+    assert len(cf._entries) == 1
+    assert PROBE_CALLS == ["torch", "bcf_gen_nothing"]  # once each: the cache answered after
