@@ -9,6 +9,7 @@ shows there is no break.
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import sys
@@ -132,3 +133,40 @@ def test_assume_constant_result_is_called_at_capture(fullgraph):
     assert torch.equal(cf(x + 1), uses_probes(x + 1))
     assert len(cf._entries) == 1
     assert PROBE_CALLS == ["torch", "bcf_gen_nothing"]  # once each: the cache answered after
+
+
+# -- dicts keyed by Enum members (transformers' GENERATION_MODES_MAPPING) ----------------------
+
+
+class Mode(str, enum.Enum):
+    GREEDY = "greedy"
+    SAMPLE = "sample"
+
+
+class Kind(enum.Enum):
+    A = 1
+    B = 2
+
+
+MODES = {Mode.GREEDY: "_greedy", Mode.SAMPLE: "_sample"}
+
+
+def enum_keyed(x, table):
+    name = MODES[Mode.SAMPLE]
+    y = x * 2 if name == "_sample" else x
+    y = y + table[Kind.B] + len(MODES)
+    return y, Kind.A in table, "greedy" in MODES, table.get(Kind.A, -1)
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_dict_keyed_by_enum_members(fullgraph):
+    x = torch.arange(3.0)
+    cf = bcfront.capture(enum_keyed, fullgraph=fullgraph)
+    for table in ({Kind.B: 5}, {Kind.A: 1, Kind.B: 2}, {Kind.B: 7}):
+        got, want = cf(x, table), enum_keyed(x, table)
+        assert torch.equal(got[0], want[0]) and got[1:] == want[1:]
+    MODES[Mode.GREEDY] = "changed"  # a value changed: recompiled or re-read, never stale
+    try:
+        assert cf(x, {Kind.B: 1})[1:] == enum_keyed(x, {Kind.B: 1})[1:]
+    finally:
+        MODES[Mode.GREEDY] = "_greedy"

@@ -138,7 +138,7 @@ def wrap(tx, obj, source=None, guard=True):
             _remember(tx, obj, v, source)
         return v
     if t is dict or _is_ordered_dict(t):
-        if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k) for k in obj):
+        if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k, tx) for k in obj):
             return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
         g(GuardKind.DICT_KEYS, source, tuple(obj))
@@ -282,7 +282,7 @@ def _no_overrides(cls) -> bool:
 
 
 def _set_item(k):
-    if isinstance(k, type) or _is_typing_form(k):
+    if isinstance(k, (type, enum.Enum)) or _is_typing_form(k):
         from .sources import ConstSource, Ref
 
         return ObjectV(k, ConstSource(Ref(k, getattr(k, "__qualname__", None) or repr(k))))
@@ -296,11 +296,36 @@ def _is_typing_form(k) -> bool:
     return m.__module__ == "typing" and m.__hash__ is object.__hash__ and m.__eq__ is object.__eq__
 
 
-def _is_constant_key(k) -> bool:
+def _is_constant_key(k, tx=None) -> bool:
     """A dict key a DICT_KEYS guard can compare: a constant, or a class or typing form
     (compared by identity; both live as long as their module, so holding them leaks nothing
-    of the user's).  huggingface_hub keys its type validators by ``Union``, ``list``, ..."""
-    return type(k) in CONST_TYPES or is_torch_const(k) or _is_plain_class(k) or _is_typing_form(k)
+    of the user's), or an Enum member compared by the enum module or a builtin mixin
+    (transformers keys its decoding methods by ``GenerationMode``).  huggingface_hub keys
+    its type validators by ``Union``, ``list``, ..."""
+    return (
+        type(k) in CONST_TYPES
+        or is_torch_const(k)
+        or _is_plain_class(k)
+        or _is_typing_form(k)
+        or _is_plain_enum_key(k, tx)
+    )
+
+
+def _is_plain_enum_key(k, tx) -> bool:
+    """An Enum member whose ``==`` and hash are the enum module's or a builtin base's (a
+    ``str`` mixin): as a key, one member equals only itself, and nothing of the user's
+    runs.  With `tx`, those class lookups are guarded."""
+    if not isinstance(k, enum.Enum):
+        return False
+    t = type(k)
+    for name in ("__eq__", "__hash__"):
+        raw = next((c.__dict__[name] for c in t.__mro__ if name in c.__dict__), None)
+        if isinstance(raw, types.FunctionType) and raw.__module__ != "enum":
+            return False
+    if tx is not None:
+        for name in ("__eq__", "__hash__"):
+            guard_class_lookup(tx, t, name)
+    return True
 
 
 def bound_descriptor_of(method):
