@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import inspect
 import os
 import sys
 import types
@@ -208,3 +209,32 @@ def test_iterate_list_subclass_from_outside(fullgraph):
         own = OwnIter([1, 2])
         got, want = cf(x, crits, own), iterate_list_subclass(x, crits, own)
         assert torch.equal(got[0], want[0]) and got[1:] == want[1:]
+
+
+# -- inspect.signature of an outside function that crossed a break (``decoding_method``) -----
+
+
+def decode(input_ids, logits_processor, *, streamer=None, **model_kwargs):
+    return input_ids
+
+
+def signature_after_break(x, method):
+    if x.sum() > 0:  # a break: `method` reaches the continuation as a function by its code
+        x = x + 1
+    names = list(inspect.signature(method).parameters.keys())
+    return x * len(names), names, "inputs_tensor" in inspect.signature(method).parameters
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_signature_of_function_across_break(fullgraph):
+    cf = bcfront.capture(signature_after_break, fullgraph=fullgraph)
+    for x in (torch.arange(3.0), -torch.arange(3.0), torch.ones(3)):
+        if fullgraph:
+            with pytest.raises(bcfront.GraphBreakError):
+                cf(x, decode)
+            return
+        got, want = cf(x, decode), signature_after_break(x, decode)
+        assert torch.equal(got[0], want[0]) and got[1:] == want[1:]
+    # the one break is the tensor branch: the signature is folded, not traced into inspect
+    report = bcfront.explain(signature_after_break, torch.ones(3), decode)
+    assert [b.reason.value for b in report.graph_breaks] == ["data-dependent-branch"]
