@@ -88,6 +88,9 @@ EXPECT: dict[str, Expect] = {
     "train_gpt2":          Expect(breaks=0, share=1.0, target=Expect(breaks=0)),
     "gen_gpt2_cache":      Expect(breaks=0, share=1.0, fullgraph=True, recompiles=1, target=GEN),
     "gen_gpt2_nocache":    Expect(breaks=0, share=1.0, fullgraph=True, recompiles=1, target=GEN),
+    # generate(): the decoding loop runs natively after the data-dependent stop check (a
+    # break inside `with self._optimize_model_for_decode()`, a suspended generator)
+    "gen_gpt2_hf_generate": Expect(breaks=21, share=0.05, fullgraph=False, recompiles=2, target=GEN),
 }
 # fmt: on
 
@@ -430,6 +433,23 @@ def gen_gpt2_cache():
 def gen_gpt2_nocache():
     """Greedy decoding of 6 tokens with GPT-2, re-reading the whole sequence (use_cache=False)."""
     return GreedyGenerate(_gpt2("sdpa"), NEW_TOKENS, False).eval(), prompt_inputs
+
+
+class HFGenerate(nn.Module):
+    """transformers' own ``generate()`` (greedy: ``do_sample=False``), `new_tokens` tokens."""
+
+    def __init__(self, lm: nn.Module, new_tokens: int):
+        super().__init__()
+        self.lm, self.new_tokens = lm, new_tokens
+
+    def forward(self, input_ids):
+        return self.lm.generate(input_ids, max_new_tokens=self.new_tokens, do_sample=False, pad_token_id=0)
+
+
+@model(kind="generate", attn="sdpa")
+def gen_gpt2_hf_generate():
+    """Hugging Face ``GPT2LMHeadModel.generate()`` (greedy, KV cache), 6 new tokens."""
+    return HFGenerate(_gpt2("sdpa", use_cache=True), NEW_TOKENS).eval(), prompt_inputs
 
 
 # -- the reference op count ------------------------------------------------------------

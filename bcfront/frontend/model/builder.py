@@ -131,10 +131,14 @@ def wrap(tx, obj, source=None, guard=True):
         _remember(tx, obj, v, source)
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return v
+    if obj is sys.modules:  # big and changed by every import: read key by key (sys_modules.py)
+        g(GuardKind.ID_MATCH, source, obj)
+        v = ObjectV(obj, source)
+        if source is not None:
+            _remember(tx, obj, v, source)
+        return v
     if t is dict or _is_ordered_dict(t):
-        if obj is sys.modules:  # every import changes its keys: read by key (`volatile_item`)
-            return _opaque(tx, obj, source, g)
-        if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k) for k in obj):
+        if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k, tx) for k in obj):
             return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
         g(GuardKind.DICT_KEYS, source, tuple(obj))
@@ -229,7 +233,7 @@ def guard_class_lookup(tx, cls, name: str) -> None:
     to nothing): what CPython's special-method lookup (``type(o).__len__``...) reads, which
     a patch of the class (``C.__len__ = f``, ``del C.__bool__``) changes.  Only the Python
     classes of the MRO are checked: a builtin class's dict cannot change."""
-    from .sources import AttrSource, ConstSource, ItemSource
+    from .sources import AttrSource, ConstSource
 
     for c in cls.__mro__:
         d = c.__dict__
@@ -278,7 +282,7 @@ def _no_overrides(cls) -> bool:
 
 
 def _set_item(k):
-    if isinstance(k, type) or _is_typing_form(k):
+    if isinstance(k, (type, enum.Enum)) or _is_typing_form(k):
         from .sources import ConstSource, Ref
 
         return ObjectV(k, ConstSource(Ref(k, getattr(k, "__qualname__", None) or repr(k))))
@@ -292,11 +296,36 @@ def _is_typing_form(k) -> bool:
     return m.__module__ == "typing" and m.__hash__ is object.__hash__ and m.__eq__ is object.__eq__
 
 
-def _is_constant_key(k) -> bool:
+def _is_constant_key(k, tx=None) -> bool:
     """A dict key a DICT_KEYS guard can compare: a constant, or a class or typing form
     (compared by identity; both live as long as their module, so holding them leaks nothing
-    of the user's).  huggingface_hub keys its type validators by ``Union``, ``list``, ..."""
-    return type(k) in CONST_TYPES or is_torch_const(k) or _is_plain_class(k) or _is_typing_form(k)
+    of the user's), or an Enum member compared by the enum module or a builtin mixin
+    (transformers keys its decoding methods by ``GenerationMode``).  huggingface_hub keys
+    its type validators by ``Union``, ``list``, ..."""
+    return (
+        type(k) in CONST_TYPES
+        or is_torch_const(k)
+        or _is_plain_class(k)
+        or _is_typing_form(k)
+        or _is_plain_enum_key(k, tx)
+    )
+
+
+def _is_plain_enum_key(k, tx) -> bool:
+    """An Enum member whose ``==`` and hash are the enum module's or a builtin base's (a
+    ``str`` mixin): as a key, one member equals only itself, and nothing of the user's
+    runs.  With `tx`, those class lookups are guarded."""
+    if not isinstance(k, enum.Enum):
+        return False
+    t = type(k)
+    for name in ("__eq__", "__hash__"):
+        raw = next((c.__dict__[name] for c in t.__mro__ if name in c.__dict__), None)
+        if isinstance(raw, types.FunctionType) and raw.__module__ != "enum":
+            return False
+    if tx is not None:
+        for name in ("__eq__", "__hash__"):
+            guard_class_lookup(tx, t, name)
+    return True
 
 
 def bound_descriptor_of(method):
@@ -331,22 +360,6 @@ def _opaque(tx, obj, source, g):
     if source is not None:
         _remember(tx, obj, v, source)
     return v
-
-
-def volatile_item(tx, v, key):
-    """``sys.modules[key]`` (a dict whose other keys change with every import): the item,
-    guarded by its own source; a missing key is guarded absent.  None when `v` is not such
-    a dict or `key` is not a string."""
-    if not (isinstance(v, ObjectV) and v.obj is sys.modules and type(key) is str):
-        return None
-    if key not in v.obj:
-        if v.source is not None:
-            tx.guard(GuardKind.NOT_PRESENT, v.source, None, key)
-        return MISSING_ITEM
-    return wrap(tx, v.obj[key], ItemSource(v.source, key) if v.source is not None else None)
-
-
-MISSING_ITEM = object()  # `volatile_item`: the key is not there
 
 
 def _remember(tx, obj, v, source) -> None:

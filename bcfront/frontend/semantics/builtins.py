@@ -60,7 +60,7 @@ from .folding import NotConst, arity, as_python, fold, fold_model, from_python, 
 from .identity import identity_of
 from .iteration import to_list
 from .lru_calls import lru_cached
-from .object_slots import as_class, exc_init
+from .object_slots import as_class, exc_init, object_vars
 from .ops import truth
 from .registry import CONSTRUCTORS, MODELS, ctor, model
 
@@ -309,6 +309,8 @@ def _frame_builtin(fn):
     """Calls that look at the calling frame: the whole function must run in its own frame."""
 
     def m(tx, args, kwargs):
+        if fn is vars and len(args) == 1 and not kwargs:
+            return object_vars(tx, args[0])
         if fn in (vars, dir) and args:
             raise UnsupportedError(
                 BreakReason.CALL_TO_C_FUNCTION, f"{fn.__name__}() of an object runs natively"

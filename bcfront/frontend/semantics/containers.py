@@ -25,7 +25,7 @@ from ..model.values import (
     TupleV,
     Value,
 )
-from . import dispatch, ops
+from . import dispatch, ops, sys_modules
 from .classes import mro_lookup
 from .compare import contains, equal
 from .folding import NotConst, as_python, raise_
@@ -207,6 +207,8 @@ def _dict(v) -> DictV:
 
 @model(dict.get)
 def _get(tx, args, kwargs):
+    if sys_modules.is_sys_modules(args[0]) and not kwargs and len(args) in (2, 3):
+        return sys_modules.get(tx, *args)
     d = _dict(args[0])
     e = d.entries.get(hkey(tx, args[1]))
     if e is not None:

@@ -23,7 +23,7 @@ from typing import cast
 from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ItemSource
-from ..model.values import Const, DictV, MethodV, ObjectV, Value
+from ..model.values import Const, DictV, MadeFunctionV, MethodV, ObjectV, Value
 from . import containers, dispatch
 from .classes import source_of
 from .folding import NotConst, as_python, as_symbolic, from_python
@@ -83,6 +83,17 @@ def _guard_body(tx, fn, src) -> None:
     _guard_dict(tx, AttrSource(src, "__annotations__"), fn.__annotations__)
 
 
+def outside_function(tx, v: Value) -> Value:
+    """`v`, or for an outside function a continuation received by its code (a
+    `MadeFunctionV` with a source, `cells.function_by_code`), the function itself: its
+    source's guards (code, globals, defaults) already hold it."""
+    if isinstance(v, MadeFunctionV) and v.source is not None:
+        real = next((o for o in tx.keepalive if tx.by_id.get(id(o)) is v), None)
+        if isinstance(real, types.FunctionType):
+            return ObjectV(real, v.source)
+    return v
+
+
 def _signature(tx, args, kwargs):
     real = inspect.signature
     try:
@@ -98,7 +109,7 @@ def _signature(tx, args, kwargs):
     )
     target = args[0] if args else None
     bound = isinstance(target, MethodV)
-    fv = target.func if bound else target
+    fv = outside_function(tx, target.func if bound else target)
     if not (plain and isinstance(fv, ObjectV) and isinstance(fv.obj, types.FunctionType)):
         return dispatch.inline_call(tx, ObjectV(real), args, kwargs)
     follow = bool(opts.get("follow_wrapped", True))
@@ -129,14 +140,14 @@ _BOUND = _Bound()
 def _unwrap(tx, args, kwargs):
     if len(args) != 1 or kwargs:  # a stop callback: the real code, inlined
         return dispatch.inline_call(tx, ObjectV(inspect.unwrap), args, kwargs)
-    fv = args[0]
+    fv = outside_function(tx, args[0])
     if not (isinstance(fv, ObjectV) and isinstance(fv.obj, types.FunctionType)):
         return dispatch.inline_call(tx, ObjectV(inspect.unwrap), args, kwargs)
     found = _chain(tx, fv, signature=False)
     if found is None:
         return dispatch.inline_call(tx, ObjectV(inspect.unwrap), args, kwargs)
     fn, src = found
-    return fv if fn is fv.obj else wrap(tx, fn, src)
+    return args[0] if fn is fv.obj else wrap(tx, fn, src)
 
 
 def _parameters(tx, args, kwargs):

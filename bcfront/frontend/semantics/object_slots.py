@@ -2,7 +2,8 @@
 directly: ``object.__new__(cls)``, ``dict.__new__``/``__init__`` and dict's item slots on a
 dict subclass's storage (``super().__getitem__(k)``), ``tuple.__new__``,
 ``BaseException.__init__``, ``object.__getattribute__`` (``super().__getattribute__``) and
-``function.__get__``.  Registered in `registry.MODELS` when imported.
+``function.__get__``; and ``vars(o)``, which is ``o.__dict__``.  Registered in
+`registry.MODELS` when imported.
 """
 
 from __future__ import annotations
@@ -15,12 +16,23 @@ from ...reasons import BreakReason
 from ..model.tracer import SymbolicRaise
 from ..model.values import Const, DictV, ExceptionV, MethodV, NewObjectV, ObjectV, TupleV, Value
 from . import containers, dispatch, ops
-from .attrs import generic_getattr
+from .attrs import generic_getattr, getattr_
 from .classes import dict_base, lookup_dunder
 from .descriptors import GENERIC_GETATTRIBUTE
 from .folding import raise_
 from .iteration import to_list
 from .registry import MODELS, model
+
+
+def object_vars(tx, v: Value) -> Value:
+    """``vars(o)``: ``o.__dict__`` read as an attribute (a class's own ``__dict__`` too), its
+    AttributeError a TypeError, as CPython's builtin does."""
+    try:
+        return getattr_(tx, v, "__dict__")
+    except SymbolicRaise as e:
+        if isinstance(e.exc, ExceptionV) and issubclass(e.exc.cls, AttributeError):
+            raise_(TypeError, "vars() argument must have __dict__ attribute")
+        raise
 
 
 def as_class(v: Value):

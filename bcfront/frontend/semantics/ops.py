@@ -16,7 +16,6 @@ import sys
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.builder import MISSING_ITEM, volatile_item
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     Const,
@@ -35,7 +34,7 @@ from ..model.values import (
     const_value,
     specialized,
 )
-from . import classes, dispatch
+from . import classes, dispatch, sys_modules
 from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
 from .registry import MODELS
 
@@ -390,6 +389,8 @@ def getitem(tx, obj: Value, key: Value) -> Value:
     if isinstance(obj, Const):
         if isinstance(key, Const):
             return fold(operator.getitem, obj.value, key.value)
+    if sys_modules.is_sys_modules(obj):
+        return sys_modules.getitem(tx, obj, key)
     if isinstance(obj, DictV) and obj.cls is not dict:  # a dict subclass's own __getitem__ first
         m = classes.lookup_dunder(obj, "__getitem__", tx)
         if m is not None:
@@ -407,12 +408,6 @@ def getitem(tx, obj: Value, key: Value) -> Value:
                 BreakReason.UNSUPPORTED_SUBSCRIPT, f"missing key of a {obj.cls.__name__} (its C __missing__)"
             )
         raise SymbolicRaise(ExceptionV(KeyError, [key]))
-    if isinstance(obj, ObjectV) and isinstance(key, Const):
-        item = volatile_item(tx, obj, key.value)
-        if item is MISSING_ITEM:
-            raise SymbolicRaise(ExceptionV(KeyError, [key]))
-        if item is not None:
-            return item
     typed = fold_typing(operator.getitem, obj, key) if isinstance(obj, ObjectV) else None
     if typed is not None:  # List[int], tuple[int, ...], Optional[T]
         return typed
