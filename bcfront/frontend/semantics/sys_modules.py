@@ -28,7 +28,7 @@ def is_sys_modules(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.obj is sys.modules
 
 
-def _lookup(tx, v: ObjectV, key: Value):
+def _lookup(tx, v: Value, key: Value):
     """The value at `key` (guarded), or `_MISSING` (guarded absent)."""
     if not (isinstance(key, Const) and type(key.value) is str) or v.source is None:
         raise UnsupportedError(
@@ -41,18 +41,18 @@ def _lookup(tx, v: ObjectV, key: Value):
     return wrap(tx, sys.modules[name], item_source(v.source, name))
 
 
-def contains(tx, v: ObjectV, key: Value) -> bool:
+def contains(tx, v: Value, key: Value) -> bool:
     return _lookup(tx, v, key) is not _MISSING
 
 
-def getitem(tx, v: ObjectV, key: Value) -> Value:
+def getitem(tx, v: Value, key: Value) -> Value:
     r = _lookup(tx, v, key)
     if r is _MISSING:
-        raise_(KeyError, key.value)
+        raise_(KeyError, key.value)  # type: ignore[attr-defined]  # (a str Const: `_lookup`)
     return r
 
 
-def get(tx, v: ObjectV, key: Value, default: Value | None = None) -> Value:
+def get(tx, v: Value, key: Value, default: Value | None = None) -> Value:
     r = _lookup(tx, v, key)
     if r is _MISSING:
         return default if default is not None else Const(None)
