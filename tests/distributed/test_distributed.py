@@ -96,6 +96,7 @@ def test_fsdp2_trains_like_eager_and_reports_what_runs_natively(ranks):
 def test_four_ranks_ddp_and_fsdp():
     res = run("all", world=4, timeout=600)
     for r in res:
+        assert all(c["same"] for c in r["collectives"].values())
         assert r["ddp"]["breaks"] == [] and r["ddp"]["cap_losses"] == r["ddp"]["eager_losses"]
         assert r["ddp"]["params_vs_eager"] and r["ddp"]["params_vs_single"]
         assert r["fsdp"]["params_vs_eager"] and r["fsdp"]["params_vs_single"]
