@@ -69,9 +69,11 @@ def _worker(rank: int, world: int, port: int, steps: int) -> None:
             opt.zero_grad(set_to_none=True)
             runs[name] = (fwd, opt, run, _compiles(name, fwd), [])
         # lockstep: step i of every contender before step i + 1 of any, so a load spike on
-        # the shared machine hits them alike
-        for _ in range(steps + 3):
-            for fwd, opt, _, _, times in runs.values():
+        # the shared machine hits them alike; the order reversed every other step, so no
+        # contender always runs right after another
+        order = list(runs.values())
+        for i in range(steps + 3):
+            for fwd, opt, _, _, times in order if i % 2 else order[::-1]:
                 dist.barrier()
                 t0 = time.perf_counter()
                 opt.zero_grad(set_to_none=True)

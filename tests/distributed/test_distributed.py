@@ -46,10 +46,19 @@ def test_rank_and_world_size_are_guarded(ranks):
     assert any("get_rank" in g for g in guards) and any("group.WORLD" in g for g in guards)
 
 
-def test_async_op_breaks_with_collective_reason(ranks):
+@pytest.mark.parametrize("fn", ["async_op", "async_poll", "async_escapes", "async_dropped"])
+def test_async_work_handles_match_eager_in_one_graph(ranks, fn):
     for r in ranks:
-        c = r["collectives"]["async_op"]
-        assert c["same"] and "collective" in c["breaks"]
+        c = r["collectives"][fn]
+        assert c["same"], fn
+        assert c["breaks"] == [] and c["graphs"] == 1 and c["recompiles"] == 0
+
+
+def test_async_wait_after_a_break_matches_eager(ranks):
+    for r in ranks:
+        c = r["collectives"]["async_across_break"]
+        assert c["same"] and c["graphs"] == 2 and "collective" not in c["breaks"]
+        assert "wait_tensor" in c["code"].split("def ")[-1]  # waited in the continuation
 
 
 def test_ddp_forward_captures_and_trains_like_eager(ranks):
@@ -87,6 +96,7 @@ def test_fsdp2_trains_like_eager_and_reports_what_runs_natively(ranks):
 def test_four_ranks_ddp_and_fsdp():
     res = run("all", world=4, timeout=600)
     for r in res:
+        assert all(c["same"] for c in r["collectives"].values())
         assert r["ddp"]["breaks"] == [] and r["ddp"]["cap_losses"] == r["ddp"]["eager_losses"]
         assert r["ddp"]["params_vs_eager"] and r["ddp"]["params_vs_single"]
         assert r["fsdp"]["params_vs_eager"] and r["fsdp"]["params_vs_single"]

@@ -123,28 +123,53 @@ def collectives(rank: int, world: int) -> dict:
         e = fc.broadcast(x, 0, w)
         return a + h, b, c, d, e
 
-    def async_op(x):
+    def async_op(x):  # issued, other work, waited, used
         y = x * 2
         work = dist.all_reduce(y, async_op=True)
+        h = x.cos()
         work.wait()
-        return y + 1
+        return y + h, work.is_completed()
+
+    def async_poll(x):  # is_completed() in a loop, then the all_gather's output read
+        out = torch.empty(world * x.shape[0], x.shape[1])
+        work = dist.all_gather_into_tensor(out, x * 3, async_op=True)
+        while not work.is_completed():
+            pass
+        return out.sum(1)
+
+    def async_escapes(x):  # the handle returned pending: the caller waits
+        y = x + 1
+        return y, dist.all_reduce(y, op=dist.ReduceOp.MAX, async_op=True)
+
+    def async_across_break(x):  # waited after a graph break (in the continuation)
+        b = x.clone()
+        work = dist.broadcast(b, src=world - 1, async_op=True)
+        s = str(x.dtype)  # noqa: F841
+        _graph_break()
+        work.wait()
+        return b * 2
+
+    def async_dropped(x):  # never waited: done by the region's end (eager: eventually)
+        y = x * 5
+        dist.all_reduce(y, async_op=True)
+        return x + 1, y
+
+    def sync_twin(x):  # eager's async_dropped once its collective landed
+        y = x * 5
+        dist.all_reduce(y)
+        return x + 1, y
 
     res: dict = {}
     x = torch.arange(2.0 * world * 3).reshape(2 * world, 3) * (rank + 1)
-    for fn in (inplace, functional, async_op):
-        want = fn(x.clone())
+    for fn in (inplace, functional, async_op, async_poll, async_escapes, async_across_break, async_dropped):
+        want = _settled((sync_twin if fn is async_dropped else fn)(x.clone()))
         cf = bcfront.capture(fn)
-        got = [cf(x.clone()) for _ in range(2)]  # the second call: the cached entry
+        got = [_settled(cf(x.clone())) for _ in range(2)]  # the second call: the cached entry
+        dist.barrier()
         report = bcfront.explain(fn, x.clone())
-        same = all(
-            all(torch.equal(p, q) if isinstance(p, torch.Tensor) else p == q for p, q in zip(want, g))
-            if isinstance(want, tuple)
-            else torch.equal(want, g)
-            for g in got
-        )
         code = "\n".join(g.code for g in report.graphs)
         res[fn.__name__] = {
-            "same": same,
+            "same": all(_same(want, g) for g in got),
             "breaks": [str(b.reason) for b in report.graph_breaks],
             "graphs": len(report.graphs),
             "code": code,
@@ -152,6 +177,29 @@ def collectives(rank: int, world: int) -> dict:
             "guards": [g.source for g in report.guards],
         }
     return res
+
+
+def _graph_break():
+    """A call bcfront runs natively (a graph break), doing nothing."""
+    import io
+
+    io.StringIO().write("")
+
+
+def _settled(out):
+    """`out` with every work handle waited and replaced by the string "work"."""
+    if isinstance(out, dist.Work):
+        out.wait()
+        return "work"
+    if isinstance(out, tuple):
+        return tuple(_settled(o) for o in out)
+    return out
+
+
+def _same(want, got) -> bool:
+    if isinstance(want, tuple):
+        return len(want) == len(got) and all(_same(p, q) for p, q in zip(want, got))
+    return torch.equal(want, got) if isinstance(want, torch.Tensor) else want == got
 
 
 def ddp(rank: int, world: int) -> dict:

@@ -201,7 +201,8 @@ class Rebuilder:
         if isinstance(v, ObjectV):
             if v.source is not None:
                 return v.source.expr(ns)
-            return ns.const(v.obj)
+            rebuild = getattr(v, "rebuild", None)  # an object made in the trace (a work handle)
+            return ns.const(v.obj) if rebuild is None else rebuild(self)
         if isinstance(v, ListV):
             if v.source is not None:
                 return v.source.expr(ns)

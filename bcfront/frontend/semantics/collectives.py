@@ -14,11 +14,12 @@ the ops torch.compile rewrites to), followed by its ``wait_tensor``:
 The backends move each wait down to the first node that reads the value
 (`ir.passes.sink_waits`).  The process group is read when tracing and guarded by
 identity (held weakly) with the rank and world size of the default group; a group
-that is neither ``None``, a ``ProcessGroup`` nor a group name breaks.  So does what
-would run on the engine outside the graph: ``async_op=True`` (its work handle's
-``wait()`` is Python we do not model), a collective on a tensor autograd records,
-methods of c10d objects (process groups, work handles, stores) and the in-place
-``torch.ops.c10d`` ops, which a fake run would silently drop (`BreakReason.COLLECTIVE`).
+that is neither ``None``, a ``ProcessGroup`` nor a group name breaks.  With
+``async_op=True`` the call returns a work handle whose ``wait()`` records the wait and
+the copy (`async_work`).  What would run on the engine outside the graph breaks: a
+collective on a tensor autograd records, methods of c10d objects (process groups, native
+work handles, stores) and the in-place ``torch.ops.c10d`` ops, which a fake run would
+silently drop (`BreakReason.COLLECTIVE`).
 
 ``DistributedDataParallel.forward`` runs DDP's ``_pre_forward`` and ``_post_forward``
 natively as two opaque nodes around the captured inner module: the gradient
@@ -112,12 +113,15 @@ def _reduce_op(v: Value) -> str:
     return name.lower()
 
 
+def _issue(tx, name: str, args: list) -> Any:
+    """``_c10d_functional.<name>(*args)``: the collective, not waited."""
+    check_split(tx)
+    return record(tx, "call", getattr(torch.ops._c10d_functional, name).default, args, {})
+
+
 def _collective(tx, name: str, args: list) -> Any:
     """``wait_tensor(_c10d_functional.<name>(*args))`` as two nodes."""
-    check_split(tx)
-    op = getattr(torch.ops._c10d_functional, name).default
-    out = record(tx, "call", op, args, {})
-    return record(tx, "call", torch.ops._c10d_functional.wait_tensor.default, [out], {})
+    return record(tx, "call", torch.ops._c10d_functional.wait_tensor.default, [_issue(tx, name, args)], {})
 
 
 def _check_tensor(tx, t: Value, what: str) -> Any:
@@ -137,8 +141,21 @@ def _bind(fn, args, kwargs) -> dict:
     return {k: v if isinstance(v, Value) else Const(v) for k, v in b.arguments.items()}
 
 
-def _copy_into(tx, dst: TensorV, value: TensorV) -> Value:
-    record(tx, "method", "copy_", [dst, value], {}, mutates=True)
+def _into(tx, a: dict, dst: TensorV, name: str, args: list) -> Value:
+    """The in-place call's result: the collective issued, its result copied into `dst` (viewed
+    as `dst` first when the shapes differ); with ``async_op=True`` the copy waits for the
+    handle's ``wait()`` (`async_work`)."""
+    issued = _issue(tx, name, args)
+    shape = tuple(dst.fake.shape)
+    view = None if tuple(issued.fake.shape) == shape else shape
+    if _python(a["async_op"], "async_op"):
+        from .async_work import pending
+
+        return pending(tx, issued, dst, view)
+    out = record(tx, "call", torch.ops._c10d_functional.wait_tensor.default, [issued], {})
+    if view is not None:  # e.g. a stacked output of all_gather: [n, *t.shape]
+        out = record(tx, "method", "view", [out, Const(view)], {})
+    record(tx, "method", "copy_", [dst, out], {}, mutates=True)
     return Const(None)
 
 
@@ -154,33 +171,20 @@ def _sizes(v: Value, n: int, length: int, what: str) -> list:
 # -- the in-place calls of torch.distributed ----------------------------------------------------
 
 
-def _no_async(a: dict, fn: str) -> None:
-    if _python(a["async_op"], "async_op"):
-        _break(f"dist.{fn}(async_op=True): its work handle's wait() runs outside the graph")
-
-
 def _all_reduce(tx, fn, a: dict) -> Value:
-    _no_async(a, "all_reduce")
     t = _check_tensor(tx, a["tensor"], "all_reduce's tensor")
     pg = group_of(tx, a["group"])
-    return _copy_into(
-        tx, t, _collective(tx, "all_reduce", [t, Const(_reduce_op(a["op"])), Const(pg.group_name)])
-    )
+    return _into(tx, a, t, "all_reduce", [t, Const(_reduce_op(a["op"])), Const(pg.group_name)])
 
 
 def _all_gather(tx, fn, a: dict) -> Value:
-    _no_async(a, "all_gather_into_tensor")
     out = _check_tensor(tx, a["output_tensor"], "all_gather_into_tensor's output")
     t = _check_tensor(tx, a["input_tensor"], "all_gather_into_tensor's input")
     pg = group_of(tx, a["group"])
-    g = _collective(tx, "all_gather_into_tensor", [t, Const(pg.size()), Const(pg.group_name)])
-    if tuple(out.fake.shape) != tuple(g.fake.shape):  # a stacked output: [n, *t.shape]
-        g = record(tx, "method", "view", [g, Const(tuple(out.fake.shape))], {})
-    return _copy_into(tx, out, g)
+    return _into(tx, a, out, "all_gather_into_tensor", [t, Const(pg.size()), Const(pg.group_name)])
 
 
 def _reduce_scatter(tx, fn, a: dict) -> Value:
-    _no_async(a, "reduce_scatter_tensor")
     out = _check_tensor(tx, a["output"], "reduce_scatter_tensor's output")
     t = _check_tensor(tx, a["input"], "reduce_scatter_tensor's input")
     pg = group_of(tx, a["group"])
@@ -191,16 +195,12 @@ def _reduce_scatter(tx, fn, a: dict) -> Value:
     ):
         t = record(tx, "method", "flatten", [t, Const(0), Const(1)], {}) if t.fake.dim() > 1 else t
     args = [t, Const(_reduce_op(a["op"])), Const(pg.size()), Const(pg.group_name)]
-    g = _collective(tx, "reduce_scatter_tensor", args)
-    if tuple(out.fake.shape) != tuple(g.fake.shape):
-        g = record(tx, "method", "view", [g, Const(tuple(out.fake.shape))], {})
-    return _copy_into(tx, out, g)
+    return _into(tx, a, out, "reduce_scatter_tensor", args)
 
 
 def _broadcast(tx, fn, a: dict) -> Value:
     import torch.distributed as dist
 
-    _no_async(a, "broadcast")
     t = _check_tensor(tx, a["tensor"], "broadcast's tensor")
     pg = group_of(tx, a["group"])
     src, group_src = _python(a["src"], "src"), _python(a["group_src"], "group_src")
@@ -208,19 +208,17 @@ def _broadcast(tx, fn, a: dict) -> Value:
         if src is None:
             _break("dist.broadcast without src")
         group_src = dist.get_group_rank(pg, src)
-    return _copy_into(tx, t, _collective(tx, "broadcast", [t, Const(int(group_src)), Const(pg.group_name)]))
+    return _into(tx, a, t, "broadcast", [t, Const(int(group_src)), Const(pg.group_name)])
 
 
 def _all_to_all(tx, fn, a: dict) -> Value:
-    _no_async(a, "all_to_all_single")
     out = _check_tensor(tx, a["output"], "all_to_all_single's output")
     t = _check_tensor(tx, a["input"], "all_to_all_single's input")
     pg = group_of(tx, a["group"])
     n = pg.size()
     osz = _sizes(a["output_split_sizes"], n, out.fake.shape[0], "output_split_sizes")
     isz = _sizes(a["input_split_sizes"], n, t.fake.shape[0], "input_split_sizes")
-    g = _collective(tx, "all_to_all_single", [t, Const(osz), Const(isz), Const(pg.group_name)])
-    return _copy_into(tx, out, g)
+    return _into(tx, a, out, "all_to_all_single", [t, Const(osz), Const(isz), Const(pg.group_name)])
 
 
 # -- the functional forms --------------------------------------------------------------------
@@ -303,7 +301,7 @@ class DDPForwardHook:
         self.__qualname__ = self.__name__
 
     def __call__(self, tensors: tuple) -> None:
-        if torch._guards.detect_fake_mode(tensors) is not None:
+        if _on_fakes(tensors):
             return  # a re-run of the graph on fakes (its alias facts): DDP must not run
         ddp = self.ref()
         assert ddp is not None, "the module's ID_MATCH guard passed"
@@ -314,6 +312,17 @@ class DDPForwardHook:
 
     def __repr__(self) -> str:
         return f"<{self.__name__}>"
+
+
+def _on_fakes(tensors: tuple) -> bool:
+    """Whether a graph runs on fake tensors: a fake mode is active or a tensor is fake (what
+    ``torch._guards.detect_fake_mode`` answers, in a microsecond instead of ten: on every
+    call of a DDP forward)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    if torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is not None:
+        return True
+    return any(isinstance(t, FakeTensor) for t in tensors)
 
 
 def _hook_node(tx, ddp, which: str, tensors: list) -> None:
@@ -396,9 +405,14 @@ def _table() -> dict:
         fc.all_to_all_single: _f_all_to_all,
         fc.wait_tensor: _f_wait,
     }
-    for name, model in (("all_gather_single", _f_all_gather), ("reduce_scatter_single", _f_reduce_scatter)):
+    for name, model, f_model in (
+        ("all_gather_single", _all_gather, _f_all_gather),
+        ("reduce_scatter_single", _reduce_scatter, _f_reduce_scatter),
+    ):  # the newer names (torch 2.13 deprecates the *_tensor forms for them)
+        if hasattr(dist, name):
+            t[getattr(dist, name)] = model
         if hasattr(fc, name):
-            t[getattr(fc, name)] = model
+            t[getattr(fc, name)] = f_model
     models = {k: _bound(k, m) for k, m in t.items()}
     models[DDP.forward] = ddp_forward
     return models
@@ -431,6 +445,11 @@ def model_for(obj):
         m = _TABLE.get(obj)
     except TypeError:
         return None
+    if m is not None:
+        return m
+    from .async_work import model_for as work_model
+
+    m = work_model(obj)  # a work handle's methods
     if m is not None:
         return m
     owner = getattr(obj, "__self__", None)
