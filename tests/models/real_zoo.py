@@ -82,15 +82,15 @@ EXPECT: dict[str, Expect] = {
     "tv_resnet18":         Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
     "tv_mobilenet_v3":     Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
     "tv_convnext":         Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
-    # loss.backward() is a graph node (issue #27); GPT-2's loss_function property breaks on
-    # logger.warning_once before the loss, so its backward reaches history from before the graph
+    # loss.backward() is a graph node (issue #27); GPT-2's loss property logs (made after the graph)
     "train_timm_resnet18": Expect(breaks=0, share=1.0, target=Expect(breaks=0)),
     "train_gpt2":          Expect(breaks=0, share=1.0, target=Expect(breaks=0)),
     "gen_gpt2_cache":      Expect(breaks=0, share=1.0, fullgraph=True, recompiles=1, target=GEN),
     "gen_gpt2_nocache":    Expect(breaks=0, share=1.0, fullgraph=True, recompiles=1, target=GEN),
-    # generate(): the decoding loop runs natively after the data-dependent stop check (a
-    # break inside `with self._optimize_model_for_decode()`, a suspended generator)
-    "gen_gpt2_hf_generate": Expect(breaks=21, share=0.05, fullgraph=False, recompiles=2, target=GEN),
+    # generate(): data-dependent stop checks and eos/pad validation break; list subclasses
+    # (LogitsProcessorList) break on construction and iteration; each continuation of the
+    # decoding loop captures twice (static, then with the sequence length symbolic)
+    "gen_gpt2_hf_generate": Expect(breaks=28, share=0.85, fullgraph=False, recompiles=15, target=GEN),
 }
 # fmt: on
 

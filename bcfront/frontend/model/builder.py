@@ -592,10 +592,9 @@ def _wrap_iterator(tx, it, source, guard):
         else:
             seq = wrap(tx, args[0], seq_src, guard)
             if not isinstance(seq, (ListV, TupleV)):  # a list subclass (traceback's StackSummary)
-                raise UnsupportedError(
-                    BreakReason.UNSUPPORTED_ITERATOR,
-                    f"an iterator over a {type(args[0]).__name__} from outside",
-                )
+                # the real iterator, opaque: stepping it breaks there, and the code after that
+                # break steps it natively (no continuation needs it rebuilt)
+                return _opaque(tx, it, source, g)
             v = SeqIterV(seq, index)
         v.source = source
         _remember(tx, it, v, source)

@@ -56,6 +56,7 @@ from ..model.values import NULL, CellV, Const, MethodV, StateCMV
 from .caller_frames import calling_through
 from .entry import Entry, RegionCode, break_record, native_entry
 from .native import Ctx, native_outcomes
+from .rebuild_gen import UnrebuildableGenerator
 from .resume import make_resume, super_first, super_self
 from .tailcalls import LOOP_RECAPTURES, LoopEntry, TailCall, run_chain
 
@@ -70,9 +71,50 @@ def compile_break(cf, root, tx, err, frame) -> Entry:
         return native_entry(cf, root, tx, notes=[err.message], breaks_=[rec])
     try:
         return _compile(cf, root, tx, err, frame, rec)
+    except UnrebuildableGenerator as why:
+        offset = _enclosing_with(tx, frame)
+        if offset is not None and tx.__dict__.get("enter_natively") is None:
+            raise EnterNatively(offset) from None
+        note = f"no continuation after the break at line {rec.lineno}: {why.message}"
+        return native_entry(cf, root, tx, notes=[note], breaks_=[rec])
     except UnsupportedError as why:
         note = f"no continuation after the break at line {rec.lineno}: {why.message}"
         return native_entry(cf, root, tx, notes=[note], breaks_=[rec])
+
+
+class EnterNatively(Exception):
+    """Raised while building a break's continuation that needs a generator the trace cannot
+    rebuild -- a ``@contextmanager``'s, suspended in the root frame's ``with`` block around
+    the break: trace again with a graph break at that ``with`` (`offset`), so the context
+    manager is entered natively and the continuation holds the real one."""
+
+    def __init__(self, offset: int):
+        super().__init__(offset)
+        self.offset = offset
+
+
+def _enclosing_with(tx, frame) -> int | None:
+    """The offset of the innermost ``with`` of the root frame (entered in this trace) whose
+    block holds the break instruction, or None."""
+    ins = frame.cur
+    if ins is None:
+        return None
+    covering = set()
+    h = frame.bc.handler_for(ins.offset)
+    for _ in range(128):  # the handler chain out of the break, innermost first
+        if h is None:
+            break
+        covering.add(h.target)
+        h = frame.bc.handler_for(h.target)
+    for offset in reversed(tx.__dict__.get("root_withs", ())):
+        try:
+            after = frame.instrs[frame.bc.index_of(offset) + 1]
+        except (KeyError, IndexError):
+            continue
+        guard = frame.bc.handler_for(after.offset)  # the with block's cleanup
+        if guard is not None and guard.target in covering and offset < ins.offset:
+            return offset
+    return None
 
 
 def origin(fn):

@@ -48,20 +48,34 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
 
     Captures are serialized process-wide: they share fake-tensor state (`fake`).
     """
+    from .breaks import EnterNatively
+
     with CAPTURE_LOCK:
         dynamic = cf.shape_policy.begin_capture(cf.fullgraph)
-        try:
-            return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic))
-        except NeedDynamic:
-            if dynamic:
-                raise
-        # an input asked for a symbolic size after the (static) fake env was made: again
-        return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, True))
+        enter = None  # a root `with` to enter natively (`breaks.EnterNatively`)
+        for _ in range(2):
+            try:
+                try:
+                    return trace_with_splits(
+                        lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic, enter)
+                    )
+                except NeedDynamic:
+                    if dynamic:
+                        raise
+                # an input asked for a symbolic size after the (static) fake env was made: again
+                dynamic = True
+                return trace_with_splits(
+                    lambda split: _trace_entry(cf, root, args, kwargs, split, True, enter)
+                )
+            except EnterNatively as e:
+                enter = e.offset
+        raise AssertionError("unreachable: the second trace enters that with natively")
 
 
-def _trace_entry(cf, root, args, kwargs, split=None, dynamic=False) -> Entry:
+def _trace_entry(cf, root, args, kwargs, split=None, dynamic=False, enter_natively=None) -> Entry:
     code = root.__code__
     tx = Tracer(root.__qualname__, root.__globals__, cf.options)
+    tx.enter_natively = enter_natively  # a root `with` offset: break there (`breaks`)
     tx.shape_policy = cf.shape_policy
     tx.dynamic = dynamic
     tx.split = split  # where to end the region early (`region_errors.Split`)

@@ -33,6 +33,11 @@ from ..model.values import CellV, Const, DictV, TensorV, TupleV
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 
 
+class UnrebuildableGenerator(UnsupportedError):
+    """A started generator the code after a break would need (a ``@contextmanager``'s,
+    suspended in its ``with`` block): `breaks` may enter that block natively instead."""
+
+
 def advanced(it, n: int):
     """`it` after `n` items (run time: a started iterator rebuilt at its position)."""
     for _ in range(n):
@@ -48,7 +53,7 @@ def rebuild_generator(rb, gen) -> str:
     replay = 0
     if gen.started and not _restartable_genexpr(frame):
         if not _replayable(rb, frame):
-            raise UnsupportedError(
+            raise UnrebuildableGenerator(
                 BreakReason.UNRECONSTRUCTABLE, "a generator suspended inside its body cannot be rebuilt"
             )
         replay = gen.steps

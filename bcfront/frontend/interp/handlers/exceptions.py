@@ -95,6 +95,14 @@ def with_except_start(tx, f, ins):
 
 
 def before_with(tx, f, ins):
+    if f.parent is None and f.generator is None:  # the root frame
+        if tx.__dict__.get("enter_natively") == ins.offset:
+            raise UnsupportedError(
+                BreakReason.UNRECONSTRUCTABLE,
+                "a with block entered natively: a break inside it needs the context manager's "
+                "generator, which the trace cannot rebuild",
+            )
+        tx.root_withs = (*tx.__dict__.get("root_withs", ()), ins.offset)  # see regions.breaks
     mgr = f.pop()
     try:
         exit_fn = attrs.getattr_(tx, mgr, "__exit__")
