@@ -52,30 +52,27 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
 
     with CAPTURE_LOCK:
         dynamic = cf.shape_policy.begin_capture(cf.fullgraph)
-        enter = None  # a root `with` to enter natively (`breaks.EnterNatively`)
-        for _ in range(2):
-            try:
-                try:
-                    return trace_with_splits(
-                        lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic, enter)
-                    )
-                except NeedDynamic:
-                    if dynamic:
-                        raise
-                # an input asked for a symbolic size after the (static) fake env was made: again
-                dynamic = True
-                return trace_with_splits(
-                    lambda split: _trace_entry(cf, root, args, kwargs, split, True, enter)
-                )
-            except EnterNatively as e:
-                enter = e.offset
-        raise AssertionError("unreachable: the second trace enters that with natively")
+        try:
+            return _trace_twice(cf, root, args, kwargs, dynamic)
+        except EnterNatively as e:  # a root `with` to enter natively: once more
+            return _trace_twice(cf, root, args, kwargs, dynamic, e.offset)
+
+
+def _trace_twice(cf, root, args, kwargs, dynamic, enter=None) -> Entry:
+    """The trace, again with a dynamic fake env when an input asked for a symbolic size
+    after the (static) env was made."""
+    try:
+        return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic, enter))
+    except NeedDynamic:
+        if dynamic:
+            raise
+    return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, True, enter))
 
 
 def _trace_entry(cf, root, args, kwargs, split=None, dynamic=False, enter_natively=None) -> Entry:
     code = root.__code__
     tx = Tracer(root.__qualname__, root.__globals__, cf.options)
-    tx.enter_natively = enter_natively  # a root `with` offset: break there (`breaks`)
+    tx.__dict__["enter_natively"] = enter_natively  # a root `with` offset: break there (`breaks`)
     tx.shape_policy = cf.shape_policy
     tx.dynamic = dynamic
     tx.split = split  # where to end the region early (`region_errors.Split`)
