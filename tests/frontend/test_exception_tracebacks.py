@@ -125,10 +125,15 @@ def test_traceback_of_an_exception_crossing_a_break_matches_eager(fn):
     cap = bcfront.capture(fn)
     for arg in (7, "k", 7):
         assert _run(cap, arg) == _run(fn, arg)
-    reports = reports_of(cap)  # the function and its continuations
+    reports = reports_of(cap)  # the function, its continuations and what they capture
     assert reports[0].graph_breaks, "the case must really cross a graph break"
-    notes = [n for r in reports for n in r.notes + r.warnings]
+    own = [r for r in reports if r.function.split(".<resume@")[0] == fn.__qualname__]
+    notes = [n for r in own for n in r.notes + r.warnings]
     assert not any("natively" in n or "internal error" in n for n in notes), notes
+    # traceback's own loops (a real generator stepped once per frame) may end in a
+    # loop-limit fallback: visible, in the library, never an internal error
+    lib = [n for r in reports if r not in own for n in r.notes + r.warnings]
+    assert not any("internal error" in n for n in lib), lib
 
 
 def test_rebuilt_exception_traceback_does_not_show_bcfront_frames():

@@ -200,3 +200,41 @@ def test_signature_of_function_across_break(fullgraph):
     # the one break is the tensor branch: the signature is folded, not traced into inspect
     report = bcfront.explain(signature_after_break, torch.ones(3), decode)
     assert [b.reason.value for b in report.graph_breaks] == ["data-dependent-branch"]
+
+
+# -- iterating a list subclass from outside (LogitsProcessorList, StoppingCriteriaList) -------
+
+
+class Criteria(list):
+    def __call__(self, x):
+        return any(c(x) for c in self)
+
+
+class Stop:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __call__(self, x):
+        return x.shape[0] >= self.limit
+
+
+class OwnIter(list):
+    def __iter__(self):
+        return iter([42])
+
+
+def iterate_list_subclass(x, crits, own):
+    has = any(hasattr(c, "limit") for c in crits)
+    for c in crits:
+        x = x + c.limit
+    return x, has, crits(x), [v for v in own], isinstance(crits, Criteria)
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_iterate_list_subclass_from_outside(fullgraph):
+    x = torch.arange(3.0)
+    cf = bcfront.capture(iterate_list_subclass, fullgraph=fullgraph)
+    for crits in (Criteria([Stop(2), Stop(5)]), Criteria([Stop(4)]), Criteria([Stop(1), Stop(9)])):
+        own = OwnIter([1, 2])
+        got, want = cf(x, crits, own), iterate_list_subclass(x, crits, own)
+        assert torch.equal(got[0], want[0]) and got[1:] == want[1:]

@@ -319,7 +319,7 @@ def _is_plain_enum_key(k, tx) -> bool:
         return False
     t = type(k)
     for name in ("__eq__", "__hash__"):
-        raw = next((c.__dict__[name] for c in t.__mro__ if name in c.__dict__), None)
+        raw = mro_lookup_raw(t, name)
         if isinstance(raw, types.FunctionType) and raw.__module__ != "enum":
             return False
     if tx is not None:
@@ -591,6 +591,8 @@ def _wrap_iterator(tx, it, source, guard):
             v = RangeIterV(args[0], index)
         else:
             seq = wrap(tx, args[0], seq_src, guard)
+            if isinstance(seq, ObjectV) and seq.source is not None:
+                seq = list_storage(tx, seq) or seq  # a list subclass keeping list's own reads
             if not isinstance(seq, (ListV, TupleV)):  # a list subclass (traceback's StackSummary)
                 # the real iterator, opaque: stepping it breaks there, and the code after that
                 # break steps it natively (no continuation needs it rebuilt)
@@ -613,6 +615,32 @@ def _wrap_iterator(tx, it, source, guard):
             strict = bool(red[2])
         return ZipIterV(inner, strict)
     return MapIterV(inner[0], inner[1:])
+
+
+_LIST_READS = ("__iter__", "__len__", "__getitem__")
+
+
+def list_storage(tx, v: ObjectV):
+    """The items of `v`, an instance from outside of a Python subclass of list whose
+    iteration, length and indexing are list's own (``LogitsProcessorList``), as a ListV
+    standing for its storage: guarded on those class lookups, its length and each item
+    (``v[i]``).  Only iteration reads it (the object itself stays `v`, with its class):
+    an iterator over it crossing a break is rebuilt as ``iter(v)``, where it was.  None
+    for anything else."""
+    obj = v.obj
+    t = type(obj)
+    if not (isinstance(obj, list) and t is not list and len(obj) <= CONTAINER_LIMIT):
+        return None
+    if any(mro_lookup_raw(t, n) is not getattr(list, n) for n in _LIST_READS):
+        return None
+    for name in _LIST_READS:
+        guard_class_lookup(tx, t, name)
+    tx.guard(GuardKind.LENGTH, v.source, len(obj))
+    return ListV([wrap(tx, x, item_source(v.source, i)) for i, x in enumerate(obj)], v.source)
+
+
+def mro_lookup_raw(t, name):
+    return next((c.__dict__[name] for c in t.__mro__ if name in c.__dict__), None)
 
 
 def _wrap_hash_iterator(tx, it, source, g):

@@ -321,6 +321,16 @@ class CallSite:
         self.children = children
         self._cache = weakref.WeakKeyDictionary()
         self._per_code: dict = {}
+        self._by_code: dict = {}  # code -> (capture, globals) of a function with no state
+
+    def _same_code(self, target, code):
+        """The capture made for another function object with this code, when neither holds
+        anything else (no closure, defaults or attributes: a comprehension's function, made
+        anew on every call), and the same globals: it runs exactly the same."""
+        hit = self._by_code.get(code) if code is not None else None
+        if hit is not None and hit[1] is target.__globals__ and _stateless(target):
+            return hit[0]
+        return None
 
     def __call__(self, fn):
         import types
@@ -336,6 +346,8 @@ class CallSite:
             return fn
         if cap is None:
             code = getattr(target, "__code__", None)  # None: a module
+            cap = self._same_code(target, code)
+        if cap is None:
             seen = self._per_code.get(code, 0)
             if code is not None and seen >= self.FRESH_LIMIT:
                 # a function made anew on every call (a closure): capturing each would
@@ -357,9 +369,18 @@ class CallSite:
             )
             self._cache[target] = cap
             self.children.append(cap)
+            if _stateless(target):
+                self._by_code[code] = (cap, target.__globals__)
         if isinstance(fn, types.MethodType):
             return lambda *a, **k: cap(fn.__self__, *a, **k)
         return cap
+
+
+def _stateless(fn) -> bool:
+    """A function whose behaviour is its code and globals only."""
+    return (
+        fn.__closure__ is None and fn.__defaults__ is None and fn.__kwdefaults__ is None and not fn.__dict__
+    )
 
 
 def _is_module(obj) -> bool:

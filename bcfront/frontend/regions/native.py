@@ -234,6 +234,34 @@ def with_except_start(ctx):
     return ctx.next([ctx.result(f"{ctx.caller(exit_)}({ctx.h('type')}({exc}), {exc}, {exc}.__traceback__)")])
 
 
+_SELF_MATCHING = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
+
+
+def match_class(subject, cls, count: int, names: tuple):
+    """MATCH_CLASS on real objects: the matched attributes as a tuple, or None."""
+    if not isinstance(cls, type):
+        raise TypeError("called match pattern must be a class")
+    if not isinstance(subject, cls):
+        return None
+    values, wanted = [], []
+    if count:
+        match_args = getattr(cls, "__match_args__", None)
+        if match_args is None and cls in _SELF_MATCHING and count == 1:
+            values.append(subject)
+        elif match_args is None or len(match_args) < count:
+            raise TypeError(
+                f"{cls.__name__}() accepts {len(match_args or ())} positional sub-patterns ({count} given)"
+            )
+        else:
+            wanted = list(match_args[:count])
+    for name in [*wanted, *names]:
+        try:
+            values.append(getattr(subject, name))
+        except AttributeError:
+            return None
+    return tuple(values)
+
+
 NATIVE = {
     "CALL": call,
     "CALL_KW": call,
@@ -274,6 +302,9 @@ NATIVE = {
     "RAISE_VARARGS": raise_varargs,
     "BEFORE_WITH": before_with,
     "WITH_EXCEPT_START": with_except_start,
+    "MATCH_CLASS": _simple(
+        3, lambda c, s, cls, names: f"{c.c(match_class)}({s}, {cls}, {c.ins.arg}, {names})"
+    ),
 }
 
 

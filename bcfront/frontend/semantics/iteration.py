@@ -13,6 +13,7 @@ import operator
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.builder import list_storage
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     Const,
@@ -97,6 +98,10 @@ def get_iter(tx, v: Value) -> Value:
         from . import torch_calls
 
         return SeqIterV(torch_calls.unbind_for_iter(tx, v))
+    if isinstance(v, ObjectV) and v.source is not None:
+        storage = list_storage(tx, v)  # a list subclass from outside, read as a list
+        if storage is not None:
+            return SeqIterV(storage)
     m = lookup_dunder(v, "__iter__", tx)
     if m is not None:
         r = dispatch.call(tx, m, [v], {})
