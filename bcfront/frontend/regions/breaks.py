@@ -378,6 +378,8 @@ class CallSite:
 
 def _stateless(fn) -> bool:
     """A function whose behaviour is its code and globals only."""
+    if not isinstance(fn, types.FunctionType):
+        return False
     return (
         fn.__closure__ is None and fn.__defaults__ is None and fn.__kwdefaults__ is None and not fn.__dict__
     )
