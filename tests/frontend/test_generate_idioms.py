@@ -17,9 +17,10 @@ import sys
 import types
 
 import pytest
-import torch
 
-import bcfront
+torch = pytest.importorskip("torch")
+
+import bcfront  # noqa: E402
 
 
 def sys_modules_reads(x):
