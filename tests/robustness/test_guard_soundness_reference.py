@@ -99,6 +99,15 @@ def _sequence_keys():
     return [f"{mod}:CASES:{case}" for mod in SEQUENCE_TABLES for case in sorted(_module(mod).CASES)]
 
 
+def _aliasing_keys():
+    mod = _module("test_guard_soundness_aliasing")
+    return [
+        f"test_guard_soundness_aliasing:CASES:{case}:{seq}"
+        for case in sorted(mod.CASES)
+        for seq in sorted(mod.SEQUENCES)
+    ]
+
+
 def _reference(fn):
     import torch
 
@@ -114,6 +123,14 @@ def test_change_cases_agree_under_torch_compile(key):
     entry = getattr(_module(mod), table)[name]
     case = entry[0](*entry[1:]) if isinstance(entry, tuple) else entry()  # (maker, *args)
     _run_case(case, key, compile_fn=_reference)
+
+
+@pytest.mark.parametrize("key", _params(_aliasing_keys()) if HAS_TORCH else [])
+def test_aliasing_cases_agree_under_torch_compile(key):
+    from .test_guard_soundness_aliasing import run_aliasing
+
+    name, seq = key.split(":")[2:]
+    run_aliasing(name, seq, compile_fn=_reference)
 
 
 @pytest.mark.parametrize("key", _params(_sequence_keys()) if HAS_TORCH else [])
