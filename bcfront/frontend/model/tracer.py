@@ -194,6 +194,20 @@ class Tracer:
     def set(self, obj, attr, value) -> None:
         self.journal.set(obj, attr, value)
 
+    def trace_value(self, attr: str, make, mutated: bool = True):
+        """The one value of this trace kept as attribute `attr` (a log of calls or writes
+        the region replays), made by `make()` on first use -- through the journal, so a
+        rolled-back call drops it -- and, with `mutated`, marked so the region replays it."""
+        value = getattr(self, attr, None)
+        if value is None:
+            value = make()
+            if not hasattr(self, attr):
+                setattr(self, attr, None)  # the journal restores what was there
+            self.set(self, attr, value)
+            if mutated:
+                self.mark_mutated(value)
+        return value
+
     def mark_mutated(self, value) -> None:
         """Record that the outside object behind `value` changes (replayed after the region)."""
         from .effects import note

@@ -128,13 +128,7 @@ _LOG = "async_work_log"
 def pending(tx, issued: TensorV, dst: TensorV | None, shape=None) -> WorkV:
     """The handle of a collective issued as `issued` whose result goes into `dst`."""
     w = WorkV(issued, dst, None if shape is None else tuple(shape))
-    log = getattr(tx, _LOG, None)
-    if log is None:
-        log = PendingLogV()
-        if not hasattr(tx, _LOG):
-            setattr(tx, _LOG, None)  # the journal restores what was there
-        tx.set(tx, _LOG, log)
-        tx.mark_mutated(log)
+    log = tx.trace_value(_LOG, PendingLogV)
     tx.set(log, "works", (*log.works, w))
     return w
 

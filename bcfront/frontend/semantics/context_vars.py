@@ -118,14 +118,7 @@ _LOG = "context_var_log"
 
 
 def _log(tx) -> ContextLogV:
-    log = getattr(tx, _LOG, None)
-    if log is None:
-        log = ContextLogV()
-        if not hasattr(tx, _LOG):
-            setattr(tx, _LOG, None)  # the journal restores what was there
-        tx.set(tx, _LOG, log)
-        tx.mark_mutated(log)
-    return log
+    return tx.trace_value(_LOG, ContextLogV)
 
 
 def _var_default(var):

@@ -83,14 +83,9 @@ class CallLogV(Value):
 
 
 def _log(tx) -> CallLogV:
-    log = getattr(tx, _LOG, None)
-    if log is None:
-        log = CallLogV()
-        if not hasattr(tx, _LOG):
-            setattr(tx, _LOG, None)  # the journal restores what was there
-        tx.set(tx, _LOG, log)
+    if getattr(tx, _LOG, None) is None:
         tx.set(tx, "write_watchers", (*tx.write_watchers, _watch))
-    return log
+    return tx.trace_value(_LOG, CallLogV, mutated=False)  # (`record` marks it, per call)
 
 
 def record(tx, fn, args: tuple, watched=()) -> Const:
