@@ -182,6 +182,25 @@ def test_ints_and_tensors_crossing_a_break_stay_dynamic(capsys):
     assert all(c <= 3 for c in _continuation_captures(cf)), _continuation_captures(cf)
 
 
+def test_ints_inside_tuple_and_dict_arguments_become_dynamic(capsys):
+    # before: ints reached through an argument's items were guarded as constants, one
+    # capture per value until the recompile limit sent the function native
+    def f(x, pair, cfg):
+        a, b = pair
+        y = x * a + cfg["scale"]
+        print("break")
+        return y + b * cfg["scale"]
+
+    cf = bcfront.capture(f)
+    for i in range(20):
+        x = torch.randn(4)
+        args = (x, (i + 2, -i), {"scale": 3 * i + 5})
+        torch.testing.assert_close(cf(*args), f(*args))
+    assert _captures(cf) <= 2
+    assert all(c <= 2 for c in _continuation_captures(cf)), _continuation_captures(cf)
+    assert not cf.native_fallbacks
+
+
 def test_size_arithmetic_and_python_uses_specialize_soundly():
     def f(x):
         n = x.shape[0]

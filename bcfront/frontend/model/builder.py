@@ -520,11 +520,20 @@ def _dynamic_dims(tx, t, source, ptype) -> tuple[frozenset, frozenset]:
     return dims, (policy.stride_dims(source, tuple(t.stride())) if strided else none)
 
 
+def _argument_item(source) -> bool:
+    """An argument (a local at the capture's start: what crosses a break too), or an item
+    of one reached through constant keys (``pair[0]``, ``cfg["n"]``, a continuation's
+    stacked tuple): ints there change from call to call as arguments do."""
+    while type(source).__name__ == "ItemSource":
+        source = source.base
+    return type(source).__name__ == "LocalSource"
+
+
 def _dynamic_int(tx, source, value) -> bool:
     policy = tx.shape_policy
     if policy is None or source is None:
         return False
-    if type(source).__name__ != "LocalSource":  # arguments and what crosses a break only
+    if not _argument_item(source):  # arguments and what crosses a break only
         return False
     # remembered always, made a symbol only in functions that touch tensors
     return policy.int_dynamic(source, value) and policy.saw_tensors
