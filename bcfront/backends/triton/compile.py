@@ -2,13 +2,13 @@
 
 Dynamic sizes: example inputs that are fake tensors with symbolic sizes or
 symbolic ints (a capture with dynamic shapes) make a *dynamic* compiled graph.
-It is first specialized to the examples' hint sizes (so that a graph the backend
-cannot take fails here, at compile time), and then, like a static one, once per
-new input signature at run time, which is exact for that size by construction.
-Its kernels lift every size, stride and numel into launch arguments
-(``generate(lift_ints=True)``), so the specializations of different sizes
-produce the same kernel sources and share the compiled kernels: only the cheap
-host-side lowering runs again for a new size, no kernel compiles.
+It is lowered once, symbolically (`symsize`): sizes are expressions that the
+generated wrapper evaluates at each call, kernels take them as launch arguments,
+and the decisions the lowering took on sizes are guards.  A new input signature
+that satisfies them reuses that lowering (one guard check per signature); one
+that breaks them, or a graph that cannot be lowered symbolically, is specialized
+to its concrete sizes as a static graph is (still with sizes lifted into kernel
+arguments, so such specializations share compiled kernels).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from torch.utils._pytree import tree_unflatten
 from bcfront.errors import BcfrontError
 
 from .codegen import generate
-from .frontend import trace_aten
+from .frontend import module_state, trace_aten
 from .fuse import KernelPlan, schedule
 from .lower import lower_program
 from .runtime import Launcher, SizedLauncher, cache_root, interpreting, private_dir
@@ -91,13 +91,16 @@ class Specialization:
         _LOWERINGS[0] += 1
         env = _shape_env(example_inputs)
         known = len(env.guards) if env is not None else 0
+        if env is not None:
+            # bound from the inputs before the trace: it may merge symbols (``a @ b``
+            # makes two sizes one), and its guards still name both
+            bound = bind_inputs([None] * len(module_state(gm)[1]) + list(example_inputs))
         aten_gm, self.out_spec, self.state = trace_aten(gm, example_inputs, config.attention_max)
         self.aten_graph = aten_gm
         if env is None:
             self._lower(aten_gm, config, dynamic, None)
             return
-        vals = [n.meta.get("val") for n in aten_gm.graph.find_nodes(op="placeholder")]
-        names, self.reads = bind_inputs(vals)
+        names, self.reads = bound
         with Guards(names) as log:
             self._lower(aten_gm, config, True, self.reads)
         # the trace's own decisions (a decomposition branching on a size) count too
@@ -237,8 +240,6 @@ class CompiledTritonGraph:
         self._config = config
         self._specs: dict = {}
         self._aliasing = False
-        from .frontend import module_state
-
         # kernels compute no gradients: with autograd recording, eager runs instead
         self._state_needs_grad = any(t.requires_grad for t in module_state(gm)[1])
         self.dynamic = any(_is_symbolic(a) for a in example_inputs)

@@ -22,10 +22,8 @@ Imports no torch (the conversion from torch's ``SymInt`` imports it lazily).
 from __future__ import annotations
 
 import operator
-import os
 
 _ACTIVE: list[Guards] = []
-_TRACE = os.environ.get("BCF_TRACE_GUARD")
 
 
 class SpecializedSize(Exception):
@@ -49,10 +47,6 @@ class Guards:
         _ACTIVE.remove(self)
 
     def add(self, condition: str) -> None:
-        if _TRACE and _TRACE in condition and condition not in self.conditions:
-            import traceback
-
-            traceback.print_stack(limit=14)
         self.conditions.setdefault(condition)
 
 
@@ -274,7 +268,7 @@ def python_source(expr, names: dict) -> str:
     free = expr.free_symbols
     missing = [s for s in free if s not in names]
     if missing:
-        raise SpecializedSize(f"symbol {missing[0]} is not an input size")
+        raise SpecializedSize(f"symbol {missing[0]} is not an input size (in {expr}; inputs: {list(names)})")
     text = PythonPrinter().doprint(expr.xreplace({s: _Sym(names[s]) for s in free}))
     return f"({text})"
 
