@@ -164,7 +164,7 @@ def _own_symbols(inputs) -> list:
 
     env = ShapeEnv(duck_shape=False)
     mode = FakeTensorMode(shape_env=env, allow_non_fake_inputs=True)
-    out = []
+    out: list = []
     for k, a in enumerate(inputs):
         src = NamedSource(f"in{k}")
         if isinstance(a, torch.SymInt) and _is_symbolic(a):
@@ -172,7 +172,7 @@ def _own_symbols(inputs) -> list:
             out.append(env.create_symintnode(sym, hint=_hint(a), source=src))
         elif isinstance(a, torch._subclasses.FakeTensor):
             dims = [_is_symbolic(d) for d in a.shape]
-            ctx = StatelessSymbolicContext(
+            ctx: StatelessSymbolicContext = StatelessSymbolicContext(
                 dynamic_sizes=[DimDynamic.DYNAMIC if d else DimDynamic.STATIC for d in dims],
                 dynamic_strides=[DimDynamic.INFER_STRIDE] * a.dim(),
             )

@@ -274,7 +274,7 @@ def python_source(expr, names: dict) -> str:
 
 
 def _Sym(name: str):
-    import sympy
+    import sympy  # type: ignore[import-untyped]
 
     return sympy.Symbol(name, integer=True)
 

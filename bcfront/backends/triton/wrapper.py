@@ -137,7 +137,7 @@ def build(prog: LoweredProgram, steps: list, launchers: dict, sources: dict, rea
             lhs = ", ".join(outs) + ("," if len(outs) == 1 else "") if outs else "_"
             args = ", ".join(b.ref(r) for r in st.inputs)
             b.emit(f"# {st.op_name} (torch)")
-            b.emit(f"{lhs} = E[{len(b.glob['E']) - 1}]({args}{_sized(getattr(st.call, 'sizes', ()))})")
+            b.emit(f"{lhs} = E[{len(b.glob['E']) - 1}]({args}{_sized(getattr(st.call, 'sizes', []))})")
         dead = sorted(n for n, last in last_use.items() if last == k and n not in keep and n in defined)
         if dead:
             b.emit(f"del {', '.join(dead)}")
