@@ -2,6 +2,7 @@
 
     python tools/bench_triton.py                 # one NVIDIA GPU, < 5 minutes
     python tools/bench_triton.py --cpu-smoke     # CPU, Triton interpreter, tiny sizes
+    python tools/bench_triton.py --dynamic       # host cost of a new size (CPU, interpreter)
 
 First measures the device's copy bandwidth (``dst.copy_(src)`` on a large
 buffer, counting the read and the write).  Then, for each pattern, times eager
@@ -54,6 +55,11 @@ def _parse():
         action="store_true",
         help="in --cpu-smoke mode, also run torch.compile (slow on CPU)",
     )
+    p.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="measure what a new size costs a dynamic capture (CPU, Triton interpreter)",
+    )
     p.add_argument("--only", default="", help="comma-separated pattern names to run")
     p.add_argument("--out", default=None, help="where to write the JSON results")
     p.add_argument(
@@ -66,7 +72,7 @@ def _parse():
 
 
 ARGS = _parse() if __name__ == "__main__" else None
-if ARGS is not None and ARGS.cpu_smoke:
+if ARGS is not None and (ARGS.cpu_smoke or ARGS.dynamic):
     os.environ["TRITON_INTERPRET"] = "1"  # must precede the first triton import
 
 import torch  # noqa: E402
@@ -307,8 +313,59 @@ def table(rows, copy_gbps, smoke) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------ --dynamic
+
+DYNAMIC = {
+    "pointwise": (lambda x, b: torch.relu(x) * b + x.sin(), lambda n: [torch.randn(n, 7), torch.randn(7)]),
+    "softmax": (lambda x: torch.softmax(x, -1), lambda n: [torch.randn(3, n)]),
+    "layernorm": (
+        lambda x, w, b: F.layer_norm(x, (16,), w, b),
+        lambda n: [torch.randn(n, 16), torch.randn(16), torch.randn(16)],
+    ),
+    "matmul": (lambda a, b: a @ b, lambda n: [torch.randn(4, n), torch.randn(n, 3)]),
+    "view_chain": (lambda x: x.reshape(x.size(0), 3, 2).transpose(1, 2) + 1, lambda n: [torch.randn(n, 6)]),
+}
+
+
+def bench_dynamic(sizes=tuple(range(8, 28))) -> int:
+    """For each function, a ``dynamic=True`` triton capture is warmed up on two sizes,
+    then called on each new size twice: the first call's extra time over the second
+    (same size, everything cached) is what the new size cost the host.  Host lowerings
+    are counted at ``lower_program`` (present in every version of the backend), so the
+    script measures older trees the same way."""
+    import bcfront
+    from bcfront.backends.triton import compile as tc
+
+    calls = []
+    real = tc.lower_program
+    tc.lower_program = lambda gm: calls.append(1) or real(gm)
+    rows = []
+    for name, (fn, make) in DYNAMIC.items():
+        cf = bcfront.capture(fn, backend="triton", dynamic=True)
+        for n in (4, 5):
+            cf(*make(n))
+        before, first, again = len(calls), [], []
+        for n in sizes:
+            args = make(n)
+            t0 = time.perf_counter()
+            cf(*args)
+            t1 = time.perf_counter()
+            cf(*args)
+            first.append(t1 - t0)
+            again.append(time.perf_counter() - t1)
+        extra = statistics.median(f - a for f, a in zip(first, again))
+        rows.append((name, len(calls) - before, statistics.median(first), statistics.median(again), extra))
+    print(f"{len(sizes)} new sizes per function (CPU, Triton interpreter), median ms")
+    print(f"{'function':<12} {'lowerings':>9} {'new size':>9} {'repeat':>8} {'extra':>8}")
+    for name, low, f, a, e in rows:
+        print(f"{name:<12} {low:>9} {f * 1e3:>9.2f} {a * 1e3:>8.2f} {e * 1e3:>8.2f}")
+    return 0
+
+
 def main():
     args = ARGS
+    if args.dynamic:
+        return bench_dynamic()
     smoke = args.cpu_smoke
     if not smoke and not torch.cuda.is_available():
         print(

@@ -165,3 +165,78 @@ def test_one_kernel_set_serves_every_size(fn, make):
     # dynamic from the first call: one entry for 2.., one each for 0 and 1
     _, loaded = _check(fn, make, dynamic=True, max_entries=3)
     assert loaded == 0  # sizes after the first few reuse the compiled kernels
+
+
+ONE_LOWERING = {
+    "pointwise": POINTWISE["rows"],
+    "pointwise_cols": POINTWISE["cols"],
+    "reduction": REDUCTIONS["sum_rows"],
+    "softmax": NORMS["softmax_row"],
+    "layer_norm": NORMS["layer_norm"],
+    "matmul": MATMULS["mm_inner"],
+    "matmul_rows": MATMULS["mm_rows"],
+    "view_chain": VIEWS["split_last"],
+    "view_halves": VIEWS["halves"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(ONE_LOWERING))
+def test_one_lowering_serves_every_size(case, monkeypatch):
+    # The host side too: the symbolic graph is traced, lowered, fused and generated
+    # once, and each new size only evaluates its launch arguments.  Counted at
+    # `lower_program` (what every host lowering calls), so the count does not rely
+    # on the backend's own bookkeeping (`compile.lowerings()`, checked below).
+    from bcfront.backends.triton import compile as tc
+
+    calls = []
+    real = tc.lower_program
+    monkeypatch.setattr(tc, "lower_program", lambda gm: calls.append(gm) or real(gm))
+    fn, make = ONE_LOWERING[case]
+    cf = bcfront.capture(fn, backend="triton", dynamic=True)
+    for n in GROWING + [25, 31, 40]:  # 23 sizes, one dynamic entry
+        args = make(n)
+        torch.testing.assert_close(
+            cf(*_clone(args)), fn(*_clone(args)), rtol=1e-4, atol=1e-4, msg=lambda m, n=n: f"size {n}: {m}"
+        )
+    assert len(cf.entries) == 1, [e.notes for e in cf.entries]
+    assert {g.backend for g in cf.entries[0].graphs} == {"triton"}
+    assert len(calls) == 1
+    for n in (0, 1):  # specialized by the capture: an entry (and a lowering) each
+        args = make(n)
+        torch.testing.assert_close(cf(*_clone(args)), fn(*_clone(args)), rtol=1e-4, atol=1e-4)
+    assert len(calls) == 3
+
+
+def _recording_init():
+    """A `CompiledTritonGraph.__init__` that keeps each graph built, and the list."""
+    from bcfront.backends.triton import compile as tc
+
+    seen = []
+    real = tc.CompiledTritonGraph.__init__
+
+    def init(self, *a, **k):
+        real(self, *a, **k)
+        seen.append(self)
+
+    return seen, init
+
+
+def test_size_that_decides_the_lowering_lowers_per_range(monkeypatch):
+    # A reduction row held in registers up to `persistent_max`, looped beyond: the
+    # row length decides the kernel, so the symbolic lowering guards it and a row
+    # past the limit gets a lowering of its own -- right either way.
+    from bcfront.backends.triton import compile as tc
+
+    seen, init = _recording_init()
+    monkeypatch.setattr(tc.CompiledTritonGraph, "__init__", init)
+    fn = lambda x: x.sum(-1)  # noqa: E731
+    cf = bcfront.capture(fn, backend="triton", dynamic=True)
+    before = tc.lowerings()
+    for n in (5, 9, 4000, 5000, 6000, 4096, 4097, 7):
+        x = _x(3, n)
+        torch.testing.assert_close(cf(x), fn(x), rtol=1e-4, atol=1e-4)
+    (g,) = seen
+    assert g.symbolic is not None and any("4096" in c for c in g.symbolic.guards)
+    assert g.lowerings == 4  # the symbolic one (rows <= 4096), then 5000, 6000, 4097 each
+    assert tc.lowerings() - before == 4
+    assert "outside the symbolic lowering's guards" in g.per_size

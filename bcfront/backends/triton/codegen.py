@@ -27,6 +27,7 @@ from . import index as ix
 from .codegen_reduce import ReductionEmitter
 from .fuse import KernelPlan
 from .ir import Arena, compute_dtype, numel
+from .symsize import SizeExpr, floor_pow2
 from .triton_ops import TL_DTYPE, helper_source, helpers_used, literal, render, render_cast
 
 INT32_LIMIT = 2**31 - 1
@@ -151,7 +152,8 @@ class _Writer(ReductionEmitter):
             # them in registers only when short, so blocks can span many columns.
             self.columns = self._x_contiguous()
             limit = min(self.persistent_max, 256) if self.columns else self.persistent_max
-            persistent = next_pow2(self.rnumel) <= limit and self.looped_rblock is None
+            # next_pow2(rnumel) <= limit, said as a bound on rnumel (one guard when symbolic)
+            persistent = self.rnumel <= floor_pow2(limit) and self.looped_rblock is None
             self.kind = "persistent" if persistent else "looped"
 
     def _x_contiguous(self) -> bool:
@@ -212,11 +214,15 @@ class _Writer(ReductionEmitter):
         """An integer of the index arithmetic (a size, stride, offset or numel): a literal,
         or with `lift_ints` a kernel parameter ``ks<k>`` passed at launch, so that the
         same source serves every size (see `generate`)."""
-        if not self.lift_ints or -2 < v < 2:
+        if isinstance(v, SizeExpr):
+            key = v  # symbolic (hashed by its expression): lifted whatever its value
+        elif not self.lift_ints or -2 < v < 2:
             return str(v)
-        name = self.int_params.get(v)
+        else:
+            key = v
+        name = self.int_params.get(key)
         if name is None:
-            name = self.int_params[v] = f"ks{len(self.int_params)}"
+            name = self.int_params[key] = f"ks{len(self.int_params)}"
         return name
 
     def affine(self, e: ix.Affine) -> str:
@@ -583,7 +589,11 @@ def generate(
         numels = (w.ynumel, w.xnumel)
     else:
         numels = (w.xnumel, w.rnumel)
-    rblock = next_pow2(w.rnumel) if w.kind == "persistent" else (looped_rblock or 0)
+    if w.kind == "persistent":
+        # a symbolic row: 0, and the launch takes next_pow2 of the row it is given
+        rblock = 0 if isinstance(w.rnumel, SizeExpr) else next_pow2(w.rnumel)
+    else:
+        rblock = looped_rblock or 0
     return KernelSource(
         name, source, args, w.kind, numels, plan.ops, rblock, w.columns, w.checked, tuple(w.int_params)
     )

@@ -17,9 +17,10 @@ Imports no torch.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from .symsize import gcd, is_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +101,7 @@ class Affine:
         return self + lift(other) * -1
 
     def __mul__(self, k: int) -> Affine:
-        if not isinstance(k, int):
+        if not is_int(k):
             raise TypeError("index expressions scale only by integers")
         if k == 0:
             return ZERO
@@ -147,7 +148,7 @@ def affine(const: int, terms) -> Affine:
 def lift(x) -> Affine:
     if isinstance(x, Affine):
         return x
-    if isinstance(x, int):
+    if is_int(x):
         return Affine(x, ())
     if isinstance(x, (Var, Div, Mod)):
         return Affine(0, ((x, 1),))
@@ -212,8 +213,8 @@ def _split(e: Affine, den: int):
 def _gcd_of(e: Affine, den: int) -> int:
     g = den
     for _, c in e.terms:
-        g = math.gcd(g, c)
-    return math.gcd(g, e.const)
+        g = gcd(g, c)
+    return gcd(g, e.const)
 
 
 def _make_div(e: Affine, den: int, ranges) -> Affine:

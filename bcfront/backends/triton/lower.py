@@ -33,7 +33,8 @@ from .ir import (
     numel,
     ranges_of,
 )
-from .rule_table import RULES, TV, Unsupported, dense_strides_ok, dtype_name
+from .rule_table import RULES, TV, Unsupported, dense_strides_ok, dtype_name, sizes_of
+from .symsize import SizeExpr, holes, same_sizes
 
 SUPPORTED_DTYPES = FLOAT_DTYPES + INT_DTYPES + ("bool",)
 # Pointwise values with more work than this are materialized rather than
@@ -43,7 +44,7 @@ INLINE_MAX_OPS = 40
 
 
 def layout_of(t: torch.Tensor) -> Layout:
-    return Layout(tuple(t.shape), tuple(t.stride()), dtype_name(t.dtype))
+    return Layout(sizes_of(t.shape), sizes_of(t.stride()), dtype_name(t.dtype))
 
 
 class Lowering:
@@ -78,7 +79,7 @@ class Lowering:
     def broadcast(self, tv: TV, shape) -> int:
         """`tv`'s expression re-indexed by the variables of `shape` (numpy rules)."""
         shape = tuple(shape)
-        if tv.shape == shape:
+        if same_sizes(tv.shape, shape):
             return tv.expr
         lead = len(shape) - tv.ndim
         if lead < 0:
@@ -97,7 +98,7 @@ class Lowering:
         """Tensor or Python scalar `a` as an expression of `shape`, cast to `dtype`."""
         if isinstance(a, TV):
             return self.arena.cast(self.broadcast(a, shape), dtype)
-        if isinstance(a, (bool, int, float)):
+        if isinstance(a, (bool, int, float, SizeExpr)):
             return self.arena.const(a, dtype)
         raise Unsupported(f"operand of type {type(a).__name__}")
 
@@ -211,8 +212,8 @@ class Lowering:
                 outputs.append((name, layout))
                 tv = self.load_buffer(name, layout)
                 results.append(replace(tv, origins=frozenset()))
-            elif o is None or isinstance(o, (bool, int, float)):
-                results.append(o)
+            elif o is None or isinstance(o, (bool, int, float, torch.SymInt)):
+                results.append(sizes_of([o])[0] if isinstance(o, torch.SymInt) else o)
             else:
                 raise NotImplementedError(f"{node.target} returns {type(o).__name__}")
         call = _extern_call(node.target, flat, spec, pos, [lay for _, lay in outputs])
@@ -228,11 +229,13 @@ def _op_name(target) -> str:
 
 
 def _extern_call(op, flat, spec, pos, layouts):
-    expect = [(lay.shape, lay.stride) for lay in layouts]
-    template = list(flat)
+    """The torch call of an extern.  Symbolic sizes in its arguments or output layouts
+    are `call.sizes`: the wrapper passes their values as ``sizes=``."""
+    sized, fill = holes([list(flat), [(lay.shape, lay.stride) for lay in layouts]])
 
-    def call(*tensors):
-        f = template.copy()
+    def call(*tensors, sizes=()):
+        template, expect = fill(sizes) if sized else (flat, expected)
+        f = list(template)
         for p, t in zip(pos, tensors):
             f[p] = t
         a, kw = tree_unflatten(f, spec)
@@ -244,6 +247,8 @@ def _extern_call(op, flat, spec, pos, layouts):
                 outs[k] = fixed.copy_(o)
         return outs
 
+    expected = [(lay.shape, lay.stride) for lay in layouts]
+    call.sizes = sized
     return call
 
 
@@ -305,7 +310,7 @@ def lower_program(gm: torch.fx.GraphModule) -> tuple[LoweredProgram, list]:
                 placeholders[node] = name
             else:
                 low.inputs.append((f"arg{len(low.inputs)}", None))
-                env[node] = val
+                env[node] = sizes_of([val])[0] if isinstance(val, torch.SymInt) else val
             continue
         if node.op == "get_attr":
             t = getattr(gm, node.target)
@@ -316,6 +321,11 @@ def lower_program(gm: torch.fx.GraphModule) -> tuple[LoweredProgram, list]:
             continue
         if node.op == "output":
             outputs = list(node.args[0])
+            continue
+        if isinstance(node.meta.get("val"), torch.SymInt):
+            # a size computed in the graph (``x.size(0) * 2``): its expression, whatever
+            # ops computed it (a symbolic lowering; a static graph has none)
+            env[node] = sizes_of([node.meta["val"]])[0]
             continue
         args = torch.fx.node.map_arg(node.args, lambda n: env[n])
         kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
@@ -389,14 +399,14 @@ def _annotate(result, node):
     """Attach the eager strides and the origin of `node` to a rule's result."""
     val = node.meta.get("val")
     if isinstance(result, TV):
-        hint = tuple(val.stride()) if isinstance(val, torch.Tensor) else None
+        hint = sizes_of(val.stride()) if isinstance(val, torch.Tensor) else None
         return replace(result, hint=hint, origins=result.origins | {node.name})
     if isinstance(result, (list, tuple)):
         vals = val if isinstance(val, (list, tuple)) else [None] * len(result)
         out = []
         for r, v in zip(result, vals):
             if isinstance(r, TV):
-                hint = tuple(v.stride()) if isinstance(v, torch.Tensor) else None
+                hint = sizes_of(v.stride()) if isinstance(v, torch.Tensor) else None
                 r = replace(r, hint=hint, origins=r.origins | {node.name})
             out.append(r)
         return type(result)(out)

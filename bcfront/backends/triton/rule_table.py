@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from .ir import TensorRef
+from .symsize import from_torch
 
 
 class Unsupported(Exception):
@@ -60,6 +61,11 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 def torch_dtype(name: str) -> torch.dtype:
     return getattr(torch, name)
+
+
+def sizes_of(seq) -> tuple:
+    """Sizes or strides of a node's value as ints, or `SizeExpr` where symbolic."""
+    return tuple(from_torch(d) for d in seq)
 
 
 def dense_strides_ok(shape, stride) -> bool:

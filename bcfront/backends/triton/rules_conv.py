@@ -29,7 +29,7 @@ import torch
 
 from . import index as ix
 from .ir import compute_dtype, is_float, numel, ranges_of
-from .rule_table import TV, Unsupported, rule
+from .rule_table import TV, Unsupported, rule, sizes_of
 from .rules_pointwise import out_meta
 from .rules_reduce import Reduced, reduce
 
@@ -209,7 +209,7 @@ def _uses_output(node, k: int) -> bool:
 
 @rule(aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default)
 def _max_pool(ctx, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    shape = tuple(node.meta["val"][0].shape)
+    shape = sizes_of(node.meta["val"][0].shape)
     dtype = str(node.meta["val"][0].dtype).removeprefix("torch.")
     if not is_float(dtype):
         raise Unsupported("integer max pooling")

@@ -14,7 +14,7 @@ from torch._prims_common import elementwise_dtypes
 
 from . import index as ix
 from .ir import INT_DTYPES, is_float
-from .rule_table import TV, Unsupported, dtype_name, rule, torch_dtype
+from .rule_table import TV, Unsupported, dtype_name, rule, sizes_of, torch_dtype
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -22,7 +22,7 @@ prims = torch.ops.prims
 
 def out_meta(node):
     val = node.meta["val"]
-    return tuple(val.shape), dtype_name(val.dtype)
+    return sizes_of(val.shape), dtype_name(val.dtype)
 
 
 def _meta_arg(a):

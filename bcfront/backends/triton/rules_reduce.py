@@ -16,7 +16,7 @@ import torch
 
 from . import index as ix
 from .ir import Layout, compute_dtype, contiguous_strides, identity, is_float, numel
-from .rule_table import TV, Unsupported, dense_strides_ok, dtype_name, rule
+from .rule_table import TV, Unsupported, dense_strides_ok, dtype_name, rule, sizes_of
 from .rules_pointwise import out_meta
 
 aten = torch.ops.aten
@@ -327,7 +327,7 @@ def _cumsum(ctx, node, x, dim, dtype=None):
     if d is None or shape[d] == 1:
         # nothing to accumulate: a cast
         return ctx.make(shape, out, ctx.arena.cast(body, out), x)
-    hint = tuple(node.meta["val"].stride())
+    hint = sizes_of(node.meta["val"].stride())
     stride = hint if dense_strides_ok(shape, hint) else contiguous_strides(shape)
     layout = Layout(shape, stride, out)
     name = ctx.compute(shape, body, layout, (d,), "sum", _origins(x, node), scan=True)

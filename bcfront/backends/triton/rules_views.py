@@ -13,7 +13,7 @@ import torch
 
 from . import index as ix
 from .ir import contiguous_strides, ivars, ranges_of
-from .rule_table import TV, Unsupported, dense_strides_ok, rule
+from .rule_table import TV, Unsupported, dense_strides_ok, rule, sizes_of
 from .rules_pointwise import out_meta
 
 aten = torch.ops.aten
@@ -165,7 +165,7 @@ def _pieces(ctx, node, x, dim, sizes):
 @rule(aten.split.Tensor)
 def _split(ctx, node, x, split_size, dim=0):
     d = _norm_dim(dim, x.ndim)
-    sizes = [tuple(v.shape)[d] for v in node.meta["val"]]
+    sizes = [sizes_of(v.shape)[d] for v in node.meta["val"]]
     return _pieces(ctx, node, x, d, sizes)
 
 

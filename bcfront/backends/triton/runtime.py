@@ -167,8 +167,8 @@ def candidate_configs(ks: KernelSource, interpret: bool) -> list[LaunchConfig]:
         for yb, xb, nw in ((32, 32, 4), (64, 64, 8), (32, 128, 4)):
             out.append(LaunchConfig((("YBLOCK", _cap(yb, y)), ("XBLOCK", _cap(xb, x))), nw))
     elif ks.kind == "persistent":
-        x, _ = ks.numels
-        rb = ks.rblock
+        x, r = ks.numels
+        rb = ks.rblock or next_pow2(r)
         if interpret:
             return [LaunchConfig((("XBLOCK", _cap(max(1, INTERP_ELEMS // rb), x)), ("RBLOCK", rb)))]
         for xb in (1, 2, 4, 8, 16, 32, 64, 128, 256):
@@ -233,11 +233,11 @@ def _interpreter_asserts():
 class Launcher:
     """Calls one generated kernel; picks its launch configuration on first use."""
 
-    def __init__(self, ks: KernelSource, root: Path, autotune: bool = True):
+    def __init__(self, ks: KernelSource, root: Path, autotune: bool = True, fn=None):
         self.ks = ks
         self.root = root
         self.interpret = interpreting()
-        self.fn = getattr(load_module(ks.source, root), ks.name)
+        self.fn = fn if fn is not None else getattr(load_module(ks.source, root), ks.name)
         self.configs = candidate_configs(ks, self.interpret)
         self.best: LaunchConfig | None = None
         self.extra = CHECKED_OPTIONS if ks.checked and not self.interpret else {}
@@ -315,3 +315,22 @@ class Launcher:
         self.timings = timings
         self._remember(device, best)
         return best
+
+
+class SizedLauncher:
+    """Launches a kernel of a symbolic lowering: each call passes the numels first, and
+    the grid and block sizes follow from them (a `Launcher` per numels seen, sharing the
+    one compiled kernel; on a GPU its autotune record is per source, so a new size reuses
+    the winner when it is a candidate for that size)."""
+
+    def __init__(self, ks: KernelSource, root: Path, autotune: bool = True):
+        self.ks, self.root, self.autotune = ks, root, autotune
+        self.fn = getattr(load_module(ks.source, root), ks.name)
+        self.by_numels: dict = {}
+
+    def __call__(self, numels: tuple, *args):
+        launch = self.by_numels.get(numels)
+        if launch is None:
+            ks = replace(self.ks, numels=numels)
+            launch = self.by_numels[numels] = Launcher(ks, self.root, self.autotune, fn=self.fn)
+        launch(*args)
