@@ -171,15 +171,22 @@ def symbolic_slice(parts: list) -> Value | None:
 
 
 class ListV(Value):
-    __slots__ = ("items", "mutated")
+    """A list.  An instance of a Python subclass of list made in the trace
+    (``LogitsProcessorList()``) has its class in `cls` and its ``__dict__`` in `attrs` (a
+    DictV of str keys; None for list itself or a subclass without ``__dict__``); its
+    items are list's own storage (see `semantics.list_objects`)."""
 
-    def __init__(self, items, source=None):
+    __slots__ = ("items", "mutated", "cls", "attrs")
+
+    def __init__(self, items, source=None, cls=list, attrs=None):
         super().__init__(source)
         self.items = list(items)
         self.mutated = False
+        self.cls = cls
+        self.attrs = attrs
 
     def python_type(self):
-        return list
+        return self.cls
 
 
 class TupleV(Value):

@@ -57,7 +57,7 @@ from ..model.values import (
     Value,
     ZipIterV,
 )
-from ..semantics.classes import dict_base, fill_dict_object, new_dict_object
+from ..semantics.classes import dict_base, fill_dict_object, new_dict_object, new_list_object
 from .rebuild_gen import rebuild_generator
 from .tracebacks import attach as attach_traceback
 
@@ -206,6 +206,8 @@ class Rebuilder:
         if isinstance(v, ListV):
             if v.source is not None:
                 return v.source.expr(ns)
+            if v.cls is not list:
+                return self._list_object(v)
             return self._fillable(
                 v,
                 "list",
@@ -356,6 +358,24 @@ class Rebuilder:
             self.pending.append(fill)
         else:
             fill()
+        return name
+
+    def _list_object(self, v: ListV) -> str:
+        """An instance of a Python list subclass made in the trace: made without its
+        ``__init__``, its items put in list's storage and its ``__dict__`` filled, in one
+        call (an instance that holds itself is not rebuilt: `_Cycle` breaks instead)."""
+        ns = self.ns
+
+        def render() -> str:
+            items = ", ".join(self.expr(x) for x in v.items)
+            attrs = ""
+            if v.attrs is not None:
+                attrs = ", ".join(f"{self.expr(k)}: {self.expr(x)}" for k, x in v.attrs.entries.values())
+            return f"{ns.const(new_list_object)}({ns.const(v.cls)}, [{items}], {{{attrs}}})"
+
+        name = self.temp(self._closed(v, render), v, "obj")
+        if v.attrs is not None:
+            self.memo[id(v.attrs)] = f"{name}.__dict__"
         return name
 
     def _iterator(self, v) -> str:

@@ -46,7 +46,7 @@ from ..model.values import (
 )
 from . import dispatch
 from .builtins_iter import ITER_SLOTS
-from .classes import MISS, is_heap_type, mro_lookup, source_of
+from .classes import MISS, builtin_subclass_instance, is_heap_type, mro_lookup, source_of
 from .containers import generator_method
 from .descriptors import (
     bind_class_attr,
@@ -137,7 +137,7 @@ def _container_attr(tx, v, name):
     cls = v.python_type()
     if name == "__class__":  # object's data descriptor: before any instance or class lookup
         return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
-    if isinstance(v, DictV) and cls is not dict and is_heap_type(cls):
+    if builtin_subclass_instance(v):
         return dict_object_attr(tx, v, name)
     if isinstance(v, TupleV) and cls is not tuple:
         fields = getattr(cls, "_fields", None) or getattr(cls, "__match_args__", ())
@@ -166,7 +166,7 @@ def generic_getattr(tx, v: Value, name: str) -> Value:
         return _generic_object_attr(tx, v, name, hook=False)
     if isinstance(v, NewObjectV):
         return _new_object_attr(tx, v, name, hook=False)
-    if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+    if builtin_subclass_instance(v):
         return dict_object_attr(tx, v, name, hook=False)
     return getattr_(tx, v, name)
 
@@ -502,7 +502,7 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
     if isinstance(v, ObjectV):
         _object_setattr(tx, v, name, value, raw)
         return
-    if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+    if builtin_subclass_instance(v):
         dict_object_setattr(tx, v, name, value, raw)
         return
     if isinstance(v, TensorV) and name == "grad":

@@ -17,7 +17,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import guard_class_lookup
 from ..model.sources import ConstSource, Ref
-from ..model.values import Const, DictV, ExceptionV, NewObjectV, ObjectV, TensorV, TupleV, Value
+from ..model.values import Const, DictV, ExceptionV, ListV, NewObjectV, ObjectV, TensorV, TupleV, Value
 from . import pure_c
 
 
@@ -51,9 +51,16 @@ def value_class(v: Value):
         return v.cls
     if isinstance(v, TupleV) and v.cls is not tuple:
         return v.cls
-    if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+    if builtin_subclass_instance(v):
         return v.cls
     return None
+
+
+def builtin_subclass_instance(v: Value) -> bool:
+    """An instance of a Python subclass of dict or list made in the trace (or read as one):
+    a `DictV`/`ListV` whose class's attributes are looked up over its MRO and whose
+    ``__dict__`` is the value's `attrs`."""
+    return isinstance(v, (DictV, ListV)) and v.cls is not dict and v.cls is not list and is_heap_type(v.cls)
 
 
 # -- instances of Python subclasses of dict ---------------------------------------------------
@@ -87,13 +94,60 @@ def fill_dict_object(obj, items, clear=False) -> None:
         base.__setitem__(obj, k, x)
 
 
+# -- instances of Python subclasses of list ---------------------------------------------------
+
+# What the trace reads of a list without an attribute lookup (iteration, len, indexing,
+# ``in``, comparisons, truth, repr, ``+``/``*``): a list subclass made in the trace must leave
+# these to list, whose meaning the `ListV` paths implement; a subclass defining one stays a
+# break (`list_subclass_shadowing`).  Not here: `__new__`/`__init__` (instantiation calls the
+# class's own, which reach list's), `__getattr__`/`__setattr__` (attribute access runs them).
+LIST_IMPLICIT = (
+    "__iter__", "__reversed__", "__len__", "__getitem__", "__setitem__", "__delitem__",
+    "__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__",
+    "__repr__", "__str__", "__format__", "__hash__", "__add__", "__radd__", "__iadd__",
+    "__mul__", "__rmul__", "__imul__", "__copy__", "__deepcopy__", "__reduce__",
+    "__reduce_ex__", "__getstate__", "__setstate__", "__getattribute__", "__delattr__",
+    "copy", "append", "extend", "insert", "pop", "remove", "clear", "index", "count",
+    "sort", "reverse",
+)  # fmt: skip
+
+
+def list_subclass_shadowing(cls) -> str | None:
+    """The first of `LIST_IMPLICIT` a Python class in `cls`'s MRO defines, or None."""
+    for c in cls.__mro__:
+        if not is_heap_type(c):
+            continue
+        for name in LIST_IMPLICIT:
+            if name in c.__dict__:
+                return f"{c.__qualname__}.{name}"
+    return None
+
+
+def list_base(cls):
+    """list, when `cls` is a Python subclass of list whose builtin base is list itself."""
+    if not (isinstance(cls, type) and issubclass(cls, list) and is_heap_type(cls)):
+        return None
+    base = next(c for c in cls.__mro__ if not is_heap_type(c))
+    return base if base is list else None
+
+
+def new_list_object(cls, items, attrs):
+    """An instance of list subclass `cls` holding `items`, its ``__dict__`` updated with
+    `attrs`, made without running its ``__init__`` (the rebuild of one made in a trace)."""
+    obj = list.__new__(cls)
+    list.extend(obj, items)
+    if attrs:
+        obj.__dict__.update(attrs)
+    return obj
+
+
 def lookup_dunder(v: Value, name: str, tx=None):
     """The Python function implementing special method `name` on v's class, as a value.
     With `tx`, what the lookup found (or that it found nothing) is guarded: the class may
     be patched before the next call."""
     cls = value_class(v)
     if cls is None or not is_heap_type(cls):
-        if isinstance(v, (DictV,)) and v.cls is not dict and is_heap_type(v.cls):
+        if builtin_subclass_instance(v):
             cls = v.cls
         else:
             # a C type's slot declared pure (date + timedelta): its wrapper, whose call folds

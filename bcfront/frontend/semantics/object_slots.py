@@ -1,6 +1,7 @@
 """Models of the slot methods of object, dict, tuple and BaseException that class code calls
 directly: ``object.__new__(cls)``, ``dict.__new__``/``__init__`` and dict's item slots on a
-dict subclass's storage (``super().__getitem__(k)``), ``tuple.__new__``,
+dict subclass's storage (``super().__getitem__(k)``), ``list.__new__``/``__init__`` (a list
+subclass instance made in the trace: a `ListV` with a class), ``tuple.__new__``,
 ``BaseException.__init__``, ``object.__getattribute__`` (``super().__getattribute__``) and
 ``function.__get__``; and ``vars(o)``, which is ``o.__dict__``.  Registered in
 `registry.MODELS` when imported.
@@ -13,11 +14,12 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.builder import guard_class_lookup
 from ..model.tracer import SymbolicRaise
-from ..model.values import Const, DictV, ExceptionV, MethodV, NewObjectV, ObjectV, TupleV, Value
+from ..model.values import Const, DictV, ExceptionV, ListV, MethodV, NewObjectV, ObjectV, TupleV, Value
 from . import containers, dispatch, ops
 from .attrs import generic_getattr, getattr_
-from .classes import dict_base, lookup_dunder
+from .classes import LIST_IMPLICIT, dict_base, list_base, list_subclass_shadowing, lookup_dunder
 from .descriptors import GENERIC_GETATTRIBUTE
 from .folding import raise_
 from .iteration import to_list
@@ -132,6 +134,40 @@ def _odict_init(tx, args, kwargs):
     containers.dict_update(tx, [pairs, *args[1:2]], kwargs)
     for k, x in pairs.entries.values():
         ops.setitem(tx, d, k, x)
+    return Const(None)
+
+
+# -- instances of list subclasses: list's own slots on the storage the trace models ---------
+
+
+@model(list.__new__)
+def _list_new(tx, args, kwargs):
+    """``list.__new__(cls)``: an empty list of class `cls`, with its empty ``__dict__``.  A
+    subclass that defines what list's implicit reads use (``__iter__``, ``__len__``...)
+    stays a break: the ListV paths implement list's meaning.  The class's lookups of
+    those names are guarded (a class patched later gets a new capture)."""
+    cls = as_class(args[0])
+    if cls is list:
+        return ListV([])
+    if list_base(cls) is None:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"list.__new__ of {cls.__qualname__}")
+    shadow = list_subclass_shadowing(cls)
+    if shadow is not None:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"list subclass defining {shadow}")
+    for name in LIST_IMPLICIT:
+        guard_class_lookup(tx, cls, name)
+    return ListV([], cls=cls, attrs=DictV({}) if cls.__dictoffset__ else None)
+
+
+@model(list.__init__)
+def _list_init(tx, args, kwargs):
+    """``list.__init__(lst, iterable=())``: the storage cleared, then filled from the
+    iterable (no subclass ``extend``)."""
+    lst = args[0]
+    if not isinstance(lst, ListV) or lst.source is not None or kwargs or len(args) > 2:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"list.__init__ of {lst.describe()}")
+    items = to_list(tx, args[1]) if len(args) > 1 else []
+    tx.set(lst, "items", list(items))
     return Const(None)
 
 

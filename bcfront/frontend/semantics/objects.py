@@ -29,6 +29,7 @@ from ..model.values import (
     Const,
     DictV,
     ExceptionV,
+    ListV,
     MadeFunctionV,
     MethodV,
     NewObjectV,
@@ -47,7 +48,15 @@ from . import (
     module_construction,
 )
 from .attrs import getattr_
-from .classes import MISS, is_heap_type, lookup_dunder, mro_lookup, source_of, value_class
+from .classes import (
+    MISS,
+    builtin_subclass_instance,
+    is_heap_type,
+    lookup_dunder,
+    mro_lookup,
+    source_of,
+    value_class,
+)
 from .folding import raise_
 
 # -- calls ----------------------------------------------------------------------------
@@ -62,7 +71,7 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
         return call(tx, fn.func, [*fn.args, *args], {**fn.kwargs, **kwargs})
     if isinstance(fn, ObjectV):
         return call_object(tx, fn, args, kwargs)
-    if isinstance(fn, NewObjectV):
+    if isinstance(fn, NewObjectV) or builtin_subclass_instance(fn):
         m = lookup_dunder(fn, "__call__", tx)
         if m is not None:
             return call(tx, m, [fn, *args], kwargs)
@@ -181,12 +190,12 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         inst = call(tx, ObjectV(cls.__new__), [clsv, *args], kwargs)
     if (
         value_class(inst) is not None
-        and isinstance(inst, (NewObjectV, TupleV, DictV))
+        and isinstance(inst, (NewObjectV, TupleV, DictV, ListV))
         and issubclass(value_class(inst), cls)
     ):
         init = mro_lookup(cls, "__init__")
         if isinstance(init, types.FunctionType) or (
-            isinstance(inst, DictV) and bmodels.model_for(init) is not None  # dict's, OrderedDict's
+            isinstance(inst, (DictV, ListV)) and bmodels.model_for(init) is not None  # dict's, list's
         ):
             r = call(tx, ObjectV(init), [inst, *args], kwargs)
             if not (isinstance(r, Const) and r.value is None):
