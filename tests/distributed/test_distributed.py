@@ -147,6 +147,15 @@ def test_fsdp2_captures_keep_nothing_alive(one_rank):
     assert not one_rank["model_alive_after_del"]
 
 
+def test_fsdp2_state_changed_between_calls_matches_eager(one_rank):
+    c = dict(one_rank["changed_states"])
+    fns = c.pop("functions")
+    assert all(c.values()), c
+    # the forwards ran captured, and no_grad was caught by a guard (a recompile), not assumed
+    assert all(g["graphs"] for g in fns if not g["fsdp_call"])
+    assert any(g["recompiles"] for g in fns if g["name"] == "GPT.forward" and not g["fsdp_call"])
+
+
 def test_fsdp2_module_without_nested_ones_is_one_graph_under_fullgraph(one_rank):
     assert one_rank["single_module"] == {"same": True, "breaks": [], "graphs": 1}
 

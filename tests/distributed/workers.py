@@ -383,6 +383,46 @@ def _single_module(base, data, rank: int, world: int) -> dict:
     }
 
 
+def _changed_states(base, idx, tgt) -> dict:
+    """The captured forward against eager's after FSDP's state changed between calls: under
+    no_grad (no post-backward hooks), with the parameters unsharded before the call, with
+    the blocks no longer resharded after forward (their storage stays), resharded again."""
+    eager_model, cap_model = _sharded(base), _sharded(base)
+    cf = bcfront.capture(cap_model)
+    cf(idx, tgt).backward()
+    eager_model(idx, tgt).backward()
+
+    def both(fn) -> bool:
+        return torch.equal(fn(cap_model, cf), fn(eager_model, eager_model))
+
+    def no_grad(m, f):
+        with torch.no_grad():
+            return f(idx, tgt)
+
+    def unsharded(m, f):
+        m.unshard()
+        return f(idx, tgt).detach()
+
+    def keep(m, f):
+        for b in m.blocks:
+            b.set_reshard_after_forward(False)
+        out = f(idx, tgt)
+        out.backward()
+        return out.detach()
+
+    def again(m, f):
+        for b in m.blocks:
+            b.set_reshard_after_forward(True)
+        m.reshard()
+        out = f(idx * 0 + 1, tgt)
+        out.backward()
+        return out.detach()
+
+    with bcfront.explain.collect(count_ops=False) as run:
+        same = {fn.__name__: both(fn) for fn in (no_grad, unsharded, keep, again)}
+    return {**same, "functions": _functions(run.report())}
+
+
 def _calling(model):
     def step(idx, tgt):
         return model(idx, tgt)
@@ -432,6 +472,7 @@ def fsdp_share(rank: int, world: int) -> dict:
     return {
         "model_alive_after_del": alive() is not None,
         "single_module": single,
+        "changed_states": _changed_states(base, idx, tgt),
         "via_function": via_fn,
         "functions": functions,
         "eager_forward_ops": _eager_forward_ops(eager_model, idx, tgt),
