@@ -386,7 +386,8 @@ def _single_module(base, data, rank: int, world: int) -> dict:
 def _changed_states(base, idx, tgt) -> dict:
     """The captured forward against eager's after FSDP's state changed between calls: under
     no_grad (no post-backward hooks), with the parameters unsharded before the call, with
-    the blocks no longer resharded after forward (their storage stays), resharded again."""
+    the blocks no longer resharded after forward (their storage stays), resharded again,
+    the class's forward replaced, a forward set on the instance."""
     eager_model, cap_model = _sharded(base), _sharded(base)
     cf = bcfront.capture(cap_model)
     cf(idx, tgt).backward()
@@ -418,8 +419,24 @@ def _changed_states(base, idx, tgt) -> dict:
         out.backward()
         return out.detach()
 
+    def class_forward(m, f):  # the class's forward replaced: the entry's guard sees it
+        orig = GPT.forward
+        GPT.forward = lambda self, i, t: orig(self, i, t) * 2
+        try:
+            return f(idx, tgt).detach()
+        finally:
+            GPT.forward = orig
+
+    def own_forward(m, f):  # a forward of the instance's own: it is the one called
+        m.forward = lambda i, t: type(m).forward(m, i, t) + 1
+        try:
+            return f(idx, tgt).detach()
+        finally:
+            del m.forward
+
+    cases = (no_grad, unsharded, keep, again, class_forward, own_forward, again)
     with bcfront.explain.collect(count_ops=False) as run:
-        same = {fn.__name__: both(fn) for fn in (no_grad, unsharded, keep, again)}
+        same = {fn.__name__: both(fn) for fn in cases}
     return {**same, "functions": _functions(run.report())}
 
 
