@@ -152,7 +152,7 @@ def test_fsdp2_state_changed_between_calls_matches_eager(one_rank):
     fns = c.pop("functions")
     assert all(c.values()), c
     # the forwards ran captured, and no_grad was caught by a guard (a recompile), not assumed
-    assert all(g["graphs"] for g in fns if not g["fsdp_call"])
+    assert all(g["graphs"] for g in fns if not g["fsdp_call"] and g["name"].endswith("Block.forward"))
     assert any(g["recompiles"] for g in fns if g["name"] == "GPT.forward" and not g["fsdp_call"])
 
 
