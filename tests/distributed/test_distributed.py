@@ -82,14 +82,90 @@ def test_ddp_no_sync_keeps_gradients_local(ranks):
         assert r["ddp"]["no_sync_local"] and r["ddp"]["synced_after_no_sync"]
 
 
-def test_fsdp2_trains_like_eager_and_reports_what_runs_natively(ranks):
+FSDP_BREAK = "module-hooks: FSDPBlock is fully_shard'ed"
+
+
+def _fsdp_forward_captured(f: dict) -> None:
+    """The checks of a captured FSDP2 training run on one rank (`workers.fsdp`)."""
+    assert f["cap_losses"] == f["eager_losses"] and f["params_vs_eager"]
+    assert f["native"] == [] and not f["collectives_in_graphs"]  # the collectives stay FSDP's
+    bodies = [g for g in f["functions"] if not g["fsdp_call"]]
+    calls = [g for g in f["functions"] if g["fsdp_call"]]
+    # one capture per sharded module (the root and each block), each with its forward's
+    assert sorted(g["name"] for g in calls) == ["Block.forward", "Block.forward", "GPT.forward"]
+    assert [g["graphs"] for g in bodies if g["name"] == "Block.forward"] == [1, 1]
+    assert f["graphs"] >= 4
+    # the only breaks: the calls of the nested sharded blocks, each run through its capture
+    assert f["breaks"] and all(b.startswith(FSDP_BREAK) for b in f["breaks"])
+    # recompiles only while the first forward runs (the loop's continuation, per block)
+    assert all(c <= f["calls_per_step"] - 1 for g in f["functions"] for c in g["recompiles"])
+
+
+def test_fsdp2_forward_captures_one_graph_per_module_and_trains_like_eager(ranks):
     for r in ranks:
-        f = r["fsdp"]
-        assert f["cap_losses"] == f["eager_losses"] and f["params_vs_eager"]
-        assert f["graphs"] >= 1 or f["breaks"], "FSDP2 ran natively without a reported reason"
-        assert all(":" in b for b in f["breaks"])
+        _fsdp_forward_captured(r["fsdp"])
+
+
+def test_fsdp2_matches_single_process_full_batch(ranks):
     mean = [sum(x) / len(ranks) for x in zip(*(r["fsdp"]["cap_losses"] for r in ranks))]
     assert _close(mean, ranks[0]["fsdp"]["single_losses"]) and ranks[0]["fsdp"]["params_vs_single"]
+
+
+def test_fsdp2_autograd_saves_and_frees_what_eager_does(ranks):
+    for r in ranks:
+        assert any(g["graphs"] for g in r["fsdp"]["functions"])  # (captured, not native)
+        eager, cap = r["fsdp"]["effects"]["eager"], r["fsdp"]["effects"]["cap"]
+        assert cap["saved"] == eager["saved"]
+        assert any(s.startswith("blocks.0.") for s in cap["saved"])  # the unsharded parameters
+        assert cap["storage_after_forward"] == eager["storage_after_forward"]
+        freed = [n for n, nbytes in cap["storage_after_forward"] if nbytes == 0]
+        assert freed and all(n.startswith("blocks.") for n in freed)  # resharded after forward
+
+
+@pytest.fixture(scope="module")
+def one_rank():
+    return run("fsdp_share", world=1)[0]
+
+
+def test_fsdp2_every_forward_op_runs_in_a_graph(one_rank):
+    fns = one_rank["functions"]
+    block_bodies = [g for g in fns if g["name"] == "Block.forward" and not g["fsdp_call"]]
+    block_calls = [g for g in fns if g["name"] == "Block.forward" and g["fsdp_call"]]
+    (root_body,) = [g for g in fns if g["name"] == "GPT.forward" and not g["fsdp_call"]]
+    (root_call,) = [g for g in fns if g["name"] == "GPT.forward" and g["fsdp_call"]]
+    for g in block_bodies:
+        assert (g["in_graphs"], g["native"]) == (one_rank["eager_block_ops"], 0)
+    # the root's forward runs natively only the nested blocks' FSDP hooks (their calls' own
+    # native ops); every op of its own is in a graph: eager's, less ``torch.arange(T)``,
+    # which reads no input and is computed once when the graph is compiled
+    assert root_body["native"] == sum(g["native"] for g in block_calls) > 0
+    assert root_body["in_graphs"] == root_call["in_graphs"] == one_rank["eager_forward_ops"] - 1
+
+
+def test_fsdp2_captures_keep_nothing_alive(one_rank):
+    assert any(g["graphs"] for g in one_rank["functions"])  # (captured, not native)
+    assert not one_rank["model_alive_after_del"]
+
+
+def test_fsdp2_state_changed_between_calls_matches_eager(one_rank):
+    c = dict(one_rank["changed_states"])
+    fns = c.pop("functions")
+    assert all(c.values()), c
+    # the forwards ran captured, and no_grad was caught by a guard (a recompile), not assumed
+    assert all(g["graphs"] for g in fns if not g["fsdp_call"] and g["name"].endswith("Block.forward"))
+    assert any(g["recompiles"] for g in fns if g["name"] == "GPT.forward" and not g["fsdp_call"])
+
+
+def test_fsdp2_module_without_nested_ones_is_one_graph_under_fullgraph(one_rank):
+    assert one_rank["single_module"] == {"same": True, "breaks": [], "graphs": 1}
+
+
+def test_fsdp2_model_called_from_a_captured_function(one_rank):
+    v = one_rank["via_function"]
+    assert v["same"]
+    assert [g["name"] for g in v["functions"] if g["fsdp_call"]] == ["GPT.forward"] + ["Block.forward"] * 2
+    assert sum(g["graphs"] for g in v["functions"] if g["name"] == "Block.forward") == 2
+    assert all(b.startswith("module-hooks: FSDP") and "fully_shard'ed" in b for b in v["breaks"])
 
 
 @pytest.mark.slow
@@ -99,7 +175,9 @@ def test_four_ranks_ddp_and_fsdp():
         assert all(c["same"] for c in r["collectives"].values())
         assert r["ddp"]["breaks"] == [] and r["ddp"]["cap_losses"] == r["ddp"]["eager_losses"]
         assert r["ddp"]["params_vs_eager"] and r["ddp"]["params_vs_single"]
-        assert r["fsdp"]["params_vs_eager"] and r["fsdp"]["params_vs_single"]
+        _fsdp_forward_captured(r["fsdp"])
+        assert r["fsdp"]["params_vs_single"]
+        assert r["fsdp"]["effects"]["cap"] == r["fsdp"]["effects"]["eager"]
 
 
 def test_a_raising_rank_does_not_hang_the_others():

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import copy
 import datetime
+import gc
 import json
 import sys
 import warnings
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -250,17 +252,88 @@ def ddp(rank: int, world: int) -> dict:
     }
 
 
-def fsdp(rank: int, world: int) -> dict:
+def _sharded(base) -> nn.Module:
+    """A deep copy of `base` with each block and the root ``fully_shard``'ed."""
     from torch.distributed.fsdp import fully_shard
 
+    m = copy.deepcopy(base)
+    for b in m.blocks:
+        fully_shard(b)
+    fully_shard(m)
+    return m
+
+
+def _fsdp_params(model) -> list:
+    """(fqn, unsharded parameter) of every FSDPParam under `model`."""
+    from torch.distributed.fsdp import FSDPModule
+
+    out = []
+    for m in model.modules():
+        if isinstance(m, FSDPModule):
+            for group in m._get_fsdp_state()._fsdp_param_groups:
+                out += [(fp._param_fqn, fp._unsharded_param) for fp in group.fsdp_params]
+    return out
+
+
+def _forward_effects(model, fn, idx, tgt) -> dict:
+    """What one forward leaves for autograd and in memory: the tensors autograd saves, in
+    order (an unsharded parameter or a view of one by name, anything else by shape, stride
+    and dtype) and, after it, the bytes of each unsharded parameter's storage (FSDP frees
+    the blocks' after their forward)."""
+    names = {p._cdata: n for n, p in _fsdp_params(model)}
+    saved: list = []
+
+    def pack(t):
+        base = t._base if t._base is not None else t
+        name = names.get(t._cdata) or (names.get(base._cdata) and f"view of {names[base._cdata]}")
+        saved.append(name or f"{tuple(t.shape)} {t.stride()} {t.dtype}")
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = fn(idx, tgt)
+    freed = [(n, p.untyped_storage().nbytes()) for n, p in _fsdp_params(model)]
+    loss.backward()  # (FSDP's pre- and post-backward hooks run, as after every forward)
+    return {"saved": saved, "storage_after_forward": freed}
+
+
+def _eager_forward_ops(model, idx, tgt) -> int:
+    """The tensor ops of one eager forward of an FSDP model that are the model's own: the
+    top-level operator events outside FSDP's ``FSDP::`` ranges (its hooks' work)."""
+    from torch.autograd.profiler_legacy import profile
+
+    with profile() as p:
+        model(idx, tgt)
+    n = 0
+    for e in p.function_events:
+        up, ours = e.cpu_parent, "::" in e.name and not e.name.startswith("FSDP::")
+        while up is not None and ours:
+            ours = "::" not in up.name  # a top-level op, under no FSDP range
+            up = up.cpu_parent
+        n += ours
+    return n
+
+
+def _functions(report) -> list[dict]:
+    """Each captured function of the report: name, whether it is an FSDP module's call (its
+    hooks natively, see `regions.fsdp_entry`), its op counts and recompiles."""
+    return [
+        {
+            "name": f.function,
+            "fsdp_call": any("fully_shard'ed" in n for n in f.notes),
+            "in_graphs": f.ops_in_graphs,
+            "native": f.ops_native,
+            "recompiles": [r.call for r in f.recompiles],
+            "graphs": len(f.graphs),
+        }
+        for f in report.functions
+    ]
+
+
+def fsdp(rank: int, world: int) -> dict:
     torch.manual_seed(0)
     base = GPT()
     data = batches(world)
-    eager_model, cap_model, single = (copy.deepcopy(base) for _ in range(3))
-    for m in (eager_model, cap_model):
-        for b in m.blocks:
-            fully_shard(b)
-        fully_shard(m)
+    eager_model, cap_model, single = _sharded(base), _sharded(base), copy.deepcopy(base)
     cf = bcfront.capture(cap_model)
     eager_losses = train(eager_model, eager_model, data, rank, world)
     with bcfront.explain.collect() as run:
@@ -268,6 +341,13 @@ def fsdp(rank: int, world: int) -> dict:
     report = run.report()
     single_losses = train(single, single, data, 0, 0) if rank == 0 else []
     cap_params = _params(cap_model)  # (full_tensor: a collective, on every rank)
+    idx, tgt = data[0]
+    sl = slice(rank * BATCH, (rank + 1) * BATCH)
+    effects = {
+        "eager": _forward_effects(eager_model, eager_model, idx[sl], tgt[sl]),
+        "cap": _forward_effects(cap_model, cf, idx[sl], tgt[sl]),
+    }
+    code = "\n".join(g.code for g in report.graphs)
     return {
         "eager_losses": eager_losses,
         "cap_losses": cap_losses,
@@ -277,6 +357,143 @@ def fsdp(rank: int, world: int) -> dict:
         "breaks": _breaks(report),
         "graphs": len(report.graphs),
         "native": [str(f.message) for f in report.native_fallbacks],
+        "functions": _functions(report),
+        "effects": effects,
+        "collectives_in_graphs": "_c10d_functional" in code or "c10d" in code,
+        "calls_per_step": 1 + len(base.blocks),
+    }
+
+
+def _single_module(base, data, rank: int, world: int) -> dict:
+    """One ``fully_shard``'ed block (no nested one), captured with ``fullgraph=True``:
+    trained a step on its own loss, against the same in eager."""
+    from torch.distributed.fsdp import fully_shard
+
+    eager, cap = (fully_shard(copy.deepcopy(base.blocks[0])) for _ in range(2))
+    x = base.wte(data[0][0]).detach()
+    cf = bcfront.capture(cap, fullgraph=True)
+    with bcfront.explain.collect() as run:
+        cap_losses = train(cap, lambda i, _: cf(i).square().mean(), [(x, x)] * 2, rank, world)
+    eager_losses = train(eager, lambda i, _: eager(i).square().mean(), [(x, x)] * 2, rank, world)
+    report = run.report()
+    return {
+        "same": cap_losses == eager_losses and _close(_params(cap), _params(eager)),
+        "breaks": _breaks(report),
+        "graphs": len(report.graphs),
+    }
+
+
+def _changed_states(base, idx, tgt) -> dict:
+    """The captured forward against eager's after FSDP's state changed between calls: under
+    no_grad (no post-backward hooks), with the parameters unsharded before the call, with
+    the blocks no longer resharded after forward (their storage stays), resharded again,
+    the class's forward replaced, a forward set on the instance."""
+    eager_model, cap_model = _sharded(base), _sharded(base)
+    cf = bcfront.capture(cap_model)
+    cf(idx, tgt).backward()
+    eager_model(idx, tgt).backward()
+
+    def both(fn) -> bool:
+        return torch.equal(fn(cap_model, cf), fn(eager_model, eager_model))
+
+    def no_grad(m, f):
+        with torch.no_grad():
+            return f(idx, tgt)
+
+    def unsharded(m, f):
+        m.unshard()
+        return f(idx, tgt).detach()
+
+    def keep(m, f):
+        for b in m.blocks:
+            b.set_reshard_after_forward(False)
+        out = f(idx, tgt)
+        out.backward()
+        return out.detach()
+
+    def again(m, f):
+        for b in m.blocks:
+            b.set_reshard_after_forward(True)
+        m.reshard()
+        out = f(idx * 0 + 1, tgt)
+        out.backward()
+        return out.detach()
+
+    def class_forward(m, f):  # the class's forward replaced: the entry's guard sees it
+        orig = GPT.forward
+        GPT.forward = lambda self, i, t: orig(self, i, t) * 2
+        try:
+            return f(idx, tgt).detach()
+        finally:
+            GPT.forward = orig
+
+    def own_forward(m, f):  # a forward of the instance's own: it is the one called
+        m.forward = lambda i, t: type(m).forward(m, i, t) + 1
+        try:
+            return f(idx, tgt).detach()
+        finally:
+            del m.forward
+
+    cases = (no_grad, unsharded, keep, again, class_forward, own_forward, again)
+    with bcfront.explain.collect(count_ops=False) as run:
+        same = {fn.__name__: both(fn) for fn in cases}
+    return {**same, "functions": _functions(run.report())}
+
+
+def _calling(model):
+    def step(idx, tgt):
+        return model(idx, tgt)
+
+    return step
+
+
+def fsdp_share(rank: int, world: int) -> dict:
+    """Explain's op counts of a captured forward of the sharded GPT after two training steps
+    (on one rank: under several gloo ranks the profiler explain counts with cannot pair
+    the records gloo's threads end, and gives no count), with their eager oracles: the
+    forward's own top-level ops (FSDP's ranges left out), of the model and of one block."""
+    torch.manual_seed(0)
+    base = GPT()
+    data = batches(world)
+    eager_model, cap_model = _sharded(base), _sharded(base)
+    cf = bcfront.capture(cap_model)
+    train(cap_model, cf, data[:2], rank, world)
+    train(eager_model, eager_model, data[:2], rank, world)
+    idx, tgt = data[2]
+    with bcfront.explain.collect() as one:
+        cf(idx, tgt)
+    functions = _functions(one.report())
+    single = _single_module(base, data, rank, world)
+    # a function calling the sharded model: the call breaks to the model's own capture
+    wrapped = bcfront.capture(_calling(cap_model))
+    with bcfront.explain.collect() as via:
+        got = wrapped(idx, tgt)
+    want = eager_model(idx, tgt)
+    via_fn = {
+        "same": torch.equal(got, want),
+        "functions": _functions(via.report()),
+        "breaks": _breaks(via.report()),
+    }
+    block = copy.deepcopy(base.blocks[0])
+    alive = weakref.ref(cap_model)
+    del (
+        cf,
+        cap_model,
+        one,
+        wrapped,
+        via,
+        got,
+        want,
+    )  # nothing of bcfront's (guards, entries, captures) keeps the model
+    gc.collect()
+    return {
+        "model_alive_after_del": alive() is not None,
+        "single_module": single,
+        "changed_states": _changed_states(base, idx, tgt),
+        "via_function": via_fn,
+        "functions": functions,
+        "eager_forward_ops": _eager_forward_ops(eager_model, idx, tgt),
+        "eager_block_ops": _eager_forward_ops(lambda x, _: block(x), base.wte(idx), None),
     }
 
 
@@ -298,6 +515,7 @@ SCENARIOS = {
     "collectives": collectives,
     "ddp": ddp,
     "fsdp": fsdp,
+    "fsdp_share": fsdp_share,
     "raise_on_rank1": raise_on_rank1,
 }
 

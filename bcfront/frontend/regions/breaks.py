@@ -304,7 +304,9 @@ def _autocast_reentered(stack, tx) -> bool:
 
 
 def _from_callee(err) -> bool:
-    return len(getattr(err, "user_stack", None) or ()) > 1
+    """A break inside an inlined callee, or at a call that runs through the callee's own
+    capture (an FSDP module's, `semantics.fsdp_calls`)."""
+    return len(getattr(err, "user_stack", None) or ()) > 1 or getattr(err, "own_capture", False)
 
 
 class CallSite:

@@ -49,7 +49,11 @@ def trace_entry(cf, root, args, kwargs) -> Entry:
     Captures are serialized process-wide: they share fake-tensor state (`fake`).
     """
     from .breaks import EnterNatively
+    from .fsdp_entry import fsdp_entry
 
+    entry = fsdp_entry(cf, root, args)  # an FSDP2 module: its call is not traced
+    if entry is not None:
+        return entry
     with CAPTURE_LOCK:
         dynamic = cf.shape_policy.begin_capture(cf.fullgraph)
         try:

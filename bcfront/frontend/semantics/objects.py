@@ -44,6 +44,7 @@ from . import (
     constant_results,
     copying,  # noqa: F401  (its models of copy.copy/deepcopy register when imported)
     dispatch,
+    fsdp_calls,
     inspect_models,  # noqa: F401  (registers its models of inspect.signature/unwrap)
     module_construction,
 )
@@ -231,6 +232,8 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
             return call(tx, ObjectV(call_impl), [mv, *args], kwargs)
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{cls.__qualname__}.__call__")
     guard_global_hooks(tx)
+    if fsdp_calls.is_fsdp_module(mod):  # its hooks natively, its forward captured on its own
+        fsdp_calls.call_fsdp_module(cls)
     src = source_of(mv)
     present = [n for n in HOOK_DICTS if getattr(mod, n, None)]
     tx.guard(GuardKind.NO_HOOKS, src, None, tuple(n for n in HOOK_DICTS if n not in present), example=mod)
