@@ -63,13 +63,16 @@ class Collection:
         return _depth_first([cf for cf in ran if id(cf) not in made_for_others] + ran)
 
     def report(self) -> report.Report:
-        """A `Report` of every captured function that ran (calls, graphs or breaks to show)."""
+        """A `Report` of every captured function that ran (calls, graphs or breaks to show).
+        A break met by several captures (each decorator wrapper around a function that
+        breaks inside is captured on its own, and meets the same break) is listed once,
+        with its count, as in `explain`."""
         out = []
         for cf in self.functions:
             fr = function_report(cf)
             if fr.calls or fr.graphs or fr.graph_breaks:
                 out.append(fr)
-        return report.Report(tuple(out))
+        return report.Report(tuple(merge_breaks(out)))
 
 
 @contextlib.contextmanager
