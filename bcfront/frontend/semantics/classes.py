@@ -16,9 +16,11 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import guard_class_lookup
+from ..model.c_instances import CInstanceV, DefaultDictV
 from ..model.sources import ConstSource, Ref
 from ..model.values import Const, DictV, ExceptionV, NewObjectV, ObjectV, TensorV, TupleV, Value
 from . import pure_c
+from .registry import MODELS
 
 
 def mro_lookup(cls, name):
@@ -52,6 +54,8 @@ def value_class(v: Value):
     if isinstance(v, TupleV) and v.cls is not tuple:
         return v.cls
     if isinstance(v, DictV) and v.cls is not dict and is_heap_type(v.cls):
+        return v.cls
+    if isinstance(v, CInstanceV):
         return v.cls
     return None
 
@@ -95,6 +99,8 @@ def lookup_dunder(v: Value, name: str, tx=None):
     if cls is None or not is_heap_type(cls):
         if isinstance(v, (DictV,)) and v.cls is not dict and is_heap_type(v.cls):
             cls = v.cls
+        elif isinstance(v, (CInstanceV, DefaultDictV)):
+            return _modelled_slot(v, name)
         else:
             # a C type's slot declared pure (date + timedelta): its wrapper, whose call folds
             # (`pure_c`); a static C type cannot be patched, so nothing to guard
@@ -106,6 +112,15 @@ def lookup_dunder(v: Value, name: str, tx=None):
     if isinstance(raw, types.FunctionType) or (raw is not MISS and pure_c.lookup(raw) is not None):
         return ObjectV(raw)  # a Python function, or a C slot declared pure (match[0])
     return None
+
+
+def _modelled_slot(v, name):
+    """Special method `name` of a modelled C instance (`c_instances`), as the method object
+    its model is registered under, or None (no such method, or none modelled: the caller
+    breaks or falls back).  A defaultdict's are its own only: the rest are dict's, which
+    the trace models on the DictV itself."""
+    raw = v.cls.__dict__.get(name, MISS) if isinstance(v, DictV) else mro_lookup(v.cls, name)
+    return ObjectV(raw) if raw is not MISS and raw in MODELS else None
 
 
 def default_truth(obj) -> bool:

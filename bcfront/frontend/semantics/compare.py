@@ -225,7 +225,8 @@ def _own_eq(a, b) -> bool:
 
 
 def _mapping_equal(tx, a, b) -> bool:
-    if type(a) is not type(b) or set(a.entries) != set(b.entries):
+    # a dict and a set never: a dict and a defaultdict (a DictV too) by their items
+    if isinstance(a, SetV) is not isinstance(b, SetV) or set(a.entries) != set(b.entries):
         return False
     if isinstance(a, SetV):
         return True

@@ -11,6 +11,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.c_instances import DefaultDictV
 from ..model.sources import ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
@@ -377,6 +378,12 @@ def dict_or(tx, a: Value, b: Value, inplace: bool):
     then updated with ``b``."""
     if not (isinstance(a, DictV) and isinstance(b, DictV)):
         return None
+    if not inplace and (isinstance(a, DefaultDictV) or (isinstance(b, DefaultDictV) and a.cls is dict)):
+        # defaultdict's __or__, or its __ror__ (a subclass's reflected one runs first): a
+        # defaultdict with that factory
+        new = DefaultDictV(a.entries, (a if isinstance(a, DefaultDictV) else b).factory)
+        dict_update(tx, [new, b], {})
+        return new
     od = collections.OrderedDict
     if inplace:
         if issubclass(a.cls, od) and a.cls is not od:
