@@ -149,6 +149,11 @@ def wrap(tx, obj, source=None, guard=True):
         _remember(tx, obj, v, source)
         v.entries = {k: (_set_item(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
         return v
+    wrapper = C_WRAPPERS.get(t)  # deque, defaultdict: their state, guarded (`c_instances`)
+    if wrapper is not None and source is not None and len(obj) <= CONTAINER_LIMIT:
+        v = wrapper(tx, obj, source, g, wrap, _remember)
+        if v is not None:
+            return v
     storage = _dict_storage(t)
     if storage is not None:
         keys = tuple(storage.keys(obj))
@@ -168,11 +173,6 @@ def wrap(tx, obj, source=None, guard=True):
         if type(d) is dict:
             v.attrs = wrap(tx, d, attr_source(source, "__dict__"), guard)
         return v
-    wrapper = C_WRAPPERS.get(t)  # deque, defaultdict: their state, guarded (`c_instances`)
-    if wrapper is not None and source is not None and len(obj) <= CONTAINER_LIMIT:
-        v = wrapper(tx, obj, source, g, wrap, _remember)
-        if v is not None:
-            return v
     if t is set or t is frozenset:
         if len(obj) <= CONTAINER_LIMIT and all(type(k) in CONST_TYPES or _is_plain_class(k) for k in obj):
             # a copy of a set: the live set as the expected value would always equal itself (O48);

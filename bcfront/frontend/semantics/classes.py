@@ -41,7 +41,11 @@ def is_user_instance(obj) -> bool:
 
 
 def is_heap_type(t) -> bool:
-    return bool(t.__flags__ & (1 << 9))  # Py_TPFLAGS_HEAPTYPE: defined by a class statement
+    # Py_TPFLAGS_HEAPTYPE: defined by a class statement -- unless Py_TPFLAGS_IMMUTABLETYPE
+    # too: since 3.12 many C types are heap types (deque, defaultdict, partial, re.Pattern),
+    # all immutable, which a class statement's never is
+    f = t.__flags__
+    return bool(f & (1 << 9)) and not f & (1 << 8)
 
 
 def value_class(v: Value):

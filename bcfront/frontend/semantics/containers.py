@@ -378,6 +378,8 @@ def dict_or(tx, a: Value, b: Value, inplace: bool):
     then updated with ``b``."""
     if not (isinstance(a, DictV) and isinstance(b, DictV)):
         return None
+    if _own_or(a, "__ior__" if inplace else "__or__") or _own_or(b, "__ror__"):
+        return None  # Counter's |: its Python code, through the operator's dunders
     if not inplace and (isinstance(a, DefaultDictV) or (isinstance(b, DefaultDictV) and a.cls is dict)):
         # defaultdict's __or__, or its __ror__ (a subclass's reflected one runs first): a
         # defaultdict with that factory
@@ -405,6 +407,10 @@ def dict_or(tx, a: Value, b: Value, inplace: bool):
     new = _plain_dict(tx, merge_pairs(tx, a))
     dict_update(tx, [new, b], {})
     return new
+
+
+def _own_or(d: DictV, name: str) -> bool:
+    return isinstance(mro_lookup(d.cls, name), types.FunctionType)
 
 
 # reached by `ops.container_binary` (below this module) through the table

@@ -259,8 +259,9 @@ def _next(tx, args, kwargs):
     return it.items[-it.index if it.backwards else it.index - 1]
 
 
-MODELS[type(iter(deque())).__next__] = _next
-MODELS[type(reversed(deque())).__next__] = _next
+for _it in (type(iter(deque())), type(reversed(deque()))):
+    MODELS[_it.__next__] = _next
+    MODELS[_it.__iter__] = lambda tx, args, kwargs: args[0]
 
 
 def _compare(opname: str):
