@@ -104,6 +104,8 @@ def read_outside(q):
 
 
 @pytest.mark.parametrize("fn", [mutate_outside, read_outside])
-@pytest.mark.parametrize("make", [lambda: deque([1, 2, 3]), lambda: deque([4, 5], maxlen=2)], ids=["free", "bounded"])
+@pytest.mark.parametrize(
+    "make", [lambda: deque([1, 2, 3]), lambda: deque([4, 5], maxlen=2)], ids=["free", "bounded"]
+)
 def test_passed_in(fn, make):
     check(fn, lambda: (make(),), calls=3)

@@ -48,7 +48,12 @@ def errors(k):
 
 @pytest.mark.parametrize(
     "fn, args",
-    [(reorder, ([1, 2, 3, 4],)), (reorder, (["x", "y", "z"],)), (lru, ([1, 2, 1, 3, 4, 3],)), (errors, ("zz",))],
+    [
+        (reorder, ([1, 2, 3, 4],)),
+        (reorder, (["x", "y", "z"],)),
+        (lru, ([1, 2, 1, 3, 4, 3],)),
+        (errors, ("zz",)),
+    ],
     ids=lambda a: getattr(a, "__name__", repr(a)),
 )
 def test_made_in_the_function(fn, args):

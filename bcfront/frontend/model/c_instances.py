@@ -20,14 +20,14 @@ import io
 from dataclasses import dataclass
 
 from ...errors import UnsupportedError
+from ...ir.graph import is_literal
 from ...reasons import BreakReason
 from .guard_kinds import GuardKind
-from ...ir.graph import is_literal
 from .sources import DerivedSource, attr_source, cache_hash, item_source
 from .values import Const, DictV, Value
 
-_DEQUE_ITER = type(iter(collections.deque()))
-_DEQUE_REV_ITER = type(reversed(collections.deque()))
+DEQUE_ITER: type = type(iter(collections.deque()))
+DEQUE_REV_ITER: type = type(reversed(collections.deque()))
 
 
 class CInstanceV(Value):
@@ -92,7 +92,7 @@ class DequeIterV(CInstanceV):
     __slots__ = ("deque", "items", "index", "backwards")
 
     def __init__(self, deque, backwards=False):
-        super().__init__(_DEQUE_REV_ITER if backwards else _DEQUE_ITER)
+        super().__init__(DEQUE_REV_ITER if backwards else DEQUE_ITER)
         self.deque = deque
         self.items = deque.items
         self.index = 0

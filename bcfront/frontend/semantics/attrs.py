@@ -70,7 +70,6 @@ from .dict_objects import (
     object_dict,
 )
 from .folding import attribute_error, raise_
-from .registry import MODELS
 from .module_attrs import (
     class_attr,
     is_module_class,
@@ -80,6 +79,7 @@ from .module_attrs import (
     module_namespace,
     pymodule_attr,
 )
+from .registry import MODELS
 
 
 def getattr_(tx, v: Value, name: str) -> Value:

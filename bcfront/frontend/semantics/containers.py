@@ -380,12 +380,13 @@ def dict_or(tx, a: Value, b: Value, inplace: bool):
         return None
     if _own_or(a, "__ior__" if inplace else "__or__") or _own_or(b, "__ror__"):
         return None  # Counter's |: its Python code, through the operator's dunders
-    if not inplace and (isinstance(a, DefaultDictV) or (isinstance(b, DefaultDictV) and a.cls is dict)):
+    kind = a if isinstance(a, DefaultDictV) else b if a.cls is dict else None
+    if not inplace and isinstance(kind, DefaultDictV):
         # defaultdict's __or__, or its __ror__ (a subclass's reflected one runs first): a
         # defaultdict with that factory
-        new = DefaultDictV(a.entries, (a if isinstance(a, DefaultDictV) else b).factory)
-        dict_update(tx, [new, b], {})
-        return new
+        made = DefaultDictV(a.entries, kind.factory)
+        dict_update(tx, [made, b], {})
+        return made
     od = collections.OrderedDict
     if inplace:
         if issubclass(a.cls, od) and a.cls is not od:

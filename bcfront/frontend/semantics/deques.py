@@ -15,7 +15,7 @@ import collections
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.c_instances import DequeIterV, DequeV
+from ..model.c_instances import DEQUE_ITER, DEQUE_REV_ITER, DequeIterV, DequeV
 from ..model.values import Const, TupleV, Value
 from . import ops
 from .classes import index_of
@@ -259,9 +259,9 @@ def _next(tx, args, kwargs):
     return it.items[-it.index if it.backwards else it.index - 1]
 
 
-for _it in (type(iter(deque())), type(reversed(deque()))):
-    MODELS[_it.__next__] = _next
-    MODELS[_it.__iter__] = lambda tx, args, kwargs: args[0]
+for _it in (DEQUE_ITER, DEQUE_REV_ITER):
+    MODELS[_it.__dict__["__next__"]] = _next
+    MODELS[_it.__dict__["__iter__"]] = lambda tx, args, kwargs: args[0]
 
 
 def _compare(opname: str):
@@ -316,5 +316,4 @@ def _repr(tx, args, kwargs):
     try:
         return Const(repr(deque([as_python(x) for x in q.items], q.maxlen)))
     except NotConst:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "repr() of a deque of values not known") from None
-
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "repr() of a deque of unknown values") from None

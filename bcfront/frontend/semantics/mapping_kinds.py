@@ -70,7 +70,7 @@ def _missing(tx, args, kwargs):
     return value
 
 
-@model(defaultdict.default_factory)
+@model(defaultdict.__dict__["default_factory"])
 def _factory(tx, args, kwargs):
     return _dd(args[0]).factory
 
@@ -86,9 +86,11 @@ def _repr(tx, args, kwargs):
     d = _dd(args[0])
     factory = MODELS[repr](tx, [d.factory], {})
     try:
-        items = repr(dict((k, as_python(e[1])) for k, e in d.entries.items()))
+        items = repr({k: as_python(e[1]) for k, e in d.entries.items()})
     except NotConst:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "repr() of a defaultdict of values not known") from None
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL, "repr() of a defaultdict of values not known"
+        ) from None
     if not isinstance(factory, Const):
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "repr() of a defaultdict's factory")
     return Const(f"defaultdict({factory.value}, {items})")
