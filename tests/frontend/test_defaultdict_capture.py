@@ -4,6 +4,7 @@ Python (`container_oracle`: the result's type and factory too)."""
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 
 import pytest
@@ -54,7 +55,9 @@ def copies(xs):
     c = d.copy()
     c["z"].append(2)
     merged = d | {"w": 3}
-    return d, c, merged, d == dict(d), repr(defaultdict(int, {"k": 1}))
+    shallow = copy.copy(d)
+    shallow["s"].append(0)
+    return d, c, merged, shallow, d == dict(d), repr(defaultdict(int, {"k": 1}))
 
 
 def bad_factory(x):

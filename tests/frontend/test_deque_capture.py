@@ -3,6 +3,7 @@ method, ``maxlen``, indexing and iteration, against plain Python (`container_ora
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 
 import pytest
@@ -67,6 +68,12 @@ def raises(kind):
     return q
 
 
+def protocols(xs):
+    q = deque(xs)
+    kinds = isinstance(q, deque), type(q) is deque, q == list(q), list(q) == q
+    return kinds, sorted(q), sum(q), max(q), tuple(q), list(enumerate(q)), str(q), f"{q}", copy.copy(q)
+
+
 def inplace_ops(xs):
     q = deque(xs)
     q += [7]
@@ -83,6 +90,7 @@ def inplace_ops(xs):
         (edits, (["a", "b", "c"],)),
         (as_queue, (2,)),
         (inplace_ops, ([1, 2],)),
+        (protocols, ([3, 1, 2],)),
     ]
     + [(raises, (k,)) for k in range(4)],
     ids=lambda a: getattr(a, "__name__", repr(a)),
