@@ -81,22 +81,19 @@ def _appendleft(tx, args, kwargs):
     return Const(None)
 
 
-@model(deque.extend)
-def _extend(tx, args, kwargs):
-    q = _deque(args[0])
-    items = q.items if args[1] is q else to_list(tx, args[1])
-    if items:
-        _store(tx, q, (*q.items, *items))
-    return Const(None)
+def _extend_end(left: bool):
+    def m(tx, args, kwargs):
+        q = _deque(args[0])
+        items = q.items if args[1] is q else tuple(to_list(tx, args[1]))
+        if items:
+            _store(tx, q, (*items[::-1], *q.items) if left else (*q.items, *items), left=not left)
+        return Const(None)
+
+    return m
 
 
-@model(deque.extendleft)
-def _extendleft(tx, args, kwargs):
-    q = _deque(args[0])
-    items = q.items if args[1] is q else to_list(tx, args[1])
-    if items:
-        _store(tx, q, (*reversed(items), *q.items), left=False)
-    return Const(None)
+_extend = MODELS[deque.extend] = _extend_end(False)
+MODELS[deque.extendleft] = _extend_end(True)
 
 
 def _pop_end(left: bool):
