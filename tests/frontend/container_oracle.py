@@ -56,3 +56,12 @@ def check(fn, make_args=lambda: (), calls: int = 2) -> None:
             want = outcome(fn, make_args())
             got = outcome(cf, make_args())
             assert got == want, (fullgraph, got, want)
+
+
+def check_sequence(fn, makers) -> None:
+    """One capture of `fn` called on each argument tuple `makers` make in turn (other
+    lengths, keys, factories, maxlens): each call behaves as `fn` (no stale entry)."""
+    for fullgraph in (False, True):
+        cf = bcfront.capture(fn, fullgraph=fullgraph)
+        for make in makers:
+            assert outcome(cf, make()) == outcome(fn, make()), (fullgraph, make())

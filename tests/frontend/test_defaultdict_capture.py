@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 
-from .container_oracle import check
+from .container_oracle import check, check_sequence
 
 
 def group(pairs):
@@ -107,3 +107,13 @@ def count_outside(d):
 )
 def test_passed_in(fn, make):
     check(fn, lambda: (make(),), calls=3)
+
+
+def test_passed_in_changes_recompile():
+    makers = [lambda: (defaultdict(int, {"a": 5}),), lambda: (defaultdict(float, {"a": 1.5}),)]
+    makers += [
+        lambda: (defaultdict(int, {"b": 2}),),
+        lambda: (defaultdict(lambda: 100),),
+        lambda: (defaultdict(int),),
+    ]
+    check_sequence(count_outside, makers)

@@ -8,7 +8,7 @@ from collections import deque
 
 import pytest
 
-from .container_oracle import check
+from .container_oracle import check, check_sequence
 
 
 def made_and_mutated(xs):
@@ -117,3 +117,9 @@ def read_outside(q):
 )
 def test_passed_in(fn, make):
     check(fn, lambda: (make(),), calls=3)
+
+
+def test_passed_in_changes_recompile():
+    makers = [lambda: (deque([1, 2, 3]),), lambda: (deque([1, 2, 3], maxlen=3),), lambda: (deque([9]),)]
+    makers += [lambda: (deque(["a", "b"], maxlen=5),), lambda: (deque([1, 2, 3]),)]
+    check_sequence(mutate_outside, makers)
