@@ -4,7 +4,8 @@ method, ``maxlen``, indexing and iteration, against plain Python (`container_ora
 from __future__ import annotations
 
 import copy
-from collections import deque
+import io
+from collections import defaultdict, deque
 
 import pytest
 
@@ -123,3 +124,20 @@ def test_passed_in_changes_recompile():
     makers = [lambda: (deque([1, 2, 3]),), lambda: (deque([1, 2, 3], maxlen=3),), lambda: (deque([9]),)]
     makers += [lambda: (deque(["a", "b"], maxlen=5),), lambda: (deque([1, 2, 3]),)]
     check_sequence(mutate_outside, makers)
+
+
+def escape_into_outside(holder, out):
+    """Containers made here stored on outside objects: real ones after the call."""
+    q = deque([1, 2], maxlen=3)
+    q.append(len(out))
+    d = defaultdict(list)
+    d["k"].append(q)
+    s = io.StringIO()
+    print("made", file=s)
+    holder["q"], holder["d"] = q, d
+    out.append(s)
+    return holder["q"] is q
+
+
+def test_escape_into_outside_objects():
+    check(escape_into_outside, lambda: ({}, [1]), calls=3)
