@@ -13,7 +13,13 @@ backend="eager")`` on the same corpus instead, for comparison.
 With ``--out PATH`` the numbers and each function's first break go to a JSON file
 (`tools/results/stdlib_coverage.json`, `..._torch.json`).
 
-Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v] [--torch] [--out PATH]
+With ``--speed`` it measures #30's last target instead: for every function captured
+whole, the median time of a cached call of its capture against calling the function
+natively, on each of its inputs (batches of calls on fresh copies of the arguments,
+the copying not timed); it prints the geometric mean of the ratios and the worst
+functions (``--out`` writes them, `tools/results/stdlib_speed.json`).
+
+Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v] [--torch | --speed] [--out PATH]
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ import json
 import os
 import pathlib
 import platform
+import statistics
 import sys
+import time
 from collections import Counter
 
 os.environ["BCFRONT_STRICT"] = "1"
@@ -73,8 +81,55 @@ def first_break(fn, inputs, torch_compile: bool = False) -> str | None:
     return None
 
 
+def _call_time(fn, inputs, batch: int = 50, repeats: int = 15) -> float:
+    """Median seconds per call of `fn` over `inputs` (each call on a fresh copy)."""
+    times = []
+    for _ in range(repeats):
+        copies = [copy.deepcopy(args) for _ in range(batch) for args in inputs]
+        t0 = time.perf_counter()
+        for args in copies:
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001 - an input that makes it raise: timed too
+                pass
+        times.append((time.perf_counter() - t0) / len(copies))
+    return statistics.median(times)
+
+
+def speed(names) -> dict:
+    """Cached-call time over native time, per function captured whole."""
+    ratios = {}
+    for name in names:
+        fn, inputs = CORPUS[name]
+        cf = bcfront.capture(rooted(fn), fullgraph=True)
+        for args in inputs:  # compile an entry per input first: every timed call is cached
+            _outcome(cf, args)
+        if len(cf.entries) == 0:
+            continue
+        ratios[name] = _call_time(cf, inputs) / _call_time(fn, inputs)
+    geo = statistics.geometric_mean(ratios.values()) if ratios else float("nan")
+    worst = sorted(ratios.items(), key=lambda kv: -kv[1])
+    return {"functions": len(ratios), "geomean_ratio": round(geo, 3), "ratios": dict(worst)}
+
+
 def main() -> int:
     verbose = "-v" in sys.argv
+    if "--speed" in sys.argv:
+        whole = [n for n, (fn, inputs) in sorted(CORPUS.items()) if first_break(fn, inputs) is None]
+        data = speed(whole)
+        ratios = data["ratios"]
+        slower = sum(1 for r in ratios.values() if r > 1)
+        print(
+            f"cached call / native call, {data['functions']} functions captured whole: "
+            f"geomean {data['geomean_ratio']:.2f}x; slower than native: {slower}"
+        )
+        for name, r in list(ratios.items())[: len(ratios) if verbose else 10]:
+            print(f"  {r:6.2f}x  {name}")
+        if "--out" in sys.argv:
+            out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
+            data["ratios"] = {k: round(v, 3) for k, v in ratios.items()}
+            out.write_text(json.dumps({"python": platform.python_version(), **data}, indent=2) + "\n")
+        return 0
     torch_compile = "--torch" in sys.argv
     broken = {}
     for name, (fn, inputs) in sorted(CORPUS.items()):

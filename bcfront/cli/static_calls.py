@@ -28,6 +28,8 @@ def _scalar(ins, certain: bool = True) -> V:
 def call_builtin(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     name, every = f.name, args + list(kwargs.values())
     if name in sv.BUILTIN_IO:
+        if name == "print" and kwargs.get("file", UNKNOWN).kind == "stringio":
+            return UNKNOWN  # a write to a StringIO made in the function: captured
         fl.predict(ins, BreakReason.IO, f"{name}()", True)
         return UNKNOWN
     first = args[0] if args else UNKNOWN
@@ -109,6 +111,8 @@ def call_mod(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
     if sv.is_io(name):
         fl.predict(ins, BreakReason.IO, name, True)
         return UNKNOWN
+    if name == "io.StringIO":  # its text is known to capture: print(file=) to it captures
+        return V("stringio")
     return _args_result(every)
 
 

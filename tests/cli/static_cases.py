@@ -314,3 +314,25 @@ def f(x: torch.Tensor):
     return x * Local.scale, ids[id(x)]
 """,
 )
+
+
+case(
+    "containers_in_function",
+    """
+import collections
+import io
+import torch
+def f(x: torch.Tensor, xs: list):
+    q = collections.deque(xs, maxlen=4)
+    q.appendleft(0)
+    d = collections.defaultdict(list)
+    for v in q:
+        d[v % 2].append(v)
+    o = collections.OrderedDict(a=1)
+    o.move_to_end("a")
+    s = io.StringIO()
+    print("n", len(q), file=s)
+    print(s.getvalue())                 # break: io
+    return x * len(d), s.getvalue()
+""",
+)

@@ -13,6 +13,8 @@ tuple / list / namedtuple   TupleV / ListV       TYPE_MATCH + LENGTH, items recu
 dict / OrderedDict          DictV                TYPE_MATCH + DICT_KEYS, values recursively
 (and Python subclasses)                          (keys and items read through the builtin
                                                  base, + the instance __dict__, as a dict)
+deque / defaultdict         DequeV/DefaultDictV  TYPE_MATCH + LENGTH + maxlen / DICT_KEYS,
+                                                 items recursively (`c_instances`)
 set / frozenset             SetV                 CONSTANT_MATCH
 function, class, builtin,   ObjectV              ID_MATCH
 module, nn.Module, Enum member
@@ -38,6 +40,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from .c_instances import WRAPPERS as C_WRAPPERS
 from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
@@ -146,6 +149,11 @@ def wrap(tx, obj, source=None, guard=True):
         _remember(tx, obj, v, source)
         v.entries = {k: (_set_item(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
         return v
+    wrapper = C_WRAPPERS.get(t)  # deque, defaultdict: their state, guarded (`c_instances`)
+    if wrapper is not None and source is not None and len(obj) <= CONTAINER_LIMIT:
+        v = wrapper(tx, obj, source, g, wrap, _remember)
+        if v is not None:
+            return v
     storage = _dict_storage(t)
     if storage is not None:
         keys = tuple(storage.keys(obj))

@@ -248,6 +248,8 @@ class Rebuilder:
                 return v.source.expr(ns)
             if dict_base(v.cls) is not None:
                 return self._dict_object(v)
+            if hasattr(v, "rebuild"):  # a defaultdict: its factory first (`c_instances`)
+                return v.rebuild(self)
             cls = "" if v.cls is dict else ns.const(v.cls)
             return self._fillable(
                 v,

@@ -20,6 +20,7 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import CONST_TYPES, guard_class_lookup, is_torch_const, wrap
+from ..model.c_instances import CInstanceV
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.tracer import SymbolicRaise
@@ -78,6 +79,7 @@ from .module_attrs import (
     module_namespace,
     pymodule_attr,
 )
+from .registry import MODELS
 
 
 def getattr_(tx, v: Value, name: str) -> Value:
@@ -146,7 +148,12 @@ def _container_attr(tx, v, name):
     raw = mro_lookup(cls, name)
     if raw is MISS:
         attribute_error(cls.__name__, name)
+    if isinstance(raw, _C_DATA) and raw in MODELS:  # deque.maxlen, defaultdict.default_factory
+        return MODELS[raw](tx, [v], {})
     return bind_class_attr(tx, raw, v, cls, name)
+
+
+_C_DATA = (types.GetSetDescriptorType, types.MemberDescriptorType)
 
 
 def _object_attr(tx, v: ObjectV, name):
@@ -480,6 +487,7 @@ _GETTERS = {
     GeneratorV: _generator_attr,
     StateCMV: _state_cm_attr,
     IterV: _iter_attr,
+    CInstanceV: _container_attr,
 }
 
 

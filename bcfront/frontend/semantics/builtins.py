@@ -48,11 +48,14 @@ from . import (
     compare,
     containers,
     context_vars,  # noqa: F401  (likewise)
+    deques,  # noqa: F401  (likewise)
     dispatch,
     instancecheck,
+    mapping_kinds,  # noqa: F401  (likewise)
     ops,
     pure_c,
     py_twins,
+    string_io,
 )
 from .attrs import delattr_, getattr_, has_attr, setattr_, written_by_trace
 from .classes import index_of, is_heap_type, is_plain_enum_member, lookup_dunder
@@ -300,6 +303,10 @@ def _hash(tx, args, kwargs):
 
 def _io_builtin(fn):
     def m(tx, args, kwargs):
+        if fn is print:  # to a StringIO made in the trace: a write to it
+            done = string_io.print_to(tx, args, kwargs)
+            if done is not None:
+                return done
         raise UnsupportedError(BreakReason.IO, f"call to {fn.__name__}() (I/O) runs natively")
 
     return m

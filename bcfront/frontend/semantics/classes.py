@@ -16,9 +16,11 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import guard_class_lookup
+from ..model.c_instances import CInstanceV, DefaultDictV
 from ..model.sources import ConstSource, Ref
 from ..model.values import Const, DictV, ExceptionV, ListV, NewObjectV, ObjectV, TensorV, TupleV, Value
 from . import pure_c
+from .registry import MODELS
 
 
 def mro_lookup(cls, name):
@@ -39,7 +41,11 @@ def is_user_instance(obj) -> bool:
 
 
 def is_heap_type(t) -> bool:
-    return bool(t.__flags__ & (1 << 9))  # Py_TPFLAGS_HEAPTYPE: defined by a class statement
+    # Py_TPFLAGS_HEAPTYPE: defined by a class statement -- unless Py_TPFLAGS_IMMUTABLETYPE
+    # too: since 3.12 many C types are heap types (deque, defaultdict, partial, re.Pattern),
+    # all immutable, which a class statement's never is
+    f = t.__flags__
+    return bool(f & (1 << 9)) and not f & (1 << 8)
 
 
 def value_class(v: Value):
@@ -52,6 +58,8 @@ def value_class(v: Value):
     if isinstance(v, TupleV) and v.cls is not tuple:
         return v.cls
     if builtin_subclass_instance(v):
+        return v.cls
+    if isinstance(v, CInstanceV):
         return v.cls
     return None
 
@@ -149,6 +157,8 @@ def lookup_dunder(v: Value, name: str, tx=None):
     if cls is None or not is_heap_type(cls):
         if builtin_subclass_instance(v):
             cls = v.cls
+        elif isinstance(v, (CInstanceV, DefaultDictV)):
+            return _modelled_slot(v, name)
         else:
             # a C type's slot declared pure (date + timedelta): its wrapper, whose call folds
             # (`pure_c`); a static C type cannot be patched, so nothing to guard
@@ -160,6 +170,15 @@ def lookup_dunder(v: Value, name: str, tx=None):
     if isinstance(raw, types.FunctionType) or (raw is not MISS and pure_c.lookup(raw) is not None):
         return ObjectV(raw)  # a Python function, or a C slot declared pure (match[0])
     return None
+
+
+def _modelled_slot(v, name):
+    """Special method `name` of a modelled C instance (`c_instances`), as the method object
+    its model is registered under, or None (no such method, or none modelled: the caller
+    breaks or falls back).  A defaultdict's are its own only: the rest are dict's, which
+    the trace models on the DictV itself."""
+    raw = v.cls.__dict__.get(name, MISS) if isinstance(v, DictV) else mro_lookup(v.cls, name)
+    return ObjectV(raw) if raw is not MISS and raw in MODELS else None
 
 
 def default_truth(obj) -> bool:

@@ -16,6 +16,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.c_instances import CInstanceV
 from ..model.guard_kinds import GuardKind
 from ..model.values import (
     Const,
@@ -170,8 +171,8 @@ def _c_level_dunder(v: Value, name: str) -> bool:
     """Whether `v` is an instance of a user class that inherits C-level special method
     `name` from a builtin base (not object's default)."""
     cls = classes.value_class(v)
-    if cls is None or cls.__module__ == "builtins":
-        return False
+    if cls is None or cls.__module__ == "builtins" or isinstance(v, CInstanceV):
+        return False  # (a modelled C instance's comparisons are models: they said NotImplemented)
     raw = getattr(cls, name, None)
     return (
         raw is not None and not isinstance(raw, types.FunctionType) and raw is not getattr(object, name, None)
@@ -225,7 +226,8 @@ def _own_eq(a, b) -> bool:
 
 
 def _mapping_equal(tx, a, b) -> bool:
-    if type(a) is not type(b) or set(a.entries) != set(b.entries):
+    # a dict and a set never: a dict and a defaultdict (a DictV too) by their items
+    if isinstance(a, SetV) is not isinstance(b, SetV) or set(a.entries) != set(b.entries):
         return False
     if isinstance(a, SetV):
         return True

@@ -11,6 +11,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.c_instances import DefaultDictV
 from ..model.sources import ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
@@ -377,6 +378,15 @@ def dict_or(tx, a: Value, b: Value, inplace: bool):
     then updated with ``b``."""
     if not (isinstance(a, DictV) and isinstance(b, DictV)):
         return None
+    if _own_or(a, "__ior__" if inplace else "__or__") or _own_or(b, "__ror__"):
+        return None  # Counter's |: its Python code, through the operator's dunders
+    kind = a if isinstance(a, DefaultDictV) else b if a.cls is dict else None
+    if not inplace and isinstance(kind, DefaultDictV):
+        # defaultdict's __or__, or its __ror__ (a subclass's reflected one runs first): a
+        # defaultdict with that factory
+        made = DefaultDictV(a.entries, kind.factory)
+        dict_update(tx, [made, b], {})
+        return made
     od = collections.OrderedDict
     if inplace:
         if issubclass(a.cls, od) and a.cls is not od:
@@ -398,6 +408,10 @@ def dict_or(tx, a: Value, b: Value, inplace: bool):
     new = _plain_dict(tx, merge_pairs(tx, a))
     dict_update(tx, [new, b], {})
     return new
+
+
+def _own_or(d: DictV, name: str) -> bool:
+    return isinstance(mro_lookup(d.cls, name), types.FunctionType)
 
 
 # reached by `ops.container_binary` (below this module) through the table

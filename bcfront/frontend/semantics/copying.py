@@ -22,11 +22,12 @@ from typing import NoReturn, TypeVar
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.c_instances import CInstanceV, DefaultDictV
 from ..model.sources import ConstSource, Ref
 from ..model.values import Const, DictV, ListV, MadeFunctionV, NewObjectV, ObjectV, SetV, TupleV, Value
 from . import dispatch, ops
 from .attrs import getattr_
-from .classes import MISS, is_heap_type, mro_lookup
+from .classes import MISS, is_heap_type, lookup_dunder, mro_lookup
 from .folding import as_python
 from .iteration import to_list
 from .registry import model
@@ -162,6 +163,10 @@ def _state(tx, v: Value) -> list:
 def _copy(tx, args, kwargs):
     if len(args) != 1 or kwargs:
         _cannot_copy("with these arguments")
+    if isinstance(args[0], (CInstanceV, DefaultDictV)):  # its class's __copy__, as copy.copy
+        m = lookup_dunder(args[0], "__copy__")
+        if m is not None:
+            return dispatch.call(tx, m, [args[0]], {})
     return _Copier(tx, deep=False)(args[0])
 
 

@@ -19,6 +19,7 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import CONST_TYPES, is_torch_const
+from ..model.c_instances import DefaultDictV
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     Const,
@@ -76,6 +77,10 @@ def as_python(v: Value, _open: frozenset = frozenset()):
         return v.cls(items)
     if isinstance(v, ListV):
         return [as_python(x, _open) for x in v.items]
+    if isinstance(v, DefaultDictV):  # its factory first: a builtin class or None only
+        f = v.factory
+        factory = f.obj if isinstance(f, ObjectV) and isinstance(f.obj, type) else as_python(f)
+        return v.cls(factory, ((k, as_python(e[1], _open)) for k, e in v.entries.items()))
     if isinstance(v, DictV):
         return v.cls((k, as_python(e[1], _open)) for k, e in v.entries.items())
     if isinstance(v, SetV):

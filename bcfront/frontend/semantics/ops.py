@@ -16,6 +16,7 @@ import sys
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.c_instances import CInstanceV
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     Const,
@@ -302,7 +303,7 @@ def truth(tx, v: Value) -> bool:
         return bool(v.entries)
     if isinstance(v, DictViewV):
         return bool(v.dict.entries)
-    if isinstance(v, (NewObjectV, ObjectV, DictV)):
+    if isinstance(v, (NewObjectV, ObjectV, DictV, CInstanceV)):
         for name in ("__bool__", "__len__"):
             m = classes.lookup_dunder(v, name, tx)
             if m is not None:
