@@ -32,12 +32,12 @@ def _explain(fn, *args):
 
 
 class Cfg:
-    a, b, c, d = 1, None, 3, 4
+    a, b, c, d, e, f = 1, None, 3, 4, None, 6
 
 
 def config_defaults(cfg, x, kwargs):
     """transformers' merge_with_config_defaults, in short."""
-    for name in ["a", "b", "c", "d"]:
+    for name in ["a", "b", "c", "d", "e", "f"]:  # more iterations than LOOP_RECAPTURES
         if kwargs.get(name) is not None:
             v = kwargs[name]
         else:

@@ -79,14 +79,40 @@ def _const_check(g: Guard, s: str, ns: Namespace) -> str:
         # {1} == {1.0} == {True}: the members' types too, each with its value
         pairs = {(type(k), k) for k in v}
         z = f"{ns.helper('set')}({ns.helper('zip')}({ns.helper('map')}({ns.helper('type')}, {s}), {s}))"
-        return f"{check} and {z} == {ns.const(pairs, 'typed_members')}"
+        return _same_object_first(f"{check} and {z} == {ns.const(pairs, 'typed_members')}", v, s, ns)
     if t is tuple and _mixes_numbers(v):
         check += f" and {ns.helper('repr')}({s}) == {repr(v)!r}"  # (1,) == (1.0,) == (True,)
-        return check
+        return _same_object_first(check, v, s, ns)
+    if t is tuple:
+        return _same_object_first(check, v, s, ns)
     if _has_signed_zero(v):
         # -0.0 == 0.0, but str(), copysign and 1/x tell them apart (O50): repr is exact
         check += f" and {ns.helper('repr')}({s}) == {repr(v)!r}"
     return check
+
+
+def _same_object_first(check: str, v, s: str, ns: Namespace) -> str:
+    """`check` of a constant tuple or frozenset, after an identity test against the object
+    the trace read: an immutable object that is still the same one has the same value, and
+    a module-level table (``keyword.kwlist``'s frozenset, an entity map's keys) then costs
+    one ``is`` per call instead of a comparison of every member.  The guard holds the
+    expected value already (for the comparison), so nothing new is kept alive."""
+    if _deeply_immutable(v) and len(v) > 1:
+        return f"({s} is {ns.const(v, 'expected')} or ({check}))"
+    return check
+
+
+def _deeply_immutable(v) -> bool:
+    """Whether `v` is a tuple/frozenset whose members are, recursively, immutable."""
+    work = [v]
+    while work:
+        x = work.pop()
+        t = type(x)
+        if t is tuple or t is frozenset:
+            work.extend(x)
+        elif not (x is None or t in (bool, int, float, complex, str, bytes) or x is Ellipsis):
+            return False
+    return True
 
 
 def _mixes_numbers(v) -> bool:

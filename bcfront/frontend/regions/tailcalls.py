@@ -32,7 +32,11 @@ function runs natively.  Either way the reason is in the function's notes.
 
 from __future__ import annotations
 
-LOOP_RECAPTURES = 2  # new entries a continuation may capture from inside its own loop
+# New entries a continuation may capture from inside its own loop.  Three: a decoding loop
+# needs its static entry, its symbolic one (the length grew) and the last iteration's, where
+# a stopping check on that length flips (transformers' MaxLengthCriteria: ``cur_len >=
+# max_length``); with two, that last iteration ran natively.
+LOOP_RECAPTURES = 3
 
 
 class TailCall(tuple):

@@ -44,7 +44,7 @@ from . import autograd_calls, dispatch, scalars, symbolic
 from .folding import fold_model, from_python, raise_
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap
 from .kernel_checks import label as _label
-from .torch_queries import SPECIAL, call_without_tensors
+from .torch_queries import call_without_tensors, special_for
 from .torch_state import STATE_CONSTRUCTORS
 
 _TENSOR_BASE = torch._C.TensorBase
@@ -387,7 +387,7 @@ def wrap_output(tx, node, out, inputs=()) -> Value:
 
 
 def call_function(tx, fn, args: list, kwargs: dict) -> Value:
-    special = SPECIAL.get(fn)
+    special = special_for(fn)
     if special is not None:
         return special(tx, args, kwargs)
     name = getattr(fn, "__name__", "")

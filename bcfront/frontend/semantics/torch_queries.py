@@ -322,17 +322,37 @@ def _is_compiling(tx, args, kwargs):
     return Const(tx.options.compiling)
 
 
-for _name in (
+_COMPILING = (
     "compiler.is_compiling",
     "compiler.is_dynamo_compiling",
-    "_dynamo.is_compiling",
     "_utils.is_compiling",
-    "_dynamo.external_utils.is_compiling",
-):
-    try:
-        SPECIAL[_resolve(_name)] = _is_compiling
-    except AttributeError:
-        pass
+)
+# torch._dynamo's are registered once it is imported (by the user's code): resolving them
+# here would import Dynamo (a second and a deep stack) on bcfront's first tensor capture
+_DYNAMO_COMPILING = ("_dynamo.is_compiling", "_dynamo.external_utils.is_compiling")
+_dynamo_registered = False
+
+
+def _register(names) -> None:
+    for name in names:
+        try:
+            SPECIAL[_resolve(name)] = _is_compiling
+        except AttributeError:
+            pass
+
+
+_register(_COMPILING)
+
+
+def special_for(fn):
+    """The model of torch callable `fn` in `SPECIAL`, or None."""
+    global _dynamo_registered
+    special = SPECIAL.get(fn)
+    if special is None and not _dynamo_registered and "torch._dynamo" in sys.modules:
+        _dynamo_registered = True
+        _register(_DYNAMO_COMPILING)
+        special = SPECIAL.get(fn)
+    return special
 
 
 def call_without_tensors(tx, fn, args: list, kwargs: dict) -> Value:
