@@ -40,6 +40,7 @@ from ..model.values import (
 )
 from . import builtins as bmodels
 from . import (
+    class_build,  # noqa: F401  (registers its model of __build_class__ and the wrappers)
     constant_results,
     copying,  # noqa: F401  (its models of copy.copy/deepcopy register when imported)
     dispatch,
@@ -89,6 +90,9 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
         return call(tx, through, args, kwargs)
     torch_loaded = "torch" in sys.modules
     if isinstance(obj, types.FunctionType):
+        made = tx.by_id.get(id(obj))
+        if isinstance(made, MadeFunctionV):  # a stand-in in a class made by the trace: the real one
+            return dispatch.inline_call(tx, made, args, kwargs)
         if torch_loaded and _from_torch(obj):
             from . import autograd_functions, optim_models, torch_calls
 

@@ -1,0 +1,236 @@
+"""Class statements inside the captured function (#28), compared with plain Python.
+
+The body is traced, a private template class made at capture time, and the class made
+again at run time only where it (or an instance, or a method) leaves the call: each
+call makes a new class, as in Python.  Torch-free: runs on 3.11-3.13.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import bcfront
+
+
+class _Base:
+    def __init__(self, a):
+        self.a = a
+
+    def m(self):
+        return self.a * 10
+
+
+def attributes_and_methods(x):
+    class P:
+        k = 1
+
+        def __init__(self, a):
+            self.a = a
+
+        def m(self):
+            return self.a + self.k + x
+
+    p = P(3)
+    return p.m(), P.k, P(x).m(), P.__name__, P.__qualname__, isinstance(p, P), type(p) is P
+
+
+def wrappers(x):
+    class P:
+        k = 2
+
+        def __init__(self, a):
+            self._a = a
+
+        @property
+        def a(self):
+            return self._a * 2
+
+        @a.setter
+        def a(self, v):
+            self._a = v + x
+
+        @staticmethod
+        def s(y):
+            return y + 100
+
+        @classmethod
+        def c(cls):
+            return cls.k + x
+
+    p = P(3)
+    first = p.a
+    p.a = 5
+    return first, p.a, P.s(1), p.s(x), P.c(), p.c()
+
+
+def zero_arg_super(x):
+    class Q(_Base):
+        def __init__(self, a):
+            super().__init__(a + x)
+
+        def m(self):
+            return super().m() + x
+
+    return Q(2).m(), Q.__mro__[1] is _Base, issubclass(Q, _Base)
+
+
+def slots_and_dunders(x):
+    class S:
+        __slots__ = ("a", "b")
+
+        def __init__(self, a):
+            self.a = a
+            self.b = x
+
+        def __repr__(self):
+            return f"S({self.a}, {self.b})"
+
+        def __eq__(self, o):
+            return isinstance(o, S) and (self.a, self.b) == (o.a, o.b)
+
+    s = S(1)
+    try:
+        s.c = 3
+    except AttributeError as e:
+        err = str(e)
+    return repr(s), s == S(1), s == S(2), s != S(1), err
+
+
+def local_dataclass(x):
+    @dataclasses.dataclass
+    class D:
+        a: int
+        b: int = 2
+
+        def total(self):
+            return self.a + self.b + x
+
+    @dataclasses.dataclass(frozen=True)
+    class F:
+        n: int
+
+    d = D(1)
+    return d.total(), d == D(1), d == D(1, 3), d.b, F(x).n, [f.name for f in dataclasses.fields(D)]
+
+
+def class_body_reads_outside(x):
+    y = x * 2
+
+    class B:
+        k = y + 1  # the enclosing function's variable, read in the body
+        x = 5  # a class attribute named like the cell the method closes over
+
+        def m(self):
+            return x + self.x
+
+    items = []
+
+    class C:
+        log = items
+        names = ["a"]
+
+        def add(self, v):
+            self.log.append(v)
+            C.names.append(v)
+
+    C().add(x)
+    return B.k, B().m(), items, C.names
+
+
+def escapes(x):
+    class E:
+        def __init__(self):
+            self.v = x
+
+        def get(self):
+            return self.v + x
+
+    e = E()
+    return E, e, e.get
+
+
+def _plain(r):
+    """`escapes`'s result without the class objects' reprs (addresses differ)."""
+    cls, obj, meth = r
+    return cls.__qualname__, type(obj) is cls, obj.v, meth(), cls().get()
+
+
+CASES = [
+    attributes_and_methods,
+    wrappers,
+    zero_arg_super,
+    slots_and_dunders,
+    local_dataclass,
+    class_body_reads_outside,
+]
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_same_as_plain_python(fn, fullgraph):
+    cf = bcfront.capture(fn, fullgraph=fullgraph)
+    assert repr(cf(1)) == repr(fn(1))
+    assert repr(cf(2)) == repr(fn(2))
+    assert [b for e in cf.entries for b in e.breaks] == []
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_an_escaping_class_is_new_on_every_call(fullgraph):
+    cf = bcfront.capture(escapes, fullgraph=fullgraph)
+    a, b = cf(1), cf(2)
+    assert _plain(a) == _plain(escapes(1))
+    assert _plain(b) == _plain(escapes(2))
+    plain_a, plain_b = escapes(1), escapes(2)
+    assert (a[0] is b[0]) == (plain_a[0] is plain_b[0]) is False
+    assert type(a[1]) is a[0] and type(b[1]) is b[0]
+    assert len(cf.entries) == 1 or all(not e.breaks for e in cf.entries)
+
+
+def test_no_guard_on_the_template():
+    """The template class is private to the trace: nothing about it is guarded."""
+    report = bcfront.explain(attributes_and_methods, 1)
+    assert report.graph_breaks == []
+    assert not [g for g in report.guards if "P" in g.source and "attributes_and_methods" not in g.source]
+
+
+class _Meta(type):
+    pass
+
+
+class _Registering:
+    seen: list = []
+
+    def __init_subclass__(cls, **kw):
+        _Registering.seen.append(cls.__name__)
+
+
+def with_metaclass(x):
+    class M(metaclass=_Meta):
+        k = x
+
+    return M.k
+
+
+def init_subclass_hook(x):
+    class R(_Registering):
+        k = x
+
+    return R.k, len(_Registering.seen)
+
+
+@pytest.mark.parametrize("fn", [with_metaclass, init_subclass_hook], ids=lambda f: f.__name__)
+def test_what_the_model_refuses_runs_natively(fn):
+    """A metaclass, or a base's own __init_subclass__ (user code at class creation): the
+    statement runs natively as one call, and the result is Python's."""
+    cf = bcfront.capture(fn)
+    _Registering.seen.clear()
+    got = cf(1)
+    _Registering.seen.clear()
+    assert got == fn(1)
+    breaks = [b for e in cf.entries for b in e.breaks]
+    assert [b.reason for b in breaks] == ["call-to-c-function"]
+    assert "__build_class__" in breaks[0].message
+    with pytest.raises(bcfront.GraphBreakError):
+        bcfront.capture(fn, fullgraph=True)(1)
