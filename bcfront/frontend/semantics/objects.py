@@ -14,6 +14,7 @@ lookups it relies on (`lookup_dunder`, `mro_lookup`...) live in `classes`.
 
 from __future__ import annotations
 
+import enum
 import sys
 import types
 
@@ -44,6 +45,7 @@ from . import (
     constant_results,
     copying,  # noqa: F401  (its models of copy.copy/deepcopy register when imported)
     dispatch,
+    enum_calls,
     inspect_models,  # noqa: F401  (registers its models of inspect.signature/unwrap)
     module_construction,
 )
@@ -170,6 +172,10 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         return module_construction.construct_module(tx, clsv, args, kwargs)
     meta_call = mro_lookup(type(cls), "__call__")
     if meta_call is not type.__call__ and meta_call is not MISS:
+        if isinstance(cls, enum.EnumType):
+            made = enum_calls.enum_call(tx, clsv, args, kwargs)
+            if made is not None:
+                return made
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"metaclass {type(cls).__name__}.__call__")
     if not is_heap_type(cls):
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"constructing the C type {cls.__qualname__}")
