@@ -139,6 +139,31 @@ def class_body_reads_outside(x):
     return B.k, B().m(), items, C.names
 
 
+def class_in_a_loop(x):
+    out = []
+    for i in range(3):
+
+        class C:
+            v = i
+
+            def get(self):
+                return self.v + x
+
+        out.append(C)
+    return [c().get() for c in out], out[0] is out[1], [c.v for c in out]
+
+
+def class_factory(x):
+    def make(n):
+        class K:
+            def get(self):
+                return n * x
+
+        return K
+
+    return make(2)().get(), make(3)().get(), make(2) is make(2)
+
+
 def escapes(x):
     class E:
         def __init__(self):
@@ -164,6 +189,8 @@ CASES = [
     slots_and_dunders,
     local_dataclass,
     class_body_reads_outside,
+    class_in_a_loop,
+    class_factory,
 ]
 
 
@@ -234,3 +261,60 @@ def test_what_the_model_refuses_runs_natively(fn):
     assert "__build_class__" in breaks[0].message
     with pytest.raises(bcfront.GraphBreakError):
         bcfront.capture(fn, fullgraph=True)(1)
+
+
+STORED = []
+
+
+def stores_globally(x):
+    global STORED
+
+    class P:
+        k = x
+
+    STORED = [P]
+    return P.k
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_a_class_stored_globally_is_new_on_every_call(fullgraph):
+    cf = bcfront.capture(stores_globally, fullgraph=fullgraph)
+    assert cf(1) == 1
+    first = STORED[0]
+    assert cf(2) == 2
+    assert STORED[0] is not first and (first.k, STORED[0].k) == (1, 2)
+    assert STORED[0].__qualname__ == "stores_globally.<locals>.P"
+
+
+def body_prints(x):
+    class B:
+        print("body", x)
+        k = x
+
+    return B.k
+
+
+def writes_its_class(x):
+    class P:
+        count = 0
+
+        def inc(self):
+            P.count += 1
+
+    p = P()
+    p.inc()
+    p.inc()
+    return P.count + x
+
+
+@pytest.mark.parametrize(
+    ("fn", "reason"), [(body_prints, "io"), (writes_its_class, "class-mutation")], ids=["io", "write"]
+)
+def test_a_break_in_or_on_a_made_class_still_runs_as_python(fn, reason, capsys):
+    """A body that breaks runs the statement natively once; a write to the class breaks
+    (the class is made again for the native code after it)."""
+    cf = bcfront.capture(fn)
+    assert (cf(1), cf(2)) == (fn(1), fn(2))
+    if fn is body_prints:
+        assert capsys.readouterr().out == "body 1\nbody 2\nbody 1\nbody 2\n"
+    assert reason in [b.reason for e in cf.entries for b in e.breaks]
