@@ -115,6 +115,18 @@ def local_dataclass(x):
     return d.total(), d == D(1), d == D(1, 3), d.b, F(x).n, [f.name for f in dataclasses.fields(D)]
 
 
+def dataclass_errors(x):
+    try:
+
+        @dataclasses.dataclass
+        class Bad:
+            items: list = []  # the mutable default dataclass refuses
+
+    except ValueError as e:
+        return str(e), x
+    return Bad
+
+
 def class_body_reads_outside(x):
     y = x * 2
 
@@ -188,6 +200,7 @@ CASES = [
     zero_arg_super,
     slots_and_dunders,
     local_dataclass,
+    dataclass_errors,
     class_body_reads_outside,
     class_in_a_loop,
     class_factory,

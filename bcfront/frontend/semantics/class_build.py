@@ -273,7 +273,10 @@ def dataclass_call(tx, args, kwargs):
     ):
         return dispatch.inline_call(tx, ObjectV(dataclasses.dataclass), args, kwargs)
     cls = args[0]
-    dataclasses.dataclass(cls.obj, **opts)
+    try:
+        dataclasses.dataclass(cls.obj, **opts)
+    except (TypeError, ValueError) as e:  # a mutable default, a field order error: its words
+        raise_(type(e), str(e))
     tx.set(cls, "decorators", (*cls.decorators, (dataclasses.dataclass, opts)))
     return cls
 
