@@ -176,6 +176,22 @@ def class_factory(x):
     return make(2)().get(), make(3)().get(), make(2) is make(2)
 
 
+def writes_its_class(x):
+    class P:
+        count = 0
+        seen = []
+
+        def inc(self):
+            P.count += 1
+            P.last = self
+
+    p = P()
+    p.inc()
+    p.inc()
+    P.seen = P.seen + [x]
+    return P.count + x, P.last is p, P.seen, p.count, P().count
+
+
 def escapes(x):
     class E:
         def __init__(self):
@@ -204,6 +220,7 @@ CASES = [
     class_body_reads_outside,
     class_in_a_loop,
     class_factory,
+    writes_its_class,
 ]
 
 
@@ -307,27 +324,40 @@ def body_prints(x):
     return B.k
 
 
-def writes_its_class(x):
+def test_a_body_that_breaks_runs_the_statement_natively_once(capsys):
+    cf = bcfront.capture(body_prints)
+    assert (cf(1), cf(2)) == (body_prints(1), body_prints(2))
+    assert capsys.readouterr().out == "body 1\nbody 2\nbody 1\nbody 2\n"
+    assert "io" in [b.reason for e in cf.entries for b in e.breaks]
+
+
+def writes_then_escapes(x):
     class P:
-        count = 0
+        k = 0
 
-        def inc(self):
-            P.count += 1
-
-    p = P()
-    p.inc()
-    p.inc()
-    return P.count + x
+    P.k = x
+    P.t = (x, x)
+    return P
 
 
-@pytest.mark.parametrize(
-    ("fn", "reason"), [(body_prints, "io"), (writes_its_class, "class-mutation")], ids=["io", "write"]
-)
-def test_a_break_in_or_on_a_made_class_still_runs_as_python(fn, reason, capsys):
-    """A body that breaks runs the statement natively once; a write to the class breaks
-    (the class is made again for the native code after it)."""
-    cf = bcfront.capture(fn)
-    assert (cf(1), cf(2)) == (fn(1), fn(2))
-    if fn is body_prints:
-        assert capsys.readouterr().out == "body 1\nbody 2\nbody 1\nbody 2\n"
-    assert reason in [b.reason for e in cf.entries for b in e.breaks]
+def writes_then_breaks(x):
+    class P:
+        k = 0
+
+    P.k = x
+    print("k", P.k)  # the class is made again for the native code: with the write
+    P.k += 1
+    return P.k
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_a_written_class_leaves_with_its_writes(fullgraph):
+    cf = bcfront.capture(writes_then_escapes, fullgraph=fullgraph)
+    a, b = cf(1), cf(2)
+    assert (a.k, a.t, b.k, b.t) == (1, (1, 1), 2, (2, 2)) and a is not b
+
+
+def test_a_written_class_crosses_a_break(capsys):
+    cf = bcfront.capture(writes_then_breaks)
+    assert (cf(1), cf(2)) == (2, 3)
+    assert capsys.readouterr().out == "k 1\nk 2\n"

@@ -18,6 +18,10 @@ namespace rebuilt (fresh functions closing over the call's cells), once per call
 and the instances rebuilt after it are of that class; decorators applied at capture
 (`dataclasses.dataclass`) are applied again.
 
+A write to the class (``C.count += 1``) changes the template (journaled) and the
+namespace a rebuild uses; an object made in the trace stored on it is a `Placeholder`
+in the template that maps back to its value.
+
 A class the model cannot make the same way CPython would is refused, and the
 statement runs natively as one call (`call-to-c-function`): a metaclass other than
 ``type`` (named or inherited), class keywords, a base's ``__init_subclass__`` of its
@@ -36,8 +40,20 @@ import weakref
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import guard_class_lookup
-from ..model.values import CellV, Const, DictV, ListV, MadeFunctionV, ObjectV, PartialV, TupleV
+from ..model.values import (
+    CellV,
+    Const,
+    DictV,
+    ListV,
+    MadeFunctionV,
+    NewObjectV,
+    ObjectV,
+    PartialV,
+    TensorV,
+    TupleV,
+)
 from . import dispatch
+from .classes import MISS, mro_lookup
 from .folding import raise_
 from .registry import CONSTRUCTORS, MODELS, model
 
@@ -82,6 +98,46 @@ class MadeClassV(ObjectV):
         return rb.temp(
             f"{ns.const(make_class)}({self.name!r}, ({bases}), {{{items}}}, {decorators})", self, "cls"
         )
+
+
+class _ClassSlot:
+    """`name` in a template's own dict, as one attribute the journal can set and undo
+    (a rolled-back trace takes its writes to the template back too)."""
+
+    __slots__ = ("cls", "name")
+
+    def __init__(self, cls, name):
+        self.cls, self.name = cls, name
+
+    @property
+    def value(self):
+        return self.cls.__dict__.get(self.name, _ABSENT)
+
+    @value.setter
+    def value(self, v):
+        if v is _ABSENT:
+            delattr(self.cls, self.name)
+        else:
+            setattr(self.cls, self.name, v)
+
+
+_ABSENT = object()
+
+
+def set_class_attr(tx, cls: MadeClassV, name: str, value) -> None:
+    """``C.name = value`` on a class made in the trace: the template changes (journaled),
+    and so does the namespace a rebuild makes the class from.  Special names (slots of
+    the type, ``__bases__``...) and values that cannot be made real break."""
+    if name.startswith("__") and name.endswith("__"):
+        raise UnsupportedError(BreakReason.CLASS_MUTATION, f"setting {cls.name}.{name}")
+    try:
+        obj = real(tx, value)
+    except UnsupportedError:
+        raise UnsupportedError(
+            BreakReason.CLASS_MUTATION, f"setting {cls.name}.{name} to {value.describe()}"
+        ) from None
+    tx.set(_ClassSlot(cls.obj, name), "value", obj)
+    tx.set(cls, "namespace", {**cls.namespace, name: value})
 
 
 def make_class(name, bases, namespace, decorators):
@@ -133,7 +189,18 @@ def real(tx, v):
             _refuse(f"a {v.cls.__name__} in the class namespace")
         _register(tx, out, v)  # `C.items.append(...)` mutates the namespace's value
         return out
+    if isinstance(v, (NewObjectV, TensorV)) and mro_lookup(v.python_type(), "__get__") is MISS:
+        out = Placeholder()  # no descriptor: a lookup finds it and maps it back to `v`
+        _register(tx, out, v)
+        return out
     _refuse(f"{v.describe()} in the class namespace")
+
+
+class Placeholder:
+    """What a template holds for an object made in the trace (an instance, a tensor): never
+    read for real, only mapped back to its value."""
+
+    __slots__ = ("__weakref__",)
 
 
 def _register(tx, obj, v) -> None:
@@ -270,6 +337,8 @@ def dataclass_call(tx, args, kwargs):
         not (len(args) == 1 and isinstance(args[0], MadeClassV))
         or len(opts) != len(kwargs)
         or opts.get("slots")
+        # dataclass reads its defaults' types: a placeholder's would not be the instance's
+        or any(isinstance(x, (NewObjectV, TensorV)) for x in args[0].namespace.values())
     ):
         return dispatch.inline_call(tx, ObjectV(dataclasses.dataclass), args, kwargs)
     cls = args[0]
