@@ -361,3 +361,37 @@ def test_a_written_class_crosses_a_break(capsys):
     cf = bcfront.capture(writes_then_breaks)
     assert (cf(1), cf(2)) == (2, 3)
     assert capsys.readouterr().out == "k 1\nk 2\n"
+
+
+def local_module(x):
+    import torch
+
+    class Scale(torch.nn.Module):
+        def __init__(self, k):
+            super().__init__()
+            self.k = k
+
+        def forward(self, t):
+            return t * self.k
+
+    class Acc:
+        def __init__(self):
+            self.total = x.new_zeros(())
+
+        def add(self, t):
+            self.total = self.total + t.sum()
+            return self
+
+    return Scale(3)(x), Acc().add(x).add(x * 2).total
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_tensors_through_local_classes(fullgraph):
+    """A local nn.Module subclass and a plain class holding tensors: one graph, the values
+    eager PyTorch gives."""
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4)
+    cf = bcfront.capture(local_module, fullgraph=fullgraph)
+    for got, want in zip(cf(x), local_module(x)):
+        torch.testing.assert_close(got, want)
+    assert [b for e in cf.entries for b in e.breaks] == []
