@@ -326,3 +326,24 @@ def f(x: torch.Tensor):
     return x * Local().get(), ids[id(x)]
 """,
 )
+
+case(
+    "sort_enum_cached_property",
+    """
+import enum
+import functools
+import torch
+class Colour(enum.Enum):
+    RED = 1
+class Lazy:
+    @functools.cached_property
+    def size(self):
+        return 3
+def cmp(a, b):
+    return a - b
+def f(x: torch.Tensor, n: int):
+    order = sorted([3, n, 1], key=functools.cmp_to_key(cmp))
+    c = Colour(n)
+    return x * Lazy().size * order[0], c.value
+""",
+)
