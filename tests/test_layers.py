@@ -348,10 +348,11 @@ def test_dispatch_slots_are_filled_once_the_interpreter_is_imported():
     importlib.import_module("bcfront.frontend.interp.interpreter")
     dispatch = importlib.import_module("bcfront.frontend.semantics.dispatch")
     slots = {n: v for n, v in vars(dispatch).items() if not n.startswith("_") and callable(v)}
-    assert set(slots) == {"call", "to_list", "inline_call", "resume_generator"}
+    assert set(slots) == {"call", "to_list", "inline_call", "resume_generator", "run_class_body"}
     assert {n: v.__module__ for n, v in slots.items()} == {
         "call": "bcfront.frontend.semantics.objects",
         "to_list": "bcfront.frontend.semantics.iteration",
         "inline_call": "bcfront.frontend.interp.interpreter",
         "resume_generator": "bcfront.frontend.interp.interpreter",
+        "run_class_body": "bcfront.frontend.interp.interpreter",
     }

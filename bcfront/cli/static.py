@@ -53,7 +53,7 @@ CONFIDENCE = {
     (BreakReason.NUMPY, True, False): 0.85,
     (BreakReason.NUMPY, False, False): 0.5,
     (BreakReason.NUMPY_ARRAY, True, False): 0.6,
-    (BreakReason.CALL_TO_C_FUNCTION, True, False): 0.9,  # a class statement: always
+    (BreakReason.CALL_TO_C_FUNCTION, True, False): 0.9,  # a class statement with a metaclass
 }
 
 MESSAGES = {
@@ -63,7 +63,8 @@ MESSAGES = {
     BreakReason.IO: "{detail} does I/O, which cannot be part of a graph",
     BreakReason.NUMPY: "{detail} gets a tensor: numpy is opaque to the interpreter",
     BreakReason.NUMPY_ARRAY: "{detail} works on a numpy array, which cannot be part of a graph",
-    BreakReason.CALL_TO_C_FUNCTION: "a {detail} inside the function runs natively: a new class each call",
+    BreakReason.CALL_TO_C_FUNCTION: "a {detail} inside the function runs natively: capture does not "
+    "model its metaclass",
 }
 
 

@@ -188,14 +188,36 @@ def call(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
 
 
 def call_build_class(fl, ins, f: V, args: list[V], kwargs: dict) -> V:
-    """A ``class`` statement: inside a function (not module or class-body code, which runs
-    at import) capture runs its ``__build_class__`` call natively (a new class each call)."""
-    if fl.code.co_flags & CO_OPTIMIZED:
-        fl.predict(ins, BreakReason.CALL_TO_C_FUNCTION, "class statement (__build_class__)", True)
+    """A ``class`` statement inside a function (not module or class-body code, which runs
+    at import): captured (`semantics/class_build.py`), unless it has class keywords
+    (``metaclass=``) or a base known to bring a metaclass, ``__mro_entries__`` or an
+    ``__init_subclass__`` of its own: then its ``__build_class__`` call runs natively."""
+    if not fl.code.co_flags & CO_OPTIMIZED:
+        return UNKNOWN
+    if kwargs:
+        fl.predict(ins, BreakReason.CALL_TO_C_FUNCTION, "class statement with class keywords", True)
+    elif any(b.kind == "mod" and b.name in NATIVE_BASES for b in args[2:]):
+        fl.predict(ins, BreakReason.CALL_TO_C_FUNCTION, "class statement on a base with a metaclass", True)
     return UNKNOWN
 
 
 CO_OPTIMIZED = 0x01
+# library bases a class statement cannot be modelled on (a metaclass, __mro_entries__ or
+# __init_subclass__ of theirs)
+NATIVE_BASES = frozenset(
+    {
+        "abc.ABC",
+        "enum.Enum",
+        "enum.IntEnum",
+        "enum.Flag",
+        "enum.IntFlag",
+        "enum.StrEnum",
+        "typing.NamedTuple",
+        "typing.Generic",
+        "typing.Protocol",
+        "typing.TypedDict",
+    }
+)
 
 
 def call_ndarray_method(fl, ins, f: V, args: list[V], kwargs: dict) -> V:

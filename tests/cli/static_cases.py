@@ -303,15 +303,48 @@ def labels(source: str) -> dict[int, str]:
 case(
     "class_statement_in_function",
     """
+import abc
+import enum
 import torch
 class Top:
     class Nested:
         pass
 def f(x: torch.Tensor):
-    class Local:                        # break: call-to-c-function
+    class Local:
         scale = 2
+        def get(self):
+            return self.scale
+    class Meta(type):
+        pass
+    class WithMeta(metaclass=Meta):     # break: call-to-c-function
+        pass
+    class Abstract(abc.ABC):            # break: call-to-c-function
+        pass
+    class Colour(enum.Enum):            # break: call-to-c-function
+        RED = 1
     ids = {id(x): x}
-    return x * Local.scale, ids[id(x)]
+    return x * Local().get(), ids[id(x)]
+""",
+)
+
+case(
+    "sort_enum_cached_property",
+    """
+import enum
+import functools
+import torch
+class Colour(enum.Enum):
+    RED = 1
+class Lazy:
+    @functools.cached_property
+    def size(self):
+        return 3
+def cmp(a, b):
+    return a - b
+def f(x: torch.Tensor, n: int):
+    order = sorted([3, n, 1], key=functools.cmp_to_key(cmp))
+    c = Colour(n)
+    return x * Lazy().size * order[0], c.value
 """,
 )
 

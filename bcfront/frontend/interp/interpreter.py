@@ -284,6 +284,29 @@ def inline_call(tx, fnv, args, kwargs):
     return value
 
 
+def run_class_body(tx, fnv):
+    """Run a class body (the function `__build_class__` gets) in a child frame whose
+    STORE_NAME/LOAD_NAME use a namespace of their own; returns (namespace, what the body
+    returned: its ``__class__`` cell or None).  A body that breaks makes the class statement
+    run natively, as one call."""
+    code, fn_globals, cells, _, _, qualname = objects.function_parts(tx, fnv)
+    if code in tx.no_inline:
+        raise UnsupportedError(BreakReason.CALLEE_BREAK, f"the body of class {qualname} breaks the graph")
+    if len(tx.frames) > INLINE_DEPTH_LIMIT:
+        raise UnsupportedError(
+            BreakReason.RECURSION_LIMIT, f"inlining deeper than {INLINE_DEPTH_LIMIT} calls"
+        )
+    parent = tx.frames[-1] if tx.frames else None
+    frame = Frame(code, fn_globals, builtins_of(fn_globals), fn=fnv, parent=parent)
+    frame.namespace = {}
+    for name, cell in zip(code.co_freevars, cells):
+        frame.locals[name] = cell
+    kind, value = run(tx, frame)
+    if kind != "return":
+        raise UnsupportedError(BreakReason.UNSUPPORTED_GENERATOR, f"{kind} in a class body")
+    return frame.namespace, value
+
+
 def resume_generator(tx, gen: GeneratorV, sent):
     """Run a generator frame until its next yield (Exhausted on return)."""
     if gen.done:
@@ -317,3 +340,4 @@ def resume_generator(tx, gen: GeneratorV, sent):
 # function; iterating a generator resumes it), so they never import this module.
 dispatch.inline_call = inline_call
 dispatch.resume_generator = resume_generator
+dispatch.run_class_body = run_class_body

@@ -54,6 +54,7 @@ class Frame:
         "self_value",
         "snap_kw",
         "exc_slots",
+        "namespace",
     )
 
     def __init__(self, code, fn_globals, builtins_dict, fn=None, parent=None, locals_=None):
@@ -79,6 +80,9 @@ class Frame:
         # has not popped yet (outermost first): where the frame is inside except/finally
         # blocks, which a continuation must re-enter (see resume.make_resume)
         self.exc_slots: tuple[int, ...] = ()
+        # a class body's namespace (STORE_NAME's target, name -> value), kept apart from the
+        # locals: a name may be both a class attribute and a cell the methods close over
+        self.namespace: dict[str, Value] | None = None
 
     # -- stack ------------------------------------------------------------------
     def push(self, v: Value) -> None:

@@ -100,6 +100,9 @@ class Tracer:
         self.no_inline: set = set()  # code objects that must be called, not inlined
         self.root_cp = None  # checkpoint before the root frame's current instruction
         self.suspended_in_try: list = []  # generators that yielded inside try/with (O54)
+        # ids of real objects only this trace can reach (a class statement's template class):
+        # they change only through the trace, so a guard on what they hold checks nothing
+        self.private: set[int] = set()
 
     # -- torch --------------------------------------------------------------------
     def torch_env(self):
@@ -155,6 +158,8 @@ class Tracer:
 
     def guard(self, kind, source, expected=None, extra=None, example=None) -> None:
         if source is None and kind != GuardKind.GLOBAL_STATE:
+            return
+        if self.private and id(getattr(getattr(source.root, "value", None), "obj", None)) in self.private:
             return
         self.add_guard(Guard(kind, source, expected, extra, None, example))
 

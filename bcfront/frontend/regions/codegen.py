@@ -57,6 +57,7 @@ from ..model.values import (
     Value,
     ZipIterV,
 )
+from ..semantics.class_build import stand_in_value
 from ..semantics.classes import dict_base, fill_dict_object, new_dict_object, new_list_object
 from .rebuild_gen import rebuild_generator
 from .tracebacks import attach as attach_traceback
@@ -202,7 +203,10 @@ class Rebuilder:
             if v.source is not None:
                 return v.source.expr(ns)
             rebuild = getattr(v, "rebuild", None)  # an object made in the trace (a work handle)
-            return ns.const(v.obj) if rebuild is None else rebuild(self)
+            if rebuild is None:
+                made = stand_in_value(v.obj)  # a class statement's template, or a method of it
+                return ns.const(v.obj) if made is None else self.expr(made)
+            return rebuild(self)
         if isinstance(v, ListV):
             if v.source is not None:
                 return v.source.expr(ns)
@@ -268,7 +272,7 @@ class Rebuilder:
                 text = f"{ns.helper('frozenset')}({text})"
             return self.temp(text, v, "set")
         if isinstance(v, NewObjectV):
-            name = self.temp(f"{ns.const(_new_object)}({ns.const(v.cls)}, {{}})", v, "obj")
+            name = self.temp(f"{ns.const(_new_object)}({self.class_expr(v.cls)}, {{}})", v, "obj")
             for k, x in v.attrs.items():
                 self.emit(f"{ns.const(object.__setattr__, 'object_setattr')}({name}, {k!r}, {self.expr(x)})")
             return name
@@ -277,7 +281,7 @@ class Rebuilder:
             attrs = ", ".join(f"{k!r}: {self.expr(x)}" for k, x in v.attrs.items())
             tb = f", {ns.const(v.tb)}" if v.tb else ""
             return self.temp(
-                f"{ns.const(_make_exception)}({ns.const(v.cls)}, ({args}{',' if v.args else ''}), "
+                f"{ns.const(_make_exception)}({self.class_expr(v.cls)}, ({args}{',' if v.args else ''}), "
                 f"{{{attrs}}}{tb})",
                 v,
                 "exc",
@@ -339,6 +343,11 @@ class Rebuilder:
         raise UnsupportedError(
             BreakReason.UNRECONSTRUCTABLE, f"{v.describe()} cannot be rebuilt outside the trace"
         )
+
+    def class_expr(self, cls) -> str:
+        """A class of a value made in the trace: a class statement's is made again."""
+        made = stand_in_value(cls)
+        return self.ns.const(cls) if made is None else self.expr(made)
 
     def _dict_object(self, v: DictV) -> str:
         """An instance of a Python dict subclass made in the trace: made empty without its

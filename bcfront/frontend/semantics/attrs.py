@@ -47,6 +47,7 @@ from ..model.values import (
 )
 from . import dispatch
 from .builtins_iter import ITER_SLOTS
+from .class_build import MadeClassV, set_class_attr
 from .classes import MISS, builtin_subclass_instance, is_heap_type, mro_lookup, source_of
 from .containers import generator_method
 from .descriptors import (
@@ -559,6 +560,9 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
                 )
         if isinstance(value, TensorV) and issubclass(value.ptype, torch.nn.Parameter):
             raise UnsupportedError(BreakReason.MODULE_MUTATION, "registering a new parameter")
+    if isinstance(v, MadeClassV):  # a class statement's: its private template changes
+        set_class_attr(tx, v, name, value)
+        return
     if isinstance(obj, type):
         # instances, subclasses and methods read class attributes through the real class, not
         # through this value's overlay: the write must really happen first (O9)

@@ -77,6 +77,10 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
             r = dispatch.call(tx, m, [x, y], {})
             if not is_notimpl(r):
                 return r
+        elif n == "__ne__" and _default_ne(x):  # object.__ne__: the class's __eq__, inverted
+            r = dispatch.call(tx, classes.lookup_dunder(x, "__eq__", tx), [x, y], {})
+            if not is_notimpl(r):
+                return Const(not truth(tx, r))
     ra, rb = _enum_or_const(a), _enum_or_const(b)
     if ra is not _UNKNOWN and rb is not _UNKNOWN:
         # an Enum member (identity-guarded) against a constant or another member: its `==` is
@@ -101,6 +105,16 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
 
 
 _UNKNOWN = object()
+
+
+def _default_ne(v: Value) -> bool:
+    """`v`'s class inherits object's ``__ne__`` and has an ``__eq__`` written in Python."""
+    cls = classes.value_class(v)
+    return (
+        cls is not None
+        and classes.mro_lookup(cls, "__ne__") is object.__ne__
+        and isinstance(classes.mro_lookup(cls, "__eq__"), types.FunctionType)
+    )
 
 
 def _enum_or_const(v: Value):

@@ -28,7 +28,7 @@ from ..model.values import (
 )
 from . import dispatch, ops, sys_modules
 from .classes import mro_lookup
-from .compare import contains, equal
+from .compare import compare, contains, equal
 from .folding import NotConst, as_python, raise_
 from .iteration import Exhausted, to_list
 from .ops import hkey
@@ -152,17 +152,24 @@ def _reverse(tx, args, kwargs):
 
 
 def key_list(tx, items, key):
-    """The constant sort keys of `items` (``key`` called on each; NotConst: a graph break)."""
+    """The sort keys of `items` (``key`` called on each, in order, as CPython does first)."""
     if key is None or (isinstance(key, Const) and key.value is None):
-        keys = items
-    else:
-        keys = [dispatch.call(tx, key, [x], {}) for x in items]
-    try:
-        return [as_python(k) for k in keys]
-    except NotConst:
-        raise UnsupportedError(
-            BreakReason.UNSUPPORTED_SORT, "sorting values that are not constants"
-        ) from None
+        return list(items)
+    return [dispatch.call(tx, key, [x], {}) for x in items]
+
+
+class _TracedKey:
+    """A stand-in sort key whose ``<`` the trace answers: the real ``list.sort`` (this
+    CPython's own algorithm) orders the stand-ins, so user ``__lt__`` methods run in the
+    trace in exactly the order, and as many times, as natively."""
+
+    __slots__ = ("tx", "v", "i")
+
+    def __init__(self, tx, v, i):
+        self.tx, self.v, self.i = tx, v, i
+
+    def __lt__(self, other):
+        return ops.truth(self.tx, compare(self.tx, "<", self.v, other.v))
 
 
 @model(list.sort)
@@ -181,10 +188,21 @@ def list_sort(tx, args, kwargs):
         raise
     modified = lst.items is not empty
     try:
-        order = sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
-    except TypeError as e:
-        tx.set(lst, "items", items)
-        raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
+        consts = [as_python(k) for k in keys]
+    except NotConst:  # user objects, or values compared by user code: compared in the trace
+        traced = [_TracedKey(tx, k, i) for i, k in enumerate(keys)]
+        try:
+            traced.sort(reverse=bool(reverse))
+        except SymbolicRaise:  # the items stay as the sort left them, as CPython's do
+            tx.set(lst, "items", [items[t.i] for t in traced])
+            raise
+        order = [t.i for t in traced]
+    else:
+        try:
+            order = sorted(range(len(consts)), key=consts.__getitem__, reverse=reverse)
+        except TypeError as e:
+            tx.set(lst, "items", items)
+            raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
     tx.set(lst, "items", [items[i] for i in order])
     _touch(tx, lst)
     if modified:

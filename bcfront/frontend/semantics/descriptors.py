@@ -135,7 +135,7 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
     if isinstance(raw, property):
         return call_property(tx, raw, inst, cls, name)
     if isinstance(raw, functools.cached_property):
-        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"functools.cached_property {name}")
+        return cached_property_get(tx, raw, inst, cls, name)
     if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return MethodV(ObjectV(raw), inst)
     if isinstance(raw, functools._lru_cache_wrapper):  # binds like a function (a bound method)
@@ -154,6 +154,24 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
         else:
             raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"descriptor {cls.__qualname__}.{name}")
     return wrap(tx, raw, class_dict_source(cls, name))
+
+
+def cached_property_get(tx, raw, inst: Value, cls, name) -> Value:
+    """``functools.cached_property.__get__`` when the instance's ``__dict__`` lacks the name
+    (the lookup read the instance first: a non-data descriptor): its function called, the
+    result stored straight into ``__dict__`` (no ``__setattr__``), as 3.11-3.13 do.  3.11's
+    version takes a lock around this; no other thread runs inside a trace."""
+    if type(raw) is not functools.cached_property or raw.attrname is None:
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_ATTRIBUTE, f"cached_property {name} (subclassed or unnamed)"
+        )
+    if cls.__dictoffset__ == 0:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"cached_property {name} without __dict__")
+    if is_heap_type(cls):
+        guard_class_attr(tx, cls, name, raw)
+    val = dispatch.call(tx, wrap(tx, raw.func, None), [inst], {})
+    dispatch.call(tx, ObjectV(object.__setattr__), [inst, Const(raw.attrname), val], {})
+    return val
 
 
 def class_dict_source(cls, name):

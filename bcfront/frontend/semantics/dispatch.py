@@ -14,6 +14,7 @@ slot                what it does                             filled by (at its i
 `to_list`           the items of any iterable value          `semantics.iteration`
 `inline_call`       run a Python function's bytecode inline  `interp.interpreter`
 `resume_generator`  run a generator frame to its next yield  `interp.interpreter`
+`run_class_body`    run a class body, return its namespace   `interp.interpreter`
 =================== ======================================== =========================
 
 Callers read the slot at call time (``dispatch.call(tx, ...)``: one module
@@ -40,3 +41,4 @@ call = _unfilled("call")  # (tx, fn, args, kwargs) -> Value
 to_list = _unfilled("to_list")  # (tx, value) -> list[Value]
 inline_call = _unfilled("inline_call")  # (tx, fn value, args, kwargs) -> Value
 resume_generator = _unfilled("resume_generator")  # (tx, GeneratorV, sent) -> Value
+run_class_body = _unfilled("run_class_body")  # (tx, body fn value) -> (namespace dict, returned)

@@ -14,6 +14,7 @@ lookups it relies on (`lookup_dunder`, `mro_lookup`...) live in `classes`.
 
 from __future__ import annotations
 
+import enum
 import sys
 import types
 
@@ -41,9 +42,11 @@ from ..model.values import (
 )
 from . import builtins as bmodels
 from . import (
+    class_build,  # noqa: F401  (registers its model of __build_class__ and the wrappers)
     constant_results,
     copying,  # noqa: F401  (its models of copy.copy/deepcopy register when imported)
     dispatch,
+    enum_calls,
     fsdp_calls,
     inspect_models,  # noqa: F401  (registers its models of inspect.signature/unwrap)
     module_construction,
@@ -99,6 +102,9 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
         return call(tx, through, args, kwargs)
     torch_loaded = "torch" in sys.modules
     if isinstance(obj, types.FunctionType):
+        made = tx.by_id.get(id(obj))
+        if isinstance(made, MadeFunctionV):  # a stand-in in a class made by the trace: the real one
+            return dispatch.inline_call(tx, made, args, kwargs)
         if torch_loaded and _from_torch(obj):
             from . import autograd_functions, optim_models, torch_calls
 
@@ -176,6 +182,10 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         return module_construction.construct_module(tx, clsv, args, kwargs)
     meta_call = mro_lookup(type(cls), "__call__")
     if meta_call is not type.__call__ and meta_call is not MISS:
+        if isinstance(cls, enum.EnumType):
+            made = enum_calls.enum_call(tx, clsv, args, kwargs)
+            if made is not None:
+                return made
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"metaclass {type(cls).__name__}.__call__")
     if not is_heap_type(cls):
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"constructing the C type {cls.__qualname__}")

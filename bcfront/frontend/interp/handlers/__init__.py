@@ -3,7 +3,7 @@
 Each family module exports ``HANDLERS: dict[str, handler]`` where a handler is
 ``handler(tx, frame, instr) -> None | signal``.  `UNSUPPORTED` lists, with a
 reason, the opcodes that deliberately end in a graph break (async code, class
-bodies, ``except*``, instrumentation and pseudo-instructions that never
+scopes, ``except*``, instrumentation and pseudo-instructions that never
 appear in a code object).  Every opcode of `dis.opmap` on 3.11-3.13 is in
 exactly one of the two (tests/frontend/test_opcodes.py enumerates them).
 """
@@ -21,7 +21,7 @@ for _mod in (load_store, calls, control, build, exceptions, operators):
         HANDLERS[_op] = _fn
 
 _ASYNC = "async code (coroutines, async generators, async with/for) is not captured"
-_CLASS = "class bodies and module-level code are not captured"
+_CLASS = "annotation scopes (type parameters) are not captured"
 _PSEUDO = "a pseudo-instruction or cache entry that never appears in a code object"
 _INSTRUMENTED = "an instrumented opcode (sys.monitoring) that dis never reports"
 
@@ -32,14 +32,7 @@ UNSUPPORTED: dict[str, str] = {
     "END_ASYNC_FOR": _ASYNC,
     "BEFORE_ASYNC_WITH": _ASYNC,
     "ASYNC_GEN_WRAP": _ASYNC,
-    "LOAD_NAME": _CLASS,
-    "STORE_NAME": _CLASS,
-    "DELETE_NAME": _CLASS,
-    "LOAD_CLASSDEREF": _CLASS,
-    "LOAD_LOCALS": _CLASS,
-    "LOAD_FROM_DICT_OR_DEREF": _CLASS,
     "LOAD_FROM_DICT_OR_GLOBALS": _CLASS,
-    "SETUP_ANNOTATIONS": _CLASS,
     "IMPORT_STAR": "`from module import *`",
     "PRINT_EXPR": "interactive-mode expression printing",
     "CHECK_EG_MATCH": "exception groups (except*)",

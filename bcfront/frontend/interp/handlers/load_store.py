@@ -11,9 +11,10 @@ from ...model.frame import push_null_pair
 from ...model.guard_kinds import GuardKind
 from ...model.sources import BuiltinSource, GlobalSource
 from ...model.tracer import SymbolicRaise
-from ...model.values import DELETED, NULL, CellV, Const, ExceptionV, ObjectV, SuperV, Value
+from ...model.values import DELETED, NULL, CellV, Const, DictV, ExceptionV, ObjectV, SuperV, Value
 from ...semantics import attrs, module_attrs
 from ...semantics.cells import load_cell, store_cell
+from ...semantics.ops import hkey
 from ..generators import dropping_pending_generator
 
 NULL_FIRST = sys.version_info < (3, 13)  # 3.13 pushes NULL after the callable
@@ -158,6 +159,62 @@ def delete_global(tx, f, ins):
     read_global(tx, f, ins.argval)  # NameError when missing
     tx.set(gv, "overlay", {**gv.overlay, ins.argval: DELETED})
     tx.mark_mutated(gv)
+
+
+# -- class bodies: the *_NAME family reads and writes the frame's namespace -------------------
+
+
+def _namespace(f, ins) -> dict:
+    ns = f.namespace
+    if ns is None:
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_OPCODE, f"opcode {ins.opname} is not supported: module-level code"
+        )
+    return ns
+
+
+def _not_defined(name):
+    raise SymbolicRaise(ExceptionV(NameError, [Const(f"name '{name}' is not defined")]))
+
+
+def store_name(tx, f, ins):
+    _namespace(f, ins)[ins.argval] = f.pop()
+
+
+def load_name(tx, f, ins):
+    v = _namespace(f, ins).get(ins.argval)
+    f.push(v if v is not None else read_global(tx, f, ins.argval))
+
+
+def delete_name(tx, f, ins):
+    if _namespace(f, ins).pop(ins.argval, None) is None:
+        _not_defined(ins.argval)
+
+
+def load_classderef(tx, f, ins):
+    """3.11: a free variable read in a class body, the namespace first."""
+    v = _namespace(f, ins).get(ins.argval)
+    f.push(v if v is not None else load_cell(tx, _cell(f, ins.argval)))
+
+
+def load_locals(tx, f, ins):
+    """3.12+: the namespace as a mapping, for the LOAD_FROM_DICT_OR_DEREF after it."""
+    ns = _namespace(f, ins)
+    f.push(DictV({hkey(tx, Const(k)): (Const(k), v) for k, v in ns.items()}))
+
+
+def load_from_dict_or_deref(tx, f, ins):
+    m = f.pop()
+    hit = m.entries.get(hkey(tx, Const(ins.argval))) if isinstance(m, DictV) else None
+    if hit is None and not isinstance(m, DictV):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_OPCODE, "LOAD_FROM_DICT_OR_DEREF on this mapping")
+    f.push(hit[1] if hit is not None else load_cell(tx, _cell(f, ins.argval)))
+
+
+def setup_annotations(tx, f, ins):
+    ns = _namespace(f, ins)
+    if "__annotations__" not in ns:
+        ns["__annotations__"] = DictV({})
 
 
 # -- cells -----------------------------------------------------------------------------------
@@ -322,6 +379,13 @@ HANDLERS = {
     "MAKE_CELL": make_cell,
     "LOAD_CLOSURE": load_closure,
     "LOAD_DEREF": load_deref,
+    "STORE_NAME": store_name,
+    "LOAD_NAME": load_name,
+    "DELETE_NAME": delete_name,
+    "LOAD_CLASSDEREF": load_classderef,
+    "LOAD_LOCALS": load_locals,
+    "LOAD_FROM_DICT_OR_DEREF": load_from_dict_or_deref,
+    "SETUP_ANNOTATIONS": setup_annotations,
     "STORE_DEREF": store_deref,
     "DELETE_DEREF": delete_deref,
     "LOAD_ATTR": load_attr,
