@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 
@@ -30,8 +31,9 @@ def graph_only(x, w):
 def native_loop(x):
     y = x + 1
     buf = io.StringIO()
-    for i in range(3000):  # the print breaks; the rest of the loop runs natively
+    for i in range(3000):  # the sleep (a C call with effects) breaks; the rest of the loop runs natively
         print(i, file=buf)
+        time.sleep(0)
     return y * 2
 
 
