@@ -204,7 +204,8 @@ class Lowering:
                 refs.append(self.ref(a))
                 flat[i] = None
         out_flat, out_spec = tree_flatten(node.meta.get("val"))
-        outputs, results = [], []
+        outputs: list = []
+        results: list = []  # buffers, sizes and Python scalars, unflattened as the op returns them
         for o in out_flat:
             if isinstance(o, torch.Tensor):
                 name = self.new_name()

@@ -317,7 +317,8 @@ def _split_superinstructions(body: list) -> tuple[list, list[int]]:
             out.append(item)
             widths.append(1)
             continue
-        for op, name in zip(pair, item.arg):
+        names: tuple = item.arg  # type: ignore[assignment]  # a superinstruction's pair of names
+        for op, name in zip(pair, names):
             out.append(Instr(op, name, location=item.location))
         widths.append(2)
     return out, widths

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import types
+from typing import TypeGuard
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -64,7 +65,7 @@ def value_class(v: Value):
     return None
 
 
-def builtin_subclass_instance(v: Value) -> bool:
+def builtin_subclass_instance(v: Value) -> TypeGuard[DictV | ListV]:
     """An instance of a Python subclass of dict or list made in the trace (or read as one):
     a `DictV`/`ListV` whose class's attributes are looked up over its MRO and whose
     ``__dict__`` is the value's `attrs`."""

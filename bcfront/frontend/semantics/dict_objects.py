@@ -16,7 +16,7 @@ from ...reasons import BreakReason
 from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref
-from ..model.values import Const, DictV, NewObjectV, ObjectDictV, ObjectV
+from ..model.values import Const, DictV, ListV, NewObjectV, ObjectDictV, ObjectV
 from . import dispatch
 from .classes import MISS, mro_lookup
 from .descriptors import (
@@ -58,7 +58,7 @@ def dict_also_wrapped(name: str):
     )
 
 
-def dict_object_attr(tx, v: DictV, name, hook=True):
+def dict_object_attr(tx, v: DictV | ListV, name, hook=True):
     """An attribute of an instance of a Python dict subclass (an OrderedDict subclass, a
     ``@dataclass`` ModelOutput): CPython's generic lookup over its class and its
     ``__dict__`` (`v.attrs`); the items are no attributes."""
@@ -91,7 +91,7 @@ def dict_object_attr(tx, v: DictV, name, hook=True):
     attribute_error(cls.__name__, name)
 
 
-def dict_object_setattr(tx, v: DictV, name, value, raw) -> None:
+def dict_object_setattr(tx, v: DictV | ListV, name, value, raw) -> None:
     cls = v.cls
     hook = mro_lookup(cls, "__setattr__")
     if not raw and isinstance(hook, types.FunctionType):
