@@ -46,6 +46,7 @@ from . import (
     constant_results,
     copying,  # noqa: F401  (its models of copy.copy/deepcopy register when imported)
     dispatch,
+    dynamo_wrappers,
     enum_calls,
     fsdp_calls,
     inspect_models,  # noqa: F401  (registers its models of inspect.signature/unwrap)
@@ -101,6 +102,10 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     if through is not None:
         return call(tx, through, args, kwargs)
     torch_loaded = "torch" in sys.modules
+    if isinstance(obj, types.FunctionType) and torch_loaded:
+        inner = dynamo_wrappers.unwrap(tx, obj)  # torch.compiler.disable & co.
+        if inner is not None:
+            return call(tx, ObjectV(inner), args, kwargs)
     if isinstance(obj, types.FunctionType):
         made = tx.by_id.get(id(obj))
         if isinstance(made, MadeFunctionV):  # a stand-in in a class made by the trace: the real one
