@@ -129,3 +129,45 @@ def test_patching_the_class_later_recaptures():
         assert bcfront.capture(fn)(1) == [0]
     finally:
         del Patched.__iter__
+
+
+def extend_passed_in(procs, x):
+    procs.append(Scale(x))  # transformers' _get_logits_processor on a list from its caller
+    procs.seen = len(procs)
+    return procs(1), procs.first.k, [p.k for p in procs[:2]], procs == [], procs.seen
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_a_passed_in_instance_is_read_and_written_as_a_list(fullgraph):
+    cf = bcfront.capture(extend_passed_in, fullgraph=fullgraph)
+    for x in (3, 4, 4):
+        got_list, want_list = Procs([Scale(2)]), Procs([Scale(2)])
+        assert cf(got_list, x) == extend_passed_in(want_list, x)
+        assert type(got_list) is Procs and [p.k for p in got_list] == [p.k for p in want_list]
+        assert got_list.seen == want_list.seen == 2
+
+
+def test_a_passed_in_instance_of_a_patched_class_recaptures():
+    class Later(list):
+        pass
+
+    def total(xs):
+        return sum(v for v in xs)
+
+    cf = bcfront.capture(total, fullgraph=True)
+    assert cf(Later([1, 2])) == 3
+    Later.__iter__ = lambda self: iter([10])
+    try:
+        assert total(Later([1, 2])) == 10
+        assert cf(Later([1, 2])) == 10  # the class guard failed: captured again, right
+        assert len(cf.entries) == 2
+    finally:
+        del Later.__iter__
+
+
+def test_a_passed_in_instance_redefining_iteration_stays_right():
+    assert bcfront.capture(own_iter_sum)(OwnIter([1, 2, 5])) == own_iter_sum(OwnIter([1, 2, 5]))
+
+
+def own_iter_sum(xs):
+    return [v * 2 for v in xs]

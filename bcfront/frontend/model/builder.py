@@ -44,6 +44,7 @@ from .c_instances import WRAPPERS as C_WRAPPERS
 from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
+from .list_objects import wrap_list_object
 from .shape_policy import NeedDynamic, strict_marks
 from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
@@ -134,6 +135,10 @@ def wrap(tx, obj, source=None, guard=True):
         _remember(tx, obj, v, source)
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return v
+    if isinstance(obj, list):  # a list subclass leaving list's reads to list (`list_objects`)
+        v = wrap_list_object(tx, obj, source, guard, wrap, _remember, CONTAINER_LIMIT)
+        if v is not None:
+            return v
     if obj is sys.modules:  # big and changed by every import: read key by key (sys_modules.py)
         g(GuardKind.ID_MATCH, source, obj)
         v = ObjectV(obj, source)

@@ -105,40 +105,6 @@ def fill_dict_object(obj, items, clear=False) -> None:
 
 # -- instances of Python subclasses of list ---------------------------------------------------
 
-# What the trace reads of a list without an attribute lookup (iteration, len, indexing,
-# ``in``, comparisons, truth, repr, ``+``/``*``): a list subclass made in the trace must leave
-# these to list, whose meaning the `ListV` paths implement; a subclass defining one stays a
-# break (`list_subclass_shadowing`).  Not here: `__new__`/`__init__` (instantiation calls the
-# class's own, which reach list's), `__getattr__`/`__setattr__` (attribute access runs them).
-LIST_IMPLICIT = (
-    "__iter__", "__reversed__", "__len__", "__getitem__", "__setitem__", "__delitem__",
-    "__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__",
-    "__repr__", "__str__", "__format__", "__hash__", "__add__", "__radd__", "__iadd__",
-    "__mul__", "__rmul__", "__imul__", "__copy__", "__deepcopy__", "__reduce__",
-    "__reduce_ex__", "__getstate__", "__setstate__", "__getattribute__", "__delattr__",
-    "copy", "append", "extend", "insert", "pop", "remove", "clear", "index", "count",
-    "sort", "reverse",
-)  # fmt: skip
-
-
-def list_subclass_shadowing(cls) -> str | None:
-    """The first of `LIST_IMPLICIT` a Python class in `cls`'s MRO defines, or None."""
-    for c in cls.__mro__:
-        if not is_heap_type(c):
-            continue
-        for name in LIST_IMPLICIT:
-            if name in c.__dict__:
-                return f"{c.__qualname__}.{name}"
-    return None
-
-
-def list_base(cls):
-    """list, when `cls` is a Python subclass of list whose builtin base is list itself."""
-    if not (isinstance(cls, type) and issubclass(cls, list) and is_heap_type(cls)):
-        return None
-    base = next(c for c in cls.__mro__ if not is_heap_type(c))
-    return base if base is list else None
-
 
 def new_list_object(cls, items, attrs):
     """An instance of list subclass `cls` holding `items`, its ``__dict__`` updated with

@@ -14,12 +14,12 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.builder import guard_class_lookup
+from ..model.list_objects import guard_list_class, list_base, list_subclass_shadowing
 from ..model.tracer import SymbolicRaise
 from ..model.values import Const, DictV, ExceptionV, ListV, MethodV, NewObjectV, ObjectV, TupleV, Value
 from . import containers, dispatch, ops
 from .attrs import generic_getattr, getattr_
-from .classes import LIST_IMPLICIT, dict_base, list_base, list_subclass_shadowing, lookup_dunder
+from .classes import dict_base, lookup_dunder
 from .descriptors import GENERIC_GETATTRIBUTE
 from .folding import raise_
 from .iteration import to_list
@@ -154,8 +154,7 @@ def _list_new(tx, args, kwargs):
     shadow = list_subclass_shadowing(cls)
     if shadow is not None:
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"list subclass defining {shadow}")
-    for name in LIST_IMPLICIT:
-        guard_class_lookup(tx, cls, name)
+    guard_list_class(tx, cls)
     return ListV([], cls=cls, attrs=DictV({}) if cls.__dictoffset__ else None)
 
 
