@@ -44,7 +44,7 @@ from .c_instances import WRAPPERS as C_WRAPPERS
 from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
-from .list_objects import wrap_list_object
+from .list_objects import LIST_IMPLICIT, wrap_list_object
 from .shape_policy import NeedDynamic, strict_marks
 from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
@@ -136,7 +136,7 @@ def wrap(tx, obj, source=None, guard=True):
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return v
     if isinstance(obj, list):  # a list subclass leaving list's reads to list (`list_objects`)
-        v = wrap_list_object(tx, obj, source, guard, wrap, _remember, CONTAINER_LIMIT)
+        v = wrap_list_object(tx, obj, source, guard, wrap, _remember, CONTAINER_LIMIT, guard_class_lookup)
         if v is not None:
             return v
     if obj is sys.modules:  # big and changed by every import: read key by key (sys_modules.py)
@@ -259,6 +259,12 @@ def guard_class_lookup(tx, cls, name: str) -> None:
                 tx.guard(GuardKind.NOT_PRESENT, src, None, name)
         if name in d:
             return
+
+
+def guard_list_class(tx, cls) -> None:
+    """Guard that none of `list_objects.LIST_IMPLICIT` is defined on `cls`'s Python classes."""
+    for name in LIST_IMPLICIT:
+        guard_class_lookup(tx, cls, name)
 
 
 def guard_storage_offsets(tx) -> None:

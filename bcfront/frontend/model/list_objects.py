@@ -48,15 +48,7 @@ def list_subclass_shadowing(cls) -> str | None:
     return None
 
 
-def guard_list_class(tx, cls) -> None:
-    """Guard that none of `LIST_IMPLICIT` is defined on `cls`'s Python classes (as now)."""
-    from .builder import guard_class_lookup
-
-    for name in LIST_IMPLICIT:
-        guard_class_lookup(tx, cls, name)
-
-
-def wrap_list_object(tx, obj, source, guard: bool, wrap, remember, limit: int):
+def wrap_list_object(tx, obj, source, guard: bool, wrap, remember, limit: int, guard_class):
     """The ListV of `obj`, an instance from outside of a list subclass that leaves list's
     reads to list: its class, length and items guarded (read through list's own slots,
     which the class guards keep list's), its ``__dict__`` wrapped; None for anything else
@@ -70,7 +62,8 @@ def wrap_list_object(tx, obj, source, guard: bool, wrap, remember, limit: int):
     if list_subclass_shadowing(t) is not None:
         return None
     tx.guard(GuardKind.TYPE_MATCH, source, t)
-    guard_list_class(tx, t)
+    for name in LIST_IMPLICIT:  # the builder's `guard_class_lookup`
+        guard_class(tx, t, name)
     tx.guard(GuardKind.LENGTH, source, len(obj))
     v = ListV([], source, cls=t)
     remember(tx, obj, v, source)

@@ -14,7 +14,8 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.list_objects import guard_list_class, list_base, list_subclass_shadowing
+from ..model.builder import guard_list_class
+from ..model.list_objects import list_base, list_subclass_shadowing
 from ..model.tracer import SymbolicRaise
 from ..model.values import Const, DictV, ExceptionV, ListV, MethodV, NewObjectV, ObjectV, TupleV, Value
 from . import containers, dispatch, ops
