@@ -37,6 +37,7 @@ from typing import cast
 
 from ...ir.graph import is_literal, qualified_name
 from .guard_kinds import GuardKind, ShapeCheck, StorageLayout, TensorMatch
+from .guard_memo import Memo, dict_version_reader, memo_body
 from .namespace import Namespace
 from .sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 
@@ -503,7 +504,7 @@ class GuardSet:
         With `views`, an identity-checked nn.Module's dicts are read through its view."""
         out = []
         ids = [g for g in self._guards.values() if g.kind == GuardKind.ID_MATCH]
-        for g in sorted(ids, key=lambda g: source_depth(g.source)):
+        for g in _by_depth(ids):
             name = identity_name(ns, g.expected)
             if emit:
                 out.append(f"{ns.spell(g.source)} is {name}")
@@ -514,23 +515,25 @@ class GuardSet:
 
     def function_body(self, ns: Namespace) -> list[str]:
         """The body of the guard function: module dicts fetched into locals, then one
-        conjunction of boolean expressions (cheapest first); any exception means False."""
+        conjunction of boolean expressions (cheapest first); any exception means False.
+        The checks that read only watched dicts run only when a dict's version tag changed
+        since they last passed (`guard_memo`)."""
         views = ModuleViews(ns)
-        exprs = self._expressions(ns, views)
+        memo = Memo(ns, views, self._guards.values()) if dict_version_reader() is not None else None
+        exprs = self._expressions(ns, views, memo)
         if not exprs:
             return ["    return True"]
-        return (
-            ["    try:"]
-            + [f"        {line}" for line in views.prologue()]
-            + [
-                "        return (" + "\n                and ".join(exprs) + ")",
-                "    except Exception:",
-                "        return False",
-            ]
-        )
+        cached = [e for e, m in exprs if m]
+        rest = [e for e, m in exprs if not m]
+        watched = views.watched() + list(memo.const_dicts if memo is not None else ())
+        return memo_body(ns, views.prologue(), watched, cached, rest)
 
-    def _expressions(self, ns: Namespace, views) -> list[str]:
-        out = self.identity_checks(ns, views=views)
+    def _expressions(self, ns: Namespace, views, memo=None) -> list[tuple[str, bool]]:
+        """(expression, memoized) for each check, in evaluation order."""
+        ids = _by_depth([g for g in self._guards.values() if g.kind == GuardKind.ID_MATCH])
+        checks = self.identity_checks(ns, views=views)  # first: they make the views
+        memoized = {g.key for g in self._guards.values() if memo is not None and memo.memoized(g)}
+        out = [(e, g.key in memoized) for e, g in zip(checks, ids)]
         tensors = []
         for g in self.ordered():
             if g.kind == GuardKind.ID_MATCH:
@@ -540,15 +543,15 @@ class GuardSet:
                 continue
             if g.kind in _AFTER_TENSOR_CHECKS:
                 continue
-            out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
+            out.append((KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns), g.key in memoized))
         if tensors:
-            out.append(_batched_tensor_check(tensors, ns))
+            out.append((_batched_tensor_check(tensors, ns), False))
         shapes: dict = {}  # source -> the local its .shape is bound to (SHAPE guards)
         for g in self.ordered():
             if g.kind == GuardKind.SHAPE:
-                out.append(shape_code(cast(ShapeCheck, g.extra), ns.spell, ns, shapes))
+                out.append((shape_code(cast(ShapeCheck, g.extra), ns.spell, ns, shapes), False))
             elif g.kind in _AFTER_TENSOR_CHECKS:
-                out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
+                out.append((KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns), False))
         return out
 
 
@@ -599,6 +602,16 @@ class _ModuleView:
             return self.local(attr)
         return f"{self.local('__dict__')}[{attr!r}]"
 
+    def watched(self, attr: str) -> bool:
+        """``m.<attr>`` is a dict the guard function holds in a local and watches
+        (`guard_memo`): the instance dict, or a store that is an exact dict."""
+        if attr == "__dict__":
+            return True
+        return attr in _STORES and self._plain(attr) and type(self.module.__dict__[attr]) is dict
+
+    def watched_locals(self) -> list[str]:
+        return [name for key, name in self.locals.items() if self.watched(key)]
+
     def prologue(self) -> list[str]:
         if not self.locals:
             return []
@@ -644,6 +657,14 @@ class ModuleViews(dict):
 
     def prologue(self) -> list[str]:
         return [line for v in self.views.values() for line in v.prologue()]
+
+    def watched(self) -> list[str]:
+        """The locals of watched dicts (call after `prologue`: it binds every local)."""
+        return [name for v in self.views.values() for name in v.watched_locals()]
+
+
+def _by_depth(guards: list[Guard]) -> list[Guard]:
+    return sorted(guards, key=lambda g: source_depth(g.source))
 
 
 def source_depth(src) -> int:
