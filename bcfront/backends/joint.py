@@ -104,6 +104,9 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
             # AOT autograd's backward may donate its saved buffers (torch's
             # ``functorch.config.donated_buffer``): a second backward is an error there
             raise NotImplementedError("backward(retain_graph=True) runs the backward graph twice")
+        if n.op == "call" and n.target is torch.autograd.backward and n.kwargs.get("create_graph"):
+            # the grads must be differentiable: eager autograd's own (opaque Functions included)
+            raise NotImplementedError("backward(create_graph=True): AOT autograd's backward graphs run once")
     traced = sorted({c.__qualname__ for n in graph.body if (c := traced_function(n)) is not None})
     try:
         pieces, counter = _compile_pieces(graph, compiler, trace_functions=True)
@@ -123,7 +126,7 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
         for p in pieces
         for k in (
             p.parts
-            if p.fn is not None
+            if p.parts
             else [_barrier_kernel(n) for n in p.graph.body if not _unpacks(n, p.graph.body)]
         )
     ]
@@ -157,10 +160,41 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
 def _compile_pieces(graph, compiler, trace_functions: bool):
     pieces = _split(graph, trace_functions)
     counter = {"forward": 0, "inference": 0}
-    for p in pieces:
+    live = _live_history(graph)
+    for i, p in enumerate(pieces):
         if p.fn is None and p.graph.body and not is_barrier(p.graph.body[0], trace_functions):
+            if any(n in live for n in p.graph.body):
+                p.parts.append(
+                    SimpleNamespace(name=f"eager {i} (history leaves the graph)", ops=(), source="")
+                )
+                p.notes.append(_LIVE_NOTE)
+                continue
             p.fn = _compile_segment(p, compiler, counter)
     return pieces, counter
+
+
+_LIVE_NOTE = (
+    "a part after the last backward() returns tensors with autograd history: it runs eagerly, "
+    "so a later backward through them (retain_graph, create_graph, higher-order grads, a "
+    "Function's own double backward) is eager's; AOT autograd's compiled backward is not "
+    "differentiable and runs once"
+)
+
+
+def _live_history(graph) -> set:
+    """Nodes after the graph's last ``backward()`` whose autograd history reaches a tensor the
+    region hands out with history (returned, stored): the caller may differentiate through
+    them in any way eager allows, which AOT autograd's compiled backward does not (it runs
+    once, ``create_graph=False``).  Before that backward the history is consumed by it."""
+    body = graph.body
+    last = max(i for i, n in enumerate(body) if n.op == "call" and n.target is torch.autograd.backward)
+    live = {n for n in graph.outputs if isinstance(n.meta, torch.Tensor) and n.meta.requires_grad}
+    for n in reversed(body[last + 1 :]):
+        if n in live:
+            map_nodes((n.args, n.kwargs), live.add)
+    return {
+        n for n in body[last + 1 :] if n in live and isinstance(n.meta, torch.Tensor) and n.meta.requires_grad
+    }
 
 
 def _split(graph, trace_functions: bool) -> list[_Piece]:
