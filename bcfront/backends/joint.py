@@ -25,6 +25,7 @@ aten code) and the barriers (``backward()``, ``<Optimizer>.step``...).
 
 from __future__ import annotations
 
+import copy
 import operator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -121,6 +122,8 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
         traced = []
     else:
         notes = []
+    if compiler is not None and _is_inductor(compiler):
+        _compile_optimizer_steps(pieces, compiler)
     kernels = [
         k
         for p in pieces
@@ -195,6 +198,20 @@ def _live_history(graph) -> set:
     return {
         n for n in body[last + 1 :] if n in live and isinstance(n.meta, torch.Tensor) and n.meta.requires_grad
     }
+
+
+def _compile_optimizer_steps(pieces, compiler) -> None:
+    """Each ``opt.step()`` barrier runs through `optim_step.CompiledStep` (the update compiled
+    by Inductor, torch's step where it does not apply): a copy of the node with that target."""
+    from .optim_step import CompiledStep
+
+    for p in pieces:
+        if p.fn is not None:
+            continue
+        for i, n in enumerate(p.graph.body):
+            if n.op == "call" and str(getattr(n.target, "__module__", "")).endswith(".optim_models"):
+                n = p.graph.body[i] = copy.copy(n)
+                n.target = CompiledStep(n.target, compiler)
 
 
 def _split(graph, trace_functions: bool) -> list[_Piece]:
@@ -351,6 +368,8 @@ def _barrier_kernel(n) -> SimpleNamespace:
         label = f"{cls.__qualname__}.apply (opaque autograd.Function: {_why_opaque(cls)})"
     elif str(getattr(n.target, "__module__", "")).endswith(".optim_models"):
         label = f"{getattr(n.target, '__name__', 'step')} (optimizer step, eager)"
+    elif str(getattr(n.target, "__module__", "")).endswith(".optim_step"):
+        label = f"{n.target.step.__name__} (optimizer step: Inductor after the first step, else eager)"
     else:
         label = f"{getattr(n.target, '__qualname__', n.target)} (eager)"
     return SimpleNamespace(name=label, ops=(str(getattr(n.target, "__name__", n.target)),), source="")
