@@ -39,7 +39,7 @@ from ...ir.graph import is_literal, qualified_name
 from .guard_kinds import GuardKind, ShapeCheck, StorageLayout, TensorMatch
 from .guard_memo import Memo, dict_version_reader, memo_body
 from .namespace import Namespace
-from .sources import AttrSource, ConstSource, ModuleAttrSource, Ref
+from .sources import AttrSource, ConstSource, LocalSource, ModuleAttrSource, Ref
 
 
 @dataclass(frozen=True, slots=True)
@@ -508,7 +508,9 @@ class GuardSet:
             name = identity_name(ns, g.expected)
             if emit:
                 out.append(f"{ns.spell(g.source)} is {name}")
-            ns.rebased.setdefault(g.source, name)
+            if not (type(g.source) is LocalSource and name.endswith("()")):
+                # a parameter stays spelled as itself: cheaper than calling the weak reference
+                ns.rebased.setdefault(g.source, name)
             if views is not None and _is_module(g.expected):
                 views.add(g.source, g.expected, name)
         return out
