@@ -107,47 +107,45 @@ class CompiledStep:
         if plan is None:
             return self.step(params)
         key, flat, hypers = plan
-        fn = self.cache.get(key)
+        tensors = [t for t in flat if t is not None]
+        fn = next((f for check, f in self.cache.get(key, ()) if check(*tensors)), None)
         if fn is None:
-            if len(self.cache) >= 8:  # layouts keep changing: torch's step
-                return self.step(params)
-            fn = self.cache[key] = self._compile(type(opt), hypers, flat)
+            if sum(map(len, self.cache.values())) >= 8 or not _compilable(tensors):
+                return self.step(params)  # layouts keep changing, or not plain dense tensors
+            fn = self._compile(type(opt), hypers, flat)
+            self.cache.setdefault(key, []).append((_checker(tensors), fn))
+        lrs = iter(lrs_of(opt))
         with torch.no_grad():
-            fn(*flat)
+            fn(*[t if t is not None else next(lrs) for t in flat])
         self.compiled_calls += 1
         if getattr(opt.step, "_wrapped_by_lr_sched", False):
             opt._opt_called = True  # what the LR scheduler's wrapper of ``step`` records
         return None
 
     def _plan(self, opt):
-        """(cache key, flat inputs, hyperparameters per group), or None: torch's step."""
+        """(cache key, flat inputs with None for each group's lr, hyperparameters per group),
+        or None: torch's step.  Layouts are checked against each compiled update's checker."""
         _, keys, _ = UPDATES[type(opt)]
-        flat, hypers, key = [], [], [type(opt)]
+        flat: list = []
+        hypers, key = [], [type(opt)]
+        state = opt.state
         for group in opt.param_groups:
             if not _plain(group):
                 return None
             h = _hyper(opt, group)
-            if not h:
-                return None
+            if not h or not all(type(v) in (int, float, bool) for v in h.values()):
+                return None  # Adam(decoupled_weight_decay=True), a tensor hyperparameter
             ps = group["params"]
             grads = [p.grad for p in ps]
-            states = [opt.state.get(p) for p in ps]
-            if any(g is None for g in grads) or any(
-                not s or any(s.get(k) is None for k in keys) for s in states
+            states = [state.get(p) for p in ps]
+            # `is None` each: `None in grads` would call Tensor.__eq__ (~15 us a tensor)
+            if any(g is None for g in grads) or not all(
+                s and all(s.get(k) is not None for k in keys) for s in states
             ):
-                return None
-            if any(g.is_sparse or not g.is_floating_point() for g in grads):
-                return None
-            if not all(type(v) in (int, float, bool) for v in h.values()):
-                return None  # a tensor hyperparameter: torch's step
-            cols = [[s[k] for s in states] for k in keys]
-            tensors = [*ps, *grads, *(t for col in cols for t in col)]
-            if not all(type(t) in (torch.Tensor, torch.nn.Parameter) for t in tensors):
-                return None
-            lr = group["lr"]
-            flat += [torch.tensor(float(lr), dtype=torch.float64), *ps, *grads, *(t for c in cols for t in c)]
+                return None  # the first step (it makes the state), or a parameter without a grad
+            flat += [None, *ps, *grads, *(s[k] for k in keys for s in states)]
             hypers.append((len(ps), h))
-            key.append((len(ps), tuple(sorted(h.items())), tuple(_layout(t) for t in tensors)))
+            key.append((len(ps), tuple(sorted(h.items()))))
         return tuple(key), flat, hypers
 
     def _compile(self, cls, hypers, flat):
@@ -164,9 +162,36 @@ class CompiledStep:
                 update(lr, *cols, **h)
                 i += 1 + width * n
 
+        example = [t if t is not None else torch.tensor(0.0, dtype=torch.float64) for t in flat]
         with torch.no_grad():
-            gm = make_fx(flat_update, tracing_mode="fake")(*flat)
-        return self.compiler(gm, flat)
+            gm = make_fx(flat_update, tracing_mode="fake")(*example)
+        return self.compiler(gm, example)
+
+
+def lrs_of(opt) -> list:
+    """Each group's learning rate as a 0-d float64 tensor: an input, not a constant."""
+    return [torch.tensor(float(g["lr"]), dtype=torch.float64) for g in opt.param_groups]
+
+
+def _compilable(tensors: list) -> bool:
+    dense = (torch.Tensor, torch.nn.Parameter)
+    return all(type(t) in dense and t.is_floating_point() and not t.is_sparse for t in tensors)
+
+
+def _checker(tensors: list):
+    """A check that tensors have the layouts of `tensors` (type, dtype, device, sizes,
+    strides, requires_grad): torch's C++ TensorGuards, else the same in Python."""
+    try:
+        from torch._C._dynamo.guards import TensorGuards
+
+        return TensorGuards(
+            *tensors,
+            dynamic_dims_sizes=[list(t.shape) for t in tensors],
+            dynamic_dims_strides=[list(t.stride()) for t in tensors],
+        ).check
+    except Exception:  # noqa: BLE001 - a torch without it: compare in Python
+        want = [(type(t), *_layout(t), t.requires_grad) for t in tensors]
+        return lambda *ts: [(type(t), *_layout(t), t.requires_grad) for t in ts] == want
 
 
 def _is_fake(t) -> bool:
