@@ -143,7 +143,9 @@ class CompiledStep:
                 s and all(s.get(k) is not None for k in keys) for s in states
             ):
                 return None  # the first step (it makes the state), or a parameter without a grad
-            flat += [None, *ps, *grads, *(s[k] for k in keys for s in states)]
+            # the parameters detached (same storage): written in the compiled kernels, where
+            # an input that requires grad would be written back by a copy_ after them
+            flat += [None, *(p.detach() for p in ps), *grads, *(s[k] for k in keys for s in states)]
             hypers.append((len(ps), h))
             key.append((len(ps), tuple(sorted(h.items()))))
         return tuple(key), flat, hypers
