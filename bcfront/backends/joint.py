@@ -17,6 +17,12 @@ compute nothing differentiable (gradient clipping after the backward) get AOT au
 inference graph.  Inductor's ``compile_fx`` runs AOT autograd itself, so it gets the
 segment's graph directly, as from ``torch.compile``.
 
+Two kinds of graph stay off AOT autograd, whose compiled backward runs once and is not
+differentiable: one whose backward has ``create_graph=True`` (all of it: `compile_joint`
+raises), and the segments after the last backward whose autograd history leaves the
+region (`_live_history`: they run eagerly, so the caller's own backward through them is
+eager's).  With Inductor, ``opt.step()`` runs `optim_step.CompiledStep`.
+
 `compile_joint` raises (the caller keeps today's path, with a note) when a segment's
 inputs or outputs are not tensors, or AOT autograd or the compiler fails on it.  The
 report lists the parts as kernels: ``forward N``, ``backward N``, ``inference N`` (their

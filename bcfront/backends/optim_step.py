@@ -188,8 +188,8 @@ def _checker(tensors: list):
 
         return TensorGuards(
             *tensors,
-            dynamic_dims_sizes=[list(t.shape) for t in tensors],
-            dynamic_dims_strides=[list(t.stride()) for t in tensors],
+            dynamic_dims_sizes=[list(t.shape) for t in tensors],  # type: ignore[misc]
+            dynamic_dims_strides=[list(t.stride()) for t in tensors],  # type: ignore[misc]
         ).check
     except Exception:  # noqa: BLE001 - a torch without it: compare in Python
         want = [(type(t), *_layout(t), t.requires_grad) for t in tensors]

@@ -31,6 +31,7 @@ are read where the interpreter keeps them current on every store
 from __future__ import annotations
 
 import gc
+import inspect
 import types
 
 from .guard_kinds import GuardKind
@@ -44,7 +45,9 @@ def _probe(dv) -> bool:
     """Whether `dv` sees every kind of store the memoized checks depend on."""
 
     class Probe:
-        pass
+        a: int
+        b: int
+        x: int
 
     o = Probe()
     o.a = 1
@@ -64,14 +67,14 @@ def _probe(dv) -> bool:
     seen.append(dv(store))
     store.pop("w")
     seen.append(dv(store))
-    d = class_dict(Probe)
-    if d is None:
+    cd = class_dict(Probe)
+    if cd is None:
         return False
-    seen.append(dv(d))
+    seen.append(dv(cd))
     Probe.x = 1  # a class attribute
-    seen.append(dv(d))
+    seen.append(dv(cd))
     del Probe.x
-    seen.append(dv(d))
+    seen.append(dv(cd))
     return len(set(seen)) == len(seen) and dv({}) != dv({})
 
 
@@ -83,7 +86,7 @@ def class_dict(cls) -> dict | None:
     reads it plainly, else None.  ``setattr``/``delattr`` on the class store into it."""
     if not isinstance(cls, type) or not cls.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE
         return None
-    if any("__dict__" in vars(m) for m in type(cls).__mro__[:-2]):  # a metaclass's own __dict__
+    if any("__dict__" in vars(m) for m in inspect.getmro(type(cls))[:-2]):  # a metaclass's own __dict__
         return None
     proxy = cls.__dict__
     refs = gc.get_referents(proxy)
