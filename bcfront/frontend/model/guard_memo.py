@@ -197,10 +197,14 @@ MEMO_KINDS = {
 }
 
 
-def memo_body(ns, prologue: list[str], watched: list[str], memo: list[str], rest: list[str]) -> list[str]:
-    """The guard function's body: `memo` checked only when a tag of `watched` changed."""
-    if not memo:
-        return _plain(prologue, rest)
+def memo_body(ns, prologue: list[str], watched: list[str], exprs: list[tuple[str, bool]]) -> list[str]:
+    """The guard function's body from its checks, each ``(expression, memoized)`` in order:
+    the memoized ones run only when a tag of `watched` changed.  Few of them (a reading
+    of a tag costs about what a check does): every check on every call, in order."""
+    memo = [e for e, m in exprs if m]
+    rest = [e for e, m in exprs if not m]
+    if len(memo) < max(MIN_MEMOIZED, 2 * len(watched)):
+        return _plain(prologue, [e for e, _ in exprs])
     dv = dict_version_reader()
     tags, version = ns.fresh("tags"), ns.const(dv, hint="dict_version")
     cell = ns.const([None], hint="memo")  # the tags of the last call whose memo checks passed
@@ -214,6 +218,9 @@ def memo_body(ns, prologue: list[str], watched: list[str], memo: list[str], rest
         "return (" + "\n        and ".join(rest or ["True"]) + ")",
     ]
     return _wrap(lines)
+
+
+MIN_MEMOIZED = 8  # below this many memoizable checks, running them is as cheap as the memo
 
 
 def _plain(prologue: list[str], exprs: list[str]) -> list[str]:

@@ -525,10 +525,8 @@ class GuardSet:
         exprs = self._expressions(ns, views, memo)
         if not exprs:
             return ["    return True"]
-        cached = [e for e, m in exprs if m]
-        rest = [e for e, m in exprs if not m]
         watched = views.watched() + list(memo.const_dicts if memo is not None else ())
-        return memo_body(ns, views.prologue(), watched, cached, rest)
+        return memo_body(ns, views.prologue(), watched, exprs)
 
     def _expressions(self, ns: Namespace, views, memo=None) -> list[tuple[str, bool]]:
         """(expression, memoized) for each check, in evaluation order."""
