@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import sys
 import types
 
 from .guard_kinds import GuardKind
@@ -96,8 +97,11 @@ def class_dict(cls) -> dict | None:
 
 
 def dict_version_reader():
-    """torch's ``dict_version`` if it tracks every store here, else None (no memo)."""
+    """torch's ``dict_version`` if it tracks every store here, else None (no memo).  Pure
+    Python code captured before anything imported torch does not import it here."""
     if not _READER:
+        if "torch" not in sys.modules:
+            return None
         try:
             from torch._C._dynamo.guards import dict_version
 
