@@ -4,7 +4,7 @@ Most of an nn.Module model's guard is about its module tree: ``m._modules['fc'] 
 ``'weight' not in m.__dict__``, ``m.padding[1] == 1``, the keys of ``m._parameters``...
 Each of these reads nothing but dicts the guard function already holds in locals (each
 identity-checked module's instance ``__dict__`` and its ``_parameters`` / ``_buffers`` /
-``_modules`` stores, `guards.ModuleViews`) and immutable values found in them.  CPython
+``_modules`` stores, `guard_views.ModuleViews`) and immutable values found in them.  CPython
 gives every dict a version tag that changes on every insertion, deletion and replacement
 of a value, and every new dict a tag no other dict had (PEP 509; torch exposes it as
 ``torch._C._dynamo.guards.dict_version``).  So the tags of those dicts, all equal to the
