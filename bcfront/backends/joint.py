@@ -19,9 +19,9 @@ segment's graph directly, as from ``torch.compile``.
 
 Two kinds of graph stay off AOT autograd, whose compiled backward runs once and is not
 differentiable: one whose backward has ``create_graph=True`` (all of it: `compile_joint`
-raises), and the segments after the last backward whose autograd history leaves the
-region (`_live_history`: they run eagerly, so the caller's own backward through them is
-eager's).  With Inductor, ``opt.step()`` runs `optim_step.CompiledStep`.
+raises), and the segments whose autograd history leaves the region unconsumed by any of
+its backwards (`_live_history`: they run eagerly, so the caller's own backward through
+them is eager's).  With Inductor, ``opt.step()`` runs `optim_step.CompiledStep`.
 
 `compile_joint` raises (the caller keeps today's path, with a note) when a segment's
 inputs or outputs are not tensors, or AOT autograd or the compiler fails on it.  The
@@ -183,27 +183,35 @@ def _compile_pieces(graph, compiler, trace_functions: bool):
 
 
 _LIVE_NOTE = (
-    "a part after the last backward() returns tensors with autograd history: it runs eagerly, "
-    "so a later backward through them (retain_graph, create_graph, higher-order grads, a "
+    "a part hands out tensors whose autograd history no backward() here consumed: it runs "
+    "eagerly, so a later backward through them (retain_graph, create_graph, higher-order grads, a "
     "Function's own double backward) is eager's; AOT autograd's compiled backward is not "
     "differentiable and runs once"
 )
 
 
 def _live_history(graph) -> set:
-    """Nodes after the graph's last ``backward()`` whose autograd history reaches a tensor the
-    region hands out with history (returned, stored): the caller may differentiate through
-    them in any way eager allows, which AOT autograd's compiled backward does not (it runs
-    once, ``create_graph=False``).  Before that backward the history is consumed by it."""
-    body = graph.body
-    last = max(i for i, n in enumerate(body) if n.op == "call" and n.target is torch.autograd.backward)
-    live = {n for n in graph.outputs if isinstance(n.meta, torch.Tensor) and n.meta.requires_grad}
-    for n in reversed(body[last + 1 :]):
+    """Nodes whose autograd history reaches a tensor the region hands out with history
+    (returned, stored) and that no ``backward()`` in the graph consumed: the caller may
+    differentiate through them in any way eager allows, which AOT autograd's compiled
+    backward does not (it runs once, ``create_graph=False``).  A node a backward's roots
+    depend on had its history freed by that backward, in eager as here."""
+    consumed: set = set()
+    for n in graph.body:
+        if n.op == "call" and n.target is torch.autograd.backward:
+            map_nodes(n.args, consumed.add)
+    for n in reversed(graph.body):  # everything the roots were computed from
+        if n in consumed:
+            map_nodes((n.args, n.kwargs), consumed.add)
+    live = {n for n in graph.outputs if _has_history(n) and n not in consumed}
+    for n in reversed(graph.body):
         if n in live:
-            map_nodes((n.args, n.kwargs), live.add)
-    return {
-        n for n in body[last + 1 :] if n in live and isinstance(n.meta, torch.Tensor) and n.meta.requires_grad
-    }
+            map_nodes((n.args, n.kwargs), lambda a: live.add(a) if a not in consumed else None)
+    return {n for n in graph.body if n in live and _has_history(n)}
+
+
+def _has_history(n) -> bool:
+    return isinstance(n.meta, torch.Tensor) and n.meta.requires_grad
 
 
 def _compile_optimizer_steps(pieces, compiler) -> None:

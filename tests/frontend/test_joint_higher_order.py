@@ -5,7 +5,7 @@ break: the grads it leaves carry autograd history, a later backward through them
 gradient penalty) reaches the Function's own ``backward`` (differentiable: eager's
 double backward; ``once_differentiable``: eager's error).  With ``joint_graph=True`` such
 a graph stays off AOT autograd (its backward graphs are not differentiable), and tensors
-handed out with live history after the last ``backward()`` are computed eagerly, so the
+handed out with history no ``backward()`` in the graph consumed are computed eagerly, so the
 caller may differentiate through them as often and as deep as eager allows.
 
 Oracle: the same function run eagerly on a deep copy, same inputs: results, ``.grad`` of
@@ -117,3 +117,23 @@ def test_history_handed_out_after_backward_differentiates_like_eager(option):
         names = [k.name for g in report.graphs for k in g.kernels]
         assert "forward 0" in names and "backward 0" in names, names  # before the backward: compiled
         assert any("history leaves the graph" in n for n in names), names
+
+
+def aux_before_backward(lin, x):
+    aux = Square.apply(torch.tanh(x) * 3)  # not part of the loss: its history is handed out
+    loss = lin(x).pow(2).sum()
+    loss.backward()
+    return aux
+
+
+@pytest.mark.parametrize("option", list(OPTIONS))
+def test_history_handed_out_before_backward_differentiates_like_eager(option):
+    lin, x = _lin(), torch.randn(2, 3)
+    ref = copy.deepcopy(lin)
+    cf = bcfront.capture(aux_before_backward, **OPTIONS[option])
+    for i in range(3):
+        xa, xb = (x + i).requires_grad_(), (x + i).requires_grad_()
+        got = _grads_of_grads(cf(lin, xa), xa)
+        want = _grads_of_grads(aux_before_backward(ref, xb), xb)
+        assert all(torch.equal(a, b) for a, b in zip(got, want)), i
+    assert cf.report().graph_breaks == ()
