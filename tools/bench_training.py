@@ -219,7 +219,9 @@ class Run:
 
 def run_case(case, chosen: dict, steps: int, name: str) -> dict:
     """All runners in lockstep: step i of every runner before step i + 1 of any, so a
-    shared machine's load falls on all of them alike (the medians compare)."""
+    shared machine's load falls on all of them alike (the medians compare); the order
+    rotates every step, so no runner always follows the same one (whose step evicted
+    its caches)."""
     runs: dict = {}
     rows: dict = {}
     for rname, make_runner in chosen.items():
@@ -228,7 +230,9 @@ def run_case(case, chosen: dict, steps: int, name: str) -> dict:
         except Exception as e:  # noqa: BLE001 - report and go on
             rows[rname] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
     for i in range(steps + 1):
-        for rname, run in list(runs.items()):
+        order = list(runs.items())
+        k = i % len(order) if order else 0
+        for rname, run in order[k:] + order[:k]:  # each runner in each position as often
             try:
                 run.step(i)
             except Exception as e:  # noqa: BLE001 - e.g. Inductor cannot build here: say so, go on

@@ -24,6 +24,7 @@ grad (autograd could have saved what they change):
 from __future__ import annotations
 
 import operator
+import re
 
 from ..ir.graph import INFIX, format_arg, is_identifier, iter_nodes, node_expr
 from .compiled import CompiledGraph
@@ -46,8 +47,41 @@ _INPLACE_FUNCS = (("torch._C._nn.gelu", "torch._C._nn.gelu_"), ("torch.relu", "t
 
 
 def emit_graph(
-    graph, ns, lines: list[str], indent: str = "    ", folded=None, inplace=None, views=None
+    graph, ns, lines: list[str], indent: str = "    ", folded=None, inplace=None, views=None, free=False
 ) -> None:
+    start = len(lines)
+    _emit_body(graph, ns, lines, indent, folded, inplace, views)
+    if free:
+        _free_dead(graph, lines, start)
+
+
+def _free_dead(graph, lines: list[str], start: int) -> None:
+    """``del`` each temporary after the statement that last names it, as eager drops a
+    tensor nothing refers to any more: a forward's activations autograd does not save are
+    freed (and their memory reused, still in cache) before the next op, not kept to the
+    end of the region.  Graph outputs stay; a name is found by its spelling, so a later
+    mention anywhere (a folded view, a layout check) only keeps it longer."""
+    temps = {n.name for n in graph.body if hasattr(n.meta, "shape")} - {n.name for n in graph.outputs}
+    last: dict[int, list[str]] = {}
+    seen: dict[str, int] = {}
+    for i in range(start, len(lines)):
+        for name in _NAME.findall(lines[i]):
+            if name in temps:
+                seen[name] = i
+    for name, i in seen.items():
+        last.setdefault(i, []).append(name)
+    for i in sorted(last, reverse=True):
+        line = lines[i]
+        if line.rstrip().endswith(":"):
+            continue  # a block header: its body follows (names there are later uses)
+        indent = line[: len(line) - len(line.lstrip())]
+        lines.insert(i + 1, f"{indent}del {', '.join(sorted(last[i]))}")
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _emit_body(graph, ns, lines: list[str], indent: str, folded, inplace, views) -> None:
     const = ns.const
     folded = folded or {}
     inplace = inplace or {}
@@ -241,7 +275,7 @@ def compile_graph(graph) -> CompiledGraph:
         # only for the graph analysed, whose outputs are all its uses outside the body; a
         # functionalization plan wrapping this emit (`plan`) uses node names of its own
         if g is graph and getattr(out, "plan", None) is None:
-            emit_graph(g, ns, lines, indent, folded, inplace, views)
+            emit_graph(g, ns, lines, indent, folded, inplace, views, free=True)
         else:
             emit_graph(g, ns, lines, indent, folded)
 

@@ -17,6 +17,12 @@ compute nothing differentiable (gradient clipping after the backward) get AOT au
 inference graph.  Inductor's ``compile_fx`` runs AOT autograd itself, so it gets the
 segment's graph directly, as from ``torch.compile``.
 
+Two kinds of graph stay off AOT autograd, whose compiled backward runs once and is not
+differentiable: one whose backward has ``create_graph=True`` (all of it: `compile_joint`
+raises), and the segments whose autograd history leaves the region unconsumed by any of
+its backwards (`_live_history`: they run eagerly, so the caller's own backward through
+them is eager's).  With Inductor, ``opt.step()`` runs `optim_step.CompiledStep`.
+
 `compile_joint` raises (the caller keeps today's path, with a note) when a segment's
 inputs or outputs are not tensors, or AOT autograd or the compiler fails on it.  The
 report lists the parts as kernels: ``forward N``, ``backward N``, ``inference N`` (their
@@ -25,6 +31,7 @@ aten code) and the barriers (``backward()``, ``<Optimizer>.step``...).
 
 from __future__ import annotations
 
+import copy
 import operator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -104,6 +111,9 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
             # AOT autograd's backward may donate its saved buffers (torch's
             # ``functorch.config.donated_buffer``): a second backward is an error there
             raise NotImplementedError("backward(retain_graph=True) runs the backward graph twice")
+        if n.op == "call" and n.target is torch.autograd.backward and n.kwargs.get("create_graph"):
+            # the grads must be differentiable: eager autograd's own (opaque Functions included)
+            raise NotImplementedError("backward(create_graph=True): AOT autograd's backward graphs run once")
     traced = sorted({c.__qualname__ for n in graph.body if (c := traced_function(n)) is not None})
     try:
         pieces, counter = _compile_pieces(graph, compiler, trace_functions=True)
@@ -118,12 +128,14 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
         traced = []
     else:
         notes = []
+    if compiler is not None and _is_inductor(compiler):
+        _compile_optimizer_steps(pieces, compiler)
     kernels = [
         k
         for p in pieces
         for k in (
             p.parts
-            if p.fn is not None
+            if p.parts
             else [_barrier_kernel(n) for n in p.graph.body if not _unpacks(n, p.graph.body)]
         )
     ]
@@ -157,10 +169,63 @@ def compile_joint(graph, compiler, name: str) -> CompiledGraph:
 def _compile_pieces(graph, compiler, trace_functions: bool):
     pieces = _split(graph, trace_functions)
     counter = {"forward": 0, "inference": 0}
-    for p in pieces:
+    live = _live_history(graph)
+    for i, p in enumerate(pieces):
         if p.fn is None and p.graph.body and not is_barrier(p.graph.body[0], trace_functions):
+            if any(n in live for n in p.graph.body):
+                p.parts.append(
+                    SimpleNamespace(name=f"eager {i} (history leaves the graph)", ops=(), source="")
+                )
+                p.notes.append(_LIVE_NOTE)
+                continue
             p.fn = _compile_segment(p, compiler, counter)
     return pieces, counter
+
+
+_LIVE_NOTE = (
+    "a part hands out tensors whose autograd history no backward() here consumed: it runs "
+    "eagerly, so a later backward through them (retain_graph, create_graph, higher-order grads, a "
+    "Function's own double backward) is eager's; AOT autograd's compiled backward is not "
+    "differentiable and runs once"
+)
+
+
+def _live_history(graph) -> set:
+    """Nodes whose autograd history reaches a tensor the region hands out with history
+    (returned, stored) and that no ``backward()`` in the graph consumed: the caller may
+    differentiate through them in any way eager allows, which AOT autograd's compiled
+    backward does not (it runs once, ``create_graph=False``).  A node a backward's roots
+    depend on had its history freed by that backward, in eager as here."""
+    consumed: set = set()
+    for n in graph.body:
+        if n.op == "call" and n.target is torch.autograd.backward:
+            map_nodes(n.args, consumed.add)
+    for n in reversed(graph.body):  # everything the roots were computed from
+        if n in consumed:
+            map_nodes((n.args, n.kwargs), consumed.add)
+    live = {n for n in graph.outputs if _has_history(n) and n not in consumed}
+    for n in reversed(graph.body):
+        if n in live:
+            map_nodes((n.args, n.kwargs), lambda a: live.add(a) if a not in consumed else None)
+    return {n for n in graph.body if n in live and _has_history(n)}
+
+
+def _has_history(n) -> bool:
+    return isinstance(n.meta, torch.Tensor) and n.meta.requires_grad
+
+
+def _compile_optimizer_steps(pieces, compiler) -> None:
+    """Each ``opt.step()`` barrier runs through `optim_step.CompiledStep` (the update compiled
+    by Inductor, torch's step where it does not apply): a copy of the node with that target."""
+    from .optim_step import CompiledStep
+
+    for p in pieces:
+        if p.fn is not None:
+            continue
+        for i, n in enumerate(p.graph.body):
+            if n.op == "call" and str(getattr(n.target, "__module__", "")).endswith(".optim_models"):
+                n = p.graph.body[i] = copy.copy(n)
+                n.target = CompiledStep(n.target, compiler)
 
 
 def _split(graph, trace_functions: bool) -> list[_Piece]:
@@ -317,6 +382,8 @@ def _barrier_kernel(n) -> SimpleNamespace:
         label = f"{cls.__qualname__}.apply (opaque autograd.Function: {_why_opaque(cls)})"
     elif str(getattr(n.target, "__module__", "")).endswith(".optim_models"):
         label = f"{getattr(n.target, '__name__', 'step')} (optimizer step, eager)"
+    elif str(getattr(n.target, "__module__", "")).endswith(".optim_step"):
+        label = f"{n.target.step.__name__} (optimizer step: Inductor after the first step, else eager)"
     else:
         label = f"{getattr(n.target, '__qualname__', n.target)} (eager)"
     return SimpleNamespace(name=label, ops=(str(getattr(n.target, "__name__", n.target)),), source="")

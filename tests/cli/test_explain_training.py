@@ -3,7 +3,7 @@ backward graphs, the opaque parts with why they are opaque, and the optimizer st
 step that still breaks names the reason.
 
 Oracle: the report's content, in JSON and in the verbose text, against what the script
-does (which Function prints, where ``create_graph=True`` is).
+does (which Function prints, where ``backward(inputs=...)`` is).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ SCRIPT = textwrap.dedent(
     def second_order_step(x, y):
         opt.zero_grad(set_to_none=True)
         loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward(create_graph=True)  # the break
+        loss.backward(inputs=list(model.parameters()))  # the break
         opt.step()
         return loss
 
@@ -82,10 +82,10 @@ def test_explain_lists_forward_backward_optimizer_and_break_reason(tmp_path):
     assert "print" in loud  # why Loud stays opaque
     assert any("Scale traced into the joint graph" in n for n in joint["notes"])
     (brk,) = functions["second_order_step"]["graph_breaks"]
-    assert brk["reason"] == "autograd" and "create_graph=True" in brk["message"]
-    assert brk["source_line"].startswith("loss.backward(create_graph=True)")
+    assert brk["reason"] == "autograd" and "inputs=" in brk["message"]
+    assert brk["source_line"].startswith("loss.backward(inputs=")
 
     text = run_cli("-v", str(script), env={"PYTHONWARNINGS": "ignore"}).stdout
     assert "kernel forward 0" in text and "kernel backward 0" in text
     assert "AdamW.step (optimizer step, eager)" in text
-    assert "backward(create_graph=True): the grads record autograd history" in text
+    assert "backward(inputs=...): only the given tensors get grads" in text

@@ -37,8 +37,10 @@ from typing import cast
 
 from ...ir.graph import is_literal, qualified_name
 from .guard_kinds import GuardKind, ShapeCheck, StorageLayout, TensorMatch
+from .guard_memo import Memo, dict_version_reader, memo_body
+from .guard_views import STORES, ModuleViews
 from .namespace import Namespace
-from .sources import AttrSource, ConstSource, ModuleAttrSource, Ref
+from .sources import AttrSource, ConstSource, LocalSource, ModuleAttrSource, Ref
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,8 +448,6 @@ _AFTER_TENSOR_CHECKS = (
     GuardKind.TENSOR_STORAGE,
     GuardKind.SHAPE,
 )
-# nn.Module.__getattr__ looks a name up in these instance-dict stores, in this order
-_STORES = ("_parameters", "_buffers", "_modules")
 
 
 def _is_module(obj) -> bool:
@@ -494,7 +494,7 @@ class GuardSet:
         for cls in type(owner.expected).__mro__[:-1]:  # object's dict is fixed
             cls_dict = AttrSource(ConstSource(Ref(cls, cls.__qualname__)), "__dict__")
             self.add(Guard(GuardKind.NOT_PRESENT, cls_dict, None, src.name, first_use))
-        for store in _STORES[: _STORES.index(src.where)] if src.where in _STORES else ():
+        for store in STORES[: STORES.index(src.where)] if src.where in STORES else ():
             if store not in d:
                 continue
             if d[store]:
@@ -529,34 +529,36 @@ class GuardSet:
         With `views`, an identity-checked nn.Module's dicts are read through its view."""
         out = []
         ids = [g for g in self._guards.values() if g.kind == GuardKind.ID_MATCH]
-        for g in sorted(ids, key=lambda g: source_depth(g.source)):
+        for g in _by_depth(ids):
             name = identity_name(ns, g.expected)
             if emit:
                 out.append(f"{ns.spell(g.source)} is {name}")
-            ns.rebased.setdefault(g.source, name)
+            if not (type(g.source) is LocalSource and name.endswith("()")):
+                # a parameter stays spelled as itself: cheaper than calling the weak reference
+                ns.rebased.setdefault(g.source, name)
             if views is not None and _is_module(g.expected):
                 views.add(g.source, g.expected, name)
         return out
 
     def function_body(self, ns: Namespace) -> list[str]:
         """The body of the guard function: module dicts fetched into locals, then one
-        conjunction of boolean expressions (cheapest first); any exception means False."""
+        conjunction of boolean expressions (cheapest first); any exception means False.
+        The checks that read only watched dicts run only when a dict's version tag changed
+        since they last passed (`guard_memo`)."""
         views = ModuleViews(ns)
-        exprs = self._expressions(ns, views)
+        memo = Memo(ns, views, self._guards.values()) if dict_version_reader() is not None else None
+        exprs = self._expressions(ns, views, memo)
         if not exprs:
             return ["    return True"]
-        return (
-            ["    try:"]
-            + [f"        {line}" for line in views.prologue()]
-            + [
-                "        return (" + "\n                and ".join(exprs) + ")",
-                "    except Exception:",
-                "        return False",
-            ]
-        )
+        watched = views.watched() + list(memo.const_dicts if memo is not None else ())
+        return memo_body(ns, views.prologue(), watched, exprs)
 
-    def _expressions(self, ns: Namespace, views) -> list[str]:
-        out = self.identity_checks(ns, views=views)
+    def _expressions(self, ns: Namespace, views, memo=None) -> list[tuple[str, bool]]:
+        """(expression, memoized) for each check, in evaluation order."""
+        ids = _by_depth([g for g in self._guards.values() if g.kind == GuardKind.ID_MATCH])
+        checks = self.identity_checks(ns, views=views)  # first: they make the views
+        memoized = {g.key for g in self._guards.values() if memo is not None and memo.memoized(g)}
+        out = [(e, g.key in memoized) for e, g in zip(checks, ids)]
         tensors = []
         for g in self.ordered():
             if g.kind == GuardKind.ID_MATCH:
@@ -566,110 +568,20 @@ class GuardSet:
                 continue
             if g.kind in _AFTER_TENSOR_CHECKS:
                 continue
-            out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
+            out.append((KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns), g.key in memoized))
         if tensors:
-            out.append(_batched_tensor_check(tensors, ns))
+            out.append((_batched_tensor_check(tensors, ns), False))
         shapes: dict = {}  # source -> the local its .shape is bound to (SHAPE guards)
         for g in self.ordered():
             if g.kind == GuardKind.SHAPE:
-                out.append(shape_code(cast(ShapeCheck, g.extra), ns.spell, ns, shapes))
+                out.append((shape_code(cast(ShapeCheck, g.extra), ns.spell, ns, shapes), False))
             elif g.kind in _AFTER_TENSOR_CHECKS:
-                out.append(KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns))
+                out.append((KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns), False))
         return out
 
 
-class _ModuleView:
-    """How the guard function reads one identity-checked nn.Module: its instance dict in a
-    local, each store (``_modules``...) in a local taken from it, plain attributes as items.
-
-    Reading ``d[name]`` is what ``m.name`` does when the class has no data descriptor of that
-    name and does not override ``__getattribute__`` (checked here; the class itself is
-    guarded by TYPE_MATCH).  A name absent from the dict raises: the guard fails, no worse."""
-
-    def __init__(self, ns: Namespace, const: str, module):
-        self.ns, self.const, self.module = ns, const, module
-        self.locals: dict[str, str] = {}  # "__dict__" or an attribute -> local name
-        self.cls = type(module)
-
-    def _plain(self, attr: str) -> bool:
-        if attr not in self.module.__dict__:
-            return False
-        for c in self.cls.__mro__:
-            raw = c.__dict__.get(attr)
-            if raw is not None:
-                t = type(raw)
-                return not (hasattr(t, "__set__") or hasattr(t, "__delete__"))
-        return True
-
-    def local(self, key: str) -> str:
-        name = self.locals.get(key)
-        if name is None:
-            const = self.const.removesuffix("()")  # a weak reference's call
-            base = f"{const}_{'dict' if key == '__dict__' else key.strip('_')}"
-            name, i = base, 1
-            while name in self.ns.globals:
-                name, i = f"{base}_{i}", i + 1
-            self.ns.globals[name] = None  # reserved: no constant may take the name
-            self.locals[key] = name
-        return name
-
-    def spell(self, source):
-        if type(source) is ModuleAttrSource:
-            return f"{self.local(source.where)}[{source.name!r}]" if self._plain(source.where) else None
-        attr = source.attr
-        if attr == "__dict__":
-            return self.local("__dict__")
-        if not self._plain(attr):
-            return None
-        if attr in _STORES:
-            return self.local(attr)
-        return f"{self.local('__dict__')}[{attr!r}]"
-
-    def prologue(self) -> list[str]:
-        if not self.locals:
-            return []
-        d = self.local("__dict__")
-        return [f"{d} = {self.const}.__dict__"] + [
-            f"{name} = {d}[{key!r}]" for key, name in self.locals.items() if key != "__dict__"
-        ]
-
-
-def _default_getattribute(cls) -> bool:
-    for c in cls.__mro__:
-        if "__getattribute__" in c.__dict__:
-            return c is object
-    return True
-
-
-class ModuleViews(dict):
-    """`Namespace.rebased` for a guard function: besides the identity-checked sources (plain
-    entries), sources one attribute below an identity-checked nn.Module are spelled through
-    that module's `_ModuleView`.  `prologue()` binds the locals those spellings use."""
-
-    def __init__(self, ns: Namespace):
-        super().__init__(ns.rebased)
-        self.ns = ns
-        self.views: dict = {}  # module source -> _ModuleView
-        ns.rebased = self
-
-    def add(self, source, module, const: str) -> None:
-        if source not in self.views and _default_getattribute(type(module)):
-            self.views[source] = _ModuleView(self.ns, const, module)
-
-    def get(self, source, default=None):
-        hit = dict.get(self, source)
-        if hit is not None:
-            return hit
-        if type(source) is AttrSource or type(source) is ModuleAttrSource:
-            view = self.views.get(source.base)
-            if view is not None:
-                text = view.spell(source)
-                if text is not None:
-                    return text
-        return default
-
-    def prologue(self) -> list[str]:
-        return [line for v in self.views.values() for line in v.prologue()]
+def _by_depth(guards: list[Guard]) -> list[Guard]:
+    return sorted(guards, key=lambda g: source_depth(g.source))
 
 
 def source_depth(src) -> int:

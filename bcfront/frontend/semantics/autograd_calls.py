@@ -32,9 +32,16 @@ hooks.  Model (`backward`):
 is a ``setattr`` node at its place (`set_grad`; `attrs` calls it), checked on the fakes
 first, and sets the trace's view of ``t.grad`` the same way.
 
-Not modelled, so a break: ``create_graph=True``, ``inputs=``, non-leaf inputs in
-the history.  Non-eager backends get the graph back on the eager backend
-(`ir.functionalize` refuses a backward node).  Hooks registered on a leaf's
+``create_graph=True`` (a gradient penalty, higher-order grads) runs on the fakes too: the
+new grads carry the fakes' autograd history, so a later backward through them (through a
+user Function's differentiable ``backward``, or raising where eager raises for a
+``once_differentiable`` one) is modelled like any other; the node passes the flag to the
+real call.  `backends/joint.py` keeps such a graph off AOT autograd, whose compiled
+backward graphs are not differentiable.
+
+Not modelled, so a break: ``inputs=``, non-leaf inputs in the history.  Non-eager
+backends get the graph back on the eager backend (`ir.functionalize` refuses a backward
+node).  Hooks registered on a leaf's
 ``AccumulateGrad`` node itself (DDP's way) are not seen.
 """
 
@@ -88,8 +95,9 @@ def backward(
     """Record the backward of `roots` as one node and model its writes to ``.grad``."""
     if not _is_none(inputs):
         _not_modelled("backward(inputs=...): only the given tensors get grads")
-    if not (isinstance(create_graph, Const) and create_graph.value in (False, None)):
-        _not_modelled("backward(create_graph=True): the grads record autograd history")
+    if not (isinstance(create_graph, Const) and create_graph.value in (False, None, True)):
+        _not_modelled("backward(create_graph=...) not a constant")
+    flags = {"create_graph": True} if create_graph.value is True else {}
     if not (isinstance(retain_graph, Const) and retain_graph.value in (None, True, False)):
         _not_modelled("backward(retain_graph=...) not a constant")
     retain = retain_graph.value
@@ -108,7 +116,11 @@ def backward(
             env.run(
                 torch.autograd.backward,
                 [[r.fake for r in roots]],
-                {"grad_tensors": grad_tensors, "retain_graph": retain},
+                {
+                    "grad_tensors": grad_tensors,
+                    "retain_graph": retain,
+                    **flags,
+                },
                 tx.state,
             )
         except Exception as e:  # noqa: BLE001 - eager raises it (or fails otherwise): run it natively
@@ -124,7 +136,7 @@ def backward(
         "call",
         torch.autograd.backward,
         [tuple(r.node for r in roots)],
-        {"grad_tensors": grad_nodes, "retain_graph": retain},
+        {"grad_tensors": grad_nodes, "retain_graph": retain, **flags},
         meta=None,
         loc=tx.loc(),
         state=tx.node_state(),

@@ -1,0 +1,239 @@
+"""Memoized guards: the checks whose facts live in watched dicts, re-run only when one changed.
+
+Most of an nn.Module model's guard is about its module tree: ``m._modules['fc'] is fc``,
+``'weight' not in m.__dict__``, ``m.padding[1] == 1``, the keys of ``m._parameters``...
+Each of these reads nothing but dicts the guard function already holds in locals (each
+identity-checked module's instance ``__dict__`` and its ``_parameters`` / ``_buffers`` /
+``_modules`` stores, `guard_views.ModuleViews`) and immutable values found in them.  CPython
+gives every dict a version tag that changes on every insertion, deletion and replacement
+of a value, and every new dict a tag no other dict had (PEP 509; torch exposes it as
+``torch._C._dynamo.guards.dict_version``).  So the tags of those dicts, all equal to the
+tags of a call on which these checks all passed, mean the checks pass again: the guard
+function compares one tuple of tags and skips them.  Any change (a swapped parameter, a
+new attribute shadowing a store, a replaced ``__dict__``, a changed hyperparameter)
+changes a tag, and the checks run in full, as before.
+
+A check is memoized only when its truth is a function of the watched dicts' contents:
+
+* its value is fetched from an identity-checked module through its view (a dict read), or
+  by an index into an exact ``tuple`` so fetched (immutable);
+* its kind looks only at the identity, the exact immutable type, the scalar value, the
+  length or the keys of that value (`MEMO_KINDS`): a module's class (``__class__`` can be
+  assigned without touching a dict), hooks (dicts mutated in place, not watched), tensor
+  metadata (``requires_grad_``, ``resize_``, ``.data =``), class dicts and global state are
+  checked on every call.
+
+Only tags (ints) are kept between calls: nothing of the user's stays alive.  The tags
+are read where the interpreter keeps them current on every store
+(`dict_version_reader` probes that once); elsewhere nothing is memoized.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import sys
+import types
+
+from .guard_kinds import GuardKind
+from .sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleAttrSource
+
+_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: no __class__ assignment on instances
+
+
+def _probe(dv) -> bool:
+    """Whether `dv` sees every kind of store the memoized checks depend on."""
+
+    class Probe:
+        a: int
+        b: int
+        x: int
+
+    o = Probe()
+    o.a = 1
+    d = o.__dict__
+    seen = [dv(d)]
+    o.a = 2  # replace a value
+    seen.append(dv(d))
+    o.b = 1  # insert
+    seen.append(dv(d))
+    del o.a  # delete
+    seen.append(dv(d))
+    o.b = 3
+    seen.append(dv(d))
+    store: dict = {"w": 1}
+    seen.append(dv(store))
+    store["w"] = 2
+    seen.append(dv(store))
+    store.pop("w")
+    seen.append(dv(store))
+    cd = class_dict(Probe)
+    if cd is None:
+        return False
+    seen.append(dv(cd))
+    Probe.x = 1  # a class attribute
+    seen.append(dv(cd))
+    del Probe.x
+    seen.append(dv(cd))
+    return len(set(seen)) == len(seen) and dv({}) != dv({})
+
+
+_READER: list = []
+
+
+def class_dict(cls) -> dict | None:
+    """The dict behind ``cls.__dict__`` (a mappingproxy) of a heap type whose metaclass
+    reads it plainly, else None.  ``setattr``/``delattr`` on the class store into it."""
+    if not isinstance(cls, type) or not cls.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE
+        return None
+    if any("__dict__" in vars(m) for m in inspect.getmro(type(cls))[:-2]):  # a metaclass's own __dict__
+        return None
+    proxy = cls.__dict__
+    refs = gc.get_referents(proxy)
+    if type(proxy) is not types.MappingProxyType or len(refs) != 1 or type(refs[0]) is not dict:
+        return None
+    return refs[0] if refs[0].keys() == proxy.keys() else None
+
+
+def dict_version_reader():
+    """torch's ``dict_version`` if it tracks every store here, else None (no memo).  Pure
+    Python code captured before anything imported torch does not import it here."""
+    if not _READER:
+        if "torch" not in sys.modules:
+            return None
+        try:
+            from torch._C._dynamo.guards import dict_version
+
+            _READER.append(dict_version if _probe(dict_version) else None)
+        except Exception:  # noqa: BLE001 - no torch, or a torch without it: no memo
+            _READER.append(None)
+    return _READER[0]
+
+
+def _immutable_type(t) -> bool:
+    return isinstance(t, type) and bool(t.__flags__ & _IMMUTABLE_TYPE) and not issubclass(t, types.ModuleType)
+
+
+class Memo:
+    """Which guards of one guard function are memoized; `views` is its `ModuleViews`."""
+
+    def __init__(self, ns, views, guards) -> None:
+        self.ns, self.views = ns, views
+        self.const_dicts: dict[str, None] = {}  # spellings of constant dicts watched, in order
+        # sources known to hold an exact tuple (their TYPE_MATCH or CONSTANT_MATCH says so)
+        self.tuples = {
+            g.source
+            for g in guards
+            if (g.kind == GuardKind.TYPE_MATCH and g.expected is tuple)
+            or (g.kind == GuardKind.CONSTANT_MATCH and type(g.expected) is tuple)
+        }
+        self.const_tuples = {
+            g.source for g in guards if g.kind == GuardKind.ID_MATCH and type(g.expected) is tuple
+        }
+
+    def watched_dict(self, src) -> bool:
+        """`src` is a dict the guard function watches: a module's instance dict or exact-dict
+        store (a local of its view), or a constant exact dict (a function's globals)."""
+        t = type(src)
+        if t is AttrSource:
+            view = self.views.views.get(src.base)
+            return (view is not None and view.watched(src.attr)) or self._class_dict(src)
+        if t is ConstSource:
+            return self._const_dict(src.value.obj)
+        return False
+
+    def _class_dict(self, src) -> bool:
+        """`src` is ``C.__dict__`` of a class held by the entry: its mappingproxy over the
+        dict ``setattr(C, ...)`` writes, which is watched (`class_dict`)."""
+        if not (type(src) is AttrSource and src.attr == "__dict__" and type(src.base) is ConstSource):
+            return False
+        d = class_dict(src.base.value.obj)
+        if d is None:
+            return False
+        self.const_dicts[self.ns.const(d, hint=f"{src.base.value.obj.__name__}_classdict")] = None
+        return True
+
+    def _const_dict(self, obj) -> bool:
+        if type(obj) is not dict:
+            return False
+        self.const_dicts[self.ns.const(obj)] = None
+        return True
+
+    def _tuple(self, src) -> bool:
+        if type(src) is ConstSource:
+            return type(src.value.obj) is tuple  # held by the entry: the same tuple always
+        # spelled through the constant its identity check expects, or fetched and a tuple
+        return src in self.const_tuples or (src in self.tuples and self.fetched(src))
+
+    def fetched(self, src) -> bool:
+        """`src`'s value is reached only through watched dicts and exact tuples."""
+        t = type(src)
+        if t is ModuleAttrSource:  # ``m.<where>[name]``: read from a watched store
+            view = self.views.views.get(src.base)
+            return view is not None and view.watched(src.where) and view.spell(src) is not None
+        if t is AttrSource:  # ``m.__dict__[attr]`` (a store is itself a value there)
+            view = self.views.views.get(src.base)
+            return view is not None and src.attr != "__dict__" and view.spell(src) is not None
+        if t is ItemSource and type(src.key) in (str, int):  # no user __eq__ in the lookup
+            return self.watched_dict(src.base) or self._tuple(src.base)
+        if t is GlobalSource:  # a name in a function's globals
+            return self._const_dict(src.globals.obj)
+        if t is BuiltinSource:
+            return self._const_dict(src.builtins.obj)
+        return False
+
+    def memoized(self, g) -> bool:
+        rule = MEMO_KINDS.get(g.kind)
+        return rule is not None and g.source is not None and rule(self, g)
+
+
+MEMO_KINDS = {
+    # the object reached is the one the dict held when the checks last passed
+    GuardKind.ID_MATCH: lambda m, g: m.fetched(g.source),
+    GuardKind.TYPE_MATCH: lambda m, g: _immutable_type(g.expected) and m.fetched(g.source),
+    GuardKind.CONSTANT_MATCH: lambda m, g: type(g.expected) in _SCALARS and m.fetched(g.source),
+    GuardKind.LENGTH: lambda m, g: m.watched_dict(g.source) or m._tuple(g.source),
+    GuardKind.NOT_PRESENT: lambda m, g: m.watched_dict(g.source),
+    GuardKind.DICT_KEYS: lambda m, g: m.watched_dict(g.source),
+    GuardKind.SAME_OBJECT: lambda m, g: m.fetched(g.source) and m.fetched(g.extra),
+    GuardKind.DISTINCT_OBJECTS: lambda m, g: m.fetched(g.source) and m.fetched(g.extra),
+}
+
+
+def memo_body(ns, prologue: list[str], watched: list[str], exprs: list[tuple[str, bool]]) -> list[str]:
+    """The guard function's body from its checks, each ``(expression, memoized)`` in order:
+    the memoized ones run only when a tag of `watched` changed.  Few of them (a reading
+    of a tag costs about what a check does): every check on every call, in order."""
+    memo = [e for e, m in exprs if m]
+    rest = [e for e, m in exprs if not m]
+    if len(memo) < max(MIN_MEMOIZED, 2 * len(watched)):
+        return _plain(prologue, [e for e, _ in exprs])
+    dv = dict_version_reader()
+    tags, version = ns.fresh("tags"), ns.const(dv, hint="dict_version")
+    cell = ns.const([None], hint="memo")  # the tags of the last call whose memo checks passed
+    lines = [
+        *prologue,
+        f"{tags} = (" + "".join(f"{version}({w}), " for w in watched) + ")",
+        f"if {tags} != {cell}[0]:",
+        "    if not (" + "\n            and ".join(memo) + "):",
+        "        return False",
+        f"    {cell}[0] = {tags}",
+        "return (" + "\n        and ".join(rest or ["True"]) + ")",
+    ]
+    return _wrap(lines)
+
+
+MIN_MEMOIZED = 8  # below this many memoizable checks, running them is as cheap as the memo
+
+
+def _plain(prologue: list[str], exprs: list[str]) -> list[str]:
+    return _wrap([*prologue, "return (" + "\n        and ".join(exprs) + ")"])
+
+
+def _wrap(lines: list[str]) -> list[str]:
+    return (
+        ["    try:"]
+        + [f"        {line}" for line in lines]
+        + ["    except Exception:", "        return False"]
+    )
