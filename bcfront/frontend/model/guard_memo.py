@@ -97,18 +97,44 @@ def class_dict(cls) -> dict | None:
 
 
 def dict_version_reader():
-    """torch's ``dict_version`` if it tracks every store here, else None (no memo).  Pure
-    Python code captured before anything imported torch does not import it here."""
+    """A reader of CPython's dict version tags if it tracks every store here (probed once),
+    else None (no memo): torch's ``dict_version`` once torch is imported, else the tag read
+    from the dict's memory (`_memory_reader`).  Pure Python code captured before anything
+    imported torch does not import it here."""
     if not _READER:
-        if "torch" not in sys.modules:
-            return None
-        try:
-            from torch._C._dynamo.guards import dict_version
-
-            _READER.append(dict_version if _probe(dict_version) else None)
-        except Exception:  # noqa: BLE001 - no torch, or a torch without it: no memo
-            _READER.append(None)
+        reader = None
+        if "torch" in sys.modules:
+            try:
+                from torch._C._dynamo.guards import dict_version as reader
+            except Exception:  # noqa: BLE001 - a torch without it: the memory reader
+                reader = None
+        if reader is None:
+            reader = _memory_reader()
+        _READER.append(reader if reader is not None and _probe(reader) else None)
     return _READER[0]
+
+
+def _memory_reader():
+    """``ma_version_tag`` read where CPython 3.11-3.13 keep it in a dict object (after the
+    object header and ``ma_used``), the field torch's ``dict_version`` reads; None where
+    that layout is not known (another implementation, a free-threaded build, 3.14+).
+    `_probe` still checks it sees every store before the memo uses it."""
+    import ctypes
+    import sysconfig
+
+    if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 13):
+        return None
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        return None
+    offset = 2 * ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
+    field = ctypes.c_uint64.from_address
+
+    def dict_version(d) -> int:
+        if type(d) is not dict:
+            raise TypeError(f"expected a dict, got {type(d).__name__}")
+        return field(id(d) + offset).value
+
+    return dict_version
 
 
 def _immutable_type(t) -> bool:
@@ -131,6 +157,8 @@ class Memo:
         self.const_tuples = {
             g.source for g in guards if g.kind == GuardKind.ID_MATCH and type(g.expected) is tuple
         }
+        # sources known to hold an exact dict (a table in a module's globals: ``_html5``)
+        self.dicts = {g.source for g in guards if g.kind == GuardKind.TYPE_MATCH and g.expected is dict}
 
     def watched_dict(self, src) -> bool:
         """`src` is a dict the guard function watches: a module's instance dict or exact-dict
@@ -141,7 +169,16 @@ class Memo:
             return (view is not None and view.watched(src.attr)) or self._class_dict(src)
         if t is ConstSource:
             return self._const_dict(src.value.obj)
-        return False
+        return self._fetched_dict(src)
+
+    def _fetched_dict(self, src) -> bool:
+        """`src` holds an exact dict (its type is guarded) reached only through watched dicts:
+        watched too, spelled as that read (a replaced table is a new dict: a new tag; a
+        missing one raises in the tags' read, and the guard fails)."""
+        if src not in self.dicts or type(src) not in (GlobalSource, ItemSource) or not self.fetched(src):
+            return False
+        self.const_dicts[self.ns.spell(src)] = None
+        return True
 
     def _class_dict(self, src) -> bool:
         """`src` is ``C.__dict__`` of a class held by the entry: its mappingproxy over the

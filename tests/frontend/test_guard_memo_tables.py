@@ -1,0 +1,65 @@
+"""A module-level table read by key (``html.unescape``'s entity map) is guarded through its
+dict version tag: cheap when unchanged, and every change to it is still seen.  Torch-free:
+on 3.11-3.13 without torch the tag is read from the dict's memory (`guard_memo`)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import bcfront
+from bcfront.frontend.model import guard_memo
+
+TABLE = {f"k{i}": i for i in range(200)}
+
+
+def lookup(name):
+    return (
+        TABLE[TABLE.index(name)] * 2
+        if type(TABLE) is not dict and name in TABLE
+        else (TABLE[name] * 2 if name in TABLE else -1)
+    )
+
+
+needs_reader = pytest.mark.skipif(
+    guard_memo.dict_version_reader() is None,
+    reason="no dict version reader here (3.13's tags fail the probe): every check runs",
+)
+
+
+@pytest.mark.skipif(sys.version_info[:2] not in ((3, 11), (3, 12)), reason="3.11/3.12 layout")
+def test_the_version_reader_sees_every_store():
+    assert guard_memo.dict_version_reader() is not None
+
+
+@needs_reader
+def test_a_table_read_by_key_is_watched_not_compared_item_by_item():
+    cf = bcfront.capture(lookup, fullgraph=True)
+    assert cf("k5") == 10
+    source = cf.entries[-1].guard_source
+    assert "TABLE" in source and "memo" in source, source[:400]
+
+
+def test_every_change_to_the_table_is_seen():
+    cf = bcfront.capture(lookup, fullgraph=True)
+    global TABLE
+    saved = dict(TABLE)
+    try:
+        for _ in range(2):
+            assert cf("k5") == lookup("k5") == 10
+        TABLE["k5"] = 7  # a value replaced in place
+        assert cf("k5") == lookup("k5") == 14
+        del TABLE["k5"]  # a key deleted
+        assert cf("k5") == lookup("k5") == -1
+        TABLE["k5"] = 1  # inserted again
+        assert cf("k5") == lookup("k5") == 2
+        TABLE = {"k5": 100}  # the table replaced
+        assert cf("k5") == lookup("k5") == 200
+        TABLE = ["k5", "x"]  # replaced by another type
+        assert cf("k5") == lookup("k5") == "k5k5"
+        TABLE = ("k6",)
+        assert cf("k6") == lookup("k6") == "k6k6"
+    finally:
+        TABLE = saved
+    assert cf("k6") == 12
