@@ -102,10 +102,6 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     if through is not None:
         return call(tx, through, args, kwargs)
     torch_loaded = "torch" in sys.modules
-    if isinstance(obj, types.FunctionType) and torch_loaded:
-        inner = dynamo_wrappers.unwrap(tx, obj)  # torch.compiler.disable & co.
-        if inner is not None:
-            return call(tx, ObjectV(inner), args, kwargs)
     if isinstance(obj, types.FunctionType):
         made = tx.by_id.get(id(obj))
         if isinstance(made, MadeFunctionV):  # a stand-in in a class made by the trace: the real one
@@ -123,6 +119,10 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
                     return done
             if torch_calls.is_torch_function(obj) and not torch_calls.writable_arguments(args, kwargs):
                 return torch_calls.call_function(tx, obj, args, kwargs)
+        if torch_loaded:  # after the models above: opt.step's wrappers are theirs to see
+            inner = dynamo_wrappers.unwrap(tx, obj)  # torch.compiler.disable & co.
+            if inner is not None:
+                return call(tx, ObjectV(inner), args, kwargs)
         return dispatch.inline_call(tx, fv, args, kwargs)
     if torch_loaded:
         from . import torch_calls
