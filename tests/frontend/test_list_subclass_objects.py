@@ -171,3 +171,20 @@ def test_a_passed_in_instance_redefining_iteration_stays_right():
 
 def own_iter_sum(xs):
     return [v * 2 for v in xs]
+
+
+def operators_and_copies(x):
+    p = Procs([Scale(x)])
+    p += [Scale(2)]  # in place: still the Procs
+    q = p * 2  # list's *: a plain list
+    c, d = copy.copy(p), copy.deepcopy(p)
+    return (
+        type(p).__name__, len(p), type(q).__name__, len(q), type(p[:]).__name__,
+        type(c).__name__, len(c), type(d).__name__, d(1), type(sorted([3, 1])).__name__,
+    )  # fmt: skip
+
+
+def test_operators_and_copies_keep_pythons_types():
+    cf = bcfront.capture(operators_and_copies)
+    for x in (3, 4):
+        assert cf(x) == operators_and_copies(x)

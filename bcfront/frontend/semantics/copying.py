@@ -73,6 +73,8 @@ class _Copier:
             return v
         if isinstance(v, ObjectV) and isinstance(v.obj, _ATOMIC):
             return v
+        if isinstance(v, ListV) and v.cls is not list:  # its class and __dict__ go along
+            _cannot_copy(f"a {v.cls.__qualname__} (a list subclass)")
         if isinstance(v, ListV):
             y = self.keep(v, ListV([]))
             y.items = [self.item(x) for x in v.items]
