@@ -105,6 +105,19 @@ def closure():
     return got
 
 
+def slices():
+    b = []
+    a = [b]
+    whole = a[0:1]  # 3.11: BUILD_SLICE then BINARY_SUBSCR; 3.12+: BINARY_SLICE
+    first = whole[0]
+    step = a[::2]  # BUILD_SLICE then BINARY_SUBSCR on every version
+    second = step[0]
+    into = []
+    into[0:0] = [b]  # 3.11: STORE_SUBSCR with a slice key
+    third = into[0]
+    return first, second, third
+
+
 CASES = [
     # (function, [(a, b, expected may_alias)])
     (assign, [("a", "b", True), ("a", "c", False), ("b", "c", False)]),
@@ -130,6 +143,8 @@ CASES = [
     (unpack, [("first", "a", True), ("first", "b", True), ("rest", "a", False)]),
     (loop, [("last", "r", True), ("r", "rows", False)]),
     (closure, [("got", "acc", True)]),
+    # (a slice is a new container of the items: its items are the items)
+    (slices, [("first", "b", True), ("second", "b", True), ("third", "b", True), ("whole", "a", False)]),
 ]
 
 
