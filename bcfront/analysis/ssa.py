@@ -178,7 +178,13 @@ class SSA:
         instrs = self.cfg.bytecode.instructions
         blocks = self.cfg.blocks
         effects, depth = self.stack.effects, self.stack.depth
-        special, flat, starts = form.special, form.flat, form.starts
+        special, flat, starts, op_starts, stores = (
+            form.special,
+            form.flat,
+            form.starts,
+            form.op_starts,
+            form.stores,
+        )
         ops: dict[int, SSAOp] = {}
         defs_at: dict[int, tuple[SSAValue, ...]] = {}
         uses: tuple[SSAValue, ...]
@@ -189,7 +195,7 @@ class SSA:
         # exists (and `ops`, so the use lists, come in that order)
         for b in _dom_preorder(self._idom, form.order):
             blk = blocks[b]
-            fo, nv = starts[b]
+            fo, nv = starts[b], op_starts[b]
             for i in range(blk.first, blk.stop):
                 ins = instrs[i]
                 eff, dep = effects[i], depth[i]
@@ -199,9 +205,13 @@ class SSA:
                     defs, results = (), uses
                 else:
                     if s is None:
-                        u = flat[fo : fo + eff.pops]
-                        fo += eff.pops
-                        def_ids = res_ids = range(nv, nv + eff.news)
+                        r = stores.get(i)
+                        if r is None:
+                            u = flat[fo : fo + eff.pops]
+                            fo += eff.pops
+                            def_ids = res_ids = range(nv, nv + eff.news)
+                        else:  # a store to a local: reads its record's args, defines it
+                            u, def_ids, res_ids = form.recs[~r][4], (r,), ()
                     else:
                         u, def_ids, res_ids = s
                     if def_ids:

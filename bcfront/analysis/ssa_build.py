@@ -200,7 +200,8 @@ class Builder:
         (read every input, push new values), loads of locals and, unless the block
         is tracked, stores; the rest goes through `step`.  A plain instruction records
         nothing of its own: its inputs are the next ``pops`` entries of `flat` and its
-        values the next ``news`` op ids, counted from the block's `IntegerSSA.starts` entry."""
+        values the next ``news`` op ids, counted from the block's `IntegerSSA.starts` and
+        ``op_starts`` entries."""
         cfg, form, idom = self.cfg, self.form, self.idom
         # A block starts from its immediate dominator's exit state: the state at hand
         # when the dominator is the block just renamed, else a copy taken at the
@@ -212,7 +213,7 @@ class Builder:
         loc_exit: dict[int, list[ValueId]] = {}
         stk_exit: dict[int, list[ValueId]] = {}
         loc, stk, flat, recs = self.loc, self.stk, self.flat, self.recs
-        special, starts = self.special, form.starts
+        special, starts, op_starts, stores = self.special, form.starts, form.op_starts, form.stores
         append = flat.append
         blocks = cfg.blocks
         phi_at, handlers, feeds, changing = self.phi_at, self.handlers, self.feeds, self.changing
@@ -245,7 +246,8 @@ class Builder:
             blk = blocks[b]
             lo, hi = blk.first, blk.stop
             h = blk.handler
-            starts[b] = (len(flat), nv)
+            starts[b] = len(flat)
+            op_starts[b] = nv
             tracking = False
             if b in changing:
                 # a handler that sees a change here: track what it can see
@@ -302,10 +304,8 @@ class Builder:
                     var = var_of[args[i]]
                     if var >= 0 and not tracking:
                         d -= 1
-                        v = (stk[d],)  # (one tuple for the record and the uses)
-                        recs.append(("store", names[var], b, offsets[i], v))
-                        loc[var] = r = -len(recs)
-                        special[i] = (v, (r,), ())
+                        recs.append(("store", names[var], b, offsets[i], (stk[d],)))
+                        loc[var] = stores[i] = -len(recs)
                         continue
                 elif eff is LOAD_LOCAL_PAIR:  # 3.13: two loads in one (as `_h_load_pair`)
                     arg = args[i]

@@ -23,8 +23,10 @@ class IntegerSSA:
     * ``special[i]`` an int: a load of a local, which reads and pushes that value;
     * ``special[i]`` a tuple (uses, defs, results) of ids: any other instruction
       that is not plain;
+    * ``stores[i]`` the id r of a store to a local renamed inline: it reads the
+      record's args and defines r, pushes nothing (two tuples fewer per store);
     * else it reads all its inputs and pushes new values, recorded in bulk: per
-      block b, ``starts[b] = (f, v)``, and the plain instructions of b, in order,
+      block b, ``starts[b] = f`` and ``op_starts[b] = v``, and the plain instructions of b, in order,
       read the consecutive entries of `flat` from f on (``pops`` each) and push
       consecutive op ids from v on (``news`` each; the op values of the other
       instructions of b are numbered in the same sequence).
@@ -44,8 +46,11 @@ class IntegerSSA:
         self.lead: tuple[int, int, int] | None = None
         self.nops = 0  # how many op values
         self.flat: list[int] = []  # the plain instructions' inputs (see above)
-        self.starts: dict[int, tuple[int, int]] = {}
+        # (two dicts of ints: no tuple per block for the collector to traverse)
+        self.starts: dict[int, int] = {}
+        self.op_starts: dict[int, int] = {}
         self.special: dict[int, Any] = {}
+        self.stores: dict[int, int] = {}
         self.entry: list[int] = []  # the entry values' ids
         self.stack_in: dict[int, Any] = {}  # block -> the ids on the stack at its start
         self.order: list[int] = []  # the reachable blocks in renaming order
