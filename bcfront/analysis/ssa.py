@@ -35,7 +35,7 @@ from .ssa_build import Builder
 from .ssa_form import IntegerSSA
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from .bytecode import Instr
     from .liveness import Liveness
@@ -188,6 +188,8 @@ class SSA:
         ops: dict[int, SSAOp] = {}
         defs_at: dict[int, tuple[SSAValue, ...]] = {}
         uses: tuple[SSAValue, ...]
+        def_ids: Sequence[int]  # (a range, a tuple or a list)
+        res_ids: Sequence[int]
         defs: tuple[SSAValue, ...]
         results: tuple[SSAValue, ...]
         new = tuple.__new__
@@ -342,7 +344,7 @@ class SSA:
         )
 
 
-def _dom_preorder(idom: Mapping[int, int | None], blocks: list[int]) -> list[int]:
+def _dom_preorder(idom: Mapping[int, int | None], blocks: Sequence[int]) -> Sequence[int]:
     """A preorder of the dominator tree of `blocks` (a topological order of it, root
     first), visiting children in that order."""
     if len(blocks) <= 1:

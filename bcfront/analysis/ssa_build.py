@@ -209,7 +209,8 @@ class Builder:
         # with a single successor s dominates s at most (a path to a block it dominates
         # leaves it through s, so s dominates that block too), and the depth-first
         # search behind the order visits s from it, so s comes right after it.
-        order = form.order = cfg.rpo if len(idom) > 1 else [cfg.entry]
+        # (the reachable blocks: the entry alone when `idom` has one block)
+        order = form.order = cfg.rpo
         loc_exit: dict[int, list[ValueId]] = {}
         stk_exit: dict[int, list[ValueId]] = {}
         loc, stk, flat, recs = self.loc, self.stk, self.flat, self.recs
@@ -400,7 +401,7 @@ class Builder:
         names = self.varnames
         b = self.cfg.entry
         self.cell_params = cell_params = {}
-        entry, recs, loc = self.form.entry, self.recs, self.loc
+        recs, loc = self.recs, self.loc
         if self.locals is names:  # all locals, in arg order: ids -1, -2, ... in order
             # the records ("param" or "undef", name, b, None, ()) kept as the names alone
             # (`IntegerSSA.lead`; no tuple per local)
@@ -410,9 +411,11 @@ class Builder:
             # (a slice of a list: assigning a range with a negative step costs more)
             ids = _NEGATIVE[:count] if count <= len(_NEGATIVE) else list(range(-1, -count - 1, -1))
             loc[:] = ids
-            entry += ids
+            self.form.entry = ids  # (a list of its own: the slice or the range's)
             return
         params = names[:nargs]
+        entry: list[ValueId] = []
+        self.form.entry = entry
         lid, kinds = self.local_ids(), live.kinds
         for n in live.variables:
             kind = kinds[n]

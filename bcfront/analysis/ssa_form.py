@@ -6,7 +6,7 @@ builds the `SSAValue` and `SSAOp` objects from it on first request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -37,6 +37,8 @@ class IntegerSSA:
     phi_edges: Mapping[int, tuple[tuple[int, str], ...]] = MappingProxyType({})
     handler_values: Mapping[int, list[int]] = MappingProxyType({})  # handler -> pushed ids
     catches: Mapping[int, list[int]] = MappingProxyType({})  # block -> its catch ids
+    entry: Sequence[int] = ()  # the entry values' ids (`Builder.make_entry` sets a list)
+    order: Sequence[int] = ()  # the reachable blocks in renaming order (the CFG's RPO list)
 
     def __init__(self) -> None:
         self.recs: list[Any] = []  # the non-op values' records (see above)
@@ -51,6 +53,4 @@ class IntegerSSA:
         self.op_starts: dict[int, int] = {}
         self.special: dict[int, Any] = {}
         self.stores: dict[int, int] = {}
-        self.entry: list[int] = []  # the entry values' ids
         self.stack_in: dict[int, Any] = {}  # block -> the ids on the stack at its start
-        self.order: list[int] = []  # the reachable blocks in renaming order
