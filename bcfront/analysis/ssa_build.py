@@ -225,7 +225,7 @@ class Builder:
         args, offsets = self.bc.args, self.bc.offsets  # type: ignore[assignment]
         effs = st_effs = self.stack.effects
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
-        cell_params, varname = self.cell_params, varname_from_oparg(self.code)
+        cell_params = self.cell_params
         nv = self.nv
         prev = None
         for b in order:
@@ -350,7 +350,9 @@ class Builder:
                         special[i] = ((top, below), (r1, r2), ())
                         continue
                 elif eff is WRAP_CELL:  # MAKE_CELL reads the parameter a cell wraps
-                    cv = cell_params.get(varname(args[i]))  # (as `_h_make_cell`)
+                    # (as `_h_make_cell`; the name looked up here, not once per code object:
+                    # MAKE_CELL is rare)
+                    cv = cell_params.get(varname_from_oparg(self.code)(args[i]))
                     special[i] = ((cv,) if cv is not None else (), (), ())
                     continue
                 self.nv = nv
