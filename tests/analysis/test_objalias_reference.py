@@ -7,7 +7,8 @@ variable's points-to set and the escaped objects must be equal."""
 from __future__ import annotations
 
 import pytest
-from corpus import corpus_code_objects, stdlib_code_objects
+from corpus import stdlib_code_objects
+from differential import check_each, differential_sample, named
 
 from bcfront.analysis import FunctionAnalysis
 from bcfront.analysis.reference import objalias as ref_alias
@@ -36,33 +37,13 @@ def check(code) -> None:
         assert labels(got.value_points_to(v)) == want.values[v.id], v
 
 
-def sample() -> list:
-    return [
-        *corpus_code_objects(),
-        *(
-            (f"{c.co_filename}:{c.co_firstlineno} {c.co_qualname}", c)
-            for c in stdlib_code_objects(every=40)[::4]
-        ),
-    ]
-
-
 def test_fast_aliases_equal_the_reference():
-    cases = sample()
-    assert len(cases) > 400
-    for name, code in cases:
-        try:
-            check(code)
-        except AssertionError as exc:
-            raise AssertionError(f"{name}: {exc}") from exc
+    sample = differential_sample()
+    assert len(sample) > 400
+    check_each(sample, check)
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(7200)
 def test_fast_aliases_equal_the_reference_on_all_of_stdlib():
-    for code in stdlib_code_objects():
-        try:
-            check(code)
-        except AssertionError as exc:
-            raise AssertionError(
-                f"{code.co_filename}:{code.co_firstlineno} {code.co_qualname}: {exc}"
-            ) from exc
+    check_each(((named(c), c) for c in stdlib_code_objects()), check)
