@@ -186,11 +186,14 @@ def _alloc(g: _Gen, op: _Op) -> None:
 def _alloc_items_of(g: _Gen, op: _Op) -> None:
     """A new container holding the items of its (last) operand."""
     site = g.obj("alloc", f"alloc@{op.offset}", op.offset)
-    t = g.tmp()
+    t, new = g.tmp(), g.tmp()
     g.load(t, op.uses[0].id, "[]")
+    # (stored through a key that holds the new container alone: GET_ITER's result may
+    # also be its operand, whose items iterating does not change)
+    g.addr(new, site)
+    g.store(new, "[]", t)
     for d in op.defs:
         g.addr(d.id, site)
-        g.store(d.id, "[]", t)
 
 
 def _fresh(g: _Gen, op: _Op) -> None:

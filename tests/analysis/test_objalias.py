@@ -118,6 +118,17 @@ def slices():
     return first, second, third
 
 
+def iterating(c, p):
+    a = []
+    b = [a]
+    x = b if c else p  # GET_ITER's operand: b or p
+    last = None
+    for item in x:
+        last = item
+    first = p[0]  # iterating x puts none of b's items into p
+    return first, last
+
+
 CASES = [
     # (function, [(a, b, expected may_alias)])
     (assign, [("a", "b", True), ("a", "c", False), ("b", "c", False)]),
@@ -144,6 +155,7 @@ CASES = [
     (loop, [("last", "r", True), ("r", "rows", False)]),
     (closure, [("got", "acc", True)]),
     # (a slice is a new container of the items: its items are the items)
+    (iterating, [("last", "a", True), ("first", "a", False), ("first", "p", False)]),
     (slices, [("first", "b", True), ("second", "b", True), ("third", "b", True), ("whole", "a", False)]),
 ]
 
