@@ -54,6 +54,11 @@ class RefState:
     slices: set[str] = field(default_factory=set)  # BUILD_SLICE's objects
     objects: set[str] = field(default_factory=lambda: {EXTERNAL})
     changed: bool = False
+    # `escaped()` as last computed, and whether the heap or `handed_out` grew since
+    # (what it depends on): a cache, so that a big function does not rescan the heap
+    # at every load
+    _escaped: set[str] = field(default_factory=set)
+    _stale: bool = True
 
     def of(self, key: Key) -> set[str]:
         return self.pts.get(key, set())
@@ -70,13 +75,13 @@ class RefState:
         for o in objs:
             if o not in have:
                 have.add(o)
-                self.changed = True
+                self.changed = self._stale = True
 
     def hand_out(self, objs: Iterable[str]) -> None:
         for o in objs:
             if o not in self.handed_out:
                 self.handed_out.add(o)
-                self.changed = True
+                self.changed = self._stale = True
 
     def new_object(self, label: str) -> str:
         self.objects.add(label)
@@ -84,6 +89,8 @@ class RefState:
 
     def escaped(self) -> set[str]:
         """What was handed out, and everything reachable from it through any field."""
+        if not self._stale:
+            return self._escaped
         seen = set(self.handed_out)
         work = list(seen)
         while work:
@@ -93,6 +100,7 @@ class RefState:
                     for h in held - seen:
                         seen.add(h)
                         work.append(h)
+        self._escaped, self._stale = seen, False
         return seen
 
     def field_of(self, base: Key, fld: object) -> set[str]:
