@@ -1,6 +1,7 @@
 """Benchmark the static analyzer on every code object of the standard library.
 
     python tools/bench_analysis.py [--limit N] [--chunk N] [--out PATH] [--json] [--by-kind]
+                                   [--vs-dis N]
 
 Compiles every ``.py`` file of this interpreter's standard library (sorted
 walk, ``site-packages`` left out; the walker is the test corpus's), collects
@@ -16,6 +17,12 @@ names: all but post-dominators) to networkx's
 (networkx graphs are built outside the timing).  Times are CPU seconds of
 this process (`time.process_time`), which a busy machine disturbs less than
 wall time.  Writes ``tools/results/bench_analysis.json``.
+
+With ``--vs-dis N`` the analysis is also timed against merely listing the instructions,
+``list(dis.get_instructions(code))``, on every N-th code object (``vs_dis`` in the JSON):
+each code object through every phase (as `bcfront.analyze` and then reading every
+result would), and through the target's phases, each chunk's three loops in
+alternating order, with the collector on and off as above.
 
 With ``--by-kind`` the code objects are also timed in three groups apart (one block
 without a handler, several blocks without one, with an exception handler), whose
@@ -223,6 +230,68 @@ def run(codes: list[types.CodeType], chunk: int) -> dict:
     }
 
 
+def _timed(work, collector: bool) -> float:
+    """CPU seconds of `work()`, after a full collection; the collector off meanwhile
+    unless `collector`."""
+    gc.collect()
+    if not collector:
+        gc.disable()
+    t = time.process_time()
+    work()
+    dt = time.process_time() - t
+    gc.enable()
+    return dt
+
+
+def _through(codes: list[types.CodeType], attrs: list[str], collector: bool) -> float:
+    """CPU seconds of taking each code object through the phases `attrs` in turn (the
+    `FunctionAnalysis` objects made outside the timing)."""
+    fas = [FunctionAnalysis(c) for c in codes]
+
+    def work() -> None:
+        for fa in fas:
+            for a in attrs:
+                getattr(fa, a)
+
+    return _timed(work, collector)
+
+
+def _listing(codes: list[types.CodeType], collector: bool) -> float:
+    import dis
+
+    return _timed(lambda: [list(dis.get_instructions(c)) for c in codes], collector)
+
+
+def run_vs_dis(codes: list[types.CodeType], chunk: int) -> dict:
+    """CPU seconds of the analysis (every phase, and the target's phases, each code
+    object through them in turn) and of ``list(dis.get_instructions(code))`` over `codes`,
+    chunk by chunk in alternating order, collector on and off; and their ratios."""
+    phases, _ = available_phases()
+    every = [attr for _, attr in phases]
+    target = [attr for p, attr in phases if p in TARGET_PHASES]
+    out: dict = {"code_objects": len(codes)}
+    for collector in (True, False):
+        tally = {"all": 0.0, "target": 0.0, "dis": 0.0}
+        for k, lo in enumerate(range(0, len(codes), chunk)):
+            part = codes[lo : lo + chunk]
+            order = ["all", "target", "dis"] if k % 2 == 0 else ["dis", "target", "all"]
+            for key in order:
+                if key == "dis":
+                    tally[key] += _listing(part, collector)
+                else:
+                    tally[key] += _through(part, every if key == "all" else target, collector)
+        d = tally["dis"]
+        out["collector_on" if collector else "collector_off"] = {
+            "all_phases_seconds": round(tally["all"], 4),
+            "target_phases_seconds": round(tally["target"], 4),
+            "dis_seconds": round(d, 4),
+            "ratio_all_phases_to_dis": round(tally["all"] / d, 3) if d else None,
+            "ratio_target_phases_to_dis": round(tally["target"] / d, 3) if d else None,
+        }
+    out["target_ratio"] = 1.2
+    return out
+
+
 # --by-kind: the code objects in three groups, whose costs differ in kind
 KINDS = ("one block", "several blocks", "with a handler")
 
@@ -347,6 +416,15 @@ def table(res: dict) -> str:
             f"networkx {g['networkx_seconds']:.3f} s, ratio "
             f"{g['ratio_target_phases_to_networkx']}" + (f", errors {g['errors']}" if g.get("errors") else "")
         )
+    vd = res.get("vs_dis")
+    if vd:
+        on, off = vd["collector_on"], vd["collector_off"]
+        lines.append(
+            f"against list(dis.get_instructions(code)), {vd['code_objects']} code objects: every "
+            f"phase {on['ratio_all_phases_to_dis']}x, the issue's phases "
+            f"{on['ratio_target_phases_to_dis']}x (target <= {vd['target_ratio']}); collector off "
+            f"{off['ratio_all_phases_to_dis']}x / {off['ratio_target_phases_to_dis']}x"
+        )
     lines.extend(f"note: {n}" for n in res["skipped"])
     return "\n".join(lines)
 
@@ -376,6 +454,14 @@ def main(argv: list[str] | None = None) -> int:
         help="also time one-block code objects, other handler-free ones and "
         "those with an exception handler apart (`by_kind` in the JSON)",
     )
+    ap.add_argument(
+        "--vs-dis",
+        type=int,
+        default=None,
+        metavar="N",
+        help="also time the analysis against list(dis.get_instructions(code)) on every "
+        "N-th code object (`vs_dis` in the JSON)",
+    )
     args = ap.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         ap.error("--limit must be at least 1")
@@ -383,6 +469,8 @@ def main(argv: list[str] | None = None) -> int:
     res = run(codes, max(1, args.chunk))
     if args.by_kind:
         res["by_kind"] = run_by_kind(codes, max(1, args.chunk))
+    if args.vs_dis:
+        res["vs_dis"] = run_vs_dis(codes[:: max(1, args.vs_dis)], max(1, args.chunk))
     res["stdlib_files"] = len(stdlib_files())
     res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     res.update(environment())

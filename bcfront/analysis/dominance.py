@@ -308,7 +308,7 @@ def cfg_dominance_frontier(cfg: CFG, dom: CFGDominance | None = None) -> dict[in
     # The root is a join of the (implicit) way in and its back edges: every dominator
     # of a predecessor has it in its frontier, the root included.
     root = order[0]
-    up = cast(Mapping[int, int], idom)  # (only the root maps to None: no runner gets there)
+    up = cast("Mapping[int, int]", idom)  # (only the root maps to None: no runner gets there)
     for r in dom.root_preds:
         df[r].add(root)
         while r != root:

@@ -19,9 +19,14 @@ Assumptions, the usual ones for a static analyzer that is not told more:
 
 * the arguments are distinct objects, none reachable from another or from a
   global (so ``may_alias('a', 'b')`` is False for two parameters);
-* operators (``+``, ``<``, unary ``-``) return a new object, in-place
+* operators (``+``, ``<``, unary ``-``) return a new object (never a slice), in-place
   operators (``+=``) the left operand or a new one; attribute loads on local
   containers find what was stored there;
+* a subscript's key may be a slice (``a[i:j]``, 3.11's and ``a[::k]``'s BUILD_SLICE
+  then BINARY_SUBSCR or STORE_SUBSCR, or a slice object) when it may be a
+  BUILD_SLICE's object, a parameter's or the external world's: then loading it
+  builds a new container (``alloc@N`` of the subscript) holding the items, and
+  storing into it stores the value's items;
 * everything else that runs code we cannot see (calls, ``with``, ``await``,
   iteration protocols of escaped objects, ``match`` class patterns) may return
   any *escaped* object: the external world, any object that was passed to such
@@ -89,6 +94,7 @@ class _Gen:
         self.obj_index: dict[str, int] = {"external": 0}
         self.params = 0  # bits of parameter objects
         self.born_escaped = 1  # the external object has always escaped
+        self.slices = 0  # bits of BUILD_SLICE's objects
         # (kind, ...) tuples whose items depend on the kind: see the shorthands below
         self.cons: list[tuple[Any, ...]] = []
         self.temp = 0
@@ -122,6 +128,11 @@ class _Gen:
 
     def external(self, dst: _Key) -> None:
         self.cons.append(("ext", dst))
+
+    def if_slice(self, key: _Key, then: list[tuple[Any, ...]]) -> None:
+        """The constraints `then`, once `key` may be a slice (a BUILD_SLICE's object, a
+        parameter's or the external world's)."""
+        self.cons.append(("slice?", key, then))
 
     def run(self) -> _Gen:
         ssa = self.ssa
@@ -164,6 +175,8 @@ def _call(g: _Gen, op: _Op) -> None:
 
 def _alloc(g: _Gen, op: _Op) -> None:
     site = g.obj("alloc", f"alloc@{op.offset}", op.offset)
+    if op.instr.opname == "BUILD_SLICE":
+        g.slices |= site
     for d in op.defs:
         g.addr(d.id, site)
         for u in op.uses:
@@ -173,11 +186,14 @@ def _alloc(g: _Gen, op: _Op) -> None:
 def _alloc_items_of(g: _Gen, op: _Op) -> None:
     """A new container holding the items of its (last) operand."""
     site = g.obj("alloc", f"alloc@{op.offset}", op.offset)
-    t = g.tmp()
+    t, new = g.tmp(), g.tmp()
     g.load(t, op.uses[0].id, "[]")
+    # (stored through a key that holds the new container alone: GET_ITER's result may
+    # also be its operand, whose items iterating does not change)
+    g.addr(new, site)
+    g.store(new, "[]", t)
     for d in op.defs:
         g.addr(d.id, site)
-        g.store(d.id, "[]", t)
 
 
 def _fresh(g: _Gen, op: _Op) -> None:
@@ -222,14 +238,23 @@ def _store_attr(g: _Gen, op: _Op) -> None:
 
 
 def _subscr(g: _Gen, op: _Op) -> None:
+    container, key = op.uses[0].id, op.uses[1].id
     for d in op.defs:
-        g.load(d.id, op.uses[0].id, "[]")
+        g.load(d.id, container, "[]")
+    # a slice of it: a new container holding its items
+    site, items, new = g.obj("alloc", f"alloc@{op.offset}", op.offset), g.tmp(), g.tmp()
+    then = [("load", items, container, "[]"), ("addr", new, site), ("store", new, "[]", items)]
+    then += [("addr", d.id, site) for d in op.defs]
+    g.if_slice(key, then)
 
 
 def _store_subscr(g: _Gen, op: _Op) -> None:
     value, container, key = (u.id for u in op.uses)
     g.store(container, "[]", value)
     g.store(container, "[]", key)
+    # a slice of it takes the value's items
+    items = g.tmp()
+    g.if_slice(key, [("load", items, value, "[]"), ("store", container, "[]", items)])
 
 
 def _store_slice(g: _Gen, op: _Op) -> None:
@@ -412,10 +437,13 @@ def _solve(g: _Gen) -> tuple[dict[_Key, int], int]:
     escaped = g.born_escaped
     params = g.params
     external = 1 << E
+    sliceish = external | params | g.slices  # what may be a slice
+    cons = list(g.cons)  # (with the "slice?" constraints' own, once they hold)
+    held: set[int] = set()  # (the positions in `cons` of those that hold)
     changed = True
     while changed:
         changed = False
-        for c in g.cons:
+        for at, c in enumerate(cons):  # (it goes on over what is appended meanwhile)
             kind = c[0]
             if kind == "addr" or kind == "copy" or kind == "ext" or kind == "load":
                 dst = c[1]
@@ -451,6 +479,11 @@ def _solve(g: _Gen) -> tuple[dict[_Key, int], int]:
                     if escaped >> o & 1 and escaped | src != escaped:
                         escaped |= src
                         changed = True
+            elif kind == "slice?":
+                if at not in held and pts.get(c[1], 0) & sliceish:
+                    held.add(at)
+                    cons += c[2]
+                    changed = True
             else:  # escape
                 src = pts.get(c[1], 0)
                 if escaped | src != escaped:

@@ -35,7 +35,7 @@ from .ssa_build import Builder
 from .ssa_form import IntegerSSA
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from .bytecode import Instr
     from .liveness import Liveness
@@ -178,10 +178,18 @@ class SSA:
         instrs = self.cfg.bytecode.instructions
         blocks = self.cfg.blocks
         effects, depth = self.stack.effects, self.stack.depth
-        special, flat, starts = form.special, form.flat, form.starts
+        special, flat, starts, op_starts, stores = (
+            form.special,
+            form.flat,
+            form.starts,
+            form.op_starts,
+            form.stores,
+        )
         ops: dict[int, SSAOp] = {}
         defs_at: dict[int, tuple[SSAValue, ...]] = {}
         uses: tuple[SSAValue, ...]
+        def_ids: Sequence[int]  # (a range, a tuple or a list)
+        res_ids: Sequence[int]
         defs: tuple[SSAValue, ...]
         results: tuple[SSAValue, ...]
         new = tuple.__new__
@@ -189,7 +197,7 @@ class SSA:
         # exists (and `ops`, so the use lists, come in that order)
         for b in _dom_preorder(self._idom, form.order):
             blk = blocks[b]
-            fo, nv = starts[b]
+            fo, nv = starts[b], op_starts[b]
             for i in range(blk.first, blk.stop):
                 ins = instrs[i]
                 eff, dep = effects[i], depth[i]
@@ -199,9 +207,13 @@ class SSA:
                     defs, results = (), uses
                 else:
                     if s is None:
-                        u = flat[fo : fo + eff.pops]
-                        fo += eff.pops
-                        def_ids = res_ids = range(nv, nv + eff.news)
+                        r = stores.get(i)
+                        if r is None:
+                            u = flat[fo : fo + eff.pops]
+                            fo += eff.pops
+                            def_ids = res_ids = range(nv, nv + eff.news)
+                        else:  # a store to a local: reads its record's args, defines it
+                            u, def_ids, res_ids = form.recs[~r][4], (r,), ()
                     else:
                         u, def_ids, res_ids = s
                     if def_ids:
@@ -332,7 +344,7 @@ class SSA:
         )
 
 
-def _dom_preorder(idom: Mapping[int, int | None], blocks: list[int]) -> list[int]:
+def _dom_preorder(idom: Mapping[int, int | None], blocks: Sequence[int]) -> Sequence[int]:
     """A preorder of the dominator tree of `blocks` (a topological order of it, root
     first), visiting children in that order."""
     if len(blocks) <= 1:

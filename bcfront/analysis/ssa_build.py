@@ -200,7 +200,8 @@ class Builder:
         (read every input, push new values), loads of locals and, unless the block
         is tracked, stores; the rest goes through `step`.  A plain instruction records
         nothing of its own: its inputs are the next ``pops`` entries of `flat` and its
-        values the next ``news`` op ids, counted from the block's `IntegerSSA.starts` entry."""
+        values the next ``news`` op ids, counted from the block's `IntegerSSA.starts` and
+        ``op_starts`` entries."""
         cfg, form, idom = self.cfg, self.form, self.idom
         # A block starts from its immediate dominator's exit state: the state at hand
         # when the dominator is the block just renamed, else a copy taken at the
@@ -208,11 +209,12 @@ class Builder:
         # with a single successor s dominates s at most (a path to a block it dominates
         # leaves it through s, so s dominates that block too), and the depth-first
         # search behind the order visits s from it, so s comes right after it.
-        order = form.order = cfg.rpo if len(idom) > 1 else [cfg.entry]
+        # (the reachable blocks: the entry alone when `idom` has one block)
+        order = form.order = cfg.rpo
         loc_exit: dict[int, list[ValueId]] = {}
         stk_exit: dict[int, list[ValueId]] = {}
         loc, stk, flat, recs = self.loc, self.stk, self.flat, self.recs
-        special, starts = self.special, form.starts
+        special, starts, op_starts, stores = self.special, form.starts, form.op_starts, form.stores
         append = flat.append
         blocks = cfg.blocks
         phi_at, handlers, feeds, changing = self.phi_at, self.handlers, self.feeds, self.changing
@@ -223,7 +225,7 @@ class Builder:
         args, offsets = self.bc.args, self.bc.offsets  # type: ignore[assignment]
         effs = st_effs = self.stack.effects
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
-        cell_params, varname = self.cell_params, varname_from_oparg(self.code)
+        cell_params = self.cell_params
         nv = self.nv
         prev = None
         for b in order:
@@ -245,7 +247,8 @@ class Builder:
             blk = blocks[b]
             lo, hi = blk.first, blk.stop
             h = blk.handler
-            starts[b] = (len(flat), nv)
+            starts[b] = len(flat)
+            op_starts[b] = nv
             tracking = False
             if b in changing:
                 # a handler that sees a change here: track what it can see
@@ -302,10 +305,8 @@ class Builder:
                     var = var_of[args[i]]
                     if var >= 0 and not tracking:
                         d -= 1
-                        v = (stk[d],)  # (one tuple for the record and the uses)
-                        recs.append(("store", names[var], b, offsets[i], v))
-                        loc[var] = r = -len(recs)
-                        special[i] = (v, (r,), ())
+                        recs.append(("store", names[var], b, offsets[i], (stk[d],)))
+                        loc[var] = stores[i] = -len(recs)
                         continue
                 elif eff is LOAD_LOCAL_PAIR:  # 3.13: two loads in one (as `_h_load_pair`)
                     arg = args[i]
@@ -349,7 +350,9 @@ class Builder:
                         special[i] = ((top, below), (r1, r2), ())
                         continue
                 elif eff is WRAP_CELL:  # MAKE_CELL reads the parameter a cell wraps
-                    cv = cell_params.get(varname(args[i]))  # (as `_h_make_cell`)
+                    # (as `_h_make_cell`; the name looked up here, not once per code object:
+                    # MAKE_CELL is rare)
+                    cv = cell_params.get(varname_from_oparg(self.code)(args[i]))
                     special[i] = ((cv,) if cv is not None else (), (), ())
                     continue
                 self.nv = nv
@@ -400,7 +403,7 @@ class Builder:
         names = self.varnames
         b = self.cfg.entry
         self.cell_params = cell_params = {}
-        entry, recs, loc = self.form.entry, self.recs, self.loc
+        recs, loc = self.recs, self.loc
         if self.locals is names:  # all locals, in arg order: ids -1, -2, ... in order
             # the records ("param" or "undef", name, b, None, ()) kept as the names alone
             # (`IntegerSSA.lead`; no tuple per local)
@@ -410,9 +413,11 @@ class Builder:
             # (a slice of a list: assigning a range with a negative step costs more)
             ids = _NEGATIVE[:count] if count <= len(_NEGATIVE) else list(range(-1, -count - 1, -1))
             loc[:] = ids
-            entry += ids
+            self.form.entry = ids  # (a list of its own: the slice or the range's)
             return
         params = names[:nargs]
+        entry: list[ValueId] = []
+        self.form.entry = entry
         lid, kinds = self.local_ids(), live.kinds
         for n in live.variables:
             kind = kinds[n]

@@ -6,7 +6,7 @@ builds the `SSAValue` and `SSAOp` objects from it on first request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -23,8 +23,10 @@ class IntegerSSA:
     * ``special[i]`` an int: a load of a local, which reads and pushes that value;
     * ``special[i]`` a tuple (uses, defs, results) of ids: any other instruction
       that is not plain;
+    * ``stores[i]`` the id r of a store to a local renamed inline: it reads the
+      record's args and defines r, pushes nothing (two tuples fewer per store);
     * else it reads all its inputs and pushes new values, recorded in bulk: per
-      block b, ``starts[b] = (f, v)``, and the plain instructions of b, in order,
+      block b, ``starts[b] = f`` and ``op_starts[b] = v``, and the plain instructions of b, in order,
       read the consecutive entries of `flat` from f on (``pops`` each) and push
       consecutive op ids from v on (``news`` each; the op values of the other
       instructions of b are numbered in the same sequence).
@@ -35,6 +37,8 @@ class IntegerSSA:
     phi_edges: Mapping[int, tuple[tuple[int, str], ...]] = MappingProxyType({})
     handler_values: Mapping[int, list[int]] = MappingProxyType({})  # handler -> pushed ids
     catches: Mapping[int, list[int]] = MappingProxyType({})  # block -> its catch ids
+    entry: Sequence[int] = ()  # the entry values' ids (`Builder.make_entry` sets a list)
+    order: Sequence[int] = ()  # the reachable blocks in renaming order (the CFG's RPO list)
 
     def __init__(self) -> None:
         self.recs: list[Any] = []  # the non-op values' records (see above)
@@ -44,8 +48,9 @@ class IntegerSSA:
         self.lead: tuple[int, int, int] | None = None
         self.nops = 0  # how many op values
         self.flat: list[int] = []  # the plain instructions' inputs (see above)
-        self.starts: dict[int, tuple[int, int]] = {}
+        # (two dicts of ints: no tuple per block for the collector to traverse)
+        self.starts: dict[int, int] = {}
+        self.op_starts: dict[int, int] = {}
         self.special: dict[int, Any] = {}
-        self.entry: list[int] = []  # the entry values' ids
+        self.stores: dict[int, int] = {}
         self.stack_in: dict[int, Any] = {}  # block -> the ids on the stack at its start
-        self.order: list[int] = []  # the reachable blocks in renaming order

@@ -34,6 +34,20 @@ def test_reports_every_phase_with_the_collector_on_and_off(load_tool):
     assert res["instructions"] == expected
 
 
+def test_vs_dis_times_both_sides_with_the_collector_on_and_off(load_tool):
+    tool = load_tool("bench_analysis")
+    from corpus import stdlib_code_objects
+
+    res = tool.run_vs_dis(stdlib_code_objects(limit=40), chunk=15)
+    assert res["code_objects"] == 40
+    for side in ("collector_on", "collector_off"):
+        r = res[side]
+        assert r["dis_seconds"] > 0 and r["all_phases_seconds"] > 0 and r["target_phases_seconds"] > 0
+        assert r["ratio_all_phases_to_dis"] > 0 and r["ratio_target_phases_to_dis"] > 0
+    text = tool.table({**tool.run(stdlib_code_objects(limit=5), chunk=5), "vs_dis": res})
+    assert "against list(dis.get_instructions(code))" in text
+
+
 def test_cpu_info_reads_the_first_processor_entry_only(load_tool, tmp_path):
     tool = load_tool("bench_analysis")
     cpuinfo = tmp_path / "cpuinfo"

@@ -105,6 +105,30 @@ def closure():
     return got
 
 
+def slices():
+    b = []
+    a = [b]
+    whole = a[0:1]  # 3.11: BUILD_SLICE then BINARY_SUBSCR; 3.12+: BINARY_SLICE
+    first = whole[0]
+    step = a[::2]  # BUILD_SLICE then BINARY_SUBSCR on every version
+    second = step[0]
+    into = []
+    into[0:0] = [b]  # 3.11: STORE_SUBSCR with a slice key
+    third = into[0]
+    return first, second, third
+
+
+def iterating(c, p):
+    a = []
+    b = [a]
+    x = b if c else p  # GET_ITER's operand: b or p
+    last = None
+    for item in x:
+        last = item
+    first = p[0]  # iterating x puts none of b's items into p
+    return first, last
+
+
 CASES = [
     # (function, [(a, b, expected may_alias)])
     (assign, [("a", "b", True), ("a", "c", False), ("b", "c", False)]),
@@ -130,6 +154,9 @@ CASES = [
     (unpack, [("first", "a", True), ("first", "b", True), ("rest", "a", False)]),
     (loop, [("last", "r", True), ("r", "rows", False)]),
     (closure, [("got", "acc", True)]),
+    # (a slice is a new container of the items: its items are the items)
+    (iterating, [("last", "a", True), ("first", "a", False), ("first", "p", False)]),
+    (slices, [("first", "b", True), ("second", "b", True), ("third", "b", True), ("whole", "a", False)]),
 ]
 
 

@@ -12,7 +12,8 @@ the values each instruction defines) must equal the reference's.
 from __future__ import annotations
 
 import pytest
-from corpus import corpus_code_objects, stdlib_code_objects
+from corpus import stdlib_code_objects
+from differential import check_each, differential_sample, named
 
 from bcfront.analysis import FunctionAnalysis
 from bcfront.analysis.dominance import immediate_dominators
@@ -141,35 +142,13 @@ def check(code) -> None:
         check_ssa(fa, ref)
 
 
-def _sample() -> list:
-    corpus = [
-        (name, c)
-        for name, c in corpus_code_objects()
-        if len(FunctionAnalysis(c).cfg.blocks) <= MAX_CORPUS_BLOCKS
-    ]
-    stdlib = [
-        (f"{c.co_filename}:{c.co_firstlineno} {c.co_qualname}", c) for c in stdlib_code_objects(every=40)[::4]
-    ]
-    return corpus + stdlib
-
-
 def test_fast_passes_equal_the_references():
-    sample = _sample()
+    sample = differential_sample(MAX_CORPUS_BLOCKS)
     assert len(sample) > 400
-    for name, code in sample:
-        try:
-            check(code)
-        except AssertionError as exc:
-            raise AssertionError(f"{name}: {exc}") from exc
+    check_each(sample, check)
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(7200)
 def test_fast_passes_equal_the_references_on_all_of_stdlib():
-    for code in stdlib_code_objects():
-        try:
-            check(code)
-        except AssertionError as exc:
-            raise AssertionError(
-                f"{code.co_filename}:{code.co_firstlineno} {code.co_qualname}: {exc}"
-            ) from exc
+    check_each(((named(c), c) for c in stdlib_code_objects()), check)
