@@ -104,43 +104,37 @@ def _same_object_first(check: str, v, s: str, ns: Namespace) -> str:
     return check
 
 
-def _deeply_immutable(v) -> bool:
-    """Whether `v` is a tuple/frozenset whose members are, recursively, immutable."""
+def _leaves(v, into=(tuple,)):
+    """The members of `v` that are not of the container types `into`, nested ones too (`v`
+    itself when it is not one)."""
     work = [v]
     while work:
         x = work.pop()
-        t = type(x)
-        if t is tuple or t is frozenset:
+        if type(x) in into:
             work.extend(x)
-        elif not (x is None or t in (bool, int, float, complex, str, bytes) or x is Ellipsis):
-            return False
-    return True
+        else:
+            yield x
+
+
+_IMMUTABLE_SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
+
+
+def _deeply_immutable(v) -> bool:
+    """Whether `v` is a tuple/frozenset whose members are, recursively, immutable."""
+    return all(type(x) in _IMMUTABLE_SCALARS for x in _leaves(v, (tuple, frozenset)))
 
 
 def _mixes_numbers(v) -> bool:
     """A tuple (nested too) holding a bool, float or complex: == would confuse it with an int."""
-    work = [v]
-    while work:
-        x = work.pop()
-        t = type(x)
-        if t is bool or t is float or t is complex:
-            return True
-        if t is tuple:
-            work.extend(x)
-    return False
+    return any(type(x) in (bool, float, complex) for x in _leaves(v))
 
 
 def _has_signed_zero(v) -> bool:
     """A float or complex zero (part), also inside a tuple: == cannot see its sign."""
-    work = [v]
-    while work:
-        x = work.pop()
-        t = type(x)
-        if (t is float and x == 0.0) or (t is complex and (x.real == 0.0 or x.imag == 0.0)):
-            return True
-        if t is tuple:
-            work.extend(x)
-    return False
+    return any(
+        (type(x) is float and x == 0.0) or (type(x) is complex and (x.real == 0.0 or x.imag == 0.0))
+        for x in _leaves(v)
+    )
 
 
 def _dict_keys_check(g: Guard, s: str, ns: Namespace) -> str:
