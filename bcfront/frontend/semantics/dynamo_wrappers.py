@@ -20,23 +20,23 @@ from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.sources import CellSource, Ref
 
-_WRAPPERS = {
-    # (file suffix, qualified name of the wrapper's code) -> whose code it is
-    ("torch/_compile.py", "_disable_dynamo.<locals>.inner"): "torch",
-    ("torch/_dynamo/eval_frame.py", "DisableContext.__call__.<locals>._fn"): "dynamo",
-}
+# (file suffix, qualified name of the wrapper's code)
+_WRAPPERS = frozenset(
+    {
+        ("torch/_compile.py", "_disable_dynamo.<locals>.inner"),
+        ("torch/_dynamo/eval_frame.py", "DisableContext.__call__.<locals>._fn"),
+    }
+)
 
 
-def _kind(code: types.CodeType) -> str | None:
+def _is_wrapper(code: types.CodeType) -> bool:
     name = getattr(code, "co_qualname", code.co_name)
     path = code.co_filename.replace("\\", "/")
-    for (suffix, qualname), kind in _WRAPPERS.items():
-        if name == qualname and path.endswith(suffix):
-            return kind
-    return None
+    return any(name == qualname and path.endswith(suffix) for suffix, qualname in _WRAPPERS)
 
 
-def _from_torch(fn) -> bool:
+def from_torch(fn) -> bool:
+    """Whether `fn` was defined in torch (its ``__module__``)."""
     mod = getattr(fn, "__module__", None) or ""
     return mod == "torch" or mod.startswith("torch.")
 
@@ -45,15 +45,14 @@ def unwrap(tx, fn: types.FunctionType):
     """The function to trace in place of `fn`, when `fn` is a Dynamo-disable wrapper around
     a torch function (its closure cell guarded); raises the `compiler-disabled` break for
     a user's function under ``torch.compiler.disable``; None when `fn` is no such wrapper."""
-    kind = _kind(fn.__code__)
-    if kind is None or fn.__closure__ is None:
+    if not _is_wrapper(fn.__code__) or fn.__closure__ is None:
         return None
     names = fn.__code__.co_freevars
     if "fn" not in names:
         return None
     cell = fn.__closure__[names.index("fn")]
     inner = cell.cell_contents
-    if not _from_torch(inner):
+    if not from_torch(inner):
         what = getattr(inner, "__qualname__", None) or repr(inner)
         raise UnsupportedError(
             BreakReason.COMPILER_DISABLED,

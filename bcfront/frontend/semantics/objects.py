@@ -106,7 +106,7 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
         made = tx.by_id.get(id(obj))
         if isinstance(made, MadeFunctionV):  # a stand-in in a class made by the trace: the real one
             return dispatch.inline_call(tx, made, args, kwargs)
-        if torch_loaded and _from_torch(obj):
+        if torch_loaded and dynamo_wrappers.from_torch(obj):
             from . import autograd_functions, optim_models, torch_calls
 
             if obj is autograd_functions.APPLY:
@@ -156,11 +156,6 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
         reason = BreakReason.IO if what in ("print", "input", "open") else BreakReason.CALL_TO_C_FUNCTION
         raise UnsupportedError(reason, f"call to {_c_name(obj)}, which bcfront cannot see into")
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"calling {what}")
-
-
-def _from_torch(fn) -> bool:
-    mod = getattr(fn, "__module__", None) or ""
-    return mod == "torch" or mod.startswith("torch.")
 
 
 def _c_name(obj) -> str:
