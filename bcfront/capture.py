@@ -40,7 +40,7 @@ import weakref
 from collections import Counter
 from time import perf_counter
 
-from . import report
+from . import fast_call, report
 from .options import capture_options
 from .report import FallbackKind
 from .timing import CLOCK, COLLECTIONS, ON, OpCount
@@ -133,13 +133,14 @@ class CapturedFunction:
         from .frontend.model.shape_policy import ShapePolicy
 
         self.shape_policy = ShapePolicy(self.options.get("dynamic"))
+        self.__class__ = fast_call.own_class(type(self))  # its __call__: `fast_call`
         self._entries: list = []
         self._lock = threading.RLock()
         self._self = _NO_SELF
         self._no_bytecode = False  # a C function or class: every call runs natively
         self.module_root = None
         self.native_reason = None
-        self.calls = 0  # every call, cache hits included
+        self._call_count = [0]  # `calls`: a cell the generated __call__ counts in (`fast_call`)
         # Run time of the calls made while measured (see bcfront.timing), seconds.
         self.timed_calls = 0
         self.total_seconds = 0.0  # wall time of those calls
@@ -199,6 +200,15 @@ class CapturedFunction:
         return _call_object
 
     # -- calling --------------------------------------------------------------------------------
+    @property
+    def calls(self) -> int:
+        """Every call so far, cache hits included."""
+        return self._call_count[0]
+
+    @calls.setter
+    def calls(self, n: int) -> None:
+        self._call_count[0] = n
+
     def __call__(self, *args, **kwargs):
         if ON[0] and not self._timing:
             return self._measured(args, kwargs)  # comes back here, timed
@@ -374,7 +384,11 @@ class CapturedFunction:
                 *((b.filename, b.lineno) if b is not None and b.filename else (None, None)),
             )
         self._entries.append(entry)
+        self._install_call()
         return entry
+
+    def _install_call(self) -> None:
+        fast_call.install(self, CapturedFunction.__call__, ON, self._self is not _NO_SELF)
 
     def _failing_guard(self, entry, args, kwargs) -> str:
         """Which guard of a fresh entry fails, for the strict-mode error (what to look at)."""
@@ -430,6 +444,7 @@ class CapturedFunction:
         from .frontend.model.shape_policy import ShapePolicy
 
         self._entries.clear()
+        self._install_call()
         self.recompiles.clear()
         self.shape_policy = ShapePolicy(self.options.get("dynamic"))
         self.native_reason = (

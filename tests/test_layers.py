@@ -42,7 +42,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bcfront.frontend.semantics",),
     ("bcfront.frontend.interp",),
     ("bcfront.frontend.regions",),
-    ("bcfront.capture", "bcfront.explain", "bcfront.shapes"),
+    ("bcfront.capture", "bcfront.explain", "bcfront.fast_call", "bcfront.shapes"),
     ("bcfront.cli", "bcfront.testing", "bcfront"),
 ]
 

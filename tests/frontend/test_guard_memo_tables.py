@@ -63,3 +63,36 @@ def test_every_change_to_the_table_is_seen():
     finally:
         TABLE = saved
     assert cf("k6") == 12
+
+
+BYTES_TABLE = {bytes([i]) * 2: i for i in range(200)}  # keyed by bytes (urllib's _hextobyte)
+
+
+def bytes_lookup(key):
+    return BYTES_TABLE.get(key, -1) * 3
+
+
+@needs_reader
+def test_a_table_keyed_by_bytes_is_watched_too():
+    cf = bcfront.capture(bytes_lookup, fullgraph=True)
+    assert cf(b"\x05\x05") == bytes_lookup(b"\x05\x05") == 15
+    source = cf.entries[-1].guard_source
+    memo_part, _, every_call = source.partition("___memo[0] = ")
+    assert "BYTES_TABLE" not in every_call and "BYTES_TABLE" in memo_part, source[-600:]
+
+
+def test_every_change_to_a_bytes_keyed_table_is_seen():
+    cf = bcfront.capture(bytes_lookup, fullgraph=True)
+    key = b"\x05\x05"
+    saved = dict(BYTES_TABLE)
+    try:
+        for value in (None, 7, "gone", None):
+            if value == "gone":
+                del BYTES_TABLE[key]
+            elif value is not None:
+                BYTES_TABLE[key] = value
+            assert cf(key) == bytes_lookup(key)
+    finally:
+        BYTES_TABLE.clear()
+        BYTES_TABLE.update(saved)
+    assert cf(key) == 15

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import builtins as _py_builtins
 import inspect
+import sys
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.frame import Frame, frame_entry, original_offset
 from ..model.tracer import INLINE_DEPTH_LIMIT, STEP_LIMIT, SymbolicRaise
-from ..model.values import Const, DictV, ExceptionV, GeneratorV, TupleV
+from ..model.values import Const, DictV, ExceptionV, GeneratorV, MadeFunctionV, TupleV
 from ..semantics import dispatch, objects
 from ..semantics.folding import NotConst
 from ..semantics.iteration import Exhausted
@@ -253,7 +254,9 @@ def _sym_dict(d):
 
 def inline_call(tx, fnv, args, kwargs):
     """Call a Python function value by interpreting its bytecode in a child frame."""
-    code, fn_globals, cells, defaults, kwdefaults, qualname = objects.function_parts(tx, fnv)
+    code = fnv.code if isinstance(fnv, MadeFunctionV) else fnv.obj.__code__
+    reads = objects.defaults_read(code, len(args), kwargs)
+    code, fn_globals, cells, defaults, kwdefaults, qualname = objects.function_parts(tx, fnv, *reads)
     if code.co_flags & CO_ASYNC:
         raise UnsupportedError(BreakReason.ASYNC, f"{qualname} is a coroutine or async generator")
     if code in tx.no_inline:
@@ -266,8 +269,15 @@ def inline_call(tx, fnv, args, kwargs):
         )
     try:
         locals_ = bind(code, args, kwargs, defaults, kwdefaults, _sym_tuple, _sym_dict, qualname)
-    except TypeError as e:
-        raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
+    except TypeError:
+        if all(reads):
+            raise SymbolicRaise(ExceptionV(TypeError, [Const(str(sys.exc_info()[1]))])) from None
+        # the message counts the defaults: read (and guard) them, and bind again
+        _, _, _, defaults, kwdefaults, _ = objects.function_parts(tx, fnv)
+        try:
+            locals_ = bind(code, args, kwargs, defaults, kwdefaults, _sym_tuple, _sym_dict, qualname)
+        except TypeError as e:
+            raise SymbolicRaise(ExceptionV(TypeError, [Const(str(e))])) from None
     parent = tx.frames[-1] if tx.frames else None
     frame = Frame(code, fn_globals, builtins_of(fn_globals), fn=fnv, parent=parent, locals_=locals_)
     for name, cell in zip(code.co_freevars, cells):
@@ -289,7 +299,7 @@ def run_class_body(tx, fnv):
     STORE_NAME/LOAD_NAME use a namespace of their own; returns (namespace, what the body
     returned: its ``__class__`` cell or None).  A body that breaks makes the class statement
     run natively, as one call."""
-    code, fn_globals, cells, _, _, qualname = objects.function_parts(tx, fnv)
+    code, fn_globals, cells, _, _, qualname = objects.function_parts(tx, fnv, False, False)
     if code in tx.no_inline:
         raise UnsupportedError(BreakReason.CALLEE_BREAK, f"the body of class {qualname} breaks the graph")
     if len(tx.frames) > INLINE_DEPTH_LIMIT:

@@ -212,7 +212,7 @@ class Memo:
         if t is AttrSource:  # ``m.__dict__[attr]`` (a store is itself a value there)
             view = self.views.views.get(src.base)
             return view is not None and src.attr != "__dict__" and view.spell(src) is not None
-        if t is ItemSource and type(src.key) in (str, int):  # no user __eq__ in the lookup
+        if t is ItemSource and type(src.key) in (str, int, bytes):  # no user __eq__ in the lookup
             return self.watched_dict(src.base) or self._tuple(src.base)
         if t is GlobalSource:  # a name in a function's globals
             return self._const_dict(src.globals.obj)
@@ -238,14 +238,19 @@ MEMO_KINDS = {
 }
 
 
-def memo_body(ns, prologue: list[str], watched: list[str], exprs: list[tuple[str, bool]]) -> list[str]:
+def memo_body(
+    ns, prologue: list[str], watched: list[str], exprs: list[tuple[str, bool]], miss: str | None = None
+) -> list[str]:
     """The guard function's body from its checks, each ``(expression, memoized)`` in order:
     the memoized ones run only when a tag of `watched` changed.  Few of them (a reading
-    of a tag costs about what a check does): every check on every call, in order."""
+    of a tag costs about what a check does): every check on every call, in order.
+
+    With `miss` (a name), the body of a guard that goes on into its region's code instead
+    of returning: it returns `miss` where the guard fails, and falls through where it holds."""
     memo = [e for e, m in exprs if m]
     rest = [e for e, m in exprs if not m]
     if len(memo) < max(MIN_MEMOIZED, 2 * len(watched)):
-        return _plain(prologue, [e for e, _ in exprs])
+        return _plain(prologue, [e for e, _ in exprs], miss)
     dv = dict_version_reader()
     tags, version = ns.fresh("tags"), ns.const(dv, hint="dict_version")
     cell = ns.const([None], hint="memo")  # the tags of the last call whose memo checks passed
@@ -254,23 +259,30 @@ def memo_body(ns, prologue: list[str], watched: list[str], exprs: list[tuple[str
         f"{tags} = (" + "".join(f"{version}({w}), " for w in watched) + ")",
         f"if {tags} != {cell}[0]:",
         "    if not (" + "\n            and ".join(memo) + "):",
-        "        return False",
+        f"        return {miss or False}",
         f"    {cell}[0] = {tags}",
-        "return (" + "\n        and ".join(rest or ["True"]) + ")",
+        *_last(rest or ["True"], miss),
     ]
-    return _wrap(lines)
+    return _wrap(lines, miss)
 
 
 MIN_MEMOIZED = 8  # below this many memoizable checks, running them is as cheap as the memo
 
 
-def _plain(prologue: list[str], exprs: list[str]) -> list[str]:
-    return _wrap([*prologue, "return (" + "\n        and ".join(exprs) + ")"])
+def _plain(prologue: list[str], exprs: list[str], miss: str | None = None) -> list[str]:
+    return _wrap([*prologue, *_last(exprs, miss)], miss)
 
 
-def _wrap(lines: list[str]) -> list[str]:
+def _last(exprs: list[str], miss: str | None) -> list[str]:
+    """The conjunction of the checks run on every call: returned, or (`miss`) tested."""
+    if miss is None:
+        return ["return (" + "\n        and ".join(exprs) + ")"]
+    return ["if not (" + "\n        and ".join(exprs) + "):", f"    return {miss}"]
+
+
+def _wrap(lines: list[str], miss: str | None = None) -> list[str]:
     return (
         ["    try:"]
         + [f"        {line}" for line in lines]
-        + ["    except Exception:", "        return False"]
+        + ["    except Exception:", f"        return {miss or False}"]
     )

@@ -455,9 +455,15 @@ class GuardSet:
     def __init__(self):
         self._guards: dict = {}
         self._looked_up: set = set()  # ModuleAttrSources whose lookup guards are in
+        self._true: dict = {}  # key -> expected, of facts true by construction (`holds`)
+
+    def holds(self, kind: GuardKind, source, expected) -> None:
+        """A fact the guard function's own binding makes true (a ``*args`` parameter is an
+        exact tuple, a ``**kwargs`` one an exact dict): a guard stating it is not added."""
+        self._true[(kind, source, None)] = expected
 
     def add(self, guard: Guard) -> None:
-        if guard.key in self._guards:
+        if guard.key in self._guards or (self._true and self._true.get(guard.key, self) is guard.expected):
             return
         self._guards[guard.key] = guard
         if guard.kind == GuardKind.ID_MATCH and _is_module(guard.expected):
@@ -534,25 +540,26 @@ class GuardSet:
                 views.add(g.source, g.expected, name)
         return out
 
-    def function_body(self, ns: Namespace) -> list[str]:
+    def function_body(self, ns: Namespace, miss: str | None = None) -> list[str]:
         """The body of the guard function: module dicts fetched into locals, then one
         conjunction of boolean expressions (cheapest first); any exception means False.
         The checks that read only watched dicts run only when a dict's version tag changed
-        since they last passed (`guard_memo`)."""
+        since they last passed (`guard_memo`).  With `miss`, the same checks ahead of
+        other code: they return `miss` where the guard would return False."""
         views = ModuleViews(ns)
         memo = Memo(ns, views, self._guards.values()) if dict_version_reader() is not None else None
         exprs = self._expressions(ns, views, memo)
         if not exprs:
-            return ["    return True"]
+            return [] if miss is not None else ["    return True"]
         watched = views.watched() + list(memo.const_dicts if memo is not None else ())
-        return memo_body(ns, views.prologue(), watched, exprs)
+        return memo_body(ns, views.prologue(), watched, exprs, miss)
 
     def _expressions(self, ns: Namespace, views, memo=None) -> list[tuple[str, bool]]:
         """(expression, memoized) for each check, in evaluation order."""
         ids = _by_depth([g for g in self._guards.values() if g.kind == GuardKind.ID_MATCH])
         checks = self.identity_checks(ns, views=views)  # first: they make the views
         memoized = {g.key for g in self._guards.values() if memo is not None and memo.memoized(g)}
-        out = [(e, g.key in memoized) for e, g in zip(checks, ids)]
+        head = [(e, g.key in memoized, g) for e, g in zip(checks, ids)]
         tensors = []
         for g in self.ordered():
             if g.kind == GuardKind.ID_MATCH:
@@ -562,7 +569,14 @@ class GuardSet:
                 continue
             if g.kind in _AFTER_TENSOR_CHECKS:
                 continue
-            out.append((KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns), g.key in memoized))
+            check = KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns)
+            head.append((check, g.key in memoized, g))
+        # Checks of the arguments first: they tell a call's entry from its siblings' (the
+        # same function, other inputs), so a call tries each other entry's guard only up to
+        # them.  The order changes no result: the checks are one conjunction, and any
+        # exception is False.
+        on_args = [c for c in head if _on_argument(c[2].source)]
+        out = [(e, m) for e, m, _ in on_args] + [(e, m) for e, m, g in head if not _on_argument(g.source)]
         if tensors:
             out.append((_batched_tensor_check(tensors, ns), False))
         shapes: dict = {}  # source -> the local its .shape is bound to (SHAPE guards)
@@ -572,6 +586,11 @@ class GuardSet:
             elif g.kind in _AFTER_TENSOR_CHECKS:
                 out.append((KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns), False))
         return out
+
+
+def _on_argument(src) -> bool:
+    """`src` is read from a parameter of the guarded function."""
+    return src is not None and type(src.root) is LocalSource
 
 
 def _by_depth(guards: list[Guard]) -> list[Guard]:

@@ -40,6 +40,16 @@ class Namespace:
         # anything reached through them starts from the constant instead of re-walking.
         self.rebased: dict = {}
 
+    def sibling(self) -> Namespace:
+        """A namespace for more code in the same module (the guard checks ahead of a region's
+        code): the same globals and names, so no name means two things, but spelling of its
+        own (a source one rebases is not rebased in the other).  Made once the first one is
+        done: new locals continue its numbering."""
+        other = Namespace(self.params, self.prefix)
+        other.globals, other._by_id, other._keep = self.globals, self._by_id, self._keep
+        other._fresh = getattr(self, "_fresh", 0)
+        return other
+
     def spell(self, source) -> str:
         """The expression for `source`, starting from the nearest identity-checked prefix."""
         hit = self.rebased.get(source)

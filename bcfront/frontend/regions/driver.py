@@ -90,10 +90,13 @@ def _trace_entry(cf, root, args, kwargs, split=None, dynamic=False, enter_native
     root_src = ConstSource(Ref(root, root.__qualname__))
     if not is_continuation(root):
         # the body and defaults can be replaced in place (IPython's autoreload assigns __code__):
-        # identity guards, also on None defaults so that adding some later recompiles.  A
+        # identity guards.  None defaults need none: the guard function binds the call with the
+        # root's defaults of now, so a call that would need defaults added later fails to bind
+        # there (a miss), and one that passes every parameter does not read them.  A
         # continuation is private to bcfront: nothing replaces its body.
         for attr in ("__code__", "__defaults__", "__kwdefaults__"):
-            tx.guard(GuardKind.ID_MATCH, AttrSource(root_src, attr), getattr(root, attr))
+            if attr == "__code__" or getattr(root, attr) is not None:
+                tx.guard(GuardKind.ID_MATCH, AttrSource(root_src, attr), getattr(root, attr))
     frame = Frame(code, root.__globals__, builtins_of(root.__globals__), fn=ObjectV(root, root_src))
     tx.frames.append(frame)
     try:
@@ -155,6 +158,11 @@ def root_locals(tx, root, real_locals) -> dict:
     for name, cell in zip(code.co_freevars, root.__closure__ or ()):
         out[name] = CellV(None, real=cell, name=name)
         tx.by_id[id(cell)] = out[name]  # a closure passed in may share it
+    star = code.co_argcount + code.co_kwonlyargcount
+    for flag, kind in ((inspect.CO_VARARGS, tuple), (inspect.CO_VARKEYWORDS, dict)):
+        if code.co_flags & flag:  # the guard function binds it so: its type needs no check
+            tx.guards.holds(GuardKind.TYPE_MATCH, LocalSource(code.co_varnames[star]), kind)
+            star += 1
     if not is_continuation(root):
         out.update((name, wrap(tx, value, LocalSource(name))) for name, value in real_locals.items())
         return out

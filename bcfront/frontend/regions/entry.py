@@ -12,6 +12,7 @@ trace) and `breaks` (a region cut at a graph break) both build entries here.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -31,6 +32,9 @@ from .region_errors import errors_observable, first_writer_index, guard_graph_er
 _counter = itertools.count()
 
 
+MISS = object()  # what an entry's `fused` function returns where its guard fails
+
+
 @dataclass
 class Entry:
     guard: object  # guard(*args, **kwargs) -> bool
@@ -45,6 +49,27 @@ class Entry:
     children: list = field(default_factory=list)  # CapturedFunctions it calls (continuations)
     native: bool = False
     graph_objects: list = field(default_factory=list)  # frontend.graph.Graph
+    # guard and region in one function (`fused_function`): the region's result, or MISS
+    # where the guard fails; None when there is none.  Replacing guard or region (a test's
+    # spy) makes it call them instead: it must not run the old ones.
+    fused: object = None
+
+    MISS = MISS
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name in ("guard", "region") and self.__dict__.get("fused") is not None:
+            object.__setattr__(self, "fused", _guard_then_region(self))
+
+
+def _guard_then_region(entry):
+    """`Entry.fused` made of the entry's guard and region as they are now."""
+    guard, region = entry.guard, entry.region
+
+    def fused(*args, **kwargs):
+        return region(*args, **kwargs) if guard(*args, **kwargs) else MISS
+
+    return fused
 
 
 def break_record(e: UnsupportedError, count: int = 1) -> report.GraphBreak:
@@ -193,14 +218,45 @@ def _pin_specialized_inputs(tx, env) -> None:
                 tx.notes.append(tx.shape_policy.specialized_mark(src.readable(), d, shape[d]))
 
 
-def make_guard(root, tx):
+def make_guard(root, tx, ns=None):
+    """The guard function of `tx`'s guards and its source; with `ns` (the region's
+    namespace), also the checks as lines that return a name bound to MISS where they
+    fail (``(guard, source, lines, miss)``), for `fused_function`."""
     add_shape_guards(tx)
     parts, params, prefix = _signature(root)
-    ns = Namespace(params, prefix)
-    name = f"{prefix}guard"
-    src = function_source(name, parts, tx.guards.function_body(ns))
-    fn = compile_function(src, ns, name, f"bcfront:guard {root.__qualname__} #{next(_counter)}")
-    return _finish(fn, root), src
+    if ns is None:
+        ns = Namespace(params, prefix)
+        src = function_source(f"{prefix}guard", parts, tx.guards.function_body(ns))
+        return _compile_guard(src, ns, prefix, root), src
+    ns = ns.sibling()
+    miss = ns.const(MISS, hint="miss")
+    lines = tx.guards.function_body(ns, miss=miss)
+    src = function_source(f"{prefix}guard", parts, [*lines, "    return True"])
+    ns.globals[miss] = False  # the guard function's own copy of the names: it says False
+    try:
+        fn = _compile_guard(src, ns, prefix, root)
+    finally:
+        ns.globals[miss] = MISS
+    return fn, src, lines, miss
+
+
+def _compile_guard(src, ns, prefix, root):
+    fn = compile_function(src, ns, f"{prefix}guard", f"bcfront:guard {root.__qualname__} #{next(_counter)}")
+    return _finish(fn, root)
+
+
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def fused_function(root, ns, parts, prefix, guard_lines: list[str], region_body: list[str], region, tag):
+    """Guard and region as one function: the checks, then the region's code (one call and
+    one argument binding on a cached call instead of two; `bcfront.fast_call`).  None for
+    a region that is a generator or coroutine function (its body cannot follow checks)."""
+    if region.__code__.co_flags & _GENERATOR_FLAGS:
+        return None
+    name = f"{prefix}entry"
+    src = function_source(name, parts, guard_lines + region_body)
+    return _finish(compile_function(src, ns, name, f"bcfront:entry {root.__qualname__} {tag}"), root)
 
 
 class RegionCode:
@@ -252,7 +308,10 @@ class RegionCode:
         add_mutation_alias_guards(tx)
         if getattr(compiled, "plan", None) is not None:  # functionalized: guard input storage sharing
             add_storage_guard(tx, compiled.plan)
-        guard, gsrc = make_guard(root, tx)
+        guard, gsrc, guard_lines, _ = make_guard(root, tx, ns)
+        fused = fused_function(
+            root, ns, self.parts, self.prefix, guard_lines, head + body + self.tail, region, tag
+        )
         graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
         return Entry(
             guard,
@@ -266,6 +325,7 @@ class RegionCode:
             src,
             children=children if children is not None else [],
             graph_objects=[graph],
+            fused=fused,
         )
 
 

@@ -270,8 +270,13 @@ def guard_global_hooks(tx) -> None:
     module_construction.guard_global_call_hooks(tx)
 
 
-def function_parts(tx, fv: Value):
-    """(code, globals, closure cells, defaults, kwdefaults, name) of a function value."""
+def function_parts(tx, fv: Value, read_defaults: bool = True, read_kwdefaults: bool = True):
+    """(code, globals, closure cells, defaults, kwdefaults, name) of a function value.
+
+    The defaults are guarded (and returned) only when the call reads them: a call that
+    passes every positional parameter does not depend on ``__defaults__``, nor one that
+    passes every keyword-only parameter on ``__kwdefaults__`` (`defaults_read`); otherwise
+    they come back empty, unguarded."""
     if isinstance(fv, MadeFunctionV):
         return (fv.code, fv.globals, fv.closure or (), fv.defaults or (), fv.kwdefaults or {}, fv.qualname)
     fn = fv.obj
@@ -290,18 +295,31 @@ def function_parts(tx, fv: Value):
     # The function object is identity-guarded, but its body and defaults can be replaced in
     # place (IPython's autoreload assigns __code__): guard them too (O29)
     tx.guard(GuardKind.ID_MATCH, AttrSource(src, "__code__"), fn.__code__)
-    dsrc = AttrSource(src, "__defaults__")
-    tx.guard(GuardKind.ID_MATCH, dsrc, fn.__defaults__)
     defaults = ()
-    if fn.__defaults__:
-        defaults = wrap(tx, fn.__defaults__, dsrc).items
+    if read_defaults:
+        dsrc = AttrSource(src, "__defaults__")
+        tx.guard(GuardKind.ID_MATCH, dsrc, fn.__defaults__)
+        if fn.__defaults__:
+            defaults = wrap(tx, fn.__defaults__, dsrc).items
     kwdefaults = {}
-    ksrc = AttrSource(src, "__kwdefaults__")
-    tx.guard(GuardKind.ID_MATCH, ksrc, fn.__kwdefaults__)
-    if fn.__kwdefaults__:
-        kw = wrap(tx, fn.__kwdefaults__, ksrc)
-        kwdefaults = {k: e[1] for k, e in kw.entries.items()}
+    if read_kwdefaults:
+        ksrc = AttrSource(src, "__kwdefaults__")
+        tx.guard(GuardKind.ID_MATCH, ksrc, fn.__kwdefaults__)
+        if fn.__kwdefaults__:
+            kw = wrap(tx, fn.__kwdefaults__, ksrc)
+            kwdefaults = {k: e[1] for k, e in kw.entries.items()}
     return fn.__code__, fn.__globals__, tuple(cells), tuple(defaults), kwdefaults, fn.__qualname__
+
+
+def defaults_read(code, nargs: int, kwnames) -> tuple[bool, bool]:
+    """Whether binding `nargs` positional arguments and keywords `kwnames` to `code`'s
+    parameters reads the function's ``__defaults__`` and its ``__kwdefaults__``: only for a
+    parameter the call leaves out (a failed binding's message reads both: see its caller)."""
+    argc, posonly = code.co_argcount, code.co_posonlyargcount
+    names = code.co_varnames
+    positional = any(i >= nargs and (i < posonly or names[i] not in kwnames) for i in range(argc))
+    keyword_only = any(k not in kwnames for k in names[argc : argc + code.co_kwonlyargcount])
+    return positional, keyword_only
 
 
 def raise_type_error(msg: str):

@@ -1,0 +1,134 @@
+"""The cached call of a `CapturedFunction`, unrolled into one generated function.
+
+`CapturedFunction.__call__` is the plain version: it loops over the entries, calls each
+guard with the call's arguments and runs the first hit's region.  A call of a captured
+function that does little (a pure-Python helper, a small tensor function) pays that loop,
+two frames with ``*args, **kwargs`` and the attribute reads around them on every call, as
+much as the work itself.  So each captured function gets a class of its own (`own_class`,
+a subclass changing nothing else) whose ``__call__`` is generated from its entries
+whenever they change (`install`): the entries' guards tried in order, inline, the hit's
+region called directly, and everything else -- keyword arguments, a measured call
+(`bcfront.timing`), a miss -- handed to the plain ``__call__``, which does what it always
+did.  Same entries, same order, same result: `tests/test_fast_call.py` compares the two.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import sys
+
+_counter = itertools.count()
+
+
+def own_class(cls):
+    """A subclass of `cls` for one instance, so that its ``__call__`` can be its own; it
+    starts with `cls`'s.  From an instance's own class (``type(cf)(...)``, a continuation
+    made like its function) it derives from the same shared class, not from the other's."""
+    while cls.__dict__.get("_own_class"):
+        cls = cls.__base__
+    body = {"__slots__": (), "_own_class": True, "__call__": cls.__call__, "__module__": cls.__module__}
+    return type(cls.__name__, (cls,), {**body, "__qualname__": cls.__qualname__})
+
+
+def positional_arity(fn) -> tuple[int, int] | None:
+    """(least, most) positional arguments a call of `fn` without keywords binds, or None
+    when no such call binds (a keyword-only parameter without a default)."""
+    code = fn.__code__
+    kwonly = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    if any(k not in (fn.__kwdefaults__ or {}) for k in kwonly):
+        return None
+    most = code.co_argcount if not code.co_flags & inspect.CO_VARARGS else sys.maxsize
+    return code.co_argcount - len(fn.__defaults__ or ()), most
+
+
+def _pair_lines(i: int, args: str, indent: str = "    ") -> list[str]:
+    """Entry `i` tried as the plain loop does: its guard, then its region."""
+    return [
+        f"{indent}try:",
+        f"{indent}    ___hit = ___e{i}.guard(*{args})",
+        f"{indent}except TypeError:",  # the arguments do not bind: not this entry (as the loop)
+        f"{indent}    ___hit = False",
+        f"{indent}if ___hit:",
+        f"{indent}    return ___e{i}.region(*{args})",
+    ]
+
+
+def _fused_lines(i: int, args: str, indent: str) -> list[str]:
+    """Entry `i` tried through its fused function, for a call that surely binds to it (so a
+    TypeError is the region's own)."""
+    return [
+        f"{indent}___r = ___e{i}.fused(*{args})",
+        f"{indent}if ___r is not ___MISS:",
+        f"{indent}    return ___r",
+    ]
+
+
+def _body(entries, args: str) -> list[str]:
+    """The entries tried in order: through their fused functions where the call's number of
+    arguments binds (one test for a run of entries of one signature), else as the loop."""
+    lines: list[str] = []
+    run_arity, run = None, []
+
+    def flush():
+        if run:
+            least, most = run_arity
+            test = f"___n == {least}" if least == most else f"{least} <= ___n <= {most}"
+            lines.append(f"    if {test}:")
+            for j in run:
+                lines.extend(_fused_lines(j, args, "        "))
+            run.clear()
+
+    for i, entry in enumerate(entries):
+        fused = getattr(entry, "fused", None)
+        arity = positional_arity(fused) if fused is not None else None
+        if arity is None or arity != run_arity:
+            flush()
+        if arity is None:
+            lines.extend(_pair_lines(i, args))
+            run_arity = None
+        else:
+            run_arity = arity
+            run.append(i)
+    flush()
+    return lines
+
+
+def install(cf, plain_call, timing_on, bound: bool) -> None:
+    """Give `cf`'s own class the ``__call__`` generated from `cf`'s entries now.
+
+    `plain_call` is the loop this stands for (``CapturedFunction.__call__``): a call with
+    keyword arguments or one while `timing_on[0]` is set goes there; a call no entry takes
+    goes to ``cf._miss``, as from the loop.  `bound`: ``cf._self`` is the root's first
+    argument (a bound method, a module).  With no entries ``__call__`` is the plain one."""
+    cls = type(cf)
+    entries = cf._entries
+    if not entries:
+        cls.__call__ = plain_call
+        return
+    args = "___a" if bound else "args"
+    lines = [
+        "def __call__(self, *args, **kwargs):",
+        "    if kwargs or ___timing_on[0]:",
+        "        return ___plain(self, *args, **kwargs)",
+        # not self.calls: self's attributes are read through CapturedFunction.__getattr__'s
+        # slow lookup (a miss can afford it: self._miss below)
+        "    ___count[0] += 1",
+    ]
+    if bound:  # a bound method or module: its self is the root's first argument
+        lines.append("    ___a = (___self, *args)")
+    lines.append(f"    ___n = len({args})")
+    lines += _body(entries, args)
+    lines.append(f"    return self._miss({args}, {{}})")
+    namespace = {
+        "___plain": plain_call,
+        "___timing_on": timing_on,
+        "___MISS": getattr(entries[0], "MISS", None),
+        "___count": cf._call_count,
+        "___self": cf._self,  # held by `cf` already
+    }
+    namespace.update((f"___e{i}", e) for i, e in enumerate(entries))
+    name = getattr(cf, "__qualname__", "?")
+    code = compile("\n".join(lines) + "\n", f"bcfront:call {name} #{next(_counter)}", "exec")
+    exec(code, namespace)  # noqa: S102 - our own generated source, built above
+    cls.__call__ = namespace["__call__"]
