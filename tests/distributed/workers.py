@@ -320,7 +320,7 @@ def _functions(report) -> list[dict]:
     return [
         {
             "name": f.function,
-            "fsdp_call": any("fully_shard'ed" in n for n in f.notes),
+            "fsdp_call": any("Module.__call__ runs natively" in n for n in f.notes),
             "in_graphs": f.ops_in_graphs,
             "native": f.ops_native,
             "recompiles": [r.call for r in f.recompiles],
@@ -349,7 +349,14 @@ def fsdp(rank: int, world: int) -> dict:
         "cap": _forward_effects(cap_model, cf, idx[sl], tgt[sl]),
     }
     code = "\n".join(g.code for g in report.graphs)
+    (root,) = [f for f in report.functions if f.function == "GPT.forward" and f.graphs]
     return {
+        "root_forward": {  # the root's captured forward (its call's capture runs it)
+            "graphs": len(root.graphs),
+            "breaks": _breaks(root),
+            "code": "\n".join(g.code for g in root.graphs),
+            "notes": list(root.notes),
+        },
         "eager_losses": eager_losses,
         "cap_losses": cap_losses,
         "single_losses": single_losses,
@@ -465,11 +472,13 @@ def fsdp_share(rank: int, world: int) -> dict:
         cf(idx, tgt)
     functions = _functions(one.report())
     single = _single_module(base, data, rank, world)
-    # a function calling the sharded model: the call breaks to the model's own capture
-    wrapped = bcfront.capture(_calling(cap_model))
+    # a function calling a sharded model: the call breaks to the model's own capture (a
+    # model of its own: such a call keeps its model alive, docs/known-bugs.md O60)
+    via_model, via_eager = _sharded(base), _sharded(base)
+    wrapped = bcfront.capture(_calling(via_model))
     with bcfront.explain.collect() as via:
         got = wrapped(idx, tgt)
-    want = eager_model(idx, tgt)
+    want = via_eager(idx, tgt)
     via_fn = {
         "same": torch.equal(got, want),
         "functions": _functions(via.report()),
@@ -498,6 +507,20 @@ def fsdp_share(rank: int, world: int) -> dict:
     }
 
 
+def fsdp_via_function_keeps_model(rank: int, world: int) -> dict:
+    """A captured function calling a fully_shard'ed model (which breaks to the model's own
+    capture), called once: is the model alive after everything is deleted?  Eager: no."""
+    torch.manual_seed(0)
+    model = _sharded(GPT())
+    idx, tgt = batches(world)[0]
+    wrapped = bcfront.capture(_calling(model))
+    wrapped(idx, tgt).backward()
+    alive = weakref.ref(model)
+    del model, wrapped
+    gc.collect()
+    return {"alive": alive() is not None}
+
+
 def all_checks(rank: int, world: int) -> dict:
     """Every scenario on one group (one spawn for the whole default test run)."""
     return {"collectives": collectives(rank, world), "ddp": ddp(rank, world), "fsdp": fsdp(rank, world)}
@@ -517,6 +540,7 @@ SCENARIOS = {
     "ddp": ddp,
     "fsdp": fsdp,
     "fsdp_share": fsdp_share,
+    "fsdp_via_function_keeps_model": fsdp_via_function_keeps_model,
     "raise_on_rank1": raise_on_rank1,
 }
 

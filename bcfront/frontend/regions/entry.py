@@ -254,6 +254,9 @@ class RegionCode:
             add_storage_guard(tx, compiled.plan)
         guard, gsrc = make_guard(root, tx)
         graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
+        children = children if children is not None else []
+        site = tx.__dict__.get("own_capture")  # the captures its FSDP call nodes call
+        children.extend(c for c in (site.children if site is not None else ()) if c not in children)
         return Entry(
             guard,
             region,
@@ -264,7 +267,7 @@ class RegionCode:
             list(tx.notes) + list(compiled.notes),
             gsrc,
             src,
-            children=children if children is not None else [],
+            children=children,
             graph_objects=[graph],
         )
 
