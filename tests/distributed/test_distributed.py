@@ -175,6 +175,18 @@ def test_fsdp2_state_changed_between_calls_matches_eager(one_rank):
     assert any(g["recompiles"] for g in fns if g["name"] == "GPT.forward" and not g["fsdp_call"])
 
 
+def test_fsdp2_block_with_a_users_hook_breaks_with_the_reason(one_rank):
+    for h in one_rank["hooked_block"].values():
+        assert h["same"] and h["native"] == []
+        assert (
+            h["breaks"][0].startswith("module-hooks") and "forward hooks other than FSDP's" in h["breaks"][0]
+        )
+        assert h["block_graphs"] == 2  # each block's forward in its own graph, hooked or not
+    # hooked block 1: block 0's call is a node of the root's graph, the hooked call the break
+    assert one_rank["hooked_block"]["block1"]["nodes"] == 1
+    assert len(one_rank["hooked_block"]["block1"]["breaks"]) == 1
+
+
 def test_fsdp2_module_without_nested_ones_is_one_graph_under_fullgraph(one_rank):
     assert one_rank["single_module"] == {"same": True, "breaks": [], "graphs": 1}
 

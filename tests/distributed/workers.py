@@ -448,6 +448,29 @@ def _changed_states(base, idx, tgt) -> dict:
     return {**same, "functions": _functions(run.report())}
 
 
+def _hooked_block(base, idx, tgt) -> dict:
+    """A sharded block with a forward hook of the user's besides FSDP's (on block 0, then
+    on block 1): its call is a reported break (the fake run would not model the hook), the
+    other block's call a node where it can be one; every block's forward still captured."""
+    out = {}
+    for i in range(2):
+        eager_model, cap_model = _sharded(base), _sharded(base)
+        for m in (eager_model, cap_model):
+            m.blocks[i].register_forward_hook(lambda mod, args, out: out * 2)
+        cf = bcfront.capture(cap_model)
+        with bcfront.explain.collect(count_ops=False) as run:
+            got = cf(idx, tgt)
+        report = run.report()
+        out[f"block{i}"] = {
+            "same": torch.equal(got, eager_model(idx, tgt)),
+            "breaks": _breaks(report),
+            "nodes": sum(g.code.count("fsdp_call[") for g in report.graphs),
+            "block_graphs": sum(len(f.graphs) for f in report.functions if f.function == "Block.forward"),
+            "native": [str(f.message) for f in report.native_fallbacks],
+        }
+    return out
+
+
 def _calling(model):
     def step(idx, tgt):
         return model(idx, tgt)
@@ -500,6 +523,7 @@ def fsdp_share(rank: int, world: int) -> dict:
         "model_alive_after_del": alive() is not None,
         "single_module": single,
         "changed_states": _changed_states(base, idx, tgt),
+        "hooked_block": _hooked_block(base, idx, tgt),
         "via_function": via_fn,
         "functions": functions,
         "eager_forward_ops": _eager_forward_ops(eager_model, idx, tgt),

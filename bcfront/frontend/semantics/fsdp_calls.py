@@ -106,7 +106,11 @@ def _call_node(tx, mv, args: list, kwargs: dict) -> Value:
         kconv = {k: convert(v) for k, v in kwargs.items()}
     except UnsupportedError as e:
         raise Refused(str(e)) from None
-    check_split(tx)
+    try:
+        check_split(tx)
+    except UnsupportedError as e:  # a split before this node: the call still runs through
+        e.own_capture = True  # type: ignore[attr-defined]  # its own capture (`regions.breaks`)
+        raise
     env = tx.torch_env()
     fargs, fkwargs = [c[0] for c in conv], {k: c[0] for k, c in kconv.items()}
     out = env.run(fake_forward, [mod, groups, env.mode, fargs, fkwargs], {}, tx.state)
