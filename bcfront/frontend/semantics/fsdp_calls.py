@@ -98,8 +98,7 @@ def _call_node(tx, mv, args: list, kwargs: dict) -> Value:
     state, groups = _fsdp_groups(mod)
     _check_callable(mod, cls, state)
     site = tx.__dict__.get("own_capture")  # `regions.breaks.CallSite`, set by the driver
-    capture = site(mod) if site is not None else None
-    if capture is None or capture is mod:
+    if site is None:
         raise Refused("this trace has no capture to call it through")
     try:
         conv = [convert(a) for a in args]
@@ -114,6 +113,9 @@ def _call_node(tx, mv, args: list, kwargs: dict) -> Value:
     env = tx.torch_env()
     fargs, fkwargs = [c[0] for c in conv], {k: c[0] for k, c in kconv.items()}
     out = env.run(fake_forward, [mod, groups, env.mode, fargs, fkwargs], {}, tx.state)
+    capture = site(mod)
+    if capture is mod:  # (the capture of this very module, called in its own forward)
+        raise Refused("it is the module being captured")
     src = source_of(mv)
     tx.guard(GuardKind.ID_MATCH, src, mod)
     guard_class_lookup(tx, cls, "forward")
