@@ -43,7 +43,7 @@ from time import perf_counter
 from . import fast_call, report
 from .options import capture_options
 from .report import FallbackKind
-from .timing import CLOCK, COLLECTIONS, ON, OpCount
+from .timing import CLOCK, COLLECTIONS, ON, OpCount, graphs_open, graphs_unwind
 
 _REGISTRY: weakref.WeakSet[CapturedFunction] = weakref.WeakSet()
 DEFAULT_RECOMPILE_LIMIT = 8
@@ -236,11 +236,13 @@ class CapturedFunction:
         graph0, capture0 = clock.graph, clock.capture
         self._timing = True
         ops, began = OpCount.call_started(self)
+        depth = graphs_open()
         t0 = perf_counter()
         try:
             return self(*args, **kwargs)
         finally:
             wall = perf_counter() - t0
+            graphs_unwind(depth)  # a graph an exception left closes here, at the latest
             if ops is not None:
                 OpCount.call_ended(ops, began)
             self._timing = False

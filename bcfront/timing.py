@@ -19,8 +19,11 @@ While measuring:
   rebuilding values, replaying writes, the native instruction at a break,
   continuations' own Python.
 
-Graphs never nest -- a graph is straight-line torch code, and continuations
-run after it -- so the graph total is a sum of disjoint intervals.
+Graphs nest only where a graph's node calls another captured function (an FSDP
+module's call node runs the module's own capture, `semantics.fsdp_calls`); a
+nested graph adds its own interval and the one around it adds the rest of its
+interval, so the graph total stays a sum of disjoint intervals (continuations
+run after their graph).
 
 The op share (`OpCount`): while measuring, the outermost captured call runs
 under torch's (legacy, quiet) profiler, each measured call inside a
@@ -51,7 +54,11 @@ class _Clock(threading.local):
 
     graph = 0.0
     capture = 0.0
-    graph_range = None  # the open ``bcfront.graph`` profiler range, while counting ops
+
+    def __init__(self) -> None:
+        # the graphs running, outermost first: [start time, seconds of the graphs nested in
+        # it, its ``bcfront.graph`` profiler range (None when ops are not counted)]
+        self.open_graphs: list[list] = []
 
 
 CLOCK = _Clock()
@@ -63,23 +70,58 @@ def add_graph_time(seconds: float) -> None:
 
 def graph_started() -> float:
     """Called (while measuring) as a graph starts: its start time; opens its op-count range."""
-    if OpCount.active:
-        CLOCK.graph_range = OpCount.open("bcfront.graph")
-    return perf_counter()
+    r = OpCount.open("bcfront.graph") if OpCount.active else None
+    t0 = perf_counter()
+    CLOCK.open_graphs.append([t0, 0.0, r])
+    return t0
 
 
 def graph_done(t0: float) -> None:
-    """The graph started at `t0` ran to its end."""
-    add_graph_time(perf_counter() - t0)
-    graph_left()
+    """The graph started at `t0` ran to its end: its interval, less the graphs nested in it
+    (they added theirs), and its share of the graph around it."""
+    graphs = CLOCK.open_graphs
+    if not graphs or graphs[-1][0] != t0:
+        return  # (unwound already by the call that left it)
+    _, nested, r = graphs.pop()
+    seconds = perf_counter() - t0
+    add_graph_time(seconds - nested)
+    if graphs:
+        graphs[-1][1] += seconds
+    if r is not None:
+        OpCount.close(r)
 
 
 def graph_left() -> None:
-    """The graph's statements are left (done, or early: a native rerun, an error)."""
-    r = CLOCK.graph_range
+    """The innermost graph's statements are left early (a native rerun, an error): no time."""
+    graphs = CLOCK.open_graphs
+    r = graphs.pop()[2] if graphs else None
     if r is not None:
-        CLOCK.graph_range = None
         OpCount.close(r)
+
+
+def graphs_open() -> int:
+    """How many graphs run around this point (for `graphs_unwind`)."""
+    return len(CLOCK.open_graphs)
+
+
+def graphs_unwind(depth: int) -> None:
+    """A measured call ends: the graphs it started and an exception left close here."""
+    while len(CLOCK.open_graphs) > depth:
+        graph_left()
+
+
+class NativeOps:
+    """A block of native work inside a graph (an FSDP module's call node: its hooks): while
+    ops are counted, its ops are native unless a graph nested in it runs them."""
+
+    __slots__ = ("r",)
+
+    def __enter__(self) -> None:
+        self.r = OpCount.open("bcfront.native") if OpCount.active else None
+
+    def __exit__(self, *exc) -> None:
+        if self.r is not None:
+            OpCount.close(self.r)
 
 
 def time_graph(body: list[str], ns) -> list[str]:
@@ -134,8 +176,7 @@ class OpCount:
     @classmethod
     def call_ended(cls, r, began: bool) -> None:
         if r is not None:
-            graph_left()  # a graph left by an exception closes here, at the latest
-            cls.close(r)
+            cls.close(r)  # (its graphs closed: `graphs_unwind`)
         if began:
             cls._finish()
 
@@ -183,14 +224,18 @@ class OpCount:
             cf.ops_native += native
 
 
+_OP_PLACES = {"bcfront.graph": True, "bcfront.native": False}  # range -> its ops in a graph
+
+
 def count_ops(events, calls: dict) -> dict:
     """``{call range: [ops in graphs, native ops]}``: each top-level op event counted once
-    for every distinct captured function whose call range encloses it."""
+    for every distinct captured function whose call range encloses it; in a graph when the
+    innermost ``bcfront.graph`` or ``bcfront.native`` range around it is a graph's."""
     out: dict = {}
     for e in events:
         if "::" not in e.name:
             continue
-        in_graph, seen, p = False, [], e.cpu_parent
+        in_graph, seen, p = None, [], e.cpu_parent
         skip = False
         while p is not None:
             n = p.name
@@ -198,11 +243,11 @@ def count_ops(events, calls: dict) -> dict:
                 if n == "bcfront.capture":
                     skip = True
                     break
-                if n == "bcfront.graph":
-                    in_graph = True
+                if n in _OP_PLACES:
+                    in_graph = _OP_PLACES[n] if in_graph is None else in_graph
                 elif n in calls:
                     seen.append(n)
-            elif "::" in n and not seen and not in_graph:
+            elif "::" in n and not seen and in_graph is None:
                 skip = True  # called by another op: counted as that op
                 break
             p = p.cpu_parent

@@ -82,9 +82,6 @@ def test_ddp_no_sync_keeps_gradients_local(ranks):
         assert r["ddp"]["no_sync_local"] and r["ddp"]["synced_after_no_sync"]
 
 
-FSDP_BREAK = "module-hooks: FSDPBlock is fully_shard'ed"
-
-
 def _fsdp_forward_captured(f: dict) -> None:
     """The checks of a captured FSDP2 training run on one rank (`workers.fsdp`)."""
     assert f["cap_losses"] == f["eager_losses"] and f["params_vs_eager"]
@@ -93,17 +90,39 @@ def _fsdp_forward_captured(f: dict) -> None:
     calls = [g for g in f["functions"] if g["fsdp_call"]]
     # one capture per sharded module (the root and each block), each with its forward's
     assert sorted(g["name"] for g in calls) == ["Block.forward", "Block.forward", "GPT.forward"]
-    assert [g["graphs"] for g in bodies if g["name"] == "Block.forward"] == [1, 1]
-    assert f["graphs"] >= 4
-    # the only breaks: the calls of the nested sharded blocks, each run through its capture
-    assert f["breaks"] and all(b.startswith(FSDP_BREAK) for b in f["breaks"])
-    # recompiles only while the first forward runs (the loop's continuation, per block)
-    assert all(c <= f["calls_per_step"] - 1 for g in f["functions"] for c in g["recompiles"])
+    assert sorted((g["name"], g["graphs"]) for g in bodies) == [
+        ("Block.forward", 1),
+        ("Block.forward", 1),
+        ("GPT.forward", 1),
+    ]
+    # one graph per sharded module's forward, no break anywhere: the blocks' calls are
+    # nodes of the root's graph
+    assert f["graphs"] == 3 and f["breaks"] == []
+    # no recompile: each forward is traced once, on the first step
+    assert all(g["recompiles"] == [] for g in f["functions"])
+
+
+def _root_forward_calls_blocks_in_its_graph(f: dict, world: int) -> None:
+    """The root's forward: one graph, no break, each sharded block's call one node of it
+    that explain names with its process group, FSDP's hooks said to run inside it."""
+    root = f["root_forward"]
+    assert root["graphs"] == 1 and root["breaks"] == []
+    for i in range(2):
+        node = f"fsdp_call[FSDPBlock L['self'].blocks._modules['{i}'], group '0' ({world} ranks)]("
+        assert root["code"].count(node) == 1, root["code"]
+    notes = [n for n in root["notes"] if "opaque node" in n]
+    assert len(notes) == 2 and all("all-gather" in n and "reduce-scatter" in n for n in notes)
 
 
 def test_fsdp2_forward_captures_one_graph_per_module_and_trains_like_eager(ranks):
     for r in ranks:
         _fsdp_forward_captured(r["fsdp"])
+
+
+def test_fsdp2_root_forward_has_no_breaks_blocks_are_call_nodes(ranks):
+    for r in ranks:
+        _root_forward_calls_blocks_in_its_graph(r["fsdp"], len(ranks))
+        assert r["fsdp"]["cap_losses"] == r["fsdp"]["eager_losses"] and r["fsdp"]["params_vs_eager"]
 
 
 def test_fsdp2_matches_single_process_full_batch(ranks):
@@ -156,6 +175,18 @@ def test_fsdp2_state_changed_between_calls_matches_eager(one_rank):
     assert any(g["recompiles"] for g in fns if g["name"] == "GPT.forward" and not g["fsdp_call"])
 
 
+def test_fsdp2_block_with_a_users_hook_breaks_with_the_reason(one_rank):
+    for h in one_rank["hooked_block"].values():
+        assert h["same"] and h["native"] == []
+        assert (
+            h["breaks"][0].startswith("module-hooks") and "forward hooks other than FSDP's" in h["breaks"][0]
+        )
+        assert h["block_graphs"] == 2  # each block's forward in its own graph, hooked or not
+    # hooked block 1: block 0's call is a node of the root's graph, the hooked call the break
+    assert one_rank["hooked_block"]["block1"]["nodes"] == 1
+    assert len(one_rank["hooked_block"]["block1"]["breaks"]) == 1
+
+
 def test_fsdp2_module_without_nested_ones_is_one_graph_under_fullgraph(one_rank):
     assert one_rank["single_module"] == {"same": True, "breaks": [], "graphs": 1}
 
@@ -168,6 +199,11 @@ def test_fsdp2_model_called_from_a_captured_function(one_rank):
     assert all(b.startswith("module-hooks: FSDP") and "fully_shard'ed" in b for b in v["breaks"])
 
 
+@pytest.mark.xfail(strict=True, reason="O60: a captured function's call of a sharded model keeps it")
+def test_fsdp2_model_called_from_a_captured_function_is_not_kept_alive():
+    assert run("fsdp_via_function_keeps_model", world=1)[0] == {"alive": False}
+
+
 @pytest.mark.slow
 def test_four_ranks_ddp_and_fsdp():
     res = run("all", world=4, timeout=600)
@@ -176,6 +212,7 @@ def test_four_ranks_ddp_and_fsdp():
         assert r["ddp"]["breaks"] == [] and r["ddp"]["cap_losses"] == r["ddp"]["eager_losses"]
         assert r["ddp"]["params_vs_eager"] and r["ddp"]["params_vs_single"]
         _fsdp_forward_captured(r["fsdp"])
+        _root_forward_calls_blocks_in_its_graph(r["fsdp"], 4)
         assert r["fsdp"]["params_vs_single"]
         assert r["fsdp"]["effects"]["cap"] == r["fsdp"]["effects"]["eager"]
 

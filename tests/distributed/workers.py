@@ -320,7 +320,7 @@ def _functions(report) -> list[dict]:
     return [
         {
             "name": f.function,
-            "fsdp_call": any("fully_shard'ed" in n for n in f.notes),
+            "fsdp_call": any("Module.__call__ runs natively" in n for n in f.notes),
             "in_graphs": f.ops_in_graphs,
             "native": f.ops_native,
             "recompiles": [r.call for r in f.recompiles],
@@ -349,7 +349,14 @@ def fsdp(rank: int, world: int) -> dict:
         "cap": _forward_effects(cap_model, cf, idx[sl], tgt[sl]),
     }
     code = "\n".join(g.code for g in report.graphs)
+    (root,) = [f for f in report.functions if f.function == "GPT.forward" and f.graphs]
     return {
+        "root_forward": {  # the root's captured forward (its call's capture runs it)
+            "graphs": len(root.graphs),
+            "breaks": _breaks(root),
+            "code": "\n".join(g.code for g in root.graphs),
+            "notes": list(root.notes),
+        },
         "eager_losses": eager_losses,
         "cap_losses": cap_losses,
         "single_losses": single_losses,
@@ -441,6 +448,29 @@ def _changed_states(base, idx, tgt) -> dict:
     return {**same, "functions": _functions(run.report())}
 
 
+def _hooked_block(base, idx, tgt) -> dict:
+    """A sharded block with a forward hook of the user's besides FSDP's (on block 0, then
+    on block 1): its call is a reported break (the fake run would not model the hook), the
+    other block's call a node where it can be one; every block's forward still captured."""
+    out = {}
+    for i in range(2):
+        eager_model, cap_model = _sharded(base), _sharded(base)
+        for m in (eager_model, cap_model):
+            m.blocks[i].register_forward_hook(lambda mod, args, out: out * 2)
+        cf = bcfront.capture(cap_model)
+        with bcfront.explain.collect(count_ops=False) as run:
+            got = cf(idx, tgt)
+        report = run.report()
+        out[f"block{i}"] = {
+            "same": torch.equal(got, eager_model(idx, tgt)),
+            "breaks": _breaks(report),
+            "nodes": sum(g.code.count("fsdp_call[") for g in report.graphs),
+            "block_graphs": sum(len(f.graphs) for f in report.functions if f.function == "Block.forward"),
+            "native": [str(f.message) for f in report.native_fallbacks],
+        }
+    return out
+
+
 def _calling(model):
     def step(idx, tgt):
         return model(idx, tgt)
@@ -465,11 +495,13 @@ def fsdp_share(rank: int, world: int) -> dict:
         cf(idx, tgt)
     functions = _functions(one.report())
     single = _single_module(base, data, rank, world)
-    # a function calling the sharded model: the call breaks to the model's own capture
-    wrapped = bcfront.capture(_calling(cap_model))
+    # a function calling a sharded model: the call breaks to the model's own capture (a
+    # model of its own: such a call keeps its model alive, docs/known-bugs.md O60)
+    via_model, via_eager = _sharded(base), _sharded(base)
+    wrapped = bcfront.capture(_calling(via_model))
     with bcfront.explain.collect() as via:
         got = wrapped(idx, tgt)
-    want = eager_model(idx, tgt)
+    want = via_eager(idx, tgt)
     via_fn = {
         "same": torch.equal(got, want),
         "functions": _functions(via.report()),
@@ -491,11 +523,26 @@ def fsdp_share(rank: int, world: int) -> dict:
         "model_alive_after_del": alive() is not None,
         "single_module": single,
         "changed_states": _changed_states(base, idx, tgt),
+        "hooked_block": _hooked_block(base, idx, tgt),
         "via_function": via_fn,
         "functions": functions,
         "eager_forward_ops": _eager_forward_ops(eager_model, idx, tgt),
         "eager_block_ops": _eager_forward_ops(lambda x, _: block(x), base.wte(idx), None),
     }
+
+
+def fsdp_via_function_keeps_model(rank: int, world: int) -> dict:
+    """A captured function calling a fully_shard'ed model (which breaks to the model's own
+    capture), called once: is the model alive after everything is deleted?  Eager: no."""
+    torch.manual_seed(0)
+    model = _sharded(GPT())
+    idx, tgt = batches(world)[0]
+    wrapped = bcfront.capture(_calling(model))
+    wrapped(idx, tgt).backward()
+    alive = weakref.ref(model)
+    del model, wrapped
+    gc.collect()
+    return {"alive": alive() is not None}
 
 
 def all_checks(rank: int, world: int) -> dict:
@@ -517,6 +564,7 @@ SCENARIOS = {
     "ddp": ddp,
     "fsdp": fsdp,
     "fsdp_share": fsdp_share,
+    "fsdp_via_function_keeps_model": fsdp_via_function_keeps_model,
     "raise_on_rank1": raise_on_rank1,
 }
 

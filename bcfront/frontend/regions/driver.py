@@ -28,6 +28,7 @@ from ..model.shape_policy import NeedDynamic
 from ..model.sources import AttrSource, ConstSource, ItemSource, LocalSource, Ref, Source
 from ..model.tracer import SymbolicRaise, Tracer
 from ..model.values import CellV, ObjectV
+from .breaks import CallSite
 from .entry import Entry, break_record, build_entry
 from .region_errors import trace_with_splits
 
@@ -80,6 +81,7 @@ def _trace_entry(cf, root, args, kwargs, split=None, dynamic=False, enter_native
     tx.shape_policy = cf.shape_policy
     tx.dynamic = dynamic
     tx.split = split  # where to end the region early (`region_errors.Split`)
+    tx.__dict__["own_capture"] = CallSite(cf, [])  # an FSDP module's node calls through it
     tx.graph.reserve(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))
     try:
         real_locals = bind(

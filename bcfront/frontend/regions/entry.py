@@ -313,6 +313,9 @@ class RegionCode:
             root, ns, self.parts, self.prefix, guard_lines, head + body + self.tail, region, tag
         )
         graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
+        children = children if children is not None else []
+        site = tx.__dict__.get("own_capture")  # the captures its FSDP call nodes call
+        children.extend(c for c in (site.children if site is not None else ()) if c not in children)
         return Entry(
             guard,
             region,
@@ -323,7 +326,7 @@ class RegionCode:
             list(tx.notes) + list(compiled.notes),
             gsrc,
             src,
-            children=children if children is not None else [],
+            children=children,
             graph_objects=[graph],
             fused=fused,
         )

@@ -13,7 +13,8 @@ the unsharded parameters: the same objects on every call, full shape, storage al
 Its graph computes on them as eager does, so autograd saves exactly what eager saves (the
 parameters, whose storage FSDP later frees and refills in place), and the backward hooks,
 the all-gathers and the reduce-scatters stay FSDP's own.  A nested FSDP module called in
-that forward breaks to its own capture (`semantics.fsdp_calls`): one graph per module.
+that forward is one node of its graph that calls the module through its own capture
+(`semantics.fsdp_calls`): one graph per module, the nested one run inside the node.
 
 The entry's guard checks only what decides this path: the module, its class, and that its
 class still has the traced forward and the instance none of its own; everything the

@@ -301,7 +301,7 @@ class DDPForwardHook:
         self.__qualname__ = self.__name__
 
     def __call__(self, tensors: tuple) -> None:
-        if _on_fakes(tensors):
+        if on_fakes(tensors):
             return  # a re-run of the graph on fakes (its alias facts): DDP must not run
         ddp = self.ref()
         assert ddp is not None, "the module's ID_MATCH guard passed"
@@ -314,7 +314,7 @@ class DDPForwardHook:
         return f"<{self.__name__}>"
 
 
-def _on_fakes(tensors: tuple) -> bool:
+def on_fakes(tensors: tuple) -> bool:
     """Whether a graph runs on fake tensors: a fake mode is active or a tensor is fake (what
     ``torch._guards.detect_fake_mode`` answers, in a microsecond instead of ten: on every
     call of a DDP forward)."""

@@ -242,8 +242,8 @@ def call_module(tx, mv: ObjectV, args, kwargs) -> Value:
             return call(tx, ObjectV(call_impl), [mv, *args], kwargs)
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"{cls.__qualname__}.__call__")
     guard_global_hooks(tx)
-    if fsdp_calls.is_fsdp_module(mod):  # its hooks natively, its forward captured on its own
-        fsdp_calls.call_fsdp_module(cls)
+    if fsdp_calls.is_fsdp_module(mod):  # one node: its hooks natively, its forward captured
+        return fsdp_calls.call_fsdp_module(tx, mv, args, kwargs)
     src = source_of(mv)
     present = [n for n in HOOK_DICTS if getattr(mod, n, None)]
     tx.guard(GuardKind.NO_HOOKS, src, None, tuple(n for n in HOOK_DICTS if n not in present), example=mod)
