@@ -45,6 +45,7 @@ from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
 from .list_objects import LIST_IMPLICIT, wrap_list_object
+from .resumed_gens import wrap_resumed
 from .shape_policy import NeedDynamic, strict_marks
 from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
@@ -213,6 +214,10 @@ def wrap(tx, obj, source=None, guard=True):
         return _wrap_iterator(tx, obj, source, guard)
     if t is HashIterator and source is not None:
         return _wrap_hash_iterator(tx, obj, source, g)
+    if t is types.GeneratorType and source is not None and guard:
+        v = wrap_resumed(tx, obj, source, wrap, _remember)  # one a region rebuilt at its yield
+        if v is not None:
+            return v
     if _is_id_matched(obj):
         g(GuardKind.ID_MATCH, source, obj)
         v = ObjectV(obj, source)
