@@ -95,3 +95,16 @@ def test_an_ambiguous_truth_value_raises_as_python():
     with pytest.raises(RuntimeError) as captured:
         bcfront.capture(ambiguous)(torch.ones(1))
     assert str(captured.value) == str(native.value)
+
+
+def big(x):
+    c = torch.zeros(5000)  # made from constants, but too big to compute while tracing
+    if c.any():
+        return x + 1
+    return x - 1
+
+
+def test_a_big_constant_tensor_is_not_computed_while_tracing():
+    assert torch.equal(bcfront.capture(big)(torch.ones(2)), big(torch.ones(2)))
+    report = bcfront.explain(big, torch.ones(2))
+    assert BreakReason.DATA_DEPENDENT_BRANCH in {b.reason for b in report.graph_breaks}

@@ -28,6 +28,7 @@ _NOT_A_FUNCTION += ("poisson", "exponential", "geometric", "cauchy", "random", "
 # torch.distributed: a functional collective on a constant must not run while tracing)
 _MODULES = frozenset({"torch", "torch.functional", "torch.nn.functional", "operator", "_operator"})
 _LIMIT = 64  # nodes run at most (the validation checks are a handful)
+_MAX_ELEMENTS = 4096  # elements of any tensor they make
 
 
 def known_value(tx, v):
@@ -62,6 +63,9 @@ def _ancestry(node) -> set | None:
             continue
         if len(seen) >= _LIMIT or n.op not in _OPS or n.mutates or not _deterministic(n):
             return None
+        size = n.meta.numel() if _is_tensor(n.meta) else 0
+        if type(size) is not int or size > _MAX_ELEMENTS:
+            return None  # a symbolic size (an input's), or too big to compute while tracing
         if any(_is_tensor(a) for a in _constants(n.args) + _constants(list(n.kwargs.values()))):
             return None  # a real tensor from outside, held as a constant: it may change
         seen.add(n)
