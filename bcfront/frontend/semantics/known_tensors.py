@@ -22,8 +22,10 @@ from ..model.values import ScalarV, TensorV
 _OPS = ("call", "method")
 # names of ops whose result is not a function of their arguments (random draws, memory
 # left uninitialized); a node whose name contains one is never run here
-_NOT_A_FUNCTION = ("rand", "bernoulli", "multinomial", "normal", "uniform", "dropout", "empty")
-_NOT_A_FUNCTION += ("poisson", "exponential", "geometric", "cauchy", "random", "seed", "rrelu")
+_NOT_A_FUNCTION = (
+    *("rand", "bernoulli", "multinomial", "normal", "uniform", "dropout", "empty"),
+    *("poisson", "exponential", "geometric", "cauchy", "random", "seed", "rrelu"),
+)
 # where the functions it runs come from: torch's own tensor functions and operators (not
 # torch.distributed: a functional collective on a constant must not run while tracing)
 _MODULES = frozenset({"torch", "torch.functional", "torch.nn.functional", "operator", "_operator"})
