@@ -17,16 +17,7 @@ torch = pytest.importorskip("torch")
 import bcfront  # noqa: E402
 from bcfront.reasons import BreakReason  # noqa: E402
 
-LOG: list = []
-
-
-@contextlib.contextmanager
-def tagged(tag):
-    LOG.append(("enter", tag))
-    try:
-        yield tag * 2
-    finally:
-        LOG.append(("exit", tag))
+from .test_with_entered_natively import LOG, tagged  # noqa: E402  (a plain try/finally one)
 
 
 @contextlib.contextmanager
