@@ -23,6 +23,8 @@ bound method                MethodV              TYPE_MATCH, __func__/__self__ r
 builtin method, method-     MethodV              TYPE_MATCH, bound from its class's
 wrapper of an instance                           descriptor, __self__ recursively
 cell                        CellV                (contents guarded when read)
+generator a region rebuilt  OutsideGeneratorV    TYPE_MATCH, its code, stopped at its own
+at a yield (resumed_gens)                        yield, not finished; stack and locals
 anything else               ObjectV              TYPE_MATCH (attributes guarded when read)
 ==========================  ===================  ==========================================
 
