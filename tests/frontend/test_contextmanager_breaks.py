@@ -156,3 +156,19 @@ def test_a_break_in_the_managers_own_exit_code_runs_it_once():
         return x
 
     assert run(bcfront.capture(fn), XS) == run(fn, XS)
+
+
+def test_the_generators_locals_are_guarded():
+    """The code after the yield restores `old`, read from the rebuilt generator's frame:
+    another value there (another starting mode) must not reuse what the trace saw."""
+    cf = bcfront.capture(body_switched)
+    for start in ("a", "b", "a", "c"):
+        for x in (torch.ones(2), -torch.ones(2)):
+            want_box, got_box = Box(), Box()
+            want_box.mode = got_box.mode = start
+            LOG.clear()
+            want = body_switched(x, want_box)
+            want_log = list(LOG)
+            LOG.clear()
+            got = cf(x, got_box)
+            assert torch.equal(got, want) and LOG == want_log and got_box.mode == want_box.mode == start
