@@ -1,8 +1,9 @@
 """A graph break inside the ``with`` block of a ``@contextmanager`` in the root frame: the
-continuation would need the context manager's generator, suspended at its ``yield``, which
-no code can rebuild.  The capture is traced again with a break at the ``with`` itself, so the
-context manager is entered natively and the continuation holds the real one -- instead of
-the whole function running natively (what HF ``generate()``'s ``_sample`` did)."""
+continuation needs the context manager's generator, suspended at its ``yield``.  Most are
+rebuilt there (tests/frontend/test_contextmanager_breaks.py); one that cannot be (its
+generator has cell variables) makes the capture trace again with a break at the ``with``
+itself, so the context manager is entered natively and the continuation holds the real one
+-- instead of the whole function running natively."""
 
 from __future__ import annotations
 
@@ -37,6 +38,26 @@ def body(x):
     return y * 5, t
 
 
+@contextlib.contextmanager
+def with_cell(tag):
+    def note(what):  # a closure over `tag`: the generator has a cell, not rebuilt
+        LOG.append((what, tag))
+
+    note("enter")
+    try:
+        yield tag
+    finally:
+        note("exit")
+
+
+def body_cell(x):
+    y = x * 2
+    with with_cell("c") as t:
+        if y.sum() > 0:  # data-dependent: a break inside the with block
+            y = y * 3
+    return y, t
+
+
 def raising(x):
     with tagged("b"):
         if x.sum() > 0:
@@ -56,7 +77,7 @@ def run(fn, *xs):
     return out
 
 
-@pytest.mark.parametrize("fn", [body, raising])
+@pytest.mark.parametrize("fn", [body, raising, body_cell])
 def test_a_break_inside_a_contextmanager_block_continues_captured(fn):
     xs = (torch.ones(2), -torch.ones(2), torch.ones(2))
     assert run(bcfront.capture(fn), *xs) == run(fn, *xs)

@@ -329,6 +329,8 @@ def resume_generator(tx, gen: GeneratorV, sent):
             )
         tx.set(gen, "started", True)
     tx.set(gen, "steps", gen.steps + 1)
+    if gen.source is not None:  # a generator from outside (`resumed_gens`): replayed on it
+        tx.mark_mutated(gen)
     tx.set(f, "stack", f.stack[:])
     tx.set(f, "locals", dict(f.locals))
     tx.set(f, "ip", f.ip)

@@ -23,6 +23,8 @@ bound method                MethodV              TYPE_MATCH, __func__/__self__ r
 builtin method, method-     MethodV              TYPE_MATCH, bound from its class's
 wrapper of an instance                           descriptor, __self__ recursively
 cell                        CellV                (contents guarded when read)
+generator a region rebuilt  OutsideGeneratorV    TYPE_MATCH, its code, stopped at its own
+at a yield (resumed_gens)                        yield, not finished; stack and locals
 anything else               ObjectV              TYPE_MATCH (attributes guarded when read)
 ==========================  ===================  ==========================================
 
@@ -45,6 +47,7 @@ from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
 from .list_objects import LIST_IMPLICIT, wrap_list_object
+from .resumed_gens import wrap_resumed
 from .shape_policy import NeedDynamic, strict_marks
 from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
@@ -213,6 +216,10 @@ def wrap(tx, obj, source=None, guard=True):
         return _wrap_iterator(tx, obj, source, guard)
     if t is HashIterator and source is not None:
         return _wrap_hash_iterator(tx, obj, source, g)
+    if t is types.GeneratorType and source is not None and guard:
+        v = wrap_resumed(tx, obj, source, wrap, _remember)  # one a region rebuilt at its yield
+        if v is not None:
+            return v
     if _is_id_matched(obj):
         g(GuardKind.ID_MATCH, source, obj)
         v = ObjectV(obj, source)

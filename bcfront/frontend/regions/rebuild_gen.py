@@ -18,17 +18,24 @@ directly.  Two kinds are rebuilt anyway:
   loops, calls of a few pure builtins -- no attribute access, no stores
   outside the frame, no cells), it never rebinds a parameter, and the
   arguments are immutable (constants, tuples, tensors the graph does not
-  write in place), so the replayed steps compute what the traced ones did.
+  write in place), so the replayed steps compute what the traced ones did;
+* any other generator suspended at a plain ``yield`` (a ``@contextmanager``'s
+  inside its ``with`` block): a generator of its code resumed after that yield
+  with its stack and locals (`resume_gen`), stopped at its own prologue's
+  yield, which goes on, throws and closes as the original.
 
-Any other started generator stays unrebuildable (the whole function then runs
-natively).
+Any other started generator stays unrebuildable (a root ``with`` around the
+break is then entered natively, else the whole function runs natively).
 """
 
 from __future__ import annotations
 
+import types
+
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.values import CellV, Const, DictV, TensorV, TupleV
+from ..model.values import NULL, CellV, Const, DictV, TensorV, TupleV
+from .resume_gen import make_resumed_generator, suspend
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 
@@ -53,6 +60,9 @@ def rebuild_generator(rb, gen) -> str:
     replay = 0
     if gen.started and not _restartable_genexpr(frame):
         if not _replayable(rb, frame):
+            at_yield = _suspended_at_yield(rb, gen)
+            if at_yield is not None:
+                return at_yield
             raise UnrebuildableGenerator(
                 BreakReason.UNRECONSTRUCTABLE, "a generator suspended inside its body cannot be rebuilt"
             )
@@ -86,6 +96,28 @@ def rebuild_generator(rb, gen) -> str:
     made = f"{rb.expr(frame.fn)}({', '.join(parts)})"
     if replay:
         made = f"{rb.ns.const(advanced, 'advanced')}({made}, {replay})"
+    return rb.temp(made, gen, "gen")
+
+
+def _suspended_at_yield(rb, gen) -> str | None:
+    """A generator suspended at a plain ``yield`` (not ``yield from``, not inside an except
+    block), as a generator of its code resumed there (`resume_gen`), or None."""
+    frame = gen.frame
+    ins = frame.cur
+    if gen.done or ins is None or ins.opname != "YIELD_VALUE" or frame.exc_slots:
+        return None
+    nxt = frame.instrs[frame.ip] if frame.ip < len(frame.instrs) else None
+    if nxt is None or nxt.opname != "RESUME" or nxt.arg != 1 or any(v is NULL for v in frame.stack):
+        return None
+    code = frame.code
+    names = tuple(n for n in code.co_varnames if n in frame.locals)
+    fn = types.FunctionType(code, frame.globals, code.co_name)
+    try:
+        make, info = make_resumed_generator(fn, ins.offset, len(frame.stack), names)
+    except UnsupportedError:
+        return None
+    args = [rb.expr(v) for v in frame.stack] + [rb.expr(frame.locals[n]) for n in names] + ["[False]"]
+    made = f"{rb.ns.const(suspend, 'suspend')}({rb.ns.const(make)}, {info.lasti}, {', '.join(args)})"
     return rb.temp(made, gen, "gen")
 
 

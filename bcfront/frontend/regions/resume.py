@@ -77,6 +77,7 @@ def make_resume(
     name: str,
     exc_slots: tuple[int, ...] = (),
     exits: dict[int, tuple[int, int]] | None = None,
+    prologue=None,
 ) -> types.FunctionType:
     """A function running `fn`'s code from `offset` with the given stack and locals.
 
@@ -97,11 +98,17 @@ def make_resume(
     those instructions it calls ``___exit(high, low, offset)`` (the stack's slots, see
     `handoff_code`), which returns ``(True, r)`` -- the runner returns `r`, a tail call to
     a captured continuation there -- or ``(False, reversed(high))`` -- the stack is rebuilt
-    and the instruction runs natively."""
+    and the instruction runs natively.
+
+    `prologue` (a generator's code only, `resume_gen`) replaces the prologue that pushes the
+    stack and jumps: ``prologue(b, reals, bc, inserts, label)`` gets the abstract code, its
+    instruction positions, the decoded code, the labels to insert before positions of `b`
+    (it may add some) and the label of `offset`, and returns its instructions (labels and
+    try markers allowed), its parameters (after the others) and the stack slots it needs."""
     from bytecode import Bytecode, Instr, Label
 
     code = fn.__code__
-    if code.co_flags & CO_GENERATOR_LIKE:
+    if code.co_flags & CO_GENERATOR_LIKE and prologue is None:
         raise UnsupportedError(BreakReason.NO_CONTINUATION, "continuations of generators and coroutines")
     b, reals, bc = _abstract(code)
     _set_try_depths(b, reals, bc)
@@ -118,6 +125,7 @@ def make_resume(
         inserted.update(id(ins) for ins in run)
         before[k] = sum(1 for ins in run if not isinstance(ins, Label))
     body: list = []
+    own = prologue(b, reals, bc, inserts, label) if prologue is not None else None
     for pos, item in enumerate(b):
         body.extend(inserts.get(pos, ()))
         body.append(item)
@@ -138,8 +146,12 @@ def make_resume(
         else:
             pro.append(Instr("PUSH_NULL") if null else Instr("LOAD_FAST", stack_param(i)))
     pro.append(Instr("JUMP_FORWARD", label))
+    own_params, own_stack = (), 0
+    if own is not None:
+        pro, own_params, own_stack = own
     for ins in pro:
-        ins.lineno = code.co_firstlineno
+        if isinstance(ins, Instr):
+            ins.lineno = code.co_firstlineno
     nb = Bytecode(pro + body)
     nb.name = code.co_name  # tracebacks and explain show the user's function
     nb.qualname = code.co_qualname
@@ -154,7 +166,7 @@ def make_resume(
         + live
         + cells
     )
-    args = super_first(code, args) + ([EXIT_PARAM] if exits else [])
+    args = super_first(code, args) + ([EXIT_PARAM] if exits else []) + list(own_params)
     nb.argnames = args
     nb.argcount = len(args)
     nb.posonlyargcount = 0
@@ -169,7 +181,7 @@ def make_resume(
         # size (a handler then pushes past the frame's stack).  After the prologue every
         # instruction runs at its original depth (`resume_check` verifies it).
         new_code = nb.to_code(
-            stacksize=max(code.co_stacksize, len(stack_nulls) + 1)
+            stacksize=max(code.co_stacksize, len(stack_nulls) + 1, own_stack)
             + max((keep + 4 for _, keep in (exits or {}).values()), default=0),
             compute_exception_stack_depths=False,
         )
@@ -179,7 +191,8 @@ def make_resume(
         ) from None
     out = types.FunctionType(new_code, fn.__globals__, name, None, fn.__closure__)
     out.__qualname__ = f"{fn.__qualname__}.<resume@{offset}>"
-    offmap, aliases = _offset_map(new_code, len(pro), bc, widths, before)
+    n_pro = sum(isinstance(ins, Instr) for ins in pro)
+    offmap, aliases = _offset_map(new_code, n_pro, bc, widths, before)
     check_continuation(new_code, code, offmap, aliases)
     out.__bcfront_resume__ = (fn, offmap)
     setattr(out, CELL_PARAMS, tuple(cells))

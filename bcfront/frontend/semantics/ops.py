@@ -37,6 +37,7 @@ from ..model.values import (
 )
 from . import classes, dispatch, sys_modules
 from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
+from .known_tensors import known_value
 from .registry import MODELS
 
 BINARY_OPS = [
@@ -292,6 +293,9 @@ def truth(tx, v: Value) -> bool:
     if isinstance(v, SymIntV):
         return bool(v.example)  # the ShapeEnv guards the outcome (``Ne(s0, 0)``)
     if isinstance(v, TensorV):
+        known = known_value(tx, v)  # made from constants only: the same on every call
+        if known is not None and known.numel() == 1:
+            return bool(known)
         raise UnsupportedError(
             BreakReason.DATA_DEPENDENT_BRANCH, "the truth value of a tensor depends on its data"
         )
