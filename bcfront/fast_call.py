@@ -68,7 +68,8 @@ def _body(entries, args: str) -> list[str]:
     """The entries tried in order: through their fused functions where the call's number of
     arguments binds (one test for a run of entries of one signature), else as the loop."""
     lines: list[str] = []
-    run_arity, run = None, []
+    run_arity: tuple[int, int] | None = None
+    run: list[int] = []
 
     def flush():
         if run:

@@ -43,8 +43,6 @@ from ..model.node_checks import check_split, note_node
 from ..model.sources import AttrSource
 from ..model.values import TensorV, Value
 from .classes import source_of
-from .collectives import on_fakes
-from .torch_calls import convert, wrap_output
 
 _HOOKED = ("_forward_pre_hooks", "_forward_hooks")  # FSDP's own: its pre- and post-forward
 _HOOKS_NONE = (  # hook dicts that must stay empty: what the fake run does not model
@@ -94,6 +92,8 @@ def call_fsdp_break(cls: type, why: str = "") -> NoReturn:
 
 
 def _call_node(tx, mv, args: list, kwargs: dict) -> Value:
+    from .torch_calls import convert, wrap_output  # (imports torch: only when FSDP is in use)
+
     mod, cls = mv.obj, type(mv.obj)
     state, groups = _fsdp_groups(mod)
     _check_callable(mod, cls, state)
@@ -292,6 +292,8 @@ class FSDPModuleCall:
         self.__module__ = ""  # (printed by its name alone)
 
     def __call__(self, *args, **kwargs):
+        from .collectives import on_fakes  # (imports torch: not at this module's import)
+
         if on_fakes([a for a in args if hasattr(a, "shape")]):  # a re-run on fakes (alias facts)
             mod = self.ref()
             assert mod is not None, "the module's ID_MATCH guard passed"
