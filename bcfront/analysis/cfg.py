@@ -216,9 +216,10 @@ class CFG:
         starts = self._starts = list(map(ints.__getitem__, map(offsets.__getitem__, cuts[:-1])))
         plists: list[list[int]] = [[] for _ in starts]  # each block's predecessors
         preds = dict(zip(starts, plists))
-        nxt_starts = cast("list[int | None]", starts[1:])
+        # (the annotations below instead of `cast` calls: this runs once per code object)
+        nxt_starts: list[int | None] = starts[1:]  # type: ignore[assignment]
         nxt_starts.append(None)
-        nxt_plists = cast("list[list[int] | None]", plists[1:])  # (the fall-through's, without a lookup)
+        nxt_plists: list[list[int] | None] = plists[1:]  # type: ignore[assignment]  # (the fall-through's, without a lookup)
         nxt_plists.append(None)
         k, nt = 0, len(table)
         h = None
@@ -297,8 +298,8 @@ class CFG:
         self.exit_preds = [entry]
         self.out_kinds = {entry: _NO_EDGE}
         self.entry = entry
-        self._starts = [entry]
-        self._rpo = [entry]
+        # (one list for the offset order and the RPO, which are the same here and read-only)
+        self._starts = self._rpo = [entry]
         self.single_block = True  # the analyses' answers are fixed (`dominance`, `loops`)
 
     # -- queries ------------------------------------------------------------

@@ -25,7 +25,10 @@ def varname_from_oparg(code: CodeType) -> Callable[[int], str]:
 def adaptive_code(code: CodeType) -> bytes:
     """3.11's adaptive bytes of `code`: co_code, quickened once the code has run a while
     (co_code itself where the attribute does not exist)."""
-    return cast("bytes", getattr(code, "_co_code_adaptive", code.co_code))
+    try:  # (no `cast` call and no co_code read ahead: the decoder asks once per code object)
+        return code._co_code_adaptive  # type: ignore[attr-defined,no-any-return]  # undocumented
+    except AttributeError:
+        return code.co_code
 
 
 def dis_table(name: str) -> Any:

@@ -280,7 +280,7 @@ def _decode_plain(
             t = targets[i] = starts[i] + UNITS[words[i]][3]  # type: ignore[index,operator]  # a jump: its delta is an int
             jumps.append(t)
     table = parse_exception_table(code) if code.co_exceptiontable else ()
-    units = cast("list[UnitKey]", words)  # (a list[int] the Bytecode only reads)
+    units: list[UnitKey] = words  # type: ignore[assignment]  # (a list[int] the Bytecode only reads; no cast call)
     bc = Bytecode(code, starts, opbytes, args, targets, len(raw), table, PY, units, raw, jumps)
     # `check_structure`'s checks, as they pass on what this CPython compiled: RESUME first
     # (or after the prologue), 3.11's caches still zero, every jump and table entry on

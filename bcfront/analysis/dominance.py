@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
 from itertools import count, islice, repeat
 from types import MappingProxyType
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar
 
 from .cfg import CFG, EXIT, Block, block_rpo
 
@@ -308,7 +308,7 @@ def cfg_dominance_frontier(cfg: CFG, dom: CFGDominance | None = None) -> dict[in
     # The root is a join of the (implicit) way in and its back edges: every dominator
     # of a predecessor has it in its frontier, the root included.
     root = order[0]
-    up = cast("Mapping[int, int]", idom)  # (only the root maps to None: no runner gets there)
+    up: Mapping[int, int] = idom  # type: ignore[assignment]  # (only the root maps to None: no runner gets there)
     for r in dom.root_preds:
         df[r].add(root)
         while r != root:

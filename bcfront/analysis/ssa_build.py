@@ -117,7 +117,7 @@ class Builder:
             var_of += [-1] * nbits  # at least the cells and free variables
             self.local_mask = sum(1 << k for k, n in enumerate(variables) if kinds[n] == "local")
         # (None: not given a value yet; renaming reads only locals and slots it has set)
-        self.loc: list[ValueId] = [None] * nloc  # type: ignore[list-item]
+        self.loc: list[ValueId]  # (`make_entry` makes it)
         self.stk: list[ValueId] = [None] * (stack.max_depth + 1)  # type: ignore[list-item]
         self.nv = 0  # the next op value id
 
@@ -266,7 +266,8 @@ class Builder:
             # (i and d carried along: one list iterator, cheaper than a zip of three)
             i = lo - 1
             d = din
-            for eff in effs[lo:hi]:
+            # (the whole column when the block is the whole code: no slice to copy)
+            for eff in effs if hi - lo == len(effs) else effs[lo:hi]:
                 i += 1
                 if eff.simple:
                     p = eff.pops
@@ -383,11 +384,16 @@ class Builder:
         """The values handler `b` finds pushed: the raising offset (if `lasti`), then the
         exception, from the entry's depth on."""
         hv: list[ValueId] = []
-        stk = self.stk
-        for k in range(entry.depth, entry.handler_depth):
-            v = self.new("lasti" if entry.lasti and k == entry.depth else "exc", k, b, None)
+        stk, recs = self.stk, self.recs
+        k = entry.depth
+        if entry.lasti:  # (the records made inline, as `new` would)
+            recs.append(("lasti", k, b, None, ()))
+            stk[k] = v = -len(recs)
             hv.append(v)
-            stk[k] = v
+            k += 1
+        recs.append(("exc", k, b, None, ()))  # (the exception: one value, on top)
+        stk[k] = v = -len(recs)
+        hv.append(v)
         self.form.handler_values[b] = hv  # type: ignore[index]  # (`run` made it a dict)
 
     def make_entry(self) -> None:
@@ -403,18 +409,20 @@ class Builder:
         names = self.varnames
         b = self.cfg.entry
         self.cell_params = cell_params = {}
-        recs, loc = self.recs, self.loc
+        recs = self.recs
         if self.locals is names:  # all locals, in arg order: ids -1, -2, ... in order
             # the records ("param" or "undef", name, b, None, ()) kept as the names alone
             # (`IntegerSSA.lead`; no tuple per local)
             recs += names
-            self.form.lead = (nargs, b, len(names))
             count = len(names)
-            # (a slice of a list: assigning a range with a negative step costs more)
-            ids = _NEGATIVE[:count] if count <= len(_NEGATIVE) else list(range(-1, -count - 1, -1))
-            loc[:] = ids
-            self.form.entry = ids  # (a list of its own: the slice or the range's)
+            self.form.lead = (nargs, b, count)
+            # the entry's ids as a range (no list for the collector to traverse), the
+            # locals' values as a slice of the shared list (a list of its own)
+            self.form.entry = range(-1, -count - 1, -1)
+            self.loc = _NEGATIVE[:count] if count <= len(_NEGATIVE) else list(self.form.entry)
             return
+        loc: list[ValueId] = [None] * self.nloc  # type: ignore[list-item]  # (all set below)
+        self.loc = loc
         params = names[:nargs]
         entry: list[ValueId] = []
         self.form.entry = entry

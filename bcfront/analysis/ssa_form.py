@@ -37,7 +37,7 @@ class IntegerSSA:
     phi_edges: Mapping[int, tuple[tuple[int, str], ...]] = MappingProxyType({})
     handler_values: Mapping[int, list[int]] = MappingProxyType({})  # handler -> pushed ids
     catches: Mapping[int, list[int]] = MappingProxyType({})  # block -> its catch ids
-    entry: Sequence[int] = ()  # the entry values' ids (`Builder.make_entry` sets a list)
+    entry: Sequence[int] = ()  # the entry values' ids (`Builder.make_entry`: a list or a range)
     order: Sequence[int] = ()  # the reachable blocks in renaming order (the CFG's RPO list)
 
     def __init__(self) -> None:

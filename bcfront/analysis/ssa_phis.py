@@ -37,8 +37,7 @@ class PhiSite(Protocol):
     locals: Sequence[str]  # the SSA locals' names, by local id
     nloc: int  # how many SSA locals (variable ids below it are locals)
     local_mask: int  # liveness's bits of the SSA locals
-
-    def new(self, kind: str, var: Any, b: int, offset: int | None, args: Any = ()) -> int: ...
+    recs: list[Any]  # the value records (`new` appends one; its id is ~its index)
 
     def local_ids(self) -> dict[str, int]: ...
 
@@ -91,7 +90,7 @@ def place(bd: PhiSite) -> PhiPlacement:
     kinds = cfg.out_kinds
     names = bd.locals
     nloc = bd.nloc
-    new = bd.new
+    recs = bd.recs
     for b, vs in phis.items():
         table: dict[int, int] = {}
         phi_at[b] = table
@@ -115,8 +114,9 @@ def place(bd: PhiSite) -> PhiPlacement:
             else:
                 feeds[p] = [(b, k, pos)]
         n = len(in_edges)
-        for var in vs:
-            table[var] = new("phi", names[var] if var < nloc else var - nloc, b, None, [None] * n)
+        for var in vs:  # (each record made inline, as `new` would)
+            recs.append(("phi", names[var] if var < nloc else var - nloc, b, None, [None] * n))
+            table[var] = -len(recs)
     return placement
 
 
