@@ -222,3 +222,16 @@ def test_a_raising_rank_does_not_hang_the_others():
 
     with pytest.raises(RankFailed, match="rank 1"):
         run("raise_on_rank1", world=2, timeout=120)
+
+
+def test_a_rank_killed_by_a_signal_is_reported_with_its_python_stacks():
+    """A rank that aborts (a corrupted heap, a gloo thread's ``terminate``) fails the run
+    loudly, its output first: the signal, and faulthandler's stacks of its threads."""
+    from .launch import RankFailed
+
+    with pytest.raises(RankFailed) as e:
+        run("abort_on_rank1", world=2, timeout=120)
+    msg = str(e.value)
+    assert msg.startswith("abort_on_rank1: rank 1 exited with -6 (SIGABRT)\n--- rank 1 ")
+    dead = msg.split("--- rank 0 ")[0]
+    assert "Fatal Python error: Aborted" in dead and "in abort_on_rank1" in dead

@@ -1,7 +1,9 @@
-"""One rank of a distributed test: ``python workers.py SCENARIO RANK WORLD PORT OUT``.
+"""One rank of a distributed test: ``python workers.py SCENARIO RANK WORLD STORE OUT``.
 
-Joins a gloo group on loopback (with a timeout, destroyed in ``finally``), runs the
-scenario and writes its results (plain JSON) to OUT.  The checks compare bcfront against
+Joins a gloo group on loopback (meeting at the ``file://`` STORE, with a timeout,
+destroyed in ``finally``), runs the scenario and writes its results (plain JSON) to OUT.
+faulthandler is on: a rank a signal kills (an abort in a gloo thread) leaves the Python
+stacks of all its threads in its output, which the launcher reports.  The checks compare bcfront against
 eager PyTorch on the same ranks, and training against a single-process run on the full
 batch; the parent (`launch.run`) asserts on the results.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import faulthandler
 import gc
 import json
 import os
@@ -550,6 +553,15 @@ def all_checks(rank: int, world: int) -> dict:
     return {"collectives": collectives(rank, world), "ddp": ddp(rank, world), "fsdp": fsdp(rank, world)}
 
 
+def abort_on_rank1(rank: int, world: int) -> dict:
+    """Rank 1 aborts (SIGABRT, as glibc does on a corrupted heap); the others wait in a
+    collective it never joins."""
+    if rank == 1:
+        os.abort()
+    dist.barrier()
+    return {}
+
+
 def raise_on_rank1(rank: int, world: int) -> dict:
     """Rank 1 raises; the others wait in a collective it never joins (the launcher kills them)."""
     if rank == 1:
@@ -566,15 +578,17 @@ SCENARIOS = {
     "fsdp_share": fsdp_share,
     "fsdp_via_function_keeps_model": fsdp_via_function_keeps_model,
     "raise_on_rank1": raise_on_rank1,
+    "abort_on_rank1": abort_on_rank1,
 }
 
 
-def main(scenario: str, rank: int, world: int, port: int, out: str) -> None:
+def main(scenario: str, rank: int, world: int, store: str, out: str) -> None:
+    faulthandler.enable(all_threads=True)
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
     dist.init_process_group(
         "gloo",
-        init_method=f"tcp://127.0.0.1:{port}",
+        init_method=store,
         rank=rank,
         world_size=world,
         timeout=datetime.timedelta(seconds=60),
@@ -588,7 +602,7 @@ def main(scenario: str, rank: int, world: int, port: int, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5])
     # The results are written and the group destroyed: leave without the interpreter's
     # teardown, where a gloo/FSDP worker thread still being destroyed can abort the process
     # ("terminate called without an active exception", seen once in CI after every check
