@@ -548,6 +548,38 @@ def fsdp_via_function_keeps_model(rank: int, world: int) -> dict:
     return {"alive": alive() is not None}
 
 
+def error_after_collectives(rank: int, world: int) -> dict:
+    """Rank 0's call fails after the collectives it issued (an index only rank 0 gets
+    wrong), in eager and captured alike; then every rank goes on with collectives of other
+    sizes.  The outcome of each call, and whether each later all_reduce summed the ranks."""
+    import torch.distributed._functional_collectives as fc
+
+    def f(x, i):
+        w = dist.group.WORLD
+        a = fc.all_reduce(x * 2, "sum", w)
+        b = fc.all_gather_tensor(x, 0, w)
+        return (a + 1)[i], b
+
+    cf = bcfront.capture(f)
+    x = torch.arange(6.0).reshape(2, 3) * (rank + 1)
+    good = torch.tensor([0])
+    cf(x, good)
+    want = _settled(f(x, good))  # (waited: compared below without a collective)
+    outcomes, summed = [], []
+    for step in range(3):
+        i = torch.tensor([100]) if (rank == 0 and step == 1) else good
+        for fn in (f, cf):
+            try:
+                got = _settled(fn(x, i))
+                outcomes.append("ok" if _same(got, want) else "differs")
+            except IndexError:
+                outcomes.append("IndexError")
+        t = torch.ones(1000 * (step + 1))
+        dist.all_reduce(t)
+        summed.append(bool((t == world).all()))
+    return {"outcomes": outcomes, "summed": summed}
+
+
 def all_checks(rank: int, world: int) -> dict:
     """Every scenario on one group (one spawn for the whole default test run)."""
     return {"collectives": collectives(rank, world), "ddp": ddp(rank, world), "fsdp": fsdp(rank, world)}
@@ -579,6 +611,7 @@ SCENARIOS = {
     "fsdp_via_function_keeps_model": fsdp_via_function_keeps_model,
     "raise_on_rank1": raise_on_rank1,
     "abort_on_rank1": abort_on_rank1,
+    "error_after_collectives": error_after_collectives,
 }
 
 
