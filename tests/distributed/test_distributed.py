@@ -217,8 +217,33 @@ def test_four_ranks_ddp_and_fsdp():
         assert r["fsdp"]["effects"]["cap"] == r["fsdp"]["effects"]["eager"]
 
 
+def test_an_error_on_one_rank_after_a_graphs_collectives_keeps_the_ranks_paired():
+    """The CI flake of session 20: rank 0's graph failed after issuing collectives and the
+    function reran natively, issuing them again on rank 0 alone; the ranks' collectives no
+    longer paired up and a rank aborted.  Now the error propagates as eager's does, and
+    every later collective still pairs up."""
+    ranks = run("error_after_collectives", world=2, timeout=120)
+    ok = ["ok"] * 6
+    assert ranks[0]["outcomes"] == ["ok", "ok", "IndexError", "IndexError", "ok", "ok"]
+    assert ranks[1]["outcomes"] == ok
+    assert all(r["summed"] == [True] * 3 for r in ranks)
+
+
 def test_a_raising_rank_does_not_hang_the_others():
     from .launch import RankFailed
 
     with pytest.raises(RankFailed, match="rank 1"):
         run("raise_on_rank1", world=2, timeout=120)
+
+
+def test_a_rank_killed_by_a_signal_is_reported_with_its_python_stacks():
+    """A rank that aborts (a corrupted heap, a gloo thread's ``terminate``) fails the run
+    loudly, its output first: the signal, and faulthandler's stacks of its threads."""
+    from .launch import RankFailed
+
+    with pytest.raises(RankFailed) as e:
+        run("abort_on_rank1", world=2, timeout=120)
+    msg = str(e.value)
+    assert msg.startswith("abort_on_rank1: rank 1 exited with -6 (SIGABRT)\n--- rank 1 ")
+    dead = msg.split("--- rank 0 ")[0]
+    assert "Fatal Python error: Aborted" in dead and "in abort_on_rank1" in dead

@@ -18,6 +18,8 @@ import torch.distributed as dist
 
 import bcfront
 
+fc = pytest.importorskip("torch.distributed._functional_collectives")
+
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not built")
 
 
@@ -166,6 +168,72 @@ def test_async_handle_dropped_unwaited_still_completes(fake_group):
     report = bcfront.explain(f, torch.ones(3))
     assert _ops(report.graphs[0].code) == ["all_reduce"]
     assert torch.equal(bcfront.capture(f)(torch.ones(3)), torch.full((3,), 5.0))
+
+
+def _issued(fn, *args) -> tuple:
+    """(what `fn(*args)` returned, or the name of the error it raised; how many all_reduces
+    it issued), counted by torch's profiler."""
+    from torch.autograd.profiler_legacy import profile
+
+    with profile() as p:
+        try:
+            out = fn(*args)
+        except IndexError as e:
+            out = type(e).__name__
+    return out, sum(e.name == "_c10d_functional::all_reduce" for e in p.function_events)
+
+
+def _reduce_then_index(x, i):
+    y = fc.all_reduce(x * 2, "sum", dist.group.WORLD)
+    return y[i] + 1  # an index out of range: only the real kernel sees it
+
+
+def _reduce_then_index_in_try(x, i):
+    try:
+        y = fc.all_reduce(x * 2, "sum", dist.group.WORLD)
+        return y[i] + 1
+    except IndexError:
+        return "handled"
+
+
+@pytest.mark.filterwarnings("ignore::bcfront.report.NativeFallbackWarning")  # (the split's rest)
+@pytest.mark.parametrize("fn", [_reduce_then_index, _reduce_then_index_in_try])
+def test_an_error_after_a_collective_never_issues_it_again(fake_group, fn):
+    """A graph that fails past a collective must not rerun the function natively: the
+    rerun would issue the collective a second time on this rank alone, and the ranks'
+    collectives would no longer pair up (on gloo: one collective's bytes read into
+    another's buffer, a rank aborting).  The error reaches the caller -- or, under a try,
+    the handler -- after the one collective eager issues."""
+    x, good, bad = torch.ones(4, 3), torch.tensor([1]), torch.tensor([10])
+    cf = bcfront.capture(fn)
+    cf(x, good)  # (captured: the counts below are of the cached entry's calls)
+    want, got = _issued(fn, x, good), _issued(cf, x, good)
+    assert got[1] == want[1] == 1 and torch.equal(got[0], want[0])
+    outcome = "handled" if "try" in fn.__name__ else "IndexError"
+    assert _issued(cf, x, bad) == _issued(fn, x, bad) == (outcome, 1)
+
+
+@pytest.mark.filterwarnings("ignore::bcfront.report.NativeFallbackWarning")  # (the split's rest)
+def test_a_collective_a_handler_could_see_fail_after_ends_the_graph(fake_group):
+    """Under a try, the region is split before the collective (it runs at the break), so
+    the error after it reaches the handler; outside one the graph holds it."""
+    inside = bcfront.explain(_reduce_then_index_in_try, torch.ones(4, 3), torch.tensor([1]))
+    (split,) = [b for b in inside.graph_breaks if str(b.reason) == "write-before-error"]
+    assert "before a collective" in split.message and "fc.all_reduce" in split.source_line
+    outside = bcfront.explain(_reduce_then_index, torch.ones(4, 3), torch.tensor([1]))
+    assert outside.graph_breaks == [] and _ops(outside.graphs[0].code) == ["all_reduce", "wait_tensor"]
+
+
+@pytest.mark.filterwarnings("ignore::bcfront.report.NativeFallbackWarning")  # (after the break)
+def test_a_collective_of_a_tensor_autograd_records_breaks_with_the_reason(fake_group):
+    def f(w):
+        return fc.all_reduce(w * 2, "sum", dist.group.WORLD) + 1
+
+    w = torch.ones(3, requires_grad=True)
+    report = bcfront.explain(f, w)
+    assert [str(b.reason) for b in report.graph_breaks][:1] == ["collective"]
+    assert "requires grad: autograd would record the collective" in report.graph_breaks[0].message
+    assert torch.equal(bcfront.capture(f)(w), f(w))
 
 
 @pytest.mark.gpu

@@ -1,7 +1,9 @@
-"""One rank of a distributed test: ``python workers.py SCENARIO RANK WORLD PORT OUT``.
+"""One rank of a distributed test: ``python workers.py SCENARIO RANK WORLD STORE OUT``.
 
-Joins a gloo group on loopback (with a timeout, destroyed in ``finally``), runs the
-scenario and writes its results (plain JSON) to OUT.  The checks compare bcfront against
+Joins a gloo group on loopback (meeting at the ``file://`` STORE, with a timeout,
+destroyed in ``finally``), runs the scenario and writes its results (plain JSON) to OUT.
+faulthandler is on: a rank a signal kills (an abort in a gloo thread) leaves the Python
+stacks of all its threads in its output, which the launcher reports.  The checks compare bcfront against
 eager PyTorch on the same ranks, and training against a single-process run on the full
 batch; the parent (`launch.run`) asserts on the results.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import faulthandler
 import gc
 import json
 import os
@@ -545,9 +548,50 @@ def fsdp_via_function_keeps_model(rank: int, world: int) -> dict:
     return {"alive": alive() is not None}
 
 
+def error_after_collectives(rank: int, world: int) -> dict:
+    """Rank 0's call fails after the collectives it issued (an index only rank 0 gets
+    wrong), in eager and captured alike; then every rank goes on with collectives of other
+    sizes.  The outcome of each call, and whether each later all_reduce summed the ranks."""
+    import torch.distributed._functional_collectives as fc
+
+    def f(x, i):
+        w = dist.group.WORLD
+        a = fc.all_reduce(x * 2, "sum", w)
+        b = fc.all_gather_tensor(x, 0, w)
+        return (a + 1)[i], b
+
+    cf = bcfront.capture(f)
+    x = torch.arange(6.0).reshape(2, 3) * (rank + 1)
+    good = torch.tensor([0])
+    cf(x, good)
+    want = _settled(f(x, good))  # (waited: compared below without a collective)
+    outcomes, summed = [], []
+    for step in range(3):
+        i = torch.tensor([100]) if (rank == 0 and step == 1) else good
+        for fn in (f, cf):
+            try:
+                got = _settled(fn(x, i))
+                outcomes.append("ok" if _same(got, want) else "differs")
+            except IndexError:
+                outcomes.append("IndexError")
+        t = torch.ones(1000 * (step + 1))
+        dist.all_reduce(t)
+        summed.append(bool((t == world).all()))
+    return {"outcomes": outcomes, "summed": summed}
+
+
 def all_checks(rank: int, world: int) -> dict:
     """Every scenario on one group (one spawn for the whole default test run)."""
     return {"collectives": collectives(rank, world), "ddp": ddp(rank, world), "fsdp": fsdp(rank, world)}
+
+
+def abort_on_rank1(rank: int, world: int) -> dict:
+    """Rank 1 aborts (SIGABRT, as glibc does on a corrupted heap); the others wait in a
+    collective it never joins."""
+    if rank == 1:
+        os.abort()
+    dist.barrier()
+    return {}
 
 
 def raise_on_rank1(rank: int, world: int) -> dict:
@@ -566,15 +610,18 @@ SCENARIOS = {
     "fsdp_share": fsdp_share,
     "fsdp_via_function_keeps_model": fsdp_via_function_keeps_model,
     "raise_on_rank1": raise_on_rank1,
+    "abort_on_rank1": abort_on_rank1,
+    "error_after_collectives": error_after_collectives,
 }
 
 
-def main(scenario: str, rank: int, world: int, port: int, out: str) -> None:
+def main(scenario: str, rank: int, world: int, store: str, out: str) -> None:
+    faulthandler.enable(all_threads=True)
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
     dist.init_process_group(
         "gloo",
-        init_method=f"tcp://127.0.0.1:{port}",
+        init_method=store,
         rank=rank,
         world_size=world,
         timeout=datetime.timedelta(seconds=60),
@@ -588,7 +635,7 @@ def main(scenario: str, rank: int, world: int, port: int, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5])
     # The results are written and the group destroyed: leave without the interpreter's
     # teardown, where a gloo/FSDP worker thread still being destroyed can abort the process
     # ("terminate called without an active exception", seen once in CI after every check

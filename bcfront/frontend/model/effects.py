@@ -61,8 +61,9 @@ def note(tx, value) -> None:
 
 def _describe(tx, value) -> list[tuple[str, str]]:
     described = getattr(value, "describe_effect", None)
-    if described is not None:  # a value that logs itself (`deferred_calls.CallLogV`)
-        return [described()]
+    if described is not None:  # a value that logs itself (`deferred_calls.CallLogV`), or
+        effect = described()  # None: the trace's own bookkeeping, no write to the world
+        return [effect] if effect is not None else []
     if isinstance(value, CellV):
         return [("nonlocal", f"C[{value.name!r}]")]
     if isinstance(value, ObjectV):

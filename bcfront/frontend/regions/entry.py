@@ -27,7 +27,13 @@ from ..model.sources import LocalSource
 from ..model.values import TensorV
 from .caller_frames import from_user_frame
 from .codegen import Rebuilder, compile_function, function_source
-from .region_errors import errors_observable, first_writer_index, guard_graph_errors, write_back_last
+from .region_errors import (
+    errors_observable,
+    first_writer_index,
+    guard_graph_errors,
+    split_before_collective,
+    write_back_last,
+)
 
 _counter = itertools.count()
 
@@ -294,6 +300,7 @@ class RegionCode:
         if graph.body:
             observable = errors_observable(tx, graph, first_writer_index(graph))
             compiled = write_back_last(graph, example, compiled, observable, tx)
+            split_before_collective(tx, graph, compiled)
         body: list[str] = []
         compiled.emit(graph, ns, body)
         if body:

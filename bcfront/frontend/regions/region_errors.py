@@ -18,6 +18,11 @@ and ``finally`` blocks with the writes made before it exactly as eager leaves th
 * `guard_graph_errors(...)`: wraps the graph's statements; an error before the
   first lasting statement puts back the random generators (and snapshots), then
   reruns the function natively, exactly as eager would run it.
+* A collective (`issues_collective`) is lasting as well: the other ranks took part in it,
+  so a native rerun after it would issue it again on this rank alone and the ranks'
+  collectives would no longer pair up (gloo then reads one collective's bytes into
+  another's buffer).  An error after it propagates; where one could be observed, the
+  region is split before it (`split_before_collective`).
 * When neither works (a write functionalization cannot express: ``t_``, a write
   through ``unfold``; or a write autograd records on a tensor that requires
   grad), the region is split instead: `write_back_last` raises `SplitAt`, and
@@ -73,9 +78,10 @@ def trace_with_splits(trace):
     return trace(Split(split.at, split.why, enabled=False))
 
 
-def _split_or_note(tx, graph, node, why: str, compiled) -> None:
+def _split_or_note(tx, graph, node, why: str, compiled, what: str = "in-place write") -> None:
     """Ask for a split before `node` (a body node; None: before the first writer), or, when
-    no split may be asked for, say in explain that such an error escapes the handler."""
+    no split may be asked for, say in explain that such an error escapes the handler.
+    `what` names the lasting statement at `node` (an in-place write, a collective)."""
     split = tx.__dict__.get("split") if tx is not None else None
     at = graph.body.index(node) if node is not None and node in graph.body else None
     if at is None:
@@ -84,13 +90,15 @@ def _split_or_note(tx, graph, node, why: str, compiled) -> None:
     if split is not None and split.enabled and at is not None:
         raise SplitAt(
             at,
-            f"the graph ends before an in-place write that cannot be undone ({why}), "
+            f"the graph ends before {_a(what)} that cannot be undone ({why}), "
             "so that a run-time error after it reaches the function's handlers "
             "with eager's state",
         )
-    compiled.notes.append(
-        f"{why}; an error raised after the graph's first in-place write propagates as it is"
-    )
+    compiled.notes.append(f"{why}; an error raised after the graph's first {what} propagates as it is")
+
+
+def _a(what: str) -> str:
+    return f"{'an' if what[0] in 'aeiou' else 'a'} {what}"
 
 
 def _first_grad_write(obs, names) -> object | None:
@@ -205,6 +213,27 @@ def _first_writer(graph) -> str | None:
     return graph.body[i].name if i < len(graph.body) else None
 
 
+def issues_collective(n) -> bool:
+    """The node issues a collective (a ``_c10d_functional`` op other than its wait): the
+    other ranks take part in it, so once it has run the function must not run again
+    natively on this rank alone (the ranks' collectives would no longer pair up)."""
+    from ...ir.passes import is_collective, target_name
+
+    return is_collective(n) and not target_name(n).startswith("wait_tensor")
+
+
+def split_before_collective(tx, graph, compiled) -> None:
+    """A graph's first collective is a lasting statement (`issues_collective`): an error
+    after it propagates as it is, never reruns the function natively.  Where a handler or
+    a replayed Python write could see that (`errors_observable`), ask for a split before
+    it, as for an in-place write that cannot be undone: the collective then runs natively
+    at the break, and the rest in a region of its own."""
+    first = next((i for i, n in enumerate(graph.body) if issues_collective(n)), None)
+    if first is not None and errors_observable(tx, graph, first):
+        why = "a native rerun after a collective would issue it again on this rank alone"
+        _split_or_note(tx, graph, graph.body[first], why, compiled, "collective")
+
+
 def errors_observable(tx, graph, first: int = 0) -> bool:
     """Could a run-time error at body node `first` or later be seen with the graph's in-place
     writes only partly done?  (Before `first`, no node writes lasting state: a failed run
@@ -241,8 +270,8 @@ def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str],
     eager would: the graph writes input storage only at its end (`write_back_last`), and
     the random number generators are put back as they were (and, for in-place writes
     no autograd records, the written inputs: `write_back_last` sets ``restore``).  Only
-    past a lasting statement (the write-back, or an in-place write when functionalization
-    failed) does the error propagate as it is."""
+    past a lasting statement (the write-back, an in-place write when functionalization
+    failed, a collective, a seeding) does the error propagate as it is."""
     plan = getattr(compiled, "plan", None)
     emitted = plan.graph if plan is not None else graph
     restore = getattr(compiled, "restore", ())
@@ -284,7 +313,7 @@ def _lasting_prefixes(graph, first_write) -> tuple:
         [] if first_write is None else [first_write if first_write == WRITEBACK_MARK else f"{first_write} = "]
     )
     for n in graph.body if graph is not None else ():
-        if _draw(n) == "lasting":
+        if _draw(n) == "lasting" or issues_collective(n):
             stops.append(f"{n.name} = ")
     return tuple(stops)
 

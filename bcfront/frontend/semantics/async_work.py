@@ -116,6 +116,9 @@ class PendingLogV(Value):
     def describe(self):
         return "async collectives"
 
+    def describe_effect(self) -> None:
+        return None  # (bookkeeping: no write to the world, nothing an error could leave half-done)
+
     def replay_ops(self, rb) -> None:
         for w in self.works:
             if not w.waited:

@@ -37,7 +37,7 @@ from ..model.guards import GuardKind
 from ..model.node_checks import check_split, note_node
 from ..model.sources import GlobalSource
 from ..model.values import ObjectV, TensorV, Value
-from .torch_calls import convert, wrap_output
+from .torch_calls import add_call, convert, wrap_output
 
 APPLY = torch.autograd.Function.apply.__func__  # type: ignore[attr-defined]
 
@@ -66,16 +66,7 @@ def function_apply(tx, args: list, kwargs: dict) -> Value:
     outs = out if isinstance(out, (tuple, list)) else (out,)
     ins = [x for x in fargs if isinstance(x, torch.Tensor)]
     dirty = any(any(o is i for i in ins) for o in outs if isinstance(o, torch.Tensor))
-    node = tx.graph.add(
-        "call",
-        cls.apply,
-        [c[1] for c in conv],
-        {k: c[1] for k, c in kconv.items()},
-        meta=out,
-        loc=tx.loc(),
-        state=tx.node_state(),
-        mutates=dirty,
-    )
+    node = add_call(tx, "call", cls.apply, conv, kconv, out, mutates=dirty)
     if dirty:
         tx.has_mutation = True
     if tx.options.joint_graph:

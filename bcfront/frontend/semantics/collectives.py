@@ -127,7 +127,7 @@ def _collective(tx, name: str, args: list) -> Any:
 def _check_tensor(tx, t: Value, what: str) -> Any:
     if not isinstance(t, TensorV):
         _break(f"{what} is {t.describe()}, not a tensor")
-    if t.fake.requires_grad and tx.state.grad_enabled:
+    if t.fake.requires_grad and tx.state.grad:
         _break(f"{what} requires grad: autograd would record the collective")
     return t
 

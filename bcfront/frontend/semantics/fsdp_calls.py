@@ -92,7 +92,7 @@ def call_fsdp_break(cls: type, why: str = "") -> NoReturn:
 
 
 def _call_node(tx, mv, args: list, kwargs: dict) -> Value:
-    from .torch_calls import convert, wrap_output  # (imports torch: only when FSDP is in use)
+    from .torch_calls import add_call, convert, wrap_output  # (imports torch: only when FSDP is used)
 
     mod, cls = mv.obj, type(mv.obj)
     state, groups = _fsdp_groups(mod)
@@ -126,16 +126,7 @@ def _call_node(tx, mv, args: list, kwargs: dict) -> Value:
     tx.guard(GuardKind.CONSTANT_MATCH, AttrSource(src, "training"), mod.training)
     group = _group_text(groups)
     target = FSDPModuleCall(mod, capture, out, src.readable(), group)
-    node = tx.graph.add(
-        "call",
-        target,
-        [c[1] for c in conv],
-        {k: c[1] for k, c in kconv.items()},
-        meta=out,
-        loc=tx.loc(),
-        state=tx.node_state(),
-        mutates=False,
-    )
+    node = add_call(tx, "call", target, conv, kconv, out)
     tx.has_mutation = True  # (FSDP's state, the module's forward: opaque, as DDP's hook nodes)
     tx.notes.append(
         f"{src.readable()} ({cls.__qualname__}) is fully_shard'ed: its call is one opaque node "

@@ -304,7 +304,20 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         if (target if op == "method" else getattr(target, "__name__", None)) == "storage_offset":
             guard_storage_offsets(tx)
         return _wrap_python(symbolic.concrete(out))
-    node = tx.graph.add(
+    node = add_call(tx, op, target, conv, kconv, out, mutates=mutates)
+    if mutates:
+        tx.has_mutation = True
+    note_node(tx)
+    if sizes and not mutates:
+        return symbolic.wrap_numbers(tx, node, out)
+    return wrap_output(tx, node, out, args)
+
+
+def add_call(tx, op: str, target, conv: list, kconv: dict, out, *, mutates: bool = False):
+    """The graph node of a call whose arguments `convert` gave (`conv`, `kconv`: (fake,
+    node argument) pairs) and whose fake run returned `out`, at the trace's place and
+    state (`record`, an autograd Function's ``apply``, an FSDP module's call)."""
+    return tx.graph.add(
         op,
         target,
         [c[1] for c in conv],
@@ -314,12 +327,6 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         state=tx.node_state(),
         mutates=mutates,
     )
-    if mutates:
-        tx.has_mutation = True
-    note_node(tx)
-    if sizes and not mutates:
-        return symbolic.wrap_numbers(tx, node, out)
-    return wrap_output(tx, node, out, args)
 
 
 def _written(env, tx, op, target, fargs, fkw) -> tuple:
