@@ -163,3 +163,85 @@ def test_capturing_leaves_linecache_alone_and_tracebacks_show_generated_source()
     name = guard.__code__.co_filename
     assert name.startswith("bcfront:") and name not in before and name not in linecache.cache
     assert linecache.getline(name, 1, guard.__globals__).startswith("def ")
+
+
+# -- an exception raised by a cached region -------------------------------------------------
+
+
+def reduces(xs, keep):
+    import functools
+    import operator
+
+    return functools.reduce(operator.add, xs)  # [] raises TypeError in C, in a cached region
+
+
+def _user_frames(e):
+    """The frames of `e`'s traceback from user code (not bcfront's own or generated code)."""
+    import os
+
+    package = os.path.dirname(bcfront.__file__)
+    return [f for f in frames(e) if not f[0].startswith(("bcfront:", package)) and f[1] != "_raises_from"]
+
+
+def _raises_from(fn, *args):
+    try:
+        fn(*args)
+    except TypeError as e:
+        return e
+    raise AssertionError("expected a TypeError")
+
+
+class Held:
+    """An argument whose lifetime the test watches."""
+
+
+def test_a_cached_region_raising_gives_eager_frames_on_every_call():
+    cap = bcfront.capture(reduces)
+    want = _user_frames(_raises_from(reduces, [], None))
+    for _ in range(3):  # capture, then the cached region (its traceback frames made once)
+        got = _raises_from(cap, [], None)
+        assert _user_frames(got) == want
+        assert str(got) == "reduce() of empty iterable with no initial value"
+
+
+def test_the_frames_of_a_cached_raise_keep_no_argument_alive():
+    """The raisers' frames are kept for the next raise; a frame keeps its caller, and the
+    region's frame holds the call's arguments."""
+    import gc
+    import weakref
+
+    from bcfront.frontend.regions import tracebacks
+
+    cap = bcfront.capture(reduces)
+    _raises_from(cap, [], None)  # captured
+    tracebacks._FRAMES.clear()
+    held = Held()
+    ref = weakref.ref(held)
+    e = _raises_from(cap, [], held)  # cached: its frames are made now
+    assert tracebacks._FRAMES, "the cached region's raise made its frames once"
+    del e, held
+    gc.collect()
+    assert ref() is None
+
+
+def test_rewriting_one_traceback_leaves_the_next_raise_alone():
+    cap = bcfront.capture(reduces)
+    _raises_from(cap, [], None)
+    first = _raises_from(cap, [], None)
+    tb = first.__traceback__
+    while tb.tb_next is not None and tb.tb_next.tb_next is not None:
+        tb = tb.tb_next
+    tb.tb_next = None  # as a library hiding its own frames does
+    assert _user_frames(_raises_from(cap, [], None)) == _user_frames(_raises_from(reduces, [], None))
+
+
+def test_fast_attach_matches_attach_by_raising():
+    from bcfront.frontend.regions.tracebacks import attach, attach_by_raising
+
+    here = __file__
+    entries = ((here, "outer", (10, 10, 4, 12)), (here, "inner", (20, 21, None, None)))
+    fast, plain = attach(KeyError("k"), entries), attach_by_raising(KeyError("k"), entries)
+    assert frames(fast) == frames(plain) and len(frames(fast)) == 2
+    want = traceback.format_exception(plain)
+    assert traceback.format_exception(fast) == want
+    assert (fast.__context__, fast.__cause__) == (None, None)

@@ -75,18 +75,30 @@ def _new_object(cls, attrs):
 
 
 def _make_exception(cls, args, attrs, tb=()):
+    try:
+        # a built-in class: __new__ and the C fields' __init__ (StopIteration.value) in one call
+        exc = cls(*args) if cls.__module__ == "builtins" else _exception_of_class(cls, args)
+    except TypeError:  # arguments its __init__ does not take
+        exc = _exception_of_class(cls, args)
+    exc.args = args
+    if tb:
+        attach_traceback(exc, tb)  # before the chaining attrs (the plain attach raises)
+    for k, v in attrs.items():
+        setattr(exc, k, v)
+    return exc
+
+
+def _exception_of_class(cls, args):
     exc = cls.__new__(cls, *args)
     # the C fields a built-in base sets from the arguments (StopIteration.value, OSError.errno)
     # come from its __init__; a user class's own __init__ ran in the trace (its attrs follow)
-    base = next(c for c in cls.__mro__ if c.__module__ == "builtins")
+    for base in cls.__mro__:
+        if base.__module__ == "builtins":
+            break
     try:
         base.__init__(exc, *args)
     except TypeError:  # arguments the base does not take: only `args` is known then
         pass
-    exc.args = args
-    attach_traceback(exc, tb)  # before the chaining attrs: raising would set __context__
-    for k, v in attrs.items():
-        setattr(exc, k, v)
     return exc
 
 

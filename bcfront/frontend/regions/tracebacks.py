@@ -15,6 +15,9 @@ the user's file, function name and the raising instruction's source position
 
 from __future__ import annotations
 
+import _thread
+from types import TracebackType as _TracebackType
+
 _RAISERS: dict = {}  # (filename, name, positions) -> function; bounded below
 
 _TEMPLATE = "def _raiser(exc, rest):\n    rest[0](exc, rest[1:]) if rest else None; raise exc\n"
@@ -81,7 +84,28 @@ def _raiser(filename: str, name: str, positions: tuple):
 
 def attach(exc: BaseException, entries) -> BaseException:
     """Give `exc` a traceback through `entries` ((filename, name, positions), outermost first),
-    keeping its chaining fields as they were."""
+    keeping its chaining fields as they were.
+
+    The fast version of `attach_by_raising` (a cached region raising on every call paid a
+    raise and a catch per entry, several microseconds): the frames a raise through
+    `entries` leaves are made once (`_frames_through`) and each exception gets new
+    traceback objects over them -- new ones, so that a program rewriting ``tb_next`` (as
+    some libraries do to hide their frames) changes only its own exception's traceback.
+    `tests/frontend/test_exception_tracebacks.py` compares the two."""
+    if not entries:
+        return exc
+    frames = _FRAMES.get(entries)
+    if frames is None:
+        frames = _frames_through(entries)
+    tb = exc.__traceback__
+    for frame, lasti, lineno in reversed(frames):
+        tb = _TracebackType(tb, frame, lasti, lineno)
+    exc.__traceback__ = tb
+    return exc
+
+
+def attach_by_raising(exc: BaseException, entries) -> BaseException:
+    """`attach`'s plain version: raise `exc` through one raiser per entry and catch it."""
     if not entries:
         return exc
     chain = (exc.__context__, exc.__cause__, exc.__suppress_context__)
@@ -95,3 +119,49 @@ def attach(exc: BaseException, entries) -> BaseException:
     exc.__context__, exc.__cause__, exc.__suppress_context__ = chain
     del tb
     return exc
+
+
+_FRAMES: dict = {}  # entries -> ((frame, tb_lasti, tb_lineno), ...), outermost first
+
+
+class _Probe(Exception):
+    """The exception raised through the raisers to make their frames."""
+
+
+def _frames_through(entries) -> tuple:
+    """The frames (with the traceback's lasti and line) a raise through `entries` leaves.
+
+    Made on a thread of their own: a frame keeps the frame that called it (``f_back``), and
+    here that is the region, which holds the call's arguments -- a cache of frames made on
+    this thread would keep them alive.  On a new thread the caller chain ends at a function
+    of ours.  Where no thread can start, this call's own frames (not cached)."""
+    made: list = []
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def make():
+        try:
+            made.extend(_walk(attach_by_raising(_Probe(), entries).__traceback__))
+            for frame, _, _ in made:
+                frame.clear()  # the raiser's locals: the probe and the other raisers
+        finally:
+            done.release()
+
+    try:
+        _thread.start_new_thread(make, ())
+        done.acquire()
+    except RuntimeError:  # no threads here (interpreter shutdown)
+        made.clear()
+    frames = tuple(made)
+    if len(frames) != len(entries):  # not made there: this call's own, not cached
+        return tuple(_walk(attach_by_raising(_Probe(), entries).__traceback__))
+    if len(_FRAMES) > 10_000:
+        _FRAMES.clear()
+    _FRAMES[entries] = frames
+    return frames
+
+
+def _walk(tb):
+    while tb is not None:
+        yield tb.tb_frame, tb.tb_lasti, tb.tb_lineno
+        tb = tb.tb_next
