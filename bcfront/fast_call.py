@@ -1,22 +1,31 @@
-"""The cached call of a `CapturedFunction`, unrolled into one generated function.
+"""The cached call of a `CapturedFunction`, without the plain loop's overhead.
 
 `CapturedFunction.__call__` is the plain version: it loops over the entries, calls each
 guard with the call's arguments and runs the first hit's region.  A call of a captured
 function that does little (a pure-Python helper, a small tensor function) pays that loop,
 two frames with ``*args, **kwargs`` and the attribute reads around them on every call, as
 much as the work itself.  So each captured function gets a class of its own (`own_class`,
-a subclass changing nothing else) whose ``__call__`` is generated from its entries
-whenever they change (`install`): the entries' guards tried in order, inline, the hit's
-region called directly, and everything else -- keyword arguments, a measured call
-(`bcfront.timing`), a miss -- handed to the plain ``__call__``, which does what it always
-did.  Same entries, same order, same result: `tests/test_fast_call.py` compares the two.
+a subclass changing nothing else) whose ``__call__`` is made from its entries whenever
+they change (`install`), one of two ways:
+
+- `_chain`, for a root without defaults: the entries' link functions (guard and region in
+  one function taking the root's arguments, `regions/entry.link_function`), each calling
+  the next where its guard fails, the first one the ``__call__``: a hit on the first
+  entry costs one frame and one binding, done by Python;
+- otherwise a generated ``__call__`` trying the entries' fused functions in order.
+
+Everything else -- keyword arguments (for the generated call), a measured call
+(`bcfront.timing`), a miss -- goes to the plain ``__call__``, which does what it always
+did.  Same entries, same order, same result: `tests/test_fast_call.py` compares them.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import sys
+import weakref
 
 _counter = itertools.count()
 
@@ -95,6 +104,34 @@ def _body(entries, args: str) -> list[str]:
     return lines
 
 
+def _chain(cf, entries, plain_call, bound: bool):
+    """The entries' link functions chained (each calls the next where its guard fails, the
+    last one `cf._miss`), the first as ``__call__``: a call binds its arguments once, to the
+    root's own signature, and a hit on the first entry runs in that one frame.  Held
+    through a weak reference to `cf`: its class holds the chain."""
+    ref = weakref.ref(cf)
+    count = cf._call_count
+
+    def missed(*args, **kwargs):
+        count[0] += 1
+        return ref()._miss(args, kwargs)
+
+    def slow(positional, rest, keywords, extra):  # a measured call, or one to look at
+        absent = entries[0].ABSENT
+        args = (*(p for p in positional if p is not absent), *rest)
+        kwargs = {k: v for k, v in keywords.items() if v is not absent}
+        kwargs.update(extra)
+        return plain_call(ref(), *args[1:] if bound else args, **kwargs)
+
+    links = [e.link for e in entries]
+    for e, link, after in zip(entries, links, [*links[1:], missed]):
+        names = e.link_names
+        link.__globals__.update({names.next: after, names.count: count, names.slow: slow})
+        object.__setattr__(e, "owner", ref)
+    first = links[0]
+    return staticmethod(functools.partial(first, cf._self) if bound else first)
+
+
 def install(cf, plain_call, timing_on, bound: bool) -> None:
     """Give `cf`'s own class the ``__call__`` generated from `cf`'s entries now.
 
@@ -106,6 +143,9 @@ def install(cf, plain_call, timing_on, bound: bool) -> None:
     entries = cf._entries
     if not entries:
         cls.__call__ = plain_call
+        return
+    if all(getattr(e, "link", None) is not None for e in entries):
+        cls.__call__ = _chain(cf, entries, plain_call, bound)
         return
     args = "___a" if bound else "args"
     lines = [

@@ -108,3 +108,118 @@ def test_after_the_recompile_limit_calls_run_natively_and_count():
         for x in range(3, 9):
             assert cf(x) == pick(x)
     assert len(cf.entries) == 2 and cf.calls == 6
+
+
+# -- the chain of link functions (roots without defaults) ----------------------------------
+
+
+def plain_sum(x, y):
+    return x + y
+
+
+def star_kw(a, *rest, k, **kw):
+    return [a, rest, k, sorted(kw.items())]
+
+
+def _error(fn, *args, **kwargs):
+    try:
+        fn(*args, **kwargs)
+    except TypeError as e:
+        return str(e)
+    raise AssertionError("expected a TypeError")
+
+
+def test_a_root_without_defaults_is_called_through_its_entries_links():
+    cf = bcfront.capture(plain_sum)
+    cf(1, 2)
+    cf("a", "b")
+    call = type(cf).__dict__["__call__"]
+    assert isinstance(call, staticmethod) and call.__func__ is cf.entries[0].link
+    assert [cf(1, 2), cf("a", "b"), cf(y=2, x=1), cf(2.5, 1)] == [3, "ab", 3, 3.5]
+    assert len(cf.entries) == 3 and cf.calls == 6
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [((1,), {}), ((1, 2, 3), {}), ((1,), {"x": 2}), ((), {"z": 1}), ((1, 2), {"y": 3})],
+)
+def test_a_call_the_links_cannot_bind_raises_pythons_error(args, kwargs):
+    cf = bcfront.capture(plain_sum)
+    cf(1, 2)
+    assert _error(cf, *args, **kwargs) == _error(plain_sum, *args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [((1, 2, 3), {"k": 4}), ((1,), {"k": 4, "z": 5}), ((1,), {"k": 4}), ((), {"a": 1, "k": 2})],
+)
+def test_star_and_keyword_only_parameters_pass_through_the_links(args, kwargs):
+    cf = bcfront.capture(star_kw)
+    for _ in range(2):
+        fast, plain = _both(cf, *args, **kwargs)
+        assert fast == plain == star_kw(*args, **kwargs)
+    assert _error(cf, 1) == _error(star_kw, 1)  # k missing
+
+
+def test_defaults_given_to_the_root_after_capture_are_used():
+    def f(x, y):
+        return x * y
+
+    cf = bcfront.capture(f)
+    assert cf(2, 3) == 6
+    f.__defaults__ = (10,)  # the links were made for a root without defaults
+    assert cf(2) == f(2) == 20
+    assert cf(2, 3) == 6
+
+
+def test_a_root_whose_code_is_replaced_takes_its_new_signature():
+    def f(x):
+        return x + 1
+
+    def g(x, y, *, z):
+        return x + y + z
+
+    cf = bcfront.capture(f)
+    assert cf(1) == 2
+    f.__code__ = g.__code__  # as a reloader does
+    assert cf(1, 2, z=3) == f(1, 2, z=3) == 6
+    assert _error(cf, 1) == _error(f, 1)
+
+
+def test_replacing_an_entrys_region_rebuilds_the_chain():
+    cf = bcfront.capture(plain_sum)
+    cf(1, 2)
+    seen = []
+    region = cf.entries[0].region
+
+    def spy(*args, **kwargs):
+        seen.append(args)
+        return region(*args, **kwargs)
+
+    cf.entries[0].region = spy
+    assert cf(1, 2) == 3 and seen == [(1, 2)]
+
+
+def test_the_chain_does_not_keep_its_captured_function_alive():
+    import gc
+    import weakref
+
+    cf = bcfront.capture(plain_sum)
+    cf(1, 2)
+    cf(1.5, 2)
+    chain = [e.link.__globals__ for e in cf.entries]
+    refs = gc.get_referrers(cf)
+    assert not any(r is g for r in refs for g in chain)  # the links reach it weakly
+    ref = weakref.ref(cf)
+    del cf, refs, chain
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_measured_call_goes_the_plain_way_and_is_timed():
+    cf = bcfront.capture(plain_sum)
+    cf(1, 2)
+    with bcfront.explain.collect(count_ops=False):
+        assert cf(1, 2) == 3
+    assert cf(1, 2) == 3
+    assert (cf.calls, cf.timed_calls) == (3, 1)

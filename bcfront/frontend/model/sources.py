@@ -323,8 +323,9 @@ class BoundDescriptorSource(DerivedSource):
         return f"{self.base.readable()} is {self.descriptor!r} bound to its __self__"
 
     def expr(self, ns):
-        fn = ns.const(bound_descriptor, "bound_descriptor")
-        return f"{fn}({ns.spell(self.base)}, {ns.const(self.descriptor.obj)})"
+        # `bound_descriptor` inline: a call of it cost more than the comparison
+        m, t = ns.spell(self.base), ns.helper("type")
+        return f"({m} == {ns.const(self.descriptor.obj)}.__get__({m}.__self__, {t}({m}.__self__)))"
 
 
 def bound_descriptor(method, descriptor) -> bool:

@@ -39,6 +39,7 @@ _counter = itertools.count()
 
 
 MISS = object()  # what an entry's `fused` function returns where its guard fails
+ABSENT = object()  # a link's default for each parameter: the call did not pass it
 
 
 @dataclass
@@ -59,13 +60,24 @@ class Entry:
     # where the guard fails; None when there is none.  Replacing guard or region (a test's
     # spy) makes it call them instead: it must not run the old ones.
     fused: object = None
+    # guard and region as one function with the root's own signature that calls the next
+    # entry's where its guard fails (`link_function`; `bcfront.fast_call` chains them);
+    # None where there is none.  Replacing guard or region drops it.
+    link: object = None
+    link_names: object = None  # LinkNames: the link's globals that `fast_call` binds
 
     MISS = MISS
+    ABSENT = ABSENT
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
         if name in ("guard", "region") and self.__dict__.get("fused") is not None:
             object.__setattr__(self, "fused", _guard_then_region(self))
+        if name in ("guard", "region") and self.__dict__.get("link") is not None:
+            object.__setattr__(self, "link", None)
+            owner = self.__dict__.get("owner")  # set by fast_call: its chain has this link
+            if owner is not None and owner() is not None:
+                owner()._install_call()
 
 
 def _guard_then_region(entry):
@@ -265,6 +277,82 @@ def fused_function(root, ns, parts, prefix, guard_lines: list[str], region_body:
     return _finish(compile_function(src, ns, name, f"bcfront:entry {root.__qualname__} {tag}"), root)
 
 
+@dataclass(frozen=True)
+class LinkNames:
+    """The globals of a link function that `bcfront.fast_call` binds when it chains links."""
+
+    next: str  # called with the arguments where the guard fails
+    count: str  # the captured function's call counter (a one-item list)
+    slow: str  # slow(positional, rest, keywords, extra): the plain call, as it came
+
+
+@dataclass(frozen=True)
+class _LinkSignature:
+    """A link's parameters: the root's, positional ones positional-only, every one with the
+    default ABSENT, and catch-alls for what the root does not take -- so that binding a
+    call never fails (the root's ``__code__`` or ``__defaults__`` may change after capture,
+    and Python's error would then be wrong); a call that passes what the root does not
+    take, or leaves a parameter out, or is measured, goes the slow way (the plain call)."""
+
+    params: str
+    passing: str  # the parameters passed on, to the next link or to `_miss`
+    slow_test: str
+    slow_call: str
+
+
+def _link_signature(parts: list[str], absent: str, rest: str, extra: str, slow: str) -> _LinkSignature:
+    positional: list[str] = []
+    kwonly: list[str] = []
+    star = dstar = None
+    for p in parts:
+        if p.startswith("**"):
+            dstar = p[2:]
+        elif p.startswith("*"):
+            star = p[1:] or None  # "*" alone: keyword-only parameters follow
+            kwonly.append("")  # (marks that they do)
+        elif p != "/":
+            (kwonly if kwonly else positional).append(p)
+    kwonly = kwonly[1:]
+    params = [f"{p}={absent}" for p in positional] + (["/"] if positional else [])
+    params += [f"*{star or rest}", *(f"{k}={absent}" for k in kwonly), f"**{dstar or extra}"]
+    passing = [*positional, *([f"*{star}"] if star else []), *(f"{k}={k}" for k in kwonly)]
+    passing += [f"**{dstar}"] if dstar else []
+    tests = ([] if star else [rest]) + ([] if dstar else [extra])
+    tests += [f"{p} is {absent}" for p in positional + kwonly]
+    tuple_ = f"({', '.join(positional)},)" if positional else "()"
+    keywords = "{" + ", ".join(f"{k!r}: {k}" for k in kwonly) + "}"
+    slow_call = f"{slow}({tuple_}, {star or rest}, {keywords}, {dstar or extra})"
+    return _LinkSignature(", ".join(params), ", ".join(passing), " or ".join(tests), slow_call)
+
+
+def link_function(root, ns, parts, prefix, guard_lines, miss, region_body, region, tag):
+    """Guard and region as one function taking the root's arguments (so a call binds them
+    once, natively) that calls the next link where the guard fails, or ``(None, None)``:
+    for a generator region, and for a root with defaults (a call leaving one out would go
+    the slow way: the generic call of `bcfront.fast_call` serves those)."""
+    if region.__code__.co_flags & _GENERATOR_FLAGS or root.__defaults__ or root.__kwdefaults__:
+        return None, None
+    from ...timing import ON
+
+    names = LinkNames(*(ns.const(object(), hint) for hint in ("next", "count", "slow")))
+    sig = _link_signature(parts, ns.const(ABSENT, "absent"), f"{prefix}rest", f"{prefix}extra", names.slow)
+    inner = [line.replace(f"return {miss}", "break") for line in guard_lines]
+    inner += [f"    {names.count}[0] += 1", *region_body, "    return None"]
+    timing = ns.const(ON, "timing_on")
+    body = [
+        f"    if {timing}[0] or {sig.slow_test}:" if sig.slow_test else f"    if {timing}[0]:",
+        f"        return {sig.slow_call}",
+        "    while True:",  # left by `break` where a check fails
+        *("    " + line for line in "\n".join(inner).split("\n")),
+        f"    return {names.next}({sig.passing})",
+    ]
+    name = f"{prefix}link"
+    src = f"def {name}({sig.params}):\n" + "\n".join(body) + "\n"
+    link = compile_function(src, ns, name, f"bcfront:link {root.__qualname__} {tag}")
+    link.__name__, link.__qualname__ = root.__name__, root.__qualname__  # in Python's errors
+    return link, names
+
+
 class RegionCode:
     """The region function of an entry being built: namespace, rebuild statements, finish().
 
@@ -315,9 +403,12 @@ class RegionCode:
         add_mutation_alias_guards(tx)
         if getattr(compiled, "plan", None) is not None:  # functionalized: guard input storage sharing
             add_storage_guard(tx, compiled.plan)
-        guard, gsrc, guard_lines, _ = make_guard(root, tx, ns)
+        guard, gsrc, guard_lines, miss = make_guard(root, tx, ns)
         fused = fused_function(
             root, ns, self.parts, self.prefix, guard_lines, head + body + self.tail, region, tag
+        )
+        link, link_names = link_function(
+            root, ns, self.parts, self.prefix, guard_lines, miss, head + body + self.tail, region, tag
         )
         graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
         children = children if children is not None else []
@@ -336,6 +427,8 @@ class RegionCode:
             children=children,
             graph_objects=[graph],
             fused=fused,
+            link=link,
+            link_names=link_names,
         )
 
 
