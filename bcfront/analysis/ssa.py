@@ -188,6 +188,7 @@ class SSA:
         ops: dict[int, SSAOp] = {}
         defs_at: dict[int, tuple[SSAValue, ...]] = {}
         uses: tuple[SSAValue, ...]
+        u: Sequence[int]  # (a slice of `flat`, or a tuple)
         def_ids: Sequence[int]  # (a range, a tuple or a list)
         res_ids: Sequence[int]
         defs: tuple[SSAValue, ...]
@@ -197,7 +198,7 @@ class SSA:
         # exists (and `ops`, so the use lists, come in that order)
         for b in _dom_preorder(self._idom, form.order):
             blk = blocks[b]
-            fo, nv = starts[b], op_starts[b]
+            fo, nv = starts.get(b, 0), op_starts.get(b, 0)
             for i in range(blk.first, blk.stop):
                 ins = instrs[i]
                 eff, dep = effects[i], depth[i]
@@ -213,7 +214,7 @@ class SSA:
                             fo += eff.pops
                             def_ids = res_ids = range(nv, nv + eff.news)
                         else:  # a store to a local: reads its record's args, defines it
-                            u, def_ids, res_ids = form.recs[~r][4], (r,), ()
+                            u, def_ids, res_ids = (form.recs[~r][4],), (r,), ()
                     else:
                         u, def_ids, res_ids = s
                     if def_ids:
@@ -229,8 +230,11 @@ class SSA:
                 defs_at[i] = defs
                 ops[ins.offset] = new(SSAOp, (ins, b, dep, eff.pops, uses, defs, results))
         for v in recs:
-            if v.args:
-                v.args = tuple(map(get, v.args))
+            a = v.args
+            if a.__class__ is int:  # a store renamed inline: its one argument
+                v.args = (get(a),)
+            elif a:
+                v.args = tuple(map(get, a))
         for b, ids in form.phis.items():
             edges = form.phi_edges[b]
             for i in ids:
@@ -241,7 +245,8 @@ class SSA:
         d["phis"] = phis = {b: list(map(get, ids)) for b, ids in form.phis.items()}
         d["handler_values"] = hv = {b: list(map(get, ids)) for b, ids in form.handler_values.items()}
         d["catches"] = catches = {b: list(map(get, ids)) for b, ids in form.catches.items()}
-        d["stack_in"] = {b: tuple(map(get, ids)) for b, ids in form.stack_in.items()}
+        stack_in = form.stack_in  # (the blocks entered with an empty stack left out)
+        d["stack_in"] = {b: tuple(map(get, stack_in[b])) if b in stack_in else () for b in form.order}
         order = list(entry)
         for b in sorted(self._idom):
             order += phis.get(b, ())

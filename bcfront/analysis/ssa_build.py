@@ -211,15 +211,27 @@ class Builder:
         # search behind the order visits s from it, so s comes right after it.
         # (the reachable blocks: the entry alone when `idom` has one block)
         order = form.order = cfg.rpo
+        # (one block: its starts are 0 and its stack empty, nothing to record; the class's
+        # empty read-only dicts stay)
+        starts: dict[int, int]
+        op_starts: dict[int, int]
+        stack_in: dict[int, tuple[ValueId, ...]]
+        if len(order) > 1:
+            form.starts = starts = {}
+            form.op_starts = op_starts = {}
+            form.stack_in = stack_in = {}
+        else:
+            # (read-only, never written: the one block records nothing)
+            starts = op_starts = form.starts  # type: ignore[assignment]
+            stack_in = form.stack_in  # type: ignore[assignment]
         loc_exit: dict[int, list[ValueId]] = {}
         stk_exit: dict[int, list[ValueId]] = {}
         loc, stk, flat, recs = self.loc, self.stk, self.flat, self.recs
-        special, starts, op_starts, stores = self.special, form.starts, form.op_starts, form.stores
+        special, stores = self.special, form.stores
         append = flat.append
         blocks = cfg.blocks
         phi_at, handlers, feeds, changing = self.phi_at, self.handlers, self.feeds, self.changing
         depth_in = self.stack.depth_in
-        stack_in = form.stack_in
         # (the args of the instructions that read them, local-variable ones: never None)
         args: list[int]
         args, offsets = self.bc.args, self.bc.offsets  # type: ignore[assignment]
@@ -243,12 +255,16 @@ class Builder:
             if b in handlers:
                 self.enter_handler(b, handlers[b])
             din = depth_in[b]
-            stack_in[b] = stk[:din] if din else ()  # (no list for an empty stack)
+            # (only what is not empty or zero: a tuple, which the collector stops tracking)
+            if din:
+                stack_in[b] = tuple(stk[:din])
             blk = blocks[b]
             lo, hi = blk.first, blk.stop
             h = blk.handler
-            starts[b] = len(flat)
-            op_starts[b] = nv
+            if flat:
+                starts[b] = len(flat)
+            if nv:
+                op_starts[b] = nv
             tracking = False
             if b in changing:
                 # a handler that sees a change here: track what it can see
@@ -306,7 +322,7 @@ class Builder:
                     var = var_of[args[i]]
                     if var >= 0 and not tracking:
                         d -= 1
-                        recs.append(("store", names[var], b, offsets[i], (stk[d],)))
+                        recs.append(("store", names[var], b, offsets[i], stk[d]))  # (its one arg)
                         loc[var] = stores[i] = -len(recs)
                         continue
                 elif eff is LOAD_LOCAL_PAIR:  # 3.13: two loads in one (as `_h_load_pair`)
@@ -334,7 +350,12 @@ class Builder:
                     else:
                         for j in eff.moved:
                             stk[base + j] = results[j]
-                    special[i] = (inputs if eff.reads_all else [inputs[u] for u in eff.uses], news, results)
+                    # (tuples of ints throughout: the collector stops tracking them)
+                    special[i] = (
+                        tuple(inputs) if eff.reads_all else tuple([inputs[u] for u in eff.uses]),
+                        news,
+                        results,
+                    )
                     d += eff.net
                     continue
                 elif eff is STORE_LOCAL_PAIR:  # 3.13: two stores in one (as `_h_store_store`)
@@ -344,9 +365,9 @@ class Builder:
                         d -= 2
                         top, below = stk[d + 1], stk[d]  # the first store takes the top
                         off = offsets[i]
-                        recs.append(("store", names[first], b, off, (top,)))
+                        recs.append(("store", names[first], b, off, top))
                         loc[first] = r1 = -len(recs)
-                        recs.append(("store", names[second], b, off, (below,)))
+                        recs.append(("store", names[second], b, off, below))
                         loc[second] = r2 = -len(recs)
                         special[i] = ((top, below), (r1, r2), ())
                         continue
