@@ -236,16 +236,21 @@ def _pin_specialized_inputs(tx, env) -> None:
                 tx.notes.append(tx.shape_policy.specialized_mark(src.readable(), d, shape[d]))
 
 
-def make_guard(root, tx, ns=None):
-    """The guard function of `tx`'s guards and its source; with `ns` (the region's
-    namespace), also the checks as lines that return a name bound to MISS where they
-    fail (``(guard, source, lines, miss)``), for `fused_function`."""
+def make_guard(root, tx):
+    """The guard function of `tx`'s guards and its source."""
     add_shape_guards(tx)
     parts, params, prefix = _signature(root)
-    if ns is None:
-        ns = Namespace(params, prefix)
-        src = function_source(f"{prefix}guard", parts, tx.guards.function_body(ns))
-        return _compile_guard(src, ns, prefix, root), src
+    ns = Namespace(params, prefix)
+    src = function_source(f"{prefix}guard", parts, tx.guards.function_body(ns))
+    return _compile_guard(src, ns, prefix, root), src
+
+
+def make_region_guard(root, tx, ns):
+    """`make_guard` for the region whose namespace is `ns`, and also its checks as lines that
+    return a name bound to MISS where they fail: ``(guard, source, lines, miss)``, for the
+    entry's fused and link functions (the lines are spelled in `ns`'s names)."""
+    add_shape_guards(tx)
+    parts, _, prefix = _signature(root)
     ns = ns.sibling()
     miss = ns.const(MISS, hint="miss")
     lines = tx.guards.function_body(ns, miss=miss)
@@ -403,7 +408,7 @@ class RegionCode:
         add_mutation_alias_guards(tx)
         if getattr(compiled, "plan", None) is not None:  # functionalized: guard input storage sharing
             add_storage_guard(tx, compiled.plan)
-        guard, gsrc, guard_lines, miss = make_guard(root, tx, ns)
+        guard, gsrc, guard_lines, miss = make_region_guard(root, tx, ns)
         fused = fused_function(
             root, ns, self.parts, self.prefix, guard_lines, head + body + self.tail, region, tag
         )
