@@ -340,7 +340,9 @@ def link_function(root, ns, parts, prefix, guard_lines, miss, region_body, regio
     from ...timing import ON
 
     names = LinkNames(*(ns.const(object(), hint) for hint in ("next", "count", "slow")))
-    sig = _link_signature(parts, ns.const(ABSENT, "absent"), f"{prefix}rest", f"{prefix}extra", names.slow)
+    # the catch-alls' names: fresh, as the region's own locals (a constant may be `___rest`)
+    rest, extra = ns.fresh("rest"), ns.fresh("extra")
+    sig = _link_signature(parts, ns.const(ABSENT, "absent"), rest, extra, names.slow)
     inner = [line.replace(f"return {miss}", "break") for line in guard_lines]
     inner += [f"    {names.count}[0] += 1", *region_body, "    return None"]
     timing = ns.const(ON, "timing_on")
