@@ -75,11 +75,13 @@ def _new_object(cls, attrs):
 
 
 def _make_exception(cls, args, attrs, tb=()):
-    try:
-        # a built-in class: __new__ and the C fields' __init__ (StopIteration.value) in one call
-        exc = cls(*args) if cls.__module__ == "builtins" else _exception_of_class(cls, args)
-    except TypeError:  # arguments its __init__ does not take
+    if cls.__module__ != "builtins":
         exc = _exception_of_class(cls, args)
+    else:  # __new__ and the C fields' __init__ (StopIteration.value) in one call
+        try:
+            exc = cls(*args)
+        except TypeError:  # arguments its __init__ does not take
+            exc = _exception_of_class(cls, args)
     exc.args = args
     if tb:
         attach_traceback(exc, tb)  # before the chaining attrs (the plain attach raises)
