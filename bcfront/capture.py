@@ -106,8 +106,12 @@ def _hit(entry, args, kwargs) -> bool:
         return False  # __code__ was replaced since): not this entry
 
 
-class CapturedFunction:
+class CapturedFunction(fast_call.DispatchBase):
     """The callable `bcfront.capture` returns."""
+
+    # Entries get exact link functions, for the C call (`fast_call`), where it is built; a
+    # test sets it False on an instance (before its first call) for the pure-Python chain.
+    exact_links = fast_call.HAVE_C
 
     # The regions layer reads the root wrapper here, from the `cf` it is handed,
     # instead of importing this module (it sits above regions).
@@ -202,12 +206,12 @@ class CapturedFunction:
     # -- calling --------------------------------------------------------------------------------
     @property
     def calls(self) -> int:
-        """Every call so far, cache hits included."""
-        return self._call_count[0]
+        """Every call so far, cache hits included (those the C call counted, too)."""
+        return self._call_count[0] + self._dispatch_calls
 
     @calls.setter
     def calls(self, n: int) -> None:
-        self._call_count[0] = n
+        self._call_count[0] = n - self._dispatch_calls
 
     def __call__(self, *args, **kwargs):
         if ON[0] and not self._timing:

@@ -8,8 +8,14 @@ much as the work itself.  So each captured function gets a class of its own (`ow
 a subclass changing nothing else) whose ``__call__`` is made from its entries whenever
 they change (`install`), one of two ways:
 
-- `_chain`, for a root without defaults: the entries' link functions (guard and region in
-  one function taking the root's arguments, `regions/entry.link_function`), each calling
+- `_arm`, where the C extension is built (`bcfront/_cfast.c`, the base class
+  `DispatchBase` of `CapturedFunction`) and the root's parameters are all positional
+  without defaults: the entries' *exact* link functions (guard and region in one function
+  with the root's parameters, `regions/links.py`), each calling the next where its guard
+  fails; the C ``__call__`` checks that the call may take them (as many positional
+  arguments as the root takes, no keywords, nobody measuring, the root's ``__code__``
+  unchanged), counts it and calls the first;
+- `_chain`, for a root without defaults: the entries' *chain* link functions, each calling
   the next where its guard fails, the first one the ``__call__``: a hit on the first
   entry costs one frame and one binding, done by Python;
 - otherwise a generated ``__call__`` trying the entries' fused functions in order.
@@ -26,6 +32,28 @@ import inspect
 import itertools
 import sys
 import weakref
+from typing import TYPE_CHECKING, Any
+
+from .cfast import C
+
+
+class _PureDispatchBase:
+    """Stands for the C base class where it is not built (`bcfront.cfast`): never armed."""
+
+    __slots__ = ()
+    _dispatch_calls = 0
+
+    def _dispatch_set(self, first, *rest) -> None:
+        if first is not None:
+            raise RuntimeError("bcfront._cfast is not built")
+
+
+HAVE_C = C is not None
+if TYPE_CHECKING:
+    from ._cfast import DispatchBase
+else:
+    DispatchBase = C.DispatchBase if C is not None else _PureDispatchBase
+_C_CALL: Any = DispatchBase.__call__ if HAVE_C else None
 
 _counter = itertools.count()
 
@@ -132,6 +160,33 @@ def _chain(cf, entries, plain_call, bound: bool):
     return staticmethod(functools.partial(first, cf._self) if bound else first)
 
 
+def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
+    """Chain the entries' exact links and arm `cf`'s C call with the first; False (nothing
+    changed) where some entry has none, or one was traced with another root or another
+    ``__code__`` of it than the root has now (their links leave that check to the C call,
+    which knows one code: the entries made before a reloader's change keep theirs)."""
+    names = [e.link_names for e in entries]
+    root = names[0].root if names[0] is not None else None
+    code = getattr(root, "__code__", None)
+    if not HAVE_C or not all(n is not None and n.exact and n.root is root and n.code is code for n in names):
+        return False
+    ref = weakref.ref(cf)
+
+    def missed(*args):  # counted in C already
+        return ref()._miss(args, {})
+
+    links = [e.link for e in entries]
+    for e, link, after in zip(entries, links, [*links[1:], missed]):
+        link.__globals__[e.link_names.next] = after
+        object.__setattr__(e, "owner", ref)
+    n = names[0]
+    least = n.nargs - bound
+    most = sys.maxsize if n.varargs else least
+    cf._dispatch_set(links[0], root, code, plain_call, timing_on, (cf._self,) if bound else (), least, most)
+    type(cf).__call__ = _C_CALL
+    return True
+
+
 def install(cf, plain_call, timing_on, bound: bool) -> None:
     """Give `cf`'s own class the ``__call__`` generated from `cf`'s entries now.
 
@@ -141,12 +196,16 @@ def install(cf, plain_call, timing_on, bound: bool) -> None:
     argument (a bound method, a module).  With no entries ``__call__`` is the plain one."""
     cls = type(cf)
     entries = cf._entries
+    cf._dispatch_set(None)  # disarmed unless `_arm` arms it again
     if not entries:
         cls.__call__ = plain_call
         return
     if all(getattr(e, "link", None) is not None for e in entries):
-        cls.__call__ = _chain(cf, entries, plain_call, bound)
-        return
+        if _arm(cf, entries, plain_call, timing_on, bound):
+            return
+        if not any(e.link_names.exact for e in entries):
+            cls.__call__ = _chain(cf, entries, plain_call, bound)
+            return
     args = "___a" if bound else "args"
     lines = [
         "def __call__(self, *args, **kwargs):",

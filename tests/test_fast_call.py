@@ -5,9 +5,12 @@ loop on the same entries, and the plain Python function.  Pure Python."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import bcfront
+from bcfront import fast_call
 from bcfront.capture import CapturedFunction
 
 
@@ -113,6 +116,25 @@ def test_after_the_recompile_limit_calls_run_natively_and_count():
 # -- the chain of link functions (roots without defaults) ----------------------------------
 
 
+@pytest.fixture(params=["exact", "chain"])
+def links(request):
+    """Each link test runs both fast ways: the C call with exact links, the Python chain."""
+    if request.param == "exact" and os.environ.get("BCFRONT_PURE_PYTHON"):
+        pytest.skip("BCFRONT_PURE_PYTHON is set: the C call is not used")
+    if request.param == "exact" and not fast_call.HAVE_C:
+        pytest.fail(
+            "bcfront._cfast (the C call) is not built: reinstall with a C compiler "
+            "(pip install -e .), or set BCFRONT_PURE_PYTHON=1 to test the pure-Python paths only"
+        )
+    return request.param
+
+
+def cap(fn, links):
+    cf = bcfront.capture(fn)
+    cf.exact_links = links == "exact"
+    return cf
+
+
 def plain_sum(x, y):
     return x + y
 
@@ -129,12 +151,15 @@ def _error(fn, *args, **kwargs):
     raise AssertionError("expected a TypeError")
 
 
-def test_a_root_without_defaults_is_called_through_its_entries_links():
-    cf = bcfront.capture(plain_sum)
+def test_a_root_without_defaults_is_called_through_its_entries_links(links):
+    cf = cap(plain_sum, links)
     cf(1, 2)
     cf("a", "b")
     call = type(cf).__dict__["__call__"]
-    assert isinstance(call, staticmethod) and call.__func__ is cf.entries[0].link
+    if links == "exact":  # the C call, armed with the first link
+        assert call is fast_call.DispatchBase.__call__ and cf.entries[0].link_names.exact
+    else:
+        assert isinstance(call, staticmethod) and call.__func__ is cf.entries[0].link
     assert [cf(1, 2), cf("a", "b"), cf(y=2, x=1), cf(2.5, 1)] == [3, "ab", 3, 3.5]
     assert len(cf.entries) == 3 and cf.calls == 6
 
@@ -143,8 +168,8 @@ def test_a_root_without_defaults_is_called_through_its_entries_links():
     "args, kwargs",
     [((1,), {}), ((1, 2, 3), {}), ((1,), {"x": 2}), ((), {"z": 1}), ((1, 2), {"y": 3})],
 )
-def test_a_call_the_links_cannot_bind_raises_pythons_error(args, kwargs):
-    cf = bcfront.capture(plain_sum)
+def test_a_call_the_links_cannot_bind_raises_pythons_error(args, kwargs, links):
+    cf = cap(plain_sum, links)
     cf(1, 2)
     assert _error(cf, *args, **kwargs) == _error(plain_sum, *args, **kwargs)
 
@@ -153,41 +178,71 @@ def test_a_call_the_links_cannot_bind_raises_pythons_error(args, kwargs):
     "args, kwargs",
     [((1, 2, 3), {"k": 4}), ((1,), {"k": 4, "z": 5}), ((1,), {"k": 4}), ((), {"a": 1, "k": 2})],
 )
-def test_star_and_keyword_only_parameters_pass_through_the_links(args, kwargs):
-    cf = bcfront.capture(star_kw)
+def test_star_and_keyword_only_parameters_pass_through_the_links(args, kwargs, links):
+    cf = cap(star_kw, links)
     for _ in range(2):
         fast, plain = _both(cf, *args, **kwargs)
         assert fast == plain == star_kw(*args, **kwargs)
     assert _error(cf, 1) == _error(star_kw, 1)  # k missing
 
 
-def test_defaults_given_to_the_root_after_capture_are_used():
+def star_only(a, *rest):
+    return [a, rest]
+
+
+@pytest.mark.parametrize("args", [(1,), (1, 2), (1, 2, 3), (), (2, 2)])
+def test_a_root_taking_star_args_passes_them_through_the_links(args, links):
+    cf = cap(star_only, links)
+    for a in [(1,), (1, 2), (1, 2, 3)]:  # several entries, in this order
+        cf(*a)
+    if not args:
+        assert _error(cf) == _error(star_only)
+        return
+    for _ in range(2):
+        fast, plain = _both(cf, *args)
+        assert fast == plain == star_only(*args)
+
+
+def test_defaults_given_to_the_root_after_capture_are_used(links):
     def f(x, y):
         return x * y
 
-    cf = bcfront.capture(f)
+    cf = cap(f, links)
     assert cf(2, 3) == 6
     f.__defaults__ = (10,)  # the links were made for a root without defaults
     assert cf(2) == f(2) == 20
     assert cf(2, 3) == 6
 
 
-def test_a_root_whose_code_is_replaced_takes_its_new_signature():
+def test_a_root_whose_code_is_replaced_takes_its_new_signature(links):
     def f(x):
         return x + 1
 
     def g(x, y, *, z):
         return x + y + z
 
-    cf = bcfront.capture(f)
+    cf = cap(f, links)
     assert cf(1) == 2
     f.__code__ = g.__code__  # as a reloader does
     assert cf(1, 2, z=3) == f(1, 2, z=3) == 6
     assert _error(cf, 1) == _error(f, 1)
 
 
-def test_replacing_an_entrys_region_rebuilds_the_chain():
-    cf = bcfront.capture(plain_sum)
+def test_a_root_whose_code_is_replaced_by_one_of_the_same_signature_runs_it(links):
+    def f(x):
+        return x + 1
+
+    def g(x):
+        return x - 1
+
+    cf = cap(f, links)
+    assert [cf(1), cf(1)] == [2, 2]
+    f.__code__ = g.__code__
+    assert [cf(1), cf(1)] == [f(1), f(1)] == [0, 0]
+
+
+def test_replacing_an_entrys_region_rebuilds_the_chain(links):
+    cf = cap(plain_sum, links)
     cf(1, 2)
     seen = []
     region = cf.entries[0].region
@@ -200,11 +255,11 @@ def test_replacing_an_entrys_region_rebuilds_the_chain():
     assert cf(1, 2) == 3 and seen == [(1, 2)]
 
 
-def test_the_chain_does_not_keep_its_captured_function_alive():
+def test_the_chain_does_not_keep_its_captured_function_alive(links):
     import gc
     import weakref
 
-    cf = bcfront.capture(plain_sum)
+    cf = cap(plain_sum, links)
     cf(1, 2)
     cf(1.5, 2)
     chain = [e.link.__globals__ for e in cf.entries]
@@ -216,8 +271,8 @@ def test_the_chain_does_not_keep_its_captured_function_alive():
     assert ref() is None
 
 
-def test_a_measured_call_goes_the_plain_way_and_is_timed():
-    cf = bcfront.capture(plain_sum)
+def test_a_measured_call_goes_the_plain_way_and_is_timed(links):
+    cf = cap(plain_sum, links)
     cf(1, 2)
     with bcfront.explain.collect(count_ops=False):
         assert cf(1, 2) == 3

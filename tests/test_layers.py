@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Lowest first; a module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
     (
+        "bcfront.cfast",
         "bcfront.described",
         "bcfront.errors",
         "bcfront.html",

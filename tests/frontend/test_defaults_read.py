@@ -24,7 +24,7 @@ def test_a_call_passing_every_parameter_guards_no_defaults():
     cf = bcfront.capture(f, fullgraph=True)
     assert cf(1) == f(1)
     source = cf.entries[-1].guard_source
-    assert "__code__" in source
+    assert "__code__" in source or "codes_are(" in source  # the callee is checked
     assert "__defaults__" not in source and "__kwdefaults__" not in source, source
     g.__defaults__, g.__kwdefaults__ = (9,), {"k": 8}  # read by no call here
     assert cf(1) == f(1) == 156

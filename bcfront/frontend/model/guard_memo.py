@@ -35,6 +35,7 @@ import inspect
 import sys
 import types
 
+from ...cfast import C
 from .guard_kinds import GuardKind
 from .sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleAttrSource
 
@@ -98,12 +99,13 @@ def class_dict(cls) -> dict | None:
 
 def dict_version_reader():
     """A reader of CPython's dict version tags if it tracks every store here (probed once),
-    else None (no memo): torch's ``dict_version`` once torch is imported, else the tag read
-    from the dict's memory (`_memory_reader`).  Pure Python code captured before anything
-    imported torch does not import it here."""
+    else None (no memo): bcfront's C one where it is built, else torch's ``dict_version``
+    once torch is imported, else the tag read from the dict's memory (`_memory_reader`, the
+    reference: `tests/frontend/test_cfast_guards.py` compares them).  Pure Python code
+    captured before anything imported torch does not import it here."""
     if not _READER:
-        reader = None
-        if "torch" in sys.modules:
+        reader = C.dict_version if C is not None else None  # the C fast path (`bcfront.cfast`)
+        if reader is None and "torch" in sys.modules:
             try:
                 from torch._C._dynamo.guards import dict_version as reader
             except Exception:  # noqa: BLE001 - a torch without it: the memory reader

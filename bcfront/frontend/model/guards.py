@@ -35,6 +35,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import cast
 
+from ...cfast import C
 from ...ir.graph import is_literal, qualified_name
 from .guard_kinds import GuardKind, ShapeCheck, StorageLayout, TensorMatch
 from .guard_memo import Memo, dict_version_reader, memo_body
@@ -540,26 +541,29 @@ class GuardSet:
                 views.add(g.source, g.expected, name)
         return out
 
-    def function_body(self, ns: Namespace, miss: str | None = None) -> list[str]:
+    def function_body(self, ns: Namespace, miss: str | None = None, skip=frozenset()) -> list[str]:
         """The body of the guard function: module dicts fetched into locals, then one
         conjunction of boolean expressions (cheapest first); any exception means False.
         The checks that read only watched dicts run only when a dict's version tag changed
         since they last passed (`guard_memo`).  With `miss`, the same checks ahead of
-        other code: they return `miss` where the guard would return False."""
+        other code: they return `miss` where the guard would return False.  `skip`: keys of
+        guards whose checks the caller makes itself (left out; they still rebase)."""
         views = ModuleViews(ns)
         memo = Memo(ns, views, self._guards.values()) if dict_version_reader() is not None else None
-        exprs = self._expressions(ns, views, memo)
+        exprs = self._expressions(ns, views, memo, skip)
         if not exprs:
             return [] if miss is not None else ["    return True"]
         watched = views.watched() + list(memo.const_dicts if memo is not None else ())
         return memo_body(ns, views.prologue(), watched, exprs, miss)
 
-    def _expressions(self, ns: Namespace, views, memo=None) -> list[tuple[str, bool]]:
+    def _expressions(self, ns: Namespace, views, memo=None, skip=frozenset()) -> list[tuple[str, bool]]:
         """(expression, memoized) for each check, in evaluation order."""
         ids = _by_depth([g for g in self._guards.values() if g.kind == GuardKind.ID_MATCH])
         checks = self.identity_checks(ns, views=views)  # first: they make the views
         memoized = {g.key for g in self._guards.values() if memo is not None and memo.memoized(g)}
-        head = [(e, g.key in memoized, g) for e, g in zip(checks, ids)]
+        head = [(e, g.key in memoized, g) for e, g in zip(checks, ids) if g.key not in skip]
+        if C is not None:
+            head = batch_code_checks(head, ns)
         tensors = []
         for g in self.ordered():
             if g.kind == GuardKind.ID_MATCH:
@@ -586,6 +590,34 @@ class GuardSet:
             elif g.kind in _AFTER_TENSOR_CHECKS:
                 out.append((KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns), False))
         return out
+
+
+def inlined_function_code(g, ns) -> tuple | None:
+    """(function, code) where `g` checks that a function the guard function holds as a
+    constant (not weakly: spelled as a name, maybe rebased to it by an identity check) has
+    the ``__code__`` the trace inlined, else None."""
+    src = g.source
+    if g.kind != GuardKind.ID_MATCH or type(src) is not AttrSource or src.attr != "__code__":
+        return None
+    name = ns.spell(src.base)
+    fn = ns.globals.get(name) if name.isidentifier() else None
+    return (fn, g.expected) if type(fn) is types.FunctionType else None
+
+
+def batch_code_checks(head: list, ns: Namespace) -> list:
+    """`head`'s checks with those of inlined functions' ``__code__`` that are not memoized
+    made one C call (`bcfront.cfast`: ``codes_are(functions, codes)``) where the first was:
+    a ``f.__code__`` read is a getset call with an audit event each, the batch one call.
+    The plain checks are the reference (`tests/frontend/test_cfast_guards.py`)."""
+    batch = [(i, fc) for i, (_, m, g) in enumerate(head) if not m and (fc := inlined_function_code(g, ns))]
+    if len(batch) < 2 or C is None:
+        return head
+    fns = ns.const(tuple(fc[0] for _, fc in batch), "functions")
+    codes = ns.const(tuple(fc[1] for _, fc in batch), "codes")
+    first, drop = batch[0][0], {i for i, _ in batch}
+    call = f"{ns.const(C.codes_are, 'codes_are')}({fns}, {codes})"
+    kept = [(i, h) for i, h in enumerate(head) if i == first or i not in drop]
+    return [(call, False, h[2]) if i == first else h for i, h in kept]
 
 
 def _on_argument(src) -> bool:

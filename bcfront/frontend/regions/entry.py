@@ -12,7 +12,6 @@ trace) and `breaks` (a region cut at a graph break) both build entries here.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from ..model.sources import LocalSource
 from ..model.values import TensorV
 from .caller_frames import from_user_frame
 from .codegen import Rebuilder, compile_function, function_source
+from .links import ABSENT, GENERATOR_FLAGS, exact_parameters, link_function
 from .region_errors import (
     errors_observable,
     first_writer_index,
@@ -39,7 +39,6 @@ _counter = itertools.count()
 
 
 MISS = object()  # what an entry's `fused` function returns where its guard fails
-ABSENT = object()  # a link's default for each parameter: the call did not pass it
 
 
 @dataclass
@@ -245,22 +244,45 @@ def make_guard(root, tx):
     return _compile_guard(src, ns, prefix, root), src
 
 
-def make_region_guard(root, tx, ns):
+def make_region_guard(root, tx, ns, exact_link: bool = False):
     """`make_guard` for the region whose namespace is `ns`, and also its checks as lines that
-    return a name bound to MISS where they fail: ``(guard, source, lines, miss)``, for the
-    entry's fused and link functions (the lines are spelled in `ns`'s names)."""
+    return a name bound to MISS where they fail: ``(guard, source, lines, miss, link_lines)``,
+    for the entry's fused and link functions (the lines are spelled in `ns`'s names).  With
+    `exact_link`, `link_lines` leave out the check of the root's own ``__code__`` (the C
+    call makes it) and `lines` make it first; else they are `lines`.  One generation for
+    both: they share the guard memo's cell (`guard_memo`)."""
     add_shape_guards(tx)
     parts, _, prefix = _signature(root)
     ns = ns.sibling()
     miss = ns.const(MISS, hint="miss")
-    lines = tx.guards.function_body(ns, miss=miss)
+    skip = root_code_keys(tx, root) if exact_link else set()
+    link_lines = tx.guards.function_body(ns, miss=miss, skip=skip)
+    lines = link_lines
+    if skip:
+        check = f"{ns.const(root, 'root')}.__code__ is not {ns.const(root.__code__, 'root_code')}"
+        lines = [f"    if {check}:", f"        return {miss}", *link_lines]
     src = function_source(f"{prefix}guard", parts, [*lines, "    return True"])
     ns.globals[miss] = False  # the guard function's own copy of the names: it says False
     try:
         fn = _compile_guard(src, ns, prefix, root)
     finally:
         ns.globals[miss] = MISS
-    return fn, src, lines, miss
+    return fn, src, lines, miss, link_lines
+
+
+def root_code_keys(tx, root) -> set:
+    """The keys of `tx`'s guards that `root`'s ``__code__`` is the traced one."""
+    from ..model.sources import AttrSource, ConstSource
+
+    return {
+        g.key
+        for g in tx.guards
+        if g.kind == GuardKind.ID_MATCH
+        and type(g.source) is AttrSource
+        and g.source.attr == "__code__"
+        and type(g.source.base) is ConstSource
+        and g.source.base.value.obj is root
+    }
 
 
 def _compile_guard(src, ns, prefix, root):
@@ -268,96 +290,15 @@ def _compile_guard(src, ns, prefix, root):
     return _finish(fn, root)
 
 
-_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-
-
 def fused_function(root, ns, parts, prefix, guard_lines: list[str], region_body: list[str], region, tag):
     """Guard and region as one function: the checks, then the region's code (one call and
     one argument binding on a cached call instead of two; `bcfront.fast_call`).  None for
     a region that is a generator or coroutine function (its body cannot follow checks)."""
-    if region.__code__.co_flags & _GENERATOR_FLAGS:
+    if region.__code__.co_flags & GENERATOR_FLAGS:
         return None
     name = f"{prefix}entry"
     src = function_source(name, parts, guard_lines + region_body)
     return _finish(compile_function(src, ns, name, f"bcfront:entry {root.__qualname__} {tag}"), root)
-
-
-@dataclass(frozen=True)
-class LinkNames:
-    """The globals of a link function that `bcfront.fast_call` binds when it chains links."""
-
-    next: str  # called with the arguments where the guard fails
-    count: str  # the captured function's call counter (a one-item list)
-    slow: str  # slow(positional, rest, keywords, extra): the plain call, as it came
-
-
-@dataclass(frozen=True)
-class _LinkSignature:
-    """A link's parameters: the root's, positional ones positional-only, every one with the
-    default ABSENT, and catch-alls for what the root does not take -- so that binding a
-    call never fails (the root's ``__code__`` or ``__defaults__`` may change after capture,
-    and Python's error would then be wrong); a call that passes what the root does not
-    take, or leaves a parameter out, or is measured, goes the slow way (the plain call)."""
-
-    params: str
-    passing: str  # the parameters passed on, to the next link or to `_miss`
-    slow_test: str
-    slow_call: str
-
-
-def _link_signature(parts: list[str], absent: str, rest: str, extra: str, slow: str) -> _LinkSignature:
-    positional: list[str] = []
-    kwonly: list[str] = []
-    star = dstar = None
-    for p in parts:
-        if p.startswith("**"):
-            dstar = p[2:]
-        elif p.startswith("*"):
-            star = p[1:] or None  # "*" alone: keyword-only parameters follow
-            kwonly.append("")  # (marks that they do)
-        elif p != "/":
-            (kwonly if kwonly else positional).append(p)
-    kwonly = kwonly[1:]
-    params = [f"{p}={absent}" for p in positional] + (["/"] if positional else [])
-    params += [f"*{star or rest}", *(f"{k}={absent}" for k in kwonly), f"**{dstar or extra}"]
-    passing = [*positional, *([f"*{star}"] if star else []), *(f"{k}={k}" for k in kwonly)]
-    passing += [f"**{dstar}"] if dstar else []
-    tests = ([] if star else [rest]) + ([] if dstar else [extra])
-    tests += [f"{p} is {absent}" for p in positional + kwonly]
-    tuple_ = f"({', '.join(positional)},)" if positional else "()"
-    keywords = "{" + ", ".join(f"{k!r}: {k}" for k in kwonly) + "}"
-    slow_call = f"{slow}({tuple_}, {star or rest}, {keywords}, {dstar or extra})"
-    return _LinkSignature(", ".join(params), ", ".join(passing), " or ".join(tests), slow_call)
-
-
-def link_function(root, ns, parts, prefix, guard_lines, miss, region_body, region, tag):
-    """Guard and region as one function taking the root's arguments (so a call binds them
-    once, natively) that calls the next link where the guard fails, or ``(None, None)``:
-    for a generator region, and for a root with defaults (a call leaving one out would go
-    the slow way: the generic call of `bcfront.fast_call` serves those)."""
-    if region.__code__.co_flags & _GENERATOR_FLAGS or root.__defaults__ or root.__kwdefaults__:
-        return None, None
-    from ...timing import ON
-
-    names = LinkNames(*(ns.const(object(), hint) for hint in ("next", "count", "slow")))
-    # the catch-alls' names: fresh, as the region's own locals (a constant may be `___rest`)
-    rest, extra = ns.fresh("rest"), ns.fresh("extra")
-    sig = _link_signature(parts, ns.const(ABSENT, "absent"), rest, extra, names.slow)
-    inner = [line.replace(f"return {miss}", "break") for line in guard_lines]
-    inner += [f"    {names.count}[0] += 1", *region_body, "    return None"]
-    timing = ns.const(ON, "timing_on")
-    body = [
-        f"    if {timing}[0] or {sig.slow_test}:" if sig.slow_test else f"    if {timing}[0]:",
-        f"        return {sig.slow_call}",
-        "    while True:",  # left by `break` where a check fails
-        *("    " + line for line in "\n".join(inner).split("\n")),
-        f"    return {names.next}({sig.passing})",
-    ]
-    name = f"{prefix}link"
-    src = f"def {name}({sig.params}):\n" + "\n".join(body) + "\n"
-    link = compile_function(src, ns, name, f"bcfront:link {root.__qualname__} {tag}")
-    link.__name__, link.__qualname__ = root.__name__, root.__qualname__  # in Python's errors
-    return link, names
 
 
 class RegionCode:
@@ -410,12 +351,13 @@ class RegionCode:
         add_mutation_alias_guards(tx)
         if getattr(compiled, "plan", None) is not None:  # functionalized: guard input storage sharing
             add_storage_guard(tx, compiled.plan)
-        guard, gsrc, guard_lines, miss = make_region_guard(root, tx, ns)
+        exact = getattr(cf, "exact_links", False) and exact_parameters(self.parts) is not None
+        guard, gsrc, guard_lines, miss, link_lines = make_region_guard(root, tx, ns, exact)
         fused = fused_function(
             root, ns, self.parts, self.prefix, guard_lines, head + body + self.tail, region, tag
         )
         link, link_names = link_function(
-            root, ns, self.parts, self.prefix, guard_lines, miss, head + body + self.tail, region, tag
+            root, ns, self.parts, self.prefix, link_lines, miss, head + body + self.tail, region, tag, exact
         )
         graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
         children = children if children is not None else []

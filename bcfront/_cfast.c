@@ -1,0 +1,283 @@
+/* bcfront's C fast paths, each with a pure-Python reference beside its use (`bcfront.cfast`
+ * loads this module; where it is not built, or BCFRONT_PURE_PYTHON is set, the references
+ * serve):
+ *
+ *  - `DispatchBase`: the cached call of a captured function (`bcfront.fast_call`);
+ *  - `dict_version(d)`: a dict's version tag (`frontend.model.guard_memo`'s memo);
+ *  - `codes_are(functions, codes)`: each function's __code__ is the code at its index, for
+ *    a guard's batch of checks that the functions a trace inlined are unchanged.
+ *
+ * `DispatchBase` is the base class of `bcfront.CapturedFunction` where this module is built.
+ * `fast_call` arms an instance (`_dispatch_set`) with the first of its entries' exact link
+ * functions (guard and region in one Python function with the root's positional
+ * parameters, each calling the next where its guard fails) and gives the instance's own
+ * class this type's `__call__`.  A call then costs what Python cannot do cheaply itself:
+ * the tests that say the call may take the fast way -- as many positional arguments as the
+ * root takes, no keywords, nobody measuring (`bcfront.timing.ON`), the root's `__code__`
+ * the traced one (the links leave that check to this) -- and the call count; everything else goes to `slow`, the plain loop
+ * (`CapturedFunction.__call__`), the reference this stands for.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *first;    /* the first link, or NULL: not armed (every call goes to slow) */
+    PyObject *root;     /* the root function */
+    PyObject *code;     /* its __code__ the links were traced with */
+    PyObject *on;       /* bcfront.timing.ON: a list whose item 0 is true while measuring */
+    PyObject *slow;     /* slow(self, *args, **kwargs): the plain call */
+    PyObject *self_arg; /* the root's first argument (a bound method's self), or NULL */
+    Py_ssize_t nargs;   /* least positional arguments a fast call passes (self_arg not counted) */
+    Py_ssize_t most;    /* most of them (PY_SSIZE_T_MAX: the root takes *args) */
+    Py_ssize_t calls;   /* calls that took the fast way */
+} DispatchBase;
+
+#define SMALL_STACK 8
+
+static PyObject *
+call_slow(DispatchBase *d, PyObject *args, PyObject *kwargs)
+{
+    if (d->slow == NULL) {
+        PyErr_SetString(PyExc_TypeError, "bcfront: a captured function's call is not set up");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *with_self = PyTuple_New(n + 1);
+    if (with_self == NULL) {
+        return NULL;
+    }
+    PyTuple_SET_ITEM(with_self, 0, Py_NewRef((PyObject *)d));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(with_self, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    }
+    PyObject *slow = Py_NewRef(d->slow);
+    PyObject *res = PyObject_Call(slow, with_self, kwargs);
+    Py_DECREF(slow);
+    Py_DECREF(with_self);
+    return res;
+}
+
+static PyObject *
+dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+    DispatchBase *d = (DispatchBase *)op;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (d->first == NULL || n < d->nargs || n > d->most || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
+        || PyFunction_GET_CODE(d->root) != d->code) {
+        return call_slow(d, args, kwargs);
+    }
+    int measuring = PyObject_IsTrue(PyList_GET_ITEM(d->on, 0));
+    if (measuring != 0) {
+        return measuring < 0 ? NULL : call_slow(d, args, kwargs);
+    }
+    d->calls++;
+    /* held for the call: a miss inside it installs a new chain (and drops this one) */
+    PyObject *first = Py_NewRef(d->first);
+    PyObject *res;
+    if (d->self_arg == NULL) {
+        res = PyObject_Vectorcall(first, &PyTuple_GET_ITEM(args, 0), n, NULL);
+    }
+    else {
+        PyObject *small[SMALL_STACK];
+        PyObject **stack = n + 1 <= SMALL_STACK ? small : PyMem_Malloc((n + 1) * sizeof(PyObject *));
+        if (stack == NULL) {
+            Py_DECREF(first);
+            return PyErr_NoMemory();
+        }
+        PyObject *self_arg = Py_NewRef(d->self_arg);
+        stack[0] = self_arg;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            stack[i + 1] = PyTuple_GET_ITEM(args, i);
+        }
+        res = PyObject_Vectorcall(first, stack, n + 1, NULL);
+        Py_DECREF(self_arg);
+        if (stack != small) {
+            PyMem_Free(stack);
+        }
+    }
+    Py_DECREF(first);
+    return res;
+}
+
+static int
+dispatch_traverse(DispatchBase *d, visitproc visit, void *arg)
+{
+    Py_VISIT(d->first);
+    Py_VISIT(d->root);
+    Py_VISIT(d->code);
+    Py_VISIT(d->on);
+    Py_VISIT(d->slow);
+    Py_VISIT(d->self_arg);
+    return 0;
+}
+
+static int
+dispatch_clear(DispatchBase *d)
+{
+    Py_CLEAR(d->first);
+    Py_CLEAR(d->root);
+    Py_CLEAR(d->code);
+    Py_CLEAR(d->on);
+    Py_CLEAR(d->slow);
+    Py_CLEAR(d->self_arg);
+    return 0;
+}
+
+static void
+dispatch_dealloc(DispatchBase *d)
+{
+    PyObject_GC_UnTrack(d);
+    dispatch_clear(d);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+PyDoc_STRVAR(dispatch_set_doc,
+"_dispatch_set(first, root, code, slow, on, self_args, nargs[, most]) or _dispatch_set(None)\n\n"
+"Arm the fast call: `first(*self_args, *args)` for a call of `nargs` to `most` (default:\n"
+"`nargs`) positional arguments and no keywords while `on[0]` is false and root's __code__\n"
+"is `code` (the one the links were traced with);\n"
+"`slow(self, *args, **kwargs)` for every other call.  `self_args`: () or (self,).\n"
+"`_dispatch_set(None)` disarms it: every call goes to `slow`, and with none set, fails.");
+
+static PyObject *
+dispatch_set(PyObject *op, PyObject *args)
+{
+    DispatchBase *d = (DispatchBase *)op;
+    PyObject *first, *root = NULL, *code = NULL, *slow = NULL, *on = NULL, *self_args = NULL;
+    Py_ssize_t nargs = 0, most = -1;
+    if (!PyArg_ParseTuple(args, "O|OOOOO!nn:_dispatch_set", &first, &root, &code, &slow, &on,
+                          &PyTuple_Type, &self_args, &nargs, &most)) {
+        return NULL;
+    }
+    if (first == Py_None) {
+        Py_CLEAR(d->first);
+        Py_RETURN_NONE;
+    }
+    if (self_args == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch_set: first, root, code, slow, on, self_args, nargs");
+        return NULL;
+    }
+    if (!PyCallable_Check(first) || !PyCallable_Check(slow)) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch_set: first and slow must be callable");
+        return NULL;
+    }
+    if (!PyFunction_Check(root)) {
+        PyErr_Format(PyExc_TypeError, "_dispatch_set: root must be a function, not %.100s",
+                     Py_TYPE(root)->tp_name);
+        return NULL;
+    }
+    if (!PyList_Check(on) || PyList_GET_SIZE(on) < 1) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch_set: on must be a list of one item or more");
+        return NULL;
+    }
+    if (most == -1) {
+        most = nargs;
+    }
+    if (PyTuple_GET_SIZE(self_args) > 1 || nargs < 0 || most < nargs) {
+        PyErr_SetString(PyExc_ValueError,
+                        "_dispatch_set: self_args holds at most one item; 0 <= nargs <= most");
+        return NULL;
+    }
+    Py_XSETREF(d->root, Py_NewRef(root));
+    Py_XSETREF(d->code, Py_NewRef(code));
+    Py_XSETREF(d->slow, Py_NewRef(slow));
+    Py_XSETREF(d->on, Py_NewRef(on));
+    Py_XSETREF(d->self_arg, PyTuple_GET_SIZE(self_args) ? Py_NewRef(PyTuple_GET_ITEM(self_args, 0)) : NULL);
+    d->nargs = nargs;
+    d->most = most;
+    Py_XSETREF(d->first, Py_NewRef(first));  /* last: armed only once all of it is set */
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef dispatch_methods[] = {
+    {"_dispatch_set", dispatch_set, METH_VARARGS, dispatch_set_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef dispatch_members[] = {
+    {"_dispatch_calls", T_PYSSIZET, offsetof(DispatchBase, calls), 0, "calls that took the fast way"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject DispatchBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bcfront._cfast.DispatchBase",
+    .tp_doc = PyDoc_STR("The C fast path of a captured function's cached call (bcfront.fast_call)."),
+    .tp_basicsize = sizeof(DispatchBase),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)dispatch_dealloc,
+    .tp_traverse = (traverseproc)dispatch_traverse,
+    .tp_clear = (inquiry)dispatch_clear,
+    .tp_call = dispatch_call,
+    .tp_methods = dispatch_methods,
+    .tp_members = dispatch_members,
+};
+
+/* -- guard helpers ------------------------------------------------------------------------ */
+
+static PyObject *
+dict_version(PyObject *module, PyObject *d)
+{
+    if (!PyDict_CheckExact(d)) {
+        PyErr_Format(PyExc_TypeError, "dict_version: expected a dict, got %.100s", Py_TYPE(d)->tp_name);
+        return NULL;
+    }
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+    return PyLong_FromUnsignedLongLong(((PyDictObject *)d)->ma_version_tag);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+}
+
+static PyObject *
+codes_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_CheckExact(args[0]) || !PyTuple_CheckExact(args[1])
+        || PyTuple_GET_SIZE(args[0]) != PyTuple_GET_SIZE(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "codes_are(functions, codes): two tuples of one length");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args[0]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *f = PyTuple_GET_ITEM(args[0], i);
+        if (!PyFunction_Check(f) || PyFunction_GET_CODE(f) != PyTuple_GET_ITEM(args[1], i)) {
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
+static PyMethodDef cfast_functions[] = {
+    {"dict_version", dict_version, METH_O, "dict_version(d): the version tag of the dict `d`."},
+    {"codes_are", (PyCFunction)(void (*)(void))codes_are, METH_FASTCALL,
+     "codes_are(functions, codes): every functions[i].__code__ is codes[i]."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef cfast_module = {
+    PyModuleDef_HEAD_INIT, "bcfront._cfast", "bcfront's C fast paths (see bcfront/cfast.py).", -1,
+    cfast_functions,
+};
+
+PyMODINIT_FUNC
+PyInit__cfast(void)
+{
+    if (PyType_Ready(&DispatchBaseType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&cfast_module);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,24 @@
+"""Types of bcfront's C fast paths (`_cfast.c`); see `bcfront/cfast.py`."""
+
+from collections.abc import Callable
+from types import CodeType, FunctionType
+from typing import Any
+
+class DispatchBase:
+    _dispatch_calls: int
+    def _dispatch_set(
+        self,
+        first: Callable[..., Any] | None,
+        root: FunctionType = ...,
+        code: CodeType = ...,
+        slow: Callable[..., Any] = ...,
+        on: list[Any] = ...,
+        self_args: tuple[Any, ...] = ...,
+        nargs: int = ...,
+        most: int = ...,
+        /,
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+def dict_version(d: dict[Any, Any], /) -> int: ...
+def codes_are(functions: tuple[Any, ...], codes: tuple[Any, ...], /) -> bool: ...

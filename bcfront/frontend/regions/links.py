@@ -1,0 +1,143 @@
+"""Link functions: an entry's guard and region as one function that takes the root's own
+arguments and calls the next entry's link where its guard fails; `bcfront.fast_call`
+chains them into a captured function's cached call.
+
+Two kinds, by who calls the first link:
+
+- a *chain* link is the captured function's ``__call__`` itself, called by Python with
+  whatever the caller passed; so binding must never fail where Python's would not: the
+  root's positional parameters are positional-only and default to ABSENT, catch-alls take
+  what the root does not, and a call that passes such things, leaves a parameter out or is
+  measured goes the slow way (the plain call).  It counts the call.
+- an *exact* link is called from C (`bcfront/_cfast.c`) with the call's positional
+  arguments, after the C side has checked that the root takes that many, that there are
+  no keywords, that nobody measures and that the root's ``__code__`` is the traced one,
+  and counted the call: its parameters are the root's and nothing else.  Only for a root
+  whose parameters are all positional (``*args`` too), without defaults.
+
+A generator region has no link (its body cannot follow the checks), nor a root with
+defaults (a call leaving one out would go the slow way each time): `fast_call`'s generated
+call serves those.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+from .codegen import compile_function
+
+ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
+GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+@dataclass(frozen=True)
+class LinkNames:
+    """What `bcfront.fast_call` needs to chain a link: the names of its globals it binds,
+    and for an exact link the root and how many positional arguments it takes."""
+
+    next: str  # called with the arguments where the guard fails
+    count: str | None  # a chain link's call counter (a one-item list); None: exact
+    slow: str | None  # slow(positional, rest, keywords, extra): the plain call; None: exact
+    root: object = None  # an exact link's root function (its ``__code__`` checked in C)
+    nargs: int = 0  # an exact link's positional parameters
+    varargs: bool = False  # ... and whether it also takes ``*args``
+    code: object = None  # the root's ``__code__`` the exact link was traced with
+
+    @property
+    def exact(self) -> bool:
+        return self.count is None
+
+
+@dataclass(frozen=True)
+class _LinkSignature:
+    """A chain link's parameters (see the module docstring)."""
+
+    params: str
+    passing: str  # the parameters passed on, to the next link or to `_miss`
+    slow_test: str
+    slow_call: str
+
+
+def _chain_signature(parts: list[str], absent: str, rest: str, extra: str, slow: str) -> _LinkSignature:
+    positional: list[str] = []
+    kwonly: list[str] = []
+    star = dstar = None
+    for p in parts:
+        if p.startswith("**"):
+            dstar = p[2:]
+        elif p.startswith("*"):
+            star = p[1:] or None  # "*" alone: keyword-only parameters follow
+            kwonly.append("")  # (marks that they do)
+        elif p != "/":
+            (kwonly if kwonly else positional).append(p)
+    kwonly = kwonly[1:]
+    params = [f"{p}={absent}" for p in positional] + (["/"] if positional else [])
+    params += [f"*{star or rest}", *(f"{k}={absent}" for k in kwonly), f"**{dstar or extra}"]
+    passing = [*positional, *([f"*{star}"] if star else []), *(f"{k}={k}" for k in kwonly)]
+    passing += [f"**{dstar}"] if dstar else []
+    tests = ([] if star else [rest]) + ([] if dstar else [extra])
+    tests += [f"{p} is {absent}" for p in positional + kwonly]
+    tuple_ = f"({', '.join(positional)},)" if positional else "()"
+    keywords = "{" + ", ".join(f"{k!r}: {k}" for k in kwonly) + "}"
+    slow_call = f"{slow}({tuple_}, {star or rest}, {keywords}, {dstar or extra})"
+    return _LinkSignature(", ".join(params), ", ".join(passing), " or ".join(tests), slow_call)
+
+
+def exact_parameters(parts: list[str]) -> list[str] | None:
+    """The root's parameters if an exact link can take them (all positional: names, maybe
+    a ``/``, maybe ``*args`` last), else None."""
+    stars = [p for p in parts if p.startswith("*")]
+    if not stars or (len(stars) == 1 and parts[-1] == stars[0] and stars[0][1:2] not in ("", "*")):
+        return parts
+    return None
+
+
+def link_function(root, ns, parts, prefix, guard_lines, miss, region_body, region, tag, exact=False):
+    """The entry's link function and its `LinkNames`, or ``(None, None)`` where there is
+    none; an exact one where `exact` is asked and the root allows it, else a chain one."""
+    if region.__code__.co_flags & GENERATOR_FLAGS or root.__defaults__ or root.__kwdefaults__:
+        return None, None
+    inner = [line.replace(f"return {miss}", "break") for line in guard_lines]
+    params = exact_parameters(parts) if exact else None
+    if params is not None:
+        positional = [p for p in params if p != "/" and not p.startswith("*")]
+        varargs = bool(params) and params[-1].startswith("*")
+        next_ = ns.const(object(), "next")
+        names = LinkNames(next_, None, None, root, len(positional), varargs, root.__code__)
+        passing = ", ".join(p for p in params if p != "/")
+        head = []
+        signature = ", ".join(params)
+        inner += [*region_body, "    return None"]
+    else:
+        names, signature, head, passing = _chain_head(root, ns, parts)
+        inner += [f"    {names.count}[0] += 1", *region_body, "    return None"]
+    body = [
+        *head,
+        "    while True:",  # left by `break` where a check fails
+        *("    " + line for line in "\n".join(inner).split("\n")),
+        f"    return {names.next}({passing})",
+    ]
+    name = f"{prefix}link"
+    src = f"def {name}({signature}):\n" + "\n".join(body) + "\n"
+    kind = "exact link" if names.exact else "link"
+    link = compile_function(src, ns, name, f"bcfront:{kind} {root.__qualname__} {tag}")
+    link.__name__, link.__qualname__ = root.__name__, root.__qualname__  # in Python's errors
+    return link, names
+
+
+def _chain_head(root, ns, parts):
+    """A chain link's names, parameters, first statements (the slow way out) and the
+    arguments it passes on."""
+    from ...timing import ON
+
+    names = LinkNames(*(ns.const(object(), hint) for hint in ("next", "count", "slow")))
+    # the catch-alls' names: fresh, as the region's own locals (a constant may be `___rest`)
+    rest, extra = ns.fresh("rest"), ns.fresh("extra")
+    sig = _chain_signature(parts, ns.const(ABSENT, "absent"), rest, extra, names.slow)
+    timing = ns.const(ON, "timing_on")
+    head = [
+        f"    if {timing}[0] or {sig.slow_test}:" if sig.slow_test else f"    if {timing}[0]:",
+        f"        return {sig.slow_call}",
+    ]
+    return names, sig.params, head, sig.passing

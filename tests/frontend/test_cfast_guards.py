@@ -1,0 +1,108 @@
+"""The C guard helpers (`bcfront/_cfast.c` through `bcfront.cfast`) against their plain
+references: a dict's version tag against the one read from the dict's memory
+(`guard_memo._memory_reader`), ``codes_are`` against ``f.__code__ is c`` per function, and a
+guard whose inlined functions' code checks are one batch still sees one of them replaced
+(oracle: plain Python).  Pure Python."""
+
+from __future__ import annotations
+
+import pytest
+
+import bcfront
+from bcfront.cfast import C
+from bcfront.frontend.model import guard_memo
+
+pytestmark = pytest.mark.skipif(C is None, reason="bcfront._cfast not built (test_fast_call fails for it)")
+
+
+class Probe:
+    pass
+
+
+def test_dict_version_reads_the_tag_the_memory_reader_reads():
+    plain = guard_memo._memory_reader()
+    if plain is None:
+        pytest.skip("no memory reader on this interpreter")
+    o = Probe()
+    d = o.__dict__
+    seen = []
+    for step in (
+        lambda: d.__setitem__("a", 1),
+        lambda: d.__setitem__("a", 2),
+        lambda: setattr(o, "b", 3),
+        lambda: d.pop("a"),
+        lambda: d.clear(),
+        lambda: d.update(x=1, y=2),
+    ):
+        step()
+        assert C.dict_version(d) == plain(d)
+        seen.append(C.dict_version(d))
+    assert len(set(seen)) > 1  # (3.13 does not move it for a store through the object)
+
+
+def test_the_memo_reads_tags_in_c_where_the_probe_passes():
+    reader = guard_memo.dict_version_reader()
+    assert reader is (C.dict_version if guard_memo._probe(C.dict_version) else None)
+
+
+def test_dict_version_refuses_what_is_not_a_dict():
+    with pytest.raises(TypeError, match="expected a dict"):
+        C.dict_version([])
+
+
+def f1(x):
+    return x + 1
+
+
+def f2(x):
+    return x * 2
+
+
+def f3(x):
+    return x - 1
+
+
+@pytest.mark.parametrize(
+    "functions, codes",
+    [
+        ((f1, f2), (f1.__code__, f2.__code__)),
+        ((f1, f2), (f1.__code__, f3.__code__)),
+        ((f1,), (f2.__code__,)),
+        ((), ()),
+        ((len, f1), (None, f1.__code__)),  # not a Python function
+        ((f1.__code__,), (f1.__code__,)),
+    ],
+)
+def test_codes_are_answers_as_the_checks_one_by_one(functions, codes):
+    plain = all(getattr(f, "__code__", object()) is c for f, c in zip(functions, codes))
+    assert C.codes_are(functions, codes) is plain
+
+
+@pytest.mark.parametrize("args", [((f1,), ()), ([f1], [f1.__code__]), ((f1,),)])
+def test_codes_are_refuses_other_shapes(args):
+    with pytest.raises(TypeError, match="codes_are"):
+        C.codes_are(*args)
+
+
+def helper_a(x):
+    return x + 10
+
+
+def helper_b(x):
+    return x * 3
+
+
+def uses_helpers(x):
+    return helper_a(x) + helper_b(x)
+
+
+def test_a_replaced_inlined_function_is_seen_through_the_batch():
+    original = helper_b.__code__
+    cf = bcfront.capture(uses_helpers)
+    try:
+        assert cf(2) == cf(2) == uses_helpers(2)
+        assert "codes_are" in cf.entries[0].guard_source  # the helpers' checks are one batch
+        helper_b.__code__ = f3.__code__
+        assert cf(2) == cf(2) == uses_helpers(2) == 13
+    finally:
+        helper_b.__code__ = original
