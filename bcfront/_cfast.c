@@ -5,7 +5,9 @@
  *  - `DispatchBase`: the cached call of a captured function (`bcfront.fast_call`);
  *  - `dict_version(d)`: a dict's version tag (`frontend.model.guard_memo`'s memo);
  *  - `codes_are(functions, codes)`: each function's __code__ is the code at its index, for
- *    a guard's batch of checks that the functions a trace inlined are unchanged.
+ *    a guard's batch of checks that the functions a trace inlined are unchanged;
+ *  - `items_are(seq, indices, types, values)`: each seq[i] has exactly its type and equals
+ *    its value, for a guard's batch of checks of a list's or tuple's scalar items.
  *
  * `DispatchBase` is the base class of `bcfront.CapturedFunction` where this module is built.
  * `fast_call` arms an instance (`_dispatch_set`) with the first of its entries' exact link
@@ -14,7 +16,8 @@
  * class this type's `__call__`.  A call then costs what Python cannot do cheaply itself:
  * the tests that say the call may take the fast way -- as many positional arguments as the
  * root takes, no keywords, nobody measuring (`bcfront.timing.ON`), the root's `__code__`
- * the traced one (the links leave that check to this) -- and the call count; everything else goes to `slow`, the plain loop
+ * the traced one (the links leave that check to this) and its `__defaults__` the links'
+ * own -- and the call count; everything else goes to `slow`, the plain loop
  * (`CapturedFunction.__call__`), the reference this stands for.
  */
 #define PY_SSIZE_T_CLEAN
@@ -26,6 +29,7 @@ typedef struct {
     PyObject *first;    /* the first link, or NULL: not armed (every call goes to slow) */
     PyObject *root;     /* the root function */
     PyObject *code;     /* its __code__ the links were traced with */
+    PyObject *defaults; /* its __defaults__ the links were made with (NULL: none) */
     PyObject *on;       /* bcfront.timing.ON: a list whose item 0 is true while measuring */
     PyObject *slow;     /* slow(self, *args, **kwargs): the plain call */
     PyObject *self_arg; /* the root's first argument (a bound method's self), or NULL */
@@ -65,7 +69,7 @@ dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
     DispatchBase *d = (DispatchBase *)op;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     if (d->first == NULL || n < d->nargs || n > d->most || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
-        || PyFunction_GET_CODE(d->root) != d->code) {
+        || PyFunction_GET_CODE(d->root) != d->code || PyFunction_GET_DEFAULTS(d->root) != d->defaults) {
         return call_slow(d, args, kwargs);
     }
     int measuring = PyObject_IsTrue(PyList_GET_ITEM(d->on, 0));
@@ -107,6 +111,7 @@ dispatch_traverse(DispatchBase *d, visitproc visit, void *arg)
     Py_VISIT(d->first);
     Py_VISIT(d->root);
     Py_VISIT(d->code);
+    Py_VISIT(d->defaults);
     Py_VISIT(d->on);
     Py_VISIT(d->slow);
     Py_VISIT(d->self_arg);
@@ -119,6 +124,7 @@ dispatch_clear(DispatchBase *d)
     Py_CLEAR(d->first);
     Py_CLEAR(d->root);
     Py_CLEAR(d->code);
+    Py_CLEAR(d->defaults);
     Py_CLEAR(d->on);
     Py_CLEAR(d->slow);
     Py_CLEAR(d->self_arg);
@@ -134,10 +140,11 @@ dispatch_dealloc(DispatchBase *d)
 }
 
 PyDoc_STRVAR(dispatch_set_doc,
-"_dispatch_set(first, root, code, slow, on, self_args, nargs[, most]) or _dispatch_set(None)\n\n"
+"_dispatch_set(first, root, code, defaults, slow, on, self_args, nargs[, most])\n"
+"or _dispatch_set(None)\n\n"
 "Arm the fast call: `first(*self_args, *args)` for a call of `nargs` to `most` (default:\n"
-"`nargs`) positional arguments and no keywords while `on[0]` is false and root's __code__\n"
-"is `code` (the one the links were traced with);\n"
+"`nargs`) positional arguments and no keywords while `on[0]` is false, root's __code__\n"
+"is `code` (the one the links were traced with) and its __defaults__ is `defaults`;\n"
 "`slow(self, *args, **kwargs)` for every other call.  `self_args`: () or (self,).\n"
 "`_dispatch_set(None)` disarms it: every call goes to `slow`, and with none set, fails.");
 
@@ -145,10 +152,11 @@ static PyObject *
 dispatch_set(PyObject *op, PyObject *args)
 {
     DispatchBase *d = (DispatchBase *)op;
-    PyObject *first, *root = NULL, *code = NULL, *slow = NULL, *on = NULL, *self_args = NULL;
+    PyObject *first, *root = NULL, *code = NULL, *defaults = NULL, *slow = NULL, *on = NULL;
+    PyObject *self_args = NULL;
     Py_ssize_t nargs = 0, most = -1;
-    if (!PyArg_ParseTuple(args, "O|OOOOO!nn:_dispatch_set", &first, &root, &code, &slow, &on,
-                          &PyTuple_Type, &self_args, &nargs, &most)) {
+    if (!PyArg_ParseTuple(args, "O|OOOOOO!nn:_dispatch_set", &first, &root, &code, &defaults, &slow,
+                          &on, &PyTuple_Type, &self_args, &nargs, &most)) {
         return NULL;
     }
     if (first == Py_None) {
@@ -156,7 +164,8 @@ dispatch_set(PyObject *op, PyObject *args)
         Py_RETURN_NONE;
     }
     if (self_args == NULL) {
-        PyErr_SetString(PyExc_TypeError, "_dispatch_set: first, root, code, slow, on, self_args, nargs");
+        PyErr_SetString(PyExc_TypeError,
+                        "_dispatch_set: first, root, code, defaults, slow, on, self_args, nargs");
         return NULL;
     }
     if (!PyCallable_Check(first) || !PyCallable_Check(slow)) {
@@ -181,7 +190,12 @@ dispatch_set(PyObject *op, PyObject *args)
         return NULL;
     }
     Py_XSETREF(d->root, Py_NewRef(root));
+    if (defaults != Py_None && !PyTuple_Check(defaults)) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch_set: defaults must be a tuple or None");
+        return NULL;
+    }
     Py_XSETREF(d->code, Py_NewRef(code));
+    Py_XSETREF(d->defaults, defaults == Py_None ? NULL : Py_NewRef(defaults));
     Py_XSETREF(d->slow, Py_NewRef(slow));
     Py_XSETREF(d->on, Py_NewRef(on));
     Py_XSETREF(d->self_arg, PyTuple_GET_SIZE(self_args) ? Py_NewRef(PyTuple_GET_ITEM(self_args, 0)) : NULL);
@@ -253,10 +267,72 @@ codes_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
+/* seq[index] for an exact list or tuple; a new reference, NULL with IndexError set */
+static PyObject *
+item_of(PyObject *seq, PyObject *index)
+{
+    Py_ssize_t i = PyLong_AsSsize_t(index);
+    if (i == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_CheckExact(seq) ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq);
+    if (i < 0) {
+        i += n;
+    }
+    if (i < 0 || i >= n) {
+        PyErr_SetString(PyExc_IndexError, "items_are: index out of range");
+        return NULL;
+    }
+    return Py_NewRef(PyList_CheckExact(seq) ? PyList_GET_ITEM(seq, i) : PyTuple_GET_ITEM(seq, i));
+}
+
+static PyObject *
+items_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_CheckExact(args[1]) || !PyTuple_CheckExact(args[2])
+        || !PyTuple_CheckExact(args[3]) || PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[2])
+        || PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "items_are(seq, indices, types, values): three tuples of one length");
+        return NULL;
+    }
+    PyObject *seq = args[0];
+    if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) {
+        Py_RETURN_FALSE;  /* the guard checks its type too: never true then */
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *item = item_of(seq, PyTuple_GET_ITEM(args[1], j));
+        if (item == NULL) {
+            return NULL;
+        }
+        if ((PyObject *)Py_TYPE(item) != PyTuple_GET_ITEM(args[2], j)) {
+            Py_DECREF(item);
+            Py_RETURN_FALSE;
+        }
+        PyObject *eq = PyObject_RichCompare(item, PyTuple_GET_ITEM(args[3], j), Py_EQ);
+        Py_DECREF(item);
+        if (eq == NULL) {
+            return NULL;
+        }
+        int truth = PyObject_IsTrue(eq);
+        Py_DECREF(eq);
+        if (truth < 0) {
+            return NULL;
+        }
+        if (!truth) {
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef cfast_functions[] = {
     {"dict_version", dict_version, METH_O, "dict_version(d): the version tag of the dict `d`."},
     {"codes_are", (PyCFunction)(void (*)(void))codes_are, METH_FASTCALL,
      "codes_are(functions, codes): every functions[i].__code__ is codes[i]."},
+    {"items_are", (PyCFunction)(void (*)(void))items_are, METH_FASTCALL,
+     "items_are(seq, indices, types, values): seq is an exact list or tuple and each\n"
+     "seq[indices[j]] has exactly the type types[j] and equals values[j]."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,6 +11,7 @@ class DispatchBase:
         first: Callable[..., Any] | None,
         root: FunctionType = ...,
         code: CodeType = ...,
+        defaults: tuple[Any, ...] | None = ...,
         slow: Callable[..., Any] = ...,
         on: list[Any] = ...,
         self_args: tuple[Any, ...] = ...,
@@ -22,3 +23,6 @@ class DispatchBase:
 
 def dict_version(d: dict[Any, Any], /) -> int: ...
 def codes_are(functions: tuple[Any, ...], codes: tuple[Any, ...], /) -> bool: ...
+def items_are(
+    seq: object, indices: tuple[int, ...], types: tuple[type, ...], values: tuple[Any, ...], /
+) -> bool: ...

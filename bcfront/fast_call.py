@@ -9,12 +9,12 @@ a subclass changing nothing else) whose ``__call__`` is made from its entries wh
 they change (`install`), one of two ways:
 
 - `_arm`, where the C extension is built (`bcfront/_cfast.c`, the base class
-  `DispatchBase` of `CapturedFunction`) and the root's parameters are all positional
-  without defaults: the entries' *exact* link functions (guard and region in one function
-  with the root's parameters, `regions/links.py`), each calling the next where its guard
+  `DispatchBase` of `CapturedFunction`) and the root's parameters are all positional:
+  the entries' *exact* link functions (guard and region in one function with the root's
+  parameters and defaults, `regions/links.py`), each calling the next where its guard
   fails; the C ``__call__`` checks that the call may take them (as many positional
-  arguments as the root takes, no keywords, nobody measuring, the root's ``__code__``
-  unchanged), counts it and calls the first;
+  arguments as the root takes, no keywords, nobody measuring, the root's ``__code__`` and
+  ``__defaults__`` unchanged), counts it and calls the first;
 - `_chain`, for a root without defaults: the entries' *chain* link functions, each calling
   the next where its guard fails, the first one the ``__call__``: a hit on the first
   entry costs one frame and one binding, done by Python;
@@ -160,6 +160,18 @@ def _chain(cf, entries, plain_call, bound: bool):
     return staticmethod(functools.partial(first, cf._self) if bound else first)
 
 
+def _same_root(names, root, code, defaults) -> bool:
+    """An exact link made for `root` as it is now: the same objects (a mutable default's
+    identity matters; equal code would do, the same code is what is checked in C)."""
+    return (
+        names is not None
+        and names.exact
+        and names.root is root
+        and names.code is code
+        and names.defaults is defaults
+    )
+
+
 def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     """Chain the entries' exact links and arm `cf`'s C call with the first; False (nothing
     changed) where some entry has none, or one was traced with another root or another
@@ -167,8 +179,8 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     which knows one code: the entries made before a reloader's change keep theirs)."""
     names = [e.link_names for e in entries]
     root = names[0].root if names[0] is not None else None
-    code = getattr(root, "__code__", None)
-    if not HAVE_C or not all(n is not None and n.exact and n.root is root and n.code is code for n in names):
+    code, defaults = getattr(root, "__code__", None), getattr(root, "__defaults__", None)
+    if not HAVE_C or not all(_same_root(n, root, code, defaults) for n in names):
         return False
     ref = weakref.ref(cf)
 
@@ -180,9 +192,10 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
         link.__globals__[e.link_names.next] = after
         object.__setattr__(e, "owner", ref)
     n = names[0]
-    least = n.nargs - bound
-    most = sys.maxsize if n.varargs else least
-    cf._dispatch_set(links[0], root, code, plain_call, timing_on, (cf._self,) if bound else (), least, most)
+    most = sys.maxsize if n.varargs else n.nargs - bound
+    least = n.nargs - bound - len(defaults or ())
+    self_args = (cf._self,) if bound else ()
+    cf._dispatch_set(links[0], root, code, defaults, plain_call, timing_on, self_args, least, most)
     type(cf).__call__ = _C_CALL
     return True
 

@@ -38,7 +38,7 @@ def slow(self, *args, **kwargs):
 def armed(nargs=2, self_args=(), on=None, most=None):
     h = Host()
     on = on if on is not None else [0]
-    h._dispatch_set(first, root, root.__code__, slow, on, self_args, nargs, most or nargs)
+    h._dispatch_set(first, root, root.__code__, None, slow, on, self_args, nargs, most or nargs)
     return h
 
 
@@ -93,10 +93,21 @@ def test_a_root_whose_code_changed_goes_the_slow_way():
         return b
 
     h = Host()
-    h._dispatch_set(first, f, f.__code__, slow, [0], (), 2)
+    h._dispatch_set(first, f, f.__code__, None, slow, [0], (), 2)
     assert h(1, 2)[0] == "fast"
     f.__code__ = g.__code__
     assert h(1, 2)[0] == "slow"
+
+
+def test_a_root_whose_defaults_changed_goes_the_slow_way():
+    def f(a, b=1):
+        return a
+
+    h = Host()
+    h._dispatch_set(first, f, f.__code__, f.__defaults__, slow, [0], (), 1, 2)
+    assert [h(1)[0], h(1, 2)[0]] == ["fast", "fast"]
+    f.__defaults__ = (int("1"),)  # equal, but another tuple: the links hold the old one
+    assert [h(1)[0], h(1, 2)[0]] == ["slow", "slow"]
 
 
 def test_disarmed_it_goes_the_slow_way_and_never_set_it_fails():
@@ -114,11 +125,11 @@ def test_rearming_during_a_call_keeps_the_running_link_alive():
         return ("second", *args)
 
     def rearm(*args):  # the only reference to this function is h's, until it re-arms
-        h._dispatch_set(second, root, root.__code__, slow, [0], (), 2)
+        h._dispatch_set(second, root, root.__code__, None, slow, [0], (), 2)
         gc.collect()
         return ("rearmed", *args)
 
-    h._dispatch_set(rearm, root, root.__code__, slow, [0], (), 2)
+    h._dispatch_set(rearm, root, root.__code__, None, slow, [0], (), 2)
     del rearm
     assert h(1, 2) == ("rearmed", 1, 2)
     assert h(1, 2) == ("second", 1, 2)
@@ -127,13 +138,14 @@ def test_rearming_during_a_call_keeps_the_running_link_alive():
 @pytest.mark.parametrize(
     "args, error",
     [
-        ((first, len, None, slow, [0], (), 1), TypeError),  # root not a Python function
-        ((first, root, root.__code__, slow, [], (), 1), TypeError),  # no flag in `on`
-        ((first, root, root.__code__, slow, [0], ("a", "b"), 1), ValueError),  # two selves
-        ((first, root, root.__code__, slow, [0], (), -1), ValueError),
-        ((first, root, root.__code__, slow, [0], (), 2, 1), ValueError),  # most < least
-        ((first, root, root.__code__, 3, [0], (), 1), TypeError),  # slow not callable
+        ((first, len, None, None, slow, [0], (), 1), TypeError),  # root not a Python function
+        ((first, root, root.__code__, None, slow, [], (), 1), TypeError),  # no flag in `on`
+        ((first, root, root.__code__, None, slow, [0], ("a", "b"), 1), ValueError),  # two selves
+        ((first, root, root.__code__, None, slow, [0], (), -1), ValueError),
+        ((first, root, root.__code__, None, slow, [0], (), 2, 1), ValueError),  # most < least
+        ((first, root, root.__code__, None, 3, [0], (), 1), TypeError),  # slow not callable
         ((first,), TypeError),
+        ((first, root, root.__code__, [1], slow, [0], (), 1), TypeError),  # defaults not a tuple
     ],
 )
 def test_bad_arming_arguments_are_refused(args, error):
@@ -143,7 +155,7 @@ def test_bad_arming_arguments_are_refused(args, error):
 
 def test_a_cycle_through_its_fields_is_collected():
     h = Host()
-    h._dispatch_set(first, root, root.__code__, slow, [0], (h,), 1)  # h holds itself as its bound self
+    h._dispatch_set(first, root, root.__code__, None, slow, [0], (h,), 1)  # h holds itself as its bound self
     ref = weakref.ref(h)
     del h
     gc.collect()

@@ -203,6 +203,46 @@ def test_a_root_taking_star_args_passes_them_through_the_links(args, links):
         assert fast == plain == star_only(*args)
 
 
+def with_default(x, y=10):
+    return x * y
+
+
+@pytest.mark.parametrize("args", [(2,), (2, 3), (2,), (4,)])
+def test_a_root_with_defaults_takes_them_through_the_links(args, links):
+    cf = cap(with_default, links)
+    for a in [(2,), (2, 3)]:
+        cf(*a)
+    fast, plain = _both(cf, *args)
+    assert fast == plain == with_default(*args)
+
+
+def test_defaults_changed_after_capture_are_used(links):
+    def f(x, y=10):
+        return x * y
+
+    cf = cap(f, links)
+    assert [cf(2), cf(2), cf(2, 3)] == [20, 20, 6]
+    f.__defaults__ = (100,)
+    assert [cf(2), cf(2), cf(2, 3)] == [f(2), f(2), f(2, 3)] == [200, 200, 6]
+
+
+def test_a_mutable_default_replaced_by_an_equal_one_is_the_new_one(links):
+    def f(x, acc=[]):  # noqa: B006 - the shared default is the point
+        acc.append(x)
+        return len(acc)
+
+    def g(x, acc=[]):  # noqa: B006
+        acc.append(x)
+        return len(acc)
+
+    cf = cap(f, links)
+    assert [cf(1), cf(1), cf(1)] == [g(1), g(1), g(1)] == [1, 2, 3]
+    f.__defaults__ = ([],)
+    g.__defaults__ = ([],)
+    assert [cf(1), cf(1)] == [g(1), g(1)] == [1, 2]
+    assert f.__defaults__[0] == [1, 1]
+
+
 def test_defaults_given_to_the_root_after_capture_are_used(links):
     def f(x, y):
         return x * y

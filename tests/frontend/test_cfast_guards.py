@@ -106,3 +106,62 @@ def test_a_replaced_inlined_function_is_seen_through_the_batch():
         assert cf(2) == cf(2) == uses_helpers(2) == 13
     finally:
         helper_b.__code__ = original
+
+
+def items_are_plain(seq, indices, types, values):
+    """The reference: the checks the guard spells one by one, in order."""
+    return all(type(seq[i]) is t and seq[i] == v for i, t, v in zip(indices, types, values))
+
+
+class MyInt(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    "seq, indices, types, values",
+    [
+        ([1, 2, 3], (0, 1, 2), (int, int, int), (1, 2, 3)),
+        ([1, 2, 3], (0, 2), (int, int), (1, 4)),
+        ((1.5, "a", b"b"), (0, 1, 2), (float, str, bytes), (1.5, "a", b"b")),
+        ([True, 2], (0, 1), (int, int), (1, 2)),  # a bool is not an int
+        ([MyInt(1), 2], (0, 1), (int, int), (1, 2)),  # nor a subclass
+        ([1.0, 2], (0, 1), (int, int), (1, 2)),  # 1.0 == 1, but not an int
+        ([1, 2], (-1,), (int,), (2,)),
+        ([], (), (), ()),
+    ],
+)
+def test_items_are_answers_as_the_checks_one_by_one(seq, indices, types, values):
+    assert C.items_are(seq, indices, types, values) is items_are_plain(seq, indices, types, values)
+
+
+def test_items_are_raises_where_the_checks_raise():
+    with pytest.raises(IndexError):
+        items_are_plain([1], (0, 3), (int, int), (1, 2))
+    with pytest.raises(IndexError):
+        C.items_are([1], (0, 3), (int, int), (1, 2))
+    with pytest.raises(TypeError, match="items_are"):
+        C.items_are([1], (0,), (int, int), (1,))
+
+
+def test_items_are_is_false_for_what_is_not_an_exact_list_or_tuple():
+    class L(list):
+        pass
+
+    assert C.items_are(L([1]), (0,), (int,), (1,)) is False  # its guard's type check fails too
+    assert C.items_are({0: 1}, (0,), (int,), (1,)) is False
+
+
+def total(xs):
+    return sum(xs)
+
+
+@pytest.mark.parametrize(
+    "change", [lambda xs: xs.__setitem__(1, 5), lambda xs: xs.__setitem__(1, 2.0), lambda xs: xs.append(1)]
+)
+def test_a_changed_item_of_a_list_argument_is_seen_through_the_batch(change):
+    cf = bcfront.capture(total)
+    xs = [1, 2, 3]
+    assert cf(xs) == cf(xs) == 6
+    assert "items_are(" in cf.entries[0].guard_source
+    change(xs)
+    assert cf(xs) == total(xs) and type(cf(xs)) is type(total(xs))

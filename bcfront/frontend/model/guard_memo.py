@@ -251,7 +251,8 @@ def memo_body(
     of returning: it returns `miss` where the guard fails, and falls through where it holds."""
     memo = [e for e, m in exprs if m]
     rest = [e for e, m in exprs if not m]
-    if len(memo) < max(MIN_MEMOIZED, 2 * len(watched)):
+    least = MIN_MEMOIZED_C if C is not None and dict_version_reader() is C.dict_version else MIN_MEMOIZED
+    if len(memo) < max(least, 2 * len(watched)):
         return _plain(prologue, [e for e, _ in exprs], miss)
     dv = dict_version_reader()
     tags, version = ns.fresh("tags"), ns.const(dv, hint="dict_version")
@@ -269,6 +270,7 @@ def memo_body(
 
 
 MIN_MEMOIZED = 8  # below this many memoizable checks, running them is as cheap as the memo
+MIN_MEMOIZED_C = 3  # ... where the tags are read in C (a call, not a ctypes object each)
 
 
 def _plain(prologue: list[str], exprs: list[str], miss: str | None = None) -> list[str]:

@@ -12,12 +12,13 @@ Two kinds, by who calls the first link:
 - an *exact* link is called from C (`bcfront/_cfast.c`) with the call's positional
   arguments, after the C side has checked that the root takes that many, that there are
   no keywords, that nobody measures and that the root's ``__code__`` is the traced one,
-  and counted the call: its parameters are the root's and nothing else.  Only for a root
-  whose parameters are all positional (``*args`` too), without defaults.
+  and counted the call: its parameters are the root's and nothing else, with the root's
+  defaults (the C call checks that the root still has those).  Only for a root whose
+  parameters are all positional (``*args`` too).
 
-A generator region has no link (its body cannot follow the checks), nor a root with
-defaults (a call leaving one out would go the slow way each time): `fast_call`'s generated
-call serves those.
+A generator region has no link (its body cannot follow the checks), nor has a root with
+defaults a chain link (a call leaving one out would go the slow way each time):
+`fast_call`'s generated call serves those.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class LinkNames:
     nargs: int = 0  # an exact link's positional parameters
     varargs: bool = False  # ... and whether it also takes ``*args``
     code: object = None  # the root's ``__code__`` the exact link was traced with
+    defaults: tuple | None = None  # ... and its ``__defaults__``, which the link has too
 
     @property
     def exact(self) -> bool:
@@ -96,15 +98,17 @@ def exact_parameters(parts: list[str]) -> list[str] | None:
 def link_function(root, ns, parts, prefix, guard_lines, miss, region_body, region, tag, exact=False):
     """The entry's link function and its `LinkNames`, or ``(None, None)`` where there is
     none; an exact one where `exact` is asked and the root allows it, else a chain one."""
-    if region.__code__.co_flags & GENERATOR_FLAGS or root.__defaults__ or root.__kwdefaults__:
+    if region.__code__.co_flags & GENERATOR_FLAGS:
+        return None, None
+    params = exact_parameters(parts) if exact else None
+    if params is None and (root.__defaults__ or root.__kwdefaults__):
         return None, None
     inner = [line.replace(f"return {miss}", "break") for line in guard_lines]
-    params = exact_parameters(parts) if exact else None
     if params is not None:
         positional = [p for p in params if p != "/" and not p.startswith("*")]
         varargs = bool(params) and params[-1].startswith("*")
         next_ = ns.const(object(), "next")
-        names = LinkNames(next_, None, None, root, len(positional), varargs, root.__code__)
+        names = LinkNames(next_, None, None, root, len(positional), varargs, root.__code__, root.__defaults__)
         passing = ", ".join(p for p in params if p != "/")
         head = []
         signature = ", ".join(params)
@@ -123,6 +127,8 @@ def link_function(root, ns, parts, prefix, guard_lines, miss, region_body, regio
     kind = "exact link" if names.exact else "link"
     link = compile_function(src, ns, name, f"bcfront:{kind} {root.__qualname__} {tag}")
     link.__name__, link.__qualname__ = root.__name__, root.__qualname__  # in Python's errors
+    if names.exact:
+        link.__defaults__ = names.defaults  # the same tuple: the C call compares it
     return link, names
 
 
