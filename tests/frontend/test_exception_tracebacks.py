@@ -245,3 +245,86 @@ def test_fast_attach_matches_attach_by_raising():
     want = traceback.format_exception(plain)
     assert traceback.format_exception(fast) == want
     assert (fast.__context__, fast.__cause__) == (None, None)
+
+
+# -- the exception a cached region raises, made inline (codegen.Rebuilder._exception) ------------
+
+
+class TaggedError(ValueError):
+    def __init__(self, code, note="n"):
+        super().__init__(code)
+        self.code, self.note = code, note
+
+
+class NoArgsError(LookupError):
+    def __init__(self):
+        super().__init__()
+        self.why = "none"
+
+
+class FileGone(FileNotFoundError):  # OSError's C fields come from its __init__
+    pass
+
+
+def raises_kind(kind, x):
+    if kind == 0:
+        raise KeyError(x)
+    if kind == 1:
+        raise TaggedError(x, note=str(x))
+    if kind == 2:
+        raise NoArgsError()
+    if kind == 3:
+        raise FileGone(2, "gone", str(x))
+    if kind == 4:
+        raise StopIteration(x)
+    if kind == 5:
+        raise OSError(2, "no such file", f"f{x}")  # a FileNotFoundError, by its errno
+    try:
+        raise TaggedError(x)
+    except TaggedError as e:
+        raise KeyError(x) from e
+
+
+def _outcome(fn, *args):
+    try:
+        fn(*args)
+    except BaseException as e:  # noqa: BLE001 - compared with the plain function's
+        cause = e.__cause__
+        return (
+            type(e),
+            e.args,
+            str(e),
+            {k: v for k, v in vars(e).items()},
+            getattr(e, "errno", None),
+            getattr(e, "filename", None),
+            getattr(e, "value", None),
+            (type(cause), cause.args) if cause is not None else None,
+            e.__suppress_context__,
+            [fr for fr in frames(e) if not fr[0].startswith("bcfront:")],
+        )
+    raise AssertionError("expected an exception")
+
+
+@pytest.mark.parametrize("kind", range(7))
+def test_a_cached_raise_makes_the_exception_eager_makes(kind):
+    cf = bcfront.capture(raises_kind)
+    want = _outcome(raises_kind, kind, 7)
+    for _ in range(3):  # the first call captures; the others are cached
+        got = _outcome(cf, kind, 7)
+        assert got[:-1] == want[:-1]
+        assert got[-1][-1] == want[-1][-1]  # the raising line, where eager raised it
+
+
+def test_the_reference_maker_calls_the_class_with_its_constructor_arguments():
+    from bcfront.frontend.regions import codegen
+
+    made = codegen._make_exception(FileGone, (2, "gone"), {}, (), (2, "gone", "f"))
+    want = FileGone(2, "gone", "f")
+    assert (type(made), made.args, made.errno, made.strerror, made.filename, str(made)) == (
+        type(want),
+        want.args,
+        want.errno,
+        want.strerror,
+        want.filename,
+        str(want),
+    )

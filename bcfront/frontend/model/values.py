@@ -327,7 +327,7 @@ class ExceptionV(Value):
     """An exception instance created during the trace; `tb` holds the traceback entries
     ((filename, name, positions), outermost first) of the frames it was raised through."""
 
-    __slots__ = ("cls", "args", "attrs", "tb")
+    __slots__ = ("cls", "args", "attrs", "tb", "ctor_args")
 
     def __init__(self, cls, args=(), attrs=None):
         super().__init__(None)
@@ -335,6 +335,9 @@ class ExceptionV(Value):
         self.args = tuple(args)
         self.attrs = dict(attrs or {})
         self.tb = ()
+        # the arguments its class is called with where they differ from `args` (an OSError
+        # keeps only errno and strerror as args; its __init__ takes the filename too)
+        self.ctor_args: tuple | None = None
 
     def python_type(self):
         return self.cls

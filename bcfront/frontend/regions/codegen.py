@@ -61,6 +61,7 @@ from ..semantics.class_build import stand_in_value
 from ..semantics.classes import dict_base, fill_dict_object, new_dict_object, new_list_object
 from .rebuild_gen import rebuild_generator
 from .tracebacks import attach as attach_traceback
+from .tracebacks import cached_frames
 
 
 def _new_object(cls, attrs):
@@ -74,14 +75,15 @@ def _new_object(cls, attrs):
     return obj
 
 
-def _make_exception(cls, args, attrs, tb=()):
+def _make_exception(cls, args, attrs, tb=(), ctor=None):
+    ctor = args if ctor is None else ctor  # what the class is called with, if not its args
     if cls.__module__ != "builtins":
-        exc = _exception_of_class(cls, args)
+        exc = _exception_of_class(cls, ctor)
     else:  # __new__ and the C fields' __init__ (StopIteration.value) in one call
         try:
-            exc = cls(*args)
+            exc = cls(*ctor)
         except TypeError:  # arguments its __init__ does not take
-            exc = _exception_of_class(cls, args)
+            exc = _exception_of_class(cls, ctor)
     exc.args = args
     if tb:
         attach_traceback(exc, tb)  # before the chaining attrs (the plain attach raises)
@@ -291,15 +293,7 @@ class Rebuilder:
                 self.emit(f"{ns.const(object.__setattr__, 'object_setattr')}({name}, {k!r}, {self.expr(x)})")
             return name
         if isinstance(v, ExceptionV):
-            args = ", ".join(self.expr(a) for a in v.args)
-            attrs = ", ".join(f"{k!r}: {self.expr(x)}" for k, x in v.attrs.items())
-            tb = f", {ns.const(v.tb)}" if v.tb else ""
-            return self.temp(
-                f"{ns.const(_make_exception)}({self.class_expr(v.cls)}, ({args}{',' if v.args else ''}), "
-                f"{{{attrs}}}{tb})",
-                v,
-                "exc",
-            )
+            return self._exception(v)
         if isinstance(v, CellV):
             if v.real is not None:
                 return ns.const(v.real)
@@ -357,6 +351,59 @@ class Rebuilder:
         raise UnsupportedError(
             BreakReason.UNRECONSTRUCTABLE, f"{v.describe()} cannot be rebuilt outside the trace"
         )
+
+    def _exception(self, v: ExceptionV) -> str:
+        """An exception the trace made: its steps spelled inline where its class is a real
+        one with a built-in base -- what `_make_exception` (the reference, used otherwise)
+        does for it, without the call, the base's lookup in the MRO, the loop over the
+        attributes and the lookup of the traceback's frames (`tracebacks.cached_frames`,
+        resolved here): a cached region that raises pays this on every call."""
+        ns = self.ns
+        args = "(" + "".join(f"{self.expr(a)}, " for a in v.args) + ")"
+        ctor = None if v.ctor_args is None else "(" + "".join(f"{self.expr(a)}, " for a in v.ctor_args) + ")"
+        attrs = {k: self.expr(x) for k, x in v.attrs.items()}
+        cls = v.cls
+        base = next((b for b in cls.__mro__ if b.__module__ == "builtins"), None)
+        frames = cached_frames(v.tb) if v.tb else ()
+        if stand_in_value(cls) is not None or base is None or frames is None:
+            spelled = ", ".join(f"{k!r}: {x}" for k, x in attrs.items())
+            tb = ns.const(v.tb) if v.tb else "()"
+            ctor_ = f", {ctor}" if ctor else ""
+            return self.temp(
+                f"{ns.const(_make_exception)}({self.class_expr(cls)}, {args}, {{{spelled}}}, {tb}{ctor_})",
+                v,
+                "exc",
+            )
+        c = ns.const(cls)
+        if v.args:  # one tuple, as in `_make_exception`
+            tuple_, args = args, ns.fresh("args")
+            self.emit(f"{args} = {tuple_}")
+        call_args = args
+        if ctor is not None:
+            call_args = ns.fresh("ctor_args")
+            self.emit(f"{call_args} = {ctor}")
+        name = ns.fresh("exc")
+        if cls is base:  # __new__ and the C fields' __init__ in one call
+            self.emit("try:")
+            self.emit(f"    {name} = {c}(*{call_args})")
+            self.emit("except TypeError:")  # arguments its __init__ does not take
+            self.emit(f"    {name} = {ns.const(_exception_of_class)}({c}, {call_args})")
+        else:
+            self.emit(f"{name} = {c}.__new__({c}, *{call_args})")
+            self.emit("try:")  # the C fields a built-in base sets from the arguments
+            self.emit(f"    {ns.const(base)}.__init__({name}, *{call_args})")
+            self.emit("except TypeError:")
+            self.emit("    pass")
+        self.memo[id(v)] = name
+        self.emit(f"{name}.args = {args}")
+        tb_type = ns.const(types.TracebackType, "TracebackType")
+        for frame, lasti, lineno in frames:  # innermost first: each goes over the ones before
+            f = ns.const(frame, "frame")
+            self.emit(f"{name}.__traceback__ = {tb_type}({name}.__traceback__, {f}, {lasti}, {lineno})")
+        setattr_ = ns.helper("setattr")
+        for k, x in attrs.items():
+            self.emit(f"{name}.{k} = {x}" if k.isidentifier() else f"{setattr_}({name}, {k!r}, {x})")
+        return name
 
     def class_expr(self, cls) -> str:
         """A class of a value made in the trace: a class statement's is made again."""

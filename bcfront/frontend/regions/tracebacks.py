@@ -104,6 +104,17 @@ def attach(exc: BaseException, entries) -> BaseException:
     return exc
 
 
+def cached_frames(entries) -> tuple | None:
+    """The frames `attach` puts under an exception raised through `entries`, innermost
+    first, made now if need be; None where they could not be made apart from this call
+    (no thread: they would keep its callers alive, so they are not for keeping)."""
+    frames = _FRAMES.get(entries)
+    if frames is None:
+        _frames_through(entries)
+        frames = _FRAMES.get(entries)
+    return None if frames is None else tuple(reversed(frames))
+
+
 def attach_by_raising(exc: BaseException, entries) -> BaseException:
     """`attach`'s plain version: raise `exc` through one raiser per entry and catch it."""
     if not entries:

@@ -164,14 +164,31 @@ def _c_name(obj) -> str:
     return f"{mod}.{name}" if mod and mod != "builtins" else f"the built-in {name}"
 
 
+def _os_error(cls, args, kwargs) -> ExceptionV:
+    """An OSError (or subclass) made by its C ``__new__``/``__init__``, which pick the class
+    by errno (``OSError(2, ...)`` is a FileNotFoundError) and keep only (errno, strerror) as
+    `args` when a filename is given: made for real on constant arguments, whose result
+    tells both."""
+    if kwargs or not all(type(a) is Const for a in args):
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL, f"{cls.__name__}() of values not known at capture"
+        )
+    made = cls(*(a.value for a in args))
+    exc = ExceptionV(type(made), [Const(a) for a in made.args])
+    exc.ctor_args = tuple(args)  # what the C __init__ takes (errno, strerror, filename...)
+    return exc
+
+
 def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
     cls = clsv.obj
     ctor = bmodels.constructor_for(cls)
     if ctor is not None:
         return ctor(tx, clsv, args, kwargs)
     if issubclass(cls, BaseException):
-        exc = ExceptionV(cls, args)
         init = mro_lookup(cls, "__init__")
+        if issubclass(cls, OSError) and not isinstance(init, types.FunctionType):
+            return _os_error(cls, args, kwargs)
+        exc = ExceptionV(cls, args)
         if isinstance(init, types.FunctionType):
             call(tx, ObjectV(init), [exc, *args], kwargs)
         elif kwargs:
