@@ -7,7 +7,11 @@
  *  - `codes_are(functions, codes)`: each function's __code__ is the code at its index, for
  *    a guard's batch of checks that the functions a trace inlined are unchanged;
  *  - `items_are(seq, indices, types, values)`: each seq[i] has exactly its type and equals
- *    its value, for a guard's batch of checks of a list's or tuple's scalar items.
+ *    its value, for a guard's batch of checks of a list's or tuple's scalar items;
+ *  - `members_are(s, member_types)`: the set `s` has the members of the dict `member_types`,
+ *    each of exactly its type, for a guard's check of a set's value;
+ *  - `bound_to(method, descriptor)`: `method == descriptor.__get__(method.__self__,
+ *    type(method.__self__))`, for a guard's check of a builtin method held somewhere.
  *
  * `DispatchBase` is the base class of `bcfront.CapturedFunction` where this module is built.
  * `fast_call` arms an instance (`_dispatch_set`) with the first of its entries' exact link
@@ -326,6 +330,78 @@ items_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
+static PyObject *
+members_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "members_are(s, member_types): a set and a dict");
+        return NULL;
+    }
+    PyObject *s = args[0], *types = args[1];
+    if (!PyAnySet_CheckExact(s) || PySet_GET_SIZE(s) != PyDict_GET_SIZE(types)) {
+        Py_RETURN_FALSE;
+    }
+    PyObject *it = PyObject_GetIter(s);
+    if (it == NULL) {
+        return NULL;
+    }
+    PyObject *key;
+    while ((key = PyIter_Next(it)) != NULL) {
+        PyObject *t = PyDict_GetItemWithError(types, key);  /* borrowed */
+        int same = t != NULL && (PyObject *)Py_TYPE(key) == t;
+        Py_DECREF(key);
+        if (!same) {
+            Py_DECREF(it);
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_RETURN_TRUE;
+}
+
+static PyObject *
+bound_to(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "bound_to(method, descriptor)");
+        return NULL;
+    }
+    PyObject *method = args[0], *descr = args[1];
+    if (PyCFunction_CheckExact(method) && Py_IS_TYPE(descr, &PyMethodDescr_Type)) {
+        /* what method_descriptor.__get__ then builtin method == compare: the same C function
+           bound to the same self, which the descriptor accepts */
+        PyCFunctionObject *m = (PyCFunctionObject *)method;
+        PyMethodDescrObject *d = (PyMethodDescrObject *)descr;
+        PyObject *self = m->m_self;
+        if (self != NULL && PyObject_TypeCheck(self, PyDescr_TYPE(d))) {
+            return PyBool_FromLong(m->m_ml->ml_meth == d->d_method->ml_meth);
+        }
+    }
+    /* the plain way, for every other kind */
+    PyObject *self = PyObject_GetAttrString(method, "__self__");
+    if (self == NULL) {
+        return NULL;
+    }
+    descrgetfunc get = Py_TYPE(descr)->tp_descr_get;
+    PyObject *bound = get != NULL ? get(descr, self, (PyObject *)Py_TYPE(self)) : NULL;
+    if (get == NULL) {
+        PyErr_SetString(PyExc_TypeError, "bound_to: not a descriptor");
+    }
+    Py_DECREF(self);
+    if (bound == NULL) {
+        return NULL;
+    }
+    PyObject *eq = PyObject_RichCompare(method, bound, Py_EQ);
+    Py_DECREF(bound);
+    return eq;
+}
+
 static PyMethodDef cfast_functions[] = {
     {"dict_version", dict_version, METH_O, "dict_version(d): the version tag of the dict `d`."},
     {"codes_are", (PyCFunction)(void (*)(void))codes_are, METH_FASTCALL,
@@ -333,6 +409,12 @@ static PyMethodDef cfast_functions[] = {
     {"items_are", (PyCFunction)(void (*)(void))items_are, METH_FASTCALL,
      "items_are(seq, indices, types, values): seq is an exact list or tuple and each\n"
      "seq[indices[j]] has exactly the type types[j] and equals values[j]."},
+    {"bound_to", (PyCFunction)(void (*)(void))bound_to, METH_FASTCALL,
+     "bound_to(method, descriptor): method == descriptor.__get__(method.__self__,\n"
+     "type(method.__self__))."},
+    {"members_are", (PyCFunction)(void (*)(void))members_are, METH_FASTCALL,
+     "members_are(s, member_types): s is an exact set or frozenset whose members are the\n"
+     "keys of member_types, each of exactly the type it maps to."},
     {NULL, NULL, 0, NULL},
 };
 

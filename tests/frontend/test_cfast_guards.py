@@ -165,3 +165,96 @@ def test_a_changed_item_of_a_list_argument_is_seen_through_the_batch(change):
     assert "items_are(" in cf.entries[0].guard_source
     change(xs)
     assert cf(xs) == total(xs) and type(cf(xs)) is type(total(xs))
+
+
+def members_are_plain(s, expected):
+    """The reference: the checks `_const_check` spells for a set without the C helper."""
+    return (
+        type(s) is type(expected)
+        and s == expected
+        and {(type(k), k) for k in s} == {(type(k), k) for k in expected}
+    )
+
+
+@pytest.mark.parametrize(
+    "s, expected",
+    [
+        ({1, 2, "a"}, {1, 2, "a"}),
+        ({1, 2}, {1, 2, 3}),
+        ({1, 2, 3}, {1, 2}),
+        ({1.0, 2}, {1, 2}),  # equal, but a float for an int
+        ({True, 2}, {1, 2}),
+        (frozenset({(1, 2), b"x"}), frozenset({(1, 2), b"x"})),
+        (set(), set()),
+    ],
+)
+def test_members_are_answers_as_the_plain_set_check(s, expected):
+    plain = members_are_plain(s, expected)
+    fast = type(s) is type(expected) and C.members_are(s, {k: type(k) for k in expected})
+    assert fast is plain
+
+
+def test_members_are_is_false_for_what_is_not_an_exact_set_and_refuses_other_shapes():
+    class S(set):
+        pass
+
+    assert C.members_are(S({1}), {1: int}) is False
+    assert C.members_are([1], {1: int}) is False
+    with pytest.raises(TypeError, match="members_are"):
+        C.members_are({1}, [1])
+
+
+LIMITS = {1, 2, 3}
+
+
+def within(x):
+    return x in LIMITS
+
+
+@pytest.mark.parametrize(
+    "change",
+    [lambda s: s.add(4), lambda s: s.discard(3), lambda s: (s.discard(1), s.add(1.0)), lambda s: s.clear()],
+)
+def test_a_changed_module_set_is_seen_through_the_c_check(change):
+    saved = set(LIMITS)
+    cf = bcfront.capture(within)
+    try:
+        assert cf(1) == cf(1) is True
+        assert "members_are(" in cf.entries[0].guard_source
+        change(LIMITS)
+        for x in (1, 1.0, 4):
+            got, want = cf(x), within(x)
+            assert got == want and type(got) is type(want)
+    finally:
+        LIMITS.clear()
+        LIMITS.update(saved)
+
+
+def _outcome_of(fn, *args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001 - compared with the reference's
+        return ("raises", type(e))
+
+
+WORDS = frozenset({"a", "b"})
+
+
+@pytest.mark.parametrize(
+    "method, descriptor",
+    [
+        (WORDS.__contains__, frozenset.__contains__),
+        (frozenset({"c"}).__contains__, frozenset.__contains__),  # bound to its own self
+        (WORDS.isdisjoint, frozenset.__contains__),  # another C function
+        (WORDS.__contains__, set.__contains__),  # a descriptor of another type: raises
+        ({1}.__contains__, set.__contains__),
+        ((1).__add__, int.__add__),  # a method-wrapper: the plain way
+        ((1).__add__, int.__sub__),
+        (len, frozenset.__contains__),  # a builtin function: its self is a module
+        ("x".join, str.join),
+    ],
+)
+def test_bound_to_answers_as_the_plain_comparison(method, descriptor):
+    from bcfront.frontend.model.sources import bound_descriptor  # the reference
+
+    assert _outcome_of(C.bound_to, method, descriptor) == _outcome_of(bound_descriptor, method, descriptor)

@@ -78,6 +78,12 @@ def _const_check(g: Guard, s: str, ns: Namespace) -> str:
         return f"{ns.helper('type')}({s}) is {tn} and {s} != {s}"
     lit = repr(v) if is_literal(v) else ns.const(v)
     check = f"{ns.helper('type')}({s}) is {tn} and {s} == {lit}"
+    if (t is set or t is frozenset) and C is not None:
+        # {1} == {1.0} == {True}: the members' types too, each with its value -- in C
+        # (`bcfront.cfast`), the plain check below being its reference
+        types_ = ns.const({k: type(k) for k in cast(frozenset, v)}, "member_types")
+        members = f"{ns.const(C.members_are, 'members_are')}({s}, {types_})"
+        return _same_object_first(f"{ns.helper('type')}({s}) is {tn} and {members}", v, s, ns)
     if t is set or t is frozenset:
         # {1} == {1.0} == {True}: the members' types too, each with its value
         pairs = {(type(k), k) for k in v}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...cfast import C
 from ...ir.graph import is_identifier, is_literal
 
 
@@ -323,8 +324,11 @@ class BoundDescriptorSource(DerivedSource):
         return f"{self.base.readable()} is {self.descriptor!r} bound to its __self__"
 
     def expr(self, ns):
+        m = ns.spell(self.base)
+        if C is not None:  # its C version (`bcfront.cfast`); the plain spelling is the reference
+            return f"{ns.const(C.bound_to, 'bound_to')}({m}, {ns.const(self.descriptor.obj)})"
         # `bound_descriptor` inline: a call of it cost more than the comparison
-        m, t = ns.spell(self.base), ns.helper("type")
+        t = ns.helper("type")
         return f"({m} == {ns.const(self.descriptor.obj)}.__get__({m}.__self__, {t}({m}.__self__)))"
 
 
