@@ -7,6 +7,7 @@ Oracle: the calling convention its docstring states, spelled out per case in Pyt
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import weakref
 
@@ -14,7 +15,12 @@ import pytest
 
 from bcfront import fast_call
 
-pytestmark = pytest.mark.skipif(not fast_call.HAVE_C, reason="checked by test_fast_call's `links` fixture")
+if not fast_call.HAVE_C:
+    if os.environ.get("BCFRONT_PURE_PYTHON"):
+        pytest.skip("BCFRONT_PURE_PYTHON is set: no C call", allow_module_level=True)
+
+    def test_the_c_extension_is_built():  # a missing build fails, never skips
+        pytest.fail("bcfront._cfast is not built: reinstall with a C compiler (pip install -e .)")
 
 
 class Host(fast_call.DispatchBase):

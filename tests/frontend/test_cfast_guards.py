@@ -6,13 +6,23 @@ guard whose inlined functions' code checks are one batch still sees one of them 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import bcfront
 from bcfront.cfast import C
 from bcfront.frontend.model import guard_memo
 
-pytestmark = pytest.mark.skipif(C is None, reason="bcfront._cfast not built (test_fast_call fails for it)")
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("BCFRONT_PURE_PYTHON")), reason="BCFRONT_PURE_PYTHON is set: no C paths"
+)
+
+
+@pytest.fixture(autouse=True)
+def _built():
+    if C is None:  # a missing build must not pass as skips
+        pytest.fail("bcfront._cfast is not built: reinstall with a C compiler (pip install -e .)")
 
 
 class Probe:
@@ -258,3 +268,31 @@ def test_bound_to_answers_as_the_plain_comparison(method, descriptor):
     from bcfront.frontend.model.sources import bound_descriptor  # the reference
 
     assert _outcome_of(C.bound_to, method, descriptor) == _outcome_of(bound_descriptor, method, descriptor)
+
+
+def _kw_callee(a, *, k=1, j=2):
+    return a * k + j
+
+
+def calls_kw_callee(x):
+    return _kw_callee(x) + _kw_callee(x, j=0)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.__setitem__("k", 5),  # in place: the same dict, a new tag
+        lambda d: d.pop("j"),
+        lambda d: _kw_callee.__setattr__("__kwdefaults__", {"k": 3, "j": 2}),  # another dict
+    ],
+)
+def test_a_changed_kwdefaults_dict_is_seen_by_the_memo(change):
+    saved = dict(_kw_callee.__kwdefaults__)
+    cf = bcfront.capture(calls_kw_callee)
+    try:
+        assert cf(2) == cf(2) == calls_kw_callee(2)
+        change(_kw_callee.__kwdefaults__)
+        for _ in range(2):
+            assert _outcome_of(cf, 2) == _outcome_of(calls_kw_callee, 2)
+    finally:
+        _kw_callee.__kwdefaults__ = saved

@@ -159,12 +159,21 @@ class Memo:
         self.const_tuples = {
             g.source for g in guards if g.kind == GuardKind.ID_MATCH and type(g.expected) is tuple
         }
+        # sources whose identity check expects an exact dict (a function's __kwdefaults__):
+        # that dict, held by the check, is what they read
+        self.id_dicts = {
+            g.source: g.expected for g in guards if g.kind == GuardKind.ID_MATCH and type(g.expected) is dict
+        }
         # sources known to hold an exact dict (a table in a module's globals: ``_html5``)
         self.dicts = {g.source for g in guards if g.kind == GuardKind.TYPE_MATCH and g.expected is dict}
 
     def watched_dict(self, src) -> bool:
         """`src` is a dict the guard function watches: a module's instance dict or exact-dict
-        store (a local of its view), or a constant exact dict (a function's globals)."""
+        store (a local of its view), or a constant exact dict (a function's globals, or a
+        dict an identity check pins: its checks are not memoized, they run on every call)."""
+        pinned = self.id_dicts.get(src)
+        if pinned is not None:
+            return self._const_dict(pinned)
         t = type(src)
         if t is AttrSource:
             view = self.views.views.get(src.base)
