@@ -193,7 +193,7 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
         object.__setattr__(e, "owner", ref)
     n = names[0]
     most = sys.maxsize if n.varargs else n.nargs - bound
-    least = n.nargs - bound - len(defaults or ())
+    least = max(n.nargs - bound - len(defaults or ()), 0)  # (the bound self may have one too)
     self_args = (cf._self,) if bound else ()
     cf._dispatch_set(links[0], root, code, defaults, plain_call, timing_on, self_args, least, most)
     type(cf).__call__ = _C_CALL

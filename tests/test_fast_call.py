@@ -216,6 +216,22 @@ def test_a_root_with_defaults_takes_them_through_the_links(args, links):
     assert fast == plain == with_default(*args)
 
 
+class AllDefaults:
+    def m(self=None, x=1):
+        return [x, self is None]
+
+
+@pytest.mark.parametrize("args", [(), (5,), (), (5,)])
+def test_a_bound_method_whose_self_has_a_default_too(args, links):
+    bound = AllDefaults().m
+    cf = bcfront.capture(bound)
+    cf.exact_links = links == "exact"
+    cf()
+    cf(5)
+    fast, plain = _both(cf, *args)
+    assert fast == plain == bound(*args)
+
+
 def test_defaults_changed_after_capture_are_used(links):
     def f(x, y=10):
         return x * y
