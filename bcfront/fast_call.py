@@ -6,7 +6,7 @@ function that does little (a pure-Python helper, a small tensor function) pays t
 two frames with ``*args, **kwargs`` and the attribute reads around them on every call, as
 much as the work itself.  So each captured function gets a class of its own (`own_class`,
 a subclass changing nothing else) whose ``__call__`` is made from its entries whenever
-they change (`install`), one of two ways:
+they change (`install`), one of three ways:
 
 - `_arm`, where the C extension is built (`bcfront/_cfast.c`, the base class
   `DispatchBase` of `CapturedFunction`) and the root's parameters are all positional:
