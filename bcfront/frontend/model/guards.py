@@ -37,11 +37,12 @@ from typing import cast
 
 from ...cfast import C
 from ...ir.graph import is_literal, qualified_name
+from .guard_batches import batch_code_checks, batch_item_checks
 from .guard_kinds import GuardKind, ShapeCheck, StorageLayout, TensorMatch
 from .guard_memo import Memo, dict_version_reader, memo_body
 from .guard_views import STORES, ModuleViews
 from .namespace import Namespace
-from .sources import AttrSource, ConstSource, ItemSource, LocalSource, ModuleAttrSource, Ref
+from .sources import AttrSource, ConstSource, LocalSource, ModuleAttrSource, Ref
 
 
 @dataclass(frozen=True, slots=True)
@@ -598,74 +599,6 @@ class GuardSet:
             elif g.kind in _AFTER_TENSOR_CHECKS:
                 out.append((KINDS[g.kind][2](g, ns.spell(g.source) if g.source else "", ns), False))
         return out
-
-
-def inlined_function_code(g, ns) -> tuple | None:
-    """(function, code) where `g` checks that a function the guard function holds as a
-    constant (not weakly: spelled as a name, maybe rebased to it by an identity check) has
-    the ``__code__`` the trace inlined, else None."""
-    src = g.source
-    if g.kind != GuardKind.ID_MATCH or type(src) is not AttrSource or src.attr != "__code__":
-        return None
-    name = ns.spell(src.base)
-    fn = ns.globals.get(name) if name.isidentifier() else None
-    return (fn, g.expected) if type(fn) is types.FunctionType else None
-
-
-def batch_code_checks(head: list, ns: Namespace) -> list:
-    """`head`'s checks with those of inlined functions' ``__code__`` that are not memoized
-    made one C call (`bcfront.cfast`: ``codes_are(functions, codes)``) where the first was:
-    a ``f.__code__`` read is a getset call with an audit event each, the batch one call.
-    The plain checks are the reference (`tests/frontend/test_cfast_guards.py`)."""
-    batch = [(i, fc) for i, (_, m, g) in enumerate(head) if not m and (fc := inlined_function_code(g, ns))]
-    if len(batch) < 2 or C is None:
-        return head
-    fns = ns.const(tuple(fc[0] for _, fc in batch), "functions")
-    codes = ns.const(tuple(fc[1] for _, fc in batch), "codes")
-    first, drop = batch[0][0], {i for i, _ in batch}
-    call = f"{ns.const(C.codes_are, 'codes_are')}({fns}, {codes})"
-    kept = [(i, h) for i, h in enumerate(head) if i == first or i not in drop]
-    return [(call, False, h[2]) if i == first else h for i, h in kept]
-
-
-_BATCHED_ITEM_TYPES = (int, str, bytes, float)
-
-
-def batched_item(g, guards) -> bool:
-    """`g` checks a scalar item of an exact list or tuple at a constant index the way
-    ``items_are`` does: ``type(s[i]) is T and s[i] == v`` with nothing else (not a bool, a
-    NaN or a zero, whose checks say more), and the sequence's type is guarded."""
-    src, v = g.source, g.expected
-    if g.kind != GuardKind.CONSTANT_MATCH or type(src) is not ItemSource or type(src.key) is not int:
-        return False
-    if type(v) not in _BATCHED_ITEM_TYPES or (type(v) is float and (math.isnan(v) or v == 0)):
-        return False
-    base = guards.get((GuardKind.TYPE_MATCH, src.base, None))
-    return base is not None and base.expected in (list, tuple)
-
-
-def batch_item_checks(head: list, ns: Namespace, guards) -> list:
-    """`head`'s checks with the scalar item checks of each guarded list or tuple (two or
-    more) made one C call (`bcfront.cfast`: ``items_are(seq, indices, types, values)``)
-    where its first was: per item a Python check costs ~200 instructions, in the batch a
-    few dozen.  The plain checks are the reference (`tests/frontend/test_cfast_guards.py`)."""
-    groups: dict = {}
-    for i, (_, m, g) in enumerate(head):
-        if not m and batched_item(g, guards):
-            groups.setdefault(g.source.base, []).append(i)
-    groups = {b: idx for b, idx in groups.items() if len(idx) > 1}
-    if not groups or C is None:
-        return head
-    fn = ns.const(C.items_are, "items_are")
-    calls, drop = {}, set()
-    for base, idx in groups.items():
-        gs = [head[i][2] for i in idx]
-        spelled = [repr(g.expected) if is_literal(g.expected) else ns.const(g.expected) for g in gs]
-        indices = "(" + "".join(f"{g.source.key!r}, " for g in gs) + ")"
-        types_ = ns.const(tuple(type(g.expected) for g in gs), "item_types")
-        calls[idx[0]] = f"{fn}({ns.spell(base)}, {indices}, {types_}, ({''.join(s + ', ' for s in spelled)}))"
-        drop.update(idx[1:])
-    return [(calls[i], False, h[2]) if i in calls else h for i, h in enumerate(head) if i not in drop]
 
 
 def _on_argument(src) -> bool:

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from ... import report
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.guard_batches import code_identity
 from ..model.guard_kinds import GuardKind, ShapeCheck
 from ..model.guards import Guard
 from ..model.namespace import Namespace, reserved_prefix, signature_params
-from ..model.sources import LocalSource
+from ..model.sources import ConstSource, LocalSource
 from ..model.values import TensorV
 from .caller_frames import from_user_frame
 from .codegen import Rebuilder, compile_function, function_source
@@ -272,17 +273,12 @@ def make_region_guard(root, tx, ns, exact_link: bool = False):
 
 def root_code_keys(tx, root) -> set:
     """The keys of `tx`'s guards that `root`'s ``__code__`` is the traced one."""
-    from ..model.sources import AttrSource, ConstSource
-
-    return {
-        g.key
-        for g in tx.guards
-        if g.kind == GuardKind.ID_MATCH
-        and type(g.source) is AttrSource
-        and g.source.attr == "__code__"
-        and type(g.source.base) is ConstSource
-        and g.source.base.value.obj is root
-    }
+    keys = set()
+    for g in tx.guards:
+        found = code_identity(g)
+        if found is not None and type(found[0]) is ConstSource and found[0].value.obj is root:
+            keys.add(g.key)
+    return keys
 
 
 def _compile_guard(src, ns, prefix, root):
