@@ -4,6 +4,9 @@
  *
  *  - `DispatchBase`: the cached call of a captured function (`bcfront.fast_call`);
  *  - `dict_version(d)`: a dict's version tag (`frontend.model.guard_memo`'s memo);
+ *  - `dicts_unchanged(cell, *dicts)`: the memo's test in one call: the dicts' tags are the
+ *    ones `cell[0]` holds (else they go to `cell[1]`, which the guard stores in `cell[0]`
+ *    once the memoized checks pass);
  *  - `codes_are(functions, codes)`: each function's __code__ is the code at its index, for
  *    a guard's batch of checks that the functions a trace inlined are unchanged;
  *  - `items_are(seq, indices, types, values)`: each seq[i] has exactly its type and equals
@@ -11,7 +14,10 @@
  *  - `members_are(s, member_types)`: the set `s` has the members of the dict `member_types`,
  *    each of exactly its type, for a guard's check of a set's value;
  *  - `bound_to(method, descriptor)`: `method == descriptor.__get__(method.__self__,
- *    type(method.__self__))`, for a guard's check of a builtin method held somewhere.
+ *    type(method.__self__))`, for a guard's check of a builtin method held somewhere;
+ *  - `raised(exc, chain)`: what an exact link returns to have `DispatchBase`'s call raise
+ *    `exc` in its stead (a cached raise: the link's frame is then not in the traceback, and its
+ *    locals, which hold the exception, make no reference cycle with it).
  *
  * `DispatchBase` is the base class of `bcfront.CapturedFunction` where this module is built.
  * `fast_call` arms an instance (`_dispatch_set`) with the first of its entries' exact link
@@ -27,6 +33,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <stdint.h>
+#include <string.h>
 
 typedef struct {
     PyObject_HEAD
@@ -43,6 +51,55 @@ typedef struct {
 } DispatchBase;
 
 #define SMALL_STACK 8
+
+/* `raised(exc, chain)`: an exact link's way of saying "raise exc" (see dispatch_call) */
+typedef struct {
+    PyObject_HEAD
+    PyObject *exc;
+    int chain; /* set exc.__context__ to the caller's handled exception, as `raise` does */
+} Raised;
+
+static void
+raised_dealloc(Raised *r)
+{
+    Py_XDECREF(r->exc);
+    PyObject_Free(r);
+}
+
+/* not GC-tracked: it lives from the link's return to dispatch_call's test, and holds only
+ * the exception */
+static PyTypeObject RaisedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bcfront._cfast.Raised",
+    .tp_doc = PyDoc_STR("An exception an exact link returns for the captured function's call to raise."),
+    .tp_basicsize = sizeof(Raised),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)raised_dealloc,
+};
+
+static PyObject *
+raised(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "raised(exc, chain) takes 2 arguments");
+        return NULL;
+    }
+    if (!PyExceptionInstance_Check(args[0])) {
+        PyErr_Format(PyExc_TypeError, "raised: expected an exception, got %.100s", Py_TYPE(args[0])->tp_name);
+        return NULL;
+    }
+    int chain = PyObject_IsTrue(args[1]);
+    if (chain < 0) {
+        return NULL;
+    }
+    Raised *r = PyObject_New(Raised, &RaisedType);
+    if (r == NULL) {
+        return NULL;
+    }
+    r->exc = Py_NewRef(args[0]);
+    r->chain = chain;
+    return (PyObject *)r;
+}
 
 static PyObject *
 call_slow(DispatchBase *d, PyObject *args, PyObject *kwargs)
@@ -106,6 +163,21 @@ dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
         }
     }
     Py_DECREF(first);
+    if (res != NULL && Py_IS_TYPE(res, &RaisedType)) {
+        /* raised here as `raise exc` would in the link (implicit chaining where asked),
+         * with its traceback as the region made it */
+        PyObject *exc = Py_NewRef(((Raised *)res)->exc);
+        int chain = ((Raised *)res)->chain;
+        Py_DECREF(res);
+        if (chain) {
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+        }
+        else {  /* PyErr_Restore takes the three references */
+            PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+        }
+        return NULL;
+    }
     return res;
 }
 
@@ -251,6 +323,63 @@ dict_version(PyObject *module, PyObject *d)
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
+}
+
+/* the tags of `n` dicts into `tags`; -1 with TypeError where one is not an exact dict */
+static int
+read_tags(PyObject *const *dicts, Py_ssize_t n, uint64_t *tags)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyDict_CheckExact(dicts[i])) {
+            PyErr_Format(PyExc_TypeError, "dicts_unchanged: expected a dict, got %.100s", Py_TYPE(dicts[i])->tp_name);
+            return -1;
+        }
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+        tags[i] = ((PyDictObject *)dicts[i])->ma_version_tag;
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+    }
+    return 0;
+}
+
+static PyObject *
+dicts_unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || !PyList_CheckExact(args[0]) || PyList_GET_SIZE(args[0]) != 2) {
+        PyErr_SetString(PyExc_TypeError, "dicts_unchanged(cell, *dicts): cell must be a list of two items");
+        return NULL;
+    }
+    PyObject *cell = args[0];
+    Py_ssize_t n = nargs - 1;
+    uint64_t small[SMALL_STACK];
+    uint64_t *tags = n <= SMALL_STACK ? small : PyMem_Malloc(n * sizeof(uint64_t));
+    if (tags == NULL) {
+        return PyErr_NoMemory();
+    }
+    PyObject *res = NULL;
+    if (read_tags(args + 1, n, tags) == 0) {
+        Py_ssize_t size = n * (Py_ssize_t)sizeof(uint64_t);
+        PyObject *passed = PyList_GET_ITEM(cell, 0);
+        if (PyBytes_CheckExact(passed) && PyBytes_GET_SIZE(passed) == size
+            && memcmp(PyBytes_AS_STRING(passed), tags, size) == 0) {
+            res = Py_NewRef(Py_True);
+        }
+        else {
+            PyObject *now = PyBytes_FromStringAndSize((const char *)tags, size);
+            if (now != NULL) {
+                PyList_SetItem(cell, 1, now);  /* steals `now` */
+                res = Py_NewRef(Py_False);
+            }
+        }
+    }
+    if (tags != small) {
+        PyMem_Free(tags);
+    }
+    return res;
 }
 
 static PyObject *
@@ -404,6 +533,9 @@ bound_to(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef cfast_functions[] = {
     {"dict_version", dict_version, METH_O, "dict_version(d): the version tag of the dict `d`."},
+    {"dicts_unchanged", (PyCFunction)(void (*)(void))dicts_unchanged, METH_FASTCALL,
+     "dicts_unchanged(cell, *dicts): the dicts' version tags are those in cell[0] (the tags\n"
+     "of the last call whose memoized checks passed); if not, cell[1] = their tags now."},
     {"codes_are", (PyCFunction)(void (*)(void))codes_are, METH_FASTCALL,
      "codes_are(functions, codes): every functions[i].__code__ is codes[i]."},
     {"items_are", (PyCFunction)(void (*)(void))items_are, METH_FASTCALL,
@@ -412,6 +544,9 @@ static PyMethodDef cfast_functions[] = {
     {"bound_to", (PyCFunction)(void (*)(void))bound_to, METH_FASTCALL,
      "bound_to(method, descriptor): method == descriptor.__get__(method.__self__,\n"
      "type(method.__self__))."},
+    {"raised", (PyCFunction)(void (*)(void))raised, METH_FASTCALL,
+     "raised(exc, chain): what an exact link returns to have the captured function's call\n"
+     "raise exc (with `chain`, chained to the exception the caller handles, as `raise` does)."},
     {"members_are", (PyCFunction)(void (*)(void))members_are, METH_FASTCALL,
      "members_are(s, member_types): s is an exact set or frozenset whose members are the\n"
      "keys of member_types, each of exactly the type it maps to."},
@@ -426,7 +561,7 @@ static struct PyModuleDef cfast_module = {
 PyMODINIT_FUNC
 PyInit__cfast(void)
 {
-    if (PyType_Ready(&DispatchBaseType) < 0) {
+    if (PyType_Ready(&DispatchBaseType) < 0 || PyType_Ready(&RaisedType) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&cfast_module);

@@ -166,3 +166,56 @@ def test_a_cycle_through_its_fields_is_collected():
     del h
     gc.collect()
     assert ref() is None
+
+
+def test_a_link_returning_raised_makes_the_call_raise_with_implicit_chaining():
+    """``raised(exc)`` returned by the link: the call raises `exc` with its traceback, and
+    chains it to the exception the caller is handling, as a ``raise`` in the link would."""
+    from bcfront.cfast import C
+
+    made = KeyError("k")
+
+    def raising_link(*args):
+        return C.raised(made, True)
+
+    h = Host()
+    h._dispatch_set(raising_link, root, root.__code__, None, slow, [0], (), 2, 2)
+    with pytest.raises(KeyError) as info:
+        h(1, 2)
+    assert info.value is made and made.__context__ is None
+    try:
+        raise ZeroDivisionError
+    except ZeroDivisionError as outer:
+        with pytest.raises(KeyError):
+            h(1, 2)
+        assert made.__context__ is outer
+    assert h._dispatch_calls == 2
+
+
+def test_raised_takes_only_an_exception():
+    from bcfront.cfast import C
+
+    with pytest.raises(TypeError, match="raised: expected an exception, got int"):
+        C.raised(1, True)
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        C.raised(KeyError())
+
+
+def test_a_link_returning_raised_without_chain_keeps_the_context_it_has():
+    from bcfront.cfast import C
+
+    inner = ValueError("inner")
+    made = KeyError("k")
+    made.__context__ = inner
+
+    def raising_link(*args):
+        return C.raised(made, False)
+
+    h = Host()
+    h._dispatch_set(raising_link, root, root.__code__, None, slow, [0], (), 2, 2)
+    try:
+        raise ZeroDivisionError
+    except ZeroDivisionError:
+        with pytest.raises(KeyError) as info:
+            h(1, 2)
+    assert info.value is made and made.__context__ is inner

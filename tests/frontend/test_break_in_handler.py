@@ -82,11 +82,20 @@ def test_matches_cpython(fn):
         assert _outcome(cf, a) == _outcome(fn, a)
 
 
-def test_sys_exception_outside_handlers_is_none():
-    def f(a):
-        return sys.exc_info(), sys.exception(), a
+def test_sys_exception_outside_handlers_is_the_callers():
+    """Outside the function's handlers the handled exception is the caller's: None in a
+    call from plain code, the caller's own where it calls from an except block."""
 
-    assert bcfront.capture(f)(1) == ((None, None, None), None, 1)
+    def f(a):
+        return sys.exc_info()[:2], sys.exception(), a
+
+    cf = bcfront.capture(f)
+    for _ in range(2):
+        assert cf(1) == f(1) == ((None, None), None, 1)
+        try:
+            raise KeyError("outer")
+        except KeyError as outer:
+            assert cf(2) == f(2) == ((KeyError, outer), outer, 2)
 
 
 class _MyOSError(OSError):

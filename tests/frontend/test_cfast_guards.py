@@ -296,3 +296,69 @@ def test_a_changed_kwdefaults_dict_is_seen_by_the_memo(change):
             assert _outcome_of(cf, 2) == _outcome_of(calls_kw_callee, 2)
     finally:
         _kw_callee.__kwdefaults__ = saved
+
+
+def _plain_unchanged(cell, *dicts):
+    """The reference of ``dicts_unchanged``: the plain memo's tuple of tags, compared."""
+    tags = tuple(C.dict_version(d) for d in dicts)
+    if tags == cell[0]:
+        return True
+    cell[1] = tags
+    return False
+
+
+def test_dicts_unchanged_answers_as_the_plain_tuple_of_tags():
+    a, b = {"x": 1}, Probe().__dict__
+    c_cell, plain_cell = [None, None], [None, None]
+    steps = [
+        lambda: None,
+        lambda: a.__setitem__("x", 2),
+        lambda: None,
+        lambda: b.__setitem__("y", 1),
+        lambda: a.__setitem__("x", 2.0),  # an equal value stored: a new tag all the same
+        lambda: a.pop("x"),
+        lambda: None,
+    ]
+    answers = []
+    for step in steps:
+        step()
+        got, want = C.dicts_unchanged(c_cell, a, b), _plain_unchanged(plain_cell, a, b)
+        assert got is want
+        answers.append(got)
+        c_cell[0], plain_cell[0] = c_cell[1], plain_cell[1]  # as a guard whose checks passed
+    assert answers == [False, False, True, False, False, False, True]
+
+
+def test_dicts_unchanged_refuses_what_is_not_a_dict_and_a_bad_cell():
+    with pytest.raises(TypeError, match="expected a dict"):
+        C.dicts_unchanged([None, None], {}, [])
+    with pytest.raises(TypeError, match="cell must be a list of two items"):
+        C.dicts_unchanged([None], {})
+
+
+def _uses_globals(x):
+    return len(x) + abs(x[0]) + max(x)
+
+
+@pytest.mark.parametrize("memo", ["c", "plain"])
+def test_a_rebound_global_is_seen_through_either_memo(memo, monkeypatch):
+    """The C memo (one call) and the plain one (a tuple of tags; forced by hiding the C
+    module from `guard_memo`, with its threshold lowered to reach it) see a global rebound
+    after the memo filled, and a change undone."""
+    if memo == "plain":
+        monkeypatch.setattr(guard_memo, "C", None)
+        monkeypatch.setattr(guard_memo, "MIN_MEMOIZED", 1)
+    cf = bcfront.capture(_uses_globals)
+    src_test = "___dicts_unchanged(" if memo == "c" else "if ___tags"
+    for _ in range(3):
+        assert cf([3, 1]) == _uses_globals([3, 1])
+    assert src_test in cf.entries[-1].guard_source
+    g = _uses_globals.__globals__
+    try:
+        g["abs"] = lambda v: 100
+        for _ in range(2):
+            assert cf([3, 1]) == _uses_globals([3, 1]) == 105
+    finally:
+        del g["abs"]
+    for _ in range(2):
+        assert cf([3, 1]) == _uses_globals([3, 1]) == 8

@@ -266,6 +266,25 @@ class FileGone(FileNotFoundError):  # OSError's C fields come from its __init__
     pass
 
 
+class PlainError(ValueError):  # no __init__ of its own: made by calling it
+    pass
+
+
+class CountingMeta(type):
+    """A metaclass whose ``__call__`` has an effect: calling the class once more than the
+    function did would show in `made`."""
+
+    made = 0
+
+    def __call__(cls, *args):
+        CountingMeta.made += 1
+        return super().__call__(*args)
+
+
+class MetaError(ValueError, metaclass=CountingMeta):
+    pass
+
+
 def raises_kind(kind, x):
     if kind == 0:
         raise KeyError(x)
@@ -279,6 +298,10 @@ def raises_kind(kind, x):
         raise StopIteration(x)
     if kind == 5:
         raise OSError(2, "no such file", f"f{x}")  # a FileNotFoundError, by its errno
+    if kind == 7:
+        raise PlainError(x, "two")
+    if kind == 8:
+        raise MetaError(x)
     try:
         raise TaggedError(x)
     except TaggedError as e:
@@ -305,7 +328,10 @@ def _outcome(fn, *args):
     raise AssertionError("expected an exception")
 
 
-@pytest.mark.parametrize("kind", range(7))
+KINDS = range(8)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_cached_raise_makes_the_exception_eager_makes(kind):
     cf = bcfront.capture(raises_kind)
     want = _outcome(raises_kind, kind, 7)
@@ -313,6 +339,81 @@ def test_a_cached_raise_makes_the_exception_eager_makes(kind):
         got = _outcome(cf, kind, 7)
         assert got[:-1] == want[:-1]
         assert got[-1][-1] == want[-1][-1]  # the raising line, where eager raised it
+
+
+def test_an_exception_class_whose_metaclass_has_a_call_is_made_through_it():
+    """A metaclass's ``__call__`` runs each time the class is called (here: counts), also
+    where the class is an exception class (it was made as if called by `type`)."""
+    cf = bcfront.capture(raises_kind)
+    before = CountingMeta.made
+    want = _outcome(raises_kind, 8, 7)
+    assert CountingMeta.made == before + 1
+    for i in range(3):
+        assert _outcome(cf, 8, 7)[:-1] == want[:-1]
+        assert CountingMeta.made == before + 2 + i
+
+
+@pytest.mark.xfail(strict=True, reason="O64: raised after a break, a natively made exception lacks the frame")
+def test_an_exception_made_at_a_break_and_raised_after_it_shows_the_raising_frame():
+    cf = bcfront.capture(raises_kind)
+    want = _outcome(raises_kind, 8, 7)[-1]
+    _outcome(cf, 8, 7)  # captured (the metaclass call breaks the graph)
+    assert _outcome(cf, 8, 7)[-1] == want
+
+
+def _c_call(cf) -> None:
+    """Fail (never skip) where the C call should serve `cf` and does not."""
+    import os
+
+    from bcfront.cfast import C
+
+    if os.environ.get("BCFRONT_PURE_PYTHON"):
+        pytest.skip("BCFRONT_PURE_PYTHON is set: the C call is not used")
+    assert C is not None, "bcfront._cfast is not built: pip install -e . with a C compiler"
+    assert type(cf).__call__ is C.DispatchBase.__call__, "the C call was not armed"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_cached_raise_through_the_c_call_has_exactly_eager_frames(kind):
+    """The exact link returns the exception for the C call to raise: no frame of bcfront's
+    (a raise in the link would add the link's own) -- the whole traceback is eager's."""
+
+    def raised_frames(fn):
+        try:
+            fn(kind, 7)
+        except BaseException as e:  # noqa: BLE001 - compared with the plain function's
+            return frames(e)  # all of them: bcfront's too
+        raise AssertionError("expected an exception")
+
+    cf = bcfront.capture(raises_kind)
+    want = raised_frames(raises_kind)
+    raised_frames(cf)  # captured
+    _c_call(cf)
+    assert raised_frames(cf) == want
+
+
+def test_a_cached_raise_makes_no_reference_cycle():
+    """Eager frees a call's arguments when the exception is dropped, without the collector;
+    so must a cached raise (a raise through the region's frame would keep the frame, with
+    the arguments and the exception in its locals, in a cycle with the exception)."""
+    import gc
+    import weakref
+
+    cf = bcfront.capture(reduces)
+    for _ in range(2):  # captured, then cached
+        _raises_from(cf, [], Held())
+    _c_call(cf)
+    calls = cf.calls
+    held = Held()
+    ref = weakref.ref(held)
+    gc.disable()  # (this test's own: the cycle, if any, must stay uncollected)
+    try:
+        e = _raises_from(cf, [], held)
+        del e, held
+        assert ref() is None
+        assert cf.calls == calls + 1 and len(cf._entries) == 1  # (the cached raise)
+    finally:
+        gc.enable()
 
 
 def test_the_reference_maker_calls_the_class_with_its_constructor_arguments():
@@ -328,3 +429,70 @@ def test_the_reference_maker_calls_the_class_with_its_constructor_arguments():
         want.filename,
         str(want),
     )
+
+
+# -- implicit chaining: the caller's handled exception is the context, known only at the call --
+
+
+def raises_in_own_handler(kind, x):
+    try:
+        raise TaggedError(x)
+    except TaggedError:
+        if kind == 0:
+            raise KeyError(x)  # noqa: B904 - context: the TaggedError (whose context: the caller's)
+        raise KeyError(x) from None
+
+
+def returns_caught(kind, x):
+    try:
+        raise KeyError(x)
+    except KeyError as e:
+        return e  # its context: the caller's handled exception
+
+
+def _context_chain(e, outer):
+    out = []
+    while e is not None and len(out) < 5:
+        out.append("OUTER" if e is outer else (type(e), e.args, e.__suppress_context__))
+        e = e.__context__
+    return out
+
+
+def _under_a_handler(fn, kind, keywords):
+    try:
+        raise ZeroDivisionError("outer")
+    except ZeroDivisionError as outer:
+        try:
+            got = fn(kind=kind, x=7) if keywords else fn(kind, 7)
+        except BaseException as e:  # noqa: BLE001 - compared with the plain function's
+            got = e
+        return _context_chain(got, outer)
+
+
+@pytest.mark.parametrize("keywords", [False, True], ids=["positional", "keywords"])
+@pytest.mark.parametrize(
+    "fn, kind",
+    [(raises_kind, k) for k in KINDS]
+    + [(raises_in_own_handler, 0), (raises_in_own_handler, 1), (returns_caught, 0)],
+)
+def test_exceptions_chain_to_the_exception_the_caller_handles(fn, kind, keywords):
+    """CPython sets an exception's ``__context__`` where it is raised: outside the function's
+    handlers that is the exception its caller handles, which the trace cannot know -- each
+    cached call takes it from its own caller (positional: the C call; keywords: the plain
+    loop), and one raised inside the function's handler keeps the context it has there."""
+    want = _under_a_handler(fn, kind, keywords)
+    assert "OUTER" in want
+    cf = bcfront.capture(fn)
+    for _ in range(3):
+        assert _under_a_handler(cf, kind, keywords) == want
+    assert _context_chain(cf(kind, 7) if fn is returns_caught else _raises_from_any(cf, kind), None) == (
+        _context_chain(fn(kind, 7) if fn is returns_caught else _raises_from_any(fn, kind), None)
+    )  # and with no handler, no context
+
+
+def _raises_from_any(fn, kind):
+    try:
+        fn(kind, 7)
+    except BaseException as e:  # noqa: BLE001
+        return e
+    raise AssertionError("expected an exception")

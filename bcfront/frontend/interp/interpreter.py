@@ -94,12 +94,15 @@ def _loop(tx, frame: Frame):
 
 def _chain(tx, exc) -> None:
     """Implicit chaining, as CPython does when an exception is raised: its ``__context__`` is
-    the exception being handled then (None outside handlers).  Set where it is first caught
+    the exception being handled then (outside the function's handlers: the caller's, which
+    the region sets at run time, `ExceptionV.outer_context`; None in the trace).  Set where it is first caught
     -- the innermost frame, still at the raising instruction -- so every way of raising
     (a failing lookup in a modelled builtin too) gets it (O19)."""
     if isinstance(exc, ExceptionV) and "__context__" not in exc.attrs:
         ctx = tx.exc_info if tx.exc_info is not exc else None
         tx.set(exc, "attrs", {**exc.attrs, "__context__": ctx if ctx is not None else Const(None)})
+        if tx.exc_info is None:  # the caller's handled exception, at run time (codegen)
+            tx.set(exc, "outer_context", True)
 
 
 def _trace_back(tx, frame: Frame, ins, exc) -> None:

@@ -260,8 +260,11 @@ def memo_body(
     of returning: it returns `miss` where the guard fails, and falls through where it holds."""
     memo = [e for e, m in exprs if m]
     rest = [e for e, m in exprs if not m]
-    least = MIN_MEMOIZED_C if C is not None and dict_version_reader() is C.dict_version else MIN_MEMOIZED
-    if len(memo) < max(least, 2 * len(watched)):
+    if C is not None and dict_version_reader() is C.dict_version:
+        if len(memo) < MIN_MEMOIZED_C:
+            return _plain(prologue, [e for e, _ in exprs], miss)
+        return _wrap(_c_memo(ns, prologue, watched, memo, rest, miss), miss)
+    if len(memo) < max(MIN_MEMOIZED, 2 * len(watched)):
         return _plain(prologue, [e for e, _ in exprs], miss)
     dv = dict_version_reader()
     tags, version = ns.fresh("tags"), ns.const(dv, hint="dict_version")
@@ -278,8 +281,25 @@ def memo_body(
     return _wrap(lines, miss)
 
 
+def _c_memo(ns, prologue, watched, memo, rest, miss) -> list[str]:
+    """The memo's test as one C call (`bcfront.cfast`: ``dicts_unchanged``, which compares the
+    tags with the last passing call's and keeps the new ones for the store): the plain
+    version in `memo_body` (a tuple of tags, compared) is its reference."""
+    assert C is not None  # (memo_body's test)
+    unchanged = ns.const(C.dicts_unchanged, hint="dicts_unchanged")
+    cell = ns.const([None, None], hint="memo")  # [tags of the last passing call, tags now]
+    return [
+        *prologue,
+        f"if not {unchanged}({cell}, {', '.join(watched)}):",
+        "    if not (" + "\n            and ".join(memo) + "):",
+        f"        return {miss or False}",
+        f"    {cell}[0] = {cell}[1]",
+        *_last(rest or ["True"], miss),
+    ]
+
+
 MIN_MEMOIZED = 8  # below this many memoizable checks, running them is as cheap as the memo
-MIN_MEMOIZED_C = 3  # ... where the tags are read in C (a call, not a ctypes object each)
+MIN_MEMOIZED_C = 2  # ... where the memo's test is one C call (`_c_memo`): about one check
 
 
 def _plain(prologue: list[str], exprs: list[str], miss: str | None = None) -> list[str]:

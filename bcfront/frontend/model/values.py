@@ -327,7 +327,7 @@ class ExceptionV(Value):
     """An exception instance created during the trace; `tb` holds the traceback entries
     ((filename, name, positions), outermost first) of the frames it was raised through."""
 
-    __slots__ = ("cls", "args", "attrs", "tb", "ctor_args")
+    __slots__ = ("cls", "args", "attrs", "tb", "ctor_args", "outer_context")
 
     def __init__(self, cls, args=(), attrs=None):
         super().__init__(None)
@@ -338,6 +338,9 @@ class ExceptionV(Value):
         # the arguments its class is called with where they differ from `args` (an OSError
         # keeps only errno and strerror as args; its __init__ takes the filename too)
         self.ctor_args: tuple | None = None
+        # raised where the function handled no exception: its __context__ is the one the
+        # caller handles at the call (None in the trace, which cannot know it)
+        self.outer_context = False
 
     def python_type(self):
         return self.cls

@@ -19,6 +19,7 @@ expression, values created during the trace are rebuilt from their parts
 
 from __future__ import annotations
 
+import sys
 import types
 
 from ...errors import UnsupportedError
@@ -106,6 +107,28 @@ def _exception_of_class(cls, args):
     return exc
 
 
+# built-in exception classes whose __init__ sets `args` to other than what they were
+# called with (an OSError keeps errno and strerror): their `args` are stored after
+_ARGS_FROM_INIT = (OSError,)
+# a new exception's chaining attributes, spelled as `Rebuilder.expr` spells them
+_FRESH_EXCEPTION = {"__context__": "None", "__cause__": "None", "__suppress_context__": "False"}
+ABSENT_ATTR = object()
+
+
+def _builtin_construction(cls, base) -> bool:
+    """Calling `cls` runs only `base`'s ``__new__`` and ``__init__``: no class between them
+    in the MRO defines either, nor does a metaclass define ``__call__`` (so ``cls(*args)``
+    is ``_exception_of_class``'s two steps)."""
+    if type(cls) is not type:
+        return False
+    for k in cls.__mro__:
+        if k is base:
+            return True
+        if "__new__" in k.__dict__ or "__init__" in k.__dict__:
+            return False
+    return False
+
+
 def _bind(func, obj):
     # Always pass the owner type: method_descriptor.__get__(obj) alone crashes CPython 3.11
     # for methods of some C types (re.Pattern.sub).
@@ -152,6 +175,7 @@ class Rebuilder:
         # list-iterator positions, set after the replayed writes: __setstate__ clamps the
         # index to the list's length at that moment, which must be its final length
         self.positions: list[str] = []
+        self.raising = None  # the exception the region raises at its end (`_outer_context`)
 
     def emit(self, line: str) -> None:
         self.lines.append(self.indent + line)
@@ -197,8 +221,11 @@ class Rebuilder:
         if v.cls is tuple:
             if v.items and all(isinstance(x, Const) and is_literal(x.value) for x in v.items):
                 # a literal would be folded into one constant shared by every equal tuple of
-                # the code object; built at run time, each is its own (O34)
-                tup = f"{ns.helper('tuple')}([{inner}])"
+                # the code object; with a local in it, it is built at run time, each call's
+                # its own (O34)
+                # (the items are literals: spelled again, nothing emitted)
+                rest = "".join(f", {self.expr(x)}" for x in v.items[1:])
+                tup = f"(({ns.fresh('item')} := {self.expr(v.items[0])}){rest},)"
             return self.temp(tup, v, "tup")  # built once: identity holds (`x, x`)
         if hasattr(v.cls, "_fields"):
             return self.temp(f"{ns.const(v.cls)}({inner})", v, "tup")
@@ -369,11 +396,13 @@ class Rebuilder:
             spelled = ", ".join(f"{k!r}: {x}" for k, x in attrs.items())
             tb = ns.const(v.tb) if v.tb else "()"
             ctor_ = f", {ctor}" if ctor else ""
-            return self.temp(
+            made = self.temp(
                 f"{ns.const(_make_exception)}({self.class_expr(cls)}, {args}, {{{spelled}}}, {tb}{ctor_})",
                 v,
                 "exc",
             )
+            self._outer_context(v, made)
+            return made
         c = ns.const(cls)
         if v.args:  # one tuple, as in `_make_exception`
             tuple_, args = args, ns.fresh("args")
@@ -383,7 +412,7 @@ class Rebuilder:
             call_args = ns.fresh("ctor_args")
             self.emit(f"{call_args} = {ctor}")
         name = ns.fresh("exc")
-        if cls is base:  # __new__ and the C fields' __init__ in one call
+        if cls is base or _builtin_construction(cls, base):  # __new__ and the C fields' __init__
             self.emit("try:")
             self.emit(f"    {name} = {c}(*{call_args})")
             self.emit("except TypeError:")  # arguments its __init__ does not take
@@ -395,15 +424,29 @@ class Rebuilder:
             self.emit("except TypeError:")
             self.emit("    pass")
         self.memo[id(v)] = name
-        self.emit(f"{name}.args = {args}")
+        if ctor is not None or issubclass(base, _ARGS_FROM_INIT):  # else __new__ made them `args`
+            self.emit(f"{name}.args = {args}")
         tb_type = ns.const(types.TracebackType, "TracebackType")
         for frame, lasti, lineno in frames:  # innermost first: each goes over the ones before
             f = ns.const(frame, "frame")
             self.emit(f"{name}.__traceback__ = {tb_type}({name}.__traceback__, {f}, {lasti}, {lineno})")
         setattr_ = ns.helper("setattr")
         for k, x in attrs.items():
+            if _FRESH_EXCEPTION.get(k, ABSENT_ATTR) == x:
+                continue  # what a new exception has
             self.emit(f"{name}.{k} = {x}" if k.isidentifier() else f"{setattr_}({name}, {k!r}, {x})")
+        self._outer_context(v, name)
         return name
+
+    def _outer_context(self, v: ExceptionV, name: str) -> None:
+        """An exception the function raised outside its own handlers has as ``__context__``
+        the exception the caller is handling, if any (CPython's implicit chaining): known
+        only at run time.  The exception the region raises gets it from the raise itself."""
+        if not v.outer_context or v is self.raising:
+            return
+        handled = self.ns.fresh("handled")
+        self.emit(f"if ({handled} := {self.ns.const(sys.exception, 'handled_exception')}()) is not None:")
+        self.emit(f"    {name}.__context__ = {handled}")
 
     def class_expr(self, cls) -> str:
         """A class of a value made in the trace: a class statement's is made again."""

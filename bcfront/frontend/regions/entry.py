@@ -24,7 +24,7 @@ from ..model.guard_kinds import GuardKind, ShapeCheck
 from ..model.guards import Guard
 from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import ConstSource, LocalSource
-from ..model.values import TensorV
+from ..model.values import ExceptionV, TensorV
 from .caller_frames import from_user_frame
 from .codegen import Rebuilder, compile_function, function_source
 from .links import ABSENT, GENERATOR_FLAGS, exact_parameters, link_function
@@ -297,6 +297,15 @@ def fused_function(root, ns, parts, prefix, guard_lines: list[str], region_body:
     return _finish(compile_function(src, ns, name, f"bcfront:entry {root.__qualname__} {tag}"), root)
 
 
+@dataclass(frozen=True)
+class RegionRaise:
+    """How a region's code ends raising (`raise_lines`)."""
+
+    name: str  # the exception's local
+    chain: bool  # chained to the caller's handled exception by the raise
+    lines: int  # the statements that raise it, last in the region's code
+
+
 class RegionCode:
     """The region function of an entry being built: namespace, rebuild statements, finish().
 
@@ -310,6 +319,7 @@ class RegionCode:
         self.parts, params, self.prefix = _signature(root)
         self.ns = Namespace(params, self.prefix)
         self.tail: list[str] = []
+        self.raises: RegionRaise | None = None  # how `tail` ends raising, if it does
         self._outputs: dict[int, object] = {}
         self.rb = Rebuilder(self.ns, self._tensor_name, self.tail, globals_values=tx.globals_values)
 
@@ -353,7 +363,17 @@ class RegionCode:
             root, ns, self.parts, self.prefix, guard_lines, head + body + self.tail, region, tag
         )
         link, link_names = link_function(
-            root, ns, self.parts, self.prefix, link_lines, miss, head + body + self.tail, region, tag, exact
+            root,
+            ns,
+            self.parts,
+            self.prefix,
+            link_lines,
+            miss,
+            head + body + self.tail,
+            region,
+            tag,
+            exact,
+            self.raises,
         )
         graphs = [graph_info(root.__qualname__, graph, compiled)] if graph.body else []
         children = children if children is not None else []
@@ -381,13 +401,38 @@ def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
     """A compiled entry returning (or, with `raises`, raising) `result` after the graph and writes."""
     code = RegionCode(root, tx)
     ns, tail = code.ns, code.tail
+    if raises:
+        code.rb.raising = result
     ret = code.rb.expr(result)
     ret_name = ns.fresh("result")
     tail.append(f"    {ret_name} = {ret}")
     tail.extend("    " + p for p in code.rb.replay(tx.mutated))
     tail.extend(state_epilogue(tx, ns))
-    tail.append(f"    {'raise' if raises else 'return'} {ret_name}")
+    if not raises:
+        tail.append(f"    return {ret_name}")
+        return code.finish(cf, f"#{next(_counter)}")
+    chain = not isinstance(result, ExceptionV) or result.outer_context
+    lines = raise_lines(ret_name, chain, ns)
+    tail.extend(lines)
+    code.raises = RegionRaise(ret_name, chain, len(lines))
     return code.finish(cf, f"#{next(_counter)}")
+
+
+def raise_lines(name: str, chain: bool, ns) -> list[str]:
+    """The region's last statements: raise `name`.  A ``raise`` sets the exception's
+    ``__context__`` to the one the caller handles (CPython's implicit chaining): right for
+    an exception the function raised outside its own handlers (`chain`), not for one
+    raised inside them, whose context the trace knows and the region set -- kept."""
+    if chain:
+        return [f"    raise {name}"]
+    context = ns.fresh("context")
+    return [
+        f"    {context} = {name}.__context__",
+        "    try:",
+        f"        raise {name}",
+        "    finally:",  # a re-raise: no chaining, no new traceback entry
+        f"        {name}.__context__ = {context}",
+    ]
 
 
 def state_epilogue(tx, ns) -> list[str]:

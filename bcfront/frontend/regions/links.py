@@ -14,7 +14,10 @@ Two kinds, by who calls the first link:
   no keywords, that nobody measures and that the root's ``__code__`` is the traced one,
   and counted the call: its parameters are the root's and nothing else, with the root's
   defaults (the C call checks that the root still has those).  Only for a root whose
-  parameters are all positional (``*args`` too).
+  parameters are all positional (``*args`` too).  A region that ends raising its result
+  returns ``raised(result)`` instead, and the C call raises it: the link's frame is not
+  in the traceback (a Python ``raise`` puts it there), and its locals, which hold the
+  exception, make no cycle with the exception's traceback (the collector's work).
 
 A generator region has no link (its body cannot follow the checks), nor has a root with
 defaults a chain link (a call leaving one out would go the slow way each time):
@@ -26,6 +29,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+from ...cfast import C
 from .codegen import compile_function
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
@@ -95,9 +99,12 @@ def exact_parameters(parts: list[str]) -> list[str] | None:
     return None
 
 
-def link_function(root, ns, parts, prefix, guard_lines, miss, region_body, region, tag, exact=False):
+def link_function(
+    root, ns, parts, prefix, guard_lines, miss, region_body, region, tag, exact=False, raises=None
+):
     """The entry's link function and its `LinkNames`, or ``(None, None)`` where there is
-    none; an exact one where `exact` is asked and the root allows it, else a chain one."""
+    none; an exact one where `exact` is asked and the root allows it, else a chain one.
+    `raises`: the name the region's last statement raises, if it ends so."""
     if region.__code__.co_flags & GENERATOR_FLAGS:
         return None, None
     params = exact_parameters(parts) if exact else None
@@ -112,7 +119,7 @@ def link_function(root, ns, parts, prefix, guard_lines, miss, region_body, regio
         passing = ", ".join(p for p in params if p != "/")
         head = []
         signature = ", ".join(params)
-        inner += [*region_body, "    return None"]
+        inner += [*_returning_raise(region_body, raises, ns), "    return None"]
     else:
         names, signature, head, passing = _chain_head(root, ns, parts)
         inner += [f"    {names.count}[0] += 1", *region_body, "    return None"]
@@ -130,6 +137,15 @@ def link_function(root, ns, parts, prefix, guard_lines, miss, region_body, regio
     if names.exact:
         link.__defaults__ = names.defaults  # the same tuple: the C call compares it
     return link, names
+
+
+def _returning_raise(region_body: list[str], raises, ns) -> list[str]:
+    """`region_body` with its last statements, which raise (`raises`: `entry.RegionRaise`),
+    made ``return raised(exc, chain)`` for the C call to raise (the module docstring)."""
+    if raises is None or C is None or len(region_body) < raises.lines:
+        return region_body
+    call = f"{ns.const(C.raised, 'raised')}({raises.name}, {raises.chain})"
+    return [*region_body[: -raises.lines], f"    return {call}"]
 
 
 def _chain_head(root, ns, parts):

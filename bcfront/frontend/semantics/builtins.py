@@ -422,17 +422,26 @@ CONSTRUCTORS[str] = _scalar_ctor(str, "__str__")
 CONSTRUCTORS[complex] = _scalar_ctor(complex, "__complex__")
 
 
+def _callers_exception(what: str):
+    """Outside the function's own handlers the exception being handled is its caller's, which
+    the trace cannot know (each call may have another): the call runs natively."""
+    raise UnsupportedError(
+        BreakReason.FRAME_INTROSPECTION, f"{what} outside an except block (the caller's handled exception)"
+    )
+
+
 @model(sys.exception)
 def _sys_exception(tx, args, kwargs):
-    """The exception being handled, as the trace knows it (a native call would ask the
-    region's frame, which handles none)."""
-    return tx.exc_info if tx.exc_info is not None else Const(None)
+    """The exception being handled, as the trace knows it inside the function's handlers."""
+    if tx.exc_info is None:
+        _callers_exception("sys.exception()")
+    return tx.exc_info
 
 
 @model(sys.exc_info)
 def _sys_exc_info(tx, args, kwargs):
     if tx.exc_info is None:
-        return Const((None, None, None))
+        _callers_exception("sys.exc_info()")
     # the third item is the traceback: frames only the function's own frame has
     raise UnsupportedError(BreakReason.FRAME_INTROSPECTION, "sys.exc_info() inside an except block")
 

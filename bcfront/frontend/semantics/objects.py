@@ -179,12 +179,23 @@ def _os_error(cls, args, kwargs) -> ExceptionV:
     return exc
 
 
+def _own_construction(cls, meta_call) -> bool:
+    """Making an instance of `cls` runs code of the program's own beyond ``__init__``: its
+    metaclass's ``__call__`` or a ``__new__`` written in Python (the general path below
+    handles or breaks on them; an exception class is otherwise made as an ExceptionV)."""
+    if meta_call is not type.__call__ and meta_call is not MISS:
+        return True
+    new = mro_lookup(cls, "__new__")
+    return isinstance(new, (staticmethod, types.FunctionType))
+
+
 def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
     cls = clsv.obj
     ctor = bmodels.constructor_for(cls)
     if ctor is not None:
         return ctor(tx, clsv, args, kwargs)
-    if issubclass(cls, BaseException):
+    meta_call = mro_lookup(type(cls), "__call__")
+    if issubclass(cls, BaseException) and not _own_construction(cls, meta_call):
         init = mro_lookup(cls, "__init__")
         if issubclass(cls, OSError) and not isinstance(init, types.FunctionType):
             return _os_error(cls, args, kwargs)
@@ -197,7 +208,6 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
     torch = sys.modules.get("torch")
     if torch is not None and issubclass(cls, torch.nn.Module):
         return module_construction.construct_module(tx, clsv, args, kwargs)
-    meta_call = mro_lookup(type(cls), "__call__")
     if meta_call is not type.__call__ and meta_call is not MISS:
         if isinstance(cls, enum.EnumType):
             made = enum_calls.enum_call(tx, clsv, args, kwargs)
