@@ -352,7 +352,8 @@ def test_a_rebound_global_is_seen_through_either_memo(memo, monkeypatch):
     src_test = "___dicts_unchanged(" if memo == "c" else "if ___tags"
     for _ in range(3):
         assert cf([3, 1]) == _uses_globals([3, 1])
-    assert src_test in cf.entries[-1].guard_source
+    if guard_memo.dict_version_reader() is not None:  # (3.13: tags not reliable, no memo)
+        assert src_test in cf.entries[-1].guard_source
     g = _uses_globals.__globals__
     try:
         g["abs"] = lambda v: 100
