@@ -334,3 +334,86 @@ def test_a_measured_call_goes_the_plain_way_and_is_timed(links):
         assert cf(1, 2) == 3
     assert cf(1, 2) == 3
     assert (cf.calls, cf.timed_calls) == (3, 1)
+
+
+# -- an entry's fused function: compiled when the generated call reads it ----------------------
+
+
+def _compiled_names(monkeypatch) -> list[str]:
+    """The file names of the generated functions compiled from now on (`codegen`'s)."""
+    from bcfront.frontend.regions import codegen
+
+    seen: list[str] = []
+
+    def recording(source, filename, mode, *rest, **kw):
+        seen.append(filename.split(" ")[0])
+        return compile(source, filename, mode, *rest, **kw)
+
+    monkeypatch.setattr(codegen, "compile", recording, raising=False)
+    return seen
+
+
+def test_a_first_call_served_by_links_compiles_no_fused_function(links, monkeypatch):
+    # The links (C call or chain) never call `fused`: the first call compiles the region it
+    # runs, the guard it checks itself with, and the link the next calls take; nothing else.
+    cf = cap(plain_sum, links)
+    seen = _compiled_names(monkeypatch)
+    assert cf(1, 2) == 3 and cf(1, 2) == 3
+    link = "bcfront:exact" if links == "exact" else "bcfront:link"
+    assert sorted(seen) == sorted(["bcfront:region", "bcfront:guard", link])
+    assert "fused" not in cf.entries[0].__dict__
+
+
+def test_the_generated_call_compiles_its_entries_fused_functions(monkeypatch):
+    cf = bcfront.capture(pick)
+    cf.exact_links = False  # a root with defaults: no chain link, the generated call
+    seen = _compiled_names(monkeypatch)
+    assert [cf(3), cf(1)] == [pick(3), pick(1)]
+    assert seen.count("bcfront:entry") == 2  # each entry's, when the call was generated
+    for e in cf.entries:
+        assert e.fused is e.__dict__["fused"] and e.fused.__defaults__ is e.region.__defaults__
+
+
+@pytest.mark.parametrize("args", [(3,), (1,), (5, 2), (0, 0), ("a",)])
+def test_a_fused_function_does_what_its_guard_then_region_do(args):
+    from bcfront.frontend.regions.entry import _guard_then_region
+
+    cf = bcfront.capture(pick)
+    cf(3)
+    cf(1)
+    for e in cf.entries:  # the reference: the entry's own guard, then its region
+        want = _guard_then_region(e)
+        assert _outcome(e.fused, *args) == _outcome(want, *args)
+
+
+def _outcome(fn, *args):
+    try:
+        return ("value", fn(*args))
+    except Exception as e:  # noqa: BLE001 - compared, not handled
+        return ("raised", type(e), str(e))
+
+
+def test_a_guard_replaced_before_the_fused_function_is_read_is_the_one_it_calls():
+    cf = bcfront.capture(plain_sum)
+    cf(1, 2)
+    entry = cf.entries[0]
+    seen = []
+    guard = entry.guard
+
+    def spy(*args, **kwargs):
+        seen.append(args)
+        return guard(*args, **kwargs)
+
+    entry.guard = spy
+    assert entry.fused(1, 2) == 3 and seen == [(1, 2)]
+    assert entry.fused("a", 2) is entry.MISS and seen[-1] == ("a", 2)
+
+
+def test_a_fused_function_that_does_not_compile_is_its_guard_then_region():
+    from bcfront.frontend.model.namespace import Namespace
+    from bcfront.frontend.regions.codegen import DeferredFunction
+    from bcfront.frontend.regions.entry import Entry
+
+    broken = DeferredFunction("def ___entry(x):\n    return (\n", Namespace(), "___entry", "bcfront:entry t")
+    entry = Entry(lambda x: x > 0, lambda x: x * 2, fused_source=broken)
+    assert [entry.fused(2), entry.fused(-1)] == [4, entry.MISS]

@@ -666,11 +666,26 @@ class GeneratedSource:
 def compile_function(source: str, ns: Namespace, name: str, filename: str):
     """Exec generated source in the namespace's globals and return the function.  `filename`
     must not be ``<...>``-shaped (linecache reads no source for those)."""
-    code = compile(source, filename, "exec")
-    scope = dict(ns.globals)
-    scope.setdefault("__name__", "bcfront.generated")
-    scope["__loader__"] = GeneratedSource(source)
-    exec(code, scope)  # noqa: S102 - generated guard/region source, names from Namespace
-    fn = scope[name]
-    fn.__bcfront_source__ = source
-    return fn
+    return DeferredFunction(source, ns, name, filename).compile()
+
+
+class DeferredFunction:
+    """`compile_function`'s work in two steps: the globals now (a copy of the namespace's as
+    they are: names added to it later are not seen), compile and exec on `compile`.  For a
+    function that may never be called (an entry's `fused`, `regions/entry.py`): compiling
+    is most of what generating it costs."""
+
+    __slots__ = ("source", "scope", "name", "filename")
+
+    def __init__(self, source: str, ns: Namespace, name: str, filename: str):
+        self.source, self.name, self.filename = source, name, filename
+        self.scope = dict(ns.globals)
+        self.scope.setdefault("__name__", "bcfront.generated")
+        self.scope["__loader__"] = GeneratedSource(source)
+
+    def compile(self):
+        code = compile(self.source, self.filename, "exec")
+        exec(code, self.scope)  # noqa: S102 - generated guard/region source, names from Namespace
+        fn = self.scope[self.name]
+        fn.__bcfront_source__ = self.source
+        return fn

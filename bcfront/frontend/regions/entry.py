@@ -26,7 +26,7 @@ from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import ConstSource, LocalSource
 from ..model.values import ExceptionV, TensorV
 from .caller_frames import from_user_frame
-from .codegen import Rebuilder, compile_function, function_source
+from .codegen import DeferredFunction, Rebuilder, compile_function, function_source
 from .links import ABSENT, GENERATOR_FLAGS, exact_parameters, link_function
 from .region_errors import (
     errors_observable,
@@ -40,6 +40,31 @@ _counter = itertools.count()
 
 
 MISS = object()  # what an entry's `fused` function returns where its guard fails
+
+
+class FusedOnFirstRead:
+    """`Entry.fused`: the region's result, or MISS where the guard fails.  Only the generated
+    call of `bcfront.fast_call` calls it (not the C call, not the chain links), so an entry
+    keeps its source (`Entry.fused_source`, a `codegen.DeferredFunction`) and compiles it
+    when first read; then the instance's own attribute hides this descriptor.  Replacing
+    guard or region (a test's spy) makes it call them instead: it must not run the old
+    ones.  Where compiling fails (a bcfront bug) it is the guard then the region, which is
+    what it stands for (`_guard_then_region`, the reference `tests/test_fast_call.py`
+    compares it with)."""
+
+    def __get__(self, entry, owner=None):
+        if entry is None:
+            return self
+        deferred = entry.__dict__.get("fused_source")
+        fn = None
+        if deferred is not None:
+            try:
+                fn = _finish(deferred.compile(), entry.region)
+            except Exception:  # noqa: BLE001 - the plain pair does the same, one frame more
+                fn = _guard_then_region(entry)
+        object.__setattr__(entry, "fused_source", None)
+        object.__setattr__(entry, "fused", fn)
+        return fn
 
 
 @dataclass
@@ -56,10 +81,9 @@ class Entry:
     children: list = field(default_factory=list)  # CapturedFunctions it calls (continuations)
     native: bool = False
     graph_objects: list = field(default_factory=list)  # frontend.graph.Graph
-    # guard and region in one function (`fused_function`): the region's result, or MISS
-    # where the guard fails; None when there is none.  Replacing guard or region (a test's
-    # spy) makes it call them instead: it must not run the old ones.
-    fused: object = None
+    # `fused` (below, not a field): guard and region in one function (`fused_function`),
+    # compiled when first read (`fused_source` until then); None when there is none.
+    fused_source: object = field(default=None, repr=False, compare=False)
     # guard and region as one function with the root's own signature that calls the next
     # entry's where its guard fails (`link_function`; `bcfront.fast_call` chains them);
     # None where there is none.  Replacing guard or region drops it.
@@ -68,10 +92,13 @@ class Entry:
 
     MISS = MISS
     ABSENT = ABSENT
+    fused = FusedOnFirstRead()
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
-        if name in ("guard", "region") and self.__dict__.get("fused") is not None:
+        d = self.__dict__
+        if name in ("guard", "region") and (d.get("fused") is not None or d.get("fused_source") is not None):
+            object.__setattr__(self, "fused_source", None)  # its code would run the old ones
             object.__setattr__(self, "fused", _guard_then_region(self))
         if name in ("guard", "region") and self.__dict__.get("link") is not None:
             object.__setattr__(self, "link", None)
@@ -288,13 +315,15 @@ def _compile_guard(src, ns, prefix, root):
 
 def fused_function(root, ns, parts, prefix, guard_lines: list[str], region_body: list[str], region, tag):
     """Guard and region as one function: the checks, then the region's code (one call and
-    one argument binding on a cached call instead of two; `bcfront.fast_call`).  None for
-    a region that is a generator or coroutine function (its body cannot follow checks)."""
+    one argument binding on a cached call instead of two; `bcfront.fast_call`), as a
+    `DeferredFunction` (`Entry.fused` compiles it when first read, with the region's
+    defaults: the root's now).  None for a region that is a generator or coroutine
+    function (its body cannot follow checks)."""
     if region.__code__.co_flags & GENERATOR_FLAGS:
         return None
     name = f"{prefix}entry"
     src = function_source(name, parts, guard_lines + region_body)
-    return _finish(compile_function(src, ns, name, f"bcfront:entry {root.__qualname__} {tag}"), root)
+    return DeferredFunction(src, ns, name, f"bcfront:entry {root.__qualname__} {tag}")
 
 
 @dataclass(frozen=True)
@@ -391,7 +420,7 @@ class RegionCode:
             src,
             children=children,
             graph_objects=[graph],
-            fused=fused,
+            fused_source=fused,
             link=link,
             link_names=link_names,
         )
