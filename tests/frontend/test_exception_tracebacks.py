@@ -392,23 +392,29 @@ def test_a_cached_raise_through_the_c_call_has_exactly_eager_frames(kind):
     assert raised_frames(cf) == want
 
 
-def test_a_cached_raise_makes_no_reference_cycle():
+@pytest.mark.parametrize("keywords", [False, True], ids=["positional", "keywords"])
+def test_a_cached_raise_makes_no_reference_cycle(keywords):
     """Eager frees a call's arguments when the exception is dropped, without the collector;
     so must a cached raise (a raise through the region's frame would keep the frame, with
-    the arguments and the exception in its locals, in a cycle with the exception)."""
+    the arguments and the exception in its locals, in a cycle with the exception), from
+    the C call (positional) and from the plain loop's Python raise (keywords)."""
     import gc
     import weakref
 
+    def call(held):
+        return _raises_from(lambda: cf(xs=[], keep=held)) if keywords else _raises_from(cf, [], held)
+
     cf = bcfront.capture(reduces)
     for _ in range(2):  # captured, then cached
-        _raises_from(cf, [], Held())
-    _c_call(cf)
+        call(Held())
+    if not keywords:
+        _c_call(cf)
     calls = cf.calls
     held = Held()
     ref = weakref.ref(held)
     gc.disable()  # (this test's own: the cycle, if any, must stay uncollected)
     try:
-        e = _raises_from(cf, [], held)
+        e = call(held)
         del e, held
         assert ref() is None
         assert cf.calls == calls + 1 and len(cf._entries) == 1  # (the cached raise)

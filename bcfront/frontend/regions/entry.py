@@ -441,26 +441,34 @@ def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
         tail.append(f"    return {ret_name}")
         return code.finish(cf, f"#{next(_counter)}")
     chain = not isinstance(result, ExceptionV) or result.outer_context
-    lines = raise_lines(ret_name, chain, ns)
+    made = code.rb.memo.get(id(result))
+    local = made is not None and made.isidentifier() and made not in ns.globals and made != ret_name
+    holders = [ret_name] + ([made] if local else [])  # (a global's name made local would break it)
+    lines = raise_lines(ret_name, chain, ns, holders)
     tail.extend(lines)
     code.raises = RegionRaise(ret_name, chain, len(lines))
     return code.finish(cf, f"#{next(_counter)}")
 
 
-def raise_lines(name: str, chain: bool, ns) -> list[str]:
+def raise_lines(name: str, chain: bool, ns, holders: list[str]) -> list[str]:
     """The region's last statements: raise `name`.  A ``raise`` sets the exception's
     ``__context__`` to the one the caller handles (CPython's implicit chaining): right for
     an exception the function raised outside its own handlers (`chain`), not for one
-    raised inside them, whose context the trace knows and the region set -- kept."""
-    if chain:
-        return [f"    raise {name}"]
-    context = ns.fresh("context")
+    raised inside them, whose context the trace knows and the region set -- kept.  The
+    locals that hold the exception (`holders`) are cleared on the way out: the traceback
+    keeps this frame, which would keep the exception (and the call's arguments) in a
+    cycle only the collector frees."""
+    keep = []
+    if not chain:
+        context = ns.fresh("context")
+        keep = [f"    {context} = {name}.__context__"]
     return [
-        f"    {context} = {name}.__context__",
+        *keep,
         "    try:",
         f"        raise {name}",
         "    finally:",  # a re-raise: no chaining, no new traceback entry
-        f"        {name}.__context__ = {context}",
+        *([f"        {name}.__context__ = {context}"] if not chain else []),
+        f"        {' = '.join(holders)} = None",
     ]
 
 
