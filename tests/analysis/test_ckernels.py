@@ -22,6 +22,8 @@ from __future__ import annotations
 import gc
 import os
 import resource
+import subprocess
+import sys
 import types
 
 import pytest
@@ -125,6 +127,21 @@ def test_the_analyzer_uses_the_kernels():
     assert stack.BLOCK_DEPTHS is KERNELS.block_depths
     assert cfg.BLOCK_RPO is KERNELS.block_rpo
     assert cfg.MAKE_BLOCKS is KERNELS.make_blocks
+
+
+def test_pure_python_asked_for_runs_the_references():
+    """BCFRONT_PURE_PYTHON=1: no kernel is loaded, every pass runs its reference."""
+    probe = (
+        "from bcfront.analysis import cfg, ssa_build, ssa_inline, stack\n"
+        "from bcfront.analysis.ckernels import KERNELS\n"
+        "assert KERNELS is None\n"
+        "assert ssa_build.RENAME_INLINE is ssa_inline.rename_inline\n"
+        "assert stack.BLOCK_DEPTHS is stack.block_depths\n"
+        "assert cfg.BLOCK_RPO is cfg.block_rpo and cfg.MAKE_BLOCKS is cfg.make_blocks\n"
+        "import sys; assert 'bcfront._canalysis' not in sys.modules\n"
+    )
+    env = {**os.environ, "BCFRONT_PURE_PYTHON": "1"}
+    subprocess.run([sys.executable, "-c", probe], env=env, check=True)
 
 
 def test_kernels_equal_their_references():
