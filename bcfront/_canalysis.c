@@ -10,13 +10,15 @@
  *    depth-first search; reference `bcfront.analysis.cfg.block_rpo`;
  *  - `make_blocks(bc, cuts, starts, ...)`: a CFG's blocks and edges, given where the blocks
  *    begin; reference `bcfront.analysis.cfg.make_blocks` (`set_cfg(Block, edge_kinds)`,
- *    called once on import, gives the class whose slots it sets and the kinds' tuples).
+ *    called once by `cfg` on import, gives the class whose slots it sets and the kinds'
+ *    tuples).
  *
- * Nothing here depends on the Python version: the effects column (one `Effect` per
- * instruction) says what each instruction does.  `set_effects(Effect, LOAD_LOCAL,
- * STORE_LOCAL, LOAD_LOCAL_PAIR, STORE_LOCAL_PAIR)`, called once on import, gives the class
- * (whose fields `simple`, `pops`, `news` and `net` are read from its slots) and the marks
- * the renaming tells apart by identity.  A value of an unexpected type or an index out of
+ * They are methods of a `Kernels` object, one per copy of the analyzer (`ckernels` makes it;
+ * tools/ab_analysis.py loads two copies in one process, each with its own classes):
+ * `Kernels(Effect, LOAD_LOCAL, STORE_LOCAL, LOAD_LOCAL_PAIR, STORE_LOCAL_PAIR)` gives the
+ * class (whose fields `simple`, `pops`, `news` and `net` are read from its slots) and the
+ * marks the renaming tells apart by identity.  Nothing here depends on the Python version:
+ * the effects column (one `Effect` per instruction) says what each instruction does.  A value of an unexpected type or an index out of
  * range raises (TypeError, IndexError) as the reference would fail; lists that Python code
  * can change are re-read (never cached) across every call that can run Python code.
  */
@@ -28,11 +30,25 @@
 #define Py_T_OBJECT_EX T_OBJECT_EX
 #endif
 
-/* what `set_effects` was given (strong references, kept for the process) */
-static PyTypeObject *effect_type = NULL;
-static PyObject *load_local = NULL, *store_local = NULL, *load_pair = NULL, *store_pair = NULL;
-/* the slot offsets of an Effect's fields */
-static Py_ssize_t off_simple = -1, off_pops = -1, off_news = -1, off_net = -1;
+/* `cfg.Block`'s slots that make_blocks sets */
+enum { S_START, S_HANDLER, S_SUCCS, S_PREDS, S_INDEX, S_FIRST, S_STOP, S_BYTECODE, S_N };
+static const char *block_slot_names[S_N] = {"start", "handler", "succs", "preds",
+                                            "index", "first", "stop", "_bytecode"};
+
+/* One set of kernels: what they read, for one copy of the analyzer (a process may load two,
+ * as tools/ab_analysis.py does, each with its own classes): the Effect class, the slot
+ * offsets of its fields and the marks the renaming tells apart by identity; the Block class
+ * (`set_cfg`), the offsets of its slots and the edge kinds' tuples. */
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *effect_type;
+    PyObject *load_local, *store_local, *load_pair, *store_pair;
+    Py_ssize_t off_simple, off_pops, off_news, off_net;
+    PyTypeObject *block_type; /* NULL until set_cfg */
+    PyObject *edge_kinds;
+    Py_ssize_t block_slots[S_N];
+} Kernels;
+
 static PyObject *str_store = NULL; /* "store", a record's kind */
 
 static Py_ssize_t
@@ -57,30 +73,76 @@ slot_offset(PyObject *type, const char *name)
 }
 
 static PyObject *
-set_effects(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
+Kernels_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    if (argc != 5 || !PyType_Check(argv[0])) {
-        PyErr_SetString(PyExc_TypeError, "set_effects(Effect, LOAD_LOCAL, STORE_LOCAL, LOAD_LOCAL_PAIR, STORE_LOCAL_PAIR)");
+    PyObject *cls, *marks[4];
+    if (kwds != NULL && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "Kernels() takes no keyword arguments");
         return NULL;
     }
-    for (int k = 1; k < 5; k++) {
-        if (!Py_IS_TYPE(argv[k], (PyTypeObject *)argv[0])) {
-            PyErr_SetString(PyExc_TypeError, "set_effects: the marks must be Effect instances");
+    if (!PyArg_UnpackTuple(args, "Kernels", 5, 5, &cls, &marks[0], &marks[1], &marks[2], &marks[3])) {
+        return NULL;
+    }
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "Kernels(Effect, LOAD_LOCAL, STORE_LOCAL, LOAD_LOCAL_PAIR, STORE_LOCAL_PAIR)");
+        return NULL;
+    }
+    for (int k = 0; k < 4; k++) {
+        if (!Py_IS_TYPE(marks[k], (PyTypeObject *)cls)) {
+            PyErr_SetString(PyExc_TypeError, "Kernels: the marks must be Effect instances");
             return NULL;
         }
     }
-    Py_ssize_t s = slot_offset(argv[0], "simple"), p = slot_offset(argv[0], "pops");
-    Py_ssize_t n = slot_offset(argv[0], "news"), t = slot_offset(argv[0], "net");
+    Py_ssize_t s = slot_offset(cls, "simple"), p = slot_offset(cls, "pops");
+    Py_ssize_t n = slot_offset(cls, "news"), t = slot_offset(cls, "net");
     if (s < 0 || p < 0 || n < 0 || t < 0) {
         return NULL;
     }
-    off_simple = s, off_pops = p, off_news = n, off_net = t;
-    Py_XSETREF(effect_type, (PyTypeObject *)Py_NewRef(argv[0]));
-    Py_XSETREF(load_local, Py_NewRef(argv[1]));
-    Py_XSETREF(store_local, Py_NewRef(argv[2]));
-    Py_XSETREF(load_pair, Py_NewRef(argv[3]));
-    Py_XSETREF(store_pair, Py_NewRef(argv[4]));
-    Py_RETURN_NONE;
+    Kernels *K = (Kernels *)type->tp_alloc(type, 0);
+    if (K == NULL) {
+        return NULL;
+    }
+    K->off_simple = s, K->off_pops = p, K->off_news = n, K->off_net = t;
+    K->effect_type = (PyTypeObject *)Py_NewRef(cls);
+    K->load_local = Py_NewRef(marks[0]);
+    K->store_local = Py_NewRef(marks[1]);
+    K->load_pair = Py_NewRef(marks[2]);
+    K->store_pair = Py_NewRef(marks[3]);
+    return (PyObject *)K;
+}
+
+static int
+Kernels_traverse(Kernels *K, visitproc visit, void *arg)
+{
+    Py_VISIT(K->effect_type);
+    Py_VISIT(K->load_local);
+    Py_VISIT(K->store_local);
+    Py_VISIT(K->load_pair);
+    Py_VISIT(K->store_pair);
+    Py_VISIT(K->block_type);
+    Py_VISIT(K->edge_kinds);
+    return 0;
+}
+
+static int
+Kernels_clear(Kernels *K)
+{
+    Py_CLEAR(K->effect_type);
+    Py_CLEAR(K->load_local);
+    Py_CLEAR(K->store_local);
+    Py_CLEAR(K->load_pair);
+    Py_CLEAR(K->store_pair);
+    Py_CLEAR(K->block_type);
+    Py_CLEAR(K->edge_kinds);
+    return 0;
+}
+
+static void
+Kernels_dealloc(Kernels *K)
+{
+    PyObject_GC_UnTrack(K);
+    Kernels_clear(K);
+    Py_TYPE(K)->tp_free((PyObject *)K);
 }
 
 /* An Effect's int field at `off` (borrowed slot, an exact int), or -1 with an exception. */
@@ -104,10 +166,10 @@ field_int(PyObject *eff, Py_ssize_t off)
 
 /* effs[i], checked to be an Effect (borrowed), or NULL with an exception. */
 static PyObject *
-effect_at(PyObject *effs, Py_ssize_t i)
+effect_at(Kernels *K, PyObject *effs, Py_ssize_t i)
 {
-    if (effect_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "bcfront._canalysis: set_effects was not called");
+    if (K->effect_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "bcfront._canalysis: the kernels were cleared");
         return NULL;
     }
     if (i < 0 || i >= PyList_GET_SIZE(effs)) {
@@ -115,7 +177,7 @@ effect_at(PyObject *effs, Py_ssize_t i)
         return NULL;
     }
     PyObject *eff = PyList_GET_ITEM(effs, i);
-    if (!Py_IS_TYPE(eff, effect_type)) {
+    if (!Py_IS_TYPE(eff, K->effect_type)) {
         PyErr_SetString(PyExc_TypeError, "bcfront._canalysis: the effects column holds a non-Effect");
         return NULL;
     }
@@ -226,8 +288,9 @@ local_of(PyObject *var_of, Py_ssize_t arg)
 enum { C_STK, C_LOC, C_FLAT, C_RECS, C_SPECIAL, C_STORES, C_ARGS, C_OFFSETS, C_VAR_OF, C_NAMES, C_N };
 
 static PyObject *
-rename_inline(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
+rename_inline(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 {
+    Kernels *K = (Kernels *)self;
     if (argc != 8) {
         PyErr_SetString(PyExc_TypeError, "rename_inline(ctx, effs, i, hi, d, nv, b, tracking)");
         return NULL;
@@ -258,13 +321,13 @@ rename_inline(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
         return NULL;
     }
     for (; i < hi; i++) {
-        PyObject *eff = effect_at(effs, i);
+        PyObject *eff = effect_at(K, effs, i);
         if (eff == NULL) {
             return NULL;
         }
-        if (*(PyObject **)((char *)eff + off_simple) == Py_True) {
-            Py_ssize_t p = field_int(eff, off_pops), n;
-            if (p < 0 || (n = field_int(eff, off_news)) < 0) {
+        if (*(PyObject **)((char *)eff + K->off_simple) == Py_True) {
+            Py_ssize_t p = field_int(eff, K->off_pops), n;
+            if (p < 0 || (n = field_int(eff, K->off_news)) < 0) {
                 return NULL;
             }
             d -= p;
@@ -286,13 +349,13 @@ rename_inline(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
             d += n;
             continue;
         }
-        if (eff == load_local || eff == store_local) {
+        if (eff == K->load_local || eff == K->store_local) {
             int ok;
             Py_ssize_t arg = int_item(args, i, &ok), var;
             if (!ok || (var = local_of(var_of, arg)) == -2) {
                 return NULL;
             }
-            if (eff == load_local) { /* pushes the local's value (a cell object: a new one) */
+            if (eff == K->load_local) { /* pushes the local's value (a cell object: a new one) */
                 if (var >= 0) {
                     PyObject *v = item(loc, var);
                     if (v == NULL || put(stk, d, Py_NewRef(v)) < 0 || set_at(special, i, v) < 0) {
@@ -329,17 +392,17 @@ rename_inline(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
             }
             continue;
         }
-        if (eff == load_pair || eff == store_pair) { /* 3.13: two in one, arg: two nibbles */
+        if (eff == K->load_pair || eff == K->store_pair) { /* 3.13: two in one, arg: two nibbles */
             int ok;
             Py_ssize_t arg = int_item(args, i, &ok), first, second;
             if (!ok || (first = local_of(var_of, arg >> 4)) == -2 ||
                 (second = local_of(var_of, arg & 15)) == -2) {
                 return NULL;
             }
-            if (first < 0 || second < 0 || (eff == store_pair && tracking)) {
+            if (first < 0 || second < 0 || (eff == K->store_pair && tracking)) {
                 break;
             }
-            if (eff == load_pair) {
+            if (eff == K->load_pair) {
                 PyObject *x = item(loc, first), *y = x ? item(loc, second) : NULL;
                 if (y == NULL) {
                     return NULL;
@@ -407,8 +470,9 @@ rename_inline(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
 }
 
 static PyObject *
-block_depths(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
+block_depths(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 {
+    Kernels *K = (Kernels *)self;
     if (argc != 5 || !PyList_CheckExact(argv[0]) || !PyList_CheckExact(argv[4])) {
         PyErr_SetString(PyExc_TypeError, "block_depths(effs: list, lo, hi, d, depth: list)");
         return NULL;
@@ -425,12 +489,12 @@ block_depths(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
     hi = hi < lo ? lo : hi > n ? n : hi;
     Py_ssize_t low = d;
     for (Py_ssize_t i = lo; i < hi; i++) {
-        PyObject *eff = effect_at(effs, i);
+        PyObject *eff = effect_at(K, effs, i);
         Py_ssize_t pops, net;
-        if (eff == NULL || (pops = field_int(eff, off_pops)) < 0) {
+        if (eff == NULL || (pops = field_int(eff, K->off_pops)) < 0) {
             return NULL;
         }
-        PyObject *v = *(PyObject **)((char *)eff + off_net);
+        PyObject *v = *(PyObject **)((char *)eff + K->off_net);
         if (v == NULL || !PyLong_CheckExact(v)) {
             PyErr_SetString(PyExc_TypeError, "bcfront._canalysis: Effect.net is not an int");
             return NULL;
@@ -469,7 +533,7 @@ typedef struct {
 static PyObject *str_succs = NULL, *str_preds = NULL;
 
 static PyObject *
-block_rpo(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
+block_rpo(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 {
     if (argc != 4 || !PyDict_Check(argv[0])) {
         PyErr_SetString(PyExc_TypeError, "block_rpo(blocks: dict, root, first, forward)");
@@ -581,22 +645,14 @@ error:
     return NULL;
 }
 
-/* what `set_cfg` was given: the Block class, the offsets of the slots make_blocks sets, and
- * the edge kinds' tuples (no edge, fall-through, branch at the end, branch and fall-through,
- * jump; then each with an exception edge added) */
-static PyTypeObject *block_type = NULL;
-static PyObject *edge_kinds = NULL;
-enum { S_START, S_HANDLER, S_SUCCS, S_PREDS, S_INDEX, S_FIRST, S_STOP, S_BYTECODE, S_N };
-static const char *block_slot_names[S_N] = {"start", "handler", "succs", "preds",
-                                            "index", "first", "stop", "_bytecode"};
-static Py_ssize_t block_slots[S_N];
 /* `cfg._ENDS`' codes: how an instruction ends a block */
 enum { END_FALLS, END_BRANCH, END_JUMP, END_RETURN };
 enum { K_NONE, K_FALL, K_BRANCH, K_BRANCH_FALL, K_JUMP, K_WITH_EXCEPTION };
 
 static PyObject *
-set_cfg(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
+set_cfg(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 {
+    Kernels *K = (Kernels *)self;
     if (argc != 2 || !PyType_Check(argv[0]) || !PyTuple_CheckExact(argv[1]) ||
         PyTuple_GET_SIZE(argv[1]) != 2 * K_WITH_EXCEPTION) {
         PyErr_SetString(PyExc_TypeError, "set_cfg(Block, edge_kinds: a tuple of 10)");
@@ -608,9 +664,9 @@ set_cfg(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
             return NULL;
         }
     }
-    memcpy(block_slots, offs, sizeof offs);
-    Py_XSETREF(block_type, (PyTypeObject *)Py_NewRef(argv[0]));
-    Py_XSETREF(edge_kinds, Py_NewRef(argv[1]));
+    memcpy(K->block_slots, offs, sizeof offs);
+    Py_XSETREF(K->block_type, (PyTypeObject *)Py_NewRef(argv[0]));
+    Py_XSETREF(K->edge_kinds, Py_NewRef(argv[1]));
     Py_RETURN_NONE;
 }
 
@@ -649,9 +705,10 @@ target_of(PyObject *targets, PyObject *ints, Py_ssize_t i)
 }
 
 static PyObject *
-make_blocks(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
+make_blocks(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 {
-    if (block_type == NULL) {
+    Kernels *K = (Kernels *)self;
+    if (K->block_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "bcfront._canalysis: set_cfg was not called");
         return NULL;
     }
@@ -770,11 +827,11 @@ make_blocks(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
             }
             kind += K_WITH_EXCEPTION;
         }
-        if (PyDict_SetItem(out_kinds, start, PyTuple_GET_ITEM(edge_kinds, kind)) < 0) {
+        if (PyDict_SetItem(out_kinds, start, PyTuple_GET_ITEM(K->edge_kinds, kind)) < 0) {
             goto error_out;
         }
         /* object.__new__(Block), its slots set one by one (`_instructions` left unset) */
-        PyObject *blk = block_type->tp_alloc(block_type, 0);
+        PyObject *blk = K->block_type->tp_alloc(K->block_type, 0);
         if (blk == NULL) {
             goto error_out;
         }
@@ -785,7 +842,7 @@ make_blocks(PyObject *mod, PyObject *const *argv, Py_ssize_t argc)
         }
         PyObject *vals[S_N] = {start, h, out, ps, index, a, b, bc};
         for (int s = 0; s < S_N; s++) {
-            *(PyObject **)((char *)blk + block_slots[s]) = Py_NewRef(vals[s]);
+            *(PyObject **)((char *)blk + K->block_slots[s]) = Py_NewRef(vals[s]);
         }
         Py_DECREF(index);
         Py_DECREF(out);
@@ -806,19 +863,16 @@ error:
     return NULL;
 }
 
-static PyMethodDef canalysis_methods[] = {
-    {"set_effects", (PyCFunction)(void (*)(void))set_effects, METH_FASTCALL,
-     "set_effects(Effect, LOAD_LOCAL, STORE_LOCAL, LOAD_LOCAL_PAIR, STORE_LOCAL_PAIR): the class "
-     "and the marks the kernels read."},
+static PyMethodDef Kernels_methods[] = {
+    {"set_cfg", (PyCFunction)(void (*)(void))set_cfg, METH_FASTCALL,
+     "set_cfg(Block, edge_kinds): the class whose slots make_blocks sets and the edge kinds' "
+     "tuples."},
     {"rename_inline", (PyCFunction)(void (*)(void))rename_inline, METH_FASTCALL,
      "rename_inline(ctx, effs, i, hi, d, nv, b, tracking) -> (i, d, nv): see "
      "bcfront.analysis.ssa_inline.rename_inline, its reference."},
     {"block_depths", (PyCFunction)(void (*)(void))block_depths, METH_FASTCALL,
      "block_depths(effs, lo, hi, d, depth) -> (d, low) or None: see "
      "bcfront.analysis.stack.block_depths, its reference."},
-    {"set_cfg", (PyCFunction)(void (*)(void))set_cfg, METH_FASTCALL,
-     "set_cfg(Block, edge_kinds): the class whose slots make_blocks sets and the edge kinds' "
-     "tuples."},
     {"make_blocks", (PyCFunction)(void (*)(void))make_blocks, METH_FASTCALL,
      "make_blocks(bc, cuts, starts, plists, preds, ends, targets, ints, table, blocks, out_kinds, "
      "exit_preds): see bcfront.analysis.cfg.make_blocks, its reference."},
@@ -828,9 +882,22 @@ static PyMethodDef canalysis_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyTypeObject Kernels_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bcfront._canalysis.Kernels",
+    .tp_basicsize = sizeof(Kernels),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Kernels(Effect, LOAD_LOCAL, STORE_LOCAL, LOAD_LOCAL_PAIR, STORE_LOCAL_PAIR): the "
+              "analyzer's kernels for one copy of it (its classes and marks).",
+    .tp_new = Kernels_new,
+    .tp_dealloc = (destructor)Kernels_dealloc,
+    .tp_traverse = (traverseproc)Kernels_traverse,
+    .tp_clear = (inquiry)Kernels_clear,
+    .tp_methods = Kernels_methods,
+};
+
 static struct PyModuleDef canalysis_module = {
     PyModuleDef_HEAD_INIT, "bcfront._canalysis",
-    "The analyzer's C kernels (see bcfront/analysis/ckernels.py).", -1, canalysis_methods,
+    "The analyzer's C kernels (see bcfront/analysis/ckernels.py).", -1, NULL,
 };
 
 PyMODINIT_FUNC
@@ -838,8 +905,18 @@ PyInit__canalysis(void)
 {
     if ((str_store == NULL && (str_store = PyUnicode_InternFromString("store")) == NULL) ||
         (str_succs == NULL && (str_succs = PyUnicode_InternFromString("succs")) == NULL) ||
-        (str_preds == NULL && (str_preds = PyUnicode_InternFromString("preds")) == NULL)) {
+        (str_preds == NULL && (str_preds = PyUnicode_InternFromString("preds")) == NULL) ||
+        PyType_Ready(&Kernels_type) < 0) {
         return NULL;
     }
-    return PyModule_Create(&canalysis_module);
+    PyObject *m = PyModule_Create(&canalysis_module);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObject(m, "Kernels", Py_NewRef((PyObject *)&Kernels_type)) < 0) {
+        Py_DECREF(&Kernels_type);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

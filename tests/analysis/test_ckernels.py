@@ -123,10 +123,10 @@ def check_kernels(code: types.CodeType) -> None:
 
 
 def test_the_analyzer_uses_the_kernels():
-    assert ssa_build.RENAME_INLINE is KERNELS.rename_inline
-    assert stack.BLOCK_DEPTHS is KERNELS.block_depths
-    assert cfg.BLOCK_RPO is KERNELS.block_rpo
-    assert cfg.MAKE_BLOCKS is KERNELS.make_blocks
+    assert ssa_build.RENAME_INLINE == KERNELS.rename_inline
+    assert stack.BLOCK_DEPTHS == KERNELS.block_depths
+    assert cfg.BLOCK_RPO == KERNELS.block_rpo
+    assert cfg.MAKE_BLOCKS == KERNELS.make_blocks
 
 
 def test_pure_python_asked_for_runs_the_references():
