@@ -1,7 +1,13 @@
-"""The C part of bcfront: one optional extension (`bcfront/_cfast.c`, the cached call's
-fast path).  Where it cannot be built (no compiler), bcfront runs its pure-Python path;
-everything else is in pyproject.toml."""
+"""The C part of bcfront: two optional extensions, `bcfront/_cfast.c` (the cached call's
+fast path) and `bcfront/_canalysis.c` (the analyzer's kernels).  Where they cannot be
+built (no compiler), bcfront runs its pure-Python paths; everything else is in
+pyproject.toml."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("bcfront._cfast", ["bcfront/_cfast.c"], optional=True)])
+setup(
+    ext_modules=[
+        Extension("bcfront._cfast", ["bcfront/_cfast.c"], optional=True),
+        Extension("bcfront._canalysis", ["bcfront/_canalysis.c"], optional=True),
+    ]
+)

@@ -28,6 +28,7 @@ from operator import itemgetter
 from typing import NamedTuple, cast
 
 from .bytecode import Bytecode, ExceptionEntry, Instr
+from .ckernels import KERNELS
 from .columns import shared_ints
 from .decode import decode
 from .opcodes import CONDITIONAL, OP, TERMINATORS
@@ -212,72 +213,24 @@ class CFG:
         # filled as the edges are made (so in the order of their sources, then of edges).
         # `edges` is built from the successors and their kinds when first read.
         blocks = self.blocks
-        exit_preds = self.exit_preds
         starts = self._starts = list(map(ints.__getitem__, map(offsets.__getitem__, cuts[:-1])))
         plists: list[list[int]] = [[] for _ in starts]  # each block's predecessors
         preds = dict(zip(starts, plists))
-        # (the annotations below instead of `cast` calls: this runs once per code object)
-        nxt_starts: list[int | None] = starts[1:]  # type: ignore[assignment]
-        nxt_starts.append(None)
-        nxt_plists: list[list[int] | None] = plists[1:]  # type: ignore[assignment]  # (the fall-through's, without a lookup)
-        nxt_plists.append(None)
-        k, nt = 0, len(table)
-        h = None
-        out: list[int]
-        kinds: tuple[str, ...]
-        block = _new_block
-        out_kinds = self.out_kinds
-        for bi, a, b, start, nxt, ps, nps in zip(
-            count(), cuts, cuts[1:], starts, nxt_starts, plists, nxt_plists
-        ):
-            if nt:
-                # (the entries' fields by index, _START/_END/_TARGET: a tuple subscript is
-                # cheaper than a NamedTuple field's descriptor)
-                while k < nt and table[k][_END] <= start:
-                    k += 1
-                h = table[k] if k < nt and table[k][_START] <= start else None
-            how = ends[b - 1]
-            if how == _FALLS:
-                if nxt is None:  # falls off the end: malformed, treat as leaving
-                    out, kinds = [], _NO_EDGE
-                    exit_preds.append(start)
-                else:
-                    out, kinds = [nxt], FALLTHROUGH_ONLY
-                    nps.append(start)
-            elif how == _BRANCH:
-                dst = ints[targets[b - 1]]
-                preds[dst].append(start)
-                if nxt is None:
-                    out, kinds = [dst], _BRANCH_ONLY
-                    exit_preds.append(start)
-                else:
-                    out, kinds = [dst, nxt], _BRANCH_FALL
-                    nps.append(start)
-            elif how == _JUMP:
-                dst = ints[targets[b - 1]]
-                out, kinds = [dst], _JUMP_ONLY
-                preds[dst].append(start)
-            else:
-                out, kinds = [], _NO_EDGE
-                if how == _RETURN or h is None:
-                    exit_preds.append(start)
-            if h is not None:
-                dst = ints[h[_TARGET]]
-                out.append(dst)
-                kinds = _AND_EXCEPTION[kinds]
-                preds[dst].append(start)
-            out_kinds[start] = kinds
-            # the slots one by one: cheaper than a call to Block.__init__
-            blk = blocks[start] = block(Block)
-            blk.start = start
-            blk.handler = h
-            blk.succs = out
-            blk.preds = ps
-            blk.index = bi
-            blk.first = a
-            blk.stop = b
-            blk._bytecode = bc  # (`_instructions` stays unset until first read)
-        self._rpo = rpo = block_rpo(blocks, entry, blocks[entry].succs, True)
+        MAKE_BLOCKS(
+            bc,
+            cuts,
+            starts,
+            plists,
+            preds,
+            ends,
+            targets,
+            ints,
+            table,
+            blocks,
+            self.out_kinds,
+            self.exit_preds,
+        )
+        self._rpo = rpo = BLOCK_RPO(blocks, entry, blocks[entry].succs, True)
         if len(rpo) != len(blocks):  # (`reachable` is True unless the block says not)
             for b in blocks.keys() - rpo:
                 blocks[b].__class__ = _UnreachableBlock
@@ -360,9 +313,10 @@ class CFG:
 # The kinds of a block's out-edges (`CFG.out_kinds`): one tuple per combination, shared.
 _NO_EDGE, FALLTHROUGH_ONLY, _JUMP_ONLY = (), ("fallthrough",), ("jump",)
 _BRANCH_ONLY, _BRANCH_FALL = ("branch",), ("branch", "fallthrough")
-_AND_EXCEPTION = {
-    k: k + ("exception",) for k in (_NO_EDGE, FALLTHROUGH_ONLY, _JUMP_ONLY, _BRANCH_ONLY, _BRANCH_FALL)
-}
+# (in the order of the ending codes below: falls off the end, falls through, branches
+# at the end, branches, jumps)
+_EDGE_KIND_TUPLES = (_NO_EDGE, FALLTHROUGH_ONLY, _BRANCH_ONLY, _BRANCH_FALL, _JUMP_ONLY)
+_AND_EXCEPTION = {k: k + ("exception",) for k in _EDGE_KIND_TUPLES}
 _START, _END, _TARGET = 0, 1, 2  # an `ExceptionEntry`'s fields, by index
 _BY_START = itemgetter(_START)
 _EDGE_OFFSETS = itemgetter(_START, _TARGET, _END)
@@ -378,7 +332,8 @@ def block_rpo(blocks: dict[int, Block], root: int, first: Iterable[int], forward
     The blocks not found yet are a copy of `blocks` (a memcpy), each popped when
     found: one C call per edge both tests and marks.  The path is two parallel stacks
     (its nodes, and an iterator over each one's neighbours): no tuple per step; a
-    node without neighbours is finished as soon as it is found."""
+    node without neighbours is finished as soon as it is found.  The reference of the
+    C kernel ``block_rpo`` (`ckernels`), which `BLOCK_RPO` is where built."""
     todo = blocks.copy()
     pop = todo.pop
     pop(root, None)
@@ -400,6 +355,99 @@ def block_rpo(blocks: dict[int, Block], root: int, first: Iterable[int], forward
             order.append(path.pop())
     order.reverse()
     return order
+
+
+def make_blocks(
+    bc: Bytecode,
+    cuts: list[int],
+    starts: list[int],
+    plists: list[list[int]],
+    preds: dict[int, list[int]],
+    ends: bytes,
+    targets: list[int | None],
+    ints: list[int],
+    table: Sequence[ExceptionEntry],
+    blocks: dict[int, Block],
+    out_kinds: dict[int, tuple[str, ...]],
+    exit_preds: list[int],
+) -> None:
+    """`CFG._build`'s loop over the blocks: make each `Block` into `blocks` (block k holds
+    the instructions at positions ``cuts[k] .. cuts[k+1]-1`` and starts at offset
+    ``starts[k]``; `ends`: how each instruction ends a block, `_ENDS`' codes), with the
+    table entry covering its first instruction (`table`, sorted by start, walked
+    alongside) and its out-edges -- the last instruction's jump, then fall-through, then
+    the handler -- into `out_kinds`, each edge's source appended to its target's
+    predecessor list (`plists[k]`, ``preds[start]``: the same lists), and the blocks that
+    leave the function to `exit_preds`.  The reference of the C kernel ``make_blocks``
+    (`ckernels`), which `MAKE_BLOCKS` is where built."""
+    # (the annotations below instead of `cast` calls: this runs once per code object)
+    nxt_starts: list[int | None] = starts[1:]  # type: ignore[assignment]
+    nxt_starts.append(None)
+    nxt_plists: list[list[int] | None] = plists[1:]  # type: ignore[assignment]  # (the fall-through's, without a lookup)
+    nxt_plists.append(None)
+    k, nt = 0, len(table)
+    h = None
+    out: list[int]
+    kinds: tuple[str, ...]
+    block = _new_block
+    for bi, a, b, start, nxt, ps, nps in zip(count(), cuts, cuts[1:], starts, nxt_starts, plists, nxt_plists):
+        if nt:
+            # (the entries' fields by index, _START/_END/_TARGET: a tuple subscript is
+            # cheaper than a NamedTuple field's descriptor)
+            while k < nt and table[k][_END] <= start:
+                k += 1
+            h = table[k] if k < nt and table[k][_START] <= start else None
+        how = ends[b - 1]
+        if how == _FALLS:
+            if nxt is None:  # falls off the end: malformed, treat as leaving
+                out, kinds = [], _NO_EDGE
+                exit_preds.append(start)
+            else:
+                out, kinds = [nxt], FALLTHROUGH_ONLY
+                nps.append(start)
+        elif how == _BRANCH:
+            dst = ints[targets[b - 1]]
+            preds[dst].append(start)
+            if nxt is None:
+                out, kinds = [dst], _BRANCH_ONLY
+                exit_preds.append(start)
+            else:
+                out, kinds = [dst, nxt], _BRANCH_FALL
+                nps.append(start)
+        elif how == _JUMP:
+            dst = ints[targets[b - 1]]
+            out, kinds = [dst], _JUMP_ONLY
+            preds[dst].append(start)
+        else:
+            out, kinds = [], _NO_EDGE
+            if how == _RETURN or h is None:
+                exit_preds.append(start)
+        if h is not None:
+            dst = ints[h[_TARGET]]
+            out.append(dst)
+            kinds = _AND_EXCEPTION[kinds]
+            preds[dst].append(start)
+        out_kinds[start] = kinds
+        # the slots one by one: cheaper than a call to Block.__init__
+        blk = blocks[start] = block(Block)
+        blk.start = start
+        blk.handler = h
+        blk.succs = out
+        blk.preds = ps
+        blk.index = bi
+        blk.first = a
+        blk.stop = b
+        blk._bytecode = bc  # (`_instructions` stays unset until first read)
+
+
+# the C kernels where built, else their references
+if KERNELS is not None:
+    # (the class whose slots it sets, and the edge kinds' tuples: each alone, then with
+    # an exception edge added)
+    KERNELS.set_cfg(Block, _EDGE_KIND_TUPLES + tuple(_AND_EXCEPTION[k] for k in _EDGE_KIND_TUPLES))
+    BLOCK_RPO, MAKE_BLOCKS = KERNELS.block_rpo, KERNELS.make_blocks
+else:
+    BLOCK_RPO, MAKE_BLOCKS = block_rpo, make_blocks
 
 
 def build_cfg(obj: object) -> CFG:

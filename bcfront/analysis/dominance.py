@@ -36,7 +36,8 @@ from itertools import count, islice, repeat
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
-from .cfg import CFG, EXIT, Block, block_rpo
+from . import cfg as cfg_module
+from .cfg import CFG, EXIT, Block
 
 Node = Hashable
 N = TypeVar("N", bound=Hashable)  # a graph's nodes, where the result keeps their type
@@ -347,7 +348,7 @@ def cfg_post_idom(cfg: CFG, dom: CFGDominance | None = None) -> dict[int, int | 
         order.insert(0, EXIT)
         partial = False
     else:
-        order = block_rpo(blocks, EXIT, cfg.exit_preds, False)
+        order = cfg_module.BLOCK_RPO(blocks, EXIT, cfg.exit_preds, False)
         partial = len(order) <= len(blocks)  # some blocks cannot reach the exit
     # the reversed graph: a block's predecessors are its successors, and the exit for
     # the blocks that lead to it

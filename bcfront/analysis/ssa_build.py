@@ -31,17 +31,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .ckernels import KERNELS
 from .columns import SHARED_INTS, shared_ints
 from .cpython import varname_from_oparg
 from .ssa_form import IntegerSSA
+from .ssa_inline import rename_inline
 from .ssa_locals import LOCAL_OPS, ValueId
 from .ssa_phis import has_edge_phis, place
 from .stack_effects import (
     LOAD_LOCAL,
-    LOAD_LOCAL_PAIR,
     LOCAL_OTHER,
-    STORE_LOCAL,
-    STORE_LOCAL_PAIR,
     WRAP_CELL,
     Effect,
 )
@@ -228,7 +227,6 @@ class Builder:
         stk_exit: dict[int, list[ValueId]] = {}
         loc, stk, flat, recs = self.loc, self.stk, self.flat, self.recs
         special, stores = self.special, form.stores
-        append = flat.append
         blocks = cfg.blocks
         phi_at, handlers, feeds, changing = self.phi_at, self.handlers, self.feeds, self.changing
         depth_in = self.stack.depth_in
@@ -237,8 +235,9 @@ class Builder:
         args, offsets = self.bc.args, self.bc.offsets  # type: ignore[assignment]
         effs = st_effs = self.stack.effects
         var_of, names, nloc = self.var_of_arg, self.locals, self.nloc
-        cell_params = self.cell_params
         nv = self.nv
+        rename = RENAME_INLINE
+        ctx = (stk, loc, flat, recs, special, stores, args, offsets, var_of, names)
         prev = None
         for b in order:
             dom = idom[b]
@@ -278,109 +277,16 @@ class Builder:
                             if effs is st_effs:
                                 effs = effs[:]  # (a copy: the stack phase's column)
                             effs[i] = _OTHER
-            last = hi - 1
-            # (i and d carried along: one list iterator, cheaper than a zip of three)
-            i = lo - 1
-            d = din
-            # (the whole column when the block is the whole code: no slice to copy)
-            for eff in effs if hi - lo == len(effs) else effs[lo:hi]:
+            # runs of the common kinds renamed inline (`rename_inline`, in C where built),
+            # each other instruction through `other`
+            i, d, last = lo, din, hi - 1
+            while True:
+                i, d, nv = rename(ctx, effs, i, hi, d, nv, b, tracking)
+                if i >= hi:
+                    break
+                nv = self.other(b, i, effs[i], d, nv, i == last, tracking)
+                d += st_effs[i].net  # (`effs[i]` may be the `_OTHER` mark)
                 i += 1
-                if eff.simple:
-                    p = eff.pops
-                    if p == 1:  # (the commonest: no slice to build)
-                        d -= 1
-                        append(stk[d])
-                    elif p:
-                        d -= p
-                        flat += stk[d : d + p]
-                    n = eff.news
-                    if n == 1:
-                        stk[d] = nv
-                        nv += 1
-                        d += 1
-                    elif n == 2:  # (no range and slice to build either)
-                        stk[d] = nv
-                        nv += 1
-                        stk[d + 1] = nv
-                        nv += 1
-                        d += 2
-                    elif n:
-                        stk[d : d + n] = range(nv, nv + n)
-                        nv += n
-                        d += n
-                    continue
-                if eff is LOAD_LOCAL:  # a load of a local pushes the local's value
-                    var = var_of[args[i]]
-                    if var >= 0:
-                        stk[d] = special[i] = loc[var]
-                    else:  # 3.13's load of a cell object: a new value
-                        stk[d] = nv  # (a plain push, as `_load`'s record is)
-                        nv += 1
-                    d += 1
-                    continue
-                elif eff is STORE_LOCAL:  # a store to a local (as `_h_store_fast`)
-                    var = var_of[args[i]]
-                    if var >= 0 and not tracking:
-                        d -= 1
-                        recs.append(("store", names[var], b, offsets[i], stk[d]))  # (its one arg)
-                        loc[var] = stores[i] = -len(recs)
-                        continue
-                elif eff is LOAD_LOCAL_PAIR:  # 3.13: two loads in one (as `_h_load_pair`)
-                    arg = args[i]
-                    first, second = var_of[arg >> 4], var_of[arg & 15]
-                    if first >= 0 and second >= 0:
-                        pair = stk[d], stk[d + 1] = loc[first], loc[second]
-                        special[i] = (pair, (), pair)
-                        d += 2
-                        continue
-                elif eff.moves and (i != last or eff.jump == eff.fall):
-                    # moves some inputs (COPY, SWAP, LIST_APPEND, ...): as in `step`
-                    base = d - eff.pops
-                    inputs = stk[base:d]
-                    n = eff.news
-                    news = range(nv, nv + n)
-                    if n:
-                        nv += n
-                        results = eff.fall_pick(inputs + list(news))  # type: ignore[operator]  # (an itemgetter)
-                    else:
-                        results = eff.fall_pick(inputs)  # type: ignore[operator]  # (an itemgetter)
-                    if tracking:  # (`put` tracks what the handler may see)
-                        for j in eff.moved:
-                            self.put(base + j, results[j], i == last)
-                    else:
-                        for j in eff.moved:
-                            stk[base + j] = results[j]
-                    # (tuples of ints throughout: the collector stops tracking them)
-                    special[i] = (
-                        tuple(inputs) if eff.reads_all else tuple([inputs[u] for u in eff.uses]),
-                        news,
-                        results,
-                    )
-                    d += eff.net
-                    continue
-                elif eff is STORE_LOCAL_PAIR:  # 3.13: two stores in one (as `_h_store_store`)
-                    arg = args[i]
-                    first, second = var_of[arg >> 4], var_of[arg & 15]
-                    if first >= 0 and second >= 0 and not tracking:
-                        d -= 2
-                        top, below = stk[d + 1], stk[d]  # the first store takes the top
-                        off = offsets[i]
-                        recs.append(("store", names[first], b, off, top))
-                        loc[first] = r1 = -len(recs)
-                        recs.append(("store", names[second], b, off, below))
-                        loc[second] = r2 = -len(recs)
-                        special[i] = ((top, below), (r1, r2), ())
-                        continue
-                elif eff is WRAP_CELL:  # MAKE_CELL reads the parameter a cell wraps
-                    # (as `_h_make_cell`; the name looked up here, not once per code object:
-                    # MAKE_CELL is rare)
-                    cv = cell_params.get(varname_from_oparg(self.code)(args[i]))
-                    special[i] = ((cv,) if cv is not None else (), (), ())
-                    continue
-                self.nv = nv
-                self.step(b, i, i == last)
-                nv = self.nv
-                d += st_effs[i].net  # (`eff` may be the `_OTHER` mark)
             if tracking:
                 self.nv = nv
                 self.phi_args(b)
@@ -400,6 +306,45 @@ class Builder:
             for pv in ids:
                 if None in recs[~pv][4]:
                     raise AssertionError(f"a phi at block {b} lacks an argument")
+
+    def other(self, b: int, i: int, eff: Effect, d: int, nv: int, last: bool, tracking: bool) -> int:
+        """Rename instruction `i` of block `b`, one `rename_inline` does not take, at stack
+        depth `d` with `nv` the next op value id; returns the next op value id.  One that
+        moves some inputs (COPY, SWAP, LIST_APPEND, ...; not a branch whose sides differ)
+        and MAKE_CELL here, the rest through `step`."""
+        if eff.moves and (not last or eff.jump == eff.fall):  # as in `step`
+            stk = self.stk
+            base = d - eff.pops
+            inputs = stk[base:d]
+            n = eff.news
+            news = range(nv, nv + n)
+            if n:
+                nv += n
+                results = eff.fall_pick(inputs + list(news))  # type: ignore[operator]  # (an itemgetter)
+            else:
+                results = eff.fall_pick(inputs)  # type: ignore[operator]  # (an itemgetter)
+            if tracking:  # (`put` tracks what the handler may see)
+                for j in eff.moved:
+                    self.put(base + j, results[j], last)
+            else:
+                for j in eff.moved:
+                    stk[base + j] = results[j]
+            # (tuples of ints throughout: the collector stops tracking them)
+            self.special[i] = (
+                tuple(inputs) if eff.reads_all else tuple([inputs[u] for u in eff.uses]),
+                news,
+                results,
+            )
+            return nv
+        if eff is WRAP_CELL:  # MAKE_CELL reads the parameter a cell wraps
+            # (as `_h_make_cell`; the name looked up here, not once per code object:
+            # MAKE_CELL is rare)
+            cv = self.cell_params.get(varname_from_oparg(self.code)(self.bc.args[i]))  # type: ignore[arg-type]  # (it has an arg)
+            self.special[i] = ((cv,) if cv is not None else (), (), ())
+            return nv
+        self.nv = nv
+        self.step(b, i, last)
+        return self.nv
 
     def enter_handler(self, b: int, entry: ExceptionEntry) -> None:
         """The values handler `b` finds pushed: the raising offset (if `lasti`), then the
@@ -591,6 +536,9 @@ class Builder:
         self.form.catches.setdefault(b, []).append(v)  # type: ignore[attr-defined]  # (`run` made it a dict)
         return v
 
+
+# the inline renaming: the C kernel where built, else its reference
+RENAME_INLINE = KERNELS.rename_inline if KERNELS is not None else rename_inline
 
 _NEGATIVE = list(range(-1, -257, -1))  # the entry's value ids, -1, -2, ... (`make_entry`)
 

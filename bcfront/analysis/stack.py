@@ -17,6 +17,7 @@ from itertools import accumulate
 from operator import attrgetter, itemgetter, sub
 
 from .cfg import CFG, FALLTHROUGH_ONLY, Block
+from .ckernels import KERNELS
 from .opcodes import PY
 from .stack_effects import BY_UNIT, PY_TABLE, Effect, effect_of
 
@@ -94,13 +95,8 @@ class StackInfo:
         if blk.succs:  # one that loops onto itself: the careful walk
             return False
         depth: list[int] = []
-        push = depth.append
-        d = 0
-        for eff in effects:
-            if d < eff.pops:
-                return False  # a pop below the bottom
-            push(d)
-            d += eff.net
+        if BLOCK_DEPTHS(effects, 0, len(effects), 0, depth) is None:
+            return False  # a pop below the bottom
         self.depth = depth
         self.depth_in = {b: 0}
         # (its first instruction pops nothing from the empty stack: its base is 0)
@@ -119,7 +115,7 @@ class StackInfo:
         depth_in = {}  # (in layout order, as the careful walk's is not)
         block_low = {}
         depth: list[int] = []
-        push = depth.append
+        block_depths = BLOCK_DEPTHS
         for b, blk in blocks.items():
             d = get(b)
             if d is None:
@@ -127,17 +123,12 @@ class StackInfo:
                     return False  # reached only from later blocks
                 depth += [-1] * blk.size
                 continue
-            depth_in[b] = low = d
-            for eff in effects[blk.first : blk.stop]:
-                base = d - eff.pops
-                if base < low:
-                    if base < 0:
-                        return False  # a pop below the bottom
-                    low = base
-                push(d)
-                d += eff.net
-            block_low[b] = low
-            # d: the depth after the last instruction's fall-through; eff: its effect
+            depth_in[b] = d
+            ends = block_depths(effects, blk.first, blk.stop, d, depth)
+            if ends is None:
+                return False  # a pop below the bottom
+            # d: the depth after the last instruction's fall-through
+            d, block_low[b] = ends
             ks = kinds[b]
             if ks is FALLTHROUGH_ONLY:  # (the commonest kinds without a loop)
                 dst = blk.succs[0]
@@ -156,6 +147,7 @@ class StackInfo:
                     h = blk.handler
                     nd = h.depth + h.lasti + 1  # type: ignore[union-attr]  # an exception edge: a handler
                 else:
+                    eff = effects[blk.stop - 1]  # (the last instruction's)
                     nd = depth[-1] - eff.pops + len(eff.jump)
                 old = get(dst)
                 if old is None:
@@ -254,3 +246,25 @@ class StackInfo:
             return ()
         base = d - eff.pops
         return tuple(base + j for j, o in enumerate(eff.outs(edge_kind)) if o >= 0 or ~o != j)
+
+
+def block_depths(effects: list[Effect], lo: int, hi: int, d: int, depth: list[int]) -> tuple[int, int] | None:
+    """Append to `depth` the stack depth before each instruction ``lo .. hi-1`` of one
+    block, entered at depth `d`; return the depth after the last one's fall-through and
+    the block's lowest slot an instruction pops (at most `d`), or None if a pop goes
+    below the bottom.  The reference of the C kernel ``block_depths`` (`ckernels`)."""
+    push = depth.append
+    low = d
+    for eff in effects[lo:hi]:
+        base = d - eff.pops
+        if base < low:
+            if base < 0:
+                return None
+            low = base
+        push(d)
+        d += eff.net
+    return d, low
+
+
+# the C kernel where built, else its reference
+BLOCK_DEPTHS = KERNELS.block_depths if KERNELS is not None else block_depths
