@@ -18,17 +18,13 @@ timing) each keep their own classes.
 
 from __future__ import annotations
 
-import os
-
+from ..cfast import load
 from .stack_effects import LOAD_LOCAL, LOAD_LOCAL_PAIR, STORE_LOCAL, STORE_LOCAL_PAIR, Effect
 
-KERNELS: Kernels | None
-try:
-    if os.environ.get("BCFRONT_PURE_PYTHON"):  # asked for: the pure-Python paths only
-        raise ImportError("BCFRONT_PURE_PYTHON is set")
-    from bcfront._canalysis import Kernels
-except ImportError:
-    KERNELS = None
-else:
-    # (this copy of the analyzer's own: a process may load two, as tools/ab_analysis.py does)
-    KERNELS = Kernels(Effect, LOAD_LOCAL, STORE_LOCAL, LOAD_LOCAL_PAIR, STORE_LOCAL_PAIR)
+_EXTENSION = load("_canalysis")
+# (this copy of the analyzer's own: a process may load two, as tools/ab_analysis.py does)
+KERNELS = (
+    None
+    if _EXTENSION is None
+    else _EXTENSION.Kernels(Effect, LOAD_LOCAL, STORE_LOCAL, LOAD_LOCAL_PAIR, STORE_LOCAL_PAIR)
+)
