@@ -95,8 +95,11 @@ def _const_check(g: Guard, s: str, ns: Namespace) -> str:
         return _same_object_first(check, v, s, ns)
     if t is tuple:
         return _same_object_first(check, v, s, ns)
-    if _has_signed_zero(v):
-        # -0.0 == 0.0, but str(), copysign and 1/x tell them apart (O50): repr is exact
+    if t is float and v == 0.0:
+        # -0.0 == 0.0, but str(), copysign and 1/x tell them apart (O50): the sign's own test
+        sign = ns.const(math.copysign, hint="copysign")
+        return f"{check} and {sign}(1.0, {s}) == {math.copysign(1.0, v)!r}"
+    if _has_signed_zero(v):  # inside a complex or tuple: repr is exact
         check += f" and {ns.helper('repr')}({s}) == {repr(v)!r}"
     return check
 
