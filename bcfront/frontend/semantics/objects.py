@@ -63,6 +63,7 @@ from .classes import (
     value_class,
 )
 from .folding import raise_
+from .own_code import owns_function
 
 # -- calls ----------------------------------------------------------------------------
 
@@ -320,22 +321,29 @@ def function_parts(tx, fv: Value, read_defaults: bool = True, read_kwdefaults: b
     else:
         cells = ()
     # The function object is identity-guarded, but its body and defaults can be replaced in
-    # place (IPython's autoreload assigns __code__): guard them too (O29)
-    tx.guard(GuardKind.ID_MATCH, AttrSource(src, "__code__"), fn.__code__)
+    # place (IPython's autoreload assigns __code__): guard them too (O29) -- not those of
+    # bcfront's own models of C code, which nobody replaces (`own_code`)
+    own = owns_function(fn)
+    guard = _no_guard if own else tx.guard
+    guard(GuardKind.ID_MATCH, AttrSource(src, "__code__"), fn.__code__)
     defaults = ()
     if read_defaults:
-        dsrc = AttrSource(src, "__defaults__")
-        tx.guard(GuardKind.ID_MATCH, dsrc, fn.__defaults__)
+        dsrc = None if own else AttrSource(src, "__defaults__")
+        guard(GuardKind.ID_MATCH, dsrc, fn.__defaults__)
         if fn.__defaults__:
             defaults = wrap(tx, fn.__defaults__, dsrc).items
     kwdefaults = {}
     if read_kwdefaults:
-        ksrc = AttrSource(src, "__kwdefaults__")
-        tx.guard(GuardKind.ID_MATCH, ksrc, fn.__kwdefaults__)
+        ksrc = None if own else AttrSource(src, "__kwdefaults__")
+        guard(GuardKind.ID_MATCH, ksrc, fn.__kwdefaults__)
         if fn.__kwdefaults__:
             kw = wrap(tx, fn.__kwdefaults__, ksrc)
             kwdefaults = {k: e[1] for k, e in kw.entries.items()}
     return fn.__code__, fn.__globals__, tuple(cells), tuple(defaults), kwdefaults, fn.__qualname__
+
+
+def _no_guard(*args) -> None:
+    pass
 
 
 def defaults_read(code, nargs: int, kwnames) -> tuple[bool, bool]:

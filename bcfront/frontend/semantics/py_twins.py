@@ -23,7 +23,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.tracer import SymbolicRaise
 from ..model.values import ObjectV
-from . import dispatch
+from . import dispatch, own_code
 from .folding import NotConst, as_python, as_symbolic
 
 # module -> its C accelerator, whose functions the module's own Python ones stand for
@@ -34,6 +34,7 @@ _ACCELERATED = {
     "functools": "_functools",  # reduce, cmp_to_key
 }
 _TWINS: dict = {}
+_index = operator.index  # a global of our own: read unguarded (`own_code`)
 _LOADED: set = set()
 
 
@@ -48,6 +49,7 @@ def _load(name: str, accel: str) -> None:
     try:
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+        own_code.register(vars(mod))  # a private copy: bcfront's own from now on
     except Exception:  # noqa: BLE001 - no twin: the C call stays a graph break
         return
     finally:
@@ -116,7 +118,7 @@ def _c_raises(c_fn, known):
 
 
 def _pos_int(r, what="r"):
-    r = operator.index(r)
+    r = _index(r)
     if r < 0:
         raise ValueError(f"{what} must be non-negative")
     return r
@@ -207,7 +209,7 @@ def _accumulate(iterable, func=None, *, initial=None):
 
 def _repeat(obj, times=None):
     if times is not None:
-        times = operator.index(times)
+        times = _index(times)
 
     def gen():
         if times is None:
@@ -287,3 +289,5 @@ CLASS_TWINS = {
     itertools.zip_longest: _zip_longest,
     itertools.groupby: _groupby,
 }
+
+own_code.register(globals())

@@ -15,6 +15,11 @@ import operator
 import re
 import sys
 
+from . import own_code
+
+# globals of our own, read unguarded (`own_code`): the C code they stand for calls them directly
+_index, _compile = operator.index, re.compile
+
 
 def matches(pattern, string):
     """Each match of `pattern` in `string`, with its span (what ``sub`` iterates): pure."""
@@ -24,7 +29,7 @@ def matches(pattern, string):
 def _subx(pattern, repl, string, count):
     if not callable(repl):
         return pattern.subn(repl, string, count)
-    count = operator.index(count)
+    count = _index(count)
     found = matches(pattern, string)  # raises the C method's TypeError on the wrong string
     pieces = []
     last = n = 0
@@ -52,13 +57,15 @@ def pattern_subn(pattern, repl, string, count=0):
 
 
 def re_sub(pattern, repl, string, count=0, flags=0):
-    return _subx(re.compile(pattern, flags), repl, string, count)[0]
+    return _subx(_compile(pattern, flags), repl, string, count)[0]
 
 
 def re_subn(pattern, repl, string, count=0, flags=0):
-    return _subx(re.compile(pattern, flags), repl, string, count)
+    return _subx(_compile(pattern, flags), repl, string, count)
 
 
 # 3.13's re.sub warns on a positional count: no twin there (the call stays a break)
 RE_SUB = re_sub if sys.version_info < (3, 13) else None
 RE_SUBN = re_subn if sys.version_info < (3, 13) else None
+
+own_code.register(globals())

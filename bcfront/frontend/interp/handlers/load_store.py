@@ -15,6 +15,7 @@ from ...model.values import DELETED, NULL, CellV, Const, DictV, ExceptionV, Obje
 from ...semantics import attrs, module_attrs
 from ...semantics.cells import load_cell, store_cell
 from ...semantics.ops import hkey
+from ...semantics.own_code import OWN_BUILTINS, owns_globals
 from ..generators import dropping_pending_generator
 
 NULL_FIRST = sys.version_info < (3, 13)  # 3.13 pushes NULL after the callable
@@ -108,6 +109,9 @@ def read_global(tx, f, name: str) -> Value:
         if val is not DELETED:
             return val
         raise SymbolicRaise(ExceptionV(NameError, [Const(f"name '{name}' is not defined")]))
+    if owns_globals(f.globals) and (name in f.globals or name in OWN_BUILTINS):
+        # bcfront's own model of C code: nothing to guard, builtins as they were (`own_code`)
+        return wrap(tx, f.globals[name] if name in f.globals else OWN_BUILTINS[name], None)
     ref = tx.globals_ref(f.globals)
     if name in f.globals:
         return wrap(tx, f.globals[name], GlobalSource(name, ref))
