@@ -24,7 +24,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.frame import Frame, frame_entry, original_offset
 from ..model.tracer import INLINE_DEPTH_LIMIT, STEP_LIMIT, SymbolicRaise
-from ..model.values import Const, DictV, ExceptionV, GeneratorV, MadeFunctionV, TupleV
+from ..model.values import Const, DictV, ExceptionV, GeneratorV, MadeFunctionV, ObjectV, TupleV
 from ..semantics import dispatch, objects
 from ..semantics.folding import NotConst
 from ..semantics.iteration import Exhausted
@@ -112,6 +112,11 @@ def _trace_back(tx, frame: Frame, ins, exc) -> None:
         entry = frame_entry(frame, ins)
         if entry is not None:
             tx.set(exc, "tb", (entry,) + exc.tb)
+    elif isinstance(exc, ObjectV):  # made outside the trace (at a break): its entries apart (O64)
+        entry = frame_entry(frame, ins)
+        if entry is not None:
+            key = id(exc.obj)
+            tx.set(tx, "object_tbs", {**tx.object_tbs, key: (entry,) + tx.object_tbs.get(key, ())})
 
 
 def unwind(tx, frame: Frame, ins, exc) -> bool:

@@ -93,6 +93,9 @@ class Tracer:
         self.state = None  # fake.TorchState (symbolic) once torch is seen
         self.entry_state = None
         self.exc_info = None  # the exception being handled (sys.exc_info())
+        # id(real exception object raised in the trace) -> the traceback entries its raising
+        # added, outermost first (an `ExceptionV` keeps its own: `tb`); the region adds them
+        self.object_tbs: dict[int, tuple] = {}
         self.input_tensors: list = []
         self.real_tensors: dict[int, object] = {}  # id(TensorV) -> real input tensor
         self.has_mutation = False  # some graph op mutates a tensor in place

@@ -24,7 +24,7 @@ from ..model.guard_kinds import GuardKind, ShapeCheck
 from ..model.guards import Guard
 from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import ConstSource, LocalSource
-from ..model.values import ExceptionV, TensorV
+from ..model.values import ExceptionV, ObjectV, TensorV
 from .caller_frames import from_user_frame
 from .codegen import DeferredFunction, Rebuilder, compile_function, function_source
 from .links import ABSENT, GENERATOR_FLAGS, exact_parameters, link_function
@@ -35,6 +35,7 @@ from .region_errors import (
     split_before_collective,
     write_back_last,
 )
+from .tracebacks import attach
 
 _counter = itertools.count()
 
@@ -435,6 +436,10 @@ def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
     ret = code.rb.expr(result)
     ret_name = ns.fresh("result")
     tail.append(f"    {ret_name} = {ret}")
+    if raises and isinstance(result, ObjectV) and tx.object_tbs.get(id(result.obj)):
+        # made outside the trace: the frames its raise in the trace went through (O64)
+        entries = ns.const(tx.object_tbs[id(result.obj)], "tb_entries")
+        tail.append(f"    {ns.const(attach, 'attach_traceback')}({ret_name}, {entries})")
     tail.extend("    " + p for p in code.rb.replay(tx.mutated))
     tail.extend(state_epilogue(tx, ns))
     if not raises:
