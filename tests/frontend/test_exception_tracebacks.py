@@ -522,3 +522,68 @@ def _raises_from_any(fn, kind):
     except BaseException as e:  # noqa: BLE001
         return e
     raise AssertionError("expected an exception")
+
+
+# -- the inline exception (Rebuilder._exception) against its reference (_make_exception) -----
+
+_TB = (("/work/user_code.py", "user_fn", (12, 12, 4, 21)),)
+
+INLINE_CASES = [
+    (KeyError, (7,), {}, None),
+    (ValueError, ("a", 2), {"note": "x"}, None),
+    (TaggedError, (7,), {"code": 7, "note": "n"}, None),
+    (NoArgsError, (), {"why": "none"}, None),
+    (PlainError, (7, "two"), {}, None),
+    (StopIteration, (5,), {}, None),
+    (FileGone, (2, "gone"), {}, (2, "gone", "f7")),
+    (OSError, (2, "no such file"), {}, (2, "no such file", "f7")),  # a FileNotFoundError
+    (KeyError, (7,), {"__cause__": None, "__suppress_context__": True}, None),
+    (RuntimeError, ("r",), {"__context__": None, "__suppress_context__": False}, None),
+]
+
+
+def _inline_exception(cls, args, attrs, ctor, tb):
+    """The exception `Rebuilder._exception` spells for an `ExceptionV`, made by running it."""
+    from bcfront.frontend.model.namespace import Namespace
+    from bcfront.frontend.model.values import Const, ExceptionV
+    from bcfront.frontend.regions import codegen
+    from bcfront.frontend.regions.codegen import Rebuilder
+
+    v = ExceptionV(cls, [Const(a) for a in args], {k: Const(x) for k, x in attrs.items()})
+    v.tb = tb
+    if ctor is not None:
+        v.ctor_args = tuple(Const(a) for a in ctor)
+    ns, lines = Namespace(), []
+    name = Rebuilder(ns, {}, lines).expr(v)
+    scope = dict(ns.globals)
+    assert not any(x is codegen._make_exception for x in scope.values())  # spelled inline
+    exec("def make():\n" + "\n".join(lines) + f"\n    return {name}\n", scope)  # noqa: S102
+    return scope["make"]()
+
+
+def _described(e):
+    return (
+        type(e),
+        e.args,
+        str(e),
+        dict(vars(e)),
+        [getattr(e, k, None) for k in ("errno", "strerror", "filename", "value")],
+        (e.__context__, e.__cause__, e.__suppress_context__),
+        [(f.filename, f.name, f.lineno) for f in traceback.extract_tb(e.__traceback__)],
+    )
+
+
+@pytest.mark.parametrize("with_tb", [False, True], ids=["no-traceback", "traceback"])
+@pytest.mark.parametrize("case", INLINE_CASES, ids=lambda c: f"{c[0].__name__}{c[1]}")
+def test_the_inline_exception_equals_the_reference_maker(case, with_tb):
+    from bcfront.frontend.regions import codegen
+
+    cls, args, attrs, ctor = case
+    tb = _TB if with_tb else ()
+    inline = _inline_exception(cls, args, attrs, ctor, tb)
+    reference = codegen._make_exception(cls, args, attrs, tb, ctor)
+    assert _described(inline) == _described(reference)
+    # and both are what calling the class in user code gives (its own __init__ set `attrs`)
+    if not attrs or cls in (TaggedError, NoArgsError):
+        native = cls(*(ctor or args))
+        assert _described(inline)[:5] == _described(native)[:5]

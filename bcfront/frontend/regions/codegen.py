@@ -110,9 +110,12 @@ def _exception_of_class(cls, args):
 # built-in exception classes whose __init__ sets `args` to other than what they were
 # called with (an OSError keeps errno and strerror): their `args` are stored after
 _ARGS_FROM_INIT = (OSError,)
-# a new exception's chaining attributes, spelled as `Rebuilder.expr` spells them
-_FRESH_EXCEPTION = {"__context__": "None", "__cause__": "None", "__suppress_context__": "False"}
-ABSENT_ATTR = object()
+# a new exception's chaining attributes: the trace's constants equal to them need no store
+_FRESH_EXCEPTION = {"__context__": None, "__cause__": None, "__suppress_context__": False}
+
+
+def _is_const(v, value) -> bool:
+    return isinstance(v, Const) and v.value is value
 
 
 def _builtin_construction(cls, base) -> bool:
@@ -432,7 +435,7 @@ class Rebuilder:
             self.emit(f"{name}.__traceback__ = {tb_type}({name}.__traceback__, {f}, {lasti}, {lineno})")
         setattr_ = ns.helper("setattr")
         for k, x in attrs.items():
-            if _FRESH_EXCEPTION.get(k, ABSENT_ATTR) == x:
+            if k in _FRESH_EXCEPTION and _is_const(v.attrs[k], _FRESH_EXCEPTION[k]):
                 continue  # what a new exception has
             self.emit(f"{name}.{k} = {x}" if k.isidentifier() else f"{setattr_}({name}, {k!r}, {x})")
         self._outer_context(v, name)
