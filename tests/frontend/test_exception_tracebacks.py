@@ -557,7 +557,7 @@ def _inline_exception(cls, args, attrs, ctor, tb):
     name = Rebuilder(ns, {}, lines).expr(v)
     scope = dict(ns.globals)
     assert not any(x is codegen._make_exception for x in scope.values())  # spelled inline
-    exec("def make():\n" + "\n".join(lines) + f"\n    return {name}\n", scope)  # noqa: S102
+    exec("def make():\n" + "\n".join(lines) + f"\n    return {name}\n", scope)
     return scope["make"]()
 
 
