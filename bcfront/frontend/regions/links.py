@@ -60,43 +60,6 @@ class LinkNames:
 
 
 @dataclass(frozen=True)
-class _LinkSignature:
-    """A chain link's parameters (see the module docstring)."""
-
-    params: str
-    passing: str  # the parameters passed on, to the next link or to `_miss`
-    slow_test: str
-    slow_call: str
-
-
-def _chain_signature(parts: list[str], absent: str, rest: str, extra: str, slow: str) -> _LinkSignature:
-    root_params = _Parameters.of(parts)
-    positional, kwonly, star, dstar = (
-        root_params.positional,
-        root_params.kwonly,
-        root_params.star,
-        root_params.dstar,
-    )
-    params = [f"{p}={absent}" for p in positional] + (["/"] if positional else [])
-    params += [f"*{star or rest}", *(f"{k}={absent}" for k in kwonly), f"**{dstar or extra}"]
-    passing = [*positional, *([f"*{star}"] if star else []), *(f"{k}={k}" for k in kwonly)]
-    passing += [f"**{dstar}"] if dstar else []
-    tests = ([] if star else [rest]) + ([] if dstar else [extra])
-    tests += [f"{p} is {absent}" for p in positional + kwonly]
-    tuple_ = f"({', '.join(positional)},)" if positional else "()"
-    keywords = "{" + ", ".join(f"{k!r}: {k}" for k in kwonly) + "}"
-    slow_call = f"{slow}({tuple_}, {star or rest}, {keywords}, {dstar or extra})"
-    return _LinkSignature(", ".join(params), ", ".join(passing), " or ".join(tests), slow_call)
-
-
-def exact_parameters(parts: list[str], kwdefaults: dict | None) -> list[str] | None:
-    """The root's parameters if an exact link can take them, else None: where each
-    keyword-only one has a default in `kwdefaults` (the root's ``__kwdefaults__``), so
-    that a call without keywords binds."""
-    return parts if all(k in (kwdefaults or {}) for k in _Parameters.of(parts).kwonly) else None
-
-
-@dataclass(frozen=True)
 class _Parameters:
     """The root's parameters by kind, from `signature_params`'s parts."""
 
@@ -122,10 +85,40 @@ class _Parameters:
 
     @property
     def passing(self) -> str:
-        """An exact link's parameters passed on to the next link, as they were bound."""
+        """A link's parameters passed on to the next link, as they were bound."""
         star = [f"*{self.star}"] if self.star else []
         dstar = [f"**{self.dstar}"] if self.dstar else []
         return ", ".join([*self.positional, *star, *(f"{k}={k}" for k in self.kwonly), *dstar])
+
+
+@dataclass(frozen=True)
+class _LinkSignature:
+    """A chain link's parameters (see the module docstring)."""
+
+    params: str
+    passing: str  # the parameters passed on, to the next link or to `_miss`
+    slow_test: str
+    slow_call: str
+
+
+def _chain_signature(parts: list[str], absent: str, rest: str, extra: str, slow: str) -> _LinkSignature:
+    root = _Parameters.of(parts)
+    positional, kwonly, star, dstar = root.positional, root.kwonly, root.star, root.dstar
+    params = [f"{p}={absent}" for p in positional] + (["/"] if positional else [])
+    params += [f"*{star or rest}", *(f"{k}={absent}" for k in kwonly), f"**{dstar or extra}"]
+    tests = ([] if star else [rest]) + ([] if dstar else [extra])
+    tests += [f"{p} is {absent}" for p in positional + kwonly]
+    tuple_ = f"({', '.join(positional)},)" if positional else "()"
+    keywords = "{" + ", ".join(f"{k!r}: {k}" for k in kwonly) + "}"
+    slow_call = f"{slow}({tuple_}, {star or rest}, {keywords}, {dstar or extra})"
+    return _LinkSignature(", ".join(params), root.passing, " or ".join(tests), slow_call)
+
+
+def exact_parameters(parts: list[str], kwdefaults: dict | None) -> list[str] | None:
+    """The root's parameters if an exact link can take them, else None: where each
+    keyword-only one has a default in `kwdefaults` (the root's ``__kwdefaults__``), so
+    that a call without keywords binds."""
+    return parts if all(k in (kwdefaults or {}) for k in _Parameters.of(parts).kwonly) else None
 
 
 def link_function(
