@@ -45,12 +45,10 @@ def _fast_calls(cf, *args, **kwargs):
     return cf(*args, **kwargs), cf._dispatch_calls == before + 1
 
 
-def _error(fn, *args, **kwargs):
-    try:
+def _error(fn, *args, **kwargs) -> str:
+    with pytest.raises(TypeError) as raised:
         fn(*args, **kwargs)
-    except TypeError as e:
-        return str(e)
-    raise AssertionError("expected a TypeError")
+    return str(raised.value)
 
 
 @pytest.mark.parametrize(
