@@ -26,8 +26,8 @@
  * class this type's `__call__`.  A call then costs what Python cannot do cheaply itself:
  * the tests that say the call may take the fast way -- as many positional arguments as the
  * root takes, no keywords, nobody measuring (`bcfront.timing.ON`), the root's `__code__`
- * the traced one (the links leave that check to this) and its `__defaults__` the links'
- * own -- and the call count; everything else goes to `slow`, the plain loop
+ * the traced one (the links leave that check to this) and its `__defaults__` and
+ * `__kwdefaults__` the links' own -- and the call count; everything else goes to `slow`, the plain loop
  * (`CapturedFunction.__call__`), the reference this stands for.
  */
 #define PY_SSIZE_T_CLEAN
@@ -48,6 +48,7 @@ typedef struct {
     Py_ssize_t nargs;   /* least positional arguments a fast call passes (self_arg not counted) */
     Py_ssize_t most;    /* most of them (PY_SSIZE_T_MAX: the root takes *args) */
     Py_ssize_t calls;   /* calls that took the fast way */
+    PyObject *kwdefaults; /* its __kwdefaults__ the links were made with (NULL: none) */
 } DispatchBase;
 
 #define SMALL_STACK 8
@@ -130,7 +131,8 @@ dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
     DispatchBase *d = (DispatchBase *)op;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     if (d->first == NULL || n < d->nargs || n > d->most || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
-        || PyFunction_GET_CODE(d->root) != d->code || PyFunction_GET_DEFAULTS(d->root) != d->defaults) {
+        || PyFunction_GET_CODE(d->root) != d->code || PyFunction_GET_DEFAULTS(d->root) != d->defaults
+        || PyFunction_GET_KW_DEFAULTS(d->root) != d->kwdefaults) {
         return call_slow(d, args, kwargs);
     }
     int measuring = PyObject_IsTrue(PyList_GET_ITEM(d->on, 0));
@@ -191,6 +193,7 @@ dispatch_traverse(DispatchBase *d, visitproc visit, void *arg)
     Py_VISIT(d->on);
     Py_VISIT(d->slow);
     Py_VISIT(d->self_arg);
+    Py_VISIT(d->kwdefaults);
     return 0;
 }
 
@@ -204,6 +207,7 @@ dispatch_clear(DispatchBase *d)
     Py_CLEAR(d->on);
     Py_CLEAR(d->slow);
     Py_CLEAR(d->self_arg);
+    Py_CLEAR(d->kwdefaults);
     return 0;
 }
 
@@ -216,11 +220,12 @@ dispatch_dealloc(DispatchBase *d)
 }
 
 PyDoc_STRVAR(dispatch_set_doc,
-"_dispatch_set(first, root, code, defaults, slow, on, self_args, nargs[, most])\n"
+"_dispatch_set(first, root, code, defaults, slow, on, self_args, nargs[, most[, kwdefaults]])\n"
 "or _dispatch_set(None)\n\n"
 "Arm the fast call: `first(*self_args, *args)` for a call of `nargs` to `most` (default:\n"
 "`nargs`) positional arguments and no keywords while `on[0]` is false, root's __code__\n"
-"is `code` (the one the links were traced with) and its __defaults__ is `defaults`;\n"
+"is `code` (the one the links were traced with), its __defaults__ is `defaults` and its\n"
+"__kwdefaults__ is `kwdefaults` (default: None);\n"
 "`slow(self, *args, **kwargs)` for every other call.  `self_args`: () or (self,).\n"
 "`_dispatch_set(None)` disarms it: every call goes to `slow`, and with none set, fails.");
 
@@ -229,10 +234,10 @@ dispatch_set(PyObject *op, PyObject *args)
 {
     DispatchBase *d = (DispatchBase *)op;
     PyObject *first, *root = NULL, *code = NULL, *defaults = NULL, *slow = NULL, *on = NULL;
-    PyObject *self_args = NULL;
+    PyObject *self_args = NULL, *kwdefaults = Py_None;
     Py_ssize_t nargs = 0, most = -1;
-    if (!PyArg_ParseTuple(args, "O|OOOOOO!nn:_dispatch_set", &first, &root, &code, &defaults, &slow,
-                          &on, &PyTuple_Type, &self_args, &nargs, &most)) {
+    if (!PyArg_ParseTuple(args, "O|OOOOOO!nnO:_dispatch_set", &first, &root, &code, &defaults, &slow,
+                          &on, &PyTuple_Type, &self_args, &nargs, &most, &kwdefaults)) {
         return NULL;
     }
     if (first == Py_None) {
@@ -265,13 +270,18 @@ dispatch_set(PyObject *op, PyObject *args)
                         "_dispatch_set: self_args holds at most one item; 0 <= nargs <= most");
         return NULL;
     }
-    Py_XSETREF(d->root, Py_NewRef(root));
     if (defaults != Py_None && !PyTuple_Check(defaults)) {
         PyErr_SetString(PyExc_TypeError, "_dispatch_set: defaults must be a tuple or None");
         return NULL;
     }
+    if (kwdefaults != Py_None && !PyDict_Check(kwdefaults)) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch_set: kwdefaults must be a dict or None");
+        return NULL;
+    }
+    Py_XSETREF(d->root, Py_NewRef(root));  /* after the checks: a refused call changes nothing */
     Py_XSETREF(d->code, Py_NewRef(code));
     Py_XSETREF(d->defaults, defaults == Py_None ? NULL : Py_NewRef(defaults));
+    Py_XSETREF(d->kwdefaults, kwdefaults == Py_None ? NULL : Py_NewRef(kwdefaults));
     Py_XSETREF(d->slow, Py_NewRef(slow));
     Py_XSETREF(d->on, Py_NewRef(on));
     Py_XSETREF(d->self_arg, PyTuple_GET_SIZE(self_args) ? Py_NewRef(PyTuple_GET_ITEM(self_args, 0)) : NULL);

@@ -9,12 +9,13 @@ a subclass changing nothing else) whose ``__call__`` is made from its entries wh
 they change (`install`), one of three ways:
 
 - `_arm`, where the C extension is built (`bcfront/_cfast.c`, the base class
-  `DispatchBase` of `CapturedFunction`) and the root's parameters are all positional:
-  the entries' *exact* link functions (guard and region in one function with the root's
-  parameters and defaults, `regions/links.py`), each calling the next where its guard
-  fails; the C ``__call__`` checks that the call may take them (as many positional
-  arguments as the root takes, no keywords, nobody measuring, the root's ``__code__`` and
-  ``__defaults__`` unchanged), counts it and calls the first;
+  `DispatchBase` of `CapturedFunction`) and the root's keyword-only parameters, if any,
+  all have defaults: the entries' *exact* link functions (guard and region in one
+  function with the root's parameters and defaults, `regions/links.py`), each calling the
+  next where its guard fails; the C ``__call__`` checks that the call may take them (as
+  many positional arguments as the root takes, no keywords, nobody measuring, the root's
+  ``__code__``, ``__defaults__`` and ``__kwdefaults__`` the same objects), counts it and
+  calls the first;
 - `_chain`, for a root without defaults: the entries' *chain* link functions, each calling
   the next where its guard fails, the first one the ``__call__``: a hit on the first
   entry costs one frame and one binding, done by Python;
@@ -160,7 +161,7 @@ def _chain(cf, entries, plain_call, bound: bool):
     return staticmethod(functools.partial(first, cf._self) if bound else first)
 
 
-def _same_root(names, root, code, defaults) -> bool:
+def _same_root(names, root, code, defaults, kwdefaults) -> bool:
     """An exact link made for `root` as it is now: the same objects (a mutable default's
     identity matters; equal code would do, the same code is what is checked in C)."""
     return (
@@ -169,6 +170,7 @@ def _same_root(names, root, code, defaults) -> bool:
         and names.root is root
         and names.code is code
         and names.defaults is defaults
+        and names.kwdefaults is kwdefaults
     )
 
 
@@ -180,12 +182,13 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     names = [e.link_names for e in entries]
     root = names[0].root if names[0] is not None else None
     code, defaults = getattr(root, "__code__", None), getattr(root, "__defaults__", None)
-    if not HAVE_C or not all(_same_root(n, root, code, defaults) for n in names):
+    kwdefaults = getattr(root, "__kwdefaults__", None)
+    if not HAVE_C or not all(_same_root(n, root, code, defaults, kwdefaults) for n in names):
         return False
     ref = weakref.ref(cf)
 
-    def missed(*args):  # counted in C already
-        return ref()._miss(args, {})
+    def missed(*args, **kwargs):  # counted in C already; kwargs: keyword-only defaults
+        return ref()._miss(args, kwargs)
 
     links = [e.link for e in entries]
     for e, link, after in zip(entries, links, [*links[1:], missed]):
@@ -195,7 +198,9 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     most = sys.maxsize if n.varargs else n.nargs - bound
     least = max(n.nargs - bound - len(defaults or ()), 0)  # (the bound self may have one too)
     self_args = (cf._self,) if bound else ()
-    cf._dispatch_set(links[0], root, code, defaults, plain_call, timing_on, self_args, least, most)
+    cf._dispatch_set(
+        links[0], root, code, defaults, plain_call, timing_on, self_args, least, most, kwdefaults
+    )
     type(cf).__call__ = _C_CALL
     return True
 

@@ -387,7 +387,10 @@ class RegionCode:
         add_mutation_alias_guards(tx)
         if getattr(compiled, "plan", None) is not None:  # functionalized: guard input storage sharing
             add_storage_guard(tx, compiled.plan)
-        exact = getattr(cf, "exact_links", False) and exact_parameters(self.parts) is not None
+        exact = (
+            getattr(cf, "exact_links", False)
+            and exact_parameters(self.parts, root.__kwdefaults__) is not None
+        )
         guard, gsrc, guard_lines, miss, link_lines = make_region_guard(root, tx, ns, exact)
         fused = fused_function(
             root, ns, self.parts, self.prefix, guard_lines, head + body + self.tail, region, tag

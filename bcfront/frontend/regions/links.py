@@ -13,8 +13,11 @@ Two kinds, by who calls the first link:
   arguments, after the C side has checked that the root takes that many, that there are
   no keywords, that nobody measures and that the root's ``__code__`` is the traced one,
   and counted the call: its parameters are the root's and nothing else, with the root's
-  defaults (the C call checks that the root still has those).  Only for a root whose
-  parameters are all positional (``*args`` too).  A region that ends raising its result
+  ``__defaults__`` and ``__kwdefaults__`` (the very objects, which the C call checks the
+  root still has; a keyword-only default changed in place is then the link's too, and
+  its guard checks it as the argument it is).  For a root whose keyword-only parameters
+  all have defaults (a call without keywords binds them all; ``*args`` and ``**kwargs``
+  are fine: the latter is empty).  A region that ends raising its result
   returns ``raised(result)`` instead, and the C call raises it: the link's frame is not
   in the traceback (a Python ``raise`` puts it there), and its locals, which hold the
   exception, make no cycle with the exception's traceback (the collector's work).
@@ -49,10 +52,43 @@ class LinkNames:
     varargs: bool = False  # ... and whether it also takes ``*args``
     code: object = None  # the root's ``__code__`` the exact link was traced with
     defaults: tuple | None = None  # ... and its ``__defaults__``, which the link has too
+    kwdefaults: dict | None = None  # ... and its ``__kwdefaults__``: the link's, the same dict
 
     @property
     def exact(self) -> bool:
         return self.count is None
+
+
+@dataclass(frozen=True)
+class _Parameters:
+    """The root's parameters by kind, from `signature_params`'s parts."""
+
+    positional: list[str]  # the names a call's positional arguments bind, in order
+    star: str | None  # the ``*args`` name, if the root takes one
+    kwonly: list[str]
+    dstar: str | None  # the ``**kwargs`` name, if the root takes one
+
+    @classmethod
+    def of(cls, parts: list[str]) -> _Parameters:
+        positional: list[str] = []
+        kwonly: list[str] = []
+        star = dstar = None
+        after_star = False  # past ``*args`` or ``*``: keyword-only parameters
+        for p in parts:
+            if p.startswith("**"):
+                dstar = p[2:]
+            elif p.startswith("*"):
+                star, after_star = p[1:] or None, True
+            elif p != "/":
+                (kwonly if after_star else positional).append(p)
+        return cls(positional, star, kwonly, dstar)
+
+    @property
+    def passing(self) -> str:
+        """A link's parameters passed on to the next link, as they were bound."""
+        star = [f"*{self.star}"] if self.star else []
+        dstar = [f"**{self.dstar}"] if self.dstar else []
+        return ", ".join([*self.positional, *star, *(f"{k}={k}" for k in self.kwonly), *dstar])
 
 
 @dataclass(frozen=True)
@@ -66,37 +102,23 @@ class _LinkSignature:
 
 
 def _chain_signature(parts: list[str], absent: str, rest: str, extra: str, slow: str) -> _LinkSignature:
-    positional: list[str] = []
-    kwonly: list[str] = []
-    star = dstar = None
-    for p in parts:
-        if p.startswith("**"):
-            dstar = p[2:]
-        elif p.startswith("*"):
-            star = p[1:] or None  # "*" alone: keyword-only parameters follow
-            kwonly.append("")  # (marks that they do)
-        elif p != "/":
-            (kwonly if kwonly else positional).append(p)
-    kwonly = kwonly[1:]
+    root = _Parameters.of(parts)
+    positional, kwonly, star, dstar = root.positional, root.kwonly, root.star, root.dstar
     params = [f"{p}={absent}" for p in positional] + (["/"] if positional else [])
     params += [f"*{star or rest}", *(f"{k}={absent}" for k in kwonly), f"**{dstar or extra}"]
-    passing = [*positional, *([f"*{star}"] if star else []), *(f"{k}={k}" for k in kwonly)]
-    passing += [f"**{dstar}"] if dstar else []
     tests = ([] if star else [rest]) + ([] if dstar else [extra])
     tests += [f"{p} is {absent}" for p in positional + kwonly]
     tuple_ = f"({', '.join(positional)},)" if positional else "()"
     keywords = "{" + ", ".join(f"{k!r}: {k}" for k in kwonly) + "}"
     slow_call = f"{slow}({tuple_}, {star or rest}, {keywords}, {dstar or extra})"
-    return _LinkSignature(", ".join(params), ", ".join(passing), " or ".join(tests), slow_call)
+    return _LinkSignature(", ".join(params), root.passing, " or ".join(tests), slow_call)
 
 
-def exact_parameters(parts: list[str]) -> list[str] | None:
-    """The root's parameters if an exact link can take them (all positional: names, maybe
-    a ``/``, maybe ``*args`` last), else None."""
-    stars = [p for p in parts if p.startswith("*")]
-    if not stars or (len(stars) == 1 and parts[-1] == stars[0] and stars[0][1:2] not in ("", "*")):
-        return parts
-    return None
+def exact_parameters(parts: list[str], kwdefaults: dict | None) -> list[str] | None:
+    """The root's parameters if an exact link can take them, else None: where each
+    keyword-only one has a default in `kwdefaults` (the root's ``__kwdefaults__``), so
+    that a call without keywords binds."""
+    return parts if all(k in (kwdefaults or {}) for k in _Parameters.of(parts).kwonly) else None
 
 
 def link_function(
@@ -107,16 +129,25 @@ def link_function(
     `raises`: the name the region's last statement raises, if it ends so."""
     if region.__code__.co_flags & GENERATOR_FLAGS:
         return None, None
-    params = exact_parameters(parts) if exact else None
+    params = exact_parameters(parts, root.__kwdefaults__) if exact else None
     if params is None and (root.__defaults__ or root.__kwdefaults__):
         return None, None
     inner = [line.replace(f"return {miss}", "break") for line in guard_lines]
     if params is not None:
-        positional = [p for p in params if p != "/" and not p.startswith("*")]
-        varargs = bool(params) and params[-1].startswith("*")
+        exact_sig = _Parameters.of(params)
         next_ = ns.const(object(), "next")
-        names = LinkNames(next_, None, None, root, len(positional), varargs, root.__code__, root.__defaults__)
-        passing = ", ".join(p for p in params if p != "/")
+        names = LinkNames(
+            next_,
+            None,
+            None,
+            root,
+            len(exact_sig.positional),
+            exact_sig.star is not None,
+            root.__code__,
+            root.__defaults__,
+            root.__kwdefaults__,
+        )
+        passing = exact_sig.passing
         head = []
         signature = ", ".join(params)
         inner += [*_returning_raise(region_body, raises, ns), "    return None"]
@@ -136,6 +167,7 @@ def link_function(
     link.__name__, link.__qualname__ = root.__name__, root.__qualname__  # in Python's errors
     if names.exact:
         link.__defaults__ = names.defaults  # the same tuple: the C call compares it
+        link.__kwdefaults__ = names.kwdefaults  # the same dict (not a copy): so does it
     return link, names
 
 
