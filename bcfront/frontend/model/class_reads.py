@@ -43,8 +43,9 @@ class ClassRead:
     dicts of `before` (the mutable classes ahead of `owner` in ``cls.__mro__``); `attr`,
     ``__getattribute__`` and ``__mro__`` stay absent from the dicts of `metas` (the mutable
     metaclasses, each with the type of its own entry for `attr` where it has one: a type
-    that is no data descriptor, which the entry keeps); ``cls.__mro__`` is `cls_mro` and, where the metaclass is mutable (`metas` not
-    empty), ``type(cls).__mro__`` is `meta_mro`; and the value found has a `plain_type`."""
+    that is no data descriptor, which the entry keeps); ``cls.__mro__`` is `cls_mro` and,
+    where the metaclass is mutable (`metas` not empty), ``type(cls).__mro__`` is
+    `meta_mro`; and the value found has a `plain_type`."""
 
     cls: type
     attr: str

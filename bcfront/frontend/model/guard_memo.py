@@ -208,8 +208,9 @@ class Memo:
         return name
 
     def own_checks(self) -> list[tuple[str, bool]]:
-        """The checks the memo adds to the guard, ``(expression, memoized)``: what keeps its
-        class attributes plain reads (`_keep_plain`)."""
+        """The checks the memo adds to the guard where it is used, ``(expression,
+        memoized)``: what keeps its class attributes plain reads (`_keep_plain`).  Where every
+        check runs on every call, each reads ``cls.attr`` afresh: they are not needed."""
         return [(e, True) for e in self.structure] + [(e, False) for e in self.every_call]
 
     def watched_dict(self, src) -> bool:
@@ -222,7 +223,9 @@ class Memo:
         t = type(src)
         if t is AttrSource:
             view = self.views.views.get(src.base)
-            return (view is not None and view.watched(src.attr)) or self._class_dict(src) or self._fetched_dict(src)
+            if view is not None and view.watched(src.attr):
+                return True
+            return self._class_dict(src) or self._fetched_dict(src)
         if t is ConstSource:
             return self._const_dict(src.value.obj)
         return self._fetched_dict(src)
@@ -318,11 +321,17 @@ MEMO_KINDS = {
 
 
 def memo_body(
-    ns, prologue: list[str], watched: list[str], exprs: list[tuple[str, bool]], miss: str | None = None
+    ns,
+    prologue: list[str],
+    watched: list[str],
+    exprs: list[tuple[str, bool]],
+    miss: str | None = None,
+    own: list[tuple[str, bool]] | None = None,
 ) -> list[str]:
     """The guard function's body from its checks, each ``(expression, memoized)`` in order:
     the memoized ones run only when a tag of `watched` changed.  Few of them (a reading
-    of a tag costs about what a check does): every check on every call, in order.
+    of a tag costs about what a check does): every check on every call, in order.  `own`:
+    checks that only keep the memo sound (`Memo.own_checks`), added where it is used.
 
     With `miss` (a name), the body of a guard that goes on into its region's code instead
     of returning: it returns `miss` where the guard fails, and falls through where it holds."""
@@ -331,9 +340,11 @@ def memo_body(
     if C is not None and dict_version_reader() is C.dict_version:
         if len(memo) < MIN_MEMOIZED_C:
             return _plain(prologue, [e for e, _ in exprs], miss)
+        memo, rest = _with_own(memo, rest, own)
         return _wrap(_c_memo(ns, prologue, watched, memo, rest, miss), miss)
     if len(memo) < max(MIN_MEMOIZED, 2 * len(watched)):
         return _plain(prologue, [e for e, _ in exprs], miss)
+    memo, rest = _with_own(memo, rest, own)
     dv = dict_version_reader()
     tags, version = ns.fresh("tags"), ns.const(dv, hint="dict_version")
     cell = ns.const([None], hint="memo")  # the tags of the last call whose memo checks passed
@@ -347,6 +358,11 @@ def memo_body(
         *_last(rest or ["True"], miss),
     ]
     return _wrap(lines, miss)
+
+
+def _with_own(memo: list[str], rest: list[str], own) -> tuple[list[str], list[str]]:
+    own = own or []
+    return memo + [e for e, m in own if m], rest + [e for e, m in own if not m]
 
 
 def _c_memo(ns, prologue, watched, memo, rest, miss) -> list[str]:

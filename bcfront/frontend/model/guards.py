@@ -558,12 +558,11 @@ class GuardSet:
         views = ModuleViews(ns)
         memo = Memo(ns, views, self._guards.values()) if dict_version_reader() is not None else None
         exprs = self._expressions(ns, views, memo, skip)
-        if memo is not None:
-            exprs += memo.own_checks()
         if not exprs:
             return [] if miss is not None else ["    return True"]
         watched = views.watched() + list(memo.const_dicts if memo is not None else ())
-        return memo_body(ns, views.prologue(), watched, exprs, miss)
+        own = memo.own_checks() if memo is not None else None
+        return memo_body(ns, views.prologue(), watched, exprs, miss, own)
 
     def _expressions(self, ns: Namespace, views, memo=None, skip=frozenset()) -> list[tuple[str, bool]]:
         """(expression, memoized) for each check, in evaluation order."""
