@@ -38,6 +38,7 @@ from .class_reads import ClassRead, class_dict, plain_class_read, plain_type
 from .guard_kinds import GuardKind
 from .sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleAttrSource
 
+_MRO_OF = vars(type)["__mro__"].__get__  # a class's tp_mro, read without its metaclass
 _SCALARS = (type(None), bool, int, float, complex, str, bytes)
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: no __class__ assignment on instances
 
@@ -195,7 +196,10 @@ class Memo:
             for name in ("__getattribute__", "__mro__"):
                 self.structure[f"{name!r} not in {d}"] = None
         cls = ns.const(read.cls)
-        self.every_call[f"{cls}.__mro__ is {ns.const(read.cls_mro, hint='mro')}"] = None
+        mro = f"{cls}.__mro__"
+        if any("__getattr__" in vars(m) for m, _ in read.metas):  # each class attribute read
+            mro = f"{ns.const(_MRO_OF, hint='mro_of')}({cls})"  # calls it: read tp_mro itself
+        self.every_call[f"{mro} is {ns.const(read.cls_mro, hint='mro')}"] = None
         if read.metas:
             meta_mro = ns.const(read.meta_mro, hint="meta_mro")
             self.every_call[f"{ns.helper('type')}({cls}).__mro__ is {meta_mro}"] = None
