@@ -108,7 +108,7 @@ def plain_class_read(cls, attr: str) -> ClassRead | None:
     ``cls.__mro__`` now, else None."""
     if not isinstance(cls, type) or class_dict(cls) is None or type(attr) is not str:
         return None
-    meta = type(cls)
+    meta: type = type(cls)
     metas = _metas(meta, attr)
     if metas is None:
         return None

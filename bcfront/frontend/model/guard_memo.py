@@ -16,7 +16,12 @@ changes a tag, and the checks run in full, as before.
 A check is memoized only when its truth is a function of the watched dicts' contents:
 
 * its value is fetched from an identity-checked module through its view (a dict read), or
-  by an index into an exact ``tuple`` so fetched (immutable);
+  by an index into an exact ``tuple`` so fetched (immutable), or it is a class attribute
+  ``cls.attr`` of a class the entry holds that Python's lookup reads plainly from one class
+  dict (`class_reads`: the class dicts ahead of it in the MRO and the metaclass dicts are
+  watched too, the memo re-checks that they still make it a plain read, and the MRO tuples,
+  which ``__bases__`` / ``__class__`` assignment change without touching a dict, are
+  compared on every call); an exact dict so read (``Color._member_map_``) is watched;
 * its kind looks only at the identity, the exact immutable type, the scalar value, the
   length or the keys of that value (`MEMO_KINDS`): a module's class (``__class__`` can be
   assigned without touching a dict), hooks (dicts mutated in place, not watched), tensor
