@@ -16,7 +16,12 @@ changes a tag, and the checks run in full, as before.
 A check is memoized only when its truth is a function of the watched dicts' contents:
 
 * its value is fetched from an identity-checked module through its view (a dict read), or
-  by an index into an exact ``tuple`` so fetched (immutable);
+  by an index into an exact ``tuple`` so fetched (immutable), or it is a class attribute
+  ``cls.attr`` of a class the entry holds that Python's lookup reads plainly from one class
+  dict (`class_reads`: the class dicts ahead of it in the MRO and the metaclass dicts are
+  watched too, the memo re-checks that they still make it a plain read, and the MRO tuples,
+  which ``__bases__`` / ``__class__`` assignment change without touching a dict, are
+  compared on every call); an exact dict so read (``Color._member_map_``) is watched;
 * its kind looks only at the identity, the exact immutable type, the scalar value, the
   length or the keys of that value (`MEMO_KINDS`): a module's class (``__class__`` can be
   assigned without touching a dict), hooks (dicts mutated in place, not watched), tensor
@@ -30,15 +35,15 @@ are read where the interpreter keeps them current on every store
 
 from __future__ import annotations
 
-import gc
-import inspect
 import sys
 import types
 
 from ...cfast import C
+from .class_reads import ClassRead, class_dict, plain_class_read, plain_type
 from .guard_kinds import GuardKind
 from .sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleAttrSource
 
+_MRO_OF = vars(type)["__mro__"].__get__  # a class's tp_mro, read without its metaclass
 _SCALARS = (type(None), bool, int, float, complex, str, bytes)
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: no __class__ assignment on instances
 
@@ -81,20 +86,6 @@ def _probe(dv) -> bool:
 
 
 _READER: list = []
-
-
-def class_dict(cls) -> dict | None:
-    """The dict behind ``cls.__dict__`` (a mappingproxy) of a heap type whose metaclass
-    reads it plainly, else None.  ``setattr``/``delattr`` on the class store into it."""
-    if not isinstance(cls, type) or not cls.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE
-        return None
-    if any("__dict__" in vars(m) for m in inspect.getmro(type(cls))[:-2]):  # a metaclass's own __dict__
-        return None
-    proxy = cls.__dict__
-    refs = gc.get_referents(proxy)
-    if type(proxy) is not types.MappingProxyType or len(refs) != 1 or type(refs[0]) is not dict:
-        return None
-    return refs[0] if refs[0].keys() == proxy.keys() else None
 
 
 def dict_version_reader():
@@ -166,6 +157,70 @@ class Memo:
         }
         # sources known to hold an exact dict (a table in a module's globals: ``_html5``)
         self.dicts = {g.source for g in guards if g.kind == GuardKind.TYPE_MATCH and g.expected is dict}
+        # class attributes read plainly from a watched class dict (`class_reads`), and the
+        # checks that keep them so: memoized (`structure`) and on every call (`every_call`)
+        self.class_reads: dict = {}
+        self.structure: dict[str, None] = {}
+        self.every_call: dict[str, None] = {}
+        self._read_class_attrs(guards)
+
+    def _read_class_attrs(self, guards) -> None:
+        """Find the class attributes ``cls.attr`` (of a class held by the entry) that are a
+        plain read of a watched class dict now (`plain_class_read`) and whose value a guard
+        pins to a plain type, and add what keeps that read plain to the guard."""
+        ids = {g.source: g.expected for g in guards if g.kind == GuardKind.ID_MATCH}
+        for g in guards:
+            src = g.source
+            if type(src) is not AttrSource or src in self.class_reads or _pin(g) is None:
+                continue
+            base = src.base
+            cls = base.value.obj if type(base) is ConstSource else ids.get(base)
+            read = plain_class_read(cls, src.attr) if isinstance(cls, type) else None
+            if read is not None:
+                self.class_reads[src] = read
+                self._keep_plain(read, [p for h in guards if h.source == src and (p := _pin(h)) is not None])
+
+    def _keep_plain(self, read: ClassRead, pins: list) -> None:
+        """Watch the dicts `read` rests on; check in the memo that they still say what they
+        said (the attribute nowhere ahead of its owner nor on a metaclass, no metaclass
+        ``__getattribute__`` or ``__mro__``, the value found of a plain type), and on every
+        call that the MROs are the same tuples (``__bases__`` / ``__class__`` assignment
+        changes no dict)."""
+        ns, attr = self.ns, read.attr
+        found = f"{self._watch_class(read.owner)}[{attr!r}]"
+        for pin in pins:
+            self.structure[pin(ns, found)] = None
+        for c in read.before:
+            self.structure[f"{attr!r} not in {self._watch_class(c)}"] = None
+        for m, entry in read.metas:
+            d = self._watch_class(m)
+            if entry is None:
+                self.structure[f"{attr!r} not in {d}"] = None
+            else:  # a plain attribute of the metaclass, which the class's own hides
+                self.structure[f"{ns.helper('type')}({d}[{attr!r}]) is {ns.const(entry)}"] = None
+            for name in ("__getattribute__", "__mro__"):
+                self.structure[f"{name!r} not in {d}"] = None
+        cls = ns.const(read.cls)
+        mro = f"{cls}.__mro__"
+        if any("__getattr__" in vars(m) for m, _ in read.metas):  # each class attribute read
+            mro = f"{ns.const(_MRO_OF, hint='mro_of')}({cls})"  # calls it: read tp_mro itself
+        self.every_call[f"{mro} is {ns.const(read.cls_mro, hint='mro')}"] = None
+        if read.metas:
+            meta_mro = ns.const(read.meta_mro, hint="meta_mro")
+            self.every_call[f"{ns.helper('type')}({cls}).__mro__ is {meta_mro}"] = None
+
+    def _watch_class(self, cls) -> str:
+        d = class_dict(cls)
+        assert d is not None  # (`plain_class_read` chose classes that have one)
+        name = self.ns.const(d, hint=f"{cls.__name__}_classdict")
+        self.const_dicts[name] = None
+        return name
+
+    def own_checks(self) -> list[tuple[str, bool]]:
+        """The checks the memo adds to the guard where it is used, ``(expression,
+        memoized)``: what keeps its class attributes plain reads (`_keep_plain`).  Where every
+        check runs on every call, each reads ``cls.attr`` afresh: they are not needed."""
+        return [(e, True) for e in self.structure] + [(e, False) for e in self.every_call]
 
     def watched_dict(self, src) -> bool:
         """`src` is a dict the guard function watches: a module's instance dict or exact-dict
@@ -177,7 +232,9 @@ class Memo:
         t = type(src)
         if t is AttrSource:
             view = self.views.views.get(src.base)
-            return (view is not None and view.watched(src.attr)) or self._class_dict(src)
+            if view is not None and view.watched(src.attr):
+                return True
+            return self._class_dict(src) or self._fetched_dict(src)
         if t is ConstSource:
             return self._const_dict(src.value.obj)
         return self._fetched_dict(src)
@@ -185,8 +242,15 @@ class Memo:
     def _fetched_dict(self, src) -> bool:
         """`src` holds an exact dict (its type is guarded) reached only through watched dicts:
         watched too, spelled as that read (a replaced table is a new dict: a new tag; a
-        missing one raises in the tags' read, and the guard fails)."""
-        if src not in self.dicts or type(src) not in (GlobalSource, ItemSource) or not self.fetched(src):
+        missing one raises in the tags' read, and the guard fails).  A class attribute
+        (``Color._member_map_``) is spelled as its read of the class dict that holds it."""
+        if src not in self.dicts or not self.fetched(src):
+            return False
+        read = self.class_reads.get(src)
+        if read is not None:
+            self.const_dicts[f"{self._watch_class(read.owner)}[{read.attr!r}]"] = None
+            return True
+        if type(src) not in (GlobalSource, ItemSource):
             return False
         self.const_dicts[self.ns.spell(src)] = None
         return True
@@ -221,6 +285,8 @@ class Memo:
             view = self.views.views.get(src.base)
             return view is not None and view.watched(src.where) and view.spell(src) is not None
         if t is AttrSource:  # ``m.__dict__[attr]`` (a store is itself a value there)
+            if src in self.class_reads:  # ``cls.attr``, a plain read of a watched class dict
+                return True
             view = self.views.views.get(src.base)
             return view is not None and src.attr != "__dict__" and view.spell(src) is not None
         if t is ItemSource and type(src.key) in (str, int, bytes):  # no user __eq__ in the lookup
@@ -234,6 +300,20 @@ class Memo:
     def memoized(self, g) -> bool:
         rule = MEMO_KINDS.get(g.kind)
         return rule is not None and g.source is not None and rule(self, g)
+
+
+def _pin(g):
+    """Where guard `g` pins its source's value to a `plain_type` (an identity, an exact
+    type, a scalar): how to check the same of the value found in a class dict, else None."""
+    v = g.expected
+    if g.kind == GuardKind.ID_MATCH and plain_type(type(v)):
+        return lambda ns, found: f"{found} is {ns.const(v)}"
+    if g.kind == GuardKind.CONSTANT_MATCH and any(v is s for s in (None, True, False)):
+        return lambda ns, found: f"{found} is {v!r}"
+    t = v if g.kind == GuardKind.TYPE_MATCH else type(v) if g.kind == GuardKind.CONSTANT_MATCH else None
+    if t is None or not plain_type(t) or (g.kind == GuardKind.CONSTANT_MATCH and t not in _SCALARS):
+        return None
+    return lambda ns, found: f"{ns.helper('type')}({found}) is {ns.const(t)}"
 
 
 MEMO_KINDS = {
@@ -250,11 +330,17 @@ MEMO_KINDS = {
 
 
 def memo_body(
-    ns, prologue: list[str], watched: list[str], exprs: list[tuple[str, bool]], miss: str | None = None
+    ns,
+    prologue: list[str],
+    watched: list[str],
+    exprs: list[tuple[str, bool]],
+    miss: str | None = None,
+    own: list[tuple[str, bool]] | None = None,
 ) -> list[str]:
     """The guard function's body from its checks, each ``(expression, memoized)`` in order:
     the memoized ones run only when a tag of `watched` changed.  Few of them (a reading
-    of a tag costs about what a check does): every check on every call, in order.
+    of a tag costs about what a check does): every check on every call, in order.  `own`:
+    checks that only keep the memo sound (`Memo.own_checks`), added where it is used.
 
     With `miss` (a name), the body of a guard that goes on into its region's code instead
     of returning: it returns `miss` where the guard fails, and falls through where it holds."""
@@ -263,9 +349,11 @@ def memo_body(
     if C is not None and dict_version_reader() is C.dict_version:
         if len(memo) < MIN_MEMOIZED_C:
             return _plain(prologue, [e for e, _ in exprs], miss)
+        memo, rest = _with_own(memo, rest, own)
         return _wrap(_c_memo(ns, prologue, watched, memo, rest, miss), miss)
     if len(memo) < max(MIN_MEMOIZED, 2 * len(watched)):
         return _plain(prologue, [e for e, _ in exprs], miss)
+    memo, rest = _with_own(memo, rest, own)
     dv = dict_version_reader()
     tags, version = ns.fresh("tags"), ns.const(dv, hint="dict_version")
     cell = ns.const([None], hint="memo")  # the tags of the last call whose memo checks passed
@@ -279,6 +367,11 @@ def memo_body(
         *_last(rest or ["True"], miss),
     ]
     return _wrap(lines, miss)
+
+
+def _with_own(memo: list[str], rest: list[str], own) -> tuple[list[str], list[str]]:
+    own = own or []
+    return memo + [e for e, m in own if m], rest + [e for e, m in own if not m]
 
 
 def _c_memo(ns, prologue, watched, memo, rest, miss) -> list[str]:

@@ -564,7 +564,8 @@ class GuardSet:
         if not exprs:
             return [] if miss is not None else ["    return True"]
         watched = views.watched() + list(memo.const_dicts if memo is not None else ())
-        return memo_body(ns, views.prologue(), watched, exprs, miss)
+        own = memo.own_checks() if memo is not None else None
+        return memo_body(ns, views.prologue(), watched, exprs, miss, own)
 
     def _expressions(self, ns: Namespace, views, memo=None, skip=frozenset()) -> list[tuple[str, bool]]:
         """(expression, memoized) for each check, in evaluation order."""
