@@ -114,6 +114,9 @@ _ARGS_FROM_INIT = (OSError,)
 _FRESH_EXCEPTION = {"__context__": None, "__cause__": None, "__suppress_context__": False}
 
 
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
+
+
 def _is_const(v, value) -> bool:
     return isinstance(v, Const) and v.value is value
 
@@ -230,6 +233,12 @@ class Rebuilder:
                 rest = "".join(f", {self.expr(x)}" for x in v.items[1:])
                 tup = f"(({ns.fresh('item')} := {self.expr(v.items[0])}){rest},)"
             return self.temp(tup, v, "tup")  # built once: identity holds (`x, x`)
+        if v.cls.__flags__ & _HEAP_TYPE:
+            # a Python subclass (a namedtuple): the object the trace made, its items as they
+            # are -- calling the class would run its __new__ (a Python frame; a subclass's
+            # own would transform the items twice) and a metaclass's __call__ again
+            new = ns.const(tuple.__new__, "tuple_new")
+            return self.temp(f"{new}({ns.const(v.cls)}, {tup})", v, "tup")
         if hasattr(v.cls, "_fields"):
             return self.temp(f"{ns.const(v.cls)}({inner})", v, "tup")
         return self.temp(f"{ns.const(v.cls)}({tup})", v, "tup")
