@@ -216,7 +216,7 @@ class CapturedFunction(fast_call.DispatchBase):
     def __call__(self, *args, **kwargs):
         if ON[0] and not self._timing:
             return self._measured(args, kwargs)  # comes back here, timed
-        self.calls += 1
+        self._call_count[0] += 1  # (`calls`, without its property's get and set)
         if self._self is not _NO_SELF:
             args = (self._self, *args)
         for e in self._entries:
