@@ -28,13 +28,17 @@
  * root takes, no keywords, nobody measuring (`bcfront.timing.ON`), the root's `__code__`
  * the traced one (the links leave that check to this) and its `__defaults__` and
  * `__kwdefaults__` the links' own -- and the call count; everything else goes to `slow`, the plain loop
- * (`CapturedFunction.__call__`), the reference this stands for.
+ * (`CapturedFunction.__call__`), the reference this stands for.  Where the entries are
+ * specialized on the values of the same arguments, a table keyed by those arguments' types
+ * and values says which link to call first (`_dispatch_key`; "keyed dispatch" below).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+
+#define KEY_MAX 8 /* most positions a keyed table reads */
 
 typedef struct {
     PyObject_HEAD
@@ -49,6 +53,13 @@ typedef struct {
     Py_ssize_t most;    /* most of them (PY_SSIZE_T_MAX: the root takes *args) */
     Py_ssize_t calls;   /* calls that took the fast way */
     PyObject *kwdefaults; /* its __kwdefaults__ the links were made with (NULL: none) */
+    /* keyed dispatch (`_dispatch_key`, `fast_call.keyed_table`): which link to call first */
+    PyObject *key_table;  /* nested dicts type -> value -> ... -> link, or NULL: call `first` */
+    PyObject *key_missed; /* called where the table has no key: what the last link calls on a miss */
+    PyObject *key_first;  /* the first link the table was made for: it serves while armed with it */
+    int key_count;        /* how many positions the key reads (1 to KEY_MAX) */
+    Py_ssize_t key_positions[KEY_MAX]; /* them: indices into the call's positional arguments */
+    Py_ssize_t key_needs; /* a call with fewer positional arguments calls `first` */
 } DispatchBase;
 
 #define SMALL_STACK 8
@@ -125,6 +136,129 @@ call_slow(DispatchBase *d, PyObject *args, PyObject *kwargs)
     return res;
 }
 
+/* -- keyed dispatch ----------------------------------------------------------------------- *
+ * Where the entries' guards have exact-scalar CONSTANT_MATCHes on the same positional
+ * arguments, `fast_call.keyed_table` gives the table of those arguments' keys -- each one's
+ * exact type and value -- whose leaves are the first link (in chain order) of each key.
+ * Exact (`fast_call`'s docstring): every link before the one picked has another key, so its
+ * constant check fails on this call anyway, and the picked link goes on down the chain where
+ * its guard fails.  A key of a type the table cannot have (not an exact scalar: nothing of
+ * the user's is hashed or compared) or not in it: no entry's guard holds, so the call goes
+ * where the last link's would (`key_missed`).
+ *
+ * The table, per position: a dict value -> either (type, next), where the entries' values
+ * equal to that one are all of one type (a pointer compare), or a dict type -> next (1, 1.0
+ * and True are equal keys; their types tell them apart); `next` is the next position's dict
+ * or, after the last, the link. */
+
+/* the exact scalar types a key is made of (`fast_call.KEY_TYPES`): their hash and == run no
+ * user code */
+static int
+key_type(PyTypeObject *t)
+{
+    return t == &PyLong_Type || t == &PyUnicode_Type || t == &PyBytes_Type || t == &PyBool_Type
+        || t == Py_TYPE(Py_None) || t == &PyFloat_Type;
+}
+
+/* `node`'s entry for `arg` of the exact scalar type `t` (see above; borrowed), or NULL: none
+ * (with an exception set where the table is malformed) */
+static PyObject *
+key_step(PyObject *node, PyObject *arg, PyTypeObject *t)
+{
+    node = PyDict_GetItemWithError(node, arg);
+    if (node == NULL) {
+        return NULL;
+    }
+    if (PyTuple_CheckExact(node) && PyTuple_GET_SIZE(node) == 2) {
+        return PyTuple_GET_ITEM(node, 0) == (PyObject *)t ? PyTuple_GET_ITEM(node, 1) : NULL;
+    }
+    return PyDict_GetItemWithError(node, (PyObject *)t);
+}
+
+/* the link to call first for the positional arguments `args` (a new reference; the table's
+ * pick, `first` where none is armed or too few arguments are passed, `key_missed` where the
+ * key is not in it) */
+static PyObject *
+keyed_pick(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
+{
+    if (d->key_table == NULL || d->key_first != d->first || n < d->key_needs) {
+        return Py_NewRef(d->first);
+    }
+    PyObject *node = d->key_table; /* borrowed: nobody changes the table, and no code runs here */
+    for (int i = 0; i < d->key_count && node != NULL; i++) {
+        PyObject *arg = args[d->key_positions[i]];
+        node = key_type(Py_TYPE(arg)) ? key_step(node, arg, Py_TYPE(arg)) : NULL;
+    }
+    if (node == NULL) {
+        return PyErr_Occurred() ? NULL : Py_NewRef(d->key_missed);
+    }
+    return Py_NewRef(node);
+}
+
+PyDoc_STRVAR(dispatch_key_doc,
+"_dispatch_key(positions, table, missed, first) or _dispatch_key(None)\n\n"
+"Key the call armed with the link `first`: `positions` is a tuple of 1 to 8 indices into\n"
+"a call's positional arguments (self_args not counted), `table` nested dicts\n"
+"{type: {value: ...}}, two levels per position, whose leaves are the link to call first\n"
+"for that key; `missed` is called where the key is not in the table.  A call passing no\n"
+"more arguments than the largest position calls `first`, and so does every call once\n"
+"the call is armed with another first link.  `_dispatch_key(None)`: no table.");
+
+static PyObject *
+dispatch_key(PyObject *op, PyObject *args)
+{
+    DispatchBase *d = (DispatchBase *)op;
+    PyObject *positions, *table = NULL, *missed = NULL, *first = NULL;
+    if (!PyArg_ParseTuple(args, "O|O!OO:_dispatch_key", &positions, &PyDict_Type, &table, &missed, &first)) {
+        return NULL;
+    }
+    if (positions == Py_None) {
+        Py_CLEAR(d->key_table);
+        Py_CLEAR(d->key_missed);
+        Py_CLEAR(d->key_first);
+        Py_RETURN_NONE;
+    }
+    if (!PyTuple_Check(positions) || first == NULL || !PyCallable_Check(missed) || !PyCallable_Check(first)) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch_key: a tuple of positions, a dict and two callables");
+        return NULL;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(positions);
+    if (count < 1 || count > KEY_MAX) {
+        PyErr_SetString(PyExc_ValueError, "_dispatch_key: 1 to 8 positions");
+        return NULL;
+    }
+    Py_ssize_t read[KEY_MAX], needs = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        read[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(positions, i));
+        if (read[i] == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (read[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "_dispatch_key: positions are >= 0");
+            return NULL;
+        }
+        needs = read[i] + 1 > needs ? read[i] + 1 : needs;
+    }
+    Py_CLEAR(d->key_table); /* unkeyed while it changes */
+    memcpy(d->key_positions, read, count * sizeof(Py_ssize_t));
+    d->key_count = (int)count;
+    d->key_needs = needs;
+    Py_XSETREF(d->key_missed, Py_NewRef(missed));
+    Py_XSETREF(d->key_first, Py_NewRef(first));
+    d->key_table = Py_NewRef(table);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+dispatch_pick(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
+{
+    DispatchBase *d = (DispatchBase *)op;
+    if (d->first == NULL) {
+        Py_RETURN_NONE;
+    }
+    return keyed_pick(d, args, nargs);
+}
+
 static PyObject *
 dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
 {
@@ -141,7 +275,7 @@ dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
     }
     d->calls++;
     /* held for the call: a miss inside it installs a new chain (and drops this one) */
-    PyObject *first = Py_NewRef(d->first);
+    PyObject *first = keyed_pick(d, &PyTuple_GET_ITEM(args, 0), n);
     PyObject *res;
     if (d->self_arg == NULL) {
         res = PyObject_Vectorcall(first, &PyTuple_GET_ITEM(args, 0), n, NULL);
@@ -194,6 +328,9 @@ dispatch_traverse(DispatchBase *d, visitproc visit, void *arg)
     Py_VISIT(d->slow);
     Py_VISIT(d->self_arg);
     Py_VISIT(d->kwdefaults);
+    Py_VISIT(d->key_table);
+    Py_VISIT(d->key_missed);
+    Py_VISIT(d->key_first);
     return 0;
 }
 
@@ -208,6 +345,9 @@ dispatch_clear(DispatchBase *d)
     Py_CLEAR(d->slow);
     Py_CLEAR(d->self_arg);
     Py_CLEAR(d->kwdefaults);
+    Py_CLEAR(d->key_table);
+    Py_CLEAR(d->key_missed);
+    Py_CLEAR(d->key_first);
     return 0;
 }
 
@@ -293,6 +433,10 @@ dispatch_set(PyObject *op, PyObject *args)
 
 static PyMethodDef dispatch_methods[] = {
     {"_dispatch_set", dispatch_set, METH_VARARGS, dispatch_set_doc},
+    {"_dispatch_key", dispatch_key, METH_VARARGS, dispatch_key_doc},
+    {"_dispatch_pick", (PyCFunction)(void (*)(void))dispatch_pick, METH_FASTCALL,
+     "_dispatch_pick(*args): the link the call with these positional arguments calls first\n"
+     "(the keyed table's pick, or the first link), where armed; else None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -112,6 +112,9 @@ class CapturedFunction(fast_call.DispatchBase):
     # Entries get exact link functions, for the C call (`fast_call`), where it is built; a
     # test sets it False on an instance (before its first call) for the pure-Python chain.
     exact_links = fast_call.HAVE_C
+    # The C call picks the first link to try by the arguments' values where the entries are
+    # specialized on them (`fast_call.keyed_table`); a test sets it False for the plain chain.
+    keyed_dispatch = True
 
     # The regions layer reads the root wrapper here, from the `cf` it is handed,
     # instead of importing this module (it sits above regions).

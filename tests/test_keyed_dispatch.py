@@ -1,0 +1,358 @@
+"""Keyed dispatch of the C call (`bcfront.fast_call.keyed_table`): where a captured
+function's entries are specialized on the values of the same positional arguments, the
+call picks the first link to run by those arguments' exact types and values instead of
+trying every earlier entry's guard.  Oracles: the plain Python function (results), the
+plain chain of the same entries (``keyed_dispatch = False``: the path before the table,
+the reference), each entry's own guard (the first entry whose guard holds is the one that
+must run), and the link frames Python runs (counted with `sys.setprofile`)."""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import random
+import subprocess
+import sys
+import weakref
+
+import pytest
+
+import bcfront
+from bcfront import fast_call
+from bcfront.capture import CapturedFunction
+
+if not fast_call.HAVE_C:
+    if os.environ.get("BCFRONT_PURE_PYTHON"):
+        pytest.skip("BCFRONT_PURE_PYTHON is set: no C call", allow_module_level=True)
+
+    def test_the_c_extension_is_built():  # a missing build fails, never skips
+        pytest.fail("bcfront._cfast is not built: reinstall with a C compiler (pip install -e .)")
+
+
+def scaled(x, y):
+    return x * 2 + y
+
+
+def described(x):
+    return f"{type(x).__name__}:{x!r}"
+
+
+def mixed(k, tag, seq):
+    return (k, tag, len(seq), described(k))
+
+
+def with_default(x, y=10):
+    return (x, y)
+
+
+def star(*args):
+    return ("star", *args)
+
+
+class Box:
+    def __init__(self, k):
+        self.k = k
+
+    def scaled(self, x):
+        return self.k * x + x
+
+
+def capture(fn, keyed=True, limit=64):
+    cf = bcfront.capture(fn, recompile_limit=limit)
+    cf.keyed_dispatch = keyed
+    return cf
+
+
+def links_run(call, *args):
+    """(the call's result, how many exact link frames it ran)."""
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.startswith("bcfront:exact link"):
+            seen.append(frame.f_code)
+
+    sys.setprofile(profile)
+    try:
+        result = call(*args)
+    finally:
+        sys.setprofile(None)
+    return result, len(seen)
+
+
+def first_hit(cf, args):
+    """The index of the first entry whose guard holds for `args` (what the plain loop runs),
+    or None."""
+    full = (cf._self, *args) if bound(cf) else args
+    for i, e in enumerate(cf._entries):
+        if e.guard(*full):
+            return i
+    return None
+
+
+def bound(cf) -> bool:
+    return cf._self is not sys.modules["bcfront.capture"]._NO_SELF
+
+
+def picked(cf, args):
+    """The index of the entry whose link the C call runs first for `args`, "missed" where it
+    goes straight to the miss, None where it is not armed."""
+    link = cf._dispatch_pick(*args)
+    if link is None:
+        return None
+    links = [e.link for e in cf._entries]
+    return links.index(link) if link in links else "missed"
+
+
+def check_pick(cf, args):
+    """The pick is exact: no entry before it holds (so skipping their guards changes
+    nothing), and where the table has the key, the pick is the entry that holds."""
+    pick, hit = picked(cf, args), first_hit(cf, args)
+    if pick == "missed":
+        assert hit is None, (args, hit)
+    else:
+        assert pick is not None
+        assert hit is None or pick <= hit, (args, pick, hit)
+    return pick, hit
+
+
+# -- the table and the plain chain agree --------------------------------------------------
+
+
+def test_keyed_and_plain_chain_run_the_same_entry_on_many_calls():
+    rng = random.Random(30)
+    keyed, plain = capture(mixed, limit=100), capture(mixed, keyed=False, limit=100)
+    values = [0, 1, 2, 1.0, True, False, "1", "a", b"1", None, 0.0, -0.0, 2.5]
+    seqs = [(), [1], "ab"]
+    skipped = 0
+    for _ in range(400):
+        args = (rng.choice(values), rng.choice(["p", "q"]), rng.choice(seqs))
+        if keyed._entries:
+            pick, hit = check_pick(keyed, args)
+            skipped += pick if type(pick) is int else 0
+            assert picked(plain, args) == 0  # the plain chain: from the first
+        want = mixed(*args)
+        assert keyed(*args) == want
+        assert plain(*args) == want
+        assert CapturedFunction.__call__(keyed, *args) == want  # the plain loop too
+        assert len(keyed._entries) == len(plain._entries)  # same misses: same recompiles
+    assert skipped > 1000  # entries the table skipped
+    assert fast_call.keyed_table(keyed._entries, [e.link for e in keyed._entries], mixed.__code__, False)
+
+
+def test_a_keyed_call_runs_one_link_where_the_chain_runs_one_per_earlier_entry():
+    keyed, plain = capture(scaled), capture(scaled, keyed=False)
+    for cf in (keyed, plain):
+        for i in range(5):
+            cf(i, 1)
+    for i in range(5):
+        assert links_run(keyed, i, 1) == (scaled(i, 1), 1)
+        assert links_run(plain, i, 1) == (scaled(i, 1), i + 1)  # the path before the table
+
+
+def test_fifty_distinct_ints_then_recalled_take_their_own_entries():
+    cf = capture(scaled, limit=64)
+    for i in range(50):
+        assert cf(i, 1) == scaled(i, 1)
+    assert len(cf._entries) == 50
+    recompiles = len(cf.recompiles)
+    for i in reversed(range(50)):
+        assert picked(cf, (i, 1)) == i
+        assert links_run(cf, i, 1) == (scaled(i, 1), 1)
+    assert len(cf._entries) == 50 and len(cf.recompiles) == recompiles
+    assert picked(cf, (50, 1)) == "missed"  # a value no entry has: straight to the miss
+
+
+@pytest.mark.filterwarnings("ignore::bcfront.report.NativeFallbackWarning")
+def test_past_the_default_recompile_limit_calls_run_natively_and_stay_right():
+    cf = bcfront.capture(scaled)
+    limit = cf.recompile_limit
+    for i in range(50):
+        assert cf(i, 1) == scaled(i, 1)
+    assert len(cf._entries) == limit < 50
+    for i in range(50):
+        assert cf(i, 1) == scaled(i, 1)
+        assert picked(cf, (i, 1)) == (i if i < limit else "missed")
+    assert len(cf._entries) == limit
+
+
+def test_keys_of_mixed_types_are_told_apart_by_type():
+    cf = capture(described)
+    values = [1, 1.0, True, "1", b"1", None, 0, False, 0.0]
+    for v in values:
+        cf(v)
+    assert len(cf._entries) == len(values)
+    for i, v in enumerate(values):
+        assert picked(cf, (v,)) == i
+        assert links_run(cf, v) == (described(v), 1)
+    assert len(cf._entries) == len(values)
+
+
+def test_signed_zeros_share_a_key_and_the_full_guard_tells_them_apart():
+    cf = capture(described)
+    cf(0.0)
+    cf(-0.0)
+    cf(1.0)
+    assert len(cf._entries) == 3
+    assert picked(cf, (-0.0,)) == 0  # the first of the key; its guard fails, the next holds
+    assert links_run(cf, -0.0) == (described(-0.0), 2)
+    assert links_run(cf, 0.0) == (described(0.0), 1)
+    assert len(cf._entries) == 3
+
+
+def test_one_key_with_different_other_guards_goes_on_down_the_chain():
+    cf = capture(mixed)
+    calls = [(1, "p", ()), (1, "p", [1]), (2, "p", ()), (1, "p", "ab")]
+    for args in calls:
+        cf(*args)
+    assert len(cf._entries) == 4
+    for i, args in enumerate(calls):
+        pick, hit = check_pick(cf, args)
+        assert hit == i and pick == (0 if args[0] == 1 else 2)
+        assert cf(*args) == mixed(*args)
+    assert len(cf._entries) == 4
+
+
+def test_a_nan_argument_misses_and_its_entry_leaves_the_plain_chain():
+    cf = capture(described)
+    cf(1.0)
+    cf(2.0)
+    assert picked(cf, (2.0,)) == 1
+    nan = float("nan")
+    assert picked(cf, (nan,)) == "missed"
+    assert cf(nan) == described(nan)
+    assert len(cf._entries) == 3  # a NaN entry: its guard is x != x, no key
+    assert picked(cf, (2.0,)) == 0  # no table: the plain chain
+    assert cf(float("nan")) == described(nan) and cf(2.0) == described(2.0)
+    assert len(cf._entries) == 3
+    assert math.isnan(cf._entries[2].guards[1].expected)
+
+
+def test_a_bound_method_keys_on_its_arguments_not_its_self():
+    box = Box(3)
+    cf = capture(box.scaled)
+    for i in range(6):
+        assert cf(i) == box.scaled(i)
+    assert len(cf._entries) == 6
+    for i in range(6):
+        assert picked(cf, (i,)) == i
+        assert links_run(cf, i) == (box.scaled(i), 1)
+
+
+def test_star_args_items_are_keyed_where_passed():
+    cf = capture(star)
+    calls = [(1,), (2,), (3, "a"), (3, "b")]
+    for args in calls:
+        assert cf(*args) == star(*args)
+    for args in calls:
+        check_pick(cf, args)
+        assert cf(*args) == star(*args)
+    assert picked(cf, (2,)) == 1
+    assert picked(cf, ()) == 0  # fewer arguments than the key reads: the plain chain
+    assert cf() == star() and len(cf._entries) == 5
+
+
+def test_a_call_leaving_a_keyed_default_out_takes_the_plain_chain():
+    cf = capture(with_default)
+    for args in [(1, 5), (1, 6), (1,)]:
+        assert cf(*args) == with_default(*args)
+    assert picked(cf, (1, 6)) == 1
+    assert picked(cf, (1,)) == 0  # y not passed: its default's key is not read
+    assert links_run(cf, 1) == (with_default(1), 3)
+    assert links_run(cf, 1, 10) == (with_default(1, 10), 1)  # the same entry, passed
+
+
+# -- arming ---------------------------------------------------------------------------------
+
+
+def test_the_table_follows_the_entries():
+    cf = capture(scaled)
+    cf(0, 1)
+    assert picked(cf, (0, 1)) == 0  # one entry: no table
+    cf(1, 1)
+    cf(2, 1)
+    assert picked(cf, (2, 1)) == 2  # the new entries are in it
+    cf._entries[1].region = lambda x, y: "spy"  # drops its link: no exact chain, no table
+    assert picked(cf, (2, 1)) is None
+    assert cf(2, 1) == scaled(2, 1) and cf(1, 1) == "spy"
+    cf.reset()
+    assert picked(cf, (2, 1)) is None
+    for i in range(3):
+        cf(i, 1)
+    assert picked(cf, (2, 1)) == 2 and cf(2, 1) == scaled(2, 1)
+
+
+def test_a_table_serves_only_the_chain_it_was_made_for():
+    cf = capture(scaled)
+    for i in range(3):
+        cf(i, 1)
+    other = cf._entries[0].link
+    cf._dispatch_key((0,), {2: (int, other)}, other, cf._entries[2].link)  # made for another first
+    assert picked(cf, (2, 1)) == 0  # ignored: the first link
+    assert cf(2, 1) == scaled(2, 1)
+
+
+def test_the_table_holds_only_scalars_types_and_links():
+    cf = capture(mixed)
+    for args in [(1, "p", ()), (2.5, "p", ()), ("s", "p", ()), (b"b", "p", ()), (None, "p", ())]:
+        cf(*args)
+    links = [e.link for e in cf._entries]
+    positions, table = fast_call.keyed_table(cf._entries, links, mixed.__code__, False)
+    assert positions == (0,)
+    for value, by_type in table.items():
+        assert type(value) in fast_call.KEY_TYPES
+        pairs = [by_type] if type(by_type) is tuple else list(by_type.items())
+        for t, link in pairs:
+            assert t is type(value) and link in links
+
+
+def test_the_table_does_not_keep_its_captured_function_alive():
+    cf = capture(scaled)
+    for i in range(3):
+        cf(i, 1)
+    assert picked(cf, (2, 1)) == 2
+    ref = weakref.ref(cf)
+    del cf
+    gc.collect()
+    assert ref() is None
+
+
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        (((), {}, print, print), ValueError),
+        (((9,) * 9, {}, print, print), ValueError),
+        (((-1,), {}, print, print), ValueError),
+        (((0,), {}, 1, print), TypeError),
+        (((0,), [], print, print), TypeError),
+        (((0,), {}), TypeError),
+    ],
+)
+def test_bad_key_arguments_are_refused(args, error):
+    cf = capture(scaled)
+    cf(0, 1)
+    with pytest.raises(error):
+        cf._dispatch_key(*args)
+
+
+def test_pure_python_path_is_unchanged():
+    code = (
+        "import bcfront\n"
+        "from bcfront import fast_call\n"
+        "from bcfront.capture import CapturedFunction\n"
+        "def scaled(x, y):\n"
+        "    return x * 2 + y\n"
+        "cf = bcfront.capture(scaled, recompile_limit=64)\n"
+        "assert [cf(i, 1) for i in range(20)] == [scaled(i, 1) for i in range(20)]\n"
+        "assert [cf(i, 1) for i in range(20)] == [scaled(i, 1) for i in range(20)]\n"
+        "assert not fast_call.HAVE_C and len(cf._entries) == 20\n"
+        "assert type(cf).__call__ is not CapturedFunction.__call__\n"
+        "cf._dispatch_key(None)\n"
+        "print('ok')\n"
+    )
+    tree = os.path.dirname(os.path.dirname(bcfront.__file__))  # this bcfront, not another
+    path = os.pathsep.join(p for p in (tree, os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "BCFRONT_PURE_PYTHON": "1", "PYTHONPATH": path}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
