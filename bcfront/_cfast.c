@@ -54,7 +54,7 @@ typedef struct {
     Py_ssize_t calls;   /* calls that took the fast way */
     PyObject *kwdefaults; /* its __kwdefaults__ the links were made with (NULL: none) */
     /* keyed dispatch (`_dispatch_key`, `fast_call.keyed_table`): which link to call first */
-    PyObject *key_table;  /* nested dicts type -> value -> ... -> link, or NULL: call `first` */
+    PyObject *key_table;  /* a dict per position, the last one's leaves links; NULL: call `first` */
     PyObject *key_missed; /* called where the table has no key: what the last link calls on a miss */
     PyObject *key_first;  /* the first link the table was made for: it serves while armed with it */
     int key_count;        /* how many positions the key reads (1 to KEY_MAX) */
@@ -198,11 +198,12 @@ keyed_pick(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
 PyDoc_STRVAR(dispatch_key_doc,
 "_dispatch_key(positions, table, missed, first) or _dispatch_key(None)\n\n"
 "Key the call armed with the link `first`: `positions` is a tuple of 1 to 8 indices into\n"
-"a call's positional arguments (self_args not counted), `table` nested dicts\n"
-"{type: {value: ...}}, two levels per position, whose leaves are the link to call first\n"
-"for that key; `missed` is called where the key is not in the table.  A call passing no\n"
-"more arguments than the largest position calls `first`, and so does every call once\n"
-"the call is armed with another first link.  `_dispatch_key(None)`: no table.");
+"a call's positional arguments (self_args not counted); `table` a dict per position,\n"
+"each mapping a value to (type, next) or {type: next}, `next` the next position's dict\n"
+"or, after the last, the link to call first for that key; `missed` is called where the\n"
+"key is not in the table.  A call passing no more arguments than the largest position\n"
+"calls `first`, and so does every call once the call is armed with another first link.\n"
+"`_dispatch_key(None)`: no table.");
 
 static PyObject *
 dispatch_key(PyObject *op, PyObject *args)
