@@ -3,7 +3,7 @@
 calling the last one: ns per call natively, through the plain chain of exact links
 (``keyed_dispatch = False``: the path before the keyed table) and through the C call's
 keyed table (`bcfront.fast_call.keyed_table`), side by side in one run, medians of
-repeated batches.
+repeated batches, interleaved.
 
 Usage: PYTHONPATH=. python tools/bench_keyed_dispatch.py [--repeat N]
 """
@@ -21,14 +21,17 @@ def scaled(x, y):
     return x * 2 + y
 
 
-def _ns_per_call(fn, args, number: int, repeat: int) -> float:
-    times = []
+def _ns_per_call(fns, args, number: int, repeat: int) -> list[float]:
+    """Median ns per call of each of `fns`, their batches interleaved (a busy machine slows
+    them alike)."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        t0 = time.perf_counter_ns()
-        for _ in range(number):
-            fn(*args)
-        times.append((time.perf_counter_ns() - t0) / number)
-    return statistics.median(times)
+        for fn, out in zip(fns, times):
+            t0 = time.perf_counter_ns()
+            for _ in range(number):
+                fn(*args)
+            out.append((time.perf_counter_ns() - t0) / number)
+    return [statistics.median(t) for t in times]
 
 
 def _captured(entries: int, keyed: bool):
@@ -51,9 +54,7 @@ def main() -> int:
         chain, keyed = _captured(n, False), _captured(n, True)
         args = (n - 1, 1)
         assert chain(*args) == keyed(*args) == scaled(*args)
-        nat = _ns_per_call(scaled, args, number, repeat)
-        ch = _ns_per_call(chain, args, number, repeat)
-        ke = _ns_per_call(keyed, args, number, repeat)
+        nat, ch, ke = _ns_per_call([scaled, chain, keyed], args, number, repeat)
         print(f"{n:>8} {nat:>8.1f} {ch:>8.1f} {ke:>8.1f} {ch / nat:>9.2f}x {ke / nat:>9.2f}x")
     return 0
 
