@@ -225,9 +225,19 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     )
     keyed = keyed_table(entries, links, code, bound) if cf.keyed_dispatch else None
     if keyed is not None:
-        cf._dispatch_key(*keyed, missed, links[0])
+        cf._dispatch_key(*keyed, _missed_as_the_last_link(missed, code, kwdefaults), links[0])
     type(cf).__call__ = _C_CALL
     return True
+
+
+def _missed_as_the_last_link(missed, code, kwdefaults):
+    """`missed` called as the last exact link calls it, for the C call's keyed miss, which
+    passes the positional arguments only: the link passes its keyword-only parameters on
+    too, which a call without keywords binds to their defaults (`kwdefaults`, the very dict
+    the C call checks the root still has)."""
+    if not code.co_kwonlyargcount:
+        return missed
+    return lambda *args: missed(*args, **kwdefaults)
 
 
 KEY_TYPES = frozenset({int, str, bytes, bool, type(None), float})  # `key_type` in _cfast.c

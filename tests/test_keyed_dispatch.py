@@ -50,6 +50,10 @@ def star(*args):
     return ("star", *args)
 
 
+def kw_default(x, *, k=3, **extra):
+    return (x, k, extra)
+
+
 class Box:
     def __init__(self, k):
         self.k = k
@@ -260,6 +264,30 @@ def test_a_call_leaving_a_keyed_default_out_takes_the_plain_chain():
     assert picked(cf, (1,)) == 0  # y not passed: its default's key is not read
     assert links_run(cf, 1) == (with_default(1), 3)
     assert links_run(cf, 1, 10) == (with_default(1, 10), 1)  # the same entry, passed
+
+
+def _recording_miss(cf, seen: list):
+    """`cf._miss`, recording the arguments it is given."""
+    plain_miss = cf._miss
+
+    def miss(args, kwargs):
+        seen.append((args, kwargs))
+        return plain_miss(args, kwargs)
+
+    return miss
+
+
+def test_a_keyed_miss_passes_keyword_only_defaults_as_the_last_link_does():
+    seen: dict = {True: [], False: []}
+    for keyed in (True, False):
+        cf = capture(kw_default, keyed=keyed)
+        for i in range(3):
+            assert cf(i) == kw_default(i)
+        assert picked(cf, (1,)) == (1 if keyed else 0)
+        cf._miss = _recording_miss(cf, seen[keyed])
+        assert picked(cf, (7,)) == ("missed" if keyed else 0)
+        assert cf(7) == kw_default(7)
+    assert seen[True] == seen[False] == [((7,), {"k": 3})]
 
 
 # -- arming ---------------------------------------------------------------------------------
