@@ -39,3 +39,5 @@ class Kernels:
         exit_preds: list[int],
         /,
     ) -> None: ...
+
+INTERFACE: int

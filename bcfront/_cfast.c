@@ -723,7 +723,9 @@ PyInit__cfast(void)
     if (m == NULL) {
         return NULL;
     }
-    if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0) {
+    if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
+        /* what bcfront/cfast.py expects of this source: a stale build is not used */
+        || PyModule_AddIntConstant(m, "INTERFACE", 3) < 0) {
         Py_DECREF(m);
         return NULL;
     }
