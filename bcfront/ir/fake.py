@@ -88,6 +88,11 @@ class FakeEnv:
         self.placeholders: list[tuple[Any, str]] = []
         self._scalar: FakeTensor | None = None
 
+    def release(self) -> None:
+        """Forget the real tensors described (the trace is over; their fakes stay memoized)."""
+        self._fakes.clear()
+        self._keep.clear()
+
     @property
     def dynamic(self) -> bool:
         return self.shape_env is not None

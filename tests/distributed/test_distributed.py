@@ -199,7 +199,6 @@ def test_fsdp2_model_called_from_a_captured_function(one_rank):
     assert all(b.startswith("module-hooks: FSDP") and "fully_shard'ed" in b for b in v["breaks"])
 
 
-@pytest.mark.xfail(strict=True, reason="O60: a captured function's call of a sharded model keeps it")
 def test_fsdp2_model_called_from_a_captured_function_is_not_kept_alive():
     assert run("fsdp_via_function_keeps_model", world=1)[0] == {"alive": False}
 

@@ -468,6 +468,12 @@ class GuardSet:
         self._looked_up: set = set()  # ModuleAttrSources whose lookup guards are in
         self._true: dict = {}  # key -> expected, of facts true by construction (`holds`)
 
+    def drop_examples(self) -> None:
+        """Forget the example values (real tensors, modules) the guards were built from."""
+        for key, g in self._guards.items():
+            if g.example is not None:
+                self._guards[key] = dataclasses.replace(g, example=None)
+
     def holds(self, kind: GuardKind, source, expected) -> None:
         """A fact the guard function's own binding makes true (a ``*args`` parameter is an
         exact tuple, a ``**kwargs`` one an exact dict): a guard stating it is not added."""

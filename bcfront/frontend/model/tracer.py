@@ -166,6 +166,19 @@ class Tracer:
             return
         self.add_guard(Guard(kind, source, expected, extra, None, example))
 
+    def release(self) -> None:
+        """Drop the trace's hold on the call's real objects, once the entry is built (or the
+        trace given up).  A finished tracer can stay in reference cycles (closures and bound
+        methods of the objects that built the entry) until the cyclic collector runs; a real
+        tensor kept so keeps, from C++ where that collection cannot see, what its autograd
+        graph holds (an FSDP module's hooks and, through them, the module: O60)."""
+        self.keepalive.clear()
+        self.by_id.clear()
+        self.real_tensors.clear()
+        self.guards.drop_examples()
+        if self.fakes is not None:
+            self.fakes.release()
+
     # -- locations ------------------------------------------------------------------
     def loc(self) -> Loc | None:
         if not self.frames:

@@ -75,8 +75,15 @@ def _trace_twice(cf, root, args, kwargs, dynamic, enter=None) -> Entry:
 
 
 def _trace_entry(cf, root, args, kwargs, split=None, dynamic=False, enter_natively=None) -> Entry:
-    code = root.__code__
     tx = Tracer(root.__qualname__, root.__globals__, cf.options)
+    try:
+        return _trace_into(tx, cf, root, args, kwargs, split, dynamic, enter_natively)
+    finally:
+        tx.release()  # its cycles must not keep the call's tensors to the next collection (O60)
+
+
+def _trace_into(tx, cf, root, args, kwargs, split, dynamic, enter_natively) -> Entry:
+    code = root.__code__
     tx.__dict__["enter_natively"] = enter_natively  # a root `with` offset: break there (`breaks`)
     tx.shape_policy = cf.shape_policy
     tx.dynamic = dynamic
