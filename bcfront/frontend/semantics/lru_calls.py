@@ -19,10 +19,11 @@ from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
 from ..model.guards import Guard
 from ..model.sources import AttrSource, CallSource, ConstSource, Ref
-from ..model.values import Const, DictV, ListV, ObjectV, SetV, TupleV, Value
+from ..model.values import Const, DictV, ListV, MethodV, ObjectV, SetV, TupleV, Value
 from . import dispatch
 from .deferred_calls import defer_cached_procedure, is_literal_tree
 from .folding import NotConst, as_python, python_args
+from .pure_c import IMMUTABLE_OBJECTS
 
 
 def lru_cached(wrapper):
@@ -80,12 +81,27 @@ def _bounded(tx, wrapper, what: str, args, kwargs) -> Value:
     try:
         as_python(out)
     except NotConst:
-        raise UnsupportedError(
-            BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache returning an object"
-        ) from None
+        if not _immutable_method(out):
+            raise UnsupportedError(
+                BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache returning an object"
+            ) from None
     if isinstance(out, (ListV, DictV, SetV)) and not (isinstance(out, SetV) and out.frozen):
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache returning an object")
     return out
+
+
+def _immutable_method(v: Value) -> bool:
+    """`v` is a C method bound to an object that never changes (``re.compile(p).match``,
+    fnmatch's cached matcher): made again, it does what the cached one does -- only its
+    identity tells them apart, as for a tuple of constants made again."""
+    if not (isinstance(v, MethodV) and isinstance(v.obj, ObjectV) and isinstance(v.func, ObjectV)):
+        return False
+    owner = type(v.obj.obj)
+    return (
+        owner in IMMUTABLE_OBJECTS
+        and isinstance(v.func.obj, types.MethodDescriptorType)
+        and v.func.obj.__objclass__ is owner
+    )
 
 
 def _known(v: Value):
