@@ -184,7 +184,8 @@ class Box:
 def test_a_bound_method_passes_its_self_and_the_keywords():
     box = Box(3)
     cf = _armed(box.m, 1)
-    for args, kwargs in [((2,), {"shift": 1}), ((), {"x": 4}), ((1,), {"z": 0}), ((), {"x": 1, "shift": 2})] * 2:
+    calls = [((2,), {"shift": 1}), ((), {"x": 4}), ((1,), {"z": 0}), ((), {"x": 1, "shift": 2})]
+    for args, kwargs in calls * 2:
         assert _taken(cf, *args, **kwargs) == (_native(box.m, *args, **kwargs), True)
     for args, kwargs in [((), {"shift": 1}), ((1,), {"self": 2}), ((1, 2), {"shift": 1})]:
         expected = _native(box.m, *args, **kwargs)
@@ -249,6 +250,7 @@ def test_compiler_made_parameters_do_not_bind_keywords():
 
     (code,) = [c for c in outer.__code__.co_consts if isinstance(c, types.CodeType)]
     assert code.co_varnames[0] == ".0"  # a comprehension's iterator, positional or keyword
+
     def stand_in(*___args):  # what a link takes for it
         return ___args
 
@@ -274,7 +276,7 @@ def test_compiler_made_parameters_do_not_bind_keywords():
 def test_keywords_bind_where_the_parameters_are_the_roots_own(root, link, same):
     def code(src):
         ns: dict = {}
-        exec(src, ns)  # noqa: S102 - the test's own source
+        exec(src, ns)
         return ns["f"].__code__
 
     assert links.keywords_bind(code(link), code(root)) is same
@@ -296,7 +298,8 @@ def test_pure_python_keyword_calls_agree_with_python():
         "print('ok')\n"
     )
     env = {**os.environ, "BCFRONT_PURE_PYTHON": "1"}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    command = [sys.executable, "-c", script]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
 
