@@ -25,10 +25,15 @@
  * parameters, each calling the next where its guard fails) and gives the instance's own
  * class this type's `__call__`.  A call then costs what Python cannot do cheaply itself:
  * the tests that say the call may take the fast way -- as many positional arguments as the
- * root takes, no keywords, nobody measuring (`bcfront.timing.ON`), the root's `__code__`
+ * root takes and no keywords, nobody measuring (`bcfront.timing.ON`), the root's `__code__`
  * the traced one (the links leave that check to this) and its `__defaults__` and
- * `__kwdefaults__` the links' own -- and the call count; everything else goes to `slow`, the plain loop
- * (`CapturedFunction.__call__`), the reference this stands for.  Where the entries are
+ * `__kwdefaults__` the links' own -- and the call count; everything else goes to `slow`, the
+ * plain loop (`CapturedFunction.__call__`), the reference this stands for.  A call with
+ * keywords takes the fast way too where the links bind keywords as the root does (armed so:
+ * the same parameters, names and kinds; `links.keywords_bind`) and the root's `__qualname__`
+ * is still the first link's (Python's binding errors name it): then the first link gets the
+ * keywords, and its binding -- a missing, unexpected or duplicate argument, too many
+ * positional ones -- is the root's, error messages included.  Where the entries are
  * specialized on the values of the same arguments, a table keyed by those arguments' types
  * and values says which link to call first (`_dispatch_key`; "keyed dispatch" below).
  */
@@ -60,6 +65,7 @@ typedef struct {
     int key_count;        /* how many positions the key reads (1 to KEY_MAX) */
     Py_ssize_t key_positions[KEY_MAX]; /* them: indices into the call's positional arguments */
     Py_ssize_t key_needs; /* a call with fewer positional arguments calls `first` */
+    int keywords; /* a call with keywords may call `first` with them: it binds them as the root does */
 } DispatchBase;
 
 #define SMALL_STACK 8
@@ -260,14 +266,28 @@ dispatch_pick(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
     return keyed_pick(d, args, nargs);
 }
 
+/* a call with keywords may call the first link with them: armed so (the links bind keywords
+ * as the root does), and the root's __qualname__, which Python's binding errors name, is the
+ * first link's (the one it had when traced; a rename since goes the slow way).  The link's
+ * binding then does the root's, and raises its errors: no count checks here (too few
+ * positional arguments may be completed by keywords, too many fail as the root's call). */
+static int
+keywords_bind(DispatchBase *d)
+{
+    return d->keywords && PyFunction_Check(d->first)
+        && ((PyFunctionObject *)d->first)->func_qualname == ((PyFunctionObject *)d->root)->func_qualname;
+}
+
 static PyObject *
 dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
 {
     DispatchBase *d = (DispatchBase *)op;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
-    if (d->first == NULL || n < d->nargs || n > d->most || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
-        || PyFunction_GET_CODE(d->root) != d->code || PyFunction_GET_DEFAULTS(d->root) != d->defaults
-        || PyFunction_GET_KW_DEFAULTS(d->root) != d->kwdefaults) {
+    PyObject *keywords = kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0 ? kwargs : NULL; /* borrowed */
+    if (d->first == NULL || PyFunction_GET_CODE(d->root) != d->code
+        || PyFunction_GET_DEFAULTS(d->root) != d->defaults
+        || PyFunction_GET_KW_DEFAULTS(d->root) != d->kwdefaults
+        || (keywords == NULL ? n < d->nargs || n > d->most : !keywords_bind(d))) {
         return call_slow(d, args, kwargs);
     }
     int measuring = PyObject_IsTrue(PyList_GET_ITEM(d->on, 0));
@@ -275,11 +295,15 @@ dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
         return measuring < 0 ? NULL : call_slow(d, args, kwargs);
     }
     d->calls++;
-    /* held for the call: a miss inside it installs a new chain (and drops this one) */
-    PyObject *first = keyed_pick(d, &PyTuple_GET_ITEM(args, 0), n);
+    /* held for the call: a miss inside it installs a new chain (and drops this one); the
+     * keyed table reads positional arguments only: a keyword call starts at the first link */
+    PyObject *first = keywords == NULL ? keyed_pick(d, &PyTuple_GET_ITEM(args, 0), n) : Py_NewRef(d->first);
+    if (first == NULL) {
+        return NULL;
+    }
     PyObject *res;
     if (d->self_arg == NULL) {
-        res = PyObject_Vectorcall(first, &PyTuple_GET_ITEM(args, 0), n, NULL);
+        res = PyObject_VectorcallDict(first, &PyTuple_GET_ITEM(args, 0), n, keywords);
     }
     else {
         PyObject *small[SMALL_STACK];
@@ -293,7 +317,7 @@ dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
         for (Py_ssize_t i = 0; i < n; i++) {
             stack[i + 1] = PyTuple_GET_ITEM(args, i);
         }
-        res = PyObject_Vectorcall(first, stack, n + 1, NULL);
+        res = PyObject_VectorcallDict(first, stack, n + 1, keywords);
         Py_DECREF(self_arg);
         if (stack != small) {
             PyMem_Free(stack);
@@ -361,12 +385,15 @@ dispatch_dealloc(DispatchBase *d)
 }
 
 PyDoc_STRVAR(dispatch_set_doc,
-"_dispatch_set(first, root, code, defaults, slow, on, self_args, nargs[, most[, kwdefaults]])\n"
-"or _dispatch_set(None)\n\n"
+"_dispatch_set(first, root, code, defaults, slow, on, self_args, nargs[, most[, kwdefaults\n"
+"[, keywords]]]) or _dispatch_set(None)\n\n"
 "Arm the fast call: `first(*self_args, *args)` for a call of `nargs` to `most` (default:\n"
 "`nargs`) positional arguments and no keywords while `on[0]` is false, root's __code__\n"
 "is `code` (the one the links were traced with), its __defaults__ is `defaults` and its\n"
-"__kwdefaults__ is `kwdefaults` (default: None);\n"
+"__kwdefaults__ is `kwdefaults` (default: None); with `keywords` true (default: false),\n"
+"`first(*self_args, *args, **kwargs)` for a call with keywords too, of any number of\n"
+"positional arguments, while those hold and root's __qualname__ is first's (a function\n"
+"binding keywords as root does: its binding's errors are then root's);\n"
 "`slow(self, *args, **kwargs)` for every other call.  `self_args`: () or (self,).\n"
 "`_dispatch_set(None)` disarms it: every call goes to `slow`, and with none set, fails.");
 
@@ -377,8 +404,9 @@ dispatch_set(PyObject *op, PyObject *args)
     PyObject *first, *root = NULL, *code = NULL, *defaults = NULL, *slow = NULL, *on = NULL;
     PyObject *self_args = NULL, *kwdefaults = Py_None;
     Py_ssize_t nargs = 0, most = -1;
-    if (!PyArg_ParseTuple(args, "O|OOOOOO!nnO:_dispatch_set", &first, &root, &code, &defaults, &slow,
-                          &on, &PyTuple_Type, &self_args, &nargs, &most, &kwdefaults)) {
+    int keywords = 0;
+    if (!PyArg_ParseTuple(args, "O|OOOOOO!nnOp:_dispatch_set", &first, &root, &code, &defaults, &slow,
+                          &on, &PyTuple_Type, &self_args, &nargs, &most, &kwdefaults, &keywords)) {
         return NULL;
     }
     if (first == Py_None) {
@@ -428,6 +456,7 @@ dispatch_set(PyObject *op, PyObject *args)
     Py_XSETREF(d->self_arg, PyTuple_GET_SIZE(self_args) ? Py_NewRef(PyTuple_GET_ITEM(self_args, 0)) : NULL);
     d->nargs = nargs;
     d->most = most;
+    d->keywords = keywords;
     Py_XSETREF(d->first, Py_NewRef(first));  /* last: armed only once all of it is set */
     Py_RETURN_NONE;
 }
@@ -725,7 +754,7 @@ PyInit__cfast(void)
     }
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 3) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 4) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -18,6 +18,7 @@ class DispatchBase:
         nargs: int = ...,
         most: int = ...,
         kwdefaults: dict[str, Any] | None = ...,
+        keywords: bool = ...,
         /,
     ) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -13,11 +13,13 @@ they change (`install`), one of three ways:
   all have defaults: the entries' *exact* link functions (guard and region in one
   function with the root's parameters and defaults, `regions/links.py`), each calling the
   next where its guard fails; the C ``__call__`` checks that the call may take them (as
-  many positional arguments as the root takes, no keywords, nobody measuring, the root's
-  ``__code__``, ``__defaults__`` and ``__kwdefaults__`` the same objects), counts it and
-  calls the first -- or, where the entries are specialized on the values of some
-  positional arguments, the one a table keyed by those arguments picks (keyed dispatch,
-  below);
+  many positional arguments as the root takes and no keywords -- or keywords too, where
+  the links bind them as the root does, `links.keywords_bind`, and the root's
+  ``__qualname__`` is the links' -- nobody measuring, the root's ``__code__``,
+  ``__defaults__`` and ``__kwdefaults__`` the same objects), counts it and calls the first
+  with the call's arguments -- or, for a call without keywords where the entries are
+  specialized on the values of some positional arguments, the one a table keyed by those
+  arguments picks (keyed dispatch, below);
 - `_chain`, for a root without defaults: the entries' *chain* link functions, each calling
   the next where its guard fails, the first one the ``__call__``: a hit on the first
   entry costs one frame and one binding, done by Python;
@@ -39,7 +41,8 @@ arguments (a NaN, a tuple, an argument not specialized): no table, the plain cha
 table holds only scalars, types and the links.  The plain chain stays the reference
 (``keyed_dispatch = False`` on a captured function; `tests/test_keyed_dispatch.py`).
 
-Everything else -- keyword arguments (for the generated call), a measured call
+Everything else -- keyword arguments (for the generated and chained calls, and for the C
+call where the links' parameters are not the root's own), a measured call
 (`bcfront.timing`), a miss -- goes to the plain ``__call__``, which does what it always
 did.  Same entries, same order, same result: `tests/test_fast_call.py` compares them.
 """
@@ -209,7 +212,7 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
         return False
     ref = weakref.ref(cf)
 
-    def missed(*args, **kwargs):  # counted in C already; kwargs: keyword-only defaults
+    def missed(*args, **kwargs):  # counted in C already; kwargs: keyword-only ones, **kwargs'
         return ref()._miss(args, kwargs)
 
     links = [e.link for e in entries]
@@ -220,8 +223,9 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     most = sys.maxsize if n.varargs else n.nargs - bound
     least = max(n.nargs - bound - len(defaults or ()), 0)  # (the bound self may have one too)
     self_args = (cf._self,) if bound else ()
+    keywords = all(n.keywords_bind for n in names)  # a call with keywords binds to the links
     cf._dispatch_set(
-        links[0], root, code, defaults, plain_call, timing_on, self_args, least, most, kwdefaults
+        links[0], root, code, defaults, plain_call, timing_on, self_args, least, most, kwdefaults, keywords
     )
     keyed = keyed_table(entries, links, code, bound) if cf.keyed_dispatch else None
     if keyed is not None:

@@ -1,7 +1,7 @@
 """The C cached call (`bcfront/_cfast.c`'s `DispatchBase`, armed by `bcfront.fast_call._arm`
 with exact links) for roots with ``**kwargs`` and/or keyword-only parameters that all have
-defaults: a call without keywords takes it, one with keywords goes the plain way, and a
-``__kwdefaults__`` rebound or changed in place after capture is seen as plain Python sees
+defaults: a call without keywords takes it (and one with keywords: `test_kw_calls.py`), and
+a ``__kwdefaults__`` rebound or changed in place after capture is seen as plain Python sees
 it.  Oracle: the plain Python function (same arguments, same change), and for the C call
 on its own the calling convention its docstring states.  Pure Python."""
 
@@ -81,12 +81,12 @@ def test_a_positional_call_takes_the_c_call(fn, calls):
         (both, (), {"a": 1}),
     ],
 )
-def test_a_call_with_keywords_goes_the_plain_way(fn, args, kwargs):
+def test_a_call_with_keywords_takes_the_c_call_too(fn, args, kwargs):
     cf = bcfront.capture(fn)
     cf(1)
     assert _c_armed(cf)
     for _ in range(2):
-        assert _fast_calls(cf, *args, **kwargs) == (fn(*args, **kwargs), False)
+        assert _fast_calls(cf, *args, **kwargs) == (fn(*args, **kwargs), True)
     assert _fast_calls(cf, 1) == (fn(1), True)  # armed still
 
 
@@ -106,7 +106,7 @@ def test_a_bound_method_with_a_keyword_only_default():
     cf = bcfront.capture(box.m)
     cf(1)
     assert _c_armed(cf)
-    assert [_fast_calls(cf, 3), _fast_calls(cf, 3, scale=5)] == [(6, True), (15, False)]
+    assert [_fast_calls(cf, 3), _fast_calls(cf, 3, scale=5)] == [(6, True), (15, True)]
 
 
 def _fresh():

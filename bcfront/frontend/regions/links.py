@@ -10,14 +10,16 @@ Two kinds, by who calls the first link:
   what the root does not, and a call that passes such things, leaves a parameter out or is
   measured goes the slow way (the plain call).  It counts the call.
 - an *exact* link is called from C (`bcfront/_cfast.c`) with the call's positional
-  arguments, after the C side has checked that the root takes that many, that there are
-  no keywords, that nobody measures and that the root's ``__code__`` is the traced one,
-  and counted the call: its parameters are the root's and nothing else, with the root's
-  ``__defaults__`` and ``__kwdefaults__`` (the very objects, which the C call checks the
-  root still has; a keyword-only default changed in place is then the link's too, and
-  its guard checks it as the argument it is).  For a root whose keyword-only parameters
-  all have defaults (a call without keywords binds them all; ``*args`` and ``**kwargs``
-  are fine: the latter is empty).  A region that ends raising its result
+  arguments, after the C side has checked that the root takes that many, that nobody
+  measures and that the root's ``__code__`` is the traced one, and counted the call --
+  or with the call's keywords too, where the link binds them as the root does
+  (`keywords_bind`: Python's binding of the link, errors included, is then the root's,
+  and the C call leaves the count checks to it): its parameters are the root's and
+  nothing else, with the root's ``__defaults__`` and ``__kwdefaults__`` (the very
+  objects, which the C call checks the root still has; a keyword-only default changed in
+  place is then the link's too, and its guard checks it as the argument it is).  For a
+  root whose keyword-only parameters all have defaults (a call without keywords binds
+  them all; ``*args`` and ``**kwargs`` are fine).  A region that ends raising its result
   returns ``raised(result)`` instead, and the C call raises it: the link's frame is not
   in the traceback (a Python ``raise`` puts it there), and its locals, which hold the
   exception, make no cycle with the exception's traceback (the collector's work).
@@ -30,7 +32,7 @@ defaults a chain link (a call leaving one out would go the slow way each time):
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...cfast import C
 from .codegen import compile_function
@@ -53,6 +55,7 @@ class LinkNames:
     code: object = None  # the root's ``__code__`` the exact link was traced with
     defaults: tuple | None = None  # ... and its ``__defaults__``, which the link has too
     kwdefaults: dict | None = None  # ... and its ``__kwdefaults__``: the link's, the same dict
+    keywords_bind: bool = False  # an exact link binds a keyword call as the root does (below)
 
     @property
     def exact(self) -> bool:
@@ -168,7 +171,30 @@ def link_function(
     if names.exact:
         link.__defaults__ = names.defaults  # the same tuple: the C call compares it
         link.__kwdefaults__ = names.kwdefaults  # the same dict (not a copy): so does it
+        names = replace(names, keywords_bind=keywords_bind(link.__code__, root.__code__))
     return link, names
+
+
+def keywords_bind(link_code, root_code) -> bool:
+    """Whether a call with keywords binds to the link with the code `link_code` exactly as to
+    the root with `root_code` -- the same values to the same parameters, or the same
+    TypeError, message and all -- given the root's own defaults (the very objects, which the
+    C call checks) and its ``__qualname__`` (which Python's binding errors name; the C call
+    checks that too): where the link's named parameters are the root's, in order, of the
+    same kinds (``*args`` and ``**kwargs`` as the root has them, whatever their names).  Not
+    so where the root has compiler-made names (a comprehension's ``.0``: the link takes
+    ``*___args`` instead)."""
+    named = root_code.co_argcount + root_code.co_kwonlyargcount  # co_varnames' first ones
+    return (
+        link_code.co_varnames[:named] == root_code.co_varnames[:named]
+        and link_code.co_argcount == root_code.co_argcount
+        and link_code.co_posonlyargcount == root_code.co_posonlyargcount
+        and link_code.co_kwonlyargcount == root_code.co_kwonlyargcount
+        and link_code.co_flags & _STARS == root_code.co_flags & _STARS
+    )
+
+
+_STARS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 
 def _returning_raise(region_body: list[str], raises, ns) -> list[str]:
