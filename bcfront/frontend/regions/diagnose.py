@@ -23,7 +23,10 @@ def _compile(root, expr, what: str):
         return None
     parts, params = sig
     ns = Namespace(params, reserved_prefix(code))
-    text = expr(ns)
+    try:
+        text = expr(ns)
+    except KeyError:  # a local this signature cannot name (a comprehension's `.0`): no diagnosis
+        return None
     name = f"{ns.prefix}{what}"
     src = function_source(name, parts, [f"    return {text}"])
     fn = compile_function(src, ns, name, f"bcfront:{what}")
@@ -60,6 +63,8 @@ def _actual(root, g, args, kwargs) -> str:
         except Exception as e:  # noqa: BLE001 - reading state failed; say so
             return f"<{type(e).__name__}>"
     fn = _compile(root, lambda ns: g.source.expr(ns), "value")
+    if fn is None:
+        return "<not readable here>"
     try:
         v = fn(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - the value cannot be fetched; the report says why
