@@ -45,7 +45,7 @@ capture.registry = _capture_module.registry
 capture.CapturedFunction = _capture_module.CapturedFunction
 
 
-def explain(fn, *args, **kwargs):
+def explain(fn, /, *args, **kwargs):
     """Run `fn` once under capture and return a `Report` of graphs, breaks, guards."""
     return _explain_module.explain(fn, *args, **kwargs)
 

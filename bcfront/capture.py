@@ -94,7 +94,7 @@ def _outside_bcfront_level() -> int:
     return 1
 
 
-def _call_object(obj, *args, **kwargs):
+def _call_object(obj, /, *args, **kwargs):
     """The root traced for a callable object (and a module with hooks): ``obj(*args)``."""
     return obj(*args, **kwargs)
 
@@ -216,7 +216,7 @@ class CapturedFunction(fast_call.DispatchBase):
     def calls(self, n: int) -> None:
         self._call_count[0] = n - self._dispatch_calls
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):  # (`self=` is the call's own keyword)
         if ON[0] and not self._timing:
             return self._measured(args, kwargs)  # comes back here, timed
         self._call_count[0] += 1  # (`calls`, without its property's get and set)

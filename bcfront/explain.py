@@ -27,7 +27,7 @@ from . import report, timing
 from .capture import CapturedFunction, capture, function_report
 
 
-def explain(fn, *args, **kwargs) -> report.Report:
+def explain(fn, /, *args, **kwargs) -> report.Report:
     if isinstance(fn, CapturedFunction):
         cf = CapturedFunction(
             fn.target,

@@ -368,7 +368,7 @@ def install(cf, plain_call, timing_on, bound: bool) -> None:
             return
     args = "___a" if bound else "args"
     lines = [
-        "def __call__(self, *args, **kwargs):",
+        "def __call__(self, /, *args, **kwargs):",
         "    if kwargs or ___timing_on[0]:",
         "        return ___plain(self, *args, **kwargs)",
         # not self.calls: self's attributes are read through CapturedFunction.__getattr__'s

@@ -38,7 +38,7 @@ class FSDPCall:
     def __init__(self, module, fn, body) -> None:
         self.ref, self.cls, self.fn, self.body = weakref.ref(module), type(module), fn, body
 
-    def guard(self, module, *args, **kwargs) -> bool:
+    def guard(self, module, /, *args, **kwargs) -> bool:
         own = module.__dict__.get("forward", _NONE)
         return (
             module is self.ref()
@@ -47,7 +47,7 @@ class FSDPCall:
             and (own is _NONE or own is self.body)  # (ours: a recursive call)
         )
 
-    def __call__(self, module, *args, **kwargs):
+    def __call__(self, module, /, *args, **kwargs):
         d = module.__dict__
         prev = d.get("forward", _NONE)
         d["forward"] = self.body  # read by Module._call_impl after the pre-hooks

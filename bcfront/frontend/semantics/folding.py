@@ -48,7 +48,7 @@ def as_symbolic(e: Exception) -> SymbolicRaise:
     return SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args]))
 
 
-def fold(fn, *args, **kwargs) -> Value:
+def fold(fn, /, *args, **kwargs) -> Value:
     """Call a pure function on constants; its exceptions become symbolic exceptions."""
     try:
         return Const(fn(*args, **kwargs))

@@ -282,7 +282,7 @@ class FSDPModuleCall:
         self.__qualname__ = self.__name__
         self.__module__ = ""  # (printed by its name alone)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         from .collectives import on_fakes  # (imports torch: not at this module's import)
 
         if on_fakes([a for a in args if hasattr(a, "shape")]):  # a re-run on fakes (alias facts)

@@ -22,7 +22,7 @@ class SlotMethod:
         self.__name__ = name
         self.__qualname__ = f"{owner}.{name}"
 
-    def __call__(self, obj, *args, **kwargs):
+    def __call__(self, obj, /, *args, **kwargs):
         return getattr(type(obj), self.__name__)(obj, *args, **kwargs)
 
     def __get__(self, obj, owner=None):
