@@ -113,7 +113,7 @@ class CapturedFunction(fast_call.DispatchBase):
     # test sets it False on an instance (before its first call) for the pure-Python chain.
     exact_links = fast_call.HAVE_C
     # The C call picks the first link to try by the arguments' values where the entries are
-    # specialized on them (`fast_call.keyed_table`); a test sets it False for the plain chain.
+    # specialized on them (`keyed_dispatch.keyed_table`); a test sets it False for the plain chain.
     keyed_dispatch = True
 
     # The regions layer reads the root wrapper here, from the `cf` it is handed,

@@ -1,4 +1,4 @@
-"""Keyed dispatch of the C call (`bcfront.fast_call.keyed_table`): where a captured
+"""Keyed dispatch of the C call (`bcfront.keyed_dispatch.keyed_table`): where a captured
 function's entries are specialized on the values of the same positional arguments, the
 call picks the first link to run by those arguments' exact types and values instead of
 trying every earlier entry's guard.  Oracles: the plain Python function (results), the
@@ -19,7 +19,7 @@ import weakref
 import pytest
 
 import bcfront
-from bcfront import fast_call
+from bcfront import fast_call, keyed_dispatch
 from bcfront.capture import CapturedFunction
 
 if not fast_call.HAVE_C:
@@ -141,7 +141,7 @@ def test_keyed_and_plain_chain_run_the_same_entry_on_many_calls():
         assert CapturedFunction.__call__(keyed, *args) == want  # the plain loop too
         assert len(keyed._entries) == len(plain._entries)  # same misses: same recompiles
     assert skipped > 1000  # entries the table skipped
-    assert fast_call.keyed_table(keyed._entries, [e.link for e in keyed._entries], mixed.__code__, False)
+    assert keyed_dispatch.keyed_table(keyed._entries, [e.link for e in keyed._entries], mixed.__code__, False)
 
 
 def test_a_keyed_call_runs_one_link_where_the_chain_runs_one_per_earlier_entry():
@@ -325,10 +325,10 @@ def test_the_table_holds_only_scalars_types_and_links():
     for args in [(1, "p", ()), (2.5, "p", ()), ("s", "p", ()), (b"b", "p", ()), (None, "p", ())]:
         cf(*args)
     links = [e.link for e in cf._entries]
-    positions, table = fast_call.keyed_table(cf._entries, links, mixed.__code__, False)
+    positions, table = keyed_dispatch.keyed_table(cf._entries, links, mixed.__code__, False)
     assert positions == (0,)
     for value, by_type in table.items():
-        assert type(value) in fast_call.KEY_TYPES
+        assert type(value) in keyed_dispatch.KEY_TYPES
         pairs = [by_type] if type(by_type) is tuple else list(by_type.items())
         for t, link in pairs:
             assert t is type(value) and link in links

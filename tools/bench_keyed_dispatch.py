@@ -2,7 +2,7 @@
 """The cached call of a function specialized on an int argument, with 1, 5 and 50 entries,
 calling the last one: ns per call natively, through the plain chain of exact links
 (``keyed_dispatch = False``: the path before the keyed table) and through the C call's
-keyed table (`bcfront.fast_call.keyed_table`), side by side in one run, medians of
+keyed table (`bcfront.keyed_dispatch.keyed_table`), side by side in one run, medians of
 repeated batches, interleaved.
 
 Usage: PYTHONPATH=. python tools/bench_keyed_dispatch.py [--repeat N]
