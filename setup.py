@@ -1,5 +1,5 @@
-"""The C part of bcfront: two optional extensions, `bcfront/_cfast.c` (the cached call's
-fast path) and `bcfront/_canalysis.c` (the analyzer's kernels).  Where they cannot be
+"""The C part of bcfront: two optional extensions, `bcfront._cfast` (the cached call's fast
+path: `_cfast.c` and `_cchecks.c`) and `bcfront._canalysis` (the analyzer's kernels).  Where they cannot be
 built (no compiler), bcfront runs its pure-Python paths; everything else is in
 pyproject.toml."""
 
@@ -7,7 +7,7 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("bcfront._cfast", ["bcfront/_cfast.c"], optional=True),
+        Extension("bcfront._cfast", ["bcfront/_cfast.c", "bcfront/_cchecks.c"], optional=True),
         Extension("bcfront._canalysis", ["bcfront/_canalysis.c"], optional=True),
     ]
 )

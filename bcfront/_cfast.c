@@ -17,7 +17,9 @@
  *    type(method.__self__))`, for a guard's check of a builtin method held somewhere;
  *  - `raised(exc, chain)`: what an exact link returns to have `DispatchBase`'s call raise
  *    `exc` in its stead (a cached raise: the link's frame is then not in the traceback, and its
- *    locals, which hold the exception, make no reference cycle with it).
+ *    locals, which hold the exception, make no reference cycle with it);
+ *  - `CheckedLink` (in `_cchecks.c`, built into this module): an exact link whose checks
+ *    run in C, as a small program compiled from the link's own checks.
  *
  * `DispatchBase` is the base class of `bcfront.CapturedFunction` where this module is built.
  * `fast_call` arms an instance (`_dispatch_set`) with the first of its entries' exact link
@@ -271,11 +273,14 @@ dispatch_pick(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
  * first link's (the one it had when traced; a rename since goes the slow way).  The link's
  * binding then does the root's, and raises its errors: no count checks here (too few
  * positional arguments may be completed by keywords, too many fail as the root's call). */
+PyObject *cchecks_link_of(PyObject *o); /* _cchecks.c: a CheckedLink's Python link, else o */
+
 static int
 keywords_bind(DispatchBase *d)
 {
-    return d->keywords && PyFunction_Check(d->first)
-        && ((PyFunctionObject *)d->first)->func_qualname == ((PyFunctionObject *)d->root)->func_qualname;
+    PyObject *first = cchecks_link_of(d->first); /* a CheckedLink passes keywords to its link */
+    return d->keywords && PyFunction_Check(first)
+        && ((PyFunctionObject *)first)->func_qualname == ((PyFunctionObject *)d->root)->func_qualname;
 }
 
 static PyObject *
@@ -742,6 +747,8 @@ static struct PyModuleDef cfast_module = {
     cfast_functions,
 };
 
+int cchecks_add(PyObject *module); /* _cchecks.c */
+
 PyMODINIT_FUNC
 PyInit__cfast(void)
 {
@@ -753,8 +760,9 @@ PyInit__cfast(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
+        || cchecks_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 4) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -115,6 +115,9 @@ class CapturedFunction(fast_call.DispatchBase):
     # The C call picks the first link to try by the arguments' values where the entries are
     # specialized on them (`keyed_dispatch.keyed_table`); a test sets it False for the plain chain.
     keyed_dispatch = True
+    # An exact link's checks run as a C program (`regions/check_program.py`, `_cchecks.c`)
+    # where one can be made; a test sets it False for the Python links, its reference.
+    checked_links = True
 
     # The regions layer reads the root wrapper here, from the `cf` it is handed,
     # instead of importing this module (it sits above regions).

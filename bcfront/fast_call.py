@@ -203,9 +203,13 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     def missed(*args, **kwargs):  # counted in C already; kwargs: keyword-only ones, **kwargs'
         return ref()._miss(args, kwargs)
 
-    links = [e.link for e in entries]
+    # each entry's CheckedLink (its checks in C) where it has one and they are on, else its link
+    checked = cf.checked_links
+    links = [(n.checked if checked and n.checked is not None else e.link) for e, n in zip(entries, names)]
     for e, link, after in zip(entries, links, [*links[1:], missed]):
-        link.__globals__[e.link_names.next] = after
+        e.link.__globals__[e.link_names.next] = after
+        if link is not e.link:
+            link.next = after
         object.__setattr__(e, "owner", ref)
     n = names[0]
     most = sys.maxsize if n.varargs else n.nargs - bound

@@ -35,6 +35,7 @@ import inspect
 from dataclasses import dataclass, replace
 
 from ...cfast import C
+from .check_program import LinkParameters, Refused, compile_checks, region_result
 from .codegen import compile_function
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
@@ -56,6 +57,8 @@ class LinkNames:
     defaults: tuple | None = None  # ... and its ``__defaults__``, which the link has too
     kwdefaults: dict | None = None  # ... and its ``__kwdefaults__``: the link's, the same dict
     keywords_bind: bool = False  # an exact link binds a keyword call as the root does (below)
+    # an exact link's checks run in C (`_cfast.CheckedLink`, next unset), or None: no program
+    checked: object = None
 
     @property
     def exact(self) -> bool:
@@ -153,7 +156,8 @@ def link_function(
         passing = exact_sig.passing
         head = []
         signature = ", ".join(params)
-        inner += [*_returning_raise(region_body, raises, ns), "    return None"]
+        region_lines = [*_returning_raise(region_body, raises, ns), "    return None"]
+        inner += region_lines
     else:
         names, signature, head, passing = _chain_head(root, ns, parts)
         inner += [f"    {names.count}[0] += 1", *region_body, "    return None"]
@@ -172,7 +176,47 @@ def link_function(
         link.__defaults__ = names.defaults  # the same tuple: the C call compares it
         link.__kwdefaults__ = names.kwdefaults  # the same dict (not a copy): so does it
         names = replace(names, keywords_bind=keywords_bind(link.__code__, root.__code__))
+        returned = region_lines[:-1] == region_body  # the region's own code: no raise made a return
+        body = region if returned else None
+        checked = checked_link(link, ns, guard_lines, miss, region_lines, params, body, f"{prefix}body", tag)
+        names = replace(names, checked=checked)
     return link, names
+
+
+def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, tag):
+    """The exact `link` with its checks as a C program (`check_program`) and its region's
+    code `region_lines` as a function of the link's parameters and defaults -- `body`, the
+    region function, where it is that code, else one compiled here -- or None where the
+    program cannot be made (the link serves alone)."""
+    if C is None or getattr(C, "CheckedLink", None) is None:
+        return None
+    sig = _Parameters.of(params)
+    local_names = link.__code__.co_varnames + link.__code__.co_cellvars
+    parameters = LinkParameters(tuple(sig.positional), sig.star, tuple(sig.kwonly), sig.dstar)
+    scope = link.__globals__  # the link's own copy of the namespace (`DeferredFunction`)
+    try:
+        program = compile_checks(guard_lines, miss, scope, parameters, local_names)
+    except Refused:
+        return None
+    if body is None:  # a region ending in a raise: the body returns `raised(...)` as the link
+        while name in scope:  # not a constant's name: the function would take its place
+            name += "_"
+        src = f"def {name}({', '.join(params)}):\n" + "\n".join(region_lines) + "\n"
+        body = compile_function(src, ns, name, f"bcfront:exact link {link.__qualname__} {tag}")
+        body.__name__, body.__qualname__ = link.__name__, link.__qualname__
+        body.__defaults__, body.__kwdefaults__ = link.__defaults__, link.__kwdefaults__
+    return C.CheckedLink(
+        program.code,
+        program.consts,
+        program.nlocals,
+        program.depth,
+        len(sig.positional),
+        sig.star is not None,
+        program.guarded,
+        body,
+        link,
+        region_result(region_lines, scope, local_names),
+    )
 
 
 def keywords_bind(link_code, root_code) -> bool:

@@ -1,0 +1,789 @@
+/* Checked links: an exact link's guard evaluated in C (part of `bcfront._cfast`).
+ *
+ * A `CheckedLink` stands for one exact link function (`frontend/regions/links.py`) in the
+ * chain the cached call runs (`bcfront.fast_call`).  It holds the link's checks as a small
+ * stack program (`frontend/regions/check_program.py` compiles it from the very statements
+ * the Python link runs, and refuses what it cannot translate exactly), the region's code as
+ * a Python function with the link's own parameters (`body`), the Python link itself and the
+ * next callable of the chain.  Called with positional arguments that bind to the link's
+ * parameters as positional ones, it runs the program on them: where it passes, it returns
+ * `body(*args)` -- or the constant the region returns, if it returns nothing else; where a
+ * check fails, or raises an Exception (the Python link's `except Exception: break`), it goes
+ * on to `next` -- in a loop while the next is a CheckedLink too, without growing the C stack.
+ * Anything else (keywords, a count of arguments the link would bind otherwise) calls the
+ * Python link, which does what it always did.  The Python link is the reference: each op
+ * below does what the Python expression it stands for does, in the same order, calling the
+ * same functions -- `x == k` is `PyObject_RichCompare` then truth, not
+ * `PyObject_RichCompareBool` (which says a NaN equals itself).
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+/* the ops; check_program.py's OPS names them in this order (the test compares) */
+enum {
+    OP_END,           /* the checks passed */
+    OP_MISS,          /* a check failed */
+    OP_PARAM,         /* push positional parameter `arg`: the argument, or its default */
+    OP_STAR_ITEM,     /* push item `arg` of the *args parameter (IndexError past its end) */
+    OP_STAR_LEN,      /* push len of the *args parameter */
+    OP_STAR,          /* push the *args parameter (a new tuple) */
+    OP_DSTAR,         /* push the **kwargs parameter (a new empty dict: no keywords here) */
+    OP_KWONLY,        /* push keyword-only parameter consts[arg]: the link's __kwdefaults__[name] */
+    OP_CONST,         /* push consts[arg] */
+    OP_LOCAL,         /* push local `arg` (UnboundLocalError if unset) */
+    OP_STORE,         /* pop into local `arg` */
+    OP_DUP,           /* push the top again */
+    OP_POP,           /* drop the top */
+    OP_ATTR,          /* x = pop; push getattr(x, consts[arg]) */
+    OP_ITEM,          /* x = pop; push x[consts[arg]] */
+    OP_SUBSCR,        /* k = pop, x = pop; push x[k] */
+    OP_STORE_SUBSCR,  /* k = pop, x = pop, v = pop; x[k] = v */
+    OP_CALL,          /* `arg` arguments over the callable; push callable(*arguments) */
+    OP_TYPE,          /* x = pop; push type(x) */
+    OP_LEN,           /* x = pop; push len(x) */
+    OP_COMPARE,       /* b = pop, a = pop; push `a <op> b`, op = arg: Py_LT..Py_GE, then is, is not, in, not in */
+    OP_NOT,           /* x = pop; push not x */
+    OP_NEG,           /* x = pop; push -x */
+    OP_BUILD_TUPLE,   /* `arg` items; push them as a tuple */
+    OP_JUMP,          /* go to `arg` */
+    OP_JUMP_IF_FALSE_OR_POP, /* `and`: the top is false: go to `arg`, keeping it; else pop */
+    OP_JUMP_IF_TRUE_OR_POP,  /* `or` */
+    OP_POP_JUMP_IF_FALSE,
+    OP_POP_JUMP_IF_TRUE,
+    /* a conjunct of `if not (a and b ...): miss`: pop x; a miss unless ... */
+    OP_ASSERT_TRUE,   /* x is true */
+    OP_ASSERT_TYPE,   /* type(x) is consts[arg] */
+    OP_ASSERT_IS,     /* x is consts[arg] */
+    OP_ASSERT_IS_NOT, /* x is not consts[arg] */
+    OP_ASSERT_EQ,     /* x == consts[arg], true */
+    OP_ASSERT_LEN,    /* len(x) == arg */
+    OP_ASSERT_IN,     /* consts[arg] in x */
+    OP_ASSERT_NOT_IN, /* consts[arg] not in x */
+    OP_MODULE_ATTR,   /* ATTR of a name no attribute of ModuleType has: an exact module's dict first */
+    OP_CELL_CONTENTS, /* x = pop; push x.cell_contents (an exact cell's read directly) */
+    OP_COUNT
+};
+
+#define COMPARE_IS 6
+#define COMPARE_IS_NOT 7
+#define COMPARE_IN 8
+#define COMPARE_NOT_IN 9
+
+typedef struct {
+    int op;
+    Py_ssize_t arg;
+} Instr;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Instr *code;
+    Py_ssize_t ncode;
+    PyObject *consts;   /* tuple */
+    Py_ssize_t nlocals; /* locals the checks assign (module views, memo cells' reads) */
+    Py_ssize_t depth;   /* most values on the stack */
+    Py_ssize_t npos;    /* the link's positional parameters */
+    int star;           /* it takes *args */
+    int guarded;        /* the checks are in `try: ... except Exception: <miss>` */
+    PyObject *body;     /* body(*args): the region's code, where the checks pass */
+    PyObject *link;     /* the Python link: called where this does not bind the call itself */
+    PyObject *next;     /* called where a check fails */
+    PyObject *result;   /* the constant the region returns, or NULL: call `body` */
+    Py_ssize_t hits;    /* calls whose checks passed here (for tests and explain) */
+} CheckedLink;
+
+static PyTypeObject CheckedLinkType;
+
+/* where `args` bind to the link's parameters positionally: no more than it takes, and no
+ * fewer than its positional parameters without a default (the defaults read now: the C call
+ * checks the root still has the link's) */
+static int
+binds_positionally(CheckedLink *c, Py_ssize_t n)
+{
+    if (!c->star && n > c->npos) {
+        return 0;
+    }
+    PyObject *defaults = PyFunction_GET_DEFAULTS(c->link);
+    Py_ssize_t nd = defaults != NULL ? PyTuple_GET_SIZE(defaults) : 0;
+    return n >= c->npos - nd;
+}
+
+static PyObject *
+param(CheckedLink *c, PyObject *const *args, Py_ssize_t n, Py_ssize_t i)
+{
+    if (i < n) {
+        return Py_NewRef(args[i]);
+    }
+    PyObject *defaults = PyFunction_GET_DEFAULTS(c->link);
+    Py_ssize_t nd = defaults != NULL ? PyTuple_GET_SIZE(defaults) : 0;
+    Py_ssize_t d = i - (c->npos - nd);
+    if (defaults == NULL || d < 0 || d >= nd) {
+        PyErr_SetString(PyExc_SystemError, "CheckedLink: a parameter without an argument");
+        return NULL;
+    }
+    return Py_NewRef(PyTuple_GET_ITEM(defaults, d));
+}
+
+static PyObject *
+star_tuple(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
+{
+    Py_ssize_t from = n < c->npos ? n : c->npos;
+    PyObject *t = PyTuple_New(n - from);
+    if (t == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = from; i < n; i++) {
+        PyTuple_SET_ITEM(t, i - from, Py_NewRef(args[i]));
+    }
+    return t;
+}
+
+static PyObject *
+compare(PyObject *a, PyObject *b, Py_ssize_t op)
+{
+    int r;
+    switch (op) {
+    case COMPARE_IS:
+        return Py_NewRef(a == b ? Py_True : Py_False);
+    case COMPARE_IS_NOT:
+        return Py_NewRef(a != b ? Py_True : Py_False);
+    case COMPARE_IN:
+    case COMPARE_NOT_IN:
+        r = PySequence_Contains(b, a);
+        if (r < 0) {
+            return NULL;
+        }
+        return Py_NewRef((r == (op == COMPARE_IN)) ? Py_True : Py_False);
+    default:
+        return PyObject_RichCompare(a, b, (int)op);
+    }
+}
+
+/* 1: the checks pass; 0: one fails (or raises an Exception, where guarded); -1: an error */
+static int
+run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
+{
+    PyObject *small_stack[16], *small_locals[8];
+    PyObject **stack = c->depth <= 16 ? small_stack : PyMem_Calloc(c->depth, sizeof(PyObject *));
+    PyObject **locals = c->nlocals <= 8 ? small_locals : PyMem_Calloc(c->nlocals, sizeof(PyObject *));
+    if (stack == NULL || locals == NULL) {
+        if (stack != NULL && stack != small_stack) {
+            PyMem_Free(stack);
+        }
+        if (locals != NULL && locals != small_locals) {
+            PyMem_Free(locals);
+        }
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < c->nlocals; i++) {
+        locals[i] = NULL;
+    }
+    Py_ssize_t sp = 0, pc = 0;
+    int outcome = -1;
+    PyObject *x, *y, *z;
+    int t;
+#define PUSH(v) do { if (sp >= c->depth) goto overflow; stack[sp++] = (v); } while (0)
+#define POP() (sp > 0 ? stack[--sp] : NULL)
+#define NEED(k) do { if (sp < (k)) goto underflow; } while (0)
+#define CONST(i) PyTuple_GET_ITEM(c->consts, (i))
+#define CHECKED(v) do { PyObject *_v = (v); if (_v == NULL) goto error; PUSH(_v); } while (0)
+    for (;;) {
+        Instr in = c->code[pc++];
+        switch (in.op) {
+        case OP_END:
+            outcome = 1;
+            goto done;
+        case OP_MISS:
+            outcome = 0;
+            goto done;
+        case OP_PARAM:
+            CHECKED(param(c, args, n, in.arg));
+            break;
+        case OP_STAR_ITEM:
+            if (c->npos + in.arg >= n) {
+                PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+                goto error;
+            }
+            PUSH(Py_NewRef(args[c->npos + in.arg]));
+            break;
+        case OP_STAR_LEN:
+            CHECKED(PyLong_FromSsize_t(n > c->npos ? n - c->npos : 0));
+            break;
+        case OP_STAR:
+            CHECKED(star_tuple(c, args, n));
+            break;
+        case OP_DSTAR:
+            CHECKED(PyDict_New());
+            break;
+        case OP_KWONLY: {
+            PyObject *kwdefaults = PyFunction_GET_KW_DEFAULTS(c->link);
+            x = kwdefaults != NULL ? PyDict_GetItemWithError(kwdefaults, CONST(in.arg)) : NULL;
+            if (x == NULL) {
+                if (!PyErr_Occurred()) {
+                    PyErr_SetString(PyExc_SystemError, "CheckedLink: a keyword-only parameter without a default");
+                }
+                goto error;
+            }
+            PUSH(Py_NewRef(x));
+            break;
+        }
+        case OP_CONST:
+            PUSH(Py_NewRef(CONST(in.arg)));
+            break;
+        case OP_LOCAL:
+            if (locals[in.arg] == NULL) {
+                PyErr_SetString(PyExc_UnboundLocalError, "a check's local read before it is set");
+                goto error;
+            }
+            PUSH(Py_NewRef(locals[in.arg]));
+            break;
+        case OP_STORE:
+            NEED(1);
+            x = POP();
+            Py_XSETREF(locals[in.arg], x);
+            break;
+        case OP_DUP:
+            NEED(1);
+            x = Py_NewRef(stack[sp - 1]);
+            PUSH(x);
+            break;
+        case OP_POP:
+            NEED(1);
+            Py_DECREF(POP());
+            break;
+        case OP_ATTR:
+            NEED(1);
+            x = POP();
+            y = PyObject_GetAttr(x, CONST(in.arg));
+            Py_DECREF(x);
+            CHECKED(y);
+            break;
+        case OP_MODULE_ATTR:
+            NEED(1);
+            x = POP();
+            if (Py_IS_TYPE(x, &PyModule_Type)) {
+                /* generic attribute lookup finds no descriptor on the type for this name
+                 * (check_program.py asks): the instance dict decides, else __getattr__ */
+                y = PyDict_GetItemWithError(PyModule_GetDict(x), CONST(in.arg));
+                if (y != NULL) {
+                    Py_INCREF(y);
+                    Py_DECREF(x);
+                    PUSH(y);
+                    break;
+                }
+                if (PyErr_Occurred()) {
+                    Py_DECREF(x);
+                    goto error;
+                }
+            }
+            y = PyObject_GetAttr(x, CONST(in.arg));
+            Py_DECREF(x);
+            CHECKED(y);
+            break;
+        case OP_CELL_CONTENTS:
+            NEED(1);
+            x = POP();
+            if (Py_IS_TYPE(x, &PyCell_Type)) {
+                y = PyCell_GET(x);
+                if (y == NULL) {
+                    Py_DECREF(x);
+                    PyErr_SetString(PyExc_ValueError, "Cell is empty"); /* the getter's error */
+                    goto error;
+                }
+                Py_INCREF(y);
+            }
+            else {
+                y = PyObject_GetAttrString(x, "cell_contents");
+            }
+            Py_DECREF(x);
+            CHECKED(y);
+            break;
+        case OP_ITEM:
+            NEED(1);
+            x = POP();
+            y = PyObject_GetItem(x, CONST(in.arg));
+            Py_DECREF(x);
+            CHECKED(y);
+            break;
+        case OP_SUBSCR:
+            NEED(2);
+            y = POP();
+            x = POP();
+            z = PyObject_GetItem(x, y);
+            Py_DECREF(x);
+            Py_DECREF(y);
+            CHECKED(z);
+            break;
+        case OP_STORE_SUBSCR:
+            NEED(3);
+            y = POP();  /* key */
+            x = POP();  /* object */
+            z = POP();  /* value */
+            t = PyObject_SetItem(x, y, z);
+            Py_DECREF(x);
+            Py_DECREF(y);
+            Py_DECREF(z);
+            if (t < 0) {
+                goto error;
+            }
+            break;
+        case OP_CALL: {
+            NEED(in.arg + 1);
+            PyObject **base = &stack[sp - in.arg - 1];
+            x = PyObject_Vectorcall(base[0], base + 1, in.arg, NULL);
+            for (Py_ssize_t i = 0; i <= in.arg; i++) {
+                Py_DECREF(base[i]);
+            }
+            sp -= in.arg + 1;
+            CHECKED(x);
+            break;
+        }
+        case OP_TYPE:
+            NEED(1);
+            x = POP();
+            y = Py_NewRef((PyObject *)Py_TYPE(x));
+            Py_DECREF(x);
+            PUSH(y);
+            break;
+        case OP_LEN: {
+            NEED(1);
+            x = POP();
+            Py_ssize_t len = PyObject_Length(x);
+            Py_DECREF(x);
+            if (len < 0) {
+                goto error;
+            }
+            CHECKED(PyLong_FromSsize_t(len));
+            break;
+        }
+        case OP_COMPARE:
+            NEED(2);
+            y = POP();
+            x = POP();
+            z = compare(x, y, in.arg);
+            Py_DECREF(x);
+            Py_DECREF(y);
+            CHECKED(z);
+            break;
+        case OP_NOT:
+            NEED(1);
+            x = POP();
+            t = PyObject_IsTrue(x);
+            Py_DECREF(x);
+            if (t < 0) {
+                goto error;
+            }
+            PUSH(Py_NewRef(t ? Py_False : Py_True));
+            break;
+        case OP_NEG:
+            NEED(1);
+            x = POP();
+            y = PyNumber_Negative(x);
+            Py_DECREF(x);
+            CHECKED(y);
+            break;
+        case OP_BUILD_TUPLE: {
+            NEED(in.arg);
+            x = PyTuple_New(in.arg);
+            if (x == NULL) {
+                goto error;
+            }
+            for (Py_ssize_t i = in.arg - 1; i >= 0; i--) {
+                PyTuple_SET_ITEM(x, i, POP());
+            }
+            PUSH(x);
+            break;
+        }
+        case OP_JUMP:
+            pc = in.arg;
+            break;
+        case OP_JUMP_IF_FALSE_OR_POP:
+        case OP_JUMP_IF_TRUE_OR_POP:
+            NEED(1);
+            t = PyObject_IsTrue(stack[sp - 1]);
+            if (t < 0) {
+                goto error;
+            }
+            if (t == (in.op == OP_JUMP_IF_TRUE_OR_POP)) {
+                pc = in.arg;
+            }
+            else {
+                Py_DECREF(POP());
+            }
+            break;
+        case OP_POP_JUMP_IF_FALSE:
+        case OP_POP_JUMP_IF_TRUE:
+            NEED(1);
+            x = POP();
+            t = PyObject_IsTrue(x);
+            Py_DECREF(x);
+            if (t < 0) {
+                goto error;
+            }
+            if (t == (in.op == OP_POP_JUMP_IF_TRUE)) {
+                pc = in.arg;
+            }
+            break;
+        case OP_ASSERT_TRUE:
+            NEED(1);
+            x = POP();
+            t = PyObject_IsTrue(x);
+            Py_DECREF(x);
+            if (t <= 0) {
+                goto failed;
+            }
+            break;
+        case OP_ASSERT_TYPE:
+            NEED(1);
+            x = POP();
+            t = (PyObject *)Py_TYPE(x) == CONST(in.arg);
+            Py_DECREF(x);
+            if (!t) {
+                outcome = 0;
+                goto done;
+            }
+            break;
+        case OP_ASSERT_IS:
+        case OP_ASSERT_IS_NOT:
+            NEED(1);
+            x = POP();
+            t = (x == CONST(in.arg)) == (in.op == OP_ASSERT_IS);
+            Py_DECREF(x);
+            if (!t) {
+                outcome = 0;
+                goto done;
+            }
+            break;
+        case OP_ASSERT_EQ:
+            NEED(1);
+            x = POP();
+            y = PyObject_RichCompare(x, CONST(in.arg), Py_EQ);
+            Py_DECREF(x);
+            if (y == NULL) {
+                goto error;
+            }
+            t = Py_IsTrue(y) ? 1 : Py_IsFalse(y) ? 0 : PyObject_IsTrue(y);
+            Py_DECREF(y);
+            if (t <= 0) {
+                goto failed;
+            }
+            break;
+        case OP_ASSERT_LEN: {
+            NEED(1);
+            x = POP();
+            Py_ssize_t len = PyObject_Length(x);
+            Py_DECREF(x);
+            if (len < 0) {
+                goto error;
+            }
+            if (len != in.arg) {
+                outcome = 0;
+                goto done;
+            }
+            break;
+        }
+        case OP_ASSERT_IN:
+        case OP_ASSERT_NOT_IN:
+            NEED(1);
+            x = POP();
+            t = PySequence_Contains(x, CONST(in.arg));
+            Py_DECREF(x);
+            if (t < 0) {
+                goto error;
+            }
+            if (t != (in.op == OP_ASSERT_IN)) {
+                outcome = 0;
+                goto done;
+            }
+            break;
+        default:
+            PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", in.op);
+            goto error;
+        }
+        continue;
+    failed: /* an ASSERT's truth test: 0 is a miss, -1 an error */
+        if (t == 0) {
+            outcome = 0;
+            goto done;
+        }
+        goto error;
+    }
+overflow:
+    PyErr_SetString(PyExc_SystemError, "CheckedLink: the program overflows its stack");
+    goto error;
+underflow:
+    PyErr_SetString(PyExc_SystemError, "CheckedLink: the program pops an empty stack");
+error:
+    /* `except Exception: <miss>` in the link: an Exception is a miss, anything else goes up */
+    outcome = c->guarded && PyErr_ExceptionMatches(PyExc_Exception) ? 0 : -1;
+    if (outcome == 0) {
+        PyErr_Clear();
+    }
+done:
+    while (sp > 0) {
+        Py_DECREF(stack[--sp]);
+    }
+    for (Py_ssize_t i = 0; i < c->nlocals; i++) {
+        Py_XDECREF(locals[i]);
+    }
+    if (stack != small_stack) {
+        PyMem_Free(stack);
+    }
+    if (locals != small_locals) {
+        PyMem_Free(locals);
+    }
+    return outcome;
+#undef PUSH
+#undef POP
+#undef NEED
+#undef CONST
+#undef CHECKED
+}
+
+static PyObject *
+checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    PyObject *cur = Py_NewRef(callable); /* held: a check may re-arm the chain and drop it */
+    while (Py_IS_TYPE(cur, &CheckedLinkType)) {
+        CheckedLink *c = (CheckedLink *)cur;
+        PyObject *res;
+        if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) || !binds_positionally(c, n)) {
+            res = PyObject_Vectorcall(c->link, args, nargsf, kwnames);
+            Py_DECREF(cur);
+            return res;
+        }
+        int passed = run(c, args, n);
+        if (passed != 0) {
+            if (passed < 0) {
+                res = NULL;
+            }
+            else {
+                c->hits++;
+                res = c->result != NULL ? Py_NewRef(c->result) : PyObject_Vectorcall(c->body, args, nargsf, NULL);
+            }
+            Py_DECREF(cur);
+            return res;
+        }
+        PyObject *next = c->next;
+        if (next == NULL) {
+            Py_DECREF(cur);
+            PyErr_SetString(PyExc_RuntimeError, "CheckedLink: not chained (no next)");
+            return NULL;
+        }
+        Py_SETREF(cur, Py_NewRef(next));
+    }
+    PyObject *res = PyObject_Vectorcall(cur, args, nargsf, kwnames);
+    Py_DECREF(cur);
+    return res;
+}
+
+static const int takes_const[OP_COUNT] = {
+    [OP_KWONLY] = 1, [OP_CONST] = 1, [OP_ATTR] = 1, [OP_ITEM] = 1, [OP_ASSERT_TYPE] = 1,
+    [OP_ASSERT_IS] = 1, [OP_ASSERT_IS_NOT] = 1, [OP_ASSERT_EQ] = 1, [OP_ASSERT_IN] = 1,
+    [OP_ASSERT_NOT_IN] = 1, [OP_MODULE_ATTR] = 1,
+};
+
+static const int takes_target[OP_COUNT] = {
+    [OP_JUMP] = 1, [OP_JUMP_IF_FALSE_OR_POP] = 1, [OP_JUMP_IF_TRUE_OR_POP] = 1,
+    [OP_POP_JUMP_IF_FALSE] = 1, [OP_POP_JUMP_IF_TRUE] = 1,
+};
+
+/* a program that cannot read out of bounds: known ops, indices in range, jumps inside,
+ * the last op an END or a MISS, nothing negative */
+static int
+validate(CheckedLink *c)
+{
+    Py_ssize_t nconsts = PyTuple_GET_SIZE(c->consts);
+    for (Py_ssize_t i = 0; i < c->ncode; i++) {
+        Instr in = c->code[i];
+        const char *wrong = NULL;
+        if (in.op < 0 || in.op >= OP_COUNT) {
+            wrong = "an unknown op";
+        }
+        else if (in.arg < 0) {
+            wrong = "a negative argument";
+        }
+        else if (takes_const[in.op] && in.arg >= nconsts) {
+            wrong = "a constant out of range";
+        }
+        else if (takes_target[in.op] && in.arg >= c->ncode) {
+            wrong = "a jump out of the program";
+        }
+        else if ((in.op == OP_LOCAL || in.op == OP_STORE) && in.arg >= c->nlocals) {
+            wrong = "a local out of range";
+        }
+        else if (in.op == OP_PARAM && in.arg >= c->npos) {
+            wrong = "a parameter out of range";
+        }
+        else if ((in.op == OP_STAR_ITEM || in.op == OP_STAR_LEN || in.op == OP_STAR) && !c->star) {
+            wrong = "*args of a link without them";
+        }
+        else if (in.op == OP_COMPARE && in.arg > COMPARE_NOT_IN) {
+            wrong = "an unknown comparison";
+        }
+        if (wrong != NULL) {
+            PyErr_Format(PyExc_ValueError, "CheckedLink: %s at %zd", wrong, i);
+            return -1;
+        }
+    }
+    if (c->ncode == 0 || (c->code[c->ncode - 1].op != OP_END && c->code[c->ncode - 1].op != OP_MISS)) {
+        PyErr_SetString(PyExc_ValueError, "CheckedLink: a program ends with END or MISS");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"code", "consts", "nlocals", "depth", "npos", "star", "guarded",
+                            "body", "link", "result", NULL};
+    PyObject *code, *consts, *body, *link, *result;
+    Py_ssize_t nlocals, depth, npos;
+    int star, guarded;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!nnnppOOO!:CheckedLink", names, &PyTuple_Type, &code,
+                                     &PyTuple_Type, &consts, &nlocals, &depth, &npos, &star, &guarded, &body,
+                                     &link, &PyTuple_Type, &result)) {
+        return NULL;
+    }
+    if (!PyFunction_Check(link) || !PyCallable_Check(body) || PyTuple_GET_SIZE(result) > 1
+        || PyTuple_GET_SIZE(code) % 2 || nlocals < 0 || depth < 0 || npos < 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "CheckedLink: code is (op, arg) pairs; link a function, body callable, "
+                        "result () or (value,), counts >= 0");
+        return NULL;
+    }
+    CheckedLink *c = PyObject_GC_New(CheckedLink, type);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->vectorcall = checked_vectorcall;
+    c->ncode = PyTuple_GET_SIZE(code) / 2;
+    c->code = PyMem_Malloc((c->ncode ? c->ncode : 1) * sizeof(Instr));
+    c->consts = Py_NewRef(consts);
+    c->nlocals = nlocals;
+    c->depth = depth;
+    c->npos = npos;
+    c->star = star;
+    c->guarded = guarded;
+    c->body = Py_NewRef(body);
+    c->link = Py_NewRef(link);
+    c->next = NULL;
+    c->result = PyTuple_GET_SIZE(result) ? Py_NewRef(PyTuple_GET_ITEM(result, 0)) : NULL;
+    c->hits = 0;
+    PyObject_GC_Track(c);
+    if (c->code == NULL) {
+        Py_DECREF(c);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < c->ncode; i++) {
+        long op = PyLong_AsLong(PyTuple_GET_ITEM(code, 2 * i));
+        c->code[i].op = op < 0 || op >= OP_COUNT ? -1 : (int)op;
+        c->code[i].arg = PyLong_AsSsize_t(PyTuple_GET_ITEM(code, 2 * i + 1));
+    }
+    if (PyErr_Occurred() || validate(c) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    return (PyObject *)c;
+}
+
+static int
+checked_traverse(CheckedLink *c, visitproc visit, void *arg)
+{
+    Py_VISIT(c->consts);
+    Py_VISIT(c->body);
+    Py_VISIT(c->link);
+    Py_VISIT(c->next);
+    Py_VISIT(c->result);
+    return 0;
+}
+
+static int
+checked_clear(CheckedLink *c)
+{
+    Py_CLEAR(c->consts);
+    Py_CLEAR(c->body);
+    Py_CLEAR(c->link);
+    Py_CLEAR(c->next);
+    Py_CLEAR(c->result);
+    return 0;
+}
+
+static void
+checked_dealloc(CheckedLink *c)
+{
+    PyObject_GC_UnTrack(c);
+    checked_clear(c);
+    PyMem_Free(c->code);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyObject *
+checked_passes(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
+{
+    CheckedLink *c = (CheckedLink *)op;
+    if (!binds_positionally(c, nargs)) {
+        PyErr_SetString(PyExc_TypeError, "passes: the arguments do not bind positionally");
+        return NULL;
+    }
+    int r = run(c, args, nargs);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+static PyMethodDef checked_methods[] = {
+    {"passes", (PyCFunction)(void (*)(void))checked_passes, METH_FASTCALL,
+     "passes(*args): whether the checks pass on these positional arguments (the Python\n"
+     "link's test, without its region or the chain); raises what the link would let out."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef checked_members[] = {
+    {"next", T_OBJECT, offsetof(CheckedLink, next), 0, "called where a check fails"},
+    {"link", T_OBJECT, offsetof(CheckedLink, link), READONLY, "the Python link this stands for"},
+    {"body", T_OBJECT, offsetof(CheckedLink, body), READONLY, "the region's code"},
+    {"hits", T_PYSSIZET, offsetof(CheckedLink, hits), READONLY, "calls whose checks passed here"},
+    {NULL},
+};
+
+static PyTypeObject CheckedLinkType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bcfront._cfast.CheckedLink",
+    .tp_doc = PyDoc_STR(
+        "CheckedLink(code, consts, nlocals, depth, npos, star, guarded, body, link, result):\n"
+        "an exact link whose checks run in C (bcfront/_cchecks.c)."),
+    .tp_basicsize = sizeof(CheckedLink),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = checked_new,
+    .tp_dealloc = (destructor)checked_dealloc,
+    .tp_traverse = (traverseproc)checked_traverse,
+    .tp_clear = (inquiry)checked_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(CheckedLink, vectorcall),
+    .tp_methods = checked_methods,
+    .tp_members = checked_members,
+};
+
+/* a CheckedLink's Python link (borrowed), else `o` itself */
+PyObject *
+cchecks_link_of(PyObject *o)
+{
+    return Py_IS_TYPE(o, &CheckedLinkType) ? ((CheckedLink *)o)->link : o;
+}
+
+/* adds CheckedLink and OP_COUNT (as CHECK_OPS) to the module; called by PyInit__cfast */
+int
+cchecks_add(PyObject *module)
+{
+    if (PyType_Ready(&CheckedLinkType) < 0) {
+        return -1;
+    }
+    if (PyModule_AddObjectRef(module, "CheckedLink", (PyObject *)&CheckedLinkType) < 0) {
+        return -1;
+    }
+    return PyModule_AddIntConstant(module, "CHECK_OPS", OP_COUNT);
+}

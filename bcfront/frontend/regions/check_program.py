@@ -1,0 +1,511 @@
+"""An exact link's checks compiled to a program the C call runs (`bcfront/_cchecks.c`).
+
+An exact link (`links.py`) is a Python function: its guard's checks, then the region's code.
+On a cached call of a function that does little, evaluating those checks as Python bytecode
+is most of the call: ``type(x) is int and x == 4`` is some fifteen instructions and two
+global reads.  `compile_checks` translates the link's own check statements -- the text the
+link was compiled from, parsed with `ast` -- into a small stack program for
+`_cfast.CheckedLink`, whose ops do what the Python they stand for does, in the same order,
+calling the same functions; the conjuncts of ``if not (a and b ...): miss`` become single
+ops (``type(x) is K``, ``x == K``, ``len(x) == n``, ``'k' not in d``).  The Python link
+stays the reference: anything this does not translate exactly -- a name the link would
+look up in builtins, a chained comparison, a statement of another kind -- gives no program
+(`Refused`), and the link serves as before.
+
+Names are resolved as the link's code resolves them: its parameters (read from the call's
+arguments, their defaults, ``*args`` items), its other locals (the ones the checks assign;
+a local the checks read and do not assign gives no program) and its globals, which are the
+namespace's constants, fixed once the link is made -- read here once.  `region_result` says
+whether the region's code just returns a constant of an immutable scalar type, which the
+C call then returns without calling it.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from dataclasses import dataclass
+from typing import Any
+
+# the ops of `_cchecks.c`, in its enum's order (tests/frontend/test_check_program.py compares)
+OPS = (
+    "END", "MISS", "PARAM", "STAR_ITEM", "STAR_LEN", "STAR", "DSTAR", "KWONLY", "CONST", "LOCAL",
+    "STORE", "DUP", "POP", "ATTR", "ITEM", "SUBSCR", "STORE_SUBSCR", "CALL", "TYPE", "LEN",
+    "COMPARE", "NOT", "NEG", "BUILD_TUPLE", "JUMP", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
+    "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "ASSERT_TRUE", "ASSERT_TYPE", "ASSERT_IS",
+    "ASSERT_IS_NOT", "ASSERT_EQ", "ASSERT_LEN", "ASSERT_IN", "ASSERT_NOT_IN", "MODULE_ATTR",
+    "CELL_CONTENTS",
+)  # fmt: skip
+OP = {name: i for i, name in enumerate(OPS)}
+
+# OP_COMPARE's argument: Python's rich comparisons (Py_LT..Py_GE), then identity and membership
+COMPARISONS = {ast.Lt: 0, ast.LtE: 1, ast.Eq: 2, ast.NotEq: 3, ast.Gt: 4, ast.GtE: 5}
+COMPARISONS.update({ast.Is: 6, ast.IsNot: 7, ast.In: 8, ast.NotIn: 9})
+
+# the stack effect of each op with argument `a` (jumps: on falling through)
+_EFFECT = {
+    "END": 0, "MISS": 0, "PARAM": 1, "STAR_ITEM": 1, "STAR_LEN": 1, "STAR": 1, "DSTAR": 1,
+    "KWONLY": 1, "CONST": 1, "LOCAL": 1, "STORE": -1, "DUP": 1, "POP": -1, "ATTR": 0, "ITEM": 0,
+    "SUBSCR": -1, "STORE_SUBSCR": -3, "TYPE": 0, "LEN": 0, "COMPARE": -1, "NOT": 0, "NEG": 0,
+    "JUMP": 0, "JUMP_IF_FALSE_OR_POP": -1, "JUMP_IF_TRUE_OR_POP": -1, "POP_JUMP_IF_FALSE": -1,
+    "POP_JUMP_IF_TRUE": -1, "ASSERT_TRUE": -1, "ASSERT_TYPE": -1, "ASSERT_IS": -1,
+    "ASSERT_IS_NOT": -1, "ASSERT_EQ": -1, "ASSERT_LEN": -1, "ASSERT_IN": -1, "ASSERT_NOT_IN": -1,
+    "MODULE_ATTR": 0, "CELL_CONTENTS": 0,
+}  # fmt: skip
+
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))  # a constant result returned as is
+
+
+class Refused(Exception):
+    """The checks use something the program cannot do exactly as the link does."""
+
+
+@dataclass(frozen=True)
+class CheckProgram:
+    """`CheckedLink`'s program: (op, argument) pairs, flat; the constants they index; how
+    many locals and stack slots it needs; whether an Exception in it is a miss."""
+
+    code: tuple[int, ...]
+    consts: tuple
+    nlocals: int
+    depth: int
+    guarded: bool
+
+    def listing(self) -> list[str]:
+        """The program, one op a line (for tests and reading)."""
+        pairs = zip(self.code[::2], self.code[1::2])
+        return [f"{i:3} {OPS[op]} {arg}" for i, (op, arg) in enumerate(pairs)]
+
+
+@dataclass(frozen=True)
+class LinkParameters:
+    """The exact link's parameters by kind (as `links._Parameters` has them)."""
+
+    positional: tuple[str, ...]
+    star: str | None
+    kwonly: tuple[str, ...]
+    dstar: str | None
+
+
+def compile_checks(
+    lines: list[str], miss: str, globals_: dict, params: LinkParameters, local_names
+) -> CheckProgram:
+    """The program of the check statements `lines` (a link's, ``return <miss>`` where a
+    check fails, at one indent level), reading `globals_` (the link's) now; `local_names`:
+    the link's local variables (its ``co_varnames``).  Raises `Refused`."""
+    tree = ast.parse("def _():\n" + "\n".join(lines) + "\n    pass\n")
+    stmts = tree.body[0].body[:-1]  # type: ignore[attr-defined]
+    guarded = False
+    if len(stmts) == 1 and type(stmts[0]) is ast.Try:
+        stmts, guarded = _guarded_body(stmts[0], miss, globals_), True
+    c = _Compiler(miss, globals_, params, set(local_names))
+    for s in stmts:
+        c.stmt(s)
+    c.emit("END")
+    if c.miss_label.jumps:
+        c.place(c.miss_label)
+        c.emit("MISS")
+    return c.program(guarded)
+
+
+def _guarded_body(node: ast.Try, miss: str, globals_: dict) -> list[ast.stmt]:
+    """The statements of ``try: ... except Exception: return <miss>``, or Refused."""
+    if node.orelse or node.finalbody or len(node.handlers) != 1:
+        raise Refused("a try statement of another form")
+    h = node.handlers[0]
+    exc = h.type
+    if not (
+        type(exc) is ast.Name and exc.id == "Exception" and "Exception" not in globals_ and h.name is None
+    ):
+        raise Refused("a handler of another exception")
+    if not (len(h.body) == 1 and _is_miss(h.body[0], miss)):
+        raise Refused("a handler that does not miss")
+    return node.body
+
+
+def _is_miss(s, miss: str) -> bool:
+    return type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == miss
+
+
+def _constant_value(node) -> tuple[bool, Any]:
+    """(True, value) where `node` is a literal Python folds at compile time: a constant, a
+    negated number, a tuple of those."""
+    if type(node) is ast.Constant:
+        return True, node.value
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant:
+        v = node.operand.value
+        if isinstance(v, (int, float, complex)) and type(v) is not bool:
+            return True, -v
+    if type(node) is ast.Tuple and type(node.ctx) is ast.Load:
+        parts = [_constant_value(e) for e in node.elts]
+        if all(ok for ok, _ in parts):
+            return True, tuple(v for _, v in parts)
+    return False, None
+
+
+class _Label:
+    """A place jumps go to, placed later."""
+
+    __slots__ = ("jumps",)
+
+    def __init__(self):
+        self.jumps: list[int] = []
+
+
+class _Compiler:
+    def __init__(self, miss: str, globals_: dict, params: LinkParameters, local_names: set[str]):
+        self.miss, self.globals, self.params = miss, globals_, params
+        self.local_names = local_names - {*params.positional, *params.kwonly, params.star, params.dstar}
+        self.code: list[list[int]] = []
+        self.consts: list = []
+        self._const_ids: dict[tuple, int] = {}
+        self.locals: dict[str, int] = {}
+        self.sp = self.depth = 0
+        self.miss_label = _Label()  # a MISS after the program's END
+
+    # -- emission -----------------------------------------------------------------------
+
+    def emit(self, op: str, arg: int = 0) -> int:
+        self.code.append([OP[op], arg])
+        if op == "CALL":
+            self.sp -= arg
+        elif op == "BUILD_TUPLE":
+            self.sp -= arg - 1
+        else:
+            self.sp += _EFFECT[op]
+        self.depth = max(self.depth, self.sp)
+        return len(self.code) - 1
+
+    def jump(self, label: _Label, op: str) -> None:
+        label.jumps.append(self.emit(op))
+
+    def place(self, label: _Label) -> None:
+        """The jumps to `label` go here."""
+        for at in label.jumps:
+            self.code[at][1] = len(self.code)
+        label.jumps = []
+
+    def patch(self, at: int) -> None:
+        """Point the jump at `at` here."""
+        self.code[at][1] = len(self.code)
+
+    def const(self, value) -> int:
+        # identity for objects, (type, repr) for literals: 0.0 and -0.0, 1 and True stay apart
+        key = ("lit", type(value), repr(value)) if type(value) in _SCALARS else ("id", id(value))
+        if key not in self._const_ids:
+            self._const_ids[key] = len(self.consts)
+            self.consts.append(value)
+        return self._const_ids[key]
+
+    def program(self, guarded: bool) -> CheckProgram:
+        flat = tuple(x for pair in self.code for x in pair)
+        return CheckProgram(flat, tuple(self.consts), len(self.locals), self.depth + 1, guarded)
+
+    # -- names --------------------------------------------------------------------------
+
+    def global_value(self, name: str) -> tuple[bool, Any]:
+        if (
+            name in self.params.positional
+            or name in self.local_names
+            or name in (self.params.star, self.params.dstar)
+        ):
+            return False, None
+        if name in self.params.kwonly or name not in self.globals:
+            return False, None  # a builtin's lookup: the program would not see a later patch
+        return True, self.globals[name]
+
+    def is_builtin(self, node, fn) -> bool:
+        ok, v = self.global_value(node.id) if type(node) is ast.Name else (False, None)
+        return ok and v is fn
+
+    def load_name(self, name: str) -> None:
+        p = self.params
+        if name in p.positional:
+            self.emit("PARAM", p.positional.index(name))
+        elif name == p.star:
+            self.emit("STAR")
+        elif name == p.dstar:
+            self.emit("DSTAR")
+        elif name in p.kwonly:
+            self.emit("KWONLY", self.const(name))
+        elif name in self.local_names:
+            if name not in self.locals:
+                raise Refused(f"the local {name} read before the checks assign it")
+            self.emit("LOCAL", self.locals[name])
+        elif name in self.globals:
+            self.emit("CONST", self.const(self.globals[name]))
+        else:
+            raise Refused(f"{name} is looked up in builtins")
+
+    def store_name(self, name: str) -> None:
+        if name not in self.local_names:
+            raise Refused(f"a store to {name}, not a local of the checks")
+        self.emit("STORE", self.locals.setdefault(name, len(self.locals)))
+
+    # -- statements ---------------------------------------------------------------------
+
+    def stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.If):
+            self.if_stmt(s)
+        elif _is_miss(s, self.miss):
+            self.emit("MISS")
+        elif isinstance(s, ast.Assign) and len(s.targets) == 1:
+            self.assign(s.targets[0], s.value)
+        elif not isinstance(s, ast.Pass):
+            raise Refused(f"a {type(s).__name__} statement")
+
+    def assign(self, target, value) -> None:
+        if type(target) is ast.Name:
+            self.expr(value)
+            self.store_name(target.id)
+        elif type(target) is ast.Subscript and type(target.slice) is not ast.Slice:
+            self.expr(value)  # Python's order: the value, the object, the key
+            self.expr(target.value)
+            self.expr(target.slice)
+            self.emit("STORE_SUBSCR")
+        else:
+            raise Refused("an assignment to something else than a name or an item")
+
+    def if_stmt(self, s: ast.If) -> None:
+        if len(s.body) == 1 and _is_miss(s.body[0], self.miss) and not s.orelse:
+            self.jump_if(s.test, True, self.miss_label)  # ``if not (a and ...): miss``
+            return
+        to_else = _Label()
+        self.jump_if(s.test, False, to_else)
+        for b in s.body:
+            self.stmt(b)
+        if s.orelse:
+            to_end = _Label()
+            self.jump(to_end, "JUMP")
+            self.place(to_else)
+            for b in s.orelse:
+                self.stmt(b)
+            self.place(to_end)
+        else:
+            self.place(to_else)
+
+    def jump_if(self, e, cond: bool, target: _Label) -> None:
+        """Go to `target` where `e`'s truth is `cond`, each operand's truth tested once, as
+        CPython's compiler does for a condition (``compiler_jump_if``)."""
+        kind = type(e)
+        if kind is ast.UnaryOp and type(e.op) is ast.Not:
+            self.jump_if(e.operand, not cond, target)
+            return
+        if kind is ast.BoolOp:
+            any_ = type(e.op) is ast.Or  # an ``or`` goes where any operand is true
+            if cond == any_:
+                for v in e.values:
+                    self.jump_if(v, cond, target)
+                return
+            skip = _Label()
+            for v in e.values[:-1]:
+                self.jump_if(v, not cond, skip)
+            self.jump_if(e.values[-1], cond, target)
+            self.place(skip)
+            return
+        if target is self.miss_label and not cond and self.assertion(e):
+            return
+        self.expr(e)
+        self.jump(target, "POP_JUMP_IF_TRUE" if cond else "POP_JUMP_IF_FALSE")
+
+    def assertion(self, e) -> bool:
+        """Emit one op that misses unless `e` is true, where `e` is a check of a common
+        form; False (nothing emitted) otherwise."""
+        if type(e) is not ast.Compare or len(e.ops) != 1:
+            self.expr(e)
+            self.emit("ASSERT_TRUE")
+            return True
+        op, left, right = type(e.ops[0]), e.left, e.comparators[0]
+        ok, value = self.constant(right)
+        if ok and op is ast.Is and self.one_argument_call(left, type):
+            self.expr(left.args[0])  # type: ignore[attr-defined]
+            self.emit("ASSERT_TYPE", self.const(value))
+        elif ok and op in (ast.Is, ast.IsNot):
+            self.expr(left)
+            self.emit("ASSERT_IS" if op is ast.Is else "ASSERT_IS_NOT", self.const(value))
+        elif ok and op is ast.Eq and type(value) is int and value >= 0 and self.len_of_object(left):
+            self.expr(left.args[0])  # type: ignore[attr-defined]
+            self.emit("ASSERT_LEN", value)
+        elif ok and op is ast.Eq:
+            self.expr(left)
+            self.emit("ASSERT_EQ", self.const(value))
+        elif op in (ast.In, ast.NotIn) and self.constant(left)[0]:
+            self.expr(right)
+            self.emit("ASSERT_IN" if op is ast.In else "ASSERT_NOT_IN", self.const(self.constant(left)[1]))
+        else:
+            self.expr(e)
+            self.emit("ASSERT_TRUE")
+        return True
+
+    def constant(self, node) -> tuple[bool, Any]:
+        """(True, value) where `node` is a literal or a name of the link's globals."""
+        if type(node) is ast.Name:
+            return self.global_value(node.id)
+        return _constant_value(node)
+
+    def len_of_object(self, node) -> bool:
+        """`node` is ``len(x)`` of something else than the ``*args`` tuple (whose length
+        STAR_LEN reads without making it)."""
+        if not self.one_argument_call(node, len):
+            return False
+        arg = node.args[0]
+        return not (type(arg) is ast.Name and arg.id == self.params.star)
+
+    def one_argument_call(self, node, fn) -> bool:
+        return (
+            type(node) is ast.Call
+            and self.is_builtin(node.func, fn)
+            and len(node.args) == 1
+            and not node.keywords
+            and type(node.args[0]) is not ast.Starred
+        )
+
+    # -- expressions --------------------------------------------------------------------
+
+    def expr(self, e) -> None:
+        ok, value = _constant_value(e)
+        if ok:
+            self.emit("CONST", self.const(value))
+            return
+        handler: Any = _EXPRESSIONS.get(type(e))
+        if handler is None:
+            raise Refused(f"a {type(e).__name__} expression")
+        handler(self, e)
+
+    def name(self, e: ast.Name) -> None:
+        self.load_name(e.id)
+
+    def attribute(self, e: ast.Attribute) -> None:
+        self.expr(e.value)
+        if e.attr == "cell_contents":
+            self.emit("CELL_CONTENTS")
+        elif not hasattr(types.ModuleType, e.attr):  # no descriptor of a module's type has it
+            self.emit("MODULE_ATTR", self.const(e.attr))
+        else:
+            self.emit("ATTR", self.const(e.attr))
+
+    def subscript(self, e: ast.Subscript) -> None:
+        if type(e.slice) is ast.Slice:
+            raise Refused("a slice")
+        ok, key = _constant_value(e.slice)
+        star = self.params.star
+        if ok and type(key) is int and key >= 0 and type(e.value) is ast.Name and e.value.id == star:
+            self.emit("STAR_ITEM", key)
+            return
+        self.expr(e.value)
+        if ok:
+            self.emit("ITEM", self.const(key))
+        else:
+            self.expr(e.slice)
+            self.emit("SUBSCR")
+
+    def call(self, e: ast.Call) -> None:
+        if e.keywords or any(type(a) is ast.Starred for a in e.args):
+            raise Refused("a call with keywords or unpacking")
+        if self.one_argument_call(e, type):
+            self.expr(e.args[0])
+            self.emit("TYPE")
+            return
+        if self.one_argument_call(e, len):
+            arg = e.args[0]
+            if type(arg) is ast.Name and arg.id == self.params.star:
+                self.emit("STAR_LEN")
+            else:
+                self.expr(arg)
+                self.emit("LEN")
+            return
+        self.expr(e.func)
+        for a in e.args:
+            self.expr(a)
+        self.emit("CALL", len(e.args))
+
+    def compare(self, e: ast.Compare) -> None:
+        if len(e.ops) != 1:
+            raise Refused("a chained comparison")
+        self.expr(e.left)
+        self.expr(e.comparators[0])
+        self.emit("COMPARE", COMPARISONS[type(e.ops[0])])
+
+    def bool_op(self, e: ast.BoolOp) -> None:
+        jump = "JUMP_IF_FALSE_OR_POP" if type(e.op) is ast.And else "JUMP_IF_TRUE_OR_POP"
+        jumps = []
+        for v in e.values[:-1]:
+            self.expr(v)
+            jumps.append(self.emit(jump))
+        self.expr(e.values[-1])
+        for j in jumps:
+            self.patch(j)
+
+    def unary(self, e: ast.UnaryOp) -> None:
+        op = {ast.Not: "NOT", ast.USub: "NEG"}.get(type(e.op))
+        if op is None:
+            raise Refused(f"a unary {type(e.op).__name__}")
+        self.expr(e.operand)
+        self.emit(op)
+
+    def tuple_(self, e: ast.Tuple) -> None:
+        if type(e.ctx) is not ast.Load or any(type(x) is ast.Starred for x in e.elts):
+            raise Refused("a tuple with unpacking")
+        for x in e.elts:
+            self.expr(x)
+        self.emit("BUILD_TUPLE", len(e.elts))
+
+    def named(self, e: ast.NamedExpr) -> None:
+        self.expr(e.value)
+        self.emit("DUP")
+        self.store_name(e.target.id)
+
+
+_EXPRESSIONS = {
+    ast.Name: _Compiler.name,
+    ast.Attribute: _Compiler.attribute,
+    ast.Subscript: _Compiler.subscript,
+    ast.Call: _Compiler.call,
+    ast.Compare: _Compiler.compare,
+    ast.BoolOp: _Compiler.bool_op,
+    ast.UnaryOp: _Compiler.unary,
+    ast.Tuple: _Compiler.tuple_,
+    ast.NamedExpr: _Compiler.named,
+}
+
+
+def _conjuncts(e) -> list:
+    """The operands of a (nested) ``and``, in evaluation order."""
+    if type(e) is ast.BoolOp and type(e.op) is ast.And:
+        return [c for v in e.values for c in _conjuncts(v)]
+    return [e]
+
+
+def region_result(lines: list[str], globals_: dict, local_names=()) -> tuple:
+    """``(value,)`` where the region's code `lines` only returns `value`, an immutable
+    scalar (bound to a local first, as generated code does: ``r = 2; return r``), else ().
+    `local_names`: the function's locals (a name of them not bound before is no constant)."""
+    try:
+        stmts = ast.parse("def _():\n" + "\n".join(lines) + "\n").body[0].body  # type: ignore[attr-defined]
+    except SyntaxError:
+        return ()
+    bound: dict[str, Any] = {}
+    locals_ = set(local_names)
+    for s in stmts:
+        if type(s) is ast.Assign and len(s.targets) == 1 and type(s.targets[0]) is ast.Name:
+            ok, v = _scalar(s.value, globals_, bound, locals_)
+            if not ok:
+                return ()
+            bound[s.targets[0].id] = v
+        elif type(s) is ast.Return:
+            ok, v = _scalar(s.value, globals_, bound, locals_) if s.value is not None else (True, None)
+            return (v,) if ok else ()
+        else:
+            return ()
+    return ()
+
+
+def _scalar(node, globals_: dict, bound: dict, locals_: set) -> tuple[bool, Any]:
+    if type(node) is ast.Name:
+        if node.id in bound:
+            return True, bound[node.id]
+        if node.id not in locals_ and node.id in globals_ and type(globals_[node.id]) in _SCALARS:
+            return True, globals_[node.id]
+        return False, None
+    ok, v = _constant_value(node)
+    return (True, v) if ok and type(v) in _SCALARS else (False, None)
