@@ -71,9 +71,22 @@ enum {
 #define COMPARE_IN 8
 #define COMPARE_NOT_IN 9
 
+/* what an ATTR or MODULE_ATTR op's last read found, reused while the types it depends on
+ * keep their version tags (CPython's own specializing interpreter relies on the same tags:
+ * a change to a class's dict, or to a base's, or to its bases, gives it a new tag) */
+enum { CACHE_NONE, CACHE_CLASS, CACHE_MEMBER };
+
 typedef struct {
     int op;
     Py_ssize_t arg;
+    int kind;            /* CACHE_CLASS: `found` is the attribute of the class `type` itself;
+                          * CACHE_MEMBER: `found` is the member descriptor (a slot) instances
+                          * of `type` read */
+    unsigned int tag;    /* `type`'s version tag then */
+    unsigned int meta_tag; /* CACHE_CLASS: its metatype's */
+    PyTypeObject *type;  /* borrowed: compared by address, its tag tells a new type apart */
+    PyTypeObject *meta;
+    PyObject *found;     /* borrowed: held by `type`'s dicts while its tag is unchanged */
 } Instr;
 
 typedef struct {
@@ -161,6 +174,157 @@ compare(PyObject *a, PyObject *b, Py_ssize_t op)
     }
 }
 
+static int
+tag_valid(PyTypeObject *t)
+{
+    return (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && t->tp_version_tag != 0;
+}
+
+#ifndef Py_AUDIT_READ
+#define Py_AUDIT_READ PY_AUDIT_READ
+#endif
+
+/* after `getattr(x, name)` gave `y`: remember what made it, where a later read with the same
+ * version tags must give the same -- a class attribute without __get__ (or a plain function,
+ * whose __get__ on a class gives itself) and no attribute of that name on the metatype; or
+ * a slot's member descriptor on an instance whose type reads attributes generically */
+static void
+remember(Instr *ip, PyObject *x, PyObject *name, PyObject *y)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    ip->kind = CACHE_NONE;
+    if (PyType_Check(x) && t->tp_getattro == PyType_Type.tp_getattro) {
+        PyObject *a = _PyType_Lookup((PyTypeObject *)x, name);
+        if (a == y && (Py_TYPE(a)->tp_descr_get == NULL || PyFunction_Check(a))
+            && _PyType_Lookup(t, name) == NULL && !PyErr_Occurred()
+            && tag_valid((PyTypeObject *)x) && tag_valid(t)) {
+            ip->kind = CACHE_CLASS;
+            ip->type = (PyTypeObject *)x;
+            ip->tag = ((PyTypeObject *)x)->tp_version_tag;
+            ip->meta = t;
+            ip->meta_tag = t->tp_version_tag;
+            ip->found = a;
+        }
+    }
+    else if (t->tp_getattro == PyObject_GenericGetAttr) {
+        PyObject *d = _PyType_Lookup(t, name);
+        if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)
+            && !(((PyMemberDescrObject *)d)->d_member->flags & Py_AUDIT_READ) && tag_valid(t)) {
+            ip->kind = CACHE_MEMBER;
+            ip->type = t;
+            ip->tag = t->tp_version_tag;
+            ip->found = d;
+        }
+    }
+    PyErr_Clear(); /* (a lookup's error: nothing cached) */
+}
+
+/* getattr(x, name), by what the op's last read found where the tags say it still holds */
+static PyObject *
+attribute(Instr *ip, PyObject *x, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    if (ip->kind == CACHE_CLASS && (PyObject *)ip->type == x && tag_valid(ip->type)
+        && ip->type->tp_version_tag == ip->tag && t == ip->meta && tag_valid(t) && t->tp_version_tag == ip->meta_tag) {
+        return Py_NewRef(ip->found);
+    }
+    if (ip->kind == CACHE_MEMBER && t == ip->type && tag_valid(t) && t->tp_version_tag == ip->tag) {
+        return PyMember_GetOne((const char *)x, ((PyMemberDescrObject *)ip->found)->d_member);
+    }
+    PyObject *y = PyObject_GetAttr(x, name);
+    if (y != NULL) {
+        remember(ip, x, name, y);
+    }
+    return y;
+}
+
+/* an op taking one value `x` and giving one (a new reference, NULL on an error) */
+static PyObject *
+unary(CheckedLink *c, Instr *ip, PyObject *x)
+{
+    Instr in = *ip;
+    PyObject *name = in.op == OP_ATTR || in.op == OP_MODULE_ATTR || in.op == OP_ITEM
+        ? PyTuple_GET_ITEM(c->consts, in.arg) : NULL;
+    PyObject *y;
+    Py_ssize_t len;
+    int t;
+    switch (in.op) {
+    case OP_MODULE_ATTR:
+        if (Py_IS_TYPE(x, &PyModule_Type)) {
+            /* generic attribute lookup finds no descriptor on the type for this name
+             * (check_program.py asks): the instance dict decides, else __getattr__ */
+            y = PyDict_GetItemWithError(PyModule_GetDict(x), name);
+            if (y != NULL || PyErr_Occurred()) {
+                return Py_XNewRef(y);
+            }
+        }
+        return attribute(ip, x, name);
+    case OP_ATTR:
+        return attribute(ip, x, name);
+    case OP_CELL_CONTENTS:
+        if (!Py_IS_TYPE(x, &PyCell_Type)) {
+            return PyObject_GetAttrString(x, "cell_contents");
+        }
+        if (PyCell_GET(x) == NULL) {
+            PyErr_SetString(PyExc_ValueError, "Cell is empty"); /* the getter's error */
+        }
+        return Py_XNewRef(PyCell_GET(x));
+    case OP_ITEM:
+        return PyObject_GetItem(x, name);
+    case OP_TYPE:
+        return Py_NewRef((PyObject *)Py_TYPE(x));
+    case OP_LEN:
+        len = PyObject_Length(x);
+        return len < 0 ? NULL : PyLong_FromSsize_t(len);
+    case OP_NOT:
+        t = PyObject_IsTrue(x);
+        return t < 0 ? NULL : Py_NewRef(t ? Py_False : Py_True);
+    case OP_NEG:
+        return PyNumber_Negative(x);
+    default:
+        PyErr_Format(PyExc_SystemError, "CheckedLink: op %d is not unary", in.op);
+        return NULL;
+    }
+}
+
+/* an ASSERT op on `x`: 1 it holds, 0 not (a miss), -1 an error */
+static int
+holds(CheckedLink *c, Instr in, PyObject *x)
+{
+    PyObject *k = in.op == OP_ASSERT_TRUE || in.op == OP_ASSERT_LEN ? NULL : PyTuple_GET_ITEM(c->consts, in.arg);
+    PyObject *r;
+    Py_ssize_t len;
+    int t;
+    switch (in.op) {
+    case OP_ASSERT_TRUE:
+        return PyObject_IsTrue(x);
+    case OP_ASSERT_TYPE:
+        return (PyObject *)Py_TYPE(x) == k;
+    case OP_ASSERT_IS:
+        return x == k;
+    case OP_ASSERT_IS_NOT:
+        return x != k;
+    case OP_ASSERT_EQ:
+        r = PyObject_RichCompare(x, k, Py_EQ);
+        if (r == NULL) {
+            return -1;
+        }
+        t = r == Py_True ? 1 : r == Py_False ? 0 : PyObject_IsTrue(r);
+        Py_DECREF(r);
+        return t;
+    case OP_ASSERT_LEN:
+        len = PyObject_Length(x);
+        return len < 0 ? -1 : len == in.arg;
+    case OP_ASSERT_IN:
+    case OP_ASSERT_NOT_IN:
+        t = PySequence_Contains(x, k);
+        return t < 0 ? -1 : t == (in.op == OP_ASSERT_IN);
+    default:
+        PyErr_Format(PyExc_SystemError, "CheckedLink: op %d is no check", in.op);
+        return -1;
+    }
+}
+
 /* 1: the checks pass; 0: one fails (or raises an Exception, where guarded); -1: an error */
 static int
 run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
@@ -186,12 +350,13 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
     PyObject *x, *y, *z;
     int t;
 #define PUSH(v) do { if (sp >= c->depth) goto overflow; stack[sp++] = (v); } while (0)
-#define POP() (sp > 0 ? stack[--sp] : NULL)
+#define POP() (stack[--sp])
 #define NEED(k) do { if (sp < (k)) goto underflow; } while (0)
 #define CONST(i) PyTuple_GET_ITEM(c->consts, (i))
 #define CHECKED(v) do { PyObject *_v = (v); if (_v == NULL) goto error; PUSH(_v); } while (0)
     for (;;) {
-        Instr in = c->code[pc++];
+        Instr *ip = &c->code[pc++];
+        Instr in = *ip;
         switch (in.op) {
         case OP_END:
             outcome = 1;
@@ -252,67 +417,29 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             break;
         case OP_POP:
             NEED(1);
-            Py_DECREF(POP());
+            x = POP();
+            Py_DECREF(x);
             break;
         case OP_ATTR:
-            NEED(1);
-            x = POP();
-            y = PyObject_GetAttr(x, CONST(in.arg));
-            Py_DECREF(x);
-            CHECKED(y);
-            break;
         case OP_MODULE_ATTR:
-            NEED(1);
-            x = POP();
-            if (Py_IS_TYPE(x, &PyModule_Type)) {
-                /* generic attribute lookup finds no descriptor on the type for this name
-                 * (check_program.py asks): the instance dict decides, else __getattr__ */
-                y = PyDict_GetItemWithError(PyModule_GetDict(x), CONST(in.arg));
-                if (y != NULL) {
-                    Py_INCREF(y);
-                    Py_DECREF(x);
-                    PUSH(y);
-                    break;
-                }
-                if (PyErr_Occurred()) {
-                    Py_DECREF(x);
-                    goto error;
-                }
-            }
-            y = PyObject_GetAttr(x, CONST(in.arg));
-            Py_DECREF(x);
-            CHECKED(y);
-            break;
         case OP_CELL_CONTENTS:
-            NEED(1);
-            x = POP();
-            if (Py_IS_TYPE(x, &PyCell_Type)) {
-                y = PyCell_GET(x);
-                if (y == NULL) {
-                    Py_DECREF(x);
-                    PyErr_SetString(PyExc_ValueError, "Cell is empty"); /* the getter's error */
-                    goto error;
-                }
-                Py_INCREF(y);
-            }
-            else {
-                y = PyObject_GetAttrString(x, "cell_contents");
-            }
-            Py_DECREF(x);
-            CHECKED(y);
-            break;
         case OP_ITEM:
+        case OP_TYPE:
+        case OP_LEN:
+        case OP_NOT:
+        case OP_NEG:
             NEED(1);
             x = POP();
-            y = PyObject_GetItem(x, CONST(in.arg));
+            y = unary(c, ip, x);
             Py_DECREF(x);
             CHECKED(y);
             break;
         case OP_SUBSCR:
+        case OP_COMPARE:
             NEED(2);
             y = POP();
             x = POP();
-            z = PyObject_GetItem(x, y);
+            z = in.op == OP_SUBSCR ? PyObject_GetItem(x, y) : compare(x, y, in.arg);
             Py_DECREF(x);
             Py_DECREF(y);
             CHECKED(z);
@@ -341,50 +468,6 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             CHECKED(x);
             break;
         }
-        case OP_TYPE:
-            NEED(1);
-            x = POP();
-            y = Py_NewRef((PyObject *)Py_TYPE(x));
-            Py_DECREF(x);
-            PUSH(y);
-            break;
-        case OP_LEN: {
-            NEED(1);
-            x = POP();
-            Py_ssize_t len = PyObject_Length(x);
-            Py_DECREF(x);
-            if (len < 0) {
-                goto error;
-            }
-            CHECKED(PyLong_FromSsize_t(len));
-            break;
-        }
-        case OP_COMPARE:
-            NEED(2);
-            y = POP();
-            x = POP();
-            z = compare(x, y, in.arg);
-            Py_DECREF(x);
-            Py_DECREF(y);
-            CHECKED(z);
-            break;
-        case OP_NOT:
-            NEED(1);
-            x = POP();
-            t = PyObject_IsTrue(x);
-            Py_DECREF(x);
-            if (t < 0) {
-                goto error;
-            }
-            PUSH(Py_NewRef(t ? Py_False : Py_True));
-            break;
-        case OP_NEG:
-            NEED(1);
-            x = POP();
-            y = PyNumber_Negative(x);
-            Py_DECREF(x);
-            CHECKED(y);
-            break;
         case OP_BUILD_TUPLE: {
             NEED(in.arg);
             x = PyTuple_New(in.arg);
@@ -411,7 +494,8 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
                 pc = in.arg;
             }
             else {
-                Py_DECREF(POP());
+                x = POP();
+                Py_DECREF(x);
             }
             break;
         case OP_POP_JUMP_IF_FALSE:
@@ -428,73 +512,21 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             }
             break;
         case OP_ASSERT_TRUE:
-            NEED(1);
-            x = POP();
-            t = PyObject_IsTrue(x);
-            Py_DECREF(x);
-            if (t <= 0) {
-                goto failed;
-            }
-            break;
         case OP_ASSERT_TYPE:
-            NEED(1);
-            x = POP();
-            t = (PyObject *)Py_TYPE(x) == CONST(in.arg);
-            Py_DECREF(x);
-            if (!t) {
-                outcome = 0;
-                goto done;
-            }
-            break;
         case OP_ASSERT_IS:
         case OP_ASSERT_IS_NOT:
-            NEED(1);
-            x = POP();
-            t = (x == CONST(in.arg)) == (in.op == OP_ASSERT_IS);
-            Py_DECREF(x);
-            if (!t) {
-                outcome = 0;
-                goto done;
-            }
-            break;
         case OP_ASSERT_EQ:
-            NEED(1);
-            x = POP();
-            y = PyObject_RichCompare(x, CONST(in.arg), Py_EQ);
-            Py_DECREF(x);
-            if (y == NULL) {
-                goto error;
-            }
-            t = Py_IsTrue(y) ? 1 : Py_IsFalse(y) ? 0 : PyObject_IsTrue(y);
-            Py_DECREF(y);
-            if (t <= 0) {
-                goto failed;
-            }
-            break;
-        case OP_ASSERT_LEN: {
-            NEED(1);
-            x = POP();
-            Py_ssize_t len = PyObject_Length(x);
-            Py_DECREF(x);
-            if (len < 0) {
-                goto error;
-            }
-            if (len != in.arg) {
-                outcome = 0;
-                goto done;
-            }
-            break;
-        }
+        case OP_ASSERT_LEN:
         case OP_ASSERT_IN:
         case OP_ASSERT_NOT_IN:
             NEED(1);
             x = POP();
-            t = PySequence_Contains(x, CONST(in.arg));
+            t = holds(c, in, x);
             Py_DECREF(x);
             if (t < 0) {
                 goto error;
             }
-            if (t != (in.op == OP_ASSERT_IN)) {
+            if (t == 0) {
                 outcome = 0;
                 goto done;
             }
@@ -503,13 +535,6 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", in.op);
             goto error;
         }
-        continue;
-    failed: /* an ASSERT's truth test: 0 is a miss, -1 an error */
-        if (t == 0) {
-            outcome = 0;
-            goto done;
-        }
-        goto error;
     }
 overflow:
     PyErr_SetString(PyExc_SystemError, "CheckedLink: the program overflows its stack");
@@ -684,6 +709,7 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         long op = PyLong_AsLong(PyTuple_GET_ITEM(code, 2 * i));
         c->code[i].op = op < 0 || op >= OP_COUNT ? -1 : (int)op;
         c->code[i].arg = PyLong_AsSsize_t(PyTuple_GET_ITEM(code, 2 * i + 1));
+        c->code[i].kind = CACHE_NONE;
     }
     if (PyErr_Occurred() || validate(c) < 0) {
         Py_DECREF(c);

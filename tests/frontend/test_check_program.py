@@ -445,3 +445,99 @@ def test_the_ast_forms_of_generated_checks_are_the_ones_translated():
     rng = random.Random(7)
     for _ in range(50):
         ast.parse("def f():\n" + "\n".join(check_lines(rng)) + "\n")
+
+
+# -- attribute reads cached by type version tags ---------------------------------------------
+
+
+def attribute_link(expr: str, scope: dict):
+    """A CheckedLink and its Python reference for ``if not (<expr>): return ___miss`` over
+    the parameter x (one positional)."""
+    lines = ["    try:", f"        if not ({expr}):", "            return ___miss", "    except Exception:"]
+    lines.append("        return ___miss")
+    src = "def ref(x):\n" + "\n".join(lines) + "\n    return True\n"
+    glb = {**scope, "___miss": MISS}
+    exec(compile(src, "<checks>", "exec"), glb)  # the test's own source
+    ref = glb["ref"]
+    params = LinkParameters(("x",), None, (), None)
+    program = compile_checks(lines, "___miss", ref.__globals__, params, ref.__code__.co_varnames)
+    link = CheckedLink(program.code, program.consts, program.nlocals, program.depth, 1, False, True, ref, ref, ())
+    return link, ref
+
+
+def same(link, ref, *args):
+    want = ref(*args)
+    assert link.passes(*args) == (want is True)
+    assert link.passes(*args) == (want is True)  # the second read: from the cache
+    return want is True
+
+
+def test_a_cached_class_attribute_follows_changes_to_the_class_its_bases_and_metaclass():
+    class Meta(type):
+        pass
+
+    class Base(metaclass=Meta):
+        a = 1
+
+    class Cls(Base):
+        pass
+
+    link, ref = attribute_link("___Cls.a == 1", {"___Cls": Cls})
+    assert same(link, ref, 0)
+    Base.a = 2  # a base's dict
+    assert not same(link, ref, 0)
+    Cls.a = 1  # the class's own
+    assert same(link, ref, 0)
+    del Cls.a
+    assert not same(link, ref, 0)
+    Base.a = 1
+    assert same(link, ref, 0)
+    Meta.a = property(lambda cls: 3)  # a data descriptor on the metatype wins
+    assert not same(link, ref, 0)
+    del Meta.a
+    assert same(link, ref, 0)
+    Cls.__bases__ = (Meta("B2", (), {"a": 5}),)  # other bases
+    assert not same(link, ref, 0)
+
+
+def test_a_class_attribute_with_a_getter_is_read_each_time():
+    reads = []
+
+    class Getter:
+        def __get__(self, obj, owner):
+            reads.append(1)
+            return len(reads)
+
+    class Cls:
+        a = Getter()
+
+    link, ref = attribute_link("___Cls.a >= 1", {"___Cls": Cls})
+    link.passes(0)
+    link.passes(0)
+    assert reads == [1, 1]  # not cached: a __get__ may answer differently each time
+
+
+def test_a_cached_slot_read_follows_its_class_and_the_instance():
+    class Slotted:
+        __slots__ = ("a",)
+
+    class Other:
+        def __init__(self):
+            self.a = 1
+
+    link, ref = attribute_link("x.a == 1", {})
+    s = Slotted()
+    s.a = 1
+    assert same(link, ref, s)
+    s.a = 2
+    assert not same(link, ref, s)
+    del s.a  # an unset slot: AttributeError, a miss
+    assert not same(link, ref, s)
+    s.a = 1
+    assert same(link, ref, s)
+    descriptor = Slotted.a
+    Slotted.a = property(lambda self: 7)  # the slot's descriptor replaced: the tag changes
+    assert not same(link, ref, s)
+    Slotted.a = descriptor
+    assert same(link, ref, s)
+    assert same(link, ref, Other())  # another type: the generic read
