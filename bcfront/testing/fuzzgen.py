@@ -293,7 +293,9 @@ class Gen:
         self.scope.define(w, "int")
         self.scope.frozen.add(w)
         bound = self.ex.fill("$small", 0)
-        cond = f"{w} < {bound}" + (f" and {self.e('bool')}" if self.rng.random() < 0.3 else "")
+        # The extra condition is parenthesized: one that binds looser than `and` (`a or b`,
+        # `a if c else b`) would otherwise take the bound out of force and loop forever.
+        cond = f"{w} < {bound}" + (f" and ({self.e('bool')})" if self.rng.random() < 0.3 else "")
         body = (Statement(f"{w} += 1", pinned=True),) + self._loop_body(depth, {})
         suites = [Suite(None, body)]
         if self.rng.random() < 0.15:

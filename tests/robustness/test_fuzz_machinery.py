@@ -13,6 +13,7 @@ written reproducer must run standalone and fail while the bug persists.
 
 from __future__ import annotations
 
+import ast
 import copy
 import functools
 import io
@@ -246,6 +247,38 @@ def test_generator_is_deterministic(mode):
     assert generate(7, mode).source != generate(8, mode).source
 
 
+def _unbounded_whiles(source: str) -> list[str]:
+    """The tests of `source`'s counted while loops (all but ``while True``, which has a pinned
+    break) that do not keep their bound in force: each must be ``w < N`` or ``w < N and ...``."""
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        test = node.test if isinstance(node, ast.While) else None
+        if test is None or (isinstance(test, ast.Constant) and test.value is True):
+            continue
+        first = test.values[0] if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else test
+        bound = isinstance(first, ast.Compare) and len(first.ops) == 1 and isinstance(first.ops[0], ast.Lt)
+        if not (bound and isinstance(first.left, ast.Name) and first.left.id[0] == "w"):
+            bad.append(ast.unparse(test))
+    return bad
+
+
+def test_while_bound_stays_in_force_whatever_the_extra_condition():
+    """A counted while loop's extra condition is parenthesized: one that binds looser than `and`
+    (an unparenthesized `a or b`, as the `builtins` feature's `$str.isdigit() or ...`) must not
+    make the test ``(w < N and a) or b``, which can loop forever -- found as a campaign timeout,
+    pyx-91000396.  The bool grammar here holds only such expressions."""
+    from bcfront.testing.fuzzgen import Gen
+
+    g = Gen(0, "py")
+    loose = ("$str.isdigit() or $str.isalpha()", "$int > $lit or $bool", "not $bool or True")
+    g.ex.rules = {**g.ex.rules, "bool": [(1, t) for t in loose]}
+    sources = ["\n".join(g.s_while(0).lines(0)) for _ in range(60)]
+    extra = [s for s in sources if " and " in s.split(":", 1)[0]]
+    assert len(extra) >= 5, "the generator stopped adding extra conditions to while loops"
+    bad = [b for s in sources for b in _unbounded_whiles(s)]
+    assert not bad, bad
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_generated_programs_compile_run_and_cover_features(mode):
     """60 programs: all compile, each call of the plain function ends; features show up."""
@@ -284,6 +317,7 @@ def test_generated_programs_compile_run_and_cover_features(mode):
     for seed in range(60):
         program = generate(seed, mode)
         compile(program.source, program.name, "exec")
+        assert not _unbounded_whiles(program.source), program.name
         seen |= {name for token, name in features.items() if token in program.source}
         verdict = differential.run(program, identity)
         assert verdict.ok, f"{program.name} disagrees with itself: {verdict.mismatch.describe()}"
@@ -318,6 +352,7 @@ def test_extra_grammar_is_opt_in_and_covers_its_features():
         program = generate(seed, "py", extra=fuzzextra.FEATURES)
         assert program.source == generate(seed, "py", extra=fuzzextra.FEATURES).source
         compile(program.source, program.name, "exec")
+        assert not _unbounded_whiles(program.source), program.name
         body = program.source.split("\ndef f(", 1)[1]
         seen.update({feat: True for feat, pattern in EXTRA_PATTERNS.items() if re.search(pattern, body)})
         verdict = differential.run(program, identity)

@@ -561,7 +561,12 @@ class Rebuilder:
         (``o.b = x`` with ``x`` read from ``o.a`` before the write)."""
         ns = self.ns
         pin, val = self.pinned, self.pinned_value
-        pending, positions = [], []
+        # an iterator the trace ran out: run out before the writes (natively it let go of
+        # its container when it stopped, so a later size change is no error -- and an earlier
+        # one would have raised in the trace)
+        pending: list[str] = []
+        positions: list[str] = []
+        run_outs: list[str] = []
         for v in mutated:
             if (
                 isinstance(v, ObjectV)
@@ -609,14 +614,16 @@ class Rebuilder:
             elif isinstance(v, (SeqIterV, RangeIterV)):
                 positions.append(f"{pin(v.source.expr(ns))}.__setstate__({v.index})")
             elif isinstance(v, HashIterV):
-                positions.append(self._hash_position(v, pin(v.source.expr(ns))))
+                (positions if v.container is not None else run_outs).append(
+                    self._hash_position(v, pin(v.source.expr(ns)))
+                )
             elif hasattr(v, "replay_ops"):  # writes emitted in order by the value itself
                 v.replay_ops(self)
             else:
                 raise UnsupportedError(
                     BreakReason.UNRECONSTRUCTABLE, f"cannot replay writes to {v.describe()}"
                 )
-        return pending + positions + self.positions
+        return run_outs + pending + positions + self.positions
 
     def _hash_position(self, v: HashIterV, target: str) -> str:
         """Step an outside `HashIterator` to where the trace left it; only over a container

@@ -5,13 +5,15 @@ Tracing the wrapped code would repeat its side effects on every call of the entr
 from the cache.  An unbounded cache's call on values known at capture is made for real then
 (`lru_cached`), unless it is a procedure, made after the region
 (`deferred_calls.defer_cached_procedure`); a bounded one, which may drop entries, is traced
-only when its code writes nothing outside and returns a plain value (`_bounded`); anything
-else breaks.
+only when its code writes nothing outside and returns a value that differs from the cached
+object only by identity (`_bounded`); anything else breaks.
 """
 
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
+from typing import Any
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -19,10 +21,10 @@ from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
 from ..model.guards import Guard
 from ..model.sources import AttrSource, CallSource, ConstSource, Ref
-from ..model.values import Const, DictV, ListV, MethodV, ObjectV, SetV, TupleV, Value
+from ..model.values import Const, MethodV, ObjectV, SetV, TupleV, Value
 from . import dispatch
 from .deferred_calls import defer_cached_procedure, is_literal_tree
-from .folding import NotConst, as_python, python_args
+from .folding import as_python, python_args
 from .pure_c import IMMUTABLE_OBJECTS
 
 
@@ -69,8 +71,9 @@ def lru_cached(wrapper):
 def _bounded(tx, wrapper, what: str, args, kwargs) -> Value:
     """A bounded cache may have dropped this call's entry, so whether the function runs is
     not known: its code is traced, which is right only for a function that writes nothing
-    outside (checked) and returns a value whose identity nobody can tell apart (a constant or a
-    tuple of constants; ``urlsplit``'s SplitResult).  Anything else breaks."""
+    outside (checked) and returns a value that differs from the cached object only by identity
+    (`_differs_only_by_identity`: ``urlsplit``'s SplitResult, fnmatch's matcher).  Anything
+    else breaks."""
     fn = getattr(wrapper, "__wrapped__", None)
     if not isinstance(fn, types.FunctionType):
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache")
@@ -78,23 +81,34 @@ def _bounded(tx, wrapper, what: str, args, kwargs) -> Value:
     out = dispatch.inline_call(tx, ObjectV(fn), args, kwargs)
     if len(tx.mutated) != writes:
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache over writes")
-    try:
-        as_python(out)
-    except NotConst:
-        if not _immutable_method(out):
-            raise UnsupportedError(
-                BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache returning an object"
-            ) from None
-    if isinstance(out, (ListV, DictV, SetV)) and not (isinstance(out, SetV) and out.frozen):
+    if not _differs_only_by_identity(out):
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache returning an object")
     return out
 
 
-def _immutable_method(v: Value) -> bool:
-    """`v` is a C method bound to an object that never changes (``re.compile(p).match``,
-    fnmatch's cached matcher): made again, it does what the cached one does -- only its
-    identity tells them apart, as for a tuple of constants made again."""
-    if not (isinstance(v, MethodV) and isinstance(v.obj, ObjectV) and isinstance(v.func, ObjectV)):
+def _differs_only_by_identity(v: Value) -> bool:
+    """Whether `v`, the result of the cached function's code traced, would differ from the
+    object a cache hit hands back only by its identity: the rule for tracing a bounded cache.
+
+    Natively a hit returns the very object the miss made; traced, every call makes its own.
+    Only ``is`` and ``id`` tell the two apart when neither can change nor holds anything that
+    can, so no call can see what an earlier one did to it: a constant, a frozenset (its
+    entries are constants), a tuple of such values (or an instance of a tuple class without an
+    instance dict: namedtuple, structseq), or a C method bound to an object of a type that
+    never changes (``re.compile(p).match``, fnmatch's cached matcher: made again, it does
+    what the cached one does).  Anything else -- a list, dict or set, a tuple holding one, a
+    method bound to a dict, any other object -- may be changed through one result and the
+    change seen through the next natively, never when traced: refused."""
+    check = _IDENTITY_ONLY.get(type(v))
+    return check is not None and check(v)
+
+
+def _immutable_tuple(v: TupleV) -> bool:
+    return (v.cls is tuple or v.cls.__dictoffset__ == 0) and all(map(_differs_only_by_identity, v.items))
+
+
+def _immutable_method(v: MethodV) -> bool:
+    if not (isinstance(v.obj, ObjectV) and isinstance(v.func, ObjectV)):
         return False
     owner = type(v.obj.obj)
     return (
@@ -102,6 +116,15 @@ def _immutable_method(v: Value) -> bool:
         and isinstance(v.func.obj, types.MethodDescriptorType)
         and v.func.obj.__objclass__ is owner
     )
+
+
+# value class -> whether a value of it differs from the cached object only by identity
+_IDENTITY_ONLY: dict[type, Callable[[Any], bool]] = {
+    Const: lambda v: True,  # immutable by construction
+    SetV: lambda v: v.frozen,
+    TupleV: _immutable_tuple,
+    MethodV: _immutable_method,
+}
 
 
 def _known(v: Value):

@@ -368,4 +368,36 @@ def f(n):
         "returning, the function returning -- is closed at once natively (its finally prints); "
         "under capture the symbolic generator just vanished and the finally never ran",
     ),
+    "dict-loop-with-break-then-dict-grows": Regression(
+        """
+def f(d, **kw):
+    for k in kw:
+        print(k)
+    kw['k'] = 1
+    it = iter(d)
+    for k in it:
+        print(k)
+    del d['q']
+    return list(it), kw, d
+""",
+        (("{'p': 1, 'q': 2}", "z=-1"), ("{'q': 0}",)),
+        "tools/fuzz.py --mode py --extra all, seed 95 (session 25): pyx-95000316 (shrunk 100 -> "
+        "4) and pyx-95000338: a loop over a dict with a break inside, then the dict written "
+        "after the loop; the region's replay ran the finished iterator out after the write, so "
+        "it raised 'dictionary changed size during iteration'",
+    ),
+    "set-loop-with-break-then-set-grows": Regression(
+        """
+def f(xs):
+    st = set(xs)
+    for x in st:
+        print(x)
+    st.add(5)
+    xs.append(len(st))
+    return st
+""",
+        (("[1, 2]",), ("[]",)),
+        "hand probe after seed 95 (session 25): the set form of dict-loop-with-break-then-dict-grows "
+        "('Set changed size during iteration')",
+    ),
 }
