@@ -461,7 +461,9 @@ def attribute_link(expr: str, scope: dict):
     ref = glb["ref"]
     params = LinkParameters(("x",), None, (), None)
     program = compile_checks(lines, "___miss", ref.__globals__, params, ref.__code__.co_varnames)
-    link = CheckedLink(program.code, program.consts, program.nlocals, program.depth, 1, False, True, ref, ref, ())
+    link = CheckedLink(
+        program.code, program.consts, program.nlocals, program.depth, 1, False, True, ref, ref, ()
+    )
     return link, ref
 
 
