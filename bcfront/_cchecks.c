@@ -20,6 +20,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <stdint.h>
 
 /* the ops; check_program.py's OPS names them in this order (the test compares) */
 enum {
@@ -74,7 +75,7 @@ enum {
 /* what an ATTR or MODULE_ATTR op's last read found, reused while the types it depends on
  * keep their version tags (CPython's own specializing interpreter relies on the same tags:
  * a change to a class's dict, or to a base's, or to its bases, gives it a new tag) */
-enum { CACHE_NONE, CACHE_CLASS, CACHE_MEMBER };
+enum { CACHE_NONE, CACHE_CLASS, CACHE_MEMBER, CACHE_DICT };
 
 typedef struct {
     int op;
@@ -86,7 +87,11 @@ typedef struct {
     unsigned int meta_tag; /* CACHE_CLASS: its metatype's */
     PyTypeObject *type;  /* borrowed: compared by address, its tag tells a new type apart */
     PyTypeObject *meta;
-    PyObject *found;     /* borrowed: held by `type`'s dicts while its tag is unchanged */
+    PyObject *found;     /* borrowed: held by `type`'s dicts while its tag is unchanged --
+                          * CACHE_DICT: the value at the op's key in `dict`, held by it */
+    PyObject *dict;      /* CACHE_DICT: the exact dict read (an ITEM's, a module's); borrowed */
+    uint64_t version;    /* its version tag then: any change to it gives a new one, and so
+                          * does a new dict made at the same address */
 } Instr;
 
 typedef struct {
@@ -152,6 +157,8 @@ star_tuple(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
     }
     return t;
 }
+
+int cfast_equal(PyObject *x, PyObject *k); /* _cfast.c: `x == k` is true */
 
 static PyObject *
 compare(PyObject *a, PyObject *b, Py_ssize_t op)
@@ -219,6 +226,37 @@ remember(Instr *ip, PyObject *x, PyObject *name, PyObject *y)
     PyErr_Clear(); /* (a lookup's error: nothing cached) */
 }
 
+static uint64_t
+dict_tag(PyObject *d)
+{
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+    return ((PyDictObject *)d)->ma_version_tag; /* as the guard memo reads it (_cfast.c) */
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+}
+
+/* `d[key]` of an exact dict `d`, by what the op's last read of it found while its version
+ * tag is unchanged (a new reference; NULL on an error, KeyError where absent) */
+static PyObject *
+dict_item(Instr *ip, PyObject *d, PyObject *key)
+{
+    if (ip->kind == CACHE_DICT && ip->dict == d && ip->version == dict_tag(d)) {
+        return Py_NewRef(ip->found);
+    }
+    PyObject *y = PyObject_GetItem(d, key);
+    if (y != NULL) {
+        ip->kind = CACHE_DICT;
+        ip->dict = d;
+        ip->version = dict_tag(d);
+        ip->found = y;
+    }
+    return y;
+}
+
 /* getattr(x, name), by what the op's last read found where the tags say it still holds */
 static PyObject *
 attribute(Instr *ip, PyObject *x, PyObject *name)
@@ -253,7 +291,17 @@ unary(CheckedLink *c, Instr *ip, PyObject *x)
         if (Py_IS_TYPE(x, &PyModule_Type)) {
             /* generic attribute lookup finds no descriptor on the type for this name
              * (check_program.py asks): the instance dict decides, else __getattr__ */
-            y = PyDict_GetItemWithError(PyModule_GetDict(x), name);
+            PyObject *d = PyModule_GetDict(x);
+            if (ip->kind == CACHE_DICT && ip->dict == d && ip->version == dict_tag(d)) {
+                return Py_NewRef(ip->found);
+            }
+            y = PyDict_GetItemWithError(d, name);
+            if (y != NULL) {
+                ip->kind = CACHE_DICT;
+                ip->dict = d;
+                ip->version = dict_tag(d);
+                ip->found = y;
+            }
             if (y != NULL || PyErr_Occurred()) {
                 return Py_XNewRef(y);
             }
@@ -270,7 +318,7 @@ unary(CheckedLink *c, Instr *ip, PyObject *x)
         }
         return Py_XNewRef(PyCell_GET(x));
     case OP_ITEM:
-        return PyObject_GetItem(x, name);
+        return PyDict_CheckExact(x) ? dict_item(ip, x, name) : PyObject_GetItem(x, name);
     case OP_TYPE:
         return Py_NewRef((PyObject *)Py_TYPE(x));
     case OP_LEN:
@@ -292,7 +340,6 @@ static int
 holds(CheckedLink *c, Instr in, PyObject *x)
 {
     PyObject *k = in.op == OP_ASSERT_TRUE || in.op == OP_ASSERT_LEN ? NULL : PyTuple_GET_ITEM(c->consts, in.arg);
-    PyObject *r;
     Py_ssize_t len;
     int t;
     switch (in.op) {
@@ -305,13 +352,7 @@ holds(CheckedLink *c, Instr in, PyObject *x)
     case OP_ASSERT_IS_NOT:
         return x != k;
     case OP_ASSERT_EQ:
-        r = PyObject_RichCompare(x, k, Py_EQ);
-        if (r == NULL) {
-            return -1;
-        }
-        t = r == Py_True ? 1 : r == Py_False ? 0 : PyObject_IsTrue(r);
-        Py_DECREF(r);
-        return t;
+        return cfast_equal(x, k);
     case OP_ASSERT_LEN:
         len = PyObject_Length(x);
         return len < 0 ? -1 : len == in.arg;

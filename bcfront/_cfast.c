@@ -608,6 +608,24 @@ item_of(PyObject *seq, PyObject *index)
     return Py_NewRef(PyList_CheckExact(seq) ? PyList_GET_ITEM(seq, i) : PyTuple_GET_ITEM(seq, i));
 }
 
+/* `x == k` is true, as Python's `x == k` then its truth says (1, 0, or -1 on an error); an
+ * exact int, str or bytes is equal to itself without a comparison (one that runs no code
+ * and says True: the identity shortcut is exact for them -- not for a float, NaN) */
+int
+cfast_equal(PyObject *x, PyObject *k)
+{
+    if (x == k && (PyLong_CheckExact(x) || PyUnicode_CheckExact(x) || PyBytes_CheckExact(x))) {
+        return 1;
+    }
+    PyObject *eq = PyObject_RichCompare(x, k, Py_EQ);
+    if (eq == NULL) {
+        return -1;
+    }
+    int truth = eq == Py_True ? 1 : eq == Py_False ? 0 : PyObject_IsTrue(eq);
+    Py_DECREF(eq);
+    return truth;
+}
+
 static PyObject *
 items_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -631,13 +649,8 @@ items_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(item);
             Py_RETURN_FALSE;
         }
-        PyObject *eq = PyObject_RichCompare(item, PyTuple_GET_ITEM(args[3], j), Py_EQ);
+        int truth = cfast_equal(item, PyTuple_GET_ITEM(args[3], j));
         Py_DECREF(item);
-        if (eq == NULL) {
-            return NULL;
-        }
-        int truth = PyObject_IsTrue(eq);
-        Py_DECREF(eq);
         if (truth < 0) {
             return NULL;
         }

@@ -543,3 +543,29 @@ def test_a_cached_slot_read_follows_its_class_and_the_instance():
     Slotted.a = descriptor
     assert same(link, ref, s)
     assert same(link, ref, Other())  # another type: the generic read
+
+
+def test_a_cached_dict_or_module_read_follows_every_change():
+    mod = types.ModuleType("m")
+    mod.a = 1
+    table = {"k": 1}
+    link, ref = attribute_link(
+        "___mod.a == 1 and ___table['k'] == 1 and x['k'] == 1", {"___mod": mod, "___table": table}
+    )
+    arg = {"k": 1}
+    assert same(link, ref, arg)
+    for change, undo in [
+        (lambda: setattr(mod, "a", 2), lambda: setattr(mod, "a", 1)),
+        (lambda: delattr(mod, "a"), lambda: setattr(mod, "a", 1)),
+        (lambda: table.update(k=2), lambda: table.update(k=1)),
+        (lambda: table.pop("k"), lambda: table.update(k=1)),
+        (lambda: arg.update(k=3), lambda: arg.update(k=1)),
+    ]:
+        change()
+        assert not same(link, ref, arg)
+        undo()
+        assert same(link, ref, arg)
+    assert not same(link, ref, {"k": 2})  # another dict
+    assert same(link, ref, {"k": 1})
+    for _ in range(50):  # new dicts, some at a freed one's address: each has a new tag
+        assert same(link, ref, {"k": 1}) and not same(link, ref, {"k": 0})
