@@ -286,12 +286,38 @@ def test_a_malformed_program_is_refused_when_made(code, consts):
         CheckedLink(code, consts, 0, 4, 2, True, True, ref, ref, ())
 
 
-def test_region_result_is_a_scalar_the_region_only_returns():
-    assert region_result(["    ___r = 2", "    return ___r", "    return None"], {}) == (2,)
-    assert region_result(["    return None"], {}) == (None,)
-    assert region_result(["    ___r = [2]", "    return ___r"], {}) == ()  # a new list per call
+def test_region_result_is_a_recipe_of_what_the_region_only_returns():
+    obj, tup, lst = check_program.MADE_OBJECT, check_program.MADE_TUPLE, check_program.MADE_LIST
+    assert region_result(["    ___r = 2", "    return ___r", "    return None"], {}) == ((obj, 2),)
+    assert region_result(["    return None"], {}) == ((obj, None),)
+    assert region_result(["    ___r = [2]", "    return ___r"], {}) == ((lst, ((obj, 2),)),)  # new per call
+    assert region_result(["    return (1, (2, 3))"], {}) == ((obj, (1, (2, 3))),)  # folded: one object
+    made = region_result(["    ___t = ((___i := 3), 29,)", "    ___r = ___t", "    return ___r"], {})
+    assert made == ((tup, ((obj, 3), (obj, 29))),)
     assert region_result(["    x[:] = [1]", "    return None"], {}) == ()  # a write
     assert region_result(["    return x"], {}, ("x",)) == ()  # a parameter
+    assert region_result(["    ___l = [1]", "    return (___l, ___l)"], {}) == ()  # one list, twice
+
+
+def returns_a_new_tuple(n):
+    return (n % 7, n * 2)
+
+
+def returns_a_new_list(n):
+    return [n, [n + 1]]
+
+
+@pytest.mark.parametrize("fn", [returns_a_new_tuple, returns_a_new_list])
+def test_a_result_made_of_constants_is_made_anew_each_call_without_a_frame(fn):
+    cf = bcfront.capture(fn)
+    cf(3)
+    first, frames = frames_run(cf, 3)
+    second = cf(3)
+    assert first == second == fn(3) and type(first) is type(fn(3)) and frames == []
+    assert first is not second  # a display makes a new object each call, natively too
+    if type(first) is list:
+        first[1].append(0)
+        assert cf(3) == fn(3)  # nothing shared between calls
 
 
 # -- captured functions: checked links against the Python links and plain Python ----------
@@ -381,15 +407,17 @@ def test_a_constant_result_is_returned_without_a_frame():
     assert result == 3 and frames
 
 
-def ordered(xs):
-    return sorted(xs)
+def grown(xs):
+    xs.append(len(xs))
+    return len(xs)
 
 
 def test_a_region_with_work_runs_its_region_only():
-    cf = bcfront.capture(ordered)
+    cf = bcfront.capture(grown)
     cf([3, 1, 2])
-    result, frames = frames_run(cf, [3, 1, 2])
-    assert result == [1, 2, 3]
+    xs = [3, 1, 2]
+    result, frames = frames_run(cf, xs)
+    assert result == 4 and xs == [3, 1, 2, 3]
     assert all(f.startswith("bcfront:region") for f in frames) and frames
 
 

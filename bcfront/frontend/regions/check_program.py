@@ -476,36 +476,72 @@ def _conjuncts(e) -> list:
     return [e]
 
 
+MADE_OBJECT, MADE_TUPLE, MADE_LIST = 0, 1, 2  # a result recipe's kinds (`made` in _cchecks.c)
+
+
 def region_result(lines: list[str], globals_: dict, local_names=()) -> tuple:
-    """``(value,)`` where the region's code `lines` only returns `value`, an immutable
-    scalar (bound to a local first, as generated code does: ``r = 2; return r``), else ().
-    `local_names`: the function's locals (a name of them not bound before is no constant)."""
+    """``(recipe,)`` where the region's code `lines` only returns a value made of constants
+    (bound to locals first, as generated code does: ``r = 2; return r``), else ().  The
+    recipe makes it as the code would: ``(MADE_OBJECT, v)`` the very object (a constant of
+    the code: an immutable scalar, or a tuple Python folds into one), ``(MADE_TUPLE,
+    parts)`` / ``(MADE_LIST, parts)`` a new tuple or list per call (a display that is not
+    all constants: ``(___x := 3, 29)``).  `local_names`: the function's locals (a name of
+    them not bound before is no constant).  A local used twice gives () (one object
+    made once, which two recipes would make twice)."""
     try:
         stmts = ast.parse("def _():\n" + "\n".join(lines) + "\n").body[0].body  # type: ignore[attr-defined]
     except SyntaxError:
         return ()
-    bound: dict[str, Any] = {}
-    locals_ = set(local_names)
-    for s in stmts:
-        if type(s) is ast.Assign and len(s.targets) == 1 and type(s.targets[0]) is ast.Name:
-            ok, v = _scalar(s.value, globals_, bound, locals_)
-            if not ok:
+    maker = _ResultRecipe(globals_, set(local_names))
+    try:
+        for s in stmts:
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                maker.bound[s.targets[0].id] = maker.recipe(s.value)
+            elif isinstance(s, ast.Return):
+                return (maker.recipe(s.value) if s.value is not None else (MADE_OBJECT, None),)
+            else:
                 return ()
-            bound[s.targets[0].id] = v
-        elif type(s) is ast.Return:
-            ok, v = _scalar(s.value, globals_, bound, locals_) if s.value is not None else (True, None)
-            return (v,) if ok else ()
-        else:
-            return ()
+    except Refused:
+        return ()
     return ()
 
 
-def _scalar(node, globals_: dict, bound: dict, locals_: set) -> tuple[bool, Any]:
-    if type(node) is ast.Name:
-        if node.id in bound:
-            return True, bound[node.id]
-        if node.id not in locals_ and node.id in globals_ and type(globals_[node.id]) in _SCALARS:
-            return True, globals_[node.id]
-        return False, None
-    ok, v = _constant_value(node)
-    return (True, v) if ok and type(v) in _SCALARS else (False, None)
+class _ResultRecipe:
+    """`region_result`'s reading of the region's expressions."""
+
+    def __init__(self, globals_: dict, locals_: set):
+        self.globals, self.locals = globals_, locals_
+        self.bound: dict[str, tuple] = {}
+        self.used: set[str] = set()
+
+    def recipe(self, node) -> tuple:
+        ok, v = _constant_value(node)
+        if ok and _immutable_constant(v):
+            return (MADE_OBJECT, v)
+        if isinstance(node, ast.Name):
+            return self.name(node.id)
+        if isinstance(node, ast.NamedExpr):
+            made = self.recipe(node.value)
+            self.bound[node.target.id] = made
+            self.used.add(node.target.id)  # the display holds the one object the name does
+            return made
+        if isinstance(node, (ast.Tuple, ast.List)) and isinstance(node.ctx, ast.Load):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                raise Refused("an unpacking display")
+            kind = MADE_TUPLE if isinstance(node, ast.Tuple) else MADE_LIST
+            return (kind, tuple(self.recipe(e) for e in node.elts))
+        raise Refused(f"a {type(node).__name__} result")
+
+    def name(self, name: str) -> tuple:
+        if name in self.bound:
+            if name in self.used:
+                raise Refused(f"{name} used twice")
+            self.used.add(name)
+            return self.bound[name]
+        if name not in self.locals and name in self.globals and type(self.globals[name]) in _SCALARS:
+            return (MADE_OBJECT, self.globals[name])
+        raise Refused(f"{name} is not a constant")
+
+
+def _immutable_constant(v) -> bool:
+    return type(v) in _SCALARS or (type(v) is tuple and all(_immutable_constant(x) for x in v))
