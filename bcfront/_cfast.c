@@ -68,6 +68,7 @@ typedef struct {
     Py_ssize_t key_positions[KEY_MAX]; /* them: indices into the call's positional arguments */
     Py_ssize_t key_needs; /* a call with fewer positional arguments calls `first` */
     int keywords; /* a call with keywords may call `first` with them: it binds them as the root does */
+    vectorcallfunc vectorcall; /* dispatch_vectorcall, where the class has the flag (`_vectorcall_class`) */
 } DispatchBase;
 
 #define SMALL_STACK 8
@@ -283,32 +284,55 @@ keywords_bind(DispatchBase *d)
         && ((PyFunctionObject *)first)->func_qualname == ((PyFunctionObject *)d->root)->func_qualname;
 }
 
+/* raised here as `raise exc` would in the link (implicit chaining where asked), with its
+ * traceback as the region made it, where the link returned `raised(exc, chain)`; else `res` */
 static PyObject *
-dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
+unwrap_raised(PyObject *res)
 {
-    DispatchBase *d = (DispatchBase *)op;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    PyObject *keywords = kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0 ? kwargs : NULL; /* borrowed */
+    if (res == NULL || !Py_IS_TYPE(res, &RaisedType)) {
+        return res;
+    }
+    PyObject *exc = Py_NewRef(((Raised *)res)->exc);
+    int chain = ((Raised *)res)->chain;
+    Py_DECREF(res);
+    if (chain) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+    else {  /* PyErr_Restore takes the three references */
+        PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+    }
+    return NULL;
+}
+
+/* the fast way of a call with the positional `args` (`n` of them) and `keywords` (a non-empty
+ * dict, or NULL): `*taken` is 0 (and NULL returned, no error set) where it may not take it */
+static PyObject *
+dispatch_fast(DispatchBase *d, PyObject *const *args, Py_ssize_t n, PyObject *keywords, int *taken)
+{
+    *taken = 0;
     if (d->first == NULL || PyFunction_GET_CODE(d->root) != d->code
         || PyFunction_GET_DEFAULTS(d->root) != d->defaults
         || PyFunction_GET_KW_DEFAULTS(d->root) != d->kwdefaults
         || (keywords == NULL ? n < d->nargs || n > d->most : !keywords_bind(d))) {
-        return call_slow(d, args, kwargs);
+        return NULL;
     }
     int measuring = PyObject_IsTrue(PyList_GET_ITEM(d->on, 0));
     if (measuring != 0) {
-        return measuring < 0 ? NULL : call_slow(d, args, kwargs);
+        *taken = measuring < 0;
+        return NULL;
     }
+    *taken = 1;
     d->calls++;
     /* held for the call: a miss inside it installs a new chain (and drops this one); the
      * keyed table reads positional arguments only: a keyword call starts at the first link */
-    PyObject *first = keywords == NULL ? keyed_pick(d, &PyTuple_GET_ITEM(args, 0), n) : Py_NewRef(d->first);
+    PyObject *first = keywords == NULL ? keyed_pick(d, args, n) : Py_NewRef(d->first);
     if (first == NULL) {
         return NULL;
     }
     PyObject *res;
     if (d->self_arg == NULL) {
-        res = PyObject_VectorcallDict(first, &PyTuple_GET_ITEM(args, 0), n, keywords);
+        res = PyObject_VectorcallDict(first, args, n, keywords);
     }
     else {
         PyObject *small[SMALL_STACK];
@@ -320,7 +344,7 @@ dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
         PyObject *self_arg = Py_NewRef(d->self_arg);
         stack[0] = self_arg;
         for (Py_ssize_t i = 0; i < n; i++) {
-            stack[i + 1] = PyTuple_GET_ITEM(args, i);
+            stack[i + 1] = args[i];
         }
         res = PyObject_VectorcallDict(first, stack, n + 1, keywords);
         Py_DECREF(self_arg);
@@ -329,22 +353,71 @@ dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
         }
     }
     Py_DECREF(first);
-    if (res != NULL && Py_IS_TYPE(res, &RaisedType)) {
-        /* raised here as `raise exc` would in the link (implicit chaining where asked),
-         * with its traceback as the region made it */
-        PyObject *exc = Py_NewRef(((Raised *)res)->exc);
-        int chain = ((Raised *)res)->chain;
-        Py_DECREF(res);
-        if (chain) {
-            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-            Py_DECREF(exc);
-        }
-        else {  /* PyErr_Restore takes the three references */
-            PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
-        }
-        return NULL;
+    return unwrap_raised(res);
+}
+
+static PyObject *
+dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+    DispatchBase *d = (DispatchBase *)op;
+    PyObject *keywords = kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0 ? kwargs : NULL; /* borrowed */
+    int taken;
+    PyObject *res = dispatch_fast(d, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args), keywords, &taken);
+    return taken ? res : call_slow(d, args, kwargs);
+}
+
+/* `Py_TYPE(op)->tp_call(op, args, kwargs)` with a tuple and dict made of a vectorcall's
+ * arguments: what Python does for a callable without vectorcall */
+static PyObject *
+through_tp_call(PyObject *op, PyObject *const *args, Py_ssize_t n, PyObject *kwnames)
+{
+    Py_ssize_t nk = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *tuple = PyTuple_New(n), *kwargs = nk ? PyDict_New() : NULL, *res = NULL;
+    if (tuple == NULL || (nk && kwargs == NULL)) {
+        goto done;
     }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    }
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
+            goto done;
+        }
+    }
+    res = Py_TYPE(op)->tp_call(op, tuple, kwargs);
+done:
+    Py_XDECREF(tuple);
+    Py_XDECREF(kwargs);
     return res;
+}
+
+/* the vectorcall of a captured function (no argument tuple made): a call without keywords
+ * of an unbound one takes the fast way here; any other goes where tp_call would -- and so
+ * does every call once the instance's class has another __call__ (`fast_call.install`
+ * assigns one for its other ways: the flag this needs stays set in 3.11) */
+static PyObject *
+dispatch_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    DispatchBase *d = (DispatchBase *)op;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (Py_TYPE(op)->tp_call == dispatch_call && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0)) {
+        int taken;
+        PyObject *res = dispatch_fast(d, args, n, NULL, &taken);
+        if (taken) {
+            return res;
+        }
+    }
+    return through_tp_call(op, args, n, kwnames);
+}
+
+static PyObject *
+dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    DispatchBase *d = (DispatchBase *)PyType_GenericNew(type, args, kwargs);
+    if (d != NULL) {
+        d->vectorcall = dispatch_vectorcall;
+    }
+    return (PyObject *)d;
 }
 
 static int
@@ -485,8 +558,9 @@ static PyTypeObject DispatchBaseType = {
     .tp_name = "bcfront._cfast.DispatchBase",
     .tp_doc = PyDoc_STR("The C fast path of a captured function's cached call (bcfront.fast_call)."),
     .tp_basicsize = sizeof(DispatchBase),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_new = PyType_GenericNew,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(DispatchBase, vectorcall),
+    .tp_new = dispatch_new,
     .tp_dealloc = (destructor)dispatch_dealloc,
     .tp_traverse = (traverseproc)dispatch_traverse,
     .tp_clear = (inquiry)dispatch_clear,
@@ -733,7 +807,26 @@ bound_to(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return eq;
 }
 
+/* Python classes do not inherit the vectorcall flag in 3.11 (they do from 3.12) */
+static PyObject *
+vectorcall_class(PyObject *module, PyObject *cls)
+{
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &DispatchBaseType)) {
+        PyErr_SetString(PyExc_TypeError, "_vectorcall_class: a subclass of DispatchBase");
+        return NULL;
+    }
+    PyTypeObject *t = (PyTypeObject *)cls;
+    int on = t->tp_call == dispatch_call && t->tp_vectorcall_offset == offsetof(DispatchBase, vectorcall);
+    if (on) {
+        t->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+    }
+    return PyBool_FromLong(on);
+}
+
 static PyMethodDef cfast_functions[] = {
+    {"_vectorcall_class", vectorcall_class, METH_O,
+     "_vectorcall_class(cls): give the subclass `cls` of DispatchBase, whose __call__ is\n"
+     "DispatchBase's, the vectorcall its instances have (3.11 does not inherit it); True if so."},
     {"dict_version", dict_version, METH_O, "dict_version(d): the version tag of the dict `d`."},
     {"dicts_unchanged", (PyCFunction)(void (*)(void))dicts_unchanged, METH_FASTCALL,
      "dicts_unchanged(cell, *dicts): the dicts' version tags are those in cell[0] (the tags\n"
@@ -775,7 +868,7 @@ PyInit__cfast(void)
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
         || cchecks_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 6) < 0) {
         Py_DECREF(m);
         return NULL;
     }

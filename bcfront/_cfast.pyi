@@ -43,3 +43,27 @@ def items_are(
     seq: object, indices: tuple[int, ...], types: tuple[type, ...], values: tuple[Any, ...], /
 ) -> bool: ...
 def raised(exc: BaseException, chain: bool, /) -> object: ...
+def _vectorcall_class(cls: type, /) -> bool: ...
+
+CHECK_OPS: int
+
+class CheckedLink:
+    next: Callable[..., Any] | None
+    link: FunctionType
+    body: Callable[..., Any]
+    hits: int
+    def __init__(
+        self,
+        code: tuple[int, ...],
+        consts: tuple[Any, ...],
+        nlocals: int,
+        depth: int,
+        npos: int,
+        star: bool,
+        guarded: bool,
+        body: Callable[..., Any],
+        link: FunctionType,
+        result: tuple[Any, ...],
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def passes(self, *args: Any) -> bool: ...

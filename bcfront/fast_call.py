@@ -223,6 +223,8 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     if keyed is not None:
         cf._dispatch_key(*keyed, _missed_as_the_last_link(missed, code, kwdefaults), links[0])
     type(cf).__call__ = _C_CALL
+    if C is not None:  # (HAVE_C) a call makes no argument tuple; the C call checks __call__
+        C._vectorcall_class(type(cf))
     return True
 
 

@@ -219,3 +219,29 @@ def test_a_link_returning_raised_without_chain_keeps_the_context_it_has():
         with pytest.raises(KeyError) as info:
             h(1, 2)
     assert info.value is made and made.__context__ is inner
+
+
+def test_the_vectorcall_takes_the_fast_way_and_follows_a_new_call_method():
+    class Own(Host):
+        __call__ = fast_call.DispatchBase.__call__
+
+    assert fast_call.C._vectorcall_class(Own) is True
+    h = Own()
+    h._dispatch_set(first, root, root.__code__, None, slow, [0], (), 2, 2)
+    assert h(1, 2) == ("fast", 1, 2) and h._dispatch_calls == 1  # a vectorcall: no tuple
+    assert h(1, b=2) == ("slow", "Own", (1,), {"b": 2})  # keywords: as tp_call takes them
+    assert h(*(1, 2)) == ("fast", 1, 2)
+    Own.__call__ = lambda self, *a, **k: ("replaced", a, k)  # the flag stays set in 3.11
+    assert h(1, 2) == ("replaced", (1, 2), {})
+    assert h(1, b=2) == ("replaced", (1,), {"b": 2})
+    assert h._dispatch_calls == 2
+
+
+def test_only_a_class_calling_the_c_call_gets_the_vectorcall():
+    class Plain(fast_call.DispatchBase):
+        def __call__(self, *args):
+            return args
+
+    assert fast_call.C._vectorcall_class(Plain) is False
+    with pytest.raises(TypeError, match="DispatchBase"):
+        fast_call.C._vectorcall_class(int)

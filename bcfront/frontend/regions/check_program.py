@@ -10,7 +10,7 @@ calling the same functions; the conjuncts of ``if not (a and b ...): miss`` beco
 ops (``type(x) is K``, ``x == K``, ``len(x) == n``, ``'k' not in d``).  The Python link
 stays the reference: anything this does not translate exactly -- a name the link would
 look up in builtins, a chained comparison, a statement of another kind -- gives no program
-(`Refused`), and the link serves as before.
+(`Untranslatable`), and the link serves as before.
 
 Names are resolved as the link's code resolves them: its parameters (read from the call's
 arguments, their defaults, ``*args`` items), its other locals (the ones the checks assign;
@@ -56,7 +56,7 @@ _EFFECT = {
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))  # a constant result returned as is
 
 
-class Refused(Exception):
+class Untranslatable(Exception):
     """The checks use something the program cannot do exactly as the link does."""
 
 
@@ -92,7 +92,7 @@ def compile_checks(
 ) -> CheckProgram:
     """The program of the check statements `lines` (a link's, ``return <miss>`` where a
     check fails, at one indent level), reading `globals_` (the link's) now; `local_names`:
-    the link's local variables (its ``co_varnames``).  Raises `Refused`."""
+    the link's local variables (its ``co_varnames``).  Raises `Untranslatable`."""
     tree = ast.parse("def _():\n" + "\n".join(lines) + "\n    pass\n")
     stmts = tree.body[0].body[:-1]  # type: ignore[attr-defined]
     guarded = False
@@ -109,17 +109,17 @@ def compile_checks(
 
 
 def _guarded_body(node: ast.Try, miss: str, globals_: dict) -> list[ast.stmt]:
-    """The statements of ``try: ... except Exception: return <miss>``, or Refused."""
+    """The statements of ``try: ... except Exception: return <miss>``, or Untranslatable."""
     if node.orelse or node.finalbody or len(node.handlers) != 1:
-        raise Refused("a try statement of another form")
+        raise Untranslatable("a try statement of another form")
     h = node.handlers[0]
     exc = h.type
     if not (
         type(exc) is ast.Name and exc.id == "Exception" and "Exception" not in globals_ and h.name is None
     ):
-        raise Refused("a handler of another exception")
+        raise Untranslatable("a handler of another exception")
     if not (len(h.body) == 1 and _is_miss(h.body[0], miss)):
-        raise Refused("a handler that does not miss")
+        raise Untranslatable("a handler that does not miss")
     return node.body
 
 
@@ -230,16 +230,16 @@ class _Compiler:
             self.emit("KWONLY", self.const(name))
         elif name in self.local_names:
             if name not in self.locals:
-                raise Refused(f"the local {name} read before the checks assign it")
+                raise Untranslatable(f"the local {name} read before the checks assign it")
             self.emit("LOCAL", self.locals[name])
         elif name in self.globals:
             self.emit("CONST", self.const(self.globals[name]))
         else:
-            raise Refused(f"{name} is looked up in builtins")
+            raise Untranslatable(f"{name} is looked up in builtins")
 
     def store_name(self, name: str) -> None:
         if name not in self.local_names:
-            raise Refused(f"a store to {name}, not a local of the checks")
+            raise Untranslatable(f"a store to {name}, not a local of the checks")
         self.emit("STORE", self.locals.setdefault(name, len(self.locals)))
 
     # -- statements ---------------------------------------------------------------------
@@ -252,7 +252,7 @@ class _Compiler:
         elif isinstance(s, ast.Assign) and len(s.targets) == 1:
             self.assign(s.targets[0], s.value)
         elif not isinstance(s, ast.Pass):
-            raise Refused(f"a {type(s).__name__} statement")
+            raise Untranslatable(f"a {type(s).__name__} statement")
 
     def assign(self, target, value) -> None:
         if type(target) is ast.Name:
@@ -264,7 +264,7 @@ class _Compiler:
             self.expr(target.slice)
             self.emit("STORE_SUBSCR")
         else:
-            raise Refused("an assignment to something else than a name or an item")
+            raise Untranslatable("an assignment to something else than a name or an item")
 
     def if_stmt(self, s: ast.If) -> None:
         if len(s.body) == 1 and _is_miss(s.body[0], self.miss) and not s.orelse:
@@ -369,7 +369,7 @@ class _Compiler:
             return
         handler: Any = _EXPRESSIONS.get(type(e))
         if handler is None:
-            raise Refused(f"a {type(e).__name__} expression")
+            raise Untranslatable(f"a {type(e).__name__} expression")
         handler(self, e)
 
     def name(self, e: ast.Name) -> None:
@@ -386,7 +386,7 @@ class _Compiler:
 
     def subscript(self, e: ast.Subscript) -> None:
         if type(e.slice) is ast.Slice:
-            raise Refused("a slice")
+            raise Untranslatable("a slice")
         ok, key = _constant_value(e.slice)
         star = self.params.star
         if ok and type(key) is int and key >= 0 and type(e.value) is ast.Name and e.value.id == star:
@@ -401,7 +401,7 @@ class _Compiler:
 
     def call(self, e: ast.Call) -> None:
         if e.keywords or any(type(a) is ast.Starred for a in e.args):
-            raise Refused("a call with keywords or unpacking")
+            raise Untranslatable("a call with keywords or unpacking")
         if self.one_argument_call(e, type):
             self.expr(e.args[0])
             self.emit("TYPE")
@@ -421,7 +421,7 @@ class _Compiler:
 
     def compare(self, e: ast.Compare) -> None:
         if len(e.ops) != 1:
-            raise Refused("a chained comparison")
+            raise Untranslatable("a chained comparison")
         self.expr(e.left)
         self.expr(e.comparators[0])
         self.emit("COMPARE", COMPARISONS[type(e.ops[0])])
@@ -439,13 +439,13 @@ class _Compiler:
     def unary(self, e: ast.UnaryOp) -> None:
         op = {ast.Not: "NOT", ast.USub: "NEG"}.get(type(e.op))
         if op is None:
-            raise Refused(f"a unary {type(e.op).__name__}")
+            raise Untranslatable(f"a unary {type(e.op).__name__}")
         self.expr(e.operand)
         self.emit(op)
 
     def tuple_(self, e: ast.Tuple) -> None:
         if type(e.ctx) is not ast.Load or any(type(x) is ast.Starred for x in e.elts):
-            raise Refused("a tuple with unpacking")
+            raise Untranslatable("a tuple with unpacking")
         for x in e.elts:
             self.expr(x)
         self.emit("BUILD_TUPLE", len(e.elts))
@@ -501,7 +501,7 @@ def region_result(lines: list[str], globals_: dict, local_names=()) -> tuple:
                 return (maker.recipe(s.value) if s.value is not None else (MADE_OBJECT, None),)
             else:
                 return ()
-    except Refused:
+    except Untranslatable:
         return ()
     return ()
 
@@ -527,20 +527,20 @@ class _ResultRecipe:
             return made
         if isinstance(node, (ast.Tuple, ast.List)) and isinstance(node.ctx, ast.Load):
             if any(isinstance(e, ast.Starred) for e in node.elts):
-                raise Refused("an unpacking display")
+                raise Untranslatable("an unpacking display")
             kind = MADE_TUPLE if isinstance(node, ast.Tuple) else MADE_LIST
             return (kind, tuple(self.recipe(e) for e in node.elts))
-        raise Refused(f"a {type(node).__name__} result")
+        raise Untranslatable(f"a {type(node).__name__} result")
 
     def name(self, name: str) -> tuple:
         if name in self.bound:
             if name in self.used:
-                raise Refused(f"{name} used twice")
+                raise Untranslatable(f"{name} used twice")
             self.used.add(name)
             return self.bound[name]
         if name not in self.locals and name in self.globals and type(self.globals[name]) in _SCALARS:
             return (MADE_OBJECT, self.globals[name])
-        raise Refused(f"{name} is not a constant")
+        raise Untranslatable(f"{name} is not a constant")
 
 
 def _immutable_constant(v) -> bool:

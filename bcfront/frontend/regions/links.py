@@ -35,7 +35,7 @@ import inspect
 from dataclasses import dataclass, replace
 
 from ...cfast import C
-from .check_program import LinkParameters, Refused, compile_checks, region_result
+from .check_program import LinkParameters, Untranslatable, compile_checks, region_result
 from .codegen import compile_function
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
@@ -196,7 +196,7 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
     scope = link.__globals__  # the link's own copy of the namespace (`DeferredFunction`)
     try:
         program = compile_checks(guard_lines, miss, scope, parameters, local_names)
-    except Refused:
+    except Untranslatable:
         return None
     if body is None:  # a region ending in a raise: the body returns `raised(...)` as the link
         while name in scope:  # not a constant's name: the function would take its place
