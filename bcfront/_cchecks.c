@@ -81,8 +81,9 @@ typedef struct {
     int op;
     Py_ssize_t arg;
     int kind;            /* CACHE_CLASS: `found` is the attribute of the class `type` itself;
-                          * CACHE_MEMBER: `found` is the member descriptor (a slot) instances
-                          * of `type` read */
+                          * CACHE_MEMBER: `found` is the member or getset descriptor (a slot,
+                          * a C attribute: data descriptors of builtin types) instances of
+                          * `type` read */
     unsigned int tag;    /* `type`'s version tag then */
     unsigned int meta_tag; /* CACHE_CLASS: its metatype's */
     PyTypeObject *type;  /* borrowed: compared by address, its tag tells a new type apart */
@@ -194,7 +195,8 @@ tag_valid(PyTypeObject *t)
 /* after `getattr(x, name)` gave `y`: remember what made it, where a later read with the same
  * version tags must give the same -- a class attribute without __get__ (or a plain function,
  * whose __get__ on a class gives itself) and no attribute of that name on the metatype; or
- * a slot's member descriptor on an instance whose type reads attributes generically */
+ * a slot's member descriptor or a C getset descriptor (data descriptors: they come before an
+ * instance dict) on an instance whose type reads attributes generically */
 static void
 remember(Instr *ip, PyObject *x, PyObject *name, PyObject *y)
 {
@@ -215,8 +217,10 @@ remember(Instr *ip, PyObject *x, PyObject *name, PyObject *y)
     }
     else if (t->tp_getattro == PyObject_GenericGetAttr) {
         PyObject *d = _PyType_Lookup(t, name);
-        if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)
-            && !(((PyMemberDescrObject *)d)->d_member->flags & Py_AUDIT_READ) && tag_valid(t)) {
+        int member = d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)
+            && !(((PyMemberDescrObject *)d)->d_member->flags & Py_AUDIT_READ);
+        int getset = d != NULL && Py_IS_TYPE(d, &PyGetSetDescr_Type) && ((PyGetSetDescrObject *)d)->d_getset->get != NULL;
+        if ((member || getset) && tag_valid(t)) {
             ip->kind = CACHE_MEMBER;
             ip->type = t;
             ip->tag = t->tp_version_tag;
@@ -267,7 +271,12 @@ attribute(Instr *ip, PyObject *x, PyObject *name)
         return Py_NewRef(ip->found);
     }
     if (ip->kind == CACHE_MEMBER && t == ip->type && tag_valid(t) && t->tp_version_tag == ip->tag) {
-        return PyMember_GetOne((const char *)x, ((PyMemberDescrObject *)ip->found)->d_member);
+        PyObject *d = ip->found;
+        if (Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+            return PyMember_GetOne((const char *)x, ((PyMemberDescrObject *)d)->d_member);
+        }
+        PyGetSetDef *g = ((PyGetSetDescrObject *)d)->d_getset; /* what getset_get calls */
+        return g->get(x, g->closure);
     }
     PyObject *y = PyObject_GetAttr(x, name);
     if (y != NULL) {
@@ -280,13 +289,13 @@ attribute(Instr *ip, PyObject *x, PyObject *name)
 static PyObject *
 unary(CheckedLink *c, Instr *ip, PyObject *x)
 {
-    Instr in = *ip;
-    PyObject *name = in.op == OP_ATTR || in.op == OP_MODULE_ATTR || in.op == OP_ITEM
-        ? PyTuple_GET_ITEM(c->consts, in.arg) : NULL;
+    const int op = ip->op;
+    PyObject *name = op == OP_ATTR || op == OP_MODULE_ATTR || op == OP_ITEM
+        ? PyTuple_GET_ITEM(c->consts, ip->arg) : NULL;
     PyObject *y;
     Py_ssize_t len;
     int t;
-    switch (in.op) {
+    switch (op) {
     case OP_MODULE_ATTR:
         if (Py_IS_TYPE(x, &PyModule_Type)) {
             /* generic attribute lookup finds no descriptor on the type for this name
@@ -330,19 +339,20 @@ unary(CheckedLink *c, Instr *ip, PyObject *x)
     case OP_NEG:
         return PyNumber_Negative(x);
     default:
-        PyErr_Format(PyExc_SystemError, "CheckedLink: op %d is not unary", in.op);
+        PyErr_Format(PyExc_SystemError, "CheckedLink: op %d is not unary", op);
         return NULL;
     }
 }
 
 /* an ASSERT op on `x`: 1 it holds, 0 not (a miss), -1 an error */
 static int
-holds(CheckedLink *c, Instr in, PyObject *x)
+holds(CheckedLink *c, const Instr *ip, PyObject *x)
 {
-    PyObject *k = in.op == OP_ASSERT_TRUE || in.op == OP_ASSERT_LEN ? NULL : PyTuple_GET_ITEM(c->consts, in.arg);
+    const int op = ip->op;
+    PyObject *k = op == OP_ASSERT_TRUE || op == OP_ASSERT_LEN ? NULL : PyTuple_GET_ITEM(c->consts, ip->arg);
     Py_ssize_t len;
     int t;
-    switch (in.op) {
+    switch (op) {
     case OP_ASSERT_TRUE:
         return PyObject_IsTrue(x);
     case OP_ASSERT_TYPE:
@@ -355,13 +365,13 @@ holds(CheckedLink *c, Instr in, PyObject *x)
         return cfast_equal(x, k);
     case OP_ASSERT_LEN:
         len = PyObject_Length(x);
-        return len < 0 ? -1 : len == in.arg;
+        return len < 0 ? -1 : len == ip->arg;
     case OP_ASSERT_IN:
     case OP_ASSERT_NOT_IN:
         t = PySequence_Contains(x, k);
-        return t < 0 ? -1 : t == (in.op == OP_ASSERT_IN);
+        return t < 0 ? -1 : t == (op == OP_ASSERT_IN);
     default:
-        PyErr_Format(PyExc_SystemError, "CheckedLink: op %d is no check", in.op);
+        PyErr_Format(PyExc_SystemError, "CheckedLink: op %d is no check", op);
         return -1;
     }
 }
@@ -397,8 +407,9 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
 #define CHECKED(v) do { PyObject *_v = (v); if (_v == NULL) goto error; PUSH(_v); } while (0)
     for (;;) {
         Instr *ip = &c->code[pc++];
-        Instr in = *ip;
-        switch (in.op) {
+        const int op = ip->op;
+        const Py_ssize_t arg = ip->arg;
+        switch (op) {
         case OP_END:
             outcome = 1;
             goto done;
@@ -406,14 +417,14 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             outcome = 0;
             goto done;
         case OP_PARAM:
-            CHECKED(param(c, args, n, in.arg));
+            CHECKED(param(c, args, n, arg));
             break;
         case OP_STAR_ITEM:
-            if (c->npos + in.arg >= n) {
+            if (c->npos + arg >= n) {
                 PyErr_SetString(PyExc_IndexError, "tuple index out of range");
                 goto error;
             }
-            PUSH(Py_NewRef(args[c->npos + in.arg]));
+            PUSH(Py_NewRef(args[c->npos + arg]));
             break;
         case OP_STAR_LEN:
             CHECKED(PyLong_FromSsize_t(n > c->npos ? n - c->npos : 0));
@@ -426,7 +437,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             break;
         case OP_KWONLY: {
             PyObject *kwdefaults = PyFunction_GET_KW_DEFAULTS(c->link);
-            x = kwdefaults != NULL ? PyDict_GetItemWithError(kwdefaults, CONST(in.arg)) : NULL;
+            x = kwdefaults != NULL ? PyDict_GetItemWithError(kwdefaults, CONST(arg)) : NULL;
             if (x == NULL) {
                 if (!PyErr_Occurred()) {
                     PyErr_SetString(PyExc_SystemError, "CheckedLink: a keyword-only parameter without a default");
@@ -437,19 +448,19 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             break;
         }
         case OP_CONST:
-            PUSH(Py_NewRef(CONST(in.arg)));
+            PUSH(Py_NewRef(CONST(arg)));
             break;
         case OP_LOCAL:
-            if (locals[in.arg] == NULL) {
+            if (locals[arg] == NULL) {
                 PyErr_SetString(PyExc_UnboundLocalError, "a check's local read before it is set");
                 goto error;
             }
-            PUSH(Py_NewRef(locals[in.arg]));
+            PUSH(Py_NewRef(locals[arg]));
             break;
         case OP_STORE:
             NEED(1);
             x = POP();
-            Py_XSETREF(locals[in.arg], x);
+            Py_XSETREF(locals[arg], x);
             break;
         case OP_DUP:
             NEED(1);
@@ -480,7 +491,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             NEED(2);
             y = POP();
             x = POP();
-            z = in.op == OP_SUBSCR ? PyObject_GetItem(x, y) : compare(x, y, in.arg);
+            z = op == OP_SUBSCR ? PyObject_GetItem(x, y) : compare(x, y, arg);
             Py_DECREF(x);
             Py_DECREF(y);
             CHECKED(z);
@@ -499,30 +510,30 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             }
             break;
         case OP_CALL: {
-            NEED(in.arg + 1);
-            PyObject **base = &stack[sp - in.arg - 1];
-            x = PyObject_Vectorcall(base[0], base + 1, in.arg, NULL);
-            for (Py_ssize_t i = 0; i <= in.arg; i++) {
+            NEED(arg + 1);
+            PyObject **base = &stack[sp - arg - 1];
+            x = PyObject_Vectorcall(base[0], base + 1, arg, NULL);
+            for (Py_ssize_t i = 0; i <= arg; i++) {
                 Py_DECREF(base[i]);
             }
-            sp -= in.arg + 1;
+            sp -= arg + 1;
             CHECKED(x);
             break;
         }
         case OP_BUILD_TUPLE: {
-            NEED(in.arg);
-            x = PyTuple_New(in.arg);
+            NEED(arg);
+            x = PyTuple_New(arg);
             if (x == NULL) {
                 goto error;
             }
-            for (Py_ssize_t i = in.arg - 1; i >= 0; i--) {
+            for (Py_ssize_t i = arg - 1; i >= 0; i--) {
                 PyTuple_SET_ITEM(x, i, POP());
             }
             PUSH(x);
             break;
         }
         case OP_JUMP:
-            pc = in.arg;
+            pc = arg;
             break;
         case OP_JUMP_IF_FALSE_OR_POP:
         case OP_JUMP_IF_TRUE_OR_POP:
@@ -531,8 +542,8 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             if (t < 0) {
                 goto error;
             }
-            if (t == (in.op == OP_JUMP_IF_TRUE_OR_POP)) {
-                pc = in.arg;
+            if (t == (op == OP_JUMP_IF_TRUE_OR_POP)) {
+                pc = arg;
             }
             else {
                 x = POP();
@@ -548,8 +559,8 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             if (t < 0) {
                 goto error;
             }
-            if (t == (in.op == OP_POP_JUMP_IF_TRUE)) {
-                pc = in.arg;
+            if (t == (op == OP_POP_JUMP_IF_TRUE)) {
+                pc = arg;
             }
             break;
         case OP_ASSERT_TRUE:
@@ -562,7 +573,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
         case OP_ASSERT_NOT_IN:
             NEED(1);
             x = POP();
-            t = holds(c, in, x);
+            t = holds(c, ip, x);
             Py_DECREF(x);
             if (t < 0) {
                 goto error;
@@ -573,7 +584,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             }
             break;
         default:
-            PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", in.op);
+            PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", op);
             goto error;
         }
     }

@@ -602,3 +602,22 @@ def test_a_cached_dict_or_module_read_follows_every_change():
     assert same(link, ref, {"k": 1})
     for _ in range(50):  # new dicts, some at a freed one's address: each has a new tag
         assert same(link, ref, {"k": 1}) and not same(link, ref, {"k": 0})
+
+
+def test_a_cached_c_attribute_is_read_anew_each_call():
+    def f():
+        return 1
+
+    def g():
+        return 2
+
+    code = f.__code__
+    link, ref = attribute_link("x.__code__ is ___code and x.__name__ == 'f'", {"___code": code})
+    assert same(link, ref, f)
+    f.__code__ = g.__code__  # the getter reads the new one
+    assert not same(link, ref, f)
+    f.__code__ = code
+    assert same(link, ref, f)
+    f.__name__ = "h"
+    assert not same(link, ref, f)
+    assert not same(link, ref, g) and not same(link, ref, len)  # another function, another type
