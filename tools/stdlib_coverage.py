@@ -18,7 +18,9 @@ whole, the median time of a cached call of its capture against calling the same 
 natively, on each of its inputs (batches of calls on fresh copies of the arguments,
 the copying not timed); it prints the geometric mean of the ratios (all, and the
 pure-Python functions alone) and the worst functions (``--out`` writes them,
-`tools/results/stdlib_speed.json`).  What is captured is the corpus entry itself where it
+`tools/results/stdlib_speed.json`).  Beside it, in the same run, the same captures with
+their checks run as Python (``checked_links = False``, the reference of the C checks).
+What is captured is the corpus entry itself where it
 is a Python function, else its Python root (`rooted`), and the native side calls that
 same function; the ratio against the C entry itself (without the root) is reported too.
 ``BCFRONT_PURE_PYTHON=1`` measures the pure-Python call path (no C fast paths).
@@ -112,7 +114,7 @@ def speed(names) -> dict:
     """Per function captured whole, the cached call of its capture against calling the same
     function natively (``ratios``: #30's target), and against calling the corpus entry
     itself (``vs_entry``: differs for a C entry, whose capture has a Python root around it)."""
-    ratios, vs_entry, python = {}, {}, []
+    ratios, vs_entry, python, python_links = {}, {}, [], {}
     for name in names:
         fn, inputs = CORPUS[name]
         root = speed_root(fn)
@@ -127,8 +129,13 @@ def speed(names) -> dict:
                 _outcome(cf, args)
         if len(cf.entries) == 0:
             continue
+        plain = bcfront.capture(root, fullgraph=True)  # the same, its checks as Python (reference)
+        plain.checked_links = False
+        for args in inputs:
+            _outcome(plain, args)
         cached = _call_time(cf, inputs)
         native = _call_time(root, inputs)
+        python_links[name] = _call_time(plain, inputs) / native
         ratios[name] = cached / native
         vs_entry[name] = cached / (native if root is fn else _call_time(fn, inputs))
         if root is fn:
@@ -136,6 +143,7 @@ def speed(names) -> dict:
     geo = statistics.geometric_mean(ratios.values()) if ratios else float("nan")
     geo_py = statistics.geometric_mean(ratios[n] for n in python) if python else float("nan")
     geo_entry = statistics.geometric_mean(vs_entry.values()) if vs_entry else float("nan")
+    geo_links = statistics.geometric_mean(python_links.values()) if python_links else float("nan")
     worst = sorted(ratios.items(), key=lambda kv: -kv[1])
     return {
         "functions": len(ratios),
@@ -143,6 +151,8 @@ def speed(names) -> dict:
         "python_functions": len(python),
         "geomean_ratio_python": round(geo_py, 3),
         "geomean_vs_entry": round(geo_entry, 3),
+        "geomean_python_links": round(geo_links, 3),
+        "slower_python_links": sum(1 for r in python_links.values() if r > 1),
         "c_path": bcfront.fast_call.HAVE_C,
         "ratios": dict(worst),
         "vs_entry": vs_entry,
@@ -161,7 +171,9 @@ def main() -> int:
             f"geomean {data['geomean_ratio']:.2f}x; slower than native: {slower}\n"
             f"  the {data['python_functions']} pure-Python functions: "
             f"{data['geomean_ratio_python']:.2f}x; against each corpus entry itself (a C entry "
-            f"without its Python root): {data['geomean_vs_entry']:.2f}x; C call: {data['c_path']}"
+            f"without its Python root): {data['geomean_vs_entry']:.2f}x; C call: {data['c_path']}\n"
+            f"  the same with the checks as Python (checked_links = False), side by side: "
+            f"{data['geomean_python_links']:.2f}x; slower than native: {data['slower_python_links']}"
         )
         for name, r in list(ratios.items())[: len(ratios) if verbose else 10]:
             print(f"  {r:6.2f}x  {name}")

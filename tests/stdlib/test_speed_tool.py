@@ -16,3 +16,6 @@ def test_speed_reports_a_cached_ratio_per_function(load_tool, monkeypatch):
     assert set(data["ratios"]) == set(names)
     assert all(r > 0 and math.isfinite(r) for r in data["ratios"].values())
     assert math.isclose(data["geomean_ratio"], math.prod(data["ratios"].values()) ** 0.5, rel_tol=1e-2)
+    # beside it, in the same run, the Python checks (the reference of the C ones)
+    assert math.isfinite(data["geomean_python_links"]) and data["geomean_python_links"] > 0
+    assert 0 <= data["slower_python_links"] <= 2
