@@ -17,7 +17,10 @@ ones it does not take.  An entry that iterates an argument (`Pure.consumes`)
 gets it as a list of its items, iterated in the trace first (``int.from_bytes(map(..))``).
 When the arguments are not all known, an entry's Python twin (`Pure.twin`, the
 same steps in Python: ``Pattern.sub`` with a function, `re_twins`) is inlined;
-without one the call stays a graph break.  Immutable objects of C types
+without one the call stays a graph break.  An entry whose result holds a C iterator over
+known values (`Pure.lazy`: ``_string.formatter_parser``) has it drained at capture and
+replayed in the trace by a generator, with the exception it raised at its place
+(`replayed`).  Immutable objects of C types
 that are not plain constants (a compiled pattern, a match, a date) are known
 values too when held as objects (`IMMUTABLE_OBJECTS`).
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import binascii
 import bisect
+import _string
 import datetime
 import decimal
 import keyword
@@ -39,8 +43,8 @@ from dataclasses import dataclass
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.values import IterV, ListV, ObjectV, TensorV, Value
-from . import dispatch, re_twins
+from ..model.values import Const, IterV, ListV, ObjectV, TensorV, TupleV, Value
+from . import dispatch, py_twins, re_twins
 from .folding import NotConst, as_python, as_symbolic, from_python
 
 _Pattern = type(re.compile(""))
@@ -67,6 +71,7 @@ class Pure:
     kwargs: tuple = ()  # example keyword arguments, as pairs
     consumes: tuple = ()  # positions of arguments the C function iterates
     twin: object = None  # Python code doing the same, inlined when arguments are not known
+    lazy: bool = False  # its result holds C iterators over known values (`replayed`)
 
 
 def _entries():
@@ -132,6 +137,9 @@ def _entries():
         Pure(operator.itemgetter, (*SCALAR, tuple), (1, "a")),
         Pure(operator.attrgetter, (str,), ("real", "imag.real")),
         Pure(operator.methodcaller, SCALAR, ("split", ","), (("maxsplit", 1),)),
+        # string.Formatter's parsers: iterators over the pieces of a known str
+        Pure(_string.formatter_parser, (str,), ("a{0!r:>3}b",), lazy=True),
+        Pure(_string.formatter_field_name_split, (str,), ("a.b[0]",), lazy=True),
     )
     # the operators of immutable C value types, reached through their special methods
     td, dt, dec = datetime.timedelta(days=2), datetime.datetime(2020, 1, 2, 3), decimal.Decimal("1.5")
@@ -226,11 +234,42 @@ def fold_pure(entry: Pure, bound: tuple = ()):
                 BreakReason.CALL_TO_C_FUNCTION, f"{name} on arguments of types it is not declared pure on"
             )
         try:
-            return from_python(fn(*pa, **pk))
+            if entry.lazy:
+                out = fn(*pa, **pk)
+            else:
+                return from_python(fn(*pa, **pk))
         except Exception as e:  # noqa: BLE001 - the fold raises what Python would, symbolically
             raise as_symbolic(e) from None
+        return replayed(tx, out)
 
     return model
+
+
+def replayed(tx, out) -> Value:
+    """The result of a `Pure.lazy` call: a tuple item by item, and each iterator in it
+    drained now -- what it yields depends on the call's known arguments alone -- and
+    replayed in the trace by a generator (`py_twins.replay`) yielding the same items, then
+    raising what the C iterator raised after them, at the same step (``"a{"``'s ValueError
+    after the items before it).  Such an iterator that leaves the trace is that generator."""
+    if type(out) is tuple:
+        return TupleV([replayed(tx, x) for x in out])
+    if not hasattr(type(out), "__next__"):
+        return from_python(out)
+    items, error = [], None
+    try:
+        for x in out:
+            items.append(from_python(x))
+            if len(items) > _MAX_DRAINED:
+                raise UnsupportedError(BreakReason.UNBOUNDED_ITERATION, "a C iterator of over 100000 items")
+    except UnsupportedError:
+        raise
+    except Exception as e:  # noqa: BLE001 - raised by the iterator: the replay raises it there
+        error = as_symbolic(e).exc
+    made = error if error is not None else Const(None)
+    return dispatch.inline_call(tx, ObjectV(py_twins.replay), [TupleV(items), made], {})
+
+
+_MAX_DRAINED = 100_000
 
 
 def _consumed(tx, entry: Pure, nbound: int, args: list) -> list:
