@@ -276,7 +276,8 @@ CORPUS: dict = {
     "string.Template.safe_substitute": (_safe_template, [("$a and ${b}",)]),
     "string.Formatter.format": (
         _formatter,
-        [("{0}-{1:>3}", 1, 2), ("{0}",), ("{0.real}{1[0]!r}", 2, "ab"), ("a{0}}", 1), ("{0.}", 1), ("{0[0]x}", [1])],
+        [("{0}-{1:>3}", 1, 2), ("{0}",), ("{0.real}{1[0]!r}", 2, "ab")]
+        + [("a{0}}", 1), ("{0.}", 1), ("{0[0]x}", [1])],
     ),
     "shlex.quote": (shlex.quote, [("a b",), ("",), ("abc",)]),
     "shlex.split": (shlex.split, [("a 'b c' d",), ("a 'b",)]),
@@ -376,7 +377,11 @@ CORPUS: dict = {
     "operator.itemgetter": (_itemgetter, [([(1, 3), (2, 1)],)]),
     "operator.attrgetter": (_attrgetter, [(3,)]),
     "json.dumps": (json.dumps, [({"a": [1, 2.5, None]},), ({1, 2},)]),
-    "json.loads": (_json_roundtrip, [('{"a": [1, 2.5, null]}',), ("{",)]),
+    "json.loads": (
+        _json_roundtrip,
+        [('{"a": [1, 2.5, null]}',), ("{",), ("[1 2]",), ('"a\x01"',), ('{"a": 1,}',)]
+        + [('[NaN, -1e5, "\\u00e9"]',)],
+    ),
     "copy.deepcopy": (copy.deepcopy, [({"a": [1, 2]},)]),
     "copy.copy": (_copy, [([1, 2],), ((1, 2),)]),
     "re.split(pure python wrapper)": (re.split, [(r"\W+", "a, b  c"), ("(", "x")]),

@@ -263,21 +263,24 @@ def _dict_contains(tx, args, kwargs):
 @model(dict.update)
 def dict_update(tx, args, kwargs):
     d = _dict(args[0])
-    if len(args) > 1 and not isinstance(args[1], (DictV, DictViewV)) and hasattr(args[1].python_type(), "keys"):
-        _merge_mapping(tx, d, args[1])
-        args = args[:1]
+    src = args[1] if len(args) > 1 else None
+    if src is not None and not isinstance(src, (DictV, DictViewV)) and hasattr(src.python_type(), "keys"):
+        _merge_mapping(tx, d, src)  # a mapping that is no dict: its keys() and []
+        src = None
     entries = dict(d.entries)
     try:
-        if len(args) > 1:
-            src = args[1]
+        if src is not None:
             pairs = merge_pairs(tx, src) if isinstance(src, DictV) else _seq_pairs(tx, src)
             for k, v in pairs:
                 _put(tx, entries, k, v)
-        for name, v in kwargs.items():
-            _put(tx, entries, Const(name), v)
-    finally:  # a pair that fails leaves the ones before it stored, as CPython does
+    except SymbolicRaise:  # a pair that fails leaves the ones before it stored, as in CPython
         tx.set(d, "entries", entries)
         _touch(tx, d)
+        raise
+    for name, v in kwargs.items():
+        _put(tx, entries, Const(name), v)
+    tx.set(d, "entries", entries)
+    _touch(tx, d)
     return Const(None)
 
 

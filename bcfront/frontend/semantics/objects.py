@@ -50,6 +50,7 @@ from . import (
     enum_calls,
     fsdp_calls,
     inspect_models,  # noqa: F401  (registers its models of inspect.signature/unwrap)
+    json_twins,
     module_construction,
 )
 from .attrs import getattr_
@@ -99,6 +100,9 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
         model = model_for(obj)
     if model is not None:
         return model(tx, args, kwargs)
+    scanner = json_twins.scanner_twin(obj)
+    if scanner is not None:  # a C json Scanner: the Python parser it replaced, on its hooks
+        return scanner(tx, fv, args, kwargs)
     through = call_through(tx, fv)  # a captured function: its original code, inlined
     if through is not None:
         return call(tx, through, args, kwargs)

@@ -27,9 +27,9 @@ values too when held as objects (`IMMUTABLE_OBJECTS`).
 
 from __future__ import annotations
 
+import _string
 import binascii
 import bisect
-import _string
 import datetime
 import decimal
 import keyword
@@ -46,6 +46,11 @@ from ...reasons import BreakReason
 from ..model.values import Const, IterV, ListV, ObjectV, TensorV, TupleV, Value
 from . import dispatch, py_twins, re_twins
 from .folding import NotConst, as_python, as_symbolic, from_python
+
+try:
+    import _json
+except ImportError:  # no accelerator: json's pure-Python code is traced as it is
+    _json = None  # type: ignore[assignment]
 
 _Pattern = type(re.compile(""))
 _Match = type(re.match("", ""))
@@ -154,6 +159,10 @@ def _entries():
             example = (dec,) if name in _UNARY else (dec, dec)
             yield Pure(decimal.Decimal.__dict__[name], (decimal.Decimal, *NUMBER), example)
     yield Pure(_Match.__dict__["__getitem__"], (_Match, str, int), (m, 0))
+    if _json is not None:  # json's C string codecs (the scanner's and encoder's own)
+        yield Pure(_json.scanstring, (str, int, bool), ('"a\\tb" x', 1))
+        yield Pure(_json.encode_basestring_ascii, (str,), ("a\u00e9\n",))
+        yield Pure(_json.encode_basestring, (str,), ("a\u00e9\n",))
     normpath = getattr(sys.modules.get("posix"), "_path_normpath", None)  # normpath's C core
     if normpath is not None:
         yield Pure(normpath, (str, bytes), ("a//b/../c",))
