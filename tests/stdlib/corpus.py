@@ -376,7 +376,11 @@ CORPUS: dict = {
     "functools.cmp_to_key": (_cmp_to_key, [([3, 1, 2],)]),
     "operator.itemgetter": (_itemgetter, [([(1, 3), (2, 1)],)]),
     "operator.attrgetter": (_attrgetter, [(3,)]),
-    "json.dumps": (json.dumps, [({"a": [1, 2.5, None]},), ({1, 2},)]),
+    "json.dumps": (
+        json.dumps,
+        [({"a": [1, 2.5, None]},), ({1, 2},), ({"b": (1, "é\n"), 2: {"c": True}, None: -0.0},)]
+        + [([float("nan"), 10**20, []],), ([{}, "x", b"bytes"],)],
+    ),
     "json.loads": (
         _json_roundtrip,
         [('{"a": [1, 2.5, null]}',), ("{",), ("[1 2]",), ('"a\x01"',), ('{"a": 1,}',)]

@@ -27,7 +27,7 @@ from ..model.values import (
     Value,
 )
 from . import dispatch, ops, sys_modules
-from .classes import mro_lookup
+from .classes import is_heap_type, mro_lookup
 from .compare import compare, contains, equal
 from .folding import NotConst, as_python, raise_
 from .iteration import Exhausted, get_iter, to_list
@@ -250,6 +250,14 @@ def _items(tx, args, kwargs):
     return DictViewV(_dict(args[0]), "items")
 
 
+@model(dict.__len__)
+def _dict_len(tx, args, kwargs):
+    """``dict.__len__(d)``: the storage's size, also of a subclass with its own ``__len__``."""
+    if len(args) != 1 or kwargs:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "dict.__len__ with other arguments")
+    return Const(len(_dict(args[0]).entries))
+
+
 @model(dict.__getitem__)
 def _dict_getitem(tx, args, kwargs):
     return ops.getitem(tx, args[0], args[1])
@@ -326,7 +334,7 @@ def _merge_mapping(tx, d: DictV, src: Value) -> None:
 def _type_name(cls: type) -> str:
     """A class's C ``tp_name``: its name for a class made by a class statement, the dotted
     name a C type declares (``collections.OrderedDict``) otherwise."""
-    if cls.__flags__ & (1 << 9) or cls.__module__ == "builtins":  # Py_TPFLAGS_HEAPTYPE
+    if is_heap_type(cls) or cls.__module__ == "builtins":
         return cls.__name__
     return f"{cls.__module__}.{cls.__qualname__}"
 

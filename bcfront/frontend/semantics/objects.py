@@ -21,6 +21,7 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import call_through, guard_class_lookup, wrap
+from ..model.c_instances import CInstanceV
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.tracer import SymbolicRaise
@@ -78,8 +79,8 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
         return call(tx, fn.func, [*fn.args, *args], {**fn.kwargs, **kwargs})
     if isinstance(fn, ObjectV):
         return call_object(tx, fn, args, kwargs)
-    if isinstance(fn, NewObjectV) or builtin_subclass_instance(fn):
-        m = lookup_dunder(fn, "__call__", tx)
+    if isinstance(fn, (NewObjectV, CInstanceV)) or builtin_subclass_instance(fn):
+        m = lookup_dunder(fn, "__call__", tx)  # a modelled C instance's: its C method's model
         if m is not None:
             return call(tx, m, [fn, *args], kwargs)
     if isinstance(fn, StateCMV):

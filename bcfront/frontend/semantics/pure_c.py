@@ -27,7 +27,7 @@ values too when held as objects (`IMMUTABLE_OBJECTS`).
 
 from __future__ import annotations
 
-import _string
+import _string  # type: ignore[import-not-found]  # CPython's, no stub
 import binascii
 import bisect
 import datetime
