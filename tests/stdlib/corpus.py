@@ -308,7 +308,10 @@ CORPUS: dict = {
     "urllib.parse.urlsplit": (urllib.parse.urlsplit, [("https://u:p@h:80/p?q",)]),
     "urllib.parse.urlunparse": (urllib.parse.urlunparse, [(("http", "x", "/p", "", "q=1", ""),)]),
     "urllib.parse.urljoin": (urllib.parse.urljoin, [("http://a/b/c", "../d"), ("http://a/b", "//e/f")]),
-    "urllib.parse.quote": (urllib.parse.quote, [("a b/c",), ("é",)]),
+    "urllib.parse.quote": (
+        urllib.parse.quote,
+        [("a b/c",), ("é",), (b"a b",), ("a b/~", ""), ("x y", b"/ "), (1,), ("x", 1)],
+    ),
     "urllib.parse.unquote": (urllib.parse.unquote, [("a%20b",), ("%zz",)]),
     "urllib.parse.urlencode": (urllib.parse.urlencode, [({"a": 1, "b": "x y"},), ([("a", 1)],)]),
     "urllib.parse.parse_qs": (urllib.parse.parse_qs, [("a=1&b=2&a=3",), ("",)]),

@@ -5,8 +5,8 @@ Tracing the wrapped code would repeat its side effects on every call of the entr
 from the cache.  An unbounded cache's call on values known at capture is made for real then
 (`lru_cached`), unless it is a procedure, made after the region
 (`deferred_calls.defer_cached_procedure`); a bounded one, which may drop entries, is traced
-only when its code writes nothing outside and returns a plain value (`_bounded`); anything
-else breaks.
+only when its code writes nothing outside and returns a plain value or a self-filling memo's
+lookup (`_bounded`, `memo_lookups`); anything else breaks.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..model.values import Const, DictV, ListV, MethodV, ObjectV, SetV, TupleV, 
 from . import dispatch
 from .deferred_calls import defer_cached_procedure, is_literal_tree
 from .folding import NotConst, as_python, python_args
+from .memo_lookups import memo_lookup
 from .pure_c import IMMUTABLE_OBJECTS
 
 
@@ -81,6 +82,9 @@ def _bounded(tx, wrapper, what: str, args, kwargs) -> Value:
     try:
         as_python(out)
     except NotConst:
+        memo = memo_lookup(out)  # a self-filling memo's lookup (quote's): used only by calls
+        if memo is not None:
+            return memo
         if not _immutable_method(out):
             raise UnsupportedError(
                 BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache returning an object"

@@ -65,6 +65,7 @@ from .classes import (
     value_class,
 )
 from .folding import raise_
+from .memo_lookups import MemoLookupV, call_lookup
 from .own_code import owns_function
 
 # -- calls ----------------------------------------------------------------------------
@@ -79,6 +80,8 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
         return call(tx, fn.func, [*fn.args, *args], {**fn.kwargs, **kwargs})
     if isinstance(fn, ObjectV):
         return call_object(tx, fn, args, kwargs)
+    if isinstance(fn, MemoLookupV):  # a cached memo's lookup: checked to memoize
+        return call_lookup(tx, fn, args, kwargs)
     if isinstance(fn, (NewObjectV, CInstanceV)) or builtin_subclass_instance(fn):
         m = lookup_dunder(fn, "__call__", tx)  # a modelled C instance's: its C method's model
         if m is not None:

@@ -87,6 +87,7 @@ def _entries():
         Pure(os.fspath, SCALAR, ("a/b",)),  # other types: its TypeError
         Pure(int.from_bytes, (bytes, str, bool, int, list, tuple), (b"\x01\x02", "big"), consumes=(0,)),
         Pure(bytes.fromhex, (str,), ("0a0b",)),
+        Pure(bytes, (int, str, bytes, list, tuple), ([97, 98, 255],), consumes=(0,)),  # not __bytes__
         Pure(bytes.maketrans, (bytes,), (b"ab", b"cd")),
         Pure(str.maketrans, (str, dict, int, type(None)), ("ab", "cd")),
         Pure(dict.fromkeys, (*SCALAR, *SEQ), (("a", "b"), 0)),

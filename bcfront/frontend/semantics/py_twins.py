@@ -298,8 +298,10 @@ def _groupby(iterable, key=None):
 def replay(items, error):
     """A C iterator over known values, drained at capture (`pure_c.Pure.lazy`): its items
     one by one, then the exception it raised after them (None: it ran out)."""
-    for x in items:  # not `yield from`: since 3.12 a handler region, which a dropped generator
-        yield x  # suspended in it would have to clean up
+    # not `yield from`: since 3.12 a handler region, which a dropped generator suspended in
+    # it would have to clean up
+    for x in items:  # noqa: UP028
+        yield x
     if error is not None:
         raise error
 
