@@ -1,9 +1,10 @@
 """A bounded ``lru_cache`` returning the lookup of a memo that fills itself (``quote``'s
 ``_byte_quoter_factory(safe)``: ``_Quoter(safe).__getitem__``) is traced through (#30): the
-fresh memo answers as the cached one does while each call only memoizes, which is checked
-call by call; any other use of it (its identity, ``__self__``, leaving the function) and a
-``__missing__`` that does more than memoize stay graph breaks (compared under
-``fullgraph=False``: the call runs natively).
+fresh memo answers as the cached one does while its ``__missing__`` reads none of its items
+(checked on its bytecode) and each call only memoizes (checked call by call); any other use
+of it (its identity, ``__self__``, leaving the function) and a ``__missing__`` that does
+more than memoize, writes an attribute, reads the memo's items or hands ``self`` on stay
+graph breaks (compared under ``fullgraph=False``: the call runs natively).
 """
 
 from __future__ import annotations
@@ -44,13 +45,29 @@ class Counting(Memo):  # its answers depend on its own history
 class Logging(Memo):  # writes outside
     def __missing__(self, k):
         SEEN.append(k)
-        return super().__missing__(k)
+        v = f"{self.base}:{k}"
+        self[k] = v
+        return v
 
 
 class Raising(Memo):
     def __missing__(self, k):
         if k < 0:
             raise ValueError(f"negative {k}")
+        v = f"{self.base}:{k}"
+        self[k] = v
+        return v
+
+
+class ReadingItself(Memo):  # its answers depend on what it holds
+    def __missing__(self, k):
+        v = len(self)
+        self[k] = v
+        return v
+
+
+class Delegating(Memo):  # hands itself to code that may read it
+    def __missing__(self, k):
         return super().__missing__(k)
 
 
@@ -62,7 +79,8 @@ def _factory(cls):
     return lookup_of
 
 
-MEMO, LYING, COUNTING, LOGGING, RAISING = (_factory(c) for c in (Memo, Lying, Counting, Logging, Raising))
+KINDS = (Memo, Lying, Counting, Logging, Raising, ReadingItself, Delegating)
+MEMO, LYING, COUNTING, LOGGING, RAISING, READING, DELEGATING = (_factory(c) for c in KINDS)
 
 
 def memo_lookups(base, keys):
@@ -129,6 +147,15 @@ def logging(k):
     return LOGGING("g")(k)
 
 
+def reading(k):
+    get = READING("r")
+    return get(k), get(k + 1)
+
+
+def delegating(k):
+    return DELEGATING("d")(k)
+
+
 def identity(base):
     return MEMO(base) is MEMO(base)
 
@@ -145,13 +172,24 @@ def leaves(base):
     "fn, arg, why",
     [
         (lying, 1, "does more than memoize"),
-        (counting, 1, "does more than memoize"),
         (logging, 1, "does more than memoize"),
+        (counting, 1, "a bounded cache returning an object"),  # self.base += 1: not a memo
+        (reading, 1, "a bounded cache returning an object"),  # len(self)
+        (delegating, 1, "a bounded cache returning an object"),  # super(): self handed on
         (identity, "i", "`is` between"),
         (self_of, "s", "__self__"),
         (leaves, "x", "cannot be rebuilt"),
     ],
-    ids=["stores-another-value", "writes-an-attribute", "writes-outside", "identity", "self", "leaves"],
+    ids=[
+        "stores-another-value",
+        "writes-outside",
+        "writes-an-attribute",
+        "reads-its-items",
+        "hands-itself-on",
+        "identity",
+        "self",
+        "leaves",
+    ],
 )
 def test_any_other_use_breaks_and_runs_natively(fn, arg, why):
     with pytest.raises(GraphBreakError, match=why):
@@ -161,7 +199,7 @@ def test_any_other_use_breaks_and_runs_natively(fn, arg, why):
         return
     runs = {}
     for mode, run in (("native", fn), ("captured", bcfront.capture(fn))):
-        for factory in (MEMO, LYING, COUNTING, LOGGING):
+        for factory in (MEMO, LYING, COUNTING, LOGGING, READING, DELEGATING):
             factory.cache_clear()  # each run starts from an empty cache
         SEEN.clear()
         runs[mode] = [run(arg) for _ in range(3)], list(SEEN)

@@ -4,29 +4,37 @@
 dict subclass whose ``__missing__`` computes a key's value, stores it under that key
 and returns it.  `lru_calls` traces a bounded cache's function (the entry may have been
 dropped), which makes a fresh memo where the native call may hand out the cached one,
-already holding some keys.  The two answer every lookup alike exactly when each
-stored value is what ``__missing__`` returned for its key -- a memo -- so the trace
-keeps to what it can check (`MemoLookupV`): the fresh memo is reachable only by
-calling its lookup (no ``__self__``, no identity, no hash: those break), never leaves
-the trace (it cannot be rebuilt: a break), and every call is checked to do nothing
-but memoize: the dict holds afterwards what it held before plus, on a miss, the key
-bound to the very value returned; no attribute of it and nothing outside is written
-(else a break, and the call runs natively).  As for the other bounded results, a
-cached memo written by someone else than its own ``__missing__``, or filled before
-something ``__missing__`` reads changed, is not seen: the trace answers as a cache
-that dropped the entry would.
+already holding some keys.  The two answer every lookup alike exactly when a stored
+value is what ``__missing__`` returns for its key and ``__missing__``'s answer does not
+depend on what the memo holds.  The trace keeps to what it can check:
+
+* the memo's ``__missing__`` (`_memo_code`), read as bytecode, uses ``self`` only to read
+  an attribute of the instance whose value cannot change (`_fixed`: a constant, a frozen
+  set or tuple of them) and as the container of ``self[key] = ...``: it reads none of the
+  memo's items, hands ``self`` to nobody (no call, no closure, no ``super()``);
+* the lookup (`MemoLookupV`) is reachable only by calling it: its identity, hash,
+  ``__self__`` and any attribute break, and it cannot leave the trace (no rebuild: a break);
+* every call is checked to do nothing but memoize (`call_lookup`): the trace's writes
+  during it are to the memo's items alone, which hold afterwards what they held before
+  plus, on a miss, the key bound to the very value returned.
+
+Anything else breaks, and the call runs natively.  As for a bounded cache's other results,
+a cached memo written by something else than its own ``__missing__`` (only through the
+cache's private object) or filled before something ``__missing__`` reads from outside
+changed is not seen: the trace answers as a cache that dropped the entry would.
 """
 
 from __future__ import annotations
 
+import dis
 import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.tracer import SymbolicRaise
-from ..model.values import DictV, MethodV, ObjectV, Value
+from ..model.values import Const, DictV, MethodV, ObjectV, SetV, TupleV, Value
 from . import ops
-from .classes import mro_lookup
+from .classes import MISS, mro_lookup
 
 _LOOKUP = dict.__getitem__
 _BOUND_LOOKUP: type = type({}.__getitem__)  # what ``memo.__getitem__`` is: a bound C method
@@ -60,9 +68,58 @@ def memo_lookup(v: Value) -> MemoLookupV | None:
         return None
     if mro_lookup(d.cls, "__getitem__") is not _LOOKUP:
         return None
-    if not isinstance(mro_lookup(d.cls, "__missing__"), types.FunctionType):
+    missing = mro_lookup(d.cls, "__missing__")
+    if isinstance(mro_lookup(d.cls, "__getattribute__"), types.FunctionType):
+        return None
+    attrs = {} if d.attrs is None else {k: e[1] for k, e in d.attrs.entries.items()}
+    fixed = {k for k, x in attrs.items() if _fixed(x) and mro_lookup(d.cls, k) is MISS}
+    if not (isinstance(missing, types.FunctionType) and _memo_code(missing.__code__, fixed)):
         return None
     return MemoLookupV(d)
+
+
+def _fixed(v: Value) -> bool:
+    """`v` is a value that cannot change: a constant, a frozen set or tuple of such."""
+    if isinstance(v, Const):
+        return True
+    if isinstance(v, TupleV) and v.cls is tuple:
+        return all(_fixed(x) for x in v.items)
+    return isinstance(v, SetV) and v.frozen and all(_fixed(x) for x in v.entries.values())
+
+
+_LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW")
+_ATTR_READS = ("LOAD_ATTR", "LOAD_METHOD")
+_HIDDEN_SELF = frozenset({"super", "locals", "vars", "eval", "exec", "__class__"})
+
+
+def _memo_code(code: types.CodeType, fixed: set) -> bool:
+    """``__missing__(self, key)``'s code uses ``self`` only as ``self.<fixed attribute>`` and
+    as the container of ``self[key] = value``, and passes it nowhere (see the module)."""
+    if code.co_argcount != 2 or code.co_flags & (0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200):
+        return False  # *args/**kwargs, a generator or coroutine: not a plain memo
+    me, key = code.co_varnames[:2]
+    if me in code.co_cellvars or _HIDDEN_SELF & (set(code.co_names) | set(code.co_freevars)):
+        return False  # self in a closure, or read by super()/locals()
+    ops_: list = []  # (opname, argval), superinstructions split into their loads
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
+            ops_.extend(("LOAD_FAST", name) for name in ins.argval)
+        elif ins.opname in ("STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"):
+            return False  # rare shapes: not read here
+        else:
+            ops_.append((ins.opname, ins.argval))
+    for i, (op, arg) in enumerate(ops_):
+        if arg != me:
+            continue
+        if op not in _LOADS:
+            return False  # self stored, deleted or otherwise used
+        after = ops_[i + 1 : i + 3]
+        if after[:1] and after[0][0] in _ATTR_READS and after[0][1] in fixed:
+            continue  # self.<fixed attribute>
+        if len(after) == 2 and after[0] == ("LOAD_FAST", key) and after[1][0] == "STORE_SUBSCR":
+            continue  # self[key] = value
+        return False
+    return True
 
 
 def call_lookup(tx, v: MemoLookupV, args, kwargs) -> Value:
@@ -70,23 +127,20 @@ def call_lookup(tx, v: MemoLookupV, args, kwargs) -> Value:
     if kwargs or len(args) != 1:
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{v.describe()} called otherwise")
     d, key = v.memo, args[0]
-    entries, attrs, writes = d.entries, _attrs(d), len(tx.mutated)
+    entries, mark = d.entries, tx.journal.mark()
     try:
         out = ops.getitem(tx, d, key)
-    except SymbolicRaise:
-        if d.entries is not entries or _attrs(d) is not attrs or len(tx.mutated) != writes:
-            raise UnsupportedError(
-                BreakReason.CALL_TO_C_FUNCTION, f"{v.describe()} wrote, then raised"
-            ) from None
+    except SymbolicRaise as e:
+        # a miss that raises stores nothing (natively a miss too): only its exception is
+        # written (its traceback), nothing else -- the memo's items least of all
+        if not all(obj is e.exc for obj, _, _ in tx.journal.log[mark:]):
+            why = f"{v.describe()} wrote, then raised"
+            raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, why) from None
         raise
-    if _attrs(d) is not attrs or len(tx.mutated) != writes or not _memoized(tx, entries, d.entries, key, out):
+    written = all(obj is d and attr in ("entries", "mutated") for obj, attr, _ in tx.journal.log[mark:])
+    if not (written and _memoized(tx, entries, d.entries, key, out)):
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{v.describe()} does more than memoize")
     return out
-
-
-def _attrs(d: DictV):
-    """What stands for the memo's attributes now (replaced, never changed in place, by a write)."""
-    return None if d.attrs is None else d.attrs.entries
 
 
 def _memoized(tx, before: dict, after: dict, key: Value, out: Value) -> bool:
