@@ -230,7 +230,11 @@ def _callable(tx, args, kwargs):
         return Const(lookup_dunder(v, "__call__", tx) is not None)
     # any other value: its class has a call slot (an Encoder, a cached memo's lookup), as
     # CPython's tp_call test -- in the class's MRO, not through its metaclass
-    return Const(mro_lookup(v.python_type(), "__call__") is not MISS)
+    try:
+        cls = v.python_type()
+    except NotImplementedError:  # a value with no class to ask
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"callable() of {v.describe()}") from None
+    return Const(mro_lookup(cls, "__call__") is not MISS)
 
 
 @model(getattr)
