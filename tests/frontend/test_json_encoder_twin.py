@@ -1,5 +1,5 @@
 """``json.dumps`` captures whole (#30): the ``_json.Encoder`` that ``JSONEncoder.iterencode``
-makes is an `EncoderV` in the trace and its call runs `json_twins.encode`, the C encoder's
+makes is an `EncoderV` in the trace and its call runs `json_encoding.encode`, the C encoder's
 steps in Python.  Compared with plain Python under ``fullgraph=True`` on values that
 encode and ones that raise (the same message: an unserializable object, a bad key, an
 out-of-range float with ``allow_nan=False``, a circular reference), with the options

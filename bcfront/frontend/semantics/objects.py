@@ -51,6 +51,7 @@ from . import (
     enum_calls,
     fsdp_calls,
     inspect_models,  # noqa: F401  (registers its models of inspect.signature/unwrap)
+    json_encoding,  # noqa: F401  (registers its models of json's C Encoder)
     json_twins,
     module_construction,
 )
