@@ -1,8 +1,10 @@
 """A pure C function whose result is an iterator over known values (``string.Formatter``'s
 ``_string.formatter_parser`` and ``formatter_field_name_split``) captures whole (#30): the
-C iterator is drained at capture and replayed in the trace (`pure_c.Pure.lazy`), with the
-exception it raises after its first items raised at the same step, after the code that
-ran on those items.  Each case is compared with plain Python under ``fullgraph=True``, on
+C iterator is drained at capture and replayed in the trace (`pure_c.ReplayIterV`), with
+the exception it raises after its first items raised at the same step, after the code that
+ran on those items; one leaving the function is the real iterator, made by the same call
+and advanced as far (one that has raised already is not rebuilt: the function runs
+natively).  Each case is compared with plain Python under ``fullgraph=True``, on
 format strings that parse and ones that raise.
 """
 
@@ -85,3 +87,60 @@ def test_a_c_iterator_over_known_text_is_replayed(fn, args):
     cf = bcfront.capture(fn, fullgraph=True)
     for _ in range(2):  # the trace, then the cached entry
         assert _outcome(lambda *a: cf(*a, **kw), args) == want
+
+
+def parse_leaves(s):
+    it = string.Formatter().parse(s)
+    first = next(it, None)
+    return first, it
+
+
+def field_rest_leaves(field):
+    first, rest = _string.formatter_field_name_split(field)
+    return first, rest
+
+
+def _drained(it):
+    out = []
+    try:
+        out.extend(it)
+    except ValueError as e:
+        out.append(str(e))
+    return out
+
+
+@pytest.mark.parametrize(
+    "fn, arg",
+    [
+        (parse_leaves, "a{0}b{1:>3}c"),
+        (parse_leaves, "a{0}b}"),  # raises after the items it has left
+        (parse_leaves, ""),
+        (field_rest_leaves, "a.b[0].c"),
+        (field_rest_leaves, "a.b["),
+    ],
+    ids=["parse", "parse-then-raise", "parse-empty", "field-rest", "field-rest-raises"],
+)
+def test_an_iterator_leaving_the_function_is_the_real_one_advanced_as_far(fn, arg):
+    first, want = fn(arg)
+    cf = bcfront.capture(fn, fullgraph=True)
+    for _ in range(2):
+        got_first, got = cf(arg)
+        assert got_first == first
+        assert type(got) is type(want)
+        assert _drained(got) == _drained(fn(arg)[1])
+
+
+def parse_past_error(s):
+    it = _string.formatter_parser(s)
+    try:
+        next(it)
+    except ValueError:
+        pass
+    return it
+
+
+def test_an_iterator_that_has_raised_is_not_rebuilt():
+    cf = bcfront.capture(parse_past_error)
+    for _ in range(2):
+        got = cf("}")
+        assert type(got) is type(parse_past_error("}"))

@@ -19,10 +19,10 @@ When the arguments are not all known, an entry's Python twin (`Pure.twin`, the
 same steps in Python: ``Pattern.sub`` with a function, `re_twins`) is inlined;
 without one the call stays a graph break.  An entry whose result holds a C iterator over
 known values (`Pure.lazy`: ``_string.formatter_parser``) has it drained at capture and
-replayed in the trace by a generator, with the exception it raised at its place
-(`replayed`).  Immutable objects of C types
-that are not plain constants (a compiled pattern, a match, a date) are known
-values too when held as objects (`IMMUTABLE_OBJECTS`).
+replayed in the trace (`ReplayIterV`), with the exception it raised at its place; leaving
+the trace it is the real iterator again, made by the same call and advanced as far.
+Immutable objects of C types that are not plain constants (a compiled pattern, a match, a
+date) are known values too when held as objects (`IMMUTABLE_OBJECTS`).
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ from dataclasses import dataclass
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.values import Const, IterV, ListV, ObjectV, TensorV, TupleV, Value
-from . import dispatch, py_twins, re_twins
+from ..model.tracer import SymbolicRaise
+from ..model.values import IterV, ListV, ObjectV, TensorV, TupleV, Value
+from . import dispatch, re_twins
 from .folding import NotConst, as_python, as_symbolic, from_python
 
 try:
@@ -250,19 +251,19 @@ def fold_pure(entry: Pure, bound: tuple = ()):
                 return from_python(fn(*pa, **pk))
         except Exception as e:  # noqa: BLE001 - the fold raises what Python would, symbolically
             raise as_symbolic(e) from None
-        return replayed(tx, out)
+        return replayed(fn, tuple(pa), pk, out)
 
     return model
 
 
-def replayed(tx, out) -> Value:
-    """The result of a `Pure.lazy` call: a tuple item by item, and each iterator in it
-    drained now -- what it yields depends on the call's known arguments alone -- and
-    replayed in the trace by a generator (`py_twins.replay`) yielding the same items, then
+def replayed(fn, args, kwargs, out, where=None) -> Value:
+    """The result of a `Pure.lazy` call ``fn(*args, **kwargs)``: a tuple item by item (`where`:
+    the item's index in it), and each iterator in it drained now -- what it yields depends on
+    the call's known arguments alone -- as a `ReplayIterV` yielding the same items, then
     raising what the C iterator raised after them, at the same step (``"a{"``'s ValueError
-    after the items before it).  Such an iterator that leaves the trace is that generator."""
-    if type(out) is tuple:
-        return TupleV([replayed(tx, x) for x in out])
+    after the items before it)."""
+    if type(out) is tuple and where is None:
+        return TupleV([replayed(fn, args, kwargs, x, i) for i, x in enumerate(out)])
     if not hasattr(type(out), "__next__"):
         return from_python(out)
     items, error = [], None
@@ -275,8 +276,54 @@ def replayed(tx, out) -> Value:
         raise
     except Exception as e:  # noqa: BLE001 - raised by the iterator: the replay raises it there
         error = as_symbolic(e).exc
-    made = error if error is not None else Const(None)
-    return dispatch.inline_call(tx, ObjectV(py_twins.replay), [TupleV(items), made], {})
+    return ReplayIterV(type(out), (fn, args, kwargs, where), tuple(items), error)
+
+
+class ReplayIterV(IterV):
+    """A C iterator over known values (`Pure.lazy`), drained at capture: its `items`, then
+    its `error` (None: it just ends), the next `index`.  It is the real iterator's type;
+    leaving the trace it is made again -- the same call, advanced as far -- unless it has
+    raised already (a break)."""
+
+    __slots__ = ("cls", "call", "items", "error", "index")
+
+    def __init__(self, cls, call, items, error):
+        super().__init__(None)
+        self.cls, self.call, self.items, self.error, self.index = cls, call, items, error, 0
+
+    def python_type(self):
+        return self.cls
+
+    def describe(self):
+        return f"{self.cls.__name__} (drained at capture)"
+
+    def step(self, tx):
+        """The next item, None when it ends; its error when it raises (once: after that, what
+        C does is not modelled)."""
+        i = self.index
+        if i < len(self.items):
+            tx.set(self, "index", i + 1)
+            return self.items[i]
+        if self.error is None:
+            return None
+        if i > len(self.items):
+            raise UnsupportedError(
+                BreakReason.UNSUPPORTED_ITERATOR, f"next() of {self.describe()} after its error"
+            )
+        tx.set(self, "index", i + 1)
+        raise SymbolicRaise(self.error)
+
+    def rebuild(self, rb) -> str:
+        if self.index > len(self.items):
+            raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, f"{self.describe()} after its error")
+        fn, args, kwargs, where = self.call
+        made = f"{rb.ns.const(fn)}(*{rb.ns.const(args)}, **{rb.ns.const(kwargs)})"
+        if where is not None:
+            made = f"{made}[{where}]"
+        name = rb.temp(made, self, "it")
+        if self.index:
+            rb.emit(f"for _ in {rb.ns.helper('range')}({self.index}): {rb.ns.helper('next')}({name})")
+        return name
 
 
 _MAX_DRAINED = 100_000

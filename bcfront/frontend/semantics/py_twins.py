@@ -9,8 +9,7 @@ its accelerator blocked.  The twin runs only inside traces; real code never
 sees it.  When the twin raises, its message may be worded otherwise ("pop from
 empty list"): on known plain arguments the C function itself runs on copies and
 its own exception is the trace's (`twin_model`); else the call runs natively.
-Below them: Python generators standing for C iterator classes (`CLASS_TWINS`), and
-`replay`, which stands for a C iterator drained at capture (`pure_c.Pure.lazy`).
+Below them: Python generators standing for C iterator classes (`CLASS_TWINS`).
 """
 
 from __future__ import annotations
@@ -293,17 +292,6 @@ def _groupby(iterable, key=None):
             yield k, group(k, state["gen"])
 
     return gen()
-
-
-def replay(items, error):
-    """A C iterator over known values, drained at capture (`pure_c.Pure.lazy`): its items
-    one by one, then the exception it raised after them (None: it ran out)."""
-    # not `yield from`: since 3.12 a handler region, which a dropped generator suspended in
-    # it would have to clean up
-    for x in items:  # noqa: UP028
-        yield x
-    if error is not None:
-        raise error
 
 
 CLASS_TWINS = {
