@@ -33,7 +33,18 @@ def _comparable(x):
         return ("getter", repr(x.__reduce__()))
     if isinstance(x, (list, tuple)):
         return type(x)(_comparable(i) for i in x)
+    if hasattr(type(x), "__next__"):  # a lazy entry's iterator: what it yields, then raises
+        return ("iterator", _drained(x))
     return x
+
+
+def _drained(it):
+    items = []
+    try:
+        items.extend(_comparable(i) for i in it)
+    except Exception as e:  # noqa: BLE001 - raised after the items: part of what it yields
+        items.append(("raise", type(e), str(e)))
+    return items
 
 
 def _outcome(fn, args, kwargs):

@@ -274,7 +274,11 @@ CORPUS: dict = {
     "string.capwords": (string.capwords, [("hello big world",), ("a-b", "-")]),
     "string.Template.substitute": (_template, [("$a and ${b}",), ("$a",)]),
     "string.Template.safe_substitute": (_safe_template, [("$a and ${b}",)]),
-    "string.Formatter.format": (_formatter, [("{0}-{1:>3}", 1, 2), ("{0}",)]),
+    "string.Formatter.format": (
+        _formatter,
+        [("{0}-{1:>3}", 1, 2), ("{0}",), ("{0.real}{1[0]!r}", 2, "ab")]
+        + [("a{0}}", 1), ("{0.}", 1), ("{0[0]x}", [1])],
+    ),
     "shlex.quote": (shlex.quote, [("a b",), ("",), ("abc",)]),
     "shlex.split": (shlex.split, [("a 'b c' d",), ("a 'b",)]),
     "shlex.join": (shlex.join, [(["a", "b c"],)]),
@@ -304,7 +308,10 @@ CORPUS: dict = {
     "urllib.parse.urlsplit": (urllib.parse.urlsplit, [("https://u:p@h:80/p?q",)]),
     "urllib.parse.urlunparse": (urllib.parse.urlunparse, [(("http", "x", "/p", "", "q=1", ""),)]),
     "urllib.parse.urljoin": (urllib.parse.urljoin, [("http://a/b/c", "../d"), ("http://a/b", "//e/f")]),
-    "urllib.parse.quote": (urllib.parse.quote, [("a b/c",), ("é",)]),
+    "urllib.parse.quote": (
+        urllib.parse.quote,
+        [("a b/c",), ("é",), (b"a b",), ("a b/~", ""), ("x y", b"/ "), (1,), ("x", 1)],
+    ),
     "urllib.parse.unquote": (urllib.parse.unquote, [("a%20b",), ("%zz",)]),
     "urllib.parse.urlencode": (urllib.parse.urlencode, [({"a": 1, "b": "x y"},), ([("a", 1)],)]),
     "urllib.parse.parse_qs": (urllib.parse.parse_qs, [("a=1&b=2&a=3",), ("",)]),
@@ -350,7 +357,7 @@ CORPUS: dict = {
     "collections.defaultdict": (_defaultdict, [([("a", 1), ("b", 2), ("a", 3)],)]),
     "collections.OrderedDict": (_ordered, [([("a", 1), ("b", 2)],)]),
     "collections.deque": (_deque, [([1, 2, 3, 4],)]),
-    "collections.ChainMap": (_chainmap, [({"a": 1}, {"a": 2, "b": 3})]),
+    "collections.ChainMap": (_chainmap, [({"a": 1}, {"a": 2, "b": 3}), ({}, {}), ({"a": [1]}, {1: None})]),
     "collections.namedtuple": (_nt_make, [(1, 2)]),
     "collections.namedtuple(bad)": (_nt_bad, [(1, 2, 3)]),
     "dataclasses.init": (_dc_init, [(1,), (1, 2), (1, 2, 3)]),
@@ -372,8 +379,16 @@ CORPUS: dict = {
     "functools.cmp_to_key": (_cmp_to_key, [([3, 1, 2],)]),
     "operator.itemgetter": (_itemgetter, [([(1, 3), (2, 1)],)]),
     "operator.attrgetter": (_attrgetter, [(3,)]),
-    "json.dumps": (json.dumps, [({"a": [1, 2.5, None]},), ({1, 2},)]),
-    "json.loads": (_json_roundtrip, [('{"a": [1, 2.5, null]}',), ("{",)]),
+    "json.dumps": (
+        json.dumps,
+        [({"a": [1, 2.5, None]},), ({1, 2},), ({"b": (1, "é\n"), 2: {"c": True}, None: -0.0},)]
+        + [([float("nan"), 10**20, []],), ([{}, "x", b"bytes"],)],
+    ),
+    "json.loads": (
+        _json_roundtrip,
+        [('{"a": [1, 2.5, null]}',), ("{",), ("[1 2]",), ('"a\x01"',), ('{"a": 1,}',)]
+        + [('[NaN, -1e5, "\\u00e9"]',)],
+    ),
     "copy.deepcopy": (copy.deepcopy, [({"a": [1, 2]},)]),
     "copy.copy": (_copy, [([1, 2],), ((1, 2),)]),
     "re.split(pure python wrapper)": (re.split, [(r"\W+", "a, b  c"), ("(", "x")]),

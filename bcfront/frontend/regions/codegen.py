@@ -533,6 +533,9 @@ class Rebuilder:
             return self.temp(f"{ns.helper('map')}({self.expr(v.fn)}, {its})", v, "it")
         if isinstance(v, FilterIterV):
             return self.temp(f"{ns.helper('filter')}({self.expr(v.fn)}, {self.expr(v.it)})", v, "it")
+        rebuild = getattr(v, "rebuild", None)  # an iterator that rebuilds itself (`pure_c`)
+        if rebuild is not None:
+            return rebuild(self)
         raise UnsupportedError(
             BreakReason.UNRECONSTRUCTABLE, f"{v.describe()} cannot be rebuilt outside the trace"
         )

@@ -58,7 +58,7 @@ from . import (
     string_io,
 )
 from .attrs import delattr_, getattr_, has_attr, setattr_, written_by_trace
-from .classes import index_of, is_heap_type, is_plain_enum_member, lookup_dunder
+from .classes import MISS, index_of, is_heap_type, is_plain_enum_member, lookup_dunder, mro_lookup
 from .folding import NotConst, arity, as_python, fold, fold_model, from_python, python_args, raise_
 from .identity import identity_of
 from .iteration import to_list
@@ -228,7 +228,13 @@ def _callable(tx, args, kwargs):
         return Const(callable(v.obj))
     if isinstance(v, NewObjectV):
         return Const(lookup_dunder(v, "__call__", tx) is not None)
-    return Const(False)
+    # any other value: its class has a call slot (an Encoder, a cached memo's lookup), as
+    # CPython's tp_call test -- in the class's MRO, not through its metaclass
+    try:
+        cls = v.python_type()
+    except NotImplementedError:  # a value with no class to ask
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"callable() of {v.describe()}") from None
+    return Const(mro_lookup(cls, "__call__") is not MISS)
 
 
 @model(getattr)

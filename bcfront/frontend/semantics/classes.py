@@ -121,10 +121,12 @@ def lookup_dunder(v: Value, name: str, tx=None):
     With `tx`, what the lookup found (or that it found nothing) is guarded: the class may
     be patched before the next call."""
     cls = value_class(v)
+    if isinstance(v, CInstanceV):  # a C class's instance (3.11's _json types are heap types)
+        return _modelled_slot(v, name)
     if cls is None or not is_heap_type(cls):
         if builtin_subclass_instance(v):
             cls = v.cls
-        elif isinstance(v, (CInstanceV, DefaultDictV)):
+        elif isinstance(v, DefaultDictV):
             return _modelled_slot(v, name)
         else:
             # a C type's slot declared pure (date + timedelta): its wrapper, whose call folds

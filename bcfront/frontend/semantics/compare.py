@@ -149,6 +149,8 @@ def _specialized(v: Value) -> Value:
 def _identical(a: Value, b: Value):
     if a is b:
         return True
+    if not (getattr(a, "identity_known", True) and getattr(b, "identity_known", True)):
+        return None  # which object it stands for is not known (`memo_lookups`)
     if isinstance(a, SymIntV) or isinstance(b, SymIntV):  # a size: `is` as of its value
         return _identical(_specialized(a), _specialized(b))
     if isinstance(a, ScalarV) or isinstance(b, ScalarV):

@@ -27,10 +27,10 @@ from ..model.values import (
     Value,
 )
 from . import dispatch, ops, sys_modules
-from .classes import mro_lookup
+from .classes import is_heap_type, mro_lookup
 from .compare import compare, contains, equal
 from .folding import NotConst, as_python, raise_
-from .iteration import Exhausted, to_list
+from .iteration import Exhausted, get_iter, to_list
 from .ops import hkey
 from .registry import MODELS, model
 from .slots import SlotMethod
@@ -250,6 +250,14 @@ def _items(tx, args, kwargs):
     return DictViewV(_dict(args[0]), "items")
 
 
+@model(dict.__len__)
+def _dict_len(tx, args, kwargs):
+    """``dict.__len__(d)``: the storage's size, also of a subclass with its own ``__len__``."""
+    if len(args) != 1 or kwargs:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "dict.__len__ with other arguments")
+    return Const(len(_dict(args[0]).entries))
+
+
 @model(dict.__getitem__)
 def _dict_getitem(tx, args, kwargs):
     return ops.getitem(tx, args[0], args[1])
@@ -263,31 +271,72 @@ def _dict_contains(tx, args, kwargs):
 @model(dict.update)
 def dict_update(tx, args, kwargs):
     d = _dict(args[0])
+    src = args[1] if len(args) > 1 else None
+    if src is not None and not isinstance(src, (DictV, DictViewV)) and hasattr(src.python_type(), "keys"):
+        _merge_mapping(tx, d, src)  # a mapping that is no dict: its keys() and []
+        src = None
     entries = dict(d.entries)
-    if len(args) > 1:
-        src = args[1]
-        if isinstance(src, DictV):
-            pairs = merge_pairs(tx, src)
-        elif not isinstance(src, DictViewV) and hasattr(src.python_type(), "keys"):
-            # CPython reads any other mapping through keys() and [] (ChainMap, MappingProxy,
-            # user mappings), which may run code we do not see: run it natively (O16)
-            raise UnsupportedError(
-                BreakReason.UNSUPPORTED_CALL, f"dict update from a {src.python_type().__name__} mapping"
-            )
-        else:
-            pairs = []
-            for i, item in enumerate(to_list(tx, src)):
-                pairs.append(_update_pair(tx, i, item))
-        for k, v in pairs:
-            hk = hkey(tx, k)
-            old = entries.get(hk)
-            entries[hk] = (old[0] if old else k, v)
+    try:
+        if src is not None:
+            pairs = merge_pairs(tx, src) if isinstance(src, DictV) else _seq_pairs(tx, src)
+            for k, v in pairs:
+                _put(tx, entries, k, v)
+    except SymbolicRaise:  # a pair that fails leaves the ones before it stored, as in CPython
+        tx.set(d, "entries", entries)
+        _touch(tx, d)
+        raise
     for name, v in kwargs.items():
-        old = entries.get(name)
-        entries[name] = (old[0] if old else Const(name), v)
+        _put(tx, entries, Const(name), v)
     tx.set(d, "entries", entries)
     _touch(tx, d)
     return Const(None)
+
+
+def _put(tx, entries: dict, k: Value, v: Value) -> None:
+    """``d[k] = v`` on `d`'s entries: an equal key already there keeps its first object."""
+    hk = hkey(tx, k)
+    old = entries.get(hk)
+    entries[hk] = (old[0] if old else k, v)
+
+
+def _seq_pairs(tx, src: Value):
+    for i, item in enumerate(to_list(tx, src)):
+        yield _update_pair(tx, i, item)
+
+
+def _merge_mapping(tx, d: DictV, src: Value) -> None:
+    """``d.update(src)`` / ``dict(src)`` for a mapping that is no dict (a ChainMap, a user
+    ``Mapping``): CPython's dict_merge, generic path -- ``src.keys`` looked up (by
+    dict_update_arg, which only tests it is there), then ``src.keys()`` called and listed
+    (PyMapping_Keys), then for each key ``src[key]`` read and stored in ``d`` before the
+    next is read (the user's ``__getitem__`` may look at ``d``)."""
+    cls = src.python_type()
+    if issubclass(cls, dict):  # dict_merge reads a dict subclass's storage, not its methods
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"dict update from a {cls.__name__} mapping")
+    look_up = ObjectV(getattr)
+    dispatch.call(tx, look_up, [src, Const("keys")], {})
+    keys = dispatch.call(tx, dispatch.call(tx, look_up, [src, Const("keys")], {}), [], {})
+    try:
+        it = get_iter(tx, keys)
+    except SymbolicRaise as e:
+        if not issubclass(e.exc.python_type(), TypeError):
+            raise
+        made = _type_name(keys.python_type())
+        raise_(TypeError, f"{_type_name(cls)}.keys() returned a non-iterable (type {made})")
+    for k in to_list(tx, it):
+        v = ops.getitem(tx, src, k)
+        entries = dict(d.entries)
+        _put(tx, entries, k, v)
+        tx.set(d, "entries", entries)
+        _touch(tx, d)
+
+
+def _type_name(cls: type) -> str:
+    """A class's C ``tp_name``: its name for a class made by a class statement, the dotted
+    name a C type declares (``collections.OrderedDict``) otherwise."""
+    if is_heap_type(cls) or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _update_pair(tx, i: int, item):

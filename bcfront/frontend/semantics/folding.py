@@ -44,8 +44,18 @@ def raise_(cls, *args):
 
 
 def as_symbolic(e: Exception) -> SymbolicRaise:
-    """The symbolic twin of a real exception raised while folding on constants."""
-    return SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args]))
+    """The symbolic twin of a real exception raised while folding on constants, with the
+    attributes its class's ``__init__`` gave it (a ``JSONDecodeError``'s ``msg``, ``pos``...);
+    one holding an object that is no plain value cannot be made again: the call breaks."""
+    exc = ExceptionV(type(e), [Const(a) for a in e.args])
+    for name, x in getattr(e, "__dict__", {}).items():
+        v = from_python(x)
+        if isinstance(v, ObjectV):
+            raise UnsupportedError(
+                BreakReason.CALL_TO_C_FUNCTION, f"{type(e).__name__} raised with an object as its {name}"
+            )
+        exc.attrs[name] = v
+    return SymbolicRaise(exc)
 
 
 def fold(fn, /, *args, **kwargs) -> Value:

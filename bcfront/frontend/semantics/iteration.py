@@ -180,6 +180,12 @@ def next_value(tx, it: Value) -> Value:
         return _next_call(tx, it)
     if not isinstance(it, IterV):
         return _next_user(tx, it)
+    step = getattr(it, "step", None)  # an iterator that steps itself (`pure_c.ReplayIterV`)
+    if step is not None:
+        x = step(tx)
+        if x is None:
+            raise Exhausted()
+        return x
     raise UnsupportedError(BreakReason.UNSUPPORTED_ITERATOR, f"next() of {it.describe()}")
 
 

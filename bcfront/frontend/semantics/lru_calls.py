@@ -6,7 +6,8 @@ from the cache.  An unbounded cache's call on values known at capture is made fo
 (`lru_cached`), unless it is a procedure, made after the region
 (`deferred_calls.defer_cached_procedure`); a bounded one, which may drop entries, is traced
 only when its code writes nothing outside and returns a value that differs from the cached
-object only by identity (`_bounded`); anything else breaks.
+object only by identity, or a self-filling memo's lookup (`_bounded`, `memo_lookups`);
+anything else breaks.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..model.values import Const, MethodV, ObjectV, SetV, TupleV, Value
 from . import dispatch
 from .deferred_calls import defer_cached_procedure, is_literal_tree
 from .folding import as_python, python_args
+from .memo_lookups import memo_lookup
 from .pure_c import IMMUTABLE_OBJECTS
 
 
@@ -72,8 +74,9 @@ def _bounded(tx, wrapper, what: str, args, kwargs) -> Value:
     """A bounded cache may have dropped this call's entry, so whether the function runs is
     not known: its code is traced, which is right only for a function that writes nothing
     outside (checked) and returns a value that differs from the cached object only by identity
-    (`_differs_only_by_identity`: ``urlsplit``'s SplitResult, fnmatch's matcher).  Anything
-    else breaks."""
+    (`_differs_only_by_identity`: ``urlsplit``'s SplitResult, fnmatch's matcher), or the
+    lookup of a memo that fills itself, used only by calls (`memo_lookups`: ``quote``'s
+    quoter).  Anything else breaks."""
     fn = getattr(wrapper, "__wrapped__", None)
     if not isinstance(fn, types.FunctionType):
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache")
@@ -82,6 +85,9 @@ def _bounded(tx, wrapper, what: str, args, kwargs) -> Value:
     if len(tx.mutated) != writes:
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache over writes")
     if not _differs_only_by_identity(out):
+        memo = memo_lookup(out)  # a self-filling memo's lookup (quote's): used only by calls
+        if memo is not None:
+            return memo
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{what}: a bounded cache returning an object")
     return out
 

@@ -21,6 +21,7 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import call_through, guard_class_lookup, wrap
+from ..model.c_instances import CInstanceV
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, Ref
 from ..model.tracer import SymbolicRaise
@@ -50,6 +51,8 @@ from . import (
     enum_calls,
     fsdp_calls,
     inspect_models,  # noqa: F401  (registers its models of inspect.signature/unwrap)
+    json_encoding,  # noqa: F401  (registers its models of json's C Encoder)
+    json_twins,
     module_construction,
 )
 from .attrs import getattr_
@@ -63,6 +66,7 @@ from .classes import (
     value_class,
 )
 from .folding import raise_
+from .memo_lookups import MemoLookupV, call_lookup
 from .own_code import owns_function
 
 # -- calls ----------------------------------------------------------------------------
@@ -77,8 +81,10 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
         return call(tx, fn.func, [*fn.args, *args], {**fn.kwargs, **kwargs})
     if isinstance(fn, ObjectV):
         return call_object(tx, fn, args, kwargs)
-    if isinstance(fn, NewObjectV) or builtin_subclass_instance(fn):
-        m = lookup_dunder(fn, "__call__", tx)
+    if isinstance(fn, MemoLookupV):  # a cached memo's lookup: checked to memoize
+        return call_lookup(tx, fn, args, kwargs)
+    if isinstance(fn, (NewObjectV, CInstanceV)) or builtin_subclass_instance(fn):
+        m = lookup_dunder(fn, "__call__", tx)  # a modelled C instance's: its C method's model
         if m is not None:
             return call(tx, m, [fn, *args], kwargs)
     if isinstance(fn, StateCMV):
@@ -99,6 +105,9 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
         model = model_for(obj)
     if model is not None:
         return model(tx, args, kwargs)
+    scanner = json_twins.scanner_twin(obj)
+    if scanner is not None:  # a C json Scanner: the Python parser it replaced, on its hooks
+        return scanner(tx, fv, args, kwargs)
     through = call_through(tx, fv)  # a captured function: its original code, inlined
     if through is not None:
         return call(tx, through, args, kwargs)

@@ -17,13 +17,17 @@ ones it does not take.  An entry that iterates an argument (`Pure.consumes`)
 gets it as a list of its items, iterated in the trace first (``int.from_bytes(map(..))``).
 When the arguments are not all known, an entry's Python twin (`Pure.twin`, the
 same steps in Python: ``Pattern.sub`` with a function, `re_twins`) is inlined;
-without one the call stays a graph break.  Immutable objects of C types
-that are not plain constants (a compiled pattern, a match, a date) are known
-values too when held as objects (`IMMUTABLE_OBJECTS`).
+without one the call stays a graph break.  An entry whose result holds a C iterator over
+known values (`Pure.lazy`: ``_string.formatter_parser``) has it drained at capture and
+replayed in the trace (`ReplayIterV`), with the exception it raised at its place; leaving
+the trace it is the real iterator again, made by the same call and advanced as far.
+Immutable objects of C types that are not plain constants (a compiled pattern, a match, a
+date) are known values too when held as objects (`IMMUTABLE_OBJECTS`).
 """
 
 from __future__ import annotations
 
+import _string  # type: ignore[import-not-found]  # CPython's, no stub
 import binascii
 import bisect
 import datetime
@@ -39,9 +43,15 @@ from dataclasses import dataclass
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.values import IterV, ListV, ObjectV, TensorV, Value
+from ..model.tracer import SymbolicRaise
+from ..model.values import IterV, ListV, ObjectV, TensorV, TupleV, Value
 from . import dispatch, re_twins
 from .folding import NotConst, as_python, as_symbolic, from_python
+
+try:
+    import _json
+except ImportError:  # no accelerator: json's pure-Python code is traced as it is
+    _json = None  # type: ignore[assignment]
 
 _Pattern = type(re.compile(""))
 _Match = type(re.match("", ""))
@@ -67,6 +77,7 @@ class Pure:
     kwargs: tuple = ()  # example keyword arguments, as pairs
     consumes: tuple = ()  # positions of arguments the C function iterates
     twin: object = None  # Python code doing the same, inlined when arguments are not known
+    lazy: bool = False  # its result holds C iterators over known values (`replayed`)
 
 
 def _entries():
@@ -77,6 +88,7 @@ def _entries():
         Pure(os.fspath, SCALAR, ("a/b",)),  # other types: its TypeError
         Pure(int.from_bytes, (bytes, str, bool, int, list, tuple), (b"\x01\x02", "big"), consumes=(0,)),
         Pure(bytes.fromhex, (str,), ("0a0b",)),
+        Pure(bytes, (int, str, bytes, list, tuple), ([97, 98, 255],), consumes=(0,)),  # not __bytes__
         Pure(bytes.maketrans, (bytes,), (b"ab", b"cd")),
         Pure(str.maketrans, (str, dict, int, type(None)), ("ab", "cd")),
         Pure(dict.fromkeys, (*SCALAR, *SEQ), (("a", "b"), 0)),
@@ -132,6 +144,9 @@ def _entries():
         Pure(operator.itemgetter, (*SCALAR, tuple), (1, "a")),
         Pure(operator.attrgetter, (str,), ("real", "imag.real")),
         Pure(operator.methodcaller, SCALAR, ("split", ","), (("maxsplit", 1),)),
+        # string.Formatter's parsers: iterators over the pieces of a known str
+        Pure(_string.formatter_parser, (str,), ("a{0!r:>3}b",), lazy=True),
+        Pure(_string.formatter_field_name_split, (str,), ("a.b[0]",), lazy=True),
     )
     # the operators of immutable C value types, reached through their special methods
     td, dt, dec = datetime.timedelta(days=2), datetime.datetime(2020, 1, 2, 3), decimal.Decimal("1.5")
@@ -146,6 +161,10 @@ def _entries():
             example = (dec,) if name in _UNARY else (dec, dec)
             yield Pure(decimal.Decimal.__dict__[name], (decimal.Decimal, *NUMBER), example)
     yield Pure(_Match.__dict__["__getitem__"], (_Match, str, int), (m, 0))
+    if _json is not None:  # json's C string codecs (the scanner's and encoder's own)
+        yield Pure(_json.scanstring, (str, int, bool), ('"a\\tb" x', 1))
+        yield Pure(_json.encode_basestring_ascii, (str,), ("a\u00e9\n",))
+        yield Pure(_json.encode_basestring, (str,), ("a\u00e9\n",))
     normpath = getattr(sys.modules.get("posix"), "_path_normpath", None)  # normpath's C core
     if normpath is not None:
         yield Pure(normpath, (str, bytes), ("a//b/../c",))
@@ -226,11 +245,88 @@ def fold_pure(entry: Pure, bound: tuple = ()):
                 BreakReason.CALL_TO_C_FUNCTION, f"{name} on arguments of types it is not declared pure on"
             )
         try:
-            return from_python(fn(*pa, **pk))
+            if entry.lazy:
+                out = fn(*pa, **pk)
+            else:
+                return from_python(fn(*pa, **pk))
         except Exception as e:  # noqa: BLE001 - the fold raises what Python would, symbolically
             raise as_symbolic(e) from None
+        return replayed(fn, tuple(pa), pk, out)
 
     return model
+
+
+def replayed(fn, args, kwargs, out, where=None) -> Value:
+    """The result of a `Pure.lazy` call ``fn(*args, **kwargs)``: a tuple item by item (`where`:
+    the item's index in it), and each iterator in it drained now -- what it yields depends on
+    the call's known arguments alone -- as a `ReplayIterV` yielding the same items, then
+    raising what the C iterator raised after them, at the same step (``"a{"``'s ValueError
+    after the items before it)."""
+    if type(out) is tuple and where is None:
+        return TupleV([replayed(fn, args, kwargs, x, i) for i, x in enumerate(out)])
+    if not hasattr(type(out), "__next__"):
+        return from_python(out)
+    items, error = [], None
+    try:
+        for x in out:
+            items.append(from_python(x))
+            if len(items) > _MAX_DRAINED:
+                raise UnsupportedError(BreakReason.UNBOUNDED_ITERATION, "a C iterator of over 100000 items")
+    except UnsupportedError:
+        raise
+    except Exception as e:  # noqa: BLE001 - raised by the iterator: the replay raises it there
+        error = as_symbolic(e).exc
+    return ReplayIterV(type(out), (fn, args, kwargs, where), tuple(items), error)
+
+
+class ReplayIterV(IterV):
+    """A C iterator over known values (`Pure.lazy`), drained at capture: its `items`, then
+    its `error` (None: it just ends), the next `index`.  It is the real iterator's type;
+    leaving the trace it is made again -- the same call, advanced as far -- unless it has
+    raised already (a break)."""
+
+    __slots__ = ("cls", "call", "items", "error", "index")
+
+    def __init__(self, cls, call, items, error):
+        super().__init__(None)
+        self.cls, self.call, self.items, self.error, self.index = cls, call, items, error, 0
+
+    def python_type(self):
+        return self.cls
+
+    def describe(self):
+        return f"{self.cls.__name__} (drained at capture)"
+
+    def step(self, tx):
+        """The next item, None when it ends; its error when it raises (once: after that, what
+        C does is not modelled)."""
+        i = self.index
+        if i < len(self.items):
+            tx.set(self, "index", i + 1)
+            return self.items[i]
+        if self.error is None:
+            return None
+        if i > len(self.items):
+            raise UnsupportedError(
+                BreakReason.UNSUPPORTED_ITERATOR, f"next() of {self.describe()} after its error"
+            )
+        tx.set(self, "index", i + 1)
+        raise SymbolicRaise(self.error)
+
+    def rebuild(self, rb) -> str:
+        if self.index > len(self.items):
+            raise UnsupportedError(BreakReason.UNRECONSTRUCTABLE, f"{self.describe()} after its error")
+        fn, args, kwargs, where = self.call
+        made = f"{rb.ns.const(fn)}(*{rb.ns.const(args)}, **{rb.ns.const(kwargs)})"
+        if where is not None:
+            made = f"{made}[{where}]"
+        name = rb.temp(made, self, "it")
+        if self.index:
+            rb.emit(f"for _ in {rb.ns.helper('range')}({self.index}): {rb.ns.helper('next')}({name})")
+        return name
+
+
+_MAX_DRAINED = 100_000
 
 
 def _consumed(tx, entry: Pure, nbound: int, args: list) -> list:

@@ -9,6 +9,7 @@ its accelerator blocked.  The twin runs only inside traces; real code never
 sees it.  When the twin raises, its message may be worded otherwise ("pop from
 empty list"): on known plain arguments the C function itself runs on copies and
 its own exception is the trace's (`twin_model`); else the call runs natively.
+Below them: Python generators standing for C iterator classes (`CLASS_TWINS`).
 """
 
 from __future__ import annotations
@@ -40,24 +41,37 @@ _LOADED: set = set()
 
 def _load(name: str, accel: str) -> None:
     _LOADED.add(name)
-    spec = importlib.util.find_spec(name)
     c_mod = sys.modules.get(accel) or importlib.import_module(accel)
-    if spec is None or spec.loader is None:
+    mod = private_copy(name, accel)
+    if mod is None:  # no twin: the C call stays a graph break
         return
+    for attr, fn in vars(c_mod).items():
+        py = getattr(mod, attr, None)
+        if callable(fn) and py is not None and getattr(py, "__code__", None) is not None:
+            _TWINS[fn] = py
+
+
+def private_copy(name: str, accel: str):
+    """Module `name` loaded once more, privately, with its C accelerator module `accel`
+    blocked (so its own Python functions stay), registered as bcfront's own code; None
+    when it cannot be loaded so."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        return None
     saved = sys.modules.get(accel)
     sys.modules[accel] = None  # type: ignore[assignment]  # `from _heapq import *` fails: Python ones stay
     try:
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         own_code.register(vars(mod))  # a private copy: bcfront's own from now on
-    except Exception:  # noqa: BLE001 - no twin: the C call stays a graph break
-        return
+    except Exception:  # noqa: BLE001 - no copy: the caller's C calls stay graph breaks
+        return None
     finally:
-        sys.modules[accel] = saved  # type: ignore[assignment]
-    for attr, fn in vars(c_mod).items():
-        py = getattr(mod, attr, None)
-        if callable(fn) and py is not None and getattr(py, "__code__", None) is not None:
-            _TWINS[fn] = py
+        if saved is None:
+            del sys.modules[accel]
+        else:
+            sys.modules[accel] = saved
+    return mod
 
 
 def twin(obj):
