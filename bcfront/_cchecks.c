@@ -261,6 +261,28 @@ dict_item(Instr *ip, PyObject *d, PyObject *key)
     return y;
 }
 
+/* `seq[i]` of an exact list or tuple and an exact int, as list_subscript and
+ * tuple_subscript read it (the index past the end: their IndexError) */
+static PyObject *
+sequence_item(PyObject *seq, PyObject *index)
+{
+    Py_ssize_t i = PyLong_AsSsize_t(index);
+    if (i == -1 && PyErr_Occurred()) { /* too large for an index: the generic path's error */
+        PyErr_Clear();
+        return PyObject_GetItem(seq, index);
+    }
+    int list = PyList_CheckExact(seq);
+    Py_ssize_t n = list ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq);
+    if (i < 0) {
+        i += n;
+    }
+    if (i < 0 || i >= n) {
+        PyErr_SetString(PyExc_IndexError, list ? "list index out of range" : "tuple index out of range");
+        return NULL;
+    }
+    return Py_NewRef(list ? PyList_GET_ITEM(seq, i) : PyTuple_GET_ITEM(seq, i));
+}
+
 /* getattr(x, name), by what the op's last read found where the tags say it still holds */
 static PyObject *
 attribute(Instr *ip, PyObject *x, PyObject *name)
@@ -327,7 +349,13 @@ unary(CheckedLink *c, Instr *ip, PyObject *x)
         }
         return Py_XNewRef(PyCell_GET(x));
     case OP_ITEM:
-        return PyDict_CheckExact(x) ? dict_item(ip, x, name) : PyObject_GetItem(x, name);
+        if (PyDict_CheckExact(x)) {
+            return dict_item(ip, x, name);
+        }
+        if ((PyList_CheckExact(x) || PyTuple_CheckExact(x)) && PyLong_CheckExact(name)) {
+            return sequence_item(x, name);
+        }
+        return PyObject_GetItem(x, name);
     case OP_TYPE:
         return Py_NewRef((PyObject *)Py_TYPE(x));
     case OP_LEN:
