@@ -16,8 +16,8 @@ Names are resolved as the link's code resolves them: its parameters (read from t
 arguments, their defaults, ``*args`` items), its other locals (the ones the checks assign;
 a local the checks read and do not assign gives no program) and its globals, which are the
 namespace's constants, fixed once the link is made -- read here once.  `region_result` says
-whether the region's code just returns a constant of an immutable scalar type, which the
-C call then returns without calling it.
+whether the region's code just returns a value made of constants (a scalar, a folded tuple,
+tuple and list displays of them), which the C call then makes itself without calling it.
 """
 
 from __future__ import annotations
