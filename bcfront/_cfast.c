@@ -684,12 +684,16 @@ item_of(PyObject *seq, PyObject *index)
 
 /* `x == k` is true, as Python's `x == k` then its truth says (1, 0, or -1 on an error); an
  * exact int, str or bytes is equal to itself without a comparison (one that runs no code
- * and says True: the identity shortcut is exact for them -- not for a float, NaN) */
+ * and says True: the identity shortcut is exact for them -- not for a float, NaN), and two
+ * exact floats compare as doubles, as float's own comparison does */
 int
 cfast_equal(PyObject *x, PyObject *k)
 {
     if (x == k && (PyLong_CheckExact(x) || PyUnicode_CheckExact(x) || PyBytes_CheckExact(x))) {
         return 1;
+    }
+    if (PyFloat_CheckExact(x) && PyFloat_CheckExact(k)) { /* what float_richcompare does (a NaN: 0) */
+        return PyFloat_AS_DOUBLE(x) == PyFloat_AS_DOUBLE(k);
     }
     PyObject *eq = PyObject_RichCompare(x, k, Py_EQ);
     if (eq == NULL) {

@@ -6,6 +6,7 @@ guard whose inlined functions' code checks are one batch still sees one of them 
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -127,6 +128,9 @@ class MyInt(int):
     pass
 
 
+NAN = float("nan")
+
+
 @pytest.mark.parametrize(
     "seq, indices, types, values",
     [
@@ -138,6 +142,10 @@ class MyInt(int):
         ([1.0, 2], (0, 1), (int, int), (1, 2)),  # 1.0 == 1, but not an int
         ([1, 2], (-1,), (int,), (2,)),
         ([], (), (), ()),
+        ([NAN], (0,), (float,), (NAN,)),  # the same NaN: not equal (identity says nothing)
+        ([-0.0, math.inf], (0, 1), (float, float), (0.0, math.inf)),  # -0.0 == 0.0
+        ([2.5, 1e308], (0, 1), (float, float), (2.5, 1e307)),
+        (["s", b"b", 10**30], (0, 1, 2), (str, bytes, int), ("s", b"b", 10**30)),
     ],
 )
 def test_items_are_answers_as_the_checks_one_by_one(seq, indices, types, values):
