@@ -621,3 +621,24 @@ def test_a_cached_c_attribute_is_read_anew_each_call():
     f.__name__ = "h"
     assert not same(link, ref, f)
     assert not same(link, ref, g) and not same(link, ref, len)  # another function, another type
+
+
+BIG = list(range(3000))
+
+
+def big_sum():
+    return sum(BIG)
+
+
+def test_a_guard_larger_than_the_translation_limit_keeps_its_python_link():
+    # its checks (the list's 3,000 items) are more text than a first call should translate
+    cf = bcfront.capture(big_sum)
+    assert cf() == cf() == sum(BIG)
+    (entry,) = cf._entries
+    assert entry.link is not None and entry.link_names.checked is None
+    assert len(entry.guard_source) > check_program.LARGEST_TRANSLATED
+    BIG.append(1)  # and its checks still see a change
+    try:
+        assert cf() == sum(BIG)
+    finally:
+        BIG.pop()

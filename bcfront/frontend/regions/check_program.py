@@ -55,6 +55,13 @@ _EFFECT = {
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))  # a constant result returned as is
 
+# The most text of checks translated (characters).  Translating costs the first call about a
+# microsecond a character (a model's guard, 90,000-170,000 characters: 30-80 ms); the
+# program pays back where the checks are most of a cached call -- a small function's, a few
+# hundred to a few thousand characters (the stdlib corpus: 95% under 4,800) -- not where a
+# model's forward is.  A larger guard keeps its Python link.
+LARGEST_TRANSLATED = 20_000
+
 
 class Untranslatable(Exception):
     """The checks use something the program cannot do exactly as the link does."""

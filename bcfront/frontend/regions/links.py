@@ -35,7 +35,13 @@ import inspect
 from dataclasses import dataclass, replace
 
 from ...cfast import C
-from .check_program import LinkParameters, Untranslatable, compile_checks, region_result
+from .check_program import (
+    LARGEST_TRANSLATED,
+    LinkParameters,
+    Untranslatable,
+    compile_checks,
+    region_result,
+)
 from .codegen import compile_function
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
@@ -189,6 +195,8 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
     region function, where it is that code, else one compiled here -- or None where the
     program cannot be made (the link serves alone)."""
     if C is None or getattr(C, "CheckedLink", None) is None:
+        return None
+    if sum(map(len, guard_lines)) > LARGEST_TRANSLATED:  # the first call would pay more than it saves
         return None
     sig = _Parameters.of(params)
     local_names = link.__code__.co_varnames + link.__code__.co_cellvars
