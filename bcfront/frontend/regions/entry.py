@@ -31,7 +31,9 @@ from .links import ABSENT, GENERATOR_FLAGS, exact_parameters, link_function
 from .region_errors import (
     errors_observable,
     first_writer_index,
+    grad_undo,
     guard_graph_errors,
+    placed_writes,
     split_before_collective,
     write_back_last,
 )
@@ -370,8 +372,13 @@ class RegionCode:
         head = input_fetches(tx, graph, ns)
         compiled = backends.compile_graph(cf.backend, graph, example, joint=tx.options.joint_graph)
         if graph.body:
-            observable = errors_observable(tx, graph, first_writer_index(graph))
-            compiled = write_back_last(graph, example, compiled, observable, tx)
+            first = first_writer_index(graph, grad_undo(tx, graph)[0])
+            observable = errors_observable(tx, graph, first)
+            # Python writes alone making it observable: made among the graph's statements
+            placed = placed_writes(tx, graph, first) if observable and compiled.backend == "eager" else None
+            compiled = write_back_last(graph, example, compiled, observable and placed is None, tx)
+            if placed:
+                compiled.placed_writes = {i: self.rb.const_writes(ws) for i, ws in placed.items()}
             split_before_collective(tx, graph, compiled)
         body: list[str] = []
         compiled.emit(graph, ns, body)
