@@ -334,7 +334,14 @@ def _is_constant_key(k, tx=None) -> bool:
         or _is_plain_class(k)
         or _is_typing_form(k)
         or _is_plain_enum_key(k, tx)
+        or _is_constant_tuple(k)
     )
+
+
+def _is_constant_tuple(k) -> bool:
+    """An exact tuple of constants (nested too): ``{(1, "a"): ...}``; the DICT_KEYS guard
+    checks the types inside it as well (`guards.key_shape`)."""
+    return type(k) is tuple and all(type(x) in CONST_TYPES or _is_constant_tuple(x) for x in k)
 
 
 def _is_plain_enum_key(k, tx) -> bool:
