@@ -21,13 +21,9 @@ import pytest
 import bcfront
 from bcfront import fast_call
 from bcfront.cfast import C
-from bcfront.frontend.regions import check_program
-from bcfront.frontend.regions.check_program import (
-    LinkParameters,
-    Untranslatable,
-    compile_checks,
-    region_result,
-)
+from bcfront.frontend.regions import check_program, result_recipes
+from bcfront.frontend.regions.check_program import LinkParameters, Untranslatable, compile_checks
+from bcfront.frontend.regions.result_recipes import region_result
 
 if not fast_call.HAVE_C:
     if os.environ.get("BCFRONT_PURE_PYTHON"):
@@ -292,7 +288,7 @@ def test_a_malformed_program_is_refused_when_made(code, consts):
 
 
 def test_region_result_is_a_recipe_of_what_the_region_only_returns():
-    obj, tup, lst = check_program.MADE_OBJECT, check_program.MADE_TUPLE, check_program.MADE_LIST
+    obj, tup, lst = result_recipes.MADE_OBJECT, result_recipes.MADE_TUPLE, result_recipes.MADE_LIST
     assert region_result(["    ___r = 2", "    return ___r", "    return None"], {}) == ((obj, 2),)
     assert region_result(["    return None"], {}) == ((obj, None),)
     assert region_result(["    ___r = [2]", "    return ___r"], {}) == ((lst, ((obj, 2),)),)  # new per call

@@ -40,9 +40,9 @@ from .check_program import (
     LinkParameters,
     Untranslatable,
     compile_checks,
-    region_result,
 )
 from .codegen import compile_function
+from .result_recipes import region_result
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
 GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -72,38 +72,6 @@ class LinkNames:
 
 
 @dataclass(frozen=True)
-class _Parameters:
-    """The root's parameters by kind, from `signature_params`'s parts."""
-
-    positional: list[str]  # the names a call's positional arguments bind, in order
-    star: str | None  # the ``*args`` name, if the root takes one
-    kwonly: list[str]
-    dstar: str | None  # the ``**kwargs`` name, if the root takes one
-
-    @classmethod
-    def of(cls, parts: list[str]) -> _Parameters:
-        positional: list[str] = []
-        kwonly: list[str] = []
-        star = dstar = None
-        after_star = False  # past ``*args`` or ``*``: keyword-only parameters
-        for p in parts:
-            if p.startswith("**"):
-                dstar = p[2:]
-            elif p.startswith("*"):
-                star, after_star = p[1:] or None, True
-            elif p != "/":
-                (kwonly if after_star else positional).append(p)
-        return cls(positional, star, kwonly, dstar)
-
-    @property
-    def passing(self) -> str:
-        """A link's parameters passed on to the next link, as they were bound."""
-        star = [f"*{self.star}"] if self.star else []
-        dstar = [f"**{self.dstar}"] if self.dstar else []
-        return ", ".join([*self.positional, *star, *(f"{k}={k}" for k in self.kwonly), *dstar])
-
-
-@dataclass(frozen=True)
 class _LinkSignature:
     """A chain link's parameters (see the module docstring)."""
 
@@ -114,8 +82,8 @@ class _LinkSignature:
 
 
 def _chain_signature(parts: list[str], absent: str, rest: str, extra: str, slow: str) -> _LinkSignature:
-    root = _Parameters.of(parts)
-    positional, kwonly, star, dstar = root.positional, root.kwonly, root.star, root.dstar
+    root = LinkParameters.of(parts)
+    positional, kwonly, star, dstar = list(root.positional), list(root.kwonly), root.star, root.dstar
     params = [f"{p}={absent}" for p in positional] + (["/"] if positional else [])
     params += [f"*{star or rest}", *(f"{k}={absent}" for k in kwonly), f"**{dstar or extra}"]
     tests = ([] if star else [rest]) + ([] if dstar else [extra])
@@ -130,7 +98,7 @@ def exact_parameters(parts: list[str], kwdefaults: dict | None) -> list[str] | N
     """The root's parameters if an exact link can take them, else None: where each
     keyword-only one has a default in `kwdefaults` (the root's ``__kwdefaults__``), so
     that a call without keywords binds."""
-    return parts if all(k in (kwdefaults or {}) for k in _Parameters.of(parts).kwonly) else None
+    return parts if all(k in (kwdefaults or {}) for k in LinkParameters.of(parts).kwonly) else None
 
 
 def link_function(
@@ -146,7 +114,7 @@ def link_function(
         return None, None
     inner = [line.replace(f"return {miss}", "break") for line in guard_lines]
     if params is not None:
-        exact_sig = _Parameters.of(params)
+        exact_sig = LinkParameters.of(params)
         next_ = ns.const(object(), "next")
         names = LinkNames(
             next_,
@@ -198,12 +166,11 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
         return None
     if sum(map(len, guard_lines)) > LARGEST_TRANSLATED:  # the first call would pay more than it saves
         return None
-    sig = _Parameters.of(params)
+    sig = LinkParameters.of(params)
     local_names = link.__code__.co_varnames + link.__code__.co_cellvars
-    parameters = LinkParameters(tuple(sig.positional), sig.star, tuple(sig.kwonly), sig.dstar)
     scope = link.__globals__  # the link's own copy of the namespace (`DeferredFunction`)
     try:
-        program = compile_checks(guard_lines, miss, scope, parameters, local_names)
+        program = compile_checks(guard_lines, miss, scope, sig, local_names)
     except Untranslatable:
         return None
     if body is None:  # a region ending in a raise: the body returns `raised(...)` as the link
