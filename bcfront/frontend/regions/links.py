@@ -106,7 +106,8 @@ def link_function(
 ):
     """The entry's link function and its `LinkNames`, or ``(None, None)`` where there is
     none; an exact one where `exact` is asked and the root allows it, else a chain one.
-    `raises`: the name the region's last statement raises, if it ends so."""
+    `region_body`: the region's code but for the statements that end it raising, if it
+    does (`raises`: `entry.RegionRaise`, which has them)."""
     if region.__code__.co_flags & GENERATOR_FLAGS:
         return None, None
     params = exact_parameters(parts, root.__kwdefaults__) if exact else None
@@ -130,11 +131,12 @@ def link_function(
         passing = exact_sig.passing
         head = []
         signature = ", ".join(params)
-        region_lines = [*_returning_raise(region_body, raises, ns), "    return None"]
+        region_lines = [*region_body, *_exact_ending(raises, ns), "    return None"]
         inner += region_lines
     else:
         names, signature, head, passing = _chain_head(root, ns, parts)
-        inner += [f"    {names.count}[0] += 1", *region_body, "    return None"]
+        ending = raises.lines if raises is not None else ()
+        inner += [f"    {names.count}[0] += 1", *region_body, *ending, "    return None"]
     body = [
         *head,
         "    while True:",  # left by `break` where a check fails
@@ -150,8 +152,7 @@ def link_function(
         link.__defaults__ = names.defaults  # the same tuple: the C call compares it
         link.__kwdefaults__ = names.kwdefaults  # the same dict (not a copy): so does it
         names = replace(names, keywords_bind=keywords_bind(link.__code__, root.__code__))
-        returned = region_lines[:-1] == region_body  # the region's own code: no raise made a return
-        body = region if returned else None
+        body = region if raises is None else None  # the region's own code, else one ending its way
         checked = checked_link(link, ns, guard_lines, miss, region_lines, params, body, f"{prefix}body", tag)
         names = replace(names, checked=checked)
     return link, names
@@ -216,13 +217,15 @@ def keywords_bind(link_code, root_code) -> bool:
 _STARS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 
-def _returning_raise(region_body: list[str], raises, ns) -> list[str]:
-    """`region_body` with its last statements, which raise (`raises`: `entry.RegionRaise`),
-    made ``return raised(exc, chain)`` for the C call to raise (the module docstring)."""
-    if raises is None or C is None or len(region_body) < raises.lines:
-        return region_body
-    call = f"{ns.const(C.raised, 'raised')}({raises.name}, {raises.chain})"
-    return [*region_body[: -raises.lines], f"    return {call}"]
+def _exact_ending(raises, ns) -> list[str]:
+    """An exact link's last statements where its region ends raising (`raises`:
+    `entry.RegionRaise`): ``return raised(exc, chain)``, for the C call to raise (the module
+    docstring) -- or, without the C call, the region's own raise."""
+    if raises is None:
+        return []
+    if C is None:
+        return list(raises.lines)
+    return [f"    return {ns.const(C.raised, 'raised')}({raises.name}, {raises.chain})"]
 
 
 def _chain_head(root, ns, parts):
