@@ -56,12 +56,21 @@ def _statements(src: str, pattern: str) -> int:
     return len(re.findall(pattern, src, re.M))
 
 
-@pytest.mark.parametrize("exact", [True, False], ids=["exact link", "chain link"])
-def test_a_region_ending_in_a_raise_raises_as_the_function_does(exact):
+def _captured(fn, exact: bool):
+    """A capture of `fn` whose entries get exact links (the C call's) or chain links."""
     if exact and not fast_call.HAVE_C:
         pytest.skip("exact links need the C call")
-    cf = bcfront.capture(raising)
+    cf = bcfront.capture(fn)
     cf.exact_links = exact
+    return cf
+
+
+LINK_KINDS = pytest.mark.parametrize("exact", [True, False], ids=["exact link", "chain link"])
+
+
+@LINK_KINDS
+def test_a_region_ending_in_a_raise_raises_as_the_function_does(exact):
+    cf = _captured(raising, exact)
     for _ in range(3):  # the trace, then the cached call (twice: the C checks count after one)
         assert _outcome(cf, -1) == _outcome(raising, -1)
         assert _under_handler(cf, -2) == _under_handler(raising, -2)
@@ -99,12 +108,9 @@ def _root_code_names(entry, root) -> set[str]:
     return {k for k, v in entry.guard.__globals__.items() if v is root.__code__}
 
 
-@pytest.mark.parametrize("exact", [True, False], ids=["exact link", "chain link"])
+@LINK_KINDS
 def test_the_root_code_check_is_in_the_guard_once_and_left_to_c_by_an_exact_link(exact):
-    if exact and not fast_call.HAVE_C:
-        pytest.skip("exact links need the C call")
-    cf = bcfront.capture(adds)
-    cf.exact_links = exact
+    cf = _captured(adds, exact)
     assert cf(1, 2) == cf(1, 2) == 3
     (entry,) = cf._entries
     (name,) = _root_code_names(entry, adds)  # the one constant the check compares with
