@@ -157,6 +157,7 @@ def bench_model(name: str, repeats: int, inner: int | None) -> dict:
         )
 
         torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()  # (reset() leaves them: they would add up over models)
         tc = torch.compile(tc_mod, backend="eager")
         fresh_start()
         _, row["torch_compile_first_s"] = timed(lambda: tc(*args, **kwargs))

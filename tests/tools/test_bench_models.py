@@ -48,3 +48,15 @@ def test_unknown_model_is_refused(load_tool, tmp_path):
     with pytest.raises(SystemExit):
         tool.main(["--models", "no_such_model", "--out", str(tmp_path / "x.json")])
     assert not (tmp_path / "x.json").exists()
+
+
+def test_torch_compile_breaks_are_each_models_own(load_tool, tmp_path):
+    """torch._dynamo.reset() leaves dynamo's counters: breaks counted before (another model,
+    here planted) must not be reported as this model's."""
+    import torch
+
+    tool = load_tool("bench_models")
+    torch._dynamo.utils.counters["graph_break"]["planted by the test"] += 3
+    out = tmp_path / "bench.json"
+    assert tool.main(["--models", MODEL, "--repeats", "1", "--inner", "1", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["models"][MODEL]["torch_compile_breaks"] == 0
