@@ -51,6 +51,7 @@ from . import (
     deques,  # noqa: F401  (likewise)
     dispatch,
     instancecheck,
+    lazy_itertools,  # noqa: F401  (likewise)
     mapping_kinds,  # noqa: F401  (likewise)
     ops,
     pure_c,
