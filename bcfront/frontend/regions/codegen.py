@@ -141,11 +141,17 @@ def _bind(func, obj):
     return func.__get__(obj, type(obj))
 
 
-def _make_function(code, fn_globals, qualname, defaults, kwdefaults, closure):
+def _make_function(code, fn_globals, qualname, defaults, kwdefaults, closure, annotations=None):
+    """A function the trace made (MAKE_FUNCTION), made again; its `annotations` as
+    MAKE_FUNCTION takes them (names and values in one tuple) or the dict read from them."""
     fn = types.FunctionType(code, fn_globals, code.co_name, defaults, closure)
     fn.__qualname__ = qualname
     if kwdefaults:
         fn.__kwdefaults__ = kwdefaults
+    if annotations is not None:
+        if type(annotations) is tuple:
+            annotations = dict(zip(annotations[::2], annotations[1::2]))
+        fn.__annotations__ = annotations
     return fn
 
 
@@ -349,9 +355,10 @@ class Rebuilder:
                 else "{" + ", ".join(f"{k!r}: {self.expr(x)}" for k, x in v.kwdefaults.items()) + "}"
             )
             closure = "None" if not v.closure else "(" + ", ".join(self.expr(c) for c in v.closure) + ",)"
+            ann = "" if v.annotations is None else f", {self.expr(v.annotations)}"
             return self.temp(
                 f"{ns.const(_make_function)}({ns.const(v.code)}, {ns.const(v.globals, 'globals')}, "
-                f"{v.qualname!r}, {defaults}, {kwd}, {closure})",
+                f"{v.qualname!r}, {defaults}, {kwd}, {closure}{ann})",
                 v,
                 "fn",
             )

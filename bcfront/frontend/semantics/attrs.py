@@ -70,7 +70,7 @@ from .dict_objects import (
     new_object_dict,
     object_dict,
 )
-from .folding import attribute_error, raise_
+from .folding import as_python, attribute_error, raise_
 from .module_attrs import (
     class_attr,
     is_module_class,
@@ -385,7 +385,25 @@ def _made_fn_attr(tx, v: MadeFunctionV, name):
         return TupleV(v.defaults) if v.defaults else Const(None)
     if name == "__get__":
         return MethodV(ObjectV(types.FunctionType.__get__), v)
+    if name == "__annotations__":
+        return _made_fn_annotations(tx, v)
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"function attribute {name}")
+
+
+def _made_fn_annotations(tx, v: MadeFunctionV) -> DictV:
+    """``f.__annotations__`` of a function the trace made: as CPython, the dict made once
+    from MAKE_FUNCTION's tuple of names and values (an empty one without), then kept."""
+    ann = v.annotations
+    if isinstance(ann, DictV):
+        return ann
+    if ann is None:
+        items = []
+    else:
+        items = list(ann.items) if isinstance(ann, TupleV) else [Const(x) for x in ann.value]
+    names = [as_python(k) for k in items[::2]]
+    d = DictV({k: (Const(k), x) for k, x in zip(names, items[1::2])})
+    tx.set(v, "annotations", d)
+    return d
 
 
 def _method_attr(tx, v: MethodV, name):
