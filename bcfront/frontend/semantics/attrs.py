@@ -55,6 +55,7 @@ from .descriptors import (
     call_descriptor_get,
     call_property,
     check_store,
+    delete_property,
     is_data_descriptor,
     is_generic_getattribute,
     set_property,
@@ -599,6 +600,8 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
 def delattr_(tx, v: Value, name: str) -> None:
     if isinstance(v, NewObjectV) and isinstance(mro_lookup(v.cls, "__delattr__"), types.FunctionType):
         raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{v.cls.__qualname__}.__delattr__")
+    if isinstance(v, NewObjectV) and delete_property(tx, v.cls, name, v):
+        return
     if isinstance(v, NewObjectV):
         if name not in v.attrs:
             attribute_error(v.cls.__name__, name)
@@ -615,6 +618,8 @@ def delattr_(tx, v: Value, name: str) -> None:
     if isinstance(v, ObjectV) and isinstance(v.obj, type):
         raise UnsupportedError(BreakReason.CLASS_MUTATION, f"del {v.obj.__qualname__}.{name}")
     if isinstance(v, ObjectV) and mro_lookup(type(v.obj), "__delattr__") is object.__delattr__:
+        if delete_property(tx, type(v.obj), name, v):
+            return
         getattr_(tx, v, name)  # AttributeError when missing
         tx.set(v, "overlay", {**v.overlay, name: DELETED})
         tx.mark_mutated(v)
