@@ -249,13 +249,14 @@ class ObjectDictV(DictV):
 
 
 class SetV(Value):
-    __slots__ = ("entries", "frozen", "mutated")
+    __slots__ = ("entries", "frozen", "mutated", "history")
 
-    def __init__(self, entries, frozen=False, source=None):
+    def __init__(self, entries, frozen=False, source=None, history=None):
         super().__init__(source)
         self.entries = dict(entries)  # hashable key -> key value
         self.frozen = frozen
         self.mutated = False
+        self.history = history  # what made it, for its iteration order (`set_order`)
 
     def python_type(self):
         return frozenset if self.frozen else set

@@ -58,6 +58,7 @@ from ..model.values import (
     Value,
     ZipIterV,
 )
+from ..semantics import set_order
 from ..semantics.class_build import stand_in_value
 from ..semantics.classes import dict_base, fill_dict_object, new_dict_object, new_list_object
 from .rebuild_gen import rebuild_generator
@@ -327,7 +328,12 @@ class Rebuilder:
         if isinstance(v, SetV):
             if v.source is not None:
                 return v.source.expr(ns)
-            items = ", ".join(self.expr(x) for x in v.entries.values())
+            ordered = set_order.ordered_entries(v)
+            if v.history is not None and ordered is not v.entries and set_order.plain_history(v.history):
+                # made as the trace made it: the native set's hash table, so its order
+                text = f"{ns.const(set_order.replay, 'replay_set')}({ns.const(v.history, 'set_history')})"
+                return self.temp(text, v, "set")
+            items = ", ".join(self.expr(x) for x in ordered.values())
             text = f"{{{items}}}" if items else f"{ns.helper('set')}()"
             if v.frozen:
                 text = f"{ns.helper('frozenset')}({text})"

@@ -56,6 +56,7 @@ from . import (
     ops,
     pure_c,
     py_twins,
+    set_order,
     string_io,
 )
 from .attrs import delattr_, getattr_, has_attr, setattr_, written_by_trace
@@ -514,7 +515,13 @@ def _tuple(tx, clsv, args, kwargs):
 @ctor(set, frozenset)
 def _set(tx, clsv, args, kwargs):
     items = to_list(tx, args[0]) if args else []
-    return SetV({ops.hkey(tx, x): x for x in items}, clsv.obj is frozenset)
+    keys = [ops.hkey(tx, x) for x in items]
+    entries: dict = {}
+    for k, x in zip(keys, items):
+        entries.setdefault(k, x)  # of equal items (1, True) the first stays, as in CPython
+    frozen = clsv.obj is frozenset
+    update = set_order.update_step(args[0], keys) if args else ("adds", ())
+    return SetV(entries, frozen, history=set_order.started(*update, frozen=frozen))
 
 
 @ctor(dict, collections.OrderedDict)

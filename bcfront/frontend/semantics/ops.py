@@ -35,7 +35,7 @@ from ..model.values import (
     const_value,
     specialized,
 )
-from . import classes, dispatch, sys_modules
+from . import classes, dispatch, set_order, sys_modules
 from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
 from .known_tensors import known_value
 from .registry import MODELS
@@ -252,9 +252,10 @@ def container_binary(tx, fn, base, inplace, a, b):
         entries = {k: merged[k] for k in keys}
         if inplace and not a.frozen:
             tx.set(a, "entries", entries)
+            tx.set(a, "history", set_order.binary_history(base, a, b, True))
             touch(tx, a)
             return a
-        return SetV(entries, a.frozen)
+        return SetV(entries, a.frozen, history=set_order.binary_history(base, a, b, False))
     if isinstance(a, DictV) and isinstance(b, DictV) and base is operator.or_:
         return MODELS["dict |"](tx, [a, b, Const(inplace)], {})  # containers.dict_or
     if isinstance(a, DictV) and inplace and base is operator.or_ and a.cls is dict:
