@@ -49,7 +49,10 @@ def adds_and_discards(xs):
     s.discard(xs[0])
     s.add(xs[0] * 2)
     s.update([1000, 8], "ab")
-    return list(s), repr(s)
+    t = set(xs)
+    t.clear()
+    t.update(xs[::-1])
+    return list(s), repr(s), list(t)
 
 
 def algebra(xs, ys):

@@ -108,6 +108,8 @@ def _clear(tx, args, kwargs):
         tx.set(c, "items", [])
     else:
         tx.set(c, "entries", {})
+        if isinstance(c, SetV):
+            set_order.record(tx, c, "clear", None)
     _touch(tx, c)
     return Const(None)
 

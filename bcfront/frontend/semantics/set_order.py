@@ -16,7 +16,8 @@ is ``("adds", keys)`` (one add each), ``("dict", keys)`` (a dict's keys),
 ``("merge", history)`` (another set's table merged, as ``set.update``/``set(s)``/
 ``s.copy()`` do) or ``("real", obj)`` (a real set), or with ``("method", (name,
 history, updates))``, ``s.union(...)``/``intersection``/``difference``; later steps are updates,
-``("discard", key)`` and ``("binary_inplace", (op, history))`` (``|=``...).
+``("discard", key)``, ``("clear", None)`` and ``("binary_inplace", (op, history))``
+(``|=``...).
 """
 
 from __future__ import annotations
@@ -116,6 +117,8 @@ def replay(history) -> set | frozenset | None:
             table = _INPLACE[op](table, rb)
         elif step == "discard" and table is not None:
             table.discard(argument)
+        elif step == "clear" and table is not None:
+            table.clear()
         elif table is not None and step in ("adds", "dict", "merge", "real"):
             source = _source(step, argument)
             if source is None:
@@ -180,6 +183,8 @@ def plain_history(history) -> bool:
         elif step == "discard":
             if not _plain(argument):
                 return False
+        elif step == "clear":
+            continue
         elif not _plain(argument if step == "real" else tuple(argument)):
             return False
     return True
