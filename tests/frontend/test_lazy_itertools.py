@@ -4,7 +4,8 @@ Both used to be modelled by draining their arguments at construction: ``tuple(is
 n))`` called twice on one iterator gave ``()`` the second time (the first had drained it;
 the ``iter(lambda: tuple(islice(it, n)), ())`` chunking recipe returned one chunk), and
 ``chain(it, ...)`` left ``it`` empty for a later ``list(it)``, and returned a
-tuple_iterator where CPython returns a chain.  Oracle: CPython on the same function
+tuple_iterator where CPython returns a chain; ``chain.from_iterable`` was not modelled
+(a break).  Oracle: CPython on the same function
 (result, its type and repr, exceptions), with and without ``fullgraph``, and across a
 graph break (``print``) while the iterator is live.
 """
@@ -95,8 +96,31 @@ def chain_reaches_arguments_late(xs):
     return got, list(c)  # after that error the chain has ended
 
 
+def from_iterable_lazily(xs):
+    log = []
+
+    def rows():
+        for x in xs:
+            log.append(x)
+            yield [x, -x]
+
+    c = itertools.chain.from_iterable(rows())
+    first = [next(c), next(c), next(c)]  # the second row only just reached
+    try:
+        itertools.chain.from_iterable(5)
+    except TypeError as e:
+        err = str(e)
+    return first, list(log), list(c), log, err
+
+
 def chain_returned_live(xs):
     c = itertools.chain(xs, "ab")
+    next(c)
+    return c
+
+
+def from_iterable_returned_live(xs):
+    c = itertools.chain.from_iterable([xs, "ab"])
     next(c)
     return c
 
@@ -117,6 +141,7 @@ CASES = [
     (islice_over_raising_generator, (2,)),
     (chain_advances_lazily, ([1, 2, 3],)),
     (chain_reaches_arguments_late, ([1, 2],)),
+    (from_iterable_lazily, ([1, 2, 3],)),
 ]
 
 
@@ -134,7 +159,7 @@ def test_same_as_plain_python(fn, args, fullgraph):
         assert g == want
 
 
-@pytest.mark.parametrize("fn", [chain_returned_live, islice_returned_live])
+@pytest.mark.parametrize("fn", [chain_returned_live, from_iterable_returned_live, islice_returned_live])
 def test_a_live_iterator_leaves_the_capture_as_the_real_one(fn):
     """Returned half-consumed: the same type, and it goes on from the same position."""
     want, *got = _native_and_captured(fn, ([1, 2, 3, 4, 5, 6, 7, 8],), True)

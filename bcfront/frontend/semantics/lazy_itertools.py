@@ -1,4 +1,5 @@
-"""Models of ``itertools.islice`` and ``itertools.chain`` as lazy symbolic iterators.
+"""Models of ``itertools.islice`` and ``itertools.chain`` (and ``chain.from_iterable``) as
+lazy symbolic iterators.
 
 Both take their items from their arguments one step at a time, as CPython's do: an
 iterator argument also used elsewhere (``tuple(islice(it, n))`` called again and again,
@@ -16,11 +17,11 @@ import operator
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.tracer import SymbolicRaise
-from ..model.values import IterV
+from ..model.values import IterV, SeqIterV
 from . import iteration
 from .folding import as_python, raise_
 from .iteration import Exhausted
-from .registry import ctor
+from .registry import ctor, model
 
 
 class IsliceIterV(IterV):
@@ -73,14 +74,15 @@ class IsliceIterV(IterV):
 
 
 class ChainIterV(IterV):
-    """CPython's chain object: `sources`, the iterables still to come (None once it ended),
-    and `active`, the iterator of the one it is in (None between two)."""
+    """CPython's chain object: `sources`, the iterator of the iterables still to come
+    (None once it ended), and `active`, the iterator of the one it is in (None between
+    two).  ``chain(*args)`` iterates its arguments, ``chain.from_iterable(x)`` iter(x)."""
 
     __slots__ = ("sources", "active")
 
     def __init__(self, sources):
         super().__init__(None)
-        self.sources, self.active = tuple(sources), None
+        self.sources, self.active = sources, None
 
     def python_type(self):
         return itertools.chain
@@ -89,20 +91,20 @@ class ChainIterV(IterV):
         return "an itertools.chain"
 
     def step(self, tx):
-        """The next item (None at the end), as ``chain_next``: an argument's ``iter()``
-        when it is reached; its error ends the chain, as a StopIteration does."""
+        """The next item (None at the end), as ``chain_next``: the next iterable's
+        ``iter()`` when it is reached; its error ends the chain, as its end does."""
         while self.sources is not None:
             if self.active is None:
-                if not self.sources:
+                try:
+                    iterable = iteration.next_value(tx, self.sources)
+                    active = iteration.get_iter(tx, iterable)
+                except Exhausted:
                     tx.set(self, "sources", None)
                     return None
-                first, rest = self.sources[0], self.sources[1:]
-                tx.set(self, "sources", rest)
-                try:
-                    tx.set(self, "active", iteration.get_iter(tx, first))
                 except SymbolicRaise:
                     tx.set(self, "sources", None)
                     raise
+                tx.set(self, "active", active)
             try:
                 return iteration.next_value(tx, self.active)
             except Exhausted:
@@ -113,9 +115,9 @@ class ChainIterV(IterV):
         ns = rb.ns
         if self.sources is None:
             return rb.temp(f"{ns.helper('iter')}(())", self, "it")
-        parts = ([] if self.active is None else [self.active]) + list(self.sources)
-        args = ", ".join(rb.expr(p) for p in parts)
-        return rb.temp(f"{ns.const(itertools.chain)}({args})", self, "it")
+        rest = f"{ns.const(itertools.chain.from_iterable, 'chain_from_iterable')}({rb.expr(self.sources)})"
+        made = rest if self.active is None else f"{ns.const(itertools.chain)}({rb.expr(self.active)}, {rest})"
+        return rb.temp(made, self, "it")
 
 
 def _shape_error(name):
@@ -145,4 +147,11 @@ def _islice(tx, clsv, args, kwargs):
 def _chain(tx, clsv, args, kwargs):
     if kwargs:
         _shape_error("chain")
-    return ChainIterV(args)
+    return ChainIterV(SeqIterV(tuple(args)))
+
+
+@model(itertools.chain.from_iterable)
+def _chain_from_iterable(tx, args, kwargs):
+    if kwargs or len(args) != 1:
+        _shape_error("chain.from_iterable")
+    return ChainIterV(iteration.get_iter(tx, args[0]))
