@@ -365,8 +365,19 @@ def _dunder1(tx, fn, dunder, v):
 
 @model(round)
 def _round(tx, args, kwargs):
-    if isinstance(args[0], TensorV):
+    if args and isinstance(args[0], TensorV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "round() of a tensor reads its value")
+    if args and not kwargs and len(args) <= 2 and not isinstance(args[0], Const):
+        # CPython's round: the number's own __round__ (a Fraction's, a user class's), with
+        # ndigits only when it is given and not None
+        m = lookup_dunder(args[0], "__round__", tx)
+        if m is not None:
+            ndigits = (
+                args[1:]
+                if len(args) == 2 and not (isinstance(args[1], Const) and args[1].value is None)
+                else []
+            )
+            return dispatch.call(tx, m, [args[0], *ndigits], {})
     return fold_model(round)(tx, args, kwargs)
 
 
