@@ -385,6 +385,18 @@ for _f in (divmod, pow, chr, ord, bin, hex, oct, ascii, format):
     MODELS[_f] = fold_model(_f)
 
 
+@model(divmod)
+def _divmod(tx, args, kwargs):
+    """``divmod(a, b)`` of numbers that are not both constants: ``a.__divmod__(b)``, then
+    ``b.__rdivmod__(a)``, as CPython's binary operators (a Fraction's, a user class's)."""
+    if len(args) != 2 or kwargs:
+        return fold_model(divmod)(tx, args, kwargs)
+    a, b = args
+    if (isinstance(a, Const) and isinstance(b, Const)) or isinstance(a, TensorV) or isinstance(b, TensorV):
+        return fold_model(divmod)(tx, args, kwargs)
+    return ops.binary(tx, divmod, a, b)
+
+
 # -- conversions -----------------------------------------------------------------------------
 
 

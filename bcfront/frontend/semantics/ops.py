@@ -83,6 +83,7 @@ DUNDERS = {
     operator.sub: "sub",
     operator.truediv: "truediv",
     operator.xor: "xor",
+    divmod: "divmod",
 }
 COMPARE = {
     "<": operator.lt,

@@ -36,6 +36,7 @@ import keyword
 import operator
 import os
 import re
+import struct
 import sys
 import unicodedata
 import zlib
@@ -47,6 +48,11 @@ from ..model.tracer import SymbolicRaise
 from ..model.values import IterV, ListV, ObjectV, TensorV, TupleV, Value
 from . import dispatch, re_twins
 from .folding import NotConst, as_python, as_symbolic, from_python
+
+try:
+    import _statistics  # type: ignore[import-not-found]  # CPython's, no stub
+except ImportError:  # no accelerator: statistics' Python code is traced as it is
+    _statistics = None
 
 try:
     import _json
@@ -141,6 +147,10 @@ def _entries():
         Pure(datetime.date.replace, (*DATES, int), (d,), (("day", 3),)),
         Pure(datetime.date.strftime, (*DATES, str), (d, "%Y/%m/%d")),
         Pure(decimal.Decimal, (str, int, tuple), ("1.25",)),
+        # struct's functions: the module's cache of compiled formats is not observable
+        Pure(struct.pack, (*TEXT, int, float, bool), ("<hI", 1, 2)),
+        Pure(struct.unpack, (*TEXT,), ("<hI", b"\1\0\2\0\0\0")),
+        Pure(struct.calcsize, TEXT, ("<hI",)),
         Pure(operator.itemgetter, (*SCALAR, tuple), (1, "a")),
         Pure(operator.attrgetter, (str,), ("real", "imag.real")),
         Pure(operator.methodcaller, SCALAR, ("split", ","), (("maxsplit", 1),)),
@@ -165,6 +175,8 @@ def _entries():
         yield Pure(_json.scanstring, (str, int, bool), ('"a\\tb" x', 1))
         yield Pure(_json.encode_basestring_ascii, (str,), ("a\u00e9\n",))
         yield Pure(_json.encode_basestring, (str,), ("a\u00e9\n",))
+    if _statistics is not None:  # NormalDist.inv_cdf's C core
+        yield Pure(_statistics._normal_dist_inv_cdf, NUMBER, (0.25, 0.0, 1.0))
     normpath = getattr(sys.modules.get("posix"), "_path_normpath", None)  # normpath's C core
     if normpath is not None:
         yield Pure(normpath, (str, bytes), ("a//b/../c",))
