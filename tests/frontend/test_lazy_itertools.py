@@ -4,10 +4,11 @@ Both used to be modelled by draining their arguments at construction: ``tuple(is
 n))`` called twice on one iterator gave ``()`` the second time (the first had drained it;
 the ``iter(lambda: tuple(islice(it, n)), ())`` chunking recipe returned one chunk), and
 ``chain(it, ...)`` left ``it`` empty for a later ``list(it)``, and returned a
-tuple_iterator where CPython returns a chain; ``chain.from_iterable`` was not modelled
-(a break).  Oracle: CPython on the same function
-(result, its type and repr, exceptions), with and without ``fullgraph``, and across a
-graph break (``print``) while the iterator is live.
+tuple_iterator where CPython returns a chain; ``chain.from_iterable``, ``starmap``,
+``compress``, ``filterfalse``, ``takewhile`` and ``dropwhile`` were not modelled (a
+break).  Oracle: CPython on the same function (result, its type and repr, exceptions),
+with and without ``fullgraph``, and across a graph break (``print``) while the iterator
+is live.
 """
 
 from __future__ import annotations
@@ -113,6 +114,36 @@ def from_iterable_lazily(xs):
     return first, list(log), list(c), log, err
 
 
+def adapters(xs):
+    it = iter(xs)
+    first = next(itertools.takewhile(lambda v: v < 3, it))  # takes one, the iterator moves one
+    return (
+        first,
+        list(itertools.starmap(pow, [(2, 3), [3, 2]])),
+        list(itertools.compress(xs, [1, 0, 1])),
+        list(itertools.compress(data=xs, selectors=iter([0, 1]))),
+        list(itertools.filterfalse(None, [0, 1, "", "a"])),
+        list(itertools.filterfalse(lambda v: v % 2, xs)),
+        list(itertools.takewhile(lambda v: v < 3, xs)),
+        list(itertools.dropwhile(lambda v: v < 3, xs)),
+        list(it),
+    )
+
+
+def adapters_raising(xs):
+    out = []
+    for make in (
+        lambda: list(itertools.starmap(pow, [(1, 2), 5])),
+        lambda: list(itertools.takewhile(lambda v: 1 / v, xs)),
+        lambda: itertools.dropwhile(len, 5),
+    ):
+        try:
+            out.append(make())
+        except (TypeError, ZeroDivisionError) as e:
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
 def chain_returned_live(xs):
     c = itertools.chain(xs, "ab")
     next(c)
@@ -123,6 +154,18 @@ def from_iterable_returned_live(xs):
     c = itertools.chain.from_iterable([xs, "ab"])
     next(c)
     return c
+
+
+def dropwhile_returned_live(xs):
+    d = itertools.dropwhile(lambda v: v < 3, xs)
+    next(d)
+    return d
+
+
+def takewhile_returned_live(xs):
+    t = itertools.takewhile(lambda v: v < 6, xs)
+    next(t)
+    return t
 
 
 def islice_returned_live(xs):
@@ -142,6 +185,8 @@ CASES = [
     (chain_advances_lazily, ([1, 2, 3],)),
     (chain_reaches_arguments_late, ([1, 2],)),
     (from_iterable_lazily, ([1, 2, 3],)),
+    (adapters, ([1, 2, 5, 0, 4],)),
+    (adapters_raising, ([2, 0, 1],)),
 ]
 
 
@@ -159,7 +204,11 @@ def test_same_as_plain_python(fn, args, fullgraph):
         assert g == want
 
 
-@pytest.mark.parametrize("fn", [chain_returned_live, from_iterable_returned_live, islice_returned_live])
+LIVE = [chain_returned_live, from_iterable_returned_live, islice_returned_live]
+LIVE += [dropwhile_returned_live, takewhile_returned_live]
+
+
+@pytest.mark.parametrize("fn", LIVE)
 def test_a_live_iterator_leaves_the_capture_as_the_real_one(fn):
     """Returned half-consumed: the same type, and it goes on from the same position."""
     want, *got = _native_and_captured(fn, ([1, 2, 3, 4, 5, 6, 7, 8],), True)

@@ -1,5 +1,5 @@
-"""Models of ``itertools.islice`` and ``itertools.chain`` (and ``chain.from_iterable``) as
-lazy symbolic iterators.
+"""Models of ``itertools.islice``, ``chain`` (and ``chain.from_iterable``), ``starmap``,
+``compress``, ``filterfalse``, ``takewhile`` and ``dropwhile`` as lazy symbolic iterators.
 
 Both take their items from their arguments one step at a time, as CPython's do: an
 iterator argument also used elsewhere (``tuple(islice(it, n))`` called again and again,
@@ -17,8 +17,8 @@ import operator
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.tracer import SymbolicRaise
-from ..model.values import IterV, SeqIterV
-from . import iteration
+from ..model.values import Const, IterV, SeqIterV
+from . import dispatch, iteration, ops
 from .folding import as_python, raise_
 from .iteration import Exhausted
 from .registry import ctor, model
@@ -118,6 +118,115 @@ class ChainIterV(IterV):
         rest = f"{ns.const(itertools.chain.from_iterable, 'chain_from_iterable')}({rb.expr(self.sources)})"
         made = rest if self.active is None else f"{ns.const(itertools.chain)}({rb.expr(self.active)}, {rest})"
         return rb.temp(made, self, "it")
+
+
+class StepIterV(IterV):
+    """One of itertools' one-iterator adapters -- starmap, compress, filterfalse,
+    takewhile, dropwhile -- stepped as its C ``next`` does: `kind` names it, `fn` is its
+    function (compress: the selectors' iterator), `it` its iterator (None once it ended),
+    `flag` takewhile's "stopped" / dropwhile's "started dropping no more"."""
+
+    __slots__ = ("kind", "fn", "it", "flag")
+
+    def __init__(self, kind, fn, it):
+        super().__init__(None)
+        self.kind, self.fn, self.it, self.flag = kind, fn, it, False
+
+    def python_type(self):
+        return getattr(itertools, self.kind)
+
+    def describe(self):
+        return f"an itertools.{self.kind}"
+
+    def step(self, tx):
+        if self.it is None or (self.kind == "takewhile" and self.flag):
+            return None
+        try:
+            return _ADAPTER_STEPS[self.kind](tx, self)
+        except Exhausted:
+            return None
+
+    def rebuild(self, rb) -> str:
+        ns = rb.ns
+        if self.it is None or (self.kind == "takewhile" and self.flag):
+            return rb.temp(f"{ns.helper('iter')}(())", self, "it")
+        cls = ns.const(self.python_type(), self.kind)
+        fn, it = rb.expr(self.fn), rb.expr(self.it)
+        if self.kind == "dropwhile" and self.flag:  # dropping is over: a predicate never true
+            fn = ns.const(_never, "never")
+        return rb.temp(f"{cls}({it}, {fn})" if self.kind == "compress" else f"{cls}({fn}, {it})", self, "it")
+
+
+def _never(x) -> bool:
+    return False
+
+
+def _truth_of_call(tx, fn, x) -> bool:
+    if isinstance(fn, Const) and fn.value is None:  # filterfalse(None, ...): the items' truth
+        return ops.truth(tx, x)
+    return ops.truth(tx, dispatch.call(tx, fn, [x], {}))
+
+
+def _starmap_step(tx, v: StepIterV):
+    args = iteration.to_list(tx, iteration.next_value(tx, v.it))
+    return dispatch.call(tx, v.fn, args, {})
+
+
+def _compress_step(tx, v: StepIterV):
+    while True:
+        datum = iteration.next_value(tx, v.it)
+        if ops.truth(tx, iteration.next_value(tx, v.fn)):
+            return datum
+
+
+def _filterfalse_step(tx, v: StepIterV):
+    while True:
+        x = iteration.next_value(tx, v.it)
+        if not _truth_of_call(tx, v.fn, x):
+            return x
+
+
+def _takewhile_step(tx, v: StepIterV):
+    x = iteration.next_value(tx, v.it)
+    if _truth_of_call(tx, v.fn, x):
+        return x
+    tx.set(v, "flag", True)
+    raise Exhausted()
+
+
+def _dropwhile_step(tx, v: StepIterV):
+    while True:
+        x = iteration.next_value(tx, v.it)
+        if v.flag or not _truth_of_call(tx, v.fn, x):
+            tx.set(v, "flag", True)
+            return x
+
+
+_ADAPTER_STEPS = {
+    "starmap": _starmap_step,
+    "compress": _compress_step,
+    "filterfalse": _filterfalse_step,
+    "takewhile": _takewhile_step,
+    "dropwhile": _dropwhile_step,
+}
+
+
+def _adapter(kind):
+    def make(tx, clsv, args, kwargs):
+        if kind == "compress" and not args and set(kwargs) == {"data", "selectors"}:
+            args = [kwargs["data"], kwargs["selectors"]]
+        elif kwargs or len(args) != 2:
+            _shape_error(kind)
+        if kind == "compress":  # compress(data, selectors): both iterators, data first
+            data = iteration.get_iter(tx, args[0])
+            return StepIterV(kind, iteration.get_iter(tx, args[1]), data)
+        return StepIterV(kind, args[0], iteration.get_iter(tx, args[1]))
+
+    return make
+
+
+for _kind in _ADAPTER_STEPS:
+    ctor(getattr(itertools, _kind))(_adapter(_kind))
 
 
 def _shape_error(name):
