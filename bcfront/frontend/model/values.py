@@ -372,6 +372,7 @@ class MadeFunctionV(Value):
     """A function created by MAKE_FUNCTION during the trace (closures, lambdas, comprehensions)."""
 
     __slots__ = ("code", "globals", "name", "qualname", "defaults", "kwdefaults", "closure", "annotations")
+    __slots__ += ("specials", "attrs")  # set in the trace (`made_function_attrs`)
 
     def __init__(
         self, code, fn_globals, qualname, defaults=None, kwdefaults=None, closure=None, annotations=None
@@ -385,6 +386,8 @@ class MadeFunctionV(Value):
         self.kwdefaults = kwdefaults  # dict name -> value or None
         self.closure = closure  # tuple of CellV or None
         self.annotations = annotations
+        self.specials = {}  # __doc__, __module__, __type_params__ set in the trace: name -> value
+        self.attrs = None  # its __dict__ once used (a DictV)
 
     def python_type(self):
         import types

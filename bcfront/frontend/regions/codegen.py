@@ -362,12 +362,18 @@ class Rebuilder:
             )
             closure = "None" if not v.closure else "(" + ", ".join(self.expr(c) for c in v.closure) + ",)"
             ann = "" if v.annotations is None else f", {self.expr(v.annotations)}"
-            return self.temp(
+            name = self.temp(
                 f"{ns.const(_make_function)}({ns.const(v.code)}, {ns.const(v.globals, 'globals')}, "
                 f"{v.qualname!r}, {defaults}, {kwd}, {closure}{ann})",
                 v,
                 "fn",
             )
+            # what the trace set on it (`made_function_attrs`): after it exists, as its
+            # attributes may hold the function itself
+            for attr, x in (*v.specials.items(), ("__dict__", v.attrs)):
+                if x is not None:
+                    self.emit(f"{name}.{attr} = {self.expr(x)}")
+            return name
         if isinstance(v, MethodV):
             attr = getattr(getattr(v.func, "obj", None), "rebuild_attr", None)
             if attr is not None:  # a torch context manager's __enter__/__exit__

@@ -45,7 +45,7 @@ from ..model.values import (
     TupleV,
     Value,
 )
-from . import dispatch
+from . import dispatch, made_function_attrs
 from .builtins_iter import ITER_SLOTS
 from .class_build import MadeClassV, set_class_attr
 from .classes import MISS, builtin_subclass_instance, is_heap_type, mro_lookup, source_of
@@ -71,7 +71,7 @@ from .dict_objects import (
     new_object_dict,
     object_dict,
 )
-from .folding import as_python, attribute_error, raise_
+from .folding import attribute_error, raise_
 from .module_attrs import (
     class_attr,
     is_module_class,
@@ -378,7 +378,6 @@ def _made_fn_attr(tx, v: MadeFunctionV, name):
         "__name__": v.name,
         "__qualname__": v.qualname,
         "__code__": v.code,
-        "__module__": v.globals.get("__name__"),
     }
     if name in simple:
         return Const(simple[name])
@@ -387,24 +386,10 @@ def _made_fn_attr(tx, v: MadeFunctionV, name):
     if name == "__get__":
         return MethodV(ObjectV(types.FunctionType.__get__), v)
     if name == "__annotations__":
-        return _made_fn_annotations(tx, v)
-    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"function attribute {name}")
-
-
-def _made_fn_annotations(tx, v: MadeFunctionV) -> DictV:
-    """``f.__annotations__`` of a function the trace made: as CPython, the dict made once
-    from MAKE_FUNCTION's tuple of names and values (an empty one without), then kept."""
-    ann = v.annotations
-    if isinstance(ann, DictV):
-        return ann
-    if ann is None:
-        items = []
-    else:
-        items = list(ann.items) if isinstance(ann, TupleV) else [Const(x) for x in ann.value]
-    names = [as_python(k) for k in items[::2]]
-    d = DictV({k: (Const(k), x) for k, x in zip(names, items[1::2])})
-    tx.set(v, "annotations", d)
-    return d
+        return made_function_attrs.annotations(tx, v)
+    if name == "__module__" and v.source is not None:
+        return Const(v.globals.get("__name__"))  # guarded so by `function_by_code`
+    return made_function_attrs.read(tx, v, name)
 
 
 def _method_attr(tx, v: MethodV, name):
@@ -549,6 +534,9 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
         else:  # kept in the code's name, which a rebuilt function takes its __name__ from
             tx.set(v, "code", v.code.replace(co_name=text))
             tx.set(v, "name", text)
+        return
+    if isinstance(v, MadeFunctionV):
+        made_function_attrs.write(tx, v, name, value)
         return
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"setting {name} on {v.describe()}")
 
