@@ -235,3 +235,27 @@ def test_iterators_carried_across_a_graph_break():
         got = [cf(*args), cf(*args)]
     assert got == [want, want]
     assert out.getvalue() == "break 1\n" * 3
+
+
+def batches(xs, n):
+    it = iter(xs)
+    first = next(itertools.batched(it, n))  # one batch taken: the iterator moves n
+    out = [first, list(itertools.batched(xs, n)), list(it)]
+    try:
+        itertools.batched(xs, 0)
+    except ValueError as e:
+        out.append(str(e))
+    live = itertools.batched(xs, n)
+    next(live)
+    return out, live
+
+
+@pytest.mark.skipif(not hasattr(itertools, "batched"), reason="itertools.batched is new in Python 3.12")
+@pytest.mark.parametrize("args", [(range(7), 3), ("abcd", 2), ([5], 4)])
+def test_batched_same_as_plain_python(args):
+    cf = bcfront.capture(batches, fullgraph=True)
+    for got in (cf(*args), cf(*args)):
+        want = batches(*args)
+        assert got[0] == want[0]
+        assert type(got[1]) is type(want[1])
+        assert list(got[1]) == list(want[1])

@@ -9,6 +9,7 @@ captures against CPython, errors included, with ``fullgraph=True``.
 
 from __future__ import annotations
 
+import math
 import statistics
 import struct
 
@@ -48,3 +49,22 @@ def test_same_as_plain_python_with_no_break(fn, args):
     want = fn(*args)
     assert cf(*args) == want
     assert cf(*args) == want
+
+
+def correlate(xs, ys):
+    return statistics.correlation(xs, ys), statistics.linear_regression(xs, ys)
+
+
+def sumprod_of_iterators(xs):
+    return math.sumprod(map(float, xs), iter(xs))
+
+
+@pytest.mark.skipif(not hasattr(math, "sumprod"), reason="math.sumprod is new in Python 3.12")
+@pytest.mark.parametrize(
+    "fn, args", [(correlate, ([1, 2, 3, 4], [2, 4, 5, 9])), (sumprod_of_iterators, ([1, 2],))]
+)
+def test_sumprod_consumes_its_iterables(fn, args):
+    """``math.sumprod`` folds once its iterable arguments are iterated in the trace (it
+    broke on a map: "sumprod on non-constant arguments")."""
+    cf = bcfront.capture(fn, fullgraph=True)
+    assert cf(*args) == fn(*args)

@@ -155,6 +155,8 @@ def _qualified(fn) -> str:
 
 
 _CONSUMERS = frozenset({str.join, bytes.join, math.fsum, math.prod})
+if hasattr(math, "sumprod"):  # 3.12+: statistics.correlation's and linear_regression's
+    _CONSUMERS |= {math.sumprod}
 
 _C_DESCRIPTORS = (
     types.MethodDescriptorType,

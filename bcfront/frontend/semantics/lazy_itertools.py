@@ -1,7 +1,8 @@
 """Models of ``itertools.islice``, ``chain`` (and ``chain.from_iterable``), ``starmap``,
-``compress``, ``filterfalse``, ``takewhile`` and ``dropwhile`` as lazy symbolic iterators.
+``compress``, ``filterfalse``, ``takewhile``, ``dropwhile`` and ``batched`` (3.12+) as lazy
+symbolic iterators.
 
-Both take their items from their arguments one step at a time, as CPython's do: an
+They take their items from their arguments one step at a time, as CPython's do: an
 iterator argument also used elsewhere (``tuple(islice(it, n))`` called again and again,
 ``chain(it, ...)`` then ``list(it)``) is advanced exactly as far as natively, and an
 argument is only made an iterator when the chain reaches it.  They step themselves
@@ -17,7 +18,7 @@ import operator
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.tracer import SymbolicRaise
-from ..model.values import Const, IterV, SeqIterV
+from ..model.values import Const, IterV, SeqIterV, TupleV
 from . import dispatch, iteration, ops
 from .folding import as_python, raise_
 from .iteration import Exhausted
@@ -122,8 +123,9 @@ class ChainIterV(IterV):
 
 class StepIterV(IterV):
     """One of itertools' one-iterator adapters -- starmap, compress, filterfalse,
-    takewhile, dropwhile -- stepped as its C ``next`` does: `kind` names it, `fn` is its
-    function (compress: the selectors' iterator), `it` its iterator (None once it ended),
+    takewhile, dropwhile, batched (3.12+) -- stepped as its C ``next`` does: `kind` names
+    it, `fn` is its function (compress: the selectors' iterator; batched: n), `it` its
+    iterator (None once it ended),
     `flag` takewhile's "stopped" / dropwhile's "started dropping no more"."""
 
     __slots__ = ("kind", "fn", "it", "flag")
@@ -152,6 +154,8 @@ class StepIterV(IterV):
             return rb.temp(f"{ns.helper('iter')}(())", self, "it")
         cls = ns.const(self.python_type(), self.kind)
         fn, it = rb.expr(self.fn), rb.expr(self.it)
+        if self.kind == "batched":
+            return rb.temp(f"{cls}({it}, {fn})", self, "it")
         if self.kind == "dropwhile" and self.flag:  # dropping is over: a predicate never true
             fn = ns.const(_never, "never")
         return rb.temp(f"{cls}({it}, {fn})" if self.kind == "compress" else f"{cls}({fn}, {it})", self, "it")
@@ -202,6 +206,22 @@ def _dropwhile_step(tx, v: StepIterV):
             return x
 
 
+def _batched_step(tx, v: StepIterV):
+    """The next batch of up to ``n`` (`fn`) items; the iterator's error lets go of it."""
+    items = []
+    try:
+        while len(items) < v.fn.value:
+            items.append(iteration.next_value(tx, v.it))
+    except Exhausted:
+        if not items:
+            tx.set(v, "it", None)
+            raise
+    except SymbolicRaise:
+        tx.set(v, "it", None)
+        raise
+    return TupleV(items)
+
+
 _ADAPTER_STEPS = {
     "starmap": _starmap_step,
     "compress": _compress_step,
@@ -209,6 +229,17 @@ _ADAPTER_STEPS = {
     "takewhile": _takewhile_step,
     "dropwhile": _dropwhile_step,
 }
+
+
+def _shaped_batched(fn):
+    """batched(iterable, n) with both positional (3.13's ``strict`` runs natively)."""
+
+    def make(tx, clsv, args, kwargs):
+        if kwargs or len(args) != 2:
+            _shape_error("batched")
+        return fn(tx, clsv, args, kwargs)
+
+    return make
 
 
 def _adapter(kind):
@@ -225,7 +256,20 @@ def _adapter(kind):
     return make
 
 
-for _kind in _ADAPTER_STEPS:
+@_shaped_batched
+def _batched(tx, clsv, args, kwargs):
+    n = args[1]
+    if not (isinstance(n, Const) and type(n.value) is int):
+        _shape_error("batched")
+    if n.value < 1:
+        raise_(ValueError, "n must be at least one")
+    return StepIterV("batched", n, iteration.get_iter(tx, args[0]))
+
+
+if hasattr(itertools, "batched"):  # 3.12+
+    _ADAPTER_STEPS["batched"] = _batched_step
+    ctor(itertools.batched)(_batched)
+for _kind in ("starmap", "compress", "filterfalse", "takewhile", "dropwhile"):
     ctor(getattr(itertools, _kind))(_adapter(_kind))
 
 
