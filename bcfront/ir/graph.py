@@ -301,7 +301,7 @@ def is_literal(value: object) -> bool:
     return False
 
 
-def _same_signed_parts(a: complex, b: complex) -> bool:
+def _same_signed_parts(a: Any, b: Any) -> bool:
     """Whether `b` (a complex's repr read back) has `a`'s parts with their signs: ``-1j``
     reads back as ``-(1j)``, whose real part is -0.0, and ``(-0-1j)`` as +0.0."""
     return all(

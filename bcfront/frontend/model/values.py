@@ -371,8 +371,11 @@ class CellV(Value):
 class MadeFunctionV(Value):
     """A function created by MAKE_FUNCTION during the trace (closures, lambdas, comprehensions)."""
 
-    __slots__ = ("code", "globals", "name", "qualname", "defaults", "kwdefaults", "closure", "annotations")
-    __slots__ += ("specials", "attrs")  # set in the trace (`made_function_attrs`)
+    # specials, attrs: what the trace set on it (`made_function_attrs`)
+    __slots__ = (
+        *("code", "globals", "name", "qualname", "defaults", "kwdefaults", "closure", "annotations"),
+        *("specials", "attrs"),
+    )
 
     def __init__(
         self, code, fn_globals, qualname, defaults=None, kwdefaults=None, closure=None, annotations=None

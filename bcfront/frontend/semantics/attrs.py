@@ -386,7 +386,7 @@ def _made_fn_attr(tx, v: MadeFunctionV, name):
     if name == "__get__":
         return MethodV(ObjectV(types.FunctionType.__get__), v)
     if name == "__annotations__":
-        return made_function_attrs.annotations(tx, v)
+        return made_function_attrs.made_annotations(tx, v)
     if name == "__module__" and v.source is not None:
         return Const(v.globals.get("__name__"))  # guarded so by `function_by_code`
     return made_function_attrs.read(tx, v, name)

@@ -208,7 +208,7 @@ def _dropwhile_step(tx, v: StepIterV):
 
 def _batched_step(tx, v: StepIterV):
     """The next batch of up to ``n`` (`fn`) items; the iterator's error lets go of it."""
-    items = []
+    items: list = []
     try:
         while len(items) < v.fn.value:
             items.append(iteration.next_value(tx, v.it))

@@ -27,7 +27,7 @@ from .folding import as_python, attribute_error, raise_
 _SPECIAL = frozenset({"__name__", "__qualname__", "__code__", "__defaults__", "__get__", "__annotations__"})
 
 
-def annotations(tx, v: MadeFunctionV) -> DictV:
+def made_annotations(tx, v: MadeFunctionV) -> DictV:
     """``f.__annotations__``: as CPython, the dict made once from MAKE_FUNCTION's tuple of
     names and values (an empty one without), then kept."""
     ann = v.annotations
@@ -70,6 +70,7 @@ def read(tx, v: MadeFunctionV, name: str) -> Value:
     if mro_lookup(types.FunctionType, name) is not MISS or name in ("__closure__", "__globals__"):
         raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"function attribute {name}")
     attribute_error("function", name)
+    raise AssertionError("attribute_error raises")
 
 
 def write(tx, v: MadeFunctionV, name: str, value: Value) -> None:

@@ -23,6 +23,7 @@ history, updates))``, ``s.union(...)``/``intersection``/``difference``; later st
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 from ..model.values import Const, DictV, SetV
 
@@ -89,7 +90,7 @@ def replay(history) -> set | frozenset | None:
     while history is not None:
         history, step, argument = history
         steps.append((step, argument))
-    table = None
+    table: Any = None
     for step, argument in reversed(steps):
         if step in ("set", "frozenset", "frozen"):
             source = _source(*argument)
