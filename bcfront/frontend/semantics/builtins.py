@@ -82,6 +82,8 @@ def model_for(obj):
     pure = pure_c.lookup(obj)
     if pure is not None:  # the declared table of pure C callables
         return pure_c.fold_pure(pure)
+    if isinstance(obj, types.WrapperDescriptorType) and obj in pure_c.SCALAR_SLOTS:  # IntEnum's %...
+        return pure_c.scalar_slot_model(obj)
     if isinstance(obj, functools._lru_cache_wrapper):  # its C type
         return lru_cached(obj)
     if isinstance(obj, pure_c.GETTERS):

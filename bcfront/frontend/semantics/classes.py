@@ -138,6 +138,8 @@ def lookup_dunder(v: Value, name: str, tx=None):
     raw = mro_lookup(cls, name)
     if isinstance(raw, types.FunctionType) or (raw is not MISS and pure_c.lookup(raw) is not None):
         return ObjectV(raw)  # a Python function, or a C slot declared pure (match[0])
+    if isinstance(raw, types.WrapperDescriptorType) and raw in pure_c.SCALAR_SLOTS and isinstance(v, ObjectV):
+        return ObjectV(raw)  # a builtin number's or str's operator on a subclass's instance
     return None
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import sys
+import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -35,7 +36,7 @@ from ..model.values import (
     const_value,
     specialized,
 )
-from . import classes, dispatch, set_order, sys_modules
+from . import classes, dispatch, pure_c, set_order, sys_modules
 from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
 from .known_tensors import known_value
 from .registry import MODELS
@@ -128,6 +129,10 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
     base = INPLACE_TO_BINARY.get(fn, fn)
     if isinstance(a, Const) and isinstance(b, Const):
         return fold(fn, a.value, b.value)
+    if _scalar_object(a) and _scalar_object(b) and not _python_operator(tx, a, b, base, inplace):
+        # an IntEnum member, a str subclass's instance: the builtin's own operator on the
+        # real values (its NotImplemented, reflected order and TypeError are CPython's)
+        return fold(fn, _scalar_value(tx, a), _scalar_value(tx, b))
     r = container_binary(tx, fn, base, inplace, a, b)
     if r is not None:
         return r
@@ -208,6 +213,31 @@ def is_notimpl(v) -> bool:
 def is_user_class(v) -> bool:
     """Whether `v` is an instance of a user-defined class (its dunders may run user code)."""
     return isinstance(v, NewObjectV) or (isinstance(v, ObjectV) and classes.is_user_instance(v.obj))
+
+
+def _scalar_object(v) -> bool:
+    """A constant, or an object of a subclass of a builtin scalar type (an IntEnum member)."""
+    return isinstance(v, Const) or (isinstance(v, ObjectV) and isinstance(v.obj, (int, float, complex, str)))
+
+
+def _scalar_value(tx, v):
+    return v.value if isinstance(v, Const) else pure_c.scalar_value(tx, v)
+
+
+def _python_operator(tx, a, b, base, inplace: bool) -> bool:
+    """Whether ``a op b`` reaches an operator defined in Python (`a`'s, or `b`'s reflected
+    one), which then runs as Python; the lookups are guarded (a class patched later
+    recompiles)."""
+    name = DUNDERS.get(base)
+    if name is None:
+        return True
+    wanted = [(a, f"__{name}__"), (b, f"__r{name}__")] + ([(a, f"__i{name}__")] if inplace else [])
+    for v, dunder in wanted:
+        if isinstance(v, ObjectV):
+            m = classes.lookup_dunder(v, dunder, tx)
+            if m is not None and type(m.obj) is types.FunctionType:
+                return True
+    return False
 
 
 def all_known(*vals) -> bool:

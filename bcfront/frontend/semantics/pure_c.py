@@ -44,8 +44,9 @@ from dataclasses import dataclass
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.guard_kinds import GuardKind
 from ..model.tracer import SymbolicRaise
-from ..model.values import IterV, ListV, ObjectV, TensorV, TupleV, Value
+from ..model.values import Const, IterV, ListV, ObjectV, TensorV, TupleV, Value
 from . import dispatch, re_twins
 from .folding import NotConst, as_python, as_symbolic, from_python
 
@@ -191,6 +192,65 @@ _COMPARE = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
 TABLE: dict = {}
 for _e in _entries():
     TABLE[_e.fn] = _e
+
+
+# The operator slots of int, float, complex and str (not str's %: it formats its argument,
+# running its __str__/__format__), as a Python subclass inherits them (an IntEnum member's
+# ``%``, a str subclass's ``+``): they read the instance's builtin value only, fixed once made.
+_SCALAR_SLOT_NAMES = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__")
+_SCALAR_SLOT_NAMES += ("__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__")
+_SCALAR_SLOT_NAMES += ("__rmod__", "__divmod__", "__rdivmod__", "__pow__", "__rpow__", "__and__")
+_SCALAR_SLOT_NAMES += ("__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__")
+_SCALAR_SLOT_NAMES += ("__rlshift__", "__rshift__", "__rrshift__", *_UNARY, "__invert__", *_COMPARE)
+SCALAR_SLOTS = frozenset(
+    base.__dict__[name]
+    for base in (int, float, complex, str)
+    for name in _SCALAR_SLOT_NAMES
+    if name in base.__dict__ and not (base is str and name in ("__mod__", "__rmod__"))
+)
+
+
+_SCALARS = (int, float, complex, str)
+_NOT_A_SCALAR = object()
+
+
+def scalar_value(tx, v: ObjectV):
+    """The value of `v`, an object of a subclass of a builtin scalar type (an IntEnum member,
+    a str subclass's instance), for a builtin operator to run on: guarded to be of its type
+    and equal to it (a later call may pass another instance of the same class)."""
+    if v.source is not None:
+        tx.guard(GuardKind.CONSTANT_MATCH, v.source, v.obj)
+    return v.obj
+
+
+def scalar_slot_model(slot):
+    """The model of one of `SCALAR_SLOTS`: run on the real values when every argument is a
+    constant or a (guarded) object that is an instance of a builtin scalar type; an operand
+    of no scalar type at all gets the slot's NotImplemented (a stand-in of no such type),
+    so that the binary operator goes on to its reflected method, as in CPython."""
+
+    def model(tx, args, kwargs):
+        values = []
+        for i, a in enumerate(args):
+            if isinstance(a, ObjectV) and isinstance(a.obj, _SCALARS):
+                values.append(scalar_value(tx, a))
+            elif i and not isinstance(a, (ObjectV, Const)) and not issubclass(a.python_type(), _SCALARS):
+                values.append(_NOT_A_SCALAR)
+            else:
+                try:
+                    values.append(as_python(a))
+                except NotConst:
+                    raise UnsupportedError(
+                        BreakReason.CALL_TO_C_FUNCTION, f"{slot.__qualname__} on {a.describe()}"
+                    ) from None
+        if kwargs:
+            raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{slot.__qualname__} with keywords")
+        try:
+            return from_python(slot(*values))
+        except Exception as e:  # noqa: BLE001 - what CPython raises, symbolically
+            raise as_symbolic(e) from None
+
+    return model
 
 
 def lookup(obj) -> Pure | None:
