@@ -197,7 +197,7 @@ for _e in _entries():
 # The operator slots of int, float, complex and str (not str's %: it formats its argument,
 # running its __str__/__format__), as a Python subclass inherits them (an IntEnum member's
 # ``%``, a str subclass's ``+``): they read the instance's builtin value only, fixed once made.
-_SCALAR_SLOT_NAMES = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__")
+_SCALAR_SLOT_NAMES: tuple = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__")
 _SCALAR_SLOT_NAMES += ("__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__")
 _SCALAR_SLOT_NAMES += ("__rmod__", "__divmod__", "__rdivmod__", "__pow__", "__rpow__", "__and__")
 _SCALAR_SLOT_NAMES += ("__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__")
