@@ -143,6 +143,16 @@ def lookup_dunder(v: Value, name: str, tx=None):
     return None
 
 
+def reflected_first(a: Value, b: Value, reflected: str | None = None) -> bool:
+    """Whether CPython asks the right operand first: its type is a proper subclass of the
+    left one's (for an arithmetic operator, `reflected`, only when that subclass overrides
+    the reflected method: ``method_is_overloaded``)."""
+    ta, tb = a.python_type(), b.python_type()
+    if ta is tb or not (isinstance(ta, type) and isinstance(tb, type)) or not issubclass(tb, ta):
+        return False
+    return reflected is None or mro_lookup(tb, reflected) is not mro_lookup(ta, reflected)
+
+
 def _modelled_slot(v, name):
     """Special method `name` of a modelled C instance (`c_instances`), as the method object
     its model is registered under, or None (no such method, or none modelled: the caller

@@ -71,7 +71,10 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
                 ka, kb = kb, ka
             return Const(ka <= kb and (fn in (operator.le, operator.ge) or len(ka) < len(kb)))
     name = CMP_DUNDER[fn]
-    for x, y, n in ((a, b, name), (b, a, REFLECTED_CMP[name])):
+    order = ((a, b, name), (b, a, REFLECTED_CMP[name]))
+    if classes.reflected_first(a, b):  # CPython: a right operand of a subclass's type is asked first
+        order = order[::-1]
+    for x, y, n in order:
         m = classes.lookup_dunder(x, n, tx)
         if m is not None:
             r = dispatch.call(tx, m, [x, y], {})

@@ -157,16 +157,15 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
                 r = dispatch.call(tx, m, [a, b], {})
                 if not is_notimpl(r):
                     return r
-        m = classes.lookup_dunder(a, f"__{name}__", tx)
-        if m is not None:
-            r = dispatch.call(tx, m, [a, b], {})
-            if not is_notimpl(r):
-                return r
-        m = classes.lookup_dunder(b, f"__r{name}__", tx)
-        if m is not None:
-            r = dispatch.call(tx, m, [b, a], {})
-            if not is_notimpl(r):
-                return r
+        order = ((a, b, f"__{name}__"), (b, a, f"__r{name}__"))
+        if classes.reflected_first(a, b, f"__r{name}__"):  # a subclass overriding the reflected one
+            order = order[::-1]
+        for x, y, dunder in order:
+            m = classes.lookup_dunder(x, dunder, tx)
+            if m is not None:
+                r = dispatch.call(tx, m, [x, y], {})
+                if not is_notimpl(r):
+                    return r
         if all_known(a, b):
             raise_(TypeError, binary_error(fn, a.python_type(), b.python_type()))
     raise UnsupportedError(
