@@ -343,7 +343,11 @@ def truth(tx, v: Value) -> bool:
             m = classes.lookup_dunder(v, name, tx)
             if m is not None:
                 r = dispatch.call(tx, m, [v], {})
-                return truth(tx, r) if name == "__bool__" else length_of(r) > 0
+                if name == "__len__":
+                    return length_of(r) > 0
+                if r.python_type() is not bool:  # CPython's slot_nb_bool takes a bool only
+                    raise_(TypeError, f"__bool__ should return bool, returned {r.python_type().__name__}")
+                return truth(tx, r)
         if isinstance(v, ObjectV) and not classes.default_truth(v.obj):
             raise UnsupportedError(BreakReason.UNSUPPORTED_TRUTH, f"truth value of {v.describe()}")
         return True
