@@ -22,7 +22,12 @@ class Truthy:
 
 def truth_of(result):
     out = []
-    for test in (lambda t: bool(t), lambda t: not t, lambda t: [1 for _ in [0] if t], lambda t: 1 if t else 0):
+    for test in (
+        lambda t: bool(t),
+        lambda t: not t,
+        lambda t: [1 for _ in [0] if t],
+        lambda t: 1 if t else 0,
+    ):
         try:
             out.append(test(Truthy(result)))
         except TypeError as e:
