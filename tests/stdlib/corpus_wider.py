@@ -10,6 +10,7 @@ file or the environment.  `MISSING` names the entries a Python version lacks, wi
 
 from __future__ import annotations
 
+import abc
 import ast
 import base64
 import collections
@@ -359,6 +360,60 @@ def _dc_ordering(a, b):
     return repr(sorted([Item(a), Item(b)])), Item(a) == Item(a, ["x"])
 
 
+def _set_order(xs):
+    s = set(xs)
+    s.discard(xs[0])
+    return list(s), list(s | {"z", 8}), list(frozenset(xs) & s), repr({*xs})
+
+
+class _Shape(abc.ABC):
+    @abc.abstractmethod
+    def area(self): ...
+
+
+class _Square(_Shape):
+    def __init__(self, side):
+        self.side = side
+
+    def area(self):
+        return self.side**2
+
+
+def _abc_instances(side):
+    try:
+        _Shape()
+    except TypeError as e:
+        return _Square(side).area(), str(e), isinstance(_Square(side), _Shape)
+    return None
+
+
+def _wraps(x):
+    def traced(fn):
+        @functools.wraps(fn)
+        def wrapper(*args):
+            return fn(*args) + 1
+
+        return wrapper
+
+    @traced
+    def double(y):
+        "Doubles."
+        return y * 2
+
+    return double(x), double.__name__, double.__doc__, double.__wrapped__(x)
+
+
+def _adapters(xs):
+    it = iter(xs)
+    head = list(itertools.takewhile(lambda v: v > 0, it))
+    return (
+        head,
+        list(it),
+        list(itertools.dropwhile(lambda v: v > 0, xs)),
+        list(itertools.starmap(max, zip(xs, xs[1:]))),
+    )
+
+
 WIDER: dict = {
     "pprint.pformat": (
         _pformat,
@@ -440,6 +495,10 @@ WIDER: dict = {
     "enum.IntEnum": (_int_enum, [(1,), (2,), (3,)]),
     "urllib.parse.urldefrag": (_urldefrag, [("http://a/b#frag",), ("x y",)]),
     "dataclasses(order, post_init)": (_dc_ordering, [(2, 1), (1, -1)]),
+    "set iteration order": (_set_order, [(["pear", "fig", "kiwi", "plum", "lime"],), ([17, 1, 9, 33, 8],)]),
+    "abc.ABC instances": (_abc_instances, [(3,), ("x",)]),
+    "functools.wraps": (_wraps, [(3,), ("ab",)]),
+    "itertools takewhile/dropwhile/starmap": (_adapters, [([3, 1, 0, 2],), ([],), ([1, "a"],)]),
 }
 
 MISSING: dict = {}
