@@ -258,10 +258,13 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
         )
     raw = mro_lookup(cls, name)
     if raw is not MISS and is_data_descriptor(raw):
-        if isinstance(raw, property):
-            return call_property(tx, raw, v, cls, name)
-        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
-            return call_descriptor_get(tx, raw, v, cls, name)
+        try:
+            if isinstance(raw, property):
+                return call_property(tx, raw, v, cls, name)
+            if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
+                return call_descriptor_get(tx, raw, v, cls, name)
+        except SymbolicRaise as e:
+            return _getattr_after_error(tx, v, cls, name, hook, e)
         if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
             if name == "__dict__":
                 return object_dict(tx, v, obj, src)
@@ -307,9 +310,27 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     attribute_error(cls.__name__, name)
 
 
+def _getattr_after_error(tx, v, cls, name, hook, e: SymbolicRaise):
+    """An AttributeError raised by the generic lookup (a property's getter, a descriptor's
+    ``__get__``, a Python ``__getattribute__``) goes to the class's Python ``__getattr__``,
+    as CPython's ``slot_tp_getattr_hook`` does; anything else propagates."""
+    getattr_hook = mro_lookup(cls, "__getattr__") if hook else MISS
+    if not (
+        isinstance(getattr_hook, types.FunctionType)
+        and isinstance(e.exc, ExceptionV)
+        and issubclass(e.exc.cls, AttributeError)
+    ):
+        raise e
+    guard_class_lookup(tx, cls, "__getattr__")
+    return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
+
+
 def _new_object_attr(tx, v: NewObjectV, name, hook=True):
     cls = v.cls
-    found, raw = traced_lookup(tx, v, cls, name, hook)
+    try:
+        found, raw = traced_lookup(tx, v, cls, name, hook)
+    except SymbolicRaise as e:
+        return _getattr_after_error(tx, v, cls, name, hook, e)
     if found is not MISS:
         return found
     if raw is not MISS and is_data_descriptor(raw):
