@@ -143,14 +143,18 @@ def lookup_dunder(v: Value, name: str, tx=None):
     return None
 
 
-def reflected_first(a: Value, b: Value, reflected: str | None = None) -> bool:
-    """Whether CPython asks the right operand first: its type is a proper subclass of the
-    left one's (for an arithmetic operator, `reflected`, only when that subclass overrides
-    the reflected method: ``method_is_overloaded``)."""
+def operand_order(a: Value, b: Value, name: str, reflected: str, if_overloaded: bool) -> tuple:
+    """The (operand, other, special method) steps of ``a op b`` in CPython's order: `b`'s
+    reflected method first when b's type is a proper subclass of a's -- for an arithmetic
+    operator (`if_overloaded`) only when that subclass overrides it (``method_is_overloaded``),
+    for a comparison always (``do_richcompare``)."""
+    order = ((a, b, name), (b, a, reflected))
     ta, tb = a.python_type(), b.python_type()
     if ta is tb or not (isinstance(ta, type) and isinstance(tb, type)) or not issubclass(tb, ta):
-        return False
-    return reflected is None or mro_lookup(tb, reflected) is not mro_lookup(ta, reflected)
+        return order
+    if if_overloaded and mro_lookup(tb, reflected) is mro_lookup(ta, reflected):
+        return order
+    return order[::-1]
 
 
 def _modelled_slot(v, name):

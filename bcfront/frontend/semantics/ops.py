@@ -157,10 +157,8 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
                 r = dispatch.call(tx, m, [a, b], {})
                 if not is_notimpl(r):
                     return r
-        order = ((a, b, f"__{name}__"), (b, a, f"__r{name}__"))
-        if classes.reflected_first(a, b, f"__r{name}__"):  # a subclass overriding the reflected one
-            order = order[::-1]
-        for x, y, dunder in order:
+        # a right operand of a subclass overriding the reflected method goes first
+        for x, y, dunder in classes.operand_order(a, b, f"__{name}__", f"__r{name}__", True):
             m = classes.lookup_dunder(x, dunder, tx)
             if m is not None:
                 r = dispatch.call(tx, m, [x, y], {})
