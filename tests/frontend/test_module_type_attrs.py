@@ -10,12 +10,12 @@ call, and after the module gains the name in its namespace.
 
 from __future__ import annotations
 
-import dataclasses
 import types
 
 import pytest
 
 import bcfront
+from tests.stdlib.corpus_wider import _dc_ordering as dataclass_made_in_the_function
 
 
 def _module():
@@ -36,20 +36,7 @@ def methods_of_module_type(m):
     return m.__repr__(), m.__dir__()[:2], m.__class__.__name__, m.__eq__(m)
 
 
-def dataclass_made_in_the_function(a):
-    @dataclasses.dataclass(order=True)
-    class Item:
-        rank: int
-        tags: list = dataclasses.field(default_factory=list, compare=False)
-
-        def __post_init__(self):
-            if self.rank < 0:
-                raise ValueError(f"rank {self.rank}")
-
-    return [i.rank for i in sorted([Item(a), Item(1)])], Item(a) == Item(a, ["x"])
-
-
-def _outcome(fn, *args):
+def _outcome(fn, *args):  # (the dataclass: the corpus's, made anew on each call)
     try:
         return repr(fn(*args))
     except Exception as e:  # noqa: BLE001 - compared with CPython's
@@ -67,8 +54,8 @@ def test_module_type_attributes_same_as_plain_python(fn):
 
 def test_a_class_made_in_the_function_reads_its_module_namespace():
     cf = bcfront.capture(dataclass_made_in_the_function)
-    for a in (2, -1):
-        assert _outcome(cf, a) == _outcome(dataclass_made_in_the_function, a)
+    for a, b in ((2, 1), (1, -1)):
+        assert _outcome(cf, a, b) == _outcome(dataclass_made_in_the_function, a, b)
 
 
 def test_a_name_the_module_gains_shadows_its_type_attribute():
