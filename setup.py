@@ -7,7 +7,12 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("bcfront._cfast", ["bcfront/_cfast.c", "bcfront/_cchecks.c"], optional=True),
+        Extension(
+            "bcfront._cfast",
+            ["bcfront/_cfast.c", "bcfront/_cchecks.c"],
+            depends=["bcfront/_cdict.h"],  # dict_tag, both files'
+            optional=True,
+        ),
         Extension("bcfront._canalysis", ["bcfront/_canalysis.c"], optional=True),
     ]
 )

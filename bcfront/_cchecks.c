@@ -22,6 +22,8 @@
 #include <structmember.h>
 #include <stdint.h>
 
+#include "_cdict.h" /* dict_tag */
+
 /* the ops; check_program.py's OPS names them in this order (the test compares) */
 enum {
     OP_END,           /* the checks passed */
@@ -228,19 +230,6 @@ remember(Instr *ip, PyObject *x, PyObject *name, PyObject *y)
         }
     }
     PyErr_Clear(); /* (a lookup's error: nothing cached) */
-}
-
-static uint64_t
-dict_tag(PyObject *d)
-{
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-    return ((PyDictObject *)d)->ma_version_tag; /* as the guard memo reads it (_cfast.c) */
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 }
 
 /* `d[key]` of an exact dict `d`, by what the op's last read of it found while its version

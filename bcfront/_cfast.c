@@ -45,6 +45,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_cdict.h" /* dict_tag */
+
 #define KEY_MAX 8 /* most positions a keyed table reads */
 
 typedef struct {
@@ -578,14 +580,7 @@ dict_version(PyObject *module, PyObject *d)
         PyErr_Format(PyExc_TypeError, "dict_version: expected a dict, got %.100s", Py_TYPE(d)->tp_name);
         return NULL;
     }
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-    return PyLong_FromUnsignedLongLong(((PyDictObject *)d)->ma_version_tag);
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+    return PyLong_FromUnsignedLongLong(dict_tag(d));
 }
 
 /* the tags of `n` dicts into `tags`; -1 with TypeError where one is not an exact dict */
@@ -597,14 +592,7 @@ read_tags(PyObject *const *dicts, Py_ssize_t n, uint64_t *tags)
             PyErr_Format(PyExc_TypeError, "dicts_unchanged: expected a dict, got %.100s", Py_TYPE(dicts[i])->tp_name);
             return -1;
         }
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-        tags[i] = ((PyDictObject *)dicts[i])->ma_version_tag;
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+        tags[i] = dict_tag(dicts[i]);
     }
     return 0;
 }

@@ -42,6 +42,7 @@ from time import perf_counter
 
 from . import fast_call, report
 from .options import capture_options
+from .reasons import BreakReason
 from .report import FallbackKind
 from .timing import CLOCK, COLLECTIONS, ON, OpCount, graphs_open, graphs_unwind
 
@@ -363,6 +364,15 @@ class CapturedFunction(fast_call.DispatchBase):
             return None  # the arguments do not bind: the native call raises the same TypeError
         except (GraphBreakError, BackendCompilerFailed, DynamicDimSpecializedError):
             raise
+        except RecursionError as e:
+            # bcfront's own recursion over a value nested too deep (past the breaks that
+            # catch it in the trace: in a break's code): this call runs natively, a later
+            # one with shallower values is captured
+            msg = f"bcfront's own recursion ran out of stack ({e})"
+            if self.fullgraph:
+                raise GraphBreakError(BreakReason.NESTING_DEPTH, msg) from None
+            self.fall_back(FallbackKind.NESTING_DEPTH, msg)
+            return None
         except Exception as e:  # a bcfront bug must never change the result: run natively
             msg = (
                 f"bcfront: internal error while capturing {self.__qualname__} "

@@ -72,6 +72,7 @@ class BreakReason(DescribedStrEnum):
     CALL_TO_C_FUNCTION = "call-to-c-function", "a C function bcfront cannot see into runs natively"
     CALLEE_BREAK = "callee-break", "a called function breaks the graph; it is called, not inlined"
     RECURSION_LIMIT = "recursion-limit", "inlined calls nest too deep"
+    NESTING_DEPTH = "nesting-depth", "a value nested too deep for bcfront's own recursion: it runs natively"
     COMPILER_DISABLED = "compiler-disabled", "a function under torch.compiler.disable runs natively, as asked"
     UNSUPPORTED_CALL = "unsupported-call", "calling something the interpreter does not model"
     UNSUPPORTED_CLOSURE = "unsupported-closure", "a closure variable or cell the interpreter cannot follow"

@@ -29,6 +29,10 @@ class FallbackKind(DescribedStrEnum):
         "no-continuation",
         "no continuation after a graph break: the function runs natively under the guards so far",
     )
+    NESTING_DEPTH = (
+        "nesting-depth",
+        "a value nested too deep for bcfront's own recursion: the call ran natively",
+    )
 
 
 class NativeFallbackWarning(RuntimeWarning):

@@ -15,6 +15,7 @@ which `shape_guards` turns into Python expressions over the inputs.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
@@ -23,6 +24,7 @@ import torch
 from torch._guards import GuardSource, Source
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 
 # an autocast region: (device_type, dtype, enabled, cache_enabled)
@@ -211,9 +213,63 @@ class FakeEnv:
     def run(
         self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any], state: TorchState
     ) -> Any:
-        """Call `fn` on fake arguments under `state`."""
-        with state.context(), self.mode:
-            return fn(*args, **kwargs)
+        """Call `fn` on fake arguments under `state`.  Where a meta kernel of torch's cannot
+        take symbolic sizes (`META_GAP`: ``baddbmm``'s expands them as ints), the call is
+        made again with such ops run as their decompositions (`DecomposedMetaGaps`)."""
+        if self.shape_env is None:
+            with state.context(), self.mode:
+                return fn(*args, **kwargs)
+        _QUIET_META_GAPS.depth += 1
+        try:
+            with state.context(), self.mode:
+                try:
+                    return fn(*args, **kwargs)
+                except RuntimeError as e:
+                    if META_GAP not in str(e):
+                        raise
+            with state.context(), self.mode, DecomposedMetaGaps():  # type: ignore[no-untyped-call]
+                return fn(*args, **kwargs)
+        finally:
+            _QUIET_META_GAPS.depth -= 1
+
+
+# what torch raises where a kernel it runs on fakes reads a symbolic size as an int
+META_GAP = "expected to contain only concrete integers"
+
+
+class _QuietMetaGaps(logging.Filter):
+    """Drops the fake mode's error log of a `META_GAP` inside `FakeEnv.run`, which retries
+    the call with `DecomposedMetaGaps` (torch logs every failed meta kernel)."""
+
+    depth = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (self.depth and exc is not None and META_GAP in str(exc))
+
+
+_QUIET_META_GAPS = _QuietMetaGaps()
+logging.getLogger("torch._subclasses.fake_tensor").addFilter(_QUIET_META_GAPS)
+
+
+class DecomposedMetaGaps(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """Inside a fake mode: an aten op whose meta kernel fails on symbolic sizes (`META_GAP`)
+    runs as its decomposition in ``torch._decomp`` (for its output's metadata only: the
+    graph keeps the op, and the real run calls it)."""
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        try:
+            return func(*args, **kwargs)
+        except RuntimeError as e:
+            from torch._decomp import decomposition_table
+
+            decomposed = decomposition_table.get(func)
+            if META_GAP not in str(e) or decomposed is None:
+                raise
+            return decomposed(*args, **kwargs)
 
 
 @dataclass(frozen=True)

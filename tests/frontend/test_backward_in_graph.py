@@ -361,3 +361,179 @@ def test_grad_of_the_wrong_shape_raises_like_eager():
         bcfront.capture(f)(net)
     assert str(got.value) == str(want.value) and net[0].bias.grad is None
     assert [r for r, _ in breaks(run.report())] == ["torch-error"]  # checked on the fakes
+
+
+# -- run-time errors after .grad writes --------------------------------------------------------
+
+
+class Flag:
+    def __init__(self):
+        self.active = False
+
+
+def _flag_then_backward(lin, table, flag):
+    def fn(x, ids):
+        try:
+            loss = lin(x).sum()
+        finally:
+            flag.active = True  # left set: an error after it must see it set
+        loss.backward()
+        return table.index_select(0, ids)  # an index past the table: only the real kernel knows
+
+    return fn
+
+
+def test_error_after_a_backward_into_fresh_grads_reruns_it_once():
+    """A backward into leaves without a grad only replaces ``.grad`` references: the region
+    puts them back before rerunning natively after a run-time error, so the error comes
+    with eager's state (the flag set, the grads accumulated once), and the pending flag
+    write needs no graph break before the backward."""
+    torch.manual_seed(0)
+    lin, table = torch.nn.Linear(3, 2), torch.randn(4, 2)
+    ref_lin, ref_flag, flag = copy.deepcopy(lin), Flag(), Flag()
+    fn, ref = _flag_then_backward(lin, table, flag), _flag_then_backward(ref_lin, table, ref_flag)
+    x = torch.randn(5, 3)
+    good, bad = torch.tensor([0, 3]), torch.tensor([1, 9])
+    cf = bcfront.capture(fn)
+    with bcfront.explain.collect() as run:
+        assert torch.equal(cf(x, good), ref(x, good))
+    assert not breaks(run.report())
+    for p, q in ((lin, ref_lin), (flag, ref_flag)):
+        if isinstance(p, Flag):
+            p.active = q.active = False
+        else:
+            p.zero_grad(set_to_none=True)
+            q.zero_grad(set_to_none=True)
+    with pytest.raises(IndexError) as want:
+        ref(x, bad)
+    with pytest.raises(IndexError) as got:
+        cf(x, bad)
+    assert str(got.value) == str(want.value) and flag.active is ref_flag.active is True
+    for p, q in zip(lin.parameters(), ref_lin.parameters()):
+        assert torch.equal(p.grad, q.grad)  # once, not twice
+
+
+def test_error_after_a_backward_into_existing_grads_sees_the_flag_set():
+    """Accumulated in place into grads the leaves already have, the backward is the first
+    lasting write: an error after it propagates, so the flag left set before it is set
+    among the graph's statements, just before the backward (no split)."""
+    torch.manual_seed(0)
+    lin, table = torch.nn.Linear(3, 2), torch.randn(4, 2)
+    ref_lin, flag, ref_flag = copy.deepcopy(lin), Flag(), Flag()
+    x = torch.randn(2, 3)
+    lin(x).sum().backward()  # grads exist before the call
+    ref_lin(x).sum().backward()
+    fn, ref = _flag_then_backward(lin, table, flag), _flag_then_backward(ref_lin, table, ref_flag)
+    x5 = torch.randn(5, 3)
+    with bcfront.explain.collect() as run, pytest.raises(IndexError) as got:
+        bcfront.capture(fn)(x5, torch.tensor([7]))
+    with pytest.raises(IndexError) as want:
+        ref(x5, torch.tensor([7]))
+    assert not breaks(run.report()) and str(got.value) == str(want.value)
+    assert flag.active is ref_flag.active is True
+    for p, q in zip(lin.parameters(), ref_lin.parameters()):
+        assert torch.equal(p.grad, q.grad)
+
+
+def test_zero_grad_then_step_under_a_reset_flag_is_one_graph():
+    """The usual loop -- ``zero_grad``, a forward under a try/finally (transformers sets and
+    resets an output collector so), backward, ``optimizer.step`` -- is one graph: the
+    ``p.grad = None`` writes come back on a rerun, the optimizer's writes come after every
+    handler."""
+    flag = Flag()
+
+    def make_step(net):
+        opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            opt.zero_grad()
+            flag.active = True
+            try:
+                loss = F.cross_entropy(net(x), y)
+            finally:
+                flag.active = False
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return step
+
+    torch.manual_seed(0)  # (no batch norm: its running statistics are written in the forward)
+    mod = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    ref = copy.deepcopy(mod)
+    cf, ref_step = bcfront.capture(make_step(mod)), make_step(ref)
+    with bcfront.explain.collect() as run:
+        for i in range(3):
+            x, y = batch(i)
+            assert_same(cf(x, y), ref_step(x, y), f"step {i}")
+            assert_same_state(mod, ref, f"step {i}")
+    assert not breaks(run.report())
+
+
+def test_a_lasting_write_before_the_backward_splits_before_zero_grad():
+    """A batch norm's running statistics, written in the forward under the try, last: the
+    region still splits before ``zero_grad`` (as it did), never inside the forward, whose
+    backward would then reach autograd history made before the split (an ``autograd``
+    break).  (The continuation splits again before its backward: the running statistics'
+    write-back cannot move past a backward.)"""
+    flag = Flag()
+    net = make_net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(x, y):
+        opt.zero_grad()
+        try:
+            loss = F.cross_entropy(net(x), y)
+        finally:
+            flag.active = True
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    report = bcfront.explain(step, *batch(0))
+    assert [r for r, _ in breaks(report)] == ["write-before-error"] * 2
+    assert [b.source_line.strip() for b in report.graph_breaks] == ["opt.zero_grad()", "loss.backward()"]
+
+
+def _toggled_step(net, table, eval_before_error):
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(x, ids):
+        net.train()
+        opt.zero_grad()
+        loss = net(x).sum()
+        loss.backward()
+        opt.step()  # the first lasting write
+        if eval_before_error:
+            net.eval()
+        y = table.index_select(0, ids)  # an index past the table: only the real kernel knows
+        net.eval()
+        return y
+
+    return step
+
+
+@pytest.mark.parametrize("eval_before_error", [False, True])
+def test_train_and_eval_around_a_step_is_one_graph_and_errors_see_eager_flags(eval_before_error):
+    """``net.train()`` ... ``opt.step()`` ... ``net.eval()``: the flags' writes are made among
+    the graph's statements once it is past its first lasting write (the optimizer's), at
+    their place in program order, so an error after it sees the flags as eager leaves them
+    -- and the step needs no graph break."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3)).eval()
+    ref, table = copy.deepcopy(net), torch.randn(4, 3)
+    cf = bcfront.capture(_toggled_step(net, table, eval_before_error))
+    ref_step = _toggled_step(ref, table, eval_before_error)
+    x = batch(0)[0]
+    with bcfront.explain.collect() as run:
+        assert torch.equal(cf(x, torch.tensor([0, 3])), ref_step(x, torch.tensor([0, 3])))
+    assert not breaks(run.report())
+    assert_same_state(net, ref, "good call")
+    with pytest.raises(IndexError) as want:
+        ref_step(x, torch.tensor([9]))
+    with pytest.raises(IndexError) as got:
+        cf(x, torch.tensor([9]))
+    assert str(got.value) == str(want.value)
+    assert [m.training for m in net.modules()] == [m.training for m in ref.modules()]
+    assert ref.training is not eval_before_error  # (the flags the error sees differ by case)
+    assert_same_state(net, ref, "failed call")

@@ -1,12 +1,13 @@
 """Checked links (`frontend/regions/check_program.py`, `bcfront/_cchecks.c`): an exact link's
 checks compiled to a C program must do exactly what the Python link does.  Oracles: the
 same check statements run as Python (random programs of the generated forms, on values that
-log every operation made on them and may raise), and plain Python for captured functions
-(``checked_links = False``, the Python links, as the second reference)."""
+log every operation made on them and may raise), the Python link of each real capture's
+generated checks (its verdict on the captured and on other inputs, and after changes of
+what it reads), and plain Python for captured functions (``checked_links = False``, the
+Python links, as the second reference)."""
 
 from __future__ import annotations
 
-import ast
 import gc
 import os
 import pathlib
@@ -21,13 +22,9 @@ import pytest
 import bcfront
 from bcfront import fast_call
 from bcfront.cfast import C
-from bcfront.frontend.regions import check_program
-from bcfront.frontend.regions.check_program import (
-    LinkParameters,
-    Untranslatable,
-    compile_checks,
-    region_result,
-)
+from bcfront.frontend.regions import check_program, result_recipes
+from bcfront.frontend.regions.check_program import LinkParameters, Untranslatable, compile_checks
+from bcfront.frontend.regions.result_recipes import region_result
 
 if not fast_call.HAVE_C:
     if os.environ.get("BCFRONT_PURE_PYTHON"):
@@ -292,7 +289,7 @@ def test_a_malformed_program_is_refused_when_made(code, consts):
 
 
 def test_region_result_is_a_recipe_of_what_the_region_only_returns():
-    obj, tup, lst = check_program.MADE_OBJECT, check_program.MADE_TUPLE, check_program.MADE_LIST
+    obj, tup, lst = result_recipes.MADE_OBJECT, result_recipes.MADE_TUPLE, result_recipes.MADE_LIST
     assert region_result(["    ___r = 2", "    return ___r", "    return None"], {}) == ((obj, 2),)
     assert region_result(["    return None"], {}) == ((obj, None),)
     assert region_result(["    ___r = [2]", "    return ___r"], {}) == ((lst, ((obj, 2),)),)  # new per call
@@ -473,11 +470,130 @@ def test_every_corpus_guard_translates_or_is_refused_cleanly():
     assert made > 30
 
 
-def test_the_ast_forms_of_generated_checks_are_the_ones_translated():
-    # the generator above makes what GuardSet makes: each line parses
-    rng = random.Random(7)
-    for _ in range(50):
-        ast.parse("def f():\n" + "\n".join(check_lines(rng)) + "\n")
+# -- the checks bcfront generates, translated, against their Python link ------------------
+
+CONFIG = types.ModuleType("checked_config")  # a module whose attribute a capture reads
+CONFIG.scale = 3
+OFFSET = 5  # a global a capture reads
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+
+def on_ints(a, b):
+    return a * 2 + b
+
+
+def on_strs(s, t):
+    return s.upper() + t
+
+
+def on_lists(xs):
+    return sum(xs) + len(xs)
+
+
+def on_dicts(d):
+    return d["a"] + d.get("b", 0)
+
+
+def adder(k):
+    def add(x):
+        return x + k
+
+    return add
+
+
+ADD = adder(2)
+
+
+def on_module_and_global(x):
+    return x * CONFIG.scale + OFFSET
+
+
+def on_defaults(x, y=10, *, k=3):
+    return x + y + k
+
+
+def on_star(*args):
+    return len(args) + args[0]
+
+
+def on_attribute(box, n):
+    return box.v + n
+
+
+class StrSub(str):
+    pass
+
+
+def _set(obj, name, value):
+    """A change of `obj`'s attribute (or item) `name`, and its undoing."""
+    get = obj.__getitem__ if type(obj) is dict else lambda n: getattr(obj, n)
+    put = obj.__setitem__ if type(obj) is dict else lambda n, v: setattr(obj, n, v)
+    old = get(name)
+    return (lambda: put(name, value)), (lambda: put(name, old))
+
+
+# (function, the captured call's arguments, other arguments, changes made after the capture)
+GENERATED = [
+    (on_ints, (3, 4), [(3, 5), (4, 4), (3.0, 4), (True, 4), ("3", 4), (3, -4)], []),
+    (on_strs, ("ab", "!"), [("ab", "?"), ("ac", "!"), (StrSub("ab"), "!"), (b"ab", "!")], []),
+    (on_lists, ([1, 2, 3],), [([1, 2],), ([1, 2, 4],), ([1, 2, 3, 4],), ((1, 2, 3),), ([1, 2, "3"],)], []),
+    (on_dicts, ({"a": 1},), [({"a": 1, "b": 2},), ({"a": 2},), ({"b": 1},), ({"a": 1.5},)], []),
+    (ADD, (1,), [(2,), (1.0,)], [_set(ADD.__closure__[0], "cell_contents", 7)]),
+    (on_module_and_global, (2,), [(3,)], [_set(CONFIG, "scale", 4), _set(globals(), "OFFSET", 6)]),
+    (on_defaults, (1,), [(1, 10), (1, 11), (2,)], [_set(on_defaults.__kwdefaults__, "k", 4)]),
+    (on_star, (1, 2), [(1,), (1, 2, 3), (2, 2), (1.0, 2)], []),
+    (on_attribute, (Box(1), 2), [(Box(2), 2), (Box(1), 2), (Box("1"), 2), (1, 2)], []),
+]
+
+
+NEXT = object()  # what the Python link's next link returns here: its checks failed
+
+
+def python_link_passes(entry, args) -> bool:
+    """Whether the entry's Python link takes `args` (runs its region) rather than calling the
+    next link: the link itself, its next link bound to a stand-in."""
+    link = entry.link
+    scope = {**link.__globals__, entry.link_names.next: lambda *a, **k: NEXT}
+    twin = types.FunctionType(link.__code__, scope, link.__name__, link.__defaults__, link.__closure__)
+    twin.__kwdefaults__ = link.__kwdefaults__
+    return twin(*args) is not NEXT
+
+
+@pytest.mark.parametrize("fn, captured, others, changes", GENERATED, ids=[g[0].__name__ for g in GENERATED])
+def test_generated_checks_translate_and_decide_as_their_python_link(fn, captured, others, changes):
+    cf = bcfront.capture(fn)
+    assert cf(*captured) == cf(*captured) == fn(*captured)
+    (entry,) = cf._entries
+    program = entry.link_names.checked
+    assert program is not None, entry.guard_source  # translated: no Untranslatable
+    verdicts = []
+
+    memos = [v for k, v in entry.link.__globals__.items() if k.startswith("___memo") and type(v) is list]
+
+    def compare():
+        for args in [captured, *others]:
+            for cell in memos:  # cold: the memoized checks run (else the first run's pass skips them)
+                cell[:] = [None] * len(cell)
+            want = python_link_passes(entry, args)
+            for cell in memos:
+                cell[:] = [None] * len(cell)
+            assert program.passes(*args) is want, (args, entry.guard_source)
+            assert program.passes(*args) is want  # again: the memo and cached reads warm
+            verdicts.append(want)
+
+    compare()
+    for change, undo in changes:
+        change()
+        try:
+            compare()
+        finally:
+            undo()
+        compare()
+    assert True in verdicts and False in verdicts  # both ways decided
 
 
 # -- attribute reads cached by type version tags ---------------------------------------------

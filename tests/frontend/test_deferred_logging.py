@@ -242,15 +242,20 @@ def test_a_set_and_reset_flag_around_the_forward_keeps_backward_in_the_graph():
     assert torch.equal(lin.weight.grad, ref_lin.weight.grad) and flag.active is False
 
 
-def test_a_flag_left_set_before_the_backward_still_splits():
-    flag = Flag()
+def test_a_list_written_before_the_backward_still_splits():
+    """Into grads the leaf already has, the backward accumulates in place: no putting back
+    undoes it, so an error in it must see the list written before it.  A list is no
+    constant the region can write among the graph's statements (a flag is: see
+    test_backward_in_graph): a split."""
+    seen = []
     lin = torch.nn.Linear(3, 1)
+    lin(torch.randn(2, 3)).sum().backward()
 
     def fn(x):
         try:
             loss = lin(x).sum()
         finally:
-            flag.active = True  # not undone: an error in backward must see it set
+            seen.append(1)  # not undone: an error in backward must see it
         loss.backward()
         return loss.detach()
 

@@ -385,3 +385,22 @@ def test_reset_forgets_the_sizes_seen():
     cf(torch.randn(5))
     assert len(cf.entries) == 1
     assert not any(g.kind == GuardKind.SHAPE for g in cf.entries[0].guards)  # static again
+
+
+def test_a_meta_kernel_reading_symbolic_sizes_as_ints_runs_decomposed(caplog):
+    """torch's meta kernel of ``baddbmm`` expands its input to the symbolic sizes as ints
+    and fails (BLOOM's alibi attention did break so): the fake call runs the op's
+    decomposition instead, quietly, and the graph keeps ``baddbmm`` itself."""
+
+    def f(alibi, q, k):
+        return alibi.baddbmm(batch1=q, batch2=k, beta=1.0, alpha=0.5)
+
+    cf = bcfront.capture(f, dynamic=True)
+    with bcfront.explain.collect() as run:
+        for s in (5, 7):
+            a, q, k = torch.randn(8, 1, s), torch.randn(8, s, 4), torch.randn(8, 4, s)
+            assert torch.equal(cf(a, q, k), f(a, q, k))
+    report = run.report()
+    assert not report.graph_breaks and len(report.graphs) == 1
+    assert "baddbmm" in report.graphs[0].code
+    assert not [r for r in caplog.records if "failed while attempting to run meta" in r.getMessage()]

@@ -36,10 +36,12 @@ CALLS = ((1, 0), (2, 0), (3, 1))  # (seed, variant): twice at one shape, then a 
 
 
 def assert_training_state(mod, ref, where: str) -> None:
-    """Every parameter's .grad and every buffer equal eager's."""
+    """Every parameter, its .grad and every buffer equal eager's, and the modules' modes."""
     got, want = dict(mod.named_parameters()), dict(ref.named_parameters())
     assert any(p.grad is not None for p in want.values()), f"{where}: eager produced no gradients"
+    assert [m.training for m in mod.modules()] == [m.training for m in ref.modules()], where
     for name, p in want.items():
+        assert_same(got[name].detach(), p.detach(), f"{where}: {name}")
         if p.grad is None:
             assert got[name].grad is None, f"{where}: {name}.grad is set, eager's is None"
         else:

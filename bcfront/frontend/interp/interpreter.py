@@ -26,7 +26,7 @@ from ..model.frame import Frame, frame_entry, original_offset
 from ..model.tracer import INLINE_DEPTH_LIMIT, STEP_LIMIT, SymbolicRaise
 from ..model.values import Const, DictV, ExceptionV, GeneratorV, MadeFunctionV, ObjectV, TupleV
 from ..semantics import dispatch, objects
-from ..semantics.folding import NotConst
+from ..semantics.folding import NotConst, own_recursion
 from ..semantics.iteration import Exhausted
 from .handlers import HANDLERS, unsupported_opcode
 
@@ -88,6 +88,8 @@ def _loop(tx, frame: Frame):
                 BreakReason.UNSUPPORTED_CALL,
                 f"{ins.opname} needs a constant, got {e.args[0].describe() if e.args else '?'}",
             ) from None
+        except RecursionError as e:  # bcfront's own, over a deep value: the instruction runs natively
+            raise own_recursion(e) from None
         if sig is not None:
             return sig
 

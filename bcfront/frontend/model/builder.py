@@ -94,8 +94,34 @@ def is_structseq_class(cls) -> bool:
     return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "n_fields")
 
 
+NESTING_LIMIT = 100  # containers in containers an input may nest: bcfront's own recursion
+
+
 def wrap(tx, obj, source=None, guard=True):
-    """The symbolic value for real object `obj` fetched from `source`."""
+    """The symbolic value for real object `obj` fetched from `source`; a graph break for
+    one nested deeper than `NESTING_LIMIT` (the recursion here, in its guards' code and
+    in a rebuild would overflow the stack a native call of that depth does not)."""
+    depth = enter_nesting(tx)
+    try:
+        return _wrap(tx, obj, source, guard)
+    finally:
+        tx.__dict__["wrap_depth"] = depth
+
+
+def enter_nesting(tx) -> int:
+    """One level deeper into a value from outside: the depth before, to set back after
+    (``tx.wrap_depth``); past `NESTING_LIMIT`, a graph break."""
+    state = tx.__dict__
+    depth = state.get("wrap_depth", 0)
+    if depth >= NESTING_LIMIT:
+        raise UnsupportedError(
+            BreakReason.NESTING_DEPTH, f"a value nested deeper than {NESTING_LIMIT} levels"
+        )
+    state["wrap_depth"] = depth + 1
+    return depth
+
+
+def _wrap(tx, obj, source, guard):
     g = tx.guard if (guard and source is not None) else _no_guard
     t = type(obj)
     if t in CONST_TYPES:
@@ -334,7 +360,14 @@ def _is_constant_key(k, tx=None) -> bool:
         or _is_plain_class(k)
         or _is_typing_form(k)
         or _is_plain_enum_key(k, tx)
+        or _is_constant_tuple(k)
     )
+
+
+def _is_constant_tuple(k) -> bool:
+    """An exact tuple of constants (nested too): ``{(1, "a"): ...}``; the DICT_KEYS guard
+    checks the types inside it as well (`guards.key_shape`)."""
+    return type(k) is tuple and all(type(x) in CONST_TYPES or _is_constant_tuple(x) for x in k)
 
 
 def _is_plain_enum_key(k, tx) -> bool:

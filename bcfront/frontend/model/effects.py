@@ -18,7 +18,7 @@ the graph's writes to input tensors (from the alias analysis), into the
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ... import report
 from .values import DELETED, CellV, Const, DictV, ListV, ObjectV, SetV
@@ -34,6 +34,10 @@ class LoggedEffect:
     filename: str | None
     lineno: int | None
     position: int  # graph nodes recorded before it (orders it among tensor writes)
+    # an attribute or global write: (the ObjectV written, the name, the Value written or
+    # DELETED), the write as of this point (`regions.region_errors.early_writes`); only
+    # while the trace lives (the ObjectV holds the real object)
+    write: tuple | None = field(default=None, compare=False, repr=False)
 
 
 # -- recording ------------------------------------------------------------------------------------
@@ -52,14 +56,17 @@ def note(tx, value) -> None:
     loc = tx.loc()
     filename, lineno = (loc.filename, loc.lineno) if loc is not None else (None, None)
     pos = len(tx.graph.body)
-    new = [LoggedEffect(kind, target, filename, lineno, pos) for kind, target in _describe(tx, value)]
+    new = [
+        LoggedEffect(kind, target, filename, lineno, pos, *write)
+        for kind, target, *write in _describe(tx, value)
+    ]
     if new:
         if not hasattr(tx, LOG):
             setattr(tx, LOG, ())
         tx.set(tx, LOG, getattr(tx, LOG) + tuple(new))
 
 
-def _describe(tx, value) -> list[tuple[str, str]]:
+def _describe(tx, value) -> list[tuple]:
     described = getattr(value, "describe_effect", None)
     if described is not None:  # a value that logs itself (`deferred_calls.CallLogV`), or
         effect = described()  # None: the trace's own bookkeeping, no write to the world
@@ -74,19 +81,20 @@ def _describe(tx, value) -> list[tuple[str, str]]:
     return [("mutation", value.source.readable() if value.source is not None else "?")]
 
 
-def _attribute_writes(tx, v: ObjectV) -> list[tuple[str, str]]:
-    """The attributes (or globals) whose overlay entry changed since the last note."""
+def _attribute_writes(tx, v: ObjectV) -> list[tuple]:
+    """The attributes (or globals) whose overlay entry changed since the last note:
+    (kind, target, (v, name, value))."""
     seen = _snapshots(tx).get(id(v), {})
     changed = [(k, x) for k, x in v.overlay.items() if seen.get(k, _MISSING) is not x]
     _snapshots(tx)[id(v)] = dict(v.overlay)
     if tx.globals_values.get(id(v.obj)) is v:
-        return [("del-global" if x is DELETED else "global", f"G[{k!r}]") for k, x in changed]
+        return [("del-global" if x is DELETED else "global", f"G[{k!r}]", (v, k, x)) for k, x in changed]
     target = v.source.readable() if v.source is not None else f"<{type(v.obj).__name__}>"
     buffers = getattr(v.obj, "__dict__", {}).get("_buffers", {})
     out = []
     for k, x in changed:
         kind = "delattr" if x is DELETED else ("buffer" if k in buffers else "setattr")
-        out.append((kind, f"{target}.{k}"))
+        out.append((kind, f"{target}.{k}", (v, k, x)))
     return out
 
 

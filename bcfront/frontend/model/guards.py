@@ -152,11 +152,20 @@ def _dict_keys_check(g: Guard, s: str, ns: Namespace) -> str:
     """The keys in order, and their types: ``1``, ``1.0`` and ``True`` are one key to a dict."""
     keys = list(g.expected)
     check = f"{ns.helper('list')}({s}) == {ns.const(keys, 'keys')}"
-    types_ = [type(k) for k in keys]
+    shape = ns.const(key_shape, "key_shape") if any(type(k) is tuple for k in keys) else ns.helper("type")
+    types_ = [key_shape(k) for k in keys]
     if keys:
-        typed = f"{ns.helper('list')}({ns.helper('map')}({ns.helper('type')}, {s}))"
+        typed = f"{ns.helper('list')}({ns.helper('map')}({shape}, {s}))"
         check += f" and {typed} == {ns.const(types_, 'key_types')}"
     return check
+
+
+def key_shape(k):
+    """A key's type; of a tuple, its items' shapes too (``(1, 2) == (True, 2.0)``, but
+    they are not the same key to code that prints or encodes it)."""
+    if type(k) is tuple:
+        return (tuple, *map(key_shape, k))
+    return type(k)
 
 
 def _tensor_py(g: Guard, s: str, ns: Namespace) -> str:

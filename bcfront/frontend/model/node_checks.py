@@ -1,9 +1,12 @@
-"""The two checks made as each graph node is recorded, for `regions.region_errors`.
+"""What is noted as each graph node is recorded, for `regions.region_errors`.
 
 `check_split` ends the region early where a `region_errors.Split` asks for a
 graph break (``tx.split``, set by the driver); `note_node` remembers when a node
 runs under a handler the user's code could see a half-done graph from
-(``tx.nodes_in_try``).  Both only read and write the tracer, so they live here,
+(``tx.nodes_in_try``); `note_grad_write` records a node that writes leaves'
+``.grad`` only by replacing the reference (``t.grad = ...``, a backward into
+leaves without a grad), which putting the old references back undoes
+(``tx.grad_undo``).  They only read and write the tracer, so they live here,
 below the semantics that record nodes (`semantics.torch_calls.record`).
 """
 
@@ -26,6 +29,19 @@ def note_node(tx) -> None:
     n = len(tx.graph.body)
     if tx.__dict__.get("nodes_in_try", 0) < n and _in_handler(tx):
         tx.nodes_in_try = n  # nodes before this index may run under one: see region_errors
+
+
+GRAD_UNDO = "grad_undo"  # tracer attribute: {node name: input names whose .grad it replaces}
+
+
+def note_grad_write(tx, node, inputs: tuple[str, ...] | None) -> None:
+    """`node` writes ``.grad`` of the graph inputs named in `inputs` by replacing the
+    reference only (None: it also accumulates into an existing grad in place, which no
+    putting back undoes).  Journaled: a rolled-back inlined call takes its note with it."""
+    notes = dict(tx.__dict__.get(GRAD_UNDO) or {})
+    notes[node.name] = inputs
+    tx.__dict__.setdefault(GRAD_UNDO, None)
+    tx.set(tx, GRAD_UNDO, notes)
 
 
 def _in_handler(tx) -> bool:

@@ -55,12 +55,47 @@ def through_user_frames(site, fn):
     from a stand-in of the first frame outside bcfront: ``warnings.warn(stacklevel=2)`` or
     logging's ``stacklevel=2`` in the callee name the user's caller, as natively."""
     inner = functools.partial(site, fn)
-    f = sys._getframe(1)
-    while f is not None and _ours(f.f_code.co_filename):
-        f = f.f_back
+    f, ours = user_frame(sys._getframe(1))
     if f is None:
         return inner
-    return functools.partial(stand_in(f.f_code, _positions(f.f_code, f.f_lasti), f.f_globals), inner)
+    user = functools.partial(stand_in(f.f_code, _positions(f.f_code, f.f_lasti), f.f_globals), inner)
+    # natively: the user's frame, the function's, the callee; here `ours` frames (the
+    # region's among them), `_deeper`, the two stand-ins, the callee
+    return functools.partial(_deeper, ours + 2, user)
+
+
+def _deeper(extra: int, call, /, *args, **kwargs):
+    """``call(*args, **kwargs)`` with the recursion limit `extra` frames higher (bcfront's
+    own frames between the user's caller and the native call, this one's included): the
+    native code runs out of stack at exactly the depth it does natively, RecursionError
+    and all.  The limit is set back unless the call set one of its own."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + extra)
+    try:
+        return call(*args, **kwargs)
+    finally:
+        if sys.getrecursionlimit() == limit + extra:
+            sys.setrecursionlimit(limit)
+
+
+# 3.11 counts a call of an object through its type's ``tp_call`` (a captured function:
+# ``_PyObject_MakeTpCall``) against the recursion limit too; 3.12+ counts C recursion apart
+_TP_CALL = 1 if sys.version_info < (3, 12) else 0
+
+
+def user_frame(f):
+    """The first frame from `f` outwards that is not bcfront's (None: none), and what
+    bcfront's frames passed on the way cost against the recursion limit: one each, and on
+    3.11 one more per call of a captured function (its ``__call__`` frame, or the region
+    its C ``__call__`` called from the user's frame)."""
+    units, last = 0, None
+    while f is not None and _ours(f.f_code.co_filename):
+        last = f.f_code.co_name
+        units += 1 + (_TP_CALL if last == "__call__" else 0)
+        f = f.f_back
+    if last is not None and last != "__call__":
+        units += _TP_CALL
+    return f, units
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
@@ -88,12 +123,13 @@ def from_user_frame(fn):
     line and globals in ``sys._getframe(1)`` (O57), not bcfront's dispatch."""
 
     def run_natively(*args, **kwargs):
-        f = sys._getframe(1)
-        while f is not None and _ours(f.f_code.co_filename):
-            f = f.f_back
+        f, ours = user_frame(sys._getframe(1))
         if f is None:
             return fn(*args, **kwargs)
-        return stand_in(f.f_code, _positions(f.f_code, f.f_lasti), f.f_globals)(fn, *args, **kwargs)
+        # natively: the user's frame, then the function's; here `ours` frames, this one,
+        # `_deeper`, the stand-in, the function
+        user = stand_in(f.f_code, _positions(f.f_code, f.f_lasti), f.f_globals)
+        return _deeper(ours + 3, user, fn, *args, **kwargs)
 
     run_natively.__wrapped__ = fn  # type: ignore[attr-defined]
     return run_natively

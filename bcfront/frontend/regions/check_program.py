@@ -15,9 +15,8 @@ look up in builtins, a chained comparison, a statement of another kind -- gives 
 Names are resolved as the link's code resolves them: its parameters (read from the call's
 arguments, their defaults, ``*args`` items), its other locals (the ones the checks assign;
 a local the checks read and do not assign gives no program) and its globals, which are the
-namespace's constants, fixed once the link is made -- read here once.  `region_result` says
-whether the region's code just returns a value made of constants (a scalar, a folded tuple,
-tuple and list displays of them), which the C call then makes itself without calling it.
+namespace's constants, fixed once the link is made -- read here once.  (What the region's
+code returns, where the C call can make it itself: `result_recipes`.)
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ _EFFECT = {
     "MODULE_ATTR": 0, "CELL_CONTENTS": 0,
 }  # fmt: skip
 
-_SCALARS = (int, float, complex, str, bytes, bool, type(None))  # a constant result returned as is
+SCALARS = (int, float, complex, str, bytes, bool, type(None))  # immutable literals (and results)
 
 # The most text of checks translated (characters).  Translating costs the first call about a
 # microsecond a character (a model's guard, 90,000-170,000 characters: 30-80 ms); the
@@ -86,12 +85,35 @@ class CheckProgram:
 
 @dataclass(frozen=True)
 class LinkParameters:
-    """The exact link's parameters by kind (as `links._Parameters` has them)."""
+    """A link's parameters by kind (the root's, from `signature_params`'s parts): what the
+    link's code reads as parameters, for `links` (a link's signature) and the program."""
 
-    positional: tuple[str, ...]
-    star: str | None
+    positional: tuple[str, ...]  # the names a call's positional arguments bind, in order
+    star: str | None  # the ``*args`` name, if the root takes one
     kwonly: tuple[str, ...]
-    dstar: str | None
+    dstar: str | None  # the ``**kwargs`` name, if the root takes one
+
+    @classmethod
+    def of(cls, parts: list[str]) -> LinkParameters:
+        positional: list[str] = []
+        kwonly: list[str] = []
+        star = dstar = None
+        after_star = False  # past ``*args`` or ``*``: keyword-only parameters
+        for p in parts:
+            if p.startswith("**"):
+                dstar = p[2:]
+            elif p.startswith("*"):
+                star, after_star = p[1:] or None, True
+            elif p != "/":
+                (kwonly if after_star else positional).append(p)
+        return cls(tuple(positional), star, tuple(kwonly), dstar)
+
+    @property
+    def passing(self) -> str:
+        """A link's parameters passed on to the next link, as they were bound."""
+        star = [f"*{self.star}"] if self.star else []
+        dstar = [f"**{self.dstar}"] if self.dstar else []
+        return ", ".join([*self.positional, *star, *(f"{k}={k}" for k in self.kwonly), *dstar])
 
 
 def compile_checks(
@@ -134,7 +156,7 @@ def _is_miss(s, miss: str) -> bool:
     return type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == miss
 
 
-def _constant_value(node) -> tuple[bool, Any]:
+def folded_constant(node) -> tuple[bool, Any]:
     """(True, value) where `node` is a literal Python folds at compile time: a constant, a
     negated number, a tuple of those."""
     if type(node) is ast.Constant:
@@ -144,7 +166,7 @@ def _constant_value(node) -> tuple[bool, Any]:
         if isinstance(v, (int, float, complex)) and type(v) is not bool:
             return True, -v
     if type(node) is ast.Tuple and type(node.ctx) is ast.Load:
-        parts = [_constant_value(e) for e in node.elts]
+        parts = [folded_constant(e) for e in node.elts]
         if all(ok for ok, _ in parts):
             return True, tuple(v for _, v in parts)
     return False, None
@@ -198,7 +220,7 @@ class _Compiler:
 
     def const(self, value) -> int:
         # identity for objects, (type, repr) for literals: 0.0 and -0.0, 1 and True stay apart
-        key = ("lit", type(value), repr(value)) if type(value) in _SCALARS else ("id", id(value))
+        key = ("lit", type(value), repr(value)) if type(value) in SCALARS else ("id", id(value))
         if key not in self._const_ids:
             self._const_ids[key] = len(self.consts)
             self.consts.append(value)
@@ -348,7 +370,7 @@ class _Compiler:
         """(True, value) where `node` is a literal or a name of the link's globals."""
         if type(node) is ast.Name:
             return self.global_value(node.id)
-        return _constant_value(node)
+        return folded_constant(node)
 
     def len_of_object(self, node) -> bool:
         """`node` is ``len(x)`` of something else than the ``*args`` tuple (whose length
@@ -370,7 +392,7 @@ class _Compiler:
     # -- expressions --------------------------------------------------------------------
 
     def expr(self, e) -> None:
-        ok, value = _constant_value(e)
+        ok, value = folded_constant(e)
         if ok:
             self.emit("CONST", self.const(value))
             return
@@ -394,7 +416,7 @@ class _Compiler:
     def subscript(self, e: ast.Subscript) -> None:
         if type(e.slice) is ast.Slice:
             raise Untranslatable("a slice")
-        ok, key = _constant_value(e.slice)
+        ok, key = folded_constant(e.slice)
         star = self.params.star
         if ok and type(key) is int and key >= 0 and type(e.value) is ast.Name and e.value.id == star:
             self.emit("STAR_ITEM", key)
@@ -474,81 +496,3 @@ _EXPRESSIONS = {
     ast.Tuple: _Compiler.tuple_,
     ast.NamedExpr: _Compiler.named,
 }
-
-
-def _conjuncts(e) -> list:
-    """The operands of a (nested) ``and``, in evaluation order."""
-    if type(e) is ast.BoolOp and type(e.op) is ast.And:
-        return [c for v in e.values for c in _conjuncts(v)]
-    return [e]
-
-
-MADE_OBJECT, MADE_TUPLE, MADE_LIST = 0, 1, 2  # a result recipe's kinds (`made` in _cchecks.c)
-
-
-def region_result(lines: list[str], globals_: dict, local_names=()) -> tuple:
-    """``(recipe,)`` where the region's code `lines` only returns a value made of constants
-    (bound to locals first, as generated code does: ``r = 2; return r``), else ().  The
-    recipe makes it as the code would: ``(MADE_OBJECT, v)`` the very object (a constant of
-    the code: an immutable scalar, or a tuple Python folds into one), ``(MADE_TUPLE,
-    parts)`` / ``(MADE_LIST, parts)`` a new tuple or list per call (a display that is not
-    all constants: ``(___x := 3, 29)``).  `local_names`: the function's locals (a name of
-    them not bound before is no constant).  A local used twice gives () (one object
-    made once, which two recipes would make twice)."""
-    try:
-        stmts = ast.parse("def _():\n" + "\n".join(lines) + "\n").body[0].body  # type: ignore[attr-defined]
-    except SyntaxError:
-        return ()
-    maker = _ResultRecipe(globals_, set(local_names))
-    try:
-        for s in stmts:
-            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
-                maker.bound[s.targets[0].id] = maker.recipe(s.value)
-            elif isinstance(s, ast.Return):
-                return (maker.recipe(s.value) if s.value is not None else (MADE_OBJECT, None),)
-            else:
-                return ()
-    except Untranslatable:
-        return ()
-    return ()
-
-
-class _ResultRecipe:
-    """`region_result`'s reading of the region's expressions."""
-
-    def __init__(self, globals_: dict, locals_: set):
-        self.globals, self.locals = globals_, locals_
-        self.bound: dict[str, tuple] = {}
-        self.used: set[str] = set()
-
-    def recipe(self, node) -> tuple:
-        ok, v = _constant_value(node)
-        if ok and _immutable_constant(v):
-            return (MADE_OBJECT, v)
-        if isinstance(node, ast.Name):
-            return self.name(node.id)
-        if isinstance(node, ast.NamedExpr):
-            made = self.recipe(node.value)
-            self.bound[node.target.id] = made
-            self.used.add(node.target.id)  # the display holds the one object the name does
-            return made
-        if isinstance(node, (ast.Tuple, ast.List)) and isinstance(node.ctx, ast.Load):
-            if any(isinstance(e, ast.Starred) for e in node.elts):
-                raise Untranslatable("an unpacking display")
-            kind = MADE_TUPLE if isinstance(node, ast.Tuple) else MADE_LIST
-            return (kind, tuple(self.recipe(e) for e in node.elts))
-        raise Untranslatable(f"a {type(node).__name__} result")
-
-    def name(self, name: str) -> tuple:
-        if name in self.bound:
-            if name in self.used:
-                raise Untranslatable(f"{name} used twice")
-            self.used.add(name)
-            return self.bound[name]
-        if name not in self.locals and name in self.globals and type(self.globals[name]) in _SCALARS:
-            return (MADE_OBJECT, self.globals[name])
-        raise Untranslatable(f"{name} is not a constant")
-
-
-def _immutable_constant(v) -> bool:
-    return type(v) in _SCALARS or (type(v) is tuple and all(_immutable_constant(x) for x in v))

@@ -647,6 +647,19 @@ class Rebuilder:
                 )
         return run_outs + pending + positions + self.positions
 
+    def const_writes(self, writes: list[tuple[ObjectV, str, Const]]) -> list[str]:
+        """Statements storing constants in attributes or globals: ``(ObjectV, name, Const)``
+        each (`region_errors.placed_writes`), to run among the graph's statements: they
+        emit nothing else, every target read through its own source."""
+        ns, out = self.ns, []
+        for holder, name, value in writes:
+            text = repr(value.value) if _literal(value.value) else ns.const(value.value)
+            if self.globals_values.get(id(holder.obj)) is holder:
+                out.append(f"{ns.const(holder.obj, 'globals')}[{name!r}] = {text}")
+            else:
+                out.append(f"{ns.helper('setattr')}({self.expr_source(holder)}, {name!r}, {text})")
+        return out
+
     def _hash_position(self, v: HashIterV, target: str) -> str:
         """Step an outside `HashIterator` to where the trace left it; only over a container
         whose writes are not replayed (rebuilding it would move the real iterator's place)."""
@@ -673,6 +686,12 @@ class Rebuilder:
 
     def expr_source(self, v: ObjectV) -> str:
         return v.source.expr(self.ns) if v.source is not None else self.ns.const(v.obj)
+
+
+def _literal(x) -> bool:
+    """A value whose repr is itself, of an exact builtin type."""
+    finite = type(x) is float and x == x and abs(x) != float("inf")
+    return x is None or type(x) in (bool, int, str) or finite
 
 
 def _run_out(it) -> None:

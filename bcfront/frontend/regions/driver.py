@@ -28,6 +28,7 @@ from ..model.shape_policy import NeedDynamic
 from ..model.sources import AttrSource, ConstSource, ItemSource, LocalSource, Ref, Source
 from ..model.tracer import SymbolicRaise, Tracer
 from ..model.values import CellV, ObjectV
+from ..semantics.folding import own_recursion
 from .breaks import CallSite
 from .entry import Entry, break_record, build_entry
 from .region_errors import trace_with_splits
@@ -121,10 +122,11 @@ def _trace_into(tx, cf, root, args, kwargs, split, dynamic, enter_natively) -> E
             )  # an instance-level forward would shadow the class's
             for name in ("__call__", "forward"):  # the class's, which chose this root
                 guard_class_lookup(tx, type(cf.module_root), name)
-    except UnsupportedError as e:
-        e.user_stack = getattr(e, "user_stack", None) or tx.user_stack()
+    except (UnsupportedError, RecursionError) as e:
+        err = own_recursion(e) if isinstance(e, RecursionError) else e  # inputs nested too deep
+        err.user_stack = getattr(err, "user_stack", None) or tx.user_stack()
         tx.frames.pop()
-        return _broken(cf, root, tx, e, frame)
+        return _broken(cf, root, tx, err, frame)
     tx.frames.pop()
     try:
         kind, value = run(tx, frame)
@@ -137,9 +139,10 @@ def _trace_into(tx, cf, root, args, kwargs, split, dynamic, enter_natively) -> E
         return _broken(cf, root, tx, err, frame)
     try:
         return build_entry(cf, root, tx, value, raises=kind == "raise")
-    except UnsupportedError as e:
-        e.user_stack = getattr(e, "user_stack", None) or (tx.report_frame(frame),)
-        return _broken(cf, root, tx, e, frame)
+    except (UnsupportedError, RecursionError) as e:
+        err = own_recursion(e) if isinstance(e, RecursionError) else e  # a result nested too deep
+        err.user_stack = getattr(err, "user_stack", None) or (tx.report_frame(frame),)
+        return _broken(cf, root, tx, err, frame)
 
 
 def first_positional_source(code) -> Source:

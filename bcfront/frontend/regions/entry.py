@@ -21,7 +21,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_batches import code_identity
 from ..model.guard_kinds import GuardKind, ShapeCheck
-from ..model.guards import Guard
+from ..model.guards import Guard, single_check_source
 from ..model.namespace import Namespace, reserved_prefix, signature_params
 from ..model.sources import ConstSource, LocalSource
 from ..model.values import ExceptionV, ObjectV, TensorV
@@ -31,7 +31,9 @@ from .links import ABSENT, GENERATOR_FLAGS, exact_parameters, link_function
 from .region_errors import (
     errors_observable,
     first_writer_index,
+    grad_undo,
     guard_graph_errors,
+    placed_writes,
     split_before_collective,
     write_back_last,
 )
@@ -277,19 +279,21 @@ def make_region_guard(root, tx, ns, exact_link: bool = False):
     """`make_guard` for the region whose namespace is `ns`, and also its checks as lines that
     return a name bound to MISS where they fail: ``(guard, source, lines, miss, link_lines)``,
     for the entry's fused and link functions (the lines are spelled in `ns`'s names).  With
-    `exact_link`, `link_lines` leave out the check of the root's own ``__code__`` (the C
-    call makes it) and `lines` make it first; else they are `lines`.  One generation for
-    both: they share the guard memo's cell (`guard_memo`)."""
+    `exact_link`, the checks of the root's own ``__code__`` (`root_code_keys`) are kept
+    apart: `lines` make them first, each spelled by its guard's kind, and `link_lines` are
+    the rest (the C call makes them); else `link_lines` are `lines`.  One generation of the
+    rest for both: they share the guard memo's cell (`guard_memo`)."""
     add_shape_guards(tx)
     parts, _, prefix = _signature(root)
     ns = ns.sibling()
     miss = ns.const(MISS, hint="miss")
-    skip = root_code_keys(tx, root) if exact_link else set()
-    link_lines = tx.guards.function_body(ns, miss=miss, skip=skip)
-    lines = link_lines
-    if skip:
-        check = f"{ns.const(root, 'root')}.__code__ is not {ns.const(root.__code__, 'root_code')}"
-        lines = [f"    if {check}:", f"        return {miss}", *link_lines]
+    keys = root_code_keys(tx, root) if exact_link else set()
+    apart = [g for g in tx.guards if g.key in keys]
+    # spelled before the rest: its generation rebases the checked sources
+    first = [f"    if not ({single_check_source(g, ns)}):" for g in apart]
+    first_lines = [line for check in first for line in (check, f"        return {miss}")]
+    link_lines = tx.guards.function_body(ns, miss=miss, skip=keys)
+    lines = [*first_lines, *link_lines]
     src = function_source(f"{prefix}guard", parts, [*lines, "    return True"])
     ns.globals[miss] = False  # the guard function's own copy of the names: it says False
     try:
@@ -329,11 +333,13 @@ def fused_function(root, ns, parts, prefix, guard_lines: list[str], region_body:
 
 @dataclass(frozen=True)
 class RegionRaise:
-    """How a region's code ends raising (`raise_lines`)."""
+    """How a region's code ends raising: its last statements, kept apart from the rest of
+    its code (`RegionCode.tail`) so that an exact link ends its own way instead
+    (`links.link_function`: ``return raised(name, chain)``)."""
 
     name: str  # the exception's local
     chain: bool  # chained to the caller's handled exception by the raise
-    lines: int  # the statements that raise it, last in the region's code
+    lines: tuple[str, ...]  # the statements that raise it (`raise_lines`), after the tail
 
 
 class RegionCode:
@@ -341,7 +347,8 @@ class RegionCode:
 
     `tail` collects the statements after the graph (rebuilding values, replaying
     writes, the break's native instruction...); every tensor the rebuilt values
-    use becomes a graph output.
+    use becomes a graph output.  `raises`: the statements that end it raising, if it
+    does (after `tail`).
     """
 
     def __init__(self, root, tx):
@@ -349,7 +356,7 @@ class RegionCode:
         self.parts, params, self.prefix = _signature(root)
         self.ns = Namespace(params, self.prefix)
         self.tail: list[str] = []
-        self.raises: RegionRaise | None = None  # how `tail` ends raising, if it does
+        self.raises: RegionRaise | None = None  # how the code ends raising, if it does
         self._outputs: dict[int, object] = {}
         self.rb = Rebuilder(self.ns, self._tensor_name, self.tail, globals_values=tx.globals_values)
 
@@ -370,8 +377,13 @@ class RegionCode:
         head = input_fetches(tx, graph, ns)
         compiled = backends.compile_graph(cf.backend, graph, example, joint=tx.options.joint_graph)
         if graph.body:
-            observable = errors_observable(tx, graph, first_writer_index(graph))
-            compiled = write_back_last(graph, example, compiled, observable, tx)
+            first = first_writer_index(graph, grad_undo(tx, graph)[0])
+            observable = errors_observable(tx, graph, first)
+            # Python writes alone making it observable: made among the graph's statements
+            placed = placed_writes(tx, graph, first) if observable and compiled.backend == "eager" else None
+            compiled = write_back_last(graph, example, compiled, observable and placed is None, tx)
+            if placed:
+                compiled.placed_writes = {i: self.rb.const_writes(ws) for i, ws in placed.items()}
             split_before_collective(tx, graph, compiled)
         body: list[str] = []
         compiled.emit(graph, ns, body)
@@ -381,7 +393,9 @@ class RegionCode:
 
         body = time_graph(body, ns)  # graph time, read only while explain collects
         name = f"{self.prefix}region"
-        src = function_source(name, self.parts, head + body + self.tail)
+        region_lines = head + body + self.tail  # the region's code, but for a raise that ends it
+        ending = list(self.raises.lines) if self.raises is not None else []
+        src = function_source(name, self.parts, region_lines + ending)
         region = _finish(compile_function(src, ns, name, f"bcfront:region {root.__qualname__} {tag}"), root)
         add_distinct_guard(tx)
         add_mutation_alias_guards(tx)
@@ -392,9 +406,8 @@ class RegionCode:
             and exact_parameters(self.parts, root.__kwdefaults__) is not None
         )
         guard, gsrc, guard_lines, miss, link_lines = make_region_guard(root, tx, ns, exact)
-        fused = fused_function(
-            root, ns, self.parts, self.prefix, guard_lines, head + body + self.tail, region, tag
-        )
+        whole = region_lines + ending
+        fused = fused_function(root, ns, self.parts, self.prefix, guard_lines, whole, region, tag)
         link, link_names = link_function(
             root,
             ns,
@@ -402,7 +415,7 @@ class RegionCode:
             self.prefix,
             link_lines,
             miss,
-            head + body + self.tail,
+            region_lines,
             region,
             tag,
             exact,
@@ -452,9 +465,7 @@ def build_entry(cf, root, tx, result, raises: bool = False) -> Entry:
     made = code.rb.memo.get(id(result))
     local = made is not None and made.isidentifier() and made not in ns.globals and made != ret_name
     holders = [ret_name] + ([made] if local else [])  # (a global's name made local would break it)
-    lines = raise_lines(ret_name, chain, ns, holders)
-    tail.extend(lines)
-    code.raises = RegionRaise(ret_name, chain, len(lines))
+    code.raises = RegionRaise(ret_name, chain, tuple(raise_lines(ret_name, chain, ns, holders)))
     return code.finish(cf, f"#{next(_counter)}")
 
 

@@ -40,9 +40,9 @@ from .check_program import (
     LinkParameters,
     Untranslatable,
     compile_checks,
-    region_result,
 )
 from .codegen import compile_function
+from .result_recipes import region_result
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
 GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -72,38 +72,6 @@ class LinkNames:
 
 
 @dataclass(frozen=True)
-class _Parameters:
-    """The root's parameters by kind, from `signature_params`'s parts."""
-
-    positional: list[str]  # the names a call's positional arguments bind, in order
-    star: str | None  # the ``*args`` name, if the root takes one
-    kwonly: list[str]
-    dstar: str | None  # the ``**kwargs`` name, if the root takes one
-
-    @classmethod
-    def of(cls, parts: list[str]) -> _Parameters:
-        positional: list[str] = []
-        kwonly: list[str] = []
-        star = dstar = None
-        after_star = False  # past ``*args`` or ``*``: keyword-only parameters
-        for p in parts:
-            if p.startswith("**"):
-                dstar = p[2:]
-            elif p.startswith("*"):
-                star, after_star = p[1:] or None, True
-            elif p != "/":
-                (kwonly if after_star else positional).append(p)
-        return cls(positional, star, kwonly, dstar)
-
-    @property
-    def passing(self) -> str:
-        """A link's parameters passed on to the next link, as they were bound."""
-        star = [f"*{self.star}"] if self.star else []
-        dstar = [f"**{self.dstar}"] if self.dstar else []
-        return ", ".join([*self.positional, *star, *(f"{k}={k}" for k in self.kwonly), *dstar])
-
-
-@dataclass(frozen=True)
 class _LinkSignature:
     """A chain link's parameters (see the module docstring)."""
 
@@ -114,8 +82,8 @@ class _LinkSignature:
 
 
 def _chain_signature(parts: list[str], absent: str, rest: str, extra: str, slow: str) -> _LinkSignature:
-    root = _Parameters.of(parts)
-    positional, kwonly, star, dstar = root.positional, root.kwonly, root.star, root.dstar
+    root = LinkParameters.of(parts)
+    positional, kwonly, star, dstar = list(root.positional), list(root.kwonly), root.star, root.dstar
     params = [f"{p}={absent}" for p in positional] + (["/"] if positional else [])
     params += [f"*{star or rest}", *(f"{k}={absent}" for k in kwonly), f"**{dstar or extra}"]
     tests = ([] if star else [rest]) + ([] if dstar else [extra])
@@ -130,7 +98,7 @@ def exact_parameters(parts: list[str], kwdefaults: dict | None) -> list[str] | N
     """The root's parameters if an exact link can take them, else None: where each
     keyword-only one has a default in `kwdefaults` (the root's ``__kwdefaults__``), so
     that a call without keywords binds."""
-    return parts if all(k in (kwdefaults or {}) for k in _Parameters.of(parts).kwonly) else None
+    return parts if all(k in (kwdefaults or {}) for k in LinkParameters.of(parts).kwonly) else None
 
 
 def link_function(
@@ -138,7 +106,8 @@ def link_function(
 ):
     """The entry's link function and its `LinkNames`, or ``(None, None)`` where there is
     none; an exact one where `exact` is asked and the root allows it, else a chain one.
-    `raises`: the name the region's last statement raises, if it ends so."""
+    `region_body`: the region's code but for the statements that end it raising, if it
+    does (`raises`: `entry.RegionRaise`, which has them)."""
     if region.__code__.co_flags & GENERATOR_FLAGS:
         return None, None
     params = exact_parameters(parts, root.__kwdefaults__) if exact else None
@@ -146,7 +115,7 @@ def link_function(
         return None, None
     inner = [line.replace(f"return {miss}", "break") for line in guard_lines]
     if params is not None:
-        exact_sig = _Parameters.of(params)
+        exact_sig = LinkParameters.of(params)
         next_ = ns.const(object(), "next")
         names = LinkNames(
             next_,
@@ -162,11 +131,12 @@ def link_function(
         passing = exact_sig.passing
         head = []
         signature = ", ".join(params)
-        region_lines = [*_returning_raise(region_body, raises, ns), "    return None"]
+        region_lines = [*region_body, *_exact_ending(raises, ns), "    return None"]
         inner += region_lines
     else:
         names, signature, head, passing = _chain_head(root, ns, parts)
-        inner += [f"    {names.count}[0] += 1", *region_body, "    return None"]
+        ending = raises.lines if raises is not None else ()
+        inner += [f"    {names.count}[0] += 1", *region_body, *ending, "    return None"]
     body = [
         *head,
         "    while True:",  # left by `break` where a check fails
@@ -182,8 +152,7 @@ def link_function(
         link.__defaults__ = names.defaults  # the same tuple: the C call compares it
         link.__kwdefaults__ = names.kwdefaults  # the same dict (not a copy): so does it
         names = replace(names, keywords_bind=keywords_bind(link.__code__, root.__code__))
-        returned = region_lines[:-1] == region_body  # the region's own code: no raise made a return
-        body = region if returned else None
+        body = region if raises is None else None  # the region's own code, else one ending its way
         checked = checked_link(link, ns, guard_lines, miss, region_lines, params, body, f"{prefix}body", tag)
         names = replace(names, checked=checked)
     return link, names
@@ -198,12 +167,11 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
         return None
     if sum(map(len, guard_lines)) > LARGEST_TRANSLATED:  # the first call would pay more than it saves
         return None
-    sig = _Parameters.of(params)
+    sig = LinkParameters.of(params)
     local_names = link.__code__.co_varnames + link.__code__.co_cellvars
-    parameters = LinkParameters(tuple(sig.positional), sig.star, tuple(sig.kwonly), sig.dstar)
     scope = link.__globals__  # the link's own copy of the namespace (`DeferredFunction`)
     try:
-        program = compile_checks(guard_lines, miss, scope, parameters, local_names)
+        program = compile_checks(guard_lines, miss, scope, sig, local_names)
     except Untranslatable:
         return None
     if body is None:  # a region ending in a raise: the body returns `raised(...)` as the link
@@ -249,13 +217,15 @@ def keywords_bind(link_code, root_code) -> bool:
 _STARS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 
-def _returning_raise(region_body: list[str], raises, ns) -> list[str]:
-    """`region_body` with its last statements, which raise (`raises`: `entry.RegionRaise`),
-    made ``return raised(exc, chain)`` for the C call to raise (the module docstring)."""
-    if raises is None or C is None or len(region_body) < raises.lines:
-        return region_body
-    call = f"{ns.const(C.raised, 'raised')}({raises.name}, {raises.chain})"
-    return [*region_body[: -raises.lines], f"    return {call}"]
+def _exact_ending(raises, ns) -> list[str]:
+    """An exact link's last statements where its region ends raising (`raises`:
+    `entry.RegionRaise`): ``return raised(exc, chain)``, for the C call to raise (the module
+    docstring) -- or, without the C call, the region's own raise."""
+    if raises is None:
+        return []
+    if C is None:
+        return list(raises.lines)
+    return [f"    return {ns.const(C.raised, 'raised')}({raises.name}, {raises.chain})"]
 
 
 def _chain_head(root, ns, parts):

@@ -18,6 +18,11 @@ and ``finally`` blocks with the writes made before it exactly as eager leaves th
 * `guard_graph_errors(...)`: wraps the graph's statements; an error before the
   first lasting statement puts back the random generators (and snapshots), then
   reruns the function natively, exactly as eager would run it.
+* A write to leaves' ``.grad`` that only replaces the reference (``zero_grad``'s
+  ``p.grad = None``, a backward into leaves that have no grad yet:
+  `model.node_checks.note_grad_write`) is not lasting: the region keeps the inputs'
+  ``.grad`` references and puts them back before a native rerun (`grad_undo`), so a
+  training step's forward and backward errors rerun natively like any other.
 * A collective (`issues_collective`) is lasting as well: the other ranks took part in it,
   so a native rerun after it would issue it again on this rank alone and the ranks'
   collectives would no longer pair up (gloo then reads one collective's bytes into
@@ -78,14 +83,16 @@ def trace_with_splits(trace):
     return trace(Split(split.at, split.why, enabled=False))
 
 
-def _split_or_note(tx, graph, node, why: str, compiled, what: str = "in-place write") -> None:
-    """Ask for a split before `node` (a body node; None: before the first writer), or, when
-    no split may be asked for, say in explain that such an error escapes the handler.
-    `what` names the lasting statement at `node` (an in-place write, a collective)."""
+def _split_or_note(
+    tx, graph, node, why: str, compiled, what: str = "in-place write", undone: frozenset = frozenset()
+) -> None:
+    """Ask for a split before `node` (a body node; None: before the first writer not in
+    `undone`), or, when no split may be asked for, say in explain that such an error escapes
+    the handler.  `what` names the lasting statement at `node` (an in-place write, a collective)."""
     split = tx.__dict__.get("split") if tx is not None else None
     at = graph.body.index(node) if node is not None and node in graph.body else None
     if at is None:
-        first = _first_writer(graph)
+        first = _first_writer(graph, undone)
         at = next((i for i, n in enumerate(graph.body) if n.name == first), None)
     if split is not None and split.enabled and at is not None:
         raise SplitAt(
@@ -144,12 +151,24 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True, tx
     compiled.first_write = None
     if not may_write(graph):
         return compiled
+    undone, saved = grad_undo(tx, graph)
     if not observable:
-        compiled.first_write = _first_writer(graph)
+        compiled.first_write = _first_writer(graph, undone)
+        compiled.grads_saved = saved
         return compiled
     try:
         plan = functionalize(graph, example_inputs)
     except FunctionalizeError as e:
+        if e.node is not None and e.node.name in undone and _undone_first(graph, undone):
+            # the .grad writes are put back before a native rerun: what lasts is the first
+            # other writer (none: every error reruns natively), after all of them -- a split
+            # there leaves no backward reaching history made before it
+            compiled.first_write = _first_writer(graph, undone)
+            compiled.grads_saved = saved
+            if compiled.first_write is not None:
+                why = f"functionalization failed ({e})"
+                _split_or_note(tx, graph, None, why, compiled, undone=undone)
+            return compiled
         compiled.first_write = _first_writer(graph)
         _split_or_note(tx, graph, e.node, f"functionalization failed ({e})", compiled)
         return compiled
@@ -190,27 +209,57 @@ def _writes_record(graph) -> bool:
     """Some node that may write runs with grad mode on (autograd may record the write)."""
     import torch
 
-    from ...ir.alias_facts import may_write
-
     entry = torch.is_grad_enabled()
-    return any(
-        (n.state.grad if n.state is not None else entry)
-        for n in graph.body
-        if may_write(SimpleNamespace(body=(n,)))
+    return any((n.state.grad if n.state is not None else entry) for n in graph.body if _node_writes(n))
+
+
+def first_writer_index(graph, undone: frozenset = frozenset()) -> int:
+    """The index of the first body node that may write input storage, other than the
+    nodes named in `undone` (see `grad_undo`); len(body): none."""
+
+    body = graph.body
+    return next(
+        (i for i, n in enumerate(body) if n.name not in undone and _node_writes(n)),
+        len(body),
     )
 
 
-def first_writer_index(graph) -> int:
-    """The index of the first body node that may write input storage (len(body): none)."""
+def _first_writer(graph, undone: frozenset = frozenset()) -> str | None:
+    i = first_writer_index(graph, undone)
+    return graph.body[i].name if i < len(graph.body) else None
+
+
+def _node_writes(n) -> bool:
+    """Body node `n` may write input storage (`alias_facts.may_write` of it alone)."""
     from ...ir.alias_facts import may_write  # (reads only ``.body``)
 
-    body = graph.body
-    return next((i for i, n in enumerate(body) if may_write(SimpleNamespace(body=(n,)))), len(body))
+    return may_write(SimpleNamespace(body=(n,)))  # type: ignore[arg-type]
 
 
-def _first_writer(graph) -> str | None:
-    i = first_writer_index(graph)
-    return graph.body[i].name if i < len(graph.body) else None
+def _undone_first(graph, undone: frozenset) -> bool:
+    """No node writing ``.grad`` comes after the first node that writes lastingly (a split
+    there would leave a backward reaching autograd history made before it: a break)."""
+    from ...ir.alias_facts import writes_grad
+
+    return not any(writes_grad(n) for n in graph.body[first_writer_index(graph, undone) :])
+
+
+def grad_undo(tx, graph) -> tuple[frozenset, tuple[str, ...]]:
+    """The body nodes a native rerun can undo by putting leaves' ``.grad`` references back
+    (`model.node_checks.note_grad_write`): those before the first node that writes
+    otherwise, each replacing references only; and the names of the inputs whose ``.grad``
+    the region keeps to put back (empty: nothing to undo)."""
+    from ..model.node_checks import GRAD_UNDO
+
+    notes = (tx.__dict__.get(GRAD_UNDO) if tx is not None else None) or {}
+    undone, saved = [], {}
+    for n in graph.body:
+        if n.name in notes and notes[n.name] is not None:
+            undone.append(n.name)
+            saved.update(dict.fromkeys(notes[n.name]))
+        elif _node_writes(n):
+            break
+    return frozenset(undone), tuple(saved)
 
 
 def issues_collective(n) -> bool:
@@ -262,6 +311,49 @@ def errors_observable(tx, graph, first: int = 0) -> bool:
     return bool(early & later) or not early <= unchanged_targets(tx)
 
 
+_CONST_WRITES = frozenset({"setattr", "global"})
+
+
+def placed_writes(tx, graph, first: int) -> dict[int, list] | None:
+    """Python writes to make inside the graph's statements, so that a run-time error at body
+    node `first` (the first lasting write) or later sees them as eager does, when they are
+    all that makes such an error observable (`errors_observable`): no node from `first` on
+    recorded under a handler, nothing lasting before `first` but ``.grad`` references (no
+    seeding, no collective), and each write a constant stored in an attribute or a global
+    (a flag: ``model.train()``, ``model.eval()``).  Maps a body index to the writes to make
+    just before that node, each ``(ObjectV, name, Const)``: at `first` each target's value
+    as of there, at each later node the writes made just before it.  None where that is
+    not so.  The region still replays every write's final value after the graph; an error
+    before `first` reruns the function natively, which makes these writes itself."""
+    from ..model.effects import DEFERRED_CALL, LOG
+    from ..model.values import Const
+
+    n = len(graph.body)
+    if tx.__dict__.get("nodes_in_try", 0) > first or first >= n:
+        return None
+    if any(_draw(x) == "lasting" or issues_collective(x) for x in graph.body[:first]):
+        return None
+    at_first: dict = {}
+    placed: dict[int, list] = {}
+    for e in getattr(tx, LOG, ()):
+        if e.kind == DEFERRED_CALL or e.position >= n:
+            continue  # (after every node: only the replay after the graph makes it)
+        if e.kind not in _CONST_WRITES or e.write is None:
+            return None
+        holder, name, value = e.write
+        if e.position <= first:
+            at_first[(id(holder), name)] = e.write  # the last one before `first` counts
+        elif isinstance(value, Const):
+            placed.setdefault(e.position, []).append(e.write)
+        else:
+            return None
+    if any(not isinstance(w[2], Const) for w in at_first.values()):
+        return None
+    if at_first:
+        placed[first] = list(at_first.values())
+    return placed
+
+
 def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str], ns) -> list[str]:
     """Wrap the graph's statements.  An error fake tensors could not foresee (an index out
     of range, a check only the real kernel makes) must surface where eager raises it,
@@ -271,12 +363,14 @@ def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str],
     the random number generators are put back as they were (and, for in-place writes
     no autograd records, the written inputs: `write_back_last` sets ``restore``).  Only
     past a lasting statement (the write-back, an in-place write when functionalization
-    failed, a collective, a seeding) does the error propagate as it is."""
+    failed, a collective, a seeding) does the error propagate as it is.  Leaves' ``.grad``
+    references replaced before it (``grads_saved``, see `grad_undo`) are put back too."""
     plan = getattr(compiled, "plan", None)
     emitted = plan.graph if plan is not None else graph
     restore = getattr(compiled, "restore", ())
     stops = _lasting_prefixes(emitted, None if restore else getattr(compiled, "first_write", None))
     draws = _draw_devices(emitted)
+    grads = getattr(compiled, "grads_saved", ())
     clean, failed = ns.fresh("clean"), ns.fresh("failed")
     wrapped = [f"    {clean} = True", f"    {failed} = False"]
     if draws is not None:
@@ -285,16 +379,28 @@ def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str],
     if restore:
         saved = ns.fresh("saved")
         wrapped.append(f"    {saved} = {ns.const(snapshot, 'snapshot')}(({', '.join(restore)},))")
+    if grads:
+        grad_refs = ns.fresh("grads")
+        wrapped.append(f"    {grad_refs} = {ns.const(grads_of, 'grads_of')}(({', '.join(grads)},))")
     wrapped.append("    try:")
+    # past the first lasting statement an error propagates: with the Python writes eager
+    # made before the failing statement (`placed_writes`)
+    placed = _placed_lines(emitted, body, getattr(compiled, "placed_writes", None) or {})
     for line in body:
         if stops and line.strip().startswith(stops):
             indent = line[: len(line) - len(line.lstrip())]
             wrapped.append(f"    {indent}{clean} = False")
             stops = ()
+        if placed and line.strip() in placed:
+            indent = line[: len(line) - len(line.lstrip())]
+            wrapped.extend(f"    {indent}{w}" for w in placed.pop(line.strip()))
         wrapped.append("    " + line)
+    wrapped.extend(f"        {w}" for ws in placed.values() for w in ws)  # after the last statement
     wrapped += [f"    except {ns.helper('Exception')}:", f"        if not {clean}:", "            raise"]
     if restore:  # no write recorded autograd: putting the values back undoes it
         wrapped.append(f"        {ns.const(put_back, 'put_back')}(({', '.join(restore)},), {saved})")
+    if grads:  # .grad replaced, never written in place: the old references undo it
+        wrapped.append(f"        {ns.const(put_grads, 'put_grads')}(({', '.join(grads)},), {grad_refs})")
     if draws is not None:
         wrapped.append(f"        {ns.const(rng_restore, 'rng_restore')}({rng})")
     # the rerun comes after the except block: inside it, its errors would chain the graph's
@@ -305,6 +411,18 @@ def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str],
         f"        return {_native_call(root, parts, ns)}",
     ]
     return wrapped
+
+
+def _placed_lines(graph, body: list[str], placed: dict[int, list[str]]) -> dict[str, list[str]]:
+    """`placed` (body index -> statements) keyed by the stripped line they go before: that
+    node's statement, or the next emitted one's (a folded node runs nothing); statements
+    for no line go last (under the key "")."""
+    lines = {line.strip().split(" = ", 1)[0]: line.strip() for line in body if " = " in line}
+    out: dict[str, list[str]] = {}
+    for index in sorted(placed):
+        key = next((lines[n.name] for n in graph.body[index:] if n.name in lines), "")
+        out.setdefault(key, []).extend(placed[index])
+    return out
 
 
 def _lasting_prefixes(graph, first_write) -> tuple:
@@ -368,6 +486,17 @@ def put_back(tensors: tuple, saved: list) -> None:
     with torch.no_grad():
         for t, s in zip(tensors, saved):
             t.copy_(s)
+
+
+def grads_of(tensors: tuple) -> list:
+    """Each tensor's ``.grad`` reference (None or the tensor object itself, not a copy)."""
+    return [t.grad for t in tensors]
+
+
+def put_grads(tensors: tuple, grads: list) -> None:
+    for t, g in zip(tensors, grads):
+        if t.grad is not g:
+            t.grad = g
 
 
 def _native_call(root, parts, ns) -> str:

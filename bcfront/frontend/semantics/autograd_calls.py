@@ -56,7 +56,7 @@ import torch
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
-from ..model.node_checks import check_split, note_node
+from ..model.node_checks import check_split, note_grad_write, note_node
 from ..model.values import Const, ListV, TensorV, TupleV, Value
 
 _STATE = "autograd_grads"  # tracer attribute: {id(leaf fake): _Grad}
@@ -132,7 +132,7 @@ def backward(
         for (f, *_), old in zip(leaves, saved):
             f.grad = old
     grad_nodes = None if _is_none(gradient) else tuple(None if g is None else g.node for g in grads)
-    tx.graph.add(
+    node = tx.graph.add(
         "call",
         torch.autograd.backward,
         [tuple(r.node for r in roots)],
@@ -143,6 +143,10 @@ def backward(
     )
     tx.has_mutation = True  # an existing grad is accumulated in place
     note_node(tx)
+    # a leaf without a grad gets a new tensor: putting the old references back undoes the
+    # backward's writes, unless some leaf's existing grad was accumulated in place
+    in_place = any(pre is not None and new is pre for (_, _, pre, _), new in zip(leaves, after))
+    note_grad_write(tx, node, None if in_place else tuple(_input_names(n for _, n, _, _ in leaves)))
     state = dict(tx.__dict__.get(_STATE) or {})
     for (f, _, pre_fake, pre_value), new in zip(leaves, after):
         # accumulated in place: the same tensor (read or not yet); else a new one, unread
@@ -188,15 +192,23 @@ def set_grad(tx, t: TensorV, value: Value) -> None:
         t.fake.grad = old
     check_split(tx)
     arg = None if grad is None else grad.node
-    tx.graph.add("call", setattr, [t.node, "grad", arg], meta=None, loc=tx.loc(), state=tx.node_state())
+    ambient = tx.node_state()
+    node = tx.graph.add("call", setattr, [t.node, "grad", arg], meta=None, loc=tx.loc(), state=ambient)
     tx.has_mutation = True
     note_node(tx)
+    note_grad_write(tx, node, tuple(_input_names([t.node])))
     state = dict(tx.__dict__.get(_STATE) or {})
     state[id(t.fake)] = _Grad(new, grad)
     _set_state(tx, state)
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _input_names(nodes):
+    """The names of the graph inputs among `nodes` (a tensor made in the graph needs no
+    putting back: a failed run's tensors are dropped)."""
+    return [n.name for n in nodes if n.op == "input"]
 
 
 def _set_state(tx, state: dict) -> None:

@@ -19,7 +19,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.builder import wrap
+from ..model.builder import guard_class_lookup, wrap
 from ..model.guard_kinds import GuardKind
 from ..model.sources import ConstSource, Ref
 from ..model.tracer import SymbolicRaise
@@ -227,19 +227,24 @@ def _issubclass(tx, args, kwargs):
 
 @model(callable)
 def _callable(tx, args, kwargs):
+    """``callable(v)``: whether v's class has a call slot, as CPython's tp_call test -- in the
+    class's MRO, not through its metaclass.  A class statement's class can gain or lose
+    ``__call__`` before the next call (its dict changes, and CPython updates the slot), a
+    builtin or C class cannot: the lookup is guarded on the MRO's Python classes
+    (`guard_class_lookup`, which leaves the others out)."""
     v = args[0]
     if isinstance(v, (MadeFunctionV, MethodV, PartialV)):
         return Const(True)
     if isinstance(v, ObjectV):
-        return Const(callable(v.obj))
-    if isinstance(v, NewObjectV):
-        return Const(lookup_dunder(v, "__call__", tx) is not None)
-    # any other value: its class has a call slot (an Encoder, a cached memo's lookup), as
-    # CPython's tp_call test -- in the class's MRO, not through its metaclass
-    try:
-        cls = v.python_type()
-    except NotImplementedError:  # a value with no class to ask
-        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"callable() of {v.describe()}") from None
+        cls = type(v.obj)
+    elif isinstance(v, NewObjectV):
+        cls = v.cls
+    else:  # any other value: an Encoder, a cached memo's lookup, a dict of a subclass...
+        try:
+            cls = v.python_type()
+        except NotImplementedError:  # a value with no class to ask
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"callable() of {v.describe()}") from None
+    guard_class_lookup(tx, cls, "__call__")
     return Const(mro_lookup(cls, "__call__") is not MISS)
 
 

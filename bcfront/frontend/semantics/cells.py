@@ -116,7 +116,7 @@ def by_code_or_wrap(tx, obj, source):
     t = type(obj)
     if t is types.FunctionType:
         return function_by_code(tx, obj, source)
-    from ..model.builder import wrap
+    from ..model.builder import enter_nesting, wrap
 
     if (
         (t is list or t is tuple)
@@ -131,7 +131,11 @@ def by_code_or_wrap(tx, obj, source):
         v = TupleV((), tuple, source) if t is tuple else ListV([], source)
         tx.by_id[id(obj)] = v  # aliases of the list or tuple are the same value (as `wrap`'s)
         tx.keepalive.append(obj)
-        items = [by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)]
+        depth = enter_nesting(tx)
+        try:
+            items = [by_code_or_wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)]
+        finally:
+            tx.__dict__["wrap_depth"] = depth
         v.items = tuple(items) if t is tuple else items
         return v
     return wrap(tx, obj, source)

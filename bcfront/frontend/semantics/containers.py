@@ -275,22 +275,26 @@ def dict_update(tx, args, kwargs):
     d = _dict(args[0])
     src = args[1] if len(args) > 1 else None
     if src is not None and not isinstance(src, (DictV, DictViewV)) and hasattr(src.python_type(), "keys"):
-        _merge_mapping(tx, d, src)  # a mapping that is no dict: its keys() and []
-        src = None
-    entries = dict(d.entries)
-    try:
-        if src is not None:
-            pairs = merge_pairs(tx, src) if isinstance(src, DictV) else _seq_pairs(tx, src)
-            for k, v in pairs:
+        merge(tx, d, src, keys_checked=True)  # a mapping that is no dict: its keys() and []
+    elif isinstance(src, DictV):
+        merge(tx, d, src)
+    elif src is not None:
+        entries = dict(d.entries)
+        try:
+            for k, v in _seq_pairs(tx, src):
                 _put(tx, entries, k, v)
-    except SymbolicRaise:  # a pair that fails leaves the ones before it stored, as in CPython
+        except SymbolicRaise:  # a pair that fails leaves the ones before it stored, as in CPython
+            tx.set(d, "entries", entries)
+            _touch(tx, d)
+            raise
         tx.set(d, "entries", entries)
         _touch(tx, d)
-        raise
-    for name, v in kwargs.items():
-        _put(tx, entries, Const(name), v)
-    tx.set(d, "entries", entries)
-    _touch(tx, d)
+    if kwargs:
+        entries = dict(d.entries)
+        for name, v in kwargs.items():
+            _put(tx, entries, Const(name), v)
+        tx.set(d, "entries", entries)
+        _touch(tx, d)
     return Const(None)
 
 
@@ -306,17 +310,65 @@ def _seq_pairs(tx, src: Value):
         yield _update_pair(tx, i, item)
 
 
-def _merge_mapping(tx, d: DictV, src: Value) -> None:
-    """``d.update(src)`` / ``dict(src)`` for a mapping that is no dict (a ChainMap, a user
-    ``Mapping``): CPython's dict_merge, generic path -- ``src.keys`` looked up (by
-    dict_update_arg, which only tests it is there), then ``src.keys()`` called and listed
-    (PyMapping_Keys), then for each key ``src[key]`` read and stored in ``d`` before the
-    next is read (the user's ``__getitem__`` may look at ``d``)."""
+def merge(tx, d: DictV, src: Value, keys_checked: bool = False, on_equal_key=None) -> None:
+    """CPython's ``dict_merge(d, src)`` (``dict(src)``, ``d.update(src)``, ``{**src}``,
+    ``f(**src)``, ``src.copy()``), in its order.  A dict whose class iterates as dict
+    does: its storage.  Otherwise the generic path, also for a mapping that is no dict (a
+    ChainMap, a MappingProxyType, a user ``Mapping``): ``src.keys()`` called and listed
+    (PyMapping_Keys; `keys_checked`: ``keys`` was looked up once before, by
+    dict_update_arg), then for each key ``src[key]`` read and stored in `d` before the
+    next is read (the user's ``__getitem__`` may look at `d`).  `on_equal_key(key)`,
+    given, is called (to raise) for a key `d` already holds, before its value is read
+    (``_PyDict_MergeEx(d, src, 2)``, a call's ``**``)."""
+    if isinstance(src, DictV) and _iterates_as_dict(src.cls):
+        entries = dict(d.entries)
+        for k, v in list(src.entries.values()):
+            if on_equal_key is not None and hkey(tx, k) in entries:
+                on_equal_key(k)
+            _put(tx, entries, k, v)
+        tx.set(d, "entries", entries)
+        _touch(tx, d)
+        return
+    keys = _subclass_keys(tx, src) if isinstance(src, DictV) else _mapping_keys(tx, src, keys_checked)
+    for k in keys:
+        if on_equal_key is not None and hkey(tx, k) in d.entries:
+            on_equal_key(k)
+        v = ops.getitem(tx, src, k)
+        entries = dict(d.entries)
+        _put(tx, entries, k, v)
+        tx.set(d, "entries", entries)
+        _touch(tx, d)
+
+
+def _iterates_as_dict(cls: type) -> bool:
+    """dict_merge's fast path: a dict whose ``__iter__`` is dict's (an OrderedDict too)."""
+    return cls is dict or cls is collections.OrderedDict or mro_lookup(cls, "__iter__") is dict.__iter__
+
+
+def _subclass_keys(tx, src: DictV) -> list:
+    """``src.keys()`` listed, for a dict subclass iterating otherwise (maybe code of the
+    user's)."""
+    cls = src.cls
+    if src.attrs is not None and "keys" in src.attrs.entries:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"merging a {cls.__name__} with its own keys")
+    keys = mro_lookup(cls, "keys")
+    if keys is dict.keys or keys is collections.OrderedDict.keys:
+        return [e[0] for e in src.entries.values()]
+    if isinstance(keys, types.FunctionType):
+        return to_list(tx, dispatch.call(tx, ObjectV(keys), [src], {}))
+    raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"keys() of a {cls.__name__}")
+
+
+def _mapping_keys(tx, src: Value, keys_checked: bool) -> list:
+    """``PyMapping_Keys(src)`` of a value that is no DictV: ``src.keys()`` (looked up
+    twice when dict_update_arg looked first), listed, with CPython's error for keys that
+    do not iterate; a missing ``keys`` is the AttributeError the callers reword."""
     cls = src.python_type()
     if issubclass(cls, dict):  # dict_merge reads a dict subclass's storage, not its methods
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"dict update from a {cls.__name__} mapping")
     look_up = ObjectV(getattr)
-    dispatch.call(tx, look_up, [src, Const("keys")], {})
+    if keys_checked:
+        dispatch.call(tx, look_up, [src, Const("keys")], {})
     keys = dispatch.call(tx, dispatch.call(tx, look_up, [src, Const("keys")], {}), [], {})
     try:
         it = get_iter(tx, keys)
@@ -325,12 +377,7 @@ def _merge_mapping(tx, d: DictV, src: Value) -> None:
             raise
         made = _type_name(keys.python_type())
         raise_(TypeError, f"{_type_name(cls)}.keys() returned a non-iterable (type {made})")
-    for k in to_list(tx, it):
-        v = ops.getitem(tx, src, k)
-        entries = dict(d.entries)
-        _put(tx, entries, k, v)
-        tx.set(d, "entries", entries)
-        _touch(tx, d)
+    return to_list(tx, it)
 
 
 def _type_name(cls: type) -> str:
@@ -391,42 +438,19 @@ def _setdefault(tx, args, kwargs):
     return v
 
 
-def merge_pairs(tx, src: DictV) -> list:
-    """The (key, value) pairs CPython's dict_merge reads from mapping `src` (``dict(src)``,
-    ``d.update(src)``, ``{**src}``, ``src.copy()``): the storage itself when its class
-    iterates as dict does (dict, a subclass not overriding ``__iter__``), else what its
-    ``keys()`` and ``[]`` say (an OrderedDict or a subclass: maybe code of the user's)."""
-    cls = src.cls
-    if cls is dict or cls is collections.OrderedDict or mro_lookup(cls, "__iter__") is dict.__iter__:
-        return [(e[0], e[1]) for e in src.entries.values()]
-    if src.attrs is not None and "keys" in src.attrs.entries:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"merging a {cls.__name__} with its own keys")
-    keys = mro_lookup(cls, "keys")
-    if keys is dict.keys or keys is collections.OrderedDict.keys:
-        key_list = [e[0] for e in src.entries.values()]
-    elif isinstance(keys, types.FunctionType):
-        key_list = to_list(tx, dispatch.call(tx, ObjectV(keys), [src], {}))
-    else:
-        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"keys() of a {cls.__name__}")
-    return [(k, ops.getitem(tx, src, k)) for k in key_list]
-
-
 @model(dict.copy)
 def _dict_copy(tx, args, kwargs):
     """``dict.copy(d)``: a plain dict, also of a subclass instance (CPython's PyDict_Copy)."""
     d = _dict(args[0])
     if d.cls is dict:
         return DictV(d.entries)
-    return _plain_dict(tx, merge_pairs(tx, d))
+    return _plain_dict(tx, d)
 
 
-def _plain_dict(tx, pairs) -> DictV:
-    entries: dict = {}
-    for k, v in pairs:
-        hk = hkey(tx, k)
-        old = entries.get(hk)
-        entries[hk] = (old[0] if old else k, v)
-    return DictV(entries)
+def _plain_dict(tx, src: DictV) -> DictV:
+    made = DictV({})
+    merge(tx, made, src)
+    return made
 
 
 @model(collections.OrderedDict.copy)
@@ -474,7 +498,7 @@ def dict_or(tx, a: Value, b: Value, inplace: bool):
                     raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"| on a {x.cls.__name__}")
             dict_update(tx, [new, b], {})
             return new
-    new = _plain_dict(tx, merge_pairs(tx, a))
+    new = _plain_dict(tx, a)
     dict_update(tx, [new, b], {})
     return new
 

@@ -44,10 +44,19 @@ def raise_(cls, *args):
     raise SymbolicRaise(ExceptionV(cls, [Const(a) for a in args]))
 
 
+def own_recursion(e: RecursionError) -> UnsupportedError:
+    """bcfront's own RecursionError (its recursion over a deeply nested value, or a fold
+    made on a stack deeper than the native call's): a graph break, never the user's
+    exception -- the native run raises RecursionError exactly where Python does."""
+    return UnsupportedError(BreakReason.NESTING_DEPTH, f"bcfront's own recursion ran out of stack ({e})")
+
+
 def as_symbolic(e: Exception) -> SymbolicRaise:
     """The symbolic twin of a real exception raised while folding on constants, with the
     attributes its class's ``__init__`` gave it (a ``JSONDecodeError``'s ``msg``, ``pos``...);
     one holding an object that is no plain value cannot be made again: the call breaks."""
+    if isinstance(e, RecursionError):  # the capture's stack, deeper than the native call's
+        raise own_recursion(e)
     exc = ExceptionV(type(e), [Const(a) for a in e.args])
     for name, x in getattr(e, "__dict__", {}).items():
         v = from_python(x)

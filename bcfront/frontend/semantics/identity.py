@@ -29,6 +29,7 @@ from ..model.values import (
     NewObjectV,
     PartialV,
     SetV,
+    TupleV,
     Value,
 )
 
@@ -39,6 +40,8 @@ _MADE = (NewObjectV, ListV, DictV, ExceptionV, MadeFunctionV, PartialV, Generato
 def identity_of(v: Value) -> IdV:
     """The `IdV` of ``id(v)``; a graph break when v is not one object made in the trace."""
     if isinstance(v, _MADE) or (isinstance(v, SetV) and not v.frozen):
+        return IdV(v)
+    if isinstance(v, TupleV) and v.source is not None:  # one value per tuple from outside
         return IdV(v)
     raise UnsupportedError(BreakReason.UNSUPPORTED_ID, f"id() of {v.describe()}")
 

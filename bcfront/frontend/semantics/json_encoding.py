@@ -22,7 +22,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.c_instances import CInstanceV
 from ..model.values import Const, DictV, ListV, ObjectV, TupleV
-from . import dispatch, own_code
+from . import dispatch, number_values, own_code
 from .identity import IdV, identity_of
 from .registry import CONSTRUCTORS, MODELS
 
@@ -34,24 +34,26 @@ except ImportError:  # a Python without the accelerator: json is pure Python alr
 _ENCODER = getattr(_json, "make_encoder", None)  # the C Encoder class
 # globals of our own, read unguarded: what the C encoder calls directly
 _isfinite, _isnan, _copysign = math.isfinite, math.isnan, math.copysign
-_int_repr, _float_repr = int.__repr__, float.__repr__
+_int_repr, _float_repr, _float_value = int.__repr__, float.__repr__, float.__float__
 
 
 def _probe():
-    """How this Python's C encoder words an out-of-range float (3.11: without its repr) and
-    what its call returns (3.11: a list of pieces; later: a 1-tuple)."""
+    """How this Python's C encoder words an out-of-range float (3.11: without its repr),
+    what its call returns (3.11: a list of pieces; later: a 1-tuple) and whether it
+    indents (3.13+; before, it keeps its `indent` argument unused)."""
     if _ENCODER is None:
-        return False, tuple
+        return False, tuple, False
     enc = _ENCODER(None, None, _json.encode_basestring_ascii, None, ":", ",", False, False, False)
     made = type(enc(0, 0))
+    indents = "\n" in "".join(_ENCODER(None, None, repr, " ", ":", ",", False, False, False)([0], 0))
     try:
         enc(float("inf"), 0)
     except ValueError as e:
-        return str(e).endswith(": inf"), made
-    return False, made
+        return str(e).endswith(": inf"), made, indents
+    return False, made, indents
 
 
-_FLOAT_REPR_IN_MESSAGE, _RESULT_TYPE = _probe()
+_FLOAT_REPR_IN_MESSAGE, _RESULT_TYPE, _C_INDENTS = _probe()
 _MAX_PIECES = 100_000  # 3.11's accumulator joins its small pieces at this many
 
 
@@ -59,11 +61,12 @@ class EncoderV(CInstanceV):
     """A ``_json.Encoder`` made in the trace: the arguments it was made from (values), its
     flags as plain bools."""
 
-    __slots__ = ("args", "sort_keys", "skipkeys", "allow_nan")
+    __slots__ = ("args", "indent", "sort_keys", "skipkeys", "allow_nan")
 
-    def __init__(self, args, sort_keys, skipkeys, allow_nan):
+    def __init__(self, args, indent, sort_keys, skipkeys, allow_nan):
         super().__init__(_ENCODER)
         self.args = args
+        self.indent = indent  # the str it indents by (3.13+), or None
         self.sort_keys, self.skipkeys, self.allow_nan = sort_keys, skipkeys, allow_nan
 
     def rebuild(self, rb) -> str:
@@ -78,17 +81,20 @@ def _make_encoder(tx, clsv, args, kwargs):
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, "make_encoder() with other arguments")
     markers, _, _, indent, key_sep, item_sep, *flags = args
     plain_str = all(isinstance(v, Const) and type(v.value) is str for v in (key_sep, item_sep))
+    # 3.13's C encoder indents by a str (another indent fails when it is used); an earlier
+    # one keeps the argument unused
+    indent_known = not _C_INDENTS or (isinstance(indent, Const) and type(indent.value) in (str, type(None)))
     if not (
         (isinstance(markers, DictV) and markers.cls is dict)
         or (isinstance(markers, Const) and markers.value is None)
-    ) or not (plain_str and isinstance(indent, Const) and indent.value is None):
+    ) or not (plain_str and indent_known):
         raise UnsupportedError(
             BreakReason.CALL_TO_C_FUNCTION, "make_encoder() on arguments it is not traced on"
         )
     if not all(isinstance(f, Const) and type(f.value) in (bool, int) for f in flags):
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, "make_encoder() with flags not known now")
     sort_keys, skipkeys, allow_nan = (bool(f.value) for f in flags)
-    return EncoderV(list(args), sort_keys, skipkeys, allow_nan)
+    return EncoderV(list(args), indent.value if _C_INDENTS else None, sort_keys, skipkeys, allow_nan)
 
 
 def _encoder_call(tx, args, kwargs):
@@ -104,7 +110,10 @@ def _encoder_call(tx, args, kwargs):
     markers, default, encoder, _, key_sep, item_sep = enc.args[:6]
     flags = [Const(enc.sort_keys), Const(enc.skipkeys), Const(enc.allow_nan)]
     text = dispatch.inline_call(
-        tx, ObjectV(encode), [markers, default, encoder, key_sep, item_sep, *flags, rest[0]], {}
+        tx,
+        ObjectV(encode),
+        [markers, default, encoder, Const(enc.indent), key_sep, item_sep, *flags, rest[0], rest[1]],
+        {},
     )
     if not (isinstance(text, Const) and type(text.value) is str):
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, "a json Encoder's text not known now")
@@ -143,21 +152,40 @@ def _ident_model(tx, args, kwargs):
         return _ConstIdV(v)
 
 
-def encode(markers, default, encoder, key_sep, item_sep, sort_keys, skipkeys, allow_nan, o):
-    """What a C ``_json.Encoder`` made from these arguments (``indent=None``) accumulates for
-    `o`, joined: the steps of ``encoder_listencode_obj`` and its helpers."""
+def encode(markers, default, encoder, indent, key_sep, item_sep, sort_keys, skipkeys, allow_nan, o, level):
+    """What a C ``_json.Encoder`` made from these arguments accumulates for `o` at indent
+    `level` (3.13's ``_current_indent_level``), joined: the steps of
+    ``encoder_listencode_obj`` and its helpers."""
     chunks: list = []
     put = chunks.append
+    depth = [level]  # the indent level of the container being written
+
+    def open_(bracket):
+        """The opening bracket, and the separator between its items."""
+        put(bracket)
+        if indent is None:
+            return item_sep
+        depth[0] += 1
+        newline_indent = "\n" + indent * depth[0]
+        put(newline_indent)
+        return item_sep + newline_indent
+
+    def close(bracket):
+        if indent is not None:
+            depth[0] -= 1
+            put("\n" + indent * depth[0])
+        put(bracket)
 
     def floatstr(f):
-        if _isfinite(f):
-            return _float_repr(f)
+        x = _float_value(f)  # the double C reads (of a subclass too: no method of its runs)
+        if _isfinite(x):
+            return _float_repr(x)
         if not allow_nan:
             msg = "Out of range float values are not JSON compliant"
             raise ValueError(msg + ": " + repr(f) if _FLOAT_REPR_IN_MESSAGE else msg)
-        if _isnan(f):
+        if _isnan(x):
             return "NaN"
-        return "Infinity" if _copysign(1.0, f) > 0 else "-Infinity"
+        return "Infinity" if _copysign(1.0, x) > 0 else "-Infinity"
 
     def string(s):
         r = encoder(s)
@@ -208,22 +236,22 @@ def encode(markers, default, encoder, key_sep, item_sep, sort_keys, skipkeys, al
             put("[]")
             return
         ident = mark(orig)
-        put("[")
+        sep = open_("[")
         i = 0
         while i < len(s):
             if i:
-                put(item_sep)
+                put(sep)
             value(s[i])
             i += 1
         unmark(ident)
-        put("]")
+        close("]")
 
     def mapping(d):
         if dict.__len__(d) == 0:  # the storage's size, as C reads it
             put("{}")
             return
         ident = mark(d)
-        put("{")
+        sep = open_("{")
         items = list(dict.items(d)) if type(d) is dict else list(d.items())  # PyMapping_Items
         if sort_keys:
             items.sort()
@@ -251,12 +279,12 @@ def encode(markers, default, encoder, key_sep, item_sep, sort_keys, skipkeys, al
             if first:
                 first = False
             else:
-                put(item_sep)
+                put(sep)
             put(string(key))
             put(key_sep)
             value(v)
         unmark(ident)
-        put("}")
+        close("}")
 
     value(o)
     return "".join(chunks)
@@ -266,5 +294,6 @@ if _ENCODER is not None:
     CONSTRUCTORS[_ENCODER] = _make_encoder
     MODELS[_ENCODER.__dict__["__call__"]] = _encoder_call
 MODELS[_ident] = _ident_model
+assert number_values  # its models of int.__repr__, float.__repr__... read a subclass's number
 
 own_code.register(globals())

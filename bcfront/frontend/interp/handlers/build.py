@@ -20,7 +20,8 @@ from ...model.values import (
     const_value,
     symbolic_slice,
 )
-from ...semantics import attrs, containers, folding, iteration, ops, set_order
+from ...semantics import attrs, folding, iteration, ops, set_order
+from .calls import callee_below, function_str, merge_kwargs
 
 
 def build_tuple(tx, f, ins):
@@ -145,28 +146,23 @@ def set_update(tx, f, ins):
 def _merge(tx, f, ins, strict: bool):
     v = f.pop()
     d = f.stack[-ins.arg]
-    if not isinstance(v, DictV):
-        if isinstance(v, (ObjectV, NewObjectV)):
-            raise UnsupportedError(BreakReason.UNSUPPORTED_DICT, "** of a mapping that is not a dict")
-        if strict:  # DICT_MERGE builds a call's **kwargs: CPython names the callee
-            folding.raise_(
-                TypeError,
-                f"{_callee(f, ins)} argument after ** must be a mapping, not {v.python_type().__name__}",
-            )
-        folding.raise_(TypeError, f"'{v.python_type().__name__}' object is not a mapping")
-    entries = dict(d.entries)
-    for key, x in containers.merge_pairs(tx, v):  # a subclass's own keys()/[] may run
-        k = ops.hkey(tx, key)
-        if strict and k in entries:
-            folding.raise_(TypeError, f"{_callee(f, ins)} got multiple values for keyword argument '{k}'")
-        entries[k] = (entries[k][0] if k in entries else key, x)
-    tx.set(d, "entries", entries)
-    ops.touch(tx, d)
+    if not isinstance(v, (DictV, ObjectV, NewObjectV)) and not hasattr(v.python_type(), "keys"):
+        _not_a_mapping(f, ins, v, strict)
+    merge_kwargs(
+        tx, d, v, (lambda: _callee(f, ins)) if strict else None, lambda: _not_a_mapping(f, ins, v, strict)
+    )
+
+
+def _not_a_mapping(f, ins, v: Value, strict: bool):
+    if strict:  # DICT_MERGE builds a call's **kwargs: CPython names the callee
+        folding.raise_(
+            TypeError,
+            f"{_callee(f, ins)} argument after ** must be a mapping, not {v.python_type().__name__}",
+        )
+    folding.raise_(TypeError, f"'{v.python_type().__name__}' object is not a mapping")
 
 
 def _callee(f, ins) -> str:
-    from .calls import callee_below, function_str
-
     return function_str(callee_below(f, ins.arg + 1))
 
 

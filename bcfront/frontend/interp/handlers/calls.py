@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dis
 import sys
+import types
 
 from ....errors import UnsupportedError
 from ....reasons import BreakReason
+from ...model.tracer import SymbolicRaise
 from ...model.values import (
     NULL,
     CellV,
@@ -26,7 +28,7 @@ from ...model.values import (
     TupleV,
     Value,
 )
-from ...semantics import dispatch, folding, iteration, objects, ops
+from ...semantics import containers, dispatch, folding, iteration, objects, ops
 from ..generators import check_dropped_generators
 
 PY = sys.version_info[:2]
@@ -88,13 +90,69 @@ def call_function_ex(tx, f, ins):
     pos = iteration.to_list(tx, args_v)
     kwargs = {}
     if kwargs_v is not None:
-        if not isinstance(kwargs_v, DictV):
-            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "**kwargs that is not a dict")
+        if not (isinstance(kwargs_v, DictV) and kwargs_v.cls is dict):  # merged into a dict first
+            made = DictV({})
+            merge_kwargs(tx, made, kwargs_v, lambda: function_str(fn), lambda: _not_a_mapping(fn, kwargs_v))
+            kwargs_v = made
         for k, (_kv, v) in kwargs_v.entries.items():
             if not isinstance(k, str):
+                if not _checks_keyword_types(fn):
+                    raise UnsupportedError(
+                        BreakReason.UNSUPPORTED_CALL, f"a keyword that is no str to {fn.describe()}"
+                    )
                 folding.raise_(TypeError, "keywords must be strings")
             kwargs[k] = v
     f.push(objects.call(tx, fn, pos, kwargs))
+
+
+def merge_kwargs(tx, d: DictV, v: Value, callee, not_a_mapping) -> None:
+    """``PyDict_Update(d, v)`` (DICT_UPDATE, `callee` None) or ``_PyDict_MergeEx(d, v, 2)``
+    (a call's ``**v``: DICT_MERGE, CALL_FUNCTION_EX; `callee` gives the callee's name),
+    with the errors ceval words after it: an AttributeError (no ``keys``, or one raised
+    by the mapping's own code) is `not_a_mapping()`; for a call, a key already there, or a
+    KeyError of one argument out of the mapping (3.12+; 3.11 rewords only the unnormalized
+    one C raised, which the trace cannot tell: a break), names the keyword."""
+
+    def equal_key(key):
+        folding.raise_(TypeError, f"{callee()} got multiple values for keyword argument '{_key_str(key)}'")
+
+    try:
+        containers.merge(tx, d, v, on_equal_key=equal_key if callee is not None else None)
+    except SymbolicRaise as e:
+        cls = e.exc.python_type()
+        if issubclass(cls, AttributeError):
+            not_a_mapping()
+        if callee is None or not issubclass(cls, KeyError):
+            raise
+        if PY < (3, 12):
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "a KeyError out of a ** mapping") from None
+        if not (isinstance(e.exc, ExceptionV) and len(e.exc.args) == 1):
+            raise
+        equal_key(e.exc.args[0])
+
+
+def _key_str(key: Value) -> str:
+    """``%S`` of a key: ``str(key)`` of a key known by its value."""
+    if isinstance(key, Const) and type(key.value) in (str, int, float, bool, type(None), bytes, tuple):
+        return str(key.value)
+    raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"the text of {key.describe()} in a call error")
+
+
+def _not_a_mapping(fn: Value, v: Value):
+    folding.raise_(
+        TypeError, f"{function_str(fn)} argument after ** must be a mapping, not {v.python_type().__name__}"
+    )
+
+
+def _checks_keyword_types(fn: Value) -> bool:
+    """Whether calling `fn` with a keyword that is no str raises "keywords must be
+    strings" (vectorcall's _PyStack_UnpackDict: a Python function, a bound one); a C
+    type called through ``tp_call`` may take it (``OrderedDict(**{1: 2})``)."""
+    if isinstance(fn, MethodV):
+        return _checks_keyword_types(fn.func)
+    if isinstance(fn, MadeFunctionV):
+        return True
+    return isinstance(fn, ObjectV) and isinstance(fn.obj, types.FunctionType)
 
 
 def _iterable(v: Value) -> bool:
