@@ -25,7 +25,9 @@ module stays torch-free, and the torch state is the `NodeState` protocol.
 
 from __future__ import annotations
 
+import ast
 import keyword
+import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -292,12 +294,20 @@ def is_literal(value: object) -> bool:
     if value is None or value is Ellipsis or t in (bool, int, str, bytes):
         return True
     if t is float or t is complex:
-        return (
-            repr(value) not in ("nan", "inf", "-inf")
-            and "nan" not in repr(value)
-            and "inf" not in repr(value)
-        )
+        text = repr(value)
+        if "nan" in text or "inf" in text:
+            return False
+        return t is float or _same_signed_parts(value, ast.literal_eval(text))
     return False
+
+
+def _same_signed_parts(a: Any, b: Any) -> bool:
+    """Whether `b` (a complex's repr read back) has `a`'s parts with their signs: ``-1j``
+    reads back as ``-(1j)``, whose real part is -0.0, and ``(-0-1j)`` as +0.0."""
+    return all(
+        x == y and math.copysign(1.0, x) == math.copysign(1.0, y)
+        for x, y in ((a.real, b.real), (a.imag, b.imag))
+    )
 
 
 def readable_const(value: object) -> str:

@@ -37,6 +37,8 @@ import string
 import textwrap
 import urllib.parse
 
+from .corpus_wider import WIDER
+
 
 def rooted(fn):
     """A Python root for `fn` (some corpus entries are C functions or lru_cache wrappers,
@@ -393,3 +395,5 @@ CORPUS: dict = {
     "copy.copy": (_copy, [([1, 2],), ((1, 2),)]),
     "re.split(pure python wrapper)": (re.split, [(r"\W+", "a, b  c"), ("(", "x")]),
 }
+
+CORPUS.update(WIDER)

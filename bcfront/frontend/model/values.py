@@ -249,13 +249,14 @@ class ObjectDictV(DictV):
 
 
 class SetV(Value):
-    __slots__ = ("entries", "frozen", "mutated")
+    __slots__ = ("entries", "frozen", "mutated", "history")
 
-    def __init__(self, entries, frozen=False, source=None):
+    def __init__(self, entries, frozen=False, source=None, history=None):
         super().__init__(source)
         self.entries = dict(entries)  # hashable key -> key value
         self.frozen = frozen
         self.mutated = False
+        self.history = history  # what made it, for its iteration order (`set_order`)
 
     def python_type(self):
         return frozenset if self.frozen else set
@@ -370,7 +371,11 @@ class CellV(Value):
 class MadeFunctionV(Value):
     """A function created by MAKE_FUNCTION during the trace (closures, lambdas, comprehensions)."""
 
-    __slots__ = ("code", "globals", "name", "qualname", "defaults", "kwdefaults", "closure", "annotations")
+    # specials, attrs: what the trace set on it (`made_function_attrs`)
+    __slots__ = (
+        *("code", "globals", "name", "qualname", "defaults", "kwdefaults", "closure", "annotations"),
+        *("specials", "attrs"),
+    )
 
     def __init__(
         self, code, fn_globals, qualname, defaults=None, kwdefaults=None, closure=None, annotations=None
@@ -384,6 +389,8 @@ class MadeFunctionV(Value):
         self.kwdefaults = kwdefaults  # dict name -> value or None
         self.closure = closure  # tuple of CellV or None
         self.annotations = annotations
+        self.specials = {}  # __doc__, __module__, __type_params__ set in the trace: name -> value
+        self.attrs = None  # its __dict__ once used (a DictV)
 
     def python_type(self):
         import types

@@ -58,6 +58,7 @@ from ..model.values import (
     Value,
     ZipIterV,
 )
+from ..semantics import set_order
 from ..semantics.class_build import stand_in_value
 from ..semantics.classes import dict_base, fill_dict_object, new_dict_object, new_list_object
 from .rebuild_gen import rebuild_generator
@@ -141,11 +142,17 @@ def _bind(func, obj):
     return func.__get__(obj, type(obj))
 
 
-def _make_function(code, fn_globals, qualname, defaults, kwdefaults, closure):
+def _make_function(code, fn_globals, qualname, defaults, kwdefaults, closure, annotations=None):
+    """A function the trace made (MAKE_FUNCTION), made again; its `annotations` as
+    MAKE_FUNCTION takes them (names and values in one tuple) or the dict read from them."""
     fn = types.FunctionType(code, fn_globals, code.co_name, defaults, closure)
     fn.__qualname__ = qualname
     if kwdefaults:
         fn.__kwdefaults__ = kwdefaults
+    if annotations is not None:
+        if type(annotations) is tuple:
+            annotations = dict(zip(annotations[::2], annotations[1::2]))
+        fn.__annotations__ = annotations
     return fn
 
 
@@ -321,7 +328,12 @@ class Rebuilder:
         if isinstance(v, SetV):
             if v.source is not None:
                 return v.source.expr(ns)
-            items = ", ".join(self.expr(x) for x in v.entries.values())
+            ordered = set_order.ordered_entries(v)
+            if v.history is not None and ordered is not v.entries and set_order.plain_history(v.history):
+                # made as the trace made it: the native set's hash table, so its order
+                text = f"{ns.const(set_order.replay, 'replay_set')}({ns.const(v.history, 'set_history')})"
+                return self.temp(text, v, "set")
+            items = ", ".join(self.expr(x) for x in ordered.values())
             text = f"{{{items}}}" if items else f"{ns.helper('set')}()"
             if v.frozen:
                 text = f"{ns.helper('frozenset')}({text})"
@@ -349,12 +361,19 @@ class Rebuilder:
                 else "{" + ", ".join(f"{k!r}: {self.expr(x)}" for k, x in v.kwdefaults.items()) + "}"
             )
             closure = "None" if not v.closure else "(" + ", ".join(self.expr(c) for c in v.closure) + ",)"
-            return self.temp(
+            ann = "" if v.annotations is None else f", {self.expr(v.annotations)}"
+            name = self.temp(
                 f"{ns.const(_make_function)}({ns.const(v.code)}, {ns.const(v.globals, 'globals')}, "
-                f"{v.qualname!r}, {defaults}, {kwd}, {closure})",
+                f"{v.qualname!r}, {defaults}, {kwd}, {closure}{ann})",
                 v,
                 "fn",
             )
+            # what the trace set on it (`made_function_attrs`): after it exists, as its
+            # attributes may hold the function itself
+            for attr, x in (*v.specials.items(), ("__dict__", v.attrs)):
+                if x is not None:
+                    self.emit(f"{name}.{attr} = {self.expr(x)}")
+            return name
         if isinstance(v, MethodV):
             attr = getattr(getattr(v.func, "obj", None), "rebuild_attr", None)
             if attr is not None:  # a torch context manager's __enter__/__exit__

@@ -45,7 +45,7 @@ from ..model.values import (
     TupleV,
     Value,
 )
-from . import dispatch
+from . import dispatch, made_function_attrs
 from .builtins_iter import ITER_SLOTS
 from .class_build import MadeClassV, set_class_attr
 from .classes import MISS, builtin_subclass_instance, is_heap_type, mro_lookup, source_of
@@ -55,6 +55,7 @@ from .descriptors import (
     call_descriptor_get,
     call_property,
     check_store,
+    delete_property,
     is_data_descriptor,
     is_generic_getattribute,
     set_property,
@@ -257,10 +258,13 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
         )
     raw = mro_lookup(cls, name)
     if raw is not MISS and is_data_descriptor(raw):
-        if isinstance(raw, property):
-            return call_property(tx, raw, v, cls, name)
-        if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
-            return call_descriptor_get(tx, raw, v, cls, name)
+        try:
+            if isinstance(raw, property):
+                return call_property(tx, raw, v, cls, name)
+            if isinstance(mro_lookup(type(raw), "__get__"), types.FunctionType):
+                return call_descriptor_get(tx, raw, v, cls, name)
+        except SymbolicRaise as e:
+            return _getattr_after_error(tx, v, cls, name, hook, e)
         if isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
             if name == "__dict__":
                 return object_dict(tx, v, obj, src)
@@ -306,9 +310,27 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     attribute_error(cls.__name__, name)
 
 
+def _getattr_after_error(tx, v, cls, name, hook, e: SymbolicRaise):
+    """An AttributeError raised by the generic lookup (a property's getter, a descriptor's
+    ``__get__``, a Python ``__getattribute__``) goes to the class's Python ``__getattr__``,
+    as CPython's ``slot_tp_getattr_hook`` does; anything else propagates."""
+    getattr_hook = mro_lookup(cls, "__getattr__") if hook else MISS
+    if not (
+        isinstance(getattr_hook, types.FunctionType)
+        and isinstance(e.exc, ExceptionV)
+        and issubclass(e.exc.cls, AttributeError)
+    ):
+        raise e
+    guard_class_lookup(tx, cls, "__getattr__")
+    return dispatch.call(tx, ObjectV(getattr_hook), [v, Const(name)], {})
+
+
 def _new_object_attr(tx, v: NewObjectV, name, hook=True):
     cls = v.cls
-    found, raw = traced_lookup(tx, v, cls, name, hook)
+    try:
+        found, raw = traced_lookup(tx, v, cls, name, hook)
+    except SymbolicRaise as e:
+        return _getattr_after_error(tx, v, cls, name, hook, e)
     if found is not MISS:
         return found
     if raw is not MISS and is_data_descriptor(raw):
@@ -377,7 +399,6 @@ def _made_fn_attr(tx, v: MadeFunctionV, name):
         "__name__": v.name,
         "__qualname__": v.qualname,
         "__code__": v.code,
-        "__module__": v.globals.get("__name__"),
     }
     if name in simple:
         return Const(simple[name])
@@ -385,7 +406,11 @@ def _made_fn_attr(tx, v: MadeFunctionV, name):
         return TupleV(v.defaults) if v.defaults else Const(None)
     if name == "__get__":
         return MethodV(ObjectV(types.FunctionType.__get__), v)
-    raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"function attribute {name}")
+    if name == "__annotations__":
+        return made_function_attrs.made_annotations(tx, v)
+    if name == "__module__" and v.source is not None:
+        return Const(v.globals.get("__name__"))  # guarded so by `function_by_code`
+    return made_function_attrs.read(tx, v, name)
 
 
 def _method_attr(tx, v: MethodV, name):
@@ -531,6 +556,9 @@ def setattr_(tx, v: Value, name: str, value: Value, raw: bool = False) -> None:
             tx.set(v, "code", v.code.replace(co_name=text))
             tx.set(v, "name", text)
         return
+    if isinstance(v, MadeFunctionV):
+        made_function_attrs.write(tx, v, name, value)
+        return
     raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"setting {name} on {v.describe()}")
 
 
@@ -581,6 +609,8 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
 def delattr_(tx, v: Value, name: str) -> None:
     if isinstance(v, NewObjectV) and isinstance(mro_lookup(v.cls, "__delattr__"), types.FunctionType):
         raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{v.cls.__qualname__}.__delattr__")
+    if isinstance(v, NewObjectV) and delete_property(tx, v.cls, name, v):
+        return
     if isinstance(v, NewObjectV):
         if name not in v.attrs:
             attribute_error(v.cls.__name__, name)
@@ -597,6 +627,8 @@ def delattr_(tx, v: Value, name: str) -> None:
     if isinstance(v, ObjectV) and isinstance(v.obj, type):
         raise UnsupportedError(BreakReason.CLASS_MUTATION, f"del {v.obj.__qualname__}.{name}")
     if isinstance(v, ObjectV) and mro_lookup(type(v.obj), "__delattr__") is object.__delattr__:
+        if delete_property(tx, type(v.obj), name, v):
+            return
         getattr_(tx, v, name)  # AttributeError when missing
         tx.set(v, "overlay", {**v.overlay, name: DELETED})
         tx.mark_mutated(v)

@@ -51,10 +51,12 @@ from . import (
     deques,  # noqa: F401  (likewise)
     dispatch,
     instancecheck,
+    lazy_itertools,  # noqa: F401  (likewise)
     mapping_kinds,  # noqa: F401  (likewise)
     ops,
     pure_c,
     py_twins,
+    set_order,
     string_io,
 )
 from .attrs import delattr_, getattr_, has_attr, setattr_, written_by_trace
@@ -80,6 +82,8 @@ def model_for(obj):
     pure = pure_c.lookup(obj)
     if pure is not None:  # the declared table of pure C callables
         return pure_c.fold_pure(pure)
+    if isinstance(obj, types.WrapperDescriptorType) and obj in pure_c.SCALAR_SLOTS:  # IntEnum's %...
+        return pure_c.scalar_slot_model(obj)
     if isinstance(obj, functools._lru_cache_wrapper):  # its C type
         return lru_cached(obj)
     if isinstance(obj, pure_c.GETTERS):
@@ -153,6 +157,8 @@ def _qualified(fn) -> str:
 
 
 _CONSUMERS = frozenset({str.join, bytes.join, math.fsum, math.prod})
+if hasattr(math, "sumprod"):  # 3.12+: statistics.correlation's and linear_regression's
+    _CONSUMERS |= {math.sumprod}
 
 _C_DESCRIPTORS = (
     types.MethodDescriptorType,
@@ -368,13 +374,36 @@ def _dunder1(tx, fn, dunder, v):
 
 @model(round)
 def _round(tx, args, kwargs):
-    if isinstance(args[0], TensorV):
+    if args and isinstance(args[0], TensorV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "round() of a tensor reads its value")
+    if args and not kwargs and len(args) <= 2 and not isinstance(args[0], Const):
+        # CPython's round: the number's own __round__ (a Fraction's, a user class's), with
+        # ndigits only when it is given and not None
+        m = lookup_dunder(args[0], "__round__", tx)
+        if m is not None:
+            ndigits = (
+                args[1:]
+                if len(args) == 2 and not (isinstance(args[1], Const) and args[1].value is None)
+                else []
+            )
+            return dispatch.call(tx, m, [args[0], *ndigits], {})
     return fold_model(round)(tx, args, kwargs)
 
 
 for _f in (divmod, pow, chr, ord, bin, hex, oct, ascii, format):
     MODELS[_f] = fold_model(_f)
+
+
+@model(divmod)
+def _divmod(tx, args, kwargs):
+    """``divmod(a, b)`` of numbers that are not both constants: ``a.__divmod__(b)``, then
+    ``b.__rdivmod__(a)``, as CPython's binary operators (a Fraction's, a user class's)."""
+    if len(args) != 2 or kwargs:
+        return fold_model(divmod)(tx, args, kwargs)
+    a, b = args
+    if (isinstance(a, Const) and isinstance(b, Const)) or isinstance(a, TensorV) or isinstance(b, TensorV):
+        return fold_model(divmod)(tx, args, kwargs)
+    return ops.binary(tx, divmod, a, b)
 
 
 # -- conversions -----------------------------------------------------------------------------
@@ -518,7 +547,13 @@ def _tuple(tx, clsv, args, kwargs):
 @ctor(set, frozenset)
 def _set(tx, clsv, args, kwargs):
     items = to_list(tx, args[0]) if args else []
-    return SetV({ops.hkey(tx, x): x for x in items}, clsv.obj is frozenset)
+    keys = [ops.hkey(tx, x) for x in items]
+    entries: dict = {}
+    for k, x in zip(keys, items):
+        entries.setdefault(k, x)  # of equal items (1, True) the first stays, as in CPython
+    frozen = clsv.obj is frozenset
+    update = set_order.update_step(args[0], keys) if args else ("adds", ())
+    return SetV(entries, frozen, history=set_order.started(*update, frozen=frozen))
 
 
 @ctor(dict, collections.OrderedDict)

@@ -1,5 +1,6 @@
 """Models of the iteration builtins: iter, next, enumerate, zip, map, filter, reversed,
-sorted, min, max, sum, any, all, functools.reduce and a few itertools.
+sorted, min, max, sum, any, all, functools.reduce and itertools.product
+(islice and chain: `lazy_itertools`).
 
 Lazy ones (enumerate, zip, map, filter) become symbolic iterators advanced on
 demand; eager ones materialize their argument with `to_list`.
@@ -287,24 +288,8 @@ def _reduce(tx, args, kwargs):
         acc = dispatch.call(tx, args[0], [acc, x], {})
 
 
-@ctor(itertools.chain)
-@_shaped("chain", 0, 1 << 30)
-def _chain(tx, clsv, args, kwargs):
-    items = []
-    for a in args:
-        items.extend(to_list(tx, a))
-    return SeqIterV(tuple(items))
-
-
 @ctor(itertools.product)
 @_shaped("product", 0, 1 << 30, ("repeat",))
 def _product(tx, clsv, args, kwargs):
     pools = [to_list(tx, a) for a in args] * (as_python(kwargs["repeat"]) if "repeat" in kwargs else 1)
     return SeqIterV(tuple(TupleV(p) for p in itertools.product(*pools)))
-
-
-@ctor(itertools.islice)
-@_shaped("islice", 2, 4)
-def _islice(tx, clsv, args, kwargs):
-    items = to_list(tx, args[0])
-    return SeqIterV(tuple(itertools.islice(items, *[as_python(a) for a in args[1:]])))

@@ -52,7 +52,7 @@ from ..model.values import (
     TensorV,
     TupleV,
 )
-from . import dispatch
+from . import dispatch, made_function_attrs
 from .classes import MISS, mro_lookup
 from .folding import raise_
 from .registry import CONSTRUCTORS, MODELS, model
@@ -210,6 +210,8 @@ def _register(tx, obj, v) -> None:
 
 def stand_in(tx, fv: MadeFunctionV):
     """A real function with `fv`'s code and empty cells, mapping back to `fv`."""
+    if made_function_attrs.has_own_state(fv):
+        _refuse(f"{fv.describe()} with attributes set in the trace")
     memo = ("stand-in", id(fv))  # one per function value (a method stored twice)
     if memo in tx.by_id:
         return tx.by_id[memo].obj

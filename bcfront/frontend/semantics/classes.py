@@ -138,7 +138,23 @@ def lookup_dunder(v: Value, name: str, tx=None):
     raw = mro_lookup(cls, name)
     if isinstance(raw, types.FunctionType) or (raw is not MISS and pure_c.lookup(raw) is not None):
         return ObjectV(raw)  # a Python function, or a C slot declared pure (match[0])
+    if isinstance(raw, types.WrapperDescriptorType) and raw in pure_c.SCALAR_SLOTS and isinstance(v, ObjectV):
+        return ObjectV(raw)  # a builtin number's or str's operator on a subclass's instance
     return None
+
+
+def operand_order(a: Value, b: Value, name: str, reflected: str, if_overloaded: bool) -> tuple:
+    """The (operand, other, special method) steps of ``a op b`` in CPython's order: `b`'s
+    reflected method first when b's type is a proper subclass of a's -- for an arithmetic
+    operator (`if_overloaded`) only when that subclass overrides it (``method_is_overloaded``),
+    for a comparison always (``do_richcompare``)."""
+    order = ((a, b, name), (b, a, reflected))
+    ta, tb = a.python_type(), b.python_type()
+    if ta is tb or not (isinstance(ta, type) and isinstance(tb, type)) or not issubclass(tb, ta):
+        return order
+    if if_overloaded and mro_lookup(tb, reflected) is mro_lookup(ta, reflected):
+        return order
+    return order[::-1]
 
 
 def _modelled_slot(v, name):

@@ -71,7 +71,8 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
                 ka, kb = kb, ka
             return Const(ka <= kb and (fn in (operator.le, operator.ge) or len(ka) < len(kb)))
     name = CMP_DUNDER[fn]
-    for x, y, n in ((a, b, name), (b, a, REFLECTED_CMP[name])):
+    # a right operand of a subclass's type goes first
+    for x, y, n in classes.operand_order(a, b, name, REFLECTED_CMP[name], False):
         m = classes.lookup_dunder(x, n, tx)
         if m is not None:
             r = dispatch.call(tx, m, [x, y], {})

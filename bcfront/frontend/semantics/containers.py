@@ -26,7 +26,7 @@ from ..model.values import (
     TupleV,
     Value,
 )
-from . import dispatch, ops, sys_modules
+from . import dispatch, ops, set_order, sys_modules
 from .classes import is_heap_type, mro_lookup
 from .compare import compare, contains, equal
 from .folding import NotConst, as_python, raise_
@@ -108,6 +108,8 @@ def _clear(tx, args, kwargs):
         tx.set(c, "items", [])
     else:
         tx.set(c, "entries", {})
+        if isinstance(c, SetV):
+            set_order.record(tx, c, "clear", None)
     _touch(tx, c)
     return Const(None)
 
@@ -553,6 +555,7 @@ def _set_add(tx, args, kwargs):
     hk = hkey(tx, args[1])
     if hk not in s.entries:
         tx.set(s, "entries", {**s.entries, hk: args[1]})
+        set_order.record(tx, s, "adds", (hk,))
         _touch(tx, s)
     return Const(None)
 
@@ -572,6 +575,7 @@ def _set_discard(tx, args, kwargs):
         entries = dict(s.entries)
         del entries[hk]
         tx.set(s, "entries", entries)
+        set_order.record(tx, s, "discard", hk)
         _touch(tx, s)
     return Const(None)
 
@@ -581,20 +585,27 @@ def _set_update(tx, args, kwargs):
     s = _set(args[0])
     entries = dict(s.entries)
     for other in args[1:]:
-        for x in to_list(tx, other):
-            entries.setdefault(hkey(tx, x), x)
+        items = to_list(tx, other)
+        keys = [hkey(tx, x) for x in items]
+        for k, x in zip(keys, items):
+            entries.setdefault(k, x)
+        set_order.record(tx, s, *set_order.update_step(other, keys))
     tx.set(s, "entries", entries)
     _touch(tx, s)
     return Const(None)
 
 
-def _set_algebra(op):
+def _set_algebra(op, method):
     def m(tx, args, kwargs):
         s = _set(args[0])
         result = SetV(s.entries, s.frozen)
+        others = []
         for other in args[1:]:
-            o = SetV({hkey(tx, x): x for x in to_list(tx, other)})
+            items = to_list(tx, other)
+            o = SetV({hkey(tx, x): x for x in items})
+            others.append(set_order.update_step(other, [hkey(tx, x) for x in items]))
             result = ops.container_binary(tx, op, op, False, result, o)
+        tx.set(result, "history", set_order.method_history(method, s, others))
         return result
 
     return m
@@ -602,9 +613,9 @@ def _set_algebra(op):
 
 import operator as _operator  # noqa: E402
 
-MODELS[set.union] = MODELS[frozenset.union] = _set_algebra(_operator.or_)
-MODELS[set.intersection] = MODELS[frozenset.intersection] = _set_algebra(_operator.and_)
-MODELS[set.difference] = MODELS[frozenset.difference] = _set_algebra(_operator.sub)
+MODELS[set.union] = MODELS[frozenset.union] = _set_algebra(_operator.or_, "union")
+MODELS[set.intersection] = MODELS[frozenset.intersection] = _set_algebra(_operator.and_, "intersection")
+MODELS[set.difference] = MODELS[frozenset.difference] = _set_algebra(_operator.sub, "difference")
 
 
 @model(set.issubset, frozenset.issubset)
@@ -616,7 +627,9 @@ def _issubset(tx, args, kwargs):
 @model(set.copy, frozenset.copy)
 def _set_copy(tx, args, kwargs):
     s = _set(args[0])
-    return SetV(s.entries, s.frozen)
+    if s.frozen:
+        return s  # frozenset.copy() is the frozenset itself
+    return SetV(s.entries, s.frozen, history=set_order.started(*set_order.update_step(s, s.entries)))
 
 
 # -- generators --------------------------------------------------------------------------------

@@ -195,6 +195,23 @@ def set_property(tx, cls, name, v, value) -> bool:
     return True
 
 
+def delete_property(tx, cls, name, v) -> bool:
+    """Run a property's deleter when `name` is a property of `cls` (True if it was):
+    ``del o.name`` goes to the class's data descriptor before the instance's dict."""
+    d = mro_lookup(cls, name)
+    if not isinstance(d, property):
+        return False
+    guard_class_lookup(tx, cls, name)
+    if d.fdel is None:
+        raise SymbolicRaise(
+            ExceptionV(
+                AttributeError, [Const(f"property '{name}' of '{cls.__name__}' object has no deleter")]
+            )
+        )
+    dispatch.call(tx, wrap(tx, d.fdel, None), [v], {})
+    return True
+
+
 def check_store(cls, name) -> None:
     """Raise, as CPython would, when an instance of `cls` cannot hold attribute `name` (no
     ``__dict__`` and no slot of that name), before the store is recorded: the replay at the

@@ -33,6 +33,7 @@ from ..model.values import (
     Value,
     specialized_deep,
 )
+from . import set_order
 
 
 class NotConst(Exception):
@@ -103,6 +104,9 @@ def as_python(v: Value, _open: frozenset = frozenset()):
     if isinstance(v, DictV):
         return v.cls((k, as_python(e[1], _open)) for k, e in v.entries.items())
     if isinstance(v, SetV):
+        table = set_order.replay(v.history) if v.history is not None else None
+        if table is not None and table == v.entries.keys():
+            return table  # a fresh real set with the native one's table (its order)
         return (frozenset if v.frozen else set)(v.entries)
     raise NotConst(v)
 

@@ -37,7 +37,7 @@ from ..model.values import (
     Value,
     ZipIterV,
 )
-from . import dispatch, ops
+from . import dispatch, ops, set_order
 from .classes import lookup_dunder
 from .folding import raise_
 
@@ -92,6 +92,8 @@ def get_iter(tx, v: Value) -> Value:
         raise_(TypeError, f"'{type(val).__name__}' object is not iterable")
     if isinstance(v, (DictV, SetV, DictViewV)) and not _own_dunder(v, "__iter__"):
         container = v.dict if isinstance(v, DictViewV) else v
+        if isinstance(container, SetV):
+            set_order.put_in_order(tx, container)  # CPython's table order, not insertion
         kind = v.kind if isinstance(v, DictViewV) else "set" if isinstance(v, SetV) else "keys"
         return HashIterV(container, kind, tuple(container.entries))
     if isinstance(v, TensorV):
@@ -125,7 +127,7 @@ def _own_dunder(v, name) -> bool:
 def iter_items(tx, v) -> list[Value]:
     """The items iteration over a dict/set/view yields, as a snapshot."""
     if isinstance(v, SetV):
-        return list(v.entries.values())
+        return list(set_order.ordered_entries(v).values())
     if isinstance(v, DictV):
         return [e[0] for e in v.entries.values()]
     d = v.dict

@@ -21,7 +21,7 @@ from ..model.sources import AttrSource, ConstSource, ModuleAttrSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import DELETED, Const, ExceptionV, MethodV, ObjectV
 from .classes import MISS, is_heap_type, mro_lookup
-from .descriptors import is_data_descriptor
+from .descriptors import bind_class_attr, is_data_descriptor
 from .folding import attribute_error
 
 
@@ -63,10 +63,27 @@ def pymodule_attr(tx, v, mod, src, name):
             if src is not None:
                 tx.guard(GuardKind.TYPE_MATCH, src, cls)
             return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
-        module_missing(tx, mod, name, src)
+        raw = mro_lookup(type(mod), name)
+        if raw is MISS:
+            module_missing(tx, mod, name, src)
+        return module_type_attr(tx, v, mod, src, name, raw)
     # Module attributes are guarded too (an identity check each, reached through the
     # identity-checked module): monkeypatching torch.nn.functional.gelu recompiles.
     return wrap(tx, d[name], AttrSource(src, name))
+
+
+def module_type_attr(tx, v, mod, src, name, raw):
+    """``m.name`` found on the module's type, not in its namespace: a method of ModuleType
+    or object (``m.__repr__``, ``m.__dir__``), bound; a data descriptor (``__dict__``, the
+    live namespace, whose writes the trace keeps apart; ``__annotations__``, whose getter
+    writes the namespace) runs natively."""
+    if is_data_descriptor(raw):
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"a module's {name} (its namespace)")
+    if src is None:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"{name} of an unguardable module")
+    # an attribute the module gains by the next call would be found first
+    tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, name)
+    return bind_class_attr(tx, raw, v, type(mod), name)
 
 
 def module_missing(tx, mod, name, src):

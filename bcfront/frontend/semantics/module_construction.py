@@ -36,6 +36,7 @@ from . import dispatch
 from .attrs import getattr_
 from .classes import MISS, mro_lookup
 from .folding import as_python, raise_
+from .object_slots import new_instance
 from .registry import MODELS
 
 # The state nn.Module.__init__ stores, in its order: name -> kind of empty container.
@@ -104,7 +105,7 @@ def construct_module(tx, clsv: ObjectV, args, kwargs) -> Value:
     init = mro_lookup(cls, "__init__")
     if not isinstance(init, types.FunctionType):
         raise UnsupportedError(BreakReason.MODULE_CONSTRUCTION, f"{name}.__init__ is not Python code")
-    inst = NewObjectV(cls)
+    inst = new_instance(tx, cls)
     r = dispatch.call(tx, ObjectV(init), [inst, *args], kwargs)
     if not (isinstance(r, Const) and r.value is None):
         raise_(TypeError, "__init__() should return None")

@@ -14,7 +14,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.builder import guard_list_class
+from ..model.builder import guard_class_lookup, guard_list_class
 from ..model.list_objects import list_base, list_subclass_shadowing
 from ..model.tracer import SymbolicRaise
 from ..model.values import Const, DictV, ExceptionV, ListV, MethodV, NewObjectV, ObjectV, TupleV, Value
@@ -44,10 +44,25 @@ def as_class(v: Value):
     raise UnsupportedError(BreakReason.UNSUPPORTED_SUPER, f"super() with {v.describe()}")
 
 
+_ABSTRACT = 1 << 20  # Py_TPFLAGS_IS_ABSTRACT: a class with abstract methods left (`abc`)
+
+
+def new_instance(tx, cls) -> NewObjectV:
+    """``object.__new__(cls)``: a new instance -- or, for an abstract class, CPython's own
+    TypeError (its words differ across versions: made by CPython), guarded on the class's
+    ``__abstractmethods__`` (``abc.update_abstractmethods`` may make it concrete)."""
+    if cls.__flags__ & _ABSTRACT:
+        guard_class_lookup(tx, cls, "__abstractmethods__")
+        try:
+            object.__new__(cls)
+        except TypeError as e:
+            raise_(TypeError, str(e))
+    return NewObjectV(cls)
+
+
 @model(object.__new__)
 def _object_new(tx, args, kwargs):
-    cls = as_class(args[0])
-    return NewObjectV(cls)
+    return new_instance(tx, as_class(args[0]))
 
 
 # -- instances of dict subclasses: dict's own slots on the storage the trace models --------

@@ -67,6 +67,7 @@ from .classes import (
 )
 from .folding import raise_
 from .memo_lookups import MemoLookupV, call_lookup
+from .object_slots import new_instance
 from .own_code import owns_function
 
 # -- calls ----------------------------------------------------------------------------
@@ -228,7 +229,9 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"constructing the C type {cls.__qualname__}")
     new = mro_lookup(cls, "__new__")
     if new is object.__new__ or new is MISS:
-        inst = NewObjectV(cls)
+        if (args or kwargs) and mro_lookup(cls, "__init__") in (object.__init__, MISS):
+            raise_(TypeError, f"{cls.__name__}() takes no arguments")  # before abstractness, as CPython
+        inst = new_instance(tx, cls)
     elif isinstance(new, staticmethod) and isinstance(new.__func__, types.FunctionType):
         inst = call(tx, ObjectV(new.__func__), [clsv, *args], kwargs)
     elif isinstance(new, types.FunctionType):
@@ -250,8 +253,6 @@ def construct(tx, clsv: ObjectV, args, kwargs) -> Value:
                 raise_(TypeError, "__init__() should return None")
         elif init is not object.__init__ and init is not MISS and not isinstance(inst, TupleV):
             raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"C __init__ of {cls.__qualname__}")
-        elif (init is object.__init__ or init is MISS) and new is object.__new__ and (args or kwargs):
-            raise_(TypeError, f"{cls.__name__}() takes no arguments")
     return inst
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import sys
+import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -35,7 +36,7 @@ from ..model.values import (
     const_value,
     specialized,
 )
-from . import classes, dispatch, sys_modules
+from . import classes, dispatch, pure_c, set_order, sys_modules
 from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
 from .known_tensors import known_value
 from .registry import MODELS
@@ -83,6 +84,7 @@ DUNDERS = {
     operator.sub: "sub",
     operator.truediv: "truediv",
     operator.xor: "xor",
+    divmod: "divmod",
 }
 COMPARE = {
     "<": operator.lt,
@@ -127,6 +129,10 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
     base = INPLACE_TO_BINARY.get(fn, fn)
     if isinstance(a, Const) and isinstance(b, Const):
         return fold(fn, a.value, b.value)
+    if _scalar_object(a) and _scalar_object(b) and not _python_operator(tx, a, b, base, inplace):
+        # an IntEnum member, a str subclass's instance: the builtin's own operator on the
+        # real values (its NotImplemented, reflected order and TypeError are CPython's)
+        return fold(fn, _scalar_value(tx, a), _scalar_value(tx, b))
     r = container_binary(tx, fn, base, inplace, a, b)
     if r is not None:
         return r
@@ -151,16 +157,13 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
                 r = dispatch.call(tx, m, [a, b], {})
                 if not is_notimpl(r):
                     return r
-        m = classes.lookup_dunder(a, f"__{name}__", tx)
-        if m is not None:
-            r = dispatch.call(tx, m, [a, b], {})
-            if not is_notimpl(r):
-                return r
-        m = classes.lookup_dunder(b, f"__r{name}__", tx)
-        if m is not None:
-            r = dispatch.call(tx, m, [b, a], {})
-            if not is_notimpl(r):
-                return r
+        # a right operand of a subclass overriding the reflected method goes first
+        for x, y, dunder in classes.operand_order(a, b, f"__{name}__", f"__r{name}__", True):
+            m = classes.lookup_dunder(x, dunder, tx)
+            if m is not None:
+                r = dispatch.call(tx, m, [x, y], {})
+                if not is_notimpl(r):
+                    return r
         if all_known(a, b):
             raise_(TypeError, binary_error(fn, a.python_type(), b.python_type()))
     raise UnsupportedError(
@@ -209,6 +212,31 @@ def is_user_class(v) -> bool:
     return isinstance(v, NewObjectV) or (isinstance(v, ObjectV) and classes.is_user_instance(v.obj))
 
 
+def _scalar_object(v) -> bool:
+    """A constant, or an object of a subclass of a builtin scalar type (an IntEnum member)."""
+    return isinstance(v, Const) or (isinstance(v, ObjectV) and isinstance(v.obj, (int, float, complex, str)))
+
+
+def _scalar_value(tx, v):
+    return v.value if isinstance(v, Const) else pure_c.scalar_value(tx, v)
+
+
+def _python_operator(tx, a, b, base, inplace: bool) -> bool:
+    """Whether ``a op b`` reaches an operator defined in Python (`a`'s, or `b`'s reflected
+    one), which then runs as Python; the lookups are guarded (a class patched later
+    recompiles)."""
+    name = DUNDERS.get(base)
+    if name is None:
+        return True
+    wanted = [(a, f"__{name}__"), (b, f"__r{name}__")] + ([(a, f"__i{name}__")] if inplace else [])
+    for v, dunder in wanted:
+        if isinstance(v, ObjectV):
+            m = classes.lookup_dunder(v, dunder, tx)
+            if m is not None and type(m.obj) is types.FunctionType:
+                return True
+    return False
+
+
 def all_known(*vals) -> bool:
     """Whether every value is fully known at trace time (constants and containers of them)."""
     return all(isinstance(v, (Const, ListV, TupleV, DictV, SetV, NewObjectV)) for v in vals)
@@ -252,9 +280,10 @@ def container_binary(tx, fn, base, inplace, a, b):
         entries = {k: merged[k] for k in keys}
         if inplace and not a.frozen:
             tx.set(a, "entries", entries)
+            tx.set(a, "history", set_order.binary_history(base, a, b, True))
             touch(tx, a)
             return a
-        return SetV(entries, a.frozen)
+        return SetV(entries, a.frozen, history=set_order.binary_history(base, a, b, False))
     if isinstance(a, DictV) and isinstance(b, DictV) and base is operator.or_:
         return MODELS["dict |"](tx, [a, b, Const(inplace)], {})  # containers.dict_or
     if isinstance(a, DictV) and inplace and base is operator.or_ and a.cls is dict:
@@ -312,7 +341,11 @@ def truth(tx, v: Value) -> bool:
             m = classes.lookup_dunder(v, name, tx)
             if m is not None:
                 r = dispatch.call(tx, m, [v], {})
-                return truth(tx, r) if name == "__bool__" else length_of(r) > 0
+                if name == "__len__":
+                    return length_of(r) > 0
+                if r.python_type() is not bool:  # CPython's slot_nb_bool takes a bool only
+                    raise_(TypeError, f"__bool__ should return bool, returned {r.python_type().__name__}")
+                return truth(tx, r)
         if isinstance(v, ObjectV) and not classes.default_truth(v.obj):
             raise UnsupportedError(BreakReason.UNSUPPORTED_TRUTH, f"truth value of {v.describe()}")
         return True

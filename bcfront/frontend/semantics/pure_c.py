@@ -36,6 +36,7 @@ import keyword
 import operator
 import os
 import re
+import struct
 import sys
 import unicodedata
 import zlib
@@ -43,10 +44,16 @@ from dataclasses import dataclass
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.guard_kinds import GuardKind
 from ..model.tracer import SymbolicRaise
-from ..model.values import IterV, ListV, ObjectV, TensorV, TupleV, Value
+from ..model.values import Const, IterV, ListV, ObjectV, TensorV, TupleV, Value
 from . import dispatch, re_twins
 from .folding import NotConst, as_python, as_symbolic, from_python
+
+try:
+    import _statistics  # type: ignore[import-not-found]  # CPython's, no stub
+except ImportError:  # no accelerator: statistics' Python code is traced as it is
+    _statistics = None
 
 try:
     import _json
@@ -141,6 +148,10 @@ def _entries():
         Pure(datetime.date.replace, (*DATES, int), (d,), (("day", 3),)),
         Pure(datetime.date.strftime, (*DATES, str), (d, "%Y/%m/%d")),
         Pure(decimal.Decimal, (str, int, tuple), ("1.25",)),
+        # struct's functions: the module's cache of compiled formats is not observable
+        Pure(struct.pack, (*TEXT, int, float, bool), ("<hI", 1, 2)),
+        Pure(struct.unpack, (*TEXT,), ("<hI", b"\1\0\2\0\0\0")),
+        Pure(struct.calcsize, TEXT, ("<hI",)),
         Pure(operator.itemgetter, (*SCALAR, tuple), (1, "a")),
         Pure(operator.attrgetter, (str,), ("real", "imag.real")),
         Pure(operator.methodcaller, SCALAR, ("split", ","), (("maxsplit", 1),)),
@@ -165,6 +176,8 @@ def _entries():
         yield Pure(_json.scanstring, (str, int, bool), ('"a\\tb" x', 1))
         yield Pure(_json.encode_basestring_ascii, (str,), ("a\u00e9\n",))
         yield Pure(_json.encode_basestring, (str,), ("a\u00e9\n",))
+    if _statistics is not None:  # NormalDist.inv_cdf's C core
+        yield Pure(_statistics._normal_dist_inv_cdf, NUMBER, (0.25, 0.0, 1.0))
     normpath = getattr(sys.modules.get("posix"), "_path_normpath", None)  # normpath's C core
     if normpath is not None:
         yield Pure(normpath, (str, bytes), ("a//b/../c",))
@@ -179,6 +192,65 @@ _COMPARE = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
 TABLE: dict = {}
 for _e in _entries():
     TABLE[_e.fn] = _e
+
+
+# The operator slots of int, float, complex and str (not str's %: it formats its argument,
+# running its __str__/__format__), as a Python subclass inherits them (an IntEnum member's
+# ``%``, a str subclass's ``+``): they read the instance's builtin value only, fixed once made.
+_SCALAR_SLOT_NAMES: tuple = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__")
+_SCALAR_SLOT_NAMES += ("__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__")
+_SCALAR_SLOT_NAMES += ("__rmod__", "__divmod__", "__rdivmod__", "__pow__", "__rpow__", "__and__")
+_SCALAR_SLOT_NAMES += ("__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__")
+_SCALAR_SLOT_NAMES += ("__rlshift__", "__rshift__", "__rrshift__", *_UNARY, "__invert__", *_COMPARE)
+SCALAR_SLOTS = frozenset(
+    base.__dict__[name]
+    for base in (int, float, complex, str)
+    for name in _SCALAR_SLOT_NAMES
+    if name in base.__dict__ and not (base is str and name in ("__mod__", "__rmod__"))
+)
+
+
+_SCALARS = (int, float, complex, str)
+_NOT_A_SCALAR = object()
+
+
+def scalar_value(tx, v: ObjectV):
+    """The value of `v`, an object of a subclass of a builtin scalar type (an IntEnum member,
+    a str subclass's instance), for a builtin operator to run on: guarded to be of its type
+    and equal to it (a later call may pass another instance of the same class)."""
+    if v.source is not None:
+        tx.guard(GuardKind.CONSTANT_MATCH, v.source, v.obj)
+    return v.obj
+
+
+def scalar_slot_model(slot):
+    """The model of one of `SCALAR_SLOTS`: run on the real values when every argument is a
+    constant or a (guarded) object that is an instance of a builtin scalar type; an operand
+    of no scalar type at all gets the slot's NotImplemented (a stand-in of no such type),
+    so that the binary operator goes on to its reflected method, as in CPython."""
+
+    def model(tx, args, kwargs):
+        values = []
+        for i, a in enumerate(args):
+            if isinstance(a, ObjectV) and isinstance(a.obj, _SCALARS):
+                values.append(scalar_value(tx, a))
+            elif i and not isinstance(a, (ObjectV, Const)) and not issubclass(a.python_type(), _SCALARS):
+                values.append(_NOT_A_SCALAR)
+            else:
+                try:
+                    values.append(as_python(a))
+                except NotConst:
+                    raise UnsupportedError(
+                        BreakReason.CALL_TO_C_FUNCTION, f"{slot.__qualname__} on {a.describe()}"
+                    ) from None
+        if kwargs:
+            raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, f"{slot.__qualname__} with keywords")
+        try:
+            return from_python(slot(*values))
+        except Exception as e:  # noqa: BLE001 - what CPython raises, symbolically
+            raise as_symbolic(e) from None
+
+    return model
 
 
 def lookup(obj) -> Pure | None:

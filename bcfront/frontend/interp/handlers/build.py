@@ -20,7 +20,7 @@ from ...model.values import (
     const_value,
     symbolic_slice,
 )
-from ...semantics import attrs, folding, iteration, ops
+from ...semantics import attrs, folding, iteration, ops, set_order
 from .calls import callee_below, function_str, merge_kwargs
 
 
@@ -36,7 +36,7 @@ def build_set(tx, f, ins):
     entries = {}
     for x in f.popn(ins.arg):
         entries.setdefault(ops.hkey(tx, x), x)  # of equal items (1, True) the first stays
-    f.push(SetV(entries))
+    f.push(SetV(entries, history=set_order.started("adds", tuple(entries))))
 
 
 def build_map(tx, f, ins):
@@ -99,6 +99,7 @@ def set_add(tx, f, ins):
     hk = ops.hkey(tx, v)
     if hk not in s.entries:
         tx.set(s, "entries", {**s.entries, hk: v})
+        set_order.record(tx, s, "adds", (hk,))
         ops.touch(tx, s)
 
 
@@ -134,9 +135,11 @@ def set_update(tx, f, ins):
     else:
         items = iteration.to_list(tx, v)
     entries = dict(s.entries)
-    for x in items:
-        entries.setdefault(ops.hkey(tx, x), x)
+    keys = [ops.hkey(tx, x) for x in items]
+    for k, x in zip(keys, items):
+        entries.setdefault(k, x)
     tx.set(s, "entries", entries)
+    set_order.record(tx, s, *set_order.update_step(v, keys))
     ops.touch(tx, s)
 
 
