@@ -451,41 +451,59 @@ class _Builder:
         for o in obs.graph.outputs:
             t = obs.env[o]
             if not isinstance(t, torch.Tensor):
-                raise FunctionalizeError(f"output {o.name} is not a tensor")
+                # a tensor's size (``ids.shape[1]``): read from that tensor's functional value
+                step = _metadata_step(o)
+                src = o.args[0] if step is not None else None
+                if (
+                    step is None
+                    or not isinstance(src, Node)
+                    or not isinstance(obs.env.get(src), torch.Tensor)
+                ):
+                    raise FunctionalizeError(f"output {o.name} is not a tensor")
+                kind, base, chain = self._tensor_output(src, obs.env[src], outs, input_of, o)
+                plan.outputs[o.name] = (kind, base, (*chain, step))
+                continue
             if id(t) in input_of:  # the input object itself (``return x.add_(1)``)
                 plan.outputs[o.name] = ("input", input_of[id(t)], ())
                 continue
             input_of[id(t)] = o.name  # a later output that is this very tensor is this name
-            p = self.prov(t)
-            assert p is not None  # an output tensor has a provenance
-            if p.chain is None:
-                raise FunctionalizeError(f"output {o.name} aliases storage along an unknown chain")
-            root = p.root
-            if root.kind == "input":
-                plan.outputs[o.name] = ("input", cast(Node, root.node).name, p.chain)
-            elif root.kind == "shared":
-                gi = next(
-                    i for i, m in enumerate(obs.shared_groups) if obs.prov[id(obs.env[m[0]])].root is root
-                )
-                # rebase on the input the chain starts from, so ``out._base`` is that input
-                member = next(
-                    (m for m in obs.shared_groups[gi] if obs.prov[id(obs.env[m])].chain == p.chain[:1]), None
-                )
-                if member is not None:
-                    plan.outputs[o.name] = ("input", member.name, p.chain[1:])
-                else:
-                    plan.outputs[o.name] = ("input", self._declare_base(root, gi), p.chain)
-            else:
-                node = self._laid_out_like(self._root_value(root, o.state, o.loc), root.fake, o)
-                self.cur[id(root)] = node
-                idx = next((i for i, x in enumerate(outs) if x is node), None)
-                if idx is None:
-                    idx = len(outs)
-                    outs.append(node)
-                plan.outputs[o.name] = ("graph", idx, p.chain)
+            plan.outputs[o.name] = self._tensor_output(o, t, outs, input_of, o)
         self.g.outputs = outs
         self._dead_code()
         return plan
+
+    def _tensor_output(
+        self, o: Node, t: torch.Tensor, outs: list[Node], input_of: dict[int, str], at: Node
+    ) -> tuple[str, Any, tuple[Step, ...]]:
+        """How the region gets original node `o`'s tensor `t` after the functional graph:
+        ("input", name, view chain) or ("graph", output index, view chain); `at`: the
+        output whose state and place any new node takes."""
+        obs = self.obs
+        if id(t) in input_of and at is not o:  # a size read of an input or of an earlier output
+            return ("input", input_of[id(t)], ())
+        p = self.prov(t)
+        assert p is not None  # an output tensor has a provenance
+        if p.chain is None:
+            raise FunctionalizeError(f"output {o.name} aliases storage along an unknown chain")
+        root = p.root
+        if root.kind == "input":
+            return ("input", cast(Node, root.node).name, p.chain)
+        if root.kind == "shared":
+            gi = next(i for i, m in enumerate(obs.shared_groups) if obs.prov[id(obs.env[m[0]])].root is root)
+            # rebase on the input the chain starts from, so ``out._base`` is that input
+            member = next(
+                (m for m in obs.shared_groups[gi] if obs.prov[id(obs.env[m])].chain == p.chain[:1]), None
+            )
+            if member is not None:
+                return ("input", member.name, p.chain[1:])
+            return ("input", self._declare_base(root, gi), p.chain)
+        node = self._laid_out_like(self._root_value(root, at.state, at.loc), root.fake, at)
+        self.cur[id(root)] = node
+        idx = next((i for i, x in enumerate(outs) if x is node), None)
+        if idx is None:
+            idx = len(outs)
+            outs.append(node)
+        return ("graph", idx, p.chain)
 
     def _laid_out_like(self, node: Node, like: torch.Tensor, o: Node) -> Node:
         """`node` with the strides eager gave the root (in place writes keep them; the
@@ -511,6 +529,28 @@ class _Builder:
             if n in live:
                 live.update(_nodes((n.args, n.kwargs)))
         self.g.body = [n for n in self.g.body if n in live]
+
+
+# a tensor's metadata as the graph's ``method`` node reads it -> the aten op reading it
+_METADATA = {
+    "size": (aten.sym_size.int, 1),
+    "stride": (aten.sym_stride.int, 1),
+    "numel": (aten.sym_numel.default, 0),
+    "storage_offset": (aten.sym_storage_offset.default, 0),
+    "dim": (aten.dim.default, 0),
+}
+
+
+def _metadata_step(o: Node) -> Step | None:
+    """``t.size(i)`` / ``t.stride(i)`` / ``t.numel()`` / ``t.storage_offset()`` / ``t.dim()``
+    as a last step after `t`'s own chain (None: no such read)."""
+    if o.op != "method" or o.kwargs or not isinstance(o.target, str) or o.target not in _METADATA:
+        return None
+    op, nargs = _METADATA[o.target]
+    args = tuple(o.args[1:])
+    if len(args) != nargs or not all(type(a) is int for a in args):
+        return None
+    return Step(op, args)
 
 
 def _from_last_absolute(chain: tuple[Step, ...]) -> tuple[Step, ...]:

@@ -404,3 +404,28 @@ def test_a_meta_kernel_reading_symbolic_sizes_as_ints_runs_decomposed(caplog):
     assert not report.graph_breaks and len(report.graphs) == 1
     assert "baddbmm" in report.graphs[0].code
     assert not [r for r in caplog.records if "failed while attempting to run meta" in r.getMessage()]
+
+
+def _size_after_write(x, idx):
+    try:
+        y = torch.cat([x, x], dim=1)
+        x.mul_(2)
+        z = y.index_select(0, idx)  # an index past the rows: only the real kernel knows
+    except IndexError:
+        return None, x.shape[0]
+    return z, y.shape[1]
+
+
+def test_a_size_the_region_returns_survives_functionalization():
+    """Under a handler the graph's writes to inputs are moved to its end (functionalized);
+    a symbolic size the region returns (``y.shape[1]`` of a tensor made in the graph,
+    transformers' stop check) is read from that tensor's functional value, no split."""
+    cf = bcfront.capture(_size_after_write, dynamic=True)
+    with bcfront.explain.collect() as run:
+        for rows, cols, idx in ((3, 4, 1), (5, 6, 4), (4, 2, 9)):
+            x = torch.randn(rows, cols)
+            x_ref = x.clone()
+            got, want = cf(x, torch.tensor([idx])), _size_after_write(x_ref, torch.tensor([idx]))
+            assert got[1] == want[1] and torch.equal(x, x_ref)
+            assert (got[0] is None and want[0] is None) or torch.equal(got[0], want[0])
+    assert not run.report().graph_breaks
