@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 
 import pytest
 
@@ -222,12 +223,14 @@ def test_torch_helper_writing_a_dict_argument_is_traced():
     assert opt.param_groups[0]["lr"] == 0.05
 
 
-def test_scheduler_step_inside_the_captured_function():
-    def step(model, opt, sched, x, y):
-        loss = train_step(model, opt, x, y)
-        sched.step()
-        return loss
+def step_then_schedule(model, opt, sched, x, y):
+    loss = train_step(model, opt, x, y)
+    sched.step()
+    return loss
 
+
+def test_scheduler_step_inside_the_captured_function():
+    step = step_then_schedule
     model = make_net()
     ref = copy.deepcopy(model)
     opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
@@ -239,3 +242,34 @@ def test_scheduler_step_inside_the_captured_function():
         assert torch.equal(cf(model, opt, sched, x, y), step(ref, ref_opt, ref_sched, x, y)), f"step {i}"
         assert opt.param_groups[0]["lr"] == ref_opt.param_groups[0]["lr"], f"step {i}: lr"
         assert_same_training_state(model, opt, ref, ref_opt, f"step {i}")
+
+
+def test_scheduler_step_after_the_optimizer_step_sees_it_ran():
+    """The scheduler's first ``step()`` warns unless ``opt._opt_called`` says the optimizer
+    stepped; the optimizer's step node sets it for real, and the trace must read it so too:
+    no break, no warning (eager gives none), the same schedule state as eager."""
+    step = step_then_schedule
+    model = make_net()
+    ref = copy.deepcopy(model)
+    opt, ref_opt = torch.optim.AdamW(model.parameters()), torch.optim.AdamW(ref.parameters())
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0 / (1 + s))
+    ref_sched = torch.optim.lr_scheduler.LambdaLR(ref_opt, lambda s: 1.0 / (1 + s))
+    cf = bcfront.capture(step)
+    for i in range(3):
+        x, y = batch(i)
+        with warnings.catch_warnings(record=True) as want_warned:
+            warnings.simplefilter("always")
+            want = step(ref, ref_opt, ref_sched, x, y)
+        with warnings.catch_warnings(record=True) as got_warned:
+            warnings.simplefilter("always")
+            got = cf(model, opt, sched, x, y)
+        assert torch.equal(got, want), f"step {i}"
+        assert [str(w.message) for w in got_warned] == [str(w.message) for w in want_warned], f"step {i}"
+        assert (sched._step_count, sched.last_epoch, sched._last_lr) == (
+            ref_sched._step_count,
+            ref_sched.last_epoch,
+            ref_sched._last_lr,
+        ), f"step {i}"
+        assert getattr(opt, "_opt_called", None) == getattr(ref_opt, "_opt_called", None)
+        assert_same_training_state(model, opt, ref, ref_opt, f"step {i}")
+    assert cf.report().graph_breaks == (), [(b.reason, b.message) for b in cf.report().graph_breaks]

@@ -127,7 +127,9 @@ def optimizer_step(tx, fv: ObjectV, args: list, kwargs: dict) -> Value:
             )
         tx.guard(GuardKind.ID_MATCH, src, fn)
         opt, fn = sched  # `src.base` is `opt` (its ID_MATCH below)
-        args = [ObjectV(opt, src.base), *args]
+        from ..model.builder import wrap
+
+        args = [wrap(tx, opt, src.base), *args]  # the optimizer's one value in the trace
     if not args or not isinstance(args[0], ObjectV) or not isinstance(args[0].obj, torch.optim.Optimizer):
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "an optimizer step without its optimizer")
     optv, opt = args[0], args[0].obj
@@ -162,7 +164,17 @@ def optimizer_step(tx, fv: ObjectV, args: list, kwargs: dict) -> Value:
     tx.graph.add("call", target, args, {}, meta=None, loc=tx.loc(), state=tx.node_state(), mutates=True)
     tx.has_mutation = True  # the parameters, in place
     note_node(tx)
+    if sched is not None:
+        _note_opt_called(tx, optv)
     return Const(None)
+
+
+def _note_opt_called(tx, optv: ObjectV) -> None:
+    """What the scheduler's wrapper records, ``opt._opt_called = True``, in the trace's view of
+    the optimizer: the node's real step sets it when it runs (`OptimizerStep` calls the
+    wrapper), so the region writes nothing, but code traced after the step (the scheduler's
+    own ``step()``, which warns when it is unset) must read True, as it does natively."""
+    tx.set(optv, "overlay", {**optv.overlay, "_opt_called": Const(True)})
 
 
 def _params(tx, optv: ObjectV, opt) -> list | None:
