@@ -284,9 +284,14 @@ class Observation:
 
     # -- setup ----------------------------------------------------------------------------
     def _inputs(self, reals: list[torch.Tensor]) -> None:
-        fakes = [self.mode.from_tensor(t, static_shapes=True) for t in reals]
+        tensors = iter(self.mode.from_tensor(t, static_shapes=True) for t in reals)
         by_storage: dict[int | None, list[tuple[Node, FakeTensor]]] = {}
-        for n, f in zip(self.graph.inputs, fakes):
+        for n in self.graph.inputs:
+            number = int_input_value(n)
+            if number is not None:  # a symbolic int input: its value in this example, no storage
+                self.env[n] = number
+                continue
+            f = next(tensors)
             self.env[n] = f
             by_storage.setdefault(storage_key(f), []).append((n, f))
         for key, members in by_storage.items():
@@ -459,6 +464,8 @@ class Observation:
         root_value: dict[int, str] = {}
         inputs = []
         for n in self.graph.inputs:
+            if not isinstance(self.env[n], torch.Tensor):
+                continue  # a symbolic int input: no storage
             inputs.append(n.name)
             root_value.setdefault(id(self.prov[id(self.env[n])].root), n.name)
         ops = []
@@ -490,6 +497,17 @@ def _nodes_in(a: Any) -> list[Node]:
     out: list[Node] = []
     map_nodes(a, out.append)
     return out
+
+
+def int_input_value(n: Node) -> int | None:
+    """A graph input that is a symbolic int (``n`` of ``x[:, n] = v`` under dynamic shapes)
+    rather than a tensor: the value it has in the example the graph was traced on, which
+    the examples (tensors only) do not hold; None for a tensor input."""
+    meta = n.meta
+    if isinstance(meta, torch.SymInt):
+        hint = meta.node.maybe_as_int()
+        return int(hint if hint is not None else meta.node.hint)
+    return meta if type(meta) is int else None
 
 
 def observe(graph: Graph, example_inputs: Iterable[torch.Tensor]) -> Observation:

@@ -48,6 +48,7 @@ from .alias_facts import (
     Root,
     Step,
     bind,
+    int_input_value,
     node_mutates_by_name,
     observe,
     opaque_effect,
@@ -107,7 +108,8 @@ class _Builder:
         self.last_state: dict[int, NodeState | None] = {}
         # storage allocated inside one node -> (root, prefix)
         self.rerooted: dict[int, tuple[Root, tuple[Step, ...]]] = {}
-        self.examples: list[torch.Tensor] = []
+        self.examples: list[torch.Tensor | int] = []  # an int for a symbolic int input
+        self.symbolic_ints: list[Node] = []  # inputs that are symbolic ints (`int_input_value`)
         # random ops and the user's own ops (an unused one may still raise at run time, as
         # in eager: an index out of range): kept even when unused
         self.impure: set[Node] = set()
@@ -129,10 +131,21 @@ class _Builder:
             src = _BaseSource(members[0].target, size)
             n = Node(len(self.g.inputs), "input", src, meta=root.fake, name=name)
             self.g.inputs.append(n)
-            first = reals[obs.graph.inputs.index(members[0])]
+            first = reals[[m for m in obs.graph.inputs if int_input_value(m) is None].index(members[0])]
             self.examples.append(torch.as_strided(first, (size,), (1,), 0))
             self._set_root(root, n)
-        for n, real in zip(obs.graph.inputs, reals):
+        tensors = iter(reals)
+        for n in obs.graph.inputs:
+            number = int_input_value(n)
+            if number is not None:  # a symbolic int: an input of the pure graph, as it was
+                new = Node(len(self.g.inputs), "input", n.target, meta=n.meta, name=n.name)
+                self.g.inputs.append(new)
+                self.examples.append(number)
+                self.fake[new] = number
+                self.node_of[n] = new
+                self.symbolic_ints.append(n)
+                continue
+            real = next(tensors)
             f = obs.env[n]
             root = obs.prov[id(f)].root
             if root.kind == "shared" and id(root) in self.cur:
@@ -447,7 +460,7 @@ class _Builder:
             name = cast(Node, root.node).name if root.kind == "input" else self.base_name[id(root)]
             plan.writebacks.append((name, len(outs), self.last_state[id(root)]))
             outs.append(self.cur[id(root)])
-        input_of = {id(obs.env[n]): n.name for n in obs.graph.inputs}
+        input_of = {id(obs.env[n]): n.name for n in obs.graph.inputs if int_input_value(n) is None}
         for o in obs.graph.outputs:
             t = obs.env[o]
             if not isinstance(t, torch.Tensor):
@@ -613,6 +626,10 @@ def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
                 e.node = tr.node  # where the graph could end instead (`region_errors`)
                 raise
         plan = b.finish()
+        if plan.writebacks and any(_unpinned(n) for n in b.symbolic_ints):
+            # the functional writes are aten calls made on this example's ints (the index of
+            # ``x[:, n] = v``): the pure graph would hold them as constants
+            raise FunctionalizeError("writes to inputs in a graph with symbolic int inputs")
         plan.shield = bool(plan.writebacks) and _autograd_may_record(graph, example_inputs)
         return plan
     except FunctionalizeError:
@@ -620,6 +637,11 @@ def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
     except (UnsupportedError, Exception) as e:
         # Whatever goes wrong here, the eager graph is still right: say why and keep it.
         raise FunctionalizeError(f"{type(e).__name__}: {e}") from e
+
+
+def _unpinned(n: Node) -> bool:
+    """A symbolic int input whose value no guard has pinned."""
+    return isinstance(n.meta, torch.SymInt) and n.meta.node.maybe_as_int() is None
 
 
 def _autograd_may_record(graph: Graph, example_inputs: Iterable[torch.Tensor]) -> bool:
