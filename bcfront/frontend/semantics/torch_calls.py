@@ -40,7 +40,7 @@ from ..model.values import (
     Value,
     specialized_deep,
 )
-from . import autograd_calls, dispatch, scalars, symbolic
+from . import autograd_calls, dispatch, scalars, symbolic, symbolic_index
 from .folding import fold_model, from_python, raise_
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap
 from .kernel_checks import label as _label
@@ -475,11 +475,13 @@ def call_operator(tx, fn, args) -> Value:
 
 
 def getitem(tx, t: TensorV, key: Value) -> Value:
-    return record(tx, "call", operator.getitem, [t, key], {})
+    view = symbolic_index.view_of(tx, t, key, record)  # ``t[:, n]`` with n symbolic: select
+    return view if view is not None else record(tx, "call", operator.getitem, [t, key], {})
 
 
 def setitem(tx, t: TensorV, key: Value, value: Value) -> None:
-    record(tx, "call", operator.setitem, [t, key, value], {}, mutates=True)
+    if not symbolic_index.write(tx, t, key, value, record):
+        record(tx, "call", operator.setitem, [t, key, value], {}, mutates=True)
 
 
 def unbind_for_iter(tx, t: TensorV) -> tuple:
