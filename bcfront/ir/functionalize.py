@@ -472,7 +472,8 @@ class _Builder:
                     or not isinstance(src, Node)
                     or not isinstance(obs.env.get(src), torch.Tensor)
                 ):
-                    raise FunctionalizeError(f"output {o.name} is not a tensor")
+                    plan.outputs[o.name] = self._number_output(o, outs)
+                    continue
                 kind, base, chain = self._tensor_output(src, obs.env[src], outs, input_of, o)
                 plan.outputs[o.name] = (kind, base, (*chain, step))
                 continue
@@ -484,6 +485,18 @@ class _Builder:
         self.g.outputs = outs
         self._dead_code()
         return plan
+
+    def _number_output(self, o: Node, outs: list[Node]) -> tuple[str, Any, tuple[Step, ...]]:
+        """A graph output that is a number the graph computes or takes (``cur_len + 1`` of a
+        symbolic int input): the pure graph's node for it, returned as it is."""
+        node = self.node_of.get(o)
+        if node is None or isinstance(self.obs.env[o], torch.Tensor):
+            raise FunctionalizeError(f"output {o.name} is not a tensor")
+        idx = next((i for i, x in enumerate(outs) if x is node), None)
+        if idx is None:
+            idx = len(outs)
+            outs.append(node)
+        return ("graph", idx, ())
 
     def _tensor_output(
         self, o: Node, t: torch.Tensor, outs: list[Node], input_of: dict[int, str], at: Node

@@ -72,3 +72,24 @@ def test_write_into_a_made_tensor_at_a_symbolic_index_does_not_break():
         cf(*inputs(n, bad))
     report = cf.report()
     assert report.graph_breaks == (), [(b.reason, b.message) for b in report.graph_breaks]
+
+
+def write_and_count(seqs, ids, n):
+    try:
+        s = seqs.clone()
+        s[:, :, n] = ids
+        out = s * 2
+        next_len = n + 1  # a number the graph computes from the symbolic int: a graph output
+    finally:
+        pass
+    return out, next_len
+
+
+def test_a_symbolic_number_the_graph_returns_does_not_break():
+    cf = bcfront.capture(write_and_count)
+    for n in (3, 4, 5, 6):
+        a, b = inputs(n, 0), inputs(n, 0)
+        (got, got_len), (want, want_len) = cf(*a[:3]), write_and_count(*b[:3])
+        assert torch.equal(got, want) and got_len == want_len, n
+    report = cf.report()
+    assert report.graph_breaks == (), [(b.reason, b.message) for b in report.graph_breaks]

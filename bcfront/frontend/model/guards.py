@@ -210,7 +210,17 @@ def shape_code(check: ShapeCheck, spell, ns: Namespace | None = None, shapes: di
         if shapes is not None and ns is not None and f"{name}.size(" in code:
             code = _bind_sizes(code, name, src, spell, ns, shapes)
         code = code.replace(name, f"({spell(src)})")
+    if ns is not None:  # torch's printer names modules (``torch.sym_float(s0 - 4) ** 1.0``)
+        code = _SHAPE_MODULE.sub(lambda m: _module_name(m, ns), code)
     return code
+
+
+_SHAPE_MODULE = re.compile(r"(?<![\w.])(torch|math)\.")
+
+
+def _module_name(m: re.Match, ns: Namespace) -> str:
+    module = sys.modules.get(m.group(1))
+    return f"{ns.const(module, m.group(1))}." if module is not None else m.group(0)
 
 
 def _bind_sizes(code: str, name: str, src, spell, ns: Namespace, shapes: dict) -> str:
@@ -347,7 +357,7 @@ KINDS = {
     GuardKind.SHAPE: (
         5,
         lambda g: _shape_readable(g),
-        lambda g, s, ns: shape_code(cast(ShapeCheck, g.extra), ns.spell),
+        lambda g, s, ns: shape_code(cast(ShapeCheck, g.extra), ns.spell, ns),
     ),
     # inputs of a graph that writes input storage share storage exactly as when captured
     GuardKind.TENSOR_STORAGE: (
