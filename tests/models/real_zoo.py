@@ -94,7 +94,10 @@ EXPECT: dict[str, Expect] = {
     # mask) and the per-step stop check break (each listed once, though every decorator
     # wrapper of generate meets it); each continuation of the decoding loop captures up to
     # three times (static, the length symbolic, the last step)
-    "gen_gpt2_hf_generate": Expect(breaks=4, share=0.96, fullgraph=False, recompiles=12, target=GEN),
+    "gen_gpt2_hf_generate": Expect(breaks=4, share=0.96, fullgraph=False, recompiles=8, target=GEN),
+    # beam search: the stop checks, the beams' scores compared and the finished-beam bookkeeping
+    # read tensor data (data-dependent breaks); its length penalty specializes each step
+    "gen_gpt2_hf_beam":     Expect(breaks=8, share=0.80, fullgraph=False, recompiles=12, target=GEN),
 }
 # fmt: on
 
@@ -468,20 +471,29 @@ def gen_gpt2_nocache():
 
 
 class HFGenerate(nn.Module):
-    """transformers' own ``generate()`` (greedy: ``do_sample=False``), `new_tokens` tokens."""
+    """transformers' own ``generate()`` (greedy: ``do_sample=False``; beam search where
+    `num_beams` > 1), `new_tokens` tokens."""
 
-    def __init__(self, lm: nn.Module, new_tokens: int):
+    def __init__(self, lm: nn.Module, new_tokens: int, num_beams: int = 1):
         super().__init__()
-        self.lm, self.new_tokens = lm, new_tokens
+        self.lm, self.new_tokens, self.num_beams = lm, new_tokens, num_beams
 
     def forward(self, input_ids):
-        return self.lm.generate(input_ids, max_new_tokens=self.new_tokens, do_sample=False, pad_token_id=0)
+        return self.lm.generate(
+            input_ids, max_new_tokens=self.new_tokens, do_sample=False, pad_token_id=0, num_beams=self.num_beams
+        )
 
 
 @model(kind="generate", attn="sdpa")
 def gen_gpt2_hf_generate():
     """Hugging Face ``GPT2LMHeadModel.generate()`` (greedy, KV cache), 6 new tokens."""
     return HFGenerate(_gpt2("sdpa", use_cache=True), NEW_TOKENS).eval(), prompt_inputs
+
+
+@model(kind="generate", attn="sdpa")
+def gen_gpt2_hf_beam():
+    """Hugging Face ``GPT2LMHeadModel.generate(num_beams=2)`` (beam search, KV cache), 6 new tokens."""
+    return HFGenerate(_gpt2("sdpa", use_cache=True), NEW_TOKENS, num_beams=2).eval(), prompt_inputs
 
 
 # -- the reference op count ------------------------------------------------------------
