@@ -15,6 +15,8 @@ dict / OrderedDict          DictV                TYPE_MATCH + DICT_KEYS, values 
                                                  base, + the instance __dict__, as a dict)
 deque / defaultdict         DequeV/DefaultDictV  TYPE_MATCH + LENGTH + maxlen / DICT_KEYS,
                                                  items recursively (`c_instances`)
+mappingproxy over a dict    ProxyDictV           TYPE_MATCH; its dict as a dict, guarded
+                                                 through the proxy (`mapping_proxies`)
 set / frozenset             SetV                 CONSTANT_MATCH
 function, class, builtin,   ObjectV              ID_MATCH
 module, nn.Module, Enum member
@@ -47,6 +49,7 @@ from .dict_sources import stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
 from .hash_iters import HashIterator
 from .list_objects import LIST_IMPLICIT, wrap_list_object
+from .mapping_proxies import wrap_proxy
 from .resumed_gens import wrap_resumed
 from .shape_policy import NeedDynamic, strict_marks
 from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
@@ -184,6 +187,8 @@ def _wrap(tx, obj, source, guard):
         v.entries = {k: (_set_item(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
         return v
     wrapper = C_WRAPPERS.get(t)  # deque, defaultdict: their state, guarded (`c_instances`)
+    if t is types.MappingProxyType:
+        wrapper = wrap_proxy
     if wrapper is not None and source is not None and len(obj) <= CONTAINER_LIMIT:
         v = wrapper(tx, obj, source, g, wrap, _remember)
         if v is not None:

@@ -18,6 +18,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.c_instances import CInstanceV
 from ..model.guard_kinds import GuardKind
+from ..model.mapping_proxies import ProxyDictV
 from ..model.values import (
     Const,
     DictV,
@@ -55,6 +56,7 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
         if isinstance(a, (ListV, TupleV)) and isinstance(b, (ListV, TupleV)):
             same = _seq_equal(tx, a, b)
             return Const(same if fn is operator.eq else not same)
+        a, b = _unproxied(a), _unproxied(b)  # a mappingproxy compares its mapping
         if isinstance(a, (DictV, SetV)) and isinstance(b, (DictV, SetV)) and not _own_eq(a, b):
             same = _mapping_equal(tx, a, b)
             return Const(same if fn is operator.eq else not same)
@@ -240,6 +242,10 @@ def _seq_order(tx, fn, a, b) -> Value:
                 tx, {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}[fn], x, y
             )
     return Const(fn(len(a.items), len(b.items)))
+
+
+def _unproxied(v: Value) -> Value:
+    return v.mapping if isinstance(v, ProxyDictV) else v
 
 
 def _own_eq(a, b) -> bool:
