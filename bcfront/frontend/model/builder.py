@@ -11,6 +11,8 @@ torch device/layout/...     Const                CONSTANT_MATCH
 tensor / Parameter          TensorV (graph in)   TENSOR_MATCH (+ TENSOR_ALIAS if seen before)
 tuple / list / namedtuple   TupleV / ListV       TYPE_MATCH + LENGTH, items recursively
 dict / OrderedDict          DictV                TYPE_MATCH + DICT_KEYS, values recursively
+                                                 (an int/float-subclass key: its number
+                                                 and type, the key read by position)
 (and Python subclasses)                          (keys and items read through the builtin
                                                  base, + the instance __dict__, as a dict)
 deque / defaultdict         DequeV/DefaultDictV  TYPE_MATCH + LENGTH + maxlen / DICT_KEYS,
@@ -45,8 +47,9 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from .c_instances import WRAPPERS as C_WRAPPERS
-from .dict_sources import stored_item_source, stored_keys_source
+from .dict_sources import KeyAtSource, key_stand_in, number_key, stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
+from .guards import key_shape
 from .hash_iters import HashIterator
 from .list_objects import LIST_IMPLICIT, wrap_list_object
 from .mapping_proxies import wrap_proxy
@@ -181,10 +184,19 @@ def _wrap(tx, obj, source, guard):
         if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k, tx) for k in obj):
             return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
-        g(GuardKind.DICT_KEYS, source, tuple(obj))
+        keys = tuple(obj)
+        held = tuple(map(key_stand_in, keys))  # no user object: a number-subclass key's number
+        numbers = any(h is not k for h, k in zip(held, keys))
+        g(GuardKind.DICT_KEYS, source, held, tuple(map(key_shape, keys)) if numbers else None)
         v = DictV({}, t, source)
         _remember(tx, obj, v, source)
-        v.entries = {k: (_set_item(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
+        v.entries = {
+            k: (
+                wrap(tx, k, KeyAtSource(source, i), guard) if h is not k else _set_item(k),
+                wrap(tx, x, item_source(source, h), guard),
+            )
+            for i, (k, h, x) in enumerate(zip(keys, held, obj.values()))
+        }
         return v
     wrapper = C_WRAPPERS.get(t)  # deque, defaultdict: their state, guarded (`c_instances`)
     if t is types.MappingProxyType:
@@ -366,7 +378,19 @@ def _is_constant_key(k, tx=None) -> bool:
         or _is_typing_form(k)
         or _is_plain_enum_key(k, tx)
         or _is_constant_tuple(k)
+        or _is_plain_number_key(k, tx)
     )
+
+
+def _is_plain_number_key(k, tx) -> bool:
+    """An instance of an int or float subclass hashed and compared as its number
+    (`dict_sources.number_key`); with `tx`, those class lookups are guarded."""
+    if number_key(k) is None:
+        return False
+    if tx is not None:
+        for name in ("__eq__", "__hash__"):
+            guard_class_lookup(tx, type(k), name)
+    return True
 
 
 def _is_constant_tuple(k) -> bool:
