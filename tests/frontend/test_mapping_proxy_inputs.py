@@ -165,3 +165,16 @@ def test_proxy_over_other_mappings_still_right():
     od = types.MappingProxyType(collections.OrderedDict(b=2, a=1))
     assert bcfront.capture(reads)(od) == reads(od)
     assert bcfront.capture(compares)(od) == compares(od)
+
+
+def view_mappings(d):
+    made = {"m": 1}
+    return d.keys().mapping, d.values().mapping, d.items().mapping, made.keys().mapping
+
+
+def test_a_dict_view_s_mapping_is_a_proxy_of_its_dict():
+    # it was the getset descriptor itself (a wrong result): now read natively
+    got = bcfront.capture(view_mappings)(STORE)
+    want = view_mappings(STORE)
+    assert [type(x) for x in got] == [type(x) for x in want]
+    assert got == want
