@@ -178,3 +178,21 @@ def test_a_dict_view_s_mapping_is_a_proxy_of_its_dict():
     want = view_mappings(STORE)
     assert [type(x) for x in got] == [type(x) for x in want]
     assert got == want
+
+
+def made_in_the_trace(d):
+    mp = types.MappingProxyType(d)
+    d["z"] = 26
+    local = {"a": 1}
+    lp = types.MappingProxyType(local)
+    local["b"] = 2
+    return mp, mp["z"], list(mp), lp, lp == local, mp is mp
+
+
+def test_a_proxy_made_in_the_trace_views_that_very_dict():
+    d = {"a": 1}
+    got = bcfront.capture(made_in_the_trace, fullgraph=True)(d)
+    assert got == made_in_the_trace({"a": 1})
+    assert type(got[0]) is types.MappingProxyType
+    d["after"] = 1  # the proxy returned is a view of the caller's dict, not of a copy
+    assert "after" in got[0]

@@ -159,6 +159,14 @@ def _through_mapping(name: str):
     return run
 
 
+@ctor(types.MappingProxyType)
+def _new_proxy(tx, clsv, args, kwargs):
+    """``MappingProxyType(d)`` of an exact dict: a view of that very dict."""
+    if kwargs or len(args) != 1 or type(args[0]) is not DictV or args[0].cls is not dict:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "a mappingproxy of anything but a dict")
+    return ProxyDictV(args[0])
+
+
 _PROXY_METHODS = "__getitem__ __contains__ __len__ __iter__ __reversed__ get keys values items copy"
 for _name in _PROXY_METHODS.split():
     MODELS[getattr(types.MappingProxyType, _name)] = _through_mapping(_name)
