@@ -113,3 +113,12 @@ def test_the_guard_keeps_no_key_alive():
     del d, key
     gc.collect()
     assert ref() is None
+
+
+def test_many_number_subclass_keys_stay_right():
+    from bcfront.frontend.model.builder import NUMBER_KEYS_LIMIT
+
+    d = {K(i): i for i in range(NUMBER_KEYS_LIMIT + 1)}
+    cf = bcfront.capture(shape)
+    _same(shape, cf, d)
+    _same(shape, cf, {K(1): "a"})

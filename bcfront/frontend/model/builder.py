@@ -74,6 +74,7 @@ CONST_TYPES = frozenset(
     }
 )
 CONTAINER_LIMIT = 4096
+NUMBER_KEYS_LIMIT = 32  # int/float-subclass keys of one dict: each is read back by position
 
 
 def torch_mod():
@@ -183,10 +184,12 @@ def _wrap(tx, obj, source, guard):
     if t is dict or _is_ordered_dict(t):
         if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k, tx) for k in obj):
             return _opaque(tx, obj, source, g)
-        g(GuardKind.TYPE_MATCH, source, t)
         keys = tuple(obj)
         held = tuple(map(key_stand_in, keys))  # no user object: a number-subclass key's number
-        numbers = any(h is not k for h, k in zip(held, keys))
+        numbers = sum(h is not k for h, k in zip(held, keys))
+        if numbers > NUMBER_KEYS_LIMIT:
+            return _opaque(tx, obj, source, g)
+        g(GuardKind.TYPE_MATCH, source, t)
         g(GuardKind.DICT_KEYS, source, held, tuple(map(key_shape, keys)) if numbers else None)
         v = DictV({}, t, source)
         _remember(tx, obj, v, source)
