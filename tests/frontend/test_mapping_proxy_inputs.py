@@ -196,3 +196,28 @@ def test_a_proxy_made_in_the_trace_views_that_very_dict():
     assert type(got[0]) is types.MappingProxyType
     d["after"] = 1  # the proxy returned is a view of the caller's dict, not of a copy
     assert "after" in got[0]
+
+
+def iterate_across_breaks(mp, d):
+    out = []
+    for k, v in mp.items():
+        print(k)  # a break inside the loop: the iterator crosses into the continuation
+        out.append((k, v, len(mp)))
+    it = iter(mp)
+    first = next(it)
+    print("mid")
+    rest = list(it)
+    for k in mp:
+        print(k)
+        d["x"] = 1  # natively: RuntimeError, the dict changed size during iteration
+    return out, first, rest
+
+
+def test_an_iterator_over_a_proxy_crosses_a_break():
+    cf = bcfront.capture(iterate_across_breaks)
+    for _ in range(3):
+        _fresh()
+        want = quiet_outcome(iterate_across_breaks, PROXY, STORE)
+        _fresh()
+        assert quiet_outcome(cf, PROXY, STORE) == want
+    _fresh()
