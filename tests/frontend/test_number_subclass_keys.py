@@ -122,3 +122,21 @@ def test_many_number_subclass_keys_stay_right():
     cf = bcfront.capture(shape)
     _same(shape, cf, d)
     _same(shape, cf, {K(1): "a"})
+
+
+def printed_keys(d):
+    out = []
+    for k, v in d.items():
+        print(k, type(k).__name__)  # a break inside the loop
+        out.append((type(k).__name__, k, v, d[k]))
+    made = {k: v for k, v in d.items()}
+    return out, [type(k).__name__ for k in made]
+
+
+def test_keys_cross_a_break_with_their_type():
+    from .outcomes import quiet_outcome
+
+    d = {K(1): "a", 2: "b", K(3): "c"}
+    cf = bcfront.capture(printed_keys)
+    for _ in range(3):
+        assert quiet_outcome(cf, d) == quiet_outcome(printed_keys, d)
