@@ -11,10 +11,14 @@ torch device/layout/...     Const                CONSTANT_MATCH
 tensor / Parameter          TensorV (graph in)   TENSOR_MATCH (+ TENSOR_ALIAS if seen before)
 tuple / list / namedtuple   TupleV / ListV       TYPE_MATCH + LENGTH, items recursively
 dict / OrderedDict          DictV                TYPE_MATCH + DICT_KEYS, values recursively
+                                                 (an int/float-subclass key: its number
+                                                 and type, the key read by position)
 (and Python subclasses)                          (keys and items read through the builtin
                                                  base, + the instance __dict__, as a dict)
 deque / defaultdict         DequeV/DefaultDictV  TYPE_MATCH + LENGTH + maxlen / DICT_KEYS,
                                                  items recursively (`c_instances`)
+mappingproxy over a dict    ProxyDictV           TYPE_MATCH; its dict as a dict, guarded
+                                                 through the proxy (`mapping_proxies`)
 set / frozenset             SetV                 CONSTANT_MATCH
 function, class, builtin,   ObjectV              ID_MATCH
 module, nn.Module, Enum member
@@ -43,10 +47,12 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from .c_instances import WRAPPERS as C_WRAPPERS
-from .dict_sources import stored_item_source, stored_keys_source
+from .dict_sources import KeyAtSource, key_stand_in, number_key, stored_item_source, stored_keys_source
 from .guard_kinds import GuardKind, TensorMatch
+from .guards import key_shape
 from .hash_iters import HashIterator
 from .list_objects import LIST_IMPLICIT, wrap_list_object
+from .mapping_proxies import wrap_proxy
 from .resumed_gens import wrap_resumed
 from .shape_policy import NeedDynamic, strict_marks
 from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
@@ -68,6 +74,7 @@ CONST_TYPES = frozenset(
     }
 )
 CONTAINER_LIMIT = 4096
+NUMBER_KEYS_LIMIT = 32  # int/float-subclass keys of one dict: each is read back by position
 
 
 def torch_mod():
@@ -177,13 +184,26 @@ def _wrap(tx, obj, source, guard):
     if t is dict or _is_ordered_dict(t):
         if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k, tx) for k in obj):
             return _opaque(tx, obj, source, g)
+        keys = tuple(obj)
+        held = tuple(map(key_stand_in, keys))  # no user object: a number-subclass key's number
+        numbers = sum(h is not k for h, k in zip(held, keys))
+        if numbers > NUMBER_KEYS_LIMIT:
+            return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
-        g(GuardKind.DICT_KEYS, source, tuple(obj))
+        g(GuardKind.DICT_KEYS, source, held, tuple(map(key_shape, keys)) if numbers else None)
         v = DictV({}, t, source)
         _remember(tx, obj, v, source)
-        v.entries = {k: (_set_item(k), wrap(tx, x, item_source(source, k), guard)) for k, x in obj.items()}
+        v.entries = {
+            k: (
+                wrap(tx, k, KeyAtSource(source, i), guard) if h is not k else _set_item(k),
+                wrap(tx, x, item_source(source, h), guard),
+            )
+            for i, (k, h, x) in enumerate(zip(keys, held, obj.values()))
+        }
         return v
     wrapper = C_WRAPPERS.get(t)  # deque, defaultdict: their state, guarded (`c_instances`)
+    if t is types.MappingProxyType:
+        wrapper = wrap_proxy
     if wrapper is not None and source is not None and len(obj) <= CONTAINER_LIMIT:
         v = wrapper(tx, obj, source, g, wrap, _remember)
         if v is not None:
@@ -361,7 +381,19 @@ def _is_constant_key(k, tx=None) -> bool:
         or _is_typing_form(k)
         or _is_plain_enum_key(k, tx)
         or _is_constant_tuple(k)
+        or _is_plain_number_key(k, tx)
     )
+
+
+def _is_plain_number_key(k, tx) -> bool:
+    """An instance of an int or float subclass hashed and compared as its number
+    (`dict_sources.number_key`); with `tx`, those class lookups are guarded."""
+    if number_key(k) is None:
+        return False
+    if tx is not None:
+        for name in ("__eq__", "__hash__"):
+            guard_class_lookup(tx, type(k), name)
+    return True
 
 
 def _is_constant_tuple(k) -> bool:

@@ -24,7 +24,7 @@ class GuardKind(DescribedStrEnum):
     TYPE_MATCH = "TYPE_MATCH", "type(source) is `expected` (a class)"
     CONSTANT_MATCH = "CONSTANT_MATCH", "source has the type of `expected` and equals it (a constant)"
     LENGTH = "LENGTH", "len(source) == `expected` (an int)"
-    DICT_KEYS = "DICT_KEYS", "list(source) == `expected` (the keys of a dict, in order)"
+    DICT_KEYS = "DICT_KEYS", "list(source) == `expected` (a dict's keys in order), typed as they or `extra`"
     NOT_PRESENT = "NOT_PRESENT", "`extra` (a name) is not a key of source (a dict)"
     HASATTR = "HASATTR", "hasattr(source, `extra`) is `expected` (a bool)"
     NO_HOOKS = "NO_HOOKS", "the hook dicts named in `extra` of source (an nn.Module) are all empty"

@@ -153,7 +153,8 @@ def _dict_keys_check(g: Guard, s: str, ns: Namespace) -> str:
     keys = list(g.expected)
     check = f"{ns.helper('list')}({s}) == {ns.const(keys, 'keys')}"
     shape = ns.const(key_shape, "key_shape") if any(type(k) is tuple for k in keys) else ns.helper("type")
-    types_ = [key_shape(k) for k in keys]
+    # `extra`: the shapes of keys that `expected` holds by their number (`dict_sources`)
+    types_ = list(cast(tuple, g.extra)) if g.extra is not None else [key_shape(k) for k in keys]
     if keys:
         typed = f"{ns.helper('list')}({ns.helper('map')}({shape}, {s}))"
         check += f" and {typed} == {ns.const(types_, 'key_types')}"

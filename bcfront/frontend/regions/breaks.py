@@ -199,15 +199,16 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
     handler = frame.bc.handler_for(ins.offset)
     native_lines: list[str] = []
     children: list = []
-    caller = None
+    callee = caller = None
     if _from_callee(err) and err.reason != BreakReason.RECURSION_LIMIT:
         # a callee that broke is captured on its own; past the inlining depth limit the
         # recursion runs plain (a capture per level would cost frames per level)
         site_name = ns.const(CallSite(cf, children), "call_captured")
-        caller = lambda fn: f"{site_name}({fn})"  # noqa: E731
+        callee = lambda fn: f"{site_name}({fn})"  # noqa: E731
+        caller = lambda fn, args, kw: f"{callee(fn)}(*{args}" + (f", **{kw})" if kw else ")")  # noqa: E731
     if isinstance(frame.globals, dict):  # the callee's caller is the user's frame, as natively
         positions = tuple(ins.positions) if ins.positions else (None, None, None, None)
-        caller = calling_through(ns, code, positions, frame.globals, caller)
+        caller = calling_through(ns, code, positions, frame.globals, callee)
     ctx = Ctx(ins, slot_exprs, ns, native_lines, frame.bc, kw, caller=caller, values=stack)
     outcomes = native_outcomes(ctx)
     resolved = []

@@ -26,6 +26,7 @@ from ...errors import UnsupportedError
 from ...ir.graph import is_identifier, is_literal
 from ...reasons import BreakReason
 from ..model.hash_iters import HashIterator, step_to
+from ..model.mapping_proxies import ProxyDictV
 from ..model.namespace import Namespace
 from ..model.values import (
     DELETED,
@@ -309,6 +310,8 @@ class Rebuilder:
             return name
         if isinstance(v, ObjectDictV):  # o.__dict__ of an object made in the trace: that dict
             return f"{self.expr(v.owner)}.__dict__"
+        if isinstance(v, ProxyDictV) and v.source is None:  # a view of that very dict
+            return self.temp(f"{ns.const(types.MappingProxyType)}({self.expr(v.mapping)})", v, "proxy")
         if isinstance(v, DictV):
             if v.source is not None:
                 return v.source.expr(ns)

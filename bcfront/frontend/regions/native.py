@@ -42,7 +42,9 @@ class Ctx:
     def __init__(self, ins, stack, ns, lines, bc, kw_names, caller=None, values=None):
         self.ins = ins
         self.values = list(values) if values is not None else None  # the symbolic stack
-        self.caller = caller or (lambda fn: fn)  # expression calling a callee expression
+        # (fn, args, kwargs) -> the expression calling ``fn(*args, **kwargs)`` (kwargs None:
+        # none), or None: a plain call written in place
+        self.caller = caller
         self.stack = list(stack)  # expressions; None = NULL
         self.ns = ns
         self.lines = lines
@@ -71,6 +73,13 @@ class Ctx:
     def c(self, obj, hint=None) -> str:
         return self.ns.const(obj, hint)
 
+    def calling(self, fn: str, pos: list, names=(), values=()) -> str:
+        """The expression of the call ``fn(*pos, **dict(zip(names, values)))``."""
+        if self.caller is None:
+            return f"{fn}({_call_args(self, pos, names, values)})"
+        kwargs = "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(names, values)) + "}" if names else None
+        return self.caller(fn, "(" + "".join(f"{p}, " for p in pos) + ")", kwargs)
+
 
 def _null_pair(value: str) -> list:
     return [None, value] if PY < (3, 13) else [value, None]
@@ -98,8 +107,7 @@ def call(ctx):
     a, b = ctx.pop(2)
     fn, pos = _split(a, b, args[: len(args) - len(names)] if names else args)
     kwv = args[len(args) - len(names) :] if names else []
-    caller = ctx.caller(fn)
-    return ctx.next([ctx.result(f"{caller}({_call_args(ctx, pos, names, kwv)})")])
+    return ctx.next([ctx.result(ctx.calling(fn, pos, names, kwv))])
 
 
 def call_function_ex(ctx):
@@ -107,7 +115,9 @@ def call_function_ex(ctx):
     args = ctx.pop()[0]
     a, b = ctx.pop(2)
     fn = b if (PY < (3, 13) and a is None) else a
-    text = f"{ctx.caller(fn)}(*{args}" + (f", **{kwargs})" if kwargs else ")")
+    if ctx.caller is not None:  # the arguments travel whole: the callee's own rules decide
+        return ctx.next([ctx.result(ctx.caller(fn, args, kwargs))])
+    text = f"{fn}(*{args}" + (f", **{kwargs})" if kwargs else ")")
     return ctx.next([ctx.result(text)])
 
 
@@ -231,7 +241,8 @@ def with_except_start(ctx):
         # an exception raised in the trace is rebuilt without its traceback, which
         # __exit__ receives; only a real one (raised natively) is passed on
         raise UnsupportedError(BreakReason.NO_CONTINUATION, "__exit__ of an exception raised in the trace")
-    return ctx.next([ctx.result(f"{ctx.caller(exit_)}({ctx.h('type')}({exc}), {exc}, {exc}.__traceback__)")])
+    args = [f"{ctx.h('type')}({exc})", exc, f"{exc}.__traceback__"]
+    return ctx.next([ctx.result(ctx.calling(exit_, args))])
 
 
 _SELF_MATCHING = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)

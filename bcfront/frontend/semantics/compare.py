@@ -18,6 +18,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.c_instances import CInstanceV
 from ..model.guard_kinds import GuardKind
+from ..model.mapping_proxies import ProxyDictV
 from ..model.values import (
     Const,
     DictV,
@@ -55,6 +56,7 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
         if isinstance(a, (ListV, TupleV)) and isinstance(b, (ListV, TupleV)):
             same = _seq_equal(tx, a, b)
             return Const(same if fn is operator.eq else not same)
+        a, b = _unproxied(a), _unproxied(b)  # a mappingproxy compares its mapping
         if isinstance(a, (DictV, SetV)) and isinstance(b, (DictV, SetV)) and not _own_eq(a, b):
             same = _mapping_equal(tx, a, b)
             return Const(same if fn is operator.eq else not same)
@@ -184,12 +186,21 @@ def equal(tx, a: Value, b: Value) -> bool:
     return truth(tx, compare(tx, "==", a, b))
 
 
+# builtin types whose C comparison of two outside objects is their identity, as far as the
+# trace can meet them: a module-level builtin function is one object (bound ones are MethodV)
+_IDENTITY_EQ = (types.BuiltinFunctionType,)
+
+
 def _c_level_dunder(v: Value, name: str) -> bool:
     """Whether `v` is an instance of a user class that inherits C-level special method
-    `name` from a builtin base (not object's default)."""
+    `name` from a builtin base (not object's default), or an outside object of a builtin
+    type with its own C comparison that no model answered (``bytearray``, ``slice``,
+    ``memoryview``, a mappingproxy, dict views: never identity)."""
     cls = classes.value_class(v)
-    if cls is None or cls.__module__ == "builtins" or isinstance(v, CInstanceV):
+    if cls is None or isinstance(v, CInstanceV):
         return False  # (a modelled C instance's comparisons are models: they said NotImplemented)
+    if cls.__module__ == "builtins" and not (isinstance(v, ObjectV) and not issubclass(cls, _IDENTITY_EQ)):
+        return False
     raw = getattr(cls, name, None)
     return (
         raw is not None and not isinstance(raw, types.FunctionType) and raw is not getattr(object, name, None)
@@ -231,6 +242,10 @@ def _seq_order(tx, fn, a, b) -> Value:
                 tx, {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}[fn], x, y
             )
     return Const(fn(len(a.items), len(b.items)))
+
+
+def _unproxied(v: Value) -> Value:
+    return v.mapping if isinstance(v, ProxyDictV) else v
 
 
 def _own_eq(a, b) -> bool:

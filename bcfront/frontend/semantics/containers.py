@@ -12,6 +12,7 @@ import types
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.c_instances import DefaultDictV
+from ..model.mapping_proxies import ProxyDictV
 from ..model.sources import ConstSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
@@ -221,7 +222,7 @@ def _list_copy(tx, args, kwargs):
 
 
 def _dict(v) -> DictV:
-    if not isinstance(v, DictV):
+    if not isinstance(v, DictV) or isinstance(v, ProxyDictV):  # (``dict.get(proxy)`` raises)
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"dict method on {v.describe()}")
     return v
 
@@ -352,7 +353,7 @@ def _subclass_keys(tx, src: DictV) -> list:
     if src.attrs is not None and "keys" in src.attrs.entries:
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"merging a {cls.__name__} with its own keys")
     keys = mro_lookup(cls, "keys")
-    if keys is dict.keys or keys is collections.OrderedDict.keys:
+    if keys is dict.keys or keys is collections.OrderedDict.keys or isinstance(src, ProxyDictV):
         return [e[0] for e in src.entries.values()]
     if isinstance(keys, types.FunctionType):
         return to_list(tx, dispatch.call(tx, ObjectV(keys), [src], {}))
@@ -481,6 +482,8 @@ def dict_or(tx, a: Value, b: Value, inplace: bool):
         dict_update(tx, [made, b], {})
         return made
     od = collections.OrderedDict
+    if inplace and isinstance(a, ProxyDictV):
+        raise_(TypeError, "'|=' is not supported by mappingproxy; use '|' instead")
     if inplace:
         if issubclass(a.cls, od) and a.cls is not od:
             raise UnsupportedError(BreakReason.UNSUPPORTED_OPERATOR, f"|= on a {a.cls.__name__}")

@@ -120,6 +120,9 @@ def guard_class_attr(tx, cls, name, raw) -> None:
     guard_class_lookup(tx, cls, name)
 
 
+_C_DATA = (types.GetSetDescriptorType, types.MemberDescriptorType)
+
+
 def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
     """A class attribute found through an instance, bound the way the descriptor protocol binds it."""
     if isinstance(raw, types.FunctionType):
@@ -149,9 +152,9 @@ def bind_class_attr(tx, raw, inst: Value, cls, name) -> Value:
         if isinstance(getter, types.FunctionType):
             clsv = wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
             return dispatch.call(tx, ObjectV(getter), [wrap(tx, raw, None), inst, clsv], {})
-        if type(raw).__module__ == "builtins" and not callable(raw):
+        if type(raw).__module__ == "builtins" and not callable(raw) and not isinstance(raw, _C_DATA):
             pass
-        else:
+        else:  # (a C getset or member descriptor without a model computes what it reads)
             raise UnsupportedError(BreakReason.UNSUPPORTED_ATTRIBUTE, f"descriptor {cls.__qualname__}.{name}")
     return wrap(tx, raw, class_dict_source(cls, name))
 

@@ -8,8 +8,8 @@ A Python function's signature is a function of a few of its attributes: the
 item of the two dicts) and computes the real ``inspect.signature`` once; the
 ``Signature`` is immutable, so the traced code holds it as an object.  Its
 ``parameters`` (a read-only ``mappingproxy`` of an immutable mapping) becomes a
-symbolic mapping of class ``mappingproxy``: ``len``, iteration, ``in``,
-``[]``, ``keys/values/items/get`` are dict's; a store raises as on a mappingproxy.
+symbolic mappingproxy (`mapping_proxies.ProxyDictV`) over its mapping: ``len``,
+iteration, ``in``, ``[]``, ``keys/values/items/get`` are the mapping's; a store raises.
 `unwrap` follows the same guarded chain (no ``stop`` callback).  Other callables
 (classes, partials, objects with ``__call__``) run the real code, inlined.
 """
@@ -22,9 +22,10 @@ from typing import cast
 
 from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
+from ..model.mapping_proxies import ProxyDictV, proxied
 from ..model.sources import AttrSource, ItemSource
 from ..model.values import Const, DictV, MadeFunctionV, MethodV, ObjectV, Value
-from . import containers, dispatch
+from . import dispatch
 from .classes import source_of
 from .folding import NotConst, as_python, as_symbolic, from_python
 from .registry import MODELS
@@ -165,7 +166,7 @@ def parameters_value(tx, sig: inspect.Signature) -> Value:
     v = tx.by_id.get(id(real))
     if v is None:
         entries = {k: (Const(k), ObjectV(p)) for k, p in real.items()}
-        v = DictV(entries, cls=types.MappingProxyType)
+        v = ProxyDictV(DictV(entries, cls=type(proxied(real))))
         tx.by_id[id(real)] = v
         tx.keepalive.append(real)
     return v
@@ -176,10 +177,3 @@ _PARAMETERS_GET = cast(property, inspect.Signature.parameters).fget
 MODELS[inspect.signature] = _signature
 MODELS[inspect.unwrap] = _unwrap
 MODELS[_PARAMETERS_GET] = _parameters
-
-# a mappingproxy's reads are its mapping's: dict's models (containers) on the DictV
-assert containers  # imported for the dict models it registers
-for _name in ("__getitem__", "__contains__", "__len__", "__iter__", "get", "keys", "values", "items"):
-    _m = MODELS.get(getattr(dict, _name))
-    if _m is not None:
-        MODELS.setdefault(getattr(types.MappingProxyType, _name), _m)

@@ -14,6 +14,7 @@ import operator
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import list_storage
+from ..model.mapping_proxies import ProxyDictV
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     Const,
@@ -92,6 +93,8 @@ def get_iter(tx, v: Value) -> Value:
         raise_(TypeError, f"'{type(val).__name__}' object is not iterable")
     if isinstance(v, (DictV, SetV, DictViewV)) and not _own_dunder(v, "__iter__"):
         container = v.dict if isinstance(v, DictViewV) else v
+        if isinstance(container, ProxyDictV):  # a mappingproxy iterates its dict
+            container = container.mapping
         if isinstance(container, SetV):
             set_order.put_in_order(tx, container)  # CPython's table order, not insertion
         kind = v.kind if isinstance(v, DictViewV) else "set" if isinstance(v, SetV) else "keys"

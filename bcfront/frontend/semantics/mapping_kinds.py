@@ -1,20 +1,25 @@
-"""Models of the C dict kinds' own methods: ``defaultdict`` and ``OrderedDict``.
+"""Models of the C dict kinds' own methods: ``defaultdict``, ``OrderedDict``, mappingproxy.
 
 A defaultdict is a `c_instances.DefaultDictV`, a `DictV` that also holds its default
 factory: every dict operation applies to it, and a missing key runs its C
 ``__missing__`` (`_missing`: the factory called, its result stored and returned; a
 KeyError without one).  An OrderedDict is a `DictV` of class OrderedDict whose entries
 keep their order; here are the methods that reorder it (``move_to_end``, ``popitem``
-from either end).  Each model is registered under the C method it stands for.
+from either end).  A mappingproxy is a `mapping_proxies.ProxyDictV`: each of its methods
+is its mapping's (CPython calls ``mapping.get``, ``mapping.keys``, ...), so its model is
+the model of that method of the mapping's class, run on the mapping.  Each model is
+registered under the C method it stands for.
 """
 
 from __future__ import annotations
 
 import collections
+import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.c_instances import DefaultDictV
+from ..model.mapping_proxies import ProxyDictV
 from ..model.tracer import SymbolicRaise
 from ..model.values import Const, DictV, ExceptionV, MadeFunctionV, MethodV, ObjectV, PartialV, TupleV
 from . import dispatch, ops
@@ -135,3 +140,33 @@ def _popitem(tx, args, kwargs):
     tx.set(d, "entries", entries)
     ops.touch(tx, d)
     return TupleV((k, v))
+
+
+# -- mappingproxy ---------------------------------------------------------------------------------
+
+
+def _through_mapping(name: str):
+    def run(tx, args, kwargs):
+        p = args[0] if args else None
+        if not isinstance(p, ProxyDictV):
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"mappingproxy.{name} of a value not known")
+        cls = p.mapping.cls
+        m = MODELS.get(getattr(cls, name, None))
+        if m is None:
+            raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"mappingproxy.{name} of a {cls.__name__}")
+        return m(tx, [p.mapping, *args[1:]], kwargs)
+
+    return run
+
+
+@ctor(types.MappingProxyType)
+def _new_proxy(tx, clsv, args, kwargs):
+    """``MappingProxyType(d)`` of an exact dict: a view of that very dict."""
+    if kwargs or len(args) != 1 or type(args[0]) is not DictV or args[0].cls is not dict:
+        raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "a mappingproxy of anything but a dict")
+    return ProxyDictV(args[0])
+
+
+_PROXY_METHODS = "__getitem__ __contains__ __len__ __iter__ __reversed__ get keys values items copy"
+for _name in _PROXY_METHODS.split():
+    MODELS[getattr(types.MappingProxyType, _name)] = _through_mapping(_name)

@@ -79,7 +79,13 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
     if isinstance(fn, MadeFunctionV):
         return dispatch.inline_call(tx, fn, args, kwargs)
     if isinstance(fn, PartialV):
-        return call(tx, fn.func, [*fn.args, *args], {**fn.kwargs, **kwargs})
+        merged = {**fn.kwargs, **kwargs}
+        if not all(isinstance(k, str) for k in merged):  # ``partial(f, **{1: 2})``'s keywords
+            if not checks_keyword_types(fn.func):
+                what = f"a keyword that is no str to {fn.describe()}"
+                raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, what)
+            raise_(TypeError, "keywords must be strings")
+        return call(tx, fn.func, [*fn.args, *args], merged)
     if isinstance(fn, ObjectV):
         return call_object(tx, fn, args, kwargs)
     if isinstance(fn, MemoLookupV):  # a cached memo's lookup: checked to memoize
@@ -93,6 +99,17 @@ def call(tx, fn: Value, args: list, kwargs: dict) -> Value:
     if isinstance(fn, (Const, TupleV)) or fn is NULL:
         raise_(TypeError, f"'{fn.python_type().__name__}' object is not callable")
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"calling {fn.describe()}")
+
+
+def checks_keyword_types(fn: Value) -> bool:
+    """Whether calling `fn` with a keyword that is no str raises "keywords must be
+    strings" (vectorcall's _PyStack_UnpackDict: a Python function, a bound one); a C
+    type called through ``tp_call`` may take it (``OrderedDict(**{1: 2})``)."""
+    if isinstance(fn, MethodV):
+        return checks_keyword_types(fn.func)
+    if isinstance(fn, MadeFunctionV):
+        return True
+    return isinstance(fn, ObjectV) and isinstance(fn.obj, types.FunctionType)
 
 
 def call_object(tx, fv: ObjectV, args, kwargs) -> Value:

@@ -17,7 +17,9 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model.builder import guard_class_lookup
 from ..model.c_instances import CInstanceV
+from ..model.dict_sources import number_key
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     Const,
@@ -39,6 +41,7 @@ from ..model.values import (
 from . import classes, dispatch, pure_c, set_order, sys_modules
 from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
 from .known_tensors import known_value
+from .number_values import stored_number
 from .registry import MODELS
 
 BINARY_OPS = [
@@ -545,6 +548,13 @@ def hkey(tx, v: Value):
     if isinstance(v, TupleV):
         return tuple(hkey(tx, x) for x in v.items)
     if isinstance(v, ObjectV) and classes.hashes_by_identity(v.obj, tx):
+        return v.obj
+    if isinstance(v, ObjectV) and number_key(v.obj) is not None:
+        # an int/float subclass instance hashed and compared as its number, by the
+        # builtin's C code (guarded: its class's lookups, its number; TYPE_MATCH pins it)
+        for name in ("__eq__", "__hash__"):
+            guard_class_lookup(tx, type(v.obj), name)
+        stored_number(tx, v)
         return v.obj
     if isinstance(v, SymIntV):
         return int(v.example)  # a size as a key: specialized (guarded)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dis
 import sys
-import types
 
 from ....errors import UnsupportedError
 from ....reasons import BreakReason
@@ -96,7 +95,7 @@ def call_function_ex(tx, f, ins):
             kwargs_v = made
         for k, (_kv, v) in kwargs_v.entries.items():
             if not isinstance(k, str):
-                if not _checks_keyword_types(fn):
+                if not objects.checks_keyword_types(fn):
                     raise UnsupportedError(
                         BreakReason.UNSUPPORTED_CALL, f"a keyword that is no str to {fn.describe()}"
                     )
@@ -142,17 +141,6 @@ def _not_a_mapping(fn: Value, v: Value):
     folding.raise_(
         TypeError, f"{function_str(fn)} argument after ** must be a mapping, not {v.python_type().__name__}"
     )
-
-
-def _checks_keyword_types(fn: Value) -> bool:
-    """Whether calling `fn` with a keyword that is no str raises "keywords must be
-    strings" (vectorcall's _PyStack_UnpackDict: a Python function, a bound one); a C
-    type called through ``tp_call`` may take it (``OrderedDict(**{1: 2})``)."""
-    if isinstance(fn, MethodV):
-        return _checks_keyword_types(fn.func)
-    if isinstance(fn, MadeFunctionV):
-        return True
-    return isinstance(fn, ObjectV) and isinstance(fn.obj, types.FunctionType)
 
 
 def _iterable(v: Value) -> bool:
