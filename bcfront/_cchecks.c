@@ -111,7 +111,7 @@ typedef struct {
     PyObject *body;     /* body(*args): the region's code, where the checks pass */
     PyObject *link;     /* the Python link: called where this does not bind the call itself */
     PyObject *next;     /* called where a check fails */
-    PyObject *result;   /* how to make what the region returns (a recipe, `made`), or NULL: call `body` */
+    PyObject *result;   /* a recipe of what the region does (`_crecipes.c`), or NULL: call `body` */
     Py_ssize_t hits;    /* calls whose checks passed here (for tests and explain) */
 } CheckedLink;
 
@@ -637,63 +637,9 @@ done:
 #undef CHECKED
 }
 
-enum { MADE_OBJECT, MADE_TUPLE, MADE_LIST };
-
-/* what a recipe makes, as the region's code would: (MADE_OBJECT, v) is v itself (a constant
- * of its code); (MADE_TUPLE, parts) and (MADE_LIST, parts) a new tuple or list of what each
- * part makes (a display of the code, made anew by each call) */
-static PyObject *
-made(PyObject *recipe)
-{
-    long kind = PyLong_AsLong(PyTuple_GET_ITEM(recipe, 0));
-    PyObject *what = PyTuple_GET_ITEM(recipe, 1);
-    if (kind == MADE_OBJECT) {
-        return Py_NewRef(what);
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(what);
-    PyObject *out = kind == MADE_TUPLE ? PyTuple_New(n) : PyList_New(n);
-    if (out == NULL) {
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *part = made(PyTuple_GET_ITEM(what, i));
-        if (part == NULL) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        if (kind == MADE_TUPLE) {
-            PyTuple_SET_ITEM(out, i, part);
-        }
-        else {
-            PyList_SET_ITEM(out, i, part);
-        }
-    }
-    return out;
-}
-
-/* a recipe `made` can read: checked once, when the link is made */
-static int
-recipe_valid(PyObject *recipe, int depth)
-{
-    if (depth > 32 || !PyTuple_CheckExact(recipe) || PyTuple_GET_SIZE(recipe) != 2
-        || !PyLong_CheckExact(PyTuple_GET_ITEM(recipe, 0))) {
-        return 0;
-    }
-    long kind = PyLong_AsLong(PyTuple_GET_ITEM(recipe, 0));
-    if (kind == MADE_OBJECT) {
-        return 1;
-    }
-    PyObject *parts = PyTuple_GET_ITEM(recipe, 1);
-    if ((kind != MADE_TUPLE && kind != MADE_LIST) || !PyTuple_CheckExact(parts)) {
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(parts); i++) {
-        if (!recipe_valid(PyTuple_GET_ITEM(parts, i), depth + 1)) {
-            return 0;
-        }
-    }
-    return 1;
-}
+/* _crecipes.c: what a Recipe makes; whether an object is one */
+PyObject *recipe_make(PyObject *recipe);
+int recipe_check(PyObject *op);
 
 static PyObject *
 checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -715,7 +661,7 @@ checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
             }
             else {
                 c->hits++;
-                res = c->result != NULL ? made(c->result) : PyObject_Vectorcall(c->body, args, nargsf, NULL);
+                res = c->result != NULL ? recipe_make(c->result) : PyObject_Vectorcall(c->body, args, nargsf, NULL);
             }
             Py_DECREF(cur);
             return res;
@@ -803,11 +749,11 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (!PyFunction_Check(link) || !PyCallable_Check(body) || PyTuple_GET_SIZE(result) > 1
-        || (PyTuple_GET_SIZE(result) == 1 && !recipe_valid(PyTuple_GET_ITEM(result, 0), 0))
+        || (PyTuple_GET_SIZE(result) == 1 && !recipe_check(PyTuple_GET_ITEM(result, 0)))
         || PyTuple_GET_SIZE(code) % 2 || nlocals < 0 || depth < 0 || npos < 0) {
         PyErr_SetString(PyExc_ValueError,
                         "CheckedLink: code is (op, arg) pairs; link a function, body callable, "
-                        "result () or (recipe,), counts >= 0");
+                        "result () or (Recipe,), counts >= 0");
         return NULL;
     }
     CheckedLink *c = PyObject_GC_New(CheckedLink, type);

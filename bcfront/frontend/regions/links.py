@@ -42,6 +42,7 @@ from .check_program import (
     compile_checks,
 )
 from .codegen import compile_function
+from .raise_recipes import region_raise
 from .result_recipes import region_result
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
@@ -174,7 +175,10 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
         program = compile_checks(guard_lines, miss, scope, sig, local_names)
     except Untranslatable:
         return None
+    # what the C call makes itself, without the region's frame, where that is all it does
+    recipe = region_result(region_lines, scope, local_names)
     if body is None:  # a region ending in a raise: the body returns `raised(...)` as the link
+        recipe = recipe or region_raise(region_lines, scope, local_names)
         while name in scope:  # not a constant's name: the function would take its place
             name += "_"
         src = f"def {name}({', '.join(params)}):\n" + "\n".join(region_lines) + "\n"
@@ -191,7 +195,7 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
         program.guarded,
         body,
         link,
-        region_result(region_lines, scope, local_names),
+        tuple(C.Recipe(r) for r in recipe),
     )
 
 
