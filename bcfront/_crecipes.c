@@ -71,6 +71,7 @@ typedef struct {
     PyObject *lineno;     /* STEP_TRACEBACK's */
     Py_ssize_t more;      /* STEP_TRACEBACK: how many of the steps after it are ones on `e` too */
     int fast;             /* STEP_TRACEBACK: tbtype is TracebackType, frame a frame, lasti and lineno ints */
+    int lasti, line;      /* ... then those ints */
     Value v;              /* STEP_SET's, STEP_SETATTR's, STEP_RAISE's */
     int chain;            /* STEP_RAISE's */
 } Step;
@@ -271,8 +272,8 @@ traceback_over(const Step *s, PyObject *next)
         }
         tb->tb_next = next == Py_None ? NULL : (PyTracebackObject *)Py_NewRef(next);
         tb->tb_frame = (PyFrameObject *)Py_NewRef(s->fallback);
-        tb->tb_lasti = (int)PyLong_AsLong(s->name);
-        tb->tb_lineno = (int)PyLong_AsLong(s->lineno);
+        tb->tb_lasti = s->lasti;
+        tb->tb_lineno = s->line;
         PyObject_GC_Track(tb);
         return (PyObject *)tb;
     }
@@ -336,7 +337,7 @@ step_run(const Step *s, PyObject **slots)
         if ((a = slot(slots, s->a)) == NULL || (fn = class_attribute(s->obj, str_new)) == NULL) {
             return -1;
         }
-        v = PyTuple_Check(a) ? call_new(fn, s->obj, a) : NULL;
+        v = PyTuple_CheckExact(a) ? call_new(fn, s->obj, a) : NULL;
         Py_DECREF(fn);
         if (v == NULL) {
             if (!PyErr_Occurred()) {
@@ -348,6 +349,10 @@ step_run(const Step *s, PyObject **slots)
         return 0;
     case STEP_CALL:
         if ((a = slot(slots, s->a)) == NULL) {
+            return -1;
+        }
+        if (!PyTuple_CheckExact(a)) { /* made one by the recipe: never so */
+            PyErr_SetString(PyExc_TypeError, "a recipe's arguments are not a tuple");
             return -1;
         }
         v = PyObject_Call(s->obj, a, NULL);
@@ -374,7 +379,7 @@ step_run(const Step *s, PyObject **slots)
         if ((fn = class_attribute(s->obj, str_init)) == NULL) {
             return -1;
         }
-        if ((e = slot(slots, s->e)) == NULL || (a = slot(slots, s->a)) == NULL || !PyTuple_Check(a)) {
+        if ((e = slot(slots, s->e)) == NULL || (a = slot(slots, s->a)) == NULL || !PyTuple_CheckExact(a)) {
             if (!PyErr_Occurred()) {
                 PyErr_SetString(PyExc_TypeError, "a recipe's arguments are not a tuple");
             }
@@ -597,6 +602,10 @@ step_compile(PyObject *t, Py_ssize_t nslots, int last, Step *s)
         s->lineno = ITEM(5);
         s->fast = s->obj == (PyObject *)&PyTraceBack_Type && PyFrame_Check(s->fallback) && fits_int(s->name)
             && fits_int(s->lineno);
+        if (s->fast) {
+            s->lasti = (int)PyLong_AsLong(s->name);
+            s->line = (int)PyLong_AsLong(s->lineno);
+        }
         return SLOT(1, e);
     case STEP_HANDLED:
         s->obj = ITEM(2);

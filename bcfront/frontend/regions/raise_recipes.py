@@ -70,6 +70,7 @@ class _Steps:
     def __init__(self, globals_: dict, locals_: set):
         self.globals, self.locals = globals_, locals_
         self.slots: dict[str, int] = {}
+        self.tuples: set[int] = set()  # the slots holding a tuple (``*name`` reads one)
         self.steps: list[tuple] = []
 
     # -- names and values ----------------------------------------------------------------
@@ -80,10 +81,14 @@ class _Steps:
             raise _NoRecipe("not a local bound before")
         return self.slots[node.id]
 
-    def target(self, node) -> int:
+    def target(self, node, value=None) -> int:
+        """The local `node` names, stored to (`value`: its recipe, where a SET stores it)."""
         if type(node) is not ast.Name:
             raise _NoRecipe("a store to other than a name")
-        return self.slots.setdefault(node.id, len(self.slots))
+        i = self.slots.setdefault(node.id, len(self.slots))
+        made_tuple = value is not None and (value[0] == MADE_TUPLE or (value[0] == MADE_OBJECT and type(value[1]) is tuple))
+        (self.tuples.add if made_tuple else self.tuples.discard)(i)
+        return i
 
     def constant(self, node):
         """The global `node` names (a constant of the namespace)."""
@@ -109,9 +114,9 @@ class _Steps:
         raise _NoRecipe(f"a {type(node).__name__} value")
 
     def star(self, node) -> int:
-        """``*name``: a local bound to a tuple."""
-        if type(node) is not ast.Starred:
-            raise _NoRecipe("not *args")
+        """``*name``: a local bound to a tuple (the call passes that very tuple)."""
+        if type(node) is not ast.Starred or self.slot(node.value) not in self.tuples:
+            raise _NoRecipe("not *args of a tuple")
         return self.slot(node.value)
 
     # -- statements ------------------------------------------------------------------------
@@ -146,7 +151,7 @@ class _Steps:
             self.steps.append((STEP_NEW, self.target(target), cls, a))
             return
         v = self.value(value)
-        self.steps.append((STEP_SET, self.target(target), v))
+        self.steps.append((STEP_SET, self.target(target, v), v))
 
     def traceback(self, e: int, value) -> bool:
         """``e.__traceback__ = TracebackType(e.__traceback__, frame, lasti, lineno)``."""
