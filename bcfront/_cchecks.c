@@ -7,7 +7,8 @@
  * a Python function with the link's own parameters (`body`), the Python link itself and the
  * next callable of the chain.  Called with positional arguments that bind to the link's
  * parameters as positional ones, it runs the program on them: where it passes, it returns
- * `body(*args)` -- or the constant the region returns, if it returns nothing else; where a
+ * `body(*args)` -- or what the region's code makes, where a recipe of it is (`_crecipes.c`:
+ * the value it returns, made of constants; the exception it only makes and raises); where a
  * check fails, or raises an Exception (the Python link's `except Exception: break`), it goes
  * on to `next` -- in a loop while the next is a CheckedLink too, without growing the C stack.
  * Anything else (keywords, a count of arguments the link would bind otherwise) calls the

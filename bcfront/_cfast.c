@@ -20,6 +20,8 @@
  *    locals, which hold the exception, make no reference cycle with it);
  *  - `CheckedLink` (in `_cchecks.c`, built into this module): an exact link whose checks
  *    run in C, as a small program compiled from the link's own checks.
+ *  - `Recipe` (in `_crecipes.c`, built into this module): what a checked link's region does
+ *    -- returns a value made of constants, or makes an exception and raises it -- made by C.
  *
  * `DispatchBase` is the base class of `bcfront.CapturedFunction` where this module is built.
  * `fast_call` arms an instance (`_dispatch_set`) with the first of its entries' exact link

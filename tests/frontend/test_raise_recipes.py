@@ -413,6 +413,17 @@ def test_other_code_has_no_recipe(lines):
     assert region_raise(lines, GLOBALS, ("x",)) == ()
 
 
+def test_the_kinds_are_the_c_ones_in_order():
+    import pathlib
+    import re
+
+    src = (pathlib.Path(bcfront.__file__).parent / "_crecipes.c").read_text()
+    made = re.search(r"enum \{ (MADE_[^}]*)\}", src).group(1).replace(" ", "").split(",")
+    steps = re.search(r"enum \{ (STEP_[^}]*)\}", src, re.S).group(1).replace(" ", "").replace("\n", "").split(",")
+    assert [getattr(raise_recipes, k) for k in made] == list(range(len(made)))
+    assert [getattr(raise_recipes, k) for k in steps if k != "STEP_COUNT"] == list(range(len(steps) - 1))
+
+
 def test_a_malformed_recipe_is_refused_when_made():
     ok = (raise_recipes.MADE_STEPS, (1, ((raise_recipes.STEP_RAISE, (raise_recipes.MADE_OBJECT, KeyError()), True),)))
     C.Recipe(ok)  # well formed

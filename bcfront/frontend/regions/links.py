@@ -22,7 +22,9 @@ Two kinds, by who calls the first link:
   them all; ``*args`` and ``**kwargs`` are fine).  A region that ends raising its result
   returns ``raised(result)`` instead, and the C call raises it: the link's frame is not
   in the traceback (a Python ``raise`` puts it there), and its locals, which hold the
-  exception, make no cycle with the exception's traceback (the collector's work).
+  exception, make no cycle with the exception's traceback (the collector's work).  Where
+  that region's code only makes the exception, a checked link makes and raises it in C
+  (`raise_recipes`), with no frame at all.
 
 A generator region has no link (its body cannot follow the checks), nor has a root with
 defaults a chain link (a call leaving one out would go the slow way each time):
