@@ -1,7 +1,7 @@
 """The C part of bcfront: two optional extensions, `bcfront._cfast` (the cached call's fast
-path: `_cfast.c`, `_cchecks.c`, `_crecipes.c`) and `bcfront._canalysis` (the analyzer's kernels).  Where they cannot be
-built (no compiler), bcfront runs its pure-Python paths; everything else is in
-pyproject.toml."""
+path: `_cfast.c`, `_cchecks.c`, `_crecipes.c`) and `bcfront._canalysis` (the analyzer's
+kernels).  Where they cannot be built (no compiler), bcfront runs its pure-Python paths;
+everything else is in pyproject.toml."""
 
 from setuptools import Extension, setup
 

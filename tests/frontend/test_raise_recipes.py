@@ -318,7 +318,7 @@ def run_both(lines):
         pytest.fail("the recipe raised nothing")
     got.__traceback__ = got.__traceback__.tb_next  # this frame's own entry
     scope = dict(GLOBALS, ___raised=lambda e, chain: e)
-    exec("def body():\n" + "\n".join(lines) + "\n", scope)  # noqa: S102 - the test's own code
+    exec("def body():\n" + "\n".join(lines) + "\n", scope)
     return summary(got), summary(scope["body"]())
 
 
@@ -403,8 +403,16 @@ def test_a_type_error_of_the_base_init_is_caught_and_others_are_not():
         ["    return ___raised(x, True)"],  # a parameter
         ["    ___e = ___ValueError(1)", "    return ___raised(___e, True)"],  # another call
         ["    ___e = ___ValueError", "    print(___e)", "    return ___raised(___e, True)"],
-        ["    ___a = (1,)", "    ___e = ___Unknown.__new__(___Unknown, *___a)", "    return ___raised(___e, True)"],
-        ["    ___a = (1,)", "    ___e = ___KeyError.__new__(___ValueError, *___a)", "    return ___raised(___e, True)"],
+        [
+            "    ___a = (1,)",
+            "    ___e = ___Unknown.__new__(___Unknown, *___a)",
+            "    return ___raised(___e, True)",
+        ],
+        [
+            "    ___a = (1,)",
+            "    ___e = ___KeyError.__new__(___ValueError, *___a)",
+            "    return ___raised(___e, True)",
+        ],
         ["    return ___e"],  # no raise
         ["    ___e = ___ValueError", "    return ___raised(___e, ___e)"],  # chain not a constant
     ],
@@ -419,13 +427,18 @@ def test_the_kinds_are_the_c_ones_in_order():
 
     src = (pathlib.Path(bcfront.__file__).parent / "_crecipes.c").read_text()
     made = re.search(r"enum \{ (MADE_[^}]*)\}", src).group(1).replace(" ", "").split(",")
-    steps = re.search(r"enum \{ (STEP_[^}]*)\}", src, re.S).group(1).replace(" ", "").replace("\n", "").split(",")
+    steps = (
+        re.search(r"enum \{ (STEP_[^}]*)\}", src, re.S).group(1).replace(" ", "").replace("\n", "").split(",")
+    )
     assert [getattr(raise_recipes, k) for k in made] == list(range(len(made)))
     assert [getattr(raise_recipes, k) for k in steps if k != "STEP_COUNT"] == list(range(len(steps) - 1))
 
 
 def test_a_malformed_recipe_is_refused_when_made():
-    ok = (raise_recipes.MADE_STEPS, (1, ((raise_recipes.STEP_RAISE, (raise_recipes.MADE_OBJECT, KeyError()), True),)))
+    ok = (
+        raise_recipes.MADE_STEPS,
+        (1, ((raise_recipes.STEP_RAISE, (raise_recipes.MADE_OBJECT, KeyError()), True),)),
+    )
     C.Recipe(ok)  # well formed
     steps = raise_recipes.MADE_STEPS
     for bad in [

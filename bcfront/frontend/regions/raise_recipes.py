@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from typing import TypeGuard
 
 from ...cfast import C
 from .check_program import folded_constant
@@ -86,7 +87,9 @@ class _Steps:
         if type(node) is not ast.Name:
             raise _NoRecipe("a store to other than a name")
         i = self.slots.setdefault(node.id, len(self.slots))
-        made_tuple = value is not None and (value[0] == MADE_TUPLE or (value[0] == MADE_OBJECT and type(value[1]) is tuple))
+        made_tuple = value is not None and (
+            value[0] == MADE_TUPLE or (value[0] == MADE_OBJECT and type(value[1]) is tuple)
+        )
         (self.tuples.add if made_tuple else self.tuples.discard)(i)
         return i
 
@@ -143,7 +146,7 @@ class _Steps:
                 return
             self.steps.append((STEP_SETATTR, e, target.attr, self.value(value)))
             return
-        if _call(value, 2) and _is(value.func, ast.Attribute, attr="__new__"):  # C.__new__(C, *args)
+        if _call(value, 2) and _attribute(value.func, "__new__"):  # C.__new__(C, *args)
             cls = self.constant(value.func.value)
             if self.constant(value.args[0]) is not cls:
                 raise _NoRecipe("__new__ of another class")
@@ -158,7 +161,7 @@ class _Steps:
         if not _call(value, 4):
             return False
         prev, frame, lasti, lineno = value.args
-        if not (_is(prev, ast.Attribute, attr="__traceback__") and self.slot(prev.value) == e):
+        if not (_attribute(prev, "__traceback__") and self.slot(prev.value) == e):
             return False
         ints = [folded_constant(n) for n in (lasti, lineno)]
         if not all(ok and type(v) is int for ok, v in ints):
@@ -190,7 +193,7 @@ class _Steps:
         elif (
             type(body) is ast.Expr
             and _call(body.value, 2)
-            and _is(body.value.func, ast.Attribute, attr="__init__")
+            and _attribute(body.value.func, "__init__")
             and type(handler) is ast.Pass
         ):  # try: Base.__init__(x, *args) except TypeError: pass
             base = self.constant(body.value.func.value)
@@ -231,7 +234,7 @@ class _Steps:
 
     def ending(self, s) -> None:
         """``return raised(exc, chain)`` (`links._exact_ending`): the C call raises it."""
-        if not (_call(s.value, 2) and self.constant(s.value.func) is C.raised):
+        if not (_call(s.value, 2) and self.constant(s.value.func) is getattr(C, "raised", None)):
             raise _NoRecipe("another return")
         exc, chain = s.value.args
         ok, chain_ = folded_constant(chain)
@@ -240,6 +243,11 @@ class _Steps:
         self.steps.append((STEP_RAISE, self.value(exc), chain_))
 
 
-def _call(node, nargs: int) -> bool:
+def _attribute(node, attr: str) -> TypeGuard[ast.Attribute]:
+    """`node` reads attribute `attr` of something."""
+    return type(node) is ast.Attribute and node.attr == attr
+
+
+def _call(node, nargs: int) -> TypeGuard[ast.Call]:
     """`node` is a call with `nargs` positional arguments and no keywords."""
     return type(node) is ast.Call and len(node.args) == nargs and not node.keywords
