@@ -638,9 +638,34 @@ done:
 #undef CHECKED
 }
 
-/* _crecipes.c: what a Recipe makes; whether an object is one */
-PyObject *recipe_make(PyObject *recipe);
+/* _crecipes.c: what a Recipe makes (given the parameters it reads); whether an object is one */
+PyObject *recipe_make(PyObject *recipe, PyObject *const *params);
+Py_ssize_t recipe_params(PyObject *recipe);
 int recipe_check(PyObject *op);
+
+/* what the region's recipe makes, given the call's arguments */
+static PyObject *
+recipe_of_call(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
+{
+    Py_ssize_t np = recipe_params(c->result);
+    if (np <= n) { /* the parameters it reads are arguments */
+        return recipe_make(c->result, args);
+    }
+    PyObject *params[16];
+    Py_ssize_t i;
+    PyObject *res = NULL;
+    for (i = 0; i < np; i++) {
+        if ((params[i] = param(c, args, n, i)) == NULL) {
+            goto done;
+        }
+    }
+    res = recipe_make(c->result, params);
+done:
+    while (i-- > 0) {
+        Py_DECREF(params[i]);
+    }
+    return res;
+}
 
 static PyObject *
 checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -662,7 +687,7 @@ checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
             }
             else {
                 c->hits++;
-                res = c->result != NULL ? recipe_make(c->result) : PyObject_Vectorcall(c->body, args, nargsf, NULL);
+                res = c->result != NULL ? recipe_of_call(c, args, n) : PyObject_Vectorcall(c->body, args, nargsf, NULL);
             }
             Py_DECREF(cur);
             return res;
@@ -750,7 +775,8 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (!PyFunction_Check(link) || !PyCallable_Check(body) || PyTuple_GET_SIZE(result) > 1
-        || (PyTuple_GET_SIZE(result) == 1 && !recipe_check(PyTuple_GET_ITEM(result, 0)))
+        || (PyTuple_GET_SIZE(result) == 1
+            && (!recipe_check(PyTuple_GET_ITEM(result, 0)) || recipe_params(PyTuple_GET_ITEM(result, 0)) > npos))
         || PyTuple_GET_SIZE(code) % 2 || nlocals < 0 || depth < 0 || npos < 0) {
         PyErr_SetString(PyExc_ValueError,
                         "CheckedLink: code is (op, arg) pairs; link a function, body callable, "

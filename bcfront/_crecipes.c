@@ -18,6 +18,8 @@
  *  - (MADE_TUPLE, parts), (MADE_LIST, parts): a new tuple or list of what each part makes
  *    (a display of the code, made anew by each call);
  *  - (MADE_SLOT, i): the value of local `i` of the steps below (only inside them);
+ *  - (MADE_PARAM, i): the link's positional parameter `i` (the call's argument, or its
+ *    default), which the checked link passes;
  *  - (MADE_STEPS, (nslots, steps)): the steps, run in order on `nslots` locals, the last a
  *    STEP_RAISE (a region that makes an exception and ends ``return raised(exc, chain)``):
  *      (STEP_SET, i, value)                    slot i = value
@@ -41,12 +43,13 @@
 #include <frameobject.h>
 #include <structmember.h>
 
-enum { MADE_OBJECT, MADE_TUPLE, MADE_LIST, MADE_SLOT, MADE_STEPS };
+enum { MADE_OBJECT, MADE_TUPLE, MADE_LIST, MADE_SLOT, MADE_STEPS, MADE_PARAM, MADE_COUNT };
 enum { STEP_SET, STEP_NEW, STEP_CALL, STEP_INIT, STEP_SETATTR, STEP_TRACEBACK, STEP_HANDLED, STEP_RAISE,
        STEP_COUNT };
 
 #define MAX_SLOTS 64 /* most locals a recipe's steps use */
 #define MAX_ARGS 16  /* most arguments a step passes on the C stack (more: a tuple) */
+#define MAX_PARAMS 16 /* a parameter a recipe reads is one of the link's first 16 */
 
 int cfast_raise(PyObject *exc, int chain); /* _cfast.c: raise `exc` as `raised(exc, chain)` says */
 
@@ -57,8 +60,8 @@ static PyObject *traceback_descr; /* BaseException.__dict__['__traceback__'] */
 /* -- the compiled form: every object borrowed from the recipe the Recipe holds ---------- */
 
 typedef struct {
-    int kind;        /* MADE_OBJECT, MADE_SLOT, or MADE_TUPLE / MADE_LIST (then `obj` is the recipe) */
-    Py_ssize_t slot; /* MADE_SLOT's */
+    int kind;        /* MADE_OBJECT, MADE_SLOT, MADE_PARAM, or MADE_TUPLE / MADE_LIST (`obj` the recipe) */
+    Py_ssize_t slot; /* MADE_SLOT's, MADE_PARAM's index */
     PyObject *obj;
 } Value;
 
@@ -81,8 +84,15 @@ typedef struct {
     vectorcallfunc vectorcall;
     PyObject *recipe; /* the tuple */
     Py_ssize_t nslots, nsteps;
-    Step *steps; /* NULL: a value recipe */
+    Step *steps;        /* NULL: a value recipe */
+    Py_ssize_t nparams; /* how many of the link's first positional parameters it reads */
 } Recipe;
+
+/* what the steps read: their locals, the link's parameters */
+typedef struct {
+    PyObject **slots;
+    PyObject *const *params;
+} Locals;
 
 static PyTypeObject RecipeType;
 
@@ -93,8 +103,10 @@ kind_of(PyObject *t)
 }
 
 /* what a value recipe (the tuple) makes; `slots` the steps' locals (NULL outside them) */
+static PyObject *slot(PyObject **slots, Py_ssize_t i);
+
 static PyObject *
-made(PyObject *recipe, PyObject **slots)
+made(PyObject *recipe, const Locals *l)
 {
     long kind = kind_of(recipe);
     PyObject *what = PyTuple_GET_ITEM(recipe, 1);
@@ -102,11 +114,10 @@ made(PyObject *recipe, PyObject **slots)
         return Py_NewRef(what);
     }
     if (kind == MADE_SLOT) {
-        PyObject *v = slots[PyLong_AsSsize_t(what)];
-        if (v == NULL) {
-            PyErr_SetString(PyExc_UnboundLocalError, "a recipe's local read before it was set");
-        }
-        return Py_XNewRef(v);
+        return Py_XNewRef(slot(l->slots, PyLong_AsSsize_t(what)));
+    }
+    if (kind == MADE_PARAM) {
+        return Py_NewRef(l->params[PyLong_AsSsize_t(what)]);
     }
     Py_ssize_t n = PyTuple_GET_SIZE(what);
     PyObject *out = kind == MADE_TUPLE ? PyTuple_New(n) : PyList_New(n);
@@ -114,7 +125,7 @@ made(PyObject *recipe, PyObject **slots)
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *part = made(PyTuple_GET_ITEM(what, i), slots);
+        PyObject *part = made(PyTuple_GET_ITEM(what, i), l);
         if (part == NULL) {
             Py_DECREF(out);
             return NULL;
@@ -141,15 +152,17 @@ slot(PyObject **slots, Py_ssize_t i)
 }
 
 static PyObject *
-value(const Value *v, PyObject **slots)
+value(const Value *v, const Locals *l)
 {
     switch (v->kind) {
     case MADE_OBJECT:
         return Py_NewRef(v->obj);
     case MADE_SLOT:
-        return Py_XNewRef(slot(slots, v->slot));
+        return Py_XNewRef(slot(l->slots, v->slot));
+    case MADE_PARAM:
+        return Py_NewRef(l->params[v->slot]);
     default:
-        return made(v->obj, slots);
+        return made(v->obj, l);
     }
 }
 
@@ -322,12 +335,13 @@ tracebacks(const Step *s, PyObject *e)
 
 /* one step: 0, or -1 with an error set */
 static int
-step_run(const Step *s, PyObject **slots)
+step_run(const Step *s, const Locals *l)
 {
+    PyObject **slots = l->slots;
     PyObject *a, *e, *v, *fn;
     switch (s->kind) {
     case STEP_SET:
-        v = value(&s->v, slots);
+        v = value(&s->v, l);
         if (v == NULL) {
             return -1;
         }
@@ -394,7 +408,7 @@ step_run(const Step *s, PyObject **slots)
         Py_DECREF(v);
         return 0;
     case STEP_SETATTR:
-        v = value(&s->v, slots);
+        v = value(&s->v, l);
         if (v == NULL || (e = slot(slots, s->e)) == NULL) {
             Py_XDECREF(v);
             return -1;
@@ -419,7 +433,7 @@ step_run(const Step *s, PyObject **slots)
         }
         return store_attr(e, s->name, Py_NewRef(v));
     case STEP_RAISE:
-        v = value(&s->v, slots);
+        v = value(&s->v, l);
         if (v == NULL) {
             return -1;
         }
@@ -436,13 +450,14 @@ step_run(const Step *s, PyObject **slots)
 }
 
 static PyObject *
-steps_run(Recipe *r)
+steps_run(Recipe *r, PyObject *const *params)
 {
     PyObject *slots[MAX_SLOTS];
     memset(slots, 0, r->nslots * sizeof(PyObject *));
+    Locals l = {slots, params};
     for (Py_ssize_t i = 0; i < r->nsteps; i++) {
         const Step *s = &r->steps[i];
-        if (step_run(s, slots) < 0) {
+        if (step_run(s, &l) < 0) {
             break;
         }
         if (s->kind == STEP_TRACEBACK) {
@@ -456,26 +471,39 @@ steps_run(Recipe *r)
 }
 
 /* what a Recipe makes, as the region's code would (its result, or NULL and the exception
- * a raising region's code raises -- what its link's `raised(...)` has the C call raise) */
+ * a raising region's code raises -- what its link's `raised(...)` has the C call raise);
+ * `params`: the link's first `recipe_params` positional parameters */
 PyObject *
-recipe_make(PyObject *op)
+recipe_make(PyObject *op, PyObject *const *params)
 {
     Recipe *r = (Recipe *)op;
     if (r->recipe == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Recipe: cleared");
         return NULL;
     }
-    return r->steps == NULL ? made(r->recipe, NULL) : steps_run(r);
+    if (r->steps == NULL) {
+        Locals l = {NULL, params};
+        return made(r->recipe, &l);
+    }
+    return steps_run(r, params);
 }
 
+/* how many of the link's first positional parameters a Recipe reads */
+Py_ssize_t
+recipe_params(PyObject *op)
+{
+    return ((Recipe *)op)->nparams;
+}
+
+/* `recipe(*params)`: for tests, with the parameters it reads */
 static PyObject *
 recipe_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    if (PyVectorcall_NARGS(nargsf) != 0 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
-        PyErr_SetString(PyExc_TypeError, "a Recipe takes no arguments");
+    if (PyVectorcall_NARGS(nargsf) != ((Recipe *)op)->nparams || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+        PyErr_Format(PyExc_TypeError, "this Recipe takes %zd positional arguments", ((Recipe *)op)->nparams);
         return NULL;
     }
-    return recipe_make(op);
+    return recipe_make(op, args);
 }
 
 /* -- checks and compiling: once, when the link is made ---------------------------------- */
@@ -519,11 +547,12 @@ is_kind(PyObject *t, Py_ssize_t size, long below)
     return 1;
 }
 
-/* a value recipe; `nslots` the locals it may read (0: none) */
+/* a value recipe; `nslots` the locals it may read (0: none); the parameters it reads
+ * counted into `*nparams` */
 static int
-value_valid(PyObject *recipe, Py_ssize_t nslots, int depth)
+value_valid(PyObject *recipe, Py_ssize_t nslots, Py_ssize_t *nparams, int depth)
 {
-    if (depth > 32 || !is_kind(recipe, 2, MADE_STEPS)) {
+    if (depth > 32 || !is_kind(recipe, 2, MADE_COUNT)) {
         return 0;
     }
     long kind = kind_of(recipe);
@@ -534,11 +563,22 @@ value_valid(PyObject *recipe, Py_ssize_t nslots, int depth)
     if (kind == MADE_SLOT) {
         return is_index(what, nslots);
     }
+    if (kind == MADE_PARAM) {
+        if (!is_index(what, MAX_PARAMS)) {
+            return 0;
+        }
+        Py_ssize_t i = PyLong_AsSsize_t(what);
+        *nparams = i + 1 > *nparams ? i + 1 : *nparams;
+        return 1;
+    }
+    if (kind == MADE_STEPS) {
+        return 0;
+    }
     if (!PyTuple_CheckExact(what)) {
         return 0;
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(what); i++) {
-        if (!value_valid(PyTuple_GET_ITEM(what, i), nslots, depth + 1)) {
+        if (!value_valid(PyTuple_GET_ITEM(what, i), nslots, nparams, depth + 1)) {
             return 0;
         }
     }
@@ -549,7 +589,7 @@ static Value
 value_of(PyObject *recipe)
 {
     Value v = {(int)kind_of(recipe), 0, PyTuple_GET_ITEM(recipe, 1)};
-    if (v.kind == MADE_SLOT) {
+    if (v.kind == MADE_SLOT || v.kind == MADE_PARAM) {
         v.slot = PyLong_AsSsize_t(v.obj);
     }
     else if (v.kind != MADE_OBJECT) {
@@ -566,7 +606,7 @@ static const Py_ssize_t step_sizes[STEP_COUNT] = {
 /* step tuple `t` compiled into `s`; 0 where it is no step (the last, and only the last, a
  * STEP_RAISE) */
 static int
-step_compile(PyObject *t, Py_ssize_t nslots, int last, Step *s)
+step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step *s)
 {
     if (!PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) < 1 || !is_index(PyTuple_GET_ITEM(t, 0), STEP_COUNT)) {
         return 0;
@@ -580,7 +620,7 @@ step_compile(PyObject *t, Py_ssize_t nslots, int last, Step *s)
 #define SLOT(i, field) (is_index(ITEM(i), nslots) && ((s->field = PyLong_AsSsize_t(ITEM(i))), 1))
     switch (s->kind) {
     case STEP_SET:
-        return SLOT(1, dst) && value_valid(ITEM(2), nslots, 0) && (s->v = value_of(ITEM(2)), 1);
+        return SLOT(1, dst) && value_valid(ITEM(2), nslots, nparams, 0) && (s->v = value_of(ITEM(2)), 1);
     case STEP_NEW:
         s->obj = ITEM(2);
         return SLOT(1, dst) && SLOT(3, a);
@@ -593,7 +633,7 @@ step_compile(PyObject *t, Py_ssize_t nslots, int last, Step *s)
         return SLOT(2, e) && SLOT(3, a);
     case STEP_SETATTR:
         s->name = ITEM(2);
-        return SLOT(1, e) && PyUnicode_CheckExact(s->name) && value_valid(ITEM(3), nslots, 0)
+        return SLOT(1, e) && PyUnicode_CheckExact(s->name) && value_valid(ITEM(3), nslots, nparams, 0)
             && (s->v = value_of(ITEM(3)), 1);
     case STEP_TRACEBACK:
         s->obj = ITEM(2);
@@ -612,7 +652,7 @@ step_compile(PyObject *t, Py_ssize_t nslots, int last, Step *s)
         s->name = ITEM(4);
         return SLOT(1, dst) && SLOT(3, e) && PyUnicode_CheckExact(s->name);
     case STEP_RAISE:
-        if (!value_valid(ITEM(1), nslots, 0) || !PyBool_Check(ITEM(2))) {
+        if (!value_valid(ITEM(1), nslots, nparams, 0) || !PyBool_Check(ITEM(2))) {
             return 0;
         }
         s->v = value_of(ITEM(1));
@@ -635,13 +675,13 @@ recipe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     const char *wrong = "Recipe: not a recipe";
-    Py_ssize_t nslots = 0, nsteps = 0;
+    Py_ssize_t nslots = 0, nsteps = 0, nparams = 0;
     Step *steps = NULL;
-    if (!is_kind(recipe, 2, MADE_STEPS + 1) || kind_of(recipe) == MADE_SLOT) {
+    if (!is_kind(recipe, 2, MADE_COUNT) || kind_of(recipe) == MADE_SLOT) {
         goto fail;
     }
     if (kind_of(recipe) != MADE_STEPS) {
-        if (!value_valid(recipe, 0, 0)) {
+        if (!value_valid(recipe, 0, &nparams, 0)) {
             goto fail;
         }
     }
@@ -660,7 +700,7 @@ recipe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             return PyErr_NoMemory();
         }
         for (Py_ssize_t i = 0; i < nsteps; i++) {
-            if (!step_compile(PyTuple_GET_ITEM(items, i), nslots, i == nsteps - 1, &steps[i])) {
+            if (!step_compile(PyTuple_GET_ITEM(items, i), nslots, &nparams, i == nsteps - 1, &steps[i])) {
                 goto fail;
             }
         }
@@ -680,6 +720,7 @@ recipe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     r->nslots = nslots;
     r->nsteps = nsteps;
     r->steps = steps;
+    r->nparams = nparams;
     PyObject_GC_Track(r);
     return (PyObject *)r;
 fail:

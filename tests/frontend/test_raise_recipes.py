@@ -240,6 +240,42 @@ def test_most_raising_regions_have_a_recipe(monkeypatch):
     assert sum(1 for m in made if m) >= len(RAISING) - 2, made
 
 
+# -- the call's arguments in the exception -------------------------------------------------
+
+
+def raise_argument(x):
+    raise ValueError(x)
+
+
+def raise_default(x, y=[]):  # noqa: B006 - the very default is what it raises
+    raise LookupError(x, y)
+
+
+def raise_from_star(x, *rest):
+    raise KeyError(x, len(rest))
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (raise_argument, ([1, 2],)),
+        (raise_argument, (object(),)),
+        (raise_default, ([3],)),
+        (raise_from_star, ([4], 1, 2)),
+    ],
+)
+def test_a_recipe_raises_the_very_arguments_of_the_call(fn, args):
+    cf = captured(fn, args)
+    assert outcome(cf, args) == outcome(fn, args) == outcome(captured(fn, args, checked=False), args)
+    assert frames_run(cf, *args) == (outcome(fn, args)[0], [])  # the recipe's: no frame
+    try:
+        cf(*args)
+    except Exception as e:  # noqa: BLE001
+        assert e.args[0] is args[0]  # the argument itself, as natively
+        if fn is raise_default:
+            assert e.args[1] is fn.__defaults__[0]
+
+
 # -- a recipe after the capture: what the code reads at run time ---------------------------
 
 
@@ -426,11 +462,11 @@ def test_the_kinds_are_the_c_ones_in_order():
     import re
 
     src = (pathlib.Path(bcfront.__file__).parent / "_crecipes.c").read_text()
-    made = re.search(r"enum \{ (MADE_[^}]*)\}", src).group(1).replace(" ", "").split(",")
+    made = re.search(r"enum \{ (MADE_[^}]*)\}", src).group(1).replace(" ", "").split(",")[:-1]
     steps = (
         re.search(r"enum \{ (STEP_[^}]*)\}", src, re.S).group(1).replace(" ", "").replace("\n", "").split(",")
     )
-    assert [getattr(raise_recipes, k) for k in made] == list(range(len(made)))
+    assert made[-1] == "MADE_PARAM" and [getattr(raise_recipes, k) for k in made] == list(range(len(made)))
     assert [getattr(raise_recipes, k) for k in steps if k != "STEP_COUNT"] == list(range(len(steps) - 1))
 
 

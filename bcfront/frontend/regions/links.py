@@ -180,7 +180,7 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
     # what the C call makes itself, without the region's frame, where that is all it does
     recipe = region_result(region_lines, scope, local_names)
     if body is None:  # a region ending in a raise: the body returns `raised(...)` as the link
-        recipe = recipe or region_raise(region_lines, scope, local_names)
+        recipe = recipe or region_raise(region_lines, scope, local_names, sig.positional)
         while name in scope:  # not a constant's name: the function would take its place
             name += "_"
         src = f"def {name}({', '.join(params)}):\n" + "\n".join(region_lines) + "\n"

@@ -26,28 +26,30 @@ from ...cfast import C
 from .check_program import folded_constant
 from .result_recipes import MADE_LIST, MADE_OBJECT, MADE_TUPLE, immutable_constant
 
-MADE_SLOT, MADE_STEPS = 3, 4  # `_crecipes.c`'s further recipe kinds
+MADE_SLOT, MADE_STEPS, MADE_PARAM = 3, 4, 5  # `_crecipes.c`'s further recipe kinds
 STEP_SET, STEP_NEW, STEP_CALL, STEP_INIT, STEP_SETATTR, STEP_TRACEBACK, STEP_HANDLED, STEP_RAISE = range(8)
-MAX_SLOTS = 64  # `_crecipes.c`'s bound
+MAX_SLOTS, MAX_PARAMS = 64, 16  # `_crecipes.c`'s bounds
 
 
 class _NoRecipe(Exception):
     """The region's code does something a raise recipe does not."""
 
 
-def region_raise(lines: list[str], globals_: dict, local_names=()) -> tuple:
+def region_raise(lines: list[str], globals_: dict, local_names=(), params=()) -> tuple:
     """``((MADE_STEPS, (nslots, steps)),)`` where the region's code `lines` only makes
     exceptions (the forms of `codegen.Rebuilder._exception`) and returns
     ``raised(exc, chain)``, else ().  `globals_`: the link's globals (read now, as the check
     program reads them: the region reads none that the chain rebinds); `local_names`: the
-    function's locals (one not bound by the lines before it is read is a parameter)."""
+    function's locals (one not bound by the lines before it is read is a parameter);
+    `params`: the link's positional parameters, in order (the ones a recipe may read: the
+    checked link passes them, the call's arguments or their defaults)."""
     if C is None or getattr(C, "raised", None) is None:
         return ()
     try:
         stmts = ast.parse("def _():\n" + "\n".join(lines) + "\n").body[0].body  # type: ignore[attr-defined]
     except SyntaxError:
         return ()
-    reader = _Steps(globals_, set(local_names))
+    reader = _Steps(globals_, set(local_names), list(params)[:MAX_PARAMS])
     try:
         for s in stmts:
             if type(s) is ast.Return:
@@ -68,8 +70,8 @@ def _is(node, kind, **fields) -> bool:
 class _Steps:
     """`region_raise`'s reading of the statements, one step each."""
 
-    def __init__(self, globals_: dict, locals_: set):
-        self.globals, self.locals = globals_, locals_
+    def __init__(self, globals_: dict, locals_: set, params: list[str]):
+        self.globals, self.locals, self.params = globals_, locals_, params
         self.slots: dict[str, int] = {}
         self.tuples: set[int] = set()  # the slots holding a tuple (``*name`` reads one)
         self.steps: list[tuple] = []
@@ -108,6 +110,8 @@ class _Steps:
         if type(node) is ast.Name:
             if node.id in self.slots:
                 return (MADE_SLOT, self.slots[node.id])
+            if node.id in self.params:
+                return (MADE_PARAM, self.params.index(node.id))
             return (MADE_OBJECT, self.constant(node))
         if type(node) in (ast.Tuple, ast.List) and type(node.ctx) is ast.Load:
             if any(type(e) is ast.Starred for e in node.elts):
