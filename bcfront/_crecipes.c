@@ -20,6 +20,8 @@
  *  - (MADE_SLOT, i): the value of local `i` of the steps below (only inside them);
  *  - (MADE_PARAM, i): the link's positional parameter `i` (the call's argument, or its
  *    default), which the checked link passes;
+ *  - (MADE_DICT, (k0, v0, k1, v1, ...)): a new dict of what the parts make, stored in order
+ *    (a dict display);
  *  - (MADE_STEPS, (nslots, steps)): the steps, run in order on `nslots` locals, the last a
  *    STEP_RAISE (a region that makes an exception and ends ``return raised(exc, chain)``):
  *      (STEP_SET, i, value)                    slot i = value
@@ -43,7 +45,7 @@
 #include <frameobject.h>
 #include <structmember.h>
 
-enum { MADE_OBJECT, MADE_TUPLE, MADE_LIST, MADE_SLOT, MADE_STEPS, MADE_PARAM, MADE_COUNT };
+enum { MADE_OBJECT, MADE_TUPLE, MADE_LIST, MADE_SLOT, MADE_STEPS, MADE_PARAM, MADE_DICT, MADE_COUNT };
 enum { STEP_SET, STEP_NEW, STEP_CALL, STEP_INIT, STEP_SETATTR, STEP_TRACEBACK, STEP_HANDLED, STEP_RAISE,
        STEP_COUNT };
 
@@ -60,7 +62,7 @@ static PyObject *traceback_descr; /* BaseException.__dict__['__traceback__'] */
 /* -- the compiled form: every object borrowed from the recipe the Recipe holds ---------- */
 
 typedef struct {
-    int kind;        /* MADE_OBJECT, MADE_SLOT, MADE_PARAM, or MADE_TUPLE / MADE_LIST (`obj` the recipe) */
+    int kind;        /* MADE_OBJECT, MADE_SLOT, MADE_PARAM, or a display (`obj` the recipe) */
     Py_ssize_t slot; /* MADE_SLOT's, MADE_PARAM's index */
     PyObject *obj;
 } Value;
@@ -120,6 +122,29 @@ made(PyObject *recipe, const Locals *l)
         return Py_NewRef(l->params[PyLong_AsSsize_t(what)]);
     }
     Py_ssize_t n = PyTuple_GET_SIZE(what);
+    if (kind == MADE_DICT) { /* as BUILD_MAP: the parts made in order, then stored in order */
+        PyObject *parts[2 * 32];
+        PyObject *d = NULL;
+        Py_ssize_t i;
+        for (i = 0; i < n; i++) {
+            if ((parts[i] = made(PyTuple_GET_ITEM(what, i), l)) == NULL) {
+                goto dict_done;
+            }
+        }
+        if ((d = PyDict_New()) != NULL) {
+            for (Py_ssize_t j = 0; j < n; j += 2) {
+                if (PyDict_SetItem(d, parts[j], parts[j + 1]) < 0) {
+                    Py_CLEAR(d);
+                    break;
+                }
+            }
+        }
+    dict_done:
+        while (i-- > 0) {
+            Py_DECREF(parts[i]);
+        }
+        return d;
+    }
     PyObject *out = kind == MADE_TUPLE ? PyTuple_New(n) : PyList_New(n);
     if (out == NULL) {
         return NULL;
@@ -574,7 +599,8 @@ value_valid(PyObject *recipe, Py_ssize_t nslots, Py_ssize_t *nparams, int depth)
     if (kind == MADE_STEPS) {
         return 0;
     }
-    if (!PyTuple_CheckExact(what)) {
+    if (!PyTuple_CheckExact(what)
+        || (kind == MADE_DICT && (PyTuple_GET_SIZE(what) % 2 || PyTuple_GET_SIZE(what) > 2 * 32))) {
         return 0;
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(what); i++) {

@@ -26,7 +26,7 @@ from ...cfast import C
 from .check_program import folded_constant
 from .result_recipes import MADE_LIST, MADE_OBJECT, MADE_TUPLE, immutable_constant
 
-MADE_SLOT, MADE_STEPS, MADE_PARAM = 3, 4, 5  # `_crecipes.c`'s further recipe kinds
+MADE_SLOT, MADE_STEPS, MADE_PARAM, MADE_DICT = 3, 4, 5, 6  # `_crecipes.c`'s further kinds
 STEP_SET, STEP_NEW, STEP_CALL, STEP_INIT, STEP_SETATTR, STEP_TRACEBACK, STEP_HANDLED, STEP_RAISE = range(8)
 MAX_SLOTS, MAX_PARAMS = 64, 16  # `_crecipes.c`'s bounds
 
@@ -118,6 +118,14 @@ class _Steps:
                 raise _NoRecipe("an unpacking display")
             kind = MADE_TUPLE if type(node) is ast.Tuple else MADE_LIST
             return (kind, tuple(self.value(e) for e in node.elts))
+        if type(node) is ast.NamedExpr:  # ``(name := v)`` in a display: bound first (all pure)
+            v = self.value(node.value)
+            i = self.target(node.target, v)
+            self.steps.append((STEP_SET, i, v))
+            return (MADE_SLOT, i)
+        if type(node) is ast.Dict and None not in node.keys and len(node.keys) <= 32:  # no ``**``
+            pairs = zip(node.keys, node.values, strict=True)
+            return (MADE_DICT, tuple(self.value(x) for pair in pairs for x in pair))
         raise _NoRecipe(f"a {type(node).__name__} value")
 
     def star(self, node) -> int:
