@@ -1,7 +1,7 @@
 """The C part of bcfront: two optional extensions, `bcfront._cfast` (the cached call's fast
-path: `_cfast.c` and `_cchecks.c`) and `bcfront._canalysis` (the analyzer's kernels).  Where they cannot be
-built (no compiler), bcfront runs its pure-Python paths; everything else is in
-pyproject.toml."""
+path: `_cfast.c`, `_cchecks.c`, `_crecipes.c`) and `bcfront._canalysis` (the analyzer's
+kernels).  Where they cannot be built (no compiler), bcfront runs its pure-Python paths;
+everything else is in pyproject.toml."""
 
 from setuptools import Extension, setup
 
@@ -9,7 +9,7 @@ setup(
     ext_modules=[
         Extension(
             "bcfront._cfast",
-            ["bcfront/_cfast.c", "bcfront/_cchecks.c"],
+            ["bcfront/_cfast.c", "bcfront/_cchecks.c", "bcfront/_crecipes.c"],
             depends=["bcfront/_cdict.h"],  # dict_tag, both files'
             optional=True,
         ),

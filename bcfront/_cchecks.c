@@ -7,7 +7,8 @@
  * a Python function with the link's own parameters (`body`), the Python link itself and the
  * next callable of the chain.  Called with positional arguments that bind to the link's
  * parameters as positional ones, it runs the program on them: where it passes, it returns
- * `body(*args)` -- or the constant the region returns, if it returns nothing else; where a
+ * `body(*args)` -- or what the region's code makes, where a recipe of it is (`_crecipes.c`:
+ * the value it returns, made of constants; the exception it only makes and raises); where a
  * check fails, or raises an Exception (the Python link's `except Exception: break`), it goes
  * on to `next` -- in a loop while the next is a CheckedLink too, without growing the C stack.
  * Anything else (keywords, a count of arguments the link would bind otherwise) calls the
@@ -111,7 +112,7 @@ typedef struct {
     PyObject *body;     /* body(*args): the region's code, where the checks pass */
     PyObject *link;     /* the Python link: called where this does not bind the call itself */
     PyObject *next;     /* called where a check fails */
-    PyObject *result;   /* how to make what the region returns (a recipe, `made`), or NULL: call `body` */
+    PyObject *result;   /* a recipe of what the region does (`_crecipes.c`), or NULL: call `body` */
     Py_ssize_t hits;    /* calls whose checks passed here (for tests and explain) */
 } CheckedLink;
 
@@ -637,62 +638,33 @@ done:
 #undef CHECKED
 }
 
-enum { MADE_OBJECT, MADE_TUPLE, MADE_LIST };
+/* _crecipes.c: what a Recipe makes (given the parameters it reads); whether an object is one */
+PyObject *recipe_make(PyObject *recipe, PyObject *const *params);
+Py_ssize_t recipe_params(PyObject *recipe);
+int recipe_check(PyObject *op);
 
-/* what a recipe makes, as the region's code would: (MADE_OBJECT, v) is v itself (a constant
- * of its code); (MADE_TUPLE, parts) and (MADE_LIST, parts) a new tuple or list of what each
- * part makes (a display of the code, made anew by each call) */
+/* what the region's recipe makes, given the call's arguments */
 static PyObject *
-made(PyObject *recipe)
+recipe_of_call(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
 {
-    long kind = PyLong_AsLong(PyTuple_GET_ITEM(recipe, 0));
-    PyObject *what = PyTuple_GET_ITEM(recipe, 1);
-    if (kind == MADE_OBJECT) {
-        return Py_NewRef(what);
+    Py_ssize_t np = recipe_params(c->result);
+    if (np <= n) { /* the parameters it reads are arguments */
+        return recipe_make(c->result, args);
     }
-    Py_ssize_t n = PyTuple_GET_SIZE(what);
-    PyObject *out = kind == MADE_TUPLE ? PyTuple_New(n) : PyList_New(n);
-    if (out == NULL) {
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *part = made(PyTuple_GET_ITEM(what, i));
-        if (part == NULL) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        if (kind == MADE_TUPLE) {
-            PyTuple_SET_ITEM(out, i, part);
-        }
-        else {
-            PyList_SET_ITEM(out, i, part);
+    PyObject *params[16];
+    Py_ssize_t i;
+    PyObject *res = NULL;
+    for (i = 0; i < np; i++) {
+        if ((params[i] = param(c, args, n, i)) == NULL) {
+            goto done;
         }
     }
-    return out;
-}
-
-/* a recipe `made` can read: checked once, when the link is made */
-static int
-recipe_valid(PyObject *recipe, int depth)
-{
-    if (depth > 32 || !PyTuple_CheckExact(recipe) || PyTuple_GET_SIZE(recipe) != 2
-        || !PyLong_CheckExact(PyTuple_GET_ITEM(recipe, 0))) {
-        return 0;
+    res = recipe_make(c->result, params);
+done:
+    while (i-- > 0) {
+        Py_DECREF(params[i]);
     }
-    long kind = PyLong_AsLong(PyTuple_GET_ITEM(recipe, 0));
-    if (kind == MADE_OBJECT) {
-        return 1;
-    }
-    PyObject *parts = PyTuple_GET_ITEM(recipe, 1);
-    if ((kind != MADE_TUPLE && kind != MADE_LIST) || !PyTuple_CheckExact(parts)) {
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(parts); i++) {
-        if (!recipe_valid(PyTuple_GET_ITEM(parts, i), depth + 1)) {
-            return 0;
-        }
-    }
-    return 1;
+    return res;
 }
 
 static PyObject *
@@ -715,7 +687,7 @@ checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
             }
             else {
                 c->hits++;
-                res = c->result != NULL ? made(c->result) : PyObject_Vectorcall(c->body, args, nargsf, NULL);
+                res = c->result != NULL ? recipe_of_call(c, args, n) : PyObject_Vectorcall(c->body, args, nargsf, NULL);
             }
             Py_DECREF(cur);
             return res;
@@ -803,11 +775,12 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (!PyFunction_Check(link) || !PyCallable_Check(body) || PyTuple_GET_SIZE(result) > 1
-        || (PyTuple_GET_SIZE(result) == 1 && !recipe_valid(PyTuple_GET_ITEM(result, 0), 0))
+        || (PyTuple_GET_SIZE(result) == 1
+            && (!recipe_check(PyTuple_GET_ITEM(result, 0)) || recipe_params(PyTuple_GET_ITEM(result, 0)) > npos))
         || PyTuple_GET_SIZE(code) % 2 || nlocals < 0 || depth < 0 || npos < 0) {
         PyErr_SetString(PyExc_ValueError,
                         "CheckedLink: code is (op, arg) pairs; link a function, body callable, "
-                        "result () or (recipe,), counts >= 0");
+                        "result () or (Recipe,), counts >= 0");
         return NULL;
     }
     CheckedLink *c = PyObject_GC_New(CheckedLink, type);

@@ -20,6 +20,8 @@
  *    locals, which hold the exception, make no reference cycle with it);
  *  - `CheckedLink` (in `_cchecks.c`, built into this module): an exact link whose checks
  *    run in C, as a small program compiled from the link's own checks.
+ *  - `Recipe` (in `_crecipes.c`, built into this module): what a checked link's region does
+ *    -- returns a value made of constants, or makes an exception and raises it -- made by C.
  *
  * `DispatchBase` is the base class of `bcfront.CapturedFunction` where this module is built.
  * `fast_call` arms an instance (`_dispatch_set`) with the first of its entries' exact link
@@ -286,6 +288,22 @@ keywords_bind(DispatchBase *d)
         && ((PyFunctionObject *)first)->func_qualname == ((PyFunctionObject *)d->root)->func_qualname;
 }
 
+/* `exc` (the reference taken) raised as `raise exc` would in the link: chained to the
+ * exception the caller handles where `chain` (PyErr_SetObject does it), with the traceback
+ * the region made.  -1.  (`_crecipes.c` raises a raise recipe's exception so.) */
+int
+cfast_raise(PyObject *exc, int chain)
+{
+    if (chain) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+    else {  /* PyErr_Restore takes the three references */
+        PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+    }
+    return -1;
+}
+
 /* raised here as `raise exc` would in the link (implicit chaining where asked), with its
  * traceback as the region made it, where the link returned `raised(exc, chain)`; else `res` */
 static PyObject *
@@ -297,13 +315,7 @@ unwrap_raised(PyObject *res)
     PyObject *exc = Py_NewRef(((Raised *)res)->exc);
     int chain = ((Raised *)res)->chain;
     Py_DECREF(res);
-    if (chain) {
-        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-        Py_DECREF(exc);
-    }
-    else {  /* PyErr_Restore takes the three references */
-        PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
-    }
+    cfast_raise(exc, chain);
     return NULL;
 }
 
@@ -846,6 +858,7 @@ static struct PyModuleDef cfast_module = {
 };
 
 int cchecks_add(PyObject *module); /* _cchecks.c */
+int recipes_add(PyObject *module);   /* _crecipes.c */
 
 PyMODINIT_FUNC
 PyInit__cfast(void)
@@ -858,9 +871,9 @@ PyInit__cfast(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
-        || cchecks_add(m) < 0
+        || cchecks_add(m) < 0 || recipes_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 6) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 7) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -22,7 +22,9 @@ Two kinds, by who calls the first link:
   them all; ``*args`` and ``**kwargs`` are fine).  A region that ends raising its result
   returns ``raised(result)`` instead, and the C call raises it: the link's frame is not
   in the traceback (a Python ``raise`` puts it there), and its locals, which hold the
-  exception, make no cycle with the exception's traceback (the collector's work).
+  exception, make no cycle with the exception's traceback (the collector's work).  Where
+  that region's code only makes the exception, a checked link makes and raises it in C
+  (`raise_recipes`), with no frame at all.
 
 A generator region has no link (its body cannot follow the checks), nor has a root with
 defaults a chain link (a call leaving one out would go the slow way each time):
@@ -42,6 +44,7 @@ from .check_program import (
     compile_checks,
 )
 from .codegen import compile_function
+from .raise_recipes import region_raise
 from .result_recipes import region_result
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
@@ -174,7 +177,10 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
         program = compile_checks(guard_lines, miss, scope, sig, local_names)
     except Untranslatable:
         return None
+    # what the C call makes itself, without the region's frame, where that is all it does
+    recipe = region_result(region_lines, scope, local_names)
     if body is None:  # a region ending in a raise: the body returns `raised(...)` as the link
+        recipe = recipe or region_raise(region_lines, scope, local_names, sig.positional)
         while name in scope:  # not a constant's name: the function would take its place
             name += "_"
         src = f"def {name}({', '.join(params)}):\n" + "\n".join(region_lines) + "\n"
@@ -191,7 +197,7 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
         program.guarded,
         body,
         link,
-        region_result(region_lines, scope, local_names),
+        tuple(C.Recipe(r) for r in recipe),
     )
 
 

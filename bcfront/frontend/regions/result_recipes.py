@@ -4,7 +4,7 @@ An exact link's region often does nothing but return a value made of constants -
 scalar, a tuple Python folds into one constant, a tuple or list display of such parts
 (``return (n % 7, n * 2)`` traced with ``n == 3``).  `region_result` reads the region's
 code (the text its function is compiled from, parsed with `ast`) and, where that is all it
-does, gives a recipe `_cchecks.c` follows (``made``) to make the value as the code would --
+does, gives a recipe the C call follows (`_crecipes.c`) to make the value as the code would --
 the very constant object, or a new tuple or list per call -- without calling the region
 (no frame).  Anything else gives no recipe, and the region's function runs as before.
 """
@@ -20,7 +20,7 @@ class _NoRecipe(Exception):
     """The region's code does something else than return a value made of constants."""
 
 
-MADE_OBJECT, MADE_TUPLE, MADE_LIST = 0, 1, 2  # a result recipe's kinds (`made` in _cchecks.c)
+MADE_OBJECT, MADE_TUPLE, MADE_LIST = 0, 1, 2  # a result recipe's kinds (`_crecipes.c`)
 
 
 def region_result(lines: list[str], globals_: dict, local_names=()) -> tuple:
@@ -60,7 +60,7 @@ class _ResultRecipe:
 
     def recipe(self, node) -> tuple:
         ok, v = folded_constant(node)
-        if ok and _immutable_constant(v):
+        if ok and immutable_constant(v):
             return (MADE_OBJECT, v)
         if isinstance(node, ast.Name):
             return self.name(node.id)
@@ -87,5 +87,5 @@ class _ResultRecipe:
         raise _NoRecipe(f"{name} is not a constant")
 
 
-def _immutable_constant(v) -> bool:
-    return type(v) in SCALARS or (type(v) is tuple and all(_immutable_constant(x) for x in v))
+def immutable_constant(v) -> bool:
+    return type(v) in SCALARS or (type(v) is tuple and all(immutable_constant(x) for x in v))
