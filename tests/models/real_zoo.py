@@ -480,7 +480,11 @@ class HFGenerate(nn.Module):
 
     def forward(self, input_ids):
         return self.lm.generate(
-            input_ids, max_new_tokens=self.new_tokens, do_sample=False, pad_token_id=0, num_beams=self.num_beams
+            input_ids,
+            max_new_tokens=self.new_tokens,
+            do_sample=False,
+            pad_token_id=0,
+            num_beams=self.num_beams,
         )
 
 
