@@ -168,3 +168,38 @@ def test_a_direct_scan_lets_an_inner_values_stop_iteration_out_as_c_does(doc):
     cf = bcfront.capture(scan, fullgraph=True)
     for _ in range(2):
         assert _outcome(cf, scanner, doc, 0) == want
+
+
+def _frames(fn, *args):
+    """The (function, file) of each traceback entry below the caller's frame."""
+    import traceback
+
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001 - the exception is the point
+        return [(f.name, f.filename) for f in traceback.extract_tb(e.__traceback__)[1:]]
+    raise AssertionError("no exception")
+
+
+def _loads_with_raising_hook(s):
+    def hook(d):
+        if "bad" in d:
+            raise KeyError("bad")
+        return d
+
+    return json.loads(s, object_hook=hook)
+
+
+@pytest.mark.parametrize(
+    "fn, doc", [(json.loads, "[1 2]"), (json.loads, "{"), (_loads_with_raising_hook, '{"bad": 1}')]
+)
+def test_traceback_has_no_frame_of_the_python_scanner(fn, doc):
+    """C's scanner adds no frame to a traceback; a hook it calls adds its own."""
+
+    def call(s):
+        return fn(s)
+
+    cf = bcfront.capture(call, fullgraph=True)
+    want = _frames(call, doc)
+    _frames(cf, doc)  # the capture
+    assert _frames(cf, doc) == want

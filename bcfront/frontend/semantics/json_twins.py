@@ -21,11 +21,13 @@ stays a graph break and runs natively.
 from __future__ import annotations
 
 import json.decoder
+import json.scanner
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.c_instances import CInstanceV
-from ..model.values import Const, ObjectV
+from ..model.tracer import SymbolicRaise
+from ..model.values import Const, ExceptionV, ObjectV
 from . import dispatch, ops, own_code, py_twins
 from .registry import CONSTRUCTORS, MODELS
 
@@ -154,7 +156,25 @@ def _scanner_model(tx, fv, args, kwargs):
     ):
         why = "a json Scanner called on values not known now"
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, why)
-    return dispatch.inline_call(tx, ObjectV(scan_once), [fv, text, idx], {})
+    try:
+        return dispatch.inline_call(tx, ObjectV(scan_once), [fv, text, idx], {})
+    except SymbolicRaise as e:  # C's scanner adds no frame: only a hook's own stay
+        exc = e.exc
+        if isinstance(exc, ExceptionV):
+            tx.set(exc, "tb", tuple(t for t in exc.tb if (t[0], t[1]) not in _TWIN_FRAMES))
+        raise
+
+
+# the traceback entries of the Python standing in for the C scanner (file, function)
+_TWIN_FRAMES = frozenset(
+    {
+        (__file__, "scan_once"),
+        (json.scanner.__file__, "scan_once"),
+        (json.scanner.__file__, "_scan_once"),
+        (json.decoder.__file__, "JSONObject"),
+        (json.decoder.__file__, "JSONArray"),
+    }
+)
 
 
 if _SCANNER is not None:
