@@ -14,7 +14,6 @@ One `Tracer` lives for one symbolic execution of one function.  It owns
 
 from __future__ import annotations
 
-import linecache
 import types
 
 from ...errors import UnsupportedError
@@ -24,6 +23,7 @@ from ...reasons import BreakReason
 from ...report import UserFrame
 from .guard_kinds import GuardKind
 from .guards import Guard, GuardSet
+from .source_lines import source_line
 from .sources import Ref
 
 INLINE_DEPTH_LIMIT = 24  # recursion is inlined this deep, then breaks
@@ -186,7 +186,7 @@ class Tracer:
         f = self.frames[-1]
         ins = f.cur
         lineno = ins.lineno if ins is not None else f.code.co_firstlineno
-        line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
+        line = source_line(f.code.co_filename, lineno)
         return Loc(f.code.co_filename, lineno, f.code.co_name, line)
 
     def report_frame(self, f=None) -> UserFrame:
@@ -195,7 +195,7 @@ class Tracer:
         key = (f.name, f.code.co_filename, lineno)
         hit = _FRAMES.get(key)
         if hit is None:
-            line = linecache.getline(f.code.co_filename, lineno or 0).strip() if lineno else ""
+            line = source_line(f.code.co_filename, lineno)
             hit = _FRAMES[key] = UserFrame(f.name, f.code.co_filename, lineno, line)
             if len(_FRAMES) > 50_000:
                 _FRAMES.clear()

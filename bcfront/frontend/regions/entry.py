@@ -158,9 +158,9 @@ def refine_first_use(tx, root) -> None:
             continue
         line = first.get(src.name)
         if line is not None and line != fu.lineno:
-            import linecache
+            from ..model.source_lines import source_line
 
-            text = linecache.getline(code.co_filename, line).strip()
+            text = source_line(code.co_filename, line)
             tx.guards._guards[key] = dataclasses.replace(
                 g, first_use=UserFrame(fu.function, fu.filename, line, text)
             )
