@@ -17,12 +17,22 @@ arguments, their defaults, ``*args`` items), its other locals (the ones the chec
 a local the checks read and do not assign gives no program) and its globals, which are the
 namespace's constants, fixed once the link is made -- read here once.  (What the region's
 code returns, where the C call can make it itself: `result_recipes`.)
+
+One liberty: a read the checks spell more than once (``d['k'].a.b`` in ten checks, a weak
+reference's referent) is made once, where the checks first make it unconditionally, kept in
+a local and reused (`_Compiler.read_key`).  A guard's sources are reads the tracer modelled as
+plain (a property's or ``__getattr__``'s code is traced as a call, not guarded as a source),
+and nothing between two reads of one guard's run but those reads and comparisons of what
+they found: the second read finds what the first did.  `REUSE_READS` off is the reference
+that re-reads each one, as the link does (`tests/frontend/test_check_program.py` compares).
 """
 
 from __future__ import annotations
 
 import ast
 import types
+import weakref
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +70,8 @@ SCALARS = (int, float, complex, str, bytes, bool, type(None))  # immutable liter
 # hundred to a few thousand characters (the stdlib corpus: 95% under 4,800) -- not where a
 # model's forward is.  A larger guard keeps its Python link.
 LARGEST_TRANSLATED = 20_000
+
+REUSE_READS = True  # a read spelled again reuses the first's value (off: the exact reference)
 
 
 class Untranslatable(Exception):
@@ -128,6 +140,8 @@ def compile_checks(
     if len(stmts) == 1 and type(stmts[0]) is ast.Try:
         stmts, guarded = _guarded_body(stmts[0], miss, globals_), True
     c = _Compiler(miss, globals_, params, set(local_names))
+    if REUSE_READS:
+        c.count_reads(stmts)
     for s in stmts:
         c.stmt(s)
     c.emit("END")
@@ -191,6 +205,11 @@ class _Compiler:
         self.locals: dict[str, int] = {}
         self.sp = self.depth = 0
         self.miss_label = _Label()  # a MISS after the program's END
+        # reads spelled more than once (`read_key`): how often, and the local and names of
+        # each one made so far on every path through the checks
+        self.reads: Counter[str] = Counter()
+        self.kept: dict[str, tuple[int, frozenset[str]]] = {}
+        self.conditional = 0  # >0: what is emitted now runs only on some paths
 
     # -- emission -----------------------------------------------------------------------
 
@@ -270,6 +289,7 @@ class _Compiler:
         if name not in self.local_names:
             raise Untranslatable(f"a store to {name}, not a local of the checks")
         self.emit("STORE", self.locals.setdefault(name, len(self.locals)))
+        self.forget(name)
 
     # -- statements ---------------------------------------------------------------------
 
@@ -292,6 +312,9 @@ class _Compiler:
             self.expr(target.value)
             self.expr(target.slice)
             self.emit("STORE_SUBSCR")
+            for node in ast.walk(target.value):  # what the store changes is read anew
+                if type(node) is ast.Name:
+                    self.forget(node.id)
         else:
             raise Untranslatable("an assignment to something else than a name or an item")
 
@@ -301,6 +324,7 @@ class _Compiler:
             return
         to_else = _Label()
         self.jump_if(s.test, False, to_else)
+        self.conditional += 1
         for b in s.body:
             self.stmt(b)
         if s.orelse:
@@ -312,6 +336,7 @@ class _Compiler:
             self.place(to_end)
         else:
             self.place(to_else)
+        self.conditional -= 1
 
     def jump_if(self, e, cond: bool, target: _Label) -> None:
         """Go to `target` where `e`'s truth is `cond`, each operand's truth tested once, as
@@ -322,14 +347,22 @@ class _Compiler:
             return
         if kind is ast.BoolOp:
             any_ = type(e.op) is ast.Or  # an ``or`` goes where any operand is true
+            # the operands after the first run only where it did not jump: unconditionally
+            # still where its jump is a miss (which ends the checks), else on some paths
+            later = int(target is not self.miss_label)
             if cond == any_:
-                for v in e.values:
+                for i, v in enumerate(e.values):
+                    self.conditional += later * (i == 1)
                     self.jump_if(v, cond, target)
+                self.conditional -= later * (len(e.values) > 1)
                 return
             skip = _Label()
-            for v in e.values[:-1]:
+            for i, v in enumerate(e.values[:-1]):
+                self.conditional += i == 1
                 self.jump_if(v, not cond, skip)
+            self.conditional += len(e.values) == 2
             self.jump_if(e.values[-1], cond, target)
+            self.conditional -= 1
             self.place(skip)
             return
         if target is self.miss_label and not cond and self.assertion(e):
@@ -399,7 +432,54 @@ class _Compiler:
         handler: Any = _EXPRESSIONS.get(type(e))
         if handler is None:
             raise Untranslatable(f"a {type(e).__name__} expression")
+        key = self.read_key(e) if self.reads else None
+        if key is not None and key in self.kept:
+            self.emit("LOCAL", self.kept[key][0])
+            return
         handler(self, e)
+        if key is not None and not self.conditional and self.worth_keeping(e, key):
+            slot = self.locals.setdefault("\0" + key, len(self.locals))  # no name of the link's
+            self.emit("DUP")
+            self.emit("STORE", slot)
+            names = frozenset(n.id for n in ast.walk(e) if type(n) is ast.Name)
+            self.kept[key] = (slot, names)
+
+    # -- reads made once ----------------------------------------------------------------
+
+    def read_key(self, e) -> str | None:
+        """The key of `e` where it is a read the program may make once and reuse (see the
+        module's docstring): an attribute, an item at a literal key, or the referent of a
+        weak reference the link holds (``___C()``), of a name or such a read; else None."""
+        t = type(e)
+        if t is ast.Attribute or (
+            t is ast.Subscript and type(e.slice) is not ast.Slice and folded_constant(e.slice)[0]
+        ):
+            inner = e.value
+        elif t is ast.Call and not e.args and not e.keywords and type(e.func) is ast.Name:
+            ok, v = self.global_value(e.func.id)
+            return ast.dump(e) if ok and type(v) is weakref.ref else None
+        else:
+            return None
+        if type(inner) is not ast.Name and self.read_key(inner) is None:
+            return None
+        return ast.dump(e)
+
+    def count_reads(self, stmts) -> None:
+        for s in stmts:
+            for node in ast.walk(s):
+                key = self.read_key(node)
+                if key is not None:
+                    self.reads[key] += 1
+
+    def worth_keeping(self, e, key: str) -> bool:
+        """Keeping costs two cheap ops (DUP, STORE); each reuse makes one (LOCAL) instead of
+        the read's (a name's, an attribute's, an item's, a call's: one each)."""
+        ops = sum(1 for n in ast.walk(e) if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)))
+        return (self.reads[key] - 1) * (ops - 1) >= 2
+
+    def forget(self, name: str) -> None:
+        """A store to `name` (or into what it holds): the reads of it are made anew."""
+        self.kept = {k: v for k, v in self.kept.items() if name not in v[1]}
 
     def name(self, e: ast.Name) -> None:
         self.load_name(e.id)
@@ -461,7 +541,9 @@ class _Compiler:
         for v in e.values[:-1]:
             self.expr(v)
             jumps.append(self.emit(jump))
+            self.conditional += len(jumps) == 1  # the operands after the first: on some paths
         self.expr(e.values[-1])
+        self.conditional -= 1
         for j in jumps:
             self.patch(j)
 
