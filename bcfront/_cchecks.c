@@ -195,6 +195,25 @@ tag_valid(PyTypeObject *t)
 #define Py_AUDIT_READ PY_AUDIT_READ
 #endif
 
+/* where `t`'s attribute `name` is a slot's member descriptor or a C getset descriptor (data
+ * descriptors: an instance's generic read, and a class's read through type_getattro, call
+ * them before any dict): remember it, for reads of instances of exactly `t` while its tag
+ * holds -- a class's ``__mro__`` or ``__name__`` is its metatype's getset */
+static void
+remember_member(Instr *ip, PyTypeObject *t, PyObject *name)
+{
+    PyObject *d = _PyType_Lookup(t, name);
+    int member = d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)
+        && !(((PyMemberDescrObject *)d)->d_member->flags & Py_AUDIT_READ);
+    int getset = d != NULL && Py_IS_TYPE(d, &PyGetSetDescr_Type) && ((PyGetSetDescrObject *)d)->d_getset->get != NULL;
+    if ((member || getset) && tag_valid(t)) {
+        ip->kind = CACHE_MEMBER;
+        ip->type = t;
+        ip->tag = t->tp_version_tag;
+        ip->found = d;
+    }
+}
+
 /* after `getattr(x, name)` gave `y`: remember what made it, where a later read with the same
  * version tags must give the same -- a class attribute without __get__ (or a plain function,
  * whose __get__ on a class gives itself) and no attribute of that name on the metatype; or
@@ -217,18 +236,12 @@ remember(Instr *ip, PyObject *x, PyObject *name, PyObject *y)
             ip->meta_tag = t->tp_version_tag;
             ip->found = a;
         }
+        else {
+            remember_member(ip, t, name); /* the class's metatype's member, as an instance's */
+        }
     }
     else if (t->tp_getattro == PyObject_GenericGetAttr) {
-        PyObject *d = _PyType_Lookup(t, name);
-        int member = d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)
-            && !(((PyMemberDescrObject *)d)->d_member->flags & Py_AUDIT_READ);
-        int getset = d != NULL && Py_IS_TYPE(d, &PyGetSetDescr_Type) && ((PyGetSetDescrObject *)d)->d_getset->get != NULL;
-        if ((member || getset) && tag_valid(t)) {
-            ip->kind = CACHE_MEMBER;
-            ip->type = t;
-            ip->tag = t->tp_version_tag;
-            ip->found = d;
-        }
+        remember_member(ip, t, name);
     }
     PyErr_Clear(); /* (a lookup's error: nothing cached) */
 }
