@@ -411,9 +411,10 @@ holds(CheckedLink *c, const Instr *ip, PyObject *x)
 static int
 run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
 {
-    PyObject *small_stack[16], *small_locals[8];
+    /* (locals: the reads a program keeps, `check_program.REUSE_READS`, as well as its own) */
+    PyObject *small_stack[16], *small_locals[32];
     PyObject **stack = c->depth <= 16 ? small_stack : PyMem_Calloc(c->depth, sizeof(PyObject *));
-    PyObject **locals = c->nlocals <= 8 ? small_locals : PyMem_Calloc(c->nlocals, sizeof(PyObject *));
+    PyObject **locals = c->nlocals <= 32 ? small_locals : PyMem_Calloc(c->nlocals, sizeof(PyObject *));
     if (stack == NULL || locals == NULL) {
         if (stack != NULL && stack != small_stack) {
             PyMem_Free(stack);

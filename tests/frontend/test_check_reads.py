@@ -173,3 +173,15 @@ def test_random_checks_with_reads_made_once_decide_as_their_python(guarded_, mon
                 assert (got, cell) == (want, want_cell), ("\n".join(lines), args)
                 assert set(log) <= set(want_log) and len(log) <= len(want_log)
     assert reused >= 100
+
+
+@pytest.mark.parametrize("n", [7, 20, 40])  # kept in the C call's own locals, then in memory
+def test_many_kept_reads_decide_as_their_python(n):
+    tree = {f"k{i}": NS(a=NS(b=i)) for i in range(n)}
+    test = " and ".join(f"___d['k{i}'].a.b == {i} and ___d['k{i}'].a.b >= 0" for i in range(n))
+    lines = guarded(f"if not (x is not None and {test}):", "    return ___miss")
+    ref, (link, p) = link_of(lines, {"___d": tree})
+    assert p.nlocals >= n
+    assert link.passes(0) is True and ref(0) is True
+    tree[f"k{n - 1}"].a.b = -1
+    assert link.passes(0) is False and ref(0) is MISS
