@@ -185,3 +185,71 @@ def test_many_kept_reads_decide_as_their_python(n):
     assert link.passes(0) is True and ref(0) is True
     tree[f"k{n - 1}"].a.b = -1
     assert link.passes(0) is False and ref(0) is MISS
+
+
+# -- checks of constants left out (`FOLD_CONSTANT_CHECKS`) -----------------------------------
+
+
+class Plain:
+    pass
+
+
+class Other:
+    pass
+
+
+def test_checks_of_immutable_constants_true_when_made_are_left_out():
+    scope = {"___t": (None, 3, "s"), "___tuple": tuple, "___type": type, "___len": len, "___int": int}
+    test = (
+        "___type(___t) is ___tuple and ___len(___t) == 3 and ___t[0] is None and ___t[1] == 3"
+        " and ___type(___t[1]) is ___int and ___t[-1] == 's' and x is not None"
+    )
+    ref, (link, p) = link_of(guarded(f"if not ({test}):", "    return ___miss"), scope)
+    assert [line.split()[1] for line in p.listing()] == ["PARAM", "ASSERT_IS_NOT", "END"]
+    for x in (0, None):
+        assert link.passes(x) == (ref(x) is True)
+
+
+def test_checks_of_constants_that_can_change_or_fail_are_kept():
+    k, items = Plain(), [1, 2]
+    scope = {"___k": k, "___Plain": Plain, "___items": items, "___type": type, "___len": len}
+    scope["___nan"] = float("nan")
+    for test, change in (
+        ("___type(___k) is ___Plain", lambda: setattr(k, "__class__", Other)),  # a class assignable
+        ("___len(___items) == 2", lambda: items.append(3)),  # a list's length
+        ("___items[0] == 1", lambda: items.__setitem__(0, 5)),
+    ):
+        ref, (link, p) = link_of(guarded(f"if not ({test}):", "    return ___miss"), scope)
+        assert len(p.listing()) >= 3, test  # the check is made
+        assert link.passes(0) is True and ref(0) is True
+        change()
+        assert link.passes(0) is False and ref(0) is MISS
+    ref, (link, p) = link_of(guarded("if not (___nan == ___nan):", "    return ___miss"), scope)
+    assert link.passes(0) is False and ref(0) is MISS  # false when made: kept, and misses
+
+
+def test_programs_with_folds_decide_as_without_them(monkeypatch):
+    rng = random.Random(5)
+    consts = ["___t", "___t[0]", "___t[1]", "___t[-1]", "___type(___t)", "___len(___t)", "___type(___t[1])"]
+    consts.append("x")
+    objects = ["___tuple", "___int", "None", "___t[0]", "___t[1]", "x"]  # (no `is` of a literal)
+    scope = {"___t": (None, 3, "s"), "___tuple": tuple, "___type": type, "___len": len, "___int": int}
+
+    def conjunct():
+        if rng.random() < 0.5:
+            return f"{rng.choice(consts)} {rng.choice(['is', 'is not'])} {rng.choice(objects)}"
+        other = rng.choice([*objects, "3", "2", repr("s")])
+        return f"{rng.choice(consts)} {rng.choice(['==', '!='])} {other}"
+
+    folded = 0
+    for _ in range(200):
+        conj = [conjunct() for _ in range(3)]
+        lines = guarded(f"if not ({' and '.join(conj)}):", "    return ___miss")
+        ref, (link, p) = link_of(lines, scope)
+        monkeypatch.setattr(check_program, "FOLD_CONSTANT_CHECKS", False)
+        _, (every, q) = link_of(lines, scope)
+        monkeypatch.undo()
+        folded += len(p.listing()) < len(q.listing())
+        for x in (None, 3, "s", (None, 3, "s"), 2.0):
+            assert link.passes(x) == every.passes(x) == (ref(x) is True), (lines, x)
+    assert folded >= 30

@@ -18,23 +18,20 @@ a local the checks read and do not assign gives no program) and its globals, whi
 namespace's constants, fixed once the link is made -- read here once.  (What the region's
 code returns, where the C call can make it itself: `result_recipes`.)
 
-One liberty: a read the checks spell more than once (``d['k'].a.b`` in ten checks, a weak
-reference's referent) is made once, where the checks first make it unconditionally, kept in
-a local and reused (`_Compiler.read_key`).  A guard's sources are reads the tracer modelled as
-plain (a property's or ``__getattr__``'s code is traced as a call, not guarded as a source),
-and nothing between two reads of one guard's run but those reads and comparisons of what
-they found: the second read finds what the first did.  `REUSE_READS` off is the reference
-that re-reads each one, as the link does (`tests/frontend/test_check_program.py` compares).
+Two liberties, each with its reference (`check_shortcuts`): a read the checks spell again
+is made once (`REUSE_READS`), and a check of the link's immutable constants alone, true
+when the link is made, is left out (`FOLD_CONSTANT_CHECKS`).
 """
 
 from __future__ import annotations
 
 import ast
 import types
-import weakref
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+
+from .check_shortcuts import SCALARS, Shortcuts, folded_constant
 
 # the ops of `_cchecks.c`, in its enum's order (tests/frontend/test_check_program.py compares)
 OPS = (
@@ -62,8 +59,6 @@ _EFFECT = {
     "MODULE_ATTR": 0, "CELL_CONTENTS": 0,
 }  # fmt: skip
 
-SCALARS = (int, float, complex, str, bytes, bool, type(None))  # immutable literals (and results)
-
 # The most text of checks translated (characters).  Translating costs the first call about a
 # microsecond a character (a model's guard, 90,000-170,000 characters: 30-80 ms); the
 # program pays back where the checks are most of a cached call -- a small function's, a few
@@ -72,6 +67,7 @@ SCALARS = (int, float, complex, str, bytes, bool, type(None))  # immutable liter
 LARGEST_TRANSLATED = 20_000
 
 REUSE_READS = True  # a read spelled again reuses the first's value (off: the exact reference)
+FOLD_CONSTANT_CHECKS = True  # a check true of constants alone is left out (off: the reference)
 
 
 class Untranslatable(Exception):
@@ -170,22 +166,6 @@ def _is_miss(s, miss: str) -> bool:
     return type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == miss
 
 
-def folded_constant(node) -> tuple[bool, Any]:
-    """(True, value) where `node` is a literal Python folds at compile time: a constant, a
-    negated number, a tuple of those."""
-    if type(node) is ast.Constant:
-        return True, node.value
-    if type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant:
-        v = node.operand.value
-        if isinstance(v, (int, float, complex)) and type(v) is not bool:
-            return True, -v
-    if type(node) is ast.Tuple and type(node.ctx) is ast.Load:
-        parts = [folded_constant(e) for e in node.elts]
-        if all(ok for ok, _ in parts):
-            return True, tuple(v for _, v in parts)
-    return False, None
-
-
 class _Label:
     """A place jumps go to, placed later."""
 
@@ -195,7 +175,7 @@ class _Label:
         self.jumps: list[int] = []
 
 
-class _Compiler:
+class _Compiler(Shortcuts):
     def __init__(self, miss: str, globals_: dict, params: LinkParameters, local_names: set[str]):
         self.miss, self.globals, self.params = miss, globals_, params
         self.local_names = local_names - {*params.positional, *params.kwonly, params.star, params.dstar}
@@ -377,6 +357,8 @@ class _Compiler:
             self.expr(e)
             self.emit("ASSERT_TRUE")
             return True
+        if FOLD_CONSTANT_CHECKS and self.always_true(e):
+            return True  # nothing to check
         op, left, right = type(e.ops[0]), e.left, e.comparators[0]
         ok, value = self.constant(right)
         if ok and op is ast.Is and self.one_argument_call(left, type):
@@ -443,43 +425,6 @@ class _Compiler:
             self.emit("STORE", slot)
             names = frozenset(n.id for n in ast.walk(e) if type(n) is ast.Name)
             self.kept[key] = (slot, names)
-
-    # -- reads made once ----------------------------------------------------------------
-
-    def read_key(self, e) -> str | None:
-        """The key of `e` where it is a read the program may make once and reuse (see the
-        module's docstring): an attribute, an item at a literal key, or the referent of a
-        weak reference the link holds (``___C()``), of a name or such a read; else None."""
-        t = type(e)
-        if t is ast.Attribute or (
-            t is ast.Subscript and type(e.slice) is not ast.Slice and folded_constant(e.slice)[0]
-        ):
-            inner = e.value
-        elif t is ast.Call and not e.args and not e.keywords and type(e.func) is ast.Name:
-            ok, v = self.global_value(e.func.id)
-            return ast.dump(e) if ok and type(v) is weakref.ref else None
-        else:
-            return None
-        if type(inner) is not ast.Name and self.read_key(inner) is None:
-            return None
-        return ast.dump(e)
-
-    def count_reads(self, stmts) -> None:
-        for s in stmts:
-            for node in ast.walk(s):
-                key = self.read_key(node)
-                if key is not None:
-                    self.reads[key] += 1
-
-    def worth_keeping(self, e, key: str) -> bool:
-        """Keeping costs two cheap ops (DUP, STORE); each reuse makes one (LOCAL) instead of
-        the read's (a name's, an attribute's, an item's, a call's: one each)."""
-        ops = sum(1 for n in ast.walk(e) if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)))
-        return (self.reads[key] - 1) * (ops - 1) >= 2
-
-    def forget(self, name: str) -> None:
-        """A store to `name` (or into what it holds): the reads of it are made anew."""
-        self.kept = {k: v for k, v in self.kept.items() if name not in v[1]}
 
     def name(self, e: ast.Name) -> None:
         self.load_name(e.id)
