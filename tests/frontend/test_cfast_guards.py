@@ -251,6 +251,8 @@ def _moved():
         ({NAN: 0}, [NAN], [float]),  # the same NaN: the lists compare it by identity
         ({float("nan"): 0}, [NAN], [float]),  # another NaN: not equal
         ({}, [], []),
+        ({MyInt(1): 0}, [1], [MyInt]),  # a key held by its number, its type apart (dict_sources)
+        ({1: 0}, [1], [MyInt]),
         (Reversed(a=1, b=2), ["b", "a"], [str, str]),
         (Reversed(a=1, b=2), ["a", "b"], [str, str]),
         (_moved(), ["b", "a"], [str, str]),
