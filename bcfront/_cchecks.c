@@ -195,6 +195,25 @@ tag_valid(PyTypeObject *t)
 #define Py_AUDIT_READ PY_AUDIT_READ
 #endif
 
+/* where `t`'s attribute `name` is a slot's member descriptor or a C getset descriptor (data
+ * descriptors: an instance's generic read, and a class's read through type_getattro, call
+ * them before any dict): remember it, for reads of instances of exactly `t` while its tag
+ * holds -- a class's ``__mro__`` or ``__name__`` is its metatype's getset */
+static void
+remember_member(Instr *ip, PyTypeObject *t, PyObject *name)
+{
+    PyObject *d = _PyType_Lookup(t, name);
+    int member = d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)
+        && !(((PyMemberDescrObject *)d)->d_member->flags & Py_AUDIT_READ);
+    int getset = d != NULL && Py_IS_TYPE(d, &PyGetSetDescr_Type) && ((PyGetSetDescrObject *)d)->d_getset->get != NULL;
+    if ((member || getset) && tag_valid(t)) {
+        ip->kind = CACHE_MEMBER;
+        ip->type = t;
+        ip->tag = t->tp_version_tag;
+        ip->found = d;
+    }
+}
+
 /* after `getattr(x, name)` gave `y`: remember what made it, where a later read with the same
  * version tags must give the same -- a class attribute without __get__ (or a plain function,
  * whose __get__ on a class gives itself) and no attribute of that name on the metatype; or
@@ -217,18 +236,12 @@ remember(Instr *ip, PyObject *x, PyObject *name, PyObject *y)
             ip->meta_tag = t->tp_version_tag;
             ip->found = a;
         }
+        else {
+            remember_member(ip, t, name); /* the class's metatype's member, as an instance's */
+        }
     }
     else if (t->tp_getattro == PyObject_GenericGetAttr) {
-        PyObject *d = _PyType_Lookup(t, name);
-        int member = d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)
-            && !(((PyMemberDescrObject *)d)->d_member->flags & Py_AUDIT_READ);
-        int getset = d != NULL && Py_IS_TYPE(d, &PyGetSetDescr_Type) && ((PyGetSetDescrObject *)d)->d_getset->get != NULL;
-        if ((member || getset) && tag_valid(t)) {
-            ip->kind = CACHE_MEMBER;
-            ip->type = t;
-            ip->tag = t->tp_version_tag;
-            ip->found = d;
-        }
+        remember_member(ip, t, name);
     }
     PyErr_Clear(); /* (a lookup's error: nothing cached) */
 }
@@ -398,9 +411,10 @@ holds(CheckedLink *c, const Instr *ip, PyObject *x)
 static int
 run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
 {
-    PyObject *small_stack[16], *small_locals[8];
+    /* (locals: the reads a program keeps, `check_program.REUSE_READS`, as well as its own) */
+    PyObject *small_stack[16], *small_locals[32];
     PyObject **stack = c->depth <= 16 ? small_stack : PyMem_Calloc(c->depth, sizeof(PyObject *));
-    PyObject **locals = c->nlocals <= 8 ? small_locals : PyMem_Calloc(c->nlocals, sizeof(PyObject *));
+    PyObject **locals = c->nlocals <= 32 ? small_locals : PyMem_Calloc(c->nlocals, sizeof(PyObject *));
     if (stack == NULL || locals == NULL) {
         if (stack != NULL && stack != small_stack) {
             PyMem_Free(stack);

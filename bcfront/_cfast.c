@@ -15,6 +15,8 @@
  *    each of exactly its type, for a guard's check of a set's value;
  *  - `bound_to(method, descriptor)`: `method == descriptor.__get__(method.__self__,
  *    type(method.__self__))`, for a guard's check of a builtin method held somewhere;
+ *  - `keys_are(d, keys, key_types)`: `list(d) == keys and list(map(type, d)) == key_types`,
+ *    for a guard's check of a dict's keys;
  *  - `raised(exc, chain)`: what an exact link returns to have `DispatchBase`'s call raise
  *    `exc` in its stead (a cached raise: the link's frame is then not in the traceback, and its
  *    locals, which hold the exception, make no reference cycle with it);
@@ -774,6 +776,74 @@ members_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
+/* `list(x) == want` is true (1, 0, -1 on an error), `x` iterated as `list(x)` does */
+static int
+listed_equal(PyObject *x, PyObject *want)
+{
+    PyObject *got = PySequence_List(x);
+    if (got == NULL) {
+        return -1;
+    }
+    PyObject *eq = PyObject_RichCompare(got, want, Py_EQ); /* the lists' own ==: bool */
+    Py_DECREF(got);
+    if (eq == NULL) {
+        return -1;
+    }
+    int truth = PyObject_IsTrue(eq);
+    Py_DECREF(eq);
+    return truth;
+}
+
+/* the types of what iterating `x` gives, as `list(map(type, x))` makes them */
+static PyObject *
+types_listed(PyObject *x)
+{
+    PyObject *it = PyObject_GetIter(x);
+    if (it == NULL) {
+        return NULL;
+    }
+    PyObject *out = PyList_New(0), *k;
+    while (out != NULL && (k = PyIter_Next(it)) != NULL) {
+        int r = PyList_Append(out, (PyObject *)Py_TYPE(k));
+        Py_DECREF(k);
+        if (r < 0) {
+            Py_CLEAR(out);
+        }
+    }
+    Py_DECREF(it);
+    if (out != NULL && PyErr_Occurred()) {
+        Py_CLEAR(out);
+    }
+    return out;
+}
+
+/* the keys check's two list comparisons as Python makes them, in order, without the calls
+ * of `list`, `map` and `type` through the C program (each a call of a Python-level object) */
+static PyObject *
+keys_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyList_CheckExact(args[1]) || !PyList_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "keys_are(d, keys, key_types): a mapping and two lists");
+        return NULL;
+    }
+    int truth = listed_equal(args[0], args[1]);
+    if (truth <= 0) {
+        return truth < 0 ? NULL : Py_NewRef(Py_False);
+    }
+    PyObject *types = types_listed(args[0]);
+    if (types == NULL) {
+        return NULL;
+    }
+    PyObject *eq = PyObject_RichCompare(types, args[2], Py_EQ);
+    Py_DECREF(types);
+    if (eq == NULL) {
+        return NULL;
+    }
+    truth = PyObject_IsTrue(eq);
+    Py_DECREF(eq);
+    return truth < 0 ? NULL : PyBool_FromLong(truth);
+}
+
 static PyObject *
 bound_to(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -846,6 +916,8 @@ static PyMethodDef cfast_functions[] = {
     {"raised", (PyCFunction)(void (*)(void))raised, METH_FASTCALL,
      "raised(exc, chain): what an exact link returns to have the captured function's call\n"
      "raise exc (with `chain`, chained to the exception the caller handles, as `raise` does)."},
+    {"keys_are", (PyCFunction)(void (*)(void))keys_are, METH_FASTCALL,
+     "keys_are(d, keys, key_types): list(d) == keys and list(map(type, d)) == key_types."},
     {"members_are", (PyCFunction)(void (*)(void))members_are, METH_FASTCALL,
      "members_are(s, member_types): s is an exact set or frozenset whose members are the\n"
      "keys of member_types, each of exactly the type it maps to."},

@@ -66,3 +66,42 @@ def test_store_outcome_matches_cpython(fn, make):
     cf = bcfront.capture(fn)
     for _ in range(2):
         assert cf(make()) == fn(make())
+
+
+READS: list = []
+
+
+class SlottedWithGetattr:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a):
+        self.a, self.b = a, a + 1
+
+    def __getattr__(self, name):  # called for what the slots and the class do not have
+        READS.append(name)
+        raise AttributeError(name)
+
+
+def make_slotted(a):
+    return SlottedWithGetattr(a)
+
+
+def make_plain(a):
+    p = Plain()
+    p.x = a
+    return p
+
+
+def test_an_object_made_in_a_region_is_made_as_cpython_makes_it():
+    # the region makes it with object.__new__ and sets what __init__ set: nothing else is
+    # read (a __dict__ read called __getattr__ on each cached call)
+    cf = bcfront.capture(make_slotted, fullgraph=True)
+    for _ in range(3):
+        READS.clear()
+        r = cf(2)
+        assert (type(r), r.a, r.b, READS) == (SlottedWithGetattr, 2, 3, [])
+    assert cf._entries[0].region_source.count("___object_new(") == 1
+    cf = bcfront.capture(make_plain, fullgraph=True)
+    for _ in range(2):
+        r, want = cf(4), make_plain(4)
+        assert (type(r), vars(r)) == (type(want), vars(want))

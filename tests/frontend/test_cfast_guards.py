@@ -6,6 +6,7 @@ guard whose inlined functions' code checks are one batch still sees one of them 
 
 from __future__ import annotations
 
+import collections
 import math
 import os
 
@@ -220,6 +221,81 @@ def test_members_are_is_false_for_what_is_not_an_exact_set_and_refuses_other_sha
     assert C.members_are([1], {1: int}) is False
     with pytest.raises(TypeError, match="members_are"):
         C.members_are({1}, [1])
+
+
+def keys_are_plain(d, keys, key_types):
+    """The reference: the check `_dict_keys_check` spells without the C helper."""
+    return list(d) == keys and list(map(type, d)) == key_types
+
+
+class Reversed(dict):
+    def __iter__(self):  # a subclass's own iteration order: what list(d) sees
+        return reversed(list(dict.__iter__(self)))
+
+
+def _moved():
+    d = collections.OrderedDict(a=1, b=2)
+    d.move_to_end("a")  # its order is not the dict's own
+    return d
+
+
+@pytest.mark.parametrize(
+    "d, keys, key_types",
+    [
+        ({"a": 1, "b": 2}, ["a", "b"], [str, str]),
+        ({"a": 1, "b": 2}, ["b", "a"], [str, str]),
+        ({"a": 1}, ["a", "b"], [str, str]),
+        ({1: 0}, [1], [int]),
+        ({1.0: 0}, [1], [int]),  # an equal key of another type
+        ({True: 0}, [1], [int]),
+        ({NAN: 0}, [NAN], [float]),  # the same NaN: the lists compare it by identity
+        ({float("nan"): 0}, [NAN], [float]),  # another NaN: not equal
+        ({}, [], []),
+        ({MyInt(1): 0}, [1], [MyInt]),  # a key held by its number, its type apart (dict_sources)
+        ({1: 0}, [1], [MyInt]),
+        (Reversed(a=1, b=2), ["b", "a"], [str, str]),
+        (Reversed(a=1, b=2), ["a", "b"], [str, str]),
+        (_moved(), ["b", "a"], [str, str]),
+        (collections.defaultdict(int, {(1, 2): 3}), [(1, 2)], [tuple]),
+    ],
+)
+def test_keys_are_answers_as_the_plain_keys_check(d, keys, key_types):
+    assert C.keys_are(d, keys, key_types) is keys_are_plain(d, keys, key_types)
+
+
+def test_keys_are_raises_where_the_plain_check_raises_and_refuses_other_shapes():
+    class Broken(dict):
+        def __iter__(self):
+            raise ValueError("no iteration")
+
+    for fn in (keys_are_plain, C.keys_are):
+        with pytest.raises(ValueError, match="no iteration"):
+            fn(Broken(a=1), ["a"], [str])
+    with pytest.raises(TypeError, match="keys_are"):
+        C.keys_are({}, ("a",), [str])
+
+
+def keys_of(d):
+    return [k for k in d]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.__setitem__("c", 3),
+        lambda d: d.pop("a"),
+        lambda d: (d.pop("a"), d.__setitem__("a", 1)),  # the same keys in another order
+        lambda d: (d.pop(1), d.__setitem__(1.0, 0)),  # an equal key of another type
+    ],
+)
+def test_a_changed_key_of_a_dict_argument_is_seen_through_the_c_check(change):
+    cf = bcfront.capture(keys_of)
+    d = {"a": 1, "b": 2, 1: 0}
+    assert cf(d) == cf(d) == keys_of(d)
+    assert "keys_are(" in cf.entries[0].guard_source
+    change(d)
+    got, want = cf(d), keys_of(d)
+    assert got == want and [type(k) for k in got] == [type(k) for k in want]
 
 
 LIMITS = {1, 2, 3}

@@ -233,7 +233,10 @@ def outcome(fn, args):
 
 
 @pytest.mark.parametrize("guarded", [True, False])
-def test_random_checks_do_what_their_python_does(guarded):
+def test_random_checks_do_what_their_python_does(guarded, monkeypatch):
+    # every operation, in order: the reference that re-reads what the checks spell again
+    # (`REUSE_READS`: tests/frontend/test_check_reads.py compares it)
+    monkeypatch.setattr(check_program, "REUSE_READS", False)
     rng = random.Random(1234 + guarded)
     seen = {"pass": 0, "miss": 0, "escape": 0}
     for _ in range(400):
@@ -692,6 +695,47 @@ def test_a_cached_slot_read_follows_its_class_and_the_instance():
     Slotted.a = descriptor
     assert same(link, ref, s)
     assert same(link, ref, Other())  # another type: the generic read
+
+
+def test_a_cached_read_of_a_class_through_its_metatypes_descriptor_follows_them():
+    # ``cls.__mro__`` is type's own descriptor (before the class's dicts): read through it
+    class Meta(type):
+        pass
+
+    class Base:
+        pass
+
+    class A(Base):
+        pass
+
+    class B(Base, metaclass=Meta):
+        pass
+
+    mro = B.__mro__
+    link, ref = attribute_link("x.__mro__ is ___mro", {"___mro": mro})
+    assert same(link, ref, B)
+    B.__bases__ = (A,)  # a new MRO tuple, no change to the metatype
+    assert not same(link, ref, B)
+    link, ref = attribute_link("x.__mro__ is ___mro", {"___mro": B.__mro__})
+    assert same(link, ref, B)
+    Meta.other = 1  # a change of the metatype: its descriptor looked up again
+    assert same(link, ref, B)
+    assert not same(link, ref, A)  # another class of another metatype
+    reads = []
+
+    class Counting(type):
+        @property
+        def label(cls):  # a metatype's own data descriptor (not a C one): each read
+            reads.append(1)
+            return "counted"
+
+    D = Counting("D", (), {})
+    link, ref = attribute_link("x.label == 'counted'", {})
+    assert same(link, ref, D) and len(reads) == 3  # the link's read, the program's two
+    link, ref = attribute_link("x.__name__ == 'B'", {})
+    assert same(link, ref, B)
+    B.__name__ = "C"
+    assert not same(link, ref, B)
 
 
 def test_a_cached_dict_or_module_read_follows_every_change():

@@ -151,10 +151,15 @@ def _has_signed_zero(v) -> bool:
 def _dict_keys_check(g: Guard, s: str, ns: Namespace) -> str:
     """The keys in order, and their types: ``1``, ``1.0`` and ``True`` are one key to a dict."""
     keys = list(g.expected)
-    check = f"{ns.helper('list')}({s}) == {ns.const(keys, 'keys')}"
-    shape = ns.const(key_shape, "key_shape") if any(type(k) is tuple for k in keys) else ns.helper("type")
     # `extra`: the shapes of keys that `expected` holds by their number (`dict_sources`)
     types_ = list(cast(tuple, g.extra)) if g.extra is not None else [key_shape(k) for k in keys]
+    fast = getattr(C, "keys_are", None)  # (a build from before it: the plain check)
+    if fast is not None and not any(type(k) is tuple for k in keys):
+        # in C (`bcfront.cfast`): the same comparisons, without the calls of list, map and
+        # type a program makes one by one (the plain check below is its reference)
+        return f"{ns.const(fast, 'keys_are')}({s}, {ns.const(keys, 'keys')}, {ns.const(types_, 'key_types')})"
+    check = f"{ns.helper('list')}({s}) == {ns.const(keys, 'keys')}"
+    shape = ns.const(key_shape, "key_shape") if any(type(k) is tuple for k in keys) else ns.helper("type")
     if keys:
         typed = f"{ns.helper('list')}({ns.helper('map')}({shape}, {s}))"
         check += f" and {typed} == {ns.const(types_, 'key_types')}"

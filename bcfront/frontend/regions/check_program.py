@@ -17,14 +17,21 @@ arguments, their defaults, ``*args`` items), its other locals (the ones the chec
 a local the checks read and do not assign gives no program) and its globals, which are the
 namespace's constants, fixed once the link is made -- read here once.  (What the region's
 code returns, where the C call can make it itself: `result_recipes`.)
+
+Two liberties, each with its reference (`check_shortcuts`): a read the checks spell again
+is made once (`REUSE_READS`), and a check of the link's immutable constants alone, true
+when the link is made, is left out (`FOLD_CONSTANT_CHECKS`).
 """
 
 from __future__ import annotations
 
 import ast
 import types
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+
+from .check_shortcuts import SCALARS, Shortcuts, folded_constant
 
 # the ops of `_cchecks.c`, in its enum's order (tests/frontend/test_check_program.py compares)
 OPS = (
@@ -52,14 +59,15 @@ _EFFECT = {
     "MODULE_ATTR": 0, "CELL_CONTENTS": 0,
 }  # fmt: skip
 
-SCALARS = (int, float, complex, str, bytes, bool, type(None))  # immutable literals (and results)
-
 # The most text of checks translated (characters).  Translating costs the first call about a
 # microsecond a character (a model's guard, 90,000-170,000 characters: 30-80 ms); the
 # program pays back where the checks are most of a cached call -- a small function's, a few
 # hundred to a few thousand characters (the stdlib corpus: 95% under 4,800) -- not where a
 # model's forward is.  A larger guard keeps its Python link.
 LARGEST_TRANSLATED = 20_000
+
+REUSE_READS = True  # a read spelled again reuses the first's value (off: the exact reference)
+FOLD_CONSTANT_CHECKS = True  # a check true of constants alone is left out (off: the reference)
 
 
 class Untranslatable(Exception):
@@ -128,6 +136,8 @@ def compile_checks(
     if len(stmts) == 1 and type(stmts[0]) is ast.Try:
         stmts, guarded = _guarded_body(stmts[0], miss, globals_), True
     c = _Compiler(miss, globals_, params, set(local_names))
+    if REUSE_READS:
+        c.count_reads(stmts)
     for s in stmts:
         c.stmt(s)
     c.emit("END")
@@ -156,22 +166,6 @@ def _is_miss(s, miss: str) -> bool:
     return type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == miss
 
 
-def folded_constant(node) -> tuple[bool, Any]:
-    """(True, value) where `node` is a literal Python folds at compile time: a constant, a
-    negated number, a tuple of those."""
-    if type(node) is ast.Constant:
-        return True, node.value
-    if type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant:
-        v = node.operand.value
-        if isinstance(v, (int, float, complex)) and type(v) is not bool:
-            return True, -v
-    if type(node) is ast.Tuple and type(node.ctx) is ast.Load:
-        parts = [folded_constant(e) for e in node.elts]
-        if all(ok for ok, _ in parts):
-            return True, tuple(v for _, v in parts)
-    return False, None
-
-
 class _Label:
     """A place jumps go to, placed later."""
 
@@ -181,7 +175,7 @@ class _Label:
         self.jumps: list[int] = []
 
 
-class _Compiler:
+class _Compiler(Shortcuts):
     def __init__(self, miss: str, globals_: dict, params: LinkParameters, local_names: set[str]):
         self.miss, self.globals, self.params = miss, globals_, params
         self.local_names = local_names - {*params.positional, *params.kwonly, params.star, params.dstar}
@@ -191,6 +185,11 @@ class _Compiler:
         self.locals: dict[str, int] = {}
         self.sp = self.depth = 0
         self.miss_label = _Label()  # a MISS after the program's END
+        # reads spelled more than once (`read_key`): how often, and the local and names of
+        # each one made so far on every path through the checks
+        self.reads: Counter[str] = Counter()
+        self.kept: dict[str, tuple[int, frozenset[str]]] = {}
+        self.conditional = 0  # >0: what is emitted now runs only on some paths
 
     # -- emission -----------------------------------------------------------------------
 
@@ -270,6 +269,7 @@ class _Compiler:
         if name not in self.local_names:
             raise Untranslatable(f"a store to {name}, not a local of the checks")
         self.emit("STORE", self.locals.setdefault(name, len(self.locals)))
+        self.forget(name)
 
     # -- statements ---------------------------------------------------------------------
 
@@ -292,6 +292,9 @@ class _Compiler:
             self.expr(target.value)
             self.expr(target.slice)
             self.emit("STORE_SUBSCR")
+            for node in ast.walk(target.value):  # what the store changes is read anew
+                if type(node) is ast.Name:
+                    self.forget(node.id)
         else:
             raise Untranslatable("an assignment to something else than a name or an item")
 
@@ -301,6 +304,7 @@ class _Compiler:
             return
         to_else = _Label()
         self.jump_if(s.test, False, to_else)
+        self.conditional += 1
         for b in s.body:
             self.stmt(b)
         if s.orelse:
@@ -312,6 +316,7 @@ class _Compiler:
             self.place(to_end)
         else:
             self.place(to_else)
+        self.conditional -= 1
 
     def jump_if(self, e, cond: bool, target: _Label) -> None:
         """Go to `target` where `e`'s truth is `cond`, each operand's truth tested once, as
@@ -322,14 +327,22 @@ class _Compiler:
             return
         if kind is ast.BoolOp:
             any_ = type(e.op) is ast.Or  # an ``or`` goes where any operand is true
+            # the operands after the first run only where it did not jump: unconditionally
+            # still where its jump is a miss (which ends the checks), else on some paths
+            later = int(target is not self.miss_label)
             if cond == any_:
-                for v in e.values:
+                for i, v in enumerate(e.values):
+                    self.conditional += later * (i == 1)
                     self.jump_if(v, cond, target)
+                self.conditional -= later * (len(e.values) > 1)
                 return
             skip = _Label()
-            for v in e.values[:-1]:
+            for i, v in enumerate(e.values[:-1]):
+                self.conditional += i == 1
                 self.jump_if(v, not cond, skip)
+            self.conditional += len(e.values) == 2
             self.jump_if(e.values[-1], cond, target)
+            self.conditional -= 1
             self.place(skip)
             return
         if target is self.miss_label and not cond and self.assertion(e):
@@ -344,6 +357,8 @@ class _Compiler:
             self.expr(e)
             self.emit("ASSERT_TRUE")
             return True
+        if FOLD_CONSTANT_CHECKS and self.always_true(e):
+            return True  # nothing to check
         op, left, right = type(e.ops[0]), e.left, e.comparators[0]
         ok, value = self.constant(right)
         if ok and op is ast.Is and self.one_argument_call(left, type):
@@ -399,7 +414,17 @@ class _Compiler:
         handler: Any = _EXPRESSIONS.get(type(e))
         if handler is None:
             raise Untranslatable(f"a {type(e).__name__} expression")
+        key = self.read_key(e) if self.reads else None
+        if key is not None and key in self.kept:
+            self.emit("LOCAL", self.kept[key][0])
+            return
         handler(self, e)
+        if key is not None and not self.conditional and self.worth_keeping(e, key):
+            slot = self.locals.setdefault("\0" + key, len(self.locals))  # no name of the link's
+            self.emit("DUP")
+            self.emit("STORE", slot)
+            names = frozenset(n.id for n in ast.walk(e) if type(n) is ast.Name)
+            self.kept[key] = (slot, names)
 
     def name(self, e: ast.Name) -> None:
         self.load_name(e.id)
@@ -461,7 +486,9 @@ class _Compiler:
         for v in e.values[:-1]:
             self.expr(v)
             jumps.append(self.emit(jump))
+            self.conditional += len(jumps) == 1  # the operands after the first: on some paths
         self.expr(e.values[-1])
+        self.conditional -= 1
         for j in jumps:
             self.patch(j)
 

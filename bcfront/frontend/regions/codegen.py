@@ -67,17 +67,6 @@ from .tracebacks import attach as attach_traceback
 from .tracebacks import cached_frames
 
 
-def _new_object(cls, attrs):
-    obj = object.__new__(cls)
-    d = getattr(obj, "__dict__", None)
-    if d is not None:
-        d.update(attrs)
-    else:
-        for k, v in attrs.items():
-            object.__setattr__(obj, k, v)
-    return obj
-
-
 def _make_exception(cls, args, attrs, tb=(), ctor=None):
     ctor = args if ctor is None else ctor  # what the class is called with, if not its args
     if cls.__module__ != "builtins":
@@ -342,7 +331,9 @@ class Rebuilder:
                 text = f"{ns.helper('frozenset')}({text})"
             return self.temp(text, v, "set")
         if isinstance(v, NewObjectV):
-            name = self.temp(f"{ns.const(_new_object)}({self.class_expr(v.cls)}, {{}})", v, "obj")
+            # made as ``object.__new__`` makes it, then set as it was: nothing else is read
+            # (a ``__dict__`` read would call a class's ``__getattr__`` where it has none)
+            name = self.temp(f"{ns.const(object.__new__, 'object_new')}({self.class_expr(v.cls)})", v, "obj")
             for k, x in v.attrs.items():
                 self.emit(f"{ns.const(object.__setattr__, 'object_setattr')}({name}, {k!r}, {self.expr(x)})")
             return name
