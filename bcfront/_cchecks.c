@@ -67,8 +67,35 @@ enum {
     OP_ASSERT_NOT_IN, /* consts[arg] not in x */
     OP_MODULE_ATTR,   /* ATTR of a name no attribute of ModuleType has: an exact module's dict first */
     OP_CELL_CONTENTS, /* x = pop; push x.cell_contents (an exact cell's read directly) */
+    OP_BINARY,        /* y = pop, x = pop; push `x <op> y`, op `arg` of BINARY_* below */
     OP_COUNT
 };
+
+/* OP_BINARY's argument: Python's binary operators (`check_program.BINARY` in this order) */
+enum { BINARY_ADD, BINARY_SUB, BINARY_MUL, BINARY_FLOORDIV, BINARY_MOD, BINARY_TRUEDIV,
+       BINARY_POW, BINARY_LSHIFT, BINARY_RSHIFT, BINARY_AND, BINARY_OR, BINARY_XOR, BINARY_COUNT };
+
+static PyObject *
+binary(PyObject *x, PyObject *y, Py_ssize_t op)
+{
+    switch (op) {
+    case BINARY_ADD: return PyNumber_Add(x, y);
+    case BINARY_SUB: return PyNumber_Subtract(x, y);
+    case BINARY_MUL: return PyNumber_Multiply(x, y);
+    case BINARY_FLOORDIV: return PyNumber_FloorDivide(x, y);
+    case BINARY_MOD: return PyNumber_Remainder(x, y);
+    case BINARY_TRUEDIV: return PyNumber_TrueDivide(x, y);
+    case BINARY_POW: return PyNumber_Power(x, y, Py_None);
+    case BINARY_LSHIFT: return PyNumber_Lshift(x, y);
+    case BINARY_RSHIFT: return PyNumber_Rshift(x, y);
+    case BINARY_AND: return PyNumber_And(x, y);
+    case BINARY_OR: return PyNumber_Or(x, y);
+    case BINARY_XOR: return PyNumber_Xor(x, y);
+    default:
+        PyErr_Format(PyExc_SystemError, "CheckedLink: binary operator %zd", op);
+        return NULL;
+    }
+}
 
 #define COMPARE_IS 6
 #define COMPARE_IS_NOT 7
@@ -517,6 +544,15 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             y = unary(c, ip, x);
             Py_DECREF(x);
             CHECKED(y);
+            break;
+        case OP_BINARY:
+            NEED(2);
+            y = POP();
+            x = POP();
+            z = binary(x, y, arg);
+            Py_DECREF(x);
+            Py_DECREF(y);
+            CHECKED(z);
             break;
         case OP_SUBSCR:
         case OP_COMPARE:

@@ -63,7 +63,9 @@ class Box:
 
 
 def capture(fn, keyed=True, limit=64):
-    cf = bcfront.capture(fn, recompile_limit=limit)
+    # dynamic=False: int arguments specialized per value (with torch imported, a changing one
+    # would be symbolic: one entry, nothing to key)
+    cf = bcfront.capture(fn, recompile_limit=limit, dynamic=False)
     cf.keyed_dispatch = keyed
     # the Python links, whose frames `links_run` counts (checked links run none: their
     # table is tested in tests/frontend/test_check_program.py)
@@ -173,7 +175,7 @@ def test_fifty_distinct_ints_then_recalled_take_their_own_entries():
 
 @pytest.mark.filterwarnings("ignore::bcfront.report.NativeFallbackWarning")
 def test_past_the_default_recompile_limit_calls_run_natively_and_stay_right():
-    cf = bcfront.capture(scaled)
+    cf = bcfront.capture(scaled, dynamic=False)
     limit = cf.recompile_limit
     for i in range(50):
         assert cf(i, 1) == scaled(i, 1)

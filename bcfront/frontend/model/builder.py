@@ -626,8 +626,12 @@ def _dynamic_int(tx, source, value) -> bool:
         return False
     if not _argument_item(source):  # arguments and what crosses a break only
         return False
-    # remembered always, made a symbol only in functions that touch tensors
-    return policy.int_dynamic(source, value) and policy.saw_tensors
+    # remembered always; made a symbol where torch is at hand: in functions that touch
+    # tensors, and in pure-Python ones once the program imported torch (never imported here)
+    dynamic = policy.int_dynamic(source, value)
+    if not policy.saw_tensors and (tx.static_ints or "torch" not in sys.modules):
+        return False
+    return dynamic
 
 
 def env_placeholder(tx, source) -> str:
@@ -641,7 +645,7 @@ def env_placeholder(tx, source) -> str:
 def wrap_sym_int(tx, value: int, source):
     """An int input whose value changed between captures: a symbol of the capture's
     ShapeEnv, a graph input (0 and 1 stay constants, as torch specializes them)."""
-    env = tx.torch_env()
+    env = tx.symbol_env()
     if not env.dynamic:
         raise NeedDynamic(source)
     sym = env.sym_int(value, env_placeholder(tx, source))

@@ -91,6 +91,8 @@ class Tracer:
         self.shape_inputs: dict = {}  # placeholder name -> source, of inputs with symbols
         self.strict_marks: dict = {}  # placeholder name -> dims the user marked with mark_dynamic
         self.state = None  # fake.TorchState (symbolic) once torch is seen
+        self.torch_state_guarded = False  # `torch_env` guarded the torch state (grad mode, ...)
+        self.static_ints = False  # int arguments stay constants (`driver.IntsStaticAgain`)
         self.entry_state = None
         self.exc_info = None  # the exception being handled (sys.exc_info())
         # id(real exception object raised in the trace) -> the traceback entries its raising
@@ -108,13 +110,24 @@ class Tracer:
         self.private: set[int] = set()
 
     # -- torch --------------------------------------------------------------------
-    def torch_env(self):
-        """The fake-tensor environment (imports torch on first use)."""
+    def symbol_env(self):
+        """The fake environment for symbolic Python ints alone (an int argument that changed
+        between calls, in a function that may touch no tensor): made without the torch state
+        guards, which only tensor work needs -- `torch_env`, called by everything that makes
+        or reads tensors or torch state, adds them when it is first called."""
         if self.fakes is None:
             from ...ir.fake import FakeEnv, TorchState
 
             self.fakes = FakeEnv(dynamic=self.dynamic)
             self.state = self.entry_state = TorchState.current()
+            self.torch_state_guarded = False
+        return self.fakes
+
+    def torch_env(self):
+        """The fake-tensor environment (imports torch on first use), its torch state guarded."""
+        if not self.torch_state_guarded:
+            self.symbol_env()
+            self.torch_state_guarded = True
             self.add_guard(Guard(GuardKind.GLOBAL_STATE, None, self.state.grad, "grad"))
             import torch
 

@@ -223,7 +223,7 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
             local_expr(n)
     pending = rb.replay(tx.mutated)
     tail.extend("    " + p for p in pending)
-    if tx.fakes is not None:
+    if tx.torch_state_guarded:  # (a capture of symbolic ints alone changed no torch state)
         import torch
 
         tail.append(f"    {ns.const(torch._C._set_grad_enabled, 'set_grad_enabled')}({tx.state.grad!r})")

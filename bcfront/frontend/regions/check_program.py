@@ -40,13 +40,17 @@ OPS = (
     "COMPARE", "NOT", "NEG", "BUILD_TUPLE", "JUMP", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
     "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "ASSERT_TRUE", "ASSERT_TYPE", "ASSERT_IS",
     "ASSERT_IS_NOT", "ASSERT_EQ", "ASSERT_LEN", "ASSERT_IN", "ASSERT_NOT_IN", "MODULE_ATTR",
-    "CELL_CONTENTS",
+    "CELL_CONTENTS", "BINARY",
 )  # fmt: skip
 OP = {name: i for i, name in enumerate(OPS)}
 
 # OP_COMPARE's argument: Python's rich comparisons (Py_LT..Py_GE), then identity and membership
 COMPARISONS = {ast.Lt: 0, ast.LtE: 1, ast.Eq: 2, ast.NotEq: 3, ast.Gt: 4, ast.GtE: 5}
 COMPARISONS.update({ast.Is: 6, ast.IsNot: 7, ast.In: 8, ast.NotIn: 9})
+# OP_BINARY's argument: Python's binary operators, in `_cchecks.c`'s BINARY_* order (a shape
+# guard's arithmetic on an int argument: ``(n % 4) == 0``)
+BINARY: tuple[type[ast.operator], ...] = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div)
+BINARY += (ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
 
 # the stack effect of each op with argument `a` (jumps: on falling through)
 _EFFECT = {
@@ -56,7 +60,7 @@ _EFFECT = {
     "JUMP": 0, "JUMP_IF_FALSE_OR_POP": -1, "JUMP_IF_TRUE_OR_POP": -1, "POP_JUMP_IF_FALSE": -1,
     "POP_JUMP_IF_TRUE": -1, "ASSERT_TRUE": -1, "ASSERT_TYPE": -1, "ASSERT_IS": -1,
     "ASSERT_IS_NOT": -1, "ASSERT_EQ": -1, "ASSERT_LEN": -1, "ASSERT_IN": -1, "ASSERT_NOT_IN": -1,
-    "MODULE_ATTR": 0, "CELL_CONTENTS": 0,
+    "MODULE_ATTR": 0, "CELL_CONTENTS": 0, "BINARY": -1,
 }  # fmt: skip
 
 # The most text of checks translated (characters).  Translating costs the first call about a
@@ -499,6 +503,13 @@ class _Compiler(Shortcuts):
         self.expr(e.operand)
         self.emit(op)
 
+    def binary(self, e: ast.BinOp) -> None:
+        if type(e.op) not in BINARY:
+            raise Untranslatable(f"a binary {type(e.op).__name__}")
+        self.expr(e.left)
+        self.expr(e.right)
+        self.emit("BINARY", BINARY.index(type(e.op)))
+
     def tuple_(self, e: ast.Tuple) -> None:
         if type(e.ctx) is not ast.Load or any(type(x) is ast.Starred for x in e.elts):
             raise Untranslatable("a tuple with unpacking")
@@ -520,6 +531,7 @@ _EXPRESSIONS = {
     ast.Compare: _Compiler.compare,
     ast.BoolOp: _Compiler.bool_op,
     ast.UnaryOp: _Compiler.unary,
+    ast.BinOp: _Compiler.binary,
     ast.Tuple: _Compiler.tuple_,
     ast.NamedExpr: _Compiler.named,
 }

@@ -36,6 +36,14 @@ from .region_errors import trace_with_splits
 CAPTURE_LOCK = threading.RLock()  # one capture at a time (they share fake-tensor state)
 
 
+class IntsStaticAgain(Exception):
+    """A capture that made int arguments symbolic only because torch is imported (a function
+    touching no tensor) met a graph break: it is traced again with those ints constant, as
+    it was before symbolic ints reached pure-Python code, so that symbolic ints never cost
+    a break a constant would not (`repr` of an exception holding one, a user's ``__len__``
+    returning one...): such a function recaptures per value instead, up to the limit."""
+
+
 class BindError(TypeError):
     """The call's arguments do not bind to the root's parameters (the native call raises too)."""
 
@@ -68,15 +76,26 @@ def _trace_twice(cf, root, args, kwargs, dynamic, enter=None) -> Entry:
     """The trace, again with a dynamic fake env when an input asked for a symbolic size
     after the (static) env was made."""
     try:
-        return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic, enter))
-    except NeedDynamic:
-        if dynamic:
-            raise
-    return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, True, enter))
+        try:
+            return trace_with_splits(
+                lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic, enter)
+            )
+        except NeedDynamic:
+            if dynamic:
+                raise
+        return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, True, enter))
+    except IntsStaticAgain:
+        static = True
+    return trace_with_splits(
+        lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic, enter, static)
+    )
 
 
-def _trace_entry(cf, root, args, kwargs, split=None, dynamic=False, enter_natively=None) -> Entry:
+def _trace_entry(
+    cf, root, args, kwargs, split=None, dynamic=False, enter_natively=None, static_ints=False
+) -> Entry:
     tx = Tracer(root.__qualname__, root.__globals__, cf.options)
+    tx.static_ints = static_ints
     try:
         return _trace_into(tx, cf, root, args, kwargs, split, dynamic, enter_natively)
     finally:
@@ -188,6 +207,8 @@ def root_locals(tx, root, real_locals) -> dict:
 
 
 def _broken(cf, root, tx, e, frame) -> Entry:
+    if tx.shape_inputs and not tx.static_ints and not tx.shape_policy.saw_tensors:
+        raise IntsStaticAgain  # symbolic ints only for torch's sake: constants, then the break
     if cf.fullgraph:
         raise_fullgraph(e)
     from . import breaks

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ... import report
 from ...errors import UnsupportedError
+from ...ir.int_arith import drop_unused_int_arith, is_int_input
 from ...reasons import BreakReason
 from ..model.guard_batches import code_identity
 from ..model.guard_kinds import GuardKind, ShapeCheck
@@ -33,6 +34,7 @@ from .region_errors import (
     first_writer_index,
     grad_undo,
     guard_graph_errors,
+    ints_alone,
     placed_writes,
     split_before_collective,
     write_back_last,
@@ -373,6 +375,7 @@ class RegionCode:
         tx, root, ns, graph = self.tx, self.root, self.ns, self.tx.graph
         refine_first_use(tx, root)
         graph.outputs = [self._outputs[i] for i in sorted(self._outputs)]
+        drop_unused_int_arith(graph)  # int arithmetic only compared (answered, guarded) at capture
         example = example_inputs(tx)
         head = input_fetches(tx, graph, ns)
         compiled = backends.compile_graph(cf.backend, graph, example, joint=tx.options.joint_graph)
@@ -387,14 +390,15 @@ class RegionCode:
             split_before_collective(tx, graph, compiled)
         body: list[str] = []
         compiled.emit(graph, ns, body)
-        if body:
-            body = guard_graph_errors(body, graph, compiled, root, self.parts, ns)
-        from ...timing import time_graph
+        if body and not ints_alone(graph, compiled):
+            from ...timing import time_graph
 
-        body = time_graph(body, ns)  # graph time, read only while explain collects
+            body = guard_graph_errors(body, graph, compiled, root, self.parts, ns)
+            body = time_graph(body, ns)  # graph time, read only while explain collects
         name = f"{self.prefix}region"
-        region_lines = head + body + self.tail  # the region's code, but for a raise that ends it
         ending = list(self.raises.lines) if self.raises is not None else []
+        head = unused_ints_unfetched(head, graph, body + self.tail + ending)
+        region_lines = head + body + self.tail  # the region's code, but for a raise that ends it
         src = function_source(name, self.parts, region_lines + ending)
         region = _finish(compile_function(src, ns, name, f"bcfront:region {root.__qualname__} {tag}"), root)
         add_distinct_guard(tx)
@@ -493,7 +497,7 @@ def raise_lines(name: str, chain: bool, ns, holders: list[str]) -> list[str]:
 
 def state_epilogue(tx, ns) -> list[str]:
     """Torch state the traced code changed and left changed (e.g. a set_grad_enabled call)."""
-    if tx.fakes is None or tx.state == tx.entry_state:
+    if not tx.torch_state_guarded or tx.state == tx.entry_state:
         return []
     if tx.state.autocast != tx.entry_state.autocast:
         raise UnsupportedError(BreakReason.AUTOCAST, "the function returns inside an autocast region")
@@ -564,6 +568,17 @@ def input_fetches(tx, graph, ns) -> list[str]:
     """``name = <source>`` for every graph input, reaching through identity-guarded objects."""
     tx.guards.identity_checks(ns, emit=False)
     return [f"    {n.name} = {ns.spell(n.target)}" for n in graph.inputs]
+
+
+def unused_ints_unfetched(head: list[str], graph, code: list[str]) -> list[str]:
+    """`head` without the fetch of an int input that `code` names nowhere (its arithmetic was
+    only compared, at capture: `drop_unused_int_arith`)."""
+    unused = {n.name for n in graph.inputs if is_int_input(n)}
+    if not unused:
+        return head
+    text = "\n".join(code)
+    unused = {name for name in unused if not re.search(rf"\b{name}\b", text)}
+    return [line for line in head if line.split(" = ", 1)[0].strip() not in unused]
 
 
 def example_inputs(tx) -> list:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from ...ir.graph import WRITEBACK_MARK
+from ...ir.int_arith import only_total_int_arith
 
 MAX_SPLITS = 8  # retraces per capture before giving up (then the old note stays)
 
@@ -353,6 +354,16 @@ def placed_writes(tx, graph, first: int) -> dict[int, list] | None:
     if at_first:
         placed[first] = list(at_first.values())
     return placed
+
+
+def ints_alone(graph, compiled) -> bool:
+    """The eager graph only computes symbolic Python ints (an int argument that changes from
+    call to call) with arithmetic that raises on no ints (`ir.int_arith`): its statements are
+    the function's own arithmetic, nothing fake tensors could misjudge, so they need no native
+    rerun and no graph clock (`guard_graph_errors`, `timing.time_graph`)."""
+    if compiled.backend != "eager" or getattr(compiled, "plan", None) is not None:
+        return False
+    return only_total_int_arith(graph)
 
 
 def guard_graph_errors(body: list[str], graph, compiled, root, parts: list[str], ns) -> list[str]:

@@ -41,9 +41,11 @@ from ..model.values import (
     SetV,
     StateCMV,
     SuperV,
+    SymIntV,
     TensorV,
     TupleV,
     Value,
+    specialized,
 )
 from . import dispatch, made_function_attrs
 from .builtins_iter import ITER_SLOTS
@@ -475,6 +477,9 @@ def _generator_attr(tx, v: GeneratorV, name):
 
 def _tensor_attr(tx, v, name):
     from . import tensor_attrs
+
+    if isinstance(v, SymIntV) and name != "__class__":  # an int's own attribute: of its value
+        return getattr_(tx, specialized(v), name)
 
     return tensor_attrs.tensor_attr(tx, v, name)
 

@@ -488,7 +488,7 @@ def _sys_exc_info(tx, args, kwargs):
 
 @model(repr)
 def _repr(tx, args, kwargs):
-    v = args[0]
+    v = specialized(args[0])  # a symbolic int as text: its value, guarded
     try:
         return Const(repr(as_python(v)))
     except NotConst:

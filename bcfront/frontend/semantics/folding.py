@@ -111,6 +111,12 @@ def as_python(v: Value, _open: frozenset = frozenset()):
     raise NotConst(v)
 
 
+def value_needed(v: Value):
+    """The plain Python value of `v` for a use that needs the value itself (a bound, a
+    text): as `as_python`, a symbolic int taken as its value, guarded equal (`specialized`)."""
+    return as_python(specialized_deep(v))
+
+
 def is_python_const(v: Value) -> bool:
     try:
         as_python(v)

@@ -20,7 +20,7 @@ from ...reasons import BreakReason
 from ..model.tracer import SymbolicRaise
 from ..model.values import Const, IterV, SeqIterV, TupleV
 from . import dispatch, iteration, ops
-from .folding import as_python, raise_
+from .folding import raise_, value_needed
 from .iteration import Exhausted
 from .registry import ctor, model
 
@@ -282,7 +282,7 @@ def _shape_error(name):
 def _islice(tx, clsv, args, kwargs):
     if kwargs or not 2 <= len(args) <= 4:
         _shape_error("islice")
-    bounds = [as_python(a) for a in args[1:]]
+    bounds = [value_needed(a) for a in args[1:]]
     try:
         itertools.islice((), *bounds)  # CPython's own checks of the bounds, and their errors
     except ValueError as e:

@@ -22,7 +22,7 @@ from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
 from ..model.guards import Guard
 from ..model.sources import AttrSource, CallSource, ConstSource, Ref
-from ..model.values import Const, MethodV, ObjectV, SetV, TupleV, Value
+from ..model.values import Const, MethodV, ObjectV, SetV, TupleV, Value, specialized_deep
 from . import dispatch
 from .deferred_calls import defer_cached_procedure, is_literal_tree
 from .folding import as_python, python_args
@@ -40,6 +40,8 @@ def lru_cached(wrapper):
     time); anything else breaks."""
 
     def model(tx, args, kwargs):
+        args = [specialized_deep(a) for a in args]  # a symbolic int is a cache key: its value
+        kwargs = {k: specialized_deep(v) for k, v in kwargs.items()}
         what = f"{getattr(wrapper, '__qualname__', 'a function')} (functools.lru_cache)"
         c_call = BreakReason.CALL_TO_C_FUNCTION
         if wrapper.cache_parameters()["maxsize"] is not None:  # it may drop an entry unseen

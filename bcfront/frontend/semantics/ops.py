@@ -39,7 +39,7 @@ from ..model.values import (
     specialized,
 )
 from . import classes, dispatch, pure_c, set_order, sys_modules
-from .folding import NotConst, as_python, as_symbolic, fold, fold_typing, raise_
+from .folding import NotConst, as_symbolic, fold, fold_typing, raise_, value_needed
 from .known_tensors import known_value
 from .number_values import stored_number
 from .registry import MODELS
@@ -143,7 +143,7 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
         # printf-style formatting of a container operand ('%s' % [x], '%(k)s' % d): on its
         # plain value when it is all constants, natively otherwise (O25)
         try:
-            return fold(fn, a.value, as_python(b))
+            return fold(fn, a.value, value_needed(b))
         except NotConst:
             raise UnsupportedError(
                 BreakReason.UNSUPPORTED_OPERATOR, f"% formatting of {b.describe()}"

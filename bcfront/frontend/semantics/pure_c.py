@@ -46,7 +46,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.guard_kinds import GuardKind
 from ..model.tracer import SymbolicRaise
-from ..model.values import Const, IterV, ListV, ObjectV, TensorV, TupleV, Value
+from ..model.values import Const, IterV, ListV, ObjectV, TensorV, TupleV, Value, specialized_deep
 from . import dispatch, re_twins
 from .folding import NotConst, as_python, as_symbolic, from_python
 
@@ -299,6 +299,8 @@ def fold_pure(entry: Pure, bound: tuple = ()):
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
 
     def model(tx, args, kwargs):
+        args = [specialized_deep(a) for a in args]  # a symbolic int: its value, guarded
+        kwargs = {k: specialized_deep(v) for k, v in kwargs.items()}
         if any(isinstance(a, TensorV) for a in args):
             raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"{name} reads a tensor's value")
         args = _consumed(tx, entry, len(bound), args)

@@ -77,7 +77,7 @@ def int_value(tx, node, example) -> Value:
     if isinstance(example, torch.SymInt):
         as_int = example.node.maybe_as_int()
         if as_int is None:
-            return SymIntV(node, tx.torch_env().scalar_fake(), int, example)
+            return SymIntV(node, tx.symbol_env().scalar_fake(), int, example)
         return Const(as_int)
     return Const(concrete(example))
 
