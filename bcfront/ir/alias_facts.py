@@ -32,6 +32,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..analysis.alias import AliasAnalysis, OpFacts
+from .fake import int_hint
 from .graph import Graph, Node, map_nodes
 
 if TYPE_CHECKING:
@@ -504,10 +505,12 @@ def int_input_value(n: Node) -> int | None:
     rather than a tensor: the value it has in the example the graph was traced on, which
     the examples (tensors only) do not hold; None for a tensor input."""
     meta = n.meta
-    if isinstance(meta, torch.SymInt):
-        hint = meta.node.maybe_as_int()
-        return int(hint if hint is not None else meta.node.hint)
-    return meta if type(meta) is int else None
+    if not isinstance(meta, torch.SymInt):
+        return meta if type(meta) is int else None
+    value = int_hint(meta)
+    if value is None:  # an unbacked symbol: never a graph input's
+        raise TypeError(f"symbolic int input {n.name} has no value in its example")
+    return value
 
 
 def observe(graph: Graph, example_inputs: Iterable[torch.Tensor]) -> Observation:

@@ -299,6 +299,21 @@ def static_parts(dims: Sequence[Any]) -> tuple[int | None, ...]:
     return tuple(out)
 
 
+def int_hint(n: object) -> int | None:
+    """The value int or SymInt `n` (a size, a stride, an index) has in the example the
+    trace runs on: an int as it is, a SymInt's constant or else its ShapeEnv hint; None for
+    anything else and for a SymInt with no hint (an unbacked one)."""
+    if type(n) is int:
+        return n
+    if not isinstance(n, torch.SymInt):
+        return None
+    node = n.node
+    hint = node.maybe_as_int()
+    if hint is None:
+        hint = node.hint
+    return int(hint) if hint is not None else None
+
+
 def readable_shape_expr(code: str, names: Mapping[str, str]) -> str:
     """`code` (a ShapeEnv guard over placeholder names) with each input size written as
     its symbol: ``2 <= __in0.size()[1]`` -> ``2 <= s0``."""

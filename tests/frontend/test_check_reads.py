@@ -10,35 +10,24 @@ import types
 import pytest
 
 from bcfront import fast_call
-from bcfront.cfast import C
 from bcfront.frontend.regions import check_program
-from bcfront.frontend.regions.check_program import LinkParameters, compile_checks
 
-from .test_check_program import GLOBALS, LOG, MISS, PARAMS, arguments, outcome, python_link
+from .check_programs import (
+    GLOBALS,
+    LOG,
+    MISS,
+    arguments,
+    check_statements,
+    guarded,
+    link_of,
+    outcome,
+    program,
+    python_link,
+)
 
 pytestmark = pytest.mark.skipif(not fast_call.HAVE_C, reason="no C call (test_check_program says why)")
 
 NS = types.SimpleNamespace
-
-
-def program(lines, ref, params=PARAMS):
-    p = compile_checks(lines, "___miss", ref.__globals__, params, ref.__code__.co_varnames)
-    npos = len(params.positional)
-    star = params.star is not None
-    link = C.CheckedLink(p.code, p.consts, p.nlocals, p.depth, npos, star, p.guarded, ref, ref, ())
-    return link, p
-
-
-def link_of(lines, scope):
-    src = "def ref(x):\n" + "\n".join(lines) + "\n    return True\n"
-    glb = {**scope, "___miss": MISS}
-    exec(compile(src, "<checks>", "exec"), glb)  # the test's own source
-    ref = glb["ref"]
-    return ref, program(lines, ref, LinkParameters(("x",), None, (), None))
-
-
-def guarded(*body):
-    return ["    try:", *("        " + b for b in body), "    except Exception:", "        return ___miss"]
 
 
 def kept(p) -> int:
@@ -123,7 +112,7 @@ def test_a_weak_referents_read_is_made_once_and_follows_its_object():
 
 def repeated_lines(rng, guarded_):
     """Checks over a few deep sources, each spelled in several conjuncts (some under an
-    ``or``), with a memo-like block and a store between them."""
+    ``or``), with a memo-like block and a store between them (`check_statements`)."""
     pool = [f"{rng.choice(['x', 'y', '___box', '___mod'])}" for _ in range(3)]
     pool = [s + "".join(rng.choice([".a", "['k']", "[0]"]) for _ in range(rng.randrange(2, 4))) for s in pool]
 
@@ -132,21 +121,15 @@ def repeated_lines(rng, guarded_):
         form = rng.choice([f"{s} == 1", f"{s} is not None", f"___len({s}) == 2", f"'k' in {s}", f"{s}"])
         return f"(x is None or {form})" if rng.random() < 0.2 else form
 
-    pad = "        " if guarded_ else "    "
-    lines = []
-    if rng.random() < 0.5:
-        lines += [
-            f"{pad}if not ___f({rng.choice(pool)}):",
-            f"{pad}    if not ({' and '.join(conj() for _ in range(3))}):",
-            f"{pad}        return ___miss",
-            f"{pad}    ___cell[0] = ___cell[1]",
-        ]
-    for _ in range(rng.randrange(1, 3)):
-        test = " and ".join(conj() for _ in range(rng.randrange(2, 6)))
-        lines += [f"{pad}if not ({test}):", f"{pad}    return ___miss"]
-    if guarded_:
-        lines = ["    try:", *lines, "    except Exception:", "        return ___miss"]
-    return lines
+    def memo():
+        if rng.random() < 0.5:
+            return f"___f({rng.choice(pool)})", " and ".join(conj() for _ in range(3))
+        return None
+
+    def conjunction(lines):
+        return " and ".join(conj() for _ in range(rng.randrange(2, 6)))
+
+    return check_statements(rng, guarded_, conjunction, memo)
 
 
 @pytest.mark.parametrize("guarded_", [True, False])

@@ -15,6 +15,7 @@ import bisect
 import heapq
 import re
 import sys
+import traceback
 
 import pytest
 
@@ -101,3 +102,65 @@ def test_same_as_plain_python(fn, inputs, fullgraph):
     if sys.version_info >= (3, 13) and fn is sub_function:
         return  # module-level re.sub/subn have no Python form on 3.13 (semantics/re_twins.py)
     assert not [b for e in cf.entries for b in e.breaks]
+
+
+# -- tracebacks: the Python standing in for C code shows no frame (`own_code`, frameless) --
+
+
+def replacement_raises(m):
+    if "7" in m.group(0):
+        raise KeyError(m.group(0))
+    return "-"
+
+
+def pattern_sub_raises(s):
+    return DIGITS.sub(replacement_raises, s)
+
+
+def pattern_subn_raises(s):
+    return DIGITS.subn(replacement_raises, s)
+
+
+def module_sub_raises(s):
+    return re.sub(r"\d+", replacement_raises, s)  # re's own `sub` frame, then the function's
+
+
+def module_subn_raises(s):
+    return re.subn(r"\d+", replacement_raises, s, count=2)
+
+
+def traceback_entries(fn, s):
+    """Each traceback entry below the caller's frame: function, file, line and columns."""
+    try:
+        fn(s)
+    except Exception as e:  # noqa: BLE001 - the exception's traceback is the point
+        return [
+            (f.name, f.filename, f.lineno, f.end_lineno, f.colno, f.end_colno)
+            for f in traceback.extract_tb(e.__traceback__)[1:]
+        ]
+    raise AssertionError("no exception")
+
+
+RAISING_IN_RE = [
+    pattern_sub_raises,
+    pattern_subn_raises,
+    module_sub_raises,
+    module_subn_raises,
+    sub_function_raises,  # C's TypeError joining the pieces
+    sub_wrong_string,  # C's TypeError on the string
+    sub_count_not_int,  # C's TypeError on the count
+]
+
+
+@pytest.mark.parametrize("fn", RAISING_IN_RE, ids=[f.__name__ for f in RAISING_IN_RE])
+def test_a_traceback_through_an_re_stand_in_is_the_native_one(fn):
+    def call(s):
+        return fn(s)
+
+    cf = bcfront.capture(call)
+    want = traceback_entries(call, "a17b")
+    traceback_entries(cf, "a17b")  # the capture
+    for _ in range(2):  # the cached entry
+        assert traceback_entries(cf, "a17b") == want
+    if sys.version_info < (3, 13) or fn not in (module_sub_raises, module_subn_raises):
+        assert not [b for e in cf.entries for b in e.breaks]  # the stand-in ran in the trace

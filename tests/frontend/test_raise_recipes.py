@@ -20,6 +20,8 @@ from bcfront.cfast import C
 from bcfront.frontend.regions import raise_recipes
 from bcfront.frontend.regions.raise_recipes import region_raise
 
+from .check_programs import frames_run
+
 if not fast_call.HAVE_C:
     if os.environ.get("BCFRONT_PURE_PYTHON"):
         pytest.skip("BCFRONT_PURE_PYTHON is set: no C call", allow_module_level=True)
@@ -211,31 +213,13 @@ def test_a_cached_raise_is_the_native_one_and_the_region_codes(fn, args):
         assert run(cf, args) == got  # again: nothing kept between calls
 
 
-def frames_run(call, *args):
-    """(the exception's type, the Python frames a call runs)."""
-    seen = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            seen.append(frame.f_code.co_filename)
-
-    sys.setprofile(profile)
-    try:
-        call(*args)
-    except Exception as e:  # noqa: BLE001
-        return type(e), seen
-    finally:
-        sys.setprofile(None)
-    pytest.fail("no exception")
-
-
 @pytest.mark.parametrize(
     "fn, args", [(month_check, (13,)), (key_error, ("b",)), (nested, (3,)), (while_handling, ("x",))]
 )
 def test_a_cached_raise_runs_no_frame_of_the_region(fn, args):
     cf = captured(fn, args)
-    kind, frames = frames_run(cf, *args)
-    assert kind is outcome(fn, args)[0]
+    raised, frames = frames_run(cf, *args)
+    assert isinstance(raised, Exception) and type(raised) is outcome(fn, args)[0]
     assert frames == []
 
 
@@ -281,7 +265,9 @@ def raise_from_star(x, *rest):
 def test_a_recipe_raises_the_very_arguments_of_the_call(fn, args):
     cf = captured(fn, args)
     assert outcome(cf, args) == outcome(fn, args) == outcome(captured(fn, args, checked=False), args)
-    assert frames_run(cf, *args) == (outcome(fn, args)[0], [])  # the recipe's: no frame
+    raised, frames = frames_run(cf, *args)
+    assert isinstance(raised, Exception) and type(raised) is outcome(fn, args)[0]
+    assert frames == []  # the recipe's: no frame
     try:
         cf(*args)
     except Exception as e:  # noqa: BLE001

@@ -25,7 +25,7 @@ from ...reasons import BreakReason
 from ..model.frame import Frame, frame_entry, original_offset
 from ..model.tracer import INLINE_DEPTH_LIMIT, STEP_LIMIT, SymbolicRaise
 from ..model.values import Const, DictV, ExceptionV, GeneratorV, MadeFunctionV, ObjectV, TupleV
-from ..semantics import dispatch, objects
+from ..semantics import dispatch, objects, own_code
 from ..semantics.folding import NotConst, own_recursion
 from ..semantics.iteration import Exhausted
 from .handlers import HANDLERS, unsupported_opcode
@@ -109,7 +109,10 @@ def _chain(tx, exc) -> None:
 
 def _trace_back(tx, frame: Frame, ins, exc) -> None:
     """The traceback entry CPython adds as the exception leaves or is caught in this frame
-    (kept for a rebuild after a break, O30)."""
+    (kept for a rebuild after a break, O30); none for the Python standing in for a C
+    function (`own_code.adds_no_frame`), as the C function adds none."""
+    if own_code.adds_no_frame(frame.globals):
+        return
     if isinstance(exc, ExceptionV):
         entry = frame_entry(frame, ins)
         if entry is not None:

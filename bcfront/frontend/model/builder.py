@@ -34,7 +34,8 @@ anything else               ObjectV              TYPE_MATCH (attributes guarded 
 
 Values with a source are memoized by identity for mutable objects and tuples,
 so two paths to one object (a tuple passed twice, or reached again through what
-it holds) yield one value (plus an alias guard).
+it holds) yield one value (plus an alias guard): `tracer.remember`.  Tensors, and
+int arguments made symbols under dynamic shapes, are graph inputs (`tensor_inputs`).
 """
 
 from __future__ import annotations
@@ -48,14 +49,15 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from .c_instances import WRAPPERS as C_WRAPPERS
 from .dict_sources import KeyAtSource, key_stand_in, number_key, stored_item_source, stored_keys_source
-from .guard_kinds import GuardKind, TensorMatch
+from .guard_kinds import GuardKind
 from .guards import key_shape
 from .hash_iters import HashIterator
 from .list_objects import LIST_IMPLICIT, wrap_list_object
 from .mapping_proxies import wrap_proxy
 from .resumed_gens import wrap_resumed
-from .shape_policy import NeedDynamic, strict_marks
 from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
+from .tensor_inputs import dynamic_int, is_tensor, torch_mod, wrap_sym_int, wrap_tensor
+from .tracer import remember
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
 
 CONST_TYPES = frozenset(
@@ -75,15 +77,6 @@ CONST_TYPES = frozenset(
 )
 CONTAINER_LIMIT = 4096
 NUMBER_KEYS_LIMIT = 32  # int/float-subclass keys of one dict: each is read back by position
-
-
-def torch_mod():
-    return sys.modules.get("torch")
-
-
-def is_tensor(obj) -> bool:
-    torch = torch_mod()
-    return torch is not None and isinstance(obj, torch.Tensor)
 
 
 def is_torch_const(obj) -> bool:
@@ -132,7 +125,7 @@ def _wrap(tx, obj, source, guard):
     g = tx.guard if (guard and source is not None) else _no_guard
     t = type(obj)
     if t in CONST_TYPES:
-        if t is int and guard and _dynamic_int(tx, source, obj):
+        if t is int and guard and dynamic_int(tx, source, obj):
             return wrap_sym_int(tx, obj, source)
         g(GuardKind.CONSTANT_MATCH, source, obj)
         return Const(obj, source)
@@ -159,7 +152,7 @@ def _wrap(tx, obj, source, guard):
         # through what it holds (a cycle) see the same value, not a copy
         v = TupleV((), t, source)
         if source is not None:
-            _remember(tx, obj, v, source)
+            remember(tx, obj, v, source)
         v.items = tuple(wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj))
         return v
     if t is list:
@@ -168,18 +161,18 @@ def _wrap(tx, obj, source, guard):
         g(GuardKind.TYPE_MATCH, source, t)
         g(GuardKind.LENGTH, source, len(obj))
         v = ListV([], source)
-        _remember(tx, obj, v, source)
+        remember(tx, obj, v, source)
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
         return v
     if isinstance(obj, list):  # a list subclass leaving list's reads to list (`list_objects`)
-        v = wrap_list_object(tx, obj, source, guard, wrap, _remember, CONTAINER_LIMIT, guard_class_lookup)
+        v = wrap_list_object(tx, obj, source, guard, wrap, remember, CONTAINER_LIMIT, guard_class_lookup)
         if v is not None:
             return v
     if obj is sys.modules:  # big and changed by every import: read key by key (sys_modules.py)
         g(GuardKind.ID_MATCH, source, obj)
         v = ObjectV(obj, source)
         if source is not None:
-            _remember(tx, obj, v, source)
+            remember(tx, obj, v, source)
         return v
     if t is dict or _is_ordered_dict(t):
         if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k, tx) for k in obj):
@@ -192,7 +185,7 @@ def _wrap(tx, obj, source, guard):
         g(GuardKind.TYPE_MATCH, source, t)
         g(GuardKind.DICT_KEYS, source, held, tuple(map(key_shape, keys)) if numbers else None)
         v = DictV({}, t, source)
-        _remember(tx, obj, v, source)
+        remember(tx, obj, v, source)
         v.entries = {
             k: (
                 wrap(tx, k, KeyAtSource(source, i), guard) if h is not k else _set_item(k),
@@ -205,7 +198,7 @@ def _wrap(tx, obj, source, guard):
     if t is types.MappingProxyType:
         wrapper = wrap_proxy
     if wrapper is not None and source is not None and len(obj) <= CONTAINER_LIMIT:
-        v = wrapper(tx, obj, source, g, wrap, _remember)
+        v = wrapper(tx, obj, source, g, wrap, remember)
         if v is not None:
             return v
     storage = _dict_storage(t)
@@ -218,7 +211,7 @@ def _wrap(tx, obj, source, guard):
         g(GuardKind.TYPE_MATCH, source, t)
         g(GuardKind.CONSTANT_MATCH, stored_keys_source(source, storage), keys)
         v = DictV({}, t, source)
-        _remember(tx, obj, v, source)
+        remember(tx, obj, v, source)
         v.entries = {
             k: (Const(k), wrap(tx, dict.__getitem__(obj, k), stored_item_source(source, k), guard))
             for k in keys
@@ -234,7 +227,7 @@ def _wrap(tx, obj, source, guard):
             g(GuardKind.CONSTANT_MATCH, source, obj if t is frozenset else set(obj))
             v = SetV({k: _set_item(k) for k in obj}, t is frozenset, source)
             if t is set:
-                _remember(tx, obj, v, source)
+                remember(tx, obj, v, source)
             return v
         return _opaque(tx, obj, source, g)
     if t is functools.partial:
@@ -263,14 +256,14 @@ def _wrap(tx, obj, source, guard):
     if t is HashIterator and source is not None:
         return _wrap_hash_iterator(tx, obj, source, g)
     if t is types.GeneratorType and source is not None and guard:
-        v = wrap_resumed(tx, obj, source, wrap, _remember)  # one a region rebuilt at its yield
+        v = wrap_resumed(tx, obj, source, wrap, remember)  # one a region rebuilt at its yield
         if v is not None:
             return v
     if _is_id_matched(obj):
         g(GuardKind.ID_MATCH, source, obj)
         v = ObjectV(obj, source)
         if source is not None:
-            _remember(tx, obj, v, source)
+            remember(tx, obj, v, source)
         return v
     return _opaque(tx, obj, source, g)
 
@@ -339,18 +332,6 @@ def _is_plain_class(k) -> bool:
     """A class whose metaclass hashes and compares it by identity."""
     m = type(k)
     return isinstance(k, type) and m.__hash__ is type.__hash__ and m.__eq__ is type.__eq__
-
-
-def _no_overrides(cls) -> bool:
-    """Whether tensor class `cls` keeps torch's own ``__torch_function__`` and
-    ``__torch_dispatch__`` (``nn.Parameter`` and plain subclasses of it)."""
-    torch = torch_mod()
-    tf = getattr(cls, "__torch_function__", None)
-    td = getattr(cls, "__torch_dispatch__", None)
-    plain_tf = (torch.Tensor.__torch_function__.__func__, torch._C._disabled_torch_function_impl)
-    return getattr(tf, "__func__", tf) in plain_tf and getattr(td, "__func__", td) is getattr(
-        torch.Tensor.__torch_dispatch__, "__func__", torch.Tensor.__torch_dispatch__
-    )
 
 
 def _set_item(k):
@@ -449,13 +430,8 @@ def _opaque(tx, obj, source, g):
     g(GuardKind.TYPE_MATCH, source, type(obj))
     v = ObjectV(obj, source)
     if source is not None:
-        _remember(tx, obj, v, source)
+        remember(tx, obj, v, source)
     return v
-
-
-def _remember(tx, obj, v, source) -> None:
-    tx.by_id[id(obj)] = v
-    tx.keepalive.append(obj)
 
 
 def _no_guard(*args, **kwargs):
@@ -522,145 +498,6 @@ def _is_ordered_dict(t) -> bool:
     return t is collections.OrderedDict
 
 
-def wrap_tensor(tx, t, source, guard=True):
-    """A graph input for real tensor `t`."""
-    known = tx.by_id.get(id(t))
-    if known is not None:
-        if guard and source is not None and known.source is not None and known.source != source:
-            tx.guard(GuardKind.TENSOR_ALIAS, source, known.source)
-        return known
-    torch = torch_mod()
-    ptype = type(t)
-    if ptype is not torch.Tensor and not (isinstance(t, torch.nn.Parameter) and _no_overrides(ptype)):
-        # a subclass's __torch_function__/__torch_dispatch__ (also of a parameter's data)
-        # would be skipped by the fake run: its own code decides what ops return
-        raise UnsupportedError(
-            BreakReason.TENSOR_SUBCLASS,
-            f"tensor subclass {ptype.__qualname__}: its __torch_function__ is not traced",
-        )
-    if source is None:
-        raise UnsupportedError(
-            BreakReason.TENSOR_WITHOUT_SOURCE, "a tensor with no way to fetch it at run time"
-        )
-    env = tx.torch_env()
-    from .values import TensorV
-
-    dims = sdims = frozenset()
-    if guard:
-        dims, sdims = _dynamic_dims(tx, t, source, ptype)
-    if (dims or sdims) and not env.dynamic:
-        raise NeedDynamic(source)
-    try:
-        name = env_placeholder(tx, source) if dims or sdims else ""
-        fake = env.from_real(t, dims, name, sdims)
-        if name and t.__dict__:
-            strict = strict_marks(t) & dims
-            if strict:
-                tx.strict_marks[name] = strict
-    except Exception as e:  # noqa: BLE001 - sparse, nested or quantized tensors and the like
-        raise UnsupportedError(
-            BreakReason.FAKE_TENSOR, f"cannot make a fake tensor of this input: {e}"
-        ) from None
-    node = tx.graph.add_input(source, fake)
-    if guard:
-        shape, stride = tuple(t.shape), tuple(t.stride())
-        if dims or sdims:
-            shape, stride = _static_parts(fake.shape), _static_parts(fake.stride())
-        tx.guard(
-            GuardKind.TENSOR_MATCH,
-            source,
-            TensorMatch(ptype, t.dtype, t.device, shape, stride, t.requires_grad),
-            example=t,
-        )
-    v = TensorV(node, fake, ptype, source)
-    tx.by_id[id(t)] = v
-    tx.keepalive.append(t)
-    tx.input_tensors.append(v)
-    tx.real_tensors[id(v)] = t
-    return v
-
-
-# -- symbolic sizes (`shape_policy`) -----------------------------------------------------------
-
-
-def _static_parts(dims) -> tuple:
-    """Sizes or strides of a fake with the symbolic ones as None."""
-    return tuple(d if type(d) is int else None for d in dims)
-
-
-def _under_module_store(source) -> bool:
-    """A parameter or buffer read through a module's stores: its sizes stay static."""
-    while source is not None:
-        if type(source).__name__ == "ModuleAttrSource":
-            return True
-        source = getattr(source, "base", None)
-    return False
-
-
-def _dynamic_dims(tx, t, source, ptype) -> tuple[frozenset, frozenset]:
-    """(dims whose size, dims whose stride) input `t` has symbolic in this capture."""
-    policy = tx.shape_policy
-    none: frozenset = frozenset()
-    if policy is None or t.dim() == 0 or _under_module_store(source):
-        return none, none
-    if ptype is not torch_mod().Tensor:  # a Parameter: static, as torch.compile keeps them
-        return none, none
-    policy.saw_tensors = True
-    dims = policy.tensor_dims(source, tuple(t.shape), t)
-    strided = t.layout == torch_mod().strided
-    return dims, (policy.stride_dims(source, tuple(t.stride())) if strided else none)
-
-
-def _argument_item(source) -> bool:
-    """An argument (a local at the capture's start: what crosses a break too), or an item
-    of one reached through constant keys (``pair[0]``, ``cfg["n"]``, a continuation's
-    stacked tuple): ints there change from call to call as arguments do."""
-    while type(source).__name__ == "ItemSource":
-        source = source.base
-    return type(source).__name__ == "LocalSource"
-
-
-def _dynamic_int(tx, source, value) -> bool:
-    policy = tx.shape_policy
-    if policy is None or source is None:
-        return False
-    if not _argument_item(source):  # arguments and what crosses a break only
-        return False
-    # remembered always; made a symbol where torch is at hand: in functions that touch
-    # tensors, and in pure-Python ones once the program imported torch (never imported here)
-    dynamic = policy.int_dynamic(source, value)
-    if not policy.saw_tensors and (tx.static_ints or "torch" not in sys.modules):
-        return False
-    return dynamic
-
-
-def env_placeholder(tx, source) -> str:
-    """A fresh placeholder name for an input with symbols; remembered with its source."""
-    names = tx.shape_inputs
-    name = f"__bcs{len(names)}__"
-    names[name] = source
-    return name
-
-
-def wrap_sym_int(tx, value: int, source):
-    """An int input whose value changed between captures: a symbol of the capture's
-    ShapeEnv, a graph input (0 and 1 stay constants, as torch specializes them)."""
-    env = tx.symbol_env()
-    if not env.dynamic:
-        raise NeedDynamic(source)
-    sym = env.sym_int(value, env_placeholder(tx, source))
-    if type(sym) is int:
-        tx.guard(GuardKind.CONSTANT_MATCH, source, value)
-        return Const(value, source)
-    from .values import SymIntV
-
-    tx.guard(GuardKind.TYPE_MATCH, source, int)
-    node = tx.graph.add_input(source, sym)
-    v = SymIntV(node, env.scalar_fake(), int, sym)
-    v.source = source
-    return v
-
-
 _ITERATOR_TYPES = {
     type(iter(range(0))): "range",
     type(iter([])): "list",
@@ -703,7 +540,7 @@ def _wrap_iterator(tx, it, source, guard):
                 return _opaque(tx, it, source, g)
             v = SeqIterV(seq, index)
         v.source = source
-        _remember(tx, it, v, source)
+        remember(tx, it, v, source)
         return v
     if kind == "enumerate":
         return EnumerateIterV(
@@ -760,7 +597,7 @@ def _wrap_hash_iterator(tx, it, source, g):
         if isinstance(c, (DictV, SetV)):
             v = HashIterV(c, state[0], tuple(c.entries), state[1])
             v.source = source
-            _remember(tx, it, v, source)
+            remember(tx, it, v, source)
             return v
     return _opaque(tx, it, source, g)
 

@@ -265,3 +265,11 @@ class Tracer:
 
 def is_function(obj) -> bool:
     return isinstance(obj, types.FunctionType)
+
+
+def remember(tx, obj, value, source=None) -> None:
+    """`value` is what outside object `obj` is in this trace: one value however it is
+    reached again (``tx.by_id``), the object kept alive while the trace holds its id.
+    (`source`, unused, fits the wrappers' ``remember`` callback: `builder.wrap`'s.)"""
+    tx.by_id[id(obj)] = value
+    tx.keepalive.append(obj)

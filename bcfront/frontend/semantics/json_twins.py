@@ -26,8 +26,7 @@ import json.scanner
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.c_instances import CInstanceV
-from ..model.tracer import SymbolicRaise
-from ..model.values import Const, ExceptionV, ObjectV
+from ..model.values import Const, ObjectV
 from . import dispatch, ops, own_code, py_twins
 from .registry import CONSTRUCTORS, MODELS
 
@@ -51,6 +50,8 @@ def _load() -> bool:
         decoder = py_twins.private_copy("json.decoder", "_json")
         if scanner is None or decoder is None or _json is None:
             return False
+        for copy in (scanner, decoder):  # standing in for the C scanner: adds no frame
+            own_code.register(vars(copy), frameless=True)
         decoder.scanstring = _json.scanstring  # the C scanner's own string parser
         decoder.JSONDecodeError = _decode_error  # the class user code catches, mostly
         _make_scanner, _parse_object = scanner.py_make_scanner, decoder.JSONObject
@@ -156,29 +157,13 @@ def _scanner_model(tx, fv, args, kwargs):
     ):
         why = "a json Scanner called on values not known now"
         raise UnsupportedError(BreakReason.CALL_TO_C_FUNCTION, why)
-    try:
-        return dispatch.inline_call(tx, ObjectV(scan_once), [fv, text, idx], {})
-    except SymbolicRaise as e:  # C's scanner adds no frame: only a hook's own stay
-        exc = e.exc
-        if isinstance(exc, ExceptionV):
-            tx.set(exc, "tb", tuple(t for t in exc.tb if (t[0], t[1]) not in _TWIN_FRAMES))
-        raise
-
-
-# the traceback entries of the Python standing in for the C scanner (file, function)
-_TWIN_FRAMES = frozenset(
-    {
-        (__file__, "scan_once"),
-        (json.scanner.__file__, "scan_once"),
-        (json.scanner.__file__, "_scan_once"),
-        (json.decoder.__file__, "JSONObject"),
-        (json.decoder.__file__, "JSONArray"),
-    }
-)
+    # C's scanner adds no frame: neither do this module's nor the copies' (frameless), a
+    # hook's own stay
+    return dispatch.inline_call(tx, ObjectV(scan_once), [fv, text, idx], {})
 
 
 if _SCANNER is not None:
     CONSTRUCTORS[_SCANNER] = _make_scanner_model
     MODELS[_SCANNER.__dict__["__call__"]] = _scanner_call
 
-own_code.register(globals())
+own_code.register(globals(), frameless=True)

@@ -26,14 +26,27 @@ _OWN_GLOBALS: set[int] = set()
 OWN_BUILTINS: dict = dict(vars(builtins))
 
 
-def register(globals_dict: dict) -> None:
+_FRAMELESS: set[int] = set()
+
+
+def register(globals_dict: dict, frameless: bool = False) -> None:
     """Mark `globals_dict` (a module's namespace, alive for the whole process) as holding
-    only bcfront's models of C code."""
+    only bcfront's models of C code; `frameless`: its functions stand in for a C function
+    whose exception shows no frame of its own, so an exception leaving or caught in one of
+    their frames gets no traceback entry for it (`adds_no_frame`; a user's function they
+    call keeps its own)."""
     _OWN_GLOBALS.add(id(globals_dict))
+    if frameless:
+        _FRAMELESS.add(id(globals_dict))
 
 
 def owns_globals(globals_dict) -> bool:
     return id(globals_dict) in _OWN_GLOBALS
+
+
+def adds_no_frame(globals_dict) -> bool:
+    """A frame over `globals_dict` adds no traceback entry (``register(frameless=True)``)."""
+    return id(globals_dict) in _FRAMELESS
 
 
 def owns_function(fn) -> bool:

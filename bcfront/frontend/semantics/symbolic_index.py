@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import operator
 
-from ..model.values import Const, SymIntV, TensorV, TupleV, Value
+from ...ir.fake import int_hint
+from ..model.values import Const, SliceV, SymIntV, TensorV, TupleV, Value
 
 _BASIC_CONSTS = (int, slice, type(None), type(Ellipsis))
 
@@ -28,7 +29,7 @@ def _parts(key: Value) -> list[Value] | None:
             continue
         if isinstance(p, Const) and type(p.value) in _BASIC_CONSTS:
             continue
-        if type(p).__name__ == "SliceV":  # bounds with symbolic ints: torch keeps them symbolic
+        if isinstance(p, SliceV):  # bounds with symbolic ints: torch keeps them symbolic
             continue
         return None
     return parts
@@ -54,7 +55,7 @@ def split_key(t: TensorV, key: Value) -> tuple[Value, list[tuple[int, SymIntV]]]
     selects: list[tuple[int, SymIntV]] = []
     for p in parts:
         if isinstance(p, SymIntV):
-            size, index = _hint(t.fake.shape[in_dim]), _hint(p.example)
+            size, index = int_hint(t.fake.shape[in_dim]), int_hint(p.example)
             if size is None or index is None or not -size <= index < size:
                 return None  # out of range here: Python indexing's own IndexError, its message
             selects.append((out_dim, p))
@@ -77,17 +78,6 @@ def split_key(t: TensorV, key: Value) -> tuple[Value, list[tuple[int, SymIntV]]]
             in_dim += 1
     selects.sort(key=lambda s: -s[0])
     return TupleV(new_parts), selects
-
-
-def _hint(n) -> int | None:
-    """The value a size or index has in this example (an int, or a SymInt's hint)."""
-    if type(n) is int:
-        return n
-    node = getattr(n, "node", None)
-    hint = node.maybe_as_int() if node is not None else None
-    if hint is None and node is not None:
-        hint = node.hint
-    return int(hint) if hint is not None else None
 
 
 def view_of(tx, t: TensorV, key: Value, record) -> Value | None:
