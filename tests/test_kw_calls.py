@@ -219,7 +219,7 @@ def by_value(n, k=1):
 
 
 def test_a_keyword_call_with_the_keyed_table_armed_starts_at_the_first_link():
-    cf = bcfront.capture(by_value)
+    cf = bcfront.capture(by_value, dynamic=False)  # one entry per int: keyed
     for n in (1, 2, 3):
         cf(n)
     assert len(cf.entries) == 3 and cf._dispatch_pick(3) is not cf.entries[0].link  # keyed

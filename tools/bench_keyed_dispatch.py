@@ -35,7 +35,7 @@ def _ns_per_call(fns, args, number: int, repeat: int) -> list[float]:
 
 
 def _captured(entries: int, keyed: bool):
-    cf = bcfront.capture(scaled, recompile_limit=entries + 1)
+    cf = bcfront.capture(scaled, recompile_limit=entries + 1, dynamic=False)  # one entry per int
     cf.keyed_dispatch = keyed
     for i in range(entries):
         cf(i, 1)

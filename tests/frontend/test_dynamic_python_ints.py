@@ -205,3 +205,63 @@ def test_a_shape_guards_arithmetic_runs_in_the_c_check_program():
     before = sum(c.hits for c in checked)
     _calls(cf, leap, [(y + 400,) for y in years])  # same answers: cached entries, their C checks
     assert sum(c.hits for c in checked) == before + len(years)
+
+
+# Python uses of an int, each on a symbolic one (its function called with changing values)
+# inside a function touching no tensor and inside one touching a tensor: the same results,
+# exceptions and messages as Python.  A symbolic int is a graph value (a `TensorV`): none
+# of these may take a tensor's path (``len()`` and iteration of one did: a tensor's errors).
+USES = {
+    "iter": lambda n: iter(n),
+    "list": lambda n: list(n),
+    "subscript": lambda n: n[0],
+    "len": lambda n: len(n),
+    "call": lambda n: n(),
+    "hash, bool, int, float": lambda n: (hash(n), bool(n), int(n), float(n)),
+    "membership": lambda n: (n in [1, 2, 5], n in {3: 0}),
+    "repetition": lambda n: ([1, 2] * n, "ab" * n),
+    "type": lambda n: (isinstance(n, int), type(n), n.__class__, callable(n)),
+    "attributes": lambda n: (n.numerator, n.__index__()),
+    "a missing attribute": lambda n: n.foo,
+    "setattr": lambda n: setattr(n, "x", 1),
+    "builtins": lambda n: (round(n, -1), sum([n, 1]), max([n, 3]), sorted([n, 1, 9]), abs(-n), chr(65 + n)),
+    "text": lambda n: (f"{n!r}|{n:03d}", "%s/%r" % (n, n), bin(n)),
+    "set and dict": lambda n: ({n, 1}, {3: "a"}.get(n, "z")),
+    "None": lambda n: (n is None, n == None),  # noqa: E711 - the comparison itself is the case
+    "division": lambda n: (n / 2, n**-2, divmod(n, 3), (-n) % 3, pow(n, n, 7), n < 2.5),
+    "zero division": lambda n: 1 // (n - n),
+    "boolean operators": lambda n: (n and "x", n or "x", not n),
+    "sequence index and slice": lambda n: ((1, 2, 3, 4, 5, 6, 7)[n], "abcdefgh"[n], "abcdefgh"[n:]),
+    "range and enumerate": lambda n: (list(range(n, 10, 2)), list(enumerate("abc", n))),
+    "bytes of a size": lambda n: bytes(n),
+    "json": lambda n: __import__("json").dumps([n]),
+}
+
+
+def _outcome(fn, *args):
+    try:
+        r = fn(*args)
+    except Exception as e:  # noqa: BLE001 - compared with Python's
+        return ("raise", type(e), str(e))
+    return ("ok", type(r).__name__ if hasattr(r, "__next__") else repr(r))
+
+
+@pytest.mark.parametrize("with_tensor", [False, True])
+@pytest.mark.parametrize("use", list(USES))
+def test_python_uses_of_a_symbolic_int_are_pythons(use, with_tensor):
+    op = USES[use]
+    x = torch.ones(2)
+
+    def pure(n):
+        return op(n)
+
+    def touching(n, x):
+        return op(n), x + 1
+
+    fn, extra = (touching, (x,)) if with_tensor else (pure, ())
+    cf = bcfront.capture(fn)
+    for n in (3, 4, 5, 6, 4):
+        got, want = _outcome(cf, n, *extra), _outcome(fn, n, *extra)
+        if with_tensor and got[0] == want[0] == "ok":
+            got, want = got[1].split(", tensor")[0], want[1].split(", tensor")[0]
+        assert got == want, n

@@ -76,7 +76,9 @@ def strict_marks(t: Any) -> frozenset[int]:
 class ShapePolicy:
     """One captured function's memory of input sizes, and its `dynamic` option."""
 
-    __slots__ = ("mode", "sizes", "strides", "ints", "saw_tensors", "changing", "known", "fullgraph")
+    __slots__ = (
+        "mode", "sizes", "strides", "ints", "saw_tensors", "ints_broke", "changing", "known", "fullgraph",
+    )  # fmt: skip
 
     def __init__(self, mode: bool | None = None):
         self.mode = mode  # None: automatic; True: every size dynamic; False: marks only
@@ -84,6 +86,9 @@ class ShapePolicy:
         self.strides: dict[Any, tuple[int | None, ...]] = {}  # source -> strides (None: dynamic)
         self.ints: dict[Any, int | None] = {}  # source -> value (None: dynamic)
         self.saw_tensors = False  # ints are made dynamic only in functions that touch tensors
+        # (or once torch is imported); True after symbolic ints of a function touching no
+        # tensor met a graph break (`driver.IntsStaticAgain`): its ints stay constants
+        self.ints_broke = False
         self.changing: set[int] = set()  # sizes (>= 2) a dynamic dimension has had
         self.known: frozenset[Any] = frozenset()  # tensor sources met before this capture
         self.fullgraph = False  # this capture's: a specialized mark_dynamic raises

@@ -143,7 +143,7 @@ def dynamic_int(tx, source, value) -> bool:
     # remembered always; made a symbol where torch is at hand: in functions that touch
     # tensors, and in pure-Python ones once the program imported torch (never imported here)
     dynamic = policy.int_dynamic(source, value)
-    if not policy.saw_tensors and (tx.static_ints or "torch" not in sys.modules):
+    if not policy.saw_tensors and (tx.static_ints or policy.ints_broke or "torch" not in sys.modules):
         return False
     return dynamic
 

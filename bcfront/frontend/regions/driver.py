@@ -85,7 +85,7 @@ def _trace_twice(cf, root, args, kwargs, dynamic, enter=None) -> Entry:
                 raise
         return trace_with_splits(lambda split: _trace_entry(cf, root, args, kwargs, split, True, enter))
     except IntsStaticAgain:
-        static = True
+        static = cf.shape_policy.ints_broke = True  # and from now on: no trace twice per value
     return trace_with_splits(
         lambda split: _trace_entry(cf, root, args, kwargs, split, dynamic, enter, static)
     )

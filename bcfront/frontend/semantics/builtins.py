@@ -61,7 +61,17 @@ from . import (
 )
 from .attrs import delattr_, getattr_, has_attr, setattr_, written_by_trace
 from .classes import MISS, index_of, is_heap_type, is_plain_enum_member, lookup_dunder, mro_lookup
-from .folding import NotConst, arity, as_python, fold, fold_model, from_python, python_args, raise_
+from .folding import (
+    NotConst,
+    arity,
+    as_python,
+    fold,
+    fold_model,
+    from_python,
+    python_args,
+    raise_,
+    value_needed,
+)
 from .identity import identity_of
 from .iteration import to_list
 from .lru_calls import lru_cached
@@ -514,9 +524,9 @@ def exception_text(tx, v: ExceptionV, fn) -> Value:
         return dispatch.call(tx, m, [v], {})
     base = next(c for c in v.cls.__mro__ if not is_heap_type(c))
     try:
-        args = [as_python(a) for a in v.args]
+        args = [value_needed(a) for a in v.args]  # a symbolic int as text: its value
         fields = {
-            k: as_python(x)
+            k: value_needed(x)
             for k, x in v.attrs.items()
             if not k.startswith("__") and isinstance(getattr(base, k, None), _C_FIELDS)
         }

@@ -19,7 +19,18 @@ from ...reasons import BreakReason
 from ..model.builder import guard_class_lookup
 from ..model.c_instances import CInstanceV, DefaultDictV
 from ..model.sources import ConstSource, Ref
-from ..model.values import Const, DictV, ExceptionV, ListV, NewObjectV, ObjectV, TensorV, TupleV, Value
+from ..model.values import (
+    Const,
+    DictV,
+    ExceptionV,
+    ListV,
+    NewObjectV,
+    ObjectV,
+    TensorV,
+    TupleV,
+    Value,
+    specialized,
+)
 from . import pure_c
 from .registry import MODELS
 
@@ -213,7 +224,8 @@ def source_of(v: Value):
 
 
 def index_of(tx, v: Value):
-    """operator.index(v) for constant ints, else None."""
+    """operator.index(v) for constant ints (a symbolic one: its value, guarded), else None."""
+    v = specialized(v)
     if isinstance(v, Const) and isinstance(v.value, int):
         return int(v.value)
     if isinstance(v, TensorV):

@@ -31,6 +31,7 @@ from ..model.values import (
     NewObjectV,
     ObjectV,
     RangeIterV,
+    ScalarV,
     SeqIterV,
     SetV,
     TensorV,
@@ -99,6 +100,8 @@ def get_iter(tx, v: Value) -> Value:
             set_order.put_in_order(tx, container)  # CPython's table order, not insertion
         kind = v.kind if isinstance(v, DictViewV) else "set" if isinstance(v, SetV) else "keys"
         return HashIterV(container, kind, tuple(container.entries))
+    if isinstance(v, ScalarV):  # a number (a symbolic int): a TensorV of the graph, no tensor
+        raise_(TypeError, f"'{v.ptype.__name__}' object is not iterable")
     if isinstance(v, TensorV):
         from . import torch_calls
 

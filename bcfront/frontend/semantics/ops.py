@@ -118,7 +118,18 @@ CMP_DUNDER = {
 # -- binary / unary / compare ---------------------------------------------------------
 
 
+def _symbolic_int_and_object(a: Value, b: Value) -> bool:
+    """One operand a symbolic int, the other neither a tensor nor a constant number: the
+    operator is the object's (a sequence's repetition...), which needs the int's value."""
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, SymIntV) and not isinstance(y, TensorV):
+            return not (isinstance(y, Const) and type(y.value) in (int, float, bool, complex))
+    return False
+
+
 def binary(tx, fn, a: Value, b: Value) -> Value:
+    if _symbolic_int_and_object(a, b):  # ``[1, 2] * n``, ``"%d" % n``: Python's, on its value
+        a, b = specialized(a), specialized(b)
     if isinstance(a, TensorV) or isinstance(b, TensorV):
         if not (is_user_class(a) or is_user_class(b)):
             from . import torch_calls
@@ -357,6 +368,7 @@ def truth(tx, v: Value) -> bool:
 
 def length_of(v: Value) -> int:
     """What ``len()`` makes of a ``__len__`` result, with CPython's errors (O44)."""
+    v = specialized(v)  # a symbolic int: its value, guarded
     if isinstance(v, Const) and type(v.value) in (int, bool):
         n = int(v.value)
         if n < 0:
@@ -378,6 +390,8 @@ def length(tx, v: Value) -> int:
         return len(v.dict.entries)
     if isinstance(v, Const):
         return fold(len, v.value).value
+    if isinstance(v, ScalarV):  # a number (a symbolic int): no tensor
+        raise_(TypeError, f"object of type '{v.ptype.__name__}' has no len()")
     if isinstance(v, TensorV):
         if v.fake.dim() == 0:
             raise_(TypeError, "len() of a 0-d tensor")

@@ -238,7 +238,7 @@ def scalar_slot_model(slot):
                 values.append(_NOT_A_SCALAR)
             else:
                 try:
-                    values.append(as_python(a))
+                    values.append(as_python(specialized_deep(a)))  # a symbolic int: its value
                 except NotConst:
                     raise UnsupportedError(
                         BreakReason.CALL_TO_C_FUNCTION, f"{slot.__qualname__} on {a.describe()}"
