@@ -119,6 +119,20 @@ class SymIntV(ScalarV):
         return f"SymInt({self.example})"
 
 
+class SymFloatV(ScalarV):
+    """A Python float computed from symbolic sizes (``cur_len ** 0.5``, ``n / 2``,
+    ``float(n)``): `node` yields the real float at run time; `example` is the torch
+    SymFloat of the capture's ShapeEnv.  A value operand of a tensor op (``x / f``) and
+    more arithmetic keep it symbolic, as torch.compile does; anything that needs the value
+    itself (a branch, a C function, a key, text) specializes it: the float its hint holds,
+    under a ShapeEnv guard (`semantics.symbolic`)."""
+
+    __slots__ = ()
+
+    def describe(self):
+        return f"SymFloat({self.example})"
+
+
 class SliceV(Value):
     """A slice whose bounds include a symbolic int (``x[:, :T]``): a tensor index takes
     it as is; anything else specializes it (`specialized`)."""
@@ -137,10 +151,12 @@ class SliceV(Value):
 
 
 def specialized(v: Value) -> Value:
-    """`v` with its symbolic sizes as the constants their hints hold (each guarded
-    equal by the ShapeEnv): for the uses that need the value itself."""
+    """`v` with its symbolic sizes (and floats computed from them) as the constants their
+    hints hold (each guarded equal by the ShapeEnv): for the uses that need the value itself."""
     if isinstance(v, SymIntV):
         return Const(int(v.example))
+    if isinstance(v, SymFloatV):
+        return Const(float(v.example))
     if isinstance(v, SliceV):
         parts = [specialized(p) for p in (v.start, v.stop, v.step)]
         return Const(slice(*(p.value for p in parts)))  # type: ignore[attr-defined]

@@ -31,6 +31,7 @@ from ..model.values import (
     ObjectV,
     ScalarV,
     SetV,
+    SymFloatV,
     SymIntV,
     TensorV,
     TupleV,
@@ -333,7 +334,7 @@ def unary(tx, fn, a: Value) -> Value:
 def truth(tx, v: Value) -> bool:
     if isinstance(v, Const):
         return bool(v.value)
-    if isinstance(v, SymIntV):
+    if isinstance(v, (SymIntV, SymFloatV)):
         return bool(v.example)  # the ShapeEnv guards the outcome (``Ne(s0, 0)``)
     if isinstance(v, TensorV):
         known = known_value(tx, v)  # made from constants only: the same on every call
@@ -570,8 +571,8 @@ def hkey(tx, v: Value):
             guard_class_lookup(tx, type(v.obj), name)
         stored_number(tx, v)
         return v.obj
-    if isinstance(v, SymIntV):
-        return int(v.example)  # a size as a key: specialized (guarded)
+    if isinstance(v, (SymIntV, SymFloatV)):
+        return v.ptype(v.example)  # a symbolic number as a key: its value (guarded)
     if isinstance(v, ScalarV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a number read from a tensor as a key")
     if isinstance(v, TensorV):
