@@ -19,20 +19,9 @@ torch = pytest.importorskip("torch")
 
 import bcfront  # noqa: E402
 
+from .test_torch_semantics import assert_same as _same  # noqa: E402
+
 NS = (3, 4, 5, 6, 7, 9)
-
-
-def _same(a, b):
-    if isinstance(a, torch.Tensor):
-        assert isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape
-        assert torch.equal(a, b), (a, b)
-        return
-    if isinstance(a, (tuple, list)):
-        assert type(a) is type(b) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _same(x, y)
-        return
-    assert type(a) is type(b) and a == b, (a, b)
 
 
 def _run(fn, ns=NS, **options):
