@@ -38,6 +38,7 @@ from ..model.values import (
     Value,
     const_value,
     specialized,
+    tensor_bound,
 )
 from . import classes, dispatch, pure_c, set_order, sys_modules
 from .folding import NotConst, as_symbolic, fold, fold_typing, raise_, value_needed
@@ -313,6 +314,8 @@ def container_binary(tx, fn, base, inplace, a, b):
 
 
 def unary(tx, fn, a: Value) -> Value:
+    if fn is operator.not_ and isinstance(a, TensorV):  # a truth test, as ``if t:`` is
+        return Const(not truth(tx, a))
     if isinstance(a, TensorV):
         from . import torch_calls
 
@@ -424,7 +427,13 @@ def list_extend(tx, lst: ListV, items) -> None:
     touch(tx, lst)
 
 
+def _no_tensor_bound(key: Value) -> None:
+    if tensor_bound(key):  # ``seqs[:, :n]``, n a tensor: its value decides the result
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a slice bound that is a tensor")
+
+
 def getitem(tx, obj: Value, key: Value) -> Value:
+    _no_tensor_bound(key)
     if isinstance(obj, TensorV):
         from . import torch_calls
 
@@ -478,6 +487,7 @@ def getitem(tx, obj: Value, key: Value) -> Value:
 
 
 def setitem(tx, obj: Value, key: Value, value: Value) -> None:
+    _no_tensor_bound(key)
     if isinstance(obj, TensorV):
         from . import torch_calls
 
@@ -520,6 +530,7 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
 
 
 def delitem(tx, obj: Value, key: Value) -> None:
+    _no_tensor_bound(key)
     if isinstance(obj, ListV) and isinstance(key, Const):
         items = list(obj.items)
         try:
