@@ -102,3 +102,19 @@ def test_a_new_input_carrying_a_changed_size_is_symbolic():
         x, y = torch.randn(m, 3), torch.randn(m, 5)
         torch.testing.assert_close(cf(x, y), f(x, y))
     assert len(cf.entries) == 3
+
+
+def test_a_new_input_carrying_a_value_of_a_changed_int_is_symbolic():
+    # beam search: ``cur_len`` (an int) changes first; the ids, first read a step later,
+    # have the length it had: symbolic at once, not one more capture at that length
+    def f(x, n, y=None):
+        return x * n if y is None else x * n + y.sum(0)
+
+    cf = bcfront.capture(f)
+    x = torch.randn(3)
+    for n in (4, 5):
+        torch.testing.assert_close(cf(x, n), f(x, n))
+    for n in (6, 7, 8, 9):
+        y = torch.randn(n - 1, 3)  # first met with length 5, a value n had
+        torch.testing.assert_close(cf(x, n, y), f(x, n, y))
+    assert len(cf.entries) == 3

@@ -16,6 +16,8 @@ carries one of the values a changing dimension had.  Token-by-token generation i
 the case: the prompt's length 6 changes to 1 when decoding starts, and the
 key/value cache that appears on that call has length 6, the prompt's: the cache's
 length is symbolic from its first capture, so decoding needs one entry, not two.
+An int input that changed counts as such a size: beam search's ``cur_len`` changes
+first, and its running ids, first read a step later, have a length it had.
 Sound either way: a symbol only loses a specialization, its relations are guarded.
 
 Plain data, no torch: the builder asks `tensor_dims` / `int_dynamic` while it wraps
@@ -173,6 +175,8 @@ class ShapePolicy:
         seen = self.ints.get(source, value)
         if seen is None or seen != value:
             self.ints[source] = None
+            # a changing int is a changing length too (a decoding loop's ``cur_len``)
+            self.changing.update(v for v in (seen, value) if v is not None and v >= 2)
             return True
         self.ints[source] = value
         return False

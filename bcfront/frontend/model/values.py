@@ -119,9 +119,26 @@ class SymIntV(ScalarV):
         return f"SymInt({self.example})"
 
 
+class SymFloatV(ScalarV):
+    """A Python float computed from symbolic sizes (``cur_len ** 0.5``, ``n / 2``,
+    ``float(n)``): `node` yields the real float at run time; `example` is the torch
+    SymFloat of the capture's ShapeEnv.  A value operand of a tensor op (``x / f``) and
+    more arithmetic keep it symbolic, as torch.compile does; anything that needs the value
+    itself (a branch, a C function, a key, text) specializes it: the float its hint holds,
+    under a ShapeEnv guard (`semantics.symbolic`)."""
+
+    __slots__ = ()
+
+    def describe(self):
+        return f"SymFloat({self.example})"
+
+
 class SliceV(Value):
     """A slice whose bounds include a symbolic int (``x[:, :T]``): a tensor index takes
-    it as is; anything else specializes it (`specialized`)."""
+    it as is; anything else specializes it (`specialized`).  Or a bound that is a tensor
+    (``seqs[:, :n]``, n a 0-d tensor; `tensor_bound_slice`): its value decides what the
+    subscript gives, so the subscript breaks (`tensor_bound`), where the native step runs
+    it on the real slice (the tensor a graph output), and the code after it continues."""
 
     __slots__ = ("start", "stop", "step")
 
@@ -137,12 +154,16 @@ class SliceV(Value):
 
 
 def specialized(v: Value) -> Value:
-    """`v` with its symbolic sizes as the constants their hints hold (each guarded
-    equal by the ShapeEnv): for the uses that need the value itself."""
+    """`v` with its symbolic sizes (and floats computed from them) as the constants their
+    hints hold (each guarded equal by the ShapeEnv): for the uses that need the value itself."""
     if isinstance(v, SymIntV):
         return Const(int(v.example))
+    if isinstance(v, SymFloatV):
+        return Const(float(v.example))
     if isinstance(v, SliceV):
         parts = [specialized(p) for p in (v.start, v.stop, v.step)]
+        if not all(isinstance(p, Const) for p in parts):
+            return v  # a tensor bound (`tensor_bound`)
         return Const(slice(*(p.value for p in parts)))  # type: ignore[attr-defined]
     return v
 
@@ -164,6 +185,32 @@ def symbolic_slice(parts: list) -> Value | None:
         return None
     if not all(isinstance(p, (SymIntV, Const)) for p in parts):
         return None
+    return _slice_of(parts)
+
+
+def _tensor_bound(p: Value) -> bool:
+    return isinstance(p, TensorV) and not isinstance(p, SymIntV)
+
+
+def tensor_bound_slice(parts: list) -> Value | None:
+    """A `SliceV` when a bound is a tensor (or a number read from one) and the others are
+    constants or symbolic ints, else None."""
+    if not any(_tensor_bound(p) for p in parts):
+        return None
+    if not all(isinstance(p, (TensorV, Const)) for p in parts):
+        return None
+    return _slice_of(parts)
+
+
+def tensor_bound(key: Value) -> bool:
+    """Whether subscript `key` (or an item of a tuple key) is a slice with a tensor bound."""
+    parts = key.items if isinstance(key, TupleV) and key.cls is tuple else [key]
+    return any(
+        isinstance(p, SliceV) and any(_tensor_bound(b) for b in (p.start, p.stop, p.step)) for p in parts
+    )
+
+
+def _slice_of(parts: list) -> SliceV:
     if len(parts) == 1:  # slice(stop)
         return SliceV(Const(None), parts[0], Const(None))
     start, stop, step = (list(parts) + [Const(None)])[:3]

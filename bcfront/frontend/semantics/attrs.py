@@ -41,6 +41,7 @@ from ..model.values import (
     SetV,
     StateCMV,
     SuperV,
+    SymFloatV,
     SymIntV,
     TensorV,
     TupleV,
@@ -478,8 +479,8 @@ def _generator_attr(tx, v: GeneratorV, name):
 def _tensor_attr(tx, v, name):
     from . import tensor_attrs
 
-    if isinstance(v, SymIntV) and name != "__class__":  # an int's own attribute: of its value
-        return getattr_(tx, specialized(v), name)
+    if isinstance(v, (SymIntV, SymFloatV)) and name != "__class__":  # a number's own attribute:
+        return getattr_(tx, specialized(v), name)  # of its value
 
     return tensor_attrs.tensor_attr(tx, v, name)
 

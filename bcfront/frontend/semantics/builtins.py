@@ -36,6 +36,7 @@ from ..model.values import (
     PartialV,
     SetV,
     SuperV,
+    SymFloatV,
     SymIntV,
     TensorV,
     TupleV,
@@ -321,7 +322,7 @@ def _id(tx, args, kwargs):
 @model(hash)
 def _hash(tx, args, kwargs):
     k = ops.hkey(tx, args[0])
-    if isinstance(args[0], (Const, TupleV)):
+    if isinstance(args[0], (Const, TupleV, SymIntV, SymFloatV)):  # a symbolic number: its value
         return Const(hash(k))
     if isinstance(args[0], ObjectV) and is_plain_enum_member(args[0].obj, tx):
         return Const(hash(k))  # the enum module's hash of its name, or the mixin's (identity-guarded)
@@ -384,6 +385,7 @@ def _dunder1(tx, fn, dunder, v):
 
 @model(round)
 def _round(tx, args, kwargs):
+    args = [specialized(a) for a in args]  # a symbolic number: its value, guarded
     if args and isinstance(args[0], TensorV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "round() of a tensor reads its value")
     if args and not kwargs and len(args) <= 2 and not isinstance(args[0], Const):
@@ -428,9 +430,13 @@ def _scalar_ctor(cls, dunder):
         if not args:
             return Const(cls())
         v = args[0]
-        if isinstance(v, SymIntV):  # a symbolic size: int() is itself, the rest reads its value
-            if cls is int:
+        if isinstance(v, (SymIntV, SymFloatV)):  # a symbolic number: int() of a size is itself,
+            if cls is v.ptype:  # float() of one a symbolic float, the rest reads its value
                 return v
+            if cls is float:
+                from . import scalars  # imports torch: only once a tensor is here
+
+                return scalars.python_op(tx, float, [v])
             if cls is bool:
                 return Const(truth(tx, v))
             v = specialized(v)
@@ -498,7 +504,7 @@ def _sys_exc_info(tx, args, kwargs):
 
 @model(repr)
 def _repr(tx, args, kwargs):
-    v = specialized(args[0])  # a symbolic int as text: its value, guarded
+    v = specialized(args[0])  # a symbolic number: its value, guarded
     try:
         return Const(repr(as_python(v)))
     except NotConst:

@@ -27,10 +27,12 @@ from ..model.values import (
     ObjectV,
     ScalarV,
     SetV,
+    SymFloatV,
     SymIntV,
     TensorV,
     TupleV,
     Value,
+    specialized,
 )
 from . import classes, dispatch, sys_modules
 from .folding import fold, raise_
@@ -145,8 +147,7 @@ def _guard_identity(tx, a: Value, b: Value, same: bool) -> None:
     tx.guard(GuardKind.SAME_OBJECT if same else GuardKind.DISTINCT_OBJECTS, sb, extra=sa)
 
 
-def _specialized(v: Value) -> Value:
-    return Const(int(v.example)) if isinstance(v, SymIntV) else v
+_SYMBOLIC = (SymIntV, SymFloatV)
 
 
 def _identical(a: Value, b: Value):
@@ -154,8 +155,8 @@ def _identical(a: Value, b: Value):
         return True
     if not (getattr(a, "identity_known", True) and getattr(b, "identity_known", True)):
         return None  # which object it stands for is not known (`memo_lookups`)
-    if isinstance(a, SymIntV) or isinstance(b, SymIntV):  # a size: `is` as of its value
-        return _identical(_specialized(a), _specialized(b))
+    if isinstance(a, _SYMBOLIC) or isinstance(b, _SYMBOLIC):  # a symbolic number: as of its value
+        return _identical(specialized(a), specialized(b))
     if isinstance(a, ScalarV) or isinstance(b, ScalarV):
         # a number read from a tensor: `is` another number depends on its value (small
         # ints and bools are shared objects); anything else is never that object

@@ -7,6 +7,10 @@ mode (guarded), the graph can record that C call directly: same kernels, same
 results, less Python per call.  Each rule binds the call's arguments by name
 and returns ``(op, target, args, kwargs)`` for the graph, or None to keep the
 original call (an unusual argument, an override, a dtype request...).
+
+``torch.full(size, t)`` with `t` a 0-d tensor reads its value (``t.item()``, a
+data-dependent break) where ``torch.empty(size).fill_(t)`` copies it on the device:
+`full_of_tensor` records those two calls where they give what ``full`` gives.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import inspect
 import torch
 import torch.nn.functional as F
 
-from ..model.values import Const, TensorV
+from ..model.values import Const, ScalarV, TensorV
 
 
 def _const(v, default=None):
@@ -142,3 +146,49 @@ def lower(tx, fn, args, kwargs):
     except TypeError:
         return None
     return rule(tx, dict(bound.arguments))
+
+
+_FULL_OPTIONS = frozenset({"dtype", "device", "layout", "pin_memory", "requires_grad"})
+
+
+def full_of_tensor(tx, args, kwargs, record):
+    """``torch.full(size, t, ...)``, `t` a 0-d tensor, as ``torch.empty(size, ...).fill_(t)``
+    (`record` records a call), or None to keep the call.  Eager converts `t` to a Python
+    number first, checked against the result's dtype (an overflow raises): only a dtype
+    that holds every value of `t`'s does without the check; with no dtype, the number's
+    type picks it (only an integer or bool one: a float one takes the default dtype)."""
+    named = dict(kwargs)
+    for name, a in zip(("size", "fill_value"), args):
+        if name in named:
+            return None
+        named[name] = a
+    size, fill = named.pop("size", None), named.pop("fill_value", None)
+    if len(args) > 2 or size is None or not isinstance(fill, TensorV) or isinstance(fill, ScalarV):
+        return None
+    options = {}
+    for name, v in named.items():
+        ok, value = _const(v)
+        if not ok or name not in _FULL_OPTIONS:
+            return None
+        options[name] = value
+    if (
+        options.get("requires_grad")
+        or options.get("pin_memory")
+        or options.get("layout") not in (None, torch.strided)
+    ):
+        return None
+    t = fill.fake
+    if t.dim() != 0 or t.requires_grad or t.dtype.is_complex:
+        return None  # eager's own error, or a conversion of its own
+    dtype = options.get("dtype")
+    if dtype is None and t.dtype.is_floating_point:
+        return None
+    if dtype is None:
+        dtype = torch.bool if t.dtype is torch.bool else torch.int64
+    device = options.get("device")
+    device = torch.get_default_device() if device is None else torch.device(device)
+    if torch.promote_types(t.dtype, dtype) != dtype or device != t.device:
+        return None  # fill_ of another device reads the value too
+    made = {"dtype": Const(dtype), "device": Const(device)}
+    empty = record(tx, "call", torch.empty, [size], made)
+    return record(tx, "method", "fill_", [empty, fill], {}, mutates=True)

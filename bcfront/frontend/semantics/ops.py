@@ -31,12 +31,14 @@ from ..model.values import (
     ObjectV,
     ScalarV,
     SetV,
+    SymFloatV,
     SymIntV,
     TensorV,
     TupleV,
     Value,
     const_value,
     specialized,
+    tensor_bound,
 )
 from . import classes, dispatch, pure_c, set_order, sys_modules
 from .folding import NotConst, as_symbolic, fold, fold_typing, raise_, value_needed
@@ -312,6 +314,8 @@ def container_binary(tx, fn, base, inplace, a, b):
 
 
 def unary(tx, fn, a: Value) -> Value:
+    if fn is operator.not_ and isinstance(a, TensorV):  # a truth test, as ``if t:`` is
+        return Const(not truth(tx, a))
     if isinstance(a, TensorV):
         from . import torch_calls
 
@@ -333,7 +337,7 @@ def unary(tx, fn, a: Value) -> Value:
 def truth(tx, v: Value) -> bool:
     if isinstance(v, Const):
         return bool(v.value)
-    if isinstance(v, SymIntV):
+    if isinstance(v, (SymIntV, SymFloatV)):
         return bool(v.example)  # the ShapeEnv guards the outcome (``Ne(s0, 0)``)
     if isinstance(v, TensorV):
         known = known_value(tx, v)  # made from constants only: the same on every call
@@ -423,7 +427,13 @@ def list_extend(tx, lst: ListV, items) -> None:
     touch(tx, lst)
 
 
+def _no_tensor_bound(key: Value) -> None:
+    if tensor_bound(key):  # ``seqs[:, :n]``, n a tensor: its value decides the result
+        raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a slice bound that is a tensor")
+
+
 def getitem(tx, obj: Value, key: Value) -> Value:
+    _no_tensor_bound(key)
     if isinstance(obj, TensorV):
         from . import torch_calls
 
@@ -477,6 +487,7 @@ def getitem(tx, obj: Value, key: Value) -> Value:
 
 
 def setitem(tx, obj: Value, key: Value, value: Value) -> None:
+    _no_tensor_bound(key)
     if isinstance(obj, TensorV):
         from . import torch_calls
 
@@ -519,6 +530,7 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
 
 
 def delitem(tx, obj: Value, key: Value) -> None:
+    _no_tensor_bound(key)
     if isinstance(obj, ListV) and isinstance(key, Const):
         items = list(obj.items)
         try:
@@ -570,8 +582,8 @@ def hkey(tx, v: Value):
             guard_class_lookup(tx, type(v.obj), name)
         stored_number(tx, v)
         return v.obj
-    if isinstance(v, SymIntV):
-        return int(v.example)  # a size as a key: specialized (guarded)
+    if isinstance(v, (SymIntV, SymFloatV)):
+        return v.ptype(v.example)  # a symbolic number as a key: its value (guarded)
     if isinstance(v, ScalarV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a number read from a tensor as a key")
     if isinstance(v, TensorV):

@@ -299,7 +299,7 @@ def fold_pure(entry: Pure, bound: tuple = ()):
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
 
     def model(tx, args, kwargs):
-        args = [specialized_deep(a) for a in args]  # a symbolic int: its value, guarded
+        args = [specialized_deep(a) for a in args]  # a symbolic number: its value, guarded
         kwargs = {k: specialized_deep(v) for k, v in kwargs.items()}
         if any(isinstance(a, TensorV) for a in args):
             raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"{name} reads a tensor's value")

@@ -29,8 +29,8 @@ from ...errors import UnsupportedError
 from ...ir.alias_facts import INPLACE_OPERATORS
 from ...reasons import BreakReason
 from ..model.node_checks import check_split, note_node
-from ..model.values import Const, ListV, ScalarV, SymIntV, TensorV, TupleV, Value
-from .symbolic import concrete, int_value, is_symbolic, specialize_all
+from ..model.values import Const, ListV, ScalarV, SymFloatV, SymIntV, TensorV, TupleV, Value
+from .symbolic import concrete, is_symbolic, number_value, specialize_all
 
 _EXAMPLES = {bool: True, int: 3, float: 1.5, complex: 1.5 + 0.5j}
 _DTYPES = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
@@ -188,7 +188,7 @@ def python_op(tx, fn, args: list) -> Value:
     """`fn` (an operator, ``abs``, a number type) on scalars and constant numbers: a node."""
     fn = _INPLACE_TO_BINARY.get(fn, fn)
     name = getattr(fn, "__name__", repr(fn))
-    if any(isinstance(a, SymIntV) for a in args) and not any(_data_scalar(a) for a in args):
+    if any(isinstance(a, _SYMBOLIC) for a in args) and not any(_data_scalar(a) for a in args):
         return _sym_op(tx, fn, args)
     if fn not in _PYTHON_OPS:
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, f"{name}() of a number read from a tensor")
@@ -209,7 +209,7 @@ def python_op(tx, fn, args: list) -> Value:
             raise UnsupportedError(
                 BreakReason.DATA_DEPENDENT, "** of a number read from a tensor: the type depends on the value"
             )
-    examples = [a.example if isinstance(a, ScalarV) else a.value for a in args]
+    examples = [_stand_in(a) for a in args]
     try:
         example = fn(*examples)
     except Exception as e:  # noqa: BLE001 - it may raise for the real value too: natively
@@ -220,30 +220,45 @@ def python_op(tx, fn, args: list) -> Value:
     return _scalar(tx, node, type(example))
 
 
+_SYMBOLIC = (SymIntV, SymFloatV)
+
+
 def _data_scalar(a) -> bool:
-    return isinstance(a, ScalarV) and not isinstance(a, SymIntV)
+    return isinstance(a, ScalarV) and not isinstance(a, _SYMBOLIC)
+
+
+def _stand_in(a):
+    """What a fake computation of Python arithmetic on a number read from a tensor takes for
+    operand `a`: the scalar's stand-in, a symbolic number's type's, a constant itself."""
+    if isinstance(a, _SYMBOLIC):
+        return _EXAMPLES[a.ptype]
+    return a.example if isinstance(a, ScalarV) else a.value
+
+
+# the symbolic counterparts of conversions that would specialize a SymInt / SymFloat
+_SYMBOLIC_FNS = {float: torch.sym_float}
 
 
 def _sym_op(tx, fn, args: list) -> Value:
-    """`fn` on symbolic ints (and constants): a node computing the int when the result is
-    a symbolic int; a comparison is answered (its outcome guarded), anything else is
-    computed on the specialized values."""
-    if fn not in _PYTHON_OPS or (fn is int and len(args) != 1):
+    """`fn` on symbolic ints and floats (and constants): a node computing the number when
+    the result is a symbolic int or float; a comparison is answered (its outcome guarded),
+    anything else is computed on the specialized values."""
+    if fn not in _PYTHON_OPS or (fn in (int, float) and len(args) != 1):
         return _on_constants(fn, specialize_all(args))
     for a in args:
-        if not (isinstance(a, SymIntV) or (isinstance(a, Const) and type(a.value) in _EXAMPLES)):
+        if not (isinstance(a, _SYMBOLIC) or (isinstance(a, Const) and type(a.value) in _EXAMPLES)):
             return _on_constants(fn, specialize_all(args))
-    if fn is int or fn is operator.pos:
+    if fn is operator.pos or (fn is args[0].python_type() and fn in (int, float)):
         return args[0]
-    examples = [a.example if isinstance(a, SymIntV) else a.value for a in args]
+    examples = [a.example if isinstance(a, _SYMBOLIC) else a.value for a in args]
     try:
-        example = fn(*examples)
+        example = _SYMBOLIC_FNS.get(fn, fn)(*examples)
     except Exception:  # noqa: BLE001 - what Python raises for these values: on the constants
         return _on_constants(fn, specialize_all(args))
-    if not isinstance(example, torch.SymInt) or not is_symbolic(example):
-        return Const(concrete(example))  # a comparison, a float, a constant: specialized
-    node = _add(tx, fn, [a.node if isinstance(a, SymIntV) else a.value for a in args], example)
-    return int_value(tx, node, example)
+    if not isinstance(example, (torch.SymInt, torch.SymFloat)) or not is_symbolic(example):
+        return Const(concrete(example))  # a comparison, a constant: specialized
+    node = _add(tx, fn, [a.node if isinstance(a, _SYMBOLIC) else a.value for a in args], example)
+    return number_value(tx, node, example)
 
 
 def _on_constants(fn, args: list) -> Value:
@@ -337,7 +352,7 @@ def check_tensor_use(op: str, target, args: list, kwargs: dict) -> None:
 
 
 def _check_arg(name, a, direct_ok: bool, nested_ok: bool) -> None:
-    if isinstance(a, SymIntV):  # a size: any argument (the fake run takes its SymInt)
+    if isinstance(a, _SYMBOLIC):  # a symbolic number: any argument (the fake run takes it)
         return
     if isinstance(a, ScalarV):
         if direct_ok:
@@ -357,7 +372,7 @@ def _check_arg(name, a, direct_ok: bool, nested_ok: bool) -> None:
 
 
 def _holds_scalar(v) -> bool:
-    if isinstance(v, SymIntV):
+    if isinstance(v, _SYMBOLIC):
         return False
     if isinstance(v, ScalarV):
         return True

@@ -6,15 +6,17 @@ symbolic sizes (torch SymInts of the capture's ShapeEnv).  Reading such a size
 computes the real int at run time, with the SymInt as its example.  What the trace
 may do with it without knowing its value:
 
-* arithmetic with other ints (`scalars.python_op`): more SymInt nodes;
+* arithmetic with other ints (`scalars.python_op`): more SymInt nodes; a float result
+  (``n ** 0.5``, ``n / 2``, ``float(n)``) is a `SymFloatV`, a SymFloat node;
 * a size, shape, index or value argument of a tensor op: the fake run takes the
-  SymInt, the graph node takes the int node;
+  SymInt, the graph node takes the int node (a SymFloat: a value operand only);
 * a comparison or truth test: answered from the symbol's hint, and the ShapeEnv
   records the relation as a guard (``s0 > 1``): one entry per outcome.
 
 Anything else that needs the value itself (a list index, a loop bound, a dict key,
 a C function) *specializes* it: the int its hint holds, under the ShapeEnv guard
-``s0 == value``.  A SymBool or SymFloat result is specialized the same way.  All
+``s0 == value``.  A SymBool result is specialized the same way, and so is a SymFloat
+wherever it is not arithmetic or a value operand of a tensor op.  All
 guards reach the entry's guard function through `regions.entry.add_shape_guards`.
 """
 
@@ -25,7 +27,7 @@ import operator
 import torch
 
 from ..model.node_checks import check_split, note_node
-from ..model.values import Const, ListV, SymIntV, TupleV, Value
+from ..model.values import Const, ListV, SymFloatV, SymIntV, TupleV, Value, specialized
 
 _AS_CONSTANT = {
     torch.SymInt: lambda n: n.maybe_as_int(),
@@ -61,15 +63,9 @@ def concrete(x):
     return x
 
 
-def specialize(v: Value) -> Value:
-    """A symbolic int as the constant its hint holds, guarded equal to it."""
-    if isinstance(v, SymIntV):
-        return Const(int(v.example))
-    return v
-
-
 def specialize_all(items):
-    return [specialize(a) for a in items]
+    """Each symbolic number of `items` as the constant its hint holds, guarded equal to it."""
+    return [specialized(a) for a in items]
 
 
 def int_value(tx, node, example) -> Value:
@@ -79,6 +75,18 @@ def int_value(tx, node, example) -> Value:
         if as_int is None:
             return SymIntV(node, tx.symbol_env().scalar_fake(), int, example)
         return Const(as_int)
+    return Const(concrete(example))
+
+
+def number_value(tx, node, example) -> Value:
+    """The value of a graph node that yields the number `example`: a symbolic int or float
+    stays a node (`SymIntV`, `SymFloatV`); anything else is the constant it is (a SymBool
+    guarded)."""
+    if isinstance(example, torch.SymInt):
+        return int_value(tx, node, example)
+    if isinstance(example, torch.SymFloat) and is_symbolic(example):
+        fake = tx.torch_env().run(lambda: torch.zeros((), dtype=torch.float64), [], {}, tx.state)
+        return SymFloatV(node, fake, float, example)
     return Const(concrete(example))
 
 

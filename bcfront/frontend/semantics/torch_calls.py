@@ -413,8 +413,12 @@ def call_function(tx, fn, args: list, kwargs: dict) -> Value:
     has_tensor = any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values())
     if not has_tensor and name not in FACTORIES:
         return call_without_tensors(tx, fn, args, kwargs)
-    from .lowering import lower
+    from .lowering import full_of_tensor, lower
 
+    if fn is torch.full:
+        filled = full_of_tensor(tx, args, kwargs, record)
+        if filled is not None:
+            return filled
     low = lower(tx, fn, args, kwargs)
     if low is not None:
         op, target, largs, lkw = low

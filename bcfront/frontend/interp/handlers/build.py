@@ -19,6 +19,7 @@ from ...model.values import (
     Value,
     const_value,
     symbolic_slice,
+    tensor_bound_slice,
 )
 from ...semantics import attrs, folding, iteration, ops, set_order
 from .calls import callee_below, function_str, merge_kwargs
@@ -67,12 +68,12 @@ def build_slice(tx, f, ins):
     try:
         f.push(Const(slice(*[folding.as_python(p) for p in parts])))
     except folding.NotConst:
-        sym = symbolic_slice(parts)  # a bound that is a symbolic size
+        # a bound that is a symbolic size; one that is a tensor (the subscript breaks: there
+        # the native step runs, the slice's own instruction cannot run on its own)
+        sym = symbolic_slice(parts) or tensor_bound_slice(parts)
         if sym is not None:
             f.push(sym)
             return
-        if any(p.python_type().__name__ == "Tensor" for p in parts):
-            raise UnsupportedError(BreakReason.DATA_DEPENDENT, "a slice bound that is a tensor") from None
         raise UnsupportedError(BreakReason.UNSUPPORTED_SLICE, "a slice with non-constant bounds") from None
 
 
