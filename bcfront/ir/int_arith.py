@@ -3,7 +3,7 @@
 A symbolic int (a size, an int argument that changes between calls) reaches Python as a
 graph node computing it.  Much of that arithmetic is only compared (``year % 4 == 0``): the
 comparison is answered at capture and guarded, and the node's value is used by nothing.
-`drop_unused_int_arith` removes such nodes -- only those that cannot raise on any ints
+`drop_unused_int_arith` removes such nodes at the body's end -- only those that cannot raise on any ints
 (`is_total`: ``+ - * & | ^ ~``, unary ``- + abs``, and ``//`` / ``%`` by a nonzero constant,
 shifts by a constant in range), since dropping a node that may raise (``n // m``) would drop
 the exception the native call raises.  `only_total_int_arith` says a graph is all such
@@ -41,19 +41,17 @@ def is_total(n: Node) -> bool:
 
 
 def drop_unused_int_arith(graph: Graph) -> int:
-    """Remove the total int nodes no other node and no output uses (last to first, so a
-    chain of them goes at once); returns how many."""
+    """Remove the total int nodes at the end of the body that no later node and no output
+    uses (a chain of them goes at once); returns how many.  Only at the end: the positions
+    the trace recorded in the body (a write's, the last node under a handler:
+    `frontend.regions.region_errors`) stay the positions of the same nodes."""
     used = {id(o) for o in iter_nodes(list(graph.outputs))}
-    keep: list[Node] = []
-    dropped = 0
-    for n in reversed(graph.body):
-        if id(n) not in used and is_total(n):
-            dropped += 1
-            continue
-        keep.append(n)
-        used.update(id(a) for a in iter_nodes((n.args, n.kwargs)))
-    if dropped:
-        graph.body[:] = keep[::-1]
+    body = graph.body
+    end = len(body)
+    while end and id(body[end - 1]) not in used and is_total(body[end - 1]):
+        end -= 1
+    dropped = len(body) - end
+    del body[end:]
     return dropped
 
 
