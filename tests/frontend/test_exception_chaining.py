@@ -72,3 +72,42 @@ def test_context_matches_cpython(fn):
     cf = bcfront.capture(fn)
     for _ in range(3):
         assert _outcome(cf) == _outcome(fn)
+
+
+class SectionMissing(Exception):
+    def __init__(self, name):
+        Exception.__init__(self, f"no {name}")
+        self.args = (name,)  # a C descriptor stored: the trace breaks in here, the call runs natively
+
+
+def made_natively_raised_from_none(d):
+    try:
+        return d["p"]
+    except KeyError:
+        raise SectionMissing("p") from None
+
+
+def made_natively_raised_in_except(d):
+    try:
+        return d["p"]
+    except KeyError:
+        raise SectionMissing("p")  # noqa: B904 - the implicit chain is the subject
+
+
+def _chain(fn):
+    try:
+        fn({})
+    except Exception as e:  # noqa: BLE001 - both must raise alike, with the same chain
+        return type(e), e.args, repr(e.__cause__), e.__suppress_context__, repr(e.__context__)
+    return None
+
+
+@pytest.mark.parametrize("fn", [made_natively_raised_from_none, made_natively_raised_in_except])
+def test_an_exception_made_by_a_break_in_an_except_block_is_chained_as_natively(fn):
+    # the exception is made by the break's native step (its __init__ breaks): raising it
+    # ``from None`` set attributes of a real object the trace modelled as its own (an internal
+    # error), and the native step ran outside the except block (no __context__)
+    cf = bcfront.capture(fn)
+    for _ in range(3):
+        assert _chain(cf) == _chain(fn)
+    assert cf.report().graph_breaks

@@ -59,6 +59,7 @@ from .native import Ctx, native_outcomes
 from .rebuild_gen import UnrebuildableGenerator
 from .resume import make_resume, super_first, super_self
 from .tailcalls import LOOP_RECAPTURES, LoopEntry, TailCall, run_chain
+from .tracebacks import set_context
 
 _LIVENESS: dict = {}
 
@@ -269,6 +270,14 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
             ),
         ]
 
+    if exc_info_expr is not None:  # natively in an except block: what it raises has that context
+        native_lines = [
+            "try:",
+            *("    " + line for line in native_lines),
+            f"except {ns.helper('BaseException')} as {prefix}native_exc:",
+            f"    {ns.const(set_context, 'set_context')}({prefix}native_exc, {exc_info_expr})",
+            "    raise",
+        ]
     if handler is not None:
         tail.append("    try:")
         tail.extend("        " + line for line in native_lines)

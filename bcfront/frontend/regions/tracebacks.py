@@ -176,3 +176,22 @@ def _walk(tb):
     while tb is not None:
         yield tb.tb_frame, tb.tb_lasti, tb.tb_lineno
         tb = tb.tb_next
+
+
+def set_context(exc: BaseException, handled: BaseException) -> None:
+    """What raising `exc` inside an except block handling `handled` does to it, for an
+    exception a break's native step raised outside that block: `handled` becomes its
+    ``__context__`` (CPython's ``_PyErr_SetObject``), where nothing set one already (an
+    exception raised in a handler inside the call has its own), any cycle through
+    `handled`'s chain cut first."""
+    if exc is handled or exc.__context__ is not None:
+        return
+    o: BaseException | None = handled
+    seen = 0
+    while o is not None and seen < 10_000:  # a bounded walk: a chain may itself be a cycle
+        ctx = o.__context__
+        if ctx is exc:
+            o.__context__ = None
+            break
+        o, seen = ctx, seen + 1
+    exc.__context__ = handled

@@ -40,10 +40,18 @@ def raise_varargs(tx, f, ins):
             cause_v = cause
         else:
             cause_v = _as_exception(tx, cause)
-        tx.set(exc, "attrs", {**exc.attrs, "__cause__": cause_v, "__suppress_context__": Const(True)})
+        _set_exception_attrs(tx, exc, {"__cause__": cause_v, "__suppress_context__": Const(True)})
     if tx.exc_info is not None and tx.exc_info is not exc:  # CPython overwrites it
-        tx.set(exc, "attrs", {**exc.attrs, "__context__": tx.exc_info})
+        _set_exception_attrs(tx, exc, {"__context__": tx.exc_info})
     raise SymbolicRaise(exc)
+
+
+def _set_exception_attrs(tx, exc, values: dict) -> None:
+    if isinstance(exc, ExceptionV):
+        tx.set(exc, "attrs", {**exc.attrs, **values})
+        return
+    for name, v in values.items():  # a real exception (made before a break): written to it
+        attrs.setattr_(tx, exc, name, v)
 
 
 def reraise(tx, f, ins):
