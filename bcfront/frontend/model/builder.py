@@ -58,7 +58,7 @@ from .resumed_gens import wrap_resumed
 from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
 from .tensor_inputs import dynamic_int, is_tensor, torch_mod, wrap_sym_int, wrap_tensor
 from .tracer import remember
-from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, SetV, TupleV
+from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, RuntimeV, SetV, TupleV
 
 CONST_TYPES = frozenset(
     {
@@ -108,6 +108,26 @@ def wrap(tx, obj, source=None, guard=True):
         tx.__dict__["wrap_depth"] = depth
 
 
+def _runtime_text(tx, source, value) -> bool:
+    """Whether str/bytes input `value` read from `source` is known only at run time (a
+    `RuntimeV`): an argument, or an item of a tuple argument, that changed between
+    captures.  Not an item of a list or dict: the region fetches a runtime value where it
+    uses it, maybe after its writes, and those may have replaced that item."""
+    policy = tx.shape_policy
+    if policy is None or source is None or not _unchanging_path(tx, source):
+        return False
+    return policy.text_dynamic(source, value)
+
+
+def _unchanging_path(tx, source) -> bool:
+    """`source` is a parameter, or an item of a tuple (type guarded) reached from one."""
+    while type(source) is ItemSource:
+        source = source.base
+        if tx.guards.expected(GuardKind.TYPE_MATCH, source) is not tuple:
+            return False
+    return type(source).__name__ == "LocalSource"
+
+
 def enter_nesting(tx) -> int:
     """One level deeper into a value from outside: the depth before, to set back after
     (``tx.wrap_depth``); past `NESTING_LIMIT`, a graph break."""
@@ -127,6 +147,9 @@ def _wrap(tx, obj, source, guard):
     if t in CONST_TYPES:
         if t is int and guard and dynamic_int(tx, source, obj):
             return wrap_sym_int(tx, obj, source)
+        if (t is str or t is bytes) and guard and _runtime_text(tx, source, obj):
+            g(GuardKind.TYPE_MATCH, source, t)  # its value only where the trace reads it
+            return RuntimeV(obj, source, tx)
         g(GuardKind.CONSTANT_MATCH, source, obj)
         return Const(obj, source)
     if is_tensor(obj):

@@ -492,12 +492,22 @@ class GuardSet:
         self._guards: dict = {}
         self._looked_up: set = set()  # ModuleAttrSources whose lookup guards are in
         self._true: dict = {}  # key -> expected, of facts true by construction (`holds`)
+        self.sealed = False  # the entry's guard function is built: a lazy guard is too late
 
     def drop_examples(self) -> None:
         """Forget the example values (real tensors, modules) the guards were built from."""
         for key, g in self._guards.items():
             if g.example is not None:
                 self._guards[key] = dataclasses.replace(g, example=None)
+
+    def discard(self, kind: GuardKind, source) -> None:
+        """Drop the guard of `kind` on `source`: one added since checks what it did."""
+        self._guards.pop((kind, source, None), None)
+
+    def expected(self, kind: GuardKind, source):
+        """What the guard of `kind` on `source` (or the fact `holds` states) expects."""
+        g = self._guards.get((kind, source, None))
+        return g.expected if g is not None else self._true.get((kind, source, None))
 
     def holds(self, kind: GuardKind, source, expected) -> None:
         """A fact the guard function's own binding makes true (a ``*args`` parameter is an

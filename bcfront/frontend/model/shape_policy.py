@@ -75,11 +75,15 @@ def strict_marks(t: Any) -> frozenset[int]:
     return frozenset(_dims(t, (DYNAMIC_ATTR, "_dynamo_dynamic_indices")))
 
 
+_CHANGED = object()  # a text input that changed between captures
+
+
 class ShapePolicy:
     """One captured function's memory of input sizes, and its `dynamic` option."""
 
     __slots__ = (
-        "mode", "sizes", "strides", "ints", "saw_tensors", "ints_broke", "changing", "known", "fullgraph",
+        "mode", "sizes", "strides", "ints", "texts", "saw_tensors", "ints_broke", "changing", "known",
+        "fullgraph",
     )  # fmt: skip
 
     def __init__(self, mode: bool | None = None):
@@ -87,6 +91,9 @@ class ShapePolicy:
         self.sizes: dict[Any, tuple[int | None, ...]] = {}  # source -> sizes (None: dynamic)
         self.strides: dict[Any, tuple[int | None, ...]] = {}  # source -> strides (None: dynamic)
         self.ints: dict[Any, int | None] = {}  # source -> value (None: dynamic)
+        # source -> (type, hash) of a str/bytes input (`_CHANGED`: it changed); a hash, not
+        # the text: a policy outlives calls, and a collision only keeps a text constant
+        self.texts: dict[Any, Any] = {}
         self.saw_tensors = False  # ints are made dynamic only in functions that touch tensors
         # (or once torch is imported); True after symbolic ints of a function touching no
         # tensor met a graph break (`driver.IntsStaticAgain`): its ints stay constants
@@ -167,6 +174,19 @@ class ShapePolicy:
             merged = tuple(None if a is None or a != b else a for a, b in zip(seen, stride))
         self.strides[source] = merged
         return frozenset(i for i, a in enumerate(merged) if a is None)
+
+    def text_dynamic(self, source: Any, value: Any) -> bool:
+        """Whether str/bytes input `source` (now `value`) is known only at run time in this
+        capture (`semantics.runtime_values`): once it differed between two captures."""
+        if self.mode is False:  # dynamic=False: nothing is dynamic by itself
+            return False
+        key = (type(value), hash(value))
+        seen = self.texts.get(source, key)
+        if seen is _CHANGED or seen != key:
+            self.texts[source] = _CHANGED
+            return True
+        self.texts[source] = key
+        return False
 
     def int_dynamic(self, source: Any, value: int) -> bool:
         """Whether int input `source` (now `value`) is a symbol in this capture."""

@@ -176,6 +176,39 @@ class CallSource(Source):
         return f"{ns.const(self.fn.obj)}()"
 
 
+@dataclass(frozen=True, slots=True)
+class PureCallSource(Source):
+    """``fn(*args)`` of a pure builtin held by identity, on other sources, literal
+    constants and immutable constants held by identity (`Ref`): a value computed from the
+    inputs, fetched by computing it again (`semantics.runtime_values`: ``s.upper()`` of a
+    str argument known only at run time)."""
+
+    fn: Ref
+    args: tuple  # each a Source, a literal constant or a Ref
+    kinds: tuple = ()  # the args' types: ``1`` and ``True`` are equal, not the same argument
+
+    def _spelled(self, spell) -> str:
+        out = []
+        for a in self.args:
+            if isinstance(a, Source):
+                out.append(spell(a))
+            elif isinstance(a, Ref):
+                out.append(a.label or repr(a.obj))
+            else:
+                out.append(repr(a))
+        return ", ".join(out)
+
+    def readable(self):
+        return f"{self.fn!r}({self._spelled(lambda a: a.readable())})"
+
+    def expr(self, ns):
+        parts = [
+            ns.spell(a) if isinstance(a, Source) else ns.const(a.obj) if isinstance(a, Ref) else repr(a)
+            for a in self.args
+        ]
+        return f"{ns.const(self.fn.obj)}({', '.join(parts)})"
+
+
 @cache_hash
 @dataclass(frozen=True, slots=True)
 class AttrSource(DerivedSource):

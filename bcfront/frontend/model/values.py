@@ -49,6 +49,49 @@ class Const(Value):
         return self.describe()
 
 
+class RuntimeV(Const):
+    """A str or bytes known only at run time (`semantics.runtime_values`): an argument whose
+    value changed between captures, or a pure builtin's result on such values.  `source`
+    fetches or computes it from the call's inputs; its type is guarded, its value is not,
+    until the trace reads `value` (a branch, a dict key, a loop over its characters): that
+    read guards it equal to `example` there (a lazy guard), through `tx`, and it is a
+    constant from then on.  A read once the entry's guards are built would be a check
+    the entry never makes: it fails loudly instead."""
+
+    __slots__ = ("example", "tx", "pinned")
+
+    def __init__(self, example, source, tx):
+        Value.__init__(self, source)
+        self.example = example
+        self.tx = tx
+        self.pinned = False
+
+    @property  # type: ignore[override]
+    def value(self):
+        if not self.pinned:
+            self.pin()
+        return self.example
+
+    def pin(self) -> None:
+        """Guard the value equal to the example: the trace now depends on it."""
+        from .guard_kinds import GuardKind
+
+        if self.tx.guards.sealed:
+            raise AssertionError(f"the value of {self.source} was read after its entry's guards were built")
+        self.pinned = True
+        self.tx.guard(GuardKind.CONSTANT_MATCH, self.source, self.example)
+        self.tx.guards.discard(GuardKind.TYPE_MATCH, self.source)  # the value's check says it
+
+    def python_type(self):
+        return type(self.example)
+
+    def describe(self):
+        return f"Runtime({type(self.example).__name__})"
+
+    def __repr__(self):
+        return f"RuntimeV({self.source})"
+
+
 class NullV(Value):
     """The NULL CPython pushes below (3.11/3.12) or above (3.13) a callable."""
 

@@ -50,6 +50,7 @@ from ..model.values import (
     ObjectV,
     PartialV,
     RangeIterV,
+    RuntimeV,
     SeqIterV,
     SetV,
     SliceV,
@@ -109,7 +110,12 @@ _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (o
 
 
 def _is_const(v, value) -> bool:
-    return isinstance(v, Const) and v.value is value
+    return isinstance(v, Const) and not (type(v) is RuntimeV and not v.pinned) and v.value is value
+
+
+def _literal_value(v: Value) -> bool:
+    """A constant spelled as a literal (a runtime value the trace never read is not one)."""
+    return isinstance(v, Const) and not (type(v) is RuntimeV and not v.pinned) and is_literal(v.value)
 
 
 def _builtin_construction(cls, base) -> bool:
@@ -222,7 +228,7 @@ class Rebuilder:
         ns = self.ns
         tup = f"({inner},)" if len(v.items) == 1 else f"({inner})"
         if v.cls is tuple:
-            if v.items and all(isinstance(x, Const) and is_literal(x.value) for x in v.items):
+            if v.items and all(_literal_value(x) for x in v.items):
                 # a literal would be folded into one constant shared by every equal tuple of
                 # the code object; with a local in it, it is built at run time, each call's
                 # its own (O34)
@@ -245,6 +251,8 @@ class Rebuilder:
         if hit is not None:
             return hit
         ns = self.ns
+        if type(v) is RuntimeV and not v.pinned:  # text known at run time: fetched or computed
+            return v.source.expr(ns)
         if isinstance(v, Const):
             return repr(v.value) if is_literal(v.value) else ns.const(v.value)
         if isinstance(v, TensorV):

@@ -274,6 +274,7 @@ def make_guard(root, tx):
     parts, params, prefix = _signature(root)
     ns = Namespace(params, prefix)
     src = function_source(f"{prefix}guard", parts, tx.guards.function_body(ns))
+    tx.guards.sealed = True
     return _compile_guard(src, ns, prefix, root), src
 
 
@@ -295,6 +296,7 @@ def make_region_guard(root, tx, ns, exact_link: bool = False):
     first = [f"    if not ({single_check_source(g, ns)}):" for g in apart]
     first_lines = [line for check in first for line in (check, f"        return {miss}")]
     link_lines = tx.guards.function_body(ns, miss=miss, skip=keys)
+    tx.guards.sealed = True
     lines = [*first_lines, *link_lines]
     src = function_source(f"{prefix}guard", parts, [*lines, "    return True"])
     ns.globals[miss] = False  # the guard function's own copy of the names: it says False

@@ -48,7 +48,7 @@ from ..model.values import (
     Value,
     specialized,
 )
-from . import dispatch, made_function_attrs
+from . import dispatch, made_function_attrs, runtime_values
 from .builtins_iter import ITER_SLOTS
 from .class_build import MadeClassV, set_class_attr
 from .classes import MISS, builtin_subclass_instance, is_heap_type, mro_lookup, source_of
@@ -125,6 +125,10 @@ def written_by_trace(tx, v: Value, name: str) -> bool:
 
 
 def _const_attr(tx, v: Const, name):
+    if runtime_values.is_runtime(v):  # a method of text known at run time: bound, unread
+        m = runtime_values.method(v, name)
+        if m is not None:
+            return m
     val = v.value
     try:
         attr = getattr(val, name)

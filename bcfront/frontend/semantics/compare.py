@@ -34,7 +34,7 @@ from ..model.values import (
     Value,
     specialized,
 )
-from . import classes, dispatch, sys_modules
+from . import classes, dispatch, runtime_values, sys_modules
 from .folding import fold, raise_
 from .identity import IdV, compare_ids
 from .iteration import Exhausted, get_iter, iter_items, next_value
@@ -51,7 +51,8 @@ def compare(tx, opname: str, a: Value, b: Value) -> Value:
 
             return torch_calls.call_operator(tx, fn, [a, b])
     if isinstance(a, Const) and isinstance(b, Const):
-        return fold(fn, a.value, b.value)
+        made = runtime_values.call(tx, fn, [a, b])  # text known at run time: computed there
+        return made if made is not None else fold(fn, a.value, b.value)
     if isinstance(a, (ListV, TupleV)) or isinstance(b, (ListV, TupleV)):
         a, b = _as_sequence(a), _as_sequence(b)  # (x, 2) == (1, 2), t.shape == (2, 2) (O20)
     if fn in (operator.eq, operator.ne):
@@ -164,6 +165,8 @@ def _identical(a: Value, b: Value):
         if isinstance(o, ScalarV) or (isinstance(o, Const) and type(o.value) in (bool, int, float, complex)):
             return None
         return False
+    if runtime_values.is_other_type(a, b):  # ``s is None`` of a text known at run time
+        return False
     if isinstance(a, Const) and isinstance(b, Const):
         return a.value is b.value
     if isinstance(a, ObjectV) and isinstance(b, ObjectV):
@@ -271,6 +274,9 @@ def _mapping_equal(tx, a, b) -> bool:
 
 
 def contains(tx, item: Value, container: Value) -> bool:
+    made = runtime_values.call(tx, operator.contains, [container, item])  # text at run time
+    if made is not None:
+        return truth(tx, made)
     if isinstance(container, Const):
         if isinstance(item, Const):
             r = fold(operator.contains, container.value, item.value)

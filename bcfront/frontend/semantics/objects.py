@@ -37,6 +37,7 @@ from ..model.values import (
     NewObjectV,
     ObjectV,
     PartialV,
+    RuntimeV,
     StateCMV,
     TupleV,
     Value,
@@ -54,6 +55,7 @@ from . import (
     json_encoding,  # noqa: F401  (registers its models of json's C Encoder)
     json_twins,
     module_construction,
+    runtime_values,
 )
 from .attrs import getattr_
 from .classes import (
@@ -114,6 +116,10 @@ def checks_keyword_types(fn: Value) -> bool:
 
 def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     obj = fv.obj
+    if args and any(type(a) is RuntimeV for a in args):  # text known at run time
+        made = runtime_values.call(tx, obj, args, kwargs)
+        if made is not None:
+            return made
     if constant_results.is_marked(obj):  # assume_constant_result: called now, a constant
         return constant_results.call(tx, fv, args, kwargs)
     model = bmodels.model_for(obj)

@@ -40,7 +40,7 @@ from ..model.values import (
     specialized,
     tensor_bound,
 )
-from . import classes, dispatch, pure_c, set_order, sys_modules
+from . import classes, dispatch, pure_c, runtime_values, set_order, sys_modules
 from .folding import NotConst, as_symbolic, fold, fold_typing, raise_, value_needed
 from .known_tensors import known_value
 from .number_values import stored_number
@@ -144,7 +144,8 @@ def binary(tx, fn, a: Value, b: Value) -> Value:
     inplace = fn in INPLACE_TO_BINARY
     base = INPLACE_TO_BINARY.get(fn, fn)
     if isinstance(a, Const) and isinstance(b, Const):
-        return fold(fn, a.value, b.value)
+        made = runtime_values.call(tx, fn, [a, b])  # text known at run time: computed there
+        return made if made is not None else fold(fn, a.value, b.value)
     if _scalar_object(a) and _scalar_object(b) and not _python_operator(tx, a, b, base, inplace):
         # an IntEnum member, a str subclass's instance: the builtin's own operator on the
         # real values (its NotImplemented, reflected order and TypeError are CPython's)
@@ -335,6 +336,8 @@ def unary(tx, fn, a: Value) -> Value:
 
 
 def truth(tx, v: Value) -> bool:
+    if runtime_values.is_runtime(v):
+        return runtime_values.truth(tx, v)
     if isinstance(v, Const):
         return bool(v.value)
     if isinstance(v, (SymIntV, SymFloatV)):
@@ -452,6 +455,9 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         if idx is not None:
             return getitem(tx, obj, Const(idx))
     if isinstance(obj, Const):
+        made = runtime_values.call(tx, operator.getitem, [obj, key])  # text known at run time
+        if made is not None:
+            return made
         if isinstance(key, Const):
             return fold(operator.getitem, obj.value, key.value)
     if sys_modules.is_sys_modules(obj):

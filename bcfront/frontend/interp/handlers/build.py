@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections.abc
+import operator
 
 from ....errors import UnsupportedError
 from ....reasons import BreakReason
@@ -21,7 +22,7 @@ from ...model.values import (
     symbolic_slice,
     tensor_bound_slice,
 )
-from ...semantics import attrs, folding, iteration, ops, set_order
+from ...semantics import attrs, folding, iteration, ops, runtime_values, set_order
 from .calls import callee_below, function_str, merge_kwargs
 
 
@@ -65,6 +66,10 @@ def build_const_key_map(tx, f, ins):
 
 def build_slice(tx, f, ins):
     parts = f.popn(ins.arg)
+    made = runtime_values.call(tx, slice, parts)  # a bound known at run time (``s[s.find(c):]``)
+    if made is not None:
+        f.push(made)
+        return
     try:
         f.push(Const(slice(*[folding.as_python(p) for p in parts])))
     except folding.NotConst:
@@ -79,6 +84,12 @@ def build_slice(tx, f, ins):
 
 def build_string(tx, f, ins):
     parts = f.popn(ins.arg)
+    if any(runtime_values.is_runtime(p) for p in parts):  # text known at run time: ``f'{a}/{b}'``
+        joined = parts[0]
+        for p in parts[1:]:
+            joined = ops.binary(tx, operator.add, joined, p)
+        f.push(joined)
+        return
     try:
         f.push(Const("".join(folding.as_python(p) for p in parts)))
     except folding.NotConst:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from ...model.values import NULL, Const
+from ...model.values import NULL, Const, RuntimeV
 from ...semantics import iteration, ops
 
 PY = sys.version_info[:2]
@@ -31,7 +31,8 @@ def pop_jump_if_true(tx, f, ins):
 
 
 def _is_none(v) -> bool:
-    return isinstance(v, Const) and v.value is None
+    # a runtime text is not None whatever its value (its type is guarded)
+    return isinstance(v, Const) and type(v) is not RuntimeV and v.value is None
 
 
 def pop_jump_if_none(tx, f, ins):

@@ -7,8 +7,8 @@ import sys
 
 from ....errors import UnsupportedError
 from ....reasons import BreakReason
-from ...model.values import Const, ObjectV, TensorV, specialized, symbolic_slice
-from ...semantics import classes, compare, folding, objects, ops
+from ...model.values import Const, ObjectV, TensorV, Value, specialized, symbolic_slice
+from ...semantics import classes, compare, folding, objects, ops, runtime_values
 
 PY = sys.version_info[:2]
 
@@ -71,7 +71,10 @@ def delete_subscr(tx, f, ins):
     ops.delitem(tx, obj, key)
 
 
-def _slice(start, stop):
+def _slice(tx, start, stop):
+    made = runtime_values.call(tx, slice, [start, stop])  # a bound known at run time
+    if made is not None:
+        return made
     try:
         return Const(slice(folding.as_python(start), folding.as_python(stop)))
     except folding.NotConst:
@@ -90,7 +93,7 @@ def binary_slice(tx, f, ins):
     stop = f.pop()
     start = f.pop()
     obj = f.pop()
-    f.push(ops.getitem(tx, obj, _slice(start, stop)))
+    f.push(ops.getitem(tx, obj, _slice(tx, start, stop)))
 
 
 def store_slice(tx, f, ins):
@@ -98,7 +101,7 @@ def store_slice(tx, f, ins):
     start = f.pop()
     obj = f.pop()
     value = f.pop()
-    ops.setitem(tx, obj, _slice(start, stop), value)
+    ops.setitem(tx, obj, _slice(tx, start, stop), value)
 
 
 # -- f-strings -----------------------------------------------------------------------------------
@@ -111,8 +114,13 @@ def _convert(tx, v, which):
     return objects.call(tx, ObjectV(fn), [v], {})
 
 
-def _format(tx, v, spec) -> Const:
+def _format(tx, v, spec) -> Value:
     v = specialized(v)  # a symbolic size as text: its value, guarded
+    if runtime_values.is_runtime(v) and type(v.example) is str and spec == "":
+        return v  # a str formats as itself
+    made = runtime_values.call(tx, format, [v, Const(spec)])  # text known at run time
+    if made is not None:
+        return made
     if isinstance(v, TensorV):
         raise UnsupportedError(BreakReason.IO, "formatting a tensor reads its data")
     try:

@@ -1,0 +1,180 @@
+"""Text known only at run time, and the pure builtin calls made on it.
+
+An int argument that changes between calls becomes a symbol (`model.tensor_inputs`); a
+str or bytes argument used to be a constant guarded by value, one entry per text until
+the recompile limit.  Now one that differed between two captures (`ShapePolicy.
+text_dynamic`) is a `RuntimeV`: its type is guarded, its value is not -- until the
+trace reads it (`RuntimeV.value`: a dict key, a loop over its characters, any model
+that needs the text), which guards it equal there: a lazy guard, and only then.
+
+Pure builtins called on runtime values do not read them.  `call` records the call as
+a `PureCallSource`, which the region computes again from the inputs, and its result is
+a runtime value in turn: ``s.upper()``, ``a + "/" + b``, ``len(s)``, ``s == "x"``,
+``s.split("/")`` (a list of runtime items, its length guarded).  The guard function
+computes each such call once more to check its result's type: an input the call
+raises on (``int(s)``, ``s.index(t)``) fails the check, and the next capture meets the
+raise with the value at hand.  Where the trace branches on a result (``if
+s.startswith("/"):``), the guard is on that result (``s.startswith('/') is True``),
+not on the text: every text that answers alike shares the entry.
+
+Only calls that run nobody's Python code qualify, on arguments of builtin scalar
+types: methods of str and bytes, a few builtins (`_FUNCTIONS`), operators
+(`_OPERATORS`) and the declared pure C table (`pure_c`).  Anything else reads the
+value and proceeds as on a constant.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import types
+from typing import TypeGuard
+
+from ...ir.graph import is_literal
+from ..model.guard_kinds import GuardKind
+from ..model.sources import ItemSource, PureCallSource, Ref, Source
+from ..model.values import Const, ListV, MethodV, ObjectV, RuntimeV, SetV, SliceV, TupleV, Value
+from . import pure_c
+
+SCALARS = frozenset({str, bytes, int, float, bool, type(None)})
+_RESULTS = SCALARS | {slice}  # a slice of runtime bounds: ``s[i:]``
+_FUNCTIONS = frozenset({len, ord, chr, str, repr, ascii, int, float, bool, format, slice})
+_OPERATORS = frozenset(
+    {
+        operator.add, operator.iadd, operator.mul, operator.imul, operator.mod, operator.imod,
+        operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+        operator.contains, operator.getitem, operator.not_,
+    }
+)  # fmt: skip
+_DESCRIPTORS = (types.MethodDescriptorType, types.WrapperDescriptorType)
+# methods whose result is a list or tuple of texts of the receiver's type: its items are
+# runtime values in turn, the sequence's length guarded
+_SPLITTERS = frozenset(
+    getattr(t, n) for t in (str, bytes) for n in ("split", "rsplit", "splitlines", "partition", "rpartition")
+)
+# calls that raise on no str arguments (nor None, nor a tuple of strs), whose result's type
+# is fixed: the guard need not compute them to check it
+_TOTAL_ON_STR = frozenset(
+    {
+        operator.add, operator.iadd, operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+        operator.ge, operator.contains, operator.not_, len, bool,
+        *(getattr(str, n) for n in (
+            "upper", "lower", "casefold", "swapcase", "title", "capitalize", "strip", "lstrip",
+            "rstrip", "startswith", "endswith", "find", "rfind", "count", "replace", "isdigit",
+            "isalpha", "isalnum", "isspace", "isupper", "islower", "isidentifier", "isascii",
+            "isdecimal", "isnumeric", "istitle", "isprintable", "removeprefix", "removesuffix",
+        )),
+    }
+)  # fmt: skip
+# calls that give back their argument itself when it is a text of these types
+_IDENTITY = {os.fspath: (str, bytes), str: (str,)}
+_SEQUENCE_LIMIT = 64  # longer results are read as constants (one guard beats many)
+_NOT_PART = object()
+
+
+def is_runtime(v: Value) -> TypeGuard[RuntimeV]:
+    """Whether `v` is a runtime value the trace has not read (its value unguarded)."""
+    return type(v) is RuntimeV and not v.pinned
+
+
+def _qualifies(fn) -> bool:
+    if type(fn) in _DESCRIPTORS:
+        return getattr(fn, "__objclass__", None) in (str, bytes)
+    try:
+        return fn in _FUNCTIONS or fn in _OPERATORS or pure_c.lookup(fn) is not None
+    except TypeError:  # an unhashable callable
+        return False
+
+
+def _part(v: Value):
+    """`v` as an argument of a `PureCallSource`: a runtime value's source, a literal, or
+    an immutable constant held by identity; `_NOT_PART` for anything else."""
+    if is_runtime(v):
+        return v.source
+    if isinstance(v, SliceV):
+        bounds = [_part(b) for b in (v.start, v.stop, v.step)]
+        if all(type(b) in (int, type(None)) for b in bounds):
+            return Ref(slice(*bounds), repr(slice(*bounds)))
+        return _NOT_PART
+    if isinstance(v, (TupleV, SetV)):  # of plain constants: ``c in ("a", "b")``, a keyword set
+        items = v.items if isinstance(v, TupleV) else list(v.entries.values())
+        if (type(v) is TupleV and v.cls is tuple) or (type(v) is SetV and v.frozen):
+            if all(isinstance(x, Const) and not is_runtime(x) and type(x.value) in SCALARS for x in items):
+                made = (tuple if isinstance(v, TupleV) else frozenset)(x.value for x in items)
+                return Ref(made, repr(made))
+        return _NOT_PART
+    if not isinstance(v, Const):
+        return _NOT_PART
+    x = v.value
+    if type(x) in SCALARS and is_literal(x):
+        return x
+    if type(x) in (tuple, frozenset) and all(type(i) in SCALARS for i in x):
+        return Ref(x, repr(x))
+    if type(x) is slice and all(type(b) in (int, type(None)) for b in (x.start, x.stop, x.step)):
+        return Ref(x, repr(x))
+    return _NOT_PART
+
+
+def _example(part):
+    if isinstance(part, Source):
+        return None  # replaced by the runtime value's example by the caller
+    return part.obj if isinstance(part, Ref) else part
+
+
+def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
+    """``fn(*args)`` recorded for the region to compute, when some argument is a runtime
+    value and the call qualifies; None otherwise (the caller proceeds as on constants)."""
+    if kwargs or not any(is_runtime(a) for a in args) or not _qualifies(fn):
+        return None
+    parts = [_part(a) for a in args]
+    if any(p is _NOT_PART for p in parts):
+        return None
+    examples = [a.example if is_runtime(a) else _example(p) for a, p in zip(args, parts)]
+    if len(args) == 1 and type(examples[0]) in _IDENTITY.get(fn, ()):
+        return args[0]  # ``os.fspath(s)`` of a str is that str
+    try:
+        example = fn(*examples)
+    except Exception:  # noqa: BLE001 - raises on these values: read them, raise as natively
+        return None
+    label = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    src = PureCallSource(Ref(fn, label), tuple(parts), tuple(type(p) for p in parts))
+    t = type(example)
+    if t in _RESULTS:
+        if not (fn in _TOTAL_ON_STR and all(_str_like(x) for x in examples)):
+            tx.guard(GuardKind.TYPE_MATCH, src, t)  # computed by the guard: a raise misses
+        return Const(None) if example is None else RuntimeV(example, src, tx)
+    if fn in _SPLITTERS and t in (list, tuple) and len(example) <= _SEQUENCE_LIMIT:
+        tx.guard(GuardKind.TYPE_MATCH, src, t)
+        tx.guard(GuardKind.LENGTH, src, len(example))
+        items = [RuntimeV(x, ItemSource(src, i), tx) for i, x in enumerate(example)]
+        return ListV(items) if t is list else TupleV(items)
+    return None
+
+
+def _str_like(x) -> bool:
+    return type(x) is str or x is None or (type(x) is tuple and all(type(i) is str for i in x))
+
+
+def method(v: RuntimeV, name: str) -> Value | None:
+    """``v.name`` of a runtime value, for a method of its type: bound to it, unread."""
+    attr = getattr(type(v.example), name, None)
+    if type(attr) in _DESCRIPTORS and _qualifies(attr):
+        return MethodV(ObjectV(attr), v)
+    return None
+
+
+def truth(tx, v: RuntimeV) -> bool:
+    """``bool(v)``: the answer guarded, not the text (``if s:``)."""
+    r = call(tx, bool, [v]) if type(v.example) is not bool else None
+    answer = r if isinstance(r, Const) else v  # (a bool, computed: a runtime value too)
+    return bool(answer.value)
+
+
+def is_other_type(a: Value, b: Value) -> bool:
+    """Whether `a` and `b` are a runtime value and a constant of another type: never the
+    same object, whatever the text (``s is None``)."""
+    if is_runtime(a):
+        a, b = b, a
+    if not is_runtime(b) or not isinstance(a, Const) or is_runtime(a):
+        return False
+    return type(a.value) is not type(b.example)
