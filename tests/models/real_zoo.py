@@ -97,8 +97,10 @@ EXPECT: dict[str, Expect] = {
     "gen_gpt2_hf_generate": Expect(breaks=4, share=0.96, fullgraph=False, recompiles=8, target=GEN),
     # beam search: generate()'s input checks, the pad token's truth, the per-step stop check
     # and the final crop to a length held in a tensor (two slices) read tensor data; the length
-    # penalty (a SymFloat) no longer specializes each step: the loop is captured to its end
-    "gen_gpt2_hf_beam":     Expect(breaks=7, share=0.98, fullgraph=False, recompiles=12, target=GEN),
+    # penalty (a SymFloat) no longer specializes each step: the loop is captured to its end;
+    # 8 recompiles alone or after other models (12 alone before ABC answers were re-asked
+    # when abc's cache token moved: torch's lazy imports moved it, and the root recaptured)
+    "gen_gpt2_hf_beam":     Expect(breaks=7, share=0.98, fullgraph=False, recompiles=8, target=GEN),
 }
 # fmt: on
 

@@ -165,7 +165,7 @@ class ConstSource(Source):
 @dataclass(frozen=True, slots=True)
 class CallSource(Source):
     """``fn()`` of a function held by identity, called with nothing: a process-wide fact
-    (``abc.get_cache_token()``, which every ABC registration changes)."""
+    (the default process group, an ``lru_cache``'s ``cache_info()``)."""
 
     fn: Ref
 
@@ -207,6 +207,24 @@ class PureCallSource(Source):
             for a in self.args
         ]
         return f"{ns.const(self.fn.obj)}({', '.join(parts)})"
+
+
+@dataclass(frozen=True, slots=True)
+class RecheckedSource(Source):
+    """``holder()``, a fact about process-wide state that `holder` checks again only when
+    ``version()`` (a C function: ``abc.get_cache_token``) moved from ``holder.version``,
+    the version it last held at; spelled so that the usual case is C calls and an
+    attribute read, no Python frame: ``version() == holder.version or holder()``."""
+
+    version: Ref
+    holder: Ref
+
+    def readable(self):
+        return f"{self.holder!r}()"
+
+    def expr(self, ns):
+        held = ns.const(self.holder.obj)
+        return f"({ns.const(self.version.obj)}() == {held}.version or {held}())"
 
 
 @cache_hash

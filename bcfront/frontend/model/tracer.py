@@ -108,6 +108,8 @@ class Tracer:
         # ids of real objects only this trace can reach (a class statement's template class):
         # they change only through the trace, so a guard on what they hold checks nothing
         self.private: set[int] = set()
+        # `instancecheck.AbcAnswers`: the ABCMeta answers the trace used (classes only)
+        self.abc_answers = None
 
     # -- torch --------------------------------------------------------------------
     def symbol_env(self):

@@ -4,9 +4,9 @@ The order is CPython's: the exact-type shortcut; a tuple (or a union) item by it
 then the metaclass's ``__instancecheck__``/``__subclasscheck__``.  ``type``'s own checks
 read the MRO and an overridden ``__class__`` (a property such as
 ``Mock(spec=nn.Linear)``'s, traced like any attribute read); ABCMeta's read the ABC's
-registry and caches, answered at capture time with abc's cache token guarded (every
-``register`` changes it); a metaclass check in Python is traced, so a guard covers what
-it reads; one in C breaks the graph.
+registry and caches, answered at capture time and guarded by `AbcAnswers` (below); a
+metaclass check in Python is traced, so a guard covers what it reads; one in C breaks
+the graph.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import guard_class_lookup
 from ..model.guard_kinds import GuardKind
-from ..model.sources import CallSource, Ref
+from ..model.sources import RecheckedSource, Ref
 from ..model.values import Const, ObjectV, TupleV, Value
 from . import dispatch, ops
 from .attrs import getattr_
@@ -29,7 +29,42 @@ from .folding import as_python, fold
 _TYPE_CHECKS = (type.__dict__["__instancecheck__"], type.__dict__["__subclasscheck__"])
 _ABC_CHECKS = (abc.ABCMeta.__dict__["__instancecheck__"], abc.ABCMeta.__dict__["__subclasscheck__"])
 _OBJECT_CLASS = object.__dict__["__class__"]
-_ABC_TOKEN = CallSource(Ref(abc.get_cache_token, "abc.get_cache_token"))
+_TOKEN = Ref(abc.get_cache_token, "abc.get_cache_token")
+_UNSETTLED = None  # an answer no check equals: the trace saw two, or an exception
+
+
+class AbcAnswers:
+    """The ABCMeta answers one capture relied on, as its guard checks them: true while abc's
+    cache token (which every ``register`` anywhere changes) is the one they were last
+    checked under; else each is asked again, and where all are unchanged the new token is
+    remembered.  A registration that changes none of them -- a module imported lazily, by
+    the program or by torch during a later capture (networkx registers a Mapping on the
+    first symbolic int) -- costs one re-check, not a recapture; one that changes an answer
+    fails the guard.  (The token is read before the answers are asked, so a registration
+    racing the check leaves an older token: the next call asks again.)  It holds classes
+    only, never an instance."""
+
+    __slots__ = ("answers", "version")
+
+    def __init__(self):
+        self.version = abc.get_cache_token()
+        self.answers: dict[tuple, object] = {}  # (fn, *classes) -> the bool the trace used
+
+    def note(self, key: tuple, found: object) -> None:
+        if self.answers.setdefault(key, found) is not found:
+            self.answers[key] = _UNSETTLED  # answered both ways in one trace
+
+    def __call__(self) -> bool:
+        token = abc.get_cache_token()
+        if token == self.version:
+            return True
+        try:
+            if any(bool(fn(*args)) is not found for (fn, *args), found in self.answers.items()):
+                return False
+        except Exception:  # noqa: BLE001 - a check that raises now: the guard fails
+            return False
+        self.version = token
+        return True
 
 
 def class_infos(v: Value) -> list[tuple[object, Value]]:
@@ -59,10 +94,20 @@ def _meta_check(tx, cls, which: int):
 
 
 def _abc_answer(tx, fn, *args) -> bool:
-    """ABCMeta's answer, computed now: it depends on the registries, which the cache token
-    (guarded) says are unchanged, and on the classes, which are guarded already."""
-    tx.guard(GuardKind.CONSTANT_MATCH, _ABC_TOKEN, abc.get_cache_token())
-    return bool(as_python(fold(fn, *args)))
+    """ABCMeta's answer, computed now: it depends on the registries, which the capture's
+    `AbcAnswers` (guarded) checks, and on the classes, which are guarded already."""
+    answers = tx.abc_answers
+    if answers is None:
+        answers = tx.abc_answers = AbcAnswers()
+        tx.guard(GuardKind.CONSTANT_MATCH, RecheckedSource(_TOKEN, Ref(answers, "abc_answers_hold")), True)
+    key = (fn, *args)
+    try:
+        found = bool(as_python(fold(fn, *args)))
+    except BaseException:
+        answers.note(key, _UNSETTLED)
+        raise
+    answers.note(key, found)
+    return found
 
 
 def _call_check(tx, check, cls_v: Value, arg: Value, name: str) -> bool:
