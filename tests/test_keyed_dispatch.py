@@ -376,7 +376,7 @@ def test_pure_python_path_is_unchanged():
         "from bcfront.capture import CapturedFunction\n"
         "def scaled(x, y):\n"
         "    return x * 2 + y\n"
-        "cf = bcfront.capture(scaled, recompile_limit=64)\n"
+        "cf = bcfront.capture(scaled, recompile_limit=64, dynamic=False)\n"
         "assert [cf(i, 1) for i in range(20)] == [scaled(i, 1) for i in range(20)]\n"
         "assert [cf(i, 1) for i in range(20)] == [scaled(i, 1) for i in range(20)]\n"
         "assert not fast_call.HAVE_C and len(cf._entries) == 20\n"

@@ -86,13 +86,13 @@ def test_type_change_recompiles():
 
 
 def test_recompile_limit_runs_natively_with_one_warning():
-    # a float is specialized on its value (an int argument would become symbolic, a str
-    # known only at run time)
+    # a complex is specialized on its value (an int argument would become symbolic, a
+    # str or float one known only at run time)
     cf = bcfront.capture(lambda s: s + 0.5, recompile_limit=3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        results = [cf(float(i)) for i in range(10)]
-    assert results == [i + 0.5 for i in range(10)]
+        results = [cf(complex(i, 1)) for i in range(10)]
+    assert results == [complex(i, 1) + 0.5 for i in range(10)]
     assert len(cf.entries) == 3
     msgs = [str(w.message) for w in caught if "recompile limit" in str(w.message)]
     assert len(msgs) == 1 and "L['s']" in msgs[0]

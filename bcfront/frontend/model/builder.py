@@ -108,15 +108,21 @@ def wrap(tx, obj, source=None, guard=True):
         tx.__dict__["wrap_depth"] = depth
 
 
-def _runtime_text(tx, source, value) -> bool:
-    """Whether str/bytes input `value` read from `source` is known only at run time (a
-    `RuntimeV`): an argument, or an item of a tuple argument, that changed between
-    captures.  Not an item of a list or dict: the region fetches a runtime value where it
-    uses it, maybe after its writes, and those may have replaced that item."""
+_RUNTIME_TYPES = frozenset({str, bytes, float, int})
+
+
+def _runtime_scalar(tx, source, value) -> bool:
+    """Whether str, bytes, float or int input `value` read from `source` is known only at
+    run time (a `RuntimeV`): an argument, or an item of a tuple argument, that changed
+    between captures -- an int only where it is not a symbol (torch not imported: the
+    builder asked `dynamic_int` first).  Not an item of a list or dict: the region fetches
+    a runtime value where it uses it, maybe after its writes, which may replace that item."""
     policy = tx.shape_policy
     if policy is None or source is None or not _unchanging_path(tx, source):
         return False
-    return policy.text_dynamic(source, value)
+    if type(value) is int:  # `dynamic_int` remembered it: None where it changed
+        return source in policy.ints and policy.ints[source] is None and policy.mode is not False
+    return policy.value_dynamic(source, value)
 
 
 def _unchanging_path(tx, source) -> bool:
@@ -147,7 +153,7 @@ def _wrap(tx, obj, source, guard):
     if t in CONST_TYPES:
         if t is int and guard and dynamic_int(tx, source, obj):
             return wrap_sym_int(tx, obj, source)
-        if (t is str or t is bytes) and guard and _runtime_text(tx, source, obj):
+        if t in _RUNTIME_TYPES and guard and _runtime_scalar(tx, source, obj):
             g(GuardKind.TYPE_MATCH, source, t)  # its value only where the trace reads it
             return RuntimeV(obj, source, tx)
         g(GuardKind.CONSTANT_MATCH, source, obj)

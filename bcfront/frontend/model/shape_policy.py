@@ -75,14 +75,14 @@ def strict_marks(t: Any) -> frozenset[int]:
     return frozenset(_dims(t, (DYNAMIC_ATTR, "_dynamo_dynamic_indices")))
 
 
-_CHANGED = object()  # a text input that changed between captures
+_CHANGED = object()  # a str, bytes or float input that changed between captures
 
 
 class ShapePolicy:
     """One captured function's memory of input sizes, and its `dynamic` option."""
 
     __slots__ = (
-        "mode", "sizes", "strides", "ints", "texts", "saw_tensors", "ints_broke", "changing", "known",
+        "mode", "sizes", "strides", "ints", "scalars", "saw_tensors", "ints_broke", "changing", "known",
         "fullgraph",
     )  # fmt: skip
 
@@ -91,9 +91,9 @@ class ShapePolicy:
         self.sizes: dict[Any, tuple[int | None, ...]] = {}  # source -> sizes (None: dynamic)
         self.strides: dict[Any, tuple[int | None, ...]] = {}  # source -> strides (None: dynamic)
         self.ints: dict[Any, int | None] = {}  # source -> value (None: dynamic)
-        # source -> (type, hash) of a str/bytes input (`_CHANGED`: it changed); a hash, not
-        # the text: a policy outlives calls, and a collision only keeps a text constant
-        self.texts: dict[Any, Any] = {}
+        # source -> (type, hash) of a str, bytes or float input (`_CHANGED`: it changed); a
+        # hash, not the text: a policy outlives calls, and a collision only keeps it constant
+        self.scalars: dict[Any, Any] = {}
         self.saw_tensors = False  # ints are made dynamic only in functions that touch tensors
         # (or once torch is imported); True after symbolic ints of a function touching no
         # tensor met a graph break (`driver.IntsStaticAgain`): its ints stay constants
@@ -175,17 +175,17 @@ class ShapePolicy:
         self.strides[source] = merged
         return frozenset(i for i, a in enumerate(merged) if a is None)
 
-    def text_dynamic(self, source: Any, value: Any) -> bool:
-        """Whether str/bytes input `source` (now `value`) is known only at run time in this
-        capture (`semantics.runtime_values`): once it differed between two captures."""
+    def value_dynamic(self, source: Any, value: Any) -> bool:
+        """Whether str, bytes or float input `source` (now `value`) is known only at run time
+        in this capture (`semantics.runtime_values`): once it differed between two captures."""
         if self.mode is False:  # dynamic=False: nothing is dynamic by itself
             return False
         key = (type(value), hash(value))
-        seen = self.texts.get(source, key)
+        seen = self.scalars.get(source, key)
         if seen is _CHANGED or seen != key:
-            self.texts[source] = _CHANGED
+            self.scalars[source] = _CHANGED
             return True
-        self.texts[source] = key
+        self.scalars[source] = key
         return False
 
     def int_dynamic(self, source: Any, value: int) -> bool:

@@ -22,7 +22,7 @@ from ..model.builder import wrap
 from ..model.guard_kinds import GuardKind
 from ..model.guards import Guard
 from ..model.sources import AttrSource, CallSource, ConstSource, Ref
-from ..model.values import Const, MethodV, ObjectV, SetV, TupleV, Value, specialized_deep
+from ..model.values import Const, MethodV, ObjectV, RuntimeV, SetV, TupleV, Value, specialized_deep
 from . import dispatch
 from .deferred_calls import defer_cached_procedure, is_literal_tree
 from .folding import as_python, python_args
@@ -129,6 +129,7 @@ def _immutable_method(v: MethodV) -> bool:
 # value class -> whether a value of it differs from the cached object only by identity
 _IDENTITY_ONLY: dict[type, Callable[[Any], bool]] = {
     Const: lambda v: True,  # immutable by construction
+    RuntimeV: lambda v: True,  # a scalar known at run time: immutable too
     SetV: lambda v: v.frozen,
     TupleV: _immutable_tuple,
     MethodV: _immutable_method,

@@ -203,7 +203,7 @@ def _os_error(cls, args, kwargs) -> ExceptionV:
     by errno (``OSError(2, ...)`` is a FileNotFoundError) and keep only (errno, strerror) as
     `args` when a filename is given: made for real on constant arguments, whose result
     tells both."""
-    if kwargs or not all(type(a) is Const for a in args):
+    if kwargs or not all(type(a) in (Const, RuntimeV) for a in args):
         raise UnsupportedError(
             BreakReason.UNSUPPORTED_CALL, f"{cls.__name__}() of values not known at capture"
         )

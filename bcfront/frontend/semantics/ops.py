@@ -321,6 +321,12 @@ def unary(tx, fn, a: Value) -> Value:
         from . import torch_calls
 
         return torch_calls.call_operator(tx, fn, [a])
+    if runtime_values.is_runtime(a):  # known at run time: ``not s`` guards the answer
+        if fn is operator.not_:
+            return Const(not truth(tx, a))
+        made = runtime_values.call(tx, fn, [a])
+        if made is not None:
+            return made
     if isinstance(a, Const):
         return fold(fn, a.value)
     if fn is operator.not_:

@@ -1,11 +1,12 @@
-"""Text known only at run time, and the pure builtin calls made on it.
+"""Texts and numbers known only at run time, and the pure builtin calls made on them.
 
-An int argument that changes between calls becomes a symbol (`model.tensor_inputs`); a
-str or bytes argument used to be a constant guarded by value, one entry per text until
-the recompile limit.  Now one that differed between two captures (`ShapePolicy.
-text_dynamic`) is a `RuntimeV`: its type is guarded, its value is not -- until the
-trace reads it (`RuntimeV.value`: a dict key, a loop over its characters, any model
-that needs the text), which guards it equal there: a lazy guard, and only then.
+An int argument that changes between calls becomes a symbol once torch is imported
+(`model.tensor_inputs`); a str, bytes or float argument (an int one without torch) used
+to be a constant guarded by value, one entry per value until the recompile limit.  Now
+one that differed between two captures (`ShapePolicy.value_dynamic`, `.ints`) is a
+`RuntimeV`: its type is guarded, its value is not -- until the trace reads it
+(`RuntimeV.value`: a dict key, a loop bound, any model that needs the value), which
+guards it equal there: a lazy guard, and only then.
 
 Pure builtins called on runtime values do not read them.  `call` records the call as
 a `PureCallSource`, which the region computes again from the inputs, and its result is
@@ -18,13 +19,15 @@ s.startswith("/"):``), the guard is on that result (``s.startswith('/') is True`
 not on the text: every text that answers alike shares the entry.
 
 Only calls that run nobody's Python code qualify, on arguments of builtin scalar
-types: methods of str and bytes, a few builtins (`_FUNCTIONS`), operators
-(`_OPERATORS`) and the declared pure C table (`pure_c`).  Anything else reads the
-value and proceeds as on a constant.
+types: methods of str and bytes, a few builtins and `math` functions (`_FUNCTIONS`),
+operators (`_OPERATORS`) and the declared pure C table (`pure_c`).  Calls that raise on
+no arguments of their types (`_total`: ``a + b`` of ints, ``s.upper()``) need no check
+in the guard.  Anything else reads the value and proceeds as on a constant.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import types
@@ -38,12 +41,53 @@ from . import pure_c
 
 SCALARS = frozenset({str, bytes, int, float, bool, type(None)})
 _RESULTS = SCALARS | {slice}  # a slice of runtime bounds: ``s[i:]``
-_FUNCTIONS = frozenset({len, ord, chr, str, repr, ascii, int, float, bool, format, slice})
+_FUNCTIONS = frozenset(
+    {
+        len,
+        ord,
+        chr,
+        str,
+        repr,
+        ascii,
+        int,
+        float,
+        bool,
+        format,
+        slice,
+        abs,
+        round,
+        min,
+        max,
+        math.floor,
+        math.ceil,
+        math.trunc,
+        math.sqrt,
+        math.exp,
+        math.log,
+        math.log2,
+        math.log10,
+        math.sin,
+        math.cos,
+        math.tan,
+        math.atan2,
+        math.hypot,
+        math.fabs,
+        math.isnan,
+        math.isinf,
+        math.isfinite,
+        math.copysign,
+        math.gcd,
+    }
+)
 _OPERATORS = frozenset(
     {
         operator.add, operator.iadd, operator.mul, operator.imul, operator.mod, operator.imod,
-        operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
-        operator.contains, operator.getitem, operator.not_,
+        operator.sub, operator.isub, operator.truediv, operator.itruediv, operator.floordiv,
+        operator.ifloordiv, operator.pow, operator.ipow, operator.neg, operator.pos,
+        operator.invert, operator.and_, operator.iand, operator.or_, operator.ior,
+        operator.xor, operator.ixor, operator.lshift, operator.ilshift, operator.rshift,
+        operator.irshift, operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+        operator.ge, operator.contains, operator.getitem, operator.not_,
     }
 )  # fmt: skip
 _DESCRIPTORS = (types.MethodDescriptorType, types.WrapperDescriptorType)
@@ -52,6 +96,24 @@ _DESCRIPTORS = (types.MethodDescriptorType, types.WrapperDescriptorType)
 _SPLITTERS = frozenset(
     getattr(t, n) for t in (str, bytes) for n in ("split", "rsplit", "splitlines", "partition", "rpartition")
 )
+_COMPARE = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge)
+# calls that raise on no int arguments, whose result's type is fixed (int arithmetic that
+# cannot divide by zero, shift by a negative count or overflow a float)
+_TOTAL_ON_INT = frozenset(
+    {
+        operator.add, operator.iadd, operator.sub, operator.isub, operator.mul, operator.imul,
+        operator.neg, operator.pos, operator.invert, operator.and_, operator.iand, operator.or_,
+        operator.ior, operator.xor, operator.ixor, operator.not_, abs, bool, *_COMPARE,
+    }
+)  # fmt: skip
+# the same on floats (and ints mixed in): IEEE arithmetic gives inf or nan, never raises
+_TOTAL_ON_FLOAT = frozenset(
+    {
+        operator.add, operator.iadd, operator.sub, operator.isub, operator.mul, operator.imul,
+        operator.neg, operator.pos, operator.not_, abs, bool, math.fabs, math.isnan, math.isinf,
+        math.isfinite, *_COMPARE,
+    }
+)  # fmt: skip
 # calls that raise on no str arguments (nor None, nor a tuple of strs), whose result's type
 # is fixed: the guard need not compute them to check it
 _TOTAL_ON_STR = frozenset(
@@ -140,7 +202,7 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
     src = PureCallSource(Ref(fn, label), tuple(parts), tuple(type(p) for p in parts))
     t = type(example)
     if t in _RESULTS:
-        if not (fn in _TOTAL_ON_STR and all(_str_like(x) for x in examples)):
+        if not _total(fn, examples):
             tx.guard(GuardKind.TYPE_MATCH, src, t)  # computed by the guard: a raise misses
         return Const(None) if example is None else RuntimeV(example, src, tx)
     if fn in _SPLITTERS and t in (list, tuple) and len(example) <= _SEQUENCE_LIMIT:
@@ -153,6 +215,17 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
 
 def _str_like(x) -> bool:
     return type(x) is str or x is None or (type(x) is tuple and all(type(i) is str for i in x))
+
+
+def _total(fn, examples: list) -> bool:
+    """Whether ``fn(*examples)`` raises on no arguments of the same types (its result's
+    type fixed too): nothing to check in the guard."""
+    kinds = {type(x) for x in examples}
+    if kinds <= {int}:
+        return fn in _TOTAL_ON_INT
+    if kinds <= {int, float}:
+        return fn in _TOTAL_ON_FLOAT
+    return fn in _TOTAL_ON_STR and all(_str_like(x) for x in examples)
 
 
 def method(v: RuntimeV, name: str) -> Value | None:

@@ -1,10 +1,11 @@
-"""Str arguments that change between calls are known only at run time (lazy value guards).
+"""Arguments that change between calls are known only at run time (lazy value guards).
 
-A function used to be specialized on every str argument's value: called with a new text
-each time, it captured again until the recompile limit, then ran natively.  A text that
-changed between captures is now a runtime value: its type is guarded, its value only where
-the trace reads it, and pure builtins on it (methods, operators, ``len``, f-strings) are
-computed by the region, with the guard checking what the trace branched on.  Each result is
+A function used to be specialized on every str or float argument's value (an int one too,
+without torch): called with a new value each time, it captured again until the recompile
+limit, then ran natively.  Such an argument that changed between captures is now a runtime
+value: its type is guarded, its value only where the trace reads it, and pure builtins on
+it (methods, operators, ``len``, f-strings, ``math``) are computed by the region, with the
+guard checking what the trace branched on.  Each result is
 compared with the plain Python call on the same values (result, its type, or the exception
 and its message).
 """
@@ -14,7 +15,10 @@ from __future__ import annotations
 import contextlib
 import io
 import keyword
+import math
 import posixpath
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -197,3 +201,42 @@ def test_library_functions_of_changing_texts(fn, values):
     cf = bcfront.capture(fn)
     _calls(cf, fn, values)
     assert len(cf.entries) < len(values)
+
+
+def distance(x, y):
+    if x > y:
+        return math.sqrt(x - y)
+    return -(y - x) / 2.0
+
+
+def test_a_changing_float_argument_is_known_at_run_time():
+    cf = bcfront.capture(distance)
+    _calls(cf, distance, [(float(i), 3.5) for i in range(20)] + [(3.5, 3.5), (-1e300, 3.5)])
+    assert len(cf.entries) == 3  # the first value's, then one per answer of x > y
+    assert not _value_guarded(cf, "x")
+
+
+_INTS_WITHOUT_TORCH = """
+import sys, warnings
+import bcfront
+def g(n, m):
+    k = n * m + 1
+    return [k, n - m, n // m if m else None]
+cf = bcfront.capture(g)
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    for n in range(2, 40):
+        assert cf(n, 3) == g(n, 3), n
+    assert cf(5, 0) == g(5, 0)
+assert "torch" not in sys.modules
+print(len(cf.entries))
+"""
+
+
+def test_a_changing_int_argument_is_known_at_run_time_without_torch():
+    # with torch imported an int that changes is a ShapeEnv symbol
+    # (test_dynamic_python_ints); without it, a runtime value: a fresh interpreter
+    out = subprocess.run(
+        [sys.executable, "-c", _INTS_WITHOUT_TORCH], capture_output=True, text=True, check=True
+    )
+    assert int(out.stdout.split()[-1]) <= 3  # the first value's, then every other (m == 0 its own)
