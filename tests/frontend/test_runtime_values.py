@@ -240,3 +240,26 @@ def test_a_changing_int_argument_is_known_at_run_time_without_torch():
         [sys.executable, "-c", _INTS_WITHOUT_TORCH], capture_output=True, text=True, check=True
     )
     assert int(out.stdout.split()[-1]) <= 3  # the first value's, then every other (m == 0 its own)
+
+
+class _Marks:
+    pass
+
+
+_MARKS = _Marks()
+
+
+def marked_sum(x, big):
+    _MARKS.seen = True  # a write before the raise: natively it happens
+    return x + big  # a float plus an int too large for a float: OverflowError
+
+
+def test_a_mixed_int_float_sum_is_checked_by_the_guard():
+    # float + int can raise (the int too large): the guard must compute it, so that the
+    # region never raises it while computing its result, before the write made first natively
+    cf = bcfront.capture(marked_sum)
+    for args in [(0.5, 1), (1.5, 2), (2.5, 3), (3.5, 10**400), (4.5, 10**401)]:
+        _MARKS.seen = False
+        got = _outcome(cf, args)
+        assert _MARKS.seen, args
+        assert got == _outcome(marked_sum, args), args

@@ -106,7 +106,8 @@ _TOTAL_ON_INT = frozenset(
         operator.ior, operator.xor, operator.ixor, operator.not_, abs, bool, *_COMPARE,
     }
 )  # fmt: skip
-# the same on floats (and ints mixed in): IEEE arithmetic gives inf or nan, never raises
+# the same on floats alone: IEEE arithmetic gives inf or nan, never raises (an int mixed in
+# may be too large for a float: OverflowError, which the guard must see)
 _TOTAL_ON_FLOAT = frozenset(
     {
         operator.add, operator.iadd, operator.sub, operator.isub, operator.mul, operator.imul,
@@ -223,7 +224,7 @@ def _total(fn, examples: list) -> bool:
     kinds = {type(x) for x in examples}
     if kinds <= {int}:
         return fn in _TOTAL_ON_INT
-    if kinds <= {int, float}:
+    if kinds <= {float}:
         return fn in _TOTAL_ON_FLOAT
     return fn in _TOTAL_ON_STR and all(_str_like(x) for x in examples)
 
