@@ -222,6 +222,8 @@ def _total(fn, examples: list) -> bool:
     """Whether ``fn(*examples)`` raises on no arguments of the same types (its result's
     type fixed too): nothing to check in the guard."""
     kinds = {type(x) for x in examples}
+    if fn is operator.getitem and kinds in ({str, slice}, {bytes, slice}):
+        return type(examples[0]) is not slice  # a slice of a text: ``s[1:]`` never raises
     if kinds <= {int}:
         return fn in _TOTAL_ON_INT
     if kinds <= {float}:
