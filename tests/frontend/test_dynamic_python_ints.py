@@ -155,7 +155,7 @@ def test_int_items_of_a_list_argument_become_symbolic_too():
 def test_without_torch_imported_ints_are_runtime_values_and_torch_is_not_imported():
     # a program that never imported torch: bcfront does not import it for symbolic ints
     # (the first capture would take seconds); a changing int is a runtime value instead
-    # (`semantics/runtime_values.py`): the first value's entry, then one for the rest
+    # (`semantics/runtime_values.py`): the first two values' entries, then one for the rest
     import subprocess
     import sys
 
@@ -170,7 +170,7 @@ def test_without_torch_imported_ints_are_runtime_values_and_torch_is_not_importe
         "print(len(cf.entries), 'torch' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["2", "False"]
+    assert out.stdout.split() == ["3", "False"]
 
 
 class _Sized:

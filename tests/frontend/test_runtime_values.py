@@ -59,7 +59,7 @@ def joined(a, b):
 def test_a_changing_str_argument_does_not_capture_once_per_text():
     cf = bcfront.capture(joined)
     _calls(cf, joined, [(f"dir{i}", f"name{i}") for i in range(30)])
-    assert len(cf.entries) == 2  # the first texts' entry, then one for every text
+    assert len(cf.entries) == 3  # the first two texts' entries, then one for every text
     assert not _value_guarded(cf, "a") and not _value_guarded(cf, "b")
 
 
@@ -72,8 +72,8 @@ def relative(s):
 def test_a_branch_guards_the_answer_not_the_text():
     cf = bcfront.capture(relative)
     _calls(cf, relative, [(f"/a{i}",) for i in range(8)] + [(f"b{i}",) for i in range(8)])
-    assert len(cf.entries) == 3  # the first text's, then one per answer of startswith
-    checked = {g.source for e in cf.entries[1:] for g in e.guards if isinstance(g.source, PureCallSource)}
+    assert len(cf.entries) == 4  # the first two texts', then one per answer of startswith
+    checked = {g.source for e in cf.entries[2:] for g in e.guards if isinstance(g.source, PureCallSource)}
     assert checked, "the answer of s.startswith('/') is what the guards check"
 
 
@@ -84,7 +84,7 @@ def passed_through(s, n):
 def test_a_text_the_trace_never_reads_has_no_value_guard():
     cf = bcfront.capture(passed_through)
     _calls(cf, passed_through, [("x", 1), ("y", 1), ("z" * 50, 1)])
-    assert len(cf.entries) == 2
+    assert len(cf.entries) == 3
     assert not _value_guarded(cf, "s")
     got = cf("a long text", 1)
     assert got == passed_through("a long text", 1)
@@ -107,7 +107,7 @@ def test_the_items_of_a_split_are_runtime_values_its_length_guarded():
     cf = bcfront.capture(shouted_parts)
     values = [("a, b",), ("c ,d",), ("e,f, g",), ("h,i",), ("jj,kk,ll",), ("",)]
     _calls(cf, shouted_parts, values)
-    assert len(cf.entries) <= 4  # the first text's, then one per number of parts
+    assert len(cf.entries) <= 5  # the first two texts', then one per number of parts
 
 
 TABLE = {"add": 1, "sub": 2}
@@ -132,8 +132,8 @@ def optional(s, default):
 def test_is_none_of_a_runtime_text_reads_no_text():
     cf = bcfront.capture(optional)
     _calls(cf, optional, [("a", "d"), ("b", "d"), ("c", "d"), (None, "d"), ("e", "d")])
-    assert len(cf.entries) == 3  # "a"'s, every other text's, None's
-    assert not _value_guarded(cf, "s", entry=1)
+    assert len(cf.entries) == 4  # "a"'s, "b"'s, every other text's, None's
+    assert not _value_guarded(cf, "s", entry=2)
 
 
 def first_item(xs):
@@ -159,7 +159,7 @@ def formatted(s, n):
 def test_f_strings_of_runtime_texts():
     cf = bcfront.capture(formatted)
     _calls(cf, formatted, [(f"v{i}", 3) for i in range(10)])
-    assert len(cf.entries) == 2
+    assert len(cf.entries) == 3
 
 
 def is_keyword_upper(s):
@@ -212,7 +212,7 @@ def distance(x, y):
 def test_a_changing_float_argument_is_known_at_run_time():
     cf = bcfront.capture(distance)
     _calls(cf, distance, [(float(i), 3.5) for i in range(20)] + [(3.5, 3.5), (-1e300, 3.5)])
-    assert len(cf.entries) == 3  # the first value's, then one per answer of x > y
+    assert len(cf.entries) == 4  # the first two values', then one per answer of x > y
     assert not _value_guarded(cf, "x")
 
 
@@ -239,7 +239,7 @@ def test_a_changing_int_argument_is_known_at_run_time_without_torch():
     out = subprocess.run(
         [sys.executable, "-c", _INTS_WITHOUT_TORCH], capture_output=True, text=True, check=True
     )
-    assert int(out.stdout.split()[-1]) <= 3  # the first value's, then every other (m == 0 its own)
+    assert int(out.stdout.split()[-1]) <= 4  # the first two values', then the rest (m == 0 its own)
 
 
 class _Marks:

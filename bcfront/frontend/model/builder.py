@@ -113,15 +113,14 @@ _RUNTIME_TYPES = frozenset({str, bytes, float, int})
 
 def _runtime_scalar(tx, source, value) -> bool:
     """Whether str, bytes, float or int input `value` read from `source` is known only at
-    run time (a `RuntimeV`): an argument, or an item of a tuple argument, that changed
-    between captures -- an int only where it is not a symbol (torch not imported: the
-    builder asked `dynamic_int` first).  Not an item of a list or dict: the region fetches
-    a runtime value where it uses it, maybe after its writes, which may replace that item."""
+    run time (a `RuntimeV`): an argument, or an item of a tuple argument, that has varied
+    (`ShapePolicy.value_dynamic`) -- an int only where it is not a symbol (torch not
+    imported: the builder asked `dynamic_int` first).  Not an item of a list or dict: the
+    region fetches a runtime value where it uses it, maybe after its writes, which may
+    replace that item."""
     policy = tx.shape_policy
     if policy is None or source is None or not _unchanging_path(tx, source):
         return False
-    if type(value) is int:  # `dynamic_int` remembered it: None where it changed
-        return source in policy.ints and policy.ints[source] is None and policy.mode is not False
     return policy.value_dynamic(source, value)
 
 

@@ -75,7 +75,8 @@ def strict_marks(t: Any) -> frozenset[int]:
     return frozenset(_dims(t, (DYNAMIC_ATTR, "_dynamo_dynamic_indices")))
 
 
-_CHANGED = object()  # a str, bytes or float input that changed between captures
+_CHANGED = object()  # a str, bytes, float or int input that has varied: known at run time
+SPECIALIZED_VALUES = 2  # values of such an input that get constant entries before that
 
 
 class ShapePolicy:
@@ -91,8 +92,9 @@ class ShapePolicy:
         self.sizes: dict[Any, tuple[int | None, ...]] = {}  # source -> sizes (None: dynamic)
         self.strides: dict[Any, tuple[int | None, ...]] = {}  # source -> strides (None: dynamic)
         self.ints: dict[Any, int | None] = {}  # source -> value (None: dynamic)
-        # source -> (type, hash) of a str, bytes or float input (`_CHANGED`: it changed); a
-        # hash, not the text: a policy outlives calls, and a collision only keeps it constant
+        # source -> the (type, hash) pairs a str, bytes, float or int input has had
+        # (`_CHANGED`: too many); hashes, not values: a policy outlives calls, and a
+        # collision only keeps a value constant
         self.scalars: dict[Any, Any] = {}
         self.saw_tensors = False  # ints are made dynamic only in functions that touch tensors
         # (or once torch is imported); True after symbolic ints of a function touching no
@@ -176,17 +178,23 @@ class ShapePolicy:
         return frozenset(i for i, a in enumerate(merged) if a is None)
 
     def value_dynamic(self, source: Any, value: Any) -> bool:
-        """Whether str, bytes or float input `source` (now `value`) is known only at run time
-        in this capture (`semantics.runtime_values`): once it differed between two captures."""
+        """Whether str, bytes, float or int input `source` (now `value`) is known only at run
+        time in this capture (`semantics.runtime_values`): once it has had more than
+        `SPECIALIZED_VALUES` values.  Up to that, each value keeps an entry of its own: a
+        constant entry's cached call is the fastest there is (its result often folded), and
+        an argument that takes two values (a mode, a flag spelled as text) never needs more;
+        a third one says it varies, and from then on one entry serves every value."""
         if self.mode is False:  # dynamic=False: nothing is dynamic by itself
             return False
         key = (type(value), hash(value))
-        seen = self.scalars.get(source, key)
-        if seen is _CHANGED or seen != key:
-            self.scalars[source] = _CHANGED
+        seen = self.scalars.setdefault(source, frozenset())
+        if seen is _CHANGED:
             return True
-        self.scalars[source] = key
-        return False
+        if key in seen or len(seen) < SPECIALIZED_VALUES:
+            self.scalars[source] = seen | {key}
+            return False
+        self.scalars[source] = _CHANGED
+        return True
 
     def int_dynamic(self, source: Any, value: int) -> bool:
         """Whether int input `source` (now `value`) is a symbol in this capture."""
