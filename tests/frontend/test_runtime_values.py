@@ -263,3 +263,15 @@ def test_a_mixed_int_float_sum_is_checked_by_the_guard():
         got = _outcome(cf, args)
         assert _MARKS.seen, args
         assert got == _outcome(marked_sum, args), args
+
+
+def dashed(s):
+    parts = [p.upper() for p in s.split("/")]
+    return "-".join(parts)
+
+
+def test_a_join_of_runtime_items_is_computed_not_read():
+    cf = bcfront.capture(dashed)
+    _calls(cf, dashed, [("a/b",), ("c/d",), ("e/f",), ("g/h",), ("ij/kl",), ("a/b/c",), ("",)])
+    assert len(cf.entries) == 5  # "a/b"'s, "c/d"'s, then one per number of parts (2, 3, 1)
+    assert not _value_guarded(cf, "s", entry=2)

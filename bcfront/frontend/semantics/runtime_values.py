@@ -39,46 +39,28 @@ from ..model.sources import ItemSource, PureCallSource, Ref, Source
 from ..model.values import Const, ListV, MethodV, ObjectV, RuntimeV, SetV, SliceV, TupleV, Value
 from . import pure_c
 
+
+def joined(sep, *items):
+    """``sep.join(items)`` with the items as arguments: a join of a list the trace built
+    (``"/".join(parts)``) as a call on the runtime values in it."""
+    return sep.join(items)
+
+
+def is_join(fn) -> bool:
+    """``str.join`` or ``bytes.join``: on a list of runtime values, a call of `joined`."""
+    return fn is str.join or fn is bytes.join
+
+
 SCALARS = frozenset({str, bytes, int, float, bool, type(None)})
 _RESULTS = SCALARS | {slice}  # a slice of runtime bounds: ``s[i:]``
 _FUNCTIONS = frozenset(
     {
-        len,
-        ord,
-        chr,
-        str,
-        repr,
-        ascii,
-        int,
-        float,
-        bool,
-        format,
-        slice,
-        abs,
-        round,
-        min,
-        max,
-        math.floor,
-        math.ceil,
-        math.trunc,
-        math.sqrt,
-        math.exp,
-        math.log,
-        math.log2,
-        math.log10,
-        math.sin,
-        math.cos,
-        math.tan,
-        math.atan2,
-        math.hypot,
-        math.fabs,
-        math.isnan,
-        math.isinf,
-        math.isfinite,
-        math.copysign,
-        math.gcd,
+        len, ord, chr, str, repr, ascii, int, float, bool, format, slice, abs, round, min, max,
+        math.floor, math.ceil, math.trunc, math.sqrt, math.exp, math.log, math.log2, math.log10,
+        math.sin, math.cos, math.tan, math.atan2, math.hypot, math.fabs, math.isnan,
+        math.isinf, math.isfinite, math.copysign, math.gcd, joined,
     }
-)
+)  # fmt: skip
 _OPERATORS = frozenset(
     {
         operator.add, operator.iadd, operator.mul, operator.imul, operator.mod, operator.imod,
@@ -120,7 +102,7 @@ _TOTAL_ON_FLOAT = frozenset(
 _TOTAL_ON_STR = frozenset(
     {
         operator.add, operator.iadd, operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
-        operator.ge, operator.contains, operator.not_, len, bool,
+        operator.ge, operator.contains, operator.not_, len, bool, joined,
         *(getattr(str, n) for n in (
             "upper", "lower", "casefold", "swapcase", "title", "capitalize", "strip", "lstrip",
             "rstrip", "startswith", "endswith", "find", "rfind", "count", "replace", "isdigit",
@@ -187,6 +169,11 @@ def _example(part):
 def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
     """``fn(*args)`` recorded for the region to compute, when some argument is a runtime
     value and the call qualifies; None otherwise (the caller proceeds as on constants)."""
+    if is_join(fn) and not kwargs and len(args) == 2:
+        items = args[1]
+        if isinstance(items, (ListV, TupleV)) and len(items.items) <= _SEQUENCE_LIMIT:
+            if any(is_runtime(x) for x in items.items):
+                return call(tx, joined, [args[0], *items.items])
     if kwargs or not any(is_runtime(a) for a in args) or not _qualifies(fn):
         return None
     parts = [_part(a) for a in args]
