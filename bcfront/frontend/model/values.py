@@ -51,7 +51,7 @@ class Const(Value):
 
 class RuntimeV(Const):
     """A str, bytes, float or int known only at run time (`semantics.runtime_values`): an
-    argument whose value changed between captures, or a pure builtin's result on such values.  `source`
+    argument that has varied between captures, or a pure builtin's result on such values.  `source`
     fetches or computes it from the call's inputs; its type is guarded, its value is not,
     until the trace reads `value` (a branch, a dict key, a loop over its characters): that
     read guards it equal to `example` there (a lazy guard), through `tx`, and it is a

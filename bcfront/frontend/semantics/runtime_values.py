@@ -3,10 +3,10 @@
 An int argument that changes between calls becomes a symbol once torch is imported
 (`model.tensor_inputs`); a str, bytes or float argument (an int one without torch) used
 to be a constant guarded by value, one entry per value until the recompile limit.  Now
-one that differed between two captures (`ShapePolicy.value_dynamic`, `.ints`) is a
-`RuntimeV`: its type is guarded, its value is not -- until the trace reads it
-(`RuntimeV.value`: a dict key, a loop bound, any model that needs the value), which
-guards it equal there: a lazy guard, and only then.
+one that has taken a third value (`ShapePolicy.value_dynamic`: the first two keep
+constant entries) is a `RuntimeV`: its type is guarded, its value is not -- until the
+trace reads it (`RuntimeV.value`: a dict key, a loop bound, any model that needs the
+value), which guards it equal there: a lazy guard, and only then.
 
 Pure builtins called on runtime values do not read them.  `call` records the call as
 a `PureCallSource`, which the region computes again from the inputs, and its result is
