@@ -288,7 +288,7 @@ class Observation:
         tensors = iter(self.mode.from_tensor(t, static_shapes=True) for t in reals)
         by_storage: dict[int | None, list[tuple[Node, FakeTensor]]] = {}
         for n in self.graph.inputs:
-            number = int_input_value(n)
+            number = number_input_value(n)
             if number is not None:  # a symbolic int input: its value in this example, no storage
                 self.env[n] = number
                 continue
@@ -500,13 +500,17 @@ def _nodes_in(a: Any) -> list[Node]:
     return out
 
 
-def int_input_value(n: Node) -> int | None:
-    """A graph input that is a symbolic int (``n`` of ``x[:, n] = v`` under dynamic shapes)
-    rather than a tensor: the value it has in the example the graph was traced on, which
-    the examples (tensors only) do not hold; None for a tensor input."""
+def number_input_value(n: Node) -> int | float | None:
+    """A graph input that is a symbolic number rather than a tensor (``n`` of ``x[:, n] = v``
+    under dynamic shapes, a float argument ``s`` of ``x * s``): the value it has in the
+    example the graph was traced on, which the examples (tensors only) do not hold; None
+    for a tensor input."""
     meta = n.meta
+    if isinstance(meta, torch.SymFloat):
+        hint = meta.node.maybe_as_float()
+        return float(meta.node.hint) if hint is None else hint
     if not isinstance(meta, torch.SymInt):
-        return meta if type(meta) is int else None
+        return meta if type(meta) in (int, float) else None
     value = int_hint(meta)
     if value is None:  # an unbacked symbol: never a graph input's
         raise TypeError(f"symbolic int input {n.name} has no value in its example")

@@ -165,6 +165,17 @@ class FakeEnv:
             self.placeholders.append((out, name))
         return out
 
+    def sym_float(self, value: float, name: str) -> float | torch.SymFloat:
+        """A symbol for float input `value` (guards spell it `name`), as torch.compile
+        makes a float argument that changes: no specialization, a hint of `value`."""
+        assert self.shape_env is not None
+        src = NamedSource(name)
+        sym = self.shape_env.create_unspecified_symbol(value, source=src, dynamic_dim=DimDynamic.DYNAMIC)
+        out = self.shape_env.create_symfloatnode(sym, hint=value, source=src)
+        if isinstance(out, torch.SymFloat):
+            self.placeholders.append((out, name))
+        return out
+
     def scalar_fake(self) -> FakeTensor:
         """A 0-d int fake: what metadata reads on a symbolic int see (it is no tensor)."""
         if self._scalar is None:
@@ -185,13 +196,13 @@ class FakeEnv:
         return [(c, readable_shape_expr(c, names)) for c in codes]
 
     def symbol_names(self) -> dict[str, str]:
-        """``placeholder.size()[i]`` (and a bare int placeholder) -> its symbol, renamed
+        """``placeholder.size()[i]`` (and a bare int or float placeholder) -> its symbol, renamed
         ``s0, s1, ...`` in the order the inputs were met (torch's names are hashes)."""
         out: dict[str, str] = {}
         renamed: dict[str, str] = {}
 
         def sym_name(x: Any) -> str | None:
-            if not isinstance(x, torch.SymInt):
+            if not isinstance(x, (torch.SymInt, torch.SymFloat)):
                 return None
             expr = x.node.expr
             if not getattr(expr, "is_Symbol", False):
@@ -199,7 +210,7 @@ class FakeEnv:
             return renamed.setdefault(str(expr), f"s{len(renamed)}")
 
         for value, name in self.placeholders:
-            if isinstance(value, torch.SymInt):
+            if isinstance(value, (torch.SymInt, torch.SymFloat)):
                 n = sym_name(value)
                 if n is not None:
                     out[name] = n

@@ -43,7 +43,7 @@ class Plan:
     """A pure graph plus what the region does around it (see module docstring)."""
 
     graph: Graph
-    example_inputs: list[torch.Tensor | int]  # an int for a symbolic int input
+    example_inputs: list[torch.Tensor | int | float]  # a number for a symbolic number input
     # (name, first input's name, elements)
     bases: list[tuple[str, str, int]] = field(default_factory=list)
     # (target name, graph output index, state)

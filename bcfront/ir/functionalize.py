@@ -48,8 +48,8 @@ from .alias_facts import (
     Root,
     Step,
     bind,
-    int_input_value,
     node_mutates_by_name,
+    number_input_value,
     observe,
     opaque_effect,
     schema_info,
@@ -108,8 +108,8 @@ class _Builder:
         self.last_state: dict[int, NodeState | None] = {}
         # storage allocated inside one node -> (root, prefix)
         self.rerooted: dict[int, tuple[Root, tuple[Step, ...]]] = {}
-        self.examples: list[torch.Tensor | int] = []  # an int for a symbolic int input
-        self.symbolic_ints: list[Node] = []  # inputs that are symbolic ints (`int_input_value`)
+        self.examples: list[torch.Tensor | int | float] = []  # a number for a symbolic one
+        self.symbolic_numbers: list[Node] = []  # inputs that are symbolic numbers (`number_input_value`)
         # random ops and the user's own ops (an unused one may still raise at run time, as
         # in eager: an index out of range): kept even when unused
         self.impure: set[Node] = set()
@@ -131,19 +131,19 @@ class _Builder:
             src = _BaseSource(members[0].target, size)
             n = Node(len(self.g.inputs), "input", src, meta=root.fake, name=name)
             self.g.inputs.append(n)
-            first = reals[[m for m in obs.graph.inputs if int_input_value(m) is None].index(members[0])]
+            first = reals[[m for m in obs.graph.inputs if number_input_value(m) is None].index(members[0])]
             self.examples.append(torch.as_strided(first, (size,), (1,), 0))
             self._set_root(root, n)
         tensors = iter(reals)
         for n in obs.graph.inputs:
-            number = int_input_value(n)
-            if number is not None:  # a symbolic int: an input of the pure graph, as it was
+            number = number_input_value(n)
+            if number is not None:  # a symbolic number: an input of the pure graph, as it was
                 new = Node(len(self.g.inputs), "input", n.target, meta=n.meta, name=n.name)
                 self.g.inputs.append(new)
                 self.examples.append(number)
                 self.fake[new] = number
                 self.node_of[n] = new
-                self.symbolic_ints.append(n)
+                self.symbolic_numbers.append(n)
                 continue
             real = next(tensors)
             f = obs.env[n]
@@ -460,7 +460,7 @@ class _Builder:
             name = cast(Node, root.node).name if root.kind == "input" else self.base_name[id(root)]
             plan.writebacks.append((name, len(outs), self.last_state[id(root)]))
             outs.append(self.cur[id(root)])
-        input_of = {id(obs.env[n]): n.name for n in obs.graph.inputs if int_input_value(n) is None}
+        input_of = {id(obs.env[n]): n.name for n in obs.graph.inputs if number_input_value(n) is None}
         for o in obs.graph.outputs:
             t = obs.env[o]
             if not isinstance(t, torch.Tensor):
@@ -639,10 +639,10 @@ def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
                 e.node = tr.node  # where the graph could end instead (`region_errors`)
                 raise
         plan = b.finish()
-        if plan.writebacks and any(_unpinned(n) for n in b.symbolic_ints):
-            # the functional writes are aten calls made on this example's ints (the index of
-            # ``x[:, n] = v``): the pure graph would hold them as constants
-            raise FunctionalizeError("writes to inputs in a graph with symbolic int inputs")
+        if plan.writebacks and any(_unpinned(n) for n in b.symbolic_numbers):
+            # the functional writes are aten calls made on this example's numbers (the index of
+            # ``x[:, n] = v``, the ``s`` of ``x.add_(s)``): the pure graph would hold them as constants
+            raise FunctionalizeError("writes to inputs in a graph with symbolic number inputs")
         plan.shield = bool(plan.writebacks) and _autograd_may_record(graph, example_inputs)
         return plan
     except FunctionalizeError:
@@ -653,7 +653,9 @@ def functionalize(graph: Graph, example_inputs: Sequence[torch.Tensor]) -> Plan:
 
 
 def _unpinned(n: Node) -> bool:
-    """A symbolic int input whose value no guard has pinned."""
+    """A symbolic int or float input whose value no guard has pinned."""
+    if isinstance(n.meta, torch.SymFloat):
+        return n.meta.node.maybe_as_float() is None
     return isinstance(n.meta, torch.SymInt) and n.meta.node.maybe_as_int() is None
 
 

@@ -1,5 +1,5 @@
 """`fake.int_hint`: the value an int or SymInt has in the traced example, the one reading
-that `symbolic_index` (a size, an index) and `alias_facts.int_input_value` (a symbolic
+that `symbolic_index` (a size, an index) and `alias_facts.number_input_value` (a symbolic
 int graph input) share.  The reference is the int each symbol was made from."""
 
 from __future__ import annotations

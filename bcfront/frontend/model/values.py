@@ -92,6 +92,12 @@ class RuntimeV(Const):
         return f"RuntimeV({self.source})"
 
 
+def is_unread(v) -> bool:
+    """Whether `v` is a runtime value whose value the trace has not read (unguarded): code
+    made from it must fetch or compute it (`RuntimeV.source`), never spell its example."""
+    return type(v) is RuntimeV and not v.pinned
+
+
 class NullV(Value):
     """The NULL CPython pushes below (3.11/3.12) or above (3.13) a callable."""
 

@@ -50,7 +50,6 @@ from ..model.values import (
     ObjectV,
     PartialV,
     RangeIterV,
-    RuntimeV,
     SeqIterV,
     SetV,
     SliceV,
@@ -59,6 +58,7 @@ from ..model.values import (
     TupleV,
     Value,
     ZipIterV,
+    is_unread,
 )
 from ..semantics import set_order
 from ..semantics.class_build import stand_in_value
@@ -110,12 +110,12 @@ _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (o
 
 
 def _is_const(v, value) -> bool:
-    return isinstance(v, Const) and not (type(v) is RuntimeV and not v.pinned) and v.value is value
+    return isinstance(v, Const) and not is_unread(v) and v.value is value
 
 
 def _literal_value(v: Value) -> bool:
     """A constant spelled as a literal (a runtime value the trace never read is not one)."""
-    return isinstance(v, Const) and not (type(v) is RuntimeV and not v.pinned) and is_literal(v.value)
+    return isinstance(v, Const) and not is_unread(v) and is_literal(v.value)
 
 
 def _builtin_construction(cls, base) -> bool:
@@ -251,7 +251,7 @@ class Rebuilder:
         if hit is not None:
             return hit
         ns = self.ns
-        if type(v) is RuntimeV and not v.pinned:  # text known at run time: fetched or computed
+        if is_unread(v):  # text known at run time: fetched or computed
             return v.source.expr(ns)
         if isinstance(v, Const):
             return repr(v.value) if is_literal(v.value) else ns.const(v.value)

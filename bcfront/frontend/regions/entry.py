@@ -252,8 +252,9 @@ def _pin_specialized_inputs(tx, env) -> None:
         src = tx.shape_inputs.get(name)
         if src is None:
             continue
-        if not hasattr(value, "shape"):  # a SymInt input
-            pinned = value.node.maybe_as_int()
+        if not hasattr(value, "shape"):  # a SymInt or SymFloat input
+            node = value.node
+            pinned = node.maybe_as_float() if type(value).__name__ == "SymFloat" else node.maybe_as_int()
             if pinned is not None:
                 tx.add_guard(Guard(GuardKind.CONSTANT_MATCH, src, pinned))
             continue

@@ -36,7 +36,7 @@ from typing import TypeGuard
 from ...ir.graph import is_literal
 from ..model.guard_kinds import GuardKind
 from ..model.sources import ItemSource, PureCallSource, Ref, Source
-from ..model.values import Const, ListV, MethodV, ObjectV, RuntimeV, SetV, SliceV, TupleV, Value
+from ..model.values import Const, ListV, MethodV, ObjectV, RuntimeV, SetV, SliceV, TupleV, Value, is_unread
 from . import pure_c
 
 
@@ -119,7 +119,7 @@ _NOT_PART = object()
 
 def is_runtime(v: Value) -> TypeGuard[RuntimeV]:
     """Whether `v` is a runtime value the trace has not read (its value unguarded)."""
-    return type(v) is RuntimeV and not v.pinned
+    return is_unread(v)
 
 
 def _qualifies(fn) -> bool:

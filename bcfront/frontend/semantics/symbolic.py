@@ -10,6 +10,9 @@ may do with it without knowing its value:
   (``n ** 0.5``, ``n / 2``, ``float(n)``) is a `SymFloatV`, a SymFloat node;
 * a size, shape, index or value argument of a tensor op: the fake run takes the
   SymInt, the graph node takes the int node (a SymFloat: a value operand only);
+* a float argument known only at run time (a `RuntimeV`, `runtime_values`) that reaches
+  a tensor op as an operand (``x * scale``) is a SymFloat graph input (`float_input`),
+  as torch.compile makes such a float: one entry for every value, not one per value;
 * a comparison or truth test: answered from the symbol's hint, and the ShapeEnv
   records the relation as a guard (``s0 > 1``): one entry per outcome.
 
@@ -22,12 +25,26 @@ guards reach the entry's guard function through `regions.entry.add_shape_guards`
 
 from __future__ import annotations
 
+import math
 import operator
 
 import torch
 
 from ..model.node_checks import check_split, note_node
-from ..model.values import Const, ListV, SymFloatV, SymIntV, TupleV, Value, specialized
+from ..model.shape_policy import NeedDynamic
+from ..model.tensor_inputs import env_placeholder
+from ..model.values import (
+    Const,
+    ListV,
+    RuntimeV,
+    SymFloatV,
+    SymIntV,
+    TensorV,
+    TupleV,
+    Value,
+    is_unread,
+    specialized,
+)
 
 _AS_CONSTANT = {
     torch.SymInt: lambda n: n.maybe_as_int(),
@@ -130,3 +147,52 @@ def _dim_node(tx, t, what: str, i: int, d) -> Value:
     node = tx.graph.add("method", what, [t.node, i], {}, meta=d, loc=tx.loc(), state=tx.node_state())
     note_node(tx)
     return int_value(tx, node, d)
+
+
+def float_operands(tx, args: list, kwargs: dict) -> tuple[list, dict]:
+    """The arguments of a tensor op (some argument a tensor) with each unread runtime float
+    among them, or in a list or tuple among them, as its graph input (`float_input`)."""
+    if not any(isinstance(a, TensorV) and not isinstance(a, SymFloatV) for a in (*args, *kwargs.values())):
+        return args, kwargs  # a factory (``torch.full(size, f)``): the value, guarded
+    if not any(_has_runtime_float(a) for a in (*args, *kwargs.values())):
+        return args, kwargs
+    return [_operand(tx, a) for a in args], {k: _operand(tx, v) for k, v in kwargs.items()}
+
+
+def _is_runtime_float(v) -> bool:
+    return is_unread(v) and type(v.example) is float
+
+
+def _has_runtime_float(v) -> bool:
+    if isinstance(v, (ListV, TupleV)):
+        return any(_is_runtime_float(x) for x in v.items)
+    return _is_runtime_float(v)
+
+
+def _operand(tx, v):
+    if isinstance(v, (ListV, TupleV)) and any(_is_runtime_float(x) for x in v.items):
+        items = [float_input(tx, x) if _is_runtime_float(x) else x for x in v.items]
+        return ListV(items) if isinstance(v, ListV) else TupleV(items, v.cls)
+    return float_input(tx, v) if _is_runtime_float(v) else v
+
+
+def float_input(tx, v: RuntimeV) -> Value:
+    """Runtime float `v` as a graph input: a SymFloat of the capture's ShapeEnv with `v`'s
+    source, its value unread (one per source; a dynamic env first: `NeedDynamic`)."""
+    if not math.isfinite(v.example):  # torch.compile too: a nan or inf hint is no symbol
+        return v
+    made = tx.__dict__.setdefault("float_inputs", {})
+    known = made.get(v.source)
+    if known is not None:
+        return known
+    env = tx.symbol_env()
+    if not env.dynamic:
+        raise NeedDynamic(v.source)
+    sym = env.sym_float(v.example, env_placeholder(tx, v.source))
+    if not isinstance(sym, torch.SymFloat):
+        return v
+    node = tx.graph.add_input(v.source, sym)
+    fake = tx.torch_env().run(lambda: torch.zeros((), dtype=torch.float64), [], {}, tx.state)
+    out = made[v.source] = SymFloatV(node, fake, float, sym)
+    out.source = v.source
+    return out

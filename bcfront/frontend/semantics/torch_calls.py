@@ -257,6 +257,7 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         and (scalars.holds_scalar(args, kwargs) or scalars.is_python_op(target))
     ):
         return scalars.python_op(tx, target, args)  # numbers only: Python arithmetic
+    args, kwargs = symbolic.float_operands(tx, args, kwargs)  # ``x * scale``: an input
     if scalars.holds_scalar(args, kwargs):
         scalars.check_tensor_use(op, target, args, kwargs)
     check_split(tx)

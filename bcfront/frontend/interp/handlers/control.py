@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from ...model.values import NULL, Const, RuntimeV
+from ...model.values import NULL, Const, is_unread
 from ...semantics import iteration, ops
 
 PY = sys.version_info[:2]
@@ -32,7 +32,7 @@ def pop_jump_if_true(tx, f, ins):
 
 def _is_none(v) -> bool:
     # a runtime text is not None whatever its value (its type is guarded)
-    return isinstance(v, Const) and type(v) is not RuntimeV and v.value is None
+    return isinstance(v, Const) and not is_unread(v) and v.value is None
 
 
 def pop_jump_if_none(tx, f, ins):
