@@ -56,7 +56,7 @@ from .list_objects import LIST_IMPLICIT, wrap_list_object
 from .mapping_proxies import wrap_proxy
 from .resumed_gens import wrap_resumed
 from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
-from .tensor_inputs import dynamic_int, is_tensor, torch_mod, wrap_sym_int, wrap_tensor
+from .tensor_inputs import dynamic_int, input_path, is_tensor, torch_mod, wrap_sym_int, wrap_tensor
 from .tracer import remember
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, RuntimeV, SetV, TupleV
 
@@ -113,24 +113,44 @@ _RUNTIME_TYPES = frozenset({str, bytes, float, int})
 
 def _runtime_scalar(tx, source, value) -> bool:
     """Whether str, bytes, float or int input `value` read from `source` is known only at
-    run time (a `RuntimeV`): an argument, or an item of a tuple argument, that has varied
+    run time (a `RuntimeV`): an argument, an item of one, a global or an attribute of an
+    object reached from one (`input_path`: ``opt.param_groups[0]["lr"]``) that has varied
     (`ShapePolicy.value_dynamic`) -- an int only where it is not a symbol (torch not
-    imported: the builder asked `dynamic_int` first).  Not an item of a list or dict: the
-    region fetches a runtime value where it uses it, maybe after its writes, which may
-    replace that item."""
+    imported: the builder asked `dynamic_int` first)."""
     policy = tx.shape_policy
-    if policy is None or source is None or not _unchanging_path(tx, source):
+    if policy is None or source is None or not input_path(source):
         return False
     return policy.value_dynamic(source, value)
 
 
 def _unchanging_path(tx, source) -> bool:
-    """`source` is a parameter, or an item of a tuple (type guarded) reached from one."""
+    """`source` is a parameter, or an item of a tuple (type guarded) reached from one: what
+    the region reads there any time is what the call passed.  Elsewhere (a list item, an
+    attribute) a write the region replays may replace it: the region reads such a runtime
+    value once, first (`early_runtime_values`)."""
     while type(source) is ItemSource:
         source = source.base
         if tx.guards.expected(GuardKind.TYPE_MATCH, source) is not tuple:
             return False
     return type(source).__name__ == "LocalSource"
+
+
+EARLY_RUNTIME = "early_runtime"  # tracer attribute: runtime values the region reads first
+
+
+def runtime_input(tx, value, source) -> RuntimeV:
+    """The runtime value `value` read from `source`, noted for an early read where the
+    region could find it changed later (`_unchanging_path`)."""
+    v = RuntimeV(value, source, tx)
+    if not _unchanging_path(tx, source):
+        tx.__dict__.setdefault(EARLY_RUNTIME, []).append(v)
+    return v
+
+
+def early_runtime_values(tx) -> list[RuntimeV]:
+    """The runtime values the region must read before anything else it does (before the
+    graph's inputs, which may be one of them): those still unread by the trace."""
+    return [v for v in tx.__dict__.get(EARLY_RUNTIME, ()) if not v.pinned]
 
 
 def enter_nesting(tx) -> int:
@@ -154,7 +174,7 @@ def _wrap(tx, obj, source, guard):
             return wrap_sym_int(tx, obj, source)
         if t in _RUNTIME_TYPES and guard and _runtime_scalar(tx, source, obj):
             g(GuardKind.TYPE_MATCH, source, t)  # its value only where the trace reads it
-            return RuntimeV(obj, source, tx)
+            return runtime_input(tx, obj, source)
         g(GuardKind.CONSTANT_MATCH, source, obj)
         return Const(obj, source)
     if is_tensor(obj):

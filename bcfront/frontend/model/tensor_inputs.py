@@ -124,13 +124,20 @@ def _dynamic_dims(tx, t, source, ptype) -> tuple[frozenset, frozenset]:
     return dims, (policy.stride_dims(source, tuple(t.stride())) if strided else none)
 
 
-def _argument_item(source) -> bool:
-    """An argument (a local at the capture's start: what crosses a break too), or an item
-    of one reached through constant keys (``pair[0]``, ``cfg["n"]``, a continuation's
-    stacked tuple): ints there change from call to call as arguments do."""
-    while type(source).__name__ == "ItemSource":
+_ROOTS = frozenset({"LocalSource", "GlobalSource", "CellSource", "ConstSource"})
+_STEPS = frozenset({"ItemSource", "AttrSource", "ModuleAttrSource"})
+
+
+def input_path(source) -> bool:
+    """An argument (a local at the capture's start: what crosses a break too), a global, a
+    closure cell or an object held by identity, or what is reached from one through
+    constant keys and attribute names (``pair[0]``, ``cfg["n"]``, ``sched._step_count``, a
+    continuation's stacked tuple): ints there change from call to call as arguments do (a
+    step counter), and the region fetches them with the other graph inputs, before any
+    write it makes."""
+    while type(source).__name__ in _STEPS:
         source = source.base
-    return type(source).__name__ == "LocalSource"
+    return type(source).__name__ in _ROOTS
 
 
 def dynamic_int(tx, source, value) -> bool:
@@ -138,7 +145,7 @@ def dynamic_int(tx, source, value) -> bool:
     policy = tx.shape_policy
     if policy is None or source is None:
         return False
-    if not _argument_item(source):  # arguments and what crosses a break only
+    if not input_path(source):  # not a computed value (a type's, a storage offset...)
         return False
     # remembered always; made a symbol where torch is at hand: in functions that touch
     # tensors, and in pure-Python ones once the program imported torch (never imported here)

@@ -251,8 +251,8 @@ class Rebuilder:
         if hit is not None:
             return hit
         ns = self.ns
-        if is_unread(v):  # text known at run time: fetched or computed
-            return v.source.expr(ns)
+        if is_unread(v):  # text known at run time: fetched or computed (read first: rebased)
+            return ns.spell(v.source)
         if isinstance(v, Const):
             return repr(v.value) if is_literal(v.value) else ns.const(v.value)
         if isinstance(v, TensorV):

@@ -20,6 +20,7 @@ from ... import report
 from ...errors import UnsupportedError
 from ...ir.int_arith import drop_unused_int_arith, is_int_input
 from ...reasons import BreakReason
+from ..model.builder import early_runtime_values
 from ..model.guard_batches import code_identity
 from ..model.guard_kinds import GuardKind, ShapeCheck
 from ..model.guards import Guard, single_check_source
@@ -364,6 +365,7 @@ class RegionCode:
         self.raises: RegionRaise | None = None  # how the code ends raising, if it does
         self._outputs: dict[int, object] = {}
         self.rb = Rebuilder(self.ns, self._tensor_name, self.tail, globals_values=tx.globals_values)
+        self.early = early_reads(tx, self.ns)
 
     def _tensor_name(self, v: TensorV) -> str:
         if v.node.op != "input":
@@ -401,7 +403,7 @@ class RegionCode:
         name = f"{self.prefix}region"
         ending = list(self.raises.lines) if self.raises is not None else []
         head = unused_ints_unfetched(head, graph, body + self.tail + ending)
-        region_lines = head + body + self.tail  # the region's code, but for a raise that ends it
+        region_lines = self.early + head + body + self.tail  # the region's code, but for a raise that ends it
         src = function_source(name, self.parts, region_lines + ending)
         region = _finish(compile_function(src, ns, name, f"bcfront:region {root.__qualname__} {tag}"), root)
         add_distinct_guard(tx)
@@ -565,6 +567,20 @@ def add_storage_guard(tx, plan) -> None:
 
     sig = storage_signature(*(tx.real_tensors[id(v)] for v in vals))
     tx.guard(GuardKind.TENSOR_STORAGE, vals[0].source, StorageLayout(tuple(v.source for v in vals), sig))
+
+
+def early_reads(tx, ns) -> list[str]:
+    """``name = <source>`` for each runtime value the region must read before its writes
+    (`builder.early_runtime_values`: an attribute, a list item); every later spelling of
+    its source in the region -- a graph input's fetch, a computed value -- is that name."""
+    out = []
+    for v in early_runtime_values(tx):
+        if v.source in ns.rebased:
+            continue
+        name = ns.fresh("early")
+        out.append(f"    {name} = {ns.spell(v.source)}")
+        ns.rebased[v.source] = name
+    return out
 
 
 def input_fetches(tx, graph, ns) -> list[str]:

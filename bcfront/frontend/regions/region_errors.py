@@ -95,6 +95,14 @@ def _split_or_note(
     if at is None:
         first = _first_writer(graph, undone)
         at = next((i for i, n in enumerate(graph.body) if n.name == first), None)
+    later = _after_lasting_work(tx, graph, at) if at is not None else None
+    if split is not None and split.enabled and later is not None and later != at:
+        raise SplitAt(
+            later,
+            f"the graph ends at a Python write it would otherwise make after later graph "
+            f"statements, past {_a(what)} that cannot be undone ({why}), so that a run-time "
+            "error after it reaches the function's handlers with eager's state",
+        )
     if split is not None and split.enabled and at is not None:
         raise SplitAt(
             at,
@@ -103,6 +111,23 @@ def _split_or_note(
             "with eager's state",
         )
     compiled.notes.append(f"{why}; an error raised after the graph's first {what} propagates as it is")
+
+
+def _after_lasting_work(tx, graph, at: int) -> int:
+    """Where to end the graph for the lasting statement at body index `at`: there, unless
+    only the region's Python writes make a later error observable and all of them come
+    after it (an LR scheduler's counters, written after the backward and the optimizer's
+    step) -- then before the first node after the first such write: the lasting work stays
+    in the graph, and no node of it follows a write (nothing left to observe)."""
+    from ..model.effects import DEFERRED_CALL, LOG
+
+    if tx is None or tx.__dict__.get("nodes_in_try", 0) > at:
+        return at
+    n = len(graph.body)
+    positions = [e.position for e in getattr(tx, LOG, ()) if e.kind != DEFERRED_CALL and e.position < n]
+    if not positions or min(positions) <= at:
+        return at
+    return min(positions)
 
 
 def _a(what: str) -> str:
@@ -177,7 +202,9 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True, tx
         compiled.observation = plan.observation
         return compiled
     # the written inputs' examples (tensors: a symbolic int input is never written)
-    examples = {n.name: t for n, t in zip(plan.graph.inputs, plan.example_inputs) if not isinstance(t, (int, float))}
+    examples = {
+        n.name: t for n, t in zip(plan.graph.inputs, plan.example_inputs) if not isinstance(t, (int, float))
+    }
     if any(examples[w[0]].requires_grad for w in plan.writebacks):
         # written under no_grad (a clamp_ of a parameter), the tensor keeps its autograd
         # identity in eager; its functional value would be a new, detached tensor.  The
