@@ -347,3 +347,128 @@ def test_stacklevel_two_at_a_break_names_the_users_caller():
         return [(m.filename, m.lineno) for m in w]
 
     assert call_it(bcfront.capture(warns)) == call_it(warns)
+
+
+@functools.lru_cache(None)
+def _warning_once_like(self, *args, **kwargs):  # transformers' `logger.warning_once`
+    self.warning(*args, **kwargs)
+
+
+def test_an_outside_dict_written_after_a_warning_once_keeps_one_graph():
+    """`warning_once`'s code is one logger call passing its own arguments on: it reads no
+    dict, so a later write to one (an LR scheduler's param group) needs no break; the
+    warning comes once, between the records around it, as natively."""
+    state = {"step": 0}
+
+    def make(logger):
+        def fn(x):
+            logger.info("before")
+            _warning_once_like(logger, "once %s", "here")
+            state["step"] = state["step"] + 1  # the procedure above does not read it
+            logger.info("after %d", 7)
+            return x * state["step"]
+
+        return fn
+
+    out = {}
+    for mode in ("native", "captured"):
+        _warning_once_like.cache_clear()
+        state["step"] = 0
+        logger, handler = fresh_logger("bcfront-test-deferred-once-dict")
+        fn = bcfront.capture(make(logger)) if mode == "captured" else make(logger)
+        results = [fn(torch.ones(2)).tolist() for _ in range(3)]
+        out[mode] = (results, handler.records, dict(state))
+    assert out["captured"] == out["native"]
+    assert [r[2] for r in out["native"][1]].count("once here") == 1
+    _warning_once_like.cache_clear()
+    logger, _ = fresh_logger("bcfront-test-deferred-once-dict")
+    report = bcfront.explain(make(logger), torch.ones(2))
+    assert not report.graph_breaks and len(report.graphs) == 1
+    _warning_once_like.cache_clear()
+
+
+SETTINGS = {"verbose": True, "text": "first", "messages": ["a", "b"]}
+
+
+@functools.lru_cache(None)
+def _warn_verbose(logger, msg):
+    if SETTINGS["verbose"]:
+        logger.warning(msg)
+
+
+@functools.lru_cache(None)
+def _warn_setting(logger, msg):
+    logger.warning(msg, SETTINGS["text"])  # straight code, but a subscript
+
+
+@functools.lru_cache(None)
+def _warn_each(logger, msg):
+    for m in SETTINGS["messages"]:
+        logger.warning(msg, m)
+
+
+class _TaggedLogger(logging.Logger):
+    @property
+    def tag(self):
+        return SETTINGS["text"]
+
+
+@functools.lru_cache(None)
+def _warn_tagged(logger, msg):
+    logger.warning(msg, logger.tag)  # the property's code reads the dict
+
+
+def _set_verbose():
+    SETTINGS["verbose"] = False
+
+
+def _set_text():
+    SETTINGS["text"] = "second"
+
+
+def _add_message():
+    SETTINGS["messages"].append("late")
+
+
+@pytest.mark.parametrize(
+    ("procedure", "write"),
+    [
+        (_warn_verbose, _set_verbose),
+        (_warn_setting, _set_text),
+        (_warn_each, _add_message),
+        (_warn_tagged, _set_text),
+    ],
+    ids=["if-config", "subscript", "loop", "property"],
+)
+def test_a_dict_a_cached_procedure_reads_written_after_it_breaks_there(procedure, write):
+    """A procedure that reads an outside dict or list (a test, a subscript, a loop, an
+    attribute whose code reads one) runs at the region's end: a later write to what it
+    reads must not land first."""
+
+    def make(logger):
+        def fn(x):
+            procedure(logger, "got %s")
+            write()
+            return x + 1
+
+        return fn
+
+    def reset():
+        procedure.cache_clear()
+        SETTINGS.update(verbose=True, text="first", messages=["a", "b"])
+        logger = _TaggedLogger("bcfront-test-deferred-reads")
+        handler = Collect()
+        logger.addHandler(handler)
+        return logger, handler
+
+    out = {}
+    for mode in ("native", "captured"):
+        logger, handler = reset()
+        fn = bcfront.capture(make(logger)) if mode == "captured" else make(logger)
+        fn(torch.ones(1))
+        out[mode] = [r[2] for r in handler.records]
+    assert out["captured"] == out["native"] and out["native"]
+    logger, _ = reset()
+    report = bcfront.explain(make(logger), torch.ones(1))
+    assert [b.reason for b in report.graph_breaks][:1] == [BreakReason.WRITE_AFTER_LOGGING]
+    reset()

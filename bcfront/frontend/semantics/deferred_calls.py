@@ -17,9 +17,12 @@ Making a call later is right only when nothing it reads changes between its plac
 region's end.  A write the region makes after a recorded call to a logging object (logger,
 handler, filter, formatter, manager), to the ``logging`` or ``sys`` module, or to an
 object or module the recorded procedure was handed or lives in -- and, after a cached
-procedure, to any outside list, dict or set (its code may read a config dict) -- breaks
-the graph at that write (a write watcher, `Tracer.write_watchers`), so the call is made
-before it.
+procedure that may read containers, to any outside list, dict or set (its code may read a
+config dict) -- breaks the graph at that write (a write watcher, `Tracer.write_watchers`),
+so the call is made before it.  A procedure reads no container when its code is straight
+logger calls (`plain_logging_code`: no jump, subscript, ``in``, loop or other call, its
+``*args``/``**kwargs`` only passed on) and its trace ran no other Python code and recorded
+one logging call per call instruction: transformers' ``warning_once``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import wrap
 from ..model.effects import DEFERRED_CALL
+from ..model.frame import decoded
 from ..model.guard_kinds import GuardKind
 from ..model.sources import AttrSource, ConstSource, ItemSource, Ref
 from ..model.values import Const, DictV, ListV, ObjectV, SetV, Value
@@ -55,12 +59,13 @@ class CallLogV(Value):
     """The calls recorded in the trace, in order: ``(function, args)`` of known values;
     one per trace, marked mutated so the region makes them after its writes."""
 
-    __slots__ = ("calls", "watched")
+    __slots__ = ("calls", "watched", "reads_containers")
 
     def __init__(self):
         super().__init__(None)
         self.calls: tuple = ()
         self.watched: frozenset = frozenset()  # ids of objects a later write must not touch
+        self.reads_containers = False  # a recorded call may read any outside list/dict/set
 
     def python_type(self):
         return type(None)
@@ -88,11 +93,17 @@ def _log(tx) -> CallLogV:
     return tx.trace_value(_LOG, CallLogV, mutated=False)  # (`record` marks it, per call)
 
 
-def record(tx, fn, args: tuple, watched=()) -> Const:
-    """Record ``fn(*args)`` (values known now) to be made after the region; None."""
+def record(tx, fn, args: tuple, watched=(), reads_containers: bool | None = None) -> Const:
+    """Record ``fn(*args)`` (values known now) to be made after the region; None.
+    `reads_containers`: whether the call may read an outside list, dict or set (unsaid: a
+    logging call reads none, anything else may)."""
     log = _log(tx)
+    if reads_containers is None:
+        reads_containers = not (fn is emit_log or _is_api_log(fn))
     tx.set(log, "calls", (*log.calls, (fn, args)))
     tx.set(log, "watched", log.watched | {id(o) for o in watched})
+    if reads_containers and not log.reads_containers:
+        tx.set(log, "reads_containers", True)
     tx.mark_mutated(log)  # in the effect log explain shows, at its place
     return Const(None)
 
@@ -103,7 +114,7 @@ def _watch(tx, value) -> None:
     if log is None or not log.calls:
         return
     if isinstance(value, (ListV, DictV, SetV)) and value.source is not None:
-        if any(fn is not emit_log and not _is_api_log(fn) for fn, _ in log.calls):
+        if log.reads_containers:
             # a cached procedure's code may read any outside container (a config dict)
             raise UnsupportedError(
                 BreakReason.WRITE_AFTER_LOGGING,
@@ -286,17 +297,145 @@ def defer_cached_procedure(tx, wrapper, pa: tuple, pk: dict, args, kwargs) -> Va
         return None
     cp = tx.checkpoint()
     before = len(tx.mutated)
+    log = getattr(tx, _LOG, None)
+    calls_before = len(log.calls) if log is not None else 0
+    steps_before = tx.steps
     try:
         out = dispatch.inline_call(tx, ObjectV(fn), args, kwargs)
     except UnsupportedError:
         tx.rollback(cp)
         return None
+    steps = tx.steps - steps_before
+    log = getattr(tx, _LOG, None)
+    made = log.calls[calls_before:] if log is not None else ()
     writes = [v for v in tx.mutated[before:] if not isinstance(v, CallLogV)]
     tx.rollback(cp)  # the wrapped code's recorded calls: the cached function makes them
     if writes or not (isinstance(out, Const) and out.value is None):
         return None
     owner = sys.modules.get(fn.__module__)
-    return record(tx, wrapper, pa, watched=(*pa, *((owner, owner.__dict__) if owner else ())))
+    code = fn.__code__
+    calls = plain_logging_code(code, fn.__globals__, pa)
+    reads = not (
+        calls is not None
+        and steps == len(decoded(code)[0].instructions)  # no other Python code ran
+        and len(made) == calls
+        and all(f is emit_log for f, _ in made)
+    )
+    watched = (*pa, *((owner, owner.__dict__) if owner else ()))
+    return record(tx, wrapper, pa, watched=watched, reads_containers=reads)
+
+
+_LOGGER_METHODS = frozenset(("debug", "info", "warning", "error", "critical", "log"))
+_NO_STACK_EFFECT = frozenset(
+    ("RESUME", "NOP", "CACHE", "EXTENDED_ARG", "PRECALL", "KW_NAMES", "COPY_FREE_VARS")
+)
+_NULL, _LOGGER_CALL, _STAR_ARGS, _STAR_KWARGS, _FRESH = "null", "logger-call", "*args", "**kwargs", "fresh"
+
+
+class _Shape:
+    """The abstract stack of `plain_logging_code`: what each entry is, not its value."""
+
+    def __init__(self, code: types.CodeType, pa: tuple):
+        n = code.co_argcount + code.co_kwonlyargcount
+        names = code.co_varnames
+        self.params: dict = {name: ("object", v) for name, v in zip(names[: code.co_argcount], pa)}
+        if code.co_flags & inspect.CO_VARARGS:
+            self.params[names[n]] = _STAR_ARGS
+            n += 1
+        if code.co_flags & inspect.CO_VARKEYWORDS:
+            self.params[names[n]] = _STAR_KWARGS
+        self.stack: list = []
+
+    def pop(self, n: int = 1) -> list:
+        if n > len(self.stack):
+            raise IndexError
+        out = self.stack[len(self.stack) - n :]
+        del self.stack[len(self.stack) - n :]
+        return out
+
+    def attr(self, owner, name: str):
+        """A logging method of a plain ``Logger`` (the one `emit_log` models), else a value."""
+        if name in _LOGGER_METHODS and type(owner) is tuple:  # ("object", the real object)
+            logger = owner[1]
+            if issubclass(type(logger), logging.Logger) and inspect.getattr_static(
+                logger, name, None
+            ) is getattr(logging.Logger, name):
+                return _LOGGER_CALL
+        return None
+
+    def call(self, n: int) -> None:
+        """A call whose callable sits under `n` entries: a logger's method, or refused."""
+        pair = self.pop(n + 2)[:2]
+        if not any(p is _LOGGER_CALL for p in pair) or not all(p is _LOGGER_CALL or p is _NULL for p in pair):
+            raise ValueError
+        self.stack.append(None)
+
+
+def plain_logging_code(code: types.CodeType, fn_globals: dict, pa: tuple) -> int | None:
+    """How many calls `code`, run on positional arguments `pa`, makes when it is straight
+    logger calls that read no container; None when it may be anything else.
+
+    Straight: no jump, exception handler or store; each entry is a parameter, a global, a
+    constant, an attribute, a new tuple or dict, or a call whose callable is a logging
+    method (`_LOGGER_METHODS`) of a plain ``Logger`` the code reaches through a parameter or
+    a global (looked up statically: no code runs); ``*`` and ``**`` only pass on the code's
+    own ``*args``/``**kwargs`` (a tuple; a dict made by the call) or a new tuple or dict.
+    No subscript, ``in``, operator, iteration or comprehension gets through: the code reads
+    no list, dict or set, so no write to one can change what it does."""
+    if not (3, 11) <= sys.version_info[:2] <= (3, 13) or code.co_exceptiontable:
+        return None
+    shape = _Shape(code, pa)
+    stack = shape.stack
+    calls = 0
+    try:
+        for ins in dis.get_instructions(code):
+            op, arg = ins.opname, ins.arg or 0
+            if op in _NO_STACK_EFFECT:
+                continue
+            if op == "PUSH_NULL":
+                stack.append(_NULL)
+            elif op == "LOAD_CONST":
+                stack.append(None)
+            elif op in ("LOAD_FAST", "LOAD_FAST_CHECK"):
+                stack.append(shape.params[ins.argval])
+            elif op == "LOAD_FAST_LOAD_FAST":
+                stack.extend(shape.params[name] for name in ins.argval)
+            elif op == "LOAD_GLOBAL":
+                if arg & 1:
+                    stack.append(_NULL)
+                found = dict.get(fn_globals, ins.argval, _NULL)  # (no __missing__ or __eq__ runs)
+                stack.append(("object", found) if found is not _NULL else None)
+            elif op == "LOAD_ATTR" or op == "LOAD_METHOD":
+                (owner,) = shape.pop()
+                what = shape.attr(owner, ins.argval)
+                stack.append(what)
+                if op == "LOAD_METHOD" or (sys.version_info >= (3, 12) and arg & 1):
+                    stack.append(what if what is not None else _NULL)
+            elif op == "BUILD_TUPLE" or op == "BUILD_MAP":
+                shape.pop(arg if op == "BUILD_TUPLE" else 2 * arg)
+                stack.append(_FRESH)
+            elif op == "DICT_MERGE":
+                (merged,) = shape.pop()
+                if not (merged is _STAR_KWARGS or merged is _FRESH) or stack[-arg] is not _FRESH:
+                    return None
+            elif op == "CALL" or op == "CALL_KW":
+                shape.call(arg + (op == "CALL_KW"))
+                calls += 1
+            elif op == "CALL_FUNCTION_EX":
+                star = shape.pop(1 + (arg & 1))
+                if not (star[0] is _STAR_ARGS or star[0] is _FRESH):
+                    return None
+                if arg & 1 and not (star[1] is _STAR_KWARGS or star[1] is _FRESH):
+                    return None
+                shape.call(0)
+                calls += 1
+            elif op == "POP_TOP" or op == "RETURN_VALUE":
+                shape.pop()
+            elif op != "RETURN_CONST":
+                return None
+    except (IndexError, KeyError, ValueError):  # an entry of another kind: not plain
+        return None
+    return calls
 
 
 def returns_none_only(code: types.CodeType) -> bool:
