@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch._subclasses.fake_tensor import FakeTensor
 
 from .graph import Node, iter_nodes
 from .int_arith import is_total
@@ -40,11 +41,12 @@ class Kind(enum.Enum):
     GRAD_NONE = "grad_none"  # ``setattr(t, "grad", None)`` (``zero_grad(set_to_none=True)``)
 
 
-_ANY_METHODS = ("detach", "clone", "contiguous", "reshape", "reshape_as", "transpose", "permute")
-_ANY_METHODS += ("unsqueeze", "squeeze", "flatten", "expand", "expand_as", "t")
-_ANY_METHODS += ("float", "double", "half", "bfloat16")
-_FLOAT_METHODS = ("add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh")
-_FLOAT_METHODS += ("sigmoid", "relu", "sum", "mean", "softmax", "log_softmax", "pow")
+# tensor methods, by name
+_ANY_METHODS = frozenset({"detach", "clone", "contiguous", "reshape", "reshape_as", "transpose"})
+_ANY_METHODS |= {"permute", "unsqueeze", "squeeze", "flatten", "expand", "expand_as", "t"}
+_ANY_METHODS |= {"float", "double", "half", "bfloat16"}
+_FLOAT_METHODS = frozenset({"add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt"})
+_FLOAT_METHODS |= {"tanh", "sigmoid", "relu", "sum", "mean", "softmax", "log_softmax", "pow"}
 
 
 @cache
@@ -105,17 +107,24 @@ def _receiver_tensor(n: Node) -> bool:
 
 
 def _known_sizes(n: Node) -> bool:
-    """Every size and stride of the node's tensors (arguments and result) is a constant or a
-    backed symbol (its facts are guarded); an unbacked one is only known at run time."""
+    """The node's tensors (arguments and result) are plain tensors (a subclass's
+    ``__torch_function__`` may raise anything), and every size and stride of theirs is a
+    constant or a backed symbol (its facts are guarded); an unbacked one is known only at
+    run time."""
     metas: list[Any] = [a.meta for a in iter_nodes((n.args, n.kwargs))]
     metas.append(n.meta)
     for m in metas:
         for t in m if isinstance(m, (tuple, list)) else (m,):
+            if isinstance(t, torch.Tensor) and type(t) not in _PLAIN:
+                return False
             if isinstance(t, torch.Tensor) and not all(map(_backed, (*t.shape, *_strides(t)))):
                 return False
             if isinstance(t, torch.SymInt) and not _backed(t):
                 return False
     return True
+
+
+_PLAIN = (FakeTensor, torch.Tensor)  # (a parameter's fake is a FakeTensor)
 
 
 def _strides(t: torch.Tensor) -> tuple[Any, ...]:

@@ -147,7 +147,9 @@ def _judge(key, args):
     return False, cannot_raise(Node(len(args), op, target, node_args, meta=meta))
 
 
-@pytest.mark.parametrize("key", sorted(raise_free_table(), key=lambda k: (k[0], _name(k))), ids=lambda k: f"{k[0]}-{_name(k)}")
+@pytest.mark.parametrize(
+    "key", sorted(raise_free_table(), key=lambda k: (k[0], _name(k))), ids=lambda k: f"{k[0]}-{_name(k)}"
+)
 def test_entry_raises_nothing_the_fake_run_did_not(key):
     op, target = key
     assert _name(key) in SAMPLES, f"no sample arguments for table entry {key}"
@@ -212,3 +214,13 @@ def test_an_unbacked_size_may_raise():
 
 def test_every_kind_is_used():
     assert set(raise_free_table().values()) == set(Kind)
+
+
+class _Logged(torch.Tensor):
+    """A tensor subclass: its ``__torch_function__`` runs Python that may raise."""
+
+
+def test_a_tensor_subclass_may_raise():
+    x = torch.randn(3).as_subclass(_Logged)
+    node = Node(1, "method", "detach", (Node(0, "input", "in0", meta=x),), meta=x)
+    assert not cannot_raise(node)

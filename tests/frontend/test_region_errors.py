@@ -207,6 +207,7 @@ class _Schedule:
 
     def __init__(self):
         self.count = 0
+        self.mode = "train"
         self.group = {"lr": 1.0}
         self.bias = torch.nn.Parameter(torch.zeros(3))
         self.bias.grad = torch.ones(3)
@@ -233,6 +234,17 @@ def step_then_index(x, w, sched, idx):
     return x[idx] * loss.detach()
 
 
+def flag_index_then_schedule(x, w, sched, idx):
+    """A constant flag written before an index that may raise (made among the graph's
+    statements: `placed_writes`), the scheduler's dict store only after it."""
+    loss = (x * w).sum()
+    loss.backward()
+    sched.mode = "eval"
+    y = x[idx] * 2.0
+    sched.group["lr"] = sched.group["lr"] * 0.5
+    return y + loss.detach()
+
+
 def _schedule_state():
     w = torch.nn.Parameter(torch.arange(3.0))
     w.grad = torch.ones(3)  # the backward accumulates into it: a lasting write
@@ -250,7 +262,7 @@ def _run_schedule(fn, calls):
             outcome = ("return", fn(x, w, sched, torch.tensor(idx)))
         except Exception as e:  # noqa: BLE001 - compared by type and message
             outcome = ("raise", type(e), str(e))
-        state = (sched.count, dict(sched.group), sched.bias.grad is None)
+        state = (sched.count, sched.mode, dict(sched.group), sched.bias.grad is None)
         seen.append((outcome, w.grad.clone(), w.detach().clone(), *state))
     return seen
 
@@ -284,3 +296,11 @@ def test_writes_before_an_index_still_split():
     cf = _check_schedule(step_then_index, [[0, 2], [0, 5], [1, 2], [9, 0]])
     reasons = [b.reason for e in _all_entries(cf) for b in e.breaks]
     assert "write-before-error" in reasons
+
+
+def test_writes_after_the_last_raising_node_need_no_placing():
+    """Only the flag precedes the index: it is made before it inside the graph, the dict
+    store after it is replayed after the graph.  No split; a failed index leaves the grads,
+    the flag and the untouched group as eager does."""
+    cf = _check_schedule(flag_index_then_schedule, [[0, 2], [0, 5], [1, 2], [9, 0]])
+    assert not any(b.reason == "write-before-error" for e in _all_entries(cf) for b in e.breaks)

@@ -178,7 +178,9 @@ def write_back_last(graph, example_inputs, compiled, observable: bool = True, tx
         compiled.observation = plan.observation
         return compiled
     # the written inputs' examples (tensors: a symbolic int input is never written)
-    examples = {n.name: t for n, t in zip(plan.graph.inputs, plan.example_inputs) if not isinstance(t, (int, float))}
+    examples = {
+        n.name: t for n, t in zip(plan.graph.inputs, plan.example_inputs) if not isinstance(t, (int, float))
+    }
     if any(examples[w[0]].requires_grad for w in plan.writebacks):
         # written under no_grad (a clamp_ of a parameter), the tensor keeps its autograd
         # identity in eager; its functional value would be a new, detached tensor.  The
