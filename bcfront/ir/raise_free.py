@@ -90,7 +90,7 @@ def cannot_raise(n: Node) -> bool:
     if is_total(n):
         return True
     kind = table_kind(n)
-    if kind is None or n.mutates or not _known_sizes(n):
+    if kind is None or n.mutates or "out" in n.kwargs or not _known_sizes(n):
         return False
     return _HOLDS[kind](n)
 

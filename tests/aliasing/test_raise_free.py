@@ -189,6 +189,16 @@ def test_nodes_that_may_raise():
     assert not _may_raise("method", "to", floats, torch.float64)
 
 
+def test_a_write_may_raise():
+    """An ``out=`` write (a leaf that requires grad, a resize): not declared, even when the
+    node's ``mutates`` flag is not set."""
+    x = Node(0, "input", "in0", meta=torch.randn(3))
+    out = Node(1, "input", "in1", meta=torch.randn(3))
+    assert not cannot_raise(Node(2, "call", torch.add, (x, x), {"out": out}, meta=out.meta))
+    assert not cannot_raise(Node(2, "call", torch.add, (x, x), meta=out.meta, mutates=True))
+    assert cannot_raise(Node(2, "call", torch.add, (x, x), meta=out.meta))
+
+
 def test_an_unbacked_size_may_raise():
     """A size known only at run time (``nonzero``'s) is no guarded fact: a reshape of it
     may fail then, though the fake run passed."""

@@ -338,7 +338,8 @@ def placed_writes(tx, graph, first: int) -> dict[int, list] | None:
     all that makes such an error observable (`errors_observable`): no node from `first` on
     recorded under a handler, nothing lasting before `first` but ``.grad`` references (no
     seeding, no collective), and each write a constant stored in an attribute or a global
-    (a flag: ``model.train()``, ``model.eval()``).  Maps a body index to the writes to make
+    (a flag: ``model.train()``, ``model.eval()``) -- but for those made after the last node
+    that may raise (`last_raising`), which precede no error.  Maps a body index to the writes to make
     just before that node, each ``(ObjectV, name, Const)``: at `first` each target's value
     as of there, at each later node the writes made just before it.  None where that is
     not so.  The region still replays every write's final value after the graph; an error
@@ -349,14 +350,14 @@ def placed_writes(tx, graph, first: int) -> dict[int, list] | None:
     n = len(graph.body)
     if tx.__dict__.get("nodes_in_try", 0) > first or first >= n:
         return None
-    n = last_raising(graph, first) + 1  # (writes after it need no placing: see errors_observable)
     if any(_draw(x) == "lasting" or issues_collective(x) for x in graph.body[:first]):
         return None
+    end = last_raising(graph, first) + 1  # (the writes after it precede no error)
     at_first: dict = {}
     placed: dict[int, list] = {}
     for e in getattr(tx, LOG, ()):
-        if e.kind == DEFERRED_CALL or e.position >= n:
-            continue  # (after every node that may raise: only the replay makes it)
+        if e.kind == DEFERRED_CALL or e.position >= end:
+            continue  # (after every node that may raise: only the replay after the graph makes it)
         if e.kind not in _CONST_WRITES or e.write is None:
             return None
         holder, name, value = e.write
