@@ -196,3 +196,111 @@ def test_partial_overlap_cases_match_eager_fx(name):
 def test_full_overlap_does_not_break():
     cf = check_case(OVERLAP_CASES["same_tensor_operand"], "eager")
     assert not any(e.breaks for e in _all_entries(cf))
+
+
+# -- Python writes followed only by nodes that cannot raise (`ir.raise_free`) ----------------------
+
+
+class _Schedule:
+    """A learning-rate scheduler's state: a step count and a parameter group (with a
+    parameter whose grad a ``zero_grad(set_to_none=True)`` drops)."""
+
+    def __init__(self):
+        self.count = 0
+        self.mode = "train"
+        self.group = {"lr": 1.0}
+        self.bias = torch.nn.Parameter(torch.zeros(3))
+        self.bias.grad = torch.ones(3)
+
+
+def step_then_schedule(x, w, sched, idx):
+    """A training step's shape: a backward accumulating into ``w.grad`` (lasting), then the
+    scheduler's writes (a dict store of a new value), then only nodes that raise nothing
+    at run time: a detach, float arithmetic, a ``.grad = None``."""
+    loss = (x * w).sum()
+    loss.backward()
+    sched.count += 1
+    sched.group["lr"] = sched.group["lr"] * 0.5
+    sched.bias.grad = None
+    return loss.detach() * 2.0 + 1.0
+
+
+def step_then_index(x, w, sched, idx):
+    """The same, but an index that may be out of range at run time follows the writes."""
+    loss = (x * w).sum()
+    loss.backward()
+    sched.count += 1
+    sched.group["lr"] = sched.group["lr"] * 0.5
+    return x[idx] * loss.detach()
+
+
+def flag_index_then_schedule(x, w, sched, idx):
+    """A constant flag written before an index that may raise (made among the graph's
+    statements: `placed_writes`), the scheduler's dict store only after it."""
+    loss = (x * w).sum()
+    loss.backward()
+    sched.mode = "eval"
+    y = x[idx] * 2.0
+    sched.group["lr"] = sched.group["lr"] * 0.5
+    return y + loss.detach()
+
+
+def _schedule_state():
+    w = torch.nn.Parameter(torch.arange(3.0))
+    w.grad = torch.ones(3)  # the backward accumulates into it: a lasting write
+    return w, _Schedule()
+
+
+def _run_schedule(fn, calls):
+    """Each call's outcome and the state after it (grads, the scheduler), the state kept
+    across the calls as a training loop keeps it; the caller catches the errors."""
+    w, sched = _schedule_state()
+    seen = []
+    for i, idx in enumerate(calls):
+        x = torch.linspace(0.0, 1.0, 3) + i
+        try:
+            outcome = ("return", fn(x, w, sched, torch.tensor(idx)))
+        except Exception as e:  # noqa: BLE001 - compared by type and message
+            outcome = ("raise", type(e), str(e))
+        state = (sched.count, sched.mode, dict(sched.group), sched.bias.grad is None)
+        seen.append((outcome, w.grad.clone(), w.detach().clone(), *state))
+    return seen
+
+
+def _check_schedule(fn, calls):
+    cf = bcfront.capture(fn)
+    got, exp = _run_schedule(cf, calls), _run_schedule(fn, calls)
+    for i, (g, e) in enumerate(zip(got, exp)):
+        assert g[0][0] == e[0][0], f"call {i}: {g[0]} vs {e[0]}"
+        if e[0][0] == "raise":
+            assert g[0][1:] == e[0][1:], f"call {i}"
+        else:
+            assert_same(g[0][1], e[0][1], f"call {i}")
+        assert_same(list(g[1:3]), list(e[1:3]), f"call {i}: grad, weight")
+        assert g[3:] == e[3:], f"call {i}: scheduler state"
+    return cf
+
+
+def test_writes_before_raise_free_nodes_do_not_split():
+    """The scheduler's writes precede only nodes that cannot raise: no error can see them
+    missing, so the region keeps the backward and everything after it."""
+    cf = _check_schedule(step_then_schedule, [[0, 2]] * 4)
+    entries = _all_entries(cf)
+    assert not any(b.reason == "write-before-error" for e in entries for b in e.breaks)
+    assert any("backward" in g.code and "detach" in g.code for e in entries for g in e.graphs)
+
+
+def test_writes_before_an_index_still_split():
+    """An index after the writes may raise: the region still ends before the backward, and
+    the caller's ``except`` sees the grads and the scheduler as eager leaves them."""
+    cf = _check_schedule(step_then_index, [[0, 2], [0, 5], [1, 2], [9, 0]])
+    reasons = [b.reason for e in _all_entries(cf) for b in e.breaks]
+    assert "write-before-error" in reasons
+
+
+def test_writes_after_the_last_raising_node_need_no_placing():
+    """Only the flag precedes the index: it is made before it inside the graph, the dict
+    store after it is replayed after the graph.  No split; a failed index leaves the grads,
+    the flag and the untouched group as eager does."""
+    cf = _check_schedule(flag_index_then_schedule, [[0, 2], [0, 5], [1, 2], [9, 0]])
+    assert not any(b.reason == "write-before-error" for e in _all_entries(cf) for b in e.breaks)

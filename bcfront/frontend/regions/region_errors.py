@@ -9,7 +9,8 @@ and ``finally`` blocks with the writes made before it exactly as eager leaves th
   node was recorded under a handler of some traced frame (a try; a torch state
   manager's with block does not count: its exit only restores the state;
   `model.node_checks.note_node` is told of every node), or a Python write the region replays after the graph
-  precedes a node.
+  precedes a node that may raise at run time (`last_raising`; ``detach``, ``.grad = None``
+  and float arithmetic raise nothing the fake run did not: `ir.raise_free`).
 * `write_back_last(graph, examples, compiled, observable)`: if so, and the graph
   writes input storage, the eager backend gets the functional graph whose writes
   to inputs come at its end (`functionalize.Plan`); when the in-place graph must
@@ -317,7 +318,7 @@ def errors_observable(tx, graph, first: int = 0) -> bool:
     writes only partly done?  (Before `first`, no node writes lasting state: a failed run
     there is discarded and the function reruns natively.)  Yes when such a node was recorded
     under an exception handler of some frame of the trace, or when a Python write the region
-    replays after the graph precedes one in program order -- unless it is undone before
+    replays after the graph precedes one that may raise (`last_raising`) -- unless it is undone before
     `first` (transformers sets and resets a flag around its forward): an attribute whose
     final value is the one it has now, not written again after `first`.  Otherwise the error
     reaches the caller just as in eager: the in-place writes before the failing op done, in
@@ -327,17 +328,30 @@ def errors_observable(tx, graph, first: int = 0) -> bool:
 
     if tx.__dict__.get("nodes_in_try", 0) > first:
         return True
-    n = len(graph.body)
+    # a write made after the last node that may raise (`ir.raise_free`) precedes no error
+    last = last_raising(graph, first)
     # a call made after the graph (`deferred_calls`: logging) is output, not state: a
     # failed graph past a lasting write skips it, as it skips the rest of the function
     writes = [e for e in getattr(tx, LOG, ()) if e.kind != DEFERRED_CALL]
-    if not any(e.position < n for e in writes):
+    if not any(e.position <= last for e in writes):
         return False
-    if any(first < e.position < n for e in writes):
+    if any(first < e.position <= last for e in writes):
         return True
+    # (a target written again later, even after the last node that may raise, has at
+    # an error the early value eager holds, not the one it had before the call)
     later = {e.target for e in writes if e.position > first}
     early = {e.target for e in writes if e.position <= first}
     return bool(early & later) or not early <= unchanged_targets(tx)
+
+
+def last_raising(graph, first: int) -> int:
+    """The index of the last body node at or after `first` that may raise at run time
+    (`ir.raise_free.may_raise`); ``first - 1`` when none may.  A Python write placed after
+    it precedes no run-time error: the replay after the graph makes it in time."""
+    from ...ir.raise_free import may_raise
+
+    body = graph.body
+    return next((i for i in range(len(body) - 1, first - 1, -1) if may_raise(body[i])), first - 1)
 
 
 _CONST_WRITES = frozenset({"setattr", "global"})
@@ -349,7 +363,8 @@ def placed_writes(tx, graph, first: int) -> dict[int, list] | None:
     all that makes such an error observable (`errors_observable`): no node from `first` on
     recorded under a handler, nothing lasting before `first` but ``.grad`` references (no
     seeding, no collective), and each write a constant stored in an attribute or a global
-    (a flag: ``model.train()``, ``model.eval()``).  Maps a body index to the writes to make
+    (a flag: ``model.train()``, ``model.eval()``) -- but for those made after the last node
+    that may raise (`last_raising`), which precede no error.  Maps a body index to the writes to make
     just before that node, each ``(ObjectV, name, Const)``: at `first` each target's value
     as of there, at each later node the writes made just before it.  None where that is
     not so.  The region still replays every write's final value after the graph; an error
@@ -362,11 +377,12 @@ def placed_writes(tx, graph, first: int) -> dict[int, list] | None:
         return None
     if any(_draw(x) == "lasting" or issues_collective(x) for x in graph.body[:first]):
         return None
+    end = last_raising(graph, first) + 1  # (the writes after it precede no error)
     at_first: dict = {}
     placed: dict[int, list] = {}
     for e in getattr(tx, LOG, ()):
-        if e.kind == DEFERRED_CALL or e.position >= n:
-            continue  # (after every node: only the replay after the graph makes it)
+        if e.kind == DEFERRED_CALL or e.position >= end:
+            continue  # (after every node that may raise: only the replay after the graph makes it)
         if e.kind not in _CONST_WRITES or e.write is None:
             return None
         holder, name, value = e.write
