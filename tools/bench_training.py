@@ -1,7 +1,9 @@
 """A full training step (forward, backward, clip_grad_norm_, optimizer step), side by side.
 
 Models: a small GPT (token + position embeddings, pre-norm transformer blocks, AdamW) and
-a small ResNet (conv/batch-norm basic blocks, SGD with momentum).  Runners, in one run on
+a small ResNet (conv/batch-norm basic blocks, SGD with momentum); ``gpt_sched``: the GPT
+step with a learning-rate schedule (`LambdaLR`, linear warmup then decay) stepped inside
+it, whose rate and counters change every step.  Runners, in one run on
 the same batches from the same initial weights:
 
 * ``eager``: plain PyTorch;
@@ -141,7 +143,34 @@ def resnet_case():
     return model, lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9), data, resnet_step
 
 
-CASES = {"gpt": gpt_case, "resnet": resnet_case}
+def gpt_sched_step(model, opt, x, y):
+    """`gpt_step` with a learning-rate schedule stepped inside it, as a training loop with
+    a scheduler writes it: the rate, and the scheduler's counters, change every step."""
+    opt.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.scheduler.step()
+    return loss
+
+
+def _with_schedule(opt):
+    """`opt` with a linear-warmup, linear-decay `LambdaLR` as ``opt.scheduler`` (one per
+    runner: each steps its own)."""
+    warmup, total = 10, 1000
+    opt.scheduler = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: s / warmup if s < warmup else max(0.0, (total - s) / (total - warmup))
+    )
+    return opt
+
+
+def gpt_sched_case():
+    model, make_opt, data, _ = gpt_case()
+    return model, lambda ps: _with_schedule(make_opt(ps)), data, gpt_sched_step
+
+
+CASES = {"gpt": gpt_case, "resnet": resnet_case, "gpt_sched": gpt_sched_case}
 
 
 def dynamo_frames() -> int:

@@ -116,19 +116,22 @@ def _split_or_note(
 
 def _after_lasting_work(tx, graph, at: int) -> int:
     """Where to end the graph for the lasting statement at body index `at`: there, unless
-    only the region's Python writes make a later error observable and all of them come
-    after it (an LR scheduler's counters, written after the backward and the optimizer's
-    step) -- then before the first node after the first such write: the lasting work stays
-    in the graph, and no node of it follows a write (nothing left to observe)."""
+    the region's Python writes all come after it (an LR scheduler's counters, written after
+    the backward and the optimizer's step) and no node from it to the first write runs under
+    a handler -- then before the first node after the first such write: the lasting work
+    stays in the graph, and no node of it follows a write (nothing left to observe)."""
     from ..model.effects import DEFERRED_CALL, LOG
+    from ..model.node_checks import handled_between
 
-    if tx is None or tx.__dict__.get("nodes_in_try", 0) > at:
+    if tx is None:
         return at
     n = len(graph.body)
     positions = [e.position for e in getattr(tx, LOG, ()) if e.kind != DEFERRED_CALL and e.position < n]
     if not positions or min(positions) <= at:
         return at
-    return min(positions)
+    # a node from `at` on under a handler must end the graph before `at` (only a native
+    # run reaches the handler); one after the first write is the continuation's
+    return at if handled_between(tx, at, min(positions)) else min(positions)
 
 
 def _a(what: str) -> str:
