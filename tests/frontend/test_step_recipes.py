@@ -18,10 +18,15 @@ import pytest
 import bcfront
 from bcfront import fast_call
 from bcfront.cfast import C
-from bcfront.frontend.regions import step_recipes
 from bcfront.frontend.regions.raise_recipes import MADE_PARAM, MADE_SLOT, MADE_STEPS, STEP_SET
 from bcfront.frontend.regions.result_recipes import MADE_LIST, MADE_OBJECT, MADE_TUPLE
-from bcfront.frontend.regions.step_recipes import STEP_APPLY, STEP_RETURN, STEP_SETITEM, frameless, region_steps
+from bcfront.frontend.regions.step_recipes import (
+    STEP_APPLY,
+    STEP_RETURN,
+    STEP_SETITEM,
+    frameless,
+    region_steps,
+)
 
 from .check_programs import frames_run
 
@@ -110,18 +115,30 @@ def test_a_region_of_stores_and_builtin_calls_runs_without_a_frame(fn, args):
 def test_region_steps_reads_stores_builtin_calls_and_the_result():
     lines = ["    ___r = xs", "    xs[:] = [1, 2]", "    return ___r", "    return None"]
     full = slice(None, None, None)
-    store = (STEP_SETITEM, (MADE_PARAM, 0), (MADE_OBJECT, full), (MADE_LIST, ((MADE_OBJECT, 1), (MADE_OBJECT, 2))))
+    store = (
+        STEP_SETITEM,
+        (MADE_PARAM, 0),
+        (MADE_OBJECT, full),
+        (MADE_LIST, ((MADE_OBJECT, 1), (MADE_OBJECT, 2))),
+    )
     assert region_steps(lines, {}, ("xs", "___r"), ("xs",)) == (
         (MADE_STEPS, (1, ((STEP_SET, 0, (MADE_PARAM, 0)), store, (STEP_RETURN, (MADE_SLOT, 0))))),
     )
     call = ["    ___t = ___new(___P, (3, 2))", "    return ___t"]
     scope = {"___new": tuple.__new__, "___P": Point}
     steps = ((STEP_APPLY, 0, tuple.__new__, ((MADE_OBJECT, Point), (MADE_OBJECT, (3, 2)))),)
-    assert region_steps(call, scope, ("___t",)) == ((MADE_STEPS, (1, (*steps, (STEP_RETURN, (MADE_SLOT, 0))))),)
+    assert region_steps(call, scope, ("___t",)) == (
+        (MADE_STEPS, (1, (*steps, (STEP_RETURN, (MADE_SLOT, 0))))),
+    )
     item = ["    d[1] = (x, 2)", "    return None"]
     got = region_steps(item, {}, ("d", "x"), ("d", "x"))
     pair = (MADE_TUPLE, ((MADE_PARAM, 1), (MADE_OBJECT, 2)))
-    assert got == ((MADE_STEPS, (0, ((STEP_SETITEM, (MADE_PARAM, 0), (MADE_OBJECT, 1), pair), (STEP_RETURN, (0, None))))),)
+    assert got == (
+        (
+            MADE_STEPS,
+            (0, ((STEP_SETITEM, (MADE_PARAM, 0), (MADE_OBJECT, 1), pair), (STEP_RETURN, (0, None)))),
+        ),
+    )
 
 
 @pytest.mark.parametrize(
@@ -147,14 +164,16 @@ def test_frameless_builtins_are_those_reading_no_frame():
     assert frameless(len) and frameless(tuple.__new__) and frameless([].append) and frameless(heapq.heappush)
     for fn in (builtins.locals, builtins.vars, builtins.globals, builtins.dir, builtins.eval, builtins.exec):
         assert not frameless(fn)
-    assert not frameless(sys._getframe) and not frameless(warnings.warn) and not frameless(builtins.__import__)
+    assert (
+        not frameless(sys._getframe) and not frameless(warnings.warn) and not frameless(builtins.__import__)
+    )
     assert not frameless(pushed) and not frameless(tuple)  # a Python function, a class
 
 
 def _python(lines, params):
     src = f"def _r({', '.join(params)}):\n" + "\n".join(lines) + "\n"
     scope = {"___divmod": divmod}
-    exec(src, scope)  # noqa: S102 - the test's own code
+    exec(src, scope)
     return scope
 
 
@@ -195,7 +214,10 @@ def test_a_step_recipe_does_what_its_statements_do_errors_included(args):
         (MADE_STEPS, (1, ((STEP_RETURN, (MADE_OBJECT, 1)), (STEP_RETURN, (MADE_OBJECT, 2))))),  # two
         (MADE_STEPS, (1, ((STEP_APPLY, 0, tuple, ()), (STEP_RETURN, (MADE_SLOT, 0))))),  # not a C function
         (MADE_STEPS, (1, ((STEP_APPLY, 3, len, ()), (STEP_RETURN, (MADE_SLOT, 0))))),  # no such slot
-        (MADE_STEPS, (0, ((STEP_SETITEM, (MADE_PARAM, 0), (MADE_OBJECT, 1)), (STEP_RETURN, (MADE_OBJECT, 1))))),
+        (
+            MADE_STEPS,
+            (0, ((STEP_SETITEM, (MADE_PARAM, 0), (MADE_OBJECT, 1)), (STEP_RETURN, (MADE_OBJECT, 1)))),
+        ),
         (MADE_STEPS, (1, ((STEP_APPLY, 0, len, tuple((MADE_OBJECT, i) for i in range(17))),))),
     ],
 )

@@ -126,7 +126,10 @@ class _Effects(StepReader):
         x = self.value(target.value)
         key = target.slice
         if type(key) is ast.Slice:
-            bounds = [folded_constant(b) if b is not None else (True, None) for b in (key.lower, key.upper, key.step)]
+            bounds = [
+                folded_constant(b) if b is not None else (True, None)
+                for b in (key.lower, key.upper, key.step)
+            ]
             if not all(ok and (b is None or type(b) is int) for ok, b in bounds):
                 raise NoRecipe("a slice of other than constant ints")
             k = (MADE_OBJECT, slice(*(b for _, b in bounds)))
