@@ -82,7 +82,8 @@ typedef struct {
     PyObject *name;       /* STEP_SETATTR's, STEP_HANDLED's; STEP_TRACEBACK's lasti */
     PyObject *lineno;     /* STEP_TRACEBACK's */
     Py_ssize_t more;      /* STEP_TRACEBACK: how many of the steps after it are ones on `e` too */
-    int fast;             /* STEP_TRACEBACK: tbtype is TracebackType, frame a frame, lasti and lineno ints */
+    int fast;             /* STEP_TRACEBACK: tbtype is TracebackType, frame a frame, lasti and lineno ints;
+                           * STEP_SETITEM: the key is [:] and the value a list display (list_replace) */
     int lasti, line;      /* ... then those ints */
     Value v;              /* STEP_SET's, STEP_SETATTR's, STEP_RAISE's, STEP_SETITEM's, STEP_RETURN's */
     int chain;            /* STEP_RAISE's */
@@ -368,6 +369,67 @@ tracebacks(const Step *s, PyObject *e)
     return 0;
 }
 
+/* `t[:] = [parts...]` for an exact list `t` of at most MAX_ARGS items and a list display
+ * `display` of at most MAX_ARGS parts: what list_ass_slice does with the new list the display
+ * makes, without making that list -- the parts made in order, `t` resized (placeholders of
+ * None, which nothing sees: no code runs until the new items are in), the new items put in,
+ * then the old ones released last to first, as list_ass_slice releases them; 0, or -1 with
+ * the list as it was (but where undoing a failed growth fails too: memory exhausted twice) */
+static int
+list_replace(PyObject *t, PyObject *display, const Locals *l)
+{
+    PyObject *parts = PyTuple_GET_ITEM(display, 1);
+    Py_ssize_t m = PyTuple_GET_SIZE(parts), n = PyList_GET_SIZE(t), i;
+    PyObject *new_items[MAX_ARGS], *old[MAX_ARGS];
+    for (i = 0; i < m; i++) {
+        if ((new_items[i] = made(PyTuple_GET_ITEM(parts, i), l)) == NULL) {
+            goto fail;
+        }
+    }
+    n = PyList_GET_SIZE(t); /* (making the parts runs no code: as it was) */
+    for (Py_ssize_t j = 0; j < n; j++) {
+        old[j] = PyList_GET_ITEM(t, j); /* their references, taken over */
+    }
+    if (m > n) {
+        for (Py_ssize_t j = n; j < m; j++) {
+            if (PyList_Append(t, Py_None) < 0) {
+                PyObject *type, *val, *tb;
+                PyErr_Fetch(&type, &val, &tb);
+                (void)PyList_SetSlice(t, n, PY_SSIZE_T_MAX, NULL);
+                PyErr_Restore(type, val, tb);
+                goto fail;
+            }
+        }
+    }
+    else if (m < n) {
+        for (Py_ssize_t j = m; j < n; j++) {
+            PyList_SET_ITEM(t, j, Py_NewRef(Py_None));
+        }
+        if (PyList_SetSlice(t, m, n, NULL) < 0) { /* unchanged where it fails: the old items back */
+            for (Py_ssize_t j = m; j < n; j++) {
+                Py_DECREF(PyList_GET_ITEM(t, j));
+                PyList_SET_ITEM(t, j, old[j]);
+            }
+            goto fail;
+        }
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (j >= n) {
+            Py_DECREF(PyList_GET_ITEM(t, j)); /* a placeholder */
+        }
+        PyList_SET_ITEM(t, j, new_items[j]);
+    }
+    for (Py_ssize_t j = n - 1; j >= 0; j--) {
+        Py_DECREF(old[j]);
+    }
+    return 0;
+fail:
+    while (i-- > 0) {
+        Py_DECREF(new_items[i]);
+    }
+    return -1;
+}
+
 /* one step: 0, or -1 with an error set */
 static int
 step_run(const Step *s, const Locals *l)
@@ -482,6 +544,17 @@ step_run(const Step *s, const Locals *l)
     case STEP_SETITEM: { /* STORE_SUBSCR's order: the value, then the object, then the key */
         PyObject *t = NULL, *k = NULL;
         int r = -1;
+        if (s->fast) { /* `x[:] = [a, b, ...]`: where x is an exact list, list_replace */
+            if ((t = value(&s->target, l)) == NULL) {
+                return -1;
+            }
+            if (PyList_CheckExact(t) && PyList_GET_SIZE(t) <= MAX_ARGS) {
+                r = list_replace(t, s->v.obj, l);
+                Py_DECREF(t);
+                return r;
+            }
+            Py_CLEAR(t);
+        }
         if ((v = value(&s->v, l)) != NULL && (t = value(&s->target, l)) != NULL && (k = value(&s->key, l)) != NULL) {
             r = PyObject_SetItem(t, k, v);
         }
@@ -745,8 +818,16 @@ step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step
         s->chain = ITEM(2) == Py_True;
         return 1;
     case STEP_SETITEM:
-        return value_compiled(ITEM(1), nslots, nparams, &s->target) && value_compiled(ITEM(2), nslots, nparams, &s->key)
-            && value_compiled(ITEM(3), nslots, nparams, &s->v);
+        if (!(value_compiled(ITEM(1), nslots, nparams, &s->target) && value_compiled(ITEM(2), nslots, nparams, &s->key)
+              && value_compiled(ITEM(3), nslots, nparams, &s->v))) {
+            return 0;
+        }
+        /* `x[:] = [a, b, ...]`: list_replace where x is an exact list */
+        s->fast = s->key.kind == MADE_OBJECT && PySlice_Check(s->key.obj)
+            && ((PySliceObject *)s->key.obj)->start == Py_None && ((PySliceObject *)s->key.obj)->stop == Py_None
+            && ((PySliceObject *)s->key.obj)->step == Py_None && s->v.kind == MADE_LIST
+            && PyTuple_GET_SIZE(PyTuple_GET_ITEM(s->v.obj, 1)) <= MAX_ARGS;
+        return 1;
     case STEP_APPLY: {
         PyObject *parts = ITEM(3);
         s->obj = ITEM(2);

@@ -224,3 +224,47 @@ def test_a_step_recipe_does_what_its_statements_do_errors_included(args):
 def test_a_malformed_step_recipe_is_refused_when_made(recipe):
     with pytest.raises(ValueError, match="Recipe"):
         C.Recipe(recipe)
+
+
+class Logged:
+    """An item that logs its release (the order in which a store lets go of the old items)."""
+
+    log: list = []
+
+    def __init__(self, name):
+        self.name = name
+
+    def __del__(self):
+        Logged.log.append(self.name)
+
+
+class ListSub(list):
+    pass
+
+
+@pytest.mark.parametrize("old", [0, 1, 3, 4, 6, 20])
+@pytest.mark.parametrize("new", [0, 2, 4, 7])
+@pytest.mark.parametrize("kind", [list, ListSub])
+def test_a_list_written_back_whole_is_as_the_slice_store_leaves_it(old, new, kind):
+    """``xs[:] = [...]`` on an exact list of few items is done in place (`list_replace`):
+    the same contents, the same list, the old items released in the same order."""
+    parts = tuple((MADE_OBJECT, i) for i in range(new))
+    full = (MADE_OBJECT, slice(None, None, None))
+    recipe = C.Recipe(
+        (
+            MADE_STEPS,
+            (0, ((STEP_SETITEM, (MADE_PARAM, 0), full, (MADE_LIST, parts)), (STEP_RETURN, (MADE_PARAM, 0)))),
+        )
+    )
+    results = []
+    for how in ("python", "recipe"):
+        xs = kind(Logged(f"{how}{i}") for i in range(old))
+        Logged.log = []
+        if how == "python":
+            xs[:] = list(range(new))
+            got = xs
+        else:
+            got = recipe(xs)
+        assert got is xs and type(xs) is kind
+        results.append((list(xs), [name.removeprefix(how) for name in Logged.log]))
+    assert results[0] == results[1] == (list(range(new)), [str(i) for i in reversed(range(old))])
