@@ -386,7 +386,19 @@ list_replace(PyObject *t, PyObject *display, const Locals *l)
             goto fail;
         }
     }
-    n = PyList_GET_SIZE(t); /* (making the parts runs no code: as it was) */
+    n = PyList_GET_SIZE(t);
+    if (n > MAX_ARGS) { /* grown by code a part's making ran (a key's __hash__): the plain store */
+        PyObject *v = PyList_New(m);
+        if (v == NULL) {
+            goto fail;
+        }
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyList_SET_ITEM(v, j, new_items[j]);
+        }
+        int r = PyList_SetSlice(t, 0, PY_SSIZE_T_MAX, v);
+        Py_DECREF(v);
+        return r;
+    }
     for (Py_ssize_t j = 0; j < n; j++) {
         old[j] = PyList_GET_ITEM(t, j); /* their references, taken over */
     }

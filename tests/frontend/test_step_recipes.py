@@ -18,7 +18,7 @@ import pytest
 import bcfront
 from bcfront import fast_call
 from bcfront.cfast import C
-from bcfront.frontend.regions.raise_recipes import MADE_PARAM, MADE_SLOT, MADE_STEPS, STEP_SET
+from bcfront.frontend.regions.raise_recipes import MADE_DICT, MADE_PARAM, MADE_SLOT, MADE_STEPS, STEP_SET
 from bcfront.frontend.regions.result_recipes import MADE_LIST, MADE_OBJECT, MADE_TUPLE
 from bcfront.frontend.regions.step_recipes import (
     STEP_APPLY,
@@ -268,3 +268,31 @@ def test_a_list_written_back_whole_is_as_the_slice_store_leaves_it(old, new, kin
         assert got is xs and type(xs) is kind
         results.append((list(xs), [name.removeprefix(how) for name in Logged.log]))
     assert results[0] == results[1] == (list(range(new)), [str(i) for i in reversed(range(old))])
+
+
+class Growing:
+    """A key whose hashing grows the list the store then replaces."""
+
+    def __init__(self, xs):
+        self.xs = xs
+
+    def __hash__(self):
+        self.xs.extend(range(5000))  # past any room kept for a few items
+        return 1
+
+
+def test_a_list_grown_while_the_new_items_are_made_is_replaced_as_python_does():
+    parts = ((MADE_DICT, ((MADE_PARAM, 1), (MADE_OBJECT, 1))),)  # [{key: 1}]
+    full = (MADE_OBJECT, slice(None, None, None))
+    recipe = C.Recipe(
+        (
+            MADE_STEPS,
+            (0, ((STEP_SETITEM, (MADE_PARAM, 0), full, (MADE_LIST, parts)), (STEP_RETURN, (MADE_PARAM, 0)))),
+        )
+    )
+    xs = [1, 2]
+    key = Growing(xs)
+    xs[:] = [{key: 1}]
+    ys = [1, 2]
+    got = recipe(ys, Growing(ys))
+    assert got is ys and len(ys) == len(xs) == 1 and list(ys[0].values()) == [1]

@@ -65,7 +65,7 @@ def frameless(fn) -> bool:
     if type(owner) is types.ModuleType:
         if owner is builtins:
             return fn.__name__ not in _FRAME_READING_BUILTINS
-        return owner.__name__ not in _FRAME_READING_MODULES and owner is not sys
+        return getattr(owner, "__name__", None) not in _FRAME_READING_MODULES and owner is not sys
     return True  # a built-in method of an object (``tuple.__new__``, ``[].append``)
 
 
