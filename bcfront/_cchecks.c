@@ -25,6 +25,11 @@
 
 #include "_cdict.h" /* dict_tag */
 
+/* labels as values (`run` below), where the compiler has them; -DCCHECKS_SWITCH: the switch */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(CCHECKS_SWITCH)
+#define CCHECKS_COMPUTED_GOTO 1
+#endif
+
 /* the ops; check_program.py's OPS names them in this order (the test compares) */
 enum {
     OP_END,           /* the checks passed */
@@ -464,37 +469,91 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
 #define NEED(k) do { if (sp < (k)) goto underflow; } while (0)
 #define CONST(i) PyTuple_GET_ITEM(c->consts, (i))
 #define CHECKED(v) do { PyObject *_v = (v); if (_v == NULL) goto error; PUSH(_v); } while (0)
+#ifdef CCHECKS_COMPUTED_GOTO
+    /* each op jumps to the next one's code itself: one indirect jump per op, which the CPU
+     * predicts per op (as CPython's own loop does); the switch is the same code, portably */
+    static void *const targets[OP_COUNT] = {
+        [OP_END] = &&T_OP_END,
+        [OP_MISS] = &&T_OP_MISS,
+        [OP_PARAM] = &&T_OP_PARAM,
+        [OP_STAR_ITEM] = &&T_OP_STAR_ITEM,
+        [OP_STAR_LEN] = &&T_OP_STAR_LEN,
+        [OP_STAR] = &&T_OP_STAR,
+        [OP_DSTAR] = &&T_OP_DSTAR,
+        [OP_KWONLY] = &&T_OP_KWONLY,
+        [OP_CONST] = &&T_OP_CONST,
+        [OP_LOCAL] = &&T_OP_LOCAL,
+        [OP_STORE] = &&T_OP_STORE,
+        [OP_DUP] = &&T_OP_DUP,
+        [OP_POP] = &&T_OP_POP,
+        [OP_ATTR] = &&T_OP_ATTR,
+        [OP_ITEM] = &&T_OP_ITEM,
+        [OP_SUBSCR] = &&T_OP_SUBSCR,
+        [OP_STORE_SUBSCR] = &&T_OP_STORE_SUBSCR,
+        [OP_CALL] = &&T_OP_CALL,
+        [OP_TYPE] = &&T_OP_TYPE,
+        [OP_LEN] = &&T_OP_LEN,
+        [OP_COMPARE] = &&T_OP_COMPARE,
+        [OP_NOT] = &&T_OP_NOT,
+        [OP_NEG] = &&T_OP_NEG,
+        [OP_BUILD_TUPLE] = &&T_OP_BUILD_TUPLE,
+        [OP_JUMP] = &&T_OP_JUMP,
+        [OP_JUMP_IF_FALSE_OR_POP] = &&T_OP_JUMP_IF_FALSE_OR_POP,
+        [OP_JUMP_IF_TRUE_OR_POP] = &&T_OP_JUMP_IF_TRUE_OR_POP,
+        [OP_POP_JUMP_IF_FALSE] = &&T_OP_POP_JUMP_IF_FALSE,
+        [OP_POP_JUMP_IF_TRUE] = &&T_OP_POP_JUMP_IF_TRUE,
+        [OP_ASSERT_TRUE] = &&T_OP_ASSERT_TRUE,
+        [OP_ASSERT_TYPE] = &&T_OP_ASSERT_TYPE,
+        [OP_ASSERT_IS] = &&T_OP_ASSERT_IS,
+        [OP_ASSERT_IS_NOT] = &&T_OP_ASSERT_IS_NOT,
+        [OP_ASSERT_EQ] = &&T_OP_ASSERT_EQ,
+        [OP_ASSERT_LEN] = &&T_OP_ASSERT_LEN,
+        [OP_ASSERT_IN] = &&T_OP_ASSERT_IN,
+        [OP_ASSERT_NOT_IN] = &&T_OP_ASSERT_NOT_IN,
+        [OP_MODULE_ATTR] = &&T_OP_MODULE_ATTR,
+        [OP_CELL_CONTENTS] = &&T_OP_CELL_CONTENTS,
+        [OP_BINARY] = &&T_OP_BINARY,
+    };
+#define TARGET(name) case name: T_##name:
+#define DISPATCH() do { ip = &c->code[pc++]; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
+#else
+#define TARGET(name) case name:
+#define DISPATCH() break
+#endif
+    Instr *ip;
+    int op;
+    Py_ssize_t arg;
     for (;;) {
-        Instr *ip = &c->code[pc++];
-        const int op = ip->op;
-        const Py_ssize_t arg = ip->arg;
+        ip = &c->code[pc++];
+        op = ip->op;
+        arg = ip->arg;
         switch (op) {
-        case OP_END:
+        TARGET(OP_END)
             outcome = 1;
             goto done;
-        case OP_MISS:
+        TARGET(OP_MISS)
             outcome = 0;
             goto done;
-        case OP_PARAM:
+        TARGET(OP_PARAM)
             CHECKED(param(c, args, n, arg));
-            break;
-        case OP_STAR_ITEM:
+            DISPATCH();
+        TARGET(OP_STAR_ITEM)
             if (c->npos + arg >= n) {
                 PyErr_SetString(PyExc_IndexError, "tuple index out of range");
                 goto error;
             }
             PUSH(Py_NewRef(args[c->npos + arg]));
-            break;
-        case OP_STAR_LEN:
+            DISPATCH();
+        TARGET(OP_STAR_LEN)
             CHECKED(PyLong_FromSsize_t(n > c->npos ? n - c->npos : 0));
-            break;
-        case OP_STAR:
+            DISPATCH();
+        TARGET(OP_STAR)
             CHECKED(star_tuple(c, args, n));
-            break;
-        case OP_DSTAR:
+            DISPATCH();
+        TARGET(OP_DSTAR)
             CHECKED(PyDict_New());
-            break;
-        case OP_KWONLY: {
+            DISPATCH();
+        TARGET(OP_KWONLY) {
             PyObject *kwdefaults = PyFunction_GET_KW_DEFAULTS(c->link);
             x = kwdefaults != NULL ? PyDict_GetItemWithError(kwdefaults, CONST(arg)) : NULL;
             if (x == NULL) {
@@ -504,48 +563,48 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
                 goto error;
             }
             PUSH(Py_NewRef(x));
-            break;
+            DISPATCH();
         }
-        case OP_CONST:
+        TARGET(OP_CONST)
             PUSH(Py_NewRef(CONST(arg)));
-            break;
-        case OP_LOCAL:
+            DISPATCH();
+        TARGET(OP_LOCAL)
             if (locals[arg] == NULL) {
                 PyErr_SetString(PyExc_UnboundLocalError, "a check's local read before it is set");
                 goto error;
             }
             PUSH(Py_NewRef(locals[arg]));
-            break;
-        case OP_STORE:
+            DISPATCH();
+        TARGET(OP_STORE)
             NEED(1);
             x = POP();
             Py_XSETREF(locals[arg], x);
-            break;
-        case OP_DUP:
+            DISPATCH();
+        TARGET(OP_DUP)
             NEED(1);
             x = Py_NewRef(stack[sp - 1]);
             PUSH(x);
-            break;
-        case OP_POP:
+            DISPATCH();
+        TARGET(OP_POP)
             NEED(1);
             x = POP();
             Py_DECREF(x);
-            break;
-        case OP_ATTR:
-        case OP_MODULE_ATTR:
-        case OP_CELL_CONTENTS:
-        case OP_ITEM:
-        case OP_TYPE:
-        case OP_LEN:
-        case OP_NOT:
-        case OP_NEG:
+            DISPATCH();
+        TARGET(OP_ATTR)
+        TARGET(OP_MODULE_ATTR)
+        TARGET(OP_CELL_CONTENTS)
+        TARGET(OP_ITEM)
+        TARGET(OP_TYPE)
+        TARGET(OP_LEN)
+        TARGET(OP_NOT)
+        TARGET(OP_NEG)
             NEED(1);
             x = POP();
             y = unary(c, ip, x);
             Py_DECREF(x);
             CHECKED(y);
-            break;
-        case OP_BINARY:
+            DISPATCH();
+        TARGET(OP_BINARY)
             NEED(2);
             y = POP();
             x = POP();
@@ -553,9 +612,9 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             Py_DECREF(x);
             Py_DECREF(y);
             CHECKED(z);
-            break;
-        case OP_SUBSCR:
-        case OP_COMPARE:
+            DISPATCH();
+        TARGET(OP_SUBSCR)
+        TARGET(OP_COMPARE)
             NEED(2);
             y = POP();
             x = POP();
@@ -563,8 +622,8 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             Py_DECREF(x);
             Py_DECREF(y);
             CHECKED(z);
-            break;
-        case OP_STORE_SUBSCR:
+            DISPATCH();
+        TARGET(OP_STORE_SUBSCR)
             NEED(3);
             y = POP();  /* key */
             x = POP();  /* object */
@@ -576,8 +635,8 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             if (t < 0) {
                 goto error;
             }
-            break;
-        case OP_CALL: {
+            DISPATCH();
+        TARGET(OP_CALL) {
             NEED(arg + 1);
             PyObject **base = &stack[sp - arg - 1];
             x = PyObject_Vectorcall(base[0], base + 1, arg, NULL);
@@ -586,9 +645,9 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             }
             sp -= arg + 1;
             CHECKED(x);
-            break;
+            DISPATCH();
         }
-        case OP_BUILD_TUPLE: {
+        TARGET(OP_BUILD_TUPLE) {
             NEED(arg);
             x = PyTuple_New(arg);
             if (x == NULL) {
@@ -598,13 +657,13 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
                 PyTuple_SET_ITEM(x, i, POP());
             }
             PUSH(x);
-            break;
+            DISPATCH();
         }
-        case OP_JUMP:
+        TARGET(OP_JUMP)
             pc = arg;
-            break;
-        case OP_JUMP_IF_FALSE_OR_POP:
-        case OP_JUMP_IF_TRUE_OR_POP:
+            DISPATCH();
+        TARGET(OP_JUMP_IF_FALSE_OR_POP)
+        TARGET(OP_JUMP_IF_TRUE_OR_POP)
             NEED(1);
             t = PyObject_IsTrue(stack[sp - 1]);
             if (t < 0) {
@@ -617,9 +676,9 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
                 x = POP();
                 Py_DECREF(x);
             }
-            break;
-        case OP_POP_JUMP_IF_FALSE:
-        case OP_POP_JUMP_IF_TRUE:
+            DISPATCH();
+        TARGET(OP_POP_JUMP_IF_FALSE)
+        TARGET(OP_POP_JUMP_IF_TRUE)
             NEED(1);
             x = POP();
             t = PyObject_IsTrue(x);
@@ -630,15 +689,15 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
             if (t == (op == OP_POP_JUMP_IF_TRUE)) {
                 pc = arg;
             }
-            break;
-        case OP_ASSERT_TRUE:
-        case OP_ASSERT_TYPE:
-        case OP_ASSERT_IS:
-        case OP_ASSERT_IS_NOT:
-        case OP_ASSERT_EQ:
-        case OP_ASSERT_LEN:
-        case OP_ASSERT_IN:
-        case OP_ASSERT_NOT_IN:
+            DISPATCH();
+        TARGET(OP_ASSERT_TRUE)
+        TARGET(OP_ASSERT_TYPE)
+        TARGET(OP_ASSERT_IS)
+        TARGET(OP_ASSERT_IS_NOT)
+        TARGET(OP_ASSERT_EQ)
+        TARGET(OP_ASSERT_LEN)
+        TARGET(OP_ASSERT_IN)
+        TARGET(OP_ASSERT_NOT_IN)
             NEED(1);
             x = POP();
             t = holds(c, ip, x);
@@ -650,7 +709,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
                 outcome = 0;
                 goto done;
             }
-            break;
+            DISPATCH();
         default:
             PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", op);
             goto error;
@@ -686,6 +745,8 @@ done:
 #undef NEED
 #undef CONST
 #undef CHECKED
+#undef TARGET
+#undef DISPATCH
 }
 
 /* _crecipes.c: what a Recipe makes (given the parameters it reads); whether an object is one */

@@ -38,6 +38,13 @@
  *                                                  slot e.<name> = slot h
  *      (STEP_RAISE, value, chain)              return raised(value, chain): raised here, as
  *                                              the C call raises what `raised` wraps
+ *      (STEP_SETITEM, target, key, value)      target[key] = value (the values made in
+ *                                              Python's order: value, target, key)
+ *      (STEP_APPLY, i, fn, parts)              slot i = fn(*what the parts make, in order)
+ *                                              (`fn` a built-in function: no frame reads it)
+ *      (STEP_RETURN, value)                    return value (a region that returns a result
+ *                                              after its stores and calls: `step_recipes.py`)
+ *    the last step, and only the last, a STEP_RAISE or a STEP_RETURN.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -47,7 +54,7 @@
 
 enum { MADE_OBJECT, MADE_TUPLE, MADE_LIST, MADE_SLOT, MADE_STEPS, MADE_PARAM, MADE_DICT, MADE_COUNT };
 enum { STEP_SET, STEP_NEW, STEP_CALL, STEP_INIT, STEP_SETATTR, STEP_TRACEBACK, STEP_HANDLED, STEP_RAISE,
-       STEP_COUNT };
+       STEP_SETITEM, STEP_APPLY, STEP_RETURN, STEP_COUNT };
 
 #define MAX_SLOTS 64 /* most locals a recipe's steps use */
 #define MAX_ARGS 16  /* most arguments a step passes on the C stack (more: a tuple) */
@@ -75,10 +82,14 @@ typedef struct {
     PyObject *name;       /* STEP_SETATTR's, STEP_HANDLED's; STEP_TRACEBACK's lasti */
     PyObject *lineno;     /* STEP_TRACEBACK's */
     Py_ssize_t more;      /* STEP_TRACEBACK: how many of the steps after it are ones on `e` too */
-    int fast;             /* STEP_TRACEBACK: tbtype is TracebackType, frame a frame, lasti and lineno ints */
+    int fast;             /* STEP_TRACEBACK: tbtype is TracebackType, frame a frame, lasti and lineno ints;
+                           * STEP_SETITEM: the key is [:] and the value a list display (list_replace) */
     int lasti, line;      /* ... then those ints */
-    Value v;              /* STEP_SET's, STEP_SETATTR's, STEP_RAISE's */
+    Value v;              /* STEP_SET's, STEP_SETATTR's, STEP_RAISE's, STEP_SETITEM's, STEP_RETURN's */
     int chain;            /* STEP_RAISE's */
+    Value target, key;    /* STEP_SETITEM's */
+    Value *parts;         /* STEP_APPLY's arguments (`nparts`; owned, freed with the steps) */
+    Py_ssize_t nparts;
 } Step;
 
 typedef struct {
@@ -358,6 +369,79 @@ tracebacks(const Step *s, PyObject *e)
     return 0;
 }
 
+/* `t[:] = [parts...]` for an exact list `t` of at most MAX_ARGS items and a list display
+ * `display` of at most MAX_ARGS parts: what list_ass_slice does with the new list the display
+ * makes, without making that list -- the parts made in order, `t` resized (placeholders of
+ * None, which nothing sees: no code runs until the new items are in), the new items put in,
+ * then the old ones released last to first, as list_ass_slice releases them; 0, or -1 with
+ * the list as it was (but where undoing a failed growth fails too: memory exhausted twice) */
+static int
+list_replace(PyObject *t, PyObject *display, const Locals *l)
+{
+    PyObject *parts = PyTuple_GET_ITEM(display, 1);
+    Py_ssize_t m = PyTuple_GET_SIZE(parts), n = PyList_GET_SIZE(t), i;
+    PyObject *new_items[MAX_ARGS], *old[MAX_ARGS];
+    for (i = 0; i < m; i++) {
+        if ((new_items[i] = made(PyTuple_GET_ITEM(parts, i), l)) == NULL) {
+            goto fail;
+        }
+    }
+    n = PyList_GET_SIZE(t);
+    if (n > MAX_ARGS) { /* grown by code a part's making ran (a key's __hash__): the plain store */
+        PyObject *v = PyList_New(m);
+        if (v == NULL) {
+            goto fail;
+        }
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyList_SET_ITEM(v, j, new_items[j]);
+        }
+        int r = PyList_SetSlice(t, 0, PY_SSIZE_T_MAX, v);
+        Py_DECREF(v);
+        return r;
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        old[j] = PyList_GET_ITEM(t, j); /* their references, taken over */
+    }
+    if (m > n) {
+        for (Py_ssize_t j = n; j < m; j++) {
+            if (PyList_Append(t, Py_None) < 0) {
+                PyObject *type, *val, *tb;
+                PyErr_Fetch(&type, &val, &tb);
+                (void)PyList_SetSlice(t, n, PY_SSIZE_T_MAX, NULL);
+                PyErr_Restore(type, val, tb);
+                goto fail;
+            }
+        }
+    }
+    else if (m < n) {
+        for (Py_ssize_t j = m; j < n; j++) {
+            PyList_SET_ITEM(t, j, Py_NewRef(Py_None));
+        }
+        if (PyList_SetSlice(t, m, n, NULL) < 0) { /* unchanged where it fails: the old items back */
+            for (Py_ssize_t j = m; j < n; j++) {
+                Py_DECREF(PyList_GET_ITEM(t, j));
+                PyList_SET_ITEM(t, j, old[j]);
+            }
+            goto fail;
+        }
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (j >= n) {
+            Py_DECREF(PyList_GET_ITEM(t, j)); /* a placeholder */
+        }
+        PyList_SET_ITEM(t, j, new_items[j]);
+    }
+    for (Py_ssize_t j = n - 1; j >= 0; j--) {
+        Py_DECREF(old[j]);
+    }
+    return 0;
+fail:
+    while (i-- > 0) {
+        Py_DECREF(new_items[i]);
+    }
+    return -1;
+}
+
 /* one step: 0, or -1 with an error set */
 static int
 step_run(const Step *s, const Locals *l)
@@ -469,6 +553,50 @@ step_run(const Step *s, const Locals *l)
         }
         cfast_raise(v, s->chain);
         return -1;
+    case STEP_SETITEM: { /* STORE_SUBSCR's order: the value, then the object, then the key */
+        PyObject *t = NULL, *k = NULL;
+        int r = -1;
+        if (s->fast) { /* `x[:] = [a, b, ...]`: where x is an exact list, list_replace */
+            if ((t = value(&s->target, l)) == NULL) {
+                return -1;
+            }
+            if (PyList_CheckExact(t) && PyList_GET_SIZE(t) <= MAX_ARGS) {
+                r = list_replace(t, s->v.obj, l);
+                Py_DECREF(t);
+                return r;
+            }
+            Py_CLEAR(t);
+        }
+        if ((v = value(&s->v, l)) != NULL && (t = value(&s->target, l)) != NULL && (k = value(&s->key, l)) != NULL) {
+            r = PyObject_SetItem(t, k, v);
+        }
+        Py_XDECREF(v);
+        Py_XDECREF(t);
+        Py_XDECREF(k);
+        return r;
+    }
+    case STEP_APPLY: {
+        PyObject *argv[MAX_ARGS];
+        Py_ssize_t i;
+        v = NULL;
+        for (i = 0; i < s->nparts; i++) {
+            if ((argv[i] = value(&s->parts[i], l)) == NULL) {
+                goto apply_done;
+            }
+        }
+        v = PyObject_Vectorcall(s->obj, argv, s->nparts, NULL);
+    apply_done:
+        while (i-- > 0) {
+            Py_DECREF(argv[i]);
+        }
+        if (v == NULL) {
+            return -1;
+        }
+        Py_XSETREF(slots[s->dst], v);
+        return 0;
+    }
+    case STEP_RETURN: /* steps_run makes the value */
+        return 0;
     }
     PyErr_SetString(PyExc_SystemError, "a recipe's step of no known kind");
     return -1;
@@ -480,8 +608,13 @@ steps_run(Recipe *r, PyObject *const *params)
     PyObject *slots[MAX_SLOTS];
     memset(slots, 0, r->nslots * sizeof(PyObject *));
     Locals l = {slots, params};
+    PyObject *res = NULL; /* the last step raises, or returns */
     for (Py_ssize_t i = 0; i < r->nsteps; i++) {
         const Step *s = &r->steps[i];
+        if (s->kind == STEP_RETURN) {
+            res = value(&s->v, &l);
+            break;
+        }
         if (step_run(s, &l) < 0) {
             break;
         }
@@ -492,7 +625,7 @@ steps_run(Recipe *r, PyObject *const *params)
     for (Py_ssize_t i = 0; i < r->nslots; i++) {
         Py_XDECREF(slots[i]);
     }
-    return NULL; /* the last step raises */
+    return res;
 }
 
 /* what a Recipe makes, as the region's code would (its result, or NULL and the exception
@@ -627,10 +760,22 @@ value_of(PyObject *recipe)
 static const Py_ssize_t step_sizes[STEP_COUNT] = {
     [STEP_SET] = 3, [STEP_NEW] = 4, [STEP_CALL] = 5, [STEP_INIT] = 4,
     [STEP_SETATTR] = 4, [STEP_TRACEBACK] = 6, [STEP_HANDLED] = 5, [STEP_RAISE] = 3,
+    [STEP_SETITEM] = 4, [STEP_APPLY] = 4, [STEP_RETURN] = 2,
 };
 
+/* value recipe `t` valid, compiled into `*v` */
+static int
+value_compiled(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, Value *v)
+{
+    if (!value_valid(t, nslots, nparams, 0)) {
+        return 0;
+    }
+    *v = value_of(t);
+    return 1;
+}
+
 /* step tuple `t` compiled into `s`; 0 where it is no step (the last, and only the last, a
- * STEP_RAISE) */
+ * STEP_RAISE or a STEP_RETURN) */
 static int
 step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step *s)
 {
@@ -639,7 +784,7 @@ step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step
     }
     memset(s, 0, sizeof(Step));
     s->kind = (int)kind_of(t);
-    if (PyTuple_GET_SIZE(t) != step_sizes[s->kind] || (s->kind == STEP_RAISE) != last) {
+    if (PyTuple_GET_SIZE(t) != step_sizes[s->kind] || (s->kind == STEP_RAISE || s->kind == STEP_RETURN) != last) {
         return 0;
     }
 #define ITEM(i) PyTuple_GET_ITEM(t, i)
@@ -684,10 +829,52 @@ step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step
         s->v = value_of(ITEM(1));
         s->chain = ITEM(2) == Py_True;
         return 1;
+    case STEP_SETITEM:
+        if (!(value_compiled(ITEM(1), nslots, nparams, &s->target) && value_compiled(ITEM(2), nslots, nparams, &s->key)
+              && value_compiled(ITEM(3), nslots, nparams, &s->v))) {
+            return 0;
+        }
+        /* `x[:] = [a, b, ...]`: list_replace where x is an exact list */
+        s->fast = s->key.kind == MADE_OBJECT && PySlice_Check(s->key.obj)
+            && ((PySliceObject *)s->key.obj)->start == Py_None && ((PySliceObject *)s->key.obj)->stop == Py_None
+            && ((PySliceObject *)s->key.obj)->step == Py_None && s->v.kind == MADE_LIST
+            && PyTuple_GET_SIZE(PyTuple_GET_ITEM(s->v.obj, 1)) <= MAX_ARGS;
+        return 1;
+    case STEP_APPLY: {
+        PyObject *parts = ITEM(3);
+        s->obj = ITEM(2);
+        if (!SLOT(1, dst) || !PyCFunction_Check(s->obj) || !PyTuple_CheckExact(parts)
+            || PyTuple_GET_SIZE(parts) > MAX_ARGS) {
+            return 0;
+        }
+        s->nparts = PyTuple_GET_SIZE(parts);
+        s->parts = PyMem_Calloc(s->nparts ? s->nparts : 1, sizeof(Value));
+        if (s->parts == NULL) {
+            return 0;
+        }
+        for (Py_ssize_t i = 0; i < s->nparts; i++) {
+            if (!value_compiled(PyTuple_GET_ITEM(parts, i), nslots, nparams, &s->parts[i])) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    case STEP_RETURN:
+        return value_compiled(ITEM(1), nslots, nparams, &s->v);
     }
 #undef SLOT
 #undef ITEM
     return 0;
+}
+
+/* the compiled steps (their arguments' arrays too) */
+static void
+steps_free(Step *steps, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; steps != NULL && i < n; i++) {
+        PyMem_Free(steps[i].parts);
+    }
+    PyMem_Free(steps);
 }
 
 static PyObject *
@@ -738,7 +925,7 @@ recipe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     Recipe *r = PyObject_GC_New(Recipe, type);
     if (r == NULL) {
-        PyMem_Free(steps);
+        steps_free(steps, nsteps);
         return NULL;
     }
     r->vectorcall = recipe_vectorcall;
@@ -750,7 +937,7 @@ recipe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     PyObject_GC_Track(r);
     return (PyObject *)r;
 fail:
-    PyMem_Free(steps);
+    steps_free(steps, nsteps);
     PyErr_SetString(PyExc_ValueError, wrong);
     return NULL;
 }
@@ -766,7 +953,7 @@ recipe_traverse(Recipe *r, visitproc visit, void *arg)
 static int
 recipe_clear(Recipe *r)
 {
-    PyMem_Free(r->steps);
+    steps_free(r->steps, r->nsteps);
     r->steps = NULL;
     r->nsteps = 0;
     Py_CLEAR(r->recipe);

@@ -46,6 +46,7 @@ from .check_program import (
 from .codegen import compile_function
 from .raise_recipes import region_raise
 from .result_recipes import region_result
+from .step_recipes import region_steps
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
 GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -179,6 +180,8 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
         return None
     # what the C call makes itself, without the region's frame, where that is all it does
     recipe = region_result(region_lines, scope, local_names)
+    if body is not None:  # ... or its stores and built-in calls, then its result
+        recipe = recipe or region_steps(region_lines, scope, local_names, sig.positional)
     if body is None:  # a region ending in a raise: the body returns `raised(...)` as the link
         recipe = recipe or region_raise(region_lines, scope, local_names, sig.positional)
         while name in scope:  # not a constant's name: the function would take its place

@@ -28,11 +28,12 @@ from .result_recipes import MADE_LIST, MADE_OBJECT, MADE_TUPLE, immutable_consta
 
 MADE_SLOT, MADE_STEPS, MADE_PARAM, MADE_DICT = 3, 4, 5, 6  # `_crecipes.c`'s further kinds
 STEP_SET, STEP_NEW, STEP_CALL, STEP_INIT, STEP_SETATTR, STEP_TRACEBACK, STEP_HANDLED, STEP_RAISE = range(8)
+STEP_SETITEM, STEP_APPLY, STEP_RETURN = range(8, 11)  # `step_recipes`' (a region returning)
 MAX_SLOTS, MAX_PARAMS = 64, 16  # `_crecipes.c`'s bounds
 
 
-class _NoRecipe(Exception):
-    """The region's code does something a raise recipe does not."""
+class NoRecipe(Exception):
+    """The region's code does something a recipe of steps does not."""
 
 
 def region_raise(lines: list[str], globals_: dict, local_names=(), params=()) -> tuple:
@@ -49,7 +50,7 @@ def region_raise(lines: list[str], globals_: dict, local_names=(), params=()) ->
         stmts = ast.parse("def _():\n" + "\n".join(lines) + "\n").body[0].body  # type: ignore[attr-defined]
     except SyntaxError:
         return ()
-    reader = _Steps(globals_, set(local_names), list(params)[:MAX_PARAMS])
+    reader = StepReader(globals_, set(local_names), list(params)[:MAX_PARAMS])
     try:
         for s in stmts:
             if type(s) is ast.Return:
@@ -58,7 +59,7 @@ def region_raise(lines: list[str], globals_: dict, local_names=(), params=()) ->
                     return ()
                 return ((MADE_STEPS, (len(reader.slots), tuple(reader.steps))),)
             reader.statement(s)
-    except _NoRecipe:
+    except NoRecipe:
         return ()
     return ()
 
@@ -67,8 +68,8 @@ def _is(node, kind, **fields) -> bool:
     return type(node) is kind and all(getattr(node, k) == v for k, v in fields.items())
 
 
-class _Steps:
-    """`region_raise`'s reading of the statements, one step each."""
+class StepReader:
+    """`region_raise`'s reading of the statements, one step each (`step_recipes` reads more)."""
 
     def __init__(self, globals_: dict, locals_: set, params: list[str]):
         self.globals, self.locals, self.params = globals_, locals_, params
@@ -81,13 +82,13 @@ class _Steps:
     def slot(self, node) -> int:
         """The local `node` names, bound before."""
         if type(node) is not ast.Name or node.id not in self.slots:
-            raise _NoRecipe("not a local bound before")
+            raise NoRecipe("not a local bound before")
         return self.slots[node.id]
 
     def target(self, node, value=None) -> int:
         """The local `node` names, stored to (`value`: its recipe, where a SET stores it)."""
         if type(node) is not ast.Name:
-            raise _NoRecipe("a store to other than a name")
+            raise NoRecipe("a store to other than a name")
         i = self.slots.setdefault(node.id, len(self.slots))
         made_tuple = value is not None and (
             value[0] == MADE_TUPLE or (value[0] == MADE_OBJECT and type(value[1]) is tuple)
@@ -98,9 +99,9 @@ class _Steps:
     def constant(self, node):
         """The global `node` names (a constant of the namespace)."""
         if type(node) is not ast.Name or node.id in self.slots or node.id in self.locals:
-            raise _NoRecipe("not a global")
+            raise NoRecipe("not a global")
         if node.id not in self.globals:
-            raise _NoRecipe(f"{node.id}: a builtin's lookup")
+            raise NoRecipe(f"{node.id}: a builtin's lookup")
         return self.globals[node.id]
 
     def value(self, node) -> tuple:
@@ -115,7 +116,7 @@ class _Steps:
             return (MADE_OBJECT, self.constant(node))
         if type(node) in (ast.Tuple, ast.List) and type(node.ctx) is ast.Load:
             if any(type(e) is ast.Starred for e in node.elts):
-                raise _NoRecipe("an unpacking display")
+                raise NoRecipe("an unpacking display")
             kind = MADE_TUPLE if type(node) is ast.Tuple else MADE_LIST
             return (kind, tuple(self.value(e) for e in node.elts))
         if type(node) is ast.NamedExpr:  # ``(name := v)`` in a display: bound first (all pure)
@@ -126,12 +127,12 @@ class _Steps:
         if type(node) is ast.Dict and None not in node.keys and len(node.keys) <= 32:  # no ``**``
             pairs = zip(node.keys, node.values, strict=True)
             return (MADE_DICT, tuple(self.value(x) for pair in pairs for x in pair))
-        raise _NoRecipe(f"a {type(node).__name__} value")
+        raise NoRecipe(f"a {type(node).__name__} value")
 
     def star(self, node) -> int:
         """``*name``: a local bound to a tuple (the call passes that very tuple)."""
         if type(node) is not ast.Starred or self.slot(node.value) not in self.tuples:
-            raise _NoRecipe("not *args of a tuple")
+            raise NoRecipe("not *args of a tuple")
         return self.slot(node.value)
 
     # -- statements ------------------------------------------------------------------------
@@ -146,10 +147,10 @@ class _Steps:
         elif type(s) is ast.Expr and _call(s.value, 3) and self.constant(s.value.func) is builtins.setattr:
             e, name, v = s.value.args
             if not (type(name) is ast.Constant and type(name.value) is str):
-                raise _NoRecipe("setattr of a name not a constant")
+                raise NoRecipe("setattr of a name not a constant")
             self.steps.append((STEP_SETATTR, self.slot(e), name.value, self.value(v)))
         else:
-            raise _NoRecipe(f"a {type(s).__name__} statement")
+            raise NoRecipe(f"a {type(s).__name__} statement")
 
     def assign(self, target, value) -> None:
         if type(target) is ast.Attribute:
@@ -161,7 +162,7 @@ class _Steps:
         if _call(value, 2) and _attribute(value.func, "__new__"):  # C.__new__(C, *args)
             cls = self.constant(value.func.value)
             if self.constant(value.args[0]) is not cls:
-                raise _NoRecipe("__new__ of another class")
+                raise NoRecipe("__new__ of another class")
             a = self.star(value.args[1])
             self.steps.append((STEP_NEW, self.target(target), cls, a))
             return
@@ -185,22 +186,22 @@ class _Steps:
     def trying(self, s) -> None:
         """``try: <one statement> except TypeError: <one statement>`` of `_exception`."""
         if s.orelse or s.finalbody or len(s.body) != 1 or len(s.handlers) != 1:
-            raise _NoRecipe("another try")
+            raise NoRecipe("another try")
         h = s.handlers[0]
         if h.name is not None or len(h.body) != 1 or not self.is_type_error(h.type):
-            raise _NoRecipe("another handler")
+            raise NoRecipe("another handler")
         body, handler = s.body[0], h.body[0]
         if type(body) is ast.Assign and len(body.targets) == 1 and _call(body.value, 1):
             # try: x = C(*args) except TypeError: x = fallback(C, args)
             cls, a = self.constant(body.value.func), self.star(body.value.args[0])
             if not (type(handler) is ast.Assign and len(handler.targets) == 1 and _call(handler.value, 2)):
-                raise _NoRecipe("another fallback")
+                raise NoRecipe("another fallback")
             fallback = self.constant(handler.value.func)
             if self.constant(handler.value.args[0]) is not cls or self.slot(handler.value.args[1]) != a:
-                raise _NoRecipe("a fallback on other arguments")
+                raise NoRecipe("a fallback on other arguments")
             x = self.target(body.targets[0])
             if self.target(handler.targets[0]) != x:
-                raise _NoRecipe("a fallback to another name")
+                raise NoRecipe("a fallback to another name")
             self.steps.append((STEP_CALL, x, cls, a, fallback))
         elif (
             type(body) is ast.Expr
@@ -212,7 +213,7 @@ class _Steps:
             e, a = self.slot(body.value.args[0]), self.star(body.value.args[1])
             self.steps.append((STEP_INIT, base, e, a))
         else:
-            raise _NoRecipe("another try")
+            raise NoRecipe("another try")
 
     def is_type_error(self, node) -> bool:
         """`node` names the builtin TypeError (no global or local of that name)."""
@@ -227,7 +228,7 @@ class _Steps:
         """``if (h := fn()) is not None: e.attr = h`` (`codegen`'s `_outer_context`)."""
         test = s.test
         if s.orelse or len(s.body) != 1 or not (type(test) is ast.Compare and len(test.ops) == 1):
-            raise _NoRecipe("another if")
+            raise NoRecipe("another if")
         walrus, body = test.left, s.body[0]
         if not (
             type(test.ops[0]) is ast.IsNot
@@ -239,7 +240,7 @@ class _Steps:
             and type(body.targets[0]) is ast.Attribute
             and _is(body.value, ast.Name, id=walrus.target.id)
         ):
-            raise _NoRecipe("another if")
+            raise NoRecipe("another if")
         fn = self.constant(walrus.value.func)
         h = self.target(walrus.target)
         self.steps.append((STEP_HANDLED, h, fn, self.slot(body.targets[0].value), body.targets[0].attr))
@@ -247,11 +248,11 @@ class _Steps:
     def ending(self, s) -> None:
         """``return raised(exc, chain)`` (`links._exact_ending`): the C call raises it."""
         if not (_call(s.value, 2) and self.constant(s.value.func) is getattr(C, "raised", None)):
-            raise _NoRecipe("another return")
+            raise NoRecipe("another return")
         exc, chain = s.value.args
         ok, chain_ = folded_constant(chain)
         if not (ok and type(chain_) is bool):
-            raise _NoRecipe("a chain not a constant")
+            raise NoRecipe("a chain not a constant")
         self.steps.append((STEP_RAISE, self.value(exc), chain_))
 
 

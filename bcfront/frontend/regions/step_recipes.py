@@ -1,0 +1,138 @@
+"""Step recipes: a checked link's region that stores into items and calls built-in functions
+before it returns a value, done by the C call itself (`bcfront/_crecipes.c`), without the
+region's frame.
+
+A region that changes a list it was given ends writing the list's new contents back
+(``xs[:] = [1, 2, 3, 5]``); one whose result an opaque built-in makes calls it
+(``r = _path_normpath(path)``, ``t = tuple.__new__(SplitResult, (...))``).  Neither is a
+value made of constants (`result_recipes`), so each cached call paid the region's Python
+frame for a statement or two -- most of the call, for a small function.  `region_steps`
+reads the region's code (the text its function is compiled from, parsed with `ast`, as the
+other recipes do) and, where every statement is one of these forms, gives a recipe of steps
+(`_crecipes.c`'s STEP_* kinds) that the C call follows, in the same order:
+
+- ``name = value``: STEP_SET (a constant, a parameter, a local bound before, displays of them);
+- ``name = fn(a, b)`` and ``fn(a, b)``: STEP_APPLY, where `fn` is a global of the link that
+  is a built-in function reading no Python frame (`frameless`: not ``locals``, ``eval``,
+  ``sys._getframe``, ``warnings.warn`` ...: called from C, the caller's frame is not the
+  region's);
+- ``x[k] = value``, ``x[a:b] = value``: STEP_SETITEM (``x`` and ``k`` names or constants,
+  ``a`` and ``b`` int constants; a slice is made once: an equal slice, where the code makes
+  a new one each time);
+- ``return value``: STEP_RETURN.
+
+Anything else -- an attribute, an operator, a call of a Python function -- gives no recipe, and
+the region's function runs as before (the reference: `tests/frontend/test_step_recipes.py`
+compares the two, and plain Python).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+import types
+
+from .check_program import folded_constant
+from .raise_recipes import (
+    MADE_STEPS,
+    MAX_PARAMS,
+    MAX_SLOTS,
+    STEP_APPLY,
+    STEP_RETURN,
+    STEP_SET,
+    STEP_SETITEM,
+    NoRecipe,
+    StepReader,
+)
+from .result_recipes import MADE_OBJECT
+
+MAX_ARGS = 16  # `_crecipes.c`'s: the most arguments a STEP_APPLY passes
+
+# built-ins that read the calling Python frame (its locals, globals, code, or the stack)
+_FRAME_READING_BUILTINS = frozenset(
+    {"locals", "vars", "globals", "dir", "eval", "exec", "compile", "__import__", "breakpoint", "input"}
+)
+_FRAME_READING_MODULES = frozenset({"sys", "_warnings", "gc", "faulthandler", "_tracemalloc", "_thread"})
+
+
+def frameless(fn) -> bool:
+    """`fn` is a built-in function (C code) that reads no Python frame: called by the C call
+    it does what it does called from the region's frame."""
+    if type(fn) is not types.BuiltinFunctionType:
+        return False
+    owner = fn.__self__
+    if type(owner) is types.ModuleType:
+        if owner is builtins:
+            return fn.__name__ not in _FRAME_READING_BUILTINS
+        return getattr(owner, "__name__", None) not in _FRAME_READING_MODULES and owner is not sys
+    return True  # a built-in method of an object (``tuple.__new__``, ``[].append``)
+
+
+def region_steps(lines: list[str], globals_: dict, local_names=(), params=()) -> tuple:
+    """``((MADE_STEPS, (nslots, steps)),)`` where the region's code `lines` only does what
+    the module docstring lists and returns, else ().  `globals_`, `local_names`, `params`:
+    as `raise_recipes.region_raise` takes them."""
+    try:
+        stmts = ast.parse("def _():\n" + "\n".join(lines) + "\n").body[0].body  # type: ignore[attr-defined]
+    except SyntaxError:
+        return ()
+    reader = _Effects(globals_, set(local_names), list(params)[:MAX_PARAMS])
+    try:
+        for s in stmts:
+            if type(s) is ast.Return:
+                value = reader.value(s.value) if s.value is not None else (MADE_OBJECT, None)
+                reader.steps.append((STEP_RETURN, value))
+                if len(reader.slots) > MAX_SLOTS:
+                    return ()
+                return ((MADE_STEPS, (len(reader.slots), tuple(reader.steps))),)
+            reader.effect(s)
+    except NoRecipe:
+        return ()
+    return ()
+
+
+class _Effects(StepReader):
+    """`region_steps`'s reading of the statements, one step each."""
+
+    def effect(self, s) -> None:
+        if type(s) is ast.Expr and type(s.value) is ast.Call:
+            self.apply(s.value, self.target(ast.Name(id="\0discarded")))
+        elif type(s) is not ast.Assign or len(s.targets) != 1:
+            raise NoRecipe(f"a {type(s).__name__} statement")
+        elif type(s.targets[0]) is ast.Subscript:
+            self.setitem(s.targets[0], s.value)
+        elif type(s.value) is ast.Call:
+            self.apply(s.value, None, s.targets[0])
+        else:
+            v = self.value(s.value)
+            self.steps.append((STEP_SET, self.target(s.targets[0], v), v))
+
+    def apply(self, call: ast.Call, slot: int | None, target=None) -> None:
+        """``target = fn(args)`` (or the call alone, into `slot`)."""
+        if call.keywords or len(call.args) > MAX_ARGS or any(type(a) is ast.Starred for a in call.args):
+            raise NoRecipe("a call with keywords or unpacking")
+        fn = self.constant(call.func)
+        if not frameless(fn):
+            raise NoRecipe("a call of other than a built-in function")
+        parts = tuple(self.value(a) for a in call.args)
+        self.steps.append((STEP_APPLY, self.target(target) if slot is None else slot, fn, parts))
+
+    def setitem(self, target: ast.Subscript, value) -> None:
+        """``x[k] = value``: the value, then the object, then the key, as Python makes them."""
+        if type(target.value) is not ast.Name:
+            raise NoRecipe("a store into other than a name's item")
+        v = self.value(value)
+        x = self.value(target.value)
+        key = target.slice
+        if type(key) is ast.Slice:
+            bounds = [
+                folded_constant(b) if b is not None else (True, None)
+                for b in (key.lower, key.upper, key.step)
+            ]
+            if not all(ok and (b is None or type(b) is int) for ok, b in bounds):
+                raise NoRecipe("a slice of other than constant ints")
+            k = (MADE_OBJECT, slice(*(b for _, b in bounds)))
+        else:
+            k = self.value(key)
+        self.steps.append((STEP_SETITEM, x, k, v))

@@ -1,0 +1,298 @@
+"""Step recipes (`frontend/regions/step_recipes.py`, `bcfront/_crecipes.c`): a cached call whose
+region stores into its arguments' items or calls built-in functions, then returns, has the C
+call do it, without the region's frame.  Oracles: plain Python (what a native call returns and
+leaves in its arguments), the Python links (``checked_links = False``: the region's own code),
+and for hand-written region code the same statements run as Python."""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import heapq
+import os
+import sys
+import warnings
+
+import pytest
+
+import bcfront
+from bcfront import fast_call
+from bcfront.cfast import C
+from bcfront.frontend.regions.raise_recipes import MADE_DICT, MADE_PARAM, MADE_SLOT, MADE_STEPS, STEP_SET
+from bcfront.frontend.regions.result_recipes import MADE_LIST, MADE_OBJECT, MADE_TUPLE
+from bcfront.frontend.regions.step_recipes import (
+    STEP_APPLY,
+    STEP_RETURN,
+    STEP_SETITEM,
+    frameless,
+    region_steps,
+)
+
+from .check_programs import frames_run
+
+if not fast_call.HAVE_C:
+    if os.environ.get("BCFRONT_PURE_PYTHON"):
+        pytest.skip("BCFRONT_PURE_PYTHON is set: no C call", allow_module_level=True)
+
+    def test_the_c_extension_is_built():  # a missing build fails, never skips
+        pytest.fail("bcfront._cfast is not built: reinstall with a C compiler (pip install -e .)")
+
+
+def pushed(xs, x):
+    heapq.heappush(xs, x)
+    return xs
+
+
+def popped(xs):
+    return heapq.heappop(xs), xs
+
+
+def grown(xs):
+    xs.append(len(xs))
+    return len(xs)
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+def point(a):
+    return Point(a, 2)
+
+
+def scaled(xs, k):
+    for i in range(len(xs)):
+        xs[i] = xs[i] * k
+
+
+CALLS = [
+    (pushed, [([1, 5, 3], 2), ([1, 5, 3], 2), ([1, 5, 3], 0), ([1, 5, 3], 2)]),
+    (popped, [([5, 1, 3],), ([5, 1, 3],), ([],), ([5, 1, 3],), ([],)]),
+    (grown, [([3, 1, 2],), ([3, 1, 2],), ([],), ([3, 1, 2],)]),
+    (point, [(3,), (3,), (4,), (3,)]),
+    (scaled, [([1.5, 2.5], 2.0), ([1.5, 2.5], 2.0), ([1.5], 2.0), ([1.5, 2.5], 2.0)]),
+]
+
+
+def copied(args) -> list:
+    return [list(a) if type(a) is list else a for a in args]
+
+
+def run(fn, args):
+    """What a call returns or raises, and the arguments after it (a fresh copy each)."""
+    args = copied(args)
+    try:
+        got = ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001
+        got = ("raise", type(e), str(e))
+    return got, args
+
+
+@pytest.mark.parametrize("fn, calls", CALLS, ids=[f.__name__ for f, _ in CALLS])
+def test_captured_calls_equal_plain_python_and_the_python_links(fn, calls):
+    checked = bcfront.capture(fn)
+    python = bcfront.capture(fn)
+    python.checked_links = False
+    for args in calls * 2:
+        want = run(fn, args)
+        assert run(checked, args) == want
+        assert run(python, args) == want
+    assert sum(getattr(e.link_names.checked, "hits", 0) for e in checked._entries) > 0
+
+
+@pytest.mark.parametrize("fn, args", [(pushed, ([1, 5, 3], 2)), (grown, ([3, 1, 2],)), (point, (3,))])
+def test_a_region_of_stores_and_builtin_calls_runs_without_a_frame(fn, args):
+    cf = bcfront.capture(fn)
+    cf(*copied(args))
+    fresh = copied(args)
+    result, frames = frames_run(cf, *fresh)
+    want, after = run(fn, args)
+    assert ("ok", result) == want and fresh == after and type(result) is type(want[1])
+    assert frames == []
+    if fn is pushed:
+        assert result is fresh[0]  # the very list it was given, as natively
+
+
+def test_region_steps_reads_stores_builtin_calls_and_the_result():
+    lines = ["    ___r = xs", "    xs[:] = [1, 2]", "    return ___r", "    return None"]
+    full = slice(None, None, None)
+    store = (
+        STEP_SETITEM,
+        (MADE_PARAM, 0),
+        (MADE_OBJECT, full),
+        (MADE_LIST, ((MADE_OBJECT, 1), (MADE_OBJECT, 2))),
+    )
+    assert region_steps(lines, {}, ("xs", "___r"), ("xs",)) == (
+        (MADE_STEPS, (1, ((STEP_SET, 0, (MADE_PARAM, 0)), store, (STEP_RETURN, (MADE_SLOT, 0))))),
+    )
+    call = ["    ___t = ___new(___P, (3, 2))", "    return ___t"]
+    scope = {"___new": tuple.__new__, "___P": Point}
+    steps = ((STEP_APPLY, 0, tuple.__new__, ((MADE_OBJECT, Point), (MADE_OBJECT, (3, 2)))),)
+    assert region_steps(call, scope, ("___t",)) == (
+        (MADE_STEPS, (1, (*steps, (STEP_RETURN, (MADE_SLOT, 0))))),
+    )
+    item = ["    d[1] = (x, 2)", "    return None"]
+    got = region_steps(item, {}, ("d", "x"), ("d", "x"))
+    pair = (MADE_TUPLE, ((MADE_PARAM, 1), (MADE_OBJECT, 2)))
+    assert got == (
+        (
+            MADE_STEPS,
+            (0, ((STEP_SETITEM, (MADE_PARAM, 0), (MADE_OBJECT, 1), pair), (STEP_RETURN, (0, None)))),
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "lines, scope",
+    [
+        (["    ___r = ___f(x)", "    return ___r"], {"___f": lambda x: x}),  # a Python function
+        (["    ___r = ___f()", "    return ___r"], {"___f": builtins.locals}),  # reads the frame
+        (["    ___r = ___f(1)", "    return ___r"], {"___f": sys._getframe}),
+        (["    ___r = ___f(x, key=1)", "    return ___r"], {"___f": len}),  # keywords
+        (["    ___r = ___f(*x)", "    return ___r"], {"___f": len}),  # unpacking
+        (["    x.a = 1", "    return None"], {}),  # an attribute store
+        (["    x[i + 1] = 1", "    return None"], {}),  # a key computed
+        (["    x[:n] = [1]", "    return None"], {}),  # a slice bound not a constant
+        (["    ___r = x + 1", "    return ___r"], {}),  # an operator
+        (["    ___r = y", "    return ___r"], {}),  # a local never bound
+    ],
+)
+def test_region_steps_refuses_what_it_cannot_do_exactly(lines, scope):
+    assert region_steps(lines, scope, ("x", "y", "i", "n", "___r"), ("x", "i", "n")) == ()
+
+
+def test_frameless_builtins_are_those_reading_no_frame():
+    assert frameless(len) and frameless(tuple.__new__) and frameless([].append) and frameless(heapq.heappush)
+    for fn in (builtins.locals, builtins.vars, builtins.globals, builtins.dir, builtins.eval, builtins.exec):
+        assert not frameless(fn)
+    assert (
+        not frameless(sys._getframe) and not frameless(warnings.warn) and not frameless(builtins.__import__)
+    )
+    assert not frameless(pushed) and not frameless(tuple)  # a Python function, a class
+
+
+def _python(lines, params):
+    src = f"def _r({', '.join(params)}):\n" + "\n".join(lines) + "\n"
+    scope = {"___divmod": divmod}
+    exec(src, scope)
+    return scope
+
+
+@pytest.mark.parametrize("args", [((7, 2), [0, 0]), ((7, 0), [0, 0]), ((7, 2), [0])])
+def test_a_step_recipe_does_what_its_statements_do_errors_included(args):
+    lines = ["    ___q = ___divmod(*p)", "    xs[1] = ___q", "    return xs"]  # the recipe spells *p out
+    recipe = (
+        MADE_STEPS,
+        (
+            1,
+            (
+                (STEP_APPLY, 0, divmod, ((MADE_OBJECT, args[0][0]), (MADE_OBJECT, args[0][1]))),
+                (STEP_SETITEM, (MADE_PARAM, 1), (MADE_OBJECT, 1), (MADE_SLOT, 0)),
+                (STEP_RETURN, (MADE_PARAM, 1)),
+            ),
+        ),
+    )
+    made = C.Recipe(recipe)
+    xs1, xs2 = list(args[1]), list(args[1])
+    scope = _python(lines, ["p", "xs"])
+    try:
+        want = ("ok", scope["_r"](args[0], xs1))
+    except Exception as e:  # noqa: BLE001
+        want = ("raise", type(e), str(e))
+    try:
+        got = ("ok", made(args[0], xs2))
+    except Exception as e:  # noqa: BLE001
+        got = ("raise", type(e), str(e))
+    assert got == want and xs1 == xs2
+    if got[0] == "ok":
+        assert got[1] is xs2  # the parameter itself
+
+
+@pytest.mark.parametrize(
+    "recipe",
+    [
+        (MADE_STEPS, (1, ((STEP_APPLY, 0, len, ((MADE_OBJECT, "ab"),)),))),  # no ending
+        (MADE_STEPS, (1, ((STEP_RETURN, (MADE_OBJECT, 1)), (STEP_RETURN, (MADE_OBJECT, 2))))),  # two
+        (MADE_STEPS, (1, ((STEP_APPLY, 0, tuple, ()), (STEP_RETURN, (MADE_SLOT, 0))))),  # not a C function
+        (MADE_STEPS, (1, ((STEP_APPLY, 3, len, ()), (STEP_RETURN, (MADE_SLOT, 0))))),  # no such slot
+        (
+            MADE_STEPS,
+            (0, ((STEP_SETITEM, (MADE_PARAM, 0), (MADE_OBJECT, 1)), (STEP_RETURN, (MADE_OBJECT, 1)))),
+        ),
+        (MADE_STEPS, (1, ((STEP_APPLY, 0, len, tuple((MADE_OBJECT, i) for i in range(17))),))),
+    ],
+)
+def test_a_malformed_step_recipe_is_refused_when_made(recipe):
+    with pytest.raises(ValueError, match="Recipe"):
+        C.Recipe(recipe)
+
+
+class Logged:
+    """An item that logs its release (the order in which a store lets go of the old items)."""
+
+    log: list = []
+
+    def __init__(self, name):
+        self.name = name
+
+    def __del__(self):
+        Logged.log.append(self.name)
+
+
+class ListSub(list):
+    pass
+
+
+@pytest.mark.parametrize("old", [0, 1, 3, 4, 6, 20])
+@pytest.mark.parametrize("new", [0, 2, 4, 7])
+@pytest.mark.parametrize("kind", [list, ListSub])
+def test_a_list_written_back_whole_is_as_the_slice_store_leaves_it(old, new, kind):
+    """``xs[:] = [...]`` on an exact list of few items is done in place (`list_replace`):
+    the same contents, the same list, the old items released in the same order."""
+    parts = tuple((MADE_OBJECT, i) for i in range(new))
+    full = (MADE_OBJECT, slice(None, None, None))
+    recipe = C.Recipe(
+        (
+            MADE_STEPS,
+            (0, ((STEP_SETITEM, (MADE_PARAM, 0), full, (MADE_LIST, parts)), (STEP_RETURN, (MADE_PARAM, 0)))),
+        )
+    )
+    results = []
+    for how in ("python", "recipe"):
+        xs = kind(Logged(f"{how}{i}") for i in range(old))
+        Logged.log = []
+        if how == "python":
+            xs[:] = list(range(new))
+            got = xs
+        else:
+            got = recipe(xs)
+        assert got is xs and type(xs) is kind
+        results.append((list(xs), [name.removeprefix(how) for name in Logged.log]))
+    assert results[0] == results[1] == (list(range(new)), [str(i) for i in reversed(range(old))])
+
+
+class Growing:
+    """A key whose hashing grows the list the store then replaces."""
+
+    def __init__(self, xs):
+        self.xs = xs
+
+    def __hash__(self):
+        self.xs.extend(range(5000))  # past any room kept for a few items
+        return 1
+
+
+def test_a_list_grown_while_the_new_items_are_made_is_replaced_as_python_does():
+    parts = ((MADE_DICT, ((MADE_PARAM, 1), (MADE_OBJECT, 1))),)  # [{key: 1}]
+    full = (MADE_OBJECT, slice(None, None, None))
+    recipe = C.Recipe(
+        (
+            MADE_STEPS,
+            (0, ((STEP_SETITEM, (MADE_PARAM, 0), full, (MADE_LIST, parts)), (STEP_RETURN, (MADE_PARAM, 0)))),
+        )
+    )
+    xs = [1, 2]
+    key = Growing(xs)
+    xs[:] = [{key: 1}]
+    ys = [1, 2]
+    got = recipe(ys, Growing(ys))
+    assert got is ys and len(ys) == len(xs) == 1 and list(ys[0].values()) == [1]
