@@ -88,6 +88,9 @@ EXPECT: dict[str, Expect] = {
     # train(), zero_grad, forward under transformers' try/finally, backward, AdamW, eval():
     # 3 breaks and 25% of the ops in graphs before session 26's grad undo and placed writes
     "train_llama_adamw":   Expect(breaks=0, share=1.0, target=Expect(breaks=0)),
+    # an LR schedule stepped inside (session 30): a recompile per step before, native at the
+    # limit; its counters are symbols and its rate a runtime value from their first change
+    "train_gpt2_sched":    Expect(breaks=0, share=1.0, recompiles=2, target=Expect(breaks=0)),
     "gen_gpt2_cache":      Expect(breaks=0, share=1.0, fullgraph=True, recompiles=1, target=GEN),
     "gen_gpt2_nocache":    Expect(breaks=0, share=1.0, fullgraph=True, recompiles=1, target=GEN),
     # generate(): checks that read the input ids/mask (negative ids, right padding, an all-ones
@@ -429,6 +432,34 @@ class CausalLMOptimizerStep(nn.Module):
         self.opt.step()
         self.lm.eval()
         return loss.detach()
+
+
+class CausalLMScheduledStep(nn.Module):
+    """A fine-tuning step as transformers' examples write it: zero_grad, the forward with
+    labels, backward, gradient clipping, an AdamW step, the learning-rate schedule's step
+    (`get_linear_schedule_with_warmup`: its counters and rate change every call); returns
+    the loss."""
+
+    def __init__(self, lm: nn.Module):
+        super().__init__()
+        self.lm = lm
+        self.opt = torch.optim.AdamW(lm.parameters(), lr=1e-3, weight_decay=0.01)
+        self.sched = transformers().get_linear_schedule_with_warmup(self.opt, 2, 20)
+
+    def forward(self, input_ids):
+        self.opt.zero_grad()
+        loss = self.lm(input_ids, labels=input_ids).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.lm.parameters(), 1.0)
+        self.opt.step()
+        self.sched.step()
+        return loss.detach()
+
+
+@model(kind="train", attn="sdpa")
+def train_gpt2_sched():
+    """A GPT2LMHeadModel fine-tuning step with clipping, AdamW and a warmup schedule."""
+    return CausalLMScheduledStep(_gpt2("sdpa")).train(), text_inputs
 
 
 @model(kind="train", attn="sdpa")
