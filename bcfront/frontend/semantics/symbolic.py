@@ -37,6 +37,7 @@ from ..model.values import (
     Const,
     ListV,
     RuntimeV,
+    ScalarV,
     SymFloatV,
     SymIntV,
     TensorV,
@@ -152,7 +153,7 @@ def _dim_node(tx, t, what: str, i: int, d) -> Value:
 def float_operands(tx, args: list, kwargs: dict) -> tuple[list, dict]:
     """The arguments of a tensor op (some argument a tensor) with each unread runtime float
     among them, or in a list or tuple among them, as its graph input (`float_input`)."""
-    if not any(isinstance(a, TensorV) and not isinstance(a, SymFloatV) for a in (*args, *kwargs.values())):
+    if not any(isinstance(a, TensorV) and not isinstance(a, ScalarV) for a in (*args, *kwargs.values())):
         return args, kwargs  # a factory (``torch.full(size, f)``): the value, guarded
     if not any(_has_runtime_float(a) for a in (*args, *kwargs.values())):
         return args, kwargs
