@@ -5,8 +5,9 @@ value, `semantics.runtime_values`).  Where it reaches a tensor op as an operand 
 scale``, ``x.clamp(min=lo)``), it used to be read there: guarded equal, one entry per
 value until the recompile limit, then a native fallback.  Now it is a SymFloat graph
 input (`semantics.symbolic.float_input`), as torch.compile makes such a float: one entry
-serves every finite value.  Each result is compared with eager torch on the same values,
-bit for bit, and with its dtype.
+serves every finite value.  A factory's fill value (``torch.full(size, s)``) is one too;
+a size (``torch.arange(s)``) is guarded by the ShapeEnv.  Each result is compared with
+eager torch on the same values, bit for bit, and with its dtype.
 """
 
 from __future__ import annotations
@@ -118,12 +119,23 @@ def test_a_nan_or_infinite_float_is_read_as_a_constant(odd):
     assert len(cf.entries) <= 4
 
 
-def test_a_factory_reads_the_float():
+def test_a_factory_takes_the_float_as_an_input():
     def f(x, s):
-        return torch.full((2,), s) + x.sum()
+        return torch.full((2,), s) + x.sum() + torch.scalar_tensor(s) * torch.linspace(0, s, 2)
 
     cf = bcfront.capture(f)
-    _same(cf, f, _varied(lambda s: (X, s), 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(cf, f, _varied(lambda s: (X, s)))
+    assert len(cf.entries) <= 3
+
+
+def test_a_factory_whose_size_is_the_float_reads_it():
+    def f(x, s):
+        return torch.arange(0.0, s * 4)[:2] + x[0, :2]
+
+    cf = bcfront.capture(f)
+    _same(cf, f, _varied(lambda s: (X, s), 6))  # one entry per size, as torch.compile
 
 
 def test_a_branch_on_the_float_guards_the_answer_not_the_value():

@@ -11,6 +11,9 @@ original call (an unusual argument, an override, a dtype request...).
 ``torch.full(size, t)`` with `t` a 0-d tensor reads its value (``t.item()``, a
 data-dependent break) where ``torch.empty(size).fill_(t)`` copies it on the device:
 `full_of_tensor` records those two calls where they give what ``full`` gives.
+``torch.tensor(n)`` of a symbolic number (a step counter) is ``torch.scalar_tensor(n,
+dtype=...)`` with the dtype ``tensor`` infers (`tensor_of_number`): the fake run of
+``tensor`` takes no symbol, and reading the value would capture once per value.
 """
 
 from __future__ import annotations
@@ -192,3 +195,39 @@ def full_of_tensor(tx, args, kwargs, record):
     made = {"dtype": Const(dtype), "device": Const(device)}
     empty = record(tx, "call", torch.empty, [size], made)
     return record(tx, "method", "fill_", [empty, fill], {}, mutates=True)
+
+
+# the keywords each takes besides its data (a keyword it does not take: its own TypeError)
+TENSOR_OPTIONS = {
+    torch.tensor: frozenset({"dtype", "device", "requires_grad", "pin_memory"}),
+    torch.as_tensor: frozenset({"dtype", "device"}),
+}
+
+
+def tensor_of_number(fn, data, kwargs, default_dtype):
+    """``fn(data, **kwargs)`` (`fn` in `TENSOR_OPTIONS`) of one symbolic number `data` (a `SymIntV` or
+    `SymFloatV`; a runtime float, which the call makes a graph input) as ``(torch.
+    scalar_tensor, [data], kwargs)``: the same 0-d tensor, of the dtype ``tensor`` infers
+    from the number's type (int64, or `default_dtype` for a float) unless given; None to
+    keep the call (other data, ``requires_grad``, pinned memory)."""
+    from ..model.values import RuntimeV, SymFloatV, SymIntV, is_unread
+
+    if isinstance(data, SymIntV):
+        inferred = torch.int64
+    elif isinstance(data, SymFloatV) or (is_unread(data) and type(data.example) is float):
+        inferred = default_dtype
+    else:
+        return None
+    options = {}
+    for name, v in kwargs.items():
+        ok, value = _const(v)
+        if not ok or name not in TENSOR_OPTIONS[fn] or isinstance(v, RuntimeV):
+            return None
+        options[name] = value
+    if options.get("requires_grad") or options.get("pin_memory"):
+        return None
+    dtype = options.get("dtype") or inferred
+    made = {"dtype": Const(dtype)}
+    if options.get("device") is not None:
+        made["device"] = Const(options["device"])
+    return torch.scalar_tensor, [data], made

@@ -37,10 +37,8 @@ from ..model.values import (
     Const,
     ListV,
     RuntimeV,
-    ScalarV,
     SymFloatV,
     SymIntV,
-    TensorV,
     TupleV,
     Value,
     is_unread,
@@ -151,10 +149,10 @@ def _dim_node(tx, t, what: str, i: int, d) -> Value:
 
 
 def float_operands(tx, args: list, kwargs: dict) -> tuple[list, dict]:
-    """The arguments of a tensor op (some argument a tensor) with each unread runtime float
-    among them, or in a list or tuple among them, as its graph input (`float_input`)."""
-    if not any(isinstance(a, TensorV) and not isinstance(a, ScalarV) for a in (*args, *kwargs.values())):
-        return args, kwargs  # a factory (``torch.full(size, f)``): the value, guarded
+    """The arguments of a torch call with each unread runtime float among them, or in a
+    list or tuple among them, as its graph input (`float_input`): an operand (``x * s``),
+    a fill value (``torch.full(size, s)``).  Where the call needs the value itself (a
+    size: ``torch.arange(s)``), the ShapeEnv guards it, as any symbol."""
     if not any(_has_runtime_float(a) for a in (*args, *kwargs.values())):
         return args, kwargs
     return [_operand(tx, a) for a in args], {k: _operand(tx, v) for k, v in kwargs.items()}
