@@ -96,7 +96,8 @@ def test_every_entry_has_one_row_of_expectations():
         kind = REAL_ZOO[name].kind
         assert exp.breaks is not None and exp.share is not None, name
         assert (exp.fullgraph is not None) == (kind != "train"), name
-        assert (exp.recompiles is not None) == (kind == "generate"), name
+        # every decoding loop has a recompile ratchet; others where state changes each call
+        assert exp.recompiles is not None or kind != "generate", name
         assert exp.target is not None and exp.target.breaks == 0, name
 
 
