@@ -221,7 +221,9 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     )
     keyed = keyed_table(entries, links, code, bound) if cf.keyed_dispatch else None
     if keyed is not None:
-        cf._dispatch_key(*keyed, _missed_as_the_last_link(missed, code, kwdefaults), links[0])
+        positions, table, unkeyed = keyed  # a key not in the table: the first entry it leaves out
+        miss = links[unkeyed] if unkeyed is not None else _missed_as_the_last_link(missed, code, kwdefaults)
+        cf._dispatch_key(positions, table, miss, links[0])
     type(cf).__call__ = _C_CALL
     if C is not None:  # (HAVE_C) a call makes no argument tuple; the C call checks __call__
         C._vectorcall_class(type(cf))

@@ -10,10 +10,12 @@ True are equal and hash alike, their types tell them apart -- in a table of the 
 calls on a miss.  This is exact: every entry before the one picked has another key, so its
 constant check fails on this call anyway (-0.0 and 0.0 share a key: the full guard, which
 the picked link runs, tells them apart), and the picked link goes on down the chain where
-the rest of its guard fails; a key in no entry fails every entry's check.  An entry without
-such a check on those arguments (a NaN, a tuple, an argument not specialized): no table, the
-plain chain.  The table holds only scalars, types and the links.  The plain chain stays the
-reference (``keyed_dispatch = False`` on a captured function;
+the rest of its guard fails; a key in no entry fails every entry's check.  Entries without
+such a check on those arguments (a NaN, a tuple, an argument not specialized) after the
+specialized ones: a key not in the table calls the first of them (a function called with
+a few values, then with many: its value-dynamic entry, one lookup away); before them or
+among them: no table, the plain chain.  The table holds only scalars, types and the
+links.  The plain chain stays the reference (``keyed_dispatch = False`` on a captured function;
 `tests/test_keyed_dispatch.py`).  `bcfront.fast_call` arms the C call with the table this
 module makes.
 """
@@ -26,9 +28,9 @@ KEY_TYPES = frozenset({int, str, bytes, bool, type(None), float})  # `key_type` 
 KEY_MAX = 8  # most positions a key reads (KEY_MAX in _cfast.c)
 
 
-def keyed_table(entries, links, code, bound: bool) -> tuple[tuple[int, ...], dict] | None:
+def keyed_table(entries, links, code, bound: bool) -> tuple[tuple[int, ...], dict, int | None] | None:
     """The C call's keyed dispatch for `entries` and their exact `links` (chain order):
-    ``(positions, table)``, or None where it has none (plain chain).
+    ``(positions, table, missed)``, or None where it has none (plain chain).
 
     The positions are positional arguments (indices into the C call's, the bound self not
     counted; a ``*args`` item counts as the position it is passed at) on which every
@@ -38,11 +40,22 @@ def keyed_table(entries, links, code, bound: bool) -> tuple[tuple[int, ...], dic
     first link having it, one level per position: ``{value: {type: next}}`` (1, 1.0 and
     True are equal dict keys; their types are not), made as C reads it (`_compact`).  It
     holds only scalars, types and the links.  None where no such argument tells two
-    entries apart (a lookup would only add to the call)."""
+    entries apart (a lookup would only add to the call).
+
+    The table covers the longest run of entries from the first that are all specialized on
+    those arguments; the entries after it (a value-dynamic entry, its argument a runtime
+    value: `ShapePolicy.value_dynamic`) are where a key not in the table goes, from the
+    first of them on (``missed``: its index, None where the table covers every entry and
+    a key not in it goes to what the last link calls on a miss).  Exact as well: every
+    entry of the run has a key of its own, so each fails such a call's constant check."""
     if len(entries) < 2:
         return None
     position_of = _argument_positions(code, bound)
     keys = [_scalar_constants(e, position_of) for e in entries]
+    run = next((i for i, k in enumerate(keys) if not k), len(keys))  # specialized ones first
+    keys = keys[:run]
+    if len(keys) < 2:
+        return None
     positions = _telling_positions(keys, sorted(set(keys[0]).intersection(*keys[1:])))
     if not positions:
         return None
@@ -53,7 +66,7 @@ def keyed_table(entries, links, code, bound: bool) -> tuple[tuple[int, ...], dic
             v = key[p]
             by_type = node.setdefault(v, {})
             node = by_type.setdefault(type(v), {} if p != positions[-1] else link)  # the first
-    return positions, _compact(table)
+    return positions, _compact(table), (run if run < len(entries) else None)
 
 
 def _telling_positions(keys, common: list[int]) -> tuple[int, ...]:

@@ -223,7 +223,7 @@ def test_one_key_with_different_other_guards_goes_on_down_the_chain():
     assert len(cf._entries) == 4
 
 
-def test_a_nan_argument_misses_and_its_entry_leaves_the_plain_chain():
+def test_a_nan_argument_misses_and_its_entry_after_the_keyed_ones_takes_the_misses():
     cf = capture(described)
     cf(1.0)
     cf(2.0)
@@ -232,7 +232,9 @@ def test_a_nan_argument_misses_and_its_entry_leaves_the_plain_chain():
     assert picked(cf, (nan,)) == "missed"
     assert cf(nan) == described(nan)
     assert len(cf._entries) == 3  # a NaN entry: its guard is x != x, no key
-    assert picked(cf, (2.0,)) == 0  # no table: the plain chain
+    assert check_pick(cf, (2.0,)) == (1, 1)  # still keyed: the NaN entry is after the others
+    assert check_pick(cf, (nan,)) == (2, 2)  # not in the table (nan != nan): the NaN entry
+    assert check_pick(cf, (3.0,)) == (2, None)  # no entry: from the NaN one (which misses)
     assert cf(float("nan")) == described(nan) and cf(2.0) == described(2.0)
     assert len(cf._entries) == 3
     assert math.isnan(cf._entries[2].guards[1].expected)
@@ -331,7 +333,7 @@ def test_the_table_holds_only_scalars_types_and_links():
     for args in [(1, "p", ()), (2.5, "p", ()), ("s", "p", ()), (b"b", "p", ()), (None, "p", ())]:
         cf(*args)
     links = [e.link for e in cf._entries]
-    positions, table = keyed_dispatch.keyed_table(cf._entries, links, mixed.__code__, False)
+    positions, table, _ = keyed_dispatch.keyed_table(cf._entries, links, mixed.__code__, False)
     assert positions == (0,)
     for value, by_type in table.items():
         assert type(value) in keyed_dispatch.KEY_TYPES
@@ -390,3 +392,46 @@ def test_pure_python_path_is_unchanged():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+# -- entries after the specialized ones ----------------------------------------------------
+
+
+def tagged(s):
+    return s.upper() + "!"
+
+
+def test_a_key_not_in_the_table_goes_to_the_value_dynamic_entry_after_it():
+    # a str argument: two entries specialized on its value, then (its third value) one
+    # entry where it is a runtime value (`ShapePolicy.value_dynamic`), which serves every
+    # later value: a new value is one lookup away from it, not two failed guards
+    keyed, plain = bcfront.capture(tagged), bcfront.capture(tagged)  # dynamic: automatic
+    plain.keyed_dispatch = False
+    for cf in (keyed, plain):
+        cf.checked_links = False  # the Python links, whose frames `links_run` counts
+        for s in ["a", "b", "c"]:
+            assert cf(s) == tagged(s)
+    assert len(keyed._entries) == 3
+    links = [e.link for e in keyed._entries]
+    assert keyed_dispatch.keyed_table(keyed._entries, links, tagged.__code__, False)
+    for s in ["a", "b", "c", "d", "zz", ""]:
+        pick, hit = check_pick(keyed, (s,))
+        assert pick == hit  # "a", "b": their own entries; any other: the dynamic one, at once
+        assert links_run(keyed, s) == (tagged(s), 1)
+        assert links_run(plain, s)[0] == tagged(s)
+    assert links_run(plain, "zz") == (tagged("zz"), 3)  # the chain: two failed guards first
+    assert len(keyed._entries) == len(plain._entries) == 3
+
+
+def test_entries_specialized_after_an_unspecialized_one_keep_the_plain_chain():
+    # the unspecialized entry first (a tuple argument), then int ones: no table, since the
+    # first entry could hold for any key
+    cf = capture(mixed)
+    cf((1, 2), "p", ())
+    for k in [1, 2, 3]:
+        cf(k, "p", ())
+    links = [e.link for e in cf._entries]
+    assert keyed_dispatch.keyed_table(cf._entries, links, mixed.__code__, False) is None
+    for args in [((1, 2), "p", ()), (2, "p", ()), (9, "p", ())]:
+        assert picked(cf, args) == 0
+        assert cf(*args) == mixed(*args)
