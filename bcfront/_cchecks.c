@@ -145,6 +145,7 @@ typedef struct {
     PyObject *link;     /* the Python link: called where this does not bind the call itself */
     PyObject *next;     /* called where a check fails */
     PyObject *result;   /* a recipe of what the region does (`_crecipes.c`), or NULL: call `body` */
+    Py_ssize_t kept;    /* >= 0: the region returns what the checks left in this local */
     Py_ssize_t hits;    /* calls whose checks passed here (for tests and explain) */
 } CheckedLink;
 
@@ -439,9 +440,10 @@ holds(CheckedLink *c, const Instr *ip, PyObject *x)
     }
 }
 
-/* 1: the checks pass; 0: one fails (or raises an Exception, where guarded); -1: an error */
+/* 1: the checks pass; 0: one fails (or raises an Exception, where guarded); -1: an error.
+ * `kept` (not NULL): where they pass, the local `c->kept` (a new reference, NULL if unset) */
 static int
-run(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
+run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
 {
     /* (locals: the reads a program keeps, `check_program.REUSE_READS`, as well as its own) */
     PyObject *small_stack[16], *small_locals[32];
@@ -730,6 +732,10 @@ done:
     while (sp > 0) {
         Py_DECREF(stack[--sp]);
     }
+    if (kept != NULL && outcome == 1 && c->kept >= 0) {
+        *kept = locals[c->kept]; /* the reference moves out */
+        locals[c->kept] = NULL;
+    }
     for (Py_ssize_t i = 0; i < c->nlocals; i++) {
         Py_XDECREF(locals[i]);
     }
@@ -791,10 +797,15 @@ checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
             Py_DECREF(cur);
             return res;
         }
-        int passed = run(c, args, n);
+        PyObject *kept = NULL;
+        int passed = run(c, args, n, &kept);
         if (passed != 0) {
             if (passed < 0) {
                 res = NULL;
+            }
+            else if (kept != NULL) { /* the region's result, which the checks made */
+                c->hits++;
+                res = kept;
             }
             else {
                 c->hits++;
@@ -876,13 +887,17 @@ static PyObject *
 checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"code", "consts", "nlocals", "depth", "npos", "star", "guarded",
-                            "body", "link", "result", NULL};
+                            "body", "link", "result", "kept", NULL};
     PyObject *code, *consts, *body, *link, *result;
-    Py_ssize_t nlocals, depth, npos;
+    Py_ssize_t nlocals, depth, npos, kept = -1;
     int star, guarded;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!nnnppOOO!:CheckedLink", names, &PyTuple_Type, &code,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!nnnppOOO!|n:CheckedLink", names, &PyTuple_Type, &code,
                                      &PyTuple_Type, &consts, &nlocals, &depth, &npos, &star, &guarded, &body,
-                                     &link, &PyTuple_Type, &result)) {
+                                     &link, &PyTuple_Type, &result, &kept)) {
+        return NULL;
+    }
+    if (kept < -1 || kept >= nlocals || (kept >= 0 && PyTuple_GET_SIZE(result) != 0)) {
+        PyErr_SetString(PyExc_ValueError, "CheckedLink: kept is -1 or a local, and then result is ()");
         return NULL;
     }
     if (!PyFunction_Check(link) || !PyCallable_Check(body) || PyTuple_GET_SIZE(result) > 1
@@ -911,6 +926,7 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     c->link = Py_NewRef(link);
     c->next = NULL;
     c->result = PyTuple_GET_SIZE(result) ? Py_NewRef(PyTuple_GET_ITEM(result, 0)) : NULL;
+    c->kept = kept;
     c->hits = 0;
     PyObject_GC_Track(c);
     if (c->code == NULL) {
@@ -969,7 +985,7 @@ checked_passes(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "passes: the arguments do not bind positionally");
         return NULL;
     }
-    int r = run(c, args, nargs);
+    int r = run(c, args, nargs, NULL);
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
@@ -992,8 +1008,9 @@ static PyTypeObject CheckedLinkType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bcfront._cfast.CheckedLink",
     .tp_doc = PyDoc_STR(
-        "CheckedLink(code, consts, nlocals, depth, npos, star, guarded, body, link, result):\n"
-        "an exact link whose checks run in C (bcfront/_cchecks.c)."),
+        "CheckedLink(code, consts, nlocals, depth, npos, star, guarded, body, link, result[, kept]):\n"
+        "an exact link whose checks run in C (bcfront/_cchecks.c); kept >= 0: where they pass,\n"
+        "the call returns what they left in that local (the region's result), not body's."),
     .tp_basicsize = sizeof(CheckedLink),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_new = checked_new,

@@ -945,7 +945,7 @@ PyInit__cfast(void)
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
         || cchecks_add(m) < 0 || recipes_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 9) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 10) < 0) {
         Py_DECREF(m);
         return NULL;
     }

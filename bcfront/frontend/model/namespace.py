@@ -36,6 +36,9 @@ class Namespace:
         self.globals: dict[str, object] = {"__builtins__": builtins}
         self._by_id: dict[int, str] = {}
         self._keep: list = []  # keep constants alive (ids must stay unique)
+        # the names of constants the code calls as pure functions (`PureCallSource`): a call
+        # of one made twice on the same reads gives the same value (`check_shortcuts`)
+        self.pure: set[str] = set()
         # Sources whose object identity a guard checked earlier in the same function:
         # anything reached through them starts from the constant instead of re-walking.
         self.rebased: dict = {}
@@ -47,6 +50,7 @@ class Namespace:
         done: new locals continue its numbering."""
         other = Namespace(self.params, self.prefix)
         other.globals, other._by_id, other._keep = self.globals, self._by_id, self._keep
+        other.pure = self.pure
         other._fresh = getattr(self, "_fresh", 0)
         return other
 

@@ -206,7 +206,9 @@ class PureCallSource(Source):
             ns.spell(a) if isinstance(a, Source) else ns.const(a.obj) if isinstance(a, Ref) else repr(a)
             for a in self.args
         ]
-        return f"{ns.const(self.fn.obj)}({', '.join(parts)})"
+        fn = ns.const(self.fn.obj)
+        ns.pure.add(fn)
+        return f"{fn}({', '.join(parts)})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import types
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .check_shortcuts import SCALARS, Shortcuts, folded_constant
@@ -88,6 +88,7 @@ class CheckProgram:
     nlocals: int
     depth: int
     guarded: bool
+    kept_result: int = -1  # >= 0: the local holding what the region returns (`compile_checks`)
 
     def listing(self) -> list[str]:
         """The program, one op a line (for tests and reading)."""
@@ -129,26 +130,43 @@ class LinkParameters:
 
 
 def compile_checks(
-    lines: list[str], miss: str, globals_: dict, params: LinkParameters, local_names
+    lines: list[str],
+    miss: str,
+    globals_: dict,
+    params: LinkParameters,
+    local_names,
+    pure: frozenset[str] = frozenset(),
+    result: ast.expr | None = None,
 ) -> CheckProgram:
     """The program of the check statements `lines` (a link's, ``return <miss>`` where a
     check fails, at one indent level), reading `globals_` (the link's) now; `local_names`:
-    the link's local variables (its ``co_varnames``).  Raises `Untranslatable`."""
+    the link's local variables (its ``co_varnames``).  Raises `Untranslatable`.
+
+    `pure`: the names of the link's constants that its code calls as pure functions (a
+    runtime value's `PureCallSource`), whose calls on the same reads are reads too.
+    `result`: the expression the region returns, where that is all it does; where the
+    checks make it on every path (a runtime value's call, which the guard computes to
+    check its type), the program keeps it (``kept_result``) and the C call returns it
+    without the region's frame or a second call."""
     tree = ast.parse("def _():\n" + "\n".join(lines) + "\n    pass\n")
     stmts = tree.body[0].body[:-1]  # type: ignore[attr-defined]
     guarded = False
     if len(stmts) == 1 and type(stmts[0]) is ast.Try:
         stmts, guarded = _guarded_body(stmts[0], miss, globals_), True
-    c = _Compiler(miss, globals_, params, set(local_names))
+    c = _Compiler(miss, globals_, params, set(local_names), pure)
     if REUSE_READS:
-        c.count_reads(stmts)
+        c.count_reads(stmts if result is None else [*stmts, result])
     for s in stmts:
         c.stmt(s)
+    kept = c.read_key(result) if REUSE_READS and result is not None else None
     c.emit("END")
     if c.miss_label.jumps:
         c.place(c.miss_label)
         c.emit("MISS")
-    return c.program(guarded)
+    program = c.program(guarded)
+    if kept is not None and kept in c.kept:
+        return replace(program, kept_result=c.kept[kept][0])
+    return program
 
 
 def _guarded_body(node: ast.Try, miss: str, globals_: dict) -> list[ast.stmt]:
@@ -180,8 +198,10 @@ class _Label:
 
 
 class _Compiler(Shortcuts):
-    def __init__(self, miss: str, globals_: dict, params: LinkParameters, local_names: set[str]):
-        self.miss, self.globals, self.params = miss, globals_, params
+    def __init__(
+        self, miss: str, globals_: dict, params: LinkParameters, local_names: set[str], pure=frozenset()
+    ):
+        self.miss, self.globals, self.params, self.pure = miss, globals_, params, pure
         self.local_names = local_names - {*params.positional, *params.kwonly, params.star, params.dstar}
         self.code: list[list[int]] = []
         self.consts: list = []

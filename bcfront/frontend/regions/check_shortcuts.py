@@ -5,8 +5,9 @@ Python does, in the same order.  Two liberties, each off in its module flag (the
 reference, which `tests/frontend/test_check_reads.py` compares):
 
 * a read the checks spell more than once (``d['k'].a.b`` in ten checks, a weak reference's
-  referent) is made once, where the checks first make it on every path, kept in a local
-  and reused (`Shortcuts.read_key`; ``REUSE_READS``).  A guard's sources are reads the
+  referent, a runtime value's pure call ``___str_upper(s)``: `Namespace.pure`) is made
+  once, where the checks first make it on every path, kept in a local and reused
+  (`Shortcuts.read_key`; ``REUSE_READS``).  A guard's sources are reads the
   tracer modelled as plain (a property's or ``__getattr__``'s code is traced as a call, not
   guarded as a source), and nothing runs between two reads of one guard's run but those
   reads and comparisons of what they found: the second read finds what the first did;
@@ -59,26 +60,35 @@ class Shortcuts:
 
     reads: Any
     kept: dict[str, tuple[int, frozenset[str]]]
+    pure: frozenset[str]
 
     # -- reads made once ----------------------------------------------------------------
 
     def read_key(self, e) -> str | None:
         """The key of `e` where it is a read the program may make once and reuse: an
-        attribute, an item at a literal key, or the referent of a weak reference the link
-        holds (``___C()``), of a name or such a read; else None."""
+        attribute, an item at a literal key, the referent of a weak reference the link
+        holds (``___C()``), or a call of a pure function the link holds (`pure`: a runtime
+        value's ``___str_upper(s)``) on literals and such operands, of a name or such a
+        read; else None."""
         t = type(e)
         if t is ast.Attribute or (
             t is ast.Subscript and type(e.slice) is not ast.Slice and folded_constant(e.slice)[0]
         ):
             inner = e.value
-        elif t is ast.Call and not e.args and not e.keywords and type(e.func) is ast.Name:
+        elif t is ast.Call and not e.keywords and type(e.func) is ast.Name:
             ok, v = self.global_value(e.func.id)  # type: ignore[attr-defined]
-            return ast.dump(e) if ok and type(v) is weakref.ref else None
+            if ok and e.func.id in self.pure and all(map(self._operand, e.args)):
+                return ast.dump(e)
+            return ast.dump(e) if ok and not e.args and type(v) is weakref.ref else None
         else:
             return None
         if type(inner) is not ast.Name and self.read_key(inner) is None:
             return None
         return ast.dump(e)
+
+    def _operand(self, e) -> bool:
+        """`e` is a pure call's operand whose value a second evaluation would find again."""
+        return type(e) is ast.Name or folded_constant(e)[0] or self.read_key(e) is not None
 
     def count_reads(self, stmts) -> None:
         for s in stmts:

@@ -45,7 +45,7 @@ from .check_program import (
 )
 from .codegen import compile_function
 from .raise_recipes import region_raise
-from .result_recipes import region_result
+from .result_recipes import region_result, returned_expression
 from .step_recipes import region_steps
 
 ABSENT = object()  # a chain link's default for each parameter: the call did not pass it
@@ -174,8 +174,11 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
     sig = LinkParameters.of(params)
     local_names = link.__code__.co_varnames + link.__code__.co_cellvars
     scope = link.__globals__  # the link's own copy of the namespace (`DeferredFunction`)
+    # what the region returns where that is all it does: the checks may make it (a runtime
+    # value's pure call, which the guard computes to check its type), and the C call return it
+    returned = returned_expression(region_lines) if body is not None else None
     try:
-        program = compile_checks(guard_lines, miss, scope, sig, local_names)
+        program = compile_checks(guard_lines, miss, scope, sig, local_names, frozenset(ns.pure), returned)
     except Untranslatable:
         return None
     # what the C call makes itself, without the region's frame, where that is all it does
@@ -201,6 +204,7 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
         body,
         link,
         tuple(C.Recipe(r) for r in recipe),
+        -1 if recipe else program.kept_result,
     )
 
 

@@ -87,5 +87,29 @@ class _ResultRecipe:
         raise _NoRecipe(f"{name} is not a constant")
 
 
+def returned_expression(lines: list[str]) -> ast.expr | None:
+    """The expression the region's code `lines` returns where that is all it does
+    (``return e``, or ``r = e`` then ``return r``, as generated code binds a result), else
+    None: what the checks may have made already (`check_program.compile_checks`)."""
+    try:
+        stmts = ast.parse("def _():\n" + "\n".join(lines) + "\n").body[0].body  # type: ignore[attr-defined]
+    except SyntaxError:
+        return None
+    first = stmts[0] if stmts else None
+    if type(first) is ast.Return:
+        return first.value
+    if (
+        len(stmts) >= 2
+        and type(first) is ast.Assign
+        and len(first.targets) == 1
+        and type(first.targets[0]) is ast.Name
+        and type(stmts[1]) is ast.Return
+        and type(stmts[1].value) is ast.Name
+        and stmts[1].value.id == first.targets[0].id
+    ):
+        return first.value
+    return None
+
+
 def immutable_constant(v) -> bool:
     return type(v) in SCALARS or (type(v) is tuple and all(immutable_constant(x) for x in v))
