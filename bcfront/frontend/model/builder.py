@@ -55,7 +55,15 @@ from .hash_iters import HashIterator
 from .list_objects import LIST_IMPLICIT, wrap_list_object
 from .mapping_proxies import wrap_proxy
 from .resumed_gens import wrap_resumed
-from .sources import BoundDescriptorSource, ItemSource, Ref, attr_source, bound_descriptor, item_source
+from .sources import (
+    BoundDescriptorSource,
+    ItemSource,
+    Ref,
+    SameBoundMethodSource,
+    attr_source,
+    bound_descriptor,
+    item_source,
+)
 from .tensor_inputs import dynamic_int, input_path, is_tensor, torch_mod, wrap_sym_int, wrap_tensor
 from .tracer import remember
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, RuntimeV, SetV, TupleV
@@ -291,6 +299,17 @@ def _wrap(tx, obj, source, guard):
         return MethodV(func, self_v, source)
     if (t is types.BuiltinMethodType or t is types.MethodWrapperType) and source is not None:
         raw = bound_descriptor_of(obj)
+        if raw is not None and _immutable_constant(obj.__self__):
+            # bound to a constant the guard may hold: the object itself first (one held in
+            # a cell or a global is the same every call), else its pieces, in one check
+            self_ref = Ref(obj.__self__, _describe(obj.__self__))
+            g(
+                GuardKind.CONSTANT_MATCH,
+                SameBoundMethodSource(source, Ref(obj), Ref(raw, _describe(raw)), self_ref),
+                True,
+            )
+            self_v = wrap(tx, obj.__self__, attr_source(source, "__self__"), False)
+            return MethodV(ObjectV(raw), self_v, source)
         if raw is not None:
             # a new object on every attribute read: guarded by its pieces, not its identity
             g(GuardKind.TYPE_MATCH, source, t)
@@ -314,6 +333,15 @@ def _wrap(tx, obj, source, guard):
             remember(tx, obj, v, source)
         return v
     return _opaque(tx, obj, source, g)
+
+
+def _immutable_constant(obj) -> bool:
+    """`obj` is a scalar constant, or a tuple or frozenset of them: immutable, and what a
+    guard of it holds (by value) anyway -- holding a method bound to it holds nothing more."""
+    t = type(obj)
+    if t is tuple or t is frozenset:
+        return len(obj) <= CONTAINER_LIMIT and all(type(k) in CONST_TYPES for k in obj)
+    return t in CONST_TYPES
 
 
 # A class attribute naming the instance attribute a call of an instance stands for, as far

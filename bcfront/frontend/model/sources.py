@@ -385,6 +385,34 @@ class BoundDescriptorSource(DerivedSource):
         return f"({m} == {ns.const(self.descriptor.obj)}.__get__({m}.__self__, {t}({m}.__self__)))"
 
 
+@cache_hash
+@dataclass(frozen=True, slots=True)
+class SameBoundMethodSource(DerivedSource):
+    """Whether the builtin method at `base` is `method`, the very object the trace read
+    (held in a cell or a global: ``keyword.iskeyword``) -- or else one like it, `descriptor`
+    bound to `self_obj` itself (a new object every attribute read makes: ``", ".join`` on
+    the stack at a break).  One check where `BoundDescriptorSource` and the guards of
+    ``__self__`` make three: `self_obj` is an immutable constant the guard may hold."""
+
+    method: Ref
+    descriptor: Ref
+    self_obj: Ref
+
+    def readable(self):
+        return f"{self.base.readable()} is {self.descriptor!r} bound to {self.self_obj!r}"
+
+    def expr(self, ns):
+        m = ns.spell(self.base)
+        t = f"{ns.helper('type')}({m}) is {ns.const(type(self.method.obj))}"
+        if C is not None:  # its C version (`bcfront.cfast`); the plain spelling is the reference
+            bound = f"{ns.const(C.bound_to, 'bound_to')}({m}, {ns.const(self.descriptor.obj)}) is True"
+        else:
+            t_self = f"{ns.helper('type')}({m}.__self__)"
+            bound = f"{m} == {ns.const(self.descriptor.obj)}.__get__({m}.__self__, {t_self})"
+        same = f"{m}.__self__ is {ns.const(self.self_obj.obj, 'self')}"
+        return f"({m} is {ns.const(self.method.obj, 'method')} or ({t} and {bound} and {same}))"
+
+
 def bound_descriptor(method, descriptor) -> bool:
     """`method` equals `descriptor` bound to ``method.__self__`` (same C function, same self)."""
     self = method.__self__
