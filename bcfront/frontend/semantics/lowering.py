@@ -243,7 +243,7 @@ def _spelled(positional: tuple, keywords: tuple, positional_only: bool = False) 
     return inspect.Signature(params)
 
 
-_SPELLED = {
+_SPELLED: dict[object, inspect.Signature] = {
     torch.full: _spelled(("size", "fill_value"), _FULL_OPTIONS),
     **{fn: _spelled(("data",), kw, positional_only=True) for fn, kw in _TENSOR_OPTIONS.items()},
 }
