@@ -24,16 +24,15 @@ def check_split(tx) -> None:
         raise UnsupportedError(BreakReason.WRITE_BEFORE_ERROR, split.why)
 
 
-HANDLED_NODES = "handled_nodes"  # tracer attribute: body indices recorded under a handler, ascending
+HANDLED_NODES = "handled_nodes"  # tracer attribute: the body indices recorded under a handler
 
 
 def note_node(tx) -> None:
-    """Called for each node recorded: remember when one runs under a user's handler."""
-    n = len(tx.graph.body)
-    handled = tx.__dict__.get(HANDLED_NODES)
-    if (not handled or handled[-1] < n - 1) and _in_handler(tx):
-        # (not journaled: a rolled-back node's index only errs on the safe side)
-        tx.__dict__.setdefault(HANDLED_NODES, []).append(n - 1)
+    """Called for each node recorded: remember when one runs under a user's handler.  Not
+    journaled: a rolled-back node's index stays (the safe side), and a node recorded again
+    at that index or a lower one after a rollback is noted as any other."""
+    if _in_handler(tx):
+        tx.__dict__.setdefault(HANDLED_NODES, set()).add(len(tx.graph.body) - 1)
 
 
 def handled_between(tx, start: int, stop: int | None = None) -> bool:
