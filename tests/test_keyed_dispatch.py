@@ -17,17 +17,13 @@ import sys
 import weakref
 
 import pytest
+from frontend.check_programs import needs_c_call
 
 import bcfront
-from bcfront import fast_call, keyed_dispatch
+from bcfront import keyed_dispatch
 from bcfront.capture import CapturedFunction
 
-if not fast_call.HAVE_C:
-    if os.environ.get("BCFRONT_PURE_PYTHON"):
-        pytest.skip("BCFRONT_PURE_PYTHON is set: no C call", allow_module_level=True)
-
-    def test_the_c_extension_is_built():  # a missing build fails, never skips
-        pytest.fail("bcfront._cfast is not built: reinstall with a C compiler (pip install -e .)")
+needs_c_call(globals())
 
 
 def scaled(x, y):

@@ -1,18 +1,40 @@
 """Shared by the tests of checked links and C recipes (`test_check_program`,
 `test_check_reads`, `test_raise_recipes`): values that log every operation made on them,
 random check statements of the generated forms and their Python reference, a CheckedLink
-made of check statements, and the Python frames a call runs.  Not a test module."""
+made of check statements, and the Python frames a call runs; and for every test module
+that needs the C call, its rule where the C extension is not built (`needs_c_call`).
+Not a test module."""
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import types
 
+import pytest
+
+from bcfront import fast_call
 from bcfront.cfast import C
 from bcfront.frontend.regions.check_program import LinkParameters, compile_checks
 
 MISS = object()
+
+
+def needs_c_call(namespace: dict) -> None:
+    """A test module that needs the C call calls this at its top, with ``globals()``: where
+    `bcfront._cfast` is not built, the module skips under ``BCFRONT_PURE_PYTHON`` (the
+    pure-Python paths, asked for) and otherwise gets a test that fails -- a missing build
+    fails, never skips (CI builds it)."""
+    if fast_call.HAVE_C:
+        return
+    if os.environ.get("BCFRONT_PURE_PYTHON"):
+        pytest.skip("BCFRONT_PURE_PYTHON is set: no C call", allow_module_level=True)
+    namespace["test_the_c_extension_is_built"] = _the_c_extension_is_built
+
+
+def _the_c_extension_is_built():
+    pytest.fail("bcfront._cfast is not built: reinstall with a C compiler (pip install -e .)")
 
 
 class Stop(BaseException):

@@ -9,7 +9,6 @@ Python links, as the second reference)."""
 from __future__ import annotations
 
 import gc
-import os
 import pathlib
 import random
 import re
@@ -19,7 +18,6 @@ import weakref
 import pytest
 
 import bcfront
-from bcfront import fast_call
 from bcfront.cfast import C
 from bcfront.frontend.regions import check_program, result_recipes
 from bcfront.frontend.regions.check_program import Untranslatable, compile_checks
@@ -34,19 +32,13 @@ from .check_programs import (
     frames_run,
     guarded,
     link_of,
+    needs_c_call,
     outcome,
     python_link,
 )
 
-if not fast_call.HAVE_C:
-    if os.environ.get("BCFRONT_PURE_PYTHON"):
-        pytest.skip("BCFRONT_PURE_PYTHON is set: no C call", allow_module_level=True)
-
-    def test_the_c_extension_is_built():  # a missing build fails, never skips
-        pytest.fail("bcfront._cfast is not built: reinstall with a C compiler (pip install -e .)")
-
-else:
-    CheckedLink = C.CheckedLink
+needs_c_call(globals())
+CheckedLink = C.CheckedLink if C is not None else None
 
 
 # -- the program against the Python it is compiled from -----------------------------------

@@ -8,26 +8,19 @@ same statements run as Python."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import types
 
 import pytest
 
 import bcfront
-from bcfront import fast_call
 from bcfront.cfast import C
 from bcfront.frontend.regions import raise_recipes
 from bcfront.frontend.regions.raise_recipes import region_raise
 
-from .check_programs import frames_run
+from .check_programs import frames_run, needs_c_call
 
-if not fast_call.HAVE_C:
-    if os.environ.get("BCFRONT_PURE_PYTHON"):
-        pytest.skip("BCFRONT_PURE_PYTHON is set: no C call", allow_module_level=True)
-
-    def test_the_c_extension_is_built():  # a missing build fails, never skips
-        pytest.fail("bcfront._cfast is not built: reinstall with a C compiler (pip install -e .)")
+needs_c_call(globals())
 
 
 # -- raising functions ------------------------------------------------------------------------

@@ -9,14 +9,12 @@ from __future__ import annotations
 import builtins
 import collections
 import heapq
-import os
 import sys
 import warnings
 
 import pytest
 
 import bcfront
-from bcfront import fast_call
 from bcfront.cfast import C
 from bcfront.frontend.regions.raise_recipes import MADE_DICT, MADE_PARAM, MADE_SLOT, MADE_STEPS, STEP_SET
 from bcfront.frontend.regions.result_recipes import MADE_LIST, MADE_OBJECT, MADE_TUPLE
@@ -28,14 +26,9 @@ from bcfront.frontend.regions.step_recipes import (
     region_steps,
 )
 
-from .check_programs import frames_run
+from .check_programs import frames_run, needs_c_call
 
-if not fast_call.HAVE_C:
-    if os.environ.get("BCFRONT_PURE_PYTHON"):
-        pytest.skip("BCFRONT_PURE_PYTHON is set: no C call", allow_module_level=True)
-
-    def test_the_c_extension_is_built():  # a missing build fails, never skips
-        pytest.fail("bcfront._cfast is not built: reinstall with a C compiler (pip install -e .)")
+needs_c_call(globals())
 
 
 def pushed(xs, x):

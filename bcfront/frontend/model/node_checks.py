@@ -1,9 +1,9 @@
 """What is noted as each graph node is recorded, for `regions.region_errors`.
 
 `check_split` ends the region early where a `region_errors.Split` asks for a
-graph break (``tx.split``, set by the driver); `note_node` remembers when a node
-runs under a handler the user's code could see a half-done graph from
-(``tx.nodes_in_try``, and which: `handled_between`); `note_grad_write` records a node that writes leaves'
+graph break (``tx.split``, set by the driver); `note_node` remembers which nodes
+run under a handler the user's code could see a half-done graph from (their body
+indices, read by `handled_between`); `note_grad_write` records a node that writes leaves'
 ``.grad`` only by replacing the reference (``t.grad = ...``, a backward into
 leaves without a grad), which putting the old references back undoes
 (``tx.grad_undo``).  They only read and write the tracer, so they live here,
@@ -24,21 +24,21 @@ def check_split(tx) -> None:
         raise UnsupportedError(BreakReason.WRITE_BEFORE_ERROR, split.why)
 
 
+HANDLED_NODES = "handled_nodes"  # tracer attribute: the body indices recorded under a handler
+
+
 def note_node(tx) -> None:
-    """Called for each node recorded: remember when one runs under a user's handler."""
-    n = len(tx.graph.body)
-    if tx.__dict__.get("nodes_in_try", 0) < n and _in_handler(tx):
-        tx.nodes_in_try = n  # nodes before this index may run under one: see region_errors
-        # and which (not journaled: a rolled-back node's index only errs on the safe side)
-        tx.__dict__.setdefault(HANDLED_NODES, []).append(n - 1)
+    """Called for each node recorded: remember when one runs under a user's handler.  Not
+    journaled: a rolled-back node's index stays (the safe side), and a node recorded again
+    at that index or a lower one after a rollback is noted as any other."""
+    if _in_handler(tx):
+        tx.__dict__.setdefault(HANDLED_NODES, set()).add(len(tx.graph.body) - 1)
 
 
-HANDLED_NODES = "handled_nodes"  # tracer attribute: body indices recorded under a handler
-
-
-def handled_between(tx, start: int, stop: int) -> bool:
-    """Some body node with an index in [start, stop) was recorded under a user's handler."""
-    return any(start <= i < stop for i in tx.__dict__.get(HANDLED_NODES, ()))
+def handled_between(tx, start: int, stop: int | None = None) -> bool:
+    """Some body node with an index in [start, stop) (None: no end) was recorded under a
+    user's handler."""
+    return any(start <= i and (stop is None or i < stop) for i in tx.__dict__.get(HANDLED_NODES, ()))
 
 
 GRAD_UNDO = "grad_undo"  # tracer attribute: {node name: input names whose .grad it replaces}

@@ -46,11 +46,19 @@ def region_raise(lines: list[str], globals_: dict, local_names=(), params=()) ->
     checked link passes them, the call's arguments or their defaults)."""
     if C is None or getattr(C, "raised", None) is None:
         return ()
+    return region_recipe(lines, StepReader(globals_, set(local_names), list(params)[:MAX_PARAMS]))
+
+
+def region_recipe(lines: list[str], reader: StepReader) -> tuple:
+    """``((MADE_STEPS, (nslots, steps)),)`` of the region's code `lines` as `reader` reads it:
+    each statement before the first ``return`` by ``reader.statement``, that ``return`` by
+    ``reader.ending`` (`StepReader`'s: ``return raised(exc, chain)``; `step_recipes`': a
+    value returned), within `MAX_SLOTS` locals; () where one of them is not a recipe's
+    (`NoRecipe`), the code does not parse, or it never returns."""
     try:
         stmts = ast.parse("def _():\n" + "\n".join(lines) + "\n").body[0].body  # type: ignore[attr-defined]
     except SyntaxError:
         return ()
-    reader = StepReader(globals_, set(local_names), list(params)[:MAX_PARAMS])
     try:
         for s in stmts:
             if type(s) is ast.Return:
@@ -69,7 +77,8 @@ def _is(node, kind, **fields) -> bool:
 
 
 class StepReader:
-    """`region_raise`'s reading of the statements, one step each (`step_recipes` reads more)."""
+    """`region_raise`'s reading of the statements, one step each (`step_recipes._Effects`
+    reads other statements and another ending, by the same `region_recipe`)."""
 
     def __init__(self, globals_: dict, locals_: set, params: list[str]):
         self.globals, self.locals, self.params = globals_, locals_, params

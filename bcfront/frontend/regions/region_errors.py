@@ -36,6 +36,16 @@ and ``finally`` blocks with the writes made before it exactly as eager leaves th
   that write (`model.node_checks.check_split`, called for every node recorded).  The write then
   runs natively, and the continuation after it is a region of its own, whose
   errors again rerun natively -- inside the user's try, with eager's state.
+* The Python writes all of this reads are one list, `replayed_writes` (the log's writes the
+  region replays after the graph), and the nodes under a handler one list of body indices
+  (`model.node_checks.handled_between`).  Which writes matter is cut two ways, on purpose:
+  `errors_observable` and `placed_writes` take those before the last node that may raise
+  (`last_raising`: a later write precedes no error), `_after_lasting_work` every one inside
+  the graph (before its end), as it asks where the graph may end so that no node follows
+  a write -- a raise-free node after one still goes to the continuation.  With the first
+  cut it would split before the lasting work (running it natively) wherever the writes
+  all follow the last node that may raise; with the second, `errors_observable` would have
+  graphs functionalized whose writes precede no error.
 """
 
 from __future__ import annotations
@@ -120,13 +130,11 @@ def _after_lasting_work(tx, graph, at: int) -> int:
     the backward and the optimizer's step) and no node from it to the first write runs under
     a handler -- then before the first node after the first such write: the lasting work
     stays in the graph, and no node of it follows a write (nothing left to observe)."""
-    from ..model.effects import DEFERRED_CALL, LOG
     from ..model.node_checks import handled_between
 
     if tx is None:
         return at
-    n = len(graph.body)
-    positions = [e.position for e in getattr(tx, LOG, ()) if e.kind != DEFERRED_CALL and e.position < n]
+    positions = [e.position for e in replayed_writes(tx, len(graph.body))]
     if not positions or min(positions) <= at:
         return at
     # a node from `at` on under a handler must end the graph before `at` (only a native
@@ -327,15 +335,14 @@ def errors_observable(tx, graph, first: int = 0) -> bool:
     reaches the caller just as in eager: the in-place writes before the failing op done, in
     program order, and nothing after it -- so the graph may keep its in-place ops (no
     functional copies)."""
-    from ..model.effects import DEFERRED_CALL, LOG, unchanged_targets
+    from ..model.effects import unchanged_targets
+    from ..model.node_checks import handled_between
 
-    if tx.__dict__.get("nodes_in_try", 0) > first:
+    if handled_between(tx, first):
         return True
     # a write made after the last node that may raise (`ir.raise_free`) precedes no error
     last = last_raising(graph, first)
-    # a call made after the graph (`deferred_calls`: logging) is output, not state: a
-    # failed graph past a lasting write skips it, as it skips the rest of the function
-    writes = [e for e in getattr(tx, LOG, ()) if e.kind != DEFERRED_CALL]
+    writes = replayed_writes(tx)
     if not any(e.position <= last for e in writes):
         return False
     if any(first < e.position <= last for e in writes):
@@ -357,6 +364,18 @@ def last_raising(graph, first: int) -> int:
     return next((i for i in range(len(body) - 1, first - 1, -1) if may_raise(body[i])), first - 1)
 
 
+def replayed_writes(tx, before: int | None = None) -> list:
+    """The Python writes the region replays after the graph, in the order made: those placed
+    before body index `before` (None: all).  A call made after the graph (`deferred_calls`:
+    logging) is output, not state: a failed graph past a lasting write skips it, as it
+    skips the rest of the function."""
+    from ..model.effects import DEFERRED_CALL, LOG
+
+    return [
+        e for e in getattr(tx, LOG, ()) if e.kind != DEFERRED_CALL and (before is None or e.position < before)
+    ]
+
+
 _CONST_WRITES = frozenset({"setattr", "global"})
 
 
@@ -372,20 +391,18 @@ def placed_writes(tx, graph, first: int) -> dict[int, list] | None:
     as of there, at each later node the writes made just before it.  None where that is
     not so.  The region still replays every write's final value after the graph; an error
     before `first` reruns the function natively, which makes these writes itself."""
-    from ..model.effects import DEFERRED_CALL, LOG
+    from ..model.node_checks import handled_between
     from ..model.values import Const
 
-    n = len(graph.body)
-    if tx.__dict__.get("nodes_in_try", 0) > first or first >= n:
+    if handled_between(tx, first) or first >= len(graph.body):
         return None
     if any(_draw(x) == "lasting" or issues_collective(x) for x in graph.body[:first]):
         return None
     end = last_raising(graph, first) + 1  # (the writes after it precede no error)
     at_first: dict = {}
     placed: dict[int, list] = {}
-    for e in getattr(tx, LOG, ()):
-        if e.kind == DEFERRED_CALL or e.position >= end:
-            continue  # (after every node that may raise: only the replay after the graph makes it)
+    # (one after every node that may raise: only the replay after the graph makes it)
+    for e in replayed_writes(tx, end):
         if e.kind not in _CONST_WRITES or e.write is None:
             return None
         holder, name, value = e.write

@@ -35,15 +35,14 @@ import types
 
 from .check_program import folded_constant
 from .raise_recipes import (
-    MADE_STEPS,
     MAX_PARAMS,
-    MAX_SLOTS,
     STEP_APPLY,
     STEP_RETURN,
     STEP_SET,
     STEP_SETITEM,
     NoRecipe,
     StepReader,
+    region_recipe,
 )
 from .result_recipes import MADE_OBJECT
 
@@ -73,29 +72,13 @@ def region_steps(lines: list[str], globals_: dict, local_names=(), params=()) ->
     """``((MADE_STEPS, (nslots, steps)),)`` where the region's code `lines` only does what
     the module docstring lists and returns, else ().  `globals_`, `local_names`, `params`:
     as `raise_recipes.region_raise` takes them."""
-    try:
-        stmts = ast.parse("def _():\n" + "\n".join(lines) + "\n").body[0].body  # type: ignore[attr-defined]
-    except SyntaxError:
-        return ()
-    reader = _Effects(globals_, set(local_names), list(params)[:MAX_PARAMS])
-    try:
-        for s in stmts:
-            if type(s) is ast.Return:
-                value = reader.value(s.value) if s.value is not None else (MADE_OBJECT, None)
-                reader.steps.append((STEP_RETURN, value))
-                if len(reader.slots) > MAX_SLOTS:
-                    return ()
-                return ((MADE_STEPS, (len(reader.slots), tuple(reader.steps))),)
-            reader.effect(s)
-    except NoRecipe:
-        return ()
-    return ()
+    return region_recipe(lines, _Effects(globals_, set(local_names), list(params)[:MAX_PARAMS]))
 
 
 class _Effects(StepReader):
-    """`region_steps`'s reading of the statements, one step each."""
+    """`region_steps`'s reading of the statements, one step each, and of the ``return``."""
 
-    def effect(self, s) -> None:
+    def statement(self, s) -> None:
         if type(s) is ast.Expr and type(s.value) is ast.Call:
             self.apply(s.value, self.target(ast.Name(id="\0discarded")))
         elif type(s) is not ast.Assign or len(s.targets) != 1:
@@ -107,6 +90,11 @@ class _Effects(StepReader):
         else:
             v = self.value(s.value)
             self.steps.append((STEP_SET, self.target(s.targets[0], v), v))
+
+    def ending(self, s) -> None:
+        """``return value``: STEP_RETURN (a bare ``return``: None)."""
+        value = self.value(s.value) if s.value is not None else (MADE_OBJECT, None)
+        self.steps.append((STEP_RETURN, value))
 
     def apply(self, call: ast.Call, slot: int | None, target=None) -> None:
         """``target = fn(args)`` (or the call alone, into `slot`)."""

@@ -8,9 +8,12 @@ results, less Python per call.  Each rule binds the call's arguments by name
 and returns ``(op, target, args, kwargs)`` for the graph, or None to keep the
 original call (an unusual argument, an override, a dtype request...).
 
+Two rules rewrite torch builtins, whose signature `inspect` cannot read (`_SPELLED` spells
+it: a call it does not bind keeps its own call, and eager's error).
 ``torch.full(size, t)`` with `t` a 0-d tensor reads its value (``t.item()``, a
 data-dependent break) where ``torch.empty(size).fill_(t)`` copies it on the device:
-`full_of_tensor` records those two calls where they give what ``full`` gives.
+`full_of_tensor` gives those two calls (the first an argument of the second, a `Call`)
+where they give what ``full`` gives.
 ``torch.tensor(n)`` of a symbolic number (a step counter) is ``torch.scalar_tensor(n,
 dtype=...)`` with the dtype ``tensor`` infers (`tensor_of_number`): the fake run of
 ``tensor`` takes no symbol, and reading the value would capture once per value.
@@ -19,11 +22,22 @@ dtype=...)`` with the dtype ``tensor`` infers (`tensor_of_number`): the fake run
 from __future__ import annotations
 
 import inspect
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 
 from ..model.values import Const, ScalarV, TensorV
+
+
+class Call(NamedTuple):
+    """A call a rule gives, to record as a graph node; one among another's `args` is
+    recorded first, and its value passed."""
+
+    op: str  # "call" or "method"
+    target: object
+    args: list
+    kwargs: dict
 
 
 def _const(v, default=None):
@@ -49,7 +63,7 @@ def _layer_norm(tx, a):
         return None
     tx.guard_cudnn()
     none = Const(None)
-    return (
+    return Call(
         "call",
         torch.layer_norm,
         [
@@ -70,14 +84,14 @@ def _softmax(tx, a):
     if not (ok_dim and ok_dt) or dim is None or not _plain(a["input"]):
         return None
     kwargs = {} if dtype is None else {"dtype": Const(dtype)}
-    return ("method", "softmax", [a["input"], Const(dim)], kwargs)
+    return Call("method", "softmax", [a["input"], Const(dim)], kwargs)
 
 
 def _relu(tx, a):
     ok, inplace = _const(a.get("inplace"), False)
     if not ok or not _plain(a["input"]):
         return None
-    return ("call", torch.relu_ if inplace else torch.relu, [a["input"]], {})
+    return Call("call", torch.relu_ if inplace else torch.relu, [a["input"]], {})
 
 
 def _dropout(tx, a):
@@ -91,7 +105,7 @@ def _dropout(tx, a):
         or not _plain(a["input"])
     ):
         return None
-    return (
+    return Call(
         "call",
         torch.dropout_ if inplace else torch.dropout,
         [a["input"], Const(p), Const(bool(training))],
@@ -121,7 +135,7 @@ def _embedding(tx, a):
         return None  # F.embedding raises its own AssertionError: keep the call
     elif pad < 0:
         pad = n + pad
-    return (
+    return Call(
         "call",
         torch.embedding,
         [a["weight"], a["input"], Const(pad), Const(bool(scale)), Const(bool(sparse))],
@@ -129,51 +143,24 @@ def _embedding(tx, a):
     )
 
 
-RULES = {
-    F.layer_norm: _layer_norm,
-    F.softmax: _softmax,
-    F.relu: _relu,
-    F.dropout: _dropout,
-    F.embedding: _embedding,
-}
-_SIGNATURES = {fn: inspect.signature(fn) for fn in RULES}
+_FULL_OPTIONS = ("dtype", "device", "layout", "pin_memory", "requires_grad")
 
 
-def lower(tx, fn, args, kwargs):
-    """(op, target, args, kwargs) of the C call `fn(*args, **kwargs)` makes, or None."""
-    rule = RULES.get(fn)
-    if rule is None:
-        return None
-    try:
-        bound = _SIGNATURES[fn].bind(*args, **kwargs)
-    except TypeError:
-        return None
-    return rule(tx, dict(bound.arguments))
-
-
-_FULL_OPTIONS = frozenset({"dtype", "device", "layout", "pin_memory", "requires_grad"})
-
-
-def full_of_tensor(tx, args, kwargs, record):
-    """``torch.full(size, t, ...)``, `t` a 0-d tensor, as ``torch.empty(size, ...).fill_(t)``
-    (`record` records a call), or None to keep the call.  Eager converts `t` to a Python
-    number first, checked against the result's dtype (an overflow raises): only a dtype
-    that holds every value of `t`'s does without the check; with no dtype, the number's
-    type picks it (only an integer or bool one: a float one takes the default dtype)."""
-    named = dict(kwargs)
-    for name, a in zip(("size", "fill_value"), args):
-        if name in named:
-            return None
-        named[name] = a
-    size, fill = named.pop("size", None), named.pop("fill_value", None)
-    if len(args) > 2 or size is None or not isinstance(fill, TensorV) or isinstance(fill, ScalarV):
+def full_of_tensor(tx, a):
+    """``torch.full(size, t, ...)``, `t` a 0-d tensor, as ``torch.empty(size, ...).fill_(t)``,
+    or None to keep the call.  Eager converts `t` to a Python number first, checked against
+    the result's dtype (an overflow raises): only a dtype that holds every value of `t`'s
+    does without the check; with no dtype, the number's type picks it (only an integer or
+    bool one: a float one takes the default dtype)."""
+    fill = a["fill_value"]
+    if not isinstance(fill, TensorV) or isinstance(fill, ScalarV):
         return None
     options = {}
-    for name, v in named.items():
-        ok, value = _const(v)
-        if not ok or name not in _FULL_OPTIONS:
-            return None
-        options[name] = value
+    for name in _FULL_OPTIONS:
+        if name in a:
+            ok, options[name] = _const(a[name])
+            if not ok:
+                return None
     if (
         options.get("requires_grad")
         or options.get("pin_memory")
@@ -193,35 +180,37 @@ def full_of_tensor(tx, args, kwargs, record):
     if torch.promote_types(t.dtype, dtype) != dtype or device != t.device:
         return None  # fill_ of another device reads the value too
     made = {"dtype": Const(dtype), "device": Const(device)}
-    empty = record(tx, "call", torch.empty, [size], made)
-    return record(tx, "method", "fill_", [empty, fill], {}, mutates=True)
+    return Call("method", "fill_", [Call("call", torch.empty, [a["size"]], made), fill], {})
 
 
 # the keywords each takes besides its data (a keyword it does not take: its own TypeError)
-TENSOR_OPTIONS = {
-    torch.tensor: frozenset({"dtype", "device", "requires_grad", "pin_memory"}),
-    torch.as_tensor: frozenset({"dtype", "device"}),
+_TENSOR_OPTIONS = {
+    torch.tensor: ("dtype", "device", "requires_grad", "pin_memory"),
+    torch.as_tensor: ("dtype", "device"),
 }
 
 
-def tensor_of_number(fn, data, kwargs, default_dtype):
-    """``fn(data, **kwargs)`` (`fn` in `TENSOR_OPTIONS`) of one symbolic number `data` (a `SymIntV` or
-    `SymFloatV`; a runtime float, which the call makes a graph input) as ``(torch.
-    scalar_tensor, [data], kwargs)``: the same 0-d tensor, of the dtype ``tensor`` infers
-    from the number's type (int64, or `default_dtype` for a float) unless given; None to
-    keep the call (other data, ``requires_grad``, pinned memory)."""
+def tensor_of_number(tx, a):
+    """``torch.tensor(data, ...)`` or ``torch.as_tensor(data, ...)`` of one symbolic number
+    `data` (a `SymIntV` or `SymFloatV`; a runtime float, which the call makes a graph input)
+    as ``torch.scalar_tensor(data, ...)``: the same 0-d tensor, of the dtype ``tensor``
+    infers from the number's type (int64, or the default dtype for a float) unless given;
+    None to keep the call (other data, ``requires_grad``, pinned memory)."""
     from ..model.values import RuntimeV, SymFloatV, SymIntV, is_unread
 
+    data = a["data"]
     if isinstance(data, SymIntV):
         inferred = torch.int64
     elif isinstance(data, SymFloatV) or (is_unread(data) and type(data.example) is float):
-        inferred = default_dtype
+        inferred = torch.get_default_dtype()
     else:
         return None
     options = {}
-    for name, v in kwargs.items():
+    for name, v in a.items():
+        if name == "data":
+            continue
         ok, value = _const(v)
-        if not ok or name not in TENSOR_OPTIONS[fn] or isinstance(v, RuntimeV):
+        if not ok or isinstance(v, RuntimeV):
             return None
         options[name] = value
     if options.get("requires_grad") or options.get("pin_memory"):
@@ -230,4 +219,53 @@ def tensor_of_number(fn, data, kwargs, default_dtype):
     made = {"dtype": Const(dtype)}
     if options.get("device") is not None:
         made["device"] = Const(options["device"])
-    return torch.scalar_tensor, [data], made
+    return Call("call", torch.scalar_tensor, [data], made)
+
+
+RULES = {
+    F.layer_norm: _layer_norm,
+    F.softmax: _softmax,
+    F.relu: _relu,
+    F.dropout: _dropout,
+    F.embedding: _embedding,
+    torch.full: full_of_tensor,
+    torch.tensor: tensor_of_number,
+    torch.as_tensor: tensor_of_number,
+}
+
+
+def _spelled(positional: tuple, keywords: tuple, positional_only: bool = False) -> inspect.Signature:
+    """The signature of a builtin of `RULES` (`inspect` reads none): `positional` (keywords
+    too, unless `positional_only`), then the keyword-only `keywords`."""
+    kind = inspect.Parameter.POSITIONAL_ONLY if positional_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter(n, kind) for n in positional]
+    params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None) for n in keywords]
+    return inspect.Signature(params)
+
+
+_SPELLED: dict[object, inspect.Signature] = {
+    torch.full: _spelled(("size", "fill_value"), _FULL_OPTIONS),
+    **{fn: _spelled(("data",), kw, positional_only=True) for fn, kw in _TENSOR_OPTIONS.items()},
+}
+_SIGNATURES = {fn: _SPELLED.get(fn) or inspect.signature(fn) for fn in RULES}
+
+
+def lower(tx, fn, args, kwargs, record):
+    """The value of `fn(*args, **kwargs)` recorded (by `record`: `torch_calls.record`) as the
+    C call(s) its rule gives, or None (no rule, or the rule keeps the call)."""
+    rule = RULES.get(fn)
+    if rule is None:
+        return None
+    try:
+        bound = _SIGNATURES[fn].bind(*args, **kwargs)
+    except TypeError:
+        return None
+    call = rule(tx, dict(bound.arguments))
+    return None if call is None else _record(tx, call, record)
+
+
+def _record(tx, call: Call, record):
+    args = [_record(tx, a, record) if isinstance(a, Call) else a for a in call.args]
+    t = call.target
+    name = t if isinstance(t, str) else getattr(t, "__name__", "")
+    return record(tx, call.op, t, args, call.kwargs, mutates=name.endswith("_"))

@@ -414,21 +414,11 @@ def call_function(tx, fn, args: list, kwargs: dict) -> Value:
     has_tensor = any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values())
     if not has_tensor and name not in FACTORIES:
         return call_without_tensors(tx, fn, args, kwargs)
-    from .lowering import TENSOR_OPTIONS, full_of_tensor, lower, tensor_of_number
+    from .lowering import lower
 
-    if fn in TENSOR_OPTIONS and len(args) == 1:
-        scalar = tensor_of_number(fn, args[0], kwargs, torch.get_default_dtype())
-        if scalar is not None:
-            return record(tx, "call", *scalar)
-    if fn is torch.full:
-        filled = full_of_tensor(tx, args, kwargs, record)
-        if filled is not None:
-            return filled
-    low = lower(tx, fn, args, kwargs)
+    low = lower(tx, fn, args, kwargs, record)
     if low is not None:
-        op, target, largs, lkw = low
-        tname = target if isinstance(target, str) else getattr(target, "__name__", "")
-        return record(tx, op, target, largs, lkw, mutates=tname.endswith("_"))
+        return low
     return record(tx, "call", fn, args, kwargs, mutates=name.endswith("_") and not name.endswith("__"))
 
 
