@@ -13,14 +13,13 @@ import posixpath
 import pytest
 
 import bcfront
-from bcfront import fast_call
 from bcfront.cfast import C
 from bcfront.frontend.regions.check_program import OP, LinkParameters, compile_checks
 from bcfront.frontend.regions.result_recipes import returned_expression
 
-from .check_programs import MISS, frames_run
+from .check_programs import MISS, frames_run, needs_c_call
 
-pytestmark = pytest.mark.skipif(not fast_call.HAVE_C, reason="tests/frontend/test_check_program.py fails it")
+needs_c_call(globals())
 
 X = LinkParameters(("x",), None, (), None)
 CHECKS = [
