@@ -315,24 +315,26 @@ def _compile_segment(p: _Piece, compiler, counter: dict, graph_inputs):
     if inductor:  # the others take SymFloats as they are (AOT autograd's default partitioner saves them)
         p.as_tensors = joint_numbers.tensorify_floats(gm, examples)
     joint_numbers.add_symbol_placeholders(gm, examples, p.symbols)
-    before = (len(p.parts), len(p.notes), dict(counter))
     try:
         with joint_numbers.float_scope(examples, keep=p.as_tensors):
-            return _compile_aot(p, gm, examples, compiler, counter)
+            fn = _compile_aot(p, gm, examples, compiler, counter)
     except Exception as e:
         if not (p.as_tensors and joint_numbers.is_restart(e)):
             raise
-    # a float Inductor cannot take as a tensor (an op the tensorify pass does not convert):
-    # pinned to this call's value, as TorchDynamo restarts with it specialized
-    del p.parts[before[0] :], p.notes[before[1] :]
-    counter.update(before[2])
-    names = ", ".join(sub.inputs[i].name for i in p.as_tensors)
-    p.notes.append(
-        f"float input(s) {names} specialized to this call's value (Inductor cannot take them as "
-        "tensors: an op AOT autograd's tensorify pass does not convert): each new value compiles again"
-    )
-    with joint_numbers.float_scope(examples):
-        return _compile_aot(p, gm, examples, compiler, counter)
+        # TorchDynamo would restart with the float specialized; here the graph takes the usual path
+        names = ", ".join(sub.inputs[i].name for i in p.as_tensors)
+        raise NotImplementedError(
+            f"AOT autograd's tensorify pass could not make float input(s) {names} tensors (a float "
+            "used in a size?): Inductor cannot take them"
+        ) from e
+    pinned = joint_numbers.pinned_floats(examples, p.as_tensors)
+    if pinned:
+        p.notes.append(
+            f"float input(s) {', '.join(sub.inputs[i].name for i in pinned)} specialized to this "
+            "call's value (Inductor takes them as tensors; AOT autograd's tensorify pass left them "
+            "Python numbers for an op it does not convert): each new value compiles again"
+        )
+    return fn
 
 
 def _compile_aot(p: _Piece, gm, examples: list, compiler, counter: dict):

@@ -115,6 +115,20 @@ def float_scope(examples: list, keep: tuple[int, ...] = ()):
         TensorifyState.force_specializations.update(saved)
 
 
+def pinned_floats(examples: list, floats: tuple[int, ...]) -> list[int]:
+    """The positions among `floats` whose symbol compiling pinned to this call's value (a
+    float the tensorify pass left a Python number for an op that takes one, ``clamp(max=
+    scale)``, is guarded to its value): correct, the guard is the capture's, but each new
+    value compiles again, which the report must say."""
+    out = []
+    for i in floats:
+        sym = examples[i].item_memo
+        env = sym.node.shape_env
+        if env is not None and env.replace(sym.node.expr).is_number:
+            out.append(i)
+    return out
+
+
 def is_restart(e: BaseException | None) -> bool:
     """The tensorify pass could not make a float of the segment a tensor (`float_scope`)."""
     from torch._dynamo.exc import TensorifyScalarRestartAnalysis

@@ -59,9 +59,18 @@ def per_sample_step(model, opt, x, scale):
 
 
 def leaky_step(model, opt, x, scale):
-    """The float reaches an op AOT autograd's tensorify pass does not convert."""
+    """The float reaches an op as its number argument."""
     opt.zero_grad(set_to_none=True)
     loss = torch.nn.functional.leaky_relu(model(x), scale).sum()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def clamp_step(model, opt, x, scale):
+    """The float reaches an op AOT autograd's tensorify pass leaves a Python number."""
+    opt.zero_grad(set_to_none=True)
+    loss = model(x).clamp(max=scale).sum()
     loss.backward()
     opt.step()
     return loss
@@ -127,6 +136,18 @@ def test_inductor_gets_floats_as_tensors_and_a_symbol_per_size():
     assert last.count("SymInt") == 1, last
 
 
+def test_float_inductor_cannot_take_is_named_in_the_note():
+    from torch._dynamo.exc import TensorifyScalarRestartAnalysis
+
+    def compile_fx(gm, example_inputs):  # as AOT autograd's tensorify pass asks TorchDynamo
+        raise TensorifyScalarRestartAnalysis
+
+    compile_fx.__module__ = "torch._inductor.compile_fx"
+    cf = run(scaled_step, compile_fx, steps=3)
+    notes = [n for n in cf.report().notes if "tensorify pass could not make float input(s) L_scale" in n]
+    assert notes, cf.report().notes
+
+
 def test_segment_passing_other_values_says_why():
     from types import SimpleNamespace
 
@@ -159,9 +180,12 @@ def test_changing_scale_and_batch_size_inductor():
 
 
 @pytest.mark.slow
-def test_float_inductor_cannot_take_as_a_tensor_is_specialized_with_a_note():
+def test_float_inductor_pins_is_named_in_a_note():
     inductor = _inductor()
-    cf = _or_skip(lambda: run(leaky_step, inductor, steps=4, exact=False))
+    from torch._inductor import config
+
+    with config.patch(force_disable_caches=True):  # the pass runs (a cached graph skips it)
+        cf = _or_skip(lambda: run(clamp_step, inductor, steps=4, exact=False))
     notes = [n for n in cf.report().notes if "specialized to this call's value" in n]
     assert notes and "L_scale" in notes[0], cf.report().notes
     assert "forward 0 (Inductor: its own AOT autograd)" in kernels_of_last_entry(cf)
