@@ -23,8 +23,10 @@ raises), and the segments whose autograd history leaves the region unconsumed by
 its backwards (`_live_history`: they run eagerly, so the caller's own backward through
 them is eager's).  With Inductor, ``opt.step()`` runs `optim_step.CompiledStep`.
 
-`compile_joint` raises (the caller keeps today's path, with a note) when a segment's
-inputs or outputs are not tensors, or AOT autograd or the compiler fails on it.  The
+Segments take and return SymInts and SymFloats (changing sizes and floats) as TorchDynamo
+hands them to AOT autograd (`joint_numbers`); a part doing number arithmetic only runs as
+eager statements.  `compile_joint` raises (the caller keeps today's path, with a note)
+when a segment passes other values, or AOT autograd or the compiler fails on it.  The
 report lists the parts as kernels: ``forward N``, ``backward N``, ``inference N`` (their
 aten code) and the barriers (``backward()``, ``<Optimizer>.step``...).
 """
@@ -40,7 +42,7 @@ import torch
 
 from ..ir.alias_facts import opaque_effect, writes_grad
 from ..ir.graph import Graph, map_nodes
-from . import function_purity
+from . import function_purity, joint_numbers
 from .compiled import CompiledGraph
 
 _APPLY = getattr(torch.autograd.Function.apply, "__func__", None)
@@ -96,6 +98,10 @@ class _Piece:
     fn: object = None  # the compiled segment (None: a barrier, emitted eagerly)
     parts: list = field(default_factory=list)  # the kernels it shows in the report
     notes: list = field(default_factory=list)  # what the report should say about it
+    as_tensors: tuple = ()  # inputs passed as 0-d float64 tensors (`joint_numbers.tensorify_floats`)
+    symbols: list = field(
+        default_factory=list
+    )  # size symbols passed after them (`joint_numbers.symbol_inputs`)
 
 
 def compile_joint(graph, compiler, name: str) -> CompiledGraph:
@@ -170,7 +176,9 @@ def _compile_pieces(graph, compiler, trace_functions: bool):
     pieces = _split(graph, trace_functions)
     counter = {"forward": 0, "inference": 0}
     live = _live_history(graph)
+    available = set(graph.inputs)  # what each part may read: the inputs, earlier parts' outputs
     for i, p in enumerate(pieces):
+        available.update(pieces[i - 1].graph.outputs if i else ())
         if p.fn is None and p.graph.body and not is_barrier(p.graph.body[0], trace_functions):
             if any(n in live for n in p.graph.body):
                 p.parts.append(
@@ -178,7 +186,10 @@ def _compile_pieces(graph, compiler, trace_functions: bool):
                 )
                 p.notes.append(_LIVE_NOTE)
                 continue
-            p.fn = _compile_segment(p, compiler, counter)
+            if not any(isinstance(n.meta, torch.Tensor) for n in p.graph.body):
+                continue  # Python number arithmetic only (a scheduler's counters): eager statements
+            joint_numbers.recompute_sizes(p.graph, graph.body, available)
+            p.fn = _compile_segment(p, compiler, counter, graph.inputs)
     return pieces, counter
 
 
@@ -289,20 +300,48 @@ def _unpacks(n, run: list) -> bool:
     return n.op == "call" and n.target is operator.getitem and bool(n.args) and n.args[0] in run
 
 
-def _compile_segment(p: _Piece, compiler, counter: dict):
-    """The segment through AOT autograd (or Inductor's ``compile_fx``, which runs it)."""
-    from torch._functorch import config as functorch_config
-    from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
-
+def _compile_segment(p: _Piece, compiler, counter: dict, graph_inputs):
+    """The segment through AOT autograd (or Inductor's ``compile_fx``, which runs it), its
+    SymInt and SymFloat inputs as TorchDynamo passes them (`joint_numbers`)."""
     from .fx import to_fx
 
     sub = p.graph
-    examples = [n.meta for n in sub.inputs]
-    if not all(isinstance(t, torch.Tensor) for t in examples) or not all(
-        isinstance(n.meta, torch.Tensor) for n in sub.outputs
-    ):
-        raise NotImplementedError("a segment passes values that are not tensors")
+    joint_numbers.check_values(sub)
+    inductor = compiler is not None and _is_inductor(compiler)
+    if inductor:  # Inductor takes sizes as TorchDynamo gives them: a SymInt input per symbol
+        p.symbols = joint_numbers.symbol_inputs(sub, graph_inputs)
     gm = _callable_applies(to_fx(sub))
+    examples = [n.meta for n in sub.inputs]
+    if inductor:  # the others take SymFloats as they are (AOT autograd's default partitioner saves them)
+        p.as_tensors = joint_numbers.tensorify_floats(gm, examples)
+    joint_numbers.add_symbol_placeholders(gm, examples, p.symbols)
+    try:
+        with joint_numbers.float_scope(examples, keep=p.as_tensors):
+            fn = _compile_aot(p, gm, examples, compiler, counter)
+    except Exception as e:
+        if not (p.as_tensors and joint_numbers.is_restart(e)):
+            raise
+        # TorchDynamo would restart with the float specialized; here the graph takes the usual path
+        names = ", ".join(sub.inputs[i].name for i in p.as_tensors)
+        raise NotImplementedError(
+            f"AOT autograd's tensorify pass could not make float input(s) {names} tensors (a float "
+            "used in a size?): Inductor cannot take them"
+        ) from e
+    pinned = joint_numbers.pinned_floats(examples, p.as_tensors)
+    if pinned:
+        p.notes.append(
+            f"float input(s) {', '.join(sub.inputs[i].name for i in pinned)} specialized to this "
+            "call's value (Inductor takes them as tensors; AOT autograd's tensorify pass left them "
+            "Python numbers for an op it does not convert): each new value compiles again"
+        )
+    return fn
+
+
+def _compile_aot(p: _Piece, gm, examples: list, compiler, counter: dict):
+    from torch._functorch import config as functorch_config
+    from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
+
+    sub = p.graph
     trains = torch.is_grad_enabled() and any(
         isinstance(n.meta, torch.Tensor) and n.meta.requires_grad for n in sub.outputs
     )
@@ -317,7 +356,10 @@ def _compile_segment(p: _Piece, compiler, counter: dict):
                 f"Inductor draws its own random numbers ({', '.join(random)}): for the same seed they "
                 "differ from eager's; torch._inductor.config.fallback_random = True draws eager's"
             )
-        return compiler(gm, examples)
+        # its backward compiled now too: one Inductor fails on (a size it cannot bind)
+        # sends the graph down the usual path here, not out of the user's backward()
+        with functorch_config.patch(force_non_lazy_backward_lowering=True):
+            return compiler(gm, examples)
 
     def part(label):
         def compile_part(g, ex):
@@ -398,7 +440,11 @@ def _why_opaque(cls) -> str:
 
 
 def _emit_call(p: _Piece, ns, lines: list, indent: str) -> None:
-    ins = ", ".join(n.name for n in p.graph.inputs)
+    wrap = ns.const(joint_numbers.as_float64, "as_float64") if p.as_tensors else ""
+    ins = ", ".join(
+        [f"{wrap}({n.name})" if i in p.as_tensors else n.name for i, n in enumerate(p.graph.inputs)]
+        + [f"{tensor.name}.{kind}({d})" for _, tensor, kind, d in p.symbols]
+    )
     outs = ", ".join(n.name for n in p.graph.outputs)
     call = f"{ns.const(p.fn, 'joint_segment')}({ins})"
     if not p.graph.outputs:
