@@ -172,3 +172,28 @@ def test_an_in_place_write_of_a_changing_float_is_not_baked_in(backend):
         got, want = cf(a, s), f(b, s)
         assert torch.equal(got, want) and torch.equal(a, b), (backend, s)
     assert len(cf.entries) <= 3
+
+
+def _times_size(x, s):
+    out = x * 2
+    return out * (s * out.shape[0]), s * out.shape[0]  # a SymFloat: to a tensor op and returned
+
+
+def _times_int(x, n, s):
+    return x * (n * s), n * s
+
+
+@pytest.mark.parametrize("fn,make", [
+    (_times_size, lambda i, s: (torch.linspace(-1.0, 1.0, 2 * (2 + i % 3)).reshape(-1, 2), s)),
+    (_times_int, lambda i, s: (X, 2 + i, s)),
+])  # fmt: skip
+def test_a_changing_float_times_a_symbolic_int_is_one_entry(fn, make):
+    # a symbolic int (a dynamic size, a changing int argument) times the runtime float: the
+    # float was read as a constant (``_symbolic_int_and_object`` read its value), an entry per
+    # value until the recompile limit, natively after it
+    cf = bcfront.capture(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(cf, fn, [make(i, 0.5 + 0.37 * i) for i in range(12)])
+    assert len(cf.entries) <= 3
+    assert cf.report().native_fallbacks == ()

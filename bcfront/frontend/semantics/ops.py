@@ -125,7 +125,8 @@ def _symbolic_int_and_object(a: Value, b: Value) -> bool:
     operator is the object's (a sequence's repetition...), which needs the int's value."""
     for x, y in ((a, b), (b, a)):
         if isinstance(x, SymIntV) and not isinstance(y, TensorV):
-            return not (isinstance(y, Const) and type(y.value) in (int, float, bool, complex))
+            # (its type, not its value: a runtime float stays unread, `RuntimeV`)
+            return not (isinstance(y, Const) and y.python_type() in (int, float, bool, complex))
     return False
 
 

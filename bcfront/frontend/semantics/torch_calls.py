@@ -250,6 +250,8 @@ def _contains_fake(x) -> bool:
 
 def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = False, label: str = "") -> Value:
     """Run a torch call on fakes and record it as a node; wrap its outputs."""
+    # ``x * scale``, ``scale * x.shape[0]``: a changing float is an input, a SymFloat
+    args, kwargs = symbolic.float_operands(tx, args, kwargs)
     if (
         op == "call"
         and not kwargs
@@ -257,7 +259,6 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         and (scalars.holds_scalar(args, kwargs) or scalars.is_python_op(target))
     ):
         return scalars.python_op(tx, target, args)  # numbers only: Python arithmetic
-    args, kwargs = symbolic.float_operands(tx, args, kwargs)  # ``x * scale``: an input
     if scalars.holds_scalar(args, kwargs):
         scalars.check_tensor_use(op, target, args, kwargs)
     check_split(tx)
