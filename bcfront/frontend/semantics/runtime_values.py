@@ -23,10 +23,23 @@ types: methods of str and bytes, a few builtins and `math` functions (`_FUNCTION
 operators (`_OPERATORS`) and the declared pure C table (`pure_c`).  Calls that raise on
 no arguments of their types (`_total`: ``a + b`` of ints, ``s.upper()``) need no check
 in the guard.  Anything else reads the value and proceeds as on a constant.
+
+A list or tuple whose items are runtime values (and literal constants of `SCALARS`) is
+passed the same way, item by item (`_items_call`): ``max(xs)``, ``sorted(xs)``, ``x in xs``,
+``xs.count(x)``, ``bisect.bisect(xs, x)`` -- the calls of `_ON_ITEMS` and the `pure_c`
+entries declared pure on lists or tuples, which on such items compare, add or test them
+and run nobody's Python code -- are a `PureCallSource` of `on_items(fn, layout)`, the
+function that rebuilds the sequences from the items and calls ``fn``; the list's length
+is guarded already, so a list of any values the items' types allow shares the entry
+instead of one per order of its items.  `_total_on_items` says which need no check in
+the guard (``max`` of ints; not of an int and a float, where the result's type is the
+larger item's).  A ``key=`` or ``default=``, or an item of any other type (its ``<`` may
+be Python code), and the call is traced as before.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 import os
@@ -113,6 +126,28 @@ _TOTAL_ON_STR = frozenset(
 )  # fmt: skip
 # calls that give back their argument itself when it is a text of these types
 _IDENTITY = {os.fspath: (str, bytes), str: (str,)}
+# calls that may take lists and tuples of runtime items (`_items_call`), besides the
+# pure C table's entries declared pure on lists or tuples (``bisect.bisect_right``): on
+# items of `SCALARS` they compare, add or test them, running nobody's Python code
+_ON_ITEMS = frozenset(
+    {
+        max, min, sum, sorted, any, all, operator.contains, operator.countOf, operator.indexOf,
+        list.index, list.count, tuple.index, tuple.count,
+    }
+)  # fmt: skip
+# of those, calls that take any sequence alike: given the items as a tuple
+_ANY_SEQUENCE = frozenset({max, min, sum, sorted, any, all, operator.contains, operator.countOf})
+_ANY_SEQUENCE |= {bisect.bisect_left, bisect.bisect_right}
+# calls that raise on no items of the same types (`_total_on_items`), with their number
+# of arguments and what they do to the items: "eq" (``==`` and truth: never raise on
+# scalars), "order" (``<``: numbers among numbers, texts among texts; the result an int),
+# "pick" (``<``, the result one of the items: of their type when they have one), "sum"
+_TOTAL_ITEMS = {
+    operator.contains: (2, "eq"), operator.countOf: (2, "eq"), list.count: (2, "eq"),
+    tuple.count: (2, "eq"), any: (1, "eq"), all: (1, "eq"), max: (1, "pick"), min: (1, "pick"),
+    sorted: (1, "pick"), bisect.bisect_left: (2, "order"), bisect.bisect_right: (2, "order"),
+    sum: (1, "sum"),
+}  # fmt: skip
 _SEQUENCE_LIMIT = 64  # longer results are read as constants (one guard beats many)
 _NOT_PART = object()
 
@@ -174,6 +209,8 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
         if isinstance(items, (ListV, TupleV)) and len(items.items) <= _SEQUENCE_LIMIT:
             if any(is_runtime(x) for x in items.items):
                 return call(tx, joined, [args[0], *items.items])
+    if not kwargs and _on_sequence(args):
+        return _items_call(tx, fn, args)
     if kwargs or not any(is_runtime(a) for a in args) or not _qualifies(fn):
         return None
     parts = [_part(a) for a in args]
@@ -199,6 +236,161 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
         items = [RuntimeV(x, ItemSource(src, i), tx) for i, x in enumerate(example)]
         return ListV(items) if t is list else TupleV(items)
     return None
+
+
+def holds_runtime(args) -> bool:
+    """Whether some argument is a list or tuple holding a runtime value (`_items_call`)."""
+    return any(isinstance(a, (ListV, TupleV)) and any(is_runtime(x) for x in a.items) for a in args)
+
+
+def _on_sequence(args) -> bool:
+    """Whether a call on `args` passes runtime values in a list or tuple, or passes a
+    runtime value beside a list of constants (``bisect(xs, x)``): a `_items_call`."""
+    if any(_sequence_parts(a) is not None for a in args):
+        return True
+    return any(is_runtime(a) for a in args) and any(
+        type(a) is ListV and _constant_parts(a) is not None for a in args
+    )
+
+
+def _sequence_parts(v: Value) -> list | None:
+    """The parts of the items of `v`, a list or tuple whose items are runtime values and
+    literal constants of `SCALARS` with some runtime value among them; None otherwise."""
+    if not isinstance(v, (ListV, TupleV)) or not any(is_runtime(x) for x in v.items):
+        return None
+    return _constant_parts(v)
+
+
+def _items_qualify(fn) -> bool:
+    try:
+        if fn in _ON_ITEMS:
+            return True
+    except TypeError:  # an unhashable callable
+        return False
+    entry = pure_c.lookup(fn)
+    return entry is not None and (list in entry.accepts or tuple in entry.accepts)
+
+
+def _items_call(tx, fn, args: list) -> Value | None:
+    """``fn(*args)`` where some argument is a list or tuple of runtime items: a
+    `PureCallSource` of the caller `on_items(fn, layout)` on the items' parts, flattened."""
+    if not _items_qualify(fn):
+        return None
+    layout: list = []
+    parts: list = []
+    examples: list = []
+    for a in args:
+        seq = _sequence_parts(a)
+        if seq is None and isinstance(a, (ListV, TupleV)):  # constants only: passed item by item too
+            seq = _constant_parts(a)
+        if seq is not None:
+            layout.append((a.cls, len(seq)))
+            parts += seq
+            examples.append(a.cls(x.example if is_runtime(x) else x.value for x in a.items))
+            continue
+        p = _part(a)
+        if p is _NOT_PART:
+            return None
+        layout.append(None)
+        parts.append(p)
+        examples.append(a.example if is_runtime(a) else _example(p))
+    try:
+        example = fn(*examples)
+    except Exception:  # noqa: BLE001 - raises on these values: read them, raise as natively
+        return None
+    caller = on_items(fn, tuple(layout))
+    src = PureCallSource(Ref(caller, caller.__qualname__), tuple(parts), tuple(type(p) for p in parts))
+    total = _total_on_items(fn, examples)
+    t = type(example)
+    if t in SCALARS:
+        if not total:
+            tx.guard(GuardKind.TYPE_MATCH, src, t)  # computed by the guard: a raise misses
+        return Const(None) if example is None else RuntimeV(example, src, tx)
+    if t is list and fn is sorted and total:  # items of one type: its items' types are theirs
+        return ListV([RuntimeV(x, ItemSource(src, i), tx) for i, x in enumerate(example)])
+    return None
+
+
+def _constant_parts(v: ListV | TupleV) -> list | None:
+    """The parts of the items of list or tuple `v` (runtime values, literal constants of
+    `SCALARS`), to pass item by item; None when some item is anything else."""
+    if v.cls not in (list, tuple) or len(v.items) > _SEQUENCE_LIMIT:
+        return None
+    parts = [_item_part(x) for x in v.items]
+    return None if any(p is _NOT_PART for p in parts) else parts
+
+
+def _item_part(x: Value):
+    if not isinstance(x, Const) or type(x.example if is_runtime(x) else x.value) not in SCALARS:
+        return _NOT_PART  # (an item whose comparisons may run Python code)
+    return _part(x)
+
+
+_CALLERS: dict = {}
+
+
+def on_items(fn, layout: tuple):
+    """The function calling ``fn`` on its arguments rebuilt from flat items: `layout` has
+    None for an argument passed as it is, ``(list, n)`` or ``(tuple, n)`` for one made of
+    the next n (one function per (fn, layout), so that equal calls are equal sources)."""
+    key = (fn, layout)
+    made = _CALLERS.get(key)
+    if made is None:
+        made = _CALLERS[key] = _make_caller(fn, layout)
+    return made
+
+
+def _make_caller(fn, layout: tuple):
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    shape = ", ".join("_" if k is None else f"{k[0].__name__}[{k[1]}]" for k in layout)
+    first = layout[0]
+    if first is not None and all(k is None for k in layout[1:]):  # ``max(xs)``, ``bisect(xs, x)``
+        cls, n = first
+        if cls is tuple or fn in _ANY_SEQUENCE:
+
+            def caller(*flat):
+                return fn(flat[:n], *flat[n:])
+
+        else:
+
+            def caller(*flat):
+                return fn(list(flat[:n]), *flat[n:])
+
+    else:
+
+        def caller(*flat):
+            args, i = [], 0
+            for kind in layout:
+                if kind is None:
+                    args.append(flat[i])
+                    i += 1
+                else:
+                    args.append(kind[0](flat[i : i + kind[1]]))
+                    i += kind[1]
+            return fn(*args)
+
+    caller.__qualname__ = f"{name}<{shape}>"
+    return caller
+
+
+def _total_on_items(fn, examples: list) -> bool:
+    """Whether ``fn(*examples)``, a call on lists or tuples of the same lengths, raises on
+    no items of the same types (its result's type fixed too)."""
+    arity = _TOTAL_ITEMS.get(fn)
+    if arity is None or len(examples) != arity[0]:
+        return False
+    kinds: set = set()
+    for x in examples:
+        kinds.update(map(type, x) if type(x) in (list, tuple) else (type(x),))
+    if {str, bytes} <= kinds:  # ``==`` of the two may raise (python -bb)
+        return False
+    if arity[1] == "eq":
+        return True
+    if arity[1] == "sum":
+        return kinds <= {int, bool} or kinds <= {float}
+    if arity[1] == "pick":  # ``max([1, 2.5])`` is a float, ``max([3, 2.5])`` an int
+        return len(kinds) == 1 and kinds <= {int, float, str, bytes}
+    return kinds <= {int, bool, float} or kinds <= {str} or kinds <= {bytes}
 
 
 def _str_like(x) -> bool:
