@@ -34,12 +34,20 @@ is guarded already, so a list of any values the items' types allow shares the en
 instead of one per order of its items.  `_total_on_items` says which need no check in
 the guard (``max`` of ints; not of an int and a float, where the result's type is the
 larger item's).  A ``key=`` or ``default=``, or an item of any other type (its ``<`` may
-be Python code), and the call is traced as before.
+be Python code), and the call is traced as before.  The C calls that change a list in
+place (`_MUTATORS`: ``heapq.heappush``, ``bisect.insort``, ``xs.sort()``...) are computed
+the same way on a copy of its items, giving back the call's result and the items after
+it, which the list holds from then on (runtime values; the region writes them back as
+any change of an outside list) -- on items of one type only, where they raise on none.
+A result the region would spell item by item (a sorted list, a list after a change) is
+computed once, first (`computed_once`), not once per item.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
+import heapq
 import math
 import operator
 import os
@@ -47,6 +55,7 @@ import types
 from typing import TypeGuard
 
 from ...ir.graph import is_literal
+from ..model.builder import EARLY_RUNTIME
 from ..model.guard_kinds import GuardKind
 from ..model.sources import ItemSource, PureCallSource, Ref, Source
 from ..model.values import Const, ListV, MethodV, ObjectV, RuntimeV, SetV, SliceV, TupleV, Value, is_unread
@@ -148,6 +157,18 @@ _TOTAL_ITEMS = {
     sorted: (1, "pick"), bisect.bisect_left: (2, "order"), bisect.bisect_right: (2, "order"),
     sum: (1, "sum"),
 }  # fmt: skip
+# C calls that change a list in place, run nobody's Python code on items of one of
+# `_ORDERED_KINDS` and raise on none (the list's length fixed): computed on a copy of
+# the list's items, which the list holds afterwards (`_mutated`)
+_MUTATORS = frozenset(
+    {
+        heapq.heappush, heapq.heappop, heapq.heapify, heapq.heapreplace, heapq.heappushpop,
+        bisect.insort_left, bisect.insort_right, list.sort,
+    }
+)  # fmt: skip
+_ORDERED_KINDS = frozenset({int, float, str, bytes})
+# keyword arguments those calls may take, as literal constants (not ``key=``: Python code)
+_ITEM_KEYWORDS = {sorted: ("reverse",), list.sort: ("reverse",)}
 _SEQUENCE_LIMIT = 64  # longer results are read as constants (one guard beats many)
 _NOT_PART = object()
 
@@ -209,8 +230,9 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
         if isinstance(items, (ListV, TupleV)) and len(items.items) <= _SEQUENCE_LIMIT:
             if any(is_runtime(x) for x in items.items):
                 return call(tx, joined, [args[0], *items.items])
-    if not kwargs and _on_sequence(args):
-        return _items_call(tx, fn, args)
+    if _on_sequence(args):
+        keywords = _keywords(fn, kwargs)
+        return None if keywords is None else _items_call(tx, fn, args, keywords)
     if kwargs or not any(is_runtime(a) for a in args) or not _qualifies(fn):
         return None
     parts = [_part(a) for a in args]
@@ -271,10 +293,28 @@ def _items_qualify(fn) -> bool:
     return entry is not None and (list in entry.accepts or tuple in entry.accepts)
 
 
-def _items_call(tx, fn, args: list) -> Value | None:
-    """``fn(*args)`` where some argument is a list or tuple of runtime items: a
-    `PureCallSource` of the caller `on_items(fn, layout)` on the items' parts, flattened."""
-    if not _items_qualify(fn):
+def _keywords(fn, kwargs: dict | None) -> tuple | None:
+    """`kwargs` as ``(name, value)`` pairs of literal constants a call on runtime items
+    may take (`_ITEM_KEYWORDS`: ``reverse=True``), or None."""
+    if not kwargs:
+        return ()
+    allowed = _ITEM_KEYWORDS.get(fn, ())
+    out = []
+    for name, v in kwargs.items():
+        if name not in allowed or not isinstance(v, Const) or is_runtime(v) or not is_literal(v.value):
+            return None
+        out.append((name, v.value))
+    return tuple(out)
+
+
+def _items_call(tx, fn, args: list, keywords: tuple = ()) -> Value | None:
+    """``fn(*args, **dict(keywords))`` where some argument is a list or tuple of runtime
+    items: a `PureCallSource` of the caller `on_items(fn, layout, ...)` on the items' parts,
+    flattened."""
+    mutates = fn in _MUTATORS
+    if not mutates and not _items_qualify(fn):
+        return None
+    if mutates and not (args and type(args[0]) is ListV and args[0].cls is list):
         return None
     layout: list = []
     parts: list = []
@@ -294,12 +334,15 @@ def _items_call(tx, fn, args: list) -> Value | None:
         layout.append(None)
         parts.append(p)
         examples.append(a.example if is_runtime(a) else _example(p))
+    kinds = _kinds(examples)
     try:
-        example = fn(*examples)
+        example = fn(*examples, **dict(keywords))
     except Exception:  # noqa: BLE001 - raises on these values: read them, raise as natively
         return None
-    caller = on_items(fn, tuple(layout))
+    caller = on_items(fn, tuple(layout), mutates, keywords)
     src = PureCallSource(Ref(caller, caller.__qualname__), tuple(parts), tuple(type(p) for p in parts))
+    if mutates:
+        return _mutated(tx, args[0], src, example, examples[0], kinds)
     total = _total_on_items(fn, examples)
     t = type(example)
     if t in SCALARS:
@@ -307,8 +350,39 @@ def _items_call(tx, fn, args: list) -> Value | None:
             tx.guard(GuardKind.TYPE_MATCH, src, t)  # computed by the guard: a raise misses
         return Const(None) if example is None else RuntimeV(example, src, tx)
     if t is list and fn is sorted and total:  # items of one type: its items' types are theirs
+        computed_once(tx, example, src)
         return ListV([RuntimeV(x, ItemSource(src, i), tx) for i, x in enumerate(example)])
     return None
+
+
+def _mutated(tx, lst: ListV, src: PureCallSource, result, after: list, kinds: set) -> Value | None:
+    """The result of a `_MUTATORS` call on `lst`, whose items are now the ones after the
+    call (``caller(...)[1]``) -- of the one type they all have, or the call is traced as
+    before (an int and a float: which goes where depends on their values) -- and `lst`
+    changed (the region writes its items back, as any change of a list from outside)."""
+    if len(kinds) != 1 or not kinds <= _ORDERED_KINDS:
+        return None
+    computed_once(tx, (result, after), src)
+    items = ItemSource(src, 1)
+    tx.set(lst, "items", [RuntimeV(x, ItemSource(items, i), tx) for i, x in enumerate(after)])
+    if not lst.mutated:
+        tx.set(lst, "mutated", True)
+    if lst.source is not None:
+        tx.mark_mutated(lst)
+    return Const(None) if result is None else RuntimeV(result, ItemSource(src, 0), tx)
+
+
+def computed_once(tx, example, src: PureCallSource) -> None:
+    """Has the region compute `src` once, before anything else it does (after reading the
+    runtime values it is computed from), instead of where each of its items is used."""
+    tx.__dict__.setdefault(EARLY_RUNTIME, []).append(RuntimeV(example, src, tx))
+
+
+def _kinds(examples: list) -> set:
+    kinds: set = set()
+    for x in examples:
+        kinds.update(map(type, x) if type(x) in (list, tuple) else (type(x),))
+    return kinds
 
 
 def _constant_parts(v: ListV | TupleV) -> list | None:
@@ -329,22 +403,43 @@ def _item_part(x: Value):
 _CALLERS: dict = {}
 
 
-def on_items(fn, layout: tuple):
+def on_items(fn, layout: tuple, mutates: bool = False, keywords: tuple = ()):
     """The function calling ``fn`` on its arguments rebuilt from flat items: `layout` has
     None for an argument passed as it is, ``(list, n)`` or ``(tuple, n)`` for one made of
-    the next n (one function per (fn, layout), so that equal calls are equal sources)."""
-    key = (fn, layout)
+    the next n (one function per (fn, layout), so that equal calls are equal sources).
+    `mutates`: ``fn`` changes its first argument, a list: the function gives back the
+    call's result and that list after it.  `keywords`: constant keyword arguments."""
+    key = (fn, layout, mutates, keywords)
     made = _CALLERS.get(key)
     if made is None:
-        made = _CALLERS[key] = _make_caller(fn, layout)
+        if keywords:
+            made = _make_caller(functools.partial(fn, **dict(keywords)), layout, mutates)
+            made.__qualname__ = made.__qualname__.replace("<", f"<{_shown(keywords)}; ", 1)
+        else:
+            made = _make_caller(fn, layout, mutates)
+        _CALLERS[key] = made
     return made
 
 
-def _make_caller(fn, layout: tuple):
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+def _shown(keywords: tuple) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in keywords)
+
+
+def _make_caller(fn, layout: tuple, mutates: bool):
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if name is None and isinstance(fn, functools.partial):
+        name = getattr(fn.func, "__qualname__", None)
+    name = name or repr(fn)
     shape = ", ".join("_" if k is None else f"{k[0].__name__}[{k[1]}]" for k in layout)
     first = layout[0]
-    if first is not None and all(k is None for k in layout[1:]):  # ``max(xs)``, ``bisect(xs, x)``
+    if mutates:  # ``heappush(xs, x)``: on a new list of the items, left as the call leaves it
+        n = first[1]
+
+        def caller(*flat):
+            lst = list(flat[:n])
+            return fn(lst, *flat[n:]), lst
+
+    elif first is not None and all(k is None for k in layout[1:]):  # ``max(xs)``, ``bisect(xs, x)``
         cls, n = first
         if cls is tuple or fn in _ANY_SEQUENCE:
 
@@ -379,9 +474,7 @@ def _total_on_items(fn, examples: list) -> bool:
     arity = _TOTAL_ITEMS.get(fn)
     if arity is None or len(examples) != arity[0]:
         return False
-    kinds: set = set()
-    for x in examples:
-        kinds.update(map(type, x) if type(x) in (list, tuple) else (type(x),))
+    kinds = _kinds(examples)
     if {str, bytes} <= kinds:  # ``==`` of the two may raise (python -bb)
         return False
     if arity[1] == "eq":
@@ -389,7 +482,7 @@ def _total_on_items(fn, examples: list) -> bool:
     if arity[1] == "sum":
         return kinds <= {int, bool} or kinds <= {float}
     if arity[1] == "pick":  # ``max([1, 2.5])`` is a float, ``max([3, 2.5])`` an int
-        return len(kinds) == 1 and kinds <= {int, float, str, bytes}
+        return len(kinds) == 1 and kinds <= _ORDERED_KINDS
     return kinds <= {int, bool, float} or kinds <= {str} or kinds <= {bytes}
 
 
