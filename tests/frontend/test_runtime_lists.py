@@ -20,6 +20,8 @@ import subprocess
 import sys
 import warnings
 
+import pytest
+
 import bcfront
 from bcfront.frontend.model.guard_kinds import GuardKind
 from bcfront.frontend.model.sources import ItemSource, PureCallSource
@@ -325,6 +327,8 @@ def test_a_heap_the_caller_keeps_between_calls():
 
 _INTS_WITHOUT_TORCH = """
 import bisect, heapq, random, sys, warnings
+import pytest
+
 import bcfront
 
 def push(xs, x):
@@ -370,3 +374,20 @@ def test_int_lists_without_torch():
     counts = dict(line.split() for line in out.stdout.splitlines())
     assert all(int(n) <= 4 for name, n in counts.items() if name != "picked_kind"), counts
     assert int(counts["picked_kind"]) <= 6, counts  # (one per type of max and of min)
+
+
+def test_int_lists_with_torch_imported():
+    # a changing int is a ShapeEnv symbol then: an item or argument that is one is passed
+    # by its source too, computed once, first (a write to the list may follow)
+    pytest.importorskip("torch")
+    rng = random.Random(13)
+    cases = [
+        (push, lambda: (sorted(rng.sample(range(2, 100), 5)), rng.randrange(2, 100))),
+        (find, lambda: (sorted(rng.sample(range(2, 100), 5)), rng.randrange(2, 100))),
+        (first_big, lambda: (rng.sample(range(2, 100), 5),)),
+        (appended_heapify, lambda: (rng.sample(range(2, 100), 5), rng.randrange(2, 100))),
+    ]
+    for fn, make in cases:
+        cf = bcfront.capture(fn)
+        _same(cf, fn, [make() for _ in range(30)])
+        assert len(cf.entries) <= 3, fn

@@ -25,29 +25,21 @@ no arguments of their types (`_total`: ``a + b`` of ints, ``s.upper()``) need no
 in the guard.  Anything else reads the value and proceeds as on a constant.
 
 A list or tuple whose items are runtime values (and literal constants of `SCALARS`) is
-passed the same way, item by item (`_items_call`): ``max(xs)``, ``sorted(xs)``, ``x in xs``,
-``xs.count(x)``, ``bisect.bisect(xs, x)`` -- the calls of `_ON_ITEMS` and the `pure_c`
-entries declared pure on lists or tuples, which on such items compare, add or test them
-and run nobody's Python code -- are a `PureCallSource` of `on_items(fn, layout)`, the
-function that rebuilds the sequences from the items and calls ``fn``; the list's length
-is guarded already, so a list of any values the items' types allow shares the entry
-instead of one per order of its items.  `_total_on_items` says which need no check in
-the guard (``max`` of ints; not of an int and a float, where the result's type is the
-larger item's).  A ``key=`` or ``default=``, or an item of any other type (its ``<`` may
-be Python code), and the call is traced as before.  The C calls that change a list in
-place (`_MUTATORS`: ``heapq.heappush``, ``bisect.insort``, ``xs.sort()``...) are computed
-the same way on a copy of its items, giving back the call's result and the items after
-it, which the list holds from then on (runtime values; the region writes them back as
-any change of an outside list) -- on items of one type only, where they raise on none.
-A result the region would spell item by item (a sorted list, a list after a change) is
-computed once, first (`computed_once`), not once per item.
+passed the same way, item by item (`_items_call`, the tables and callers of
+`runtime_items`): ``max(xs)``, ``sorted(xs)``, ``x in xs``, ``xs.count(x)``,
+``bisect.bisect(xs, x)`` are a `PureCallSource` of `runtime_items.on_items(fn, layout)`;
+the list's length is guarded already, so a list of any values the items' types allow
+shares the entry instead of one per order of its items.  A ``key=`` or ``default=``, or an
+item of any other type (its ``<`` may be Python code), and the call is traced as before.
+The C calls that change a list in place (``heapq.heappush``, ``bisect.insort``,
+``xs.sort()``) are computed the same way on a copy of its items, giving back the call's
+result and the items after it, which the list holds from then on (runtime values; the
+region writes them back as any change of an outside list) -- on items of one type only,
+where they raise on none (`_mutated`).
 """
 
 from __future__ import annotations
 
-import bisect
-import functools
-import heapq
 import math
 import operator
 import os
@@ -55,11 +47,21 @@ import types
 from typing import TypeGuard
 
 from ...ir.graph import is_literal
-from ..model.builder import EARLY_RUNTIME
 from ..model.guard_kinds import GuardKind
 from ..model.sources import ItemSource, PureCallSource, Ref, Source
-from ..model.values import Const, ListV, MethodV, ObjectV, RuntimeV, SetV, SliceV, TupleV, Value, is_unread
-from . import pure_c
+from ..model.values import (
+    Const,
+    ListV,
+    MethodV,
+    ObjectV,
+    RuntimeV,
+    SetV,
+    SliceV,
+    TupleV,
+    Value,
+    is_unread,
+)
+from . import pure_c, runtime_items
 
 
 def joined(sep, *items):
@@ -135,40 +137,6 @@ _TOTAL_ON_STR = frozenset(
 )  # fmt: skip
 # calls that give back their argument itself when it is a text of these types
 _IDENTITY = {os.fspath: (str, bytes), str: (str,)}
-# calls that may take lists and tuples of runtime items (`_items_call`), besides the
-# pure C table's entries declared pure on lists or tuples (``bisect.bisect_right``): on
-# items of `SCALARS` they compare, add or test them, running nobody's Python code
-_ON_ITEMS = frozenset(
-    {
-        max, min, sum, sorted, any, all, operator.contains, operator.countOf, operator.indexOf,
-        list.index, list.count, tuple.index, tuple.count,
-    }
-)  # fmt: skip
-# of those, calls that take any sequence alike: given the items as a tuple
-_ANY_SEQUENCE = frozenset({max, min, sum, sorted, any, all, operator.contains, operator.countOf})
-_ANY_SEQUENCE |= {bisect.bisect_left, bisect.bisect_right}
-# calls that raise on no items of the same types (`_total_on_items`), with their number
-# of arguments and what they do to the items: "eq" (``==`` and truth: never raise on
-# scalars), "order" (``<``: numbers among numbers, texts among texts; the result an int),
-# "pick" (``<``, the result one of the items: of their type when they have one), "sum"
-_TOTAL_ITEMS = {
-    operator.contains: (2, "eq"), operator.countOf: (2, "eq"), list.count: (2, "eq"),
-    tuple.count: (2, "eq"), any: (1, "eq"), all: (1, "eq"), max: (1, "pick"), min: (1, "pick"),
-    sorted: (1, "pick"), bisect.bisect_left: (2, "order"), bisect.bisect_right: (2, "order"),
-    sum: (1, "sum"),
-}  # fmt: skip
-# C calls that change a list in place, run nobody's Python code on items of one of
-# `_ORDERED_KINDS` and raise on none (the list's length fixed): computed on a copy of
-# the list's items, which the list holds afterwards (`_mutated`)
-_MUTATORS = frozenset(
-    {
-        heapq.heappush, heapq.heappop, heapq.heapify, heapq.heapreplace, heapq.heappushpop,
-        bisect.insort_left, bisect.insort_right, list.sort,
-    }
-)  # fmt: skip
-_ORDERED_KINDS = frozenset({int, float, str, bytes})
-# keyword arguments those calls may take, as literal constants (not ``key=``: Python code)
-_ITEM_KEYWORDS = {sorted: ("reverse",), list.sort: ("reverse",)}
 _SEQUENCE_LIMIT = 64  # longer results are read as constants (one guard beats many)
 _NOT_PART = object()
 
@@ -262,7 +230,9 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
 
 def holds_runtime(args) -> bool:
     """Whether some argument is a list or tuple holding a runtime value (`_items_call`)."""
-    return any(isinstance(a, (ListV, TupleV)) and any(is_runtime(x) for x in a.items) for a in args)
+    return any(
+        isinstance(a, (ListV, TupleV)) and any(runtime_items.unread_item(x) for x in a.items) for a in args
+    )
 
 
 def _on_sequence(args) -> bool:
@@ -270,7 +240,7 @@ def _on_sequence(args) -> bool:
     runtime value beside a list of constants (``bisect(xs, x)``): a `_items_call`."""
     if any(_sequence_parts(a) is not None for a in args):
         return True
-    return any(is_runtime(a) for a in args) and any(
+    return any(runtime_items.unread_item(a) for a in args) and any(
         type(a) is ListV and _constant_parts(a) is not None for a in args
     )
 
@@ -278,14 +248,14 @@ def _on_sequence(args) -> bool:
 def _sequence_parts(v: Value) -> list | None:
     """The parts of the items of `v`, a list or tuple whose items are runtime values and
     literal constants of `SCALARS` with some runtime value among them; None otherwise."""
-    if not isinstance(v, (ListV, TupleV)) or not any(is_runtime(x) for x in v.items):
+    if not isinstance(v, (ListV, TupleV)) or not any(runtime_items.unread_item(x) for x in v.items):
         return None
     return _constant_parts(v)
 
 
 def _items_qualify(fn) -> bool:
     try:
-        if fn in _ON_ITEMS:
+        if fn in runtime_items.ON_ITEMS:
             return True
     except TypeError:  # an unhashable callable
         return False
@@ -295,10 +265,10 @@ def _items_qualify(fn) -> bool:
 
 def _keywords(fn, kwargs: dict | None) -> tuple | None:
     """`kwargs` as ``(name, value)`` pairs of literal constants a call on runtime items
-    may take (`_ITEM_KEYWORDS`: ``reverse=True``), or None."""
+    may take (`ITEM_KEYWORDS`: ``reverse=True``), or None."""
     if not kwargs:
         return ()
-    allowed = _ITEM_KEYWORDS.get(fn, ())
+    allowed = runtime_items.ITEM_KEYWORDS.get(fn, ())
     out = []
     for name, v in kwargs.items():
         if name not in allowed or not isinstance(v, Const) or is_runtime(v) or not is_literal(v.value):
@@ -311,7 +281,7 @@ def _items_call(tx, fn, args: list, keywords: tuple = ()) -> Value | None:
     """``fn(*args, **dict(keywords))`` where some argument is a list or tuple of runtime
     items: a `PureCallSource` of the caller `on_items(fn, layout, ...)` on the items' parts,
     flattened."""
-    mutates = fn in _MUTATORS
+    mutates = fn in runtime_items.MUTATORS
     if not mutates and not _items_qualify(fn):
         return None
     if mutates and not (args and type(args[0]) is ListV and args[0].cls is list):
@@ -326,43 +296,49 @@ def _items_call(tx, fn, args: list, keywords: tuple = ()) -> Value | None:
         if seq is not None:
             layout.append((a.cls, len(seq)))
             parts += seq
-            examples.append(a.cls(x.example if is_runtime(x) else x.value for x in a.items))
+            examples.append(a.cls(runtime_items.item_example(x) for x in a.items))
             continue
-        p = _part(a)
+        p = a.source if runtime_items.input_symbol(a) else _part(a)
         if p is _NOT_PART:
             return None
         layout.append(None)
         parts.append(p)
-        examples.append(a.example if is_runtime(a) else _example(p))
-    kinds = _kinds(examples)
+        examples.append(runtime_items.item_example(a) if runtime_items.unread_item(a) else _example(p))
+    kinds = runtime_items.kinds_of(examples)
     try:
         example = fn(*examples, **dict(keywords))
     except Exception:  # noqa: BLE001 - raises on these values: read them, raise as natively
         return None
-    caller = on_items(fn, tuple(layout), mutates, keywords)
+    caller = runtime_items.on_items(fn, tuple(layout), mutates, keywords)
     src = PureCallSource(Ref(caller, caller.__qualname__), tuple(parts), tuple(type(p) for p in parts))
     if mutates:
         return _mutated(tx, args[0], src, example, examples[0], kinds)
-    total = _total_on_items(fn, examples)
+    total = runtime_items.total_on_items(fn, examples)
     t = type(example)
     if t in SCALARS:
         if not total:
             tx.guard(GuardKind.TYPE_MATCH, src, t)  # computed by the guard: a raise misses
+        if any(
+            runtime_items.input_symbol(x)
+            for a in args
+            for x in (a.items if isinstance(a, (ListV, TupleV)) else (a,))
+        ):
+            runtime_items.computed_once(tx, example, src)  # a symbol's source, spelled before any write
         return Const(None) if example is None else RuntimeV(example, src, tx)
     if t is list and fn is sorted and total:  # items of one type: its items' types are theirs
-        computed_once(tx, example, src)
+        runtime_items.computed_once(tx, example, src)
         return ListV([RuntimeV(x, ItemSource(src, i), tx) for i, x in enumerate(example)])
     return None
 
 
 def _mutated(tx, lst: ListV, src: PureCallSource, result, after: list, kinds: set) -> Value | None:
-    """The result of a `_MUTATORS` call on `lst`, whose items are now the ones after the
+    """The result of a `MUTATORS` call on `lst`, whose items are now the ones after the
     call (``caller(...)[1]``) -- of the one type they all have, or the call is traced as
     before (an int and a float: which goes where depends on their values) -- and `lst`
     changed (the region writes its items back, as any change of a list from outside)."""
-    if len(kinds) != 1 or not kinds <= _ORDERED_KINDS:
+    if len(kinds) != 1 or not kinds <= runtime_items.ORDERED_KINDS:
         return None
-    computed_once(tx, (result, after), src)
+    runtime_items.computed_once(tx, (result, after), src)
     items = ItemSource(src, 1)
     tx.set(lst, "items", [RuntimeV(x, ItemSource(items, i), tx) for i, x in enumerate(after)])
     if not lst.mutated:
@@ -370,19 +346,6 @@ def _mutated(tx, lst: ListV, src: PureCallSource, result, after: list, kinds: se
     if lst.source is not None:
         tx.mark_mutated(lst)
     return Const(None) if result is None else RuntimeV(result, ItemSource(src, 0), tx)
-
-
-def computed_once(tx, example, src: PureCallSource) -> None:
-    """Has the region compute `src` once, before anything else it does (after reading the
-    runtime values it is computed from), instead of where each of its items is used."""
-    tx.__dict__.setdefault(EARLY_RUNTIME, []).append(RuntimeV(example, src, tx))
-
-
-def _kinds(examples: list) -> set:
-    kinds: set = set()
-    for x in examples:
-        kinds.update(map(type, x) if type(x) in (list, tuple) else (type(x),))
-    return kinds
 
 
 def _constant_parts(v: ListV | TupleV) -> list | None:
@@ -395,95 +358,11 @@ def _constant_parts(v: ListV | TupleV) -> list | None:
 
 
 def _item_part(x: Value):
+    if runtime_items.input_symbol(x):
+        return x.source
     if not isinstance(x, Const) or type(x.example if is_runtime(x) else x.value) not in SCALARS:
         return _NOT_PART  # (an item whose comparisons may run Python code)
     return _part(x)
-
-
-_CALLERS: dict = {}
-
-
-def on_items(fn, layout: tuple, mutates: bool = False, keywords: tuple = ()):
-    """The function calling ``fn`` on its arguments rebuilt from flat items: `layout` has
-    None for an argument passed as it is, ``(list, n)`` or ``(tuple, n)`` for one made of
-    the next n (one function per (fn, layout), so that equal calls are equal sources).
-    `mutates`: ``fn`` changes its first argument, a list: the function gives back the
-    call's result and that list after it.  `keywords`: constant keyword arguments."""
-    key = (fn, layout, mutates, keywords)
-    made = _CALLERS.get(key)
-    if made is None:
-        if keywords:
-            made = _make_caller(functools.partial(fn, **dict(keywords)), layout, mutates)
-            made.__qualname__ = made.__qualname__.replace("<", f"<{_shown(keywords)}; ", 1)
-        else:
-            made = _make_caller(fn, layout, mutates)
-        _CALLERS[key] = made
-    return made
-
-
-def _shown(keywords: tuple) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in keywords)
-
-
-def _make_caller(fn, layout: tuple, mutates: bool):
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    if name is None and isinstance(fn, functools.partial):
-        name = getattr(fn.func, "__qualname__", None)
-    name = name or repr(fn)
-    shape = ", ".join("_" if k is None else f"{k[0].__name__}[{k[1]}]" for k in layout)
-    first = layout[0]
-    if mutates:  # ``heappush(xs, x)``: on a new list of the items, left as the call leaves it
-        n = first[1]
-
-        def caller(*flat):
-            lst = list(flat[:n])
-            return fn(lst, *flat[n:]), lst
-
-    elif first is not None and all(k is None for k in layout[1:]):  # ``max(xs)``, ``bisect(xs, x)``
-        cls, n = first
-        if cls is tuple or fn in _ANY_SEQUENCE:
-
-            def caller(*flat):
-                return fn(flat[:n], *flat[n:])
-
-        else:
-
-            def caller(*flat):
-                return fn(list(flat[:n]), *flat[n:])
-
-    else:
-
-        def caller(*flat):
-            args, i = [], 0
-            for kind in layout:
-                if kind is None:
-                    args.append(flat[i])
-                    i += 1
-                else:
-                    args.append(kind[0](flat[i : i + kind[1]]))
-                    i += kind[1]
-            return fn(*args)
-
-    caller.__qualname__ = f"{name}<{shape}>"
-    return caller
-
-
-def _total_on_items(fn, examples: list) -> bool:
-    """Whether ``fn(*examples)``, a call on lists or tuples of the same lengths, raises on
-    no items of the same types (its result's type fixed too)."""
-    arity = _TOTAL_ITEMS.get(fn)
-    if arity is None or len(examples) != arity[0]:
-        return False
-    kinds = _kinds(examples)
-    if {str, bytes} <= kinds:  # ``==`` of the two may raise (python -bb)
-        return False
-    if arity[1] == "eq":
-        return True
-    if arity[1] == "sum":
-        return kinds <= {int, bool} or kinds <= {float}
-    if arity[1] == "pick":  # ``max([1, 2.5])`` is a float, ``max([3, 2.5])`` an int
-        return len(kinds) == 1 and kinds <= _ORDERED_KINDS
-    return kinds <= {int, bool, float} or kinds <= {str} or kinds <= {bytes}
 
 
 def _str_like(x) -> bool:
