@@ -60,6 +60,8 @@ MUTATORS = frozenset(
     }
 )  # fmt: skip
 ORDERED_KINDS = frozenset({int, float, str, bytes})
+# calls that take the items as arguments of their own as well, two or more of them
+_VARARGS = frozenset({max, min})
 # keyword arguments those calls may take, as literal constants (not ``key=``: Python code)
 ITEM_KEYWORDS = {sorted: ("reverse",), list.sort: ("reverse",)}
 
@@ -108,6 +110,8 @@ def on_items(fn, layout: tuple, mutates: bool = False, keywords: tuple = ()):
     the next n (one function per (fn, layout), so that equal calls are equal sources).
     `mutates`: ``fn`` changes its first argument, a list: the function gives back the
     call's result and that list after it.  `keywords`: constant keyword arguments."""
+    if fn in _VARARGS and not keywords and len(layout) == 1 and layout[0] is not None and layout[0][1] >= 2:
+        return fn  # ``max(a, b, c)``: what ``max([a, b, c])`` is, no Python frame between
     key = (fn, layout, mutates, keywords)
     made = _CALLERS.get(key)
     if made is None:
@@ -138,7 +142,18 @@ def _make_caller(fn, layout: tuple, mutates: bool):
             lst = list(flat[:n])
             return fn(lst, *flat[n:]), lst
 
-    elif first is not None and all(k is None for k in layout[1:]):  # ``max(xs)``, ``bisect(xs, x)``
+    elif len(layout) == 1 and first is not None:  # ``sorted(xs)``: the items, in one tuple
+        if first[0] is tuple or fn in _ANY_SEQUENCE:
+
+            def caller(*flat):
+                return fn(flat)
+
+        else:
+
+            def caller(*flat):
+                return fn(list(flat))
+
+    elif first is not None and all(k is None for k in layout[1:]):  # ``bisect(xs, x)``
         cls, n = first
         if cls is tuple or fn in _ANY_SEQUENCE:
 
