@@ -394,3 +394,31 @@ def test_int_lists_with_torch_imported():
         cf = bcfront.capture(fn)
         _same(cf, fn, [make() for _ in range(30)])
         assert len(cf.entries) <= 3, fn
+
+
+def scaled(t, xs):
+    return t * max(xs) + sorted(xs)[0]
+
+
+def pushed_then_scaled(t, xs, x):
+    heapq.heappush(xs, x)
+    return t * xs[0] - xs[1], xs
+
+
+def test_results_on_runtime_items_as_tensor_operands():
+    torch = pytest.importorskip("torch")
+    rng = random.Random(14)
+    for fn in (scaled, pushed_then_scaled):
+        cf = bcfront.capture(fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for _ in range(20):
+                t, xs, x = torch.randn(3), sorted(_number(rng) for _ in range(4)), _number(rng)
+                args = (t, xs, x) if fn is pushed_then_scaled else (t, xs)
+                mine = (t, list(xs), x) if fn is pushed_then_scaled else (t, list(xs))
+                got, expected = cf(*mine), fn(*args)
+                if fn is pushed_then_scaled:
+                    assert torch.allclose(got[0], expected[0]) and got[1] == expected[1] and mine[1] == xs
+                else:
+                    assert torch.allclose(got, expected)
+        assert len(cf.entries) <= 4, fn
