@@ -79,6 +79,15 @@ _CHANGED = object()  # a str, bytes, float or int input that has varied: known a
 SPECIALIZED_VALUES = 2  # values of such an input that get constant entries before that
 
 
+def _items_of(source: Any) -> tuple | None:
+    """The key `value_dynamic` keeps for all the items ``base[i]`` (an int i) of the base of
+    item `source`: once one has varied, each of them is known at run time at once, not one
+    entry per item's third value (a list the caller changes item by item)."""
+    if type(getattr(source, "key", None)) is not int or getattr(source, "base", None) is None:
+        return None
+    return ("items of", source.base)
+
+
 class ShapePolicy:
     """One captured function's memory of input sizes, and its `dynamic` option."""
 
@@ -188,12 +197,16 @@ class ShapePolicy:
             return False
         key = (type(value), hash(value))
         seen = self.scalars.setdefault(source, frozenset())
-        if seen is _CHANGED:
+        group = _items_of(source)
+        if seen is _CHANGED or (group is not None and self.scalars.get(group) is _CHANGED):
+            self.scalars[source] = _CHANGED
             return True
         if key in seen or len(seen) < SPECIALIZED_VALUES:
             self.scalars[source] = seen | {key}
             return False
         self.scalars[source] = _CHANGED
+        if group is not None:  # its sibling items vary with it: a heap, a caller's buffer
+            self.scalars[group] = _CHANGED
         return True
 
     def int_dynamic(self, source: Any, value: int) -> bool:

@@ -116,7 +116,11 @@ def checks_keyword_types(fn: Value) -> bool:
 
 def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     obj = fv.obj
-    if args and (any(type(a) is RuntimeV for a in args) or runtime_values.is_join(obj)):
+    if args and (
+        any(type(a) is RuntimeV for a in args)
+        or runtime_values.is_join(obj)
+        or runtime_values.holds_runtime(args)
+    ):
         made = runtime_values.call(tx, obj, args, kwargs)
         if made is not None:
             return made

@@ -23,6 +23,19 @@ types: methods of str and bytes, a few builtins and `math` functions (`_FUNCTION
 operators (`_OPERATORS`) and the declared pure C table (`pure_c`).  Calls that raise on
 no arguments of their types (`_total`: ``a + b`` of ints, ``s.upper()``) need no check
 in the guard.  Anything else reads the value and proceeds as on a constant.
+
+A list or tuple whose items are runtime values (and literal constants of `SCALARS`) is
+passed the same way, item by item (`_items_call`, the tables and callers of
+`runtime_items`): ``max(xs)``, ``sorted(xs)``, ``x in xs``, ``xs.count(x)``,
+``bisect.bisect(xs, x)`` are a `PureCallSource` of `runtime_items.on_items(fn, layout)`;
+the list's length is guarded already, so a list of any values the items' types allow
+shares the entry instead of one per order of its items.  A ``key=`` or ``default=``, or an
+item of any other type (its ``<`` may be Python code), and the call is traced as before.
+The C calls that change a list in place (``heapq.heappush``, ``bisect.insort``,
+``xs.sort()``) are computed the same way on a copy of its items, giving back the call's
+result and the items after it, which the list holds from then on (runtime values; the
+region writes them back as any change of an outside list) -- on items of one type only,
+where they raise on none (`_mutated`).
 """
 
 from __future__ import annotations
@@ -36,8 +49,19 @@ from typing import TypeGuard
 from ...ir.graph import is_literal
 from ..model.guard_kinds import GuardKind
 from ..model.sources import ItemSource, PureCallSource, Ref, Source
-from ..model.values import Const, ListV, MethodV, ObjectV, RuntimeV, SetV, SliceV, TupleV, Value, is_unread
-from . import pure_c
+from ..model.values import (
+    Const,
+    ListV,
+    MethodV,
+    ObjectV,
+    RuntimeV,
+    SetV,
+    SliceV,
+    TupleV,
+    Value,
+    is_unread,
+)
+from . import pure_c, runtime_items
 
 
 def joined(sep, *items):
@@ -174,6 +198,9 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
         if isinstance(items, (ListV, TupleV)) and len(items.items) <= _SEQUENCE_LIMIT:
             if any(is_runtime(x) for x in items.items):
                 return call(tx, joined, [args[0], *items.items])
+    if _on_sequence(args):
+        keywords = _keywords(fn, kwargs)
+        return None if keywords is None else _items_call(tx, fn, args, keywords)
     if kwargs or not any(is_runtime(a) for a in args) or not _qualifies(fn):
         return None
     parts = [_part(a) for a in args]
@@ -199,6 +226,143 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
         items = [RuntimeV(x, ItemSource(src, i), tx) for i, x in enumerate(example)]
         return ListV(items) if t is list else TupleV(items)
     return None
+
+
+def holds_runtime(args) -> bool:
+    """Whether some argument is a list or tuple holding a runtime value (`_items_call`)."""
+    return any(
+        isinstance(a, (ListV, TupleV)) and any(runtime_items.unread_item(x) for x in a.items) for a in args
+    )
+
+
+def _on_sequence(args) -> bool:
+    """Whether a call on `args` passes runtime values in a list or tuple, or passes a
+    runtime value beside a list of constants (``bisect(xs, x)``): a `_items_call`."""
+    if any(_sequence_parts(a) is not None for a in args):
+        return True
+    return any(runtime_items.unread_item(a) for a in args) and any(
+        type(a) is ListV and _constant_parts(a) is not None for a in args
+    )
+
+
+def _sequence_parts(v: Value) -> list | None:
+    """The parts of the items of `v`, a list or tuple whose items are runtime values and
+    literal constants of `SCALARS` with some runtime value among them; None otherwise."""
+    if not isinstance(v, (ListV, TupleV)) or not any(runtime_items.unread_item(x) for x in v.items):
+        return None
+    return _constant_parts(v)
+
+
+def _items_qualify(fn) -> bool:
+    try:
+        if fn in runtime_items.ON_ITEMS:
+            return True
+    except TypeError:  # an unhashable callable
+        return False
+    entry = pure_c.lookup(fn)
+    return entry is not None and (list in entry.accepts or tuple in entry.accepts)
+
+
+def _keywords(fn, kwargs: dict | None) -> tuple | None:
+    """`kwargs` as ``(name, value)`` pairs of literal constants a call on runtime items
+    may take (`ITEM_KEYWORDS`: ``reverse=True``), or None."""
+    if not kwargs:
+        return ()
+    allowed = runtime_items.ITEM_KEYWORDS.get(fn, ())
+    out = []
+    for name, v in kwargs.items():
+        if name not in allowed or not isinstance(v, Const) or is_runtime(v) or not is_literal(v.value):
+            return None
+        out.append((name, v.value))
+    return tuple(out)
+
+
+def _items_call(tx, fn, args: list, keywords: tuple = ()) -> Value | None:
+    """``fn(*args, **dict(keywords))`` where some argument is a list or tuple of runtime
+    items: a `PureCallSource` of the caller `on_items(fn, layout, ...)` on the items' parts,
+    flattened."""
+    mutates = fn in runtime_items.MUTATORS
+    if not mutates and not _items_qualify(fn):
+        return None
+    if mutates and not (args and type(args[0]) is ListV and args[0].cls is list):
+        return None
+    layout: list = []
+    parts: list = []
+    examples: list = []
+    for a in args:
+        seq = _sequence_parts(a)
+        if seq is None and isinstance(a, (ListV, TupleV)):  # constants only: passed item by item too
+            seq = _constant_parts(a)
+        if seq is not None:
+            layout.append((a.cls, len(seq)))
+            parts += seq
+            examples.append(a.cls(runtime_items.item_example(x) for x in a.items))
+            continue
+        p = a.source if runtime_items.input_symbol(a) else _part(a)
+        if p is _NOT_PART:
+            return None
+        layout.append(None)
+        parts.append(p)
+        examples.append(runtime_items.item_example(a) if runtime_items.unread_item(a) else _example(p))
+    kinds = runtime_items.kinds_of(examples)
+    try:
+        example = fn(*examples, **dict(keywords))
+    except Exception:  # noqa: BLE001 - raises on these values: read them, raise as natively
+        return None
+    caller = runtime_items.on_items(fn, tuple(layout), mutates, keywords)
+    src = PureCallSource(Ref(caller, caller.__qualname__), tuple(parts), tuple(type(p) for p in parts))
+    if mutates:
+        return _mutated(tx, args[0], src, example, examples[0], kinds)
+    total = runtime_items.total_on_items(fn, examples)
+    t = type(example)
+    if t in SCALARS:
+        if not total:
+            tx.guard(GuardKind.TYPE_MATCH, src, t)  # computed by the guard: a raise misses
+        if any(
+            runtime_items.input_symbol(x)
+            for a in args
+            for x in (a.items if isinstance(a, (ListV, TupleV)) else (a,))
+        ):
+            runtime_items.computed_once(tx, example, src)  # a symbol's source, spelled before any write
+        return Const(None) if example is None else RuntimeV(example, src, tx)
+    if t is list and fn is sorted and total:  # items of one type: its items' types are theirs
+        runtime_items.computed_once(tx, example, src)
+        return ListV([RuntimeV(x, ItemSource(src, i), tx) for i, x in enumerate(example)])
+    return None
+
+
+def _mutated(tx, lst: ListV, src: PureCallSource, result, after: list, kinds: set) -> Value | None:
+    """The result of a `MUTATORS` call on `lst`, whose items are now the ones after the
+    call (``caller(...)[1]``) -- of the one type they all have, or the call is traced as
+    before (an int and a float: which goes where depends on their values) -- and `lst`
+    changed (the region writes its items back, as any change of a list from outside)."""
+    if len(kinds) != 1 or not kinds <= runtime_items.ORDERED_KINDS:
+        return None
+    runtime_items.computed_once(tx, (result, after), src)
+    items = ItemSource(src, 1)
+    tx.set(lst, "items", [RuntimeV(x, ItemSource(items, i), tx) for i, x in enumerate(after)])
+    if not lst.mutated:
+        tx.set(lst, "mutated", True)
+    if lst.source is not None:
+        tx.mark_mutated(lst)
+    return Const(None) if result is None else RuntimeV(result, ItemSource(src, 0), tx)
+
+
+def _constant_parts(v: ListV | TupleV) -> list | None:
+    """The parts of the items of list or tuple `v` (runtime values, literal constants of
+    `SCALARS`), to pass item by item; None when some item is anything else."""
+    if v.cls not in (list, tuple) or len(v.items) > _SEQUENCE_LIMIT:
+        return None
+    parts = [_item_part(x) for x in v.items]
+    return None if any(p is _NOT_PART for p in parts) else parts
+
+
+def _item_part(x: Value):
+    if runtime_items.input_symbol(x):
+        return x.source
+    if not isinstance(x, Const) or type(x.example if is_runtime(x) else x.value) not in SCALARS:
+        return _NOT_PART  # (an item whose comparisons may run Python code)
+    return _part(x)
 
 
 def _str_like(x) -> bool:
