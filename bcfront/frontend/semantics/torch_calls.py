@@ -455,8 +455,19 @@ def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
         # `t.__setitem__(k, v)` / `t.__iadd__(u)` called by name: the same effect as the
         # statement (a name ending in "__" is not in-place by the "_" rule below).
         return inplace(tx, t, *args)
+    if name == "requires_grad_" and _keeps_requires_grad(t, args, kwargs):
+        return t  # (a hook's ``output.requires_grad_(True)`` on an output that requires grad)
     mutates = name.endswith("_") and not name.endswith("__")
     return record(tx, "method", name, [t, *args], kwargs, mutates=mutates)
+
+
+def _keeps_requires_grad(t: TensorV, args, kwargs) -> bool:
+    """``t.requires_grad_(flag)`` changes nothing: `t` already has that flag (its fake's,
+    which the guards on the inputs' flags and the grad mode fix), so it returns `t` as is."""
+    if len(args) + len(kwargs) > 1 or (kwargs and "requires_grad" not in kwargs):
+        return False
+    flag = args[0] if args else kwargs.get("requires_grad", Const(True))
+    return isinstance(flag, Const) and type(flag.value) is bool and t.fake.requires_grad is flag.value
 
 
 def _setitem_dunder(tx, t, *args) -> Value:

@@ -1,0 +1,132 @@
+"""``torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False)``: `fn` traced inline.
+
+Activation checkpointing (transformers' ``gradient_checkpointing_enable()``, a user's own
+``checkpoint(block, x, use_reentrant=False)``) runs `fn` once in the forward, keeps none of
+its activations, and runs it again in backward to remake them, under the random state the
+forward saw (``preserve_rng_state``), so the recomputation equals the forward and
+the RNG is left as one run of `fn` leaves it.  Values and gradients are therefore those of
+a single run of `fn`: that is what the graph records, `fn`'s tensor work inline.  What the
+graph does not keep is the memory policy: the backend saves the activations for backward
+instead of recomputing them; a note says so (explain, the CLI).
+
+Only where a single run is what eager computes: ``use_reentrant=False`` (the reentrant
+variant drops the gradients of parameters when no input requires grad),
+``preserve_rng_state`` true (otherwise the recomputation draws other random numbers), the
+default ``context_fn``, ``determinism_check`` and ``debug``, and a `fn` that writes nothing
+outside itself: the recomputation would write it again (batch norm's running statistics, a
+counter), up to where it stops early (the last saved tensor remade: an attribute set and
+reset after it stays set), so a write to a Python object or in place to a tensor made
+before the call falls back to torch's call (a break).  Otherwise (another keyword) `call`
+returns None, and the caller goes on as before.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.utils.checkpoint as torch_checkpoint
+
+from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.values import Const, ObjectV, Value
+from . import dispatch
+
+CHECKPOINT = torch_checkpoint.checkpoint
+while hasattr(CHECKPOINT, "__wrapped__"):  # (torch._disable_dynamo's wrapper)
+    CHECKPOINT = CHECKPOINT.__wrapped__
+
+# keyword -> the values under which one run of fn is what eager computes
+_DEFAULTS = {
+    "preserve_rng_state": (True,),
+    "context_fn": (torch_checkpoint.noop_context_fn,),
+    "determinism_check": ("default",),
+    "debug": (False,),
+}
+
+
+def is_checkpoint(fn) -> bool:
+    return fn is CHECKPOINT
+
+
+_MISSING = object()
+
+
+def _known(v: Value):
+    """The Python object `v` stands for where the trace knows it (a constant, an outside object)."""
+    if isinstance(v, Const):
+        return v.value
+    return v.obj if isinstance(v, ObjectV) else _MISSING
+
+
+def _same(a, b) -> bool:
+    return a is b or (type(a) is str and type(b) is str and a == b)
+
+
+def _plain(kwargs: dict) -> bool:
+    if _known(kwargs.get("use_reentrant", Const(None))) is not False:
+        return False
+    for name, ok in _DEFAULTS.items():
+        if name in kwargs and not any(_same(_known(kwargs[name]), x) for x in ok):
+            return False
+    return True
+
+
+def _storages(nodes) -> set:
+    out = set()
+    for n in nodes:
+        meta = getattr(n, "meta", None)
+        if isinstance(meta, torch.Tensor):
+            try:
+                out.add(meta.untyped_storage()._cdata)
+            except (RuntimeError, NotImplementedError):  # (no storage: a sparse or nested meta)
+                continue
+    return out
+
+
+def _written_outside(tx, cp) -> bool:
+    """A node made since `cp` writes in place to a tensor that was there before it."""
+    new = tx.graph.body[cp.nodes :]
+    writes = [n for n in new if n.mutates]
+    if not writes:
+        return False
+    old = _storages([*tx.graph.inputs, *tx.graph.body[: cp.nodes]])
+    for n in writes:
+        target = n.kwargs.get("out", n.args[0] if n.args else None)
+        meta = getattr(target, "meta", None)
+        if not isinstance(meta, torch.Tensor):
+            return True  # (what it writes is unknown here: assume the worst)
+        try:
+            if meta.untyped_storage()._cdata in old:
+                return True
+        except (RuntimeError, NotImplementedError):
+            return True
+    return False
+
+
+def call(tx, args: list, kwargs: dict) -> Value | None:
+    """``checkpoint(fn, *args, **kwargs)``: `fn` inlined where one run of it is eager's
+    result (see the docstring); None where torch's own call must run."""
+    known = {*_DEFAULTS, "use_reentrant", "early_stop"}
+    if not args or not _plain(kwargs):
+        return None
+    fn, rest = args[0], args[1:]
+    fn_kwargs = {k: v for k, v in kwargs.items() if k not in known}
+    cp = tx.checkpoint()
+    writes_before = len(tx.mutated)
+    out = dispatch.call(tx, fn, list(rest), fn_kwargs)
+    if len(tx.mutated) > writes_before or _written_outside(tx, cp):
+        tx.rollback(cp)
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL,
+            "torch.utils.checkpoint.checkpoint of a function that writes state its "
+            "recomputation in backward would write again",
+        )
+    loc = tx.loc()
+    where = f"{loc.filename}:{loc.lineno}" if loc is not None else "?"
+    note = (
+        f"torch.utils.checkpoint.checkpoint at {where}: its function is traced into the graph "
+        "(values and gradients as eager's); its activations are kept for backward, not "
+        "recomputed there"
+    )
+    if note not in tx.notes:
+        tx.notes.append(note)
+    return out
