@@ -40,14 +40,16 @@ class Block(nn.Module):
 class Net(nn.Module):
     """Two checkpointed blocks, a loss and backward; returns the detached loss."""
 
-    def __init__(self, bn=False, reentrant=False, count=False, toggle=False):
+    def __init__(self, bn=False, reentrant=False, count=False, toggle=False, branch=False):
         super().__init__()
         self.blocks = nn.ModuleList([Block(bn), Block(bn)])
-        self.reentrant, self.count, self.toggle = reentrant, count, toggle
+        self.reentrant, self.count, self.toggle, self.branch = reentrant, count, toggle, branch
 
     def run_block(self, block, x, scale):
         if self.count:
             block.calls += 1  # eager's recomputation counts again
+        if self.branch and x.sum() > 0:  # (a data-dependent break after the write)
+            x = x * 2
         if self.toggle:  # set and reset: nothing is left changed
             previous, block.active = block.active, True
             out = block(x, scale)
@@ -119,6 +121,14 @@ def test_a_counter_the_recomputation_bumps_again_is_eagers():
     rep, ref = _run_both(net)
     assert [b.calls for b in net.blocks] == [b.calls for b in ref.blocks] == [4, 4]
     assert any("recomputation" in b.message for b in rep.graph_breaks)
+
+
+def test_a_write_before_a_break_inside_is_eagers():
+    torch.manual_seed(0)
+    net = Net(count=True, branch=True).train()
+    rep, ref = _run_both(net)
+    assert [b.calls for b in net.blocks] == [b.calls for b in ref.blocks] == [4, 4]
+    assert any("breaks the graph" in b.message for b in rep.graph_breaks)
 
 
 def test_batch_norm_statistics_updated_twice_as_eager():

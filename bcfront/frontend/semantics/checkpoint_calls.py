@@ -16,7 +16,8 @@ default ``context_fn``, ``determinism_check`` and ``debug``, and a `fn` that wri
 outside itself: the recomputation would write it again (batch norm's running statistics, a
 counter), up to where it stops early (the last saved tensor remade: an attribute set and
 reset after it stays set), so a write to a Python object or in place to a tensor made
-before the call falls back to torch's call (a break).  Otherwise (another keyword) `call`
+before the call falls back to torch's call (a break), as does a `fn` that breaks the graph
+(its native part would run once, not checkpointed, the rest traced).  Otherwise (another keyword) `call`
 returns None, and the caller goes on as before.
 """
 
@@ -112,7 +113,14 @@ def call(tx, args: list, kwargs: dict) -> Value | None:
     fn_kwargs = {k: v for k, v in kwargs.items() if k not in known}
     cp = tx.checkpoint()
     writes_before = len(tx.mutated)
-    out = dispatch.call(tx, fn, list(rest), fn_kwargs)
+    try:
+        out = dispatch.call(tx, fn, list(rest), fn_kwargs)
+    except UnsupportedError as e:  # (its native part would not be checkpointed: writes twice...)
+        tx.rollback(cp)
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL,
+            f"torch.utils.checkpoint.checkpoint of a function that breaks the graph ({e.message})",
+        ) from None
     if len(tx.mutated) > writes_before or _written_outside(tx, cp):
         tx.rollback(cp)
         raise UnsupportedError(
