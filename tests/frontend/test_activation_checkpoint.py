@@ -40,16 +40,23 @@ class Block(nn.Module):
 class Net(nn.Module):
     """Two checkpointed blocks, a loss and backward; returns the detached loss."""
 
-    def __init__(self, bn=False, reentrant=False, count=False, toggle=False, branch=False):
+    def __init__(self, bn=False, reentrant=False, count=False, toggle=False, branch=False, guarded=False):
         super().__init__()
         self.blocks = nn.ModuleList([Block(bn), Block(bn)])
         self.reentrant, self.count, self.toggle, self.branch = reentrant, count, toggle, branch
+        self.guarded = guarded
 
     def run_block(self, block, x, scale):
         if self.count:
             block.calls += 1  # eager's recomputation counts again
         if self.branch and x.sum() > 0:  # (a data-dependent break after the write)
             x = x * 2
+        if self.guarded:  # reset in a finally: also when the recomputation stops early
+            previous, block.active = block.active, True
+            try:
+                return block(x, scale)
+            finally:
+                block.active = previous
         if self.toggle:  # set and reset: nothing is left changed
             previous, block.active = block.active, True
             out = block(x, scale)
@@ -113,6 +120,15 @@ def test_an_attribute_set_and_reset_is_left_set_as_eager_leaves_it():
     rep, ref = _run_both(net)
     assert [b.active for b in net.blocks] == [b.active for b in ref.blocks] == [True, True]
     assert any("recomputation" in b.message for b in rep.graph_breaks)
+
+
+def test_an_attribute_reset_in_a_finally_is_no_write():
+    """transformers' kernels layers: ``token = var.set(v)``, ``try: ... finally: var.reset(token)``."""
+    torch.manual_seed(0)
+    net = Net(guarded=True).train()
+    rep, ref = _run_both(net)
+    assert [b.active for b in net.blocks] == [b.active for b in ref.blocks] == [None, None]
+    assert not rep.graph_breaks
 
 
 def test_a_counter_the_recomputation_bumps_again_is_eagers():

@@ -103,6 +103,108 @@ def _written_outside(tx, cp) -> bool:
     return False
 
 
+def _stack(tx) -> tuple:
+    return tuple((f, f.cur.offset if f.cur is not None else -1) for f in tx.frames)
+
+
+class _Watch:
+    """The Python writes and the graph nodes made while `fn` is traced, each with the
+    trace's frames (and their instructions) at that moment."""
+
+    def __init__(self, tx):
+        self.tx, self.writes, self.nodes = tx, [], []
+
+    def write(self, tx, value) -> None:
+        self.writes.append((value, _stack(tx), len(tx.graph.body)))
+
+    def __enter__(self):
+        tx, graph = self.tx, self.tx.graph
+        add = graph.add
+
+        def watched_add(*args, **kwargs):
+            node = add(*args, **kwargs)
+            self.nodes.append((len(graph.body) - 1, _stack(tx)))
+            return node
+
+        graph.add = watched_add  # (an instance attribute over the method, for this call only)
+        tx.write_watchers = (*tx.write_watchers, self.write)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        del self.tx.graph.add
+        self.tx.write_watchers = tuple(w for w in self.tx.write_watchers if w is not self.write)
+
+
+def _restored(tx, cp, written) -> bool:
+    """Every outside object `fn` wrote has its attributes back as they were before."""
+    before: dict = {}
+    for obj, attr, old in tx.journal.log[cp.journal :]:
+        if attr == "overlay":
+            before.setdefault(id(obj), old)
+    for v in written:
+        if type(v) is not ObjectV or id(v) not in before:
+            return False
+        old, real = before[id(v)], getattr(v.obj, "__dict__", None)
+        for name, value in v.overlay.items():
+            if name in old:
+                if value is old[name]:
+                    continue
+                was = _known(old[name])
+            elif real is not None and name in real:
+                was = real[name]
+            else:
+                return False
+            if was is _MISSING or _known(value) is not was:
+                return False
+    return True
+
+
+def _handlers_running_line(frame, offset: int) -> set:
+    """The exception handlers of `frame` whose code (up to its RERAISE) runs the line of
+    the instruction at `offset`: a ``finally`` holding that statement."""
+    bc = frame.bc
+    line = bc.at(offset).positions[0]
+    out = set()
+    for target in {e.target for e in bc.exception_table}:
+        i = bc.index_of(target)
+        for ins in bc.instructions[i : i + 64]:
+            if ins.positions[0] == line and ins.offset != offset:
+                out.add(target)
+                break
+            if ins.opname == "RERAISE":
+                break
+    return out
+
+
+def _undone_on_stop(tx, watch: _Watch, base: int) -> bool:
+    """Every write `fn` made is undone by its end, and undone on an exception from any node
+    made between the write and its undoing too: eager's recomputation, stopped early by an
+    exception at a node, then leaves the object as one run does.  That is a write undone
+    by a ``finally`` of a frame inside `fn` (transformers' kernels: ``token = var.set(v)``,
+    ``try: ... finally: var.reset(token)``) every node in between ran under."""
+    by_value: dict = {}
+    for value, stack, n in watch.writes:
+        by_value.setdefault(id(value), []).append((stack, n))
+    for writes in by_value.values():
+        (s1, n1), (s2, n2) = writes[0], writes[-1]
+        if n1 == n2:  # (no node between: the recomputation stops before or after them all)
+            continue
+        common = [i for i in range(base, min(len(s1), len(s2))) if s1[i][0] is s2[i][0]]
+        if not common or common != list(range(base, common[-1] + 1)):
+            return False
+        frame, o1, o2 = s1[common[-1]][0], s1[common[-1]][1], s2[common[-1]][1]
+        targets = _handlers_running_line(frame, o2) if 0 <= o1 < o2 else set()
+        if not targets:
+            return False
+        for index, stack in watch.nodes:
+            if n1 <= index < n2:
+                at = next((o for f, o in stack if f is frame), None)
+                h = frame.bc.handler_for(at) if at is not None and at >= 0 else None
+                if h is None or h.target not in targets:
+                    return False
+    return True
+
+
 def call(tx, args: list, kwargs: dict) -> Value | None:
     """``checkpoint(fn, *args, **kwargs)``: `fn` inlined where one run of it is eager's
     result (see the docstring); None where torch's own call must run."""
@@ -113,15 +215,19 @@ def call(tx, args: list, kwargs: dict) -> Value | None:
     fn_kwargs = {k: v for k, v in kwargs.items() if k not in known}
     cp = tx.checkpoint()
     writes_before = len(tx.mutated)
+    base = len(tx.frames)
     try:
-        out = dispatch.call(tx, fn, list(rest), fn_kwargs)
+        with _Watch(tx) as watch:
+            out = dispatch.call(tx, fn, list(rest), fn_kwargs)
     except UnsupportedError as e:  # (its native part would not be checkpointed: writes twice...)
         tx.rollback(cp)
         raise UnsupportedError(
             BreakReason.UNSUPPORTED_CALL,
             f"torch.utils.checkpoint.checkpoint of a function that breaks the graph ({e.message})",
         ) from None
-    if len(tx.mutated) > writes_before or _written_outside(tx, cp):
+    written = tx.mutated[writes_before:]
+    undone = not written or (_restored(tx, cp, written) and _undone_on_stop(tx, watch, base))
+    if not undone or _written_outside(tx, cp):
         tx.rollback(cp)
         raise UnsupportedError(
             BreakReason.UNSUPPORTED_CALL,
