@@ -214,7 +214,6 @@ def call(tx, args: list, kwargs: dict) -> Value | None:
     fn, rest = args[0], args[1:]
     fn_kwargs = {k: v for k, v in kwargs.items() if k not in known}
     cp = tx.checkpoint()
-    writes_before = len(tx.mutated)
     base = len(tx.frames)
     try:
         with _Watch(tx) as watch:
@@ -225,7 +224,8 @@ def call(tx, args: list, kwargs: dict) -> Value | None:
             BreakReason.UNSUPPORTED_CALL,
             f"torch.utils.checkpoint.checkpoint of a function that breaks the graph ({e.message})",
         ) from None
-    written = tx.mutated[writes_before:]
+    # (every write, also to an object written before the call: `tx.mutated` lists it once)
+    written = list({id(v): v for v, _, _ in watch.writes}.values())
     undone = not written or (_restored(tx, cp, written) and _undone_on_stop(tx, watch, base))
     if not undone or _written_outside(tx, cp):
         tx.rollback(cp)
