@@ -91,6 +91,9 @@ EXPECT: dict[str, Expect] = {
     # an LR schedule stepped inside (session 30): a recompile per step before, native at the
     # limit; its counters are symbols and its rate a runtime value from their first change
     "train_gpt2_sched":    Expect(breaks=0, share=1.0, recompiles=2, target=Expect(breaks=0)),
+    # gradient_checkpointing_enable(): checkpoint(use_reentrant=False) of each layer, traced
+    # inline (session 31: 2 breaks and 63% before, the layer loop's resume recompiling)
+    "train_gpt2_ckpt":     Expect(breaks=0, share=1.0, recompiles=1, target=Expect(breaks=0)),
     "gen_gpt2_cache":      Expect(breaks=0, share=1.0, fullgraph=True, recompiles=1, target=GEN),
     "gen_gpt2_nocache":    Expect(breaks=0, share=1.0, fullgraph=True, recompiles=1, target=GEN),
     # generate(): checks that read the input ids/mask (negative ids, right padding, an all-ones
@@ -466,6 +469,16 @@ def train_gpt2_sched():
 def train_llama_adamw():
     """A training step of LlamaForCausalLM (the hf_llama config) with AdamW, from eval mode."""
     return CausalLMOptimizerStep(_llama().eval()), text_inputs
+
+
+@model(kind="train", attn="sdpa")
+def train_gpt2_ckpt():
+    """A GPT2LMHeadModel AdamW step with transformers' gradient checkpointing (non-reentrant
+    `torch.utils.checkpoint` per layer, and the input-embedding ``requires_grad_`` hook)."""
+    lm = _gpt2("sdpa")
+    enable = getattr(lm, "activation_checkpointing_enable", None) or lm.gradient_checkpointing_enable
+    enable()
+    return CausalLMOptimizerStep(lm.eval()), text_inputs
 
 
 # -- greedy generation -----------------------------------------------------------------

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ... import report
-from .values import DELETED, CellV, Const, DictV, ListV, ObjectV, SetV
+from .values import DELETED, CellV, Const, DictV, ListV, ObjectV, SetV, is_unread
 
 LOG = "effect_log"
 DEFERRED_CALL = "deferred-call"  # the kind of a call made after the region, not a write
@@ -121,6 +121,8 @@ def unchanged_targets(tx) -> set[str]:
             now = _instance_dict(v.obj).get(k, _MISSING)  # never a property's code
             if x is DELETED:
                 same = now is _MISSING
+            elif is_unread(x):  # (a value known at run time only: reading it would guard it)
+                same = False
             else:
                 same = isinstance(x, Const) and type(x.value) is type(now) and x.value == now
                 same = same or (isinstance(x, ObjectV) and x.obj is now)

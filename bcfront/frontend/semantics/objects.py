@@ -145,8 +145,12 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
         if isinstance(made, MadeFunctionV):  # a stand-in in a class made by the trace: the real one
             return dispatch.inline_call(tx, made, args, kwargs)
         if torch_loaded and dynamo_wrappers.from_torch(obj):
-            from . import autograd_functions, optim_models, torch_calls
+            from . import autograd_functions, checkpoint_calls, optim_models, torch_calls
 
+            if checkpoint_calls.is_checkpoint(obj):
+                made = checkpoint_calls.call(tx, args, kwargs)
+                if made is not None:
+                    return made
             if obj is autograd_functions.APPLY:
                 return autograd_functions.function_apply(tx, args, kwargs)
             if optim_models.is_step(obj):

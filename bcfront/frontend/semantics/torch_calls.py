@@ -33,6 +33,7 @@ from ..model.values import (
     DictV,
     ListV,
     NewObjectV,
+    ObjectV,
     ScalarV,
     SliceV,
     TensorV,
@@ -41,6 +42,7 @@ from ..model.values import (
     specialized_deep,
 )
 from . import autograd_calls, dispatch, scalars, symbolic, symbolic_index
+from .classes import is_heap_type
 from .folding import fold_model, from_python, raise_
 from .kernel_checks import check_dtypes, check_inplace_cast, check_partial_overlap
 from .kernel_checks import label as _label
@@ -179,16 +181,24 @@ def is_torch_function(fn: types.FunctionType) -> bool:
 
 def writable_arguments(args, kwargs) -> bool:
     """Whether a call passes a dict or an object it could write (``pg["lr"] = v`` in
-    ``_update_param_group_val``): a Python function of torch must then be traced, not run as
-    one op on fake copies of its arguments, where its writes would be lost."""
+    ``_update_param_group_val``, the GradScaler of ``GradScaler.scale(self, loss)``): a
+    Python function of torch must then be traced, not run as one op on fake copies of its
+    arguments, where its writes would be lost (and which no such object can be)."""
     work = [*args, *kwargs.values()]
     while work:
         v = work.pop()
-        if isinstance(v, (DictV, NewObjectV)):
+        if isinstance(v, (DictV, NewObjectV)) or (type(v) is ObjectV and _plain_instance(v.obj)):
             return True
         if isinstance(v, (TupleV, ListV)):
             work.extend(v.items)
     return False
+
+
+def _plain_instance(obj) -> bool:
+    """An instance of a class written in Python (not a tensor, module, class or function)."""
+    return is_heap_type(type(obj)) and not isinstance(
+        obj, (torch.Tensor, torch.nn.Module, type, types.FunctionType, types.MethodType)
+    )
 
 
 def is_torch_callable(obj) -> bool:
@@ -446,8 +456,19 @@ def call_method(tx, t: TensorV, name: str, args, kwargs) -> Value:
         # `t.__setitem__(k, v)` / `t.__iadd__(u)` called by name: the same effect as the
         # statement (a name ending in "__" is not in-place by the "_" rule below).
         return inplace(tx, t, *args)
+    if name == "requires_grad_" and _keeps_requires_grad(t, args, kwargs):
+        return t  # (a hook's ``output.requires_grad_(True)`` on an output that requires grad)
     mutates = name.endswith("_") and not name.endswith("__")
     return record(tx, "method", name, [t, *args], kwargs, mutates=mutates)
+
+
+def _keeps_requires_grad(t: TensorV, args, kwargs) -> bool:
+    """``t.requires_grad_(flag)`` changes nothing: `t` already has that flag (its fake's,
+    which the guards on the inputs' flags and the grad mode fix), so it returns `t` as is."""
+    if len(args) + len(kwargs) > 1 or (kwargs and "requires_grad" not in kwargs):
+        return False
+    flag = args[0] if args else kwargs.get("requires_grad", Const(True))
+    return isinstance(flag, Const) and type(flag.value) is bool and t.fake.requires_grad is flag.value
 
 
 def _setitem_dunder(tx, t, *args) -> Value:

@@ -1,0 +1,246 @@
+"""``torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False)``: `fn` traced inline.
+
+Activation checkpointing (transformers' ``gradient_checkpointing_enable()``, a user's own
+``checkpoint(block, x, use_reentrant=False)``) runs `fn` once in the forward, keeps none of
+its activations, and runs it again in backward to remake them, under the random state the
+forward saw (``preserve_rng_state``), so the recomputation equals the forward and
+the RNG is left as one run of `fn` leaves it.  Values and gradients are therefore those of
+a single run of `fn`: that is what the graph records, `fn`'s tensor work inline.  What the
+graph does not keep is the memory policy: the backend saves the activations for backward
+instead of recomputing them; a note says so (explain, the CLI).
+
+Only where a single run is what eager computes: ``use_reentrant=False`` (the reentrant
+variant drops the gradients of parameters when no input requires grad),
+``preserve_rng_state`` true (otherwise the recomputation draws other random numbers), the
+default ``context_fn``, ``determinism_check`` and ``debug``, and a `fn` that writes nothing
+outside itself: the recomputation would write it again (batch norm's running statistics, a
+counter), up to where it stops early (the last saved tensor remade: an attribute set and
+reset after it stays set), so a write to a Python object or in place to a tensor made
+before the call falls back to torch's call (a break), as does a `fn` that breaks the graph
+(its native part would run once, not checkpointed, the rest traced).  Otherwise (another keyword) `call`
+returns None, and the caller goes on as before.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.utils.checkpoint as torch_checkpoint
+
+from ...errors import UnsupportedError
+from ...reasons import BreakReason
+from ..model.values import Const, ObjectV, Value
+from . import dispatch
+
+CHECKPOINT = torch_checkpoint.checkpoint
+while hasattr(CHECKPOINT, "__wrapped__"):  # (torch._disable_dynamo's wrapper)
+    CHECKPOINT = CHECKPOINT.__wrapped__
+
+# keyword -> the values under which one run of fn is what eager computes
+_DEFAULTS = {
+    "preserve_rng_state": (True,),
+    "context_fn": (torch_checkpoint.noop_context_fn,),
+    "determinism_check": ("default",),
+    "debug": (False,),
+}
+
+
+def is_checkpoint(fn) -> bool:
+    return fn is CHECKPOINT
+
+
+_MISSING = object()
+
+
+def _known(v: Value):
+    """The Python object `v` stands for where the trace knows it (a constant, an outside object)."""
+    if isinstance(v, Const):
+        return v.value
+    return v.obj if isinstance(v, ObjectV) else _MISSING
+
+
+def _same(a, b) -> bool:
+    return a is b or (type(a) is str and type(b) is str and a == b)
+
+
+def _plain(kwargs: dict) -> bool:
+    if _known(kwargs.get("use_reentrant", Const(None))) is not False:
+        return False
+    for name, ok in _DEFAULTS.items():
+        if name in kwargs and not any(_same(_known(kwargs[name]), x) for x in ok):
+            return False
+    return True
+
+
+def _storages(nodes) -> set:
+    out = set()
+    for n in nodes:
+        meta = getattr(n, "meta", None)
+        if isinstance(meta, torch.Tensor):
+            try:
+                out.add(meta.untyped_storage()._cdata)
+            except (RuntimeError, NotImplementedError):  # (no storage: a sparse or nested meta)
+                continue
+    return out
+
+
+def _written_outside(tx, cp) -> bool:
+    """A node made since `cp` writes in place to a tensor that was there before it."""
+    new = tx.graph.body[cp.nodes :]
+    writes = [n for n in new if n.mutates]
+    if not writes:
+        return False
+    old = _storages([*tx.graph.inputs, *tx.graph.body[: cp.nodes]])
+    for n in writes:
+        target = n.kwargs.get("out", n.args[0] if n.args else None)
+        meta = getattr(target, "meta", None)
+        if not isinstance(meta, torch.Tensor):
+            return True  # (what it writes is unknown here: assume the worst)
+        try:
+            if meta.untyped_storage()._cdata in old:
+                return True
+        except (RuntimeError, NotImplementedError):
+            return True
+    return False
+
+
+def _stack(tx) -> tuple:
+    return tuple((f, f.cur.offset if f.cur is not None else -1) for f in tx.frames)
+
+
+class _Watch:
+    """The Python writes and the graph nodes made while `fn` is traced, each with the
+    trace's frames (and their instructions) at that moment."""
+
+    def __init__(self, tx):
+        self.tx, self.writes, self.nodes = tx, [], []
+
+    def write(self, tx, value) -> None:
+        self.writes.append((value, _stack(tx), len(tx.graph.body)))
+
+    def __enter__(self):
+        tx, graph = self.tx, self.tx.graph
+        add = graph.add
+
+        def watched_add(*args, **kwargs):
+            node = add(*args, **kwargs)
+            self.nodes.append((len(graph.body) - 1, _stack(tx)))
+            return node
+
+        graph.add = watched_add  # (an instance attribute over the method, for this call only)
+        tx.write_watchers = (*tx.write_watchers, self.write)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        del self.tx.graph.add
+        self.tx.write_watchers = tuple(w for w in self.tx.write_watchers if w is not self.write)
+
+
+def _restored(tx, cp, written) -> bool:
+    """Every outside object `fn` wrote has its attributes back as they were before."""
+    before: dict = {}
+    for obj, attr, old in tx.journal.log[cp.journal :]:
+        if attr == "overlay":
+            before.setdefault(id(obj), old)
+    for v in written:
+        if type(v) is not ObjectV or id(v) not in before:
+            return False
+        old, real = before[id(v)], getattr(v.obj, "__dict__", None)
+        for name, value in v.overlay.items():
+            if name in old:
+                if value is old[name]:
+                    continue
+                was = _known(old[name])
+            elif real is not None and name in real:
+                was = real[name]
+            else:
+                return False
+            if was is _MISSING or _known(value) is not was:
+                return False
+    return True
+
+
+def _handlers_running_line(frame, offset: int) -> set:
+    """The exception handlers of `frame` whose code (up to its RERAISE) runs the line of
+    the instruction at `offset`: a ``finally`` holding that statement."""
+    bc = frame.bc
+    line = bc.at(offset).positions[0]
+    out = set()
+    for target in {e.target for e in bc.exception_table}:
+        i = bc.index_of(target)
+        for ins in bc.instructions[i : i + 64]:
+            if ins.positions[0] == line and ins.offset != offset:
+                out.add(target)
+                break
+            if ins.opname == "RERAISE":
+                break
+    return out
+
+
+def _undone_on_stop(tx, watch: _Watch, base: int) -> bool:
+    """Every write `fn` made is undone by its end, and undone on an exception from any node
+    made between the write and its undoing too: eager's recomputation, stopped early by an
+    exception at a node, then leaves the object as one run does.  That is a write undone
+    by a ``finally`` of a frame inside `fn` (transformers' kernels: ``token = var.set(v)``,
+    ``try: ... finally: var.reset(token)``) every node in between ran under."""
+    by_value: dict = {}
+    for value, stack, n in watch.writes:
+        by_value.setdefault(id(value), []).append((stack, n))
+    for writes in by_value.values():
+        (s1, n1), (s2, n2) = writes[0], writes[-1]
+        if n1 == n2:  # (no node between: the recomputation stops before or after them all)
+            continue
+        common = [i for i in range(base, min(len(s1), len(s2))) if s1[i][0] is s2[i][0]]
+        if not common or common != list(range(base, common[-1] + 1)):
+            return False
+        frame, o1, o2 = s1[common[-1]][0], s1[common[-1]][1], s2[common[-1]][1]
+        targets = _handlers_running_line(frame, o2) if 0 <= o1 < o2 else set()
+        if not targets:
+            return False
+        for index, stack in watch.nodes:
+            if n1 <= index < n2:
+                at = next((o for f, o in stack if f is frame), None)
+                h = frame.bc.handler_for(at) if at is not None and at >= 0 else None
+                if h is None or h.target not in targets:
+                    return False
+    return True
+
+
+def call(tx, args: list, kwargs: dict) -> Value | None:
+    """``checkpoint(fn, *args, **kwargs)``: `fn` inlined where one run of it is eager's
+    result (see the docstring); None where torch's own call must run."""
+    known = {*_DEFAULTS, "use_reentrant", "early_stop"}
+    if not args or not _plain(kwargs):
+        return None
+    fn, rest = args[0], args[1:]
+    fn_kwargs = {k: v for k, v in kwargs.items() if k not in known}
+    cp = tx.checkpoint()
+    base = len(tx.frames)
+    try:
+        with _Watch(tx) as watch:
+            out = dispatch.call(tx, fn, list(rest), fn_kwargs)
+    except UnsupportedError as e:  # (its native part would not be checkpointed: writes twice...)
+        tx.rollback(cp)
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL,
+            f"torch.utils.checkpoint.checkpoint of a function that breaks the graph ({e.message})",
+        ) from None
+    # (every write, also to an object written before the call: `tx.mutated` lists it once)
+    written = list({id(v): v for v, _, _ in watch.writes}.values())
+    undone = not written or (_restored(tx, cp, written) and _undone_on_stop(tx, watch, base))
+    if not undone or _written_outside(tx, cp):
+        tx.rollback(cp)
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL,
+            "torch.utils.checkpoint.checkpoint of a function that writes state its "
+            "recomputation in backward would write again",
+        )
+    loc = tx.loc()
+    where = f"{loc.filename}:{loc.lineno}" if loc is not None else "?"
+    note = (
+        f"torch.utils.checkpoint.checkpoint at {where}: its function is traced into the graph "
+        "(values and gradients as eager's); its activations are kept for backward, not "
+        "recomputed there"
+    )
+    if note not in tx.notes:
+        tx.notes.append(note)
+    return out
