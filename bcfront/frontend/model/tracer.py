@@ -63,6 +63,10 @@ class Journal:
             setattr(obj, attr, old)
 
 
+def _released() -> None:
+    raise AssertionError("the items of an outside list were read after its trace was released")
+
+
 class Checkpoint:
     __slots__ = ("journal", "nodes", "steps")
 
@@ -189,6 +193,10 @@ class Tracer:
         graph holds (an FSDP module's hooks and, through them, the module: O60)."""
         self.keepalive.clear()
         self.by_id.clear()
+        for v in self.__dict__.pop("unread_lists", ()):  # (each reader holds its real list)
+            if v.unread is not None:
+                v.unread = _released
+
         self.real_tensors.clear()
         self.guards.drop_examples()
         if self.fakes is not None:

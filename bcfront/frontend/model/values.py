@@ -272,14 +272,38 @@ class ListV(Value):
     DictV of str keys; None for list itself or a subclass without ``__dict__``); its
     items are list's own storage (see `semantics.list_objects`)."""
 
-    __slots__ = ("items", "mutated", "cls", "attrs")
+    __slots__ = ("_items", "mutated", "cls", "attrs", "unread")
 
     def __init__(self, items, source=None, cls=list, attrs=None):
         super().__init__(source)
-        self.items = list(items)
+        self._items = list(items)
         self.mutated = False
         self.cls = cls
         self.attrs = attrs
+        # A list from outside whose items the trace has not read yet (`builder`): a
+        # callable that guards its length and wraps its items (ahead of `_items`, which
+        # holds what the trace appended meanwhile) on the first read of `items`.
+        self.unread = None
+
+    @property
+    def items(self) -> list:
+        if self.unread is not None:
+            self.unread()
+        return self._items
+
+    @items.setter
+    def items(self, value) -> None:
+        if self.unread is not None:
+            self.unread()
+        self._items = value
+
+    def append_unread(self, tx, value) -> bool:
+        """Append `value` without reading the items where they are unread (through the
+        journal, as every write); False where they are read."""
+        if self.unread is None:
+            return False
+        tx.set(self, "_items", [*self._items, value])
+        return True
 
     def python_type(self):
         return self.cls

@@ -612,6 +612,9 @@ class Rebuilder:
                         pending.append(f"{target}.{name} = {val(x)}")
                     else:
                         pending.append(f"{ns.helper('setattr')}({target}, {name!r}, {val(x)})")
+            elif isinstance(v, ListV) and v.unread is not None:  # items unread: appended to
+                items = ", ".join(val(x) for x in v._items)
+                pending.append(f"{pin(v.source.expr(ns))}.extend([{items}])")
             elif isinstance(v, ListV):
                 items = ", ".join(val(x) for x in v.items)
                 pending.append(f"{pin(v.source.expr(ns))}[:] = [{items}]")

@@ -53,7 +53,8 @@ def _list(v) -> ListV:
 @model(list.append)
 def _append(tx, args, kwargs):
     lst = _list(args[0])
-    tx.set(lst, "items", lst.items + [args[1]])
+    if not lst.append_unread(tx, args[1]):  # (an outside list's items unread: not read now)
+        tx.set(lst, "items", lst.items + [args[1]])
     _touch(tx, lst)
     return Const(None)
 

@@ -119,7 +119,7 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     if args and (
         any(type(a) is RuntimeV for a in args)
         or runtime_values.is_join(obj)
-        or runtime_values.holds_runtime(args)
+        or runtime_values.holds_runtime(args, obj)
     ):
         made = runtime_values.call(tx, obj, args, kwargs)
         if made is not None:

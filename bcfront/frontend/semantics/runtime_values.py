@@ -193,6 +193,8 @@ def _example(part):
 def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
     """``fn(*args)`` recorded for the region to compute, when some argument is a runtime
     value and the call qualifies; None otherwise (the caller proceeds as on constants)."""
+    if fn is list.append:  # its model appends any value, and reads no items (`ListV.unread`)
+        return None
     if is_join(fn) and not kwargs and len(args) == 2:
         items = args[1]
         if isinstance(items, (ListV, TupleV)) and len(items.items) <= _SEQUENCE_LIMIT:
@@ -228,9 +230,11 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
     return None
 
 
-def holds_runtime(args) -> bool:
-    """Whether some argument is a list or tuple holding a runtime value (`_items_call`)."""
-    return any(
+def holds_runtime(args, fn=None) -> bool:
+    """Whether some argument is a list or tuple holding a runtime value (`_items_call`) --
+    never for ``list.append`` (`fn`), which `call` leaves to its model: the items of an
+    outside list the trace has not read stay unread (`ListV.unread`: ``history.append(loss)``)."""
+    return fn is not list.append and any(
         isinstance(a, (ListV, TupleV)) and any(runtime_items.unread_item(x) for x in a.items) for a in args
     )
 
