@@ -169,3 +169,40 @@ def test_an_eval_loop_appending_its_accuracy_to_a_metrics_dict():
     want = [evaluate(x, y) for x, y in data]
     assert got == want and mine == metrics
     assert cf.report().native_fallbacks == ()
+
+
+def extend_history(x):
+    HISTORY.extend([x, -x])
+    return x
+
+
+def add_to_history(x):
+    global HISTORY
+    HISTORY += [x]
+    return x
+
+
+def extend_by_itself(xs, x):
+    xs.extend(xs)  # reads xs first: its length guarded, as before
+    xs.extend((x,))
+    return xs
+
+
+@pytest.mark.parametrize("fn,grows", [(extend_history, lambda x: [x, -x]), (add_to_history, lambda x: [x])])
+def test_extend_and_in_place_add_keep_the_list_unread(fn, grows):
+    HISTORY.clear()
+    cf = bcfront.capture(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i in range(12):
+            assert cf(i * 1.5) == i * 1.5
+    assert HISTORY == [y for i in range(12) for y in grows(i * 1.5)]
+    assert len(cf.entries) <= 3 and not _length_guards(cf, "HISTORY")
+
+
+def test_a_list_extended_by_itself_is_read_first():
+    cf = bcfront.capture(extend_by_itself)
+    for n in [0, 1, 3, 3]:
+        xs, ys = list(range(n)), list(range(n))
+        assert cf(xs, "z") is xs and extend_by_itself(ys, "z") == xs
+    assert _length_guards(cf, "xs")

@@ -297,12 +297,12 @@ class ListV(Value):
             self.unread()
         self._items = value
 
-    def append_unread(self, tx, value) -> bool:
-        """Append `value` without reading the items where they are unread (through the
+    def append_unread(self, tx, *values) -> bool:
+        """Append `values` without reading the items where they are unread (through the
         journal, as every write); False where they are read."""
         if self.unread is None:
             return False
-        tx.set(self, "_items", [*self._items, value])
+        tx.set(self, "_items", [*self._items, *values])
         return True
 
     def python_type(self):

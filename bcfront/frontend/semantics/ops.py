@@ -433,7 +433,9 @@ def touch(tx, container) -> None:
 
 
 def list_extend(tx, lst: ListV, items) -> None:
-    tx.set(lst, "items", lst.items + list(items))
+    items = list(items)  # (made first: ``xs.extend(xs)`` reads xs, then appends to it)
+    if not lst.append_unread(tx, *items):  # an outside list's items unread: not read now
+        tx.set(lst, "items", lst.items + items)
     touch(tx, lst)
 
 

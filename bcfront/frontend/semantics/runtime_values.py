@@ -193,7 +193,7 @@ def _example(part):
 def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
     """``fn(*args)`` recorded for the region to compute, when some argument is a runtime
     value and the call qualifies; None otherwise (the caller proceeds as on constants)."""
-    if fn is list.append:  # its model appends any value, and reads no items (`ListV.unread`)
+    if fn is list.append or fn is list.extend:  # their models read no items (`ListV.unread`)
         return None
     if is_join(fn) and not kwargs and len(args) == 2:
         items = args[1]
@@ -232,10 +232,15 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
 
 def holds_runtime(args, fn=None) -> bool:
     """Whether some argument is a list or tuple holding a runtime value (`_items_call`) --
-    never for ``list.append`` (`fn`), which `call` leaves to its model: the items of an
+    never for ``list.append``/``extend`` (`fn`), which `call` leaves to their models: the items of an
     outside list the trace has not read stay unread (`ListV.unread`: ``history.append(loss)``)."""
-    return fn is not list.append and any(
-        isinstance(a, (ListV, TupleV)) and any(runtime_items.unread_item(x) for x in a.items) for a in args
+    return (
+        fn is not list.append
+        and fn is not list.extend
+        and any(
+            isinstance(a, (ListV, TupleV)) and any(runtime_items.unread_item(x) for x in a.items)
+            for a in args
+        )
     )
 
 
