@@ -377,12 +377,17 @@ class BoundDescriptorSource(DerivedSource):
         return f"{self.base.readable()} is {self.descriptor!r} bound to its __self__"
 
     def expr(self, ns):
-        m = ns.spell(self.base)
-        if C is not None:  # its C version (`bcfront.cfast`); the plain spelling is the reference
-            return f"{ns.const(C.bound_to, 'bound_to')}({m}, {ns.const(self.descriptor.obj)})"
-        # `bound_descriptor` inline: a call of it cost more than the comparison
-        t = ns.helper("type")
-        return f"({m} == {ns.const(self.descriptor.obj)}.__get__({m}.__self__, {t}({m}.__self__)))"
+        return bound_spelling(ns, ns.spell(self.base), self.descriptor.obj)
+
+
+def bound_spelling(ns, method: str, descriptor) -> str:
+    """The check that the method spelled `method` is `descriptor` bound to its own
+    ``__self__`` (`bound_descriptor`): C's `bound_to` where built, else the comparison
+    inline (a call of `bound_descriptor` cost more), the reference."""
+    if C is not None:
+        return f"{ns.const(C.bound_to, 'bound_to')}({method}, {ns.const(descriptor)})"
+    t = f"{ns.helper('type')}({method}.__self__)"
+    return f"({method} == {ns.const(descriptor)}.__get__({method}.__self__, {t}))"
 
 
 @cache_hash
@@ -404,11 +409,7 @@ class SameBoundMethodSource(DerivedSource):
     def expr(self, ns):
         m = ns.spell(self.base)
         t = f"{ns.helper('type')}({m}) is {ns.const(type(self.method.obj))}"
-        if C is not None:  # its C version (`bcfront.cfast`); the plain spelling is the reference
-            bound = f"{ns.const(C.bound_to, 'bound_to')}({m}, {ns.const(self.descriptor.obj)}) is True"
-        else:
-            t_self = f"{ns.helper('type')}({m}.__self__)"
-            bound = f"{m} == {ns.const(self.descriptor.obj)}.__get__({m}.__self__, {t_self})"
+        bound = bound_spelling(ns, m, self.descriptor.obj)
         same = f"{m}.__self__ is {ns.const(self.self_obj.obj, 'self')}"
         return f"({m} is {ns.const(self.method.obj, 'method')} or ({t} and {bound} and {same}))"
 
