@@ -440,6 +440,7 @@ class CapturedFunction(fast_call.DispatchBase):
         self.native_reason = msg
         fl = (last.first_use.filename, last.first_use.lineno) if last and last.first_use else (None, None)
         self.fall_back(FallbackKind.RECOMPILE_LIMIT, msg, *fl)
+        self._install_call()  # a call no entry takes now goes straight to the function
 
     # -- module-like behaviour ----------------------------------------------------------------------
     def __getattr__(self, name):

@@ -203,6 +203,11 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     def missed(*args, **kwargs):  # counted in C already; kwargs: keyword-only ones, **kwargs'
         return ref()._miss(args, kwargs)
 
+    if cf.native_reason is not None and not bound and cf.target is root:
+        # it runs natively from now on: a call no entry takes is the function's own, made by
+        # the C call from the caller's frame (no capture to try, no stand-in of that frame)
+        missed = root
+
     # each entry's CheckedLink (its checks in C) where it has one and they are on, else its link
     checked = cf.checked_links
     links = [(n.checked if checked and n.checked is not None else e.link) for e, n in zip(entries, names)]
@@ -222,7 +227,9 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     keyed = keyed_table(entries, links, code, bound) if cf.keyed_dispatch else None
     if keyed is not None:
         positions, table, unkeyed = keyed  # a key not in the table: the first entry it leaves out
-        miss = links[unkeyed] if unkeyed is not None else _missed_as_the_last_link(missed, code, kwdefaults)
+        miss = links[unkeyed] if unkeyed is not None else missed
+        if miss is missed and missed is not root:
+            miss = _missed_as_the_last_link(missed, code, kwdefaults)
         cf._dispatch_key(positions, table, miss, links[0])
     type(cf).__call__ = _C_CALL
     if C is not None:  # (HAVE_C) a call makes no argument tuple; the C call checks __call__
