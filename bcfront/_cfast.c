@@ -13,6 +13,8 @@
  *    its value, for a guard's batch of checks of a list's or tuple's scalar items;
  *  - `members_are(s, member_types)`: the set `s` has the members of the dict `member_types`,
  *    each of exactly its type, for a guard's check of a set's value;
+ *  - `items_of_type(seq, t)`: `seq` is an exact list whose every item has exactly type `t`,
+ *    for a guard's check of a list whose items are not read (`semantics.whole_lists`);
  *  - `bound_to(method, descriptor)`: `method == descriptor.__get__(method.__self__,
  *    type(method.__self__))`, for a guard's check of a builtin method held somewhere;
  *  - `keys_are(d, keys, key_types)`: `list(d) == keys and list(map(type, d)) == key_types`,
@@ -742,6 +744,26 @@ items_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
+items_of_type(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "items_of_type(seq, t)");
+        return NULL;
+    }
+    PyObject *seq = args[0], *t = args[1];
+    if (!PyList_CheckExact(seq)) {
+        Py_RETURN_FALSE;  /* the guard checks its type too: never true then */
+    }
+    /* exact types of builtin scalars: reading them runs no code, and the list cannot change */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); i++) {
+        if ((PyObject *)Py_TYPE(PyList_GET_ITEM(seq, i)) != t) {
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
+static PyObject *
 members_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2 || !PyDict_CheckExact(args[1])) {
@@ -918,6 +940,8 @@ static PyMethodDef cfast_functions[] = {
      "raise exc (with `chain`, chained to the exception the caller handles, as `raise` does)."},
     {"keys_are", (PyCFunction)(void (*)(void))keys_are, METH_FASTCALL,
      "keys_are(d, keys, key_types): list(d) == keys and list(map(type, d)) == key_types."},
+    {"items_of_type", (PyCFunction)(void (*)(void))items_of_type, METH_FASTCALL,
+     "items_of_type(seq, t): seq is an exact list whose every item has exactly the type t."},
     {"members_are", (PyCFunction)(void (*)(void))members_are, METH_FASTCALL,
      "members_are(s, member_types): s is an exact set or frozenset whose members are the\n"
      "keys of member_types, each of exactly the type it maps to."},
@@ -945,7 +969,7 @@ PyInit__cfast(void)
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
         || cchecks_add(m) < 0 || recipes_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 10) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 11) < 0) {
         Py_DECREF(m);
         return NULL;
     }

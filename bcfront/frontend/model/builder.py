@@ -351,6 +351,12 @@ def _list_reader(tx, obj, v, source):
     def read() -> None:
         if tx.guards.sealed:
             raise AssertionError(f"the items of {source} were read after its entry's guards were built")
+        if v.calls:  # changed by a C call on them unread (`semantics.whole_lists`): not known
+            fn = v.calls[-1][1]
+            raise UnsupportedError(
+                BreakReason.UNREAD_ITEMS,
+                f"the items of {source.readable()} after {getattr(fn, '__qualname__', fn)} changed them",
+            )
         tx.set(v, "unread", None)
         if _source_depth(source) >= NESTING_LIMIT:  # read level by level: as deep as wrapping it
             raise UnsupportedError(
@@ -362,6 +368,7 @@ def _list_reader(tx, obj, v, source):
         made = [wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)]
         tx.set(v, "_items", made + v._items)
 
+    read.obj = obj  # type: ignore[attr-defined]  # (`whole_lists`: the list itself, while tracing)
     return read
 
 
