@@ -99,6 +99,13 @@ def pop_push_pop(xs, x):
     return heapq.heapreplace(xs, x), a
 
 
+def push_then_branch_on_max(xs, x):
+    heapq.heappush(xs, x)
+    if max(xs) > 60:
+        return "big"
+    return len(xs)
+
+
 def _lists(n, *, kind=int, seed=0):
     rng = random.Random(seed)
     makers = {int: lambda: rng.randint(0, 99), float: rng.random, str: lambda: rng.choice("abcdef")}
@@ -189,6 +196,13 @@ def test_reading_the_items_after_an_in_place_call_breaks_there_and_is_right():
     cf, _ = _run(push_then_read, argss)
     reasons = {b.reason for e in cf.entries for b in e.breaks}
     assert "unread-items" in reasons
+
+
+def test_a_pure_call_after_an_in_place_one_sees_the_list_after_it():
+    """``max(xs)`` after ``heappush(xs, 95)``: a guard computing it on the list as the
+    call began would take the wrong branch; the trace reads the list there (a break)."""
+    argss = [(xs, 95 if i % 2 else 1) for i, xs in enumerate(_lists(30, seed=14))]
+    _run(push_then_branch_on_max, argss)
 
 
 def test_list_sort_with_reverse_on_lists_of_every_length():

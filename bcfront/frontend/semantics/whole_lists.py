@@ -12,7 +12,8 @@ too (`ItemsOfTypeSource`), so the call runs nobody's Python code.
 - A pure call (``bisect.bisect(xs, x)``, ``max(xs)``, ``sum(xs)``, ``x in xs`` through
   ``operator.contains``, ``xs.count(x)``) with a scalar result: a `PureCallSource` on the
   list, computed once by the region before anything else (`runtime_items.computed_once`);
-  only on a list the trace has not changed, so that what it computes is what the call saw.
+  only on a list the trace has not changed, so that what it computes -- and what a guard
+  computing it sees -- is what the call saw.
   Where it may raise on items of that type or on no items (``xs.index(x)``, ``max([])``:
   the length is not guarded) the guard computes it too: a raise misses.
 - An in-place call that returns None (``heapq.heappush``, ``heapify``, ``bisect.insort``,
@@ -76,6 +77,8 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     # that only if it is made there too (and has no result the trace needs)
     pending = bool(lst._items) or any(made is None for *_, made in lst.calls)
     if pending and not (in_place and fn in _IN_PLACE_NONE):
+        return None
+    if not in_place and lst.calls:  # a guard computing it would see the list before them
         return None
     obj = _as_the_calls_leave_it(lst)
     rest = args[1:]
