@@ -41,11 +41,13 @@ from collections import Counter
 from time import perf_counter
 
 from . import fast_call, report
+from .frontend.regions import hidden_frames
 from .options import capture_options
 from .reasons import BreakReason
 from .report import FallbackKind
 from .timing import CLOCK, COLLECTIONS, ON, OpCount, graphs_open, graphs_unwind
 
+hidden_frames.install()  # an exception out of a captured call: the user's frames only
 _REGISTRY: weakref.WeakSet[CapturedFunction] = weakref.WeakSet()
 DEFAULT_RECOMPILE_LIMIT = 8
 _NO_SELF = object()
@@ -166,6 +168,7 @@ class CapturedFunction(fast_call.DispatchBase):
         self.notes: list[str] = []
         self.warnings: list[str] = []
         self._root = self._choose_root(target)
+        self._install_call()  # the C call, where built, from the first call on (`fast_call`)
         functools.update_wrapper(self, target if not _is_module(target) else type(target).forward, updated=())
         for attr in ("__qualname__", "__name__"):  # a callable object has none of its own
             if attr not in self.__dict__:

@@ -255,18 +255,35 @@ def install(cf, plain_call, timing_on, bound: bool) -> None:
     goes to ``cf._miss``, as from the loop.  `bound`: ``cf._self`` is the root's first
     argument (a bound method, a module).  With no entries ``__call__`` is the plain one."""
     cls = type(cf)
-    entries = cf._entries
     cf._dispatch_set(None)  # disarmed unless `_arm` arms it again
     cf._dispatch_key(None)
+    call = cls.python_call = _python_call(cf, plain_call, timing_on, bound)
+    if HAVE_C and call is not None:
+        # every call goes through the C call, armed or not: an exception leaving it shows the
+        # user's frames only (`regions/hidden_frames`), the capture's included
+        cf._dispatch_set(None, _with_self(call.__func__) if isinstance(call, staticmethod) else call)
+        cls.__call__ = _C_CALL
+        C._vectorcall_class(cls)
+    elif call is not None:
+        cls.__call__ = call
+
+
+def _with_self(fn):
+    """`fn` (a chain's first link) called as the C call calls its slow way: `self` first."""
+    return lambda _self, /, *args, **kwargs: fn(*args, **kwargs)
+
+
+def _python_call(cf, plain_call, timing_on, bound: bool):
+    """The ``__call__`` made of `cf`'s entries in Python (`install`'s): None where `_arm`
+    armed the C call instead."""
+    entries = cf._entries
     if not entries:
-        cls.__call__ = plain_call
-        return
+        return plain_call
     if all(getattr(e, "link", None) is not None for e in entries):
         if _arm(cf, entries, plain_call, timing_on, bound):
-            return
+            return None
         if not any(e.link_names.exact for e in entries):
-            cls.__call__ = _chain(cf, entries, plain_call, bound)
-            return
+            return _chain(cf, entries, plain_call, bound)
     args = "___a" if bound else "args"
     lines = [
         "def __call__(self, /, *args, **kwargs):",
@@ -292,4 +309,4 @@ def install(cf, plain_call, timing_on, bound: bool) -> None:
     name = getattr(cf, "__qualname__", "?")
     code = compile("\n".join(lines) + "\n", f"bcfront:call {name} #{next(_counter)}", "exec")
     exec(code, namespace)  # noqa: S102 - our own generated source, built above
-    cls.__call__ = namespace["__call__"]
+    return namespace["__call__"]
