@@ -168,7 +168,7 @@ def test_a_root_without_defaults_is_called_through_its_entries_links(links):
     else:
         if fast_call.HAVE_C:  # the C call, not armed: it goes to the chain
             assert call is fast_call.DispatchBase.__call__ and cf._dispatch_pick() is None
-            call = type(cf).python_call
+            call = type(cf).__dict__["python_call"]
         assert isinstance(call, staticmethod) and call.__func__ is cf.entries[0].link
     assert [cf(1, 2), cf("a", "b"), cf(y=2, x=1), cf(2.5, 1)] == [3, "ab", 3, 3.5]
     assert len(cf.entries) == 3 and cf.calls == 6
