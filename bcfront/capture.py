@@ -48,6 +48,7 @@ from .report import FallbackKind
 from .timing import CLOCK, COLLECTIONS, ON, OpCount, graphs_open, graphs_unwind
 
 hidden_frames.install()  # an exception out of a captured call: the user's frames only
+fast_call.HIDE[0] = hidden_frames.hide  # (where the C call is not built)
 _REGISTRY: weakref.WeakSet[CapturedFunction] = weakref.WeakSet()
 DEFAULT_RECOMPILE_LIMIT = 8
 _NO_SELF = object()

@@ -265,7 +265,28 @@ def install(cf, plain_call, timing_on, bound: bool) -> None:
         cls.__call__ = _C_CALL
         C._vectorcall_class(cls)
     elif call is not None:
-        cls.__call__ = call
+        cls.__call__ = call if HIDE[0] is None else _hiding(call, HIDE[0])
+
+
+# Without the C call: the exception a call raises goes through HIDE[0] (`capture` sets it
+# to `regions.hidden_frames.hide`), which takes bcfront's frames out of its traceback.
+HIDE: list = [None]
+
+
+def _hiding(call, hide):
+    """`call` (a ``__call__``, or a chain's staticmethod) with what it raises given to
+    `hide`: the pure-Python counterpart of the C call's ``user_frames``."""
+    fn = call.__func__ if isinstance(call, staticmethod) else functools.partial(call)
+    bound = isinstance(call, staticmethod)  # the chain's first link: no `self`
+
+    def __call__(self, /, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs) if bound else fn(self, *args, **kwargs)
+        except BaseException as e:
+            hide(e)
+            raise  # (a bare raise adds no entry for this frame)
+
+    return __call__
 
 
 def _with_self(fn):

@@ -43,9 +43,9 @@ def _both(cf, *args, **kwargs):
 
 def _plain_call(cf) -> bool:
     """`cf`'s call is the plain loop: itself, or the C call (where built) going only there."""
-    if fast_call.HAVE_C:
-        return type(cf).__call__ is fast_call.DispatchBase.__call__ and cf._dispatch_pick() is None
-    return type(cf).__call__ is CapturedFunction.__call__
+    if type(cf).__dict__["python_call"] is not CapturedFunction.__call__:
+        return False
+    return not fast_call.HAVE_C or cf._dispatch_pick() is None
 
 
 def test_a_captured_function_gets_its_own_generated_call():
@@ -168,7 +168,7 @@ def test_a_root_without_defaults_is_called_through_its_entries_links(links):
     else:
         if fast_call.HAVE_C:  # the C call, not armed: it goes to the chain
             assert call is fast_call.DispatchBase.__call__ and cf._dispatch_pick() is None
-            call = type(cf).__dict__["python_call"]
+        call = type(cf).__dict__["python_call"]
         assert isinstance(call, staticmethod) and call.__func__ is cf.entries[0].link
     assert [cf(1, 2), cf("a", "b"), cf(y=2, x=1), cf(2.5, 1)] == [3, "ab", 3, 3.5]
     assert len(cf.entries) == 3 and cf.calls == 6

@@ -15,12 +15,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import os
 import traceback
 import warnings
 
 import pytest
 
 import bcfront
+from bcfront.errors import GraphBreakError
 from bcfront.report import NativeFallbackWarning
 
 # -- the user's functions ------------------------------------------------------------------
@@ -91,6 +93,48 @@ def raises_in_a_handler(x):
         return 1 / x
 
 
+def breaks_then_calls(x):
+    print("break")
+    return helper(x)
+
+
+def calls_a_breaking_helper(x):
+    return breaks_then_raises(x) + 1  # the helper is captured on its own (it breaks)
+
+
+class Exits:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, value, tb):
+        if typ is not None:
+            raise RuntimeError("from __exit__")  # its __context__: the block's exception
+
+
+def raises_in_exit(x):
+    with Exits():
+        y = 1 / x
+    return y
+
+
+def breaks_in_a_with(x):
+    with managed():
+        print("break")
+        return 1 / x
+
+
+def yields(x):
+    yield 1 / x
+
+
+def drained(fn, x):
+    return list(fn(x))
+
+
+def keyword(fn, x):
+    return fn(x=x)
+
+
 def adds(a, b):
     c = a * 2
     return c + b
@@ -114,7 +158,8 @@ def _frames(e) -> list:
 
 
 def _exception(e, depth=0):
-    """What is compared of the exception itself: type, args, notes, chaining (recursively)."""
+    """What is compared of the exception itself: type, args, notes, chaining (recursively;
+    a chained exception's frames too)."""
     if e is None or depth > 5:
         return None
     return (
@@ -124,6 +169,7 @@ def _exception(e, depth=0):
         _exception(e.__cause__, depth + 1),
         _exception(e.__context__, depth + 1),
         e.__suppress_context__,
+        _frames(e) if depth else None,
     )
 
 
@@ -158,6 +204,7 @@ def _torch():
 
 PLAIN = [divides, calls_a_helper, sums_a_generator, raises_in_a_with, chains_a_cause]
 PLAIN += [raises_with_a_note, raises_in_a_handler, breaks_then_raises, raises_at_the_break]
+PLAIN += [breaks_then_calls, calls_a_breaking_helper, raises_in_exit, breaks_in_a_with]
 
 
 @pytest.mark.parametrize("fn", PLAIN, ids=lambda f: f.__name__)
@@ -227,6 +274,23 @@ def test_a_torch_op_raising_after_a_capture_that_passed():
         _same_as_native(adds, cf, torch.ones(3), torch.ones(4))
 
 
+def gathers(x, i):
+    y = x * 2
+    return y[i] + 1
+
+
+def test_a_torch_op_raising_when_the_graph_runs():
+    """An index out of range is not seen by the trace (it reads no value): the graph raises
+    when it runs, on the cached call too."""
+    torch = _torch()
+    cf = bcfront.capture(gathers)
+    x, ok, bad = torch.ones(3), torch.tensor([1]), torch.tensor([5])
+    assert torch.equal(cf(x, ok), gathers(x, ok))
+    for _ in range(2):
+        exc, _ = _same_as_native(gathers, cf, x, bad)
+        assert exc[0] is IndexError
+
+
 def test_a_method_and_a_module():
     torch = _torch()
 
@@ -245,3 +309,38 @@ def test_a_method_and_a_module():
     for native, cf in ((m, bcfront.capture(m)), (t.go, bcfront.capture(t.go))):
         for _ in range(3):
             _same_as_native(native, cf, 0, library=library)
+
+
+@pytest.mark.parametrize("fn", [divides, breaks_then_raises, raises_at_the_break])
+def test_a_keyword_call(fn):
+    cf = bcfront.capture(fn)
+    for _ in range(3):
+        _same_as_native(functools.partial(keyword, fn), functools.partial(keyword, cf), 0)
+
+
+def test_a_captured_generator_function():
+    cf = bcfront.capture(yields)
+    for _ in range(3):
+        _same_as_native(functools.partial(drained, yields), functools.partial(drained, cf), 0)
+
+
+def _bcfront_frames(e) -> list:
+    package = os.path.dirname(bcfront.__file__)
+    return [f for f in _frames(e) if f[0].startswith((package, "bcfront:"))]
+
+
+def test_bcfronts_own_errors_keep_bcfronts_frames():
+    """A graph break under ``fullgraph=True`` is bcfront's error: where in bcfront it was
+    raised is part of what it reports."""
+    cf = bcfront.capture(breaks_then_raises, fullgraph=True)
+    with pytest.raises(GraphBreakError) as info, contextlib.redirect_stdout(io.StringIO()):
+        cf(1)
+    assert _bcfront_frames(info.value)
+
+
+def test_bcfront_debug_keeps_every_frame(monkeypatch):
+    monkeypatch.setenv("BCFRONT_DEBUG", "1")
+    cf = bcfront.capture(divides)
+    with pytest.raises(ZeroDivisionError) as info:
+        cf(0)
+    assert _bcfront_frames(info.value)  # the capture's: what a bcfront developer looks at

@@ -39,12 +39,17 @@ def hide(exc: BaseException) -> None:
     """Take bcfront's frames out of the tracebacks of `exc` and of the exceptions it chains.
 
     New traceback objects over the kept frames (a traceback may be shared: another
-    exception's, one a program holds), and only where something is taken out."""
+    exception's, one a program holds), and only where something is taken out.  bcfront's own
+    errors (`GraphBreakError`, the strict mode's `StrictFallbackError`...) keep theirs, and
+    their chains too: where in bcfront is what they report.  ``BCFRONT_DEBUG=1``: nothing
+    is taken out."""
+    if os.environ.get("BCFRONT_DEBUG"):
+        return
     seen: set[int] = set()
     todo: list[BaseException | None] = [exc]
     while todo and len(seen) < _CHAIN_MAX:
         e = todo.pop()
-        if e is None or id(e) in seen:
+        if e is None or id(e) in seen or type(e).__module__.partition(".")[0] == "bcfront":
             continue
         seen.add(id(e))
         tb = e.__traceback__
