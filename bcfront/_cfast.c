@@ -383,26 +383,48 @@ dispatch_fast(DispatchBase *d, PyObject *const *args, Py_ssize_t n, PyObject *ke
  * traceback the region made of the user's frames, pays a walk of it and nothing more. */
 static PyObject *frame_hook = NULL;    /* hide(exc), or NULL: none set (tracebacks as they are) */
 static PyObject *frame_prefixes = NULL; /* a tuple of str: bcfront's own files' prefixes */
-static PyObject *frame_mark = NULL;     /* a local name only a caller's stand-in has */
+static PyObject *frame_mark = NULL;     /* the first parameter's name of a caller's stand-in only */
+
+/* the file names of the last user frames seen (strong references: str objects only), so
+ * that a cached call raising again compares pointers, not prefixes */
+#define USER_FILES 8
+static PyObject *user_files[USER_FILES];
+static int user_files_next = 0;
 
 static int
-hidden_code(PyCodeObject *code)
+hidden_file(PyObject *name)
 {
-    PyObject *name = code->co_filename;
+    for (int i = 0; i < USER_FILES; i++) {
+        if (user_files[i] == name) {
+            return 0;
+        }
+    }
     Py_ssize_t n = PyTuple_GET_SIZE(frame_prefixes);
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t hit = PyUnicode_Tailmatch(name, PyTuple_GET_ITEM(frame_prefixes, i), 0, PY_SSIZE_T_MAX, -1);
         if (hit != 0) {
-            return hit; /* 1, or -1 with an error set */
+            return (int)hit; /* 1, or -1 with an error set */
         }
     }
-    PyObject *names = PyCode_GetVarnames(code);
-    if (names == NULL) {
-        return -1;
+    Py_XSETREF(user_files[user_files_next], Py_NewRef(name));
+    user_files_next = (user_files_next + 1) % USER_FILES;
+    return 0;
+}
+
+static int
+hidden_code(PyCodeObject *code)
+{
+    int hit = hidden_file(code->co_filename);
+    if (hit != 0) {
+        return hit;
     }
-    int has = PySequence_Contains(names, frame_mark);
-    Py_DECREF(names);
-    return has;
+    /* a caller's stand-in: `frame_mark` is its first parameter, positional-only */
+    PyObject *names = code->co_localsplusnames;
+    if (code->co_posonlyargcount < 1 || names == NULL || PyTuple_GET_SIZE(names) < 1) {
+        return 0;
+    }
+    PyObject *first = PyTuple_GET_ITEM(names, 0);
+    return first == frame_mark || (PyUnicode_Check(first) && PyUnicode_Compare(first, frame_mark) == 0);
 }
 
 /* 1 where some entry of the traceback `tb` runs one of bcfront's frames, 0 if none, -1 */
@@ -477,6 +499,9 @@ set_frame_hook(PyObject *module, PyObject *args)
             PyErr_SetString(PyExc_TypeError, "_set_frame_hook: prefixes are str");
             return NULL;
         }
+    }
+    for (int i = 0; i < USER_FILES; i++) { /* seen against the prefixes of before */
+        Py_CLEAR(user_files[i]);
     }
     Py_XSETREF(frame_prefixes, Py_NewRef(prefixes));
     Py_XSETREF(frame_mark, Py_NewRef(mark));

@@ -258,7 +258,7 @@ def install(cf, plain_call, timing_on, bound: bool) -> None:
     cf._dispatch_set(None)  # disarmed unless `_arm` arms it again
     cf._dispatch_key(None)
     call = cls.python_call = _python_call(cf, plain_call, timing_on, bound)
-    if HAVE_C and call is not None:
+    if C is not None and call is not None:  # (HAVE_C)
         # every call goes through the C call, armed or not: an exception leaving it shows the
         # user's frames only (`regions/hidden_frames`), the capture's included
         cf._dispatch_set(None, _with_self(call.__func__) if isinstance(call, staticmethod) else call)

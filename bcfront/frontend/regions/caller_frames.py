@@ -31,7 +31,9 @@ _STAND_INS: dict = {}  # (template, filename, name, qualname, positions, id(glob
 _SPREADING = "def _stand_in(fn, args, kwargs, /):\n    return fn(*args, **kwargs)\n"
 # a stand-in of the user's caller: its parameter's name (`hidden_frames.CALLER_MARK`) tells a
 # traceback's rewriting that its frame duplicates the caller's own
-_CALLER_SPREADING = f"def _stand_in({CALLER_MARK}, args, kwargs, /):\n    return {CALLER_MARK}(*args, **kwargs)\n"
+_CALLER_SPREADING = (
+    f"def _stand_in({CALLER_MARK}, args, kwargs, /):\n    return {CALLER_MARK}(*args, **kwargs)\n"
+)
 _PASSING = f"def _stand_in({CALLER_MARK}, /, *args):\n    return {CALLER_MARK}(*args)\n"
 
 

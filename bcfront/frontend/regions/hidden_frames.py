@@ -22,8 +22,9 @@ from types import TracebackType
 
 from .tracebacks import cached_frames
 
-# a local name only a stand-in of the user's caller has (`caller_frames`): that frame
-# duplicates the caller's own, which the traceback lists where the exception reaches it
+# the name of the first parameter (positional-only) of a stand-in of the user's caller, and
+# of no other code (`caller_frames`): that frame duplicates the caller's own, which the
+# traceback lists where the exception reaches it
 CALLER_MARK = "___bcfront_caller"
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 PREFIXES = (_PACKAGE_DIR, "<bcfront", "bcfront:")
@@ -32,7 +33,9 @@ _CHAIN_MAX = 100  # chained exceptions looked at, at most (a chain may be a cycl
 
 def hidden(code) -> bool:
     """A frame of `code` is bcfront's, not the user's (`_cfast.c`'s ``hidden_code``)."""
-    return code.co_filename.startswith(PREFIXES) or CALLER_MARK in code.co_varnames
+    return code.co_filename.startswith(PREFIXES) or (
+        code.co_posonlyargcount > 0 and code.co_varnames[0] == CALLER_MARK
+    )
 
 
 def hide(exc: BaseException) -> None:
