@@ -22,6 +22,7 @@ import itertools
 import os
 import sys
 
+from ...cfast import C
 from .hidden_frames import CALLER_MARK
 from .tracebacks import claiming
 
@@ -100,8 +101,10 @@ def _deeper(extra: int, call, /, *args):
 
 
 # 3.11 counts a call of an object through its type's ``tp_call`` (a captured function:
-# ``_PyObject_MakeTpCall``) against the recursion limit too; 3.12+ counts C recursion apart
-_TP_CALL = 1 if sys.version_info < (3, 12) else 0
+# ``_PyObject_MakeTpCall``) against the recursion limit too; 3.12+ counts C recursion apart.
+# Where the C call is built, every captured function is called through its vectorcall
+# (`fast_call.install`), which 3.11 does not count
+_TP_CALL = 1 if sys.version_info < (3, 12) and C is None else 0
 
 
 def user_frame(f):
