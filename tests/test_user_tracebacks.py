@@ -344,3 +344,36 @@ def test_bcfront_debug_keeps_every_frame(monkeypatch):
     with pytest.raises(ZeroDivisionError) as info:
         cf(0)
     assert _bcfront_frames(info.value)  # the capture's: what a bcfront developer looks at
+
+
+# -- a handler of the user's, inside the captured function ----------------------------------
+
+
+def catches_the_break(x):
+    try:
+        print("b", sep=x)  # the native call at the break raises; the handler reads its frames
+    except TypeError as e:
+        return _frames(e), _exception(e)
+
+
+def catches_an_op(a, b):
+    try:
+        return a + b  # a shape mismatch: the op runs natively at a break, and raises
+    except RuntimeError as e:
+        return _frames(e), type(e)
+
+
+def test_a_handler_inside_sees_the_native_frames():
+    cf = bcfront.capture(catches_the_break)
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore", NativeFallbackWarning)
+        for _ in range(3):
+            assert cf(0) == catches_the_break(0)
+
+
+def test_a_handler_inside_sees_the_native_frames_of_a_torch_op():
+    torch = _torch()
+    a, b = torch.ones(2), torch.ones(3)
+    cf = bcfront.capture(catches_an_op)
+    for _ in range(3):
+        assert cf(a, b) == catches_an_op(a, b)
