@@ -5,9 +5,12 @@ Activation checkpointing (transformers' ``gradient_checkpointing_enable()``, a u
 its activations, and runs it again in backward to remake them, under the random state the
 forward saw (``preserve_rng_state``), so the recomputation equals the forward and
 the RNG is left as one run of `fn` leaves it.  Values and gradients are therefore those of
-a single run of `fn`: that is what the graph records, `fn`'s tensor work inline.  What the
-graph does not keep is the memory policy: the backend saves the activations for backward
-instead of recomputing them; a note says so (explain, the CLI).
+a single run of `fn`: that is what the graph records, `fn`'s tensor work inline.  The
+memory policy is kept by the backend: the nodes `fn`'s run made are recorded as a
+`backends.checkpoints.Region` of the graph, which the eager backend runs through torch's
+own ``checkpoint`` (and the fx backend's joint graph through TorchDynamo's
+``tag_activation_checkpoint``), so the backward recomputes them as eager does; where a
+backend cannot (a functionalized graph), a note says the activations are kept.
 
 Only where a single run is what eager computes: ``use_reentrant=False`` (the reentrant
 variant drops the gradients of parameters when no input requires grad),
@@ -27,6 +30,7 @@ import torch
 import torch.utils.checkpoint as torch_checkpoint
 
 from ...errors import UnsupportedError
+from ...backends.checkpoints import Region
 from ...reasons import BreakReason
 from ..model.values import Const, ObjectV, Value
 from . import dispatch
@@ -236,11 +240,9 @@ def call(tx, args: list, kwargs: dict) -> Value | None:
         )
     loc = tx.loc()
     where = f"{loc.filename}:{loc.lineno}" if loc is not None else "?"
-    note = (
-        f"torch.utils.checkpoint.checkpoint at {where}: its function is traced into the graph "
-        "(values and gradients as eager's); its activations are kept for backward, not "
-        "recomputed there"
-    )
-    if note not in tx.notes:
-        tx.notes.append(note)
+    nodes = tx.graph.body[cp.nodes :]
+    if nodes:  # the backend runs them under torch's checkpoint (`backends.checkpoints`)
+        own = {k: _known(v) for k, v in kwargs.items() if k in known and k != "use_reentrant"}
+        own = {k: v for k, v in own.items() if v is not _MISSING}  # (an unknown early_stop: its default)
+        tx.graph.checkpoints.append(Region(nodes, {"use_reentrant": False, **own}, where))
     return out
