@@ -11,13 +11,16 @@ recomputes them, under the random state the forward saw, exactly as eager does.
 they read from before, what is read of them after); a region is not outlined, and a note
 says its activations are kept, when its nodes are no longer one contiguous run of the
 body, or when one of them is a lasting random draw (a seeding, a draw from a generator
-passed in), whose statement the region's error guard must see at its top level.  A region
-inside another is left to the outer one: the outer recomputation remakes it.
+passed in), whose statement the region's error guard must see at its top level, or when it
+was called in another torch state than the graph's entry (``no_grad``, autocast) and a node
+inside runs in the entry's (the call runs in the caller's state: the node would not).  A
+region inside another is left to the outer one: the outer recomputation remakes it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..ir.graph import Graph, Node, iter_nodes
 from ..ir.passes import is_nondeterministic, target_name
@@ -31,6 +34,7 @@ class Region:
     nodes: list
     kwargs: dict = field(default_factory=dict)
     where: str = "?"
+    state: Any = None  # the torch state it was called in (a node's `state`: None, the entry's)
 
 
 @dataclass(eq=False)
@@ -87,9 +91,14 @@ def outlined(graph, notes: list | None = None) -> list[Outlined]:
         if start < end:
             continue  # inside an outer region: its recomputation remakes these too
         nodes = graph.body[start:stop]
+        why = None
         if any(_lasting_draw(n) for n in nodes):
+            why = "a seeding or a draw from a given generator inside"
+        elif r.state is not None and any(n.state is None for n in nodes):
+            why = "its function goes back to the state the graph was entered in"
+        if why is not None:
             if notes is not None:
-                notes.append(kept_note(r, "a seeding or a draw from a given generator inside"))
+                notes.append(kept_note(r, why))
             continue
         end = stop
         inside = set(nodes)

@@ -109,19 +109,20 @@ def _emit_body(graph, ns, lines: list[str], indent: str, folded, inplace, views,
     starts = {o.nodes[0]: o for o in outlined}
     hidden = {n for o in outlined for n in o.nodes}
     for n in graph.body:
-        if n in starts:  # (called in the entry state: its nodes bring their own)
-            current, inner = None, indent
-            _emit_checkpointed(starts[n], ns, lines, indent, folded, free)
+        if n in hidden and n not in starts or n in names or views.mode.get(n) == "drop":
             continue
-        if n in names or n in hidden or views.mode.get(n) == "drop":
-            continue
-        if n.state != current:
-            current = n.state
+        # (a checkpoint call runs in the state it was called in; its nodes bring their own)
+        state = starts[n].region.state if n in starts else n.state
+        if state != current:
+            current = state
             if current is None:
                 inner = indent
             else:
                 lines.append(f"{indent}with {_state_cm(current, ns)}:")
                 inner = indent + "    "
+        if n in starts:
+            _emit_checkpointed(starts[n], ns, lines, inner, folded, free)
+            continue
         if views.mode.get(n) == "fold":
             root, (size, stride, offset) = views.root[n], views.layout[n]
             code = (

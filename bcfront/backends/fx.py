@@ -43,16 +43,10 @@ def to_fx(graph, regions=None, tagged: bool = False) -> torch.fx.GraphModule:
     current = None
     autocast: list = []  # [(args, enter node)] currently open, outermost first
     for n in graph.body:
-        if n in starts:  # (called in the entry state: its nodes bring their own)
-            _switch_autocast(g, autocast, ())
-            if current is not None:
-                g.call_function(torch._C._set_grad_enabled, (entry_grad,))
-                current = None
-            _checkpoint_call(g, root, starts[n], env, tagged)
+        if n in hidden and n not in starts:
             continue
-        if n in hidden:
-            continue
-        state = n.state
+        # (a checkpoint call runs in the state it was called in; its nodes bring their own)
+        state = starts[n].region.state if n in starts else n.state
         _switch_autocast(g, autocast, state.autocast if state is not None else ())
         want = None if state is None else state.grad
         if want != current:
@@ -63,6 +57,9 @@ def to_fx(graph, regions=None, tagged: bool = False) -> torch.fx.GraphModule:
                     entry_grad = torch.is_grad_enabled()
                 g.call_function(torch._C._set_grad_enabled, (want,))
             current = want
+        if n in starts:
+            _checkpoint_call(g, root, starts[n], env, tagged)
+            continue
         args = map_nodes(n.args, env.__getitem__)
         kwargs = map_nodes(n.kwargs, env.__getitem__)
         if n.op == "call":

@@ -315,3 +315,102 @@ def test_checkpointed_activations_are_recomputed_not_saved(backend, inner_backwa
     assert not any("not recomputed" in n for n in notes), notes
     # the graph's code ran, not eager's (which the region reruns where the graph raises)
     assert sum(f.ops_native for f in functions) == 0, [(f.function, f.ops_native) for f in functions]
+
+
+class Shapes(nn.Module):
+    """Checkpoint call sites of other shapes: nested, under autocast, under no_grad, a
+    tuple result holding a number and an input, a function computing nothing."""
+
+    def __init__(self, case):
+        super().__init__()
+        self.case = case
+        self.a, self.b = Wide(), Wide()
+
+    def inner(self, x):
+        return self.b(x, 2.0, 0.0)[0]
+
+    def outer(self, x):
+        y = checkpoint(self.inner, torch.relu(x), use_reentrant=False)
+        return self.a(y, 0.5, 1.0)[0]
+
+    def parts(self, x):
+        y = self.a(x, 0.5, 0.0)[0]
+        return y, x.shape[0], x, None
+
+    def forward(self, x):
+        if self.case == "nested":
+            y = checkpoint(self.outer, x, use_reentrant=False)
+        elif self.case == "autocast":
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                y = checkpoint(self.inner, x, use_reentrant=False).float()
+        elif self.case == "no_grad":
+            with torch.no_grad():
+                z = checkpoint(self.inner, x, use_reentrant=False)
+            y = checkpoint(self.inner, x + z, use_reentrant=False)
+        elif self.case == "parts":
+            y, n, same, none = checkpoint(self.parts, x, use_reentrant=False)
+            assert same is x and none is None
+            y = y * n
+        else:
+            y = checkpoint(lambda t: t, x, use_reentrant=False) + self.inner(x)
+        loss = y.pow(2).mean()
+        loss.backward()
+        return loss.detach()
+
+
+@pytest.mark.parametrize("case", ["nested", "autocast", "no_grad", "parts", "nothing"])
+def test_other_call_sites_are_eagers_and_save_no_more(case):
+    torch.manual_seed(0)
+    net = Shapes(case).train()
+    ref = copy.deepcopy(net)
+    cf = bcfront.capture(net, backend="eager")
+    params = [*net.parameters(), *ref.parameters()]
+    for i in range(3):
+        x = torch.randn(8, 64, generator=torch.Generator().manual_seed(i))
+        for p in params:
+            p.grad = None
+        torch.manual_seed(10 + i)
+        want, eager_bytes = _saved_bytes(ref, x, params)
+        after = torch.rand(3)
+        torch.manual_seed(10 + i)
+        got, our_bytes = (cf(x), 0) if i < 2 else _saved_bytes(cf, x, params)
+        assert torch.equal(torch.rand(3), after)
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+        for (name, p), q in zip(net.named_parameters(), ref.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=0, msg=name)
+    assert our_bytes <= eager_bytes, (our_bytes, eager_bytes)
+    with bcfront.explain.collect() as run:
+        cf(x)
+    functions = run.report().functions
+    assert not run.report().graph_breaks
+    assert not any("not recomputed" in n for f in functions for n in f.notes)
+    assert sum(f.ops_native for f in functions) == 0
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return checkpoint(lambda t: torch.tanh(self.lin(t)) * 2, x, use_reentrant=False).sum()
+
+
+def test_a_functionalized_fx_graph_says_its_activations_are_kept():
+    """Without a backward inside, the fx backend compiles the functionalized graph, whose
+    nodes are new: the call site is not outlined there, and the note says so."""
+    torch.manual_seed(0)
+    net = Plain()
+    ref = copy.deepcopy(net)
+    x = torch.randn(4, 16)
+    cf = bcfront.capture(net, backend="fx")
+    with bcfront.explain.collect() as run:
+        got = cf(x)
+    want = ref(x)
+    got.backward()
+    want.backward()
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    for p, q in zip(net.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=0)
+    notes = [n for f in run.report().functions for n in f.notes]
+    assert any("not recomputed there (the graph was functionalized" in n for n in notes), notes

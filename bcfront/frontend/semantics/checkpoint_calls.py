@@ -124,6 +124,7 @@ class _Watch:
     def __enter__(self):
         tx, graph = self.tx, self.tx.graph
         add = graph.add
+        self.outer = graph.__dict__.get("add")  # (a watch of an enclosing checkpoint call)
 
         def watched_add(*args, **kwargs):
             node = add(*args, **kwargs)
@@ -135,7 +136,10 @@ class _Watch:
         return self
 
     def __exit__(self, *exc) -> None:
-        del self.tx.graph.add
+        if self.outer is None:
+            del self.tx.graph.add
+        else:
+            self.tx.graph.add = self.outer
         self.tx.write_watchers = tuple(w for w in self.tx.write_watchers if w is not self.write)
 
 
@@ -219,6 +223,7 @@ def call(tx, args: list, kwargs: dict) -> Value | None:
     fn_kwargs = {k: v for k, v in kwargs.items() if k not in known}
     cp = tx.checkpoint()
     base = len(tx.frames)
+    state = tx.node_state()  # (the state the call runs in)
     try:
         with _Watch(tx) as watch:
             out = dispatch.call(tx, fn, list(rest), fn_kwargs)
@@ -244,5 +249,5 @@ def call(tx, args: list, kwargs: dict) -> Value | None:
     if nodes:  # the backend runs them under torch's checkpoint (`backends.checkpoints`)
         own = {k: _known(v) for k, v in kwargs.items() if k in known and k != "use_reentrant"}
         own = {k: v for k, v in own.items() if v is not _MISSING}  # (an unknown early_stop: its default)
-        tx.graph.checkpoints.append(Region(nodes, {"use_reentrant": False, **own}, where))
+        tx.graph.checkpoints.append(Region(nodes, {"use_reentrant": False, **own}, where, state))
     return out
