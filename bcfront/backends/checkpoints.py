@@ -76,8 +76,9 @@ def outlined(graph, notes: list | None = None) -> list[Outlined]:
     position = {n: i for i, n in enumerate(graph.body)}
     spans = []
     for r in regions:
-        at = [position.get(n) for n in r.nodes]
-        if not at or any(i is None for i in at):
+        found = [position.get(n) for n in r.nodes]
+        at = [i for i in found if i is not None]
+        if not at or len(at) != len(found):
             continue  # (rolled back, or made nothing: nothing to outline)
         if at != list(range(at[0], at[0] + len(at))):
             if notes is not None:
@@ -102,7 +103,8 @@ def outlined(graph, notes: list | None = None) -> list[Outlined]:
             continue
         end = stop
         inside = set(nodes)
-        inputs = [a for a in dict.fromkeys(iter_nodes([(n.args, n.kwargs) for n in nodes])) if a not in inside]
+        read = dict.fromkeys(iter_nodes([(n.args, n.kwargs) for n in nodes]))
+        inputs = [a for a in read if a not in inside]
         later: set = set(graph.outputs)
         for n in graph.body[stop:]:
             later.update(iter_nodes((n.args, n.kwargs)))

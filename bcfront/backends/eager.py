@@ -73,7 +73,8 @@ def _free_dead(graph, lines: list[str], start: int, hidden=frozenset()) -> None:
     freed (and their memory reused, still in cache) before the next op, not kept to the
     end of the region.  Graph outputs stay; a name is found by its spelling, so a later
     mention anywhere (a folded view, a layout check) only keeps it longer."""
-    temps = {n.name for n in graph.body if hasattr(n.meta, "shape")} - {n.name for n in graph.outputs} - hidden
+    temps = {n.name for n in graph.body if hasattr(n.meta, "shape")} - {n.name for n in graph.outputs}
+    temps -= hidden
     last: dict[int, list[str]] = {}
     seen: dict[str, int] = {}
     for i in range(start, len(lines)):
@@ -109,7 +110,7 @@ def _emit_body(graph, ns, lines: list[str], indent: str, folded, inplace, views,
     starts = {o.nodes[0]: o for o in outlined}
     hidden = {n for o in outlined for n in o.nodes}
     for n in graph.body:
-        if n in hidden and n not in starts or n in names or views.mode.get(n) == "drop":
+        if n not in starts and (n in hidden or n in names or views.mode.get(n) == "drop"):
             continue
         # (a checkpoint call runs in the state it was called in; its nodes bring their own)
         state = starts[n].region.state if n in starts else n.state

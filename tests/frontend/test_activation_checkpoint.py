@@ -318,8 +318,9 @@ def test_checkpointed_activations_are_recomputed_not_saved(backend, inner_backwa
 
 
 class Shapes(nn.Module):
-    """Checkpoint call sites of other shapes: nested, under autocast, under no_grad, a
-    tuple result holding a number and an input, a function computing nothing."""
+    """Checkpoint call sites of other shapes: nested, under autocast, under no_grad, one
+    whose first node is a constant, a tuple result holding a number and an input, a
+    function computing nothing."""
 
     def __init__(self, case):
         super().__init__()
@@ -332,6 +333,9 @@ class Shapes(nn.Module):
     def outer(self, x):
         y = checkpoint(self.inner, torch.relu(x), use_reentrant=False)
         return self.a(y, 0.5, 1.0)[0]
+
+    def constant_first(self, x):  # (its first node is input-independent: computed once)
+        return self.b(x, 2.0, torch.full((64,), 0.25))[0]
 
     def parts(self, x):
         y = self.a(x, 0.5, 0.0)[0]
@@ -347,6 +351,8 @@ class Shapes(nn.Module):
             with torch.no_grad():
                 z = checkpoint(self.inner, x, use_reentrant=False)
             y = checkpoint(self.inner, x + z, use_reentrant=False)
+        elif self.case == "constant_first":
+            y = checkpoint(self.constant_first, x, use_reentrant=False)
         elif self.case == "parts":
             y, n, same, none = checkpoint(self.parts, x, use_reentrant=False)
             assert same is x and none is None
@@ -358,7 +364,7 @@ class Shapes(nn.Module):
         return loss.detach()
 
 
-@pytest.mark.parametrize("case", ["nested", "autocast", "no_grad", "parts", "nothing"])
+@pytest.mark.parametrize("case", ["nested", "autocast", "no_grad", "constant_first", "parts", "nothing"])
 def test_other_call_sites_are_eagers_and_save_no_more(case):
     torch.manual_seed(0)
     net = Shapes(case).train()

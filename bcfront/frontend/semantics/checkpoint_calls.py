@@ -29,8 +29,8 @@ from __future__ import annotations
 import torch
 import torch.utils.checkpoint as torch_checkpoint
 
-from ...errors import UnsupportedError
 from ...backends.checkpoints import Region
+from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.values import Const, ObjectV, Value
 from . import dispatch
