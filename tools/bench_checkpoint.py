@@ -13,7 +13,6 @@ eager's bit for bit.  Cheap (seconds): no timing.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sys
@@ -22,8 +21,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import bcfront  # noqa: E402
-from tests.models import real_zoo  # noqa: E402
+import bcfront
+from tests.models import real_zoo
 
 STEPS = 4  # the first two compile (and trace on fake tensors)
 
@@ -69,7 +68,10 @@ def main() -> None:
         "eager": lambda step: (step, step),
         "eager, checkpointing off": no_checkpointing,
         "bcfront (eager backend)": lambda step: (bcfront.capture(step), step),
-        "bcfront (fx, joint_graph)": lambda step: (bcfront.capture(step, backend="fx", joint_graph=True), step),
+        "bcfront (fx, joint_graph)": lambda step: (
+            bcfront.capture(step, backend="fx", joint_graph=True),
+            step,
+        ),
     }
     results = {name: run(make) for name, make in runners.items()}
     want = results["eager"]["params"]
