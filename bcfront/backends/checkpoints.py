@@ -35,6 +35,7 @@ class Region:
     kwargs: dict = field(default_factory=dict)
     where: str = "?"
     state: Any = None  # the torch state it was called in (a node's `state`: None, the entry's)
+    given: list = field(default_factory=list)  # the nodes of the tensors checkpoint was given
 
 
 @dataclass(eq=False)
@@ -51,6 +52,12 @@ class Outlined:
         sub.body = list(self.nodes)
         sub.outputs = list(self.outputs)
         return sub
+
+    def closed_over(self, skip=()) -> list:
+        """The inputs that are none of the tensors checkpoint was given (nor in `skip`): eager
+        reads them from `fn`'s closure, its bound module, its keyword arguments."""
+        given = set(self.region.given)
+        return [n for n in self.inputs if n not in given and n not in skip]
 
 
 def kept_note(region: Region, why: str) -> str:
@@ -76,10 +83,11 @@ def outlined(graph, notes: list | None = None) -> list[Outlined]:
     position = {n: i for i, n in enumerate(graph.body)}
     spans = []
     for r in regions:
-        found = [position.get(n) for n in r.nodes]
-        at = [i for i in found if i is not None]
-        if not at or len(at) != len(found):
-            continue  # (rolled back, or made nothing: nothing to outline)
+        # (none there: rolled back, or it made nothing; some: unused ones dropped at the end
+        # of the body, `ir.int_arith.drop_unused_int_arith`)
+        at = [i for i in (position.get(n) for n in r.nodes) if i is not None]
+        if not at:
+            continue
         if at != list(range(at[0], at[0] + len(at))):
             if notes is not None:
                 notes.append(kept_note(r, "its nodes are no longer one run of the graph"))

@@ -147,16 +147,31 @@ def _emit_body(graph, ns, lines: list[str], indent: str, folded, inplace, views,
 
 
 def _emit_checkpointed(o, ns, lines: list[str], indent: str, folded, free) -> None:
-    """``outs = checkpoint(fn, *inputs, use_reentrant=False, ...)``: autograd saves none of
-    the region's activations, the backward runs `fn` again.  `fn` is a function of the
-    region's nodes compiled apart (a folded node inside is the same constant there), not a
-    statement of the region code: that code's own rewrites (error guard, timing, the
-    Python writes placed among its statements) must not run again in the recomputation."""
+    """``outs = checkpoint(partial(fn, *closed), *given, use_reentrant=False, ...)``:
+    autograd saves none of the region's activations, the backward runs `fn` again.  As in
+    eager, checkpoint is given the tensors the user gave it (it saves those and forks
+    their devices' random states); `fn` has the region's other inputs bound.  `fn` is a
+    function of the region's nodes compiled apart (a folded node inside is the same
+    constant there), not a statement of the region code: that code's own rewrites (error
+    guard, timing, the Python writes placed among its statements) must not run again in
+    the recomputation."""
+    from functools import partial
+
     from .checkpoints import checkpoint_function
 
+    folded = folded or {}
     name = ns.fresh("checkpointed")
-    sub = o.subgraph(name, skip=folded or {})
-    code = [f"def {name}({', '.join(n.name for n in sub.inputs)}):"]
+    sub = o.subgraph(name, skip=folded)
+    closed = o.closed_over(skip=folded)
+    params, given, seen = [n.name for n in closed], [], set(closed)
+    for n in o.region.given:
+        if n in folded:
+            given.append(ns.const(folded[n], f"const_{n.name}"))
+        else:
+            given.append(n.name)
+        params.append(n.name if n not in seen and n not in folded else ns.fresh("unused"))
+        seen.add(n)
+    code = [f"def {name}({', '.join(params)}):"]
     emit_graph(sub, ns, code, "    ", folded, free=free)
     code.append(f"    return {format_arg(tuple(sub.outputs), ns.const)}")
     source = "\n".join(code) + "\n"
@@ -164,7 +179,10 @@ def _emit_checkpointed(o, ns, lines: list[str], indent: str, folded, free) -> No
     exec(compile(source, f"bcfront:checkpointed {o.region.where}", "exec"), scope)  # noqa: S102
     fn = scope[name]
     fn.__bcfront_source__ = source
-    args = [ns.const(fn, name)] + [n.name for n in sub.inputs]
+    target = ns.const(fn, name)
+    if closed:
+        target = f"{ns.const(partial, 'partial')}({target}, {', '.join(n.name for n in closed)})"
+    args = [target, *given]
     args += [f"{k}={format_arg(v, ns.const)}" for k, v in o.region.kwargs.items()]
     call = f"{ns.const(checkpoint_function(), 'checkpoint')}({', '.join(args)})"
     if not sub.outputs:

@@ -32,7 +32,7 @@ import torch.utils.checkpoint as torch_checkpoint
 from ...backends.checkpoints import Region
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.values import Const, ObjectV, Value
+from ..model.values import Const, ObjectV, TensorV, Value
 from . import dispatch
 
 CHECKPOINT = torch_checkpoint.checkpoint
@@ -249,5 +249,8 @@ def call(tx, args: list, kwargs: dict) -> Value | None:
     if nodes:  # the backend runs them under torch's checkpoint (`backends.checkpoints`)
         own = {k: _known(v) for k, v in kwargs.items() if k in known and k != "use_reentrant"}
         own = {k: v for k, v in own.items() if v is not _MISSING}  # (an unknown early_stop: its default)
-        tx.graph.checkpoints.append(Region(nodes, {"use_reentrant": False, **own}, where, state))
+        # the tensors eager's checkpoint is given as arguments: it saves them for backward
+        # and forks the random state of their devices
+        given = [v.node for v in rest if isinstance(v, TensorV)]
+        tx.graph.checkpoints.append(Region(nodes, {"use_reentrant": False, **own}, where, state, given))
     return out
