@@ -113,7 +113,8 @@ def outlined(graph, notes: list | None = None) -> list[Outlined]:
         inside = set(nodes)
         read = dict.fromkeys(iter_nodes([(n.args, n.kwargs) for n in nodes]))
         inputs = [a for a in read if a not in inside]
-        later: set = set(graph.outputs)
+        later: set = set(graph.outputs)  # (and the tensors a call is given: it names them)
+        later.update(n for other in regions for n in other.given)
         for n in graph.body[stop:]:
             later.update(iter_nodes((n.args, n.kwargs)))
         out.append(Outlined(r, nodes, inputs, [n for n in nodes if n in later]))

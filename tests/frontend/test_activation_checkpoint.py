@@ -459,3 +459,43 @@ def test_a_closed_over_tensor_is_not_given_to_checkpoint():
     # (the backward runs natively, after a break: the trace's backward on fake tensors
     # checks the version of the `gate` its inlined `fn` saved; the graph before runs the call)
     assert our_bytes == eager_bytes
+
+
+class GivenUnused(nn.Module):
+    """A tensor made inside one checkpointed function, returned, and given to the next
+    checkpoint call whose function does not read it."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+
+    def first(self, x):
+        h = torch.tanh(self.lin(x))
+        return h * 2, h
+
+    def second(self, y, _unused):
+        return self.lin(y).sin()
+
+    def forward(self, x):
+        y, h = checkpoint(self.first, x, use_reentrant=False)
+        z = checkpoint(self.second, y, h, use_reentrant=False)
+        loss = z.pow(2).sum()
+        loss.backward()
+        return loss.detach()
+
+
+def test_a_given_tensor_the_function_does_not_read():
+    torch.manual_seed(0)
+    net = GivenUnused()
+    ref = copy.deepcopy(net)
+    cf = bcfront.capture(net, backend="eager")
+    for i in range(3):
+        x = torch.randn(4, 16, generator=torch.Generator().manual_seed(i))
+        for p in [*net.parameters(), *ref.parameters()]:
+            p.grad = None
+        torch.testing.assert_close(cf(x), ref(x), rtol=0, atol=0)
+        for p, q in zip(net.parameters(), ref.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=0)
+    with bcfront.explain.collect() as run:
+        cf(x)
+    assert sum(f.ops_native for f in run.report().functions) == 0
