@@ -15,6 +15,7 @@ Also the ``output.requires_grad_(True)`` of transformers' input-embedding hook (
 from __future__ import annotations
 
 import copy
+from contextlib import nullcontext
 
 import pytest
 
@@ -499,3 +500,54 @@ def test_a_given_tensor_the_function_does_not_read():
     with bcfront.explain.collect() as run:
         cf(x)
     assert sum(f.ops_native for f in run.report().functions) == 0
+
+
+class Keywords(nn.Module):
+    def __init__(self, dropout: bool, **keywords):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+        self.drop = nn.Dropout(0.5) if dropout else nn.Identity()
+        self.keywords = keywords
+
+    def forward(self, x):
+        y = checkpoint(lambda t: self.drop(torch.tanh(self.lin(t))), x, **self.keywords)
+        loss = y.pow(2).sum()
+        loss.backward()
+        return loss.detach()
+
+
+@pytest.mark.parametrize(
+    ("dropout", "keywords", "why"),
+    [
+        (False, {"use_reentrant": False, "preserve_rng_state": False}, None),
+        (False, {"use_reentrant": False, "determinism_check": "none", "debug": False}, None),
+        (True, {"use_reentrant": False, "preserve_rng_state": False}, "preserve_rng_state=False"),
+        (False, {"use_reentrant": True}, "without use_reentrant=False"),
+        (False, {"use_reentrant": False, "context_fn": lambda: (nullcontext(), nullcontext())}, "context_fn"),
+    ],
+)
+def test_checkpoints_keywords_are_kept_or_named(dropout, keywords, why):
+    """Keywords under which one traced run is eager's go to torch's checkpoint as given;
+    the others fall back to torch's call with a break that names the keyword."""
+    torch.manual_seed(0)
+    net = Keywords(dropout, **keywords).train()
+    ref = copy.deepcopy(net)
+    cf = bcfront.capture(net, backend="eager")
+    with bcfront.explain.collect() as run:
+        for i in range(2):
+            # (requiring grad: the reentrant variant gives no gradient otherwise)
+            x = torch.randn(4, 16, generator=torch.Generator().manual_seed(i)).requires_grad_()
+            for p in [*net.parameters(), *ref.parameters()]:
+                p.grad = None
+            torch.manual_seed(i)
+            want = ref(x)
+            torch.manual_seed(i)
+            got = cf(x)
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+            for p, q in zip(net.parameters(), ref.parameters()):
+                torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=0)
+    breaks = run.report().graph_breaks
+    if why is None:
+        assert not breaks
+    else:
+        assert any(why in b.message and "torch.utils.checkpoint" in b.message for b in breaks), breaks
