@@ -106,6 +106,10 @@ def push_then_branch_on_max(xs, x):
     return len(xs)
 
 
+def total_as_text(xs):
+    return type(sum(xs)).__name__
+
+
 def _lists(n, *, kind=int, seed=0):
     rng = random.Random(seed)
     makers = {int: lambda: rng.randint(0, 99), float: rng.random, str: lambda: rng.choice("abcdef")}
@@ -181,6 +185,13 @@ def test_max_and_min_of_an_empty_list_raise_where_natively(kind):
     argss = [(xs,) for xs in _lists(30, kind=kind, seed=1)]
     assert any(not xs for (xs,) in argss)
     cf, fallbacks = _run(biggest, argss)
+    assert fallbacks == []
+
+
+def test_the_sum_of_an_empty_list_of_floats_is_an_int_as_natively():
+    rng = random.Random(15)
+    argss = [([rng.random() for _ in range(n)],) for n in (2, 3, 4, 5, 0, 1, 0)]
+    cf, fallbacks = _run(total_as_text, argss)  # the third length makes the whole-list entry
     assert fallbacks == []
 
 

@@ -113,8 +113,12 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
         _record(tx, lst, ((), fn, tuple(rest), keywords, made.source))
         return Const(None) if result is None else made
     src = PureCallSource(Ref(fn, label), tuple(parts), tuple(type(p) for p in parts))
-    if entry is None or entry.items == "pick" or not pure_c.total_on_items(fn, [list(obj), *examples]):
-        # (``max`` and ``min`` raise on an empty list, whose length is not guarded here)
+    if (
+        entry is None
+        or entry.items in ("pick", "sum")
+        or not pure_c.total_on_items(fn, [list(obj), *examples])
+    ):
+        # (the length is not guarded here: ``max([])`` raises, ``sum([])`` of floats is an int)
         tx.guard(GuardKind.TYPE_MATCH, src, type(result))  # computed by the guard: a raise misses
     runtime_items.computed_once(tx, result, src)
     return RuntimeV(result, src, tx)
