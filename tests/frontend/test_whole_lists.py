@@ -253,6 +253,47 @@ def test_items_of_another_kind_after_the_whole_list_entry_are_not_run_unread():
     assert mine == theirs and captured_calls == Loud.calls
 
 
+def every_fifth(history, v):
+    history.append(v)
+    if len(history) % 5 == 0:
+        return "log", len(history)
+    return "skip"
+
+
+def test_the_length_of_a_growing_list_is_known_at_run_time():
+    """``len(history)`` after an append: the length the region finds plus one -- an entry
+    per answer of the branch, not one per length (then native from the 8th)."""
+    cf = bcfront.capture(every_fifth)
+    mine, theirs = [], []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(40):
+            assert cf(mine, i) == every_fifth(theirs, i) and mine == theirs
+    assert not [w for w in caught if issubclass(w.category, NativeFallbackWarning)]
+    assert len(cf.entries) <= 5
+
+
+def test_the_length_of_a_list_of_losses_divides_a_tensor_in_the_graph():
+    torch = pytest.importorskip("torch")
+
+    def step(history, x):
+        y = x * 2
+        history.append(y.detach())
+        return y.sum() / len(history), len(history)
+
+    cf = bcfront.capture(step)
+    mine, theirs = [], []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(20):
+            x = torch.full((3,), float(i))
+            got, want = cf(mine, x), step(theirs, x)
+            assert torch.equal(got[0], want[0]) and got[1] == want[1] and len(mine) == len(theirs)
+    assert not [w for w in caught if issubclass(w.category, NativeFallbackWarning)]
+    assert len(cf.entries) <= 3
+    assert all(not e.breaks for e in cf.entries)
+
+
 def test_dynamic_false_reads_the_items_as_before():
     cf = bcfront.capture(push, dynamic=False, recompile_limit=64)
     for xs in _lists(20, seed=6):

@@ -22,6 +22,10 @@ too (`ItemsOfTypeSource`), so the call runs nobody's Python code.
   later read of them breaks the graph there (``unread-items``), and the code after the
   break reads the real list.
 
+``len(xs)`` of such a list is an int known at run time (the length the region finds first,
+plus what the trace appended since), whatever the items are: a training loop's
+``history.append(loss); n = len(history)`` is one entry, not one per call.
+
 A call that returns an item of the list (``heappop``) or a list (``sorted``) is traced as
 before: its result's length or value is what the trace would need.  So is one that raises
 on this call's values (``xs.index(x)`` of a missing x): the guard of an entry made here
@@ -34,11 +38,13 @@ import bisect
 import heapq
 import itertools
 import operator
+import sys
 from typing import Any
 
 from ..model.builder import EARLY_RUNTIME
 from ..model.guard_kinds import GuardKind
 from ..model.sources import InPlaceCallSource, ItemsOfTypeSource, PureCallSource, Ref, Source
+from ..model.tensor_inputs import wrap_sym_int
 from ..model.values import Const, ListV, RuntimeV, Value, is_unread
 from . import ops, pure_c, runtime_items
 
@@ -60,6 +66,8 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     module docstring says; None where it does not apply (the caller goes on as before)."""
     if not args or not _whole_list(args[0]) or tx.shape_policy is None:
         return None
+    if fn is len and len(args) == 1 and not kwargs:
+        return _length(tx, args[0])
     try:
         in_place = fn in _IN_PLACE_ARITY
     except TypeError:  # an unhashable callable: none of these
@@ -122,6 +130,25 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
         tx.guard(GuardKind.TYPE_MATCH, src, type(result))  # computed by the guard: a raise misses
     runtime_items.computed_once(tx, result, src)
     return RuntimeV(result, src, tx)
+
+
+def _length(tx, lst: ListV) -> Value | None:
+    """``len(lst)``, an int known at run time once the list's length has varied: the
+    length the region finds first, plus what the trace appended since (replayed after)."""
+    if lst.calls:  # (what their calls do to the length is not always known)
+        return None
+    obj = lst.unread.obj  # type: ignore[union-attr]
+    if not tx.shape_policy.length_dynamic(lst.source, len(obj)):
+        return None
+    src = PureCallSource(Ref(len, "len"), (lst.source,), ())
+    if lst._items:
+        src = PureCallSource(Ref(operator.add, "add"), (src, len(lst._items)), (Source, int))
+    n = len(obj) + len(lst._items)
+    runtime_items.computed_once(tx, n, src)
+    policy = tx.shape_policy
+    if policy.saw_tensors or not (tx.static_ints or policy.ints_broke or "torch" not in sys.modules):
+        return wrap_sym_int(tx, n, src)  # a symbol, as a changing int input is: a tensor's operand too
+    return RuntimeV(n, src, tx)
 
 
 def _none_results() -> dict:
