@@ -58,6 +58,19 @@ def dict_also_wrapped(name: str):
     )
 
 
+def traced_instance_dict(tx, v: ObjectV, d) -> DictV | None:
+    """The trace's own model of outside object `v`'s instance dict `d`, where the object may
+    be read and written through it: a plain `DictV` (every key known, guarded) made by a read
+    of ``o.__dict__`` (transformers' configs read ``super().__getattribute__("__dict__")`` on
+    every attribute access) while nothing was written through the object.  Writes through
+    the object then go to that dict, and reads through the object see them; otherwise the
+    access breaks (`dict_also_wrapped`)."""
+    known = tx.by_id.get(id(d)) if d is not None else None
+    if type(known) is DictV and known.cls is dict and known.source is not None and not v.overlay:
+        return known
+    return None
+
+
 def dict_object_attr(tx, v: DictV | ListV, name, hook=True):
     """An attribute of an instance of a Python dict subclass (an OrderedDict subclass, a
     ``@dataclass`` ModelOutput): CPython's generic lookup over its class and its
