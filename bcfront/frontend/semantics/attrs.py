@@ -215,7 +215,7 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     if isinstance(obj, types.ModuleType) and not module_class_descriptor(tx, obj, name):
         written = module_namespace(tx, obj).overlay.get(name, MISS)
         if written is DELETED:
-            module_missing(tx, obj, name, src)
+            return module_missing(tx, v, obj, name, src)
         if written is not MISS:
             return written
         return pymodule_attr(tx, v, obj, src, name)
