@@ -19,8 +19,12 @@ from .real_zoo import (
     ClassifierTrainStep,
     _gen,
     _hf,
+    audio_encoder,
+    audio_inputs,
+    hf_distilbert_cls,
     image_inputs,
     labelled_image_inputs,
+    labelled_masked_text_inputs,
     masked_text_inputs,
     text_inputs,
     timm,
@@ -284,36 +288,6 @@ def clip():
     return tf.CLIPModel(cfg).eval(), clip_inputs
 
 
-def audio_inputs(seed: int, variant: int):
-    return (torch.randn((2, 3)[variant], (400, 320)[variant], generator=_gen(seed)),), {}
-
-
-@entry()
-def wav2vec2():
-    """Wav2Vec2Model: the conv feature encoder on raw audio, positional conv, 2 layers."""
-    return _audio("Wav2Vec2Config", "Wav2Vec2Model"), audio_inputs
-
-
-def _audio(config: str, model: str):
-    """A Wav2Vec2-style model: 2 conv feature layers, a weight-normed positional conv, 2 layers."""
-    tf = transformers()
-    m = _hf(
-        getattr(tf, config),
-        getattr(tf, model),
-        "sdpa",
-        num_hidden_layers=2,
-        hidden_size=32,
-        intermediate_size=64,
-        num_attention_heads=4,
-        conv_dim=(16, 16),
-        conv_stride=(5, 2),
-        conv_kernel=(10, 3),
-        num_conv_pos_embeddings=16,
-        num_conv_pos_embedding_groups=4,
-    )
-    return m.eval()
-
-
 # -- vision (transformers) ------------------------------------------------------------------
 
 
@@ -498,31 +472,14 @@ class SequenceClassifierTrainStep(torch.nn.Module):
 
 
 def labelled_text_inputs(seed: int, variant: int):
-    args, kw = masked_text_inputs(seed, variant)
-    b = kw["input_ids"].shape[0]
-    return (kw["input_ids"], kw["attention_mask"], torch.randint(0, 3, (b,), generator=_gen(seed + 7))), {}
+    _, kw = labelled_masked_text_inputs(seed, variant)
+    return (kw["input_ids"], kw["attention_mask"], kw["labels"]), {}
 
 
 @entry(kind="train")
 def train_distilbert():
-    """A DistilBertForSequenceClassification SGD step (dropout 0)."""
-    tf = transformers()
-    m = _hf(
-        tf.DistilBertConfig,
-        tf.DistilBertForSequenceClassification,
-        "sdpa",
-        n_layers=2,
-        dim=32,
-        hidden_dim=64,
-        n_heads=4,
-        vocab_size=VOCAB,
-        max_position_embeddings=64,
-        num_labels=3,
-        dropout=0.0,
-        attention_dropout=0.0,
-        seq_classif_dropout=0.0,
-    )
-    return SequenceClassifierTrainStep(m).train(), labelled_text_inputs
+    """A DistilBertForSequenceClassification SGD step (the zoo's hf_distilbert_cls, dropout 0)."""
+    return SequenceClassifierTrainStep(hf_distilbert_cls()[0]).train(), labelled_text_inputs
 
 
 # -- more decoders and encoders -------------------------------------------------------------------
@@ -654,7 +611,7 @@ def bigbird():
 @entry()
 def hubert():
     """HubertModel: Wav2Vec2's feature encoder, weight-normed positional conv."""
-    return _audio("HubertConfig", "HubertModel"), audio_inputs
+    return audio_encoder("HubertConfig", "HubertModel"), audio_inputs
 
 
 @entry()
@@ -731,6 +688,5 @@ for _name, _model, _inputs, _kw in (
     ("timm_hrnet", "hrnet_w18_small", image64_inputs, {}),
     ("timm_dla", "dla34", image_inputs, {}),
     ("timm_res2net", "res2net50_14w_8s", image_inputs, {}),
-    ("timm_sequencer", "sequencer2d_s", image64_inputs, {}),
 ):
     _timm_entry(_name, _model, _inputs, **_kw)
