@@ -16,6 +16,7 @@ import torch
 from .real_zoo import (
     VOCAB,
     CausalLMOptimizerStep,
+    HFGenerate,
     ClassifierTrainStep,
     _gen,
     _hf,
@@ -26,6 +27,7 @@ from .real_zoo import (
     labelled_image_inputs,
     labelled_masked_text_inputs,
     masked_text_inputs,
+    prompt_inputs,
     text_inputs,
     timm,
     transformers,
@@ -690,3 +692,33 @@ for _name, _model, _inputs, _kw in (
     ("timm_res2net", "res2net50_14w_8s", image_inputs, {}),
 ):
     _timm_entry(_name, _model, _inputs, **_kw)
+
+
+# -- transformers' generate() ------------------------------------------------------------------
+
+
+@entry(kind="generate")
+def gen_mistral_hf_generate():
+    """MistralForCausalLM.generate() (greedy, KV cache, sliding window 4), 6 new tokens."""
+    return HFGenerate(
+        _causal("MistralConfig", "MistralForCausalLM", sliding_window=4, use_cache=True), 6
+    ).eval(), prompt_inputs
+
+
+@entry(kind="generate")
+def gen_t5_hf_generate():
+    """T5ForConditionalGeneration.generate() (greedy, encoder once, decoder cache), 6 tokens."""
+    tf = transformers()
+    m = _hf(
+        tf.T5Config,
+        tf.T5ForConditionalGeneration,
+        "eager",
+        num_layers=2,
+        d_model=32,
+        d_ff=64,
+        num_heads=4,
+        d_kv=8,
+        vocab_size=VOCAB,
+        decoder_start_token_id=0,
+    )
+    return HFGenerate(m, 6).eval(), prompt_inputs
