@@ -16,8 +16,8 @@ import torch
 from .real_zoo import (
     VOCAB,
     CausalLMOptimizerStep,
-    HFGenerate,
     ClassifierTrainStep,
+    HFGenerate,
     _gen,
     _hf,
     audio_encoder,
