@@ -10,6 +10,7 @@ real one, kept coherent with reads through the object (O42).
 from __future__ import annotations
 
 import types
+from typing import NoReturn
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -49,7 +50,7 @@ def instance_dict(obj):
         return None
 
 
-def dict_also_wrapped(name: str):
+def dict_also_wrapped(name: str) -> NoReturn:
     """The object's ``__dict__`` is also a symbolic dict of this trace (``d = vars(o)``, or
     passed in): writes through one would be missed by the other, so the attribute access
     runs natively, after the recorded writes are replayed (O42)."""
