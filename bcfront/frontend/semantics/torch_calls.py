@@ -305,8 +305,10 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
             raise UnsupportedError(
                 BreakReason.DATA_DEPENDENT, f"{what} depends on tensor values ({name})"
             ) from None
+        # (c10's errors append their C++ stack: explain says what failed, not where in C++)
+        text = str(e).split("\nException raised from ", 1)[0]
         raise UnsupportedError(
-            BreakReason.TORCH_ERROR, f"{what} failed on fake tensors: {name}: {e}"
+            BreakReason.TORCH_ERROR, f"{what} failed on fake tensors: {name}: {text}"
         ) from None
     check_dtypes(tx, op, target, fargs, fkw)
     if mutates:
