@@ -105,6 +105,10 @@ class BreakReason(DescribedStrEnum):
     UNSUPPORTED_SUBSCRIPT = "unsupported-subscript", "indexing an object the interpreter does not model"
     UNSUPPORTED_TRUTH = "unsupported-truth", "the truth value of an object the interpreter does not model"
     LARGE_CONTAINER = "large-container", "an input container too large to trace item by item"
+    UNREAD_ITEMS = (
+        "unread-items",
+        "reading a list's items after a C call changed them unread (a list whose length varies)",
+    )
 
     # -- iteration and generators
     UNBOUNDED_ITERATION = "unbounded-iteration", "iterating over too many items"

@@ -59,6 +59,28 @@ def test_recompile_limit_warns_once_and_is_in_the_report():
     assert fb.message in cf.warnings  # older readers of `warnings` still see it
 
 
+def test_past_the_recompile_limit_a_new_input_goes_straight_to_the_function(monkeypatch):
+    """Past the limit, a call no entry takes is the function's own call, made by the C
+    call from the caller's frame -- not a capture attempt, then a stand-in of that frame
+    (`caller_frames.from_user_frame`, ~10 us a call); the entries made before still take
+    their inputs."""
+    from bcfront.frontend.regions import caller_frames
+
+    def bump(n, k=1):
+        return n + k
+
+    cf = bcfront.capture(bump, recompile_limit=2)
+    _calls(cf, (0,), (1,), (2,))  # the third misses both entries: the limit
+    assert cf.native_reason is not None
+    if cf._entries[0].link_names is None or not cf._entries[0].link_names.exact:
+        pytest.skip("no exact links here (the C extension is not built)")
+    stand_ins = []
+    real = caller_frames.from_user_frame
+    monkeypatch.setattr(caller_frames, "from_user_frame", lambda fn: stand_ins.append(fn) or real(fn))
+    assert (cf(7), cf(8), cf(0), cf(1), cf(5, k=2)) == (8, 9, 1, 2, 7)
+    assert stand_ins == []
+
+
 def test_a_c_function_warns_once_and_explain_says_why():
     cf = bcfront.capture(math.sqrt)
     results, caught = _calls(cf, (4.0,), (9.0,), (16.0,))

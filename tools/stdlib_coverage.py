@@ -159,6 +159,40 @@ def speed(names) -> dict:
     }
 
 
+# corpus entries whose first argument is a list, called on lists of varying lengths and values
+# (a heap or a sorted buffer the caller keeps), beside the same input every call
+VARIED = {
+    "heapq.heappush": lambda rng, xs: (xs, rng.randint(0, 99)),
+    "heapq.heappop": lambda rng, xs: ([*xs, rng.randint(0, 99)],),
+    "bisect.bisect": lambda rng, xs: (sorted(xs), rng.randint(0, 99)),
+    "bisect.insort": lambda rng, xs: (sorted(xs), rng.randint(0, 99)),
+}
+
+
+def varied_speed(calls: int = 200) -> dict:
+    """Per `VARIED` entry: the cached call over `calls` lists of 0-8 random ints against the
+    native call (median per call, after one pass that makes the entries), its entries and
+    native fallbacks (a function past its recompile limit runs natively, with a warning)."""
+    import random
+    import warnings
+
+    out = {}
+    for name, make in VARIED.items():
+        fn, _ = CORPUS[name]
+        root = speed_root(fn)
+        rng = random.Random(0)
+        inputs = [make(rng, [rng.randint(0, 99) for _ in range(rng.randint(0, 8))]) for _ in range(calls)]
+        cf = bcfront.capture(root)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for args in inputs:
+                _outcome(cf, copy.deepcopy(args))
+        fallbacks = sum(1 for w in caught if "natively" in str(w.message))
+        ratio = _call_time(cf, inputs, batch=1) / _call_time(root, inputs, batch=1)
+        out[name] = {"ratio": round(ratio, 3), "entries": len(cf.entries), "fallbacks": fallbacks}
+    return out
+
+
 def main() -> int:
     verbose = "-v" in sys.argv
     if "--speed" in sys.argv:
@@ -177,6 +211,10 @@ def main() -> int:
         )
         for name, r in list(ratios.items())[: len(ratios) if verbose else 10]:
             print(f"  {r:6.2f}x  {name}")
+        data["varied"] = varied_speed()
+        print("on lists of varying lengths and values (cached / native, entries, native fallbacks):")
+        for name, v in data["varied"].items():
+            print(f"  {v['ratio']:6.2f}x  {name}  ({v['entries']} entries, {v['fallbacks']} fallbacks)")
         if "--out" in sys.argv:
             out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
             data["ratios"] = {k: round(v, 3) for k, v in ratios.items()}

@@ -13,6 +13,7 @@ records a note.  ``"auto"`` picks triton for CUDA inputs, eager otherwise.
 
 from __future__ import annotations
 
+from . import checkpoints
 from .compiled import CompiledGraph
 
 NAMES = ("auto", "eager", "fx", "triton")
@@ -119,6 +120,11 @@ def compile_functional(graph, example_inputs, compile_pure) -> CompiledGraph:
     compiled.emit = plan.wrap_emit(compiled.emit)
     compiled.plan = plan
     compiled.notes.extend(notes)
+    # (the pure graph's nodes are new ones: the checkpointed runs are not marked there)
+    compiled.notes.extend(
+        checkpoints.kept_note(o.region, "the graph was functionalized for this backend")
+        for o in checkpoints.outlined(graph)
+    )
     return compiled
 
 

@@ -27,6 +27,7 @@ import operator
 import re
 
 from ..ir.graph import INFIX, format_arg, is_identifier, iter_nodes, node_expr
+from .checkpoints import outlined
 from .compiled import CompiledGraph
 
 # out-of-place op -> its in-place method (infix operators and Tensor methods) ...
@@ -47,21 +48,33 @@ _INPLACE_FUNCS = (("torch._C._nn.gelu", "torch._C._nn.gelu_"), ("torch.relu", "t
 
 
 def emit_graph(
-    graph, ns, lines: list[str], indent: str = "    ", folded=None, inplace=None, views=None, free=False
+    graph,
+    ns,
+    lines: list[str],
+    indent: str = "    ",
+    folded=None,
+    inplace=None,
+    views=None,
+    free=False,
+    outlined=(),
 ) -> None:
+    """`outlined`: the checkpointed regions (`checkpoints.outlined`) run through
+    ``torch.utils.checkpoint.checkpoint`` (see `_emit_checkpointed`)."""
     start = len(lines)
-    _emit_body(graph, ns, lines, indent, folded, inplace, views)
+    _emit_body(graph, ns, lines, indent, folded, inplace, views, outlined, free)
     if free:
-        _free_dead(graph, lines, start)
+        hidden = {n.name for o in outlined for n in o.nodes} - {n.name for o in outlined for n in o.outputs}
+        _free_dead(graph, lines, start, hidden)
 
 
-def _free_dead(graph, lines: list[str], start: int) -> None:
+def _free_dead(graph, lines: list[str], start: int, hidden=frozenset()) -> None:
     """``del`` each temporary after the statement that last names it, as eager drops a
     tensor nothing refers to any more: a forward's activations autograd does not save are
     freed (and their memory reused, still in cache) before the next op, not kept to the
     end of the region.  Graph outputs stay; a name is found by its spelling, so a later
     mention anywhere (a folded view, a layout check) only keeps it longer."""
     temps = {n.name for n in graph.body if hasattr(n.meta, "shape")} - {n.name for n in graph.outputs}
+    temps -= hidden
     last: dict[int, list[str]] = {}
     seen: dict[str, int] = {}
     for i in range(start, len(lines)):
@@ -81,7 +94,7 @@ def _free_dead(graph, lines: list[str], start: int) -> None:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _emit_body(graph, ns, lines: list[str], indent: str, folded, inplace, views) -> None:
+def _emit_body(graph, ns, lines: list[str], indent: str, folded, inplace, views, outlined=(), free=False):
     const = ns.const
     folded = folded or {}
     inplace = inplace or {}
@@ -94,16 +107,23 @@ def _emit_body(graph, ns, lines: list[str], indent: str, folded, inplace, views)
     checks: dict = {}
     current = None
     inner = indent
+    starts = {o.nodes[0]: o for o in outlined}
+    hidden = {n for o in outlined for n in o.nodes}
     for n in graph.body:
-        if n in names or views.mode.get(n) == "drop":
+        if n not in starts and (n in hidden or n in names or views.mode.get(n) == "drop"):
             continue
-        if n.state != current:
-            current = n.state
+        # (a checkpoint call runs in the state it was called in; its nodes bring their own)
+        state = starts[n].region.state if n in starts else n.state
+        if state != current:
+            current = state
             if current is None:
                 inner = indent
             else:
                 lines.append(f"{indent}with {_state_cm(current, ns)}:")
                 inner = indent + "    "
+        if n in starts:
+            _emit_checkpointed(starts[n], ns, lines, inner, folded, free)
+            continue
         if views.mode.get(n) == "fold":
             root, (size, stride, offset) = views.root[n], views.layout[n]
             code = (
@@ -124,6 +144,52 @@ def _emit_body(graph, ns, lines: list[str], indent: str, folded, inplace, views)
             stride = tuple(n.meta.stride())
             same = f"{n.name}.stride() == {spell(stride)} and {n.name}.storage_offset() == 0"
             lines.append(f"{inner}{checks[n]} = {same}")
+
+
+def _emit_checkpointed(o, ns, lines: list[str], indent: str, folded, free) -> None:
+    """``outs = checkpoint(partial(fn, *closed), *given, use_reentrant=False, ...)``:
+    autograd saves none of the region's activations, the backward runs `fn` again.  As in
+    eager, checkpoint is given the tensors the user gave it (it saves those and forks
+    their devices' random states); `fn` has the region's other inputs bound.  `fn` is a
+    function of the region's nodes compiled apart (a folded node inside is the same
+    constant there), not a statement of the region code: that code's own rewrites (error
+    guard, timing, the Python writes placed among its statements) must not run again in
+    the recomputation."""
+    from functools import partial
+
+    from .checkpoints import checkpoint_function
+
+    folded = folded or {}
+    name = ns.fresh("checkpointed")
+    sub = o.subgraph(name, skip=folded)
+    closed = o.closed_over(skip=folded)
+    params, given, seen = [n.name for n in closed], [], set(closed)
+    for n in o.region.given:
+        if n in folded:
+            given.append(ns.const(folded[n], f"const_{n.name}"))
+        else:
+            given.append(n.name)
+        params.append(n.name if n not in seen and n not in folded else ns.fresh("unused"))
+        seen.add(n)
+    code = [f"def {name}({', '.join(params)}):"]
+    emit_graph(sub, ns, code, "    ", folded, free=free)
+    code.append(f"    return {format_arg(tuple(sub.outputs), ns.const)}")
+    source = "\n".join(code) + "\n"
+    scope = dict(ns.globals)  # (its constants are there: emitting the body put them in)
+    exec(compile(source, f"bcfront:checkpointed {o.region.where}", "exec"), scope)  # noqa: S102
+    fn = scope[name]
+    fn.__bcfront_source__ = source
+    target = ns.const(fn, name)
+    if closed:
+        target = f"{ns.const(partial, 'partial')}({target}, {', '.join(n.name for n in closed)})"
+    args = [target, *given]
+    args += [f"{k}={format_arg(v, ns.const)}" for k, v in o.region.kwargs.items()]
+    call = f"{ns.const(checkpoint_function(), 'checkpoint')}({', '.join(args)})"
+    if not sub.outputs:
+        lines.append(f"{indent}{call}")
+        return
+    outs = ", ".join(n.name for n in sub.outputs)
+    lines.append(f"{indent}{outs}{',' if len(sub.outputs) == 1 else ''} = {call}")
 
 
 def _state_cm(state, ns) -> str:
@@ -269,17 +335,24 @@ def compile_graph(graph) -> CompiledGraph:
     folded = fold_constants(graph) if graph.body else {}
     inplace = _safe(reusable, graph, folded, {})
     views = _safe(view_plan, graph, folded, ViewPlan())
+    notes: list[str] = []
+    regions = outlined(graph, notes)
+    if regions:  # (no rewrite touches a checkpointed node: its recomputation reads the same)
+        hidden = {n for o in regions for n in o.nodes}
+        inplace = {n: h for n, h in inplace.items() if n not in hidden and n.args[0] not in hidden}
+        views = ViewPlan()
     out = None
 
     def emit(g, ns, lines, indent="    "):
         # only for the graph analysed, whose outputs are all its uses outside the body; a
         # functionalization plan wrapping this emit (`plan`) uses node names of its own
         if g is graph and getattr(out, "plan", None) is None:
-            emit_graph(g, ns, lines, indent, folded, inplace, views, free=True)
+            emit_graph(g, ns, lines, indent, folded, inplace, views, free=True, outlined=regions)
         else:
-            emit_graph(g, ns, lines, indent, folded)
+            emit_graph(g, ns, lines, indent, folded, outlined=outlined(g))
 
     out = CompiledGraph("eager", emit)
+    out.notes.extend(notes)
     if folded:
         out.notes.append(f"{len(folded)} input-independent op(s) computed once at capture")
     return out

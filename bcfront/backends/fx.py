@@ -14,16 +14,26 @@ With a compiler callable (``backend=callable``) the region calls
 
 from __future__ import annotations
 
+import operator
+
 import torch
 import torch.fx
 
 from ..ir.graph import map_nodes
+from .checkpoints import checkpoint_function, outlined
 from .compiled import CompiledGraph
 
 
-def to_fx(graph) -> torch.fx.GraphModule:
+def to_fx(graph, regions=None, tagged: bool = False) -> torch.fx.GraphModule:
+    """`regions`: the checkpointed regions to outline (default: all `checkpoints.outlined`
+    finds), each a submodule the graph calls through `_checkpoint_call` (`tagged`: through
+    TorchDynamo's ``tag_activation_checkpoint``, for AOT autograd)."""
     g = torch.fx.Graph()
+    root = torch.nn.Module()
     env = {}
+    regions = outlined(graph) if regions is None else regions
+    starts = {o.nodes[0]: o for o in regions}
+    hidden = {n for o in regions for n in o.nodes}
     for n in graph.inputs:
         p = g.placeholder(n.name)
         p.meta["example_value"] = n.meta
@@ -33,7 +43,10 @@ def to_fx(graph) -> torch.fx.GraphModule:
     current = None
     autocast: list = []  # [(args, enter node)] currently open, outermost first
     for n in graph.body:
-        state = n.state
+        if n in hidden and n not in starts:
+            continue
+        # (a checkpoint call runs in the state it was called in; its nodes bring their own)
+        state = starts[n].region.state if n in starts else n.state
         _switch_autocast(g, autocast, state.autocast if state is not None else ())
         want = None if state is None else state.grad
         if want != current:
@@ -44,6 +57,9 @@ def to_fx(graph) -> torch.fx.GraphModule:
                     entry_grad = torch.is_grad_enabled()
                 g.call_function(torch._C._set_grad_enabled, (want,))
             current = want
+        if n in starts:
+            _checkpoint_call(g, root, starts[n], env, tagged)
+            continue
         args = map_nodes(n.args, env.__getitem__)
         kwargs = map_nodes(n.kwargs, env.__getitem__)
         if n.op == "call":
@@ -65,9 +81,29 @@ def to_fx(graph) -> torch.fx.GraphModule:
     if current is not None:
         g.call_function(torch._C._set_grad_enabled, (entry_grad,))
     g.output(tuple(env[o] for o in graph.outputs))
-    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    gm = torch.fx.GraphModule(root, g)
     gm.meta["bcfront_graph"] = graph.name
     return gm
+
+
+def _checkpoint_call(g, root, o, env, tagged: bool) -> None:
+    """``torch.utils.checkpoint.checkpoint(<submodule>, *inputs, use_reentrant=False, ...)``
+    for the region `o`, its nodes a submodule of `root`, and an item of the result per output.
+    `tagged`: ``torch.ops.higher_order.tag_activation_checkpoint(<submodule>, *inputs)``
+    instead, as TorchDynamo hands checkpointing to AOT autograd: it traces the submodule
+    and tags its nodes to be recomputed, which its partitioner then does."""
+    name = f"checkpointed_{len(root._modules)}"
+    root.add_module(name, to_fx(o.subgraph(name), []))
+    args = (g.get_attr(name), *(env[x] for x in o.inputs))
+    if tagged:
+        call = g.call_function(torch.ops.higher_order.tag_activation_checkpoint, args, {})
+    else:
+        call = g.call_function(checkpoint_function(), args, dict(o.region.kwargs))
+    call.meta["example_value"] = call.meta["val"] = tuple(x.meta for x in o.outputs)
+    for i, x in enumerate(o.outputs):
+        item = g.call_function(operator.getitem, (call, i))
+        item.meta["example_value"] = item.meta["val"] = x.meta
+        env[x] = item
 
 
 def _switch_autocast(g, open_: list, want: tuple) -> None:

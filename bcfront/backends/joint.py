@@ -272,6 +272,7 @@ def _split(graph, trace_functions: bool) -> list[_Piece]:
         sub.inputs = [x for x in dict.fromkeys(used) if x not in inside]
         sub.body = list(run)
         sub.outputs = [n for n in run if n in later]
+        sub.checkpoints = graph.checkpoints  # (those whose nodes all are in this run: `checkpoints.outlined`)
         pieces.append(_Piece(sub))
     return pieces
 
@@ -310,7 +311,7 @@ def _compile_segment(p: _Piece, compiler, counter: dict, graph_inputs):
     inductor = compiler is not None and _is_inductor(compiler)
     if inductor:  # Inductor takes sizes as TorchDynamo gives them: a SymInt input per symbol
         p.symbols = joint_numbers.symbol_inputs(sub, graph_inputs)
-    gm = _callable_applies(to_fx(sub))
+    gm = _callable_applies(to_fx(sub, tagged=True))
     examples = [n.meta for n in sub.inputs]
     if inductor:  # the others take SymFloats as they are (AOT autograd's default partitioner saves them)
         p.as_tensors = joint_numbers.tensorify_floats(gm, examples)

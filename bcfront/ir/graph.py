@@ -179,6 +179,8 @@ class Graph:
         self.body: list[Node] = []
         self.outputs: list[Node] = []
         self._names: set[str] = set()
+        # activation-checkpointed runs of body nodes (`backends.checkpoints.Region`)
+        self.checkpoints: list[Any] = []
 
     def reserve(self, names: Iterable[str]) -> None:
         """Names node variables must not take (the captured function's own locals)."""

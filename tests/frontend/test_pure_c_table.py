@@ -66,6 +66,29 @@ def test_entry_is_pure(entry):
     assert (args, kwargs) == before
 
 
+@pytest.mark.parametrize("entry", list(pure_c.IN_PLACE.values()), ids=lambda e: e.fn.__qualname__)
+def test_in_place_entry_changes_only_its_list(entry):
+    """`pure_c.IN_PLACE`: the same result and the same list afterwards twice over, its
+    other arguments unchanged -- and it does change the list (else it belongs in `TABLE`)."""
+    args = entry.example
+    before = copy.deepcopy(args)
+    first_args, second_args = copy.deepcopy(args), copy.deepcopy(args)
+    first = _outcome(entry.fn, first_args, {})
+    second = _outcome(entry.fn, second_args, {})
+    assert first[0] == "ok", first
+    assert (first, first_args) == (second, second_args)
+    assert first_args[1:] == before[1:]
+    assert type(first_args[0]) is list and first_args[0] != before[0]
+    assert all(type(x) in pure_c.ORDERED_KINDS for x in (*before[0], *before[1:]))
+
+
+def test_item_kinds_are_declared_on_sequences():
+    """An entry that says what it does to items (`Pure.items`) takes lists or tuples."""
+    for entry in pure_c.TABLE.values():
+        if entry.items or entry.any_sequence or entry.spread or entry.item_keywords:
+            assert list in entry.accepts and tuple in entry.accepts, entry.fn
+
+
 PAT = re.compile(r"(\d+)")
 
 

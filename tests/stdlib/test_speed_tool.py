@@ -19,3 +19,15 @@ def test_speed_reports_a_cached_ratio_per_function(load_tool, monkeypatch):
     # beside it, in the same run, the Python checks (the reference of the C ones)
     assert math.isfinite(data["geomean_python_links"]) and data["geomean_python_links"] > 0
     assert 0 <= data["slower_python_links"] <= 2
+
+
+def test_varied_lists_report_entries_and_fallbacks(load_tool, monkeypatch):
+    """The varied measure makes its entries first and counts the native fallbacks: on lists
+    of 0-8 random ints, each function settles in a few entries and none falls back."""
+    monkeypatch.setenv("BCFRONT_STRICT", "1")
+    tool = load_tool("stdlib_coverage")
+    data = tool.varied_speed(calls=40)
+    assert set(data) == set(tool.VARIED)
+    for v in data.values():
+        assert v["ratio"] > 0 and math.isfinite(v["ratio"])
+        assert v["fallbacks"] == 0 and v["entries"] <= 4, v

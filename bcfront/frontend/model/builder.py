@@ -57,7 +57,6 @@ from .mapping_proxies import wrap_proxy
 from .resumed_gens import wrap_resumed
 from .sources import (
     BoundDescriptorSource,
-    DerivedSource,
     ItemSource,
     Ref,
     SameBoundMethodSource,
@@ -67,6 +66,7 @@ from .sources import (
 )
 from .tensor_inputs import dynamic_int, input_path, is_tensor, torch_mod, wrap_sym_int, wrap_tensor
 from .tracer import remember
+from .unread_lists import ListReader
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, RuntimeV, SetV, TupleV
 
 CONST_TYPES = frozenset(
@@ -220,7 +220,7 @@ def _wrap(tx, obj, source, guard):
             # its length and items guarded and wrapped where the trace first reads them:
             # a list the trace only appends to (``history.append(loss)``) is not an entry
             # per length
-            v.unread = _list_reader(tx, obj, v, source)
+            v.unread = ListReader(tx, obj, v, source, wrap, (NESTING_LIMIT, CONTAINER_LIMIT))
             tx.__dict__.setdefault("unread_lists", []).append(v)
             return v
         if len(obj) > CONTAINER_LIMIT:
@@ -341,35 +341,6 @@ def _wrap(tx, obj, source, guard):
             remember(tx, obj, v, source)
         return v
     return _opaque(tx, obj, source, g)
-
-
-def _list_reader(tx, obj, v, source):
-    """`ListV.unread` of the outside list `obj` (`v`): its length guarded and its items
-    wrapped, through the journal (a rollback to before the read makes it unread again),
-    ahead of what the trace appended meanwhile."""
-
-    def read() -> None:
-        if tx.guards.sealed:
-            raise AssertionError(f"the items of {source} were read after its entry's guards were built")
-        tx.set(v, "unread", None)
-        if _source_depth(source) >= NESTING_LIMIT:  # read level by level: as deep as wrapping it
-            raise UnsupportedError(
-                BreakReason.NESTING_DEPTH, f"a value nested deeper than {NESTING_LIMIT} levels"
-            )
-        if len(obj) > CONTAINER_LIMIT:
-            raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a list of {len(obj)} items")
-        tx.guard(GuardKind.LENGTH, source, len(obj))
-        made = [wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)]
-        tx.set(v, "_items", made + v._items)
-
-    return read
-
-
-def _source_depth(source) -> int:
-    n = 0
-    while isinstance(source, DerivedSource):
-        source, n = source.base, n + 1
-    return n
 
 
 def _immutable_constant(obj) -> bool:

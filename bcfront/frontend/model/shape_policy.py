@@ -209,6 +209,13 @@ class ShapePolicy:
             self.scalars[group] = _CHANGED
         return True
 
+    def length_dynamic(self, source: Any, n: int) -> bool:
+        """Whether list input `source` (now of length `n`) varies in length: its third length
+        (`value_dynamic`'s rule), from which on the C calls on it that need only its items'
+        type are made on the list itself, its items unread (`semantics.whole_lists`): one
+        entry for every length, where each length made an entry of its own."""
+        return self.value_dynamic(("length of", source), n)
+
     def int_dynamic(self, source: Any, value: int) -> bool:
         """Whether int input `source` (now `value`) is a symbol in this capture."""
         if self.mode is not None:

@@ -43,6 +43,8 @@ class Ref:
 @dataclass(frozen=True)
 class Source:
     __slots__ = ("_hash",)  # a derived source's hash, computed once (`cache_hash`)
+    # whether a guard may compute it (False: the region's call with an effect, once)
+    guardable = True
 
     def readable(self) -> str:
         raise NotImplementedError
@@ -92,6 +94,10 @@ class DerivedSource(Source):
     @property
     def root(self):
         return self.base.root
+
+    @property
+    def guardable(self):  # type: ignore[override]
+        return self.base.guardable
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +193,10 @@ class PureCallSource(Source):
     args: tuple  # each a Source, a literal constant or a Ref
     kinds: tuple = ()  # the args' types: ``1`` and ``True`` are equal, not the same argument
 
+    @property
+    def guardable(self):  # type: ignore[override]
+        return all(a.guardable for a in self.args if isinstance(a, Source))
+
     def _spelled(self, spell) -> str:
         out = []
         for a in self.args:
@@ -209,6 +219,27 @@ class PureCallSource(Source):
         fn = ns.const(self.fn.obj)
         ns.pure.add(fn)
         return f"{fn}({', '.join(parts)})"
+
+
+@dataclass(frozen=True, slots=True)
+class InPlaceCallSource(Source):
+    """``fn(*args)`` of a C call that changes its first argument, a list (``heappop``): made
+    by the region once, first (`semantics.whole_lists`), never by a guard; `serial` tells
+    two calls on the same arguments apart (each is made)."""
+
+    fn: Ref
+    args: tuple  # each a Source or a literal constant
+    serial: int
+
+    guardable = False
+
+    def readable(self):
+        spelled = ", ".join(a.readable() if isinstance(a, Source) else repr(a) for a in self.args)
+        return f"{self.fn!r}({spelled}) [call {self.serial}]"
+
+    def expr(self, ns):
+        parts = [ns.spell(a) if isinstance(a, Source) else repr(a) for a in self.args]
+        return f"{ns.const(self.fn.obj)}({', '.join(parts)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,12 +408,41 @@ class BoundDescriptorSource(DerivedSource):
         return f"{self.base.readable()} is {self.descriptor!r} bound to its __self__"
 
     def expr(self, ns):
-        m = ns.spell(self.base)
+        return bound_spelling(ns, ns.spell(self.base), self.descriptor.obj)
+
+
+@cache_hash
+@dataclass(frozen=True, slots=True)
+class ItemsOfTypeSource(DerivedSource):
+    """Whether the list at `base` is an exact list whose every item has exactly the type
+    `item_type` (a builtin scalar type): what a call on a list whose items are not read
+    needs to know (`semantics.whole_lists`), at any length."""
+
+    item_type: Ref
+
+    def readable(self):
+        return f"every item of {self.base.readable()} is a {self.item_type.obj.__name__}"
+
+    def expr(self, ns):
+        xs, t = ns.spell(self.base), ns.const(self.item_type.obj)
         if C is not None:  # its C version (`bcfront.cfast`); the plain spelling is the reference
-            return f"{ns.const(C.bound_to, 'bound_to')}({m}, {ns.const(self.descriptor.obj)})"
-        # `bound_descriptor` inline: a call of it cost more than the comparison
-        t = ns.helper("type")
-        return f"({m} == {ns.const(self.descriptor.obj)}.__get__({m}.__self__, {t}({m}.__self__)))"
+            return f"{ns.const(C.items_of_type, 'items_of_type')}({xs}, {t})"
+        return f"{ns.const(items_of_type, 'items_of_type')}({xs}, {t})"
+
+
+def items_of_type(xs, t) -> bool:
+    """`xs` is an exact list whose every item has exactly type `t` (C's `items_of_type`)."""
+    return type(xs) is list and all(type(x) is t for x in xs)
+
+
+def bound_spelling(ns, method: str, descriptor) -> str:
+    """The check that the method spelled `method` is `descriptor` bound to its own
+    ``__self__`` (`bound_descriptor`): C's `bound_to` where built, else the comparison
+    inline (a call of `bound_descriptor` cost more), the reference."""
+    if C is not None:
+        return f"{ns.const(C.bound_to, 'bound_to')}({method}, {ns.const(descriptor)})"
+    t = f"{ns.helper('type')}({method}.__self__)"
+    return f"({method} == {ns.const(descriptor)}.__get__({method}.__self__, {t}))"
 
 
 @cache_hash
@@ -404,11 +464,7 @@ class SameBoundMethodSource(DerivedSource):
     def expr(self, ns):
         m = ns.spell(self.base)
         t = f"{ns.helper('type')}({m}) is {ns.const(type(self.method.obj))}"
-        if C is not None:  # its C version (`bcfront.cfast`); the plain spelling is the reference
-            bound = f"{ns.const(C.bound_to, 'bound_to')}({m}, {ns.const(self.descriptor.obj)}) is True"
-        else:
-            t_self = f"{ns.helper('type')}({m}.__self__)"
-            bound = f"{m} == {ns.const(self.descriptor.obj)}.__get__({m}.__self__, {t_self})"
+        bound = bound_spelling(ns, m, self.descriptor.obj)
         same = f"{m}.__self__ is {ns.const(self.self_obj.obj, 'self')}"
         return f"({m} is {ns.const(self.method.obj, 'method')} or ({t} and {bound} and {same}))"
 

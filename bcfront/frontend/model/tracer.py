@@ -181,6 +181,8 @@ class Tracer:
     def guard(self, kind, source, expected=None, extra=None, example=None) -> None:
         if source is None and kind != GuardKind.GLOBAL_STATE:
             return
+        if source is not None and not source.guardable:  # made by the region with an effect
+            raise UnsupportedError(BreakReason.UNREAD_ITEMS, f"a check of {source.readable()}")
         if self.private and id(getattr(getattr(source.root, "value", None), "obj", None)) in self.private:
             return
         self.add_guard(Guard(kind, source, expected, extra, None, example))

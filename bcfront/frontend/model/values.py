@@ -78,6 +78,11 @@ class RuntimeV(Const):
 
         if self.tx.guards.sealed:
             raise AssertionError(f"the value of {self.source} was read after its entry's guards were built")
+        if not self.source.guardable:  # the region's call with an effect: no guard makes it
+            from ...errors import UnsupportedError
+            from ...reasons import BreakReason
+
+            raise UnsupportedError(BreakReason.UNREAD_ITEMS, f"the value of {self.source.readable()}")
         self.pinned = True
         self.tx.guard(GuardKind.CONSTANT_MATCH, self.source, self.example)
         self.tx.guards.discard(GuardKind.TYPE_MATCH, self.source)  # the value's check says it
@@ -272,7 +277,7 @@ class ListV(Value):
     DictV of str keys; None for list itself or a subclass without ``__dict__``); its
     items are list's own storage (see `semantics.list_objects`)."""
 
-    __slots__ = ("_items", "mutated", "cls", "attrs", "unread")
+    __slots__ = ("_items", "mutated", "cls", "attrs", "unread", "calls")
 
     def __init__(self, items, source=None, cls=list, attrs=None):
         super().__init__(source)
@@ -284,6 +289,10 @@ class ListV(Value):
         # callable that guards its length and wraps its items (ahead of `_items`, which
         # holds what the trace appended meanwhile) on the first read of `items`.
         self.unread = None
+        # C calls that change such a list's unread items (`semantics.whole_lists`), in order:
+        # ``(items appended before it, fn, args, keywords, made)`` each, `made` the source
+        # of the call the region makes first, or None: made after the graph (`codegen`)
+        self.calls: tuple = ()
 
     @property
     def items(self) -> list:

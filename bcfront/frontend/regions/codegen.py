@@ -613,8 +613,18 @@ class Rebuilder:
                     else:
                         pending.append(f"{ns.helper('setattr')}({target}, {name!r}, {val(x)})")
             elif isinstance(v, ListV) and v.unread is not None:  # items unread: appended to
-                items = ", ".join(val(x) for x in v._items)
-                pending.append(f"{pin(v.source.expr(ns))}.extend([{items}])")
+                target = pin(v.source.expr(ns))
+                for before, fn, args, keywords, made in v.calls:  # C calls on them (`whole_lists`)
+                    if made is not None:  # made first, by the region's early reads
+                        continue
+                    if before:
+                        pending.append(f"{target}.extend([{', '.join(val(x) for x in before)}])")
+                    spelled = "".join(f", {val(x)}" for x in args)
+                    spelled += "".join(f", {k}={w!r}" for k, w in keywords)
+                    pending.append(f"{ns.const(fn)}({target}{spelled})")
+                if v._items or all(c[-1] is not None for c in v.calls):
+                    items = ", ".join(val(x) for x in v._items)
+                    pending.append(f"{target}.extend([{items}])")
             elif isinstance(v, ListV):
                 items = ", ".join(val(x) for x in v.items)
                 pending.append(f"{pin(v.source.expr(ns))}[:] = [{items}]")

@@ -5,20 +5,24 @@ Activation checkpointing (transformers' ``gradient_checkpointing_enable()``, a u
 its activations, and runs it again in backward to remake them, under the random state the
 forward saw (``preserve_rng_state``), so the recomputation equals the forward and
 the RNG is left as one run of `fn` leaves it.  Values and gradients are therefore those of
-a single run of `fn`: that is what the graph records, `fn`'s tensor work inline.  What the
-graph does not keep is the memory policy: the backend saves the activations for backward
-instead of recomputing them; a note says so (explain, the CLI).
+a single run of `fn`: that is what the graph records, `fn`'s tensor work inline.  The
+memory policy is kept by the backend: the nodes `fn`'s run made are recorded as a
+`backends.checkpoints.Region` of the graph, which the eager backend runs through torch's
+own ``checkpoint`` (and the fx backend's joint graph through TorchDynamo's
+``tag_activation_checkpoint``), so the backward recomputes them as eager does; where a
+backend cannot (a functionalized graph), a note says the activations are kept.
 
 Only where a single run is what eager computes: ``use_reentrant=False`` (the reentrant
 variant drops the gradients of parameters when no input requires grad),
-``preserve_rng_state`` true (otherwise the recomputation draws other random numbers), the
-default ``context_fn``, ``determinism_check`` and ``debug``, and a `fn` that writes nothing
-outside itself: the recomputation would write it again (batch norm's running statistics, a
-counter), up to where it stops early (the last saved tensor remade: an attribute set and
-reset after it stays set), so a write to a Python object or in place to a tensor made
-before the call falls back to torch's call (a break), as does a `fn` that breaks the graph
-(its native part would run once, not checkpointed, the rest traced).  Otherwise (another keyword) `call`
-returns None, and the caller goes on as before.
+``preserve_rng_state`` true or a `fn` that draws no random number (otherwise the
+recomputation draws others), the default ``context_fn`` (its contexts would wrap what
+runs, untraced), ``determinism_check`` and ``debug`` constants (passed on), and a `fn`
+that writes nothing outside itself: the recomputation would write it again (batch norm's
+running statistics, a counter), up to where it stops early (the last saved tensor
+remade: an attribute set and reset after it stays set), so a write to a Python object or
+in place to a tensor made before the call falls back to torch's call (a break naming
+why), as does a `fn` that breaks the graph (its native part would run once, not
+checkpointed, the rest traced) and any other keyword.
 """
 
 from __future__ import annotations
@@ -26,22 +30,18 @@ from __future__ import annotations
 import torch
 import torch.utils.checkpoint as torch_checkpoint
 
+from ...backends.checkpoints import Region
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model.values import Const, ObjectV, Value
+from ..model.values import Const, ObjectV, TensorV, Value
 from . import dispatch
 
 CHECKPOINT = torch_checkpoint.checkpoint
 while hasattr(CHECKPOINT, "__wrapped__"):  # (torch._disable_dynamo's wrapper)
     CHECKPOINT = CHECKPOINT.__wrapped__
 
-# keyword -> the values under which one run of fn is what eager computes
-_DEFAULTS = {
-    "preserve_rng_state": (True,),
-    "context_fn": (torch_checkpoint.noop_context_fn,),
-    "determinism_check": ("default",),
-    "debug": (False,),
-}
+# checkpoint's own keywords (the others are `fn`'s)
+_OWN = ("use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop")
 
 
 def is_checkpoint(fn) -> bool:
@@ -62,13 +62,27 @@ def _same(a, b) -> bool:
     return a is b or (type(a) is str and type(b) is str and a == b)
 
 
-def _plain(kwargs: dict) -> bool:
+def _unkept(kwargs: dict) -> str | None:
+    """Why checkpoint's keywords make the traced call other than eager's (None: they do not)."""
     if _known(kwargs.get("use_reentrant", Const(None))) is not False:
-        return False
-    for name, ok in _DEFAULTS.items():
-        if name in kwargs and not any(_same(_known(kwargs[name]), x) for x in ok):
-            return False
-    return True
+        return (
+            "without use_reentrant=False (the reentrant variant gives the parameters no "
+            "gradient when no input requires grad)"
+        )
+    for name in ("preserve_rng_state", "debug"):
+        if name in kwargs and type(_known(kwargs[name])) is not bool:
+            return f"with a {name} that is no known bool"
+    if "determinism_check" in kwargs and type(_known(kwargs["determinism_check"])) is not str:
+        return "with a determinism_check that is no known string"
+    if "context_fn" in kwargs and _known(kwargs["context_fn"]) is not torch_checkpoint.noop_context_fn:
+        return "with a context_fn (its contexts wrap the forward and the recomputation, not traced)"
+    return None
+
+
+def _random_inside(tx, cp) -> bool:
+    from ...ir.passes import is_nondeterministic
+
+    return any(is_nondeterministic(n) for n in tx.graph.body[cp.nodes :])
 
 
 def _storages(nodes) -> set:
@@ -120,6 +134,7 @@ class _Watch:
     def __enter__(self):
         tx, graph = self.tx, self.tx.graph
         add = graph.add
+        self.outer = graph.__dict__.get("add")  # (a watch of an enclosing checkpoint call)
 
         def watched_add(*args, **kwargs):
             node = add(*args, **kwargs)
@@ -131,7 +146,10 @@ class _Watch:
         return self
 
     def __exit__(self, *exc) -> None:
-        del self.tx.graph.add
+        if self.outer is None:
+            del self.tx.graph.add
+        else:
+            self.tx.graph.add = self.outer
         self.tx.write_watchers = tuple(w for w in self.tx.write_watchers if w is not self.write)
 
 
@@ -208,13 +226,18 @@ def _undone_on_stop(tx, watch: _Watch, base: int) -> bool:
 def call(tx, args: list, kwargs: dict) -> Value | None:
     """``checkpoint(fn, *args, **kwargs)``: `fn` inlined where one run of it is eager's
     result (see the docstring); None where torch's own call must run."""
-    known = {*_DEFAULTS, "use_reentrant", "early_stop"}
-    if not args or not _plain(kwargs):
+    if not args:
         return None
+    why = _unkept(kwargs)
+    if why is not None:
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL, f"torch.utils.checkpoint.checkpoint {why}: torch's own call runs"
+        )
     fn, rest = args[0], args[1:]
-    fn_kwargs = {k: v for k, v in kwargs.items() if k not in known}
+    fn_kwargs = {k: v for k, v in kwargs.items() if k not in _OWN}
     cp = tx.checkpoint()
     base = len(tx.frames)
+    state = tx.node_state()  # (the state the call runs in)
     try:
         with _Watch(tx) as watch:
             out = dispatch.call(tx, fn, list(rest), fn_kwargs)
@@ -234,13 +257,21 @@ def call(tx, args: list, kwargs: dict) -> Value | None:
             "torch.utils.checkpoint.checkpoint of a function that writes state its "
             "recomputation in backward would write again",
         )
+    if _known(kwargs.get("preserve_rng_state", Const(True))) is False and _random_inside(tx, cp):
+        tx.rollback(cp)
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL,
+            "torch.utils.checkpoint.checkpoint with preserve_rng_state=False of a function that "
+            "draws random numbers (its recomputation draws others than its forward)",
+        )
     loc = tx.loc()
     where = f"{loc.filename}:{loc.lineno}" if loc is not None else "?"
-    note = (
-        f"torch.utils.checkpoint.checkpoint at {where}: its function is traced into the graph "
-        "(values and gradients as eager's); its activations are kept for backward, not "
-        "recomputed there"
-    )
-    if note not in tx.notes:
-        tx.notes.append(note)
+    nodes = tx.graph.body[cp.nodes :]
+    if nodes:  # the backend runs them under torch's checkpoint (`backends.checkpoints`)
+        own = {k: _known(v) for k, v in kwargs.items() if k in _OWN and k != "use_reentrant"}
+        own = {k: v for k, v in own.items() if v is not _MISSING}  # (an unknown early_stop: its default)
+        # the tensors eager's checkpoint is given as arguments: it saves them for backward
+        # and forks the random state of their devices
+        given = [v.node for v in rest if isinstance(v, TensorV)]
+        tx.graph.checkpoints.append(Region(nodes, {"use_reentrant": False, **own}, where, state, given))
     return out

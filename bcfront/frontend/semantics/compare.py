@@ -34,7 +34,7 @@ from ..model.values import (
     Value,
     specialized,
 )
-from . import classes, dispatch, runtime_values, sys_modules
+from . import classes, dispatch, runtime_values, sys_modules, whole_lists
 from .folding import fold, raise_
 from .identity import IdV, compare_ids
 from .iteration import Exhausted, get_iter, iter_items, next_value
@@ -274,6 +274,10 @@ def _mapping_equal(tx, a, b) -> bool:
 
 
 def contains(tx, item: Value, container: Value) -> bool:
+    if type(container) is ListV and container.unread is not None:  # an outside list, unread
+        made = whole_lists.call(tx, operator.contains, [container, item], None)
+        if made is not None:
+            return truth(tx, made)
     made = runtime_values.call(tx, operator.contains, [container, item])  # text at run time
     if made is not None:
         return truth(tx, made)

@@ -57,6 +57,7 @@ from . import (
     json_twins,
     module_construction,
     runtime_values,
+    whole_lists,
 )
 from .attrs import getattr_
 from .classes import (
@@ -117,6 +118,10 @@ def checks_keyword_types(fn: Value) -> bool:
 
 def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     obj = fv.obj
+    if args and type(args[0]) is ListV and args[0].unread is not None:  # an outside list, unread
+        made = whole_lists.call(tx, obj, args, kwargs)
+        if made is not None:
+            return made
     if args and (
         any(type(a) is RuntimeV for a in args)
         or runtime_values.is_join(obj)

@@ -23,6 +23,14 @@ replayed in the trace (`ReplayIterV`), with the exception it raised at its place
 the trace it is the real iterator again, made by the same call and advanced as far.
 Immutable objects of C types that are not plain constants (a compiled pattern, a match, a
 date) are known values too when held as objects (`IMMUTABLE_OBJECTS`).
+
+An entry declared pure on lists or tuples also takes them holding values known only at
+run time (`runtime_values`: the region makes the call); `Pure.items` says what it does to
+their items (``"eq"``, ``"order"``, ``"pick"``, ``"sum"``: `total_on_items` decides from
+it whether the call can raise on items of the types at hand).  `IN_PLACE` declares, in the
+same way, the C calls that change their first argument, a list, and nothing else
+(``heapq.heappush``, ``list.sort``): not pure, but run in the region on the list's items
+(`tests/frontend/test_pure_c_table.py` checks both tables).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import binascii
 import bisect
 import datetime
 import decimal
+import heapq
 import keyword
 import operator
 import os
@@ -85,6 +94,27 @@ class Pure:
     consumes: tuple = ()  # positions of arguments the C function iterates
     twin: object = None  # Python code doing the same, inlined when arguments are not known
     lazy: bool = False  # its result holds C iterators over known values (`replayed`)
+    # on lists and tuples of run-time items (`runtime_values`): what it does to them ("eq":
+    # ``==`` and truth, "order": ``<`` with an int result, "pick": ``<`` and returns one of
+    # them, "sum"), or "" where it may raise on some values of any types (``list.index``)
+    items: str = ""
+    any_sequence: bool = False  # takes any sequence alike: given the items as a tuple
+    spread: bool = False  # takes the items as arguments of its own too (``max(a, b, c)``)
+    item_keywords: tuple = ()  # keywords it may take as literal constants there (not ``key=``)
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """A C call that changes its first argument, a list, and nothing else, running nobody's
+    Python code on items of one of `ORDERED_KINDS` (and raising on none, the list's length
+    fixed): `runtime_values` computes it on a copy of the items, which the list then holds."""
+
+    fn: object
+    example: tuple  # (args) for the test: the same change twice, the other arguments unchanged
+    item_keywords: tuple = ()
+
+
+ORDERED_KINDS = frozenset({int, float, str, bytes})
 
 
 def _entries():
@@ -108,8 +138,22 @@ def _entries():
         Pure(binascii.crc32, (bytes, int), (b"abc",)),
         Pure(zlib.crc32, (bytes, int), (b"abc",)),
         Pure(zlib.adler32, (bytes, int), (b"abc",)),
-        Pure(bisect.bisect_left, (*SCALAR, *SEQ), ([1, 3, 5], 3)),
-        Pure(bisect.bisect_right, (*SCALAR, *SEQ), ([1, 3, 5], 3)),
+        Pure(bisect.bisect_left, (*SCALAR, *SEQ), ([1, 3, 5], 3), items="order", any_sequence=True),
+        Pure(bisect.bisect_right, (*SCALAR, *SEQ), ([1, 3, 5], 3), items="order", any_sequence=True),
+        # on scalars they compare, add or test the items, running nobody's Python code
+        Pure(max, (*SCALAR, *SEQ), ([1, 3, 2],), items="pick", any_sequence=True, spread=True),
+        Pure(min, (*SCALAR, *SEQ), ([1, 3, 2],), items="pick", any_sequence=True, spread=True),
+        Pure(sum, (*SCALAR, *SEQ), ([1, 3, 2],), items="sum", any_sequence=True),
+        Pure(sorted, (*SCALAR, *SEQ), ([3, 1],), items="pick", any_sequence=True, item_keywords=("reverse",)),
+        Pure(any, (*SCALAR, *SEQ), ([0, 2],), items="eq", any_sequence=True),
+        Pure(all, (*SCALAR, *SEQ), ([0, 2],), items="eq", any_sequence=True),
+        Pure(operator.contains, (*SCALAR, *SEQ), ([1, 2], 2), items="eq", any_sequence=True),
+        Pure(operator.countOf, (*SCALAR, *SEQ), ([1, 2, 2], 2), items="eq", any_sequence=True),
+        Pure(operator.indexOf, (*SCALAR, *SEQ), ([1, 2], 2)),
+        Pure(list.index, (*SCALAR, *SEQ), ([1, 2], 2)),
+        Pure(list.count, (*SCALAR, *SEQ), ([1, 2, 2], 2), items="eq"),
+        Pure(tuple.index, (*SCALAR, *SEQ), ((1, 2), 2)),
+        Pure(tuple.count, (*SCALAR, *SEQ), ((1, 2, 2), 2), items="eq"),
         Pure(unicodedata.category, (str,), ("a",)),
         Pure(unicodedata.normalize, (str,), ("NFC", "e\u0301")),
         Pure(unicodedata.east_asian_width, (str,), ("a",)),
@@ -192,6 +236,40 @@ _COMPARE = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
 TABLE: dict = {}
 for _e in _entries():
     TABLE[_e.fn] = _e
+
+IN_PLACE = {
+    e.fn: e
+    for e in (
+        InPlace(heapq.heappush, ([1, 5, 3], 2)),
+        InPlace(heapq.heappop, ([1, 5, 3],)),
+        InPlace(heapq.heapify, ([5, 1, 3],)),
+        InPlace(heapq.heapreplace, ([1, 5, 3], 4)),
+        InPlace(heapq.heappushpop, ([1, 5, 3], 4)),
+        InPlace(bisect.insort_left, ([1, 3, 5], 4)),
+        InPlace(bisect.insort_right, ([1, 3, 5], 4)),
+        InPlace(list.sort, ([3, 1, 2],), item_keywords=("reverse",)),
+    )
+}
+
+
+def total_on_items(fn, examples: list) -> bool:
+    """Whether ``fn(*examples)``, a call on lists or tuples of the same lengths, raises on
+    no items of the same types (its result's type fixed too): from `Pure.items`."""
+    entry = lookup(fn)
+    if entry is None or not entry.items or len(examples) != len(entry.example):
+        return False
+    kinds: set = set()
+    for x in examples:
+        kinds.update(map(type, x) if type(x) in (list, tuple) else (type(x),))
+    if {str, bytes} <= kinds:  # ``==`` of the two may raise (python -bb)
+        return False
+    if entry.items == "eq":
+        return True
+    if entry.items == "sum":
+        return kinds <= {int, bool} or kinds <= {float}
+    if entry.items == "pick":  # ``max([1, 2.5])`` is a float, ``max([3, 2.5])`` an int
+        return len(kinds) == 1 and kinds <= ORDERED_KINDS
+    return kinds <= {int, bool, float} or kinds <= {str} or kinds <= {bytes}
 
 
 # The operator slots of int, float, complex and str (not str's %: it formats its argument,

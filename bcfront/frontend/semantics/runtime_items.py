@@ -19,51 +19,33 @@ its hint the example.
 
 from __future__ import annotations
 
-import bisect
 import functools
-import heapq
-import operator
 
 from ..model.builder import EARLY_RUNTIME
 from ..model.sources import PureCallSource
 from ..model.values import RuntimeV, SymIntV, Value, is_unread
+from . import pure_c
 
-# calls that may take lists and tuples of runtime items (`runtime_values.call`), besides
-# the pure C table's entries declared pure on lists or tuples (``bisect.bisect_right``): on
-# items of builtin scalar types they compare, add or test them, running nobody's Python code
-ON_ITEMS = frozenset(
-    {
-        max, min, sum, sorted, any, all, operator.contains, operator.countOf, operator.indexOf,
-        list.index, list.count, tuple.index, tuple.count,
-    }
-)  # fmt: skip
-# of those, calls that take any sequence alike: given the items as a tuple
-_ANY_SEQUENCE = frozenset({max, min, sum, sorted, any, all, operator.contains, operator.countOf})
-_ANY_SEQUENCE |= {bisect.bisect_left, bisect.bisect_right}
-# calls that raise on no items of the same types (`total_on_items`), with their number
-# of arguments and what they do to the items: "eq" (``==`` and truth: never raise on
-# scalars), "order" (``<``: numbers among numbers, texts among texts; the result an int),
-# "pick" (``<``, the result one of the items: of their type when they have one), "sum"
-_TOTAL_ITEMS = {
-    operator.contains: (2, "eq"), operator.countOf: (2, "eq"), list.count: (2, "eq"),
-    tuple.count: (2, "eq"), any: (1, "eq"), all: (1, "eq"), max: (1, "pick"), min: (1, "pick"),
-    sorted: (1, "pick"), bisect.bisect_left: (2, "order"), bisect.bisect_right: (2, "order"),
-    sum: (1, "sum"),
-}  # fmt: skip
-# C calls that change a list in place, run nobody's Python code on items of one of
-# `ORDERED_KINDS` and raise on none (the list's length fixed): computed on a copy of
-# the list's items, which the list holds afterwards
-MUTATORS = frozenset(
-    {
-        heapq.heappush, heapq.heappop, heapq.heapify, heapq.heapreplace, heapq.heappushpop,
-        bisect.insort_left, bisect.insort_right, list.sort,
-    }
-)  # fmt: skip
-ORDERED_KINDS = frozenset({int, float, str, bytes})
-# calls that take the items as arguments of their own as well, two or more of them
-_VARARGS = frozenset({max, min})
-# keyword arguments those calls may take, as literal constants (not ``key=``: Python code)
-ITEM_KEYWORDS = {sorted: ("reverse",), list.sort: ("reverse",)}
+# The calls that may take lists and tuples of runtime items are declared in `pure_c`: its
+# `TABLE`'s entries pure on lists or tuples (``max``, ``sorted``, ``x in xs``, ``xs.count``,
+# ``bisect``: `Pure.items`, `Pure.any_sequence`...) and its `IN_PLACE` calls.
+
+
+def may_take_items(fn) -> bool:
+    """Whether `fn` is declared to take lists or tuples of runtime items (`pure_c`)."""
+    try:
+        if fn in pure_c.IN_PLACE:
+            return True
+    except TypeError:  # an unhashable callable
+        return False
+    entry = pure_c.lookup(fn)
+    return entry is not None and (list in entry.accepts or tuple in entry.accepts)
+
+
+def item_keywords(fn) -> tuple:
+    """The keywords `fn` may take on runtime items, as literal constants (``reverse=``)."""
+    entry = pure_c.IN_PLACE.get(fn) or pure_c.lookup(fn)
+    return () if entry is None else entry.item_keywords
 
 
 def input_symbol(v: Value) -> bool:
@@ -110,7 +92,9 @@ def on_items(fn, layout: tuple, mutates: bool = False, keywords: tuple = ()):
     the next n (one function per (fn, layout), so that equal calls are equal sources).
     `mutates`: ``fn`` changes its first argument, a list: the function gives back the
     call's result and that list after it.  `keywords`: constant keyword arguments."""
-    if fn in _VARARGS and not keywords and len(layout) == 1 and layout[0] is not None and layout[0][1] >= 2:
+    entry = pure_c.lookup(fn)
+    spread = entry is not None and entry.spread
+    if spread and not keywords and len(layout) == 1 and layout[0] is not None and layout[0][1] >= 2:
         return fn  # ``max(a, b, c)``: what ``max([a, b, c])`` is, no Python frame between
     key = (fn, layout, mutates, keywords)
     made = _CALLERS.get(key)
@@ -143,7 +127,7 @@ def _make_caller(fn, layout: tuple, mutates: bool):
             return fn(lst, *flat[n:]), lst
 
     elif len(layout) == 1 and first is not None:  # ``sorted(xs)``: the items, in one tuple
-        if first[0] is tuple or fn in _ANY_SEQUENCE:
+        if first[0] is tuple or _any_sequence(fn):
 
             def caller(*flat):
                 return fn(flat)
@@ -155,7 +139,7 @@ def _make_caller(fn, layout: tuple, mutates: bool):
 
     elif first is not None and all(k is None for k in layout[1:]):  # ``bisect(xs, x)``
         cls, n = first
-        if cls is tuple or fn in _ANY_SEQUENCE:
+        if cls is tuple or _any_sequence(fn):
 
             def caller(*flat):
                 return fn(flat[:n], *flat[n:])
@@ -182,19 +166,6 @@ def _make_caller(fn, layout: tuple, mutates: bool):
     return caller
 
 
-def total_on_items(fn, examples: list) -> bool:
-    """Whether ``fn(*examples)``, a call on lists or tuples of the same lengths, raises on
-    no items of the same types (its result's type fixed too)."""
-    arity = _TOTAL_ITEMS.get(fn)
-    if arity is None or len(examples) != arity[0]:
-        return False
-    kinds = kinds_of(examples)
-    if {str, bytes} <= kinds:  # ``==`` of the two may raise (python -bb)
-        return False
-    if arity[1] == "eq":
-        return True
-    if arity[1] == "sum":
-        return kinds <= {int, bool} or kinds <= {float}
-    if arity[1] == "pick":  # ``max([1, 2.5])`` is a float, ``max([3, 2.5])`` an int
-        return len(kinds) == 1 and kinds <= ORDERED_KINDS
-    return kinds <= {int, bool, float} or kinds <= {str} or kinds <= {bytes}
+def _any_sequence(fn) -> bool:
+    entry = pure_c.lookup(fn)
+    return entry is not None and entry.any_sequence

@@ -193,14 +193,12 @@ def _example(part):
 def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
     """``fn(*args)`` recorded for the region to compute, when some argument is a runtime
     value and the call qualifies; None otherwise (the caller proceeds as on constants)."""
-    if fn is list.append or fn is list.extend:  # their models read no items (`ListV.unread`)
-        return None
     if is_join(fn) and not kwargs and len(args) == 2:
         items = args[1]
         if isinstance(items, (ListV, TupleV)) and len(items.items) <= _SEQUENCE_LIMIT:
             if any(is_runtime(x) for x in items.items):
                 return call(tx, joined, [args[0], *items.items])
-    if _on_sequence(args):
+    if runtime_items.may_take_items(fn) and _on_sequence(args):
         keywords = _keywords(fn, kwargs)
         return None if keywords is None else _items_call(tx, fn, args, keywords)
     if kwargs or not any(is_runtime(a) for a in args) or not _qualifies(fn):
@@ -230,17 +228,13 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
     return None
 
 
-def holds_runtime(args, fn=None) -> bool:
-    """Whether some argument is a list or tuple holding a runtime value (`_items_call`) --
-    never for ``list.append``/``extend`` (`fn`), which `call` leaves to their models: the items of an
-    outside list the trace has not read stay unread (`ListV.unread`: ``history.append(loss)``)."""
-    return (
-        fn is not list.append
-        and fn is not list.extend
-        and any(
-            isinstance(a, (ListV, TupleV)) and any(runtime_items.unread_item(x) for x in a.items)
-            for a in args
-        )
+def holds_runtime(args, fn) -> bool:
+    """Whether `fn` is declared to take runtime items (`runtime_items.may_take_items`) and
+    some argument is a list or tuple holding a runtime value (`_items_call`).  Only then are
+    the items read here: an outside list the trace has not read stays unread
+    (`ListV.unread`: ``history.append(loss)``)."""
+    return runtime_items.may_take_items(fn) and any(
+        isinstance(a, (ListV, TupleV)) and any(runtime_items.unread_item(x) for x in a.items) for a in args
     )
 
 
@@ -262,22 +256,12 @@ def _sequence_parts(v: Value) -> list | None:
     return _constant_parts(v)
 
 
-def _items_qualify(fn) -> bool:
-    try:
-        if fn in runtime_items.ON_ITEMS:
-            return True
-    except TypeError:  # an unhashable callable
-        return False
-    entry = pure_c.lookup(fn)
-    return entry is not None and (list in entry.accepts or tuple in entry.accepts)
-
-
 def _keywords(fn, kwargs: dict | None) -> tuple | None:
     """`kwargs` as ``(name, value)`` pairs of literal constants a call on runtime items
-    may take (`ITEM_KEYWORDS`: ``reverse=True``), or None."""
+    may take (`runtime_items.item_keywords`: ``reverse=True``), or None."""
     if not kwargs:
         return ()
-    allowed = runtime_items.ITEM_KEYWORDS.get(fn, ())
+    allowed = runtime_items.item_keywords(fn)
     out = []
     for name, v in kwargs.items():
         if name not in allowed or not isinstance(v, Const) or is_runtime(v) or not is_literal(v.value):
@@ -290,9 +274,7 @@ def _items_call(tx, fn, args: list, keywords: tuple = ()) -> Value | None:
     """``fn(*args, **dict(keywords))`` where some argument is a list or tuple of runtime
     items: a `PureCallSource` of the caller `on_items(fn, layout, ...)` on the items' parts,
     flattened."""
-    mutates = fn in runtime_items.MUTATORS
-    if not mutates and not _items_qualify(fn):
-        return None
+    mutates = fn in pure_c.IN_PLACE
     if mutates and not (args and type(args[0]) is ListV and args[0].cls is list):
         return None
     layout: list = []
@@ -322,7 +304,7 @@ def _items_call(tx, fn, args: list, keywords: tuple = ()) -> Value | None:
     src = PureCallSource(Ref(caller, caller.__qualname__), tuple(parts), tuple(type(p) for p in parts))
     if mutates:
         return _mutated(tx, args[0], src, example, examples[0], kinds)
-    total = runtime_items.total_on_items(fn, examples)
+    total = pure_c.total_on_items(fn, examples)
     t = type(example)
     if t in SCALARS:
         if not total:
@@ -341,11 +323,11 @@ def _items_call(tx, fn, args: list, keywords: tuple = ()) -> Value | None:
 
 
 def _mutated(tx, lst: ListV, src: PureCallSource, result, after: list, kinds: set) -> Value | None:
-    """The result of a `MUTATORS` call on `lst`, whose items are now the ones after the
+    """The result of a `pure_c.IN_PLACE` call on `lst`, whose items are now the ones after the
     call (``caller(...)[1]``) -- of the one type they all have, or the call is traced as
     before (an int and a float: which goes where depends on their values) -- and `lst`
     changed (the region writes its items back, as any change of a list from outside)."""
-    if len(kinds) != 1 or not kinds <= runtime_items.ORDERED_KINDS:
+    if len(kinds) != 1 or not kinds <= pure_c.ORDERED_KINDS:
         return None
     runtime_items.computed_once(tx, (result, after), src)
     items = ItemSource(src, 1)

@@ -1,0 +1,261 @@
+"""C calls on an outside list whose length varies, made on the list itself (`whole_lists`).
+
+A function handed lists of many lengths (a heap, a sorted buffer) made an entry per length
+(the list's length guarded where its items were read) and, past the recompile limit, ran
+natively with a warning.  From the third length on, ``heappush``/``insort``/``heapify``/
+``list.sort`` and pure calls (``bisect``, ``max``, ``sum``, ``in``, ``count``, ``index``) on a
+list of one builtin scalar type are made on the list itself: one entry serves every length.
+Oracles: plain Python on copies of the same inputs (results, exceptions, the lists
+afterwards), the entry counts, the warnings.
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import heapq
+import random
+import warnings
+
+import pytest
+
+import bcfront
+from bcfront.report import NativeFallbackWarning
+
+
+def push(xs, x):
+    heapq.heappush(xs, x)
+    return xs
+
+
+def push_twice_then_append(xs, x):
+    heapq.heappush(xs, x)
+    xs.append(x + 1)
+    heapq.heappush(xs, x - 1)
+    return xs
+
+
+def insort_then_append(xs, x):
+    bisect.insort(xs, x)
+    xs.append(x)
+    return xs
+
+
+def find(xs, x):
+    return bisect.bisect(xs, x), sum(xs), xs.count(x), bisect.bisect_left(xs, x)
+
+
+def biggest(xs):
+    try:
+        return max(xs), min(xs)
+    except ValueError as e:
+        return str(e)
+
+
+def where(xs, x):
+    try:
+        return xs.index(x)
+    except ValueError:
+        return -1
+
+
+def push_then_read(xs, x):
+    heapq.heappush(xs, x)
+    return xs[0], len(xs)
+
+
+def sort_down(xs):
+    xs.sort(reverse=True)
+    return xs
+
+
+def heapify_then_push(xs, x):
+    heapq.heapify(xs)
+    heapq.heappush(xs, x)
+    return xs
+
+
+def heapify_then_pop(xs):
+    heapq.heapify(xs)
+    return heapq.heappop(xs), xs
+
+
+def pop_twice(xs):
+    a = heapq.heappop(xs)
+    b = heapq.heappop(xs)
+    return a + b
+
+
+def pop_then_branch(xs):
+    v = heapq.heappop(xs)
+    if v > 50:
+        return "big"
+    return v
+
+
+def pop_push_pop(xs, x):
+    a = heapq.heappushpop(xs, x)
+    heapq.heappush(xs, a + 1)
+    return heapq.heapreplace(xs, x), a
+
+
+def push_then_branch_on_max(xs, x):
+    heapq.heappush(xs, x)
+    if max(xs) > 60:
+        return "big"
+    return len(xs)
+
+
+def total_as_text(xs):
+    return type(sum(xs)).__name__
+
+
+def _lists(n, *, kind=int, seed=0):
+    rng = random.Random(seed)
+    makers = {int: lambda: rng.randint(0, 99), float: rng.random, str: lambda: rng.choice("abcdef")}
+    make = makers[kind]
+    return [[make() for _ in range(length)] for length in [rng.randint(0, 9) for _ in range(n)]]
+
+
+def _run(fn, argss):
+    """`fn` captured and plain on copies of each argument tuple: the captured function and
+    the fallback warnings; asserts equal results (or exceptions) and equal arguments after."""
+    cf = bcfront.capture(fn)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for args in argss:
+            mine, theirs = copy.deepcopy(args), copy.deepcopy(args)
+            assert _outcome(cf, mine) == _outcome(fn, theirs), args
+            assert mine == theirs, args
+    return cf, [w for w in caught if issubclass(w.category, NativeFallbackWarning)]
+
+
+def _settled(cf, fn, argss) -> bool:
+    """More calls on lists of new lengths and values: right, and no new entry."""
+    before = len(cf.entries)
+    for args in argss:
+        mine, theirs = copy.deepcopy(args), copy.deepcopy(args)
+        assert _outcome(cf, mine) == _outcome(fn, theirs) and mine == theirs, args
+    return len(cf.entries) == before
+
+
+def _outcome(f, args):
+    try:
+        return ("ok", f(*args))
+    except Exception as e:  # noqa: BLE001 - the same exception both ways
+        return ("raise", type(e), str(e))
+
+
+@pytest.mark.parametrize("fn", [push, push_twice_then_append, insort_then_append, heapify_then_push])
+def test_in_place_calls_on_lists_of_every_length_are_a_few_entries(fn):
+    argss = [(sorted(xs) if fn is insort_then_append else xs, i) for i, xs in enumerate(_lists(40))]
+    cf, fallbacks = _run(fn, argss)
+    assert fallbacks == []
+    # a few lengths and values of x specialized (x a symbol once torch is imported), then
+    # one entry for every length and x -- it was an entry per length, then native
+    assert len(cf.entries) <= 6
+    assert _settled(cf, fn, [(sorted(xs), i + 100) for i, xs in enumerate(_lists(30, seed=9))])
+
+
+def test_pure_calls_on_lists_of_every_length_are_a_few_entries():
+    argss = [(sorted(xs), i % 50) for i, xs in enumerate(_lists(40))]
+    cf, fallbacks = _run(find, argss)
+    assert fallbacks == [] and len(cf.entries) <= 6
+    assert _settled(cf, find, [(sorted(xs), i + 100) for i, xs in enumerate(_lists(30, seed=9))])
+
+
+@pytest.mark.parametrize("fn", [heapify_then_pop, pop_twice, pop_then_branch])
+def test_calls_that_take_an_item_out_are_made_first_by_the_region(fn):
+    """``heappop``'s item, made by the region first (its list is not empty: guarded); an
+    empty list misses that entry and raises as natively; a branch on the item breaks."""
+    argss = [(xs,) for xs in _lists(40, seed=10)]
+    cf, fallbacks = _run(fn, argss)
+    assert fallbacks == []
+    assert _settled(cf, fn, [([*xs, 1, 2],) for xs in _lists(20, seed=11)])
+
+
+def test_heappushpop_and_heapreplace_on_lists_of_every_length():
+    cf, fallbacks = _run(pop_push_pop, [([*xs, 3], 40) for xs in _lists(40, seed=12)] + [([], 4)])
+    assert fallbacks == []
+    assert _settled(cf, pop_push_pop, [([*xs, 5], 40) for xs in _lists(20, seed=13)])
+
+
+@pytest.mark.parametrize("kind", [int, float, str])
+def test_max_and_min_of_an_empty_list_raise_where_natively(kind):
+    argss = [(xs,) for xs in _lists(30, kind=kind, seed=1)]
+    assert any(not xs for (xs,) in argss)
+    cf, fallbacks = _run(biggest, argss)
+    assert fallbacks == []
+
+
+def test_the_sum_of_an_empty_list_of_floats_is_an_int_as_natively():
+    rng = random.Random(15)
+    argss = [([rng.random() for _ in range(n)],) for n in (2, 3, 4, 5, 0, 1, 0)]
+    cf, fallbacks = _run(total_as_text, argss)  # the third length makes the whole-list entry
+    assert fallbacks == []
+
+
+def test_index_on_lists_of_every_length_and_one_that_raises():
+    argss = [([*xs, 7], 7) for xs in _lists(30, seed=2)] + [([8, 1, 2], 7), ([], 7)]
+    cf, fallbacks = _run(where, argss)  # the guard computes index: a raise misses
+    assert fallbacks == []
+    assert _settled(cf, where, [([*xs, 7], 7) for xs in _lists(20, seed=8)])
+
+
+def test_reading_the_items_after_an_in_place_call_breaks_there_and_is_right():
+    argss = [(xs, 50) for xs in _lists(30, seed=3)]
+    cf, _ = _run(push_then_read, argss)
+    reasons = {b.reason for e in cf.entries for b in e.breaks}
+    assert "unread-items" in reasons
+
+
+def test_a_pure_call_after_an_in_place_one_sees_the_list_after_it():
+    """``max(xs)`` after ``heappush(xs, 95)``: a guard computing it on the list as the
+    call began would take the wrong branch; the trace reads the list there (a break)."""
+    argss = [(xs, 95 if i % 2 else 1) for i, xs in enumerate(_lists(30, seed=14))]
+    _run(push_then_branch_on_max, argss)
+
+
+def test_list_sort_with_reverse_on_lists_of_every_length():
+    cf, fallbacks = _run(sort_down, [(xs,) for xs in _lists(30, seed=4)])
+    assert fallbacks == []
+
+
+class Loud:
+    """An item whose comparisons are Python code: never an item a call runs on unread."""
+
+    calls = 0
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        Loud.calls += 1
+        return self.v < other.v
+
+    def __eq__(self, other):
+        return type(other) is Loud and self.v == other.v
+
+    def __repr__(self):
+        return f"Loud({self.v})"
+
+
+def test_items_of_another_kind_after_the_whole_list_entry_are_not_run_unread():
+    argss = [(xs, 5) for xs in _lists(12, seed=5)]
+    argss += [([1.5, 2.5], 5), ([1, 2.5], 5), (["a", "b"], 5), ([3, 1, 2], 2.5)]
+    cf, _ = _run(push, argss)  # mixed kinds: TypeError or a float heap, as natively
+    Loud.calls = 0
+    mine, theirs = [Loud(1), Loud(3)], [Loud(1), Loud(3)]
+    cf(mine, Loud(2))
+    captured_calls = Loud.calls
+    Loud.calls = 0
+    push(theirs, Loud(2))
+    assert mine == theirs and captured_calls == Loud.calls
+
+
+def test_dynamic_false_reads_the_items_as_before():
+    cf = bcfront.capture(push, dynamic=False, recompile_limit=64)
+    for xs in _lists(20, seed=6):
+        assert cf(list(xs), 5) == push(list(xs), 5)
+    assert not any("items_of_type" in e.guard_source for e in cf.entries)
+    assert len(cf.entries) > 3
