@@ -77,6 +77,16 @@ EXPECT: dict[str, Expect] = {
     "hf_t5":               Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
     "hf_bart":             Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
     "hf_vit":              Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
+    # a sequence classifier given labels writes config.problem_type on its first call, through
+    # a config whose __getattribute__ reads its __dict__ (session 32: a break before); the
+    # second call recompiles for the type now set, the third for the new shape
+    "hf_distilbert_cls":   Expect(breaks=0, share=1.0, fullgraph=True, recompiles=2, target=INFER),
+    # the weight-normed positional convolution (a parametrization's forward: session 32)
+    "hf_wav2vec2":         Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
+    # nn.LSTM: _VF.lstm (a ModuleType subclass's __getattr__) and the weak references of
+    # _weights_have_changed (session 32: an AttributeError before); at a new shape aten's
+    # lstm cannot take symbolic sizes on fake tensors: a break there (the third call)
+    "timm_sequencer":      Expect(breaks=0, share=1.0, fullgraph=True, recompiles=1, target=INFER),
     "timm_resnet18":       Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
     "timm_mobilenetv3":    Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
     "tv_resnet18":         Expect(breaks=0, share=1.0, fullgraph=True, target=INFER),
@@ -111,13 +121,14 @@ EXPECT: dict[str, Expect] = {
 # fmt: on
 
 
-def model(kind: str = "inference", attn: str | None = None):
-    """Register the decorated factory in `REAL_ZOO` under its name (it needs a docstring)."""
+def model(kind: str = "inference", attn: str | None = None, slow: bool = False):
+    """Register the decorated factory in `REAL_ZOO` under its name (it needs a docstring);
+    `slow`: its tests run only under ``-m slow``."""
 
     def register(factory):
         assert factory.__doc__, f"real zoo entry {factory.__name__} needs a docstring"
         assert factory.__name__ in EXPECT, f"{factory.__name__} needs a row in EXPECT"
-        factory.kind, factory.attn = kind, attn
+        factory.kind, factory.attn, factory.slow = kind, attn, slow
         REAL_ZOO[factory.__name__] = factory
         return factory
 
@@ -328,7 +339,88 @@ def hf_vit():
     return m.eval(), image_inputs
 
 
+def labelled_masked_text_inputs(seed: int, variant: int):
+    """`masked_text_inputs` and a class label (of 3) per row."""
+    args, kwargs = masked_text_inputs(seed, variant)
+    kwargs["labels"] = torch.randint(0, 3, (kwargs["input_ids"].shape[0],), generator=_gen(seed + 1))
+    return args, kwargs
+
+
+@model(attn="sdpa")
+def hf_distilbert_cls():
+    """transformers DistilBertForSequenceClassification (3 labels) given labels: the loss
+    (its type picked and stored in the config on the first call) and the logits."""
+    tf = transformers()
+    m = _hf(
+        tf.DistilBertConfig,
+        tf.DistilBertForSequenceClassification,
+        "sdpa",
+        n_layers=2,
+        dim=32,
+        hidden_dim=64,
+        n_heads=4,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        num_labels=3,
+        dropout=0.0,
+        attention_dropout=0.0,
+        seq_classif_dropout=0.0,
+    )
+    return m.eval(), labelled_masked_text_inputs
+
+
+def audio_inputs(seed: int, variant: int):
+    """Raw audio: (batch, samples), 400 then 320 samples."""
+    return (torch.randn((2, 3)[variant], (400, 320)[variant], generator=_gen(seed)),), {}
+
+
+@model(attn="sdpa")
+def hf_wav2vec2():
+    """transformers Wav2Vec2Model: 2 conv feature layers on raw audio, the weight-normed
+    positional convolution (``parametrizations.weight_norm``), 2 layers, d=32."""
+    return audio_encoder("Wav2Vec2Config", "Wav2Vec2Model"), audio_inputs
+
+
+def audio_encoder(config: str, model: str):
+    """A Wav2Vec2-style transformers model (`config`, `model`: class names), eval mode."""
+    tf = transformers()
+    m = _hf(
+        getattr(tf, config),
+        getattr(tf, model),
+        "sdpa",
+        num_hidden_layers=2,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+    )
+    return m.eval()
+
+
 # -- timm and torchvision ---------------------------------------------------------
+
+
+@model(slow=True)
+def timm_sequencer():
+    """timm Sequencer2d, 2 stages of one block (bidirectional nn.LSTM over rows and columns)."""
+    torch.manual_seed(0)
+    from timm.models.sequencer import Sequencer2d
+
+    timm()
+    net = Sequencer2d(
+        img_size=32,
+        layers=[1, 1],
+        patch_sizes=[4, 2],
+        embed_dims=[16, 32],
+        hidden_sizes=[8, 16],
+        mlp_ratios=[2.0, 2.0],
+        num_classes=10,
+    )
+    return net.eval(), image_inputs
 
 
 @model()

@@ -124,7 +124,12 @@ def test_generation_with_and_without_cache_agree_eagerly():
         assert torch.equal(tokens, without(*args))
 
 
-@pytest.mark.parametrize("name", sorted(REAL_ZOO))
+def params(names):
+    """The entries as test parameters, a slow one marked so."""
+    return [pytest.param(n, marks=pytest.mark.slow) if REAL_ZOO[n].slow else n for n in names]
+
+
+@pytest.mark.parametrize("name", params(sorted(REAL_ZOO)))
 def test_real_model_matches_eager_within_expectations(name):
     exp = EXPECT[name]
     first, everything, ref_ops = run_entry(name)
@@ -146,7 +151,7 @@ def test_real_model_matches_eager_within_expectations(name):
 FULLGRAPH = sorted(n for n, f in REAL_ZOO.items() if f.kind != "train")
 
 
-@pytest.mark.parametrize("name", FULLGRAPH)
+@pytest.mark.parametrize("name", params(FULLGRAPH))
 def test_real_model_fullgraph(name):
     """fullgraph=True passes where the table says it must; wherever it returns, it is right."""
     factory = REAL_ZOO[name]

@@ -125,7 +125,7 @@ def _dynamic_dims(tx, t, source, ptype) -> tuple[frozenset, frozenset]:
 
 
 _ROOTS = frozenset({"LocalSource", "GlobalSource", "CellSource", "ConstSource"})
-_STEPS = frozenset({"ItemSource", "AttrSource", "ModuleAttrSource"})
+_STEPS = frozenset({"ItemSource", "AttrSource", "ModuleAttrSource", "StoredItemSource"})
 
 
 def input_path(source) -> bool:

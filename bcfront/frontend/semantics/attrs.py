@@ -48,7 +48,7 @@ from ..model.values import (
     Value,
     specialized,
 )
-from . import dispatch, made_function_attrs, runtime_values
+from . import dispatch, made_function_attrs, ops, runtime_values
 from .builtins_iter import ITER_SLOTS
 from .class_build import MadeClassV, set_class_attr
 from .classes import MISS, builtin_subclass_instance, is_heap_type, mro_lookup, source_of
@@ -73,6 +73,7 @@ from .dict_objects import (
     instance_dict,
     new_object_dict,
     object_dict,
+    traced_instance_dict,
 )
 from .folding import attribute_error, raise_
 from .module_attrs import (
@@ -214,7 +215,7 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     if isinstance(obj, types.ModuleType) and not module_class_descriptor(tx, obj, name):
         written = module_namespace(tx, obj).overlay.get(name, MISS)
         if written is DELETED:
-            module_missing(tx, obj, name, src)
+            return module_missing(tx, v, obj, name, src)
         if written is not MISS:
             return written
         return pymodule_attr(tx, v, obj, src, name)
@@ -290,7 +291,13 @@ def _generic_object_attr(tx, v: ObjectV, name, hook=True):
     d = instance_dict(obj)
     known = tx.by_id.get(id(d)) if d is not None else None
     if known is not None and getattr(known, "mutated", True):
-        dict_also_wrapped(name)  # written through its __dict__: reads through the object would miss it
+        model = traced_instance_dict(tx, v, d)
+        if model is None:
+            dict_also_wrapped(name)  # written through its __dict__: reads through the object would miss it
+        entry = model.entries.get(name)
+        if entry is not None:
+            return entry[1]
+        d = None  # not in the dict as the trace left it (its keys are guarded): the class's
     if d is not None and name in d:
         return wrap(tx, d[name], AttrSource(src, name))
     if raw is not MISS:
@@ -611,7 +618,11 @@ def _object_setattr(tx, v: ObjectV, name, value, raw) -> None:
         check_store(cls, name)
         d = instance_dict(obj)
         if d is not None and id(d) in tx.by_id:
-            dict_also_wrapped(name)
+            model = traced_instance_dict(tx, v, d)
+            if model is None:
+                dict_also_wrapped(name)
+            ops.setitem(tx, model, Const(name), value)  # the dict the trace reads it through
+            return
     tx.set(v, "overlay", {**v.overlay, name: value})
     tx.mark_mutated(v)
 

@@ -10,6 +10,7 @@ real one, kept coherent with reads through the object (O42).
 from __future__ import annotations
 
 import types
+from typing import NoReturn
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
@@ -49,13 +50,26 @@ def instance_dict(obj):
         return None
 
 
-def dict_also_wrapped(name: str):
+def dict_also_wrapped(name: str) -> NoReturn:
     """The object's ``__dict__`` is also a symbolic dict of this trace (``d = vars(o)``, or
     passed in): writes through one would be missed by the other, so the attribute access
     runs natively, after the recorded writes are replayed (O42)."""
     raise UnsupportedError(
         BreakReason.UNSUPPORTED_ATTRIBUTE, f"attribute {name} of an object whose __dict__ is also in use"
     )
+
+
+def traced_instance_dict(tx, v: ObjectV, d) -> DictV | None:
+    """The trace's own model of outside object `v`'s instance dict `d`, where the object may
+    be read and written through it: a plain `DictV` (every key known, guarded) made by a read
+    of ``o.__dict__`` (transformers' configs read ``super().__getattribute__("__dict__")`` on
+    every attribute access) while nothing was written through the object.  Writes through
+    the object then go to that dict, and reads through the object see them; otherwise the
+    access breaks (`dict_also_wrapped`)."""
+    known = tx.by_id.get(id(d)) if d is not None else None
+    if type(known) is DictV and known.cls is dict and known.source is not None and not v.overlay:
+        return known
+    return None
 
 
 def dict_object_attr(tx, v: DictV | ListV, name, hook=True):

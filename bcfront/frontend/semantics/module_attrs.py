@@ -65,7 +65,7 @@ def pymodule_attr(tx, v, mod, src, name):
             return wrap(tx, cls, ConstSource(Ref(cls, cls.__qualname__)), guard=False)
         raw = mro_lookup(type(mod), name)
         if raw is MISS:
-            module_missing(tx, mod, name, src)
+            return module_missing(tx, v, mod, name, src)
         return module_type_attr(tx, v, mod, src, name, raw)
     # Module attributes are guarded too (an identity check each, reached through the
     # identity-checked module): monkeypatching torch.nn.functional.gelu recompiles.
@@ -86,10 +86,12 @@ def module_type_attr(tx, v, mod, src, name, raw):
     return bind_class_attr(tx, raw, v, type(mod), name)
 
 
-def module_missing(tx, mod, name, src):
+def module_missing(tx, v, mod, name, src):
     """A name a module does not have: its ``__getattr__`` (PEP 562: lazy imports, deprecation
-    shims) runs natively; else CPython's AttributeError.  Both absences are guarded: a
-    cached entry must not keep raising once the module gains the name or the hook."""
+    shims) runs natively; else the ``__getattr__`` method of its ModuleType subclass
+    (``torch._VF``'s, which reads ``torch._C._VariableFunctions``), traced, as CPython's
+    slot_tp_getattr_hook calls it; else CPython's AttributeError.  The absences are
+    guarded: a cached entry must not keep raising once the module gains the name or a hook."""
     overlay = module_namespace(tx, mod).overlay
     hook = overlay.get("__getattr__", MISS)
     if hook is MISS:
@@ -105,6 +107,14 @@ def module_missing(tx, mod, name, src):
     for missing in (name, "__getattr__"):
         if missing not in overlay:  # else the trace itself deleted it
             tx.guard(GuardKind.NOT_PRESENT, AttrSource(src, "__dict__"), None, missing)
+    cls = type(mod)
+    if cls is not types.ModuleType and is_heap_type(cls):
+        guard_class_lookup(tx, cls, "__getattr__")
+        class_hook = mro_lookup(cls, "__getattr__")
+        if isinstance(class_hook, types.FunctionType):
+            from . import dispatch
+
+            return dispatch.call(tx, ObjectV(class_hook), [v, Const(name)], {})
     owner = mod.__dict__.get("__name__")
     text = (
         f"module '{owner}' has no attribute '{name}'"

@@ -17,13 +17,14 @@ from __future__ import annotations
 import enum
 import sys
 import types
+import weakref
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
 from ..model.builder import call_through, guard_class_lookup, wrap
 from ..model.c_instances import CInstanceV
 from ..model.guard_kinds import GuardKind
-from ..model.sources import AttrSource, ConstSource, Ref
+from ..model.sources import AttrSource, ConstSource, PureCallSource, Ref
 from ..model.tracer import SymbolicRaise
 from ..model.values import (
     NULL,
@@ -190,6 +191,8 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
                 raw,
             )
             return call(tx, ObjectV(raw), [fv, *args], kwargs)
+    if type(obj) is weakref.ref and fv.source is not None and not args and not kwargs:
+        return weak_referent(tx, fv)
     what = getattr(obj, "__qualname__", None) or type(obj).__name__
     if isinstance(
         obj,
@@ -203,6 +206,15 @@ def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
         reason = BreakReason.IO if what in ("print", "input", "open") else BreakReason.CALL_TO_C_FUNCTION
         raise UnsupportedError(reason, f"call to {_c_name(obj)}, which bcfront cannot see into")
     raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, f"calling {what}")
+
+
+def weak_referent(tx, fv: ObjectV) -> Value:
+    """``r()`` of an outside weak reference (``nn.RNNBase._weights_have_changed`` checks
+    its parameters through them each call): the referent now, None once it died, read
+    again by the guards through the reference (``weakref.ref.__call__(r)``), so that a
+    referent that died or was replaced is a new entry; the guards hold no referent."""
+    src = PureCallSource(Ref(weakref.ref.__call__, "weakref.ref.__call__"), (fv.source,), (type(fv.source),))
+    return wrap(tx, fv.obj(), src)
 
 
 def _c_name(obj) -> str:

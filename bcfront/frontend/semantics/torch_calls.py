@@ -183,11 +183,15 @@ def writable_arguments(args, kwargs) -> bool:
     """Whether a call passes a dict or an object it could write (``pg["lr"] = v`` in
     ``_update_param_group_val``, the GradScaler of ``GradScaler.scale(self, loss)``): a
     Python function of torch must then be traced, not run as one op on fake copies of its
-    arguments, where its writes would be lost (and which no such object can be)."""
+    arguments, where its writes would be lost (and which no such object can be).  A module
+    cannot be an op argument either: a method of a module class defined outside
+    ``torch.nn.modules`` (a parametrization's ``_WeightNorm.forward(self, g, v)``) is traced."""
     work = [*args, *kwargs.values()]
     while work:
         v = work.pop()
-        if isinstance(v, (DictV, NewObjectV)) or (type(v) is ObjectV and _plain_instance(v.obj)):
+        if isinstance(v, (DictV, NewObjectV)) or (
+            type(v) is ObjectV and (_plain_instance(v.obj) or isinstance(v.obj, torch.nn.Module))
+        ):
             return True
         if isinstance(v, (TupleV, ListV)):
             work.extend(v.items)
@@ -301,8 +305,10 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
             raise UnsupportedError(
                 BreakReason.DATA_DEPENDENT, f"{what} depends on tensor values ({name})"
             ) from None
+        # (c10's errors append their C++ stack: explain says what failed, not where in C++)
+        text = str(e).split("\nException raised from ", 1)[0]
         raise UnsupportedError(
-            BreakReason.TORCH_ERROR, f"{what} failed on fake tensors: {name}: {e}"
+            BreakReason.TORCH_ERROR, f"{what} failed on fake tensors: {name}: {text}"
         ) from None
     check_dtypes(tx, op, target, fargs, fkw)
     if mutates:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 from ....errors import UnsupportedError
@@ -346,14 +347,38 @@ def import_name(tx, f, ins):
     fromlist = f.pop()
     level = f.pop()
     name = ins.argval
-    if not (isinstance(level, Const) and level.value == 0):
-        raise UnsupportedError(BreakReason.IMPORT, "relative import inside captured code")
+    if not (isinstance(level, Const) and isinstance(level.value, int) and level.value >= 0):
+        raise UnsupportedError(BreakReason.IMPORT, "an import with a computed level")
+    if level.value > 0:  # ``from ..pkg import x``: resolved against the frame's package, as import does
+        package = _package_of(f.globals)
+        if not package:
+            raise UnsupportedError(BreakReason.IMPORT, "relative import outside a package")
+        try:
+            name = importlib.util.resolve_name("." * level.value + name, package)
+        except ImportError:
+            raise UnsupportedError(
+                BreakReason.IMPORT, "relative import beyond the top-level package"
+            ) from None
     mod = sys.modules.get(name)
     if mod is None:
         raise UnsupportedError(BreakReason.IMPORT, f"importing {name!r} (not yet imported) runs module code")
-    if isinstance(fromlist, Const) and not fromlist.value and "." in name:
+    if level.value == 0 and isinstance(fromlist, Const) and not fromlist.value and "." in name:
         mod = sys.modules.get(name.split(".", 1)[0])
     f.push(wrap(tx, mod, None))
+
+
+def _package_of(globals_: dict) -> str | None:
+    """The package a relative import in code with `globals_` resolves against (what
+    ``importlib._bootstrap._calc___package__`` computes)."""
+    package = globals_.get("__package__")
+    if package is None:
+        spec = globals_.get("__spec__")
+        if spec is not None:
+            return spec.parent
+        package = globals_.get("__name__")
+        if package is not None and "__path__" not in globals_:
+            package = package.rpartition(".")[0]
+    return package
 
 
 def import_from(tx, f, ins):
