@@ -33,6 +33,7 @@ def analyze(fn_or_code):
 # a submodule binds it as a package attribute, which must not shadow the functions.
 from . import capture as _capture_module  # noqa: E402  (torch-free)
 from . import explain as _explain_module  # noqa: E402  (torch-free)
+from .frontend.regions.hidden_frames import hide as _hide_frames  # noqa: E402  (torch-free)
 from .shapes import mark_dynamic, mark_static, maybe_mark_dynamic  # noqa: E402  (torch-free)
 
 
@@ -47,7 +48,11 @@ capture.CapturedFunction = _capture_module.CapturedFunction
 
 def explain(fn, /, *args, **kwargs):
     """Run `fn` once under capture and return a `Report` of graphs, breaks, guards."""
-    return _explain_module.explain(fn, *args, **kwargs)
+    try:
+        return _explain_module.explain(fn, *args, **kwargs)
+    except BaseException as e:  # what `fn` raised: with the user's frames only, as natively
+        _hide_frames(e)
+        raise
 
 
 explain.collect = _explain_module.collect  # with bcfront.explain.collect() as run: ...

@@ -374,6 +374,143 @@ dispatch_fast(DispatchBase *d, PyObject *const *args, Py_ssize_t n, PyObject *ke
     return unwrap_raised(res);
 }
 
+/* -- the user's frames ------------------------------------------------------------------ *
+ * An exception leaving a captured call must show the frames the native call shows: the
+ * user's, never bcfront's (its modules, its generated regions and links, and the stand-ins
+ * of the user's caller that `regions/caller_frames.py` makes for a native call).  Every call
+ * of a captured function comes through here (`fast_call.install` gives every instance this
+ * `__call__`, the first call's capture included), so this is where they are taken out:
+ * `frame_hook` (`regions/hidden_frames.hide`) rewrites the exception's traceback, called
+ * only where some entry's frame is one of those (`hidden_code`): a cached raise, whose
+ * traceback the region made of the user's frames, pays a walk of it and nothing more. */
+static PyObject *frame_hook = NULL;    /* hide(exc), or NULL: none set (tracebacks as they are) */
+static PyObject *frame_prefixes = NULL; /* a tuple of str: bcfront's own files' prefixes */
+static PyObject *frame_mark = NULL;     /* the first parameter's name of a caller's stand-in only */
+
+/* the file names of the last user frames seen (strong references: str objects only), so
+ * that a cached call raising again compares pointers, not prefixes */
+#define USER_FILES 8
+static PyObject *user_files[USER_FILES];
+static int user_files_next = 0;
+
+static int
+hidden_file(PyObject *name)
+{
+    for (int i = 0; i < USER_FILES; i++) {
+        if (user_files[i] == name) {
+            return 0;
+        }
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(frame_prefixes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t hit = PyUnicode_Tailmatch(name, PyTuple_GET_ITEM(frame_prefixes, i), 0, PY_SSIZE_T_MAX, -1);
+        if (hit != 0) {
+            return (int)hit; /* 1, or -1 with an error set */
+        }
+    }
+    Py_XSETREF(user_files[user_files_next], Py_NewRef(name));
+    user_files_next = (user_files_next + 1) % USER_FILES;
+    return 0;
+}
+
+static int
+hidden_code(PyCodeObject *code)
+{
+    int hit = hidden_file(code->co_filename);
+    if (hit != 0) {
+        return hit;
+    }
+    /* a caller's stand-in: `frame_mark` is its first parameter, positional-only */
+    PyObject *names = code->co_localsplusnames;
+    if (code->co_posonlyargcount < 1 || names == NULL || PyTuple_GET_SIZE(names) < 1) {
+        return 0;
+    }
+    PyObject *first = PyTuple_GET_ITEM(names, 0);
+    return first == frame_mark || (PyUnicode_Check(first) && PyUnicode_Compare(first, frame_mark) == 0);
+}
+
+/* 1 where some entry of the traceback `tb` runs one of bcfront's frames, 0 if none, -1 */
+static int
+hidden_frames(PyObject *tb)
+{
+    int seen = 0;
+    while (tb != NULL && tb != Py_None && PyTraceBack_Check(tb) && seen++ < 10000) {
+        PyFrameObject *frame = ((PyTracebackObject *)tb)->tb_frame;
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        int hit = hidden_code(code);
+        Py_DECREF(code);
+        if (hit != 0) {
+            return hit;
+        }
+        tb = (PyObject *)((PyTracebackObject *)tb)->tb_next;
+    }
+    return 0;
+}
+
+/* `res`; where NULL (the call raised), the exception set with bcfront's frames taken out of
+ * its traceback.  Where that fails, the exception as it was (a traceback is no result). */
+static PyObject *
+user_frames(PyObject *res)
+{
+    if (res != NULL || frame_hook == NULL) {
+        return res;
+    }
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value == NULL) {
+        PyErr_Restore(type, value, tb);
+        return NULL;
+    }
+    int hit = hidden_frames(tb);
+    if (hit < 0) {
+        PyErr_Clear();
+    }
+    if (hit > 0 && PyException_SetTraceback(value, tb != NULL ? tb : Py_None) == 0) {
+        PyObject *ok = PyObject_CallOneArg(frame_hook, value);
+        if (ok == NULL) {
+            PyErr_Clear();
+        }
+        Py_XDECREF(ok);
+        Py_XSETREF(tb, PyException_GetTraceback(value));
+    }
+    else if (hit > 0) {
+        PyErr_Clear();
+    }
+    PyErr_Restore(type, value, tb);
+    return NULL;
+}
+
+static PyObject *
+set_frame_hook(PyObject *module, PyObject *args)
+{
+    PyObject *hook, *prefixes = NULL, *mark = NULL;
+    if (!PyArg_ParseTuple(args, "O|O!U:_set_frame_hook", &hook, &PyTuple_Type, &prefixes, &mark)) {
+        return NULL;
+    }
+    if (hook == Py_None) {
+        Py_CLEAR(frame_hook);
+        Py_RETURN_NONE;
+    }
+    if (!PyCallable_Check(hook) || prefixes == NULL || mark == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_set_frame_hook(hook, prefixes, mark) or _set_frame_hook(None)");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(prefixes); i++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(prefixes, i))) {
+            PyErr_SetString(PyExc_TypeError, "_set_frame_hook: prefixes are str");
+            return NULL;
+        }
+    }
+    for (int i = 0; i < USER_FILES; i++) { /* seen against the prefixes of before */
+        Py_CLEAR(user_files[i]);
+    }
+    Py_XSETREF(frame_prefixes, Py_NewRef(prefixes));
+    Py_XSETREF(frame_mark, Py_NewRef(mark));
+    Py_XSETREF(frame_hook, Py_NewRef(hook)); /* last: in use once all of it is set */
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
 {
@@ -381,7 +518,7 @@ dispatch_call(PyObject *op, PyObject *args, PyObject *kwargs)
     PyObject *keywords = kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0 ? kwargs : NULL; /* borrowed */
     int taken;
     PyObject *res = dispatch_fast(d, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args), keywords, &taken);
-    return taken ? res : call_slow(d, args, kwargs);
+    return user_frames(taken ? res : call_slow(d, args, kwargs));
 }
 
 /* `Py_TYPE(op)->tp_call(op, args, kwargs)` with a tuple and dict made of a vectorcall's
@@ -422,10 +559,10 @@ dispatch_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
         int taken;
         PyObject *res = dispatch_fast(d, args, n, NULL, &taken);
         if (taken) {
-            return res;
+            return user_frames(res);
         }
     }
-    return through_tp_call(op, args, n, kwnames);
+    return through_tp_call(op, args, n, kwnames); /* (its tp_call, dispatch_call, hides them) */
 }
 
 static PyObject *
@@ -491,7 +628,8 @@ PyDoc_STRVAR(dispatch_set_doc,
 "positional arguments, while those hold and root's __qualname__ is first's (a function\n"
 "binding keywords as root does: its binding's errors are then root's);\n"
 "`slow(self, *args, **kwargs)` for every other call.  `self_args`: () or (self,).\n"
-"`_dispatch_set(None)` disarms it: every call goes to `slow`, and with none set, fails.");
+"`_dispatch_set(None)` disarms it: every call goes to `slow`, and with none set, fails;\n"
+"`_dispatch_set(None, slow)` disarms it and sets `slow`.");
 
 static PyObject *
 dispatch_set(PyObject *op, PyObject *args)
@@ -507,6 +645,13 @@ dispatch_set(PyObject *op, PyObject *args)
     }
     if (first == Py_None) {
         Py_CLEAR(d->first);
+        if (root != NULL) { /* _dispatch_set(None, slow): every call goes to `slow` */
+            if (!PyCallable_Check(root)) {
+                PyErr_SetString(PyExc_TypeError, "_dispatch_set(None, slow): slow must be callable");
+                return NULL;
+            }
+            Py_XSETREF(d->slow, Py_NewRef(root));
+        }
         Py_RETURN_NONE;
     }
     if (self_args == NULL) {
@@ -920,6 +1065,11 @@ vectorcall_class(PyObject *module, PyObject *cls)
 }
 
 static PyMethodDef cfast_functions[] = {
+    {"_set_frame_hook", set_frame_hook, METH_VARARGS,
+     "_set_frame_hook(hook, prefixes, mark): an exception leaving a captured call whose\n"
+     "traceback runs a frame of a file starting with one of `prefixes` (a tuple of str) or\n"
+     "of a code with the local `mark` gets hook(exc) called (it rewrites exc.__traceback__).\n"
+     "_set_frame_hook(None): no hook."},
     {"_vectorcall_class", vectorcall_class, METH_O,
      "_vectorcall_class(cls): give the subclass `cls` of DispatchBase, whose __call__ is\n"
      "DispatchBase's, the vectorcall its instances have (3.11 does not inherit it); True if so."},
@@ -969,7 +1119,7 @@ PyInit__cfast(void)
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
         || cchecks_add(m) < 0 || recipes_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 13) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 12) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -41,11 +41,15 @@ from collections import Counter
 from time import perf_counter
 
 from . import fast_call, report
+from .frontend.regions import hidden_frames
 from .options import capture_options
 from .reasons import BreakReason
 from .report import FallbackKind
 from .timing import CLOCK, COLLECTIONS, ON, OpCount, graphs_open, graphs_unwind
 
+hidden_frames.install()  # an exception out of a captured call: the user's frames only
+if not fast_call.HAVE_C:  # the Python calls hide bcfront's frames themselves
+    fast_call.HIDE[0] = hidden_frames.hide
 _REGISTRY: weakref.WeakSet[CapturedFunction] = weakref.WeakSet()
 DEFAULT_RECOMPILE_LIMIT = 8
 _NO_SELF = object()
@@ -166,6 +170,7 @@ class CapturedFunction(fast_call.DispatchBase):
         self.notes: list[str] = []
         self.warnings: list[str] = []
         self._root = self._choose_root(target)
+        self._install_call()  # the C call, where built, from the first call on (`fast_call`)
         functools.update_wrapper(self, target if not _is_module(target) else type(target).forward, updated=())
         for attr in ("__qualname__", "__name__"):  # a callable object has none of its own
             if attr not in self.__dict__:
@@ -221,19 +226,24 @@ class CapturedFunction(fast_call.DispatchBase):
         self._call_count[0] = n - self._dispatch_calls
 
     def __call__(self, /, *args, **kwargs):  # (`self=` is the call's own keyword)
-        if ON[0] and not self._timing:
-            return self._measured(args, kwargs)  # comes back here, timed
-        self._call_count[0] += 1  # (`calls`, without its property's get and set)
-        if self._self is not _NO_SELF:
-            args = (self._self, *args)
-        for e in self._entries:
-            try:  # inline, not a helper: this loop is the cached fast path
-                hit = e.guard(*args, **kwargs)
-            except TypeError:  # the arguments no longer bind (the root's __code__ was
-                hit = False  # replaced since): not this entry
-            if hit:
-                return e.region(*args, **kwargs)
-        return self._miss(args, kwargs)
+        try:
+            if ON[0] and not self._timing:
+                return self._measured(args, kwargs)  # comes back here, timed
+            self._call_count[0] += 1  # (`calls`, without its property's get and set)
+            if self._self is not _NO_SELF:
+                args = (self._self, *args)
+            for e in self._entries:
+                try:  # inline, not a helper: this loop is the cached fast path
+                    hit = e.guard(*args, **kwargs)
+                except TypeError:  # the arguments no longer bind (the root's __code__ was
+                    hit = False  # replaced since): not this entry
+                if hit:
+                    return e.region(*args, **kwargs)
+            return self._miss(args, kwargs)
+        except BaseException as e:
+            if fast_call.HIDE[0] is not None:  # no C call (whose exit does it): the user's
+                fast_call.HIDE[0](e)  # frames only, as natively (`regions/hidden_frames`)
+            raise
 
     def _measured(self, args, kwargs):
         """A call while some collection is active: tell it, and time the call.

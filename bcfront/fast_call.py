@@ -255,41 +255,84 @@ def install(cf, plain_call, timing_on, bound: bool) -> None:
     goes to ``cf._miss``, as from the loop.  `bound`: ``cf._self`` is the root's first
     argument (a bound method, a module).  With no entries ``__call__`` is the plain one."""
     cls = type(cf)
-    entries = cf._entries
     cf._dispatch_set(None)  # disarmed unless `_arm` arms it again
     cf._dispatch_key(None)
+    call = cls.python_call = _python_call(cf, plain_call, timing_on, bound)
+    if C is not None and call is not None:  # (HAVE_C)
+        # every call goes through the C call, armed or not: an exception leaving it shows the
+        # user's frames only (`regions/hidden_frames`), the capture's included
+        cf._dispatch_set(None, _with_self(call.__func__) if isinstance(call, staticmethod) else call)
+        cls.__call__ = _C_CALL
+        C._vectorcall_class(cls)
+    elif call is not None:  # (the plain and the generated calls hide frames themselves)
+        hiding = isinstance(call, staticmethod) and HIDE[0] is not None
+        cls.__call__ = _hiding(call.__func__, HIDE[0]) if hiding else call
+
+
+# Without the C call (its exit does it): the exception a call raises goes through HIDE[0]
+# (`capture` sets it to `regions.hidden_frames.hide` then), which takes bcfront's frames
+# out of its traceback.
+HIDE: list = [None]
+
+
+def _hiding(first, hide):
+    """A ``__call__`` calling the chain's `first` link, what it raises given to `hide`: the
+    pure-Python counterpart of the C call's ``user_frames``.  (Named ``__call__``: its frame
+    is the one a call of the instance enters, as `caller_frames.user_frame` counts it.)"""
+
+    def __call__(self, /, *args, **kwargs):
+        try:
+            return first(*args, **kwargs)
+        except BaseException as e:
+            hide(e)
+            raise  # (a bare raise adds no entry for this frame)
+
+    return __call__
+
+
+def _with_self(fn):
+    """`fn` (a chain's first link) called as the C call calls its slow way: `self` first."""
+    return lambda _self, /, *args, **kwargs: fn(*args, **kwargs)
+
+
+def _python_call(cf, plain_call, timing_on, bound: bool):
+    """The ``__call__`` made of `cf`'s entries in Python (`install`'s): None where `_arm`
+    armed the C call instead."""
+    entries = cf._entries
     if not entries:
-        cls.__call__ = plain_call
-        return
+        return plain_call
     if all(getattr(e, "link", None) is not None for e in entries):
         if _arm(cf, entries, plain_call, timing_on, bound):
-            return
+            return None
         if not any(e.link_names.exact for e in entries):
-            cls.__call__ = _chain(cf, entries, plain_call, bound)
-            return
+            return _chain(cf, entries, plain_call, bound)
     args = "___a" if bound else "args"
-    lines = [
-        "def __call__(self, /, *args, **kwargs):",
-        "    if kwargs or ___timing_on[0]:",
-        "        return ___plain(self, *args, **kwargs)",
+    body = [
+        "if kwargs or ___timing_on[0]:",
+        "    return ___plain(self, *args, **kwargs)",
         # not self.calls: self's attributes are read through CapturedFunction.__getattr__'s
         # slow lookup (a miss can afford it: self._miss below)
-        "    ___count[0] += 1",
+        "___count[0] += 1",
     ]
     if bound:  # a bound method or module: its self is the root's first argument
-        lines.append("    ___a = (___self, *args)")
-    lines.append(f"    ___n = len({args})")
-    lines += _body(entries, args)
-    lines.append(f"    return self._miss({args}, {{}})")
+        body.append("___a = (___self, *args)")
+    body.append(f"___n = len({args})")
+    body += [line[4:] for line in _body(entries, args)]
+    body.append(f"return self._miss({args}, {{}})")
+    if HIDE[0] is not None:  # no C call: what it raises shows the user's frames (`HIDE`)
+        body = ["try:", *("    " + line for line in body), "except BaseException as ___e:"]
+        body += ["    ___hide(___e)", "    raise"]
+    lines = ["def __call__(self, /, *args, **kwargs):", *("    " + line for line in body)]
     namespace = {
         "___plain": plain_call,
         "___timing_on": timing_on,
         "___MISS": getattr(entries[0], "MISS", None),
         "___count": cf._call_count,
         "___self": cf._self,  # held by `cf` already
+        "___hide": HIDE[0],
     }
     namespace.update((f"___e{i}", e) for i, e in enumerate(entries))
     name = getattr(cf, "__qualname__", "?")
     code = compile("\n".join(lines) + "\n", f"bcfront:call {name} #{next(_counter)}", "exec")
     exec(code, namespace)  # noqa: S102 - our own generated source, built above
-    cls.__call__ = namespace["__call__"]
+    return namespace["__call__"]

@@ -240,3 +240,18 @@ def test_only_a_class_calling_the_c_call_gets_the_vectorcall():
     assert fast_call.C._vectorcall_class(Plain) is False
     with pytest.raises(TypeError, match="DispatchBase"):
         fast_call.C._vectorcall_class(int)
+
+
+def test_set_to_its_slow_way_alone_every_call_goes_there():
+    """``_dispatch_set(None, slow)``: not armed, the slow way set (a captured function's
+    first call, before any entry, goes so through the C call)."""
+    h = Host()
+    h._dispatch_set(None, slow)
+    assert h(1, 2) == h(1, 2) == ("slow", "Host", (1, 2), {})
+    assert h(1, k=3) == ("slow", "Host", (1,), {"k": 3})
+    assert h._dispatch_calls == 0 and h._dispatch_pick(1, 2) is None
+    with pytest.raises(TypeError, match="slow must be callable"):
+        h._dispatch_set(None, 5)
+    armed_host = armed()
+    armed_host._dispatch_set(None, slow)  # disarms it
+    assert armed_host(1, 2) == ("slow", "Host", (1, 2), {})

@@ -55,6 +55,7 @@ from ...reasons import BreakReason
 from ..model.values import NULL, CellV, Const, MethodV, StateCMV
 from .caller_frames import calling_through
 from .entry import Entry, RegionCode, break_record, native_entry
+from .hidden_frames import hide, step_lines
 from .native import Ctx, native_outcomes
 from .rebuild_gen import UnrebuildableGenerator
 from .resume import make_resume, super_first, super_self
@@ -270,6 +271,11 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
             ),
         ]
 
+    where = tuple(ins.positions) if ins.positions else (None,) * 4
+    if where[0] is not None and (caller is None or ins.op not in ("CALL", "CALL_KW", "CALL_FUNCTION_EX")):
+        # run in the region's frame, not from the stand-in of the user's: what it raises
+        # gets the user's frame at the break (`hidden_frames`)
+        native_lines = step_lines(ns, prefix, native_lines, (code.co_filename, code.co_name, where))
     if exc_info_expr is not None:  # natively in an except block: what it raises has that context
         native_lines = [
             "try:",
@@ -282,6 +288,8 @@ def _compile(cf, root, tx, err, frame, rec) -> Entry:
         tail.append("    try:")
         tail.extend("        " + line for line in native_lines)
         tail.append(f"    except {ns.helper('BaseException')} as {prefix}exc:")
+        # the user's handler sees the frames it sees natively, not the region's (`hidden_frames`)
+        tail.append(f"        {ns.const(hide, 'hide_frames')}({prefix}exc)")
         h_stack = (
             slot_exprs[: handler.depth] + ([repr(ins.offset)] if handler.lasti else []) + [f"{prefix}exc"]
         )

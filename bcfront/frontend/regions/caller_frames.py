@@ -22,21 +22,29 @@ import itertools
 import os
 import sys
 
+from ...cfast import C
+from .hidden_frames import CALLER_MARK
 from .tracebacks import claiming
 
 _STAND_INS: dict = {}  # (template, filename, name, qualname, positions, id(globals)) -> (function, globals)
 # the one place the arguments are spread: a ``**kwargs`` parameter on the way would refuse
 # keys that are not str before the callee could take them
 _SPREADING = "def _stand_in(fn, args, kwargs, /):\n    return fn(*args, **kwargs)\n"
-_PASSING = "def _stand_in(fn, /, *args):\n    return fn(*args)\n"
+# a stand-in of the user's caller: its parameter's name (`hidden_frames.CALLER_MARK`) tells a
+# traceback's rewriting that its frame duplicates the caller's own
+_CALLER_SPREADING = (
+    f"def _stand_in({CALLER_MARK}, args, kwargs, /):\n    return {CALLER_MARK}(*args, **kwargs)\n"
+)
+_PASSING = f"def _stand_in({CALLER_MARK}, /, *args):\n    return {CALLER_MARK}(*args)\n"
 
 
-def stand_in(code, positions: tuple, fn_globals: dict, *, spreading: bool = True):
+def stand_in(code, positions: tuple, fn_globals: dict, *, spreading: bool = True, caller: bool = False):
     """A function calling its first argument from a frame that looks like `code`'s at
     `positions` (lineno, end_lineno, col, end_col) with globals `fn_globals`: spreading,
     ``stand_in(fn, args, kwargs)`` calls ``fn(*args, **kwargs)``; else ``stand_in(fn, *rest)``
-    calls ``fn(*rest)``."""
-    template = _SPREADING if spreading else _PASSING
+    calls ``fn(*rest)`` (always a `caller`'s: the user's frame that called the captured
+    function, which a traceback lists already)."""
+    template = (_CALLER_SPREADING if caller else _SPREADING) if spreading else _PASSING
     key = (template, code.co_filename, code.co_name, code.co_qualname, positions, id(fn_globals))
     hit = _STAND_INS.get(key)
     if hit is not None and hit[1] is fn_globals:
@@ -93,8 +101,10 @@ def _deeper(extra: int, call, /, *args):
 
 
 # 3.11 counts a call of an object through its type's ``tp_call`` (a captured function:
-# ``_PyObject_MakeTpCall``) against the recursion limit too; 3.12+ counts C recursion apart
-_TP_CALL = 1 if sys.version_info < (3, 12) else 0
+# ``_PyObject_MakeTpCall``) against the recursion limit too; 3.12+ counts C recursion apart.
+# Where the C call is built, every captured function is called through its vectorcall
+# (`fast_call.install`), which 3.11 does not count
+_TP_CALL = 1 if sys.version_info < (3, 12) and C is None else 0
 
 
 def user_frame(f):
@@ -142,7 +152,7 @@ def from_user_frame(fn):
             return fn(*args, **kwargs)
         # natively: the user's frame, then the function's; here `ours` frames, this one,
         # `_deeper`, the stand-in, the function
-        user = stand_in(f.f_code, _positions(f.f_code, f.f_lasti), f.f_globals)
+        user = stand_in(f.f_code, _positions(f.f_code, f.f_lasti), f.f_globals, caller=True)
         return _deeper(ours + 3, user, fn, args, kwargs)
 
     run_natively.__wrapped__ = fn  # type: ignore[attr-defined]
