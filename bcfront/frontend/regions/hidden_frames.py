@@ -118,5 +118,8 @@ def install() -> None:
     """Have the C call of every captured function hide bcfront's frames (where it is built)."""
     from ...cfast import C
 
-    if C is not None:
+    # only this package's own C module: a second copy of the package imported under another
+    # name (`tools/ab_analysis.py` stages ``bcfront_b``) loads ``bcfront._cfast`` too, and
+    # would point its hook at the copy's files, leaving this package's frames in tracebacks
+    if C is not None and C.__name__ == f"{__name__.partition('.')[0]}._cfast":
         C._set_frame_hook(hide, PREFIXES, CALLER_MARK)
