@@ -411,3 +411,28 @@ def test_a_copy_of_the_package_imported_later_leaves_the_frames_hidden(tmp_path)
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300
     ).stdout.split("\n")
     assert out[:2] == ["['<module>', 'divides']"] * 2
+
+
+def dumps_a_set(x):
+    import json
+
+    return json.dumps({x})  # raises in JSONEncoder.default, under the C encoder
+
+
+def test_a_cached_raise_under_a_modelled_c_function_has_no_frame_to_hide():
+    # bcfront models the C json encoder in Python: natively it adds no traceback entry, so
+    # the cached raise must not list the model's frames -- with the hook off, nothing hides
+    # them (a hook call per raise was most of the cached call's time)
+    from bcfront.cfast import C
+    from bcfront.frontend.regions import hidden_frames
+
+    if C is None:
+        pytest.skip("the C call is not built")
+    cf = bcfront.capture(dumps_a_set)
+    for _ in range(2):
+        _outcome(cf, 1)  # the capture, then a cached raise
+    C._set_frame_hook(None)
+    try:
+        assert _outcome(cf, 1) == _outcome(dumps_a_set, 1)
+    finally:
+        hidden_frames.install()

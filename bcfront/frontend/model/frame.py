@@ -11,6 +11,7 @@ at that instruction resumes from exactly that state.
 
 from __future__ import annotations
 
+import os
 import types
 
 from ...analysis.bytecode import Bytecode
@@ -18,6 +19,9 @@ from ...analysis.decode import decode
 from .values import NULL, Value
 
 _DECODED: dict = {}
+
+# the folder of bcfront's own Python files (`regions.hidden_frames` hides them from the user)
+OWN_FILES = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
 def decoded(code: types.CodeType) -> tuple[Bytecode, dict[int, int]]:
@@ -138,6 +142,10 @@ def frame_entry(frame, ins) -> tuple | None:
     """The traceback entry CPython would add for `frame` at `ins`, or None where it adds none
     (a bare ``raise`` or RERAISE re-raising in place); `regions.tracebacks` rebuilds them."""
     if ins.opname == "RERAISE" or (ins.opname == "RAISE_VARARGS" and ins.arg == 0):
+        return None
+    if frame.code.co_filename.startswith(OWN_FILES):
+        # a model of a C function, written in Python (`semantics/json_encoding.py`): natively
+        # the C function adds no entry, and a cached raise then has no frame to hide
         return None
     lineno, end_lineno, col, end_col = ins.positions if ins.positions else (None,) * 4
     if not lineno:

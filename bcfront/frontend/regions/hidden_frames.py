@@ -20,14 +20,14 @@ from __future__ import annotations
 import os
 from types import TracebackType
 
+from ..model.frame import OWN_FILES
 from .tracebacks import cached_frames
 
 # the name of the first parameter (positional-only) of a stand-in of the user's caller, and
 # of no other code (`caller_frames`): that frame duplicates the caller's own, which the
 # traceback lists where the exception reaches it
 CALLER_MARK = "___bcfront_caller"
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
-PREFIXES = (_PACKAGE_DIR, "<bcfront", "bcfront:")
+PREFIXES = (OWN_FILES, "<bcfront", "bcfront:")
 _CHAIN_MAX = 100  # chained exceptions looked at, at most (a chain may be a cycle)
 
 
