@@ -75,6 +75,12 @@ typedef struct {
     int key_count;        /* how many positions the key reads (1 to KEY_MAX) */
     Py_ssize_t key_positions[KEY_MAX]; /* them: indices into the call's positional arguments */
     Py_ssize_t key_needs; /* a call with fewer positional arguments calls `first` */
+    /* the last key picked and its pick (strong references; `key_seen` 0: none): exact scalars
+     * are immutable, so the very same objects at every position pick the same link again
+     * without the table's lookups (a caller passing one constant each call) */
+    PyObject *key_seen_args[KEY_MAX];
+    PyObject *key_seen_pick;
+    int key_seen;
     int keywords; /* a call with keywords may call `first` with them: it binds them as the root does */
     vectorcallfunc vectorcall; /* dispatch_vectorcall, where the class has the flag (`_vectorcall_class`) */
 } DispatchBase;
@@ -192,6 +198,18 @@ key_step(PyObject *node, PyObject *arg, PyTypeObject *t)
     return PyDict_GetItemWithError(node, (PyObject *)t);
 }
 
+static void
+key_seen_clear(DispatchBase *d)
+{
+    if (d->key_seen) {
+        d->key_seen = 0;
+        for (int i = 0; i < d->key_count; i++) {
+            Py_CLEAR(d->key_seen_args[i]);
+        }
+        Py_CLEAR(d->key_seen_pick);
+    }
+}
+
 /* the link to call first for the positional arguments `args` (a new reference; the table's
  * pick, `first` where none is armed or too few arguments are passed, `key_missed` where the
  * key is not in it) */
@@ -201,15 +219,35 @@ keyed_pick(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
     if (d->key_table == NULL || d->key_first != d->first || n < d->key_needs) {
         return Py_NewRef(d->first);
     }
+    if (d->key_seen) {
+        int i = 0;
+        while (i < d->key_count && args[d->key_positions[i]] == d->key_seen_args[i]) {
+            i++;
+        }
+        if (i == d->key_count) {
+            return Py_NewRef(d->key_seen_pick);
+        }
+    }
     PyObject *node = d->key_table; /* borrowed: nobody changes the table, and no code runs here */
     for (int i = 0; i < d->key_count && node != NULL; i++) {
         PyObject *arg = args[d->key_positions[i]];
         node = key_type(Py_TYPE(arg)) ? key_step(node, arg, Py_TYPE(arg)) : NULL;
     }
-    if (node == NULL) {
-        return PyErr_Occurred() ? NULL : Py_NewRef(d->key_missed);
+    if (node == NULL && PyErr_Occurred()) {
+        return NULL;
     }
-    return Py_NewRef(node);
+    PyObject *pick = node != NULL ? node : d->key_missed;
+    /* only a key the table has is remembered: scalars (immutable), each equal to one the
+     * table holds already (a user's other objects are never kept) */
+    if (node != NULL) {
+        key_seen_clear(d);
+        for (int i = 0; i < d->key_count; i++) {
+            d->key_seen_args[i] = Py_NewRef(args[d->key_positions[i]]);
+        }
+        d->key_seen_pick = Py_NewRef(pick);
+        d->key_seen = 1;
+    }
+    return Py_NewRef(pick);
 }
 
 PyDoc_STRVAR(dispatch_key_doc,
@@ -231,6 +269,7 @@ dispatch_key(PyObject *op, PyObject *args)
         return NULL;
     }
     if (positions == Py_None) {
+        key_seen_clear(d);
         Py_CLEAR(d->key_table);
         Py_CLEAR(d->key_missed);
         Py_CLEAR(d->key_first);
@@ -257,6 +296,7 @@ dispatch_key(PyObject *op, PyObject *args)
         }
         needs = read[i] + 1 > needs ? read[i] + 1 : needs;
     }
+    key_seen_clear(d); /* (before key_count changes: it says how many it holds) */
     Py_CLEAR(d->key_table); /* unkeyed while it changes */
     memcpy(d->key_positions, read, count * sizeof(Py_ssize_t));
     d->key_count = (int)count;
@@ -335,7 +375,8 @@ dispatch_fast(DispatchBase *d, PyObject *const *args, Py_ssize_t n, PyObject *ke
         || (keywords == NULL ? n < d->nargs || n > d->most : !keywords_bind(d))) {
         return NULL;
     }
-    int measuring = PyObject_IsTrue(PyList_GET_ITEM(d->on, 0));
+    PyObject *on = PyList_GET_ITEM(d->on, 0);
+    int measuring = on == Py_False ? 0 : PyObject_IsTrue(on);
     if (measuring != 0) {
         *taken = measuring < 0;
         return NULL;
@@ -350,7 +391,8 @@ dispatch_fast(DispatchBase *d, PyObject *const *args, Py_ssize_t n, PyObject *ke
     }
     PyObject *res;
     if (d->self_arg == NULL) {
-        res = PyObject_VectorcallDict(first, args, n, keywords);
+        res = keywords == NULL ? PyObject_Vectorcall(first, args, n, NULL)
+                               : PyObject_VectorcallDict(first, args, n, keywords);
     }
     else {
         PyObject *small[SMALL_STACK];
@@ -589,6 +631,7 @@ dispatch_traverse(DispatchBase *d, visitproc visit, void *arg)
     Py_VISIT(d->key_table);
     Py_VISIT(d->key_missed);
     Py_VISIT(d->key_first);
+    Py_VISIT(d->key_seen_pick);
     return 0;
 }
 
@@ -606,6 +649,7 @@ dispatch_clear(DispatchBase *d)
     Py_CLEAR(d->key_table);
     Py_CLEAR(d->key_missed);
     Py_CLEAR(d->key_first);
+    key_seen_clear(d);
     return 0;
 }
 

@@ -324,6 +324,29 @@ def test_a_table_serves_only_the_chain_it_was_made_for():
     assert cf(2, 1) == scaled(2, 1)
 
 
+def test_the_last_key_is_remembered_by_identity_and_forgotten_with_its_table():
+    # the C call remembers the objects of the last key the table had, and their pick: the
+    # same objects again skip the lookups (exact scalars are immutable); equal objects, a new
+    # table, or a key the table lacks take the lookups
+    cf = capture(scaled)
+    big = [10**20 + i for i in range(3)]  # ints not cached by CPython: distinct objects
+    for x in big:
+        cf(x, 1)
+    assert picked(cf, (big[2], 1)) == 2
+    assert picked(cf, (big[2], 1)) == 2  # remembered
+    assert picked(cf, (10**20 + 1, 1)) == 1  # an equal object, not the same one
+    first, other = cf._entries[0].link, cf._entries[1].link
+    cf._dispatch_key((0,), {big[1]: (int, other)}, first, first)  # a new table: big[1] -> entry 1
+    assert picked(cf, (big[1], 1)) == 1
+    cf._dispatch_key((0,), {big[1]: (int, first)}, first, first)  # the same key, another pick
+    assert picked(cf, (big[1], 1)) == 0
+    assert cf(big[1], 1) == scaled(big[1], 1)
+    missing = 10**30 + 7  # not in the table: never held
+    held = sys.getrefcount(missing)
+    assert picked(cf, (missing, 1)) == 0  # (a call would capture it: the guard holds its value)
+    assert sys.getrefcount(missing) == held
+
+
 def test_the_table_holds_only_scalars_types_and_links():
     cf = capture(mixed)
     for args in [(1, "p", ()), (2.5, "p", ()), ("s", "p", ()), (b"b", "p", ()), (None, "p", ())]:

@@ -12,6 +12,7 @@ import gc
 import pathlib
 import random
 import re
+import sys
 import types
 import weakref
 
@@ -78,6 +79,15 @@ def test_names_the_link_looks_up_in_builtins_give_no_program():
     with pytest.raises(Untranslatable):  # `len` is not in the link's globals: a later patch would count
         lines = ["    if not (len(x) == 2):", "        return ___miss"]
         compile_checks(lines, "___miss", GLOBALS, PARAMS, ())
+
+
+def test_a_str_literal_of_a_check_is_the_interned_object():
+    # an argument equal to it is often that very object (name-like literals are interned),
+    # which `x == k` tests first: no string compare on a cached call
+    lines = ["    if not (x == 'for' and x != 'a b'):", "        return ___miss"]
+    program = compile_checks(lines, "___miss", GLOBALS, PARAMS, ())
+    texts = [k for k in program.consts if type(k) is str]
+    assert texts and all(sys.intern(k) is k for k in texts)
 
 
 def test_a_chained_comparison_and_a_local_read_unassigned_give_no_program():

@@ -26,6 +26,7 @@ when the link is made, is left out (`FOLD_CONSTANT_CHECKS`).
 from __future__ import annotations
 
 import ast
+import sys
 import types
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -246,7 +247,9 @@ class _Compiler(Shortcuts):
         key = ("lit", type(value), repr(value)) if type(value) in SCALARS else ("id", id(value))
         if key not in self._const_ids:
             self._const_ids[key] = len(self.consts)
-            self.consts.append(value)
+            # a literal str interned, as the compiler interns a name-like one: the argument
+            # it is compared with is often that very object, which `x == k` tests first
+            self.consts.append(sys.intern(value) if type(value) is str else value)
         return self._const_ids[key]
 
     def program(self, guarded: bool) -> CheckProgram:
