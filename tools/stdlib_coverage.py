@@ -88,19 +88,21 @@ def first_break(fn, inputs, torch_compile: bool = False) -> str | None:
     return None
 
 
-def _call_time(fn, inputs, batch: int = 50, repeats: int = 15) -> float:
-    """Median seconds per call of `fn` over `inputs` (each call on a fresh copy)."""
-    times = []
+def _call_times(fns, inputs, batch: int = 50, repeats: int = 15) -> list[float]:
+    """Median seconds per call of each of `fns` over `inputs` (each call on a fresh copy),
+    their batches interleaved: a change of the machine's load meets them all alike."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
-        copies = [copy.deepcopy(args) for _ in range(batch) for args in inputs]
-        t0 = time.perf_counter()
-        for args in copies:
-            try:
-                fn(*args)
-            except Exception:  # noqa: BLE001 - an input that makes it raise: timed too
-                pass
-        times.append((time.perf_counter() - t0) / len(copies))
-    return statistics.median(times)
+        for fn, out in zip(fns, times):
+            copies = [copy.deepcopy(args) for _ in range(batch) for args in inputs]
+            t0 = time.perf_counter()
+            for args in copies:
+                try:
+                    fn(*args)
+                except Exception:  # noqa: BLE001 - an input that makes it raise: timed too
+                    pass
+            out.append((time.perf_counter() - t0) / len(copies))
+    return [statistics.median(t) for t in times]
 
 
 def speed_root(fn):
@@ -133,11 +135,10 @@ def speed(names) -> dict:
         plain.checked_links = False
         for args in inputs:
             _outcome(plain, args)
-        cached = _call_time(cf, inputs)
-        native = _call_time(root, inputs)
-        python_links[name] = _call_time(plain, inputs) / native
+        cached, native, links = _call_times([cf, root, plain], inputs)
+        python_links[name] = links / native
         ratios[name] = cached / native
-        vs_entry[name] = cached / (native if root is fn else _call_time(fn, inputs))
+        vs_entry[name] = cached / (native if root is fn else _call_times([fn], inputs)[0])
         if root is fn:
             python.append(name)
     geo = statistics.geometric_mean(ratios.values()) if ratios else float("nan")
@@ -150,6 +151,8 @@ def speed(names) -> dict:
         "geomean_ratio": round(geo, 3),
         "python_functions": len(python),
         "geomean_ratio_python": round(geo_py, 3),
+        "slower_python": sorted(n for n in python if ratios[n] > 1),
+        "c_entries": sorted(set(ratios) - set(python)),
         "geomean_vs_entry": round(geo_entry, 3),
         "geomean_python_links": round(geo_links, 3),
         "slower_python_links": sum(1 for r in python_links.values() if r > 1),
@@ -188,7 +191,8 @@ def varied_speed(calls: int = 200) -> dict:
             for args in inputs:
                 _outcome(cf, copy.deepcopy(args))
         fallbacks = sum(1 for w in caught if "natively" in str(w.message))
-        ratio = _call_time(cf, inputs, batch=1) / _call_time(root, inputs, batch=1)
+        cached, native = _call_times([cf, root], inputs, batch=1)
+        ratio = cached / native
         out[name] = {"ratio": round(ratio, 3), "entries": len(cf.entries), "fallbacks": fallbacks}
     return out
 
@@ -204,13 +208,15 @@ def main() -> int:
             f"cached call / native call, {data['functions']} functions captured whole: "
             f"geomean {data['geomean_ratio']:.2f}x; slower than native: {slower}\n"
             f"  the {data['python_functions']} pure-Python functions: "
-            f"{data['geomean_ratio_python']:.2f}x; against each corpus entry itself (a C entry "
+            f"{data['geomean_ratio_python']:.2f}x, slower than native: {len(data['slower_python'])}; "
+            f"against each corpus entry itself (a C entry "
             f"without its Python root): {data['geomean_vs_entry']:.2f}x; C call: {data['c_path']}\n"
             f"  the same with the checks as Python (checked_links = False), side by side: "
             f"{data['geomean_python_links']:.2f}x; slower than native: {data['slower_python_links']}"
         )
         for name, r in list(ratios.items())[: len(ratios) if verbose else 10]:
-            print(f"  {r:6.2f}x  {name}")
+            kind = "  (a C entry, through its Python root)" if name in data["c_entries"] else ""
+            print(f"  {r:6.2f}x  {name}{kind}")
         data["varied"] = varied_speed()
         print("on lists of varying lengths and values (cached / native, entries, native fallbacks):")
         for name, v in data["varied"].items():
