@@ -227,6 +227,7 @@ def _wrap(tx, obj, source, guard):
             raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a list of {len(obj)} items")
         g(GuardKind.LENGTH, source, len(obj))
         v.items = [wrap(tx, x, item_source(source, i), guard) for i, x in enumerate(obj)]
+        v.read_length = len(obj) if guard and source is not None else None
         return v
     if isinstance(obj, list):  # a list subclass leaving list's reads to list (`list_objects`)
         v = wrap_list_object(tx, obj, source, guard, wrap, remember, CONTAINER_LIMIT, guard_class_lookup)

@@ -46,6 +46,7 @@ class ListReader:
         tx.guard(GuardKind.LENGTH, source, len(obj))
         made = [self.wrap(tx, x, item_source(source, i)) for i, x in enumerate(obj)]
         tx.set(v, "_items", made + v._items)
+        tx.set(v, "read_length", len(made))
 
 
 def source_depth(source) -> int:

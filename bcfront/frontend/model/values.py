@@ -277,7 +277,7 @@ class ListV(Value):
     DictV of str keys; None for list itself or a subclass without ``__dict__``); its
     items are list's own storage (see `semantics.list_objects`)."""
 
-    __slots__ = ("_items", "mutated", "cls", "attrs", "unread", "calls")
+    __slots__ = ("_items", "mutated", "cls", "attrs", "unread", "calls", "read_length")
 
     def __init__(self, items, source=None, cls=list, attrs=None):
         super().__init__(source)
@@ -293,6 +293,10 @@ class ListV(Value):
         # ``(items appended before it, fn, args, keywords, made)`` each, `made` the source
         # of the call the region makes first, or None: made after the graph (`codegen`)
         self.calls: tuple = ()
+        # the length of an outside list when its items were read (guarded): its first
+        # `read_length` items then are those of its item sources, which a write-back of
+        # its new contents leaves in place where they stay (`codegen`); None: not known
+        self.read_length: int | None = None
 
     @property
     def items(self) -> list:

@@ -28,6 +28,7 @@ from ...reasons import BreakReason
 from ..model.hash_iters import HashIterator, step_to
 from ..model.mapping_proxies import ProxyDictV
 from ..model.namespace import Namespace
+from ..model.sources import item_source
 from ..model.values import (
     DELETED,
     NULL,
@@ -626,8 +627,7 @@ class Rebuilder:
                     items = ", ".join(val(x) for x in v._items)
                     pending.append(f"{target}.extend([{items}])")
             elif isinstance(v, ListV):
-                items = ", ".join(val(x) for x in v.items)
-                pending.append(f"{pin(v.source.expr(ns))}[:] = [{items}]")
+                pending += self._list_writes(v)
             elif isinstance(v, DictV):
                 body = ", ".join(f"({val(k)}, {val(x)})" for k, x in v.entries.values())
                 tmp = ns.fresh("items")
@@ -661,6 +661,25 @@ class Rebuilder:
                     BreakReason.UNRECONSTRUCTABLE, f"cannot replay writes to {v.describe()}"
                 )
         return run_outs + pending + positions + self.positions
+
+    def _list_writes(self, v: ListV) -> list[str]:
+        """Statements leaving the outside list `v` with its new items.  Where its length when
+        read is known, only what changed is stored: an item still at its place stays the
+        very object (natively ``xs.append(v)`` moves none), and a cached call stores a few
+        items, not all of them (``xs[1] = 2; xs[3:] = [5]`` for a heappush)."""
+        items, before = v.items, v.read_length
+        parts = [self.pinned_value(x) for x in items]  # read before any replayed write
+        target = self.pinned(v.source.expr(self.ns))
+        if before is None:
+            return [f"{target}[:] = [{', '.join(parts)}]"]
+        out = [
+            f"{target}[{i}] = {parts[i]}"
+            for i in range(min(before, len(items)))
+            if items[i].source != item_source(v.source, i)
+        ]
+        if len(items) != before:  # the new tail, or none past the new length
+            out.append(f"{target}[{min(before, len(items))}:] = [{', '.join(parts[before:])}]")
+        return out
 
     def const_writes(self, writes: list[tuple[ObjectV, str, Const]]) -> list[str]:
         """Statements storing constants in attributes or globals: ``(ObjectV, name, Const)``

@@ -2,8 +2,8 @@
 before it returns a value, done by the C call itself (`bcfront/_crecipes.c`), without the
 region's frame.
 
-A region that changes a list it was given ends writing the list's new contents back
-(``xs[:] = [1, 2, 3, 5]``); one whose result an opaque built-in makes calls it
+A region that changes a list it was given ends writing what changed in it back
+(``xs[1] = 2; xs[3:] = [5]`` for a heappush); one whose result an opaque built-in makes calls it
 (``r = _path_normpath(path)``, ``t = tuple.__new__(SplitResult, (...))``).  Neither is a
 value made of constants (`result_recipes`), so each cached call paid the region's Python
 frame for a statement or two -- most of the call, for a small function.  `region_steps`
