@@ -339,6 +339,22 @@ def insert_then_pop(xs, i, x):
     return xs.pop(), len(xs)
 
 
+def pop_at(xs, x):
+    a = xs.pop(0)
+    xs.insert(1, x)
+    b = xs.pop(-2)
+    return a, b, xs.pop(2), len(xs)
+
+
+def pop_at_logged(xs, log):
+    log.append(xs.pop(0))  # (made after the graph: a raise before it, made first, loses it)
+    return xs.pop(2), len(xs)
+
+
+def pop_at_a_runtime_index(xs, i):
+    return xs.pop(i), len(xs)
+
+
 def pop_all_but_one(xs):
     out = 0
     while len(xs) > 1:
@@ -365,6 +381,8 @@ def _explained(fn, argss):
         (pop_then_len_then_push, lambda rng, xs: (xs, rng.randint(0, 99))),
         (insort_append_len, lambda rng, xs: (sorted(xs), rng.randint(0, 99))),
         (insert_then_pop, lambda rng, xs: (xs, rng.randint(-9, 9), rng.randint(0, 99))),
+        # (an empty list raises at the first pop as natively; see the test after for the rest)
+        (pop_at, lambda rng, xs: ([*xs, 1, 2, 3, 4] if 0 < len(xs) < 4 else xs, rng.randint(0, 99))),
     ],
     ids=lambda v: getattr(v, "__name__", ""),
 )
@@ -381,6 +399,23 @@ def test_the_length_after_in_place_calls_is_known_and_pop_and_insert_leave_items
     # (the first lengths, an empty list that raises, x specialized: then one entry for all)
     assert len(cf.entries) <= 6
     assert _settled(cf, fn, [make(rng, xs) for xs in _lists(30, seed=22)])
+
+
+def test_pops_at_indices_raise_on_the_lists_too_short_as_natively():
+    """``xs.pop(2)`` after the list lost an item: the entry made on a long list guards the
+    length the pops need (`pure_c.fewest_items`); a shorter list misses it and raises."""
+    rng = random.Random(28)
+    argss = [(xs, rng.randint(0, 99)) for xs in _lists(80, seed=29)]
+    assert {len(xs) for xs, _ in argss} >= {0, 1, 2, 3, 4, 9}
+    _run(pop_at, argss)
+    _run(pop_at_logged, [(xs, []) for xs, _ in argss])
+
+
+def test_a_pop_at_an_index_known_only_at_run_time_is_traced_as_before():
+    """``xs.pop(i)`` of an index that changes: which lengths raise depends on it -- the call
+    reads the list (an entry per length), right on every list and index, raising as natively."""
+    rng = random.Random(26)
+    _run(pop_at_a_runtime_index, [(xs, rng.randint(-9, 9)) for xs in _lists(40, seed=27)])
 
 
 def test_pops_in_a_loop_on_the_length_stay_right():

@@ -55,8 +55,6 @@ from ..model.tensor_inputs import wrap_sym_int
 from ..model.values import Const, ListV, RuntimeV, Value, is_unread
 from . import ops, pure_c, runtime_items, runtime_values
 
-# the in-place calls taken here, with their number of arguments
-_IN_PLACE_ARITY = {fn: len(entry.example) for fn, entry in pure_c.IN_PLACE.items()}
 # `pure_c.TABLE` calls on lists that raise on some values of any type (no `Pure.items`):
 # the guard computes them, a raise misses
 _INDEXING = frozenset({list.index, operator.indexOf})
@@ -92,13 +90,14 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     if fn is len and len(args) == 1 and not kwargs:
         return _length(tx, args[0])
     try:
-        in_place = fn in _IN_PLACE_ARITY
+        change = pure_c.IN_PLACE.get(fn)
     except TypeError:  # an unhashable callable: none of these
         return None
+    in_place = change is not None
     entry = None if in_place else pure_c.lookup(fn)
     if not in_place and (entry is None or not (entry.items or fn in _INDEXING) or kwargs):
         return None
-    if in_place and len(args) != _IN_PLACE_ARITY[fn]:
+    if change is not None and not 0 <= len(change.example) - len(args) <= change.optional:
         return None
     keywords = runtime_items.literal_keywords(fn, kwargs)
     if keywords is None:
@@ -115,9 +114,12 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     rest = args[1:]
     if any(isinstance(a, ListV) and a is lst for a in rest):
         return None
-    indices = pure_c.IN_PLACE[fn].indices if in_place else ()
-    t = _item_type(obj, rest, indices)
+    t = _item_type(obj, rest, change.indices if change is not None else ())
     if t is None or not tx.shape_policy.length_dynamic(lst.source, len(obj)):
+        return None
+    # (an index known only at run time: which lengths make ``xs.pop(i)`` raise is not known)
+    need = 0 if change is None else pure_c.fewest_items(change, [_known(a) for a in rest])
+    if need is None:
         return None
     examples = [_example(a) for a in rest]
     try:
@@ -132,13 +134,12 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     if in_place:
         if pending or keywords:  # after the graph, in order with the appends before it
             return _record(tx, lst, (tuple(lst._items), fn, tuple(rest), keywords, None))
-        if pure_c.IN_PLACE[fn].empty_raises:  # the list holds an item then: as long at the
-            # start as the calls made first before this one take out, and one more
-            grown = _grown(lst)
-            if grown < 1:
-                length = PureCallSource(Ref(len, "len"), (lst.source,), ())
-                enough = PureCallSource(Ref(operator.ge, "ge"), (length, 1 - grown), (Source, int))
-                tx.guard(GuardKind.CONSTANT_MATCH, enough, True)
+        grown = _grown(lst)
+        if need and need > grown:  # it raises on a shorter list: the list is as long at the start as
+            # the calls made first before this one take out, and as this one needs
+            length = PureCallSource(Ref(len, "len"), (lst.source,), ())
+            enough = PureCallSource(Ref(operator.ge, "ge"), (length, need - grown), (Source, int))
+            tx.guard(GuardKind.CONSTANT_MATCH, enough, True)
         made = RuntimeV(result, InPlaceCallSource(Ref(fn, label), tuple(parts), next(_serials)), tx)
         early = tx.__dict__.setdefault(EARLY_RUNTIME, [])
         tx.set(tx, EARLY_RUNTIME, [*early, made])  # (journaled: a rollback forgets the call)
@@ -268,6 +269,11 @@ def _scalar(a: Value) -> bool:
 
 def _example(a: Value):
     return runtime_items.item_example(a) if runtime_items.unread_item(a) else a.value  # type: ignore[attr-defined]
+
+
+def _known(a: Value):
+    """The value of argument `a` where it is known at capture, else None."""
+    return None if runtime_items.unread_item(a) else a.value  # type: ignore[attr-defined]
 
 
 def _part(a: Value):
