@@ -31,6 +31,7 @@ Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v] [--torch | --speed] [--
 from __future__ import annotations
 
 import copy
+import heapq
 import json
 import os
 import pathlib
@@ -162,38 +163,70 @@ def speed(names) -> dict:
     }
 
 
+def _seen(xs, x):
+    """``x in xs`` in a branch: an entry per answer (a guard on a computed bool)."""
+    if x in xs:
+        return "seen", xs.count(x)
+    xs.append(x)
+    return len(xs)
+
+
+def _push_len(xs, x):
+    heapq.heappush(xs, x)
+    return len(xs)
+
+
+def _pop_push(xs, i, x):
+    """``xs.pop()``, ``xs.insert``, ``len`` after them."""
+    v = xs.pop()
+    xs.insert(i, x)
+    return v, len(xs)
+
+
 # corpus entries whose first argument is a list, called on lists of varying lengths and values
-# (a heap or a sorted buffer the caller keeps), beside the same input every call
+# (a heap or a sorted buffer the caller keeps), beside the same input every call; and a few
+# functions of the same kind of our own (`OWN`), of the uses the corpus lacks
 VARIED = {
     "heapq.heappush": lambda rng, xs: (xs, rng.randint(0, 99)),
     "heapq.heappop": lambda rng, xs: ([*xs, rng.randint(0, 99)],),
     "bisect.bisect": lambda rng, xs: (sorted(xs), rng.randint(0, 99)),
     "bisect.insort": lambda rng, xs: (sorted(xs), rng.randint(0, 99)),
+    "x in xs, a branch": lambda rng, xs: (xs, rng.randint(0, 99)),
+    "len after heappush": lambda rng, xs: (xs, rng.randint(0, 99)),
+    "list.pop, list.insert, len": lambda rng, xs: ([*xs, rng.randint(0, 99)], rng.randint(-9, 9), 5),
 }
+OWN = {"x in xs, a branch": _seen, "len after heappush": _push_len, "list.pop, list.insert, len": _pop_push}
 
 
 def varied_speed(calls: int = 200) -> dict:
     """Per `VARIED` entry: the cached call over `calls` lists of 0-8 random ints against the
-    native call (median per call, after one pass that makes the entries), its entries and
-    native fallbacks (a function past its recompile limit runs natively, with a warning)."""
+    native call (median per call, after one pass that makes the entries), its entries,
+    graph breaks and native fallbacks (a function past its recompile limit runs natively,
+    with a warning), the breaks counted by `bcfront.explain`."""
     import random
     import warnings
 
     out = {}
     for name, make in VARIED.items():
-        fn, _ = CORPUS[name]
+        fn = OWN[name] if name in OWN else CORPUS[name][0]
         root = speed_root(fn)
         rng = random.Random(0)
         inputs = [make(rng, [rng.randint(0, 99) for _ in range(rng.randint(0, 8))]) for _ in range(calls)]
         cf = bcfront.capture(root)
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, bcfront.explain.collect() as run:
             warnings.simplefilter("always")
             for args in inputs:
                 _outcome(cf, copy.deepcopy(args))
         fallbacks = sum(1 for w in caught if "natively" in str(w.message))
+        breaks = sum(b.count for b in run.report().graph_breaks)
         cached, native = _call_times([cf, root], inputs, batch=1)
         ratio = cached / native
-        out[name] = {"ratio": round(ratio, 3), "entries": len(cf.entries), "fallbacks": fallbacks}
+        out[name] = {
+            "ratio": round(ratio, 3),
+            "entries": len(cf.entries),
+            "breaks": breaks,
+            "fallbacks": fallbacks,
+        }
     return out
 
 
@@ -218,9 +251,12 @@ def main() -> int:
             kind = "  (a C entry, through its Python root)" if name in data["c_entries"] else ""
             print(f"  {r:6.2f}x  {name}{kind}")
         data["varied"] = varied_speed()
-        print("on lists of varying lengths and values (cached / native, entries, native fallbacks):")
+        print("on lists of varying lengths and values (cached / native, entries, breaks, native fallbacks):")
         for name, v in data["varied"].items():
-            print(f"  {v['ratio']:6.2f}x  {name}  ({v['entries']} entries, {v['fallbacks']} fallbacks)")
+            print(
+                f"  {v['ratio']:6.2f}x  {name}  ({v['entries']} entries, {v['breaks']} breaks, "
+                f"{v['fallbacks']} fallbacks)"
+            )
         if "--out" in sys.argv:
             out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
             data["ratios"] = {k: round(v, 3) for k, v in ratios.items()}

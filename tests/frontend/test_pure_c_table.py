@@ -82,6 +82,53 @@ def test_in_place_entry_changes_only_its_list(entry):
     assert all(type(x) in pure_c.ORDERED_KINDS for x in (*before[0], *before[1:]))
 
 
+@pytest.mark.parametrize("entry", list(pure_c.IN_PLACE.values()), ids=lambda e: e.fn.__qualname__)
+def test_in_place_entry_declares_what_it_does_to_the_length(entry):
+    """`InPlace.length`, `empty_raises` and `indices` (what `whole_lists` counts on to know
+    ``len(xs)`` after the call, to guard the length, to pass an index that is no item)
+    against real calls: on its example, on lists of other lengths and kinds, on an empty one."""
+    for items in (list(entry.example[0]), [7, 2, 9, 4, 4, 1], [2.5, 0.5], ["b", "a", "c"], [5]):
+        kind = type(items[0])
+        rest = [a if i + 1 in entry.indices else kind(a) for i, a in enumerate(entry.example[1:])]
+        xs = list(items)
+        entry.fn(xs, *rest)
+        assert len(xs) - len(items) == entry.length, (items, rest)
+    for i in entry.indices:
+        assert type(entry.example[i]) is int
+    rest = list(entry.example[1:])
+    if entry.empty_raises:
+        with pytest.raises(IndexError):
+            entry.fn([], *rest)
+    else:
+        xs: list = []
+        entry.fn(xs, *rest)
+        assert len(xs) == entry.length
+
+
+@pytest.mark.parametrize("entry", list(pure_c.IN_PLACE.values()), ids=lambda e: e.fn.__qualname__)
+def test_in_place_entry_raises_on_the_lists_too_short_it_declares(entry):
+    """`pure_c.fewest_items` (the length `whole_lists` guards before a call that may raise):
+    on lists of 0-5 items, with every number of arguments the entry takes and indices from
+    -5 to 5, the call raises IndexError exactly on the lists shorter than it says."""
+    arity = len(entry.example)
+    for given in range(arity - entry.optional, arity + 1):
+        base = list(entry.example[1:given])
+        variants = [base]
+        for pos in entry.indices:
+            if pos < given:
+                variants += [[*base[: pos - 1], i, *base[pos:]] for i in range(-5, 6)]
+        for rest in variants:
+            need = pure_c.fewest_items(entry, rest)
+            for n in range(6):
+                xs = list(range(n))  # sorted, and a heap
+                try:
+                    entry.fn(xs, *rest)
+                    raised = False
+                except IndexError:
+                    raised = True
+                assert raised == (n < need), (n, rest, need)
+
+
 def test_item_kinds_are_declared_on_sequences():
     """An entry that says what it does to items (`Pure.items`) takes lists or tuples."""
     for entry in pure_c.TABLE.values():

@@ -300,3 +300,143 @@ def test_dynamic_false_reads_the_items_as_before():
         assert cf(list(xs), 5) == push(list(xs), 5)
     assert not any("items_of_type" in e.guard_source for e in cf.entries)
     assert len(cf.entries) > 3
+
+
+# -- the length after in-place calls (`pure_c.InPlace.length`), ``list.insert``/``list.pop``
+
+
+def push_then_len(xs, x):
+    heapq.heappush(xs, x)
+    return len(xs)
+
+
+def len_around_pops(xs):
+    n0 = len(xs)
+    a = heapq.heappop(xs)
+    n1 = len(xs)
+    b = xs.pop()
+    return n0, n1, len(xs), a + b
+
+
+def pop_then_len_then_push(xs, x):
+    v = heapq.heappop(xs)
+    n = len(xs)
+    heapq.heappush(xs, x)
+    bisect.insort(xs, x)
+    return v, n, len(xs)
+
+
+def insort_append_len(xs, x):
+    bisect.insort(xs, x)
+    xs.append(x)
+    heapq.heappush(xs, x)
+    return len(xs)
+
+
+def insert_then_pop(xs, i, x):
+    xs.insert(i, x)
+    xs.insert(0, x + 1)
+    return xs.pop(), len(xs)
+
+
+def pop_at(xs, x):
+    a = xs.pop(0)
+    xs.insert(1, x)
+    b = xs.pop(-2)
+    return a, b, xs.pop(2), len(xs)
+
+
+def pop_at_logged(xs, log):
+    log.append(xs.pop(0))  # (made after the graph: a raise before it, made first, loses it)
+    return xs.pop(2), len(xs)
+
+
+def pop_at_a_runtime_index(xs, i):
+    return xs.pop(i), len(xs)
+
+
+def pop_all_but_one(xs):
+    out = 0
+    while len(xs) > 1:
+        out += xs.pop()
+    return out
+
+
+def _explained(fn, argss):
+    """`_run` under `bcfront.explain.collect`: the captured function, its graph breaks and
+    its native fallbacks, as the report counts them."""
+    with bcfront.explain.collect() as run:
+        cf, fallbacks = _run(fn, argss)
+    report = run.report()
+    return cf, report.graph_breaks, report.native_fallbacks, fallbacks
+
+
+@pytest.mark.parametrize(
+    "fn, make",
+    [
+        (push_then_len, lambda rng, xs: (xs, rng.randint(0, 99))),
+        # (an empty list raises at the first pop as natively; one of one item at the second,
+        # a break where its entry is made: the trace reads the list to raise there)
+        (len_around_pops, lambda rng, xs: ([*xs, 5] if len(xs) == 1 else xs,)),
+        (pop_then_len_then_push, lambda rng, xs: (xs, rng.randint(0, 99))),
+        (insort_append_len, lambda rng, xs: (sorted(xs), rng.randint(0, 99))),
+        (insert_then_pop, lambda rng, xs: (xs, rng.randint(-9, 9), rng.randint(0, 99))),
+        # (an empty list raises at the first pop as natively; see the test after for the rest)
+        (pop_at, lambda rng, xs: ([*xs, 1, 2, 3, 4] if 0 < len(xs) < 4 else xs, rng.randint(0, 99))),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_the_length_after_in_place_calls_is_known_and_pop_and_insert_leave_items_unread(fn, make):
+    """``len(xs)`` after ``heappush``/``heappop``/``insort``/``append``/``insert``/``pop``:
+    the length the region finds plus each call's declared change -- it read the items (a
+    break) where a call had changed them; ``xs.insert``/``xs.pop()`` read them (an entry per
+    length, native past the limit).  200 lists of 0-8 ints, empty ones raising as natively."""
+    rng = random.Random(fn.__name__)
+    argss = [make(rng, xs) for xs in _lists(200, seed=21)]
+    cf, breaks, native, fallbacks = _explained(fn, argss)
+    assert fallbacks == [] and native == []
+    assert breaks == [], breaks
+    # (the first lengths, an empty list that raises, x specialized: then one entry for all)
+    assert len(cf.entries) <= 6
+    assert _settled(cf, fn, [make(rng, xs) for xs in _lists(30, seed=22)])
+
+
+def test_pops_at_indices_raise_on_the_lists_too_short_as_natively():
+    """``xs.pop(2)`` after the list lost an item: the entry made on a long list guards the
+    length the pops need (`pure_c.fewest_items`); a shorter list misses it and raises."""
+    rng = random.Random(28)
+    argss = [(xs, rng.randint(0, 99)) for xs in _lists(80, seed=29)]
+    assert {len(xs) for xs, _ in argss} >= {0, 1, 2, 3, 4, 9}
+    _run(pop_at, argss)
+    _run(pop_at_logged, [(xs, []) for xs, _ in argss])
+
+
+def test_a_pop_at_an_index_known_only_at_run_time_is_traced_as_before():
+    """``xs.pop(i)`` of an index that changes: which lengths raise depends on it -- the call
+    reads the list (an entry per length), right on every list and index, raising as natively."""
+    rng = random.Random(26)
+    _run(pop_at_a_runtime_index, [(xs, rng.randint(-9, 9)) for xs in _lists(40, seed=27)])
+
+
+def test_pops_in_a_loop_on_the_length_stay_right():
+    """``while len(xs) > 1: xs.pop()``: each answer of the loop's test is guarded (a few
+    entries per length the loop runs), right on every list."""
+    argss = [(xs,) for xs in _lists(60, seed=23)]
+    _run(pop_all_but_one, argss)
+
+
+def member_branch(xs, x):
+    if x in xs:
+        return "seen", xs.count(x)
+    return "new"
+
+
+def test_a_branch_on_x_in_xs_is_one_entry_per_answer():
+    """``x in xs`` (``operator.contains``, the table's entry) on the list itself: a branch on
+    it guards the answer -- two entries past the first lengths, no fallback, no break."""
+    rng = random.Random(24)
+    argss = [(xs, rng.randint(0, 99)) for xs in _lists(200, seed=25)]
+    cf, breaks, native, fallbacks = _explained(member_branch, argss)
+    assert fallbacks == [] and native == [] and breaks == []
+    whole = [e for e in cf.entries if "items_of_type" in e.guard_source]
+    assert len(whole) == 2 and len(cf.entries) <= 4

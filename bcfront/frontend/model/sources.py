@@ -15,7 +15,7 @@ A source is a small frozen dataclass.  It has two spellings:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ...cfast import C
 from ...ir.graph import is_identifier, is_literal
@@ -43,8 +43,34 @@ class Ref:
 @dataclass(frozen=True)
 class Source:
     __slots__ = ("_hash",)  # a derived source's hash, computed once (`cache_hash`)
-    # whether a guard may compute it (False: the region's call with an effect, once)
-    guardable = True
+    # fetching it has an effect: the region's call, made once (`InPlaceCallSource`)
+    effect = False
+
+    @property
+    def guardable(self) -> bool:
+        """Whether a guard may compute it: no source it reads (`reads`), at any depth, nor
+        itself, has an `effect`."""
+        todo, seen = [self], set()
+        while todo:
+            src = todo.pop()
+            if src.effect:
+                return False
+            for part in src.reads():
+                if id(part) not in seen:
+                    seen.add(id(part))
+                    todo.append(part)
+        return True
+
+    def reads(self):
+        """The sources this one is fetched from: each of its fields that is a source, or a
+        tuple holding sources -- whatever the class (a `DerivedSource`'s base, a
+        `PureCallSource`'s arguments, a composite of sources yet to come)."""
+        for name in _field_names(type(self)):
+            v = getattr(self, name)
+            if isinstance(v, Source):
+                yield v
+            elif type(v) is tuple:
+                yield from (x for x in v if isinstance(x, Source))
 
     def readable(self) -> str:
         raise NotImplementedError
@@ -58,6 +84,16 @@ class Source:
 
     def __str__(self) -> str:
         return self.readable()
+
+
+_FIELDS: dict = {}
+
+
+def _field_names(cls) -> tuple:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 def cache_hash(cls):
@@ -94,10 +130,6 @@ class DerivedSource(Source):
     @property
     def root(self):
         return self.base.root
-
-    @property
-    def guardable(self):  # type: ignore[override]
-        return self.base.guardable
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,10 +225,6 @@ class PureCallSource(Source):
     args: tuple  # each a Source, a literal constant or a Ref
     kinds: tuple = ()  # the args' types: ``1`` and ``True`` are equal, not the same argument
 
-    @property
-    def guardable(self):  # type: ignore[override]
-        return all(a.guardable for a in self.args if isinstance(a, Source))
-
     def _spelled(self, spell) -> str:
         out = []
         for a in self.args:
@@ -231,7 +259,7 @@ class InPlaceCallSource(Source):
     args: tuple  # each a Source or a literal constant
     serial: int
 
-    guardable = False
+    effect = True
 
     def readable(self):
         spelled = ", ".join(a.readable() if isinstance(a, Source) else repr(a) for a in self.args)

@@ -274,11 +274,8 @@ def _mapping_equal(tx, a, b) -> bool:
 
 
 def contains(tx, item: Value, container: Value) -> bool:
-    if type(container) is ListV and container.unread is not None:  # an outside list, unread
-        made = whole_lists.call(tx, operator.contains, [container, item], None)
-        if made is not None:
-            return truth(tx, made)
-    made = runtime_values.call(tx, operator.contains, [container, item])  # text at run time
+    # the declared call on values known at run time: an unread list, text (`pure_c.TABLE`)
+    made = whole_lists.call_declared(tx, operator.contains, [container, item], None)
     if made is not None:
         return truth(tx, made)
     if isinstance(container, Const):

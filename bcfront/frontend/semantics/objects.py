@@ -56,7 +56,6 @@ from . import (
     json_encoding,  # noqa: F401  (registers its models of json's C Encoder)
     json_twins,
     module_construction,
-    runtime_values,
     whole_lists,
 )
 from .attrs import getattr_
@@ -118,18 +117,9 @@ def checks_keyword_types(fn: Value) -> bool:
 
 def call_object(tx, fv: ObjectV, args, kwargs) -> Value:
     obj = fv.obj
-    if args and type(args[0]) is ListV and args[0].unread is not None:  # an outside list, unread
-        made = whole_lists.call(tx, obj, args, kwargs)
-        if made is not None:
-            return made
-    if args and (
-        any(type(a) is RuntimeV for a in args)
-        or runtime_values.is_join(obj)
-        or runtime_values.holds_runtime(args, obj)
-    ):
-        made = runtime_values.call(tx, obj, args, kwargs)
-        if made is not None:
-            return made
+    made = whole_lists.call_declared(tx, obj, args, kwargs)  # on values known at run time
+    if made is not None:
+        return made
     if constant_results.is_marked(obj):  # assume_constant_result: called now, a constant
         return constant_results.call(tx, fv, args, kwargs)
     model = bmodels.model_for(obj)

@@ -106,12 +106,23 @@ class Pure:
 @dataclass(frozen=True)
 class InPlace:
     """A C call that changes its first argument, a list, and nothing else, running nobody's
-    Python code on items of one of `ORDERED_KINDS` (and raising on none, the list's length
-    fixed): `runtime_values` computes it on a copy of the items, which the list then holds."""
+    Python code on items of one of `ORDERED_KINDS` (and raising on none, but on an empty
+    list where `empty_raises`): `runtime_values` computes it on a copy of the items, which
+    the list then holds; `whole_lists` makes it on an unread list itself, its length after
+    known from `length`."""
 
     fn: object
     example: tuple  # (args) for the test: the same change twice, the other arguments unchanged
     item_keywords: tuple = ()
+    length: int = 0  # what it does to the list's length (checked by the test on `example`)
+    # raises IndexError on a list of fewer items than `fewest_items` (an empty one, or one
+    # shorter than an index reaches), and on no other
+    empty_raises: bool = False
+    indices: tuple = ()  # positions of arguments that are int indices, not items (``insert``)
+    optional: int = 0  # how many of `example`'s last arguments a call may leave out
+    # moves items without comparing or reading them (``pop``, ``insert``): on a list whose
+    # items are known the trace does that itself; only an unread list is called so
+    moves_only: bool = False
 
 
 ORDERED_KINDS = frozenset({int, float, str, bytes})
@@ -240,16 +251,38 @@ for _e in _entries():
 IN_PLACE = {
     e.fn: e
     for e in (
-        InPlace(heapq.heappush, ([1, 5, 3], 2)),
-        InPlace(heapq.heappop, ([1, 5, 3],)),
+        InPlace(heapq.heappush, ([1, 5, 3], 2), length=1),
+        InPlace(heapq.heappop, ([1, 5, 3],), length=-1, empty_raises=True),
         InPlace(heapq.heapify, ([5, 1, 3],)),
-        InPlace(heapq.heapreplace, ([1, 5, 3], 4)),
+        InPlace(heapq.heapreplace, ([1, 5, 3], 4), empty_raises=True),
         InPlace(heapq.heappushpop, ([1, 5, 3], 4)),
-        InPlace(bisect.insort_left, ([1, 3, 5], 4)),
-        InPlace(bisect.insort_right, ([1, 3, 5], 4)),
+        InPlace(bisect.insort_left, ([1, 3, 5], 4), length=1),
+        InPlace(bisect.insort_right, ([1, 3, 5], 4), length=1),
         InPlace(list.sort, ([3, 1, 2],), item_keywords=("reverse",)),
+        # ``xs.insert(i, x)`` (never raises on an int index: it clamps), ``xs.pop([i])``
+        InPlace(list.insert, ([1, 5, 3], 1, 4), length=1, indices=(1,), moves_only=True),
+        InPlace(
+            list.pop, ([1, 5, 3], 0), length=-1, empty_raises=True, indices=(1,), optional=1, moves_only=True
+        ),
     )
 }
+
+
+def fewest_items(entry: InPlace, rest: list) -> int | None:
+    """How many items the list must hold for `entry`'s call with the other arguments `rest`
+    not to raise: none where it raises on no list (`InPlace.empty_raises`), one, or as many
+    as an index reaches (``xs.pop(i)``: ``i + 1``, or ``-i`` of a negative one); None where
+    an index is no int known at capture."""
+    if not entry.empty_raises:
+        return 0
+    need = 1
+    for pos in entry.indices:
+        if pos <= len(rest):
+            i = rest[pos - 1]
+            if type(i) is not int:
+                return None
+            need = max(need, i + 1 if i >= 0 else -i)
+    return need
 
 
 def total_on_items(fn, examples: list) -> bool:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import functools
 
+from ...ir.graph import is_literal
 from ..model.builder import EARLY_RUNTIME
 from ..model.sources import PureCallSource
-from ..model.values import RuntimeV, SymIntV, Value, is_unread
+from ..model.values import Const, RuntimeV, SymIntV, Value, is_unread
 from . import pure_c
 
 # The calls that may take lists and tuples of runtime items are declared in `pure_c`: its
@@ -34,10 +35,11 @@ from . import pure_c
 def may_take_items(fn) -> bool:
     """Whether `fn` is declared to take lists or tuples of runtime items (`pure_c`)."""
     try:
-        if fn in pure_c.IN_PLACE:
-            return True
+        in_place = pure_c.IN_PLACE.get(fn)
     except TypeError:  # an unhashable callable
         return False
+    if in_place is not None:
+        return not in_place.moves_only  # (``xs.pop()`` of known items: the trace's own)
     entry = pure_c.lookup(fn)
     return entry is not None and (list in entry.accepts or tuple in entry.accepts)
 
@@ -46,6 +48,21 @@ def item_keywords(fn) -> tuple:
     """The keywords `fn` may take on runtime items, as literal constants (``reverse=``)."""
     entry = pure_c.IN_PLACE.get(fn) or pure_c.lookup(fn)
     return () if entry is None else entry.item_keywords
+
+
+def literal_keywords(fn, kwargs: dict | None) -> tuple | None:
+    """`kwargs` as ``(name, value)`` pairs of literal constants known at capture that a
+    call on runtime items or an unread list may take (`item_keywords`: ``reverse=True``);
+    None where some keyword is not declared or its value is not such a constant."""
+    if not kwargs:
+        return ()
+    allowed = item_keywords(fn)
+    out = []
+    for name, v in kwargs.items():
+        if name not in allowed or not isinstance(v, Const) or is_unread(v) or not is_literal(v.value):
+            return None
+        out.append((name, v.value))
+    return tuple(out)
 
 
 def input_symbol(v: Value) -> bool:

@@ -199,7 +199,7 @@ def call(tx, fn, args: list, kwargs: dict | None = None) -> Value | None:
             if any(is_runtime(x) for x in items.items):
                 return call(tx, joined, [args[0], *items.items])
     if runtime_items.may_take_items(fn) and _on_sequence(args):
-        keywords = _keywords(fn, kwargs)
+        keywords = runtime_items.literal_keywords(fn, kwargs)
         return None if keywords is None else _items_call(tx, fn, args, keywords)
     if kwargs or not any(is_runtime(a) for a in args) or not _qualifies(fn):
         return None
@@ -254,20 +254,6 @@ def _sequence_parts(v: Value) -> list | None:
     if not isinstance(v, (ListV, TupleV)) or not any(runtime_items.unread_item(x) for x in v.items):
         return None
     return _constant_parts(v)
-
-
-def _keywords(fn, kwargs: dict | None) -> tuple | None:
-    """`kwargs` as ``(name, value)`` pairs of literal constants a call on runtime items
-    may take (`runtime_items.item_keywords`: ``reverse=True``), or None."""
-    if not kwargs:
-        return ()
-    allowed = runtime_items.item_keywords(fn)
-    out = []
-    for name, v in kwargs.items():
-        if name not in allowed or not isinstance(v, Const) or is_runtime(v) or not is_literal(v.value):
-            return None
-        out.append((name, v.value))
-    return tuple(out)
 
 
 def _items_call(tx, fn, args: list, keywords: tuple = ()) -> Value | None:

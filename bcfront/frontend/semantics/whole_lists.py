@@ -16,26 +16,33 @@ too (`ItemsOfTypeSource`), so the call runs nobody's Python code.
   computing it sees -- is what the call saw.
   Where it may raise on items of that type or on no items (``xs.index(x)``, ``max([])``:
   the length is not guarded) the guard computes it too: a raise misses.
-- An in-place call that returns None (``heapq.heappush``, ``heapify``, ``bisect.insort``,
-  ``list.sort``): recorded on the list (`ListV.calls`) and made by the region after its
-  graph, in order with the list's appends (`regions.codegen`).  The items stay unread; a
-  later read of them breaks the graph there (``unread-items``), and the code after the
+- An in-place call (`pure_c.IN_PLACE`: ``heapq.heappush``, ``heappop``, ``heapify``,
+  ``bisect.insort``, ``list.sort``, ``xs.insert(i, x)``, ``xs.pop()``): made by the region
+  first, before its graph, as an `InPlaceCallSource` whose result is a runtime item
+  (``heappop``'s: one an empty list would not give, its length guarded where the call
+  raises on an empty list, `InPlace.empty_raises`) -- or, where the trace appended to the
+  list first and the call returns None, recorded on the list (`ListV.calls`) and made
+  after the graph, in order with the appends (`regions.codegen`).  The items stay unread;
+  a later read of them breaks the graph there (``unread-items``), and the code after the
   break reads the real list.
 
-``len(xs)`` of such a list is an int known at run time (the length the region finds first,
-plus what the trace appended since), whatever the items are: a training loop's
-``history.append(loss); n = len(history)`` is one entry, not one per call.
+``len(xs)`` of such a list is an int known at run time, whatever the items are: the length
+the region finds first (read before it makes any call on the list), plus what the trace
+appended since and what each call did to it (`InPlace.length`).  A training loop's
+``history.append(loss); n = len(history)`` is one entry, not one per call; a heap's
+``heappush(h, x); if len(h) > k: heappop(h)`` one per answer of its test.
 
-A call that returns an item of the list (``heappop``) or a list (``sorted``) is traced as
-before: its result's length or value is what the trace would need.  So is one that raises
-on this call's values (``xs.index(x)`` of a missing x): the guard of an entry made here
-computes such a call, and a raise misses.
+A call that returns a list (``sorted``) is traced as before: its result's length is what
+the trace would need.  So is one that raises on this call's values (``xs.index(x)`` of a
+missing x, ``xs.pop()`` of a list the calls before emptied): the guard of an entry made
+here computes such a call, and a raise misses.
+
+`call_declared` is the one path of a declared call on values known only at run time: an
+unread list here, else `runtime_values` (``x in xs`` reaches it as ``operator.contains``).
 """
 
 from __future__ import annotations
 
-import bisect
-import heapq
 import itertools
 import operator
 import sys
@@ -46,19 +53,33 @@ from ..model.guard_kinds import GuardKind
 from ..model.sources import InPlaceCallSource, ItemsOfTypeSource, PureCallSource, Ref, Source
 from ..model.tensor_inputs import wrap_sym_int
 from ..model.values import Const, ListV, RuntimeV, Value, is_unread
-from . import ops, pure_c, runtime_items
+from . import ops, pure_c, runtime_items, runtime_values
 
-# the in-place calls taken here, with their number of arguments
-_IN_PLACE_ARITY = {fn: len(entry.example) for fn, entry in pure_c.IN_PLACE.items()}
-# of those, the ones that raise on an empty list (else on none of the items' one type)
-_EMPTY_RAISES = frozenset({heapq.heappop, heapq.heapreplace})
-# what each does to the list's length
-_LENGTH_CHANGE = {heapq.heappush: 1, heapq.heappop: -1, bisect.insort_left: 1, bisect.insort_right: 1}
 # `pure_c.TABLE` calls on lists that raise on some values of any type (no `Pure.items`):
 # the guard computes them, a raise misses
 _INDEXING = frozenset({list.index, operator.indexOf})
 _SCALAR_RESULTS = frozenset({int, float, bool, str, bytes})
 _serials = itertools.count()
+
+
+def call_declared(tx, fn, args: list, kwargs: dict | None) -> Value | None:
+    """``fn(*args, **kwargs)`` of a C call declared in `pure_c`, made on values known only
+    at run time: on an unread outside list itself (`call`), else on runtime values and
+    lists or tuples of them (`runtime_values.call`); None where neither applies.  The one
+    path of a call (`objects.call_object`) and of ``x in xs`` (``operator.contains``)."""
+    if not args:
+        return None
+    if type(args[0]) is ListV and args[0].unread is not None:  # an outside list, unread
+        made = call(tx, fn, args, kwargs)
+        if made is not None:
+            return made
+    if (
+        any(type(a) is RuntimeV or runtime_items.input_symbol(a) for a in args)
+        or runtime_values.is_join(fn)
+        or runtime_values.holds_runtime(args, fn)
+    ):
+        return runtime_values.call(tx, fn, args, kwargs)
+    return None
 
 
 def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
@@ -69,15 +90,16 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     if fn is len and len(args) == 1 and not kwargs:
         return _length(tx, args[0])
     try:
-        in_place = fn in _IN_PLACE_ARITY
+        change = pure_c.IN_PLACE.get(fn)
     except TypeError:  # an unhashable callable: none of these
         return None
+    in_place = change is not None
     entry = None if in_place else pure_c.lookup(fn)
     if not in_place and (entry is None or not (entry.items or fn in _INDEXING) or kwargs):
         return None
-    if in_place and len(args) != _IN_PLACE_ARITY[fn]:
+    if change is not None and not 0 <= len(change.example) - len(args) <= change.optional:
         return None
-    keywords = _keywords(fn, kwargs)
+    keywords = runtime_items.literal_keywords(fn, kwargs)
     if keywords is None:
         return None
     lst: ListV = args[0]
@@ -92,8 +114,12 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     rest = args[1:]
     if any(isinstance(a, ListV) and a is lst for a in rest):
         return None
-    t = _item_type(obj, rest)
+    t = _item_type(obj, rest, change.indices if change is not None else ())
     if t is None or not tx.shape_policy.length_dynamic(lst.source, len(obj)):
+        return None
+    # (an index known only at run time: which lengths make ``xs.pop(i)`` raise is not known)
+    need = 0 if change is None else pure_c.fewest_items(change, [_known(a) for a in rest])
+    if need is None:
         return None
     examples = [_example(a) for a in rest]
     try:
@@ -108,13 +134,12 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     if in_place:
         if pending or keywords:  # after the graph, in order with the appends before it
             return _record(tx, lst, (tuple(lst._items), fn, tuple(rest), keywords, None))
-        if fn in _EMPTY_RAISES:  # the list holds an item then: as long at the start as the
-            # calls made first before this one take out, and one more
-            grown = sum(_LENGTH_CHANGE.get(c[1], 0) for c in lst.calls)
-            if grown < 1:
-                length = PureCallSource(Ref(len, "len"), (lst.source,), ())
-                enough = PureCallSource(Ref(operator.ge, "ge"), (length, 1 - grown), (Source, int))
-                tx.guard(GuardKind.CONSTANT_MATCH, enough, True)
+        grown = _grown(lst)
+        if need and need > grown:  # it raises on a shorter list: the list is as long at the start as
+            # the calls made first before this one take out, and as this one needs
+            length = PureCallSource(Ref(len, "len"), (lst.source,), ())
+            enough = PureCallSource(Ref(operator.ge, "ge"), (length, need - grown), (Source, int))
+            tx.guard(GuardKind.CONSTANT_MATCH, enough, True)
         made = RuntimeV(result, InPlaceCallSource(Ref(fn, label), tuple(parts), next(_serials)), tx)
         early = tx.__dict__.setdefault(EARLY_RUNTIME, [])
         tx.set(tx, EARLY_RUNTIME, [*early, made])  # (journaled: a rollback forgets the call)
@@ -134,21 +159,44 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
 
 def _length(tx, lst: ListV) -> Value | None:
     """``len(lst)``, an int known at run time once the list's length has varied: the
-    length the region finds first, plus what the trace appended since (replayed after)."""
-    if lst.calls:  # (what their calls do to the length is not always known)
-        return None
+    length the region finds first (read before the region makes any call on the list),
+    plus what the trace appended since and what the in-place calls on it did to it (each
+    call's declared `pure_c.InPlace.length`)."""
     obj = lst.unread.obj  # type: ignore[union-attr]
     if not tx.shape_policy.length_dynamic(lst.source, len(obj)):
         return None
-    src = PureCallSource(Ref(len, "len"), (lst.source,), ())
-    if lst._items:
-        src = PureCallSource(Ref(operator.add, "add"), (src, len(lst._items)), (Source, int))
-    n = len(obj) + len(lst._items)
+    src = first = PureCallSource(Ref(len, "len"), (lst.source,), ())
+    _read_first(tx, lst, RuntimeV(len(obj), first, tx))
+    grown = _grown(lst) + len(lst._items)
+    if grown:
+        src = PureCallSource(Ref(operator.add, "add"), (first, grown), (Source, int))
+    n = len(obj) + grown
     runtime_items.computed_once(tx, n, src)
     policy = tx.shape_policy
     if policy.saw_tensors or not (tx.static_ints or policy.ints_broke or "torch" not in sys.modules):
         return wrap_sym_int(tx, n, src)  # a symbol, as a changing int input is: a tensor's operand too
     return RuntimeV(n, src, tx)
+
+
+def _grown(lst: ListV) -> int:
+    """What the calls recorded on `lst`, and the items appended before each, did to its
+    length (`pure_c.InPlace.length`)."""
+    return sum(len(before) + pure_c.IN_PLACE[fn].length for before, fn, *_ in lst.calls)
+
+
+def _read_first(tx, lst: ListV, v: RuntimeV) -> None:
+    """Has the region read `v` before the first call on `lst` it makes first (`EARLY_RUNTIME`
+    holds those in order): what it reads is then the list as the region found it."""
+    early = tx.__dict__.setdefault(EARLY_RUNTIME, [])
+    if any(e.source == v.source for e in early):
+        return
+    calls = (
+        i
+        for i, e in enumerate(early)
+        if type(e.source) is InPlaceCallSource and e.source.args[0] == lst.source
+    )
+    at = next(calls, len(early))
+    tx.set(tx, EARLY_RUNTIME, [*early[:at], v, *early[at:]])  # (journaled, as the calls are)
 
 
 def _none_results() -> dict:
@@ -190,13 +238,18 @@ def _whole_list(v: Value) -> bool:
     return type(v) is ListV and v.cls is list and v.unread is not None and v.source is not None
 
 
-def _item_type(obj: list, rest: list):
+def _item_type(obj: list, rest: list, indices: tuple = ()):
     """The one exact type among `pure_c.ORDERED_KINDS` of every item of `obj` and every
-    other argument (int where there are none); None where there is no such type."""
+    other argument but those at `indices` (of the call's arguments: ints), int where there
+    are none; None where there is no such type."""
     kinds = {type(x) for x in obj}
-    for a in rest:
+    for i, a in enumerate(rest, 1):
         if not _scalar(a):
             return None
+        if i in indices:
+            if type(_example(a)) is not int:
+                return None
+            continue
         kinds.add(type(_example(a)))
     if not kinds:  # an empty list, nothing else (``heapify([])``): the kind most lists have
         return int
@@ -218,20 +271,13 @@ def _example(a: Value):
     return runtime_items.item_example(a) if runtime_items.unread_item(a) else a.value  # type: ignore[attr-defined]
 
 
+def _known(a: Value):
+    """The value of argument `a` where it is known at capture, else None."""
+    return None if runtime_items.unread_item(a) else a.value  # type: ignore[attr-defined]
+
+
 def _part(a: Value):
     return a.source if runtime_items.unread_item(a) else a.value  # type: ignore[attr-defined]
-
-
-def _keywords(fn, kwargs: dict | None) -> tuple | None:
-    if not kwargs:
-        return ()
-    allowed = runtime_items.item_keywords(fn)
-    out = []
-    for name, v in kwargs.items():
-        if name not in allowed or not isinstance(v, Const) or is_unread(v) or type(v.value) is not bool:
-            return None
-        out.append((name, v.value))
-    return tuple(out)
 
 
 def _record(tx, lst: ListV, call: tuple) -> Value:
