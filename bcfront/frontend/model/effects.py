@@ -118,16 +118,20 @@ def _attribute_writes(tx, v: ObjectV) -> list[tuple]:
 
 _MISSING = object()
 _UNKNOWN = object()
+MAX_DIFFED = 1024  # items of a container whose writes are diffed (`_item_changes`)
 
 
 def _item_changes(tx, v) -> tuple | None:
     """What this write changed in outside container `v` since the last note (or since the
     trace first saw it): `ItemChange`s, each value as the trace holds it; None where they
-    cannot say (a list whose items are unread, an order change alone).  The state before
+    cannot say (a list whose items are unread, an order change alone, a container of more
+    than `MAX_DIFFED` items).  The state before
     is the one the last note kept (journaled: a rolled-back call takes its state with it),
     or, at the first, the one the journal's first write of `v` replaced."""
     snaps = tx.__dict__.setdefault("_item_snapshots", None) or {}  # (the journal restores None)
-    if isinstance(v, ListV) and v.unread is not None:  # (items unread: no state known now)
+    size = len(v._items) if isinstance(v, ListV) else len(v.entries)
+    if (isinstance(v, ListV) and v.unread is not None) or size > MAX_DIFFED:
+        # (items unread: no state known now; a large one: not copied at each write)
         tx.set(tx, "_item_snapshots", {**snaps, id(v): (v, _UNKNOWN)})
         return None
     now = list(v._items) if isinstance(v, ListV) else dict(v.entries)
