@@ -358,10 +358,10 @@ def audio_encoder(config: str, model: str):
 @model(slow=True)
 def timm_sequencer():
     """timm Sequencer2d, 2 stages of one block (bidirectional nn.LSTM over rows and columns)."""
-    torch.manual_seed(0)
+    timm()  # (torchvision first: timm imports it)
     from timm.models.sequencer import Sequencer2d
 
-    timm()
+    torch.manual_seed(0)
     net = Sequencer2d(
         img_size=32,
         layers=[1, 1],

@@ -349,17 +349,36 @@ def _on_static_sizes(tx, env, fn, fargs, fkw, what: str, error: Exception):
     themselves.  None where no input has symbolic sizes or the op fails on those too."""
     if not any(_symbolic_shape(x) for x in _flat((fargs, fkw))):
         return None
+    text = str(error).split("\n", 1)[0]
+    for decomposed in _decompositions(fn):  # (sizes kept symbolic: no capture per size)
+        try:
+            return env.run(decomposed, fargs, fkw, tx.state)
+        except Exception:  # noqa: BLE001 - another overload, or the pinned sizes below
+            continue
     try:
         with warnings.catch_warnings():  # (torch's own notes on the fake run: not the user's)
             warnings.simplefilter("ignore")
             out = env.run(lambda *a, **k: fn(*_pinned(a), **_pinned(k)), fargs, fkw, tx.state)
     except Exception:  # noqa: BLE001 - the first error stands
         return None
-    text = str(error).split("\n", 1)[0]
     note = f"{what} takes no symbolic sizes on fake tensors ({text}): its inputs' sizes are specialized"
     if note not in tx.notes:
         tx.notes.append(note)
     return out
+
+
+def _decompositions(fn) -> list:
+    """torch's Python decompositions (``torch._decomp``) of the aten op `fn` names (its
+    overloads'), which run on symbolic sizes where the C++ kernel does not (aten ``lstm``:
+    the output's metadata only, the graph keeps the op)."""
+    from torch._decomp import decomposition_table
+
+    name = getattr(fn, "__name__", None)
+    packet = getattr(torch.ops.aten, name, None) if isinstance(name, str) and name.isidentifier() else None
+    if not isinstance(packet, torch._ops.OpOverloadPacket):
+        return []
+    overloads = [getattr(packet, o) for o in packet.overloads()]
+    return [decomposition_table[o] for o in overloads if o in decomposition_table]
 
 
 def _flat(x):
@@ -371,7 +390,9 @@ def _flat(x):
 
 
 def _symbolic_shape(x) -> bool:
-    return isinstance(x, torch.Tensor) and symbolic.has_symbols((*x.shape, *x.stride(), x.storage_offset()))
+    """A tensor whose sizes are symbolic (a C++ kernel rejects them so, even where a guard
+    has pinned their value and they read as ints)."""
+    return isinstance(x, torch.Tensor) and bool(getattr(x, "_has_symbolic_sizes_strides", False))
 
 
 def _pinned(x):
