@@ -147,7 +147,12 @@ def _item_changes(tx, v) -> tuple | None:
         if before is _MISSING:
             return None
     if isinstance(v, ListV):
-        return _list_changes(list(before), now)
+        return _list_changes(list(before), list(now))
+    return _keyed_changes(v, before, now)  # type: ignore[arg-type]
+
+
+def _keyed_changes(v, before: dict, now: dict) -> tuple | None:
+    """`_item_changes` of a dict or set: entries by hashable key."""
     if isinstance(v, SetV):
         gone = [ItemChange("discard", (k,)) for h, k in before.items() if h not in now]
         return tuple(gone + [ItemChange("add", (k,)) for h, k in now.items() if h not in before])

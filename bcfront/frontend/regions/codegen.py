@@ -674,8 +674,9 @@ class Rebuilder:
                 out.extend(self._item_changes(holder, value))
                 continue
             text = repr(value.value) if _literal(value.value) else ns.const(value.value)
-            if self.globals_values.get(id(holder.obj)) is holder:
-                out.append(f"{ns.const(holder.obj, 'globals')}[{name!r}] = {text}")
+            target = holder.obj
+            if self.globals_values.get(id(target)) is holder:
+                out.append(f"{ns.const(target, 'globals')}[{name!r}] = {text}")
             else:
                 out.append(f"{ns.helper('setattr')}({self.expr_source(holder)}, {name!r}, {text})")
         return out

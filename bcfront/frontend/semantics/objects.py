@@ -225,7 +225,7 @@ def weak_reference(tx, clsv: ObjectV, args, kwargs) -> Value:
     object made in the trace, is no such case."""
     v = args[0] if len(args) == 1 and not kwargs else None
     obj = outside_object(tx, v) if v is not None and v.source is not None else _NONE
-    if obj is _NONE:
+    if v is None or obj is _NONE:
         raise UnsupportedError(
             BreakReason.UNSUPPORTED_CALL, "weakref.ref() of an object made in the trace, or with a callback"
         )
