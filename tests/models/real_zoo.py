@@ -44,10 +44,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from .tiny_configs import DECODER, DISTILBERT, ENCODER, T5, VIT, VOCAB
 from .vision_cpu import import_torchvision
 
 REAL_ZOO: dict = {}
-VOCAB = 100
 SEQ = {0: (2, 8), 1: (3, 5)}  # variant -> (batch, seq) for the text models
 BATCH = {0: 2, 1: 3}  # variant -> batch for the 32x32 images
 PROMPT = {0: (2, 5), 1: (3, 4)}  # variant -> (batch, prompt length) for generation
@@ -245,36 +245,14 @@ def hf_llama():
 
 def _llama():
     tf = transformers()
-    return _hf(
-        tf.LlamaConfig,
-        tf.LlamaForCausalLM,
-        "sdpa",
-        num_hidden_layers=2,
-        hidden_size=32,
-        intermediate_size=64,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=VOCAB,
-        max_position_embeddings=64,
-        use_cache=False,
-    )
+    return _hf(tf.LlamaConfig, tf.LlamaForCausalLM, "sdpa", **DECODER)
 
 
 @model(attn="sdpa")
 def hf_bert():
     """transformers BertModel, 2 layers, d=32, with a right-padding attention_mask."""
     tf = transformers()
-    m = _hf(
-        tf.BertConfig,
-        tf.BertModel,
-        "sdpa",
-        num_hidden_layers=2,
-        hidden_size=32,
-        intermediate_size=64,
-        num_attention_heads=4,
-        vocab_size=VOCAB,
-        max_position_embeddings=64,
-    )
+    m = _hf(tf.BertConfig, tf.BertModel, "sdpa", **ENCODER)
     return m.eval(), masked_text_inputs
 
 
@@ -282,19 +260,7 @@ def hf_bert():
 def hf_t5():
     """transformers T5Model, 2+2 layers, d=32: encoder input_ids and decoder_input_ids (relative bias)."""
     tf = transformers()
-    m = _hf(
-        tf.T5Config,
-        tf.T5Model,
-        "eager",
-        num_layers=2,
-        d_model=32,
-        d_ff=64,
-        num_heads=4,
-        d_kv=8,
-        vocab_size=VOCAB,
-        use_cache=False,
-        decoder_start_token_id=0,
-    )
+    m = _hf(tf.T5Config, tf.T5Model, "eager", **T5, use_cache=False)
     return m.eval(), seq2seq_inputs
 
 
@@ -325,17 +291,7 @@ def hf_bart():
 def hf_vit():
     """transformers ViTModel, 2 layers, d=32, 32x32 images in 8x8 patches."""
     tf = transformers()
-    m = _hf(
-        tf.ViTConfig,
-        tf.ViTModel,
-        "eager",
-        num_hidden_layers=2,
-        hidden_size=32,
-        intermediate_size=64,
-        num_attention_heads=4,
-        image_size=32,
-        patch_size=8,
-    )
+    m = _hf(tf.ViTConfig, tf.ViTModel, "eager", **VIT)
     return m.eval(), image_inputs
 
 
@@ -355,12 +311,7 @@ def hf_distilbert_cls():
         tf.DistilBertConfig,
         tf.DistilBertForSequenceClassification,
         "sdpa",
-        n_layers=2,
-        dim=32,
-        hidden_dim=64,
-        n_heads=4,
-        vocab_size=VOCAB,
-        max_position_embeddings=64,
+        **DISTILBERT,
         num_labels=3,
         dropout=0.0,
         attention_dropout=0.0,
@@ -407,10 +358,10 @@ def audio_encoder(config: str, model: str):
 @model(slow=True)
 def timm_sequencer():
     """timm Sequencer2d, 2 stages of one block (bidirectional nn.LSTM over rows and columns)."""
-    torch.manual_seed(0)
+    timm()  # (torchvision first: timm imports it)
     from timm.models.sequencer import Sequencer2d
 
-    timm()
+    torch.manual_seed(0)
     net = Sequencer2d(
         img_size=32,
         layers=[1, 1],

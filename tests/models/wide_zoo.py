@@ -14,7 +14,6 @@ from __future__ import annotations
 import torch
 
 from .real_zoo import (
-    VOCAB,
     CausalLMOptimizerStep,
     ClassifierTrainStep,
     HFGenerate,
@@ -32,6 +31,7 @@ from .real_zoo import (
     timm,
     transformers,
 )
+from .tiny_configs import DECODER, DISTILBERT, ENCODER, T5, VIT, VOCAB
 
 WIDE: dict = {}
 
@@ -46,17 +46,6 @@ def entry(kind: str = "inference"):
 
 
 # -- decoder-only language models ------------------------------------------------------
-
-DECODER = dict(
-    num_hidden_layers=2,
-    hidden_size=32,
-    intermediate_size=64,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    vocab_size=VOCAB,
-    max_position_embeddings=64,
-    use_cache=False,
-)
 
 
 def _causal(config: str, model: str, attn: str = "sdpa", **kw):
@@ -174,15 +163,6 @@ def bloom():
 
 # -- encoders --------------------------------------------------------------------------
 
-ENCODER = dict(
-    num_hidden_layers=2,
-    hidden_size=32,
-    intermediate_size=64,
-    num_attention_heads=4,
-    vocab_size=VOCAB,
-    max_position_embeddings=64,
-)
-
 
 def _encoder(config: str, model: str, attn: str = "sdpa", **kw):
     tf = transformers()
@@ -193,17 +173,7 @@ def _encoder(config: str, model: str, attn: str = "sdpa", **kw):
 def distilbert():
     """DistilBertModel with a padding mask."""
     tf = transformers()
-    m = _hf(
-        tf.DistilBertConfig,
-        tf.DistilBertModel,
-        "sdpa",
-        n_layers=2,
-        dim=32,
-        hidden_dim=64,
-        n_heads=4,
-        vocab_size=VOCAB,
-        max_position_embeddings=64,
-    )
+    m = _hf(tf.DistilBertConfig, tf.DistilBertModel, "sdpa", **DISTILBERT)
     return m.eval(), masked_text_inputs
 
 
@@ -620,18 +590,7 @@ def hubert():
 def beit():
     """BeitModel (relative position bias, layer scale, mean pooling)."""
     tf = transformers()
-    m = _hf(
-        tf.BeitConfig,
-        tf.BeitModel,
-        "eager",
-        num_hidden_layers=2,
-        hidden_size=32,
-        intermediate_size=64,
-        num_attention_heads=4,
-        image_size=32,
-        patch_size=8,
-        use_relative_position_bias=True,
-    )
+    m = _hf(tf.BeitConfig, tf.BeitModel, "eager", **VIT, use_relative_position_bias=True)
     return m.eval(), image_inputs
 
 
@@ -709,16 +668,5 @@ def gen_mistral_hf_generate():
 def gen_t5_hf_generate():
     """T5ForConditionalGeneration.generate() (greedy, encoder once, decoder cache), 6 tokens."""
     tf = transformers()
-    m = _hf(
-        tf.T5Config,
-        tf.T5ForConditionalGeneration,
-        "eager",
-        num_layers=2,
-        d_model=32,
-        d_ff=64,
-        num_heads=4,
-        d_kv=8,
-        vocab_size=VOCAB,
-        decoder_start_token_id=0,
-    )
+    m = _hf(tf.T5Config, tf.T5ForConditionalGeneration, "eager", **T5)
     return HFGenerate(m, 6).eval(), prompt_inputs

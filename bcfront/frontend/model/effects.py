@@ -6,7 +6,10 @@ object or ``nn.Module`` (buffers included), a global, a closure cell — goes
 through `Tracer.mark_mutated`, which calls `note` here.  `note` appends an
 `LoggedEffect` (kind, target as a source expression, source line, position in the
 graph) to ``tx.effect_log`` through the journal, so an inlined call that is
-rolled back takes its effects with it.
+rolled back takes its effects with it.  Each attribute or global write keeps the value
+written, each write to an outside dict, list or set the `ItemChange`s it made, so that
+`regions.region_errors.placed_writes` can make them at their place among the graph's
+statements when a run-time error could see them.
 
 The region replays the writes after the graph (`codegen.Rebuilder.replay`:
 the final contents of each written object, objects in first-write order,
@@ -35,9 +38,22 @@ class LoggedEffect:
     lineno: int | None
     position: int  # graph nodes recorded before it (orders it among tensor writes)
     # an attribute or global write: (the ObjectV written, the name, the Value written or
-    # DELETED), the write as of this point (`regions.region_errors.early_writes`); only
-    # while the trace lives (the ObjectV holds the real object)
+    # DELETED), the write as of this point (`regions.region_errors.placed_writes`); a write
+    # to an outside dict, list or set: (the container, None, its `ItemChange`s), or None
+    # where no changes can say what it did (an order change alone); only while the trace
+    # lives (the values hold the real objects)
     write: tuple | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemChange:
+    """One change a write made to an outside container, as of that write: ``setitem``
+    (dict: key, value), ``delitem`` (dict: key), ``slice`` (list: ``items[start:stop] =
+    values``), ``add`` / ``discard`` (set: key).  Made again in that order, they take the
+    container from its state before the write to its state after it."""
+
+    op: str
+    args: tuple
 
 
 # -- recording ------------------------------------------------------------------------------------
@@ -77,7 +93,9 @@ def _describe(tx, value) -> list[tuple]:
         return _attribute_writes(tx, value)
     if isinstance(value, (ListV, DictV, SetV)):
         target = value.source.readable() if value.source is not None else "?"
-        return [(_container_kind(tx, value), target)]
+        changes = _item_changes(tx, value) if value.source is not None else None
+        write = [(value, None, changes)] if changes is not None else []
+        return [(_container_kind(tx, value), target, *write)]
     return [("mutation", value.source.readable() if value.source is not None else "?")]
 
 
@@ -99,6 +117,66 @@ def _attribute_writes(tx, v: ObjectV) -> list[tuple]:
 
 
 _MISSING = object()
+_UNKNOWN = object()
+MAX_DIFFED = 1024  # items of a container whose writes are diffed (`_item_changes`)
+
+
+def _item_changes(tx, v) -> tuple | None:
+    """What this write changed in outside container `v` since the last note (or since the
+    trace first saw it): `ItemChange`s, each value as the trace holds it; None where they
+    cannot say (a list whose items are unread, an order change alone, a container of more
+    than `MAX_DIFFED` items).  The state before
+    is the one the last note kept (journaled: a rolled-back call takes its state with it),
+    or, at the first, the one the journal's first write of `v` replaced."""
+    snaps = tx.__dict__.setdefault("_item_snapshots", None) or {}  # (the journal restores None)
+    size = len(v._items) if isinstance(v, ListV) else len(v.entries)
+    if (isinstance(v, ListV) and v.unread is not None) or size > MAX_DIFFED:
+        # (items unread: no state known now; a large one: not copied at each write)
+        tx.set(tx, "_item_snapshots", {**snaps, id(v): (v, _UNKNOWN)})
+        return None
+    now = list(v._items) if isinstance(v, ListV) else dict(v.entries)
+    before = snaps.get(id(v), (None, _MISSING))[1]
+    tx.set(tx, "_item_snapshots", {**snaps, id(v): (v, now)})  # (v: kept alive, ids unique)
+    if before is _UNKNOWN:
+        return None
+    if before is _MISSING:
+        # (every write notes: no note yet, so the first store of the items replaced the
+        # state it had when the trace read it -- a list's read of its items comes before)
+        attr = "items" if isinstance(v, ListV) else "entries"
+        before = next((old for obj, a, old in tx.journal.log if obj is v and a == attr), _MISSING)
+        if before is _MISSING:
+            return None
+    if isinstance(v, ListV):
+        return _list_changes(list(before), list(now))
+    return _keyed_changes(v, before, now)  # type: ignore[arg-type]
+
+
+def _keyed_changes(v, before: dict, now: dict) -> tuple | None:
+    """`_item_changes` of a dict or set: entries by hashable key."""
+    if isinstance(v, SetV):
+        gone = [ItemChange("discard", (k,)) for h, k in before.items() if h not in now]
+        return tuple(gone + [ItemChange("add", (k,)) for h, k in now.items() if h not in before])
+    kept = [h for h in before if h in now]
+    if kept != [h for h in now if h in before]:
+        return None  # an order change (move_to_end): no item changes make it
+    out = [ItemChange("delitem", (before[h][0],)) for h in before if h not in now]
+    for h, (k, x) in now.items():
+        if h not in before or before[h][1] is not x:
+            out.append(ItemChange("setitem", (k, x)))
+    return tuple(out)
+
+
+def _list_changes(before: list, now: list) -> tuple:
+    """The one slice assignment that takes `before` to `now` (items compared by identity)."""
+    start = 0
+    while start < min(len(before), len(now)) and before[start] is now[start]:
+        start += 1
+    end = 0
+    while end < min(len(before), len(now)) - start and before[-1 - end] is now[-1 - end]:
+        end += 1
+    if start == len(before) == len(now):
+        return ()
+    return (ItemChange("slice", (start, len(before) - end, tuple(now[start : len(now) - end]))),)
 
 
 def _instance_dict(obj) -> dict:

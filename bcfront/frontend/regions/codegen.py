@@ -681,17 +681,45 @@ class Rebuilder:
             out.append(f"{target}[{min(before, len(items))}:] = [{', '.join(parts[before:])}]")
         return out
 
-    def const_writes(self, writes: list[tuple[ObjectV, str, Const]]) -> list[str]:
-        """Statements storing constants in attributes or globals: ``(ObjectV, name, Const)``
-        each (`region_errors.placed_writes`), to run among the graph's statements: they
-        emit nothing else, every target read through its own source."""
+    def const_writes(self, writes: list[tuple]) -> list[str]:
+        """Statements making writes whose values are constants (`region_errors.placed_writes`),
+        to run among the graph's statements: ``(ObjectV, name, Const)`` stores an attribute or
+        a global, ``(container, None, changes)`` makes an outside dict's, list's or set's item
+        changes (`effects.ItemChange`) on the container itself (a dict subclass's own methods
+        are not called).  They emit nothing else, every target read through its own source."""
         ns, out = self.ns, []
         for holder, name, value in writes:
+            if name is None:
+                out.extend(self._item_changes(holder, value))
+                continue
             text = repr(value.value) if _literal(value.value) else ns.const(value.value)
-            if self.globals_values.get(id(holder.obj)) is holder:
-                out.append(f"{ns.const(holder.obj, 'globals')}[{name!r}] = {text}")
+            target = holder.obj
+            if self.globals_values.get(id(target)) is holder:
+                out.append(f"{ns.const(target, 'globals')}[{name!r}] = {text}")
             else:
                 out.append(f"{ns.helper('setattr')}({self.expr_source(holder)}, {name!r}, {text})")
+        return out
+
+    def _item_changes(self, v, changes) -> list[str]:
+        ns = self.ns
+
+        def text(x) -> str:
+            return repr(x.value) if _literal(x.value) else ns.const(x.value)
+
+        target = v.source.expr(ns)
+        # the C type storing the items: the container's own methods, never a subclass's
+        base = next(c for c in v.python_type().__mro__ if not c.__flags__ & _HEAPTYPE)
+        out = []
+        for c in changes:
+            method = {"setitem": "__setitem__", "delitem": "pop", "slice": "__setitem__"}.get(c.op, c.op)
+            call = f"{ns.const(getattr(base, method))}({target}, "
+            if c.op == "slice":
+                start, stop, items = c.args
+                out.append(f"{call}{ns.helper('slice')}({start}, {stop}), [{', '.join(map(text, items))}])")
+            elif c.op == "delitem":
+                out.append(f"{call}{text(c.args[0])}, None)")
+            else:
+                out.append(f"{call}{', '.join(map(text, c.args))})")
         return out
 
     def _hash_position(self, v: HashIterV, target: str) -> str:
@@ -720,6 +748,9 @@ class Rebuilder:
 
     def expr_source(self, v: ObjectV) -> str:
         return v.source.expr(self.ns) if v.source is not None else self.ns.const(v.obj)
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 
 
 def _literal(x) -> bool:

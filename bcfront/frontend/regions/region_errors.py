@@ -384,15 +384,17 @@ def placed_writes(tx, graph, first: int) -> dict[int, list] | None:
     node `first` (the first lasting write) or later sees them as eager does, when they are
     all that makes such an error observable (`errors_observable`): no node from `first` on
     recorded under a handler, nothing lasting before `first` but ``.grad`` references (no
-    seeding, no collective), and each write a constant stored in an attribute or a global
-    (a flag: ``model.train()``, ``model.eval()``) -- but for those made after the last node
-    that may raise (`last_raising`), which precede no error.  Maps a body index to the writes to make
-    just before that node, each ``(ObjectV, name, Const)``: at `first` each target's value
-    as of there, at each later node the writes made just before it.  None where that is
-    not so.  The region still replays every write's final value after the graph; an error
-    before `first` reruns the function natively, which makes these writes itself."""
+    seeding, no collective), and each write's value known at capture (`known_write`): a
+    constant stored in an attribute or a global (a flag: ``model.train()``), or item
+    changes of an outside dict, list or set (a config's ``__dict__``, a scheduler's
+    group) that store only constants -- but for those made after the last node that may
+    raise (`last_raising`), which precede no error.  Maps a body index to the writes to make
+    just before that node, each ``(ObjectV, name, Const)`` or ``(container, None, changes)``:
+    at `first` each attribute's value as of there and every item change before it, in
+    order, at each later node the writes made just before it.  None where that is not so.
+    The region still replays every write's final value after the graph; an error before
+    `first` reruns the function natively, which makes these writes itself."""
     from ..model.node_checks import handled_between
-    from ..model.values import Const
 
     if handled_between(tx, first) or first >= len(graph.body):
         return None
@@ -403,20 +405,40 @@ def placed_writes(tx, graph, first: int) -> dict[int, list] | None:
     placed: dict[int, list] = {}
     # (one after every node that may raise: only the replay after the graph makes it)
     for e in replayed_writes(tx, end):
-        if e.kind not in _CONST_WRITES or e.write is None:
+        if e.write is None:
             return None
-        holder, name, value = e.write
-        if e.position <= first:
-            at_first[(id(holder), name)] = e.write  # the last one before `first` counts
-        elif isinstance(value, Const):
+        holder, name, _ = e.write
+        if e.position > first:
+            if not known_write(e):
+                return None
             placed.setdefault(e.position, []).append(e.write)
+        elif name is None:  # item changes: every one, in order
+            at_first[id(e)] = e
         else:
-            return None
-    if any(not isinstance(w[2], Const) for w in at_first.values()):
+            at_first.pop((id(holder), name), None)
+            at_first[(id(holder), name)] = e  # the last one before `first` counts
+    if not all(known_write(e) for e in at_first.values()):
         return None
     if at_first:
-        placed[first] = list(at_first.values())
+        placed[first] = [e.write for e in at_first.values()]
     return placed
+
+
+def known_write(e) -> bool:
+    """The logged write `e` can be made again from what the capture knows: an attribute or
+    global given a constant (or deleted), or item changes storing constants alone."""
+    from ..model.values import DELETED, Const
+
+    if e.write is None:
+        return False
+    _, name, value = e.write
+    if name is not None:
+        return e.kind in _CONST_WRITES and isinstance(value, Const)
+    for change in value:
+        stored = change.args[2] if change.op == "slice" else change.args
+        if not all(isinstance(x, Const) or x is DELETED for x in stored):
+            return False
+    return True
 
 
 def ints_alone(graph, compiled) -> bool:

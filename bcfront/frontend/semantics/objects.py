@@ -207,6 +207,38 @@ def weak_referent(tx, fv: ObjectV) -> Value:
     return wrap(tx, fv.obj(), src)
 
 
+def weak_reference(tx, clsv: ObjectV, args, kwargs) -> Value:
+    """``weakref.ref(o)`` of an outside object `o` (torch's ``RemovableHandle`` keeps one to
+    a module's hooks dict): the real reference, made at capture (CPython shares one plain
+    reference per live referent, as this one is), and made again from `o`'s source where
+    the region needs it (``weakref.ref(o)``): it holds no referent.  A callback, or an
+    object made in the trace, is no such case."""
+    v = args[0] if len(args) == 1 and not kwargs else None
+    obj = outside_object(tx, v) if v is not None and v.source is not None else _NONE
+    if v is None or obj is _NONE:
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_CALL, "weakref.ref() of an object made in the trace, or with a callback"
+        )
+    try:
+        ref = weakref.ref(obj)
+    except TypeError as e:
+        raise_(TypeError, str(e))
+    return wrap(tx, ref, PureCallSource(Ref(weakref.ref, "weakref.ref"), (v.source,), (type(v.source),)))
+
+
+_NONE = object()
+
+
+def outside_object(tx, v: Value):
+    """The real object behind `v`, a value of an outside object (`tx.by_id`), or `_NONE`."""
+    if isinstance(v, ObjectV):
+        return v.obj
+    return next((o for o in tx.keepalive if tx.by_id.get(id(o)) is v), _NONE)
+
+
+bmodels.CONSTRUCTORS[weakref.ref] = weak_reference
+
+
 def _c_name(obj) -> str:
     mod = getattr(obj, "__module__", None)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import operator
 import types
+import warnings
 
 import torch
 
@@ -301,6 +302,9 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
             return record(tx, op, target, spec_args, spec_kwargs, mutates=mutates, label=label)
         name = type(e).__name__
         what = label or _label(op, target)
+        out = None if mutates else _on_static_sizes(tx, env, fn, fargs, fkw, what, e)
+        if out is not None:
+            return _recorded(tx, op, target, args, kwargs, (conv, kconv, fargs, fkw), out, mutates, env)
         if "DataDependent" in name or "DynamicOutputShape" in name:
             raise UnsupportedError(
                 BreakReason.DATA_DEPENDENT, f"{what} depends on tensor values ({name})"
@@ -310,6 +314,12 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
         raise UnsupportedError(
             BreakReason.TORCH_ERROR, f"{what} failed on fake tensors: {name}: {text}"
         ) from None
+    return _recorded(tx, op, target, args, kwargs, (conv, kconv, fargs, fkw), out, mutates, env)
+
+
+def _recorded(tx, op, target, args, kwargs, converted, out, mutates, env) -> Value:
+    """`record`'s second half: `out`, the fake run's result, checked and recorded."""
+    conv, kconv, fargs, fkw = converted
     check_dtypes(tx, op, target, fargs, fkw)
     if mutates:
         check_inplace_cast(tx, _label(op, target), _out_of_place(op, target), fargs, fkw)
@@ -329,6 +339,72 @@ def record(tx, op: str, target, args: list, kwargs: dict, *, mutates: bool = Fal
     if sizes and not mutates:
         return symbolic.wrap_numbers(tx, node, out)
     return wrap_output(tx, node, out, args)
+
+
+def _on_static_sizes(tx, env, fn, fargs, fkw, what: str, error: Exception):
+    """The fake run of an op whose fake kernel takes no symbolic sizes (aten ``lstm`` calls
+    ``numel()`` on its inputs): run again on views of the tensors with every size, stride
+    and offset pinned to its value -- each guarded equal by the ShapeEnv, so a new size is
+    a capture of its own -- and say so in explain; the node still takes the tensors
+    themselves.  None where no input has symbolic sizes or the op fails on those too."""
+    if not any(_symbolic_shape(x) for x in _flat((fargs, fkw))):
+        return None
+    text = str(error).split("\n", 1)[0]
+    for decomposed in _decompositions(fn):  # (sizes kept symbolic: no capture per size)
+        try:
+            return env.run(decomposed, fargs, fkw, tx.state)
+        except Exception:  # noqa: BLE001 - another overload, or the pinned sizes below
+            continue
+    try:
+        with warnings.catch_warnings():  # (torch's own notes on the fake run: not the user's)
+            warnings.simplefilter("ignore")
+            out = env.run(lambda *a, **k: fn(*_pinned(a), **_pinned(k)), fargs, fkw, tx.state)
+    except Exception:  # noqa: BLE001 - the first error stands
+        return None
+    note = f"{what} takes no symbolic sizes on fake tensors ({text}): its inputs' sizes are specialized"
+    if note not in tx.notes:
+        tx.notes.append(note)
+    return out
+
+
+def _decompositions(fn) -> list:
+    """torch's Python decompositions (``torch._decomp``) of the aten op `fn` names (its
+    overloads'), which run on symbolic sizes where the C++ kernel does not (aten ``lstm``:
+    the output's metadata only, the graph keeps the op)."""
+    from torch._decomp import decomposition_table
+
+    name = getattr(fn, "__name__", None)
+    packet = getattr(torch.ops.aten, name, None) if isinstance(name, str) and name.isidentifier() else None
+    if not isinstance(packet, torch._ops.OpOverloadPacket):
+        return []
+    overloads = [getattr(packet, o) for o in packet.overloads()]
+    return [decomposition_table[o] for o in overloads if o in decomposition_table]
+
+
+def _flat(x):
+    if isinstance(x, (tuple, list)):
+        return [y for i in x for y in _flat(i)]
+    if isinstance(x, dict):
+        return _flat(list(x.values()))
+    return [x]
+
+
+def _symbolic_shape(x) -> bool:
+    """A tensor whose sizes are symbolic (a C++ kernel rejects them so, even where a guard
+    has pinned their value and they read as ints)."""
+    return isinstance(x, torch.Tensor) and bool(getattr(x, "_has_symbolic_sizes_strides", False))
+
+
+def _pinned(x):
+    """`x` with each tensor of symbolic sizes replaced by a view of it of static ones."""
+    if _symbolic_shape(x):
+        sizes, strides = [int(s) for s in x.shape], [int(s) for s in x.stride()]
+        return x.as_strided(sizes, strides, int(x.storage_offset()))
+    if isinstance(x, (tuple, list)):
+        return type(x)(_pinned(i) for i in x)
+    if isinstance(x, dict):
+        return {k: _pinned(v) for k, v in x.items()}
+    return x
 
 
 def add_call(tx, op: str, target, conv: list, kconv: dict, out, *, mutates: bool = False):
