@@ -14,9 +14,10 @@ compared after each; and no graph break.
 from __future__ import annotations
 
 import pytest
-import torch
 
-import bcfront
+torch = pytest.importorskip("torch")
+
+import bcfront  # noqa: E402
 
 
 class Config:

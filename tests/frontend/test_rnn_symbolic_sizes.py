@@ -12,9 +12,10 @@ torch on the same modules and inputs (outputs; for the training step, the gradie
 from __future__ import annotations
 
 import pytest
-import torch
 
-import bcfront
+torch = pytest.importorskip("torch")
+
+import bcfront  # noqa: E402
 
 SHAPES = [(2, 3), (3, 6), (1, 5), (3, 6)]  # (batch, sequence length)
 

@@ -15,9 +15,11 @@ import collections
 import gc
 import weakref
 
-import torch
+import pytest
 
-import bcfront
+torch = pytest.importorskip("torch")
+
+import bcfront  # noqa: E402
 
 
 class Box:
