@@ -1,4 +1,4 @@
-"""The write-back of an outside list whose items the trace read (`codegen._list_writes`).
+"""The write-back of an outside list whose items the trace read (`regions.write_replay`).
 
 The region used to store the whole new contents (``xs[:] = [1.5, 2.5, 3.5]``): every item
 a constant made anew, where natively an item that stays in place is the very object it was

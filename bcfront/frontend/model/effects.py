@@ -11,7 +11,7 @@ written, each write to an outside dict, list or set the `ItemChange`s it made, s
 `regions.region_errors.placed_writes` can make them at their place among the graph's
 statements when a run-time error could see them.
 
-The region replays the writes after the graph (`codegen.Rebuilder.replay`:
+The region replays the writes after the graph (`write_replay.WriteReplay.replay`:
 the final contents of each written object, objects in first-write order,
 which is what program order leaves behind).  `records` turns the log, plus
 the graph's writes to input tensors (from the alias analysis), into the
