@@ -65,7 +65,7 @@ from ..semantics.classes import dict_base, fill_dict_object, new_dict_object, ne
 from .rebuild_gen import rebuild_generator
 from .tracebacks import attach as attach_traceback
 from .tracebacks import cached_frames
-from .write_replay import WriteReplay, changed
+from .write_replay import HEAP_TYPE, WriteReplay, changed
 
 
 def _make_exception(cls, args, attrs, tb=(), ctor=None):
@@ -104,9 +104,6 @@ def _exception_of_class(cls, args):
 _ARGS_FROM_INIT = (OSError,)
 # a new exception's chaining attributes: the trace's constants equal to them need no store
 _FRESH_EXCEPTION = {"__context__": None, "__cause__": None, "__suppress_context__": False}
-
-
-_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
 
 
 def _is_const(v, value) -> bool:
@@ -236,7 +233,7 @@ class Rebuilder(WriteReplay):
                 rest = "".join(f", {self.expr(x)}" for x in v.items[1:])
                 tup = f"(({ns.fresh('item')} := {self.expr(v.items[0])}){rest},)"
             return self.temp(tup, v, "tup")  # built once: identity holds (`x, x`)
-        if v.cls.__flags__ & _HEAP_TYPE:
+        if v.cls.__flags__ & HEAP_TYPE:
             # a Python subclass (a namedtuple): the object the trace made, its items as they
             # are -- calling the class would run its __new__ (a Python frame; a subclass's
             # own would transform the items twice) and a metaclass's __call__ again

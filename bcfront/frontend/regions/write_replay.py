@@ -11,10 +11,13 @@ the values with.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...errors import UnsupportedError
 from ...ir.graph import is_identifier
 from ...reasons import BreakReason
 from ..model.hash_iters import step_to
+from ..model.namespace import Namespace
 from ..model.sources import item_source
 from ..model.values import (
     DELETED,
@@ -26,14 +29,30 @@ from ..model.values import (
     RangeIterV,
     SeqIterV,
     SetV,
+    Value,
 )
 from ..semantics.classes import dict_base, fill_dict_object
 
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
 
 
 class WriteReplay:
     """`codegen.Rebuilder`'s statements replaying the trace's writes."""
+
+    # what `codegen.Rebuilder` has, which these use
+    ns: Namespace
+    globals_values: dict
+    positions: list[str]
+
+    if TYPE_CHECKING:
+
+        def emit(self, line: str) -> None: ...
+
+        def pinned(self, text: str) -> str: ...
+
+        def pinned_value(self, v: Value) -> str: ...
+
+        def expr_source(self, v: ObjectV) -> str: ...
 
     def replay(self, mutated) -> list[str]:
         """Statements applying every outside mutation.
@@ -165,7 +184,7 @@ class WriteReplay:
 
         target = v.source.expr(ns)
         # the C type storing the items: the container's own methods, never a subclass's
-        base = next(c for c in v.python_type().__mro__ if not c.__flags__ & _HEAPTYPE)
+        base = next(c for c in v.python_type().__mro__ if not c.__flags__ & HEAP_TYPE)
         out = []
         for c in changes:
             method = {"setitem": "__setitem__", "delitem": "pop", "slice": "__setitem__"}.get(c.op, c.op)
