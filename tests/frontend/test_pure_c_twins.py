@@ -152,17 +152,9 @@ RAISING_IN_RE = [
 ]
 
 
-# 3.13: module-level re.sub/subn have no twin (a graph break), and an exception's first raise
-# after a break still shows the break region's frames (a known limitation, not fixed yet)
-_BREAK_FRAMES_313 = pytest.mark.xfail(
-    sys.version_info >= (3, 13), reason="3.13: re.sub is a break; its region's frames show", strict=True
-)
-_RAISING_PARAMS = [
-    pytest.param(
-        f, id=f.__name__, marks=_BREAK_FRAMES_313 if f in (module_sub_raises, module_subn_raises) else ()
-    )
-    for f in RAISING_IN_RE
-]
+# (3.13: module-level re.sub/subn have no twin, a graph break; the break region's frames are
+# hidden all the same, `regions/hidden_frames.py`)
+_RAISING_PARAMS = [pytest.param(f, id=f.__name__) for f in RAISING_IN_RE]
 
 
 @pytest.mark.parametrize("fn", _RAISING_PARAMS)
