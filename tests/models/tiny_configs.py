@@ -11,27 +11,14 @@ from __future__ import annotations
 
 VOCAB = 100
 
-# decoder-only causal LMs (Llama and its kin: Mistral, Qwen2, Gemma...): GQA, no cache
-DECODER = dict(
-    num_hidden_layers=2,
-    hidden_size=32,
-    intermediate_size=64,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    vocab_size=VOCAB,
-    max_position_embeddings=64,
-    use_cache=False,
-)
+# the layers every tiny transformer here has: 2 layers of width 32, 4 heads, MLP 64
+LAYERS = dict(num_hidden_layers=2, hidden_size=32, intermediate_size=64, num_attention_heads=4)
 
 # BERT-style encoders (BERT, RoBERTa, DeBERTa-v2, ELECTRA, ALBERT...)
-ENCODER = dict(
-    num_hidden_layers=2,
-    hidden_size=32,
-    intermediate_size=64,
-    num_attention_heads=4,
-    vocab_size=VOCAB,
-    max_position_embeddings=64,
-)
+ENCODER = dict(**LAYERS, vocab_size=VOCAB, max_position_embeddings=64)
+
+# decoder-only causal LMs (Llama and its kin: Mistral, Qwen2, Gemma...): GQA, no cache
+DECODER = dict(**ENCODER, num_key_value_heads=2, use_cache=False)
 
 # DistilBERT (its own names for the same sizes)
 DISTILBERT = dict(
@@ -55,11 +42,4 @@ T5 = dict(
 )
 
 # ViT-style image encoders (ViT, BEiT): 32x32 images in 8x8 patches
-VIT = dict(
-    num_hidden_layers=2,
-    hidden_size=32,
-    intermediate_size=64,
-    num_attention_heads=4,
-    image_size=32,
-    patch_size=8,
-)
+VIT = dict(**LAYERS, image_size=32, patch_size=8)
