@@ -73,8 +73,30 @@ enum {
     OP_MODULE_ATTR,   /* ATTR of a name no attribute of ModuleType has: an exact module's dict first */
     OP_CELL_CONTENTS, /* x = pop; push x.cell_contents (an exact cell's read directly) */
     OP_BINARY,        /* y = pop, x = pop; push `x <op> y`, op `arg` of BINARY_* below */
+    /* fused ops (`check_fusion.py`): two or three of the ops above in one, with the same
+     * effects in the same order and nothing pushed between them; `arg` holds their
+     * arguments, FIELD_BITS each (A: the first op's, B: the second's, C: the third's) */
+    OP_PARAM_TYPE,    /* PARAM A; ASSERT_TYPE B */
+    OP_PARAM_IS,      /* PARAM A; ASSERT_IS B */
+    OP_PARAM_EQ,      /* PARAM A; ASSERT_EQ B */
+    OP_PARAM_LEN,     /* PARAM A; ASSERT_LEN B */
+    OP_ITEM_TYPE,     /* ITEM A; ASSERT_TYPE B */
+    OP_ITEM_IS,       /* ITEM A; ASSERT_IS B */
+    OP_ITEM_EQ,       /* ITEM A; ASSERT_EQ B */
+    OP_MODULE_ATTR_IS, /* MODULE_ATTR A; ASSERT_IS B */
+    OP_CONST_ITEM,    /* CONST A; ITEM B */
+    OP_LOCAL_ITEM,    /* LOCAL A; ITEM B */
+    OP_CONST_NOT_IN,  /* CONST A; ASSERT_NOT_IN B */
+    OP_CONST_ITEM_IS, /* CONST A; ITEM B; ASSERT_IS C */
+    OP_LOCAL_ITEM_IS, /* LOCAL A; ITEM B; ASSERT_IS C */
     OP_COUNT
 };
+
+/* a fused op's arguments (`check_fusion.FIELD_BITS`: the pass fuses only where they fit) */
+#define FIELD_BITS 20
+#define FIELD_A(arg) ((arg) & ((1 << FIELD_BITS) - 1))
+#define FIELD_B(arg) (((arg) >> FIELD_BITS) & ((1 << FIELD_BITS) - 1))
+#define FIELD_C(arg) ((arg) >> (2 * FIELD_BITS))
 
 /* OP_BINARY's argument: Python's binary operators (`check_program.BINARY` in this order) */
 enum { BINARY_ADD, BINARY_SUB, BINARY_MUL, BINARY_FLOORDIV, BINARY_MOD, BINARY_TRUEDIV,
@@ -114,7 +136,7 @@ enum { CACHE_NONE, CACHE_CLASS, CACHE_MEMBER, CACHE_DICT };
 
 typedef struct {
     int op;
-    Py_ssize_t arg;
+    long long arg;       /* a fused op's: its fields (FIELD_A ...) */
     int kind;            /* CACHE_CLASS: `found` is the attribute of the class `type` itself;
                           * CACHE_MEMBER: `found` is the member or getset descriptor (a slot,
                           * a C attribute: data descriptors of builtin types) instances of
@@ -279,6 +301,16 @@ remember(Instr *ip, PyObject *x, PyObject *name, PyObject *y)
     PyErr_Clear(); /* (a lookup's error: nothing cached) */
 }
 
+/* what an op read in the exact dict `d`: `y`, while `d`'s version tag stays */
+static void
+remember_found(Instr *ip, PyObject *d, PyObject *y)
+{
+    ip->kind = CACHE_DICT;
+    ip->dict = d;
+    ip->version = dict_tag(d);
+    ip->found = y;
+}
+
 /* `d[key]` of an exact dict `d`, by what the op's last read of it found while its version
  * tag is unchanged (a new reference; NULL on an error, KeyError where absent) */
 static PyObject *
@@ -289,10 +321,7 @@ dict_item(Instr *ip, PyObject *d, PyObject *key)
     }
     PyObject *y = PyObject_GetItem(d, key);
     if (y != NULL) {
-        ip->kind = CACHE_DICT;
-        ip->dict = d;
-        ip->version = dict_tag(d);
-        ip->found = y;
+        remember_found(ip, d, y);
     }
     return y;
 }
@@ -343,6 +372,41 @@ attribute(Instr *ip, PyObject *x, PyObject *name)
     return y;
 }
 
+/* `x[name]` as an ITEM op reads it: an exact dict by the op's cache (a new reference) */
+static PyObject *
+item_of(Instr *ip, PyObject *x, PyObject *name)
+{
+    if (PyDict_CheckExact(x)) {
+        return dict_item(ip, x, name);
+    }
+    if ((PyList_CheckExact(x) || PyTuple_CheckExact(x)) && PyLong_CheckExact(name)) {
+        return sequence_item(x, name);
+    }
+    return PyObject_GetItem(x, name);
+}
+
+/* `getattr(x, name)` as a MODULE_ATTR op reads it (a new reference) */
+static PyObject *
+module_attr(Instr *ip, PyObject *x, PyObject *name)
+{
+    if (Py_IS_TYPE(x, &PyModule_Type)) {
+        /* generic attribute lookup finds no descriptor on the type for this name
+         * (check_program.py asks): the instance dict decides, else __getattr__ */
+        PyObject *d = PyModule_GetDict(x);
+        if (ip->kind == CACHE_DICT && ip->dict == d && ip->version == dict_tag(d)) {
+            return Py_NewRef(ip->found);
+        }
+        PyObject *y = PyDict_GetItemWithError(d, name);
+        if (y != NULL) {
+            remember_found(ip, d, y);
+        }
+        if (y != NULL || PyErr_Occurred()) {
+            return Py_XNewRef(y);
+        }
+    }
+    return attribute(ip, x, name);
+}
+
 /* an op taking one value `x` and giving one (a new reference, NULL on an error) */
 static PyObject *
 unary(CheckedLink *c, Instr *ip, PyObject *x)
@@ -350,30 +414,11 @@ unary(CheckedLink *c, Instr *ip, PyObject *x)
     const int op = ip->op;
     PyObject *name = op == OP_ATTR || op == OP_MODULE_ATTR || op == OP_ITEM
         ? PyTuple_GET_ITEM(c->consts, ip->arg) : NULL;
-    PyObject *y;
     Py_ssize_t len;
     int t;
     switch (op) {
     case OP_MODULE_ATTR:
-        if (Py_IS_TYPE(x, &PyModule_Type)) {
-            /* generic attribute lookup finds no descriptor on the type for this name
-             * (check_program.py asks): the instance dict decides, else __getattr__ */
-            PyObject *d = PyModule_GetDict(x);
-            if (ip->kind == CACHE_DICT && ip->dict == d && ip->version == dict_tag(d)) {
-                return Py_NewRef(ip->found);
-            }
-            y = PyDict_GetItemWithError(d, name);
-            if (y != NULL) {
-                ip->kind = CACHE_DICT;
-                ip->dict = d;
-                ip->version = dict_tag(d);
-                ip->found = y;
-            }
-            if (y != NULL || PyErr_Occurred()) {
-                return Py_XNewRef(y);
-            }
-        }
-        return attribute(ip, x, name);
+        return module_attr(ip, x, name);
     case OP_ATTR:
         return attribute(ip, x, name);
     case OP_CELL_CONTENTS:
@@ -385,13 +430,7 @@ unary(CheckedLink *c, Instr *ip, PyObject *x)
         }
         return Py_XNewRef(PyCell_GET(x));
     case OP_ITEM:
-        if (PyDict_CheckExact(x)) {
-            return dict_item(ip, x, name);
-        }
-        if ((PyList_CheckExact(x) || PyTuple_CheckExact(x)) && PyLong_CheckExact(name)) {
-            return sequence_item(x, name);
-        }
-        return PyObject_GetItem(x, name);
+        return item_of(ip, x, name);
     case OP_TYPE:
         return Py_NewRef((PyObject *)Py_TYPE(x));
     case OP_LEN:
@@ -408,12 +447,11 @@ unary(CheckedLink *c, Instr *ip, PyObject *x)
     }
 }
 
-/* an ASSERT op on `x`: 1 it holds, 0 not (a miss), -1 an error */
-static int
-holds(CheckedLink *c, const Instr *ip, PyObject *x)
+/* ASSERT op `op` on `x`, with its constant `k` (ASSERT_LEN: its length `n`): 1 it holds,
+ * 0 not (a miss), -1 an error; inlined where `op` is a constant (the fused ops) */
+static inline int
+check_holds(int op, PyObject *x, PyObject *k, long long n)
 {
-    const int op = ip->op;
-    PyObject *k = op == OP_ASSERT_TRUE || op == OP_ASSERT_LEN ? NULL : PyTuple_GET_ITEM(c->consts, ip->arg);
     Py_ssize_t len;
     int t;
     switch (op) {
@@ -429,7 +467,7 @@ holds(CheckedLink *c, const Instr *ip, PyObject *x)
         return cfast_equal(x, k);
     case OP_ASSERT_LEN:
         len = PyObject_Length(x);
-        return len < 0 ? -1 : len == ip->arg;
+        return len < 0 ? -1 : len == n;
     case OP_ASSERT_IN:
     case OP_ASSERT_NOT_IN:
         t = PySequence_Contains(x, k);
@@ -438,6 +476,15 @@ holds(CheckedLink *c, const Instr *ip, PyObject *x)
         PyErr_Format(PyExc_SystemError, "CheckedLink: op %d is no check", op);
         return -1;
     }
+}
+
+/* an ASSERT op on `x`: 1 it holds, 0 not (a miss), -1 an error */
+static int
+holds(CheckedLink *c, const Instr *ip, PyObject *x)
+{
+    const int op = ip->op;
+    PyObject *k = op == OP_ASSERT_TRUE || op == OP_ASSERT_LEN ? NULL : PyTuple_GET_ITEM(c->consts, ip->arg);
+    return check_holds(op, x, k, ip->arg);
 }
 
 /* 1: the checks pass; 0: one fails (or raises an Exception, where guarded); -1: an error.
@@ -471,6 +518,36 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
 #define NEED(k) do { if (sp < (k)) goto underflow; } while (0)
 #define CONST(i) PyTuple_GET_ITEM(c->consts, (i))
 #define CHECKED(v) do { PyObject *_v = (v); if (_v == NULL) goto error; PUSH(_v); } while (0)
+/* a check's verdict `t` (check_holds'): on, a miss, or an error */
+#define ASSERTED(t) do { if ((t) < 0) goto error; if ((t) == 0) { outcome = 0; goto done; } } while (0)
+/* PARAM A; ASSERT_<KIND> B */
+#define PARAM_CHECK(KIND) do { \
+        Py_ssize_t _i = (Py_ssize_t)FIELD_A(arg); \
+        x = _i < n ? Py_NewRef(args[_i]) : param(c, args, n, _i); \
+        if (x == NULL) goto error; \
+        t = check_holds(KIND, x, (KIND) == OP_ASSERT_LEN ? NULL : CONST(FIELD_B(arg)), FIELD_B(arg)); \
+        Py_DECREF(x); \
+        ASSERTED(t); \
+    } while (0)
+/* y = <read>; ASSERT_<KIND> consts[K] on it */
+#define READ_CHECK(read, KIND, K) do { \
+        y = (read); \
+        if (y == NULL) goto error; \
+        t = check_holds(KIND, y, CONST(K), 0); \
+        Py_DECREF(y); \
+        ASSERTED(t); \
+    } while (0)
+/* x = pop; ITEM A (or MODULE_ATTR A); ASSERT_<KIND> B */
+#define POPPED_CHECK(reader, KIND) do { \
+        NEED(1); \
+        x = POP(); \
+        y = reader(ip, x, CONST(FIELD_A(arg))); \
+        Py_DECREF(x); \
+        if (y == NULL) goto error; \
+        t = check_holds(KIND, y, CONST(FIELD_B(arg)), 0); \
+        Py_DECREF(y); \
+        ASSERTED(t); \
+    } while (0)
 #ifdef CCHECKS_COMPUTED_GOTO
     /* each op jumps to the next one's code itself: one indirect jump per op, which the CPU
      * predicts per op (as CPython's own loop does); the switch is the same code, portably */
@@ -515,6 +592,19 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_MODULE_ATTR] = &&T_OP_MODULE_ATTR,
         [OP_CELL_CONTENTS] = &&T_OP_CELL_CONTENTS,
         [OP_BINARY] = &&T_OP_BINARY,
+        [OP_PARAM_TYPE] = &&T_OP_PARAM_TYPE,
+        [OP_PARAM_IS] = &&T_OP_PARAM_IS,
+        [OP_PARAM_EQ] = &&T_OP_PARAM_EQ,
+        [OP_PARAM_LEN] = &&T_OP_PARAM_LEN,
+        [OP_ITEM_TYPE] = &&T_OP_ITEM_TYPE,
+        [OP_ITEM_IS] = &&T_OP_ITEM_IS,
+        [OP_ITEM_EQ] = &&T_OP_ITEM_EQ,
+        [OP_MODULE_ATTR_IS] = &&T_OP_MODULE_ATTR_IS,
+        [OP_CONST_ITEM] = &&T_OP_CONST_ITEM,
+        [OP_LOCAL_ITEM] = &&T_OP_LOCAL_ITEM,
+        [OP_CONST_NOT_IN] = &&T_OP_CONST_NOT_IN,
+        [OP_CONST_ITEM_IS] = &&T_OP_CONST_ITEM_IS,
+        [OP_LOCAL_ITEM_IS] = &&T_OP_LOCAL_ITEM_IS,
     };
 #define TARGET(name) case name: T_##name:
 #define DISPATCH() do { ip = &c->code[pc++]; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
@@ -524,7 +614,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
 #endif
     Instr *ip;
     int op;
-    Py_ssize_t arg;
+    long long arg;
     for (;;) {
         ip = &c->code[pc++];
         op = ip->op;
@@ -712,6 +802,54 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
                 goto done;
             }
             DISPATCH();
+        TARGET(OP_PARAM_TYPE)
+            PARAM_CHECK(OP_ASSERT_TYPE);
+            DISPATCH();
+        TARGET(OP_PARAM_IS)
+            PARAM_CHECK(OP_ASSERT_IS);
+            DISPATCH();
+        TARGET(OP_PARAM_EQ)
+            PARAM_CHECK(OP_ASSERT_EQ);
+            DISPATCH();
+        TARGET(OP_PARAM_LEN)
+            PARAM_CHECK(OP_ASSERT_LEN);
+            DISPATCH();
+        TARGET(OP_ITEM_TYPE)
+            POPPED_CHECK(item_of, OP_ASSERT_TYPE);
+            DISPATCH();
+        TARGET(OP_ITEM_IS)
+            POPPED_CHECK(item_of, OP_ASSERT_IS);
+            DISPATCH();
+        TARGET(OP_ITEM_EQ)
+            POPPED_CHECK(item_of, OP_ASSERT_EQ);
+            DISPATCH();
+        TARGET(OP_MODULE_ATTR_IS)
+            POPPED_CHECK(module_attr, OP_ASSERT_IS);
+            DISPATCH();
+        TARGET(OP_CONST_ITEM)
+            CHECKED(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))));
+            DISPATCH();
+        TARGET(OP_LOCAL_ITEM)
+            if ((x = locals[FIELD_A(arg)]) == NULL) {
+                PyErr_SetString(PyExc_UnboundLocalError, "a check's local read before it is set");
+                goto error;
+            }
+            CHECKED(item_of(ip, x, CONST(FIELD_B(arg))));
+            DISPATCH();
+        TARGET(OP_CONST_NOT_IN)
+            t = check_holds(OP_ASSERT_NOT_IN, CONST(FIELD_A(arg)), CONST(FIELD_B(arg)), 0);
+            ASSERTED(t);
+            DISPATCH();
+        TARGET(OP_CONST_ITEM_IS)
+            READ_CHECK(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
+            DISPATCH();
+        TARGET(OP_LOCAL_ITEM_IS)
+            if ((x = locals[FIELD_A(arg)]) == NULL) {
+                PyErr_SetString(PyExc_UnboundLocalError, "a check's local read before it is set");
+                goto error;
+            }
+            READ_CHECK(item_of(ip, x, CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
+            DISPATCH();
         default:
             PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", op);
             goto error;
@@ -751,6 +889,10 @@ done:
 #undef NEED
 #undef CONST
 #undef CHECKED
+#undef ASSERTED
+#undef PARAM_CHECK
+#undef READ_CHECK
+#undef POPPED_CHECK
 #undef TARGET
 #undef DISPATCH
 }
@@ -833,6 +975,52 @@ static const int takes_const[OP_COUNT] = {
     [OP_ASSERT_NOT_IN] = 1, [OP_MODULE_ATTR] = 1,
 };
 
+/* what each field of a fused op's argument indexes (validate checks it is in range) */
+enum { F_NONE, F_CONST, F_PARAM, F_LOCAL, F_ANY };
+static const unsigned char fused_fields[OP_COUNT][3] = {
+    [OP_PARAM_TYPE] = {F_PARAM, F_CONST}, [OP_PARAM_IS] = {F_PARAM, F_CONST},
+    [OP_PARAM_EQ] = {F_PARAM, F_CONST}, [OP_PARAM_LEN] = {F_PARAM, F_ANY},
+    [OP_ITEM_TYPE] = {F_CONST, F_CONST}, [OP_ITEM_IS] = {F_CONST, F_CONST},
+    [OP_ITEM_EQ] = {F_CONST, F_CONST}, [OP_MODULE_ATTR_IS] = {F_CONST, F_CONST},
+    [OP_CONST_ITEM] = {F_CONST, F_CONST}, [OP_LOCAL_ITEM] = {F_LOCAL, F_CONST},
+    [OP_CONST_NOT_IN] = {F_CONST, F_CONST}, [OP_CONST_ITEM_IS] = {F_CONST, F_CONST, F_CONST},
+    [OP_LOCAL_ITEM_IS] = {F_LOCAL, F_CONST, F_CONST},
+};
+
+/* a fused op's fields each in range, and none set beyond its last */
+static const char *
+fused_wrong(CheckedLink *c, const Instr *in)
+{
+    const unsigned char *kinds = fused_fields[in->op];
+    long long fields[3] = {FIELD_A(in->arg), FIELD_B(in->arg), FIELD_C(in->arg)};
+    for (int f = 0; f < 3; f++) {
+        long long v = fields[f];
+        switch (kinds[f]) {
+        case F_NONE:
+            if (v != 0) {
+                return "a fused op's unused field set";
+            }
+            break;
+        case F_CONST:
+            if (v >= PyTuple_GET_SIZE(c->consts)) {
+                return "a constant out of range";
+            }
+            break;
+        case F_PARAM:
+            if (v >= c->npos) {
+                return "a parameter out of range";
+            }
+            break;
+        case F_LOCAL:
+            if (v >= c->nlocals) {
+                return "a local out of range";
+            }
+            break;
+        }
+    }
+    return NULL;
+}
+
 static const int takes_target[OP_COUNT] = {
     [OP_JUMP] = 1, [OP_JUMP_IF_FALSE_OR_POP] = 1, [OP_JUMP_IF_TRUE_OR_POP] = 1,
     [OP_POP_JUMP_IF_FALSE] = 1, [OP_POP_JUMP_IF_TRUE] = 1,
@@ -870,6 +1058,9 @@ validate(CheckedLink *c)
         }
         else if (in.op == OP_COMPARE && in.arg > COMPARE_NOT_IN) {
             wrong = "an unknown comparison";
+        }
+        else if (in.op >= OP_PARAM_TYPE) {
+            wrong = fused_wrong(c, &in);
         }
         if (wrong != NULL) {
             PyErr_Format(PyExc_ValueError, "CheckedLink: %s at %zd", wrong, i);
@@ -936,7 +1127,7 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     for (Py_ssize_t i = 0; i < c->ncode; i++) {
         long op = PyLong_AsLong(PyTuple_GET_ITEM(code, 2 * i));
         c->code[i].op = op < 0 || op >= OP_COUNT ? -1 : (int)op;
-        c->code[i].arg = PyLong_AsSsize_t(PyTuple_GET_ITEM(code, 2 * i + 1));
+        c->code[i].arg = PyLong_AsLongLong(PyTuple_GET_ITEM(code, 2 * i + 1));
         c->code[i].kind = CACHE_NONE;
     }
     if (PyErr_Occurred() || validate(c) < 0) {

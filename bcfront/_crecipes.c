@@ -41,7 +41,8 @@
  *      (STEP_SETITEM, target, key, value)      target[key] = value (the values made in
  *                                              Python's order: value, target, key)
  *      (STEP_APPLY, i, fn, parts)              slot i = fn(*what the parts make, in order)
- *                                              (`fn` a built-in function: no frame reads it)
+ *                                              (`fn` a built-in function or a built-in
+ *                                              type's method: no frame reads it)
  *      (STEP_RETURN, value)                    return value (a region that returns a result
  *                                              after its stores and calls: `step_recipes.py`)
  *    the last step, and only the last, a STEP_RAISE or a STEP_RETURN.
@@ -843,7 +844,8 @@ step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step
     case STEP_APPLY: {
         PyObject *parts = ITEM(3);
         s->obj = ITEM(2);
-        if (!SLOT(1, dst) || !PyCFunction_Check(s->obj) || !PyTuple_CheckExact(parts)
+        if (!SLOT(1, dst) || !(PyCFunction_Check(s->obj) || Py_IS_TYPE(s->obj, &PyMethodDescr_Type))
+            || !PyTuple_CheckExact(parts)
             || PyTuple_GET_SIZE(parts) > MAX_ARGS) {
             return 0;
         }

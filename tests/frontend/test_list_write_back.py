@@ -51,7 +51,24 @@ def swap_ends(xs):
     return len(xs)
 
 
+def append_two(xs, v):
+    xs.append(v)
+    xs.append([v])
+    return xs[0]
+
+
+def pop_three(xs):
+    return xs.pop(), xs.pop(), xs.pop(), xs
+
+
+def pop_six(xs):
+    return [xs.pop() for _ in range(6)], xs
+
+
 CASES = [
+    (append_two, ([1.5, 2.5], 3.5)),
+    (pop_three, ([1.5, 2.5, 3.5, 4.5],)),
+    (pop_six, ([1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5],)),
     (read_then_append, ([1.5, 2.5], 3.5)),
     (heap_push, ([1.5, 5.5, 3.5], 2.5)),
     (heap_pop, ([1.5, 5.5, 3.5, 7.5],)),
@@ -106,3 +123,24 @@ def test_moved_items_that_are_not_scalars_are_the_objects_moved(fn, args):
     want = _identities(fn, args)
     for _ in range(3):
         assert _identities(cf, args) == want
+
+
+@pytest.mark.parametrize(
+    "fn, args, made",
+    [
+        (heap_push, ([1.5, 5.5, 3.5], 2.5), ["___list_append"]),
+        (append_two, ([1.5, 2.5], 3.5), ["___list_append", "___list_append"]),
+        (heap_pop, ([1.5, 5.5, 3.5, 7.5],), ["___list_pop"]),
+        (pop_three, ([1.5, 2.5, 3.5, 4.5],), ["___list_pop"] * 3),
+        (pop_six, ([1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5],), []),  # more than a few: one slice store
+    ],
+    ids=["heap_push", "append_two", "heap_pop", "pop_three", "pop_six"],
+)
+def test_a_few_items_added_or_taken_at_the_end_are_appended_or_popped(fn, args, made):
+    # as the C code the trace stands for does it, without a new list stored in a slice
+    cf = bcfront.capture(fn, fullgraph=True)
+    cf(*copy.deepcopy(args))
+    region = cf.entries[0].region_source
+    calls = [name for name in region.replace("(", " ").split() if name in ("___list_append", "___list_pop")]
+    assert calls == made
+    assert ("] = [" in region) == (not made)

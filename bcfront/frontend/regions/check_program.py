@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .check_fusion import FIELD_BITS, FUSED, fuse
 from .check_shortcuts import SCALARS, Shortcuts, folded_constant
 
 # the ops of `_cchecks.c`, in its enum's order (tests/frontend/test_check_program.py compares)
@@ -42,8 +43,12 @@ OPS = (
     "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "ASSERT_TRUE", "ASSERT_TYPE", "ASSERT_IS",
     "ASSERT_IS_NOT", "ASSERT_EQ", "ASSERT_LEN", "ASSERT_IN", "ASSERT_NOT_IN", "MODULE_ATTR",
     "CELL_CONTENTS", "BINARY",
+    # fused (`check_fusion`)
+    "PARAM_TYPE", "PARAM_IS", "PARAM_EQ", "PARAM_LEN", "ITEM_TYPE", "ITEM_IS", "ITEM_EQ",
+    "MODULE_ATTR_IS", "CONST_ITEM", "LOCAL_ITEM", "CONST_NOT_IN", "CONST_ITEM_IS", "LOCAL_ITEM_IS",
 )  # fmt: skip
 OP = {name: i for i, name in enumerate(OPS)}
+FUSED_NAMES = frozenset(FUSED.values())
 
 # OP_COMPARE's argument: Python's rich comparisons (Py_LT..Py_GE), then identity and membership
 COMPARISONS = {ast.Lt: 0, ast.LtE: 1, ast.Eq: 2, ast.NotEq: 3, ast.Gt: 4, ast.GtE: 5}
@@ -73,6 +78,7 @@ LARGEST_TRANSLATED = 20_000
 
 REUSE_READS = True  # a read spelled again reuses the first's value (off: the exact reference)
 FOLD_CONSTANT_CHECKS = True  # a check true of constants alone is left out (off: the reference)
+FUSE_OPS = True  # runs of ops made one op (`check_fusion`; off: the reference)
 
 
 class Untranslatable(Exception):
@@ -94,7 +100,16 @@ class CheckProgram:
     def listing(self) -> list[str]:
         """The program, one op a line (for tests and reading)."""
         pairs = zip(self.code[::2], self.code[1::2])
-        return [f"{i:3} {OPS[op]} {arg}" for i, (op, arg) in enumerate(pairs)]
+        return [f"{i:3} {OPS[op]} {_shown(OPS[op], arg)}" for i, (op, arg) in enumerate(pairs)]
+
+
+def _shown(op: str, arg: int) -> str:
+    """An op's argument as the listing shows it: a fused op's fields apart (``0,1``)."""
+    if op not in FUSED_NAMES:
+        return str(arg)
+    width = len(next(run for run, name in FUSED.items() if name == op))
+    mask = (1 << FIELD_BITS) - 1
+    return ",".join(str((arg >> (i * FIELD_BITS)) & mask) for i in range(width))
 
 
 @dataclass(frozen=True)
@@ -253,7 +268,8 @@ class _Compiler(Shortcuts):
         return self._const_ids[key]
 
     def program(self, guarded: bool) -> CheckProgram:
-        flat = tuple(x for pair in self.code for x in pair)
+        code = fuse(self.code, OPS) if FUSE_OPS else self.code
+        flat = tuple(x for pair in code for x in pair)
         return CheckProgram(flat, tuple(self.consts), len(self.locals), self.depth + 1, guarded)
 
     # -- names --------------------------------------------------------------------------

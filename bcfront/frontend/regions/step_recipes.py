@@ -46,6 +46,7 @@ from .raise_recipes import (
 )
 from .result_recipes import MADE_OBJECT
 
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code
 MAX_ARGS = 16  # `_crecipes.c`'s: the most arguments a STEP_APPLY passes
 
 # built-ins that read the calling Python frame (its locals, globals, code, or the stack)
@@ -58,6 +59,8 @@ _FRAME_READING_MODULES = frozenset({"sys", "_warnings", "gc", "faulthandler", "_
 def frameless(fn) -> bool:
     """`fn` is a built-in function (C code) that reads no Python frame: called by the C call
     it does what it does called from the region's frame."""
+    if type(fn) is types.MethodDescriptorType:  # a built-in type's method (``list.append``)
+        return not fn.__objclass__.__flags__ & _HEAP_TYPE
     if type(fn) is not types.BuiltinFunctionType:
         return False
     owner = fn.__self__

@@ -36,6 +36,9 @@ from ..semantics.classes import dict_base, fill_dict_object
 HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
 
 
+_FEW_ENDS = 4  # the most items added or taken at a list's end one call at a time
+
+
 class WriteReplay:
     """`codegen.Rebuilder`'s statements replaying the trace's writes."""
 
@@ -153,7 +156,15 @@ class WriteReplay:
             for i in range(min(before, len(items)))
             if items[i].source != item_source(v.source, i)
         ]
-        if len(items) != before:  # the new tail, or none past the new length
+        grown = len(items) - before
+        if grown and v.python_type() is list and abs(grown) <= _FEW_ENDS:
+            # a few items added or taken at the end: list.append / list.pop, as the C code the
+            # trace stands for does it (a heappush, a heappop), not a new list stored in a slice
+            if grown > 0:
+                out += [f"{self.ns.const(list.append)}({target}, {p})" for p in parts[before:]]
+            else:
+                out += [f"{self.ns.const(list.pop)}({target})"] * -grown
+        elif grown:  # the new tail, or none past the new length
             out.append(f"{target}[{min(before, len(items))}:] = [{', '.join(parts[before:])}]")
         return out
 

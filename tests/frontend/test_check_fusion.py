@@ -1,0 +1,138 @@
+"""Fused check ops (`frontend/regions/check_fusion.py`, `_cchecks.c`'s OP_PARAM_TYPE ...): a
+run of ops made one op must decide exactly as the run does.  Oracles: the check statements
+run as Python (random programs of the generated forms, on values logging every operation
+made on them), the unfused program (``FUSE_OPS = False``), and the pass's own contract
+(jumps, fields) checked on hand-made programs."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bcfront.cfast import C
+from bcfront.frontend.regions import check_fusion, check_program
+from bcfront.frontend.regions.check_fusion import FUSED, fuse, pack
+
+from .check_programs import (
+    GLOBALS,
+    Logged,
+    Stop,
+    arguments,
+    check_lines,
+    needs_c_call,
+    outcome,
+    program,
+    python_link,
+)
+from .check_programs import guarded as guarded_lines
+
+needs_c_call(globals())
+OP, OPS = check_program.OP, check_program.OPS
+
+
+def _names(code) -> list[str]:
+    return [OPS[op] for op in code[::2]]
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_random_checks_fused_or_not_do_what_their_python_does(fused, monkeypatch):
+    monkeypatch.setattr(check_program, "FUSE_OPS", fused)
+    monkeypatch.setattr(check_program, "REUSE_READS", False)  # every read made, as Python does
+    rng = random.Random(99)
+    made = 0
+    for _ in range(300):
+        lines = check_lines(rng, rng.random() < 0.7)
+        ref = python_link(lines)
+        ref.__globals__["___cell"] = GLOBALS["___cell"]
+        link, p = program(lines, ref)
+        made += sum(name in FUSED.values() for name in _names(p.code))
+        for _ in range(5):
+            args = arguments(rng)
+            assert outcome(link.passes, args) == outcome(ref, args), ("\n".join(lines), args)
+    assert (made > 200) if fused else (made == 0)  # the fused ops are what ran
+
+
+def test_every_run_of_ops_it_lists_is_made_one_op_in_place():
+    for run, name in FUSED.items():
+        code = [[OP[o], i + 1] for i, o in enumerate(run)] + [[OP["END"], 0]]
+        assert fuse(code, OPS) == [[OP[name], pack(range(1, len(run) + 1))], [OP["END"], 0]]
+
+
+def test_a_run_a_jump_lands_inside_stays_apart_and_jumps_follow_their_ops():
+    # 0 PARAM 0; 1 ASSERT_TYPE 0 (a jump lands here); 2 PARAM 1; 3 ASSERT_IS 1; 4 JUMP 1; 5 JUMP 2; 6 END
+    code = [[OP["PARAM"], 0], [OP["ASSERT_TYPE"], 0], [OP["PARAM"], 1], [OP["ASSERT_IS"], 1]]
+    code += [[OP["JUMP"], 1], [OP["JUMP"], 2], [OP["END"], 0]]
+    out = fuse(code, OPS)
+    assert [OPS[op] for op, _ in out] == ["PARAM", "ASSERT_TYPE", "PARAM_IS", "JUMP", "JUMP", "END"]
+    assert out[3][1] == 1  # still the ASSERT_TYPE
+    assert out[4][1] == 2  # the PARAM it jumped to is now the fused op's start
+
+
+def test_a_run_whose_arguments_do_not_fit_a_field_stays_apart():
+    big = 1 << check_fusion.FIELD_BITS
+    code = [[OP["PARAM"], 0], [OP["ASSERT_LEN"], big], [OP["END"], 0]]
+    assert fuse(code, OPS) == code
+    code[1][1] = big - 1
+    assert _names(tuple(x for pair in fuse(code, OPS) for x in pair)) == ["PARAM_LEN", "END"]
+
+
+def test_a_listing_shows_a_fused_ops_fields():
+    lines = ["    if not (___type(x) is ___int and ___box['k'] is ___none):", "        return ___miss"]
+    _, p = program(lines, python_link(lines))
+    shown = [line.split()[1:] for line in p.listing()]
+    assert shown[0][0] == "PARAM_TYPE" and shown[0][1].count(",") == 1
+    assert shown[1][0] == "CONST_ITEM_IS" and shown[1][1].count(",") == 2
+
+
+def _fused_link(name, fields, consts=(int,), nlocals=0):
+    ref = python_link(["    pass"])
+    code = (OP[name], pack(fields), OP["END"], 0)
+    return C.CheckedLink(code, consts, nlocals, 4, 2, True, True, ref, ref, ())
+
+
+@pytest.mark.parametrize(
+    "name, fields, nlocals",
+    [
+        ("PARAM_TYPE", (2, 0), 0),  # parameter out of range (two of them)
+        ("PARAM_TYPE", (0, 1), 0),  # constant out of range
+        ("ITEM_IS", (0, 0, 1), 0),  # a field past the op's last set
+        ("LOCAL_ITEM", (1, 0), 1),  # local out of range
+        ("CONST_ITEM_IS", (0, 0, 3), 0),  # the third field's constant out of range
+    ],
+)
+def test_a_fused_op_with_a_field_out_of_range_is_refused_when_made(name, fields, nlocals):
+    with pytest.raises(ValueError, match="CheckedLink"):
+        _fused_link(name, fields, nlocals=nlocals)
+
+
+def test_a_fused_parameter_check_reads_a_default_where_the_argument_is_missing():
+    def ref(x, y=7):
+        return True
+
+    code = (OP["PARAM_EQ"], pack((1, 0)), OP["END"], 0)
+    link = C.CheckedLink(code, (7,), 0, 2, 2, False, True, ref, ref, ())
+    assert link.passes(1) is True
+    assert link.passes(1, 8) is False
+
+
+def test_fused_reads_of_a_checks_local_and_constant_containers_do_what_python_does(monkeypatch):
+    # the fused ops the random forms rarely make: LOCAL_ITEM(_IS), CONST_NOT_IN
+    monkeypatch.setattr(check_program, "REUSE_READS", False)
+    body = [
+        "___v = x",
+        "if not (___v['k'] is ___none and 'j' in ___box and ___type(___v[0]) is ___int):",
+        "    return ___miss",
+        "if not ('z' not in ___box and ___v['k'] is ___none and ___v[1] == 2):",
+        "    return ___miss",
+    ]
+    for lines in (["    " + b for b in body], guarded_lines(*body)):
+        ref = python_link(lines)
+        link, p = program(lines, ref)
+        assert {"LOCAL_ITEM_IS", "LOCAL_ITEM", "CONST_NOT_IN"} <= set(_names(p.code))
+        rng = random.Random(5)
+        values = [{"k": None, 0: 1, 1: 2}, {"k": None, 0: "a", 1: 2}, {"k": 0}, [1, 2], None]
+        values += [Logged("v", None, True, 2), Logged("v", ValueError), Logged("v", Stop)]
+        for x in values:
+            args = (x, rng.choice([0, None]))
+            assert outcome(link.passes, args) == outcome(ref, args), ("\n".join(lines), x)
