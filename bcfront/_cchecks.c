@@ -89,6 +89,12 @@ enum {
     OP_CONST_NOT_IN,  /* CONST A; ASSERT_NOT_IN B */
     OP_CONST_ITEM_IS, /* CONST A; ITEM B; ASSERT_IS C */
     OP_LOCAL_ITEM_IS, /* LOCAL A; ITEM B; ASSERT_IS C */
+    OP_CONST_ITEM_TYPE, /* CONST A; ITEM B; ASSERT_TYPE C */
+    OP_CONST_ITEM_EQ, /* CONST A; ITEM B; ASSERT_EQ C */
+    OP_LOCAL_ITEM_TYPE, /* LOCAL A; ITEM B; ASSERT_TYPE C */
+    OP_LOCAL_ITEM_EQ, /* LOCAL A; ITEM B; ASSERT_EQ C */
+    OP_CONST_ATTR,    /* CONST A; ATTR B */
+    OP_PARAM_TYPE_EQ, /* PARAM A; ASSERT_TYPE B; PARAM A; ASSERT_EQ C (a scalar argument's value) */
     OP_COUNT
 };
 
@@ -518,6 +524,13 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
 #define NEED(k) do { if (sp < (k)) goto underflow; } while (0)
 #define CONST(i) PyTuple_GET_ITEM(c->consts, (i))
 #define CHECKED(v) do { PyObject *_v = (v); if (_v == NULL) goto error; PUSH(_v); } while (0)
+/* v = local i (borrowed), UnboundLocalError where it is unset */
+#define LOCAL_SET(v, i) do { \
+        if (((v) = locals[(i)]) == NULL) { \
+            PyErr_SetString(PyExc_UnboundLocalError, "a check's local read before it is set"); \
+            goto error; \
+        } \
+    } while (0)
 /* a check's verdict `t` (check_holds'): on, a miss, or an error */
 #define ASSERTED(t) do { if ((t) < 0) goto error; if ((t) == 0) { outcome = 0; goto done; } } while (0)
 /* PARAM A; ASSERT_<KIND> B */
@@ -605,6 +618,12 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_CONST_NOT_IN] = &&T_OP_CONST_NOT_IN,
         [OP_CONST_ITEM_IS] = &&T_OP_CONST_ITEM_IS,
         [OP_LOCAL_ITEM_IS] = &&T_OP_LOCAL_ITEM_IS,
+        [OP_CONST_ITEM_TYPE] = &&T_OP_CONST_ITEM_TYPE,
+        [OP_CONST_ITEM_EQ] = &&T_OP_CONST_ITEM_EQ,
+        [OP_LOCAL_ITEM_TYPE] = &&T_OP_LOCAL_ITEM_TYPE,
+        [OP_LOCAL_ITEM_EQ] = &&T_OP_LOCAL_ITEM_EQ,
+        [OP_CONST_ATTR] = &&T_OP_CONST_ATTR,
+        [OP_PARAM_TYPE_EQ] = &&T_OP_PARAM_TYPE_EQ,
     };
 #define TARGET(name) case name: T_##name:
 #define DISPATCH() do { ip = &c->code[pc++]; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
@@ -830,10 +849,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             CHECKED(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))));
             DISPATCH();
         TARGET(OP_LOCAL_ITEM)
-            if ((x = locals[FIELD_A(arg)]) == NULL) {
-                PyErr_SetString(PyExc_UnboundLocalError, "a check's local read before it is set");
-                goto error;
-            }
+            LOCAL_SET(x, FIELD_A(arg));
             CHECKED(item_of(ip, x, CONST(FIELD_B(arg))));
             DISPATCH();
         TARGET(OP_CONST_NOT_IN)
@@ -843,13 +859,38 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         TARGET(OP_CONST_ITEM_IS)
             READ_CHECK(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
             DISPATCH();
+        TARGET(OP_CONST_ITEM_TYPE)
+            READ_CHECK(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_TYPE, FIELD_C(arg));
+            DISPATCH();
+        TARGET(OP_CONST_ITEM_EQ)
+            READ_CHECK(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_EQ, FIELD_C(arg));
+            DISPATCH();
         TARGET(OP_LOCAL_ITEM_IS)
-            if ((x = locals[FIELD_A(arg)]) == NULL) {
-                PyErr_SetString(PyExc_UnboundLocalError, "a check's local read before it is set");
-                goto error;
-            }
+            LOCAL_SET(x, FIELD_A(arg));
             READ_CHECK(item_of(ip, x, CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
             DISPATCH();
+        TARGET(OP_LOCAL_ITEM_TYPE)
+            LOCAL_SET(x, FIELD_A(arg));
+            READ_CHECK(item_of(ip, x, CONST(FIELD_B(arg))), OP_ASSERT_TYPE, FIELD_C(arg));
+            DISPATCH();
+        TARGET(OP_LOCAL_ITEM_EQ)
+            LOCAL_SET(x, FIELD_A(arg));
+            READ_CHECK(item_of(ip, x, CONST(FIELD_B(arg))), OP_ASSERT_EQ, FIELD_C(arg));
+            DISPATCH();
+        TARGET(OP_CONST_ATTR)
+            CHECKED(attribute(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))));
+            DISPATCH();
+        TARGET(OP_PARAM_TYPE_EQ) {
+            Py_ssize_t i = (Py_ssize_t)FIELD_A(arg);
+            x = i < n ? Py_NewRef(args[i]) : param(c, args, n, i);
+            if (x == NULL) {
+                goto error;
+            }
+            t = (PyObject *)Py_TYPE(x) == CONST(FIELD_B(arg)) ? cfast_equal(x, CONST(FIELD_C(arg))) : 0;
+            Py_DECREF(x);
+            ASSERTED(t);
+            DISPATCH();
+        }
         default:
             PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", op);
             goto error;
@@ -890,6 +931,7 @@ done:
 #undef CONST
 #undef CHECKED
 #undef ASSERTED
+#undef LOCAL_SET
 #undef PARAM_CHECK
 #undef READ_CHECK
 #undef POPPED_CHECK
@@ -984,7 +1026,10 @@ static const unsigned char fused_fields[OP_COUNT][3] = {
     [OP_ITEM_EQ] = {F_CONST, F_CONST}, [OP_MODULE_ATTR_IS] = {F_CONST, F_CONST},
     [OP_CONST_ITEM] = {F_CONST, F_CONST}, [OP_LOCAL_ITEM] = {F_LOCAL, F_CONST},
     [OP_CONST_NOT_IN] = {F_CONST, F_CONST}, [OP_CONST_ITEM_IS] = {F_CONST, F_CONST, F_CONST},
-    [OP_LOCAL_ITEM_IS] = {F_LOCAL, F_CONST, F_CONST},
+    [OP_LOCAL_ITEM_IS] = {F_LOCAL, F_CONST, F_CONST}, [OP_CONST_ITEM_TYPE] = {F_CONST, F_CONST, F_CONST},
+    [OP_CONST_ITEM_EQ] = {F_CONST, F_CONST, F_CONST}, [OP_LOCAL_ITEM_TYPE] = {F_LOCAL, F_CONST, F_CONST},
+    [OP_LOCAL_ITEM_EQ] = {F_LOCAL, F_CONST, F_CONST}, [OP_CONST_ATTR] = {F_CONST, F_CONST},
+    [OP_PARAM_TYPE_EQ] = {F_PARAM, F_CONST, F_CONST},
 };
 
 /* a fused op's fields each in range, and none set beyond its last */

@@ -12,7 +12,7 @@ import pytest
 
 from bcfront.cfast import C
 from bcfront.frontend.regions import check_fusion, check_program
-from bcfront.frontend.regions.check_fusion import FUSED, fuse, pack
+from bcfront.frontend.regions.check_fusion import FUSED, REPEATS, fuse, pack
 
 from .check_programs import (
     GLOBALS,
@@ -55,8 +55,22 @@ def test_random_checks_fused_or_not_do_what_their_python_does(fused, monkeypatch
 
 def test_every_run_of_ops_it_lists_is_made_one_op_in_place():
     for run, name in FUSED.items():
-        code = [[OP[o], i + 1] for i, o in enumerate(run)] + [[OP["END"], 0]]
-        assert fuse(code, OPS) == [[OP[name], pack(range(1, len(run) + 1))], [OP["END"], 0]]
+        args = list(range(1, len(run) + 1))
+        fields = args
+        if name in REPEATS:  # the run reads one argument twice
+            (a, b), at = REPEATS[name]
+            args[b] = args[a]
+            fields = [args[k] for k in at]
+        code = [[OP[o], arg] for o, arg in zip(run, args)] + [[OP["END"], 0]]
+        assert fuse(code, OPS) == [[OP[name], pack(fields)], [OP["END"], 0]]
+
+
+def test_a_run_repeating_an_argument_is_fused_only_where_it_repeats():
+    # ``type(x) is int and y == 4`` is two ops, not one: the EQ reads another parameter
+    code = [[OP["PARAM"], 0], [OP["ASSERT_TYPE"], 0], [OP["PARAM"], 1], [OP["ASSERT_EQ"], 1], [OP["END"], 0]]
+    assert [OPS[op] for op, _ in fuse(code, OPS)] == ["PARAM_TYPE", "PARAM_EQ", "END"]
+    code[2][1] = 0
+    assert [OPS[op] for op, _ in fuse(code, OPS)] == ["PARAM_TYPE_EQ", "END"]
 
 
 def test_a_run_a_jump_lands_inside_stays_apart_and_jumps_follow_their_ops():
@@ -117,22 +131,29 @@ def test_a_fused_parameter_check_reads_a_default_where_the_argument_is_missing()
 
 
 def test_fused_reads_of_a_checks_local_and_constant_containers_do_what_python_does(monkeypatch):
-    # the fused ops the random forms rarely make: LOCAL_ITEM(_IS), CONST_NOT_IN
+    # the fused ops the random forms rarely make: a check's local's items, constants' items
     monkeypatch.setattr(check_program, "REUSE_READS", False)
     body = [
         "___v = x",
         "if not (___v['k'] is ___none and 'j' in ___box and ___type(___v[0]) is ___int):",
         "    return ___miss",
-        "if not ('z' not in ___box and ___v['k'] is ___none and ___v[1] == 2):",
+        "if not ('z' not in ___box and ___v['k'] is ___none and ___v[1] == 2 and ___v[2][0] is ___none):",
+        "    return ___miss",
+        "if not (___type(___box['k']) is ___int and ___box['k'] == 1 and ___int.__name__ == 'int'):",
+        "    return ___miss",
+        "if not (___type(y) is ___int and y == 0):",
         "    return ___miss",
     ]
     for lines in (["    " + b for b in body], guarded_lines(*body)):
         ref = python_link(lines)
         link, p = program(lines, ref)
-        assert {"LOCAL_ITEM_IS", "LOCAL_ITEM", "CONST_NOT_IN"} <= set(_names(p.code))
+        made = {"LOCAL_ITEM_IS", "LOCAL_ITEM_TYPE", "LOCAL_ITEM_EQ", "LOCAL_ITEM", "CONST_NOT_IN"}
+        made |= {"CONST_ITEM_TYPE", "CONST_ITEM_EQ", "CONST_ATTR", "PARAM_TYPE_EQ"}
+        assert made <= set(_names(p.code))
         rng = random.Random(5)
-        values = [{"k": None, 0: 1, 1: 2}, {"k": None, 0: "a", 1: 2}, {"k": 0}, [1, 2], None]
+        values = [{"k": None, 0: 1, 1: 2, 2: [None]}, {"k": None, 0: 1, 1: 2, 2: [1]}]
+        values += [{"k": None, 0: "a", 1: 2}, {"k": 0}, [1, 2], None]
         values += [Logged("v", None, True, 2), Logged("v", ValueError), Logged("v", Stop)]
         for x in values:
-            args = (x, rng.choice([0, None]))
+            args = (x, rng.choice([0, None, 0.0, 1]))
             assert outcome(link.passes, args) == outcome(ref, args), ("\n".join(lines), x)

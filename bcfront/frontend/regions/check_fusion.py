@@ -24,8 +24,14 @@ _ROOM = sys.maxsize >= (1 << 62)
 
 # a run of ops -> the op doing all of them (its fields: the run's arguments, in order)
 FUSED: dict[tuple[str, ...], str] = {
+    # ``type(x) is int and x == 4``: one parameter's type, then its value
+    ("PARAM", "ASSERT_TYPE", "PARAM", "ASSERT_EQ"): "PARAM_TYPE_EQ",
     ("CONST", "ITEM", "ASSERT_IS"): "CONST_ITEM_IS",
+    ("CONST", "ITEM", "ASSERT_TYPE"): "CONST_ITEM_TYPE",
+    ("CONST", "ITEM", "ASSERT_EQ"): "CONST_ITEM_EQ",
     ("LOCAL", "ITEM", "ASSERT_IS"): "LOCAL_ITEM_IS",
+    ("LOCAL", "ITEM", "ASSERT_TYPE"): "LOCAL_ITEM_TYPE",
+    ("LOCAL", "ITEM", "ASSERT_EQ"): "LOCAL_ITEM_EQ",
     ("PARAM", "ASSERT_TYPE"): "PARAM_TYPE",
     ("PARAM", "ASSERT_IS"): "PARAM_IS",
     ("PARAM", "ASSERT_EQ"): "PARAM_EQ",
@@ -37,8 +43,14 @@ FUSED: dict[tuple[str, ...], str] = {
     ("CONST", "ITEM"): "CONST_ITEM",
     ("LOCAL", "ITEM"): "LOCAL_ITEM",
     ("CONST", "ASSERT_NOT_IN"): "CONST_NOT_IN",
+    ("CONST", "ATTR"): "CONST_ATTR",
 }
+# a fused op whose run repeats an argument: (the positions that must be equal, the
+# positions of the run's arguments that are its fields); else every argument is a field
+REPEATS: dict[str, tuple[tuple[int, int], tuple[int, ...]]] = {"PARAM_TYPE_EQ": ((0, 2), (0, 1, 3))}
 _LONGEST = max(map(len, FUSED))
+# how many fields each fused op's argument holds
+FIELDS = {name: len(REPEATS[name][1]) if name in REPEATS else len(run) for run, name in FUSED.items()}
 JUMPS = frozenset(
     {"JUMP", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"}
 )
@@ -67,6 +79,9 @@ def fuse(code: list[list[int]], ops: tuple[str, ...]) -> list[list[int]]:
         for width in range(min(_LONGEST, len(code) - i), 1, -1):
             fused = FUSED.get(tuple(names[i : i + width]))
             args = [arg for _, arg in code[i : i + width]]
+            if fused in REPEATS:
+                (a, b), fields = REPEATS[fused]
+                args = [args[k] for k in fields] if args[a] == args[b] else [-1]
             if (
                 fused is not None
                 and not any(j in landed for j in range(i + 1, i + width))

@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .check_fusion import FIELD_BITS, FUSED, fuse
+from .check_fusion import FIELD_BITS, FIELDS, fuse
 from .check_shortcuts import SCALARS, Shortcuts, folded_constant
 
 # the ops of `_cchecks.c`, in its enum's order (tests/frontend/test_check_program.py compares)
@@ -46,9 +46,10 @@ OPS = (
     # fused (`check_fusion`)
     "PARAM_TYPE", "PARAM_IS", "PARAM_EQ", "PARAM_LEN", "ITEM_TYPE", "ITEM_IS", "ITEM_EQ",
     "MODULE_ATTR_IS", "CONST_ITEM", "LOCAL_ITEM", "CONST_NOT_IN", "CONST_ITEM_IS", "LOCAL_ITEM_IS",
+    "CONST_ITEM_TYPE", "CONST_ITEM_EQ", "LOCAL_ITEM_TYPE", "LOCAL_ITEM_EQ", "CONST_ATTR", "PARAM_TYPE_EQ",
 )  # fmt: skip
 OP = {name: i for i, name in enumerate(OPS)}
-FUSED_NAMES = frozenset(FUSED.values())
+FUSED_NAMES = frozenset(FIELDS)
 
 # OP_COMPARE's argument: Python's rich comparisons (Py_LT..Py_GE), then identity and membership
 COMPARISONS = {ast.Lt: 0, ast.LtE: 1, ast.Eq: 2, ast.NotEq: 3, ast.Gt: 4, ast.GtE: 5}
@@ -105,11 +106,10 @@ class CheckProgram:
 
 def _shown(op: str, arg: int) -> str:
     """An op's argument as the listing shows it: a fused op's fields apart (``0,1``)."""
-    if op not in FUSED_NAMES:
+    if op not in FIELDS:
         return str(arg)
-    width = len(next(run for run, name in FUSED.items() if name == op))
     mask = (1 << FIELD_BITS) - 1
-    return ",".join(str((arg >> (i * FIELD_BITS)) & mask) for i in range(width))
+    return ",".join(str((arg >> (i * FIELD_BITS)) & mask) for i in range(FIELDS[op]))
 
 
 @dataclass(frozen=True)

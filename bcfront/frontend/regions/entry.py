@@ -365,6 +365,8 @@ class RegionCode:
         self.raises: RegionRaise | None = None  # how the code ends raising, if it does
         self._outputs: dict[int, object] = {}
         self.rb = Rebuilder(self.ns, self._tensor_name, self.tail, globals_values=tx.globals_values)
+        # no graph: no item changes made among its statements too (`region_errors.placed_writes`)
+        self.rb.ends_by_calls = not tx.graph.body
         self.early = early_reads(tx, self.ns)
 
     def _tensor_name(self, v: TensorV) -> str:

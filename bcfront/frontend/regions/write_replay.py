@@ -46,6 +46,10 @@ class WriteReplay:
     ns: Namespace
     globals_values: dict
     positions: list[str]
+    # a list's ends may change by list.append / list.pop calls: not where the graph's
+    # statements may have made the same item changes already (`region_errors.placed_writes`),
+    # after which the replay must leave the list as it is (a slice store does, an append not)
+    ends_by_calls = False
 
     if TYPE_CHECKING:
 
@@ -157,7 +161,7 @@ class WriteReplay:
             if items[i].source != item_source(v.source, i)
         ]
         grown = len(items) - before
-        if grown and v.python_type() is list and abs(grown) <= _FEW_ENDS:
+        if grown and self.ends_by_calls and v.python_type() is list and abs(grown) <= _FEW_ENDS:
             # a few items added or taken at the end: list.append / list.pop, as the C code the
             # trace stands for does it (a heappush, a heappop), not a new list stored in a slice
             if grown > 0:
