@@ -440,3 +440,23 @@ def test_a_branch_on_x_in_xs_is_one_entry_per_answer():
     assert fallbacks == [] and native == [] and breaks == []
     whole = [e for e in cf.entries if "items_of_type" in e.guard_source]
     assert len(whole) == 2 and len(cf.entries) <= 4
+
+
+def insort_then_pop_at(xs, x):
+    bisect.insort(xs, x)
+    return xs.pop(4)
+
+
+@pytest.mark.parametrize("fn, extra", [(heapify_then_pop, False), (insort_then_pop_at, True)])
+def test_an_in_place_call_raising_on_a_short_list_raises_there_without_a_break(fn, extra):
+    """``heappop`` of an empty heap, ``pop(4)`` of a short list after an insort, once the length
+    has varied: the region makes the calls before it and raises what the call raises natively
+    (its length guarded) -- no graph break with the call run natively in a stand-in frame;
+    the list afterwards as natively (the insort made)."""
+    rng = random.Random(33)
+    argss = [((xs, rng.randint(0, 99)) if extra else (xs,)) for xs in _lists(40, seed=34)]
+    assert any(len(xs) < (4 if extra else 1) for xs, *_ in argss)  # some calls raise
+    cf, warned = _run(fn, argss)
+    assert not warned
+    assert [b.reason.value for e in cf.entries for b in e.breaks] == []
+    assert _settled(cf, fn, argss)

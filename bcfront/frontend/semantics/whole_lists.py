@@ -52,7 +52,8 @@ from ..model.builder import EARLY_RUNTIME
 from ..model.guard_kinds import GuardKind
 from ..model.sources import InPlaceCallSource, ItemsOfTypeSource, PureCallSource, Ref, Source
 from ..model.tensor_inputs import wrap_sym_int
-from ..model.values import Const, ListV, RuntimeV, Value, is_unread
+from ..model.tracer import SymbolicRaise
+from ..model.values import Const, ExceptionV, ListV, RuntimeV, Value, is_unread
 from . import ops, pure_c, runtime_items, runtime_values
 
 # `pure_c.TABLE` calls on lists that raise on some values of any type (no `Pure.items`):
@@ -124,8 +125,10 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     examples = [_example(a) for a in rest]
     try:
         result = fn(list(obj), *examples, **dict(keywords))
-    except Exception:  # noqa: BLE001 - raises on these values: traced as before, raising as natively
-        return None
+    except Exception as e:  # noqa: BLE001 - raises on these values
+        if in_place and not pending and not keywords and len(obj) < need and _scalar_args(e):
+            _raise_on_length(tx, lst, e)  # the list too short: raising as natively, made here
+        return None  # else traced as before, raising as natively
     if not in_place and type(result) not in _SCALAR_RESULTS:
         return None
     tx.guard(GuardKind.CONSTANT_MATCH, ItemsOfTypeSource(lst.source, Ref(t, t.__name__)), True)
@@ -155,6 +158,22 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
         tx.guard(GuardKind.TYPE_MATCH, src, type(result))  # computed by the guard: a raise misses
     runtime_items.computed_once(tx, result, src)
     return RuntimeV(result, src, tx)
+
+
+def _scalar_args(e: Exception) -> bool:
+    return all(type(a) in _SCALAR_RESULTS for a in e.args)
+
+
+def _raise_on_length(tx, lst: ListV, e: Exception) -> None:
+    """An in-place call that raises on the list as this call finds it, too short for it
+    (`pure_c.fewest_items`): what it raises depends on the length alone -- the region's
+    first length guarded (the calls recorded before it change it as they declare) -- so the
+    trace raises it here, after the calls the region makes first (``heappop`` of an empty
+    heap: ``IndexError('index out of range')``, natively), where reading the items for the
+    call broke the graph (``unread-items``) and ran it natively in a stand-in frame."""
+    first = PureCallSource(Ref(len, "len"), (lst.source,), ())
+    tx.guard(GuardKind.CONSTANT_MATCH, first, len(lst.unread.obj))  # type: ignore[union-attr]
+    raise SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args]))
 
 
 def _length(tx, lst: ListV) -> Value | None:
