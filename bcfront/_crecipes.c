@@ -444,6 +444,33 @@ fail:
 }
 
 /* one step: 0, or -1 with an error set */
+/* `t[k] = v` where `t` is an exact list and `k` an exact int in its range: made as
+ * list_ass_item makes it (the old item let go after the new one is in place), without the
+ * generic path's index conversion; 0 where it does not apply (PyObject_SetItem then: its
+ * errors for an index out of range or too large) */
+static int
+list_item_store(PyObject *t, PyObject *k, PyObject *v)
+{
+    if (!PyList_CheckExact(t) || !PyLong_CheckExact(k)) {
+        return 0;
+    }
+    Py_ssize_t i = PyLong_AsSsize_t(k), n = PyList_GET_SIZE(t);
+    if (i == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (i < 0) {
+        i += n;
+    }
+    if (i < 0 || i >= n) {
+        return 0;
+    }
+    PyObject *old = PyList_GET_ITEM(t, i);
+    PyList_SET_ITEM(t, i, Py_NewRef(v));
+    Py_DECREF(old);
+    return 1;
+}
+
 static int
 step_run(const Step *s, const Locals *l)
 {
@@ -569,7 +596,7 @@ step_run(const Step *s, const Locals *l)
             Py_CLEAR(t);
         }
         if ((v = value(&s->v, l)) != NULL && (t = value(&s->target, l)) != NULL && (k = value(&s->key, l)) != NULL) {
-            r = PyObject_SetItem(t, k, v);
+            r = list_item_store(t, k, v) ? 0 : PyObject_SetItem(t, k, v);
         }
         Py_XDECREF(v);
         Py_XDECREF(t);

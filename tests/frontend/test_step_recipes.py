@@ -11,6 +11,7 @@ import collections
 import heapq
 import sys
 import warnings
+import weakref
 
 import pytest
 
@@ -289,3 +290,40 @@ def test_a_list_grown_while_the_new_items_are_made_is_replaced_as_python_does():
     ys = [1, 2]
     got = recipe(ys, Growing(ys))
     assert got is ys and len(ys) == len(xs) == 1 and list(ys[0].values()) == [1]
+
+
+class _LoggedList(list):
+    def __setitem__(self, k, v):
+        self.log = [*getattr(self, "log", []), k]
+        super().__setitem__(k, v)
+
+
+class _Item:
+    pass
+
+
+@pytest.mark.parametrize("key", [0, 2, -1, -3, 3, -4, 2**70, True])
+@pytest.mark.parametrize("kind", [list, _LoggedList])
+def test_an_item_store_does_what_the_statement_does(key, kind):
+    # an exact list and an exact int key in range store directly (`list_item_store`); any
+    # other store -- out of range, too large an index, a bool, a subclass -- the generic way
+    old = _Item()
+    gone = weakref.ref(old)
+    xs1, xs2 = kind([old, 1, 2]), kind([old, 1, 2])
+    del old
+    recipe = (MADE_STEPS, (0, ((STEP_SETITEM, (MADE_PARAM, 0), (MADE_OBJECT, key), (MADE_OBJECT, "v")),
+                               (STEP_RETURN, (MADE_PARAM, 0)))))  # fmt: skip
+    made = C.Recipe(recipe)
+    try:
+        xs1[key] = "v"
+        want = ("ok",)
+    except Exception as e:  # noqa: BLE001
+        want = ("raise", type(e), str(e))
+    try:
+        got = ("ok",) if made(xs2) is xs2 else ("wrong result",)
+    except Exception as e:  # noqa: BLE001
+        got = ("raise", type(e), str(e))
+    assert got == want and xs1 == xs2 and getattr(xs1, "log", None) == getattr(xs2, "log", None)
+    if want == ("ok",) and key in (0, -3):
+        del xs1
+        assert gone() is None  # the item it replaced let go
