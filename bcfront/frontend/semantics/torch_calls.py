@@ -23,6 +23,7 @@ import types
 import warnings
 
 import torch
+from torch.utils._pytree import tree_leaves
 
 from ...errors import UnsupportedError
 from ...ir.alias_facts import INPLACE_OPERATORS
@@ -347,7 +348,7 @@ def _on_static_sizes(tx, env, fn, fargs, fkw, what: str, error: Exception):
     and offset pinned to its value -- each guarded equal by the ShapeEnv, so a new size is
     a capture of its own -- and say so in explain; the node still takes the tensors
     themselves.  None where no input has symbolic sizes or the op fails on those too."""
-    if not any(_symbolic_shape(x) for x in _flat((fargs, fkw))):
+    if not any(_symbolic_shape(x) for x in tree_leaves((fargs, fkw))):
         return None
     text = str(error).split("\n", 1)[0]
     for decomposed in _decompositions(fn):  # (sizes kept symbolic: no capture per size)
@@ -379,14 +380,6 @@ def _decompositions(fn) -> list:
         return []
     overloads = [getattr(packet, o) for o in packet.overloads()]
     return [decomposition_table[o] for o in overloads if o in decomposition_table]
-
-
-def _flat(x):
-    if isinstance(x, (tuple, list)):
-        return [y for i in x for y in _flat(i)]
-    if isinstance(x, dict):
-        return _flat(list(x.values()))
-    return [x]
 
 
 def _symbolic_shape(x) -> bool:
