@@ -220,9 +220,9 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
         else e.link
         for e, n in zip(entries, names)
     ]
-    for e, link, after in zip(entries, links, [*links[1:], missed]):
-        e.link.__globals__[e.link_names.next] = after
-        if link is not e.link:
+    for e, n, link, after in zip(entries, names, links, [*links[1:], missed]):
+        e.link.__globals__[n.next] = after
+        if link is n.checked:  # (not a stand-in, `_checking_later`: that calls the entry's own)
             link.next = after
         object.__setattr__(e, "owner", ref)
     n = names[0]
