@@ -26,6 +26,10 @@ Two kinds, by who calls the first link:
   that region's code only makes the exception, a checked link makes and raises it in C
   (`raise_recipes`), with no frame at all.
 
+An exact link's checks run in C where they translate (`checked_link`: a `CheckedLink`, its
+checks compiled to a program by `check_program`), made when a call first reaches the entry,
+not at the capture (`PendingCheckedLink`: a function called once never pays for it).
+
 A generator region has no link (its body cannot follow the checks), nor has a root with
 defaults a chain link (a call leaving one out would go the slow way each time):
 `fast_call`'s generated call serves those.
