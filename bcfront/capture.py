@@ -64,6 +64,9 @@ def strict() -> bool:
     return os.environ.get("BCFRONT_STRICT", "") not in ("", "0")
 
 
+fast_call.STRICT[0] = strict  # (for a lazy CheckedLink's failure: fast_call cannot import this)
+
+
 class _Family(dict):
     """`CapturedFunction.continuations`: the continuations a captured function and its
     continuations share (see frontend.regions.breaks), and the native fallbacks recorded

@@ -19,7 +19,9 @@ they change (`install`), one of three ways:
   ``__defaults__`` and ``__kwdefaults__`` the same objects), counts it and calls the first
   with the call's arguments -- or, for a call without keywords where the entries are
   specialized on the values of some positional arguments, the one a table keyed by those
-  arguments picks (keyed dispatch, below);
+  arguments picks (keyed dispatch, below).  An entry's link there is its CheckedLink (its
+  checks in C) where it has one, made by the first call reaching the entry
+  (`_checking_later`), which arms the C call again with it;
 - `_chain`, for a root without defaults: the entries' *chain* link functions, each calling
   the next where its guard fails, the first one the ``__call__``: a hit on the first
   entry costs one frame and one binding, done by Python;
@@ -41,6 +43,7 @@ import inspect
 import itertools
 import sys
 import weakref
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .cfast import C
@@ -209,11 +212,19 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
         missed = root
 
     # each entry's CheckedLink (its checks in C) where it has one and they are on, else its link
+    # -- or, where its CheckedLink is not made yet, a stand-in that makes it when a call
+    # first reaches the entry and arms the chain again (`_checking_later`)
     checked = cf.checked_links
-    links = [(n.checked if checked and n.checked is not None else e.link) for e, n in zip(entries, names)]
-    for e, link, after in zip(entries, links, [*links[1:], missed]):
-        e.link.__globals__[e.link_names.next] = after
-        if link is not e.link:
+    rearm = functools.partial(install, plain_call=plain_call, timing_on=timing_on, bound=bound)
+    links = [
+        (n.checked if n.checked is not None else _checking_later(ref, e, rearm) if n.pending else e.link)
+        if checked
+        else e.link
+        for e, n in zip(entries, names)
+    ]
+    for e, n, link, after in zip(entries, names, links, [*links[1:], missed]):
+        e.link.__globals__[n.next] = after
+        if link is n.checked:  # (not a stand-in, `_checking_later`: that calls the entry's own)
             link.next = after
         object.__setattr__(e, "owner", ref)
     n = names[0]
@@ -235,6 +246,49 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
     if C is not None:  # (HAVE_C) a call makes no argument tuple; the C call checks __call__
         C._vectorcall_class(type(cf))
     return True
+
+
+def _checking_later(ref, entry, rearm):
+    """What the armed chain calls for `entry` while its CheckedLink is not made
+    (`links.PendingCheckedLink`): compiling the checks costs about what tracing them did, so
+    a function called once -- the capture's call -- never pays for it.  The first call
+    reaching the entry makes it (or learns there is none), has `rearm` arm the C call again
+    (`install`: from then on the chain has the CheckedLink, as if made at the capture) and
+    goes on as the new chain does from the entry, with the same arguments; a keyword call
+    too (its ``__qualname__`` is the link's, which the C call checks before passing keywords
+    on; the link binds them, and raises the root's binding errors).  Holds the captured
+    function weakly, as the chain does."""
+
+    def checking_later(*args, **kwargs):
+        cf = ref()
+        if cf is not None and cf.checked_links:
+            make_checked(entry)
+            rearm(cf)
+        names = entry.link_names
+        live = cf is not None and cf.checked_links and names.checked is not None
+        return (names.checked if live else entry.link)(*args, **kwargs)
+
+    checking_later.__qualname__ = entry.link.__qualname__
+    return checking_later
+
+
+def make_checked(entry) -> None:
+    """Make `entry`'s CheckedLink where it is pending (`links.LinkNames.with_checked`).  A
+    failure to make it is bcfront's bug, which must not change a call's result: the Python
+    link serves on (under ``BCFRONT_STRICT=1`` it raises)."""
+    names = entry.link_names
+    if names is None or names.pending is None:
+        return
+    try:
+        entry.link_names = names.with_checked()
+    except Exception:
+        entry.link_names = replace(names, pending=None)
+        if STRICT[0]():
+            raise
+
+
+# Whether bcfront's own bugs raise (`capture.strict`, which `capture` puts here).
+STRICT: list = [lambda: False]
 
 
 def _missed_as_the_last_link(missed, code, kwdefaults):

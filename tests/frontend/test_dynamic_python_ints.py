@@ -201,6 +201,7 @@ def test_a_shape_guards_arithmetic_runs_in_the_c_check_program():
     cf = bcfront.capture(leap)
     years = [2000, 1900, 2024, 2023, 1600, 2100, 1996, 2001]
     _calls(cf, leap, [(y,) for y in years])
+    _calls(cf, leap, [(y,) for y in years])  # cached: a call first reaching an entry makes its C program
     checked = [e.link_names.checked for e in cf.entries if e.link_names is not None]
     assert checked and all(c is not None for c in checked)  # every guard a C program
     before = sum(c.hits for c in checked)

@@ -97,6 +97,7 @@ def test_captured_calls_equal_plain_python_and_the_python_links(fn, calls):
 def test_a_region_of_stores_and_builtin_calls_runs_without_a_frame(fn, args):
     cf = bcfront.capture(fn)
     cf(*copied(args))
+    cf(*copied(args))  # the first cached call makes the CheckedLink (`links.PendingCheckedLink`)
     fresh = copied(args)
     result, frames = frames_run(cf, *fresh)
     want, after = run(fn, args)

@@ -26,6 +26,10 @@ Two kinds, by who calls the first link:
   that region's code only makes the exception, a checked link makes and raises it in C
   (`raise_recipes`), with no frame at all.
 
+An exact link's checks run in C where they translate (`checked_link`: a `CheckedLink`, its
+checks compiled to a program by `check_program`), made when a call first reaches the entry,
+not at the capture (`PendingCheckedLink`: a function called once never pays for it).
+
 A generator region has no link (its body cannot follow the checks), nor has a root with
 defaults a chain link (a call leaving one out would go the slow way each time):
 `fast_call`'s generated call serves those.
@@ -37,6 +41,7 @@ import inspect
 from dataclasses import dataclass, replace
 
 from ...cfast import C
+from ..model.namespace import Namespace
 from .check_program import (
     LARGEST_TRANSLATED,
     LinkParameters,
@@ -68,11 +73,20 @@ class LinkNames:
     kwdefaults: dict | None = None  # ... and its ``__kwdefaults__``: the link's, the same dict
     keywords_bind: bool = False  # an exact link binds a keyword call as the root does (below)
     # an exact link's checks run in C (`_cfast.CheckedLink`, next unset), or None: no program
+    # (yet: see `pending`)
     checked: object = None
+    # what makes `checked`, where it is not made yet (`PendingCheckedLink`): `fast_call` arms
+    # the Python link first and has it made on the first call that reaches the entry
+    pending: PendingCheckedLink | None = None
 
     @property
     def exact(self) -> bool:
         return self.count is None
+
+    def with_checked(self) -> LinkNames:
+        """These names with `checked` made from `pending` (None where no program can be
+        made: the link serves alone), nothing pending."""
+        return replace(self, checked=self.pending.make(), pending=None) if self.pending is not None else self
 
 
 @dataclass(frozen=True)
@@ -156,10 +170,59 @@ def link_function(
         link.__defaults__ = names.defaults  # the same tuple: the C call compares it
         link.__kwdefaults__ = names.kwdefaults  # the same dict (not a copy): so does it
         names = replace(names, keywords_bind=keywords_bind(link.__code__, root.__code__))
-        body = region if raises is None else None  # the region's own code, else one ending its way
-        checked = checked_link(link, ns, guard_lines, miss, region_lines, params, body, f"{prefix}body", tag)
-        names = replace(names, checked=checked)
+        if can_check(guard_lines):  # its CheckedLink: made when wanted (`PendingCheckedLink`)
+            body = region if raises is None else None  # the region's own code, else one ending its way
+            pending = PendingCheckedLink(
+                link,
+                ns.globals,
+                frozenset(ns.pure),
+                tuple(guard_lines),
+                miss,
+                tuple(region_lines),
+                tuple(params),
+                body,
+                f"{prefix}body",
+                tag,
+            )
+            names = replace(names, pending=pending)
     return link, names
+
+
+def can_check(guard_lines) -> bool:
+    """Whether a CheckedLink may be made for checks `guard_lines`: the C module has it, and
+    they are not so long that the first call would pay more than the program saves."""
+    if C is None or getattr(C, "CheckedLink", None) is None:
+        return False
+    return sum(map(len, guard_lines)) <= LARGEST_TRANSLATED
+
+
+@dataclass(frozen=True)
+class PendingCheckedLink:
+    """An exact link's `checked_link`, made when first wanted (`LinkNames.pending`): compiling
+    the checks to a C program costs about what the capture's trace does, and a function
+    called once never runs its link.  Holds what the link holds and no more: the link, its
+    region function, source text, and the namespace's globals, the very objects the link's
+    own globals are a copy of (no user value the link does not hold already)."""
+
+    link: object
+    globals: dict  # the namespace's (`Namespace.globals`), as the link was compiled with them
+    pure: frozenset  # the namespace's pure calls (`Namespace.pure`) then
+    guard_lines: tuple
+    miss: str
+    region_lines: tuple
+    params: tuple
+    body: object  # the region function, where it is the region's code (`checked_link`)
+    name: str
+    tag: str
+
+    def make(self):
+        """`checked_link` of the link: its CheckedLink, or None."""
+        ns = Namespace()
+        ns.globals, ns.pure = self.globals, set(self.pure)
+        lines, params = list(self.guard_lines), list(self.params)
+        return checked_link(
+            self.link, ns, lines, self.miss, list(self.region_lines), params, self.body, self.name, self.tag
+        )
 
 
 def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, tag):
@@ -167,9 +230,7 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
     code `region_lines` as a function of the link's parameters and defaults -- `body`, the
     region function, where it is that code, else one compiled here -- or None where the
     program cannot be made (the link serves alone)."""
-    if C is None or getattr(C, "CheckedLink", None) is None:
-        return None
-    if sum(map(len, guard_lines)) > LARGEST_TRANSLATED:  # the first call would pay more than it saves
+    if not can_check(guard_lines):
         return None
     sig = LinkParameters.of(params)
     local_names = link.__code__.co_varnames + link.__code__.co_cellvars
