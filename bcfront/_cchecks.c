@@ -95,6 +95,10 @@ enum {
     OP_LOCAL_ITEM_EQ, /* LOCAL A; ITEM B; ASSERT_EQ C */
     OP_CONST_ATTR,    /* CONST A; ATTR B */
     OP_PARAM_TYPE_EQ, /* PARAM A; ASSERT_TYPE B; PARAM A; ASSERT_EQ C (a scalar argument's value) */
+    OP_PARAM_ITEM,    /* PARAM A; ITEM B */
+    OP_KEEP,          /* DUP; STORE A: the top kept in local A, and left on the stack */
+    OP_LOCAL_TYPE,    /* LOCAL A; ASSERT_TYPE B */
+    OP_LOCAL_LEN,     /* LOCAL A; ASSERT_LEN B */
     OP_COUNT
 };
 
@@ -624,6 +628,10 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_LOCAL_ITEM_EQ] = &&T_OP_LOCAL_ITEM_EQ,
         [OP_CONST_ATTR] = &&T_OP_CONST_ATTR,
         [OP_PARAM_TYPE_EQ] = &&T_OP_PARAM_TYPE_EQ,
+        [OP_PARAM_ITEM] = &&T_OP_PARAM_ITEM,
+        [OP_KEEP] = &&T_OP_KEEP,
+        [OP_LOCAL_TYPE] = &&T_OP_LOCAL_TYPE,
+        [OP_LOCAL_LEN] = &&T_OP_LOCAL_LEN,
     };
 #define TARGET(name) case name: T_##name:
 #define DISPATCH() do { ip = &c->code[pc++]; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
@@ -891,6 +899,31 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             ASSERTED(t);
             DISPATCH();
         }
+        TARGET(OP_PARAM_ITEM) {
+            Py_ssize_t i = (Py_ssize_t)FIELD_A(arg);
+            x = i < n ? Py_NewRef(args[i]) : param(c, args, n, i);
+            if (x == NULL) {
+                goto error;
+            }
+            y = item_of(ip, x, CONST(FIELD_B(arg)));
+            Py_DECREF(x);
+            CHECKED(y);
+            DISPATCH();
+        }
+        TARGET(OP_KEEP)
+            NEED(1);
+            Py_XSETREF(locals[FIELD_A(arg)], Py_NewRef(stack[sp - 1]));
+            DISPATCH();
+        TARGET(OP_LOCAL_TYPE)
+            LOCAL_SET(x, FIELD_A(arg));
+            t = check_holds(OP_ASSERT_TYPE, x, CONST(FIELD_B(arg)), 0);
+            ASSERTED(t);
+            DISPATCH();
+        TARGET(OP_LOCAL_LEN)
+            LOCAL_SET(x, FIELD_A(arg));
+            t = check_holds(OP_ASSERT_LEN, x, NULL, FIELD_B(arg));
+            ASSERTED(t);
+            DISPATCH();
         default:
             PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", op);
             goto error;
@@ -1029,7 +1062,8 @@ static const unsigned char fused_fields[OP_COUNT][3] = {
     [OP_LOCAL_ITEM_IS] = {F_LOCAL, F_CONST, F_CONST}, [OP_CONST_ITEM_TYPE] = {F_CONST, F_CONST, F_CONST},
     [OP_CONST_ITEM_EQ] = {F_CONST, F_CONST, F_CONST}, [OP_LOCAL_ITEM_TYPE] = {F_LOCAL, F_CONST, F_CONST},
     [OP_LOCAL_ITEM_EQ] = {F_LOCAL, F_CONST, F_CONST}, [OP_CONST_ATTR] = {F_CONST, F_CONST},
-    [OP_PARAM_TYPE_EQ] = {F_PARAM, F_CONST, F_CONST},
+    [OP_PARAM_TYPE_EQ] = {F_PARAM, F_CONST, F_CONST}, [OP_PARAM_ITEM] = {F_PARAM, F_CONST},
+    [OP_KEEP] = {F_LOCAL}, [OP_LOCAL_TYPE] = {F_LOCAL, F_CONST}, [OP_LOCAL_LEN] = {F_LOCAL, F_ANY},
 };
 
 /* a fused op's fields each in range, and none set beyond its last */

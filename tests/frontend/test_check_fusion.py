@@ -143,17 +143,26 @@ def test_fused_reads_of_a_checks_local_and_constant_containers_do_what_python_do
         "    return ___miss",
         "if not (___type(y) is ___int and y == 0):",
         "    return ___miss",
+        "if not (___type(___v) is ___type(x) and ___len(___v) >= 0 and x[1] == 2):",
+        "    return ___miss",
+        "if not ((___w := x[0]) is not None and ___type(___w) is ___int and ___len(___v) == 4):",
+        "    return ___miss",
     ]
     for lines in (["    " + b for b in body], guarded_lines(*body)):
         ref = python_link(lines)
         link, p = program(lines, ref)
         made = {"LOCAL_ITEM_IS", "LOCAL_ITEM_TYPE", "LOCAL_ITEM_EQ", "LOCAL_ITEM", "CONST_NOT_IN"}
         made |= {"CONST_ITEM_TYPE", "CONST_ITEM_EQ", "CONST_ATTR", "PARAM_TYPE_EQ"}
+        made |= {"PARAM_ITEM", "KEEP", "LOCAL_TYPE", "LOCAL_LEN"}
         assert made <= set(_names(p.code))
-        rng = random.Random(5)
         values = [{"k": None, 0: 1, 1: 2, 2: [None]}, {"k": None, 0: 1, 1: 2, 2: [1]}]
+        values += [{"k": None, 0: None, 1: 2, 2: [None]}]
         values += [{"k": None, 0: "a", 1: 2}, {"k": 0}, [1, 2], None]
         values += [Logged("v", None, True, 2), Logged("v", ValueError), Logged("v", Stop)]
+        seen = set()
         for x in values:
-            args = (x, rng.choice([0, None, 0.0, 1]))
-            assert outcome(link.passes, args) == outcome(ref, args), ("\n".join(lines), x)
+            for y in (0, None, 0.0, 1):
+                want = outcome(ref, (x, y))
+                assert outcome(link.passes, (x, y)) == want, ("\n".join(lines), x, y)
+                seen.add(want[0] if want[0] in ("pass", "miss") else "escape")
+        assert seen == {"pass", "miss", "escape"}

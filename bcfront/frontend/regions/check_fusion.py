@@ -44,10 +44,17 @@ FUSED: dict[tuple[str, ...], str] = {
     ("LOCAL", "ITEM"): "LOCAL_ITEM",
     ("CONST", "ASSERT_NOT_IN"): "CONST_NOT_IN",
     ("CONST", "ATTR"): "CONST_ATTR",
+    ("PARAM", "ITEM"): "PARAM_ITEM",
+    ("DUP", "STORE"): "KEEP",  # a read kept for the checks after (`check_shortcuts.REUSE_READS`)
+    ("LOCAL", "ASSERT_TYPE"): "LOCAL_TYPE",
+    ("LOCAL", "ASSERT_LEN"): "LOCAL_LEN",
 }
-# a fused op whose run repeats an argument: (the positions that must be equal, the
-# positions of the run's arguments that are its fields); else every argument is a field
-REPEATS: dict[str, tuple[tuple[int, int], tuple[int, ...]]] = {"PARAM_TYPE_EQ": ((0, 2), (0, 1, 3))}
+# a fused op not every argument of whose run is a field: (two positions whose arguments must
+# be equal -- one position twice where none must --, the positions that are its fields)
+REPEATS: dict[str, tuple[tuple[int, int], tuple[int, ...]]] = {
+    "PARAM_TYPE_EQ": ((0, 2), (0, 1, 3)),
+    "KEEP": ((0, 0), (1,)),  # (DUP's argument is none)
+}
 _LONGEST = max(map(len, FUSED))
 # how many fields each fused op's argument holds
 FIELDS = {name: len(REPEATS[name][1]) if name in REPEATS else len(run) for run, name in FUSED.items()}
