@@ -262,8 +262,9 @@ def _checking_later(ref, entry, rearm):
     def checking_later(*args, **kwargs):
         cf = ref()
         if cf is not None and cf.checked_links:
-            make_checked(entry)
-            rearm(cf)
+            with cf._lock:  # (as a capture arms it: one build per entry, no stale arming)
+                make_checked(entry)
+                rearm(cf)
         names = entry.link_names
         live = cf is not None and cf.checked_links and names.checked is not None
         return (names.checked if live else entry.link)(*args, **kwargs)

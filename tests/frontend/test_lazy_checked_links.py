@@ -198,3 +198,57 @@ def test_make_checked_makes_a_pending_entry_at_once(compiles):
     assert compiles[0] == 1 and cf._entries[0].link_names.checked is not None
     fast_call.make_checked(cf._entries[0])  # made already: nothing to do
     assert compiles[0] == 1
+
+
+class _Finalized:
+    """Cyclic garbage whose finalizer runs Python code: a collection inside another thread's
+    parse switches threads there."""
+
+    def __del__(self):
+        total = 0
+        for i in range(10):
+            total += i
+
+
+def _many_checks(config):
+    # one guard check per key read: a program long enough that its parse is worth racing
+    return config["a"] + config["b"] * config["c"] - config["d"] + config["e"] * config["f"]
+
+
+def test_threads_making_their_entries_programs_at_once_stay_right():
+    """Threads whose cached calls make their entries' CheckedLinks at the same time, with
+    finalizers running in collections: CPython 3.11's parse keeps one recursion count per
+    interpreter, which two threads parsing at once corrupt (a SystemError out of the call);
+    the programs are made one at a time (`PendingCheckedLink.make`)."""
+    import sys
+    import threading
+
+    problems: list = []
+
+    def worker(seed):
+        try:
+            for r in range(12):
+                config = {k: seed + r + i for i, k in enumerate("abcdef")}
+                cf = bcfront.capture(lambda c: _many_checks(c))
+                cf(config)  # the capture
+                for _ in range(40):
+                    junk = _Finalized()
+                    junk.self = junk
+                assert cf(config) == _many_checks(config)  # makes the program
+                assert cf(config) == _many_checks(config)
+        except Exception as e:  # noqa: BLE001 - any escape is the finding
+            problems.append(f"{type(e).__name__}: {e}")
+
+    threshold, interval = gc.get_threshold(), sys.getswitchinterval()
+    gc.set_threshold(50)
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=worker, args=(s,)) for s in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+    finally:
+        gc.set_threshold(*threshold)
+        sys.setswitchinterval(interval)
+    assert not problems, problems[:3]

@@ -38,6 +38,7 @@ defaults a chain link (a call leaving one out would go the slow way each time):
 from __future__ import annotations
 
 import inspect
+import threading
 from dataclasses import dataclass, replace
 
 from ...cfast import C
@@ -216,13 +217,21 @@ class PendingCheckedLink:
     tag: str
 
     def make(self):
-        """`checked_link` of the link: its CheckedLink, or None."""
+        """`checked_link` of the link: its CheckedLink, or None.  One at a time, process-wide:
+        it parses the checks with `ast`, and CPython 3.11's conversion of a parse to Python
+        objects keeps one recursion count per interpreter, which two threads parsing at once
+        corrupt ("AST constructor recursion depth mismatch": tests/robustness/
+        test_concurrency.py, threads whose cached calls make their entries' programs)."""
         ns = Namespace()
         ns.globals, ns.pure = self.globals, set(self.pure)
-        lines, params = list(self.guard_lines), list(self.params)
-        return checked_link(
-            self.link, ns, lines, self.miss, list(self.region_lines), params, self.body, self.name, self.tag
-        )
+        lines, params, region = list(self.guard_lines), list(self.params), list(self.region_lines)
+        with _MAKING:
+            return checked_link(
+                self.link, ns, lines, self.miss, region, params, self.body, self.name, self.tag
+            )
+
+
+_MAKING = threading.Lock()
 
 
 def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, tag):
