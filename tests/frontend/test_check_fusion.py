@@ -130,6 +130,17 @@ def test_a_fused_parameter_check_reads_a_default_where_the_argument_is_missing()
     assert link.passes(1, 8) is False
 
 
+class _Raising(dict):
+    """Its items raise `error`: a miss in a guarded check where an Exception, else out."""
+
+    def __init__(self, error):
+        super().__init__()
+        self.error = error
+
+    def __getitem__(self, key):
+        raise self.error(f"item {key!r}")
+
+
 def test_fused_reads_of_a_checks_local_and_constant_containers_do_what_python_does(monkeypatch):
     # the fused ops the random forms rarely make: a check's local's items, constants' items
     monkeypatch.setattr(check_program, "REUSE_READS", False)
@@ -159,6 +170,7 @@ def test_fused_reads_of_a_checks_local_and_constant_containers_do_what_python_do
         values += [{"k": None, 0: None, 1: 2, 2: [None]}]
         values += [{"k": None, 0: "a", 1: 2}, {"k": 0}, [1, 2], None]
         values += [Logged("v", None, True, 2), Logged("v", ValueError), Logged("v", Stop)]
+        values += [_Raising(ValueError), _Raising(Stop)]  # (Logged's raises follow the str hash seed)
         seen = set()
         for x in values:
             for y in (0, None, 0.0, 1):
