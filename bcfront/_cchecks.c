@@ -538,10 +538,13 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
 /* a check's verdict `t` (check_holds'): on, a miss, or an error */
 #define ASSERTED(t) do { if ((t) < 0) goto error; if ((t) == 0) { outcome = 0; goto done; } } while (0)
 /* PARAM A; ASSERT_<KIND> B */
+/* v = parameter i (a new reference): the argument, or its default */
+#define PARAM_GET(v, i) do { \
+        Py_ssize_t _i = (Py_ssize_t)(i); \
+        if (((v) = _i < n ? Py_NewRef(args[_i]) : param(c, args, n, _i)) == NULL) goto error; \
+    } while (0)
 #define PARAM_CHECK(KIND) do { \
-        Py_ssize_t _i = (Py_ssize_t)FIELD_A(arg); \
-        x = _i < n ? Py_NewRef(args[_i]) : param(c, args, n, _i); \
-        if (x == NULL) goto error; \
+        PARAM_GET(x, FIELD_A(arg)); \
         t = check_holds(KIND, x, (KIND) == OP_ASSERT_LEN ? NULL : CONST(FIELD_B(arg)), FIELD_B(arg)); \
         Py_DECREF(x); \
         ASSERTED(t); \
@@ -553,6 +556,12 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         t = check_holds(KIND, y, CONST(K), 0); \
         Py_DECREF(y); \
         ASSERTED(t); \
+    } while (0)
+/* CONST A; ITEM B; ASSERT_<KIND> C -- and LOCAL A; ITEM B; ASSERT_<KIND> C */
+#define CONST_ITEM_CHECK(KIND) READ_CHECK(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), KIND, FIELD_C(arg))
+#define LOCAL_ITEM_CHECK(KIND) do { \
+        LOCAL_SET(x, FIELD_A(arg)); \
+        READ_CHECK(item_of(ip, x, CONST(FIELD_B(arg))), KIND, FIELD_C(arg)); \
     } while (0)
 /* x = pop; ITEM A (or MODULE_ATTR A); ASSERT_<KIND> B */
 #define POPPED_CHECK(reader, KIND) do { \
@@ -865,51 +874,38 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             ASSERTED(t);
             DISPATCH();
         TARGET(OP_CONST_ITEM_IS)
-            READ_CHECK(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
+            CONST_ITEM_CHECK(OP_ASSERT_IS);
             DISPATCH();
         TARGET(OP_CONST_ITEM_TYPE)
-            READ_CHECK(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_TYPE, FIELD_C(arg));
+            CONST_ITEM_CHECK(OP_ASSERT_TYPE);
             DISPATCH();
         TARGET(OP_CONST_ITEM_EQ)
-            READ_CHECK(item_of(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_EQ, FIELD_C(arg));
+            CONST_ITEM_CHECK(OP_ASSERT_EQ);
             DISPATCH();
         TARGET(OP_LOCAL_ITEM_IS)
-            LOCAL_SET(x, FIELD_A(arg));
-            READ_CHECK(item_of(ip, x, CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
+            LOCAL_ITEM_CHECK(OP_ASSERT_IS);
             DISPATCH();
         TARGET(OP_LOCAL_ITEM_TYPE)
-            LOCAL_SET(x, FIELD_A(arg));
-            READ_CHECK(item_of(ip, x, CONST(FIELD_B(arg))), OP_ASSERT_TYPE, FIELD_C(arg));
+            LOCAL_ITEM_CHECK(OP_ASSERT_TYPE);
             DISPATCH();
         TARGET(OP_LOCAL_ITEM_EQ)
-            LOCAL_SET(x, FIELD_A(arg));
-            READ_CHECK(item_of(ip, x, CONST(FIELD_B(arg))), OP_ASSERT_EQ, FIELD_C(arg));
+            LOCAL_ITEM_CHECK(OP_ASSERT_EQ);
             DISPATCH();
         TARGET(OP_CONST_ATTR)
             CHECKED(attribute(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))));
             DISPATCH();
-        TARGET(OP_PARAM_TYPE_EQ) {
-            Py_ssize_t i = (Py_ssize_t)FIELD_A(arg);
-            x = i < n ? Py_NewRef(args[i]) : param(c, args, n, i);
-            if (x == NULL) {
-                goto error;
-            }
+        TARGET(OP_PARAM_TYPE_EQ)
+            PARAM_GET(x, FIELD_A(arg));
             t = (PyObject *)Py_TYPE(x) == CONST(FIELD_B(arg)) ? cfast_equal(x, CONST(FIELD_C(arg))) : 0;
             Py_DECREF(x);
             ASSERTED(t);
             DISPATCH();
-        }
-        TARGET(OP_PARAM_ITEM) {
-            Py_ssize_t i = (Py_ssize_t)FIELD_A(arg);
-            x = i < n ? Py_NewRef(args[i]) : param(c, args, n, i);
-            if (x == NULL) {
-                goto error;
-            }
+        TARGET(OP_PARAM_ITEM)
+            PARAM_GET(x, FIELD_A(arg));
             y = item_of(ip, x, CONST(FIELD_B(arg)));
             Py_DECREF(x);
             CHECKED(y);
             DISPATCH();
-        }
         TARGET(OP_KEEP)
             NEED(1);
             Py_XSETREF(locals[FIELD_A(arg)], Py_NewRef(stack[sp - 1]));
@@ -968,6 +964,9 @@ done:
 #undef PARAM_CHECK
 #undef READ_CHECK
 #undef POPPED_CHECK
+#undef PARAM_GET
+#undef CONST_ITEM_CHECK
+#undef LOCAL_ITEM_CHECK
 #undef TARGET
 #undef DISPATCH
 }

@@ -15,6 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
+from frontend.saved_memory import saved_bytes  # noqa: E402
 from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 import bcfront  # noqa: E402
@@ -105,9 +106,9 @@ def test_checkpointed_blocks_compiled_by_triton_recompute_their_activations():
         x = torch.randn(8, 32, generator=torch.Generator().manual_seed(i))
         for p in params:
             p.grad = None
-        want, eager_bytes = _saved_bytes(ref, x, params)
-        _, plain_bytes = _saved_bytes(plain, x, params)
-        got, our_bytes = _saved_bytes(cf, x, params)  # (the last call's counted: the first two compile)
+        want, eager_bytes = saved_bytes(ref, x, params)
+        _, plain_bytes = saved_bytes(plain, x, params)
+        got, our_bytes = saved_bytes(cf, x, params)  # (the last call's counted: the first two compile)
         torch.testing.assert_close(got, want)
         for p, q in zip(net.parameters(), ref.parameters()):
             torch.testing.assert_close(p.grad, q.grad)
@@ -117,19 +118,3 @@ def test_checkpointed_blocks_compiled_by_triton_recompute_their_activations():
     assert {g.backend for g in report.graphs} == {"triton"}
     names = [k.name for g in report.graphs for k in g.kernels]
     assert any(n.startswith("backward 0: ") for n in names), names
-
-
-def _saved_bytes(fn, x, params):
-    """``fn(x)`` and the bytes of floating-point tensors autograd saved for backward during
-    it, the parameters aside."""
-    own = {p.untyped_storage().data_ptr() for p in params}
-    total = [0]
-
-    def pack(t):
-        if t.is_floating_point() and t.untyped_storage().data_ptr() not in own:
-            total[0] += t.numel() * t.element_size()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = fn(x)
-    return out, total[0]

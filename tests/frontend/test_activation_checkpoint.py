@@ -26,6 +26,8 @@ from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 import bcfront  # noqa: E402
 
+from .saved_memory import saved_bytes  # noqa: E402
+
 
 class Block(nn.Module):
     def __init__(self, bn: bool = False):
@@ -247,27 +249,6 @@ class Deep(nn.Module):
         return loss.detach()
 
 
-def _saved_bytes(fn, x, params, backward=False):
-    """The result of ``fn(x)`` and the bytes of floating-point tensors autograd saved for
-    backward during it: the activations, the parameters aside (a reference to one costs no
-    memory), and the random states AOT autograd saves to redraw dropout's masks too (eager's
-    checkpoint keeps its own outside autograd)."""
-    own = {p.untyped_storage().data_ptr() for p in params}
-    total = [0]
-
-    def pack(t):
-        if t.is_floating_point() and t.untyped_storage().data_ptr() not in own:
-            total[0] += t.numel() * t.element_size()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = fn(x)
-        if backward:
-            out.backward()
-            out = out.detach()
-    return out, total[0]
-
-
 @pytest.mark.parametrize("backend", ["eager", "fx-joint"])
 @pytest.mark.parametrize("inner_backward", [True, False])
 def test_checkpointed_activations_are_recomputed_not_saved(backend, inner_backward):
@@ -291,10 +272,10 @@ def test_checkpointed_activations_are_recomputed_not_saved(backend, inner_backwa
         for p in params:
             p.grad = None
         torch.manual_seed(10 + i)
-        want, eager_bytes = _saved_bytes(ref, x, params, not inner_backward)
+        want, eager_bytes = saved_bytes(ref, x, params, not inner_backward)
         after = torch.rand(3)
         torch.manual_seed(10 + i)
-        _, plain_bytes = _saved_bytes(plain, x, params, not inner_backward)
+        _, plain_bytes = saved_bytes(plain, x, params, not inner_backward)
         torch.manual_seed(10 + i)
         if i < 2:  # (these calls compile: their tracing would count fake tensors)
             got = cf(x)
@@ -302,7 +283,7 @@ def test_checkpointed_activations_are_recomputed_not_saved(backend, inner_backwa
                 got.backward()
                 got = got.detach()
         else:
-            got, our_bytes = _saved_bytes(cf, x, params, not inner_backward)
+            got, our_bytes = saved_bytes(cf, x, params, not inner_backward)
         assert torch.equal(torch.rand(3), after)  # the random state after the step
         torch.testing.assert_close(got, want, rtol=0, atol=0)
         for (name, p), q in zip(net.named_parameters(), ref.parameters()):
@@ -377,10 +358,10 @@ def test_other_call_sites_are_eagers_and_save_no_more(case):
         for p in params:
             p.grad = None
         torch.manual_seed(10 + i)
-        want, eager_bytes = _saved_bytes(ref, x, params)
+        want, eager_bytes = saved_bytes(ref, x, params)
         after = torch.rand(3)
         torch.manual_seed(10 + i)
-        got, our_bytes = (cf(x), 0) if i < 2 else _saved_bytes(cf, x, params)
+        got, our_bytes = (cf(x), 0) if i < 2 else saved_bytes(cf, x, params)
         assert torch.equal(torch.rand(3), after)
         torch.testing.assert_close(got, want, rtol=0, atol=0)
         for (name, p), q in zip(net.named_parameters(), ref.parameters()):
@@ -452,8 +433,8 @@ def test_a_closed_over_tensor_is_not_given_to_checkpoint():
         x = torch.randn(4, 16, generator=torch.Generator().manual_seed(i))
         for p in params:
             p.grad = None
-        want, eager_bytes = _saved_bytes(ref, x, params)
-        got, our_bytes = (cf(x), 0) if i < 2 else _saved_bytes(cf, x, params)
+        want, eager_bytes = saved_bytes(ref, x, params)
+        got, our_bytes = (cf(x), 0) if i < 2 else saved_bytes(cf, x, params)
         torch.testing.assert_close(got, want, rtol=0, atol=0)
         for p, q in zip(net.parameters(), ref.parameters()):
             torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=0)

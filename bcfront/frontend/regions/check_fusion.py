@@ -71,6 +71,11 @@ def pack(fields) -> int:
     return arg
 
 
+def unpack(arg: int, n: int) -> list[int]:
+    """The `n` fields `pack` put in `arg`."""
+    return [(arg >> (i * FIELD_BITS)) & (_FIELD_LIMIT - 1) for i in range(n)]
+
+
 def fuse(code: list[list[int]], ops: tuple[str, ...]) -> list[list[int]]:
     """`code` ((op, arg) pairs, op numbered as in `ops`) with each run in `FUSED` made one
     op, longest runs first, left to right; jumps re-pointed to where their ops went."""

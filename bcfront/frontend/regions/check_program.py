@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .check_fusion import FIELD_BITS, FIELDS, fuse
+from .check_fusion import FIELDS, fuse, unpack
 from .check_shortcuts import SCALARS, Shortcuts, folded_constant
 
 # the ops of `_cchecks.c`, in its enum's order (tests/frontend/test_check_program.py compares)
@@ -107,10 +107,7 @@ class CheckProgram:
 
 def _shown(op: str, arg: int) -> str:
     """An op's argument as the listing shows it: a fused op's fields apart (``0,1``)."""
-    if op not in FIELDS:
-        return str(arg)
-    mask = (1 << FIELD_BITS) - 1
-    return ",".join(str((arg >> (i * FIELD_BITS)) & mask) for i in range(FIELDS[op]))
+    return ",".join(map(str, unpack(arg, FIELDS[op]))) if op in FIELDS else str(arg)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ import builtins
 import sys
 import types
 
+from ..semantics.classes import is_heap_type
 from .check_program import folded_constant
 from .raise_recipes import (
     MAX_PARAMS,
@@ -46,7 +47,6 @@ from .raise_recipes import (
 )
 from .result_recipes import MADE_OBJECT
 
-_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code
 MAX_ARGS = 16  # `_crecipes.c`'s: the most arguments a STEP_APPLY passes
 
 # built-ins that read the calling Python frame (its locals, globals, code, or the stack)
@@ -60,7 +60,7 @@ def frameless(fn) -> bool:
     """`fn` is a built-in function (C code) that reads no Python frame: called by the C call
     it does what it does called from the region's frame."""
     if type(fn) is types.MethodDescriptorType:  # a built-in type's method (``list.append``)
-        return not fn.__objclass__.__flags__ & _HEAP_TYPE
+        return not is_heap_type(fn.__objclass__)
     if type(fn) is not types.BuiltinFunctionType:
         return False
     owner = fn.__self__

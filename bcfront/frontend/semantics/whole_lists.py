@@ -140,7 +140,7 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
         grown = _grown(lst)
         if need and need > grown:  # it raises on a shorter list: the list is as long at the start as
             # the calls made first before this one take out, and as this one needs
-            length = PureCallSource(Ref(len, "len"), (lst.source,), ())
+            length = _length_first(lst)
             enough = PureCallSource(Ref(operator.ge, "ge"), (length, need - grown), (Source, int))
             tx.guard(GuardKind.CONSTANT_MATCH, enough, True)
         made = RuntimeV(result, InPlaceCallSource(Ref(fn, label), tuple(parts), next(_serials)), tx)
@@ -160,6 +160,11 @@ def call(tx, fn, args: list, kwargs: dict | None) -> Value | None:
     return RuntimeV(result, src, tx)
 
 
+def _length_first(lst: ListV) -> PureCallSource:
+    """``len(lst)`` as the region finds it, before it makes any call on the list."""
+    return PureCallSource(Ref(len, "len"), (lst.source,), ())
+
+
 def _scalar_args(e: Exception) -> bool:
     return all(type(a) in _SCALAR_RESULTS for a in e.args)
 
@@ -171,8 +176,7 @@ def _raise_on_length(tx, lst: ListV, e: Exception) -> None:
     trace raises it here, after the calls the region makes first (``heappop`` of an empty
     heap: ``IndexError('index out of range')``, natively), where reading the items for the
     call broke the graph (``unread-items``) and ran it natively in a stand-in frame."""
-    first = PureCallSource(Ref(len, "len"), (lst.source,), ())
-    tx.guard(GuardKind.CONSTANT_MATCH, first, len(lst.unread.obj))  # type: ignore[union-attr]
+    tx.guard(GuardKind.CONSTANT_MATCH, _length_first(lst), len(lst.unread.obj))  # type: ignore[union-attr]
     raise SymbolicRaise(ExceptionV(type(e), [Const(a) for a in e.args]))
 
 
@@ -184,7 +188,7 @@ def _length(tx, lst: ListV) -> Value | None:
     obj = lst.unread.obj  # type: ignore[union-attr]
     if not tx.shape_policy.length_dynamic(lst.source, len(obj)):
         return None
-    src = first = PureCallSource(Ref(len, "len"), (lst.source,), ())
+    src = first = _length_first(lst)
     _read_first(tx, lst, RuntimeV(len(obj), first, tx))
     grown = _grown(lst) + len(lst._items)
     if grown:
