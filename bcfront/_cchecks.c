@@ -73,6 +73,8 @@ enum {
     OP_MODULE_ATTR,   /* ATTR of a name no attribute of ModuleType has: an exact module's dict first */
     OP_CELL_CONTENTS, /* x = pop; push x.cell_contents (an exact cell's read directly) */
     OP_BINARY,        /* y = pop, x = pop; push `x <op> y`, op `arg` of BINARY_* below */
+    OP_ASSERT_ITEMS,  /* items_are(x, *consts[arg]) (a list's items by value: `guard_batches`) */
+    OP_ASSERT_ITEMS_TYPE, /* items_of_type(x, consts[arg]) */
     /* fused ops (`check_fusion.py`): two or three of the ops above in one, with the same
      * effects in the same order and nothing pushed between them; `arg` holds their
      * arguments, FIELD_BITS each (A: the first op's, B: the second's, C: the third's) */
@@ -99,6 +101,9 @@ enum {
     OP_KEEP,          /* DUP; STORE A: the top kept in local A, and left on the stack */
     OP_LOCAL_TYPE,    /* LOCAL A; ASSERT_TYPE B */
     OP_LOCAL_LEN,     /* LOCAL A; ASSERT_LEN B */
+    OP_PARAM_ITEMS,   /* PARAM A; ASSERT_ITEMS B */
+    OP_PARAM_ITEMS_TYPE, /* PARAM A; ASSERT_ITEMS_TYPE B */
+    OP_CONST_MODULE_ATTR_IS, /* CONST A; MODULE_ATTR B; ASSERT_IS C (``___module.f is ___f``) */
     OP_COUNT
 };
 
@@ -228,6 +233,9 @@ star_tuple(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
 }
 
 int cfast_equal(PyObject *x, PyObject *k); /* _cfast.c: `x == k` is true */
+/* _cfast.c: its `items_are` and `items_of_type`, as 1, 0 or -1 (an error) */
+int cfast_items_are(PyObject *seq, PyObject *indices, PyObject *types, PyObject *values);
+int cfast_items_of_type(PyObject *seq, PyObject *t);
 
 static PyObject *
 compare(PyObject *a, PyObject *b, Py_ssize_t op)
@@ -482,6 +490,14 @@ check_holds(int op, PyObject *x, PyObject *k, long long n)
     case OP_ASSERT_NOT_IN:
         t = PySequence_Contains(x, k);
         return t < 0 ? -1 : t == (op == OP_ASSERT_IN);
+    case OP_ASSERT_ITEMS:
+        if (!PyTuple_CheckExact(k) || PyTuple_GET_SIZE(k) != 3) {
+            PyErr_SetString(PyExc_TypeError, "CheckedLink: ASSERT_ITEMS' constant is (indices, types, values)");
+            return -1;
+        }
+        return cfast_items_are(x, PyTuple_GET_ITEM(k, 0), PyTuple_GET_ITEM(k, 1), PyTuple_GET_ITEM(k, 2));
+    case OP_ASSERT_ITEMS_TYPE:
+        return cfast_items_of_type(x, k);
     default:
         PyErr_Format(PyExc_SystemError, "CheckedLink: op %d is no check", op);
         return -1;
@@ -618,6 +634,8 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_MODULE_ATTR] = &&T_OP_MODULE_ATTR,
         [OP_CELL_CONTENTS] = &&T_OP_CELL_CONTENTS,
         [OP_BINARY] = &&T_OP_BINARY,
+        [OP_ASSERT_ITEMS] = &&T_OP_ASSERT_ITEMS,
+        [OP_ASSERT_ITEMS_TYPE] = &&T_OP_ASSERT_ITEMS_TYPE,
         [OP_PARAM_TYPE] = &&T_OP_PARAM_TYPE,
         [OP_PARAM_IS] = &&T_OP_PARAM_IS,
         [OP_PARAM_EQ] = &&T_OP_PARAM_EQ,
@@ -641,6 +659,9 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_KEEP] = &&T_OP_KEEP,
         [OP_LOCAL_TYPE] = &&T_OP_LOCAL_TYPE,
         [OP_LOCAL_LEN] = &&T_OP_LOCAL_LEN,
+        [OP_PARAM_ITEMS] = &&T_OP_PARAM_ITEMS,
+        [OP_PARAM_ITEMS_TYPE] = &&T_OP_PARAM_ITEMS_TYPE,
+        [OP_CONST_MODULE_ATTR_IS] = &&T_OP_CONST_MODULE_ATTR_IS,
     };
 #define TARGET(name) case name: T_##name:
 #define DISPATCH() do { ip = &c->code[pc++]; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
@@ -826,6 +847,8 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         TARGET(OP_ASSERT_LEN)
         TARGET(OP_ASSERT_IN)
         TARGET(OP_ASSERT_NOT_IN)
+        TARGET(OP_ASSERT_ITEMS)
+        TARGET(OP_ASSERT_ITEMS_TYPE)
             NEED(1);
             x = POP();
             t = holds(c, ip, x);
@@ -919,6 +942,15 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             LOCAL_SET(x, FIELD_A(arg));
             t = check_holds(OP_ASSERT_LEN, x, NULL, FIELD_B(arg));
             ASSERTED(t);
+            DISPATCH();
+        TARGET(OP_PARAM_ITEMS)
+            PARAM_CHECK(OP_ASSERT_ITEMS);
+            DISPATCH();
+        TARGET(OP_PARAM_ITEMS_TYPE)
+            PARAM_CHECK(OP_ASSERT_ITEMS_TYPE);
+            DISPATCH();
+        TARGET(OP_CONST_MODULE_ATTR_IS)
+            READ_CHECK(module_attr(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
             DISPATCH();
         default:
             PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", op);
@@ -1046,7 +1078,7 @@ checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
 static const int takes_const[OP_COUNT] = {
     [OP_KWONLY] = 1, [OP_CONST] = 1, [OP_ATTR] = 1, [OP_ITEM] = 1, [OP_ASSERT_TYPE] = 1,
     [OP_ASSERT_IS] = 1, [OP_ASSERT_IS_NOT] = 1, [OP_ASSERT_EQ] = 1, [OP_ASSERT_IN] = 1,
-    [OP_ASSERT_NOT_IN] = 1, [OP_MODULE_ATTR] = 1,
+    [OP_ASSERT_NOT_IN] = 1, [OP_MODULE_ATTR] = 1, [OP_ASSERT_ITEMS] = 1, [OP_ASSERT_ITEMS_TYPE] = 1,
 };
 
 /* what each field of a fused op's argument indexes (validate checks it is in range) */
@@ -1063,6 +1095,8 @@ static const unsigned char fused_fields[OP_COUNT][3] = {
     [OP_LOCAL_ITEM_EQ] = {F_LOCAL, F_CONST, F_CONST}, [OP_CONST_ATTR] = {F_CONST, F_CONST},
     [OP_PARAM_TYPE_EQ] = {F_PARAM, F_CONST, F_CONST}, [OP_PARAM_ITEM] = {F_PARAM, F_CONST},
     [OP_KEEP] = {F_LOCAL}, [OP_LOCAL_TYPE] = {F_LOCAL, F_CONST}, [OP_LOCAL_LEN] = {F_LOCAL, F_ANY},
+    [OP_PARAM_ITEMS] = {F_PARAM, F_CONST}, [OP_PARAM_ITEMS_TYPE] = {F_PARAM, F_CONST},
+    [OP_CONST_MODULE_ATTR_IS] = {F_CONST, F_CONST, F_CONST},
 };
 
 /* a fused op's fields each in range, and none set beyond its last */

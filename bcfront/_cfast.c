@@ -897,39 +897,64 @@ cfast_equal(PyObject *x, PyObject *k)
     return truth;
 }
 
+/* `items_are`'s test, for it and for the checks' ASSERT_ITEMS (`_cchecks.c`): 1 it holds,
+ * 0 not, -1 an error */
+int
+cfast_items_are(PyObject *seq, PyObject *indices, PyObject *types, PyObject *values)
+{
+    if (!PyTuple_CheckExact(indices) || !PyTuple_CheckExact(types) || !PyTuple_CheckExact(values)
+        || PyTuple_GET_SIZE(indices) != PyTuple_GET_SIZE(types)
+        || PyTuple_GET_SIZE(indices) != PyTuple_GET_SIZE(values)) {
+        PyErr_SetString(PyExc_TypeError, "items_are(seq, indices, types, values): three tuples of one length");
+        return -1;
+    }
+    if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) {
+        return 0;  /* the guard checks its type too: never true then */
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(indices);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *item = item_of(seq, PyTuple_GET_ITEM(indices, j));
+        if (item == NULL) {
+            return -1;
+        }
+        if ((PyObject *)Py_TYPE(item) != PyTuple_GET_ITEM(types, j)) {
+            Py_DECREF(item);
+            return 0;
+        }
+        int truth = cfast_equal(item, PyTuple_GET_ITEM(values, j));
+        Py_DECREF(item);
+        if (truth <= 0) {
+            return truth;
+        }
+    }
+    return 1;
+}
+
+/* `items_of_type`'s test, for it and for the checks' ASSERT_ITEMS_TYPE: 1 it holds, 0 not */
+int
+cfast_items_of_type(PyObject *seq, PyObject *t)
+{
+    if (!PyList_CheckExact(seq)) {
+        return 0;  /* the guard checks its type too: never true then */
+    }
+    /* exact types of builtin scalars: reading them runs no code, and the list cannot change */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); i++) {
+        if ((PyObject *)Py_TYPE(PyList_GET_ITEM(seq, i)) != t) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static PyObject *
 items_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4 || !PyTuple_CheckExact(args[1]) || !PyTuple_CheckExact(args[2])
-        || !PyTuple_CheckExact(args[3]) || PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[2])
-        || PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[3])) {
+    if (nargs != 4) {
         PyErr_SetString(PyExc_TypeError, "items_are(seq, indices, types, values): three tuples of one length");
         return NULL;
     }
-    PyObject *seq = args[0];
-    if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) {
-        Py_RETURN_FALSE;  /* the guard checks its type too: never true then */
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
-    for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *item = item_of(seq, PyTuple_GET_ITEM(args[1], j));
-        if (item == NULL) {
-            return NULL;
-        }
-        if ((PyObject *)Py_TYPE(item) != PyTuple_GET_ITEM(args[2], j)) {
-            Py_DECREF(item);
-            Py_RETURN_FALSE;
-        }
-        int truth = cfast_equal(item, PyTuple_GET_ITEM(args[3], j));
-        Py_DECREF(item);
-        if (truth < 0) {
-            return NULL;
-        }
-        if (!truth) {
-            Py_RETURN_FALSE;
-        }
-    }
-    Py_RETURN_TRUE;
+    int t = cfast_items_are(args[0], args[1], args[2], args[3]);
+    return t < 0 ? NULL : Py_NewRef(t ? Py_True : Py_False);
 }
 
 static PyObject *
@@ -939,17 +964,7 @@ items_of_type(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "items_of_type(seq, t)");
         return NULL;
     }
-    PyObject *seq = args[0], *t = args[1];
-    if (!PyList_CheckExact(seq)) {
-        Py_RETURN_FALSE;  /* the guard checks its type too: never true then */
-    }
-    /* exact types of builtin scalars: reading them runs no code, and the list cannot change */
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); i++) {
-        if ((PyObject *)Py_TYPE(PyList_GET_ITEM(seq, i)) != t) {
-            Py_RETURN_FALSE;
-        }
-    }
-    Py_RETURN_TRUE;
+    return Py_NewRef(cfast_items_of_type(args[0], args[1]) ? Py_True : Py_False);
 }
 
 static PyObject *

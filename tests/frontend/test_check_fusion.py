@@ -16,6 +16,7 @@ from bcfront.frontend.regions.check_fusion import FUSED, REPEATS, fuse, pack
 
 from .check_programs import (
     GLOBALS,
+    LOG,
     Logged,
     Stop,
     arguments,
@@ -130,6 +131,21 @@ def test_a_fused_parameter_check_reads_a_default_where_the_argument_is_missing()
     assert link.passes(1, 8) is False
 
 
+class _Compared:
+    """Compared with `==`: logs it, then says `truth` -- or raises `error`."""
+
+    def __init__(self, truth=True, error=None):
+        self.truth, self.error = truth, error
+
+    def __eq__(self, other):
+        LOG.append(("compared with", other))
+        if self.error is not None:
+            raise self.error("eq")
+        return self.truth
+
+    __hash__ = object.__hash__
+
+
 class _Raising(dict):
     """Its items raise `error`: a miss in a guarded check where an Exception, else out."""
 
@@ -177,4 +193,54 @@ def test_fused_reads_of_a_checks_local_and_constant_containers_do_what_python_do
                 want = outcome(ref, (x, y))
                 assert outcome(link.passes, (x, y)) == want, ("\n".join(lines), x, y)
                 seen.add(want[0] if want[0] in ("pass", "miss") else "escape")
+        assert seen == {"pass", "miss", "escape"}
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_lists_items_checked_by_value_or_type_are_one_op_that_does_what_the_call_does(fused, monkeypatch):
+    # ``___items_are(x, ...)`` and ``___items_of_type(x, t) is True`` (`guard_batches`,
+    # `sources`) are ASSERT_ITEMS / ASSERT_ITEMS_TYPE (fused with the parameter's read), no
+    # CALL; oracle: the Python link, which makes the call itself
+    monkeypatch.setattr(check_program, "FUSE_OPS", fused)
+    monkeypatch.setattr(check_program, "REUSE_READS", False)
+    scope = {"___items_are": C.items_are, "___items_of_type": C.items_of_type}
+    scope["___types"], scope["___values"] = (int, str, _Compared, float), (1, "a", None, 2.5)
+    scope["___ints"] = (int,)
+    body = [
+        "if not (___items_are(x, (0, 1, 2, -1, ), ___types, ___values)):",
+        "    return ___miss",
+        "if not (___items_of_type(y, ___int) is True and ___items_are(y[1:], (0, ), ___ints, (3, ))):",
+        "    return ___miss",
+    ]
+    body[2] = body[2].replace("y[1:]", "args[0]")  # (a slice is no check's read)
+    for lines in (["    " + b for b in body], guarded_lines(*body)):
+        ref = python_link(lines)
+        ref.__globals__.update(scope)
+        link, p = program(lines, ref)
+        names = set(_names(p.code))
+        assert "CALL" not in names
+        want = (
+            {"PARAM_ITEMS", "PARAM_ITEMS_TYPE", "ASSERT_ITEMS"}
+            if fused
+            else {"ASSERT_ITEMS", "ASSERT_ITEMS_TYPE"}
+        )
+        assert want <= names
+        nan = float("nan")
+        i, L = _Compared(), type("L", (list,), {})
+        xs = [[1, "a", i, 2.5], (1, "a", i, 2.5), [1, "a", _Compared(False), 2.5], [1, "a", Logged("i"), 2.5]]
+        xs += [
+            [1, "a", _Compared(error=ValueError), 2.5],
+            [1, "a", _Compared(error=Stop), 2.5],
+            [1, "a", 2.5],
+        ]
+        xs += [[True, "a", i, 2.5], [1, "b", i, 2.5], [1, "a", i, nan], [1, "a", i, 2.5, 2.5]]
+        xs += [[1, "a"], [], None, Logged("x"), L([1, "a", i, 2.5])]
+        ys = [[1, 2], [1, 3], [1, True, 3], [], (1, 3), [1.0, 3], None, L([1, 3])]
+        seen = set()
+        for x in xs:
+            for y in ys:
+                for rest in ((), ([3],), ([4],), ([],), ((3,),)):
+                    want_out = outcome(ref, (x, y, *rest))
+                    assert outcome(link.passes, (x, y, *rest)) == want_out, ("\n".join(lines), x, y, rest)
+                    seen.add(want_out[0] if want_out[0] in ("pass", "miss") else "escape")
         assert seen == {"pass", "miss", "escape"}

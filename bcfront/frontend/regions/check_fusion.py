@@ -27,6 +27,7 @@ FUSED: dict[tuple[str, ...], str] = {
     # ``type(x) is int and x == 4``: one parameter's type, then its value
     ("PARAM", "ASSERT_TYPE", "PARAM", "ASSERT_EQ"): "PARAM_TYPE_EQ",
     ("CONST", "ITEM", "ASSERT_IS"): "CONST_ITEM_IS",
+    ("CONST", "MODULE_ATTR", "ASSERT_IS"): "CONST_MODULE_ATTR_IS",  # ``___module.f is ___f``
     ("CONST", "ITEM", "ASSERT_TYPE"): "CONST_ITEM_TYPE",
     ("CONST", "ITEM", "ASSERT_EQ"): "CONST_ITEM_EQ",
     ("LOCAL", "ITEM", "ASSERT_IS"): "LOCAL_ITEM_IS",
@@ -48,6 +49,8 @@ FUSED: dict[tuple[str, ...], str] = {
     ("DUP", "STORE"): "KEEP",  # a read kept for the checks after (`check_shortcuts.REUSE_READS`)
     ("LOCAL", "ASSERT_TYPE"): "LOCAL_TYPE",
     ("LOCAL", "ASSERT_LEN"): "LOCAL_LEN",
+    ("PARAM", "ASSERT_ITEMS"): "PARAM_ITEMS",  # a list argument's items by value
+    ("PARAM", "ASSERT_ITEMS_TYPE"): "PARAM_ITEMS_TYPE",
 }
 # a fused op not every argument of whose run is a field: (two positions whose arguments must
 # be equal -- one position twice where none must --, the positions that are its fields)

@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...cfast import C
 from .check_fusion import FIELDS, fuse, unpack
 from .check_shortcuts import SCALARS, Shortcuts, folded_constant
 
@@ -42,12 +43,13 @@ OPS = (
     "COMPARE", "NOT", "NEG", "BUILD_TUPLE", "JUMP", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
     "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "ASSERT_TRUE", "ASSERT_TYPE", "ASSERT_IS",
     "ASSERT_IS_NOT", "ASSERT_EQ", "ASSERT_LEN", "ASSERT_IN", "ASSERT_NOT_IN", "MODULE_ATTR",
-    "CELL_CONTENTS", "BINARY",
+    "CELL_CONTENTS", "BINARY", "ASSERT_ITEMS", "ASSERT_ITEMS_TYPE",
     # fused (`check_fusion`)
     "PARAM_TYPE", "PARAM_IS", "PARAM_EQ", "PARAM_LEN", "ITEM_TYPE", "ITEM_IS", "ITEM_EQ",
     "MODULE_ATTR_IS", "CONST_ITEM", "LOCAL_ITEM", "CONST_NOT_IN", "CONST_ITEM_IS", "LOCAL_ITEM_IS",
     "CONST_ITEM_TYPE", "CONST_ITEM_EQ", "LOCAL_ITEM_TYPE", "LOCAL_ITEM_EQ", "CONST_ATTR", "PARAM_TYPE_EQ",
-    "PARAM_ITEM", "KEEP", "LOCAL_TYPE", "LOCAL_LEN",
+    "PARAM_ITEM", "KEEP", "LOCAL_TYPE", "LOCAL_LEN", "PARAM_ITEMS", "PARAM_ITEMS_TYPE",
+    "CONST_MODULE_ATTR_IS",
 )  # fmt: skip
 OP = {name: i for i, name in enumerate(OPS)}
 FUSED_NAMES = frozenset(FIELDS)
@@ -68,7 +70,7 @@ _EFFECT = {
     "JUMP": 0, "JUMP_IF_FALSE_OR_POP": -1, "JUMP_IF_TRUE_OR_POP": -1, "POP_JUMP_IF_FALSE": -1,
     "POP_JUMP_IF_TRUE": -1, "ASSERT_TRUE": -1, "ASSERT_TYPE": -1, "ASSERT_IS": -1,
     "ASSERT_IS_NOT": -1, "ASSERT_EQ": -1, "ASSERT_LEN": -1, "ASSERT_IN": -1, "ASSERT_NOT_IN": -1,
-    "MODULE_ATTR": 0, "CELL_CONTENTS": 0, "BINARY": -1,
+    "MODULE_ATTR": 0, "CELL_CONTENTS": 0, "BINARY": -1, "ASSERT_ITEMS": -1, "ASSERT_ITEMS_TYPE": -1,
 }  # fmt: skip
 
 # The most text of checks translated (characters).  Translating costs the first call about a
@@ -395,14 +397,17 @@ class _Compiler(Shortcuts):
         """Emit one op that misses unless `e` is true, where `e` is a check of a common
         form; False (nothing emitted) otherwise."""
         if type(e) is not ast.Compare or len(e.ops) != 1:
-            self.expr(e)
-            self.emit("ASSERT_TRUE")
+            if not self.items_check(e):
+                self.expr(e)
+                self.emit("ASSERT_TRUE")
             return True
         if FOLD_CONSTANT_CHECKS and self.always_true(e):
             return True  # nothing to check
         op, left, right = type(e.ops[0]), e.left, e.comparators[0]
         ok, value = self.constant(right)
-        if ok and op is ast.Is and self.one_argument_call(left, type):
+        if ok and op is ast.Is and value is True and self.items_check(left):
+            pass  # (the two return a bool: ``is True`` is their truth)
+        elif ok and op is ast.Is and self.one_argument_call(left, type):
             self.expr(left.args[0])  # type: ignore[attr-defined]
             self.emit("ASSERT_TYPE", self.const(value))
         elif ok and op in (ast.Is, ast.IsNot):
@@ -420,6 +425,29 @@ class _Compiler(Shortcuts):
         else:
             self.expr(e)
             self.emit("ASSERT_TRUE")
+        return True
+
+    def items_check(self, e) -> bool:
+        """Emit the one op that misses unless `e` is true, where `e` is a call of the C
+        module's ``items_are(x, indices, types, values)`` or ``items_of_type(x, t)`` (a
+        list's items by value, by type: `guard_batches`, `sources`) with constant arguments
+        after `x`: ASSERT_ITEMS (its constant the three tuples) or ASSERT_ITEMS_TYPE, which
+        call the same C code without the call's stack.  False (nothing emitted) otherwise."""
+        if C is None or type(e) is not ast.Call or e.keywords or type(e.func) is not ast.Name:
+            return False
+        ok, fn = self.global_value(e.func.id)
+        takes = 4 if ok and fn is C.items_are else 2 if ok and fn is C.items_of_type else None
+        if takes is None or len(e.args) != takes or any(type(a) is ast.Starred for a in e.args):
+            return False
+        rest = [self.constant(a) for a in e.args[1:]]
+        if not all(ok for ok, _ in rest):
+            return False
+        values = tuple(v for _, v in rest)
+        self.expr(e.args[0])
+        if fn is C.items_are:
+            self.emit("ASSERT_ITEMS", self.const(values))
+        else:
+            self.emit("ASSERT_ITEMS_TYPE", self.const(values[0]))
         return True
 
     def constant(self, node) -> tuple[bool, Any]:
