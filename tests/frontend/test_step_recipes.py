@@ -17,6 +17,7 @@ import pytest
 
 import bcfront
 from bcfront.cfast import C
+from bcfront.frontend.regions import step_recipes
 from bcfront.frontend.regions.raise_recipes import MADE_DICT, MADE_PARAM, MADE_SLOT, MADE_STEPS, STEP_SET
 from bcfront.frontend.regions.result_recipes import MADE_LIST, MADE_OBJECT, MADE_TUPLE
 from bcfront.frontend.regions.step_recipes import (
@@ -107,7 +108,8 @@ def test_a_region_of_stores_and_builtin_calls_runs_without_a_frame(fn, args):
         assert result is fresh[0]  # the very list it was given, as natively
 
 
-def test_region_steps_reads_stores_builtin_calls_and_the_result():
+def test_region_steps_reads_stores_builtin_calls_and_the_result(monkeypatch):
+    monkeypatch.setattr(step_recipes, "FORWARD_FIXED_SETS", False)  # a step per statement
     lines = ["    ___r = xs", "    xs[:] = [1, 2]", "    return ___r", "    return None"]
     full = slice(None, None, None)
     store = (
@@ -165,11 +167,65 @@ def test_frameless_builtins_are_those_reading_no_frame():
     assert not frameless(pushed) and not frameless(tuple)  # a Python function, a class
 
 
-def _python(lines, params):
+def _python(lines, params, scope=None):
     src = f"def _r({', '.join(params)}):\n" + "\n".join(lines) + "\n"
-    scope = {"___divmod": divmod}
+    scope = {"___divmod": divmod, **(scope or {})}
     exec(src, scope)
     return scope
+
+
+R = ["    ___r = None", "    xs[1] = x", "    ___a(xs, 5)", "    return ___r"]
+FORWARDED = [  # (region lines, its locals, its parameters, arguments, steps left: 0 a value)
+    (
+        ["    ___r = xs", "    xs[:] = [1, 2]", "    return ___r", "    return None"],
+        ("___r",),
+        ("xs",),
+        ([3],),
+        2,
+    ),
+    (["    ___r = xs", "    return ___r"], ("___r",), ("xs",), ([3],), 0),
+    (R, ("___r",), ("xs", "x"), ([1, 5], 2), 3),
+    (R, ("___r",), ("xs", "x"), ([1], 2), 3),  # (raises)
+    (
+        ["    ___k = 1", "    ___t = (x, ___k)", "    xs[___k] = ___t", "    return ___t"],
+        ("___k", "___t"),
+        ("xs", "x"),
+        ([0, 0], 4),
+        3,
+    ),
+    (["    ___r = x", "    ___r = ___len(xs)", "    return ___r"], ("___r",), ("xs", "x"), ([0], 4), 3),
+    (
+        ["    ___r = ___len(xs)", "    ___s = ___r", "    return (___s, ___r)"],
+        ("___r", "___s"),
+        ("xs",),
+        ([0],),
+        3,
+    ),
+]
+
+
+@pytest.mark.parametrize("lines, local_names, params, args, left", FORWARDED)
+def test_a_constant_or_parameter_set_once_is_read_as_itself_without_its_step(
+    lines, local_names, params, args, left, monkeypatch
+):
+    # oracle: the recipe with a step per statement (``FORWARD_FIXED_SETS = False``), and the
+    # statements run as Python; the forwarded one makes the same objects, in the same state
+    scope = {"___a": list.append, "___len": len}
+    forwarded = region_steps(lines, scope, local_names, params)
+    monkeypatch.setattr(step_recipes, "FORWARD_FIXED_SETS", False)
+    plain = region_steps(lines, scope, local_names, params)
+    assert len(forwarded[0][1][1]) == left if forwarded[0][0] == MADE_STEPS else left == 0
+    python = _python(lines, list(params), scope)["_r"]
+    outcomes = []
+    for make in (C.Recipe(forwarded[0]), C.Recipe(plain[0]), python):
+        fresh = [list(a) if type(a) is list else a for a in args]
+        try:
+            r = ("ok", make(*fresh))
+        except Exception as e:  # noqa: BLE001 - what it raises is compared
+            r = ("raise", type(e), str(e))
+        same = [r[1] is a for a in fresh] if r[0] == "ok" else []
+        outcomes.append((r, fresh, same))
+    assert outcomes[0] == outcomes[1] == outcomes[2]
 
 
 @pytest.mark.parametrize("args", [((7, 2), [0, 0]), ((7, 0), [0, 0]), ((7, 2), [0])])

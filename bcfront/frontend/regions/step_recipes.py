@@ -36,6 +36,9 @@ import types
 from ..semantics.classes import is_heap_type
 from .check_program import folded_constant
 from .raise_recipes import (
+    MADE_PARAM,
+    MADE_SLOT,
+    MADE_STEPS,
     MAX_PARAMS,
     STEP_APPLY,
     STEP_RETURN,
@@ -75,7 +78,54 @@ def region_steps(lines: list[str], globals_: dict, local_names=(), params=()) ->
     """``((MADE_STEPS, (nslots, steps)),)`` where the region's code `lines` only does what
     the module docstring lists and returns, else ().  `globals_`, `local_names`, `params`:
     as `raise_recipes.region_raise` takes them."""
-    return region_recipe(lines, _Effects(globals_, set(local_names), list(params)[:MAX_PARAMS]))
+    recipe = region_recipe(lines, _Effects(globals_, set(local_names), list(params)[:MAX_PARAMS]))
+    return forwarded(recipe) if FORWARD_FIXED_SETS else recipe
+
+
+FORWARD_FIXED_SETS = True  # off: each ``name = value`` a step of its own (the reference)
+
+
+def forwarded(recipe: tuple) -> tuple:
+    """`recipe` (`region_steps`') with each STEP_SET of a constant or a parameter into a local
+    no other step sets left out, its reads made of that value itself: the two are the same
+    object wherever the local is read (a parameter the steps rebind is a local, not a
+    MADE_PARAM).  Steps that end up only returning a value are that value's recipe.  The
+    region's ``___result0 = xs`` ... ``return ___result0`` then costs no step."""
+    (kind, (nslots, steps)) = recipe[0] if recipe else (None, (0, ()))
+    if kind != MADE_STEPS:
+        return recipe
+    sets = [s[1] for s in steps if s[0] in (STEP_SET, STEP_APPLY)]
+    fixed = {
+        s[1]: s[2]
+        for s in steps
+        if s[0] == STEP_SET and s[2][0] in (MADE_OBJECT, MADE_PARAM) and sets.count(s[1]) == 1
+    }
+    if not fixed:
+        return recipe
+    kept = tuple(_read_fixed(s, fixed) for s in steps if not (s[0] == STEP_SET and s[1] in fixed))
+    if len(kept) == 1:  # (the STEP_RETURN, last)
+        return (kept[0][1],)
+    return ((MADE_STEPS, (nslots, kept)),)
+
+
+def _read_fixed(step: tuple, fixed: dict) -> tuple:
+    """`step` with its values' reads of the `fixed` locals made of their values."""
+
+    def value(v):
+        if v[0] == MADE_SLOT:
+            return fixed.get(v[1], v)
+        if v[0] in (MADE_OBJECT, MADE_PARAM):
+            return v
+        return (v[0], tuple(value(p) for p in v[1]))  # a display of parts
+
+    kind = step[0]
+    if kind == STEP_SET:
+        return (kind, step[1], value(step[2]))
+    if kind == STEP_SETITEM:
+        return (kind, *map(value, step[1:]))
+    if kind == STEP_APPLY:
+        return (kind, step[1], step[2], tuple(map(value, step[3])))
+    return (kind, value(step[1]))  # STEP_RETURN
 
 
 class _Effects(StepReader):
