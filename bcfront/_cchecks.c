@@ -73,7 +73,8 @@ enum {
     OP_MODULE_ATTR,   /* ATTR of a name no attribute of ModuleType has: an exact module's dict first */
     OP_CELL_CONTENTS, /* x = pop; push x.cell_contents (an exact cell's read directly) */
     OP_BINARY,        /* y = pop, x = pop; push `x <op> y`, op `arg` of BINARY_* below */
-    OP_ASSERT_ITEMS,  /* items_are(x, *consts[arg]) (a list's items by value: `guard_batches`) */
+    OP_ASSERT_ITEMS,  /* items_are(x, *consts[arg]) (a list's items by value: `guard_batches`);
+                       * indices None: 0, 1, ... in order */
     OP_ASSERT_ITEMS_TYPE, /* items_of_type(x, consts[arg]) */
     /* fused ops (`check_fusion.py`): two or three of the ops above in one, with the same
      * effects in the same order and nothing pushed between them; `arg` holds their
@@ -495,7 +496,9 @@ check_holds(int op, PyObject *x, PyObject *k, long long n)
             PyErr_SetString(PyExc_TypeError, "CheckedLink: ASSERT_ITEMS' constant is (indices, types, values)");
             return -1;
         }
-        return cfast_items_are(x, PyTuple_GET_ITEM(k, 0), PyTuple_GET_ITEM(k, 1), PyTuple_GET_ITEM(k, 2));
+        /* (indices None: the first ones in order, 0, 1, ...) */
+        return cfast_items_are(x, PyTuple_GET_ITEM(k, 0) == Py_None ? NULL : PyTuple_GET_ITEM(k, 0),
+                               PyTuple_GET_ITEM(k, 1), PyTuple_GET_ITEM(k, 2));
     case OP_ASSERT_ITEMS_TYPE:
         return cfast_items_of_type(x, k);
     default:

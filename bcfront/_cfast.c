@@ -363,6 +363,9 @@ unwrap_raised(PyObject *res)
     return NULL;
 }
 
+/* the int 0 (CPython's one small int 0): timing's ON[0] while nothing measures calls */
+static PyObject *small_zero = NULL;
+
 /* the fast way of a call with the positional `args` (`n` of them) and `keywords` (a non-empty
  * dict, or NULL): `*taken` is 0 (and NULL returned, no error set) where it may not take it */
 static PyObject *
@@ -376,7 +379,7 @@ dispatch_fast(DispatchBase *d, PyObject *const *args, Py_ssize_t n, PyObject *ke
         return NULL;
     }
     PyObject *on = PyList_GET_ITEM(d->on, 0);
-    int measuring = on == Py_False ? 0 : PyObject_IsTrue(on);
+    int measuring = on == small_zero || on == Py_False ? 0 : PyObject_IsTrue(on);
     if (measuring != 0) {
         *taken = measuring < 0;
         return NULL;
@@ -898,22 +901,32 @@ cfast_equal(PyObject *x, PyObject *k)
 }
 
 /* `items_are`'s test, for it and for the checks' ASSERT_ITEMS (`_cchecks.c`): 1 it holds,
- * 0 not, -1 an error */
+ * 0 not, -1 an error.  `indices` NULL: (0, 1, ..., n - 1), read without an int's conversion */
 int
 cfast_items_are(PyObject *seq, PyObject *indices, PyObject *types, PyObject *values)
 {
-    if (!PyTuple_CheckExact(indices) || !PyTuple_CheckExact(types) || !PyTuple_CheckExact(values)
-        || PyTuple_GET_SIZE(indices) != PyTuple_GET_SIZE(types)
-        || PyTuple_GET_SIZE(indices) != PyTuple_GET_SIZE(values)) {
+    if ((indices != NULL && !PyTuple_CheckExact(indices)) || !PyTuple_CheckExact(types)
+        || !PyTuple_CheckExact(values) || PyTuple_GET_SIZE(types) != PyTuple_GET_SIZE(values)
+        || (indices != NULL && PyTuple_GET_SIZE(indices) != PyTuple_GET_SIZE(types))) {
         PyErr_SetString(PyExc_TypeError, "items_are(seq, indices, types, values): three tuples of one length");
         return -1;
     }
     if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) {
         return 0;  /* the guard checks its type too: never true then */
     }
-    Py_ssize_t n = PyTuple_GET_SIZE(indices);
+    Py_ssize_t n = PyTuple_GET_SIZE(types);
     for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *item = item_of(seq, PyTuple_GET_ITEM(indices, j));
+        PyObject *item;
+        if (indices != NULL) {
+            item = item_of(seq, PyTuple_GET_ITEM(indices, j));
+        }
+        else if (j < (PyList_CheckExact(seq) ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq))) {
+            item = Py_NewRef(PyList_CheckExact(seq) ? PyList_GET_ITEM(seq, j) : PyTuple_GET_ITEM(seq, j));
+        }
+        else {
+            PyErr_SetString(PyExc_IndexError, "items_are: index out of range");
+            item = NULL;
+        }
         if (item == NULL) {
             return -1;
         }
@@ -1169,6 +1182,9 @@ PyMODINIT_FUNC
 PyInit__cfast(void)
 {
     if (PyType_Ready(&DispatchBaseType) < 0 || PyType_Ready(&RaisedType) < 0) {
+        return NULL;
+    }
+    if (small_zero == NULL && (small_zero = PyLong_FromLong(0)) == NULL) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&cfast_module);

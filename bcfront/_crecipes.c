@@ -89,6 +89,7 @@ typedef struct {
     Value v;              /* STEP_SET's, STEP_SETATTR's, STEP_RAISE's, STEP_SETITEM's, STEP_RETURN's */
     int chain;            /* STEP_RAISE's */
     Value target, key;    /* STEP_SETITEM's */
+    Py_ssize_t index;     /* STEP_SETITEM: the key's value, where it is a constant int >= 0; else -1 */
     Value *parts;         /* STEP_APPLY's arguments (`nparts`; owned, freed with the steps) */
     Py_ssize_t nparts;
 } Step;
@@ -98,7 +99,8 @@ typedef struct {
     vectorcallfunc vectorcall;
     PyObject *recipe; /* the tuple */
     Py_ssize_t nslots, nsteps;
-    Step *steps;        /* NULL: a value recipe */
+    Step *steps;        /* NULL: a value recipe, `top` */
+    Value top;          /* a value recipe, compiled (its objects borrowed from `recipe`) */
     Py_ssize_t nparams; /* how many of the link's first positional parameters it reads */
 } Recipe;
 
@@ -449,12 +451,13 @@ fail:
  * generic path's index conversion; 0 where it does not apply (PyObject_SetItem then: its
  * errors for an index out of range or too large) */
 static int
-list_item_store(PyObject *t, PyObject *k, PyObject *v)
+list_item_store(PyObject *t, PyObject *k, Py_ssize_t known, PyObject *v)
 {
     if (!PyList_CheckExact(t) || !PyLong_CheckExact(k)) {
         return 0;
     }
-    Py_ssize_t i = PyLong_AsSsize_t(k), n = PyList_GET_SIZE(t);
+    /* `known`: k's value, read when the recipe was made (a constant key), or -1 */
+    Py_ssize_t i = known >= 0 ? known : PyLong_AsSsize_t(k), n = PyList_GET_SIZE(t);
     if (i == -1 && PyErr_Occurred()) {
         PyErr_Clear();
         return 0;
@@ -596,7 +599,7 @@ step_run(const Step *s, const Locals *l)
             Py_CLEAR(t);
         }
         if ((v = value(&s->v, l)) != NULL && (t = value(&s->target, l)) != NULL && (k = value(&s->key, l)) != NULL) {
-            r = list_item_store(t, k, v) ? 0 : PyObject_SetItem(t, k, v);
+            r = list_item_store(t, k, s->index, v) ? 0 : PyObject_SetItem(t, k, v);
         }
         Py_XDECREF(v);
         Py_XDECREF(t);
@@ -669,7 +672,7 @@ recipe_make(PyObject *op, PyObject *const *params)
     }
     if (r->steps == NULL) {
         Locals l = {NULL, params};
-        return made(r->recipe, &l);
+        return value(&r->top, &l);
     }
     return steps_run(r, params);
 }
@@ -867,6 +870,14 @@ step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step
             && ((PySliceObject *)s->key.obj)->start == Py_None && ((PySliceObject *)s->key.obj)->stop == Py_None
             && ((PySliceObject *)s->key.obj)->step == Py_None && s->v.kind == MADE_LIST
             && PyTuple_GET_SIZE(PyTuple_GET_ITEM(s->v.obj, 1)) <= MAX_ARGS;
+        s->index = -1;
+        if (s->key.kind == MADE_OBJECT && PyLong_CheckExact(s->key.obj)) {
+            s->index = PyLong_AsSsize_t(s->key.obj); /* (-1 where negative or too large) */
+            if (s->index < 0) {
+                PyErr_Clear();
+                s->index = -1;
+            }
+        }
         return 1;
     case STEP_APPLY: {
         PyObject *parts = ITEM(3);
@@ -963,6 +974,7 @@ recipe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     r->nsteps = nsteps;
     r->steps = steps;
     r->nparams = nparams;
+    r->top = value_of(recipe); /* (read only where steps is NULL) */
     PyObject_GC_Track(r);
     return (PyObject *)r;
 fail:

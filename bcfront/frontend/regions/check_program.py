@@ -445,6 +445,10 @@ class _Compiler(Shortcuts):
         values = tuple(v for _, v in rest)
         self.expr(e.args[0])
         if fn is C.items_are:
+            indices = values[0]
+            if type(indices) is tuple and all(type(i) is int for i in indices):
+                if indices == tuple(range(len(indices))):  # the first ones, in order: the op
+                    values = (None, *values[1:])  # reads them without converting an int each
             self.emit("ASSERT_ITEMS", self.const(values))
         else:
             self.emit("ASSERT_ITEMS_TYPE", self.const(values[0]))
