@@ -9,6 +9,7 @@ must run), and the link frames Python runs (counted with `sys.setprofile`)."""
 from __future__ import annotations
 
 import gc
+import heapq
 import math
 import os
 import random
@@ -420,10 +421,54 @@ def tagged(s):
     return s.upper() + "!"
 
 
-def test_a_key_not_in_the_table_goes_to_the_value_dynamic_entry_after_it():
+def test_a_value_dynamic_entry_made_after_specialized_ones_is_tried_first():
     # a str argument: two entries specialized on its value, then (its third value) one
-    # entry where it is a runtime value (`ShapePolicy.value_dynamic`), which serves every
-    # later value: a new value is one lookup away from it, not two failed guards
+    # entry where it is a runtime value (`ShapePolicy.value_dynamic`): the chain tries it
+    # first (`keyed_dispatch.dynamic_first`), so every value runs one guard, no lookup
+    for keyed in (True, False):
+        cf = bcfront.capture(tagged)  # dynamic: automatic
+        cf.keyed_dispatch = keyed
+        cf.checked_links = False  # the Python links, whose frames `links_run` counts
+        for s in ["a", "b", "c"]:
+            assert cf(s) == tagged(s)
+        assert len(cf._entries) == 3
+        for s in ["a", "b", "c", "d", "zz", ""]:
+            assert picked(cf, (s,)) == 2  # the dynamic entry, made third, whose guard holds
+            assert cf._entries[2].guard(s)
+            assert links_run(cf, s) == (tagged(s), 1)
+        assert len(cf._entries) == 3
+    assert keyed_dispatch.dynamic_first(cf._entries) == [cf._entries[i] for i in (2, 0, 1)]
+
+
+def pushed(xs, x):
+    heapq.heappush(xs, x)
+    return len(xs)
+
+
+def test_a_whole_list_entry_made_after_by_value_ones_is_tried_first():
+    # heappush on lists of varying lengths and values: two entries by the list's values,
+    # then (its third length) one on the whole list (`semantics.whole_lists`), tried first
+    cf = bcfront.capture(pushed)
+    cf.checked_links = False
+    cf.keyed_dispatch = False  # (keyed, a new x is one lookup from it too: the plain chain's order)
+    rng = random.Random(5)
+    for n in (3, 5, 2, 4, 6, 0, 3):
+        xs = [rng.randint(0, 99) for _ in range(n)]
+        want, got, x = list(xs), list(xs), rng.randint(0, 99)
+        assert cf(got, x) == pushed(want, x) and got == want
+    assert len(cf._entries) == 3
+    for n in (3, 5, 7):
+        xs = [rng.randint(0, 99) for _ in range(n)]
+        want, got = list(xs), list(xs)
+        assert links_run(cf, got, 50) == (pushed(want, 50), 1) and got == want
+    assert keyed_dispatch.dynamic_first(cf._entries)[0] is cf._entries[2]
+
+
+def test_a_key_not_in_the_table_goes_to_the_value_dynamic_entry_after_it(monkeypatch):
+    # the chain in the order the entries were made (the reference of `dynamic_first`): the
+    # specialized entries keyed, and a key not in the table one lookup from the dynamic
+    # entry after them, not two failed guards
+    monkeypatch.setattr(bcfront.fast_call, "DYNAMIC_FIRST", False)
     keyed, plain = bcfront.capture(tagged), bcfront.capture(tagged)  # dynamic: automatic
     plain.keyed_dispatch = False
     for cf in (keyed, plain):
