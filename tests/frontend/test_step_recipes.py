@@ -384,3 +384,29 @@ def test_an_item_store_does_what_the_statement_does(key, kind):
     if want == ("ok",) and key in (0, -3):
         del xs1
         assert gone() is None  # the item it replaced let go
+
+
+def seen_or_added(xs, x):
+    if x in xs:
+        return "seen", xs.count(x)
+    xs.append(x)
+    return len(xs)
+
+
+def test_items_appended_to_a_whole_list_are_written_back_without_a_frame():
+    # once the list's length varied (`semantics.whole_lists`), the appended item is written
+    # back by ``list.append`` (a built-in method a step recipe calls), not ``xs.extend``
+    cf = bcfront.capture(seen_or_added)
+    for n in range(6):  # lengths vary: the whole-list entries
+        xs = list(range(n))
+        assert cf(list(xs), 99) == seen_or_added(list(xs), 99)
+    cases = (([1, 2, 3, 4, 5, 6, 7, 8], 50), ([3, 1], 7), ([], 0))
+    for xs, x in cases * 3:  # (the first cached call that reaches an entry makes its CheckedLink)
+        cf(list(xs), x)
+    made = len(cf._entries)
+    for xs, x in cases:
+        fresh, want = list(xs), list(xs)
+        result, frames = frames_run(cf, fresh, x)
+        assert result == seen_or_added(want, x) and fresh == want
+        assert frames == []
+    assert len(cf._entries) == made

@@ -61,6 +61,16 @@ class WriteReplay:
 
         def expr_source(self, v: ObjectV) -> str: ...
 
+    def _appended(self, target: str, items) -> list[str]:
+        """`items` appended to the exact list `target` (a whole list's, `whole_lists`: its
+        type guarded): a few by ``list.append``, more by ``list.extend`` -- calls of built-in
+        methods, which a step recipe makes without the region's frame (``target.extend``
+        was an attribute read, which none makes)."""
+        parts = [self.pinned_value(x) for x in items]
+        if len(parts) <= 4:
+            return [f"{self.ns.const(list.append)}({target}, {p})" for p in parts]
+        return [f"{self.ns.const(list.extend)}({target}, [{', '.join(parts)}])"]
+
     def replay(self, mutated) -> list[str]:
         """Statements applying every outside mutation.
 
@@ -101,14 +111,11 @@ class WriteReplay:
                 for before, fn, args, keywords, made in v.calls:  # C calls on them (`whole_lists`)
                     if made is not None:  # made first, by the region's early reads
                         continue
-                    if before:
-                        pending.append(f"{target}.extend([{', '.join(val(x) for x in before)}])")
+                    pending += self._appended(target, before)
                     spelled = "".join(f", {val(x)}" for x in args)
                     spelled += "".join(f", {k}={w!r}" for k, w in keywords)
                     pending.append(f"{ns.const(fn)}({target}{spelled})")
-                if v._items or all(c[-1] is not None for c in v.calls):
-                    items = ", ".join(val(x) for x in v._items)
-                    pending.append(f"{target}.extend([{items}])")
+                pending += self._appended(target, v._items)
             elif isinstance(v, ListV):
                 pending += self._list_writes(v)
             elif isinstance(v, DictV):
