@@ -460,3 +460,26 @@ def test_an_in_place_call_raising_on_a_short_list_raises_there_without_a_break(f
     assert not warned
     assert [b.reason.value for e in cf.entries for b in e.breaks] == []
     assert _settled(cf, fn, argss)
+
+
+def seen_or_added(xs, x):
+    if x in xs:
+        return "seen", xs.count(x)
+    xs.append(x)
+    return len(xs)
+
+
+def test_a_pure_call_that_only_chose_the_branch_is_not_made_again_by_the_region():
+    # ``x in xs`` on a whole list: its answer chose the branch at capture, and the guard
+    # computes it; the region, which reads it nowhere, does not compute it a second time
+    cf = bcfront.capture(seen_or_added)
+    rng = random.Random(3)
+    for _ in range(40):
+        xs, x = [rng.randint(0, 9) for _ in range(rng.randint(0, 7))], rng.randint(0, 9)
+        want, got = list(xs), list(xs)
+        assert cf(got, x) == seen_or_added(want, x) and got == want
+    whole = [e for e in cf._entries if "___items_of_type" in e.guard_source]
+    assert len(whole) >= 2  # (one per answer of ``x in xs``; with torch, x may be a symbol too)
+    for e in whole:
+        assert "contains" in e.guard_source and "contains" not in e.region_source
+    assert any("count" in e.region_source for e in whole)  # (a value the region returns)

@@ -367,7 +367,7 @@ class RegionCode:
         self.rb = Rebuilder(self.ns, self._tensor_name, self.tail, globals_values=tx.globals_values)
         # no graph: no item changes made among its statements too (`region_errors.placed_writes`)
         self.rb.ends_by_calls = not tx.graph.body
-        self.early = early_reads(tx, self.ns)
+        self.early, self.pure_early = early_reads(tx, self.ns)
 
     def _tensor_name(self, v: TensorV) -> str:
         if v.node.op != "input":
@@ -405,7 +405,8 @@ class RegionCode:
         name = f"{self.prefix}region"
         ending = list(self.raises.lines) if self.raises is not None else []
         head = unused_ints_unfetched(head, graph, body + self.tail + ending)
-        region_lines = self.early + head + body + self.tail  # the region's code, but for a raise that ends it
+        early = unused_pure_calls_dropped(self.early, self.pure_early, head + body + self.tail + ending)
+        region_lines = early + head + body + self.tail  # the region's code, but for a raise that ends it
         src = function_source(name, self.parts, region_lines + ending)
         region = _finish(compile_function(src, ns, name, f"bcfront:region {root.__qualname__} {tag}"), root)
         add_distinct_guard(tx)
@@ -571,18 +572,42 @@ def add_storage_guard(tx, plan) -> None:
     tx.guard(GuardKind.TENSOR_STORAGE, vals[0].source, StorageLayout(tuple(v.source for v in vals), sig))
 
 
-def early_reads(tx, ns) -> list[str]:
+def early_reads(tx, ns) -> tuple[list[str], set[str]]:
     """``name = <source>`` for each runtime value the region must read before its writes
     (`builder.early_runtime_values`: an attribute, a list item); every later spelling of
-    its source in the region -- a graph input's fetch, a computed value -- is that name."""
-    out = []
+    its source in the region -- a graph input's fetch, a computed value -- is that name.
+    And the names of those that are pure calls (`PureCallSource`: a declared pure C call
+    on guarded types, which a guard computes where it may raise)."""
+    from ..model.sources import PureCallSource
+
+    out, pure = [], set()
     for v in early_runtime_values(tx):
         if v.source in ns.rebased:
             continue
         name = ns.fresh("early")
         out.append(f"    {name} = {ns.spell(v.source)}")
         ns.rebased[v.source] = name
-    return out
+        if type(v.source) is PureCallSource:
+            pure.add(name)
+    return out, pure
+
+
+def unused_pure_calls_dropped(early: list[str], pure: set[str], code: list[str]) -> list[str]:
+    """`early` without the pure calls whose name `code` reads nowhere (``x in xs`` that only
+    chose the branch, at capture, and that the guard computes itself): a call that changes
+    nothing and raises nothing is not made for nothing."""
+    kept = list(early)
+    while True:  # (an early value may be read only by another one, dropped in turn)
+        text = "\n".join([*code, *(line.split(" = ", 1)[1] for line in kept)])
+        unused = {
+            line
+            for line in kept
+            if line.split(" = ", 1)[0].strip() in pure
+            and not re.search(rf"\b{line.split(' = ', 1)[0].strip()}\b", text)
+        }
+        if not unused:
+            return kept
+        kept = [line for line in kept if line not in unused]
 
 
 def input_fetches(tx, graph, ns) -> list[str]:
