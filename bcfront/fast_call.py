@@ -47,7 +47,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .cfast import C
-from .keyed_dispatch import dynamic_first, keyed_table
+from .keyed_dispatch import general_first, keyed_table
 
 
 class _PureDispatchBase:
@@ -329,7 +329,7 @@ def install(cf, plain_call, timing_on, bound: bool) -> None:
 # out of its traceback.
 HIDE: list = [None]
 
-DYNAMIC_FIRST = True  # off: the entries tried in the order they were made (the reference)
+GENERAL_FIRST = True  # off: the entries tried in the order they were made (the reference)
 
 
 def _hiding(first, hide):
@@ -355,8 +355,8 @@ def _with_self(fn):
 def _python_call(cf, plain_call, timing_on, bound: bool):
     """The ``__call__`` made of `cf`'s entries in Python (`install`'s): None where `_arm`
     armed the C call instead."""
-    # value-dynamic entries before the specialized ones they came after (`dynamic_first`)
-    entries = dynamic_first(cf._entries) if DYNAMIC_FIRST else cf._entries
+    # entries fixing fewer input values first: a value-dynamic one before those by value
+    entries = general_first(cf._entries) if GENERAL_FIRST else cf._entries
     if not entries:
         return plain_call
     if all(getattr(e, "link", None) is not None for e in entries):

@@ -69,46 +69,28 @@ def keyed_table(entries, links, code, bound: bool) -> tuple[tuple[int, ...], dic
     return positions, _compact(table), (run if run < len(entries) else None)
 
 
-def dynamic_first(entries: list) -> list:
-    """`entries` in the order the chain tries them: as they were made, but where a run of
-    entries from the first, each specialized on the value of the same inputs (a
-    CONSTANT_MATCH of an exact scalar, as `keyed_table` keys them), is followed by entries
-    that check none of those inputs' values -- made once the values varied, reading them as
-    runtime values (`ShapePolicy.value_dynamic`, `length_dynamic`) -- those go first.  They
-    take every later value, where each entry of the run takes its own only: a call then
-    runs one guard, not a key's lookup or the run's failed guards first.  Exact as any
+def general_first(entries: list) -> list:
+    """`entries` in the order the chain tries them: those whose guards fix the values of
+    fewer inputs first (CONSTANT_MATCH guards: an int's, a str's, a list's items'), in the
+    order they were made among equals.  An entry made once an input's values varied reads
+    them as runtime values (`ShapePolicy.value_dynamic`, `length_dynamic`) and takes every
+    later value, where each of the entries before it, fixing them, takes its own only: a
+    call then runs one guard, not a key's lookup or their failed guards first.  Entries
+    fixing one value each keep their order (a keyed run: `keyed_table`).  Exact as any
     order is: a call runs an entry whose guard holds."""
-    if len(entries) < 2:
-        return list(entries)
-    constants = [set(_constant_sources(e)) for e in entries]
-    specialized, run = constants[0], 1  # the inputs whose values each entry of the run fixes
-    while run < len(entries) and specialized & constants[run]:
-        specialized, run = specialized & constants[run], run + 1
-    if not specialized:
-        return list(entries)
-    later = range(run, len(entries))
-    dynamic = [i for i in later if not (_checked_sources(entries[i]) & specialized)]
-    if not dynamic:
-        return list(entries)
-    return [entries[i] for i in dynamic] + [e for i, e in enumerate(entries) if i not in dynamic]
-
-
-def _constant_sources(entry) -> dict:
-    """source -> the exact scalar (not NaN) the entry's CONSTANT_MATCH guards expect of it."""
-    from .frontend.model.guard_kinds import GuardKind
-
-    return {
-        g.source: g.expected
-        for g in entry.guards
-        if g.kind == GuardKind.CONSTANT_MATCH and type(g.expected) in KEY_TYPES and g.expected == g.expected
-    }
+    fixed = [len(_checked_sources(e)) for e in entries]
+    return [entries[i] for i in sorted(range(len(entries)), key=fixed.__getitem__)]
 
 
 def _checked_sources(entry) -> set:
-    """The sources whose value some CONSTANT_MATCH of the entry checks (a NaN's too)."""
+    """The inputs whose value some CONSTANT_MATCH of the entry fixes (a NaN's too): an
+    argument, its items and attributes, a global, a cell -- not a computed test of them
+    (``items_of_type(xs, int) is True``, ``len(xs) >= 1``), which holds for many values."""
     from .frontend.model.guard_kinds import GuardKind
+    from .frontend.model.sources import AttrSource, CellSource, GlobalSource, ItemSource, LocalSource
 
-    return {g.source for g in entry.guards if g.kind == GuardKind.CONSTANT_MATCH}
+    reads = (LocalSource, ItemSource, AttrSource, GlobalSource, CellSource)
+    return {g.source for g in entry.guards if g.kind == GuardKind.CONSTANT_MATCH and type(g.source) in reads}
 
 
 def _telling_positions(keys, common: list[int]) -> tuple[int, ...]:

@@ -27,6 +27,14 @@ from bcfront.capture import CapturedFunction
 needs_c_call(globals())
 
 
+@pytest.fixture(autouse=True)
+def creation_order(monkeypatch):
+    """The chain in the order the entries were made: the tests here pin the keyed table of
+    that chain (`keyed_table` keys whatever chain it is given); the order the chain tries
+    the entries in (`general_first`) has its own tests below, which turn it on."""
+    monkeypatch.setattr(bcfront.fast_call, "GENERAL_FIRST", False)
+
+
 def scaled(x, y):
     return x * 2 + y
 
@@ -421,10 +429,11 @@ def tagged(s):
     return s.upper() + "!"
 
 
-def test_a_value_dynamic_entry_made_after_specialized_ones_is_tried_first():
+def test_a_value_dynamic_entry_made_after_specialized_ones_is_tried_first(monkeypatch):
     # a str argument: two entries specialized on its value, then (its third value) one
     # entry where it is a runtime value (`ShapePolicy.value_dynamic`): the chain tries it
-    # first (`keyed_dispatch.dynamic_first`), so every value runs one guard, no lookup
+    # first (`keyed_dispatch.general_first`), so every value runs one guard, no lookup
+    monkeypatch.setattr(bcfront.fast_call, "GENERAL_FIRST", True)
     for keyed in (True, False):
         cf = bcfront.capture(tagged)  # dynamic: automatic
         cf.keyed_dispatch = keyed
@@ -437,7 +446,7 @@ def test_a_value_dynamic_entry_made_after_specialized_ones_is_tried_first():
             assert cf._entries[2].guard(s)
             assert links_run(cf, s) == (tagged(s), 1)
         assert len(cf._entries) == 3
-    assert keyed_dispatch.dynamic_first(cf._entries) == [cf._entries[i] for i in (2, 0, 1)]
+    assert keyed_dispatch.general_first(cf._entries) == [cf._entries[i] for i in (2, 0, 1)]
 
 
 def pushed(xs, x):
@@ -445,9 +454,10 @@ def pushed(xs, x):
     return len(xs)
 
 
-def test_a_whole_list_entry_made_after_by_value_ones_is_tried_first():
+def test_a_whole_list_entry_made_after_by_value_ones_is_tried_first(monkeypatch):
     # heappush on lists of varying lengths and values: two entries by the list's values,
     # then (its third length) one on the whole list (`semantics.whole_lists`), tried first
+    monkeypatch.setattr(bcfront.fast_call, "GENERAL_FIRST", True)
     cf = bcfront.capture(pushed)
     cf.checked_links = False
     cf.keyed_dispatch = False  # (keyed, a new x is one lookup from it too: the plain chain's order)
@@ -461,14 +471,46 @@ def test_a_whole_list_entry_made_after_by_value_ones_is_tried_first():
         xs = [rng.randint(0, 99) for _ in range(n)]
         want, got = list(xs), list(xs)
         assert links_run(cf, got, 50) == (pushed(want, 50), 1) and got == want
-    assert keyed_dispatch.dynamic_first(cf._entries)[0] is cf._entries[2]
+    assert keyed_dispatch.general_first(cf._entries)[0] is cf._entries[2]
 
 
-def test_a_key_not_in_the_table_goes_to_the_value_dynamic_entry_after_it(monkeypatch):
-    # the chain in the order the entries were made (the reference of `dynamic_first`): the
+def popped_and_put(xs, i, x):
+    v = xs.pop()
+    xs.insert(i, x)
+    return v, len(xs)
+
+
+def test_an_entry_fixing_fewer_values_is_tried_before_ones_fixing_more(monkeypatch):
+    # x always 5, i and the list varying: every entry fixes x, the by-value ones the items
+    # too; the one made last fixes x alone (the list whole, i a runtime value) and takes
+    # every later call at its first guard
+    monkeypatch.setattr(bcfront.fast_call, "GENERAL_FIRST", True)
+    cf = bcfront.capture(popped_and_put)
+    cf.checked_links = False
+    cf.keyed_dispatch = False
+    rng = random.Random(8)
+
+    def args():
+        return [rng.randint(0, 99) for _ in range(rng.randint(1, 8))], rng.randint(-9, 9), 5
+
+    for _ in range(12):
+        xs, i, x = args()
+        want, got = list(xs), list(xs)
+        assert cf(got, i, x) == popped_and_put(want, i, x) and got == want
+    made = len(cf._entries)
+    first = keyed_dispatch.general_first(cf._entries)[0]
+    assert first is cf._entries[-1] and made >= 3
+    for _ in range(5):
+        xs, i, x = args()
+        want, got = list(xs), list(xs)
+        assert links_run(cf, got, i, x) == (popped_and_put(want, i, x), 1) and got == want
+    assert len(cf._entries) == made
+
+
+def test_a_key_not_in_the_table_goes_to_the_value_dynamic_entry_after_it():
+    # the chain in the order the entries were made (the reference of `general_first`): the
     # specialized entries keyed, and a key not in the table one lookup from the dynamic
     # entry after them, not two failed guards
-    monkeypatch.setattr(bcfront.fast_call, "DYNAMIC_FIRST", False)
     keyed, plain = bcfront.capture(tagged), bcfront.capture(tagged)  # dynamic: automatic
     plain.keyed_dispatch = False
     for cf in (keyed, plain):
