@@ -1019,6 +1019,9 @@ recipe_of_call(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
     if (np <= n) { /* the parameters it reads are arguments */
         return recipe_make(c->result, args);
     }
+    if (np > c->npos) { /* an item of *args the call did not pass: the region says what */
+        return PyObject_Vectorcall(c->body, args, n, NULL);
+    }
     PyObject *params[16];
     Py_ssize_t i;
     PyObject *res = NULL;
@@ -1208,7 +1211,8 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     if (!PyFunction_Check(link) || !PyCallable_Check(body) || PyTuple_GET_SIZE(result) > 1
         || (PyTuple_GET_SIZE(result) == 1
-            && (!recipe_check(PyTuple_GET_ITEM(result, 0)) || recipe_params(PyTuple_GET_ITEM(result, 0)) > npos))
+            && (!recipe_check(PyTuple_GET_ITEM(result, 0))
+                || (recipe_params(PyTuple_GET_ITEM(result, 0)) > npos && !star)))
         || PyTuple_GET_SIZE(code) % 2 || nlocals < 0 || depth < 0 || npos < 0) {
         PyErr_SetString(PyExc_ValueError,
                         "CheckedLink: code is (op, arg) pairs; link a function, body callable, "

@@ -6,6 +6,7 @@ and for hand-written region code the same statements run as Python."""
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import collections
 import heapq
@@ -410,3 +411,44 @@ def test_items_appended_to_a_whole_list_are_written_back_without_a_frame():
         assert result == seen_or_added(want, x) and fresh == want
         assert frames == []
     assert len(cf._entries) == made
+
+
+def rooted_bisect(*args):
+    return bisect.bisect(*args)
+
+
+def test_a_star_args_region_reads_its_items_as_parameters_without_a_frame():
+    # ``def f(*args): return g(*args)`` (a C function behind a Python root): the region's
+    # ``___bisect_right(args[0], args[1])`` is a step recipe reading the call's arguments
+    cf = bcfront.capture(rooted_bisect)
+    for n in (3, 5, 2, 6, 1):  # the list whole from its third length
+        xs = sorted(range(0, 2 * n, 2))
+        assert cf(xs, 3) == bisect.bisect(xs, 3)
+    cases = (([1, 3, 5, 7], 4), ([0, 1], 0), ([2, 2, 2, 9, 10], 2))
+    for xs, x in cases * 3:  # (the first cached call reaching an entry makes its CheckedLink)
+        cf(list(xs), x)
+    made = len(cf._entries)
+    for xs, x in cases:
+        result, frames = frames_run(cf, list(xs), x)
+        assert result == bisect.bisect(xs, x) and frames == []
+    assert len(cf._entries) == made
+
+
+def test_a_recipe_reading_an_args_item_not_passed_runs_the_region_instead():
+    # (the checks read what the region reads, so this cannot happen through a capture: the
+    # C call still never reads past the arguments)
+    from bcfront.frontend.regions.check_program import LinkParameters, compile_checks
+
+    def region(x, *args):
+        return ("region", x, args)
+
+    recipe = C.Recipe(
+        (MADE_STEPS, (1, ((STEP_APPLY, 0, len, ((MADE_PARAM, 2),)), (STEP_RETURN, (MADE_SLOT, 0)))))
+    )
+    params = LinkParameters(("x",), "args", (), None)
+    p = compile_checks(
+        ["    if not (x == 1):", "        return ___miss"], "___miss", {}, params, ("x", "args")
+    )
+    link = C.CheckedLink(p.code, p.consts, p.nlocals, p.depth, 1, True, p.guarded, region, region, (recipe,))
+    assert link(1, "a", "bcd") == 3  # args[1]: the recipe
+    assert link(1, "a") == ("region", 1, ("a",))  # not passed: the region

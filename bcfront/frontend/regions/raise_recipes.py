@@ -80,8 +80,9 @@ class StepReader:
     """`region_raise`'s reading of the statements, one step each (`step_recipes._Effects`
     reads other statements and another ending, by the same `region_recipe`)."""
 
-    def __init__(self, globals_: dict, locals_: set, params: list[str]):
+    def __init__(self, globals_: dict, locals_: set, params: list[str], star: str | None = None):
         self.globals, self.locals, self.params = globals_, locals_, params
+        self.star_param = star  # the ``*args`` parameter, whose item k is parameter len(params) + k
         self.slots: dict[str, int] = {}
         self.tuples: set[int] = set()  # the slots holding a tuple (``*name`` reads one)
         self.steps: list[tuple] = []
@@ -128,6 +129,17 @@ class StepReader:
                 raise NoRecipe("an unpacking display")
             kind = MADE_TUPLE if type(node) is ast.Tuple else MADE_LIST
             return (kind, tuple(self.value(e) for e in node.elts))
+        if (
+            type(node) is ast.Subscript
+            and type(node.value) is ast.Name
+            and node.value.id == self.star_param
+            and node.value.id not in self.slots
+        ):
+            ok, k = folded_constant(node.slice)
+            if ok and type(k) is int and 0 <= k and len(self.params) + k < MAX_PARAMS:
+                # ``args[k]``: the call's argument after the positional ones (the checks read
+                # it too, so the call passed it; where not, the C call runs the region)
+                return (MADE_PARAM, len(self.params) + k)
         if type(node) is ast.NamedExpr:  # ``(name := v)`` in a display: bound first (all pure)
             v = self.value(node.value)
             i = self.target(node.target, v)

@@ -74,11 +74,14 @@ def frameless(fn) -> bool:
     return True  # a built-in method of an object (``tuple.__new__``, ``[].append``)
 
 
-def region_steps(lines: list[str], globals_: dict, local_names=(), params=()) -> tuple:
+def region_steps(lines: list[str], globals_: dict, local_names=(), params=(), star=None) -> tuple:
     """``((MADE_STEPS, (nslots, steps)),)`` where the region's code `lines` only does what
     the module docstring lists and returns, else ().  `globals_`, `local_names`, `params`:
-    as `raise_recipes.region_raise` takes them."""
-    recipe = region_recipe(lines, _Effects(globals_, set(local_names), list(params)[:MAX_PARAMS]))
+    as `raise_recipes.region_raise` takes them; `star`: the ``*args`` parameter's name, whose
+    constant items the steps read (where all `params` fit a recipe's)."""
+    star = star if len(params) < MAX_PARAMS else None
+    reader = _Effects(globals_, set(local_names), list(params)[:MAX_PARAMS], star)
+    recipe = region_recipe(lines, reader)
     return forwarded(recipe) if FORWARD_FIXED_SETS else recipe
 
 
