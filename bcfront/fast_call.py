@@ -47,7 +47,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .cfast import C
-from .keyed_dispatch import general_first, keyed_table
+from .keyed_dispatch import chain_order, keyed_table
 
 
 class _PureDispatchBase:
@@ -355,8 +355,13 @@ def _with_self(fn):
 def _python_call(cf, plain_call, timing_on, bound: bool):
     """The ``__call__`` made of `cf`'s entries in Python (`install`'s): None where `_arm`
     armed the C call instead."""
-    # entries fixing fewer input values first: a value-dynamic one before those by value
-    entries = general_first(cf._entries) if GENERAL_FIRST else cf._entries
+    # entries fixing fewer input values first (a value-dynamic one before those by value),
+    # unless a keyed table picks among them (`chain_order`)
+    entries = cf._entries
+    if GENERAL_FIRST and len(entries) > 1:
+        names = entries[0].link_names
+        code = names.code if names is not None and names.exact else None
+        entries = chain_order(entries, code, bound, cf.keyed_dispatch and HAVE_C)
     if not entries:
         return plain_call
     if all(getattr(e, "link", None) is not None for e in entries):

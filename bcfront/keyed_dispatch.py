@@ -48,17 +48,10 @@ def keyed_table(entries, links, code, bound: bool) -> tuple[tuple[int, ...], dic
     first of them on (``missed``: its index, None where the table covers every entry and
     a key not in it goes to what the last link calls on a miss).  Exact as well: every
     entry of the run has a key of its own, so each fails such a call's constant check."""
-    if len(entries) < 2:
-        return None
-    position_of = _argument_positions(code, bound)
-    keys = [_scalar_constants(e, position_of) for e in entries]
-    run = next((i for i, k in enumerate(keys) if not k), len(keys))  # specialized ones first
-    keys = keys[:run]
-    if len(keys) < 2:
-        return None
-    positions = _telling_positions(keys, sorted(set(keys[0]).intersection(*keys[1:])))
+    keys, positions = _keyed_run(entries, code, bound)
     if not positions:
         return None
+    run = len(keys)
     table: dict = {}
     for key, link in zip(keys, links):
         node = table
@@ -67,6 +60,30 @@ def keyed_table(entries, links, code, bound: bool) -> tuple[tuple[int, ...], dic
             by_type = node.setdefault(v, {})
             node = by_type.setdefault(type(v), {} if p != positions[-1] else link)  # the first
     return positions, _compact(table), (run if run < len(entries) else None)
+
+
+def _keyed_run(entries, code, bound: bool) -> tuple[list, tuple[int, ...]]:
+    """The keys of the longest run of `entries` from the first specialized on positional
+    arguments' values, and the positions a table would read (() where none: no table)."""
+    if len(entries) < 2:
+        return [], ()
+    position_of = _argument_positions(code, bound)
+    keys = [_scalar_constants(e, position_of) for e in entries]
+    run = next((i for i, k in enumerate(keys) if not k), len(keys))  # specialized ones first
+    keys = keys[:run]
+    if len(keys) < 2:
+        return keys, ()
+    return keys, _telling_positions(keys, sorted(set(keys[0]).intersection(*keys[1:])))
+
+
+def chain_order(entries: list, code, bound: bool, keyed: bool) -> list:
+    """The order the chain tries `entries` in: as made where that order has a keyed table
+    (`keyed` on: the call picks a specialized entry by its arguments, or goes straight to
+    the value-dynamic one after them -- a repeated value keeps its faster entry), else
+    `general_first`'s."""
+    if keyed and code is not None and _keyed_run(entries, code, bound)[1]:
+        return list(entries)
+    return general_first(entries)
 
 
 def general_first(entries: list) -> list:
