@@ -30,6 +30,7 @@ from bcfront.frontend.regions.step_recipes import (
 )
 
 from .check_programs import frames_run, needs_c_call
+from .test_whole_lists import seen_or_added
 
 needs_c_call(globals())
 
@@ -385,13 +386,6 @@ def test_an_item_store_does_what_the_statement_does(key, kind):
     if want == ("ok",) and key in (0, -3):
         del xs1
         assert gone() is None  # the item it replaced let go
-
-
-def seen_or_added(xs, x):
-    if x in xs:
-        return "seen", xs.count(x)
-    xs.append(x)
-    return len(xs)
 
 
 def test_items_appended_to_a_whole_list_are_written_back_without_a_frame():
