@@ -66,7 +66,8 @@ def test_a_list_only_appended_to_is_one_entry_and_grows_as_natively():
     assert HISTORY == [i * 2.0 + 1 for i in range(12)]
     assert len(cf.entries) <= 3  # two constant entries for the float, then one (`value_dynamic`)
     assert not _length_guards(cf, "HISTORY")
-    assert ".extend(" in cf.entries[-1].region_source and "[:] =" not in cf.entries[-1].region_source
+    region = cf.entries[-1].region_source  # appended (`write_replay._appended`), not replaced
+    assert "___list_append(" in region and "[:] =" not in region
 
 
 @pytest.mark.parametrize("lengths", [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [5000, 3, 5001]])
