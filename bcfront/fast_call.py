@@ -47,7 +47,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .cfast import C
-from .keyed_dispatch import chain_order, keyed_table
+from .chain_order import chain_order
+from .keyed_dispatch import keyed_table
 
 
 class _PureDispatchBase:

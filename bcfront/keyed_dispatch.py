@@ -48,7 +48,7 @@ def keyed_table(entries, links, code, bound: bool) -> tuple[tuple[int, ...], dic
     first of them on (``missed``: its index, None where the table covers every entry and
     a key not in it goes to what the last link calls on a miss).  Exact as well: every
     entry of the run has a key of its own, so each fails such a call's constant check."""
-    keys, positions = _keyed_run(entries, code, bound)
+    keys, positions = keyed_run(entries, code, bound)
     if not positions:
         return None
     run = len(keys)
@@ -62,7 +62,7 @@ def keyed_table(entries, links, code, bound: bool) -> tuple[tuple[int, ...], dic
     return positions, _compact(table), (run if run < len(entries) else None)
 
 
-def _keyed_run(entries, code, bound: bool) -> tuple[list, tuple[int, ...]]:
+def keyed_run(entries, code, bound: bool) -> tuple[list, tuple[int, ...]]:
     """The keys of the longest run of `entries` from the first specialized on positional
     arguments' values, and the positions a table would read (() where none: no table)."""
     if len(entries) < 2:
@@ -74,40 +74,6 @@ def _keyed_run(entries, code, bound: bool) -> tuple[list, tuple[int, ...]]:
     if len(keys) < 2:
         return keys, ()
     return keys, _telling_positions(keys, sorted(set(keys[0]).intersection(*keys[1:])))
-
-
-def chain_order(entries: list, code, bound: bool, keyed: bool) -> list:
-    """The order the chain tries `entries` in: as made where that order has a keyed table
-    (`keyed` on: the call picks a specialized entry by its arguments, or goes straight to
-    the value-dynamic one after them -- a repeated value keeps its faster entry), else
-    `general_first`'s."""
-    if keyed and code is not None and _keyed_run(entries, code, bound)[1]:
-        return list(entries)
-    return general_first(entries)
-
-
-def general_first(entries: list) -> list:
-    """`entries` in the order the chain tries them: those whose guards fix the values of
-    fewer inputs first (CONSTANT_MATCH guards: an int's, a str's, a list's items'), in the
-    order they were made among equals.  An entry made once an input's values varied reads
-    them as runtime values (`ShapePolicy.value_dynamic`, `length_dynamic`) and takes every
-    later value, where each of the entries before it, fixing them, takes its own only: a
-    call then runs one guard, not a key's lookup or their failed guards first.  Entries
-    fixing one value each keep their order (a keyed run: `keyed_table`).  Exact as any
-    order is: a call runs an entry whose guard holds."""
-    fixed = [len(_checked_sources(e)) for e in entries]
-    return [entries[i] for i in sorted(range(len(entries)), key=fixed.__getitem__)]
-
-
-def _checked_sources(entry) -> set:
-    """The inputs whose value some CONSTANT_MATCH of the entry fixes (a NaN's too): an
-    argument, its items and attributes, a global, a cell -- not a computed test of them
-    (``items_of_type(xs, int) is True``, ``len(xs) >= 1``), which holds for many values."""
-    from .frontend.model.guard_kinds import GuardKind
-    from .frontend.model.sources import AttrSource, CellSource, GlobalSource, ItemSource, LocalSource
-
-    reads = (LocalSource, ItemSource, AttrSource, GlobalSource, CellSource)
-    return {g.source for g in entry.guards if g.kind == GuardKind.CONSTANT_MATCH and type(g.source) in reads}
 
 
 def _telling_positions(keys, common: list[int]) -> tuple[int, ...]:

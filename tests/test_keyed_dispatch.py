@@ -21,7 +21,7 @@ import pytest
 from frontend.check_programs import needs_c_call
 
 import bcfront
-from bcfront import keyed_dispatch
+from bcfront import chain_order, keyed_dispatch
 from bcfront.capture import CapturedFunction
 
 needs_c_call(globals())
@@ -434,7 +434,7 @@ def test_a_value_dynamic_entry_is_tried_first_where_no_table_picks_among_them(mo
     # entry where it is a runtime value (`ShapePolicy.value_dynamic`).  Keyed, the table
     # picks: "a" and "b" their own entries (a repeated value keeps its entry), any other the
     # dynamic one, one lookup away; not keyed, the chain tries the dynamic entry first
-    # (`keyed_dispatch.chain_order`): every value runs one guard
+    # (`chain_order.chain_order`): every value runs one guard
     monkeypatch.setattr(bcfront.fast_call, "GENERAL_FIRST", True)
     for keyed in (True, False):
         cf = bcfront.capture(tagged)  # dynamic: automatic
@@ -448,7 +448,7 @@ def test_a_value_dynamic_entry_is_tried_first_where_no_table_picks_among_them(mo
             assert picked(cf, (s,)) == want and cf._entries[want].guard(s)
             assert links_run(cf, s) == (tagged(s), 1)
         assert len(cf._entries) == 3
-    assert keyed_dispatch.general_first(cf._entries) == [cf._entries[i] for i in (2, 0, 1)]
+    assert chain_order.general_first(cf._entries) == [cf._entries[i] for i in (2, 0, 1)]
 
 
 def pushed(xs, x):
@@ -473,7 +473,7 @@ def test_a_whole_list_entry_made_after_by_value_ones_is_tried_first(monkeypatch)
         xs = [rng.randint(0, 99) for _ in range(n)]
         want, got = list(xs), list(xs)
         assert links_run(cf, got, 50) == (pushed(want, 50), 1) and got == want
-    assert keyed_dispatch.general_first(cf._entries)[0] is cf._entries[2]
+    assert chain_order.general_first(cf._entries)[0] is cf._entries[2]
 
 
 def popped_and_put(xs, i, x):
@@ -500,7 +500,7 @@ def test_an_entry_fixing_fewer_values_is_tried_before_ones_fixing_more(monkeypat
         want, got = list(xs), list(xs)
         assert cf(got, i, x) == popped_and_put(want, i, x) and got == want
     made = len(cf._entries)
-    first = keyed_dispatch.general_first(cf._entries)[0]
+    first = chain_order.general_first(cf._entries)[0]
     assert first is cf._entries[-1] and made >= 3
     for _ in range(5):
         xs, i, x = args()

@@ -43,7 +43,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("bcfront.frontend.semantics",),
     ("bcfront.frontend.interp",),
     ("bcfront.frontend.regions",),
-    ("bcfront.capture", "bcfront.explain", "bcfront.fast_call", "bcfront.keyed_dispatch", "bcfront.shapes"),
+    (
+        "bcfront.capture",
+        "bcfront.explain",
+        "bcfront.fast_call",
+        "bcfront.keyed_dispatch",
+        "bcfront.chain_order",
+        "bcfront.shapes",
+    ),
     ("bcfront.cli", "bcfront.testing", "bcfront"),
 ]
 

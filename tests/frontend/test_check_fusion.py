@@ -131,6 +131,11 @@ def test_a_fused_parameter_check_reads_a_default_where_the_argument_is_missing()
     assert link.passes(1, 8) is False
 
 
+def _both_forms(body: list[str]) -> tuple[list[str], list[str]]:
+    """The check statements `body` as an unguarded link has them, and as a guarded one."""
+    return ["    " + b for b in body], guarded_lines(*body)
+
+
 class _Compared:
     """Compared with `==`: logs it, then says `truth` -- or raises `error`."""
 
@@ -175,7 +180,7 @@ def test_fused_reads_of_a_checks_local_and_constant_containers_do_what_python_do
         "if not ((___w := x[0]) is not None and ___type(___w) is ___int and ___len(___v) == 4):",
         "    return ___miss",
     ]
-    for lines in (["    " + b for b in body], guarded_lines(*body)):
+    for lines in _both_forms(body):
         ref = python_link(lines)
         link, p = program(lines, ref)
         made = {"LOCAL_ITEM_IS", "LOCAL_ITEM_TYPE", "LOCAL_ITEM_EQ", "LOCAL_ITEM", "CONST_NOT_IN"}
@@ -212,7 +217,7 @@ def test_a_lists_items_checked_by_value_or_type_are_one_op_that_does_what_the_ca
         "if not (___items_of_type(y, ___int) is True and ___items_are(args[0], (0, ), ___ints, (3, ))):",
         "    return ___miss",
     ]
-    for lines in (["    " + b for b in body], guarded_lines(*body)):
+    for lines in _both_forms(body):
         ref = python_link(lines)
         ref.__globals__.update(scope)
         link, p = program(lines, ref)

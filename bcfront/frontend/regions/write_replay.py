@@ -61,13 +61,12 @@ class WriteReplay:
 
         def expr_source(self, v: ObjectV) -> str: ...
 
-    def _appended(self, target: str, items) -> list[str]:
-        """`items` appended to the exact list `target` (a whole list's, `whole_lists`: its
-        type guarded): a few by ``list.append``, more by ``list.extend`` -- calls of built-in
+    def _appended(self, target: str, parts: list[str]) -> list[str]:
+        """The values `parts` (spelled) appended to the exact list `target` (its type
+        guarded): a few by ``list.append``, more by ``list.extend`` -- calls of built-in
         methods, which a step recipe makes without the region's frame (``target.extend``
-        was an attribute read, which none makes)."""
-        parts = [self.pinned_value(x) for x in items]
-        if len(parts) <= 4:
+        is an attribute read, which none makes)."""
+        if len(parts) <= _FEW_ENDS:
             return [f"{self.ns.const(list.append)}({target}, {p})" for p in parts]
         return [f"{self.ns.const(list.extend)}({target}, [{', '.join(parts)}])"]
 
@@ -111,11 +110,11 @@ class WriteReplay:
                 for before, fn, args, keywords, made in v.calls:  # C calls on them (`whole_lists`)
                     if made is not None:  # made first, by the region's early reads
                         continue
-                    pending += self._appended(target, before)
+                    pending += self._appended(target, [val(x) for x in before])
                     spelled = "".join(f", {val(x)}" for x in args)
                     spelled += "".join(f", {k}={w!r}" for k, w in keywords)
                     pending.append(f"{ns.const(fn)}({target}{spelled})")
-                pending += self._appended(target, v._items)
+                pending += self._appended(target, [val(x) for x in v._items])
             elif isinstance(v, ListV):
                 pending += self._list_writes(v)
             elif isinstance(v, DictV):
@@ -172,7 +171,7 @@ class WriteReplay:
             # a few items added or taken at the end: list.append / list.pop, as the C code the
             # trace stands for does it (a heappush, a heappop), not a new list stored in a slice
             if grown > 0:
-                out += [f"{self.ns.const(list.append)}({target}, {p})" for p in parts[before:]]
+                out += self._appended(target, parts[before:])
             else:
                 out += [f"{self.ns.const(list.pop)}({target})"] * -grown
         elif grown:  # the new tail, or none past the new length
