@@ -11,6 +11,9 @@ setup(
             "bcfront._cfast",
             ["bcfront/_cfast.c", "bcfront/_cchecks.c", "bcfront/_crecipes.c"],
             depends=["bcfront/_cdict.h"],  # dict_tag, both files'
+            # the files' shared functions called directly, not through the PLT (as exported
+            # symbols are): only PyInit__cfast is the module's (PyMODINIT_FUNC exports it)
+            extra_compile_args=["-fvisibility=hidden"],
             optional=True,
         ),
         Extension("bcfront._canalysis", ["bcfront/_canalysis.c"], optional=True),

@@ -900,6 +900,16 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             ASSERTED(t);
             DISPATCH();
         TARGET(OP_CONST_ITEM_IS)
+            /* a global's check (``___dict['heapq'] is ___module``): while the dict's tag is
+             * the one of the op's last read, that read's value decides, without a read */
+            x = CONST(FIELD_A(arg));
+            if (ip->kind == CACHE_DICT && ip->dict == x && ip->version == dict_tag(x)) {
+                if (ip->found != CONST(FIELD_C(arg))) {
+                    outcome = 0;
+                    goto done;
+                }
+                DISPATCH();
+            }
             CONST_ITEM_CHECK(OP_ASSERT_IS);
             DISPATCH();
         TARGET(OP_CONST_ITEM_TYPE)
@@ -953,6 +963,16 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             PARAM_CHECK(OP_ASSERT_ITEMS_TYPE);
             DISPATCH();
         TARGET(OP_CONST_MODULE_ATTR_IS)
+            /* as CONST_ITEM_IS: `ip->dict` is the constant module's own dict (module_attr
+             * remembers no other), which lives as long as the module does */
+            x = CONST(FIELD_A(arg));
+            if (ip->kind == CACHE_DICT && Py_IS_TYPE(x, &PyModule_Type) && ip->version == dict_tag(ip->dict)) {
+                if (ip->found != CONST(FIELD_C(arg))) {
+                    outcome = 0;
+                    goto done;
+                }
+                DISPATCH();
+            }
             READ_CHECK(module_attr(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
             DISPATCH();
         default:

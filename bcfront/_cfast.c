@@ -917,6 +917,17 @@ cfast_items_are(PyObject *seq, PyObject *indices, PyObject *types, PyObject *val
     Py_ssize_t n = PyTuple_GET_SIZE(types);
     for (Py_ssize_t j = 0; j < n; j++) {
         PyObject *item;
+        if (indices == NULL) {
+            /* in order: read borrowed where the test runs no code -- the item is the value
+             * itself, of a type whose identity is equality (`cfast_equal`'s first test) */
+            Py_ssize_t size = PyList_CheckExact(seq) ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq);
+            PyObject *value = PyTuple_GET_ITEM(values, j);
+            item = j < size ? (PyList_CheckExact(seq) ? PyList_GET_ITEM(seq, j) : PyTuple_GET_ITEM(seq, j)) : NULL;
+            if (item != NULL && item == value && (PyObject *)Py_TYPE(item) == PyTuple_GET_ITEM(types, j)
+                && (PyLong_CheckExact(item) || PyUnicode_CheckExact(item) || PyBytes_CheckExact(item))) {
+                continue;
+            }
+        }
         if (indices != NULL) {
             item = item_of(seq, PyTuple_GET_ITEM(indices, j));
         }
@@ -1136,6 +1147,8 @@ vectorcall_class(PyObject *module, PyObject *cls)
     return PyBool_FromLong(on);
 }
 
+PyObject *recipes_direct_calls(PyObject *module, PyObject *on); /* _crecipes.c */
+
 static PyMethodDef cfast_functions[] = {
     {"_set_frame_hook", set_frame_hook, METH_VARARGS,
      "_set_frame_hook(hook, prefixes, mark): an exception leaving a captured call whose\n"
@@ -1145,6 +1158,10 @@ static PyMethodDef cfast_functions[] = {
     {"_vectorcall_class", vectorcall_class, METH_O,
      "_vectorcall_class(cls): give the subclass `cls` of DispatchBase, whose __call__ is\n"
      "DispatchBase's, the vectorcall its instances have (3.11 does not inherit it); True if so."},
+    {"_direct_calls", recipes_direct_calls, METH_O,
+     "_direct_calls(on): a recipe's call of a C function or method descriptor goes straight to\n"
+     "its C function (True, the default) or through PyObject_Vectorcall (False: the reference\n"
+     "path); returns the previous setting."},
     {"dict_version", dict_version, METH_O, "dict_version(d): the version tag of the dict `d`."},
     {"dicts_unchanged", (PyCFunction)(void (*)(void))dicts_unchanged, METH_FASTCALL,
      "dicts_unchanged(cell, *dicts): the dicts' version tags are those in cell[0] (the tags\n"

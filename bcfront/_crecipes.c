@@ -92,7 +92,16 @@ typedef struct {
     Py_ssize_t index;     /* STEP_SETITEM: the key's value, where it is a constant int >= 0; else -1 */
     Value *parts;         /* STEP_APPLY's arguments (`nparts`; owned, freed with the steps) */
     Py_ssize_t nparts;
+    PyCFunction cfunc;    /* STEP_APPLY: fn's C function where `direct` says how to call it, else NULL */
+    PyTypeObject *ctype;  /* ... and a method descriptor's type (its first argument's), else NULL */
+    int direct;           /* DIRECT_O, DIRECT_NOARGS, DIRECT_FAST: the calling convention */
 } Step;
+
+/* STEP_APPLY of a C function or method descriptor called as its own convention says, as
+ * CPython's specialized CALL_*_METHOD_DESCRIPTOR_* / CALL_BUILTIN_* do: skips the vectorcall
+ * layers (about 80 instructions of an `xs.append(x)`); `apply_direct` is the reference path
+ * beside it, PyObject_Vectorcall, which a test compares */
+enum { DIRECT_NONE, DIRECT_O, DIRECT_NOARGS, DIRECT_FAST };
 
 typedef struct {
     PyObject_HEAD
@@ -474,6 +483,96 @@ list_item_store(PyObject *t, PyObject *k, Py_ssize_t known, PyObject *v)
     return 1;
 }
 
+static int direct_calls = 1; /* 0: every STEP_APPLY through PyObject_Vectorcall (`_direct_calls`) */
+
+/* how `fn` can be called directly: sets s->cfunc, s->ctype and s->direct where its calling
+ * convention is a plain one (no METH_KEYWORDS, METH_METHOD, METH_CLASS or METH_STATIC) that
+ * takes `s->nparts` arguments; else leaves s->cfunc NULL */
+static void
+direct_compiled(Step *s)
+{
+    const int conventions = METH_VARARGS | METH_KEYWORDS | METH_NOARGS | METH_O | METH_FASTCALL
+                            | METH_METHOD | METH_CLASS | METH_STATIC;
+    PyMethodDef *ml;
+    PyTypeObject *ctype = NULL;
+    if (Py_IS_TYPE(s->obj, &PyMethodDescr_Type)) {
+        ml = ((PyMethodDescrObject *)s->obj)->d_method;
+        ctype = PyDescr_TYPE(s->obj);
+        if (s->nparts < 1) {
+            return; /* no self: PyObject_Vectorcall raises the TypeError */
+        }
+    }
+    else if (PyCFunction_CheckExact(s->obj)) {
+        ml = ((PyCFunctionObject *)s->obj)->m_ml;
+    }
+    else {
+        return;
+    }
+    const Py_ssize_t args = s->nparts - (ctype != NULL); /* after a method's self */
+    const int flags = ml->ml_flags & conventions;
+    int direct = flags == METH_O && args == 1        ? DIRECT_O
+                 : flags == METH_NOARGS && args == 0 ? DIRECT_NOARGS
+                 : flags == METH_FASTCALL            ? DIRECT_FAST
+                                                     : DIRECT_NONE;
+    if (direct != DIRECT_NONE) {
+        s->cfunc = ml->ml_meth;
+        s->ctype = ctype;
+        s->direct = direct;
+    }
+}
+
+/* fn(*argv) for a step `direct_compiled` chose: what the descriptor's or builtin's vectorcall
+ * does, less its checks of the convention; a method's self of another type goes that way */
+static PyObject *
+apply_direct(const Step *s, PyObject *const *argv)
+{
+    PyObject *self;
+    PyObject *const *rest = argv;
+    Py_ssize_t nrest = s->nparts;
+    if (s->ctype != NULL) {
+        if (!Py_IS_TYPE(argv[0], s->ctype) && !PyObject_TypeCheck(argv[0], s->ctype)) {
+            return PyObject_Vectorcall(s->obj, argv, s->nparts, NULL); /* its TypeError */
+        }
+        self = argv[0];
+        rest = argv + 1;
+        nrest--;
+    }
+    else {
+        self = PyCFunction_GET_SELF(s->obj);
+    }
+    if (Py_EnterRecursiveCall(" while calling a Python object")) {
+        return NULL;
+    }
+    PyObject *v;
+    switch (s->direct) {
+    case DIRECT_O:
+        v = s->cfunc(self, rest[0]);
+        break;
+    case DIRECT_NOARGS:
+        v = s->cfunc(self, NULL);
+        break;
+    default:
+        v = ((_PyCFunctionFast)(void (*)(void))s->cfunc)(self, rest, nrest);
+        break;
+    }
+    Py_LeaveRecursiveCall();
+    return v;
+}
+
+/* _direct_calls(on): STEP_APPLY calls C functions directly (True, the default) or through
+ * PyObject_Vectorcall (False, the reference); returns the previous setting */
+PyObject *
+recipes_direct_calls(PyObject *module, PyObject *on)
+{
+    int truth = PyObject_IsTrue(on);
+    if (truth < 0) {
+        return NULL;
+    }
+    PyObject *previous = PyBool_FromLong(direct_calls);
+    direct_calls = truth;
+    return previous;
+}
+
 static int
 step_run(const Step *s, const Locals *l)
 {
@@ -615,7 +714,7 @@ step_run(const Step *s, const Locals *l)
                 goto apply_done;
             }
         }
-        v = PyObject_Vectorcall(s->obj, argv, s->nparts, NULL);
+        v = s->cfunc != NULL && direct_calls ? apply_direct(s, argv) : PyObject_Vectorcall(s->obj, argv, s->nparts, NULL);
     apply_done:
         while (i-- > 0) {
             Py_DECREF(argv[i]);
@@ -897,6 +996,7 @@ step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step
                 return 0;
             }
         }
+        direct_compiled(s);
         return 1;
     }
     case STEP_RETURN:

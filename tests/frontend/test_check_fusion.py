@@ -248,3 +248,43 @@ def test_a_lists_items_checked_by_value_or_type_are_one_op_that_does_what_the_ca
                     assert outcome(link.passes, (x, y, *rest)) == want_out, ("\n".join(lines), x, y, rest)
                     seen.add(want_out[0] if want_out[0] in ("pass", "miss") else "escape")
         assert seen == {"pass", "miss", "escape"}
+
+
+def test_a_lists_first_items_in_order_are_read_as_the_call_reads_them():
+    # indices 0, 1, ... in order: the op reads the items without an index each, and skips the
+    # comparison where an item is its value itself and of a type whose identity is equality
+    # (int, str, bytes); oracle: the Python link, calling ``items_are`` with the indices
+    big, text = 10**30, "".join(["ab", "c"])
+    scope = {"___items_are": C.items_are, "___big": big, "___text": text}
+    scope["___types"] = (int, str, bytes, float, int, _Compared)
+    scope["___values"] = (7, text, b"b", 2.5, big, None)
+    body = ["if not (___items_are(x, (0, 1, 2, 3, 4, 5, ), ___types, ___values)):", "    return ___miss"]
+    for lines in _both_forms(body):
+        ref = python_link(lines)
+        ref.__globals__.update(scope)
+        link, p = program(lines, ref)
+        assert any(type(k) is tuple and len(k) == 3 and k[0] is None for k in p.consts)  # in order
+        i, nan, MyInt = _Compared(), float("nan"), type("MyInt", (int,), {})
+        same = [7, text, b"b", 2.5, big, i]
+        equal = [int("7"), "".join(["a", "bc"]), bytes([98]), 2.5, 10**30 + 0 * len(same), i]
+        assert equal[4] is not big and equal[1] is not text  # compared, not identical
+        xs = [same, equal, tuple(same), [7.0, *same[1:]], [True, *same[1:]], [MyInt(7), *same[1:]]]
+        xs += [[7, "abd", *same[2:]], [7, text, b"c", *same[3:]], [*same[:3], nan, *same[4:]]]
+        xs += [[*same[:4], big + 1, i], [*same[:5], _Compared(False)], [*same[:5], _Compared(error=Stop)]]
+        xs += [same[:5], [], same + [1], None]
+        seen = set()
+        for x in xs:
+            want = outcome(ref, (x, None))
+            assert outcome(link.passes, (x, None)) == want, ("\n".join(lines), x)
+            seen.add(want[0] if want[0] in ("pass", "miss") else "escape")
+        assert seen == {"pass", "miss", "escape"}
+    # a NaN is itself and not equal to itself: identity decides only for int, str, bytes
+    nan = float("nan")
+    body = ["if not (___items_are(x, (0, ), ___floats, ___nans)):", "    return ___miss"]
+    for lines in _both_forms(body):
+        ref = python_link(lines)
+        ref.__globals__.update({"___items_are": C.items_are, "___floats": (float,), "___nans": (nan,)})
+        link, p = program(lines, ref)
+        assert "CALL" not in _names(p.code)
+        for x in ([nan], [float("nan")], (nan,)):
+            assert outcome(link.passes, (x, None)) == outcome(ref, (x, None)) == ("miss", [], [0, 0])

@@ -568,6 +568,36 @@ def test_a_cached_dict_or_module_read_follows_every_change():
         assert same(link, ref, {"k": 1}) and not same(link, ref, {"k": 0})
 
 
+def test_a_cached_identity_check_of_a_global_or_module_attribute_follows_every_change():
+    # CONST_ITEM_IS / CONST_MODULE_ATTR_IS decide by their last read while the dict is
+    # unchanged (no read at all): every change to the dict, or the module's class, is seen
+    mod, f, g = types.ModuleType("m"), len, abs
+    mod.f = f
+    table = {"mod": mod}
+    scope = {"___table": table, "___mod": mod, "___f": f}
+    checks = guarded("if not (___table['mod'] is ___mod and ___mod.f is ___f):", "    return ___miss")
+    ref, (link, p) = link_of(checks, scope)
+    assert {"CONST_ITEM_IS", "CONST_MODULE_ATTR_IS"} <= {line.split()[1] for line in p.listing()}
+    assert same(link, ref, None)
+
+    class Shadowing(types.ModuleType):
+        f = property(lambda self: g)
+
+    for change, undo in [
+        (lambda: setattr(mod, "f", g), lambda: setattr(mod, "f", f)),
+        (lambda: delattr(mod, "f"), lambda: setattr(mod, "f", f)),
+        (lambda: table.update(mod=types.ModuleType("m")), lambda: table.update(mod=mod)),
+        (lambda: table.pop("mod"), lambda: table.update(mod=mod)),
+        (lambda: setattr(mod, "__class__", Shadowing), lambda: setattr(mod, "__class__", types.ModuleType)),
+    ]:
+        change()
+        assert not same(link, ref, None)
+        undo()
+        assert same(link, ref, None)
+    mod.other, table["other"] = 1, 2  # another key changed: read again, the same verdict
+    assert same(link, ref, None)
+
+
 def test_a_cached_c_attribute_is_read_anew_each_call():
     def f():
         return 1

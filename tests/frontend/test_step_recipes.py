@@ -446,3 +446,62 @@ def test_a_recipe_reading_an_args_item_not_passed_runs_the_region_instead():
     link = C.CheckedLink(p.code, p.consts, p.nlocals, p.depth, 1, True, p.guarded, region, region, (recipe,))
     assert link(1, "a", "bcd") == 3  # args[1]: the recipe
     assert link(1, "a") == ("region", 1, ("a",))  # not passed: the region
+
+
+class _Str(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (list.append, ([1], 2)),  # a method descriptor, METH_O
+        (list.append, (ListSub([1]), 2)),  # ... on a subclass of its type
+        (list.append, ((1,), 2)),  # ... on another type: its TypeError
+        (list.append, (None, 2)),
+        (list.append, ([1], 2, 3)),  # ... with more arguments than it takes
+        (list.append, ([1],)),
+        (list.pop, ([1, 2],)),  # METH_FASTCALL
+        (list.pop, ([1, 2], 0)),
+        (list.pop, ([],)),
+        (list.pop, ([1], "x")),
+        (list.insert, ([1, 2], -1, 9)),
+        (dict.get, ({"a": 1}, "a")),
+        (dict.get, ({"a": 1}, "b", 0)),
+        (dict.get, ({"a": 1}, [])),  # unhashable: its TypeError
+        (list.clear, ([1, 2],)),  # METH_NOARGS
+        (list.clear, ([1, 2], 3)),
+        (str.upper, (_Str("ab"),)),
+        (str.join, (",", ["a", "b"])),
+        (str.join, (",", [1])),
+        (len, ([1, 2],)),  # a builtin function, METH_O
+        (len, (3,)),
+        (divmod, (7, 2)),  # ... METH_FASTCALL
+        (divmod, (7, 0)),
+        (heapq.heappush, ([1, 5, 3], 2)),
+        (heapq.heappush, ((1,), 2)),
+    ],
+)
+def test_a_c_function_a_step_applies_directly_does_what_its_call_does(fn, args):
+    # STEP_APPLY of a C function or method descriptor whose convention is METH_O,
+    # METH_NOARGS or METH_FASTCALL calls its C function itself (`_crecipes.c` apply_direct);
+    # oracles: the call made as Python, and the step through PyObject_Vectorcall
+    parts = tuple((MADE_PARAM, i) for i in range(len(args)))
+    made = C.Recipe((MADE_STEPS, (1, ((STEP_APPLY, 0, fn, parts), (STEP_RETURN, (MADE_SLOT, 0))))))
+
+    def outcome(call):
+        fresh = copied(args)
+        fresh = [ListSub(a) if type(b) is ListSub else a for a, b in zip(fresh, args)]
+        try:
+            r = ("ok", call(*fresh))
+        except Exception as e:  # noqa: BLE001 - what it raises is compared
+            r = ("raise", type(e), str(e))
+        return r, fresh, [type(a) for a in fresh]
+
+    was = C._direct_calls(False)
+    try:
+        through_vectorcall = outcome(made)
+    finally:
+        C._direct_calls(was)
+    assert was is True
+    assert outcome(made) == outcome(fn) == through_vectorcall
