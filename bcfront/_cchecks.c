@@ -105,6 +105,11 @@ enum {
     OP_PARAM_ITEMS,   /* PARAM A; ASSERT_ITEMS B */
     OP_PARAM_ITEMS_TYPE, /* PARAM A; ASSERT_ITEMS_TYPE B */
     OP_CONST_MODULE_ATTR_IS, /* CONST A; MODULE_ATTR B; ASSERT_IS C (``___module.f is ___f``) */
+    /* the guard memo (`guard_memo._c_memo`): ``if not ___dicts_unchanged(cell, d1, ... dA):
+     * <checks>; cell[0] = cell[1]`` without the cell -- its tags kept in the op */
+    OP_DICTS_SAME,    /* pop A dicts; where each one's tag is the one it had on the last call
+                       * whose checks up to DICTS_PASSED passed, jump to B; else keep the tags */
+    OP_DICTS_PASSED,  /* the checks since the last DICTS_SAME passed: its tags are valid */
     OP_COUNT
 };
 
@@ -164,6 +169,9 @@ typedef struct {
     PyObject *found;     /* borrowed: held by `type`'s dicts while its tag is unchanged --
                           * CACHE_DICT: the value at the op's key in `dict`, held by it */
     PyObject *dict;      /* CACHE_DICT: the exact dict read (an ITEM's, a module's); borrowed */
+    uint64_t *tags;      /* DICTS_SAME: its dicts' tags (`ntags`; owned), valid where `kind` is
+                          * CACHE_DICT */
+    Py_ssize_t ntags;
     uint64_t version;    /* its version tag then: any change to it gives a new one, and so
                           * does a new dict made at the same address */
 } Instr;
@@ -516,6 +524,42 @@ holds(CheckedLink *c, const Instr *ip, PyObject *x)
     return check_holds(op, x, k, ip->arg);
 }
 
+/* DICTS_SAME's test of the `k` dicts: 1 each one's tag is the one `ip` keeps, valid; 0 not
+ * (the tags now kept, not valid until DICTS_PASSED); -1 an error -- one is not an exact
+ * dict (``dicts_unchanged``'s TypeError) or no memory */
+static int
+dicts_same(Instr *ip, PyObject *const *dicts, Py_ssize_t k)
+{
+    if (ip->tags == NULL || ip->ntags != k) {
+        PyMem_Free(ip->tags);
+        ip->kind = CACHE_NONE;
+        ip->ntags = k;
+        ip->tags = PyMem_Calloc(k ? k : 1, sizeof(uint64_t));
+        if (ip->tags == NULL) {
+            ip->ntags = 0;
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    int same = ip->kind == CACHE_DICT;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        if (!PyDict_CheckExact(dicts[i])) {
+            ip->kind = CACHE_NONE;
+            PyErr_Format(PyExc_TypeError, "dicts_unchanged: expected a dict, got %.100s", Py_TYPE(dicts[i])->tp_name);
+            return -1;
+        }
+        uint64_t tag = dict_tag(dicts[i]);
+        if (tag != ip->tags[i]) {
+            same = 0;
+            ip->tags[i] = tag;
+        }
+    }
+    if (!same) {
+        ip->kind = CACHE_NONE; /* a dict's tag never comes back: the old ones are of no use */
+    }
+    return same;
+}
+
 /* 1: the checks pass; 0: one fails (or raises an Exception, where guarded); -1: an error.
  * `kept` (not NULL): where they pass, the local `c->kept` (a new reference, NULL if unset) */
 static int
@@ -540,6 +584,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
     }
     Py_ssize_t sp = 0, pc = 0;
     int outcome = -1;
+    Instr *memo = NULL; /* the DICTS_SAME whose checks run now */
     PyObject *x, *y, *z;
     int t;
 #define PUSH(v) do { if (sp >= c->depth) goto overflow; stack[sp++] = (v); } while (0)
@@ -665,6 +710,8 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_PARAM_ITEMS] = &&T_OP_PARAM_ITEMS,
         [OP_PARAM_ITEMS_TYPE] = &&T_OP_PARAM_ITEMS_TYPE,
         [OP_CONST_MODULE_ATTR_IS] = &&T_OP_CONST_MODULE_ATTR_IS,
+        [OP_DICTS_SAME] = &&T_OP_DICTS_SAME,
+        [OP_DICTS_PASSED] = &&T_OP_DICTS_PASSED,
     };
 #define TARGET(name) case name: T_##name:
 #define DISPATCH() do { ip = &c->code[pc++]; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
@@ -975,6 +1022,31 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             }
             READ_CHECK(module_attr(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
             DISPATCH();
+        TARGET(OP_DICTS_SAME)
+            NEED(FIELD_A(arg));
+            t = dicts_same(ip, &stack[sp - FIELD_A(arg)], FIELD_A(arg));
+            for (long long k = FIELD_A(arg); k > 0; k--) {
+                x = POP();
+                Py_DECREF(x);
+            }
+            if (t < 0) {
+                goto error;
+            }
+            if (t) {
+                pc = FIELD_B(arg);
+            }
+            else {
+                memo = ip;
+            }
+            DISPATCH();
+        TARGET(OP_DICTS_PASSED)
+            if (memo == NULL) {
+                PyErr_SetString(PyExc_SystemError, "CheckedLink: DICTS_PASSED without a DICTS_SAME");
+                goto error;
+            }
+            memo->kind = CACHE_DICT;
+            memo = NULL;
+            DISPATCH();
         default:
             PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", op);
             goto error;
@@ -1108,7 +1180,7 @@ static const int takes_const[OP_COUNT] = {
 };
 
 /* what each field of a fused op's argument indexes (validate checks it is in range) */
-enum { F_NONE, F_CONST, F_PARAM, F_LOCAL, F_ANY };
+enum { F_NONE, F_CONST, F_PARAM, F_LOCAL, F_ANY, F_TARGET };
 static const unsigned char fused_fields[OP_COUNT][3] = {
     [OP_PARAM_TYPE] = {F_PARAM, F_CONST}, [OP_PARAM_IS] = {F_PARAM, F_CONST},
     [OP_PARAM_EQ] = {F_PARAM, F_CONST}, [OP_PARAM_LEN] = {F_PARAM, F_ANY},
@@ -1123,6 +1195,7 @@ static const unsigned char fused_fields[OP_COUNT][3] = {
     [OP_KEEP] = {F_LOCAL}, [OP_LOCAL_TYPE] = {F_LOCAL, F_CONST}, [OP_LOCAL_LEN] = {F_LOCAL, F_ANY},
     [OP_PARAM_ITEMS] = {F_PARAM, F_CONST}, [OP_PARAM_ITEMS_TYPE] = {F_PARAM, F_CONST},
     [OP_CONST_MODULE_ATTR_IS] = {F_CONST, F_CONST, F_CONST},
+    [OP_DICTS_SAME] = {F_ANY, F_TARGET}, [OP_DICTS_PASSED] = {F_NONE},
 };
 
 /* a fused op's fields each in range, and none set beyond its last */
@@ -1152,6 +1225,11 @@ fused_wrong(CheckedLink *c, const Instr *in)
         case F_LOCAL:
             if (v >= c->nlocals) {
                 return "a local out of range";
+            }
+            break;
+        case F_TARGET:
+            if (v >= c->ncode) {
+                return "a jump out of the program";
             }
             break;
         }
@@ -1268,6 +1346,8 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         c->code[i].op = op < 0 || op >= OP_COUNT ? -1 : (int)op;
         c->code[i].arg = PyLong_AsLongLong(PyTuple_GET_ITEM(code, 2 * i + 1));
         c->code[i].kind = CACHE_NONE;
+        c->code[i].tags = NULL;
+        c->code[i].ntags = 0;
     }
     if (PyErr_Occurred() || validate(c) < 0) {
         Py_DECREF(c);
@@ -1303,6 +1383,9 @@ checked_dealloc(CheckedLink *c)
 {
     PyObject_GC_UnTrack(c);
     checked_clear(c);
+    for (Py_ssize_t i = 0; c->code != NULL && i < c->ncode; i++) {
+        PyMem_Free(c->code[i].tags);
+    }
     PyMem_Free(c->code);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }

@@ -8,6 +8,7 @@ Python links, as the second reference)."""
 
 from __future__ import annotations
 
+import collections
 import gc
 import pathlib
 import random
@@ -596,6 +597,84 @@ def test_a_cached_identity_check_of_a_global_or_module_attribute_follows_every_c
         assert same(link, ref, None)
     mod.other, table["other"] = 1, 2  # another key changed: read again, the same verdict
     assert same(link, ref, None)
+
+
+MEMO_CHECKS = [
+    "if not ___unchanged(___cell, ___g, ___b):",
+    "    if not (___b['len'] is ___f and 'len' not in ___g and ___g['k'] == 1):",
+    "        return ___miss",
+    "    ___cell[0] = ___cell[1]",
+    "if not (x == 1):",
+    "    return ___miss",
+]
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_guard_memo_block_is_its_own_ops_and_skips_the_checks_exactly_where_the_call_would(
+    fused, monkeypatch
+):
+    # `guard_memo._c_memo`'s block: DICTS_SAME keeps the tags ``dicts_unchanged`` keeps in
+    # the cell, DICTS_PASSED marks them valid -- no CALL, no bytes object, no store
+    monkeypatch.setattr(check_program, "FUSE_OPS", fused)
+    g, b = {"k": 1}, {"len": len}
+    scope = {"___unchanged": C.dicts_unchanged, "___cell": [None, None], "___g": g, "___b": b, "___f": len}
+    ref, (link, p) = link_of(guarded(*MEMO_CHECKS), scope)
+    listing = [line.split() for line in p.listing()]
+    names = [op for _, op, *_ in listing]
+    assert "CALL" not in names and "STORE_SUBSCR" not in names
+    same_at, passed_at = names.index("DICTS_SAME"), names.index("DICTS_PASSED")
+    assert int(listing[same_at][2].split(",")[1]) == passed_at + 1  # on to the checks after it
+    assert same(link, ref, 1) and not same(link, ref, 2)
+    for change, undo in [
+        (lambda: g.update(len=abs), lambda: g.pop("len")),
+        (lambda: b.update(len=abs), lambda: b.update(len=len)),
+        (lambda: g.update(k=2), lambda: g.update(k=1)),
+        (lambda: g.pop("k"), lambda: g.update(k=1)),  # a KeyError in the checks: a miss
+    ]:
+        change()
+        assert not same(link, ref, 1)
+        assert not same(link, ref, 1)  # a failed check leaves the memo invalid
+        undo()
+        assert same(link, ref, 1) and same(link, ref, 1)
+    g["other"] = 0  # a change the checks do not read: they run again and pass
+    assert same(link, ref, 1) and not same(link, ref, 2)
+
+
+def test_a_guard_memo_of_a_local_dict_follows_each_dict_and_misses_on_another_type():
+    checks = [
+        "___d = x",
+        "if not ___unchanged(___cell, ___d):",
+        "    if not (___d['k'] == 1):",
+        "        return ___miss",
+        "    ___cell[0] = ___cell[1]",
+    ]
+    ref, (link, p) = link_of(guarded(*checks), {"___unchanged": C.dicts_unchanged, "___cell": [None, None]})
+    assert "DICTS_SAME" in {line.split()[1] for line in p.listing()}
+    d = {"k": 1}
+    assert same(link, ref, d) and same(link, ref, d)
+    d["k"] = 2
+    assert not same(link, ref, d)
+    d["k"] = 1
+    assert same(link, ref, d)
+    assert not same(link, ref, {"k": 2}) and same(link, ref, {"k": 1})  # new dicts, new tags
+    assert not same(link, ref, [1])  # not a dict: dicts_unchanged's TypeError, a miss
+    assert not same(link, ref, collections.UserDict(k=1)) and same(link, ref, d)
+
+
+def test_a_guard_memo_block_of_another_shape_is_a_plain_if():
+    scope = {"___unchanged": C.dicts_unchanged, "___cell": [None, None], "___g": {"k": 1}}
+    for checks in (
+        ["if not ___unchanged(___cell, ___g):", "    if not (___g['k'] == 1):", "        return ___miss"],
+        [
+            "if not ___unchanged(___cell, ___g):",
+            "    if not (___g['k'] == 1 and ___cell[0] is None):",
+            "        return ___miss",
+            "    ___cell[0] = ___cell[1]",
+        ],
+    ):
+        ref, (link, p) = link_of(guarded(*checks), scope)
+        assert "DICTS_SAME" not in {line.split()[1] for line in p.listing()}
+        assert same(link, ref, 0) == ref(0)
 
 
 def test_a_cached_c_attribute_is_read_anew_each_call():

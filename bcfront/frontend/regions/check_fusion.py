@@ -64,6 +64,28 @@ FIELDS = {name: len(REPEATS[name][1]) if name in REPEATS else len(run) for run, 
 JUMPS = frozenset(
     {"JUMP", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"}
 )
+# a jump whose target is one field of its argument: (how many fields, which one)
+TARGET_FIELDS = {"DICTS_SAME": (2, 1)}
+
+
+def target(op: str, arg: int) -> int | None:
+    """Where the op `op` with argument `arg` may jump, or None: it does not."""
+    if op in JUMPS:
+        return arg
+    if op in TARGET_FIELDS:
+        n, k = TARGET_FIELDS[op]
+        return unpack(arg, n)[k]
+    return None
+
+
+def retarget(op: str, arg: int, to: int) -> int:
+    """The argument `arg` of the jump `op` pointed at `to`."""
+    if op in TARGET_FIELDS:
+        n, k = TARGET_FIELDS[op]
+        fields = unpack(arg, n)
+        fields[k] = to
+        return pack(fields)
+    return to
 
 
 def pack(fields) -> int:
@@ -86,7 +108,7 @@ def fuse(code: list[list[int]], ops: tuple[str, ...]) -> list[list[int]]:
         return code
     number = {name: i for i, name in enumerate(ops)}
     names = [ops[op] for op, _ in code]
-    landed = {arg for (_, arg), name in zip(code, names) if name in JUMPS}
+    landed = {target(name, arg) for (_, arg), name in zip(code, names)} - {None}
     out: list[list[int]] = []
     moved: dict[int, int] = {}  # old index -> new index (of the op its run became)
     i = 0
@@ -112,6 +134,7 @@ def fuse(code: list[list[int]], ops: tuple[str, ...]) -> list[list[int]]:
             out.append(list(code[i]))
             i += 1
     for pair in out:
-        if ops[pair[0]] in JUMPS:
-            pair[1] = moved[pair[1]]
+        to = target(ops[pair[0]], pair[1])
+        if to is not None:
+            pair[1] = retarget(ops[pair[0]], pair[1], moved[to])
     return out

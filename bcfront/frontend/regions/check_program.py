@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...cfast import C
-from .check_fusion import FIELDS, fuse, unpack
+from .check_fusion import FIELDS, fuse, pack, retarget, unpack
 from .check_shortcuts import SCALARS, Shortcuts, folded_constant
 
 # the ops of `_cchecks.c`, in its enum's order (tests/frontend/test_check_program.py compares)
@@ -50,9 +50,13 @@ OPS = (
     "CONST_ITEM_TYPE", "CONST_ITEM_EQ", "LOCAL_ITEM_TYPE", "LOCAL_ITEM_EQ", "CONST_ATTR", "PARAM_TYPE_EQ",
     "PARAM_ITEM", "KEEP", "LOCAL_TYPE", "LOCAL_LEN", "PARAM_ITEMS", "PARAM_ITEMS_TYPE",
     "CONST_MODULE_ATTR_IS",
+    # the guard memo (`memo_block`)
+    "DICTS_SAME", "DICTS_PASSED",
 )  # fmt: skip
 OP = {name: i for i, name in enumerate(OPS)}
 FUSED_NAMES = frozenset(FIELDS)
+# ops whose argument is fields too, not being fused ones: how many (the listing shows them)
+_PACKED = {**FIELDS, "DICTS_SAME": 2}
 
 # OP_COMPARE's argument: Python's rich comparisons (Py_LT..Py_GE), then identity and membership
 COMPARISONS = {ast.Lt: 0, ast.LtE: 1, ast.Eq: 2, ast.NotEq: 3, ast.Gt: 4, ast.GtE: 5}
@@ -71,6 +75,7 @@ _EFFECT = {
     "POP_JUMP_IF_TRUE": -1, "ASSERT_TRUE": -1, "ASSERT_TYPE": -1, "ASSERT_IS": -1,
     "ASSERT_IS_NOT": -1, "ASSERT_EQ": -1, "ASSERT_LEN": -1, "ASSERT_IN": -1, "ASSERT_NOT_IN": -1,
     "MODULE_ATTR": 0, "CELL_CONTENTS": 0, "BINARY": -1, "ASSERT_ITEMS": -1, "ASSERT_ITEMS_TYPE": -1,
+    "DICTS_PASSED": 0,
 }  # fmt: skip
 
 # The most text of checks translated (characters).  Translating costs the first call about a
@@ -109,7 +114,7 @@ class CheckProgram:
 
 def _shown(op: str, arg: int) -> str:
     """An op's argument as the listing shows it: a fused op's fields apart (``0,1``)."""
-    return ",".join(map(str, unpack(arg, FIELDS[op]))) if op in FIELDS else str(arg)
+    return ",".join(map(str, unpack(arg, _PACKED[op]))) if op in _PACKED else str(arg)
 
 
 @dataclass(frozen=True)
@@ -200,6 +205,18 @@ def _guarded_body(node: ast.Try, miss: str, globals_: dict) -> list[ast.stmt]:
     return node.body
 
 
+def _is_item(e, name: str, index: int) -> bool:
+    """`e` is ``name[index]``."""
+    return (
+        type(e) is ast.Subscript
+        and type(e.value) is ast.Name
+        and e.value.id == name
+        and type(e.slice) is ast.Constant
+        and type(e.slice.value) is int
+        and e.slice.value == index
+    )
+
+
 def _is_miss(s, miss: str) -> bool:
     return type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == miss
 
@@ -230,6 +247,7 @@ class _Compiler(Shortcuts):
         self.reads: Counter[str] = Counter()
         self.kept: dict[str, tuple[int, frozenset[str]]] = {}
         self.conditional = 0  # >0: what is emitted now runs only on some paths
+        self.in_memo = False  # emitting a guard memo's checks (`memo_block`)
 
     # -- emission -----------------------------------------------------------------------
 
@@ -237,6 +255,8 @@ class _Compiler(Shortcuts):
         self.code.append([OP[op], arg])
         if op == "CALL":
             self.sp -= arg
+        elif op == "DICTS_SAME":
+            self.sp -= unpack(arg, 2)[0]
         elif op == "BUILD_TUPLE":
             self.sp -= arg - 1
         else:
@@ -250,12 +270,12 @@ class _Compiler(Shortcuts):
     def place(self, label: _Label) -> None:
         """The jumps to `label` go here."""
         for at in label.jumps:
-            self.code[at][1] = len(self.code)
+            self.patch(at)
         label.jumps = []
 
     def patch(self, at: int) -> None:
         """Point the jump at `at` here."""
-        self.code[at][1] = len(self.code)
+        self.code[at][1] = retarget(OPS[self.code[at][0]], self.code[at][1], len(self.code))
 
     def const(self, value) -> int:
         # identity for objects, (type, repr) for literals: 0.0 and -0.0, 1 and True stay apart
@@ -318,7 +338,8 @@ class _Compiler(Shortcuts):
 
     def stmt(self, s: ast.stmt) -> None:
         if isinstance(s, ast.If):
-            self.if_stmt(s)
+            if not self.memo_block(s):
+                self.if_stmt(s)
         elif _is_miss(s, self.miss):
             self.emit("MISS")
         elif isinstance(s, ast.Assign) and len(s.targets) == 1:
@@ -340,6 +361,47 @@ class _Compiler(Shortcuts):
                     self.forget(node.id)
         else:
             raise Untranslatable("an assignment to something else than a name or an item")
+
+    def memo_block(self, s: ast.If) -> bool:
+        """Emit the guard memo's block -- ``if not ___dicts_unchanged(cell, d1, ...): <checks>;
+        cell[0] = cell[1]`` (`guard_memo._c_memo`) -- as DICTS_SAME, the checks, DICTS_PASSED:
+        the op keeps the tags the cell would (the checks are skipped exactly where the call
+        would skip them), without the call, the cell's bytes and its store.  False (nothing
+        emitted) where `s` is not that block."""
+        test, body = s.test, s.body
+        if s.orelse or type(test) is not ast.UnaryOp or type(test.op) is not ast.Not or len(body) < 2:
+            return False
+        call = test.operand
+        if type(call) is not ast.Call or call.keywords or type(call.func) is not ast.Name or not call.args:
+            return False
+        ok, fn = self.global_value(call.func.id)
+        cell = call.args[0]
+        if not ok or C is None or fn is not C.dicts_unchanged or type(cell) is not ast.Name:
+            return False
+        last, name = body[-1], cell.id
+        if not (
+            type(last) is ast.Assign
+            and len(last.targets) == 1
+            and _is_item(last.targets[0], name, 0)
+            and _is_item(last.value, name, 1)
+            and not any(type(a) is ast.Starred for a in call.args)
+            and not any(type(n) is ast.Name and n.id == name for b in body[:-1] for n in ast.walk(b))
+        ):
+            return False
+        if self.in_memo:
+            raise Untranslatable("a guard memo's block inside another")
+        for d in call.args[1:]:
+            self.expr(d)
+        same = self.emit("DICTS_SAME", pack([len(call.args) - 1, 0]))
+        self.conditional += 1  # the checks run on some calls only: no read of theirs is kept
+        self.in_memo = True
+        for b in body[:-1]:
+            self.stmt(b)
+        self.in_memo = False
+        self.emit("DICTS_PASSED")
+        self.conditional -= 1
+        self.patch(same)
+        return True
 
     def if_stmt(self, s: ast.If) -> None:
         if len(s.body) == 1 and _is_miss(s.body[0], self.miss) and not s.orelse:
