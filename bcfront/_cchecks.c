@@ -105,6 +105,11 @@ enum {
     OP_PARAM_ITEMS,   /* PARAM A; ASSERT_ITEMS B */
     OP_PARAM_ITEMS_TYPE, /* PARAM A; ASSERT_ITEMS_TYPE B */
     OP_CONST_MODULE_ATTR_IS, /* CONST A; MODULE_ATTR B; ASSERT_IS C (``___module.f is ___f``) */
+    OP_STAR_LEN_EQ,   /* STAR_LEN A; ASSERT_EQ B (``len(args) == 1``) */
+    OP_STAR_ITEM_TYPE, /* STAR_ITEM A; ASSERT_TYPE B */
+    OP_STAR_ITEM_IS,  /* STAR_ITEM A; ASSERT_IS B */
+    OP_STAR_ITEM_EQ,  /* STAR_ITEM A; ASSERT_EQ B */
+    OP_STAR_ITEM_TYPE_EQ, /* STAR_ITEM A; ASSERT_TYPE B; STAR_ITEM A; ASSERT_EQ C */
     /* the guard memo (`guard_memo._c_memo`): ``if not ___dicts_unchanged(cell, d1, ... dA):
      * <checks>; cell[0] = cell[1]`` without the cell -- its tags kept in the op */
     OP_DICTS_SAME,    /* pop A dicts; where each one's tag is the one it had on the last call
@@ -613,6 +618,22 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         Py_DECREF(x); \
         ASSERTED(t); \
     } while (0)
+/* v = *args item i (borrowed: the caller holds it), STAR_ITEM's IndexError past the end */
+#define STAR_GET(v, i) do { \
+        if (c->npos + (Py_ssize_t)(i) >= n) { \
+            PyErr_SetString(PyExc_IndexError, "tuple index out of range"); \
+            goto error; \
+        } \
+        (v) = args[c->npos + (Py_ssize_t)(i)]; \
+    } while (0)
+/* STAR_ITEM A; ASSERT_<KIND> B */
+#define STAR_CHECK(KIND) do { \
+        STAR_GET(x, FIELD_A(arg)); \
+        Py_INCREF(x); /* (as the op pushes it: an __eq__ may drop every other reference) */ \
+        t = check_holds(KIND, x, CONST(FIELD_B(arg)), 0); \
+        Py_DECREF(x); \
+        ASSERTED(t); \
+    } while (0)
 /* y = <read>; ASSERT_<KIND> consts[K] on it */
 #define READ_CHECK(read, KIND, K) do { \
         y = (read); \
@@ -710,6 +731,11 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_PARAM_ITEMS] = &&T_OP_PARAM_ITEMS,
         [OP_PARAM_ITEMS_TYPE] = &&T_OP_PARAM_ITEMS_TYPE,
         [OP_CONST_MODULE_ATTR_IS] = &&T_OP_CONST_MODULE_ATTR_IS,
+        [OP_STAR_LEN_EQ] = &&T_OP_STAR_LEN_EQ,
+        [OP_STAR_ITEM_TYPE] = &&T_OP_STAR_ITEM_TYPE,
+        [OP_STAR_ITEM_IS] = &&T_OP_STAR_ITEM_IS,
+        [OP_STAR_ITEM_EQ] = &&T_OP_STAR_ITEM_EQ,
+        [OP_STAR_ITEM_TYPE_EQ] = &&T_OP_STAR_ITEM_TYPE_EQ,
         [OP_DICTS_SAME] = &&T_OP_DICTS_SAME,
         [OP_DICTS_PASSED] = &&T_OP_DICTS_PASSED,
     };
@@ -1022,6 +1048,31 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             }
             READ_CHECK(module_attr(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))), OP_ASSERT_IS, FIELD_C(arg));
             DISPATCH();
+        TARGET(OP_STAR_LEN_EQ)
+            x = PyLong_FromSsize_t(n > c->npos ? n - c->npos : 0);
+            if (x == NULL) {
+                goto error;
+            }
+            t = check_holds(OP_ASSERT_EQ, x, CONST(FIELD_B(arg)), 0);
+            Py_DECREF(x);
+            ASSERTED(t);
+            DISPATCH();
+        TARGET(OP_STAR_ITEM_TYPE)
+            STAR_CHECK(OP_ASSERT_TYPE);
+            DISPATCH();
+        TARGET(OP_STAR_ITEM_IS)
+            STAR_CHECK(OP_ASSERT_IS);
+            DISPATCH();
+        TARGET(OP_STAR_ITEM_EQ)
+            STAR_CHECK(OP_ASSERT_EQ);
+            DISPATCH();
+        TARGET(OP_STAR_ITEM_TYPE_EQ)
+            STAR_GET(x, FIELD_A(arg));
+            Py_INCREF(x);
+            t = (PyObject *)Py_TYPE(x) == CONST(FIELD_B(arg)) ? cfast_equal(x, CONST(FIELD_C(arg))) : 0;
+            Py_DECREF(x);
+            ASSERTED(t);
+            DISPATCH();
         TARGET(OP_DICTS_SAME)
             NEED(FIELD_A(arg));
             t = dicts_same(ip, &stack[sp - FIELD_A(arg)], FIELD_A(arg));
@@ -1195,6 +1246,9 @@ static const unsigned char fused_fields[OP_COUNT][3] = {
     [OP_KEEP] = {F_LOCAL}, [OP_LOCAL_TYPE] = {F_LOCAL, F_CONST}, [OP_LOCAL_LEN] = {F_LOCAL, F_ANY},
     [OP_PARAM_ITEMS] = {F_PARAM, F_CONST}, [OP_PARAM_ITEMS_TYPE] = {F_PARAM, F_CONST},
     [OP_CONST_MODULE_ATTR_IS] = {F_CONST, F_CONST, F_CONST},
+    [OP_STAR_LEN_EQ] = {F_NONE, F_CONST}, [OP_STAR_ITEM_TYPE] = {F_ANY, F_CONST},
+    [OP_STAR_ITEM_IS] = {F_ANY, F_CONST}, [OP_STAR_ITEM_EQ] = {F_ANY, F_CONST},
+    [OP_STAR_ITEM_TYPE_EQ] = {F_ANY, F_CONST, F_CONST},
     [OP_DICTS_SAME] = {F_ANY, F_TARGET}, [OP_DICTS_PASSED] = {F_NONE},
 };
 
@@ -1269,7 +1323,8 @@ validate(CheckedLink *c)
         else if (in.op == OP_PARAM && in.arg >= c->npos) {
             wrong = "a parameter out of range";
         }
-        else if ((in.op == OP_STAR_ITEM || in.op == OP_STAR_LEN || in.op == OP_STAR) && !c->star) {
+        else if ((in.op == OP_STAR_ITEM || in.op == OP_STAR_LEN || in.op == OP_STAR
+                  || (in.op >= OP_STAR_LEN_EQ && in.op <= OP_STAR_ITEM_TYPE_EQ)) && !c->star) {
             wrong = "*args of a link without them";
         }
         else if (in.op == OP_COMPARE && in.arg > COMPARE_NOT_IN) {

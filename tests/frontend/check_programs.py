@@ -117,6 +117,8 @@ GLOBALS = {
     "___f": logged_call,
     "___none": None,
     "___cell": [0, 0],
+    "___unchanged": C.dicts_unchanged if C is not None else None,  # (`guard_memo._c_memo`)
+    "___dict": {"a": 1},
     "___box": {"k": 1, "j": Logged("box.j")},
     "___miss": MISS,
 }
@@ -149,6 +151,7 @@ def conjunct(rng, depth=0):
         f"{s}",
         "___len(args) == 2",
         f"({s} != {rng.choice(['0', repr('a')])})",
+        f"___type(args[0]) is ___int and args[0] == {rng.choice(['0', '1'])}",
     ]
     if depth < 2:
         forms += [
@@ -168,12 +171,12 @@ def check_statements(rng, guarded, conjunction, memo=None, prologue=None):
     lines = prologue(pad) if prologue is not None else []
     block = memo() if memo is not None else None
     if block is not None:
-        test, body = block
+        test, body, cell = block if len(block) == 3 else (*block, "___cell")
         lines += [
             f"{pad}if not {test}:",
             f"{pad}    if not ({body}):",
             f"{pad}        return ___miss",
-            f"{pad}    ___cell[0] = ___cell[1]",
+            f"{pad}    {cell}[0] = {cell}[1]",
         ]
     for _ in range(rng.randrange(1, 3)):
         lines += [f"{pad}if not ({conjunction(lines)}):", f"{pad}    return ___miss"]
@@ -190,6 +193,11 @@ def check_lines(rng, guarded=True):
         return [f"{pad}___v = {source(rng)}"] if rng.random() < 0.4 else []
 
     def memo():
+        if rng.random() < 0.1:  # `guard_memo._c_memo`'s block (DICTS_SAME ... DICTS_PASSED), of
+            # a fresh dict each call (x: a dict's checks run every call, both ways; another
+            # value, dicts_unchanged's TypeError) -- skipping is test_check_program's
+            test = "___unchanged(___memo, ___box, x, ___dict)"
+            return test, " and ".join(conjunct(rng) for _ in range(2)), "___memo"
         if rng.random() < 0.4:
             return f"___f({source(rng)})", " and ".join(conjunct(rng) for _ in range(2))
         return None
@@ -209,6 +217,7 @@ def python_link(lines):
     """The checks as the Python reference: True where they pass, MISS where not."""
     src = "def ref(x, y, *args):\n" + "\n".join(lines) + "\n    return True\n"
     scope = dict(GLOBALS)
+    scope["___memo"] = [None, None]  # each link's own guard memo cell, as each guard has
     exec(compile(src, "<checks>", "exec"), scope)  # the test's own source
     return scope["ref"]
 
@@ -247,6 +256,7 @@ def arguments(rng):
     def value(tag):
         kinds = [
             lambda: rng.choice([0, 1, 2, -1, True, False, None, 1.0, -0.0, "a", "k", (1, 2), [1], {"k": 1}]),
+            lambda: {"k": rng.choice([0, 1, Logged(tag)])},
             lambda: Logged(tag, None, rng.random() < 0.5, rng.randrange(4)),
             lambda: Logged(tag, ValueError, rng.random() < 0.5, rng.randrange(4)),
             lambda: Logged(tag, Stop, rng.random() < 0.5, rng.randrange(4)),

@@ -37,6 +37,7 @@ from .check_programs import (
     link_of,
     needs_c_call,
     outcome,
+    program,
     python_link,
 )
 
@@ -54,7 +55,7 @@ def test_random_checks_do_what_their_python_does(guarded, monkeypatch):
     monkeypatch.setattr(check_program, "REUSE_READS", False)
     rng = random.Random(1234 + guarded)
     seen = {"pass": 0, "miss": 0, "escape": 0}
-    for _ in range(400):
+    for _ in range(500):
         lines = check_lines(rng, guarded)
         ref = python_link(lines)
         ref.__globals__["___cell"] = GLOBALS["___cell"]
@@ -66,7 +67,7 @@ def test_random_checks_do_what_their_python_does(guarded, monkeypatch):
             assert got == want, ("\n".join(lines), args)
             seen[want[0] if want[0] in seen else "escape"] += 1
     print(seen)
-    assert min(seen.values()) >= 50  # every outcome is exercised
+    assert min(seen.values()) >= 30  # every outcome is exercised (how often: by str hashes too)
 
 
 def test_the_ops_are_the_c_enum_in_order():
@@ -675,6 +676,33 @@ def test_a_guard_memo_block_of_another_shape_is_a_plain_if():
         ref, (link, p) = link_of(guarded(*checks), scope)
         assert "DICTS_SAME" not in {line.split()[1] for line in p.listing()}
         assert same(link, ref, 0) == ref(0)
+
+
+@pytest.mark.parametrize(
+    "expr, as_condition",
+    [
+        ("(x is ___none or (y is not None and x.a is ___int)) is True", True),
+        ("(not x or (___f(y) and 'k' in x)) is True", True),
+        ("(x is ___none or ___f(y)) is True", False),  # ___f's value may be true, not True
+        ("(x == 1 or y is None) is True", False),  # so may ==
+    ],
+)
+def test_an_is_true_of_a_condition_true_only_as_true_is_tested_as_its_truth(expr, as_condition):
+    # ``(a or (b and c)) is True`` (a bound C method's guard in a cell) where the value,
+    # wherever true, is True itself: the condition's jumps, no value made and compared
+    lines = guarded(f"if not ({expr}):", "    return ___miss")
+    ref = python_link(lines)
+    link, p = program(lines, ref)
+    names = {line.split()[1] for line in p.listing()}
+    assert ("ASSERT_IS" not in names and "JUMP_IF_TRUE_OR_POP" not in names) == as_condition
+    rng = random.Random(7)
+    seen = set()
+    for _ in range(300):
+        args = arguments(rng)
+        want = outcome(ref, args)
+        assert outcome(link.passes, args) == want, (expr, args)
+        seen.add(want[0] if want[0] in ("pass", "miss") else "escape")
+    assert {"pass", "miss"} <= seen
 
 
 def test_a_cached_c_attribute_is_read_anew_each_call():

@@ -51,11 +51,18 @@ FUSED: dict[tuple[str, ...], str] = {
     ("LOCAL", "ASSERT_LEN"): "LOCAL_LEN",
     ("PARAM", "ASSERT_ITEMS"): "PARAM_ITEMS",  # a list argument's items by value
     ("PARAM", "ASSERT_ITEMS_TYPE"): "PARAM_ITEMS_TYPE",
+    # a ``*args`` item's type, then its value; its count (a C function's Python root)
+    ("STAR_ITEM", "ASSERT_TYPE", "STAR_ITEM", "ASSERT_EQ"): "STAR_ITEM_TYPE_EQ",
+    ("STAR_LEN", "ASSERT_EQ"): "STAR_LEN_EQ",
+    ("STAR_ITEM", "ASSERT_TYPE"): "STAR_ITEM_TYPE",
+    ("STAR_ITEM", "ASSERT_IS"): "STAR_ITEM_IS",
+    ("STAR_ITEM", "ASSERT_EQ"): "STAR_ITEM_EQ",
 }
 # a fused op not every argument of whose run is a field: (two positions whose arguments must
 # be equal -- one position twice where none must --, the positions that are its fields)
 REPEATS: dict[str, tuple[tuple[int, int], tuple[int, ...]]] = {
     "PARAM_TYPE_EQ": ((0, 2), (0, 1, 3)),
+    "STAR_ITEM_TYPE_EQ": ((0, 2), (0, 1, 3)),
     "KEEP": ((0, 0), (1,)),  # (DUP's argument is none)
 }
 _LONGEST = max(map(len, FUSED))

@@ -49,7 +49,8 @@ OPS = (
     "MODULE_ATTR_IS", "CONST_ITEM", "LOCAL_ITEM", "CONST_NOT_IN", "CONST_ITEM_IS", "LOCAL_ITEM_IS",
     "CONST_ITEM_TYPE", "CONST_ITEM_EQ", "LOCAL_ITEM_TYPE", "LOCAL_ITEM_EQ", "CONST_ATTR", "PARAM_TYPE_EQ",
     "PARAM_ITEM", "KEEP", "LOCAL_TYPE", "LOCAL_LEN", "PARAM_ITEMS", "PARAM_ITEMS_TYPE",
-    "CONST_MODULE_ATTR_IS",
+    "CONST_MODULE_ATTR_IS", "STAR_LEN_EQ", "STAR_ITEM_TYPE", "STAR_ITEM_IS", "STAR_ITEM_EQ",
+    "STAR_ITEM_TYPE_EQ",
     # the guard memo (`memo_block`)
     "DICTS_SAME", "DICTS_PASSED",
 )  # fmt: skip
@@ -215,6 +216,22 @@ def _is_item(e, name: str, index: int) -> bool:
         and type(e.slice.value) is int
         and e.slice.value == index
     )
+
+
+def _true_only_as_bool(e) -> bool:
+    """Whether `e`, where its value is true, is True itself: then ``e is True`` is `e`'s
+    truth, tested as a condition (each operand's truth once, as ``and``/``or`` test it
+    anyway) with no value made.  An identity or membership test and ``not`` give a bool;
+    ``a and b`` is `a` only where `a` is false; ``a or b`` is any operand where true."""
+    t = type(e)
+    if t is ast.Compare:
+        return len(e.ops) == 1 and type(e.ops[0]) in (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+    if t is ast.UnaryOp:
+        return type(e.op) is ast.Not
+    if t is ast.BoolOp:
+        values = e.values[-1:] if type(e.op) is ast.And else e.values
+        return all(_true_only_as_bool(v) for v in values)
+    return t is ast.Constant and type(e.value) is bool
 
 
 def _is_miss(s, miss: str) -> bool:
@@ -469,6 +486,8 @@ class _Compiler(Shortcuts):
         ok, value = self.constant(right)
         if ok and op is ast.Is and value is True and self.items_check(left):
             pass  # (the two return a bool: ``is True`` is their truth)
+        elif ok and op is ast.Is and value is True and _true_only_as_bool(left):
+            self.jump_if(left, False, self.miss_label)  # ``(a or (b and c)) is True``: its truth
         elif ok and op is ast.Is and self.one_argument_call(left, type):
             self.expr(left.args[0])  # type: ignore[attr-defined]
             self.emit("ASSERT_TYPE", self.const(value))
