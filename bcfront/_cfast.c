@@ -54,6 +54,7 @@
 #include "_cdict.h" /* dict_tag */
 
 #define KEY_MAX 8 /* most positions a keyed table reads */
+#define KEY_HASHES 8 /* most keys of a first position `keyed_pick` filters by hash */
 
 typedef struct {
     PyObject_HEAD
@@ -81,6 +82,13 @@ typedef struct {
     PyObject *key_seen_args[KEY_MAX];
     PyObject *key_seen_pick;
     int key_seen;
+    /* the hashes of the first position's keys, where it has at most KEY_HASHES (-1: more):
+     * an argument whose hash is none of them equals no key, a miss without the dict's
+     * lookup (a caller passing new values each call: most calls miss) */
+    Py_hash_t key_hashes[KEY_HASHES];
+    int key_nhashes;
+    Py_ssize_t key_hits, key_misses; /* the table's, since it was set: the filter serves
+                                      * while misses are the more (a hit pays for it) */
     int keywords; /* a call with keywords may call `first` with them: it binds them as the root does */
     vectorcallfunc vectorcall; /* dispatch_vectorcall, where the class has the flag (`_vectorcall_class`) */
 } DispatchBase;
@@ -213,6 +221,8 @@ key_seen_clear(DispatchBase *d)
 /* the link to call first for the positional arguments `args` (a new reference; the table's
  * pick, `first` where none is armed or too few arguments are passed, `key_missed` where the
  * key is not in it) */
+static int key_filters = 1; /* 0: every key looked up in the table (`_key_filters`: the reference) */
+
 static PyObject *
 keyed_pick(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
 {
@@ -229,6 +239,19 @@ keyed_pick(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
         }
     }
     PyObject *node = d->key_table; /* borrowed: nobody changes the table, and no code runs here */
+    if (d->key_nhashes >= 0 && key_filters && d->key_misses > d->key_hits) {
+        PyObject *arg = args[d->key_positions[0]];
+        if (key_type(Py_TYPE(arg))) { /* (else a miss below: no scalar, no key) */
+            Py_hash_t h = PyObject_Hash(arg); /* a scalar's: no code runs, no error */
+            int i = 0;
+            while (i < d->key_nhashes && d->key_hashes[i] != h) {
+                i++;
+            }
+            if (i == d->key_nhashes) {
+                node = NULL; /* equal objects hash alike: no key equals it */
+            }
+        }
+    }
     for (int i = 0; i < d->key_count && node != NULL; i++) {
         PyObject *arg = args[d->key_positions[i]];
         node = key_type(Py_TYPE(arg)) ? key_step(node, arg, Py_TYPE(arg)) : NULL;
@@ -237,6 +260,12 @@ keyed_pick(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
         return NULL;
     }
     PyObject *pick = node != NULL ? node : d->key_missed;
+    if (node != NULL) {
+        d->key_hits++;
+    }
+    else {
+        d->key_misses++;
+    }
     /* only a key the table has is remembered: scalars (immutable), each equal to one the
      * table holds already (a user's other objects are never kept) */
     if (node != NULL) {
@@ -269,6 +298,7 @@ dispatch_key(PyObject *op, PyObject *args)
         return NULL;
     }
     if (positions == Py_None) {
+        d->key_nhashes = -1;
         key_seen_clear(d);
         Py_CLEAR(d->key_table);
         Py_CLEAR(d->key_missed);
@@ -303,6 +333,21 @@ dispatch_key(PyObject *op, PyObject *args)
     d->key_needs = needs;
     Py_XSETREF(d->key_missed, Py_NewRef(missed));
     Py_XSETREF(d->key_first, Py_NewRef(first));
+    d->key_nhashes = -1;
+    d->key_hits = d->key_misses = 0;
+    if (PyDict_GET_SIZE(table) <= KEY_HASHES) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        int k = 0;
+        while (PyDict_Next(table, &pos, &key, &value)) {
+            Py_hash_t h = PyObject_Hash(key); /* (in the dict: hashable) */
+            if (h == -1) {
+                return NULL;
+            }
+            d->key_hashes[k++] = h;
+        }
+        d->key_nhashes = k;
+    }
     d->key_table = Py_NewRef(table);
     Py_RETURN_NONE;
 }
@@ -1147,7 +1192,32 @@ vectorcall_class(PyObject *module, PyObject *cls)
     return PyBool_FromLong(on);
 }
 
-PyObject *recipes_direct_calls(PyObject *module, PyObject *on); /* _crecipes.c */
+extern int recipes_direct_calls; /* _crecipes.c */
+
+/* `*flag` = on's truth; the previous setting (a fast path's switch: off, its reference) */
+static PyObject *
+switched(int *flag, PyObject *on)
+{
+    int truth = PyObject_IsTrue(on);
+    if (truth < 0) {
+        return NULL;
+    }
+    PyObject *previous = PyBool_FromLong(*flag);
+    *flag = truth;
+    return previous;
+}
+
+static PyObject *
+set_key_filters(PyObject *module, PyObject *on)
+{
+    return switched(&key_filters, on);
+}
+
+static PyObject *
+set_direct_calls(PyObject *module, PyObject *on)
+{
+    return switched(&recipes_direct_calls, on);
+}
 
 static PyMethodDef cfast_functions[] = {
     {"_set_frame_hook", set_frame_hook, METH_VARARGS,
@@ -1158,7 +1228,11 @@ static PyMethodDef cfast_functions[] = {
     {"_vectorcall_class", vectorcall_class, METH_O,
      "_vectorcall_class(cls): give the subclass `cls` of DispatchBase, whose __call__ is\n"
      "DispatchBase's, the vectorcall its instances have (3.11 does not inherit it); True if so."},
-    {"_direct_calls", recipes_direct_calls, METH_O,
+    {"_key_filters", set_key_filters, METH_O,
+     "_key_filters(on): a keyed call's first argument whose hash is none of its position's\n"
+     "keys' misses without the table's lookup (True, the default) or is looked up (False:\n"
+     "the reference path); returns the previous setting."},
+    {"_direct_calls", set_direct_calls, METH_O,
      "_direct_calls(on): a recipe's call of a C function or method descriptor goes straight to\n"
      "its C function (True, the default) or through PyObject_Vectorcall (False: the reference\n"
      "path); returns the previous setting."},
@@ -1211,7 +1285,7 @@ PyInit__cfast(void)
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
         || cchecks_add(m) < 0 || recipes_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 14) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 15) < 0) {
         Py_DECREF(m);
         return NULL;
     }

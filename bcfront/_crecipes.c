@@ -199,7 +199,8 @@ slot(PyObject **slots, Py_ssize_t i)
     return v;
 }
 
-static PyObject *
+/* (inlined where the steps read their values: a call each was ~10% of a step recipe) */
+static Py_ALWAYS_INLINE inline PyObject *
 value(const Value *v, const Locals *l)
 {
     switch (v->kind) {
@@ -483,7 +484,8 @@ list_item_store(PyObject *t, PyObject *k, Py_ssize_t known, PyObject *v)
     return 1;
 }
 
-static int direct_calls = 1; /* 0: every STEP_APPLY through PyObject_Vectorcall (`_direct_calls`) */
+/* 0: every STEP_APPLY through PyObject_Vectorcall (`_cfast._direct_calls`: the reference) */
+int recipes_direct_calls = 1;
 
 /* how `fn` can be called directly: sets s->cfunc, s->ctype and s->direct where its calling
  * convention is a plain one (no METH_KEYWORDS, METH_METHOD, METH_CLASS or METH_STATIC) that
@@ -559,19 +561,6 @@ apply_direct(const Step *s, PyObject *const *argv)
     return v;
 }
 
-/* _direct_calls(on): STEP_APPLY calls C functions directly (True, the default) or through
- * PyObject_Vectorcall (False, the reference); returns the previous setting */
-PyObject *
-recipes_direct_calls(PyObject *module, PyObject *on)
-{
-    int truth = PyObject_IsTrue(on);
-    if (truth < 0) {
-        return NULL;
-    }
-    PyObject *previous = PyBool_FromLong(direct_calls);
-    direct_calls = truth;
-    return previous;
-}
 
 static int
 step_run(const Step *s, const Locals *l)
@@ -714,7 +703,7 @@ step_run(const Step *s, const Locals *l)
                 goto apply_done;
             }
         }
-        v = s->cfunc != NULL && direct_calls ? apply_direct(s, argv) : PyObject_Vectorcall(s->obj, argv, s->nparts, NULL);
+        v = s->cfunc != NULL && recipes_direct_calls ? apply_direct(s, argv) : PyObject_Vectorcall(s->obj, argv, s->nparts, NULL);
     apply_done:
         while (i-- > 0) {
             Py_DECREF(argv[i]);

@@ -277,14 +277,19 @@ def _checking_later(ref, entry, rearm):
 def make_checked(entry) -> None:
     """Make `entry`'s CheckedLink where it is pending (`links.LinkNames.with_checked`).  A
     failure to make it is bcfront's bug, which must not change a call's result: the Python
-    link serves on (under ``BCFRONT_STRICT=1`` it raises)."""
+    link serves on, and the entry's notes say so (explain shows them; under
+    ``BCFRONT_STRICT=1`` it raises)."""
     names = entry.link_names
     if names is None or names.pending is None:
         return
     try:
         entry.link_names = names.with_checked()
-    except Exception:
+    except Exception as e:
         entry.link_names = replace(names, pending=None)
+        entry.notes.append(
+            f"its checks run as Python, not as a C check program: making the program failed "
+            f"({type(e).__name__}: {e}) -- a bcfront bug, please report it"
+        )
         if STRICT[0]():
             raise
 

@@ -543,3 +543,32 @@ def test_entries_specialized_after_an_unspecialized_one_keep_the_plain_chain():
     for args in [((1, 2), "p", ()), (2, "p", ()), (9, "p", ())]:
         assert picked(cf, args) == 0
         assert cf(*args) == mixed(*args)
+
+
+@pytest.mark.parametrize("keys", [[1, 2.5, "a", True, None, -2], list(range(12))])  # hashed; too many
+def test_a_first_argument_hashing_as_no_key_misses_as_the_lookup_would(keys):
+    # a table of at most 8 keys at its first position keeps their hashes: while its misses
+    # are the more, an argument hashing as none of them misses without the dict's lookup
+    # (`_cfast.c` keyed_pick);
+    # oracle: the lookup for every argument (`_key_filters(False)`), and the plain loop
+    from bcfront.cfast import C
+
+    cf = capture(described)
+    for k in keys:
+        cf(k)
+    assert len(cf._entries) == len(keys)
+    # equal across types (1 == 1.0 == True), hash collisions (hash(-1) == hash(-2),
+    # hash(2**61) == hash(1)), a NaN, values no entry has
+    args = [*keys, 1, 1.0, 0, False, -1, 2**61, 2**61 + 1, math.nan, "b", b"a", 2.5000001, 99]
+    for v in range(1000, 1050):  # misses the more: the filter serves (while hits are the more, not)
+        assert picked(cf, (v,)) == "missed"
+    picks = {}
+    for on in (True, False):
+        was = C._key_filters(on)
+        try:
+            picks[on] = [check_pick(cf, (a,)) for a in args]
+        finally:
+            C._key_filters(was)
+    assert picks[True] == picks[False]
+    assert any(p == "missed" for p, _ in picks[True]) and any(type(p) is int for p, _ in picks[True])
+    assert [cf(a) for a in args] == [described(a) for a in args]

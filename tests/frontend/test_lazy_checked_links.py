@@ -200,6 +200,22 @@ def test_make_checked_makes_a_pending_entry_at_once(compiles):
     assert compiles[0] == 1
 
 
+def test_a_check_program_that_fails_to_be_made_is_noted_and_the_link_serves(compiles, monkeypatch):
+    # bcfront's bug, which must not change a result -- nor pass unseen: explain says it
+    def broken(*args, **kwargs):
+        raise RuntimeError("no program")
+
+    monkeypatch.setattr(links, "checked_link", broken)
+    monkeypatch.setattr(fast_call, "STRICT", [lambda: False])
+    cf = bcfront.capture(scaled)
+    assert cf(3, 2) == scaled(3, 2) and cf(3, 2) == scaled(3, 2)  # the second makes it: fails
+    entry = cf._entries[0]
+    assert entry.link_names.checked is None and entry.link_names.pending is None
+    assert cf(3, 2) == scaled(3, 2)
+    noted = [n for n in cf.report().notes if "making the program failed" in n]  # (explain shows them)
+    assert noted and "RuntimeError: no program" in noted[0]
+
+
 class _Finalized:
     """Cyclic garbage whose finalizer runs Python code: a collection inside another thread's
     parse switches threads there."""

@@ -184,11 +184,13 @@ def _guard_function(cf):
 
 def test_memoized_checks_are_skipped_until_a_dict_changes():
     """The memo is filled by a passing call, kept while nothing changes, and replaced after
-    a watched dict changed (the checks ran again and passed)."""
+    a watched dict changed (the checks ran again and passed).  The Python links' memo (its
+    cell): the C check program keeps its tags in its DICTS_SAME op instead (next test)."""
     if guard_memo.dict_version_reader() is None:
         pytest.skip("no dict version tags in this interpreter")
     m = _model()
     cf = bcfront.capture(m)
+    cf.checked_links = False  # the Python links, whose memo is the cell
     x = torch.randn(2, 4)
     cf(x)
     memo = _guard_function(cf).__globals__["___memo"]
@@ -207,6 +209,28 @@ def test_memoized_checks_are_skipped_until_a_dict_changes():
     assert "not in ___Block_dict" in memo_block and "___Block_modules['lin'] is" in memo_block
     assert "___check_tensors(" in rest and "_forward_hooks" in rest
     assert re.search(r"___type\(self\) is \S*_Block\b", rest), rest  # the module's class
+
+
+def test_a_c_check_program_memo_follows_every_watched_change():
+    # the same guard as a C check program (`check_program.memo_block`): skipped while the
+    # watched dicts are unchanged, re-run after a change -- an equal value passes again, a
+    # new one misses; oracle: the module called natively
+    if guard_memo.dict_version_reader() is None:
+        pytest.skip("no dict version tags in this interpreter")
+    m = _model()
+    cf = bcfront.capture(m)
+    x = torch.randn(2, 4)
+    for _ in range(3):
+        assert torch.equal(cf(x), m(x))
+    entry = cf.entries[0]
+    assert entry.link_names is not None and entry.link_names.checked is not None
+    assert re.search(MEMO_TEST, entry.guard_source)
+    m.scale = float("1.5")  # equal: the checks run again and pass, no new entry
+    assert torch.equal(cf(x), m(x)) and torch.equal(cf(x), m(x)) and len(cf.entries) == 1
+    m.scale = 2.5  # a new value: a miss, the result follows it
+    assert torch.equal(cf(x), m(x)) and torch.equal(cf(x), m(x))
+    m.scale = 1.5
+    assert torch.equal(cf(x), m(x))
 
 
 def _call(mod, x):
