@@ -67,7 +67,7 @@ def test_random_checks_do_what_their_python_does(guarded, monkeypatch):
             assert got == want, ("\n".join(lines), args)
             seen[want[0] if want[0] in seen else "escape"] += 1
     print(seen)
-    assert min(seen.values()) >= 30  # every outcome is exercised (how often: by str hashes too)
+    assert min(seen.values()) >= 30  # every outcome is exercised
 
 
 def test_the_ops_are_the_c_enum_in_order():
