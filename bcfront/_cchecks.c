@@ -25,6 +25,8 @@
 
 #include "_cdict.h" /* dict_tag */
 
+int cfast_read_tags(PyObject *const *dicts, Py_ssize_t n, uint64_t *tags); /* _cfast.c */
+
 /* labels as values (`run` below), where the compiler has them; -DCCHECKS_SWITCH: the switch */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(CCHECKS_SWITCH)
 #define CCHECKS_COMPUTED_GOTO 1
@@ -547,22 +549,27 @@ dicts_same(Instr *ip, PyObject *const *dicts, Py_ssize_t k)
         }
     }
     int same = ip->kind == CACHE_DICT;
-    for (Py_ssize_t i = 0; i < k; i++) {
-        if (!PyDict_CheckExact(dicts[i])) {
-            ip->kind = CACHE_NONE;
-            PyErr_Format(PyExc_TypeError, "dicts_unchanged: expected a dict, got %.100s", Py_TYPE(dicts[i])->tp_name);
-            return -1;
+    ip->kind = CACHE_NONE; /* (valid again where they are the same, or at DICTS_PASSED) */
+    uint64_t small[8];
+    uint64_t *now = k <= 8 ? small : PyMem_Malloc(k * sizeof(uint64_t));
+    if (now == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int read = cfast_read_tags(dicts, k, now);
+    if (read == 0) {
+        same = same && memcmp(now, ip->tags, k * sizeof(uint64_t)) == 0;
+        if (same) {
+            ip->kind = CACHE_DICT;
         }
-        uint64_t tag = dict_tag(dicts[i]);
-        if (tag != ip->tags[i]) {
-            same = 0;
-            ip->tags[i] = tag;
+        else { /* a dict's tag never comes back: the old ones are of no use */
+            memcpy(ip->tags, now, k * sizeof(uint64_t));
         }
     }
-    if (!same) {
-        ip->kind = CACHE_NONE; /* a dict's tag never comes back: the old ones are of no use */
+    if (now != small) {
+        PyMem_Free(now);
     }
-    return same;
+    return read < 0 ? -1 : same;
 }
 
 /* 1: the checks pass; 0: one fails (or raises an Exception, where guarded); -1: an error.

@@ -836,9 +836,10 @@ dict_version(PyObject *module, PyObject *d)
     return PyLong_FromUnsignedLongLong(dict_tag(d));
 }
 
-/* the tags of `n` dicts into `tags`; -1 with TypeError where one is not an exact dict */
-static int
-read_tags(PyObject *const *dicts, Py_ssize_t n, uint64_t *tags)
+/* the tags of `n` dicts into `tags`; -1 with TypeError where one is not an exact dict (the
+ * guard memo's read: ``dicts_unchanged`` and the check programs' DICTS_SAME) */
+int
+cfast_read_tags(PyObject *const *dicts, Py_ssize_t n, uint64_t *tags)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!PyDict_CheckExact(dicts[i])) {
@@ -865,7 +866,7 @@ dicts_unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return PyErr_NoMemory();
     }
     PyObject *res = NULL;
-    if (read_tags(args + 1, n, tags) == 0) {
+    if (cfast_read_tags(args + 1, n, tags) == 0) {
         Py_ssize_t size = n * (Py_ssize_t)sizeof(uint64_t);
         PyObject *passed = PyList_GET_ITEM(cell, 0);
         if (PyBytes_CheckExact(passed) && PyBytes_GET_SIZE(passed) == size
