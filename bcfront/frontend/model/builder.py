@@ -66,6 +66,7 @@ from .sources import (
 )
 from .tensor_inputs import dynamic_int, input_path, is_tensor, torch_mod, wrap_sym_int, wrap_tensor
 from .tracer import remember
+from .unread_dicts import KEYED_MIN, DictReader
 from .unread_lists import ListReader
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, RuntimeV, SetV, TupleV
 
@@ -240,24 +241,24 @@ def _wrap(tx, obj, source, guard):
             remember(tx, obj, v, source)
         return v
     if t is dict or _is_ordered_dict(t):
-        if len(obj) > CONTAINER_LIMIT or not all(_is_constant_key(k, tx) for k in obj):
+        # a big plain dict is read key by key (`unread_dicts`): whole, if ever, only where
+        # the trace reads it whole (and then, past CONTAINER_LIMIT, a graph break)
+        keyed = t is dict and len(obj) > KEYED_MIN and guard and source is not None
+        if (len(obj) > CONTAINER_LIMIT and not keyed) or not all(_is_constant_key(k, tx) for k in obj):
             return _opaque(tx, obj, source, g)
         keys = tuple(obj)
         held = tuple(map(key_stand_in, keys))  # no user object: a number-subclass key's number
         numbers = sum(h is not k for h, k in zip(held, keys))
-        if numbers > NUMBER_KEYS_LIMIT:
+        if numbers > NUMBER_KEYS_LIMIT or (numbers and len(obj) > CONTAINER_LIMIT):
             return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
-        g(GuardKind.DICT_KEYS, source, held, tuple(map(key_shape, keys)) if numbers else None)
         v = DictV({}, t, source)
         remember(tx, obj, v, source)
-        v.entries = {
-            k: (
-                wrap(tx, k, KeyAtSource(source, i), guard) if h is not k else _set_item(k),
-                wrap(tx, x, item_source(source, h), guard),
-            )
-            for i, (k, h, x) in enumerate(zip(keys, held, obj.values()))
-        }
+        if keyed and not numbers:
+            v.unread = DictReader(tx, obj, v, source, _dict_entries, wrap)
+            tx.__dict__.setdefault("unread_lists", []).append(v)
+            return v
+        v.entries = _dict_entries(tx, obj, source, {}, guard)
         return v
     wrapper = C_WRAPPERS.get(t)  # deque, defaultdict: their state, guarded (`c_instances`)
     if t is types.MappingProxyType:
@@ -417,6 +418,26 @@ def _is_plain_class(k) -> bool:
     """A class whose metaclass hashes and compares it by identity."""
     m = type(k)
     return isinstance(k, type) and m.__hash__ is type.__hash__ and m.__eq__ is type.__eq__
+
+
+def _dict_entries(tx, obj: dict, source, known: dict, guard: bool = True) -> dict:
+    """The entries of outside dict `obj` (constant keys, checked), its keys guarded; the
+    item of a key in `known` (read before, `unread_dicts`) is that entry."""
+    if len(obj) > CONTAINER_LIMIT:
+        raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a dict of {len(obj)} items read whole")
+    keys = tuple(obj)
+    held = tuple(map(key_stand_in, keys))  # no user object: a number-subclass key's number
+    numbers = any(h is not k for h, k in zip(held, keys))
+    g = tx.guard if (guard and source is not None) else _no_guard
+    g(GuardKind.DICT_KEYS, source, held, tuple(map(key_shape, keys)) if numbers else None)
+    return {
+        k: known.get(k)
+        or (
+            wrap(tx, k, KeyAtSource(source, i), guard) if h is not k else _set_item(k),
+            wrap(tx, x, item_source(source, h), guard),
+        )
+        for i, (k, h, x) in enumerate(zip(keys, held, obj.values()))
+    }
 
 
 def _set_item(k):

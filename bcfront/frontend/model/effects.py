@@ -129,6 +129,13 @@ def _item_changes(tx, v) -> tuple | None:
     is the one the last note kept (journaled: a rolled-back call takes its state with it),
     or, at the first, the one the journal's first write of `v` replaced."""
     snaps = tx.__dict__.setdefault("_item_snapshots", None) or {}  # (the journal restores None)
+    if isinstance(v, DictV) and v.unread is not None:  # read key by key: its logged writes
+        done = snaps.get(id(v), (None, 0))[1]
+        tx.set(tx, "_item_snapshots", {**snaps, id(v): (v, len(v.writes))})
+        return tuple(
+            ItemChange("delitem", (Const(k),)) if e is DELETED else ItemChange("setitem", e)
+            for k, e in v.writes[done:]
+        )
     size = len(v._items) if isinstance(v, ListV) else len(v.entries)
     if (isinstance(v, ListV) and v.unread is not None) or size > MAX_DIFFED:
         # (items unread: no state known now; a large one: not copied at each write)
@@ -136,6 +143,8 @@ def _item_changes(tx, v) -> tuple | None:
         return None
     now = list(v._items) if isinstance(v, ListV) else dict(v.entries)
     before = snaps.get(id(v), (None, _MISSING))[1]
+    if type(before) is int:  # its writes logged while unread, then read whole: as at a first note
+        before = _MISSING
     tx.set(tx, "_item_snapshots", {**snaps, id(v): (v, now)})  # (v: kept alive, ids unique)
     if before is _UNKNOWN:
         return None

@@ -55,6 +55,7 @@ class ProxyDictV(DictV):
         self.cls = types.MappingProxyType
         self.mutated = False
         self.attrs = None
+        self.unread = None  # (read through `mapping`, which may be read key by key)
 
     @property  # type: ignore[override]
     def entries(self):

@@ -64,7 +64,7 @@ class Journal:
 
 
 def _released() -> None:
-    raise AssertionError("the items of an outside list were read after its trace was released")
+    raise AssertionError("the items of an outside list or dict were read after its trace was released")
 
 
 class Checkpoint:
@@ -195,7 +195,7 @@ class Tracer:
         graph holds (an FSDP module's hooks and, through them, the module: O60)."""
         self.keepalive.clear()
         self.by_id.clear()
-        for v in self.__dict__.pop("unread_lists", ()):  # (each reader holds its real list)
+        for v in self.__dict__.pop("unread_lists", ()):  # (each reader holds its real list or dict)
             if v.unread is not None:
                 v.unread = _released
 

@@ -341,14 +341,33 @@ class DictV(Value):
     An instance of a Python subclass of dict (`cls`) also has `attrs`: its ``__dict__``, a
     DictV of str keys (None for dict, OrderedDict, or a subclass without ``__dict__``)."""
 
-    __slots__ = ("entries", "cls", "mutated", "attrs")
+    __slots__ = ("_entries", "cls", "mutated", "attrs", "unread", "known", "writes")
 
     def __init__(self, entries, cls=dict, source=None, attrs=None):
         super().__init__(source)
-        self.entries = dict(entries)
+        # A big dict from outside read key by key (`unread_dicts`): a callable that guards
+        # its keys and wraps its items on the first read of `entries`; till then `known`
+        # holds the keys read (hashable key -> entry, or `unread_dicts.ABSENT`) and
+        # `writes` the trace's writes in order ((hashable key, entry or DELETED), ...).
+        self.unread = None
+        self.known: dict = {}
+        self.writes: tuple = ()
+        self._entries = dict(entries)
         self.cls = cls
         self.mutated = False
         self.attrs = attrs
+
+    @property
+    def entries(self) -> dict:
+        if self.unread is not None:
+            self.unread()
+        return self._entries
+
+    @entries.setter
+    def entries(self, value) -> None:
+        if self.unread is not None:
+            self.unread()
+        self._entries = value
 
     def python_type(self):
         return self.cls

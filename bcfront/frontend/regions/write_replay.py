@@ -22,6 +22,7 @@ from ..model.sources import item_source
 from ..model.values import (
     DELETED,
     CellV,
+    Const,
     DictV,
     HashIterV,
     ListV,
@@ -117,6 +118,13 @@ class WriteReplay:
                 pending += self._appended(target, [val(x) for x in v._items])
             elif isinstance(v, ListV):
                 pending += self._list_writes(v)
+            elif isinstance(v, DictV) and v.unread is not None:  # read key by key: its writes
+                target = pin(v.source.expr(ns))
+                for key, e in v.writes:
+                    if e is DELETED:
+                        pending.append(f"{ns.const(dict.__delitem__)}({target}, {val(Const(key))})")
+                    else:
+                        pending.append(f"{ns.const(dict.__setitem__)}({target}, {val(e[0])}, {val(e[1])})")
             elif isinstance(v, DictV):
                 body = ", ".join(f"({val(k)}, {val(x)})" for k, x in v.entries.values())
                 tmp = ns.fresh("items")

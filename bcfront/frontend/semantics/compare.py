@@ -16,6 +16,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model import unread_dicts
 from ..model.c_instances import CInstanceV
 from ..model.guard_kinds import GuardKind
 from ..model.mapping_proxies import ProxyDictV
@@ -290,6 +291,8 @@ def contains(tx, item: Value, container: Value) -> bool:
         m = classes.lookup_dunder(container, "__contains__", tx)
         if m is not None:
             return truth(tx, dispatch.call(tx, m, [container, item], {}))
+    if unread_dicts.keyed_read(container, item):  # a big dict from outside: this key alone
+        return unread_dicts.lookup(tx, container, item) is not None  # type: ignore[arg-type]
     if isinstance(container, (DictV, SetV)):
         return hkey(tx, item) in container.entries
     if isinstance(container, DictViewV):

@@ -11,6 +11,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model import unread_dicts
 from ..model.c_instances import DefaultDictV
 from ..model.mapping_proxies import ProxyDictV
 from ..model.sources import ConstSource, Ref
@@ -233,7 +234,10 @@ def _get(tx, args, kwargs):
     if sys_modules.is_sys_modules(args[0]) and not kwargs and len(args) in (2, 3):
         return sys_modules.get(tx, *args)
     d = _dict(args[0])
-    e = d.entries.get(hkey(tx, args[1]))
+    if unread_dicts.keyed_read(d, args[1]):  # a big dict from outside: this key alone
+        e = unread_dicts.lookup(tx, d, args[1])  # type: ignore[arg-type]
+    else:
+        e = d.entries.get(hkey(tx, args[1]))
     if e is not None:
         return e[1]
     return args[2] if len(args) > 2 else Const(None)
@@ -404,16 +408,23 @@ def _update_pair(tx, i: int, item):
 @model(dict.pop)
 def _dict_pop(tx, args, kwargs):
     d = _dict(args[0])
-    hk = hkey(tx, args[1])
-    if hk not in d.entries:
+    if unread_dicts.keyed_read(d, args[1]):  # a big dict from outside: this key alone
+        e = unread_dicts.lookup(tx, d, args[1])  # type: ignore[arg-type]
+        if e is not None:
+            unread_dicts.remove(tx, d, args[1])  # type: ignore[arg-type]
+    else:
+        hk = hkey(tx, args[1])
+        e = d.entries.get(hk)
+        if e is not None:
+            entries = dict(d.entries)
+            del entries[hk]
+            tx.set(d, "entries", entries)
+    if e is None:
         if len(args) > 2:
             return args[2]
         raise SymbolicRaise(ExceptionV(KeyError, [args[1]]))
-    entries = dict(d.entries)
-    v = entries.pop(hk)[1]
-    tx.set(d, "entries", entries)
     _touch(tx, d)
-    return v
+    return e[1]
 
 
 @model(dict.popitem)
@@ -431,6 +442,14 @@ def _popitem(tx, args, kwargs):
 @model(dict.setdefault)
 def _setdefault(tx, args, kwargs):
     d = _dict(args[0])
+    if unread_dicts.keyed_read(d, args[1]):  # a big dict from outside: this key alone
+        e = unread_dicts.lookup(tx, d, args[1])  # type: ignore[arg-type]
+        if e is not None:
+            return e[1]
+        v = args[2] if len(args) > 2 else Const(None)
+        unread_dicts.store(tx, d, args[1], v)  # type: ignore[arg-type]
+        _touch(tx, d)
+        return v
     hk = hkey(tx, args[1])
     if hk in d.entries:
         return d.entries[hk][1]

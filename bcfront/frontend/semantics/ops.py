@@ -17,6 +17,7 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
+from ..model import unread_dicts
 from ..model.builder import guard_class_lookup
 from ..model.c_instances import CInstanceV
 from ..model.dict_sources import number_key
@@ -475,6 +476,11 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         m = classes.lookup_dunder(obj, "__getitem__", tx)
         if m is not None:
             return dispatch.call(tx, m, [obj, key], {})
+    if unread_dicts.keyed_read(obj, key):  # a big dict from outside: this key alone
+        e = unread_dicts.lookup(tx, obj, key)  # type: ignore[arg-type]
+        if e is None:
+            raise SymbolicRaise(ExceptionV(KeyError, [key]))
+        return e[1]
     if isinstance(obj, DictV):
         k = hkey(tx, key)
         if k in obj.entries:
@@ -529,6 +535,10 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
             return
     if isinstance(obj, DictV) and not hasattr(obj.cls, "__setitem__"):  # a read-only mapping
         raise_(TypeError, f"'{obj.cls.__name__}' object does not support item assignment")
+    if unread_dicts.keyed_read(obj, key):
+        unread_dicts.store(tx, obj, key, value)  # type: ignore[arg-type]
+        touch(tx, obj)
+        return
     if isinstance(obj, DictV):
         k = hkey(tx, key)
         entries = dict(obj.entries)
@@ -562,6 +572,12 @@ def delitem(tx, obj: Value, key: Value) -> None:
             return
     if isinstance(obj, DictV) and not hasattr(obj.cls, "__delitem__"):  # a read-only mapping
         raise_(TypeError, f"'{obj.cls.__name__}' object does not support item deletion")
+    if unread_dicts.keyed_read(obj, key):
+        if unread_dicts.lookup(tx, obj, key) is None:  # type: ignore[arg-type]
+            raise SymbolicRaise(ExceptionV(KeyError, [key]))
+        unread_dicts.remove(tx, obj, key)  # type: ignore[arg-type]
+        touch(tx, obj)
+        return
     if isinstance(obj, DictV):
         k = hkey(tx, key)
         if k not in obj.entries:

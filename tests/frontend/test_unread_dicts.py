@@ -1,0 +1,147 @@
+"""A big dict from outside read key by key (`model.unread_dicts`): ``linecache.cache``, a
+registry, a vocabulary.  Its keys were all guarded and its items all wrapped where the
+builder met it, so a lookup of one key in a dict of thousands compiled a check of every
+key, and every unrelated key added (``linecache`` grows with every traceback formatted)
+made a new entry; past 4,096 items any use broke the graph.  Now only the keys looked up
+are guarded (present with their value, or absent), writes are replayed key by key, and the
+dict is read whole only where the trace reads it whole.  Oracles: plain Python on copies of
+the same inputs (results, exceptions, the dicts' contents and key order afterwards).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+
+import bcfront
+from bcfront.explain import reports_of
+from bcfront.frontend.model.guard_kinds import GuardKind
+from bcfront.frontend.model.unread_dicts import KEYED_MIN
+
+REGISTRY = {f"name{i}": (i, [str(i)]) for i in range(KEYED_MIN * 4)}
+
+
+def registered(name):
+    if name in REGISTRY:
+        number, texts = REGISTRY[name]
+        return number + 1, texts[0]
+    return None
+
+
+def _guards(cf, kind):
+    return [g for e in cf.entries for g in e.guards if g.kind == kind]
+
+
+def _run(fn, *args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001 - the oracle compares the exception
+        return ("raised", type(e), str(e))
+
+
+def test_a_lookup_guards_that_key_alone_and_ignores_the_others():
+    cf = bcfront.capture(registered)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no recompile limit, no native fallback
+        assert cf("name3") == registered("name3") == (4, "3")
+        assert not _guards(cf, GuardKind.DICT_KEYS)
+        for i in range(50):  # keys added elsewhere: the entry still holds
+            REGISTRY[f"other{i}"] = (i, ["x"])
+            assert cf("name3") == (4, "3")
+        assert len(cf.entries) == 1
+        REGISTRY["name3"] = (10, ["ten"])  # the key read changes: its guard fails
+        assert cf("name3") == registered("name3") == (11, "ten")
+        assert cf("missing") is None is registered("missing")
+        REGISTRY["missing"] = (0, ["now"])  # guarded absent, then added
+        assert cf("missing") == registered("missing") == (1, "now")
+    for i in range(50):
+        del REGISTRY[f"other{i}"]
+    REGISTRY["name3"] = (3, ["3"])
+    del REGISTRY["missing"]
+
+
+def read_then_write(d, k):
+    v = d.get(k, 0)
+    d[k] = v + 1
+    d["tail"] = k
+    old = d.pop("name0", None)
+    d.setdefault("fresh", k)
+    if "name1" in d:
+        del d["name1"]
+        d["name1"] = "moved"  # deleted and stored again: now last
+    return v, old
+
+
+def written_then_read_whole(d, k):
+    d[k] = -1
+    del d["name2"]
+    return len(d), list(d)[-3:], sum(1 for x in d.values() if x == -1)
+
+
+def written_then_raises(d, k):
+    d[k] = "written"
+    return d["absent key"]
+
+
+def true_for_one(d, k):
+    return d[True], d.get(1.0), (1, 2) in d
+
+
+CASES = [read_then_write, written_then_read_whole, written_then_raises, true_for_one]
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_an_argument_dict_written_and_read_matches_python(fn):
+    base = {f"name{i}": i for i in range(KEYED_MIN * 2)}
+    base[1] = "one"
+    base[(1, 2)] = "pair"
+    cf = bcfront.capture(fn)
+    for k in ("name5", "new", "name5", 1, "name0"):
+        mine, theirs = copy.deepcopy(base), copy.deepcopy(base)
+        assert _run(cf, mine, k) == _run(fn, theirs, k)
+        assert list(mine.items()) == list(theirs.items())  # contents and order
+
+
+def test_the_region_replays_only_the_keys_written():
+    d = {f"name{i}": i for i in range(KEYED_MIN * 2)}
+    cf = bcfront.capture(read_then_write)
+    cf(dict(d), "name5")
+    region = cf.entries[0].region_source
+    assert ".clear()" not in region and ".update(" not in region  # not the whole dict again
+
+
+VOCAB = {f"tok{i}": i for i in range(5000)}  # past the container limit
+
+
+def encode(words):
+    return [VOCAB.get(w, -1) for w in words]
+
+
+def vocab_size():
+    return len(VOCAB)
+
+
+def test_a_dict_past_the_container_limit_is_looked_up_without_a_break():
+    cf = bcfront.capture(encode)
+    words = ["tok1", "nope", "tok4999"]
+    assert cf(words) == encode(words) == [1, -1, 4999]
+    assert not reports_of(cf)[0].graph_breaks
+    cs = bcfront.capture(vocab_size)  # read whole: a break that says why, the right answer
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cs() == 5000
+    breaks = reports_of(cs)[0].graph_breaks
+    assert breaks and "5000" in str(breaks[0])
+
+
+def test_a_small_dict_is_still_read_whole():
+    small = {f"k{i}": i for i in range(KEYED_MIN)}
+
+    def look(d):
+        return d["k1"]
+
+    cf = bcfront.capture(look)
+    assert cf(small) == 1
+    assert _guards(cf, GuardKind.DICT_KEYS)
