@@ -145,3 +145,66 @@ def test_a_small_dict_is_still_read_whole():
     cf = bcfront.capture(look)
     assert cf(small) == 1
     assert _guards(cf, GuardKind.DICT_KEYS)
+
+
+# -- keys a DICT_KEYS guard cannot compare: looked up key by key all the same ----------------------
+
+CACHE = {(str, "a+", 0): "A", (bytes, b"b", 2): "B", (str, "c", 0): "C"}  # ``re._cache``'s shape
+
+
+def cached(pattern, flags):
+    try:
+        return CACHE[type(pattern), pattern, flags]
+    except KeyError:
+        pass
+    made = pattern.upper() if isinstance(pattern, str) else pattern.decode().upper()
+    CACHE[type(pattern), pattern, flags] = made
+    return made
+
+
+def test_a_dict_keyed_by_tuples_holding_classes_is_read_key_by_key():
+    saved = dict(CACHE)
+    cf = bcfront.capture(cached)
+    try:
+        for pattern, flags in [("a+", 0), ("a+", 0), (b"b", 2), ("z", 0), ("z", 0), ("c", 1)]:
+            assert cf(pattern, flags) == cached(pattern, flags)
+        assert CACHE[str, "z", 0] == "Z" and CACHE[str, "c", 1] == "C"
+        reports = reports_of(cf)
+        assert not any(r.graph_breaks for r in reports), [r.graph_breaks for r in reports]
+        assert not any(r.native_fallbacks for r in reports)
+    finally:
+        CACHE.clear()
+        CACHE.update(saved)
+
+
+def _as_list(x):
+    return "list", len(x)
+
+
+def _as_dict(x):
+    return "dict", sorted(x)
+
+
+DISPATCH = {list.__repr__: _as_list, dict.__repr__: _as_dict, _as_list: _as_dict}  # ``pprint``'s
+
+
+def dispatched(x):
+    handler = DISPATCH.get(type(x).__repr__, None)
+    return handler(x) if handler is not None else repr(x)
+
+
+def dispatch_size():
+    return len(DISPATCH)
+
+
+def test_a_dispatch_keyed_by_descriptors_and_functions_is_read_key_by_key():
+    cf = bcfront.capture(dispatched)
+    for x in ([1, 2], {"b": 1, "a": 2}, 3, [4], "s"):
+        assert cf(x) == dispatched(x)
+    assert not any(r.graph_breaks for r in reports_of(cf))
+    cs = bcfront.capture(dispatch_size)  # read whole: a break that names the key
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cs() == 3
+    (brk,) = reports_of(cs)[0].graph_breaks
+    assert brk.reason.value == "unsupported-dict" and "read whole" in brk.message, brk

@@ -66,7 +66,7 @@ from .sources import (
 )
 from .tensor_inputs import dynamic_int, input_path, is_tensor, torch_mod, wrap_sym_int, wrap_tensor
 from .tracer import remember
-from .unread_dicts import KEYED_MIN, DictReader
+from .unread_dicts import KEYED_MIN, DictReader, plain_key
 from .unread_lists import ListReader
 from .values import CellV, Const, DictV, ListV, MethodV, ObjectV, PartialV, RuntimeV, SetV, TupleV
 
@@ -243,8 +243,16 @@ def _wrap(tx, obj, source, guard):
     if t is dict or _is_ordered_dict(t):
         # a big plain dict is read key by key (`unread_dicts`): whole, if ever, only where
         # the trace reads it whole (and then, past CONTAINER_LIMIT, a graph break)
-        keyed = t is dict and len(obj) > KEYED_MIN and guard and source is not None
-        if (len(obj) > CONTAINER_LIMIT and not keyed) or not all(_is_constant_key(k, tx) for k in obj):
+        keyed = t is dict and guard and source is not None
+        if not all(_is_constant_key(k, tx) for k in obj):
+            # keys a DICT_KEYS guard cannot compare (``re._cache``'s tuples holding a class):
+            # looked up key by key all the same, where each is a `plain_key`; never read whole
+            if keyed and all(map(plain_key, obj)):
+                g(GuardKind.TYPE_MATCH, source, t)
+                return _keyed_dict(tx, obj, source)
+            return _opaque(tx, obj, source, g)
+        keyed = keyed and len(obj) > KEYED_MIN
+        if len(obj) > CONTAINER_LIMIT and not keyed:
             return _opaque(tx, obj, source, g)
         keys = tuple(obj)
         held = tuple(map(key_stand_in, keys))  # no user object: a number-subclass key's number
@@ -252,12 +260,10 @@ def _wrap(tx, obj, source, guard):
         if numbers > NUMBER_KEYS_LIMIT or (numbers and len(obj) > CONTAINER_LIMIT):
             return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
+        if keyed and not numbers:
+            return _keyed_dict(tx, obj, source)
         v = DictV({}, t, source)
         remember(tx, obj, v, source)
-        if keyed and not numbers:
-            v.unread = DictReader(tx, obj, v, source, _dict_entries, wrap)
-            tx.__dict__.setdefault("unread_lists", []).append(v)
-            return v
         v.entries = _dict_entries(tx, obj, source, {}, guard)
         return v
     wrapper = C_WRAPPERS.get(t)  # deque, defaultdict: their state, guarded (`c_instances`)
@@ -420,11 +426,29 @@ def _is_plain_class(k) -> bool:
     return isinstance(k, type) and m.__hash__ is type.__hash__ and m.__eq__ is type.__eq__
 
 
+_NO_KEY = object()
+
+
+def _keyed_dict(tx, obj: dict, source) -> DictV:
+    """Outside dict `obj` (type guarded) as a `DictV` read key by key (`unread_dicts`)."""
+    v = DictV({}, dict, source)
+    remember(tx, obj, v, source)
+    v.unread = DictReader(tx, obj, v, source, _dict_entries, wrap)
+    tx.__dict__.setdefault("unread_lists", []).append(v)
+    return v
+
+
 def _dict_entries(tx, obj: dict, source, known: dict, guard: bool = True) -> dict:
-    """The entries of outside dict `obj` (constant keys, checked), its keys guarded; the
-    item of a key in `known` (read before, `unread_dicts`) is that entry."""
+    """The entries of outside dict `obj`, its keys guarded; the item of a key in `known`
+    (read before, `unread_dicts`) is that entry.  A dict too big, or with keys a DICT_KEYS
+    guard cannot compare, is a graph break."""
     if len(obj) > CONTAINER_LIMIT:
         raise UnsupportedError(BreakReason.LARGE_CONTAINER, f"a dict of {len(obj)} items read whole")
+    odd = next((k for k in obj if not _is_constant_key(k, tx)), _NO_KEY)
+    if odd is not _NO_KEY:
+        raise UnsupportedError(
+            BreakReason.UNSUPPORTED_DICT, f"a dict read whole with a key a guard cannot compare: {odd!r:.60}"
+        )
     keys = tuple(obj)
     held = tuple(map(key_stand_in, keys))  # no user object: a number-subclass key's number
     numbers = any(h is not k for h, k in zip(held, keys))

@@ -133,8 +133,8 @@ def _item_changes(tx, v) -> tuple | None:
         done = snaps.get(id(v), (None, 0))[1]
         tx.set(tx, "_item_snapshots", {**snaps, id(v): (v, len(v.writes))})
         return tuple(
-            ItemChange("delitem", (Const(k),)) if e is DELETED else ItemChange("setitem", e)
-            for k, e in v.writes[done:]
+            ItemChange("delitem", (k,)) if x is DELETED else ItemChange("setitem", (k, x))
+            for _, k, x in v.writes[done:]
         )
     size = len(v._items) if isinstance(v, ListV) else len(v.entries)
     if (isinstance(v, ListV) and v.unread is not None) or size > MAX_DIFFED:

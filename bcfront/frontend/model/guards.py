@@ -148,6 +148,11 @@ def _has_signed_zero(v) -> bool:
     )
 
 
+def _key_text(key, ns) -> str:
+    """A dict key in a check: its literal, or the constant (a class, a tuple holding one)."""
+    return repr(key) if is_literal(key) else ns.const(key)
+
+
 def _dict_keys_check(g: Guard, s: str, ns: Namespace) -> str:
     """The keys in order, and their types: ``1``, ``1.0`` and ``True`` are one key to a dict."""
     keys = list(g.expected)
@@ -321,7 +326,7 @@ KINDS = {
     GuardKind.NOT_PRESENT: (
         1,
         lambda g: f"{g.extra!r} not in {g.source.readable()}",
-        lambda g, s, ns: f"{g.extra!r} not in {s}",
+        lambda g, s, ns: f"{_key_text(g.extra, ns)} not in {s}",
     ),
     GuardKind.HASATTR: (
         1,

@@ -18,26 +18,67 @@ every plain dict.
 
 from __future__ import annotations
 
+import re
+import types
+
 from .guard_kinds import GuardKind
 from .sources import item_source
-from .values import DELETED, Const, DictV, Value
+from .values import DELETED, Const, DictV, ObjectV, TupleV, Value
 
 KEYED_MIN = 64  # a dict from outside with more entries is read key by key
 ABSENT = object()  # `DictV.known`: a key guarded absent
+NOT_KEYED = object()  # `keyed_key`: the lookup is not made key by key
 
 _KEY_TYPES = frozenset({str, int, bytes, bool, type(None)})
+# functions and descriptors, hashed and compared by identity (``pprint`` keys its dispatch
+# by ``dict.__repr__``, ``Counter.__repr__``, ...), held by a guard as an identity guard
+# holds them; a compiled pattern, by its pattern and flags in C (``re._cache``)
+_OBJECT_KEY_TYPES = frozenset(
+    {
+        types.FunctionType,
+        types.BuiltinFunctionType,
+        types.WrapperDescriptorType,
+        types.MethodDescriptorType,
+        types.ClassMethodDescriptorType,
+        re.Pattern,
+    }
+)
 
 
-def keyed_read(d: Value, key: Value) -> bool:
-    """Whether ``key``'s lookup in `d` is made key by key: `d` unread, `key` a constant
-    whose hash and equality are the builtin's (a str, int, bytes, bool, None or a tuple of
-    them; not a float: a NaN is only itself)."""
-    return isinstance(d, DictV) and d.unread is not None and isinstance(key, Const) and _plain_key(key.value)
-
-
-def _plain_key(k) -> bool:
+def plain_key(k) -> bool:
+    """A key whose lookup runs nothing of the user's and whose guard holds nothing of theirs
+    alive but what an identity guard holds: a str, int, bytes, bool or None (not a float: a
+    NaN is only itself), a class hashed and compared by identity, a function or builtin
+    descriptor, a compiled pattern, or a tuple of them (``re._cache``'s ``(type(pattern),
+    pattern, flags)``)."""
     t = type(k)
-    return t in _KEY_TYPES or (t is tuple and all(_plain_key(x) for x in k))
+    if t in _KEY_TYPES or t in _OBJECT_KEY_TYPES:
+        return True
+    if t is tuple:
+        return all(plain_key(x) for x in k)
+    return isinstance(k, type) and t.__hash__ is type.__hash__ and t.__eq__ is type.__eq__
+
+
+def keyed_key(d: Value, key: Value):
+    """The real key `key` looks up where its lookup in `d` is made key by key (`d` unread,
+    `key` a constant, an object or a tuple of them that is a `plain_key`), else
+    `NOT_KEYED`."""
+    if not (isinstance(d, DictV) and d.unread is not None):
+        return NOT_KEYED
+    return _real_key(key)
+
+
+def _real_key(v: Value):
+    if isinstance(v, Const):
+        k = v.value
+    elif isinstance(v, ObjectV):
+        k = v.obj
+    elif isinstance(v, TupleV) and v.cls is tuple:
+        items = tuple(map(_real_key, v.items))
+        return NOT_KEYED if any(x is NOT_KEYED for x in items) else items
+    else:
+        return NOT_KEYED
+    return k if plain_key(k) else NOT_KEYED
 
 
 class DictReader:
@@ -59,12 +100,12 @@ class DictReader:
         known = {h: e for h, e in v.known.items() if e is not ABSENT}
         tx.set(v, "unread", None)
         entries = self.fill(tx, self.obj, self.source, known)
-        for h, e in v.writes:  # in order: a key deleted and stored again moves to the end
-            if e is DELETED:
+        for h, key, x in v.writes:  # in order: a key deleted and stored again moves to the end
+            if x is DELETED:
                 del entries[h]
             else:
                 old = entries.get(h)
-                entries[h] = (old[0], e[1]) if old else e  # an equal key keeps its first object
+                entries[h] = (old[0] if old else key, x)  # an equal key keeps its first object
         tx.set(v, "_entries", entries)
         tx.set(v, "known", {})
         tx.set(v, "writes", ())
@@ -75,13 +116,12 @@ def _check_open(tx, source) -> None:
         raise AssertionError(f"the items of {source} were read after its entry's guards were built")
 
 
-def lookup(tx, d: DictV, key: Const) -> tuple | None:
-    """The entry (key value, value) at constant `key` of unread `d`, or None where there is
-    none: the trace's last write of it, else the real dict's, guarded."""
-    h = key.value
-    for hk, e in reversed(d.writes):
+def lookup(tx, d: DictV, key: Value, h) -> tuple | None:
+    """The entry (key value, value) at `key` (real key `h`, `keyed_key`) of unread `d`, or
+    None where there is none: the trace's last write of it, else the real dict's, guarded."""
+    for hk, _, e in reversed(d.writes):
         if hk == h:
-            return None if e is DELETED else e
+            return None if e is DELETED else (key, e)
     e = d.known.get(h)
     if e is None:
         _check_open(tx, d.source)
@@ -96,11 +136,11 @@ def lookup(tx, d: DictV, key: Const) -> tuple | None:
     return None if e is ABSENT else e
 
 
-def store(tx, d: DictV, key: Const, value: Value) -> None:
+def store(tx, d: DictV, key: Value, h, value: Value) -> None:
     """``d[key] = value`` on unread `d`, logged (the caller marks `d` written)."""
-    tx.set(d, "writes", (*d.writes, (key.value, (key, value))))
+    tx.set(d, "writes", (*d.writes, (h, key, value)))
 
 
-def remove(tx, d: DictV, key: Const) -> None:
+def remove(tx, d: DictV, key: Value, h) -> None:
     """``del d[key]`` on unread `d` holding `key` (the caller looked it up), logged."""
-    tx.set(d, "writes", (*d.writes, (key.value, DELETED)))
+    tx.set(d, "writes", (*d.writes, (h, key, DELETED)))

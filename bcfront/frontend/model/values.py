@@ -348,7 +348,7 @@ class DictV(Value):
         # A big dict from outside read key by key (`unread_dicts`): a callable that guards
         # its keys and wraps its items on the first read of `entries`; till then `known`
         # holds the keys read (hashable key -> entry, or `unread_dicts.ABSENT`) and
-        # `writes` the trace's writes in order ((hashable key, entry or DELETED), ...).
+        # `writes` the trace's writes in order ((real key, key value, value or DELETED), ...).
         self.unread = None
         self.known: dict = {}
         self.writes: tuple = ()

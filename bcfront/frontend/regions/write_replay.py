@@ -22,7 +22,6 @@ from ..model.sources import item_source
 from ..model.values import (
     DELETED,
     CellV,
-    Const,
     DictV,
     HashIterV,
     ListV,
@@ -120,11 +119,11 @@ class WriteReplay:
                 pending += self._list_writes(v)
             elif isinstance(v, DictV) and v.unread is not None:  # read key by key: its writes
                 target = pin(v.source.expr(ns))
-                for key, e in v.writes:
-                    if e is DELETED:
-                        pending.append(f"{ns.const(dict.__delitem__)}({target}, {val(Const(key))})")
+                for _, key, x in v.writes:
+                    if x is DELETED:
+                        pending.append(f"{ns.const(dict.__delitem__)}({target}, {val(key)})")
                     else:
-                        pending.append(f"{ns.const(dict.__setitem__)}({target}, {val(e[0])}, {val(e[1])})")
+                        pending.append(f"{ns.const(dict.__setitem__)}({target}, {val(key)}, {val(x)})")
             elif isinstance(v, DictV):
                 body = ", ".join(f"({val(k)}, {val(x)})" for k, x in v.entries.values())
                 tmp = ns.fresh("items")

@@ -291,8 +291,9 @@ def contains(tx, item: Value, container: Value) -> bool:
         m = classes.lookup_dunder(container, "__contains__", tx)
         if m is not None:
             return truth(tx, dispatch.call(tx, m, [container, item], {}))
-    if unread_dicts.keyed_read(container, item):  # a big dict from outside: this key alone
-        return unread_dicts.lookup(tx, container, item) is not None  # type: ignore[arg-type]
+    h = unread_dicts.keyed_key(container, item)
+    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
+        return unread_dicts.lookup(tx, container, item, h) is not None  # type: ignore[arg-type]
     if isinstance(container, (DictV, SetV)):
         return hkey(tx, item) in container.entries
     if isinstance(container, DictViewV):

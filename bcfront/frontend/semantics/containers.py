@@ -234,8 +234,9 @@ def _get(tx, args, kwargs):
     if sys_modules.is_sys_modules(args[0]) and not kwargs and len(args) in (2, 3):
         return sys_modules.get(tx, *args)
     d = _dict(args[0])
-    if unread_dicts.keyed_read(d, args[1]):  # a big dict from outside: this key alone
-        e = unread_dicts.lookup(tx, d, args[1])  # type: ignore[arg-type]
+    h = unread_dicts.keyed_key(d, args[1])
+    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
+        e = unread_dicts.lookup(tx, d, args[1], h)
     else:
         e = d.entries.get(hkey(tx, args[1]))
     if e is not None:
@@ -408,10 +409,11 @@ def _update_pair(tx, i: int, item):
 @model(dict.pop)
 def _dict_pop(tx, args, kwargs):
     d = _dict(args[0])
-    if unread_dicts.keyed_read(d, args[1]):  # a big dict from outside: this key alone
-        e = unread_dicts.lookup(tx, d, args[1])  # type: ignore[arg-type]
+    h = unread_dicts.keyed_key(d, args[1])
+    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
+        e = unread_dicts.lookup(tx, d, args[1], h)
         if e is not None:
-            unread_dicts.remove(tx, d, args[1])  # type: ignore[arg-type]
+            unread_dicts.remove(tx, d, args[1], h)
     else:
         hk = hkey(tx, args[1])
         e = d.entries.get(hk)
@@ -442,12 +444,13 @@ def _popitem(tx, args, kwargs):
 @model(dict.setdefault)
 def _setdefault(tx, args, kwargs):
     d = _dict(args[0])
-    if unread_dicts.keyed_read(d, args[1]):  # a big dict from outside: this key alone
-        e = unread_dicts.lookup(tx, d, args[1])  # type: ignore[arg-type]
+    h = unread_dicts.keyed_key(d, args[1])
+    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
+        e = unread_dicts.lookup(tx, d, args[1], h)
         if e is not None:
             return e[1]
         v = args[2] if len(args) > 2 else Const(None)
-        unread_dicts.store(tx, d, args[1], v)  # type: ignore[arg-type]
+        unread_dicts.store(tx, d, args[1], h, v)
         _touch(tx, d)
         return v
     hk = hkey(tx, args[1])

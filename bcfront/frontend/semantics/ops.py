@@ -476,8 +476,9 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         m = classes.lookup_dunder(obj, "__getitem__", tx)
         if m is not None:
             return dispatch.call(tx, m, [obj, key], {})
-    if unread_dicts.keyed_read(obj, key):  # a big dict from outside: this key alone
-        e = unread_dicts.lookup(tx, obj, key)  # type: ignore[arg-type]
+    h = unread_dicts.keyed_key(obj, key)
+    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
+        e = unread_dicts.lookup(tx, obj, key, h)  # type: ignore[arg-type]
         if e is None:
             raise SymbolicRaise(ExceptionV(KeyError, [key]))
         return e[1]
@@ -535,8 +536,9 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
             return
     if isinstance(obj, DictV) and not hasattr(obj.cls, "__setitem__"):  # a read-only mapping
         raise_(TypeError, f"'{obj.cls.__name__}' object does not support item assignment")
-    if unread_dicts.keyed_read(obj, key):
-        unread_dicts.store(tx, obj, key, value)  # type: ignore[arg-type]
+    h = unread_dicts.keyed_key(obj, key)
+    if h is not unread_dicts.NOT_KEYED:
+        unread_dicts.store(tx, obj, key, h, value)  # type: ignore[arg-type]
         touch(tx, obj)
         return
     if isinstance(obj, DictV):
@@ -572,10 +574,11 @@ def delitem(tx, obj: Value, key: Value) -> None:
             return
     if isinstance(obj, DictV) and not hasattr(obj.cls, "__delitem__"):  # a read-only mapping
         raise_(TypeError, f"'{obj.cls.__name__}' object does not support item deletion")
-    if unread_dicts.keyed_read(obj, key):
-        if unread_dicts.lookup(tx, obj, key) is None:  # type: ignore[arg-type]
+    h = unread_dicts.keyed_key(obj, key)
+    if h is not unread_dicts.NOT_KEYED:
+        if unread_dicts.lookup(tx, obj, key, h) is None:  # type: ignore[arg-type]
             raise SymbolicRaise(ExceptionV(KeyError, [key]))
-        unread_dicts.remove(tx, obj, key)  # type: ignore[arg-type]
+        unread_dicts.remove(tx, obj, key, h)  # type: ignore[arg-type]
         touch(tx, obj)
         return
     if isinstance(obj, DictV):
