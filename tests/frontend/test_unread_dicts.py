@@ -89,7 +89,16 @@ def true_for_one(d, k):
     return d[True], d.get(1.0), (1, 2) in d
 
 
-CASES = [read_then_write, written_then_read_whole, written_then_raises, true_for_one]
+def sized_after_writes(d, k):
+    before = len(d)
+    d[k] = 0  # new or not: the length says
+    d.pop("name3", None)
+    del d["name4"]
+    d["name4"] = 4  # deleted and stored again: the length as before
+    return before, len(d), bool(d), dict.__len__(d)
+
+
+CASES = [read_then_write, written_then_read_whole, written_then_raises, true_for_one, sized_after_writes]
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
@@ -119,8 +128,8 @@ def encode(words):
     return [VOCAB.get(w, -1) for w in words]
 
 
-def vocab_size():
-    return len(VOCAB)
+def vocab_total():
+    return sum(VOCAB.values())
 
 
 def test_a_dict_past_the_container_limit_is_looked_up_without_a_break():
@@ -128,10 +137,11 @@ def test_a_dict_past_the_container_limit_is_looked_up_without_a_break():
     words = ["tok1", "nope", "tok4999"]
     assert cf(words) == encode(words) == [1, -1, 4999]
     assert not reports_of(cf)[0].graph_breaks
-    cs = bcfront.capture(vocab_size)  # read whole: a break that says why, the right answer
+    assert bcfront.capture(lambda: len(VOCAB))() == 5000  # its length alone: guarded, no break
+    cs = bcfront.capture(vocab_total)  # read whole: a break that says why, the right answer
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert cs() == 5000
+        assert cs() == vocab_total()
     breaks = reports_of(cs)[0].graph_breaks
     assert breaks and "5000" in str(breaks[0])
 
@@ -193,8 +203,8 @@ def dispatched(x):
     return handler(x) if handler is not None else repr(x)
 
 
-def dispatch_size():
-    return len(DISPATCH)
+def dispatch_keys():
+    return list(DISPATCH)
 
 
 def test_a_dispatch_keyed_by_descriptors_and_functions_is_read_key_by_key():
@@ -202,9 +212,22 @@ def test_a_dispatch_keyed_by_descriptors_and_functions_is_read_key_by_key():
     for x in ([1, 2], {"b": 1, "a": 2}, 3, [4], "s"):
         assert cf(x) == dispatched(x)
     assert not any(r.graph_breaks for r in reports_of(cf))
-    cs = bcfront.capture(dispatch_size)  # read whole: a break that names the key
+    cs = bcfront.capture(dispatch_keys)  # read whole: a break that names the key
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert cs() == 3
+        assert cs() == dispatch_keys()
     (brk,) = reports_of(cs)[0].graph_breaks
     assert brk.reason.value == "unsupported-dict" and "read whole" in brk.message, brk
+
+
+def test_a_length_read_guards_the_length_not_the_keys():
+    cf = bcfront.capture(sized_after_writes)
+    base = {f"name{i}": i for i in range(KEYED_MIN * 2)}
+    for extra in ("name5", "new", "name3"):
+        mine, theirs = dict(base), dict(base)
+        assert cf(mine, extra) == sized_after_writes(theirs, extra)
+        assert list(mine.items()) == list(theirs.items())
+    assert not _guards(cf, GuardKind.DICT_KEYS)
+    assert _guards(cf, GuardKind.LENGTH)
+    bigger = {**base, "more": 1}  # another length: its guard fails, and the answer follows
+    assert cf(dict(bigger), "x") == sized_after_writes(dict(bigger), "x")

@@ -6,7 +6,8 @@ A dict of more than `KEYED_MIN` entries from outside (a registry, a cache such a
 (``k in d``, ``d[k]``, ``d.get(k)``, ``d.pop(k)``, ``d.setdefault(k)``) guards that one
 key -- present, its value wrapped from ``d[k]``, or absent (NOT_PRESENT) -- and a write
 (``d[k] = v``, ``del d[k]``) is logged in `DictV.writes`, replayed on the real dict in
-order after the graph (`write_replay`).  Any other read of the dict (its length, an
+order after the graph (`write_replay`).  Its length (``len``, truth) is the real dict's,
+guarded, with the written keys counted (`size`).  Any other read of the dict (an
 iteration, a copy, ``==``) reads it whole, as a smaller dict is at once: every key
 guarded, every item wrapped (the reads so far kept), the logged writes made on it.
 
@@ -119,10 +120,16 @@ def _check_open(tx, source) -> None:
 def lookup(tx, d: DictV, key: Value, h) -> tuple | None:
     """The entry (key value, value) at `key` (real key `h`, `keyed_key`) of unread `d`, or
     None where there is none: the trace's last write of it, else the real dict's, guarded."""
-    for hk, _, e in reversed(d.writes):
+    for hk, _, x in reversed(d.writes):
         if hk == h:
-            return None if e is DELETED else (key, e)
-    e = d.known.get(h)
+            return None if x is DELETED else (key, x)
+    return _read(tx, d, key, h)
+
+
+def _read(tx, d: DictV, key: Value, h) -> tuple | None:
+    """The real dict's entry at `key` (real key `h`) when the trace began, guarded: present
+    with its value, or absent (NOT_PRESENT)."""
+    e: tuple | object | None = d.known.get(h)
     if e is None:
         _check_open(tx, d.source)
         reader = d.unread
@@ -133,7 +140,19 @@ def lookup(tx, d: DictV, key: Value, h) -> tuple | None:
             tx.guard(GuardKind.NOT_PRESENT, reader.source, None, h)
             e = ABSENT
         tx.set(d, "known", {**d.known, h: e})
-    return None if e is ABSENT else e
+    return e if type(e) is tuple else None  # (or ABSENT)
+
+
+def size(tx, d: DictV) -> int:
+    """``len(d)`` of unread `d`: the real dict's length (guarded) and, for each key the trace
+    wrote, whether it is there now against whether it was (guarded), without reading it
+    whole."""
+    _check_open(tx, d.source)
+    obj = d.unread.obj
+    tx.guard(GuardKind.LENGTH, d.source, len(obj))
+    last = {h: (key, x) for h, key, x in d.writes}
+    there = sum((x is not DELETED) - (_read(tx, d, key, h) is not None) for h, (key, x) in last.items())
+    return len(obj) + there
 
 
 def store(tx, d: DictV, key: Value, h, value: Value) -> None:

@@ -264,7 +264,8 @@ def _dict_len(tx, args, kwargs):
     """``dict.__len__(d)``: the storage's size, also of a subclass with its own ``__len__``."""
     if len(args) != 1 or kwargs:
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "dict.__len__ with other arguments")
-    return Const(len(_dict(args[0]).entries))
+    d = _dict(args[0])
+    return Const(unread_dicts.size(tx, d) if d.unread is not None else len(d.entries))
 
 
 @model(dict.__getitem__)

@@ -359,6 +359,8 @@ def truth(tx, v: Value) -> bool:
         )
     if isinstance(v, (ListV, TupleV)):
         return bool(v.items)
+    if isinstance(v, DictV) and v.unread is not None and v.cls is dict:  # read key by key
+        return unread_dicts.size(tx, v) > 0
     if isinstance(v, SetV) or (
         isinstance(v, DictV) and not any(classes.lookup_dunder(v, n) for n in ("__bool__", "__len__"))
     ):
@@ -399,6 +401,8 @@ def length_of(v: Value) -> int:
 def length(tx, v: Value) -> int:
     if isinstance(v, (ListV, TupleV)):
         return len(v.items)
+    if isinstance(v, DictV) and v.unread is not None and v.cls is dict:  # read key by key
+        return unread_dicts.size(tx, v)
     if isinstance(v, SetV) or (isinstance(v, DictV) and classes.lookup_dunder(v, "__len__") is None):
         return len(v.entries)
     if isinstance(v, DictViewV):
