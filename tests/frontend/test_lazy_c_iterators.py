@@ -144,3 +144,38 @@ def test_an_iterator_that_has_raised_is_not_rebuilt():
     for _ in range(2):
         got = cf("}")
         assert type(got) is type(parse_past_error("}"))
+
+
+# -- Pattern.finditer / re.finditer over known text --------------------------------------------
+
+import re  # noqa: E402
+
+TOKEN = re.compile(r"(?P<num>\d+)|(?P<word>[a-z]+)")
+
+
+def tokens(text):
+    return [(m.lastgroup, m.group(m.lastgroup), m.span()) for m in TOKEN.finditer(text)]
+
+
+def words_from(text, start):
+    return [m.group(0) for m in re.finditer(r"\w+", text[start:])]
+
+
+def first_match_then_rest(text):
+    it = re.finditer(r"\w", text)
+    return next(it).group(), it  # the rest leaves the function: the real iterator, advanced
+
+
+@pytest.mark.parametrize("text", ["ab 12 cd", "", "...", "x9"])
+def test_finditer_over_known_text_captures_whole(text):
+    for fn, args in ((tokens, (text,)), (words_from, (text, 1))):
+        cf = bcfront.capture(fn, fullgraph=True)
+        assert cf(*args) == fn(*args)
+
+
+def test_a_finditer_iterator_leaving_the_function_is_advanced_as_far():
+    cf = bcfront.capture(first_match_then_rest, fullgraph=True)
+    got, rest = cf("abc")
+    want, want_rest = first_match_then_rest("abc")
+    assert got == want and type(rest) is type(want_rest)
+    assert [m.group() for m in rest] == [m.group() for m in want_rest] == ["b", "c"]

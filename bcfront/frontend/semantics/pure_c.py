@@ -184,6 +184,9 @@ def _entries():
             Pure(getattr(_Pattern, n), (_Pattern, *TEXT, int), (pat, "a1b2"))
             for n in ("match", "fullmatch", "search", "split", "findall")
         ),
+        # an iterator of matches over known text: drained at capture (`replayed`)
+        Pure(_Pattern.finditer, (_Pattern, *TEXT, int), (pat, "a1b2"), lazy=True),
+        Pure(re.finditer, (*TEXT, int, _Pattern, re.RegexFlag), (r"\d", "a1b2"), lazy=True),
         Pure(_Pattern.sub, (_Pattern, *TEXT, int), (pat, "-", "a1b2"), twin=re_twins.pattern_sub),
         Pure(_Pattern.subn, (_Pattern, *TEXT, int), (pat, "-", "a1b2"), twin=re_twins.pattern_subn),
         *(Pure(getattr(_Match, n), (_Match, str, int), (m, 1)) for n in ("group", "start", "end", "span")),
