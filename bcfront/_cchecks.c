@@ -619,10 +619,19 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         Py_ssize_t _i = (Py_ssize_t)(i); \
         if (((v) = _i < n ? Py_NewRef(args[_i]) : param(c, args, n, _i)) == NULL) goto error; \
     } while (0)
+/* (an argument is read borrowed: the caller holds it for the call, whatever code the
+ * check runs; a default is a new reference, as the function's defaults may change) */
 #define PARAM_CHECK(KIND) do { \
-        PARAM_GET(x, FIELD_A(arg)); \
-        t = check_holds(KIND, x, (KIND) == OP_ASSERT_LEN ? NULL : CONST(FIELD_B(arg)), FIELD_B(arg)); \
-        Py_DECREF(x); \
+        Py_ssize_t _a = (Py_ssize_t)FIELD_A(arg); \
+        PyObject *_k = (KIND) == OP_ASSERT_LEN ? NULL : CONST(FIELD_B(arg)); \
+        if (_a < n) { \
+            t = check_holds(KIND, args[_a], _k, FIELD_B(arg)); \
+        } \
+        else { \
+            PARAM_GET(x, _a); \
+            t = check_holds(KIND, x, _k, FIELD_B(arg)); \
+            Py_DECREF(x); \
+        } \
         ASSERTED(t); \
     } while (0)
 /* v = *args item i (borrowed: the caller holds it), STAR_ITEM's IndexError past the end */
@@ -1011,9 +1020,15 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             CHECKED(attribute(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))));
             DISPATCH();
         TARGET(OP_PARAM_TYPE_EQ)
-            PARAM_GET(x, FIELD_A(arg));
-            t = (PyObject *)Py_TYPE(x) == CONST(FIELD_B(arg)) ? cfast_equal(x, CONST(FIELD_C(arg))) : 0;
-            Py_DECREF(x);
+            if (FIELD_A(arg) < n) { /* borrowed, as PARAM_CHECK's */
+                x = args[FIELD_A(arg)];
+                t = (PyObject *)Py_TYPE(x) == CONST(FIELD_B(arg)) ? cfast_equal(x, CONST(FIELD_C(arg))) : 0;
+            }
+            else {
+                PARAM_GET(x, FIELD_A(arg));
+                t = (PyObject *)Py_TYPE(x) == CONST(FIELD_B(arg)) ? cfast_equal(x, CONST(FIELD_C(arg))) : 0;
+                Py_DECREF(x);
+            }
             ASSERTED(t);
             DISPATCH();
         TARGET(OP_PARAM_ITEM)
@@ -1503,6 +1518,15 @@ PyObject *
 cchecks_link_of(PyObject *o)
 {
     return Py_IS_TYPE(o, &CheckedLinkType) ? ((CheckedLink *)o)->link : o;
+}
+
+/* `first(*args)` for the dispatcher (`_cfast.c`): a CheckedLink's checks run straight
+ * away, without the vectorcall protocol's indirect call; anything else is called */
+PyObject *
+cchecks_call(PyObject *first, PyObject *const *args, Py_ssize_t n)
+{
+    return Py_IS_TYPE(first, &CheckedLinkType) ? checked_vectorcall(first, args, (size_t)n, NULL)
+                                               : PyObject_Vectorcall(first, args, (size_t)n, NULL);
 }
 
 /* adds CheckedLink and OP_COUNT (as CHECK_OPS) to the module; called by PyInit__cfast */

@@ -368,6 +368,7 @@ dispatch_pick(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
  * binding then does the root's, and raises its errors: no count checks here (too few
  * positional arguments may be completed by keywords, too many fail as the root's call). */
 PyObject *cchecks_link_of(PyObject *o); /* _cchecks.c: a CheckedLink's Python link, else o */
+PyObject *cchecks_call(PyObject *first, PyObject *const *args, Py_ssize_t n); /* _cchecks.c: first(*args) */
 
 static int
 keywords_bind(DispatchBase *d)
@@ -439,7 +440,7 @@ dispatch_fast(DispatchBase *d, PyObject *const *args, Py_ssize_t n, PyObject *ke
     }
     PyObject *res;
     if (d->self_arg == NULL) {
-        res = keywords == NULL ? PyObject_Vectorcall(first, args, n, NULL)
+        res = keywords == NULL ? cchecks_call(first, args, n)
                                : PyObject_VectorcallDict(first, args, n, keywords);
     }
     else {
@@ -946,6 +947,14 @@ cfast_equal(PyObject *x, PyObject *k)
     return truth;
 }
 
+/* an exact int, str or bytes: two of them that are one object are equal, and comparing
+ * them runs no code */
+static inline int
+identity_equality(PyObject *t)
+{
+    return t == (PyObject *)&PyLong_Type || t == (PyObject *)&PyUnicode_Type || t == (PyObject *)&PyBytes_Type;
+}
+
 /* `items_are`'s test, for it and for the checks' ASSERT_ITEMS (`_cchecks.c`): 1 it holds,
  * 0 not, -1 an error.  `indices` NULL: (0, 1, ..., n - 1), read without an int's conversion */
 int
@@ -960,8 +969,20 @@ cfast_items_are(PyObject *seq, PyObject *indices, PyObject *types, PyObject *val
     if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) {
         return 0;  /* the guard checks its type too: never true then */
     }
-    Py_ssize_t n = PyTuple_GET_SIZE(types);
-    for (Py_ssize_t j = 0; j < n; j++) {
+    Py_ssize_t n = PyTuple_GET_SIZE(types), j = 0;
+    if (indices == NULL) {
+        /* the leading items that are their values themselves, of a type whose identity is
+         * equality (`cfast_equal`'s first test): read borrowed, no code runs */
+        int list = PyList_CheckExact(seq);
+        PyObject **items = list ? ((PyListObject *)seq)->ob_item : ((PyTupleObject *)seq)->ob_item;
+        Py_ssize_t size = list ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq);
+        PyObject **want = ((PyTupleObject *)values)->ob_item, **tys = ((PyTupleObject *)types)->ob_item;
+        Py_ssize_t m = n < size ? n : size;
+        while (j < m && items[j] == want[j] && (PyObject *)Py_TYPE(want[j]) == tys[j] && identity_equality(tys[j])) {
+            j++;
+        }
+    }
+    for (; j < n; j++) {
         PyObject *item;
         if (indices == NULL) {
             /* in order: read borrowed where the test runs no code -- the item is the value
