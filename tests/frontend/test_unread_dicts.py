@@ -231,3 +231,65 @@ def test_a_length_read_guards_the_length_not_the_keys():
     assert _guards(cf, GuardKind.LENGTH)
     bigger = {**base, "more": 1}  # another length: its guard fails, and the answer follows
     assert cf(dict(bigger), "x") == sized_after_writes(dict(bigger), "x")
+
+
+# -- sys.modules: read key by key, never whole ----------------------------------------------------
+
+
+def registers(name, module):
+    """Looks a module up, registers one and drops another, as a plugin loader does."""
+    import sys
+
+    before = name in sys.modules
+    sys.modules[name] = module
+    got = sys.modules.get(name) is module
+    dropped = sys.modules.pop(name + "_old", None)
+    return before, got, dropped is not None, sys.modules.setdefault(name + "_x", module) is module
+
+
+def test_sys_modules_writes_are_replayed_as_python_makes_them():
+    import sys
+    import types
+
+    # oracle: plain Python on the real sys.modules, the same calls in the same state
+    names = ["bcf_unread_mod_a", "bcf_unread_mod_b"]
+    cf = bcfront.capture(registers)
+    try:
+        for name in names * 2:
+            for capture in (False, True):
+                for n in (name, name + "_old", name + "_x"):
+                    sys.modules.pop(n, None)
+                sys.modules[name + "_old"] = types.ModuleType(name + "_old")
+                module = types.ModuleType(name)
+                got = (cf if capture else registers)(name, module)
+                after = [
+                    (n in sys.modules, sys.modules.get(n) is module)
+                    for n in (name, name + "_old", name + "_x")
+                ]
+                if not capture:
+                    want, want_after = got, after
+                else:
+                    assert got == want == (False, True, True, True)
+                    assert after == want_after == [(True, True), (False, False), (True, True)]
+        assert not reports_of(cf)[0].graph_breaks
+        assert not _guards(cf, GuardKind.DICT_KEYS)
+    finally:
+        for name in names:
+            for n in (name, name + "_old", name + "_x"):
+                sys.modules.pop(n, None)
+
+
+def all_module_names():
+    import sys
+
+    return sorted(sys.modules)[:3]
+
+
+def test_sys_modules_read_whole_is_a_break_that_names_it():
+    cf = bcfront.capture(all_module_names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cf() == all_module_names()
+    breaks = reports_of(cf)[0].graph_breaks
+    assert breaks and "sys.modules read whole" in str(breaks[0])
+    assert not _guards(cf, GuardKind.DICT_KEYS)

@@ -234,8 +234,10 @@ def _wrap(tx, obj, source, guard):
         v = wrap_list_object(tx, obj, source, guard, wrap, remember, CONTAINER_LIMIT, guard_class_lookup)
         if v is not None:
             return v
-    if obj is sys.modules:  # big and changed by every import: read key by key (sys_modules.py)
+    if obj is sys.modules:  # big and changed by every import: read key by key, never whole
         g(GuardKind.ID_MATCH, source, obj)
+        if guard and source is not None:
+            return _keyed_dict(tx, obj, source, _sys_modules_whole)
         v = ObjectV(obj, source)
         if source is not None:
             remember(tx, obj, v, source)
@@ -429,13 +431,25 @@ def _is_plain_class(k) -> bool:
 _NO_KEY = object()
 
 
-def _keyed_dict(tx, obj: dict, source) -> DictV:
-    """Outside dict `obj` (type guarded) as a `DictV` read key by key (`unread_dicts`)."""
+def _keyed_dict(tx, obj: dict, source, whole=None) -> DictV:
+    """Outside dict `obj` (type guarded) as a `DictV` read key by key (`unread_dicts`);
+    `whole` reads it whole where the trace needs that (`_dict_entries`, or a break)."""
     v = DictV({}, dict, source)
     remember(tx, obj, v, source)
-    v.unread = DictReader(tx, obj, v, source, _dict_entries, wrap)
+    v.unread = DictReader(tx, obj, v, source, whole or _dict_entries, wrap)
     tx.__dict__.setdefault("unread_lists", []).append(v)
     return v
+
+
+def _sys_modules_whole(tx, obj: dict, source, known: dict) -> dict:
+    """`sys.modules` is never read whole: a guard on all its keys would fail at the next
+    import anywhere (bcfront's own, while it captures, too), as TorchDynamo's
+    ``PythonSysModulesVariable`` holds; its iteration, copy or comparison is a graph break."""
+    raise UnsupportedError(
+        BreakReason.UNSUPPORTED_DICT,
+        f"sys.modules read whole ({len(obj)} modules, and every import adds one): only a lookup "
+        "of a constant name (`in`, `[]`, `.get`, a store) is captured",
+    )
 
 
 def _dict_entries(tx, obj: dict, source, known: dict, guard: bool = True) -> dict:

@@ -1,8 +1,9 @@
-"""A big outside dict read key by key: only the keys the trace looks at are guarded.
+"""An outside dict read key by key: only the keys the trace looks at are guarded.
 
 A dict of more than `KEYED_MIN` entries from outside (a registry, a cache such as
-``linecache.cache``, which every traceback or ``inspect`` call grows) is wrapped as a
-`DictV` whose `unread` is a `DictReader`.  While unread, a lookup with a constant key
+``linecache.cache``, which every traceback or ``inspect`` call grows), one keyed by classes
+or functions (``re._cache``), and ``sys.modules`` are wrapped as a `DictV` whose `unread`
+is a `DictReader`.  While unread, a lookup with a constant key
 (``k in d``, ``d[k]``, ``d.get(k)``, ``d.pop(k)``, ``d.setdefault(k)``) guards that one
 key -- present, its value wrapped from ``d[k]``, or absent (NOT_PRESENT) -- and a write
 (``d[k] = v``, ``del d[k]``) is logged in `DictV.writes`, replayed on the real dict in
@@ -13,8 +14,9 @@ guarded, every item wrapped (the reads so far kept), the logged writes made on i
 
 So a function that looks up a few keys of a dict of thousands does not guard (or wrap, or
 compile a check for) all of them, and is not recompiled when an unrelated key is added.
-TorchDynamo reads ``sys.modules`` so (and `semantics.sys_modules` here); this is that for
-every plain dict.
+TorchDynamo reads ``sys.modules`` so; this is that for every plain dict.  ``sys.modules``
+itself is never read whole (the builder's reader for it is a graph break): a guard on all
+its keys would fail at the next import anywhere.
 """
 
 from __future__ import annotations

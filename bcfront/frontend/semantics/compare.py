@@ -35,7 +35,7 @@ from ..model.values import (
     Value,
     specialized,
 )
-from . import classes, dispatch, runtime_values, sys_modules, whole_lists
+from . import classes, dispatch, runtime_values, whole_lists
 from .folding import fold, raise_
 from .identity import IdV, compare_ids
 from .iteration import Exhausted, get_iter, iter_items, next_value
@@ -300,8 +300,6 @@ def contains(tx, item: Value, container: Value) -> bool:
         if container.kind == "keys":
             return hkey(tx, item) in container.dict.entries
         return contains(tx, item, TupleV(iter_items(tx, container)))
-    if sys_modules.is_sys_modules(container):
-        return sys_modules.contains(tx, container, item)
     if isinstance(container, TensorV):
         raise UnsupportedError(BreakReason.DATA_DEPENDENT, "`in` on a tensor depends on its values")
     m = classes.lookup_dunder(container, "__contains__", tx)

@@ -28,7 +28,7 @@ from ..model.values import (
     TupleV,
     Value,
 )
-from . import dispatch, ops, set_order, sys_modules
+from . import dispatch, ops, set_order
 from .classes import is_heap_type, mro_lookup
 from .compare import compare, contains, equal
 from .folding import NotConst, as_python, raise_
@@ -231,8 +231,6 @@ def _dict(v) -> DictV:
 
 @model(dict.get)
 def _get(tx, args, kwargs):
-    if sys_modules.is_sys_modules(args[0]) and not kwargs and len(args) in (2, 3):
-        return sys_modules.get(tx, *args)
     d = _dict(args[0])
     h = unread_dicts.keyed_key(d, args[1])
     if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone

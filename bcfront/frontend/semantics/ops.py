@@ -41,7 +41,7 @@ from ..model.values import (
     specialized,
     tensor_bound,
 )
-from . import classes, dispatch, pure_c, runtime_values, set_order, sys_modules
+from . import classes, dispatch, pure_c, runtime_values, set_order
 from .folding import NotConst, as_symbolic, fold, fold_typing, raise_, value_needed
 from .known_tensors import known_value
 from .number_values import stored_number
@@ -474,8 +474,6 @@ def getitem(tx, obj: Value, key: Value) -> Value:
             return made
         if isinstance(key, Const):
             return fold(operator.getitem, obj.value, key.value)
-    if sys_modules.is_sys_modules(obj):
-        return sys_modules.getitem(tx, obj, key)
     if isinstance(obj, DictV) and obj.cls is not dict:  # a dict subclass's own __getitem__ first
         m = classes.lookup_dunder(obj, "__getitem__", tx)
         if m is not None:
