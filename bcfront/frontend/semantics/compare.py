@@ -16,7 +16,6 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model import unread_dicts
 from ..model.c_instances import CInstanceV
 from ..model.guard_kinds import GuardKind
 from ..model.mapping_proxies import ProxyDictV
@@ -39,7 +38,17 @@ from . import classes, dispatch, runtime_values, whole_lists
 from .folding import fold, raise_
 from .identity import IdV, compare_ids
 from .iteration import Exhausted, get_iter, iter_items, next_value
-from .ops import CMP_DUNDER, COMPARE, REFLECTED_CMP, all_known, hkey, is_notimpl, is_user_class, truth
+from .ops import (
+    CMP_DUNDER,
+    COMPARE,
+    REFLECTED_CMP,
+    all_known,
+    dict_entry,
+    hkey,
+    is_notimpl,
+    is_user_class,
+    truth,
+)
 
 
 def compare(tx, opname: str, a: Value, b: Value) -> Value:
@@ -291,10 +300,9 @@ def contains(tx, item: Value, container: Value) -> bool:
         m = classes.lookup_dunder(container, "__contains__", tx)
         if m is not None:
             return truth(tx, dispatch.call(tx, m, [container, item], {}))
-    h = unread_dicts.keyed_key(container, item)
-    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
-        return unread_dicts.lookup(tx, container, item, h) is not None  # type: ignore[arg-type]
-    if isinstance(container, (DictV, SetV)):
+    if isinstance(container, DictV):
+        return dict_entry(tx, container, item) is not None
+    if isinstance(container, SetV):
         return hkey(tx, item) in container.entries
     if isinstance(container, DictViewV):
         if container.kind == "keys":

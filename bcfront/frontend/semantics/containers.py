@@ -11,7 +11,6 @@ import types
 
 from ...errors import UnsupportedError
 from ...reasons import BreakReason
-from ..model import unread_dicts
 from ..model.c_instances import DefaultDictV
 from ..model.mapping_proxies import ProxyDictV
 from ..model.sources import ConstSource, Ref
@@ -231,12 +230,7 @@ def _dict(v) -> DictV:
 
 @model(dict.get)
 def _get(tx, args, kwargs):
-    d = _dict(args[0])
-    h = unread_dicts.keyed_key(d, args[1])
-    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
-        e = unread_dicts.lookup(tx, d, args[1], h)
-    else:
-        e = d.entries.get(hkey(tx, args[1]))
+    e = ops.dict_entry(tx, _dict(args[0]), args[1])
     if e is not None:
         return e[1]
     return args[2] if len(args) > 2 else Const(None)
@@ -263,7 +257,7 @@ def _dict_len(tx, args, kwargs):
     if len(args) != 1 or kwargs:
         raise UnsupportedError(BreakReason.UNSUPPORTED_CALL, "dict.__len__ with other arguments")
     d = _dict(args[0])
-    return Const(unread_dicts.size(tx, d) if d.unread is not None else len(d.entries))
+    return Const(ops.dict_size(tx, d))
 
 
 @model(dict.__getitem__)
@@ -408,18 +402,7 @@ def _update_pair(tx, i: int, item):
 @model(dict.pop)
 def _dict_pop(tx, args, kwargs):
     d = _dict(args[0])
-    h = unread_dicts.keyed_key(d, args[1])
-    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
-        e = unread_dicts.lookup(tx, d, args[1], h)
-        if e is not None:
-            unread_dicts.remove(tx, d, args[1], h)
-    else:
-        hk = hkey(tx, args[1])
-        e = d.entries.get(hk)
-        if e is not None:
-            entries = dict(d.entries)
-            del entries[hk]
-            tx.set(d, "entries", entries)
+    e = ops.dict_remove(tx, d, args[1])
     if e is None:
         if len(args) > 2:
             return args[2]
@@ -443,20 +426,11 @@ def _popitem(tx, args, kwargs):
 @model(dict.setdefault)
 def _setdefault(tx, args, kwargs):
     d = _dict(args[0])
-    h = unread_dicts.keyed_key(d, args[1])
-    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
-        e = unread_dicts.lookup(tx, d, args[1], h)
-        if e is not None:
-            return e[1]
-        v = args[2] if len(args) > 2 else Const(None)
-        unread_dicts.store(tx, d, args[1], h, v)
-        _touch(tx, d)
-        return v
-    hk = hkey(tx, args[1])
-    if hk in d.entries:
-        return d.entries[hk][1]
+    e = ops.dict_entry(tx, d, args[1])
+    if e is not None:
+        return e[1]
     v = args[2] if len(args) > 2 else Const(None)
-    tx.set(d, "entries", {**d.entries, hk: (args[1], v)})
+    ops.dict_store(tx, d, args[1], v)
     _touch(tx, d)
     return v
 

@@ -360,7 +360,7 @@ def truth(tx, v: Value) -> bool:
     if isinstance(v, (ListV, TupleV)):
         return bool(v.items)
     if isinstance(v, DictV) and v.unread is not None and v.cls is dict:  # read key by key
-        return unread_dicts.size(tx, v) > 0
+        return dict_size(tx, v) > 0
     if isinstance(v, SetV) or (
         isinstance(v, DictV) and not any(classes.lookup_dunder(v, n) for n in ("__bool__", "__len__"))
     ):
@@ -402,7 +402,7 @@ def length(tx, v: Value) -> int:
     if isinstance(v, (ListV, TupleV)):
         return len(v.items)
     if isinstance(v, DictV) and v.unread is not None and v.cls is dict:  # read key by key
-        return unread_dicts.size(tx, v)
+        return dict_size(tx, v)
     if isinstance(v, SetV) or (isinstance(v, DictV) and classes.lookup_dunder(v, "__len__") is None):
         return len(v.entries)
     if isinstance(v, DictViewV):
@@ -478,16 +478,10 @@ def getitem(tx, obj: Value, key: Value) -> Value:
         m = classes.lookup_dunder(obj, "__getitem__", tx)
         if m is not None:
             return dispatch.call(tx, m, [obj, key], {})
-    h = unread_dicts.keyed_key(obj, key)
-    if h is not unread_dicts.NOT_KEYED:  # a big dict from outside: this key alone
-        e = unread_dicts.lookup(tx, obj, key, h)  # type: ignore[arg-type]
-        if e is None:
-            raise SymbolicRaise(ExceptionV(KeyError, [key]))
-        return e[1]
     if isinstance(obj, DictV):
-        k = hkey(tx, key)
-        if k in obj.entries:
-            return obj.entries[k][1]
+        e = dict_entry(tx, obj, key)
+        if e is not None:
+            return e[1]
         missing = classes.lookup_dunder(obj, "__missing__", tx) if obj.cls is not dict else None
         if missing is not None:
             return dispatch.call(tx, missing, [obj, key], {})
@@ -538,17 +532,8 @@ def setitem(tx, obj: Value, key: Value, value: Value) -> None:
             return
     if isinstance(obj, DictV) and not hasattr(obj.cls, "__setitem__"):  # a read-only mapping
         raise_(TypeError, f"'{obj.cls.__name__}' object does not support item assignment")
-    h = unread_dicts.keyed_key(obj, key)
-    if h is not unread_dicts.NOT_KEYED:
-        unread_dicts.store(tx, obj, key, h, value)  # type: ignore[arg-type]
-        touch(tx, obj)
-        return
     if isinstance(obj, DictV):
-        k = hkey(tx, key)
-        entries = dict(obj.entries)
-        old = entries.get(k)
-        entries[k] = (old[0] if old else key, value)
-        tx.set(obj, "entries", entries)
+        dict_store(tx, obj, key, value)
         touch(tx, obj)
         return
     m = classes.lookup_dunder(obj, "__setitem__", tx)
@@ -576,20 +561,9 @@ def delitem(tx, obj: Value, key: Value) -> None:
             return
     if isinstance(obj, DictV) and not hasattr(obj.cls, "__delitem__"):  # a read-only mapping
         raise_(TypeError, f"'{obj.cls.__name__}' object does not support item deletion")
-    h = unread_dicts.keyed_key(obj, key)
-    if h is not unread_dicts.NOT_KEYED:
-        if unread_dicts.lookup(tx, obj, key, h) is None:  # type: ignore[arg-type]
-            raise SymbolicRaise(ExceptionV(KeyError, [key]))
-        unread_dicts.remove(tx, obj, key, h)  # type: ignore[arg-type]
-        touch(tx, obj)
-        return
     if isinstance(obj, DictV):
-        k = hkey(tx, key)
-        if k not in obj.entries:
+        if dict_remove(tx, obj, key) is None:
             raise SymbolicRaise(ExceptionV(KeyError, [key]))
-        entries = dict(obj.entries)
-        del entries[k]
-        tx.set(obj, "entries", entries)
         touch(tx, obj)
         return
     m = classes.lookup_dunder(obj, "__delitem__", tx)
@@ -597,6 +571,54 @@ def delitem(tx, obj: Value, key: Value) -> None:
         dispatch.call(tx, m, [obj, key], {})
         return
     raise UnsupportedError(BreakReason.UNSUPPORTED_SUBSCRIPT, f"del {obj.describe()}[...]")
+
+
+# -- a dict's entries by key: key by key where it is read so (`unread_dicts`), else whole ----------
+# Every read or write of a DictV's entries by one key goes through these, so that no dict
+# operation reads an outside dict whole where one key would do.
+
+
+def dict_entry(tx, d: DictV, key: Value) -> tuple | None:
+    """`d`'s entry (key value, value) at `key`, or None where it has none."""
+    h = unread_dicts.keyed_key(d, key)
+    if h is not unread_dicts.NOT_KEYED:  # an outside dict: this key alone, guarded
+        return unread_dicts.lookup(tx, d, key, h)
+    return d.entries.get(hkey(tx, key))
+
+
+def dict_store(tx, d: DictV, key: Value, value: Value) -> None:
+    """``d[key] = value`` on `d`'s entries: an equal key there keeps its first object (the
+    caller marks `d` written)."""
+    h = unread_dicts.keyed_key(d, key)
+    if h is not unread_dicts.NOT_KEYED:
+        unread_dicts.store(tx, d, key, h, value)
+        return
+    k = hkey(tx, key)
+    old = d.entries.get(k)
+    tx.set(d, "entries", {**d.entries, k: (old[0] if old else key, value)})
+
+
+def dict_remove(tx, d: DictV, key: Value) -> tuple | None:
+    """Takes `key`'s entry out of `d`: the entry, or None where it had none (`d` unchanged;
+    the caller marks it written otherwise)."""
+    h = unread_dicts.keyed_key(d, key)
+    if h is not unread_dicts.NOT_KEYED:
+        e = unread_dicts.lookup(tx, d, key, h)
+        if e is not None:
+            unread_dicts.remove(tx, d, key, h)
+        return e
+    k = hkey(tx, key)
+    e = d.entries.get(k)
+    if e is not None:
+        entries = dict(d.entries)
+        del entries[k]
+        tx.set(d, "entries", entries)
+    return e
+
+
+def dict_size(tx, d: DictV) -> int:
+    """``len(d)`` of `d`'s entries, read key by key where it is (its length guarded)."""
+    return unread_dicts.size(tx, d) if d.unread is not None else len(d.entries)
 
 
 def hkey(tx, v: Value):
