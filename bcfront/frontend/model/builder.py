@@ -245,16 +245,16 @@ def _wrap(tx, obj, source, guard):
     if t is dict or _is_ordered_dict(t):
         # a big plain dict is read key by key (`unread_dicts`): whole, if ever, only where
         # the trace reads it whole (and then, past CONTAINER_LIMIT, a graph break)
-        keyed = t is dict and guard and source is not None
+        may_key = t is dict and guard and source is not None  # (a plain dict, read from somewhere)
         if not all(_is_constant_key(k, tx) for k in obj):
             # keys a DICT_KEYS guard cannot compare (``re._cache``'s tuples holding a class):
             # looked up key by key all the same, where each is a `plain_key`; never read whole
-            if keyed and all(map(plain_key, obj)):
+            if may_key and all(map(plain_key, obj)):
                 g(GuardKind.TYPE_MATCH, source, t)
                 return _keyed_dict(tx, obj, source)
             return _opaque(tx, obj, source, g)
-        keyed = keyed and len(obj) > KEYED_MIN
-        if len(obj) > CONTAINER_LIMIT and not keyed:
+        big = may_key and len(obj) > KEYED_MIN
+        if len(obj) > CONTAINER_LIMIT and not big:
             return _opaque(tx, obj, source, g)
         keys = tuple(obj)
         held = tuple(map(key_stand_in, keys))  # no user object: a number-subclass key's number
@@ -262,7 +262,7 @@ def _wrap(tx, obj, source, guard):
         if numbers > NUMBER_KEYS_LIMIT or (numbers and len(obj) > CONTAINER_LIMIT):
             return _opaque(tx, obj, source, g)
         g(GuardKind.TYPE_MATCH, source, t)
-        if keyed and not numbers:
+        if big and not numbers:
             return _keyed_dict(tx, obj, source)
         v = DictV({}, t, source)
         remember(tx, obj, v, source)

@@ -118,6 +118,16 @@ def _attribute_writes(tx, v: ObjectV) -> list[tuple]:
 
 _MISSING = object()
 _UNKNOWN = object()
+
+
+@dataclass(frozen=True, slots=True)
+class WritesNoted:
+    """A dict read key by key's snapshot: how many of its logged writes (`DictV.writes`)
+    the notes so far hold -- its state is not known, only what the trace wrote."""
+
+    count: int
+
+
 MAX_DIFFED = 1024  # items of a container whose writes are diffed (`_item_changes`)
 
 
@@ -130,8 +140,9 @@ def _item_changes(tx, v) -> tuple | None:
     or, at the first, the one the journal's first write of `v` replaced."""
     snaps = tx.__dict__.setdefault("_item_snapshots", None) or {}  # (the journal restores None)
     if isinstance(v, DictV) and v.unread is not None:  # read key by key: its logged writes
-        done = snaps.get(id(v), (None, 0))[1]
-        tx.set(tx, "_item_snapshots", {**snaps, id(v): (v, len(v.writes))})
+        snap = snaps.get(id(v), (None, None))[1]
+        done = snap.count if type(snap) is WritesNoted else 0
+        tx.set(tx, "_item_snapshots", {**snaps, id(v): (v, WritesNoted(len(v.writes)))})
         return tuple(
             ItemChange("delitem", (k,)) if x is DELETED else ItemChange("setitem", (k, x))
             for _, k, x in v.writes[done:]
@@ -143,7 +154,7 @@ def _item_changes(tx, v) -> tuple | None:
         return None
     now = list(v._items) if isinstance(v, ListV) else dict(v.entries)
     before = snaps.get(id(v), (None, _MISSING))[1]
-    if type(before) is int:  # its writes logged while unread, then read whole: as at a first note
+    if type(before) is WritesNoted:  # its writes logged while unread, then read whole: as at a first note
         before = _MISSING
     tx.set(tx, "_item_snapshots", {**snaps, id(v): (v, now)})  # (v: kept alive, ids unique)
     if before is _UNKNOWN:
