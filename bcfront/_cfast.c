@@ -53,6 +53,10 @@
 
 #include "_cdict.h" /* dict_tag */
 
+#if PY_VERSION_HEX >= 0x030D0000
+uint64_t cdict_fresh_tags = 0; /* `_cdict.h`: a split dict's tags on 3.13 */
+#endif
+
 #define KEY_MAX 8 /* most positions a keyed table reads */
 #define KEY_HASHES 8 /* most keys of a first position `keyed_pick` filters by hash */
 

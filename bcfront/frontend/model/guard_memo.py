@@ -30,11 +30,15 @@ A check is memoized only when its truth is a function of the watched dicts' cont
 
 Only tags (ints) are kept between calls: nothing of the user's stays alive.  The tags
 are read where the interpreter keeps them current on every store
-(`dict_version_reader` probes that once); elsewhere nothing is memoized.
+(`dict_version_reader` probes that once); elsewhere nothing is memoized.  3.13 moves no
+tag for a store through an object into its split dict (its inline values): the readers
+give such a dict a fresh tag at every read, so checks on it run on every call there,
+while the memo holds for every other dict (a class's, a module's globals, a table).
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 import types
 
@@ -110,8 +114,9 @@ def dict_version_reader():
 def _memory_reader():
     """``ma_version_tag`` read where CPython 3.11-3.13 keep it in a dict object (after the
     object header and ``ma_used``), the field torch's ``dict_version`` reads; None where
-    that layout is not known (another implementation, a free-threaded build, 3.14+).
-    `_probe` still checks it sees every store before the memo uses it."""
+    that layout is not known (another implementation, a free-threaded build, 3.14+).  On
+    3.13 a split dict's tag is fresh at every read, as the C reader's.  `_probe` still
+    checks it sees every store before the memo uses it."""
     import ctypes
     import sysconfig
 
@@ -121,10 +126,17 @@ def _memory_reader():
         return None
     offset = 2 * ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
     field = ctypes.c_uint64.from_address
+    # 3.13 keeps no tag current for a split dict (`ma_values`, after the tag and `ma_keys`):
+    # each read of one is a tag never read before, as `_cdict.h`'s `dict_tag` reads it
+    values = offset + 8 + ctypes.sizeof(ctypes.c_void_p) if sys.version_info[:2] == (3, 13) else None
+    pointer = ctypes.c_void_p.from_address
+    fresh = itertools.count()
 
     def dict_version(d) -> int:
         if type(d) is not dict:
             raise TypeError(f"expected a dict, got {type(d).__name__}")
+        if values is not None and pointer(id(d) + values).value:
+            return (1 << 63) | next(fresh)
         return field(id(d) + offset).value
 
     return dict_version
