@@ -98,7 +98,25 @@ def sized_after_writes(d, k):
     return before, len(d), bool(d), dict.__len__(d)
 
 
-CASES = [read_then_write, written_then_read_whole, written_then_raises, true_for_one, sized_after_writes]
+def updated(d, k):
+    """``update`` from a dict, from pairs (the last one failing), and by keywords."""
+    d.update({k: "from a dict", "name7": 7})
+    d.update(name8="kw", name9=None)
+    try:
+        d.update([(k, "pair"), ("name1", 1), ("bad",)])
+    except ValueError:
+        pass
+    return d.get(k), d.get("name1"), d.get("name8")
+
+
+CASES = [
+    read_then_write,
+    written_then_read_whole,
+    written_then_raises,
+    true_for_one,
+    sized_after_writes,
+    updated,
+]
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
@@ -115,10 +133,12 @@ def test_an_argument_dict_written_and_read_matches_python(fn):
 
 def test_the_region_replays_only_the_keys_written():
     d = {f"name{i}": i for i in range(KEYED_MIN * 2)}
-    cf = bcfront.capture(read_then_write)
-    cf(dict(d), "name5")
-    region = cf.entries[0].region_source
-    assert ".clear()" not in region and ".update(" not in region  # not the whole dict again
+    for fn in (read_then_write, updated):
+        cf = bcfront.capture(fn)
+        cf(dict(d), "name5")
+        region = cf.entries[0].region_source
+        assert ".clear()" not in region and ".update(" not in region  # not the whole dict again
+        assert not _guards(cf, GuardKind.DICT_KEYS)  # nor read whole
 
 
 VOCAB = {f"tok{i}": i for i in range(5000)}  # past the container limit

@@ -279,30 +279,16 @@ def dict_update(tx, args, kwargs):
     elif isinstance(src, DictV):
         merge(tx, d, src)
     elif src is not None:
-        entries = dict(d.entries)
-        try:
-            for k, v in _seq_pairs(tx, src):
-                _put(tx, entries, k, v)
-        except SymbolicRaise:  # a pair that fails leaves the ones before it stored, as in CPython
-            tx.set(d, "entries", entries)
+        try:  # a pair that fails leaves the ones before it stored, as in CPython
+            ops.dict_store_many(tx, d, _seq_pairs(tx, src))
+        except SymbolicRaise:
             _touch(tx, d)
             raise
-        tx.set(d, "entries", entries)
         _touch(tx, d)
     if kwargs:
-        entries = dict(d.entries)
-        for name, v in kwargs.items():
-            _put(tx, entries, Const(name), v)
-        tx.set(d, "entries", entries)
+        ops.dict_store_many(tx, d, ((Const(name), v) for name, v in kwargs.items()))
         _touch(tx, d)
     return Const(None)
-
-
-def _put(tx, entries: dict, k: Value, v: Value) -> None:
-    """``d[k] = v`` on `d`'s entries: an equal key already there keeps its first object."""
-    hk = hkey(tx, k)
-    old = entries.get(hk)
-    entries[hk] = (old[0] if old else k, v)
 
 
 def _seq_pairs(tx, src: Value):
@@ -321,22 +307,23 @@ def merge(tx, d: DictV, src: Value, keys_checked: bool = False, on_equal_key=Non
     given, is called (to raise) for a key `d` already holds, before its value is read
     (``_PyDict_MergeEx(d, src, 2)``, a call's ``**``)."""
     if isinstance(src, DictV) and _iterates_as_dict(src.cls):
-        entries = dict(d.entries)
-        for k, v in list(src.entries.values()):
-            if on_equal_key is not None and hkey(tx, k) in entries:
-                on_equal_key(k)
-            _put(tx, entries, k, v)
-        tx.set(d, "entries", entries)
+        pairs = list(src.entries.values())
+        if on_equal_key is not None:  # (a call's ``**``: `d` is the call's new kwargs dict)
+            for k, v in pairs:
+                if ops.dict_entry(tx, d, k) is not None:
+                    on_equal_key(k)
+                ops.dict_store(tx, d, k, v)
+            _touch(tx, d)
+            return
+        ops.dict_store_many(tx, d, pairs)
         _touch(tx, d)
         return
     keys = _subclass_keys(tx, src) if isinstance(src, DictV) else _mapping_keys(tx, src, keys_checked)
     for k in keys:
-        if on_equal_key is not None and hkey(tx, k) in d.entries:
+        if on_equal_key is not None and ops.dict_entry(tx, d, k) is not None:
             on_equal_key(k)
         v = ops.getitem(tx, src, k)
-        entries = dict(d.entries)
-        _put(tx, entries, k, v)
-        tx.set(d, "entries", entries)
+        ops.dict_store(tx, d, k, v)
         _touch(tx, d)
 
 

@@ -598,6 +598,27 @@ def dict_store(tx, d: DictV, key: Value, value: Value) -> None:
     tx.set(d, "entries", {**d.entries, k: (old[0] if old else key, value)})
 
 
+def dict_store_many(tx, d: DictV, pairs) -> None:
+    """``d[k] = v`` for each ``(k, v)`` of the iterable `pairs`, in order (``dict.update``,
+    a merge); where taking the next pair raises, the ones before it stay stored, as in
+    CPython.  A dict read whole takes them in one copy of its entries (the caller marks
+    `d` written)."""
+    if d.unread is not None:  # key by key (a key that is not reads it whole, then on)
+        for k, v in pairs:
+            dict_store(tx, d, k, v)
+        return
+    entries = dict(d.entries)
+    try:
+        for k, v in pairs:
+            h = hkey(tx, k)
+            old = entries.get(h)
+            entries[h] = (old[0] if old else k, v)
+    except SymbolicRaise:
+        tx.set(d, "entries", entries)
+        raise
+    tx.set(d, "entries", entries)
+
+
 def dict_remove(tx, d: DictV, key: Value) -> tuple | None:
     """Takes `key`'s entry out of `d`: the entry, or None where it had none (`d` unchanged;
     the caller marks it written otherwise)."""
