@@ -593,9 +593,7 @@ def dict_store(tx, d: DictV, key: Value, value: Value) -> None:
     if h is not unread_dicts.NOT_KEYED:
         unread_dicts.store(tx, d, key, h, value)
         return
-    k = hkey(tx, key)
-    old = d.entries.get(k)
-    tx.set(d, "entries", {**d.entries, k: (old[0] if old else key, value)})
+    _put_entries(tx, d, ((key, value),))
 
 
 def dict_store_many(tx, d: DictV, pairs) -> None:
@@ -607,6 +605,12 @@ def dict_store_many(tx, d: DictV, pairs) -> None:
         for k, v in pairs:
             dict_store(tx, d, k, v)
         return
+    _put_entries(tx, d, pairs)
+
+
+def _put_entries(tx, d: DictV, pairs) -> None:
+    """The pairs stored in one copy of `d`'s entries (read whole): an equal key there keeps
+    its first object; those before a pair whose taking raises stay stored."""
     entries = dict(d.entries)
     try:
         for k, v in pairs:
