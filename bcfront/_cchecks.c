@@ -160,7 +160,7 @@ binary(PyObject *x, PyObject *y, Py_ssize_t op)
 /* what an ATTR or MODULE_ATTR op's last read found, reused while the types it depends on
  * keep their version tags (CPython's own specializing interpreter relies on the same tags:
  * a change to a class's dict, or to a base's, or to its bases, gives it a new tag) */
-enum { CACHE_NONE, CACHE_CLASS, CACHE_MEMBER, CACHE_DICT };
+enum { CACHE_NONE, CACHE_CLASS, CACHE_MEMBER, CACHE_DICT, CACHE_INSTANCE };
 
 typedef struct {
     int op;
@@ -168,7 +168,9 @@ typedef struct {
     int kind;            /* CACHE_CLASS: `found` is the attribute of the class `type` itself;
                           * CACHE_MEMBER: `found` is the member or getset descriptor (a slot,
                           * a C attribute: data descriptors of builtin types) instances of
-                          * `type` read */
+                          * `type` read;
+                          * CACHE_INSTANCE: no class of `type`'s MRO has the name: an
+                          * instance's own dict holds it, if anything does */
     unsigned int tag;    /* `type`'s version tag then */
     unsigned int meta_tag; /* CACHE_CLASS: its metatype's */
     PyTypeObject *type;  /* borrowed: compared by address, its tag tells a new type apart */
@@ -181,6 +183,7 @@ typedef struct {
     Py_ssize_t ntags;
     uint64_t version;    /* its version tag then: any change to it gives a new one, and so
                           * does a new dict made at the same address */
+    Py_ssize_t served;   /* ATTR reads served by the cache (`CheckedLink.cache_hits`: tests) */
 } Instr;
 
 typedef struct {
@@ -274,10 +277,17 @@ compare(PyObject *a, PyObject *b, Py_ssize_t op)
     }
 }
 
+/* `t`'s version tag stands for its present attributes: 3.13 keeps only the tag (0 once it
+ * is modified) and no longer sets Py_TPFLAGS_VALID_VERSION_TAG, which 3.11 and 3.12 clear
+ * with it */
 static int
 tag_valid(PyTypeObject *t)
 {
+#if PY_VERSION_HEX >= 0x030D0000
+    return t->tp_version_tag != 0;
+#else
     return (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && t->tp_version_tag != 0;
+#endif
 }
 
 #ifndef Py_AUDIT_READ
@@ -331,6 +341,13 @@ remember(Instr *ip, PyObject *x, PyObject *name, PyObject *y)
     }
     else if (t->tp_getattro == PyObject_GenericGetAttr) {
         remember_member(ip, t, name);
+#if PY_VERSION_HEX >= 0x030D0000
+        if (ip->kind == CACHE_NONE && _PyType_Lookup(t, name) == NULL && !PyErr_Occurred() && tag_valid(t)) {
+            ip->kind = CACHE_INSTANCE;
+            ip->type = t;
+            ip->tag = t->tp_version_tag;
+        }
+#endif
     }
     PyErr_Clear(); /* (a lookup's error: nothing cached) */
 }
@@ -389,9 +406,11 @@ attribute(Instr *ip, PyObject *x, PyObject *name)
     PyTypeObject *t = Py_TYPE(x);
     if (ip->kind == CACHE_CLASS && (PyObject *)ip->type == x && tag_valid(ip->type)
         && ip->type->tp_version_tag == ip->tag && t == ip->meta && tag_valid(t) && t->tp_version_tag == ip->meta_tag) {
+        ip->served++;
         return Py_NewRef(ip->found);
     }
     if (ip->kind == CACHE_MEMBER && t == ip->type && tag_valid(t) && t->tp_version_tag == ip->tag) {
+        ip->served++;
         PyObject *d = ip->found;
         if (Py_IS_TYPE(d, &PyMemberDescr_Type)) {
             return PyMember_GetOne((const char *)x, ((PyMemberDescrObject *)d)->d_member);
@@ -399,6 +418,23 @@ attribute(Instr *ip, PyObject *x, PyObject *name)
         PyGetSetDef *g = ((PyGetSetDescrObject *)d)->d_getset; /* what getset_get calls */
         return g->get(x, g->closure);
     }
+#if PY_VERSION_HEX >= 0x030D0000
+    /* no descriptor to call: the generic read is the instance dict's entry.  3.13 only,
+     * where asking for the dict leaves the values inline (3.11 and 3.12 would move them
+     * into it, and the object's own attribute reads would lose their fast path) */
+    if (ip->kind == CACHE_INSTANCE && t == ip->type && tag_valid(t) && t->tp_version_tag == ip->tag) {
+        PyObject *d = PyObject_GenericGetDict(x, NULL);
+        if (d != NULL) {
+            PyObject *y = Py_XNewRef(PyDict_GetItemWithError(d, name));
+            Py_DECREF(d);
+            if (y != NULL || PyErr_Occurred()) {
+                ip->served++;
+                return y;
+            }
+        }
+        PyErr_Clear(); /* no dict, or no entry: the generic read says what it raises */
+    }
+#endif
     PyObject *y = PyObject_GetAttr(x, name);
     if (y != NULL) {
         remember(ip, x, name, y);
@@ -1423,6 +1459,7 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         c->code[i].op = op < 0 || op >= OP_COUNT ? -1 : (int)op;
         c->code[i].arg = PyLong_AsLongLong(PyTuple_GET_ITEM(code, 2 * i + 1));
         c->code[i].kind = CACHE_NONE;
+        c->code[i].served = 0;
         c->code[i].tags = NULL;
         c->code[i].ntags = 0;
     }
@@ -1486,6 +1523,24 @@ static PyMethodDef checked_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *
+checked_cache_hits(PyObject *op, void *closure)
+{
+    CheckedLink *c = (CheckedLink *)op;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < c->ncode; i++) {
+        n += c->code[i].served;
+    }
+    return PyLong_FromSsize_t(n);
+}
+
+static PyGetSetDef checked_getset[] = {
+    {"cache_hits", checked_cache_hits, NULL,
+     "attribute reads its ops took from what an earlier read found, by type version tags\n"
+     "(`attribute` in _cchecks.c), not by a full getattr", NULL},
+    {NULL},
+};
+
 static PyMemberDef checked_members[] = {
     {"next", T_OBJECT, offsetof(CheckedLink, next), 0, "called where a check fails"},
     {"link", T_OBJECT, offsetof(CheckedLink, link), READONLY, "the Python link this stands for"},
@@ -1511,6 +1566,7 @@ static PyTypeObject CheckedLinkType = {
     .tp_vectorcall_offset = offsetof(CheckedLink, vectorcall),
     .tp_methods = checked_methods,
     .tp_members = checked_members,
+    .tp_getset = checked_getset,
 };
 
 /* a CheckedLink's Python link (borrowed), else `o` itself */

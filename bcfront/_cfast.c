@@ -1311,7 +1311,7 @@ PyInit__cfast(void)
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
         || cchecks_add(m) < 0 || recipes_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 15) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 16) < 0) {
         Py_DECREF(m);
         return NULL;
     }

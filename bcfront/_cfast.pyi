@@ -54,6 +54,8 @@ class CheckedLink:
     link: FunctionType
     body: Callable[..., Any]
     hits: int
+    @property
+    def cache_hits(self) -> int: ...
     def __init__(
         self,
         code: tuple[int, ...],

@@ -544,6 +544,59 @@ def test_a_cached_read_of_a_class_through_its_metatypes_descriptor_follows_them(
     assert not same(link, ref, B)
 
 
+def test_class_and_descriptor_reads_are_served_by_the_cache_on_every_version():
+    # 3.13 no longer sets Py_TPFLAGS_VALID_VERSION_TAG (a tag != 0 is valid): a cache that
+    # asked for the flag never hit there, and every read was a full getattr
+    class Cls:
+        a = 1
+
+    for expr, arg in (("___Cls.a == 1", 0), ("x.__mro__ is ___mro", Cls)):
+        link, ref = attribute_link(expr, {"___Cls": Cls, "___mro": Cls.__mro__})
+        assert same(link, ref, arg)
+        before = link.cache_hits
+        assert same(link, ref, arg)
+        assert link.cache_hits == before + 2, expr  # both reads of `same`
+
+
+def test_an_instance_dict_read_is_served_by_the_cache_on_313_and_follows_every_change():
+    # 3.13 reads an attribute no class has from the instance dict directly; 3.11 and 3.12
+    # read it by getattr (asking for their dict would move an object's inline values)
+    class Plain:
+        def __init__(self):
+            self.a = 1
+
+    class Other:
+        a = property(lambda self: 1)
+
+    link, ref = attribute_link("x.a == 1", {})
+    p = Plain()
+    assert same(link, ref, p)
+    before = link.cache_hits
+    assert same(link, ref, p)
+    assert link.cache_hits == before + (2 if sys.version_info >= (3, 13) else 0)
+    p.a = 2
+    assert not same(link, ref, p)
+    del p.a  # no entry: the generic read's AttributeError, a miss
+    assert not same(link, ref, p)
+    p.__dict__["a"] = 1
+    assert same(link, ref, p)
+    Plain.a = property(lambda self: 5)  # a data descriptor now comes first: the tag changes
+    assert not same(link, ref, p)
+    del Plain.a
+    assert same(link, ref, p)
+    Plain.a = 3  # a plain class attribute: the instance's entry still wins
+    assert same(link, ref, p)
+    del p.a
+    assert not same(link, ref, p)  # now the class's
+    del Plain.a
+    p.__dict__ = {"a": 1}  # a new dict
+    assert same(link, ref, p)
+    q = Plain()
+    q.a = 2
+    assert not same(link, ref, q)  # another instance of the type: its own dict
+    assert same(link, ref, Other())  # another type: its property
+
+
 def test_a_cached_dict_or_module_read_follows_every_change():
     mod = types.ModuleType("m")
     mod.a = 1
