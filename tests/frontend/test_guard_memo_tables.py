@@ -96,3 +96,61 @@ def test_every_change_to_a_bytes_keyed_table_is_seen():
         BYTES_TABLE.clear()
         BYTES_TABLE.update(saved)
     assert cf(key) == 15
+
+
+class Registry:
+    """A table held by an object's attribute (as ``mimetypes._MIME.suffix_map``)."""
+
+    def __init__(self, n=30):
+        self.table = {f"k{i}": i for i in range(n)}
+
+
+REG = Registry()
+
+
+class Table(dict):
+    pass
+
+
+def registry_sum(name):
+    total = 0
+    for key in REG.table:  # every key read: the guard pins them all
+        total += REG.table[key]
+    return total + (100 if name in REG.table else 0)
+
+
+@needs_reader
+def test_a_table_held_by_an_objects_attribute_is_watched_by_its_spelling():
+    cf = bcfront.capture(registry_sum, fullgraph=True)
+    assert cf("k5") == registry_sum("k5")
+    source = cf.entries[-1].guard_source
+    memo_part, _, every_call = source.partition("___memo[0] = ")
+    watched = memo_part.partition("___dicts_unchanged(")[2].partition(")")[0]
+    assert ".table" in watched, source[:800]  # its tag, read through the attribute each call
+    assert "keys_are" in memo_part and "keys_are" not in every_call, source[-800:]
+
+
+def test_every_change_to_a_table_held_by_an_attribute_is_seen():
+    global REG
+    cf = bcfront.capture(registry_sum, fullgraph=True, recompile_limit=64)  # each change recompiles
+    saved = REG
+    try:
+        for change in (
+            lambda: None,
+            lambda: REG.table.__setitem__("k3", 100),  # a value in place
+            lambda: REG.table.pop("k4"),  # a key deleted
+            lambda: REG.table.__setitem__("k4", 4),  # inserted again, now last
+            lambda: setattr(REG, "table", dict(REG.table)),  # an equal new dict
+            lambda: setattr(REG, "table", {k: 1 for k in REG.table}),  # same keys, new values
+            lambda: globals().__setitem__("REG", Registry(5)),  # another holder
+            lambda: setattr(REG, "table", Table(k1=1, k5=5)),  # not an exact dict
+            lambda: setattr(REG, "table", {"k5": 2}),
+        ):
+            change()
+            for name in ("k5", "zz"):
+                copy = dict(REG.table)
+                assert cf(name) == registry_sum(name), (name, REG.table)
+                assert REG.table == copy
+        assert cf.native_reason is None and not cf.native_fallbacks  # every call ran captured
+    finally:
+        REG = saved

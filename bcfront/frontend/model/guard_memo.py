@@ -256,13 +256,27 @@ class Memo:
         watched too, spelled as that read (a replaced table is a new dict: a new tag; a
         missing one raises in the tags' read, and the guard fails).  A class attribute
         (``Color._member_map_``) is spelled as its read of the class dict that holds it."""
-        if src not in self.dicts or not self.fetched(src):
+        if src not in self.dicts:
             return False
+        if not self.fetched(src):
+            return self._spelled_dict(src)
         read = self.class_reads.get(src)
         if read is not None:
             self.const_dicts[f"{self._watch_class(read.owner)}[{read.attr!r}]"] = None
             return True
         if type(src) not in (GlobalSource, ItemSource):
+            return False
+        self.const_dicts[self.ns.spell(src)] = None
+        return True
+
+    def _spelled_dict(self, src) -> bool:
+        """`src` holds an exact dict reached through reads no watched dict decides (an
+        object's attribute: ``_MIME.suffix_map``): watched as its spelling, read again on
+        every call.  The tag found then equals the last passing call's only for the same
+        dict, unchanged (a new dict has a tag no dict had), so the checks of its contents
+        hold again; the checks of the way to it are not memoized (`fetched` refuses them).
+        Not an object's own ``__dict__``: 3.13 gives that split dict a fresh tag per read."""
+        if type(src) not in (AttrSource, ItemSource) or (type(src) is AttrSource and src.attr == "__dict__"):
             return False
         self.const_dicts[self.ns.spell(src)] = None
         return True
