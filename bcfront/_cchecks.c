@@ -117,6 +117,8 @@ enum {
     OP_DICTS_SAME,    /* pop A dicts; where each one's tag is the one it had on the last call
                        * whose checks up to DICTS_PASSED passed, jump to B; else keep the tags */
     OP_DICTS_PASSED,  /* the checks since the last DICTS_SAME passed: its tags are valid */
+    OP_ASSERT_CODES,  /* codes_are(*consts[arg]): each function of the first tuple still has
+                       * the code object at its place in the second (nothing popped) */
     OP_COUNT
 };
 
@@ -252,8 +254,11 @@ star_tuple(CheckedLink *c, PyObject *const *args, Py_ssize_t n)
 }
 
 int cfast_equal(PyObject *x, PyObject *k); /* _cfast.c: `x == k` is true */
+int cfast_codes_are(PyObject *pair); /* _cfast.c: its `codes_are(*pair)`, as 1, 0 or -1 */
 /* _cfast.c: its `items_are` and `items_of_type`, as 1, 0 or -1 (an error) */
 int cfast_items_are(PyObject *seq, PyObject *indices, PyObject *types, PyObject *values);
+int cfast_items_shape(PyObject *indices, PyObject *types, PyObject *values);
+int cfast_items_match(PyObject *seq, PyObject *indices, PyObject *types, PyObject *values);
 int cfast_items_of_type(PyObject *seq, PyObject *t);
 
 static PyObject *
@@ -535,21 +540,16 @@ check_holds(int op, PyObject *x, PyObject *k, long long n)
         return x != k;
     case OP_ASSERT_EQ:
         return cfast_equal(x, k);
-    case OP_ASSERT_LEN:
-        len = PyObject_Length(x);
+    case OP_ASSERT_LEN: /* (an exact list's or tuple's: its size, as their sq_length says) */
+        len = PyList_CheckExact(x) || PyTuple_CheckExact(x) ? Py_SIZE(x) : PyObject_Length(x);
         return len < 0 ? -1 : len == n;
     case OP_ASSERT_IN:
     case OP_ASSERT_NOT_IN:
         t = PySequence_Contains(x, k);
         return t < 0 ? -1 : t == (op == OP_ASSERT_IN);
-    case OP_ASSERT_ITEMS:
-        if (!PyTuple_CheckExact(k) || PyTuple_GET_SIZE(k) != 3) {
-            PyErr_SetString(PyExc_TypeError, "CheckedLink: ASSERT_ITEMS' constant is (indices, types, values)");
-            return -1;
-        }
-        /* (indices None: the first ones in order, 0, 1, ...) */
-        return cfast_items_are(x, PyTuple_GET_ITEM(k, 0) == Py_None ? NULL : PyTuple_GET_ITEM(k, 0),
-                               PyTuple_GET_ITEM(k, 1), PyTuple_GET_ITEM(k, 2));
+    case OP_ASSERT_ITEMS: /* (its constant's shape: checked when the link is made, `items_const`) */
+        return cfast_items_match(x, PyTuple_GET_ITEM(k, 0) == Py_None ? NULL : PyTuple_GET_ITEM(k, 0),
+                                 PyTuple_GET_ITEM(k, 1), PyTuple_GET_ITEM(k, 2));
     case OP_ASSERT_ITEMS_TYPE:
         return cfast_items_of_type(x, k);
     default:
@@ -790,6 +790,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_STAR_ITEM_TYPE_EQ] = &&T_OP_STAR_ITEM_TYPE_EQ,
         [OP_DICTS_SAME] = &&T_OP_DICTS_SAME,
         [OP_DICTS_PASSED] = &&T_OP_DICTS_PASSED,
+        [OP_ASSERT_CODES] = &&T_OP_ASSERT_CODES,
     };
 #define TARGET(name) case name: T_##name:
 #define DISPATCH() do { ip = &c->code[pc++]; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
@@ -1156,6 +1157,10 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             memo->kind = CACHE_DICT;
             memo = NULL;
             DISPATCH();
+        TARGET(OP_ASSERT_CODES)
+            t = cfast_codes_are(CONST(arg));
+            ASSERTED(t);
+            DISPATCH();
         default:
             PyErr_Format(PyExc_SystemError, "CheckedLink: unknown op %d", op);
             goto error;
@@ -1286,6 +1291,7 @@ static const int takes_const[OP_COUNT] = {
     [OP_KWONLY] = 1, [OP_CONST] = 1, [OP_ATTR] = 1, [OP_ITEM] = 1, [OP_ASSERT_TYPE] = 1,
     [OP_ASSERT_IS] = 1, [OP_ASSERT_IS_NOT] = 1, [OP_ASSERT_EQ] = 1, [OP_ASSERT_IN] = 1,
     [OP_ASSERT_NOT_IN] = 1, [OP_MODULE_ATTR] = 1, [OP_ASSERT_ITEMS] = 1, [OP_ASSERT_ITEMS_TYPE] = 1,
+    [OP_ASSERT_CODES] = 1,
 };
 
 /* what each field of a fused op's argument indexes (validate checks it is in range) */
@@ -1354,8 +1360,18 @@ static const int takes_target[OP_COUNT] = {
     [OP_POP_JUMP_IF_FALSE] = 1, [OP_POP_JUMP_IF_TRUE] = 1,
 };
 
+/* an ASSERT_ITEMS constant is (indices or None, types, values) as `items_are` takes them
+ * (None: the first ones in order, 0, 1, ...) */
+static int
+items_const(PyObject *k)
+{
+    return PyTuple_CheckExact(k) && PyTuple_GET_SIZE(k) == 3
+        && cfast_items_shape(PyTuple_GET_ITEM(k, 0) == Py_None ? NULL : PyTuple_GET_ITEM(k, 0), PyTuple_GET_ITEM(k, 1),
+                             PyTuple_GET_ITEM(k, 2));
+}
+
 /* a program that cannot read out of bounds: known ops, indices in range, jumps inside,
- * the last op an END or a MISS, nothing negative */
+ * the last op an END or a MISS, nothing negative, ASSERT_ITEMS constants of their shape */
 static int
 validate(CheckedLink *c)
 {
@@ -1388,8 +1404,12 @@ validate(CheckedLink *c)
         else if (in.op == OP_COMPARE && in.arg > COMPARE_NOT_IN) {
             wrong = "an unknown comparison";
         }
-        else if (in.op >= OP_PARAM_TYPE) {
+        else if (in.op >= OP_PARAM_TYPE && in.op <= OP_DICTS_PASSED) { /* (their arguments: fields) */
             wrong = fused_wrong(c, &in);
+        }
+        if (wrong == NULL && ((in.op == OP_ASSERT_ITEMS && !items_const(PyTuple_GET_ITEM(c->consts, in.arg)))
+                              || (in.op == OP_PARAM_ITEMS && !items_const(PyTuple_GET_ITEM(c->consts, FIELD_B(in.arg)))))) {
+            wrong = "an ASSERT_ITEMS constant not (indices, types, values) of one length";
         }
         if (wrong != NULL) {
             PyErr_Format(PyExc_ValueError, "CheckedLink: %s at %zd", wrong, i);

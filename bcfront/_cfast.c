@@ -892,22 +892,46 @@ dicts_unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return res;
 }
 
+/* codes_are(functions, codes) as 1 or 0, -1 with TypeError where they are not two tuples
+ * of one length (the check program's ASSERT_CODES, `_cchecks.c`, calls it too) */
+static int
+codes_hold(PyObject *functions, PyObject *codes)
+{
+    if (!PyTuple_CheckExact(functions) || !PyTuple_CheckExact(codes)
+        || PyTuple_GET_SIZE(functions) != PyTuple_GET_SIZE(codes)) {
+        PyErr_SetString(PyExc_TypeError, "codes_are(functions, codes): two tuples of one length");
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(functions);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *f = PyTuple_GET_ITEM(functions, i);
+        if (!PyFunction_Check(f) || PyFunction_GET_CODE(f) != PyTuple_GET_ITEM(codes, i)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ASSERT_CODES' test: `pair` is (functions, codes) */
+int
+cfast_codes_are(PyObject *pair)
+{
+    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        PyErr_SetString(PyExc_TypeError, "CheckedLink: ASSERT_CODES' constant is (functions, codes)");
+        return -1;
+    }
+    return codes_hold(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
+}
+
 static PyObject *
 codes_are(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || !PyTuple_CheckExact(args[0]) || !PyTuple_CheckExact(args[1])
-        || PyTuple_GET_SIZE(args[0]) != PyTuple_GET_SIZE(args[1])) {
+    if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "codes_are(functions, codes): two tuples of one length");
         return NULL;
     }
-    Py_ssize_t n = PyTuple_GET_SIZE(args[0]);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *f = PyTuple_GET_ITEM(args[0], i);
-        if (!PyFunction_Check(f) || PyFunction_GET_CODE(f) != PyTuple_GET_ITEM(args[1], i)) {
-            Py_RETURN_FALSE;
-        }
-    }
-    Py_RETURN_TRUE;
+    int r = codes_hold(args[0], args[1]);
+    return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
 /* seq[index] for an exact list or tuple; a new reference, NULL with IndexError set */
@@ -959,17 +983,36 @@ identity_equality(PyObject *t)
     return t == (PyObject *)&PyLong_Type || t == (PyObject *)&PyUnicode_Type || t == (PyObject *)&PyBytes_Type;
 }
 
+int cfast_items_shape(PyObject *indices, PyObject *types, PyObject *values);
+int cfast_items_match(PyObject *seq, PyObject *indices, PyObject *types, PyObject *values);
+
 /* `items_are`'s test, for it and for the checks' ASSERT_ITEMS (`_cchecks.c`): 1 it holds,
  * 0 not, -1 an error.  `indices` NULL: (0, 1, ..., n - 1), read without an int's conversion */
 int
 cfast_items_are(PyObject *seq, PyObject *indices, PyObject *types, PyObject *values)
 {
-    if ((indices != NULL && !PyTuple_CheckExact(indices)) || !PyTuple_CheckExact(types)
-        || !PyTuple_CheckExact(values) || PyTuple_GET_SIZE(types) != PyTuple_GET_SIZE(values)
-        || (indices != NULL && PyTuple_GET_SIZE(indices) != PyTuple_GET_SIZE(types))) {
+    if (!cfast_items_shape(indices, types, values)) {
         PyErr_SetString(PyExc_TypeError, "items_are(seq, indices, types, values): three tuples of one length");
         return -1;
     }
+    return cfast_items_match(seq, indices, types, values);
+}
+
+/* `items_are`'s arguments after `seq` are what it takes: three tuples of one length
+ * (`indices` NULL: the first ones in order) */
+int
+cfast_items_shape(PyObject *indices, PyObject *types, PyObject *values)
+{
+    return (indices == NULL || PyTuple_CheckExact(indices)) && PyTuple_CheckExact(types) && PyTuple_CheckExact(values)
+        && PyTuple_GET_SIZE(types) == PyTuple_GET_SIZE(values)
+        && (indices == NULL || PyTuple_GET_SIZE(indices) == PyTuple_GET_SIZE(types));
+}
+
+/* `cfast_items_are` of arguments `cfast_items_shape` accepted (a check program's constant,
+ * checked once when its CheckedLink is made) */
+int
+cfast_items_match(PyObject *seq, PyObject *indices, PyObject *types, PyObject *values)
+{
     if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) {
         return 0;  /* the guard checks its type too: never true then */
     }
@@ -1311,7 +1354,7 @@ PyInit__cfast(void)
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
         || cchecks_add(m) < 0 || recipes_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 16) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 17) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -101,7 +101,12 @@ typedef struct {
  * CPython's specialized CALL_*_METHOD_DESCRIPTOR_* / CALL_BUILTIN_* do: skips the vectorcall
  * layers (about 80 instructions of an `xs.append(x)`); `apply_direct` is the reference path
  * beside it, PyObject_Vectorcall, which a test compares */
-enum { DIRECT_NONE, DIRECT_O, DIRECT_NOARGS, DIRECT_FAST };
+enum { DIRECT_NONE, DIRECT_O, DIRECT_NOARGS, DIRECT_FAST, DIRECT_LIST_APPEND };
+
+/* list.append's C function (`recipes_add`): DIRECT_LIST_APPEND calls PyList_Append with no
+ * recursion check, as CPython's CALL_LIST_APPEND does for `xs.append(x)` -- it runs no
+ * Python code, so it cannot recurse */
+static PyCFunction list_append_meth;
 
 typedef struct {
     PyObject_HEAD
@@ -516,6 +521,9 @@ direct_compiled(Step *s)
                  : flags == METH_NOARGS && args == 0 ? DIRECT_NOARGS
                  : flags == METH_FASTCALL            ? DIRECT_FAST
                                                      : DIRECT_NONE;
+    if (direct == DIRECT_O && ctype == &PyList_Type && ml->ml_meth == list_append_meth) {
+        direct = DIRECT_LIST_APPEND;
+    }
     if (direct != DIRECT_NONE) {
         s->cfunc = ml->ml_meth;
         s->ctype = ctype;
@@ -541,6 +549,9 @@ apply_direct(const Step *s, PyObject *const *argv)
     }
     else {
         self = PyCFunction_GET_SELF(s->obj);
+    }
+    if (s->direct == DIRECT_LIST_APPEND) { /* (self: a list, checked above) */
+        return PyList_Append(self, rest[0]) < 0 ? NULL : Py_NewRef(Py_None);
     }
     if (Py_EnterRecursiveCall(" while calling a Python object")) {
         return NULL;
@@ -725,7 +736,9 @@ static PyObject *
 steps_run(Recipe *r, PyObject *const *params)
 {
     PyObject *slots[MAX_SLOTS];
-    memset(slots, 0, r->nslots * sizeof(PyObject *));
+    for (Py_ssize_t i = 0; i < r->nslots; i++) { /* (a few: memset's call costs more) */
+        slots[i] = NULL;
+    }
     Locals l = {slots, params};
     PyObject *res = NULL; /* the last step raises, or returns */
     for (Py_ssize_t i = 0; i < r->nsteps; i++) {
@@ -1145,6 +1158,12 @@ recipes_add(PyObject *module)
         new_wrapper = PyCFunction_GET_FUNCTION(object_new);
     }
     Py_DECREF(object_new);
+    PyObject *name = PyUnicode_InternFromString("append");
+    PyObject *append = name == NULL ? NULL : _PyType_Lookup(&PyList_Type, name); /* borrowed */
+    Py_XDECREF(name);
+    if (append != NULL && Py_IS_TYPE(append, &PyMethodDescr_Type)) {
+        list_append_meth = ((PyMethodDescrObject *)append)->d_method->ml_meth;
+    }
     traceback_descr = _PyType_Lookup((PyTypeObject *)PyExc_BaseException, str_traceback); /* borrowed: lives with it */
     return traceback_descr == NULL ? -1 : 0;
 }

@@ -28,6 +28,7 @@ from bcfront.frontend.regions.result_recipes import region_result
 
 from .check_programs import (
     GLOBALS,
+    MISS,
     PARAMS,
     arguments,
     c_link,
@@ -108,12 +109,37 @@ def test_a_chained_comparison_and_a_local_read_unassigned_give_no_program():
         ((check_program.OP["CONST"], 0,), (1,)),  # no END
         ((99, 0, check_program.OP["END"], 0), ()),  # unknown op
         ((check_program.OP["PARAM"], 5, check_program.OP["END"], 0), ()),  # parameter out of range
+        # an ASSERT_ITEMS constant not (indices, types, values) of one length: checked once
+        ((check_program.OP["PARAM"], 0, check_program.OP["ASSERT_ITEMS"], 0, check_program.OP["END"], 0),
+         ((None, (int,), (1, 2)),)),
+        ((check_program.OP["PARAM"], 0, check_program.OP["ASSERT_ITEMS"], 0, check_program.OP["END"], 0),
+         (((0, 1), (int,), (1,)),)),
+        ((check_program.OP["PARAM"], 0, check_program.OP["ASSERT_ITEMS"], 0, check_program.OP["END"], 0),
+         ([None, (int,), (1,)],)),
+        ((check_program.OP["PARAM_ITEMS"], 1 << 20, check_program.OP["END"], 0), ((None, [int], (1,)),)),
     ],
 )  # fmt: skip
 def test_a_malformed_program_is_refused_when_made(code, consts):
     ref = python_link(["    pass"])
     with pytest.raises(ValueError, match="CheckedLink"):
         CheckedLink(code, consts, 0, 4, 2, True, True, ref, ref, ())
+
+
+def test_an_items_check_of_the_wrong_shape_is_a_call_missing_as_python():
+    # items_are with arguments it refuses raises TypeError in the Python link (a miss): the
+    # program keeps the call, not an ASSERT_ITEMS whose constant the link would refuse
+    check = guarded("if not (___items_are(x, ___i, ___t, ___v)):", "    return ___miss")
+    for indices, kinds, values in (((0, 1), (int,), (1,)), (None, (int,), (1,)), ((0,), (int,), (1, 2))):
+        scope = {"___items_are": C.items_are, "___i": indices, "___t": kinds, "___v": values}
+        ref, (link, p) = link_of(check, scope)
+        listing = "\n".join(p.listing())
+        assert "ITEMS" not in listing and "CALL" in listing, listing
+        assert link.passes([1, 2]) is False and ref([1, 2]) == MISS
+    scope = {"___items_are": C.items_are, "___i": (0, 1), "___t": (int, int), "___v": (1, 2)}
+    ref, (link, p) = link_of(check, scope)
+    assert "ITEMS" in "\n".join(p.listing())
+    assert link.passes([1, 2]) is (ref([1, 2]) is True) is True
+    assert link.passes([1, 3]) is (ref([1, 3]) is True) is False
 
 
 def test_region_result_is_a_recipe_of_what_the_region_only_returns():
@@ -595,6 +621,33 @@ def test_an_instance_dict_read_is_served_by_the_cache_on_313_and_follows_every_c
     q.a = 2
     assert not same(link, ref, q)  # another instance of the type: its own dict
     assert same(link, ref, Other())  # another type: its property
+
+
+def test_a_codes_check_is_one_op_deciding_as_the_call():
+    # ``___codes_are(F, C)`` (the functions a trace inlined keep their code) is ASSERT_CODES,
+    # no CALL; oracle: the Python link, as the functions' code changes or the constants are
+    # not what codes_are takes (its TypeError: a miss)
+    def f():
+        return 1
+
+    def g():
+        return 2
+
+    f_code, g_code = f.__code__, g.__code__
+    check = guarded("if not (x == 1 and ___codes_are(___fns, ___codes)):", "    return ___miss")
+    for functions, codes in (((f, g), (f_code, g_code)), ((f,), (f_code, g_code)), ([f], [f_code])):
+        scope = {"___codes_are": C.codes_are, "___fns": functions, "___codes": codes}
+        ref, (link, p) = link_of(check, scope)
+        listing = "\n".join(p.listing())
+        assert "ASSERT_CODES" in listing and "CALL" not in listing, listing
+        try:
+            for x in (1, 2):
+                assert link.passes(x) == (ref(x) is True), (functions, x)
+            f.__code__ = g.__code__
+            assert link.passes(1) == (ref(1) is True) is False
+        finally:
+            f.__code__ = f_code
+        assert link.passes(1) == (ref(1) is True)
 
 
 def test_a_cached_dict_or_module_read_follows_every_change():

@@ -53,6 +53,7 @@ OPS = (
     "STAR_ITEM_TYPE_EQ",
     # the guard memo (`memo_block`)
     "DICTS_SAME", "DICTS_PASSED",
+    "ASSERT_CODES",
 )  # fmt: skip
 OP = {name: i for i, name in enumerate(OPS)}
 FUSED_NAMES = frozenset(FIELDS)
@@ -76,7 +77,7 @@ _EFFECT = {
     "POP_JUMP_IF_TRUE": -1, "ASSERT_TRUE": -1, "ASSERT_TYPE": -1, "ASSERT_IS": -1,
     "ASSERT_IS_NOT": -1, "ASSERT_EQ": -1, "ASSERT_LEN": -1, "ASSERT_IN": -1, "ASSERT_NOT_IN": -1,
     "MODULE_ATTR": 0, "CELL_CONTENTS": 0, "BINARY": -1, "ASSERT_ITEMS": -1, "ASSERT_ITEMS_TYPE": -1,
-    "DICTS_PASSED": 0,
+    "DICTS_PASSED": 0, "ASSERT_CODES": 0,
 }  # fmt: skip
 
 # The most text of checks translated (characters).  Translating costs the first call about a
@@ -216,6 +217,13 @@ def _is_item(e, name: str, index: int) -> bool:
         and type(e.slice.value) is int
         and e.slice.value == index
     )
+
+
+def _items_shape(indices, types, values) -> bool:
+    """``items_are``'s arguments after the sequence are what it takes (`_cfast.c`
+    `cfast_items_shape`): three tuples of one length."""
+    shaped = all(type(t) is tuple for t in (indices, types, values))
+    return shaped and len(indices) == len(types) == len(values)
 
 
 def _true_only_as_bool(e) -> bool:
@@ -476,7 +484,7 @@ class _Compiler(Shortcuts):
         """Emit one op that misses unless `e` is true, where `e` is a check of a common
         form; False (nothing emitted) otherwise."""
         if type(e) is not ast.Compare or len(e.ops) != 1:
-            if not self.items_check(e):
+            if not self.items_check(e) and not self.codes_check(e):
                 self.expr(e)
                 self.emit("ASSERT_TRUE")
             return True
@@ -524,6 +532,8 @@ class _Compiler(Shortcuts):
         if not all(ok for ok, _ in rest):
             return False
         values = tuple(v for _, v in rest)
+        if fn is C.items_are and not _items_shape(*values):
+            return False  # (the call: its TypeError, a miss -- the op's constant is checked once)
         self.expr(e.args[0])
         if fn is C.items_are:
             indices = values[0]
@@ -533,6 +543,22 @@ class _Compiler(Shortcuts):
             self.emit("ASSERT_ITEMS", self.const(values))
         else:
             self.emit("ASSERT_ITEMS_TYPE", self.const(values[0]))
+        return True
+
+    def codes_check(self, e) -> bool:
+        """Emit ASSERT_CODES where `e` is a call of the C module's ``codes_are(functions,
+        codes)`` with constant arguments (the functions a trace inlined keep their code):
+        the same C test without the call, its arguments or its bool.  False (nothing emitted)
+        otherwise."""
+        if C is None or type(e) is not ast.Call or e.keywords or type(e.func) is not ast.Name:
+            return False
+        if len(e.args) != 2:
+            return False
+        ok, fn = self.global_value(e.func.id)
+        args = [self.constant(a) for a in e.args]
+        if not ok or fn is not C.codes_are or not all(ok for ok, _ in args):
+            return False
+        self.emit("ASSERT_CODES", self.const(tuple(v for _, v in args)))
         return True
 
     def constant(self, node) -> tuple[bool, Any]:
