@@ -220,6 +220,26 @@ value(const Value *v, const Locals *l)
     }
 }
 
+/* `value`, borrowed where something else holds it for the step (the recipe its constant, the
+ * caller its argument, the steps their local: none of them changes while a step runs);
+ * `*owned` says where it is a new object, the caller's to drop */
+static Py_ALWAYS_INLINE inline PyObject *
+value_borrowed(const Value *v, const Locals *l, int *owned)
+{
+    *owned = 0;
+    switch (v->kind) {
+    case MADE_OBJECT:
+        return v->obj;
+    case MADE_SLOT:
+        return slot(l->slots, v->slot);
+    case MADE_PARAM:
+        return l->params[v->slot];
+    default:
+        *owned = 1;
+        return made(v->obj, l);
+    }
+}
+
 /* `fn(first, *args)` (`args` a tuple): the call ``fn(first, *args)`` makes */
 static PyObject *
 call_with_first(PyObject *fn, PyObject *first, PyObject *args)
@@ -697,27 +717,38 @@ step_run(const Step *s, const Locals *l)
             }
             Py_CLEAR(t);
         }
-        if ((v = value(&s->v, l)) != NULL && (t = value(&s->target, l)) != NULL && (k = value(&s->key, l)) != NULL) {
+        int own_v = 0, own_t = 0, own_k = 0;
+        if ((v = value_borrowed(&s->v, l, &own_v)) != NULL && (t = value_borrowed(&s->target, l, &own_t)) != NULL
+            && (k = value_borrowed(&s->key, l, &own_k)) != NULL) {
             r = list_item_store(t, k, s->index, v) ? 0 : PyObject_SetItem(t, k, v);
         }
-        Py_XDECREF(v);
-        Py_XDECREF(t);
-        Py_XDECREF(k);
+        if (own_v) {
+            Py_XDECREF(v);
+        }
+        if (own_t) {
+            Py_XDECREF(t);
+        }
+        if (own_k) {
+            Py_XDECREF(k);
+        }
         return r;
     }
     case STEP_APPLY: {
         PyObject *argv[MAX_ARGS];
+        int owned[MAX_ARGS];
         Py_ssize_t i;
         v = NULL;
         for (i = 0; i < s->nparts; i++) {
-            if ((argv[i] = value(&s->parts[i], l)) == NULL) {
+            if ((argv[i] = value_borrowed(&s->parts[i], l, &owned[i])) == NULL) {
                 goto apply_done;
             }
         }
         v = s->cfunc != NULL && recipes_direct_calls ? apply_direct(s, argv) : PyObject_Vectorcall(s->obj, argv, s->nparts, NULL);
     apply_done:
         while (i-- > 0) {
-            Py_DECREF(argv[i]);
+            if (owned[i]) {
+                Py_DECREF(argv[i]);
+            }
         }
         if (v == NULL) {
             return -1;

@@ -31,6 +31,7 @@ Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v] [--torch | --speed] [--
 from __future__ import annotations
 
 import copy
+import gc
 import heapq
 import json
 import os
@@ -89,20 +90,25 @@ def first_break(fn, inputs, torch_compile: bool = False) -> str | None:
     return None
 
 
-def _call_times(fns, inputs, batch: int = 50, repeats: int = 15) -> list[float]:
+def _call_times(fns, inputs, batch: int = 200, repeats: int = 21) -> list[float]:
     """Median seconds per call of each of `fns` over `inputs` (each call on a fresh copy),
-    their batches interleaved: a change of the machine's load meets them all alike."""
+    their batches interleaved: a change of the machine's load meets them all alike.  The
+    collector is off while a batch runs (the copies made for it would start it inside one
+    side's batch, not the other's)."""
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
         for fn, out in zip(fns, times):
             copies = [copy.deepcopy(args) for _ in range(batch) for args in inputs]
+            gc.disable()
             t0 = time.perf_counter()
             for args in copies:
                 try:
                     fn(*args)
                 except Exception:  # noqa: BLE001 - an input that makes it raise: timed too
                     pass
-            out.append((time.perf_counter() - t0) / len(copies))
+            elapsed = time.perf_counter() - t0
+            gc.enable()
+            out.append(elapsed / len(copies))
     return [statistics.median(t) for t in times]
 
 

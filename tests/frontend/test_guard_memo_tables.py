@@ -154,3 +154,24 @@ def test_every_change_to_a_table_held_by_an_attribute_is_seen():
         assert cf.native_reason is None and not cf.native_fallbacks  # every call ran captured
     finally:
         REG = saved
+
+
+def argument_sum(reg, name):
+    total = 0
+    for key in reg.table:
+        total += reg.table[key]
+    return total + (100 if name in TABLE else 0)
+
+
+@needs_reader
+def test_a_table_held_by_an_argument_is_not_watched_by_its_spelling():
+    # a dict reached from an argument is most often a new one each call: watched, its new tag
+    # would make the memo run every check (the global table's too) on every call
+    cf = bcfront.capture(argument_sum, fullgraph=True)
+    assert cf(Registry(), "k5") == argument_sum(Registry(), "k5")
+    source = cf.entries[-1].guard_source
+    memo_part, _, every_call = source.partition("___memo[0] = ")
+    watched = memo_part.partition("___dicts_unchanged(")[2].partition(")")[0]
+    assert "TABLE" in memo_part and "reg" not in watched, source[:800]
+    for reg in (Registry(), Registry(4)):  # another argument each call: still as plain Python
+        assert cf(reg, "k5") == argument_sum(reg, "k5")

@@ -275,8 +275,18 @@ class Memo:
         every call.  The tag found then equals the last passing call's only for the same
         dict, unchanged (a new dict has a tag no dict had), so the checks of its contents
         hold again; the checks of the way to it are not memoized (`fetched` refuses them).
-        Not an object's own ``__dict__``: 3.13 gives that split dict a fresh tag per read."""
-        if type(src) not in (AttrSource, ItemSource) or (type(src) is AttrSource and src.attr == "__dict__"):
+        Not an object's own ``__dict__`` (3.13 gives that split dict a fresh tag per read),
+        and only on a way from a global or a constant: a dict reached from an argument is
+        most often another one each call, whose new tag would make the memo run every check
+        on every call."""
+        if type(src) is AttrSource and src.attr == "__dict__":
+            return False
+        step = src
+        while type(step) in (AttrSource, ItemSource):
+            if type(step) is ItemSource and type(step.key) not in (str, int, bytes):
+                return False
+            step = step.base
+        if step is src or type(step) not in (GlobalSource, ConstSource):
             return False
         self.const_dicts[self.ns.spell(src)] = None
         return True
