@@ -19,11 +19,27 @@ from .keyed_dispatch import keyed_run
 def chain_order(entries: list, code, bound: bool, keyed: bool) -> list:
     """The order the chain tries `entries` in: as made where that order has a keyed table
     (`keyed` on: the call picks a specialized entry by its arguments, or goes straight to
-    the value-dynamic one after them -- a repeated value keeps its faster entry), else
-    `general_first`'s."""
-    if keyed and code is not None and keyed_run(entries, code, bound)[1]:
-        return list(entries)
+    the value-dynamic one after them -- a repeated value keeps its faster entry), the
+    entries of one key newest first (`newest_of_a_key_first`), else `general_first`'s."""
+    if keyed and code is not None:
+        keys, positions = keyed_run(entries, code, bound)
+        if positions:
+            return newest_of_a_key_first(entries, keys, positions)
     return general_first(entries)
+
+
+def newest_of_a_key_first(entries: list, keys: list, positions) -> list:
+    """`entries` as made, but those of the keyed run (`keys`: theirs) that share a key on
+    `positions` newest first, where the oldest of them was.  A key has a second entry only
+    where the first one's guard failed on a call with it -- what it read changed (a cache
+    the first call filled: ``enum.Flag``'s pseudo-members, ``re``'s compiled patterns) --
+    and the older one seldom holds again; the table picks the first link of a key, and a
+    call goes on to the older ones only where the newest fails."""
+    groups: dict = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(tuple((p, type(key[p]), key[p]) for p in positions), []).append(i)
+    order = [i for members in groups.values() for i in reversed(members)]
+    return [entries[i] for i in order] + list(entries[len(keys) :])
 
 
 def general_first(entries: list) -> list:

@@ -25,7 +25,11 @@ is a Python function, else its Python root (`rooted`), and the native side calls
 same function; the ratio against the C entry itself (without the root) is reported too.
 ``BCFRONT_PURE_PYTHON=1`` measures the pure-Python call path (no C fast paths).
 
-Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v] [--torch | --speed] [--out PATH]
+With ``--processes N`` beside ``--speed``, the timing runs in N fresh processes and each
+ratio is the median of theirs (a process's memory layout moves a sub-microsecond call's
+ratio by 10-40% on a VM; every ratio in one process alike).
+
+Usage: PYTHONPATH=. python tools/stdlib_coverage.py [-v] [--torch | --speed [--processes N]] [--out PATH]
 """
 
 from __future__ import annotations
@@ -169,6 +173,53 @@ def speed(names) -> dict:
     }
 
 
+def combine_speeds(runs: list[dict]) -> dict:
+    """`speed`'s results of several processes as one: per function the median of its ratios
+    (a process's memory layout moves a sub-microsecond call's ratio by 10-40% here, the same
+    way for every measurement in it), and in how many processes each pure-Python function
+    read slower than native."""
+    names = [n for n in runs[0]["ratios"] if all(n in r["ratios"] for r in runs)]
+    python = [n for n in names if n not in runs[0]["c_entries"]]
+    ratios = {n: statistics.median(r["ratios"][n] for r in runs) for n in names}
+    vs_entry = {n: statistics.median(r["vs_entry"][n] for r in runs) for n in names}
+    geo = statistics.geometric_mean(ratios.values()) if ratios else float("nan")
+    geo_py = statistics.geometric_mean(ratios[n] for n in python) if python else float("nan")
+    geo_entry = statistics.geometric_mean(vs_entry.values()) if vs_entry else float("nan")
+    slower_in = {n: sum(1 for r in runs if r["ratios"][n] > 1) for n in python}
+    return {
+        "processes": len(runs),
+        "functions": len(ratios),
+        "geomean_ratio": round(geo, 3),
+        "python_functions": len(python),
+        "geomean_ratio_python": round(geo_py, 3),
+        "slower_python": sorted(n for n in python if ratios[n] > 1),
+        "slower_python_in_processes": {n: k for n, k in sorted(slower_in.items()) if k},
+        "slower_python_per_process": [len(r["slower_python"]) for r in runs],
+        "c_entries": sorted(set(names) - set(python)),
+        "geomean_vs_entry": round(geo_entry, 3),
+        "geomean_python_links": round(statistics.median(r["geomean_python_links"] for r in runs), 3),
+        "slower_python_links": round(statistics.median(r["slower_python_links"] for r in runs)),
+        "c_path": all(r["c_path"] for r in runs),
+        "ratios": dict(sorted(ratios.items(), key=lambda kv: -kv[1])),
+        "vs_entry": vs_entry,
+    }
+
+
+def speed_in_processes(names, processes: int) -> dict:
+    """`speed(names)` in `processes` fresh processes, one after another, combined
+    (`combine_speeds`)."""
+    import subprocess
+    import tempfile
+
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(processes):
+            out = pathlib.Path(tmp) / f"speed{i}.json"
+            subprocess.run([sys.executable, __file__, "--speed-child", str(out), *names], check=True)
+            runs.append(json.loads(out.read_text()))
+    return combine_speeds(runs)
+
+
 def _seen(xs, x):
     """``x in xs`` in a branch: an entry per answer (a guard on a computed bool)."""
     if x in xs:
@@ -238,11 +289,22 @@ def varied_speed(calls: int = 200) -> dict:
 
 def main() -> int:
     verbose = "-v" in sys.argv
+    if "--speed-child" in sys.argv:  # one process of `speed_in_processes`
+        at = sys.argv.index("--speed-child")
+        pathlib.Path(sys.argv[at + 1]).write_text(json.dumps(speed(sys.argv[at + 2 :])))
+        return 0
     if "--speed" in sys.argv:
         whole = [n for n, (fn, inputs) in sorted(CORPUS.items()) if first_break(fn, inputs) is None]
-        data = speed(whole)
+        processes = int(sys.argv[sys.argv.index("--processes") + 1]) if "--processes" in sys.argv else 1
+        data = speed(whole) if processes == 1 else speed_in_processes(whole, processes)
         ratios = data["ratios"]
         slower = sum(1 for r in ratios.values() if r > 1)
+        if processes > 1:
+            print(
+                f"medians of {processes} processes; pure-Python functions slower than native in each "
+                f"process: {data['slower_python_per_process']}; "
+                f"slower in any: {data['slower_python_in_processes']}"
+            )
         print(
             f"cached call / native call, {data['functions']} functions captured whole: "
             f"geomean {data['geomean_ratio']:.2f}x; slower than native: {slower}\n"

@@ -31,3 +31,29 @@ def test_varied_lists_report_entries_and_fallbacks(load_tool, monkeypatch):
     for v in data.values():
         assert v["ratio"] > 0 and math.isfinite(v["ratio"])
         assert v["fallbacks"] == 0 and v["entries"] <= 4, v
+
+
+def test_ratios_of_several_processes_combine_as_their_medians(load_tool):
+    tool = load_tool("stdlib_coverage")
+
+    def run(a, b, c):
+        ratios = {"f": a, "g": b, "c_entry": c}
+        slower = sorted(n for n in ("f", "g") if ratios[n] > 1)
+        return {"ratios": ratios, "vs_entry": dict(ratios), "c_entries": ["c_entry"], "slower_python": slower,
+                "geomean_python_links": 0.5, "slower_python_links": 1, "c_path": True}  # fmt: skip
+
+    data = tool.combine_speeds([run(0.9, 1.2, 3.0), run(1.1, 0.8, 2.0), run(0.95, 0.7, 2.5)])
+    assert data["ratios"] == {"c_entry": 2.5, "f": 0.95, "g": 0.8}
+    assert data["slower_python"] == [] and data["python_functions"] == 2 and data["processes"] == 3
+    assert data["slower_python_in_processes"] == {"f": 1, "g": 1}
+    assert data["slower_python_per_process"] == [1, 1, 0]
+    assert math.isclose(data["geomean_ratio_python"], (0.95 * 0.8) ** 0.5, rel_tol=1e-3)
+
+
+def test_speed_in_processes_measures_in_each_and_combines(load_tool, monkeypatch):
+    monkeypatch.setenv("BCFRONT_STRICT", "1")
+    tool = load_tool("stdlib_coverage")
+    data = tool.speed_in_processes(["heapq.heappush", "posixpath.basename"], 2)
+    assert data["processes"] == 2 and data["functions"] == 2
+    assert len(data["slower_python_per_process"]) == 2
+    assert all(r > 0 and math.isfinite(r) for r in data["ratios"].values())
