@@ -119,7 +119,15 @@ enum {
     OP_DICTS_PASSED,  /* the checks since the last DICTS_SAME passed: its tags are valid */
     OP_ASSERT_CODES,  /* codes_are(*consts[arg]): each function of the first tuple still has
                        * the code object at its place in the second (nothing popped) */
-    OP_COUNT
+    OP_COUNT,
+    /* internal ops: made by `superops` from the program's own ops when the link is made,
+     * never in a program passed in (check_program.py does not know them) */
+    OP_PARAM_LEN_ITEMS_SAME = OP_COUNT, /* PARAM_LEN A,B where the next op is a PARAM_ITEMS of
+                           * the same parameter whose items are B values compared by identity
+                           * (`found`: its values tuple): where the argument is an exact list
+                           * or tuple of B items, each that very value, both pass (no code
+                           * runs in either) and are skipped; else PARAM_LEN runs as itself */
+    OP_ALL_COUNT
 };
 
 /* a fused op's arguments (`check_fusion.FIELD_BITS`: the pass fuses only where they fit) */
@@ -185,7 +193,8 @@ typedef struct {
     Py_ssize_t ntags;
     uint64_t version;    /* its version tag then: any change to it gives a new one, and so
                           * does a new dict made at the same address */
-    Py_ssize_t served;   /* ATTR reads served by the cache (`CheckedLink.cache_hits`: tests) */
+    Py_ssize_t served;   /* ATTR reads served by the cache, checks an internal op decided by
+                          * its shortcut (`CheckedLink.cache_hits`: tests) */
 } Instr;
 
 typedef struct {
@@ -630,15 +639,18 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
     for (Py_ssize_t i = 0; i < c->nlocals; i++) {
         locals[i] = NULL;
     }
-    Py_ssize_t sp = 0, pc = 0;
+    Py_ssize_t sp = 0;
     int outcome = -1;
+    /* the next op, and the constants, in locals: an op's dispatch is a load and a jump */
+    Instr *const code = c->code, *next = code;
+    PyObject *const *consts = &PyTuple_GET_ITEM(c->consts, 0);
     Instr *memo = NULL; /* the DICTS_SAME whose checks run now */
     PyObject *x, *y, *z;
     int t;
 #define PUSH(v) do { if (sp >= c->depth) goto overflow; stack[sp++] = (v); } while (0)
 #define POP() (stack[--sp])
 #define NEED(k) do { if (sp < (k)) goto underflow; } while (0)
-#define CONST(i) PyTuple_GET_ITEM(c->consts, (i))
+#define CONST(i) (consts[(i)])
 #define CHECKED(v) do { PyObject *_v = (v); if (_v == NULL) goto error; PUSH(_v); } while (0)
 /* v = local i (borrowed), UnboundLocalError where it is unset */
 #define LOCAL_SET(v, i) do { \
@@ -714,7 +726,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
 #ifdef CCHECKS_COMPUTED_GOTO
     /* each op jumps to the next one's code itself: one indirect jump per op, which the CPU
      * predicts per op (as CPython's own loop does); the switch is the same code, portably */
-    static void *const targets[OP_COUNT] = {
+    static void *const targets[OP_ALL_COUNT] = {
         [OP_END] = &&T_OP_END,
         [OP_MISS] = &&T_OP_MISS,
         [OP_PARAM] = &&T_OP_PARAM,
@@ -791,9 +803,10 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_DICTS_SAME] = &&T_OP_DICTS_SAME,
         [OP_DICTS_PASSED] = &&T_OP_DICTS_PASSED,
         [OP_ASSERT_CODES] = &&T_OP_ASSERT_CODES,
+        [OP_PARAM_LEN_ITEMS_SAME] = &&T_OP_PARAM_LEN_ITEMS_SAME,
     };
 #define TARGET(name) case name: T_##name:
-#define DISPATCH() do { ip = &c->code[pc++]; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
+#define DISPATCH() do { ip = next++; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
 #else
 #define TARGET(name) case name:
 #define DISPATCH() break
@@ -802,7 +815,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
     int op;
     long long arg;
     for (;;) {
-        ip = &c->code[pc++];
+        ip = next++;
         op = ip->op;
         arg = ip->arg;
         switch (op) {
@@ -938,7 +951,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             DISPATCH();
         }
         TARGET(OP_JUMP)
-            pc = arg;
+            next = code + arg;
             DISPATCH();
         TARGET(OP_JUMP_IF_FALSE_OR_POP)
         TARGET(OP_JUMP_IF_TRUE_OR_POP)
@@ -948,7 +961,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
                 goto error;
             }
             if (t == (op == OP_JUMP_IF_TRUE_OR_POP)) {
-                pc = arg;
+                next = code + arg;
             }
             else {
                 x = POP();
@@ -965,7 +978,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
                 goto error;
             }
             if (t == (op == OP_POP_JUMP_IF_TRUE)) {
-                pc = arg;
+                next = code + arg;
             }
             DISPATCH();
         TARGET(OP_ASSERT_TRUE)
@@ -998,6 +1011,25 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             DISPATCH();
         TARGET(OP_PARAM_EQ)
             PARAM_CHECK(OP_ASSERT_EQ);
+            DISPATCH();
+        TARGET(OP_PARAM_LEN_ITEMS_SAME)
+            if (FIELD_A(arg) < n) {
+                x = args[FIELD_A(arg)];
+                if ((PyList_CheckExact(x) || PyTuple_CheckExact(x)) && Py_SIZE(x) == (Py_ssize_t)FIELD_B(arg)) {
+                    PyObject **items = PyList_CheckExact(x) ? ((PyListObject *)x)->ob_item : ((PyTupleObject *)x)->ob_item;
+                    PyObject **want = ((PyTupleObject *)ip->found)->ob_item;
+                    Py_ssize_t j = 0, m = Py_SIZE(x);
+                    while (j < m && items[j] == want[j]) {
+                        j++;
+                    }
+                    if (j == m) {
+                        ip->served++;
+                        next++; /* the PARAM_ITEMS: passes */
+                        DISPATCH();
+                    }
+                }
+            }
+            PARAM_CHECK(OP_ASSERT_LEN);
             DISPATCH();
         TARGET(OP_PARAM_LEN)
             PARAM_CHECK(OP_ASSERT_LEN);
@@ -1143,7 +1175,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
                 goto error;
             }
             if (t) {
-                pc = FIELD_B(arg);
+                next = code + FIELD_B(arg);
             }
             else {
                 memo = ip;
@@ -1370,6 +1402,42 @@ items_const(PyObject *k)
                              PyTuple_GET_ITEM(k, 2));
 }
 
+/* an ASSERT_ITEMS constant (valid: `items_const`) of the first `len` items in order, each
+ * value of a type whose identity is equality (exact int, str, bytes) and of its type: an item
+ * that is the value itself passes without code */
+static int
+items_by_identity(PyObject *k, long long len)
+{
+    PyObject *types = PyTuple_GET_ITEM(k, 1), *values = PyTuple_GET_ITEM(k, 2);
+    if (PyTuple_GET_ITEM(k, 0) != Py_None || PyTuple_GET_SIZE(values) != len) {
+        return 0;
+    }
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(values); j++) {
+        PyObject *v = PyTuple_GET_ITEM(values, j);
+        if ((PyObject *)Py_TYPE(v) != PyTuple_GET_ITEM(types, j)
+            || !(PyLong_CheckExact(v) || PyUnicode_CheckExact(v) || PyBytes_CheckExact(v))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* the internal ops (after OP_COUNT) put in place of the program's own where they do the same
+ * faster; the ops they stand for stay where they are (a jump may reach them) */
+static void
+superops(CheckedLink *c)
+{
+    for (Py_ssize_t i = 0; i + 1 < c->ncode; i++) {
+        Instr *in = &c->code[i], *after = in + 1;
+        if (in->op == OP_PARAM_LEN && after->op == OP_PARAM_ITEMS && FIELD_A(after->arg) == FIELD_A(in->arg)
+            && FIELD_A(in->arg) < c->npos
+            && items_by_identity(PyTuple_GET_ITEM(c->consts, FIELD_B(after->arg)), FIELD_B(in->arg))) {
+            in->op = OP_PARAM_LEN_ITEMS_SAME;
+            in->found = PyTuple_GET_ITEM(PyTuple_GET_ITEM(c->consts, FIELD_B(after->arg)), 2); /* borrowed */
+        }
+    }
+}
+
 /* a program that cannot read out of bounds: known ops, indices in range, jumps inside,
  * the last op an END or a MISS, nothing negative, ASSERT_ITEMS constants of their shape */
 static int
@@ -1487,6 +1555,7 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         Py_DECREF(c);
         return NULL;
     }
+    superops(c);
     return (PyObject *)c;
 }
 
@@ -1557,7 +1626,8 @@ checked_cache_hits(PyObject *op, void *closure)
 static PyGetSetDef checked_getset[] = {
     {"cache_hits", checked_cache_hits, NULL,
      "attribute reads its ops took from what an earlier read found, by type version tags\n"
-     "(`attribute` in _cchecks.c), not by a full getattr", NULL},
+     "(`attribute` in _cchecks.c), not by a full getattr; and checks an internal op decided\n"
+     "by its shortcut (`superops`: a list's known items compared by identity)", NULL},
     {NULL},
 };
 

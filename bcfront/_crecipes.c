@@ -95,6 +95,8 @@ typedef struct {
     PyCFunction cfunc;    /* STEP_APPLY: fn's C function where `direct` says how to call it, else NULL */
     PyTypeObject *ctype;  /* ... and a method descriptor's type (its first argument's), else NULL */
     int direct;           /* DIRECT_O, DIRECT_NOARGS, DIRECT_FAST: the calling convention */
+    int plain;            /* STEP_APPLY, STEP_SETITEM: no part is a display (each read borrowed,
+                           * none made: `value_plain`) */
 } Step;
 
 /* STEP_APPLY of a C function or method descriptor called as its own convention says, as
@@ -211,18 +213,26 @@ slot(PyObject **slots, Py_ssize_t i)
 static Py_ALWAYS_INLINE inline PyObject *
 value_borrowed(const Value *v, const Locals *l, int *owned)
 {
+    /* (tests, not a switch: its table's indirect jump cost more than these few compares) */
     *owned = 0;
-    switch (v->kind) {
-    case MADE_OBJECT:
-        return v->obj;
-    case MADE_SLOT:
-        return slot(l->slots, v->slot);
-    case MADE_PARAM:
+    if (v->kind == MADE_PARAM) {
         return l->params[v->slot];
-    default:
-        *owned = 1;
-        return made(v->obj, l);
     }
+    if (v->kind == MADE_OBJECT) {
+        return v->obj;
+    }
+    if (v->kind == MADE_SLOT) {
+        return slot(l->slots, v->slot);
+    }
+    *owned = 1;
+    return made(v->obj, l);
+}
+
+/* `value_borrowed` of a value that is no display (`Step.plain`): never a new object */
+static Py_ALWAYS_INLINE inline PyObject *
+value_plain(const Value *v, const Locals *l)
+{
+    return v->kind == MADE_PARAM ? l->params[v->slot] : v->kind == MADE_OBJECT ? v->obj : slot(l->slots, v->slot);
 }
 
 /* what a value recipe makes, a new reference (NULL with an error set) */
@@ -711,6 +721,13 @@ step_run(const Step *s, const Locals *l)
             }
             Py_CLEAR(t);
         }
+        if (s->plain) { /* borrowed, none to drop after */
+            if ((v = value_plain(&s->v, l)) == NULL || (t = value_plain(&s->target, l)) == NULL
+                || (k = value_plain(&s->key, l)) == NULL) {
+                return -1;
+            }
+            return list_item_store(t, k, s->index, v) ? 0 : PyObject_SetItem(t, k, v);
+        }
         int own_v = 0, own_t = 0, own_k = 0;
         if ((v = value_borrowed(&s->v, l, &own_v)) != NULL && (t = value_borrowed(&s->target, l, &own_t)) != NULL
             && (k = value_borrowed(&s->key, l, &own_k)) != NULL) {
@@ -732,6 +749,19 @@ step_run(const Step *s, const Locals *l)
         int owned[MAX_ARGS];
         Py_ssize_t i;
         v = NULL;
+        if (s->plain) { /* borrowed, none to drop after */
+            for (i = 0; i < s->nparts; i++) {
+                if ((argv[i] = value_plain(&s->parts[i], l)) == NULL) {
+                    return -1;
+                }
+            }
+            v = s->cfunc != NULL && recipes_direct_calls ? apply_direct(s, argv) : PyObject_Vectorcall(s->obj, argv, s->nparts, NULL);
+            if (v == NULL) {
+                return -1;
+            }
+            Py_XSETREF(slots[s->dst], v);
+            return 0;
+        }
         for (i = 0; i < s->nparts; i++) {
             if ((argv[i] = value_borrowed(&s->parts[i], l, &owned[i])) == NULL) {
                 goto apply_done;
@@ -901,6 +931,13 @@ value_valid(PyObject *recipe, Py_ssize_t nslots, Py_ssize_t *nparams, int depth)
     return 1;
 }
 
+/* a compiled value no display: read, never made (`value_plain`) */
+static int
+value_is_plain(const Value *v)
+{
+    return v->kind == MADE_PARAM || v->kind == MADE_OBJECT || v->kind == MADE_SLOT;
+}
+
 static Value
 value_of(PyObject *recipe)
 {
@@ -1004,6 +1041,7 @@ step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step
                 s->index = -1;
             }
         }
+        s->plain = value_is_plain(&s->v) && value_is_plain(&s->target) && value_is_plain(&s->key);
         return 1;
     case STEP_APPLY: {
         PyObject *parts = ITEM(3);
@@ -1022,6 +1060,10 @@ step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step
             if (!value_compiled(PyTuple_GET_ITEM(parts, i), nslots, nparams, &s->parts[i])) {
                 return 0;
             }
+        }
+        s->plain = 1;
+        for (Py_ssize_t i = 0; i < s->nparts; i++) {
+            s->plain &= value_is_plain(&s->parts[i]);
         }
         direct_compiled(s);
         return 1;

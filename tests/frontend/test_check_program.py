@@ -849,3 +849,41 @@ def test_a_guard_larger_than_the_translation_limit_keeps_its_python_link():
         assert cf() == sum(BIG)
     finally:
         BIG.pop()
+
+
+def test_a_list_of_known_items_is_checked_by_identity_in_one_op_deciding_as_python():
+    # ``len(x) == 3 and items_are(x, (0, 1, 2), types, values)`` of exact ints: one internal
+    # op compares an exact list's or tuple's items with the values by identity and decides
+    # both checks; anything else (an equal item that is another object, a subclass, another
+    # length) runs the two checks as they are.  Oracle: the Python link on the same argument.
+    big = 10**20
+    check = guarded(
+        "if not (___len(x) == 3 and ___items_are(x, (0, 1, 2, ), ___types, ___values)):", "    return ___miss"
+    )
+    scope = {"___len": len, "___items_are": C.items_are}
+    scope.update({"___types": (int, int, str), "___values": (1, big, "a")})
+    ref, (link, p) = link_of(check, scope)
+    listing = "\n".join(p.listing())
+    assert "PARAM_LEN" in listing and "PARAM_ITEMS" in listing, listing
+
+    class Longer(list):
+        def __len__(self):
+            return 3
+
+    cases = [
+        ([1, big, "a"], True),  # the very objects: the shortcut
+        ((1, big, "a"), True),
+        ([1, int(str(big)), "a"], False),  # equal, not the same object: the checks themselves
+        ([1, big, "b"], False),
+        ([1, big], False),
+        ([1, big, "a", 4], False),
+        ([True, big, "a"], False),  # equal, of another type
+        (Longer([1, big, "a"]), False),
+        (Longer([1, big, "a", 5]), False),
+        ("1ba", False),
+        (None, False),
+    ]
+    for arg, by_identity in cases:
+        before = link.cache_hits
+        assert link.passes(arg) == (ref(arg) is True), arg
+        assert link.cache_hits == before + by_identity, arg
