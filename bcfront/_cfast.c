@@ -227,12 +227,21 @@ key_seen_clear(DispatchBase *d)
  * key is not in it) */
 static int key_filters = 1; /* 0: every key looked up in the table (`_key_filters`: the reference) */
 
-static PyObject *
+static PyObject *keyed_lookup(DispatchBase *d, PyObject *const *args, Py_ssize_t n);
+
+static Py_ALWAYS_INLINE inline PyObject *
 keyed_pick(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
 {
     if (d->key_table == NULL || d->key_first != d->first || n < d->key_needs) {
         return Py_NewRef(d->first);
     }
+    return keyed_lookup(d, args, n);
+}
+
+/* keyed_pick where the table is armed (out of line: the unkeyed call's path stays short) */
+static PyObject *
+keyed_lookup(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
+{
     if (d->key_seen) {
         int i = 0;
         while (i < d->key_count && args[d->key_positions[i]] == d->key_seen_args[i]) {
@@ -418,7 +427,7 @@ static PyObject *small_zero = NULL;
 
 /* the fast way of a call with the positional `args` (`n` of them) and `keywords` (a non-empty
  * dict, or NULL): `*taken` is 0 (and NULL returned, no error set) where it may not take it */
-static PyObject *
+static Py_ALWAYS_INLINE inline PyObject *
 dispatch_fast(DispatchBase *d, PyObject *const *args, Py_ssize_t n, PyObject *keywords, int *taken)
 {
     *taken = 0;

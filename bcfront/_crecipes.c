@@ -489,7 +489,7 @@ fail:
  * list_ass_item makes it (the old item let go after the new one is in place), without the
  * generic path's index conversion; 0 where it does not apply (PyObject_SetItem then: its
  * errors for an index out of range or too large) */
-static int
+static Py_ALWAYS_INLINE inline int
 list_item_store(PyObject *t, PyObject *k, Py_ssize_t known, PyObject *v)
 {
     if (!PyList_CheckExact(t) || !PyLong_CheckExact(k)) {
@@ -557,7 +557,7 @@ direct_compiled(Step *s)
 
 /* fn(*argv) for a step `direct_compiled` chose: what the descriptor's or builtin's vectorcall
  * does, less its checks of the convention; a method's self of another type goes that way */
-static PyObject *
+static Py_ALWAYS_INLINE inline PyObject *
 apply_direct(const Step *s, PyObject *const *argv)
 {
     PyObject *self;
