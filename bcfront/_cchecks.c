@@ -1280,13 +1280,17 @@ static PyObject *
 checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    PyObject *cur = Py_NewRef(callable); /* held: a check may re-arm the chain and drop it */
+    /* `callable` is held by our caller for the call (the vectorcall protocol's rule); each
+     * next link by us: a check may re-arm the chain and drop it */
+    PyObject *cur = callable;
+    int owned = 0;
+#define LET_GO(cur) do { if (owned) Py_DECREF(cur); } while (0)
     while (Py_IS_TYPE(cur, &CheckedLinkType)) {
         CheckedLink *c = (CheckedLink *)cur;
         PyObject *res;
         if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) || !binds_positionally(c, n)) {
             res = PyObject_Vectorcall(c->link, args, nargsf, kwnames);
-            Py_DECREF(cur);
+            LET_GO(cur);
             return res;
         }
         PyObject *kept = NULL;
@@ -1303,20 +1307,24 @@ checked_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
                 c->hits++;
                 res = c->result != NULL ? recipe_of_call(c, args, n) : PyObject_Vectorcall(c->body, args, nargsf, NULL);
             }
-            Py_DECREF(cur);
+            LET_GO(cur);
             return res;
         }
         PyObject *next = c->next;
         if (next == NULL) {
-            Py_DECREF(cur);
+            LET_GO(cur);
             PyErr_SetString(PyExc_RuntimeError, "CheckedLink: not chained (no next)");
             return NULL;
         }
-        Py_SETREF(cur, Py_NewRef(next));
+        next = Py_NewRef(next);
+        LET_GO(cur);
+        cur = next;
+        owned = 1;
     }
     PyObject *res = PyObject_Vectorcall(cur, args, nargsf, kwnames);
-    Py_DECREF(cur);
+    LET_GO(cur);
     return res;
+#undef LET_GO
 }
 
 static const int takes_const[OP_COUNT] = {
