@@ -21,6 +21,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "_cdict.h" /* dict_tag */
@@ -127,6 +128,11 @@ enum {
                            * (`found`: its values tuple): where the argument is an exact list
                            * or tuple of B items, each that very value, both pass (no code
                            * runs in either) and are skipped; else PARAM_LEN runs as itself */
+    OP_CONST_SIGN_IS,   /* CONST A, the next four ops `CONST 1.0; PARAM p; CALL 2; ASSERT_EQ
+                           * K` with A math.copysign and K 1.0 or -1.0 (a float guard's sign
+                           * test, ``copysign(1.0, x) == 1.0``: -0.0 == 0.0): where parameter
+                           * p (`aux`) is an exact float, its sign bit decides them all, no
+                           * call made (`found`: K) ; else CONST A runs as itself */
     OP_ALL_COUNT
 };
 
@@ -193,6 +199,7 @@ typedef struct {
     Py_ssize_t ntags;
     uint64_t version;    /* its version tag then: any change to it gives a new one, and so
                           * does a new dict made at the same address */
+    Py_ssize_t aux;      /* an internal op's own argument (OP_CONST_SIGN_IS: the parameter) */
     Py_ssize_t served;   /* ATTR reads served by the cache, checks an internal op decided by
                           * its shortcut (`CheckedLink.cache_hits`: tests) */
 } Instr;
@@ -804,6 +811,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_DICTS_PASSED] = &&T_OP_DICTS_PASSED,
         [OP_ASSERT_CODES] = &&T_OP_ASSERT_CODES,
         [OP_PARAM_LEN_ITEMS_SAME] = &&T_OP_PARAM_LEN_ITEMS_SAME,
+        [OP_CONST_SIGN_IS] = &&T_OP_CONST_SIGN_IS,
     };
 #define TARGET(name) case name: T_##name:
 #define DISPATCH() do { ip = next++; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
@@ -856,6 +864,20 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
             PUSH(Py_NewRef(x));
             DISPATCH();
         }
+        TARGET(OP_CONST_SIGN_IS)
+            if (ip->aux < n && PyFloat_CheckExact(args[ip->aux])) {
+                /* copysign(1.0, x) is -1.0 where x's sign bit is set (a NaN's too), else 1.0 */
+                int negative = signbit(PyFloat_AS_DOUBLE(args[ip->aux])) != 0;
+                ip->served++;
+                if (negative != (PyFloat_AS_DOUBLE(ip->found) < 0)) {
+                    outcome = 0;
+                    goto done;
+                }
+                next += 4; /* CONST 1.0; PARAM; CALL 2; ASSERT_EQ: decided */
+                DISPATCH();
+            }
+            PUSH(Py_NewRef(CONST(arg)));
+            DISPATCH();
         TARGET(OP_CONST)
             PUSH(Py_NewRef(CONST(arg)));
             DISPATCH();
@@ -1430,6 +1452,40 @@ items_by_identity(PyObject *k, long long len)
     return 1;
 }
 
+/* an exact float equal to `value` */
+static int
+float_is(PyObject *x, double value)
+{
+    return PyFloat_CheckExact(x) && PyFloat_AS_DOUBLE(x) == value;
+}
+
+/* `in` and the four ops after it are ``copysign(1.0, x) == K`` of a parameter, with the very
+ * math.copysign, 1.0 and K 1.0 or -1.0: CONST, CONST, PARAM, CALL 2, ASSERT_EQ */
+static int
+sign_test(CheckedLink *c, const Instr *in)
+{
+    if (in[0].op != OP_CONST || in[1].op != OP_CONST || in[2].op != OP_PARAM || in[3].op != OP_CALL
+        || in[3].arg != 2 || in[4].op != OP_ASSERT_EQ || in[2].arg >= c->npos) {
+        return 0;
+    }
+    PyObject *k = PyTuple_GET_ITEM(c->consts, in[4].arg);
+    if (!float_is(PyTuple_GET_ITEM(c->consts, in[1].arg), 1.0) || !(float_is(k, 1.0) || float_is(k, -1.0))) {
+        return 0;
+    }
+    PyObject *math = PyImport_ImportModule("math"), *copysign = NULL;
+    if (math != NULL) {
+        copysign = PyObject_GetAttrString(math, "copysign");
+        Py_DECREF(math);
+    }
+    if (copysign == NULL) {
+        PyErr_Clear(); /* no shortcut, the plain ops */
+        return 0;
+    }
+    int same = copysign == PyTuple_GET_ITEM(c->consts, in[0].arg);
+    Py_DECREF(copysign);
+    return same;
+}
+
 /* the internal ops (after OP_COUNT) put in place of the program's own where they do the same
  * faster; the ops they stand for stay where they are (a jump may reach them) */
 static void
@@ -1442,6 +1498,11 @@ superops(CheckedLink *c)
             && items_by_identity(PyTuple_GET_ITEM(c->consts, FIELD_B(after->arg)), FIELD_B(in->arg))) {
             in->op = OP_PARAM_LEN_ITEMS_SAME;
             in->found = PyTuple_GET_ITEM(PyTuple_GET_ITEM(c->consts, FIELD_B(after->arg)), 2); /* borrowed */
+        }
+        else if (i + 4 < c->ncode && sign_test(c, in)) {
+            in->op = OP_CONST_SIGN_IS;
+            in->aux = (Py_ssize_t)in[2].arg;
+            in->found = PyTuple_GET_ITEM(c->consts, in[4].arg); /* borrowed */
         }
     }
 }
@@ -1556,6 +1617,7 @@ checked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         c->code[i].arg = PyLong_AsLongLong(PyTuple_GET_ITEM(code, 2 * i + 1));
         c->code[i].kind = CACHE_NONE;
         c->code[i].served = 0;
+        c->code[i].aux = 0;
         c->code[i].tags = NULL;
         c->code[i].ntags = 0;
     }

@@ -887,3 +887,26 @@ def test_a_list_of_known_items_is_checked_by_identity_in_one_op_deciding_as_pyth
         before = link.cache_hits
         assert link.passes(arg) == (ref(arg) is True), arg
         assert link.cache_hits == before + by_identity, arg
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_floats_sign_test_is_its_sign_bit_deciding_as_python(sign):
+    # a float guard's ``copysign(1.0, x) == 1.0`` (-0.0 == 0.0 but not its sign): one
+    # internal op reads an exact float's sign bit, no call; anything else calls copysign
+    # as the plain ops do.  Oracle: the Python link on the same argument.
+    import math
+
+    check = guarded(f"if not (___copysign(1.0, x) == {sign!r}):", "    return ___miss")
+    ref, (link, p) = link_of(check, {"___copysign": math.copysign})
+    assert "CALL" in "\n".join(p.listing())
+
+    class F(float):
+        pass
+
+    nan = float("nan")
+    floats = [0.0, -0.0, 1.5, -1.5, math.inf, -math.inf, nan, -nan, math.copysign(nan, -1.0), 5e-324]
+    others = [0, -0, 3, -3, True, F(-0.0), F(2.0), "x", None, 10**400]
+    for arg in floats + others:
+        before = link.cache_hits
+        assert link.passes(arg) == (ref(arg) is True), arg
+        assert link.cache_hits == before + (type(arg) is float), arg
