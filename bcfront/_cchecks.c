@@ -133,6 +133,9 @@ enum {
                            * test, ``copysign(1.0, x) == 1.0``: -0.0 == 0.0): where parameter
                            * p (`aux`) is an exact float, its sign bit decides them all, no
                            * call made (`found`: K) ; else CONST A runs as itself */
+    OP_PARAM_TYPE_SAME, /* PARAM_TYPE_EQ A,B,C whose type B is exact int, str or bytes (equal
+                           * where identical, comparing runs no code): the very object C passes
+                           * with no comparison made; another one of type B is compared */
     OP_ALL_COUNT
 };
 
@@ -812,6 +815,7 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         [OP_ASSERT_CODES] = &&T_OP_ASSERT_CODES,
         [OP_PARAM_LEN_ITEMS_SAME] = &&T_OP_PARAM_LEN_ITEMS_SAME,
         [OP_CONST_SIGN_IS] = &&T_OP_CONST_SIGN_IS,
+        [OP_PARAM_TYPE_SAME] = &&T_OP_PARAM_TYPE_SAME,
     };
 #define TARGET(name) case name: T_##name:
 #define DISPATCH() do { ip = next++; op = ip->op; arg = ip->arg; goto *targets[op]; } while (0)
@@ -1110,6 +1114,12 @@ run(CheckedLink *c, PyObject *const *args, Py_ssize_t n, PyObject **kept)
         TARGET(OP_CONST_ATTR)
             CHECKED(attribute(ip, CONST(FIELD_A(arg)), CONST(FIELD_B(arg))));
             DISPATCH();
+        TARGET(OP_PARAM_TYPE_SAME)
+            if (FIELD_A(arg) < n && args[FIELD_A(arg)] == CONST(FIELD_C(arg))) {
+                ip->served++;
+                DISPATCH();
+            }
+            /* fall through: PARAM_TYPE_EQ as itself */
         TARGET(OP_PARAM_TYPE_EQ)
             if (FIELD_A(arg) < n) { /* borrowed, as PARAM_CHECK's */
                 x = args[FIELD_A(arg)];
@@ -1432,6 +1442,14 @@ items_const(PyObject *k)
                              PyTuple_GET_ITEM(k, 2));
 }
 
+/* `t` is exact int, str or bytes: two objects of it that are one object are equal, and
+ * comparing them runs no code (`_cfast.c`'s identity_equality) */
+static int
+same_is_equal(PyObject *t)
+{
+    return t == (PyObject *)&PyLong_Type || t == (PyObject *)&PyUnicode_Type || t == (PyObject *)&PyBytes_Type;
+}
+
 /* an ASSERT_ITEMS constant (valid: `items_const`) of the first `len` items in order, each
  * value of a type whose identity is equality (exact int, str, bytes) and of its type: an item
  * that is the value itself passes without code */
@@ -1444,8 +1462,7 @@ items_by_identity(PyObject *k, long long len)
     }
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(values); j++) {
         PyObject *v = PyTuple_GET_ITEM(values, j);
-        if ((PyObject *)Py_TYPE(v) != PyTuple_GET_ITEM(types, j)
-            || !(PyLong_CheckExact(v) || PyUnicode_CheckExact(v) || PyBytes_CheckExact(v))) {
+        if ((PyObject *)Py_TYPE(v) != PyTuple_GET_ITEM(types, j) || !same_is_equal((PyObject *)Py_TYPE(v))) {
             return 0;
         }
     }
@@ -1498,6 +1515,11 @@ superops(CheckedLink *c)
             && items_by_identity(PyTuple_GET_ITEM(c->consts, FIELD_B(after->arg)), FIELD_B(in->arg))) {
             in->op = OP_PARAM_LEN_ITEMS_SAME;
             in->found = PyTuple_GET_ITEM(PyTuple_GET_ITEM(c->consts, FIELD_B(after->arg)), 2); /* borrowed */
+        }
+        else if (in->op == OP_PARAM_TYPE_EQ && same_is_equal(PyTuple_GET_ITEM(c->consts, FIELD_B(in->arg)))
+                 && Py_IS_TYPE(PyTuple_GET_ITEM(c->consts, FIELD_C(in->arg)),
+                               (PyTypeObject *)PyTuple_GET_ITEM(c->consts, FIELD_B(in->arg)))) {
+            in->op = OP_PARAM_TYPE_SAME;
         }
         else if (i + 4 < c->ncode && sign_test(c, in)) {
             in->op = OP_CONST_SIGN_IS;

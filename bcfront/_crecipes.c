@@ -42,7 +42,9 @@
  *                                              Python's order: value, target, key)
  *      (STEP_APPLY, i, fn, parts)              slot i = fn(*what the parts make, in order)
  *                                              (`fn` a built-in function or a built-in
- *                                              type's method: no frame reads it)
+ *                                              type's method: no frame reads it; i = -1:
+ *                                              the result let go at once, as a call
+ *                                              statement's POP_TOP lets it go)
  *      (STEP_RETURN, value)                    return value (a region that returns a result
  *                                              after its stores and calls: `step_recipes.py`)
  *    the last step, and only the last, a STEP_RAISE or a STEP_RETURN.
@@ -596,6 +598,21 @@ apply_direct(const Step *s, PyObject *const *argv)
     return v;
 }
 
+/* a STEP_APPLY's result `v` (NULL: its error) into its slot, or let go (a discarded one's):
+ * 0, or -1 with the error set */
+static Py_ALWAYS_INLINE inline int
+result_stored(const Step *s, PyObject **slots, PyObject *v)
+{
+    if (v == NULL) {
+        return -1;
+    }
+    if (s->dst < 0) {
+        Py_DECREF(v);
+        return 0;
+    }
+    Py_XSETREF(slots[s->dst], v);
+    return 0;
+}
 
 static int
 step_run(const Step *s, const Locals *l)
@@ -756,11 +773,7 @@ step_run(const Step *s, const Locals *l)
                 }
             }
             v = s->cfunc != NULL && recipes_direct_calls ? apply_direct(s, argv) : PyObject_Vectorcall(s->obj, argv, s->nparts, NULL);
-            if (v == NULL) {
-                return -1;
-            }
-            Py_XSETREF(slots[s->dst], v);
-            return 0;
+            return result_stored(s, slots, v);
         }
         for (i = 0; i < s->nparts; i++) {
             if ((argv[i] = value_borrowed(&s->parts[i], l, &owned[i])) == NULL) {
@@ -774,11 +787,7 @@ step_run(const Step *s, const Locals *l)
                 Py_DECREF(argv[i]);
             }
         }
-        if (v == NULL) {
-            return -1;
-        }
-        Py_XSETREF(slots[s->dst], v);
-        return 0;
+        return result_stored(s, slots, v);
     }
     case STEP_RETURN: /* steps_run makes the value */
         return 0;
@@ -795,9 +804,9 @@ steps_run(Recipe *r, PyObject *const *params)
         slots[i] = NULL;
     }
     Locals l = {slots, params};
-    PyObject *res = NULL; /* the last step raises, or returns */
-    for (Py_ssize_t i = 0; i < r->nsteps; i++) {
-        const Step *s = &r->steps[i];
+    PyObject *res = NULL;
+    /* (no count of the steps: the last one, a STEP_RAISE or a STEP_RETURN, ends them) */
+    for (const Step *s = r->steps;; s++) {
         if (s->kind == STEP_RETURN) {
             res = value(&s->v, &l);
             break;
@@ -806,7 +815,7 @@ steps_run(Recipe *r, PyObject *const *params)
             break;
         }
         if (s->kind == STEP_TRACEBACK) {
-            i += s->more;
+            s += s->more;
         }
     }
     for (Py_ssize_t i = 0; i < r->nslots; i++) {
@@ -968,6 +977,14 @@ value_compiled(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, Value *v)
     return 1;
 }
 
+/* a STEP_APPLY's slot -1: the result discarded */
+static int
+discarded(PyObject *i)
+{
+    int overflow;
+    return PyLong_CheckExact(i) && PyLong_AsLongAndOverflow(i, &overflow) == -1 && !overflow;
+}
+
 /* step tuple `t` compiled into `s`; 0 where it is no step (the last, and only the last, a
  * STEP_RAISE or a STEP_RETURN) */
 static int
@@ -1046,7 +1063,8 @@ step_compile(PyObject *t, Py_ssize_t nslots, Py_ssize_t *nparams, int last, Step
     case STEP_APPLY: {
         PyObject *parts = ITEM(3);
         s->obj = ITEM(2);
-        if (!SLOT(1, dst) || !(PyCFunction_Check(s->obj) || Py_IS_TYPE(s->obj, &PyMethodDescr_Type))
+        if (!(discarded(ITEM(1)) ? (s->dst = -1, 1) : SLOT(1, dst))
+            || !(PyCFunction_Check(s->obj) || Py_IS_TYPE(s->obj, &PyMethodDescr_Type))
             || !PyTuple_CheckExact(parts)
             || PyTuple_GET_SIZE(parts) > MAX_ARGS) {
             return 0;

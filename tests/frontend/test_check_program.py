@@ -910,3 +910,30 @@ def test_a_floats_sign_test_is_its_sign_bit_deciding_as_python(sign):
         before = link.cache_hits
         assert link.passes(arg) == (ref(arg) is True), arg
         assert link.cache_hits == before + (type(arg) is float), arg
+
+
+@pytest.mark.parametrize("constant", [2, -7, 10**20, "ab", b"x", 2.5])
+def test_a_scalar_guard_passes_its_very_constant_without_comparing_deciding_as_python(constant):
+    # ``type(x) is int and x == 2``: where the type is exact int, str or bytes (equal where
+    # identical, comparing runs no code) the very constant passes with no comparison; an
+    # equal other object, another value, a subclass or a float compares as the plain op
+    # does.  Oracle: the Python link on the same argument.
+    check = guarded("if not (___type(x) is ___t and x == ___k):", "    return ___miss")
+    ref, (link, p) = link_of(check, {"___type": type, "___t": type(constant), "___k": constant})
+    assert "PARAM_TYPE_EQ" in "\n".join(p.listing())
+
+    class Sub(type(constant)):
+        pass
+
+    other = type(constant)(constant)  # equal; another object for a big int, str, bytes
+    if type(constant) is int:
+        other = int(str(constant))
+    elif type(constant) is str:
+        other = "".join([constant[:1], constant[1:]])
+    by_identity = type(constant) is not float
+    cases = [(constant, by_identity), (other, by_identity and other is constant), (Sub(constant), False)]
+    cases += [(v, False) for v in (3, "b", b"y", True, 2.0, None, float("nan"))]
+    for arg, shortcut in cases:
+        before = link.cache_hits
+        assert link.passes(arg) == (ref(arg) is True), arg
+        assert link.cache_hits == before + shortcut, arg

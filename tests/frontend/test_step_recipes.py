@@ -230,6 +230,53 @@ def test_a_constant_or_parameter_set_once_is_read_as_itself_without_its_step(
     assert outcomes[0] == outcomes[1] == outcomes[2]
 
 
+def test_a_call_statements_result_is_let_go_as_the_statement_ends_as_python_does():
+    # ``xs.pop()`` alone: Python's POP_TOP drops the popped item right away, so its __del__
+    # runs before the next statement's; the recipe lets the result go there too, no local
+    # holding it to the end.  Oracle: the same statements run as Python.
+    log: list = []
+
+    class Noisy:
+        def __del__(self):
+            log.append("released")
+
+    lines = ["    ___pop(xs)", "    ___log('next')", "    return xs"]
+    scope = {"___pop": list.pop, "___log": log.append}
+    recipe = region_steps(lines, scope, (), ("xs",))
+    assert recipe and recipe[0][0] == MADE_STEPS
+    orders = []
+    for make in (C.Recipe(recipe[0]), _python(lines, ["xs"], scope)["_r"]):
+        log.clear()
+        assert make([Noisy()]) == []
+        orders.append(list(log))
+    assert orders[0] == orders[1] == ["released", "next"]
+
+
+@pytest.mark.parametrize(
+    "lines, params, slots",
+    [
+        (R, ["xs", "x"], 0),  # ___r forwarded, the call's result discarded: no local left
+        (["    ___r = ___len(xs)", "    ___a(xs, ___r)", "    return ___r"], ["xs"], 1),
+        (["    ___k = 1", "    ___t = (xs, ___k)", "    ___u = ___len(xs)", "    return ___u"], ["xs"], 2),
+    ],
+)
+def test_a_step_recipe_keeps_a_local_only_for_what_its_steps_still_set(lines, params, slots, monkeypatch):
+    # the locals left after forwarding are numbered anew (the C call clears and drops only
+    # those); the recipe does what the plain one and the statements as Python do
+    scope = {"___a": list.append, "___len": len}
+    names = ("___r", "___k", "___t", "___u")
+    recipe = region_steps(lines, scope, names, params)
+    assert recipe[0][0] == MADE_STEPS and recipe[0][1][0] == slots
+    monkeypatch.setattr(step_recipes, "FORWARD_FIXED_SETS", False)
+    plain = region_steps(lines, scope, names, params)
+    args = ([1, 5], 2)[: len(params)]
+    outcomes = []
+    for make in (C.Recipe(recipe[0]), C.Recipe(plain[0]), _python(lines, params, scope)["_r"]):
+        fresh = copied(args)
+        outcomes.append((repr(make(*fresh)), fresh))
+    assert outcomes[0] == outcomes[1] == outcomes[2]
+
+
 @pytest.mark.parametrize("args", [((7, 2), [0, 0]), ((7, 0), [0, 0]), ((7, 2), [0])])
 def test_a_step_recipe_does_what_its_statements_do_errors_included(args):
     lines = ["    ___q = ___divmod(*p)", "    xs[1] = ___q", "    return xs"]  # the recipe spells *p out
@@ -272,6 +319,14 @@ def test_a_step_recipe_does_what_its_statements_do_errors_included(args):
             (0, ((STEP_SETITEM, (MADE_PARAM, 0), (MADE_OBJECT, 1)), (STEP_RETURN, (MADE_OBJECT, 1)))),
         ),
         (MADE_STEPS, (1, ((STEP_APPLY, 0, len, tuple((MADE_OBJECT, i) for i in range(17))),))),
+        *(  # a slot below 0 other than a STEP_APPLY's -1 (its result discarded)
+            (MADE_STEPS, (1, ((kind, dst, *rest), (STEP_RETURN, (MADE_OBJECT, 1)))))
+            for kind, dst, *rest in [
+                (STEP_APPLY, -2, len, ((MADE_OBJECT, "ab"),)),
+                (STEP_APPLY, 2**70, len, ((MADE_OBJECT, "ab"),)),
+                (STEP_SET, -1, (MADE_OBJECT, 1)),
+            ]
+        ),
     ],
 )
 def test_a_malformed_step_recipe_is_refused_when_made(recipe):

@@ -51,6 +51,9 @@ from .raise_recipes import (
 from .result_recipes import MADE_OBJECT
 
 MAX_ARGS = 16  # `_crecipes.c`'s: the most arguments a STEP_APPLY passes
+# a STEP_APPLY's target where the code drops the call's result (``fn(a)`` alone): the C call
+# lets it go at once, as the statement's POP_TOP does, and no local holds it
+DISCARDED = -1
 
 # built-ins that read the calling Python frame (its locals, globals, code, or the stack)
 _FRAME_READING_BUILTINS = frozenset(
@@ -93,8 +96,8 @@ def forwarded(recipe: tuple) -> tuple:
     no other step sets left out, its reads made of that value itself: the two are the same
     object wherever the local is read (a parameter the steps rebind is a local, not a
     MADE_PARAM).  Steps that end up only returning a value are that value's recipe.  The
-    region's ``___result0 = xs`` ... ``return ___result0`` then costs no step."""
-    (kind, (nslots, steps)) = recipe[0] if recipe else (None, (0, ()))
+    region's ``___result0 = xs`` ... ``return ___result0`` then costs no step, nor a local."""
+    (kind, (_, steps)) = recipe[0] if recipe else (None, (0, ()))
     if kind != MADE_STEPS:
         return recipe
     sets = [s[1] for s in steps if s[0] in (STEP_SET, STEP_APPLY)]
@@ -103,12 +106,28 @@ def forwarded(recipe: tuple) -> tuple:
         for s in steps
         if s[0] == STEP_SET and s[2][0] in (MADE_OBJECT, MADE_PARAM) and sets.count(s[1]) == 1
     }
-    if not fixed:
-        return recipe
     kept = tuple(_read_fixed(s, fixed) for s in steps if not (s[0] == STEP_SET and s[1] in fixed))
     if len(kept) == 1:  # (the STEP_RETURN, last)
         return (kept[0][1],)
-    return ((MADE_STEPS, (nslots, kept)),)
+    return ((MADE_STEPS, _numbered(kept)),)
+
+
+def _numbered(steps: tuple) -> tuple:
+    """``(nslots, steps)``: `steps` with the locals they still set numbered 0, 1, ... in the
+    order they are first set (a local whose sets were all forwarded is no longer any step's:
+    the C call clears and drops only the ones left, none where the steps set none)."""
+    number: dict[int, int] = {}
+    for s in steps:
+        if s[0] in (STEP_SET, STEP_APPLY) and s[1] != DISCARDED:
+            number.setdefault(s[1], len(number))
+    moved = {old: (MADE_SLOT, new) for old, new in number.items()}
+    out = []
+    for step in steps:
+        step = _read_fixed(step, moved)
+        if step[0] in (STEP_SET, STEP_APPLY) and step[1] != DISCARDED:
+            step = (step[0], number[step[1]], *step[2:])
+        out.append(step)
+    return (len(number), tuple(out))
 
 
 def _read_fixed(step: tuple, fixed: dict) -> tuple:
@@ -136,7 +155,7 @@ class _Effects(StepReader):
 
     def statement(self, s) -> None:
         if type(s) is ast.Expr and type(s.value) is ast.Call:
-            self.apply(s.value, self.target(ast.Name(id="\0discarded")))
+            self.apply(s.value, DISCARDED)
         elif type(s) is not ast.Assign or len(s.targets) != 1:
             raise NoRecipe(f"a {type(s).__name__} statement")
         elif type(s.targets[0]) is ast.Subscript:
