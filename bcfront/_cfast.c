@@ -59,6 +59,9 @@ uint64_t cdict_fresh_tags = 0; /* `_cdict.h`: a split dict's tags on 3.13 */
 
 #define KEY_MAX 8 /* most positions a keyed table reads */
 #define KEY_HASHES 8 /* most keys of a first position `keyed_pick` filters by hash */
+#define KEY_COLD 64   /* a table missing this often, and ... */
+#define KEY_COLD_RATIO 16 /* ... this many times as often as it hits, is cold: */
+#define KEY_PROBE 64  /* one call in this many still looks */
 
 typedef struct {
     PyObject_HEAD
@@ -93,6 +96,11 @@ typedef struct {
     int key_nhashes;
     Py_ssize_t key_hits, key_misses; /* the table's, since it was set: the filter serves
                                       * while misses are the more (a hit pays for it) */
+    int key_general; /* `key_missed` is an entry's link that serves any key (an entry not
+                      * specialized on the keyed arguments), not the slow way */
+    int key_cold;   /* the table is cold: most calls go to `key_missed` without a look
+                     * (`keyed_pick`; set where the counts above change) */
+    size_t key_skips; /* calls of a cold table: one in KEY_PROBE looks */
     int keywords; /* a call with keywords may call `first` with them: it binds them as the root does */
     vectorcallfunc vectorcall; /* dispatch_vectorcall, where the class has the flag (`_vectorcall_class`) */
 } DispatchBase;
@@ -235,6 +243,13 @@ keyed_pick(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
     if (d->key_table == NULL || d->key_first != d->first || n < d->key_needs) {
         return Py_NewRef(d->first);
     }
+    /* a cold table (a caller passing new values each call, an entry for any value behind
+     * it): calls go straight to that entry, but one in KEY_PROBE looks, so a table whose keys
+     * come back (its hits) warms up again.  Any entry whose guard holds is exact: the
+     * general one serves a key the table has as well (`_key_filters(False)`: always looks) */
+    if (d->key_cold && key_filters && (++d->key_skips & (KEY_PROBE - 1)) != 0) {
+        return Py_NewRef(d->key_missed);
+    }
     return keyed_lookup(d, args, n);
 }
 
@@ -279,6 +294,7 @@ keyed_lookup(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
     else {
         d->key_misses++;
     }
+    d->key_cold = d->key_general && d->key_misses >= KEY_COLD && d->key_hits * KEY_COLD_RATIO < d->key_misses;
     /* only a key the table has is remembered: scalars (immutable), each equal to one the
      * table holds already (a user's other objects are never kept) */
     if (node != NULL) {
@@ -293,12 +309,13 @@ keyed_lookup(DispatchBase *d, PyObject *const *args, Py_ssize_t n)
 }
 
 PyDoc_STRVAR(dispatch_key_doc,
-"_dispatch_key(positions, table, missed, first) or _dispatch_key(None)\n\n"
+"_dispatch_key(positions, table, missed, first, general=False) or _dispatch_key(None)\n\n"
 "Key the call armed with the link `first`: `positions` is a tuple of 1 to 8 indices into\n"
 "a call's positional arguments (self_args not counted); `table` a dict per position,\n"
 "each mapping a value to (type, next) or {type: next}, `next` the next position's dict\n"
 "or, after the last, the link to call first for that key; `missed` is called where the\n"
-"key is not in the table.  A call passing no more arguments than the largest position\n"
+"key is not in the table (`general`: an entry's link that serves any key, which a cold\n"
+"table's calls go to without a look).  A call passing no more arguments than the largest position\n"
 "calls `first`, and so does every call once the call is armed with another first link.\n"
 "`_dispatch_key(None)`: no table.");
 
@@ -307,7 +324,9 @@ dispatch_key(PyObject *op, PyObject *args)
 {
     DispatchBase *d = (DispatchBase *)op;
     PyObject *positions, *table = NULL, *missed = NULL, *first = NULL;
-    if (!PyArg_ParseTuple(args, "O|O!OO:_dispatch_key", &positions, &PyDict_Type, &table, &missed, &first)) {
+    int general = 0;
+    if (!PyArg_ParseTuple(args, "O|O!OOp:_dispatch_key", &positions, &PyDict_Type, &table, &missed, &first,
+                          &general)) {
         return NULL;
     }
     if (positions == Py_None) {
@@ -348,6 +367,9 @@ dispatch_key(PyObject *op, PyObject *args)
     Py_XSETREF(d->key_first, Py_NewRef(first));
     d->key_nhashes = -1;
     d->key_hits = d->key_misses = 0;
+    d->key_skips = 0;
+    d->key_general = general;
+    d->key_cold = 0;
     if (PyDict_GET_SIZE(table) <= KEY_HASHES) {
         Py_ssize_t pos = 0;
         PyObject *key, *value;
@@ -1363,7 +1385,7 @@ PyInit__cfast(void)
     if (PyModule_AddObjectRef(m, "DispatchBase", (PyObject *)&DispatchBaseType) < 0
         || cchecks_add(m) < 0 || recipes_add(m) < 0
         /* what bcfront/cfast.py expects of this source: a stale build is not used */
-        || PyModule_AddIntConstant(m, "INTERFACE", 17) < 0) {
+        || PyModule_AddIntConstant(m, "INTERFACE", 18) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -28,6 +28,7 @@ class DispatchBase:
         table: dict[Any, Any] = ...,
         missed: Callable[..., Any] = ...,
         first: Callable[..., Any] = ...,
+        general: bool = ...,
         /,
     ) -> None: ...
     def _dispatch_pick(self, *args: Any) -> Callable[..., Any] | None: ...

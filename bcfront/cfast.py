@@ -18,7 +18,7 @@ from types import ModuleType
 # each extension's interface version, as its source declares it (``INTERFACE``): raised
 # with every change of what Python calls in it, so that a build left from an older source
 # (an editable install not rebuilt) is not used
-INTERFACES = {"_cfast": 17, "_canalysis": 1}
+INTERFACES = {"_cfast": 18, "_canalysis": 1}
 
 
 def load(name: str) -> ModuleType | None:

@@ -242,7 +242,7 @@ def _arm(cf, entries, plain_call, timing_on, bound: bool) -> bool:
         miss = links[unkeyed] if unkeyed is not None else missed
         if miss is missed and missed is not root:
             miss = _missed_as_the_last_link(missed, code, kwdefaults)
-        cf._dispatch_key(positions, table, miss, links[0])
+        cf._dispatch_key(positions, table, miss, links[0], unkeyed is not None)
     type(cf).__call__ = _C_CALL
     if C is not None:  # (HAVE_C) a call makes no argument tuple; the C call checks __call__
         C._vectorcall_class(type(cf))

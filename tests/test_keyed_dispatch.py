@@ -616,3 +616,34 @@ def memoized_double_plain(k, made):
         return k * 2, "cached"
     made.append(k)
     return k * 2, "made"
+
+
+def test_a_table_that_only_misses_sends_calls_to_the_general_entry_and_warms_up_again():
+    # a caller passing new values each call (a heap's items, a counter): the table's
+    # lookups all miss, so once cold most calls go to the value-dynamic entry without one
+    # (`_cfast.c` keyed_pick: KEY_COLD misses, 16 for each hit), one in 64 still looks, and
+    # a key that comes back often turns it on again.  Oracles: plain Python, and the lookup
+    # on every call (`_key_filters(False)`), which picks the key's own entry
+    from bcfront.cfast import C
+
+    cf = bcfront.capture(tagged)
+    cf.checked_links = False  # the Python links, which `picked` names
+    for s in ["a", "b", "c"]:
+        assert cf(s) == tagged(s)
+    assert len(cf._entries) == 3
+    general = 2
+    assert picked(cf, ("a",)) == 0  # warm: the key's own entry
+    for i in range(200):  # new values: misses
+        assert cf(f"new{i}") == tagged(f"new{i}")
+    picks = [picked(cf, ("b",)) for _ in range(64)]
+    assert picks.count(general) == 63 and picks.count(1) == 1  # cold: one look in 64
+    assert [cf(s) for s in ["a", "b", "zz"]] == [tagged(s) for s in ["a", "b", "zz"]]
+    was = C._key_filters(False)
+    try:  # the reference: it looks every time
+        assert [picked(cf, (s,)) for s in ["a", "b"] * 32] == [0, 1] * 32
+    finally:
+        C._key_filters(was)
+    for _ in range(64 * 20):  # "a" and "b" back, in turn: each look hits, until it is warm
+        picked(cf, ("a",)), picked(cf, ("b",))
+    assert [picked(cf, (s,)) for s in ["a", "b"] * 32] == [0, 1] * 32
+    assert len(cf._entries) == 3

@@ -252,6 +252,30 @@ def test_a_call_statements_result_is_let_go_as_the_statement_ends_as_python_does
     assert orders[0] == orders[1] == ["released", "next"]
 
 
+@pytest.mark.parametrize("name, order", [("___e", ["released", "next"]), ("e", ["next", "released"])])
+def test_an_unread_result_in_bcfronts_own_local_is_let_go_at_once_a_users_local_keeps_it(name, order):
+    # ``___e = xs.pop()`` where nothing reads ___e is the region's spelling of the user's
+    # ``xs.pop()`` statement (`entry.early_reads`): its result goes at once, as the user's
+    # POP_TOP lets it go; a user's own local ``e`` holds it to the end, as the user's frame
+    # (and the region's code run as Python, the oracle here) does.
+    log: list = []
+
+    class Noisy:
+        def __del__(self):
+            log.append("released")
+
+    lines = [f"    {name} = ___pop(xs)", "    ___log('next')", "    return xs"]
+    scope = {"___pop": list.pop, "___log": log.append}
+    recipe = region_steps(lines, scope, (name,), ("xs",), temp_prefix="___")
+    assert recipe[0][1][0] == (0 if name.startswith("___") else 1)
+    log.clear()
+    assert C.Recipe(recipe[0])([Noisy()]) == []
+    assert log == order
+    log.clear()
+    _python(lines, ["xs"], scope)["_r"]([Noisy()])
+    assert log == ["next", "released"]  # the region's code as Python: the local holds it
+
+
 @pytest.mark.parametrize(
     "lines, params, slots",
     [

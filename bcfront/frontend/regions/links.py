@@ -254,7 +254,7 @@ def checked_link(link, ns, guard_lines, miss, region_lines, params, body, name, 
     # what the C call makes itself, without the region's frame, where that is all it does
     recipe = region_result(region_lines, scope, local_names)
     if body is not None:  # ... or its stores and built-in calls, then its result
-        recipe = recipe or region_steps(region_lines, scope, local_names, sig.positional, sig.star)
+        recipe = recipe or region_steps(region_lines, scope, local_names, sig.positional, sig.star, ns.prefix)
     if body is None:  # a region ending in a raise: the body returns `raised(...)` as the link
         recipe = recipe or region_raise(region_lines, scope, local_names, sig.positional)
         while name in scope:  # not a constant's name: the function would take its place

@@ -77,26 +77,33 @@ def frameless(fn) -> bool:
     return True  # a built-in method of an object (``tuple.__new__``, ``[].append``)
 
 
-def region_steps(lines: list[str], globals_: dict, local_names=(), params=(), star=None) -> tuple:
+def region_steps(
+    lines: list[str], globals_: dict, local_names=(), params=(), star=None, temp_prefix: str | None = None
+) -> tuple:
     """``((MADE_STEPS, (nslots, steps)),)`` where the region's code `lines` only does what
     the module docstring lists and returns, else ().  `globals_`, `local_names`, `params`:
     as `raise_recipes.region_raise` takes them; `star`: the ``*args`` parameter's name, whose
-    constant items the steps read (where all `params` fit a recipe's)."""
+    constant items the steps read (where all `params` fit a recipe's); `temp_prefix`: the
+    prefix of the names bcfront's code makes (`Namespace.prefix`), not the user's locals."""
     star = star if len(params) < MAX_PARAMS else None
     reader = _Effects(globals_, set(local_names), list(params)[:MAX_PARAMS], star)
     recipe = region_recipe(lines, reader)
-    return forwarded(recipe) if FORWARD_FIXED_SETS else recipe
+    if not FORWARD_FIXED_SETS:
+        return recipe
+    temps = frozenset(i for name, i in reader.slots.items() if temp_prefix and name.startswith(temp_prefix))
+    return forwarded(recipe, temps)
 
 
 FORWARD_FIXED_SETS = True  # off: each ``name = value`` a step of its own (the reference)
 
 
-def forwarded(recipe: tuple) -> tuple:
+def forwarded(recipe: tuple, temps: frozenset = frozenset()) -> tuple:
     """`recipe` (`region_steps`') with each STEP_SET of a constant or a parameter into a local
     no other step sets left out, its reads made of that value itself: the two are the same
     object wherever the local is read (a parameter the steps rebind is a local, not a
     MADE_PARAM).  Steps that end up only returning a value are that value's recipe.  The
-    region's ``___result0 = xs`` ... ``return ___result0`` then costs no step, nor a local."""
+    region's ``___result0 = xs`` ... ``return ___result0`` then costs no step, nor a local.
+    `temps`: the locals that are bcfront's names (`_numbered`)."""
     (kind, (_, steps)) = recipe[0] if recipe else (None, (0, ()))
     if kind != MADE_STEPS:
         return recipe
@@ -109,13 +116,18 @@ def forwarded(recipe: tuple) -> tuple:
     kept = tuple(_read_fixed(s, fixed) for s in steps if not (s[0] == STEP_SET and s[1] in fixed))
     if len(kept) == 1:  # (the STEP_RETURN, last)
         return (kept[0][1],)
-    return ((MADE_STEPS, _numbered(kept)),)
+    return ((MADE_STEPS, _numbered(kept, temps)),)
 
 
-def _numbered(steps: tuple) -> tuple:
+def _numbered(steps: tuple, temps: frozenset) -> tuple:
     """``(nslots, steps)``: `steps` with the locals they still set numbered 0, 1, ... in the
     order they are first set (a local whose sets were all forwarded is no longer any step's:
-    the C call clears and drops only the ones left, none where the steps set none)."""
+    the C call clears and drops only the ones left, none where the steps set none).  A call's
+    result in one of bcfront's `temps` that no step reads is DISCARDED: let go at once, as the
+    user's own call statement lets it go (the region's ``___early0 = heappush(xs, x)`` is
+    ``heappush(xs, x)``); a user's local holds its value to the end, as the user's frame does."""
+    unread = temps - _slots_read(steps)
+    steps = tuple((s[0], DISCARDED, *s[2:]) if s[0] == STEP_APPLY and s[1] in unread else s for s in steps)
     number: dict[int, int] = {}
     for s in steps:
         if s[0] in (STEP_SET, STEP_APPLY) and s[1] != DISCARDED:
@@ -128,6 +140,23 @@ def _numbered(steps: tuple) -> tuple:
             step = (step[0], number[step[1]], *step[2:])
         out.append(step)
     return (len(number), tuple(out))
+
+
+def _slots_read(steps: tuple) -> set:
+    """The locals some step's value reads (a step's own values, their displays' parts)."""
+    read: set[int] = set()
+
+    def value(v):
+        if v[0] == MADE_SLOT:
+            read.add(v[1])
+        elif v[0] not in (MADE_OBJECT, MADE_PARAM):
+            for part in v[1]:  # a display of parts
+                value(part)
+
+    for s in steps:
+        for v in s[3] if s[0] == STEP_APPLY else s[2:] if s[0] == STEP_SET else s[1:]:
+            value(v)
+    return read
 
 
 def _read_fixed(step: tuple, fixed: dict) -> tuple:
