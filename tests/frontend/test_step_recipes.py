@@ -196,18 +196,32 @@ FORWARDED = [  # (region lines, its locals, its parameters, arguments, steps lef
         3,
     ),
     (["    ___r = x", "    ___r = ___len(xs)", "    return ___r"], ("___r",), ("xs", "x"), ([0], 4), 3),
-    (
+    (  # ___s is ___r, a local set once: read as it, without its step
         ["    ___r = ___len(xs)", "    ___s = ___r", "    return (___s, ___r)"],
         ("___r", "___s"),
         ("xs",),
         ([0],),
-        3,
+        2,
+    ),
+    (  # ___s is set twice: a step of its own
+        ["    ___r = ___len(xs)", "    ___s = ___r", "    ___s = ___len(xs)", "    return (___s, ___r)"],
+        ("___r", "___s"),
+        ("xs",),
+        ([0],),
+        4,
+    ),
+    (  # ___r is set twice: ___s holds its first value, a step of its own
+        ["    ___r = ___len(xs)", "    ___s = ___r", "    ___r = ___len(___s)", "    return (___s, ___r)"],
+        ("___r", "___s"),
+        ("xs",),
+        ([0],),
+        4,
     ),
 ]
 
 
 @pytest.mark.parametrize("lines, local_names, params, args, left", FORWARDED)
-def test_a_constant_or_parameter_set_once_is_read_as_itself_without_its_step(
+def test_a_constant_parameter_or_local_set_once_is_read_as_itself_without_its_step(
     lines, local_names, params, args, left, monkeypatch
 ):
     # oracle: the recipe with a step per statement (``FORWARD_FIXED_SETS = False``), and the

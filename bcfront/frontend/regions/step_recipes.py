@@ -98,21 +98,25 @@ FORWARD_FIXED_SETS = True  # off: each ``name = value`` a step of its own (the r
 
 
 def forwarded(recipe: tuple, temps: frozenset = frozenset()) -> tuple:
-    """`recipe` (`region_steps`') with each STEP_SET of a constant or a parameter into a local
-    no other step sets left out, its reads made of that value itself: the two are the same
-    object wherever the local is read (a parameter the steps rebind is a local, not a
-    MADE_PARAM).  Steps that end up only returning a value are that value's recipe.  The
+    """`recipe` (`region_steps`') with each STEP_SET of a constant, a parameter or a local
+    set once into a local no other step sets left out, its reads made of that value itself:
+    the two are the same object wherever the local is read (a parameter the steps rebind is
+    a local, not a MADE_PARAM).  Steps that end up only returning a value are that value's recipe.  The
     region's ``___result0 = xs`` ... ``return ___result0`` then costs no step, nor a local.
     `temps`: the locals that are bcfront's names (`_numbered`)."""
     (kind, (_, steps)) = recipe[0] if recipe else (None, (0, ()))
     if kind != MADE_STEPS:
         return recipe
     sets = [s[1] for s in steps if s[0] in (STEP_SET, STEP_APPLY)]
-    fixed = {
-        s[1]: s[2]
-        for s in steps
-        if s[0] == STEP_SET and s[2][0] in (MADE_OBJECT, MADE_PARAM) and sets.count(s[1]) == 1
-    }
+    fixed: dict = {}
+    for s in steps:  # (in order: a local set from one forwarded before reads its value)
+        if s[0] != STEP_SET or sets.count(s[1]) != 1:
+            continue
+        v = _read_fixed(s, fixed)[2]
+        # a constant, a parameter, or another local set once (before this step: its reads
+        # come after their sets), which holds the same object from then on
+        if v[0] in (MADE_OBJECT, MADE_PARAM) or (v[0] == MADE_SLOT and sets.count(v[1]) == 1):
+            fixed[s[1]] = v
     kept = tuple(_read_fixed(s, fixed) for s in steps if not (s[0] == STEP_SET and s[1] in fixed))
     if len(kept) == 1:  # (the STEP_RETURN, last)
         return (kept[0][1],)
