@@ -279,6 +279,7 @@ int cfast_items_are(PyObject *seq, PyObject *indices, PyObject *types, PyObject 
 int cfast_items_shape(PyObject *indices, PyObject *types, PyObject *values);
 int cfast_items_match(PyObject *seq, PyObject *indices, PyObject *types, PyObject *values);
 int cfast_items_of_type(PyObject *seq, PyObject *t);
+int cfast_identity_equality(PyObject *t); /* _cfast.c: an exact int, str or bytes type */
 
 static PyObject *
 compare(PyObject *a, PyObject *b, Py_ssize_t op)
@@ -1442,14 +1443,6 @@ items_const(PyObject *k)
                              PyTuple_GET_ITEM(k, 2));
 }
 
-/* `t` is exact int, str or bytes: two objects of it that are one object are equal, and
- * comparing them runs no code (`_cfast.c`'s identity_equality) */
-static int
-same_is_equal(PyObject *t)
-{
-    return t == (PyObject *)&PyLong_Type || t == (PyObject *)&PyUnicode_Type || t == (PyObject *)&PyBytes_Type;
-}
-
 /* an ASSERT_ITEMS constant (valid: `items_const`) of the first `len` items in order, each
  * value of a type whose identity is equality (exact int, str, bytes) and of its type: an item
  * that is the value itself passes without code */
@@ -1462,7 +1455,8 @@ items_by_identity(PyObject *k, long long len)
     }
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(values); j++) {
         PyObject *v = PyTuple_GET_ITEM(values, j);
-        if ((PyObject *)Py_TYPE(v) != PyTuple_GET_ITEM(types, j) || !same_is_equal((PyObject *)Py_TYPE(v))) {
+        PyObject *t = (PyObject *)Py_TYPE(v);
+        if (t != PyTuple_GET_ITEM(types, j) || !cfast_identity_equality(t)) {
             return 0;
         }
     }
@@ -1516,7 +1510,7 @@ superops(CheckedLink *c)
             in->op = OP_PARAM_LEN_ITEMS_SAME;
             in->found = PyTuple_GET_ITEM(PyTuple_GET_ITEM(c->consts, FIELD_B(after->arg)), 2); /* borrowed */
         }
-        else if (in->op == OP_PARAM_TYPE_EQ && same_is_equal(PyTuple_GET_ITEM(c->consts, FIELD_B(in->arg)))
+        else if (in->op == OP_PARAM_TYPE_EQ && cfast_identity_equality(PyTuple_GET_ITEM(c->consts, FIELD_B(in->arg)))
                  && Py_IS_TYPE(PyTuple_GET_ITEM(c->consts, FIELD_C(in->arg)),
                                (PyTypeObject *)PyTuple_GET_ITEM(c->consts, FIELD_B(in->arg)))) {
             in->op = OP_PARAM_TYPE_SAME;

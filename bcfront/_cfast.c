@@ -1007,9 +1007,9 @@ cfast_equal(PyObject *x, PyObject *k)
 }
 
 /* an exact int, str or bytes: two of them that are one object are equal, and comparing
- * them runs no code */
-static inline int
-identity_equality(PyObject *t)
+ * them runs no code (`_cchecks.c`'s superops ask it too) */
+int
+cfast_identity_equality(PyObject *t)
 {
     return t == (PyObject *)&PyLong_Type || t == (PyObject *)&PyUnicode_Type || t == (PyObject *)&PyBytes_Type;
 }
@@ -1056,7 +1056,7 @@ cfast_items_match(PyObject *seq, PyObject *indices, PyObject *types, PyObject *v
         Py_ssize_t size = list ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq);
         PyObject **want = ((PyTupleObject *)values)->ob_item, **tys = ((PyTupleObject *)types)->ob_item;
         Py_ssize_t m = n < size ? n : size;
-        while (j < m && items[j] == want[j] && (PyObject *)Py_TYPE(want[j]) == tys[j] && identity_equality(tys[j])) {
+        while (j < m && items[j] == want[j] && (PyObject *)Py_TYPE(want[j]) == tys[j] && cfast_identity_equality(tys[j])) {
             j++;
         }
     }

@@ -150,25 +150,27 @@ def _slots_read(steps: tuple) -> set:
     """The locals some step's value reads (a step's own values, their displays' parts)."""
     read: set[int] = set()
 
-    def value(v):
-        if v[0] == MADE_SLOT:
-            read.add(v[1])
-        elif v[0] not in (MADE_OBJECT, MADE_PARAM):
-            for part in v[1]:  # a display of parts
-                value(part)
+    def seen(v):
+        read.add(v[1])
+        return v
 
     for s in steps:
-        for v in s[3] if s[0] == STEP_APPLY else s[2:] if s[0] == STEP_SET else s[1:]:
-            value(v)
+        _slot_reads_mapped(s, seen)
     return read
 
 
 def _read_fixed(step: tuple, fixed: dict) -> tuple:
     """`step` with its values' reads of the `fixed` locals made of their values."""
+    return _slot_reads_mapped(step, lambda v: fixed.get(v[1], v))
+
+
+def _slot_reads_mapped(step: tuple, slot_read) -> tuple:
+    """`step` with each read of a local among its values (their displays' parts too) made
+    ``slot_read((MADE_SLOT, i))``: the one place that says where a step's values are."""
 
     def value(v):
         if v[0] == MADE_SLOT:
-            return fixed.get(v[1], v)
+            return slot_read(v)
         if v[0] in (MADE_OBJECT, MADE_PARAM):
             return v
         return (v[0], tuple(value(p) for p in v[1]))  # a display of parts
